@@ -1,0 +1,31 @@
+# Two commands do all the set-up: `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+EXTRAS ?= dev
+PY      = $(VENV)/bin/python
+STAMP   = $(VENV)/.installed-$(subst $(comma),_,$(EXTRAS))
+comma  := ,
+
+.PHONY: run test install clean perf
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(STAMP): $(PY) pyproject.toml
+	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: $(STAMP)
+	$(PY) -m runners.sweep $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+perf: $(STAMP)
+	$(PY) -m scripts.perf.run_all
+
+clean:
+	rm -rf $(VENV) .pytest_cache

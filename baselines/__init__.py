@@ -1,0 +1,1 @@
+"""Comparison methods: Full Context, memory systems, state trackers, PoS's baselines."""

@@ -1,0 +1,54 @@
+"""The ReAct output protocol shared by Full Context and the memory-system baselines
+(FlowState App. B.3): two tagged blocks, `tool_calls` then `assistant_message`."""
+from __future__ import annotations
+
+import json
+
+from runners.api import Decision, Parsed, Protocol, ProtocolError
+from runners.blocks import find_block, load_json, parse_message, parse_tool_calls
+
+REACT_PROTOCOL = """Reply with exactly these two blocks, in this order, each holding valid JSON:
+<tool_calls>
+[{"name": "<tool name>", "arguments": {<arguments as the tool's schema says>}}]
+</tool_calls>
+<assistant_message>
+{"content": "<message to the user or final answer>"}
+</assistant_message>
+Use [] for tool_calls when you call no tool, and {"content": null} when you send no message.
+Call tools or message the user in one step, not both."""
+
+
+class ReactProtocol(Protocol):
+    name = "react"
+    blocks = ("tool_calls", "assistant_message")
+
+    def description(self) -> str:
+        return REACT_PROTOCOL
+
+    def parse(self, text: str) -> Parsed:
+        errors: list[ProtocolError] = []
+        if not isinstance(text, str) or not text.strip():
+            return Parsed(errors=[ProtocolError(kind="empty", detail="empty model output")])
+        raw = {tag: find_block(text, tag) for tag in self.blocks}
+        if all(v is None for v in raw.values()):
+            return Parsed(errors=[ProtocolError(kind="malformed", detail="no protocol block found")])
+        blocks = {}
+        for tag, content in raw.items():
+            if content is None:
+                errors.append(ProtocolError(kind="missing_block", detail=f"<{tag}> missing"))
+                blocks[tag] = None
+            else:
+                blocks[tag] = load_json(content, tag, errors)
+        calls = parse_tool_calls(blocks["tool_calls"], errors)
+        message = parse_message(blocks["assistant_message"], errors)
+        if calls and message is not None:
+            errors.append(ProtocolError(kind="violation", detail="tool calls and a message in one step: the message was dropped"))
+            message = None
+        return Parsed(decision=Decision(tool_calls=calls, message=message), blocks=blocks, errors=errors)
+
+    def render(self, decision: Decision) -> str:
+        calls = [{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls]
+        return (
+            f"<tool_calls>\n{json.dumps(calls, ensure_ascii=False)}\n</tool_calls>\n"
+            f"<assistant_message>\n{json.dumps({'content': decision.message}, ensure_ascii=False)}\n</assistant_message>"
+        )

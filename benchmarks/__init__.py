@@ -1,0 +1,1 @@
+"""Benchmark adapters: one subpackage per benchmark (loader, environment/tools, scorer)."""

@@ -1,0 +1,169 @@
+"""MemoryArena Formal Reasoning (Math, Physics): each paper's lemma chain is a task, each
+subtask a request; later subtasks may reuse earlier results. The judge is the whole
+environment, plus upstream's `reasoning` tool (a separate LLM call, role `tool`)
+(memoryarena.md §2.3, §3.3, §4 Formal, §5.2)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from benchmarks.memoryarena import metrics as M
+from benchmarks.memoryarena.judge import judge, scripted_equivalent
+from benchmarks.memoryarena.loader import read_rows, resolve
+from runners.api import (
+    Benchmark,
+    Decision,
+    Environment,
+    EpisodeContext,
+    Message,
+    Observation,
+    Reply,
+    Request,
+    RequestOutcome,
+    TaskSpec,
+    TaskView,
+    ToolResult,
+    ToolSpec,
+)
+
+POLICY = (
+    "You are solving a chain of formal-reasoning subtasks taken from one research paper. Each request "
+    "gives a BACKGROUND section and a PROBLEM. Later problems may reuse results established in earlier "
+    "ones. Give the final answer as a single mathematical expression or statement in the assistant message."
+)
+NO_BACKGROUND = "No background information is provided for this problem."
+REASONING_TOOL = ToolSpec(
+    name="reasoning",
+    description="Ask a careful solver to work through a problem step by step, check itself, and state a final answer.",
+    parameters={"type": "object", "properties": {"input": {"type": "string", "description": "the problem and anything the solver needs"}}, "required": ["input"]},
+)
+REASONING_SYSTEM = "Solve the problem carefully, step by step. Check your work, then state the final answer clearly on the last line."
+
+
+def request_text(background: str, question: str) -> str:
+    return f"### BACKGROUND:\n{background.strip() or NO_BACKGROUND}\n\n### PROBLEM:\n{question.strip()}"
+
+
+class FormalEnv(Environment):
+    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any]) -> None:
+        self.task, self.ctx, self.p = task, ctx, params
+        row = task.payload
+        self.requests = [
+            Request(index=i, request_id=f"{task.task_id}/q{i + 1}", text=request_text(b or "", q))
+            for i, (b, q) in enumerate(zip(row["backgrounds"], row["questions"]))
+        ]
+        self.k = -1
+        self.correct: list[int] = []
+        self.judge_replies: list[str] = []
+        self.answers: list[str | None] = []
+        self._final: str | None = None
+        self._trace: list[dict[str, Any]] = []
+        self._judging: tuple[str, str] | None = None
+
+    def view(self) -> TaskView:
+        tools = [REASONING_TOOL] if self.p.get("reasoning_tool", True) else []
+        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=POLICY, tools=tools,
+                        num_requests=len(self.requests), initial_memory=["Initial result: Empty"])
+
+    def step_budget(self) -> int:
+        # Upstream MathAgent: at most 3 tool iterations, then a final answer.
+        return int(self.p.get("max_tool_iterations", 3)) + 1
+
+    async def next_request(self) -> Request | None:
+        self.k += 1
+        self._final, self._trace = None, []
+        return self.requests[self.k] if self.k < len(self.requests) else None
+
+    async def act(self, decision: Decision) -> Reply:
+        if decision.tool_calls:
+            results = []
+            for call in decision.tool_calls:
+                content, error = await self._tool(call.name, call.arguments)
+                results.append(ToolResult(call_id=call.id or call.name, name=call.name, content=content, error=error))
+                self._trace.append({"name": call.name, "arguments": call.arguments, "result": content})
+            return Reply(observation=Observation(tool_results=results))
+        if decision.message is not None:
+            self._final = decision.message
+            return Reply(request_done=True)
+        return Reply()
+
+    async def _tool(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
+        if name != "reasoning" or not self.p.get("reasoning_tool", True):
+            return f"Unknown tool '{name}'. Available: reasoning.", True
+        text = str(args.get("input", ""))
+        if not text.strip():
+            return "The reasoning tool needs a non-empty 'input'.", True
+        msgs: list[Message] = [{"role": "system", "content": REASONING_SYSTEM}, {"role": "user", "content": text}]
+        out = ""
+        for attempt in range(3):  # upstream retries up to 3 times on empty output
+            c = await self.ctx.backbone("tool").complete(msgs, role="tool", attempt=attempt)
+            out = c.text
+            if out.strip():
+                break
+        return out, False
+
+    async def end_request(self, *, truncated: bool, steps: int) -> RequestOutcome:
+        row, k = self.task.payload, self.k
+        gold, question = row["answers"][k], row["questions"][k]
+        answer = self._final
+        ok, reply = False, ""
+        if answer is not None and answer.strip():
+            self._judging = (answer, gold)
+            ok, reply = await judge(
+                self.ctx.backbone("judge"), answer=answer, gold=gold,
+                question=question if self.p.get("judge_includes_question", False) else None,
+                strict=self.p.get("strict_verdict", False), **self.p.get("judge_sampling", {}),
+            )
+            self._judging = None
+        self.correct.append(int(ok))
+        self.judge_replies.append(reply)
+        self.answers.append(answer)
+        memory = f"## Task:\n{question}\n## solution:\n{answer if answer is not None else ''}\n## Tool Calls Info:\n{json.dumps(self._trace, ensure_ascii=False)}"
+        return RequestOutcome(request=self.requests[k], final_response=answer, steps=steps, truncated=truncated, memory_text=memory)
+
+    async def score_task(self) -> dict[str, Any]:
+        n = len(self.correct)
+        return {
+            "subtask_correct": self.correct,
+            "success": int(bool(n) and bool(self.correct[-1])),  # SR: last subtask correct
+            "progress": sum(self.correct) / n if n else 0.0,
+            "answers": self.answers,
+            "judge_replies": self.judge_replies,
+        }
+
+    def reference(self, role: str, messages: list[Message]) -> Decision | None:
+        if role == "judge" and self._judging is not None:
+            return Decision(message="yes" if scripted_equivalent(*self._judging) else "no")
+        if role in ("agent", "tool") and 0 <= self.k < len(self.requests):
+            return Decision(message=self.task.payload["answers"][self.k])
+        return None
+
+
+class FormalReasoning(Benchmark):
+    roles = ("judge", "tool")
+
+    def __init__(self, *, name: str, config: str, data_dir: str | None = None, limit: int | None = None, **params: Any) -> None:
+        super().__init__(name=name, config=config, data_dir=data_dir, limit=limit, **params)
+        self.name, self.config, self.data_dir, self.limit = name, config, data_dir, limit
+        self._prov: dict[str, Any] = {}
+
+    def load_tasks(self) -> list[TaskSpec]:
+        path, self._prov = resolve(self.config, self.data_dir)
+        rows = read_rows(path)
+        for r in rows:
+            if not (len(r["backgrounds"]) == len(r["questions"]) == len(r["answers"])):
+                raise ValueError(f"{path}: task {r.get('id')} has unaligned backgrounds/questions/answers")
+        tasks = [TaskSpec(task_id=f"{self.config}-{r['id']}", payload=r) for r in rows]
+        return tasks[: self.limit] if self.limit else tasks
+
+    def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
+        return FormalEnv(task, ctx, self.params)
+
+    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
+        correct = [e["scores"]["subtask_correct"] for e in episodes]
+        out = {"SR": M.success_rate([e["scores"]["success"] for e in episodes]), "PS": M.progress_macro(correct)}
+        out.update(M.depth_metrics(correct))
+        return out
+
+    def notes(self) -> dict[str, Any]:
+        return {"data": self._prov}

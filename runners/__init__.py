@@ -1,0 +1,1 @@
+"""The harness engine: contracts, episode loop, backbones, cache, store, sweep, aggregation."""

@@ -1,0 +1,1 @@
+"""Backbones: `openai` (any OpenAI-compatible endpoint) and `scripted` (deterministic, offline)."""

@@ -1,0 +1,91 @@
+"""Deterministic in-process backbone for tests and the offline demo.
+
+It answers each call by asking the episode's oracle (the environment, via
+`runners.api.current_oracle`) for the reference decision and rendering it in the caller's
+protocol. Fault injection is seeded by (seed, episode, role, prompt, attempt), so it does not
+depend on scheduling order. Every completion it produces carries `scripted=True`, and runs that
+use it are labelled as scripted in manifests and tables.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from typing import Any
+
+from runners.api import (
+    Backbone,
+    Completion,
+    Decision,
+    Message,
+    Protocol,
+    current_episode_key,
+    current_oracle,
+    current_request_id,
+)
+from runners.tokens import estimate_usage
+
+MALFORMED = "<tool_calls>[{\"name\": oops</tool_calls> I think the answer is"
+WRONG_ANSWER = "(scripted wrong answer)"
+
+
+class ScriptedBackbone(Backbone):
+    def __init__(
+        self,
+        *,
+        name: str = "scripted",
+        model: str = "scripted",
+        seed: int = 0,
+        malformed_rate: float = 0.0,
+        empty_rate: float = 0.0,
+        wrong_requests: list[str] | None = None,
+        **_: Any,
+    ) -> None:
+        for label, rate in (("malformed_rate", malformed_rate), ("empty_rate", empty_rate)):
+            if not 0.0 <= rate <= 1.0:
+                raise ValueError(f"scripted backbone: {label} must be in [0, 1], got {rate}")
+        self.name = name
+        self.model = model
+        self.seed = seed
+        self.malformed_rate = malformed_rate
+        self.empty_rate = empty_rate
+        self.wrong_requests = set(wrong_requests or [])
+        self.calls = 0
+
+    def _rng(self, role: str, messages: list[Message], attempt: int) -> random.Random:
+        digest = hashlib.sha256(
+            json.dumps([self.seed, current_episode_key.get(), role, messages, attempt], sort_keys=True, default=str).encode()
+        ).hexdigest()
+        return random.Random(int(digest[:16], 16))
+
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        role: str,
+        protocol: Protocol | None = None,
+        attempt: int = 0,
+        **sampling: Any,
+    ) -> Completion:
+        self.calls += 1
+        oracle = current_oracle.get()
+        decision = oracle.reference(role, messages) if oracle is not None else None
+        if decision is None:
+            decision = Decision(message="")
+        if role == "agent" and decision.message is not None and current_request_id.get() in self.wrong_requests:
+            decision = decision.model_copy(update={"message": WRONG_ANSWER})
+        text = protocol.render(decision) if protocol is not None else (decision.message or "")
+        rng = self._rng(role, messages, attempt)
+        draw = rng.random()
+        if draw < self.empty_rate:
+            text = ""
+        elif draw < self.empty_rate + self.malformed_rate:
+            text = MALFORMED
+        return Completion(
+            text=text,
+            role=role,
+            model=self.model,
+            finish_reason="stop",
+            usage=estimate_usage(messages, text),
+            scripted=True,
+        )

@@ -1,0 +1,183 @@
+"""The generic episode loop and the episode record.
+
+One episode = one (task, trial). The loop is FlowState Algorithm 1's shape: for each request,
+build context → model → parse → act → observe, until the request ends or the benchmark's step
+budget runs out. Protocol errors live inside `Method.step` and never end an episode; backbone
+failures after retries end it as an *infra error*, recorded apart from agent failures and
+retried on resume.
+"""
+from __future__ import annotations
+
+import time
+import traceback
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from runners.api import (
+    Backbone,
+    BackboneError,
+    Completion,
+    Decision,
+    Environment,
+    Message,
+    Method,
+    Observation,
+    Protocol,
+    Request,
+    RequestOutcome,
+    RetryEvent,
+    Usage,
+    current_episode_key,
+    current_oracle,
+    current_request_id,
+)
+
+
+class CallLog(BaseModel):
+    """One model call as the episode record keeps it."""
+
+    role: str
+    model: str
+    usage: Usage
+    cached: bool = False
+    scripted: bool = False
+    latency_s: float = 0.0
+    finish_reason: str | None = None
+    retries: list[RetryEvent] = Field(default_factory=list)
+
+
+class StepRecord(BaseModel):
+    t: int
+    observation: Observation = Field(description="O_{k,t}, what the method was given")
+    decision: Decision
+    calls: list[CallLog] = Field(default_factory=list)
+    method: dict[str, Any] = Field(default_factory=dict, description="method-specific log (state deltas, rejections, retrievals, protocol errors)")
+    overhead_s: float = Field(0.0, description="wall time of the step outside backbone calls (harness + method + env)")
+
+
+class RequestRecord(BaseModel):
+    request: Request
+    steps: list[StepRecord] = Field(default_factory=list)
+    outcome: dict[str, Any] = Field(default_factory=dict)
+    end_calls: list[CallLog] = Field(default_factory=list, description="calls made while closing the request (judges, memory writes)")
+
+
+Status = Literal["ok", "infra_error", "harness_error"]
+
+
+class EpisodeRecord(BaseModel):
+    """One line of `episodes.jsonl` (or `errors.jsonl` when status != ok)."""
+
+    cell: str
+    task_id: str
+    trial: int
+    seed: int
+    status: Status = "ok"
+    error: str | None = None
+    requests: list[RequestRecord] = Field(default_factory=list)
+    scores: dict[str, Any] = Field(default_factory=dict)
+    usage_by_role: dict[str, Usage] = Field(default_factory=dict)
+    calls_by_role: dict[str, int] = Field(default_factory=dict)
+    cache_hits: int = 0
+    retries: int = 0
+    scripted: bool = False
+    started_at: str = ""
+    wall_s: float = 0.0
+
+
+class RecordingBackbone(Backbone):
+    """Wraps a backbone and logs every call (role, usage, cache hit, retries) for the record."""
+
+    def __init__(self, inner: Backbone, sink: list[CallLog]) -> None:
+        self.inner = inner
+        self.sink = sink
+        self.name = inner.name
+        self.model = inner.model
+
+    async def complete(self, messages: list[Message], *, role: str, protocol: Protocol | None = None, attempt: int = 0, **sampling: Any) -> Completion:
+        t0 = time.perf_counter()
+        try:
+            c = await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+        except BackboneError as e:
+            self.sink.append(CallLog(role=role, model=self.model, usage=Usage(), latency_s=time.perf_counter() - t0, finish_reason="error", retries=e.retries))
+            raise
+        self.sink.append(
+            CallLog(role=role, model=c.model, usage=c.usage, cached=c.cached, scripted=c.scripted,
+                    latency_s=time.perf_counter() - t0, finish_reason=c.finish_reason, retries=c.retries)
+        )
+        return c
+
+
+def _drain(sink: list[CallLog]) -> list[CallLog]:
+    out = list(sink)
+    sink.clear()
+    return out
+
+
+async def run_episode(
+    *,
+    cell: str,
+    task_id: str,
+    trial: int,
+    seed: int,
+    env: Environment,
+    method: Method,
+    sink: list[CallLog],
+) -> EpisodeRecord:
+    """Drive one episode. `method` and `env` must already use RecordingBackbones writing to `sink`."""
+    rec = EpisodeRecord(cell=cell, task_id=task_id, trial=trial, seed=seed,
+                        started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    t_start = time.perf_counter()
+    current_oracle.set(env)  # type: ignore[arg-type]  # environments implement Oracle.reference
+    current_episode_key.set(f"{cell}/{task_id}/{trial}")
+    budget = env.step_budget()
+    all_calls: list[CallLog] = []
+    try:
+        await method.begin_task(env.view())
+        while (request := await env.next_request()) is not None:
+            current_request_id.set(request.request_id)
+            rr = RequestRecord(request=request)
+            rec.requests.append(rr)
+            await method.begin_request(request)
+            obs = Observation()
+            done = False
+            t = 0
+            while t < budget and not done:
+                t += 1
+                s0 = time.perf_counter()
+                decision = await method.step(obs)
+                reply = await env.act(decision)
+                calls = _drain(sink)
+                all_calls += calls
+                wall = time.perf_counter() - s0
+                rr.steps.append(StepRecord(
+                    t=t, observation=obs, decision=decision, calls=calls, method=method.step_log(),
+                    overhead_s=max(0.0, wall - sum(c.latency_s for c in calls)),
+                ))
+                done = reply.request_done
+                obs = reply.observation
+            outcome: RequestOutcome = await env.end_request(truncated=not done, steps=t)
+            await method.end_request(outcome)
+            rr.end_calls = _drain(sink)
+            all_calls += rr.end_calls
+            rr.outcome = outcome.model_dump(exclude={"request"})
+        rec.scores = await env.score_task()
+        all_calls += _drain(sink)
+    except BackboneError as e:
+        rec.status = "infra_error"
+        rec.error = f"{type(e).__name__}: {e}"
+        all_calls += _drain(sink)
+    except Exception as e:  # a harness/method/benchmark bug: never scored as an agent failure
+        rec.status = "harness_error"
+        rec.error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
+        all_calls += _drain(sink)
+    for c in all_calls:
+        rec.usage_by_role[c.role] = rec.usage_by_role.get(c.role, Usage()) + c.usage
+        rec.calls_by_role[c.role] = rec.calls_by_role.get(c.role, 0) + 1
+        rec.cache_hits += int(c.cached)
+        rec.retries += len(c.retries)
+        rec.scripted = rec.scripted or c.scripted
+    rec.wall_s = time.perf_counter() - t_start
+    return rec

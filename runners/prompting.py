@@ -1,0 +1,48 @@
+"""Message assembly shared by every method: the tagged-block layout of FlowState App. B.3
+(one system message: instructions, policy, tools, output_protocol; one user message whose
+blocks depend on the method) and the ReAct rules every protocol shares."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from runners.api import Message, Observation, ToolSpec
+
+REACT_RULES = """You are an agent that completes the user's request step by step.
+- Each reply is one step. In a step you either call tools to act on the environment, or you send one message to the user (a question, a confirmation, or your final answer), or - where your protocol allows - you only update your working state.
+- Base every action on facts you have seen in this conversation or in tool results. Never invent identifiers, prices, dates or results.
+- Follow the policy below. If it forbids an action, do not take it.
+- When the request is complete, reply to the user with the final answer in the assistant message.
+- Reply in the output protocol exactly: tagged blocks holding valid JSON, in the stated order, with no other text and no code fences."""
+
+
+def block(tag: str, content: str) -> str:
+    return f"<{tag}>\n{content.strip()}\n</{tag}>"
+
+
+def tools_text(tools: list[ToolSpec]) -> str:
+    if not tools:
+        return "No tools are available in this task. Answer with an assistant message."
+    return json.dumps([t.openai_schema() for t in tools], indent=1, ensure_ascii=False)
+
+
+def system_message(*, instructions: str, policy: str, tools: list[ToolSpec], output_protocol: str) -> Message:
+    body = "\n\n".join([
+        block("instructions", instructions),
+        block("policy", policy or "No additional policy."),
+        block("tools", tools_text(tools)),
+        block("output_protocol", output_protocol),
+    ])
+    return {"role": "system", "content": body}
+
+
+def user_message(blocks: list[tuple[str, str]]) -> Message:
+    return {"role": "user", "content": "\n\n".join(block(tag, text if text else "(empty)") for tag, text in blocks)}
+
+
+def observation_text(obs: Observation) -> str:
+    return obs.as_text()
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
