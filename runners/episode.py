@@ -76,6 +76,7 @@ class EpisodeRecord(BaseModel):
     seed: int
     status: Status = "ok"
     error: str | None = None
+    fatal: bool = Field(False, description="the error is a configuration problem (bad key, unknown model): the sweep stops")
     requests: list[RequestRecord] = Field(default_factory=list)
     scores: dict[str, Any] = Field(default_factory=dict)
     usage_by_role: dict[str, Usage] = Field(default_factory=dict)
@@ -168,6 +169,7 @@ async def run_episode(
     except BackboneError as e:
         rec.status = "infra_error"
         rec.error = f"{type(e).__name__}: {e}"
+        rec.fatal = e.fatal
         all_calls += _drain(sink)
     except Exception as e:  # a harness/method/benchmark bug: never scored as an agent failure
         rec.status = "harness_error"

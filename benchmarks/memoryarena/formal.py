@@ -141,6 +141,7 @@ class FormalEnv(Environment):
 
 class FormalReasoning(Benchmark):
     roles = ("judge", "tool")
+    table_metrics = ("SR", "PS")
 
     def __init__(self, *, name: str, config: str, data_dir: str | None = None, limit: int | None = None, **params: Any) -> None:
         super().__init__(name=name, config=config, data_dir=data_dir, limit=limit, **params)

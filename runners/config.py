@@ -1,0 +1,188 @@
+"""Typed, validated run configuration. The Hydra-composed config is checked here before any
+work starts: an unknown name or a bad value fails with a message that names the valid choices.
+
+Cell key = hash of the validated config minus runtime-only knobs (concurrency, retries,
+timeouts, display, trials, limit), so a changed config is a new cell, never a silent mix."""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
+
+
+class ConfigError(ValueError):
+    """A bad configuration, with a message naming the fix."""
+
+
+def available(group: str) -> list[str]:
+    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class BackboneCfg(_Strict):
+    name: str
+    kind: Literal["openai", "scripted"]
+    model: str
+    base_url: str | None = None
+    base_url_env: str | None = None
+    api_key_env: str | None = None
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    scripted: dict[str, Any] = Field(default_factory=dict)
+    # runtime-only knobs (not in the cell key)
+    max_inflight: int = Field(16, ge=1)
+    timeout_s: float = Field(600, gt=0)
+    max_retries: int = Field(8, ge=0)
+    backoff_cap_s: float = Field(60, gt=0)
+
+    RUNTIME: ClassVar[tuple[str, ...]] = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s")
+
+    @field_validator("sampling")
+    @classmethod
+    def _sampling(cls, v: dict[str, Any]) -> dict[str, Any]:
+        t = v.get("temperature")
+        if t is not None and not (0 <= float(t) <= 2):
+            raise ValueError(f"temperature must be in [0, 2], got {t}")
+        return v
+
+    def key_dict(self) -> dict[str, Any]:
+        d = self.model_dump(exclude=set(self.RUNTIME))
+        d.pop("base_url_env"), d.pop("api_key_env")  # where secrets come from is not the model
+        return d
+
+
+class MethodCfg(_Strict):
+    name: str
+    target: str = Field(alias="_target_")
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class BenchmarkCfg(_Strict):
+    name: str
+    target: str = Field(alias="_target_")
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    RUNTIME_PARAMS: ClassVar[tuple[str, ...]] = ("limit",)
+
+    def key_dict(self) -> dict[str, Any]:
+        d = self.model_dump(by_alias=True)
+        d["params"] = {k: v for k, v in self.params.items() if k not in self.RUNTIME_PARAMS}
+        return d
+
+
+class RunnerCfg(_Strict):
+    output_dir: str = "results"
+    concurrency: int = Field(8, ge=1, description="episodes in flight per cell")
+    trials: int = Field(1, ge=1)
+    seed: int = 0
+    display: Literal["auto", "rich", "plain", "none"] = "auto"
+    cache: bool = True
+    cache_path: str | None = Field(None, description="SQLite response cache; default <output_dir>/.cache/responses.sqlite")
+    limit: int | None = Field(None, ge=1, description="run only the first N tasks (overrides benchmark.params.limit)")
+    reference_method: str = "full_context"
+
+
+class ExperimentCfg(_Strict):
+    name: str = "default"
+    description: str = ""
+    grid: dict[str, list[str]] = Field(default_factory=dict, description="group -> names; expanded into cells")
+    table: str | None = Field(None, description="paper table to print beside ours, e.g. flowstate_table1")
+
+    @field_validator("grid")
+    @classmethod
+    def _grid(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
+        for group, names in v.items():
+            if group not in ("method", "backbone", "benchmark"):
+                raise ValueError(f"grid axis '{group}' is not a config group; use method, backbone or benchmark")
+            for n in names:
+                if n not in available(group):
+                    raise ValueError(f"unknown {group} '{n}' in experiment grid; available: {', '.join(available(group))}")
+        return v
+
+
+class RolesCfg(_Strict):
+    """Backbones for roles the benchmark hosts; null = the agent's backbone."""
+
+    judge: BackboneCfg | None = None
+    user_sim: BackboneCfg | None = None
+
+
+class CellConfig(_Strict):
+    method: MethodCfg
+    backbone: BackboneCfg
+    benchmark: BenchmarkCfg
+    runner: RunnerCfg = Field(default_factory=RunnerCfg)
+    experiment: ExperimentCfg = Field(default_factory=ExperimentCfg)
+    roles: RolesCfg = Field(default_factory=RolesCfg)
+
+    def key(self) -> str:
+        payload = {
+            "method": self.method.model_dump(by_alias=True),
+            "backbone": self.backbone.key_dict(),
+            "benchmark": self.benchmark.key_dict(),
+            "roles": {r: (b.key_dict() if b else None) for r, b in (("judge", self.roles.judge), ("user_sim", self.roles.user_sim))},
+            "seed": self.runner.seed,
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:10]
+
+    @property
+    def cell_name(self) -> str:
+        return f"{self.method.name}__{self.backbone.name}__{self.benchmark.name}__{self.key()}"
+
+    @property
+    def scripted(self) -> bool:
+        return self.backbone.kind == "scripted"
+
+
+def import_target(path: str, what: str) -> type:
+    mod, _, attr = path.rpartition(".")
+    try:
+        return getattr(importlib.import_module(mod), attr)
+    except (ImportError, AttributeError) as e:
+        raise ConfigError(f"{what} _target_ '{path}' cannot be imported: {e}") from None
+
+
+def _load_role(value: Any) -> BackboneCfg | None:
+    """A role is null, a backbone config name (conf/backbone/<name>.yaml) or an inline mapping."""
+    if value in (None, "", "agent"):
+        return None
+    if isinstance(value, str):
+        if value not in available("backbone"):
+            raise ConfigError(f"unknown backbone '{value}' for a role; available: {', '.join(available('backbone'))}")
+        import yaml
+
+        value = yaml.safe_load((CONF_DIR / "backbone" / f"{value}.yaml").read_text())
+    return BackboneCfg.model_validate(value)
+
+
+def validate(raw: dict[str, Any]) -> CellConfig:
+    """Composed config (plain dict) → CellConfig, or ConfigError naming the fix."""
+    raw = dict(raw)
+    roles = raw.pop("roles", None) or {}
+    raw.pop("hydra", None)
+    try:
+        cfg = CellConfig.model_validate({**raw, "roles": {}})
+        cfg.roles = RolesCfg(**{r: _load_role(v) for r, v in roles.items()})
+    except ValidationError as e:
+        lines = []
+        for err in e.errors():
+            loc = ".".join(str(x) for x in err["loc"])
+            hint = ""
+            if err["type"] == "extra_forbidden":
+                hint = " (unknown key: check spelling)"
+            lines.append(f"  {loc}: {err['msg']}{hint}")
+        raise ConfigError("invalid configuration:\n" + "\n".join(lines)) from None
+    if cfg.method.name not in available("method"):
+        raise ConfigError(f"unknown method '{cfg.method.name}'; available: {', '.join(available('method'))}")
+    import_target(cfg.method.target, f"method '{cfg.method.name}'")
+    import_target(cfg.benchmark.target, f"benchmark '{cfg.benchmark.name}'")
+    return cfg

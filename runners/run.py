@@ -1,0 +1,143 @@
+"""Running one cell: load tasks, skip finished (task, trial) pairs, run the rest as concurrent
+episodes, append each record as it finishes."""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runners.api import Backbone, Benchmark, EpisodeContext
+from runners.config import BackboneCfg, CellConfig, import_target
+from runners.episode import CallLog, RecordingBackbone, run_episode
+from runners.progress import Progress
+from runners.store import CellStore
+
+
+class FatalRunError(RuntimeError):
+    """A configuration-level failure (bad key, unknown model): stop the sweep."""
+
+
+@dataclass
+class CellReport:
+    cell: str
+    total: int = 0
+    skipped: int = 0
+    ok: int = 0
+    infra_error: int = 0
+    harness_error: int = 0
+    calls: int = 0
+    cache_hits: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+class BackbonePool:
+    """One backbone object per distinct config for the whole sweep, so per-endpoint in-flight
+    bounds and the response cache are shared across cells."""
+
+    def __init__(self, cache_path: Path | None) -> None:
+        self._by_key: dict[str, Backbone] = {}
+        self.cache = None
+        self.cache_path = cache_path
+
+    def get(self, cfg: BackboneCfg) -> Backbone:
+        key = cfg.model_dump_json()
+        if key not in self._by_key:
+            if cfg.kind == "scripted":
+                from runners.backbones.scripted import ScriptedBackbone
+
+                self._by_key[key] = ScriptedBackbone(name=cfg.name, model=cfg.model, **cfg.scripted)
+            else:
+                from runners.backbones.openai import build_openai_backbone
+
+                self._by_key[key] = build_openai_backbone(cfg.model_dump())
+        return self._by_key[key]
+
+    def for_episode(self, cfg: BackboneCfg, trial: int) -> Backbone:
+        inner = self.get(cfg)
+        if cfg.kind == "scripted" or self.cache_path is None:
+            return inner
+        from runners.cache import CachedBackbone, ResponseCache
+
+        if self.cache is None:
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+            self.cache = ResponseCache(self.cache_path)
+        return CachedBackbone(inner, self.cache, trial)
+
+    async def aclose(self) -> None:
+        for b in self._by_key.values():
+            await b.aclose()
+
+
+def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int) -> dict[str, Any]:
+    """Everything needed to reproduce the cell, without secrets (key values never enter cfg)."""
+    return {
+        "cell": cfg.cell_name,
+        "cell_key": cfg.key(),
+        "config": cfg.model_dump(mode="json", by_alias=True),
+        "scripted": cfg.scripted,
+        "label": "SCRIPTED RUN (deterministic test backbone; not a model result)" if cfg.scripted else None,
+        "benchmark_notes": bench.notes(),
+        "n_tasks": n_tasks,
+        "trials": cfg.runner.trials,
+        "seed": cfg.runner.seed,
+    }
+
+
+async def run_cell(cfg: CellConfig, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
+    bench_cls = import_target(cfg.benchmark.target, "benchmark")
+    params = dict(cfg.benchmark.params)
+    if cfg.runner.limit:
+        params["limit"] = cfg.runner.limit
+    bench: Benchmark = bench_cls(name=cfg.benchmark.name, **params)
+    try:
+        tasks = bench.load_tasks()
+    except Exception as e:  # missing/corrupt data: stop before any work, with the loader's message
+        raise FatalRunError(f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}") from None
+    method_cls = import_target(cfg.method.target, "method")
+    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks)))
+    report = CellReport(cell=cfg.cell_name)
+    try:
+        todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
+        report.total = len(tasks) * cfg.runner.trials
+        report.skipped = report.total - len(todo)
+        cp = progress.start_cell(cfg.cell_name, report.total, report.skipped)
+        sem = asyncio.Semaphore(cfg.runner.concurrency)
+        stop = asyncio.Event()
+        fatal: list[str] = []
+
+        async def one(task, trial: int) -> None:
+            async with sem:
+                if stop.is_set():
+                    return
+                sink: list[CallLog] = []
+                agent = RecordingBackbone(pool.for_episode(cfg.backbone, trial), sink)
+                backbones = {"agent": agent, "tool": agent}
+                for role in ("judge", "user_sim"):
+                    rc = getattr(cfg.roles, role)
+                    backbones[role] = RecordingBackbone(pool.for_episode(rc, trial), sink) if rc else agent
+                ctx = EpisodeContext(trial=trial, seed=cfg.runner.seed + trial, backbones=backbones)
+                env = bench.make_env(task, ctx)
+                method = method_cls(backbone=agent, **cfg.method.params)
+                rec = await run_episode(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, env=env, method=method, sink=sink)
+                store.append(rec)
+                report.calls += sum(rec.calls_by_role.values())
+                report.cache_hits += rec.cache_hits
+                setattr(report, rec.status, getattr(report, rec.status) + 1)
+                if rec.status != "ok":
+                    report.errors.append(f"{task.task_id}#{trial}: {(rec.error or '').splitlines()[0]}")
+                    if rec.fatal:
+                        fatal.append(rec.error or "fatal backbone error")
+                        stop.set()
+                method_tokens = sum(u.total for u in rec.usage_by_role.values())
+                progress.episode(cp, status=rec.status, tokens=method_tokens, calls=sum(rec.calls_by_role.values()),
+                                 cache_hits=rec.cache_hits, task=task.task_id)
+
+        await asyncio.gather(*(one(t, trial) for t, trial in todo))
+        if fatal:
+            raise FatalRunError(fatal[0])
+        if report.ok + report.skipped == report.total:
+            store.mark_done({"total": report.total, "ok": report.total})
+        return report
+    finally:
+        store.close()

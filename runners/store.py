@@ -1,0 +1,188 @@
+"""The results store: `results/<experiment>/<cell>/`.
+
+- `manifest.json`: resolved config (no secrets), package versions, git revision, seeds, notes.
+- `episodes.jsonl`: one line per finished (task, trial), flushed and fsynced per line.
+- `errors.jsonl`: episodes that ended in infra/harness errors (retried on resume, never scored).
+- `DONE`: completion marker with the final counts.
+
+One writer per cell (an exclusive lock file). A torn last line (killed mid-write) is detected
+and cut off on open; unparseable lines elsewhere are set aside in `episodes.corrupt.jsonl`."""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import platform
+import subprocess
+import sys
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from runners.episode import EpisodeRecord
+
+EPISODES = "episodes.jsonl"
+ERRORS = "errors.jsonl"
+MANIFEST = "manifest.json"
+DONE = "DONE"
+PACKAGES = ("hydra-core", "openai", "httpx", "pydantic", "datasets", "pandas", "rank-bm25", "bpe-openai", "alfworld", "textworld", "mem0ai")
+
+
+class StoreError(RuntimeError):
+    pass
+
+
+def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """Parse a JSON-lines file; returns (records, number of bad lines). Never raises on content."""
+    if not path.exists():
+        return [], 0
+    good, bad = [], 0
+    with open(path, "rb") as f:
+        for raw in f:
+            try:
+                good.append(json.loads(raw))
+            except ValueError:
+                bad += 1
+    return good, bad
+
+
+def repair_tail(path: Path) -> bool:
+    """Cut an unterminated or unparseable last line (a write killed halfway). True if cut."""
+    if not path.exists() or path.stat().st_size == 0:
+        return False
+    data = path.read_bytes()
+    end = len(data)
+    if data.endswith(b"\n"):
+        last_start = data.rfind(b"\n", 0, end - 1) + 1
+        try:
+            json.loads(data[last_start:end])
+            return False
+        except ValueError:
+            cut = last_start
+    else:
+        cut = data.rfind(b"\n") + 1
+    with open(path, "r+b") as f:
+        f.truncate(cut)
+        f.flush()
+        os.fsync(f.fileno())
+    return True
+
+
+def git_revision() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5)
+        rev = out.stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5).stdout.strip()
+        return (rev + ("+dirty" if dirty else "")) if rev else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def versions() -> dict[str, str]:
+    out = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for p in PACKAGES:
+        try:
+            out[p] = metadata.version(p)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+class CellStore:
+    def __init__(self, root: Path, cell_name: str) -> None:
+        self.dir = Path(root) / cell_name
+        self.done: set[tuple[str, int]] = set()
+        self._lock_fd: int | None = None
+        self._fh = None
+        self.repaired = False
+        self.corrupt = 0
+
+    def open(self, manifest: dict[str, Any]) -> "CellStore":
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._lock_fd = os.open(self.dir / ".lock", os.O_CREAT | os.O_RDWR)
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreError(f"another sweep is writing {self.dir}; wait for it or stop it first") from None
+        path = self.dir / EPISODES
+        self.repaired = repair_tail(path)
+        records, self.corrupt = read_jsonl(path)
+        if self.corrupt:
+            self._set_aside_corrupt(path)
+        self.done = {(r["task_id"], int(r["trial"])) for r in records if r.get("status") == "ok"}
+        repair_tail(self.dir / ERRORS)
+        self._write_manifest(manifest)
+        self._fh = open(path, "a", encoding="utf-8")
+        self._err = open(self.dir / ERRORS, "a", encoding="utf-8")
+        return self
+
+    def _set_aside_corrupt(self, path: Path) -> None:
+        keep, bad = [], []
+        for raw in path.read_bytes().splitlines(keepends=True):
+            try:
+                json.loads(raw)
+                keep.append(raw)
+            except ValueError:
+                bad.append(raw if raw.endswith(b"\n") else raw + b"\n")
+        with open(self.dir / "episodes.corrupt.jsonl", "ab") as f:
+            f.writelines(bad)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(b"".join(keep))
+        os.replace(tmp, path)
+
+    def _write_manifest(self, manifest: dict[str, Any]) -> None:
+        path = self.dir / MANIFEST
+        history: list[dict[str, Any]] = []
+        if path.exists():
+            try:
+                history = json.loads(path.read_text()).get("runs", [])
+            except ValueError:
+                history = []
+        run = {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "git": git_revision(), "versions": versions()}
+        data = {**manifest, "runs": history + [run]}
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str))
+        os.replace(tmp, path)
+        (self.dir / DONE).unlink(missing_ok=True)
+
+    def append(self, rec: EpisodeRecord) -> None:
+        """Append one record and make it durable before returning."""
+        key = (rec.task_id, rec.trial)
+        if rec.status == "ok" and key in self.done:
+            return  # never duplicate
+        fh = self._fh if rec.status == "ok" else self._err
+        fh.write(rec.model_dump_json() + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+        if rec.status == "ok":
+            self.done.add(key)
+
+    def mark_done(self, counts: dict[str, int]) -> None:
+        (self.dir / DONE).write_text(json.dumps({**counts, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
+
+    def close(self) -> None:
+        for fh in (self._fh, getattr(self, "_err", None)):
+            if fh:
+                fh.close()
+        if self._lock_fd is not None:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+
+def load_cell(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(manifest, finished episode records deduplicated by (task, trial)) for aggregation."""
+    mpath = cell_dir / MANIFEST
+    try:
+        manifest = json.loads(mpath.read_text())
+    except (OSError, ValueError) as e:
+        raise StoreError(f"{mpath}: unreadable manifest ({e}); re-run the sweep to rewrite it") from None
+    records, _ = read_jsonl(cell_dir / EPISODES)
+    seen, out = set(), []
+    for r in records:
+        k = (r.get("task_id"), r.get("trial"))
+        if r.get("status") == "ok" and k not in seen:
+            seen.add(k)
+            out.append(r)
+    return manifest, out

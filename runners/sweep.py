@@ -1,0 +1,136 @@
+"""`python -m runners.sweep [group=name ...] [-m group=a,b ...] [experiment=<preset>]`
+
+Composes the Hydra config, expands the experiment grid into cells (any group given on the
+command line pins that axis), validates every cell before any work, runs them, prints a
+completeness report and the paper-style table. Re-running resumes: finished (task, trial)
+pairs are skipped, infra errors retried."""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+CONF_PATH = str(Path(__file__).resolve().parent.parent / "conf")
+GROUPS = ("method", "backbone", "benchmark")
+
+
+def _cli_overrides() -> list[str]:
+    from hydra.core.hydra_config import HydraConfig
+
+    return list(HydraConfig.get().overrides.task)
+
+
+def expand_cells(cfg) -> list[dict[str, Any]]:
+    """Composed config → plain dicts, one per cell of the experiment grid."""
+    from hydra import compose
+    from omegaconf import OmegaConf
+
+    overrides = _cli_overrides()
+    pinned = {o.split("=", 1)[0].lstrip("+~") for o in overrides if "=" in o}
+    grid = dict(OmegaConf.to_container(cfg.experiment.get("grid") or {}, resolve=True))
+    axes = [(g, names) for g, names in grid.items() if g in GROUPS and g not in pinned]
+    if not axes:
+        return [OmegaConf.to_container(cfg, resolve=True)]
+    cells = []
+    for combo in itertools.product(*(names for _, names in axes)):
+        extra = [f"{g}={n}" for (g, _), n in zip(axes, combo)]
+        c = compose(config_name="config", overrides=overrides + extra)
+        cells.append(OmegaConf.to_container(c, resolve=True))
+    return cells
+
+
+def print_report(reports, wall: float, out=sys.stdout) -> None:
+    tot = {k: sum(getattr(r, k) for r in reports) for k in ("total", "skipped", "ok", "infra_error", "harness_error", "calls", "cache_hits")}
+    print(f"\nCompleteness ({wall:.1f}s): {tot['ok'] + tot['skipped']}/{tot['total']} episodes done "
+          f"({tot['skipped']} from earlier runs, {tot['ok']} now), {tot['infra_error']} infra errors, "
+          f"{tot['harness_error']} harness errors.", file=out)
+    fresh = tot["calls"] - tot["cache_hits"]
+    if tot["ok"] + tot["infra_error"] + tot["harness_error"] == 0:
+        print("Nothing to run: every episode was already finished; 0 model calls made.", file=out)
+    else:
+        print(f"Model calls: {fresh} made, {tot['cache_hits']} served from the response cache.", file=out)
+    for r in reports:
+        for e in r.errors[:5]:
+            print(f"  ! {r.cell}: {e}", file=out)
+    if tot["infra_error"] or tot["harness_error"]:
+        print("Re-run the same command to retry the failed episodes.", file=out)
+
+
+async def _run_all(cells, root: Path, display: str) -> list:
+    from runners.progress import Progress
+    from runners.run import BackbonePool, run_cell
+
+    first = cells[0]
+    cache_path = None
+    if first.runner.cache:
+        cache_path = Path(first.runner.cache_path) if first.runner.cache_path else Path(first.runner.output_dir) / ".cache" / "responses.sqlite"
+    pool = BackbonePool(cache_path)
+    reports = []
+    try:
+        with Progress(display) as progress:
+            for c in cells:
+                reports.append(await run_cell(c, root, pool, progress))
+    finally:
+        await pool.aclose()
+    return reports
+
+
+def run(cfg) -> int:
+    from runners.config import ConfigError, validate
+    from runners.run import FatalRunError
+    from runners.store import StoreError
+
+    try:
+        cells = [validate(c) for c in expand_cells(cfg)]
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    exp = cells[0].experiment.name
+    root = Path(cells[0].runner.output_dir) / exp
+    scripted = any(c.scripted for c in cells)
+    print(f"Experiment '{exp}': {len(cells)} cell(s) → {root}" + ("  [SCRIPTED backbone: offline demo, not model results]" if scripted else ""))
+    t0 = time.perf_counter()
+    try:
+        reports = asyncio.run(_run_all(cells, root, cells[0].runner.display))
+    except (FatalRunError, StoreError, ConfigError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        print("\ninterrupted: finished episodes are saved; run the same command again to resume.", file=sys.stderr)
+        return 130
+    print_report(reports, time.perf_counter() - t0)
+    from runners.aggregate import aggregate_dir
+
+    aggregate_dir(root, reference=cells[0].runner.reference_method, cell_names={c.cell_name for c in cells})
+    return 0 if all(r.infra_error == r.harness_error == 0 for r in reports) else 1
+
+
+def register_resolvers() -> None:
+    """Resolvers the default experiment uses so that the same command line is the offline demo
+    with the scripted backbone and a real run with a real backbone (conf/experiment/default.yaml)."""
+    from omegaconf import OmegaConf
+
+    if not OmegaConf.has_resolver("if_scripted"):
+        OmegaConf.register_new_resolver("if_scripted", lambda kind, a, b: a if kind == "scripted" else b)
+
+
+def main() -> None:
+    import hydra
+
+    register_resolvers()
+
+    rc = {"code": 0}
+
+    @hydra.main(version_base="1.3", config_path=CONF_PATH, config_name="config")
+    def _app(cfg) -> None:
+        rc["code"] = run(cfg)
+
+    _app()
+    sys.exit(rc["code"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+"""Shared test fixtures. Real benchmark data lives outside the project (../shared/data, or
+$HARNESS_SHARED_DATA); tests that need it skip with a reason when it is absent."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("HARNESS_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+def shared_path(*parts: str) -> Path:
+    """Path under the shared data folder, or skip the test naming what is missing."""
+    p = SHARED_DATA.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"shared benchmark data not found at {p} (set HARNESS_SHARED_DATA to the shared data folder)")
+    return p
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    return shared_path()
