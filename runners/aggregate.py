@@ -64,6 +64,13 @@ def collect(root: Path, cell_names: set[str] | None = None) -> list[CellSummary]
     for d in sorted(p for p in root.iterdir() if (p / MANIFEST).exists()):
         if cell_names is None or d.name in cell_names:
             cells.append(summarize(d))
+    # Cells that differ only in config details (same method/backbone/benchmark) stay apart.
+    seen: dict[tuple[str, str, str], int] = {}
+    for c in cells:
+        seen[(c.method, c.backbone, c.benchmark)] = seen.get((c.method, c.backbone, c.benchmark), 0) + 1
+    for c in cells:
+        if seen[(c.method, c.backbone, c.benchmark)] > 1:
+            c.method = f"{c.method}[{c.cell.rsplit('__', 1)[-1]}]"
     return cells
 
 
@@ -117,7 +124,8 @@ def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] |
     return header, rows
 
 
-def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=sys.stdout, with_paper: bool = True) -> list[dict[str, Any]]:
+def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True) -> list[dict[str, Any]]:
+    out = out or sys.stdout
     root = Path(root)
     cells = collect(root, cell_names)
     if not cells:

@@ -57,6 +57,7 @@ class BackboneCfg(_Strict):
     def key_dict(self) -> dict[str, Any]:
         d = self.model_dump(exclude=set(self.RUNTIME))
         d.pop("base_url_env"), d.pop("api_key_env")  # where secrets come from is not the model
+        d["scripted"] = {k: v for k, v in d["scripted"].items() if k != "latency_s"}  # simulated latency is runtime-only
         return d
 
 

@@ -42,7 +42,8 @@ def expand_cells(cfg) -> list[dict[str, Any]]:
     return cells
 
 
-def print_report(reports, wall: float, out=sys.stdout) -> None:
+def print_report(reports, wall: float, out=None) -> None:
+    out = out or sys.stdout
     tot = {k: sum(getattr(r, k) for r in reports) for k in ("total", "skipped", "ok", "infra_error", "harness_error", "calls", "cache_hits")}
     print(f"\nCompleteness ({wall:.1f}s): {tot['ok'] + tot['skipped']}/{tot['total']} episodes done "
           f"({tot['skipped']} from earlier runs, {tot['ok']} now), {tot['infra_error']} infra errors, "

@@ -8,6 +8,7 @@ use it are labelled as scripted in manifests and tables.
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import random
@@ -39,7 +40,7 @@ class ScriptedBackbone(Backbone):
         malformed_rate: float = 0.0,
         empty_rate: float = 0.0,
         wrong_requests: list[str] | None = None,
-        **_: Any,
+        latency_s: float = 0.0,
     ) -> None:
         for label, rate in (("malformed_rate", malformed_rate), ("empty_rate", empty_rate)):
             if not 0.0 <= rate <= 1.0:
@@ -50,6 +51,7 @@ class ScriptedBackbone(Backbone):
         self.malformed_rate = malformed_rate
         self.empty_rate = empty_rate
         self.wrong_requests = set(wrong_requests or [])
+        self.latency_s = latency_s  # simulated model latency (resume and concurrency tests)
         self.calls = 0
 
     def _rng(self, role: str, messages: list[Message], attempt: int) -> random.Random:
@@ -68,6 +70,8 @@ class ScriptedBackbone(Backbone):
         **sampling: Any,
     ) -> Completion:
         self.calls += 1
+        if self.latency_s:
+            await asyncio.sleep(self.latency_s)
         oracle = current_oracle.get()
         decision = oracle.reference(role, messages) if oracle is not None else None
         if decision is None:

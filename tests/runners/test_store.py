@@ -1,0 +1,73 @@
+"""Results store: torn tails, corrupt lines, no duplicates, one writer per cell."""
+import json
+
+import pytest
+
+from runners.episode import EpisodeRecord
+from runners.store import CellStore, StoreError, load_cell, repair_tail
+
+
+def rec(task, trial=0, status="ok"):
+    return EpisodeRecord(cell="c", task_id=task, trial=trial, seed=0, status=status)
+
+
+def test_torn_last_line_is_cut_on_open(tmp_path):
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    s.append(rec("a"))
+    s.append(rec("b"))
+    s.close()
+    path = tmp_path / "c" / "episodes.jsonl"
+    good = path.read_bytes()
+    path.write_bytes(good + b'{"cell": "c", "task_id": "x", "tri')  # killed mid-write
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    assert s.repaired and s.done == {("a", 0), ("b", 0)}
+    s.close()
+    assert path.read_bytes() == good
+
+
+def test_complete_but_unparseable_last_line_is_cut(tmp_path):
+    p = tmp_path / "f.jsonl"
+    p.write_bytes(b'{"a": 1}\n{"a": \n')
+    assert repair_tail(p) and p.read_bytes() == b'{"a": 1}\n'
+    assert not repair_tail(p)
+
+
+def test_corrupt_middle_line_is_set_aside_not_lost(tmp_path):
+    d = tmp_path / "c"
+    d.mkdir()
+    lines = [rec("a").model_dump_json(), "garbage{", rec("b").model_dump_json()]
+    (d / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    s.close()
+    assert s.corrupt == 1 and s.done == {("a", 0), ("b", 0)}
+    assert (d / "episodes.corrupt.jsonl").read_text() == "garbage{\n"
+
+
+def test_no_duplicates_and_errors_kept_apart(tmp_path):
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    s.append(rec("a"))
+    s.append(rec("a"))
+    s.append(rec("b", status="infra_error"))
+    s.close()
+    d = tmp_path / "c"
+    assert len((d / "episodes.jsonl").read_text().splitlines()) == 1
+    assert json.loads((d / "errors.jsonl").read_text())["task_id"] == "b"
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    assert ("b", 0) not in s.done  # infra errors are retried
+    s.close()
+    manifest, records = load_cell(d)
+    assert len(records) == 1 and len(manifest["runs"]) == 2
+
+
+def test_second_writer_is_refused(tmp_path):
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    with pytest.raises(StoreError, match="another sweep"):
+        CellStore(tmp_path, "c").open({"config": {}})
+    s.close()
+
+
+def test_unreadable_manifest_is_a_clear_error(tmp_path):
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "manifest.json").write_text("{oops")
+    with pytest.raises(StoreError, match="unreadable manifest"):
+        load_cell(tmp_path / "c")
