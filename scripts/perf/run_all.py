@@ -1,0 +1,13 @@
+"""Run every perf benchmark in scripts/perf/ in turn (`make perf`)."""
+import importlib
+import sys
+
+for name in ("harness", "concurrency", "memory_latency"):
+    try:
+        mod = importlib.import_module(f"scripts.perf.{name}")
+    except ImportError as e:
+        print(f"== {name}: not available ({e})")
+        continue
+    print(f"== {name}")
+    sys.argv = [name]
+    mod.main()

@@ -1,0 +1,64 @@
+"""Full Context: B.3 message layout and whole-history carry-over across requests."""
+import asyncio
+
+from baselines.full_context import FullContext
+from benchmarks.memoryarena.formal import FormalReasoning
+from runners.api import EpisodeContext
+from runners.backbones.scripted import ScriptedBackbone
+from runners.episode import RecordingBackbone, run_episode
+
+
+class Spy(ScriptedBackbone):
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.prompts = []
+
+    async def complete(self, messages, *, role, **kw):
+        if role == "agent":
+            self.prompts.append(messages)
+        return await super().complete(messages, role=role, **kw)
+
+
+def run(method_kwargs=None, **bb):
+    bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
+    task = bench.load_tasks()[0]
+    spy, sink = Spy(**bb), []
+    rb = RecordingBackbone(spy, sink)
+    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
+    rec = asyncio.run(run_episode(cell="c", task_id=task.task_id, trial=0, seed=0, env=env,
+                                  method=FullContext(rb, **(method_kwargs or {})), sink=sink))
+    return spy.prompts, rec
+
+
+def test_layout_follows_b3():
+    prompts, rec = run()
+    system, user = prompts[0][0]["content"], prompts[0][1]["content"]
+    order = [system.index(f"<{t}>") for t in ("instructions", "policy", "tools", "output_protocol")]
+    assert order == sorted(order)
+    order = [user.index(f"<{t}>") for t in ("trajectory_history", "latest_observation", "user_query")]
+    assert order == sorted(order)
+    assert '"name": "reasoning"' in system
+
+
+def test_history_carries_earlier_requests_and_answers():
+    prompts, rec = run()
+    assert rec.status == "ok" and rec.scores["subtask_correct"] == [1, 1, 1]
+    third = prompts[2][1]["content"]
+    assert "## Request 1" in third and "## Request 2" in third
+    assert "Final response: S_n = (1 - r^n)/(1 - r)" in third  # answer of request 1 visible at request 3
+    assert "<user_query>\n### BACKGROUND" in third
+
+
+def test_malformed_output_is_resampled_then_no_op():
+    prompts, rec = run(malformed_rate=1.0)
+    assert rec.status == "ok"  # protocol errors never end an episode
+    steps = rec.requests[0].steps
+    assert all(s.method["no_op"] and s.method["attempts"] == 3 for s in steps)
+    assert len(steps) == 4 and rec.requests[0].outcome["truncated"]  # budget 3 tool iterations + 1
+    assert rec.scores["subtask_correct"] == [0, 0, 0]
+
+
+def test_truncation_switch_drops_oldest_lines():
+    prompts, rec = run({"max_tokens": 60})
+    assert rec.requests[2].steps[0].method.get("history_truncated")
+    assert "## Request 1" not in prompts[2][1]["content"]
