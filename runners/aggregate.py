@@ -83,6 +83,7 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
         cols += [(b, m) for m in ms]
     by = {(c.method, c.backbone, c.benchmark): c for c in cells}
     rows_keys = list(dict.fromkeys((c.method, c.backbone) for c in cells))
+    rows_keys.sort(key=lambda mb: mb[0] != reference)  # the reference method first, as in the papers
     header = ["Method", "Backbone"] + [f"{b}:{m}" for b, m in cols]
     rows: list[list[str]] = []
     long: list[dict[str, Any]] = []

@@ -45,7 +45,8 @@ def test_sigkill_then_resume(tmp_path, baseline, points):
     for f in (tmp_path / "offline_demo").rglob("episodes.jsonl"):
         keys = [(r["task_id"], r["trial"]) for r in map(json.loads, f.read_text().splitlines())]
         assert keys and max(collections.Counter(keys).values()) == 1
-    assert episode_lines(tmp_path) == 2 * (3 + 2)  # (math 3 + phys 2 tasks) × 2 trials
+    # 2 methods (full_context, flowstate) × (math 3 + phys 2 tasks) × 2 trials
+    assert episode_lines(tmp_path) == 2 * (3 + 2) * 2
     assert metrics_csv(tmp_path / "offline_demo" / "tables" / "metrics.csv") == baseline
 
 

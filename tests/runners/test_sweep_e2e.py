@@ -57,7 +57,7 @@ def test_rerun_makes_zero_calls_and_says_so(demo):
     out, _ = demo
     p = run_sweep(out, f"backbone.scripted.wrong_requests={WRONG}")
     assert p.returncode == 0
-    assert "0 model calls made" in p.stdout and "5 from earlier runs" in p.stdout
+    assert "0 model calls made" in p.stdout and "10 from earlier runs" in p.stdout  # 2 methods × 5 tasks
 
 
 def test_changed_config_is_a_new_cell(demo, tmp_path):

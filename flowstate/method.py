@@ -1,0 +1,183 @@
+"""The FlowState method (arXiv 2609.34565, Algorithm 1; spec §5): per step Serialize → one agent
+call → Validate_upd + Validate_acc against S_{k,t} → Commit → Disclose → act; Persist + Index at
+each request end. The ablations (`flowstate.ablations`) subclass this class."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from baselines.agent import SingleCallMethod
+from flowstate.isu import commit, validate_update
+from flowstate.prompts import serialize
+from flowstate.protocol import FlowStateProtocol
+from flowstate.psa import AccessResult, disclose, validate_access
+from flowstate.repository import ActiveState, HistoricalIndex, RawObs, Repository
+from flowstate.state import StateOp, StateType, normalise_type
+from runners.api import Decision, Message, Observation, Parsed, Request, RequestOutcome, TaskView
+from runners.tokens import count
+
+USER_TURN_MODES = ("request", "observation")
+
+
+def parse_persist_types(value: str | list[str]) -> frozenset[StateType] | None:
+    """`all` (None = keep every surviving state) or a list of type names (singular or plural)."""
+    if value == "all" or value is None:
+        return None
+    names = [value] if isinstance(value, str) else list(value)
+    out = set()
+    for n in names:
+        t = normalise_type(n)
+        if t is None:
+            raise ValueError(f"persist_types: unknown state type {n!r}; use 'all' or a list of {', '.join(s.value for s in StateType)}")
+        out.add(t)
+    return frozenset(out)
+
+
+class FlowState(SingleCallMethod):
+    """Full FlowState: ISU + PSA. Params (all [harness choice] switches, spec §2.2, §4, §5, §6):
+    max_resamples (3: re-samples on all-empty/unparseable output), persist_types ('all' or a list:
+    which surviving current-request states persist), disclose_current_request_observations,
+    disclose_incoming_relations, user_turn_mode ('request': each simulated-user message starts a
+    new request; 'observation': it is shown in latest_observation), log_tokens (count Active State
+    tokens in the step log)."""
+
+    with_focus = True   # PSA on: index + state_focus
+    with_delta = True   # ISU on: model-written state_delta
+
+    def __init__(
+        self,
+        backbone,
+        *,
+        max_resamples: int = 3,
+        persist_types: str | list[str] = "all",
+        disclose_current_request_observations: bool = False,
+        disclose_incoming_relations: bool = False,
+        user_turn_mode: str = "request",
+        log_tokens: bool = True,
+        **params: Any,
+    ) -> None:
+        super().__init__(backbone, max_resamples=max_resamples, **params)
+        if user_turn_mode not in USER_TURN_MODES:
+            raise ValueError(f"user_turn_mode must be one of {', '.join(USER_TURN_MODES)}, got {user_turn_mode!r}")
+        self.persist_types = parse_persist_types(persist_types)
+        self.disclose_current = bool(disclose_current_request_observations)
+        self.disclose_incoming = bool(disclose_incoming_relations)
+        self.user_turn_mode = user_turn_mode
+        self.log_tokens = log_tokens
+        self.protocol = FlowStateProtocol(with_focus=self.with_focus, with_delta=self.with_delta)
+        self.repo = Repository()
+        self.k = 0
+
+    # ------------------------------------------------------------------ request boundaries
+    async def begin_task(self, task: TaskView) -> None:
+        await super().begin_task(task)
+        self.repo = Repository()  # M_1 = ∅ (initial_memory is a memory-baseline notion)
+        self.k = 0
+        self._system: Message | None = None
+        self._carry: dict[str, Any] = {}
+
+    async def begin_request(self, request: Request) -> None:
+        await super().begin_request(request)
+        self._turns = 0
+        self._start(request.request_id, request.text)
+
+    def _start(self, query_id: str, text: str) -> None:
+        """Begin internal request q_k: G_k ← Index(M_k), S_{k,1} ← ∅, t ← 0."""
+        self.k += 1
+        self.query_id, self.query = query_id, text
+        self.index = HistoricalIndex(self.repo) if self.with_focus else None
+        self.active = ActiveState(query_id)
+        self.t = 0
+        self._last_message: str | None = None
+
+    def _persist(self, final_response: str | None) -> list[str]:
+        """Eq. 4: persist the surviving current-request states (filtered by `persist_types`) and
+        the raw results they reference."""
+        states = [n for n in self.active.current.values() if self.persist_types is None or n.type in self.persist_types]
+        return self.repo.persist(self.query_id, self.query, states, self.active.raw_pool)
+
+    async def end_request(self, outcome: RequestOutcome) -> None:
+        final = outcome.final_response if outcome.final_response is not None else self._last_message
+        # Logged with the next step (the episode reads step_log() only after steps).
+        self._carry = {"persisted_at_previous_request_end": self._persist(final)}
+
+    # ------------------------------------------------------------------ one step
+    def _observe(self, obs: Observation) -> str:
+        """Register this step's raw results under `obs-<k>-<t>-<i>` and render latest_observation."""
+        lines = []
+        for i, r in enumerate(obs.tool_results):
+            rid = f"obs-{self.k}-{self.t}-{i}"
+            self.active.raw_pool[rid] = RawObs(state_id=rid, name=r.name, content=r.content, error=r.error)
+            lines.append(f"[{rid}] {r.name} -> {'ERROR: ' if r.error else ''}{r.content}")
+        if obs.note:
+            lines.append(obs.note)
+        if obs.user_message is not None and self.user_turn_mode == "observation":
+            lines.append(f"User: {obs.user_message}")
+        return "\n".join(lines)
+
+    def active_state_view(self) -> list[dict[str, Any]]:
+        return self.active.render(self.repo, incoming=self.disclose_incoming)
+
+    def trajectory_text(self) -> str | None:
+        return None
+
+    def messages(self, latest: str) -> list[Message]:
+        self._active_text = json.dumps(self.active_state_view(), ensure_ascii=False, default=str)
+        msgs = serialize(
+            task=self.task, protocol_text=self.protocol.description(), query=self.query, latest_observation=latest,
+            index_text=self.index.text if self.index is not None else None, active_state_text=self._active_text,
+            trajectory=self.trajectory_text(), with_focus=self.with_focus, with_delta=self.with_delta,
+        )
+        if self._system is None:  # the system message never changes within a task
+            self._system = msgs[0]
+        return [self._system, msgs[1]]
+
+    def usable(self, parsed: Parsed) -> bool:
+        return FlowStateProtocol.nonempty(parsed)
+
+    async def step(self, observation: Observation) -> Decision:
+        if observation.user_message is not None and self.user_turn_mode == "request":
+            # [harness choice] spec §5 (τ-bench): each simulated-user message is a new request.
+            persisted = self._persist(self._last_message)
+            self._turns += 1
+            self._start(f"{self.request.request_id}/u{self._turns}", observation.user_message)
+            turn = {"new_request": self.query_id, "persisted": persisted}
+        else:
+            turn = {}
+        self.t += 1
+        latest = self._observe(observation)
+        self.protocol.context = {"salt": f"{self.query_id}:{self.t}", "raw_ids": [f"obs-{self.k}-{self.t}-{i}" for i in range(len(observation.tool_results))]}
+        visible_nodes = len(self.active)
+        msgs = self.messages(latest)
+        parsed, _ = await self.ask(msgs)
+        decision = parsed.decision
+        log = self.apply(decision)
+        self.after_step(observation, decision)
+        if decision.message is not None and not decision.tool_calls:
+            self._last_message = decision.message
+        log.update(turn)
+        log.update({"query_id": self.query_id, "t": self.t, "raw_ids": list(self.protocol.context["raw_ids"]),
+                    "active_state_nodes": visible_nodes})
+        if self.log_tokens:
+            log["active_state_tokens"] = count(self._active_text)
+        if self._carry:
+            log.update(self._carry)
+            self._carry = {}
+        self._log.update(log)
+        return decision
+
+    def apply(self, decision: Decision) -> dict[str, Any]:
+        """ISU and PSA of one step, both validated against S_{k,t} (Alg. 1 lines 9-11)."""
+        ops = [StateOp.from_json(d) for d in decision.extras.get("state_delta", []) if isinstance(d, dict)] if self.with_delta else []
+        targets = [f["target_id"] for f in decision.extras.get("state_focus", []) if isinstance(f, dict)] if self.with_focus else []
+        valid, rejected = validate_update(ops, self.active, self.repo)
+        access = validate_access(targets, self.index, self.active, self.repo) if self.index is not None else AccessResult()
+        commit(self.active, valid)                                      # S⁺ = Commit(S, ΔŜ)
+        disclose(access, self.active, self.repo, current_observations=self.disclose_current)  # S_{t+1} = S⁺ ∪ Disclose(...)
+        return {"delta_validated": [v.as_json() for v in valid], "delta_rejected": [r.model_dump() for r in rejected],
+                "access": access.model_dump(), "disclosed": list(access.disclosed)}
+
+    def after_step(self, observation: Observation, decision: Decision) -> None:
+        """Hook for the w/o ISU variant (trajectory bookkeeping)."""
+        return None
+

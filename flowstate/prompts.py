@@ -1,0 +1,92 @@
+"""FlowState prompt text and Serialize (eq. 3; App. B.3 layout, spec §2.1, §9).
+
+The wording is ours, written from the content list of spec §2.1; the ablations drop the rules of
+the component they remove (spec §7 [harness choice])."""
+from __future__ import annotations
+
+from runners.api import Message, TaskView
+from runners.prompting import REACT_RULES, system_message, user_message
+
+_CORE = """Working state rules:
+- The Active State in agent_status is your working memory for the current request. Before an action, check that the facts and identifiers it needs are present in the Active State.
+- There is no conversation history: only the Active State carries what you learned earlier in this request."""
+
+_ISU = """State updates (state_delta):
+- Write only what changed in this step: new task facts, requirements, plans, intermediate results. Never restate the whole state.
+- Every state has a semantic state_id (for example "budget_limit" or "lemma_closed_form"), a state_set naming its type, a short summary, a structured JSON value, and refs.
+- Types: preferences (the user's wishes, requirements and constraints), knowledge (facts observed in tool outputs), attributes (properties of specific entities taken from tool outputs), judgements (your assessments, plans, intermediate decisions and risks), artifacts (reusable outputs you produce, such as code or a derivation).
+- "add" creates a state under an id nobody has used yet. "update" and "remove" address a state you created for the current request, by its id.
+- Ids from the Historical State Index are read-only, even after their content was disclosed. To correct or extend one, add a new state whose refs point at it.
+- refs is a list of {"rel", "state_id"} with rel one of supports, derives, follows, supersedes. The edge runs from the state carrying the ref to the state_id it names. A ref may name a current state, a historical state, or a raw tool-result id shown in latest_observation (such as obs-1-2-0); cite raw results you rely on so they are kept."""
+
+_PSA = """Access to earlier requests (state_focus):
+- The Historical State Index lists earlier requests with the ids and summaries of the states they left. Summaries are pointers, not facts.
+- When you need something from earlier work, name the ids in state_focus (target_id) from the index or from related_states entries, with a reason saying what is missing and which decision it serves.
+- Exact values and identifiers must come from disclosed content, never be guessed from a summary.
+- A related_states entry only points at another node; its content needs its own request.
+- Requested content appears in the Active State at your next step. Actions that depend on it wait for that step; do other independent work now.
+- Do not request content that is already visible in the Active State."""
+
+_HISTORY_ALL = """Earlier requests:
+- The Active State also holds the full states left by earlier requests. They are read-only: to correct or extend one, add a new state whose refs point at it."""
+
+
+def flowstate_rules(*, with_focus: bool = True, with_delta: bool = True) -> str:
+    parts = [_CORE]
+    if with_delta:
+        parts.append(_ISU)
+    parts.append(_PSA if with_focus else _HISTORY_ALL)
+    return "\n\n".join(parts)
+
+
+def output_protocol_text(*, with_focus: bool = True, with_delta: bool = True) -> str:
+    """The output_protocol block: the blocks in order, their JSON shapes and the bundling rule."""
+    blocks = []
+    if with_focus:
+        blocks.append('<state_focus>\n[{"target_id": "<historical state id or referenced raw-result id>", "reason": "<what is missing and how it will be used>"}]\n</state_focus>')
+    if with_delta:
+        blocks.append('<state_delta>\n[{"state_set": "preferences|knowledge|attributes|judgements|artifacts", "operation": "add|update|remove", "state_id": "<semantic id>", "summary": "<short summary>", "value": <JSON value>, "refs": [{"rel": "supports|derives|follows|supersedes", "state_id": "<target id>"}]}]\n</state_delta>')
+    blocks.append('<tool_calls>\n[{"name": "<tool name>", "arguments": {<arguments as the tool schema says>}}]\n</tool_calls>')
+    blocks.append('<assistant_message>\n{"content": "<message to the user or final answer, or null>"}\n</assistant_message>')
+    n = len(blocks)
+    words = {2: "two", 3: "three", 4: "four"}[n]
+    rules = [
+        f"Reply with exactly these {words} blocks, always all of them and in this order, each holding valid JSON, with no code fences and no text outside the blocks:",
+        "\n".join(blocks),
+        "Use [] for an unused list and {\"content\": null} when you send no message. At least one block must be non-empty.",
+        "Your decision is either tool calls or a message to the user, never both.",
+        "Bundle in one step everything the current information already supports: state changes, access requests and the decision. Requests for missing content go together with independent work; anything that needs the requested content waits for the next step.",
+    ]
+    if with_focus:
+        rules.append("If the decision depends on content you are requesting now, leave tool_calls empty and the message null.")
+    return "\n".join(rules)
+
+
+def serialize(
+    *,
+    task: TaskView,
+    protocol_text: str,
+    query: str,
+    latest_observation: str,
+    index_text: str | None,
+    active_state_text: str,
+    trajectory: str | None = None,
+    with_focus: bool = True,
+    with_delta: bool = True,
+) -> list[Message]:
+    """C_{k,t} = Serialize(q_k, O_{k,t}, G_k, S_{k,t}): one system message (instructions, policy,
+    tools, output_protocol) and one user message (agent_status, [trajectory_history for w/o ISU],
+    latest_observation, user_query). No trajectory history otherwise (spec §2.1)."""
+    status = []
+    if index_text is not None:
+        status.append(f"Historical State Index:\n{index_text}")
+    status.append(f"Active State:\n{active_state_text}")
+    blocks = [("agent_status", "\n\n".join(status))]
+    if trajectory is not None:
+        blocks.append(("trajectory_history", trajectory))
+    blocks += [("latest_observation", latest_observation), ("user_query", query)]
+    return [
+        system_message(instructions=REACT_RULES + "\n\n" + flowstate_rules(with_focus=with_focus, with_delta=with_delta),
+                       policy=task.policy, tools=task.tools, output_protocol=protocol_text),
+        user_message(blocks),
+    ]

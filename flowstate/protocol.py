@@ -1,0 +1,116 @@
+"""FlowState's output protocol (App. B.3; spec §2.2): four tagged blocks holding JSON, in order
+state_focus, state_delta, tool_calls, assistant_message. The ablations drop the block they do not
+use (w/o PSA: no state_focus; w/o ISU: no state_delta). `parse` is total."""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from flowstate.prompts import output_protocol_text
+from flowstate.state import StateOp
+from baselines.react import ReactProtocol
+from runners.api import Decision, Parsed, ProtocolError
+
+
+def _as_list(value: Any, tag: str, errors: list[ProtocolError]) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        return [value]
+    if isinstance(value, list):
+        return value
+    errors.append(ProtocolError(kind="bad_field", detail=f"<{tag}> must be a JSON list"))
+    return []
+
+
+def parse_focus(value: Any, errors: list[ProtocolError]) -> list[dict[str, str]]:
+    """`[{"target_id", "reason"}]` → canonical items; a bare string item is taken as a target id."""
+    out: list[dict[str, str]] = []
+    for i, item in enumerate(_as_list(value, "state_focus", errors)):
+        if isinstance(item, str) and item.strip():
+            out.append({"target_id": item.strip(), "reason": ""})
+        elif isinstance(item, dict) and isinstance(item.get("target_id"), str) and item["target_id"].strip():
+            reason = item.get("reason")
+            out.append({"target_id": item["target_id"].strip(), "reason": reason if isinstance(reason, str) else ("" if reason is None else json.dumps(reason, ensure_ascii=False, default=str))})
+        else:
+            errors.append(ProtocolError(kind="bad_field", detail=f"state_focus item #{i} needs a string 'target_id'"))
+    return out
+
+
+def parse_delta(value: Any, errors: list[ProtocolError]) -> list[dict[str, Any]]:
+    """`state_delta` items → canonical dicts (only the supplied fields; unknown fields ignored).
+    Semantic checks are ISU's (`flowstate.isu.validate_update`), not the parser's."""
+    out: list[dict[str, Any]] = []
+    for i, item in enumerate(_as_list(value, "state_delta", errors)):
+        if isinstance(item, dict):
+            out.append(StateOp.from_json(item).as_json())
+        else:
+            errors.append(ProtocolError(kind="bad_field", detail=f"state_delta item #{i} must be a JSON object"))
+    return out
+
+
+class FlowStateProtocol(ReactProtocol):
+    """One instance per method instance: `context` (set by the method before each call) salts the
+    ids that `render` invents, so scripted runs get ids unique across steps."""
+
+    name = "flowstate"
+
+    def __init__(self, *, with_focus: bool = True, with_delta: bool = True) -> None:
+        self.with_focus = with_focus
+        self.with_delta = with_delta
+        self.blocks = tuple(b for b, on in (("state_focus", with_focus), ("state_delta", with_delta)) if on) + ("tool_calls", "assistant_message")
+        self.context: dict[str, Any] = {"salt": "", "raw_ids": []}
+
+    def description(self) -> str:
+        return output_protocol_text(with_focus=self.with_focus, with_delta=self.with_delta)
+
+    def parse(self, text: str) -> Parsed:
+        # The shared ReAct parse gathers every block in `self.blocks` (typed errors for missing
+        # blocks and bad JSON) and handles tool_calls / assistant_message, including the
+        # [harness choice] of spec §2.2: tool calls plus a message → the calls run, the message is
+        # dropped and logged as a violation. The state blocks are read from its `blocks`.
+        parsed = super().parse(text)
+        if not parsed.blocks:  # empty or no block at all
+            return parsed
+        errors = list(parsed.errors)
+        extras: dict[str, Any] = {}
+        if self.with_focus:
+            extras["state_focus"] = parse_focus(parsed.blocks.get("state_focus"), errors)
+        if self.with_delta:
+            extras["state_delta"] = parse_delta(parsed.blocks.get("state_delta"), errors)
+        return parsed.model_copy(update={"decision": parsed.decision.model_copy(update={"extras": extras}), "errors": errors})
+
+    @staticmethod
+    def nonempty(parsed: Parsed) -> bool:
+        """Eq. 3 / Alg. 1 line 8: at least one of ΔS, R, z is non-empty."""
+        d = parsed.decision
+        return bool(d.tool_calls) or d.message is not None or bool(d.extras.get("state_focus")) or bool(d.extras.get("state_delta"))
+
+    def _decision_node(self, decision: Decision) -> list[dict[str, Any]]:
+        """Scripted support: a judgement recording the decision (a final answer is included), with
+        an id from a content hash salted by `context`, deriving from the latest raw results."""
+        if decision.is_empty:
+            return []
+        calls = [{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls]
+        payload = json.dumps([self.context.get("salt", ""), calls, decision.message], sort_keys=True, ensure_ascii=False, default=str)
+        sid = "decision-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
+        if decision.message is not None and not calls:
+            summary, value = f"Answer given: {decision.message[:160]}", {"final_answer": decision.message}
+        else:
+            summary, value = "Next action: call " + ", ".join(c["name"] for c in calls), {"tool_calls": calls}
+        refs = [{"rel": "derives", "state_id": r} for r in self.context.get("raw_ids", [])]
+        return [{"state_set": "judgements", "operation": "add", "state_id": sid, "summary": summary, "value": value, "refs": refs}]
+
+    def render(self, decision: Decision) -> str:
+        """Four blocks for `decision`. Given `extras["state_focus"]`/`["state_delta"]` are written as
+        they are; without a `state_delta` key a decision-recording judgement is invented."""
+        parts: list[tuple[str, Any]] = []
+        if self.with_focus:
+            parts.append(("state_focus", decision.extras.get("state_focus", [])))
+        if self.with_delta:
+            delta = decision.extras["state_delta"] if "state_delta" in decision.extras else self._decision_node(decision)
+            parts.append(("state_delta", delta))
+        parts.append(("tool_calls", [{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls]))
+        parts.append(("assistant_message", {"content": decision.message}))
+        return "\n".join(f"<{tag}>\n{json.dumps(v, ensure_ascii=False, default=str)}\n</{tag}>" for tag, v in parts)

@@ -1,0 +1,1 @@
+"""Performance measurements (`make perf` runs them all)."""

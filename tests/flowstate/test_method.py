@@ -1,0 +1,194 @@
+"""The FlowState method loop (spec §2, §5, §6, §7) driven with a queue backbone: message layout,
+raw ids, resampling, request boundaries, user turns, ablations."""
+from __future__ import annotations
+
+import asyncio
+import json
+import pytest
+
+from flowstate import FlowState, FlowStateNoISU, FlowStateNoPSA
+from flowstate.protocol import FlowStateProtocol
+from runners.api import Backbone, Completion, Decision, Observation, Request, RequestOutcome, TaskView, ToolCall, ToolResult, ToolSpec
+
+TASK = TaskView(task_id="t", benchmark="b", policy="POLICY TEXT", tools=[ToolSpec(name="search", description="find")])
+
+
+class QueueBackbone(Backbone):
+    """Answers with queued texts (the last one repeats) and keeps every prompt it got."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts, self.prompts = list(texts), []
+
+    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+        self.prompts.append((role, attempt, messages))
+        text = self.texts.pop(0) if len(self.texts) > 1 else self.texts[0]
+        return Completion(text=text, role=role, model="queue")
+
+
+def out(focus=(), delta=(), calls=(), msg=None) -> str:
+    d = Decision(tool_calls=[ToolCall(name=n, arguments=a) for n, a in calls], message=msg,
+                 extras={"state_focus": list(focus), "state_delta": list(delta)})
+    return FlowStateProtocol().render(d)
+
+
+def blocks(content: str, tags: list[str]) -> list[str]:
+    """The given top-level tags in order of first appearance (absent ones left out)."""
+    found = [(content.find(f"<{t}>\n"), t) for t in tags if f"<{t}>\n" in content]
+    return [t for _, t in sorted(found)]
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+async def start(m, text="q one", rid="t/q1", index=0):
+    await m.begin_request(Request(index=index, request_id=rid, text=text))
+
+
+async def begin(m, text="q one"):
+    """begin_task + the first request + its first step."""
+    await m.begin_task(TASK)
+    await start(m, text)
+    return await m.step(Observation())
+
+
+def test_message_layout_and_raw_ids():
+    bb = QueueBackbone([out(calls=[("search", {"q": "x"})]), out(msg="done")])
+    m = FlowState(bb)
+
+    async def go():
+        await begin(m)
+        await m.step(Observation(tool_results=[ToolResult(call_id="call-0", name="search", content="RESULT-A"), ToolResult(call_id="call-1", name="search", content="B", error=True)]))
+    run(go())
+    sys_msg, user = bb.prompts[1][2]
+    assert blocks(sys_msg["content"], ["output_protocol", "tools", "policy", "instructions"]) == ["instructions", "policy", "tools", "output_protocol"]
+    assert "POLICY TEXT" in sys_msg["content"] and "state_focus" in sys_msg["content"]
+    assert blocks(user["content"], ["user_query", "latest_observation", "agent_status", "trajectory_history"]) == ["agent_status", "latest_observation", "user_query"]
+    assert "Historical State Index:" in user["content"] and "Active State:" in user["content"]
+    assert "[obs-1-2-0] search -> RESULT-A" in user["content"] and "[obs-1-2-1] search -> ERROR: B" in user["content"]
+    assert "RESULT-A" not in bb.prompts[0][2][1]["content"]
+    assert m.step_log()["raw_ids"] == ["obs-1-2-0", "obs-1-2-1"]
+    # no trajectory history: the first step's tool call is not in the second prompt
+    assert "trajectory_history" not in user["content"]
+
+
+def test_resample_then_no_op():
+    bb = QueueBackbone(["", "garbage", out(msg="ok")])
+    m = FlowState(bb)
+
+    async def go():
+        await m.begin_task(TASK)
+        await start(m)
+        d1 = await m.step(Observation())
+        log1 = dict(m.step_log())
+        bb.texts = [out()]  # all-empty forever
+        d2 = await m.step(Observation())
+        return d1, log1, d2, m.step_log()
+    d1, log1, d2, log2 = run(go())
+    assert d1.message == "ok" and log1["attempts"] == 3 and {e["kind"] for e in log1["protocol_errors"]} == {"empty", "malformed"}
+    assert d2.is_empty and log2["no_op"] and log2["attempts"] == 4  # max_resamples=3
+    assert [a for r, a, _ in bb.prompts[-4:]] == [0, 1, 2, 3] and all(r == "agent" for r, _, _ in bb.prompts)
+
+
+def test_step_log_and_persist_across_requests_with_disclosure():
+    fact = {"state_set": "knowledge", "operation": "add", "state_id": "fact", "summary": "a fact", "value": {"x": 7},
+            "refs": [{"rel": "supports", "state_id": "obs-1-2-0"}]}
+    bb = QueueBackbone([out(calls=[("search", {})]), out(delta=[fact, {"operation": "update", "state_id": "ghost"}], msg="7"),
+                        out(focus=[{"target_id": "fact", "reason": "need x"}, {"target_id": "nope", "reason": ""}]),
+                        out(focus=[{"target_id": "obs-1-2-0", "reason": "raw"}], msg="7 again")])
+    m = FlowState(bb)
+
+    async def go():
+        await begin(m)
+        await m.step(Observation(tool_results=[ToolResult(call_id="c", name="search", content="x=7"), ToolResult(call_id="d", name="search", content="unused")]))
+        log = dict(m.step_log())
+        await m.end_request(RequestOutcome(request=m.request, final_response="7"))
+        await start(m, "q two", "t/q2", 1)
+        await m.step(Observation())
+        log2 = dict(m.step_log())
+        await m.step(Observation())
+        return log, log2, m.step_log()
+    log, log2, log3 = run(go())
+    assert [v["state_id"] for v in log["delta_validated"]] == ["fact"] and "ghost" in log["delta_rejected"][0]["op"]["state_id"]
+    assert log2["persisted_at_previous_request_end"] == ["obs-1-2-0", "fact"]  # unreferenced obs-1-2-1 dropped
+    assert log2["access"]["granted"] == ["fact"] and log2["access"]["rejected"][0]["state_id"] == "nope" and log2["disclosed"] == ["fact"]
+    p2 = bb.prompts[2][2][1]["content"]
+    assert '"query_id": "t/q1"' in p2 and '"state_id": "fact"' in p2 and '"x": 7' not in p2  # index: ids + summaries only
+    p3 = bb.prompts[3][2][1]["content"]
+    assert '"x": 7' in p3 and "x=7" not in p3  # disclosed at the next step; raw content not yet
+    assert log3["access"]["granted"] == ["obs-1-2-0"] and log3["active_state_nodes"] == 1
+
+
+def test_user_turn_modes():
+    async def go(mode):
+        greet = {"state_set": "judgement", "operation": "add", "state_id": "greeted", "summary": "asked", "value": None, "refs": []}
+        bb = QueueBackbone([out(delta=[greet], msg="hello, what do you need?")])
+        m = FlowState(bb, user_turn_mode=mode)
+        await begin(m, "first user message")
+        await m.step(Observation(user_message="I want X"))
+        return m, bb.prompts[-1][2][1]["content"], m.step_log()
+    m, prompt, log = run(go("request"))
+    assert m.query_id == "t/q1/u1" and log["new_request"] == "t/q1/u1" and m.k == 2
+    assert "<user_query>\nI want X" in prompt and '"user_query": "first user message"' in prompt
+    assert log["persisted"] == ["greeted"] and m.repo.get("greeted").request == "t/q1"
+    m, prompt, log = run(go("observation"))
+    assert m.query_id == "t/q1" and "User: I want X" in prompt and "<user_query>\nfirst user message" in prompt
+
+
+def test_persist_types_and_bad_params():
+    keep = {"state_set": "preference", "operation": "add", "state_id": "pref", "summary": "s", "value": 1, "refs": []}
+    drop = {"state_set": "knowledge", "operation": "add", "state_id": "know", "summary": "s", "value": 1, "refs": []}
+    m = FlowState(QueueBackbone([out(delta=[keep, drop], msg="a")]), persist_types=["preferences"])
+
+    async def go():
+        await begin(m)
+        await m.end_request(RequestOutcome(request=m.request, final_response="a"))
+    run(go())
+    assert set(m.repo.nodes) == {"pref"}
+    with pytest.raises(ValueError, match="persist_types"):
+        FlowState(QueueBackbone([""]), persist_types=["feelings"])
+    with pytest.raises(ValueError, match="user_turn_mode"):
+        FlowState(QueueBackbone([""]), user_turn_mode="dialogue")
+    with pytest.raises(ValueError, match="rule_relation"):
+        FlowStateNoISU(QueueBackbone([""]), rule_relation="causes")
+
+
+def test_no_psa_shows_all_history_and_no_index():
+    node = {"state_set": "judgements", "operation": "add", "state_id": "plan", "summary": "s", "value": {"secret": 1}, "refs": []}
+    bb = QueueBackbone([out(delta=[node], msg="a"), out(focus=[{"target_id": "plan", "reason": ""}], delta=[{"operation": "update", "state_id": "plan", "summary": "x"}], msg="b")])
+    m = FlowStateNoPSA(bb)
+
+    async def go():
+        await begin(m)
+        await m.end_request(RequestOutcome(request=m.request, final_response="a"))
+        await start(m, "q two", "t/q2", 1)
+        await m.step(Observation())
+        return m.step_log()
+    log = run(go())
+    sys_msg, user = bb.prompts[-1][2]
+    assert "<state_focus>" not in sys_msg["content"] and "Historical State Index" not in user["content"]
+    assert '"secret": 1' in user["content"] and log["active_state_nodes"] == 1
+    assert log["access"]["requested"] == [] and "read-only" in log["delta_rejected"][0]["reason"]
+
+
+def test_no_isu_rule_node_with_raw_links_and_trajectory():
+    delta = [{"state_set": "knowledge", "operation": "add", "state_id": "ignored", "summary": "s", "value": 1, "refs": []}]
+    bb = QueueBackbone([out(delta=delta, calls=[("search", {"q": 1})]), out(msg="final answer " + "z" * 300), out(focus=[{"target_id": "response-t/q1", "reason": ""}])])
+    m = FlowStateNoISU(bb, rule_summary_chars=20)
+
+    async def go():
+        await begin(m)
+        await m.step(Observation(tool_results=[ToolResult(call_id="c", name="search", content="R1")]))
+        await m.end_request(RequestOutcome(request=m.request, final_response="final answer " + "z" * 300))
+        await start(m, "q two", "t/q2", 1)
+        await m.step(Observation())
+        return m.step_log()
+    log = run(go())
+    assert "<state_delta>" not in bb.prompts[0][2][0]["content"] and "ignored" not in m.repo.nodes
+    node = m.repo.get("response-t/q1")
+    assert node.type.value == "judgements" and node.summary == "final answer zzzzzzz…" and node.value["final_response"].endswith("z")
+    assert [(r.rel, r.state_id) for r in node.refs] == [("supports", "obs-1-2-0")] and m.repo.get("obs-1-2-0").value == "R1"
+    assert "<trajectory_history>" in bb.prompts[1][2][1]["content"] and '"q": 1' in bb.prompts[1][2][1]["content"]
+    assert "trajectory_history>\n## Request 2" in bb.prompts[2][2][1]["content"]  # current query's trajectory only
+    assert log["disclosed"] == ["response-t/q1"]
+    assert json.loads(json.dumps(log))  # the step log is JSON-serialisable
