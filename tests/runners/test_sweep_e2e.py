@@ -63,7 +63,7 @@ def test_rerun_makes_zero_calls_and_says_so(demo):
 def test_changed_config_is_a_new_cell(demo, tmp_path):
     out, _ = demo
     before = {d.name for d in (out / "offline_demo").iterdir()}
-    p = run_sweep(out, f"backbone.scripted.wrong_requests={WRONG}", "method.params.max_resamples=0", "benchmark=memoryarena_phys")
+    p = run_sweep(out, f"backbone.scripted.wrong_requests={WRONG}", "method=full_context", "method.params.max_resamples=0", "benchmark=memoryarena_phys")
     assert p.returncode == 0, p.stderr
     after = {d.name for d in (out / "offline_demo").iterdir()}
     assert len(after - before) == 1
