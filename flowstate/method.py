@@ -74,7 +74,7 @@ class FlowState(SingleCallMethod):
         self.repo = Repository()  # M_1 = ∅ (initial_memory is a memory-baseline notion)
         self.k = 0
         self._system: Message | None = None
-        self._carry: dict[str, Any] = {}
+        self._request_log: dict[str, Any] = {}
 
     async def begin_request(self, request: Request) -> None:
         await super().begin_request(request)
@@ -98,8 +98,10 @@ class FlowState(SingleCallMethod):
 
     async def end_request(self, outcome: RequestOutcome) -> None:
         final = outcome.final_response if outcome.final_response is not None else self._last_message
-        # Logged with the next step (the episode reads step_log() only after steps).
-        self._carry = {"persisted_at_previous_request_end": self._persist(final)}
+        self._request_log = {"persisted": self._persist(final)}
+
+    def request_log(self) -> dict[str, Any]:
+        return self._request_log
 
     # ------------------------------------------------------------------ one step
     def _observe(self, obs: Observation) -> str:
@@ -160,9 +162,6 @@ class FlowState(SingleCallMethod):
                     "active_state_nodes": visible_nodes})
         if self.log_tokens:
             log["active_state_tokens"] = count(self._active_text)
-        if self._carry:
-            log.update(self._carry)
-            self._carry = {}
         self._log.update(log)
         return decision
 

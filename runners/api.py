@@ -308,6 +308,11 @@ class Method(ABC):
         """Method-specific record of the last step (state deltas, rejections, retrievals)."""
         return {}
 
+    def request_log(self) -> dict[str, Any]:
+        """Method-specific record of the last request boundary (read after `end_request`:
+        what was persisted, stored in memory, extracted)."""
+        return {}
+
 
 # ----------------------------------------------------------------------------- scripted oracle
 class Oracle(ABC):

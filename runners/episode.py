@@ -62,6 +62,7 @@ class RequestRecord(BaseModel):
     steps: list[StepRecord] = Field(default_factory=list)
     outcome: dict[str, Any] = Field(default_factory=dict)
     end_calls: list[CallLog] = Field(default_factory=list, description="calls made while closing the request (judges, memory writes)")
+    method: dict[str, Any] = Field(default_factory=dict, description="method log of the request boundary (Method.request_log)")
 
 
 Status = Literal["ok", "infra_error", "harness_error"]
@@ -161,6 +162,7 @@ async def run_episode(
                 obs = reply.observation
             outcome: RequestOutcome = await env.end_request(truncated=not done, steps=t)
             await method.end_request(outcome)
+            rr.method = method.request_log()
             rr.end_calls = _drain(sink)
             all_calls += rr.end_calls
             rr.outcome = outcome.model_dump(exclude={"request"})

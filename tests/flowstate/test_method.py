@@ -103,6 +103,7 @@ def test_step_log_and_persist_across_requests_with_disclosure():
         await m.step(Observation(tool_results=[ToolResult(call_id="c", name="search", content="x=7"), ToolResult(call_id="d", name="search", content="unused")]))
         log = dict(m.step_log())
         await m.end_request(RequestOutcome(request=m.request, final_response="7"))
+        log["boundary"] = m.request_log()
         await start(m, "q two", "t/q2", 1)
         await m.step(Observation())
         log2 = dict(m.step_log())
@@ -110,7 +111,7 @@ def test_step_log_and_persist_across_requests_with_disclosure():
         return log, log2, m.step_log()
     log, log2, log3 = run(go())
     assert [v["state_id"] for v in log["delta_validated"]] == ["fact"] and "ghost" in log["delta_rejected"][0]["op"]["state_id"]
-    assert log2["persisted_at_previous_request_end"] == ["obs-1-2-0", "fact"]  # unreferenced obs-1-2-1 dropped
+    assert log["boundary"]["persisted"] == ["obs-1-2-0", "fact"]  # unreferenced obs-1-2-1 dropped
     assert log2["access"]["granted"] == ["fact"] and log2["access"]["rejected"][0]["state_id"] == "nope" and log2["disclosed"] == ["fact"]
     p2 = bb.prompts[2][2][1]["content"]
     assert '"query_id": "t/q1"' in p2 and '"state_id": "fact"' in p2 and '"x": 7' not in p2  # index: ids + summaries only
