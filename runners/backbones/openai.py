@@ -1,0 +1,310 @@
+"""Backbone for any OpenAI-compatible chat-completions endpoint (vLLM, SGLang, DeepSeek, OpenAI,
+DashScope, ...), spoken over plain `httpx` so that retries, in-flight bounds and usage mapping
+are ours and visible in the episode record.
+
+- In-flight bound: one `asyncio.Semaphore` per (event loop, base_url), shared by every
+  `OpenAIBackbone` of that endpoint (agent, judge and user_sim backbones of one provider share
+  one budget). The first backbone created for an endpoint sets its size.
+- Retries: 408/409/429/5xx, connection errors and resets, timeouts, malformed bodies. Wait =
+  the server's `Retry-After` (seconds or HTTP date) when given, else full-jitter exponential
+  backoff `uniform(0, min(cap, base * 2**n))`; every wait is capped at `backoff_cap_s` (harness
+  choice: per-minute rate limits never ask for more than 60 s). Each retry is a `RetryEvent`.
+- Fail fast (`BackboneError(fatal=True)`) on 400/401/403/404/422 (and any other 4xx) and on
+  quota exhaustion, with a message that names the fix. Exception: a 400 that says the prompt
+  exceeds the context window is an episode-level failure (`fatal=False`, not retried), so one
+  over-long Full Context episode does not stop a sweep (harness choice).
+- The API key is sent only in the Authorization header and is scrubbed from every message.
+"""
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import random
+import time
+import weakref
+from typing import Any, Mapping
+
+try:  # the project pins httpx; environments that ship the httpx2 fork (used by `openai`) work too
+    import httpx
+except ImportError:  # pragma: no cover - depends on the environment
+    import httpx2 as httpx  # type: ignore[no-redef]
+
+from runners.api import Backbone, BackboneError, Completion, Message, Protocol, RetryEvent, Usage
+from runners.tokens import estimate_usage
+
+SHARD_CONNECTIONS = 16  # connections per HTTP client (see OpenAIBackbone._shards)
+RETRY_STATUS = frozenset({408, 409, 429})  # plus every 5xx
+# Not "billing": OpenAI's ordinary rate-limit 429 links to the billing page.
+_QUOTA_MARKERS = ("insufficient_quota", "quota exceeded", "quota_exceeded", "exceeded your current quota", "insufficient balance")
+_CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "context length", "too many tokens", "prompt is too long")
+_FIX = {
+    400: "the request was rejected as invalid; check `sampling`/`extra_body` in the backbone config and that the model accepts them",
+    401: "the API key was refused; check the variable named by `api_key_env` in the backbone config",
+    403: "the key may not use this model or endpoint; check the key's permissions and `model`",
+    404: "unknown model or wrong URL; check `model` and `base_url` (it usually ends in /v1)",
+    422: "the endpoint could not process the request body; check `sampling`/`extra_body` for unsupported fields",
+}
+
+# (event loop) -> {base_url: Semaphore}; weak so finished loops free their semaphores.
+_SEMAPHORES: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]]" = weakref.WeakKeyDictionary()
+
+
+def endpoint_semaphore(base_url: str, size: int) -> asyncio.Semaphore:
+    """The in-flight bound of `base_url` in the running loop (created with `size` on first use)."""
+    per_loop = _SEMAPHORES.setdefault(asyncio.get_running_loop(), {})
+    if base_url not in per_loop:
+        per_loop[base_url] = asyncio.Semaphore(size)
+    return per_loop[base_url]
+
+
+def retry_after_s(headers: Mapping[str, str], now: float | None = None) -> float | None:
+    """Seconds the server asks us to wait: `retry-after-ms`, `Retry-After: <seconds>` or
+    `Retry-After: <HTTP date>`; None when absent or unreadable."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = (headers.get("retry-after") or "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def map_usage(raw: Any) -> Usage | None:
+    """Endpoint usage → `Usage(source="api")`; None when the endpoint sent none we can read.
+    Cached prompt tokens: OpenAI `prompt_tokens_details.cached_tokens`, else DeepSeek
+    `prompt_cache_hit_tokens`; reasoning: `completion_tokens_details.reasoning_tokens`."""
+    if not isinstance(raw, dict) or not ({"prompt_tokens", "completion_tokens"} & raw.keys()):
+        return None
+
+    def num(v: Any) -> int:
+        try:
+            return max(0, int(v or 0))
+        except (TypeError, ValueError):
+            return 0
+
+    pdet = raw.get("prompt_tokens_details") if isinstance(raw.get("prompt_tokens_details"), dict) else {}
+    cdet = raw.get("completion_tokens_details") if isinstance(raw.get("completion_tokens_details"), dict) else {}
+    return Usage(
+        prompt_tokens=num(raw.get("prompt_tokens")),
+        cached_prompt_tokens=num(pdet.get("cached_tokens")) or num(raw.get("prompt_cache_hit_tokens")),
+        completion_tokens=num(raw.get("completion_tokens")),
+        reasoning_tokens=num(cdet.get("reasoning_tokens")),
+        source="api",
+    )
+
+
+class _Retry(Exception):
+    """One failed attempt that may be retried; `wait_s` is the server's Retry-After if any."""
+
+    def __init__(self, error: str, wait_s: float | None = None) -> None:
+        super().__init__(error)
+        self.error = error
+        self.wait_s = wait_s
+
+
+class OpenAIBackbone(Backbone):
+    """A chat model behind POST {base_url}/chat/completions. Sampling comes from config and can
+    be overridden per call (`**sampling`, e.g. a judge's temperature); `extra_body` fields are
+    merged into the request body (e.g. thinking disabled, FlowState App. B.5)."""
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        model: str,
+        base_url: str,
+        api_key: str | None,
+        sampling: dict[str, Any] | None = None,
+        extra_body: dict[str, Any] | None = None,
+        max_inflight: int = 16,
+        timeout_s: float = 600,
+        max_retries: int = 8,
+        backoff_cap_s: float = 60,
+        backoff_base_s: float = 1.0,
+    ) -> None:
+        if not base_url:
+            raise ValueError(f"backbone '{name}': base_url is empty; set `base_url` (or the variable named by `base_url_env`)")
+        if max_inflight < 1 or max_retries < 0 or timeout_s <= 0 or backoff_cap_s < 0 or backoff_base_s < 0:
+            raise ValueError(f"backbone '{name}': need max_inflight >= 1, max_retries >= 0, timeout_s > 0 and non-negative backoff")
+        self.name, self.model = name, model
+        self.base_url = base_url.rstrip("/")
+        self._key = api_key or ""
+        self.key_env: str | None = None  # name of the variable the key came from (for error messages)
+        self.sampling = dict(sampling or {})
+        self.extra_body = dict(extra_body or {})
+        self.max_inflight, self.timeout_s, self.max_retries = max_inflight, timeout_s, max_retries
+        self.backoff_cap_s, self.backoff_base_s = backoff_cap_s, backoff_base_s
+        self._rng = random.Random()
+        self._clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[list[Any]]]" = weakref.WeakKeyDictionary()
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"OpenAIBackbone(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
+
+    # -------------------------------------------------------------------- request parts
+    def request_body(self, messages: list[Message], sampling: dict[str, Any]) -> dict[str, Any]:
+        """The JSON body: model, messages, config sampling ← per-call sampling, then extra_body
+        (config ← per-call `extra_body=`)."""
+        call = dict(sampling)
+        extra = {**self.extra_body, **(call.pop("extra_body", None) or {})}
+        return {"model": self.model, "messages": messages, **self.sampling, **call, **extra}
+
+    def _shards(self) -> list[list[Any]]:
+        """This loop's HTTP clients as [client, in-flight] pairs. httpcore's pool bookkeeping is
+        quadratic in its connection count (64 connections cost ~9 ms CPU per request), so the
+        in-flight budget is spread over clients of at most SHARD_CONNECTIONS connections each."""
+        loop = asyncio.get_running_loop()
+        shards = self._clients.get(loop)
+        if shards is None:
+            headers = {"Content-Type": "application/json"}
+            if self._key:
+                headers["Authorization"] = f"Bearer {self._key}"
+            n = -(-self.max_inflight // SHARD_CONNECTIONS)
+            size = -(-self.max_inflight // n)
+            limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+            shards = [[httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(self.timeout_s)), 0] for _ in range(n)]
+            self._clients[loop] = shards
+        return shards
+
+    async def _post(self, url: str, body: dict[str, Any]) -> httpx.Response:
+        shard = min(self._shards(), key=lambda s: s[1])  # least loaded: never above its pool size
+        shard[1] += 1
+        try:
+            return await shard[0].post(url, json=body)
+        finally:
+            shard[1] -= 1
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._key, "***") if self._key else text
+
+    def backoff_s(self, n: int) -> float:
+        """Full-jitter exponential backoff before retry n (0-based), capped at backoff_cap_s."""
+        return self._rng.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**n))
+
+    # -------------------------------------------------------------------- one attempt
+    async def _attempt(self, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
+        url = f"{self.base_url}/chat/completions"
+        try:
+            async with endpoint_semaphore(self.base_url, self.max_inflight):
+                t0 = time.perf_counter()  # latency excludes queueing for the in-flight bound
+                async with asyncio.timeout(self.timeout_s):  # total deadline; httpx's is per read
+                    resp = await self._post(url, body)
+                latency = time.perf_counter() - t0
+        except (TimeoutError, httpx.TimeoutException):
+            raise _Retry(f"timeout after {self.timeout_s:g}s") from None
+        except httpx.TransportError as e:  # connection refused/reset, server closed without reply
+            raise _Retry(f"{type(e).__name__}: {self._redact(str(e))[:200]}") from None
+        status = resp.status_code
+        if 200 <= status < 300:
+            try:
+                data = resp.json()
+            except ValueError:
+                raise _Retry("malformed body: not JSON") from None
+            choices = data.get("choices") if isinstance(data, dict) else None
+            if not (isinstance(choices, list) and choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict)):
+                raise _Retry("malformed body: no choices[0].message")
+            return data, latency
+        text = self._redact(resp.text[:500])
+        where = f"{url} (backbone '{self.name}', model '{self.model}')"
+        low = text.lower()
+        if (status == 429 and any(m in low for m in _QUOTA_MARKERS)) or status == 402:
+            raise BackboneError(f"HTTP {status} quota exhausted at {where}: {text}. Fix: top up the account or use another key/endpoint.", fatal=True)
+        if status in RETRY_STATUS or status >= 500:
+            raise _Retry(f"HTTP {status}", retry_after_s(resp.headers))
+        if status == 400 and any(m in low for m in _CONTEXT_MARKERS):
+            raise BackboneError(f"HTTP 400 at {where}: the prompt exceeds the model's context window: {text}", fatal=False)
+        fix = _FIX.get(status, "the endpoint refused the request; check the backbone config")
+        if status in (401, 403) and self.key_env:
+            fix += f" (the key came from ${self.key_env})"
+        raise BackboneError(f"HTTP {status} at {where}: {text}. Fix: {fix}.", fatal=True)
+
+    # -------------------------------------------------------------------- public
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        role: str,
+        protocol: Protocol | None = None,
+        attempt: int = 0,
+        **sampling: Any,
+    ) -> Completion:
+        """One chat completion with retries. `protocol` and `attempt` do not reach the endpoint
+        (`attempt` only distinguishes re-samples in the response cache)."""
+        body = self.request_body(messages, sampling)
+        retries: list[RetryEvent] = []
+        for n in range(self.max_retries + 1):
+            try:
+                data, latency = await self._attempt(body)
+            except BackboneError as e:
+                e.retries = retries
+                raise
+            except _Retry as r:
+                if n == self.max_retries:  # retries holds one event per re-attempt made
+                    raise BackboneError(
+                        f"{r.error} from {self.base_url}/chat/completions (backbone '{self.name}', model '{self.model}') "
+                        f"after {n + 1} attempts; the endpoint is down or overloaded: check it, lower `max_inflight`, "
+                        "or resume later (infra errors are retried on resume)",
+                        fatal=False, retries=retries,
+                    ) from None
+                wait = min(self.backoff_cap_s, r.wait_s) if r.wait_s is not None else self.backoff_s(n)
+                retries.append(RetryEvent(attempt=n, error=r.error, wait_s=round(wait, 4)))
+                await asyncio.sleep(wait)
+                continue
+            return self._completion(data, messages, role, latency, retries)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _completion(self, data: dict[str, Any], messages: list[Message], role: str, latency: float, retries: list[RetryEvent]) -> Completion:
+        choice = data["choices"][0]
+        content = choice["message"].get("content")
+        text = content if isinstance(content, str) else ""
+        raw = data.get("usage") if isinstance(data.get("usage"), dict) else None
+        usage = map_usage(raw) or estimate_usage(messages, text)
+        return Completion(
+            text=text, role=role, model=str(data.get("model") or self.model), finish_reason=choice.get("finish_reason"),
+            usage=usage, raw_usage=raw, retries=retries, latency_s=latency,
+        )
+
+    async def aclose(self) -> None:
+        """Close the HTTP clients of the running loop (others close with their loops)."""
+        for client, _ in self._clients.pop(asyncio.get_running_loop(), []):
+            await client.aclose()
+
+
+def build_openai_backbone(cfg: dict[str, Any], env: Mapping[str, str] = os.environ) -> OpenAIBackbone:
+    """Backbone from a `conf/backbone/*.yaml` mapping. `base_url_env` (if set in `env`) overrides
+    `base_url`; the key is read from the variable named by `api_key_env` (null → no key, or the
+    literal `api_key` such as "EMPTY" for a local vLLM)."""
+    name = cfg.get("name", "openai")
+    base_url = cfg.get("base_url")
+    if cfg.get("base_url_env") and env.get(cfg["base_url_env"]):
+        base_url = env[cfg["base_url_env"]]
+    if not base_url:
+        hint = f" or export {cfg['base_url_env']}" if cfg.get("base_url_env") else ""
+        raise ValueError(f"backbone '{name}': no endpoint; set `base_url` in conf/backbone/{name}.yaml{hint}")
+    key_env = cfg.get("api_key_env")
+    if key_env:
+        key = env.get(key_env)
+        if not key:
+            raise ValueError(f"backbone '{name}': the API key variable {key_env} is not set; export {key_env}=<your key> "
+                             f"(or set api_key_env: null for an endpoint without keys, e.g. a local vLLM)")
+    else:
+        key = cfg.get("api_key") or "EMPTY"
+    opts = {k: cfg[k] for k in ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "backoff_base_s") if cfg.get(k) is not None}
+    backbone = OpenAIBackbone(name=name, model=cfg["model"], base_url=base_url, api_key=key,
+                              sampling=cfg.get("sampling") or {}, extra_body=cfg.get("extra_body") or {}, **opts)
+    backbone.key_env = key_env
+    return backbone

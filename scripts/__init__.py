@@ -1,0 +1,1 @@
+"""Command-line utilities that are not part of the library."""

@@ -1,0 +1,261 @@
+"""A real HTTP server on 127.0.0.1 that speaks the OpenAI chat-completions API, for tests and perf.
+
+    with FakeOpenAI(responder=lambda body: "hi", fault_rate=0.2, seed=0) as srv:
+        backbone = OpenAIBackbone(base_url=srv.base_url, ...)
+
+- Replies are a deterministic function of the request: `responder(body) -> str`.
+- Faults are deterministic per (seed, request content, how often that content arrived): the
+  n-th arrival of a given body draws `sha256(seed|body|n)`, so a retry of the same request gets
+  a fresh but reproducible draw, independent of the order in which other requests arrive.
+  Kinds: "429" (with Retry-After), "500", "hang" (no reply for `hang_s`, longer than the client
+  timeout), "reset" (socket closed without a response), "malformed" (200 with a non-JSON body),
+  "nochoices" (200 JSON without `choices`), "quota" (429 insufficient_quota), "context" (400
+  context length exceeded), or an int status (its body echoes the Authorization header, the
+  worst case for key leaks).
+- `enqueue(*kinds)` forces the outcomes of the next requests (in arrival order), before any
+  random draw; `mode` answers every request with one fault (e.g. 401) until reset to None.
+- `latency_s`: fixed server-side delay before every normal reply.
+- Counters: `requests`, `outcomes` (kind -> count), `max_concurrent`, `bodies`, `auth_headers`.
+
+Run as a separate process (keeps the server off the client's GIL, for perf):
+    python -m tests.fake_openai --latency 0.1 [--react]   # prints the base URL, serves until stdin closes
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import hashlib
+import json
+import socket
+import struct
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+Responder = Callable[[dict[str, Any]], str]
+UsageFn = Callable[[dict[str, Any], str], "dict[str, Any] | None"]
+# Worded like OpenAI's: an ordinary rate limit that mentions billing must still be retried.
+RATE_LIMIT_MESSAGE = ("Rate limit reached for requests per min (RPM). Please try again in 1s. You can increase your "
+                      "rate limit by adding a payment method at https://platform.openai.com/account/billing.")
+FAULT_KINDS = ("429", "500", "hang", "reset", "malformed")
+
+
+def canonical(body: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+
+
+def default_responder(body: dict[str, Any]) -> str:
+    """'reply <8 hex of the messages>': distinct prompts get distinct, stable replies."""
+    return "reply " + canonical({"m": body.get("messages")})[:8]
+
+
+def word_usage(body: dict[str, Any], text: str) -> dict[str, Any]:
+    """Usage counted in whitespace words (a stand-in for tokens; deterministic)."""
+    prompt = sum(len(str(m.get("content") or "").split()) for m in body.get("messages") or [])
+    completion = len(text.split())
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def react_responder(body: dict[str, Any]) -> str:
+    """A ReAct final answer for agent calls, 'yes' for judge prompts (perf and sweep tests)."""
+    system = str((body.get("messages") or [{}])[0].get("content") or "")
+    if "equivalent" in system.lower() and "yes or no" in system.lower():
+        return "yes"
+    return '<tool_calls>[]</tool_calls><assistant_message>{"content": "x"}</assistant_message>'
+
+
+class FakeOpenAI:
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        *,
+        fault_rate: float = 0.0,
+        faults: tuple[str | int, ...] = FAULT_KINDS,
+        latency_s: float = 0.0,
+        seed: int = 0,
+        retry_after: str | None = "0.05",
+        hang_s: float = 5.0,
+        usage: UsageFn | None = word_usage,
+        model: str = "fake-model",
+        port: int = 0,
+    ) -> None:
+        if not 0.0 <= fault_rate <= 1.0:
+            raise ValueError(f"fault_rate must be in [0, 1], got {fault_rate}")
+        self.responder = responder or default_responder
+        self.fault_rate, self.faults, self.latency_s, self.seed = fault_rate, tuple(faults), latency_s, seed
+        self.retry_after, self.hang_s, self.usage, self.model = retry_after, hang_s, usage, model
+        self.mode: str | int | None = None
+        self._port = port
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._queue: collections.deque[str | int] = collections.deque()
+        self._server: ThreadingHTTPServer | None = None
+        self.reset_counters()
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> "FakeOpenAI":
+        srv = _Server(("127.0.0.1", self._port), _handler_for(self))
+        self._server = srv
+        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def close(self) -> None:
+        self._stop.set()  # wakes hanging handlers
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> "FakeOpenAI":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "server not started"
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    # ------------------------------------------------------------------ control
+    def enqueue(self, *kinds: str | int) -> None:
+        with self._lock:
+            self._queue.extend(kinds)
+
+    def reset_counters(self) -> None:
+        with self._lock:
+            self.requests = 0
+            self.outcomes: collections.Counter[str] = collections.Counter()
+            self.max_concurrent = 0
+            self.inflight = 0
+            self.bodies: list[dict[str, Any]] = []
+            self.auth_headers: list[str | None] = []
+            self._seen: collections.Counter[str] = collections.Counter()
+
+    def decide(self, body: dict[str, Any]) -> str | int:
+        """Outcome for this arrival: forced queue, then `mode`, then the seeded draw, else 'ok'."""
+        with self._lock:
+            key = canonical(body)
+            n = self._seen[key]
+            self._seen[key] += 1
+            if self._queue:
+                return self._queue.popleft()
+        if self.mode is not None:
+            return self.mode
+        if self.fault_rate > 0 and self.faults:
+            h = hashlib.sha256(f"{self.seed}|{key}|{n}".encode()).digest()
+            draw = int.from_bytes(h[:8], "big") / 2**64
+            if draw < self.fault_rate:
+                return self.faults[int.from_bytes(h[8:12], "big") % len(self.faults)]
+        return "ok"
+
+    def reply_json(self, body: dict[str, Any]) -> dict[str, Any]:
+        text = self.responder(body)
+        out: dict[str, Any] = {
+            "id": "chatcmpl-" + canonical(body)[:12], "object": "chat.completion", "model": body.get("model") or self.model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        }
+        usage = self.usage(body, text) if self.usage else None
+        if usage is not None:
+            out["usage"] = usage
+        return out
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the default listen backlog (5) drops SYNs when many clients connect at once
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that gave up (timeout) is expected
+            super().handle_error(request, client_address)
+
+def _error(status: int, message: str, code: str) -> bytes:
+    return json.dumps({"error": {"message": message, "type": code, "code": code}}).encode()
+
+
+def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints
+        disable_nagle_algorithm = True  # headers and body are separate writes: avoid the 40 ms delayed-ACK stall
+
+        def log_message(self, *args: Any) -> None:  # quiet
+            return None
+
+        def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None, ctype: str = "application/json") -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(payload)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server naming
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._send(404, _error(404, f"no route {self.path}", "not_found"))
+                return
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                self._send(400, _error(400, "body is not JSON", "invalid_request_error"))
+                return
+            with fake._lock:
+                fake.requests += 1
+                fake.bodies.append(body)
+                fake.auth_headers.append(self.headers.get("Authorization"))
+                fake.inflight += 1
+                fake.max_concurrent = max(fake.max_concurrent, fake.inflight)
+            kind = fake.decide(body)
+            try:
+                self._answer(kind, body)
+            finally:
+                with fake._lock:
+                    fake.inflight -= 1
+                    fake.outcomes[str(kind)] += 1
+
+        def _answer(self, kind: str | int, body: dict[str, Any]) -> None:
+            if kind == "ok":
+                if fake.latency_s:
+                    fake._stop.wait(fake.latency_s)
+                self._send(200, json.dumps(fake.reply_json(body)).encode())
+            elif kind == "429":
+                hdr = {"Retry-After": fake.retry_after} if fake.retry_after is not None else {}
+                self._send(429, _error(429, RATE_LIMIT_MESSAGE, "rate_limit_exceeded"), hdr)
+            elif kind == "quota":
+                self._send(429, _error(429, "You exceeded your current quota, please check your plan and billing details.", "insufficient_quota"))
+            elif kind == "hang":
+                fake._stop.wait(fake.hang_s)
+                self.close_connection = True
+            elif kind == "reset":
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
+            elif kind == "malformed":
+                self._send(200, b"<html>502 Bad Gateway</html>", ctype="text/html")
+            elif kind == "context":
+                self._send(400, _error(400, "This model's maximum context length is 8192 tokens.", "context_length_exceeded"))
+            elif kind == "nochoices":
+                self._send(200, json.dumps({"object": "chat.completion", "model": fake.model}).encode())
+            else:
+                status = int(kind)  # echoes the Authorization header: the worst case for key leaks
+                self._send(status, _error(status, f"fake error {status}; got {self.headers.get('Authorization')}", "fake_error"))
+
+    return Handler
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="Serve a fake OpenAI endpoint on 127.0.0.1 until stdin closes.")
+    ap.add_argument("--latency", type=float, default=0.0, help="server-side delay per reply, seconds")
+    ap.add_argument("--fault-rate", type=float, default=0.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--react", action="store_true", help="answer with react_responder (ReAct final answer / judge 'yes')")
+    a = ap.parse_args(argv)
+    with FakeOpenAI(react_responder if a.react else None, latency_s=a.latency, fault_rate=a.fault_rate, seed=a.seed, port=a.port) as srv:
+        print(srv.base_url, flush=True)
+        sys.stdin.read()  # serve until the parent closes our stdin
+
+
+if __name__ == "__main__":
+    main()

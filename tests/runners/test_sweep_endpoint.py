@@ -1,0 +1,77 @@
+"""The sweep against a real HTTP endpoint on 127.0.0.1 (tests/fake_openai.py): ~20% injected
+faults (429 + Retry-After, 500, hangs past the timeout, connection resets, malformed bodies)
+give results identical to a fault-free run; 401/400 fail fast with a clear message; the API key
+never appears under the results directory; a rerun is served from the response cache."""
+import json
+
+import pytest
+
+from tests.fake_openai import FakeOpenAI, react_responder
+from tests.runners.sweep_helpers import metrics_csv, run_sweep
+
+KEY = "sk-test-SECRET-0123456789abcdef"
+ARGS = ("backbone=openai_compatible", "backbone.model=fake-model", "method=full_context",
+        "benchmark.params.data_dir=fixtures", "backbone.timeout_s=1", "backbone.backoff_cap_s=0.2",
+        "backbone.max_retries=12", "runner.concurrency=4", "experiment.name=endpoint")
+
+
+def env(srv):
+    return {"OPENAI_COMPAT_BASE_URL": srv.base_url, "OPENAI_COMPAT_API_KEY": KEY}
+
+
+@pytest.fixture(scope="module")
+def clean_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("clean")
+    with FakeOpenAI(responder=react_responder) as srv:
+        p = run_sweep(out, *ARGS, env=env(srv))
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def test_faults_give_identical_results_and_are_logged(clean_run, tmp_path):
+    with FakeOpenAI(responder=react_responder, fault_rate=0.2, seed=3, hang_s=3) as srv:
+        p = run_sweep(tmp_path, *ARGS, env=env(srv), timeout=300)
+        outcomes = dict(srv.outcomes)
+    assert p.returncode == 0, p.stderr + p.stdout
+    assert sum(v for k, v in outcomes.items() if k != "ok") >= 3, outcomes
+    ours = metrics_csv(tmp_path / "endpoint" / "tables" / "metrics.csv")
+    assert ours == metrics_csv(clean_run / "endpoint" / "tables" / "metrics.csv")
+    recs = [json.loads(l) for f in (tmp_path / "endpoint").rglob("episodes.jsonl") for l in f.read_text().splitlines()]
+    assert sum(r["retries"] for r in recs) >= 3
+    retried = [c for r in recs for q in r["requests"] for s in q["steps"] for c in s["calls"] if c["retries"]]
+    assert retried and all(e["wait_s"] >= 0 for c in retried for e in c["retries"])
+
+
+def test_api_key_never_written(clean_run, tmp_path):
+    with FakeOpenAI(responder=react_responder, fault_rate=0.3, seed=5, hang_s=3) as srv:
+        run_sweep(tmp_path, *ARGS, env=env(srv), timeout=300)
+        srv.mode = 401
+        run_sweep(tmp_path, *ARGS, "benchmark=memoryarena_phys", "runner.cache=false", "experiment.name=denied", env=env(srv))
+    for root in (clean_run, tmp_path):
+        for f in root.rglob("*"):
+            if f.is_file():
+                assert KEY.encode() not in f.read_bytes(), f
+                assert KEY[-12:].encode() not in f.read_bytes(), f
+
+
+@pytest.mark.parametrize("status, hint", [(401, "OPENAI_COMPAT_API_KEY"), (400, "400")])
+def test_fail_fast_on_client_errors(tmp_path, status, hint):
+    with FakeOpenAI(responder=react_responder) as srv:
+        srv.mode = status
+        p = run_sweep(tmp_path, *ARGS, env=env(srv), timeout=60)
+        n = srv.requests
+    assert p.returncode == 3
+    assert hint in p.stderr and KEY not in p.stderr + p.stdout
+    assert n <= 4  # no retries: at most one call per in-flight episode
+
+
+def test_rerun_is_served_from_cache(clean_run, tmp_path):
+    with FakeOpenAI(responder=react_responder) as srv:
+        p1 = run_sweep(tmp_path, *ARGS, env=env(srv))
+        first = srv.requests
+        for f in (tmp_path / "endpoint").rglob("episodes.jsonl"):
+            f.write_text("")  # forget finished episodes, keep the response cache
+        p2 = run_sweep(tmp_path, *ARGS, env=env(srv))
+        assert p1.returncode == p2.returncode == 0
+        assert srv.requests == first  # zero new model calls
+    assert "0 made" in p2.stdout and "served from the response cache" in p2.stdout

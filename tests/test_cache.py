@@ -1,0 +1,154 @@
+"""ResponseCache and CachedBackbone: real SQLite files, real HTTP on 127.0.0.1."""
+from __future__ import annotations
+
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from runners.api import BackboneError, Completion, Usage
+from runners.backbones.openai import OpenAIBackbone
+from runners.backbones.scripted import ScriptedBackbone
+from runners.cache import CachedBackbone, ResponseCache, cache_key
+from tests.fake_openai import FakeOpenAI
+
+MSGS = [{"role": "user", "content": "hello there"}]
+
+
+@pytest.fixture
+def srv():
+    with FakeOpenAI(usage=lambda body, text: {"prompt_tokens": 50, "completion_tokens": 9,
+                                              "prompt_tokens_details": {"cached_tokens": 32}}) as s:
+        yield s
+
+
+@pytest.fixture
+def cache(tmp_path):
+    c = ResponseCache(tmp_path / "cache" / "responses.sqlite")
+    yield c
+    c.close()
+
+
+def inner(srv: FakeOpenAI, **kw) -> OpenAIBackbone:
+    opts = dict(max_retries=0, timeout_s=2, backoff_base_s=0.01) | kw
+    return OpenAIBackbone(name="fake", model="fake-model", base_url=srv.base_url, api_key="k", sampling={"temperature": 0.1},
+                          extra_body={"thinking": {"type": "disabled"}}, **opts)
+
+
+async def test_hit_makes_no_request_and_keeps_usage(srv, cache):
+    b = CachedBackbone(inner(srv), cache, trial=0)
+    first = await b.complete(MSGS, role="agent")
+    second = await b.complete(MSGS, role="agent")
+    assert srv.requests == 1
+    assert not first.cached and second.cached and second.text == first.text
+    assert second.usage == first.usage and second.usage.cached_prompt_tokens == 32 and second.usage.source == "api"
+    assert second.retries == [] and second.raw_usage == first.raw_usage
+    assert (cache.hits, cache.misses, len(cache)) == (1, 1, 1)
+
+
+async def test_hit_has_no_retries_even_if_the_miss_had_some(srv, cache):
+    srv.enqueue("500")
+    b = CachedBackbone(inner(srv, max_retries=2), cache, trial=0)
+    miss = await b.complete(MSGS, role="agent")
+    hit = await b.complete(MSGS, role="agent")
+    assert len(miss.retries) == 1 and hit.retries == [] and hit.cached
+
+
+@pytest.mark.parametrize("change", [
+    {"trial": 1}, {"attempt": 1}, {"role": "judge"}, {"sampling": {"temperature": 0.7}},
+    {"sampling": {"extra_body": {"seed": 3}}}, {"sampling": {"tools": [{"type": "function", "function": {"name": "f"}}]}},
+    {"messages": [{"role": "user", "content": "hello there!"}]},
+])
+async def test_any_key_part_changes_the_key(srv, cache, change):
+    base = {"trial": 0, "attempt": 0, "role": "agent", "sampling": {}, "messages": MSGS}
+    await CachedBackbone(inner(srv), cache, trial=0).complete(MSGS, role="agent")
+    v = {**base, **change}
+    b = CachedBackbone(inner(srv), cache, trial=v["trial"])
+    c = await b.complete(v["messages"], role=v["role"], attempt=v["attempt"], **v["sampling"])
+    assert not c.cached and srv.requests == 2
+    assert (await b.complete(v["messages"], role=v["role"], attempt=v["attempt"], **v["sampling"])).cached
+    assert srv.requests == 2
+
+
+async def test_endpoint_and_model_are_in_the_key(srv, cache):
+    await CachedBackbone(inner(srv), cache, trial=0).complete(MSGS, role="agent")
+    with FakeOpenAI() as other:
+        c = await CachedBackbone(inner(other), cache, trial=0).complete(MSGS, role="agent")
+        assert not c.cached and other.requests == 1
+    other_model = inner(srv)
+    other_model.model = "another-model"
+    assert not (await CachedBackbone(other_model, cache, trial=0).complete(MSGS, role="agent")).cached
+
+
+async def test_errors_are_never_cached(srv, cache):
+    b = CachedBackbone(inner(srv), cache, trial=0)
+    srv.mode = 500
+    with pytest.raises(BackboneError):
+        await b.complete(MSGS, role="agent")
+    assert len(cache) == 0
+    srv.mode = None
+    c = await b.complete(MSGS, role="agent")
+    assert not c.cached and srv.requests == 2 and len(cache) == 1
+
+
+async def test_corrupt_row_is_a_miss_and_is_overwritten(srv, cache):
+    b = CachedBackbone(inner(srv), cache, trial=0)
+    await b.complete(MSGS, role="agent")
+    key = b.key(MSGS, role="agent", attempt=0, sampling={})
+    with sqlite3.connect(cache.path) as db:
+        db.execute("UPDATE responses SET payload = ? WHERE key = ?", ('{"text": "trunc', key))
+    again = await b.complete(MSGS, role="agent")
+    assert not again.cached and srv.requests == 2
+    assert (await b.complete(MSGS, role="agent")).cached and srv.requests == 2
+    with sqlite3.connect(cache.path) as db:
+        db.execute("UPDATE responses SET payload = ? WHERE key = ?", ('{"valid json": "wrong schema"}', key))
+    assert cache.get(key) is None
+
+
+def test_wal_mode_and_persistence(tmp_path):
+    path = tmp_path / "r.sqlite"
+    c1 = ResponseCache(path)
+    assert c1.journal_mode == "wal"
+    comp = Completion(text="ä answer", role="agent", model="m", usage=Usage(prompt_tokens=5, completion_tokens=2))
+    c1.put("k1", comp)
+    assert (tmp_path / "r.sqlite-wal").exists()
+    c1.close()
+    c2 = ResponseCache(path)  # a re-run of a finished sweep reads the same answers
+    assert c2.get("k1") == comp and c2.get("nope") is None and c2.stats() == {"hits": 1, "misses": 1, "entries": 1}
+    c2.close()
+    assert "pickle" not in sqlite3.connect(path).execute("SELECT payload FROM responses").fetchone()[0]
+
+
+def test_unreadable_file_names_the_fix(tmp_path):
+    bad = tmp_path / "bad.sqlite"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(RuntimeError, match="delete the file"):
+        ResponseCache(bad)
+
+
+def test_thread_safe_within_a_process(cache):
+    comp = Completion(text="x", role="agent", model="m")
+
+    def work(t: int) -> int:
+        for i in range(40):
+            cache.put(f"{t}-{i}", comp)
+            assert cache.get(f"{t}-{i}") is not None
+        return t
+
+    with ThreadPoolExecutor(8) as ex:
+        list(ex.map(work, range(8)))
+    assert len(cache) == 320 and cache.hits == 320
+
+
+def test_key_is_canonical():
+    args = dict(base_url="http://h/v1", model="m", sampling={"temperature": 0, "top_p": 1}, extra_body={}, tools=None,
+                trial=0, attempt=0, role="agent")
+    a = cache_key(messages=[{"role": "user", "content": "q"}], **args)
+    b = cache_key(messages=[{"content": "q", "role": "user"}], **{**args, "base_url": "http://h/v1/", "sampling": {"top_p": 1, "temperature": 0}})
+    assert a == b and len(a) == 64
+    assert a != cache_key(messages=[{"role": "user", "content": "q"}], **{**args, "attempt": 1})
+
+
+def test_scripted_backbones_are_not_cached(cache):
+    with pytest.raises(TypeError, match="scripted"):
+        CachedBackbone(ScriptedBackbone(), cache, trial=0)

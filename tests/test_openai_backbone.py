@@ -1,0 +1,268 @@
+"""OpenAIBackbone against a real HTTP server on 127.0.0.1 (tests/fake_openai.py)."""
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runners.api import BackboneError
+from runners.backbones.openai import OpenAIBackbone, build_openai_backbone, map_usage, retry_after_s
+from runners.tokens import estimate_usage
+from tests.fake_openai import FakeOpenAI
+
+KEY = "sk-test-SECRET-0123456789abcdef"
+MSGS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "what is two plus two"}]
+
+
+def make(srv: FakeOpenAI, **kw) -> OpenAIBackbone:
+    opts = dict(name="fake", model="fake-model", base_url=srv.base_url, api_key=KEY, sampling={"temperature": 0.1, "top_p": 1.0},
+                extra_body={"thinking": {"type": "disabled"}}, timeout_s=1.0, max_retries=4, backoff_cap_s=0.05, backoff_base_s=0.01)
+    opts.update(kw)
+    return OpenAIBackbone(**opts)
+
+
+@pytest.fixture
+def srv():
+    with FakeOpenAI(hang_s=1.5) as s:
+        yield s
+
+
+async def test_request_body_reply_and_usage(srv):
+    b = make(srv)
+    c = await b.complete(MSGS, role="judge", temperature=0.0, extra_body={"seed": 7})
+    body = srv.bodies[0]
+    assert body["model"] == "fake-model" and body["messages"] == MSGS
+    assert body["temperature"] == 0.0 and body["top_p"] == 1.0  # per-call override wins over config
+    assert body["thinking"] == {"type": "disabled"} and body["seed"] == 7  # extra_body merged
+    assert "protocol" not in body and "attempt" not in body
+    assert srv.auth_headers[0] == f"Bearer {KEY}"
+    assert c.text.startswith("reply ") and c.role == "judge" and c.finish_reason == "stop" and not c.retries
+    assert c.usage.source == "api" and c.usage.prompt_tokens == 7 and c.usage.completion_tokens == 2
+    assert c.raw_usage == {"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9}
+    assert KEY not in c.model_dump_json() and KEY not in repr(b)
+    await b.aclose()
+
+
+async def test_retry_after_seconds_is_honoured(srv):
+    srv.retry_after = "0.3"
+    srv.enqueue("429")
+    b = make(srv, backoff_base_s=0.0, backoff_cap_s=1.0)  # own backoff would be 0 s: any wait comes from Retry-After
+    t0 = time.perf_counter()
+    c = await b.complete(MSGS, role="agent")
+    assert time.perf_counter() - t0 >= 0.3
+    assert [(r.error, r.wait_s) for r in c.retries] == [("HTTP 429", 0.3)]
+    assert srv.requests == 2
+
+
+async def test_retry_after_above_cap_is_capped(srv):
+    srv.retry_after = "30"
+    srv.enqueue("429")
+    b = make(srv, backoff_cap_s=0.1)
+    t0 = time.perf_counter()
+    c = await b.complete(MSGS, role="agent")
+    assert time.perf_counter() - t0 < 2
+    assert c.retries[0].wait_s == 0.1 and c.retries[0].error == "HTTP 429"
+
+
+def test_retry_after_parsing():
+    now = 1_700_000_000.0
+    assert retry_after_s({"retry-after": "2.5"}) == 2.5
+    assert retry_after_s({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    date = email.utils.formatdate(now + 5, usegmt=True)
+    assert retry_after_s({"retry-after": date}, now=now) == pytest.approx(5, abs=1)
+    assert retry_after_s({"retry-after": email.utils.formatdate(now - 50, usegmt=True)}, now=now) == 0.0
+    assert retry_after_s({"retry-after": "soon"}) is None and retry_after_s({}) is None
+
+
+def test_backoff_is_full_jitter_and_capped(srv):
+    b = make(srv, backoff_base_s=1.0, backoff_cap_s=8.0)
+    waits = [b.backoff_s(n) for n in range(12) for _ in range(50)]
+    assert all(0 <= w <= 8.0 for w in waits)
+    late = [b.backoff_s(10) for _ in range(200)]
+    assert max(late) > 6 and min(late) < 2  # jitter spans [0, cap], not a fixed sleep
+    assert all(b.backoff_s(0) <= 1.0 for _ in range(50))
+
+
+@pytest.mark.parametrize("kind", ["429", "500", 503, 408, 409, "hang", "reset", "malformed", "nochoices"])
+async def test_transient_faults_are_retried(srv, kind):
+    srv.enqueue(kind)
+    c = await make(srv).complete(MSGS, role="agent")
+    assert c.text.startswith("reply ") and srv.requests == 2
+    assert len(c.retries) == 1 and c.retries[0].attempt == 0
+    assert KEY not in c.retries[0].error
+
+
+@pytest.mark.parametrize("status,fix", [(400, "sampling"), (401, "api_key_env"), (403, "permissions"), (404, "base_url"), (422, "extra_body")])
+async def test_config_errors_fail_fast(srv, status, fix):
+    srv.mode = status
+    with pytest.raises(BackboneError) as ei:
+        await make(srv).complete(MSGS, role="agent")
+    e = ei.value
+    assert e.fatal and srv.requests == 1 and not e.retries
+    msg = str(e)
+    assert f"HTTP {status}" in msg and srv.base_url in msg and fix in msg
+    assert KEY not in msg and KEY not in repr(e.args)  # the fake echoes the Authorization header
+
+
+async def test_quota_exhaustion_is_fatal(srv):
+    srv.mode = "quota"
+    with pytest.raises(BackboneError) as ei:
+        await make(srv).complete(MSGS, role="agent")
+    assert ei.value.fatal and "quota" in str(ei.value) and srv.requests == 1
+
+
+async def test_context_overflow_is_episode_level_not_fatal(srv):
+    srv.mode = "context"
+    with pytest.raises(BackboneError) as ei:
+        await make(srv).complete(MSGS, role="agent")
+    assert not ei.value.fatal and "context window" in str(ei.value) and srv.requests == 1
+
+
+async def test_fatal_after_retries_keeps_the_retry_log(srv):
+    srv.enqueue("500", "reset")
+    srv.mode = 401
+    with pytest.raises(BackboneError) as ei:
+        await make(srv).complete(MSGS, role="agent")
+    assert ei.value.fatal and len(ei.value.retries) == 2 and srv.requests == 3
+
+
+async def test_max_retries_exhausted_is_non_fatal_with_log(srv):
+    srv.mode = 500
+    with pytest.raises(BackboneError) as ei:
+        await make(srv, max_retries=3).complete(MSGS, role="agent")
+    e = ei.value
+    assert not e.fatal and srv.requests == 4
+    assert [r.attempt for r in e.retries] == [0, 1, 2] and all(r.error == "HTTP 500" for r in e.retries)
+    assert all(0 <= r.wait_s <= 0.05 for r in e.retries)
+    assert "after 4 attempts" in str(e) and KEY not in str(e)
+
+
+async def test_connection_refused_is_retried_then_non_fatal():
+    with FakeOpenAI() as s:
+        url = s.base_url
+    b = OpenAIBackbone(name="x", model="m", base_url=url, api_key=KEY, max_retries=2, backoff_base_s=0.01, timeout_s=1)
+    with pytest.raises(BackboneError) as ei:
+        await b.complete(MSGS, role="agent")
+    assert not ei.value.fatal and len(ei.value.retries) == 2 and KEY not in str(ei.value)
+
+
+@pytest.mark.parametrize("raw,expect", [
+    ({"prompt_tokens": 100, "completion_tokens": 40, "prompt_tokens_details": {"cached_tokens": 64},
+      "completion_tokens_details": {"reasoning_tokens": 30}}, (100, 64, 40, 30)),
+    ({"prompt_tokens": 90, "completion_tokens": 5, "prompt_cache_hit_tokens": 80, "prompt_cache_miss_tokens": 10}, (90, 80, 5, 0)),
+    ({"prompt_tokens": 7, "completion_tokens": None, "prompt_tokens_details": None}, (7, 0, 0, 0)),
+])
+async def test_usage_mapping_over_http(raw, expect):
+    with FakeOpenAI(usage=lambda body, text: raw) as s:
+        c = await make(s).complete(MSGS, role="agent")
+    u = c.usage
+    assert (u.prompt_tokens, u.cached_prompt_tokens, u.completion_tokens, u.reasoning_tokens) == expect
+    assert u.source == "api" and c.raw_usage == raw
+
+
+async def test_usage_estimated_when_endpoint_sends_none():
+    with FakeOpenAI(usage=None) as s:
+        c = await make(s).complete(MSGS, role="agent")
+    assert c.raw_usage is None and c.usage.source == "estimated"
+    assert c.usage == estimate_usage(MSGS, c.text) and c.usage.prompt_tokens > 0
+    assert map_usage({"total_tokens": 3}) is None and map_usage("x") is None
+
+
+async def test_inflight_bound_is_shared_per_endpoint():
+    with FakeOpenAI(latency_s=0.05) as s:
+        a, b = make(s, max_inflight=3, timeout_s=10), make(s, name="judge", max_inflight=3, timeout_s=10)  # same endpoint, one budget
+        calls = [(a if i % 2 else b).complete([{"role": "user", "content": f"q{i}"}], role="agent") for i in range(18)]
+        await asyncio.gather(*calls)
+        assert s.requests == 18 and s.max_concurrent == 3
+        await a.aclose()
+        await b.aclose()
+
+
+async def test_large_inflight_bound_is_reached_across_client_shards():
+    with FakeOpenAI(latency_s=0.2) as s:
+        b = make(s, max_inflight=40, timeout_s=10)  # 3 HTTP clients of <= 14 connections each
+        await asyncio.gather(*(b.complete([{"role": "user", "content": f"q{i}"}], role="agent") for i in range(40)))
+        assert s.max_concurrent == 40 and len(b._shards()) == 3
+        await b.aclose()
+
+
+async def test_faulty_endpoint_gives_the_same_results_as_a_clean_one():
+    prompts = [[{"role": "user", "content": f"task {i}"}] for i in range(40)]
+
+    async def run(srv: FakeOpenAI):
+        b = make(srv, timeout_s=0.5, max_retries=8)
+        cs = await asyncio.gather(*(b.complete(p, role="agent") for p in prompts))
+        await b.aclose()
+        return cs
+
+    with FakeOpenAI() as clean:
+        ref = await run(clean)
+    with FakeOpenAI(fault_rate=0.2, seed=3, hang_s=1.0) as faulty:
+        got = await run(faulty)
+        kinds = {k for k in faulty.outcomes if k != "ok"}
+    assert [(c.text, c.usage) for c in got] == [(c.text, c.usage) for c in ref]
+    assert sum(len(c.retries) for c in got) >= 4 and len(kinds) >= 3
+    assert not any(c.retries for c in ref)
+
+
+def test_build_from_config(monkeypatch):
+    cfg = yaml.safe_load((Path(__file__).resolve().parents[1] / "conf/backbone/deepseek_v4_flash.yaml").read_text())
+    env = {"DEEPSEEK_API_KEY": KEY, "DEEPSEEK_BASE_URL": "http://127.0.0.1:9/v1/"}
+    b = build_openai_backbone(cfg, env=env)
+    assert b.base_url == "http://127.0.0.1:9/v1" and b.model == cfg["model"] and b.max_inflight == cfg["max_inflight"]
+    assert b.sampling == cfg["sampling"] and b.extra_body == cfg["extra_body"]
+    assert build_openai_backbone(cfg, env={"DEEPSEEK_API_KEY": KEY}).base_url == cfg["base_url"]
+    with pytest.raises(ValueError, match="DEEPSEEK_API_KEY"):
+        build_openai_backbone(cfg, env={})
+    with pytest.raises(ValueError, match="base_url"):
+        build_openai_backbone({**cfg, "base_url": None}, env={"DEEPSEEK_API_KEY": KEY})
+
+
+async def test_local_endpoint_without_key_var(srv):
+    b = build_openai_backbone({"name": "vllm", "model": "m", "base_url": srv.base_url, "api_key_env": None}, env={})
+    await b.complete(MSGS, role="agent")
+    assert srv.auth_headers == ["Bearer EMPTY"]
+
+
+async def test_episodes_under_faults_match_fault_free_episodes():
+    """Whole episodes (Full Context × Formal Reasoning fixture, agent + judge over HTTP): 20% faults
+    change nothing but the retry log."""
+    import hashlib
+
+    from baselines.full_context import FullContext
+    from benchmarks.memoryarena.formal import FormalReasoning
+    from runners.api import EpisodeContext
+    from runners.episode import RecordingBackbone, run_episode
+
+    def responder(body):  # deterministic, prompt-dependent answers and verdicts
+        h = hashlib.sha256(str(body["messages"]).encode()).hexdigest()
+        if "equivalent" in str(body["messages"][0]["content"]):
+            return "yes" if int(h, 16) % 2 else "no"
+        return f'<tool_calls>[]</tool_calls><assistant_message>{{"content": "ans-{h[:6]}"}}</assistant_message>'
+
+    bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
+
+    async def run(srv):
+        b = make(srv, timeout_s=0.5, max_retries=8)
+        out = []
+        for task in bench.load_tasks():
+            sink: list = []
+            rb = RecordingBackbone(b, sink)
+            env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
+            out.append(await run_episode(cell="c", task_id=task.task_id, trial=0, seed=0, env=env, method=FullContext(rb), sink=sink))
+        await b.aclose()
+        return out
+
+    with FakeOpenAI(responder) as clean:
+        ref = await run(clean)
+    with FakeOpenAI(responder, fault_rate=0.2, seed=5, hang_s=1.0) as faulty:
+        got = await run(faulty)
+    assert all(r.status == "ok" for r in ref + got)
+    flat = lambda recs: [(r.scores, [[s.decision for s in q.steps] for q in r.requests]) for r in recs]  # noqa: E731
+    assert flat(got) == flat(ref)
+    assert len({str(r.scores["subtask_correct"]) for r in ref}) > 1  # verdicts really depend on the prompt
+    assert sum(r.retries for r in got) > 0 and sum(r.retries for r in ref) == 0
