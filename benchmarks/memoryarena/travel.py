@@ -1,0 +1,179 @@
+"""MemoryArena Group Travel Planning (memoryarena.md §2.2, §3.2, §4 Travel, §5.1): a group is a
+task, each added traveller a request. The base traveller's plan comes first; each traveller's
+plan is the request's answer; at most 30 model calls per traveller (upstream `max_steps`)."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from benchmarks.memoryarena import metrics as M
+from benchmarks.memoryarena import travel_score as S
+from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
+from benchmarks.memoryarena.travel_tools import TOOL_SPECS, TravelDB
+from runners.api import (
+    Benchmark, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
+    TaskSpec, TaskView, ToolCall, ToolResult,
+)
+
+NAME_RE = re.compile(r"^I am (\w+)\.")
+POLICY = """You plan a group trip. Every member shares the base traveller's route and dates; each request comes from one new member and says how their plan differs (shared meals or rooms with other members, or choices relative to another member's price, rating, cuisine, room type or house rules).
+Use the tools to look up flights, restaurants, accommodations, attractions, distances and cities; base every choice on tool results. When the plan is complete, reply (without tool calls) with the member's whole plan in exactly this format:
+=== <Name>'s Plan ===
+Day 1:
+Current City: from <origin> to <destination>
+Transportation: Flight Number: <F...>, from <A> to <B>, Departure Time: <HH:MM>, Arrival Time: <HH:MM>
+Breakfast: <Name>, <City>
+Attraction: <Name>, <City>;<Name>, <City>;
+Lunch: <Name>, <City>
+Dinner: <Name>, <City>
+Accommodation: <Name>, <City>
+Day 2:
+...
+Write '-' for anything not needed that day. You may add corrected plans of earlier members as further `=== <Name>'s Plan ===` blocks; the last block of each member counts."""
+
+
+def traveller_name(question: str) -> str:
+    """Upstream: `^I am (\\w+)\\.`, fallback "Person"."""
+    m = NAME_RE.match(question.strip())
+    return m.group(1) if m else "Person"
+
+
+class TravelEnv(Environment):
+    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], db: TravelDB) -> None:
+        self.task, self.ctx, self.p, self.db = task, ctx, params, db
+        row = task.payload
+        self.base = row["base_person"]
+        self.names = [traveller_name(q) for q in row["questions"]]
+        self.requests = [Request(index=i, request_id=f"{task.task_id}/q{i + 1}", text=q) for i, q in enumerate(row["questions"])]
+        self.base_text = S.format_plan(self.base["name"], self.base["daily_plans"])
+        self.k = -1
+        self.outputs: list[str] = []
+        self._final: str | None = None
+        self._scratch: list[dict[str, Any]] = []
+
+    # --------------------------------------------------------------------------- view
+    def base_record(self) -> str:
+        """First memory chunk (§4 Travel 1)."""
+        return json.dumps({"name": self.base["name"], "query": self.base["query"], "is_base_person": True,
+                           "final_plan": self.base_text}, ensure_ascii=False)
+
+    def view(self) -> TaskView:
+        policy = POLICY
+        if self.p.get("base_plan_in_policy", True):
+            # [harness choice] upstream's no-memory baseline puts the base plan up front; memory
+            # runs upstream see it only through memory (initial_memory below).
+            policy += f"\n\nBase traveller {self.base['name']}'s request:\n{self.base['query']}\n\nTheir plan:\n{self.base_text}"
+        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=policy, tools=list(TOOL_SPECS),
+                        num_requests=len(self.requests), initial_memory=[self.base_record()])
+
+    def step_budget(self) -> int:
+        return int(self.p.get("max_steps", 30))
+
+    # --------------------------------------------------------------------------- loop
+    async def next_request(self) -> Request | None:
+        self.k += 1
+        self._final, self._scratch = None, []
+        return self.requests[self.k] if self.k < len(self.requests) else None
+
+    async def act(self, decision: Decision) -> Reply:
+        step: dict[str, Any] = {"step_idx": len(self._scratch), "thought": decision.extras.get("thought"),
+                                "final_output": None, "tool_calls": None, "tool_results": None}
+        self._scratch.append(step)
+        if decision.tool_calls:
+            step["tool_calls"], step["tool_results"], results = [], [], []
+            for i, call in enumerate(decision.tool_calls):
+                cid = call.id or f"call_{len(self._scratch)}_{i}"
+                out, err = self.db.execute(call.name, call.arguments)
+                step["tool_calls"].append({"id": cid, "name": call.name, "args": call.arguments})
+                step["tool_results"].append({"tool_call_id": cid, "name": call.name, "result": out})
+                results.append(ToolResult(call_id=cid, name=call.name, content=out, error=err))
+            return Reply(observation=Observation(tool_results=results))
+        if decision.message is not None:
+            # A reply without tool calls is the plan (upstream agent loop).
+            self._final = step["final_output"] = decision.message
+            return Reply(request_done=True)
+        return Reply(observation=Observation(note="No tool call and no plan: call a tool or reply with the plan."))
+
+    async def end_request(self, *, truncated: bool, steps: int) -> RequestOutcome:
+        name, plan = self.names[self.k], self._final or ""  # cap reached → empty plan (upstream)
+        if plan and not S.plan_blocks(plan) and self.p.get("headerless_plan", "current") == "current":
+            # [harness choice] a plan without any `=== Name's Plan ===` header is this traveller's.
+            plan = f"=== {name}'s Plan ===\n{plan}"
+        self.outputs.append(plan)
+        memory = json.dumps({"name": name, "query": self.requests[self.k].text, "scratchpad": self._scratch,
+                             "final_plan": plan}, ensure_ascii=False, default=str)
+        return RequestOutcome(request=self.requests[self.k], final_response=self._final, steps=steps,
+                              truncated=truncated, memory_text=memory)
+
+    def predictions(self) -> list[list[dict[str, Any]] | None]:
+        texts = [self.base_text, *self.outputs]
+        return [S.parse_days(S.submission(n, texts)) for n in self.names]
+
+    async def score_task(self) -> dict[str, Any]:
+        kw = {"prefix_only": self.p.get("prefix_only", True), "threshold": self.p.get("threshold", S.THRESHOLD)}
+        persons = S.score_group(self.task.payload["answers"], self.predictions(), self.base["daily_plans"], **kw)
+        agg = S.aggregate([persons], sr_missing=self.p.get("sr_missing", "skip"))
+        return {"subtask_correct": [int(p["full_pass"]) for p in persons], "success": int(agg["SR"] or 0),
+                "progress": agg["PS_group"], "sps": agg["sPS"], "persons": persons, "outputs": self.outputs}
+
+    # --------------------------------------------------------------------------- scripted oracle
+    def reference(self, role: str, messages: list[Message]) -> Decision | None:
+        if role != "agent" or not 0 <= self.k < len(self.requests):
+            return None
+        if self.p.get("scripted_tool_probe", True) and not any(s["tool_calls"] for s in self._scratch):
+            city = self.base["daily_plans"][0]["current_city"].rsplit(" to ", 1)[-1].strip()
+            return Decision(tool_calls=[ToolCall(name="RestaurantSearch", arguments={"city": city}, id="probe")])
+        return Decision(message=S.format_plan(self.names[self.k], self.task.payload["answers"][self.k]))
+
+
+class GroupTravel(Benchmark):
+    roles = ()
+    table_metrics = ("SR", "PS", "sPS")
+
+    def __init__(self, *, name: str, db_dir: str | None = None, flights_path: str | None = None,
+                 data_dir: str | None = None, limit: int | None = None, ps_pooling: str = "group", **params: Any) -> None:
+        if ps_pooling not in ("group", "persons"):
+            raise ValueError(f"ps_pooling must be 'group' (MemoryArena paper) or 'persons' (upstream code, FlowState B.5), got {ps_pooling!r}")
+        super().__init__(name=name, db_dir=db_dir, flights_path=flights_path, data_dir=data_dir, limit=limit,
+                         ps_pooling=ps_pooling, **params)
+        self.name, self.data_dir, self.limit, self.ps_pooling = name, data_dir, limit, ps_pooling
+        if flights_path == "fixtures":
+            flights_path = str(FIXTURES / "flights" / "clean_Flights_2022.csv")
+        self.db_dir, self.flights_path = db_dir, flights_path
+        self._db: TravelDB | None = None
+        self._prov: dict[str, Any] = {}
+
+    def db(self) -> TravelDB:
+        if self._db is None:
+            if not self.db_dir:
+                raise ValueError("memoryarena_travel needs benchmark.db_dir: the TravelPlanner database directory "
+                                 "(e.g. ../shared/data/memoryarena-travel-db)")
+            self._db = TravelDB(self.db_dir, self.flights_path)
+        return self._db
+
+    def load_tasks(self) -> list[TaskSpec]:
+        path, self._prov = resolve("group_travel_planner", self.data_dir)
+        rows = read_rows(path)
+        for r in rows:
+            if len(r.get("questions", [])) != len(r.get("answers", [])) or "base_person" not in r:
+                raise ValueError(f"{path}: group {r.get('id')} needs base_person and aligned questions/answers")
+        tasks = [TaskSpec(task_id=f"travel-{r['id']}", payload=r) for r in rows]
+        return tasks[: self.limit] if self.limit else tasks
+
+    def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
+        return TravelEnv(task, ctx, self.params, self.db())
+
+    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float | None]:
+        groups = [e["scores"]["persons"] for e in episodes]
+        agg = S.aggregate(groups, ps_pooling=self.ps_pooling, sr_missing=self.params.get("sr_missing", "skip"))
+        out = {k: (100.0 * v if v is not None else None) for k, v in agg.items()}
+        out.update(M.depth_metrics([e["scores"]["subtask_correct"] for e in episodes]))
+        return out
+
+    def notes(self) -> dict[str, Any]:
+        flights = self.db().flights_path if self.db_dir else self.flights_path
+        return {"data": self._prov, "db_dir": self.db_dir, "flights_path": str(flights) if flights else None,
+                "flights_present": bool(flights) and Path(flights).is_file(), "ps_pooling": self.ps_pooling,
+                "PS_note": "PS follows ps_pooling; FlowState Table 1 pools persons (B.5): use ps_pooling=persons or read PS_persons"}

@@ -1,0 +1,62 @@
+"""Shopping scorers (memoryarena.md §5.3) on hand-computed cases."""
+import pytest
+
+from benchmarks.memoryarena import shopping_score as S
+
+
+def test_r_type_thresholds():
+    assert S.r_type(0.25, 0.0) == 1.0      # name > 0.2
+    assert S.r_type(0.2, 0.5) == 1.0       # cat ≥ 0.5
+    assert S.r_type(0.2, 0.4) == 0.5       # neither
+    assert S.r_type(0.15, 0.0) == 0.5
+    assert S.r_type(0.05, 1.0) == 0.1      # name < 0.1 overrides the category
+    assert S.r_type(0.0, 1.0) == 0.0       # name == 0 → 0
+
+
+def test_overlaps():
+    assert S.name_overlap("Rainbow Nonpareil Sprinkles", "rainbow sugar pearls") == pytest.approx(1 / 3)
+    assert S.name_overlap("", "x") == 0.0
+    assert S.category_overlap("Grocery › Baking › Sprinkles", "Grocery › Baking › Candles") == pytest.approx(2 / 3)
+    assert S.category_overlap(None, "a") == 0.0
+
+
+def test_substring_attribute_test_normalises_dashes_and_slashes():
+    assert S.substring_matches("Gluten Free Cake Mix w/ Almond Flour", ["gluten-free", "w/", "Almond Flour", "vanilla", ""]) == [True, True, True, False, False]
+
+
+def test_asin_match_overrides_soft_reward_and_no_purchase_is_zero():
+    unrelated = {"name": "Garden Hose", "product_category": "Tools"}
+    assert S.soft_reward(bought=unrelated, bought_asin="b0fixt0001", target_asin="B0FIXT0001", target=None, attributes=["x"]) == 1.0
+    assert S.soft_reward(bought=None, bought_asin=None, target_asin="B0FIXT0001", target=None, attributes=["x"]) == 0.0
+    assert S.soft_reward(bought=None, bought_asin="B0UNKNOWN1", target_asin="B0FIXT0001", target=None, attributes=["x"]) == 0.0
+
+
+def test_soft_reward_of_a_near_miss():
+    target = {"name": "Round Cake Pan, 8 inch, Nonstick", "product_category": "Grocery › Baking › Pans"}
+    bought = {"name": "Round Cake Pan, 8 inch, Silicone", "product_category": "Grocery › Baking › Pans"}
+    attrs = ["Round", "8 inch", "Nonstick"]
+    # name overlap 5/6 > 0.2 → r_type 1; attributes 2 of 3 by substring
+    assert S.soft_reward(bought=bought, bought_asin="B1", target_asin="B2", target=target, attributes=attrs) == pytest.approx(2 / 3)
+    # LLM matches replace the substring test; a price constraint adds one to the denominator
+    assert S.soft_reward(bought=bought, bought_asin="B1", target_asin="B2", target=target, attributes=attrs,
+                         attr_matches=[True, True, True], price_ok=False) == pytest.approx(3 / 4)
+    assert S.soft_reward(bought=bought, bought_asin="B1", target_asin="B2", target=target, attributes=[]) == 0.0
+
+
+def test_aggregate():
+    b1 = [{"match": True, "reward": 1.0}, {"match": False, "reward": 0.5}]
+    b2 = [{"match": True, "reward": 1.0}, {"match": True, "reward": 1.0}, {"match": False, "reward": 1.0}]
+    out = S.aggregate([b1, b2])
+    assert out["SR"] == 0.0 and out["PS"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert out["soft_reward"] == pytest.approx(4.5 / 5) and out["PS_soft"] == pytest.approx((0.75 + 1.0) / 2)
+    assert out["SR_soft"] == 0.5  # a non-target with every attribute scores 1.0 (upstream)
+    assert S.aggregate([])["SR"] is None
+
+
+def test_attribute_reply_parsing_is_total():
+    attrs = ["Rainbow", "Gluten Free"]
+    ok, err = S.parse_attribute_reply('```json\n{"matches": [{"attribute": "rainbow", "has_attribute": true}, '
+                                      '{"attribute": "Gluten Free", "has_attribute": false}]}\n```', attrs)
+    assert ok == [True, False] and err is None
+    bad, err = S.parse_attribute_reply("I think yes", attrs)
+    assert bad == [False, False] and "bad judge reply" in err
