@@ -16,7 +16,7 @@ from typing import Any
 
 from runners.api import METHOD_ROLES
 from runners.config import import_target
-from runners.report import RATE_METRICS, delta, fmt, fmt_delta, paper_value, to_latex, to_markdown
+from runners.report import delta, fmt, fmt_delta, paper_value, to_latex, to_markdown
 from runners.store import MANIFEST, StoreError, load_cell
 
 
@@ -91,10 +91,13 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
         vals = [by.get((method, backbone, b)) for b, _ in cols]
         scripted = any(c.scripted for c in cells if (c.method, c.backbone) == (method, backbone))
         rows.append([method + (" [scripted]" if scripted else ""), backbone] + [fmt(c.metrics.get(m) if c else None, m) for c, (_, m) in zip(vals, cols)])
-        for c, (b, m) in zip(vals, cols):
-            if c is not None:
-                long.append({"method": method, "backbone": backbone, "benchmark": b, "metric": m, "value": c.metrics.get(m),
-                             "paper": paper_value(method, backbone, b, m), "n_episodes": c.n_episodes, "scripted": c.scripted})
+        for c in (c for c in cells if (c.method, c.backbone) == (method, backbone)):
+            for m, v in c.metrics.items():  # every metric, not only the table's columns
+                long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": m, "value": v,
+                             "paper": paper_value(method, backbone, c.benchmark, m), "n_episodes": c.n_episodes, "scripted": c.scripted})
+            for role, n in sorted(c.tokens_by_role.items()):
+                long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": f"tokens_{role}", "value": n,
+                             "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted})
         if with_paper:
             paper = [paper_value(method, backbone, b, m) for b, m in cols]
             if any(paper):

@@ -28,7 +28,8 @@ BACKBONE_LABELS = {
     "qwen3_7_plus": "Qwen3.7-Plus", "kimi_k3": "Kimi-K3", "glm_5_3": "GLM-5.3",
 }
 # Metrics whose Δ is in percentage points; Tok's Δ is relative %; DR is pp/subtask (absolute Δ).
-RATE_METRICS = {"SR", "PS", "sPS", "Pass1", "DB", "ActionAcc", "nAUC", "success", "task_success"}
+RATE_METRICS = {"SR", "PS", "sPS", "Pass1", "DB", "ActionAcc", "nAUC", "success", "task_success", "soft_reward",
+                "PS_group", "PS_persons", "PS_soft", "SR_soft"}
 PAPER_METRIC = {"success": "task_success"}
 
 
@@ -63,6 +64,10 @@ def fmt(v: float | None, metric: str) -> str:
     return f"{v + 0.0:.2f}" if round(v, 2) != 0 else "0.00"
 
 
+def is_rate(metric: str) -> bool:
+    return metric in RATE_METRICS or metric.startswith(("Acc_", "pass^", "SR_"))
+
+
 def delta(metric: str, ours: float | None, ref: float | None) -> float | None:
     if ours is None or ref is None:
         return None
@@ -74,7 +79,7 @@ def delta(metric: str, ours: float | None, ref: float | None) -> float | None:
 def fmt_delta(metric: str, d: float | None) -> str:
     if d is None:
         return "–"
-    unit = "%" if metric == "Tok" else ("" if metric not in RATE_METRICS else "pp")
+    unit = "%" if metric == "Tok" else ("pp" if is_rate(metric) else "")
     return f"{d:+.2f}{unit}"
 
 

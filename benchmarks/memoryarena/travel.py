@@ -3,6 +3,8 @@ task, each added traveller a request. The base traveller's plan comes first; eac
 plan is the request's answer; at most 30 model calls per traveller (upstream `max_steps`)."""
 from __future__ import annotations
 
+import os
+
 import json
 import re
 from pathlib import Path
@@ -141,15 +143,17 @@ class GroupTravel(Benchmark):
         self.name, self.data_dir, self.limit, self.ps_pooling = name, data_dir, limit, ps_pooling
         if flights_path == "fixtures":
             flights_path = str(FIXTURES / "flights" / "clean_Flights_2022.csv")
-        self.db_dir, self.flights_path = db_dir, flights_path
+        # The database is not redistributable with tasks: a path, or $TRAVELPLANNER_DB_DIR.
+        self.db_dir, self.flights_path = db_dir or os.environ.get("TRAVELPLANNER_DB_DIR"), flights_path
         self._db: TravelDB | None = None
         self._prov: dict[str, Any] = {}
 
     def db(self) -> TravelDB:
         if self._db is None:
             if not self.db_dir:
-                raise ValueError("memoryarena_travel needs benchmark.db_dir: the TravelPlanner database directory "
-                                 "(e.g. ../shared/data/memoryarena-travel-db)")
+                raise ValueError("memoryarena_travel needs the TravelPlanner database directory (upstream "
+                                 "env/env_systems/travel_planner_env/database/ layout): set benchmark.params.db_dir "
+                                 "or export TRAVELPLANNER_DB_DIR")
             self._db = TravelDB(self.db_dir, self.flights_path)
         return self._db
 

@@ -5,7 +5,7 @@ import pytest
 import yaml
 
 from runners.config import CONF_DIR, validate
-from tests.conftest import REPO, shared_path
+from tests.conftest import shared_path
 
 
 def load(group, name):
@@ -28,11 +28,12 @@ def test_configs_validate_and_load_fixture_tasks(name):
     assert len(b.load_tasks()) == 1 and b.notes()["data"]["pinned_checksum"] is False
 
 
-def test_travel_default_db_dir_is_the_shared_copy(monkeypatch):
+def test_travel_db_dir_from_environment(monkeypatch):
     shared = shared_path("memoryarena-travel-db")
-    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("TRAVELPLANNER_DB_DIR", str(shared))
     b = build("memoryarena_travel", data_dir="fixtures")
     assert b.db().db_dir.resolve() == shared.resolve()
     assert b.notes()["ps_pooling"] == "group" and "persons" in b.notes()["PS_note"]
-    with pytest.raises(ValueError, match="db_dir"):
+    monkeypatch.delenv("TRAVELPLANNER_DB_DIR")
+    with pytest.raises(ValueError, match="TRAVELPLANNER_DB_DIR"):
         build("memoryarena_travel", db_dir=None).db()

@@ -10,9 +10,8 @@ from tests.runners.sweep_helpers import metrics_csv, run_sweep
     ("memoryarena_shopping", [], ["SR", "PS", "soft_reward"]),
 ])
 def test_scripted_sweep_scores_100(tmp_path, bench, extra, metrics):
-    if bench == "memoryarena_travel":
-        shared_path("memoryarena-travel-db")
-    p = run_sweep(tmp_path, f"benchmark={bench}", "method=full_context", *extra)
+    env = {"TRAVELPLANNER_DB_DIR": str(shared_path("memoryarena-travel-db"))} if bench == "memoryarena_travel" else {}
+    p = run_sweep(tmp_path, f"benchmark={bench}", "method=full_context", *extra, env=env)
     assert p.returncode == 0, p.stderr[-2000:]
     got = metrics_csv(next(tmp_path.glob("*/tables/metrics.csv")))
     for m in metrics:
