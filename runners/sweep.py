@@ -23,12 +23,13 @@ def _cli_overrides() -> list[str]:
     return list(HydraConfig.get().overrides.task)
 
 
-def expand_cells(cfg) -> list[dict[str, Any]]:
-    """Composed config → plain dicts, one per cell of the experiment grid."""
+def expand_cells(cfg, overrides: list[str] | None = None) -> list[dict[str, Any]]:
+    """Composed config → plain dicts, one per cell of the experiment grid. `overrides` are the
+    command-line overrides (default: Hydra's, inside a running app)."""
     from hydra import compose
     from omegaconf import OmegaConf
 
-    overrides = _cli_overrides()
+    overrides = _cli_overrides() if overrides is None else list(overrides)
     pinned = {o.split("=", 1)[0].lstrip("+~") for o in overrides if "=" in o}
     grid = dict(OmegaConf.to_container(cfg.experiment.get("grid") or {}, resolve=True))
     axes = [(g, names) for g, names in grid.items() if g in GROUPS and g not in pinned]

@@ -1,0 +1,30 @@
+"""Every experiment preset composes and every one of its cells validates (no run)."""
+import pytest
+from hydra import compose, initialize_config_dir
+
+from runners.config import CONF_DIR, available, validate
+from runners.sweep import expand_cells, register_resolvers
+
+
+@pytest.mark.parametrize("preset", available("experiment"))
+def test_preset_cells_validate(preset):
+    register_resolvers()
+    overrides = [f"experiment={preset}"]
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cfg = compose(config_name="config", overrides=overrides)
+        cells = [validate(c) for c in expand_cells(cfg, overrides)]
+    grid = cfg.experiment.grid
+    expected = 1
+    for names in grid.values():
+        expected *= len(names)
+    assert len(cells) == expected
+    assert len({c.cell_name for c in cells}) == expected
+    assert all(c.experiment.name == cfg.experiment.name for c in cells)
+
+
+def test_cli_group_pins_a_grid_axis():
+    register_resolvers()
+    overrides = ["experiment=flowstate_table1", "method=flowstate"]
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        cells = [validate(c) for c in expand_cells(compose(config_name="config", overrides=overrides), overrides)]
+    assert {c.method.name for c in cells} == {"flowstate"} and len(cells) == 4
