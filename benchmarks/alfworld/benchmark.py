@@ -1,0 +1,59 @@
+"""ALFWorld as a harness Benchmark: the sorted game list of a split (harness choice: one env per
+game, sorted ids, instead of AlfredTWEnv's seeded shuffle — alfworld.md §3.1), checked against
+the manifest, one AlfworldEnv per game, success rate overall and per task type."""
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.alfworld import engine
+from benchmarks.alfworld.data import TASK_TYPES, load_games
+from benchmarks.alfworld.env import DEFAULTS, AlfworldEnv
+from benchmarks.alfworld.metrics import alfworld_metrics
+from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec
+
+
+class Alfworld(Benchmark):
+    roles: tuple[str, ...] = ()
+    table_metrics = ["SR", *(f"SR_{t}" for t in TASK_TYPES)]  # ReAct prints per-type and overall SR
+
+    def __init__(
+        self,
+        *,
+        name: str = "alfworld",
+        data_dir: str | None = None,
+        split: str = "valid_unseen",
+        task_types: list[str] | None = None,
+        limit: int | None = None,
+        verify: str = "auto",
+        manifest: str | None = None,
+        **params: Any,
+    ) -> None:
+        unknown = set(params) - set(DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown alfworld params {sorted(unknown)}; known: {sorted(DEFAULTS)}, data_dir, split, "
+                             "task_types, limit, verify, manifest")
+        super().__init__(name=name, data_dir=data_dir, split=split, task_types=task_types, limit=limit,
+                         verify=verify, manifest=manifest, **params)
+        self.name, self.data_dir, self.split = name, data_dir, split
+        self.task_types = list(task_types) if task_types else None
+        self.limit, self.verify, self.manifest = limit, verify, manifest
+        self.settings = {**DEFAULTS, **params}
+        self._prov: dict[str, Any] = {}
+
+    def load_tasks(self) -> list[TaskSpec]:
+        if not engine.available():
+            raise RuntimeError(f"ALFWorld needs its engine: {engine.INSTALL_HINT}")
+        games, self._prov = load_games(self.data_dir, split=self.split, task_types=self.task_types,
+                                       verify_mode=self.verify, manifest=self.manifest)
+        tasks = [TaskSpec(task_id=g.id, payload={"path": str(g.path), "root": self._prov["root"], "task_type": g.task_type,
+                                                 "task_key": g.task_key, "sha256": g.sha256}) for g in games]
+        return tasks[: self.limit] if self.limit else tasks
+
+    def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
+        return AlfworldEnv(task, ctx, {"name": self.name, **self.settings})
+
+    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
+        return alfworld_metrics(episodes)
+
+    def notes(self) -> dict[str, Any]:
+        return {"data": self._prov, "settings": self.settings}
