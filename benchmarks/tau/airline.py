@@ -1,0 +1,252 @@
+"""Airline tools (tau-bench.md §5; upstream `src/tau2/domains/airline/tools.py`): names,
+signatures, checks, error texts, DB mutations and quirks as upstream (no refund on cancel,
+certificate removal, cabin-change repricing, `+1` arrival dates, assignment without coercion)."""
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import TypeAdapter
+
+from benchmarks.tau import airline_models as M
+from benchmarks.tau.toolkit import INT, STR, Toolkit, s, tool
+
+CABIN = s("The cabin class.", enum=["business", "economy", "basic_economy"])
+FLIGHTS = s("Flight segments, each with flight_number (e.g. 'HAT001') and date (YYYY-MM-DD).", {"type": "array", "items": {
+    "type": "object", "properties": {"flight_number": STR, "date": STR}, "required": ["flight_number", "date"]}})
+PASSENGERS = s("Passengers, each with first_name, last_name and dob (YYYY-MM-DD).", {"type": "array", "items": {
+    "type": "object", "properties": {"first_name": STR, "last_name": STR, "dob": STR},
+    "required": ["first_name", "last_name", "dob"]}})
+RES_ID = s("The reservation ID, such as '8JX2WO'.")
+USER_ID = s("The user ID, such as 'sara_doe_496'.")
+DATE = s("The date in the format 'YYYY-MM-DD', such as '2024-05-01'.")
+_FLOAT = TypeAdapter(float)  # Certificate(amount: float) coercion
+IATA = s("The IATA airport code, such as 'JFK'.")
+
+
+class AirlineTools(Toolkit):
+    ORDER = (
+        "book_reservation", "calculate", "cancel_reservation", "get_reservation_details", "get_user_details",
+        "list_all_airports", "search_direct_flight", "search_onestop_flight", "send_certificate",
+        "transfer_to_human_agents", "update_reservation_baggages", "update_reservation_flights",
+        "update_reservation_passengers", "get_flight_status",
+    )
+
+    # -- lookups
+    def _user(self, user_id: str) -> dict[str, Any]:
+        if user_id not in self.db["users"]:
+            raise ValueError(f"User {user_id} not found")
+        return self.db["users"][user_id]
+
+    def _reservation(self, reservation_id: str) -> dict[str, Any]:
+        if reservation_id not in self.db["reservations"]:
+            raise ValueError(f"Reservation {reservation_id} not found")
+        return self.db["reservations"][reservation_id]
+
+    def _flight(self, flight_number: str) -> dict[str, Any]:
+        if flight_number not in self.db["flights"]:
+            raise ValueError(f"Flight {flight_number} not found")
+        return self.db["flights"][flight_number]
+
+    def _flight_date(self, flight_number: str, date: str) -> dict[str, Any]:
+        flight = self._flight(flight_number)
+        if date not in flight["dates"]:
+            raise ValueError(f"Flight {flight_number} not found on date {date}")
+        return flight["dates"][date]
+
+    def _available_on(self, origin: str, date: str, destination: str | None = None) -> list[tuple[dict, dict]]:
+        out = []
+        for flight in self.db["flights"].values():
+            if flight["origin"] != origin or (destination is not None and flight["destination"] != destination):
+                continue
+            rec = flight["dates"].get(date)
+            if rec is not None and rec["status"] == "available":
+                out.append((flight, rec))
+        return out
+
+    def _new_segment(self, number: str, date: str, cabin: str, n: int) -> dict[str, Any]:
+        """A reservation segment at today's price, after the availability and seat checks."""
+        flight = self._flight(number)
+        rec = self._flight_date(number, date)
+        if rec["status"] != "available":
+            raise ValueError(f"Flight {number} not available on date {date}")
+        if rec["available_seats"][cabin] < n:
+            raise ValueError(f"Not enough seats on flight {number}")
+        return {"flight_number": number, "origin": flight["origin"], "destination": flight["destination"],
+                "date": date, "price": rec["prices"][cabin]}
+
+    def _pay_for_update(self, user: dict[str, Any], reservation: dict[str, Any], payment_id: str, price: Any) -> None:
+        """Payment rule P (`_payment_for_update`), checked even when the price is 0."""
+        if payment_id not in user["payment_methods"]:
+            raise ValueError("Payment method not found")
+        method = user["payment_methods"][payment_id]
+        if method["source"] == "certificate":
+            raise ValueError("Certificate cannot be used to update reservation")
+        if method["source"] == "gift_card" and method["amount"] < price:
+            raise ValueError("Gift card balance is not enough")
+        if method["source"] == "gift_card":
+            method["amount"] = method["amount"] - price
+        if price != 0:
+            reservation["payment_history"].append(M.build(M.Payment, {"payment_id": payment_id, "amount": price}))
+
+    # -- READ
+    @tool("READ", "Get the details of a user, including their reservations.", user_id=USER_ID)
+    def get_user_details(self, user_id: str) -> dict[str, Any]:
+        return M.user_view(self._user(user_id))
+
+    @tool("READ", "Get the details of a reservation.", reservation_id=RES_ID)
+    def get_reservation_details(self, reservation_id: str) -> dict[str, Any]:
+        return M.reservation_view(self._reservation(reservation_id))
+
+    @tool("READ", "Returns a list of all available airports.")
+    def list_all_airports(self) -> list[dict[str, str]]:
+        return [{"iata": code, "city": city} for code, city in M.AIRPORTS]
+
+    @tool("READ", "Search for direct flights between two cities on a specific date.",
+          origin=IATA, destination=IATA, date=DATE)
+    def search_direct_flight(self, origin: str, destination: str, date: str) -> list[dict[str, Any]]:
+        return [M.direct_flight(f, rec, None) for f, rec in self._available_on(origin, date, destination)]
+
+    @tool("READ", "Search for one-stop flights between two cities on a specific date.",
+          origin=IATA, destination=IATA, date=DATE)
+    def search_onestop_flight(self, origin: str, destination: str, date: str) -> list[list[dict[str, Any]]]:
+        out = []
+        for leg1, rec1 in self._available_on(origin, date):
+            arrival = leg1["scheduled_arrival_time_est"]
+            # Upstream quirk: next day = day number + 1, no zero padding, no month rollover.
+            date2 = f"2024-05-{int(date[-2:]) + 1}" if "+1" in arrival else date
+            for leg2, rec2 in self._available_on(leg1["destination"], date2, destination):
+                if leg2["scheduled_departure_time_est"] >= arrival:  # plain string comparison
+                    out.append([M.direct_flight(leg1, rec1, date), M.direct_flight(leg2, rec2, date2)])
+        return out
+
+    @tool("READ", "Get the status of a flight on a specific date.",
+          flight_number=s("The flight number, such as 'HAT001'."), date=DATE)
+    def get_flight_status(self, flight_number: str, date: str) -> str:
+        return self._flight_date(flight_number, date)["status"]
+
+    # -- WRITE
+    @tool("WRITE", "Book a reservation.", user_id=USER_ID,
+          origin=IATA, destination=IATA,
+          flight_type=s("The type of trip.", enum=["round_trip", "one_way"]), cabin=CABIN, flights=FLIGHTS,
+          passengers=PASSENGERS,
+          payment_methods=s("Payment methods and the amount charged to each; the amounts must add up to the total "
+                            "price.", {"type": "array", "items": {"type": "object", "properties": {
+                                "payment_id": STR, "amount": INT}, "required": ["payment_id", "amount"]}}),
+          total_baggages=s("The total number of baggage items.", INT),
+          nonfree_baggages=s("The number of non-free baggage items.", INT),
+          insurance=s("Whether travel insurance is purchased.", enum=["yes", "no"]))
+    def book_reservation(self, user_id: str, origin: str, destination: str, flight_type: str, cabin: str,
+                         flights: list, passengers: list, payment_methods: list, total_baggages: int,
+                         nonfree_baggages: int, insurance: str) -> dict[str, Any]:
+        flight_infos = [M.build(M.FlightInfo, f) for f in flights]
+        pax = [M.build(M.Passenger, p) for p in passengers]
+        payments = [M.build(M.Payment, p) for p in payment_methods]
+        user = self._user(user_id)
+        rid = next((r for r in M.BOOKING_IDS if r not in self.db["reservations"]), None)
+        if rid is None:
+            raise ValueError("Too many reservations")
+        res = M.build(M.Reservation, dict(
+            reservation_id=rid, user_id=user_id, origin=origin, destination=destination, flight_type=flight_type,
+            cabin=cabin, created_at=M.NOW, total_baggages=total_baggages, nonfree_baggages=nonfree_baggages,
+            insurance=insurance))
+        res.update(flights=[], passengers=pax, payment_history=payments)
+        cabin, n = res["cabin"], len(pax)
+        total = 0
+        for info in flight_infos:
+            seg = self._new_segment(info["flight_number"], info["date"], cabin, n)
+            res["flights"].append(seg)
+            total += seg["price"] * n
+        if insurance == "yes":
+            total += 30 * n
+        total += 50 * nonfree_baggages  # the argument as passed (upstream), not the coerced field
+        for p in payments:
+            if p["payment_id"] not in user["payment_methods"]:
+                raise ValueError(f"Payment method {p['payment_id']} not found")
+            method = user["payment_methods"][p["payment_id"]]
+            if method["source"] in ("gift_card", "certificate") and method["amount"] < p["amount"]:
+                raise ValueError(f"Not enough balance in payment method {p['payment_id']}")
+        paid = sum(p["amount"] for p in payments)
+        if paid != total:
+            raise ValueError(f"Payment amount does not add up, total price is {total}, but paid {paid}")
+        for p in payments:  # a certificate listed twice raises KeyError here, after earlier deductions
+            method = user["payment_methods"][p["payment_id"]]
+            if method["source"] == "gift_card":
+                method["amount"] -= p["amount"]
+            elif method["source"] == "certificate":
+                del user["payment_methods"][p["payment_id"]]
+        for seg in res["flights"]:
+            self.db["flights"][seg["flight_number"]]["dates"][seg["date"]]["available_seats"][cabin] -= n
+        self.db["reservations"][rid] = res
+        user["reservations"].append(rid)
+        return M.reservation_view(res)
+
+    @tool("WRITE", "Cancel the whole reservation.", reservation_id=RES_ID)
+    def cancel_reservation(self, reservation_id: str) -> dict[str, Any]:
+        res = self._reservation(reservation_id)
+        # Upstream: refund entries only; no balance refund, no seat release, no already-cancelled check.
+        refunds = [M.build(M.Payment, {"payment_id": p["payment_id"], "amount": -p["amount"]}) for p in res["payment_history"]]
+        res["payment_history"].extend(refunds)
+        res["status"] = "cancelled"
+        return M.reservation_view(res)
+
+    @tool("WRITE", "Update the baggage information of a reservation.", reservation_id=RES_ID,
+          total_baggages=s("The updated total number of baggage items included in the reservation.", INT),
+          nonfree_baggages=s("The updated number of non-free baggage items included in the reservation.", INT),
+          payment_id=s("The payment id stored in the user profile, such as 'credit_card_7815826' or 'gift_card_7815826'."))
+    def update_reservation_baggages(self, reservation_id: str, total_baggages: int, nonfree_baggages: int,
+                                    payment_id: str) -> dict[str, Any]:
+        res = self._reservation(reservation_id)
+        user = self._user(res["user_id"])
+        price = 50 * max(0, nonfree_baggages - res["nonfree_baggages"])
+        self._pay_for_update(user, res, payment_id, price)
+        res["total_baggages"] = total_baggages  # assigned as passed (no coercion)
+        res["nonfree_baggages"] = nonfree_baggages
+        return M.reservation_view(res)
+
+    @tool("WRITE", "Update the flight information of a reservation.", reservation_id=RES_ID, cabin=CABIN,
+          flights=s("The entire new itinerary: every flight segment of the reservation, including unchanged ones.",
+                    FLIGHTS),
+          payment_id=s("The payment id stored in the user profile, such as 'credit_card_7815826' or 'gift_card_7815826'."))
+    def update_reservation_flights(self, reservation_id: str, cabin: str, flights: list, payment_id: str) -> dict[str, Any]:
+        infos = [M.build(M.FlightInfo, f) for f in flights]
+        res = self._reservation(reservation_id)
+        user = self._user(res["user_id"])
+        n = len(res["passengers"])
+        total, new_flights = 0, []
+        for info in infos:
+            number, date = info["flight_number"], info["date"]
+            kept = next((f for f in res["flights"] if f["flight_number"] == number and f["date"] == date
+                         and cabin == res["cabin"]), None)
+            if kept is not None:  # same segment, same cabin: keep it at its old price
+                total += kept["price"] * n
+                new_flights.append(kept)
+                continue
+            seg = self._new_segment(number, date, cabin, n)
+            total += seg["price"] * n
+            new_flights.append(seg)
+        total -= sum(f["price"] for f in res["flights"]) * n
+        self._pay_for_update(user, res, payment_id, total)
+        res["flights"] = new_flights  # seat inventory is never changed
+        res["cabin"] = cabin
+        return M.reservation_view(res)
+
+    @tool("WRITE", "Update the passenger information of a reservation.", reservation_id=RES_ID,
+          passengers=s("The full updated list of passengers, in the same number as before.", PASSENGERS))
+    def update_reservation_passengers(self, reservation_id: str, passengers: list) -> dict[str, Any]:
+        pax = [M.build(M.Passenger, p) for p in passengers]
+        res = self._reservation(reservation_id)
+        if len(pax) != len(res["passengers"]):
+            raise ValueError("Number of passengers does not match")
+        res["passengers"] = pax
+        return M.reservation_view(res)
+
+    @tool("WRITE", "Send a certificate to a user. Be careful!", user_id=s("The ID of the user to send the certificate to, such as 'sara_doe_496'."),
+          amount=s("The amount of the certificate to send.", INT))
+    def send_certificate(self, user_id: str, amount: int) -> str:
+        user = self._user(user_id)
+        cid = next((c for c in M.CERTIFICATE_IDS if c not in user["payment_methods"]), None)
+        if cid is None:
+            raise ValueError("Too many certificates")
+        user["payment_methods"][cid] = {"source": "certificate", "id": cid,
+                                        "amount": _FLOAT.validate_python(amount)}
+        return f"Certificate {cid} added to user {user_id} with amount {amount}."

@@ -1,0 +1,59 @@
+"""τ³-bench Airline / Retail as a harness `Benchmark` (tau-bench.md; FlowState §10, §11.2)."""
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.tau.data import DOMAINS, DataError, load_domain
+from benchmarks.tau.env import TauEnv
+from benchmarks.tau.metrics import aggregate
+from runners.api import Benchmark, EpisodeContext, Environment, TaskSpec
+
+
+class TauBenchmark(Benchmark):
+    """params (see conf/benchmark/tau_*.yaml): domain, split, data_dir, verify_checksums, limit,
+    task_ids, max_steps, max_errors, requests ("dialogue" | "user_turn"), agent_stop_token,
+    user_sampling, judge_sampling, user_attempts, judge_attempts, count_infra_errors_as_failures,
+    action_acc_per_task_mean."""
+
+    roles = ("user_sim", "judge")
+    table_metrics = ["Pass1", "DB", "ActionAcc"]
+
+    def __init__(self, *, name: str, domain: str, split: str = "base", data_dir: str | None = None,
+                 verify_checksums: bool = True, limit: int | None = None, task_ids: list[str] | None = None,
+                 **params: Any) -> None:
+        if domain not in DOMAINS:
+            raise DataError(f"unknown τ³ domain '{domain}'; available: {', '.join(DOMAINS)}")
+        if params.get("requests", "dialogue") not in ("dialogue", "user_turn"):
+            raise ValueError(f"benchmark.requests must be 'dialogue' or 'user_turn', got {params['requests']!r}")
+        super().__init__(name=name, domain=domain, split=split, data_dir=data_dir, verify_checksums=verify_checksums,
+                         limit=limit, task_ids=task_ids, **params)
+        self.name, self.domain, self.split = name, domain, split
+        self.data_dir, self.verify, self.limit, self.task_ids = data_dir, verify_checksums, limit, task_ids
+
+    def data(self):
+        return load_domain(self.domain, self.data_dir, self.verify)
+
+    def load_tasks(self) -> list[TaskSpec]:
+        tasks = self.data().split(self.split)
+        if self.task_ids is not None:
+            wanted = [str(t) for t in self.task_ids]
+            known = {t["id"] for t in tasks}
+            unknown = [t for t in wanted if t not in known]
+            if unknown:
+                raise DataError(f"task_ids {unknown} are not in the {self.domain} '{self.split}' split")
+            tasks = [t for t in tasks if t["id"] in wanted]
+        specs = [TaskSpec(task_id=f"{self.domain}-{t['id']}", payload=t) for t in tasks]
+        return specs[: self.limit] if self.limit else specs
+
+    def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
+        return TauEnv(self.data(), task, ctx, self.params)
+
+    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
+        return aggregate(episodes, count_infra_as_failures=bool(self.params.get("count_infra_errors_as_failures", False)),
+                         action_per_task_mean=bool(self.params.get("action_acc_per_task_mean", False)))
+
+    def notes(self) -> dict[str, Any]:
+        d = self.data()
+        return {"data": d.provenance(), "domain": self.domain, "split": self.split,
+                "flags": ["retail task 105 is practically unpassable (gold DB unchanged, NL assertion wants an exchange)"]
+                if self.domain == "retail" else []}

@@ -1,0 +1,181 @@
+"""One τ³ episode mapped onto the harness contract (tau-bench.md §3; upstream
+`src/tau2/orchestrator/orchestrator.py`). The agent's `Decision.message` goes to the simulated
+user, whose reply comes back as `Observation(user_message=...)`; tool calls go to the domain
+tools. Steps, errors and termination reasons are counted as upstream; scoring is §7."""
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.tau import evaluation as E
+from benchmarks.tau import user_sim as U
+from benchmarks.tau.data import DomainData
+from benchmarks.tau.domains import toolkit_for
+from benchmarks.tau.judge import nl_assertions_check, scripted_verdict
+from benchmarks.tau.replay import gold_actions
+from benchmarks.tau.toolkit import db_hash
+from runners.api import (Decision, Environment, EpisodeContext, Message, Observation, Reply, Request,
+                         RequestOutcome, TaskSpec, TaskView, ToolCall, ToolResult)
+
+
+class TauEnv(Environment):
+    def __init__(self, data: DomainData, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any]) -> None:
+        self.data, self.spec, self.ctx, self.p = data, task, ctx, params
+        self.task: dict[str, Any] = task.payload
+        self.tools = toolkit_for(data.domain)(data.fresh_db())
+        self.max_steps = int(params.get("max_steps", 200))
+        self.max_errors = int(params.get("max_errors", 10))
+        self.per_user_turn = params.get("requests", "dialogue") == "user_turn"
+        self.system = U.system_prompt(data.guidelines, self.task["user_scenario"])
+        self.scripted_user = U.ScriptedUser(self.task["user_scenario"])
+        self.traj: list[dict[str, Any]] = [{"role": "assistant", "content": U.GREETING, "tool_calls": None}]
+        self.steps = self.errors = self.user_turns = self.n_calls = 0
+        self.termination: str | None = None
+        self._k = -1
+        self._pending_user: str | None = None
+        self._judge_hint = False
+
+    # ------------------------------------------------------------------ contract
+    def view(self) -> TaskView:
+        return TaskView(task_id=self.spec.task_id, benchmark=self.p.get("name", f"tau_{self.data.domain}"),
+                        policy=self.data.policy, tools=self.tools.specs())
+
+    def step_budget(self) -> int:
+        # The τ step counter (§3) ends the episode; each method step costs at least one τ step.
+        return self.max_steps
+
+    async def next_request(self) -> Request | None:
+        if self._k < 0:
+            text = await self._user_turn()
+        else:
+            text, self._pending_user = (self._pending_user if self.per_user_turn else None), None
+        if self.termination is not None or text is None:
+            return None
+        self._k += 1
+        return Request(index=self._k, request_id=f"{self.spec.task_id}/q{self._k + 1}", text=text)
+
+    async def act(self, decision: Decision) -> Reply:
+        if self.termination is not None:
+            return Reply(request_done=True)
+        self.steps += 1  # generating an agent message is a step
+        if decision.tool_calls:
+            return Reply(observation=Observation(tool_results=self._run_tools(decision)), request_done=self._done())
+        if decision.message is None or not decision.message.strip():
+            # Harness choice: an empty decision (no-op, unusable output or blank text) costs the step and
+            # sends nothing.
+            self._check()
+            return Reply(request_done=self._done())
+        self.traj.append({"role": "assistant", "content": decision.message, "tool_calls": None})
+        stop = "agent_stop" if self.p.get("agent_stop_token", True) and U.STOP in decision.message else None
+        self._check(stop)
+        if self._done():
+            return Reply(request_done=True)
+        reply = await self._user_turn()
+        if self._done():
+            return Reply(request_done=True)
+        if self.per_user_turn:  # switch: each user message opens a new request (FlowState §5 harness choice)
+            self._pending_user = reply
+            return Reply(request_done=True)
+        return Reply(observation=Observation(user_message=reply))
+
+    async def end_request(self, *, truncated: bool, steps: int) -> RequestOutcome:
+        if truncated and self.termination is None:
+            self.termination = "max_steps"
+        last = next((m["content"] for m in reversed(self.traj) if m["role"] == "assistant" and m["content"]), None)
+        req = Request(index=max(self._k, 0), request_id=f"{self.spec.task_id}/q{max(self._k, 0) + 1}", text="")
+        return RequestOutcome(request=req, final_response=last, steps=steps, truncated=truncated)
+
+    # ------------------------------------------------------------------ orchestration
+    def _run_tools(self, decision: Decision) -> list[ToolResult]:
+        """Execute one agent message's tool calls in order: one step in all, one tool message each."""
+        calls, results, given = [], [], []
+        for c in decision.tool_calls:
+            self.n_calls += 1  # methods' ids may repeat across steps: the trajectory uses its own
+            calls.append({"id": f"call_{self.n_calls}", "name": c.name, "arguments": c.arguments})
+            given.append(c.id)
+        # Text attached to tool calls never reaches the user but counts for COMMUNICATE (§3).
+        self.traj.append({"role": "assistant", "content": decision.message, "tool_calls": calls})
+        for c, method_id in zip(calls, given):
+            content, error = self.tools.execute(c["name"], c["arguments"])
+            self.errors += int(error)
+            self.traj.append({"role": "tool", "id": c["id"], "name": c["name"], "content": content, "error": error})
+            results.append(ToolResult(call_id=method_id or c["id"], name=c["name"], content=content, error=error))
+        self.steps += 1
+        self._check()
+        return results
+
+    async def _user_turn(self) -> str | None:
+        text = await U.generate(self.ctx.backbone("user_sim"), U.user_view(self.system, self.traj),
+                                attempts=int(self.p.get("user_attempts", 3)), sampling=self.p.get("user_sampling"))
+        if text is None:
+            self.termination = "user_error"
+            return None
+        self.traj.append({"role": "user", "content": text})
+        self.steps += 1
+        self.user_turns += 1
+        self._check("user_stop" if U.is_user_stop(text) else None)
+        return text
+
+    def _check(self, stop: str | None = None) -> None:
+        """After a step: a stop, then max_steps, then too_many_errors (each overriding the previous)."""
+        reason = stop or self.termination
+        if self.steps >= self.max_steps:
+            reason = "max_steps"
+        if self.errors >= self.max_errors:
+            reason = "too_many_errors"
+        self.termination = reason
+
+    def _done(self) -> bool:
+        return self.termination is not None
+
+    # ------------------------------------------------------------------ scoring
+    async def score_task(self) -> dict[str, Any]:
+        termination = self.termination or "max_steps"
+        crit, basis = E.criteria(self.task), E.reward_basis(self.task)
+        db = E.db_check(self.data, self.task, self.traj)
+        comm = E.communicate_check(self.task, self.traj)
+        action = E.action_check(self.task, self.traj, self.tools.tool_type)
+        evaluated = termination in E.EVALUATED
+        nl: dict[str, Any] = {"reward": None, "results": [], "called": False}
+        if evaluated and "NL_ASSERTION" in basis:
+            self._judge_hint = db["db_match"] and action["reward"] == 1.0
+            judge = self.ctx.backbone("judge") if crit.get("nl_assertions") else None
+            nl = await nl_assertions_check(judge, self.traj, crit.get("nl_assertions"),
+                                           attempts=int(self.p.get("judge_attempts", 3)),
+                                           sampling=self.p.get("judge_sampling"))
+        components = {"DB": db["reward"], "COMMUNICATE": comm["reward"], "ACTION": action["reward"]}
+        if nl["reward"] is not None:
+            components["NL_ASSERTION"] = nl["reward"]
+        reward = E.combine(basis, components) if evaluated else 0.0
+        total = action["partial"]["total"]
+        return {
+            "reward": reward, "success": E.is_success(reward), "termination": termination, "evaluated": evaluated,
+            "reward_basis": basis,
+            "db_match": bool(evaluated and db["db_match"]),  # premature ends count as no match (§10)
+            "db": {**db, "live_hash": db_hash(self.tools.db)},
+            "communicate": comm, "nl_assertion": nl,
+            "action": {"correct": total["correct"], "count": total["count"], "proportion": total["proportion"],
+                       "reward": action["reward"], "partial": action["partial"], "checks": action["checks"]},
+            "steps": self.steps, "errors": self.errors, "messages": self.traj,
+        }
+
+    # ------------------------------------------------------------------ scripted oracle
+    def reference(self, role: str, messages: list[Message]) -> Decision | None:
+        if role == "agent":
+            actions = gold_actions(self.task)
+            if self.n_calls < len(actions):
+                a = actions[self.n_calls]
+                return Decision(tool_calls=[ToolCall(name=a["name"], arguments=a.get("arguments") or {},
+                                                     id=f"gold_{self.n_calls}")])
+            said = any(m["role"] == "assistant" and not m.get("tool_calls") and m is not self.traj[0] for m in self.traj)
+            if said:
+                return Decision(message="You're welcome. Is there anything else I can help you with?")
+            info = E.criteria(self.task).get("communicate_info") or []
+            details = f" For your records: {'; '.join(info)}." if info else ""
+            return Decision(message=f"All done: your request has been handled.{details}")
+        if role == "user_sim":
+            agent_answered = self.n_calls >= len(gold_actions(self.task)) and self.traj[-1]["role"] == "assistant" \
+                and not self.traj[-1].get("tool_calls") and self.user_turns > 0
+            return Decision(message=self.scripted_user.reply(self.user_turns, agent_answered))
+        if role == "judge":
+            return Decision(message=scripted_verdict(E.criteria(self.task).get("nl_assertions") or [], self._judge_hint))
+        return None

@@ -1,0 +1,68 @@
+"""NL_ASSERTION judge (tau-bench.md §7.3; upstream `evaluator_nl_assertions.py`): one call with
+role `judge` grading each expected outcome against the transcript; JSON reply."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from runners.api import Backbone, BackboneError, Message
+
+JUDGE_SYSTEM = """You are grading a customer-service conversation between a customer (user) and an agent (assistant), including the agent's tool calls and the tool results.
+You receive the conversation and a list of expected outcomes. Judge each expected outcome separately: decide whether the conversation shows that it was met, and explain briefly why.
+Answer with JSON only, in this form:
+{"results": [{"expectedOutcome": "<the outcome, copied>", "reasoning": "<short reason>", "metExpectation": true or false}]}
+Give one result per expected outcome, in the given order."""
+
+
+def transcript(trajectory: list[dict[str, Any]]) -> str:
+    """One line per message, `<role>: <content>`; tool-call messages without text print `None`."""
+    return "\n".join(f"{m['role']}: {m.get('content')}" for m in trajectory)
+
+
+def judge_messages(trajectory: list[dict[str, Any]], assertions: list[str]) -> list[Message]:
+    user = f"conversation:\n{transcript(trajectory)}\n\nexpectedOutcomes:\n{assertions!r}"
+    return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
+
+
+def parse_verdict(text: str) -> list[dict[str, Any]] | None:
+    """The `results` list, or None when the reply is not the requested JSON. A single surrounding
+    code fence is tolerated (harness leniency; upstream parses the raw text)."""
+    body = text.strip()
+    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, flags=re.S)
+    if fenced:
+        body = fenced.group(1)
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    results = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
+        return None
+    return results
+
+
+async def nl_assertions_check(backbone: Backbone | None, trajectory: list[dict[str, Any]], assertions: list[str] | None,
+                              *, attempts: int = 3, sampling: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Reward 1 iff every returned result has `metExpectation` true (an empty list passes, as upstream).
+    No assertions → 1.0 without a call. Unparsable replies are re-sampled, then raise BackboneError
+    (an infrastructure error, as upstream's retried exception)."""
+    if not assertions:
+        return {"reward": 1.0, "results": [], "called": False}
+    if backbone is None:
+        raise BackboneError("the τ³ NL_ASSERTION judge needs a backbone for role 'judge'", fatal=True)
+    msgs = judge_messages(trajectory, assertions)
+    sampling = {"temperature": 0.0, **(sampling or {})}
+    for attempt in range(attempts):
+        c = await backbone.complete(msgs, role="judge", attempt=attempt, **sampling)
+        results = parse_verdict(c.text)
+        if results is not None:
+            met = all(r.get("metExpectation") is True for r in results)
+            return {"reward": 1.0 if met else 0.0, "results": results, "called": True}
+    raise BackboneError(f"τ³ judge reply is not the requested JSON after {attempts} attempts: {c.text[:200]!r}")
+
+
+def scripted_verdict(assertions: list[str], met: bool) -> str:
+    """What the scripted judge answers (offline runs): every outcome graded `met`."""
+    return json.dumps({"results": [{"expectedOutcome": a, "reasoning": "scripted judge", "metExpectation": met}
+                                   for a in assertions]})

@@ -1,0 +1,284 @@
+"""Retail tools (tau-bench.md §6; upstream `src/tau2/domains/retail/tools.py`): names,
+signatures, checks, error texts, DB mutations and quirks as upstream (unrounded item-change
+amounts, the multi-item price/options bug of `modify_pending_order_items`, no refunds recorded
+for returns/exchanges)."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from benchmarks.tau import retail_models as M
+from benchmarks.tau.toolkit import STR_LIST, Toolkit, s, tool
+
+ORDER_ID = s("The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.")
+USER_ID = s("The user id, such as 'sara_doe_496'.")
+PM_ID = s("The payment method id to pay or receive refund for the item price difference, such as "
+          "'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.")
+CONFIRM = " Before calling it, list the action details to the user and obtain an explicit confirmation (yes)."
+NEW_ITEM_IDS = s("The new item ids, each such as '1008292230', in the same order as item_ids; each new item must "
+                 "be of the same product as the item it replaces.", STR_LIST)
+
+
+def item_ids(verb: str) -> dict:
+    return s(f"The item ids to be {verb}, each such as '1008292230'. There could be duplicate items in the list.", STR_LIST)
+
+
+ADDR = dict(address1=s("The first line of the address, such as '123 Main St'."),
+            address2=s("The second line of the address, such as 'Apt 1' or ''."),
+            city=s("The city, such as 'San Francisco'."), state=s("The state, such as 'CA'."),
+            country=s("The country, such as 'USA'."), zip=s("The zip code, such as '12345'."))
+
+
+class RetailTools(Toolkit):
+    ORDER = (
+        "calculate", "cancel_pending_order", "exchange_delivered_order_items", "find_user_id_by_name_zip",
+        "find_user_id_by_email", "get_order_details", "get_product_details", "get_item_details",
+        "get_user_details", "list_all_product_types", "modify_pending_order_address",
+        "modify_pending_order_items", "modify_pending_order_payment", "modify_user_address",
+        "return_delivered_order_items", "transfer_to_human_agents",
+    )
+
+    # -- lookups
+    def _order(self, order_id: str) -> dict[str, Any]:
+        if order_id not in self.db["orders"]:
+            raise ValueError("Order not found")
+        return self.db["orders"][order_id]
+
+    def _user(self, user_id: str) -> dict[str, Any]:
+        if user_id not in self.db["users"]:
+            raise ValueError("User not found")
+        return self.db["users"][user_id]
+
+    def _product(self, product_id: str) -> dict[str, Any]:
+        if product_id not in self.db["products"]:
+            raise ValueError("Product not found")
+        return self.db["products"][product_id]
+
+    def _variant(self, product_id: str, item_id: str) -> dict[str, Any]:
+        product = self._product(product_id)
+        if item_id not in product["variants"]:
+            raise ValueError("Variant not found")
+        return product["variants"][item_id]
+
+    def _method(self, user_id: str, method_id: str) -> dict[str, Any]:
+        user = self._user(user_id)
+        if method_id not in user["payment_methods"]:
+            raise ValueError("Payment method not found")
+        return user["payment_methods"][method_id]
+
+    @staticmethod
+    def _check_counts(order: dict[str, Any], item_ids: list, error: str) -> None:
+        """Each id may occur in `item_ids` at most as often as in the order (`{id}` in `error`)."""
+        held = [i["item_id"] for i in order["items"]]
+        for item_id in item_ids:
+            if item_ids.count(item_id) > held.count(item_id):
+                raise ValueError(error.format(id=item_id))
+
+    def _price_diff(self, order: dict[str, Any], item_ids: list, new_item_ids: list,
+                    *, distinct: bool) -> tuple[Any, dict[str, Any] | None]:
+        """Σ (new variant price − old item price) from int 0, unrounded, and the last new variant;
+        each new id must be an available variant of its old item's product."""
+        diff, variant = 0, None
+        for item_id, new_id in zip(item_ids, new_item_ids):
+            if distinct and item_id == new_id:
+                raise ValueError("The new item id should be different from the old item id")
+            item = self._first_item(order, item_id)
+            variant = self._variant(item["product_id"], new_id)
+            if not variant["available"]:
+                raise ValueError(f"New item {new_id} not found or available")
+            diff += variant["price"] - item["price"]
+        return diff, variant
+
+    @staticmethod
+    def _first_item(order: dict[str, Any], item_id: str) -> dict[str, Any]:
+        item = next((i for i in order["items"] if i["item_id"] == item_id), None)
+        if item is None:
+            raise ValueError(f"Item {item_id} not found")
+        return item
+
+    # -- READ
+    @tool("READ", "Find user id by email. If the user is not found, the function will return an error message.",
+          email=s("The email of the user, such as 'something@example.com'."))
+    def find_user_id_by_email(self, email: str) -> str:
+        for uid, user in self.db["users"].items():
+            if user["email"].lower() == email.lower():
+                return uid
+        raise ValueError("User not found")
+
+    @tool("READ", "Find user id by first name, last name, and zip code. If the user is not found, the function "
+          "will return an error message. By default, find user id by email, and only call this function if the "
+          "user is not found by email or cannot remember email.",
+          first_name=s("The first name of the customer, such as 'John'."),
+          last_name=s("The last name of the customer, such as 'Doe'."), zip=s("The zip code of the customer, such as '12345'."))
+    def find_user_id_by_name_zip(self, first_name: str, last_name: str, zip: str) -> str:
+        for uid, user in self.db["users"].items():
+            if (user["name"]["first_name"].lower() == first_name.lower()
+                    and user["name"]["last_name"].lower() == last_name.lower() and user["address"]["zip"] == zip):
+                return uid
+        raise ValueError("User not found")
+
+    @tool("READ", "Get the status and details of an order.", order_id=ORDER_ID)
+    def get_order_details(self, order_id: str) -> dict[str, Any]:
+        return M.order_view(self._order(order_id))
+
+    @tool("READ", "Get the inventory details of a product.",
+          product_id=s("The product id, such as '6086499569'. Be careful the product id is different from the item id."))
+    def get_product_details(self, product_id: str) -> dict[str, Any]:
+        return M.product_view(self._product(product_id))
+
+    @tool("READ", "Get the inventory details of an item (one variant of a product).",
+          item_id=s("The item id, such as '6086499569'. Be careful the item id is different from the product id."))
+    def get_item_details(self, item_id: str) -> dict[str, Any]:
+        for product in self.db["products"].values():
+            if item_id in product["variants"]:
+                return M.variant_view(product["variants"][item_id])
+        raise ValueError("Item not found")
+
+    @tool("READ", "Get the details of a user, including their orders.", user_id=USER_ID)
+    def get_user_details(self, user_id: str) -> dict[str, Any]:
+        return M.user_view(self._user(user_id))
+
+    @tool("READ", "List the name and product id of all product types. Each product type has a variety of "
+          "different items with unique item ids and options. There are only 50 product types in the store.")
+    def list_all_product_types(self) -> str:
+        return json.dumps({p["name"]: p["product_id"] for p in self.db["products"].values()}, sort_keys=True)
+
+    # -- WRITE
+    @tool("WRITE", "Cancel a pending order. If the order is already processed or delivered, it cannot be cancelled. "
+          "The refund goes to the original payment method: immediately for gift cards, otherwise in 5 to 7 "
+          "business days." + CONFIRM,
+          order_id=ORDER_ID, reason=s("The reason for cancellation, which should be either 'no longer needed' or "
+                                      "'ordered by mistake'.", enum=list(M.CANCEL_REASONS)))
+    def cancel_pending_order(self, order_id: str, reason: str) -> dict[str, Any]:
+        order = self._order(order_id)
+        if order["status"] != "pending":
+            raise ValueError("Non-pending order cannot be cancelled")
+        if reason not in M.CANCEL_REASONS:
+            raise ValueError("Invalid reason")
+        refunds = []
+        for p in order["payment_history"]:
+            refunds.append(M.payment("refund", p["amount"], p["payment_method_id"]))
+            method = self._method(order["user_id"], p["payment_method_id"])
+            if method["source"] == "gift_card":  # gift cards are refunded at once
+                method["balance"] = round(method["balance"] + p["amount"], 2)
+        order["status"] = "cancelled"
+        order["cancel_reason"] = reason
+        order["payment_history"].extend(refunds)
+        return M.order_view(order)
+
+    @tool("WRITE", "Exchange items in a delivered order for new items of the same product type. For a delivered "
+          "order, return or exchange can only be done once." + CONFIRM, order_id=ORDER_ID,
+          item_ids=item_ids("exchanged"),
+          new_item_ids=NEW_ITEM_IDS,
+          payment_method_id=PM_ID)
+    def exchange_delivered_order_items(self, order_id: str, item_ids: list, new_item_ids: list,
+                                       payment_method_id: str) -> dict[str, Any]:
+        order = self._order(order_id)
+        if order["status"] != "delivered":
+            raise ValueError("Non-delivered order cannot be exchanged")
+        self._check_counts(order, item_ids, "Number of {id} not found.")
+        if len(item_ids) != len(new_item_ids):
+            raise ValueError("The number of items to be exchanged should match.")
+        diff = round(self._price_diff(order, item_ids, new_item_ids, distinct=False)[0], 2)
+        method = self._method(order["user_id"], payment_method_id)
+        if method["source"] == "gift_card" and method["balance"] < diff:
+            raise ValueError("Insufficient gift card balance to pay for the price difference")
+        order["status"] = "exchange requested"
+        order["exchange_items"] = sorted(item_ids)
+        order["exchange_new_items"] = sorted(new_item_ids)
+        order["exchange_payment_method_id"] = payment_method_id
+        order["exchange_price_difference"] = diff
+        return M.order_view(order)
+
+    @tool("WRITE", "Modify the shipping address of a pending order." + CONFIRM, order_id=ORDER_ID, **ADDR)
+    def modify_pending_order_address(self, order_id: str, address1: str, address2: str, city: str, state: str,
+                                     country: str, zip: str) -> dict[str, Any]:
+        order = self._order(order_id)
+        if "pending" not in order["status"]:
+            raise ValueError("Non-pending order cannot be modified")
+        order["address"] = M.address(M.UserAddress, address1=address1, address2=address2, city=city,
+                                     state=state, country=country, zip=zip)
+        return M.order_view(order)
+
+    @tool("WRITE", "Modify items in a pending order to new items of the same product type. This can only be called "
+          "once per order." + CONFIRM, order_id=ORDER_ID,
+          item_ids=item_ids("modified"),
+          new_item_ids=NEW_ITEM_IDS,
+          payment_method_id=PM_ID)
+    def modify_pending_order_items(self, order_id: str, item_ids: list, new_item_ids: list,
+                                   payment_method_id: str) -> dict[str, Any]:
+        order = self._order(order_id)
+        if order["status"] != "pending":
+            raise ValueError("Non-pending order cannot be modified")
+        self._check_counts(order, item_ids, "{id} not found")
+        if len(item_ids) != len(new_item_ids):
+            raise ValueError("The number of items to be exchanged should match")
+        diff, variant = self._price_diff(order, item_ids, new_item_ids, distinct=True)
+        method = self._method(order["user_id"], payment_method_id)
+        if method["source"] == "gift_card" and method["balance"] < diff:
+            raise ValueError("Insufficient gift card balance to pay for the new item")
+        order["payment_history"].append(M.payment("payment" if diff > 0 else "refund", abs(diff), payment_method_id))
+        if method["source"] == "gift_card":
+            method["balance"] = round(method["balance"] - diff, 2)
+        for item_id, new_id in zip(item_ids, new_item_ids):
+            item = self._first_item(order, item_id)
+            item["item_id"] = new_id
+            # Upstream bug (reproduced, tau-bench.md §6): every modified item takes the price and options of the
+            # LAST validated new variant; the gold DBs of retail tasks 20, 21, 36, 37, 100 depend on it.
+            item["price"] = variant["price"]
+            item["options"] = variant["options"]
+        order["status"] = "pending (item modified)"
+        return M.order_view(order)
+
+    @tool("WRITE", "Modify the payment method of a pending order." + CONFIRM, order_id=ORDER_ID,
+          payment_method_id=s("The payment method id to pay for the order, such as 'gift_card_0000000' or "
+                              "'credit_card_0000000'. It must differ from the current one."))
+    def modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> dict[str, Any]:
+        order = self._order(order_id)
+        if "pending" not in order["status"]:
+            raise ValueError("Non-pending order cannot be modified")
+        method = self._method(order["user_id"], payment_method_id)
+        history = order["payment_history"]
+        if len(history) != 1 or history[0]["transaction_type"] != "payment":
+            raise ValueError("There should be exactly one payment for a pending order")
+        old_id, amount = history[0]["payment_method_id"], history[0]["amount"]
+        if old_id == payment_method_id:
+            raise ValueError("The new payment method should be different from the current one")
+        if method["source"] == "gift_card" and method["balance"] < amount:
+            raise ValueError("Insufficient gift card balance to pay for the order")
+        history.append(M.payment("payment", amount, payment_method_id))
+        history.append(M.payment("refund", amount, old_id))
+        if method["source"] == "gift_card":
+            method["balance"] = round(method["balance"] - amount, 2)
+        old = self._method(order["user_id"], old_id)
+        if old["source"] == "gift_card":
+            old["balance"] = round(old["balance"] + amount, 2)
+        return M.order_view(order)
+
+    @tool("WRITE", "Modify the default address of a user." + CONFIRM, user_id=USER_ID, **ADDR)
+    def modify_user_address(self, user_id: str, address1: str, address2: str, city: str, state: str,
+                            country: str, zip: str) -> dict[str, Any]:
+        user = self._user(user_id)
+        user["address"] = M.address(M.UserAddress, address1=address1, address2=address2, city=city,
+                                    state=state, country=country, zip=zip)
+        return M.user_view(user)
+
+    @tool("WRITE", "Return some items of a delivered order. The refund goes to the original payment method or "
+          "an existing gift card; the order status becomes 'return requested' and the user receives a follow-up "
+          "email on how and where to return the items." + CONFIRM,
+          order_id=ORDER_ID,
+          item_ids=item_ids("returned"),
+          payment_method_id=s("The payment method id to receive the refund, such as 'gift_card_0000000' or "
+                              "'credit_card_0000000': the original payment method or a gift card."))
+    def return_delivered_order_items(self, order_id: str, item_ids: list, payment_method_id: str) -> dict[str, Any]:
+        order = self._order(order_id)
+        if order["status"] != "delivered":
+            raise ValueError("Non-delivered order cannot be returned")
+        method = self._method(order["user_id"], payment_method_id)
+        if method["source"] != "gift_card" and payment_method_id != order["payment_history"][0]["payment_method_id"]:
+            raise ValueError("Payment method should be the original payment method")
+        self._check_counts(order, item_ids, "Some item not found")
+        order["status"] = "return requested"
+        order["return_items"] = sorted(item_ids)
+        order["return_payment_method_id"] = payment_method_id
+        return M.order_view(order)

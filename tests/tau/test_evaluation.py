@@ -1,0 +1,135 @@
+"""τ³ evaluator (tau-bench.md §7, §8): gold and do-nothing baselines, COMMUNICATE, ACTION
+matching, reward product, pass^k on hand-computed cases, aggregate metrics."""
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.tau import evaluation as E
+from benchmarks.tau.domains import toolkit_for
+from benchmarks.tau.metrics import action_accuracy, aggregate, pass_hat_k, pass_hat_ks
+from tests.tau.helpers import domain, empty_trajectory, gold_trajectory
+
+AIRLINE_UNCHANGED = {0, 1, 2, 3, 4, 5, 6, 9, 10, 13, 26, 27, 28, 31, 34, 36, 38, 41, 43, 45, 46, 47, 48, 49}
+RETAIL_UNCHANGED = {10, 12, 24, 25, 50, 57, 62, 65, 67, 68, 105}
+
+
+def score(data, task, traj):
+    """Reward over the basis without the judge (NL_ASSERTION left out), plus the components."""
+    basis = [b for b in E.reward_basis(task) if b != "NL_ASSERTION"]
+    db = E.db_check(data, task, traj)
+    comm = E.communicate_check(task, traj)
+    act = E.action_check(task, traj, toolkit_for(data.domain).tool_type)
+    return E.combine(basis, {"DB": db["reward"], "COMMUNICATE": comm["reward"], "ACTION": act["reward"]}), db, comm, act
+
+
+def test_airline_gold_and_empty_trajectories():
+    data = domain("airline")
+    gold_ok, gold_with_info_ok, empty_ok, empty_db = set(), set(), set(), set()
+    for task in data.split("base"):
+        tid = int(task["id"])
+        info = " ".join(task["evaluation_criteria"].get("communicate_info") or [])
+        traj = gold_trajectory(data, task, final_message=f"Done. Total: ${info}.")
+        reward, db, _, act = score(data, task, traj)
+        assert db["db_match"] and act["reward"] == 1.0 and db["replay_mismatches"] == [], tid
+        gold_with_info_ok |= {tid} if E.is_success(reward) else set()
+        silent = [m for m in traj if not (m["role"] == "assistant" and m["content"] and m["content"].startswith("Done."))]
+        reward = E.combine(E.reward_basis(task), {"DB": db["reward"], "COMMUNICATE": E.communicate_check(task, silent)["reward"]})
+        gold_ok |= {tid} if E.is_success(reward) else set()
+        reward, db, _, _ = score(data, task, empty_trajectory())
+        empty_ok |= {tid} if E.is_success(reward) else set()
+        empty_db |= {tid} if db["db_match"] else set()
+    assert set(range(50)) - gold_ok == {3, 7, 11, 14, 18, 23}  # COMMUNICATE not said
+    assert gold_with_info_ok == set(range(50))
+    assert empty_db == AIRLINE_UNCHANGED
+    assert empty_ok == AIRLINE_UNCHANGED - {3} and len(empty_ok) == 23
+
+
+def test_retail_gold_and_empty_trajectories():
+    data = domain("retail")
+    gold_ok, empty_db, empty_ok = set(), set(), set()
+    for task in data.split("base"):
+        tid = int(task["id"])
+        reward, db, _, act = score(data, task, gold_trajectory(data, task))
+        assert db["db_match"] and act["reward"] == 1.0, tid
+        gold_ok |= {tid} if E.is_success(reward) else set()
+        if "NL_ASSERTION" not in E.reward_basis(task) or not task["evaluation_criteria"].get("nl_assertions"):
+            reward, db, _, _ = score(data, task, empty_trajectory())
+            empty_ok |= {tid} if E.is_success(reward) else set()
+        else:
+            db = E.db_check(data, task, empty_trajectory())
+        empty_db |= {tid} if db["db_match"] else set()
+    assert gold_ok == set(range(114))
+    assert empty_db == RETAIL_UNCHANGED
+    assert empty_ok == {10, 12, 25, 50, 57, 65}  # 24, 62, 67, 68, 105 depend on the judge
+
+
+def test_communicate_removes_commas_from_the_message_only():
+    task = {"evaluation_criteria": {"communicate_info": ["1628", "Basic"]}}
+    traj = [{"role": "assistant", "content": "The total is $1,628.00 for BASIC economy", "tool_calls": None}]
+    assert E.communicate_check(task, traj)["reward"] == 1.0
+    task = {"evaluation_criteria": {"communicate_info": ["1,628"]}}
+    assert E.communicate_check(task, traj)["reward"] == 0.0
+    assert E.communicate_check({"evaluation_criteria": {"communicate_info": None}}, [])["reward"] == 1.0
+    said_by_user = [{"role": "user", "content": "1628"}]
+    assert E.communicate_check({"evaluation_criteria": {"communicate_info": ["1628"]}}, said_by_user)["reward"] == 0.0
+
+
+def test_action_matching_rules():
+    gold = {"name": "book", "arguments": {"a": 1, "b": [1, 2]}}
+    assert E.action_matches(gold, {"name": "book", "arguments": {"a": 1.0, "b": [1, 2]}})  # Python ==
+    assert E.action_matches(gold, {"name": "book", "arguments": {"a": 1}})  # subset of gold keys
+    assert E.action_matches(gold, {"name": "book", "arguments": {}})  # no arguments matches any
+    assert not E.action_matches(gold, {"name": "book", "arguments": {"a": 1, "c": 3}})  # extra key
+    assert not E.action_matches(gold, {"name": "book", "arguments": {"b": [2, 1]}})  # lists ordered
+    assert not E.action_matches(gold, {"name": "other", "arguments": {}})
+    transfer = {"name": "transfer_to_human_agents", "arguments": {"summary": "x"}, "compare_args": []}
+    assert E.action_matches(transfer, {"name": "transfer_to_human_agents", "arguments": {"summary": "other"}})
+    only_a = {"name": "book", "arguments": {"a": 1, "b": 2}, "compare_args": ["a"]}
+    assert E.action_matches(only_a, {"name": "book", "arguments": {"a": 1, "b": 99, "z": 0}})
+    assert not E.action_matches(only_a, {"name": "book", "arguments": {"b": 2}})
+
+
+def test_action_check_partial_by_type():
+    data = domain("airline")
+    task = next(t for t in data.split("base") if t["id"] == "7")
+    traj = gold_trajectory(data, task)[:4]  # only the first gold call (a READ)
+    act = E.action_check(task, traj, toolkit_for("airline").tool_type)
+    assert act["reward"] == 0.0
+    assert act["partial"]["total"] == {"correct": 1, "count": 5, "proportion": 0.2}
+    assert act["partial"]["read"]["correct"] == 1 and act["partial"]["write"] == {"correct": 0, "count": 3, "proportion": 0.0}
+
+
+def test_reward_is_product_over_basis():
+    assert E.combine(["DB", "COMMUNICATE"], {"DB": 1.0, "COMMUNICATE": 0.0, "ACTION": 1.0}) == 0.0
+    assert E.combine(["DB"], {"DB": 1.0, "COMMUNICATE": 0.0, "ACTION": 0.0}) == 1.0
+    assert E.reward_basis({"evaluation_criteria": {}}) == ["DB", "COMMUNICATE"]
+
+
+def test_pass_hat_k_hand_computed():
+    assert pass_hat_k(4, 2, 1) == 0.5
+    assert pass_hat_k(4, 2, 2) == pytest.approx(1 / 6)  # C(2,2)/C(4,2)
+    assert pass_hat_k(4, 3, 2) == 0.5  # 3/6
+    assert pass_hat_k(4, 4, 4) == 1.0 and pass_hat_k(4, 3, 4) == 0.0
+    ks = pass_hat_ks({"a": [True, True, False], "b": [True, False, False], "c": [True, True, True, True]})
+    assert ks[1] == pytest.approx((2 / 3 + 1 / 3 + 1) / 3)
+    assert ks[2] == pytest.approx((1 / 3 + 0 + 1) / 3)
+    assert ks[3] == pytest.approx((0 + 0 + 1) / 3) and 4 not in ks
+    with pytest.raises(ValueError):
+        pass_hat_k(2, 1, 3)
+
+
+def test_aggregate_metrics():
+    def ep(task, trial, success, db, correct, count, status="ok"):
+        return {"task_id": task, "trial": trial, "status": status,
+                "scores": {"reward": float(success), "success": success, "db_match": db,
+                           "action": {"correct": correct, "count": count}}}
+    eps = [ep("a", 0, True, True, 3, 3), ep("a", 1, False, True, 1, 3),
+           ep("b", 0, True, True, 0, 0), ep("b", 1, True, False, 0, 0),
+           {"task_id": "b", "trial": 2, "status": "infra_error", "scores": {}}]
+    m = aggregate(eps)
+    assert m["Pass1"] == 75.0 and m["DB"] == 75.0 and m["episodes"] == 4
+    assert m["ActionAcc"] == pytest.approx(100 * 4 / 6)
+    assert m["pass^1"] == 75.0 and m["pass^2"] == pytest.approx(100 * (0 + 1) / 2)
+    assert aggregate(eps, count_infra_as_failures=True)["Pass1"] == 60.0
+    assert action_accuracy([(3, 3), (1, 3), (0, 0), (1, 2)], per_task_mean=True) == pytest.approx(100 * (1 + 1 / 3 + 0.5) / 3)
+    assert "pass^2" not in aggregate(eps[:1])

@@ -1,0 +1,142 @@
+"""Retail tools: schemas and every WRITE tool's checks and mutations (tau-bench.md §6), above all
+the quirks: unrounded item-change amounts, the last-variant price/options bug, no recorded refunds
+for returns/exchanges, gift-card refunds rounded to cents."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks.tau.retail import RetailTools
+from benchmarks.tau.toolkit import db_hash
+from tests.tau.helpers import domain, run
+
+PENDING = "#W6779827"  # ethan_lopez_6291, paid 4079.45 by gift_card_7219486 (balance 49.0)
+GIFT, CARD = "gift_card_7219486", "credit_card_9789590"
+DELIVERED = "#W6304490"  # omar_khan_2363, paid by credit_card_4420174
+
+
+@pytest.fixture
+def tools() -> RetailTools:
+    return RetailTools(domain("retail").fresh_db())
+
+
+def test_schemas():
+    specs = RetailTools.specs()
+    assert [s.name for s in specs] == list(RetailTools.ORDER) and len(specs) == 16
+    kinds = [RetailTools.tool_type(s.name) for s in specs]
+    assert (kinds.count("READ"), kinds.count("WRITE"), kinds.count("GENERIC")) == (7, 7, 2)
+    items = next(s for s in specs if s.name == "modify_pending_order_items").parameters
+    assert items["required"] == ["order_id", "item_ids", "new_item_ids", "payment_method_id"]
+    assert items["properties"]["item_ids"]["type"] == "array"
+
+
+def test_reads(tools):
+    assert run(tools, "find_user_id_by_email", email="NOAH.BROWN7922@example.com") == "noah_brown_6181"
+    assert tools.execute("find_user_id_by_email", {"email": "nobody@example.com"}) == ("Error: User not found", True)
+    assert run(tools, "find_user_id_by_name_zip", first_name="noah", last_name="BROWN", zip="80279") == "noah_brown_6181"
+    types = run(tools, "list_all_product_types")
+    parsed = json.loads(types)
+    assert len(parsed) == 50 and list(parsed) == sorted(parsed) and types == json.dumps(parsed, sort_keys=True)
+    item = json.loads(run(tools, "get_item_details", item_id="4422467033"))
+    assert list(item) == ["item_id", "options", "available", "price"] and item["price"] == 483.47
+    assert tools.execute("get_item_details", {"item_id": "7233192239"}) == ("Error: Item not found", True)
+    order = json.loads(run(tools, "get_order_details", order_id=PENDING))
+    assert list(order)[-7:] == ["cancel_reason", "exchange_items", "exchange_new_items", "exchange_payment_method_id",
+                                "exchange_price_difference", "return_items", "return_payment_method_id"]
+    assert order["cancel_reason"] is None
+
+
+def test_modify_items_unrounded_amount_and_last_variant_bug(tools):
+    db = tools.db
+    args = dict(order_id=PENDING, item_ids=["7896397433", "3379843752"], new_item_ids=["4422467033", "3709608322"],
+                payment_method_id=GIFT)
+    order = json.loads(run(tools, "modify_pending_order_items", **args))
+    diff = 0 + (483.47 - 457.81) + (2744.7 - 3203.76)
+    assert order["payment_history"][-1] == {"transaction_type": "refund", "amount": abs(diff), "payment_method_id": GIFT}
+    assert db["users"]["ethan_lopez_6291"]["payment_methods"][GIFT]["balance"] == round(49.0 - diff, 2)
+    espresso = db["products"]["4354588079"]["variants"]["3709608322"]
+    dumbbell = next(i for i in order["items"] if i["item_id"] == "4422467033")
+    assert dumbbell["name"] == "Dumbbell Set" and dumbbell["product_id"] == "7233192239"
+    assert dumbbell["price"] == espresso["price"] and dumbbell["options"] == espresso["options"]  # upstream bug
+    assert order["status"] == "pending (item modified)"
+    assert tools.execute("modify_pending_order_items", args) == ("Error: Non-pending order cannot be modified", True)
+
+
+def test_modify_items_checks(tools):
+    before = db_hash(tools.db)
+    base = dict(order_id=PENDING, payment_method_id=CARD)
+    cases = [
+        (dict(item_ids=["7896397433", "7896397433"], new_item_ids=["4422467033", "2444431651"]), "7896397433 not found"),
+        (dict(item_ids=["7896397433"], new_item_ids=[]), "The number of items to be exchanged should match"),
+        (dict(item_ids=["7896397433"], new_item_ids=["7896397433"]), "The new item id should be different from the old item id"),
+        (dict(item_ids=["7896397433"], new_item_ids=["3709608322"]), "Variant not found"),
+        (dict(item_ids=["7896397433"], new_item_ids=["8140269513"]), "New item 8140269513 not found or available"),
+        (dict(item_ids=["7896397433"], new_item_ids=["2444431651"], payment_method_id=GIFT),
+         "Insufficient gift card balance to pay for the new item"),
+    ]
+    for extra, msg in cases:
+        assert tools.execute("modify_pending_order_items", {**base, **extra}) == (f"Error: {msg}", True)
+    assert db_hash(tools.db) == before
+
+
+def test_cancel_pending_order_refunds_gift_card(tools):
+    assert tools.execute("cancel_pending_order", {"order_id": PENDING, "reason": "too expensive"}) == ("Error: Invalid reason", True)
+    order = json.loads(run(tools, "cancel_pending_order", order_id=PENDING, reason="no longer needed"))
+    assert order["status"] == "cancelled" and order["cancel_reason"] == "no longer needed"
+    assert order["payment_history"][-1] == {"transaction_type": "refund", "amount": 4079.45, "payment_method_id": GIFT}
+    assert tools.db["users"]["ethan_lopez_6291"]["payment_methods"][GIFT]["balance"] == round(49.0 + 4079.45, 2)
+    assert tools.execute("cancel_pending_order", {"order_id": PENDING, "reason": "no longer needed"}) == \
+        ("Error: Non-pending order cannot be cancelled", True)
+
+
+def test_modify_payment(tools):
+    assert tools.execute("modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": GIFT}) == \
+        ("Error: The new payment method should be different from the current one", True)
+    order = json.loads(run(tools, "modify_pending_order_payment", order_id=PENDING, payment_method_id=CARD))
+    assert order["payment_history"][1:] == [
+        {"transaction_type": "payment", "amount": 4079.45, "payment_method_id": CARD},
+        {"transaction_type": "refund", "amount": 4079.45, "payment_method_id": GIFT}]
+    assert tools.db["users"]["ethan_lopez_6291"]["payment_methods"][GIFT]["balance"] == 4128.45
+    assert tools.execute("modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": GIFT}) == \
+        ("Error: There should be exactly one payment for a pending order", True)
+
+
+def test_addresses(tools):
+    addr = dict(address1="1 Main St", address2="", city="Austin", state="TX", country="USA", zip="78701")
+    order = json.loads(run(tools, "modify_pending_order_address", order_id=PENDING, **addr))
+    assert list(order["address"]) == ["address1", "address2", "city", "country", "state", "zip"]
+    content, error = tools.execute("modify_pending_order_address", {"order_id": PENDING, **addr, "zip": 78701})
+    assert error and content.startswith("Error: 1 validation error for UserAddress")
+    assert tools.db["orders"][PENDING]["address"]["zip"] == "78701"
+    user = json.loads(run(tools, "modify_user_address", user_id="ethan_lopez_6291", **addr))
+    assert user["address"]["city"] == "Austin" and tools.db["orders"]["#W6779827"]["address"]["city"] == "Austin"
+    assert tools.execute("modify_pending_order_address", {"order_id": DELIVERED, **addr}) == \
+        ("Error: Non-pending order cannot be modified", True)
+
+
+def test_exchange_and_return_delivered(tools):
+    db = tools.db
+    order = db["orders"][DELIVERED]
+    ids = [i["item_id"] for i in order["items"]]
+    history = json.dumps(order["payment_history"])
+    assert tools.execute("exchange_delivered_order_items", {"order_id": DELIVERED, "item_ids": [ids[0], ids[0]],
+                         "new_item_ids": [ids[0], ids[0]], "payment_method_id": "credit_card_4420174"}) == \
+        (f"Error: Number of {ids[0]} not found.", True)
+    assert tools.execute("return_delivered_order_items", {"order_id": DELIVERED, "item_ids": ids[:1],
+                         "payment_method_id": GIFT}) == ("Error: Payment method not found", True)
+    out = json.loads(run(tools, "exchange_delivered_order_items", order_id=DELIVERED, item_ids=[ids[1], ids[0]],
+                         new_item_ids=[ids[1], ids[0]], payment_method_id="credit_card_4420174"))
+    assert out["status"] == "exchange requested" and out["exchange_items"] == sorted([ids[1], ids[0]])
+    assert out["exchange_price_difference"] == 0.0 and json.dumps(out["payment_history"]) == history
+    assert tools.execute("return_delivered_order_items", {"order_id": DELIVERED, "item_ids": ids[:1],
+                         "payment_method_id": "credit_card_4420174"}) == ("Error: Non-delivered order cannot be returned", True)
+
+
+def test_return_delivered():
+    tools = RetailTools(domain("retail").fresh_db())
+    ids = [i["item_id"] for i in tools.db["orders"][DELIVERED]["items"]]
+    out = json.loads(run(tools, "return_delivered_order_items", order_id=DELIVERED, item_ids=[ids[2], ids[0]],
+                         payment_method_id="credit_card_4420174"))
+    assert out["status"] == "return requested" and out["return_items"] == sorted([ids[2], ids[0]])
+    assert out["return_payment_method_id"] == "credit_card_4420174" and len(out["payment_history"]) == 1
