@@ -12,7 +12,12 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
+# The mem0 extra needs torch (sentence-transformers): install the CPU wheel first so that no
+# multi-GB CUDA build is pulled in by the resolver.
+TORCH_CPU ?= torch==2.13.0
+
 $(STAMP): $(PY) pyproject.toml
+	@case ",$(EXTRAS)," in *,mem0,*) $(PY) -m pip install -q "$(TORCH_CPU)" ;; esac
 	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
 	touch $(STAMP)
 

@@ -1,0 +1,176 @@
+"""ReasoningBank as MemoryArena adapted it (`memory/memory_systems/reasoningbank.py`;
+baselines.md §3.2; Ouyang et al., arXiv 2509.25140).
+
+`add_chunk(chunk)`:
+1. judge call (role "memory", temperature 0.0, max 128 tokens): success ⇔ the lower-cased reply
+   contains "success" (upstream quirk kept: "unsuccessful" matches too);
+2. extraction call (role "memory", temperature 0.7, max 4096 tokens) with the success or the
+   failure instruction, asking for ≤ 3 Markdown items (title / description / content); the reply
+   is split on blank lines into `memory_items` (at most `max_items` kept);
+3. the record `{timestamp, task_id, memory_items, status}` is stored with the embedding of the
+   chunk's first 4,096 characters (L2-normalised).
+Retrieval: the instruction-wrapped query is embedded; cosine × 100; the top 5 records, each whole
+record dict injected as one memory item (upstream quirk, kept).
+
+Label direction follows the paper (success → "why it worked", failure → "lessons"); the released
+WebArena/SWE `induce_memory.py` invert it when deciding from reward (spec §3.1), we do not.
+Offline deviation: embeddings come from local MiniLM instead of text-embedding-3-small.
+"""
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from baselines.embedder import make_embedder
+from baselines.memory import MemoryMethod
+from runners.api import Decision, Parsed, Protocol, ProtocolError
+
+JUDGE_SYSTEM = "You evaluate whether an AI agent accomplished its task."
+JUDGE_USER = """Below is the record of an agent working on one task: the task, the steps it took and the answer it submitted.
+
+{trajectory}
+
+Did the agent accomplish the task? Reply with one word only: "success" or "fail"."""
+
+ITEM_LAYOUT = """# Memory Item 1
+## Title <a short name for the strategy or lesson>
+## Description <one sentence saying when it applies>
+## Content <one to three sentences of reasoning or practice that transfers to other tasks>"""
+
+_EXTRACT_COMMON = """You are a memory expert. From the agent trajectory you are given, write at most three memory items that will help an agent solve future, different tasks. The items must not overlap. Keep them general: leave out details that only fit this task (specific names, numbers, identifiers, exact strings or website details).
+Write the items in this Markdown layout, with one blank line between items and no blank line inside an item:
+""" + ITEM_LAYOUT
+
+EXTRACT_SUCCESS = _EXTRACT_COMMON + "\n\nThe trajectory below succeeded. Explain what made it work: the reasoning and the steps that others can reuse."
+EXTRACT_FAILURE = _EXTRACT_COMMON + "\n\nThe trajectory below failed. Reflect on why it failed and state the lessons or safeguards that would avoid the failure next time."
+EXTRACT_USER = "Trajectory:\n{trajectory}"
+
+RETRIEVAL_INSTRUCTION = "Given the current task, retrieve earlier tasks whose experience would help solve it"
+EMBED_CHARS = 4096  # upstream embeds the first 4,096 characters of the chunk
+
+
+class JudgeProtocol(Protocol):
+    """The judge's one-word reply. Total parse; render for the scripted backbone."""
+
+    name = "reasoningbank_judge"
+
+    def description(self) -> str:
+        return 'One word: "success" or "fail".'
+
+    def parse(self, text: str) -> Parsed:
+        text = text if isinstance(text, str) else ""
+        errors = [] if text.strip() else [ProtocolError(kind="empty", detail="empty judge reply (read as fail)")]
+        return Parsed(decision=Decision(message=text), blocks={"success": "success" in text.lower()}, errors=errors)
+
+    def render(self, decision: Decision) -> str:
+        # No reference opinion → the minimal valid verdict claims nothing: "fail".
+        return decision.message if decision.message else "fail"
+
+
+def parse_item(text: str) -> dict[str, str]:
+    """Title / description / content of one Markdown memory item ('' where absent)."""
+    out = {}
+    for field in ("title", "description", "content"):
+        m = re.search(rf"^\s*#+\s*{field}\s*:?\s*(.*?)\s*(?=^\s*#|\Z)", text, re.IGNORECASE | re.MULTILINE | re.DOTALL)
+        out[field] = m.group(1).strip() if m else ""
+    return out
+
+
+class ExtractProtocol(Protocol):
+    """The extraction reply: Markdown items split on blank lines (upstream)."""
+
+    name = "reasoningbank_extract"
+
+    def description(self) -> str:
+        return ITEM_LAYOUT
+
+    def parse(self, text: str) -> Parsed:
+        text = text if isinstance(text, str) else ""
+        items = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+        errors = [] if items else [ProtocolError(kind="empty", detail="no memory items extracted")]
+        return Parsed(decision=Decision(message=text), blocks={"items": items}, errors=errors)
+
+    def render(self, decision: Decision) -> str:
+        return decision.message or ""  # no reference opinion → no items (a valid, empty extraction)
+
+
+class ReasoningBank(MemoryMethod):
+    """Memory-system baseline: ReasoningBank records, embedding retrieval (B.3 memory layout)."""
+
+    judge_protocol = JudgeProtocol()
+    extract_protocol = ExtractProtocol()
+
+    def __init__(self, backbone, *, embedder: str = "minilm", top_k: int = 5, max_items: int | None = 3,
+                 judge_sampling: dict[str, Any] | None = None, extract_sampling: dict[str, Any] | None = None,
+                 record_timestamps: bool = False, **params: Any) -> None:
+        super().__init__(backbone, **params)
+        if top_k < 0 or (max_items is not None and max_items < 0):
+            raise ValueError("reasoningbank: top_k and max_items must be >= 0")
+        self.embedder = make_embedder(embedder)
+        self.top_k, self.max_items = top_k, max_items
+        self.judge_sampling = {"temperature": 0.0, "max_completion_tokens": 128} if judge_sampling is None else judge_sampling
+        self.extract_sampling = {"temperature": 0.7, "max_completion_tokens": 4096} if extract_sampling is None else extract_sampling
+        self.record_timestamps = record_timestamps
+        self.records: list[dict[str, Any]] = []
+        self._vecs: list[np.ndarray] = []
+        self._matrix: np.ndarray | None = None
+        self.last_scores: list[float] = []
+
+    async def add_chunk(self, chunk: str) -> None:
+        j = await self.backbone.complete(
+            [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": JUDGE_USER.format(trajectory=chunk)}],
+            role="memory", protocol=self.judge_protocol, **self.judge_sampling)
+        success = bool(self.judge_protocol.parse(j.text).blocks["success"])
+        system = EXTRACT_SUCCESS if success else EXTRACT_FAILURE  # paper direction (see module doc)
+        e = await self.backbone.complete(
+            [{"role": "system", "content": system}, {"role": "user", "content": EXTRACT_USER.format(trajectory=chunk)}],
+            role="memory", protocol=self.extract_protocol, **self.extract_sampling)
+        items = self.extract_protocol.parse(e.text).blocks["items"]
+        if self.max_items is not None:
+            items = items[: self.max_items]
+        self.add_record(chunk, items, success)
+
+    def add_record(self, chunk: str, items: list[str], success: bool) -> dict[str, Any]:
+        """Store one record and its chunk embedding (no model call)."""
+        n = len(self.records)
+        task = getattr(getattr(self, "task", None), "task_id", "")
+        record = {
+            # [harness choice] upstream uses wall time and uuid4; both would change every prompt
+            # that injects the record and defeat the response cache, so the defaults are stable.
+            "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds") if self.record_timestamps else None,
+            "task_id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"reasoningbank/{task}/{n}")),
+            "memory_items": items,
+            "status": "success" if success else "fail",
+        }
+        self.records.append(record)
+        self._vecs.append(self.embedder.encode([chunk[:EMBED_CHARS]])[0])
+        self._matrix = None
+        return record
+
+    def memory_notes(self) -> dict[str, Any]:
+        # Offline deviation (§3.2): local embedder instead of text-embedding-3-small.
+        return {"embedder": self.embedder.name, "scores": self.last_scores}
+
+    def query_text(self, query: str) -> str:
+        return f"Instruct: {RETRIEVAL_INSTRUCTION}\nQuery: {query}"
+
+    def search(self, query: str) -> list[dict[str, Any]]:
+        """The top-k records for `query` by cosine × 100 (ties keep insertion order)."""
+        if not self.records or self.top_k == 0:
+            self.last_scores = []
+            return []
+        if self._matrix is None:
+            self._matrix = np.vstack(self._vecs)
+        q = self.embedder.encode([self.query_text(query)])[0]
+        scores = (self._matrix @ q) * 100.0
+        order = np.argsort(-scores, kind="stable")[: self.top_k]
+        self.last_scores = [round(float(scores[i]), 4) for i in order]
+        return [self.records[i] for i in order]
+
+    async def retrieve(self, query: str) -> list[str]:
+        return [json.dumps(r, ensure_ascii=False) for r in self.search(query)]

@@ -1,0 +1,297 @@
+"""ZipAct (Thomas-mci-21/ZipAct; baselines.md §5) and ZipAct+BM25 (§6).
+
+A memory-less actor `(τ_t, a_t) ~ π(· | S_t, o_t)` and an LLM state updater
+`S_t = U(S_{t−1}, a_{t−1}, o_t)`:
+- init (role "state"): one call per episode, on the first request: S_0 ← Init(task);
+- update (role "state"): before every step that follows an action, on the newest observation;
+- act (role "agent"): the B.3 State-tracking layout — agent_status{S_t}, latest_observation,
+  user_query — with a thought block before tool_calls / assistant_message.
+Code guarantees (upstream): before an update the last action is appended (deduplicated) to
+`constraint_state.attempted_actions`; after it that list is overwritten with the code-tracked one.
+Parse failures (§5.5): init → the empty skeleton with global_instruction = task; update → the
+previous state is kept; act → a typed protocol error and no action.
+[harness choice] across requests (§5.6): the state persists; a new request's query is appended to
+`goal_state.sub_goal_queue` and given to the updater as the new observation.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from baselines.agent import SingleCallMethod
+from baselines.bm25 import BM25Store
+from baselines.memory import PREVIEW_CHARS, memory_block_text, outcome_chunks
+from baselines.react import ReactProtocol
+from baselines import zipact_prompts as P
+from runners.api import Backbone, Completion, Decision, Message, Observation, Parsed, Protocol, ProtocolError, Request, RequestOutcome, TaskView
+from runners.blocks import find_block, load_json
+from runners.prompting import REACT_RULES, system_message, user_message
+
+# Upstream `src/agents/zipact.py` sampling (switch `upstream_sampling`); default = the run's agent settings (B.5).
+UPSTREAM_SAMPLING = {"init": {"temperature": 0, "max_completion_tokens": 512},
+                     "update": {"temperature": 0, "max_completion_tokens": 800},
+                     "act": {"temperature": 0, "max_completion_tokens": 256}}
+_FENCED = re.compile(r"```json\s*(.*?)```", re.DOTALL | re.IGNORECASE)
+_BARE = re.compile(r"```\s*(.*?)```", re.DOTALL)
+
+
+def parse_state_json(text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """Upstream state extraction: ```json fence, else a bare fence, else the raw text; trailing
+    commas stripped; must be a JSON object. Returns (state, None) or (None, error)."""
+    if not isinstance(text, str) or not text.strip():
+        return None, "empty state output"
+    m = _FENCED.search(text) or _BARE.search(text)
+    raw = m.group(1) if m else text
+    raw = re.sub(r",\s*([}\]])", r"\1", raw.strip())
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError) as e:
+        return None, f"state is not JSON: {str(e)[:160]}"
+    if not isinstance(value, dict):
+        return None, "state must be a JSON object"
+    return value, None
+
+
+class StateProtocol(Protocol):
+    """Output of the init and update calls: the full state as one JSON object."""
+
+    name = "zipact_state"
+
+    def __init__(self, owner: "ZipAct") -> None:
+        self.owner = owner
+
+    def description(self) -> str:
+        return "The full state as one JSON object, nothing else."
+
+    def parse(self, text: str) -> Parsed:
+        state, err = parse_state_json(text)
+        errors = [] if err is None else [ProtocolError(kind="bad_json", detail=err)]
+        return Parsed(blocks={"state": state}, errors=errors)
+
+    def render(self, decision: Decision) -> str:
+        # No reference opinion → a perfect updater that learned nothing returns the state unchanged.
+        return decision.message if decision.message else P.state_json(self.owner.state or {})
+
+
+class ZipActProtocol(Protocol):
+    """Actor output: [state (single_call only)], thought, tool_calls, assistant_message."""
+
+    name = "zipact"
+
+    def __init__(self, owner: "ZipAct", *, single_call: bool = False) -> None:
+        self.owner, self.single_call = owner, single_call
+        self.react = ReactProtocol()
+
+    def description(self) -> str:
+        return P.SINGLE_CALL_PROTOCOL if self.single_call else P.ACTOR_PROTOCOL
+
+    def parse(self, text: str) -> Parsed:
+        parsed = self.react.parse(text)
+        if not isinstance(text, str) or not text.strip():
+            return parsed
+        errors = list(parsed.errors)
+        blocks = dict(parsed.blocks)
+        raw = find_block(text, "thought")
+        thought = None if raw is None else load_json(raw, "thought", errors)
+        if raw is None:
+            errors.append(ProtocolError(kind="missing_block", detail="<thought> missing"))
+        blocks["thought"] = thought if isinstance(thought, str) or thought is None else json.dumps(thought, ensure_ascii=False)
+        if self.single_call:
+            raw_state = find_block(text, "state")
+            state, err = (None, "<state> missing") if raw_state is None else parse_state_json(raw_state)
+            if err:
+                errors.append(ProtocolError(kind="missing_block" if raw_state is None else "bad_json", detail=err))
+            blocks["state"] = state
+        decision = parsed.decision.model_copy(update={"extras": {"thought": blocks["thought"]}})
+        return Parsed(decision=decision, blocks=blocks, errors=errors)
+
+    def render(self, decision: Decision) -> str:
+        parts = []
+        if self.single_call:
+            parts.append(f"<state>\n{json.dumps(decision.extras.get('state', self.owner.state or {}), ensure_ascii=False)}\n</state>")
+        parts.append(f"<thought>\n{json.dumps(decision.extras.get('thought') or '', ensure_ascii=False)}\n</thought>")
+        parts.append(self.react.render(decision))
+        return "\n".join(parts)
+
+
+class _ActSampling(Backbone):
+    """Adds per-call sampling to the actor's (role "agent") calls (switch `upstream_sampling`)."""
+
+    def __init__(self, inner: Backbone, sampling: dict[str, Any]) -> None:
+        self.inner, self.sampling, self.name, self.model = inner, sampling, inner.name, inner.model
+
+    async def complete(self, messages: list[Message], *, role: str, protocol=None, attempt: int = 0, **sampling: Any) -> Completion:
+        extra = self.sampling if role == "agent" else {}
+        return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **{**extra, **sampling})
+
+
+def action_text(decision: Decision, max_chars: int) -> str | None:
+    """A compact text of the action taken, for attempted_actions and the updater (None = no action)."""
+    if decision.tool_calls:
+        text = "; ".join(f"{c.name}({json.dumps(c.arguments, ensure_ascii=False)})" for c in decision.tool_calls)
+    elif decision.message is not None:
+        text = f"assistant_message({json.dumps(decision.message, ensure_ascii=False)})"
+    else:
+        return None
+    return text if len(text) <= max_chars else text[: max_chars - 3] + "..."
+
+
+class ZipAct(SingleCallMethod):
+    memory_enabled = False
+
+    def __init__(self, backbone, *, domain: str = "auto", upstream_sampling: bool = False, single_call: bool = False,
+                 action_chars: int = 300, **params: Any) -> None:
+        if domain != "auto" and domain not in P.DOMAINS:
+            raise ValueError(f"zipact: unknown domain '{domain}'; choose auto or one of {sorted(P.DOMAINS)}")
+        if action_chars < 8:
+            raise ValueError("zipact: action_chars must be >= 8")
+        self.sampling = UPSTREAM_SAMPLING if upstream_sampling else {"init": {}, "update": {}, "act": {}}
+        if self.sampling["act"]:
+            backbone = _ActSampling(backbone, self.sampling["act"])
+        super().__init__(backbone, **params)
+        self.domain_param, self.single_call, self.action_chars = domain, single_call, action_chars
+        self.protocol = ZipActProtocol(self, single_call=single_call)
+        self.state_protocol = StateProtocol(self)
+        self.state: dict[str, Any] | None = None
+        self.tracked: list[str] = []  # code-tracked attempted_actions
+        self.last_action: str | None = None
+        self.t = 0
+        self._state_log: list[dict[str, Any]] = []
+        self._mem_log: dict[str, Any] | None = None
+
+    async def begin_task(self, task: TaskView) -> None:
+        await super().begin_task(task)
+        self.domain = P.domain_of(task.benchmark) if self.domain_param == "auto" else self.domain_param
+        self.note = P.DOMAINS[self.domain]["note"]
+
+    async def begin_request(self, request: Request) -> None:
+        await super().begin_request(request)
+        self.t = 0
+        if self.state is None:
+            await self.init_state(request.text)
+        else:
+            if not isinstance(self.state.get("goal_state"), dict):
+                self.state["goal_state"] = {}
+            goal = self.state["goal_state"]
+            if not isinstance(goal.get("sub_goal_queue"), list):
+                goal["sub_goal_queue"] = []
+            goal["sub_goal_queue"].append(request.text)
+            if not self.single_call:
+                await self.update_state(f"New user request:\n{request.text}")
+
+    async def _state_call(self, kind: str, messages: list[Message]) -> dict[str, Any] | None:
+        c = await self.backbone.complete(messages, role="state", protocol=self.state_protocol, **self.sampling[kind])
+        parsed = self.state_protocol.parse(c.text)
+        self._state_log.append({"call": kind, "ok": parsed.ok, "errors": [e.model_dump() for e in parsed.errors]})
+        return parsed.blocks.get("state")
+
+    async def init_state(self, task_text: str) -> None:
+        skeleton = P.empty_state(self.domain)
+        skeleton["goal_state"]["global_instruction"] = task_text
+        self.state = skeleton  # also what the scripted backbone renders when it has no opinion
+        if self.single_call:
+            return
+        tools = [t.name for t in self.task.tools]
+        state = await self._state_call("init", [
+            {"role": "system", "content": P.INIT_SYSTEM},
+            {"role": "user", "content": P.INIT_USER.format(task=task_text, note=self.note, actions=P.actions_text(tools),
+                                                           skeleton=P.state_json(skeleton))}])
+        if state is not None:  # on failure the skeleton stays (upstream)
+            if not isinstance(state.get("goal_state"), dict):
+                state["goal_state"] = {}
+            if not state["goal_state"].get("global_instruction"):
+                state["goal_state"]["global_instruction"] = task_text
+            self.state = state
+
+    def _sync_attempted(self, state: dict[str, Any]) -> None:
+        if not isinstance(state.get("constraint_state"), dict):
+            state["constraint_state"] = {}
+        state["constraint_state"]["attempted_actions"] = list(self.tracked)
+
+    def _track(self) -> None:
+        if self.last_action is not None and self.last_action not in self.tracked:
+            self.tracked.append(self.last_action)
+
+    async def update_state(self, observation: str) -> None:
+        """S ← Update(S, a_{t−1}, o_t); a parse failure keeps the previous state."""
+        self._track()
+        self._sync_attempted(self.state)
+        state = await self._state_call("update", [
+            {"role": "system", "content": P.UPDATE_SYSTEM},
+            {"role": "user", "content": P.UPDATE_USER.format(state=P.state_json(self.state), action=self.last_action or "(none)",
+                                                             observation=observation or "(empty)", note=self.note)}])
+        if state is not None:
+            self.state = state
+        self._sync_attempted(self.state)
+
+    def user_blocks(self, latest: str) -> list[tuple[str, str]]:
+        return [("agent_status", P.state_json(self.state or {})), ("latest_observation", latest), ("user_query", self.request.text)]
+
+    def messages(self, latest: str) -> list[Message]:
+        return [
+            system_message(instructions=f"{REACT_RULES}\n\n{P.STATE_TRACKING_RULES}", policy=self.task.policy,
+                           tools=self.task.tools, output_protocol=self.protocol.description()),
+            user_message(self.user_blocks(latest)),
+        ]
+
+    async def step(self, observation: Observation) -> Decision:
+        self.t += 1
+        latest = observation.as_text()
+        if self.t > 1 and not self.single_call:
+            await self.update_state(latest)
+        await self.before_act(latest)
+        parsed, _ = await self.ask(self.messages(latest))
+        if self.single_call:
+            self._track()
+            if isinstance(parsed.blocks.get("state"), dict):
+                self.state = parsed.blocks["state"]
+            self._sync_attempted(self.state)
+        self.last_action = action_text(parsed.decision, self.action_chars)
+        self._log["state_calls"], self._state_log = self._state_log, []
+        if self._mem_log is not None:
+            self._log["memory"], self._mem_log = self._mem_log, None
+        return parsed.decision
+
+    async def before_act(self, latest: str) -> None:
+        """Hook for ZipAct+BM25 (per-step retrieval)."""
+
+
+class ZipActBM25(ZipAct):
+    """ZipAct plus the §2 BM25 store over the interaction history (B.3 State tracking + memory):
+    same chunks, same top-3, the current subtask prompt as the query; the retrieved items go to
+    the actor only (§6). Switch `query: objective` retrieves at every step with
+    current_objective + the latest observation instead."""
+
+    def __init__(self, backbone, *, query: str = "request", chunk_tokens: int = 2048, top_k: int = 3,
+                 include_feedback: bool = True, **params: Any) -> None:
+        if query not in ("request", "objective"):
+            raise ValueError("zipact_bm25: query must be 'request' or 'objective'")
+        super().__init__(backbone, **params)
+        self.query_mode, self.include_feedback = query, include_feedback
+        self.store = BM25Store(chunk_tokens=chunk_tokens, top_k=top_k)
+        self.retrieved: list[str] = []
+
+    async def begin_task(self, task: TaskView) -> None:
+        await super().begin_task(task)
+        self.store.add_many([c for c in task.initial_memory if c and c.strip()])
+
+    async def begin_request(self, request: Request) -> None:
+        await super().begin_request(request)
+        if self.query_mode == "request":
+            self.retrieved = self.store.search(request.text)
+
+    async def before_act(self, latest: str) -> None:
+        if self.query_mode == "objective":
+            goal = (self.state or {}).get("goal_state", {})
+            objective = goal.get("current_objective", "") if isinstance(goal, dict) else ""
+            self.retrieved = self.store.search(f"{objective}\n{latest}")
+        if self.t == 1 or self.query_mode == "objective":
+            self._mem_log = {"stored_pieces": len(self.store), "retrieved": [r[:PREVIEW_CHARS] for r in self.retrieved]}
+
+    def user_blocks(self, latest: str) -> list[tuple[str, str]]:
+        return [("memory", memory_block_text(self.retrieved))] + super().user_blocks(latest)
+
+    async def end_request(self, outcome: RequestOutcome) -> None:
+        await super().end_request(outcome)
+        self.store.add_many(outcome_chunks(outcome, include_feedback=self.include_feedback))

@@ -1,0 +1,136 @@
+"""ZipAct state schema, domain injectables and prompts (baselines.md §5.2–5.3; ZipAct
+`src/prompts/*`, `src/agents/zipact.py::_get_empty_state`). The wording is ours; the content
+follows the released prompts: init decomposes the task into an ordered sub-goal queue, the updater
+runs goal progression, world patching and failure reflection and returns the full state as JSON,
+the actor sees only the state and the current observation.
+
+Domain injectables ([harness choice], spec §5.2): a fixed goal / world / constraint core (the
+upstream ALFWorld default minus its ALFWorld-only fields), plus per-benchmark extra fields with a
+note on what they hold. The action vocabulary is the task's tool list (and the assistant message).
+"""
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from baselines.react import REACT_PROTOCOL
+
+CORE_STATE: dict[str, Any] = {
+    "goal_state": {"global_instruction": "", "sub_goal_queue": [], "current_objective": ""},
+    "world_state": {"entity_map": {}, "discovered_objects": []},
+    "constraint_state": {"negative_constraints": [], "attempted_actions": []},
+}
+
+# Extra fields per domain: {section: {field: empty value}} and a note on what they hold.
+DOMAINS: dict[str, dict[str, Any]] = {
+    "generic": {"fields": {}, "note": "Track whatever facts, identifiers and results the task needs."},
+    "alfworld": {  # upstream default schema
+        "fields": {"world_state": {"location": "", "inventory": []}, "constraint_state": {"visited_locations": []}},
+        "note": "location = where the agent is; inventory = objects held; entity_map = object -> status (open, clean, heated, ...).",
+    },
+    "formal": {
+        "fields": {"world_state": {"established_results": [], "notation": {}}},
+        "note": "established_results = results proved or computed in earlier subtasks (statement and value), which later problems may reuse; notation = symbol -> meaning.",
+    },
+    "shopping": {
+        "fields": {"goal_state": {"target_attributes": {}},
+                   "world_state": {"current_products": [], "selected_product": "", "cart_contents": [], "purchases_so_far": []},
+                   "constraint_state": {"compatibility_constraints": [], "price_violations": []}},
+        "note": "target_attributes = category, colour, size, material, price limit, brand of the item sought; compatibility_constraints = what earlier purchases require of this one.",
+    },
+    "travel": {
+        "fields": {"goal_state": {"travellers": []},
+                   "world_state": {"plan_slots": {}},
+                   "constraint_state": {"traveller_constraints": []}},
+        "note": "travellers = each group member and their wishes; plan_slots = day -> breakfast/lunch/dinner/accommodation/transportation/attraction chosen so far.",
+    },
+    "tau": {
+        "fields": {"world_state": {"user_identity": {}, "record_ids": []},
+                   "constraint_state": {"policy_checks_done": []}},
+        "note": "user_identity = the authenticated user's details; record_ids = reservation / order ids in play; policy_checks_done = policy conditions already verified.",
+    },
+}
+
+
+def domain_of(benchmark: str) -> str:
+    """Domain of a benchmark name (used when `domain: auto`)."""
+    b = benchmark.lower()
+    for key, dom in (("alfworld", "alfworld"), ("math", "formal"), ("phys", "formal"), ("formal", "formal"),
+                     ("shop", "shopping"), ("travel", "travel"), ("tau", "tau"), ("airline", "tau"), ("retail", "tau")):
+        if key in b:
+            return dom
+    return "generic"
+
+
+def empty_state(domain: str) -> dict[str, Any]:
+    """The JSON skeleton: core plus the domain's extra fields."""
+    if domain not in DOMAINS:
+        raise ValueError(f"zipact: unknown domain '{domain}'; choose auto or one of {sorted(DOMAINS)}")
+    state = copy.deepcopy(CORE_STATE)
+    for section, fields in DOMAINS[domain]["fields"].items():
+        state[section].update(copy.deepcopy(fields))
+    return state
+
+
+INIT_SYSTEM = """You set up the working state of an agent before it starts a task.
+Read the task and fill in the JSON state skeleton:
+- goal_state.global_instruction: the task text, unchanged.
+- goal_state.sub_goal_queue: the task broken into an ordered list of concrete sub-goals.
+- goal_state.current_objective: the first sub-goal.
+- world_state and constraint_state: whatever the task already tells you; leave the rest empty.
+Return the filled JSON object only, with no other text."""
+
+INIT_USER = """Task:
+{task}
+
+Domain notes: {note}
+Available actions: {actions}
+
+State skeleton:
+{skeleton}"""
+
+UPDATE_SYSTEM = """You maintain the working state of an agent. You get the current state, the agent's last action and the newest observation. Update the state in three passes:
+1. Goal progression: if the observation confirms current_objective is done, remove it from the front of sub_goal_queue and set current_objective to the next sub-goal; append sub-goals the observation newly reveals.
+2. World patching: record changes the observation shows - new facts, results, identifiers, entity statuses, discovered objects.
+3. Failure reflection: if the action failed or was refused, turn the reason into a specific entry in negative_constraints (what not to do again and why).
+Change only what the observation supports; keep every other field as it is; never invent facts.
+Return the full updated state as one JSON object only, with no other text."""
+
+UPDATE_USER = """Current state:
+{state}
+
+Last action:
+{action}
+
+Newest observation:
+{observation}
+
+Domain notes: {note}"""
+
+STATE_TRACKING_RULES = """State tracking (ZipAct):
+- You have no history. The execution state in <agent_status> is your whole memory of the task: its goal_state (instruction, sub-goal queue, current objective), world_state (facts and results found so far) and constraint_state (what failed, what was already tried).
+- Work on goal_state.current_objective, using the facts in world_state and the latest observation.
+- Check constraint_state first: never repeat an action listed in attempted_actions that failed, and respect every negative constraint.
+- Think briefly about the objective and the observation, then act."""
+
+# The ReAct blocks and their rules are shared with every protocol (baselines/react.py), after a thought.
+ACTOR_PROTOCOL = """Reply with exactly these blocks, in this order, each holding valid JSON:
+<thought>
+"<one or two sentences: what the objective needs now and why the action below does it>"
+</thought>
+""" + REACT_PROTOCOL.split("\n", 1)[1]
+
+SINGLE_CALL_PROTOCOL = """Reply with exactly these blocks, in this order, each holding valid JSON:
+<state>
+{the full updated execution state: apply goal progression, world patching and failure reflection for the latest observation}
+</state>
+""" + ACTOR_PROTOCOL.split("\n", 1)[1]
+
+
+def actions_text(tool_names: list[str]) -> str:
+    return ", ".join(tool_names + ["assistant_message (reply to the user / final answer)"])
+
+
+def state_json(state: dict[str, Any]) -> str:
+    return json.dumps(state, ensure_ascii=False, indent=1)

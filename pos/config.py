@@ -1,0 +1,50 @@
+"""PoS configuration (spec §11). Method YAMLs pass these as params; `benchmark_overrides`
+adjusts them per benchmark (fnmatch on TaskView.benchmark), since one method config serves
+every benchmark here while upstream had one config per benchmark."""
+from __future__ import annotations
+
+import fnmatch
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from pos.health import HealthConfig
+from pos.recovery import RecoveryConfig
+from pos.sentinel import SentinelConfig
+
+
+class PosConfig(BaseModel):
+    model_config = {"extra": "forbid"}
+
+    task_mode: Literal["execution", "diagnostic"] = Field("execution", description="§6: how progress labels are made")
+    diagnostic_progress_threshold: float = 0.3
+    max_json_retries: int = Field(1, description="belief-model re-asks of an unparsable reply (capped at 1, §2.5)")
+    policy_max_json_retries: int = Field(1, description="policy re-samples of an unusable reply (PoS 1, §11)")
+    max_actions_per_turn: int | None = Field(1, description="§11 actions per turn (RCA-100: 3); extra tool calls are dropped and logged; null = no limit")
+    carry_world_across_requests: bool = Field(True, description="[harness choice] multi-request tasks: the next request's initialisation starts from the last committed world")
+    belief_text_enabled: bool = Field(True, description="False = the policy reads the semantic view as JSON instead of an LLM-written Belief Text")
+    sampling: dict[str, dict[str, Any]] = Field(default_factory=dict, description="sampling overrides for the state and sentinel roles, e.g. {state: {max_tokens: 4096}}; the agent's come from the backbone config")
+    sentinel: SentinelConfig = Field(default_factory=SentinelConfig)
+    trapping: HealthConfig = Field(default_factory=HealthConfig)
+    recovery: RecoveryConfig = Field(default_factory=RecoveryConfig)
+    benchmark_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    def model_post_init(self, _ctx: Any) -> None:
+        bad = set(self.sampling) - {"state", "sentinel"}
+        if bad:
+            raise ValueError(f"sampling: only 'state' and 'sentinel' can be set here, got {sorted(bad)}; set the agent's sampling in the backbone config")
+
+    def for_benchmark(self, benchmark: str) -> "PosConfig":
+        """This config with every matching override merged in (in YAML order)."""
+        data = self.model_dump()
+        for pattern, patch in self.benchmark_overrides.items():
+            if fnmatch.fnmatch(benchmark, pattern):
+                data = _merge(data, patch)
+        return PosConfig(**data)
+
+
+def _merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in patch.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out

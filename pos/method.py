@@ -1,0 +1,288 @@
+"""PoS as a harness Method (spec §2): one audited belief update per executed action, progress
+health and recovery, and a policy that reads the belief instead of raw history.
+
+Harness mapping: the environment returns an action's observation with the *next* `step` call,
+so step t first finishes action t−1's update (delta → Sentinel → commit → progress → health →
+recovery → Belief Text) and then asks the policy. Every decision (tool calls, a message, or an
+empty turn) is one action. The request-ending action gets no update: the harness delivers no
+observation after it; `end_request` closes the recovery as `task_terminal`."""
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from baselines.agent import SingleCallMethod
+from pos.config import PosConfig
+from pos.gaps import StableGapIdentityTracker, frontier_changed
+from pos.health import HealthReport, detect, verified_window
+from pos.policy import action_text, belief_text_input, describe, policy_messages
+from pos.projection import project_on_gap
+from pos.prompts import belief_text_messages
+from pos.protocols import AuditProtocol, BeliefTextProtocol, PolicyProtocol, ProgressProtocol
+from pos.recovery import RecoveryDirective, build_directive
+from pos.sentinel import audit_scope, diagnostic_progress, evidence_items, execution_progress, run_audit
+from pos.updater import BeliefModel
+from pos.world import Belief, World
+from runners.api import Decision, Observation, ProtocolError, Request, RequestOutcome, TaskView
+
+
+def split_observation(obs: Observation, n: int) -> list[str]:
+    """Per-action observation texts of a turn of n actions (§2.2: each action of a multi-action
+    turn gets its own update). With one tool result per action each gets its own result, the note
+    and user message going with the last; otherwise the last action gets the whole observation."""
+    if n > 1 and len(obs.tool_results) == n:
+        texts = [Observation(tool_results=[r]).as_text() for r in obs.tool_results]
+        rest = Observation(note=obs.note, user_message=obs.user_message).as_text()
+        texts[-1] = f"{texts[-1]}\n{rest}" if rest else texts[-1]
+        return texts
+    return [NO_SEPARATE_RESULT] * (n - 1) + [obs.as_text()]
+
+
+NO_SEPARATE_RESULT = "(no separate result for this action; see the next action's observation)"
+
+
+class PoS(SingleCallMethod):
+    def __init__(self, backbone, **params: Any) -> None:
+        try:
+            self.base_cfg = PosConfig(**params)
+        except ValidationError as e:
+            raise ValueError(f"PoS params are invalid (see conf/method/pos.yaml for the accepted keys): {e}") from None
+        super().__init__(backbone, max_resamples=self.base_cfg.policy_max_json_retries, **params)
+        self.protocol = PolicyProtocol()
+        self.audit_protocol, self.progress_protocol, self.text_protocol = AuditProtocol(), ProgressProtocol(), BeliefTextProtocol()
+        self.carried_world: World | None = None
+        self.earlier: list[dict[str, Any]] = []
+
+    async def begin_task(self, task: TaskView) -> None:
+        await super().begin_task(task)
+        self.cfg = self.base_cfg.for_benchmark(task.benchmark)
+        self.model = BeliefModel(self.backbone, mode=self.cfg.task_mode, max_json_retries=self.cfg.max_json_retries,
+                                 sampling=self.cfg.sampling.get("state"))
+        self.carried_world, self.earlier = None, []
+
+    async def begin_request(self, request: Request) -> None:
+        await super().begin_request(request)
+        self.belief: Belief | None = None
+        self.belief_text = ""
+        self.raw: list[dict[str, Any]] = []
+        self.transitions: list[dict[str, Any]] = []
+        self.snapshots: list[dict[str, Any]] = []
+        self.tracker = StableGapIdentityTracker()
+        self.gap_ids: dict[str, list[str]] = {"epistemic": [], "achievement": []}
+        self.update_history: list[dict[str, Any]] = []
+        self.pending_issues: list[dict[str, Any]] = []
+        self.health = HealthReport(health_threshold=self.cfg.trapping.health_threshold)
+        self.directive: RecoveryDirective | None = None
+        self.recoveries: list[dict[str, Any]] = []
+        self.frontier_episode = 0
+        self.action_count = 0
+        self.pending: list[tuple[int, str, str]] = []  # (action index, action text, thought) of the last turn
+
+    # ------------------------------------------------------------------ the step
+    async def step(self, observation: Observation) -> Decision:
+        self.log: dict[str, Any] = {"protocol_errors": []}
+        if self.belief is None:
+            obs = observation.as_text()
+            await self._initialize(obs)
+        else:
+            obs = ""
+            for (step, action, thought), text in zip(self.pending, split_observation(observation, len(self.pending))):
+                await self._after_action(step, action, thought, text)
+                obs = text  # the policy sees the last action's observation only (§4)
+        return await self._decide(obs)
+
+    def _errors(self, call: str, errors: list[ProtocolError]) -> None:
+        self.log["protocol_errors"] += [{"call": call, **e.model_dump()} for e in errors]
+
+    @property
+    def consistency(self) -> bool:
+        return self.cfg.sentinel.enabled and self.cfg.sentinel.consistency_enabled
+
+    async def _audited(self, propose: Any, *, before: Belief, step: int, before_step: int, mode: str | None,
+                       items: list[dict[str, Any]], call: str) -> tuple[Belief, str]:
+        """Candidate → Sentinel audit → ≤ 1 repair and re-audit → (committed belief, status) (§5)."""
+        prop = await propose(None)
+        self._errors(call, prop.errors)
+        if prop.candidate is None:
+            return before, "rejected"
+        if not self.consistency:
+            return prop.candidate, "unaudited"
+        if mode is None:
+            return prop.candidate, "validated"
+        audit = dict(step=step, before=before, items=items, cfg=self.cfg.sentinel, before_step=before_step,
+                     sampling=self.cfg.sampling.get("sentinel"))
+        res = await run_audit(self.backbone, self.audit_protocol, candidate=prop.candidate, **audit)
+        self._errors("audit", res.errors)
+        self.log["audit"] = {"mode": mode, "verdict": res.verdict, "issue": res.issue, "discarded": res.discarded}
+        if res.verdict != "issue":
+            return (prop.candidate, "validated") if res.verdict == "clean" else (before, "rejected")
+        repaired = await propose({"base_step": before_step, "audit_mode": mode, "issue": res.issue})
+        self._errors(call + "_repair", repaired.errors)
+        if repaired.candidate is not None:
+            res2 = await run_audit(self.backbone, self.audit_protocol, candidate=repaired.candidate, **audit)
+            self._errors("re_audit", res2.errors)
+            self.log["re_audit"] = {"verdict": res2.verdict, "issue": res2.issue, "discarded": res2.discarded}
+            if res2.verdict == "clean":
+                return repaired.candidate, "repaired"
+        self.pending_issues.append({"step": step, "issue": res.issue})  # exported only, never fed back
+        return before, "rejected"
+
+    async def _initialize(self, obs: str) -> None:
+        self.raw = [{"step": -1, "action": None, "observation": obs, "done": False, "success": None, "score": None}]
+        base = self.carried_world.copy() if (self.cfg.carry_world_across_requests and self.carried_world) else World()
+        carried = {"world": base.to_dict(), "earlier_requests": self.earlier} if self.earlier and self.cfg.carry_world_across_requests else None
+        empty = Belief(goal={"user_input": self.request.text, "specification": ""}, world=base)
+
+        async def propose(repair: dict[str, Any] | None) -> Any:
+            return await self.model.initialize(task=self.request.text, observation=obs, base=base, carried=carried, repair=repair)
+
+        mode, scope = audit_scope(self.raw, 0, self.cfg.sentinel, initial=True)
+        self.belief, status = await self._audited(propose, before=empty, step=-1, before_step=-1, mode=mode,
+                                                  items=evidence_items(scope, self.cfg.sentinel.audit_observation_max_chars), call="init")
+        self.update_history.append({"step": -1, "status": status, "audit_mode": mode if self.consistency else None})
+        self._commit_bookkeeping(-1)
+        await self._refresh_text()
+        self.log["update"] = self.update_history[-1]
+
+    def _commit_bookkeeping(self, step: int) -> None:
+        """Reconcile stable gap identities and store the snapshot of the committed belief."""
+        for t in ("epistemic", "achievement"):
+            self.gap_ids[t] = self.tracker.reconcile(t, self.belief.gaps(t))
+        self.snapshots.append({"step": step, "world": self.belief.world.as_lists(), "epistemic_gap_ids": list(self.gap_ids["epistemic"]),
+                               "achievement_gap_ids": list(self.gap_ids["achievement"]), "frontier": self.belief.frontier})
+
+    async def _after_action(self, step: int, action: str, thought: str, obs: str) -> None:
+        """Steps 3a–3e of §2 for one action of the previous turn. The step log's top-level keys
+        describe the last action of the turn; `actions` lists every action's."""
+        for k in ("audit", "re_audit", "health", "recovery_started"):
+            self.log.pop(k, None)
+        self.raw.append({"step": step, "action": action, "observation": obs, "done": False, "success": None, "score": None})
+        n = sum(1 for u in self.update_history if u["step"] >= 0) + 1
+        mode, scope = audit_scope(self.raw, n, self.cfg.sentinel)
+        before = self.belief
+        transition = {"thought": thought, "action": action, "observation": obs}
+
+        async def propose(repair: dict[str, Any] | None) -> Any:
+            return await self.model.update(before, transition=transition, step=step, health=self.health.model_dump(exclude={"recurrence_rates"}), repair=repair)
+
+        committed, status = await self._audited(propose, before=before, step=step, before_step=step - 1, mode=mode,
+                                                items=evidence_items(scope, self.cfg.sentinel.audit_observation_max_chars), call="delta")
+        self.update_history.append({"step": step, "status": status, "audit_mode": mode if self.consistency else None})
+        record = {"step": step, "frontier_episode": self.frontier_episode, "frontier": before.frontier, "action": action,
+                  "observation": obs, "done": False, "success": None, "task_score": None, "progress": None,
+                  "scoring_method": None, "score": None, "affected_record_ids": [], "reason": None}
+        if frontier_changed(before.frontier, committed.frontier):
+            self.frontier_episode += 1
+        self.belief = committed
+        self._commit_bookkeeping(step)
+        self.transitions.append(record)
+        label = await self._progress(step, before, action, obs)
+        if label is not None:
+            record.update(label)
+            if self.cfg.trapping.enabled:
+                self._update_health()
+        await self._refresh_text()
+        self.log.update(update=self.update_history[-1], transition=record)
+        self.log.setdefault("actions", []).append({k: self.log[k] for k in ("update", "transition", "audit", "re_audit", "health", "recovery_started") if k in self.log})
+
+    async def _progress(self, step: int, before: Belief, action: str, obs: str) -> dict[str, Any] | None:
+        s = self.cfg.sentinel
+        if not (s.enabled and s.progress_enabled):
+            return None
+        if self.cfg.task_mode == "diagnostic":
+            return diagnostic_progress(before.world, self.belief.world, self.cfg.diagnostic_progress_threshold)
+        label, errors = await execution_progress(self.backbone, self.progress_protocol, step=step, frontier=before.frontier,
+                                                 action=action, observation=obs, before=before, after=self.belief, cfg=s,
+                                                 sampling=self.cfg.sampling.get("sentinel"))
+        self._errors("progress", errors)
+        return label
+
+    def _health_inputs(self) -> list[dict[str, Any]]:
+        gap = self.belief.frontier_gap()
+        snaps = {s["step"]: s for s in self.snapshots}
+        out = []
+        for t in self.transitions:
+            s = snaps.get(t["step"])
+            out.append({"step": t["step"], "action": t["action"], "progress": t["progress"],
+                        "epistemic_gaps": s["epistemic_gap_ids"] if s else [], "achievement_gaps": s["achievement_gap_ids"] if s else [],
+                        "world": s["world"] if s else None, "active_gap_world": project_on_gap(s["world"], gap) if s else None})
+        return out
+
+    def _update_health(self) -> None:
+        """§7 detection and the §9 lifecycle after a label on a non-terminal step."""
+        snaps = self._health_inputs()
+        self.health = detect(snaps, self.cfg.trapping)
+        self.log["health"] = self.health.model_dump() | {"trapped": self.health.trapped}
+        if not self.health.trapped or not self.cfg.recovery.enabled:
+            self._finish_recovery("health_recovered")
+            return
+        self._finish_recovery("rediagnosed")
+        win = verified_window(snaps, self.cfg.trapping.window_size)
+        self.directive = build_directive(
+            self.health, gaps={t: self.belief.gaps(t) for t in self.gap_ids}, gap_ids=self.gap_ids, active_gap=self.belief.frontier_gap(),
+            window=win, snapshots=self.snapshots, projections=[w["active_gap_world"] for w in win], transitions=self.transitions,
+            action_count=self.action_count, cfg=self.cfg.recovery, epsilon=self.cfg.trapping.recurrence_epsilon)
+        if self.directive is not None:
+            self.log["recovery_started"] = self.directive.model_dump()
+
+    def _finish_recovery(self, reason: str) -> None:
+        if self.directive is not None:
+            self.directive.ended_reason, self.directive.ended_at_step = reason, self.action_count
+            self.recoveries.append(self.directive.model_dump())
+            self.log.setdefault("recovery_finished", []).append(reason)
+            self.directive = None
+
+    async def _refresh_text(self) -> None:
+        view = belief_text_input(self.belief)
+        if not self.cfg.belief_text_enabled:
+            self.belief_text = describe(view)
+            return
+        self.text_protocol.fallback = lambda: {"belief_text": describe(view)}
+        c = await self.backbone.complete(belief_text_messages(view, self.text_protocol.description()), role="state",
+                                         protocol=self.text_protocol, **self.cfg.sampling.get("state", {}))
+        parsed = self.text_protocol.parse(c.text)
+        self._errors("belief_text", parsed.errors)
+        self.belief_text = parsed.blocks["json"]["belief_text"] if parsed.ok else describe(view)
+
+    async def _decide(self, obs: str) -> Decision:
+        d = self.directive
+        active = d is not None and d.applies_from_step <= self.action_count
+        msgs = policy_messages(task=self.task, protocol_text=self.protocol.description(), observation=obs, belief=self.belief,
+                               belief_text=self.belief_text, recovery=d.prompt_view() if active else None)
+        parsed, _ = await self.ask(msgs)
+        self.log["policy"], self._log = self._log, {}
+        decision, limit = parsed.decision, self.cfg.max_actions_per_turn
+        if limit is not None and len(decision.tool_calls) > limit:
+            self.log["policy"]["dropped_actions"] = [c.model_dump() for c in decision.tool_calls[limit:]]
+            decision = decision.model_copy(update={"tool_calls": decision.tool_calls[:limit]})
+        thought = str(decision.extras.get("thought", ""))
+        actions = [action_text(Decision(tool_calls=[c])) for c in decision.tool_calls] or [action_text(decision)]
+        self.pending = []
+        for a in actions:
+            if active:
+                d.recovery_action_steps.append(self.action_count)
+            self.pending.append((self.action_count, a, thought))
+            self.action_count += 1
+        return decision
+
+    async def end_request(self, outcome: RequestOutcome) -> None:
+        self._finish_recovery("task_terminal")
+        if self.belief is not None:
+            self.carried_world = self.belief.world
+        self.earlier.append({"request": self.request.text, "final_response": outcome.final_response})
+
+    def step_log(self) -> dict[str, Any]:
+        """This step's update, audit, progress, health, recovery, protocol errors and the committed belief."""
+        log = dict(getattr(self, "log", {}))
+        if self.belief is not None:
+            log["belief"] = {"world": self.belief.world.to_dict(), "epistemic_gaps": self.belief.epistemic_gaps,
+                             "achievement_gaps": self.belief.achievement_gaps, "frontier": self.belief.frontier,
+                             "gap_ids": self.gap_ids, "frontier_episode": self.frontier_episode}
+            log["recovery_active"] = self.directive.model_dump() if self.directive else None
+        return log
+
+    def export(self) -> dict[str, Any]:
+        """Per-request bookkeeping (belief_update_history, transitions, recoveries, pending issues)."""
+        return {"belief_update_history": self.update_history, "transitions": self.transitions, "snapshots": self.snapshots,
+                "recoveries": self.recoveries, "pending_issues": self.pending_issues, "raw_trajectory": self.raw}

@@ -1,0 +1,67 @@
+"""The policy prompt with no raw history (spec §4) and the Belief Text view it carries."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pos.projection import frontier_subgraph, semantic_view
+from pos.prompts import ACTION_CONTRACT
+from pos.world import Belief
+from runners.api import Decision, Message, TaskView
+from runners.prompting import REACT_RULES, system_message, user_message
+
+NO_OBSERVATION = "(no observation yet; the task is the goal's user_input)"
+
+
+def action_text(decision: Decision) -> str:
+    """One line for a decision as the raw trajectory and the belief model see it."""
+    if decision.tool_calls:
+        return "; ".join(f"{c.name} {json.dumps(c.arguments, ensure_ascii=False, sort_keys=True)}" for c in decision.tool_calls)
+    if decision.message is not None:
+        return f"message {json.dumps(decision.message, ensure_ascii=False)}"
+    return "(no action)"
+
+
+def belief_text_input(belief: Belief) -> dict[str, Any]:
+    """What the Belief Text model reads: {goal, world: semantic view, gaps, active_gap} (§4)."""
+    return {"goal": belief.goal, "world": semantic_view(belief.world), "epistemic_gaps": belief.epistemic_gaps,
+            "achievement_gaps": belief.achievement_gaps, "active_gap": belief.frontier_gap()}
+
+
+def describe(view: dict[str, Any]) -> str:
+    """A deterministic plain-text Belief Text (scripted runs; fallback when the model's fails)."""
+    lines = [f"Goal: {view['goal'].get('specification') or view['goal'].get('user_input', '')}"]
+    for comp in view["world"]:
+        for e in comp["entities"]:
+            facts = [f"{s['description']}" + ("" if s["source_type"] == "observed" else f" (inferred, p={s['probability']})") for s in e["states"]]
+            lines.append(f"- {e['name']} [{e['entity_type']}]" + (": " + "; ".join(facts) if facts else ""))
+        for r in comp["relations"]:
+            src, dst = r["source"].get("name") or r["source"].get("description"), r["target"].get("name") or r["target"].get("description")
+            lines.append(f"- {src} {r['description']} {dst}" + ("" if r["source_type"] == "observed" else f" (inferred, p={r['probability']})"))
+    gap = view.get("active_gap")
+    if gap:
+        lines.append(f"Active Gap ({gap['gap_type']}): {gap['target']}")
+    for kind in ("epistemic_gaps", "achievement_gaps"):
+        for g in view[kind]:
+            if not gap or g["target"] != gap["target"]:
+                lines.append(f"Open {kind[:-5]} gap: {g['target']}")
+    return "\n".join(lines)
+
+
+def policy_messages(*, task: TaskView, protocol_text: str, observation: str, belief: Belief, belief_text: str,
+                    recovery: dict[str, Any] | None) -> list[Message]:
+    """System = the benchmark's ReAct system prompt; user = latest observation, Belief Text, the
+    Goal and Active-Gap subgraph, the Active Gap, the action-selection contract, and the recovery
+    constraint C_t when one is active (§4). No past observations, actions or thoughts."""
+    gap = belief.frontier_gap()
+    blocks = [
+        ("latest_observation", observation or NO_OBSERVATION),
+        ("belief_text", belief_text),
+        ("goal_and_active_gap_subgraph", json.dumps({"goal": belief.goal, "world": frontier_subgraph(belief.world, gap)}, ensure_ascii=False)),
+        ("active_gap", json.dumps(gap, ensure_ascii=False) if gap else "none (no open gaps: finish the task)"),
+        ("action_contract", ACTION_CONTRACT),
+    ]
+    if recovery is not None:
+        blocks.append(("recovery_constraint", json.dumps(recovery, ensure_ascii=False)))
+    return [system_message(instructions=REACT_RULES, policy=task.policy, tools=task.tools, output_protocol=protocol_text),
+            user_message(blocks)]

@@ -1,0 +1,246 @@
+"""Model I/O formats of PoS's calls (spec §2.5, §3, §5, §6, §4). `parse` is total: problems
+become ProtocolErrors, never exceptions.
+
+Every JSON reply must have its exact key set (§2.5). For the scripted backbone, `render(decision)`
+writes `decision.extras["json"]` when given, else a message that already is a JSON object, else
+the protocol's `fallback` — a minimal valid reply the method sets before each call (a no-op
+delta, an empty issue list, ...), because environments have no reference answer for the
+`state`/`sentinel` roles."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable
+
+from baselines.react import REACT_PROTOCOL, ReactProtocol
+from runners.api import Decision, Parsed, Protocol, ProtocolError
+from runners.blocks import find_block, load_json
+
+_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*|\s*```\s*$")
+
+
+def load_object(text: Any) -> tuple[dict[str, Any] | None, list[ProtocolError]]:
+    """The JSON object in `text` (code fences and surrounding prose tolerated)."""
+    if not isinstance(text, str) or not text.strip():
+        return None, [ProtocolError(kind="empty", detail="empty model output")]
+    s = _FENCE.sub("", text.strip())
+    for cand in (s, s[s.find("{"): s.rfind("}") + 1] if "{" in s else ""):
+        try:
+            obj = json.loads(cand)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict):
+            return obj, []
+        return None, [ProtocolError(kind="bad_json", detail=f"expected a JSON object, got {type(obj).__name__}")]
+    return None, [ProtocolError(kind="bad_json", detail="no JSON object found in the reply")]
+
+
+def check_gaps(value: Any, key: str, errors: list[ProtocolError]) -> list[dict[str, str]]:
+    """`[{target, reason}]` → canonical gaps; items without a string target are errors."""
+    if not isinstance(value, list):
+        errors.append(ProtocolError(kind="bad_field", detail=f"'{key}' must be a list of {{target, reason}} objects"))
+        return []
+    out = []
+    for i, g in enumerate(value):
+        if not isinstance(g, dict) or not isinstance(g.get("target"), str) or not g["target"].strip():
+            errors.append(ProtocolError(kind="bad_field", detail=f"{key}[{i}] needs a non-empty string 'target'"))
+            continue
+        reason = g.get("reason", "")
+        out.append({"target": g["target"].strip(), "reason": reason if isinstance(reason, str) else json.dumps(reason, ensure_ascii=False)})
+    return out
+
+
+def check_frontier(value: Any, errors: list[ProtocolError]) -> dict[str, str] | None:
+    if value is None:
+        return None
+    if isinstance(value, dict) and value.get("gap_type") in ("epistemic", "achievement") and isinstance(value.get("target"), str):
+        return {"gap_type": value["gap_type"], "target": value["target"]}
+    errors.append(ProtocolError(kind="bad_field", detail="'frontier' must be null or {\"gap_type\": \"epistemic\"|\"achievement\", \"target\": str}"))
+    return None
+
+
+def check_belief_fields(obj: dict[str, Any], record_keys: tuple[str, ...], errors: list[ProtocolError]) -> dict[str, Any]:
+    """Record lists must be lists; gap lists and the frontier are canonicalised (init and delta)."""
+    out = dict(obj)
+    for k in record_keys:
+        if not isinstance(obj[k], list):
+            errors.append(ProtocolError(kind="bad_field", detail=f"'{k}' must be a list of records"))
+    out["epistemic_gaps"] = check_gaps(obj["epistemic_gaps"], "epistemic_gaps", errors)
+    out["achievement_gaps"] = check_gaps(obj["achievement_gaps"], "achievement_gaps", errors)
+    out["frontier"] = check_frontier(obj["frontier"], errors)
+    return out
+
+
+class JsonProtocol(Protocol):
+    """A reply that is one JSON object with an exact key set; `check` validates the values."""
+
+    keys: tuple[str, ...] = ()
+    name = "pos-json"
+
+    def __init__(self) -> None:
+        self.fallback: Callable[[], dict[str, Any]] = self.minimal
+
+    def minimal(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def description(self) -> str:
+        return "Reply with one JSON object with exactly these keys: " + ", ".join(self.keys) + ". No other text."
+
+    def check(self, obj: dict[str, Any], errors: list[ProtocolError]) -> dict[str, Any]:
+        return obj
+
+    def parse(self, text: str) -> Parsed:
+        obj, errors = load_object(text)
+        if obj is None:
+            return Parsed(errors=errors)
+        missing, extra = set(self.keys) - set(obj), set(obj) - set(self.keys)
+        if missing or extra:
+            errors.append(ProtocolError(kind="bad_field", detail=f"key set must be exactly {list(self.keys)}; missing {sorted(missing)}, unexpected {sorted(extra)}"))
+            return Parsed(blocks={"json": obj}, errors=errors)
+        try:
+            value = self.check(obj, errors)
+        except Exception as e:  # parse stays total whatever the model wrote
+            errors.append(ProtocolError(kind="bad_field", detail=f"{type(e).__name__}: {e}"))
+            value = obj
+        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, errors=errors)
+
+    def render(self, decision: Decision) -> str:
+        if isinstance(decision.extras.get("json"), dict):
+            return json.dumps(decision.extras["json"], ensure_ascii=False)
+        obj, errs = load_object(decision.message or "")
+        if obj is not None and not errs and set(obj) == set(self.keys):
+            return decision.message or ""
+        return json.dumps(self.fallback(), ensure_ascii=False)
+
+
+WORLD_KEYS = ("upsert_entities", "upsert_states", "upsert_relations")
+
+
+class InitProtocol(JsonProtocol):
+    """Initialisation (§3): goal specification, world, gaps, frontier."""
+
+    name = "pos-init"
+    keys = ("goal_specification", "entities", "states", "relations", "epistemic_gaps", "achievement_gaps", "frontier")
+
+    def minimal(self) -> dict[str, Any]:
+        target = "complete the current request"
+        return {"goal_specification": "The request is answered or carried out as asked.",
+                "entities": [{"entity_id": "e1", "entity_type": "agent", "name": "agent", "attributes": {}}],
+                "states": [], "relations": [], "epistemic_gaps": [],
+                "achievement_gaps": [{"target": target, "reason": "nothing has been done yet"}],
+                "frontier": {"gap_type": "achievement", "target": target}}
+
+    def check(self, obj: dict[str, Any], errors: list[ProtocolError]) -> dict[str, Any]:
+        if not isinstance(obj["goal_specification"], str):
+            errors.append(ProtocolError(kind="bad_field", detail="'goal_specification' must be a string"))
+        return check_belief_fields(obj, ("entities", "states", "relations"), errors)
+
+
+class DeltaProtocol(JsonProtocol):
+    """Per-action delta (§3): removals, upserts, the complete current gap lists, the frontier."""
+
+    name = "pos-delta"
+    keys = ("remove_state_ids", "remove_relation_ids", *WORLD_KEYS, "epistemic_gaps", "achievement_gaps", "frontier")
+
+    def minimal(self) -> dict[str, Any]:
+        return {k: [] for k in self.keys[:5]} | {"epistemic_gaps": [], "achievement_gaps": [], "frontier": None}
+
+    def check(self, obj: dict[str, Any], errors: list[ProtocolError]) -> dict[str, Any]:
+        for k in ("remove_state_ids", "remove_relation_ids"):
+            if not isinstance(obj[k], list) or not all(isinstance(i, str) for i in obj[k]):
+                errors.append(ProtocolError(kind="bad_field", detail=f"'{k}' must be a list of ID strings"))
+        return check_belief_fields(obj, WORLD_KEYS, errors)
+
+
+ISSUE_KEYS = ("targets", "issue_type", "problem", "evidence_step", "evidence_quote", "evidence", "suggestion")
+
+
+class AuditProtocol(JsonProtocol):
+    """Sentinel verdict (§5): `{"issues": [...]}`; only issues[0] counts and must match the schema."""
+
+    name = "pos-audit"
+    keys = ("issues",)
+
+    def minimal(self) -> dict[str, Any]:
+        return {"issues": []}
+
+    def check(self, obj: dict[str, Any], errors: list[ProtocolError]) -> dict[str, Any]:
+        issues = obj["issues"]
+        if not isinstance(issues, list):
+            errors.append(ProtocolError(kind="bad_field", detail="'issues' must be a list"))
+            return obj
+        if issues:
+            it = issues[0]
+            ok = (isinstance(it, dict) and set(it) == set(ISSUE_KEYS) and isinstance(it["targets"], list)
+                  and all(isinstance(t, str) for t in it["targets"]) and it["issue_type"] in ("internal", "external")
+                  and isinstance(it["evidence_step"], int) and not isinstance(it["evidence_step"], bool)
+                  and all(isinstance(it[k], str) for k in ("problem", "evidence_quote", "evidence", "suggestion")))
+            if not ok:
+                errors.append(ProtocolError(kind="bad_field", detail=f"issues[0] must have exactly {list(ISSUE_KEYS)} with the documented types"))
+        return obj
+
+
+class ProgressProtocol(JsonProtocol):
+    """Execution-mode progress label (§6)."""
+
+    name = "pos-progress"
+    keys = ("progress", "score", "affected_record_ids", "reason")
+
+    def minimal(self) -> dict[str, Any]:
+        return {"progress": 0, "score": 0.0, "affected_record_ids": [], "reason": "no evidence that the Active Gap shrank"}
+
+    def check(self, obj: dict[str, Any], errors: list[ProtocolError]) -> dict[str, Any]:
+        p, s, ids = obj["progress"], obj["score"], obj["affected_record_ids"]
+        if isinstance(p, bool) or p not in (0, 1):
+            errors.append(ProtocolError(kind="bad_field", detail="'progress' must be the integer 0 or 1"))
+        if isinstance(s, bool) or not isinstance(s, (int, float)) or s < 0:
+            errors.append(ProtocolError(kind="bad_field", detail="'score' must be a number ≥ 0"))
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            errors.append(ProtocolError(kind="bad_field", detail="'affected_record_ids' must be a list of ID strings"))
+        if not isinstance(obj["reason"], str):
+            errors.append(ProtocolError(kind="bad_field", detail="'reason' must be a string"))
+        return obj
+
+
+class BeliefTextProtocol(JsonProtocol):
+    """Belief Text (§4): `{"belief_text": str}`."""
+
+    name = "pos-belief-text"
+    keys = ("belief_text",)
+
+    def minimal(self) -> dict[str, Any]:
+        return {"belief_text": "(no belief yet)"}
+
+    def check(self, obj: dict[str, Any], errors: list[ProtocolError]) -> dict[str, Any]:
+        if not isinstance(obj["belief_text"], str):
+            errors.append(ProtocolError(kind="bad_field", detail="'belief_text' must be a string"))
+        return obj
+
+
+POLICY_PROTOCOL = ("First think in a <thought> block holding a JSON string: why this step closes or shrinks the "
+                   "Active Gap. Then:\n" + REACT_PROTOCOL)
+
+
+class PolicyProtocol(ReactProtocol):
+    """ReAct blocks (baselines.react) preceded by an optional `<thought>` block whose text the
+    belief update reads as the transition's thought (§3)."""
+
+    name = "pos-policy"
+
+    def description(self) -> str:
+        return POLICY_PROTOCOL
+
+    def parse(self, text: str) -> Parsed:
+        parsed = super().parse(text)
+        errors: list[ProtocolError] = []
+        raw = find_block(text, "thought") if isinstance(text, str) else None
+        thought = load_json(raw, "thought", errors) if raw is not None else None
+        if raw is not None and thought is None and raw.strip():
+            thought, errors = raw.strip(), []  # plain text is an acceptable thought
+        if thought is not None:
+            parsed.decision.extras["thought"] = thought if isinstance(thought, str) else json.dumps(thought, ensure_ascii=False)
+        return parsed
+
+    def render(self, decision: Decision) -> str:
+        thought = decision.extras.get("thought") or "This step acts on the Active Gap."
+        return f"<thought>\n{json.dumps(thought, ensure_ascii=False)}\n</thought>\n" + super().render(decision)

@@ -1,0 +1,138 @@
+"""Whole episodes through `runners.episode.run_episode` with the scripted backbone: the four PoS
+configs on the MemoryArena fixture, and a looping room where PoS must diagnose a trap and
+recover (spec §7–§10)."""
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchmarks.memoryarena.formal import FormalReasoning
+from pos.method import PoS
+from pos.recovery import GENERIC_TEXT
+from runners.api import EpisodeContext
+from runners.backbones.scripted import ScriptedBackbone
+from runners.episode import RecordingBackbone, run_episode
+from tests.pos.helpers import LoopEnv
+
+REPO = Path(__file__).resolve().parents[2]
+METHODS = ("pos", "pos_no_consistency", "pos_no_trapping", "pos_generic_recovery")
+
+
+def params(name: str) -> dict:
+    cfg = yaml.safe_load((REPO / "conf" / "method" / f"{name}.yaml").read_text())
+    assert cfg["name"] == name and cfg["_target_"] == "pos.method.PoS"
+    return cfg["params"]
+
+
+class Spy(ScriptedBackbone):
+    """The scripted backbone, keeping every prompt it was sent."""
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.seen: list[tuple[str, str | None, list]] = []
+
+    async def complete(self, messages, *, role, protocol=None, attempt=0, **s):
+        self.seen.append((role, protocol.name if protocol else None, messages))
+        return await super().complete(messages, role=role, protocol=protocol, attempt=attempt, **s)
+
+
+def run(env, method_name: str, inner: ScriptedBackbone):
+    sink: list = []
+    rb = RecordingBackbone(inner, sink)
+    method = PoS(rb, **params(method_name))
+    rec = asyncio.run(run_episode(cell=method_name, task_id="t", trial=0, seed=0, env=env, method=method, sink=sink))
+    return rec, method
+
+
+@pytest.mark.parametrize("name", METHODS)
+@pytest.mark.parametrize("malformed", [0.0, 1.0])
+def test_memoryarena_fixture_episode_completes(name, malformed):
+    """malformed=0: the scripted answers are right. malformed=1: every reply of every role is
+    garbage: the episode still completes, non-terminal turns get (failed) belief updates and
+    progress calls, and the errors are recorded, never raised."""
+    bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
+    task = bench.load_tasks()[0]
+    inner = ScriptedBackbone(malformed_rate=malformed)
+    sink: list = []
+    rb = RecordingBackbone(inner, sink)
+    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
+    rec = asyncio.run(run_episode(cell=name, task_id=task.task_id, trial=0, seed=0, env=env, method=PoS(rb, **params(name)), sink=sink))
+    assert rec.status == "ok", rec.error
+    assert len(rec.scores["subtask_correct"]) == len(task.payload["questions"])
+    json.dumps(rec.model_dump())  # the record (step logs included) is JSON-serialisable
+    steps = [s for r in rec.requests for s in r.steps]
+    if malformed == 0.0:
+        assert rec.scores["subtask_correct"] == [1] * len(task.payload["questions"])
+        # one turn per request: the initialisation is audited unless consistency validation is off
+        roles = {"agent", "state"} | ({"sentinel"} if name != "pos_no_consistency" else set())
+        assert set(rec.usage_by_role) - {"judge"} == roles
+    else:
+        assert {"agent", "state", "sentinel"} <= set(rec.usage_by_role) and all(rec.usage_by_role[r].total > 0 for r in ("agent", "state", "sentinel"))
+        assert len(steps) == 4 * len(task.payload["questions"])  # budget 4 per request, no answer ever parses
+        later = [s.method for s in steps if s.method["update"]["step"] >= 0]
+        assert later and all(u["update"]["status"] == "rejected" for u in later)
+        assert all(any(e["call"] == "delta" and e["kind"] == "bad_json" for e in u["protocol_errors"]) for u in later)
+        assert all(s.method["belief"]["world"] == {"entities": {}, "states": {}, "relations": {}} for s in steps)
+
+
+def test_pos_diagnoses_static_trap_and_recovers_in_the_prompt():
+    spy = Spy()
+    rec, m = run(LoopEnv(budget=12), "pos", spy)
+    assert rec.status == "ok", rec.error
+    steps = rec.requests[0].steps
+    # transitions 0..7 are processed at steps 2..9; the 8th verified label arrives at step 9
+    assert all(not s.method.get("health", {}).get("trapped") for s in steps[:8])
+    h = steps[8].method["health"]
+    assert h["trapped"] and h["health_score"] == 0.0 and h["trapping_pattern"] == "static" and h["gap_dimension"] == "achievement"
+    started = steps[8].method["recovery_started"]
+    assert started["recovery_gap"]["target"] == "complete the current request"
+    assert 'act {\\"command\\": \\"look\\"}' in started["instruction"] and started["instruction"].endswith("complete the current request")
+    assert started["applies_from_step"] == 8
+    policy_prompts = [msgs[-1]["content"] for role, p, msgs in spy.seen if p == "pos-policy"]
+    assert "<recovery_constraint>" not in policy_prompts[7] and "<recovery_constraint>" in policy_prompts[8]
+    assert all("Nothing happens." not in p.split("<latest_observation>")[0] for p in policy_prompts)
+    # still trapped afterwards ⇒ rediagnosed each label; the episode end closes the last one
+    assert [r["ended_reason"] for r in m.recoveries] == ["rediagnosed"] * 3 + ["task_terminal"]
+    assert m.recoveries[0]["recovery_action_steps"] == [8]
+    # the Active Gap is never changed by recovery
+    assert {json.dumps(s["frontier"]) for s in m.snapshots} == {json.dumps({"gap_type": "achievement", "target": "complete the current request"})}
+
+
+def test_policy_sees_no_raw_history():
+    spy = Spy()
+    env = LoopEnv(budget=4)
+    rec, _ = run(env, "pos", spy)
+    last = [msgs for role, p, msgs in spy.seen if p == "pos-policy"][-1]
+    text = "\n".join(m["content"] for m in last)
+    assert text.count("Nothing happens.") == 1  # only as the latest observation
+    assert "look" not in text.split("<latest_observation>")[1]  # no past actions
+
+
+def test_no_trapping_scores_progress_but_never_recovers():
+    spy = Spy()
+    rec, m = run(LoopEnv(budget=12), "pos_no_trapping", spy)
+    assert rec.status == "ok"
+    assert sum(1 for _, p, _ in spy.seen if p == "pos-progress") == 11
+    assert all("health" not in s.method and "recovery_started" not in s.method for s in rec.requests[0].steps)
+    assert not m.recoveries
+
+
+def test_generic_recovery_uses_the_fixed_text():
+    rec, m = run(LoopEnv(budget=10), "pos_generic_recovery", Spy())
+    assert rec.status == "ok" and m.recoveries and all(r["instruction"] == GENERIC_TEXT for r in m.recoveries)
+
+
+def test_no_consistency_makes_no_audit_calls():
+    spy = Spy()
+    rec, m = run(LoopEnv(budget=10), "pos_no_consistency", spy)
+    assert rec.status == "ok" and not [1 for _, p, _ in spy.seen if p == "pos-audit"]
+    assert m.recoveries  # trapping and recovery stay on
+
+
+def test_bad_params_name_the_fix():
+    with pytest.raises(ValueError, match="conf/method/pos.yaml"):
+        PoS(ScriptedBackbone(), sentinal={"enabled": False})

@@ -1,0 +1,72 @@
+"""PoS protocols: exact key sets, total parsing, and the scripted `render` contract (spec §2.5)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pos.protocols import AuditProtocol, BeliefTextProtocol, DeltaProtocol, InitProtocol, PolicyProtocol, ProgressProtocol
+from pos.world import World
+from runners.api import Decision, ToolCall
+
+ALL = [InitProtocol, DeltaProtocol, AuditProtocol, ProgressProtocol, BeliefTextProtocol]
+
+
+@pytest.mark.parametrize("cls", ALL)
+def test_render_of_an_empty_reference_is_a_valid_minimal_reply(cls):
+    p = cls()
+    parsed = p.parse(p.render(Decision(message="")))
+    assert parsed.ok and set(parsed.blocks["json"]) == set(p.keys)
+
+
+def test_minimal_initial_belief_builds():
+    obj = json.loads(InitProtocol().render(Decision(message="")))
+    w = World().apply({"upsert_entities": obj["entities"], "upsert_states": obj["states"], "upsert_relations": obj["relations"]})
+    assert obj["frontier"]["target"] == obj["achievement_gaps"][0]["target"] and "e1" in w.entities
+
+
+def test_render_prefers_extras_then_json_message_then_fallback():
+    p = AuditProtocol()
+    issue = {"issues": []}
+    assert json.loads(p.render(Decision(extras={"json": {"issues": [1]}}))) == {"issues": [1]}
+    assert p.render(Decision(message=json.dumps(issue))) == json.dumps(issue)
+    p.fallback = lambda: {"issues": ["fallback"]}
+    assert json.loads(p.render(Decision(message="42"))) == {"issues": ["fallback"]}
+
+
+@pytest.mark.parametrize("text, kind", [("", "empty"), ("no json here", "bad_json"), ("[1, 2]", "bad_json"),
+                                        ('{"issues": [], "extra": 1}', "bad_field"), ('{"issues": "none"}', "bad_field"),
+                                        ('{"issues": [{"targets": "s1"}]}', "bad_field")])
+def test_audit_parse_is_total(text, kind):
+    parsed = AuditProtocol().parse(text)
+    assert not parsed.ok and parsed.errors[0].kind == kind
+
+
+def test_json_in_fences_and_prose_is_accepted():
+    parsed = ProgressProtocol().parse('Sure:\n```json\n{"progress": 1, "score": 0.5, "affected_record_ids": ["s1"], "reason": "r"}\n```')
+    assert parsed.ok and parsed.blocks["json"]["progress"] == 1
+
+
+@pytest.mark.parametrize("bad", [{"progress": True}, {"progress": 2}, {"score": -1}, {"affected_record_ids": "s1"}, {"reason": 3}])
+def test_progress_field_checks(bad):
+    obj = {"progress": 1, "score": 1.0, "affected_record_ids": [], "reason": "r"} | bad
+    assert not ProgressProtocol().parse(json.dumps(obj)).ok
+
+
+def test_delta_gap_and_frontier_checks():
+    base = DeltaProtocol().minimal()
+    assert DeltaProtocol().parse(json.dumps(base)).ok
+    assert not DeltaProtocol().parse(json.dumps(base | {"epistemic_gaps": [{"reason": "no target"}]})).ok
+    assert not DeltaProtocol().parse(json.dumps(base | {"frontier": {"gap_type": "other", "target": "x"}})).ok
+    assert not DeltaProtocol().parse(json.dumps(base | {"remove_state_ids": [1]})).ok
+
+
+def test_policy_protocol_round_trip_with_thought():
+    p = PolicyProtocol()
+    d = Decision(tool_calls=[ToolCall(name="act", arguments={"command": "go to desk 1"})], extras={"thought": "the mug may be there"})
+    parsed = p.parse(p.render(d))
+    assert parsed.ok and parsed.decision.tool_calls[0].arguments == {"command": "go to desk 1"}
+    assert parsed.decision.extras["thought"] == "the mug may be there"
+    plain = p.parse("<thought>plain words</thought>\n" + p.render(Decision(message="done")).split("</thought>\n", 1)[1])
+    assert plain.decision.message == "done" and plain.decision.extras["thought"] == "plain words"
+    assert p.parse("garbage").errors[0].kind == "malformed"
