@@ -24,13 +24,13 @@ class SingleCallMethod(Method):
         """Whether to accept this output or re-sample. Default: some decision came out."""
         return not parsed.decision.is_empty
 
-    async def ask(self, messages: list[Message]) -> tuple[Parsed, str]:
+    async def ask(self, messages: list[Message], **sampling: Any) -> tuple[Parsed, str]:
         """Call the agent; re-sample (new cache key via `attempt`) while the output is unusable.
         Returns the last parse (possibly an empty decision) and the raw text."""
         errors = []
         parsed, text = Parsed(), ""
         for attempt in range(self.max_resamples + 1):
-            c = await self.backbone.complete(messages, role="agent", protocol=self.protocol, attempt=attempt)
+            c = await self.backbone.complete(messages, role="agent", protocol=self.protocol, attempt=attempt, **sampling)
             text = c.text
             parsed = self.protocol.parse(text)
             errors += [e.model_dump() for e in parsed.errors]

@@ -177,6 +177,11 @@ class Mem0Memory(MemoryMethod):
         self.memory.llm = self.llm
         await super().begin_task(task)
 
+    async def end_task(self) -> None:
+        """Drop this episode's vector store and history database."""
+        self.memory = None
+        self._tmp.cleanup()
+
     def memory_notes(self) -> dict[str, Any]:
         return {"mem0ai": mem0_version(), "events_so_far": len(self.events)}
 

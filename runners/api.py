@@ -229,6 +229,7 @@ class TaskView(BaseModel):
     policy: str = Field("", description="the benchmark's task policy text (FlowState B.3 `policy` block)")
     tools: list[ToolSpec] = Field(default_factory=list)
     num_requests: int | None = Field(None, description="K if known in advance")
+    step_budget: int | None = Field(None, description="steps allowed per request (the benchmark's budget), set by the runner")
     initial_memory: list[str] = Field(default_factory=list, description="chunks a memory method stores before the first request (MemoryArena formal: 'Initial result: Empty')")
 
 
@@ -302,6 +303,10 @@ class Method(ABC):
     async def step(self, observation: Observation) -> Decision: ...
 
     async def end_request(self, outcome: RequestOutcome) -> None:
+        return None
+
+    async def end_task(self) -> None:
+        """Release per-episode resources (always called, also after errors)."""
         return None
 
     def step_log(self) -> dict[str, Any]:

@@ -59,6 +59,7 @@ class StepRecord(BaseModel):
 
 class RequestRecord(BaseModel):
     request: Request
+    begin_calls: list[CallLog] = Field(default_factory=list, description="calls made while opening the request (retrieval, state initialisation)")
     steps: list[StepRecord] = Field(default_factory=list)
     outcome: dict[str, Any] = Field(default_factory=dict)
     end_calls: list[CallLog] = Field(default_factory=list, description="calls made while closing the request (judges, memory writes)")
@@ -87,6 +88,7 @@ class EpisodeRecord(BaseModel):
     scripted: bool = False
     started_at: str = ""
     wall_s: float = 0.0
+    task_calls: list[CallLog] = Field(default_factory=list, description="calls made in Method.begin_task / end_task")
 
 
 class RecordingBackbone(Backbone):
@@ -137,12 +139,18 @@ async def run_episode(
     budget = env.step_budget()
     all_calls: list[CallLog] = []
     try:
-        await method.begin_task(env.view())
+        view = env.view()
+        view.step_budget = budget
+        await method.begin_task(view)
+        rec.task_calls += _drain(sink)
+        all_calls += rec.task_calls
         while (request := await env.next_request()) is not None:
             current_request_id.set(request.request_id)
             rr = RequestRecord(request=request)
             rec.requests.append(rr)
             await method.begin_request(request)
+            rr.begin_calls = _drain(sink)
+            all_calls += rr.begin_calls
             obs = Observation()
             done = False
             t = 0
@@ -177,6 +185,14 @@ async def run_episode(
         rec.status = "harness_error"
         rec.error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
         all_calls += _drain(sink)
+    finally:
+        try:
+            await method.end_task()
+        except Exception as e:  # cleanup must not hide the episode's own outcome
+            rec.error = (rec.error or "") + f"\nend_task failed: {type(e).__name__}: {e}"
+        end = _drain(sink)
+        rec.task_calls += end
+        all_calls += end
     for c in all_calls:
         rec.usage_by_role[c.role] = rec.usage_by_role.get(c.role, Usage()) + c.usage
         rec.calls_by_role[c.role] = rec.calls_by_role.get(c.role, 0) + 1

@@ -1,0 +1,60 @@
+"""The episode loop's bookkeeping: where calls are recorded, budgets, errors, cleanup."""
+import asyncio
+
+from baselines.full_context import FullContext
+from benchmarks.memoryarena.formal import FormalReasoning
+from runners.api import BackboneError, EpisodeContext
+from runners.backbones.scripted import ScriptedBackbone
+from runners.episode import RecordingBackbone, run_episode
+
+
+class Probe(FullContext):
+    """Full Context plus a memory call at each request start, and a cleanup flag."""
+
+    ended = False
+
+    async def begin_task(self, task):
+        await super().begin_task(task)
+        self.budget = task.step_budget
+
+    async def begin_request(self, request):
+        await super().begin_request(request)
+        await self.backbone.complete([{"role": "user", "content": request.text}], role="memory")
+
+    async def end_task(self):
+        self.ended = True
+
+
+class Failing(ScriptedBackbone):
+    async def complete(self, messages, *, role, **kw):
+        if role == "judge":
+            raise BackboneError("endpoint down after retries")
+        return await super().complete(messages, role=role, **kw)
+
+
+def episode(method_cls, backbone):
+    bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
+    task = bench.load_tasks()[1]
+    sink = []
+    rb = RecordingBackbone(backbone, sink)
+    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
+    m = method_cls(rb)
+    rec = asyncio.run(run_episode(cell="c", task_id=task.task_id, trial=0, seed=0, env=env, method=m, sink=sink))
+    return rec, m
+
+
+def test_request_start_calls_are_recorded_apart_from_steps():
+    rec, m = episode(Probe, ScriptedBackbone())
+    assert rec.status == "ok" and m.budget == 4 and m.ended
+    for rr in rec.requests:
+        assert [c.role for c in rr.begin_calls] == ["memory"]
+        assert all(c.role == "agent" for s in rr.steps for c in s.calls)
+        assert [c.role for c in rr.end_calls] == ["judge"]
+    assert rec.calls_by_role == {"memory": 2, "agent": 2, "judge": 2}
+
+
+def test_infra_error_is_recorded_and_cleanup_still_runs():
+    rec, m = episode(Probe, Failing())
+    assert rec.status == "infra_error" and "endpoint down" in rec.error and not rec.fatal
+    assert m.ended
+    assert rec.calls_by_role["judge"] == 1  # the failed call is logged too
