@@ -3,6 +3,7 @@ episodes, append each record as it finishes."""
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,17 +85,45 @@ def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int) -> dict[str, A
     }
 
 
-async def run_cell(cfg: CellConfig, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
+@dataclass
+class PreparedCell:
+    cfg: CellConfig
+    bench: Benchmark
+    tasks: list
+    method_cls: type
+
+
+def prepare_cells(cells: list[CellConfig]) -> list[PreparedCell]:
+    """Prepare every cell; cells with the same benchmark config share one loaded benchmark."""
+    loaded: dict[str, PreparedCell] = {}
+    out = []
+    for c in cells:
+        key = json.dumps([c.benchmark.model_dump(by_alias=True), c.runner.limit], sort_keys=True, default=str)
+        if key not in loaded:
+            loaded[key] = prepare_cell(c)
+        p = loaded[key]
+        out.append(PreparedCell(c, p.bench, p.tasks, import_target(c.method.target, "method")))
+    return out
+
+
+def prepare_cell(cfg: CellConfig) -> PreparedCell:
+    """Instantiate the benchmark and load its tasks (before any cell runs, so missing data fails
+    the sweep up front)."""
     bench_cls = import_target(cfg.benchmark.target, "benchmark")
     params = dict(cfg.benchmark.params)
     if cfg.runner.limit:
         params["limit"] = cfg.runner.limit
-    bench: Benchmark = bench_cls(name=cfg.benchmark.name, **params)
     try:
+        bench: Benchmark = bench_cls(name=cfg.benchmark.name, **params)
         tasks = bench.load_tasks()
-    except Exception as e:  # missing/corrupt data: stop before any work, with the loader's message
+    except Exception as e:  # missing/corrupt data or bad params: stop before any work, with the loader's message
         raise FatalRunError(f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}") from None
-    method_cls = import_target(cfg.method.target, "method")
+    return PreparedCell(cfg, bench, tasks, import_target(cfg.method.target, "method"))
+
+
+async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
+    prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
+    cfg, bench, tasks, method_cls = prep.cfg, prep.bench, prep.tasks, prep.method_cls
     store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks)))
     report = CellReport(cell=cfg.cell_name)
     try:

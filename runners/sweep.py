@@ -63,18 +63,19 @@ def print_report(reports, wall: float, out=None) -> None:
 
 async def _run_all(cells, root: Path, display: str) -> list:
     from runners.progress import Progress
-    from runners.run import BackbonePool, run_cell
+    from runners.run import BackbonePool, prepare_cells, run_cell
 
     first = cells[0]
     cache_path = None
     if first.runner.cache:
         cache_path = Path(first.runner.cache_path) if first.runner.cache_path else Path(first.runner.output_dir) / ".cache" / "responses.sqlite"
+    prepared = prepare_cells(cells)  # all data loads before any episode runs
     pool = BackbonePool(cache_path)
     reports = []
     try:
         with Progress(display) as progress:
-            for c in cells:
-                reports.append(await run_cell(c, root, pool, progress))
+            for p in prepared:
+                reports.append(await run_cell(p, root, pool, progress))
     finally:
         await pool.aclose()
     return reports

@@ -73,7 +73,11 @@ def task_key_of(game_id: str) -> str:
 
 
 def resolve_root(data_dir: str | os.PathLike[str] | None) -> Path:
-    """The data root: `data_dir`, else $ALFWORLD_DATA, else ~/.cache/alfworld."""
+    """The data root: `data_dir`, else $ALFWORLD_DATA, else ~/.cache/alfworld. The project ships
+    no ALFWorld games of its own, so `data_dir: fixtures` (the offline demo's setting for every
+    benchmark) falls back to $ALFWORLD_DATA like null does."""
+    if str(data_dir) == "fixtures":
+        data_dir = None
     raw = data_dir or os.environ.get("ALFWORLD_DATA") or "~/.cache/alfworld"
     return Path(raw).expanduser()
 
