@@ -282,6 +282,10 @@ class PoS(SingleCallMethod):
             log["recovery_active"] = self.directive.model_dump() if self.directive else None
         return log
 
+    def request_log(self) -> dict[str, Any]:
+        """Recorded on the request in the episode record (the raw trajectory is in the steps)."""
+        return {k: v for k, v in self.export().items() if k != "raw_trajectory"}
+
     def export(self) -> dict[str, Any]:
         """Per-request bookkeeping (belief_update_history, transitions, recoveries, pending issues)."""
         return {"belief_update_history": self.update_history, "transitions": self.transitions, "snapshots": self.snapshots,
