@@ -20,6 +20,8 @@ def test_every_method_on_every_benchmark(tmp_path):
     methods = available("method")
     if not importlib.util.find_spec("mem0"):
         methods.remove("mem0")
+    if not importlib.util.find_spec("sentence_transformers"):
+        methods.remove("reasoningbank")  # its local MiniLM embedder ships with the mem0 extra
     p = run_sweep(tmp_path, "runner.limit=1", "experiment.name=matrix", f"experiment.grid.method=[{','.join(methods)}]",
                   f"experiment.grid.benchmark=[{','.join(benches)}]", env={**os.environ, **env}, timeout=900)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
