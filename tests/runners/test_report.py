@@ -1,0 +1,35 @@
+"""Paper-style table: paper rows beside ours, Δ rows in pp / relative %, LaTeX escaping."""
+from runners.aggregate import CellSummary, build_tables
+from runners.report import delta, fmt_delta, paper_value, to_latex
+
+
+def cell(method, sr, ps, tok):
+    return CellSummary(cell=f"{method}__deepseek_v4_flash__memoryarena_math__x", method=method, backbone="deepseek_v4_flash",
+                       benchmark="memoryarena_math", scripted=False, n_episodes=40, n_tasks=40, trials=1,
+                       metrics={"SR": sr, "PS": ps, "Tok": tok}, table_metrics=["SR", "PS", "Tok"])
+
+
+def test_paper_values_are_looked_up_by_our_names():
+    assert paper_value("full_context", "deepseek_v4_flash", "memoryarena_math", "SR") == "30.00"
+    assert paper_value("full_context", "deepseek_v4_flash", "memoryarena_math", "Tok") == "40.60"
+    assert paper_value("flowstate", "deepseek_v4_flash", "tau_airline", "Pass1") is not None
+    assert paper_value("pos", "qwen3_7_plus", "alfworld", "success") == "88.81"
+    assert paper_value("full_context", "scripted", "memoryarena_math", "SR") is None
+
+
+def test_table_has_reference_first_paper_rows_and_deltas():
+    header, rows, long = build_tables([cell("flowstate", 40.0, 60.0, 20.0), cell("full_context", 30.0, 50.0, 40.0)], "full_context")
+    assert header == ["Method", "Backbone", "memoryarena_math:SR", "memoryarena_math:PS", "memoryarena_math:Tok"]
+    labels = [r[0] for r in rows]
+    assert labels == ["full_context", "  full_context (paper)", "flowstate", "  flowstate (paper)", "  Δ vs full_context"]
+    assert rows[1][2:] == ["30.00", "50.36", "40.60"]
+    assert rows[4][2:] == ["+10.00pp", "+10.00pp", "-50.00%"]
+    deltas = {r["metric"]: r["value"] for r in long if r["method"] == "flowstate" and r["metric"].startswith("delta_")}
+    assert deltas == {"delta_SR": 10.0, "delta_PS": 10.0, "delta_Tok": -50.0}
+
+
+def test_delta_units_and_undefined_values():
+    assert delta("Tok", 1.0, 0.0) is None and delta("SR", None, 3.0) is None
+    assert fmt_delta("DR", -2.5) == "-2.50" and fmt_delta("Acc_3", 1) == "+1.00pp" and fmt_delta("SR", None) == "–"
+    tex = to_latex(["Method", "a_b"], [["x%", "Δ"]], "cap & co")
+    assert r"a\_b" in tex and r"x\%" in tex and r"$\Delta$" in tex and r"cap \& co" in tex
