@@ -85,5 +85,8 @@ class FlowStateNoISU(FlowState):
 
     def after_step(self, observation: Observation, decision: Decision) -> None:
         # As Full Context: the latest observation enters the history once the next action is taken.
+        if observation.user_message is not None and self.user_turn_mode == "request":
+            # the user message opened this request and is its user query already (spec §5 τ mapping)
+            observation = observation.model_copy(update={"user_message": None})
         self.trajectory.observe(observation)
         self.trajectory.act(decision, self.t)

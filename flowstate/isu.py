@@ -62,7 +62,22 @@ def validate_update(ops: list[StateOp], active: ActiveState, repo: Repository) -
     3. every ref resolves to a current-request state, a historical state, or a raw-result id.
     Open points resolved as spec §3 [harness choice]: "unused" = absent from M_k, this request's
     states (removed included) and raw ids; duplicate adds → first wins; update of a node added in
-    the same delta → rejected; refs to ids added earlier in the same delta → allowed."""
+    the same delta → rejected; refs to ids added in the same delta → allowed, before or after the
+    ref in list order, as long as that add itself validates (fixpoint: an add that fails takes
+    down the ops whose refs needed it)."""
+    same_delta = {op.state_id.strip() for op in ops
+                  if isinstance(op.operation, str) and op.operation.strip().lower() == "add" and isinstance(op.state_id, str)}
+    while True:
+        accepted, rejected = _validate_once(ops, active, repo, same_delta)
+        added = {v.state_id for v in accepted if v.operation == "add"}
+        if added >= same_delta:
+            return accepted, rejected
+        same_delta = added  # some same-delta add failed: refs to it no longer resolve
+
+
+def _validate_once(ops: list[StateOp], active: ActiveState, repo: Repository,
+                   same_delta: set[str]) -> tuple[list[ValidOp], list[Rejection]]:
+    """One pass of Validate_upd in which refs may name any id in `same_delta` (adds of this delta)."""
     accepted: list[ValidOp] = []
     rejected: list[Rejection] = []
     added: set[str] = set()
@@ -96,9 +111,9 @@ def validate_update(ops: list[StateOp], active: ActiveState, repo: Repository) -
             if bad:
                 reject(i, op, bad)
                 continue
-            # Rule 3: refs resolve (ids added earlier in this delta count, spec §3).
+            # Rule 3: refs resolve (ids added anywhere in this delta count, spec §3).
             dangling = [r.state_id for r in refs if not (
-                r.state_id in active.current or r.state_id in repo or r.state_id in active.raw_pool or r.state_id in added
+                r.state_id in active.current or r.state_id in repo or r.state_id in active.raw_pool or r.state_id in same_delta
             ) or r.state_id in removed_now]
             if dangling:
                 reject(i, op, f"refs do not resolve to a valid node id: {', '.join(dangling)}")

@@ -39,7 +39,12 @@ class FlowState(SingleCallMethod):
     which surviving current-request states persist), disclose_current_request_observations,
     disclose_incoming_relations, user_turn_mode ('request': each simulated-user message starts a
     new request; 'observation': it is shown in latest_observation), log_tokens (count Active State
-    tokens in the step log)."""
+    tokens in the step log).
+
+    Step log: delta_validated, delta_rejected (index, op, reason), access (requested, granted,
+    rejected, ignored, disclosed), disclosed, query_id, t, raw_ids, active_state_nodes and
+    active_state_tokens (of S_{k,t}, the state the model saw), and
+    new_request/persisted when a user message opened a request."""
 
     with_focus = True   # PSA on: index + state_focus
     with_delta = True   # ISU on: model-written state_delta
@@ -151,6 +156,8 @@ class FlowState(SingleCallMethod):
         self.protocol.context = {"salt": f"{self.query_id}:{self.t}", "raw_ids": [f"obs-{self.k}-{self.t}-{i}" for i in range(len(observation.tool_results))]}
         visible_nodes = len(self.active)
         msgs = self.messages(latest)
+        # A no-op step leaves the next prompt byte-identical (no trajectory is serialised); the
+        # episode's RecordingBackbone turns such repeats into fresh samples (Alg. 1 samples anew).
         parsed, _ = await self.ask(msgs)
         decision = parsed.decision
         log = self.apply(decision)

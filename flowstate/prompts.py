@@ -11,12 +11,18 @@ _CORE = """Working state rules:
 - The Active State in agent_status is your working memory for the current request. Before an action, check that the facts and identifiers it needs are present in the Active State.
 - There is no conversation history: only the Active State carries what you learned earlier in this request."""
 
+# w/o ISU with `carry_trajectory` (spec §7 [harness choice]): the current query's trajectory is shown,
+# and the Active State holds only disclosed historical content, so the core rules must say so.
+_CORE_TRAJECTORY = """Working state rules:
+- trajectory_history shows the steps of the current request so far; the Active State in agent_status holds only the content of earlier requests that you asked to see.
+- Before an action, check that the facts and identifiers it needs are present in the trajectory or the Active State."""
+
 _ISU = """State updates (state_delta):
 - Write only what changed in this step: new task facts, requirements, plans, intermediate results. Never restate the whole state.
 - Every state has a semantic state_id (for example "budget_limit" or "lemma_closed_form"), a state_set naming its type, a short summary, a structured JSON value, and refs.
 - Types: preferences (the user's wishes, requirements and constraints), knowledge (facts observed in tool outputs), attributes (properties of specific entities taken from tool outputs), judgements (your assessments, plans, intermediate decisions and risks), artifacts (reusable outputs you produce, such as code or a derivation).
 - "add" creates a state under an id nobody has used yet. "update" and "remove" address a state you created for the current request, by its id.
-- Ids from the Historical State Index are read-only, even after their content was disclosed. To correct or extend one, add a new state whose refs point at it.
+- {read_only}
 - refs is a list of {"rel", "state_id"} with rel one of supports, derives, follows, supersedes. The edge runs from the state carrying the ref to the state_id it names. A ref may name a current state, a historical state, or a raw tool-result id shown in latest_observation (such as obs-1-2-0); cite raw results you rely on so they are kept."""
 
 _PSA = """Access to earlier requests (state_focus):
@@ -31,10 +37,19 @@ _HISTORY_ALL = """Earlier requests:
 - The Active State also holds the full states left by earlier requests. They are read-only: to correct or extend one, add a new state whose refs point at it."""
 
 
-def flowstate_rules(*, with_focus: bool = True, with_delta: bool = True) -> str:
-    parts = [_CORE]
+_READ_ONLY = {
+    True: "Ids from the Historical State Index are read-only, even after their content was disclosed. To correct or extend one, add a new state whose refs point at it.",
+    # w/o PSA has no index (spec §7): the same rule, worded without it
+    False: "States left by earlier requests are read-only. To correct or extend one, add a new state whose refs point at it.",
+}
+
+
+def flowstate_rules(*, with_focus: bool = True, with_delta: bool = True, trajectory: bool = False) -> str:
+    """The FlowState rules of the `instructions` block (spec §2.1); the ablations drop the part
+    of the component they remove (spec §7)."""
+    parts = [_CORE_TRAJECTORY if trajectory else _CORE]
     if with_delta:
-        parts.append(_ISU)
+        parts.append(_ISU.replace("{read_only}", _READ_ONLY[with_focus]))
     parts.append(_PSA if with_focus else _HISTORY_ALL)
     return "\n\n".join(parts)
 
@@ -86,7 +101,7 @@ def serialize(
         blocks.append(("trajectory_history", trajectory))
     blocks += [("latest_observation", latest_observation), ("user_query", query)]
     return [
-        system_message(instructions=REACT_RULES + "\n\n" + flowstate_rules(with_focus=with_focus, with_delta=with_delta),
+        system_message(instructions=REACT_RULES + "\n\n" + flowstate_rules(with_focus=with_focus, with_delta=with_delta, trajectory=trajectory is not None),
                        policy=task.policy, tools=task.tools, output_protocol=protocol_text),
         user_message(blocks),
     ]

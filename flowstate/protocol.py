@@ -10,6 +10,7 @@ from typing import Any
 from flowstate.prompts import output_protocol_text
 from flowstate.state import StateOp
 from baselines.react import ReactProtocol
+from runners.blocks import parse_message
 from runners.api import Decision, Parsed, ProtocolError
 
 
@@ -73,13 +74,29 @@ class FlowStateProtocol(ReactProtocol):
         parsed = super().parse(text)
         if not parsed.blocks:  # empty or no block at all
             return parsed
-        errors = list(parsed.errors)
+        errors = [self._with_dropped_message(e, parsed) for e in parsed.errors]
         extras: dict[str, Any] = {}
         if self.with_focus:
             extras["state_focus"] = parse_focus(parsed.blocks.get("state_focus"), errors)
         if self.with_delta:
             extras["state_delta"] = parse_delta(parsed.blocks.get("state_delta"), errors)
-        return parsed.model_copy(update={"decision": parsed.decision.model_copy(update={"extras": extras}), "errors": errors})
+        out = parsed.model_copy(update={"decision": parsed.decision.model_copy(update={"extras": extras}), "errors": errors})
+        if not self.nonempty(out):
+            # Eq. 3 / Alg. 1 line 8: y = (∅, ∅, ∅) is not a valid step; recorded as a typed error so
+            # a step that stays all-empty after the re-samples shows why it became a no-op (spec §2.2).
+            out.errors.append(ProtocolError(kind="empty", detail="every block is empty: y = (∅, ∅, ∅); at least one of state_delta, state_focus, tool_calls, assistant_message must be non-empty"))
+        return out
+
+    @staticmethod
+    def _with_dropped_message(error: ProtocolError, parsed: Parsed) -> ProtocolError:
+        """Spec §2.2 [harness choice]: tool calls plus a message → the calls run and the *message*
+        is logged as a violation, so the dropped text is kept in the error detail."""
+        if error.kind != "violation" or not parsed.decision.tool_calls:
+            return error
+        dropped = parse_message(parsed.blocks.get("assistant_message"), [])
+        if dropped is None:
+            return error
+        return ProtocolError(kind="violation", detail=f"{error.detail}: {json.dumps(dropped, ensure_ascii=False)}")
 
     @staticmethod
     def nonempty(parsed: Parsed) -> bool:

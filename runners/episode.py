@@ -8,6 +8,8 @@ retried on resume.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 import traceback
 from datetime import datetime, timezone
@@ -46,6 +48,7 @@ class CallLog(BaseModel):
     latency_s: float = 0.0
     finish_reason: str | None = None
     retries: list[RetryEvent] = Field(default_factory=list)
+    attempt: int = Field(0, description="sample index sent to the backbone (a repeat of an identical prompt gets a fresh one)")
 
 
 class StepRecord(BaseModel):
@@ -99,17 +102,31 @@ class RecordingBackbone(Backbone):
         self.sink = sink
         self.name = inner.name
         self.model = inner.model
+        self._used: dict[str, set[int]] = {}
+
+    def fresh_attempt(self, messages: list[Message], role: str, attempt: int, sampling: dict[str, Any]) -> int:
+        """A byte-identical prompt sent again in the same episode (e.g. after a step that changed
+        nothing) is a new sample, not a replay: it gets the next unused attempt number, so the
+        response cache and the scripted backbone draw afresh. Deterministic, so resumes replay."""
+        key = hashlib.sha256(json.dumps([role, messages, sampling], sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+        used = self._used.setdefault(key, set())
+        while attempt in used:
+            attempt += 1
+        used.add(attempt)
+        return attempt
 
     async def complete(self, messages: list[Message], *, role: str, protocol: Protocol | None = None, attempt: int = 0, **sampling: Any) -> Completion:
+        attempt = self.fresh_attempt(messages, role, attempt, sampling)
         t0 = time.perf_counter()
         try:
             c = await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
         except BackboneError as e:
-            self.sink.append(CallLog(role=role, model=self.model, usage=Usage(), latency_s=time.perf_counter() - t0, finish_reason="error", retries=e.retries))
+            self.sink.append(CallLog(role=role, model=self.model, usage=Usage(), latency_s=time.perf_counter() - t0, finish_reason="error",
+                                     retries=e.retries, attempt=attempt))
             raise
         self.sink.append(
             CallLog(role=role, model=c.model, usage=c.usage, cached=c.cached, scripted=c.scripted,
-                    latency_s=time.perf_counter() - t0, finish_reason=c.finish_reason, retries=c.retries)
+                    latency_s=time.perf_counter() - t0, finish_reason=c.finish_reason, retries=c.retries, attempt=attempt)
         )
         return c
 

@@ -29,7 +29,8 @@ BACKBONE_LABELS = {
 }
 # Metrics whose Δ is in percentage points; Tok's Δ is relative %; DR is pp/subtask (absolute Δ).
 RATE_METRICS = {"SR", "PS", "sPS", "Pass1", "DB", "ActionAcc", "nAUC", "success", "task_success", "soft_reward",
-                "PS_group", "PS_persons", "PS_soft", "SR_soft"}
+                "PS_group", "PS_persons", "PS_soft", "SR_soft", "joint_entity_type_accuracy",
+                "diagnosis_accuracy"}
 PAPER_METRIC = {"success": "task_success"}
 
 

@@ -92,3 +92,17 @@ def test_remove_drops_refs_to_removed_node():
     assert valid and [r.state_id for r in s.current["user"].refs] == ["h_fact"]
     valid, rej = apply(s, repo, add("late", refs=[{"rel": "derives", "state_id": "base"}]))
     assert not valid and "base" in rej[0].reason
+
+
+def test_refs_to_ids_added_later_in_same_delta():
+    # spec §3 [harness choice]: refs to ids added in the same delta are allowed, whatever their order
+    repo, s = fresh()
+    valid, rej = apply(s, repo, add("plan", "judgement", refs=[{"rel": "derives", "state_id": "fact"}]), add("fact"))
+    assert [v.state_id for v in valid] == ["plan", "fact"] and not rej
+    assert [r.state_id for r in s.current["plan"].refs] == ["fact"]
+    # ... but only to adds that validate themselves: a failing add takes down the refs that need it
+    valid, rej = apply(s, repo, add("p2", refs=[{"rel": "derives", "state_id": "f2"}]), add("f2", "feelings"),
+                       add("p3", refs=[{"rel": "follows", "state_id": "p2"}]))
+    assert not valid and [r.index for r in rej] == [0, 1, 2]
+    assert "f2" in rej[0].reason and "p2" in rej[2].reason
+    assert set(s.current) == {"plan", "fact"}

@@ -87,6 +87,8 @@ def test_resample_then_no_op():
     d1, log1, d2, log2 = run(go())
     assert d1.message == "ok" and log1["attempts"] == 3 and {e["kind"] for e in log1["protocol_errors"]} == {"empty", "malformed"}
     assert d2.is_empty and log2["no_op"] and log2["attempts"] == 4  # max_resamples=3
+    assert [e["kind"] for e in log2["protocol_errors"]] == ["empty"] * 4  # typed error per all-empty attempt (spec §2.2)
+    # re-samples use attempts 0..3 (the episode's RecordingBackbone makes repeats of a prompt fresh draws)
     assert [a for r, a, _ in bb.prompts[-4:]] == [0, 1, 2, 3] and all(r == "agent" for r, _, _ in bb.prompts)
 
 
@@ -168,6 +170,7 @@ def test_no_psa_shows_all_history_and_no_index():
     log = run(go())
     sys_msg, user = bb.prompts[-1][2]
     assert "<state_focus>" not in sys_msg["content"] and "Historical State Index" not in user["content"]
+    assert "Historical State Index" not in sys_msg["content"] and "state_focus" not in sys_msg["content"]  # PSA rules dropped (spec §7)
     assert '"secret": 1' in user["content"] and log["active_state_nodes"] == 1
     assert log["access"]["requested"] == [] and "read-only" in log["delta_rejected"][0]["reason"]
 
@@ -193,3 +196,47 @@ def test_no_isu_rule_node_with_raw_links_and_trajectory():
     assert "trajectory_history>\n## Request 2" in bb.prompts[2][2][1]["content"]  # current query's trajectory only
     assert log["disclosed"] == ["response-t/q1"]
     assert json.loads(json.dumps(log))  # the step log is JSON-serialisable
+
+
+def test_no_isu_rules_match_the_layout():
+    """Spec §7: with carry_trajectory the w/o ISU prompt shows trajectory_history, so its rules must
+    not claim there is no history; without it the full core rule stands."""
+    def system(**params):
+        bb = QueueBackbone([out(msg="a")])
+        run(begin(FlowStateNoISU(bb, **params)))
+        return bb.prompts[0][2][0]["content"], bb.prompts[0][2][1]["content"]
+    sys_msg, user = system()
+    assert "<trajectory_history>" in user and "There is no conversation history" not in sys_msg and "trajectory_history" in sys_msg
+    assert "state_delta" not in sys_msg  # ISU rules dropped
+    sys_msg, user = system(carry_trajectory=False)
+    assert "<trajectory_history>" not in user and "There is no conversation history" in sys_msg
+    sys_msg, _ = run(_full_system())
+    assert "There is no conversation history" in sys_msg and "Ids from the Historical State Index are read-only" in sys_msg
+
+
+async def _full_system():
+    bb = QueueBackbone([out(msg="a")])
+    await begin(FlowState(bb))
+    return bb.prompts[0][2][0]["content"], bb.prompts[0][2][1]["content"]
+
+
+def test_repeated_identical_prompt_gets_fresh_draws():
+    """A no-op step leaves S and O unchanged, so the next prompt is byte-identical; its samples must
+    be new draws (new cache keys via `attempt`), not a replay of the failed ones (Alg. 1 line 8).
+    The episode's RecordingBackbone provides this for every method."""
+    from runners.episode import RecordingBackbone
+    bb = QueueBackbone([out()])  # all-empty forever
+    sink = []
+
+    async def go():
+        await m.begin_task(TASK)
+        await start(m)
+        for _ in range(2):
+            await m.step(Observation())
+        bb.texts = [out(calls=[("search", {})])]
+        await m.step(Observation(tool_results=[ToolResult(call_id="c", name="search", content="new")]))
+    m = FlowState(RecordingBackbone(bb, sink))
+    run(go())
+    assert bb.prompts[0][2] == bb.prompts[4][2]  # the same prompt twice ...
+    assert [a for _, a, _ in bb.prompts] == [0, 1, 2, 3, 4, 5, 6, 7, 0]  # ... with fresh attempts; a new prompt starts at 0
+    assert [c.attempt for c in sink] == [0, 1, 2, 3, 4, 5, 6, 7, 0]

@@ -37,11 +37,17 @@ def test_typed_errors():
     out = P.parse('<state_focus>[]</state_focus><state_delta>[3]</state_delta><tool_calls>[{"name": "t", "arguments": {}}]</tool_calls><assistant_message>{"content": "x"}</assistant_message>')
     assert out.decision.message is None and len(out.decision.tool_calls) == 1
     assert {"violation", "bad_field"} <= {e.kind for e in out.errors}
+    # spec §2.2: the dropped message is logged with the violation, not lost
+    assert [e.detail for e in out.errors if e.kind == "violation"][0].endswith('dropped: "x"')
 
 
 def test_nonempty_rule():
     empty = P.parse(P.render(Decision(extras={"state_focus": [], "state_delta": []})))
     assert not FlowStateProtocol.nonempty(empty)
+    # spec §2.2: all-empty output is a typed protocol error (kept in the log when the step ends a no-op)
+    assert [e.kind for e in empty.errors] == ["empty"]
+    for variant in VARIANTS[1:]:
+        assert [e.kind for e in variant.parse(variant.render(Decision(extras={"state_focus": [], "state_delta": []}))).errors] == ["empty"]
     focus_only = P.parse(P.render(Decision(extras={"state_focus": [{"target_id": "a", "reason": "r"}], "state_delta": []})))
     assert FlowStateProtocol.nonempty(focus_only) and focus_only.decision.is_empty
 
@@ -66,7 +72,8 @@ def test_render_parse_round_trip(f, delta, cs, msg):
     d = Decision(tool_calls=[ToolCall(name=n, arguments=a, id=f"call-{i}") for i, (n, a) in enumerate(cs)], message=msg,
                  extras={"state_focus": f, "state_delta": delta})
     assert P.parse(P.render(d)).decision == d
-    assert P.parse(P.render(d)).ok
+    # ok unless the step is all-empty, which eq. 3 forbids and the parse records as a typed error
+    assert P.parse(P.render(d)).ok == bool(f or delta or cs or msg is not None)
 
 
 def test_scripted_render_adds_unique_decision_node():

@@ -58,3 +58,25 @@ def test_infra_error_is_recorded_and_cleanup_still_runs():
     assert rec.status == "infra_error" and "endpoint down" in rec.error and not rec.fatal
     assert m.ended
     assert rec.calls_by_role["judge"] == 1  # the failed call is logged too
+
+
+def test_identical_prompt_repeated_in_an_episode_gets_fresh_attempts():
+    sink = []
+    seen = []
+
+    class Echo(ScriptedBackbone):
+        async def complete(self, messages, *, role, attempt=0, **kw):
+            seen.append(attempt)
+            return await super().complete(messages, role=role, attempt=attempt, **kw)
+
+    rb = RecordingBackbone(Echo(), sink)
+    msgs = [{"role": "user", "content": "same"}]
+
+    async def go():
+        await rb.complete(msgs, role="agent")              # 0
+        await rb.complete(msgs, role="agent", attempt=1)   # a deliberate re-sample: 1
+        await rb.complete(msgs, role="agent")              # a repeat of the prompt: fresh, 2
+        await rb.complete(msgs, role="judge")              # another role: its own numbering, 0
+        await rb.complete(msgs, role="agent", temperature=1.0)  # other sampling: 0
+    asyncio.run(go())
+    assert seen == [0, 1, 2, 0, 0] and [c.attempt for c in sink] == seen
