@@ -1,0 +1,65 @@
+"""ClinDiag as a harness Benchmark (pos-benchmarks.md §3): cases in manifest order (PoS: 604 =
+302 rare + 302 challenging), one ClinDiagEnv per case, diagnosis accuracy in percent (PoS
+Table 1 metric; no submission = incorrect). `differential_hit` is logged, not headline."""
+from __future__ import annotations
+
+from typing import Any
+
+from benchmarks.clindiag.data import ClinDiagDataError, case_folders, load_case, resolve_cases_dir
+from benchmarks.clindiag.env import DEFAULTS, ClinDiagEnv, check_settings
+from benchmarks.rca100.score import percent
+from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec
+
+
+class ClinDiag(Benchmark):
+    roles: tuple[str, ...] = ("user_sim", "judge")  # provider (user_sim) and judge: Qwen3.7-Plus for every backbone in PoS
+    table_metrics = ["diagnosis_accuracy"]
+
+    def __init__(self, *, name: str = "clindiag", data_dir: str | None = None, manifest: str | None = None,
+                 case_ids: list[str] | None = None, subsets: list[str] | None = None, limit: int | None = None,
+                 **settings: Any) -> None:
+        unknown = set(settings) - set(DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown clindiag params {sorted(unknown)}; known: data_dir, manifest, case_ids, subsets, "
+                             f"limit, {', '.join(DEFAULTS)}")
+        check_settings(settings)
+        super().__init__(name=name, data_dir=data_dir, manifest=manifest, case_ids=case_ids, subsets=subsets,
+                         limit=limit, **settings)
+        self.name, self.data_dir, self.manifest, self.limit = name, data_dir, manifest, limit
+        self.case_ids = [str(c) for c in case_ids] if case_ids else None
+        self.subsets = list(subsets) if subsets else None
+        self.settings = {**DEFAULTS, **settings}
+        self._prov: dict[str, Any] = {}
+
+    def load_tasks(self) -> list[TaskSpec]:
+        cases_dir, source = resolve_cases_dir(self.data_dir)
+        payloads = [load_case(f, bool(self.settings["pos_section_match"])) for f in case_folders(cases_dir, self.manifest)]
+        if self.case_ids:
+            known = {p["case_id"] for p in payloads} | {p["folder"] for p in payloads}
+            unknown = sorted(set(self.case_ids) - known)
+            if unknown:
+                raise ClinDiagDataError(f"case_ids {unknown} are not under {cases_dir} ({len(payloads)} cases)")
+            payloads = [p for p in payloads if p["case_id"] in self.case_ids or p["folder"] in self.case_ids]
+        if self.subsets:
+            payloads = [p for p in payloads if p["subset"] in self.subsets]
+        if self.limit:
+            payloads = payloads[: self.limit]
+        self._prov = {"source": source, "cases": len(payloads), "fictional": self.data_dir == "fixtures",
+                      "subsets": sorted({p["subset"] for p in payloads})}
+        return [TaskSpec(task_id=p["folder"], payload=p) for p in payloads]
+
+    def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
+        return ClinDiagEnv(task, ctx, {"name": self.name, **self.settings})
+
+    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
+        scores = [e["scores"] for e in episodes]
+        out = {"diagnosis_accuracy": percent([s["diagnosis_correct"] for s in scores]),
+               "differential_hit_rate": percent([s["differential_hit"] for s in scores]),
+               "submission_rate": percent([s["submitted"] for s in scores]), "n": float(len(scores))}
+        for subset in sorted({s["subset"] for s in scores}):
+            out[f"diagnosis_accuracy_{subset}"] = percent([s["diagnosis_correct"] for s in scores if s["subset"] == subset])
+        return out
+
+    def notes(self) -> dict[str, Any]:
+        return {"data": self._prov, "settings": self.settings,
+                "roles": {"user_sim": "information provider", "judge": "diagnosis judge"}}

@@ -1,0 +1,149 @@
+"""ClinDiag case layouts (pos-benchmarks.md §3.2–§3.4) and the record sections the tools read.
+
+Two layouts are read, per case folder:
+- git-history (7 files): initial_information, medical_history, physical_examination,
+  laboratory_test, radiographic_test, other_test, diagnosis (.json);
+- PoS prepared (4 files): initial_information, medical_history, physical_examination,
+  diagnostic_test (.json) in cases/<subset>__<id>/, gold in answer_key/<subset>__<id>.diagnosis.json.
+Sections are opaque JSON (types vary: strings, objects, lists). A missing file or key gives the
+fixed no-record text. `pos_section_match` reproduces PoS's rule of matching a diagnostic_test
+key by its first 12 characters (so git-history `other_tests` does not match `other_examin`)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+ENV_VAR = "CLINDIAG_DATA_DIR"
+FIXTURES = Path(__file__).parent / "fixtures"
+MISSING = object()
+
+# section → (7-file layout file, accepted keys [harness choice]; canonical PoS key first)
+SECTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "history": ("medical_history.json", ("medical_history",)),
+    "physical_exam": ("physical_examination.json", ("physical_examinations", "physical_examination")),
+    "lab": ("laboratory_test.json", ("laboratory_examinations",)),
+    "radiographic": ("radiographic_test.json", ("radiographic_examinations",)),
+    "other": ("other_test.json", ("other_examinations", "other_tests")),
+}
+DIAGNOSTIC = ("lab", "radiographic", "other")  # the sections PoS keeps in diagnostic_test.json
+
+
+class ClinDiagDataError(ValueError):
+    """The ClinDiag data folder is missing or malformed (the message names the fix)."""
+
+
+def resolve_cases_dir(data_dir: str | os.PathLike | None) -> tuple[Path, str]:
+    """The folder holding case folders, and its source label. Accepts the data root (with
+    cases/) or the cases folder itself; "fixtures" = the project's fictional fixture."""
+    if data_dir == "fixtures":
+        return FIXTURES / "cases", "fictional fixture (benchmarks/clindiag/fixtures)"
+    raw = data_dir or os.environ.get(ENV_VAR)
+    if not raw:
+        raise ClinDiagDataError(f"ClinDiag data not configured: set benchmark.params.data_dir or ${ENV_VAR} to the folder "
+                                "holding cases/<case_id>/ (7-file or PoS layout); data_dir=fixtures runs the fictional fixture")
+    root = Path(raw).expanduser()
+    cases = root / "cases" if (root / "cases").is_dir() else root
+    if not cases.is_dir() or not any(is_case(p) for p in cases.iterdir()):
+        raise ClinDiagDataError(f"no ClinDiag case folders (with initial_information.json) under {cases}; point data_dir "
+                                "at the folder holding cases/")
+    return cases, str(root)
+
+
+def is_case(p: Path) -> bool:
+    return p.is_dir() and (p / "initial_information.json").is_file()
+
+
+def subset_of(folder: str) -> tuple[str, str]:
+    """(subset, id) of a case folder: `<subset>__<id>` (PoS) or by id (rareN, sample_…, else challenging)."""
+    if "__" in folder:
+        subset, cid = folder.split("__", 1)
+        return subset, cid
+    if folder.startswith("rare"):
+        return "rare", folder
+    return ("sample", folder) if folder.startswith("sample") else ("challenging", folder)
+
+
+def case_folders(cases: Path, manifest: str | os.PathLike | None = None) -> list[Path]:
+    """Case folders in manifest order (lines `<subset>/<id>`, PoS manifest.txt) or sorted."""
+    path = Path(manifest) if manifest else cases.parent / "manifest.txt"
+    if manifest and not path.is_file():
+        raise ClinDiagDataError(f"ClinDiag manifest {path} not found; fix benchmark.params.manifest or set it to null")
+    if not path.is_file():
+        return sorted((p for p in cases.iterdir() if is_case(p)), key=lambda p: p.name)
+    out, missing = [], []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        subset, _, cid = line.strip().rpartition("/")
+        hit = next((c for c in (cases / f"{subset}__{cid}", cases / cid) if is_case(c)), None)
+        (out if hit else missing).append(hit or line.strip())
+    if missing:
+        raise ClinDiagDataError(f"{len(missing)} case(s) of {path} are missing under {cases}: {missing[:5]}")
+    return out
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise ClinDiagDataError(f"{path} is not valid JSON ({e})") from None
+
+
+def _key(doc: Any, section: str, pos_match: bool) -> Any:
+    if not isinstance(doc, dict):
+        return MISSING
+    keys = SECTIONS[section][1]
+    if pos_match:  # PoS: first 12 characters of the canonical key
+        return next((v for k, v in doc.items() if str(k)[:12] == keys[0][:12]), MISSING)
+    return next((doc[k] for k in keys if k in doc), MISSING)
+
+
+def read_sections(folder: Path, pos_section_match: bool = False) -> dict[str, Any]:
+    """section → record JSON, or MISSING (no file / no key)."""
+    out: dict[str, Any] = {}
+    diag = folder / "diagnostic_test.json"
+    diag_doc = read_json(diag) if diag.is_file() else MISSING
+    for section, (fname, _) in SECTIONS.items():
+        path = folder / fname
+        if section in DIAGNOSTIC and diag_doc is not MISSING and not path.is_file():
+            out[section] = _key(diag_doc, section, pos_section_match)
+        elif path.is_file():
+            out[section] = _key(read_json(path), section, pos_section_match)
+        else:
+            out[section] = MISSING
+    return out
+
+
+def read_gold(folder: Path) -> dict[str, str]:
+    """The reference diagnosis (evaluator only): diagnosis.json, or the PoS answer_key file."""
+    path = folder / "diagnosis.json"
+    if not path.is_file():
+        path = folder.parent.parent / "answer_key" / f"{folder.name}.diagnosis.json"
+    if not path.is_file():
+        raise ClinDiagDataError(f"no diagnosis for case {folder.name}: expected {folder / 'diagnosis.json'} or {path}")
+    doc = read_json(path)
+    d = doc.get("diagnosis", doc) if isinstance(doc, dict) else None
+    if not isinstance(d, dict) or not str(d.get("final_diagnosis") or "").strip():
+        raise ClinDiagDataError(f"{path} has no non-empty `final_diagnosis`")
+    return {k: _as_text(d.get(k)) for k in ("final_diagnosis", "differential_diagnosis", "diagnostic_reasoning")}
+
+
+def _as_text(v: Any) -> str:
+    if v is None:
+        return ""
+    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+
+
+def load_case(folder: Path, pos_section_match: bool = False) -> dict[str, Any]:
+    """A case's payload: id, subset, initial presentation, the five sections, the gold."""
+    subset, cid = subset_of(folder.name)
+    init = read_json(folder / "initial_information.json")
+    text = init.get("initial_information") if isinstance(init, dict) else None
+    if not isinstance(text, str) or not text.strip():
+        raise ClinDiagDataError(f"{folder / 'initial_information.json'} needs a non-empty `initial_information` string")
+    sections = read_sections(folder, pos_section_match)
+    return {"case_id": cid, "folder": folder.name, "subset": subset, "initial_information": text.strip(),
+            "sections": {k: (None if v is MISSING else v) for k, v in sections.items()},
+            "present": {k: v is not MISSING for k, v in sections.items()}, "gold": read_gold(folder)}

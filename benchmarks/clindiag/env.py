@@ -1,0 +1,166 @@
+"""One ClinDiag case as a harness Environment (pos-benchmarks.md §3.5, §3.6).
+
+- One request: task JSON {case_id, subset, initial_presentation} + the fixed notice. `max_steps`
+  (30) turns of one action (`max_actions_per_turn`); extras are dropped with a note.
+- Query tools take one non-empty `question`; the provider answers from that section only
+  (`provider: llm` → role `user_sim`; `keyword` → offline fake). A missing section gives the
+  fixed no-record text without a model call. Replies are capped at 8,000 chars + note.
+- `submit_diagnosis` with an empty `final_diagnosis` is rejected (the turn is used); a valid one
+  ends the case. `answer_key` in any argument is rejected. The turn before the last carries the
+  forced-submission directive.
+- Scoring at the end of the request: the judge (role `judge`; `judge: scripted` = offline match)
+  → diagnosis_correct, differential_hit. No submission = incorrect, no judge call.
+- Scripted runs: `reference` asks two questions, then submits the gold diagnosis; as provider it
+  gives the keyword answer, as judge the scripted verdict (labelled scripted).
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from benchmarks.clindiag import judge as J
+from benchmarks.clindiag import provider as P
+from benchmarks.clindiag.prompts import QUERY_TOOLS, SUBMIT, as_field, policy, request_text, tool_specs
+from benchmarks.diagnostic import DiagnosticEnv, cap_text
+from runners.api import Decision, EpisodeContext, Message, RequestOutcome, TaskSpec, TaskView, ToolCall
+
+DEFAULTS: dict[str, Any] = {
+    "max_steps": 30,                 # PoS §11: 30 policy turns
+    "max_actions_per_turn": 1,       # PoS §11: one action per turn
+    "observation_max_chars": 8000,   # PoS §11 / §3.5: provider reply cap + truncation note
+    "forced_submission": True,       # shared adapter contract: directive before the last turn
+    "provider": "llm",               # llm (role user_sim) | keyword (offline fake, §3.7 harness choice)
+    "provider_attempts": 2,          # harness choice: re-asks of an empty provider reply
+    "provider_sampling": {"temperature": 0.0, "max_completion_tokens": 1024},
+    "judge": "llm",                  # llm (role judge) | scripted (offline normalised/synonym match, §3.7)
+    "judge_attempts": 3,             # §3.6: ≤ 2 re-asks, then an error
+    "judge_sampling": {"temperature": 0.0, "max_completion_tokens": 512, "response_format": {"type": "json_object"}},
+    "pos_section_match": False,      # §3.3: true = PoS's 12-character diagnostic_test key rule
+}
+CHOICES = {"provider": ("llm", "keyword"), "judge": ("llm", "scripted")}
+
+
+def check_settings(settings: dict[str, Any]) -> None:
+    """Raise a clear error for a switch set to an unknown value."""
+    for key, allowed in CHOICES.items():
+        if settings.get(key, DEFAULTS[key]) not in allowed:
+            raise ValueError(f"clindiag {key} must be one of {allowed}, got {settings[key]!r}")
+
+
+HISTORY_QUESTION = "What is the chief complaint and the history of the present illness?"
+
+
+class ClinDiagEnv(DiagnosticEnv):
+    submit_tool = SUBMIT  # provider replies are capped inside `provider.ask` (cap_note stays None)
+
+    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any]) -> None:
+        self.task, self.ctx = task, ctx
+        self.p = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
+        check_settings(self.p)
+        self.benchmark = str(params.get("name", "clindiag"))
+        self.case = task.payload
+        self._init_turns()
+        self.verdict: dict[str, Any] | None = None
+        self.judge_replies: list[str] = []
+        self.queries: Counter[str] = Counter()
+        self._providing: tuple[Any, str] | None = None
+        self._judging = False
+
+    def view(self) -> TaskView:
+        return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, policy=policy(self.p["max_steps"]),
+                        tools=tool_specs(), num_requests=1)
+
+    def request_text(self) -> str:
+        c = self.case
+        return request_text(c["case_id"], c["subset"], c["initial_information"])
+
+    async def execute(self, call: ToolCall) -> tuple[str, bool]:
+        args = call.arguments if isinstance(call.arguments, dict) else None
+        if args is None:
+            self.issues["bad_action"] += 1
+            return f"arguments of {call.name} must be a JSON object", True
+        if call.name == SUBMIT:
+            return self._submit(args)
+        if call.name not in QUERY_TOOLS:
+            self.issues["unknown_tool"] += 1
+            return f"Unknown tool '{call.name}'. Available tools: {', '.join([*QUERY_TOOLS, SUBMIT])}.", True
+        extra = sorted(set(args) - {"question"})
+        question = args.get("question")
+        if extra or not isinstance(question, str) or not question.strip():
+            self.issues["bad_action"] += 1
+            return f"{call.name} takes exactly one argument `question`: one specific, non-empty question string.", True
+        self.queries[call.name] += 1
+        section = QUERY_TOOLS[call.name][0]
+        if not self.case["present"][section]:
+            return P.NO_RECORD, False
+        record = self.case["sections"][section]
+        limit = int(self.p["observation_max_chars"])
+        if self.p["provider"] == "keyword":
+            return cap_text(P.keyword_answer(record, question), limit, P.TRUNCATION_NOTE.format(n=limit)), False
+        self._providing = (record, question)
+        try:
+            answer = await P.ask(self.ctx.backbone("user_sim"), section, record, question, max_chars=limit,
+                                 attempts=int(self.p["provider_attempts"]), **self.p["provider_sampling"])
+        finally:
+            self._providing = None
+        return answer, False
+
+    def _submit(self, args: dict[str, Any]) -> tuple[str, bool]:
+        final = args.get("final_diagnosis")
+        if not isinstance(final, str) or not final.strip():
+            self.issues["invalid_submission"] += 1
+            return "Rejected: `final_diagnosis` must be a non-empty string. The case is still open.", True
+        self.submission = {"final_diagnosis": final.strip(), "differential_diagnosis": as_field(args.get("differential_diagnosis")),
+                           "diagnostic_reasoning": as_field(args.get("diagnostic_reasoning"))}
+        return "Diagnosis submitted. The case is closed.", False
+
+    async def end_request(self, *, truncated: bool, steps: int) -> RequestOutcome:
+        assert self.request is not None
+        if self.submission is not None:
+            gold = self.case["gold"]
+            if self.p["judge"] == "scripted":
+                self.verdict = J.scripted_verdict(gold, self.submission)
+            else:
+                self._judging = True
+                try:
+                    self.verdict, self.judge_replies = await J.judge(
+                        self.ctx.backbone("judge"), gold, self.submission, attempts=int(self.p["judge_attempts"]),
+                        **self.p["judge_sampling"])
+                finally:
+                    self._judging = False
+        final = self.submission["final_diagnosis"] if self.submission else None
+        memory = f"{self.request.text}\nSubmitted diagnosis: {final or 'none'} after {self.turn} turns."
+        return RequestOutcome(request=self.request, final_response=final, steps=steps, truncated=truncated, memory_text=memory)
+
+    async def score_task(self) -> dict[str, Any]:
+        v = self.verdict or {"diagnosis_correct": False, "differential_hit": False, "reason": "no_submission"}
+        return {"success": int(v["diagnosis_correct"]), "diagnosis_correct": v["diagnosis_correct"],
+                "differential_hit": v["differential_hit"], "judge_reason": v["reason"], "judge": self.p["judge"],
+                "judge_replies": self.judge_replies,
+                "submitted": self.submission is not None, "submission": self.submission, "subset": self.case["subset"],
+                "turns": self.turn, "queries": dict(self.queries), "issues": dict(self.issues)}
+
+    def _lab_question(self) -> str:
+        """The scripted doctor's lab question: the first recorded procedure, else a general one."""
+        lab = self.case["sections"]["lab"]
+        first = lab[0] if isinstance(lab, list) and lab and isinstance(lab[0], dict) else {}
+        name = first.get("procedure_name")
+        return f"What did the {name} show?" if isinstance(name, str) and name.strip() else "Which laboratory tests were done?"
+
+    def reference(self, role: str, messages: list[Message]) -> Decision | None:
+        if role == "user_sim" and self._providing is not None:
+            return Decision(message=P.keyword_answer(*self._providing))
+        if role == "judge" and self._judging and self.submission is not None:
+            return Decision(message=json.dumps(J.scripted_verdict(self.case["gold"], self.submission)))
+        if role != "agent" or self.request is None:
+            return None
+        n = self.turn + 1
+        if self.turn < 2:
+            name, q = ("ask_history", HISTORY_QUESTION) if self.turn == 0 else ("order_lab_test", self._lab_question())
+            return Decision(tool_calls=[ToolCall(name=name, arguments={"question": q}, id=f"{name}-{n}")])
+        gold = self.case["gold"]
+        diff = "" if gold["differential_diagnosis"].strip().lower().rstrip(".") == "not specified" else gold["differential_diagnosis"]
+        return Decision(tool_calls=[ToolCall(name=SUBMIT, id=f"{SUBMIT}-{n}", arguments={
+            "final_diagnosis": gold["final_diagnosis"], "differential_diagnosis": diff,
+            "diagnostic_reasoning": "(scripted reference answer)"})])

@@ -1,0 +1,107 @@
+"""ClinDiag LLM-judge scoring (pos-benchmarks.md §3.6), role `judge`: reference final /
+differential / reasoning vs the three submitted fields → {"diagnosis_correct": bool,
+"differential_hit": bool, "reason": str}. Valid only when diagnosis_correct is a bool (fenced
+JSON accepted); up to `attempts` (3) tries, then a BackboneError (infra, retried on resume).
+`scripted_verdict` is the offline judge (§3.7): normalised exact or synonym-list match."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from runners.api import Backbone, BackboneError, Message
+
+SYSTEM = """You grade a clinical diagnosis against a reference. Reply with one JSON object only:
+{"diagnosis_correct": true|false, "differential_hit": true|false, "reason": "<one sentence>"}
+Rules:
+- diagnosis_correct is true only when the submitted final diagnosis names the same disease as the reference: synonyms, standard abbreviations and equivalent phrasings count.
+- A related condition, a broader category, a complication, or a predisposing condition is NOT the same disease: false.
+- Extra specificity beyond the reference counts as correct only if the submitted reasoning supports it with evidence from the case.
+- differential_hit is true when the reference diagnosis appears in the submitted differential diagnosis."""
+
+# Offline synonym sets (harness choice, §3.7): every phrase in a set names the same disease.
+SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(s) for s in (
+    {"type 2 diabetes", "type 2 diabetes mellitus", "t2dm", "type ii diabetes", "type ii diabetes mellitus", "diabetes mellitus type 2"},
+    {"type 1 diabetes", "type 1 diabetes mellitus", "t1dm", "type i diabetes mellitus"},
+    {"laryngotracheoesophageal cleft", "ltec", "laryngotracheo esophageal cleft"},
+    {"bipolar disorder", "bipolar affective disorder", "manic depressive illness"},
+    {"hepatic failure", "liver failure"},
+    {"systemic lupus erythematosus", "sle"},
+    {"myocardial infarction", "mi", "heart attack"},
+    {"pulmonary embolism", "pe"},
+    {"iron deficiency anemia", "iron deficiency anaemia", "ida"},
+    {"community acquired pneumonia", "cap"},
+    {"diabetic ketoacidosis", "dka"},
+    {"kawasaki disease", "mucocutaneous lymph node syndrome"},
+    {"hereditary hemorrhagic telangiectasia", "hht", "osler weber rendu syndrome"},
+    {"trisomy 18", "edwards syndrome"},
+))
+
+
+def norm(text: str) -> str:
+    """Lowercase, '&' → 'and', punctuation → space, collapse spaces, drop a leading article."""
+    t = re.sub(r"[^a-z0-9]+", " ", str(text or "").lower().replace("&", " and ")).strip()
+    return re.sub(r"^(a|an|the) ", "", t)
+
+
+def _forms(text: str) -> set[str]:
+    """A diagnosis and its parenthetical-free form ('LTEC (type III)' → both)."""
+    base = norm(text)
+    bare = norm(re.sub(r"\([^)]*\)", " ", str(text or "")))
+    return {f for f in (base, bare) if f}
+
+
+def same_disease(a: str, b: str) -> bool:
+    fa, fb = _forms(a), _forms(b)
+    if fa & fb:
+        return True
+    return any(fa & s and fb & s for s in SYNONYMS)
+
+
+def scripted_verdict(reference: dict[str, str], submitted: dict[str, str]) -> dict[str, Any]:
+    """The offline (scripted) judge: normalised exact or synonym match; broader terms fail."""
+    ok = same_disease(submitted.get("final_diagnosis", ""), reference["final_diagnosis"])
+    items = [i for i in re.split(r"[,;\n]| or ", submitted.get("differential_diagnosis") or "") if i.strip()]
+    hit = any(same_disease(i, reference["final_diagnosis"]) for i in items)
+    return {"diagnosis_correct": ok, "differential_hit": hit,
+            "reason": "(scripted judge) normalised/synonym match" if ok else "(scripted judge) no normalised/synonym match"}
+
+
+def judge_messages(reference: dict[str, str], submitted: dict[str, str]) -> list[Message]:
+    body = {"reference": {k: reference.get(k, "") for k in ("final_diagnosis", "differential_diagnosis", "diagnostic_reasoning")},
+            "submitted": {k: submitted.get(k, "") for k in ("final_diagnosis", "differential_diagnosis", "diagnostic_reasoning")}}
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": json.dumps(body, indent=2, ensure_ascii=False)}]
+
+
+def parse_verdict(text: str) -> dict[str, Any] | None:
+    """The verdict object, or None when it is not valid (total: never raises)."""
+    t = (text or "").strip()
+    m = re.search(r"```(?:json)?\s*(.*?)```", t, re.S)
+    if m:
+        t = m.group(1).strip()
+    if not t.startswith("{"):
+        start, end = t.find("{"), t.rfind("}")
+        t = t[start:end + 1] if 0 <= start < end else t
+    try:
+        obj = json.loads(t)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict) or not isinstance(obj.get("diagnosis_correct"), bool):
+        return None
+    hit = obj.get("differential_hit")
+    return {"diagnosis_correct": obj["diagnosis_correct"], "differential_hit": hit if isinstance(hit, bool) else False,
+            "reason": str(obj.get("reason") or "")}
+
+
+async def judge(backbone: Backbone, reference: dict[str, str], submitted: dict[str, str], *, attempts: int = 3,
+                **sampling: Any) -> tuple[dict[str, Any], list[str]]:
+    """(verdict, raw replies). Raises BackboneError when no attempt gives a valid verdict."""
+    msgs = judge_messages(reference, submitted)
+    replies: list[str] = []
+    for attempt in range(max(1, attempts)):
+        c = await backbone.complete(msgs, role="judge", attempt=attempt, **sampling)
+        replies.append(c.text)
+        verdict = parse_verdict(c.text)
+        if verdict is not None:
+            return verdict, replies
+    raise BackboneError(f"ClinDiag judge gave no valid verdict in {attempts} attempts; last reply: {replies[-1][:200]!r}")

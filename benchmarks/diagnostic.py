@@ -1,0 +1,115 @@
+"""Turn rules the PoS adapters share for RCA-100 and ClinDiag (pos-benchmarks.md §2.6, §3.5 and
+the shared adapter contract): the cap on actions per turn, the `answer_key` guard, the
+observation cap with its truncation note, the forced-submission directive before the last turn,
+and the turn loop built on them (`DiagnosticEnv`). ClinDiag imports these too (one
+implementation for both; a shared `benchmarks/` module would be a better home)."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from runners.api import Decision, Environment, Observation, Reply, Request, ToolCall, ToolResult
+
+
+def mentions_answer_key(value: Any) -> bool:
+    """Shared adapter contract: any string argument containing `answer_key` is rejected."""
+    if isinstance(value, str):
+        return "answer_key" in value.lower()
+    if isinstance(value, dict):
+        return any(mentions_answer_key(k) or mentions_answer_key(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(mentions_answer_key(v) for v in value)
+    return False
+
+
+def cap_text(text: str, limit: int, note: str) -> str:
+    """`text` cut to `limit` characters plus `note` when longer (the observation caps of §11)."""
+    return text if len(text) <= limit else f"{text[:limit]}\n{note}"
+
+
+def actions_of(decision: Decision, max_actions: int | None) -> tuple[list[ToolCall], int]:
+    """The tool calls executed this turn and how many were dropped (extras beyond the cap)."""
+    calls = list(decision.tool_calls)
+    if max_actions is None or len(calls) <= max_actions:
+        return calls, 0
+    return calls[:max_actions], len(calls) - max_actions
+
+
+def forced_submission_note(submit_tool: str, turn: int, budget: int) -> str | None:
+    """The directive shown before the last turn (the Raw/PoS loop appends it on the last turn)."""
+    if turn == budget - 1:
+        return (f"FINAL TURN: the turn budget is almost spent. Your next action must be `{submit_tool}` with your best "
+                "answer from the evidence gathered so far; no further investigation is possible.")
+    return None
+
+
+class DiagnosticEnv(Environment):
+    """One-request environment with the PoS diagnostic turn loop (RCA-100, ClinDiag): each `act`
+    is one turn of at most `max_actions_per_turn` actions run in order until a valid submission;
+    every executed action counts in `tool_use_counter`; a decision without tool calls spends the
+    turn. Subclasses set `submit_tool`, `p` (settings), `task`, and implement `request_text`
+    and `execute` (which sets `self.submission` on a valid submission)."""
+
+    submit_tool = "submit"
+    cap_note: str | None = None  # set → results longer than observation_max_chars are cut + this note ({n} = limit)
+
+    def _init_turns(self) -> None:
+        self.request: Request | None = None
+        self._served = False
+        self.turn = 0
+        self.tool_use_counter = 0
+        self.submission: dict[str, Any] | None = None
+        self.issues: Counter[str] = Counter()
+
+    def request_text(self) -> str:
+        raise NotImplementedError
+
+    async def execute(self, call: ToolCall) -> tuple[str, bool]:
+        """(observation text, is_error) of one action; never raises on agent input."""
+        raise NotImplementedError
+
+    def step_budget(self) -> int:
+        return int(self.p["max_steps"])
+
+    async def next_request(self) -> Request | None:
+        if self._served:
+            return None
+        self._served = True
+        self.request = Request(index=0, request_id=f"{self.task.task_id}/q1", text=self.request_text())
+        return self.request
+
+    async def act(self, decision: Decision) -> Reply:
+        if self.submission is not None:
+            return Reply(request_done=True)
+        self.turn += 1
+        calls, dropped = actions_of(decision, self.p["max_actions_per_turn"])
+        notes: list[str] = []
+        if dropped:
+            self.issues["dropped_actions"] += dropped
+            notes.append(f"At most {self.p['max_actions_per_turn']} action(s) per turn: {dropped} further call(s) were not executed.")
+        if not calls:
+            self.issues["no_action"] += 1
+            notes.append(f"No tool was called, so this turn was spent. Use the tools, and finish with `{self.submit_tool}`.")
+        results: list[ToolResult] = []
+        for i, call in enumerate(calls):
+            self.tool_use_counter += 1
+            if mentions_answer_key(call.arguments):
+                self.issues["answer_key_rejected"] += 1
+                content, error = "Rejected: arguments must not reference answer_key.", True
+            else:
+                content, error = await self.execute(call)
+            if self.cap_note is not None:
+                limit = int(self.p["observation_max_chars"])
+                content = cap_text(content, limit, self.cap_note.format(n=limit))
+            results.append(ToolResult(call_id=call.id or f"{call.name}-{self.tool_use_counter}", name=call.name,
+                                      content=content, error=error))
+            if self.submission is not None:
+                if calls[i + 1:]:
+                    notes.append(f"The submission ended the case; {len(calls) - i - 1} later call(s) were not executed.")
+                break
+        if self.submission is None and self.p["forced_submission"]:
+            note = forced_submission_note(self.submit_tool, self.turn, self.step_budget())
+            if note:
+                notes.append(note)
+        return Reply(observation=Observation(tool_results=results, note="\n".join(notes) or None),
+                     request_done=self.submission is not None)

@@ -1,0 +1,64 @@
+"""RCA-100 as a harness Benchmark (pos-benchmarks.md §2): manifest-ordered cases, one RcaEnv per
+case, joint entity + fault-type accuracy in percent (PoS Table 1 metric, over 103 cases)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from benchmarks.rca100.data import RcaDataError, case_ids, load_case, resolve_root
+from benchmarks.rca100.env import DEFAULTS, RcaEnv
+from benchmarks.rca100.score import percent
+from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec
+
+
+class Rca100(Benchmark):
+    roles: tuple[str, ...] = ()
+    table_metrics = ["joint_entity_type_accuracy"]
+
+    def __init__(self, *, name: str = "rca100", data_dir: str | None = None, answer_key_dir: str | None = None,
+                 manifest: str | None = None, case_ids: list[str] | None = None, limit: int | None = None,
+                 **settings: Any) -> None:
+        unknown = set(settings) - set(DEFAULTS)
+        if unknown:
+            raise ValueError(f"unknown rca100 params {sorted(unknown)}; known: data_dir, answer_key_dir, manifest, "
+                             f"case_ids, limit, {', '.join(DEFAULTS)}")
+        super().__init__(name=name, data_dir=data_dir, answer_key_dir=answer_key_dir, manifest=manifest,
+                         case_ids=case_ids, limit=limit, **settings)
+        self.name, self.data_dir, self.answer_key_dir, self.manifest = name, data_dir, answer_key_dir, manifest
+        self.case_ids = [str(c) for c in case_ids] if case_ids else None
+        self.limit = limit
+        self.settings = {**DEFAULTS, **settings}
+        self._prov: dict[str, Any] = {}
+
+    def load_tasks(self) -> list[TaskSpec]:
+        root, source = resolve_root(self.data_dir)
+        keys = Path(self.answer_key_dir).expanduser() if self.answer_key_dir else root / "answer_key"
+        ids = case_ids(root, self.manifest)
+        if self.case_ids:
+            unknown = sorted(set(self.case_ids) - set(ids))
+            if unknown:
+                raise RcaDataError(f"case_ids {unknown} are not in the data set ({len(ids)} cases, e.g. {ids[:3]})")
+            ids = [i for i in ids if i in set(self.case_ids)]
+        if self.limit:
+            ids = ids[: self.limit]
+        tasks = [TaskSpec(task_id=cid, payload=load_case(root, cid, keys)) for cid in ids]
+        self._prov = {"source": source, "cases": len(tasks), "answer_key_dir": str(keys),
+                      "synthetic": self.data_dir == "fixtures"}
+        return tasks
+
+    def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
+        return RcaEnv(task, ctx, {"name": self.name, **self.settings})
+
+    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
+        scores = [e["scores"] for e in episodes]
+        return {
+            "joint_entity_type_accuracy": percent([s["success"] for s in scores]),
+            "entity_accuracy": percent([s["entity_correct"] for s in scores]),
+            "type_accuracy": percent([s["type_correct"] for s in scores]),
+            "submission_rate": percent([s["submitted"] for s in scores]),
+            "n": float(len(scores)),
+        }
+
+    def notes(self) -> dict[str, Any]:
+        return {"data": self._prov, "settings": self.settings,
+                "license": "RCA-100 v1.1 is CC BY-NC-SA 4.0; no RCA-100 data or keys are shipped or stored in results"}
