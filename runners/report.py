@@ -49,10 +49,19 @@ def paper_values() -> dict[tuple[str, str, str, str], str]:
     return out
 
 
+# PoS calls Full Context its "Raw Trajectory" baseline.
+METHOD_ALIASES = {"full_context": ("Raw Trajectory",)}
+# Our metric names → the PoS table's, per benchmark.
+PAPER_METRIC_BY_BENCHMARK = {"alfworld": {"SR": "task_success"}}
+
+
 def paper_value(method: str, backbone: str, benchmark: str, metric: str) -> str | None:
-    key = (METHOD_LABELS.get(method, method), BACKBONE_LABELS.get(backbone, backbone),
-           BENCHMARK_DOMAINS.get(benchmark, benchmark), PAPER_METRIC.get(metric, metric))
-    return paper_values().get(key)
+    metric = PAPER_METRIC_BY_BENCHMARK.get(benchmark, {}).get(metric, PAPER_METRIC.get(metric, metric))
+    for label in (METHOD_LABELS.get(method, method), *METHOD_ALIASES.get(method, ())):
+        v = paper_values().get((label, BACKBONE_LABELS.get(backbone, backbone), BENCHMARK_DOMAINS.get(benchmark, benchmark), metric))
+        if v is not None:
+            return v
+    return None
 
 
 def fmt(v: float | None, metric: str) -> str:

@@ -13,7 +13,10 @@ def test_paper_values_are_looked_up_by_our_names():
     assert paper_value("full_context", "deepseek_v4_flash", "memoryarena_math", "SR") == "30.00"
     assert paper_value("full_context", "deepseek_v4_flash", "memoryarena_math", "Tok") == "40.60"
     assert paper_value("flowstate", "deepseek_v4_flash", "tau_airline", "Pass1") is not None
-    assert paper_value("pos", "qwen3_7_plus", "alfworld", "success") == "88.81"
+    assert paper_value("pos", "qwen3_7_plus", "alfworld", "SR") == "88.81"
+    assert paper_value("full_context", "qwen3_7_plus", "alfworld", "SR") == "62.69"  # PoS's Raw Trajectory
+    assert paper_value("pos", "qwen3_7_plus", "rca100", "joint_entity_type_accuracy") is not None
+    assert paper_value("acon", "kimi_k3", "clindiag", "diagnosis_accuracy") is not None
     assert paper_value("full_context", "scripted", "memoryarena_math", "SR") is None
 
 
