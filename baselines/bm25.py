@@ -2,7 +2,7 @@
 
 - tokenizer: maximal runs of `[a-z0-9]` in the lower-cased text (no stemming, no stopwords);
 - chunking: every stored chunk is cut into pieces of at most 2,048 o200k tokens, each piece is
-  indexed as its own document;
+  indexed as its own document; blank pieces are skipped;
 - scoring: Okapi BM25 (k1 1.5, b 0.75, epsilon 0.25), computed here with the exact arithmetic
   of `rank_bm25.BM25Okapi` (tests/baselines/test_bm25.py checks the scores are identical), but
   with per-term postings so a query costs O(matching documents) instead of O(corpus × terms);
@@ -112,6 +112,8 @@ class BM25Store:
         n = 0
         for chunk in chunks:
             for piece in truncate_tokens(chunk, self.chunk_tokens):
+                if not piece.strip():  # rag.py add_chunk: blank pieces are not indexed
+                    continue
                 self.pieces.append(piece)
                 self.tokens.append(tokenize(piece))
                 n += 1

@@ -183,7 +183,8 @@ class Mem0Memory(MemoryMethod):
         self._tmp.cleanup()
 
     def memory_notes(self) -> dict[str, Any]:
-        return {"mem0ai": mem0_version(), "events_so_far": len(self.events)}
+        # §4.4: record the search limit used (MemoryArena's hosted default is unknown)
+        return {"mem0ai": mem0_version(), "search_limit": self.limit, "events_so_far": len(self.events)}
 
     async def _call(self, fn, *args, **kwargs):
         self.llm.context = contextvars.copy_context()
@@ -203,4 +204,5 @@ class Mem0Memory(MemoryMethod):
     async def retrieve(self, query: str) -> list[str]:
         q = query.lower() if self.lowercase_query else query
         out = await self._call(self.memory.search, q, user_id=self.user_id, limit=self.limit)
-        return [format_hit(h) for h in out.get("results", [])]
+        # MemoryArena adapter: hits without memory text are not injected
+        return [format_hit(h) for h in out.get("results", []) if h.get("memory")]

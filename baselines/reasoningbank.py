@@ -6,11 +6,13 @@ baselines.md §3.2; Ouyang et al., arXiv 2509.25140).
    contains "success" (upstream quirk kept: "unsuccessful" matches too);
 2. extraction call (role "memory", temperature 0.7, max 4096 tokens) with the success or the
    failure instruction, asking for ≤ 3 Markdown items (title / description / content); the reply
-   is split on blank lines into `memory_items` (at most `max_items` kept);
+   is split on blank lines (`reply.strip().split("\n\n")`) into `memory_items`, all kept as
+   upstream (`max_items` can cap them);
 3. the record `{timestamp, task_id, memory_items, status}` is stored with the embedding of the
    chunk's first 4,096 characters (L2-normalised).
-Retrieval: the instruction-wrapped query is embedded; cosine × 100; the top 5 records, each whole
-record dict injected as one memory item (upstream quirk, kept).
+Retrieval: the instruction-wrapped query (cut to 4,096 characters, as every embedded text) is
+embedded; cosine × 100; the top 5 records, each whole record dict injected as one memory item in
+its Python `str()` form, as upstream's f-string renders it (upstream quirk, kept).
 
 Label direction follows the paper (success → "why it worked", failure → "lessons"); the released
 WebArena/SWE `induce_memory.py` invert it when deciding from reward (spec §3.1), we do not.
@@ -18,7 +20,6 @@ Offline deviation: embeddings come from local MiniLM instead of text-embedding-3
 """
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from datetime import datetime, timezone
@@ -51,7 +52,7 @@ EXTRACT_FAILURE = _EXTRACT_COMMON + "\n\nThe trajectory below failed. Reflect on
 EXTRACT_USER = "Trajectory:\n{trajectory}"
 
 RETRIEVAL_INSTRUCTION = "Given the current task, retrieve earlier tasks whose experience would help solve it"
-EMBED_CHARS = 4096  # upstream embeds the first 4,096 characters of the chunk
+EMBED_CHARS = 4096  # upstream `_get_openai_embedding(text, maxlen=4096)`: first 4,096 characters of any embedded text
 
 
 class JudgeProtocol(Protocol):
@@ -91,7 +92,8 @@ class ExtractProtocol(Protocol):
 
     def parse(self, text: str) -> Parsed:
         text = text if isinstance(text, str) else ""
-        items = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+        # upstream `_extract_memory_items`: `content.strip().split("\n\n")`, every piece kept
+        items = text.strip().split("\n\n") if text.strip() else []
         errors = [] if items else [ProtocolError(kind="empty", detail="no memory items extracted")]
         return Parsed(decision=Decision(message=text), blocks={"items": items}, errors=errors)
 
@@ -105,7 +107,7 @@ class ReasoningBank(MemoryMethod):
     judge_protocol = JudgeProtocol()
     extract_protocol = ExtractProtocol()
 
-    def __init__(self, backbone, *, embedder: str = "minilm", top_k: int = 5, max_items: int | None = 3,
+    def __init__(self, backbone, *, embedder: str = "minilm", top_k: int = 5, max_items: int | None = None,
                  judge_sampling: dict[str, Any] | None = None, extract_sampling: dict[str, Any] | None = None,
                  record_timestamps: bool = False, **params: Any) -> None:
         super().__init__(backbone, **params)
@@ -142,7 +144,7 @@ class ReasoningBank(MemoryMethod):
         record = {
             # [harness choice] upstream uses wall time and uuid4; both would change every prompt
             # that injects the record and defeat the response cache, so the defaults are stable.
-            "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds") if self.record_timestamps else None,
+            "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%d") if self.record_timestamps else None,  # upstream: date only
             "task_id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"reasoningbank/{task}/{n}")),
             "memory_items": items,
             "status": "success" if success else "fail",
@@ -166,11 +168,12 @@ class ReasoningBank(MemoryMethod):
             return []
         if self._matrix is None:
             self._matrix = np.vstack(self._vecs)
-        q = self.embedder.encode([self.query_text(query)])[0]
+        q = self.embedder.encode([self.query_text(query)[:EMBED_CHARS]])[0]  # upstream cuts every embedded text
         scores = (self._matrix @ q) * 100.0
         order = np.argsort(-scores, kind="stable")[: self.top_k]
         self.last_scores = [round(float(scores[i]), 4) for i in order]
         return [self.records[i] for i in order]
 
     async def retrieve(self, query: str) -> list[str]:
-        return [json.dumps(r, ensure_ascii=False) for r in self.search(query)]
+        # upstream: f"<memory>{chunk}</memory>" with chunk the record dict → its Python str()
+        return [str(r) for r in self.search(query)]

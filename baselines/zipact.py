@@ -240,10 +240,14 @@ class ZipAct(SingleCallMethod):
         latest = observation.as_text()
         if self.t > 1 and not self.single_call:
             await self.update_state(latest)
+        if self.single_call:
+            # The actor is the updater here: a_{t-1} joins attempted_actions BEFORE it sees the
+            # state (upstream appends the last action before the update call).
+            self._track()
+            self._sync_attempted(self.state)
         await self.before_act(latest)
         parsed, _ = await self.ask(self.messages(latest))
         if self.single_call:
-            self._track()
             if isinstance(parsed.blocks.get("state"), dict):
                 self.state = parsed.blocks["state"]
             self._sync_attempted(self.state)

@@ -6,7 +6,7 @@
 TASKS.jsonl is in the Hugging Face schema. Prediction lines: travel `{"id": ..., "plans": [<list of
 daily-plan dicts (or plan text) per traveller, in question order>]}`; shopping `{"id": ...,
 "purchases": ["<asin>" or null, ...]}`. Prints one JSON object of fractions in [0, 1]: travel SR,
-PS, PS_group, PS_persons, sPS; shopping SR, PS, soft_reward, PS_soft, SR_soft. Only tasks present in
+PS, PS_group, PS_persons, sPS; shopping SR, PS, soft_reward, PS_soft, SR_soft, average_success_rate. Only tasks present in
 both files are scored (upstream: groups "in both gold and submission"). The shopping soft reward
 here uses the substring attribute test (upstream `--no-llm`); LLM matching runs inside the
 environment (`llm_attributes: true`, role `judge`)."""
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ps-pooling", choices=["group", "persons"], default="group",
                     help="travel PS: mean per group (MemoryArena paper) or pooled persons (upstream code, FlowState B.5)")
     ap.add_argument("--sr-missing", choices=["skip", "fail"], default="skip",
-                    help="travel SR: travellers without a plan are skipped (upstream) or fail the group")
+                    help="travel SR: travellers absent from a prediction's plans list are skipped (upstream) or fail the group; a null or unparsable plan always fails")
     ap.add_argument("--full-similarity", action="store_true", help="travel: compare whole strings, not the common-length prefix")
     ap.add_argument("--catalogue", type=Path, default=None,
                     help="shopping: catalogue JSON ({task id: [products]} or [products]); default catalogue.json beside --tasks, else synthetic")

@@ -9,6 +9,7 @@ per turn: extra tool calls in a step are answered with an error and not executed
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from benchmarks.memoryarena import metrics as M
@@ -33,6 +34,7 @@ TOOLS = [
     ToolSpec(name="click", description="click[target]: a button text, product ASIN or option value on the current page.",
              parameters={"type": "object", "properties": {"target": {"type": "string", "description": "text to click"}}, "required": ["target"]}),
 ]
+REPEAT_EXIT = 7  # webshop_plus_client `max_same_action`: identical consecutive actions that end a step
 REDUCTION = ("reduced catalogue: per-task catalogue of the option products (target ASINs from the answers, synthetic "
              "distractor ASINs) with local BM25 search instead of WebShop's 1.18M-product Lucene index; not comparable with the paper")
 
@@ -84,12 +86,16 @@ class ShoppingEnv(Environment):
         action, cid, extra = self._action(decision)
         before = self.site.render()
         text = f"{action[0]}[{action[1]}]" if action else (decision.message or "").strip()
-        valid = bool(action) and action[0] != "invalid" and self.site.step(*action)
-        done = self.site.purchased is not None
         self._last.append(text)
-        repeats = len(self._last) >= 7 and len(set(self._last[-7:])) == 1  # wrapper: 7 identical actions end it
+        # Wrapper (`webshop_plus_client.py`): the repeat count is checked BEFORE the action runs, so
+        # the 7th identical action in a row is not executed; the episode ends on the current page.
+        repeats = len(self._last) >= REPEAT_EXIT and len(set(self._last[-REPEAT_EXIT:])) == 1
+        valid = not repeats and bool(action) and action[0] != "invalid" and self.site.step(*action)
+        done = self.site.purchased is not None
         after = self.site.summary() if done else self.site.render()
-        if not valid and self.p.get("explain_invalid_actions", False):
+        if repeats:
+            after = f"{after}\nSoft exit: the same action {REPEAT_EXIT} times in a row ({text})."
+        elif not valid and self.p.get("explain_invalid_actions", False):
             after = f"Invalid action on this page (nothing happened).\n{after}"  # [harness choice]; upstream is silent
         self.turns.append({"instruction": before, "action": text, "observation": after, "done": done or repeats})
         if decision.tool_calls:
@@ -113,7 +119,8 @@ class ShoppingEnv(Environment):
                                attributes=ans.get("attributes", []), attr_matches=matches)
         self.steps.append({"purchase": asin, "match": S.step_match(asin, ans["target_asin"]), "reward": reward,
                            "judge_error": err})
-        chunks = [f"Step: {self.k + 1} (turn {t})\nUser Instruction: {x['instruction']}\nAgent Action: {x['action']}\n"
+        # upstream `run_shopping.build_memory_entries`: `Step {turn}:` (turn within this step's episode)
+        chunks = [f"Step {t}:\nUser Instruction: {x['instruction']}\nAgent Action: {x['action']}\n"
                   f"Env Observation: {x['observation']}\nDone: {x['done']}" for t, x in enumerate(self.turns, 1)]
         # All per-turn chunks in order = [memory_text] + memory_chunks (§4 Shopping 4).
         return RequestOutcome(request=self.requests[self.k], final_response=asin, steps=steps, truncated=truncated,
@@ -159,6 +166,16 @@ class ShoppingEnv(Environment):
         return ("click", PREV)
 
 
+def select_per_category(rows: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
+    """Upstream `task_file_limit` (10 in every shipped config → 50 of 150 bundles): for each
+    `<prefix>_item_<n>` prefix, in order of first appearance, the k rows with the smallest n."""
+    def key(r: dict[str, Any]) -> tuple[str, int]:
+        m = re.match(r"^(.*)_item_(\d+)$", str(r.get("category", "")))
+        return (m.group(1), int(m.group(2))) if m else (str(r.get("category", "")), 0)
+    prefixes = list(dict.fromkeys(key(r)[0] for r in rows))
+    return [r for p in prefixes for r in sorted((r for r in rows if key(r)[0] == p), key=lambda r: key(r)[1])[:k]]
+
+
 class BundledShopping(Benchmark):
     roles = ("judge",)
     table_metrics = ("SR", "PS", "soft_reward")
@@ -181,6 +198,9 @@ class BundledShopping(Benchmark):
         for r in rows:
             if len(r.get("questions", [])) != len(r.get("answers", [])):
                 raise ValueError(f"{path}: bundle {r.get('id')} has unaligned questions/answers")
+        k = self.params.get("per_category_limit")
+        if k:  # upstream collect_task_files_from_hf: per prefix, items sorted by number, the first k
+            rows = select_per_category(rows, int(k))
         tasks = [TaskSpec(task_id=f"shopping-{r['id']}", payload=r) for r in rows]
         return tasks[: self.limit] if self.limit else tasks
 

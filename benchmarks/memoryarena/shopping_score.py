@@ -22,9 +22,15 @@ def step_match(bought: str | None, target: str) -> bool:
     return bool(bought) and str(bought).strip().upper() == str(target).strip().upper()
 
 
+def normalize_for_match(text: str | None) -> str:
+    """Upstream `reward_helpers.normalize_for_match`: lower-case, `-` and `/` → space, runs of
+    whitespace collapsed, stripped."""
+    return re.sub(r"\s+", " ", re.sub(r"[-/]", " ", (text or "").lower())).strip()
+
+
 def _tokens(name: str | None) -> set[str]:
-    # [inferred] whitespace tokens of the lower-cased name (upstream splits on whitespace).
-    return set((name or "").lower().split())
+    # upstream `reward_helpers.tokenize`: `[a-z0-9]+` runs of the normalised name
+    return set(re.findall(r"[a-z0-9]+", normalize_for_match(name)))
 
 
 def name_overlap(target_name: str | None, bought_name: str | None) -> float:
@@ -35,9 +41,9 @@ def name_overlap(target_name: str | None, bought_name: str | None) -> float:
 
 def category_overlap(target_cat: str | None, bought_cat: str | None) -> float:
     """Share of the target's ` › `-separated category segments also in the bought item's."""
-    seg = lambda c: [s.strip().lower() for s in (c or "").split(CATEGORY_SEP.strip()) if s.strip()]  # noqa: E731
-    t, b = seg(target_cat), set(seg(bought_cat))
-    return sum(s in b for s in t) / len(t) if t else 0.0
+    seg = lambda c: {s.strip().lower() for s in (c or "").split(CATEGORY_SEP.strip()) if s.strip()}  # noqa: E731
+    t, b = seg(target_cat), seg(bought_cat)  # sets, as upstream `category_similarity`
+    return len(t & b) / len(t) if t else 0.0
 
 
 def r_type(name: float, cat: float) -> float:
@@ -51,14 +57,10 @@ def r_type(name: float, cat: float) -> float:
     return r
 
 
-def _norm(s: str) -> str:
-    return (s or "").lower().replace("-", " ").replace("/", " ")
-
-
 def substring_matches(name: str | None, attributes: Sequence[str]) -> list[bool]:
     """`--no-llm` attribute test: the normalised attribute is a substring of the normalised name."""
-    n = _norm(name or "")
-    return [bool(_norm(a)) and _norm(a) in n for a in attributes]
+    n = normalize_for_match(name)
+    return [bool(normalize_for_match(a)) and normalize_for_match(a) in n for a in attributes]
 
 
 def soft_reward(*, bought: Mapping[str, Any] | None, bought_asin: str | None, target_asin: str,
@@ -86,13 +88,16 @@ def aggregate(bundles: Sequence[Sequence[Mapping[str, Any]]]) -> dict[str, float
     """Bundles of per-step dicts {match: bool, reward: float}. SR = all steps matched;
     PS = mean per-bundle fraction matched; soft_reward = mean reward over all steps run
     (upstream `average_reward`); PS_soft = mean per-bundle mean reward; SR_soft = all steps
-    reward 1.0 (upstream `item_success_rate`)."""
+    reward 1.0 (upstream `item_success_rate`); average_success_rate = mean over step positions of
+    the share of steps with reward 1.0 at that position (upstream `average_success_rate`)."""
     bundles = [b for b in bundles if len(b)]
     if not bundles:
-        return {"SR": None, "PS": None, "soft_reward": None, "PS_soft": None, "SR_soft": None}
+        return {"SR": None, "PS": None, "soft_reward": None, "PS_soft": None, "SR_soft": None, "average_success_rate": None}
     steps = [s for b in bundles for s in b]
     n = len(bundles)
+    positions = [[b[i]["reward"] == 1.0 for b in bundles if i < len(b)] for i in range(max(map(len, bundles)))]
     return {
+        "average_success_rate": sum(sum(p) / len(p) for p in positions) / len(positions),
         "SR": sum(all(s["match"] for s in b) for b in bundles) / n,
         "PS": sum(sum(bool(s["match"]) for s in b) / len(b) for b in bundles) / n,
         "soft_reward": sum(s["reward"] for s in steps) / len(steps),
@@ -125,14 +130,25 @@ def parse_attribute_reply(text: str, attributes: Sequence[str]) -> tuple[list[bo
             raise ValueError("no 'matches' list")
     except (ValueError, AttributeError) as e:
         return [False] * len(attributes), f"bad judge reply: {str(e)[:120]}"
-    has = {str(i.get("attribute", "")).strip().lower(): bool(i.get("has_attribute")) is True
-           for i in items if isinstance(i, dict)}
-    return [has.get(a.strip().lower(), False) for a in attributes], None
+    # upstream AttributeJudge: entries need a string `attribute` and a JSON boolean `has_attribute`;
+    # attributes are matched after `normalize_for_match`; only `true` counts ("false" strings do not)
+    has = {normalize_for_match(i["attribute"]): i["has_attribute"] for i in items
+           if isinstance(i, dict) and isinstance(i.get("attribute"), str) and isinstance(i.get("has_attribute"), bool)}
+    return [has.get(normalize_for_match(a)) is True for a in attributes], None
+
+
+JUDGE_ATTEMPTS = 3  # upstream AttributeJudge max_retries: a reply without a `matches` list is asked again
 
 
 async def llm_attribute_matches(backbone: Backbone, product_name: str, attributes: Sequence[str],
                                 **sampling: Any) -> tuple[list[bool], str, str | None]:
-    """Upstream's LLM attribute check (default gpt-4o, temperature 0), role `judge`."""
-    c = await backbone.complete(attribute_messages(product_name, attributes), role="judge", **sampling)
-    matches, err = parse_attribute_reply(c.text, attributes)
-    return matches, c.text, err
+    """Upstream's LLM attribute check (default gpt-4o, temperature 0), role `judge`; up to
+    `JUDGE_ATTEMPTS` calls until the reply parses, else no attribute matches (upstream)."""
+    matches, text, err = [False] * len(attributes), "", None
+    for attempt in range(JUDGE_ATTEMPTS):
+        c = await backbone.complete(attribute_messages(product_name, attributes), role="judge", attempt=attempt, **sampling)
+        text = c.text
+        matches, err = parse_attribute_reply(text, attributes)
+        if err is None:
+            break
+    return matches, text, err

@@ -104,8 +104,10 @@ class TravelEnv(Environment):
             # [harness choice] a plan without any `=== Name's Plan ===` header is this traveller's.
             plan = f"=== {name}'s Plan ===\n{plan}"
         self.outputs.append(plan)
+        # §4 Travel 2: the record holds the agent's raw final output (upstream `final_plan: action`);
+        # the header added above only affects scoring.
         memory = json.dumps({"name": name, "query": self.requests[self.k].text, "scratchpad": self._scratch,
-                             "final_plan": plan}, ensure_ascii=False, default=str)
+                             "final_plan": self._final or ""}, ensure_ascii=False, default=str)
         return RequestOutcome(request=self.requests[self.k], final_response=self._final, steps=steps,
                               truncated=truncated, memory_text=memory)
 

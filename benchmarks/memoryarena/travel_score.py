@@ -6,8 +6,10 @@ Upstream quirks kept by default, each with a switch:
   "Coco Bambu, Rockford") scores 1.0 and another flight with similar times passes
   (`prefix_only=False` compares whole strings);
 - `current_city` is not scored;
-- SR counts only *submitted* persons of a group (a traveller without a parsed plan does not fail
-  the group; `sr_missing="fail"` makes it fail) [per spec §5.1];
+- SR counts the persons *present in the submission*. Upstream `combination.py` writes every
+  traveller that was run, with `plan: null` when nothing parsed, and `eval.py` fails such a
+  traveller, so an unparsed plan fails the group; only travellers absent from the submission are
+  skipped, in SR, PS and sPS alike (`sr_missing="fail"` makes absent travellers fail too);
 - PS: the MemoryArena paper averages per group; upstream code pools persons (`ps_pooling`).
 """
 from __future__ import annotations
@@ -103,6 +105,8 @@ def similarity(a: Any, b: Any, *, prefix_only: bool = True) -> float:
     a, b = str(a).strip().lower(), str(b).strip().lower()
     if a == "-" and b == "-":
         return 1.0
+    if not a or not b:  # upstream: `... if m else 0.0` (a blank value never matches)
+        return 0.0
     if prefix_only:
         m = min(len(a), len(b))
         a, b = a[:m], b[:m]
@@ -110,7 +114,11 @@ def similarity(a: Any, b: Any, *, prefix_only: bool = True) -> float:
 
 
 def _by_day(days: Sequence[DayPlan]) -> dict[int, DayPlan]:
-    return {d["day"]: d for d in days}
+    """Day number → day; a repeated day keeps its FIRST occurrence (upstream `get_day`)."""
+    out: dict[int, DayPlan] = {}
+    for d in days:
+        out.setdefault(d["day"], d)
+    return out
 
 
 def person_full_pass(gold: Sequence[DayPlan], pred: Sequence[DayPlan] | None, *, threshold: float = THRESHOLD,
@@ -130,35 +138,43 @@ def person_full_pass(gold: Sequence[DayPlan], pred: Sequence[DayPlan] | None, *,
 
 def constraint_slots(gold: Sequence[DayPlan], base: Sequence[DayPlan], *, threshold: float = THRESHOLD,
                      prefix_only: bool = True) -> list[tuple[int, str]]:
-    """(day, slot) pairs where the person's gold differs from the base person's gold (sim < threshold)."""
+    """(day, slot) pairs where the person's gold differs from the base person's gold (sim < threshold).
+    Days the base plan lacks carry no constraint slot (upstream `find_constraint_slots`)."""
     b = _by_day(base)
-    return [(g["day"], s) for g in gold for s in SLOTS
-            if similarity(g.get(s, "-"), b.get(g["day"], {}).get(s, "-"), prefix_only=prefix_only) < threshold]
+    return [(g["day"], s) for g in gold if g["day"] in b for s in SLOTS
+            if similarity(g.get(s, "-"), b[g["day"]].get(s, "-"), prefix_only=prefix_only) < threshold]
 
 
 def score_person(gold: Sequence[Mapping[str, Any]], pred: Sequence[Mapping[str, Any]] | None,
-                 base: Sequence[Mapping[str, Any]], *, threshold: float = THRESHOLD, prefix_only: bool = True) -> dict[str, Any]:
-    """One traveller: full pass, and constraint slots passed / total (sPS inputs)."""
+                 base: Sequence[Mapping[str, Any]], *, threshold: float = THRESHOLD, prefix_only: bool = True,
+                 present: bool = True) -> dict[str, Any]:
+    """One traveller: full pass, and constraint slots passed / total (sPS inputs). `present` = the
+    traveller is in the submission (upstream writes every traveller run, `plan: null` if unparsed)."""
     g, b, p = normalise_days(gold) or [], normalise_days(base) or [], normalise_days(pred)
     slots = constraint_slots(g, b, threshold=threshold, prefix_only=prefix_only)
-    got = _by_day(p or [])
-    passed = sum(similarity(next(x for x in g if x["day"] == d).get(s, "-"), got.get(d, {}).get(s, "-"),
-                            prefix_only=prefix_only) >= threshold for d, s in slots) if p else 0
-    return {"submitted": p is not None, "full_pass": person_full_pass(g, p, threshold=threshold, prefix_only=prefix_only),
+    got, want = _by_day(p or []), _by_day(g)
+    # upstream `check_slot_pass`: a day missing from the submission fails its slots
+    passed = sum(d in got and similarity(want[d].get(s, "-"), got[d].get(s, "-"), prefix_only=prefix_only) >= threshold
+                 for d, s in slots) if p else 0
+    return {"submitted": present, "parsed": p is not None,
+            "full_pass": person_full_pass(g, p, threshold=threshold, prefix_only=prefix_only),
             "constraint_slots": len(slots), "constraint_passed": int(passed)}
 
 
 def score_group(gold_plans: Sequence[Sequence[Mapping[str, Any]]], preds: Sequence[Sequence[Mapping[str, Any]] | None],
                 base: Sequence[Mapping[str, Any]], **kw: Any) -> list[dict[str, Any]]:
-    """Per-traveller scores of one group; `preds` aligned with `gold_plans` (None = no plan)."""
-    preds = list(preds) + [None] * (len(gold_plans) - len(preds))
-    return [score_person(g, p, base, **kw) for g, p in zip(gold_plans, preds)]
+    """Per-traveller scores of one group; `preds` aligned with `gold_plans` (None = submitted but
+    no parsed plan; travellers past the end of `preds` are absent from the submission)."""
+    n = len(preds)
+    preds = list(preds) + [None] * (len(gold_plans) - n)
+    return [score_person(g, p, base, present=i < n, **kw) for i, (g, p) in enumerate(zip(gold_plans, preds))]
 
 
 # ----------------------------------------------------------------------------- aggregates
 def group_success(persons: Sequence[Mapping[str, Any]], *, sr_missing: Literal["skip", "fail"] = "skip") -> bool:
-    """Upstream SR rule: every *submitted* person full-passes. A group with no submitted person
-    fails [inferred: Python's all([]) would count it, which no sane reading intends]."""
+    """Upstream SR rule: every person present in the submission full-passes (one without a parsed
+    plan fails). False for a group with nobody to rate (`aggregate` leaves such groups out, as
+    upstream scores only groups present in the submission)."""
     rated = [p for p in persons if p["submitted"] or sr_missing == "fail"]
     return bool(rated) and all(p["full_pass"] for p in rated)
 
@@ -169,9 +185,12 @@ def aggregate(groups: Sequence[Sequence[Mapping[str, Any]]], *, ps_pooling: Lite
 
     - PS_group: mean over groups of full-pass persons / persons (MemoryArena paper §4.2);
     - PS_persons: full-pass persons / persons pooled over groups (upstream code; FlowState B.5);
-    - sPS: per person with ≥ 1 constraint slot passed/total, mean per group, then over groups."""
+    - sPS: per person with ≥ 1 constraint slot passed/total, mean per group, then over groups.
+    As upstream `eval.py`, all three look only at persons present in the submission, and only at
+    groups with at least one (`sr_missing="fail"` counts absent persons as failing instead)."""
     if ps_pooling not in ("group", "persons"):
         raise ValueError(f"ps_pooling must be 'group' or 'persons', got {ps_pooling!r}")
+    groups = [[p for p in g if p["submitted"] or sr_missing == "fail"] for g in groups]
     groups = [g for g in groups if len(g)]
     if not groups:
         return {"SR": None, "PS": None, "PS_group": None, "PS_persons": None, "sPS": None}

@@ -128,3 +128,14 @@ async def test_feedback_switch_off_keeps_it_out():
     await m.begin_task(task_view(initial=[]))
     await m.end_request(outcome(request(0, "q"), "text", feedback="secret verdict"))
     assert m.store.pieces == ["text"]
+
+
+def test_blank_pieces_are_not_indexed():
+    # rag.py add_chunk: `if not piece.strip(): continue` (a blank document would change N and avgdl)
+    s = BM25Store()
+    s.add("apple banana")
+    assert s.add(" \n\t  ") == 0 and len(s) == 1 and s.index.corpus_size == 1
+    long = "word" + " word" * 2047 + "\n" * 4000  # 2,048 word tokens, then a whitespace-only piece
+    assert count("word" + " word" * 2047) == 2048
+    n = s.add(long)
+    assert n == 1 and all(p.strip() for p in s.pieces)

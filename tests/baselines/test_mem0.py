@@ -109,3 +109,25 @@ async def test_initial_memory_and_scripted_minimal_replies(no_network):
 def test_unsupported_version_is_a_clear_error():
     with pytest.raises(ValueError, match="1.0.11"):
         Mem0Memory(Recorder(), version="2.x")
+
+
+def test_memory_notes_record_version_and_search_limit():
+    m = Mem0Memory(Recorder(), limit=7)
+    notes = m.memory_notes()
+    assert notes["mem0ai"] == "1.0.11" and notes["search_limit"] == 7
+    assert Mem0Memory(Recorder()).memory_notes()["search_limit"] == 100  # mem0ai 1.0.11 search() default
+
+
+async def test_hits_without_memory_text_are_not_injected():
+    class FakeStore:
+        def search(self, query, **kw):
+            self.seen = (query, kw)
+            return {"results": [{"memory": "likes tea", "categories": ["food"]}, {"memory": ""}, {"memory": None}, {"id": "x"}]}
+
+    class FakeLLM:
+        context = failure = None
+
+    m = Mem0Memory(Recorder())
+    m.memory, m.llm, m.user_id = FakeStore(), FakeLLM(), "t0"
+    assert await m.retrieve("What Does The User Drink?") == ["likes tea (categories: food)"]
+    assert m.memory.seen == ("what does the user drink?", {"user_id": "t0", "limit": 100})

@@ -1,8 +1,8 @@
 """ReasoningBank (baselines.md §3): judge and extraction calls, the success/failure label
 direction, record storage, embedding retrieval and injection. The hashing embedder is used where
 only word overlap matters; one test uses real MiniLM when the extra is installed."""
+import ast
 import importlib.util
-import json
 
 import pytest
 
@@ -66,7 +66,7 @@ async def test_add_chunk_judges_then_extracts_with_matching_variant(verdict, sys
     assert extract["sampling"] == {"temperature": 0.7, "max_completion_tokens": 4096}
     assert "sum a series" in judge["messages"][1]["content"] and extract["messages"][0]["content"] == system
     rec = m.records[0]
-    assert rec["status"] == status and len(rec["memory_items"]) == 3  # capped at three
+    assert rec["status"] == status and len(rec["memory_items"]) == 4  # every blank-line split kept (upstream)
     assert set(rec) == {"timestamp", "task_id", "memory_items", "status"} and rec["timestamp"] is None
 
 
@@ -79,11 +79,11 @@ async def test_retrieval_ranks_by_query_similarity_and_injects_whole_records():
         m.add_record(text, [f"item for {text[9:]}"], True)
     q = request(0, "Find the limit of the geometric series")
     await m.begin_request(q)
-    assert json.loads(m.retrieved[0])["memory_items"] == ["item for geometric series limit convergence"]
+    assert ast.literal_eval(m.retrieved[0])["memory_items"] == ["item for geometric series limit convergence"]
     assert len(m.retrieved) == 2 and m.last_scores[0] > m.last_scores[1]
     await m.step(Observation())
     mem = block_of(bb.last("agent")["messages"], "memory")
-    assert mem.count("<memory_item>") == 2 and '"status": "success"' in mem
+    assert mem.count("<memory_item>") == 2 and "'status': 'success'" in mem  # Python str() of the record, as upstream
 
 
 async def test_end_request_stores_one_record_per_chunk_and_task_ids_are_stable():
@@ -117,3 +117,37 @@ def test_hashing_embedder_is_deterministic_and_normalised():
     a, b = e.encode(["alpha beta", "alpha beta"])
     assert (a == b).all() and abs(float(a @ a) - 1.0) < 1e-6
     assert float(e.encode([""])[0] @ e.encode([""])[0]) == 0.0
+
+
+# ----------------------------------------------------------------------------- upstream reasoningbank.py details
+def test_extraction_keeps_every_blank_line_piece_like_upstream():
+    reply = "Here are the memory items.\n\n" + ITEMS.split("\n\n# Memory Item 4")[0] + "\n\n\nTrailing note"
+    items = ExtractProtocol().parse(reply).blocks["items"]
+    assert items == reply.strip().split("\n\n") and len(items) == 5 and items[-1] == "\nTrailing note"
+    assert ExtractProtocol().parse("one\n \nitem").blocks["items"] == ["one\n \nitem"]  # a blank-looking line is not "\n\n"
+
+
+async def test_default_keeps_all_extracted_items_and_max_items_caps():
+    m = ReasoningBank(Recorder(oracle("success")), embedder="hashing")
+    await m.add_chunk("## Task:\nx")
+    assert len(m.records[0]["memory_items"]) == 4
+    capped = ReasoningBank(Recorder(oracle("success")), embedder="hashing", max_items=3)
+    await capped.add_chunk("## Task:\nx")
+    assert len(capped.records[0]["memory_items"]) == 3
+
+
+def test_query_embedding_input_is_cut_to_4096_characters():
+    m = ReasoningBank(Recorder(), embedder="hashing")
+    m.add_record("chunk " * 2000, ["item"], True)
+    seen = []
+    real = m.embedder.encode
+    m.embedder.encode = lambda texts: seen.extend(texts) or real(texts)
+    m.search("long query " * 1000)
+    assert len(seen) == 1 and len(seen[0]) == 4096 and seen[0].startswith("Instruct: ")
+
+
+async def test_injected_item_is_the_python_str_of_the_record_and_timestamps_are_dates():
+    m = ReasoningBank(Recorder(), embedder="hashing", record_timestamps=True)
+    rec = m.add_record("alpha", ["# Memory Item 1"], False)
+    assert len(rec["timestamp"]) == 10 and rec["timestamp"][4] == rec["timestamp"][7] == "-"  # %Y-%m-%d
+    assert await m.retrieve("alpha") == [str(rec)]

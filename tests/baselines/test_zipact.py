@@ -131,6 +131,18 @@ async def test_single_call_takes_state_from_actor_output():
     assert "<state>" in bb.last("agent")["messages"][0]["content"]
 
 
+async def test_single_call_actor_sees_the_last_action_in_attempted_actions():
+    call = ToolCall(name="reasoning", arguments={"input": "sum"}, id="c0")
+    bb = Recorder(scripted([], [Decision(tool_calls=[call]), Decision(message="done")]))
+    m = ZipAct(bb, single_call=True)
+    await m.begin_task(task_view())
+    await m.begin_request(request(0, "Task"))
+    await m.step(Observation())
+    await m.step(Observation(tool_results=[ToolResult(call_id="c0", name="reasoning", content="S_n")]))
+    status = json.loads(block_of(bb.last("agent")["messages"], "agent_status"))
+    assert status["constraint_state"]["attempted_actions"] == ['reasoning({"input": "sum"})']
+
+
 async def test_upstream_sampling_switch():
     bb = Recorder(scripted([json.dumps(INIT)], [Decision(message="a")]))
     m = ZipAct(bb, upstream_sampling=True)

@@ -35,8 +35,10 @@ def test_travel_gold_base_and_mixed(tmp_path):
     mixed = score("--domain", "travel", "--tasks", TRAVEL, "--predictions",
                   write(tmp_path / "m.jsonl", [{"id": 0, "plans": [row["answers"][0], row["answers"][0], "no plan"]}]))
     assert mixed["SR"] == 0.0 and mixed["PS"] == pytest.approx(1 / 3) and mixed["sPS"] == pytest.approx((1 + 1 / 2 + 0) / 3)
-    # upstream SR quirk: Liam submitted nothing parseable, so he is skipped, unless --sr-missing fail
-    skip = write(tmp_path / "s.jsonl", [{"id": 0, "plans": [*row["answers"][:2], None]}])
+    # upstream: a null plan is a submitted traveller who fails; an absent one is skipped unless --sr-missing fail
+    null = write(tmp_path / "z.jsonl", [{"id": 0, "plans": [*row["answers"][:2], None]}])
+    assert score("--domain", "travel", "--tasks", TRAVEL, "--predictions", null)["SR"] == 0.0
+    skip = write(tmp_path / "s.jsonl", [{"id": 0, "plans": row["answers"][:2]}])
     assert score("--domain", "travel", "--tasks", TRAVEL, "--predictions", skip)["SR"] == 1.0
     assert score("--domain", "travel", "--tasks", TRAVEL, "--predictions", skip, "--sr-missing", "fail")["SR"] == 0.0
     none = score("--domain", "travel", "--tasks", TRAVEL, "--predictions", write(tmp_path / "n.jsonl", [{"id": 7, "plans": []}]))

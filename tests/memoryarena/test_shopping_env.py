@@ -96,7 +96,8 @@ def test_scripted_full_context_buys_every_target(catalogue):
     assert [s.decision.tool_calls[0].name for s in r.steps] == ["search", "click", "click"]
     assert r.outcome["final_response"] == "B0FIXT0002"
     chunks = [r.outcome["memory_text"], *r.outcome["memory_chunks"]]
-    assert len(chunks) == 3 and chunks[0].startswith("Step: 2 (turn 1)\nUser Instruction: WebShop [SEP] Instruction:")
+    assert len(chunks) == 3 and chunks[0].startswith("Step 1:\nUser Instruction: WebShop [SEP] Instruction:")
+    assert chunks[2].startswith("Step 3:\n")  # upstream build_memory_entries: `Step {turn}:`
     assert "Agent Action: search[Vanilla Buttercream Frosting, Nut Free, 16 oz]" in chunks[0]
     assert "Env Observation: Purchase completed.\nPurchase #1: B0FIXT0002" in chunks[2] and chunks[2].endswith("Done: True")
     assert "B0FIXT0001" not in r.request.text and "Product 2:" in r.request.text  # earlier purchases are not shown
@@ -207,3 +208,31 @@ def test_reference_walks_pages_to_the_target():
         await env.act(click("description"))
         assert env.next_action() == ("click", "< prev")
     asyncio.run(go())
+
+
+def test_the_seventh_identical_action_is_not_executed():
+    # webshop_plus_client: the repeat count is checked before the action runs (soft exit on the 7th)
+    b = bench()
+    env = b.make_env(b.load_tasks()[0], EpisodeContext())
+
+    async def go():
+        await env.next_request()
+        executed, real = [], env.site.step
+        env.site.step = lambda *a: executed.append(a) or real(*a)
+        replies = [await env.act(click("next >")) for _ in range(7)]
+        return executed, replies
+    executed, replies = asyncio.run(go())
+    assert len(executed) == 6 and [r.request_done for r in replies] == [False] * 6 + [True]
+    assert "Soft exit" in env.turns[-1]["observation"] and env.turns[-1]["done"] is True
+
+
+def test_per_category_limit_picks_the_lowest_item_numbers_of_each_prefix(tmp_path):
+    from benchmarks.memoryarena.shopping import select_per_category
+    rows = [{"id": i, "category": c} for i, c in enumerate(
+        ["home_item_3", "baking_item_2", "home_item_0", "baking_item_10", "baking_item_1", "home_item_1"])]
+    assert [r["category"] for r in select_per_category(rows, 2)] == ["home_item_0", "home_item_1", "baking_item_1", "baking_item_2"]
+    d = tmp_path / "bundled_shopping"
+    d.mkdir()
+    d.joinpath("data.jsonl").write_text("\n".join(json.dumps({**ROW, "id": r["id"], "category": r["category"]}) for r in rows))
+    b = BundledShopping(name="memoryarena_shopping", data_dir=str(tmp_path), per_category_limit=1)
+    assert [t.payload["category"] for t in b.load_tasks()] == ["home_item_0", "baking_item_1"]

@@ -51,6 +51,8 @@ def test_aggregate():
     assert out["soft_reward"] == pytest.approx(4.5 / 5) and out["PS_soft"] == pytest.approx((0.75 + 1.0) / 2)
     assert out["SR_soft"] == 0.5  # a non-target with every attribute scores 1.0 (upstream)
     assert S.aggregate([])["SR"] is None
+    # upstream average_success_rate: per step position (1: 1,1; 2: .5→fail,1; 3: 1), then the mean
+    assert out["average_success_rate"] == pytest.approx((1.0 + 0.5 + 1.0) / 3)
 
 
 def test_attribute_reply_parsing_is_total():
@@ -60,3 +62,47 @@ def test_attribute_reply_parsing_is_total():
     assert ok == [True, False] and err is None
     bad, err = S.parse_attribute_reply("I think yes", attrs)
     assert bad == [False, False] and "bad judge reply" in err
+
+
+# ----------------------------------------------------------------------------- upstream reward_helpers.py details
+def test_name_tokens_are_alphanumeric_runs_of_the_normalised_name():
+    # upstream tokenize = re.findall("[a-z0-9]+", normalize_for_match(name)): punctuation never splits a match
+    assert S.name_overlap("Cake Pan, Nonstick", "Nonstick Cake Pan") == 1.0
+    assert S.name_overlap("Heat-Resistant Pan/Tray", "heat resistant tray pan") == 1.0
+
+
+def test_category_overlap_uses_segment_sets():
+    assert S.category_overlap("Grocery › Grocery › Baking", "Grocery › Candles") == pytest.approx(1 / 2)
+
+
+def test_substring_test_collapses_whitespace_like_upstream():
+    assert S.substring_matches("Gluten - Free  Cake Mix", ["gluten-free", "cake mix"]) == [True, True]
+
+
+def test_llm_reply_needs_json_booleans_and_normalised_attribute_names():
+    attrs = ["Gluten-Free", "Rainbow", "Vanilla"]
+    reply = ('{"matches": [{"attribute": "gluten free", "has_attribute": true}, '
+             '{"attribute": "Rainbow", "has_attribute": "false"}, {"attribute": "Vanilla", "has_attribute": 1}]}')
+    got, err = S.parse_attribute_reply(reply, attrs)
+    assert err is None and got == [True, False, False]   # only a JSON `true` counts (upstream isinstance bool)
+
+
+async def test_llm_judge_is_asked_again_on_a_bad_reply_like_upstream():
+    from runners.api import Backbone, Completion
+
+    class Replies(Backbone):
+        def __init__(self, texts):
+            self.texts, self.calls = list(texts), []
+
+        async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+            self.calls.append((role, attempt, sampling))
+            return Completion(text=self.texts.pop(0), role=role, model="m")
+
+    good = '{"matches": [{"attribute": "Rainbow", "has_attribute": true}]}'
+    bb = Replies(["not json", good])
+    got, text, err = await S.llm_attribute_matches(bb, "Rainbow Sprinkles", ["Rainbow"], temperature=0.0)
+    assert got == [True] and err is None and text == good
+    assert bb.calls == [("judge", 0, {"temperature": 0.0}), ("judge", 1, {"temperature": 0.0})]
+    bad = Replies(["x", "y", "z", "never asked"])
+    got, _, err = await S.llm_attribute_matches(bad, "Rainbow Sprinkles", ["Rainbow"])
+    assert got == [False] and err and len(bad.calls) == 3

@@ -60,13 +60,13 @@ def test_view_gives_the_base_plan_first():
     assert "Jennifer's Plan" not in b2.make_env(b2.load_tasks()[0], EpisodeContext()).view().policy
 
 
-def test_a_traveller_without_a_plan_fails_itself_and_is_skipped_in_upstream_sr():
+def test_a_traveller_without_a_plan_fails_itself_and_the_group():
     rec = episode(bench(), ScriptedBackbone(wrong_requests=["travel-0/q2"]))
     assert rec.scores["subtask_correct"] == [1, 0, 1]
-    assert rec.scores["persons"][1]["submitted"] is False  # "(scripted wrong answer)" has no Day blocks
-    assert rec.scores["success"] == 1  # upstream quirk: SR looks at submitted travellers only
-    strict = episode(bench(sr_missing="fail"), ScriptedBackbone(wrong_requests=["travel-0/q2"]))
-    assert strict.scores["success"] == 0
+    person = rec.scores["persons"][1]
+    assert person["submitted"] is True and person["parsed"] is False  # "(scripted wrong answer)" has no Day blocks
+    # upstream combination.py writes the traveller with plan null and eval.py fails the group
+    assert rec.scores["success"] == 0
 
 
 def drive(env, decisions_per_request):
@@ -105,7 +105,8 @@ def test_bad_inputs_give_error_observations_and_zeros():
         [Decision(tool_calls=[ToolCall(name="CitySearch", arguments={"state": "Illinois"})])],  # budget ran out
     ])
     assert scores["subtask_correct"] == [1, 1, 0]  # Eric's plan came from Emma's output (last block wins)
-    assert scores["persons"][2]["submitted"] is False and scores["outputs"][2] == ""
+    assert scores["persons"][2]["parsed"] is False and scores["outputs"][2] == ""
+    assert scores["success"] == 0  # Liam ran and has no plan: upstream fails the group
 
 
 def test_headerless_plan_switch():
@@ -115,6 +116,21 @@ def test_headerless_plan_switch():
         env = b.make_env(b.load_tasks()[0], EpisodeContext())
         scores = drive(env, [[Decision(message=gold_text)], [Decision(message="x")], [Decision(message="y")]])
         assert scores["subtask_correct"][0] == expect
+
+
+def test_memory_record_keeps_the_raw_final_output():
+    # upstream build_memory_entry: final_plan = the agent's reply as written (no header added)
+    b = bench()
+    env = b.make_env(b.load_tasks()[0], EpisodeContext())
+    headerless = "Day 1:\nDinner: Coco Bambu, Rockford"
+
+    async def go():
+        await env.next_request()
+        await env.act(Decision(message=headerless))
+        return await env.end_request(truncated=False, steps=1)
+    out = asyncio.run(go())
+    assert json.loads(out.memory_text)["final_plan"] == headerless
+    assert env.outputs[0].startswith("=== Eric's Plan ===")  # the harness header is for scoring only
 
 
 def test_missing_flights_only_breaks_flight_search(tmp_path):
@@ -150,5 +166,5 @@ def test_a_submitted_wrong_plan_fails_the_group_and_counts_slots():
                          [Decision(message=S.format_plan("Emma", gold[1]))],
                          [Decision(message=S.format_plan("Liam", gold[2]))]])
     assert scores["subtask_correct"] == [0, 1, 1] and scores["success"] == 0
-    assert scores["persons"][0] == {"submitted": True, "full_pass": False, "constraint_slots": 1, "constraint_passed": 0}
+    assert scores["persons"][0] == {"submitted": True, "parsed": True, "full_pass": False, "constraint_slots": 1, "constraint_passed": 0}
     assert scores["sps"] == pytest.approx((0 + 1 + 1) / 3)

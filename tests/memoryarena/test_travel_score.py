@@ -46,11 +46,12 @@ def test_submission_is_the_last_block_of_that_name():
 def test_person_scores_constraint_slots_against_the_base():
     eric = ROW["answers"][0]  # differs from the base only at day 2 breakfast
     assert S.constraint_slots(S.normalise_days(eric), S.normalise_days(BASE)) == [(2, "breakfast")]
-    assert S.score_person(eric, eric, BASE) == {"submitted": True, "full_pass": True, "constraint_slots": 1, "constraint_passed": 1}
-    assert S.score_person(eric, BASE, BASE) == {"submitted": True, "full_pass": False, "constraint_slots": 1, "constraint_passed": 0}
+    assert S.score_person(eric, eric, BASE) == {"submitted": True, "parsed": True, "full_pass": True, "constraint_slots": 1, "constraint_passed": 1}
+    assert S.score_person(eric, BASE, BASE) == {"submitted": True, "parsed": True, "full_pass": False, "constraint_slots": 1, "constraint_passed": 0}
     missing_day = [d for d in eric if d["days"] != 3]
     assert S.score_person(eric, missing_day, BASE)["full_pass"] is False
-    assert S.score_person(eric, None, BASE) == {"submitted": False, "full_pass": False, "constraint_slots": 1, "constraint_passed": 0}
+    assert S.score_person(eric, None, BASE) == {"submitted": True, "parsed": False, "full_pass": False, "constraint_slots": 1, "constraint_passed": 0}
+    assert S.score_person(eric, None, BASE, present=False)["submitted"] is False
 
 
 def test_current_city_is_not_scored():
@@ -75,9 +76,55 @@ def test_aggregate_hand_computed_and_persons_without_slots_skipped_in_sps():
         S.aggregate([g1], ps_pooling="tasks")
 
 
-def test_sr_skips_unsubmitted_travellers_unless_strict():
+def test_sr_skips_absent_travellers_unless_strict():
     ok = {"submitted": True, "full_pass": True, "constraint_slots": 0, "constraint_passed": 0}
     none = {"submitted": False, "full_pass": False, "constraint_slots": 1, "constraint_passed": 0}
     assert S.aggregate([[ok, none]])["SR"] == 1.0          # upstream quirk
     assert S.aggregate([[ok, none]], sr_missing="fail")["SR"] == 0.0
-    assert S.aggregate([[none]])["SR"] == 0.0               # nobody submitted: not a success
+    assert S.aggregate([[none]])["SR"] is None              # upstream: a group nobody submitted is not scored
+    assert S.aggregate([[ok, none], [none]])["SR"] == 1.0
+    assert not S.group_success([none])
+
+
+# ----------------------------------------------------------------------------- upstream eval.py details
+def test_blank_value_never_matches():
+    # upstream: `SequenceMatcher(...).ratio() if m else 0.0` with m the common length after strip
+    assert S.similarity("-", " ") == 0.0 and S.similarity("  ", "  ") == 0.0
+    assert S.similarity("Coco Bambu, Rockford", "   ", prefix_only=False) == 0.0
+
+
+def test_a_repeated_day_keeps_its_first_occurrence():
+    eric = S.normalise_days(ROW["answers"][0])
+    wrong = {**eric[0], "dinner": "Somewhere Else Entirely, Nowhere", "accommodation": "Zzz"}
+    assert S.person_full_pass(eric, eric + [wrong])          # upstream get_day: first match wins
+    assert not S.person_full_pass(eric, [wrong] + eric)
+
+
+def test_constraint_slots_skip_days_the_base_lacks():
+    eric = S.normalise_days(ROW["answers"][0])
+    base = [d for d in S.normalise_days(BASE) if d["day"] != 3]
+    assert all(day != 3 for day, _ in S.constraint_slots(eric, base))
+    assert S.constraint_slots(eric, base) == [(2, "breakfast")]
+
+
+def test_a_day_missing_from_the_submission_fails_its_constraint_slots():
+    base = S.normalise_days(BASE)
+    gold = [dict(d) for d in base]
+    gold[1]["breakfast"] = "-"                                  # the member skips the base breakfast on day 2
+    assert base[1]["breakfast"] != "-" and S.constraint_slots(gold, base) == [(2, "breakfast")]
+    pred = [d for d in gold if d["day"] != 2]                   # no day 2 at all
+    assert S.score_person(gold, pred, base)["constraint_passed"] == 0   # upstream check_slot_pass: False
+    assert S.score_person(gold, gold, base)["constraint_passed"] == 1
+
+
+def test_an_unparsed_plan_fails_the_group_but_an_absent_traveller_is_skipped():
+    gold, base = ROW["answers"], BASE
+    unparsed = S.score_group(gold, [gold[0], gold[1], None], base)   # upstream writes plan: null → fails
+    assert unparsed[2] == {**unparsed[2], "submitted": True, "parsed": False, "full_pass": False}
+    assert S.aggregate([unparsed])["SR"] == 0.0
+    absent = S.score_group(gold, [gold[0], gold[1]], base)           # not in the submission → skipped
+    assert absent[2]["submitted"] is False
+    assert S.aggregate([absent])["SR"] == 1.0 and S.aggregate([absent], sr_missing="fail")["SR"] == 0.0
+    # upstream eval.py: PS and sPS also count only persons present in the submission
+    assert S.aggregate([absent])["PS_persons"] == 1.0 and S.aggregate([absent])["sPS"] == 1.0
+    assert S.aggregate([absent], sr_missing="fail")["PS_persons"] == pytest.approx(2 / 3)
