@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from runners.api import Decision, Parsed, Protocol, ProtocolError
+from runners.api import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError
 from runners.blocks import find_block, load_json, parse_message, parse_tool_calls
 
 REACT_PROTOCOL = """Reply with exactly these two blocks, in this order, each holding valid JSON:
@@ -41,10 +41,14 @@ class ReactProtocol(Protocol):
                 blocks[tag] = load_json(content, tag, errors)
         calls = parse_tool_calls(blocks["tool_calls"], errors)
         message = parse_message(blocks["assistant_message"], errors)
+        extras = {}
         if calls and message is not None:
-            errors.append(ProtocolError(kind="violation", detail="tool calls and a message in one step: the message was dropped"))
+            errors.append(ProtocolError(kind="violation", detail=f"tool calls and a message in one step: the message was dropped: {json.dumps(message, ensure_ascii=False)}"))
+            # Kept aside: never sent to a user, but benchmarks may grade it (τ COMMUNICATE reads
+            # text written next to tool calls, as upstream keeps it in the assistant turn).
+            extras[DROPPED_MESSAGE] = message
             message = None
-        return Parsed(decision=Decision(tool_calls=calls, message=message), blocks=blocks, errors=errors)
+        return Parsed(decision=Decision(tool_calls=calls, message=message, extras=extras), blocks=blocks, errors=errors)
 
     def render(self, decision: Decision) -> str:
         calls = [{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls]

@@ -10,7 +10,6 @@ from typing import Any
 from flowstate.prompts import output_protocol_text
 from flowstate.state import StateOp
 from baselines.react import ReactProtocol
-from runners.blocks import parse_message
 from runners.api import Decision, Parsed, ProtocolError
 
 
@@ -74,8 +73,8 @@ class FlowStateProtocol(ReactProtocol):
         parsed = super().parse(text)
         if not parsed.blocks:  # empty or no block at all
             return parsed
-        errors = [self._with_dropped_message(e, parsed) for e in parsed.errors]
-        extras: dict[str, Any] = {}
+        errors = list(parsed.errors)  # the ReAct parse already logs dropped message text
+        extras: dict[str, Any] = dict(parsed.decision.extras)
         if self.with_focus:
             extras["state_focus"] = parse_focus(parsed.blocks.get("state_focus"), errors)
         if self.with_delta:
@@ -86,17 +85,6 @@ class FlowStateProtocol(ReactProtocol):
             # a step that stays all-empty after the re-samples shows why it became a no-op (spec §2.2).
             out.errors.append(ProtocolError(kind="empty", detail="every block is empty: y = (∅, ∅, ∅); at least one of state_delta, state_focus, tool_calls, assistant_message must be non-empty"))
         return out
-
-    @staticmethod
-    def _with_dropped_message(error: ProtocolError, parsed: Parsed) -> ProtocolError:
-        """Spec §2.2 [harness choice]: tool calls plus a message → the calls run and the *message*
-        is logged as a violation, so the dropped text is kept in the error detail."""
-        if error.kind != "violation" or not parsed.decision.tool_calls:
-            return error
-        dropped = parse_message(parsed.blocks.get("assistant_message"), [])
-        if dropped is None:
-            return error
-        return ProtocolError(kind="violation", detail=f"{error.detail}: {json.dumps(dropped, ensure_ascii=False)}")
 
     @staticmethod
     def nonempty(parsed: Parsed) -> bool:

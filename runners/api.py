@@ -135,6 +135,11 @@ class ToolCall(BaseModel):
     id: str = ""
 
 
+DROPPED_MESSAGE = "dropped_message"
+"""`Decision.extras` key for assistant text a protocol dropped because the step also called tools:
+never delivered to a user, but a benchmark may grade it (τ-bench COMMUNICATE reads such text)."""
+
+
 class Decision(BaseModel):
     """What the agent decides in one step: environment actions, a user-facing message / final
     answer, or nothing (e.g. FlowState waiting for disclosed state). `extras` carries

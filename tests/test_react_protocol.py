@@ -41,6 +41,7 @@ def test_typed_errors():
     assert bad.decision.message == "hi" and bad.errors[0].kind == "bad_field"
     both = P.parse('<tool_calls>[{"name": "t", "arguments": {}}]</tool_calls><assistant_message>{"content": "x"}</assistant_message>')
     assert both.decision.message is None and both.errors[0].kind == "violation"
+    assert both.decision.extras == {"dropped_message": "x"} and "\"x\"" in both.errors[0].detail
     args_str = P.parse('<tool_calls>[{"name": "t", "arguments": "{\\"a\\": 1}"}]</tool_calls><assistant_message>{"content": null}</assistant_message>')
     assert args_str.decision.tool_calls[0].arguments == {"a": 1}
     missing = P.parse('<assistant_message>{"content": "x"}</assistant_message>')

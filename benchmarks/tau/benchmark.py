@@ -11,7 +11,7 @@ from runners.api import Benchmark, EpisodeContext, Environment, TaskSpec
 
 class TauBenchmark(Benchmark):
     """params (see conf/benchmark/tau_*.yaml): domain, split, data_dir, verify_checksums, limit,
-    task_ids, max_steps, max_errors, requests ("dialogue" | "user_turn"), agent_stop_token,
+    task_ids, max_steps, max_errors, requests ("dialogue" | "user_turn"), agent_stop_token, empty_user_reply,
     user_sampling, judge_sampling, user_attempts, judge_attempts, count_infra_errors_as_failures,
     action_acc_per_task_mean."""
 
@@ -25,6 +25,9 @@ class TauBenchmark(Benchmark):
             raise DataError(f"unknown τ³ domain '{domain}'; available: {', '.join(DOMAINS)}")
         if params.get("requests", "dialogue") not in ("dialogue", "user_turn"):
             raise ValueError(f"benchmark.requests must be 'dialogue' or 'user_turn', got {params['requests']!r}")
+        if params.get("empty_user_reply", "infra_error") not in ("infra_error", "user_error"):
+            raise ValueError("benchmark.empty_user_reply must be 'infra_error' or 'user_error', "
+                             f"got {params['empty_user_reply']!r}")
         super().__init__(name=name, domain=domain, split=split, data_dir=data_dir, verify_checksums=verify_checksums,
                          limit=limit, task_ids=task_ids, **params)
         self.name, self.domain, self.split = name, domain, split

@@ -13,8 +13,20 @@ from benchmarks.tau.domains import toolkit_for
 from benchmarks.tau.judge import nl_assertions_check, scripted_verdict
 from benchmarks.tau.replay import gold_actions
 from benchmarks.tau.toolkit import db_hash
-from runners.api import (Decision, Environment, EpisodeContext, Message, Observation, Reply, Request,
+from runners.api import (DROPPED_MESSAGE, BackboneError, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request,
                          RequestOutcome, TaskSpec, TaskView, ToolCall, ToolResult)
+
+
+
+
+def attached_text(decision: Decision) -> str | None:
+    """Text sent along with tool calls. Upstream keeps it in the assistant message (§3); a protocol
+    that drops it ("call tools or message the user, not both") may hand it over as
+    `decision.extras["dropped_message"]` so that COMMUNICATE and the judge still see it."""
+    if decision.message is not None:
+        return decision.message
+    dropped = decision.extras.get(DROPPED_MESSAGE)
+    return dropped if isinstance(dropped, str) else None
 
 
 class TauEnv(Environment):
@@ -65,7 +77,9 @@ class TauEnv(Environment):
             self._check()
             return Reply(request_done=self._done())
         self.traj.append({"role": "assistant", "content": decision.message, "tool_calls": None})
-        stop = "agent_stop" if self.p.get("agent_stop_token", True) and U.STOP in decision.message else None
+        # Upstream's conversational `LLMAgent` never stops (`is_stop` is False; only the solo/GT agents end on
+        # ###STOP###): by default the text goes to the user. Switch `agent_stop_token: true` ends with agent_stop.
+        stop = "agent_stop" if self.p.get("agent_stop_token", False) and U.STOP in decision.message else None
         self._check(stop)
         if self._done():
             return Reply(request_done=True)
@@ -92,8 +106,9 @@ class TauEnv(Environment):
             self.n_calls += 1  # methods' ids may repeat across steps: the trajectory uses its own
             calls.append({"id": f"call_{self.n_calls}", "name": c.name, "arguments": c.arguments})
             given.append(c.id)
-        # Text attached to tool calls never reaches the user but counts for COMMUNICATE (§3).
-        self.traj.append({"role": "assistant", "content": decision.message, "tool_calls": calls})
+        # Text attached to tool calls never reaches the user but counts for COMMUNICATE and shows in the
+        # judge's transcript (§3, §7.2, §7.3).
+        self.traj.append({"role": "assistant", "content": attached_text(decision), "tool_calls": calls})
         for c, method_id in zip(calls, given):
             content, error = self.tools.execute(c["name"], c["arguments"])
             self.errors += int(error)
@@ -107,6 +122,11 @@ class TauEnv(Environment):
         text = await U.generate(self.ctx.backbone("user_sim"), U.user_view(self.system, self.traj),
                                 attempts=int(self.p.get("user_attempts", 3)), sampling=self.p.get("user_sampling"))
         if text is None:
+            # Upstream: an empty user message fails `validate()`, the simulation raises and ends as an
+            # infrastructure error (excluded from metrics, §7.6). Switch `empty_user_reply: user_error`
+            # scores it as a failed episode instead (harness choice).
+            if self.p.get("empty_user_reply", "infra_error") == "infra_error":
+                raise BackboneError(f"the user simulator gave {self.p.get('user_attempts', 3)} empty replies")
             self.termination = "user_error"
             return None
         self.traj.append({"role": "user", "content": text})

@@ -80,6 +80,12 @@ def predicted_db(data: DomainData, trajectory: list[dict[str, Any]]) -> tuple[di
 
 
 def db_check(data: DomainData, task: dict[str, Any], trajectory: list[dict[str, Any]]) -> dict[str, Any]:
+    crit = criteria(task)
+    if crit.get("actions") is None and crit.get("env_assertions") is None:
+        # Upstream `EnvironmentEvaluator`: no gold actions listed (null, not []) and no env assertions →
+        # DB reward 1 without a comparison (also when evaluation_criteria is null). Not the case in the
+        # pinned task files, where `actions` is always a list.
+        return {"db_match": True, "reward": 1.0, "predicted_hash": None, "gold_hash": None, "replay_mismatches": []}
     cls = toolkit_for(data.domain)
     if any(cls.tool_type(c["name"]) == "WRITE" for c in tool_calls(trajectory)):
         db, mismatches = predicted_db(data, trajectory)

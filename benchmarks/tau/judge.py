@@ -6,6 +6,8 @@ import json
 import re
 from typing import Any
 
+from pydantic import BaseModel
+
 from runners.api import Backbone, BackboneError, Message
 
 JUDGE_SYSTEM = """You are grading a customer-service conversation between a customer (user) and an agent (assistant), including the agent's tool calls and the tool results.
@@ -25,21 +27,31 @@ def judge_messages(trajectory: list[dict[str, Any]], assertions: list[str]) -> l
     return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
 
 
+class _Check(BaseModel):
+    """Upstream `NLAssertionCheck` (pydantic, lax): `metExpectation` is coerced to bool as pydantic
+    does ("true", "yes", 1 → True); a missing key or an uncoercible value is an error."""
+
+    nl_assertion: str
+    met: bool
+    justification: str
+
+
 def parse_verdict(text: str) -> list[dict[str, Any]] | None:
-    """The `results` list, or None when the reply is not the requested JSON. A single surrounding
-    code fence is tolerated (harness leniency; upstream parses the raw text)."""
+    """The graded results, or None when upstream would raise on the reply (§7.3): `json.loads` of
+    the text, then `data.get("results", [])` (a reply without `results` grades nothing and so
+    passes, as upstream), each result read as `NLAssertionCheck(expectedOutcome, metExpectation,
+    reasoning)`. A single surrounding code fence is tolerated (harness leniency)."""
     body = text.strip()
     fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, flags=re.S)
     if fenced:
         body = fenced.group(1)
     try:
         data = json.loads(body)
-    except ValueError:
+        checks = [_Check(nl_assertion=r["expectedOutcome"], met=r["metExpectation"], justification=r["reasoning"])
+                  for r in data.get("results", [])]
+    except (ValueError, TypeError, KeyError, AttributeError):  # pydantic's ValidationError is a ValueError
         return None
-    results = data.get("results") if isinstance(data, dict) else None
-    if not isinstance(results, list) or not all(isinstance(r, dict) for r in results):
-        return None
-    return results
+    return [{"expectedOutcome": c.nl_assertion, "reasoning": c.justification, "metExpectation": c.met} for c in checks]
 
 
 async def nl_assertions_check(backbone: Backbone | None, trajectory: list[dict[str, Any]], assertions: list[str] | None,
@@ -57,7 +69,7 @@ async def nl_assertions_check(backbone: Backbone | None, trajectory: list[dict[s
         c = await backbone.complete(msgs, role="judge", attempt=attempt, **sampling)
         results = parse_verdict(c.text)
         if results is not None:
-            met = all(r.get("metExpectation") is True for r in results)
+            met = all(r["metExpectation"] for r in results)
             return {"reward": 1.0 if met else 0.0, "results": results, "called": True}
     raise BackboneError(f"τ³ judge reply is not the requested JSON after {attempts} attempts: {c.text[:200]!r}")
 

@@ -147,8 +147,8 @@ class RetailTools(Toolkit):
     @tool("WRITE", "Cancel a pending order. If the order is already processed or delivered, it cannot be cancelled. "
           "The refund goes to the original payment method: immediately for gift cards, otherwise in 5 to 7 "
           "business days." + CONFIRM,
-          order_id=ORDER_ID, reason=s("The reason for cancellation, which should be either 'no longer needed' or "
-                                      "'ordered by mistake'.", enum=list(M.CANCEL_REASONS)))
+          order_id=ORDER_ID,  # `reason: str` upstream (not a Literal): no enum in the schema (§4)
+          reason=s("The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'."))
     def cancel_pending_order(self, order_id: str, reason: str) -> dict[str, Any]:
         order = self._order(order_id)
         if order["status"] != "pending":

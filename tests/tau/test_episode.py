@@ -11,6 +11,7 @@ import pytest
 
 from baselines.full_context import FullContext
 from benchmarks.tau.benchmark import TauBenchmark
+from benchmarks.tau.judge import transcript
 from benchmarks.tau.user_sim import GREETING, STOP, scenario_text, system_prompt, user_view
 from runners.api import Backbone, Completion, Decision, EpisodeContext, ToolCall
 from runners.backbones.scripted import ScriptedBackbone
@@ -98,11 +99,23 @@ def test_max_steps_and_stop_on_the_last_step():
     assert rec.scores["termination"] == "user_stop" and rec.scores["reward"] == 1.0
 
 
-def test_agent_stop_and_user_error():
-    rec, _ = episode("airline", "0", Override(agent=lambda m: react([], f"Bye {STOP}")))
+def test_agent_stop_token_switch():
+    rec, _ = episode("airline", "0", Override(agent=lambda m: react([], f"Bye {STOP}")), agent_stop_token=True)
     assert rec.scores["termination"] == "agent_stop" and rec.scores["evaluated"] and rec.scores["reward"] == 1.0
+    # Default (upstream LLMAgent: `is_stop` is False): the text reaches the user, who ends the dialogue.
+    rec, env = episode("airline", "0", Override(agent=lambda m: react([], f"Bye {STOP}")))
+    assert rec.scores["termination"] == "user_stop" and env.traj[-2] == {"role": "assistant", "content": f"Bye {STOP}",
+                                                                          "tool_calls": None}
+
+
+def test_empty_user_reply_is_an_infrastructure_error():
+    # Upstream an empty user message fails validation and the run raises: an infrastructure error (§7.6).
     rec, _ = episode("airline", "0", Override(user_sim=lambda m: "  "))
+    assert rec.status == "infra_error" and "empty replies" in rec.error and rec.calls_by_role["user_sim"] == 3
+    rec, _ = episode("airline", "0", Override(user_sim=lambda m: "  "), empty_user_reply="user_error")
     assert rec.status == "ok" and rec.scores["termination"] == "user_error" and rec.scores["reward"] == 0.0
+    with pytest.raises(ValueError, match="empty_user_reply"):
+        TauBenchmark(name="t", domain="airline", empty_user_reply="ignore")
 
 
 def test_unparsable_judge_is_an_infrastructure_error():
@@ -110,7 +123,9 @@ def test_unparsable_judge_is_an_infrastructure_error():
     assert rec.status == "infra_error" and "judge" in rec.error
 
 
-def test_text_with_tool_calls_counts_for_communicate_but_is_not_sent():
+def airline_3_with(first: Decision) -> tuple[dict, list]:
+    """Airline task 3 driven by hand: the user opens, the agent sends `first` (tool calls, maybe text), then
+    asks "Anything else?" and the user stops. Returns the scores and every message list the user LLM saw."""
     bench = TauBenchmark(name="tau_airline", domain="airline", data_dir=str(shared_path("tau2")), task_ids=["3"])
     seen: list = []
 
@@ -123,14 +138,20 @@ def test_text_with_tool_calls_counts_for_communicate_but_is_not_sent():
 
     async def drive():
         await env.next_request()
-        r = await env.act(Decision(tool_calls=[ToolCall(name="calculate", arguments={"expression": "2+2"})],
-                                   message="The answer is 4"))
+        r = await env.act(first)
         assert r.observation.tool_results[0].content == "4.0" and not r.request_done
         r = await env.act(Decision(message="Anything else?"))
         assert r.request_done
         return await env.score_task()
 
-    scores = asyncio.run(drive())
+    return asyncio.run(drive()), seen
+
+
+CALC = [ToolCall(name="calculate", arguments={"expression": "2+2"})]
+
+
+def test_text_with_tool_calls_counts_for_communicate_but_is_not_sent():
+    scores, seen = airline_3_with(Decision(tool_calls=CALC, message="The answer is 4"))
     assert scores["communicate"]["reward"] == 1.0 and scores["termination"] == "user_stop" and scores["steps"] == 5
     assert all("The answer is 4" not in m["content"] for m in seen[-1])
     assert seen[0][1:] == [{"role": "user", "content": GREETING}]  # first call: system prompt + greeting
@@ -156,3 +177,15 @@ def test_user_simulator_prompt_layout():
             {"role": "assistant", "content": "done", "tool_calls": None}]
     assert [(m["role"], m["content"]) for m in user_view("S", traj)] == [
         ("system", "S"), ("user", GREETING), ("assistant", "hi"), ("user", "done")]
+
+
+def test_text_dropped_by_the_protocol_still_counts_for_communicate():
+    """ReAct drops a message sent with tool calls; handed over as `extras["dropped_message"]` it is kept on the
+    tool-call message as upstream keeps the text (COMMUNICATE, judge transcript) and never reaches the user."""
+    scores, seen = airline_3_with(Decision(tool_calls=CALC, extras={"dropped_message": "You may bring 4 bags."}))
+    assert scores["communicate"]["reward"] == 1.0 and scores["reward"] == 1.0
+    assert scores["messages"][2]["content"] == "You may bring 4 bags." and scores["messages"][2]["tool_calls"]
+    assert "assistant: You may bring 4 bags." in transcript(scores["messages"])
+    assert all("4 bags" not in m["content"] for m in seen[-1])
+    scores, _ = airline_3_with(Decision(tool_calls=CALC))  # without the text, "4" is never said
+    assert scores["communicate"]["reward"] == 0.0 and scores["messages"][2]["content"] is None

@@ -133,3 +133,18 @@ def test_aggregate_metrics():
     assert aggregate(eps, count_infra_as_failures=True)["Pass1"] == 60.0
     assert action_accuracy([(3, 3), (1, 3), (0, 0), (1, 2)], per_task_mean=True) == pytest.approx(100 * (1 + 1 / 3 + 0.5) / 3)
     assert "pass^2" not in aggregate(eps[:1])
+
+
+def test_null_gold_actions_skip_the_db_comparison():
+    # Upstream EnvironmentEvaluator: actions null (not []) and no env assertions → DB reward 1 without comparing.
+    data = domain("airline")
+    task = next(t for t in data.split("base") if t["id"] == "7")
+    changed = gold_trajectory(data, task)  # cancels reservations: the DB differs from the initial one
+    empty = {**task, "evaluation_criteria": {**task["evaluation_criteria"], "actions": []}}
+    assert not E.db_check(data, empty, changed)["db_match"]
+    null = {**task, "evaluation_criteria": {**task["evaluation_criteria"], "actions": None}}
+    assert E.db_check(data, null, changed)["db_match"] and E.db_check(data, null, changed)["reward"] == 1.0
+    # evaluation_criteria null: upstream rewards 1.0; here every component of the default basis is 1.
+    bare = {**task, "evaluation_criteria": None}
+    reward, db, comm, act = score(data, bare, changed)
+    assert reward == 1.0 and db["db_match"] and act["reward"] == 1.0

@@ -56,3 +56,20 @@ def test_reward_gating_and_retries():
     assert asyncio.run(nl_assertions_check(flaky, TRAJ, ["a"]))["reward"] == 1.0 and len(flaky.calls) == 2
     with pytest.raises(BackboneError, match="judge reply is not the requested JSON after 3 attempts"):
         asyncio.run(nl_assertions_check(Replies("no"), TRAJ, ["a"]))
+
+
+def test_verdicts_are_read_as_upstream_nl_assertion_checks():
+    # §7.3: results become NLAssertionCheck(nl_assertion, met: bool, justification) — pydantic coerces
+    # "true"/"yes"/1 to True; a missing key or an uncoercible value makes upstream raise.
+    lax = json.dumps({"results": [{"expectedOutcome": "a", "reasoning": "r", "metExpectation": "true"},
+                                  {"expectedOutcome": "b", "reasoning": "r", "metExpectation": 1}]})
+    assert asyncio.run(nl_assertions_check(Replies(lax), TRAJ, ["a", "b"]))["reward"] == 1.0
+    assert parse_verdict(json.dumps({"results": [{"expectedOutcome": "a", "reasoning": "", "metExpectation": "no"}]})) == \
+        [{"expectedOutcome": "a", "reasoning": "", "metExpectation": False}]
+    for bad in ({"expectedOutcome": "a", "metExpectation": True},  # no reasoning
+                {"expectedOutcome": "a", "reasoning": "r", "metExpectation": "maybe"},
+                {"expectedOutcome": "a", "reasoning": "r", "metExpectation": None}):
+        assert parse_verdict(json.dumps({"results": [bad]})) is None, bad
+    # `data.get("results", [])`: a JSON object without results grades nothing and passes (upstream quirk).
+    silent = Replies(json.dumps({"verdict": "all good"}))
+    assert asyncio.run(nl_assertions_check(silent, TRAJ, ["a"]))["reward"] == 1.0 and len(silent.calls) == 1

@@ -140,3 +140,73 @@ def test_return_delivered():
                          payment_method_id="credit_card_4420174"))
     assert out["status"] == "return requested" and out["return_items"] == sorted([ids[2], ids[0]])
     assert out["return_payment_method_id"] == "credit_card_4420174" and len(out["payment_history"]) == 1
+
+
+def test_cancel_reason_is_a_plain_string_in_the_schema():
+    # Upstream signature `reason: str` (not a Literal): the schema has no enum (§4 "enums for the literal types").
+    reason = next(s for s in RetailTools.specs() if s.name == "cancel_pending_order").parameters["properties"]["reason"]
+    assert reason["type"] == "string" and "enum" not in reason
+
+
+def test_pending_like_versus_exactly_pending(tools):
+    # §6: items/cancel need status == "pending"; address/payment accept any status containing "pending".
+    assert tools.execute("cancel_pending_order", {"order_id": "#W8935389", "reason": "no longer needed"}) == \
+        ("Error: Non-pending order cannot be cancelled", True)  # processed
+    run(tools, "modify_pending_order_items", order_id=PENDING, item_ids=["7896397433"], new_item_ids=["4422467033"],
+        payment_method_id=CARD)
+    assert tools.db["orders"][PENDING]["status"] == "pending (item modified)"
+    for name, args in (("cancel_pending_order", {"reason": "no longer needed"}),
+                       ("modify_pending_order_items", {"item_ids": ["4422467033"], "new_item_ids": ["7896397433"],
+                                                       "payment_method_id": CARD})):
+        verb = "cancelled" if name.startswith("cancel") else "modified"
+        assert tools.execute(name, {"order_id": PENDING, **args}) == (f"Error: Non-pending order cannot be {verb}", True)
+    addr = dict(address1="1 Main St", address2="", city="Austin", state="TX", country="USA", zip="78701")
+    assert json.loads(run(tools, "modify_pending_order_address", order_id=PENDING, **addr))["status"] == \
+        "pending (item modified)"
+    # Two payment_history entries now: the payment change is refused by the one-payment rule, not the status.
+    assert tools.execute("modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": CARD}) == \
+        ("Error: There should be exactly one payment for a pending order", True)
+
+
+def test_cancel_by_card_and_payment_change_checks(tools):
+    card_order = "#W5918442"  # sofia_rossi_8776, one credit-card payment of 1463.7
+    methods = json.dumps(tools.db["users"]["sofia_rossi_8776"]["payment_methods"])
+    order = json.loads(run(tools, "cancel_pending_order", order_id=card_order, reason="ordered by mistake"))
+    assert order["payment_history"] == [
+        {"transaction_type": "payment", "amount": 1463.7, "payment_method_id": "credit_card_5051208"},
+        {"transaction_type": "refund", "amount": 1463.7, "payment_method_id": "credit_card_5051208"}]
+    assert json.dumps(tools.db["users"]["sofia_rossi_8776"]["payment_methods"]) == methods  # refunded outside the DB
+    assert tools.execute("modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": "paypal_1"}) == \
+        ("Error: Payment method not found", True)
+
+
+def test_exchange_checks_and_rounding(tools):
+    order_id, card, gift = "#W4250821", "credit_card_8041020", "gift_card_6052478"  # gift card balance 10.0
+    base = {"order_id": order_id, "item_ids": ["5222576926"], "new_item_ids": ["7706410293"]}
+    assert tools.execute("exchange_delivered_order_items", {**base, "payment_method_id": gift}) == \
+        ("Error: Insufficient gift card balance to pay for the price difference", True)
+    assert tools.execute("exchange_delivered_order_items", {**base, "new_item_ids": [], "payment_method_id": card}) == \
+        ("Error: The number of items to be exchanged should match.", True)
+    assert tools.execute("exchange_delivered_order_items", {**base, "new_item_ids": ["9690244451"],
+                                                            "payment_method_id": card}) == \
+        ("Error: New item 9690244451 not found or available", True)
+    # Any method of the user may pay the difference (not only the original); diff rounded to cents.
+    out = json.loads(run(tools, "exchange_delivered_order_items", order_id=order_id,
+                         item_ids=["9970989750", "5222576926"], new_item_ids=["4602305039", "7706410293"],
+                         payment_method_id="credit_card_6547060"))
+    assert out["exchange_price_difference"] == round(0 + (561.05 - 569.43) + (269.16 - 249.95), 2)
+    assert out["exchange_new_items"] == ["4602305039", "7706410293"] and out["items"][0]["item_id"] == "5222576926"
+
+
+def test_return_refund_method_rules():
+    order_id = "#W4250821"
+    tools = RetailTools(domain("retail").fresh_db())
+    assert tools.execute("return_delivered_order_items", {"order_id": order_id, "item_ids": ["5222576926"],
+                         "payment_method_id": "credit_card_6547060"}) == \
+        ("Error: Payment method should be the original payment method", True)
+    assert tools.execute("return_delivered_order_items", {"order_id": order_id, "item_ids": ["5222576926", "5222576926"],
+                         "payment_method_id": "gift_card_6052478"}) == ("Error: Some item not found", True)
+    out = json.loads(run(tools, "return_delivered_order_items", order_id=order_id, item_ids=["5222576926"],
+                         payment_method_id="gift_card_6052478"))  # any gift card of the user is accepted
+    assert out["return_payment_method_id"] == "gift_card_6052478"
+    assert tools.db["users"]["sophia_jackson_6355"]["payment_methods"]["gift_card_6052478"]["balance"] == 10.0
