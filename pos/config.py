@@ -23,16 +23,18 @@ class PosConfig(BaseModel):
     max_actions_per_turn: int | None = Field(1, description="§11 actions per turn (RCA-100: 3); extra tool calls are dropped and logged; null = no limit")
     carry_world_across_requests: bool = Field(True, description="[harness choice] multi-request tasks: the next request's initialisation starts from the last committed world")
     belief_text_enabled: bool = Field(True, description="False = the policy reads the semantic view as JSON instead of an LLM-written Belief Text")
-    sampling: dict[str, dict[str, Any]] = Field(default_factory=dict, description="sampling overrides for the state and sentinel roles, e.g. {state: {max_tokens: 4096}}; the agent's come from the backbone config")
+    sampling: dict[str, dict[str, Any]] = Field(default_factory=dict, description="§11 per-call sampling of the agent (policy), state (belief model, Belief Text) and sentinel (audit, progress) calls, e.g. {agent: {temperature: 0, max_completion_tokens: 512}}; a role left out uses the backbone config")
+    context_failure: Literal["case_error", "keep_belief"] = Field("case_error", description="§2.5 [harness choice]: a belief-model call that yields no buildable belief on a non-terminal step raises (the case is recorded as an error), or keeps the last committed belief as a rejected update")
+    forced_submission: bool = Field(False, description="§4: append a forced-submission directive to the policy prompt on the last turn of the request (TaskView.step_budget)")
     sentinel: SentinelConfig = Field(default_factory=SentinelConfig)
     trapping: HealthConfig = Field(default_factory=HealthConfig)
     recovery: RecoveryConfig = Field(default_factory=RecoveryConfig)
     benchmark_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def model_post_init(self, _ctx: Any) -> None:
-        bad = set(self.sampling) - {"state", "sentinel"}
+        bad = set(self.sampling) - {"agent", "state", "sentinel"}
         if bad:
-            raise ValueError(f"sampling: only 'state' and 'sentinel' can be set here, got {sorted(bad)}; set the agent's sampling in the backbone config")
+            raise ValueError(f"sampling: only the roles 'agent', 'state' and 'sentinel' can be set, got {sorted(bad)}")
 
     def for_benchmark(self, benchmark: str) -> "PosConfig":
         """This config with every matching override merged in (in YAML order)."""

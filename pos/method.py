@@ -22,7 +22,7 @@ from pos.prompts import belief_text_messages
 from pos.protocols import AuditProtocol, BeliefTextProtocol, PolicyProtocol, ProgressProtocol
 from pos.recovery import RecoveryDirective, build_directive
 from pos.sentinel import audit_scope, diagnostic_progress, evidence_items, execution_progress, run_audit
-from pos.updater import BeliefModel
+from pos.updater import BeliefModel, ContextFailure
 from pos.world import Belief, World
 from runners.api import Decision, Observation, ProtocolError, Request, RequestOutcome, TaskView
 
@@ -77,6 +77,7 @@ class PoS(SingleCallMethod):
         self.recoveries: list[dict[str, Any]] = []
         self.frontier_episode = 0
         self.action_count = 0
+        self.turn = 0  # policy turns of this request (the forced-submission directive needs the last one)
         self.pending: list[tuple[int, str, str]] = []  # (action index, action text, thought) of the last turn
 
     # ------------------------------------------------------------------ the step
@@ -105,13 +106,14 @@ class PoS(SingleCallMethod):
         prop = await propose(None)
         self._errors(call, prop.errors)
         if prop.candidate is None:
+            self._context_failure(step, call, prop)
             return before, "rejected"
         if not self.consistency:
             return prop.candidate, "unaudited"
         if mode is None:
             return prop.candidate, "validated"
         audit = dict(step=step, before=before, items=items, cfg=self.cfg.sentinel, before_step=before_step,
-                     sampling=self.cfg.sampling.get("sentinel"))
+                     sampling=self.cfg.sampling.get("sentinel"), health=self._health_view())
         res = await run_audit(self.backbone, self.audit_protocol, candidate=prop.candidate, **audit)
         self._errors("audit", res.errors)
         self.log["audit"] = {"mode": mode, "verdict": res.verdict, "issue": res.issue, "discarded": res.discarded}
@@ -119,17 +121,33 @@ class PoS(SingleCallMethod):
             return (prop.candidate, "validated") if res.verdict == "clean" else (before, "rejected")
         repaired = await propose({"base_step": before_step, "audit_mode": mode, "issue": res.issue})
         self._errors(call + "_repair", repaired.errors)
-        if repaired.candidate is not None:
+        remaining = res.issue
+        if repaired.candidate is None:
+            self._context_failure(step, call + "_repair", repaired)
+        else:
             res2 = await run_audit(self.backbone, self.audit_protocol, candidate=repaired.candidate, **audit)
             self._errors("re_audit", res2.errors)
             self.log["re_audit"] = {"verdict": res2.verdict, "issue": res2.issue, "discarded": res2.discarded}
             if res2.verdict == "clean":
                 return repaired.candidate, "repaired"
-        self.pending_issues.append({"step": step, "issue": res.issue})  # exported only, never fed back
+            remaining = res2.issue or res.issue  # §5: the issues that remain after the re-audit
+        self.pending_issues.append({"step": step, "issue": remaining})  # exported only, never fed back
         return before, "rejected"
 
+    def _context_failure(self, step: int, call: str, prop: Any) -> None:
+        """§2.5: no buildable belief after the re-asks. `case_error` ends the case as an error
+        (upstream raises and reruns the case); `keep_belief` continues as a rejected update."""
+        if self.cfg.context_failure == "case_error":
+            detail = "; ".join(e.detail for e in prop.errors[-2:]) or "no reply"
+            raise ContextFailure(f"PoS belief model ({call}, step {step}) gave no buildable belief after {prop.calls} call(s): {detail}. "
+                                 "The case is recorded as an error (spec §2.5); set context_failure: keep_belief to continue on the last committed belief")
+
     async def _initialize(self, obs: str) -> None:
-        self.raw = [{"step": -1, "action": None, "observation": obs, "done": False, "success": None, "score": None}]
+        # §2.1: step −1 holds the reset observation. Harness mapping: environments that deliver it as
+        # the request text (ALFWorld: room + "Your task is to: ...") send an empty first observation;
+        # the request text is then the step −1 evidence, so the initialisation audit can ground quotes.
+        initial = obs if obs.strip() else self.request.text
+        self.raw = [{"step": -1, "action": None, "observation": initial, "done": False, "success": None, "score": None}]
         base = self.carried_world.copy() if (self.cfg.carry_world_across_requests and self.carried_world) else World()
         carried = {"world": base.to_dict(), "earlier_requests": self.earlier} if self.earlier and self.cfg.carry_world_across_requests else None
         empty = Belief(goal={"user_input": self.request.text, "specification": ""}, world=base)
@@ -164,7 +182,7 @@ class PoS(SingleCallMethod):
         transition = {"thought": thought, "action": action, "observation": obs}
 
         async def propose(repair: dict[str, Any] | None) -> Any:
-            return await self.model.update(before, transition=transition, step=step, health=self.health.model_dump(exclude={"recurrence_rates"}), repair=repair)
+            return await self.model.update(before, transition=transition, step=step, health=self._health_view(), repair=repair)
 
         committed, status = await self._audited(propose, before=before, step=step, before_step=step - 1, mode=mode,
                                                 items=evidence_items(scope, self.cfg.sentinel.audit_observation_max_chars), call="delta")
@@ -194,9 +212,13 @@ class PoS(SingleCallMethod):
             return diagnostic_progress(before.world, self.belief.world, self.cfg.diagnostic_progress_threshold)
         label, errors = await execution_progress(self.backbone, self.progress_protocol, step=step, frontier=before.frontier,
                                                  action=action, observation=obs, before=before, after=self.belief, cfg=s,
-                                                 sampling=self.cfg.sampling.get("sentinel"))
+                                                 sampling=self.cfg.sampling.get("sentinel"), health=self._health_view())
         self._errors("progress", errors)
         return label
+
+    def _health_view(self) -> dict[str, Any]:
+        """`BeliefHealth` (§1) as the belief context carries it (§3)."""
+        return self.health.model_dump(exclude={"recurrence_rates"})
 
     def _health_inputs(self) -> list[dict[str, Any]]:
         gap = self.belief.frontier_gap()
@@ -248,9 +270,13 @@ class PoS(SingleCallMethod):
     async def _decide(self, obs: str) -> Decision:
         d = self.directive
         active = d is not None and d.applies_from_step <= self.action_count
+        self.turn += 1
+        budget = self.task.step_budget
+        last_turn = self.cfg.forced_submission and budget is not None and self.turn >= budget
         msgs = policy_messages(task=self.task, protocol_text=self.protocol.description(), observation=obs, belief=self.belief,
-                               belief_text=self.belief_text, recovery=d.prompt_view() if active else None)
-        parsed, _ = await self.ask(msgs)
+                               belief_text=self.belief_text, recovery=d.prompt_view(generic=self.cfg.recovery.mode == "generic") if active else None,
+                               forced_submission=last_turn)
+        parsed, _ = await self.ask(msgs, **self.cfg.sampling.get("agent", {}))
         self.log["policy"], self._log = self._log, {}
         decision, limit = parsed.decision, self.cfg.max_actions_per_turn
         if limit is not None and len(decision.tool_calls) > limit:

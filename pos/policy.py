@@ -11,6 +11,9 @@ from runners.api import Decision, Message, TaskView
 from runners.prompting import REACT_RULES, system_message, user_message
 
 NO_OBSERVATION = "(no observation yet; the task is the goal's user_input)"
+FORCED_SUBMISSION = ("This is your last turn: no further investigation is possible. Submit your final answer now with the "
+                     "task's submission tool (or as your final message), based on the evidence in your belief.")
+"""§4: RCA-100/ClinDiag append a forced-submission directive on the last turn (our wording)."""
 
 
 def action_text(decision: Decision) -> str:
@@ -49,10 +52,11 @@ def describe(view: dict[str, Any]) -> str:
 
 
 def policy_messages(*, task: TaskView, protocol_text: str, observation: str, belief: Belief, belief_text: str,
-                    recovery: dict[str, Any] | None) -> list[Message]:
+                    recovery: dict[str, Any] | None, forced_submission: bool = False) -> list[Message]:
     """System = the benchmark's ReAct system prompt; user = latest observation, Belief Text, the
     Goal and Active-Gap subgraph, the Active Gap, the action-selection contract, and the recovery
-    constraint C_t when one is active (§4). No past observations, actions or thoughts."""
+    constraint C_t when one is active, and on the last turn the forced-submission directive when
+    `forced_submission` (§4). No past observations, actions or thoughts."""
     gap = belief.frontier_gap()
     blocks = [
         ("latest_observation", observation or NO_OBSERVATION),
@@ -63,5 +67,7 @@ def policy_messages(*, task: TaskView, protocol_text: str, observation: str, bel
     ]
     if recovery is not None:
         blocks.append(("recovery_constraint", json.dumps(recovery, ensure_ascii=False)))
+    if forced_submission:
+        blocks.append(("forced_submission", FORCED_SUBMISSION))
     return [system_message(instructions=REACT_RULES, policy=task.policy, tools=task.tools, output_protocol=protocol_text),
             user_message(blocks)]

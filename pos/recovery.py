@@ -33,6 +33,10 @@ GENERIC_TEXT = ("Your progress has stalled. Step back, reconsider your approach,
 pattern- and gap-agnostic constraint."""
 
 
+GENERIC_HIDDEN = {"trapping_pattern", "gap_dimension", "recovery_frontier", "trigger_frontier", "recovery_gap"}
+"""Directive fields the policy does not see under `recovery.mode: generic`."""
+
+
 class RecoveryConfig(BaseModel):
     enabled: bool = True
     mode: str = Field("composed", description="composed (§9) | generic (§10 ablation, harness choice)")
@@ -59,9 +63,13 @@ class RecoveryDirective(BaseModel):
     ended_reason: str | None = None
     ended_at_step: int | None = None
 
-    def prompt_view(self) -> dict[str, Any]:
-        """C_t as the policy reads it: the whole directive plus `recovery_gap`."""
-        return self.model_dump(exclude={"ended_reason", "ended_at_step"})
+    def prompt_view(self, *, generic: bool = False) -> dict[str, Any]:
+        """C_t as the policy reads it: the whole directive plus `recovery_gap` (§4.7). In the
+        generic-recovery ablation ([harness choice], §10) the diagnosis fields (pattern, gap
+        dimension, recovery/trigger gap) are left out, so the prompt stays pattern- and gap-agnostic;
+        they are still recorded in the directive."""
+        hidden = {"ended_reason", "ended_at_step"} | (GENERIC_HIDDEN if generic else set())
+        return self.model_dump(exclude=hidden)
 
 
 def cycle_items(window: list[dict[str, Any]], snapshots: list[dict[str, Any]], projections: list[dict[str, Any]],

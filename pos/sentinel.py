@@ -84,9 +84,10 @@ class AuditResult(BaseModel):
 
 
 async def run_audit(backbone: Backbone, protocol: AuditProtocol, *, step: int, before: Belief, candidate: Belief,
-                    items: list[dict[str, Any]], cfg: SentinelConfig, before_step: int, sampling: dict[str, Any] | None = None) -> AuditResult:
-    """One Sentinel audit of a candidate update (role `sentinel`)."""
-    payload = {"step": step, "belief_before": before.context(step=before_step), "candidate_belief": candidate.context(step=step),
+                    items: list[dict[str, Any]], cfg: SentinelConfig, before_step: int, sampling: dict[str, Any] | None = None,
+                    health: dict[str, Any] | None = None) -> AuditResult:
+    """One Sentinel audit of a candidate update (role `sentinel`); both beliefs as full contexts (§3, health included)."""
+    payload = {"step": step, "belief_before": before.context(step=before_step, health=health), "candidate_belief": candidate.context(step=step, health=health),
                "changed_ids": changed_ids(before.world, candidate.world), "raw_trajectory": items}
     msgs = audit_messages(payload, protocol.description())
     errors: list[ProtocolError] = []
@@ -114,10 +115,10 @@ def world_record_ids(before: World, after: World) -> set[str]:
 
 async def execution_progress(backbone: Backbone, protocol: ProgressProtocol, *, step: int, frontier: dict[str, str] | None,
                              action: str, observation: str, before: Belief, after: Belief, cfg: SentinelConfig,
-                             sampling: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, list[ProtocolError]]:
+                             sampling: dict[str, Any] | None = None, health: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, list[ProtocolError]]:
     """Execution-mode label from the progress model (role `sentinel`); None = unverified."""
     payload = {"step": step, "frontier": frontier, "action": action, "observation": observation,
-               "belief_before": before.context(step=step - 1), "belief_after": after.context(step=step)}
+               "belief_before": before.context(step=step - 1, health=health), "belief_after": after.context(step=step, health=health)}
     msgs = progress_messages(payload, protocol.description())
     errors: list[ProtocolError] = []
     protocol.fallback = protocol.minimal

@@ -16,6 +16,11 @@ from pos.world import Belief, BuildError, World
 from runners.api import Backbone, Message, ProtocolError
 
 
+class ContextFailure(RuntimeError):
+    """The belief model produced no buildable belief after its re-asks (§2.5: upstream raises and
+    the case is rerun; [harness choice] `context_failure: case_error` records a case error)."""
+
+
 class Proposal(BaseModel):
     """A candidate belief (None when none could be built) and what went wrong on the way."""
 

@@ -25,10 +25,12 @@ class QueueBackbone(Backbone):
     def __init__(self, replies: dict[str, list[Any]] | None = None) -> None:
         self.replies = {k: list(v) for k, v in (replies or {}).items()}
         self.calls: list[tuple[str, str | None, list[Message]]] = []
+        self.sampling: list[tuple[str, str | None, dict[str, Any]]] = []  # (role, protocol, per-call sampling)
 
     async def complete(self, messages: list[Message], *, role: str, protocol: Protocol | None = None, attempt: int = 0, **s: Any) -> Completion:
         pname = protocol.name if protocol else None
         self.calls.append((role, pname, messages))
+        self.sampling.append((role, pname, dict(s)))
         queue = self.replies.get(pname or "", [])
         item = queue.pop(0) if queue else Decision(message="")
         if isinstance(item, Decision):

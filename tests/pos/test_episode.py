@@ -48,19 +48,24 @@ def run(env, method_name: str, inner: ScriptedBackbone):
     return rec, method
 
 
-@pytest.mark.parametrize("name", METHODS)
-@pytest.mark.parametrize("malformed", [0.0, 1.0])
-def test_memoryarena_fixture_episode_completes(name, malformed):
-    """malformed=0: the scripted answers are right. malformed=1: every reply of every role is
-    garbage: the episode still completes, non-terminal turns get (failed) belief updates and
-    progress calls, and the errors are recorded, never raised."""
+def fixture_episode(name: str, malformed: float, **overrides):
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     task = bench.load_tasks()[0]
     inner = ScriptedBackbone(malformed_rate=malformed)
     sink: list = []
     rb = RecordingBackbone(inner, sink)
     env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
-    rec = asyncio.run(run_episode(cell=name, task_id=task.task_id, trial=0, seed=0, env=env, method=PoS(rb, **params(name)), sink=sink))
+    method = PoS(rb, **(params(name) | overrides))
+    return asyncio.run(run_episode(cell=name, task_id=task.task_id, trial=0, seed=0, env=env, method=method, sink=sink)), task
+
+
+@pytest.mark.parametrize("name", METHODS)
+@pytest.mark.parametrize("malformed", [0.0, 1.0])
+def test_memoryarena_fixture_episode_completes(name, malformed):
+    """malformed=0: the scripted answers are right. malformed=1 with `context_failure:
+    keep_belief`: every reply of every role is garbage: the episode still completes, non-terminal
+    turns get (failed) belief updates and progress calls, and the errors are recorded, never raised."""
+    rec, task = fixture_episode(name, malformed, context_failure="keep_belief")
     assert rec.status == "ok", rec.error
     assert len(rec.scores["subtask_correct"]) == len(task.payload["questions"])
     json.dumps(rec.model_dump())  # the record (step logs included) is JSON-serialisable
@@ -77,6 +82,15 @@ def test_memoryarena_fixture_episode_completes(name, malformed):
         assert later and all(u["update"]["status"] == "rejected" for u in later)
         assert all(any(e["call"] == "delta" and e["kind"] == "bad_json" for e in u["protocol_errors"]) for u in later)
         assert all(s.method["belief"]["world"] == {"entities": {}, "states": {}, "relations": {}} for s in steps)
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_context_failure_is_a_case_error_by_default(name):
+    """§2.5: a belief model that never yields a buildable belief ends the case as an error (upstream
+    raises and reruns the case) instead of acting on an empty belief; the record names the switch."""
+    rec, _ = fixture_episode(name, 1.0)
+    assert rec.status == "harness_error" and "ContextFailure" in rec.error and "context_failure: keep_belief" in rec.error
+    assert not rec.scores  # never scored as an agent failure
 
 
 def test_pos_diagnoses_static_trap_and_recovers_in_the_prompt():
@@ -121,9 +135,24 @@ def test_no_trapping_scores_progress_but_never_recovers():
     assert not m.recoveries
 
 
+def recovery_blocks(spy: Spy) -> list[dict]:
+    prompts = [msgs[-1]["content"] for _, p, msgs in spy.seen if p == "pos-policy"]
+    return [json.loads(p.split("<recovery_constraint>\n")[1].split("\n</recovery_constraint>")[0]) for p in prompts if "<recovery_constraint>" in p]
+
+
 def test_generic_recovery_uses_the_fixed_text():
-    rec, m = run(LoopEnv(budget=10), "pos_generic_recovery", Spy())
+    spy = Spy()
+    rec, m = run(LoopEnv(budget=10), "pos_generic_recovery", spy)
     assert rec.status == "ok" and m.recoveries and all(r["instruction"] == GENERIC_TEXT for r in m.recoveries)
+    # §10: the generic prompt is pattern- and gap-agnostic: no diagnosis reaches the policy (it is still recorded)
+    shown = recovery_blocks(spy)
+    assert shown and all(c["instruction"] == GENERIC_TEXT for c in shown)
+    assert all(not {"trapping_pattern", "gap_dimension", "recovery_gap", "recovery_frontier", "trigger_frontier"} & set(c) for c in shown)
+    assert m.recoveries[0]["trapping_pattern"] == "static" and m.recoveries[0]["recovery_gap"]
+    spy = Spy()
+    run(LoopEnv(budget=10), "pos", spy)
+    composed = recovery_blocks(spy)
+    assert composed and composed[0]["trapping_pattern"] == "static" and composed[0]["recovery_gap"]["gap_type"] == "achievement"
 
 
 def test_no_consistency_makes_no_audit_calls():
@@ -136,3 +165,24 @@ def test_no_consistency_makes_no_audit_calls():
 def test_bad_params_name_the_fix():
     with pytest.raises(ValueError, match="conf/method/pos.yaml"):
         PoS(ScriptedBackbone(), sentinal={"enabled": False})
+
+
+def test_rca_last_turn_prompt_carries_the_forced_submission_directive_once(tmp_path):
+    """§4: on RCA-100 the last-turn directive reaches the PoS policy as part of the latest observation
+    (the diagnostic environment appends it; PoS `forced_submission` stays off, so it is not doubled)."""
+    from benchmarks.rca100.benchmark import Rca100
+    from benchmarks.rca100.synth import write_fixture
+    from tests.pos.helpers import QueueBackbone
+
+    bench = Rca100(name="rca100", data_dir=str(write_fixture(tmp_path)), max_steps=3)
+    task = bench.load_tasks()[0]
+    bb = QueueBackbone()  # the policy never submits (empty turns); belief calls get minimal valid replies
+    sink: list = []
+    rb = RecordingBackbone(bb, sink)
+    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb}))
+    rec = asyncio.run(run_episode(cell="pos", task_id=task.task_id, trial=0, seed=0, env=env, method=PoS(rb, **params("pos")), sink=sink))
+    assert rec.status == "ok", rec.error
+    prompts = [m[-1]["content"] for _, p, m in bb.calls if p == "pos-policy"]
+    assert len(prompts) == 3 and [p.count("FINAL TURN") for p in prompts] == [0, 0, 1]
+    latest = prompts[-1].split("<latest_observation>")[1].split("</latest_observation>")[0]
+    assert "FINAL TURN" in latest and "<forced_submission>" not in prompts[-1]

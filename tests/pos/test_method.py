@@ -47,6 +47,19 @@ def test_initialisation_issue_is_repaired_against_the_first_observation():
     assert bb.payloads("pos-audit")[0]["raw_trajectory"] == [{"step": -1, "action": None, "observation": FIRST}]
 
 
+def test_request_text_is_the_initial_evidence_when_the_first_observation_is_empty():
+    """ALFWorld sends the reset observation as the request text and an empty first observation: the
+    initialisation audit must still see it as step −1 evidence (§2.1, §5), so a grounded issue is repaired."""
+    room = "You are in the middle of a room. Looking quickly around you, you see a drawer 1.\nYour task is to: find the key."
+    wrong = {"state_id": "s1", "entity_id": "e2", "description": "drawer 1 is absent"}
+    issue = {"targets": ["s1"], "issue_type": "external", "problem": "the drawer is visible", "evidence_step": -1,
+             "evidence_quote": "you see a drawer 1", "evidence": "reset observation", "suggestion": "drop s1"}
+    bb = QueueBackbone({"pos-init": [init([wrong]), init()], "pos-audit": [{"issues": [issue]}, {"issues": []}]})
+    m = drive(bb, [None], request_text=room)
+    assert bb.payloads("pos-audit")[0]["raw_trajectory"] == [{"step": -1, "action": None, "observation": room}]
+    assert m.update_history[0]["status"] == "repaired" and m.belief.world.states == {}
+
+
 def test_gap_ids_frontier_episodes_and_previous_frontier_in_transitions():
     bb = QueueBackbone({
         "pos-init": [init(e_gaps=("where is the key",), frontier={"gap_type": "epistemic", "target": "where is the key"})],
@@ -120,3 +133,44 @@ def test_multi_action_turn_gets_one_update_per_action():
     assert len(first.tool_calls) == 1 and len(m.transitions) == 1
     assert m.transitions[0]["observation"] == "[call-0] query -> cpu ok\n2 queries used"  # one action: the whole observation
     assert m.first_log["policy"]["dropped_actions"][0]["arguments"] == {"q": "disk"}
+
+
+# ----------------------------------------------------------------------------- §11 sampling, §4 forced submission
+def test_sampling_per_role_follows_the_released_configs():
+    """§11: temperature 0 for every role; policy max 512 tokens on ALFWorld and 4096 elsewhere; belief
+    model 4096; Sentinel 512 on ALFWorld/LOCA and 4096 on RCA-100/ClinDiag (merged per benchmark)."""
+    import yaml
+    from pathlib import Path
+
+    params = yaml.safe_load((Path(__file__).resolve().parents[2] / "conf/method/pos.yaml").read_text())["params"]
+    expect = {"alfworld": (512, 4096, 512), "loca_8k": (4096, 4096, 512), "rca100": (4096, 4096, 4096), "clindiag": (4096, 4096, 4096)}
+    for bench, (agent, state, sentinel) in expect.items():
+        bb = QueueBackbone({"pos-init": [init()], "pos-policy": [act("look"), act("look")]})
+
+        async def go() -> None:
+            m = PoS(bb, **params)
+            await m.begin_task(TASK.model_copy(update={"benchmark": bench}))
+            await m.begin_request(Request(index=0, request_id="toy-1/q1", text="Find the key."))
+            await m.step(Observation(note=FIRST))
+            await m.step(Observation(note="Nothing happens."))
+        asyncio.run(go())
+        seen = {(role, p): s for role, p, s in bb.sampling}
+        want = {"agent": agent, "state": state, "sentinel": sentinel}
+        assert {role for role, _ in seen} == {"agent", "state", "sentinel"}
+        for (role, p), s in seen.items():
+            assert s == {"temperature": 0, "max_completion_tokens": want[role]}, (bench, role, p, s)
+
+
+def test_forced_submission_directive_on_the_last_turn_only():
+    async def go(forced: bool) -> QueueBackbone:
+        bb = QueueBackbone({"pos-init": [init()], "pos-policy": [act("look")] * 3})
+        m = PoS(bb, forced_submission=forced)
+        await m.begin_task(TASK.model_copy(update={"step_budget": 3}))
+        await m.begin_request(Request(index=0, request_id="toy-1/q1", text="Find the key."))
+        for o in (FIRST, "Nothing happens.", "Nothing happens."):
+            await m.step(Observation(note=o))
+        return bb
+    prompts = [msgs[-1]["content"] for _, p, msgs in asyncio.run(go(True)).calls if p == "pos-policy"]
+    assert ["<forced_submission>" in p for p in prompts] == [False, False, True]
+    assert prompts[-1].index("<forced_submission>") > prompts[-1].index("<action_contract>")
+    assert not any("<forced_submission>" in msgs[-1]["content"] for _, p, msgs in asyncio.run(go(False)).calls if p == "pos-policy")

@@ -8,6 +8,7 @@ import asyncio
 import pytest
 
 from pos.method import PoS
+from pos.updater import ContextFailure
 from pos.sentinel import SentinelConfig, audit_scope, confidence_change, diagnostic_progress, ground_issue, truncate
 from pos.world import World
 from runners.api import Observation, Request
@@ -58,6 +59,18 @@ def test_contradictory_update_is_caught_and_repaired():
     assert set(bb.payloads("pos-delta")[0]) == {"belief", "transition", "mode_example"}
 
 
+def test_sentinel_reads_full_belief_contexts_with_health():
+    """§3/§5/§6: belief_before and the candidate (and the progress model's beliefs) are the full
+    structured context: goal, world, gaps, health, frontier, frontier_gap, step."""
+    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN])]})
+    run_two_steps(bb)
+    keys = {"goal", "world", "epistemic_gaps", "achievement_gaps", "health", "frontier", "frontier_gap", "step"}
+    audit, progress = bb.payloads("pos-audit")[1], bb.payloads("pos-progress")[0]
+    for ctx in (audit["belief_before"], audit["candidate_belief"], progress["belief_before"], progress["belief_after"]):
+        assert set(ctx) == keys and ctx["health"]["health_threshold"] == 0.25 and ctx["health"]["window_ready"] is False
+    assert bb.payloads("pos-delta")[0]["belief"]["health"] == audit["belief_before"]["health"]
+
+
 def test_quote_not_in_cited_step_is_not_an_issue():
     bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED])],
                         "pos-audit": [{"issues": []}, issue("the drawer 1 is locked")]})
@@ -99,11 +112,37 @@ def test_malformed_sentinel_rejects_the_candidate():
 
 def test_malformed_deltas_become_protocol_errors_and_keep_the_belief():
     bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": ["not json", {"upsert_states": []}]})
-    m = run_two_steps(bb)
+    m = run_two_steps(bb, context_failure="keep_belief")
     log = m.step_log()
     assert log["update"]["status"] == "rejected"
     assert [(e["call"], e["kind"]) for e in log["protocol_errors"]][:2] == [("delta", "bad_json"), ("delta", "bad_field")]
     assert m.belief.achievement_gaps[0]["target"] == "complete the current request"  # initial belief kept
+
+
+def test_unusable_delta_is_a_context_failure_by_default():
+    """§2.5: after one re-ask (and one build re-ask) the belief model has failed; the case errors."""
+    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": ["not json", {"upsert_states": []}]})
+    with pytest.raises(ContextFailure, match="delta, step 0.*2 call"):
+        run_two_steps(bb)
+
+
+def test_unusable_repair_is_a_context_failure_by_default():
+    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED]), "garbage", "garbage"],
+                        "pos-audit": [{"issues": []}, issue("The drawer 1 is open")]})
+    with pytest.raises(ContextFailure, match="delta_repair"):
+        run_two_steps(bb)
+    m = run_two_steps(QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED]), "garbage", "garbage"],
+                                     "pos-audit": [{"issues": []}, issue("The drawer 1 is open")]}), context_failure="keep_belief")
+    assert m.step_log()["update"]["status"] == "rejected" and m.pending_issues[0]["issue"]["targets"] == ["s2"]
+
+
+def test_pending_issue_is_the_one_left_after_the_re_audit():
+    """§5: issues that remain after the repair's re-audit go to pending_issues (not the first one)."""
+    second = issue("the drawer 1 is open", targets=("s1",))
+    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED]), delta([OPEN, CLOSED])],
+                        "pos-audit": [{"issues": []}, issue("The drawer 1 is open"), second]})
+    m = run_two_steps(bb)
+    assert m.step_log()["update"]["status"] == "rejected" and m.pending_issues == [{"step": 0, "issue": second["issues"][0]}]
 
 
 def test_delta_that_fails_to_build_gets_one_more_ask():
