@@ -293,6 +293,15 @@ class PoS(SingleCallMethod):
         return decision
 
     async def end_request(self, outcome: RequestOutcome) -> None:
+        # The request's last actions still get their belief update from the environment's answer
+        # (§2 steps 3a–3e); the harness hands that answer over here, not in a further step.
+        self.final_log: dict[str, Any] = {}
+        if self.belief is not None and self.pending and not outcome.final_observation.is_empty:
+            self.log = {"protocol_errors": []}
+            for (step, action, thought), text in zip(self.pending, split_observation(outcome.final_observation, len(self.pending))):
+                await self._after_action(step, action, thought, text)
+            self.final_log = dict(self.log)
+        self.pending = []
         self._finish_recovery("task_terminal")
         if self.belief is not None:
             self.carried_world = self.belief.world
@@ -310,7 +319,10 @@ class PoS(SingleCallMethod):
 
     def request_log(self) -> dict[str, Any]:
         """Recorded on the request in the episode record (the raw trajectory is in the steps)."""
-        return {k: v for k, v in self.export().items() if k != "raw_trajectory"}
+        out = {k: v for k, v in self.export().items() if k != "raw_trajectory"}
+        if getattr(self, "final_log", None):
+            out["final_update"] = self.final_log
+        return out
 
     def export(self) -> dict[str, Any]:
         """Per-request bookkeeping (belief_update_history, transitions, recoveries, pending issues)."""

@@ -256,6 +256,7 @@ class RequestOutcome(BaseModel):
     memory_text: str = ""
     memory_chunks: list[str] = Field(default_factory=list, description="extra chunks (e.g. shopping per-turn)")
     feedback: str | None = Field(None, description="feedback the benchmark shows every method (none by default)")
+    final_observation: Observation = Field(default_factory=Observation, description="what the environment answered to the request's last decision (e.g. ALFWorld's feedback to the winning action); set by the runner when the environment leaves it empty")
 
 
 class Environment(ABC):

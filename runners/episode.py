@@ -186,11 +186,13 @@ async def run_episode(
                 done = reply.request_done
                 obs = reply.observation
             outcome: RequestOutcome = await env.end_request(truncated=not done, steps=t)
+            if outcome.final_observation.is_empty:
+                outcome.final_observation = obs
             await method.end_request(outcome)
             rr.method = method.request_log()
             rr.end_calls = _drain(sink)
             all_calls += rr.end_calls
-            rr.outcome = outcome.model_dump(exclude={"request"})
+            rr.outcome = outcome.model_dump(exclude={"request", "final_observation"})
         rec.scores = await env.score_task()
         all_calls += _drain(sink)
     except BackboneError as e:

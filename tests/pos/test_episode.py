@@ -109,8 +109,11 @@ def test_pos_diagnoses_static_trap_and_recovers_in_the_prompt():
     policy_prompts = [msgs[-1]["content"] for role, p, msgs in spy.seen if p == "pos-policy"]
     assert "<recovery_constraint>" not in policy_prompts[7] and "<recovery_constraint>" in policy_prompts[8]
     assert all("Nothing happens." not in p.split("<latest_observation>")[0] for p in policy_prompts)
-    # still trapped afterwards ⇒ rediagnosed each label; the episode end closes the last one
-    assert [r["ended_reason"] for r in m.recoveries] == ["rediagnosed"] * 3 + ["task_terminal"]
+    # still trapped afterwards ⇒ rediagnosed each label (the budget's last action is updated at the
+    # request end from the environment's final answer); the episode end closes the last one
+    assert [r["ended_reason"] for r in m.recoveries] == ["rediagnosed"] * 4 + ["task_terminal"]
+    final = rec.requests[0].method["final_update"]
+    assert final["health"]["trapped"] and len(m.transitions) == 12  # all 12 actions got their update
     assert m.recoveries[0]["recovery_action_steps"] == [8]
     # the Active Gap is never changed by recovery
     assert {json.dumps(s["frontier"]) for s in m.snapshots} == {json.dumps({"gap_type": "achievement", "target": "complete the current request"})}
@@ -130,7 +133,7 @@ def test_no_trapping_scores_progress_but_never_recovers():
     spy = Spy()
     rec, m = run(LoopEnv(budget=12), "pos_no_trapping", spy)
     assert rec.status == "ok"
-    assert sum(1 for _, p, _ in spy.seen if p == "pos-progress") == 11
+    assert sum(1 for _, p, _ in spy.seen if p == "pos-progress") == 12  # every action, the last one at the request end
     assert all("health" not in s.method and "recovery_started" not in s.method for s in rec.requests[0].steps)
     assert not m.recoveries
 
