@@ -80,3 +80,41 @@ def test_identical_prompt_repeated_in_an_episode_gets_fresh_attempts():
         await rb.complete(msgs, role="agent", temperature=1.0)  # other sampling: 0
     asyncio.run(go())
     assert seen == [0, 1, 2, 0, 0] and [c.attempt for c in sink] == seen
+
+
+def test_final_observation_reaches_end_request():
+    from runners.api import Decision, Environment, Observation, Reply, Request, RequestOutcome, TaskView
+
+    class OneShot(Environment):
+        def __init__(self):
+            self.k = -1
+
+        def view(self):
+            return TaskView(task_id="t", benchmark="b")
+
+        async def next_request(self):
+            self.k += 1
+            return Request(index=0, request_id="t/q1", text="do it") if self.k == 0 else None
+
+        async def act(self, decision):
+            return Reply(observation=Observation(note="You won!"), request_done=True)
+
+        async def end_request(self, *, truncated, steps):
+            return RequestOutcome(request=Request(index=0, request_id="t/q1", text="do it"), steps=steps)
+
+        async def score_task(self):
+            return {}
+
+        def reference(self, role, messages):
+            return Decision(message="go")
+
+    seen = []
+
+    class Catch(FullContext):
+        async def end_request(self, outcome):
+            seen.append(outcome.final_observation.note)
+
+    sink = []
+    rb = RecordingBackbone(ScriptedBackbone(), sink)
+    rec = asyncio.run(run_episode(cell="c", task_id="t", trial=0, seed=0, env=OneShot(), method=Catch(rb), sink=sink))
+    assert rec.status == "ok" and seen == ["You won!"]
