@@ -23,6 +23,16 @@ def _cli_overrides() -> list[str]:
     return list(HydraConfig.get().overrides.task)
 
 
+def _multirun() -> bool:
+    try:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.types import RunMode
+
+        return HydraConfig.get().mode == RunMode.MULTIRUN
+    except Exception:  # not inside a Hydra app (tests compose configs directly)
+        return False
+
+
 def expand_cells(cfg, overrides: list[str] | None = None) -> list[dict[str, Any]]:
     """Composed config → plain dicts, one per cell of the experiment grid. `overrides` are the
     command-line overrides (default: Hydra's, inside a running app)."""
@@ -108,6 +118,8 @@ def run(cfg) -> int:
     from runners.aggregate import aggregate_dir
 
     aggregate_dir(root, reference=cells[0].runner.reference_method, cell_names={c.cell_name for c in cells})
+    if _multirun():
+        print(f"(multirun job: `python -m runners.aggregate {root}` prints the table of every job together)")
     return 0 if all(r.infra_error == r.harness_error == 0 for r in reports) else 1
 
 

@@ -84,3 +84,17 @@ def test_bad_config_fails_before_any_work(tmp_path):
     p = run_sweep(tmp_path, "+backbone.temprature=0.1")
     assert p.returncode == 2 and "temprature" in p.stderr
     assert not any(tmp_path.rglob("episodes.jsonl"))
+
+
+def test_hydra_multirun_runs_each_job_into_one_experiment(tmp_path):
+    import subprocess
+    import sys
+
+    from tests.runners.sweep_helpers import REPO
+    p = subprocess.run([sys.executable, "-m", "runners.sweep", "-m", f"runner.output_dir={tmp_path}", "runner.display=plain",
+                        "method=full_context,flowstate", "benchmark=memoryarena_phys"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    cells = sorted(d.name.split("__")[0] for d in (tmp_path / "offline_demo").iterdir() if d.name != "tables")
+    assert cells == ["flowstate", "full_context"] and p.stdout.count("Completeness") == 2
+    assert "runners.aggregate" in p.stdout
+    assert aggregate_main([str(tmp_path / "offline_demo")]) == 0
