@@ -10,7 +10,7 @@ from tests.runners.sweep_helpers import metrics_csv, run_sweep
 
 def test_every_method_on_every_benchmark(tmp_path):
     env = {}
-    benches = ["memoryarena_math", "memoryarena_phys", "memoryarena_shopping", "tau_airline", "tau_retail"]
+    benches = ["memoryarena_math", "memoryarena_phys", "memoryarena_shopping", "tau_airline", "tau_retail", "rca100", "clindiag", "loca"]
     if (SHARED_DATA / "memoryarena-travel-db").is_dir():
         benches.append("memoryarena_travel")
         env["TRAVELPLANNER_DB_DIR"] = str(SHARED_DATA / "memoryarena-travel-db")
@@ -28,7 +28,8 @@ def test_every_method_on_every_benchmark(tmp_path):
     assert f"{len(methods) * len(benches)}/{len(methods) * len(benches)} episodes done" in p.stdout
     m = metrics_csv(tmp_path / "matrix" / "tables" / "metrics.csv")
     headline = {"memoryarena_math": "SR", "memoryarena_phys": "SR", "memoryarena_shopping": "SR", "memoryarena_travel": "SR",
-                "tau_airline": "Pass1", "tau_retail": "Pass1", "alfworld": "SR"}
+                "tau_airline": "Pass1", "tau_retail": "Pass1", "alfworld": "SR", "rca100": "joint_entity_type_accuracy",
+                "clindiag": "diagnosis_accuracy", "loca": "task_success"}
     for method in methods:
         for b in benches:
             assert m[(method, b, headline[b])] == 100.0, (method, b)
