@@ -87,10 +87,14 @@ class Completion(BaseModel):
 class BackboneError(Exception):
     """A model call failed for a reason that is not the agent's fault (after retries)."""
 
-    def __init__(self, message: str, *, fatal: bool = False, retries: list[RetryEvent] | None = None):
+    def __init__(self, message: str, *, fatal: bool = False, retries: list[RetryEvent] | None = None,
+                 context_overflow: bool = False):
         super().__init__(message)
         self.fatal = fatal  # fatal = configuration problem (401, 404, quota): stop the sweep
         self.retries = retries or []
+        # The prompt exceeds the model's context window: a method that can shorten its context
+        # (Full Context drops its oldest steps, baselines.md §1) may catch this and retry.
+        self.context_overflow = context_overflow
 
 
 class Backbone(ABC):

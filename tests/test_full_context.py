@@ -62,3 +62,38 @@ def test_truncation_switch_drops_oldest_lines():
     prompts, rec = run({"max_tokens": 60})
     assert rec.requests[2].steps[0].method.get("history_truncated")
     assert "## Request 1" not in prompts[2][1]["content"]
+
+
+class Window(ScriptedBackbone):
+    """Refuses agent prompts longer than `limit` characters the way an endpoint does."""
+
+    def __init__(self, limit, **kw):
+        super().__init__(**kw)
+        self.limit = limit
+
+    async def complete(self, messages, *, role, **kw):
+        from runners.api import BackboneError
+        if role == "agent" and len(messages[-1]["content"]) > self.limit:
+            raise BackboneError("HTTP 400: the prompt exceeds the model's context window", context_overflow=True)
+        return await super().complete(messages, role=role, **kw)
+
+
+def episode_with(backbone, **kw):
+    bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
+    task = bench.load_tasks()[2]  # four subtasks: the history grows
+    sink = []
+    rb = RecordingBackbone(backbone, sink)
+    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
+    return asyncio.run(run_episode(cell="c", task_id=task.task_id, trial=0, seed=0, env=env, method=FullContext(rb, **kw), sink=sink))
+
+
+def test_context_overflow_drops_oldest_steps_and_records_it():
+    rec = episode_with(Window(limit=600))
+    assert rec.status == "ok" and rec.scores["subtask_correct"] == [1, 1, 1, 1]
+    events = [s.method["context_overflow"] for r in rec.requests for s in r.steps if "context_overflow" in s.method]
+    assert events and all(e["retries"] >= 1 and e["history_cap_tokens"] > 0 for e in events)
+
+
+def test_context_overflow_as_error_switch():
+    rec = episode_with(Window(limit=600), on_context_overflow="error")
+    assert rec.status == "infra_error" and "context window" in rec.error

@@ -120,6 +120,7 @@ async def test_context_overflow_is_episode_level_not_fatal(srv):
     with pytest.raises(BackboneError) as ei:
         await make(srv).complete(MSGS, role="agent")
     assert not ei.value.fatal and "context window" in str(ei.value) and srv.requests == 1
+    assert ei.value.context_overflow
 
 
 async def test_fatal_after_retries_keeps_the_retry_log(srv):

@@ -226,7 +226,8 @@ class OpenAIBackbone(Backbone):
         if status in RETRY_STATUS or status >= 500:
             raise _Retry(f"HTTP {status}", retry_after_s(resp.headers))
         if status == 400 and any(m in low for m in _CONTEXT_MARKERS):
-            raise BackboneError(f"HTTP 400 at {where}: the prompt exceeds the model's context window: {text}", fatal=False)
+            raise BackboneError(f"HTTP 400 at {where}: the prompt exceeds the model's context window: {text}", fatal=False,
+                                context_overflow=True)
         fix = _FIX.get(status, "the endpoint refused the request; check the backbone config")
         if status in (401, 403) and self.key_env:
             fix += f" (the key came from ${self.key_env})"
