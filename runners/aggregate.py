@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.api import METHOD_ROLES
-from runners.config import import_target
+from runners.config import ConfigError, import_target
 from runners.report import delta, fmt, fmt_delta, paper_value, to_latex, to_markdown
 from runners.store import MANIFEST, StoreError, load_cell
 
@@ -35,15 +35,24 @@ class CellSummary:
     tokens_by_role: dict[str, int] = field(default_factory=dict)
 
     @property
+    def partial(self) -> bool:
+        """Fewer finished episodes than tasks × trials (infra errors, an interrupted sweep)."""
+        return self.n_episodes < self.n_tasks * self.trials
+
+    @property
     def method_tokens(self) -> int:
         return sum(v for r, v in self.tokens_by_role.items() if r in METHOD_ROLES)
 
 
 def summarize(cell_dir: Path) -> CellSummary:
     manifest, episodes = load_cell(cell_dir)
-    cfg = manifest["config"]
-    bench_cls = import_target(cfg["benchmark"]["_target_"], "benchmark")
-    bench = bench_cls(name=cfg["benchmark"]["name"], **cfg["benchmark"].get("params", {}))
+    try:
+        cfg = manifest["config"]
+        bench_cls = import_target(cfg["benchmark"]["_target_"], "benchmark")
+        bench = bench_cls(name=cfg["benchmark"]["name"], **cfg["benchmark"].get("params", {}))
+    except (KeyError, TypeError, ValueError, ConfigError) as e:  # an old or foreign manifest, a renamed adapter
+        raise StoreError(f"{cell_dir}: cannot rebuild the benchmark from manifest.json ({type(e).__name__}: {e}); "
+                         "re-run the sweep for this cell or move the directory out of the experiment") from None
     metrics = bench.metrics(episodes) if episodes else {}
     table = list(getattr(bench, "table_metrics", None) or [m for m in metrics if not m.startswith("Acc_") and m != "K"])
     tokens: dict[str, int] = {}
@@ -90,7 +99,8 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
     for method, backbone in rows_keys:
         vals = [by.get((method, backbone, b)) for b, _ in cols]
         scripted = any(c.scripted for c in cells if (c.method, c.backbone) == (method, backbone))
-        rows.append([method + (" [scripted]" if scripted else ""), backbone] + [fmt(c.metrics.get(m) if c else None, m) for c, (_, m) in zip(vals, cols)])
+        partial = any(c.partial for c in cells if (c.method, c.backbone) == (method, backbone))
+        rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else ""), backbone] + [fmt(c.metrics.get(m) if c else None, m) for c, (_, m) in zip(vals, cols)])
         for c in (c for c in cells if (c.method, c.backbone) == (method, backbone)):
             for m, v in c.metrics.items():  # every metric, not only the table's columns
                 long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": m, "value": v,
@@ -145,6 +155,9 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
     depth = depth_table(cells)
     if depth:
         md += "\n\n### Depth retention (FlowState §4.2: Acc_k, nAUC, DR)\n\n" + to_markdown(*depth)
+    if any(c.partial for c in cells):
+        md += ("\n\n[partial]: some episodes are missing (infra errors or an interrupted sweep; re-run the sweep to finish them). "
+               "Rates cover the finished episodes only and Tok is a total, so its Δ is not comparable until the cell is complete.")
     counts = "\n\n" + "\n".join(f"- {c.cell}: {c.n_episodes}/{c.n_tasks * c.trials} episodes; tokens by role {c.tokens_by_role}" for c in cells)
     (tdir / "summary.md").write_text(md + counts + "\n")
     with open(tdir / "summary.csv", "w", newline="") as f:

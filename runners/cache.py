@@ -2,9 +2,10 @@
 cache").
 
 One SQLite file in WAL mode, JSON payloads (never pickle). Key = sha256 of the canonical JSON of
-(endpoint base_url, model, sampling incl. extra_body and tools, messages, trial, attempt, role):
-a different trial or a deliberate re-sample (`attempt`) is a different key, so trials stay
-independent samples. Only successful completions are stored; errors are never cached. A hit is
+(endpoint base_url, model, sampling incl. extra_body and tools, messages, trial, attempt, role,
+and the run seed `runner.seed` when it is not 0): a different trial, a different run seed or a
+deliberate re-sample (`attempt`) is a different key, so trials and seeded re-runs stay
+independent samples (seed 0 keeps the key of caches written before the seed was part of it). Only successful completions are stored; errors are never cached. A hit is
 returned with `cached=True` and the usage recorded at the time, so token accounting of a resumed
 run stays honest (the episode record counts hits separately)."""
 from __future__ import annotations
@@ -26,12 +27,14 @@ log = logging.getLogger(__name__)
 
 
 def cache_key(*, base_url: str, model: str, sampling: dict[str, Any], extra_body: dict[str, Any],
-              messages: list[Message], tools: Any, trial: int, attempt: int, role: str) -> str:
+              messages: list[Message], tools: Any, trial: int, attempt: int, role: str, seed: int = 0) -> str:
     """sha256 hex of the canonical JSON of everything that determines a model answer."""
     payload = {
         "base_url": base_url.rstrip("/"), "model": model, "sampling": sampling, "extra_body": extra_body,
         "messages": messages, "tools": tools, "trial": trial, "attempt": attempt, "role": role,
     }
+    if seed:  # runner.seed: another seed must draw fresh answers, not replay seed 0's
+        payload["seed"] = seed
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -106,12 +109,12 @@ class CachedBackbone(Backbone):
     `base_url`, `model`, `sampling` and `extra_body` (an OpenAI-compatible backbone); the scripted
     backbone is never cached."""
 
-    def __init__(self, inner: Backbone, cache: ResponseCache, trial: int) -> None:
+    def __init__(self, inner: Backbone, cache: ResponseCache, trial: int, seed: int = 0) -> None:
         missing = [a for a in ("base_url", "model", "sampling", "extra_body") if not hasattr(inner, a)]
         if missing:
             raise TypeError(f"CachedBackbone needs an endpoint backbone exposing base_url/model/sampling/extra_body; "
                             f"{type(inner).__name__} lacks {', '.join(missing)} (do not cache scripted backbones)")
-        self.inner, self.cache, self.trial = inner, cache, trial
+        self.inner, self.cache, self.trial, self.seed = inner, cache, trial, seed
         self.name, self.model = inner.name, inner.model
 
     def key(self, messages: list[Message], *, role: str, attempt: int, sampling: dict[str, Any]) -> str:
@@ -120,7 +123,7 @@ class CachedBackbone(Backbone):
         tools = call.pop("tools", None)
         extra = {**inner.extra_body, **(call.pop("extra_body", None) or {})}
         return cache_key(base_url=inner.base_url, model=inner.model, sampling={**inner.sampling, **call}, extra_body=extra,
-                         messages=messages, tools=tools, trial=self.trial, attempt=attempt, role=role)
+                         messages=messages, tools=tools, trial=self.trial, attempt=attempt, role=role, seed=self.seed)
 
     async def complete(self, messages: list[Message], *, role: str, protocol: Protocol | None = None,
                        attempt: int = 0, **sampling: Any) -> Completion:

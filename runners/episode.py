@@ -153,9 +153,9 @@ async def run_episode(
     t_start = time.perf_counter()
     current_oracle.set(env)  # type: ignore[arg-type]  # environments implement Oracle.reference
     current_episode_key.set(f"{cell}/{task_id}/{trial}")
-    budget = env.step_budget()
     all_calls: list[CallLog] = []
     try:
+        budget = env.step_budget()  # inside the try: an adapter bug here is a harness error, not a crashed sweep
         view = env.view()
         view.step_budget = budget
         await method.begin_task(view)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from runners.api import Backbone, Benchmark, EpisodeContext
-from runners.config import BackboneCfg, CellConfig, import_target
-from runners.episode import CallLog, RecordingBackbone, run_episode
+from runners.config import BackboneCfg, CellConfig, ConfigError, import_target
+from runners.episode import CallLog, EpisodeRecord, RecordingBackbone, run_episode
 from runners.progress import Progress
 from runners.store import CellStore
 
@@ -42,19 +43,32 @@ class BackbonePool:
         self.cache_path = cache_path
 
     def get(self, cfg: BackboneCfg) -> Backbone:
+        """The shared backbone of `cfg`; a missing key variable or a bad option is a ConfigError."""
         key = cfg.model_dump_json()
         if key not in self._by_key:
-            if cfg.kind == "scripted":
-                from runners.backbones.scripted import ScriptedBackbone
+            try:
+                if cfg.kind == "scripted":
+                    from runners.backbones.scripted import ScriptedBackbone
 
-                self._by_key[key] = ScriptedBackbone(name=cfg.name, model=cfg.model, **cfg.scripted)
-            else:
-                from runners.backbones.openai import build_openai_backbone
+                    self._by_key[key] = ScriptedBackbone(name=cfg.name, model=cfg.model, **cfg.scripted)
+                else:
+                    from runners.backbones.openai import build_openai_backbone
 
-                self._by_key[key] = build_openai_backbone(cfg.model_dump())
+                    self._by_key[key] = build_openai_backbone(cfg.model_dump())
+            except (ValueError, TypeError) as e:
+                raise ConfigError(f"backbone '{cfg.name}' cannot be built: {e}") from None
         return self._by_key[key]
 
-    def for_episode(self, cfg: BackboneCfg, trial: int) -> Backbone:
+    def prepare(self, cells: list[CellConfig]) -> None:
+        """Build every backbone the cells use (agent and role backbones) before any episode runs,
+        so a missing API key variable fails the sweep up front, not in the middle of a cell."""
+        for c in cells:
+            for b in (c.backbone, c.roles.judge, c.roles.user_sim):
+                if b is not None:
+                    self.get(b)
+
+    def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0) -> Backbone:
+        """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints."""
         inner = self.get(cfg)
         if cfg.kind == "scripted" or self.cache_path is None:
             return inner
@@ -63,19 +77,32 @@ class BackbonePool:
         if self.cache is None:
             self.cache_path.parent.mkdir(parents=True, exist_ok=True)
             self.cache = ResponseCache(self.cache_path)
-        return CachedBackbone(inner, self.cache, trial)
+        return CachedBackbone(inner, self.cache, trial, seed)
 
     async def aclose(self) -> None:
         for b in self._by_key.values():
             await b.aclose()
 
 
-def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int) -> dict[str, Any]:
-    """Everything needed to reproduce the cell, without secrets (key values never enter cfg)."""
+def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
+    """The dumped config with `user:password@` cut out of every backbone's base_url."""
+    from runners.backbones.openai import redact_url
+
+    for b in (config.get("backbone"), *(config.get("roles") or {}).values()):
+        if isinstance(b, dict) and b.get("base_url"):
+            b["base_url"] = redact_url(b["base_url"])
+    return config
+
+
+def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None) -> dict[str, Any]:
+    """Everything needed to reproduce the cell, without secrets (key values never enter cfg).
+    `endpoints`: role → the URL actually called (a `base_url_env` variable overrides the config's
+    `base_url`, so the config alone does not say where requests went), credentials cut out."""
     return {
+        "endpoints": endpoints or {},
         "cell": cfg.cell_name,
         "cell_key": cfg.key(),
-        "config": cfg.model_dump(mode="json", by_alias=True),
+        "config": _without_url_credentials(cfg.model_dump(mode="json", by_alias=True)),
         "scripted": cfg.scripted,
         "label": "SCRIPTED RUN (deterministic test backbone; not a model result)" if cfg.scripted else None,
         "benchmark_notes": bench.notes(),
@@ -102,8 +129,29 @@ def prepare_cells(cells: list[CellConfig]) -> list[PreparedCell]:
         if key not in loaded:
             loaded[key] = prepare_cell(c)
         p = loaded[key]
-        out.append(PreparedCell(c, p.bench, p.tasks, import_target(c.method.target, "method")))
+        out.append(PreparedCell(c, p.bench, p.tasks, probe_method(c)))
     return out
+
+
+class _ProbeBackbone(Backbone):
+    """Stands in for the agent backbone while a method's params are checked (never called)."""
+
+    name = model = "probe"
+
+    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):  # pragma: no cover - never called
+        raise RuntimeError("probe backbone is not callable")
+
+
+def probe_method(cfg: CellConfig) -> type:
+    """The method class, after instantiating it once with the cell's params, so a bad value
+    (or an argument the constructor rejects) fails before any work, not inside a running cell."""
+    cls = import_target(cfg.method.target, "method")
+    try:
+        cls(backbone=_ProbeBackbone(), **cfg.method.params)
+    except Exception as e:  # any constructor rejection is a config problem
+        raise ConfigError(f"method '{cfg.method.name}' rejects its params ({type(e).__name__}: {e}); "
+                          f"fix conf/method/{cfg.method.name}.yaml or the method.params.* override") from None
+    return cls
 
 
 def prepare_cell(cfg: CellConfig) -> PreparedCell:
@@ -118,13 +166,20 @@ def prepare_cell(cfg: CellConfig) -> PreparedCell:
         tasks = bench.load_tasks()
     except Exception as e:  # missing/corrupt data or bad params: stop before any work, with the loader's message
         raise FatalRunError(f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}") from None
-    return PreparedCell(cfg, bench, tasks, import_target(cfg.method.target, "method"))
+    ids = [t.task_id for t in tasks]
+    if len(set(ids)) != len(ids):  # records are keyed by (task_id, trial): duplicates would be skipped or double-counted
+        dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
+        raise FatalRunError(f"benchmark '{cfg.benchmark.name}' loaded duplicate task ids {dup}; "
+                            "task ids must be unique (fix the adapter's load_tasks or the data file)")
+    return PreparedCell(cfg, bench, tasks, probe_method(cfg))
 
 
 async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
     prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
     cfg, bench, tasks, method_cls = prep.cfg, prep.bench, prep.tasks, prep.method_cls
-    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks)))
+    endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
+                 (("agent", cfg.backbone), ("judge", cfg.roles.judge), ("user_sim", cfg.roles.user_sim)) if b is not None and b.kind != "scripted"}
+    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints))
     report = CellReport(cell=cfg.cell_name)
     try:
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
@@ -140,15 +195,20 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                 if stop.is_set():
                     return
                 sink: list[CallLog] = []
-                agent = RecordingBackbone(pool.for_episode(cfg.backbone, trial), sink)
+                agent = RecordingBackbone(pool.for_episode(cfg.backbone, trial, cfg.runner.seed), sink)
                 backbones = {"agent": agent, "tool": agent}
                 for role in ("judge", "user_sim"):
                     rc = getattr(cfg.roles, role)
-                    backbones[role] = RecordingBackbone(pool.for_episode(rc, trial), sink) if rc else agent
+                    backbones[role] = RecordingBackbone(pool.for_episode(rc, trial, cfg.runner.seed), sink) if rc else agent
                 ctx = EpisodeContext(trial=trial, seed=cfg.runner.seed + trial, backbones=backbones)
-                env = bench.make_env(task, ctx)
-                method = method_cls(backbone=agent, **cfg.method.params)
-                rec = await run_episode(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, env=env, method=method, sink=sink)
+                try:
+                    env = bench.make_env(task, ctx)
+                    method = method_cls(backbone=agent, **cfg.method.params)
+                except Exception as e:  # a benchmark/method bug for this task: record it, keep the other episodes going
+                    rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, status="harness_error",
+                                        error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
+                else:
+                    rec = await run_episode(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, env=env, method=method, sink=sink)
                 store.append(rec)
                 report.calls += sum(rec.calls_by_role.values())
                 report.cache_hits += rec.cache_hits
@@ -162,7 +222,14 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                 progress.episode(cp, status=rec.status, tokens=method_tokens, calls=sum(rec.calls_by_role.values()),
                                  cache_hits=rec.cache_hits, task=task.task_id)
 
-        await asyncio.gather(*(one(t, trial) for t, trial in todo))
+        running = [asyncio.ensure_future(one(t, trial)) for t, trial in todo]
+        try:
+            await asyncio.gather(*running)
+        except BaseException:  # an unexpected error (disk full, display bug): stop the siblings before the store closes
+            for r in running:
+                r.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            raise
         if fatal:
             raise FatalRunError(fatal[0])
         if report.ok + report.skipped == report.total:

@@ -33,15 +33,24 @@ class StoreError(RuntimeError):
     pass
 
 
+def _record(raw: bytes) -> dict[str, Any]:
+    """One line as a record: a JSON object with a task_id and a trial; ValueError otherwise."""
+    r = json.loads(raw)
+    if not (isinstance(r, dict) and isinstance(r.get("task_id"), str) and isinstance(r.get("trial"), int)):
+        raise ValueError("not an episode record")
+    return r
+
+
 def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """Parse a JSON-lines file; returns (records, number of bad lines). Never raises on content."""
+    """Parse a JSON-lines file of episode records; returns (records, number of bad lines: not
+    JSON, or JSON that is no record). Never raises on content."""
     if not path.exists():
         return [], 0
     good, bad = [], 0
     with open(path, "rb") as f:
         for raw in f:
             try:
-                good.append(json.loads(raw))
+                good.append(_record(raw))
             except ValueError:
                 bad += 1
     return good, bad
@@ -121,7 +130,7 @@ class CellStore:
         keep, bad = [], []
         for raw in path.read_bytes().splitlines(keepends=True):
             try:
-                json.loads(raw)
+                _record(raw)
                 keep.append(raw)
             except ValueError:
                 bad.append(raw if raw.endswith(b"\n") else raw + b"\n")
@@ -139,7 +148,8 @@ class CellStore:
                 history = json.loads(path.read_text()).get("runs", [])
             except ValueError:
                 history = []
-        run = {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "git": git_revision(), "versions": versions()}
+        run = {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "git": git_revision(), "versions": versions(),
+               "endpoints": manifest.get("endpoints", {})}  # per run: a base_url_env override may differ between runs
         data = {**manifest, "runs": history + [run]}
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str))

@@ -79,8 +79,9 @@ async def _run_all(cells, root: Path, display: str) -> list:
     cache_path = None
     if first.runner.cache:
         cache_path = Path(first.runner.cache_path) if first.runner.cache_path else Path(first.runner.output_dir) / ".cache" / "responses.sqlite"
-    prepared = prepare_cells(cells)  # all data loads before any episode runs
     pool = BackbonePool(cache_path)
+    pool.prepare(cells)  # missing key variables fail here, before any data loads or episode runs
+    prepared = prepare_cells(cells)  # all data loads (and method params are checked) before any episode runs
     reports = []
     try:
         with Progress(display) as progress:

@@ -55,15 +55,15 @@ async def test_hit_has_no_retries_even_if_the_miss_had_some(srv, cache):
 
 
 @pytest.mark.parametrize("change", [
-    {"trial": 1}, {"attempt": 1}, {"role": "judge"}, {"sampling": {"temperature": 0.7}},
+    {"trial": 1}, {"seed": 1}, {"attempt": 1}, {"role": "judge"}, {"sampling": {"temperature": 0.7}},
     {"sampling": {"extra_body": {"seed": 3}}}, {"sampling": {"tools": [{"type": "function", "function": {"name": "f"}}]}},
     {"messages": [{"role": "user", "content": "hello there!"}]},
 ])
 async def test_any_key_part_changes_the_key(srv, cache, change):
-    base = {"trial": 0, "attempt": 0, "role": "agent", "sampling": {}, "messages": MSGS}
+    base = {"trial": 0, "seed": 0, "attempt": 0, "role": "agent", "sampling": {}, "messages": MSGS}
     await CachedBackbone(inner(srv), cache, trial=0).complete(MSGS, role="agent")
     v = {**base, **change}
-    b = CachedBackbone(inner(srv), cache, trial=v["trial"])
+    b = CachedBackbone(inner(srv), cache, trial=v["trial"], seed=v["seed"])
     c = await b.complete(v["messages"], role=v["role"], attempt=v["attempt"], **v["sampling"])
     assert not c.cached and srv.requests == 2
     assert (await b.complete(v["messages"], role=v["role"], attempt=v["attempt"], **v["sampling"])).cached
@@ -152,3 +152,10 @@ def test_key_is_canonical():
 def test_scripted_backbones_are_not_cached(cache):
     with pytest.raises(TypeError, match="scripted"):
         CachedBackbone(ScriptedBackbone(), cache, trial=0)
+
+
+def test_seed_zero_keeps_the_pre_seed_key():
+    """runner.seed=0 (the default) keys exactly as before the seed joined the key, so existing
+    caches stay valid; any other seed is a different key (fresh samples for a seeded re-run)."""
+    kw = dict(base_url="http://h/v1", model="m", sampling={}, extra_body={}, messages=MSGS, tools=None, trial=0, attempt=0, role="agent")
+    assert cache_key(**kw) == cache_key(**kw, seed=0) != cache_key(**kw, seed=1)

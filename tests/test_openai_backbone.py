@@ -267,3 +267,38 @@ async def test_episodes_under_faults_match_fault_free_episodes():
     assert flat(got) == flat(ref)
     assert len({str(r.scores["subtask_correct"]) for r in ref}) > 1  # verdicts really depend on the prompt
     assert sum(r.retries for r in got) > 0 and sum(r.retries for r in ref) == 0
+
+
+def test_redact_url_cuts_credentials_only():
+    from runners.backbones.openai import redact_url
+
+    assert redact_url("https://bob:pw-SECRET@api.example.com:8443/v1") == "https://***@api.example.com:8443/v1"
+    assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+
+
+@pytest.mark.parametrize("mode", [401, 500])
+async def test_url_credentials_never_reach_error_messages(srv, mode):
+    """A base_url with user:password@ (proxies, some gateways) must not leak into errors.jsonl."""
+    srv.mode = mode
+    url = srv.base_url.replace("http://", "http://bob:pw-SECRET@")
+    b = make(srv, base_url=url, max_retries=1)
+    with pytest.raises(BackboneError) as ei:
+        await b.complete(MSGS, role="agent")
+    assert "pw-SECRET" not in str(ei.value) and "pw-SECRET" not in repr(b) and "***@127.0.0.1" in str(ei.value)
+
+
+def test_manifest_has_no_url_credentials():
+    import json
+
+    from runners.config import validate
+    from runners.run import manifest_for
+    from tests.runners.test_config import base
+
+    raw = base()
+    raw["backbone"] = {"name": "ep", "kind": "openai", "model": "m", "base_url": "https://bob:pw-SECRET@h.example/v1"}
+    raw["roles"] = {"judge": {"name": "j", "kind": "openai", "model": "m", "base_url": "https://ann:pw-SECRET@h.example/v1"}}
+    cfg = validate(raw)
+    bench = type("B", (), {"notes": lambda self: {}})()
+    text = json.dumps(manifest_for(cfg, bench, 1))
+    assert "pw-SECRET" not in text and "https://***@h.example/v1" in text
+    assert "pw-SECRET" in cfg.backbone.base_url  # the run itself still uses the real URL

@@ -23,6 +23,7 @@ import json
 import os
 import random
 import time
+import urllib.parse
 import weakref
 from typing import Any, Mapping
 
@@ -57,6 +58,17 @@ def endpoint_semaphore(base_url: str, size: int) -> asyncio.Semaphore:
     if base_url not in per_loop:
         per_loop[base_url] = asyncio.Semaphore(size)
     return per_loop[base_url]
+
+
+def redact_url(url: str) -> str:
+    """`url` with any `user:password@` credentials replaced by `***@` (for messages and manifests)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        if "@" not in parts.netloc:
+            return url
+        return urllib.parse.urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
+    except ValueError:
+        return "***"
 
 
 def retry_after_s(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -143,6 +155,7 @@ class OpenAIBackbone(Backbone):
             raise ValueError(f"backbone '{name}': need max_inflight >= 1, max_retries >= 0, timeout_s > 0 and non-negative backoff")
         self.name, self.model = name, model
         self.base_url = base_url.rstrip("/")
+        self.display_url = redact_url(self.base_url)  # what messages show: no credentials
         self._key = api_key or ""
         self.key_env: str | None = None  # name of the variable the key came from (for error messages)
         self.sampling = dict(sampling or {})
@@ -153,7 +166,7 @@ class OpenAIBackbone(Backbone):
         self._clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[list[Any]]]" = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:  # never shows the key
-        return f"OpenAIBackbone(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
+        return f"OpenAIBackbone(name={self.name!r}, model={self.model!r}, base_url={self.display_url!r})"
 
     # -------------------------------------------------------------------- request parts
     def request_body(self, messages: list[Message], sampling: dict[str, Any]) -> dict[str, Any]:
@@ -189,6 +202,8 @@ class OpenAIBackbone(Backbone):
             shard[1] -= 1
 
     def _redact(self, text: str) -> str:
+        """`text` without the key or URL credentials (a transport error may quote the URL)."""
+        text = text.replace(self.base_url, self.display_url)
         return text.replace(self._key, "***") if self._key else text
 
     def backoff_s(self, n: int) -> float:
@@ -219,7 +234,7 @@ class OpenAIBackbone(Backbone):
                 raise _Retry("malformed body: no choices[0].message")
             return data, latency
         text = self._redact(resp.text[:500])
-        where = f"{url} (backbone '{self.name}', model '{self.model}')"
+        where = f"{self.display_url}/chat/completions (backbone '{self.name}', model '{self.model}')"
         low = text.lower()
         if (status == 429 and any(m in low for m in _QUOTA_MARKERS)) or status == 402:
             raise BackboneError(f"HTTP {status} quota exhausted at {where}: {text}. Fix: top up the account or use another key/endpoint.", fatal=True)
@@ -256,7 +271,7 @@ class OpenAIBackbone(Backbone):
             except _Retry as r:
                 if n == self.max_retries:  # retries holds one event per re-attempt made
                     raise BackboneError(
-                        f"{r.error} from {self.base_url}/chat/completions (backbone '{self.name}', model '{self.model}') "
+                        f"{r.error} from {self.display_url}/chat/completions (backbone '{self.name}', model '{self.model}') "
                         f"after {n + 1} attempts; the endpoint is down or overloaded: check it, lower `max_inflight`, "
                         "or resume later (infra errors are retried on resume)",
                         fatal=False, retries=retries,

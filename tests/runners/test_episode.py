@@ -118,3 +118,15 @@ def test_final_observation_reaches_end_request():
     rb = RecordingBackbone(ScriptedBackbone(), sink)
     rec = asyncio.run(run_episode(cell="c", task_id="t", trial=0, seed=0, env=OneShot(), method=Catch(rb), sink=sink))
     assert rec.status == "ok" and seen == ["You won!"]
+
+
+def test_adapter_bug_in_step_budget_is_a_harness_error_not_a_crash():
+    bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
+    task = bench.load_tasks()[0]
+    sink = []
+    rb = RecordingBackbone(ScriptedBackbone(), sink)
+    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
+    env.step_budget = lambda: 1 // 0
+    m = Probe(rb)
+    rec = asyncio.run(run_episode(cell="c", task_id=task.task_id, trial=0, seed=0, env=env, method=m, sink=sink))
+    assert rec.status == "harness_error" and "ZeroDivisionError" in rec.error and m.ended

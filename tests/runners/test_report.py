@@ -36,3 +36,12 @@ def test_delta_units_and_undefined_values():
     assert fmt_delta("DR", -2.5) == "-2.50" and fmt_delta("Acc_3", 1) == "+1.00pp" and fmt_delta("SR", None) == "–"
     tex = to_latex(["Method", "a_b"], [["x%", "Δ"]], "cap & co")
     assert r"a\_b" in tex and r"x\%" in tex and r"$\Delta$" in tex and r"cap \& co" in tex
+
+
+def test_partial_cells_are_marked_in_the_table():
+    """A cell with missing episodes (infra errors, interrupted run) must not pass for a complete
+    one: its Tok total (and so Δ Tok) covers fewer episodes than the reference's."""
+    part = cell("flowstate", 40.0, 60.0, 10.0)
+    part.n_episodes = 20
+    _, rows, _ = build_tables([part, cell("full_context", 30.0, 50.0, 40.0)], "full_context", with_paper=False)
+    assert [r[0] for r in rows] == ["full_context", "flowstate [partial]", "  Δ vs full_context"]

@@ -71,3 +71,28 @@ def test_unreadable_manifest_is_a_clear_error(tmp_path):
     (tmp_path / "c" / "manifest.json").write_text("{oops")
     with pytest.raises(StoreError, match="unreadable manifest"):
         load_cell(tmp_path / "c")
+
+
+def test_manifest_naming_a_missing_benchmark_is_a_clear_aggregate_error(tmp_path, capsys):
+    from runners.aggregate import main as aggregate_main
+
+    cell = tmp_path / "exp" / "c"
+    cell.mkdir(parents=True)
+    (cell / "manifest.json").write_text('{"config": {"benchmark": {"name": "x", "_target_": "benchmarks.gone.Gone"}}}')
+    assert aggregate_main([str(tmp_path / "exp")]) == 2
+    err = capsys.readouterr().err
+    assert "benchmarks.gone.Gone" in err and "re-run the sweep" in err
+
+
+def test_json_lines_that_are_not_records_are_set_aside_not_a_crash(tmp_path):
+    """Hand edits or a foreign file (`null`, `[]`, an object without task_id) must not crash the
+    resume (KeyError/TypeError) nor reach aggregation."""
+    d = tmp_path / "c"
+    d.mkdir()
+    lines = [rec("a").model_dump_json(), "null", "[]", '{"status": "ok"}', rec("b").model_dump_json()]
+    (d / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+    (d / "manifest.json").write_text("{}")
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    s.close()
+    assert s.corrupt == 3 and s.done == {("a", 0), ("b", 0)}
+    assert [r["task_id"] for r in load_cell(d)[1]] == ["a", "b"]

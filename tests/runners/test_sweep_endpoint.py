@@ -75,3 +75,13 @@ def test_rerun_is_served_from_cache(clean_run, tmp_path):
         assert p1.returncode == p2.returncode == 0
         assert srv.requests == first  # zero new model calls
     assert "0 made" in p2.stdout and "served from the response cache" in p2.stdout
+
+
+def test_manifest_records_the_endpoint_actually_called(clean_run):
+    """base_url_env overrides the config's base_url, so the manifest must say where calls went."""
+    for m in (clean_run / "endpoint").glob("*/manifest.json"):
+        data = json.loads(m.read_text())
+        assert data["config"]["backbone"]["base_url"] == "http://127.0.0.1:8000/v1"  # the yaml default, not used
+        url = data["endpoints"]["agent"]
+        assert url.startswith("http://127.0.0.1:") and url != "http://127.0.0.1:8000/v1"
+        assert data["runs"][-1]["endpoints"] == data["endpoints"]
