@@ -81,6 +81,18 @@ async def test_lenient_matching_plays_the_admissible_string(tasks):
     assert (await env.score_task())["issues"] == {"prompt_prefix": 1}
 
 
+async def test_nothing_is_stepped_after_won(tasks):
+    """Pitfall 9: after `won` further commands would still "work"; the env must not step them."""
+    env = Alfworld().make_env(tasks["look_at_obj_in_light"], EpisodeContext())
+    await env.next_request()
+    for cmd in env.walkthrough:
+        reply = await env.act(act(cmd))
+    assert reply.request_done and env.won and env.actions == len(env.walkthrough)
+    after = await env.act(act("look"))
+    assert after.request_done and after.observation.is_empty and env.actions == len(env.walkthrough)
+    assert (await env.score_task())["success"] == 1
+
+
 async def run(bench, task, **backbone):
     bb = ScriptedBackbone(**backbone)
     sink: list = []
