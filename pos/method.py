@@ -48,7 +48,7 @@ class PoS(SingleCallMethod):
             self.base_cfg = PosConfig(**params)
         except ValidationError as e:
             raise ValueError(f"PoS params are invalid (see conf/method/pos.yaml for the accepted keys): {e}") from None
-        super().__init__(backbone, max_resamples=self.base_cfg.policy_max_json_retries, **params)
+        super().__init__(backbone, max_resamples=self.base_cfg.policy_max_json_retries)  # params validated by PosConfig
         self.protocol = PolicyProtocol()
         self.audit_protocol, self.progress_protocol, self.text_protocol = AuditProtocol(), ProgressProtocol(), BeliefTextProtocol()
         self.carried_world: World | None = None

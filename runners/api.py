@@ -300,6 +300,11 @@ class Method(ABC):
     protocol: Protocol
 
     def __init__(self, backbone: Backbone, **params: Any) -> None:
+        """Subclasses consume their own params and pass the rest up; whatever reaches this base
+        class is unknown (a misspelled `method.params.*` key), so it is an error, not ignored."""
+        if params:
+            raise ValueError(f"{type(self).__name__}: unknown method params {sorted(params)}; check the spelling in "
+                             "conf/method/<name>.yaml or on the command line")
         self.backbone = backbone
         self.params = params
 

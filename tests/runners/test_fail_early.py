@@ -85,3 +85,11 @@ def test_unexpected_error_stops_sibling_episodes_before_the_store_closes(tmp_pat
         return [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
 
     assert asyncio.run(go()) == []  # no orphan episode left writing to a closed file
+
+
+def test_misspelled_method_param_is_rejected():
+    from baselines.full_context import FullContext
+    from runners.backbones.scripted import ScriptedBackbone
+    import pytest as _pytest
+    with _pytest.raises(ValueError, match="unknown method params \\['max_resample'\\]"):
+        FullContext(ScriptedBackbone(), max_resample=5)
