@@ -3,17 +3,18 @@ adjusts them per benchmark (fnmatch on TaskView.benchmark), since one method con
 every benchmark here while upstream had one config per benchmark."""
 from __future__ import annotations
 
-import fnmatch
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from runners.overrides import BenchmarkOverrides
 
 from pos.health import HealthConfig
 from pos.recovery import RecoveryConfig
 from pos.sentinel import SentinelConfig
 
 
-class PosConfig(BaseModel):
+class PosConfig(BenchmarkOverrides):
     model_config = {"extra": "forbid"}
 
     task_mode: Literal["execution", "diagnostic"] = Field("execution", description="§6: how progress labels are made")
@@ -29,24 +30,10 @@ class PosConfig(BaseModel):
     sentinel: SentinelConfig = Field(default_factory=SentinelConfig)
     trapping: HealthConfig = Field(default_factory=HealthConfig)
     recovery: RecoveryConfig = Field(default_factory=RecoveryConfig)
-    benchmark_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def model_post_init(self, _ctx: Any) -> None:
         bad = set(self.sampling) - {"agent", "state", "sentinel"}
         if bad:
             raise ValueError(f"sampling: only the roles 'agent', 'state' and 'sentinel' can be set, got {sorted(bad)}")
 
-    def for_benchmark(self, benchmark: str) -> "PosConfig":
-        """This config with every matching override merged in (in YAML order)."""
-        data = self.model_dump()
-        for pattern, patch in self.benchmark_overrides.items():
-            if fnmatch.fnmatch(benchmark, pattern):
-                data = _merge(data, patch)
-        return PosConfig(**data)
 
-
-def _merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in patch.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out

@@ -3,13 +3,14 @@ overrides: one method YAML serves every benchmark, `benchmark_overrides` patches
 `TaskView.benchmark`, applied in YAML order) — the same convention as conf/method/pos.yaml."""
 from __future__ import annotations
 
-import fnmatch
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
+
+from runners.overrides import BenchmarkOverrides
 
 
-class BaselineConfig(BaseModel):
+class BaselineConfig(BenchmarkOverrides):
     model_config = {"extra": "forbid"}
 
     max_resamples: int = Field(2, ge=0, description="policy re-samples of an unusable reply (Raw max_json_retries 2, §1)")
@@ -18,22 +19,6 @@ class BaselineConfig(BaseModel):
     carry_across_requests: bool = Field(True, description="[harness choice] multi-request tasks keep earlier requests' history, as Full Context does")
     context_window_tokens: int | None = Field(None, ge=1, description="§0.4: a policy prompt above this is a context_overflow (no call); null = no check")
     max_lookups_per_step: int = Field(1, ge=0, description="[harness choice] glimpse/retrieval-only replies re-asked within one step")
-    benchmark_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
-
-    def for_benchmark(self, benchmark: str) -> "BaselineConfig":
-        """This config with every matching override merged in."""
-        data = self.model_dump()
-        for pattern, patch in self.benchmark_overrides.items():
-            if fnmatch.fnmatch(benchmark, pattern):
-                data = _merge(data, patch)
-        return type(self)(**data)
-
-
-def _merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in patch.items():
-        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
-    return out
 
 
 def load_config(cls: type[BaselineConfig], name: str, params: dict[str, Any]) -> BaselineConfig:
