@@ -4,9 +4,8 @@ blocks depend on the method) and the ReAct rules every protocol shares."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from runners.api import Message, Observation, ToolSpec
+from runners.api import Message, ToolSpec
 
 REACT_RULES = """You are an agent that completes the user's request step by step.
 - Each reply is one step. In a step you either call tools to act on the environment, or you send one message to the user (a question, a confirmation, or your final answer), or - where your protocol allows - you only update your working state.
@@ -38,11 +37,3 @@ def system_message(*, instructions: str, policy: str, tools: list[ToolSpec], out
 
 def user_message(blocks: list[tuple[str, str]]) -> Message:
     return {"role": "user", "content": "\n\n".join(block(tag, text if text else "(empty)") for tag, text in blocks)}
-
-
-def observation_text(obs: Observation) -> str:
-    return obs.as_text()
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)

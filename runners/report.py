@@ -28,10 +28,9 @@ BACKBONE_LABELS = {
     "qwen3_7_plus": "Qwen3.7-Plus", "kimi_k3": "Kimi-K3", "glm_5_3": "GLM-5.3",
 }
 # Metrics whose Δ is in percentage points; Tok's Δ is relative %; DR is pp/subtask (absolute Δ).
-RATE_METRICS = {"SR", "PS", "sPS", "Pass1", "DB", "ActionAcc", "nAUC", "success", "task_success", "soft_reward",
+RATE_METRICS = {"SR", "PS", "sPS", "Pass1", "DB", "ActionAcc", "nAUC", "task_success", "soft_reward",
                 "PS_group", "PS_persons", "PS_soft", "SR_soft", "joint_entity_type_accuracy",
                 "diagnosis_accuracy"}
-PAPER_METRIC = {"success": "task_success"}
 
 
 @functools.lru_cache(maxsize=1)
@@ -56,7 +55,7 @@ PAPER_METRIC_BY_BENCHMARK = {"alfworld": {"SR": "task_success"}}
 
 
 def paper_value(method: str, backbone: str, benchmark: str, metric: str) -> str | None:
-    metric = PAPER_METRIC_BY_BENCHMARK.get(benchmark, {}).get(metric, PAPER_METRIC.get(metric, metric))
+    metric = PAPER_METRIC_BY_BENCHMARK.get(benchmark, {}).get(metric, metric)
     for label in (METHOD_LABELS.get(method, method), *METHOD_ALIASES.get(method, ())):
         v = paper_values().get((label, BACKBONE_LABELS.get(backbone, backbone), BENCHMARK_DOMAINS.get(benchmark, benchmark), metric))
         if v is not None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchmarks.alfworld import engine
-from benchmarks.alfworld.data import TASK_TYPES, load_games
+from benchmarks.alfworld.data import load_games
 from benchmarks.alfworld.env import DEFAULTS, AlfworldEnv
 from benchmarks.alfworld.metrics import alfworld_metrics
 from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec
