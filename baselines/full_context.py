@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from baselines.agent import SingleCallMethod
-from baselines.react import ReactProtocol
-from baselines.trajectory import Trajectory
+from kit.agent import SingleCallMethod
+from kit.react import ReactProtocol
+from kit.trajectory import Trajectory
 from runners.api import BackboneError, Decision, Message, Observation, Request, RequestOutcome
-from runners.prompting import REACT_RULES, system_message, user_message
+from kit.prompting import REACT_RULES, system_message, user_message
 from runners.tokens import count
 
 OVERFLOW_MODES = ("drop_oldest", "error")

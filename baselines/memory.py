@@ -16,11 +16,11 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Any
 
-from baselines.agent import SingleCallMethod
-from baselines.react import ReactProtocol
-from baselines.trajectory import Trajectory
+from kit.agent import SingleCallMethod
+from kit.react import ReactProtocol
+from kit.trajectory import Trajectory
 from runners.api import Decision, Message, Observation, Request, RequestOutcome, TaskView
-from runners.prompting import REACT_RULES, block, system_message, user_message
+from kit.prompting import REACT_RULES, block, system_message, user_message
 
 EMPTY_MEMORY = "None"  # upstream's `<memory_context>` reads None when nothing is retrieved
 PREVIEW_CHARS = 160  # characters of each retrieved item kept in the step log

@@ -19,14 +19,14 @@ import json
 import re
 from typing import Any
 
-from baselines.agent import SingleCallMethod
+from kit.agent import SingleCallMethod
 from baselines.bm25 import BM25Store
 from baselines.memory import PREVIEW_CHARS, memory_block_text, outcome_chunks
-from baselines.react import ReactProtocol
+from kit.react import ReactProtocol
 from baselines import zipact_prompts as P
 from runners.api import Backbone, Completion, Decision, Message, Observation, Parsed, Protocol, ProtocolError, Request, RequestOutcome, TaskView
-from runners.blocks import find_block, load_json
-from runners.prompting import REACT_RULES, system_message, user_message
+from kit.blocks import find_block, load_json
+from kit.prompting import REACT_RULES, system_message, user_message
 
 # Upstream `src/agents/zipact.py` sampling (switch `upstream_sampling`); default = the run's agent settings (B.5).
 UPSTREAM_SAMPLING = {"init": {"temperature": 0, "max_completion_tokens": 512},

@@ -14,7 +14,7 @@ import copy
 import json
 from typing import Any
 
-from baselines.react import REACT_PROTOCOL
+from kit.react import REACT_PROTOCOL
 
 CORE_STATE: dict[str, Any] = {
     "goal_state": {"global_instruction": "", "sub_goal_queue": [], "current_objective": ""},

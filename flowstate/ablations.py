@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from baselines.trajectory import Trajectory
+from kit.trajectory import Trajectory
 from flowstate.method import FlowState
 from flowstate.state import Node, Relation, RELATIONS, StateType, normalise_type
 from runners.api import Decision, Observation, Request

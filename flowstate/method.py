@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from baselines.agent import SingleCallMethod
+from kit.agent import SingleCallMethod
 from flowstate.isu import commit, validate_update
 from flowstate.prompts import serialize
 from flowstate.protocol import FlowStateProtocol

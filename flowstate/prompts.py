@@ -5,7 +5,7 @@ the component they remove (spec §7 [harness choice])."""
 from __future__ import annotations
 
 from runners.api import Message, TaskView
-from runners.prompting import REACT_RULES, system_message, user_message
+from kit.prompting import REACT_RULES, system_message, user_message
 
 _CORE = """Working state rules:
 - The Active State in agent_status is your working memory for the current request. Before an action, check that the facts and identifiers it needs are present in the Active State.

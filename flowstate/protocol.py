@@ -9,7 +9,7 @@ from typing import Any
 
 from flowstate.prompts import output_protocol_text
 from flowstate.state import StateOp
-from baselines.react import ReactProtocol
+from kit.react import ReactProtocol
 from runners.api import Decision, Parsed, ProtocolError
 
 

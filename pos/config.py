@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from runners.overrides import BenchmarkOverrides
+from kit.overrides import BenchmarkOverrides
 
 from pos.health import HealthConfig
 from pos.recovery import RecoveryConfig

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from baselines.agent import SingleCallMethod
+from kit.agent import SingleCallMethod
 from pos.config import PosConfig
 from pos.gaps import StableGapIdentityTracker, frontier_changed
 from pos.health import HealthReport, detect, verified_window

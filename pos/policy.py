@@ -8,7 +8,7 @@ from pos.projection import frontier_subgraph, semantic_view
 from pos.prompts import ACTION_CONTRACT
 from pos.world import Belief
 from runners.api import Decision, Message, TaskView
-from runners.prompting import REACT_RULES, system_message, user_message
+from kit.prompting import REACT_RULES, system_message, user_message
 
 NO_OBSERVATION = "(no observation yet; the task is the goal's user_input)"
 FORCED_SUBMISSION = ("This is your last turn: no further investigation is possible. Submit your final answer now with the "

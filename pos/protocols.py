@@ -12,27 +12,9 @@ import json
 import re
 from typing import Any, Callable
 
-from baselines.react import REACT_PROTOCOL, ReactProtocol
+from kit.blocks import find_block, load_json, load_object
+from kit.react import REACT_PROTOCOL, ReactProtocol
 from runners.api import Decision, Parsed, Protocol, ProtocolError
-from runners.blocks import find_block, load_json
-
-_FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*|\s*```\s*$")
-
-
-def load_object(text: Any) -> tuple[dict[str, Any] | None, list[ProtocolError]]:
-    """The JSON object in `text` (code fences and surrounding prose tolerated)."""
-    if not isinstance(text, str) or not text.strip():
-        return None, [ProtocolError(kind="empty", detail="empty model output")]
-    s = _FENCE.sub("", text.strip())
-    for cand in (s, s[s.find("{"): s.rfind("}") + 1] if "{" in s else ""):
-        try:
-            obj = json.loads(cand)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(obj, dict):
-            return obj, []
-        return None, [ProtocolError(kind="bad_json", detail=f"expected a JSON object, got {type(obj).__name__}")]
-    return None, [ProtocolError(kind="bad_json", detail="no JSON object found in the reply")]
 
 
 def check_gaps(value: Any, key: str, errors: list[ProtocolError]) -> list[dict[str, str]]:
@@ -222,7 +204,7 @@ POLICY_PROTOCOL = ("First think in a <thought> block holding a JSON string: why 
 
 
 class PolicyProtocol(ReactProtocol):
-    """ReAct blocks (baselines.react) preceded by an optional `<thought>` block whose text the
+    """ReAct blocks (kit.react) preceded by an optional `<thought>` block whose text the
     belief update reads as the transition's thought (§3)."""
 
     name = "pos-policy"

@@ -22,3 +22,15 @@ def shared_path(*parts: str) -> Path:
 @pytest.fixture
 def shared_data() -> Path:
     return shared_path()
+
+
+# Upstream text (runners.upstream): tests read the shared pinned copies and never download.
+UPSTREAM_SRC = SHARED_DATA / "upstream-src"
+os.environ.setdefault("HARNESS_UPSTREAM_OFFLINE", "1")
+if UPSTREAM_SRC.is_dir():
+    os.environ.setdefault("HARNESS_UPSTREAM_DIR", str(UPSTREAM_SRC))
+
+
+def upstream_src() -> Path:
+    """The shared upstream-src folder, or skip naming what is missing."""
+    return shared_path("upstream-src")

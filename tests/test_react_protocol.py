@@ -2,7 +2,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from baselines.react import ReactProtocol
+from kit.react import ReactProtocol
 from runners.api import Decision, Parsed, ToolCall
 
 P = ReactProtocol()

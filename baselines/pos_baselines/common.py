@@ -16,12 +16,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from baselines.agent import SingleCallMethod
+from kit.agent import SingleCallMethod
 from baselines.pos_baselines.config import BaselineConfig, load_config
 from baselines.pos_baselines.protocols import JsonReply
-from baselines.react import ReactProtocol
+from kit.react import ReactProtocol
 from runners.api import Decision, Message, Request, RequestOutcome, TaskView, ToolCall, ToolSpec
-from runners.prompting import REACT_RULES, system_message, user_message
+from kit.prompting import REACT_RULES, system_message, user_message
 from runners.tokens import count_messages
 
 NO_OBSERVATION = "(no observation yet)"

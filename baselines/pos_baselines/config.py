@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from runners.overrides import BenchmarkOverrides
+from kit.overrides import BenchmarkOverrides
 
 
 class BaselineConfig(BenchmarkOverrides):

@@ -20,7 +20,7 @@ from baselines.pos_baselines.common import PosBaseline, Turn, aux_messages, rend
 from baselines.pos_baselines.config import BaselineConfig
 from baselines.pos_baselines.protocols import AuditorReply, ExecutorProtocol, ManagerReply
 from runners.api import Decision, Observation, Parsed, RequestOutcome
-from runners.prompting import tools_text
+from kit.prompting import tools_text
 
 MANAGER = """You are the manager of a long-horizon agent. Reconstruct the situation from the goal, the VERIFIED progress
 (only audited results count), the failure evidence and the latest observation. Then choose ONE bounded next step that an

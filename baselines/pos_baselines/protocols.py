@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from baselines.react import REACT_PROTOCOL, ReactProtocol
-from pos.protocols import load_object  # the JSON object in a reply, prose and fences tolerated (total)
+from kit.react import REACT_PROTOCOL, ReactProtocol
+from kit.blocks import load_object  # the JSON object in a reply, prose and fences tolerated (total)
 from runners.api import Decision, Parsed, Protocol, ProtocolError
-from runners.blocks import find_block, load_json
+from kit.blocks import find_block, load_json
 
 class JsonReply(Protocol):
     """One JSON object with the keys of `fields` (name -> type); extra keys are ignored."""

@@ -1,7 +1,7 @@
 """Per-benchmark overrides shared by PoS and its baselines."""
 from pydantic import Field
 
-from runners.overrides import BenchmarkOverrides, deep_merge
+from kit.overrides import BenchmarkOverrides, deep_merge
 
 
 class Cfg(BenchmarkOverrides):

@@ -72,3 +72,19 @@ def parse_message(value: Any, errors: list[ProtocolError]) -> str | None:
         return json.dumps(c, ensure_ascii=False)
     errors.append(ProtocolError(kind="bad_field", detail="<assistant_message> must be {\"content\": string|null}"))
     return None
+
+
+def load_object(text: Any) -> tuple[dict[str, Any] | None, list[ProtocolError]]:
+    """The JSON object in `text` (code fences and surrounding prose tolerated)."""
+    if not isinstance(text, str) or not text.strip():
+        return None, [ProtocolError(kind="empty", detail="empty model output")]
+    s = _FENCE.sub("", text.strip())
+    for cand in (s, s[s.find("{"): s.rfind("}") + 1] if "{" in s else ""):
+        try:
+            obj = json.loads(cand)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict):
+            return obj, []
+        return None, [ProtocolError(kind="bad_json", detail=f"expected a JSON object, got {type(obj).__name__}")]
+    return None, [ProtocolError(kind="bad_json", detail="no JSON object found in the reply")]

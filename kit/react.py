@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from runners.api import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError
-from runners.blocks import find_block, load_json, parse_message, parse_tool_calls
+from kit.blocks import find_block, load_json, parse_message, parse_tool_calls
 
 REACT_PROTOCOL = """Reply with exactly these two blocks, in this order, each holding valid JSON:
 <tool_calls>

@@ -1,0 +1,10 @@
+"""The method kit: the machinery every method shares (FlowState, PoS and the baselines import
+it; it imports only the contracts in `runners.api` and the token counter `runners.tokens`).
+
+- `kit.agent`      SingleCallMethod: one model call per step, bounded re-samples
+- `kit.react`      ReactProtocol: the tagged-block output format of the ReAct-style methods
+- `kit.blocks`     total parsing of tagged JSON blocks and JSON objects in model text
+- `kit.prompting`  rendering of tool catalogues and shared prompt pieces
+- `kit.trajectory` the step/request history records methods keep
+- `kit.overrides`  per-benchmark overrides of method settings
+"""

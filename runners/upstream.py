@@ -1,0 +1,223 @@
+"""Upstream text at run time: prompts, tool docstrings, judge instructions and fault definitions
+read from the pinned upstream source files, never copied into the project.
+
+A file is found, in order, in
+1. `$HARNESS_UPSTREAM_DIR/<name>@<commit>/<path>` (a local folder in that layout, e.g. a checkout
+   per repository; the tests point it at the shared copies),
+2. the download cache `~/.cache/harness/upstream/<name>@<commit>/<path>`,
+3. `https://raw.githubusercontent.com/<owner>/<repo>/<commit>/<path>` (unless
+   `HARNESS_UPSTREAM_OFFLINE=1`), stored in the cache,
+and is accepted only when its sha256 equals the pin in `upstream_pins.json`.
+
+Callers ask for a named piece of text (`py_string`, `py_docstring`, `file_text`) together with
+their own fallback wording; `TextSources` records which one each prompt used, and cells record it
+in their manifest ("upstream" with repository, commit, path, symbol and sha256, or "paraphrase"
+with the reason), so a table can say that a cell ran on paraphrased prompts.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import json
+import os
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ENV_DIR = "HARNESS_UPSTREAM_DIR"
+ENV_OFFLINE = "HARNESS_UPSTREAM_OFFLINE"
+RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
+_PINS_FILE = Path(__file__).with_name("upstream_pins.json")
+
+
+class UpstreamError(RuntimeError):
+    """An upstream file exists but is not the pinned one (checksum mismatch)."""
+
+
+@functools.lru_cache(maxsize=1)
+def pins() -> dict[str, dict[str, Any]]:
+    """{name: {"repo": owner/repo, "commit": sha, "files": {path: sha256}}}."""
+    return json.loads(_PINS_FILE.read_text())
+
+
+@dataclass(frozen=True)
+class UpstreamFile:
+    """One pinned upstream file, e.g. `UpstreamFile("tau2-bench", "src/tau2/domains/airline/tools.py")`."""
+
+    name: str
+    path: str
+
+    @property
+    def pin(self) -> dict[str, Any]:
+        try:
+            p = pins()[self.name]
+        except KeyError:
+            raise KeyError(f"unknown upstream repository '{self.name}'; pinned: {', '.join(sorted(pins()))}") from None
+        if self.path not in p["files"]:
+            raise KeyError(f"{self.name}: '{self.path}' is not a pinned file; add its sha256 to runners/upstream_pins.json")
+        return p
+
+    @property
+    def sha256(self) -> str:
+        return self.pin["files"][self.path]
+
+    @property
+    def commit(self) -> str:
+        return self.pin["commit"]
+
+    @property
+    def repo(self) -> str:
+        return self.pin["repo"]
+
+    @property
+    def folder(self) -> str:
+        return f"{self.name}@{self.commit}"
+
+    @property
+    def url(self) -> str:
+        return RAW_URL.format(repo=self.repo, commit=self.commit, path=self.path)
+
+    def provenance(self, symbol: str | None = None) -> dict[str, Any]:
+        out = {"source": "upstream", "repo": self.repo, "commit": self.commit, "path": self.path, "sha256": self.sha256}
+        if symbol:
+            out["symbol"] = symbol
+        return out
+
+
+def _cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "harness" / "upstream"
+
+
+def _checked(data: bytes, f: UpstreamFile, where: str) -> bytes:
+    got = hashlib.sha256(data).hexdigest()
+    if got != f.sha256:
+        raise UpstreamError(f"{where}: sha256 {got} does not match the pinned {f.sha256} of {f.repo}@{f.commit}:{f.path}; "
+                            f"point ${ENV_DIR} at the pinned checkout or delete the stale copy")
+    return data
+
+
+@functools.lru_cache(maxsize=256)
+def _load(f: UpstreamFile, env_dir: str | None, offline: bool) -> tuple[bytes | None, str]:
+    """(bytes, where) or (None, why not)."""
+    if env_dir:
+        p = Path(env_dir).expanduser() / f.folder / f.path
+        if p.is_file():
+            return _checked(p.read_bytes(), f, str(p)), str(p)
+    cached = _cache_root() / f.folder / f.path
+    if cached.is_file():
+        return _checked(cached.read_bytes(), f, str(cached)), str(cached)
+    if offline:
+        return None, f"not found locally (${ENV_DIR} unset or without {f.folder}/{f.path}) and ${ENV_OFFLINE}=1"
+    try:
+        with urllib.request.urlopen(f.url, timeout=20) as r:
+            data = r.read()
+    except OSError as e:
+        return None, f"download of {f.url} failed ({type(e).__name__}: {e}); set ${ENV_DIR} to a local copy"
+    _checked(data, f, f.url)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cached.with_suffix(cached.suffix + ".part")
+    tmp.write_bytes(data)
+    tmp.replace(cached)
+    return data, f.url
+
+
+def fetch(f: UpstreamFile) -> tuple[bytes | None, str]:
+    """The pinned file's bytes and where they came from, or (None, the reason it is unavailable).
+    A copy with the wrong checksum raises UpstreamError (a silent mismatch would change prompts)."""
+    return _load(f, os.environ.get(ENV_DIR) or None, os.environ.get(ENV_OFFLINE, "") not in ("", "0"))
+
+
+def file_text(f: UpstreamFile) -> str | None:
+    data, _ = fetch(f)
+    return None if data is None else data.decode("utf-8")
+
+
+def _tree(f: UpstreamFile) -> ast.Module | None:
+    src = file_text(f)
+    return None if src is None else ast.parse(src)
+
+
+def _scope(tree: ast.AST, qualname: str) -> ast.AST | None:
+    """The class/function node named by a dotted path ('' = the module)."""
+    node: ast.AST = tree
+    for part in [p for p in qualname.split(".") if p]:
+        body = getattr(node, "body", [])
+        found = next((n for n in body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == part), None)
+        if found is None:
+            return None
+        node = found
+    return node
+
+
+def py_string(f: UpstreamFile, symbol: str) -> str | None:
+    """The string constant assigned to `symbol` ('NAME' at module level, or 'Class.NAME'); implicit
+    concatenation and `+` of constants are folded; anything computed at run time is not read."""
+    tree = _tree(f)
+    if tree is None:
+        return None
+    scope_name, _, name = symbol.rpartition(".")
+    scope = _scope(tree, scope_name)
+    for node in getattr(scope, "body", []):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:
+            value = _fold(node.value)
+            if value is not None:
+                return value
+    return None
+
+
+def _fold(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        a, b = _fold(node.left), _fold(node.right)
+        return None if a is None or b is None else a + b
+    return None
+
+
+def py_docstring(f: UpstreamFile, qualname: str, *, clean: bool = True) -> str | None:
+    """The docstring of a module (''), class or function ('Class.method'). `clean=True` dedents as
+    `inspect.cleandoc` does (what docstring_parser and tau2's tool schemas see)."""
+    tree = _tree(f)
+    if tree is None:
+        return None
+    node = _scope(tree, qualname)
+    if node is None:
+        return None
+    return ast.get_docstring(node, clean=clean)  # type: ignore[arg-type]
+
+
+class TextSources:
+    """Which text each model-facing prompt of a cell came from (recorded in the manifest)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, dict[str, Any]] = {}
+
+    def use(self, key: str, f: UpstreamFile, text: str | None, fallback: str, *, symbol: str | None = None) -> str:
+        """`text` (read from `f`) when available, else `fallback`; records which one and why."""
+        if text is not None:
+            self.entries[key] = f.provenance(symbol)
+            return text
+        data, where = fetch(f)
+        why = where if data is None else f"symbol {symbol!r} not found in {f.path}"
+        self.entries[key] = {"source": "paraphrase", "upstream": f.provenance(symbol), "reason": why}
+        return fallback
+
+    def string(self, key: str, f: UpstreamFile, symbol: str, fallback: str) -> str:
+        return self.use(key, f, py_string(f, symbol), fallback, symbol=symbol)
+
+    def docstring(self, key: str, f: UpstreamFile, qualname: str, fallback: str) -> str:
+        return self.use(key, f, py_docstring(f, qualname), fallback, symbol=qualname or "<module>")
+
+    def file(self, key: str, f: UpstreamFile, fallback: str) -> str:
+        return self.use(key, f, file_text(f), fallback)
+
+    @property
+    def paraphrased(self) -> list[str]:
+        return sorted(k for k, v in self.entries.items() if v["source"] != "upstream")
+
+    def as_manifest(self) -> dict[str, Any]:
+        return {"prompts": dict(sorted(self.entries.items())), "paraphrased": self.paraphrased}
