@@ -13,6 +13,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from runners.api import check_params
+
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 
 
@@ -96,6 +98,8 @@ class ExperimentCfg(_Strict):
     name: str = "default"
     description: str = ""
     grid: dict[str, list[str]] = Field(default_factory=dict, description="group -> names; expanded into cells")
+    benchmark_params: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="benchmark name -> params set on that benchmark only (e.g. Travel's ps_pooling in a grid over all MemoryArena benchmarks)")
 
     @field_validator("grid")
     @classmethod
@@ -106,6 +110,14 @@ class ExperimentCfg(_Strict):
             for n in names:
                 if n not in available(group):
                     raise ValueError(f"unknown {group} '{n}' in experiment grid; available: {', '.join(available(group))}")
+        return v
+
+    @field_validator("benchmark_params")
+    @classmethod
+    def _benchmark_params(cls, v: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        for n in v:
+            if n not in available("benchmark"):
+                raise ValueError(f"unknown benchmark '{n}' in experiment.benchmark_params; available: {', '.join(available('benchmark'))}")
         return v
 
 
@@ -169,6 +181,10 @@ def validate(raw: dict[str, Any]) -> CellConfig:
     raw = dict(raw)
     roles = raw.pop("roles", None) or {}
     raw.pop("hydra", None)
+    bench_name = (raw.get("benchmark") or {}).get("name")
+    extra = ((raw.get("experiment") or {}).get("benchmark_params") or {}).get(bench_name)
+    if extra:
+        raw["benchmark"] = {**raw["benchmark"], "params": {**(raw["benchmark"].get("params") or {}), **extra}}
     try:
         cfg = CellConfig.model_validate({**raw, "roles": {}})
         cfg.roles = RolesCfg(**{r: _load_role(v) for r, v in roles.items()})
@@ -184,5 +200,9 @@ def validate(raw: dict[str, Any]) -> CellConfig:
     if cfg.method.name not in available("method"):
         raise ConfigError(f"unknown method '{cfg.method.name}'; available: {', '.join(available('method'))}")
     import_target(cfg.method.target, f"method '{cfg.method.name}'")
-    import_target(cfg.benchmark.target, f"benchmark '{cfg.benchmark.name}'")
+    bench_cls = import_target(cfg.benchmark.target, f"benchmark '{cfg.benchmark.name}'")
+    try:
+        check_params(cfg.benchmark.name, bench_cls.Params, cfg.benchmark.params)
+    except ValueError as e:
+        raise ConfigError(f"{e}; fix conf/benchmark/{cfg.benchmark.name}.yaml, the preset or the benchmark.params.* override") from None
     return cfg

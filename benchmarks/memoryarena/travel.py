@@ -8,13 +8,16 @@ import os
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from benchmarks.memoryarena import metrics as M
 from benchmarks.memoryarena import travel_score as S
 from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
 from benchmarks.memoryarena.travel_tools import TOOL_SPECS, TravelDB
 from runners.api import (
+    BenchmarkParams,
     Benchmark, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
     TaskSpec, TaskView, ToolCall, ToolResult,
 )
@@ -63,7 +66,7 @@ class TravelEnv(Environment):
 
     def view(self) -> TaskView:
         policy = POLICY
-        if self.p.get("base_plan_in_policy", True):
+        if self.p["base_plan_in_policy"]:
             # [harness choice] upstream's no-memory baseline puts the base plan up front; memory
             # runs upstream see it only through memory (initial_memory below).
             policy += f"\n\nBase traveller {self.base['name']}'s request:\n{self.base['query']}\n\nTheir plan:\n{self.base_text}"
@@ -71,7 +74,7 @@ class TravelEnv(Environment):
                         kind="travel", initial_memory=[self.base_record()])
 
     def step_budget(self) -> int:
-        return int(self.p.get("max_steps", 30))
+        return int(self.p["max_steps"])
 
     # --------------------------------------------------------------------------- loop
     async def next_request(self) -> Request | None:
@@ -100,7 +103,7 @@ class TravelEnv(Environment):
 
     async def end_request(self, *, truncated: bool, steps: int) -> RequestOutcome:
         name, plan = self.names[self.k], self._final or ""  # cap reached → empty plan (upstream)
-        if plan and not S.plan_blocks(plan) and self.p.get("headerless_plan", "current") == "current":
+        if plan and not S.plan_blocks(plan) and self.p["headerless_plan"] == "current":
             # [harness choice] a plan without any `=== Name's Plan ===` header is this traveller's.
             plan = f"=== {name}'s Plan ===\n{plan}"
         self.outputs.append(plan)
@@ -116,9 +119,9 @@ class TravelEnv(Environment):
         return [S.parse_days(S.submission(n, texts)) for n in self.names]
 
     async def score_task(self) -> dict[str, Any]:
-        kw = {"prefix_only": self.p.get("prefix_only", True), "threshold": self.p.get("threshold", S.THRESHOLD)}
+        kw = {"prefix_only": self.p["prefix_only"], "threshold": self.p["threshold"]}
         persons = S.score_group(self.task.payload["answers"], self.predictions(), self.base["daily_plans"], **kw)
-        agg = S.aggregate([persons], sr_missing=self.p.get("sr_missing", "skip"))
+        agg = S.aggregate([persons], sr_missing=self.p["sr_missing"])
         return {"subtask_correct": [int(p["full_pass"]) for p in persons], "success": int(agg["SR"] or 0),
                 "progress": agg["PS_group"], "sps": agg["sPS"], "persons": persons, "outputs": self.outputs}
 
@@ -126,20 +129,35 @@ class TravelEnv(Environment):
     def reference(self, role: str, messages: list[Message]) -> Decision | None:
         if role != "agent" or not 0 <= self.k < len(self.requests):
             return None
-        if self.p.get("scripted_tool_probe", True) and not any(s["tool_calls"] for s in self._scratch):
+        if self.p["scripted_tool_probe"] and not any(s["tool_calls"] for s in self._scratch):
             city = self.base["daily_plans"][0]["current_city"].rsplit(" to ", 1)[-1].strip()
             return Decision(tool_calls=[ToolCall(name="RestaurantSearch", arguments={"city": city}, id="probe")])
         return Decision(message=S.format_plan(self.names[self.k], self.task.payload["answers"][self.k]))
 
 
+class TravelParams(BenchmarkParams):
+    """conf/benchmark/memoryarena_travel.yaml documents each key."""
+
+    data_dir: str | None = None
+    db_dir: str | None = None
+    flights_path: str | None = None
+    max_steps: int = Field(30, ge=1)
+    ps_pooling: Literal["group", "persons"] = "group"
+    sr_missing: Literal["skip", "fail"] = "skip"
+    prefix_only: bool = True
+    threshold: float = S.THRESHOLD
+    base_plan_in_policy: bool = True
+    headerless_plan: Literal["current", "ignore"] = "current"
+    scripted_tool_probe: bool = True
+
+
 class GroupTravel(Benchmark):
+    Params = TravelParams
     roles = ()
     table_metrics = ("SR", "PS", "sPS")
 
     def __init__(self, *, name: str, db_dir: str | None = None, flights_path: str | None = None,
                  data_dir: str | None = None, limit: int | None = None, ps_pooling: str = "group", **params: Any) -> None:
-        if ps_pooling not in ("group", "persons"):
-            raise ValueError(f"ps_pooling must be 'group' (MemoryArena paper) or 'persons' (upstream code, FlowState B.5), got {ps_pooling!r}")
         super().__init__(name=name, db_dir=db_dir, flights_path=flights_path, data_dir=data_dir, limit=limit,
                          ps_pooling=ps_pooling, **params)
         self.name, self.data_dir, self.limit, self.ps_pooling = name, data_dir, limit, ps_pooling
@@ -173,7 +191,7 @@ class GroupTravel(Benchmark):
 
     def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float | None]:
         groups = [e["scores"]["persons"] for e in episodes]
-        agg = S.aggregate(groups, ps_pooling=self.ps_pooling, sr_missing=self.params.get("sr_missing", "skip"))
+        agg = S.aggregate(groups, ps_pooling=self.ps_pooling, sr_missing=self.params["sr_missing"])
         out = {k: (100.0 * v if v is not None else None) for k, v in agg.items()}
         out.update(M.depth_metrics([e["scores"]["subtask_correct"] for e in episodes]))
         return out
