@@ -9,7 +9,7 @@ A file is found, in order, in
    `HARNESS_UPSTREAM_OFFLINE=1`), stored in the cache,
 and is accepted only when its sha256 equals the pin in `upstream_pins.json`.
 
-Callers ask for a named piece of text (`py_string`, `py_docstring`, `file_text`) together with
+Callers ask for a named piece of text (`py_string`, `py_fstring`, `py_docstring`, `file_text`) together with
 their own fallback wording; `TextSources` records which one each prompt used, and cells record it
 in their manifest ("upstream" with repository, commit, path, symbol and sha256, or "paraphrase"
 with the reason), so a table can say that a cell ran on paraphrased prompts.
@@ -169,6 +169,30 @@ def py_string(f: UpstreamFile, symbol: str) -> str | None:
     return None
 
 
+def py_fstring(f: UpstreamFile, symbol: str) -> str | None:
+    """The f-string assigned to `symbol` as a `str.format` template: each `{name}` field stays
+    `{name}` and literal braces are doubled, so `template.format(name=...)` reproduces upstream's
+    text. Only plain-name fields without conversion or format spec are read; anything else is None."""
+    tree = _tree(f)
+    if tree is None:
+        return None
+    scope_name, _, name = symbol.rpartition(".")
+    scope = _scope(tree, scope_name)
+    for node in getattr(scope, "body", []):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and isinstance(node.value, ast.JoinedStr):
+            parts = []
+            for v in node.value.values:
+                if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                    parts.append(v.value.replace("{", "{{").replace("}", "}}"))
+                elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name) and v.conversion == -1 and v.format_spec is None:
+                    parts.append("{" + v.value.id + "}")
+                else:
+                    return None
+            return "".join(parts)
+    return None
+
+
 def _fold(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
@@ -208,6 +232,10 @@ class TextSources:
 
     def string(self, key: str, f: UpstreamFile, symbol: str, fallback: str) -> str:
         return self.use(key, f, py_string(f, symbol), fallback, symbol=symbol)
+
+    def fstring(self, key: str, f: UpstreamFile, symbol: str, fallback: str) -> str:
+        """An f-string template (see `py_fstring`); `fallback` must use the same field names."""
+        return self.use(key, f, py_fstring(f, symbol), fallback, symbol=symbol)
 
     def docstring(self, key: str, f: UpstreamFile, qualname: str, fallback: str) -> str:
         return self.use(key, f, py_docstring(f, qualname), fallback, symbol=qualname or "<module>")

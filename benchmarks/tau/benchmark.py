@@ -5,6 +5,7 @@ from typing import Any
 
 from benchmarks.tau.data import DOMAINS, DataError, load_domain
 from benchmarks.tau.env import TauEnv
+from benchmarks.tau.judge import judge_prompts
 from benchmarks.tau.metrics import aggregate
 from benchmarks.tau.upstream_tools import domain_tool_specs
 from runners.api import Benchmark, EpisodeContext, Environment, TaskSpec, ToolSpec
@@ -71,6 +72,7 @@ class TauBenchmark(Benchmark):
     def notes(self) -> dict[str, Any]:
         d = self.data()
         self.tool_specs()
+        judge_prompts(self.sources)
         return {"data": d.provenance(), "domain": self.domain, "split": self.split, "text_sources": self.sources.as_manifest(),
                 "flags": ["retail task 105 is practically unpassable (gold DB unchanged, NL assertion wants an exchange)"]
                 if self.domain == "retail" else []}

@@ -10,7 +10,7 @@ from benchmarks.tau import evaluation as E
 from benchmarks.tau import user_sim as U
 from benchmarks.tau.data import DomainData
 from benchmarks.tau.domains import toolkit_for
-from benchmarks.tau.judge import nl_assertions_check, scripted_verdict
+from benchmarks.tau.judge import judge_prompts, nl_assertions_check, scripted_verdict
 from benchmarks.tau.replay import gold_actions
 from benchmarks.tau.toolkit import db_hash
 from benchmarks.tau.upstream_tools import domain_tool_specs
@@ -166,7 +166,7 @@ class TauEnv(Environment):
             judge = self.ctx.backbone("judge") if crit.get("nl_assertions") else None
             nl = await nl_assertions_check(judge, self.traj, crit.get("nl_assertions"),
                                            attempts=int(self.p.get("judge_attempts", 3)),
-                                           sampling=self.p.get("judge_sampling"))
+                                           sampling=self.p.get("judge_sampling"), prompts=judge_prompts(self.sources))
         components = {"DB": db["reward"], "COMMUNICATE": comm["reward"], "ACTION": action["reward"]}
         if nl["reward"] is not None:
             components["NL_ASSERTION"] = nl["reward"]
