@@ -193,6 +193,34 @@ def py_fstring(f: UpstreamFile, symbol: str) -> str | None:
     return None
 
 
+def _lenient_literal(node: ast.AST) -> Any:
+    """A literal's value with every non-literal part (a name, a call, an f-string) read as None."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_lenient_literal(e) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        return {_lenient_literal(k): _lenient_literal(v) for k, v in zip(node.keys, node.values) if k is not None}
+    folded = _fold(node)
+    return folded
+
+
+def py_literal(f: UpstreamFile, symbol: str) -> Any:
+    """The literal (dict/list/str/number, nested) assigned to `symbol`, e.g. a tool list or a
+    messages list; parts computed at run time (names, calls, f-strings) read as None. None when
+    `symbol` is not assigned in that scope."""
+    tree = _tree(f)
+    if tree is None:
+        return None
+    scope_name, _, name = symbol.rpartition(".")
+    scope = _scope(tree, scope_name)
+    for node in getattr(scope, "body", []):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:
+            return _lenient_literal(node.value)
+    return None
+
+
 def _fold(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
@@ -236,6 +264,17 @@ class TextSources:
     def fstring(self, key: str, f: UpstreamFile, symbol: str, fallback: str) -> str:
         """An f-string template (see `py_fstring`); `fallback` must use the same field names."""
         return self.use(key, f, py_fstring(f, symbol), fallback, symbol=symbol)
+
+    def literal(self, key: str, f: UpstreamFile, symbol: str, fallback: Any, path: tuple[Any, ...] = ()) -> Any:
+        """The part at `path` of the literal assigned to `symbol` (see `py_literal`), e.g.
+        `("0", "content")` of a messages list; `fallback` when absent or not a literal there."""
+        value = py_literal(f, symbol)
+        try:
+            for p in path:
+                value = value[p]
+        except (KeyError, IndexError, TypeError):
+            value = None
+        return self.use(key, f, value, fallback, symbol=symbol + "".join(f"[{p!r}]" for p in path))
 
     def docstring(self, key: str, f: UpstreamFile, qualname: str, fallback: str) -> str:
         return self.use(key, f, py_docstring(f, qualname), fallback, symbol=qualname or "<module>")

@@ -53,7 +53,7 @@ class TauEnv(Environment):
 
     # ------------------------------------------------------------------ contract
     def view(self) -> TaskView:
-        return TaskView(task_id=self.spec.task_id, benchmark=self.p.get("name", f"tau_{self.data.domain}"),
+        return TaskView(task_id=self.spec.task_id, benchmark=self.p.get("name", f"tau_{self.data.domain}"), kind="tau",
                         policy=self.data.policy, tools=self.tool_specs)
 
     def step_budget(self) -> int:
