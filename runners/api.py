@@ -82,6 +82,7 @@ class Completion(BaseModel):
     retries: list[RetryEvent] = Field(default_factory=list)
     scripted: bool = Field(False, description="produced by the deterministic scripted backbone")
     latency_s: float = 0.0
+    tool_calls: list["ToolCall"] = Field(default_factory=list, description="native function calls of the reply (only when the call passed `tools`)")
 
 
 class BackboneError(Exception):
@@ -115,7 +116,10 @@ class Backbone(ABC):
     ) -> Completion:
         """`protocol` lets the scripted backbone answer in the caller's format (real endpoints
         ignore it). `attempt` distinguishes deliberate re-samples of the same prompt in the
-        response cache."""
+        response cache. Native function calling: `tools=[ToolSpec.openai_schema(), ...]` among the
+        sampling keywords is sent as the request's `tools` field, and the model's calls come back
+        as `Completion.tool_calls` (messages may then carry assistant `tool_calls` and `tool`
+        messages in the OpenAI format)."""
 
     async def aclose(self) -> None:  # pragma: no cover - trivial default
         return None
@@ -137,6 +141,9 @@ class ToolCall(BaseModel):
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
     id: str = ""
+
+
+Completion.model_rebuild()
 
 
 DROPPED_MESSAGE = "dropped_message"

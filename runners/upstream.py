@@ -227,6 +227,10 @@ def _fold(node: ast.AST) -> str | None:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         a, b = _fold(node.left), _fold(node.right)
         return None if a is None or b is None else a + b
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("strip", "lstrip", "rstrip")
+            and not node.args and not node.keywords):  # """...""".strip()
+        inner = _fold(node.func.value)
+        return None if inner is None else getattr(inner, node.func.attr)()
     return None
 
 
