@@ -63,9 +63,18 @@ class BackbonePool:
         """Build every backbone the cells use (agent and role backbones) before any episode runs,
         so a missing API key variable fails the sweep up front, not in the middle of a cell."""
         for c in cells:
-            for b in (c.backbone, c.roles.judge, c.roles.user_sim):
-                if b is not None:
+            self.get(c.backbone)
+            for role, b in c.roles.items():
+                if b is None:
+                    continue
+                try:
                     self.get(b)
+                except ConfigError as e:
+                    users = [r for r, o in c.roles.items() if o is not None and o.name == b.name]
+                    where = "; ".join(f"{r}: {c.roles.origin.get(r, '')}" for r in users)
+                    fix = " ".join(f"roles.{r}=agent" for r in users)
+                    raise ConfigError(f"{e} — it serves role(s) {', '.join(users)} of cell {c.cell_name} ({where}); "
+                                      f"set the variable, or run them on the agent's backbone with {fix}") from None
 
     def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0) -> Backbone:
         """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints."""
@@ -88,13 +97,14 @@ def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
     """The dumped config with `user:password@` cut out of every backbone's base_url."""
     from runners.backbones.openai import redact_url
 
-    for b in (config.get("backbone"), *(config.get("roles") or {}).values()):
+    for b in (config.get("backbone"), *((config.get("roles") or {}).get(r) for r in ("judge", "user_sim", "tool"))):
         if isinstance(b, dict) and b.get("base_url"):
             b["base_url"] = redact_url(b["base_url"])
     return config
 
 
-def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None) -> dict[str, Any]:
+def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None,
+                 method_cls: type | None = None) -> dict[str, Any]:
     """Everything needed to reproduce the cell, without secrets (key values never enter cfg).
     `endpoints`: role → the URL actually called (a `base_url_env` variable overrides the config's
     `base_url`, so the config alone does not say where requests went), credentials cut out."""
@@ -106,6 +116,7 @@ def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dic
         "scripted": cfg.scripted,
         "label": "SCRIPTED RUN (deterministic test backbone; not a model result)" if cfg.scripted else None,
         "benchmark_notes": bench.notes(),
+        "method_notes": method_cls.notes(cfg.method.params) if hasattr(method_cls, "notes") else {},
         "n_tasks": n_tasks,
         "trials": cfg.runner.trials,
         "seed": cfg.runner.seed,
@@ -178,8 +189,8 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
     prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
     cfg, bench, tasks, method_cls = prep.cfg, prep.bench, prep.tasks, prep.method_cls
     endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
-                 (("agent", cfg.backbone), ("judge", cfg.roles.judge), ("user_sim", cfg.roles.user_sim)) if b is not None and b.kind != "scripted"}
-    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints))
+                 (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
+    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints, method_cls))
     report = CellReport(cell=cfg.cell_name)
     try:
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
@@ -195,8 +206,7 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                 if stop.is_set():
                     return
                 ep = Episode(pool.for_episode(cfg.backbone, trial, cfg.runner.seed),
-                             **{role: pool.for_episode(rc, trial, cfg.runner.seed) for role in ("judge", "user_sim")
-                                if (rc := getattr(cfg.roles, role)) is not None},
+                             **{role: pool.for_episode(rc, trial, cfg.runner.seed) for role, rc in cfg.roles.items() if rc is not None},
                              cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial)
                 try:
                     env = ep.make_env(bench, task)
