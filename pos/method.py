@@ -36,7 +36,7 @@ def split_observation(obs: Observation, n: int) -> list[str]:
         rest = Observation(note=obs.note, user_message=obs.user_message).as_text()
         texts[-1] = f"{texts[-1]}\n{rest}" if rest else texts[-1]
         return texts
-    return [NO_SEPARATE_RESULT] * (n - 1) + [obs.as_text()]
+    return [NO_SEPARATE_RESULT] * (n - 1) + [obs.as_text(actions=False)]
 
 
 NO_SEPARATE_RESULT = "(no separate result for this action; see the next action's observation)"
@@ -83,8 +83,13 @@ class PoS(SingleCallMethod):
     # ------------------------------------------------------------------ the step
     async def step(self, observation: Observation) -> Decision:
         self.log: dict[str, Any] = {"protocol_errors": []}
+        self.actions = observation.actions  # shown to the policy only, as upstream's `Available action schemas`
         if self.belief is None:
-            obs = observation.as_text()
+            # Upstream's first state: `observation` is the reset observation. Environments that deliver it
+            # as the request text (ALFWorld: room, then "Your task is to: ...") send an empty first
+            # observation; the request text is then the first observation (the policy's turn 1 shows the room).
+            obs = observation.as_text(actions=False)
+            obs = obs if obs.strip() else self.request.text
             await self._initialize(obs)
         else:
             obs = ""
@@ -143,17 +148,16 @@ class PoS(SingleCallMethod):
                                  "The case is recorded as an error (spec §2.5); set context_failure: keep_belief to continue on the last committed belief")
 
     async def _initialize(self, obs: str) -> None:
-        # §2.1: step −1 holds the reset observation. Harness mapping: environments that deliver it as
-        # the request text (ALFWorld: room + "Your task is to: ...") send an empty first observation;
-        # the request text is then the step −1 evidence, so the initialisation audit can ground quotes.
-        initial = obs if obs.strip() else self.request.text
-        self.raw = [{"step": -1, "action": None, "observation": initial, "done": False, "success": None, "score": None}]
+        # §2.1: step −1 holds the reset observation (the initialisation audit grounds quotes in it).
+        # goal.user_input is the task alone (upstream `state["task"]`: ALFWorld's sentence after "Your task is to:").
+        self.raw = [{"step": -1, "action": None, "observation": obs, "done": False, "success": None, "score": None}]
         base = self.carried_world.copy() if (self.cfg.carry_world_across_requests and self.carried_world) else World()
         carried = {"world": base.to_dict(), "earlier_requests": self.earlier} if self.earlier and self.cfg.carry_world_across_requests else None
-        empty = Belief(goal={"user_input": self.request.text, "specification": ""}, world=base)
+        task = self.request.goal or self.request.text
+        empty = Belief(goal={"user_input": task, "specification": ""}, world=base)
 
         async def propose(repair: dict[str, Any] | None) -> Any:
-            return await self.model.initialize(task=self.request.text, observation=obs, base=base, carried=carried, repair=repair)
+            return await self.model.initialize(task=task, observation=obs, base=base, carried=carried, repair=repair)
 
         mode, scope = audit_scope(self.raw, 0, self.cfg.sentinel, initial=True)
         self.belief, status = await self._audited(propose, before=empty, step=-1, before_step=-1, mode=mode,
@@ -275,7 +279,7 @@ class PoS(SingleCallMethod):
         last_turn = self.cfg.forced_submission and budget is not None and self.turn >= budget
         msgs = policy_messages(task=self.task, protocol_text=self.protocol.description(), observation=obs, belief=self.belief,
                                belief_text=self.belief_text, recovery=d.prompt_view(generic=self.cfg.recovery.mode == "generic") if active else None,
-                               forced_submission=last_turn)
+                               forced_submission=last_turn, actions=self.actions)
         parsed, _ = await self.ask(msgs, **self.cfg.sampling.get("agent", {}))
         self.log["policy"], self._log = self._log, {}
         decision, limit = parsed.decision, self.cfg.max_actions_per_turn

@@ -22,6 +22,7 @@ Data flow of one episode (FlowState Algorithm 1 shape, generalised):
 from __future__ import annotations
 
 import contextvars
+import json
 from abc import ABC, abstractmethod
 from typing import Any, Literal
 
@@ -201,6 +202,8 @@ class Request(BaseModel):
     index: int = Field(description="0-based position in the task")
     request_id: str = Field(description="stable id, e.g. '<task_id>/q3'")
     text: str = Field(description="what the user asks; never contains gold labels")
+    goal: str | None = Field(None, description="the task sentence alone when `text` also describes the starting situation (ALFWorld: room, then task); a method that keeps the goal apart (PoS goal.user_input) reads it")
+    actions: list[str] | None = Field(None, description="the actions valid at the start (ALFWorld admissible commands); the runner hands them to the first step as Observation.actions")
 
 
 class ToolResult(BaseModel):
@@ -216,18 +219,29 @@ class Observation(BaseModel):
     tool_results: list[ToolResult] = Field(default_factory=list)
     user_message: str | None = None
     note: str | None = Field(None, description="environment text that is neither (e.g. ALFWorld feedback)")
+    actions: list[str] | None = Field(None, description="the actions valid now (ALFWorld admissible commands, as upstream PoS's adapter passes them); not part of what was observed")
 
     @property
     def is_empty(self) -> bool:
+        """Nothing was observed (a list of valid actions alone is not an observation)."""
         return not self.tool_results and self.user_message is None and self.note is None
 
-    def as_text(self) -> str:
+    def as_text(self, *, actions: bool = True) -> str:
+        """The observation as one text; `actions=True` appends the valid actions as upstream PoS
+        lists them (`Available actions:` + their JSON list)."""
         parts = [f"[{r.call_id}] {r.name} -> {'ERROR: ' if r.error else ''}{r.content}" for r in self.tool_results]
         if self.note:
             parts.append(self.note)
         if self.user_message is not None:
             parts.append(f"User: {self.user_message}")
+        if actions and self.actions is not None:
+            parts.append(f"Available actions: {actions_json(self.actions)}")
         return "\n".join(parts)
+
+
+def actions_json(actions: list[str]) -> str:
+    """Valid actions as upstream PoS's prompts show them (`json.dumps(actions, ensure_ascii=False)`)."""
+    return json.dumps(actions, ensure_ascii=False)
 
 
 class TaskView(BaseModel):

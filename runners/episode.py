@@ -168,7 +168,7 @@ async def run_episode(
             await method.begin_request(request)
             rr.begin_calls = _drain(sink)
             all_calls += rr.begin_calls
-            obs = Observation()
+            obs = Observation(actions=request.actions)  # O_{k,1} = ∅ (plus the valid actions, where the benchmark lists them)
             done = False
             t = 0
             while t < budget and not done:

@@ -124,7 +124,7 @@ def test_multi_action_turn_gets_one_update_per_action():
         return m, first
     m, first = asyncio.run(go(3))
     assert len(first.tool_calls) == 2 and m.action_count == 3
-    assert [(t["step"], t["action"]) for t in m.transitions] == [(0, 'query {"q": "cpu"}'), (1, 'query {"q": "disk"}')]
+    assert [(t["step"], t["action"]) for t in m.transitions] == [(0, '{"name": "query", "arguments": {"q": "cpu"}}'), (1, '{"name": "query", "arguments": {"q": "disk"}}')]  # upstream's action form
     assert m.transitions[0]["observation"] == "[call-0] query -> cpu ok" and m.transitions[1]["observation"] == "[call-1] query -> disk ok\n2 queries used"
     latest = bb.calls[-1][2][-1]["content"]  # the policy prompt of the second turn: only the last action's observation
     assert "disk ok" in latest and "cpu ok" not in latest

@@ -54,7 +54,7 @@ def test_contradictory_update_is_caught_and_repaired():
     assert set(m.belief.world.states) == {"s1"}
     repair = bb.payloads("pos-delta")[1]["repair"]
     assert repair["issue"]["targets"] == ["s2"] and repair["audit_mode"] == "local" and repair["base_step"] == -1
-    assert bb.payloads("pos-delta")[1]["transition"]["action"] == 'act {"command": "open drawer 1"}'
+    assert bb.payloads("pos-delta")[1]["transition"]["action"] == "open drawer 1"
     # the delta model never sees raw history: only the belief and this transition
     assert set(bb.payloads("pos-delta")[0]) == {"belief", "transition", "mode_example"}
 
