@@ -24,7 +24,7 @@ from pos.recovery import RecoveryDirective, build_directive
 from pos.sentinel import audit_scope, diagnostic_progress, evidence_items, execution_progress, run_audit
 from pos.updater import BeliefModel, ContextFailure
 from pos.world import Belief, World
-from runners.api import Decision, Observation, ProtocolError, Request, RequestOutcome, TaskView
+from runners.api import BackboneError, Decision, Observation, ProtocolError, Request, RequestOutcome, TaskView
 
 
 def split_observation(obs: Observation, n: int) -> list[str]:
@@ -40,6 +40,7 @@ def split_observation(obs: Observation, n: int) -> list[str]:
 
 
 NO_SEPARATE_RESULT = "(no separate result for this action; see the next action's observation)"
+TASK_SUCCESS_REASON = "The environment reports that the task succeeded."
 
 
 class PoS(SingleCallMethod):
@@ -79,6 +80,7 @@ class PoS(SingleCallMethod):
         self.action_count = 0
         self.turn = 0  # policy turns of this request (the forced-submission directive needs the last one)
         self.pending: list[tuple[int, str, str]] = []  # (action index, action text, thought) of the last turn
+        self.terminal_context_errors: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ the step
     async def step(self, observation: Observation) -> Decision:
@@ -174,12 +176,15 @@ class PoS(SingleCallMethod):
         self.snapshots.append({"step": step, "world": self.belief.world.as_lists(), "epistemic_gap_ids": list(self.gap_ids["epistemic"]),
                                "achievement_gap_ids": list(self.gap_ids["achievement"]), "frontier": self.belief.frontier})
 
-    async def _after_action(self, step: int, action: str, thought: str, obs: str) -> None:
+    async def _after_action(self, step: int, action: str, thought: str, obs: str, *, done: bool = False,
+                            success: bool | None = None) -> None:
         """Steps 3a–3e of §2 for one action of the previous turn. The step log's top-level keys
-        describe the last action of the turn; `actions` lists every action's."""
+        describe the last action of the turn; `actions` lists every action's. `done`: the action
+        ended the request (upstream `state["done"]`): as upstream's manager, a success is labelled
+        without a progress call, and neither health nor the Belief Text is computed after it."""
         for k in ("audit", "re_audit", "health", "recovery_started"):
             self.log.pop(k, None)
-        self.raw.append({"step": step, "action": action, "observation": obs, "done": False, "success": None, "score": None})
+        self.raw.append({"step": step, "action": action, "observation": obs, "done": done, "success": success, "score": None})
         n = sum(1 for u in self.update_history if u["step"] >= 0) + 1
         mode, scope = audit_scope(self.raw, n, self.cfg.sentinel)
         before = self.belief
@@ -192,28 +197,32 @@ class PoS(SingleCallMethod):
                                                 items=evidence_items(scope, self.cfg.sentinel.audit_observation_max_chars), call="delta")
         self.update_history.append({"step": step, "status": status, "audit_mode": mode if self.consistency else None})
         record = {"step": step, "frontier_episode": self.frontier_episode, "frontier": before.frontier, "action": action,
-                  "observation": obs, "done": False, "success": None, "task_score": None, "progress": None,
+                  "observation": obs, "done": done, "success": success, "task_score": None, "progress": None,
                   "scoring_method": None, "score": None, "affected_record_ids": [], "reason": None}
         if frontier_changed(before.frontier, committed.frontier):
             self.frontier_episode += 1
         self.belief = committed
         self._commit_bookkeeping(step)
         self.transitions.append(record)
-        label = await self._progress(step, before, action, obs)
+        label = await self._progress(step, before, action, obs, success=bool(done and success))
         if label is not None:
             record.update(label)
-            if self.cfg.trapping.enabled:
+            if self.cfg.trapping.enabled and not done:
                 self._update_health()
-        await self._refresh_text()
+        if not done:  # upstream: no Belief Text after the episode is done (nothing reads it)
+            await self._refresh_text()
         self.log.update(update=self.update_history[-1], transition=record)
         self.log.setdefault("actions", []).append({k: self.log[k] for k in ("update", "transition", "audit", "re_audit", "health", "recovery_started") if k in self.log})
 
-    async def _progress(self, step: int, before: Belief, action: str, obs: str) -> dict[str, Any] | None:
+    async def _progress(self, step: int, before: Belief, action: str, obs: str, *, success: bool = False) -> dict[str, Any] | None:
         s = self.cfg.sentinel
         if not (s.enabled and s.progress_enabled):
             return None
         if self.cfg.task_mode == "diagnostic":
             return diagnostic_progress(before.world, self.belief.world, self.cfg.diagnostic_progress_threshold)
+        if success:  # upstream `execution_task_success`: the environment's success is authoritative
+            return {"progress": 1, "score": 1.0, "affected_record_ids": [], "reason": TASK_SUCCESS_REASON,
+                    "scoring_method": "execution_task_success"}
         label, errors = await execution_progress(self.backbone, self.progress_protocol, step=step, frontier=before.frontier,
                                                  action=action, observation=obs, before=before, after=self.belief, cfg=s,
                                                  sampling=self.cfg.sampling.get("sentinel"), health=self._health_view())
@@ -302,8 +311,18 @@ class PoS(SingleCallMethod):
         self.final_log: dict[str, Any] = {}
         if self.belief is not None and self.pending and not outcome.final_observation.is_empty:
             self.log = {"protocol_errors": []}
-            for (step, action, thought), text in zip(self.pending, split_observation(outcome.final_observation, len(self.pending))):
-                await self._after_action(step, action, thought, text)
+            done = not outcome.truncated
+            try:
+                for (step, action, thought), text in zip(self.pending, split_observation(outcome.final_observation, len(self.pending))):
+                    await self._after_action(step, action, thought, text, done=done, success=outcome.success)
+            except (ContextFailure, BackboneError) as e:
+                # upstream `_record_terminal_context_error`: a context failure on the step that ended the
+                # case is recorded without changing the benchmark's authoritative result; before the end
+                # (a truncated request) it stays a case error, as upstream raises it
+                if not done or getattr(e, "fatal", False):
+                    raise
+                self.terminal_context_errors.append({"step": step, "phase": "update", "error_type": type(e).__name__, "error": str(e)})
+                self.log["terminal_context_error"] = self.terminal_context_errors[-1]
             self.final_log = dict(self.log)
         self.pending = []
         self._finish_recovery("task_terminal")
@@ -331,4 +350,5 @@ class PoS(SingleCallMethod):
     def export(self) -> dict[str, Any]:
         """Per-request bookkeeping (belief_update_history, transitions, recoveries, pending issues)."""
         return {"belief_update_history": self.update_history, "transitions": self.transitions, "snapshots": self.snapshots,
-                "recoveries": self.recoveries, "pending_issues": self.pending_issues, "raw_trajectory": self.raw}
+                "recoveries": self.recoveries, "pending_issues": self.pending_issues, "raw_trajectory": self.raw,
+                "terminal_context_errors": self.terminal_context_errors}

@@ -98,6 +98,13 @@ class BackboneError(Exception):
         self.context_overflow = context_overflow
 
 
+class CaseError(RuntimeError):
+    """The method cannot continue the case because of what the model wrote (e.g. PoS's belief
+    model gave no buildable belief after its re-asks). Recorded as a harness error; a resumed
+    sweep reruns the case with fresh samples (`runner.case_error_resamples`), as upstream PoS
+    reruns a failed case, instead of replaying the cached replies that caused it."""
+
+
 class Backbone(ABC):
     """A chat model. Every call names its role so tokens can be split by role."""
 
@@ -271,6 +278,7 @@ class RequestOutcome(BaseModel):
     final_response: str | None = None
     steps: int = 0
     truncated: bool = Field(False, description="step budget reached before a final response")
+    success: bool | None = Field(None, description="the environment's authoritative success signal at the request's end (ALFWorld `won`), where it has one before scoring")
     memory_text: str = ""
     memory_chunks: list[str] = Field(default_factory=list, description="extra chunks (e.g. shopping per-turn)")
     feedback: str | None = Field(None, description="feedback the benchmark shows every method (none by default)")

@@ -148,7 +148,8 @@ class AlfworldEnv(Environment):
         assert self.request is not None
         result = "completed" if self.won else "not completed"
         memory = f"{self.request.text}\nResult: task {result} after {self.actions} actions."
-        return RequestOutcome(request=self.request, final_response=None, steps=steps, truncated=truncated, memory_text=memory)
+        return RequestOutcome(request=self.request, final_response=None, steps=steps, truncated=truncated, memory_text=memory,
+                              success=self.won)
 
     async def score_task(self) -> dict[str, Any]:
         if self._game is not None:

@@ -88,6 +88,21 @@ def test_quote_from_another_step_is_not_an_issue():
     assert run_two_steps(bb).step_log()["update"]["status"] == "validated"
 
 
+def test_lenient_sentinel_reply_validates_the_update():
+    """An extra top-level key and a string evidence_step: upstream discards the issue as ungrounded
+    (its step lookup finds nothing) and validates the candidate; the update is not rejected."""
+    reply = issue("The drawer 1 is open") | {"verdict": "one issue"}
+    reply["issues"][0]["evidence_step"] = "0"
+    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED])],
+                        "pos-audit": [{"issues": [], "note": "init looks fine"}, reply]})
+    m = run_two_steps(bb)
+    log = m.step_log()
+    assert log["update"]["status"] == "validated" and log["audit"]["verdict"] == "clean"
+    assert "not an integer trajectory step" in log["audit"]["discarded"][0]["why"]
+    assert set(m.belief.world.states) == {"s1", "s2"} and not log["protocol_errors"]
+    assert len(bb.payloads("pos-delta")) == 1  # no repair: the issue did not count
+
+
 def test_issue_that_survives_repair_is_rejected_and_old_belief_kept():
     bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED]), delta([OPEN, CLOSED])],
                         "pos-audit": [{"issues": []}, issue("The drawer 1 is open"), issue("the drawer 1 is open")]})
