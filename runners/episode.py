@@ -25,11 +25,8 @@ from pydantic import BaseModel, Field
 from runners.api import (
     Backbone,
     BackboneError,
-<<<<<<< HEAD
-    CaseError,
-=======
     Benchmark,
->>>>>>> main
+    CaseError,
     Completion,
     Decision,
     Environment,

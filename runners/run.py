@@ -109,6 +109,9 @@ class Resampled(Backbone):
     async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
         return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt + self.n * RESAMPLE_STRIDE, **sampling)
 
+    def bind(self, scope):  # the scripted backbone answers from the episode's oracle: keep that, resampled
+        return Resampled(self.inner.bind(scope), self.n)
+
     async def aclose(self) -> None:
         return None  # the inner backbone is shared; the pool closes it
 
@@ -241,25 +244,15 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
             async with sem:
                 if stop.is_set():
                     return
-<<<<<<< HEAD
-                sink: list[CallLog] = []
                 resample = min(case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
 
                 def episode_backbone(bcfg: BackboneCfg) -> Backbone:
                     b = pool.for_episode(bcfg, trial, cfg.runner.seed)
                     return Resampled(b, resample) if resample else b
 
-                agent = RecordingBackbone(episode_backbone(cfg.backbone), sink)
-                backbones = {"agent": agent, "tool": agent}
-                for role in ("judge", "user_sim"):
-                    rc = getattr(cfg.roles, role)
-                    backbones[role] = RecordingBackbone(episode_backbone(rc), sink) if rc else agent
-                ctx = EpisodeContext(trial=trial, seed=cfg.runner.seed + trial, backbones=backbones)
-=======
-                ep = Episode(pool.for_episode(cfg.backbone, trial, cfg.runner.seed),
-                             **{role: pool.for_episode(rc, trial, cfg.runner.seed) for role, rc in cfg.roles.items() if rc is not None},
+                ep = Episode(episode_backbone(cfg.backbone),
+                             **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
                              cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial)
->>>>>>> main
                 try:
                     env = ep.make_env(bench, task)
                     method = method_cls(backbone=ep.agent, **cfg.method.params)
@@ -267,12 +260,8 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                     rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ep.seed, status="harness_error",
                                         error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
                 else:
-<<<<<<< HEAD
-                    rec = await run_episode(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, env=env, method=method, sink=sink)
-                    rec.resample = resample
-=======
                     rec = await ep.run(env, method)
->>>>>>> main
+                    rec.resample = resample
                 store.append(rec)
                 report.calls += sum(rec.calls_by_role.values())
                 report.cache_hits += rec.cache_hits

@@ -16,7 +16,7 @@ from benchmarks.alfworld.env import AlfworldEnv
 from runners.api import Backbone, EpisodeContext, Message, Observation, Protocol, TaskSpec
 from runners.backbones.scripted import ScriptedBackbone
 from runners.config import import_target
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 from tests.alfworld.conftest import needs_engine
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,9 +26,13 @@ GAME = "pick_and_place_simple-AlarmClock-None-Desk-307/trial_T20190907_072303_14
 class Spy(Backbone):
     """The scripted backbone, recording each agent call's prompt next to the env's admissible list then."""
 
-    def __init__(self, env_box: list[Any]) -> None:
-        self.inner, self.env_box, self.seen = ScriptedBackbone(), env_box, []
+    def __init__(self, env_box: list[Any], inner: Backbone | None = None, seen: list | None = None) -> None:
+        self.inner, self.env_box = inner or ScriptedBackbone(), env_box
+        self.seen: list = seen if seen is not None else []
         self.name, self.model = self.inner.name, self.inner.model
+
+    def bind(self, scope):
+        return Spy(self.env_box, self.inner.bind(scope), self.seen)
 
     async def complete(self, messages: list[Message], *, role: str, protocol: Protocol | None = None, attempt: int = 0, **s: Any):
         if role == "agent":
@@ -45,13 +49,12 @@ def _play(alf_root: Path, method: str, steps: int = 3, **bench_over: Any) -> tup
     tasks = [t for t in bench.load_tasks() if t.task_id == GAME] or bench.load_tasks()[:1]
     mcfg = yaml.safe_load((REPO / f"conf/method/{method}.yaml").read_text())
     box: list[Any] = []
-    sink: list = []
     spy = Spy(box)
-    rb = RecordingBackbone(spy, sink)
-    env = bench.make_env(tasks[0], EpisodeContext(backbones={"agent": rb}))
+    ep = Episode(spy, cell=method, task_id=tasks[0].task_id)
+    env = ep.make_env(bench, tasks[0])
     box.append(env)
-    m = import_target(mcfg["_target_"], "method")(backbone=rb, **mcfg.get("params", {}))
-    rec = asyncio.run(run_episode(cell=method, task_id=tasks[0].task_id, trial=0, seed=0, env=env, method=m, sink=sink))
+    m = import_target(mcfg["_target_"], "method")(backbone=ep.agent, **mcfg.get("params", {}))
+    rec = asyncio.run(ep.run(env, m))
     return rec, spy
 
 

@@ -14,7 +14,7 @@ from pos.method import PoS
 from pos.prompts import AUDIT_SYSTEM, BELIEF_TEXT_SYSTEM, DELTA_SYSTEM, INIT_SYSTEM, PROGRESS_SYSTEM
 from pos.protocols import AuditProtocol, BeliefTextProtocol, DeltaProtocol, InitProtocol, PolicyProtocol, ProgressProtocol
 from runners.backbones.openai import OpenAIBackbone, build_openai_backbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 from tests.fake_openai import FakeOpenAI
 from tests.pos.helpers import LoopEnv, act
 
@@ -42,9 +42,8 @@ def _run(params_over: dict[str, Any] | None = None) -> tuple[FakeOpenAI, Any]:
     with FakeOpenAI(responder=responder) as srv:
         backbone = build_openai_backbone(cfg, env={"QWEN_BASE_URL": srv.base_url, "QWEN_API_KEY": "k"})
         assert isinstance(backbone, OpenAIBackbone)
-        sink: list = []
-        rb = RecordingBackbone(backbone, sink)
-        rec = asyncio.run(run_episode(cell="pos", task_id="toy-1", trial=0, seed=0, env=LoopEnv(budget=3), method=PoS(rb, **mparams), sink=sink))
+        ep = Episode(backbone, cell="pos", task_id="toy-1")
+        rec = asyncio.run(ep.run(LoopEnv(budget=3), PoS(ep.agent, **mparams)))
         asyncio.run(backbone.aclose())
     return srv, rec
 

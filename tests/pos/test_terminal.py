@@ -8,7 +8,7 @@ from typing import Any
 
 from pos.method import PoS
 from runners.api import Decision, Environment, Message, Observation, Reply, Request, RequestOutcome, TaskView
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 from tests.pos.helpers import TASK, QueueBackbone, act
 
 
@@ -48,9 +48,8 @@ class WinEnv(Environment):
 
 
 def _run(bb: QueueBackbone, env: Environment, **params: Any):
-    sink: list = []
-    rb = RecordingBackbone(bb, sink)
-    return asyncio.run(run_episode(cell="pos", task_id="toy-1", trial=0, seed=0, env=env, method=PoS(rb, **params), sink=sink))
+    ep = Episode(bb, cell="pos", task_id="toy-1")
+    return asyncio.run(ep.run(env, PoS(ep.agent, **params)))
 
 
 def count(bb: QueueBackbone, pname: str) -> int:
