@@ -94,6 +94,7 @@ class RunnerCfg(_Strict):
     cache_path: str | None = Field(None, description="SQLite response cache; default <output_dir>/.cache/responses.sqlite")
     limit: int | None = Field(None, ge=1, description="run only the first N tasks (overrides benchmark.params.limit)")
     reference_method: str = "full_context"
+    case_error_resamples: int = Field(2, ge=0, description="reruns of a case that ended in a CaseError draw fresh samples (bypassing the cached replies) at most this many times; later reruns replay the last generation")
 
 
 class ExperimentCfg(_Strict):

@@ -26,6 +26,7 @@ from runners.api import (
     Backbone,
     BackboneError,
     Benchmark,
+    CaseError,
     Completion,
     Decision,
     Environment,
@@ -90,6 +91,8 @@ class EpisodeRecord(BaseModel):
     status: Status = "ok"
     error: str | None = None
     fatal: bool = Field(False, description="the error is a configuration problem (bad key, unknown model): the sweep stops")
+    case_error: bool = Field(False, description="the error is a CaseError (the model's output made the case unusable): a resumed sweep reruns it with fresh samples")
+    resample: int = Field(0, description="fresh-sample generation of this run of the case (0 = first run; n = n-th rerun after case errors)")
     requests: list[RequestRecord] = Field(default_factory=list)
     scores: dict[str, Any] = Field(default_factory=dict)
     usage_by_role: dict[str, Usage] = Field(default_factory=dict)
@@ -202,7 +205,7 @@ async def _run(ep: Episode, env: Environment, method: Method) -> EpisodeRecord:
             await method.begin_request(request)
             rr.begin_calls = _drain(sink)
             all_calls += rr.begin_calls
-            obs = Observation()
+            obs = Observation(actions=request.actions)  # O_{k,1} = ∅ (plus the valid actions, where the benchmark lists them)
             done = False
             t = 0
             while t < budget and not done:
@@ -236,6 +239,7 @@ async def _run(ep: Episode, env: Environment, method: Method) -> EpisodeRecord:
         all_calls += _drain(sink)
     except Exception as e:  # a harness/method/benchmark bug: never scored as an agent failure
         rec.status = "harness_error"
+        rec.case_error = isinstance(e, CaseError)
         rec.error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
         all_calls += _drain(sink)
     finally:

@@ -93,6 +93,44 @@ class BackbonePool:
             await b.aclose()
 
 
+RESAMPLE_STRIDE = 1_000_000
+"""Attempt offset per fresh-sample generation: far above any re-ask count within one episode."""
+
+
+class Resampled(Backbone):
+    """`inner` with every call's sample index moved to generation `n`: the response cache and the
+    scripted backbone then draw afresh, so a rerun of a case that ended in a CaseError does not
+    replay the replies that caused it (upstream PoS reruns such a case from scratch)."""
+
+    def __init__(self, inner: Backbone, n: int) -> None:
+        self.inner, self.n = inner, n
+        self.name, self.model = inner.name, inner.model
+
+    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+        return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt + self.n * RESAMPLE_STRIDE, **sampling)
+
+    def bind(self, scope):  # the scripted backbone answers from the episode's oracle: keep that, resampled
+        return Resampled(self.inner.bind(scope), self.n)
+
+    async def aclose(self) -> None:
+        return None  # the inner backbone is shared; the pool closes it
+
+
+def case_error_counts(cell_dir: Path) -> dict[tuple[str, int], int]:
+    """(task_id, trial) → how many earlier runs ended in a case error (from errors.jsonl)."""
+    from runners.store import ERRORS, read_jsonl
+
+    path = cell_dir / ERRORS
+    if not path.is_file():
+        return {}
+    counts: dict[tuple[str, int], int] = {}
+    for r in read_jsonl(path)[0]:
+        if r.get("case_error"):
+            key = (r["task_id"], int(r["trial"]))
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
 def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
     """The dumped config with `user:password@` cut out of every backbone's base_url."""
     from runners.backbones.openai import redact_url
@@ -194,6 +232,7 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
     report = CellReport(cell=cfg.cell_name)
     try:
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
+        case_errors = case_error_counts(store.dir)
         report.total = len(tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
         cp = progress.start_cell(cfg.cell_name, report.total, report.skipped)
@@ -205,8 +244,14 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
             async with sem:
                 if stop.is_set():
                     return
-                ep = Episode(pool.for_episode(cfg.backbone, trial, cfg.runner.seed),
-                             **{role: pool.for_episode(rc, trial, cfg.runner.seed) for role, rc in cfg.roles.items() if rc is not None},
+                resample = min(case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
+
+                def episode_backbone(bcfg: BackboneCfg) -> Backbone:
+                    b = pool.for_episode(bcfg, trial, cfg.runner.seed)
+                    return Resampled(b, resample) if resample else b
+
+                ep = Episode(episode_backbone(cfg.backbone),
+                             **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
                              cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial)
                 try:
                     env = ep.make_env(bench, task)
@@ -216,6 +261,7 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                                         error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
                 else:
                     rec = await ep.run(env, method)
+                    rec.resample = resample
                 store.append(rec)
                 report.calls += sum(rec.calls_by_role.values())
                 report.cache_hits += rec.cache_hits

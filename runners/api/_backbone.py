@@ -78,6 +78,13 @@ class BackboneError(Exception):
         self.context_overflow = context_overflow
 
 
+class CaseError(RuntimeError):
+    """The method cannot continue the case because of what the model wrote (e.g. PoS's belief
+    model gave no buildable belief after its re-asks). Recorded as a harness error; a resumed
+    sweep reruns the case with fresh samples (`runner.case_error_resamples`), as upstream PoS
+    reruns a failed case, instead of replaying the cached replies that caused it."""
+
+
 class Backbone(ABC):
     """A chat model. Every call names its role so tokens can be split by role."""
 

@@ -36,6 +36,7 @@ from runners.tokens import estimate_usage
 
 SHARD_CONNECTIONS = 16  # connections per HTTP client (see OpenAIBackbone._shards)
 RETRY_STATUS = frozenset({408, 409, 429})  # plus every 5xx
+TOKEN_LIMIT_KEYS = ("max_tokens", "max_completion_tokens")  # request-body names of the completion token limit
 # Not "billing": OpenAI's ordinary rate-limit 429 links to the billing page.
 _QUOTA_MARKERS = ("insufficient_quota", "quota exceeded", "quota_exceeded", "exceeded your current quota", "insufficient balance")
 _CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "context length", "too many tokens", "prompt is too long")
@@ -197,10 +198,26 @@ class OpenAIBackbone(Backbone):
     # -------------------------------------------------------------------- request parts
     def request_body(self, messages: list[Message], sampling: dict[str, Any]) -> dict[str, Any]:
         """The JSON body: model, messages, config sampling ← per-call sampling, then extra_body
-        (config ← per-call `extra_body=`)."""
-        call = dict(sampling)
+        (config ← per-call `extra_body=`). Per-call settings are how a method sends per-role
+        request fields (PoS: `response_format: {type: json_object}` for its JSON roles, a role's
+        token limit), exactly as upstream PoS sends each role's `max_tokens` and `extra_body`.
+
+        One token limit per request: a per-call `max_tokens` or `max_completion_tokens` replaces
+        the config's limit and is sent under the name the backbone config uses (DashScope-style
+        endpoints take `max_tokens`, OpenAI's newer models `max_completion_tokens`), so a method
+        config need not know which one its backbone's endpoint accepts."""
+        base, call = dict(self.sampling), dict(sampling)
         extra = {**self.extra_body, **(call.pop("extra_body", None) or {})}
-        return {"model": self.model, "messages": messages, **self.sampling, **call, **extra}
+        call_limits = [k for k in TOKEN_LIMIT_KEYS if k in call]
+        if call_limits:
+            value = call[call_limits[0]]
+            for k in call_limits:
+                call.pop(k)
+            config_limits = [k for k in TOKEN_LIMIT_KEYS if k in base]
+            for k in config_limits:
+                base.pop(k)
+            call[config_limits[0] if config_limits else call_limits[0]] = value
+        return {"model": self.model, "messages": messages, **base, **call, **extra}
 
     def _shards(self) -> list[list[Any]]:
         """This loop's HTTP clients as [client, in-flight] pairs. httpcore's pool bookkeeping is
