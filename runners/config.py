@@ -90,6 +90,7 @@ class RunnerCfg(_Strict):
     cache_path: str | None = Field(None, description="SQLite response cache; default <output_dir>/.cache/responses.sqlite")
     limit: int | None = Field(None, ge=1, description="run only the first N tasks (overrides benchmark.params.limit)")
     reference_method: str = "full_context"
+    transcripts: bool = Field(True, description="keep every call's messages and raw reply in <cell>/transcripts.sqlite")
 
 
 class ExperimentCfg(_Strict):

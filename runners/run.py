@@ -14,6 +14,7 @@ from runners.config import BackboneCfg, CellConfig, ConfigError, import_target
 from runners.episode import CallLog, EpisodeRecord, RecordingBackbone, run_episode
 from runners.progress import Progress
 from runners.store import CellStore
+from runners.transcripts import TranscriptStore
 
 
 class FatalRunError(RuntimeError):
@@ -180,6 +181,7 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
     endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
                  (("agent", cfg.backbone), ("judge", cfg.roles.judge), ("user_sim", cfg.roles.user_sim)) if b is not None and b.kind != "scripted"}
     store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints))
+    transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
     report = CellReport(cell=cfg.cell_name)
     try:
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
@@ -195,11 +197,12 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                 if stop.is_set():
                     return
                 sink: list[CallLog] = []
-                agent = RecordingBackbone(pool.for_episode(cfg.backbone, trial, cfg.runner.seed), sink)
+                keep = transcripts is not None
+                agent = RecordingBackbone(pool.for_episode(cfg.backbone, trial, cfg.runner.seed), sink, transcripts=keep)
                 backbones = {"agent": agent, "tool": agent}
                 for role in ("judge", "user_sim"):
                     rc = getattr(cfg.roles, role)
-                    backbones[role] = RecordingBackbone(pool.for_episode(rc, trial, cfg.runner.seed), sink) if rc else agent
+                    backbones[role] = RecordingBackbone(pool.for_episode(rc, trial, cfg.runner.seed), sink, transcripts=keep) if rc else agent
                 ctx = EpisodeContext(trial=trial, seed=cfg.runner.seed + trial, backbones=backbones)
                 try:
                     env = bench.make_env(task, ctx)
@@ -209,6 +212,8 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                                         error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
                 else:
                     rec = await run_episode(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, env=env, method=method, sink=sink)
+                if transcripts is not None:
+                    transcripts.put(rec)  # durable before the record line that references it
                 store.append(rec)
                 report.calls += sum(rec.calls_by_role.values())
                 report.cache_hits += rec.cache_hits
@@ -236,4 +241,6 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
             store.mark_done({"total": report.total, "ok": report.total})
         return report
     finally:
+        if transcripts is not None:
+            transcripts.close()
         store.close()
