@@ -137,12 +137,13 @@ class RecordingBackbone(Backbone):
         return attempt
 
     def _transcript(self, log: CallLog, messages: list[Message], sampling: dict[str, Any], c: Completion | None) -> CallLog:
+        role = log.role
         if self._encoder is None:
             return log
         enc, pending = self._encoder, Pending()
         call = dict(sampling)
         tools = call.pop("tools", None)
-        log.prompt = enc.messages(messages, pending)
+        log.prompt = enc.messages(messages, pending, role)
         log.n_messages = len(messages)
         log.tools = enc.blob(canonical(tools), pending) if tools else None
         log.sampling = clean_sampling({**self._config_sampling, **call})

@@ -11,14 +11,18 @@ beside its inline finish reason, usage, retries, cache hit, latency, attempt and
 
 Content addressing keeps this linear in the distinct text. Full Context resends its whole
 history each step (as a growing message list, or as one user message whose history section
-grows), so naive call records grow quadratically. A call's prompt is flattened into *pieces*: per
-message a header (its JSON without the text content) followed by the content's lines. Every
-distinct piece is stored once (`blobs`: blake2b-128 → zlib-compressed bytes). The piece list is
-stored as a *run* (`nodes`): the longest prefix it shares with an earlier prompt of the episode
-(`parent` node, `take` pieces of it) plus the hashes of its new pieces. A node's key is the hash
-chain of its whole piece list (h_i = H(h_{i-1}, piece_i)), so identical prompts share a node, and a
-prompt that repeats the previous one and adds text costs one row, 16 bytes per new piece and the
-new text. The call record references one hash.
+grows), so naive call records grow quadratically. Here:
+
+- every distinct message is stored once (`blobs`: blake2b-128 of its canonical JSON → bytes), so
+  a system prompt shared by every call of every episode of the cell is one row;
+- a new message that repeats the same-position message of the caller's previous prompt with a
+  changed middle (the growing history section) is stored as a *delta* of that message: the
+  number of lines kept from its start and end, plus the new lines, zlib-compressed (delta chains
+  are cut at `MAX_DELTA_DEPTH`, so a read applies a bounded number of deltas);
+- a message list is a *run* (`nodes`): the longest prefix it shares with an earlier prompt of the
+  episode (`parent`, `take` messages of its start), the hashes of its new messages, and how many
+  messages of the parent's end it repeats (`tail`). A node's key is the hash chain of its
+  whole message list (h_i = H(h_{i-1}, message_i)), so identical prompts share one node.
 
 Durability, like `episodes.jsonl`: the cell writes an episode's blobs and nodes in one SQLite
 transaction (synchronous=FULL, rollback journal) *before* appending its record line. A kill -9
@@ -46,7 +50,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 TRANSCRIPTS = "transcripts.sqlite"
 SCHEMA_VERSION = 1
-RAW, ZLIB = 0, 1
 # Sampling keys that could carry credentials are never recorded (the key lives in the backbone,
 # never in per-call sampling; this is a guard against a method passing headers through).
 _SECRET_KEYS = ("api_key", "authorization", "headers", "extra_headers", "password", "token_env", "api_key_env")
@@ -84,43 +87,46 @@ class Pending:
     __slots__ = ("blobs", "nodes")
 
     def __init__(self) -> None:
-        self.blobs: dict[str, bytes] = {}
-        self.nodes: dict[str, tuple[str, int, bytes]] = {}
+        self.blobs: dict[str, bytes | tuple[str, bytes]] = {}  # hash -> bytes, or (base hash, delta)
+        self.nodes: dict[str, tuple[str, int, bytes, int]] = {}
 
 
-HEADER, LINE = b"M", b"L"  # first byte of a prompt piece: message header / one line of its text
+RECENT = 16  # message lists of this many recent prompts are kept to find a shared tail
+MAX_DELTA_DEPTH = 32
+RAW, ZLIB, DELTA = 0, 1, 2  # blob codecs
 
 
-def pieces(messages: list[dict[str, Any]]) -> Iterator[bytes]:
-    """The prompt as stored: per message a header piece, then its text content's lines."""
-    for m in messages:
-        content = m.get("content")
-        if isinstance(content, str):
-            yield HEADER + canonical({"m": {k: v for k, v in m.items() if k != "content"}, "text": True})
-            for line in content.splitlines(keepends=True):
-                yield LINE + line.encode("utf-8", "surrogatepass")
-        else:
-            yield HEADER + canonical({"m": m})
+def split_message(m: dict[str, Any]) -> tuple[dict[str, Any], list[str]] | None:
+    """(the message without its text, the text's lines) for a text message, else None."""
+    content = m.get("content")
+    if not isinstance(content, str):
+        return None
+    return {k: v for k, v in m.items() if k != "content"}, content.splitlines(keepends=True)
 
 
-def assemble(parts: list[bytes]) -> list[dict[str, Any]]:
-    """Inverse of `pieces`."""
-    out: list[dict[str, Any]] = []
-    text: list[str] | None = None
-    for p in parts:
-        if p[:1] == HEADER:
-            if text is not None:
-                out[-1]["content"] = "".join(text)
-            h = json.loads(p[1:])
-            out.append(dict(h["m"]))
-            text = [] if h.get("text") else None
-        else:
-            if text is None:
-                raise TranscriptError("a text line without a text message header (damaged transcript)")
-            text.append(p[1:].decode("utf-8", "surrogatepass"))
-    if text is not None and out:
-        out[-1]["content"] = "".join(text)
-    return out
+def make_delta(base: dict[str, Any], new: dict[str, Any]) -> bytes | None:
+    """`new` as lines kept from `base`'s start and end plus new lines, or None when not worth it."""
+    a, b = split_message(base), split_message(new)
+    if a is None or b is None:
+        return None
+    (_, al), (bhead, bl) = a, b
+    pre = 0
+    while pre < min(len(al), len(bl)) and al[pre] == bl[pre]:
+        pre += 1
+    suf = 0
+    while suf < min(len(al), len(bl)) - pre and al[-1 - suf] == bl[-1 - suf]:
+        suf += 1
+    middle = "".join(bl[pre:len(bl) - suf])
+    if len(middle) * 2 > len(new.get("content") or ""):
+        return None  # mostly new text: store it whole
+    return canonical({"m": bhead, "p": pre, "s": suf, "x": middle})
+
+
+def apply_delta(base: dict[str, Any], delta: bytes) -> dict[str, Any]:
+    d = json.loads(delta)
+    lines = str(base.get("content") or "").splitlines(keepends=True)
+    tail = lines[len(lines) - d["s"]:] if d["s"] else []
+    return {**d["m"], "content": "".join(lines[:d["p"]]) + d["x"] + "".join(tail)}
 
 
 class Encoder:
@@ -130,6 +136,9 @@ class Encoder:
     def __init__(self) -> None:
         self._seen: set[str] = set()
         self._runs: dict[str, tuple[str, int]] = {}  # prefix hash -> (node holding it, its length)
+        self._recent: dict[str, list[str]] = {}  # message hashes of the last RECENT nodes (for the shared tail)
+        self._last: dict[str, list[tuple[str, dict[str, Any]]]] = {}  # role -> previous prompt (delta bases)
+        self._depth: dict[str, int] = {}  # delta chain length of each delta-stored message
 
     def blob(self, data: bytes, pending: Pending) -> str:
         h = digest(data)
@@ -141,12 +150,29 @@ class Encoder:
     def text(self, text: str | None, pending: Pending) -> str | None:
         return None if text is None else self.blob(text.encode("utf-8", "surrogatepass"), pending)
 
-    def messages(self, messages: list[dict[str, Any]], pending: Pending) -> str:
+    def message(self, m: dict[str, Any], base: tuple[str, dict[str, Any]] | None, pending: Pending) -> str:
+        data = canonical(m)
+        h = digest(data)
+        if h in self._seen:
+            return h
+        self._seen.add(h)
+        if base is not None and m.get("role") == base[1].get("role") and self._depth.get(base[0], 0) < MAX_DELTA_DEPTH:
+            delta = make_delta(base[1], m)
+            if delta is not None:
+                pending.blobs[h] = (base[0], delta)
+                self._depth[h] = self._depth.get(base[0], 0) + 1
+                return h
+        pending.blobs[h] = data
+        return h
+
+    def messages(self, messages: list[dict[str, Any]], pending: Pending, role: str = "") -> str:
         """The node key of `messages` ("" for an empty list)."""
-        hs = [self.blob(p, pending) for p in pieces(messages)]
+        prev = self._last.get(role) or []
+        hs = [self.message(m, prev[i] if i < len(prev) else None, pending) for i, m in enumerate(messages)]
+        self._last[role] = list(zip(hs, messages))
         prefix = [""]
-        for ph in hs:
-            prefix.append(chain(prefix[-1], ph))
+        for mh in hs:
+            prefix.append(chain(prefix[-1], mh))
         head = prefix[-1]
         if not hs or self._runs.get(head, ("", -1))[0] == head:
             return head  # stored before as a node of its own
@@ -154,10 +180,18 @@ class Encoder:
         while keep > 0 and prefix[keep] not in self._runs:
             keep -= 1
         parent, take = self._runs[prefix[keep]] if keep else ("", 0)
-        pending.nodes[head] = (parent, take, b"".join(_b(h) for h in hs[keep:]))
+        tail = 0
+        before = self._recent.get(parent)
+        if before is not None:  # also share the end (a prompt that changed in the middle)
+            while tail < min(len(before) - take, len(hs) - keep) and before[-1 - tail] == hs[-1 - tail]:
+                tail += 1
+        pending.nodes[head] = (parent, take, b"".join(_b(h) for h in hs[keep:len(hs) - tail]), tail)
         for j in range(keep + 1, len(hs) + 1):
             self._runs.setdefault(prefix[j], (head, j))
         self._runs[head] = (head, len(hs))
+        self._recent[head] = hs
+        while len(self._recent) > RECENT:
+            del self._recent[next(iter(self._recent))]
         return head
 
 
@@ -218,8 +252,8 @@ class TranscriptStore:
             if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise sqlite3.DatabaseError("quick_check failed")
             db.executescript(
-                "CREATE TABLE IF NOT EXISTS blobs (h BLOB PRIMARY KEY, codec INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;"
-                "CREATE TABLE IF NOT EXISTS nodes (h BLOB PRIMARY KEY, parent BLOB NOT NULL, take INTEGER NOT NULL, pieces BLOB NOT NULL) WITHOUT ROWID;"
+                "CREATE TABLE IF NOT EXISTS blobs (h BLOB PRIMARY KEY, codec INTEGER NOT NULL, base BLOB NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;"
+                "CREATE TABLE IF NOT EXISTS nodes (h BLOB PRIMARY KEY, parent BLOB NOT NULL, take INTEGER NOT NULL, pieces BLOB NOT NULL, tail INTEGER NOT NULL) WITHOUT ROWID;"
                 "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);"
             )
             db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
@@ -231,8 +265,8 @@ class TranscriptStore:
     def put(self, rec: "EpisodeRecord") -> int:
         """Store the blobs and nodes `rec`'s calls introduced, durably, in one transaction.
         Call before the record line is appended. Returns the number of new rows offered."""
-        blobs: dict[str, bytes] = {}
-        nodes: dict[str, tuple[str, int, bytes]] = {}
+        blobs: dict[str, bytes | tuple[str, bytes]] = {}
+        nodes: dict[str, tuple[str, int, bytes, int]] = {}
         for c in episode_calls(rec):
             p = c.pending_transcript()
             if p is not None:
@@ -242,15 +276,18 @@ class TranscriptStore:
             return 0
         rows = []
         for h, data in blobs.items():
+            if isinstance(data, tuple):
+                rows.append((_b(h), DELTA, _b(data[0]), zlib.compress(data[1], 6)))
+                continue
             z = zlib.compress(data, 6)
-            rows.append((_b(h), ZLIB, z) if len(z) < len(data) else (_b(h), RAW, data))
+            rows.append((_b(h), ZLIB, b"", z) if len(z) < len(data) else (_b(h), RAW, b"", data))
         assert self._db is not None, "TranscriptStore.open() first"
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?)", rows)
-                self._db.executemany("INSERT OR IGNORE INTO nodes VALUES (?, ?, ?, ?)",
-                                     [(_b(h), _b(p), take, new) for h, (p, take, new) in nodes.items()])
+                self._db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", rows)
+                self._db.executemany("INSERT OR IGNORE INTO nodes VALUES (?, ?, ?, ?, ?)",
+                                     [(_b(h), _b(p), take, new, tail) for h, (p, take, new, tail) in nodes.items()])
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -273,8 +310,8 @@ class TranscriptReader:
         self.path = Path(cell_dir) / TRANSCRIPTS
         self._db: sqlite3.Connection | None = None
         self._blob_cache: dict[str, Any] = {}
-        self._node_cache: dict[str, tuple[str, int, list[str]]] = {}
-        self._piece_cache: dict[str, bytes] = {}
+        self._node_cache: dict[str, tuple[str, int, list[str], int]] = {}
+        self._bytes_cache: dict[str, bytes] = {}
 
     @property
     def exists(self) -> bool:
@@ -288,11 +325,33 @@ class TranscriptReader:
         return self._db
 
     def blob_bytes(self, h: str) -> bytes:
-        row = self._conn().execute("SELECT codec, data FROM blobs WHERE h = ?", (_b(h),)).fetchone()
-        if row is None:
-            raise TranscriptError(f"blob {h} is missing from {self.path}")
-        codec, data = row
-        return zlib.decompress(data) if codec == ZLIB else bytes(data)
+        """A blob's bytes (a delta-stored message rebuilt from its base chain)."""
+        if h in self._bytes_cache:
+            return self._bytes_cache[h]
+        deltas: list[bytes] = []
+        cur = h
+        while True:
+            row = self._conn().execute("SELECT codec, base, data FROM blobs WHERE h = ?", (_b(cur),)).fetchone()
+            if row is None:
+                raise TranscriptError(f"blob {cur} is missing from {self.path}")
+            codec, base, data = row
+            if codec != DELTA:
+                out = zlib.decompress(data) if codec == ZLIB else bytes(data)
+                break
+            deltas.append(zlib.decompress(data))
+            cur = bytes(base).hex()
+            if cur in self._bytes_cache:
+                out = self._bytes_cache[cur]
+                break
+        if deltas:
+            msg = json.loads(out)
+            for delta in reversed(deltas):
+                msg = apply_delta(msg, delta)
+            out = canonical(msg)
+        if len(self._bytes_cache) > 4096:
+            self._bytes_cache.clear()
+        self._bytes_cache[h] = out
+        return out
 
     def text(self, h: str | None) -> str | None:
         if h is None:
@@ -306,45 +365,39 @@ class TranscriptReader:
             self._blob_cache[h] = json.loads(self.blob_bytes(h))
         return self._blob_cache[h]
 
-    def node(self, h: str) -> tuple[str, int, list[str]]:
-        """(parent, pieces taken from the parent, own new piece hashes) of a prompt node."""
+    def node(self, h: str) -> tuple[str, int, list[str], int]:
+        """(parent, pieces kept from the parent's start, own new piece hashes, pieces kept from
+        the parent's end) of a prompt node."""
         node = self._node_cache.get(h)
         if node is None:
-            row = self._conn().execute("SELECT parent, take, pieces FROM nodes WHERE h = ?", (_b(h),)).fetchone()
+            row = self._conn().execute("SELECT parent, take, pieces, tail FROM nodes WHERE h = ?", (_b(h),)).fetchone()
             if row is None:
                 raise TranscriptError(f"prompt node {h} is missing from {self.path}")
             new = bytes(row[2])
-            node = self._node_cache[h] = (bytes(row[0]).hex(), int(row[1]), [new[i:i + 16].hex() for i in range(0, len(new), 16)])
+            node = self._node_cache[h] = (bytes(row[0]).hex(), int(row[1]), [new[i:i + 16].hex() for i in range(0, len(new), 16)], int(row[3]))
         return node
 
     def piece_hashes(self, head: str | None) -> list[str]:
         """The piece hashes of a prompt node, first piece first."""
-        path: list[tuple[int, list[str]]] = []
+        path: list[tuple[int, list[str], int]] = []
         h = head or ""
         while h:
-            parent, take, new = self.node(h)
-            path.append((take, new))
+            parent, take, new, tail = self.node(h)
+            path.append((take, new, tail))
             h = parent
         out: list[str] = []
-        for take, new in reversed(path):  # root first: keep `take` of what the parent chain built
-            del out[take:]
-            out += new
+        for take, new, tail in reversed(path):  # root first, each node edits what its parent built
+            out = out[:take] + new + (out[len(out) - tail:] if tail else [])
         return out
 
-    def piece(self, h: str) -> bytes:
-        data = self._piece_cache.get(h)
-        if data is None:
-            data = self._piece_cache[h] = self.blob_bytes(h)
-        return data
-
     def messages(self, head: str | None) -> list[dict[str, Any]]:
-        """The exact message list of a prompt chain head."""
-        return assemble([self.piece(p) for p in self.piece_hashes(head)])
+        """The exact message list of a prompt node."""
+        return [json.loads(self.blob_bytes(m)) for m in self.piece_hashes(head)]
 
     def all_blobs(self) -> Iterable[tuple[str, bytes]]:
-        """Every stored blob, decompressed (for audits such as the key-leak test)."""
-        for h, codec, data in self._conn().execute("SELECT h, codec, data FROM blobs"):
-            yield bytes(h).hex(), (zlib.decompress(data) if codec == ZLIB else bytes(data))
+        """Every stored blob's bytes, deltas rebuilt (for audits such as the key-leak test)."""
+        for (h,) in self._conn().execute("SELECT h FROM blobs").fetchall():
+            yield bytes(h).hex(), self.blob_bytes(bytes(h).hex())
 
     def stats(self) -> dict[str, int]:
         db = self._conn()

@@ -95,7 +95,7 @@ def test_growing_history_is_stored_once(tmp_path):
     reader = TranscriptReader(tmp_path)
     st = reader.stats()
     assert st["nodes"] == 40  # one run per call: the shared prefix by reference, the new pieces by hash
-    assert st["blobs"] == 3 + 1 + 40 + 39 + 40  # 3 role headers, system, observations, replies resent, raw replies
+    assert st["blobs"] == 1 + 40 + 39 + 40  # system, observations, replies resent as messages, raw replies
     last = rec.requests[0].steps[-1].calls[0]
     msgs = reader.messages(last.prompt)
     assert len(msgs) == last.n_messages == 80 and msgs[0]["content"] == "S" * 2000 and msgs[-1]["content"].startswith("observation 39")
@@ -130,7 +130,8 @@ def test_history_growing_inside_one_message_is_stored_once(tmp_path):
     assert reader.messages(sink[-1].prompt) == msgs
     distinct = len("rules\n" * 200) + sum(len(x) + 1 for x in lines)
     st = reader.stats()
-    assert st["blob_bytes_raw"] < 1.5 * distinct < sent / 10  # linear in the distinct text, not in what was sent
+    assert st["blob_bytes_stored"] < 1.5 * distinct < sent / 10  # linear in the distinct text, not in what was sent
+    assert st["blobs"] == 1 + 40 + 1  # system, 40 user messages (39 of them deltas of the one before), the reply
 
 
 def _rb(sink):
@@ -196,3 +197,12 @@ def test_old_records_without_transcripts_still_load(tmp_path):
     with pytest.raises(TranscriptError, match="no transcript recorded"):
         _ = ep.steps[0].calls[0].messages
     assert canonical({"b": 1, "a": "é"}) == '{"a":"é","b":1}'.encode()
+
+
+def test_storage_benchmark_meets_its_target():
+    """scripts/perf/transcripts.py on a short run: the transcript stays within 1.5× its distinct text."""
+    from scripts.perf.transcripts import measure
+
+    r = measure(12)
+    assert r["status"] == "ok" and r["steps"] == 12
+    assert r["logical"] <= 1.5 * r["distinct"] and r["naive"] > 3 * r["logical"]
