@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners.api import Backbone, Benchmark, EpisodeContext
+from runners.api import Backbone, Benchmark, method_tokens
 from runners.config import BackboneCfg, CellConfig, ConfigError, import_target
-from runners.episode import CallLog, EpisodeRecord, RecordingBackbone, run_episode
+from runners.episode import Episode, EpisodeRecord
 from runners.progress import Progress
 from runners.store import CellStore
 from runners.transcripts import TranscriptStore
@@ -64,9 +64,18 @@ class BackbonePool:
         """Build every backbone the cells use (agent and role backbones) before any episode runs,
         so a missing API key variable fails the sweep up front, not in the middle of a cell."""
         for c in cells:
-            for b in (c.backbone, c.roles.judge, c.roles.user_sim):
-                if b is not None:
+            self.get(c.backbone)
+            for role, b in c.roles.items():
+                if b is None:
+                    continue
+                try:
                     self.get(b)
+                except ConfigError as e:
+                    users = [r for r, o in c.roles.items() if o is not None and o.name == b.name]
+                    where = "; ".join(f"{r}: {c.roles.origin.get(r, '')}" for r in users)
+                    fix = " ".join(f"roles.{r}=agent" for r in users)
+                    raise ConfigError(f"{e} — it serves role(s) {', '.join(users)} of cell {c.cell_name} ({where}); "
+                                      f"set the variable, or run them on the agent's backbone with {fix}") from None
 
     def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0) -> Backbone:
         """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints."""
@@ -89,13 +98,14 @@ def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
     """The dumped config with `user:password@` cut out of every backbone's base_url."""
     from runners.backbones.openai import redact_url
 
-    for b in (config.get("backbone"), *(config.get("roles") or {}).values()):
+    for b in (config.get("backbone"), *((config.get("roles") or {}).get(r) for r in ("judge", "user_sim", "tool"))):
         if isinstance(b, dict) and b.get("base_url"):
             b["base_url"] = redact_url(b["base_url"])
     return config
 
 
-def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None) -> dict[str, Any]:
+def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None,
+                 method_cls: type | None = None) -> dict[str, Any]:
     """Everything needed to reproduce the cell, without secrets (key values never enter cfg).
     `endpoints`: role → the URL actually called (a `base_url_env` variable overrides the config's
     `base_url`, so the config alone does not say where requests went), credentials cut out."""
@@ -107,6 +117,7 @@ def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dic
         "scripted": cfg.scripted,
         "label": "SCRIPTED RUN (deterministic test backbone; not a model result)" if cfg.scripted else None,
         "benchmark_notes": bench.notes(),
+        "method_notes": method_cls.notes(cfg.method.params) if hasattr(method_cls, "notes") else {},
         "n_tasks": n_tasks,
         "trials": cfg.runner.trials,
         "seed": cfg.runner.seed,
@@ -179,9 +190,14 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
     prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
     cfg, bench, tasks, method_cls = prep.cfg, prep.bench, prep.tasks, prep.method_cls
     endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
+<<<<<<< HEAD
                  (("agent", cfg.backbone), ("judge", cfg.roles.judge), ("user_sim", cfg.roles.user_sim)) if b is not None and b.kind != "scripted"}
     store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints))
     transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
+=======
+                 (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
+    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints, method_cls))
+>>>>>>> main
     report = CellReport(cell=cfg.cell_name)
     try:
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
@@ -196,6 +212,7 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
             async with sem:
                 if stop.is_set():
                     return
+<<<<<<< HEAD
                 sink: list[CallLog] = []
                 keep = transcripts is not None
                 agent = RecordingBackbone(pool.for_episode(cfg.backbone, trial, cfg.runner.seed), sink, transcripts=keep)
@@ -204,16 +221,25 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                     rc = getattr(cfg.roles, role)
                     backbones[role] = RecordingBackbone(pool.for_episode(rc, trial, cfg.runner.seed), sink, transcripts=keep) if rc else agent
                 ctx = EpisodeContext(trial=trial, seed=cfg.runner.seed + trial, backbones=backbones)
+=======
+                ep = Episode(pool.for_episode(cfg.backbone, trial, cfg.runner.seed),
+                             **{role: pool.for_episode(rc, trial, cfg.runner.seed) for role, rc in cfg.roles.items() if rc is not None},
+                             cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial)
+>>>>>>> main
                 try:
-                    env = bench.make_env(task, ctx)
-                    method = method_cls(backbone=agent, **cfg.method.params)
+                    env = ep.make_env(bench, task)
+                    method = method_cls(backbone=ep.agent, **cfg.method.params)
                 except Exception as e:  # a benchmark/method bug for this task: record it, keep the other episodes going
-                    rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, status="harness_error",
+                    rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ep.seed, status="harness_error",
                                         error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
                 else:
+<<<<<<< HEAD
                     rec = await run_episode(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, env=env, method=method, sink=sink)
                 if transcripts is not None:
                     transcripts.put(rec)  # durable before the record line that references it
+=======
+                    rec = await ep.run(env, method)
+>>>>>>> main
                 store.append(rec)
                 report.calls += sum(rec.calls_by_role.values())
                 report.cache_hits += rec.cache_hits
@@ -223,8 +249,7 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                     if rec.fatal:
                         fatal.append(rec.error or "fatal backbone error")
                         stop.set()
-                method_tokens = sum(u.total for u in rec.usage_by_role.values())
-                progress.episode(cp, status=rec.status, tokens=method_tokens, calls=sum(rec.calls_by_role.values()),
+                progress.episode(cp, status=rec.status, tokens=method_tokens(rec.usage_by_role), calls=sum(rec.calls_by_role.values()),
                                  cache_hits=rec.cache_hits, task=task.task_id)
 
         running = [asyncio.ensure_future(one(t, trial)) for t, trial in todo]

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 import threading
 import zlib
@@ -96,12 +97,17 @@ MAX_DELTA_DEPTH = 32
 RAW, ZLIB, DELTA = 0, 1, 2  # blob codecs
 
 
+def lines(text: str) -> list[str]:
+    """`text` cut after each "\\n" (only: the viewer's JavaScript splits the same way)."""
+    return [x for x in re.split(r"(?<=\n)", text) if x]
+
+
 def split_message(m: dict[str, Any]) -> tuple[dict[str, Any], list[str]] | None:
     """(the message without its text, the text's lines) for a text message, else None."""
     content = m.get("content")
     if not isinstance(content, str):
         return None
-    return {k: v for k, v in m.items() if k != "content"}, content.splitlines(keepends=True)
+    return {k: v for k, v in m.items() if k != "content"}, lines(content)
 
 
 def make_delta(base: dict[str, Any], new: dict[str, Any]) -> bytes | None:
@@ -124,9 +130,9 @@ def make_delta(base: dict[str, Any], new: dict[str, Any]) -> bytes | None:
 
 def apply_delta(base: dict[str, Any], delta: bytes) -> dict[str, Any]:
     d = json.loads(delta)
-    lines = str(base.get("content") or "").splitlines(keepends=True)
-    tail = lines[len(lines) - d["s"]:] if d["s"] else []
-    return {**d["m"], "content": "".join(lines[:d["p"]]) + d["x"] + "".join(tail)}
+    old = lines(str(base.get("content") or ""))
+    tail = old[len(old) - d["s"]:] if d["s"] else []
+    return {**d["m"], "content": "".join(old[:d["p"]]) + d["x"] + "".join(tail)}
 
 
 class Encoder:
