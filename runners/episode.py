@@ -144,7 +144,6 @@ class RecordingBackbone(Backbone):
         used.add(attempt)
         return attempt
 
-<<<<<<< HEAD
     def _transcript(self, log: CallLog, messages: list[Message], sampling: dict[str, Any], c: Completion | None) -> CallLog:
         role = log.role
         if self._encoder is None:
@@ -162,12 +161,9 @@ class RecordingBackbone(Backbone):
         log._pending = pending
         return log
 
-    async def complete(self, messages: list[Message], *, role: str, protocol: Protocol | None = None, attempt: int = 0, **sampling: Any) -> Completion:
-=======
     async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0, **sampling: Any) -> Completion:
         if role not in ROLE_NAMES:  # a misspelt role would silently leave #Tok
             raise ValueError(f"unknown call role {role!r}; roles are {', '.join(ROLE_NAMES)}")
->>>>>>> main
         attempt = self.fresh_attempt(messages, role, attempt, sampling)
         t0 = time.perf_counter()
         try:
@@ -184,7 +180,6 @@ class RecordingBackbone(Backbone):
         return c
 
 
-<<<<<<< HEAD
 def _config_sampling(b: Any) -> dict[str, Any]:
     """The sampling settings a backbone (or the one it wraps) adds to every request."""
     for _ in range(4):
@@ -194,7 +189,8 @@ def _config_sampling(b: Any) -> dict[str, Any]:
         if b is None:
             break
     return {}
-=======
+
+
 ROLE_NAMES: tuple[str, ...] = get_args(Role)
 
 
@@ -204,14 +200,15 @@ class Episode:
     hand one to `attach`) so the scripted backbone answers from it, then `await run(env, method)`."""
 
     def __init__(self, agent: Backbone, *, judge: Backbone | None = None, user_sim: Backbone | None = None,
-                 tool: Backbone | None = None, cell: str = "", task_id: str = "", trial: int = 0, seed: int = 0) -> None:
+                 tool: Backbone | None = None, cell: str = "", task_id: str = "", trial: int = 0, seed: int = 0,
+                 transcripts: bool = True) -> None:
         self.cell, self.task_id, self.trial, self.seed = cell, task_id, trial, seed
         self.sink: list[CallLog] = []
         self.scope = EpisodeScope(key=f"{cell}/{task_id}/{trial}")
-        self.agent = RecordingBackbone(agent.bind(self.scope), self.sink)
+        self.agent = RecordingBackbone(agent.bind(self.scope), self.sink, transcripts=transcripts)
         backbones: dict[Role, Backbone] = {"agent": self.agent, "tool": self.agent}
         for role, b in (("judge", judge), ("user_sim", user_sim), ("tool", tool)):
-            backbones[role] = RecordingBackbone(b.bind(self.scope), self.sink) if b is not None else self.agent  # type: ignore[index]
+            backbones[role] = RecordingBackbone(b.bind(self.scope), self.sink, transcripts=transcripts) if b is not None else self.agent  # type: ignore[index]
         self.ctx = EpisodeContext(trial=trial, seed=seed, backbones=backbones)
 
     def attach(self, oracle: Oracle) -> None:
@@ -228,7 +225,6 @@ class Episode:
         if self.scope.oracle is None:
             self.attach(env)
         return await _run(self, env, method)
->>>>>>> main
 
 
 def _drain(sink: list[CallLog]) -> list[CallLog]:

@@ -190,14 +190,9 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
     prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
     cfg, bench, tasks, method_cls = prep.cfg, prep.bench, prep.tasks, prep.method_cls
     endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
-<<<<<<< HEAD
-                 (("agent", cfg.backbone), ("judge", cfg.roles.judge), ("user_sim", cfg.roles.user_sim)) if b is not None and b.kind != "scripted"}
-    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints))
-    transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
-=======
                  (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
     store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints, method_cls))
->>>>>>> main
+    transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
     report = CellReport(cell=cfg.cell_name)
     try:
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
@@ -212,20 +207,10 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
             async with sem:
                 if stop.is_set():
                     return
-<<<<<<< HEAD
-                sink: list[CallLog] = []
-                keep = transcripts is not None
-                agent = RecordingBackbone(pool.for_episode(cfg.backbone, trial, cfg.runner.seed), sink, transcripts=keep)
-                backbones = {"agent": agent, "tool": agent}
-                for role in ("judge", "user_sim"):
-                    rc = getattr(cfg.roles, role)
-                    backbones[role] = RecordingBackbone(pool.for_episode(rc, trial, cfg.runner.seed), sink, transcripts=keep) if rc else agent
-                ctx = EpisodeContext(trial=trial, seed=cfg.runner.seed + trial, backbones=backbones)
-=======
                 ep = Episode(pool.for_episode(cfg.backbone, trial, cfg.runner.seed),
                              **{role: pool.for_episode(rc, trial, cfg.runner.seed) for role, rc in cfg.roles.items() if rc is not None},
-                             cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial)
->>>>>>> main
+                             cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial,
+                             transcripts=transcripts is not None)
                 try:
                     env = ep.make_env(bench, task)
                     method = method_cls(backbone=ep.agent, **cfg.method.params)
@@ -233,13 +218,9 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                     rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ep.seed, status="harness_error",
                                         error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
                 else:
-<<<<<<< HEAD
-                    rec = await run_episode(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, env=env, method=method, sink=sink)
+                    rec = await ep.run(env, method)
                 if transcripts is not None:
                     transcripts.put(rec)  # durable before the record line that references it
-=======
-                    rec = await ep.run(env, method)
->>>>>>> main
                 store.append(rec)
                 report.calls += sum(rec.calls_by_role.values())
                 report.cache_hits += rec.cache_hits

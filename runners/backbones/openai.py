@@ -319,12 +319,8 @@ class OpenAIBackbone(Backbone):
         usage = map_usage(raw) or estimate_usage(messages, text + "".join(f"{c.name}{c.arguments}" for c in calls))
         return Completion(
             text=text, role=role, model=str(data.get("model") or self.model), finish_reason=choice.get("finish_reason"),
-<<<<<<< HEAD
-            usage=usage, raw_usage=raw, retries=retries, latency_s=latency,
-            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
-=======
             usage=usage, raw_usage=raw, retries=retries, latency_s=latency, tool_calls=calls,
->>>>>>> main
+            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
         )
 
     async def aclose(self) -> None:

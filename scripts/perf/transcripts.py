@@ -86,8 +86,7 @@ def _episode_text(ep: Any) -> tuple[int, int, set[str], int]:
 async def long_episodes(steps: int, root: Path, episodes: int) -> dict[str, Any]:
     from baselines.full_context import FullContext
     from benchmarks.tau.benchmark import TauBenchmark
-    from runners.api import EpisodeContext
-    from runners.episode import RecordingBackbone, run_episode
+    from runners.episode import Episode
     from runners.results import open_experiment
     from runners.transcripts import TranscriptStore
 
@@ -99,10 +98,8 @@ async def long_episodes(steps: int, root: Path, episodes: int) -> dict[str, Any]
     out: dict[str, Any] = {}
     with open(cell / "episodes.jsonl", "w") as f:
         for trial in range(episodes):
-            sink: list = []
-            rb = RecordingBackbone(LongAgent(steps, lookups(bench.data()), offset=11 * trial), sink)
-            env = bench.make_env(task, EpisodeContext(trial=trial, backbones={"agent": rb, "tool": rb, "judge": rb, "user_sim": rb}))
-            rec = await run_episode(cell="cell", task_id=task.task_id, trial=trial, seed=0, env=env, method=FullContext(rb), sink=sink)
+            ep = Episode(LongAgent(steps, lookups(bench.data()), offset=11 * trial), cell="cell", task_id=task.task_id, trial=trial)
+            rec = await ep.run(ep.make_env(bench, task), FullContext(ep.agent))
             store.put(rec)
             f.write(rec.model_dump_json() + "\n")
             f.flush()

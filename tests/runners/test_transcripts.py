@@ -34,7 +34,7 @@ def responder(body):
 
 ARGS = ("backbone=openai_compatible", "backbone.model=fake-model", "method=full_context", "benchmark=memoryarena_math",
         "benchmark.params.data_dir=fixtures", "backbone.timeout_s=5", "backbone.max_retries=0", "runner.cache=false",
-        "runner.concurrency=2", "experiment.name=tx")
+        "runner.concurrency=2", "experiment.name=tx", "roles.judge=agent", "roles.tool=agent")
 
 
 def test_exact_messages_and_raw_text_match_what_the_server_saw(tmp_path):
