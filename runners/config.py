@@ -95,6 +95,7 @@ class RunnerCfg(_Strict):
     limit: int | None = Field(None, ge=1, description="run only the first N tasks (overrides benchmark.params.limit)")
     reference_method: str = "full_context"
     case_error_resamples: int = Field(2, ge=0, description="reruns of a case that ended in a CaseError draw fresh samples (bypassing the cached replies) at most this many times; later reruns replay the last generation")
+    transcripts: bool = Field(True, description="keep every call's messages and raw reply in <cell>/transcripts.sqlite")
 
 
 class ExperimentCfg(_Strict):

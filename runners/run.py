@@ -14,6 +14,7 @@ from runners.config import BackboneCfg, CellConfig, ConfigError, import_target
 from runners.episode import Episode, EpisodeRecord
 from runners.progress import Progress
 from runners.store import CellStore
+from runners.transcripts import TranscriptStore
 
 
 class FatalRunError(RuntimeError):
@@ -229,6 +230,7 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
     endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
                  (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
     store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints, method_cls))
+    transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
     report = CellReport(cell=cfg.cell_name)
     try:
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
@@ -252,7 +254,8 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
 
                 ep = Episode(episode_backbone(cfg.backbone),
                              **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
-                             cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial)
+                             cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial,
+                             transcripts=transcripts is not None)
                 try:
                     env = ep.make_env(bench, task)
                     method = method_cls(backbone=ep.agent, **cfg.method.params)
@@ -262,6 +265,8 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                 else:
                     rec = await ep.run(env, method)
                     rec.resample = resample
+                if transcripts is not None:
+                    transcripts.put(rec)  # durable before the record line that references it
                 store.append(rec)
                 report.calls += sum(rec.calls_by_role.values())
                 report.cache_hits += rec.cache_hits
@@ -288,4 +293,6 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
             store.mark_done({"total": report.total, "ok": report.total})
         return report
     finally:
+        if transcripts is not None:
+            transcripts.close()
         store.close()

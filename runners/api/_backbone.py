@@ -55,6 +55,7 @@ class Completion(BaseModel):
     text: str
     role: str
     model: str
+    reasoning: str | None = Field(None, description="reasoning_content the endpoint sent beside the reply (kept in the transcript)")
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
     raw_usage: dict[str, Any] | None = Field(None, description="usage object exactly as the endpoint sent it")

@@ -330,12 +330,14 @@ class OpenAIBackbone(Backbone):
         choice = data["choices"][0]
         content = choice["message"].get("content")
         text = content if isinstance(content, str) else ""
+        reasoning = choice["message"].get("reasoning_content")
         raw = data.get("usage") if isinstance(data.get("usage"), dict) else None
         calls = native_tool_calls(choice["message"].get("tool_calls"))
         usage = map_usage(raw) or estimate_usage(messages, text + "".join(f"{c.name}{c.arguments}" for c in calls))
         return Completion(
             text=text, role=role, model=str(data.get("model") or self.model), finish_reason=choice.get("finish_reason"),
             usage=usage, raw_usage=raw, retries=retries, latency_s=latency, tool_calls=calls,
+            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
         )
 
     async def aclose(self) -> None:
