@@ -90,6 +90,14 @@ class RunnerCfg(_Strict):
     cache_path: str | None = Field(None, description="SQLite response cache; default <output_dir>/.cache/responses.sqlite")
     limit: int | None = Field(None, ge=1, description="run only the first N tasks (overrides benchmark.params.limit)")
     reference_method: str = "full_context"
+    fresh: bool = Field(False, description="re-run every cell from scratch, moving old results to <experiment>/.superseded/")
+
+    @field_validator("reference_method")
+    @classmethod
+    def _reference(cls, v: str) -> str:
+        if v not in available("method"):
+            raise ValueError(f"unknown reference method '{v}'; available: {', '.join(available('method'))}")
+        return v
 
 
 class ExperimentCfg(_Strict):

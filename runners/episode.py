@@ -92,6 +92,7 @@ class EpisodeRecord(BaseModel):
     started_at: str = ""
     wall_s: float = 0.0
     task_calls: list[CallLog] = Field(default_factory=list, description="calls made in Method.begin_task / end_task")
+    code: str | None = Field(None, description="code fingerprint of the run that produced it (runners.store.code_fingerprint)")
 
 
 class RecordingBackbone(Backbone):

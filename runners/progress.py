@@ -48,6 +48,10 @@ class Progress:
         self._emit(f"[cell] {name}: {total} episodes, {skipped} already finished, {total - skipped} to run")
         return cp
 
+    def note(self, line: str) -> None:
+        """A line for the user (plain: printed; rich: above the live table)."""
+        self._emit(line)
+
     def episode(self, cp: CellProgress, *, status: str, tokens: int, calls: int, cache_hits: int, task: str) -> None:
         cp.calls += calls
         cp.cache_hits += cache_hits

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from runners.api import Backbone, Benchmark, EpisodeContext
+from runners.backbones.openai import redact_secrets
 from runners.config import BackboneCfg, CellConfig, ConfigError, import_target
 from runners.episode import CallLog, EpisodeRecord, RecordingBackbone, run_episode
 from runners.progress import Progress
-from runners.store import CellStore
+from runners.store import CellStore, code_fingerprint
 
 
 class FatalRunError(RuntimeError):
@@ -66,17 +68,31 @@ class BackbonePool:
             for b in (c.backbone, c.roles.judge, c.roles.user_sim):
                 if b is not None:
                     self.get(b)
+        if self.cache_path is not None and any(b.kind != "scripted" for c in cells for b in (c.backbone, c.roles.judge, c.roles.user_sim) if b):
+            self.open_cache()
+
+    def open_cache(self) -> None:
+        """Open the response cache before any episode runs: an unreadable file is an error with the fix."""
+        if self.cache is not None or self.cache_path is None:
+            return
+        from runners.cache import ResponseCache
+
+        try:
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+            self.cache = ResponseCache(self.cache_path)
+        except Exception as e:  # sqlite3 / OS errors, or the cache's own RuntimeError naming the fix
+            raise FatalRunError(f"the response cache {self.cache_path} cannot be used ({type(e).__name__}: {e}). Fix: move the file "
+                                "away to start an empty cache, point runner.cache_path at another file, or set runner.cache=false") from None
 
     def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0) -> Backbone:
         """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints."""
         inner = self.get(cfg)
         if cfg.kind == "scripted" or self.cache_path is None:
             return inner
-        from runners.cache import CachedBackbone, ResponseCache
+        from runners.cache import CachedBackbone
 
         if self.cache is None:
-            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-            self.cache = ResponseCache(self.cache_path)
+            self.open_cache()
         return CachedBackbone(inner, self.cache, trial, seed)
 
     async def aclose(self) -> None:
@@ -94,7 +110,8 @@ def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None) -> dict[str, Any]:
+def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None,
+                 task_ids: list[str] | None = None) -> dict[str, Any]:
     """Everything needed to reproduce the cell, without secrets (key values never enter cfg).
     `endpoints`: role → the URL actually called (a `base_url_env` variable overrides the config's
     `base_url`, so the config alone does not say where requests went), credentials cut out."""
@@ -107,6 +124,7 @@ def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dic
         "label": "SCRIPTED RUN (deterministic test backbone; not a model result)" if cfg.scripted else None,
         "benchmark_notes": bench.notes(),
         "n_tasks": n_tasks,
+        "task_ids": list(task_ids) if task_ids is not None else None,  # what the tables count (with trials)
         "trials": cfg.runner.trials,
         "seed": cfg.runner.seed,
     }
@@ -174,14 +192,33 @@ def prepare_cell(cfg: CellConfig) -> PreparedCell:
     return PreparedCell(cfg, bench, tasks, probe_method(cfg))
 
 
+def _warn_store(store: CellStore, cell: str, code: str, progress: Progress) -> None:
+    """Say loudly what opening the cell found: a replaced damaged manifest, results moved aside by
+    `runner.fresh=true`, finished episodes produced by other code than this run's."""
+    for w in store.warnings:
+        print(f"warning: {w}", file=sys.stderr, flush=True)
+    if store.moved_to is not None:
+        progress.note(f"[cell] {cell}: runner.fresh=true: earlier results moved aside to {store.moved_to}")
+    other = {c: n for c, n in store.codes.items() if c != code}
+    if other:
+        was = ", ".join(f"{n} by {c}" for c, n in sorted(other.items()))
+        print(f"warning: {cell}: RESUMING UNDER DIFFERENT CODE: finished episodes were produced by different code ({was}); "
+              f"this run is {code}. They are kept and not re-run; the tables mark the cell [mixed code]. "
+              "To re-run the cell from scratch, add runner.fresh=true (old results are moved aside, not deleted).",
+              file=sys.stderr, flush=True)
+
+
 async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
     prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
     cfg, bench, tasks, method_cls = prep.cfg, prep.bench, prep.tasks, prep.method_cls
     endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
                  (("agent", cfg.backbone), ("judge", cfg.roles.judge), ("user_sim", cfg.roles.user_sim)) if b is not None and b.kind != "scripted"}
-    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints))
+    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints, [t.task_id for t in tasks]),
+                                                fresh=cfg.runner.fresh)
     report = CellReport(cell=cfg.cell_name)
+    code = code_fingerprint()
     try:
+        _warn_store(store, cfg.cell_name, code, progress)
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
         report.total = len(tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
@@ -209,6 +246,9 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                                         error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
                 else:
                     rec = await run_episode(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, env=env, method=method, sink=sink)
+                rec.code = code
+                if rec.error:
+                    rec.error = redact_secrets(rec.error)
                 store.append(rec)
                 report.calls += sum(rec.calls_by_role.values())
                 report.cache_hits += rec.cache_hits

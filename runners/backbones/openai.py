@@ -14,13 +14,23 @@ are ours and visible in the episode record.
   exceeds the context window is an episode-level failure (`fatal=False`, not retried), so one
   over-long Full Context episode does not stop a sweep (harness choice).
 - The API key is sent only in the Authorization header and is scrubbed from every message.
+- Credentials in `base_url` (`https://user:password@host/v1`, some proxies and gateways) are cut
+  out of the URL the client sees and handled explicitly: with no API key they are sent as HTTP
+  Basic auth (`auth: basic from URL` in the manifest's endpoints); together with an API key they
+  are a configuration error, because both would need the one Authorization header (the HTTP
+  library would otherwise send Basic auth instead of the Bearer key, silently).
+  `redact_secrets` removes every credential form (Bearer/Basic/token values, URL userinfo, the
+  key and password themselves, also base64- or URL-encoded) from error text before it is stored
+  or printed.
 """
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import os
 import random
+import re
 import time
 import urllib.parse
 import weakref
@@ -68,6 +78,41 @@ def redact_url(url: str) -> str:
         return urllib.parse.urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
     except ValueError:
         return "***"
+
+
+def split_url_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """(`url` without `user:password@`, (user, password) URL-decoded or None)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return url, None
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user, _, password = userinfo.partition(":")
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), (urllib.parse.unquote(user), urllib.parse.unquote(password))
+
+
+_AUTH_VALUE = re.compile(r"(?i)\b((?:proxy-)?authorization|x-api-key|api[-_]key)(\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(bearer|basic|token)\s+)?[^\s\"'\\,}\]]+")
+_SCHEME_VALUE = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}")
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*(?:\\)?:(?:\\)?//)[^/@\s\"'<>]+@")  # also Hydra's escaped `http\://`
+_OPENAI_KEY = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
+
+
+def redact_secrets(text: str, secrets: tuple[str, ...] | list[str] = ()) -> str:
+    """`text` with every credential form replaced by `***`: the given secret values (and their
+    base64 and URL-encoded forms), Authorization/api-key header values (Bearer, Basic, token),
+    `user:password@` in URLs and `sk-...` keys."""
+    if not text:
+        return text
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            for form in {secret, urllib.parse.quote(secret, safe=""), base64.b64encode(secret.encode()).decode().rstrip("=")}:
+                text = text.replace(form, "***")
+    text = _AUTH_VALUE.sub(lambda m: f"{m.group(1)}{m.group(2)}{(m.group(3) + ' ') if m.group(3) else ''}***", text)
+    text = _SCHEME_VALUE.sub(lambda m: f"{m.group(1)} ***", text)
+    text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}***@", text)
+    return _OPENAI_KEY.sub("sk-***", text)
 
 
 def retry_after_s(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -153,9 +198,19 @@ class OpenAIBackbone(Backbone):
         if max_inflight < 1 or max_retries < 0 or timeout_s <= 0 or backoff_cap_s < 0 or backoff_base_s < 0:
             raise ValueError(f"backbone '{name}': need max_inflight >= 1, max_retries >= 0, timeout_s > 0 and non-negative backoff")
         self.name, self.model = name, model
-        self.base_url = base_url.rstrip("/")
-        self.display_url = redact_url(self.base_url)  # what messages show: no credentials
+        self.display_url = redact_url(base_url.rstrip("/"))  # what messages show: no credentials
+        url, creds = split_url_credentials(base_url.rstrip("/"))
+        self.base_url = url  # what the HTTP client sees: never userinfo (it would turn it into Basic auth silently)
         self._key = api_key or ""
+        if creds and self._key and self._key != "EMPTY":
+            raise ValueError(f"backbone '{name}': base_url {self.display_url} carries user:password credentials and an API key "
+                             "is set; both would need the Authorization header. Fix: remove the credentials from the URL "
+                             "(the key goes in the variable named by `api_key_env`), or set `api_key_env: null` to send the "
+                             "URL's credentials as HTTP Basic auth")
+        self._basic = creds
+        self.auth = "basic (from base_url)" if creds else ("bearer" if self._key and self._key != "EMPTY" else "none")
+        self._secrets = tuple(x for x in (self._key if self._key != "EMPTY" else "", *(creds or ()),
+                                          f"{creds[0]}:{creds[1]}" if creds else "") if x)
         self.key_env: str | None = None  # name of the variable the key came from (for error messages)
         self.sampling = dict(sampling or {})
         self.extra_body = dict(extra_body or {})
@@ -182,9 +237,7 @@ class OpenAIBackbone(Backbone):
         loop = asyncio.get_running_loop()
         shards = self._clients.get(loop)
         if shards is None:
-            headers = {"Content-Type": "application/json"}
-            if self._key:
-                headers["Authorization"] = f"Bearer {self._key}"
+            headers = {"Content-Type": "application/json", **self.auth_headers()}
             n = -(-self.max_inflight // SHARD_CONNECTIONS)
             size = -(-self.max_inflight // n)
             limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
@@ -200,10 +253,18 @@ class OpenAIBackbone(Backbone):
         finally:
             shard[1] -= 1
 
+    def auth_headers(self) -> dict[str, str]:
+        """The Authorization header, chosen explicitly: Basic from the URL's credentials, else the
+        Bearer key (none for a keyless local endpoint that was given no key)."""
+        if self._basic:
+            token = base64.b64encode(f"{self._basic[0]}:{self._basic[1]}".encode()).decode()
+            return {"Authorization": f"Basic {token}"}
+        return {"Authorization": f"Bearer {self._key}"} if self._key else {}
+
     def _redact(self, text: str) -> str:
-        """`text` without the key or URL credentials (a transport error may quote the URL)."""
-        text = text.replace(self.base_url, self.display_url)
-        return text.replace(self._key, "***") if self._key else text
+        """`text` without the key, URL credentials or any Authorization value (a transport error
+        may quote the URL; an error body may echo the request's headers)."""
+        return redact_secrets(text, self._secrets)
 
     def backoff_s(self, n: int) -> float:
         """Full-jitter exponential backoff before retry n (0-based), capped at backoff_cap_s."""
