@@ -124,9 +124,9 @@ def summarize(cell_dir: Path) -> CellSummary:
 
 
 # Config parts that are not the cell's identity (runtime knobs), left out of readable names.
-_NOT_IDENTITY = {"runner", "experiment", "backbone.max_inflight", "backbone.timeout_s", "backbone.max_retries",
-                 "backbone.backoff_cap_s", "backbone.base_url_env", "backbone.api_key_env", "backbone.scripted.latency_s",
-                 "benchmark.params.limit", "method.name", "backbone.name", "benchmark.name"}
+_RUNTIME_BACKBONE = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "refused_window_s", "base_url_env", "api_key_env")
+_NOT_IDENTITY = {"runner", "experiment", "backbone.scripted.latency_s", "benchmark.params.limit", "method.name", "backbone.name",
+                 "benchmark.name", *(f"{b}.{k}" for b in ("backbone", "roles.judge", "roles.user_sim") for k in _RUNTIME_BACKBONE)}
 
 
 def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:

@@ -95,9 +95,64 @@ class BackbonePool:
             self.open_cache()
         return CachedBackbone(inner, self.cache, trial, seed)
 
+    def endpoints(self) -> dict[str, list[str]]:
+        """base_url (as the client sees it, no credentials) → names of the backbones that call it."""
+        out: dict[str, list[str]] = {}
+        for b in self._by_key.values():
+            if getattr(b, "base_url", None):
+                out.setdefault(b.base_url, []).append(b.name)
+        return out
+
+    def set_on_retry(self, callback) -> None:
+        """Report every backbone retry to `callback(url, error, wait_s, name)` (the live display)."""
+        for b in self._by_key.values():
+            if hasattr(b, "on_retry"):
+                b.on_retry = callback
+
     async def aclose(self) -> None:
         for b in self._by_key.values():
             await b.aclose()
+
+
+async def preflight(pool: BackbonePool, window_s: float) -> None:
+    """Before any episode: every endpoint must accept a TCP connection within `window_s` seconds
+    (retried every 0.25 s, all endpoints at once); otherwise a FatalRunError names each dead URL
+    and the fix. `window_s=0` skips the check."""
+    import time
+    import urllib.parse
+
+    from runners.backbones.openai import redact_url
+
+    if window_s <= 0:
+        return
+
+    async def check(url: str) -> str | None:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname or "localhost"
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        deadline = time.monotonic() + window_s
+        last = "no attempt"
+        while True:
+            try:
+                async with asyncio.timeout(max(0.1, min(2.0, deadline - time.monotonic()))):
+                    _, writer = await asyncio.open_connection(host, port)
+                writer.close()
+                return None
+            except ConnectionRefusedError:
+                last = "connection refused"
+            except (OSError, TimeoutError) as e:
+                last = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            if time.monotonic() + 0.25 > deadline:
+                return last
+            await asyncio.sleep(0.25)
+
+    urls = pool.endpoints()
+    results = await asyncio.gather(*(check(u) for u in urls))
+    dead = [(u, why) for u, why in zip(urls, results) if why]
+    if dead:
+        lines = "; ".join(f"{redact_url(u)} (backbone {', '.join(urls[u])}): {why} for {window_s:g}s" for u, why in dead)
+        raise FatalRunError(f"endpoint not reachable before the sweep started: {lines}. Nothing was run. Fix: start the server "
+                            "or correct `base_url` (or the variable named by `base_url_env`); runner.preflight_s sets the wait")
 
 
 def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:

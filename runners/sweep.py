@@ -73,7 +73,7 @@ def print_report(reports, wall: float, out=None) -> None:
 
 async def _run_all(cells, root: Path, display: str) -> list:
     from runners.progress import Progress
-    from runners.run import BackbonePool, prepare_cells, run_cell
+    from runners.run import BackbonePool, preflight, prepare_cells, run_cell
 
     first = cells[0]
     cache_path = None
@@ -84,7 +84,9 @@ async def _run_all(cells, root: Path, display: str) -> list:
     prepared = prepare_cells(cells)  # all data loads (and method params are checked) before any episode runs
     reports = []
     try:
+        await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
         with Progress(display) as progress:
+            pool.set_on_retry(progress.retry)
             for p in prepared:
                 reports.append(await run_cell(p, root, pool, progress))
     finally:

@@ -9,6 +9,11 @@ are ours and visible in the episode record.
   the server's `Retry-After` (seconds or HTTP date) when given, else full-jitter exponential
   backoff `uniform(0, min(cap, base * 2**n))`; every wait is capped at `backoff_cap_s` (harness
   choice: per-minute rate limits never ask for more than 60 s). Each retry is a `RetryEvent`.
+- Connection refused (nothing listens at `base_url`) is retried like other transport errors, but
+  once every connection has been refused for `refused_window_s` (default 10 s, no success in
+  between) the error is fatal and names the URL: a dead endpoint stops the sweep in seconds,
+  not after the full retry cycle of every episode. Each retry is reported to `on_retry` (the
+  live progress display).
 - Fail fast (`BackboneError(fatal=True)`) on 400/401/403/404/422 (and any other 4xx) and on
   quota exhaustion, with a message that names the fix. Exception: a 400 that says the prompt
   exceeds the context window is an episode-level failure (`fatal=False`, not retried), so one
@@ -167,10 +172,11 @@ def map_usage(raw: Any) -> Usage | None:
 class _Retry(Exception):
     """One failed attempt that may be retried; `wait_s` is the server's Retry-After if any."""
 
-    def __init__(self, error: str, wait_s: float | None = None) -> None:
+    def __init__(self, error: str, wait_s: float | None = None, refused: bool = False) -> None:
         super().__init__(error)
         self.error = error
         self.wait_s = wait_s
+        self.refused = refused  # no connection could be made (connection refused, host unreachable)
 
 
 class OpenAIBackbone(Backbone):
@@ -192,6 +198,7 @@ class OpenAIBackbone(Backbone):
         max_retries: int = 8,
         backoff_cap_s: float = 60,
         backoff_base_s: float = 1.0,
+        refused_window_s: float = 10.0,
     ) -> None:
         if not base_url:
             raise ValueError(f"backbone '{name}': base_url is empty; set `base_url` (or the variable named by `base_url_env`)")
@@ -216,6 +223,9 @@ class OpenAIBackbone(Backbone):
         self.extra_body = dict(extra_body or {})
         self.max_inflight, self.timeout_s, self.max_retries = max_inflight, timeout_s, max_retries
         self.backoff_cap_s, self.backoff_base_s = backoff_cap_s, backoff_base_s
+        self.refused_window_s = refused_window_s  # connection refused for this long (no success between) is fatal
+        self._refused_since: float | None = None
+        self.on_retry = None  # callable(url, error, wait_s, backbone name): the live progress display
         self._rng = random.Random()
         self._clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[list[Any]]]" = weakref.WeakKeyDictionary()
 
@@ -281,6 +291,8 @@ class OpenAIBackbone(Backbone):
                 latency = time.perf_counter() - t0
         except (TimeoutError, httpx.TimeoutException):
             raise _Retry(f"timeout after {self.timeout_s:g}s") from None
+        except httpx.ConnectError as e:  # nothing accepts connections there
+            raise _Retry(f"connection refused ({type(e).__name__}: {self._redact(str(e))[:200]})", refused=True) from None
         except httpx.TransportError as e:  # connection refused/reset, server closed without reply
             raise _Retry(f"{type(e).__name__}: {self._redact(str(e))[:200]}") from None
         status = resp.status_code
@@ -329,6 +341,15 @@ class OpenAIBackbone(Backbone):
                 e.retries = retries
                 raise
             except _Retry as r:
+                now = time.monotonic()
+                if r.refused:
+                    self._refused_since = self._refused_since or now
+                    if now - self._refused_since > self.refused_window_s:
+                        raise BackboneError(
+                            f"{self.display_url}/chat/completions (backbone '{self.name}') refused every connection for "
+                            f"{now - self._refused_since:.0f}s: the endpoint is down. Fix: start the server, or correct `base_url` "
+                            "(or the variable named by `base_url_env`); then run the same command again to resume",
+                            fatal=True, retries=retries) from None
                 if n == self.max_retries:  # retries holds one event per re-attempt made
                     raise BackboneError(
                         f"{r.error} from {self.display_url}/chat/completions (backbone '{self.name}', model '{self.model}') "
@@ -338,8 +359,11 @@ class OpenAIBackbone(Backbone):
                     ) from None
                 wait = min(self.backoff_cap_s, r.wait_s) if r.wait_s is not None else self.backoff_s(n)
                 retries.append(RetryEvent(attempt=n, error=r.error, wait_s=round(wait, 4)))
+                if self.on_retry is not None:
+                    self.on_retry(self.display_url, r.error, wait, self.name)
                 await asyncio.sleep(wait)
                 continue
+            self._refused_since = None
             return self._completion(data, messages, role, latency, retries)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -379,7 +403,8 @@ def build_openai_backbone(cfg: dict[str, Any], env: Mapping[str, str] = os.envir
                              f"(or set api_key_env: null for an endpoint without keys, e.g. a local vLLM)")
     else:
         key = cfg.get("api_key") or "EMPTY"
-    opts = {k: cfg[k] for k in ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "backoff_base_s") if cfg.get(k) is not None}
+    opts = {k: cfg[k] for k in ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "backoff_base_s", "refused_window_s")
+            if cfg.get(k) is not None}
     backbone = OpenAIBackbone(name=name, model=cfg["model"], base_url=base_url, api_key=key,
                               sampling=cfg.get("sampling") or {}, extra_body=cfg.get("extra_body") or {}, **opts)
     backbone.key_env = key_env
