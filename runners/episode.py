@@ -120,6 +120,7 @@ class EpisodeRecord(BaseModel):
     wall_s: float = 0.0
     task_calls: list[CallLog] = Field(default_factory=list, description="calls made in Method.begin_task / end_task")
     unfinished_calls: list[CallLog] = Field(default_factory=list, description="calls of the step an infra/harness error cut short")
+    code: str | None = Field(None, description="code fingerprint of the run that produced it (runners.store.code_fingerprint)")
 
 
 class RecordingBackbone(Backbone):
