@@ -7,8 +7,11 @@ from pydantic import Field
 
 from benchmarks.tau.data import DOMAINS, DataError, load_domain
 from benchmarks.tau.env import TauEnv
+from benchmarks.tau.judge import judge_prompts
 from benchmarks.tau.metrics import aggregate
-from runners.api import Benchmark, BenchmarkParams, EpisodeContext, Environment, TaskSpec
+from benchmarks.tau.upstream_tools import domain_tool_specs
+from runners.api import Benchmark, BenchmarkParams, EpisodeContext, Environment, TaskSpec, ToolSpec
+from runners.upstream import TextSources
 
 
 class TauParams(BenchmarkParams):
@@ -19,6 +22,8 @@ class TauParams(BenchmarkParams):
     data_dir: str | None = None
     verify_checksums: bool = True
     task_ids: list[str | int] | None = None
+    tool_schemas: Literal["upstream", "paraphrase"] = "upstream"
+    tool_hints: bool = False
     max_steps: int = 200
     max_errors: int = 10
     requests: Literal["dialogue", "user_turn"] = "dialogue"
@@ -46,6 +51,15 @@ class TauBenchmark(Benchmark):
                          limit=limit, task_ids=task_ids, **params)
         self.name, self.domain, self.split = name, domain, split
         self.data_dir, self.verify, self.limit, self.task_ids = data_dir, verify_checksums, limit, task_ids
+        self.sources = TextSources()
+        self._tools: list[ToolSpec] | None = None
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """The tool list every episode shows the agent (upstream's schemas, recorded in `sources`)."""
+        if self._tools is None:
+            self._tools = domain_tool_specs(self.domain, self.sources, hints=self.params["tool_hints"],
+                                            source=self.params["tool_schemas"])
+        return self._tools
 
     def data(self):
         return load_domain(self.domain, self.data_dir, self.verify)
@@ -63,7 +77,7 @@ class TauBenchmark(Benchmark):
         return specs[: self.limit] if self.limit else specs
 
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
-        return TauEnv(self.data(), task, ctx, self.params)
+        return TauEnv(self.data(), task, ctx, self.params, tools=self.tool_specs(), sources=self.sources)
 
     def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
         return aggregate(episodes, count_infra_as_failures=self.params["count_infra_errors_as_failures"],
@@ -71,6 +85,8 @@ class TauBenchmark(Benchmark):
 
     def notes(self) -> dict[str, Any]:
         d = self.data()
-        return {"data": d.provenance(), "domain": self.domain, "split": self.split,
+        self.tool_specs()
+        judge_prompts(self.sources)
+        return {"data": d.provenance(), "domain": self.domain, "split": self.split, "text_sources": self.sources.as_manifest(),
                 "flags": ["retail task 105 is practically unpassable (gold DB unchanged, NL assertion wants an exchange)"]
                 if self.domain == "retail" else []}

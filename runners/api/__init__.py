@@ -27,7 +27,7 @@ Data flow of one episode (FlowState Algorithm 1 shape, generalised):
         await method.end_request(outcome)
     scores = await env.score_task()
 """
-from runners.api._backbone import Backbone, BackboneError, Completion, Message, RetryEvent, Usage
+from runners.api._backbone import Backbone, BackboneError, CaseError, Completion, Message, RetryEvent, Usage
 from runners.api._benchmark import (
     Benchmark,
     BenchmarkParams,
@@ -53,12 +53,13 @@ from runners.api._task import (
     Scores,
     TaskView,
     ToolResult,
+    actions_json,
 )
 
 __all__ = [
     "BENCHMARK_ROLES", "DROPPED_MESSAGE", "METHOD_ROLES", "TASK_KINDS",
-    "Backbone", "BackboneError", "Benchmark", "BenchmarkParams", "Completion", "Decision", "Environment", "EpisodeContext", "EpisodeRow", "EpisodeScope",
-    "Message", "Method", "Metrics", "Observation", "Oracle", "Parsed", "Protocol", "ProtocolError", "Reply", "Request",
-    "RequestOutcome", "RetryEvent", "Role", "Scores", "TaskSpec", "TaskView", "ToolCall", "ToolResult", "ToolSpec", "Usage",
-    "check_params", "method_tokens", "params_model",
+    "Backbone", "BackboneError", "Benchmark", "BenchmarkParams", "CaseError", "Completion", "Decision", "Environment",
+    "EpisodeContext", "EpisodeRow", "EpisodeScope", "Message", "Method", "Metrics", "Observation", "Oracle", "Parsed",
+    "Protocol", "ProtocolError", "Reply", "Request", "RequestOutcome", "RetryEvent", "Role", "Scores", "TaskSpec",
+    "TaskView", "ToolCall", "ToolResult", "ToolSpec", "Usage", "actions_json", "check_params", "method_tokens", "params_model",
 ]
