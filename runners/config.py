@@ -182,6 +182,19 @@ class CellConfig(_Strict):
         return self.backbone.kind == "scripted"
 
 
+def group_config(group: str, name: str) -> dict[str, Any]:
+    """`conf/<group>/<name>.yaml` as Hydra composes it without the rest of the config: its
+    `defaults` (other configs of the same group, e.g. an ablation's `[pos, _self_]`) merged in order."""
+    from omegaconf import OmegaConf
+
+    raw = OmegaConf.load(CONF_DIR / group / f"{name}.yaml")
+    defaults = list(raw.pop("defaults", None) or ["_self_"])
+    if "_self_" not in defaults:
+        defaults.append("_self_")
+    parts = [raw if d == "_self_" else OmegaConf.create(group_config(group, str(d))) for d in defaults]
+    return OmegaConf.to_container(OmegaConf.merge(*parts), resolve=False)  # type: ignore[return-value]
+
+
 def import_target(path: str, what: str) -> type:
     mod, _, attr = path.rpartition(".")
     try:
