@@ -27,16 +27,19 @@ class SingleCallMethod(Method):
     async def ask(self, messages: list[Message], **sampling: Any) -> tuple[Parsed, str]:
         """Call the agent; re-sample (new cache key via `attempt`) while the output is unusable.
         Returns the last parse (possibly an empty decision) and the raw text."""
-        errors = []
+        errors, repairs = [], []
         parsed, text = Parsed(), ""
         for attempt in range(self.max_resamples + 1):
             c = await self.backbone.complete(messages, role="agent", protocol=self.protocol, attempt=attempt, **sampling)
             text = c.text
             parsed = self.protocol.parse(text)
             errors += [e.model_dump() for e in parsed.errors]
+            repairs += [{"attempt": attempt, **r} for r in parsed.repairs]
             if self.usable(parsed):
                 break
         self._log = {"protocol_errors": errors, "attempts": attempt + 1}
+        if repairs:
+            self._log["repairs"] = repairs
         if not self.usable(parsed):
             self._log["no_op"] = True
             parsed = parsed.model_copy(update={"decision": Decision()})

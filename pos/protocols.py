@@ -13,6 +13,7 @@ import re
 from typing import Any, Callable
 
 from kit.blocks import find_block, load_json, load_object
+from kit.reader import read
 from kit.react import REACT_PROTOCOL, ReactProtocol
 from runners.api import Decision, Parsed, Protocol, ProtocolError
 
@@ -72,19 +73,21 @@ class JsonProtocol(Protocol):
         return obj
 
     def parse(self, text: str) -> Parsed:
-        obj, errors = load_object(text)
+        r = read(text)
+        obj, errors = load_object(text, r)
+        seen = {"repairs": r.repair_dicts, "thinking": r.thinking}
         if obj is None:
-            return Parsed(errors=errors)
+            return Parsed(errors=errors, **seen)
         missing, extra = set(self.keys) - set(obj), set(obj) - set(self.keys)
         if missing or extra:
             errors.append(ProtocolError(kind="bad_field", detail=f"key set must be exactly {list(self.keys)}; missing {sorted(missing)}, unexpected {sorted(extra)}"))
-            return Parsed(blocks={"json": obj}, errors=errors)
+            return Parsed(blocks={"json": obj}, errors=errors, **seen)
         try:
             value = self.check(obj, errors)
         except Exception as e:  # parse stays total whatever the model wrote
             errors.append(ProtocolError(kind="bad_field", detail=f"{type(e).__name__}: {e}"))
             value = obj
-        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, errors=errors)
+        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, errors=errors, repairs=r.repair_dicts, thinking=r.thinking)
 
     def render(self, decision: Decision) -> str:
         if isinstance(decision.extras.get("json"), dict):
