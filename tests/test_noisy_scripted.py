@@ -5,7 +5,7 @@ import random
 import pytest
 
 from kit.react import ReactProtocol
-from runners.api import Decision
+from runners.api import Decision, EpisodeScope
 from runners.backbones.scripted import ScriptedBackbone
 
 
@@ -20,10 +20,8 @@ class _Oracle:
 
 
 async def _texts(backbone: ScriptedBackbone, n: int, attempt: int = 0) -> list[str]:
-    from runners.api import current_oracle
-
-    current_oracle.set(_Oracle())
-    return [(await backbone.complete([{"role": "user", "content": f"q{i}"}], role="agent", protocol=ReactProtocol(), attempt=attempt)).text
+    bound = backbone.bind(EpisodeScope(key="e", oracle=_Oracle()))
+    return [(await bound.complete([{"role": "user", "content": f"q{i}"}], role="agent", protocol=ReactProtocol(), attempt=attempt)).text
             for i in range(n)]
 
 

@@ -44,6 +44,9 @@ def request_text(background: str, question: str) -> str:
     return f"### BACKGROUND:\n{background.strip() or NO_BACKGROUND}\n\n### PROBLEM:\n{question.strip()}"
 
 
+KINDS = {"formal_reasoning_math": "formal_math", "formal_reasoning_phys": "formal_phys"}  # TaskView.kind per config
+
+
 class FormalEnv(Environment):
     def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any]) -> None:
         self.task, self.ctx, self.p = task, ctx, params
@@ -63,7 +66,7 @@ class FormalEnv(Environment):
     def view(self) -> TaskView:
         tools = [REASONING_TOOL] if self.p.get("reasoning_tool", True) else []
         return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=POLICY, tools=tools,
-                        num_requests=len(self.requests), initial_memory=["Initial result: Empty"])
+                        kind=KINDS.get(self.p.get("config", ""), "formal_math"), initial_memory=["Initial result: Empty"])
 
     def step_budget(self) -> int:
         # Upstream MathAgent: at most 3 tool iterations, then a final answer.

@@ -54,7 +54,7 @@ class ShoppingEnv(Environment):
 
     def view(self) -> TaskView:
         return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=POLICY, tools=list(TOOLS),
-                        num_requests=len(self.requests))
+                        kind="shopping")
 
     def step_budget(self) -> int:
         return int(self.p.get("max_steps", 20))  # task_specific.max_steps in every upstream config

@@ -68,7 +68,7 @@ class TravelEnv(Environment):
             # runs upstream see it only through memory (initial_memory below).
             policy += f"\n\nBase traveller {self.base['name']}'s request:\n{self.base['query']}\n\nTheir plan:\n{self.base_text}"
         return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=policy, tools=list(TOOL_SPECS),
-                        num_requests=len(self.requests), initial_memory=[self.base_record()])
+                        kind="travel", initial_memory=[self.base_record()])
 
     def step_budget(self) -> int:
         return int(self.p.get("max_steps", 30))

@@ -29,11 +29,11 @@ from typing import Any
 
 import yaml
 
-from runners.api import METHOD_ROLES, EpisodeContext
+from runners.api import METHOD_ROLES
 from runners.backbones.habits import HABITS
 from runners.backbones.scripted import ScriptedBackbone
 from runners.config import CONF_DIR, import_target
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 
 HERE = Path(__file__).parent
 METHODS = ("full_context", "flowstate", "pos", "bm25", "zipact", "hiagent")
@@ -68,12 +68,10 @@ async def run_cell(method: str, bench, tasks, perturb: str | None, rate: float) 
     backbone = ScriptedBackbone(perturb=perturb, perturb_rate=rate)
     records = []
     for t in tasks:
-        sink: list = []
-        agent = RecordingBackbone(backbone, sink)
-        env = bench.make_env(t, EpisodeContext(backbones={r: agent for r in ("agent", "tool", "judge", "user_sim")}))
-        meth = import_target(m["_target_"], "method")(backbone=agent, **(m.get("params") or {}))
-        rec = await run_episode(cell=f"{method}/{perturb}/{rate}", task_id=t.task_id, trial=0, seed=0, env=env, method=meth, sink=sink)
-        records.append(rec.model_dump(mode="json"))
+        ep = Episode(backbone, cell=f"{method}/{perturb}/{rate}", task_id=t.task_id)
+        env = ep.make_env(bench, t)
+        meth = import_target(m["_target_"], "method")(backbone=ep.agent, **(m.get("params") or {}))
+        records.append((await ep.run(env, meth)).model_dump(mode="json"))
     ok = [r for r in records if r["status"] == "ok"]
     metric = (getattr(bench, "table_metrics", None) or list(bench.metrics(ok)))[0]
     score = bench.metrics(ok).get(metric, 0.0) * len(ok) / len(records) if ok else 0.0  # errors count as failures here
