@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from runners.api._decision import ToolCall
 from runners.api._roles import Role
 
 if TYPE_CHECKING:
@@ -54,6 +55,7 @@ class Completion(BaseModel):
     text: str
     role: str
     model: str
+    reasoning: str | None = Field(None, description="reasoning_content the endpoint sent beside the reply (kept in the transcript)")
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
     raw_usage: dict[str, Any] | None = Field(None, description="usage object exactly as the endpoint sent it")
@@ -61,6 +63,7 @@ class Completion(BaseModel):
     retries: list[RetryEvent] = Field(default_factory=list)
     scripted: bool = Field(False, description="produced by the deterministic scripted backbone")
     latency_s: float = 0.0
+    tool_calls: list[ToolCall] = Field(default_factory=list, description="native function calls of the reply (only when the call passed `tools`)")
 
 
 class BackboneError(Exception):
@@ -74,6 +77,13 @@ class BackboneError(Exception):
         # The prompt exceeds the model's context window: a method that can shorten its context
         # (Full Context drops its oldest steps, baselines.md §1) may catch this and retry.
         self.context_overflow = context_overflow
+
+
+class CaseError(RuntimeError):
+    """The method cannot continue the case because of what the model wrote (e.g. PoS's belief
+    model gave no buildable belief after its re-asks). Recorded as a harness error; a resumed
+    sweep reruns the case with fresh samples (`runner.case_error_resamples`), as upstream PoS
+    reruns a failed case, instead of replaying the cached replies that caused it."""
 
 
 class Backbone(ABC):
@@ -94,7 +104,10 @@ class Backbone(ABC):
     ) -> Completion:
         """`protocol` lets the scripted backbone answer in the caller's format (real endpoints
         ignore it). `attempt` distinguishes deliberate re-samples of the same prompt in the
-        response cache."""
+        response cache. Native function calling: `tools=[ToolSpec.openai_schema(), ...]` among the
+        sampling keywords is sent as the request's `tools` field, and the model's calls come back
+        as `Completion.tool_calls` (messages may then carry assistant `tool_calls` and `tool`
+        messages in the OpenAI format)."""
 
     def bind(self, scope: "EpisodeScope") -> "Backbone":
         """The backbone one episode calls. Endpoints ignore the episode (the default returns

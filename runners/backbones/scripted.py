@@ -102,22 +102,23 @@ class ScriptedBackbone(Backbone):
             decision = Decision(message="")
         if role == "agent" and decision.message is not None and scope.request_id in self.wrong_requests:
             decision = decision.model_copy(update={"message": WRONG_ANSWER})
+        native = bool(sampling.get("tools")) and protocol is None  # native function calling: calls go in tool_calls
+        calls = [c if c.id else c.model_copy(update={"id": f"call_{i}"}) for i, c in enumerate(decision.tool_calls)] if native else []
         text = protocol.render(decision) if protocol is not None else (decision.message or "")
         rng = self._rng(scope.key, role, messages, attempt)
         draw = rng.random()
-        if draw < self.empty_rate:
-            text = ""
-        elif draw < self.empty_rate + self.malformed_rate:
-            text = MALFORMED
+        if draw < self.empty_rate + self.malformed_rate:
+            text, calls = ("" if draw < self.empty_rate else MALFORMED), []  # a faulty reply carries no native calls
         elif self.perturb is not None and rng.random() < self.perturb_rate:
             text = self.perturb(text, role=role, protocol=protocol.name if protocol is not None else None, rng=rng)
         return Completion(
             text=text,
             role=role,
             model=self.model,
-            finish_reason="stop",
-            usage=estimate_usage(messages, text),
+            finish_reason="tool_calls" if calls else "stop",
+            usage=estimate_usage(messages, text + "".join(f"{c.name}{c.arguments}" for c in calls)),
             scripted=True,
+            tool_calls=calls,
         )
 
 
