@@ -273,7 +273,7 @@ def _backslashes(s: str, reading: Reading | None, where: str, latex: bool) -> st
     return fixed
 
 
-def _parse(s: str, reading: Reading | None, where: str) -> Any:
+def _parse_raw(s: str, reading: Reading | None, where: str) -> Any:
     """Strict → non-strict → json_repair; raises _NoJson when nothing JSON-like is there."""
     try:
         return json.loads(s)
@@ -309,6 +309,33 @@ def _parse(s: str, reading: Reading | None, where: str) -> Any:
     if reading is not None:
         what = "; ".join(sorted({str(x.get("text", "")) for x in log if isinstance(x, dict)})) or first
         reading.note("json_repair", where, what)
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(value: Any) -> tuple[Any, int]:
+    """Lone surrogates (a JSON `\\ud800` escape decodes to one; UTF-8 cannot store it) → U+FFFD."""
+    if isinstance(value, str):
+        return _SURROGATE.subn("\ufffd", value)
+    if isinstance(value, dict):
+        out, n = {}, 0
+        for k, v in value.items():
+            (k2, a), (v2, b) = _clean(k), _clean(v)
+            out[k2], n = v2, n + a + b
+        return out, n
+    if isinstance(value, list):
+        pairs = [_clean(v) for v in value]
+        return [v for v, _ in pairs], sum(n for _, n in pairs)
+    return value, 0
+
+
+def _parse(s: str, reading: Reading | None, where: str) -> Any:
+    """`_parse_raw`, then invalid Unicode the JSON escapes produced replaced (and recorded)."""
+    value, n = _clean(_parse_raw(s, reading, where))
+    if n and reading is not None:
+        reading.note("invalid_unicode", where, f"{n} lone surrogate(s) replaced by U+FFFD")
     return value
 
 
