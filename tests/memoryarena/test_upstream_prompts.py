@@ -72,7 +72,7 @@ def test_offline_the_formal_benchmark_records_paraphrase(monkeypatch, tmp_path):
     assert "BACKGROUND" in env.view().policy
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     assert set(bench.notes()["text_sources"]["paraphrased"]) == {"policy", "reasoning_tool.spec", "reasoning_tool.system",
-                                                                 "reasoning_tool.user", "judge.system", "judge.user"}
+                                                                 "reasoning_tool.user", "judge.system", "judge.user", "final_call"}
 
 
 def test_travel_policy_request_and_base_context_are_upstreams():
