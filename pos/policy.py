@@ -10,6 +10,10 @@ from pos.world import Belief
 from runners.api import Decision, Message, TaskView, ToolCall, actions_json
 from kit.prompting import REACT_RULES, system_message, user_message
 
+POLICY_RULES = REACT_RULES.rsplit("\n- Reply in the output protocol", 1)[0] + \
+    "\n- Reply in the output protocol exactly: one JSON object, with no other text and no code fences."
+"""The ReAct rules with the reply-format line of PoS's policy (one JSON object, pos.protocols.PolicyProtocol)."""
+
 NO_OBSERVATION = "(no observation yet; the task is the goal's user_input)"
 FORCED_SUBMISSION = ("This is your last turn: no further investigation is possible. Submit your final answer now with the "
                      "task's submission tool (or as your final message), based on the evidence in your belief.")
@@ -82,5 +86,5 @@ def policy_messages(*, task: TaskView, protocol_text: str, observation: str, bel
         blocks.append(("available_actions", actions_json(actions)))
     if forced_submission:
         blocks.append(("forced_submission", FORCED_SUBMISSION))
-    return [system_message(instructions=REACT_RULES, policy=task.policy, tools=task.tools, output_protocol=protocol_text),
+    return [system_message(instructions=POLICY_RULES, policy=task.policy, tools=task.tools, output_protocol=protocol_text),
             user_message(blocks)]
