@@ -16,7 +16,7 @@ from kit.agent import SingleCallMethod
 from pos.config import PosConfig
 from pos.gaps import StableGapIdentityTracker, frontier_changed
 from pos.health import HealthReport, detect, verified_window
-from pos.policy import action_text, belief_text_input, describe, policy_messages
+from pos.policy import EXAMPLES, action_text, belief_text_input, describe, format_example, policy_messages
 from pos.projection import project_on_gap
 from pos.prompts import belief_text_messages
 from pos.protocols import AuditProtocol, BeliefTextProtocol, PolicyProtocol, ProgressProtocol
@@ -24,6 +24,7 @@ from pos.recovery import RecoveryDirective, build_directive
 from pos.sentinel import audit_scope, diagnostic_progress, evidence_items, execution_progress, run_audit
 from pos.updater import BeliefModel, ContextFailure
 from pos.world import Belief, World
+from runners.upstream import TextSources
 from runners.api import BackboneError, Decision, Observation, ProtocolError, Request, RequestOutcome, TaskView
 
 
@@ -54,6 +55,16 @@ class PoS(SingleCallMethod):
         self.audit_protocol, self.progress_protocol, self.text_protocol = AuditProtocol(), ProgressProtocol(), BeliefTextProtocol()
         self.carried_world: World | None = None
         self.earlier: list[dict[str, Any]] = []
+        self.sources = TextSources()
+
+    @classmethod
+    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Manifest facts: where each upstream text the policy prompt may carry comes from."""
+        sources = TextSources()
+        if PosConfig(**(params or {})).policy_format_example:
+            for kind in EXAMPLES:
+                format_example(kind, sources)
+        return {"text_sources": sources.as_manifest()}
 
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
@@ -288,7 +299,8 @@ class PoS(SingleCallMethod):
         last_turn = self.cfg.forced_submission and budget is not None and self.turn >= budget
         msgs = policy_messages(task=self.task, protocol_text=self.protocol.description(), observation=obs, belief=self.belief,
                                belief_text=self.belief_text, recovery=d.prompt_view(generic=self.cfg.recovery.mode == "generic") if active else None,
-                               forced_submission=last_turn, actions=self.actions)
+                               forced_submission=last_turn, actions=self.actions,
+                               example=format_example(self.task.kind, self.sources) if self.cfg.policy_format_example else None)
         parsed, _ = await self.ask(msgs, **self.cfg.sampling.get("agent", {}))
         self.log["policy"], self._log = self._log, {}
         decision, limit = parsed.decision, self.cfg.max_actions_per_turn
