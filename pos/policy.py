@@ -96,6 +96,8 @@ def policy_messages(*, task: TaskView, protocol_text: str, observation: str, bel
     ]
     if recovery is not None:
         blocks.append(("recovery_constraint", json.dumps(recovery, ensure_ascii=False)))
+    if task.workspace:  # upstream: "Runtime workspace: <path>" before the action schemas
+        blocks.append(("runtime_workspace", task.workspace))
     if actions is not None:
         blocks.append(("available_actions", actions_json(actions)))
     if forced_submission:
