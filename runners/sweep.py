@@ -225,17 +225,21 @@ def register_resolvers() -> None:
 
 
 def main() -> None:
-    import hydra
+    try:
+        import hydra
 
-    register_resolvers()
+        register_resolvers()
 
-    rc = {"code": 0}
+        rc = {"code": 0}
 
-    @hydra.main(version_base="1.3", config_path=CONF_PATH, config_name="config")
-    def _app(cfg) -> None:
-        rc["code"] = run(cfg)
+        @hydra.main(version_base="1.3", config_path=CONF_PATH, config_name="config")
+        def _app(cfg) -> None:
+            rc["code"] = run(cfg)
 
-    _app()
+        _app()
+    except KeyboardInterrupt:  # Ctrl-C while starting up or composing the config: nothing was run yet
+        print("\ninterrupted before any episode ran; run the same command again.", file=sys.stderr)
+        sys.exit(130)
     sys.exit(rc["code"])
 
 
