@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners.api import METHOD_ROLES
+from runners.api import method_tokens
 from runners.config import ConfigError, available, import_target
 from runners.report import delta, fmt, fmt_delta, paper_value, to_latex, to_markdown
 from runners.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, load_cell_checked
@@ -45,6 +45,7 @@ class CellSummary:
     metrics: dict[str, float | None]
     table_metrics: list[str]
     tokens_by_role: dict[str, int] = field(default_factory=dict)
+    paraphrased: list[str] = field(default_factory=list)
     extra_on_disk: int = 0  # finished records outside the manifest's tasks × trials (kept, not counted)
     set_aside: list[str] = field(default_factory=list)  # notes on records that could not be aggregated
     codes: dict[str, int] = field(default_factory=dict)  # code fingerprint -> counted episodes
@@ -60,9 +61,15 @@ class CellSummary:
         """Fewer finished episodes than tasks × trials (infra errors, an interrupted sweep)."""
         return self.n_episodes < self.n_tasks * self.trials
 
-    @property
-    def method_tokens(self) -> int:
-        return sum(v for r, v in self.tokens_by_role.items() if r in METHOD_ROLES)
+
+def paraphrased_prompts(manifest: dict[str, Any]) -> list[str]:
+    """Prompts of a cell that ran on the project's own wording instead of upstream's text (the
+    `text_sources` the benchmark and the method record in the manifest)."""
+    out = []
+    for part in ("benchmark_notes", "method_notes"):
+        ts = (manifest.get(part) or {}).get("text_sources") or {}
+        out += [f"{part.split('_')[0]}:{k}" for k in ts.get("paraphrased", [])]
+    return out
 
 
 def _wanted(manifest: dict[str, Any], records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -110,7 +117,7 @@ def summarize(cell_dir: Path) -> CellSummary:
     for e in episodes:
         for role, u in e.get("usage_by_role", {}).items():
             tokens[role] = tokens.get(role, 0) + int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
-    metrics["Tok"] = (sum(v for r, v in tokens.items() if r in METHOD_ROLES) / 1e6) if episodes else None
+    metrics["Tok"] = (method_tokens(tokens) / 1e6) if episodes else None
     codes: dict[str, int] = {}
     for e in episodes:
         codes[str(e.get("code") or "unrecorded")] = codes.get(str(e.get("code") or "unrecorded"), 0) + 1
@@ -120,7 +127,7 @@ def summarize(cell_dir: Path) -> CellSummary:
                        benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
                        n_tasks=int(manifest.get("n_tasks", 0)), trials=int(manifest.get("trials", 1)),
                        metrics=metrics, table_metrics=table + ["Tok"], tokens_by_role=tokens, extra_on_disk=extra,
-                       set_aside=notes, codes=codes, config=cfg, sweep=sweep)
+                       set_aside=notes, codes=codes, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest))
 
 
 # Config parts that are not the cell's identity (runtime knobs), left out of readable names.
@@ -215,9 +222,10 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
         vals = [by.get((method, backbone, b)) for b, _ in cols]
         scripted = any(c.scripted for c in cells if (c.method, c.backbone) == (method, backbone))
         partial = any(c.partial for c in cells if (c.method, c.backbone) == (method, backbone))
+        para = any(c.paraphrased for c in cells if (c.method, c.backbone) == (method, backbone))
         mixed = any(c.mixed_code for c in cells if (c.method, c.backbone) == (method, backbone))
-        rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else "") + (" [mixed code]" if mixed else ""),
-                     backbone] + [fmt(c.metrics.get(m) if c else None, m) for c, (_, m) in zip(vals, cols)])
+        rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else "") + (" [mixed code]" if mixed else "")
+                     + (" [paraphrased]" if para else ""), backbone] + [fmt(c.metrics.get(m) if c else None, m) for c, (_, m) in zip(vals, cols)])
         for c in (c for c in cells if (c.method, c.backbone) == (method, backbone)):
             for m, v in c.metrics.items():  # every metric, not only the table's columns
                 long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": m, "value": v,
@@ -351,6 +359,10 @@ def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str
     if any(c.partial for c in cells):
         md += ("\n\n[partial]: some episodes are missing (infra errors or an interrupted sweep; re-run the sweep to finish them). "
                "Rates cover the finished episodes only and Tok is a total, so its Δ is not comparable until the cell is complete.")
+    if any(c.paraphrased for c in cells):
+        md += ("\n\n[paraphrased]: some prompts ran on the project's own wording because the pinned upstream text was "
+               "unavailable (see each cell's manifest `text_sources`): " +
+               "; ".join(f"{c.cell}: {', '.join(c.paraphrased)}" for c in cells if c.paraphrased))
     counts = "\n\n" + "\n".join(f"- {c.cell}: {c.n_episodes}/{c.n_tasks * c.trials} episodes; tokens by role {c.tokens_by_role}" for c in cells)
     notes = _notes(root, cells, orphans)
     if notes:

@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners.api import Backbone, Benchmark, EpisodeContext
+from runners.api import Backbone, Benchmark, method_tokens
 from runners.backbones.openai import redact_secrets
 from runners.config import BackboneCfg, CellConfig, ConfigError, import_target
-from runners.episode import CallLog, EpisodeRecord, RecordingBackbone, run_episode
+from runners.episode import Episode, EpisodeRecord
 from runners.progress import Progress
 from runners.store import CellStore, code_fingerprint
+from runners.transcripts import TranscriptStore
 
 
 class FatalRunError(RuntimeError):
@@ -65,10 +66,19 @@ class BackbonePool:
         """Build every backbone the cells use (agent and role backbones) before any episode runs,
         so a missing API key variable fails the sweep up front, not in the middle of a cell."""
         for c in cells:
-            for b in (c.backbone, c.roles.judge, c.roles.user_sim):
-                if b is not None:
+            self.get(c.backbone)
+            for role, b in c.roles.items():
+                if b is None:
+                    continue
+                try:
                     self.get(b)
-        if self.cache_path is not None and any(b.kind != "scripted" for c in cells for b in (c.backbone, c.roles.judge, c.roles.user_sim) if b):
+                except ConfigError as e:
+                    users = [r for r, o in c.roles.items() if o is not None and o.name == b.name]
+                    where = "; ".join(f"{r}: {c.roles.origin.get(r, '')}" for r in users)
+                    fix = " ".join(f"roles.{r}=agent" for r in users)
+                    raise ConfigError(f"{e} — it serves role(s) {', '.join(users)} of cell {c.cell_name} ({where}); "
+                                      f"set the variable, or run them on the agent's backbone with {fix}") from None
+        if self.cache_path is not None and any(b.kind != "scripted" for c in cells for b in (c.backbone, *(r for _, r in c.roles.items())) if b):
             self.open_cache()
 
     def open_cache(self) -> None:
@@ -114,6 +124,42 @@ class BackbonePool:
             await b.aclose()
 
 
+RESAMPLE_STRIDE = 1_000_000
+"""Attempt offset per fresh-sample generation: far above any re-ask count within one episode."""
+
+
+class Resampled(Backbone):
+    """`inner` with every call's sample index moved to generation `n`: the response cache and the
+    scripted backbone then draw afresh, so a rerun of a case that ended in a CaseError does not
+    replay the replies that caused it (upstream PoS reruns such a case from scratch)."""
+
+    def __init__(self, inner: Backbone, n: int) -> None:
+        self.inner, self.n = inner, n
+        self.name, self.model = inner.name, inner.model
+
+    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+        return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt + self.n * RESAMPLE_STRIDE, **sampling)
+
+    def bind(self, scope):  # the scripted backbone answers from the episode's oracle: keep that, resampled
+        return Resampled(self.inner.bind(scope), self.n)
+
+    async def aclose(self) -> None:
+        return None  # the inner backbone is shared; the pool closes it
+
+
+def case_error_counts(cell_dir: Path) -> dict[tuple[str, int], int]:
+    """(task_id, trial) → how many earlier runs ended in a case error (from errors.jsonl)."""
+    from runners.store import ERRORS, read_jsonl
+
+    path = cell_dir / ERRORS
+    if not path.is_file():
+        return {}
+    counts: dict[tuple[str, int], int] = {}
+    for r in read_jsonl(path)[0]:
+        if r.get("case_error"):
+            key = (r["task_id"], int(r["trial"]))
+            counts[key] = counts.get(key, 0) + 1
+    return counts
 async def preflight(pool: BackbonePool, window_s: float) -> None:
     """Before any episode: every endpoint must accept a TCP connection within `window_s` seconds
     (retried every 0.25 s, all endpoints at once); otherwise a FatalRunError names each dead URL
@@ -159,14 +205,14 @@ def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
     """The dumped config with `user:password@` cut out of every backbone's base_url."""
     from runners.backbones.openai import redact_url
 
-    for b in (config.get("backbone"), *(config.get("roles") or {}).values()):
+    for b in (config.get("backbone"), *((config.get("roles") or {}).get(r) for r in ("judge", "user_sim", "tool"))):
         if isinstance(b, dict) and b.get("base_url"):
             b["base_url"] = redact_url(b["base_url"])
     return config
 
 
 def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None,
-                 task_ids: list[str] | None = None) -> dict[str, Any]:
+                 method_cls: type | None = None, task_ids: list[str] | None = None) -> dict[str, Any]:
     """Everything needed to reproduce the cell, without secrets (key values never enter cfg).
     `endpoints`: role → the URL actually called (a `base_url_env` variable overrides the config's
     `base_url`, so the config alone does not say where requests went), credentials cut out."""
@@ -178,6 +224,7 @@ def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dic
         "scripted": cfg.scripted,
         "label": "SCRIPTED RUN (deterministic test backbone; not a model result)" if cfg.scripted else None,
         "benchmark_notes": bench.notes(),
+        "method_notes": method_cls.notes(cfg.method.params) if hasattr(method_cls, "notes") else {},
         "n_tasks": n_tasks,
         "task_ids": list(task_ids) if task_ids is not None else None,  # what the tables count (with trials)
         "trials": cfg.runner.trials,
@@ -267,14 +314,16 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
     prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
     cfg, bench, tasks, method_cls = prep.cfg, prep.bench, prep.tasks, prep.method_cls
     endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
-                 (("agent", cfg.backbone), ("judge", cfg.roles.judge), ("user_sim", cfg.roles.user_sim)) if b is not None and b.kind != "scripted"}
-    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints, [t.task_id for t in tasks]),
+                 (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
+    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints, method_cls, [t.task_id for t in tasks]),
                                                 fresh=cfg.runner.fresh)
+    transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
     report = CellReport(cell=cfg.cell_name)
     code = code_fingerprint()
     try:
         _warn_store(store, cfg.cell_name, code, progress)
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
+        case_errors = case_error_counts(store.dir)
         report.total = len(tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
         cp = progress.start_cell(cfg.cell_name, report.total, report.skipped)
@@ -286,24 +335,30 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
             async with sem:
                 if stop.is_set():
                     return
-                sink: list[CallLog] = []
-                agent = RecordingBackbone(pool.for_episode(cfg.backbone, trial, cfg.runner.seed), sink)
-                backbones = {"agent": agent, "tool": agent}
-                for role in ("judge", "user_sim"):
-                    rc = getattr(cfg.roles, role)
-                    backbones[role] = RecordingBackbone(pool.for_episode(rc, trial, cfg.runner.seed), sink) if rc else agent
-                ctx = EpisodeContext(trial=trial, seed=cfg.runner.seed + trial, backbones=backbones)
+                resample = min(case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
+
+                def episode_backbone(bcfg: BackboneCfg) -> Backbone:
+                    b = pool.for_episode(bcfg, trial, cfg.runner.seed)
+                    return Resampled(b, resample) if resample else b
+
+                ep = Episode(episode_backbone(cfg.backbone),
+                             **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
+                             cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial,
+                             transcripts=transcripts is not None)
                 try:
-                    env = bench.make_env(task, ctx)
-                    method = method_cls(backbone=agent, **cfg.method.params)
+                    env = ep.make_env(bench, task)
+                    method = method_cls(backbone=ep.agent, **cfg.method.params)
                 except Exception as e:  # a benchmark/method bug for this task: record it, keep the other episodes going
-                    rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, status="harness_error",
+                    rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ep.seed, status="harness_error",
                                         error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
                 else:
-                    rec = await run_episode(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, env=env, method=method, sink=sink)
+                    rec = await ep.run(env, method)
+                    rec.resample = resample
                 rec.code = code
                 if rec.error:
                     rec.error = redact_secrets(rec.error)
+                if transcripts is not None:
+                    transcripts.put(rec)  # durable before the record line that references it
                 store.append(rec)
                 report.calls += sum(rec.calls_by_role.values())
                 report.cache_hits += rec.cache_hits
@@ -313,8 +368,7 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                     if rec.fatal:
                         fatal.append(rec.error or "fatal backbone error")
                         stop.set()
-                method_tokens = sum(u.total for u in rec.usage_by_role.values())
-                progress.episode(cp, status=rec.status, tokens=method_tokens, calls=sum(rec.calls_by_role.values()),
+                progress.episode(cp, status=rec.status, tokens=method_tokens(rec.usage_by_role), calls=sum(rec.calls_by_role.values()),
                                  cache_hits=rec.cache_hits, task=task.task_id)
 
         running = [asyncio.ensure_future(one(t, trial)) for t, trial in todo]
@@ -331,4 +385,6 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
             store.mark_done({"total": report.total, "ok": report.total})
         return report
     finally:
+        if transcripts is not None:
+            transcripts.close()
         store.close()

@@ -7,7 +7,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-NOTHING = "Nothing happens."
 THINK_OK = "OK."
 
 _NAMED_ARRIVAL = re.compile(r"^You arrive at [^.]+\. ")
@@ -26,6 +25,16 @@ def initial_observation(feedback: str) -> str:
     """ReAct's first observation: split the reset feedback on blank lines, drop the banner
     (`-= Welcome to TextWorld, ALFRED! =-`) and join the rest with single newlines."""
     return "\n".join(feedback.split("\n\n")[1:])
+
+
+TASK_MARKER = "Your task is to:"
+
+
+def task_sentence(observation: str) -> str | None:
+    """The task sentence of a reset observation: the text after `Your task is to:` (upstream PoS
+    adapter `_task_from_observation`), or None when the marker is absent."""
+    head, marker, rest = observation.partition(TASK_MARKER)
+    return rest.strip() or None if marker else None
 
 
 def clean_observation(observation: str, action: str, *, strip_named_arrival: bool = True, think_ok: bool = True) -> str:

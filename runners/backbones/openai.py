@@ -46,11 +46,12 @@ try:  # the project pins httpx; environments that ship the httpx2 fork (used by 
 except ImportError:  # pragma: no cover - depends on the environment
     import httpx2 as httpx  # type: ignore[no-redef]
 
-from runners.api import Backbone, BackboneError, Completion, Message, Protocol, RetryEvent, Usage
+from runners.api import Backbone, BackboneError, Completion, Message, Protocol, RetryEvent, ToolCall, Usage
 from runners.tokens import estimate_usage
 
 SHARD_CONNECTIONS = 16  # connections per HTTP client (see OpenAIBackbone._shards)
 RETRY_STATUS = frozenset({408, 409, 429})  # plus every 5xx
+TOKEN_LIMIT_KEYS = ("max_tokens", "max_completion_tokens")  # request-body names of the completion token limit
 # Not "billing": OpenAI's ordinary rate-limit 429 links to the billing page.
 _QUOTA_MARKERS = ("insufficient_quota", "quota exceeded", "quota_exceeded", "exceeded your current quota", "insufficient balance")
 _CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "context length", "too many tokens", "prompt is too long")
@@ -169,6 +170,33 @@ def map_usage(raw: Any) -> Usage | None:
     )
 
 
+UNPARSED_ARGUMENTS = "_unparsed_arguments"
+"""`ToolCall.arguments` key holding a native call's `arguments` string that is not a JSON object."""
+
+
+def native_tool_calls(raw: Any) -> list[ToolCall]:
+    """`choices[0].message.tool_calls` (OpenAI format) → ToolCalls. Arguments that are not a JSON
+    object are kept as `{UNPARSED_ARGUMENTS: <text>}` so the environment answers with an error."""
+    import json
+
+    out: list[ToolCall] = []
+    for i, tc in enumerate(raw if isinstance(raw, list) else []):
+        fn = tc.get("function") if isinstance(tc, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            continue
+        args = fn.get("arguments")
+        if isinstance(args, str):
+            try:
+                parsed = json.loads(args) if args.strip() else {}
+            except ValueError:
+                parsed = None
+            args = parsed if isinstance(parsed, dict) else {UNPARSED_ARGUMENTS: args}
+        elif not isinstance(args, dict):
+            args = {}
+        out.append(ToolCall(name=fn["name"], arguments=args, id=str(tc.get("id") or f"call_{i}")))
+    return out
+
+
 class _Retry(Exception):
     """One failed attempt that may be retried; `wait_s` is the server's Retry-After if any."""
 
@@ -235,10 +263,26 @@ class OpenAIBackbone(Backbone):
     # -------------------------------------------------------------------- request parts
     def request_body(self, messages: list[Message], sampling: dict[str, Any]) -> dict[str, Any]:
         """The JSON body: model, messages, config sampling ← per-call sampling, then extra_body
-        (config ← per-call `extra_body=`)."""
-        call = dict(sampling)
+        (config ← per-call `extra_body=`). Per-call settings are how a method sends per-role
+        request fields (PoS: `response_format: {type: json_object}` for its JSON roles, a role's
+        token limit), exactly as upstream PoS sends each role's `max_tokens` and `extra_body`.
+
+        One token limit per request: a per-call `max_tokens` or `max_completion_tokens` replaces
+        the config's limit and is sent under the name the backbone config uses (DashScope-style
+        endpoints take `max_tokens`, OpenAI's newer models `max_completion_tokens`), so a method
+        config need not know which one its backbone's endpoint accepts."""
+        base, call = dict(self.sampling), dict(sampling)
         extra = {**self.extra_body, **(call.pop("extra_body", None) or {})}
-        return {"model": self.model, "messages": messages, **self.sampling, **call, **extra}
+        call_limits = [k for k in TOKEN_LIMIT_KEYS if k in call]
+        if call_limits:
+            value = call[call_limits[0]]
+            for k in call_limits:
+                call.pop(k)
+            config_limits = [k for k in TOKEN_LIMIT_KEYS if k in base]
+            for k in config_limits:
+                base.pop(k)
+            call[config_limits[0] if config_limits else call_limits[0]] = value
+        return {"model": self.model, "messages": messages, **base, **call, **extra}
 
     def _shards(self) -> list[list[Any]]:
         """This loop's HTTP clients as [client, in-flight] pairs. httpcore's pool bookkeeping is
@@ -371,11 +415,14 @@ class OpenAIBackbone(Backbone):
         choice = data["choices"][0]
         content = choice["message"].get("content")
         text = content if isinstance(content, str) else ""
+        reasoning = choice["message"].get("reasoning_content")
         raw = data.get("usage") if isinstance(data.get("usage"), dict) else None
-        usage = map_usage(raw) or estimate_usage(messages, text)
+        calls = native_tool_calls(choice["message"].get("tool_calls"))
+        usage = map_usage(raw) or estimate_usage(messages, text + "".join(f"{c.name}{c.arguments}" for c in calls))
         return Completion(
             text=text, role=role, model=str(data.get("model") or self.model), finish_reason=choice.get("finish_reason"),
-            usage=usage, raw_usage=raw, retries=retries, latency_s=latency,
+            usage=usage, raw_usage=raw, retries=retries, latency_s=latency, tool_calls=calls,
+            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
         )
 
     async def aclose(self) -> None:

@@ -15,7 +15,7 @@ from benchmarks.alfworld.replay import main as replay_main
 from benchmarks.alfworld.replay import play
 from runners.api import Decision, EpisodeContext, ToolCall
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 from tests.alfworld.conftest import needs_engine
 
 pytestmark = [pytest.mark.alfworld, needs_engine]
@@ -74,10 +74,10 @@ async def test_exact_rule_wrong_case_changes_nothing_and_clean_ups_apply(tasks):
 async def test_lenient_matching_plays_the_admissible_string(tasks):
     env = Alfworld(lenient_match=True, show_admissible=True).make_env(tasks["look_at_obj_in_light"], EpisodeContext())
     req = await env.next_request()
-    assert req.text.endswith("Valid commands: " + ", ".join(env.admissible)) and env.walkthrough[0] in env.admissible
+    assert req.actions == env.admissible and env.walkthrough[0] in env.admissible
     reply = await env.act(Decision(message="> " + env.walkthrough[0].upper()))  # message_as_command
     assert not reply.observation.note.startswith("Nothing happens.") and env._wt == 1
-    assert reply.observation.note.endswith("Valid commands: " + ", ".join(env.admissible))
+    assert reply.observation.actions == env.admissible and "Available actions" not in reply.observation.note
     assert (await env.score_task())["issues"] == {"prompt_prefix": 1}
 
 
@@ -95,10 +95,8 @@ async def test_nothing_is_stepped_after_won(tasks):
 
 async def run(bench, task, **backbone):
     bb = ScriptedBackbone(**backbone)
-    sink: list = []
-    rb = RecordingBackbone(bb, sink)
-    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb}))
-    return await run_episode(cell="alf", task_id=task.task_id, trial=0, seed=0, env=env, method=FullContext(rb), sink=sink)
+    ep = Episode(bb, cell="alf", task_id=task.task_id)
+    return await ep.run(ep.make_env(bench, task), FullContext(ep.agent))
 
 
 async def test_scripted_full_context_episodes_win_concurrently(tasks):

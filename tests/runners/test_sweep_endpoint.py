@@ -12,7 +12,8 @@ from tests.runners.sweep_helpers import metrics_csv, run_sweep
 KEY = "sk-test-SECRET-0123456789abcdef"
 ARGS = ("backbone=openai_compatible", "backbone.model=fake-model", "method=full_context",
         "benchmark.params.data_dir=fixtures", "backbone.timeout_s=1", "backbone.backoff_cap_s=0.2",
-        "backbone.max_retries=12", "runner.concurrency=4", "experiment.name=endpoint")
+        "backbone.max_retries=12", "runner.concurrency=4", "experiment.name=endpoint",
+        "roles.judge=agent", "roles.tool=agent")  # the judge and reasoning tool on the endpoint, not gpt-5-mini
 
 
 def env(srv):
@@ -52,6 +53,11 @@ def test_api_key_never_written(clean_run, tmp_path):
             if f.is_file():
                 assert KEY.encode() not in f.read_bytes(), f
                 assert KEY[-12:].encode() not in f.read_bytes(), f
+        for t in root.rglob("transcripts.sqlite"):  # compressed blobs: check the decompressed text too
+            from runners.transcripts import TranscriptReader
+
+            blobs = list(TranscriptReader(t.parent).all_blobs())
+            assert blobs and not any(KEY[-12:].encode() in b for _, b in blobs), t
 
 
 @pytest.mark.parametrize("status, hint", [(401, "OPENAI_COMPAT_API_KEY"), (400, "400")])
