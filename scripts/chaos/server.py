@@ -55,6 +55,15 @@ ADVERSARIAL = (
 )
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the default listen backlog (5) drops SYNs when many clients connect at once
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that gave up (timeout) is expected
+            super().handle_error(request, client_address)
+
+
 def request_key(messages: Any) -> str:
     return hashlib.sha256(json.dumps(messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
 
@@ -67,7 +76,43 @@ def _estimate(messages: list[dict[str, Any]], text: str) -> dict[str, int]:
             "total_tokens": u.prompt_tokens + u.completion_tokens}
 
 
-class ChaosServer:
+class LoopbackServer:
+    """A threaded HTTP server on 127.0.0.1 (port 0: any free one) serving `_handler_class()`;
+    `_stop` wakes handlers that hang on purpose. Also the base of tests/fake_openai.py."""
+
+    _port: int = 0
+    _server: "ThreadingHTTPServer | None" = None
+    _stop: threading.Event
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    def start(self):
+        srv = _Server(("127.0.0.1", self._port), self._handler_class())
+        self._server = srv
+        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def close(self) -> None:
+        self._stop.set()  # wakes hanging handlers
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "server not started"
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+
+class ChaosServer(LoopbackServer):
     def __init__(self, replies: dict[str, str] | None = None, *, seed: int = 0, fault_rate: float = 0.0,
                  faults: tuple[str, ...] = TRANSPORT_FAULTS, hang_s: float = 1.5, latency_s: float = 0.0, port: int = 0) -> None:
         self.replies = dict(replies or {})
@@ -100,31 +145,9 @@ class ChaosServer:
         self.seed = self.seed if seed is None else seed
         self._queue.extend(first)
 
-    # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "ChaosServer":
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         _estimate([{"role": "user", "content": "warm up"}], "the tokenizer")  # load it now, not inside the first reply
-        srv = _Server(("127.0.0.1", self._port), _handler(self))
-        self._server = srv
-        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
-
-    def close(self) -> None:
-        self._stop.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> "ChaosServer":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "server not started"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return _handler(self)
 
     # ------------------------------------------------------------------ answers
     def decide(self, key: str) -> str:
@@ -154,15 +177,6 @@ class ChaosServer:
         if usage:
             out["usage"] = _estimate(body.get("messages") or [], text or "")
         return out
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
 
 def _err(status: int, message: str) -> bytes:

@@ -8,7 +8,9 @@ Every sweep is a real `python -m runners.sweep` process talking HTTP to the chao
 (scripts/chaos/record.py). Attacks (each bounded in count and time):
 
 - kill -9 / SIGINT at random moments, then resume; after every kill the finished records must
-  only grow (never vanish, never duplicate); the final state must equal the reference;
+  only grow (never vanish, never duplicate); the final state must equal the reference: the same
+  (cell, task, trial) records with the same scores, the same tables, and the same transcripts
+  (every call's messages and reply read back from the cell's transcripts.sqlite);
 - transport faults (429 with Retry-After seconds and HTTP date, 5xx, hangs past the client
   timeout, resets, truncated JSON, empty choices, missing usage): identical results;
 - output faults (`content: null`, adversarial replies): no crash, nothing lost or duplicated
@@ -126,6 +128,29 @@ def read_state(root: Path) -> State:
     return st
 
 
+def transcripts(root: Path) -> dict:
+    """(cell, task, trial) → sha256 of every call's messages and reply text, read back from the
+    cell's transcript store (runners.results); "unreadable: …" when a transcript is missing."""
+    from runners.results import open_experiment
+
+    out: dict = {}
+    if not root.is_dir():
+        return out
+    for cell in open_experiment(root).cells:
+        for r in cell.records():
+            k = (cell.name, r["task_id"], r["trial"])
+            try:
+                from runners.episode import EpisodeRecord
+                from runners.results import Episode
+
+                ep = Episode(EpisodeRecord.model_validate(r), cell.reader)
+                calls = [[c.messages, c.text] for c in ep.calls()]
+                out[k] = hashlib.sha256(json.dumps(calls, sort_keys=True, default=str).encode()).hexdigest()
+            except Exception as e:  # a lost or damaged transcript
+                out[k] = f"unreadable: {type(e).__name__}: {e}"[:200]
+    return out
+
+
 class Suite:
     def __init__(self, profile: Profile, workdir: Path, seed: int, out=sys.stdout) -> None:
         self.p, self.work, self.rng, self.out = profile, workdir, random.Random(seed), out
@@ -144,7 +169,7 @@ class Suite:
         return [sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", "runner.display=plain", f"experiment.name={EXP}",
                 "backbone=openai_compatible", "backbone.model=chaos-model", "backbone.timeout_s=1", "backbone.backoff_cap_s=0.2",
                 "backbone.max_retries=40", "++backbone.refused_window_s=5", "runner.preflight_s=5", "runner.concurrency=4",
-                f"runner.trials={p.trials}", "benchmark.params.data_dir=fixtures", *grid, *extra]
+                f"runner.trials={p.trials}", "benchmark.params.data_dir=fixtures", "roles.judge=agent", "roles.tool=agent", *grid, *extra]
 
     def env(self, **kw: str) -> dict[str, str]:
         return {**os.environ, "OPENAI_COMPAT_BASE_URL": self.server.base_url, "OPENAI_COMPAT_API_KEY": self.key,
@@ -180,7 +205,11 @@ class Suite:
         row.lost += len(self.expected() - present)
         row.duplicated += sum(n - 1 for n in st.keys.values() if n > 1)
         if compare:
-            same = st.scores == self.ref.scores and self.tables(root) == self.ref_tables
+            tr = transcripts(root / EXP)
+            bad_tr = [k for k in self.ref_transcripts if tr.get(k) != self.ref_transcripts[k]]
+            if bad_tr:
+                row.note += f" transcripts differ for {len(bad_tr)} episodes ({tr.get(bad_tr[0])!s:.80});"
+            same = st.scores == self.ref.scores and self.tables(root) == self.ref_tables and not bad_tr
             row.identical = "yes" if same and row.identical != "no" else "no"
             if not same:
                 diff = [k for k in self.ref.scores if st.scores.get(k) != self.ref.scores[k]]
@@ -247,7 +276,9 @@ class Suite:
         row = Row("reference (uninterrupted)", tried=1)
         self.ref = read_state(self.ref_root / EXP)
         self.ref_tables = self.tables(self.ref_root)
-        ok = p.returncode == 0 and self.server.unknown == 0 and self.ref.keys
+        self.ref_transcripts = transcripts(self.ref_root / EXP)
+        ok = (p.returncode == 0 and self.server.unknown == 0 and self.ref.keys
+              and not any(str(v).startswith("unreadable") for v in self.ref_transcripts.values()))
         row.survived = int(bool(ok))
         row.identical = "yes" if ok else "no"
         row.note = f"{len(self.ref.keys)} episodes, {sum(self.server.outcomes.values())} requests, {self.server.unknown} unreplayable"
@@ -530,6 +561,7 @@ class Suite:
         multirun = [sys.executable, "-m", "runners.sweep", "-m", f"runner.output_dir={root / 'url'}", "runner.display=plain",
                     f"experiment.name={EXP}", "backbone=openai_compatible", "backbone.model=chaos-model", f"backbone.base_url={url}",
                     "backbone.base_url_env=null", "backbone.api_key_env=null", "benchmark.params.data_dir=fixtures", "runner.limit=1",
+                    "roles.judge=agent", "roles.tool=agent",
                     f"method={','.join(self.p.methods)}", f"benchmark={self.p.benchmarks[0]}"]
         p = subprocess.run(multirun, cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
         self.printed += [p.stdout, p.stderr]
