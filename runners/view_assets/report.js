@@ -374,7 +374,7 @@
         box.appendChild(el('div', { class: 'errnote' }, 'transcript missing: ' + err.message));
       }
       return box;
-    });
+    }, 'calld');
   }
   function renderCalls(ep, calls, where) { return calls && calls.length ? el('div', null, el('div', { class: 'label' }, where + ' calls'), calls.map(c => renderCall(ep, c, where))) : null; }
 
