@@ -45,7 +45,7 @@ def _save(fig: Any, out: Path, name: str) -> list[Path]:
 
 def write_plots(root: Path, cells: list[Any]) -> list[Path]:
     """Write every plot the experiment has data for; returns the files written."""
-    from runners.view import episode_success, health_series, method_tokens
+    from runners.view import episode_success, episode_tokens, health_series
 
     plt = _pyplot()
     out = Path(root) / "tables"
@@ -85,7 +85,7 @@ def write_plots(root: Path, cells: list[Any]) -> list[Path]:
         for e in episodes:
             s = episode_success(e)
             if s is not None:
-                points.setdefault(label(c), []).append((method_tokens(e), s))
+                points.setdefault(label(c), []).append((episode_tokens(e), s))
             if c.method.startswith("pos"):
                 hs = health_series(e)
                 if any(v is not None for v in hs):

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from runners.api import METHOD_ROLES
+from runners.api import method_tokens
 from runners.store import ERRORS, StoreError, load_cell, read_jsonl
 from runners.transcripts import DELTA, RAW, ZLIB, TranscriptError, TranscriptReader, _b
 
@@ -66,9 +66,9 @@ def _calls(rec: dict[str, Any]) -> list[dict[str, Any]]:
     return out + list(rec.get("unfinished_calls") or [])
 
 
-def method_tokens(rec: dict[str, Any]) -> int:
-    return sum(int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
-               for r, u in (rec.get("usage_by_role") or {}).items() if r in METHOD_ROLES)
+def episode_tokens(rec: dict[str, Any]) -> int:
+    """#Tok of one episode (runners.api.method_tokens: method-side roles only)."""
+    return method_tokens(rec.get("usage_by_role") or {})
 
 
 def health_series(rec: dict[str, Any]) -> list[float | None]:
@@ -165,7 +165,7 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
             calls = _calls(rec)
             succ = episode_success(rec)
             idx = len(episodes)
-            episodes.append([ci, rec.get("task_id"), rec.get("trial"), rec.get("status"), succ, method_tokens(rec),
+            episodes.append([ci, rec.get("task_id"), rec.get("trial"), rec.get("status"), succ, episode_tokens(rec),
                              sum(len(rr.get("steps") or []) for rr in rec.get("requests") or []), len(calls),
                              any(c.get("prompt") is not None for c in calls)])
             if cs.method.startswith("pos") and len(health) < MAX_HEALTH:
