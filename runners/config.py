@@ -102,6 +102,8 @@ class RunnerCfg(_Strict):
     reference_method: str = "full_context"
     case_error_resamples: int = Field(2, ge=0, description="reruns of a case that ended in a CaseError draw fresh samples (bypassing the cached replies) at most this many times; later reruns replay the last generation")
     transcripts: bool = Field(True, description="keep every call's messages and raw reply in <cell>/transcripts.sqlite")
+    wandb: bool = Field(False, description="log each cell's metrics and tokens and the HTML report to W&B (the wandb extra)")
+    wandb_project: str | None = Field(None, description="W&B project (default: $WANDB_PROJECT, else the experiment name)")
     preflight_s: float = Field(10, ge=0, description="before the sweep, wait at most this long for every endpoint to accept "
                                "a connection (0: no check)")
     fresh: bool = Field(False, description="re-run every cell from scratch, moving old results to <experiment>/.superseded/")
