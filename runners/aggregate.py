@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners.api import METHOD_ROLES
+from runners.api import method_tokens
 from runners.config import ConfigError, import_target
 from runners.report import delta, fmt, fmt_delta, paper_value, to_latex, to_markdown
 from runners.store import MANIFEST, StoreError, load_cell
@@ -39,10 +39,6 @@ class CellSummary:
     def partial(self) -> bool:
         """Fewer finished episodes than tasks × trials (infra errors, an interrupted sweep)."""
         return self.n_episodes < self.n_tasks * self.trials
-
-    @property
-    def method_tokens(self) -> int:
-        return sum(v for r, v in self.tokens_by_role.items() if r in METHOD_ROLES)
 
 
 def paraphrased_prompts(manifest: dict[str, Any]) -> list[str]:
@@ -70,7 +66,7 @@ def summarize(cell_dir: Path) -> CellSummary:
     for e in episodes:
         for role, u in e.get("usage_by_role", {}).items():
             tokens[role] = tokens.get(role, 0) + int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
-    metrics["Tok"] = (sum(v for r, v in tokens.items() if r in METHOD_ROLES) / 1e6) if episodes else None
+    metrics["Tok"] = (method_tokens(tokens) / 1e6) if episodes else None
     return CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
                        benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
                        n_tasks=int(manifest.get("n_tasks", 0)), trials=int(manifest.get("trials", 1)),

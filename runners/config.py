@@ -100,7 +100,6 @@ class ExperimentCfg(_Strict):
     name: str = "default"
     description: str = ""
     grid: dict[str, list[str]] = Field(default_factory=dict, description="group -> names; expanded into cells")
-    table: str | None = Field(None, description="paper table to print beside ours, e.g. flowstate_table1")
 
     @field_validator("grid")
     @classmethod

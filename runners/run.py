@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners.api import Backbone, Benchmark, EpisodeContext
+from runners.api import Backbone, Benchmark, method_tokens
 from runners.config import BackboneCfg, CellConfig, ConfigError, import_target
-from runners.episode import CallLog, EpisodeRecord, RecordingBackbone, run_episode
+from runners.episode import Episode, EpisodeRecord
 from runners.progress import Progress
 from runners.store import CellStore
 
@@ -205,20 +205,17 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
             async with sem:
                 if stop.is_set():
                     return
-                sink: list[CallLog] = []
-                agent = RecordingBackbone(pool.for_episode(cfg.backbone, trial, cfg.runner.seed), sink)
-                backbones = {"agent": agent}
-                for role, rc in cfg.roles.items():
-                    backbones[role] = RecordingBackbone(pool.for_episode(rc, trial, cfg.runner.seed), sink) if rc else agent
-                ctx = EpisodeContext(trial=trial, seed=cfg.runner.seed + trial, backbones=backbones)
+                ep = Episode(pool.for_episode(cfg.backbone, trial, cfg.runner.seed),
+                             **{role: pool.for_episode(rc, trial, cfg.runner.seed) for role, rc in cfg.roles.items() if rc is not None},
+                             cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial)
                 try:
-                    env = bench.make_env(task, ctx)
-                    method = method_cls(backbone=agent, **cfg.method.params)
+                    env = ep.make_env(bench, task)
+                    method = method_cls(backbone=ep.agent, **cfg.method.params)
                 except Exception as e:  # a benchmark/method bug for this task: record it, keep the other episodes going
-                    rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, status="harness_error",
+                    rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ep.seed, status="harness_error",
                                         error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
                 else:
-                    rec = await run_episode(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, env=env, method=method, sink=sink)
+                    rec = await ep.run(env, method)
                 store.append(rec)
                 report.calls += sum(rec.calls_by_role.values())
                 report.cache_hits += rec.cache_hits
@@ -228,8 +225,7 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                     if rec.fatal:
                         fatal.append(rec.error or "fatal backbone error")
                         stop.set()
-                method_tokens = sum(u.total for u in rec.usage_by_role.values())
-                progress.episode(cp, status=rec.status, tokens=method_tokens, calls=sum(rec.calls_by_role.values()),
+                progress.episode(cp, status=rec.status, tokens=method_tokens(rec.usage_by_role), calls=sum(rec.calls_by_role.values()),
                                  cache_hits=rec.cache_hits, task=task.task_id)
 
         running = [asyncio.ensure_future(one(t, trial)) for t, trial in todo]

@@ -65,6 +65,9 @@ def request_text(background: str, question: str) -> str:
     return f"### BACKGROUND:\n{background.strip() or NO_BACKGROUND}\n\n### PROBLEM:\n{question.strip()}"
 
 
+KINDS = {"formal_reasoning_math": "formal_math", "formal_reasoning_phys": "formal_phys"}  # TaskView.kind per config
+
+
 class FormalEnv(Environment):
     def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], prompts: dict[str, Any] | None = None) -> None:
         self.task, self.ctx, self.p = task, ctx, params
@@ -84,8 +87,8 @@ class FormalEnv(Environment):
 
     def view(self) -> TaskView:
         tools = [self.prompts["tool"]] if self.p.get("reasoning_tool", True) else []
-        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], kind="memoryarena_formal", policy=self.prompts["policy"], tools=tools,
-                        num_requests=len(self.requests), initial_memory=["Initial result: Empty"])
+        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=self.prompts["policy"], tools=tools,
+                        kind=KINDS.get(self.p.get("config", ""), "formal_math"), initial_memory=["Initial result: Empty"])
 
     def step_budget(self) -> int:
         # Upstream MathAgent: at most 3 tool iterations, then a final answer.

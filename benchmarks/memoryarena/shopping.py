@@ -64,8 +64,8 @@ class ShoppingEnv(Environment):
         self._judging: tuple[str, list[str]] | None = None
 
     def view(self) -> TaskView:
-        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], kind="memoryarena_shopping", policy=self.policy, tools=list(TOOLS),
-                        num_requests=len(self.requests))
+        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=self.policy, tools=list(TOOLS),
+                        kind="shopping")
 
     def step_budget(self) -> int:
         return int(self.p.get("max_steps", 20))  # task_specific.max_steps in every upstream config

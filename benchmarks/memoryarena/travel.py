@@ -96,9 +96,9 @@ class TravelEnv(Environment):
             context = self.prompts["base_context"].format(base_name=self.base["name"], base_query=self.base["query"],
                                                           base_plan=self.base_text)
             policy = f"{base}\n\n{context}"
-        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], kind="memoryarena_travel", policy=policy,
+        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], kind="travel", policy=policy,
                         memory_policy=base if mode == "auto" else None, tools=list(TOOL_SPECS),
-                        num_requests=len(self.requests), initial_memory=[self.base_record()])
+                        initial_memory=[self.base_record()])
 
     def step_budget(self) -> int:
         return int(self.p.get("max_steps", 30))

@@ -162,7 +162,7 @@ def test_tau_request_end_keeps_the_message_other_benchmarks_keep_states_only():
         await m.end_request(RequestOutcome(request=m.request, final_response="Anything else?"))
         return m.repo.index()[0]
     assert run(go("tau"))["agent_response"] == "Anything else?"
-    assert "agent_response" not in run(go("memoryarena_formal"))
+    assert "agent_response" not in run(go("formal_math"))
 
 
 def test_persist_types_and_bad_params():

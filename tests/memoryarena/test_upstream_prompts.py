@@ -100,4 +100,4 @@ def test_shopping_policy_is_the_webshop_agents_prompt():
     tree = ast.parse(file_text(WEBSHOP_AGENT))
     node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "DEFAULT_SYSTEM_PROMPT")
     assert env.view().policy == evaluate(node.value) == py_string(WEBSHOP_AGENT, "DEFAULT_SYSTEM_PROMPT")
-    assert env.view().kind == "memoryarena_shopping" and b.notes()["text_sources"]["prompts"]["policy"]["source"] == "upstream"
+    assert env.view().kind == "shopping" and b.notes()["text_sources"]["prompts"]["policy"]["source"] == "upstream"
