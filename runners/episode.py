@@ -150,13 +150,13 @@ class Episode:
     hand one to `attach`) so the scripted backbone answers from it, then `await run(env, method)`."""
 
     def __init__(self, agent: Backbone, *, judge: Backbone | None = None, user_sim: Backbone | None = None,
-                 cell: str = "", task_id: str = "", trial: int = 0, seed: int = 0) -> None:
+                 tool: Backbone | None = None, cell: str = "", task_id: str = "", trial: int = 0, seed: int = 0) -> None:
         self.cell, self.task_id, self.trial, self.seed = cell, task_id, trial, seed
         self.sink: list[CallLog] = []
         self.scope = EpisodeScope(key=f"{cell}/{task_id}/{trial}")
         self.agent = RecordingBackbone(agent.bind(self.scope), self.sink)
         backbones: dict[Role, Backbone] = {"agent": self.agent, "tool": self.agent}
-        for role, b in (("judge", judge), ("user_sim", user_sim)):
+        for role, b in (("judge", judge), ("user_sim", user_sim), ("tool", tool)):
             backbones[role] = RecordingBackbone(b.bind(self.scope), self.sink) if b is not None else self.agent  # type: ignore[index]
         self.ctx = EpisodeContext(trial=trial, seed=seed, backbones=backbones)
 

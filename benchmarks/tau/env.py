@@ -53,8 +53,8 @@ class TauEnv(Environment):
 
     # ------------------------------------------------------------------ contract
     def view(self) -> TaskView:
-        return TaskView(task_id=self.spec.task_id, benchmark=self.p.get("name", f"tau_{self.data.domain}"), kind="tau",
-                        policy=self.data.policy, tools=self.tool_specs)
+        return TaskView(task_id=self.spec.task_id, benchmark=self.p.get("name", f"tau_{self.data.domain}"),
+                        kind="tau", policy=self.data.policy, tools=self.tool_specs)
 
     def step_budget(self) -> int:
         # The τ step counter (§3) ends the episode; each method step costs at least one τ step.

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from runners.api._decision import ToolCall
 from runners.api._roles import Role
 
 if TYPE_CHECKING:
@@ -61,6 +62,7 @@ class Completion(BaseModel):
     retries: list[RetryEvent] = Field(default_factory=list)
     scripted: bool = Field(False, description="produced by the deterministic scripted backbone")
     latency_s: float = 0.0
+    tool_calls: list[ToolCall] = Field(default_factory=list, description="native function calls of the reply (only when the call passed `tools`)")
 
 
 class BackboneError(Exception):
@@ -94,7 +96,10 @@ class Backbone(ABC):
     ) -> Completion:
         """`protocol` lets the scripted backbone answer in the caller's format (real endpoints
         ignore it). `attempt` distinguishes deliberate re-samples of the same prompt in the
-        response cache."""
+        response cache. Native function calling: `tools=[ToolSpec.openai_schema(), ...]` among the
+        sampling keywords is sent as the request's `tools` field, and the model's calls come back
+        as `Completion.tool_calls` (messages may then carry assistant `tool_calls` and `tool`
+        messages in the OpenAI format)."""
 
     def bind(self, scope: "EpisodeScope") -> "Backbone":
         """The backbone one episode calls. Endpoints ignore the episode (the default returns

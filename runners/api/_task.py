@@ -72,9 +72,14 @@ class TaskView(BaseModel):
     benchmark: str
     kind: str = Field("", description="the kind of task (see TASK_KINDS); methods map kinds to settings instead of matching benchmark names")
     policy: str = Field("", description="the benchmark's task policy text (FlowState B.3 `policy` block)")
+    memory_policy: str | None = Field(None, description="the policy for methods that store `initial_memory` (they get that context through memory instead); None = `policy`")
     tools: list[ToolSpec] = Field(default_factory=list)
     step_budget: int | None = Field(None, description="steps allowed per request (the benchmark's budget), set by the runner")
     initial_memory: list[str] = Field(default_factory=list, description="chunks a memory method stores before the first request (MemoryArena formal: 'Initial result: Empty')")
+
+    def for_memory_method(self) -> "TaskView":
+        """The view a method that stores `initial_memory` works with (its `memory_policy`)."""
+        return self if self.memory_policy is None else self.model_copy(update={"policy": self.memory_policy})
 
 
 class Reply(BaseModel):

@@ -14,10 +14,9 @@ from benchmarks.tau.benchmark import TauBenchmark
 from benchmarks.tau.native import LLM_AGENT, TauNative
 from benchmarks.tau.replay import gold_actions
 from benchmarks.tau.user_sim import GREETING
-from runners.api import EpisodeContext
 from runners.backbones.openai import OpenAIBackbone, native_tool_calls
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 from runners.upstream import file_text
 from tests.conftest import shared_path, upstream_src
 from tests.fake_openai import FakeOpenAI
@@ -35,11 +34,10 @@ def bench(task_ids):
 
 
 def run(b, task, agent, user=None):
-    sink: list = []
-    ra = RecordingBackbone(agent, sink)
-    ru = RecordingBackbone(user or ScriptedBackbone(), sink)
-    env = b.make_env(task, EpisodeContext(backbones={"agent": ra, "user_sim": ru, "judge": ru}))
-    return asyncio.run(run_episode(cell="n", task_id=task.task_id, trial=0, seed=0, env=env, method=TauNative(ra), sink=sink))
+    u = user or ScriptedBackbone()
+    ep = Episode(agent, user_sim=u, judge=u, cell="n", task_id=task.task_id)
+    env = ep.make_env(b, task)
+    return asyncio.run(ep.run(env, TauNative(ep.agent)))
 
 
 def upstream_system_prompt(policy: str) -> str:
