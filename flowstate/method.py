@@ -42,7 +42,10 @@ class FlowState(SingleCallMethod):
     tokens in the step log), persist_agent_message (true: when a request ends because the user
     answers, i.e. each user message is a request, the agent's last message to the user is kept
     with that request and shown in the Historical State Index as `agent_response`, so a reply
-    like "yes" can be resolved; false = the literal reading, the message is not kept).
+    like "yes" can be resolved; false = the literal reading, the message is not kept),
+    strict_relations (false: a relation label outside supports/derives/follows/supersedes is kept
+    and listed as `unknown_relations` in the validated op, since App. B.4 requires only that ids
+    resolve; true: such an operation is rejected).
 
     Step log: delta_validated, delta_rejected (index, op, reason), access (requested, granted,
     rejected, ignored, disclosed), disclosed, query_id, t, raw_ids, active_state_nodes and
@@ -63,6 +66,7 @@ class FlowState(SingleCallMethod):
         user_turn_mode: str = "request",
         log_tokens: bool = True,
         persist_agent_message: bool = True,
+        strict_relations: bool = False,
         **params: Any,
     ) -> None:
         super().__init__(backbone, max_resamples=max_resamples, **params)
@@ -74,6 +78,7 @@ class FlowState(SingleCallMethod):
         self.user_turn_mode = user_turn_mode
         self.log_tokens = log_tokens
         self.persist_agent_message = bool(persist_agent_message)
+        self.strict_relations = bool(strict_relations)
         self.protocol = FlowStateProtocol(with_focus=self.with_focus, with_delta=self.with_delta)
         self.repo = Repository()
         self.k = 0
@@ -185,7 +190,7 @@ class FlowState(SingleCallMethod):
         """ISU and PSA of one step, both validated against S_{k,t} (Alg. 1 lines 9-11)."""
         ops = [StateOp.from_json(d) for d in decision.extras.get("state_delta", []) if isinstance(d, dict)] if self.with_delta else []
         targets = [f["target_id"] for f in decision.extras.get("state_focus", []) if isinstance(f, dict)] if self.with_focus else []
-        valid, rejected = validate_update(ops, self.active, self.repo)
+        valid, rejected = validate_update(ops, self.active, self.repo, strict_relations=self.strict_relations)
         access = validate_access(targets, self.index, self.active, self.repo) if self.index is not None else AccessResult()
         commit(self.active, valid)                                      # S⁺ = Commit(S, ΔŜ)
         disclose(access, self.active, self.repo, current_observations=self.disclose_current)  # S_{t+1} = S⁺ ∪ Disclose(...)
