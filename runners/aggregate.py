@@ -41,6 +41,17 @@ class CellSummary:
         return self.n_episodes < self.n_tasks * self.trials
 
 
+TOK_NOTE = ("Tok = method-side roles (agent, tool, state, memory, sentinel; judge and user simulator apart); "
+            "Tok_no_tool = the same without the `tool` role (MemoryArena's LLM `reasoning` tool, which upstream runs "
+            "inside the environment on its own model): Tok_no_tool is the reading that matches the paper's #Tok "
+            "(tokens the method spends on the evaluated backbone); both are shown where the tool was called")
+
+
+def tok_without_tool(tokens: dict[str, int]) -> int:
+    """#Tok without the `tool` role (see TOK_NOTE)."""
+    return method_tokens({r: v for r, v in tokens.items() if r != "tool"})
+
+
 def paraphrased_prompts(manifest: dict[str, Any]) -> list[str]:
     """Prompts of a cell that ran on the project's own wording instead of upstream's text (the
     `text_sources` the benchmark and the method record in the manifest)."""
@@ -67,10 +78,12 @@ def summarize(cell_dir: Path) -> CellSummary:
         for role, u in e.get("usage_by_role", {}).items():
             tokens[role] = tokens.get(role, 0) + int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
     metrics["Tok"] = (method_tokens(tokens) / 1e6) if episodes else None
+    if tokens.get("tool"):  # the `tool` role (MemoryArena's LLM reasoning tool) is part of the environment upstream
+        metrics["Tok_no_tool"] = tok_without_tool(tokens) / 1e6
     return CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
                        benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
                        n_tasks=int(manifest.get("n_tasks", 0)), trials=int(manifest.get("trials", 1)),
-                       metrics=metrics, table_metrics=table + ["Tok"], tokens_by_role=tokens,
+                       metrics=metrics, table_metrics=table + ["Tok"] + (["Tok_no_tool"] if "Tok_no_tool" in metrics else []), tokens_by_role=tokens,
                        paraphrased=paraphrased_prompts(manifest))
 
 
@@ -96,7 +109,7 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
     benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
     cols: list[tuple[str, str]] = []
     for b in benchmarks:
-        ms = next(c.table_metrics for c in cells if c.benchmark == b)
+        ms = list(dict.fromkeys(m for c in cells if c.benchmark == b for m in c.table_metrics))  # Tok_no_tool where any cell has it
         cols += [(b, m) for m in ms]
     by = {(c.method, c.backbone, c.benchmark): c for c in cells}
     rows_keys = list(dict.fromkeys((c.method, c.backbone) for c in cells))
@@ -162,6 +175,8 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
     if any(c.scripted for c in cells):
         title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"
     md = f"### {title}\n\n" + to_markdown(header, rows)
+    if any("Tok_no_tool" in c.metrics for c in cells):
+        md += f"\n\n{TOK_NOTE}."
     depth = depth_table(cells)
     if depth:
         md += "\n\n### Depth retention (FlowState §4.2: Acc_k, nAUC, DR)\n\n" + to_markdown(*depth)
