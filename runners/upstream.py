@@ -172,7 +172,8 @@ def py_string(f: UpstreamFile, symbol: str) -> str | None:
 def py_fstring(f: UpstreamFile, symbol: str) -> str | None:
     """The f-string assigned to `symbol` as a `str.format` template: each `{name}` field stays
     `{name}` and literal braces are doubled, so `template.format(name=...)` reproduces upstream's
-    text. Only plain-name fields without conversion or format spec are read; anything else is None."""
+    text. Only plain-name fields (and `self.<attr>`, read as `{attr}`) without conversion or format
+    spec are read; anything else is None."""
     tree = _tree(f)
     if tree is None:
         return None
@@ -187,6 +188,9 @@ def py_fstring(f: UpstreamFile, symbol: str) -> str | None:
                     parts.append(v.value.replace("{", "{{").replace("}", "}}"))
                 elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name) and v.conversion == -1 and v.format_spec is None:
                     parts.append("{" + v.value.id + "}")
+                elif (isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Attribute) and isinstance(v.value.value, ast.Name)
+                      and v.value.value.id == "self" and v.conversion == -1 and v.format_spec is None):
+                    parts.append("{" + v.value.attr + "}")  # {self.last_action} → {last_action}
                 else:
                     return None
             return "".join(parts)
