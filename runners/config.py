@@ -43,8 +43,9 @@ class BackboneCfg(_Strict):
     timeout_s: float = Field(600, gt=0)
     max_retries: int = Field(8, ge=0)
     backoff_cap_s: float = Field(60, gt=0)
+    refused_window_s: float = Field(10, ge=0, description="connection refused for this long (no success between) is fatal")
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s")
+    RUNTIME: ClassVar[tuple[str, ...]] = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "refused_window_s")
 
     @field_validator("sampling")
     @classmethod
@@ -94,6 +95,18 @@ class RunnerCfg(_Strict):
     cache_path: str | None = Field(None, description="SQLite response cache; default <output_dir>/.cache/responses.sqlite")
     limit: int | None = Field(None, ge=1, description="run only the first N tasks (overrides benchmark.params.limit)")
     reference_method: str = "full_context"
+    case_error_resamples: int = Field(2, ge=0, description="reruns of a case that ended in a CaseError draw fresh samples (bypassing the cached replies) at most this many times; later reruns replay the last generation")
+    transcripts: bool = Field(True, description="keep every call's messages and raw reply in <cell>/transcripts.sqlite")
+    preflight_s: float = Field(10, ge=0, description="before the sweep, wait at most this long for every endpoint to accept "
+                               "a connection (0: no check)")
+    fresh: bool = Field(False, description="re-run every cell from scratch, moving old results to <experiment>/.superseded/")
+
+    @field_validator("reference_method")
+    @classmethod
+    def _reference(cls, v: str) -> str:
+        if v not in available("method"):
+            raise ValueError(f"unknown reference method '{v}'; available: {', '.join(available('method'))}")
+        return v
 
 
 class ExperimentCfg(_Strict):

@@ -28,6 +28,8 @@ class Progress:
         self.mode = mode
         self.cells: list[CellProgress] = []
         self._live = None
+        self.retries: dict[str, int] = {}  # endpoint URL -> retries so far
+        self._retry_shown: dict[str, float] = {}
 
     def __enter__(self) -> "Progress":
         if self.mode == "rich":
@@ -47,6 +49,19 @@ class Progress:
         self.cells.append(cp)
         self._emit(f"[cell] {name}: {total} episodes, {skipped} already finished, {total - skipped} to run")
         return cp
+
+    def retry(self, url: str, error: str, wait_s: float, name: str = "") -> None:
+        """A backbone is retrying a call: shown at once, then at most every 2 s per endpoint."""
+        self.retries[url] = self.retries.get(url, 0) + 1
+        now = time.perf_counter()
+        if now - self._retry_shown.get(url, -1e9) >= 2.0:
+            self._retry_shown[url] = now
+            self._emit(f"  retrying {url} ({name}): {error[:120]}; waiting {wait_s:.2f}s ({self.retries[url]} retries so far)")
+        self._refresh()
+
+    def note(self, line: str) -> None:
+        """A line for the user (plain: printed; rich: above the live table)."""
+        self._emit(line)
 
     def episode(self, cp: CellProgress, *, status: str, tokens: int, calls: int, cache_hits: int, task: str) -> None:
         cp.calls += calls
