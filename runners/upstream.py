@@ -225,6 +225,36 @@ def py_literal(f: UpstreamFile, symbol: str) -> Any:
     return None
 
 
+def py_messages(f: UpstreamFile, qualname: str) -> list[Any] | None:
+    """The first chat-message list literal (`[{"role": ..., "content": ...}, ...]`) written inside
+    the function `qualname`, e.g. one passed straight to a client call; computed parts read as None."""
+    tree = _tree(f)
+    node = None if tree is None else _scope(tree, qualname)
+    if node is None:
+        return None
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.List) and sub.elts and all(
+                isinstance(e, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "role" for k in e.keys) for e in sub.elts):
+            return _lenient_literal(sub)
+    return None
+
+
+def py_default(f: UpstreamFile, qualname: str, arg: str) -> Any:
+    """The literal default of parameter `arg` of the function `qualname` (None when absent)."""
+    tree = _tree(f)
+    fn = None if tree is None else _scope(tree, qualname)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+    pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+    for param, default in pairs:
+        if param.arg == arg:
+            return _lenient_literal(default)
+    return None
+
+
 def _fold(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
