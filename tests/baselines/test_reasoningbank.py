@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 
 from baselines.embedder import HashingEmbedder
-from baselines.reasoningbank import EXTRACT_FAILURE, EXTRACT_SUCCESS, ExtractProtocol, JudgeProtocol, ReasoningBank
+from baselines.reasoningbank import ExtractProtocol, JudgeProtocol, ReasoningBank
 from runners.api import Decision, Observation
 from tests.baselines.helpers import Recorder, block_of, outcome, request, task_view
 
