@@ -73,7 +73,8 @@ def test_disk_full_keeps_finished_records_and_resumes(tmpfs, tmp_path):
     assert metrics_csv(mnt / "exp" / "tables" / "metrics.csv") == metrics_csv(tmp_path / "ref" / "exp" / "tables" / "metrics.csv")
 
 
-ENDPOINT = ("backbone=openai_compatible", "backbone.model=fake-model", "backbone.timeout_s=2", "backbone.backoff_cap_s=0.1")
+ENDPOINT = ("backbone=openai_compatible", "backbone.model=fake-model", "backbone.timeout_s=2", "backbone.backoff_cap_s=0.1",
+            "roles.judge=agent", "roles.tool=agent")
 
 
 def test_unreadable_cache_file_is_explained(tmp_path):
