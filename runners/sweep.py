@@ -195,6 +195,14 @@ def run(cfg) -> int:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if any(c.runner.wandb for c in cells):
+        from runners.wandb_log import WandbUnavailable, require
+
+        try:
+            require()  # before any work
+        except WandbUnavailable as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     exp = cells[0].experiment.name
     root = Path(cells[0].runner.output_dir) / exp
     scripted = any(c.scripted for c in cells)
@@ -232,6 +240,11 @@ def run(cfg) -> int:
     except OSError as e:
         print(f"error: {describe_os_error(e, root)}", file=sys.stderr)
         return 3
+    if cells[0].runner.wandb:
+        from runners.wandb_log import log_experiment
+
+        ids = log_experiment(root, [c.cell_name for c in cells], cells[0].runner.wandb_project, cells[0].runner.reference_method)
+        print(f"W&B: logged {len(ids) - 1} cell run(s) and the report artifact (runs {', '.join(ids)})")
     if _multirun():
         print(f"(multirun job: the tables above cover every cell of {root} so far; "
               f"`python -m runners.aggregate {root} --method <m>` narrows them)")
