@@ -115,6 +115,9 @@ def _metrics(bench, episodes: list[dict[str, Any]], notes: list[str]) -> tuple[d
 def summarize(cell_dir: Path) -> CellSummary:
     manifest, on_disk, notes = load_cell_checked(cell_dir)
     episodes, extra = _wanted(manifest, on_disk)
+    # In (task, trial) order, not the order episodes finished: float sums, and so the tables, must
+    # not depend on scheduling, kills and resumes.
+    episodes.sort(key=lambda r: (r["task_id"], r["trial"]))
     try:
         cfg = manifest["config"]
         bench_cls = import_target(cfg["benchmark"]["_target_"], "benchmark")

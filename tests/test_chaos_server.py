@@ -26,9 +26,10 @@ async def test_each_transport_fault_gives_the_recorded_answer(kind):
 
 async def test_401_echoes_the_authorization_header_and_unknown_requests_are_counted():
     with ChaosServer({}) as srv:
+        srv.set_replies({}, {request_key(MSGS[-1:]): "by last message"})
         b = OpenAIBackbone(name="c", model="m", base_url=srv.base_url, api_key="sk-marker-123456789", timeout_s=1, max_retries=0)
         c = await b.complete(MSGS, role="agent")
-        assert c.text == "" and srv.unknown == 1
+        assert c.text == "by last message" and srv.unknown == 1
         srv.mode = 401
         with pytest.raises(Exception) as ei:
             await b.complete(MSGS, role="agent")

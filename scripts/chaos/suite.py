@@ -475,8 +475,12 @@ class Suite:
         root = self.copy_ref("cache_locked")
         for cell in self.cells(root):
             _drop_last(cell)
+        for f in (root / ".cache").glob("responses.sqlite*"):  # an empty cache: every answer must be written
+            f.unlink()
         con = sqlite3.connect(root / ".cache" / "responses.sqlite", timeout=1, isolation_level=None)
-        con.execute("BEGIN EXCLUSIVE")
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, payload TEXT NOT NULL, created REAL NOT NULL)")
+        con.execute("BEGIN EXCLUSIVE")  # held for the whole sweep, as a stuck second process would
         row = Row("cache: locked by another process", tried=1)
         try:
             p = self.sweep(root, timeout=120)
