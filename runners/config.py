@@ -43,8 +43,9 @@ class BackboneCfg(_Strict):
     timeout_s: float = Field(600, gt=0)
     max_retries: int = Field(8, ge=0)
     backoff_cap_s: float = Field(60, gt=0)
+    transport: Literal["aiohttp", "httpx"] = Field("aiohttp", description="HTTP client (httpx is kept for comparison)")
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s")
+    RUNTIME: ClassVar[tuple[str, ...]] = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "transport")
 
     @field_validator("sampling")
     @classmethod
@@ -82,7 +83,7 @@ class BenchmarkCfg(_Strict):
 
 class RunnerCfg(_Strict):
     output_dir: str = "results"
-    concurrency: int = Field(8, ge=1, description="episodes in flight per cell")
+    concurrency: int = Field(8, ge=1, description="episodes in flight in the whole sweep (all cells share one scheduler)")
     trials: int = Field(1, ge=1)
     seed: int = 0
     display: Literal["auto", "rich", "plain", "none"] = "auto"

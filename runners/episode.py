@@ -9,13 +9,14 @@ retried on resume.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 import traceback
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, Field
+
+from runners.wire import dumps, encoded
 
 from runners.api import (
     Backbone,
@@ -97,9 +98,10 @@ class EpisodeRecord(BaseModel):
 class RecordingBackbone(Backbone):
     """Wraps a backbone and logs every call (role, usage, cache hit, retries) for the record."""
 
-    def __init__(self, inner: Backbone, sink: list[CallLog]) -> None:
+    def __init__(self, inner: Backbone, sink: list[CallLog], on_call: Callable[[CallLog], None] | None = None) -> None:
         self.inner = inner
         self.sink = sink
+        self.on_call = on_call  # live progress: called with each call's log as it finishes
         self.name = inner.name
         self.model = inner.model
         self._used: dict[str, set[int]] = {}
@@ -108,7 +110,8 @@ class RecordingBackbone(Backbone):
         """A byte-identical prompt sent again in the same episode (e.g. after a step that changed
         nothing) is a new sample, not a replay: it gets the next unused attempt number, so the
         response cache and the scripted backbone draw afresh. Deterministic, so resumes replay."""
-        key = hashlib.sha256(json.dumps([role, messages, sampling], sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+        msgs = encoded(messages)  # the prompt's bytes, made once per call and reused by the cache key and the HTTP body
+        key = hashlib.sha256(dumps([role, sampling]) + msgs.raw).hexdigest()
         used = self._used.setdefault(key, set())
         while attempt in used:
             attempt += 1
@@ -116,6 +119,7 @@ class RecordingBackbone(Backbone):
         return attempt
 
     async def complete(self, messages: list[Message], *, role: str, protocol: Protocol | None = None, attempt: int = 0, **sampling: Any) -> Completion:
+        messages = encoded(messages)
         attempt = self.fresh_attempt(messages, role, attempt, sampling)
         t0 = time.perf_counter()
         try:
@@ -123,12 +127,21 @@ class RecordingBackbone(Backbone):
         except BackboneError as e:
             self.sink.append(CallLog(role=role, model=self.model, usage=Usage(), latency_s=time.perf_counter() - t0, finish_reason="error",
                                      retries=e.retries, attempt=attempt))
+            self._notify()
             raise
         self.sink.append(
             CallLog(role=role, model=c.model, usage=c.usage, cached=c.cached, scripted=c.scripted,
                     latency_s=time.perf_counter() - t0, finish_reason=c.finish_reason, retries=c.retries, attempt=attempt)
         )
+        self._notify()
         return c
+
+    def _notify(self) -> None:
+        if self.on_call is not None:
+            try:
+                self.on_call(self.sink[-1])
+            except Exception:  # a display problem never fails a model call
+                pass
 
 
 def _drain(sink: list[CallLog]) -> list[CallLog]:

@@ -82,6 +82,9 @@ class BackbonePool:
     async def aclose(self) -> None:
         for b in self._by_key.values():
             await b.aclose()
+        if self.cache is not None:
+            await asyncio.to_thread(self.cache.close)  # commits the last batch (bounded) off the loop
+            self.cache = None
 
 
 def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
@@ -174,66 +177,123 @@ def prepare_cell(cfg: CellConfig) -> PreparedCell:
     return PreparedCell(cfg, bench, tasks, probe_method(cfg))
 
 
-async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
-    prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
-    cfg, bench, tasks, method_cls = prep.cfg, prep.bench, prep.tasks, prep.method_cls
-    endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
-                 (("agent", cfg.backbone), ("judge", cfg.roles.judge), ("user_sim", cfg.roles.user_sim)) if b is not None and b.kind != "scripted"}
-    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints))
-    report = CellReport(cell=cfg.cell_name)
-    try:
-        todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
-        report.total = len(tasks) * cfg.runner.trials
+@dataclass
+class _CellRun:
+    """One cell inside the sweep's scheduler: its store, report, progress row and work left."""
+
+    prep: PreparedCell
+    store: CellStore
+    report: CellReport
+    cp: Any
+    todo: list
+    remaining: int = 0
+    closed: bool = False
+
+
+class Scheduler:
+    """One scheduler for every cell of a sweep: `concurrency` workers take (cell, task, trial)
+    episodes in cell order from one queue, so a small cell never leaves the endpoint idle while
+    it finishes; the per-endpoint in-flight bound (`max_inflight`, shared by every backbone of an
+    endpoint) is the only limit on model calls. Each cell still gets its own store, report and
+    progress row, and is marked DONE as soon as its last episode is on disk."""
+
+    def __init__(self, root: Path, pool: BackbonePool, progress: Progress, concurrency: int) -> None:
+        self.root, self.pool, self.progress, self.concurrency = root, pool, progress, max(1, concurrency)
+        self.stop = asyncio.Event()
+        self.fatal: list[str] = []
+
+    def _open(self, prep: PreparedCell) -> _CellRun:
+        cfg, pool = prep.cfg, self.pool
+        endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
+                     (("agent", cfg.backbone), ("judge", cfg.roles.judge), ("user_sim", cfg.roles.user_sim)) if b is not None and b.kind != "scripted"}
+        store = CellStore(self.root, cfg.cell_name).open(manifest_for(cfg, prep.bench, len(prep.tasks), endpoints))
+        report = CellReport(cell=cfg.cell_name)
+        todo = [(t, trial) for trial in range(cfg.runner.trials) for t in prep.tasks if (t.task_id, trial) not in store.done]
+        report.total = len(prep.tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
-        cp = progress.start_cell(cfg.cell_name, report.total, report.skipped)
-        sem = asyncio.Semaphore(cfg.runner.concurrency)
-        stop = asyncio.Event()
-        fatal: list[str] = []
+        cp = self.progress.start_cell(cfg.cell_name, report.total, report.skipped)
+        return _CellRun(prep, store, report, cp, todo, remaining=len(todo))
 
-        async def one(task, trial: int) -> None:
-            async with sem:
-                if stop.is_set():
-                    return
-                sink: list[CallLog] = []
-                agent = RecordingBackbone(pool.for_episode(cfg.backbone, trial, cfg.runner.seed), sink)
-                backbones = {"agent": agent, "tool": agent}
-                for role in ("judge", "user_sim"):
-                    rc = getattr(cfg.roles, role)
-                    backbones[role] = RecordingBackbone(pool.for_episode(rc, trial, cfg.runner.seed), sink) if rc else agent
-                ctx = EpisodeContext(trial=trial, seed=cfg.runner.seed + trial, backbones=backbones)
-                try:
-                    env = bench.make_env(task, ctx)
-                    method = method_cls(backbone=agent, **cfg.method.params)
-                except Exception as e:  # a benchmark/method bug for this task: record it, keep the other episodes going
-                    rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, status="harness_error",
-                                        error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
-                else:
-                    rec = await run_episode(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, env=env, method=method, sink=sink)
-                store.append(rec)
-                report.calls += sum(rec.calls_by_role.values())
-                report.cache_hits += rec.cache_hits
-                setattr(report, rec.status, getattr(report, rec.status) + 1)
-                if rec.status != "ok":
-                    report.errors.append(f"{task.task_id}#{trial}: {(rec.error or '').splitlines()[0]}")
-                    if rec.fatal:
-                        fatal.append(rec.error or "fatal backbone error")
-                        stop.set()
-                method_tokens = sum(u.total for u in rec.usage_by_role.values())
-                progress.episode(cp, status=rec.status, tokens=method_tokens, calls=sum(rec.calls_by_role.values()),
-                                 cache_hits=rec.cache_hits, task=task.task_id)
-
-        running = [asyncio.ensure_future(one(t, trial)) for t, trial in todo]
+    def _finish(self, run: _CellRun) -> None:
+        if run.closed:
+            return
+        run.closed = True
         try:
-            await asyncio.gather(*running)
-        except BaseException:  # an unexpected error (disk full, display bug): stop the siblings before the store closes
-            for r in running:
-                r.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
-            raise
-        if fatal:
-            raise FatalRunError(fatal[0])
-        if report.ok + report.skipped == report.total:
-            store.mark_done({"total": report.total, "ok": report.total})
-        return report
-    finally:
-        store.close()
+            r = run.report
+            if not self.fatal and r.ok + r.skipped == r.total:
+                run.store.mark_done({"total": r.total, "ok": r.total})
+        finally:
+            run.store.close()
+            self.progress.finish_cell(run.cp)
+
+    async def _episode(self, run: _CellRun, task, trial: int) -> None:
+        cfg, bench, method_cls, store, report, pool = run.prep.cfg, run.prep.bench, run.prep.method_cls, run.store, run.report, self.pool
+        sink: list[CallLog] = []
+        on_call = (lambda c: self.progress.call(run.cp, c))  # live calls/tokens/retries
+        agent = RecordingBackbone(pool.for_episode(cfg.backbone, trial, cfg.runner.seed), sink, on_call=on_call)
+        backbones = {"agent": agent, "tool": agent}
+        for role in ("judge", "user_sim"):
+            rc = getattr(cfg.roles, role)
+            backbones[role] = RecordingBackbone(pool.for_episode(rc, trial, cfg.runner.seed), sink, on_call=on_call) if rc else agent
+        ctx = EpisodeContext(trial=trial, seed=cfg.runner.seed + trial, backbones=backbones)
+        try:
+            env = bench.make_env(task, ctx)
+            method = method_cls(backbone=agent, **cfg.method.params)
+        except Exception as e:  # a benchmark/method bug for this task: record it, keep the other episodes going
+            rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, status="harness_error",
+                                error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
+        else:
+            rec = await run_episode(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, env=env, method=method, sink=sink)
+        await store.append_async(rec)  # on disk (fsynced) when this returns; the loop keeps running meanwhile
+        report.calls += sum(rec.calls_by_role.values())
+        report.cache_hits += rec.cache_hits
+        setattr(report, rec.status, getattr(report, rec.status) + 1)
+        if rec.status != "ok":
+            report.errors.append(f"{task.task_id}#{trial}: {(rec.error or '').splitlines()[0]}")
+            if rec.fatal:
+                self.fatal.append(rec.error or "fatal backbone error")
+                self.stop.set()
+        self.progress.episode(run.cp, status=rec.status, task=task.task_id)
+
+    async def run(self, prepared: list[PreparedCell]) -> list[CellReport]:
+        runs: list[_CellRun] = []
+        try:
+            for p in prepared:
+                runs.append(self._open(p))
+            for r in runs:
+                if not r.todo:
+                    self._finish(r)
+            queue = iter([(r, t, trial) for r in runs for t, trial in r.todo])
+
+            async def worker() -> None:
+                for r, t, trial in queue:  # one shared iterator: episodes start in cell order
+                    if self.stop.is_set():
+                        return
+                    await self._episode(r, t, trial)
+                    r.remaining -= 1
+                    if r.remaining == 0:
+                        self._finish(r)
+
+            n = min(self.concurrency, sum(len(r.todo) for r in runs)) or 0
+            workers = [asyncio.ensure_future(worker()) for _ in range(n)]
+            try:
+                await asyncio.gather(*workers)
+            except BaseException:  # an unexpected error (disk full, display bug): stop the siblings before the stores close
+                for w in workers:
+                    w.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                raise
+            if self.fatal:
+                raise FatalRunError(self.fatal[0])
+            return [r.report for r in runs]
+        finally:
+            for r in runs:
+                if not r.closed:
+                    r.closed = True
+                    r.store.close()
+
+
+async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
+    """Run one cell on its own (a sweep runs all its cells through one `Scheduler`)."""
+    prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
+    return (await Scheduler(root, pool, progress, prep.cfg.runner.concurrency).run([prep]))[0]

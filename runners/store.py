@@ -1,7 +1,10 @@
 """The results store: `results/<experiment>/<cell>/`.
 
 - `manifest.json`: resolved config (no secrets), package versions, git revision, seeds, notes.
-- `episodes.jsonl`: one line per finished (task, trial), flushed and fsynced per line.
+- `episodes.jsonl`: one line per finished (task, trial), on disk (written, flushed, fsynced)
+  before the append is acknowledged. Appends go through one writer thread per cell that writes
+  every line queued meanwhile and fsyncs once for the batch (group commit), so the event loop
+  never waits on the disk and concurrent episodes share fsyncs.
 - `errors.jsonl`: episodes that ended in infra/harness errors (retried on resume, never scored).
 - `DONE`: completion marker with the final counts.
 
@@ -9,12 +12,15 @@ One writer per cell (an exclusive lock file). A torn last line (killed mid-write
 and cut off on open; unparseable lines elsewhere are set aside in `episodes.corrupt.jsonl`."""
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import json
 import os
 import platform
+import queue
 import subprocess
 import sys
+import threading
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -98,6 +104,64 @@ def versions() -> dict[str, str]:
     return out
 
 
+class _GroupWriter:
+    """One thread that appends lines to files and fsyncs once per batch. `submit(fh, data, done)`
+    queues a line; `done(error)` is called from the writer thread after the line is on disk
+    (error None) or failed to get there."""
+
+    def __init__(self, name: str) -> None:
+        self._q: "queue.Queue[tuple[Any, bytes, Any] | None]" = queue.Queue()
+        self._t = threading.Thread(target=self._loop, name=f"store-writer-{name}", daemon=True)
+        self._t.start()
+
+    def submit(self, fh: Any, data: bytes, done: Any) -> None:
+        self._q.put((fh, data, done))
+
+    def _loop(self) -> None:
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            batch = [item]
+            stop = False
+            while True:
+                try:
+                    nxt = self._q.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                batch.append(nxt)
+            files: dict[int, Any] = {}
+            errors: dict[int, BaseException] = {}
+            for fh, data, _ in batch:
+                if id(fh) in errors:
+                    continue
+                try:
+                    fh.write(data)
+                    files[id(fh)] = fh
+                except BaseException as e:  # disk full, read-only: the caller gets the error
+                    errors[id(fh)] = e
+            for key, fh in files.items():
+                try:
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                except BaseException as e:
+                    errors[key] = e
+            for fh, _, done in batch:
+                try:
+                    done(errors.get(id(fh)))
+                except RuntimeError:  # the waiting loop is gone (interrupted): the line is written anyway
+                    pass
+            if stop:
+                return
+
+    def close(self) -> None:
+        self._q.put(None)
+        self._t.join()
+
+
 class CellStore:
     def __init__(self, root: Path, cell_name: str) -> None:
         self.dir = Path(root) / cell_name
@@ -122,8 +186,9 @@ class CellStore:
         self.done = {(r["task_id"], int(r["trial"])) for r in records if r.get("status") == "ok"}
         repair_tail(self.dir / ERRORS)
         self._write_manifest(manifest)
-        self._fh = open(path, "a", encoding="utf-8")
-        self._err = open(self.dir / ERRORS, "a", encoding="utf-8")
+        self._fh = open(path, "ab")
+        self._err = open(self.dir / ERRORS, "ab")
+        self._writer = _GroupWriter(self.dir.name)
         return self
 
     def _set_aside_corrupt(self, path: Path) -> None:
@@ -156,22 +221,55 @@ class CellStore:
         os.replace(tmp, path)
         (self.dir / DONE).unlink(missing_ok=True)
 
+    def _line(self, rec: EpisodeRecord) -> tuple[Any, bytes] | None:
+        if rec.status == "ok" and (rec.task_id, rec.trial) in self.done:
+            return None  # never duplicate
+        return (self._fh if rec.status == "ok" else self._err), rec.model_dump_json().encode() + b"\n"
+
     def append(self, rec: EpisodeRecord) -> None:
-        """Append one record and make it durable before returning."""
-        key = (rec.task_id, rec.trial)
-        if rec.status == "ok" and key in self.done:
-            return  # never duplicate
-        fh = self._fh if rec.status == "ok" else self._err
-        fh.write(rec.model_dump_json() + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+        """Append one record and make it durable (written, fsynced) before returning."""
+        line = self._line(rec)
+        if line is None:
+            return
+        finished = threading.Event()
+        err: list[BaseException | None] = [None]
+
+        def done(e: BaseException | None) -> None:
+            err[0] = e
+            finished.set()
+
+        self._writer.submit(*line, done)
+        finished.wait()
+        if err[0] is not None:
+            raise err[0]
         if rec.status == "ok":
-            self.done.add(key)
+            self.done.add((rec.task_id, rec.trial))
+
+    async def append_async(self, rec: EpisodeRecord) -> None:
+        """`append` without blocking the event loop: returns once the record is on disk; lines
+        of concurrent episodes share one fsync."""
+        line = self._line(rec)
+        if line is None:
+            return
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future = loop.create_future()
+
+        def settle(e: BaseException | None) -> None:
+            if not fut.done():
+                fut.set_exception(e) if e is not None else fut.set_result(None)
+
+        self._writer.submit(*line, lambda e: loop.call_soon_threadsafe(settle, e))
+        await fut
+        if rec.status == "ok":
+            self.done.add((rec.task_id, rec.trial))
 
     def mark_done(self, counts: dict[str, int]) -> None:
         (self.dir / DONE).write_text(json.dumps({**counts, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
 
     def close(self) -> None:
+        if getattr(self, "_writer", None) is not None:
+            self._writer.close()  # every acknowledged line is already on disk; this drains the rest
+            self._writer = None
         for fh in (self._fh, getattr(self, "_err", None)):
             if fh:
                 fh.close()

@@ -73,7 +73,7 @@ def print_report(reports, wall: float, out=None) -> None:
 
 async def _run_all(cells, root: Path, display: str) -> list:
     from runners.progress import Progress
-    from runners.run import BackbonePool, prepare_cells, run_cell
+    from runners.run import BackbonePool, Scheduler, prepare_cells
 
     first = cells[0]
     cache_path = None
@@ -85,8 +85,8 @@ async def _run_all(cells, root: Path, display: str) -> list:
     reports = []
     try:
         with Progress(display) as progress:
-            for p in prepared:
-                reports.append(await run_cell(p, root, pool, progress))
+            # one scheduler for all cells: small cells overlap, the endpoint bound is shared
+            reports = await Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells)).run(prepared)
     finally:
         await pool.aclose()
     return reports

@@ -183,11 +183,11 @@ async def test_inflight_bound_is_shared_per_endpoint():
         await b.aclose()
 
 
-async def test_large_inflight_bound_is_reached_across_client_shards():
+async def test_large_inflight_bound_is_reached_with_one_session():
     with FakeOpenAI(latency_s=0.2) as s:
-        b = make(s, max_inflight=40, timeout_s=10)  # 3 HTTP clients of <= 14 connections each
+        b = make(s, max_inflight=40, timeout_s=10)  # one aiohttp session, 40 connections
         await asyncio.gather(*(b.complete([{"role": "user", "content": f"q{i}"}], role="agent") for i in range(40)))
-        assert s.max_concurrent == 40 and len(b._shards()) == 3
+        assert s.max_concurrent == 40 and b._transport()._session.connector.limit == 40
         await b.aclose()
 
 
