@@ -16,7 +16,9 @@ from typing import Any
 
 from runners.api import METHOD_ROLES
 from runners.config import ConfigError, import_target
-from runners.report import delta, fmt, fmt_delta, paper_value, to_latex, to_markdown
+from runners.cost import episode_usd, role_prices
+from runners.report import delta, fmt, fmt_delta, is_rate, paper_value, to_latex, to_markdown
+from runners.stats import DEFAULT_RESAMPLES, bootstrap_ci, paired_bootstrap, paired_sign_test
 from runners.store import MANIFEST, StoreError, load_cell
 
 
@@ -33,6 +35,9 @@ class CellSummary:
     metrics: dict[str, float | None]
     table_metrics: list[str]
     tokens_by_role: dict[str, int] = field(default_factory=dict)
+    ci: dict[str, tuple[float, float]] = field(default_factory=dict)  # 95% task-bootstrap interval per rate (runners.stats)
+    episodes: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    metric_fn: Any = field(default=None, repr=False)
 
     @property
     def partial(self) -> bool:
@@ -44,7 +49,7 @@ class CellSummary:
         return sum(v for r, v in self.tokens_by_role.items() if r in METHOD_ROLES)
 
 
-def summarize(cell_dir: Path) -> CellSummary:
+def summarize(cell_dir: Path, resamples: int = DEFAULT_RESAMPLES) -> CellSummary:
     manifest, episodes = load_cell(cell_dir)
     try:
         cfg = manifest["config"]
@@ -60,19 +65,79 @@ def summarize(cell_dir: Path) -> CellSummary:
         for role, u in e.get("usage_by_role", {}).items():
             tokens[role] = tokens.get(role, 0) + int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
     metrics["Tok"] = (sum(v for r, v in tokens.items() if r in METHOD_ROLES) / 1e6) if episodes else None
-    return CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
-                       benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
-                       n_tasks=int(manifest.get("n_tasks", 0)), trials=int(manifest.get("trials", 1)),
-                       metrics=metrics, table_metrics=table + ["Tok"], tokens_by_role=tokens)
+    trials = int(manifest.get("trials", 1))
+    table += pass_k_columns(metrics, trials, table)
+    cost = cell_usd(episodes, cfg)
+    if cost is not None:
+        metrics["USD"] = cost
+    summary = CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
+                          benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
+                          n_tasks=int(manifest.get("n_tasks", 0)), trials=trials,
+                          metrics=metrics, table_metrics=table + ["Tok"] + (["USD"] if cost is not None else []), tokens_by_role=tokens,
+                          episodes=episodes, metric_fn=bench.metrics)
+    if episodes and resamples:
+        summary.ci = bootstrap_ci(episodes, bench.metrics, resamples=resamples, metrics=[m for m in table if is_rate(m)])
+    return summary
 
 
-def collect(root: Path, cell_names: set[str] | None = None) -> list[CellSummary]:
+# ---------------------------------------------------------------- uncertainty, pass^k, cost (runners.stats, runners.cost)
+def pass_k_columns(metrics: dict[str, Any], trials: int, table: list[str]) -> list[str]:
+    """pass^k columns for 2 <= k <= trials (tau-bench's reliability metric) when the benchmark reports them."""
+    ks = sorted((int(m[5:]), m) for m in metrics if m.startswith("pass^") and m[5:].isdigit())
+    return [m for k, m in ks if 2 <= k <= trials and m not in table]
+
+
+def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | None:
+    """List-price dollars of a cell's episodes (every call priced, cache hits included); None
+    when no backbone of the cell has prices."""
+    prices = role_prices(config)
+    if not any(v for v in prices.values()):
+        return None
+    return sum(episode_usd(e, prices) or 0.0 for e in episodes)
+
+
+def fmt_ci(value: float | None, metric: str, ci: dict[str, tuple[float, float]]) -> str:
+    """A rate with its 95% interval: `66.67 [33.33, 100.00]`."""
+    text = fmt(value, metric)
+    if value is not None and metric in ci:
+        lo, hi = ci[metric]
+        text += f" [{lo:.2f}, {hi:.2f}]"
+    return text
+
+
+def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: float | None, resamples: int = DEFAULT_RESAMPLES) -> tuple[str, dict[str, Any]]:
+    """The Δ cell for a rate: `+10.00pp [-5.0, 25.0] p=0.31` (paired bootstrap interval of the
+    difference over shared tasks; exact sign-test p on per-task wins/losses) and the numbers."""
+    text = fmt_delta(metric, d)
+    extra: dict[str, Any] = {}
+    if d is None or c is None or r is None or not is_rate(metric) or c.metric_fn is None or not resamples:
+        return text, extra
+    ci = paired_bootstrap(c.episodes, r.episodes, c.metric_fn, resamples=resamples, metrics=[metric]).get(metric)
+    sign = paired_sign_test(c.episodes, r.episodes, c.metric_fn, metric)
+    if ci:
+        text += f" [{ci[0]:+.1f}, {ci[1]:+.1f}]"
+        extra.update(ci_low=ci[0], ci_high=ci[1])
+    if sign:
+        wins, losses, ties, p = sign
+        text += f" p={p:.2g}"
+        extra.update(p_value=p, wins=wins, losses=losses, ties=ties)
+    return text, extra
+
+
+def token_unit(cells: list[CellSummary]) -> tuple[float, str]:
+    """Tok is in millions; when every value is below 0.1M the table shows thousands instead
+    (0.0061 reads worse than 6.1k)."""
+    vals = [c.metrics.get("Tok") for c in cells if c.metrics.get("Tok") is not None]
+    return (1000.0, "k") if vals and max(vals) < 0.1 else (1.0, "M")
+
+
+def collect(root: Path, cell_names: set[str] | None = None, resamples: int = DEFAULT_RESAMPLES) -> list[CellSummary]:
     if not root.is_dir():
         raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
     cells = []
     for d in sorted(p for p in root.iterdir() if (p / MANIFEST).exists()):
         if cell_names is None or d.name in cell_names:
-            cells.append(summarize(d))
+            cells.append(summarize(d, resamples))
     # Cells that differ only in config details (same method/backbone/benchmark) stay apart.
     seen: dict[tuple[str, str, str], int] = {}
     for c in cells:
@@ -83,8 +148,11 @@ def collect(root: Path, cell_names: set[str] | None = None) -> list[CellSummary]
     return cells
 
 
-def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True):
-    """Wide table rows (one per method × backbone, plus paper and Δ rows) and the long rows."""
+def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True, resamples: int = DEFAULT_RESAMPLES):
+    """Wide table rows (one per method × backbone, plus paper and Δ rows) and the long rows.
+    Rates carry their 95% task-bootstrap interval; Δ rows of rates carry the paired interval and
+    the exact sign-test p; Tok is shown in thousands when millions would read as 0.00xx."""
+    scale, unit = token_unit(cells)
     benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
     cols: list[tuple[str, str]] = []
     for b in benchmarks:
@@ -93,18 +161,21 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
     by = {(c.method, c.backbone, c.benchmark): c for c in cells}
     rows_keys = list(dict.fromkeys((c.method, c.backbone) for c in cells))
     rows_keys.sort(key=lambda mb: mb[0] != reference)  # the reference method first, as in the papers
-    header = ["Method", "Backbone"] + [f"{b}:{m}" for b, m in cols]
+    header = ["Method", "Backbone"] + [f"{b}:{m}" + (f"({unit})" if m == "Tok" and unit != "M" else "") for b, m in cols]
     rows: list[list[str]] = []
     long: list[dict[str, Any]] = []
     for method, backbone in rows_keys:
         vals = [by.get((method, backbone, b)) for b, _ in cols]
         scripted = any(c.scripted for c in cells if (c.method, c.backbone) == (method, backbone))
         partial = any(c.partial for c in cells if (c.method, c.backbone) == (method, backbone))
-        rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else ""), backbone] + [fmt(c.metrics.get(m) if c else None, m) for c, (_, m) in zip(vals, cols)])
+        rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else ""), backbone]
+                    + [_cell_text(c, m, scale) for c, (_, m) in zip(vals, cols)])
         for c in (c for c in cells if (c.method, c.backbone) == (method, backbone)):
             for m, v in c.metrics.items():  # every metric, not only the table's columns
+                lo_hi = c.ci.get(m)
                 long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": m, "value": v,
-                             "paper": paper_value(method, backbone, c.benchmark, m), "n_episodes": c.n_episodes, "scripted": c.scripted})
+                             "paper": paper_value(method, backbone, c.benchmark, m), "n_episodes": c.n_episodes, "scripted": c.scripted,
+                             "ci_low": lo_hi[0] if lo_hi else None, "ci_high": lo_hi[1] if lo_hi else None})
             for role, n in sorted(c.tokens_by_role.items()):
                 long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": f"tokens_{role}", "value": n,
                              "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted})
@@ -117,12 +188,23 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
             for b, m in cols:
                 c, r = by.get((method, backbone, b)), by.get((reference, backbone, b))
                 d = delta(m, c.metrics.get(m) if c else None, r.metrics.get(m) if r else None)
-                ds.append(fmt_delta(m, d))
+                text, extra = paired_delta(c, r, m, d, resamples)
+                ds.append(text)
                 if d is not None:
                     long.append({"method": method, "backbone": backbone, "benchmark": b, "metric": f"delta_{m}", "value": d,
-                                 "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted})
+                                 "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted,
+                                 "ci_low": extra.get("ci_low"), "ci_high": extra.get("ci_high"), "p_value": extra.get("p_value")})
             rows.append([f"  Δ vs {reference}", backbone] + ds)
     return header, rows, long
+
+
+def _cell_text(c: CellSummary | None, m: str, tok_scale: float) -> str:
+    if c is None:
+        return fmt(None, m)
+    v = c.metrics.get(m)
+    if m == "Tok" and v is not None and tok_scale != 1.0:
+        return f"{v * tok_scale:.1f}"
+    return fmt_ci(v, m, c.ci)
 
 
 def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] | None:
@@ -138,17 +220,21 @@ def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] |
     return header, rows
 
 
-def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True) -> list[dict[str, Any]]:
+def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
+                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
     out = out or sys.stdout
     root = Path(root)
-    cells = collect(root, cell_names)
+    cells = collect(root, cell_names, resamples)
     if not cells:
         print(f"no finished cells under {root}", file=out)
         return []
-    header, rows, long = build_tables(cells, reference, with_paper)
+    header, rows, long = build_tables(cells, reference, with_paper, resamples)
     tdir = root / "tables"
     tdir.mkdir(exist_ok=True)
-    title = f"Results: {root.name} (rates in %, Tok = method-side tokens in millions; Δ: pp for rates, relative % for Tok)"
+    _, unit = token_unit(cells)
+    title = (f"Results: {root.name} (rates in % with 95% task-bootstrap intervals, Tok = method-side tokens in "
+             f"{'thousands' if unit == 'k' else 'millions'}" + (", USD = list-price cost" if any("USD" in c.metrics for c in cells) else "")
+             + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, relative % for Tok/USD)")
     if any(c.scripted for c in cells):
         title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"
     md = f"### {title}\n\n" + to_markdown(header, rows)
@@ -164,7 +250,8 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
         csv.writer(f).writerows([header] + rows)
     (tdir / "summary.tex").write_text(to_latex(header, rows, title) + "\n")
     with open(tdir / "metrics.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted"])
+        w = csv.DictWriter(f, fieldnames=["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted",
+                                          "ci_low", "ci_high", "p_value"])
         w.writeheader()
         w.writerows(long)
     print(md + counts, file=out)
@@ -177,9 +264,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("results", type=Path, help="results/<experiment> directory")
     ap.add_argument("--reference", default="full_context", help="method the Δ rows compare against (default full_context)")
     ap.add_argument("--no-paper", action="store_true", help="do not print the papers' reported numbers")
+    ap.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, metavar="N",
+                    help=f"bootstrap resamples for the 95%% intervals and paired Δ tests (default {DEFAULT_RESAMPLES}; 0 = none)")
     a = ap.parse_args(argv)
     try:
-        aggregate_dir(a.results, a.reference, with_paper=not a.no_paper)
+        aggregate_dir(a.results, a.reference, with_paper=not a.no_paper, resamples=a.bootstrap)
     except StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -81,6 +81,11 @@ class Progress:
         self.started = time.perf_counter()
         self._live = None
         self._last_refresh = 0.0
+        self.expected_cells = 0
+
+    def expect_cells(self, n: int) -> None:
+        """The sweep will run `n` cells (they appear as they open)."""
+        self.expected_cells = max(self.expected_cells, n)
 
     def __enter__(self) -> "Progress":
         if self.mode == "rich":
@@ -134,7 +139,7 @@ class Progress:
         if cp.finished is None:
             cp.finished = time.perf_counter()
             done = sum(c.finished is not None for c in self.cells)
-            self._emit(f"[cell done {done}/{len(self.cells)}] {cp.name}: {cp.ran}/{cp.todo} run in {human_duration(cp.elapsed)}")
+            self._emit(f"[cell done {done}/{max(len(self.cells), self.expected_cells)}] {cp.name}: {cp.ran}/{cp.todo} run in {human_duration(cp.elapsed)}")
         self._refresh()
 
     # ------------------------------------------------------------------ summaries
@@ -161,7 +166,7 @@ class Progress:
 
         done = sum(c.finished is not None for c in self.cells)
         elapsed = time.perf_counter() - self.started
-        t = Table(title=f"sweep: cells {done}/{len(self.cells)} done · {human_duration(elapsed)} elapsed · ETA {human_duration(self.eta())}",
+        t = Table(title=f"sweep: cells {done}/{max(len(self.cells), self.expected_cells)} done · {human_duration(elapsed)} elapsed · ETA {human_duration(self.eta())}",
                   expand=False)
         cols = ("cell", "episodes", "errors", "calls", "cached", "retries", "tokens", "elapsed")
         for col in cols:

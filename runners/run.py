@@ -211,8 +211,7 @@ class Scheduler:
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in prep.tasks if (t.task_id, trial) not in store.done]
         report.total = len(prep.tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
-        cp = self.progress.start_cell(cfg.cell_name, report.total, report.skipped)
-        return _CellRun(prep, store, report, cp, todo, remaining=len(todo))
+        return _CellRun(prep, store, report, None, todo, remaining=len(todo))
 
     def _finish(self, run: _CellRun) -> None:
         if run.closed:
@@ -257,25 +256,41 @@ class Scheduler:
 
     async def run(self, prepared: list[PreparedCell]) -> list[CellReport]:
         runs: list[_CellRun] = []
-        try:
-            for p in prepared:
-                runs.append(self._open(p))
-            for r in runs:
-                if not r.todo:
-                    self._finish(r)
-            queue = iter([(r, t, trial) for r in runs for t, trial in r.todo])
+        queue: asyncio.Queue = asyncio.Queue()
+        n = self.concurrency
 
-            async def worker() -> None:
-                for r, t, trial in queue:  # one shared iterator: episodes start in cell order
+        async def producer() -> None:
+            """Open the cells in order, off the loop (manifest, git revision, reading earlier
+            records), queueing each cell's episodes as soon as it is open: the first cell's
+            episodes run while the next cells open."""
+            try:
+                for p in prepared:
                     if self.stop.is_set():
-                        return
-                    await self._episode(r, t, trial)
-                    r.remaining -= 1
-                    if r.remaining == 0:
+                        break
+                    r = await asyncio.to_thread(self._open, p)
+                    runs.append(r)
+                    r.cp = self.progress.start_cell(p.cfg.cell_name, r.report.total, r.report.skipped)
+                    if not r.todo:
                         self._finish(r)
+                    for t, trial in r.todo:
+                        queue.put_nowait((r, t, trial))
+            finally:
+                for _ in range(n):
+                    queue.put_nowait(None)
 
-            n = min(self.concurrency, sum(len(r.todo) for r in runs)) or 0
-            workers = [asyncio.ensure_future(worker()) for _ in range(n)]
+        async def worker() -> None:
+            while (item := await queue.get()) is not None:  # one queue: episodes start in cell order
+                r, t, trial = item
+                if self.stop.is_set():
+                    continue
+                await self._episode(r, t, trial)
+                r.remaining -= 1
+                if r.remaining == 0:
+                    self._finish(r)
+
+        self.progress.expect_cells(len(prepared))
+        try:
+            workers = [asyncio.ensure_future(producer())] + [asyncio.ensure_future(worker()) for _ in range(n)]
             try:
                 await asyncio.gather(*workers)
             except BaseException:  # an unexpected error (disk full, display bug): stop the siblings before the stores close
