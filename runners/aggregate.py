@@ -19,7 +19,7 @@ from runners.config import ConfigError, import_target
 from runners.cost import episode_usd, role_prices
 from runners.report import delta, fmt, fmt_delta, is_rate, paper_value, to_latex, to_markdown
 from runners.stats import DEFAULT_RESAMPLES, bootstrap_ci, paired_bootstrap, paired_sign_test
-from runners.store import MANIFEST, StoreError, load_cell
+from runners.store import MANIFEST, StoreError, load_cell, shard_dirs
 
 
 @dataclass
@@ -135,7 +135,7 @@ def collect(root: Path, cell_names: set[str] | None = None, resamples: int = DEF
     if not root.is_dir():
         raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
     cells = []
-    for d in sorted(p for p in root.iterdir() if (p / MANIFEST).exists()):
+    for d in sorted(p for p in root.iterdir() if (p / MANIFEST).exists() or shard_dirs(p)):
         if cell_names is None or d.name in cell_names:
             cells.append(summarize(d, resamples))
     # Cells that differ only in config details (same method/backbone/benchmark) stay apart.

@@ -11,6 +11,7 @@ from typing import Any
 
 from runners.api import Backbone, Benchmark, EpisodeContext
 from runners.config import BackboneCfg, CellConfig, ConfigError, import_target
+from runners.cost import usd
 from runners.episode import CallLog, EpisodeRecord, RecordingBackbone, run_episode
 from runners.progress import Progress
 from runners.store import CellStore
@@ -30,6 +31,8 @@ class CellReport:
     harness_error: int = 0
     calls: int = 0
     cache_hits: int = 0
+    not_started: int = 0  # episodes left for a later run (runner.budget_usd reached)
+    usd: float = 0.0  # spent by this run (cache hits cost nothing)
     errors: list[str] = field(default_factory=list)
 
 
@@ -177,6 +180,12 @@ def prepare_cell(cfg: CellConfig) -> PreparedCell:
     return PreparedCell(cfg, bench, tasks, probe_method(cfg))
 
 
+def shard_tasks(tasks: list, i: int, n: int) -> list:
+    """The i-th (0-based) of n contiguous, near-equal task ranges; together they cover every task once."""
+    k = len(tasks)
+    return tasks[i * k // n:(i + 1) * k // n]
+
+
 @dataclass
 class _CellRun:
     """One cell inside the sweep's scheduler: its store, report, progress row and work left."""
@@ -197,19 +206,50 @@ class Scheduler:
     endpoint) is the only limit on model calls. Each cell still gets its own store, report and
     progress row, and is marked DONE as soon as its last episode is on disk."""
 
-    def __init__(self, root: Path, pool: BackbonePool, progress: Progress, concurrency: int) -> None:
+    def __init__(self, root: Path, pool: BackbonePool, progress: Progress, concurrency: int, budget_usd: float | None = None) -> None:
         self.root, self.pool, self.progress, self.concurrency = root, pool, progress, max(1, concurrency)
         self.stop = asyncio.Event()
         self.fatal: list[str] = []
+        # runner.budget_usd: an episode starts only while spent + (episodes in flight + 1) × the
+        # mean cost of a finished episode stays within the budget; episodes in flight finish.
+        self.budget = budget_usd
+        self.spent = 0.0
+        self.episode_costs: list[float] = []
+        self.in_flight = 0
+        self.budget_reached = False
+
+    def _affordable(self) -> bool:
+        if self.budget is None:
+            return True
+        mean = sum(self.episode_costs) / len(self.episode_costs) if self.episode_costs else 0.0
+        if self.spent >= self.budget or self.spent + mean * (self.in_flight + 1) > self.budget:
+            self.budget_reached = True
+            return False
+        return True
+
+    def _on_call(self, run: _CellRun, log: CallLog, prices: dict | None, acc: list[float]) -> None:
+        cost = 0.0 if log.cached else (usd(log.usage, prices) or 0.0)
+        self.spent += cost
+        run.report.usd += cost
+        acc[0] += cost
+        self.progress.call(run.cp, log, cost)
 
     def _open(self, prep: PreparedCell) -> _CellRun:
         cfg, pool = prep.cfg, self.pool
         endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
                      (("agent", cfg.backbone), ("judge", cfg.roles.judge), ("user_sim", cfg.roles.user_sim)) if b is not None and b.kind != "scripted"}
-        store = CellStore(self.root, cfg.cell_name).open(manifest_for(cfg, prep.bench, len(prep.tasks), endpoints))
-        report = CellReport(cell=cfg.cell_name)
-        todo = [(t, trial) for trial in range(cfg.runner.trials) for t in prep.tasks if (t.task_id, trial) not in store.done]
-        report.total = len(prep.tasks) * cfg.runner.trials
+        tasks, manifest = prep.tasks, manifest_for(cfg, prep.bench, len(prep.tasks), endpoints)
+        if cfg.runner.shard:  # runner.shard=i/n: the i-th contiguous task range, in <cell>/shard-i-of-n/ (own store and lock)
+            i, n = (int(x) for x in cfg.runner.shard.split("/"))
+            tasks = shard_tasks(prep.tasks, i, n)
+            manifest.update(n_tasks=len(tasks), shard={"index": i, "of": n, "n_tasks_total": len(prep.tasks),
+                                                       "task_ids": [t.task_id for t in tasks]})
+            store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(manifest)
+        else:
+            store = CellStore(self.root, cfg.cell_name).open(manifest)
+        report = CellReport(cell=cfg.cell_name + (f" [shard {cfg.runner.shard}]" if cfg.runner.shard else ""))
+        todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
+        report.total = len(tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
         return _CellRun(prep, store, report, None, todo, remaining=len(todo))
 
@@ -228,12 +268,16 @@ class Scheduler:
     async def _episode(self, run: _CellRun, task, trial: int) -> None:
         cfg, bench, method_cls, store, report, pool = run.prep.cfg, run.prep.bench, run.prep.method_cls, run.store, run.report, self.pool
         sink: list[CallLog] = []
-        on_call = (lambda c: self.progress.call(run.cp, c))  # live calls/tokens/retries
-        agent = RecordingBackbone(pool.for_episode(cfg.backbone, trial, cfg.runner.seed), sink, on_call=on_call)
+        spent = [0.0]
+
+        def on_call(b: BackboneCfg):  # live calls/tokens/retries/cost
+            return lambda c: self._on_call(run, c, b.prices, spent)
+
+        agent = RecordingBackbone(pool.for_episode(cfg.backbone, trial, cfg.runner.seed), sink, on_call=on_call(cfg.backbone))
         backbones = {"agent": agent, "tool": agent}
         for role in ("judge", "user_sim"):
             rc = getattr(cfg.roles, role)
-            backbones[role] = RecordingBackbone(pool.for_episode(rc, trial, cfg.runner.seed), sink, on_call=on_call) if rc else agent
+            backbones[role] = RecordingBackbone(pool.for_episode(rc, trial, cfg.runner.seed), sink, on_call=on_call(rc)) if rc else agent
         ctx = EpisodeContext(trial=trial, seed=cfg.runner.seed + trial, backbones=backbones)
         try:
             env = bench.make_env(task, ctx)
@@ -244,6 +288,7 @@ class Scheduler:
         else:
             rec = await run_episode(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, env=env, method=method, sink=sink)
         await store.append_async(rec)  # on disk (fsynced) when this returns; the loop keeps running meanwhile
+        self.episode_costs.append(spent[0])
         report.calls += sum(rec.calls_by_role.values())
         report.cache_hits += rec.cache_hits
         setattr(report, rec.status, getattr(report, rec.status) + 1)
@@ -283,7 +328,17 @@ class Scheduler:
                 r, t, trial = item
                 if self.stop.is_set():
                     continue
-                await self._episode(r, t, trial)
+                if not self._affordable():
+                    r.report.not_started += 1
+                    r.remaining -= 1
+                    if r.remaining == 0:
+                        self._finish(r)
+                    continue
+                self.in_flight += 1
+                try:
+                    await self._episode(r, t, trial)
+                finally:
+                    self.in_flight -= 1
                 r.remaining -= 1
                 if r.remaining == 0:
                     self._finish(r)
@@ -311,4 +366,4 @@ class Scheduler:
 async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
     """Run one cell on its own (a sweep runs all its cells through one `Scheduler`)."""
     prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
-    return (await Scheduler(root, pool, progress, prep.cfg.runner.concurrency).run([prep]))[0]
+    return (await Scheduler(root, pool, progress, prep.cfg.runner.concurrency, prep.cfg.runner.budget_usd).run([prep]))[0]

@@ -279,18 +279,58 @@ class CellStore:
             self._lock_fd = None
 
 
+def shard_dirs(cell_dir: Path) -> list[Path]:
+    """The `shard-<i>-of-<n>/` stores of a cell run with `runner.shard=i/n` (each its own records)."""
+    return sorted(d for d in Path(cell_dir).glob("shard-*-of-*") if (d / MANIFEST).exists())
+
+
+def _merge_shards(cell_dir: Path, manifest: dict[str, Any] | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A sharded cell as one: the shards' records together; n_tasks is the whole benchmark's."""
+    records: list[dict[str, Any]] = []
+    total = None
+    for d in shard_dirs(cell_dir):
+        try:
+            m = json.loads((d / MANIFEST).read_text())
+        except (OSError, ValueError) as e:
+            raise StoreError(f"{d / MANIFEST}: unreadable manifest ({e}); re-run that shard to rewrite it") from None
+        manifest = manifest or {k: v for k, v in m.items() if k != "shard"}
+        total = (m.get("shard") or {}).get("n_tasks_total", total)
+        records += read_jsonl(d / EPISODES)[0]
+    if manifest is None:
+        raise StoreError(f"{cell_dir}: no manifest.json")
+    manifest = {**manifest, "shards": [d.name for d in shard_dirs(cell_dir)]}
+    if total is not None:
+        manifest["n_tasks"] = total
+    return manifest, records
+
+
 def load_cell(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(manifest, finished episode records deduplicated by (task, trial)) for aggregation."""
+    """(manifest, finished episode records deduplicated by (task, trial)) for aggregation.
+    A cell run in shards (`runner.shard=i/n`) is read as one: every shard's records."""
     mpath = cell_dir / MANIFEST
+    if shard_dirs(cell_dir):
+        top = None
+        if mpath.exists():
+            try:
+                top = json.loads(mpath.read_text())
+            except ValueError:
+                top = None
+        manifest, records = _merge_shards(cell_dir, top)
+        records += read_jsonl(cell_dir / EPISODES)[0]
+        return manifest, _dedupe_ok(records)
     try:
         manifest = json.loads(mpath.read_text())
     except (OSError, ValueError) as e:
         raise StoreError(f"{mpath}: unreadable manifest ({e}); re-run the sweep to rewrite it") from None
     records, _ = read_jsonl(cell_dir / EPISODES)
+    return manifest, _dedupe_ok(records)
+
+
+def _dedupe_ok(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     seen, out = set(), []
     for r in records:
         k = (r.get("task_id"), r.get("trial"))
         if r.get("status") == "ok" and k not in seen:
             seen.add(k)
             out.append(r)
-    return manifest, out
+    return out

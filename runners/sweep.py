@@ -53,7 +53,7 @@ def expand_cells(cfg, overrides: list[str] | None = None) -> list[dict[str, Any]
     return cells
 
 
-def print_report(reports, wall: float, out=None) -> None:
+def print_report(reports, wall: float, out=None, budget_usd: float | None = None) -> None:
     out = out or sys.stdout
     tot = {k: sum(getattr(r, k) for r in reports) for k in ("total", "skipped", "ok", "infra_error", "harness_error", "calls", "cache_hits")}
     print(f"\nCompleteness ({wall:.1f}s): {tot['ok'] + tot['skipped']}/{tot['total']} episodes done "
@@ -64,6 +64,14 @@ def print_report(reports, wall: float, out=None) -> None:
         print("Nothing to run: every episode was already finished; 0 model calls made.", file=out)
     else:
         print(f"Model calls: {fresh} made, {tot['cache_hits']} served from the response cache.", file=out)
+    spent = sum(r.usd for r in reports)
+    if spent:
+        print(f"Spent ${spent:.4f} in this run (list prices; cache hits cost nothing).", file=out)
+    left = sum(r.not_started for r in reports)
+    if left:
+        budget = f" of ${budget_usd:g}" if budget_usd else ""
+        print(f"Budget reached: ${spent:.4f}{budget} spent; {left} episodes not started. Finished episodes are kept: "
+              "re-run the same command with a higher runner.budget_usd to continue.", file=out)
     for r in reports:
         for e in r.errors[:5]:
             print(f"  ! {r.cell}: {e}", file=out)
@@ -86,10 +94,24 @@ async def _run_all(cells, root: Path, display: str) -> list:
     try:
         with Progress(display) as progress:
             # one scheduler for all cells: small cells overlap, the endpoint bound is shared
-            reports = await Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells)).run(prepared)
+            sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), cells[0].runner.budget_usd)
+            reports = await sched.run(prepared)
     finally:
         await pool.aclose()
     return reports
+
+
+def check_budget(cells) -> None:
+    """runner.budget_usd needs prices on every backbone that is called."""
+    if cells[0].runner.budget_usd is None:
+        return
+    unpriced = sorted({b.name for c in cells for b in (c.backbone, c.roles.judge, c.roles.user_sim) if b is not None and b.prices is None})
+    if unpriced:
+        from runners.config import ConfigError
+
+        raise ConfigError(f"runner.budget_usd is set but backbone(s) {', '.join(unpriced)} have no prices; add "
+                          "`prices: {input: <USD per 1M>, cached_input: <USD per 1M>, output: <USD per 1M>}` to their config "
+                          "(or backbone.prices={input:..,output:..} on the command line), or drop runner.budget_usd")
 
 
 def run(cfg) -> int:
@@ -99,6 +121,7 @@ def run(cfg) -> int:
 
     try:
         cells = [validate(c) for c in expand_cells(cfg)]
+        check_budget(cells)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -115,13 +138,13 @@ def run(cfg) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: finished episodes are saved; run the same command again to resume.", file=sys.stderr)
         return 130
-    print_report(reports, time.perf_counter() - t0)
+    print_report(reports, time.perf_counter() - t0, budget_usd=cells[0].runner.budget_usd)
     from runners.aggregate import aggregate_dir
 
     aggregate_dir(root, reference=cells[0].runner.reference_method, cell_names={c.cell_name for c in cells})
     if _multirun():
         print(f"(multirun job: `python -m runners.aggregate {root}` prints the table of every job together)")
-    return 0 if all(r.infra_error == r.harness_error == 0 for r in reports) else 1
+    return 0 if all(r.infra_error == r.harness_error == r.not_started == 0 for r in reports) else 1
 
 
 def register_resolvers() -> None:
