@@ -77,6 +77,7 @@ class MemoryMethod(SingleCallMethod):
 
     # ------------------------------------------------------------------ method hooks
     async def begin_task(self, task: TaskView) -> None:
+        task = task.for_memory_method()  # e.g. travel: the base traveller comes through memory, as upstream
         await super().begin_task(task)
         for chunk in task.initial_memory:
             if chunk and chunk.strip():

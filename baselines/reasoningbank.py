@@ -20,7 +20,6 @@ Offline deviation: embeddings come from local MiniLM instead of text-embedding-3
 """
 from __future__ import annotations
 
-import re
 import uuid
 from datetime import datetime, timezone
 from typing import Any
@@ -71,15 +70,6 @@ class JudgeProtocol(Protocol):
     def render(self, decision: Decision) -> str:
         # No reference opinion → the minimal valid verdict claims nothing: "fail".
         return decision.message if decision.message else "fail"
-
-
-def parse_item(text: str) -> dict[str, str]:
-    """Title / description / content of one Markdown memory item ('' where absent)."""
-    out = {}
-    for field in ("title", "description", "content"):
-        m = re.search(rf"^\s*#+\s*{field}\s*:?\s*(.*?)\s*(?=^\s*#|\Z)", text, re.IGNORECASE | re.MULTILINE | re.DOTALL)
-        out[field] = m.group(1).strip() if m else ""
-    return out
 
 
 class ExtractProtocol(Protocol):

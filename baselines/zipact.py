@@ -277,6 +277,7 @@ class ZipActBM25(ZipAct):
         self.retrieved: list[str] = []
 
     async def begin_task(self, task: TaskView) -> None:
+        task = task.for_memory_method()  # e.g. travel: the base traveller comes through memory, as upstream
         await super().begin_task(task)
         self.store.add_many([c for c in task.initial_memory if c and c.strip()])
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 KINDS = ("entities", "states", "relations")
-GAP_TYPES = ("epistemic", "achievement")
 SOURCE_TYPES = ("observed", "inferred")
 MAX_ATTRIBUTES_CHARS = 4096  # §1: compact sorted-key JSON of `attributes`
 Record = dict[str, Any]

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners.api import METHOD_ROLES
+from runners.api import method_tokens
 from runners.config import ConfigError, import_target
 from runners.cost import episode_usd, role_prices
 from runners.report import delta, fmt, fmt_delta, is_rate, paper_value, to_latex, to_markdown
@@ -38,15 +38,22 @@ class CellSummary:
     ci: dict[str, tuple[float, float]] = field(default_factory=dict)  # 95% task-bootstrap interval per rate (runners.stats)
     episodes: list[dict[str, Any]] = field(default_factory=list, repr=False)
     metric_fn: Any = field(default=None, repr=False)
+    paraphrased: list[str] = field(default_factory=list)
 
     @property
     def partial(self) -> bool:
         """Fewer finished episodes than tasks × trials (infra errors, an interrupted sweep)."""
         return self.n_episodes < self.n_tasks * self.trials
 
-    @property
-    def method_tokens(self) -> int:
-        return sum(v for r, v in self.tokens_by_role.items() if r in METHOD_ROLES)
+
+def paraphrased_prompts(manifest: dict[str, Any]) -> list[str]:
+    """Prompts of a cell that ran on the project's own wording instead of upstream's text (the
+    `text_sources` the benchmark and the method record in the manifest)."""
+    out = []
+    for part in ("benchmark_notes", "method_notes"):
+        ts = (manifest.get(part) or {}).get("text_sources") or {}
+        out += [f"{part.split('_')[0]}:{k}" for k in ts.get("paraphrased", [])]
+    return out
 
 
 def summarize(cell_dir: Path, resamples: int = DEFAULT_RESAMPLES) -> CellSummary:
@@ -64,7 +71,7 @@ def summarize(cell_dir: Path, resamples: int = DEFAULT_RESAMPLES) -> CellSummary
     for e in episodes:
         for role, u in e.get("usage_by_role", {}).items():
             tokens[role] = tokens.get(role, 0) + int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
-    metrics["Tok"] = (sum(v for r, v in tokens.items() if r in METHOD_ROLES) / 1e6) if episodes else None
+    metrics["Tok"] = (method_tokens(tokens) / 1e6) if episodes else None
     trials = int(manifest.get("trials", 1))
     table += pass_k_columns(metrics, trials, table)
     cost = cell_usd(episodes, cfg)
@@ -74,7 +81,7 @@ def summarize(cell_dir: Path, resamples: int = DEFAULT_RESAMPLES) -> CellSummary
                           benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
                           n_tasks=int(manifest.get("n_tasks", 0)), trials=trials,
                           metrics=metrics, table_metrics=table + ["Tok"] + (["USD"] if cost is not None else []), tokens_by_role=tokens,
-                          episodes=episodes, metric_fn=bench.metrics)
+                          episodes=episodes, metric_fn=bench.metrics, paraphrased=paraphrased_prompts(manifest))
     if episodes and resamples:
         summary.ci = bootstrap_ci(episodes, bench.metrics, resamples=resamples, metrics=[m for m in table if is_rate(m)])
     return summary
@@ -168,8 +175,9 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
         vals = [by.get((method, backbone, b)) for b, _ in cols]
         scripted = any(c.scripted for c in cells if (c.method, c.backbone) == (method, backbone))
         partial = any(c.partial for c in cells if (c.method, c.backbone) == (method, backbone))
-        rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else ""), backbone]
-                    + [_cell_text(c, m, scale) for c, (_, m) in zip(vals, cols)])
+        para = any(c.paraphrased for c in cells if (c.method, c.backbone) == (method, backbone))
+        rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else "")
+                     + (" [paraphrased]" if para else ""), backbone] + [_cell_text(c, m, scale) for c, (_, m) in zip(vals, cols)])
         for c in (c for c in cells if (c.method, c.backbone) == (method, backbone)):
             for m, v in c.metrics.items():  # every metric, not only the table's columns
                 lo_hi = c.ci.get(m)
@@ -244,6 +252,10 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
     if any(c.partial for c in cells):
         md += ("\n\n[partial]: some episodes are missing (infra errors or an interrupted sweep; re-run the sweep to finish them). "
                "Rates cover the finished episodes only and Tok is a total, so its Δ is not comparable until the cell is complete.")
+    if any(c.paraphrased for c in cells):
+        md += ("\n\n[paraphrased]: some prompts ran on the project's own wording because the pinned upstream text was "
+               "unavailable (see each cell's manifest `text_sources`): " +
+               "; ".join(f"{c.cell}: {', '.join(c.paraphrased)}" for c in cells if c.paraphrased))
     counts = "\n\n" + "\n".join(f"- {c.cell}: {c.n_episodes}/{c.n_tasks * c.trials} episodes; tokens by role {c.tokens_by_role}" for c in cells)
     (tdir / "summary.md").write_text(md + counts + "\n")
     with open(tdir / "summary.csv", "w", newline="") as f:

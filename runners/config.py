@@ -82,11 +82,15 @@ class BenchmarkCfg(_Strict):
     name: str
     target: str = Field(alias="_target_")
     params: dict[str, Any] = Field(default_factory=dict)
+    roles: dict[str, str | None] = Field(default_factory=dict, description=(
+        "role -> conf/backbone name the benchmark uses by default for the roles it hosts (as upstream: τ's user "
+        "simulator and NL judge gpt_4_1, MemoryArena's formal judge and reasoning tool gpt_5_mini); a top-level "
+        "`roles.<role>` overrides it; ignored when the agent backbone is scripted"))
 
     RUNTIME_PARAMS: ClassVar[tuple[str, ...]] = ("limit",)
 
     def key_dict(self) -> dict[str, Any]:
-        d = self.model_dump(by_alias=True)
+        d = self.model_dump(by_alias=True, exclude={"roles"})  # the resolved role backbones are in the cell key
         d["params"] = {k: v for k, v in self.params.items() if k not in self.RUNTIME_PARAMS}
         return d
 
@@ -124,7 +128,6 @@ class ExperimentCfg(_Strict):
     name: str = "default"
     description: str = ""
     grid: dict[str, list[str]] = Field(default_factory=dict, description="group -> names; expanded into cells")
-    table: str | None = Field(None, description="paper table to print beside ours, e.g. flowstate_table1")
 
     @field_validator("grid")
     @classmethod
@@ -138,11 +141,21 @@ class ExperimentCfg(_Strict):
         return v
 
 
+ROLE_NAMES = ("judge", "user_sim", "tool")
+"""Roles whose backbone a config can choose (every other role uses the agent's backbone)."""
+
+
 class RolesCfg(_Strict):
-    """Backbones for roles the benchmark hosts; null = the agent's backbone."""
+    """Backbones for the roles the benchmark hosts; None = the agent's backbone. `origin` says, per
+    role, where the choice came from (for messages and the manifest)."""
 
     judge: BackboneCfg | None = None
     user_sim: BackboneCfg | None = None
+    tool: BackboneCfg | None = None
+    origin: dict[str, str] = Field(default_factory=dict)
+
+    def items(self) -> list[tuple[str, BackboneCfg | None]]:
+        return [(r, getattr(self, r)) for r in ROLE_NAMES]
 
 
 class CellConfig(_Strict):
@@ -158,7 +171,7 @@ class CellConfig(_Strict):
             "method": self.method.model_dump(by_alias=True),
             "backbone": self.backbone.key_dict(),
             "benchmark": self.benchmark.key_dict(),
-            "roles": {r: (b.key_dict() if b else None) for r, b in (("judge", self.roles.judge), ("user_sim", self.roles.user_sim))},
+            "roles": {r: (b.key_dict() if b else None) for r, b in self.roles.items() if b is not None or r != "tool"},
             "seed": self.runner.seed,
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:10]
@@ -180,27 +193,55 @@ def import_target(path: str, what: str) -> type:
         raise ConfigError(f"{what} _target_ '{path}' cannot be imported: {e}") from None
 
 
-def _load_role(value: Any) -> BackboneCfg | None:
-    """A role is null, a backbone config name (conf/backbone/<name>.yaml) or an inline mapping."""
+def _load_role(value: Any, role: str = "") -> BackboneCfg | None:
+    """A role is "agent" (the agent's backbone), a backbone config name (conf/backbone/<name>.yaml)
+    or an inline mapping."""
     if value in (None, "", "agent"):
         return None
     if isinstance(value, str):
         if value not in available("backbone"):
-            raise ConfigError(f"unknown backbone '{value}' for a role; available: {', '.join(available('backbone'))}")
+            raise ConfigError(f"unknown backbone '{value}' for role '{role}'; available: agent, {', '.join(available('backbone'))}")
         import yaml
 
         value = yaml.safe_load((CONF_DIR / "backbone" / f"{value}.yaml").read_text())
     return BackboneCfg.model_validate(value)
 
 
+def resolve_roles(cfg: "CellConfig", given: dict[str, Any]) -> RolesCfg:
+    """Each role's backbone: the top-level `roles.<role>` when set ("agent" = the agent's backbone),
+    else the benchmark's default (`benchmark.roles`), else the agent's backbone. With the scripted
+    agent backbone the benchmark defaults are not applied (offline demo and tests need no key);
+    an explicit `roles.<role>` still is."""
+    out: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    bad = sorted(set(cfg.benchmark.roles) - set(ROLE_NAMES))
+    if bad:
+        raise ConfigError(f"benchmark '{cfg.benchmark.name}': unknown role(s) {bad} in `roles`; configurable roles: {', '.join(ROLE_NAMES)}")
+    for role in ROLE_NAMES:
+        value = given.get(role)
+        if value not in (None, ""):
+            where = f"roles.{role}={value if isinstance(value, str) else '<inline>'}"
+        elif cfg.benchmark.roles.get(role) and cfg.backbone.kind != "scripted":
+            value = cfg.benchmark.roles[role]
+            where = f"default of benchmark '{cfg.benchmark.name}' (override: roles.{role}=agent or roles.{role}=<backbone>)"
+        else:
+            value, where = None, "agent backbone"
+        out[role] = _load_role(value, role)
+        origin[role] = where if out[role] is not None else "agent backbone"
+    return RolesCfg(**out, origin=origin)
+
+
 def validate(raw: dict[str, Any]) -> CellConfig:
     """Composed config (plain dict) → CellConfig, or ConfigError naming the fix."""
     raw = dict(raw)
-    roles = raw.pop("roles", None) or {}
+    roles = dict(raw.pop("roles", None) or {})
     raw.pop("hydra", None)
+    unknown = sorted(set(roles) - set(ROLE_NAMES))
+    if unknown:
+        raise ConfigError(f"unknown role(s) {unknown} under `roles`; configurable roles: {', '.join(ROLE_NAMES)}")
     try:
         cfg = CellConfig.model_validate({**raw, "roles": {}})
-        cfg.roles = RolesCfg(**{r: _load_role(v) for r, v in roles.items()})
+        cfg.roles = resolve_roles(cfg, roles)
     except ValidationError as e:
         lines = []
         for err in e.errors():

@@ -5,6 +5,11 @@ build context → model → parse → act → observe, until the request ends or
 budget runs out. Protocol errors live inside `Method.step` and never end an episode; backbone
 failures after retries end it as an *infra error*, recorded apart from agent failures and
 retried on resume.
+
+`Episode` owns everything one episode shares between its parts: the call sink, the recording
+backbones, the role aliases (`tool` is the agent's backbone; `judge`/`user_sim` the agent's unless
+configured), the `EpisodeContext` the environment gets, and the `EpisodeScope` through which the
+scripted backbone sees the episode's oracle (the environment).
 """
 from __future__ import annotations
 
@@ -12,7 +17,7 @@ import hashlib
 import time
 import traceback
 from datetime import datetime, timezone
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -21,27 +26,30 @@ from runners.wire import dumps, encoded
 from runners.api import (
     Backbone,
     BackboneError,
+    Benchmark,
     Completion,
     Decision,
     Environment,
+    EpisodeContext,
+    EpisodeScope,
     Message,
     Method,
     Observation,
+    Oracle,
     Protocol,
     Request,
     RequestOutcome,
     RetryEvent,
+    Role,
+    TaskSpec,
     Usage,
-    current_episode_key,
-    current_oracle,
-    current_request_id,
 )
 
 
 class CallLog(BaseModel):
     """One model call as the episode record keeps it."""
 
-    role: str
+    role: Role
     model: str
     usage: Usage
     cached: bool = False
@@ -118,7 +126,9 @@ class RecordingBackbone(Backbone):
         used.add(attempt)
         return attempt
 
-    async def complete(self, messages: list[Message], *, role: str, protocol: Protocol | None = None, attempt: int = 0, **sampling: Any) -> Completion:
+    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0, **sampling: Any) -> Completion:
+        if role not in ROLE_NAMES:  # a misspelt role would silently leave #Tok
+            raise ValueError(f"unknown call role {role!r}; roles are {', '.join(ROLE_NAMES)}")
         messages = encoded(messages)
         attempt = self.fresh_attempt(messages, role, attempt, sampling)
         t0 = time.perf_counter()
@@ -144,28 +154,53 @@ class RecordingBackbone(Backbone):
                 pass
 
 
+ROLE_NAMES: tuple[str, ...] = get_args(Role)
+
+
+class Episode:
+    """One (task, trial): its call sink, recording backbones, role aliases, `EpisodeContext` and
+    the scope the scripted backbone answers from. Build the environment with `make_env` (or
+    hand one to `attach`) so the scripted backbone answers from it, then `await run(env, method)`."""
+
+    def __init__(self, agent: Backbone, *, judge: Backbone | None = None, user_sim: Backbone | None = None,
+                 tool: Backbone | None = None, cell: str = "", task_id: str = "", trial: int = 0, seed: int = 0,
+                 on_call: Callable[[CallLog], None] | None = None) -> None:
+        self.cell, self.task_id, self.trial, self.seed = cell, task_id, trial, seed
+        self.sink: list[CallLog] = []
+        self.scope = EpisodeScope(key=f"{cell}/{task_id}/{trial}")
+        self.agent = RecordingBackbone(agent.bind(self.scope), self.sink, on_call=on_call)  # on_call: live progress per call
+        backbones: dict[Role, Backbone] = {"agent": self.agent, "tool": self.agent}
+        for role, b in (("judge", judge), ("user_sim", user_sim), ("tool", tool)):
+            backbones[role] = RecordingBackbone(b.bind(self.scope), self.sink, on_call=on_call) if b is not None else self.agent  # type: ignore[index]
+        self.ctx = EpisodeContext(trial=trial, seed=seed, backbones=backbones)
+
+    def attach(self, oracle: Oracle) -> None:
+        """The oracle the scripted backbone answers from (normally the episode's environment)."""
+        self.scope.oracle = oracle
+
+    def make_env(self, bench: Benchmark, task: TaskSpec) -> Environment:
+        env = bench.make_env(task, self.ctx)
+        self.attach(env)
+        return env
+
+    async def run(self, env: Environment, method: Method) -> "EpisodeRecord":
+        """Drive the episode; `method` must call `self.agent` (the recording agent backbone)."""
+        if self.scope.oracle is None:
+            self.attach(env)
+        return await _run(self, env, method)
+
+
 def _drain(sink: list[CallLog]) -> list[CallLog]:
     out = list(sink)
     sink.clear()
     return out
 
 
-async def run_episode(
-    *,
-    cell: str,
-    task_id: str,
-    trial: int,
-    seed: int,
-    env: Environment,
-    method: Method,
-    sink: list[CallLog],
-) -> EpisodeRecord:
-    """Drive one episode. `method` and `env` must already use RecordingBackbones writing to `sink`."""
-    rec = EpisodeRecord(cell=cell, task_id=task_id, trial=trial, seed=seed,
+async def _run(ep: Episode, env: Environment, method: Method) -> EpisodeRecord:
+    rec = EpisodeRecord(cell=ep.cell, task_id=ep.task_id, trial=ep.trial, seed=ep.seed,
                         started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    sink = ep.sink
     t_start = time.perf_counter()
-    current_oracle.set(env)  # type: ignore[arg-type]  # environments implement Oracle.reference
-    current_episode_key.set(f"{cell}/{task_id}/{trial}")
     all_calls: list[CallLog] = []
     try:
         budget = env.step_budget()  # inside the try: an adapter bug here is a harness error, not a crashed sweep
@@ -175,7 +210,7 @@ async def run_episode(
         rec.task_calls += _drain(sink)
         all_calls += rec.task_calls
         while (request := await env.next_request()) is not None:
-            current_request_id.set(request.request_id)
+            ep.scope.request_id = request.request_id
             rr = RequestRecord(request=request)
             rec.requests.append(rr)
             await method.begin_request(request)

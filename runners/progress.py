@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from runners.api import method_tokens
+
 
 @dataclass
 class CellProgress:
@@ -111,7 +113,7 @@ class Progress:
         """One model call finished (a `runners.episode.CallLog`)."""
         cp.calls += 1
         cp.cache_hits += int(bool(getattr(log, "cached", False)))
-        cp.tokens += int(getattr(getattr(log, "usage", None), "total", 0) or 0)
+        cp.tokens += method_tokens({log.role: log.usage})  # #Tok: method-side roles only
         cp.retries += len(getattr(log, "retries", ()) or ())
         cp.usd += usd
         now = time.perf_counter()

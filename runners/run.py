@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners.api import Backbone, Benchmark, EpisodeContext
+from runners.api import Backbone, Benchmark
 from runners.config import BackboneCfg, CellConfig, ConfigError, import_target
 from runners.cost import usd
-from runners.episode import CallLog, EpisodeRecord, RecordingBackbone, run_episode
+from runners.episode import CallLog, Episode, EpisodeRecord
 from runners.progress import Progress
 from runners.store import CellStore
 
@@ -66,9 +66,18 @@ class BackbonePool:
         """Build every backbone the cells use (agent and role backbones) before any episode runs,
         so a missing API key variable fails the sweep up front, not in the middle of a cell."""
         for c in cells:
-            for b in (c.backbone, c.roles.judge, c.roles.user_sim):
-                if b is not None:
+            self.get(c.backbone)
+            for role, b in c.roles.items():
+                if b is None:
+                    continue
+                try:
                     self.get(b)
+                except ConfigError as e:
+                    users = [r for r, o in c.roles.items() if o is not None and o.name == b.name]
+                    where = "; ".join(f"{r}: {c.roles.origin.get(r, '')}" for r in users)
+                    fix = " ".join(f"roles.{r}=agent" for r in users)
+                    raise ConfigError(f"{e} — it serves role(s) {', '.join(users)} of cell {c.cell_name} ({where}); "
+                                      f"set the variable, or run them on the agent's backbone with {fix}") from None
 
     def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0) -> Backbone:
         """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints."""
@@ -94,13 +103,14 @@ def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
     """The dumped config with `user:password@` cut out of every backbone's base_url."""
     from runners.backbones.openai import redact_url
 
-    for b in (config.get("backbone"), *(config.get("roles") or {}).values()):
+    for b in (config.get("backbone"), *((config.get("roles") or {}).get(r) for r in ("judge", "user_sim", "tool"))):
         if isinstance(b, dict) and b.get("base_url"):
             b["base_url"] = redact_url(b["base_url"])
     return config
 
 
-def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None) -> dict[str, Any]:
+def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None,
+                 method_cls: type | None = None) -> dict[str, Any]:
     """Everything needed to reproduce the cell, without secrets (key values never enter cfg).
     `endpoints`: role → the URL actually called (a `base_url_env` variable overrides the config's
     `base_url`, so the config alone does not say where requests went), credentials cut out."""
@@ -112,6 +122,7 @@ def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dic
         "scripted": cfg.scripted,
         "label": "SCRIPTED RUN (deterministic test backbone; not a model result)" if cfg.scripted else None,
         "benchmark_notes": bench.notes(),
+        "method_notes": method_cls.notes(cfg.method.params) if hasattr(method_cls, "notes") else {},
         "n_tasks": n_tasks,
         "trials": cfg.runner.trials,
         "seed": cfg.runner.seed,
@@ -237,8 +248,8 @@ class Scheduler:
     def _open(self, prep: PreparedCell) -> _CellRun:
         cfg, pool = prep.cfg, self.pool
         endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
-                     (("agent", cfg.backbone), ("judge", cfg.roles.judge), ("user_sim", cfg.roles.user_sim)) if b is not None and b.kind != "scripted"}
-        tasks, manifest = prep.tasks, manifest_for(cfg, prep.bench, len(prep.tasks), endpoints)
+                     (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
+        tasks, manifest = prep.tasks, manifest_for(cfg, prep.bench, len(prep.tasks), endpoints, prep.method_cls)
         if cfg.runner.shard:  # runner.shard=i/n: the i-th contiguous task range, in <cell>/shard-i-of-n/ (own store and lock)
             i, n = (int(x) for x in cfg.runner.shard.split("/"))
             tasks = shard_tasks(prep.tasks, i, n)
@@ -267,26 +278,23 @@ class Scheduler:
 
     async def _episode(self, run: _CellRun, task, trial: int) -> None:
         cfg, bench, method_cls, store, report, pool = run.prep.cfg, run.prep.bench, run.prep.method_cls, run.store, run.report, self.pool
-        sink: list[CallLog] = []
         spent = [0.0]
+        prices = {role: (rc or cfg.backbone).prices for role, rc in cfg.roles.items()}  # a role's calls are priced by its backbone
 
-        def on_call(b: BackboneCfg):  # live calls/tokens/retries/cost
-            return lambda c: self._on_call(run, c, b.prices, spent)
+        def on_call(c: CallLog) -> None:  # live calls/tokens/retries/cost
+            self._on_call(run, c, prices.get(c.role, cfg.backbone.prices), spent)
 
-        agent = RecordingBackbone(pool.for_episode(cfg.backbone, trial, cfg.runner.seed), sink, on_call=on_call(cfg.backbone))
-        backbones = {"agent": agent, "tool": agent}
-        for role in ("judge", "user_sim"):
-            rc = getattr(cfg.roles, role)
-            backbones[role] = RecordingBackbone(pool.for_episode(rc, trial, cfg.runner.seed), sink, on_call=on_call(rc)) if rc else agent
-        ctx = EpisodeContext(trial=trial, seed=cfg.runner.seed + trial, backbones=backbones)
+        ep = Episode(pool.for_episode(cfg.backbone, trial, cfg.runner.seed),
+                     **{role: pool.for_episode(rc, trial, cfg.runner.seed) for role, rc in cfg.roles.items() if rc is not None},
+                     cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial, on_call=on_call)
         try:
-            env = bench.make_env(task, ctx)
-            method = method_cls(backbone=agent, **cfg.method.params)
+            env = ep.make_env(bench, task)
+            method = method_cls(backbone=ep.agent, **cfg.method.params)
         except Exception as e:  # a benchmark/method bug for this task: record it, keep the other episodes going
-            rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, status="harness_error",
+            rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ep.seed, status="harness_error",
                                 error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
         else:
-            rec = await run_episode(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ctx.seed, env=env, method=method, sink=sink)
+            rec = await ep.run(env, method)
         await store.append_async(rec)  # on disk (fsynced) when this returns; the loop keeps running meanwhile
         self.episode_costs.append(spent[0])
         report.calls += sum(rec.calls_by_role.values())

@@ -9,7 +9,7 @@ A file is found, in order, in
    `HARNESS_UPSTREAM_OFFLINE=1`), stored in the cache,
 and is accepted only when its sha256 equals the pin in `upstream_pins.json`.
 
-Callers ask for a named piece of text (`py_string`, `py_docstring`, `file_text`) together with
+Callers ask for a named piece of text (`py_string`, `py_fstring`, `py_docstring`, `file_text`) together with
 their own fallback wording; `TextSources` records which one each prompt used, and cells record it
 in their manifest ("upstream" with repository, commit, path, symbol and sha256, or "paraphrase"
 with the reason), so a table can say that a cell ran on paraphrased prompts.
@@ -169,12 +169,68 @@ def py_string(f: UpstreamFile, symbol: str) -> str | None:
     return None
 
 
+def py_fstring(f: UpstreamFile, symbol: str) -> str | None:
+    """The f-string assigned to `symbol` as a `str.format` template: each `{name}` field stays
+    `{name}` and literal braces are doubled, so `template.format(name=...)` reproduces upstream's
+    text. Only plain-name fields without conversion or format spec are read; anything else is None."""
+    tree = _tree(f)
+    if tree is None:
+        return None
+    scope_name, _, name = symbol.rpartition(".")
+    scope = _scope(tree, scope_name)
+    for node in getattr(scope, "body", []):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and isinstance(node.value, ast.JoinedStr):
+            parts = []
+            for v in node.value.values:
+                if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                    parts.append(v.value.replace("{", "{{").replace("}", "}}"))
+                elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name) and v.conversion == -1 and v.format_spec is None:
+                    parts.append("{" + v.value.id + "}")
+                else:
+                    return None
+            return "".join(parts)
+    return None
+
+
+def _lenient_literal(node: ast.AST) -> Any:
+    """A literal's value with every non-literal part (a name, a call, an f-string) read as None."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_lenient_literal(e) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        return {_lenient_literal(k): _lenient_literal(v) for k, v in zip(node.keys, node.values) if k is not None}
+    folded = _fold(node)
+    return folded
+
+
+def py_literal(f: UpstreamFile, symbol: str) -> Any:
+    """The literal (dict/list/str/number, nested) assigned to `symbol`, e.g. a tool list or a
+    messages list; parts computed at run time (names, calls, f-strings) read as None. None when
+    `symbol` is not assigned in that scope."""
+    tree = _tree(f)
+    if tree is None:
+        return None
+    scope_name, _, name = symbol.rpartition(".")
+    scope = _scope(tree, scope_name)
+    for node in getattr(scope, "body", []):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:
+            return _lenient_literal(node.value)
+    return None
+
+
 def _fold(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         a, b = _fold(node.left), _fold(node.right)
         return None if a is None or b is None else a + b
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("strip", "lstrip", "rstrip")
+            and not node.args and not node.keywords):  # """...""".strip()
+        inner = _fold(node.func.value)
+        return None if inner is None else getattr(inner, node.func.attr)()
     return None
 
 
@@ -208,6 +264,21 @@ class TextSources:
 
     def string(self, key: str, f: UpstreamFile, symbol: str, fallback: str) -> str:
         return self.use(key, f, py_string(f, symbol), fallback, symbol=symbol)
+
+    def fstring(self, key: str, f: UpstreamFile, symbol: str, fallback: str) -> str:
+        """An f-string template (see `py_fstring`); `fallback` must use the same field names."""
+        return self.use(key, f, py_fstring(f, symbol), fallback, symbol=symbol)
+
+    def literal(self, key: str, f: UpstreamFile, symbol: str, fallback: Any, path: tuple[Any, ...] = ()) -> Any:
+        """The part at `path` of the literal assigned to `symbol` (see `py_literal`), e.g.
+        `("0", "content")` of a messages list; `fallback` when absent or not a literal there."""
+        value = py_literal(f, symbol)
+        try:
+            for p in path:
+                value = value[p]
+        except (KeyError, IndexError, TypeError):
+            value = None
+        return self.use(key, f, value, fallback, symbol=symbol + "".join(f"[{p!r}]" for p in path))
 
     def docstring(self, key: str, f: UpstreamFile, qualname: str, fallback: str) -> str:
         return self.use(key, f, py_docstring(f, qualname), fallback, symbol=qualname or "<module>")

@@ -3,7 +3,8 @@
     with FakeOpenAI(responder=lambda body: "hi", fault_rate=0.2, seed=0) as srv:
         backbone = OpenAIBackbone(base_url=srv.base_url, ...)
 
-- Replies are a deterministic function of the request: `responder(body) -> str`.
+- Replies are a deterministic function of the request: `responder(body) -> str`, or a dict
+  message (`{"content": ..., "tool_calls": [...]}`, OpenAI format) for native function calls.
 - Faults are deterministic per (seed, request content, how often that content arrived): the
   n-th arrival of a given body draws `sha256(seed|body|n)`, so a retry of the same request gets
   a fresh but reproducible draw, independent of the order in which other requests arrive.
@@ -33,7 +34,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
-Responder = Callable[[dict[str, Any]], str]
+Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
 UsageFn = Callable[[dict[str, Any], str], "dict[str, Any] | None"]
 # Worded like OpenAI's: an ordinary rate limit that mentions billing must still be retried.
 RATE_LIMIT_MESSAGE = ("Rate limit reached for requests per min (RPM). Please try again in 1s. You can increase your "
@@ -151,10 +152,12 @@ class FakeOpenAI:
         return "ok"
 
     def reply_json(self, body: dict[str, Any]) -> dict[str, Any]:
-        text = self.responder(body)
+        reply = self.responder(body)
+        message = {"role": "assistant", **reply} if isinstance(reply, dict) else {"role": "assistant", "content": reply}
+        text = message.get("content") or ""
         out: dict[str, Any] = {
             "id": "chatcmpl-" + canonical(body)[:12], "object": "chat.completion", "model": body.get("model") or self.model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
         }
         usage = self.usage(body, text) if self.usage else None
         if usage is not None:

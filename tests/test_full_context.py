@@ -3,9 +3,8 @@ import asyncio
 
 from baselines.full_context import FullContext
 from benchmarks.memoryarena.formal import FormalReasoning
-from runners.api import EpisodeContext
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 
 
 class Spy(ScriptedBackbone):
@@ -22,11 +21,9 @@ class Spy(ScriptedBackbone):
 def run(method_kwargs=None, **bb):
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     task = bench.load_tasks()[0]
-    spy, sink = Spy(**bb), []
-    rb = RecordingBackbone(spy, sink)
-    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
-    rec = asyncio.run(run_episode(cell="c", task_id=task.task_id, trial=0, seed=0, env=env,
-                                  method=FullContext(rb, **(method_kwargs or {})), sink=sink))
+    spy = Spy(**bb)
+    ep = Episode(spy, cell="c", task_id=task.task_id)
+    rec = asyncio.run(ep.run(ep.make_env(bench, task), FullContext(ep.agent, **(method_kwargs or {}))))
     return spy.prompts, rec
 
 
@@ -81,10 +78,8 @@ class Window(ScriptedBackbone):
 def episode_with(backbone, **kw):
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     task = bench.load_tasks()[2]  # four subtasks: the history grows
-    sink = []
-    rb = RecordingBackbone(backbone, sink)
-    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
-    return asyncio.run(run_episode(cell="c", task_id=task.task_id, trial=0, seed=0, env=env, method=FullContext(rb, **kw), sink=sink))
+    ep = Episode(backbone, cell="c", task_id=task.task_id)
+    return asyncio.run(ep.run(ep.make_env(bench, task), FullContext(ep.agent, **kw)))
 
 
 def test_context_overflow_drops_oldest_steps_and_records_it():

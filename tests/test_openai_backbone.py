@@ -236,8 +236,7 @@ async def test_episodes_under_faults_match_fault_free_episodes():
 
     from baselines.full_context import FullContext
     from benchmarks.memoryarena.formal import FormalReasoning
-    from runners.api import EpisodeContext
-    from runners.episode import RecordingBackbone, run_episode
+    from runners.episode import Episode
 
     def responder(body):  # deterministic, prompt-dependent answers and verdicts
         h = hashlib.sha256(str(body["messages"]).encode()).hexdigest()
@@ -251,10 +250,8 @@ async def test_episodes_under_faults_match_fault_free_episodes():
         b = make(srv, timeout_s=0.5, max_retries=8)
         out = []
         for task in bench.load_tasks():
-            sink: list = []
-            rb = RecordingBackbone(b, sink)
-            env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
-            out.append(await run_episode(cell="c", task_id=task.task_id, trial=0, seed=0, env=env, method=FullContext(rb), sink=sink))
+            ep = Episode(b, cell="c", task_id=task.task_id)
+            out.append(await ep.run(ep.make_env(bench, task), FullContext(ep.agent)))
         await b.aclose()
         return out
 

@@ -73,7 +73,7 @@ class AlfworldEnv(Environment):
     # ------------------------------------------------------------------ contract
     def view(self) -> TaskView:
         return TaskView(task_id=self.task.task_id, benchmark=self.benchmark,
-                        policy=policy(self.syntax, self.p["max_steps"]), tools=[act_tool(self.syntax)], num_requests=1)
+                        policy=policy(self.syntax, self.p["max_steps"]), tools=[act_tool(self.syntax)], kind="alfworld")
 
     def step_budget(self) -> int:
         return int(self.p["max_steps"])

@@ -7,7 +7,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-NOTHING = "Nothing happens."
 THINK_OK = "OK."
 
 _NAMED_ARRIVAL = re.compile(r"^You arrive at [^.]+\. ")

@@ -69,7 +69,7 @@ class ClinDiagEnv(DiagnosticEnv):
 
     def view(self) -> TaskView:
         return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, policy=policy(self.p["max_steps"]),
-                        tools=tool_specs(), num_requests=1)
+                        tools=tool_specs(), kind="clindiag")
 
     def request_text(self) -> str:
         c = self.case

@@ -71,7 +71,7 @@ class LocaEnv(Environment):
         a = self.p["artifacts"]
         policy = policy_text(self.catalog, max_turns=int(self.p["max_turns"]), max_tool_uses=int(self.p["max_tool_uses"]),
                              artifacts=bool(a["enabled"] and self.has_python), inline_max=int(a["inline_max_chars"]))
-        return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, policy=policy, tools=self.tools, num_requests=1)
+        return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, policy=policy, tools=self.tools, kind="loca")
 
     def step_budget(self) -> int:
         return int(self.p["max_turns"])

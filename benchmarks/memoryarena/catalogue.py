@@ -21,7 +21,6 @@ from typing import Any
 from benchmarks.memoryarena.shopping_score import substring_matches
 
 Product = dict[str, Any]
-DASHES = "-" * 64
 SEARCH_RETURN_N = 50  # WebShop SEARCH_RETURN_N
 PRODUCT_WINDOW = 10   # WebShop PRODUCT_WINDOW
 _TOKEN = re.compile(r"[a-z0-9]+")

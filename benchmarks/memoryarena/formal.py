@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from benchmarks.memoryarena import metrics as M
-from benchmarks.memoryarena.judge import judge, scripted_equivalent
+from benchmarks.memoryarena.judge import judge, judge_prompts, scripted_equivalent
 from benchmarks.memoryarena.loader import read_rows, resolve
 from runners.api import (
     Benchmark,
@@ -25,6 +25,12 @@ from runners.api import (
     ToolResult,
     ToolSpec,
 )
+from runners.upstream import TextSources, UpstreamFile
+
+MATH_AGENT = UpstreamFile("MemoryArena", "agent/math.py")
+# The task policy, the `reasoning` tool and its prompts are upstream MathAgent's, read at run time
+# (`formal_prompts`); POLICY, REASONING_TOOL, REASONING_SYSTEM and REASONING_USER are the project's own
+# wording, used (and recorded as paraphrase) only when the pinned file is unavailable.
 
 POLICY = (
     "You are solving a chain of formal-reasoning subtasks taken from one research paper. Each request "
@@ -38,15 +44,34 @@ REASONING_TOOL = ToolSpec(
     parameters={"type": "object", "properties": {"input": {"type": "string", "description": "the problem and anything the solver needs"}}, "required": ["input"]},
 )
 REASONING_SYSTEM = "Solve the problem carefully, step by step. Check your work, then state the final answer clearly on the last line."
+REASONING_USER = "{task}"
+
+
+def formal_prompts(sources: TextSources) -> dict[str, Any]:
+    """Policy (MathAgent's system prompt), the `reasoning` tool spec, the tool's system prompt and user
+    template (MathAgent._reasoning_with_errors), the judge prompts (MathEnvironment.judge)."""
+    tool = sources.literal("reasoning_tool.spec", MATH_AGENT, "MathAgent._act_with_tools.tools", None, (0, "function"))
+    return {
+        "policy": sources.string("policy", MATH_AGENT, "MathAgent._act_with_tools.system_prompt", POLICY),
+        "tool": ToolSpec(**tool) if isinstance(tool, dict) else REASONING_TOOL,
+        "tool_system": sources.literal("reasoning_tool.system", MATH_AGENT, "MathAgent._reasoning_with_errors.messages",
+                                       REASONING_SYSTEM, (0, "content")),
+        "tool_user": sources.fstring("reasoning_tool.user", MATH_AGENT, "MathAgent._reasoning_with_errors.prompt", REASONING_USER),
+        "judge": judge_prompts(sources),
+    }
 
 
 def request_text(background: str, question: str) -> str:
     return f"### BACKGROUND:\n{background.strip() or NO_BACKGROUND}\n\n### PROBLEM:\n{question.strip()}"
 
 
+KINDS = {"formal_reasoning_math": "formal_math", "formal_reasoning_phys": "formal_phys"}  # TaskView.kind per config
+
+
 class FormalEnv(Environment):
-    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any]) -> None:
+    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], prompts: dict[str, Any] | None = None) -> None:
         self.task, self.ctx, self.p = task, ctx, params
+        self.prompts = prompts or formal_prompts(TextSources())
         row = task.payload
         self.requests = [
             Request(index=i, request_id=f"{task.task_id}/q{i + 1}", text=request_text(b or "", q))
@@ -61,9 +86,9 @@ class FormalEnv(Environment):
         self._judging: tuple[str, str] | None = None
 
     def view(self) -> TaskView:
-        tools = [REASONING_TOOL] if self.p.get("reasoning_tool", True) else []
-        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=POLICY, tools=tools,
-                        num_requests=len(self.requests), initial_memory=["Initial result: Empty"])
+        tools = [self.prompts["tool"]] if self.p.get("reasoning_tool", True) else []
+        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=self.prompts["policy"], tools=tools,
+                        kind=KINDS.get(self.p.get("config", ""), "formal_math"), initial_memory=["Initial result: Empty"])
 
     def step_budget(self) -> int:
         # Upstream MathAgent: at most 3 tool iterations, then a final answer.
@@ -93,7 +118,8 @@ class FormalEnv(Environment):
         text = str(args.get("input", ""))
         if not text.strip():
             return "The reasoning tool needs a non-empty 'input'.", True
-        msgs: list[Message] = [{"role": "system", "content": REASONING_SYSTEM}, {"role": "user", "content": text}]
+        msgs: list[Message] = [{"role": "system", "content": self.prompts["tool_system"]},
+                               {"role": "user", "content": self.prompts["tool_user"].format(task=text)}]
         out = ""
         for attempt in range(3):  # upstream retries up to 3 times on empty output
             c = await self.ctx.backbone("tool").complete(msgs, role="tool", attempt=attempt)
@@ -112,7 +138,7 @@ class FormalEnv(Environment):
             ok, reply = await judge(
                 self.ctx.backbone("judge"), answer=answer, gold=gold,
                 question=question if self.p.get("judge_includes_question", False) else None,
-                strict=self.p.get("strict_verdict", False), **self.p.get("judge_sampling", {}),
+                strict=self.p.get("strict_verdict", False), prompts=self.prompts["judge"], **self.p.get("judge_sampling", {}),
             )
             self._judging = None
         self.correct.append(int(ok))
@@ -147,6 +173,8 @@ class FormalReasoning(Benchmark):
         super().__init__(name=name, config=config, data_dir=data_dir, limit=limit, **params)
         self.name, self.config, self.data_dir, self.limit = name, config, data_dir, limit
         self._prov: dict[str, Any] = {}
+        self.sources = TextSources()
+        self.prompts = formal_prompts(self.sources)
 
     def load_tasks(self) -> list[TaskSpec]:
         path, self._prov = resolve(self.config, self.data_dir)
@@ -158,7 +186,7 @@ class FormalReasoning(Benchmark):
         return tasks[: self.limit] if self.limit else tasks
 
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
-        return FormalEnv(task, ctx, self.params)
+        return FormalEnv(task, ctx, self.params, self.prompts)
 
     def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
         correct = [e["scores"]["subtask_correct"] for e in episodes]
@@ -167,4 +195,4 @@ class FormalReasoning(Benchmark):
         return out
 
     def notes(self) -> dict[str, Any]:
-        return {"data": self._prov}
+        return {"data": self._prov, "text_sources": self.sources.as_manifest()}

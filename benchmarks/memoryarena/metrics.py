@@ -18,12 +18,6 @@ def progress_macro(correct: Sequence[Sequence[int]]) -> float | None:
     return 100.0 * sum(fr) / len(fr) if fr else None
 
 
-def progress_micro(correct: Sequence[Sequence[int]]) -> float | None:
-    """PS = 100 · Σ_i c_i / Σ_i n_i (Travel as FlowState B.5 pools it)."""
-    n = sum(len(c) for c in correct)
-    return 100.0 * sum(sum(c) for c in correct) / n if n else None
-
-
 def acc_at_depth(correct: Sequence[Sequence[int]]) -> dict[int, float]:
     """Acc_k = 100 · |{i: n_i ≥ k, subtask k correct}| / |{i: n_i ≥ k}|, for k = 1..max n_i."""
     depth = max((len(c) for c in correct), default=0)

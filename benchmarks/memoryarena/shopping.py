@@ -17,6 +17,7 @@ from benchmarks.memoryarena import shopping_score as S
 from benchmarks.memoryarena.catalogue import PRODUCT_WINDOW, Catalogue, CatalogueSource, load_catalogues, preamble, section
 from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
 from benchmarks.memoryarena.shopping_site import BACK, BUY, NEXT, PREV, Site, parse_action
+from runners.upstream import TextSources, UpstreamFile
 from runners.api import (
     Benchmark, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
     TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec,
@@ -28,6 +29,10 @@ POLICY = ("You shop in a WebShop-style text store. Take exactly one action per s
           "the search page) or `click` on a button, product ASIN or option value shown on the current page (buttons "
           "include 'Back to Search', 'Next >', '< Prev', 'Description', 'Features', 'Reviews', 'Buy Now'). Clicking "
           "'Buy Now' on a product page buys it and ends the session. Anything else does nothing.")
+WEBSHOP_AGENT = UpstreamFile("MemoryArena", "agent/webshop.py")
+# The policy is upstream WebShop agent's DEFAULT_SYSTEM_PROMPT, read at run time; POLICY above is the
+# project's own wording, used (and recorded as paraphrase) only when the pinned file is unavailable.
+# Upstream's prompt asks for search[...] / click[...]: the `search` and `click` tools are those actions.
 TOOLS = [
     ToolSpec(name="search", description="search[query] on the search page.",
              parameters={"type": "object", "properties": {"query": {"type": "string", "description": "search keywords"}}, "required": ["query"]}),
@@ -39,9 +44,15 @@ REDUCTION = ("reduced catalogue: per-task catalogue of the option products (targ
              "distractor ASINs) with local BM25 search instead of WebShop's 1.18M-product Lucene index; not comparable with the paper")
 
 
+def shopping_policy(sources: TextSources) -> str:
+    return sources.string("policy", WEBSHOP_AGENT, "DEFAULT_SYSTEM_PROMPT", POLICY)
+
+
 class ShoppingEnv(Environment):
-    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], catalogue: Catalogue) -> None:
+    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], catalogue: Catalogue,
+                 policy: str | None = None) -> None:
         self.task, self.ctx, self.p, self.cat = task, ctx, params, catalogue
+        self.policy = policy if policy is not None else shopping_policy(TextSources())
         row = task.payload
         qs, pre = row["questions"], preamble(row["questions"])
         self.instructions = [f"{pre}{STEP_BLOCK}{section(qs, i)}" for i in range(1, len(qs) + 1)]
@@ -53,8 +64,8 @@ class ShoppingEnv(Environment):
         self._judging: tuple[str, list[str]] | None = None
 
     def view(self) -> TaskView:
-        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=POLICY, tools=list(TOOLS),
-                        num_requests=len(self.requests))
+        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=self.policy, tools=list(TOOLS),
+                        kind="shopping")
 
     def step_budget(self) -> int:
         return int(self.p.get("max_steps", 20))  # task_specific.max_steps in every upstream config
@@ -189,6 +200,8 @@ class BundledShopping(Benchmark):
         self.catalogue_path = catalogue_path
         self._source: CatalogueSource | None = None
         self._prov: dict[str, Any] = {}
+        self.sources = TextSources()
+        self.policy = shopping_policy(self.sources)
 
     def load_tasks(self) -> list[TaskSpec]:
         path, self._prov = resolve("bundled_shopping", self.data_dir)
@@ -211,7 +224,7 @@ class BundledShopping(Benchmark):
         return self._source.for_task(row)
 
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
-        return ShoppingEnv(task, ctx, self.params, self.catalogue(task.payload))
+        return ShoppingEnv(task, ctx, self.params, self.catalogue(task.payload), self.policy)
 
     def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float | None]:
         agg = S.aggregate([e["scores"]["steps"] for e in episodes])
@@ -220,5 +233,5 @@ class BundledShopping(Benchmark):
         return out
 
     def notes(self) -> dict[str, Any]:
-        return {"data": self._prov, "reduction": REDUCTION, "catalogue": self.catalogue_path or "synthetic per-task (from option lists)",
+        return {"data": self._prov, "text_sources": self.sources.as_manifest(), "reduction": REDUCTION, "catalogue": self.catalogue_path or "synthetic per-task (from option lists)",
                 "PS_note": "PS = exact-ASIN step match (FlowState reading); soft_reward = upstream compute_reward.py average_reward"}

@@ -18,6 +18,15 @@ from runners.api import (
     Benchmark, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
     TaskSpec, TaskView, ToolCall, ToolResult,
 )
+from runners.upstream import TextSources, UpstreamFile
+
+TRAVEL_PROMPTS = UpstreamFile("MemoryArena", "env/env_systems/travel_planner_env/prompts.py")
+# The task policy (AGENT_SYSTEM_PROMPT), the per-traveller request (AGENT_USER_PROMPT_TEMPLATE) and the
+# no-memory base-traveller context (BASE_PERSON_TEMPLATE) are upstream's, read at run time
+# (`travel_prompts`). POLICY, REQUEST and BASE_CONTEXT below are the project's own wording, used (and
+# recorded as paraphrase) only when the pinned file is unavailable.
+REQUEST = "{query}"
+BASE_CONTEXT = "Base traveller {base_name}'s request:\n{base_query}\n\nTheir plan:\n{base_plan}"
 
 NAME_RE = re.compile(r"^I am (\w+)\.")
 POLICY = """You plan a group trip. Every member shares the base traveller's route and dates; each request comes from one new member and says how their plan differs (shared meals or rooms with other members, or choices relative to another member's price, rating, cuisine, room type or house rules).
@@ -36,6 +45,14 @@ Day 2:
 Write '-' for anything not needed that day. You may add corrected plans of earlier members as further `=== <Name>'s Plan ===` blocks; the last block of each member counts."""
 
 
+def travel_prompts(sources: TextSources) -> dict[str, str]:
+    return {
+        "policy": sources.string("policy", TRAVEL_PROMPTS, "AGENT_SYSTEM_PROMPT", POLICY),
+        "request": sources.string("request", TRAVEL_PROMPTS, "AGENT_USER_PROMPT_TEMPLATE", REQUEST),
+        "base_context": sources.string("base_context", TRAVEL_PROMPTS, "BASE_PERSON_TEMPLATE", BASE_CONTEXT),
+    }
+
+
 def traveller_name(question: str) -> str:
     """Upstream: `^I am (\\w+)\\.`, fallback "Person"."""
     m = NAME_RE.match(question.strip())
@@ -43,12 +60,16 @@ def traveller_name(question: str) -> str:
 
 
 class TravelEnv(Environment):
-    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], db: TravelDB) -> None:
+    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], db: TravelDB,
+                 prompts: dict[str, str] | None = None) -> None:
         self.task, self.ctx, self.p, self.db = task, ctx, params, db
+        self.prompts = prompts or travel_prompts(TextSources())
         row = task.payload
         self.base = row["base_person"]
         self.names = [traveller_name(q) for q in row["questions"]]
-        self.requests = [Request(index=i, request_id=f"{task.task_id}/q{i + 1}", text=q) for i, q in enumerate(row["questions"])]
+        # upstream run_single_person: AGENT_USER_PROMPT_TEMPLATE.format(name=name, query=query)
+        self.requests = [Request(index=i, request_id=f"{task.task_id}/q{i + 1}", text=self.prompts["request"].format(name=n, query=q))
+                         for i, (n, q) in enumerate(zip(self.names, row["questions"]))]
         self.base_text = S.format_plan(self.base["name"], self.base["daily_plans"])
         self.k = -1
         self.outputs: list[str] = []
@@ -62,13 +83,22 @@ class TravelEnv(Environment):
                            "final_plan": self.base_text}, ensure_ascii=False)
 
     def view(self) -> TaskView:
-        policy = POLICY
-        if self.p.get("base_plan_in_policy", True):
-            # [harness choice] upstream's no-memory baseline puts the base plan up front; memory
-            # runs upstream see it only through memory (initial_memory below).
-            policy += f"\n\nBase traveller {self.base['name']}'s request:\n{self.base['query']}\n\nTheir plan:\n{self.base_text}"
-        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=policy, tools=list(TOOL_SPECS),
-                        num_requests=len(self.requests), initial_memory=[self.base_record()])
+        """Upstream run_travel.py: with a memory system the base traveller reaches the agent only as
+        the first memory chunk (`memory_system.add(base_chunk)`); without one, as the base-person
+        message after the system prompt (`set_base_person`, BASE_PERSON_TEMPLATE). Here that message
+        follows the policy. `base_plan_in_policy`: auto (default) = as upstream, methods that store
+        `initial_memory` get `memory_policy` (no base plan); true = every method sees it; false = none."""
+        policy = base = self.prompts["policy"]
+        mode = self.p.get("base_plan_in_policy", "auto")
+        if mode not in ("auto", True, False):
+            raise ValueError(f"benchmark.base_plan_in_policy must be auto, true or false, got {mode!r}")
+        if mode is not False:
+            context = self.prompts["base_context"].format(base_name=self.base["name"], base_query=self.base["query"],
+                                                          base_plan=self.base_text)
+            policy = f"{base}\n\n{context}"
+        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], kind="travel", policy=policy,
+                        memory_policy=base if mode == "auto" else None, tools=list(TOOL_SPECS),
+                        initial_memory=[self.base_record()])
 
     def step_budget(self) -> int:
         return int(self.p.get("max_steps", 30))
@@ -100,13 +130,14 @@ class TravelEnv(Environment):
 
     async def end_request(self, *, truncated: bool, steps: int) -> RequestOutcome:
         name, plan = self.names[self.k], self._final or ""  # cap reached → empty plan (upstream)
-        if plan and not S.plan_blocks(plan) and self.p.get("headerless_plan", "current") == "current":
-            # [harness choice] a plan without any `=== Name's Plan ===` header is this traveller's.
+        if plan and not S.plan_blocks(plan) and self.p.get("headerless_plan", "ignore") == "current":
+            # [switch] a plan without any `=== Name's Plan ===` header is this traveller's. Default `ignore` is
+            # upstream's reading: `name_plan_pairs.get(name, "")` finds no plan, so the traveller fails.
             plan = f"=== {name}'s Plan ===\n{plan}"
         self.outputs.append(plan)
         # §4 Travel 2: the record holds the agent's raw final output (upstream `final_plan: action`);
         # the header added above only affects scoring.
-        memory = json.dumps({"name": name, "query": self.requests[self.k].text, "scratchpad": self._scratch,
+        memory = json.dumps({"name": name, "query": self.task.payload["questions"][self.k], "scratchpad": self._scratch,
                              "final_plan": self._final or ""}, ensure_ascii=False, default=str)
         return RequestOutcome(request=self.requests[self.k], final_response=self._final, steps=steps,
                               truncated=truncated, memory_text=memory)
@@ -149,6 +180,8 @@ class GroupTravel(Benchmark):
         self.db_dir, self.flights_path = db_dir or os.environ.get("TRAVELPLANNER_DB_DIR"), flights_path
         self._db: TravelDB | None = None
         self._prov: dict[str, Any] = {}
+        self.sources = TextSources()
+        self.prompts = travel_prompts(self.sources)
 
     def db(self) -> TravelDB:
         if self._db is None:
@@ -156,7 +189,10 @@ class GroupTravel(Benchmark):
                 raise ValueError("memoryarena_travel needs the TravelPlanner database directory (upstream "
                                  "env/env_systems/travel_planner_env/database/ layout): set benchmark.params.db_dir "
                                  "or export TRAVELPLANNER_DB_DIR")
-            self._db = TravelDB(self.db_dir, self.flights_path)
+            mode = self.params.get("distance_day_routes", "upstream")
+            if mode not in ("upstream", "none"):
+                raise ValueError(f"benchmark.distance_day_routes must be 'upstream' or 'none', got {mode!r}")
+            self._db = TravelDB(self.db_dir, self.flights_path, day_routes=mode == "upstream")
         return self._db
 
     def load_tasks(self) -> list[TaskSpec]:
@@ -169,7 +205,7 @@ class GroupTravel(Benchmark):
         return tasks[: self.limit] if self.limit else tasks
 
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
-        return TravelEnv(task, ctx, self.params, self.db())
+        return TravelEnv(task, ctx, self.params, self.db(), self.prompts)
 
     def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float | None]:
         groups = [e["scores"]["persons"] for e in episodes]
@@ -180,6 +216,6 @@ class GroupTravel(Benchmark):
 
     def notes(self) -> dict[str, Any]:
         flights = self.db().flights_path if self.db_dir else self.flights_path
-        return {"data": self._prov, "db_dir": self.db_dir, "flights_path": str(flights) if flights else None,
+        return {"data": self._prov, "text_sources": self.sources.as_manifest(), "db_dir": self.db_dir, "flights_path": str(flights) if flights else None,
                 "flights_present": bool(flights) and Path(flights).is_file(), "ps_pooling": self.ps_pooling,
                 "PS_note": "PS follows ps_pooling; FlowState Table 1 pools persons (B.5): use ps_pooling=persons or read PS_persons"}

@@ -85,7 +85,8 @@ def strip_parenthesis(name: str) -> str:
 class TravelDB:
     """The six tools over one database directory. `flights_path` defaults to the upstream layout."""
 
-    def __init__(self, db_dir: str | Path, flights_path: str | Path | None = None) -> None:
+    def __init__(self, db_dir: str | Path, flights_path: str | Path | None = None, *, day_routes: bool = True) -> None:
+        self.day_routes = day_routes  # DistanceMatrix answers routes longer than a day (upstream run_for_evaluation)
         self.db_dir = Path(db_dir).expanduser()
         if not self.db_dir.is_dir():
             raise FileNotFoundError(
@@ -148,13 +149,17 @@ class TravelDB:
         row = df[(df["origin"] == origin) & (df["destination"] == destination)]
         if len(row):
             duration, distance = row["duration"].values[0], row["distance"].values[0]
-            if isinstance(duration, str) and isinstance(distance, str) and "day" not in duration:
-                km = float(distance.replace("km", "").replace(",", "").strip())
+            # As TravelPlanner's run_for_evaluation: a route of more than a day ("1 day 2 hours") still
+            # reports duration and distance, only its cost stays None; `distance_day_routes: none`
+            # answers None for all three.
+            if isinstance(duration, str) and isinstance(distance, str) and (self.day_routes or "day" not in duration):
                 info.update(duration=duration, distance=distance)
-                if "driving" in mode:
-                    info["cost"] = int(km * 0.05)
-                elif mode == "taxi":
-                    info["cost"] = int(km)
+                if "day" not in duration:
+                    km = float(distance.replace("km", "").replace(",", "").strip())
+                    if "driving" in mode:
+                        info["cost"] = int(km * 0.05)
+                    elif mode == "taxi":
+                        info["cost"] = int(km)
         return "\n".join(f"{k}: {v}" for k, v in info.items())
 
     def citysearch(self, state: str) -> str:

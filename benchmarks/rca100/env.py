@@ -47,7 +47,7 @@ class RcaEnv(DiagnosticEnv):
         self._init_turns()
 
     def view(self) -> TaskView:
-        return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, tools=tool_specs(), num_requests=1,
+        return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, tools=tool_specs(), kind="rca",
                         policy=policy(self.p["max_steps"], self.p["max_actions_per_turn"], self.p["observation_max_chars"]))
 
     def request_text(self) -> str:

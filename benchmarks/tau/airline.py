@@ -30,6 +30,8 @@ class AirlineTools(Toolkit):
         "transfer_to_human_agents", "update_reservation_baggages", "update_reservation_flights",
         "update_reservation_passengers", "get_flight_status",
     )
+    # Harness hint (not upstream), off by default (`benchmark.params.tool_hints: true`).
+    HINTS = {"book_reservation": ("payment_methods", " The amounts must add up to the total price.")}
 
     # -- lookups
     def _user(self, user_id: str) -> dict[str, Any]:
@@ -129,8 +131,7 @@ class AirlineTools(Toolkit):
           origin=IATA, destination=IATA,
           flight_type=s("The type of trip.", enum=["round_trip", "one_way"]), cabin=CABIN, flights=FLIGHTS,
           passengers=PASSENGERS,
-          payment_methods=s("Payment methods and the amount charged to each; the amounts must add up to the total "
-                            "price.", {"type": "array", "items": {"type": "object", "properties": {
+          payment_methods=s("Payment methods and the amount charged to each.", {"type": "array", "items": {"type": "object", "properties": {
                                 "payment_id": STR, "amount": INT}, "required": ["payment_id", "amount"]}}),
           total_baggages=s("The total number of baggage items.", INT),
           nonfree_baggages=s("The number of non-free baggage items.", INT),

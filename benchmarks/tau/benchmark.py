@@ -5,8 +5,11 @@ from typing import Any
 
 from benchmarks.tau.data import DOMAINS, DataError, load_domain
 from benchmarks.tau.env import TauEnv
+from benchmarks.tau.judge import judge_prompts
 from benchmarks.tau.metrics import aggregate
-from runners.api import Benchmark, EpisodeContext, Environment, TaskSpec
+from benchmarks.tau.upstream_tools import domain_tool_specs
+from runners.api import Benchmark, EpisodeContext, Environment, TaskSpec, ToolSpec
+from runners.upstream import TextSources
 
 
 class TauBenchmark(Benchmark):
@@ -25,6 +28,8 @@ class TauBenchmark(Benchmark):
             raise DataError(f"unknown τ³ domain '{domain}'; available: {', '.join(DOMAINS)}")
         if params.get("requests", "dialogue") not in ("dialogue", "user_turn"):
             raise ValueError(f"benchmark.requests must be 'dialogue' or 'user_turn', got {params['requests']!r}")
+        if params.get("tool_schemas", "upstream") not in ("upstream", "paraphrase"):
+            raise ValueError(f"benchmark.tool_schemas must be 'upstream' or 'paraphrase', got {params['tool_schemas']!r}")
         if params.get("empty_user_reply", "infra_error") not in ("infra_error", "user_error"):
             raise ValueError("benchmark.empty_user_reply must be 'infra_error' or 'user_error', "
                              f"got {params['empty_user_reply']!r}")
@@ -32,6 +37,15 @@ class TauBenchmark(Benchmark):
                          limit=limit, task_ids=task_ids, **params)
         self.name, self.domain, self.split = name, domain, split
         self.data_dir, self.verify, self.limit, self.task_ids = data_dir, verify_checksums, limit, task_ids
+        self.sources = TextSources()
+        self._tools: list[ToolSpec] | None = None
+
+    def tool_specs(self) -> list[ToolSpec]:
+        """The tool list every episode shows the agent (upstream's schemas, recorded in `sources`)."""
+        if self._tools is None:
+            self._tools = domain_tool_specs(self.domain, self.sources, hints=bool(self.params.get("tool_hints", False)),
+                                            source=self.params.get("tool_schemas", "upstream"))
+        return self._tools
 
     def data(self):
         return load_domain(self.domain, self.data_dir, self.verify)
@@ -49,7 +63,7 @@ class TauBenchmark(Benchmark):
         return specs[: self.limit] if self.limit else specs
 
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
-        return TauEnv(self.data(), task, ctx, self.params)
+        return TauEnv(self.data(), task, ctx, self.params, tools=self.tool_specs(), sources=self.sources)
 
     def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
         return aggregate(episodes, count_infra_as_failures=bool(self.params.get("count_infra_errors_as_failures", False)),
@@ -57,6 +71,8 @@ class TauBenchmark(Benchmark):
 
     def notes(self) -> dict[str, Any]:
         d = self.data()
-        return {"data": d.provenance(), "domain": self.domain, "split": self.split,
+        self.tool_specs()
+        judge_prompts(self.sources)
+        return {"data": d.provenance(), "domain": self.domain, "split": self.split, "text_sources": self.sources.as_manifest(),
                 "flags": ["retail task 105 is practically unpassable (gold DB unchanged, NL assertion wants an exchange)"]
                 if self.domain == "retail" else []}

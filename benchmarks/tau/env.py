@@ -10,11 +10,13 @@ from benchmarks.tau import evaluation as E
 from benchmarks.tau import user_sim as U
 from benchmarks.tau.data import DomainData
 from benchmarks.tau.domains import toolkit_for
-from benchmarks.tau.judge import nl_assertions_check, scripted_verdict
+from benchmarks.tau.judge import judge_prompts, nl_assertions_check, scripted_verdict
 from benchmarks.tau.replay import gold_actions
 from benchmarks.tau.toolkit import db_hash
+from benchmarks.tau.upstream_tools import domain_tool_specs
+from runners.upstream import TextSources
 from runners.api import (DROPPED_MESSAGE, BackboneError, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request,
-                         RequestOutcome, TaskSpec, TaskView, ToolCall, ToolResult)
+                         RequestOutcome, TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec)
 
 
 
@@ -30,10 +32,13 @@ def attached_text(decision: Decision) -> str | None:
 
 
 class TauEnv(Environment):
-    def __init__(self, data: DomainData, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any]) -> None:
+    def __init__(self, data: DomainData, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], *,
+                 tools: list[ToolSpec] | None = None, sources: TextSources | None = None) -> None:
         self.data, self.spec, self.ctx, self.p = data, task, ctx, params
         self.task: dict[str, Any] = task.payload
         self.tools = toolkit_for(data.domain)(data.fresh_db())
+        self.tool_specs = tools if tools is not None else domain_tool_specs(data.domain, hints=bool(params.get("tool_hints", False)))
+        self.sources = sources if sources is not None else TextSources()
         self.max_steps = int(params.get("max_steps", 200))
         self.max_errors = int(params.get("max_errors", 10))
         self.per_user_turn = params.get("requests", "dialogue") == "user_turn"
@@ -49,7 +54,7 @@ class TauEnv(Environment):
     # ------------------------------------------------------------------ contract
     def view(self) -> TaskView:
         return TaskView(task_id=self.spec.task_id, benchmark=self.p.get("name", f"tau_{self.data.domain}"),
-                        policy=self.data.policy, tools=self.tools.specs())
+                        kind="tau", policy=self.data.policy, tools=self.tool_specs)
 
     def step_budget(self) -> int:
         # The τ step counter (§3) ends the episode; each method step costs at least one τ step.
@@ -161,7 +166,7 @@ class TauEnv(Environment):
             judge = self.ctx.backbone("judge") if crit.get("nl_assertions") else None
             nl = await nl_assertions_check(judge, self.traj, crit.get("nl_assertions"),
                                            attempts=int(self.p.get("judge_attempts", 3)),
-                                           sampling=self.p.get("judge_sampling"))
+                                           sampling=self.p.get("judge_sampling"), prompts=judge_prompts(self.sources))
         components = {"DB": db["reward"], "COMMUNICATE": comm["reward"], "ACTION": action["reward"]}
         if nl["reward"] is not None:
             components["NL_ASSERTION"] = nl["reward"]

@@ -9,7 +9,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from runners.api import Backbone, BackboneError, Message
+from runners.upstream import TextSources, UpstreamFile
 
+NL_FILE = UpstreamFile("tau2-bench", "src/tau2/evaluator/evaluator_nl_assertions.py")
+NL_SCOPE = "NLAssertionsEvaluator.evaluate_nl_assertions"
+# The prompts are upstream's, read at run time (`judge_prompts`); the two below are the project's own
+# wording, used (and recorded as paraphrase) only when the pinned file is unavailable.
+JUDGE_USER = "conversation:\n{trajectory_str}\n\nexpectedOutcomes:\n{nl_assertions}"
 JUDGE_SYSTEM = """You are grading a customer-service conversation between a customer (user) and an agent (assistant), including the agent's tool calls and the tool results.
 You receive the conversation and a list of expected outcomes. Judge each expected outcome separately: decide whether the conversation shows that it was met, and explain briefly why.
 Answer with JSON only, in this form:
@@ -22,9 +28,21 @@ def transcript(trajectory: list[dict[str, Any]]) -> str:
     return "\n".join(f"{m['role']}: {m.get('content')}" for m in trajectory)
 
 
-def judge_messages(trajectory: list[dict[str, Any]], assertions: list[str]) -> list[Message]:
-    user = f"conversation:\n{transcript(trajectory)}\n\nexpectedOutcomes:\n{assertions!r}"
-    return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
+def judge_prompts(sources: TextSources | None = None) -> tuple[str, str]:
+    """(system prompt, user template with {trajectory_str} and {nl_assertions}) as upstream's
+    `evaluate_nl_assertions` writes them (byte for byte, indentation included), else our own."""
+    sources = sources if sources is not None else TextSources()
+    system = sources.string("judge.system", NL_FILE, f"{NL_SCOPE}.system_prompt", JUDGE_SYSTEM)
+    user = sources.fstring("judge.user", NL_FILE, f"{NL_SCOPE}.user_prompt", JUDGE_USER)
+    return system, user
+
+
+def judge_messages(trajectory: list[dict[str, Any]], assertions: list[str],
+                   prompts: tuple[str, str] | None = None) -> list[Message]:
+    system, user = prompts or judge_prompts()
+    # upstream formats the assertion list with str() inside the f-string: the Python list repr
+    text = user.format(trajectory_str=transcript(trajectory), nl_assertions=str(list(assertions)))
+    return [{"role": "system", "content": system}, {"role": "user", "content": text}]
 
 
 class _Check(BaseModel):
@@ -55,7 +73,8 @@ def parse_verdict(text: str) -> list[dict[str, Any]] | None:
 
 
 async def nl_assertions_check(backbone: Backbone | None, trajectory: list[dict[str, Any]], assertions: list[str] | None,
-                              *, attempts: int = 3, sampling: dict[str, Any] | None = None) -> dict[str, Any]:
+                              *, attempts: int = 3, sampling: dict[str, Any] | None = None,
+                              prompts: tuple[str, str] | None = None) -> dict[str, Any]:
     """Reward 1 iff every returned result has `metExpectation` true (an empty list passes, as upstream).
     No assertions → 1.0 without a call. Unparsable replies are re-sampled, then raise BackboneError
     (an infrastructure error, as upstream's retried exception)."""
@@ -63,7 +82,7 @@ async def nl_assertions_check(backbone: Backbone | None, trajectory: list[dict[s
         return {"reward": 1.0, "results": [], "called": False}
     if backbone is None:
         raise BackboneError("the τ³ NL_ASSERTION judge needs a backbone for role 'judge'", fatal=True)
-    msgs = judge_messages(trajectory, assertions)
+    msgs = judge_messages(trajectory, assertions, prompts)
     sampling = {"temperature": 0.0, **(sampling or {})}
     for attempt in range(attempts):
         c = await backbone.complete(msgs, role="judge", attempt=attempt, **sampling)

@@ -14,6 +14,7 @@ ORDER_ID = s("The order id, such as '#W0000000'. Be careful there is a '#' symbo
 USER_ID = s("The user id, such as 'sara_doe_496'.")
 PM_ID = s("The payment method id to pay or receive refund for the item price difference, such as "
           "'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.")
+# Harness hint (not upstream), off by default: `benchmark.params.tool_hints: true` appends it to every WRITE tool.
 CONFIRM = " Before calling it, list the action details to the user and obtain an explicit confirmation (yes)."
 NEW_ITEM_IDS = s("The new item ids, each such as '1008292230', in the same order as item_ids; each new item must "
                  "be of the same product as the item it replaces.", STR_LIST)
@@ -37,6 +38,9 @@ class RetailTools(Toolkit):
         "modify_pending_order_items", "modify_pending_order_payment", "modify_user_address",
         "return_delivered_order_items", "transfer_to_human_agents",
     )
+    HINTS = {name: (None, CONFIRM) for name in (
+        "cancel_pending_order", "exchange_delivered_order_items", "modify_pending_order_address",
+        "modify_pending_order_items", "modify_pending_order_payment", "modify_user_address", "return_delivered_order_items")}
 
     # -- lookups
     def _order(self, order_id: str) -> dict[str, Any]:
@@ -146,7 +150,7 @@ class RetailTools(Toolkit):
     # -- WRITE
     @tool("WRITE", "Cancel a pending order. If the order is already processed or delivered, it cannot be cancelled. "
           "The refund goes to the original payment method: immediately for gift cards, otherwise in 5 to 7 "
-          "business days." + CONFIRM,
+          "business days.",
           order_id=ORDER_ID,  # `reason: str` upstream (not a Literal): no enum in the schema (§4)
           reason=s("The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'."))
     def cancel_pending_order(self, order_id: str, reason: str) -> dict[str, Any]:
@@ -167,7 +171,7 @@ class RetailTools(Toolkit):
         return M.order_view(order)
 
     @tool("WRITE", "Exchange items in a delivered order for new items of the same product type. For a delivered "
-          "order, return or exchange can only be done once." + CONFIRM, order_id=ORDER_ID,
+          "order, return or exchange can only be done once.", order_id=ORDER_ID,
           item_ids=item_ids("exchanged"),
           new_item_ids=NEW_ITEM_IDS,
           payment_method_id=PM_ID)
@@ -190,7 +194,7 @@ class RetailTools(Toolkit):
         order["exchange_price_difference"] = diff
         return M.order_view(order)
 
-    @tool("WRITE", "Modify the shipping address of a pending order." + CONFIRM, order_id=ORDER_ID, **ADDR)
+    @tool("WRITE", "Modify the shipping address of a pending order.", order_id=ORDER_ID, **ADDR)
     def modify_pending_order_address(self, order_id: str, address1: str, address2: str, city: str, state: str,
                                      country: str, zip: str) -> dict[str, Any]:
         order = self._order(order_id)
@@ -201,7 +205,7 @@ class RetailTools(Toolkit):
         return M.order_view(order)
 
     @tool("WRITE", "Modify items in a pending order to new items of the same product type. This can only be called "
-          "once per order." + CONFIRM, order_id=ORDER_ID,
+          "once per order.", order_id=ORDER_ID,
           item_ids=item_ids("modified"),
           new_item_ids=NEW_ITEM_IDS,
           payment_method_id=PM_ID)
@@ -230,7 +234,7 @@ class RetailTools(Toolkit):
         order["status"] = "pending (item modified)"
         return M.order_view(order)
 
-    @tool("WRITE", "Modify the payment method of a pending order." + CONFIRM, order_id=ORDER_ID,
+    @tool("WRITE", "Modify the payment method of a pending order.", order_id=ORDER_ID,
           payment_method_id=s("The payment method id to pay for the order, such as 'gift_card_0000000' or "
                               "'credit_card_0000000'. It must differ from the current one."))
     def modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> dict[str, Any]:
@@ -255,7 +259,7 @@ class RetailTools(Toolkit):
             old["balance"] = round(old["balance"] + amount, 2)
         return M.order_view(order)
 
-    @tool("WRITE", "Modify the default address of a user." + CONFIRM, user_id=USER_ID, **ADDR)
+    @tool("WRITE", "Modify the default address of a user.", user_id=USER_ID, **ADDR)
     def modify_user_address(self, user_id: str, address1: str, address2: str, city: str, state: str,
                             country: str, zip: str) -> dict[str, Any]:
         user = self._user(user_id)
@@ -265,7 +269,7 @@ class RetailTools(Toolkit):
 
     @tool("WRITE", "Return some items of a delivered order. The refund goes to the original payment method or "
           "an existing gift card; the order status becomes 'return requested' and the user receives a follow-up "
-          "email on how and where to return the items." + CONFIRM,
+          "email on how and where to return the items.",
           order_id=ORDER_ID,
           item_ids=item_ids("returned"),
           payment_method_id=s("The payment method id to receive the refund, such as 'gift_card_0000000' or "

@@ -108,6 +108,9 @@ class Toolkit:
     state lives in `self.db` (plain dicts loaded from db.json)."""
 
     ORDER: tuple[str, ...] = ()
+    HINTS: dict[str, tuple[str | None, str]] = {}
+    """Harness hints (not upstream): tool name -> (argument or None for the tool description, text
+    appended). Shown only with `benchmark.params.tool_hints: true`."""
 
     def __init__(self, db: dict[str, Any]) -> None:
         self.db = db
@@ -124,14 +127,31 @@ class Toolkit:
         return m.kind if m else None
 
     @classmethod
-    def specs(cls) -> list[ToolSpec]:
-        """Tools as OpenAI function schemas, every argument required (§4)."""
+    def specs(cls, hints: bool = False) -> list[ToolSpec]:
+        """Tools with the project's own descriptions (the fallback when the pinned upstream
+        tools.py is unavailable), every argument required (§4)."""
         out = []
         for name in cls.ORDER:
             m = cls.meta(name)
             assert m is not None, name
             out.append(ToolSpec(name=name, description=m.description, parameters={
                 "type": "object", "properties": m.params, "required": list(m.params)}))
+        return cls.with_hints(out) if hints else out
+
+    @classmethod
+    def with_hints(cls, specs: list[ToolSpec]) -> list[ToolSpec]:
+        """`specs` with the harness hints appended (a copy)."""
+        out = []
+        for spec in specs:
+            spec = spec.model_copy(deep=True)
+            if spec.name in cls.HINTS:
+                arg, text = cls.HINTS[spec.name]
+                if arg is None:
+                    spec.description += text
+                else:
+                    prop = spec.parameters["properties"][arg]
+                    prop["description"] = prop.get("description", "") + text
+            out.append(spec)
         return out
 
     # -- dispatch (upstream: `tool(**arguments)`, no schema validation or coercion)

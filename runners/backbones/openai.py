@@ -30,7 +30,7 @@ from typing import Any, Mapping
 
 import orjson
 
-from runners.api import Backbone, BackboneError, Completion, Message, Protocol, RetryEvent, Usage
+from runners.api import Backbone, BackboneError, Completion, Message, Protocol, RetryEvent, ToolCall, Usage
 from runners.tokens import estimate_usage
 from runners.wire import dumps_with, encoded
 
@@ -221,6 +221,33 @@ Transport = AiohttpTransport | HttpxTransport
 TRANSPORTS: dict[str, type] = {"aiohttp": AiohttpTransport, "httpx": HttpxTransport}
 
 
+UNPARSED_ARGUMENTS = "_unparsed_arguments"
+"""`ToolCall.arguments` key holding a native call's `arguments` string that is not a JSON object."""
+
+
+def native_tool_calls(raw: Any) -> list[ToolCall]:
+    """`choices[0].message.tool_calls` (OpenAI format) → ToolCalls. Arguments that are not a JSON
+    object are kept as `{UNPARSED_ARGUMENTS: <text>}` so the environment answers with an error."""
+    import json
+
+    out: list[ToolCall] = []
+    for i, tc in enumerate(raw if isinstance(raw, list) else []):
+        fn = tc.get("function") if isinstance(tc, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            continue
+        args = fn.get("arguments")
+        if isinstance(args, str):
+            try:
+                parsed = json.loads(args) if args.strip() else {}
+            except ValueError:
+                parsed = None
+            args = parsed if isinstance(parsed, dict) else {UNPARSED_ARGUMENTS: args}
+        elif not isinstance(args, dict):
+            args = {}
+        out.append(ToolCall(name=fn["name"], arguments=args, id=str(tc.get("id") or f"call_{i}")))
+    return out
+
+
 class _Retry(Exception):
     """One failed attempt that may be retried; `wait_s` is the server's Retry-After if any."""
 
@@ -387,10 +414,11 @@ class OpenAIBackbone(Backbone):
         content = choice["message"].get("content")
         text = content if isinstance(content, str) else ""
         raw = data.get("usage") if isinstance(data.get("usage"), dict) else None
-        usage = map_usage(raw) or estimate_usage(messages, text)
+        calls = native_tool_calls(choice["message"].get("tool_calls"))
+        usage = map_usage(raw) or estimate_usage(messages, text + "".join(f"{c.name}{c.arguments}" for c in calls))
         return Completion(
             text=text, role=role, model=str(data.get("model") or self.model), finish_reason=choice.get("finish_reason"),
-            usage=usage, raw_usage=raw, retries=retries, latency_s=latency,
+            usage=usage, raw_usage=raw, retries=retries, latency_s=latency, tool_calls=calls,
         )
 
     async def aclose(self) -> None:

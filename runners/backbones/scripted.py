@@ -1,8 +1,9 @@
 """Deterministic in-process backbone for tests and the offline demo.
 
-It answers each call by asking the episode's oracle (the environment, via
-`runners.api.current_oracle`) for the reference decision and rendering it in the caller's
-protocol. Fault injection is seeded by (seed, episode, role, prompt, attempt), so it does not
+It answers each call by asking the episode's oracle (the environment, handed over explicitly
+when the episode binds the backbone: `Backbone.bind(EpisodeScope)`) for the reference decision and
+rendering it in the caller's protocol; an unbound scripted backbone has no oracle and answers
+empty. Fault injection is seeded by (seed, episode, role, prompt, attempt), so it does not
 depend on scheduling order. Every completion it produces carries `scripted=True`, and runs that
 use it are labelled as scripted in manifests and tables.
 """
@@ -14,16 +15,7 @@ import json
 import random
 from typing import Any
 
-from runners.api import (
-    Backbone,
-    Completion,
-    Decision,
-    Message,
-    Protocol,
-    current_episode_key,
-    current_oracle,
-    current_request_id,
-)
+from runners.api import Backbone, Completion, Decision, EpisodeScope, Message, Protocol, Role
 from runners.tokens import estimate_usage
 
 MALFORMED = "<tool_calls>[{\"name\": oops</tool_calls> I think the answer is"
@@ -54,9 +46,12 @@ class ScriptedBackbone(Backbone):
         self.latency_s = latency_s  # simulated model latency (resume and concurrency tests)
         self.calls = 0
 
-    def _rng(self, role: str, messages: list[Message], attempt: int) -> random.Random:
+    def bind(self, scope: EpisodeScope) -> Backbone:
+        return _BoundScripted(self, scope)
+
+    def _rng(self, key: str, role: str, messages: list[Message], attempt: int) -> random.Random:
         digest = hashlib.sha256(
-            json.dumps([self.seed, current_episode_key.get(), role, messages, attempt], sort_keys=True, default=str).encode()
+            json.dumps([self.seed, key, role, messages, attempt], sort_keys=True, default=str).encode()
         ).hexdigest()
         return random.Random(int(digest[:16], 16))
 
@@ -64,32 +59,48 @@ class ScriptedBackbone(Backbone):
         self,
         messages: list[Message],
         *,
-        role: str,
+        role: Role,
         protocol: Protocol | None = None,
         attempt: int = 0,
+        scope: EpisodeScope | None = None,
         **sampling: Any,
     ) -> Completion:
+        """The reference decision of `scope.oracle` (the episode binds it: `bind`), rendered in
+        `protocol`, faults applied; no scope = no oracle = an empty answer."""
+        scope = scope or EpisodeScope()
         self.calls += 1
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
-        oracle = current_oracle.get()
-        decision = oracle.reference(role, messages) if oracle is not None else None
+        decision = scope.oracle.reference(role, messages) if scope.oracle is not None else None
         if decision is None:
             decision = Decision(message="")
-        if role == "agent" and decision.message is not None and current_request_id.get() in self.wrong_requests:
+        if role == "agent" and decision.message is not None and scope.request_id in self.wrong_requests:
             decision = decision.model_copy(update={"message": WRONG_ANSWER})
+        native = bool(sampling.get("tools")) and protocol is None  # native function calling: calls go in tool_calls
+        calls = [c if c.id else c.model_copy(update={"id": f"call_{i}"}) for i, c in enumerate(decision.tool_calls)] if native else []
         text = protocol.render(decision) if protocol is not None else (decision.message or "")
-        rng = self._rng(role, messages, attempt)
+        rng = self._rng(scope.key, role, messages, attempt)
         draw = rng.random()
-        if draw < self.empty_rate:
-            text = ""
-        elif draw < self.empty_rate + self.malformed_rate:
-            text = MALFORMED
+        if draw < self.empty_rate + self.malformed_rate:
+            text, calls = ("" if draw < self.empty_rate else MALFORMED), []  # a faulty reply carries no native calls
         return Completion(
             text=text,
             role=role,
             model=self.model,
-            finish_reason="stop",
-            usage=estimate_usage(messages, text),
+            finish_reason="tool_calls" if calls else "stop",
+            usage=estimate_usage(messages, text + "".join(f"{c.name}{c.arguments}" for c in calls)),
             scripted=True,
+            tool_calls=calls,
         )
+
+
+class _BoundScripted(Backbone):
+    """A scripted backbone bound to one episode: answers from that episode's oracle."""
+
+    def __init__(self, inner: ScriptedBackbone, scope: EpisodeScope) -> None:
+        self.inner, self.scope = inner, scope
+        self.name, self.model = inner.name, inner.model
+
+    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,
+                       **sampling: Any) -> Completion:
+        return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, scope=self.scope, **sampling)

@@ -5,7 +5,7 @@ compete with the client for the GIL, and answers every call after `--latency` se
 (default 100 ms). Two workloads, each measured at 1, 4, 16, 32, 64 concurrent episodes:
 
 - `synthetic`: an episode = `--calls` (default 3) sequential OpenAIBackbone calls;
-- `episodes`:  real episodes (`runners.episode.run_episode`, Full Context on the Formal Reasoning
+- `episodes`:  real episodes (`runners.episode.Episode`, Full Context on the Formal Reasoning
   fixture; agent and judge calls go to the same endpoint).
 
 Each point is the median of `--repeats` runs of `--rounds` × N episodes at concurrency N.
@@ -73,18 +73,15 @@ def synthetic(calls: int) -> Callable[[object, int], Awaitable[None]]:
 def real_episodes() -> Callable[[object, int], Awaitable[None]]:
     from baselines.full_context import FullContext
     from benchmarks.memoryarena.formal import FormalReasoning
-    from runners.api import EpisodeContext
-    from runners.episode import RecordingBackbone, run_episode
+    from runners.episode import Episode
 
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     tasks = bench.load_tasks()
 
     async def episode(bb, i: int) -> None:
         task = tasks[i % len(tasks)]
-        sink: list = []
-        rb = RecordingBackbone(bb, sink)
-        env = bench.make_env(task, EpisodeContext(trial=i, seed=i, backbones={"agent": rb, "tool": rb, "judge": rb}))
-        rec = await run_episode(cell="perf", task_id=task.task_id, trial=i, seed=i, env=env, method=FullContext(rb), sink=sink)
+        ep = Episode(bb, cell="perf", task_id=task.task_id, trial=i, seed=i)
+        rec = await ep.run(ep.make_env(bench, task), FullContext(ep.agent))
         if rec.status != "ok":
             raise RuntimeError(f"episode {task.task_id}#{i} failed: {rec.error}")
     return episode
@@ -99,7 +96,7 @@ async def rate(url: str, episode, n: int, rounds: int, max_inflight: int) -> flo
         async with sem:
             await episode(bb, i)
 
-    await episode(bb, -1)  # warm-up: connection set-up and lazy imports off the clock
+    await asyncio.gather(*(episode(bb, -1 - j) for j in range(n)))  # warm-up: n connections and lazy imports off the clock
     t0 = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(rounds * n)))
     wall = time.perf_counter() - t0
@@ -198,7 +195,7 @@ def main() -> None:
         if a.mode in ("synthetic", "both", "all"):
             report(f"synthetic episodes ({a.calls} sequential calls each)", curve(url, synthetic(a.calls), levels, a.rounds, a.repeats))
         if a.mode in ("episodes", "both", "all"):
-            report("real episodes (run_episode: Full Context x Formal Reasoning fixture, agent + judge calls)",
+            report("real episodes (Episode.run: Full Context x Formal Reasoning fixture, agent + judge calls)",
                    curve(url, real_episodes(), levels, a.rounds, a.repeats))
 
 

@@ -15,7 +15,7 @@ from benchmarks.alfworld.replay import main as replay_main
 from benchmarks.alfworld.replay import play
 from runners.api import Decision, EpisodeContext, ToolCall
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 from tests.alfworld.conftest import needs_engine
 
 pytestmark = [pytest.mark.alfworld, needs_engine]
@@ -95,10 +95,8 @@ async def test_nothing_is_stepped_after_won(tasks):
 
 async def run(bench, task, **backbone):
     bb = ScriptedBackbone(**backbone)
-    sink: list = []
-    rb = RecordingBackbone(bb, sink)
-    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb}))
-    return await run_episode(cell="alf", task_id=task.task_id, trial=0, seed=0, env=env, method=FullContext(rb), sink=sink)
+    ep = Episode(bb, cell="alf", task_id=task.task_id)
+    return await ep.run(ep.make_env(bench, task), FullContext(ep.agent))
 
 
 async def test_scripted_full_context_episodes_win_concurrently(tasks):

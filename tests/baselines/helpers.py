@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from runners.api import Backbone, Completion, Decision, Oracle, Request, RequestOutcome, TaskView, ToolSpec, current_oracle
+from runners.api import Backbone, Completion, Decision, EpisodeScope, Oracle, Request, RequestOutcome, TaskView, ToolSpec
 from runners.backbones.scripted import ScriptedBackbone
 
 Answer = Callable[[str, list[dict[str, Any]]], "Decision | None"]
@@ -25,12 +25,12 @@ class Recorder(Backbone):
 
     def __init__(self, fn: Answer | None = None) -> None:
         self.inner = ScriptedBackbone()
+        self.scope = EpisodeScope(oracle=FnOracle(fn or (lambda role, messages: None)))
         self.name = self.model = "scripted"
         self.calls: list[dict[str, Any]] = []
-        current_oracle.set(FnOracle(fn or (lambda role, messages: None)))
 
     async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling) -> Completion:
-        c = await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+        c = await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, scope=self.scope, **sampling)
         self.calls.append({"role": role, "messages": messages, "sampling": sampling, "text": c.text})
         return c
 
@@ -47,7 +47,7 @@ def answer_agent(message: str = "42") -> Answer:
 
 def task_view(benchmark: str = "memoryarena_math", initial: list[str] | None = None) -> TaskView:
     return TaskView(task_id="t0", benchmark=benchmark, policy="Solve the problems.",
-                    tools=[ToolSpec(name="reasoning", description="think")], num_requests=3,
+                    tools=[ToolSpec(name="reasoning", description="think")], kind="formal_math",
                     initial_memory=["Initial result: Empty"] if initial is None else initial)
 
 

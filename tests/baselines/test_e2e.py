@@ -1,14 +1,13 @@
 """Each memory/state baseline end to end with the scripted backbone on the Formal Reasoning
-fixture, through `runners.episode.run_episode` and the method's own conf/method YAML."""
+fixture, through `runners.episode.Episode` and the method's own conf/method YAML."""
 import importlib.util
 
 import pytest
 import yaml
 
 from benchmarks.memoryarena.formal import FormalReasoning
-from runners.api import EpisodeContext
 from runners.config import CONF_DIR, import_target
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 from runners.backbones.scripted import ScriptedBackbone
 from baselines.mem0_method import mem0_version
 
@@ -24,11 +23,9 @@ async def run_all(method: str, **override):
     bb = ScriptedBackbone(wrong_requests=["formal_reasoning_math-0/q2"])
     recs = []
     for task in bench.load_tasks():
-        sink: list = []
-        rb = RecordingBackbone(bb, sink)
-        env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
-        method_obj = cls(backbone=rb, **{**cfg["params"], **override})
-        recs.append(await run_episode(cell=method, task_id=task.task_id, trial=0, seed=0, env=env, method=method_obj, sink=sink))
+        ep = Episode(bb, cell=method, task_id=task.task_id)
+        method_obj = cls(backbone=ep.agent, **{**cfg["params"], **override})
+        recs.append(await ep.run(ep.make_env(bench, task), method_obj))
     return bench, recs
 
 

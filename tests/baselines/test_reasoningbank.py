@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 
 from baselines.embedder import HashingEmbedder
-from baselines.reasoningbank import EXTRACT_FAILURE, EXTRACT_SUCCESS, ExtractProtocol, JudgeProtocol, ReasoningBank, parse_item
+from baselines.reasoningbank import EXTRACT_FAILURE, EXTRACT_SUCCESS, ExtractProtocol, JudgeProtocol, ReasoningBank
 from runners.api import Decision, Observation
 from tests.baselines.helpers import Recorder, block_of, outcome, request, task_view
 
@@ -42,8 +42,7 @@ def test_judge_contains_success_quirk_and_render():
 def test_extraction_splits_on_blank_lines_and_items_parse():
     items = ExtractProtocol().parse(ITEMS).blocks["items"]
     assert len(items) == 4
-    assert parse_item(items[0]) == {"title": "Reuse earlier results", "description": "When a problem builds on a previous subtask.",
-                                    "content": "Restate the earlier closed form before manipulating it."}
+    assert "Reuse earlier results" in items[0] and "Restate the earlier closed form" in items[0] and "Reuse" not in items[1]
     assert ExtractProtocol().parse("").blocks["items"] == [] and ExtractProtocol().render(Decision(message="")) == ""
 
 

@@ -1,4 +1,4 @@
-"""End to end through `runners.episode.run_episode` with the scripted backbone on the MemoryArena
+"""End to end through `runners.episode.Episode` with the scripted backbone on the MemoryArena
 Formal Reasoning fixture (spec §5): all three methods, and a task whose second subtask can only be
 answered from an earlier request's state disclosed through PSA."""
 from __future__ import annotations
@@ -10,19 +10,17 @@ import pytest
 
 from benchmarks.memoryarena.formal import FormalEnv, FormalReasoning
 from flowstate import FlowState, FlowStateNoISU, FlowStateNoPSA
-from runners.api import Decision, EpisodeContext
+from runners.api import Decision
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 
 
 async def run_all(bench, method_cls, **params):
     bb = ScriptedBackbone()
     recs = []
     for task in bench.load_tasks():
-        sink: list = []
-        rb = RecordingBackbone(bb, sink)
-        env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
-        recs.append(await run_episode(cell="test", task_id=task.task_id, trial=0, seed=0, env=env, method=method_cls(rb, **params), sink=sink))
+        ep = Episode(bb, cell="test", task_id=task.task_id)
+        recs.append(await ep.run(ep.make_env(bench, task), method_cls(ep.agent, **params)))
     return recs
 
 

@@ -10,9 +10,9 @@ import pytest
 from benchmarks.tau.benchmark import TauBenchmark
 from benchmarks.tau.env import TauEnv
 from flowstate import FlowState, FlowStateNoISU
-from runners.api import Backbone, Decision, EpisodeContext
+from runners.api import Decision
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 
 QUESTION = "Before I start: shall I go ahead with your request?"
 
@@ -31,27 +31,25 @@ class Bench(TauBenchmark):
         return AskFirstEnv(self.data(), task, ctx, self.params)
 
 
-class Prompts(Backbone):
+class Prompts(ScriptedBackbone):
     """Scripted backbone that keeps the agent prompts."""
 
     def __init__(self) -> None:
-        self.inner, self.agent = ScriptedBackbone(), []
-        self.name = self.model = "scripted"
+        super().__init__()
+        self.agent = []
 
-    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+    async def complete(self, messages, *, role, **kw):
         if role == "agent":
             self.agent.append(messages[-1]["content"])
-        return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+        return await super().complete(messages, role=role, **kw)
 
 
 def episode(method_cls, requests="dialogue"):
     bench = Bench(name="tau_airline", domain="airline", data_dir="fixtures", task_ids=["0"], requests=requests)
     task = bench.load_tasks()[0]
-    sink: list = []
     bb = Prompts()
-    rb = RecordingBackbone(bb, sink)
-    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "user_sim": rb, "judge": rb}))
-    rec = asyncio.run(run_episode(cell="t", task_id=task.task_id, trial=0, seed=0, env=env, method=method_cls(rb), sink=sink))
+    ep = Episode(bb, cell="t", task_id=task.task_id)
+    rec = asyncio.run(ep.run(ep.make_env(bench, task), method_cls(ep.agent)))
     return rec, bb.agent
 
 

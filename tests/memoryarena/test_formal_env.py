@@ -7,9 +7,9 @@ import pytest
 from benchmarks.memoryarena.formal import FormalReasoning, request_text
 from benchmarks.memoryarena.judge import judge_messages, verdict
 from benchmarks.memoryarena.loader import DataError, resolve
-from runners.api import Decision, EpisodeContext
+from runners.api import Decision
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone
+from runners.episode import Episode
 
 
 def test_verdict_is_upstream_substring_rule_with_strict_switch():
@@ -50,13 +50,10 @@ def test_local_dir_with_unaligned_rows_is_rejected(tmp_path):
 def test_env_scores_answers_with_judge_and_writes_memory_chunk():
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     task = bench.load_tasks()[1]  # two subtasks
-    sink = []
-    bb = RecordingBackbone(ScriptedBackbone(), sink)
-    env = bench.make_env(task, EpisodeContext(backbones={"agent": bb, "tool": bb, "judge": bb}))
+    ep = Episode(ScriptedBackbone())
+    env = ep.make_env(bench, task)
 
     async def go():
-        from runners.api import current_oracle
-        current_oracle.set(env)
         assert env.view().initial_memory == ["Initial result: Empty"]
         r1 = await env.next_request()
         assert "minimiser" in r1.text and "x* = 2" not in r1.text  # gold never in the request
@@ -72,4 +69,4 @@ def test_env_scores_answers_with_judge_and_writes_memory_chunk():
     scores = asyncio.run(go())
     assert scores["subtask_correct"] == [1, 0]
     assert scores["success"] == 0 and scores["progress"] == 0.5
-    assert [c.role for c in sink] == ["judge", "judge"]
+    assert [c.role for c in ep.sink] == ["judge", "judge"]

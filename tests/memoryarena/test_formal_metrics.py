@@ -11,14 +11,11 @@ def test_sr_ps_macro_micro():
     assert M.success_rate([1, 1, 0]) == pytest.approx(200 / 3)
     # macro: (2/3 + 1/2 + 3/4) / 3
     assert M.progress_macro(correct) == pytest.approx(100 * (2 / 3 + 1 / 2 + 3 / 4) / 3)
-    # micro: 6 / 9
-    assert M.progress_micro(correct) == pytest.approx(100 * 6 / 9)
 
 
 def test_empty_sets_are_undefined_not_zero():
     assert M.success_rate([]) is None
     assert M.progress_macro([]) is None
-    assert M.progress_micro([[]]) is None
     assert M.acc_at_depth([]) == {}
     assert M.depth_metrics([]) == {"K": None, "nAUC": None, "DR": None}
 

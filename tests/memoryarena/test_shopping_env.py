@@ -5,13 +5,13 @@ import json
 import pytest
 
 from baselines.full_context import FullContext
-from benchmarks.memoryarena.catalogue import DASHES, Catalogue, goal, option_names, preamble, section, synthetic_catalogue
+from benchmarks.memoryarena.catalogue import Catalogue, goal, option_names, preamble, section, synthetic_catalogue
 from benchmarks.memoryarena.loader import FIXTURES
 from benchmarks.memoryarena.shopping import BundledShopping
 from benchmarks.memoryarena.shopping_site import Site, parse_action
-from runners.api import Decision, EpisodeContext, ToolCall, current_oracle
+from runners.api import Decision, EpisodeContext, ToolCall
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 
 ROW = json.loads((FIXTURES / "bundled_shopping" / "data.jsonl").read_text().splitlines()[0])
 
@@ -23,7 +23,7 @@ def bench(**kw):
 
 def test_task_text_parsing():
     pre = preamble(ROW["questions"])
-    assert "$220" in pre and pre.rstrip().endswith(DASHES) and "Product 1" not in pre
+    assert "$220" in pre and pre.rstrip().endswith("-" * 64) and "Product 1" not in pre
     sec = section(ROW["questions"], 2)
     assert sec.startswith("Product 2:\n### Select a frosting") and "Product 1:" not in sec
     assert option_names(sec) == ["Vanilla Almond Frosting, 16 oz", "Chocolate Fudge Frosting, Nut Free, 16 oz",
@@ -78,10 +78,8 @@ def test_pages_and_actions():
 
 def run(b, backbone=None):
     task = b.load_tasks()[0]
-    sink = []
-    rb = RecordingBackbone(backbone or ScriptedBackbone(), sink)
-    env = b.make_env(task, EpisodeContext(backbones={"agent": rb, "judge": rb}))
-    return asyncio.run(run_episode(cell="c", task_id=task.task_id, trial=0, seed=0, env=env, method=FullContext(rb), sink=sink))
+    ep = Episode(backbone or ScriptedBackbone(), cell="c", task_id=task.task_id)
+    return asyncio.run(ep.run(ep.make_env(b, task), FullContext(ep.agent)))
 
 
 @pytest.mark.parametrize("catalogue", ["fixtures", None])
@@ -106,7 +104,6 @@ def test_scripted_full_context_buys_every_target(catalogue):
 
 def drive(env, per_request):
     async def go():
-        current_oracle.set(env)
         for decisions in per_request:
             await env.next_request()
             n = 0
@@ -142,11 +139,10 @@ def test_wrong_purchase_soft_reward_repeats_and_bad_input():
 
 def test_llm_attribute_matching_uses_the_judge_role():
     b = bench(llm_attributes=True)
-    sink = []
-    rb = RecordingBackbone(ScriptedBackbone(), sink)
-    env = b.make_env(b.load_tasks()[0], EpisodeContext(backbones={"judge": rb}))
+    ep = Episode(ScriptedBackbone())
+    env = ep.make_env(b, b.load_tasks()[0])
     scores = drive(env, [[], [], [], [Decision(message="search[round cake pan silicone]"), click("B02DBBB714"), click("buy now")]])
-    assert [c.role for c in sink] == ["judge"] and scores["rewards"][3] == pytest.approx(2 / 3)
+    assert [c.role for c in ep.sink] == ["judge"] and scores["rewards"][3] == pytest.approx(2 / 3)
     assert json.loads(scores["judge_replies"][0])["matches"][2] == {"attribute": "Nonstick", "has_attribute": False}
 
 

@@ -7,9 +7,9 @@ import pytest
 from baselines.full_context import FullContext
 from benchmarks.memoryarena import travel_score as S
 from benchmarks.memoryarena.travel import GroupTravel, traveller_name
-from runners.api import Decision, EpisodeContext, ToolCall, current_oracle
+from runners.api import Decision, EpisodeContext, ToolCall
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 from tests.conftest import shared_path
 
 
@@ -20,10 +20,8 @@ def bench(**kw):
 
 def episode(b, backbone=None):
     task = b.load_tasks()[0]
-    sink = []
-    rb = RecordingBackbone(backbone or ScriptedBackbone(), sink)
-    env = b.make_env(task, EpisodeContext(backbones={"agent": rb}))
-    return asyncio.run(run_episode(cell="c", task_id=task.task_id, trial=0, seed=0, env=env, method=FullContext(rb), sink=sink))
+    ep = Episode(backbone or ScriptedBackbone(), cell="c", task_id=task.task_id)
+    return asyncio.run(ep.run(ep.make_env(b, task), FullContext(ep.agent)))
 
 
 def test_traveller_names_follow_upstream_regex():
@@ -53,11 +51,16 @@ def test_view_gives_the_base_plan_first():
     base = json.loads(v.initial_memory[0])
     assert base["is_base_person"] is True and base["name"] == "Jennifer"
     assert base["final_plan"].startswith("=== Jennifer's Plan ===\nDay 1:") and base["final_plan"] in v.policy
+    # as upstream run_travel.py: a memory method gets the base traveller only through memory
+    assert v.memory_policy is not None and base["final_plan"] not in v.for_memory_method().policy
     assert [t.name for t in v.tools] == ["FlightSearch", "RestaurantSearch", "AccommodationSearch", "AttractionSearch", "DistanceMatrix", "CitySearch"]
-    assert env.step_budget() == 30 and v.num_requests == 3
+    assert env.step_budget() == 30 and v.kind == "travel" and len(env.requests) == 3
     assert "Jennifer's Plan" not in b.make_env(b.load_tasks()[0], EpisodeContext()).requests[0].text
     b2 = bench(base_plan_in_policy=False)
     assert "Jennifer's Plan" not in b2.make_env(b2.load_tasks()[0], EpisodeContext()).view().policy
+    b3 = bench(base_plan_in_policy=True)
+    v3 = b3.make_env(b3.load_tasks()[0], EpisodeContext()).view()
+    assert base["final_plan"] in v3.for_memory_method().policy
 
 
 def test_a_traveller_without_a_plan_fails_itself_and_the_group():
@@ -71,7 +74,6 @@ def test_a_traveller_without_a_plan_fails_itself_and_the_group():
 
 def drive(env, decisions_per_request):
     async def go():
-        current_oracle.set(env)
         for decisions in decisions_per_request:
             await env.next_request()
             last = None
@@ -111,8 +113,9 @@ def test_bad_inputs_give_error_observations_and_zeros():
 
 def test_headerless_plan_switch():
     gold_text = "\n".join(S.format_plan("Eric", bench().load_tasks()[0].payload["answers"][0]).splitlines()[1:])
-    for mode, expect in (("current", 1), ("ignore", 0)):
-        b = bench(headerless_plan=mode)
+    assert bench().params.get("headerless_plan") is None  # the default is upstream's: a headerless plan is no one's
+    for mode, expect in (("current", 1), ("ignore", 0), (None, 0)):
+        b = bench(headerless_plan=mode) if mode else bench()
         env = b.make_env(b.load_tasks()[0], EpisodeContext())
         scores = drive(env, [[Decision(message=gold_text)], [Decision(message="x")], [Decision(message="y")]])
         assert scores["subtask_correct"][0] == expect
@@ -120,7 +123,7 @@ def test_headerless_plan_switch():
 
 def test_memory_record_keeps_the_raw_final_output():
     # upstream build_memory_entry: final_plan = the agent's reply as written (no header added)
-    b = bench()
+    b = bench(headerless_plan="current")
     env = b.make_env(b.load_tasks()[0], EpisodeContext())
     headerless = "Day 1:\nDinner: Coco Bambu, Rockford"
 

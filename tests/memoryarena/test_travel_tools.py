@@ -36,7 +36,10 @@ def test_distance_matrix_costs_and_missing_values(db):
     assert "cost: 1144" in db.execute("DistanceMatrix", {"origin": "Detroit", "destination": "Norfolk", "mode": "taxi"})[0]
     none = db.execute("DistanceMatrix", {"origin": "St. Petersburg", "destination": "Rockford", "mode": "driving"})[0]
     assert none == "origin: St. Petersburg\ndestination: Rockford\ncost: None\nduration: None\ndistance: None"
-    assert "duration: None" in db.execute("DistanceMatrix", {"origin": "Hartford", "destination": "Denver", "mode": "taxi"})[0]  # "1 day …"
+    day = db.execute("DistanceMatrix", {"origin": "Hartford", "destination": "Denver", "mode": "taxi"})[0]  # "1 day …"
+    assert "duration: 1 day" in day and "cost: None" in day and "distance: None" not in day  # as run_for_evaluation
+    strict = TravelDB(shared_path("memoryarena-travel-db"), FLIGHTS, day_routes=False)
+    assert "duration: None" in strict.execute("DistanceMatrix", {"origin": "Hartford", "destination": "Denver", "mode": "taxi"})[0]
 
 
 def test_city_search(db):

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runners.api import EpisodeContext
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 from tests.conftest import shared_path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -27,10 +26,8 @@ def test_pos_wins_walkthrough_games():
     mparams = yaml.safe_load((REPO / f"conf/method/{method}.yaml").read_text())["params"]
     bench = Alfworld(name="alfworld", **bparams)
     for task in bench.load_tasks()[:2]:
-        sink: list = []
-        rb = RecordingBackbone(ScriptedBackbone(), sink)
-        env = bench.make_env(task, EpisodeContext(backbones={"agent": rb}))
-        rec = asyncio.run(run_episode(cell=method, task_id=task.task_id, trial=0, seed=0, env=env, method=PoS(rb, **mparams), sink=sink))
+        ep = Episode(ScriptedBackbone(), cell=method, task_id=task.task_id)
+        rec = asyncio.run(ep.run(ep.make_env(bench, task), PoS(ep.agent, **mparams)))
         assert rec.status == "ok", rec.error
         assert rec.scores["won"] is True
         steps = rec.requests[0].steps

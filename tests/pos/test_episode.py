@@ -1,4 +1,4 @@
-"""Whole episodes through `runners.episode.run_episode` with the scripted backbone: the four PoS
+"""Whole episodes through `runners.episode.Episode` with the scripted backbone: the four PoS
 configs on the MemoryArena fixture, and a looping room where PoS must diagnose a trap and
 recover (spec §7–§10)."""
 from __future__ import annotations
@@ -13,9 +13,8 @@ import yaml
 from benchmarks.memoryarena.formal import FormalReasoning
 from pos.method import PoS
 from pos.recovery import GENERIC_TEXT
-from runners.api import EpisodeContext
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 from tests.pos.helpers import LoopEnv
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,10 +40,9 @@ class Spy(ScriptedBackbone):
 
 
 def run(env, method_name: str, inner: ScriptedBackbone):
-    sink: list = []
-    rb = RecordingBackbone(inner, sink)
-    method = PoS(rb, **params(method_name))
-    rec = asyncio.run(run_episode(cell=method_name, task_id="t", trial=0, seed=0, env=env, method=method, sink=sink))
+    ep = Episode(inner, cell=method_name, task_id="t")
+    method = PoS(ep.agent, **params(method_name))
+    rec = asyncio.run(ep.run(env, method))
     return rec, method
 
 
@@ -52,11 +50,10 @@ def fixture_episode(name: str, malformed: float, **overrides):
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     task = bench.load_tasks()[0]
     inner = ScriptedBackbone(malformed_rate=malformed)
-    sink: list = []
-    rb = RecordingBackbone(inner, sink)
-    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
-    method = PoS(rb, **(params(name) | overrides))
-    return asyncio.run(run_episode(cell=name, task_id=task.task_id, trial=0, seed=0, env=env, method=method, sink=sink)), task
+    ep = Episode(inner, cell=name, task_id=task.task_id)
+    env = ep.make_env(bench, task)
+    method = PoS(ep.agent, **(params(name) | overrides))
+    return asyncio.run(ep.run(env, method)), task
 
 
 @pytest.mark.parametrize("name", METHODS)
@@ -180,10 +177,8 @@ def test_rca_last_turn_prompt_carries_the_forced_submission_directive_once(tmp_p
     bench = Rca100(name="rca100", data_dir=str(write_fixture(tmp_path)), max_steps=3)
     task = bench.load_tasks()[0]
     bb = QueueBackbone()  # the policy never submits (empty turns); belief calls get minimal valid replies
-    sink: list = []
-    rb = RecordingBackbone(bb, sink)
-    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb}))
-    rec = asyncio.run(run_episode(cell="pos", task_id=task.task_id, trial=0, seed=0, env=env, method=PoS(rb, **params("pos")), sink=sink))
+    ep = Episode(bb, cell="pos", task_id=task.task_id)
+    rec = asyncio.run(ep.run(ep.make_env(bench, task), PoS(ep.agent, **params("pos"))))
     assert rec.status == "ok", rec.error
     prompts = [m[-1]["content"] for _, p, m in bb.calls if p == "pos-policy"]
     assert len(prompts) == 3 and [p.count("FINAL TURN") for p in prompts] == [0, 0, 1]

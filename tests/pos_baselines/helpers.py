@@ -44,7 +44,7 @@ def tool(name: str, **arguments: Any) -> str:
 
 def view(benchmark: str = "alfworld") -> TaskView:
     return TaskView(task_id="t0", benchmark=benchmark, policy="Act with the act tool.",
-                    tools=[ToolSpec(name="act", description="play a command")], num_requests=1, step_budget=50)
+                    tools=[ToolSpec(name="act", description="play a command")], kind="alfworld", step_budget=50)
 
 
 def drive(method, observations: list[str], *, benchmark: str = "alfworld", query: str = "Your task is to: put a key in the drawer."):

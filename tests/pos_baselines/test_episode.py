@@ -1,4 +1,4 @@
-"""Whole scripted episodes through runners.episode.run_episode, each method built from its
+"""Whole scripted episodes through runners.episode.Episode, each method built from its
 conf/method YAML: MemoryArena formal (fixtures) and, when available, 2 real ALFWorld games."""
 import asyncio
 import importlib
@@ -8,9 +8,8 @@ import pytest
 import yaml
 
 from benchmarks.memoryarena.formal import FormalReasoning
-from runners.api import EpisodeContext
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 from tests.conftest import shared_path
 from tests.pos_baselines.helpers import FnBackbone, act, drive
 
@@ -25,12 +24,9 @@ def build(name, backbone, **override):
     return getattr(importlib.import_module(mod), cls)(backbone, **(cfg["params"] | override))
 
 
-def episode(bench, task, method_name, ctx_roles=("agent", "tool", "judge"), **override):
-    sink: list = []
-    rb = RecordingBackbone(ScriptedBackbone(), sink)
-    env = bench.make_env(task, EpisodeContext(backbones={r: rb for r in ctx_roles}))
-    return asyncio.run(run_episode(cell=method_name, task_id=task.task_id, trial=0, seed=0, env=env,
-                                   method=build(method_name, rb, **override), sink=sink))
+def episode(bench, task, method_name, **override):
+    ep = Episode(ScriptedBackbone(), cell=method_name, task_id=task.task_id)
+    return asyncio.run(ep.run(ep.make_env(bench, task), build(method_name, ep.agent, **override)))
 
 
 @pytest.mark.parametrize("name", METHODS)
@@ -64,7 +60,7 @@ def test_alfworld_walkthrough_games(name):
     tasks = bench.load_tasks()[:2]
     assert len(tasks) == 2
     for task in tasks:
-        rec = episode(bench, task, name, ctx_roles=("agent",), **({"executor_max_actions": 2} if name == "longhorizon_harness" else {}))
+        rec = episode(bench, task, name, **({"executor_max_actions": 2} if name == "longhorizon_harness" else {}))
         assert rec.status == "ok", rec.error
         assert rec.scores["won"] is True
         steps = rec.requests[0].steps

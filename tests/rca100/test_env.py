@@ -100,12 +100,11 @@ def test_garbled_model_output_never_crashes_an_episode(bench):
     normally (turns spent, errors recorded), never as a harness error."""
     from baselines.full_context import FullContext
     from runners.backbones.scripted import ScriptedBackbone
-    from runners.episode import RecordingBackbone, run_episode
+    from runners.episode import Episode
 
     task = bench.load_tasks()[0]
-    sink: list = []
-    rb = RecordingBackbone(ScriptedBackbone(malformed_rate=0.4, empty_rate=0.2, seed=3), sink)
-    env = Rca100(name="rca100", data_dir=bench.data_dir, max_steps=6).make_env(task, EpisodeContext(backbones={"agent": rb}))
-    rec = asyncio.run(run_episode(cell="t", task_id=task.task_id, trial=0, seed=0, env=env, method=FullContext(rb), sink=sink))
+    ep = Episode(ScriptedBackbone(malformed_rate=0.4, empty_rate=0.2, seed=3), cell="t", task_id=task.task_id)
+    env = ep.make_env(Rca100(name="rca100", data_dir=bench.data_dir, max_steps=6), task)
+    rec = asyncio.run(ep.run(env, FullContext(ep.agent)))
     assert rec.status == "ok", rec.error
     assert rec.scores["turns"] == len(rec.requests[0].steps) <= 6

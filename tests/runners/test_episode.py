@@ -3,9 +3,9 @@ import asyncio
 
 from baselines.full_context import FullContext
 from benchmarks.memoryarena.formal import FormalReasoning
-from runners.api import BackboneError, EpisodeContext
+from runners.api import BackboneError
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode, RecordingBackbone
 
 
 class Probe(FullContext):
@@ -35,11 +35,9 @@ class Failing(ScriptedBackbone):
 def episode(method_cls, backbone):
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     task = bench.load_tasks()[1]
-    sink = []
-    rb = RecordingBackbone(backbone, sink)
-    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
-    m = method_cls(rb)
-    rec = asyncio.run(run_episode(cell="c", task_id=task.task_id, trial=0, seed=0, env=env, method=m, sink=sink))
+    ep = Episode(backbone, cell="c", task_id=task.task_id)
+    m = method_cls(ep.agent)
+    rec = asyncio.run(ep.run(ep.make_env(bench, task), m))
     return rec, m
 
 
@@ -114,19 +112,17 @@ def test_final_observation_reaches_end_request():
         async def end_request(self, outcome):
             seen.append(outcome.final_observation.note)
 
-    sink = []
-    rb = RecordingBackbone(ScriptedBackbone(), sink)
-    rec = asyncio.run(run_episode(cell="c", task_id="t", trial=0, seed=0, env=OneShot(), method=Catch(rb), sink=sink))
+    ep = Episode(ScriptedBackbone(), cell="c", task_id="t")
+    rec = asyncio.run(ep.run(OneShot(), Catch(ep.agent)))
     assert rec.status == "ok" and seen == ["You won!"]
 
 
 def test_adapter_bug_in_step_budget_is_a_harness_error_not_a_crash():
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     task = bench.load_tasks()[0]
-    sink = []
-    rb = RecordingBackbone(ScriptedBackbone(), sink)
-    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "tool": rb, "judge": rb}))
+    ep = Episode(ScriptedBackbone(), cell="c", task_id=task.task_id)
+    env = ep.make_env(bench, task)
     env.step_budget = lambda: 1 // 0
-    m = Probe(rb)
-    rec = asyncio.run(run_episode(cell="c", task_id=task.task_id, trial=0, seed=0, env=env, method=m, sink=sink))
+    m = Probe(ep.agent)
+    rec = asyncio.run(ep.run(env, m))
     assert rec.status == "harness_error" and "ZeroDivisionError" in rec.error and m.ended

@@ -12,7 +12,8 @@ from tests.runners.sweep_helpers import metrics_csv, run_sweep
 KEY = "sk-test-SECRET-0123456789abcdef"
 ARGS = ("backbone=openai_compatible", "backbone.model=fake-model", "method=full_context",
         "benchmark.params.data_dir=fixtures", "backbone.timeout_s=1", "backbone.backoff_cap_s=0.2",
-        "backbone.max_retries=12", "runner.concurrency=4", "experiment.name=endpoint")
+        "backbone.max_retries=12", "runner.concurrency=4", "experiment.name=endpoint",
+        "roles.judge=agent", "roles.tool=agent")  # the judge and reasoning tool on the endpoint, not gpt-5-mini
 
 
 def env(srv):

@@ -1,4 +1,4 @@
-"""End-to-end τ³ episodes through the real loop (`runners.episode.run_episode`) with Full Context
+"""End-to-end τ³ episodes through the real loop (`runners.episode.Episode`) with Full Context
 and the scripted backbone; orchestration rules of tau-bench.md §3 (steps, errors, stops,
 termination reasons), the user simulator's view, and the judge."""
 from __future__ import annotations
@@ -15,29 +15,29 @@ from benchmarks.tau.judge import transcript
 from benchmarks.tau.user_sim import GREETING, STOP, scenario_text, system_prompt, user_view
 from runners.api import Backbone, Completion, Decision, EpisodeContext, ToolCall
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 from tests.conftest import shared_path
 
 
-class Override(Backbone):
+class Override(ScriptedBackbone):
     """Scripted backbone, except for the roles given: role -> function(messages) -> text."""
 
     def __init__(self, **fns) -> None:
-        self.fns, self.inner, self.name, self.model = fns, ScriptedBackbone(), "override", "override"
+        super().__init__()
+        self.fns = fns
 
-    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling) -> Completion:
+    async def complete(self, messages, *, role, **kw) -> Completion:
         if role in self.fns:
             return Completion(text=self.fns[role](messages), role=role, model="override")
-        return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+        return await super().complete(messages, role=role, **kw)
 
 
 def episode(domain: str, task_id: str, backbone: Backbone | None = None, **params: Any):
     bench = TauBenchmark(name=f"tau_{domain}", domain=domain, data_dir=str(shared_path("tau2")), task_ids=[task_id], **params)
     task = bench.load_tasks()[0]
-    sink: list = []
-    rb = RecordingBackbone(backbone or ScriptedBackbone(), sink)
-    env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "user_sim": rb, "judge": rb}))
-    rec = asyncio.run(run_episode(cell="t", task_id=task.task_id, trial=0, seed=0, env=env, method=FullContext(rb), sink=sink))
+    ep = Episode(backbone or ScriptedBackbone(), cell="t", task_id=task.task_id)
+    env = ep.make_env(bench, task)
+    rec = asyncio.run(ep.run(env, FullContext(ep.agent)))
     return rec, env
 
 

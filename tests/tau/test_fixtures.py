@@ -12,9 +12,8 @@ from benchmarks.tau import evaluation as E
 from benchmarks.tau.benchmark import TauBenchmark
 from benchmarks.tau.data import FIXTURE_SOURCE, DomainData
 from benchmarks.tau.replay import main as replay_main, replay_task
-from runners.api import EpisodeContext
 from runners.backbones.scripted import ScriptedBackbone
-from runners.episode import RecordingBackbone, run_episode
+from runners.episode import Episode
 from tests.tau.helpers import empty_trajectory, gold_trajectory
 
 
@@ -22,11 +21,8 @@ def run(domain: str):
     bench = TauBenchmark(name=f"tau_{domain}", domain=domain, data_dir="fixtures")
     recs = []
     for task in bench.load_tasks():
-        sink: list = []
-        rb = RecordingBackbone(ScriptedBackbone(), sink)
-        env = bench.make_env(task, EpisodeContext(backbones={"agent": rb, "user_sim": rb, "judge": rb}))
-        recs.append(asyncio.run(run_episode(cell="f", task_id=task.task_id, trial=0, seed=0, env=env,
-                                            method=FullContext(rb), sink=sink)).model_dump())
+        ep = Episode(ScriptedBackbone(), cell="f", task_id=task.task_id)
+        recs.append(asyncio.run(ep.run(ep.make_env(bench, task), FullContext(ep.agent))).model_dump())
     return bench, recs
 
 

@@ -32,8 +32,9 @@ def test_prompt_layout():
     assert transcript(TRAJ).splitlines()[2:] == ["assistant: None", "tool: Error: Order not found"]
     msgs = judge_messages(TRAJ, ["Agent cancels order #W1.", "Agent is polite."])
     assert msgs[0]["role"] == "system" and "metExpectation" in msgs[0]["content"]
-    assert msgs[1]["content"].startswith("conversation:\nassistant: Hi!")
-    assert msgs[1]["content"].endswith("expectedOutcomes:\n['Agent cancels order #W1.', 'Agent is polite.']")
+    lines = [line.strip() for line in msgs[1]["content"].splitlines() if line.strip()]  # upstream's text is indented
+    assert lines[:2] == ["conversation:", "assistant: Hi! How can I help you today?"]
+    assert lines[-2:] == ["expectedOutcomes:", "['Agent cancels order #W1.', 'Agent is polite.']"]
 
 
 def test_parse_verdict_is_total():

@@ -1,0 +1,55 @@
+"""The contracts every method, benchmark and backbone speaks.
+
+This package is the one thing a newcomer must read before adding a method or a benchmark. Its
+names are re-exported here from small private modules (read them in this order):
+
+- `_roles`: `Role` (who a call is for) and `method_tokens` (the one definition of #Tok);
+- `_backbone`: `Backbone`, `Completion`, `Usage`, `BackboneError`, `Message`;
+- `_decision`: `Decision`, `ToolCall`, `ToolSpec`, `Protocol` (a method's output format), `Parsed`;
+- `_task`: `Request`, `Observation`, `TaskView`, `Environment`, `Method`, `RequestOutcome`;
+- `_benchmark`: `TaskSpec`, `EpisodeContext`, `Benchmark`.
+
+Everything is plain data (pydantic) or an abstract base class; no I/O.
+
+Data flow of one episode (FlowState Algorithm 1 shape, generalised):
+
+    env = benchmark.make_env(task, ctx)            # gold labels stay inside env
+    method.begin_task(env.view())
+    while (request := await env.next_request()):   # q_1..q_K
+        method.begin_request(request)
+        obs = Observation()                        # O_{k,1} = ∅
+        for t in range(budget):
+            decision = await method.step(obs)      # build context → model → parse
+            reply = await env.act(decision)        # act → observe
+            if reply.request_done: break
+            obs = reply.observation
+        outcome = await env.end_request()          # scores q_k, gives memory text
+        await method.end_request(outcome)
+    scores = await env.score_task()
+"""
+from runners.api._backbone import Backbone, BackboneError, Completion, Message, RetryEvent, Usage
+from runners.api._benchmark import Benchmark, EpisodeContext, EpisodeRow, Metrics, TaskSpec
+from runners.api._decision import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError, ToolCall, ToolSpec
+from runners.api._roles import BENCHMARK_ROLES, METHOD_ROLES, Role, method_tokens
+from runners.api._task import (
+    TASK_KINDS,
+    Environment,
+    EpisodeScope,
+    Method,
+    Observation,
+    Oracle,
+    Reply,
+    Request,
+    RequestOutcome,
+    Scores,
+    TaskView,
+    ToolResult,
+)
+
+__all__ = [
+    "BENCHMARK_ROLES", "DROPPED_MESSAGE", "METHOD_ROLES", "TASK_KINDS",
+    "Backbone", "BackboneError", "Benchmark", "Completion", "Decision", "Environment", "EpisodeContext", "EpisodeRow", "EpisodeScope",
+    "Message", "Method", "Metrics", "Observation", "Oracle", "Parsed", "Protocol", "ProtocolError", "Reply", "Request",
+    "RequestOutcome", "RetryEvent", "Role", "Scores", "TaskSpec", "TaskView", "ToolCall", "ToolResult", "ToolSpec", "Usage",
+    "method_tokens",
+]
