@@ -13,7 +13,7 @@ from flowstate.protocol import FlowStateProtocol
 from flowstate.psa import AccessResult, disclose, validate_access
 from flowstate.repository import ActiveState, HistoricalIndex, RawObs, Repository
 from flowstate.state import StateOp, StateType, normalise_type
-from runners.api import Decision, Message, Observation, Parsed, Request, RequestOutcome, TaskView
+from runners.api import Decision, Message, Observation, Parsed, Request, RequestOutcome, TaskView, actions_json
 from runners.tokens import count
 
 USER_TURN_MODES = ("request", "observation")
@@ -120,6 +120,8 @@ class FlowState(SingleCallMethod):
             lines.append(obs.note)
         if obs.user_message is not None and self.user_turn_mode == "observation":
             lines.append(f"User: {obs.user_message}")
+        if obs.actions is not None:  # the actions valid now (ALFWorld), as Observation.as_text shows them
+            lines.append(f"Available actions: {actions_json(obs.actions)}")
         return "\n".join(lines)
 
     def active_state_view(self) -> list[dict[str, Any]]:

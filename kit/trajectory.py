@@ -17,7 +17,7 @@ class Trajectory:
 
     def observe(self, obs: Observation) -> None:
         if not obs.is_empty and self.requests:
-            self.requests[-1].append(f"Observation: {obs.as_text()}")
+            self.requests[-1].append(f"Observation: {obs.as_text(actions=False)}")  # the valid actions are current-turn only
 
     def act(self, decision: Decision, step: int) -> None:
         if not self.requests:

@@ -24,7 +24,7 @@ from pos.recovery import RecoveryDirective, build_directive
 from pos.sentinel import audit_scope, diagnostic_progress, evidence_items, execution_progress, run_audit
 from pos.updater import BeliefModel, ContextFailure
 from pos.world import Belief, World
-from runners.api import Decision, Observation, ProtocolError, Request, RequestOutcome, TaskView
+from runners.api import BackboneError, Decision, Observation, ProtocolError, Request, RequestOutcome, TaskView
 
 
 def split_observation(obs: Observation, n: int) -> list[str]:
@@ -36,10 +36,11 @@ def split_observation(obs: Observation, n: int) -> list[str]:
         rest = Observation(note=obs.note, user_message=obs.user_message).as_text()
         texts[-1] = f"{texts[-1]}\n{rest}" if rest else texts[-1]
         return texts
-    return [NO_SEPARATE_RESULT] * (n - 1) + [obs.as_text()]
+    return [NO_SEPARATE_RESULT] * (n - 1) + [obs.as_text(actions=False)]
 
 
 NO_SEPARATE_RESULT = "(no separate result for this action; see the next action's observation)"
+TASK_SUCCESS_REASON = "The environment reports that the task succeeded."
 
 
 class PoS(SingleCallMethod):
@@ -79,12 +80,18 @@ class PoS(SingleCallMethod):
         self.action_count = 0
         self.turn = 0  # policy turns of this request (the forced-submission directive needs the last one)
         self.pending: list[tuple[int, str, str]] = []  # (action index, action text, thought) of the last turn
+        self.terminal_context_errors: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ the step
     async def step(self, observation: Observation) -> Decision:
         self.log: dict[str, Any] = {"protocol_errors": []}
+        self.actions = observation.actions  # shown to the policy only, as upstream's `Available action schemas`
         if self.belief is None:
-            obs = observation.as_text()
+            # Upstream's first state: `observation` is the reset observation. Environments that deliver it
+            # as the request text (ALFWorld: room, then "Your task is to: ...") send an empty first
+            # observation; the request text is then the first observation (the policy's turn 1 shows the room).
+            obs = observation.as_text(actions=False)
+            obs = obs if obs.strip() else self.request.text
             await self._initialize(obs)
         else:
             obs = ""
@@ -143,17 +150,16 @@ class PoS(SingleCallMethod):
                                  "The case is recorded as an error (spec §2.5); set context_failure: keep_belief to continue on the last committed belief")
 
     async def _initialize(self, obs: str) -> None:
-        # §2.1: step −1 holds the reset observation. Harness mapping: environments that deliver it as
-        # the request text (ALFWorld: room + "Your task is to: ...") send an empty first observation;
-        # the request text is then the step −1 evidence, so the initialisation audit can ground quotes.
-        initial = obs if obs.strip() else self.request.text
-        self.raw = [{"step": -1, "action": None, "observation": initial, "done": False, "success": None, "score": None}]
+        # §2.1: step −1 holds the reset observation (the initialisation audit grounds quotes in it).
+        # goal.user_input is the task alone (upstream `state["task"]`: ALFWorld's sentence after "Your task is to:").
+        self.raw = [{"step": -1, "action": None, "observation": obs, "done": False, "success": None, "score": None}]
         base = self.carried_world.copy() if (self.cfg.carry_world_across_requests and self.carried_world) else World()
         carried = {"world": base.to_dict(), "earlier_requests": self.earlier} if self.earlier and self.cfg.carry_world_across_requests else None
-        empty = Belief(goal={"user_input": self.request.text, "specification": ""}, world=base)
+        task = self.request.goal or self.request.text
+        empty = Belief(goal={"user_input": task, "specification": ""}, world=base)
 
         async def propose(repair: dict[str, Any] | None) -> Any:
-            return await self.model.initialize(task=self.request.text, observation=obs, base=base, carried=carried, repair=repair)
+            return await self.model.initialize(task=task, observation=obs, base=base, carried=carried, repair=repair)
 
         mode, scope = audit_scope(self.raw, 0, self.cfg.sentinel, initial=True)
         self.belief, status = await self._audited(propose, before=empty, step=-1, before_step=-1, mode=mode,
@@ -170,12 +176,15 @@ class PoS(SingleCallMethod):
         self.snapshots.append({"step": step, "world": self.belief.world.as_lists(), "epistemic_gap_ids": list(self.gap_ids["epistemic"]),
                                "achievement_gap_ids": list(self.gap_ids["achievement"]), "frontier": self.belief.frontier})
 
-    async def _after_action(self, step: int, action: str, thought: str, obs: str) -> None:
+    async def _after_action(self, step: int, action: str, thought: str, obs: str, *, done: bool = False,
+                            success: bool | None = None) -> None:
         """Steps 3a–3e of §2 for one action of the previous turn. The step log's top-level keys
-        describe the last action of the turn; `actions` lists every action's."""
+        describe the last action of the turn; `actions` lists every action's. `done`: the action
+        ended the request (upstream `state["done"]`): as upstream's manager, a success is labelled
+        without a progress call, and neither health nor the Belief Text is computed after it."""
         for k in ("audit", "re_audit", "health", "recovery_started"):
             self.log.pop(k, None)
-        self.raw.append({"step": step, "action": action, "observation": obs, "done": False, "success": None, "score": None})
+        self.raw.append({"step": step, "action": action, "observation": obs, "done": done, "success": success, "score": None})
         n = sum(1 for u in self.update_history if u["step"] >= 0) + 1
         mode, scope = audit_scope(self.raw, n, self.cfg.sentinel)
         before = self.belief
@@ -188,28 +197,32 @@ class PoS(SingleCallMethod):
                                                 items=evidence_items(scope, self.cfg.sentinel.audit_observation_max_chars), call="delta")
         self.update_history.append({"step": step, "status": status, "audit_mode": mode if self.consistency else None})
         record = {"step": step, "frontier_episode": self.frontier_episode, "frontier": before.frontier, "action": action,
-                  "observation": obs, "done": False, "success": None, "task_score": None, "progress": None,
+                  "observation": obs, "done": done, "success": success, "task_score": None, "progress": None,
                   "scoring_method": None, "score": None, "affected_record_ids": [], "reason": None}
         if frontier_changed(before.frontier, committed.frontier):
             self.frontier_episode += 1
         self.belief = committed
         self._commit_bookkeeping(step)
         self.transitions.append(record)
-        label = await self._progress(step, before, action, obs)
+        label = await self._progress(step, before, action, obs, success=bool(done and success))
         if label is not None:
             record.update(label)
-            if self.cfg.trapping.enabled:
+            if self.cfg.trapping.enabled and not done:
                 self._update_health()
-        await self._refresh_text()
+        if not done:  # upstream: no Belief Text after the episode is done (nothing reads it)
+            await self._refresh_text()
         self.log.update(update=self.update_history[-1], transition=record)
         self.log.setdefault("actions", []).append({k: self.log[k] for k in ("update", "transition", "audit", "re_audit", "health", "recovery_started") if k in self.log})
 
-    async def _progress(self, step: int, before: Belief, action: str, obs: str) -> dict[str, Any] | None:
+    async def _progress(self, step: int, before: Belief, action: str, obs: str, *, success: bool = False) -> dict[str, Any] | None:
         s = self.cfg.sentinel
         if not (s.enabled and s.progress_enabled):
             return None
         if self.cfg.task_mode == "diagnostic":
             return diagnostic_progress(before.world, self.belief.world, self.cfg.diagnostic_progress_threshold)
+        if success:  # upstream `execution_task_success`: the environment's success is authoritative
+            return {"progress": 1, "score": 1.0, "affected_record_ids": [], "reason": TASK_SUCCESS_REASON,
+                    "scoring_method": "execution_task_success"}
         label, errors = await execution_progress(self.backbone, self.progress_protocol, step=step, frontier=before.frontier,
                                                  action=action, observation=obs, before=before, after=self.belief, cfg=s,
                                                  sampling=self.cfg.sampling.get("sentinel"), health=self._health_view())
@@ -275,7 +288,7 @@ class PoS(SingleCallMethod):
         last_turn = self.cfg.forced_submission and budget is not None and self.turn >= budget
         msgs = policy_messages(task=self.task, protocol_text=self.protocol.description(), observation=obs, belief=self.belief,
                                belief_text=self.belief_text, recovery=d.prompt_view(generic=self.cfg.recovery.mode == "generic") if active else None,
-                               forced_submission=last_turn)
+                               forced_submission=last_turn, actions=self.actions)
         parsed, _ = await self.ask(msgs, **self.cfg.sampling.get("agent", {}))
         self.log["policy"], self._log = self._log, {}
         decision, limit = parsed.decision, self.cfg.max_actions_per_turn
@@ -298,8 +311,18 @@ class PoS(SingleCallMethod):
         self.final_log: dict[str, Any] = {}
         if self.belief is not None and self.pending and not outcome.final_observation.is_empty:
             self.log = {"protocol_errors": []}
-            for (step, action, thought), text in zip(self.pending, split_observation(outcome.final_observation, len(self.pending))):
-                await self._after_action(step, action, thought, text)
+            done = not outcome.truncated
+            try:
+                for (step, action, thought), text in zip(self.pending, split_observation(outcome.final_observation, len(self.pending))):
+                    await self._after_action(step, action, thought, text, done=done, success=outcome.success)
+            except (ContextFailure, BackboneError) as e:
+                # upstream `_record_terminal_context_error`: a context failure on the step that ended the
+                # case is recorded without changing the benchmark's authoritative result; before the end
+                # (a truncated request) it stays a case error, as upstream raises it
+                if not done or getattr(e, "fatal", False):
+                    raise
+                self.terminal_context_errors.append({"step": step, "phase": "update", "error_type": type(e).__name__, "error": str(e)})
+                self.log["terminal_context_error"] = self.terminal_context_errors[-1]
             self.final_log = dict(self.log)
         self.pending = []
         self._finish_recovery("task_terminal")
@@ -327,4 +350,5 @@ class PoS(SingleCallMethod):
     def export(self) -> dict[str, Any]:
         """Per-request bookkeeping (belief_update_history, transitions, recoveries, pending issues)."""
         return {"belief_update_history": self.update_history, "transitions": self.transitions, "snapshots": self.snapshots,
-                "recoveries": self.recoveries, "pending_issues": self.pending_issues, "raw_trajectory": self.raw}
+                "recoveries": self.recoveries, "pending_issues": self.pending_issues, "raw_trajectory": self.raw,
+                "terminal_context_errors": self.terminal_context_errors}

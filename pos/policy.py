@@ -7,7 +7,7 @@ from typing import Any
 from pos.projection import frontier_subgraph, semantic_view
 from pos.prompts import ACTION_CONTRACT
 from pos.world import Belief
-from runners.api import Decision, Message, TaskView
+from runners.api import Decision, Message, TaskView, ToolCall, actions_json
 from kit.prompting import REACT_RULES, system_message, user_message
 
 NO_OBSERVATION = "(no observation yet; the task is the goal's user_input)"
@@ -17,12 +17,21 @@ FORCED_SUBMISSION = ("This is your last turn: no further investigation is possib
 
 
 def action_text(decision: Decision) -> str:
-    """One line for a decision as the raw trajectory and the belief model see it."""
+    """One line for a decision as the raw trajectory, the belief model and the Sentinel see it, in
+    upstream's form: a text command as the command itself (ALFWorld `go to desk 1`: a tool call whose
+    only argument is a string `command`), any other tool call as the JSON `{"name", "arguments"}`
+    the upstream policy writes (RCA-100, ClinDiag, LOCA)."""
     if decision.tool_calls:
-        return "; ".join(f"{c.name} {json.dumps(c.arguments, ensure_ascii=False, sort_keys=True)}" for c in decision.tool_calls)
+        return "; ".join(_call_text(c) for c in decision.tool_calls)
     if decision.message is not None:
         return f"message {json.dumps(decision.message, ensure_ascii=False)}"
     return "(no action)"
+
+
+def _call_text(call: ToolCall) -> str:
+    if set(call.arguments) == {"command"} and isinstance(call.arguments["command"], str):
+        return call.arguments["command"]
+    return json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
 
 
 def belief_text_input(belief: Belief) -> dict[str, Any]:
@@ -52,11 +61,13 @@ def describe(view: dict[str, Any]) -> str:
 
 
 def policy_messages(*, task: TaskView, protocol_text: str, observation: str, belief: Belief, belief_text: str,
-                    recovery: dict[str, Any] | None, forced_submission: bool = False) -> list[Message]:
+                    recovery: dict[str, Any] | None, forced_submission: bool = False,
+                    actions: list[str] | None = None) -> list[Message]:
     """System = the benchmark's ReAct system prompt; user = latest observation, Belief Text, the
     Goal and Active-Gap subgraph, the Active Gap, the action-selection contract, and the recovery
-    constraint C_t when one is active, and on the last turn the forced-submission directive when
-    `forced_submission` (§4). No past observations, actions or thoughts."""
+    constraint C_t when one is active, the actions valid now where the benchmark lists them
+    (upstream `build_belief_prompt`, `include_actions: true`), and on the last turn the
+    forced-submission directive when `forced_submission` (§4). No past observations, actions or thoughts."""
     gap = belief.frontier_gap()
     blocks = [
         ("latest_observation", observation or NO_OBSERVATION),
@@ -67,6 +78,8 @@ def policy_messages(*, task: TaskView, protocol_text: str, observation: str, bel
     ]
     if recovery is not None:
         blocks.append(("recovery_constraint", json.dumps(recovery, ensure_ascii=False)))
+    if actions is not None:
+        blocks.append(("available_actions", actions_json(actions)))
     if forced_submission:
         blocks.append(("forced_submission", FORCED_SUBMISSION))
     return [system_message(instructions=REACT_RULES, policy=task.policy, tools=task.tools, output_protocol=protocol_text),

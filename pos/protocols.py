@@ -138,7 +138,12 @@ ISSUE_KEYS = ("targets", "issue_type", "problem", "evidence_step", "evidence_quo
 
 
 class AuditProtocol(JsonProtocol):
-    """Sentinel verdict (§5): `{"issues": [...]}`; only issues[0] counts and must match the schema."""
+    """Sentinel verdict (§5): `{"issues": [...]}`, read as leniently as upstream's
+    `beliefSentinel.py`: the reply must hold an `issues` list (other top-level keys are ignored,
+    `payload.get("issues")`); only issues[0] counts and it must carry exactly the issue fields
+    (upstream builds a `SentinelIssue(**data)`); field values are not type-checked here, an issue
+    whose values cannot be grounded (a non-integer `evidence_step`, targets that are not IDs) is
+    discarded as ungrounded by `pos.sentinel.ground_issue`, as upstream's `_valid_issue` does."""
 
     name = "pos-audit"
     keys = ("issues",)
@@ -146,19 +151,24 @@ class AuditProtocol(JsonProtocol):
     def minimal(self) -> dict[str, Any]:
         return {"issues": []}
 
+    def parse(self, text: str) -> Parsed:
+        obj, errors = load_object(text)
+        if obj is None:
+            return Parsed(errors=errors)
+        if "issues" not in obj:
+            errors.append(ProtocolError(kind="bad_field", detail="the reply needs an 'issues' list"))
+            return Parsed(blocks={"json": obj}, errors=errors)
+        value = self.check({"issues": obj["issues"]}, errors)
+        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, errors=errors)
+
     def check(self, obj: dict[str, Any], errors: list[ProtocolError]) -> dict[str, Any]:
         issues = obj["issues"]
         if not isinstance(issues, list):
             errors.append(ProtocolError(kind="bad_field", detail="'issues' must be a list"))
             return obj
-        if issues:
-            it = issues[0]
-            ok = (isinstance(it, dict) and set(it) == set(ISSUE_KEYS) and isinstance(it["targets"], list)
-                  and all(isinstance(t, str) for t in it["targets"]) and it["issue_type"] in ("internal", "external")
-                  and isinstance(it["evidence_step"], int) and not isinstance(it["evidence_step"], bool)
-                  and all(isinstance(it[k], str) for k in ("problem", "evidence_quote", "evidence", "suggestion")))
-            if not ok:
-                errors.append(ProtocolError(kind="bad_field", detail=f"issues[0] must have exactly {list(ISSUE_KEYS)} with the documented types"))
+        if issues and not (isinstance(issues[0], dict) and set(issues[0]) == set(ISSUE_KEYS)):
+            got = sorted(issues[0]) if isinstance(issues[0], dict) else type(issues[0]).__name__
+            errors.append(ProtocolError(kind="bad_field", detail=f"issues[0] must have exactly the fields {list(ISSUE_KEYS)}, got {got}"))
         return obj
 
 

@@ -64,11 +64,18 @@ def ground_issue(issue: dict[str, Any], items: list[dict[str, Any]], allowed_tar
     non-empty ⊆ allowed; evidence_step in scope; the normalised quote is a substring of the
     normalised JSON of that step's {action, observation}."""
     targets = issue.get("targets") or []
+    if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
+        return f"targets {targets!r} are not a list of record IDs or gap targets"
     if not targets or not set(targets) <= allowed_targets:
         return f"targets {targets} are not record IDs or gap targets of the belief"
-    item = next((it for it in items if it["step"] == issue.get("evidence_step")), None)
+    step = issue.get("evidence_step")
+    if isinstance(step, bool) or not isinstance(step, (int, float)):  # upstream: the step lookup of a string finds nothing
+        return f"evidence_step {step!r} is not an integer trajectory step"
+    item = next((it for it in items if it["step"] == step), None)
     if item is None:
-        return f"evidence_step {issue.get('evidence_step')} is not in the audit scope"
+        return f"evidence_step {step} is not in the audit scope"
+    if not isinstance(issue.get("evidence_quote"), str):
+        return "evidence_quote is not a string"
     quote = quote_norm(issue.get("evidence_quote", ""))
     hay = quote_norm(json.dumps({"action": item["action"], "observation": item["observation"]}, ensure_ascii=False))
     if not quote or quote not in hay:

@@ -13,10 +13,10 @@ from pos.gaps import select_frontier, stabilize_targets
 from pos.prompts import delta_messages, init_messages, with_repair
 from pos.protocols import DeltaProtocol, InitProtocol, JsonProtocol
 from pos.world import Belief, BuildError, World
-from runners.api import Backbone, Message, ProtocolError
+from runners.api import Backbone, CaseError, Message, ProtocolError
 
 
-class ContextFailure(RuntimeError):
+class ContextFailure(CaseError):
     """The belief model produced no buildable belief after its re-asks (§2.5: upstream raises and
     the case is rerun; [harness choice] `context_failure: case_error` records a case error)."""
 

@@ -1,25 +1,43 @@
-"""`python -m runners.aggregate results/<experiment> [--reference full_context]`
+"""`python -m runners.aggregate results/<experiment> [--reference full_context] [--method a,b] [--benchmark x] [--cells c1,c2]`
 
 Reads every cell of an experiment, computes the benchmark's metrics per (method, backbone),
 token totals (method-side roles; judge and user simulator apart), Δ rows against a reference
 method (pp for rates, relative % for tokens), prints a markdown table laid out like FlowState
 Table 1 with the papers' numbers beside ours, and writes `tables/summary.{md,csv,tex}` plus a
-long-format `tables/metrics.csv`."""
+long-format `tables/metrics.csv` (always of the whole experiment, written atomically; the
+filters only narrow what is printed).
+
+A cell counts exactly the episodes its manifest asks for (its task ids × trials 0..trials-1);
+other finished records on disk (an earlier run with more trials or a larger limit) are kept and
+reported, not counted. Lines with wrong field types are set aside with a note. Cells that share
+method, backbone and benchmark are named by the config values that differ
+(`flowstate[max_resamples=2]`); cells whose episodes come from more than one code fingerprint
+are marked [mixed code]; the sweeps the cells came from are listed."""
 from __future__ import annotations
 
 import argparse
 import csv
+import fcntl
+import io
+import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from runners.api import method_tokens
+<<<<<<< HEAD
 from runners.config import ConfigError, import_target
 from runners.cost import episode_usd, role_prices
 from runners.report import delta, fmt, fmt_delta, is_rate, paper_value, to_latex, to_markdown
 from runners.stats import DEFAULT_RESAMPLES, bootstrap_ci, paired_bootstrap, paired_sign_test
 from runners.store import MANIFEST, StoreError, load_cell, shard_dirs
+=======
+from runners.config import ConfigError, available, import_target
+from runners.report import delta, fmt, fmt_delta, paper_value, to_latex, to_markdown
+from runners.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, load_cell_checked
+>>>>>>> main
 
 
 @dataclass
@@ -39,6 +57,15 @@ class CellSummary:
     episodes: list[dict[str, Any]] = field(default_factory=list, repr=False)
     metric_fn: Any = field(default=None, repr=False)
     paraphrased: list[str] = field(default_factory=list)
+    extra_on_disk: int = 0  # finished records outside the manifest's tasks × trials (kept, not counted)
+    set_aside: list[str] = field(default_factory=list)  # notes on records that could not be aggregated
+    codes: dict[str, int] = field(default_factory=dict)  # code fingerprint -> counted episodes
+    config: dict[str, Any] = field(default_factory=dict)
+    sweep: dict[str, Any] = field(default_factory=dict)  # the sweep that last ran the cell
+
+    @property
+    def mixed_code(self) -> bool:
+        return len(self.codes) > 1
 
     @property
     def partial(self) -> bool:
@@ -56,8 +83,43 @@ def paraphrased_prompts(manifest: dict[str, Any]) -> list[str]:
     return out
 
 
+<<<<<<< HEAD
 def summarize(cell_dir: Path, resamples: int = DEFAULT_RESAMPLES) -> CellSummary:
     manifest, episodes = load_cell(cell_dir)
+=======
+def _wanted(manifest: dict[str, Any], records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """(the records the manifest asks for: its task ids (when recorded) × trials 0..trials-1,
+    number of other finished records on disk)."""
+    trials = int(manifest.get("trials") or 1)
+    ids = manifest.get("task_ids")
+    ids = set(ids) if isinstance(ids, list) else None
+    keep = [r for r in records if 0 <= r["trial"] < trials and (ids is None or r["task_id"] in ids)]
+    return keep, len(records) - len(keep)
+
+
+def _metrics(bench, episodes: list[dict[str, Any]], notes: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The benchmark's metrics; records whose scores the benchmark cannot read are set aside."""
+    if not episodes:
+        return {}, episodes
+    bad = (TypeError, ValueError, KeyError, AttributeError, IndexError, ZeroDivisionError)
+    try:
+        return bench.metrics(episodes), episodes
+    except bad:
+        good = []
+        for e in episodes:
+            try:
+                bench.metrics([e])
+                good.append(e)
+            except bad as err:
+                notes.append(f"{EPISODES} record {e['task_id']}#{e['trial']} set aside: wrong field types "
+                             f"(its scores cannot be read: {type(err).__name__}: {err})")
+        return (bench.metrics(good) if good else {}), good
+
+
+def summarize(cell_dir: Path) -> CellSummary:
+    manifest, on_disk, notes = load_cell_checked(cell_dir)
+    episodes, extra = _wanted(manifest, on_disk)
+>>>>>>> main
     try:
         cfg = manifest["config"]
         bench_cls = import_target(cfg["benchmark"]["_target_"], "benchmark")
@@ -65,13 +127,14 @@ def summarize(cell_dir: Path, resamples: int = DEFAULT_RESAMPLES) -> CellSummary
     except (KeyError, TypeError, ValueError, ConfigError) as e:  # an old or foreign manifest, a renamed adapter
         raise StoreError(f"{cell_dir}: cannot rebuild the benchmark from manifest.json ({type(e).__name__}: {e}); "
                          "re-run the sweep for this cell or move the directory out of the experiment") from None
-    metrics = bench.metrics(episodes) if episodes else {}
+    metrics, episodes = _metrics(bench, episodes, notes)
     table = list(getattr(bench, "table_metrics", None) or [m for m in metrics if not m.startswith("Acc_") and m != "K"])
     tokens: dict[str, int] = {}
     for e in episodes:
         for role, u in e.get("usage_by_role", {}).items():
             tokens[role] = tokens.get(role, 0) + int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
     metrics["Tok"] = (method_tokens(tokens) / 1e6) if episodes else None
+<<<<<<< HEAD
     trials = int(manifest.get("trials", 1))
     table += pass_k_columns(metrics, trials, table)
     cost = cell_usd(episodes, cfg)
@@ -147,12 +210,93 @@ def collect(root: Path, cell_names: set[str] | None = None, resamples: int = DEF
             cells.append(summarize(d, resamples))
     # Cells that differ only in config details (same method/backbone/benchmark) stay apart.
     seen: dict[tuple[str, str, str], int] = {}
+=======
+    codes: dict[str, int] = {}
+    for e in episodes:
+        codes[str(e.get("code") or "unrecorded")] = codes.get(str(e.get("code") or "unrecorded"), 0) + 1
+    runs = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
+    sweep = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
+    return CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
+                       benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
+                       n_tasks=int(manifest.get("n_tasks", 0)), trials=int(manifest.get("trials", 1)),
+                       metrics=metrics, table_metrics=table + ["Tok"], tokens_by_role=tokens, extra_on_disk=extra,
+                       set_aside=notes, codes=codes, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest))
+
+
+# Config parts that are not the cell's identity (runtime knobs), left out of readable names.
+_RUNTIME_BACKBONE = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "refused_window_s", "base_url_env", "api_key_env")
+_NOT_IDENTITY = {"runner", "experiment", "backbone.scripted.latency_s", "benchmark.params.limit", "method.name", "backbone.name",
+                 "benchmark.name", *(f"{b}.{k}" for b in ("backbone", "roles.judge", "roles.user_sim") for k in _RUNTIME_BACKBONE)}
+
+
+def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(d, dict) and d:
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            path = f"{prefix}.{k}" if prefix else str(k)
+            if path not in _NOT_IDENTITY and not any(path.startswith(p + ".") for p in _NOT_IDENTITY):
+                out.update(_flatten(v, path))
+        return out
+    return {prefix: d}
+
+
+def _readable_labels(group: list[CellSummary]) -> dict[str, str]:
+    """cell → `k=v,...` of the config values that differ inside a group of cells sharing method,
+    backbone and benchmark (the shortest unambiguous key suffix); the cell hash if none differ."""
+    flat = {c.cell: {**_flatten(c.config), "seed": (c.config.get("runner") or {}).get("seed")} for c in group}
+    keys = sorted({k for f in flat.values() for k in f})
+    differ = [k for k in keys if len({json.dumps(f.get(k), sort_keys=True, default=str) for f in flat.values()}) > 1]
+
+    def short(k: str) -> str:
+        parts = k.split(".")
+        for n in range(1, len(parts) + 1):
+            s = ".".join(parts[-n:])
+            if sum(1 for o in differ if o == s or o.endswith("." + s)) == 1:
+                return s
+        return k
+
+    labels = {}
+    for c in group:
+        f = flat[c.cell]
+        text = ",".join(f"{short(k)}={json.dumps(f.get(k), default=str) if not isinstance(f.get(k), (str, int, float, bool)) else f.get(k)}"
+                        for k in differ)
+        labels[c.cell] = text or c.cell.rsplit("__", 1)[-1]
+    if len(set(labels.values())) < len(labels):  # values that print alike: fall back to the hash
+        labels = {c: f"{t},{c.rsplit('__', 1)[-1]}" for c, t in labels.items()}
+    return labels
+
+
+def orphan_cells(root: Path) -> list[str]:
+    """Warnings for directories of the experiment that hold results but no manifest.json."""
+    out = []
+    for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
+        if not (d / MANIFEST).exists() and any((d / n).exists() for n in (EPISODES, ERRORS, "DONE")):
+            n = sum(1 for _ in open(d / EPISODES, "rb")) if (d / EPISODES).exists() else 0
+            out.append(f"{d.name}: no manifest.json ({n} episode lines on disk), so the cell is NOT in the tables. Fix: re-run "
+                       "the sweep for that cell (it rewrites the manifest and keeps the episodes), or move the directory out "
+                       f"of {root}")
+    return out
+
+
+def collect(root: Path, cell_names: set[str] | None = None, methods: set[str] | None = None,
+            benchmarks: set[str] | None = None) -> list[CellSummary]:
+    if not root.is_dir():
+        raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
+    cells = [summarize(d) for d in sorted(p for p in root.iterdir() if (p / MANIFEST).exists() and not p.name.startswith("."))]
+    # Cells that differ only in config details (same method/backbone/benchmark) stay apart, named
+    # by what differs (labels are computed over the whole experiment, so filters do not rename).
+    groups: dict[tuple[str, str, str], list[CellSummary]] = {}
+>>>>>>> main
     for c in cells:
-        seen[(c.method, c.backbone, c.benchmark)] = seen.get((c.method, c.backbone, c.benchmark), 0) + 1
-    for c in cells:
-        if seen[(c.method, c.backbone, c.benchmark)] > 1:
-            c.method = f"{c.method}[{c.cell.rsplit('__', 1)[-1]}]"
-    return cells
+        groups.setdefault((c.method, c.backbone, c.benchmark), []).append(c)
+    for group in groups.values():
+        if len(group) > 1:
+            labels = _readable_labels(group)
+            for c in group:
+                c.method = f"{c.method}[{labels[c.cell]}]"
+    return [c for c in cells if (cell_names is None or c.cell in cell_names)
+            and (methods is None or c.method in methods or c.method.split("[", 1)[0] in methods)
+            and (benchmarks is None or c.benchmark in benchmarks)]
 
 
 def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True, resamples: int = DEFAULT_RESAMPLES):
@@ -176,8 +320,14 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
         scripted = any(c.scripted for c in cells if (c.method, c.backbone) == (method, backbone))
         partial = any(c.partial for c in cells if (c.method, c.backbone) == (method, backbone))
         para = any(c.paraphrased for c in cells if (c.method, c.backbone) == (method, backbone))
+<<<<<<< HEAD
         rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else "")
                      + (" [paraphrased]" if para else ""), backbone] + [_cell_text(c, m, scale) for c, (_, m) in zip(vals, cols)])
+=======
+        mixed = any(c.mixed_code for c in cells if (c.method, c.backbone) == (method, backbone))
+        rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else "") + (" [mixed code]" if mixed else "")
+                     + (" [paraphrased]" if para else ""), backbone] + [fmt(c.metrics.get(m) if c else None, m) for c, (_, m) in zip(vals, cols)])
+>>>>>>> main
         for c in (c for c in cells if (c.method, c.backbone) == (method, backbone)):
             for m, v in c.metrics.items():  # every metric, not only the table's columns
                 lo_hi = c.ci.get(m)
@@ -228,10 +378,59 @@ def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] |
     return header, rows
 
 
+<<<<<<< HEAD
 def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
                   resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
+=======
+def check_reference(reference: str, cells: list[CellSummary] = ()) -> None:
+    """An unknown reference method is an error naming the choices (it would drop the Δ rows)."""
+    if reference.split("[", 1)[0] in available("method") or any(c.method == reference for c in cells):
+        return
+    raise ConfigError(f"unknown reference method '{reference}'; available: {', '.join(available('method'))}")
+
+
+def _sweeps(cells: list[CellSummary]) -> list[str]:
+    """One line per sweep that last ran some of these cells: when, the command line, which cells."""
+    by: dict[str, list[CellSummary]] = {}
+    for c in cells:
+        by.setdefault(str(c.sweep.get("id") or "unrecorded"), []).append(c)
+    lines = []
+    for sid, cs in sorted(by.items(), key=lambda kv: str(kv[1][0].sweep.get("started_at") or "")):
+        sw = cs[0].sweep
+        what = f"{sw.get('started_at', '?')} `{' '.join(sw.get('overrides') or []) or '(no overrides)'}`" if sw else "unrecorded sweep"
+        lines.append(f"- {what}: {', '.join(c.cell for c in cs)}")
+    return lines
+
+
+def _notes(root: Path, cells: list[CellSummary], orphans: list[str]) -> list[str]:
+    out = []
+    for c in cells:
+        if c.extra_on_disk:
+            out.append(f"{c.cell}: {c.extra_on_disk} more on disk outside this manifest's {c.n_tasks} tasks × {c.trials} trials "
+                       "(an earlier run with more trials or a larger limit); kept, not counted")
+        out += [f"{c.cell}: {n}" for n in c.set_aside]
+        if c.mixed_code:
+            out.append(f"{c.cell}: [mixed code] episodes from {len(c.codes)} code fingerprints "
+                       f"({', '.join(f'{n} by {k}' for k, n in sorted(c.codes.items()))}); runner.fresh=true re-runs the cell")
+    return out + orphans
+
+
+def _csv(rows: list[list[Any]]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf).writerows(rows)
+    return buf.getvalue()
+
+
+def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
+                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None) -> list[dict[str, Any]]:
+    """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
+    jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
+    print the table of the matching cells only."""
+>>>>>>> main
     out = out or sys.stdout
+    err = err or sys.stderr
     root = Path(root)
+<<<<<<< HEAD
     cells = collect(root, cell_names, resamples)
     if not cells:
         print(f"no finished cells under {root}", file=out)
@@ -245,6 +444,50 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
              + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, relative % for Tok/USD)")
     if any(c.scripted for c in cells):
         title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"
+=======
+    check_reference(reference)  # before any work; names of readable cells are checked after collecting
+    if not root.is_dir():
+        raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
+    tdir = root / "tables"
+    tdir.mkdir(exist_ok=True)
+    lock = os.open(tdir / ".lock", os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        everything = collect(root)
+        orphans = orphan_cells(root)
+        for o in orphans:
+            print(f"warning: {o}", file=err)
+        for c in everything:
+            for n in c.set_aside:
+                print(f"warning: {c.cell}: {n}", file=err)
+        long = _write_tables(root, everything, reference, with_paper, orphans) if everything else []
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        os.close(lock)
+    filtered = cell_names is not None or methods is not None or benchmarks is not None
+    cells = collect(root, cell_names, methods, benchmarks) if filtered else everything
+    if filtered and not cells:
+        raise StoreError(f"no cell of {root} matches the filters; the experiment has methods "
+                         f"{', '.join(sorted({c.method for c in everything})) or '-'}, benchmarks "
+                         f"{', '.join(sorted({c.benchmark for c in everything})) or '-'}, cells "
+                         f"{', '.join(sorted(c.cell for c in everything)) or '-'}")
+    if not everything:
+        print(f"no finished cells under {root}", file=out)
+        return []
+    if filtered:
+        header, rows, long = build_tables(cells, reference, with_paper)
+        md = _markdown(root, cells, header, rows, reference, [])
+    else:
+        md = (tdir / "summary.md").read_text().rstrip("\n")
+    print(md, file=out)
+    print(f"\nTables of the whole experiment written to {tdir}/summary.{{md,csv,tex}} and metrics.csv"
+          + (" (the filters narrowed only what is printed here)" if filtered else ""), file=out)
+    return long
+
+
+def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str, orphans: list[str]) -> str:
+    title = _title(root, cells)
+>>>>>>> main
     md = f"### {title}\n\n" + to_markdown(header, rows)
     depth = depth_table(cells)
     if depth:
@@ -257,6 +500,7 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
                "unavailable (see each cell's manifest `text_sources`): " +
                "; ".join(f"{c.cell}: {', '.join(c.paraphrased)}" for c in cells if c.paraphrased))
     counts = "\n\n" + "\n".join(f"- {c.cell}: {c.n_episodes}/{c.n_tasks * c.trials} episodes; tokens by role {c.tokens_by_role}" for c in cells)
+<<<<<<< HEAD
     (tdir / "summary.md").write_text(md + counts + "\n")
     with open(tdir / "summary.csv", "w", newline="") as f:
         csv.writer(f).writerows([header] + rows)
@@ -268,6 +512,35 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
         w.writerows(long)
     print(md + counts, file=out)
     print(f"\nTables written to {tdir}/summary.{{md,csv,tex}} and metrics.csv", file=out)
+=======
+    notes = _notes(root, cells, orphans)
+    if notes:
+        counts += "\n\nNotes:\n" + "\n".join(f"- {n}" for n in notes)
+    counts += "\n\nSweeps the cells came from (latest run of each cell):\n" + "\n".join(_sweeps(cells))
+    return md + counts
+
+
+def _title(root: Path, cells: list[CellSummary]) -> str:
+    title = f"Results: {root.name} (rates in %, Tok = method-side tokens in millions; Δ: pp for rates, relative % for Tok)"
+    if any(c.scripted for c in cells):
+        title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"
+    return title
+
+
+def _write_tables(root: Path, cells: list[CellSummary], reference: str, with_paper: bool, orphans: list[str]) -> list[dict[str, Any]]:
+    header, rows, long = build_tables(cells, reference, with_paper)
+    tdir = root / "tables"
+    tdir.mkdir(exist_ok=True)
+    md = _markdown(root, cells, header, rows, reference, orphans)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted"])
+    w.writeheader()
+    w.writerows(long)
+    atomic_write(tdir / "summary.md", md + "\n")
+    atomic_write(tdir / "summary.csv", _csv([header] + rows))
+    atomic_write(tdir / "summary.tex", to_latex(header, rows, _title(root, cells)) + "\n")
+    atomic_write(tdir / "metrics.csv", buf.getvalue())
+>>>>>>> main
     return long
 
 
@@ -276,12 +549,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("results", type=Path, help="results/<experiment> directory")
     ap.add_argument("--reference", default="full_context", help="method the Δ rows compare against (default full_context)")
     ap.add_argument("--no-paper", action="store_true", help="do not print the papers' reported numbers")
+<<<<<<< HEAD
     ap.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, metavar="N",
                     help=f"bootstrap resamples for the 95%% intervals and paired Δ tests (default {DEFAULT_RESAMPLES}; 0 = none)")
+=======
+    ap.add_argument("--cells", help="comma-separated cell directory names to print")
+    ap.add_argument("--method", help="comma-separated method names to print (a base name matches its variants)")
+    ap.add_argument("--benchmark", help="comma-separated benchmark names to print")
+>>>>>>> main
     a = ap.parse_args(argv)
+    split = lambda v: set(x.strip() for x in v.split(",") if x.strip()) if v else None  # noqa: E731
     try:
+<<<<<<< HEAD
         aggregate_dir(a.results, a.reference, with_paper=not a.no_paper, resamples=a.bootstrap)
     except StoreError as e:
+=======
+        aggregate_dir(a.results, a.reference, cell_names=split(a.cells), with_paper=not a.no_paper, methods=split(a.method),
+                      benchmarks=split(a.benchmark))
+    except (StoreError, ConfigError) as e:
+>>>>>>> main
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0

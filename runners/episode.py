@@ -19,7 +19,7 @@ import traceback
 from datetime import datetime, timezone
 from typing import Any, Callable, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 from runners.wire import dumps, encoded
 
@@ -27,6 +27,7 @@ from runners.api import (
     Backbone,
     BackboneError,
     Benchmark,
+    CaseError,
     Completion,
     Decision,
     Environment,
@@ -44,6 +45,7 @@ from runners.api import (
     TaskSpec,
     Usage,
 )
+from runners.transcripts import Encoder, Pending, canonical, clean_sampling
 
 
 class CallLog(BaseModel):
@@ -58,6 +60,21 @@ class CallLog(BaseModel):
     finish_reason: str | None = None
     retries: list[RetryEvent] = Field(default_factory=list)
     attempt: int = Field(0, description="sample index sent to the backbone (a repeat of an identical prompt gets a fresh one)")
+    # The transcript (runners/transcripts.py): text lives in the cell's transcripts.sqlite, by hash.
+    prompt: str | None = Field(None, description="head of the message-list hash chain sent ('' = no messages); None = no transcript recorded")
+    n_messages: int = Field(0, description="number of messages sent")
+    reply: str | None = Field(None, description="hash of the raw completion text exactly as returned (None on a failed call)")
+    reasoning: str | None = Field(None, description="hash of the endpoint's reasoning_content, if it sent one")
+    tools: str | None = Field(None, description="hash of the tool schemas sent, if any")
+    sampling: dict[str, Any] = Field(default_factory=dict, description="effective sampling parameters (backbone config + this call)")
+    error: str | None = Field(None, description="the backbone error of a failed call")
+    _pending: Any = PrivateAttr(None)
+
+    def pending_transcript(self) -> Any:
+        return self._pending
+
+    def clear_pending_transcript(self) -> None:
+        self._pending = None
 
 
 class StepRecord(BaseModel):
@@ -91,6 +108,8 @@ class EpisodeRecord(BaseModel):
     status: Status = "ok"
     error: str | None = None
     fatal: bool = Field(False, description="the error is a configuration problem (bad key, unknown model): the sweep stops")
+    case_error: bool = Field(False, description="the error is a CaseError (the model's output made the case unusable): a resumed sweep reruns it with fresh samples")
+    resample: int = Field(0, description="fresh-sample generation of this run of the case (0 = first run; n = n-th rerun after case errors)")
     requests: list[RequestRecord] = Field(default_factory=list)
     scores: dict[str, Any] = Field(default_factory=dict)
     usage_by_role: dict[str, Usage] = Field(default_factory=dict)
@@ -101,18 +120,28 @@ class EpisodeRecord(BaseModel):
     started_at: str = ""
     wall_s: float = 0.0
     task_calls: list[CallLog] = Field(default_factory=list, description="calls made in Method.begin_task / end_task")
+    unfinished_calls: list[CallLog] = Field(default_factory=list, description="calls of the step an infra/harness error cut short")
+    code: str | None = Field(None, description="code fingerprint of the run that produced it (runners.store.code_fingerprint)")
 
 
 class RecordingBackbone(Backbone):
-    """Wraps a backbone and logs every call (role, usage, cache hit, retries) for the record."""
+    """Wraps a backbone and logs every call (role, usage, cache hit, retries) for the record,
+    with its transcript: the messages sent, tool schemas, sampling and the raw reply
+    (runners/transcripts.py; `transcripts=False` logs references-free calls)."""
 
+<<<<<<< HEAD
     def __init__(self, inner: Backbone, sink: list[CallLog], on_call: Callable[[CallLog], None] | None = None) -> None:
+=======
+    def __init__(self, inner: Backbone, sink: list[CallLog], *, transcripts: bool = True) -> None:
+>>>>>>> main
         self.inner = inner
         self.sink = sink
         self.on_call = on_call  # live progress: called with each call's log as it finishes
         self.name = inner.name
         self.model = inner.model
         self._used: dict[str, set[int]] = {}
+        self._encoder = Encoder() if transcripts else None
+        self._config_sampling = _config_sampling(inner)
 
     def fresh_attempt(self, messages: list[Message], role: str, attempt: int, sampling: dict[str, Any]) -> int:
         """A byte-identical prompt sent again in the same episode (e.g. after a step that changed
@@ -126,6 +155,23 @@ class RecordingBackbone(Backbone):
         used.add(attempt)
         return attempt
 
+    def _transcript(self, log: CallLog, messages: list[Message], sampling: dict[str, Any], c: Completion | None) -> CallLog:
+        role = log.role
+        if self._encoder is None:
+            return log
+        enc, pending = self._encoder, Pending()
+        call = dict(sampling)
+        tools = call.pop("tools", None)
+        log.prompt = enc.messages(messages, pending, role)
+        log.n_messages = len(messages)
+        log.tools = enc.blob(canonical(tools), pending) if tools else None
+        log.sampling = clean_sampling({**self._config_sampling, **call})
+        if c is not None:
+            log.reply = enc.text(c.text, pending)
+            log.reasoning = enc.text(c.reasoning, pending) if c.reasoning else None
+        log._pending = pending
+        return log
+
     async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0, **sampling: Any) -> Completion:
         if role not in ROLE_NAMES:  # a misspelt role would silently leave #Tok
             raise ValueError(f"unknown call role {role!r}; roles are {', '.join(ROLE_NAMES)}")
@@ -135,15 +181,26 @@ class RecordingBackbone(Backbone):
         try:
             c = await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
         except BackboneError as e:
+<<<<<<< HEAD
             self.sink.append(CallLog(role=role, model=self.model, usage=Usage(), latency_s=time.perf_counter() - t0, finish_reason="error",
                                      retries=e.retries, attempt=attempt))
             self._notify()
+=======
+            self.sink.append(self._transcript(
+                CallLog(role=role, model=self.model, usage=Usage(), latency_s=time.perf_counter() - t0, finish_reason="error",
+                        retries=e.retries, attempt=attempt, error=f"{type(e).__name__}: {e}"[:2000]), messages, sampling, None))
+>>>>>>> main
             raise
-        self.sink.append(
+        self.sink.append(self._transcript(
             CallLog(role=role, model=c.model, usage=c.usage, cached=c.cached, scripted=c.scripted,
+<<<<<<< HEAD
                     latency_s=time.perf_counter() - t0, finish_reason=c.finish_reason, retries=c.retries, attempt=attempt)
         )
         self._notify()
+=======
+                    latency_s=time.perf_counter() - t0, finish_reason=c.finish_reason, retries=c.retries, attempt=attempt),
+            messages, sampling, c))
+>>>>>>> main
         return c
 
     def _notify(self) -> None:
@@ -152,6 +209,17 @@ class RecordingBackbone(Backbone):
                 self.on_call(self.sink[-1])
             except Exception:  # a display problem never fails a model call
                 pass
+
+
+def _config_sampling(b: Any) -> dict[str, Any]:
+    """The sampling settings a backbone (or the one it wraps) adds to every request."""
+    for _ in range(4):
+        if isinstance(getattr(b, "sampling", None), dict):
+            return {**b.sampling, **({"extra_body": b.extra_body} if getattr(b, "extra_body", None) else {})}
+        b = getattr(b, "inner", None)
+        if b is None:
+            break
+    return {}
 
 
 ROLE_NAMES: tuple[str, ...] = get_args(Role)
@@ -164,6 +232,7 @@ class Episode:
 
     def __init__(self, agent: Backbone, *, judge: Backbone | None = None, user_sim: Backbone | None = None,
                  tool: Backbone | None = None, cell: str = "", task_id: str = "", trial: int = 0, seed: int = 0,
+<<<<<<< HEAD
                  on_call: Callable[[CallLog], None] | None = None) -> None:
         self.cell, self.task_id, self.trial, self.seed = cell, task_id, trial, seed
         self.sink: list[CallLog] = []
@@ -172,6 +241,16 @@ class Episode:
         backbones: dict[Role, Backbone] = {"agent": self.agent, "tool": self.agent}
         for role, b in (("judge", judge), ("user_sim", user_sim), ("tool", tool)):
             backbones[role] = RecordingBackbone(b.bind(self.scope), self.sink, on_call=on_call) if b is not None else self.agent  # type: ignore[index]
+=======
+                 transcripts: bool = True) -> None:
+        self.cell, self.task_id, self.trial, self.seed = cell, task_id, trial, seed
+        self.sink: list[CallLog] = []
+        self.scope = EpisodeScope(key=f"{cell}/{task_id}/{trial}")
+        self.agent = RecordingBackbone(agent.bind(self.scope), self.sink, transcripts=transcripts)
+        backbones: dict[Role, Backbone] = {"agent": self.agent, "tool": self.agent}
+        for role, b in (("judge", judge), ("user_sim", user_sim), ("tool", tool)):
+            backbones[role] = RecordingBackbone(b.bind(self.scope), self.sink, transcripts=transcripts) if b is not None else self.agent  # type: ignore[index]
+>>>>>>> main
         self.ctx = EpisodeContext(trial=trial, seed=seed, backbones=backbones)
 
     def attach(self, oracle: Oracle) -> None:
@@ -216,7 +295,7 @@ async def _run(ep: Episode, env: Environment, method: Method) -> EpisodeRecord:
             await method.begin_request(request)
             rr.begin_calls = _drain(sink)
             all_calls += rr.begin_calls
-            obs = Observation()
+            obs = Observation(actions=request.actions)  # O_{k,1} = ∅ (plus the valid actions, where the benchmark lists them)
             done = False
             t = 0
             while t < budget and not done:
@@ -242,16 +321,21 @@ async def _run(ep: Episode, env: Environment, method: Method) -> EpisodeRecord:
             all_calls += rr.end_calls
             rr.outcome = outcome.model_dump(exclude={"request", "final_observation"})
         rec.scores = await env.score_task()
-        all_calls += _drain(sink)
+        scoring = _drain(sink)  # calls made while scoring the task (kept with the task's calls)
+        rec.task_calls += scoring
+        all_calls += scoring
     except BackboneError as e:
         rec.status = "infra_error"
         rec.error = f"{type(e).__name__}: {e}"
         rec.fatal = e.fatal
-        all_calls += _drain(sink)
+        rec.unfinished_calls = _drain(sink)
+        all_calls += rec.unfinished_calls
     except Exception as e:  # a harness/method/benchmark bug: never scored as an agent failure
         rec.status = "harness_error"
+        rec.case_error = isinstance(e, CaseError)
         rec.error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}"
-        all_calls += _drain(sink)
+        rec.unfinished_calls = _drain(sink)
+        all_calls += rec.unfinished_calls
     finally:
         try:
             await method.end_task()

@@ -82,12 +82,17 @@ class Progress:
         self.cells: list[CellProgress] = []
         self.started = time.perf_counter()
         self._live = None
+<<<<<<< HEAD
         self._last_refresh = 0.0
         self.expected_cells = 0
 
     def expect_cells(self, n: int) -> None:
         """The sweep will run `n` cells (they appear as they open)."""
         self.expected_cells = max(self.expected_cells, n)
+=======
+        self.retries: dict[str, int] = {}  # endpoint URL -> retries so far
+        self._retry_shown: dict[str, float] = {}
+>>>>>>> main
 
     def __enter__(self) -> "Progress":
         if self.mode == "rich":
@@ -109,6 +114,7 @@ class Progress:
         self._emit(f"[cell] {name}: {total} episodes, {skipped} already finished, {total - skipped} to run")
         return cp
 
+<<<<<<< HEAD
     def call(self, cp: CellProgress, log: Any, usd: float = 0.0) -> None:
         """One model call finished (a `runners.episode.CallLog`)."""
         cp.calls += 1
@@ -123,6 +129,25 @@ class Progress:
 
     def episode(self, cp: CellProgress, *, status: str, task: str, **_: Any) -> None:
         """One episode is on disk. (Calls and tokens were counted per call.)"""
+=======
+    def retry(self, url: str, error: str, wait_s: float, name: str = "") -> None:
+        """A backbone is retrying a call: shown at once, then at most every 2 s per endpoint."""
+        self.retries[url] = self.retries.get(url, 0) + 1
+        now = time.perf_counter()
+        if now - self._retry_shown.get(url, -1e9) >= 2.0:
+            self._retry_shown[url] = now
+            self._emit(f"  retrying {url} ({name}): {error[:120]}; waiting {wait_s:.2f}s ({self.retries[url]} retries so far)")
+        self._refresh()
+
+    def note(self, line: str) -> None:
+        """A line for the user (plain: printed; rich: above the live table)."""
+        self._emit(line)
+
+    def episode(self, cp: CellProgress, *, status: str, tokens: int, calls: int, cache_hits: int, task: str) -> None:
+        cp.calls += calls
+        cp.cache_hits += cache_hits
+        cp.tokens += tokens
+>>>>>>> main
         if status == "ok":
             cp.done += 1
         elif status == "infra_error":

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+<<<<<<< HEAD
 from runners.api import Backbone, Benchmark
+=======
+from runners.api import Backbone, Benchmark, method_tokens
+from runners.backbones.openai import redact_secrets
+>>>>>>> main
 from runners.config import BackboneCfg, CellConfig, ConfigError, import_target
 from runners.cost import usd
 from runners.episode import CallLog, Episode, EpisodeRecord
 from runners.progress import Progress
-from runners.store import CellStore
+from runners.store import CellStore, code_fingerprint
+from runners.transcripts import TranscriptStore
 
 
 class FatalRunError(RuntimeError):
@@ -78,18 +85,46 @@ class BackbonePool:
                     fix = " ".join(f"roles.{r}=agent" for r in users)
                     raise ConfigError(f"{e} — it serves role(s) {', '.join(users)} of cell {c.cell_name} ({where}); "
                                       f"set the variable, or run them on the agent's backbone with {fix}") from None
+        if self.cache_path is not None and any(b.kind != "scripted" for c in cells for b in (c.backbone, *(r for _, r in c.roles.items())) if b):
+            self.open_cache()
+
+    def open_cache(self) -> None:
+        """Open the response cache before any episode runs: an unreadable file is an error with the fix."""
+        if self.cache is not None or self.cache_path is None:
+            return
+        from runners.cache import ResponseCache
+
+        try:
+            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
+            self.cache = ResponseCache(self.cache_path)
+        except Exception as e:  # sqlite3 / OS errors, or the cache's own RuntimeError naming the fix
+            raise FatalRunError(f"the response cache {self.cache_path} cannot be used ({type(e).__name__}: {e}). Fix: move the file "
+                                "away to start an empty cache, point runner.cache_path at another file, or set runner.cache=false") from None
 
     def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0) -> Backbone:
         """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints."""
         inner = self.get(cfg)
         if cfg.kind == "scripted" or self.cache_path is None:
             return inner
-        from runners.cache import CachedBackbone, ResponseCache
+        from runners.cache import CachedBackbone
 
         if self.cache is None:
-            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-            self.cache = ResponseCache(self.cache_path)
+            self.open_cache()
         return CachedBackbone(inner, self.cache, trial, seed)
+
+    def endpoints(self) -> dict[str, list[str]]:
+        """base_url (as the client sees it, no credentials) → names of the backbones that call it."""
+        out: dict[str, list[str]] = {}
+        for b in self._by_key.values():
+            if getattr(b, "base_url", None):
+                out.setdefault(b.base_url, []).append(b.name)
+        return out
+
+    def set_on_retry(self, callback) -> None:
+        """Report every backbone retry to `callback(url, error, wait_s, name)` (the live display)."""
+        for b in self._by_key.values():
+            if hasattr(b, "on_retry"):
+                b.on_retry = callback
 
     async def aclose(self) -> None:
         for b in self._by_key.values():
@@ -97,6 +132,83 @@ class BackbonePool:
         if self.cache is not None:
             await asyncio.to_thread(self.cache.close)  # commits the last batch (bounded) off the loop
             self.cache = None
+
+
+RESAMPLE_STRIDE = 1_000_000
+"""Attempt offset per fresh-sample generation: far above any re-ask count within one episode."""
+
+
+class Resampled(Backbone):
+    """`inner` with every call's sample index moved to generation `n`: the response cache and the
+    scripted backbone then draw afresh, so a rerun of a case that ended in a CaseError does not
+    replay the replies that caused it (upstream PoS reruns such a case from scratch)."""
+
+    def __init__(self, inner: Backbone, n: int) -> None:
+        self.inner, self.n = inner, n
+        self.name, self.model = inner.name, inner.model
+
+    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+        return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt + self.n * RESAMPLE_STRIDE, **sampling)
+
+    def bind(self, scope):  # the scripted backbone answers from the episode's oracle: keep that, resampled
+        return Resampled(self.inner.bind(scope), self.n)
+
+    async def aclose(self) -> None:
+        return None  # the inner backbone is shared; the pool closes it
+
+
+def case_error_counts(cell_dir: Path) -> dict[tuple[str, int], int]:
+    """(task_id, trial) → how many earlier runs ended in a case error (from errors.jsonl)."""
+    from runners.store import ERRORS, read_jsonl
+
+    path = cell_dir / ERRORS
+    if not path.is_file():
+        return {}
+    counts: dict[tuple[str, int], int] = {}
+    for r in read_jsonl(path)[0]:
+        if r.get("case_error"):
+            key = (r["task_id"], int(r["trial"]))
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+async def preflight(pool: BackbonePool, window_s: float) -> None:
+    """Before any episode: every endpoint must accept a TCP connection within `window_s` seconds
+    (retried every 0.25 s, all endpoints at once); otherwise a FatalRunError names each dead URL
+    and the fix. `window_s=0` skips the check."""
+    import time
+    import urllib.parse
+
+    from runners.backbones.openai import redact_url
+
+    if window_s <= 0:
+        return
+
+    async def check(url: str) -> str | None:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname or "localhost"
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        deadline = time.monotonic() + window_s
+        last = "no attempt"
+        while True:
+            try:
+                async with asyncio.timeout(max(0.1, min(2.0, deadline - time.monotonic()))):
+                    _, writer = await asyncio.open_connection(host, port)
+                writer.close()
+                return None
+            except ConnectionRefusedError:
+                last = "connection refused"
+            except (OSError, TimeoutError) as e:
+                last = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
+            if time.monotonic() + 0.25 > deadline:
+                return last
+            await asyncio.sleep(0.25)
+
+    urls = pool.endpoints()
+    results = await asyncio.gather(*(check(u) for u in urls))
+    dead = [(u, why) for u, why in zip(urls, results) if why]
+    if dead:
+        lines = "; ".join(f"{redact_url(u)} (backbone {', '.join(urls[u])}): {why} for {window_s:g}s" for u, why in dead)
+        raise FatalRunError(f"endpoint not reachable before the sweep started: {lines}. Nothing was run. Fix: start the server "
+                            "or correct `base_url` (or the variable named by `base_url_env`); runner.preflight_s sets the wait")
 
 
 def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
@@ -110,7 +222,7 @@ def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None,
-                 method_cls: type | None = None) -> dict[str, Any]:
+                 method_cls: type | None = None, task_ids: list[str] | None = None) -> dict[str, Any]:
     """Everything needed to reproduce the cell, without secrets (key values never enter cfg).
     `endpoints`: role → the URL actually called (a `base_url_env` variable overrides the config's
     `base_url`, so the config alone does not say where requests went), credentials cut out."""
@@ -124,6 +236,7 @@ def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dic
         "benchmark_notes": bench.notes(),
         "method_notes": method_cls.notes(cfg.method.params) if hasattr(method_cls, "notes") else {},
         "n_tasks": n_tasks,
+        "task_ids": list(task_ids) if task_ids is not None else None,  # what the tables count (with trials)
         "trials": cfg.runner.trials,
         "seed": cfg.runner.seed,
     }
@@ -191,6 +304,7 @@ def prepare_cell(cfg: CellConfig) -> PreparedCell:
     return PreparedCell(cfg, bench, tasks, probe_method(cfg))
 
 
+<<<<<<< HEAD
 def shard_tasks(tasks: list, i: int, n: int) -> list:
     """The i-th (0-based) of n contiguous, near-equal task ranges; together they cover every task once."""
     k = len(tasks)
@@ -259,11 +373,43 @@ class Scheduler:
         else:
             store = CellStore(self.root, cfg.cell_name).open(manifest)
         report = CellReport(cell=cfg.cell_name + (f" [shard {cfg.runner.shard}]" if cfg.runner.shard else ""))
+=======
+def _warn_store(store: CellStore, cell: str, code: str, progress: Progress) -> None:
+    """Say loudly what opening the cell found: a replaced damaged manifest, results moved aside by
+    `runner.fresh=true`, finished episodes produced by other code than this run's."""
+    for w in store.warnings:
+        print(f"warning: {w}", file=sys.stderr, flush=True)
+    if store.moved_to is not None:
+        progress.note(f"[cell] {cell}: runner.fresh=true: earlier results moved aside to {store.moved_to}")
+    other = {c: n for c, n in store.codes.items() if c != code}
+    if other:
+        was = ", ".join(f"{n} by {c}" for c, n in sorted(other.items()))
+        print(f"warning: {cell}: RESUMING UNDER DIFFERENT CODE: finished episodes were produced by different code ({was}); "
+              f"this run is {code}. They are kept and not re-run; the tables mark the cell [mixed code]. "
+              "To re-run the cell from scratch, add runner.fresh=true (old results are moved aside, not deleted).",
+              file=sys.stderr, flush=True)
+
+
+async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
+    prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
+    cfg, bench, tasks, method_cls = prep.cfg, prep.bench, prep.tasks, prep.method_cls
+    endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
+                 (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
+    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints, method_cls, [t.task_id for t in tasks]),
+                                                fresh=cfg.runner.fresh)
+    transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
+    report = CellReport(cell=cfg.cell_name)
+    code = code_fingerprint()
+    try:
+        _warn_store(store, cfg.cell_name, code, progress)
+>>>>>>> main
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
+        case_errors = case_error_counts(store.dir)
         report.total = len(tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
         return _CellRun(prep, store, report, None, todo, remaining=len(todo))
 
+<<<<<<< HEAD
     def _finish(self, run: _CellRun) -> None:
         if run.closed:
             return
@@ -375,3 +521,62 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
     """Run one cell on its own (a sweep runs all its cells through one `Scheduler`)."""
     prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
     return (await Scheduler(root, pool, progress, prep.cfg.runner.concurrency, prep.cfg.runner.budget_usd).run([prep]))[0]
+=======
+        async def one(task, trial: int) -> None:
+            async with sem:
+                if stop.is_set():
+                    return
+                resample = min(case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
+
+                def episode_backbone(bcfg: BackboneCfg) -> Backbone:
+                    b = pool.for_episode(bcfg, trial, cfg.runner.seed)
+                    return Resampled(b, resample) if resample else b
+
+                ep = Episode(episode_backbone(cfg.backbone),
+                             **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
+                             cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial,
+                             transcripts=transcripts is not None)
+                try:
+                    env = ep.make_env(bench, task)
+                    method = method_cls(backbone=ep.agent, **cfg.method.params)
+                except Exception as e:  # a benchmark/method bug for this task: record it, keep the other episodes going
+                    rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ep.seed, status="harness_error",
+                                        error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
+                else:
+                    rec = await ep.run(env, method)
+                    rec.resample = resample
+                rec.code = code
+                if rec.error:
+                    rec.error = redact_secrets(rec.error)
+                if transcripts is not None:
+                    transcripts.put(rec)  # durable before the record line that references it
+                store.append(rec)
+                report.calls += sum(rec.calls_by_role.values())
+                report.cache_hits += rec.cache_hits
+                setattr(report, rec.status, getattr(report, rec.status) + 1)
+                if rec.status != "ok":
+                    report.errors.append(f"{task.task_id}#{trial}: {(rec.error or '').splitlines()[0]}")
+                    if rec.fatal:
+                        fatal.append(rec.error or "fatal backbone error")
+                        stop.set()
+                progress.episode(cp, status=rec.status, tokens=method_tokens(rec.usage_by_role), calls=sum(rec.calls_by_role.values()),
+                                 cache_hits=rec.cache_hits, task=task.task_id)
+
+        running = [asyncio.ensure_future(one(t, trial)) for t, trial in todo]
+        try:
+            await asyncio.gather(*running)
+        except BaseException:  # an unexpected error (disk full, display bug): stop the siblings before the store closes
+            for r in running:
+                r.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+            raise
+        if fatal:
+            raise FatalRunError(fatal[0])
+        if report.ok + report.skipped == report.total:
+            store.mark_done({"total": report.total, "ok": report.total})
+        return report
+    finally:
+        if transcripts is not None:
+            transcripts.close()
+        store.close()
+>>>>>>> main

@@ -9,29 +9,45 @@
 - `DONE`: completion marker with the final counts.
 
 One writer per cell (an exclusive lock file). A torn last line (killed mid-write) is detected
-and cut off on open; unparseable lines elsewhere are set aside in `episodes.corrupt.jsonl`."""
+and cut off on open; unparseable lines elsewhere are set aside in `episodes.corrupt.jsonl`.
+Manifests, `DONE` and tables are written atomically (`atomic_write`: temp file, fsync, rename),
+so a crash or a full disk leaves the previous version whole. A manifest that cannot be parsed
+is kept as `manifest.damaged-<time>.json` and replaced loudly (`CellStore.warnings`), never
+silently reset. Every episode carries the code fingerprint (`code_fingerprint`);
+`open(fresh=True)` moves a cell's old results to `<experiment>/.superseded/<cell>/<time>/`."""
 from __future__ import annotations
 
 import asyncio
 import fcntl
+import hashlib
 import json
 import os
 import platform
+<<<<<<< HEAD
 import queue
+=======
+import shutil
+>>>>>>> main
 import subprocess
 import sys
 import threading
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel, Field, ValidationError
+
+from runners.api import Usage
 from runners.episode import EpisodeRecord
 
 EPISODES = "episodes.jsonl"
 ERRORS = "errors.jsonl"
 MANIFEST = "manifest.json"
 DONE = "DONE"
+SUPERSEDED = ".superseded"
+# The project's packages: an uncommitted edit in any of them changes the code fingerprint.
+CODE_PACKAGES = ("runners", "kit", "baselines", "flowstate", "pos", "benchmarks", "conf")
 PACKAGES = ("hydra-core", "openai", "httpx", "pydantic", "datasets", "pandas", "rank-bm25", "bpe-openai", "alfworld", "textworld", "mem0ai")
 
 
@@ -82,6 +98,71 @@ def repair_tail(path: Path) -> bool:
         f.flush()
         os.fsync(f.fileno())
     return True
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Write `path` so that readers see the old or the new content, never a part: a temp file
+    in the same directory, flushed and fsynced, renamed over `path`, then the directory fsynced.
+    On any failure (a full disk) the temp file is removed and the old file is untouched."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}")
+    raw = data.encode() if isinstance(data, str) else data
+    try:
+        with open(tmp, "wb") as f:
+            f.write(raw)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    try:
+        fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:  # some filesystems refuse fsync on a directory; the rename itself is done
+        pass
+
+
+_FINGERPRINTS: dict[str, str] = {}
+# The sweep this process runs (id, command-line overrides), recorded in each run of a manifest so
+# that `runners.aggregate` can say which sweeps an experiment's cells came from (set by runners.sweep).
+SWEEP: dict[str, Any] = {}
+
+
+def code_fingerprint(root: Path | None = None, fresh: bool = False) -> str:
+    """The code that produced an episode: `<git revision[:12]>` when the project's packages have
+    no uncommitted change, else `<revision>+<sha256[:8] of the diff and untracked files>`. Outside
+    a git checkout (an installed copy): `src:<sha256[:12] of the packages' files>`. Cached per
+    process (`fresh=True` recomputes)."""
+    root = Path(root) if root is not None else Path(__file__).resolve().parent.parent
+    key = str(root)
+    if not fresh and key in _FINGERPRINTS:
+        return _FINGERPRINTS[key]
+    pkgs = [p for p in CODE_PACKAGES if (root / p).exists()]
+
+    def git(*args: str) -> bytes:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, timeout=20, check=True).stdout
+
+    try:
+        rev = git("rev-parse", "HEAD").decode().strip()[:12]
+        h = hashlib.sha256(git("diff", "HEAD", "--binary", "--", *pkgs))
+        for name in sorted(git("ls-files", "--others", "--exclude-standard", "-z", "--", *pkgs).split(b"\0")):
+            if name and (root / name.decode()).is_file():
+                h.update(name + b"\0" + (root / name.decode()).read_bytes())
+        changed = h.hexdigest() != hashlib.sha256(b"").hexdigest()
+        fp = f"{rev}+{h.hexdigest()[:8]}" if changed else rev
+    except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
+        h = hashlib.sha256()
+        for pkg in pkgs:
+            for f in sorted((root / pkg).rglob("*")):
+                if f.is_file() and f.suffix in (".py", ".yaml", ".json") and "__pycache__" not in f.parts:
+                    h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes())
+        fp = "src:" + h.hexdigest()[:12]
+    _FINGERPRINTS[key] = fp
+    return fp
 
 
 def git_revision() -> str | None:
@@ -170,20 +251,51 @@ class CellStore:
         self._fh = None
         self.repaired = False
         self.corrupt = 0
+        self.warnings: list[str] = []  # loud notes for the sweep to print (a damaged manifest was replaced)
+        self.codes: dict[str, int] = {}  # code fingerprint -> finished episodes produced by it
+        self.moved_to: Path | None = None  # where `fresh=True` moved the old results
 
-    def open(self, manifest: dict[str, Any]) -> "CellStore":
+    def open(self, manifest: dict[str, Any], fresh: bool = False) -> "CellStore":
         self.dir.mkdir(parents=True, exist_ok=True)
         self._lock_fd = os.open(self.dir / ".lock", os.O_CREAT | os.O_RDWR)
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            os.close(self._lock_fd)
+            self._lock_fd = None
             raise StoreError(f"another sweep is writing {self.dir}; wait for it or stop it first") from None
+        try:
+            return self._open_locked(manifest, fresh)
+        except BaseException:
+            self.close()
+            raise
+
+    def _move_aside(self) -> None:
+        """`runner.fresh=true`: move every result file of the cell (not the lock) to
+        `<experiment>/.superseded/<cell>/<time>/`; nothing is deleted."""
+        names = [p for p in self.dir.iterdir() if p.name != ".lock"]
+        if not names:
+            return
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+        dest = self.dir.parent / SUPERSEDED / self.dir.name / stamp
+        dest.mkdir(parents=True)
+        for p in names:
+            shutil.move(str(p), str(dest / p.name))
+        self.moved_to = dest
+
+    def _open_locked(self, manifest: dict[str, Any], fresh: bool) -> "CellStore":
+        if fresh:
+            self._move_aside()
         path = self.dir / EPISODES
         self.repaired = repair_tail(path)
         records, self.corrupt = read_jsonl(path)
         if self.corrupt:
             self._set_aside_corrupt(path)
         self.done = {(r["task_id"], int(r["trial"])) for r in records if r.get("status") == "ok"}
+        for r in records:
+            if r.get("status") == "ok":
+                code = str(r.get("code") or "unrecorded")
+                self.codes[code] = self.codes.get(code, 0) + 1
         repair_tail(self.dir / ERRORS)
         self._write_manifest(manifest)
         self._fh = open(path, "ab")
@@ -201,24 +313,30 @@ class CellStore:
                 bad.append(raw if raw.endswith(b"\n") else raw + b"\n")
         with open(self.dir / "episodes.corrupt.jsonl", "ab") as f:
             f.writelines(bad)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_bytes(b"".join(keep))
-        os.replace(tmp, path)
+        atomic_write(path, b"".join(keep))
 
     def _write_manifest(self, manifest: dict[str, Any]) -> None:
         path = self.dir / MANIFEST
         history: list[dict[str, Any]] = []
         if path.exists():
             try:
-                history = json.loads(path.read_text()).get("runs", [])
-            except ValueError:
-                history = []
-        run = {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "git": git_revision(), "versions": versions(),
-               "endpoints": manifest.get("endpoints", {})}  # per run: a base_url_env override may differ between runs
+                old = json.loads(path.read_text())
+                history = old.get("runs", []) if isinstance(old, dict) else None
+                if not isinstance(history, list):
+                    raise ValueError("no list of runs")
+            except (ValueError, UnicodeDecodeError) as e:
+                stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+                kept = self.dir / f"manifest.damaged-{stamp}.json"
+                shutil.copyfile(path, kept)
+                history = [{"history_lost": f"manifest.json was damaged ({e}); the original is kept as {kept.name}"}]
+                self.warnings.append(f"{path}: manifest.json was damaged ({e}); the earlier run history is lost from it, "
+                                     f"the damaged file is kept as {kept.name} and a new manifest is written. "
+                                     "The finished episodes are intact and are kept.")
+        run = {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "git": git_revision(), "code": code_fingerprint(),
+               "versions": versions(), "endpoints": manifest.get("endpoints", {}),  # per run: a base_url_env override may differ
+               **({"sweep": dict(SWEEP)} if SWEEP else {})}
         data = {**manifest, "runs": history + [run]}
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True, default=str))
-        os.replace(tmp, path)
+        atomic_write(path, json.dumps(data, indent=2, sort_keys=True, default=str))
         (self.dir / DONE).unlink(missing_ok=True)
 
     def _line(self, rec: EpisodeRecord) -> tuple[Any, bytes] | None:
@@ -264,7 +382,7 @@ class CellStore:
             self.done.add((rec.task_id, rec.trial))
 
     def mark_done(self, counts: dict[str, int]) -> None:
-        (self.dir / DONE).write_text(json.dumps({**counts, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
+        atomic_write(self.dir / DONE, json.dumps({**counts, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
 
     def close(self) -> None:
         if getattr(self, "_writer", None) is not None:
@@ -272,7 +390,11 @@ class CellStore:
             self._writer = None
         for fh in (self._fh, getattr(self, "_err", None)):
             if fh:
-                fh.close()
+                try:
+                    fh.close()
+                except OSError:  # a full disk: the buffered tail is the torn line repair_tail cuts on resume
+                    pass
+        self._fh = self._err = None
         if self._lock_fd is not None:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
             os.close(self._lock_fd)
@@ -305,8 +427,43 @@ def _merge_shards(cell_dir: Path, manifest: dict[str, Any] | None) -> tuple[dict
 
 
 def load_cell(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+<<<<<<< HEAD
     """(manifest, finished episode records deduplicated by (task, trial)) for aggregation.
     A cell run in shards (`runner.shard=i/n`) is read as one: every shard's records."""
+=======
+    """(manifest, finished episode records deduplicated by (task, trial)) for aggregation."""
+    manifest, out, _ = load_cell_checked(cell_dir)
+    return manifest, out
+
+
+class _AggregatedFields(BaseModel):
+    """The fields of a record that aggregation reads, with their types (other fields may come
+    and go between versions of the record; they are not checked here)."""
+
+    task_id: str
+    trial: int
+    status: Literal["ok", "infra_error", "harness_error"] = "ok"
+    scores: dict[str, Any] = Field(default_factory=dict)
+    usage_by_role: dict[str, Usage] = Field(default_factory=dict)
+    requests: list[dict[str, Any]] = Field(default_factory=list)
+    code: str | None = None
+
+
+def _field_problem(r: dict[str, Any]) -> str | None:
+    """Why a well-shaped record line cannot be aggregated (a field of the wrong type), or None."""
+    try:
+        _AggregatedFields.model_validate(r)
+    except ValidationError as e:
+        err = e.errors()[0]
+        return f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}"
+    return None
+
+
+def load_cell_checked(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:
+    """(manifest, finished records deduplicated by (task, trial), notes on lines set aside).
+    A line whose fields have the wrong types (a hand edit, a foreign tool) is set aside with a
+    note naming the field, never a crash of the aggregator."""
+>>>>>>> main
     mpath = cell_dir / MANIFEST
     if shard_dirs(cell_dir):
         top = None
@@ -320,17 +477,32 @@ def load_cell(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         return manifest, _dedupe_ok(records)
     try:
         manifest = json.loads(mpath.read_text())
+        if not isinstance(manifest, dict):
+            raise ValueError("not a JSON object")
     except (OSError, ValueError) as e:
         raise StoreError(f"{mpath}: unreadable manifest ({e}); re-run the sweep to rewrite it") from None
     records, _ = read_jsonl(cell_dir / EPISODES)
+<<<<<<< HEAD
     return manifest, _dedupe_ok(records)
 
 
 def _dedupe_ok(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     seen, out = set(), []
     for r in records:
+=======
+    seen, out, notes = set(), [], []
+    for n, r in enumerate(records, 1):
+        problem = _field_problem(r)
+        if problem:
+            notes.append(f"{EPISODES} record {n} ({r.get('task_id')}#{r.get('trial')}) set aside: wrong field types ({problem})")
+            continue
+>>>>>>> main
         k = (r.get("task_id"), r.get("trial"))
         if r.get("status") == "ok" and k not in seen:
             seen.add(k)
             out.append(r)
+<<<<<<< HEAD
     return out
+=======
+    return manifest, out, notes
+>>>>>>> main

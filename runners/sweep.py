@@ -81,7 +81,11 @@ def print_report(reports, wall: float, out=None, budget_usd: float | None = None
 
 async def _run_all(cells, root: Path, display: str) -> list:
     from runners.progress import Progress
+<<<<<<< HEAD
     from runners.run import BackbonePool, Scheduler, prepare_cells
+=======
+    from runners.run import BackbonePool, preflight, prepare_cells, run_cell
+>>>>>>> main
 
     first = cells[0]
     cache_path = None
@@ -92,15 +96,23 @@ async def _run_all(cells, root: Path, display: str) -> list:
     prepared = prepare_cells(cells)  # all data loads (and method params are checked) before any episode runs
     reports = []
     try:
+        await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
         with Progress(display) as progress:
+<<<<<<< HEAD
             # one scheduler for all cells: small cells overlap, the endpoint bound is shared
             sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), cells[0].runner.budget_usd)
             reports = await sched.run(prepared)
+=======
+            pool.set_on_retry(progress.retry)
+            for p in prepared:
+                reports.append(await run_cell(p, root, pool, progress))
+>>>>>>> main
     finally:
         await pool.aclose()
     return reports
 
 
+<<<<<<< HEAD
 def check_budget(cells) -> None:
     """runner.budget_usd needs prices on every backbone that is called."""
     if cells[0].runner.budget_usd is None:
@@ -112,13 +124,84 @@ def check_budget(cells) -> None:
         raise ConfigError(f"runner.budget_usd is set but backbone(s) {', '.join(unpriced)} have no prices; add "
                           "`prices: {input: <USD per 1M>, cached_input: <USD per 1M>, output: <USD per 1M>}` to their config "
                           "(or backbone.prices={input:..,output:..} on the command line), or drop runner.budget_usd")
+=======
+def describe_os_error(e: OSError, root: Path) -> str:
+    """An OS error while writing results as `what happened; Fix: what to do` (exit 3)."""
+    import errno
+
+    where = e.filename or root
+    if e.errno == errno.ENOSPC or e.errno == errno.EDQUOT:
+        return (f"the disk is full (writing {where}). Every finished episode up to this point is saved intact. "
+                f"Fix: free space on the disk of {root} (or choose another runner.output_dir), then run the same command "
+                "again to resume")
+    if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return (f"cannot write results: {where} is not writable ({e.strerror}). Fix: make it writable, or choose a writable "
+                "directory with runner.output_dir=<dir>")
+    if e.errno in (errno.ENOTDIR, errno.EEXIST):
+        return (f"cannot write results under {root}: {where} is a file, not a directory ({e.strerror}). Fix: point "
+                "runner.output_dir at a directory (or move the file away)")
+    return f"cannot write results under {root}: {e}. Fix: check that runner.output_dir is a writable directory with free space"
+
+
+def check_output_dir(root: Path) -> None:
+    """Before any work: the results directory can be created and written (a file in its place, a
+    read-only disk fail here with the fix, not as a traceback in the middle of a cell)."""
+    import os
+
+    for p in (root, *root.parents):
+        if p.exists() and not p.is_dir():
+            raise OSError(20, "Not a directory", str(p))
+        if p.exists():
+            break
+    root.mkdir(parents=True, exist_ok=True)
+    probe = root / f".write-probe.{os.getpid()}"
+    try:
+        with open(probe, "wb") as f:
+            f.write(b"ok")
+            f.flush()
+            os.fsync(f.fileno())
+    finally:
+        try:
+            probe.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+
+def scrub_multirun_files(out=None) -> None:
+    """Hydra writes the sweep's overrides and config to `<sweep dir>/multirun.yaml` (under the
+    output dir): cut URL credentials and Authorization values out of it, in place, atomically."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        sweep_dir = Path(HydraConfig.get().sweep.dir)
+    except Exception:  # not inside a Hydra multirun
+        return
+    from runners.backbones.openai import redact_secrets
+    from runners.store import atomic_write
+
+    for f in sweep_dir.rglob("*.yaml") if sweep_dir.is_dir() else ():
+        try:
+            text = f.read_text()
+            clean = redact_secrets(text)
+            if clean != text:
+                atomic_write(f, clean)
+        except OSError:
+            pass
+>>>>>>> main
 
 
 def run(cfg) -> int:
+    import os
+    from datetime import datetime, timezone
+
+    from runners import store
+    from runners.backbones.openai import redact_secrets
     from runners.config import ConfigError, validate
     from runners.run import FatalRunError
     from runners.store import StoreError
 
+    if _multirun():
+        scrub_multirun_files()
     try:
         cells = [validate(c) for c in expand_cells(cfg)]
         check_budget(cells)
@@ -128,12 +211,22 @@ def run(cfg) -> int:
     exp = cells[0].experiment.name
     root = Path(cells[0].runner.output_dir) / exp
     scripted = any(c.scripted for c in cells)
+    try:
+        overrides = [redact_secrets(o) for o in _cli_overrides()]
+    except Exception:  # not inside a Hydra app
+        overrides = []
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    store.SWEEP.update(id=f"{started}/{os.getpid()}", started_at=started, overrides=overrides)
     print(f"Experiment '{exp}': {len(cells)} cell(s) → {root}" + ("  [SCRIPTED backbone: offline demo, not model results]" if scripted else ""))
     t0 = time.perf_counter()
     try:
+        check_output_dir(root)
         reports = asyncio.run(_run_all(cells, root, cells[0].runner.display))
     except (FatalRunError, StoreError, ConfigError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        print(f"error: {redact_secrets(str(e))}", file=sys.stderr)
+        return 3
+    except OSError as e:
+        print(f"error: {describe_os_error(e, root)}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:
         print("\ninterrupted: finished episodes are saved; run the same command again to resume.", file=sys.stderr)
@@ -141,10 +234,23 @@ def run(cfg) -> int:
     print_report(reports, time.perf_counter() - t0, budget_usd=cells[0].runner.budget_usd)
     from runners.aggregate import aggregate_dir
 
-    aggregate_dir(root, reference=cells[0].runner.reference_method, cell_names={c.cell_name for c in cells})
+    try:
+        aggregate_dir(root, reference=cells[0].runner.reference_method)  # the whole experiment, not only this job's cells
+    except StoreError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 3
+    except OSError as e:
+        print(f"error: {describe_os_error(e, root)}", file=sys.stderr)
+        return 3
     if _multirun():
+<<<<<<< HEAD
         print(f"(multirun job: `python -m runners.aggregate {root}` prints the table of every job together)")
     return 0 if all(r.infra_error == r.harness_error == r.not_started == 0 for r in reports) else 1
+=======
+        print(f"(multirun job: the tables above cover every cell of {root} so far; "
+              f"`python -m runners.aggregate {root} --method <m>` narrows them)")
+    return 0 if all(r.infra_error == r.harness_error == 0 for r in reports) else 1
+>>>>>>> main
 
 
 def register_resolvers() -> None:

@@ -80,6 +80,7 @@ class FakeOpenAI:
         usage: UsageFn | None = word_usage,
         model: str = "fake-model",
         port: int = 0,
+        reasoning: Responder | None = None,
     ) -> None:
         if not 0.0 <= fault_rate <= 1.0:
             raise ValueError(f"fault_rate must be in [0, 1], got {fault_rate}")
@@ -87,6 +88,7 @@ class FakeOpenAI:
         self.fault_rate, self.faults, self.latency_s, self.seed = fault_rate, tuple(faults), latency_s, seed
         self.retry_after, self.hang_s, self.usage, self.model = retry_after, hang_s, usage, model
         self.mode: str | int | None = None
+        self.reasoning = reasoning  # reasoning(body) -> reasoning_content sent beside the reply (DeepSeek/Qwen style)
         self._port = port
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -159,6 +161,8 @@ class FakeOpenAI:
             "id": "chatcmpl-" + canonical(body)[:12], "object": "chat.completion", "model": body.get("model") or self.model,
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
         }
+        if self.reasoning is not None:
+            out["choices"][0]["message"]["reasoning_content"] = self.reasoning(body)
         usage = self.usage(body, text) if self.usage else None
         if usage is not None:
             out["usage"] = usage

@@ -278,7 +278,7 @@ async def test_url_credentials_never_reach_error_messages(srv, mode):
     """A base_url with user:password@ (proxies, some gateways) must not leak into errors.jsonl."""
     srv.mode = mode
     url = srv.base_url.replace("http://", "http://bob:pw-SECRET@")
-    b = make(srv, base_url=url, max_retries=1)
+    b = make(srv, base_url=url, max_retries=1, api_key=None)  # URL credentials go as explicit Basic auth, never with a key
     with pytest.raises(BackboneError) as ei:
         await b.complete(MSGS, role="agent")
     assert "pw-SECRET" not in str(ei.value) and "pw-SECRET" not in repr(b) and "***@127.0.0.1" in str(ei.value)

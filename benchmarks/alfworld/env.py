@@ -40,7 +40,7 @@ DEFAULTS: dict[str, Any] = {
     "think_ok": True,             # ReAct: the observation of a `think:` action is "OK." (§4.1)
     "lenient_match": False,       # harness choice: exact engine rule by default (§3.2)
     "message_as_command": True,   # harness choice: a plain assistant message is played as the command
-    "show_admissible": False,     # harness choice: append the valid commands to each observation
+    "show_admissible": True,      # upstream PoS: the admissible commands reach the policy every turn (Observation.actions); false = none
 }
 
 
@@ -88,14 +88,14 @@ class AlfworldEnv(Environment):
         self._game = Game(self._game_dict, data_root=Path(root) if root else None)
         frame = await asyncio.to_thread(self._game.reset)
         self.admissible, self.won = frame.admissible, frame.won
-        self.request = Request(index=0, request_id=f"{self.task.task_id}/q1",
-                               text=self._with_admissible(T.initial_observation(frame.feedback)))
+        text = T.initial_observation(frame.feedback)
+        self.request = Request(index=0, request_id=f"{self.task.task_id}/q1", text=text, goal=T.task_sentence(text),
+                               actions=self._actions())
         return self.request
 
-    def _with_admissible(self, text: str) -> str:
-        if self.p["show_admissible"] and not self.won:
-            return f"{text}\nValid commands: {', '.join(self.admissible)}"
-        return text
+    def _actions(self) -> list[str] | None:
+        """The step's admissible commands, as upstream PoS's adapter passes `infos["admissible_commands"]`."""
+        return list(self.admissible) if self.p["show_admissible"] and not self.won else None
 
     async def act(self, decision: Decision) -> Reply:
         if self.won or self._game is None:
@@ -103,7 +103,7 @@ class AlfworldEnv(Environment):
         command, notes = self._command_of(decision)
         if command is None:
             self.idle_turns += 1
-            return Reply(observation=Observation(note=" ".join(notes)))
+            return Reply(observation=Observation(note=" ".join(notes), actions=self._actions()))
         m = T.match_command(command, self.admissible, lenient=self.p["lenient_match"])
         if m.issue:  # pitfall 8: invalid actions are logged, never silently dropped
             self.issues[m.issue] += 1
@@ -117,7 +117,7 @@ class AlfworldEnv(Environment):
                                    think_ok=self.p["think_ok"])
         if notes:
             note = f"{note}\n({' '.join(notes)})"
-        return Reply(observation=Observation(note=self._with_admissible(note)), request_done=self.won)
+        return Reply(observation=Observation(note=note, actions=self._actions()), request_done=self.won)
 
     def _command_of(self, decision: Decision) -> tuple[str | None, list[str]]:
         """The command a decision carries, plus notes about what was ignored (harness choices:
@@ -148,7 +148,8 @@ class AlfworldEnv(Environment):
         assert self.request is not None
         result = "completed" if self.won else "not completed"
         memory = f"{self.request.text}\nResult: task {result} after {self.actions} actions."
-        return RequestOutcome(request=self.request, final_response=None, steps=steps, truncated=truncated, memory_text=memory)
+        return RequestOutcome(request=self.request, final_response=None, steps=steps, truncated=truncated, memory_text=memory,
+                              success=self.won)
 
     async def score_task(self) -> dict[str, Any]:
         if self._game is not None:

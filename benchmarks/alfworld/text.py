@@ -27,6 +27,16 @@ def initial_observation(feedback: str) -> str:
     return "\n".join(feedback.split("\n\n")[1:])
 
 
+TASK_MARKER = "Your task is to:"
+
+
+def task_sentence(observation: str) -> str | None:
+    """The task sentence of a reset observation: the text after `Your task is to:` (upstream PoS
+    adapter `_task_from_observation`), or None when the marker is absent."""
+    head, marker, rest = observation.partition(TASK_MARKER)
+    return rest.strip() or None if marker else None
+
+
 def clean_observation(observation: str, action: str, *, strip_named_arrival: bool = True, think_ok: bool = True) -> str:
     """ReAct `process_ob` plus its think rule (alfworld.md §4.1 step 3, §4.3):
     - a leading `You arrive at loc N. ` (v2.1.1 text) is dropped through the first `. `;

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.clindiag.data import ClinDiagDataError, case_folders, load_case, resolve_cases_dir
+from benchmarks.clindiag.data import ClinDiagDataError, case_folders, load_case, resolve_cases_dir, upstream_case_folders
 from benchmarks.clindiag.env import DEFAULTS, ClinDiagEnv, check_settings
 from benchmarks.rca100.score import percent
 from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec
@@ -30,10 +30,20 @@ class ClinDiag(Benchmark):
         self.subsets = list(subsets) if subsets else None
         self.settings = {**DEFAULTS, **settings}
         self._prov: dict[str, Any] = {}
+        self._manifest: dict[str, Any] = {}
 
     def load_tasks(self) -> list[TaskSpec]:
         cases_dir, source = resolve_cases_dir(self.data_dir)
-        payloads = [load_case(f, bool(self.settings["pos_section_match"])) for f in case_folders(cases_dir, self.manifest)]
+        manifest = self.manifest
+        if manifest in (None, "upstream") and self.data_dir == "fixtures":
+            manifest = "none"  # the fictional fixture is not part of upstream's case list
+        if manifest in (None, "upstream"):
+            folders, self._manifest = upstream_case_folders(cases_dir)
+        elif manifest == "none":
+            folders, self._manifest = case_folders(cases_dir), {"source": "none (every case folder, sorted)"}
+        else:
+            folders, self._manifest = case_folders(cases_dir, manifest), {"source": "local", "path": str(manifest)}
+        payloads = [load_case(f, bool(self.settings["pos_section_match"])) for f in folders]
         if self.case_ids:
             known = {p["case_id"] for p in payloads} | {p["folder"] for p in payloads}
             unknown = sorted(set(self.case_ids) - known)
@@ -45,7 +55,7 @@ class ClinDiag(Benchmark):
         if self.limit:
             payloads = payloads[: self.limit]
         self._prov = {"source": source, "cases": len(payloads), "fictional": self.data_dir == "fixtures",
-                      "subsets": sorted({p["subset"] for p in payloads})}
+                      "subsets": sorted({p["subset"] for p in payloads}), "manifest": self._manifest}
         return [TaskSpec(task_id=p["folder"], payload=p) for p in payloads]
 
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:

@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from runners.upstream import UpstreamFile, fetch, file_text
+
 ENV_VAR = "CLINDIAG_DATA_DIR"
 FIXTURES = Path(__file__).parent / "fixtures"
 MISSING = object()
@@ -65,23 +67,64 @@ def subset_of(folder: str) -> tuple[str, str]:
     return ("sample", folder) if folder.startswith("sample") else ("challenging", folder)
 
 
-def case_folders(cases: Path, manifest: str | os.PathLike | None = None) -> list[Path]:
-    """Case folders in manifest order (lines `<subset>/<id>`, PoS manifest.txt) or sorted."""
-    path = Path(manifest) if manifest else cases.parent / "manifest.txt"
-    if manifest and not path.is_file():
-        raise ClinDiagDataError(f"ClinDiag manifest {path} not found; fix benchmark.params.manifest or set it to null")
-    if not path.is_file():
-        return sorted((p for p in cases.iterdir() if is_case(p)), key=lambda p: p.name)
+UPSTREAM_MANIFEST = UpstreamFile("PoS", "benchmarks/ClinDiag/manifest.txt")
+"""The 604 cases upstream PoS evaluates (302 rare + 302 challenging, `<subset>/<id>` per line), pinned by sha256."""
+
+
+def manifest_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def select_cases(cases: Path, lines: list[str]) -> tuple[list[Path], list[str]]:
+    """(case folders of the listed cases that are present, in list order; listed lines not found).
+    A line `<subset>/<id>` matches the folder `<subset>__<id>` (PoS layout) or `<id>`."""
     out, missing = [], []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        subset, _, cid = line.strip().rpartition("/")
+    for line in lines:
+        subset, _, cid = line.rpartition("/")
         hit = next((c for c in (cases / f"{subset}__{cid}", cases / cid) if is_case(c)), None)
-        (out if hit else missing).append(hit or line.strip())
+        if hit is None:
+            missing.append(line)
+        else:
+            out.append(hit)
+    return out, missing
+
+
+def all_cases(cases: Path) -> list[Path]:
+    return sorted((p for p in cases.iterdir() if is_case(p)), key=lambda p: p.name)
+
+
+def case_folders(cases: Path, manifest: str | os.PathLike | None = None) -> list[Path]:
+    """Case folders in the order of a local manifest file (lines `<subset>/<id>`; every listed case
+    must be present), or sorted when `manifest` is None."""
+    if manifest is None:
+        return all_cases(cases)
+    path = Path(manifest).expanduser()
+    if not path.is_file():
+        raise ClinDiagDataError(f"ClinDiag manifest {path} not found; fix benchmark.params.manifest "
+                                "(a file, `upstream` for PoS's 604 cases, or `none` for every case folder)")
+    out, missing = select_cases(cases, manifest_lines(path.read_text(encoding="utf-8")))
     if missing:
         raise ClinDiagDataError(f"{len(missing)} case(s) of {path} are missing under {cases}: {missing[:5]}")
     return out
+
+
+def upstream_case_folders(cases: Path) -> tuple[list[Path], dict[str, Any]]:
+    """The listed cases of upstream's pinned manifest that are present, and what was found
+    (listed, found, missing, the manifest's provenance). Missing cases are reported, not fatal
+    (a partial download scores the cases it has and says so); none found is an error."""
+    text = file_text(UPSTREAM_MANIFEST)
+    if text is None:
+        _, why = fetch(UPSTREAM_MANIFEST)
+        raise ClinDiagDataError(f"upstream ClinDiag manifest unavailable ({why}); set $HARNESS_UPSTREAM_DIR to a PoS checkout, "
+                                "or benchmark.params.manifest to a local manifest.txt, or to `none` for every case folder")
+    lines = manifest_lines(text)
+    found, missing = select_cases(cases, lines)
+    info = {**UPSTREAM_MANIFEST.provenance(), "listed": len(lines), "found": len(found), "missing": len(missing),
+            "missing_examples": missing[:5]}
+    if not found:
+        raise ClinDiagDataError(f"none of the {len(lines)} cases of upstream's ClinDiag manifest is under {cases} "
+                                f"(e.g. {lines[:2]}); prepare the data set (python -m benchmarks.clindiag.prepare) or set manifest: none")
+    return found, info
 
 
 def read_json(path: Path) -> Any:

@@ -7,6 +7,8 @@ from typing import Any
 
 from benchmarks.rca100.data import RcaDataError, case_ids, load_case, resolve_root
 from benchmarks.rca100.env import DEFAULTS, RcaEnv
+from benchmarks.rca100.prompts import policy
+from runners.upstream import TextSources
 from benchmarks.rca100.score import percent
 from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec
 
@@ -29,6 +31,7 @@ class Rca100(Benchmark):
         self.limit = limit
         self.settings = {**DEFAULTS, **settings}
         self._prov: dict[str, Any] = {}
+        self.sources = TextSources()
 
     def load_tasks(self) -> list[TaskSpec]:
         root, source = resolve_root(self.data_dir)
@@ -42,6 +45,8 @@ class Rca100(Benchmark):
         if self.limit:
             ids = ids[: self.limit]
         tasks = [TaskSpec(task_id=cid, payload=load_case(root, cid, keys)) for cid in ids]
+        s = self.settings
+        policy(s["max_steps"], s["max_actions_per_turn"], s["observation_max_chars"], self.sources)  # records the text sources
         self._prov = {"source": source, "cases": len(tasks), "answer_key_dir": str(keys),
                       "synthetic": self.data_dir == "fixtures"}
         return tasks
@@ -60,5 +65,5 @@ class Rca100(Benchmark):
         }
 
     def notes(self) -> dict[str, Any]:
-        return {"data": self._prov, "settings": self.settings,
+        return {"data": self._prov, "settings": self.settings, "text_sources": self.sources.as_manifest(),
                 "license": "RCA-100 v1.1 is CC BY-NC-SA 4.0; no RCA-100 data or keys are shipped or stored in results"}

@@ -1,5 +1,6 @@
 """The closed fault catalog (pos-benchmarks.md §2.4; PoS `benchmarks/RCA100/info.py` order) and
-the normalisers the scorer uses (§2.7). Definitions are our own wording."""
+the normalisers the scorer uses (§2.7). Definitions are our own wording: the fallback when upstream
+`benchmarks/RCA100/info.py` (FAULT_TYPES_INFO, loaded at run time by `prompts.task_info`) is unavailable."""
 from __future__ import annotations
 
 import re
@@ -18,14 +19,14 @@ DEFINITIONS: dict[str, str] = {
     "trafficHotspot": "load concentrates on one instance or key while siblings stay idle",
     "messageQueueBacklog": "consumers fall behind; queue depth and end-to-end delay grow",
     "trafficSurge": "request volume rises sharply across a service's instances, latency follows the volume",
-    "memoryPressure": "a service's JVM heap use and GC activity rise in BURSTS (spiky gc deltas), latency spikes with them",
+    "memoryPressure": "memory use nears its limit and GC runs often in BURSTS (spiky gc deltas), the service slows but is not OOM-killed",
     "cacheBreakdown": "cache misses flood the backing store; the database load jumps after a cache key expires or fails",
     "slowSQL": "specific database statements become slow; spans touching the DB dominate latency",
     "codeDefect": "a code-path bug produces wrong results or exceptions for some operations, not resource exhaustion",
     "cpuDeadLoop": "one thread spins: about ONE core saturated in one service's container",
-    "httpError5xx": "a service answers with HTTP 5xx errors; error spans originate in it",
-    "rateLimiting": "requests are rejected by a limiter (HTTP 429 / 'rate limit' logs) at a service",
-    "dbNetworkLatency": "network delay between a service and its database; DB call durations rise without DB load",
+    "httpError5xx": "a service answers with HTTP 5xx errors but nothing points to a more specific mechanism; the catch-all when the evidence stops at 'it returns 5xx'",
+    "rateLimiting": "a dependency throttles or rejects requests to protect itself (usually HTTP 429, at times a 403 that says it is throttling)",
+    "dbNetworkLatency": "the network path to a dependency (the database or another critical service) adds delay, jitter or loss; remote calls slow down although the dependency itself is not busy",
     "loadBalancerFailure": "the balancer misroutes or drops traffic; some backends get none, clients see connection errors",
     "fullGC": "SUSTAINED full garbage collection: GC time stays high continuously and heap stays near its maximum",
     "nullPointerException": "NullPointerException stack traces in a service's logs with error spans",
@@ -33,9 +34,9 @@ DEFINITIONS: dict[str, str] = {
     "nodeCpuHigh": "CPU usage of a whole NODE is high; all pods co-located on that node degrade",
     "redisUnavailable": "the Redis/cache service refuses or drops connections; callers log connection errors",
     "nodeMemoryOOM": "a node runs out of memory; the kernel OOM-kills pods on it",
-    "slowResource": "a downstream resource (file, object store, external API) answers slowly",
+    "slowResource": "static front-end resources or a service's responses get markedly slower; frequently a service that only passes on a bottleneck further upstream",
     "cpuFullLoad": "MANY cores of one service's containers are saturated (not node-wide, not one thread)",
-    "replicaScaleDown": "a deployment's ready replicas drop; the remaining pods carry more load",
+    "replicaScaleDown": "a deployment is scaled to ZERO replicas: every pod goes away, the service has no endpoints left and its traffic stops entirely",
     "resourceLimitMisconfig": "container CPU/memory limits set too low; throttling or OOM kills at normal load",
     "podCrashLoop": "a pod restarts repeatedly (CrashLoopBackOff) right after start",
     "podPendingUnschedulable": "pods stay Pending; the scheduler cannot place them",

@@ -27,7 +27,7 @@ Data flow of one episode (FlowState Algorithm 1 shape, generalised):
         await method.end_request(outcome)
     scores = await env.score_task()
 """
-from runners.api._backbone import Backbone, BackboneError, Completion, Message, RetryEvent, Usage
+from runners.api._backbone import Backbone, BackboneError, CaseError, Completion, Message, RetryEvent, Usage
 from runners.api._benchmark import Benchmark, EpisodeContext, EpisodeRow, Metrics, TaskSpec
 from runners.api._decision import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError, ToolCall, ToolSpec
 from runners.api._roles import BENCHMARK_ROLES, METHOD_ROLES, Role, method_tokens
@@ -44,12 +44,13 @@ from runners.api._task import (
     Scores,
     TaskView,
     ToolResult,
+    actions_json,
 )
 
 __all__ = [
     "BENCHMARK_ROLES", "DROPPED_MESSAGE", "METHOD_ROLES", "TASK_KINDS",
-    "Backbone", "BackboneError", "Benchmark", "Completion", "Decision", "Environment", "EpisodeContext", "EpisodeRow", "EpisodeScope",
+    "Backbone", "BackboneError", "Benchmark", "CaseError", "Completion", "Decision", "Environment", "EpisodeContext", "EpisodeRow", "EpisodeScope",
     "Message", "Method", "Metrics", "Observation", "Oracle", "Parsed", "Protocol", "ProtocolError", "Reply", "Request",
     "RequestOutcome", "RetryEvent", "Role", "Scores", "TaskSpec", "TaskView", "ToolCall", "ToolResult", "ToolSpec", "Usage",
-    "method_tokens",
+    "actions_json", "method_tokens",
 ]

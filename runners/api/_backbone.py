@@ -55,6 +55,7 @@ class Completion(BaseModel):
     text: str
     role: str
     model: str
+    reasoning: str | None = Field(None, description="reasoning_content the endpoint sent beside the reply (kept in the transcript)")
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
     raw_usage: dict[str, Any] | None = Field(None, description="usage object exactly as the endpoint sent it")
@@ -76,6 +77,13 @@ class BackboneError(Exception):
         # The prompt exceeds the model's context window: a method that can shorten its context
         # (Full Context drops its oldest steps, baselines.md §1) may catch this and retry.
         self.context_overflow = context_overflow
+
+
+class CaseError(RuntimeError):
+    """The method cannot continue the case because of what the model wrote (e.g. PoS's belief
+    model gave no buildable belief after its re-asks). Recorded as a harness error; a resumed
+    sweep reruns the case with fresh samples (`runner.case_error_resamples`), as upstream PoS
+    reruns a failed case, instead of replaying the cached replies that caused it."""
 
 
 class Backbone(ABC):

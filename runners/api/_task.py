@@ -2,6 +2,7 @@
 holds the gold, and the `Method` that acts in it."""
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,8 @@ class Request(BaseModel):
     index: int = Field(description="0-based position in the task")
     request_id: str = Field(description="stable id, e.g. '<task_id>/q3'")
     text: str = Field(description="what the user asks; never contains gold labels")
+    goal: str | None = Field(None, description="the task sentence alone when `text` also describes the starting situation (ALFWorld: room, then task); a method that keeps the goal apart (PoS goal.user_input) reads it")
+    actions: list[str] | None = Field(None, description="the actions valid at the start (ALFWorld admissible commands); the runner hands them to the first step as Observation.actions")
 
 
 class ToolResult(BaseModel):
@@ -33,18 +36,29 @@ class Observation(BaseModel):
     tool_results: list[ToolResult] = Field(default_factory=list)
     user_message: str | None = None
     note: str | None = Field(None, description="environment text that is neither (e.g. ALFWorld feedback)")
+    actions: list[str] | None = Field(None, description="the actions valid now (ALFWorld admissible commands, as upstream PoS's adapter passes them); not part of what was observed")
 
     @property
     def is_empty(self) -> bool:
+        """Nothing was observed (a list of valid actions alone is not an observation)."""
         return not self.tool_results and self.user_message is None and self.note is None
 
-    def as_text(self) -> str:
+    def as_text(self, *, actions: bool = True) -> str:
+        """The observation as one text; `actions=True` appends the valid actions as upstream PoS
+        lists them (`Available actions:` + their JSON list)."""
         parts = [f"[{r.call_id}] {r.name} -> {'ERROR: ' if r.error else ''}{r.content}" for r in self.tool_results]
         if self.note:
             parts.append(self.note)
         if self.user_message is not None:
             parts.append(f"User: {self.user_message}")
+        if actions and self.actions is not None:
+            parts.append(f"Available actions: {actions_json(self.actions)}")
         return "\n".join(parts)
+
+
+def actions_json(actions: list[str]) -> str:
+    """Valid actions as upstream PoS's prompts show them (`json.dumps(actions, ensure_ascii=False)`)."""
+    return json.dumps(actions, ensure_ascii=False)
 
 
 TASK_KINDS: dict[str, str] = {
@@ -97,6 +111,7 @@ class RequestOutcome(BaseModel):
     final_response: str | None = None
     steps: int = 0
     truncated: bool = Field(False, description="step budget reached before a final response")
+    success: bool | None = Field(None, description="the environment's authoritative success signal at the request's end (ALFWorld `won`), where it has one before scoring")
     memory_text: str = ""
     memory_chunks: list[str] = Field(default_factory=list, description="extra chunks (e.g. shopping per-turn)")
     feedback: str | None = Field(None, description="feedback the benchmark shows every method (none by default)")

@@ -11,18 +11,33 @@ the episode recorder and the response cache already made are spliced into the bo
   the server's `Retry-After` (seconds or HTTP date) when given, else full-jitter exponential
   backoff `uniform(0, min(cap, base * 2**n))`; every wait is capped at `backoff_cap_s` (harness
   choice: per-minute rate limits never ask for more than 60 s). Each retry is a `RetryEvent`.
+- Connection refused (nothing listens at `base_url`) is retried like other transport errors, but
+  once every connection has been refused for `refused_window_s` (default 10 s, no success in
+  between) the error is fatal and names the URL: a dead endpoint stops the sweep in seconds,
+  not after the full retry cycle of every episode. Each retry is reported to `on_retry` (the
+  live progress display).
 - Fail fast (`BackboneError(fatal=True)`) on 400/401/403/404/422 (and any other 4xx) and on
   quota exhaustion, with a message that names the fix. Exception: a 400 that says the prompt
   exceeds the context window is an episode-level failure (`fatal=False`, not retried), so one
   over-long Full Context episode does not stop a sweep (harness choice).
 - The API key is sent only in the Authorization header and is scrubbed from every message.
+- Credentials in `base_url` (`https://user:password@host/v1`, some proxies and gateways) are cut
+  out of the URL the client sees and handled explicitly: with no API key they are sent as HTTP
+  Basic auth (`auth: basic from URL` in the manifest's endpoints); together with an API key they
+  are a configuration error, because both would need the one Authorization header (the HTTP
+  library would otherwise send Basic auth instead of the Bearer key, silently).
+  `redact_secrets` removes every credential form (Bearer/Basic/token values, URL userinfo, the
+  key and password themselves, also base64- or URL-encoded) from error text before it is stored
+  or printed.
 """
 from __future__ import annotations
 
 import asyncio
+import base64
 import email.utils
 import os
 import random
+import re
 import time
 import urllib.parse
 import weakref
@@ -35,6 +50,7 @@ from runners.tokens import estimate_usage
 from runners.wire import dumps_with, encoded
 
 RETRY_STATUS = frozenset({408, 409, 429})  # plus every 5xx
+TOKEN_LIMIT_KEYS = ("max_tokens", "max_completion_tokens")  # request-body names of the completion token limit
 # Not "billing": OpenAI's ordinary rate-limit 429 links to the billing page.
 _QUOTA_MARKERS = ("insufficient_quota", "quota exceeded", "quota_exceeded", "exceeded your current quota", "insufficient balance")
 _CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "context length", "too many tokens", "prompt is too long")
@@ -67,6 +83,41 @@ def redact_url(url: str) -> str:
         return urllib.parse.urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
     except ValueError:
         return "***"
+
+
+def split_url_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
+    """(`url` without `user:password@`, (user, password) URL-decoded or None)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return url, None
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, host = parts.netloc.rsplit("@", 1)
+    user, _, password = userinfo.partition(":")
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), (urllib.parse.unquote(user), urllib.parse.unquote(password))
+
+
+_AUTH_VALUE = re.compile(r"(?i)\b((?:proxy-)?authorization|x-api-key|api[-_]key)(\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(bearer|basic|token)\s+)?[^\s\"'\\,}\]]+")
+_SCHEME_VALUE = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}")
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*(?:\\)?:(?:\\)?//)[^/@\s\"'<>]+@")  # also Hydra's escaped `http\://`
+_OPENAI_KEY = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
+
+
+def redact_secrets(text: str, secrets: tuple[str, ...] | list[str] = ()) -> str:
+    """`text` with every credential form replaced by `***`: the given secret values (and their
+    base64 and URL-encoded forms), Authorization/api-key header values (Bearer, Basic, token),
+    `user:password@` in URLs and `sk-...` keys."""
+    if not text:
+        return text
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            for form in {secret, urllib.parse.quote(secret, safe=""), base64.b64encode(secret.encode()).decode().rstrip("=")}:
+                text = text.replace(form, "***")
+    text = _AUTH_VALUE.sub(lambda m: f"{m.group(1)}{m.group(2)}{(m.group(3) + ' ') if m.group(3) else ''}***", text)
+    text = _SCHEME_VALUE.sub(lambda m: f"{m.group(1)} ***", text)
+    text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}***@", text)
+    return _OPENAI_KEY.sub("sk-***", text)
 
 
 def retry_after_s(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -251,10 +302,11 @@ def native_tool_calls(raw: Any) -> list[ToolCall]:
 class _Retry(Exception):
     """One failed attempt that may be retried; `wait_s` is the server's Retry-After if any."""
 
-    def __init__(self, error: str, wait_s: float | None = None) -> None:
+    def __init__(self, error: str, wait_s: float | None = None, refused: bool = False) -> None:
         super().__init__(error)
         self.error = error
         self.wait_s = wait_s
+        self.refused = refused  # no connection could be made (connection refused, host unreachable)
 
 
 class OpenAIBackbone(Backbone):
@@ -276,25 +328,45 @@ class OpenAIBackbone(Backbone):
         max_retries: int = 8,
         backoff_cap_s: float = 60,
         backoff_base_s: float = 1.0,
+<<<<<<< HEAD
         transport: str = "aiohttp",
+=======
+        refused_window_s: float = 10.0,
+>>>>>>> main
     ) -> None:
         if not base_url:
             raise ValueError(f"backbone '{name}': base_url is empty; set `base_url` (or the variable named by `base_url_env`)")
         if max_inflight < 1 or max_retries < 0 or timeout_s <= 0 or backoff_cap_s < 0 or backoff_base_s < 0:
             raise ValueError(f"backbone '{name}': need max_inflight >= 1, max_retries >= 0, timeout_s > 0 and non-negative backoff")
         self.name, self.model = name, model
-        self.base_url = base_url.rstrip("/")
-        self.display_url = redact_url(self.base_url)  # what messages show: no credentials
+        self.display_url = redact_url(base_url.rstrip("/"))  # what messages show: no credentials
+        url, creds = split_url_credentials(base_url.rstrip("/"))
+        self.base_url = url  # what the HTTP client sees: never userinfo (it would turn it into Basic auth silently)
         self._key = api_key or ""
+        if creds and self._key and self._key != "EMPTY":
+            raise ValueError(f"backbone '{name}': base_url {self.display_url} carries user:password credentials and an API key "
+                             "is set; both would need the Authorization header. Fix: remove the credentials from the URL "
+                             "(the key goes in the variable named by `api_key_env`), or set `api_key_env: null` to send the "
+                             "URL's credentials as HTTP Basic auth")
+        self._basic = creds
+        self.auth = "basic (from base_url)" if creds else ("bearer" if self._key and self._key != "EMPTY" else "none")
+        self._secrets = tuple(x for x in (self._key if self._key != "EMPTY" else "", *(creds or ()),
+                                          f"{creds[0]}:{creds[1]}" if creds else "") if x)
         self.key_env: str | None = None  # name of the variable the key came from (for error messages)
         self.sampling = dict(sampling or {})
         self.extra_body = dict(extra_body or {})
         self.max_inflight, self.timeout_s, self.max_retries = max_inflight, timeout_s, max_retries
         self.backoff_cap_s, self.backoff_base_s = backoff_cap_s, backoff_base_s
+<<<<<<< HEAD
         if transport not in TRANSPORTS:
             raise ValueError(f"backbone '{name}': unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
         self.transport = transport
         self._url = _without_userinfo(self.base_url) + "/chat/completions"
+=======
+        self.refused_window_s = refused_window_s  # connection refused for this long (no success between) is fatal
+        self._refused_since: float | None = None
+        self.on_retry = None  # callable(url, error, wait_s, backbone name): the live progress display
+>>>>>>> main
         self._rng = random.Random()
         self._transports: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Transport]" = weakref.WeakKeyDictionary()
 
@@ -304,10 +376,26 @@ class OpenAIBackbone(Backbone):
     # -------------------------------------------------------------------- request parts
     def request_body(self, messages: list[Message], sampling: dict[str, Any]) -> dict[str, Any]:
         """The JSON body: model, messages, config sampling ← per-call sampling, then extra_body
-        (config ← per-call `extra_body=`)."""
-        call = dict(sampling)
+        (config ← per-call `extra_body=`). Per-call settings are how a method sends per-role
+        request fields (PoS: `response_format: {type: json_object}` for its JSON roles, a role's
+        token limit), exactly as upstream PoS sends each role's `max_tokens` and `extra_body`.
+
+        One token limit per request: a per-call `max_tokens` or `max_completion_tokens` replaces
+        the config's limit and is sent under the name the backbone config uses (DashScope-style
+        endpoints take `max_tokens`, OpenAI's newer models `max_completion_tokens`), so a method
+        config need not know which one its backbone's endpoint accepts."""
+        base, call = dict(self.sampling), dict(sampling)
         extra = {**self.extra_body, **(call.pop("extra_body", None) or {})}
-        return {"model": self.model, "messages": messages, **self.sampling, **call, **extra}
+        call_limits = [k for k in TOKEN_LIMIT_KEYS if k in call]
+        if call_limits:
+            value = call[call_limits[0]]
+            for k in call_limits:
+                call.pop(k)
+            config_limits = [k for k in TOKEN_LIMIT_KEYS if k in base]
+            for k in config_limits:
+                base.pop(k)
+            call[config_limits[0] if config_limits else call_limits[0]] = value
+        return {"model": self.model, "messages": messages, **base, **call, **extra}
 
     def request_bytes(self, messages: list[Message], sampling: dict[str, Any]) -> bytes:
         """`request_body` as JSON bytes, reusing the messages' bytes when they carry them."""
@@ -319,6 +407,7 @@ class OpenAIBackbone(Backbone):
     def _transport(self) -> "Transport":
         """This loop's HTTP transport (created on first use inside the loop)."""
         loop = asyncio.get_running_loop()
+<<<<<<< HEAD
         t = self._transports.get(loop)
         if t is None:
             headers = {"Content-Type": "application/json"}
@@ -327,11 +416,38 @@ class OpenAIBackbone(Backbone):
             t = TRANSPORTS[self.transport](headers=headers, limit=self.max_inflight, timeout_s=self.timeout_s)
             self._transports[loop] = t
         return t
+=======
+        shards = self._clients.get(loop)
+        if shards is None:
+            headers = {"Content-Type": "application/json", **self.auth_headers()}
+            n = -(-self.max_inflight // SHARD_CONNECTIONS)
+            size = -(-self.max_inflight // n)
+            limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+            shards = [[httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(self.timeout_s)), 0] for _ in range(n)]
+            self._clients[loop] = shards
+        return shards
+
+    async def _post(self, url: str, body: dict[str, Any]) -> httpx.Response:
+        shard = min(self._shards(), key=lambda s: s[1])  # least loaded: never above its pool size
+        shard[1] += 1
+        try:
+            return await shard[0].post(url, json=body)
+        finally:
+            shard[1] -= 1
+>>>>>>> main
+
+    def auth_headers(self) -> dict[str, str]:
+        """The Authorization header, chosen explicitly: Basic from the URL's credentials, else the
+        Bearer key (none for a keyless local endpoint that was given no key)."""
+        if self._basic:
+            token = base64.b64encode(f"{self._basic[0]}:{self._basic[1]}".encode()).decode()
+            return {"Authorization": f"Basic {token}"}
+        return {"Authorization": f"Bearer {self._key}"} if self._key else {}
 
     def _redact(self, text: str) -> str:
-        """`text` without the key or URL credentials (a transport error may quote the URL)."""
-        text = text.replace(self.base_url, self.display_url)
-        return text.replace(self._key, "***") if self._key else text
+        """`text` without the key, URL credentials or any Authorization value (a transport error
+        may quote the URL; an error body may echo the request's headers)."""
+        return redact_secrets(text, self._secrets)
 
     def backoff_s(self, n: int) -> float:
         """Full-jitter exponential backoff before retry n (0-based), capped at backoff_cap_s."""
@@ -347,9 +463,17 @@ class OpenAIBackbone(Backbone):
                 latency = time.perf_counter() - t0
         except TimeoutError:
             raise _Retry(f"timeout after {self.timeout_s:g}s") from None
+<<<<<<< HEAD
         except TransportFailure as e:  # connection refused/reset, server closed without reply
             raise _Retry(self._redact(str(e))[:200]) from None
         status = resp.status
+=======
+        except httpx.ConnectError as e:  # nothing accepts connections there
+            raise _Retry(f"connection refused ({type(e).__name__}: {self._redact(str(e))[:200]})", refused=True) from None
+        except httpx.TransportError as e:  # connection refused/reset, server closed without reply
+            raise _Retry(f"{type(e).__name__}: {self._redact(str(e))[:200]}") from None
+        status = resp.status_code
+>>>>>>> main
         if 200 <= status < 300:
             try:
                 data = orjson.loads(resp.body)
@@ -395,6 +519,15 @@ class OpenAIBackbone(Backbone):
                 e.retries = retries
                 raise
             except _Retry as r:
+                now = time.monotonic()
+                if r.refused:
+                    self._refused_since = self._refused_since or now
+                    if now - self._refused_since > self.refused_window_s:
+                        raise BackboneError(
+                            f"{self.display_url}/chat/completions (backbone '{self.name}') refused every connection for "
+                            f"{now - self._refused_since:.0f}s: the endpoint is down. Fix: start the server, or correct `base_url` "
+                            "(or the variable named by `base_url_env`); then run the same command again to resume",
+                            fatal=True, retries=retries) from None
                 if n == self.max_retries:  # retries holds one event per re-attempt made
                     raise BackboneError(
                         f"{r.error} from {self.display_url}/chat/completions (backbone '{self.name}', model '{self.model}') "
@@ -404,8 +537,11 @@ class OpenAIBackbone(Backbone):
                     ) from None
                 wait = min(self.backoff_cap_s, r.wait_s) if r.wait_s is not None else self.backoff_s(n)
                 retries.append(RetryEvent(attempt=n, error=r.error, wait_s=round(wait, 4)))
+                if self.on_retry is not None:
+                    self.on_retry(self.display_url, r.error, wait, self.name)
                 await asyncio.sleep(wait)
                 continue
+            self._refused_since = None
             return self._completion(data, messages, role, latency, retries)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -413,12 +549,14 @@ class OpenAIBackbone(Backbone):
         choice = data["choices"][0]
         content = choice["message"].get("content")
         text = content if isinstance(content, str) else ""
+        reasoning = choice["message"].get("reasoning_content")
         raw = data.get("usage") if isinstance(data.get("usage"), dict) else None
         calls = native_tool_calls(choice["message"].get("tool_calls"))
         usage = map_usage(raw) or estimate_usage(messages, text + "".join(f"{c.name}{c.arguments}" for c in calls))
         return Completion(
             text=text, role=role, model=str(data.get("model") or self.model), finish_reason=choice.get("finish_reason"),
             usage=usage, raw_usage=raw, retries=retries, latency_s=latency, tool_calls=calls,
+            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
         )
 
     async def aclose(self) -> None:
@@ -447,7 +585,12 @@ def build_openai_backbone(cfg: dict[str, Any], env: Mapping[str, str] = os.envir
                              f"(or set api_key_env: null for an endpoint without keys, e.g. a local vLLM)")
     else:
         key = cfg.get("api_key") or "EMPTY"
+<<<<<<< HEAD
     opts = {k: cfg[k] for k in ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "backoff_base_s", "transport") if cfg.get(k) is not None}
+=======
+    opts = {k: cfg[k] for k in ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "backoff_base_s", "refused_window_s")
+            if cfg.get(k) is not None}
+>>>>>>> main
     backbone = OpenAIBackbone(name=name, model=cfg["model"], base_url=base_url, api_key=key,
                               sampling=cfg.get("sampling") or {}, extra_body=cfg.get("extra_body") or {}, **opts)
     backbone.key_env = key_env

@@ -110,7 +110,7 @@ def test_tools_on_real_cases():
     assert "frequent vomiting and aspiration pneumonia" in req.text
     _, res = ask(env, "order_other_test", question="What did the laryngoscopy show?")
     assert "type III" in res.content
-    env, _ = make_env("sample_24703566", data_dir=str(root), provider="keyword")
+    env, _ = make_env("sample_24703566", data_dir=str(root), provider="keyword", manifest="none")
     _, res = ask(env, "ask_physical_exam", question="What was the BMI and weight?")
     assert res.content != NOT_SPECIFIED and not res.error
     env, _ = make_env("rare1", data_dir=str(root), provider="keyword", pos_section_match=True)

@@ -41,14 +41,43 @@ def test_pos_section_match_reproduces_the_12_char_rule(tmp_path):
 
 def test_real_cases_load():
     root = shared_path("clindiag", "cases")
-    tasks = by_id(ClinDiag(name="clindiag", data_dir=str(root.parent)).load_tasks())
+    tasks = by_id(ClinDiag(name="clindiag", data_dir=str(root.parent), manifest="none").load_tasks())
     assert set(tasks) == {"10588413", "10644272", "rare0", "rare1", "sample_24703566"}
     assert tasks["rare1"]["gold"]["final_diagnosis"] == "Laryngotracheoesophageal cleft"
     assert tasks["sample_24703566"]["subset"] == "sample" and tasks["10588413"]["subset"] == "challenging"
     assert tasks["sample_24703566"]["sections"]["radiographic"] == "None has been performed."
     assert isinstance(tasks["10644272"]["sections"]["lab"][0]["findings"], dict)
-    rare = ClinDiag(name="clindiag", data_dir=str(root), subsets=["rare"]).load_tasks()  # the cases folder works too
+    rare = ClinDiag(name="clindiag", data_dir=str(root), subsets=["rare"], manifest="none").load_tasks()  # the cases folder works too
     assert [t.task_id for t in rare] == ["rare0", "rare1"]
+
+
+def test_upstream_manifest_selects_exactly_the_listed_cases(tmp_path):
+    """Default: upstream's pinned manifest.txt; the five real shared cases plus the project's fixtures
+    give exactly the listed ones, in manifest order, and the manifest says how many were found."""
+    real = shared_path("clindiag", "cases")
+    upstream = shared_path("upstream-src", "PoS@506558c48565317569e117c40feeb6eb57313305", "benchmarks", "ClinDiag", "manifest.txt")
+    cases = tmp_path / "cases"
+    for src in [*real.iterdir(), *(FIXTURES / "cases").iterdir()]:
+        shutil.copytree(src, cases / src.name)
+    shutil.copytree(FIXTURES / "answer_key", tmp_path / "answer_key")
+    listed = [line.strip() for line in upstream.read_text().splitlines() if line.strip()]
+    bench = ClinDiag(name="clindiag", data_dir=str(tmp_path))
+    tasks = bench.load_tasks()
+    present = {p.name for p in cases.iterdir()}
+    expect = [line.rpartition("/")[2] for line in listed if line.rpartition("/")[2] in present]
+    assert [t.task_id for t in tasks] == expect == ["rare0", "rare1", "10588413", "10644272"]
+    m = bench.notes()["data"]["manifest"]
+    assert (m["listed"], m["found"], m["missing"]) == (604, 4, 600) and m["path"] == "benchmarks/ClinDiag/manifest.txt"
+    assert len(listed) == 604 and sum(l.startswith("rare/") for l in listed) == 302
+    # every case folder: the unlisted sample case and the fictional fixture cases come back
+    every = {t.task_id for t in ClinDiag(name="clindiag", data_dir=str(tmp_path), manifest="none").load_tasks()}
+    assert every == present
+
+
+def test_upstream_manifest_with_no_listed_case_names_the_fix(tmp_path):
+    shutil.copytree(FIXTURES / "cases", tmp_path / "cases")
+    with pytest.raises(ClinDiagDataError, match="manifest: none"):
+        ClinDiag(name="clindiag", data_dir=str(tmp_path)).load_tasks()
 
 
 def test_manifest_order_and_missing_case(tmp_path):

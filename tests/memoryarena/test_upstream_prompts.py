@@ -41,13 +41,14 @@ def test_formal_policy_tool_and_judge_are_upstreams_byte_for_byte():
 async def test_environment_shows_the_upstream_policy_and_sends_the_upstream_tool_prompt():
     upstream_src()
 
-    class Tool:
+    from runners.api import Backbone, Completion
+
+    class Tool(Backbone):
         name = model = "t"
         seen: list = []
 
         async def complete(self, messages, *, role, attempt=0, **kw):
             self.seen.append(messages)
-            from runners.api import Completion
             return Completion(text="4", role=role, model="t")
 
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")

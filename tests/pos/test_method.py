@@ -124,7 +124,7 @@ def test_multi_action_turn_gets_one_update_per_action():
         return m, first
     m, first = asyncio.run(go(3))
     assert len(first.tool_calls) == 2 and m.action_count == 3
-    assert [(t["step"], t["action"]) for t in m.transitions] == [(0, 'query {"q": "cpu"}'), (1, 'query {"q": "disk"}')]
+    assert [(t["step"], t["action"]) for t in m.transitions] == [(0, '{"name": "query", "arguments": {"q": "cpu"}}'), (1, '{"name": "query", "arguments": {"q": "disk"}}')]  # upstream's action form
     assert m.transitions[0]["observation"] == "[call-0] query -> cpu ok" and m.transitions[1]["observation"] == "[call-1] query -> disk ok\n2 queries used"
     latest = bb.calls[-1][2][-1]["content"]  # the policy prompt of the second turn: only the last action's observation
     assert "disk ok" in latest and "cpu ok" not in latest
@@ -158,7 +158,8 @@ def test_sampling_per_role_follows_the_released_configs():
         want = {"agent": agent, "state": state, "sentinel": sentinel}
         assert {role for role, _ in seen} == {"agent", "state", "sentinel"}
         for (role, p), s in seen.items():
-            assert s == {"temperature": 0, "max_completion_tokens": want[role]}, (bench, role, p, s)
+            json_mode = {} if role == "agent" else {"response_format": {"type": "json_object"}}  # JSON roles (item: per-role request settings)
+            assert s == {"temperature": 0, "max_completion_tokens": want[role], **json_mode}, (bench, role, p, s)
 
 
 def test_forced_submission_directive_on_the_last_turn_only():

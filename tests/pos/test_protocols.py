@@ -35,11 +35,17 @@ def test_render_prefers_extras_then_json_message_then_fallback():
 
 
 @pytest.mark.parametrize("text, kind", [("", "empty"), ("no json here", "bad_json"), ("[1, 2]", "bad_json"),
-                                        ('{"issues": [], "extra": 1}', "bad_field"), ('{"issues": "none"}', "bad_field"),
+                                        ('{"verdict": "ok"}', "bad_field"), ('{"issues": "none"}', "bad_field"),
                                         ('{"issues": [{"targets": "s1"}]}', "bad_field")])
 def test_audit_parse_is_total(text, kind):
     parsed = AuditProtocol().parse(text)
     assert not parsed.ok and parsed.errors[0].kind == kind
+
+
+def test_audit_reply_with_extra_keys_is_read_as_upstream():
+    """upstream beliefSentinel.py reads `payload.get("issues")`: other top-level keys do not matter."""
+    parsed = AuditProtocol().parse('{"issues": [], "summary": "consistent", "confidence": 0.9}')
+    assert parsed.ok and parsed.blocks["json"] == {"issues": []}
 
 
 def test_json_in_fences_and_prose_is_accepted():

@@ -54,7 +54,7 @@ def test_contradictory_update_is_caught_and_repaired():
     assert set(m.belief.world.states) == {"s1"}
     repair = bb.payloads("pos-delta")[1]["repair"]
     assert repair["issue"]["targets"] == ["s2"] and repair["audit_mode"] == "local" and repair["base_step"] == -1
-    assert bb.payloads("pos-delta")[1]["transition"]["action"] == 'act {"command": "open drawer 1"}'
+    assert bb.payloads("pos-delta")[1]["transition"]["action"] == "open drawer 1"
     # the delta model never sees raw history: only the belief and this transition
     assert set(bb.payloads("pos-delta")[0]) == {"belief", "transition", "mode_example"}
 
@@ -86,6 +86,21 @@ def test_quote_from_another_step_is_not_an_issue():
     bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED])],
                         "pos-audit": [{"issues": []}, issue("Find the key", step=0)]})  # the task text is not step 0's evidence
     assert run_two_steps(bb).step_log()["update"]["status"] == "validated"
+
+
+def test_lenient_sentinel_reply_validates_the_update():
+    """An extra top-level key and a string evidence_step: upstream discards the issue as ungrounded
+    (its step lookup finds nothing) and validates the candidate; the update is not rejected."""
+    reply = issue("The drawer 1 is open") | {"verdict": "one issue"}
+    reply["issues"][0]["evidence_step"] = "0"
+    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED])],
+                        "pos-audit": [{"issues": [], "note": "init looks fine"}, reply]})
+    m = run_two_steps(bb)
+    log = m.step_log()
+    assert log["update"]["status"] == "validated" and log["audit"]["verdict"] == "clean"
+    assert "not an integer trajectory step" in log["audit"]["discarded"][0]["why"]
+    assert set(m.belief.world.states) == {"s1", "s2"} and not log["protocol_errors"]
+    assert len(bb.payloads("pos-delta")) == 1  # no repair: the issue did not count
 
 
 def test_issue_that_survives_repair_is_rejected_and_old_belief_kept():

@@ -48,6 +48,20 @@ def test_sigkill_then_resume(tmp_path, baseline, points):
     # 2 methods (full_context, flowstate) × (math 3 + phys 2 tasks) × 2 trials
     assert episode_lines(tmp_path) == 2 * (3 + 2) * 2
     assert metrics_csv(tmp_path / "offline_demo" / "tables" / "metrics.csv") == baseline
+    assert_transcripts_complete(tmp_path / "offline_demo")
+
+
+def assert_transcripts_complete(root):
+    """Every call of every surviving record reads back in full from its cell's transcripts."""
+    from runners.results import open_experiment
+
+    n = 0
+    for cell in open_experiment(root).cells:
+        for ep in cell.episodes(errors=True):
+            for call in ep.calls():
+                assert call.has_transcript and len(call.messages) == call.n_messages > 0 and call.text
+                n += 1
+    assert n > 0
 
 
 def test_ctrl_c_says_how_to_resume(tmp_path, baseline):

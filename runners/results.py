@@ -1,0 +1,213 @@
+"""Reading results in Python: experiment → cells → episodes → requests → steps → calls.
+
+    from runners.results import open_experiment
+
+    exp = open_experiment("results/offline_demo")
+    cell = exp.cells[0]                       # or exp.cell("full_context__scripted__...")
+    ep = cell.episode("formal_reasoning_math-0", trial=0)
+    for step in ep.steps:                     # every request's steps, in order
+        for call in step.calls:
+            call.messages                     # the exact message list the backbone received
+            call.text                         # the raw text it returned (None: failed call)
+
+Records are the pydantic models of `runners.episode` (`EpisodeRecord`, `RequestRecord`,
+`StepRecord`, `CallLog`); `Call` adds the transcript (`messages`, `text`, `reasoning`, `tools`)
+read lazily from the cell's `transcripts.sqlite` (runners/transcripts.py). A call recorded
+before transcripts existed has `call.has_transcript == False` and its text properties raise
+`TranscriptError` with the reason.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterator
+
+from runners.episode import CallLog, EpisodeRecord, RequestRecord, StepRecord
+from runners.store import EPISODES, ERRORS, MANIFEST, StoreError, load_cell, read_jsonl
+from runners.transcripts import TranscriptError, TranscriptReader
+
+
+@dataclass
+class Call:
+    """One model call: the record's `CallLog` fields (`role`, `usage`, `cached`, `latency_s`,
+    `finish_reason`, `retries`, `attempt`, `sampling` …) plus its transcript."""
+
+    log: CallLog
+    reader: TranscriptReader
+    where: str = ""  # "task", "begin", "step", "end", "unfinished"
+
+    def __getattr__(self, name: str) -> Any:  # CallLog fields
+        if name in ("log", "reader"):
+            raise AttributeError(name)
+        return getattr(self.log, name)
+
+    @property
+    def has_transcript(self) -> bool:
+        return self.log.prompt is not None
+
+    def _need(self) -> None:
+        if not self.has_transcript:
+            raise TranscriptError("no transcript recorded for this call (written before transcripts existed, or with runner.transcripts=false)")
+
+    @cached_property
+    def messages(self) -> list[dict[str, Any]]:
+        self._need()
+        return self.reader.messages(self.log.prompt)
+
+    @cached_property
+    def text(self) -> str | None:
+        self._need()
+        return self.reader.text(self.log.reply)
+
+    @cached_property
+    def reasoning(self) -> str | None:
+        self._need()
+        return self.reader.text(self.log.reasoning)
+
+    @cached_property
+    def tools(self) -> list[dict[str, Any]] | None:
+        self._need()
+        return self.reader.blob_json(self.log.tools)
+
+
+@dataclass
+class Step:
+    record: StepRecord
+    request: "Request"
+    calls: list[Call]
+
+    def __getattr__(self, name: str) -> Any:  # t, observation, decision, method, overhead_s
+        if name in ("record", "request", "calls"):
+            raise AttributeError(name)
+        return getattr(self.record, name)
+
+    @property
+    def protocol_errors(self) -> list[Any]:
+        return list((self.record.method or {}).get("protocol_errors") or [])
+
+
+@dataclass
+class Request:
+    record: RequestRecord
+    steps: list[Step] = field(default_factory=list)
+    begin_calls: list[Call] = field(default_factory=list)
+    end_calls: list[Call] = field(default_factory=list)
+
+    def __getattr__(self, name: str) -> Any:  # request, outcome, method
+        if name in ("record", "steps", "begin_calls", "end_calls"):
+            raise AttributeError(name)
+        return getattr(self.record, name)
+
+
+class Episode:
+    def __init__(self, record: EpisodeRecord, reader: TranscriptReader) -> None:
+        self.record = record
+        self.reader = reader
+        wrap = lambda logs, where: [Call(c, reader, where) for c in logs]  # noqa: E731
+        self.task_calls = wrap(record.task_calls, "task")
+        self.unfinished_calls = wrap(record.unfinished_calls, "unfinished")
+        self.requests: list[Request] = []
+        for rr in record.requests:
+            req = Request(rr, begin_calls=wrap(rr.begin_calls, "begin"), end_calls=wrap(rr.end_calls, "end"))
+            req.steps = [Step(s, req, wrap(s.calls, "step")) for s in rr.steps]
+            self.requests.append(req)
+
+    def __getattr__(self, name: str) -> Any:  # cell, task_id, trial, status, scores, usage_by_role …
+        if name in ("record", "reader", "requests", "task_calls", "unfinished_calls"):
+            raise AttributeError(name)
+        return getattr(self.record, name)
+
+    def __repr__(self) -> str:
+        return f"Episode({self.record.cell!r}, {self.record.task_id!r}, trial={self.record.trial}, status={self.record.status!r})"
+
+    @property
+    def steps(self) -> list[Step]:
+        return [s for r in self.requests for s in r.steps]
+
+    def calls(self) -> Iterator[Call]:
+        """Every call of the episode, in the order it was made."""
+        yield from self.task_calls
+        for r in self.requests:
+            yield from r.begin_calls
+            for s in r.steps:
+                yield from s.calls
+            yield from r.end_calls
+        yield from self.unfinished_calls
+
+    @property
+    def has_transcript(self) -> bool:
+        return any(c.has_transcript for c in self.calls())
+
+
+class Cell:
+    def __init__(self, path: Path) -> None:
+        self.dir = Path(path)
+        self.name = self.dir.name
+        self.reader = TranscriptReader(self.dir)
+
+    def __repr__(self) -> str:
+        return f"Cell({self.name!r})"
+
+    @cached_property
+    def manifest(self) -> dict[str, Any]:
+        return load_cell(self.dir)[0]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.manifest.get("config", {})
+
+    @property
+    def method(self) -> str:
+        return self.config.get("method", {}).get("name", "?")
+
+    @property
+    def backbone(self) -> str:
+        return self.config.get("backbone", {}).get("name", "?")
+
+    @property
+    def benchmark(self) -> str:
+        return self.config.get("benchmark", {}).get("name", "?")
+
+    def records(self, errors: bool = False) -> list[dict[str, Any]]:
+        """Finished episode records as dicts (deduplicated; `errors=True` adds errors.jsonl's)."""
+        out = load_cell(self.dir)[1]
+        if errors:
+            out += read_jsonl(self.dir / ERRORS)[0]
+        return out
+
+    def episodes(self, errors: bool = False) -> list[Episode]:
+        return [Episode(EpisodeRecord.model_validate(r), self.reader) for r in self.records(errors)]
+
+    def episode(self, task_id: str, trial: int = 0) -> Episode:
+        for r in self.records(errors=True):
+            if r["task_id"] == task_id and int(r["trial"]) == trial:
+                return Episode(EpisodeRecord.model_validate(r), self.reader)
+        raise KeyError(f"no episode ({task_id!r}, trial {trial}) in {self.dir}/{EPISODES} or {ERRORS}")
+
+
+class Experiment:
+    def __init__(self, path: Path) -> None:
+        self.dir = Path(path)
+        if not self.dir.is_dir():
+            raise StoreError(f"no results directory {self.dir}; run `python -m runners.sweep` first")
+        self.cells = [Cell(d) for d in sorted(p for p in self.dir.iterdir() if (p / MANIFEST).exists())]
+
+    @property
+    def name(self) -> str:
+        return self.dir.name
+
+    def __repr__(self) -> str:
+        return f"Experiment({str(self.dir)!r}, {len(self.cells)} cells)"
+
+    def cell(self, name: str) -> Cell:
+        for c in self.cells:
+            if c.name == name:
+                return c
+        raise KeyError(f"no cell {name!r} in {self.dir}; cells: {', '.join(c.name for c in self.cells)}")
+
+
+def open_experiment(path: str | Path) -> Experiment:
+    """The experiment at `results/<experiment>`."""
+    return Experiment(Path(path))
+

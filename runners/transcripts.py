@@ -1,0 +1,419 @@
+"""The transcript store: what every model call sent and what came back, per cell.
+
+`results/<experiment>/<cell>/transcripts.sqlite` holds the *text*; `episodes.jsonl` holds the
+*references*. Each `CallLog` in an episode record names
+
+- `prompt`: the head of its message list (a hash chain, below) and `n_messages`;
+- `reply` / `reasoning`: the raw completion text and the `reasoning_content` the endpoint sent;
+- `tools`: the tool schemas sent, as one blob;
+
+beside its inline finish reason, usage, retries, cache hit, latency, attempt and sampling.
+
+Content addressing keeps this linear in the distinct text. Full Context resends its whole
+history each step (as a growing message list, or as one user message whose history section
+grows), so naive call records grow quadratically. Here:
+
+- every distinct message is stored once (`blobs`: blake2b-128 of its canonical JSON → bytes), so
+  a system prompt shared by every call of every episode of the cell is one row;
+- a new message that repeats the same-position message of the caller's previous prompt with a
+  changed middle (the growing history section) is stored as a *delta* of that message: the
+  number of lines kept from its start and end, plus the new lines, zlib-compressed (delta chains
+  are cut at `MAX_DELTA_DEPTH`, so a read applies a bounded number of deltas);
+- a message list is a *run* (`nodes`): the longest prefix it shares with an earlier prompt of the
+  episode (`parent`, `take` messages of its start), the hashes of its new messages, and how many
+  messages of the parent's end it repeats (`tail`). A node's key is the hash chain of its
+  whole message list (h_i = H(h_{i-1}, message_i)), so identical prompts share one node.
+
+Durability, like `episodes.jsonl`: the cell writes an episode's blobs and nodes in one SQLite
+transaction (synchronous=FULL, rollback journal) *before* appending its record line. A kill -9
+mid-transaction is rolled back on the next open (SQLite's hot-journal recovery: the torn tail
+repairs itself); a kill between the commit and the record line leaves blobs nothing references
+yet, which the re-run of that episode reuses (same content, same hash). So every record line
+that exists can be read back in full, and nothing a finished record points to is ever lost.
+A database SQLite cannot open or check is moved aside (`transcripts.corrupt-<n>.sqlite`, never
+deleted) and a fresh one started; the viewer then shows "transcript missing" for old records.
+
+Records written before transcripts existed have `prompt = None`: "no transcript recorded".
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import threading
+import zlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from runners.episode import CallLog, EpisodeRecord
+
+TRANSCRIPTS = "transcripts.sqlite"
+SCHEMA_VERSION = 1
+# Sampling keys that could carry credentials are never recorded (the key lives in the backbone,
+# never in per-call sampling; this is a guard against a method passing headers through).
+_SECRET_KEYS = ("api_key", "authorization", "headers", "extra_headers", "password", "token_env", "api_key_env")
+
+
+class TranscriptError(RuntimeError):
+    pass
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def canonical(obj: Any) -> bytes:
+    """The bytes a message (or tool list) is stored and hashed as: sorted keys, UTF-8, compact."""
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8", "surrogatepass")
+
+
+def chain(parent: str, piece: str) -> str:
+    return digest(f"{parent}:{piece}".encode())
+
+
+def _b(h: str) -> bytes:
+    """A hex hash as stored (16 bytes; the root parent "" is b"")."""
+    return bytes.fromhex(h)
+
+
+def clean_sampling(sampling: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in sampling.items() if not any(s in k.lower() for s in _SECRET_KEYS)}
+
+
+class Pending:
+    """Blobs and nodes one call introduced, carried on its CallLog until the cell stores them."""
+
+    __slots__ = ("blobs", "nodes")
+
+    def __init__(self) -> None:
+        self.blobs: dict[str, bytes | tuple[str, bytes]] = {}  # hash -> bytes, or (base hash, delta)
+        self.nodes: dict[str, tuple[str, int, bytes, int]] = {}
+
+
+RECENT = 16  # message lists of this many recent prompts are kept to find a shared tail
+MAX_DELTA_DEPTH = 32
+RAW, ZLIB, DELTA = 0, 1, 2  # blob codecs
+
+
+def lines(text: str) -> list[str]:
+    """`text` cut after each "\\n" (only: the viewer's JavaScript splits the same way)."""
+    return [x for x in re.split(r"(?<=\n)", text) if x]
+
+
+def split_message(m: dict[str, Any]) -> tuple[dict[str, Any], list[str]] | None:
+    """(the message without its text, the text's lines) for a text message, else None."""
+    content = m.get("content")
+    if not isinstance(content, str):
+        return None
+    return {k: v for k, v in m.items() if k != "content"}, lines(content)
+
+
+def make_delta(base: dict[str, Any], new: dict[str, Any]) -> bytes | None:
+    """`new` as lines kept from `base`'s start and end plus new lines, or None when not worth it."""
+    a, b = split_message(base), split_message(new)
+    if a is None or b is None:
+        return None
+    (_, al), (bhead, bl) = a, b
+    pre = 0
+    while pre < min(len(al), len(bl)) and al[pre] == bl[pre]:
+        pre += 1
+    suf = 0
+    while suf < min(len(al), len(bl)) - pre and al[-1 - suf] == bl[-1 - suf]:
+        suf += 1
+    middle = "".join(bl[pre:len(bl) - suf])
+    if len(middle) * 2 > len(new.get("content") or ""):
+        return None  # mostly new text: store it whole
+    return canonical({"m": bhead, "p": pre, "s": suf, "x": middle})
+
+
+def apply_delta(base: dict[str, Any], delta: bytes) -> dict[str, Any]:
+    d = json.loads(delta)
+    old = lines(str(base.get("content") or ""))
+    tail = old[len(old) - d["s"]:] if d["s"] else []
+    return {**d["m"], "content": "".join(old[:d["p"]]) + d["x"] + "".join(tail)}
+
+
+class Encoder:
+    """Turns one episode's calls into references + pending blobs. One per recording backbone;
+    it remembers what it already handed out so each blob travels with the first call that used it."""
+
+    def __init__(self) -> None:
+        self._seen: set[str] = set()
+        self._runs: dict[str, tuple[str, int]] = {}  # prefix hash -> (node holding it, its length)
+        self._recent: dict[str, list[str]] = {}  # message hashes of the last RECENT nodes (for the shared tail)
+        self._last: dict[str, list[tuple[str, dict[str, Any]]]] = {}  # role -> previous prompt (delta bases)
+        self._depth: dict[str, int] = {}  # delta chain length of each delta-stored message
+
+    def blob(self, data: bytes, pending: Pending) -> str:
+        h = digest(data)
+        if h not in self._seen:
+            self._seen.add(h)
+            pending.blobs[h] = data
+        return h
+
+    def text(self, text: str | None, pending: Pending) -> str | None:
+        return None if text is None else self.blob(text.encode("utf-8", "surrogatepass"), pending)
+
+    def message(self, m: dict[str, Any], base: tuple[str, dict[str, Any]] | None, pending: Pending) -> str:
+        data = canonical(m)
+        h = digest(data)
+        if h in self._seen:
+            return h
+        self._seen.add(h)
+        if base is not None and m.get("role") == base[1].get("role") and self._depth.get(base[0], 0) < MAX_DELTA_DEPTH:
+            delta = make_delta(base[1], m)
+            if delta is not None:
+                pending.blobs[h] = (base[0], delta)
+                self._depth[h] = self._depth.get(base[0], 0) + 1
+                return h
+        pending.blobs[h] = data
+        return h
+
+    def messages(self, messages: list[dict[str, Any]], pending: Pending, role: str = "") -> str:
+        """The node key of `messages` ("" for an empty list)."""
+        prev = self._last.get(role) or []
+        hs = [self.message(m, prev[i] if i < len(prev) else None, pending) for i, m in enumerate(messages)]
+        self._last[role] = list(zip(hs, messages))
+        prefix = [""]
+        for mh in hs:
+            prefix.append(chain(prefix[-1], mh))
+        head = prefix[-1]
+        if not hs or self._runs.get(head, ("", -1))[0] == head:
+            return head  # stored before as a node of its own
+        keep = len(hs)
+        while keep > 0 and prefix[keep] not in self._runs:
+            keep -= 1
+        parent, take = self._runs[prefix[keep]] if keep else ("", 0)
+        tail = 0
+        before = self._recent.get(parent)
+        if before is not None:  # also share the end (a prompt that changed in the middle)
+            while tail < min(len(before) - take, len(hs) - keep) and before[-1 - tail] == hs[-1 - tail]:
+                tail += 1
+        pending.nodes[head] = (parent, take, b"".join(_b(h) for h in hs[keep:len(hs) - tail]), tail)
+        for j in range(keep + 1, len(hs) + 1):
+            self._runs.setdefault(prefix[j], (head, j))
+        self._runs[head] = (head, len(hs))
+        self._recent[head] = hs
+        while len(self._recent) > RECENT:
+            del self._recent[next(iter(self._recent))]
+        return head
+
+
+def episode_calls(rec: "EpisodeRecord") -> Iterator["CallLog"]:
+    yield from rec.task_calls
+    for rr in rec.requests:
+        yield from rr.begin_calls
+        for s in rr.steps:
+            yield from s.calls
+        yield from rr.end_calls
+    yield from rec.unfinished_calls
+
+
+def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
+    if readonly:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
+    else:
+        db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        db.execute("PRAGMA journal_mode=DELETE")
+        db.execute("PRAGMA synchronous=FULL")
+    db.execute("PRAGMA busy_timeout=5000")
+    return db
+
+
+class TranscriptStore:
+    """The writer of one cell's transcripts (the cell's lock file already makes it the only one)."""
+
+    def __init__(self, cell_dir: Path) -> None:
+        self.path = Path(cell_dir) / TRANSCRIPTS
+        self._db: sqlite3.Connection | None = None
+        self._lock = threading.Lock()  # put() may be called from a writer thread
+        self.moved_aside: Path | None = None
+
+    def open(self) -> "TranscriptStore":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = self._open_checked()
+        except sqlite3.DatabaseError as e:
+            n = 1
+            while (aside := self.path.with_name(f"transcripts.corrupt-{n}.sqlite")).exists():
+                n += 1
+            self.path.rename(aside)
+            for suffix in ("-journal",):
+                j = self.path.with_name(self.path.name + suffix)
+                if j.exists():
+                    j.rename(aside.with_name(aside.name + suffix))
+            self.moved_aside = aside
+            import warnings
+
+            warnings.warn(f"{self.path} could not be read ({e}); moved aside to {aside.name} and started a new one "
+                          "(older episodes of this cell show 'transcript missing')", stacklevel=2)
+            self._db = self._open_checked()
+        return self
+
+    def _open_checked(self) -> sqlite3.Connection:
+        db = _connect(self.path)
+        try:
+            if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError("quick_check failed")
+            db.executescript(
+                "CREATE TABLE IF NOT EXISTS blobs (h BLOB PRIMARY KEY, codec INTEGER NOT NULL, base BLOB NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;"
+                "CREATE TABLE IF NOT EXISTS nodes (h BLOB PRIMARY KEY, parent BLOB NOT NULL, take INTEGER NOT NULL, pieces BLOB NOT NULL, tail INTEGER NOT NULL) WITHOUT ROWID;"
+                "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);"
+            )
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
+
+    def put(self, rec: "EpisodeRecord") -> int:
+        """Store the blobs and nodes `rec`'s calls introduced, durably, in one transaction.
+        Call before the record line is appended. Returns the number of new rows offered."""
+        blobs: dict[str, bytes | tuple[str, bytes]] = {}
+        nodes: dict[str, tuple[str, int, bytes, int]] = {}
+        for c in episode_calls(rec):
+            p = c.pending_transcript()
+            if p is not None:
+                blobs.update(p.blobs)
+                nodes.update(p.nodes)
+        if not (blobs or nodes):
+            return 0
+        rows = []
+        for h, data in blobs.items():
+            if isinstance(data, tuple):
+                rows.append((_b(h), DELTA, _b(data[0]), zlib.compress(data[1], 6)))
+                continue
+            z = zlib.compress(data, 6)
+            rows.append((_b(h), ZLIB, b"", z) if len(z) < len(data) else (_b(h), RAW, b"", data))
+        assert self._db is not None, "TranscriptStore.open() first"
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", rows)
+                self._db.executemany("INSERT OR IGNORE INTO nodes VALUES (?, ?, ?, ?, ?)",
+                                     [(_b(h), _b(p), take, new, tail) for h, (p, take, new, tail) in nodes.items()])
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        for c in episode_calls(rec):
+            c.clear_pending_transcript()
+        return len(rows) + len(nodes)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+
+class TranscriptReader:
+    """Reads one cell's transcripts (read-only; safe while a sweep writes the cell)."""
+
+    def __init__(self, cell_dir: Path) -> None:
+        self.path = Path(cell_dir) / TRANSCRIPTS
+        self._db: sqlite3.Connection | None = None
+        self._blob_cache: dict[str, Any] = {}
+        self._node_cache: dict[str, tuple[str, int, list[str], int]] = {}
+        self._bytes_cache: dict[str, bytes] = {}
+
+    @property
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            if not self.path.exists():
+                raise TranscriptError(f"{self.path} does not exist (the cell was run without transcripts)")
+            self._db = _connect(self.path, readonly=True)
+        return self._db
+
+    def blob_bytes(self, h: str) -> bytes:
+        """A blob's bytes (a delta-stored message rebuilt from its base chain)."""
+        if h in self._bytes_cache:
+            return self._bytes_cache[h]
+        deltas: list[bytes] = []
+        cur = h
+        while True:
+            row = self._conn().execute("SELECT codec, base, data FROM blobs WHERE h = ?", (_b(cur),)).fetchone()
+            if row is None:
+                raise TranscriptError(f"blob {cur} is missing from {self.path}")
+            codec, base, data = row
+            if codec != DELTA:
+                out = zlib.decompress(data) if codec == ZLIB else bytes(data)
+                break
+            deltas.append(zlib.decompress(data))
+            cur = bytes(base).hex()
+            if cur in self._bytes_cache:
+                out = self._bytes_cache[cur]
+                break
+        if deltas:
+            msg = json.loads(out)
+            for delta in reversed(deltas):
+                msg = apply_delta(msg, delta)
+            out = canonical(msg)
+        if len(self._bytes_cache) > 4096:
+            self._bytes_cache.clear()
+        self._bytes_cache[h] = out
+        return out
+
+    def text(self, h: str | None) -> str | None:
+        if h is None:
+            return None
+        return self.blob_bytes(h).decode("utf-8", "surrogatepass")
+
+    def blob_json(self, h: str | None) -> Any:
+        if h is None:
+            return None
+        if h not in self._blob_cache:
+            self._blob_cache[h] = json.loads(self.blob_bytes(h))
+        return self._blob_cache[h]
+
+    def node(self, h: str) -> tuple[str, int, list[str], int]:
+        """(parent, pieces kept from the parent's start, own new piece hashes, pieces kept from
+        the parent's end) of a prompt node."""
+        node = self._node_cache.get(h)
+        if node is None:
+            row = self._conn().execute("SELECT parent, take, pieces, tail FROM nodes WHERE h = ?", (_b(h),)).fetchone()
+            if row is None:
+                raise TranscriptError(f"prompt node {h} is missing from {self.path}")
+            new = bytes(row[2])
+            node = self._node_cache[h] = (bytes(row[0]).hex(), int(row[1]), [new[i:i + 16].hex() for i in range(0, len(new), 16)], int(row[3]))
+        return node
+
+    def piece_hashes(self, head: str | None) -> list[str]:
+        """The piece hashes of a prompt node, first piece first."""
+        path: list[tuple[int, list[str], int]] = []
+        h = head or ""
+        while h:
+            parent, take, new, tail = self.node(h)
+            path.append((take, new, tail))
+            h = parent
+        out: list[str] = []
+        for take, new, tail in reversed(path):  # root first, each node edits what its parent built
+            out = out[:take] + new + (out[len(out) - tail:] if tail else [])
+        return out
+
+    def messages(self, head: str | None) -> list[dict[str, Any]]:
+        """The exact message list of a prompt node."""
+        return [json.loads(self.blob_bytes(m)) for m in self.piece_hashes(head)]
+
+    def all_blobs(self) -> Iterable[tuple[str, bytes]]:
+        """Every stored blob's bytes, deltas rebuilt (for audits such as the key-leak test)."""
+        for (h,) in self._conn().execute("SELECT h FROM blobs").fetchall():
+            yield bytes(h).hex(), self.blob_bytes(bytes(h).hex())
+
+    def stats(self) -> dict[str, int]:
+        db = self._conn()
+        raw = sum(len(b) for _, b in self.all_blobs())
+        stored = db.execute("SELECT COALESCE(SUM(LENGTH(data)), 0), COUNT(*) FROM blobs").fetchone()
+        nodes = db.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
+        return {"blobs": stored[1], "blob_bytes_raw": raw, "blob_bytes_stored": stored[0], "nodes": nodes,
+                "file_bytes": self.path.stat().st_size}
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None

@@ -1,0 +1,600 @@
+// The report's viewer. Everything from the results is untrusted text: the DOM is built with
+// createElement / createElementNS, textContent and setAttribute only; nothing is parsed as HTML.
+(function () {
+  'use strict';
+  const INDEX = JSON.parse(document.getElementById('index').textContent);
+  const F = {};
+  INDEX.episode_fields.forEach((f, i) => { F[f] = i; });
+  const EPS = INDEX.episodes;
+  const CELLS = INDEX.cells;
+  const PALETTE = ['#2f6fb3', '#d9534f', '#2e8b57', '#e69f00', '#8e44ad', '#16a2b8', '#7f7f7f', '#bcbd22', '#c2185b', '#5d4037'];
+  const METHOD_ROLES = ['agent', 'tool', 'state', 'memory', 'sentinel'];
+  const SVGNS = 'http://www.w3.org/2000/svg';
+
+  // ------------------------------------------------------------------ DOM helpers
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    setAttrs(e, attrs);
+    append(e, kids);
+    return e;
+  }
+  function sv(tag, attrs, ...kids) {
+    const e = document.createElementNS(SVGNS, tag);
+    setAttrs(e, attrs);
+    append(e, kids);
+    return e;
+  }
+  function setAttrs(e, attrs) {
+    if (!attrs) return;
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k.startsWith('on') && typeof v === 'function') e.addEventListener(k.slice(2), v);
+      else if (k === 'text') e.textContent = String(v);
+      else e.setAttribute(k, String(v));
+    }
+  }
+  function append(e, kids) {
+    for (const k of kids.flat(Infinity)) {
+      if (k === undefined || k === null || k === false) continue;
+      e.appendChild(k instanceof Node ? k : document.createTextNode(String(k)));
+    }
+  }
+  function clear(e) { while (e.firstChild) e.removeChild(e.firstChild); return e; }
+  function pre(text, cls) { return el('pre', { class: cls }, text === undefined || text === null ? '' : String(text)); }
+  function json(v) { return JSON.stringify(v, null, 1); }
+  function jsonBlock(label, v, open) {
+    const d = el('details', { open: open ? 'open' : null }, el('summary', null, label));
+    let filled = false;
+    const fill = () => { if (!filled) { filled = true; d.appendChild(pre(json(v))); } };
+    if (open) fill(); else d.addEventListener('toggle', fill);
+    return d;
+  }
+  function lazyDetails(summary, build, cls) {
+    const d = el('details', { class: cls }, el('summary', null, summary));
+    let built = false;
+    d.addEventListener('toggle', () => { if (d.open && !built) { built = true; append(d, [build()]); } });
+    return d;
+  }
+  function fmtNum(n) { return n === null || n === undefined ? '–' : Number(n).toLocaleString('en-US'); }
+  function fmtPct(x) { return x === null || x === undefined ? '–' : (Math.round(x * 1000) / 10) + '%'; }
+  function table(header, rows, rowAttrs) {
+    const t = el('table', null, el('thead', null, el('tr', null, header.map(h => el('th', null, h)))));
+    const tb = el('tbody');
+    rows.forEach((r, i) => tb.appendChild(el('tr', rowAttrs ? rowAttrs(r, i) : null, r.map(c => c instanceof Node ? el('td', null, c) : el('td', null, c === null || c === undefined ? '–' : String(c))))));
+    t.appendChild(tb);
+    return t;
+  }
+  function cellLabel(ci) { const c = CELLS[ci]; return c.method + ' · ' + c.benchmark + ' · ' + c.backbone; }
+  function color(i) { return PALETTE[i % PALETTE.length]; }
+
+  // ------------------------------------------------------------------ episode payloads (lazy)
+  const cache = new Map();
+  async function loadEpisode(i) {
+    if (cache.has(i)) return cache.get(i);
+    const node = document.getElementById('ep-' + i);
+    if (!node) throw new Error('episode ' + i + ' is not in this report');
+    const bin = atob(node.textContent.trim());
+    const bytes = new Uint8Array(bin.length);
+    for (let k = 0; k < bin.length; k++) bytes[k] = bin.charCodeAt(k);
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'));
+    const data = JSON.parse(await new Response(stream).text());
+    const ep = new Episode(data);
+    if (cache.size > 50) cache.delete(cache.keys().next().value);
+    cache.set(i, ep);
+    return ep;
+  }
+
+  class Episode {
+    constructor(data) {
+      this.rec = data.record;
+      this.t = data.transcript || { nodes: {}, blobs: {}, missing: [] };
+      this.msgCache = new Map();
+    }
+    calls() {
+      const r = this.rec, out = [].concat(r.task_calls || []);
+      for (const q of r.requests || []) {
+        out.push(...(q.begin_calls || []));
+        for (const s of q.steps || []) out.push(...(s.calls || []));
+        out.push(...(q.end_calls || []));
+      }
+      return out.concat(r.unfinished_calls || []);
+    }
+    hasTranscript() { return this.calls().some(c => c.prompt !== null && c.prompt !== undefined); }
+    text(h) {
+      if (!h) return null;
+      const b = this.t.blobs[h];
+      if (!b) throw new Error('transcript missing for ' + h);
+      return b[1];
+    }
+    message(h) {
+      if (this.msgCache.has(h)) return this.msgCache.get(h);
+      const b = this.t.blobs[h];
+      if (!b) throw new Error('transcript missing for ' + h);
+      let m;
+      if (b[0] === 't') m = JSON.parse(b[1]);
+      else {
+        const base = this.message(b[1]), d = b[2];
+        const lines = String(base.content || '').split(/(?<=\n)/).filter(x => x !== '');
+        const tail = d.s ? lines.slice(lines.length - d.s) : [];
+        m = Object.assign({}, d.m, { content: lines.slice(0, d.p).join('') + d.x + tail.join('') });
+      }
+      this.msgCache.set(h, m);
+      return m;
+    }
+    messages(head) {
+      const path = [];
+      let h = head || '';
+      while (h) {
+        const n = this.t.nodes[h];
+        if (!n) throw new Error('transcript missing for prompt ' + h);
+        path.push(n);
+        h = n[0];
+      }
+      let out = [];
+      for (let k = path.length - 1; k >= 0; k--) {
+        const [, take, add, tail] = path[k];
+        out = out.slice(0, take).concat(add, tail ? out.slice(out.length - tail) : []);
+      }
+      return out.map(x => this.message(x));
+    }
+  }
+
+  // ------------------------------------------------------------------ layout
+  const app = document.getElementById('app');
+  const tabs = {};
+  const nav = el('nav');
+  const main = el('main');
+  function tab(name, label) {
+    const s = el('section', { class: 'tab', id: 'tab-' + name });
+    tabs[name] = s;
+    nav.appendChild(el('button', { 'data-tab': name, onclick: () => show(name) }, label));
+    main.appendChild(s);
+    return s;
+  }
+  function show(name) {
+    for (const [k, s] of Object.entries(tabs)) s.classList.toggle('active', k === name);
+    for (const b of nav.querySelectorAll('button')) b.classList.toggle('active', b.getAttribute('data-tab') === name);
+  }
+  app.appendChild(el('header', null, el('h1', null, INDEX.experiment), nav,
+    el('span', { class: 'meta' }, CELLS.length + ' cells · ' + EPS.length + ' episodes · generated ' + INDEX.generated_at)));
+  app.appendChild(main);
+  if (INDEX.scripted) main.appendChild(el('div', { class: 'note' }, 'Rows marked [scripted] come from the deterministic scripted backbone: an offline demo, not model results.'));
+
+  // ------------------------------------------------------------------ tables
+  const tTables = tab('tables', 'Tables');
+  tTables.appendChild(el('h2', null, 'Results (rates in %, Tok = method-side tokens in millions; Δ vs ' + INDEX.reference + ')'));
+  if (INDEX.table.header.length) {
+    tTables.appendChild(table(INDEX.table.header, INDEX.table.rows, r => ({ class: String(r[0]).startsWith('  ') ? 'sub' : null })));
+  } else tTables.appendChild(el('p', { class: 'muted' }, 'No finished cells.'));
+  if (INDEX.depth) {
+    tTables.appendChild(el('h2', null, 'Depth retention (Acc_k, nAUC, DR)'));
+    tTables.appendChild(table(INDEX.depth.header, INDEX.depth.rows));
+  }
+  tTables.appendChild(el('h2', null, 'Cells'));
+  tTables.appendChild(table(['cell', 'method', 'benchmark', 'backbone', 'episodes', 'tokens by role', 'transcripts'],
+    CELLS.map(c => [c.cell, c.method, c.benchmark, c.backbone, c.n_episodes, Object.entries(c.tokens_by_role).map(([r, n]) => r + ' ' + fmtNum(n)).join(', '), c.transcripts ? 'yes' : 'no transcript recorded'])));
+
+  // ------------------------------------------------------------------ plots
+  function frame(w, h, m, xr, yr, xlabel, ylabel) {
+    const g = sv('svg', { width: w, height: h, viewBox: '0 0 ' + w + ' ' + h, role: 'img' });
+    const X = x => m.l + (xr[1] === xr[0] ? 0.5 : (x - xr[0]) / (xr[1] - xr[0])) * (w - m.l - m.r);
+    const Y = y => h - m.b - (yr[1] === yr[0] ? 0.5 : (y - yr[0]) / (yr[1] - yr[0])) * (h - m.t - m.b);
+    for (let k = 0; k <= 4; k++) {
+      const yv = yr[0] + (yr[1] - yr[0]) * k / 4;
+      g.appendChild(sv('line', { class: 'grid', x1: m.l, x2: w - m.r, y1: Y(yv), y2: Y(yv) }));
+      g.appendChild(sv('text', { x: m.l - 4, y: Y(yv) + 3, 'text-anchor': 'end' }, shortNum(yv)));
+    }
+    g.appendChild(sv('line', { class: 'axis', x1: m.l, x2: w - m.r, y1: h - m.b, y2: h - m.b }));
+    g.appendChild(sv('line', { class: 'axis', x1: m.l, x2: m.l, y1: m.t, y2: h - m.b }));
+    g.appendChild(sv('text', { x: (m.l + w - m.r) / 2, y: h - 4, 'text-anchor': 'middle' }, xlabel));
+    g.appendChild(sv('text', { x: 12, y: (m.t + h - m.b) / 2, transform: 'rotate(-90 12 ' + ((m.t + h - m.b) / 2) + ')', 'text-anchor': 'middle' }, ylabel));
+    return { g, X, Y };
+  }
+  function shortNum(v) {
+    const a = Math.abs(v);
+    if (a >= 1e6) return (v / 1e6).toFixed(1) + 'M';
+    if (a >= 1e3) return (v / 1e3).toFixed(1) + 'k';
+    return (Math.round(v * 100) / 100).toString();
+  }
+  function legend(names) { return el('div', { class: 'legend' }, names.map((n, i) => [el('span', { class: 'sw', style: 'background:' + color(i) }), n])); }
+  function plotBox(title, svgNode, names, id) { return el('div', { class: 'plot', id }, el('h3', null, title), svgNode, names ? legend(names) : null); }
+
+  function lineChart(series, xlabel, ylabel, yMax) {
+    const pts = series.flatMap(s => s.points);
+    const xs = pts.map(p => p[0]), ys = pts.map(p => p[1]);
+    const xr = [Math.min(...xs, 1), Math.max(...xs, 1)], yr = [0, yMax !== undefined ? yMax : Math.max(...ys, 1)];
+    const { g, X, Y } = frame(460, 260, { l: 48, r: 12, t: 10, b: 34 }, xr, yr, xlabel, ylabel);
+    for (let k = Math.ceil(xr[0]); k <= xr[1]; k++) g.appendChild(sv('text', { x: X(k), y: 260 - 20, 'text-anchor': 'middle' }, k));
+    series.forEach((s, i) => {
+      const ok = s.points.filter(p => p[1] !== null && p[1] !== undefined);
+      if (ok.length > 1) g.appendChild(sv('polyline', { fill: 'none', stroke: color(i), 'stroke-width': 2, points: ok.map(p => X(p[0]) + ',' + Y(p[1])).join(' ') }));
+      ok.forEach(p => g.appendChild(sv('circle', { cx: X(p[0]), cy: Y(p[1]), r: 3, fill: color(i) }, sv('title', null, s.name + ': ' + p[0] + ', ' + shortNum(p[1])))));
+    });
+    return g;
+  }
+
+  const tPlots = tab('plots', 'Plots');
+  const plots = el('div', { class: 'plots' });
+  tPlots.appendChild(plots);
+  (function drawPlots() {
+    const acc = CELLS.map((c, i) => ({ name: cellLabel(i), points: c.acc.map((a, k) => [k + 1, a]) })).filter(s => s.points.length);
+    if (acc.length) plots.appendChild(plotBox('Acc_k by method (accuracy at subtask depth k)', lineChart(acc, 'subtask depth k', 'Acc_k (%)', 100), acc.map(s => s.name), 'plot-acc'));
+    // #Tok by method, stacked by role
+    const roles = [...new Set(CELLS.flatMap(c => Object.keys(c.tokens_by_role)))].sort((a, b) => (METHOD_ROLES.indexOf(a) + 1 || 99) - (METHOD_ROLES.indexOf(b) + 1 || 99));
+    if (roles.length) {
+      const totals = CELLS.map(c => roles.reduce((s, r) => s + (c.tokens_by_role[r] || 0), 0));
+      const w = Math.max(360, 110 * CELLS.length + 80), h = 280;
+      const { g, Y } = frame(w, h, { l: 56, r: 12, t: 10, b: 60 }, [0, 1], [0, Math.max(...totals, 1)], '', 'tokens');
+      const bw = (w - 56 - 12) / CELLS.length;
+      CELLS.forEach((c, i) => {
+        let acc0 = 0;
+        roles.forEach((r, ri) => {
+          const v = c.tokens_by_role[r] || 0;
+          if (!v) return;
+          g.appendChild(sv('rect', { x: 56 + i * bw + bw * 0.15, width: bw * 0.7, y: Y(acc0 + v), height: Y(acc0) - Y(acc0 + v), fill: color(ri) }, sv('title', null, cellLabel(i) + ' · ' + r + ': ' + fmtNum(v))));
+          acc0 += v;
+        });
+        g.appendChild(sv('text', { x: 56 + (i + 0.5) * bw, y: h - 44, 'text-anchor': 'middle' }, String(c.method).slice(0, 18)));
+        g.appendChild(sv('text', { x: 56 + (i + 0.5) * bw, y: h - 32, 'text-anchor': 'middle' }, String(c.benchmark).slice(0, 18)));
+      });
+      plots.appendChild(plotBox('#Tok by method, split by role (judge and user simulator are not method tokens)', g, roles, 'plot-tok'));
+    }
+    // success vs tokens
+    const pts = EPS.slice(0, INDEX.max_scatter).map((e, i) => [i, e]).filter(([, e]) => e[F.success] !== null && e[F.success] !== undefined);
+    if (pts.length) {
+      const xs = pts.map(([, e]) => e[F.tokens]);
+      const { g, X, Y } = frame(460, 260, { l: 48, r: 12, t: 10, b: 34 }, [0, Math.max(...xs, 1)], [0, 1], 'method tokens per episode', 'success');
+      pts.forEach(([i, e]) => {
+        const jitter = ((i * 7919) % 13 - 6) / 300;
+        const c = sv('circle', { cx: X(e[F.tokens]), cy: Y(Math.min(1, Math.max(0, e[F.success] + jitter))), r: 3.5, fill: color(e[F.cell]), 'fill-opacity': 0.7, 'data-ep': i, onclick: () => { show('episodes'); openEpisode(i); } });
+        c.appendChild(sv('title', null, cellLabel(e[F.cell]) + ' · ' + e[F.task_id] + ' #' + e[F.trial] + ': success ' + e[F.success] + ', ' + fmtNum(e[F.tokens]) + ' tokens'));
+        g.appendChild(c);
+      });
+      plots.appendChild(plotBox('Success vs tokens per episode (click a point to open it)', g, CELLS.map((c, i) => cellLabel(i)), 'plot-scatter'));
+    }
+    // PoS health over steps
+    if (INDEX.health.length) {
+      const series = INDEX.health.map(([i, hs]) => ({ name: EPS[i][F.task_id] + ' #' + EPS[i][F.trial] + ' (' + CELLS[EPS[i][F.cell]].method + ')', points: hs.map((v, k) => [k + 1, v]) }));
+      const g = lineChart(series, 'step', 'health H', 1);
+      plots.appendChild(plotBox('PoS progress health H over steps (trapped at H ≤ 0.25)', g, series.slice(0, 10).map(s => s.name), 'plot-health'));
+    }
+    if (!plots.firstChild) plots.appendChild(el('p', { class: 'muted' }, 'Nothing to plot yet.'));
+  })();
+
+  // ------------------------------------------------------------------ episode browser
+  const tEps = tab('episodes', 'Episodes');
+  const uniq = a => [...new Set(a)];
+  function select(id, label, options, onchange) {
+    const s = el('select', { id, onchange });
+    for (const [v, t] of options) s.appendChild(el('option', { value: v }, t));
+    return el('label', null, label + ' ', s);
+  }
+  const fCell = select('f-cell', 'cell', [['', 'all']].concat(CELLS.map((c, i) => [String(i), cellLabel(i)])), () => refresh(0));
+  const fMethod = select('f-method', 'method', [['', 'all']].concat(uniq(CELLS.map(c => c.method)).map(m => [m, m])), () => refresh(0));
+  const fBench = select('f-bench', 'benchmark', [['', 'all']].concat(uniq(CELLS.map(c => c.benchmark)).map(m => [m, m])), () => refresh(0));
+  const fOutcome = select('f-outcome', 'outcome', [['', 'all'], ['failed', 'failed only'], ['errors', 'errors only'], ['success', 'succeeded']], () => refresh(0));
+  const fTask = el('input', { id: 'f-task', placeholder: 'task id contains…', oninput: () => refresh(0) });
+  const count = el('span', { class: 'muted', id: 'ep-count' });
+  tEps.appendChild(el('div', { class: 'filters' }, fCell, fMethod, fBench, fOutcome, fTask, count));
+  const listBox = el('div', { id: 'ep-list' });
+  const pager = el('div', { class: 'pager' });
+  const detail = el('div', { id: 'ep-detail' });
+  tEps.appendChild(listBox);
+  tEps.appendChild(pager);
+  tEps.appendChild(detail);
+  const PAGE = 100;
+  let page = 0, selected = -1;
+  function matches() {
+    const c = fCell.querySelector('select').value, m = fMethod.querySelector('select').value, b = fBench.querySelector('select').value;
+    const o = fOutcome.querySelector('select').value, q = fTask.value.trim().toLowerCase();
+    const out = [];
+    for (let i = 0; i < EPS.length; i++) {
+      const e = EPS[i], cell = CELLS[e[F.cell]];
+      if (c && String(e[F.cell]) !== c) continue;
+      if (m && cell.method !== m) continue;
+      if (b && cell.benchmark !== b) continue;
+      const err = e[F.status] !== 'ok', ok = !err && e[F.success] !== null && e[F.success] >= 1;
+      if (o === 'errors' && !err) continue;
+      if (o === 'failed' && ok) continue;
+      if (o === 'success' && !ok) continue;
+      if (q && !String(e[F.task_id]).toLowerCase().includes(q)) continue;
+      out.push(i);
+    }
+    return out;
+  }
+  function refresh(p) {
+    page = p;
+    const m = matches();
+    count.textContent = m.length + ' of ' + EPS.length + ' episodes';
+    const rows = m.slice(page * PAGE, (page + 1) * PAGE);
+    clear(listBox).appendChild(table(['cell', 'task', 'trial', 'status', 'success', 'method tokens', 'steps', 'calls', 'transcript'],
+      rows.map(i => { const e = EPS[i]; return [cellLabel(e[F.cell]), e[F.task_id], e[F.trial], e[F.status], e[F.success] === null ? '–' : e[F.success], fmtNum(e[F.tokens]), e[F.steps], e[F.calls], e[F.transcript] ? 'yes' : 'none']; }),
+      (r, k) => ({ class: 'click' + (rows[k] === selected ? ' selected' : ''), 'data-ep': rows[k], onclick: () => openEpisode(rows[k]) })));
+    clear(pager);
+    const pages = Math.ceil(m.length / PAGE);
+    if (pages > 1) {
+      pager.appendChild(el('button', { onclick: () => refresh(Math.max(0, page - 1)), disabled: page === 0 ? 'disabled' : null }, '‹ prev'));
+      pager.appendChild(document.createTextNode('page ' + (page + 1) + ' / ' + pages));
+      pager.appendChild(el('button', { onclick: () => refresh(Math.min(pages - 1, page + 1)), disabled: page >= pages - 1 ? 'disabled' : null }, 'next ›'));
+    }
+  }
+
+  async function openEpisode(i) {
+    selected = i;
+    for (const tr of listBox.querySelectorAll('tr.click')) tr.classList.toggle('selected', tr.getAttribute('data-ep') === String(i));
+    clear(detail).appendChild(el('p', { class: 'muted' }, 'loading…'));
+    let ep;
+    try { ep = await loadEpisode(i); } catch (err) { clear(detail).appendChild(el('div', { class: 'errnote' }, 'could not load this episode: ' + err)); return; }
+    clear(detail).appendChild(renderEpisode(ep, EPS[i]));
+    detail.setAttribute('data-loaded', String(i));
+  }
+
+  function obsText(o) {
+    if (!o) return '(empty)';
+    const parts = [];
+    for (const r of o.tool_results || []) parts.push('[' + (r.call_id || '') + '] ' + r.name + (r.error ? ' -> ERROR: ' : ' -> ') + r.content);
+    if (o.note) parts.push(o.note);
+    if (o.user_message !== null && o.user_message !== undefined) parts.push('User: ' + o.user_message);
+    return parts.length ? parts.join('\n') : '(empty)';
+  }
+  function decisionSummary(d) {
+    if (!d) return '';
+    const tc = (d.tool_calls || []).map(c => c.name + '(' + JSON.stringify(c.arguments) + ')').join(', ');
+    const msg = d.message !== null && d.message !== undefined ? 'message: ' + String(d.message).slice(0, 120) : '';
+    return [tc, msg].filter(Boolean).join(' · ') || '(no action)';
+  }
+  function usageText(u) { return u ? fmtNum(u.prompt_tokens) + ' in / ' + fmtNum(u.completion_tokens) + ' out' + (u.source === 'estimated' ? ' (est.)' : '') : ''; }
+
+  function renderCall(ep, c, where) {
+    const head = [c.role, c.model, usageText(c.usage), 'finish ' + (c.finish_reason || '–'), c.cached ? 'cache hit' : null,
+      (c.latency_s || 0).toFixed(3) + ' s', 'attempt ' + (c.attempt || 0), c.retries && c.retries.length ? c.retries.length + ' retries' : null, where].filter(Boolean).join(' · ');
+    return lazyDetails(head, () => {
+      const box = el('div', { class: 'call' });
+      if (c.error) box.appendChild(el('div', { class: 'errnote' }, c.error));
+      if (c.retries && c.retries.length) box.appendChild(jsonBlock('retries', c.retries));
+      if (c.prompt === null || c.prompt === undefined) {
+        box.appendChild(el('div', { class: 'note' }, 'no transcript recorded for this call (written before transcripts existed, or with runner.transcripts=false)'));
+        return box;
+      }
+      box.appendChild(jsonBlock('sampling', c.sampling || {}));
+      try {
+        if (c.tools) box.appendChild(jsonBlock('tool schemas', JSON.parse(ep.text(c.tools))));
+        const msgs = ep.messages(c.prompt);
+        box.appendChild(el('div', { class: 'label' }, 'context the model saw (' + msgs.length + ' messages)'));
+        for (const m of msgs) {
+          const rest = Object.assign({}, m);
+          delete rest.content; delete rest.role;
+          box.appendChild(el('div', { class: 'msg' }, el('span', { class: 'role' }, m.role), Object.keys(rest).length ? ' ' + JSON.stringify(rest) : '',
+            pre(typeof m.content === 'string' ? m.content : json(m.content))));
+        }
+        box.appendChild(el('div', { class: 'label' }, 'raw reply'));
+        box.appendChild(pre(c.reply ? ep.text(c.reply) : '(no reply: the call failed)', 'reply'));
+        if (c.reasoning) { box.appendChild(el('div', { class: 'label' }, 'reasoning_content')); box.appendChild(pre(ep.text(c.reasoning))); }
+      } catch (err) {
+        box.appendChild(el('div', { class: 'errnote' }, 'transcript missing: ' + err.message));
+      }
+      return box;
+    });
+  }
+  function renderCalls(ep, calls, where) { return calls && calls.length ? el('div', null, el('div', { class: 'label' }, where + ' calls'), calls.map(c => renderCall(ep, c, where))) : null; }
+
+  function renderStep(ep, s) {
+    const m = s.method || {};
+    const perrs = m.protocol_errors || [];
+    const toks = (s.calls || []).reduce((a, c) => a + (c.usage ? c.usage.prompt_tokens + c.usage.completion_tokens : 0), 0);
+    const sum = 't=' + s.t + ' · ' + decisionSummary(s.decision) + ' · ' + (s.calls || []).length + ' calls, ' + fmtNum(toks) + ' tokens' + (perrs.length ? ' · ⚠ ' + perrs.length + ' protocol error(s)' : '');
+    const d = lazyDetails(sum, () => el('div', null,
+      el('div', { class: 'label' }, 'observation (what the method was given)'), pre(obsText(s.observation)),
+      renderCalls(ep, s.calls, 'step'),
+      el('div', { class: 'label' }, 'parsed decision'), pre(json(s.decision)),
+      perrs.length ? [el('div', { class: 'label bad' }, 'protocol errors'), pre(json(perrs), 'bad')] : null,
+      jsonBlock('method log', m)), 'step' + (perrs.length ? ' haserr' : ''));
+    d.setAttribute('data-t', s.t);
+    return d;
+  }
+
+  function renderEpisode(ep, row) {
+    const r = ep.rec;
+    const box = el('div', { class: 'episode' });
+    box.appendChild(el('h2', null, r.task_id + ' · trial ' + r.trial + ' · ' + cellLabel(row[F.cell])));
+    box.appendChild(el('p', null, 'status ', el('b', { class: r.status === 'ok' ? 'ok' : 'bad' }, r.status), ' · success ' + (row[F.success] === null ? '–' : row[F.success]) +
+      ' · ' + fmtNum(row[F.tokens]) + ' method tokens · ' + r.cache_hits + ' cache hits · ' + r.retries + ' retries · ' + (r.wall_s || 0).toFixed(2) + ' s'));
+    if (r.error) box.appendChild(el('div', { class: 'errnote' }, pre(r.error)));
+    if (!ep.hasTranscript()) box.appendChild(el('div', { class: 'note', id: 'no-transcript' }, 'no transcript recorded: this episode was written before transcripts existed (or with runner.transcripts=false); decisions, observations and usage are shown, the messages and raw replies are not.'));
+    if (ep.t.missing && ep.t.missing.length) box.appendChild(el('div', { class: 'errnote' }, 'transcript missing for ' + ep.t.missing.length + ' stored piece(s) (the cell\'s transcripts.sqlite was replaced or damaged)'));
+    box.appendChild(table(['role', 'calls', 'prompt tokens', 'completion tokens'], Object.entries(r.usage_by_role || {}).map(([k, u]) => [k, (r.calls_by_role || {})[k], fmtNum(u.prompt_tokens), fmtNum(u.completion_tokens)])));
+    box.appendChild(jsonBlock('scores', r.scores));
+    const views = methodViews(ep);
+    if (views) box.appendChild(views);
+    append(box, [renderCalls(ep, r.task_calls, 'task')]);
+    (r.requests || []).forEach((q, k) => {
+      const outcome = q.outcome || {};
+      const d = el('details', { open: 'open', class: 'request' }, el('summary', null, 'Request ' + (k + 1) + ': ' + q.request.request_id + ' · ' + (q.steps || []).length + ' steps' + (outcome.truncated ? ' · truncated at the budget' : '')));
+      d.appendChild(el('div', { class: 'label' }, 'request'));
+      d.appendChild(pre(q.request.text));
+      append(d, [renderCalls(ep, q.begin_calls, 'begin'), (q.steps || []).map(s => renderStep(ep, s)), renderCalls(ep, q.end_calls, 'end')]);
+      d.appendChild(jsonBlock('outcome', outcome));
+      if (q.method && Object.keys(q.method).length) d.appendChild(jsonBlock('request-boundary method log', q.method));
+      box.appendChild(d);
+    });
+    append(box, [renderCalls(ep, r.unfinished_calls, 'unfinished')]);
+    return box;
+  }
+
+  // ------------------------------------------------------------------ method views
+  function allSteps(r) { const out = []; (r.requests || []).forEach((q, k) => (q.steps || []).forEach(s => out.push({ k, q, s }))); return out; }
+  function methodViews(ep) {
+    const r = ep.rec, steps = allSteps(r);
+    const box = el('div', { class: 'views' });
+    if (steps.some(x => x.s.method && (x.s.method.delta_validated || x.s.method.disclosed)) || (r.requests || []).some(q => q.method && q.method.persisted)) box.appendChild(flowStateView(r, steps));
+    if (steps.some(x => x.s.method && (x.s.method.belief || x.s.method.health || (x.s.method.actions || []).some(a => a.health)))) box.appendChild(posView(steps));
+    const mem = steps.filter(x => x.s.method && x.s.method.memory && x.s.method.memory.retrieved);
+    if (mem.length) box.appendChild(memoryView(mem));
+    return box.firstChild ? box : null;
+  }
+
+  function flowStateView(r, steps) {
+    const wrap = el('div', { class: 'fsview', id: 'flowstate-view' }, el('h3', null, 'FlowState state graph'));
+    const events = [];
+    steps.forEach(({ k, q, s }, i) => {
+      const m = s.method || {};
+      events.push({ k, t: s.t, valid: m.delta_validated || [], rejected: m.delta_rejected || [], disclosed: m.disclosed || [], persisted: m.persisted || [], boundary: null });
+      const last = i === steps.length - 1 || steps[i + 1].k !== k;
+      if (last && q.method && q.method.persisted) events[events.length - 1].boundary = q.method.persisted;
+    });
+    const slider = el('input', { type: 'range', min: 1, max: Math.max(1, events.length), value: events.length, id: 'fs-slider' });
+    const label = el('span', { class: 'muted' });
+    const graphBox = el('div', { class: 'graphwrap' });
+    wrap.appendChild(el('div', null, 'step ', slider, ' ', label));
+    wrap.appendChild(graphBox);
+    function draw() {
+      const upto = Number(slider.value);
+      const nodes = new Map(), persisted = new Set();
+      for (let i = 0; i < upto; i++) {
+        const ev = events[i];
+        for (const op of ev.valid) {
+          const id = op.state_id;
+          if (!id) continue;
+          const o = String(op.operation || 'add');
+          if (o === 'delete' || o === 'remove') { nodes.delete(id); continue; }
+          const prev = nodes.get(id) || {};
+          nodes.set(id, { id, set: op.state_set || prev.set || '?', summary: op.summary !== undefined ? op.summary : prev.summary, refs: op.refs !== undefined ? op.refs || [] : prev.refs || [], born: prev.born || i });
+        }
+        for (const id of ev.persisted.concat(ev.boundary || [])) persisted.add(id);
+      }
+      const ev = events[upto - 1] || { valid: [], rejected: [], disclosed: [], boundary: null, k: 0, t: 0 };
+      label.textContent = events.length ? 'request ' + (ev.k + 1) + ', t=' + ev.t + ' (' + upto + ' / ' + events.length + ')' : 'no steps';
+      const sets = [...new Set([...nodes.values()].map(n => n.set))];
+      const cols = new Map(sets.map(s => [s, []]));
+      for (const n of nodes.values()) cols.get(n.set).push(n);
+      const rows = Math.max(1, ...[...cols.values()].map(c => c.length));
+      const W = Math.max(320, 170 * sets.length), H = Math.max(120, 46 * rows + 40);
+      const g = sv('svg', { class: 'graph', width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, 'data-nodes': nodes.size });
+      const pos = new Map();
+      sets.forEach((s, ci) => {
+        g.appendChild(sv('text', { x: 170 * ci + 85, y: 16, 'text-anchor': 'middle', 'font-weight': 'bold' }, s));
+        cols.get(s).forEach((n, ri) => pos.set(n.id, [170 * ci + 30, 40 + 46 * ri]));
+      });
+      const edges = sv('g');
+      g.appendChild(edges);
+      for (const n of nodes.values()) {
+        for (const ref of n.refs || []) {
+          const to = typeof ref === 'string' ? ref : ref && (ref.state_id || ref.target_id || ref.id);
+          if (!pos.has(to)) continue;
+          const [x1, y1] = pos.get(n.id), [x2, y2] = pos.get(to);
+          edges.appendChild(sv('line', { class: 'edge', x1, y1, x2, y2 }, sv('title', null, n.id + ' —' + (ref.rel || '') + '→ ' + to)));
+          if (ref.rel) edges.appendChild(sv('text', { x: (x1 + x2) / 2, y: (y1 + y2) / 2 - 2, class: 'muted' }, ref.rel));
+        }
+      }
+      const disclosed = new Set(ev.disclosed || []);
+      sets.forEach((s, ci) => {
+        cols.get(s).forEach(n => {
+          const [x, y] = pos.get(n.id);
+          const cls = 'node' + (n.born === upto - 1 ? ' new' : '') + (disclosed.has(n.id) ? ' disclosed' : '') + (persisted.has(n.id) ? ' persisted' : '');
+          g.appendChild(sv('g', { class: cls, 'data-id': n.id },
+            sv('circle', { cx: x, cy: y, r: 9, fill: color(ci), 'fill-opacity': persisted.has(n.id) ? 1 : 0.45, stroke: '#333' }),
+            sv('text', { x: x + 14, y: y + 4 }, String(n.id).slice(0, 22)),
+            sv('title', null, n.id + ' [' + n.set + ']\n' + (n.summary || ''))));
+        });
+      });
+      const side = el('div', null,
+        el('div', { class: 'label' }, 'this step'),
+        el('div', null, 'validated operations: ' + ev.valid.length),
+        ev.valid.length ? pre(ev.valid.map(o => (o.operation || 'add') + ' ' + o.state_id + ' [' + (o.state_set || '') + '] ' + (o.summary || '')).join('\n')) : null,
+        el('div', { class: ev.rejected.length ? 'rejected' : '' }, 'rejected operations: ' + ev.rejected.length),
+        ev.rejected.length ? pre(ev.rejected.map(x => '#' + x.index + ' ' + JSON.stringify(x.op) + '\n  → ' + x.reason).join('\n'), 'rejected') : null,
+        el('div', null, 'disclosed by PSA: ' + ((ev.disclosed || []).join(', ') || 'none')),
+        ev.boundary ? el('div', null, 'persisted at the request boundary: ' + (ev.boundary.join(', ') || 'none')) : null,
+        el('div', { class: 'muted' }, 'legend: green ring = added this step, dashed blue = disclosed this step, solid = persisted; columns = state sets'));
+      clear(graphBox);
+      graphBox.appendChild(g);
+      graphBox.appendChild(side);
+    }
+    slider.addEventListener('input', draw);
+    draw();
+    return wrap;
+  }
+
+  function healthOf(m) { return m.health || ((m.actions || []).map(a => a.health).filter(Boolean).pop()) || null; }
+  function posView(steps) {
+    const wrap = el('div', { id: 'pos-view' }, el('h3', null, 'PoS belief and progress health'));
+    const rows = steps.map(({ k, s }) => {
+      const h = healthOf(s.method || {}) || {};
+      const m = s.method || {};
+      return [k + 1, s.t, h.persistence_e, h.persistence_a, h.stagnation, h.recurrence, h.health_score, h.trapped ? 'TRAPPED' : '', h.trapping_pattern || '', m.audit ? m.audit.verdict : '', m.recovery_active ? 'yes' : ''];
+    });
+    const detailBox = el('div');
+    const show1 = i => {
+      const m = steps[i].s.method || {};
+      const b = m.belief || {};
+      clear(detailBox).appendChild(el('div', null,
+        el('div', { class: 'label' }, 'request ' + (steps[i].k + 1) + ', t=' + steps[i].s.t),
+        jsonBlock('world state', b.world || {}, true),
+        jsonBlock('epistemic gaps', b.epistemic_gaps || [], true),
+        jsonBlock('achievement gaps', b.achievement_gaps || [], true),
+        jsonBlock('frontier', b.frontier || null),
+        jsonBlock('health (P, S, R, H; trapping)', healthOf(m) || {}),
+        jsonBlock('recovery constraints (active directive)', m.recovery_active || null, !!m.recovery_active),
+        m.audit ? jsonBlock('consistency audit', m.audit) : null));
+    };
+    wrap.appendChild(table(['request', 't', 'P_e', 'P_a', 'S', 'R', 'H', 'trapped', 'pattern', 'audit', 'recovery'],
+      rows.map(r => r.map(v => typeof v === 'number' ? Math.round(v * 100) / 100 : v)), (r, i) => ({ class: 'click', onclick: () => show1(i) })));
+    wrap.appendChild(detailBox);
+    if (steps.length) show1(steps.length - 1);
+    return wrap;
+  }
+
+  function memoryView(mem) {
+    return el('div', { id: 'memory-view' }, el('h3', null, 'Retrieved memory items'),
+      mem.map(({ k, s }) => el('div', null, el('div', { class: 'label' }, 'request ' + (k + 1) + ', t=' + s.t), pre((s.method.memory.retrieved || []).map((x, j) => (j + 1) + '. ' + x).join('\n') || '(nothing retrieved)'))));
+  }
+
+  // ------------------------------------------------------------------ compare
+  const tCmp = tab('compare', 'Compare');
+  const cmpA = select('cmp-a', 'A', CELLS.map((c, i) => [String(i), cellLabel(i)]), () => fillTasks());
+  const cmpB = select('cmp-b', 'B', CELLS.map((c, i) => [String(i), cellLabel(i)]), () => fillTasks());
+  const cmpT = el('select', { id: 'cmp-task' });
+  const cmpOut = el('div', { id: 'cmp-out' });
+  tCmp.appendChild(el('div', { class: 'filters' }, cmpA, cmpB, el('label', null, 'task ', cmpT), el('button', { id: 'cmp-go', onclick: () => compare() }, 'compare')));
+  tCmp.appendChild(cmpOut);
+  if (CELLS.length > 1) cmpB.querySelector('select').value = '1';
+  function epsOf(ci) { const out = new Map(); EPS.forEach((e, i) => { if (e[F.cell] === ci && e[F.status] === 'ok') out.set(e[F.task_id] + '#' + e[F.trial], i); }); return out; }
+  function fillTasks() {
+    const a = epsOf(Number(cmpA.querySelector('select').value)), b = epsOf(Number(cmpB.querySelector('select').value));
+    clear(cmpT);
+    for (const k of a.keys()) if (b.has(k)) cmpT.appendChild(el('option', { value: k }, k));
+    if (!cmpT.firstChild) cmpT.appendChild(el('option', { value: '' }, '(no task in common)'));
+  }
+  async function compare() {
+    const ca = Number(cmpA.querySelector('select').value), cb = Number(cmpB.querySelector('select').value), key = cmpT.value;
+    clear(cmpOut);
+    if (!key) return;
+    const ia = epsOf(ca).get(key), ib = epsOf(cb).get(key);
+    const [A, B] = await Promise.all([loadEpisode(ia), loadEpisode(ib)]);
+    const head = (ci, i, E) => el('div', null, el('b', null, cellLabel(ci)), el('div', null, 'success ' + (EPS[i][F.success] === null ? '–' : EPS[i][F.success]) + ' · ' + fmtNum(EPS[i][F.tokens]) + ' method tokens · ' + EPS[i][F.steps] + ' steps'));
+    cmpOut.appendChild(el('div', { class: 'cols' }, head(ca, ia, A), head(cb, ib, B)));
+    const n = Math.max((A.rec.requests || []).length, (B.rec.requests || []).length);
+    for (let k = 0; k < n; k++) {
+      const qa = (A.rec.requests || [])[k], qb = (B.rec.requests || [])[k];
+      const q = qa || qb;
+      cmpOut.appendChild(el('h3', null, 'Request ' + (k + 1) + ': ' + q.request.request_id));
+      cmpOut.appendChild(pre(q.request.text));
+      const steps = Math.max(qa ? qa.steps.length : 0, qb ? qb.steps.length : 0);
+      const rows = [];
+      for (let t = 0; t < steps; t++) {
+        const sa = qa && qa.steps[t], sb = qb && qb.steps[t];
+        rows.push([t + 1, sa ? decisionSummary(sa.decision) + ((sa.method || {}).protocol_errors && sa.method.protocol_errors.length ? ' ⚠' : '') : '', sb ? decisionSummary(sb.decision) + ((sb.method || {}).protocol_errors && sb.method.protocol_errors.length ? ' ⚠' : '') : '']);
+      }
+      const oa = qa ? qa.outcome || {} : {}, ob = qb ? qb.outcome || {} : {};
+      rows.push(['final', String(oa.final_response === undefined ? '' : oa.final_response), String(ob.final_response === undefined ? '' : ob.final_response)]);
+      cmpOut.appendChild(table(['t', 'A: ' + CELLS[ca].method, 'B: ' + CELLS[cb].method], rows));
+    }
+  }
+  fillTasks();
+
+  // ------------------------------------------------------------------ start
+  show('tables');
+  refresh(0);
+  document.body.setAttribute('data-ready-ms', String(Math.round(performance.now())));
+  window.__report = { openEpisode, show, compare, loadEpisode };
+})();

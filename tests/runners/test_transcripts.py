@@ -1,0 +1,208 @@
+"""The transcript store: exact messages and raw replies recovered through runners.results,
+content addressing (linear storage for a growing history), kill -9 in the middle of a write,
+a damaged database set aside, and records from before transcripts existed."""
+import collections
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from runners.api import Completion, Usage
+from runners.episode import CallLog, EpisodeRecord, RecordingBackbone, RequestRecord, StepRecord
+from runners.results import open_experiment
+from runners.transcripts import TRANSCRIPTS, TranscriptError, TranscriptReader, TranscriptStore, canonical
+from tests.fake_openai import FakeOpenAI, canonical as body_hash
+from tests.runners.sweep_helpers import REPO, run_sweep
+
+PROBE = 'no block here <script>alert(1)</script> <img src=x onerror="alert(2)"> </textarea> </script> <!--'
+REASON = "thinking about it </script> carefully"
+
+
+def responder(body):
+    """Judge prompts get 'yes'; agent calls alternate (by prompt hash) between a ReAct final
+    answer and an unparseable reply full of HTML probes."""
+    system = str((body.get("messages") or [{}])[0].get("content") or "")
+    if "equivalent" in system.lower() and "yes or no" in system.lower():
+        return "yes"
+    if int(body_hash({"m": body["messages"]})[:2], 16) % 2:
+        return PROBE
+    return '<tool_calls>[]</tool_calls><assistant_message>{"content": "42 </script>"}</assistant_message>'
+
+
+ARGS = ("backbone=openai_compatible", "backbone.model=fake-model", "method=full_context", "benchmark=memoryarena_math",
+        "benchmark.params.data_dir=fixtures", "backbone.timeout_s=5", "backbone.max_retries=0", "runner.cache=false",
+        "runner.concurrency=2", "experiment.name=tx", "roles.judge=agent", "roles.tool=agent")
+
+
+def test_exact_messages_and_raw_text_match_what_the_server_saw(tmp_path):
+    with FakeOpenAI(responder=responder, reasoning=lambda b: REASON) as srv:
+        p = run_sweep(tmp_path, *ARGS, env={"OPENAI_COMPAT_BASE_URL": srv.base_url, "OPENAI_COMPAT_API_KEY": "k"})
+        bodies = list(srv.bodies)
+    assert p.returncode == 0, p.stderr
+    served = collections.Counter((json.dumps(b["messages"], sort_keys=True), responder(b)) for b in bodies)
+    by_messages = {json.dumps(b["messages"], sort_keys=True): b for b in bodies}
+    exp = open_experiment(tmp_path / "tx")
+    (cell,) = exp.cells
+    recovered = collections.Counter()
+    malformed_seen = 0
+    for ep in cell.episodes():
+        for call in ep.calls():
+            assert call.has_transcript and call.n_messages == len(call.messages)
+            recovered[(json.dumps(call.messages, sort_keys=True), call.text)] += 1
+            assert call.reasoning == REASON
+            sampling = dict(call.sampling)  # the effective request: body = model + messages + sampling + extra_body
+            body = {"model": "fake-model", "messages": call.messages, **sampling.pop("extra_body", {}), **sampling}
+            assert body == by_messages[json.dumps(call.messages, sort_keys=True)]
+        for step in ep.steps:
+            if step.protocol_errors:  # an unparseable reply: its raw text is now visible beside the error
+                malformed_seen += 1
+                assert PROBE in [c.text for c in step.calls]
+    assert recovered == served and sum(served.values()) == len(bodies) > 0
+    assert malformed_seen > 0
+
+
+def _record(n_steps: int, recorder: RecordingBackbone, sink: list) -> EpisodeRecord:
+    """Drive `recorder` like Full Context: each call resends the whole history plus one turn."""
+    import asyncio
+
+    class Echo:
+        name = model = "echo"
+
+        async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+            return Completion(text=f"reply to turn {len(messages)}", role=role, model="echo", usage=Usage(prompt_tokens=1))
+
+    recorder.inner = Echo()
+    history = [{"role": "system", "content": "S" * 2000}]
+    rr = RequestRecord(request={"index": 0, "request_id": "q1", "text": "go"})
+    for t in range(n_steps):
+        history.append({"role": "user", "content": f"observation {t} " + "x" * 300})
+        c = asyncio.run(recorder.complete(list(history), role="agent", temperature=0.0))
+        history.append({"role": "assistant", "content": c.text})
+        rr.steps.append(StepRecord(t=t + 1, observation={}, decision={}, calls=list(sink)))
+        sink.clear()
+    return EpisodeRecord(cell="c", task_id="t", trial=0, seed=0, requests=[rr])
+
+
+def test_growing_history_is_stored_once(tmp_path):
+    sink: list[CallLog] = []
+    rec = _record(40, _rb(sink), sink)
+    store = TranscriptStore(tmp_path).open()
+    store.put(rec)
+    store.close()
+    reader = TranscriptReader(tmp_path)
+    st = reader.stats()
+    assert st["nodes"] == 40  # one run per call: the shared prefix by reference, the new pieces by hash
+    assert st["blobs"] == 1 + 40 + 39 + 40  # system, observations, replies resent as messages, raw replies
+    last = rec.requests[0].steps[-1].calls[0]
+    msgs = reader.messages(last.prompt)
+    assert len(msgs) == last.n_messages == 80 and msgs[0]["content"] == "S" * 2000 and msgs[-1]["content"].startswith("observation 39")
+    # pending text is dropped from memory once stored; the record line carries references only
+    assert last.pending_transcript() is None and "observation 39" not in rec.model_dump_json()
+
+
+def test_history_growing_inside_one_message_is_stored_once(tmp_path):
+    """Full Context's default rendering: one user message whose history section grows each step."""
+    import asyncio
+
+    sink: list[CallLog] = []
+    rb = _rb(sink)
+
+    class Echo:
+        name = model = "echo"
+
+        async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+            return Completion(text="ok", role=role, model="echo")
+
+    rb.inner = Echo()
+    lines, sent = [], 0
+    for t in range(40):
+        lines.append(f"Step {t} action: search(query='item {t}') -> observation {t}: " + "detail " * 30)
+        user = "<history>\n" + "\n".join(lines) + "\n</history>\n<latest>\nobservation %d\n</latest>\n<query>\nbuy it\n</query>" % t
+        msgs = [{"role": "system", "content": "rules\n" * 200}, {"role": "user", "content": user}]
+        sent += len(json.dumps(msgs))
+        asyncio.run(rb.complete(msgs, role="agent"))
+    rec = EpisodeRecord(cell="c", task_id="t", trial=0, seed=0, task_calls=list(sink))
+    TranscriptStore(tmp_path).open().put(rec)
+    reader = TranscriptReader(tmp_path)
+    assert reader.messages(sink[-1].prompt) == msgs
+    distinct = len("rules\n" * 200) + sum(len(x) + 1 for x in lines)
+    st = reader.stats()
+    assert st["blob_bytes_stored"] < 1.5 * distinct < sent / 10  # linear in the distinct text, not in what was sent
+    assert st["blobs"] == 1 + 40 + 1  # system, 40 user messages (39 of them deltas of the one before), the reply
+
+
+def _rb(sink):
+    class Placeholder:
+        name = model = "echo"
+
+    return RecordingBackbone(Placeholder(), sink)
+
+
+CHILD = textwrap.dedent("""
+    import sys, asyncio
+    sys.path.insert(0, {repo!r})
+    from tests.runners.test_transcripts import _record, _rb
+    from runners.transcripts import TranscriptStore, digest
+    store = TranscriptStore({d!r}).open()
+    i = 0
+    while True:
+        sink = []
+        rec = _record(8, _rb(sink), sink)
+        for s in rec.requests[0].steps:  # distinct text per episode: every put writes new rows
+            s.calls[0].pending_transcript().blobs.update({{digest(f"{{i}}-{{k}}".encode()): b"y" * 4096 for k in range(50)}})
+        store.put(rec)
+        print(rec.requests[0].steps[-1].calls[0].prompt, flush=True)
+        i += 1
+""")
+
+
+@pytest.mark.parametrize("after", [1, 4])
+def test_kill_9_mid_write_loses_nothing_committed(tmp_path, after):
+    """SIGKILL the writer while it is inside its next transaction (it writes continuously)."""
+    p = subprocess.Popen([sys.executable, "-c", CHILD.format(repo=str(REPO), d=str(tmp_path))], cwd=REPO,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    committed = [p.stdout.readline().strip() for _ in range(after)]
+    p.send_signal(signal.SIGKILL)
+    out, err = p.communicate(timeout=10)
+    committed += out.split()
+    assert all(committed), err
+    store = TranscriptStore(tmp_path).open()  # hot-journal rollback of the torn transaction
+    assert store.moved_aside is None
+    store.close()
+    reader = TranscriptReader(tmp_path)
+    for head in committed:  # everything reported durable can be read back in full
+        assert len(reader.messages(head)) == 16 and reader.messages(head)[-1]['content'].startswith('observation 7')
+    assert reader._conn().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_damaged_database_is_set_aside_not_deleted(tmp_path):
+    (tmp_path / TRANSCRIPTS).write_bytes(b"this is not a database" * 100)
+    with pytest.warns(UserWarning, match="moved aside"):
+        store = TranscriptStore(tmp_path).open()
+    store.close()
+    assert (tmp_path / "transcripts.corrupt-1.sqlite").read_bytes().startswith(b"this is not")
+    assert TranscriptReader(tmp_path).stats()["blobs"] == 0
+
+
+def test_old_records_without_transcripts_still_load(tmp_path):
+    out = tmp_path / "old"
+    assert run_sweep(out, "runner.transcripts=false", "method=full_context", "benchmark=memoryarena_phys").returncode == 0
+    (cell,) = open_experiment(out / "offline_demo").cells
+    assert not (cell.dir / TRANSCRIPTS).exists()
+    ep = cell.episodes()[0]
+    assert not ep.has_transcript
+    with pytest.raises(TranscriptError, match="no transcript recorded"):
+        _ = ep.steps[0].calls[0].messages
+    assert canonical({"b": 1, "a": "é"}) == '{"a":"é","b":1}'.encode()
+
+
+def test_storage_benchmark_meets_its_target():
+    """scripts/perf/transcripts.py on a short run: the transcript stays within 1.5× its distinct text."""
+    from scripts.perf.transcripts import measure
+
+    r = measure(12)
+    assert r["status"] == "ok" and r["steps"] == 12
+    assert r["logical"] <= 1.5 * r["distinct"] and r["naive"] > 3 * r["logical"]
