@@ -27,17 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from runners.api import method_tokens
-<<<<<<< HEAD
-from runners.config import ConfigError, import_target
+from runners.config import ConfigError, available, import_target
 from runners.cost import episode_usd, role_prices
 from runners.report import delta, fmt, fmt_delta, is_rate, paper_value, to_latex, to_markdown
 from runners.stats import DEFAULT_RESAMPLES, bootstrap_ci, paired_bootstrap, paired_sign_test
-from runners.store import MANIFEST, StoreError, load_cell, shard_dirs
-=======
-from runners.config import ConfigError, available, import_target
-from runners.report import delta, fmt, fmt_delta, paper_value, to_latex, to_markdown
-from runners.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, load_cell_checked
->>>>>>> main
+from runners.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, load_cell_checked, shard_dirs
 
 
 @dataclass
@@ -53,15 +47,15 @@ class CellSummary:
     metrics: dict[str, float | None]
     table_metrics: list[str]
     tokens_by_role: dict[str, int] = field(default_factory=dict)
-    ci: dict[str, tuple[float, float]] = field(default_factory=dict)  # 95% task-bootstrap interval per rate (runners.stats)
-    episodes: list[dict[str, Any]] = field(default_factory=list, repr=False)
-    metric_fn: Any = field(default=None, repr=False)
     paraphrased: list[str] = field(default_factory=list)
     extra_on_disk: int = 0  # finished records outside the manifest's tasks × trials (kept, not counted)
     set_aside: list[str] = field(default_factory=list)  # notes on records that could not be aggregated
     codes: dict[str, int] = field(default_factory=dict)  # code fingerprint -> counted episodes
     config: dict[str, Any] = field(default_factory=dict)
     sweep: dict[str, Any] = field(default_factory=dict)  # the sweep that last ran the cell
+    ci: dict[str, tuple[float, float]] | None = None  # 95% task-bootstrap interval per rate (runners.stats), computed on demand
+    episodes: list[dict[str, Any]] = field(default_factory=list, repr=False)  # the counted records (for intervals and paired tests)
+    metric_fn: Any = field(default=None, repr=False)  # the benchmark's metric function
 
     @property
     def mixed_code(self) -> bool:
@@ -83,10 +77,6 @@ def paraphrased_prompts(manifest: dict[str, Any]) -> list[str]:
     return out
 
 
-<<<<<<< HEAD
-def summarize(cell_dir: Path, resamples: int = DEFAULT_RESAMPLES) -> CellSummary:
-    manifest, episodes = load_cell(cell_dir)
-=======
 def _wanted(manifest: dict[str, Any], records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
     """(the records the manifest asks for: its task ids (when recorded) × trials 0..trials-1,
     number of other finished records on disk)."""
@@ -119,7 +109,6 @@ def _metrics(bench, episodes: list[dict[str, Any]], notes: list[str]) -> tuple[d
 def summarize(cell_dir: Path) -> CellSummary:
     manifest, on_disk, notes = load_cell_checked(cell_dir)
     episodes, extra = _wanted(manifest, on_disk)
->>>>>>> main
     try:
         cfg = manifest["config"]
         bench_cls = import_target(cfg["benchmark"]["_target_"], "benchmark")
@@ -134,20 +123,22 @@ def summarize(cell_dir: Path) -> CellSummary:
         for role, u in e.get("usage_by_role", {}).items():
             tokens[role] = tokens.get(role, 0) + int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
     metrics["Tok"] = (method_tokens(tokens) / 1e6) if episodes else None
-<<<<<<< HEAD
+    codes: dict[str, int] = {}
+    for e in episodes:
+        codes[str(e.get("code") or "unrecorded")] = codes.get(str(e.get("code") or "unrecorded"), 0) + 1
+    runs = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
+    sweep = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
     trials = int(manifest.get("trials", 1))
     table += pass_k_columns(metrics, trials, table)
     cost = cell_usd(episodes, cfg)
     if cost is not None:
         metrics["USD"] = cost
-    summary = CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
-                          benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
-                          n_tasks=int(manifest.get("n_tasks", 0)), trials=trials,
-                          metrics=metrics, table_metrics=table + ["Tok"] + (["USD"] if cost is not None else []), tokens_by_role=tokens,
-                          episodes=episodes, metric_fn=bench.metrics, paraphrased=paraphrased_prompts(manifest))
-    if episodes and resamples:
-        summary.ci = bootstrap_ci(episodes, bench.metrics, resamples=resamples, metrics=[m for m in table if is_rate(m)])
-    return summary
+    return CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
+                       benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
+                       n_tasks=int(manifest.get("n_tasks", 0)), trials=trials,
+                       metrics=metrics, table_metrics=table + ["Tok"] + (["USD"] if cost is not None else []), tokens_by_role=tokens,
+                       extra_on_disk=extra, set_aside=notes, codes=codes, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest),
+                       episodes=episodes, metric_fn=bench.metrics)
 
 
 # ---------------------------------------------------------------- uncertainty, pass^k, cost (runners.stats, runners.cost)
@@ -166,6 +157,14 @@ def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | 
     return sum(episode_usd(e, prices) or 0.0 for e in episodes)
 
 
+def cell_ci(c: CellSummary, resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, float]]:
+    """The cell's 95% task-bootstrap intervals of its table rates (computed once)."""
+    if c.ci is None:
+        rates = [m for m in c.table_metrics if is_rate(m)]
+        c.ci = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates) if (c.episodes and c.metric_fn and resamples) else {}
+    return c.ci
+
+
 def fmt_ci(value: float | None, metric: str, ci: dict[str, tuple[float, float]]) -> str:
     """A rate with its 95% interval: `66.67 [33.33, 100.00]`."""
     text = fmt(value, metric)
@@ -175,9 +174,10 @@ def fmt_ci(value: float | None, metric: str, ci: dict[str, tuple[float, float]])
     return text
 
 
-def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: float | None, resamples: int = DEFAULT_RESAMPLES) -> tuple[str, dict[str, Any]]:
-    """The Δ cell for a rate: `+10.00pp [-5.0, 25.0] p=0.31` (paired bootstrap interval of the
-    difference over shared tasks; exact sign-test p on per-task wins/losses) and the numbers."""
+def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: float | None,
+                 resamples: int = DEFAULT_RESAMPLES) -> tuple[str, dict[str, Any]]:
+    """The Δ cell for a rate: `+10.00pp [-5.0, +25.0] p=0.31` (paired bootstrap interval of the
+    difference over the tasks both cells ran; exact sign-test p on per-task wins/losses) and the numbers."""
     text = fmt_delta(metric, d)
     extra: dict[str, Any] = {}
     if d is None or c is None or r is None or not is_rate(metric) or c.metric_fn is None or not resamples:
@@ -196,31 +196,18 @@ def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: f
 
 def token_unit(cells: list[CellSummary]) -> tuple[float, str]:
     """Tok is in millions; when every value is below 0.1M the table shows thousands instead
-    (0.0061 reads worse than 6.1k)."""
+    (0.0061 reads worse than 6.1)."""
     vals = [c.metrics.get("Tok") for c in cells if c.metrics.get("Tok") is not None]
     return (1000.0, "k") if vals and max(vals) < 0.1 else (1.0, "M")
 
 
-def collect(root: Path, cell_names: set[str] | None = None, resamples: int = DEFAULT_RESAMPLES) -> list[CellSummary]:
-    if not root.is_dir():
-        raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
-    cells = []
-    for d in sorted(p for p in root.iterdir() if (p / MANIFEST).exists() or shard_dirs(p)):
-        if cell_names is None or d.name in cell_names:
-            cells.append(summarize(d, resamples))
-    # Cells that differ only in config details (same method/backbone/benchmark) stay apart.
-    seen: dict[tuple[str, str, str], int] = {}
-=======
-    codes: dict[str, int] = {}
-    for e in episodes:
-        codes[str(e.get("code") or "unrecorded")] = codes.get(str(e.get("code") or "unrecorded"), 0) + 1
-    runs = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
-    sweep = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
-    return CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
-                       benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
-                       n_tasks=int(manifest.get("n_tasks", 0)), trials=int(manifest.get("trials", 1)),
-                       metrics=metrics, table_metrics=table + ["Tok"], tokens_by_role=tokens, extra_on_disk=extra,
-                       set_aside=notes, codes=codes, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest))
+def _cell_text(c: CellSummary | None, m: str, tok_scale: float, resamples: int) -> str:
+    if c is None:
+        return fmt(None, m)
+    v = c.metrics.get(m)
+    if m == "Tok" and v is not None and tok_scale != 1.0:
+        return f"{v * tok_scale:.1f}"
+    return fmt_ci(v, m, cell_ci(c, resamples))
 
 
 # Config parts that are not the cell's identity (runtime knobs), left out of readable names.
@@ -282,11 +269,11 @@ def collect(root: Path, cell_names: set[str] | None = None, methods: set[str] | 
             benchmarks: set[str] | None = None) -> list[CellSummary]:
     if not root.is_dir():
         raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
-    cells = [summarize(d) for d in sorted(p for p in root.iterdir() if (p / MANIFEST).exists() and not p.name.startswith("."))]
+    cells = [summarize(d) for d in sorted(p for p in root.iterdir()
+                                          if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith("."))]
     # Cells that differ only in config details (same method/backbone/benchmark) stay apart, named
     # by what differs (labels are computed over the whole experiment, so filters do not rename).
     groups: dict[tuple[str, str, str], list[CellSummary]] = {}
->>>>>>> main
     for c in cells:
         groups.setdefault((c.method, c.backbone, c.benchmark), []).append(c)
     for group in groups.values():
@@ -320,17 +307,13 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
         scripted = any(c.scripted for c in cells if (c.method, c.backbone) == (method, backbone))
         partial = any(c.partial for c in cells if (c.method, c.backbone) == (method, backbone))
         para = any(c.paraphrased for c in cells if (c.method, c.backbone) == (method, backbone))
-<<<<<<< HEAD
-        rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else "")
-                     + (" [paraphrased]" if para else ""), backbone] + [_cell_text(c, m, scale) for c, (_, m) in zip(vals, cols)])
-=======
         mixed = any(c.mixed_code for c in cells if (c.method, c.backbone) == (method, backbone))
         rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else "") + (" [mixed code]" if mixed else "")
-                     + (" [paraphrased]" if para else ""), backbone] + [fmt(c.metrics.get(m) if c else None, m) for c, (_, m) in zip(vals, cols)])
->>>>>>> main
+                     + (" [paraphrased]" if para else ""), backbone] + [_cell_text(c, m, scale, resamples) for c, (_, m) in zip(vals, cols)])
         for c in (c for c in cells if (c.method, c.backbone) == (method, backbone)):
+            ci = cell_ci(c, resamples)
             for m, v in c.metrics.items():  # every metric, not only the table's columns
-                lo_hi = c.ci.get(m)
+                lo_hi = ci.get(m)
                 long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": m, "value": v,
                              "paper": paper_value(method, backbone, c.benchmark, m), "n_episodes": c.n_episodes, "scripted": c.scripted,
                              "ci_low": lo_hi[0] if lo_hi else None, "ci_high": lo_hi[1] if lo_hi else None})
@@ -356,15 +339,6 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
     return header, rows, long
 
 
-def _cell_text(c: CellSummary | None, m: str, tok_scale: float) -> str:
-    if c is None:
-        return fmt(None, m)
-    v = c.metrics.get(m)
-    if m == "Tok" and v is not None and tok_scale != 1.0:
-        return f"{v * tok_scale:.1f}"
-    return fmt_ci(v, m, c.ci)
-
-
 def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] | None:
     with_depth = [c for c in cells if c.metrics.get("nAUC") is not None or c.metrics.get("K")]
     if not with_depth:
@@ -378,10 +352,6 @@ def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] |
     return header, rows
 
 
-<<<<<<< HEAD
-def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
-                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
-=======
 def check_reference(reference: str, cells: list[CellSummary] = ()) -> None:
     """An unknown reference method is an error naming the choices (it would drop the Δ rows)."""
     if reference.split("[", 1)[0] in available("method") or any(c.method == reference for c in cells):
@@ -422,29 +392,14 @@ def _csv(rows: list[list[Any]]) -> str:
 
 
 def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
-                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None) -> list[dict[str, Any]]:
+                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
+                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
     """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
     jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
     print the table of the matching cells only."""
->>>>>>> main
     out = out or sys.stdout
     err = err or sys.stderr
     root = Path(root)
-<<<<<<< HEAD
-    cells = collect(root, cell_names, resamples)
-    if not cells:
-        print(f"no finished cells under {root}", file=out)
-        return []
-    header, rows, long = build_tables(cells, reference, with_paper, resamples)
-    tdir = root / "tables"
-    tdir.mkdir(exist_ok=True)
-    _, unit = token_unit(cells)
-    title = (f"Results: {root.name} (rates in % with 95% task-bootstrap intervals, Tok = method-side tokens in "
-             f"{'thousands' if unit == 'k' else 'millions'}" + (", USD = list-price cost" if any("USD" in c.metrics for c in cells) else "")
-             + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, relative % for Tok/USD)")
-    if any(c.scripted for c in cells):
-        title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"
-=======
     check_reference(reference)  # before any work; names of readable cells are checked after collecting
     if not root.is_dir():
         raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
@@ -460,7 +415,7 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
         for c in everything:
             for n in c.set_aside:
                 print(f"warning: {c.cell}: {n}", file=err)
-        long = _write_tables(root, everything, reference, with_paper, orphans) if everything else []
+        long = _write_tables(root, everything, reference, with_paper, orphans, resamples) if everything else []
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         os.close(lock)
@@ -475,7 +430,7 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
         print(f"no finished cells under {root}", file=out)
         return []
     if filtered:
-        header, rows, long = build_tables(cells, reference, with_paper)
+        header, rows, long = build_tables(cells, reference, with_paper, resamples)
         md = _markdown(root, cells, header, rows, reference, [])
     else:
         md = (tdir / "summary.md").read_text().rstrip("\n")
@@ -487,7 +442,6 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
 
 def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str, orphans: list[str]) -> str:
     title = _title(root, cells)
->>>>>>> main
     md = f"### {title}\n\n" + to_markdown(header, rows)
     depth = depth_table(cells)
     if depth:
@@ -500,19 +454,6 @@ def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str
                "unavailable (see each cell's manifest `text_sources`): " +
                "; ".join(f"{c.cell}: {', '.join(c.paraphrased)}" for c in cells if c.paraphrased))
     counts = "\n\n" + "\n".join(f"- {c.cell}: {c.n_episodes}/{c.n_tasks * c.trials} episodes; tokens by role {c.tokens_by_role}" for c in cells)
-<<<<<<< HEAD
-    (tdir / "summary.md").write_text(md + counts + "\n")
-    with open(tdir / "summary.csv", "w", newline="") as f:
-        csv.writer(f).writerows([header] + rows)
-    (tdir / "summary.tex").write_text(to_latex(header, rows, title) + "\n")
-    with open(tdir / "metrics.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted",
-                                          "ci_low", "ci_high", "p_value"])
-        w.writeheader()
-        w.writerows(long)
-    print(md + counts, file=out)
-    print(f"\nTables written to {tdir}/summary.{{md,csv,tex}} and metrics.csv", file=out)
-=======
     notes = _notes(root, cells, orphans)
     if notes:
         counts += "\n\nNotes:\n" + "\n".join(f"- {n}" for n in notes)
@@ -521,26 +462,32 @@ def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str
 
 
 def _title(root: Path, cells: list[CellSummary]) -> str:
-    title = f"Results: {root.name} (rates in %, Tok = method-side tokens in millions; Δ: pp for rates, relative % for Tok)"
+    _, unit = token_unit(cells)
+    title = (f"Results: {root.name} (rates in % [95% task-bootstrap interval], Tok = method-side tokens in "
+             f"{'thousands' if unit == 'k' else 'millions'}" + (", USD = list-price cost" if any("USD" in c.metrics for c in cells) else "")
+             + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, relative % for Tok/USD)")
     if any(c.scripted for c in cells):
         title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"
     return title
 
 
-def _write_tables(root: Path, cells: list[CellSummary], reference: str, with_paper: bool, orphans: list[str]) -> list[dict[str, Any]]:
-    header, rows, long = build_tables(cells, reference, with_paper)
+METRICS_FIELDS = ["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted", "ci_low", "ci_high", "p_value"]
+
+
+def _write_tables(root: Path, cells: list[CellSummary], reference: str, with_paper: bool, orphans: list[str],
+                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
+    header, rows, long = build_tables(cells, reference, with_paper, resamples)
     tdir = root / "tables"
     tdir.mkdir(exist_ok=True)
     md = _markdown(root, cells, header, rows, reference, orphans)
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted"])
+    w = csv.DictWriter(buf, fieldnames=METRICS_FIELDS)
     w.writeheader()
     w.writerows(long)
     atomic_write(tdir / "summary.md", md + "\n")
     atomic_write(tdir / "summary.csv", _csv([header] + rows))
     atomic_write(tdir / "summary.tex", to_latex(header, rows, _title(root, cells)) + "\n")
     atomic_write(tdir / "metrics.csv", buf.getvalue())
->>>>>>> main
     return long
 
 
@@ -549,25 +496,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("results", type=Path, help="results/<experiment> directory")
     ap.add_argument("--reference", default="full_context", help="method the Δ rows compare against (default full_context)")
     ap.add_argument("--no-paper", action="store_true", help="do not print the papers' reported numbers")
-<<<<<<< HEAD
-    ap.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, metavar="N",
-                    help=f"bootstrap resamples for the 95%% intervals and paired Δ tests (default {DEFAULT_RESAMPLES}; 0 = none)")
-=======
     ap.add_argument("--cells", help="comma-separated cell directory names to print")
     ap.add_argument("--method", help="comma-separated method names to print (a base name matches its variants)")
     ap.add_argument("--benchmark", help="comma-separated benchmark names to print")
->>>>>>> main
+    ap.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, metavar="N",
+                    help=f"bootstrap resamples for the 95%% intervals and the paired Δ tests (default {DEFAULT_RESAMPLES}; 0 = none)")
     a = ap.parse_args(argv)
     split = lambda v: set(x.strip() for x in v.split(",") if x.strip()) if v else None  # noqa: E731
     try:
-<<<<<<< HEAD
-        aggregate_dir(a.results, a.reference, with_paper=not a.no_paper, resamples=a.bootstrap)
-    except StoreError as e:
-=======
         aggregate_dir(a.results, a.reference, cell_names=split(a.cells), with_paper=not a.no_paper, methods=split(a.method),
-                      benchmarks=split(a.benchmark))
+                      benchmarks=split(a.benchmark), resamples=a.bootstrap)
     except (StoreError, ConfigError) as e:
->>>>>>> main
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0

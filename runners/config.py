@@ -43,11 +43,11 @@ class BackboneCfg(_Strict):
     timeout_s: float = Field(600, gt=0)
     max_retries: int = Field(8, ge=0)
     backoff_cap_s: float = Field(60, gt=0)
-<<<<<<< HEAD
     transport: Literal["aiohttp", "httpx"] = Field("aiohttp", description="HTTP client (httpx is kept for comparison)")
     prices: dict[str, float | None] | None = Field(None, description="USD per million tokens: {input, cached_input, output} (runners/cost.py)")
+    refused_window_s: float = Field(10, ge=0, description="connection refused for this long (no success between) is fatal")
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "transport", "prices")
+    RUNTIME: ClassVar[tuple[str, ...]] = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "refused_window_s", "transport", "prices")
 
     @field_validator("prices")
     @classmethod
@@ -57,11 +57,6 @@ class BackboneCfg(_Strict):
         from runners.cost import Prices
 
         return Prices.model_validate(v).model_dump()  # ValueError names the bad or missing field
-=======
-    refused_window_s: float = Field(10, ge=0, description="connection refused for this long (no success between) is fatal")
-
-    RUNTIME: ClassVar[tuple[str, ...]] = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "refused_window_s")
->>>>>>> main
 
     @field_validator("sampling")
     @classmethod
@@ -111,7 +106,19 @@ class RunnerCfg(_Strict):
     cache_path: str | None = Field(None, description="SQLite response cache; default <output_dir>/.cache/responses.sqlite")
     limit: int | None = Field(None, ge=1, description="run only the first N tasks (overrides benchmark.params.limit)")
     reference_method: str = "full_context"
-<<<<<<< HEAD
+    case_error_resamples: int = Field(2, ge=0, description="reruns of a case that ended in a CaseError draw fresh samples (bypassing the cached replies) at most this many times; later reruns replay the last generation")
+    transcripts: bool = Field(True, description="keep every call's messages and raw reply in <cell>/transcripts.sqlite")
+    preflight_s: float = Field(10, ge=0, description="before the sweep, wait at most this long for every endpoint to accept "
+                               "a connection (0: no check)")
+    fresh: bool = Field(False, description="re-run every cell from scratch, moving old results to <experiment>/.superseded/")
+
+    @field_validator("reference_method")
+    @classmethod
+    def _reference(cls, v: str) -> str:
+        if v not in available("method"):
+            raise ValueError(f"unknown reference method '{v}'; available: {', '.join(available('method'))}")
+        return v
+
     budget_usd: float | None = Field(None, gt=0, description="stop starting episodes before the sweep's spend would exceed this (needs backbone prices)")
     shard: str | None = Field(None, description="i/n: run only the i-th of n task ranges (0-based) of every cell, into its own records")
     executor: Literal["local", "ray"] = Field("local", description="local: one process; ray: cells as Ray tasks (extra `ray`)")
@@ -129,20 +136,6 @@ class RunnerCfg(_Strict):
         if not (n >= 1 and 0 <= i < n):
             raise ValueError(f"runner.shard {v!r}: need 0 <= i < n")
         return f"{i}/{n}"
-=======
-    case_error_resamples: int = Field(2, ge=0, description="reruns of a case that ended in a CaseError draw fresh samples (bypassing the cached replies) at most this many times; later reruns replay the last generation")
-    transcripts: bool = Field(True, description="keep every call's messages and raw reply in <cell>/transcripts.sqlite")
-    preflight_s: float = Field(10, ge=0, description="before the sweep, wait at most this long for every endpoint to accept "
-                               "a connection (0: no check)")
-    fresh: bool = Field(False, description="re-run every cell from scratch, moving old results to <experiment>/.superseded/")
-
-    @field_validator("reference_method")
-    @classmethod
-    def _reference(cls, v: str) -> str:
-        if v not in available("method"):
-            raise ValueError(f"unknown reference method '{v}'; available: {', '.join(available('method'))}")
-        return v
->>>>>>> main
 
 
 class ExperimentCfg(_Strict):

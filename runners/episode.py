@@ -129,11 +129,8 @@ class RecordingBackbone(Backbone):
     with its transcript: the messages sent, tool schemas, sampling and the raw reply
     (runners/transcripts.py; `transcripts=False` logs references-free calls)."""
 
-<<<<<<< HEAD
-    def __init__(self, inner: Backbone, sink: list[CallLog], on_call: Callable[[CallLog], None] | None = None) -> None:
-=======
-    def __init__(self, inner: Backbone, sink: list[CallLog], *, transcripts: bool = True) -> None:
->>>>>>> main
+    def __init__(self, inner: Backbone, sink: list[CallLog], *, transcripts: bool = True,
+                 on_call: Callable[[CallLog], None] | None = None) -> None:
         self.inner = inner
         self.sink = sink
         self.on_call = on_call  # live progress: called with each call's log as it finishes
@@ -181,26 +178,16 @@ class RecordingBackbone(Backbone):
         try:
             c = await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
         except BackboneError as e:
-<<<<<<< HEAD
-            self.sink.append(CallLog(role=role, model=self.model, usage=Usage(), latency_s=time.perf_counter() - t0, finish_reason="error",
-                                     retries=e.retries, attempt=attempt))
-            self._notify()
-=======
             self.sink.append(self._transcript(
                 CallLog(role=role, model=self.model, usage=Usage(), latency_s=time.perf_counter() - t0, finish_reason="error",
                         retries=e.retries, attempt=attempt, error=f"{type(e).__name__}: {e}"[:2000]), messages, sampling, None))
->>>>>>> main
+            self._notify()
             raise
         self.sink.append(self._transcript(
             CallLog(role=role, model=c.model, usage=c.usage, cached=c.cached, scripted=c.scripted,
-<<<<<<< HEAD
-                    latency_s=time.perf_counter() - t0, finish_reason=c.finish_reason, retries=c.retries, attempt=attempt)
-        )
-        self._notify()
-=======
                     latency_s=time.perf_counter() - t0, finish_reason=c.finish_reason, retries=c.retries, attempt=attempt),
             messages, sampling, c))
->>>>>>> main
+        self._notify()
         return c
 
     def _notify(self) -> None:
@@ -232,25 +219,14 @@ class Episode:
 
     def __init__(self, agent: Backbone, *, judge: Backbone | None = None, user_sim: Backbone | None = None,
                  tool: Backbone | None = None, cell: str = "", task_id: str = "", trial: int = 0, seed: int = 0,
-<<<<<<< HEAD
-                 on_call: Callable[[CallLog], None] | None = None) -> None:
+                 transcripts: bool = True, on_call: Callable[[CallLog], None] | None = None) -> None:
         self.cell, self.task_id, self.trial, self.seed = cell, task_id, trial, seed
         self.sink: list[CallLog] = []
         self.scope = EpisodeScope(key=f"{cell}/{task_id}/{trial}")
-        self.agent = RecordingBackbone(agent.bind(self.scope), self.sink, on_call=on_call)  # on_call: live progress per call
+        self.agent = RecordingBackbone(agent.bind(self.scope), self.sink, transcripts=transcripts, on_call=on_call)
         backbones: dict[Role, Backbone] = {"agent": self.agent, "tool": self.agent}
         for role, b in (("judge", judge), ("user_sim", user_sim), ("tool", tool)):
-            backbones[role] = RecordingBackbone(b.bind(self.scope), self.sink, on_call=on_call) if b is not None else self.agent  # type: ignore[index]
-=======
-                 transcripts: bool = True) -> None:
-        self.cell, self.task_id, self.trial, self.seed = cell, task_id, trial, seed
-        self.sink: list[CallLog] = []
-        self.scope = EpisodeScope(key=f"{cell}/{task_id}/{trial}")
-        self.agent = RecordingBackbone(agent.bind(self.scope), self.sink, transcripts=transcripts)
-        backbones: dict[Role, Backbone] = {"agent": self.agent, "tool": self.agent}
-        for role, b in (("judge", judge), ("user_sim", user_sim), ("tool", tool)):
-            backbones[role] = RecordingBackbone(b.bind(self.scope), self.sink, transcripts=transcripts) if b is not None else self.agent  # type: ignore[index]
->>>>>>> main
+            backbones[role] = RecordingBackbone(b.bind(self.scope), self.sink, transcripts=transcripts, on_call=on_call) if b is not None else self.agent  # type: ignore[index]
         self.ctx = EpisodeContext(trial=trial, seed=seed, backbones=backbones)
 
     def attach(self, oracle: Oracle) -> None:

@@ -82,17 +82,14 @@ class Progress:
         self.cells: list[CellProgress] = []
         self.started = time.perf_counter()
         self._live = None
-<<<<<<< HEAD
         self._last_refresh = 0.0
         self.expected_cells = 0
 
     def expect_cells(self, n: int) -> None:
         """The sweep will run `n` cells (they appear as they open)."""
         self.expected_cells = max(self.expected_cells, n)
-=======
         self.retries: dict[str, int] = {}  # endpoint URL -> retries so far
         self._retry_shown: dict[str, float] = {}
->>>>>>> main
 
     def __enter__(self) -> "Progress":
         if self.mode == "rich":
@@ -114,7 +111,6 @@ class Progress:
         self._emit(f"[cell] {name}: {total} episodes, {skipped} already finished, {total - skipped} to run")
         return cp
 
-<<<<<<< HEAD
     def call(self, cp: CellProgress, log: Any, usd: float = 0.0) -> None:
         """One model call finished (a `runners.episode.CallLog`)."""
         cp.calls += 1
@@ -127,9 +123,7 @@ class Progress:
             self._last_refresh = now
             self._refresh()
 
-    def episode(self, cp: CellProgress, *, status: str, task: str, **_: Any) -> None:
-        """One episode is on disk. (Calls and tokens were counted per call.)"""
-=======
+
     def retry(self, url: str, error: str, wait_s: float, name: str = "") -> None:
         """A backbone is retrying a call: shown at once, then at most every 2 s per endpoint."""
         self.retries[url] = self.retries.get(url, 0) + 1
@@ -143,11 +137,8 @@ class Progress:
         """A line for the user (plain: printed; rich: above the live table)."""
         self._emit(line)
 
-    def episode(self, cp: CellProgress, *, status: str, tokens: int, calls: int, cache_hits: int, task: str) -> None:
-        cp.calls += calls
-        cp.cache_hits += cache_hits
-        cp.tokens += tokens
->>>>>>> main
+    def episode(self, cp: CellProgress, *, status: str, task: str, **_: Any) -> None:
+        """One episode is on disk. (Calls and tokens were counted per call.)"""
         if status == "ok":
             cp.done += 1
         elif status == "infra_error":

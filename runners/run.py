@@ -10,12 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-<<<<<<< HEAD
 from runners.api import Backbone, Benchmark
-=======
-from runners.api import Backbone, Benchmark, method_tokens
 from runners.backbones.openai import redact_secrets
->>>>>>> main
 from runners.config import BackboneCfg, CellConfig, ConfigError, import_target
 from runners.cost import usd
 from runners.episode import CallLog, Episode, EpisodeRecord
@@ -304,7 +300,23 @@ def prepare_cell(cfg: CellConfig) -> PreparedCell:
     return PreparedCell(cfg, bench, tasks, probe_method(cfg))
 
 
-<<<<<<< HEAD
+def _warn_store(store: CellStore, cell: str, code: str, progress: Progress) -> None:
+    """Say loudly what opening the cell found: a replaced damaged manifest, results moved aside by
+    `runner.fresh=true`, finished episodes produced by other code than this run's."""
+    for w in store.warnings:
+        print(f"warning: {w}", file=sys.stderr, flush=True)
+    if store.moved_to is not None:
+        progress.note(f"[cell] {cell}: runner.fresh=true: earlier results moved aside to {store.moved_to}")
+    other = {c: n for c, n in store.codes.items() if c != code}
+    if other:
+        was = ", ".join(f"{n} by {c}" for c, n in sorted(other.items()))
+        print(f"warning: {cell}: RESUMING UNDER DIFFERENT CODE: finished episodes were produced by different code ({was}); "
+              f"this run is {code}. They are kept and not re-run; the tables mark the cell [mixed code]. "
+              "To re-run the cell from scratch, add runner.fresh=true (old results are moved aside, not deleted).",
+              file=sys.stderr, flush=True)
+
+
+
 def shard_tasks(tasks: list, i: int, n: int) -> list:
     """The i-th (0-based) of n contiguous, near-equal task ranges; together they cover every task once."""
     k = len(tasks)
@@ -322,6 +334,22 @@ class _CellRun:
     todo: list
     remaining: int = 0
     closed: bool = False
+    transcripts: Any = None  # TranscriptStore, written off the loop (one thread per cell, in order)
+    case_errors: dict = field(default_factory=dict)
+    code: str = ""
+    io: Any = None  # the cell's single-thread executor for transcript writes
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if self.io is not None:
+                self.io.shutdown(wait=True)
+            if self.transcripts is not None:
+                self.transcripts.close()
+        finally:
+            self.store.close()
 
 
 class Scheduler:
@@ -342,6 +370,7 @@ class Scheduler:
         self.episode_costs: list[float] = []
         self.in_flight = 0
         self.budget_reached = False
+        self.code = code_fingerprint()
 
     def _affordable(self) -> bool:
         if self.budget is None:
@@ -363,63 +392,37 @@ class Scheduler:
         cfg, pool = prep.cfg, self.pool
         endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
                      (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
-        tasks, manifest = prep.tasks, manifest_for(cfg, prep.bench, len(prep.tasks), endpoints, prep.method_cls)
+        tasks = prep.tasks
         if cfg.runner.shard:  # runner.shard=i/n: the i-th contiguous task range, in <cell>/shard-i-of-n/ (own store and lock)
             i, n = (int(x) for x in cfg.runner.shard.split("/"))
             tasks = shard_tasks(prep.tasks, i, n)
-            manifest.update(n_tasks=len(tasks), shard={"index": i, "of": n, "n_tasks_total": len(prep.tasks),
-                                                       "task_ids": [t.task_id for t in tasks]})
-            store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(manifest)
+            manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
+            manifest["shard"] = {"index": i, "of": n, "n_tasks_total": len(prep.tasks)}
+            store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(manifest, fresh=cfg.runner.fresh)
         else:
-            store = CellStore(self.root, cfg.cell_name).open(manifest)
+            manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
+            store = CellStore(self.root, cfg.cell_name).open(manifest, fresh=cfg.runner.fresh)
+        try:
+            transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
+        except BaseException:
+            store.close()
+            raise
         report = CellReport(cell=cfg.cell_name + (f" [shard {cfg.runner.shard}]" if cfg.runner.shard else ""))
-=======
-def _warn_store(store: CellStore, cell: str, code: str, progress: Progress) -> None:
-    """Say loudly what opening the cell found: a replaced damaged manifest, results moved aside by
-    `runner.fresh=true`, finished episodes produced by other code than this run's."""
-    for w in store.warnings:
-        print(f"warning: {w}", file=sys.stderr, flush=True)
-    if store.moved_to is not None:
-        progress.note(f"[cell] {cell}: runner.fresh=true: earlier results moved aside to {store.moved_to}")
-    other = {c: n for c, n in store.codes.items() if c != code}
-    if other:
-        was = ", ".join(f"{n} by {c}" for c, n in sorted(other.items()))
-        print(f"warning: {cell}: RESUMING UNDER DIFFERENT CODE: finished episodes were produced by different code ({was}); "
-              f"this run is {code}. They are kept and not re-run; the tables mark the cell [mixed code]. "
-              "To re-run the cell from scratch, add runner.fresh=true (old results are moved aside, not deleted).",
-              file=sys.stderr, flush=True)
-
-
-async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
-    prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
-    cfg, bench, tasks, method_cls = prep.cfg, prep.bench, prep.tasks, prep.method_cls
-    endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
-                 (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
-    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints, method_cls, [t.task_id for t in tasks]),
-                                                fresh=cfg.runner.fresh)
-    transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
-    report = CellReport(cell=cfg.cell_name)
-    code = code_fingerprint()
-    try:
-        _warn_store(store, cfg.cell_name, code, progress)
->>>>>>> main
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
-        case_errors = case_error_counts(store.dir)
         report.total = len(tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
-        return _CellRun(prep, store, report, None, todo, remaining=len(todo))
+        return _CellRun(prep, store, report, None, todo, remaining=len(todo), transcripts=transcripts,
+                        case_errors=case_error_counts(store.dir), code=self.code)
 
-<<<<<<< HEAD
     def _finish(self, run: _CellRun) -> None:
         if run.closed:
             return
-        run.closed = True
         try:
             r = run.report
             if not self.fatal and r.ok + r.skipped == r.total:
                 run.store.mark_done({"total": r.total, "ok": r.total})
         finally:
-            run.store.close()
+            run.close()
             self.progress.finish_cell(run.cp)
 
     async def _episode(self, run: _CellRun, task, trial: int) -> None:
@@ -430,9 +433,16 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
         def on_call(c: CallLog) -> None:  # live calls/tokens/retries/cost
             self._on_call(run, c, prices.get(c.role, cfg.backbone.prices), spent)
 
-        ep = Episode(pool.for_episode(cfg.backbone, trial, cfg.runner.seed),
-                     **{role: pool.for_episode(rc, trial, cfg.runner.seed) for role, rc in cfg.roles.items() if rc is not None},
-                     cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial, on_call=on_call)
+        resample = min(run.case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
+
+        def episode_backbone(bcfg: BackboneCfg) -> Backbone:
+            b = pool.for_episode(bcfg, trial, cfg.runner.seed)
+            return Resampled(b, resample) if resample else b
+
+        ep = Episode(episode_backbone(cfg.backbone),
+                     **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
+                     cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial,
+                     transcripts=run.transcripts is not None, on_call=on_call)
         try:
             env = ep.make_env(bench, task)
             method = method_cls(backbone=ep.agent, **cfg.method.params)
@@ -441,6 +451,16 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                                 error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
         else:
             rec = await ep.run(env, method)
+            rec.resample = resample
+        rec.code = run.code
+        if rec.error:
+            rec.error = redact_secrets(rec.error)
+        if run.transcripts is not None:  # durable before the record line that references it; off the loop
+            if run.io is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                run.io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcripts")
+            await asyncio.get_running_loop().run_in_executor(run.io, run.transcripts.put, rec)
         await store.append_async(rec)  # on disk (fsynced) when this returns; the loop keeps running meanwhile
         self.episode_costs.append(spent[0])
         report.calls += sum(rec.calls_by_role.values())
@@ -468,6 +488,7 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                         break
                     r = await asyncio.to_thread(self._open, p)
                     runs.append(r)
+                    _warn_store(r.store, p.cfg.cell_name, self.code, self.progress)
                     r.cp = self.progress.start_cell(p.cfg.cell_name, r.report.total, r.report.skipped)
                     if not r.todo:
                         self._finish(r)
@@ -512,71 +533,10 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
             return [r.report for r in runs]
         finally:
             for r in runs:
-                if not r.closed:
-                    r.closed = True
-                    r.store.close()
+                r.close()
 
 
 async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
     """Run one cell on its own (a sweep runs all its cells through one `Scheduler`)."""
     prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
     return (await Scheduler(root, pool, progress, prep.cfg.runner.concurrency, prep.cfg.runner.budget_usd).run([prep]))[0]
-=======
-        async def one(task, trial: int) -> None:
-            async with sem:
-                if stop.is_set():
-                    return
-                resample = min(case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
-
-                def episode_backbone(bcfg: BackboneCfg) -> Backbone:
-                    b = pool.for_episode(bcfg, trial, cfg.runner.seed)
-                    return Resampled(b, resample) if resample else b
-
-                ep = Episode(episode_backbone(cfg.backbone),
-                             **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
-                             cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial,
-                             transcripts=transcripts is not None)
-                try:
-                    env = ep.make_env(bench, task)
-                    method = method_cls(backbone=ep.agent, **cfg.method.params)
-                except Exception as e:  # a benchmark/method bug for this task: record it, keep the other episodes going
-                    rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ep.seed, status="harness_error",
-                                        error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
-                else:
-                    rec = await ep.run(env, method)
-                    rec.resample = resample
-                rec.code = code
-                if rec.error:
-                    rec.error = redact_secrets(rec.error)
-                if transcripts is not None:
-                    transcripts.put(rec)  # durable before the record line that references it
-                store.append(rec)
-                report.calls += sum(rec.calls_by_role.values())
-                report.cache_hits += rec.cache_hits
-                setattr(report, rec.status, getattr(report, rec.status) + 1)
-                if rec.status != "ok":
-                    report.errors.append(f"{task.task_id}#{trial}: {(rec.error or '').splitlines()[0]}")
-                    if rec.fatal:
-                        fatal.append(rec.error or "fatal backbone error")
-                        stop.set()
-                progress.episode(cp, status=rec.status, tokens=method_tokens(rec.usage_by_role), calls=sum(rec.calls_by_role.values()),
-                                 cache_hits=rec.cache_hits, task=task.task_id)
-
-        running = [asyncio.ensure_future(one(t, trial)) for t, trial in todo]
-        try:
-            await asyncio.gather(*running)
-        except BaseException:  # an unexpected error (disk full, display bug): stop the siblings before the store closes
-            for r in running:
-                r.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
-            raise
-        if fatal:
-            raise FatalRunError(fatal[0])
-        if report.ok + report.skipped == report.total:
-            store.mark_done({"total": report.total, "ok": report.total})
-        return report
-    finally:
-        if transcripts is not None:
-            transcripts.close()
-        store.close()
->>>>>>> main

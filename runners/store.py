@@ -23,11 +23,8 @@ import hashlib
 import json
 import os
 import platform
-<<<<<<< HEAD
 import queue
-=======
 import shutil
->>>>>>> main
 import subprocess
 import sys
 import threading
@@ -410,6 +407,7 @@ def _merge_shards(cell_dir: Path, manifest: dict[str, Any] | None) -> tuple[dict
     """A sharded cell as one: the shards' records together; n_tasks is the whole benchmark's."""
     records: list[dict[str, Any]] = []
     total = None
+    ids: list[str] | None = []
     for d in shard_dirs(cell_dir):
         try:
             m = json.loads((d / MANIFEST).read_text())
@@ -417,21 +415,23 @@ def _merge_shards(cell_dir: Path, manifest: dict[str, Any] | None) -> tuple[dict
             raise StoreError(f"{d / MANIFEST}: unreadable manifest ({e}); re-run that shard to rewrite it") from None
         manifest = manifest or {k: v for k, v in m.items() if k != "shard"}
         total = (m.get("shard") or {}).get("n_tasks_total", total)
+        if ids is not None and isinstance(m.get("task_ids"), list):
+            ids += [t for t in m["task_ids"] if t not in ids]
+        else:
+            ids = None  # a shard without recorded task ids: count whatever the shards hold
         records += read_jsonl(d / EPISODES)[0]
     if manifest is None:
         raise StoreError(f"{cell_dir}: no manifest.json")
     manifest = {**manifest, "shards": [d.name for d in shard_dirs(cell_dir)]}
     if total is not None:
         manifest["n_tasks"] = total
+    manifest["task_ids"] = ids  # every shard's tasks (the tables count these × trials)
     return manifest, records
 
 
 def load_cell(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-<<<<<<< HEAD
     """(manifest, finished episode records deduplicated by (task, trial)) for aggregation.
     A cell run in shards (`runner.shard=i/n`) is read as one: every shard's records."""
-=======
-    """(manifest, finished episode records deduplicated by (task, trial)) for aggregation."""
     manifest, out, _ = load_cell_checked(cell_dir)
     return manifest, out
 
@@ -463,46 +463,32 @@ def load_cell_checked(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, An
     """(manifest, finished records deduplicated by (task, trial), notes on lines set aside).
     A line whose fields have the wrong types (a hand edit, a foreign tool) is set aside with a
     note naming the field, never a crash of the aggregator."""
->>>>>>> main
     mpath = cell_dir / MANIFEST
-    if shard_dirs(cell_dir):
+    if shard_dirs(cell_dir):  # runner.shard=i/n: the shards' records together (and any unsharded ones)
         top = None
         if mpath.exists():
             try:
                 top = json.loads(mpath.read_text())
             except ValueError:
                 top = None
-        manifest, records = _merge_shards(cell_dir, top)
+        manifest, records = _merge_shards(cell_dir, top if isinstance(top, dict) else None)
         records += read_jsonl(cell_dir / EPISODES)[0]
-        return manifest, _dedupe_ok(records)
-    try:
-        manifest = json.loads(mpath.read_text())
-        if not isinstance(manifest, dict):
-            raise ValueError("not a JSON object")
-    except (OSError, ValueError) as e:
-        raise StoreError(f"{mpath}: unreadable manifest ({e}); re-run the sweep to rewrite it") from None
-    records, _ = read_jsonl(cell_dir / EPISODES)
-<<<<<<< HEAD
-    return manifest, _dedupe_ok(records)
-
-
-def _dedupe_ok(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    seen, out = set(), []
-    for r in records:
-=======
+    else:
+        try:
+            manifest = json.loads(mpath.read_text())
+            if not isinstance(manifest, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as e:
+            raise StoreError(f"{mpath}: unreadable manifest ({e}); re-run the sweep to rewrite it") from None
+        records, _ = read_jsonl(cell_dir / EPISODES)
     seen, out, notes = set(), [], []
     for n, r in enumerate(records, 1):
         problem = _field_problem(r)
         if problem:
             notes.append(f"{EPISODES} record {n} ({r.get('task_id')}#{r.get('trial')}) set aside: wrong field types ({problem})")
             continue
->>>>>>> main
         k = (r.get("task_id"), r.get("trial"))
         if r.get("status") == "ok" and k not in seen:
             seen.add(k)
             out.append(r)
-<<<<<<< HEAD
-    return out
-=======
     return manifest, out, notes
->>>>>>> main

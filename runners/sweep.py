@@ -81,11 +81,7 @@ def print_report(reports, wall: float, out=None, budget_usd: float | None = None
 
 async def _run_all(cells, root: Path, display: str) -> list:
     from runners.progress import Progress
-<<<<<<< HEAD
-    from runners.run import BackbonePool, Scheduler, prepare_cells
-=======
-    from runners.run import BackbonePool, preflight, prepare_cells, run_cell
->>>>>>> main
+    from runners.run import BackbonePool, Scheduler, preflight, prepare_cells
 
     first = cells[0]
     cache_path = None
@@ -98,21 +94,15 @@ async def _run_all(cells, root: Path, display: str) -> list:
     try:
         await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
         with Progress(display) as progress:
-<<<<<<< HEAD
+            pool.set_on_retry(progress.retry)
             # one scheduler for all cells: small cells overlap, the endpoint bound is shared
             sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), cells[0].runner.budget_usd)
             reports = await sched.run(prepared)
-=======
-            pool.set_on_retry(progress.retry)
-            for p in prepared:
-                reports.append(await run_cell(p, root, pool, progress))
->>>>>>> main
     finally:
         await pool.aclose()
     return reports
 
 
-<<<<<<< HEAD
 def check_budget(cells) -> None:
     """runner.budget_usd needs prices on every backbone that is called."""
     if cells[0].runner.budget_usd is None:
@@ -124,7 +114,8 @@ def check_budget(cells) -> None:
         raise ConfigError(f"runner.budget_usd is set but backbone(s) {', '.join(unpriced)} have no prices; add "
                           "`prices: {input: <USD per 1M>, cached_input: <USD per 1M>, output: <USD per 1M>}` to their config "
                           "(or backbone.prices={input:..,output:..} on the command line), or drop runner.budget_usd")
-=======
+
+
 def describe_os_error(e: OSError, root: Path) -> str:
     """An OS error while writing results as `what happened; Fix: what to do` (exit 3)."""
     import errno
@@ -187,7 +178,6 @@ def scrub_multirun_files(out=None) -> None:
                 atomic_write(f, clean)
         except OSError:
             pass
->>>>>>> main
 
 
 def run(cfg) -> int:
@@ -243,14 +233,9 @@ def run(cfg) -> int:
         print(f"error: {describe_os_error(e, root)}", file=sys.stderr)
         return 3
     if _multirun():
-<<<<<<< HEAD
-        print(f"(multirun job: `python -m runners.aggregate {root}` prints the table of every job together)")
-    return 0 if all(r.infra_error == r.harness_error == r.not_started == 0 for r in reports) else 1
-=======
         print(f"(multirun job: the tables above cover every cell of {root} so far; "
               f"`python -m runners.aggregate {root} --method <m>` narrows them)")
-    return 0 if all(r.infra_error == r.harness_error == 0 for r in reports) else 1
->>>>>>> main
+    return 0 if all(r.infra_error == r.harness_error == r.not_started == 0 for r in reports) else 1
 
 
 def register_resolvers() -> None:

@@ -190,16 +190,12 @@ class Reply:
 
 
 class TransportFailure(Exception):
-    """The request got no HTTP response (connection refused/reset, server closed early)."""
+    """The request got no HTTP response (connection refused/reset, server closed early).
+    `refused`: no connection could be made at all (nothing listens there, host unreachable)."""
 
-
-def _without_userinfo(url: str) -> str:
-    """`url` without `user:password@`: the key travels only in the Authorization header (aiohttp
-    would otherwise turn URL credentials into Basic auth, or refuse to combine them with it)."""
-    parts = urllib.parse.urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
+    def __init__(self, message: str, refused: bool = False) -> None:
+        super().__init__(message)
+        self.refused = refused
 
 
 class AiohttpTransport:
@@ -225,6 +221,8 @@ class AiohttpTransport:
                 return Reply(resp.status, resp.headers, data)
         except TimeoutError:  # aiohttp's own timeouts subclass both TimeoutError and ClientError
             raise
+        except self._aiohttp.ClientConnectorError as e:
+            raise TransportFailure(f"{type(e).__name__}: {e}", refused=True) from None
         except self._errors as e:
             raise TransportFailure(f"{type(e).__name__}: {e}") from None
 
@@ -257,6 +255,8 @@ class HttpxTransport:
             resp = await shard[0].post(url, content=body)
         except self._httpx.TimeoutException:
             raise TimeoutError from None
+        except self._httpx.ConnectError as e:
+            raise TransportFailure(f"{type(e).__name__}: {e}", refused=True) from None
         except self._httpx.TransportError as e:
             raise TransportFailure(f"{type(e).__name__}: {e}") from None
         finally:
@@ -328,11 +328,8 @@ class OpenAIBackbone(Backbone):
         max_retries: int = 8,
         backoff_cap_s: float = 60,
         backoff_base_s: float = 1.0,
-<<<<<<< HEAD
         transport: str = "aiohttp",
-=======
         refused_window_s: float = 10.0,
->>>>>>> main
     ) -> None:
         if not base_url:
             raise ValueError(f"backbone '{name}': base_url is empty; set `base_url` (or the variable named by `base_url_env`)")
@@ -357,16 +354,13 @@ class OpenAIBackbone(Backbone):
         self.extra_body = dict(extra_body or {})
         self.max_inflight, self.timeout_s, self.max_retries = max_inflight, timeout_s, max_retries
         self.backoff_cap_s, self.backoff_base_s = backoff_cap_s, backoff_base_s
-<<<<<<< HEAD
         if transport not in TRANSPORTS:
             raise ValueError(f"backbone '{name}': unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
         self.transport = transport
-        self._url = _without_userinfo(self.base_url) + "/chat/completions"
-=======
+        self._url = self.base_url + "/chat/completions"  # base_url never carries credentials (see above)
         self.refused_window_s = refused_window_s  # connection refused for this long (no success between) is fatal
         self._refused_since: float | None = None
         self.on_retry = None  # callable(url, error, wait_s, backbone name): the live progress display
->>>>>>> main
         self._rng = random.Random()
         self._transports: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Transport]" = weakref.WeakKeyDictionary()
 
@@ -407,34 +401,12 @@ class OpenAIBackbone(Backbone):
     def _transport(self) -> "Transport":
         """This loop's HTTP transport (created on first use inside the loop)."""
         loop = asyncio.get_running_loop()
-<<<<<<< HEAD
         t = self._transports.get(loop)
         if t is None:
-            headers = {"Content-Type": "application/json"}
-            if self._key:
-                headers["Authorization"] = f"Bearer {self._key}"
+            headers = {"Content-Type": "application/json", **self.auth_headers()}
             t = TRANSPORTS[self.transport](headers=headers, limit=self.max_inflight, timeout_s=self.timeout_s)
             self._transports[loop] = t
         return t
-=======
-        shards = self._clients.get(loop)
-        if shards is None:
-            headers = {"Content-Type": "application/json", **self.auth_headers()}
-            n = -(-self.max_inflight // SHARD_CONNECTIONS)
-            size = -(-self.max_inflight // n)
-            limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-            shards = [[httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(self.timeout_s)), 0] for _ in range(n)]
-            self._clients[loop] = shards
-        return shards
-
-    async def _post(self, url: str, body: dict[str, Any]) -> httpx.Response:
-        shard = min(self._shards(), key=lambda s: s[1])  # least loaded: never above its pool size
-        shard[1] += 1
-        try:
-            return await shard[0].post(url, json=body)
-        finally:
-            shard[1] -= 1
->>>>>>> main
 
     def auth_headers(self) -> dict[str, str]:
         """The Authorization header, chosen explicitly: Basic from the URL's credentials, else the
@@ -463,17 +435,11 @@ class OpenAIBackbone(Backbone):
                 latency = time.perf_counter() - t0
         except TimeoutError:
             raise _Retry(f"timeout after {self.timeout_s:g}s") from None
-<<<<<<< HEAD
         except TransportFailure as e:  # connection refused/reset, server closed without reply
+            if e.refused:  # nothing accepts connections there
+                raise _Retry(f"connection refused ({self._redact(str(e))[:200]})", refused=True) from None
             raise _Retry(self._redact(str(e))[:200]) from None
         status = resp.status
-=======
-        except httpx.ConnectError as e:  # nothing accepts connections there
-            raise _Retry(f"connection refused ({type(e).__name__}: {self._redact(str(e))[:200]})", refused=True) from None
-        except httpx.TransportError as e:  # connection refused/reset, server closed without reply
-            raise _Retry(f"{type(e).__name__}: {self._redact(str(e))[:200]}") from None
-        status = resp.status_code
->>>>>>> main
         if 200 <= status < 300:
             try:
                 data = orjson.loads(resp.body)
@@ -585,12 +551,8 @@ def build_openai_backbone(cfg: dict[str, Any], env: Mapping[str, str] = os.envir
                              f"(or set api_key_env: null for an endpoint without keys, e.g. a local vLLM)")
     else:
         key = cfg.get("api_key") or "EMPTY"
-<<<<<<< HEAD
-    opts = {k: cfg[k] for k in ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "backoff_base_s", "transport") if cfg.get(k) is not None}
-=======
-    opts = {k: cfg[k] for k in ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "backoff_base_s", "refused_window_s")
+    opts = {k: cfg[k] for k in ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "backoff_base_s", "refused_window_s", "transport")
             if cfg.get(k) is not None}
->>>>>>> main
     backbone = OpenAIBackbone(name=name, model=cfg["model"], base_url=base_url, api_key=key,
                               sampling=cfg.get("sampling") or {}, extra_body=cfg.get("extra_body") or {}, **opts)
     backbone.key_env = key_env
