@@ -66,7 +66,7 @@ def paper_value(method: str, backbone: str, benchmark: str, metric: str) -> str 
 def fmt(v: float | None, metric: str) -> str:
     if v is None:
         return "–"
-    if metric == "Tok":
+    if metric.startswith("Tok"):  # Tok, Tok_no_tool
         return f"{v:.4f}" if v < 1 else f"{v:.2f}"
     if metric == "USD":
         return f"${v:.4f}" if v < 1 else f"${v:,.2f}"
@@ -79,7 +79,7 @@ def is_rate(metric: str) -> bool:
     return metric in RATE_METRICS or metric.startswith(("Acc_", "pass^", "SR_"))
 
 
-RELATIVE_METRICS = {"Tok", "USD"}  # totals: their Δ is relative %
+RELATIVE_METRICS = {"Tok", "Tok_no_tool", "USD"}  # totals: their Δ is relative %
 
 
 def delta(metric: str, ours: float | None, ref: float | None) -> float | None:

@@ -20,6 +20,28 @@ from runners.store import CellStore, code_fingerprint
 from runners.transcripts import TranscriptStore
 
 
+def store_safely(rec: EpisodeRecord, store: Any, transcripts: Any) -> EpisodeRecord:
+    """Store one episode (transcript first, then its record line). An error while storing never
+    ends the sweep: the episode becomes a harness error (retried on resume) that names the cause,
+    stored without its transcript; only if even that cannot be written does the error propagate."""
+    try:
+        if transcripts is not None:
+            transcripts.put(rec)  # durable before the record line that references it
+        store.append(rec)
+        return rec
+    except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on
+        failed = EpisodeRecord(cell=rec.cell, task_id=rec.task_id, trial=rec.trial, seed=rec.seed, status="harness_error",
+                               error=(f"storing the episode record failed ({type(e).__name__}: {str(e)[:300]}); the episode "
+                                      "is recorded as a harness error and run again on resume"),
+                               scripted=rec.scripted, started_at=rec.started_at, wall_s=rec.wall_s,
+                               usage_by_role=rec.usage_by_role, calls_by_role=rec.calls_by_role)
+        for extra in ("code", "resample"):  # the run's fingerprint fields, when the record has them
+            if hasattr(rec, extra):
+                setattr(failed, extra, getattr(rec, extra))
+        store.append(failed)
+        return failed
+
+
 class FatalRunError(RuntimeError):
     """A configuration-level failure (bad key, unknown model): stop the sweep."""
 
@@ -455,13 +477,7 @@ class Scheduler:
         rec.code = run.code
         if rec.error:
             rec.error = redact_secrets(rec.error)
-        if run.transcripts is not None:  # durable before the record line that references it; off the loop
-            if run.io is None:
-                from concurrent.futures import ThreadPoolExecutor
-
-                run.io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcripts")
-            await asyncio.get_running_loop().run_in_executor(run.io, run.transcripts.put, rec)
-        await store.append_async(rec)  # on disk (fsynced) when this returns; the loop keeps running meanwhile
+        rec = await self._store(run, rec)
         self.episode_costs.append(spent[0])
         report.calls += sum(rec.calls_by_role.values())
         report.cache_hits += rec.cache_hits
@@ -472,6 +488,30 @@ class Scheduler:
                 self.fatal.append(rec.error or "fatal backbone error")
                 self.stop.set()
         self.progress.episode(run.cp, status=rec.status, task=task.task_id)
+
+    async def _store(self, run: _CellRun, rec: EpisodeRecord) -> EpisodeRecord:
+        """`store_safely` off the event loop: the transcript first (the cell's transcript thread),
+        then the record line (the store's writer thread, fsynced before this returns)."""
+        try:
+            if run.transcripts is not None:  # durable before the record line that references it
+                if run.io is None:
+                    from concurrent.futures import ThreadPoolExecutor
+
+                    run.io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcripts")
+                await asyncio.get_running_loop().run_in_executor(run.io, run.transcripts.put, rec)
+            await run.store.append_async(rec)
+            return rec
+        except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on
+            failed = EpisodeRecord(cell=rec.cell, task_id=rec.task_id, trial=rec.trial, seed=rec.seed, status="harness_error",
+                                   error=(f"storing the episode record failed ({type(e).__name__}: {str(e)[:300]}); the episode "
+                                          "is recorded as a harness error and run again on resume"),
+                                   scripted=rec.scripted, started_at=rec.started_at, wall_s=rec.wall_s,
+                                   usage_by_role=rec.usage_by_role, calls_by_role=rec.calls_by_role)
+            for extra in ("code", "resample"):
+                if hasattr(rec, extra):
+                    setattr(failed, extra, getattr(rec, extra))
+            await run.store.append_async(failed)
+            return failed
 
     async def run(self, prepared: list[PreparedCell]) -> list[CellReport]:
         runs: list[_CellRun] = []

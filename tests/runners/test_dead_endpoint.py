@@ -12,7 +12,8 @@ from tests.fake_openai import FakeOpenAI, react_responder
 from tests.runners.sweep_helpers import run_sweep
 
 SMALL = ("method=full_context", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures", "experiment.name=exp",
-         "backbone=openai_compatible", "backbone.model=fake-model", "backbone.timeout_s=2", "backbone.backoff_cap_s=0.1")
+         "backbone=openai_compatible", "backbone.model=fake-model", "backbone.timeout_s=2", "backbone.backoff_cap_s=0.1",
+         "roles.judge=agent", "roles.tool=agent")
 
 
 def dead_url() -> str:
