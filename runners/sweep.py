@@ -104,6 +104,16 @@ async def _run_all(cells, root: Path, display: str) -> list:
     return reports
 
 
+def check_executor(cells) -> None:
+    """runner.executor=ray is reserved and not implemented yet: say so before any work."""
+    if cells[0].runner.executor != "local":
+        from runners.config import ConfigError
+
+        raise ConfigError("runner.executor=ray is not implemented yet; run cells as separate jobs with Hydra's submitit launcher "
+                          "instead (`-m hydra/launcher=slurm` on a Slurm cluster, `-m hydra/launcher=slurm_local` on one machine), "
+                          "or drop runner.executor")
+
+
 def check_budget(cells) -> None:
     """runner.budget_usd needs prices on every backbone that is called."""
     if cells[0].runner.budget_usd is None:
@@ -215,6 +225,7 @@ def run(cfg) -> int:
     try:
         cells = [validate(c) for c in expand_cells(cfg)]
         check_budget(cells)
+        check_executor(cells)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -19,7 +19,6 @@ def test_analysis_notebook_executes(tmp_path, monkeypatch):
     p = run_sweep(tmp_path, "runner.trials=2")
     assert p.returncode == 0, p.stderr[-2000:]
     monkeypatch.setenv("ANALYSIS_RESULTS", str(tmp_path / "offline_demo"))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
     nb = nbformat.read(REPO / "notebooks" / "analysis.ipynb", as_version=4)
     NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(REPO)}}).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]

@@ -134,3 +134,30 @@ def test_shards_cover_every_task_once_and_aggregate_exactly(tmp_path):
     one_shard = cells(tmp_path / "one", latency_s=0.0, trials=2, shard="0/3")
     run(tmp_path / "one", one_shard)
     assert all(c.partial for c in collect(tmp_path / "one"))  # a missing shard shows as partial
+
+
+def test_budget_without_prices_and_ray_executor_fail_before_work(tmp_path):
+    import pytest
+
+    from runners.config import ConfigError
+    from runners.sweep import check_budget, check_executor
+
+    cfgs = cells(tmp_path, n=1, budget_usd=1.0)
+    with pytest.raises(ConfigError, match="no prices.*prices: \\{input"):
+        check_budget(cfgs)
+    cfgs[0].backbone.prices = {"input": 1.0, "cached_input": 0.5, "output": 2.0}
+    check_budget(cfgs)
+    with pytest.raises(ConfigError, match="not implemented yet.*hydra/launcher=slurm"):
+        check_executor(cells(tmp_path, n=1, executor="ray"))
+
+
+def test_cost_of_a_call_and_of_an_episode():
+    from runners.cost import episode_usd, role_prices, usd
+
+    p = {"input": 2.0, "cached_input": 0.5, "output": 8.0}  # USD per 1M tokens
+    u = {"prompt_tokens": 1_000_000, "cached_prompt_tokens": 400_000, "completion_tokens": 250_000}
+    assert usd(u, p) == 0.6 * 2.0 + 0.4 * 0.5 + 0.25 * 8.0 == 3.4
+    assert usd(u, None) is None and usd(u, {"input": 1.0, "output": 1.0}) == 1.25  # cached_input defaults to input
+    prices = role_prices({"backbone": {"prices": p}, "roles": {"judge": {"prices": {"input": 0.0, "output": 0.0}}}})
+    rec = {"usage_by_role": {"agent": u, "judge": u}}
+    assert episode_usd(rec, prices) == 3.4  # the judge's own backbone is free here
