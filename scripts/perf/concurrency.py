@@ -137,7 +137,7 @@ def cell_configs(url: str, out: str, n_cells: int, trials: int) -> list:
     bench["params"]["data_dir"] = "fixtures"
     runner = {**load("runner", "default"), "output_dir": out, "display": "none", "concurrency": 32, "cache": False,
               "limit": 2, "trials": trials}
-    return [validate({"method": load("method", "full_context"), "benchmark": bench, "runner": runner,
+    return [validate({"method": load("method", "full_context"), "benchmark": bench, "runner": runner, "roles": {"judge": "agent", "tool": "agent"},
                       "backbone": {"name": f"fake{i}", "kind": "openai", "model": "fake-model", "base_url": url,
                                    "api_key_env": None, "max_inflight": 64, "timeout_s": 30}}) for i in range(n_cells)]
 
