@@ -128,7 +128,7 @@ class RunnerCfg(_Strict):
 
     budget_usd: float | None = Field(None, gt=0, description="stop starting episodes before the sweep's spend would exceed this (needs backbone prices)")
     shard: str | None = Field(None, description="i/n: run only the i-th of n task ranges (0-based) of every cell, into its own records")
-    executor: Literal["local", "ray"] = Field("local", description="local: one process; ray: reserved, not implemented yet (an error naming the submitit launcher)")
+    executor: Literal["local", "ray"] = Field("local", description="local: one process, one scheduler; ray: every cell a Ray task (runners/ray_exec.py, extra `ray`)")
     ray_address: str | None = Field(None, description="Ray cluster address for executor=ray (null: start a local instance)")
 
     @field_validator("shard")

@@ -104,20 +104,15 @@ async def _run_all(cells, root: Path, display: str) -> list:
     return reports
 
 
-def check_executor(cells) -> None:
-    """runner.executor=ray is reserved and not implemented yet: say so before any work."""
-    if cells[0].runner.executor != "local":
-        from runners.config import ConfigError
-
-        raise ConfigError("runner.executor=ray is not implemented yet; run cells as separate jobs with Hydra's submitit launcher "
-                          "instead (`-m hydra/launcher=slurm` on a Slurm cluster, `-m hydra/launcher=slurm_local` on one machine), "
-                          "or drop runner.executor")
-
-
 def check_budget(cells) -> None:
     """runner.budget_usd needs prices on every backbone that is called."""
     if cells[0].runner.budget_usd is None:
         return
+    if cells[0].runner.executor == "ray":
+        from runners.config import ConfigError
+
+        raise ConfigError("runner.budget_usd is kept by one process's scheduler and is not supported with runner.executor=ray; "
+                          "drop one of them (or run locally)")
     unpriced = sorted({b.name for c in cells for b in (c.backbone, c.roles.judge, c.roles.user_sim) if b is not None and b.prices is None})
     if unpriced:
         from runners.config import ConfigError
@@ -225,7 +220,6 @@ def run(cfg) -> int:
     try:
         cells = [validate(c) for c in expand_cells(cfg)]
         check_budget(cells)
-        check_executor(cells)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -250,7 +244,12 @@ def run(cfg) -> int:
     t0 = time.perf_counter()
     try:
         check_output_dir(root)
-        reports = asyncio.run(_run_all(cells, root, cells[0].runner.display))
+        if cells[0].runner.executor == "ray":  # every cell a Ray task (runners/ray_exec.py)
+            from runners.ray_exec import run_cells
+
+            reports = run_cells(cells, root, cells[0].runner.ray_address)
+        else:
+            reports = asyncio.run(_run_all(cells, root, cells[0].runner.display))
     except (FatalRunError, StoreError, ConfigError) as e:
         print(f"error: {redact_secrets(str(e))}", file=sys.stderr)
         return 3

@@ -136,19 +136,21 @@ def test_shards_cover_every_task_once_and_aggregate_exactly(tmp_path):
     assert all(c.partial for c in collect(tmp_path / "one"))  # a missing shard shows as partial
 
 
-def test_budget_without_prices_and_ray_executor_fail_before_work(tmp_path):
+def test_budget_without_prices_or_with_ray_fails_before_work(tmp_path):
     import pytest
 
     from runners.config import ConfigError
-    from runners.sweep import check_budget, check_executor
+    from runners.sweep import check_budget
 
     cfgs = cells(tmp_path, n=1, budget_usd=1.0)
     with pytest.raises(ConfigError, match="no prices.*prices: \\{input"):
         check_budget(cfgs)
     cfgs[0].backbone.prices = {"input": 1.0, "cached_input": 0.5, "output": 2.0}
     check_budget(cfgs)
-    with pytest.raises(ConfigError, match="not implemented yet.*hydra/launcher=slurm"):
-        check_executor(cells(tmp_path, n=1, executor="ray"))
+    ray_cells = cells(tmp_path, n=1, executor="ray", budget_usd=1.0)
+    ray_cells[0].backbone.prices = cfgs[0].backbone.prices
+    with pytest.raises(ConfigError, match="not supported with runner.executor=ray"):
+        check_budget(ray_cells)
 
 
 def test_cost_of_a_call_and_of_an_episode():
