@@ -28,8 +28,10 @@ from typing import Any
 
 from runners.api import method_tokens
 from runners.config import ConfigError, available, import_target
-from runners.report import delta, fmt, fmt_delta, paper_value, to_latex, to_markdown
-from runners.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, load_cell_checked
+from runners.cost import episode_usd, role_prices
+from runners.report import delta, fmt, fmt_delta, is_rate, paper_value, to_latex, to_markdown
+from runners.stats import DEFAULT_RESAMPLES, bootstrap_ci, paired_bootstrap, paired_sign_test
+from runners.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, load_cell_checked, shard_dirs
 
 
 @dataclass
@@ -51,6 +53,9 @@ class CellSummary:
     codes: dict[str, int] = field(default_factory=dict)  # code fingerprint -> counted episodes
     config: dict[str, Any] = field(default_factory=dict)
     sweep: dict[str, Any] = field(default_factory=dict)  # the sweep that last ran the cell
+    ci: dict[str, tuple[float, float]] | None = None  # 95% task-bootstrap interval per rate (runners.stats), computed on demand
+    episodes: list[dict[str, Any]] = field(default_factory=list, repr=False)  # the counted records (for intervals and paired tests)
+    metric_fn: Any = field(default=None, repr=False)  # the benchmark's metric function
 
     @property
     def mixed_code(self) -> bool:
@@ -139,11 +144,87 @@ def summarize(cell_dir: Path) -> CellSummary:
         codes[str(e.get("code") or "unrecorded")] = codes.get(str(e.get("code") or "unrecorded"), 0) + 1
     runs = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
     sweep = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
+    trials = int(manifest.get("trials", 1))
+    table += pass_k_columns(metrics, trials, table)
+    cost = cell_usd(episodes, cfg)
+    if cost is not None:
+        metrics["USD"] = cost
     return CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
                        benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
-                       n_tasks=int(manifest.get("n_tasks", 0)), trials=int(manifest.get("trials", 1)),
-                       metrics=metrics, table_metrics=table + ["Tok"] + (["Tok_no_tool"] if "Tok_no_tool" in metrics else []), tokens_by_role=tokens, extra_on_disk=extra,
-                       set_aside=notes, codes=codes, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest))
+                       n_tasks=int(manifest.get("n_tasks", 0)), trials=trials,
+                       metrics=metrics, table_metrics=table + ["Tok"] + (["Tok_no_tool"] if "Tok_no_tool" in metrics else [])
+                       + (["USD"] if cost is not None else []), tokens_by_role=tokens,
+                       extra_on_disk=extra, set_aside=notes, codes=codes, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest),
+                       episodes=episodes, metric_fn=bench.metrics)
+
+
+# ---------------------------------------------------------------- uncertainty, pass^k, cost (runners.stats, runners.cost)
+def pass_k_columns(metrics: dict[str, Any], trials: int, table: list[str]) -> list[str]:
+    """pass^k columns for 2 <= k <= trials (tau-bench's reliability metric) when the benchmark reports them."""
+    ks = sorted((int(m[5:]), m) for m in metrics if m.startswith("pass^") and m[5:].isdigit())
+    return [m for k, m in ks if 2 <= k <= trials and m not in table]
+
+
+def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | None:
+    """List-price dollars of a cell's episodes (every call priced, cache hits included); None
+    when no backbone of the cell has prices."""
+    prices = role_prices(config)
+    if not any(v for v in prices.values()):
+        return None
+    return sum(episode_usd(e, prices) or 0.0 for e in episodes)
+
+
+def cell_ci(c: CellSummary, resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, float]]:
+    """The cell's 95% task-bootstrap intervals of its table rates (computed once)."""
+    if c.ci is None:
+        rates = [m for m in c.table_metrics if is_rate(m)]
+        c.ci = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates) if (c.episodes and c.metric_fn and resamples) else {}
+    return c.ci
+
+
+def fmt_ci(value: float | None, metric: str, ci: dict[str, tuple[float, float]]) -> str:
+    """A rate with its 95% interval: `66.67 [33.33, 100.00]`."""
+    text = fmt(value, metric)
+    if value is not None and metric in ci:
+        lo, hi = ci[metric]
+        text += f" [{lo:.2f}, {hi:.2f}]"
+    return text
+
+
+def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: float | None,
+                 resamples: int = DEFAULT_RESAMPLES) -> tuple[str, dict[str, Any]]:
+    """The Δ cell for a rate: `+10.00pp [-5.0, +25.0] p=0.31` (paired bootstrap interval of the
+    difference over the tasks both cells ran; exact sign-test p on per-task wins/losses) and the numbers."""
+    text = fmt_delta(metric, d)
+    extra: dict[str, Any] = {}
+    if d is None or c is None or r is None or not is_rate(metric) or c.metric_fn is None or not resamples:
+        return text, extra
+    ci = paired_bootstrap(c.episodes, r.episodes, c.metric_fn, resamples=resamples, metrics=[metric]).get(metric)
+    sign = paired_sign_test(c.episodes, r.episodes, c.metric_fn, metric)
+    if ci:
+        text += f" [{ci[0]:+.1f}, {ci[1]:+.1f}]"
+        extra.update(ci_low=ci[0], ci_high=ci[1])
+    if sign:
+        wins, losses, ties, p = sign
+        text += f" p={p:.2g}"
+        extra.update(p_value=p, wins=wins, losses=losses, ties=ties)
+    return text, extra
+
+
+def token_unit(cells: list[CellSummary]) -> tuple[float, str]:
+    """Tok is in millions; when every value is below 0.1M the table shows thousands instead
+    (0.0061 reads worse than 6.1)."""
+    vals = [c.metrics.get("Tok") for c in cells if c.metrics.get("Tok") is not None]
+    return (1000.0, "k") if vals and max(vals) < 0.1 else (1.0, "M")
+
+
+def _cell_text(c: CellSummary | None, m: str, tok_scale: float, resamples: int) -> str:
+    if c is None:
+        return fmt(None, m)
+    v = c.metrics.get(m)
+    if m.startswith("Tok") and v is not None and tok_scale != 1.0:
+        return f"{v * tok_scale:.1f}"
+    return fmt_ci(v, m, cell_ci(c, resamples))
 
 
 # Config parts that are not the cell's identity (runtime knobs), left out of readable names.
@@ -205,7 +286,8 @@ def collect(root: Path, cell_names: set[str] | None = None, methods: set[str] | 
             benchmarks: set[str] | None = None) -> list[CellSummary]:
     if not root.is_dir():
         raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
-    cells = [summarize(d) for d in sorted(p for p in root.iterdir() if (p / MANIFEST).exists() and not p.name.startswith("."))]
+    cells = [summarize(d) for d in sorted(p for p in root.iterdir()
+                                          if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith("."))]
     # Cells that differ only in config details (same method/backbone/benchmark) stay apart, named
     # by what differs (labels are computed over the whole experiment, so filters do not rename).
     groups: dict[tuple[str, str, str], list[CellSummary]] = {}
@@ -221,8 +303,11 @@ def collect(root: Path, cell_names: set[str] | None = None, methods: set[str] | 
             and (benchmarks is None or c.benchmark in benchmarks)]
 
 
-def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True):
-    """Wide table rows (one per method × backbone, plus paper and Δ rows) and the long rows."""
+def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True, resamples: int = DEFAULT_RESAMPLES):
+    """Wide table rows (one per method × backbone, plus paper and Δ rows) and the long rows.
+    Rates carry their 95% task-bootstrap interval; Δ rows of rates carry the paired interval and
+    the exact sign-test p; Tok is shown in thousands when millions would read as 0.00xx."""
+    scale, unit = token_unit(cells)
     benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
     cols: list[tuple[str, str]] = []
     for b in benchmarks:
@@ -231,7 +316,7 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
     by = {(c.method, c.backbone, c.benchmark): c for c in cells}
     rows_keys = list(dict.fromkeys((c.method, c.backbone) for c in cells))
     rows_keys.sort(key=lambda mb: mb[0] != reference)  # the reference method first, as in the papers
-    header = ["Method", "Backbone"] + [f"{b}:{m}" for b, m in cols]
+    header = ["Method", "Backbone"] + [f"{b}:{m}" + (f"({unit})" if m.startswith("Tok") and unit != "M" else "") for b, m in cols]
     rows: list[list[str]] = []
     long: list[dict[str, Any]] = []
     for method, backbone in rows_keys:
@@ -241,11 +326,14 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
         para = any(c.paraphrased for c in cells if (c.method, c.backbone) == (method, backbone))
         mixed = any(c.mixed_code for c in cells if (c.method, c.backbone) == (method, backbone))
         rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else "") + (" [mixed code]" if mixed else "")
-                     + (" [paraphrased]" if para else ""), backbone] + [fmt(c.metrics.get(m) if c else None, m) for c, (_, m) in zip(vals, cols)])
+                     + (" [paraphrased]" if para else ""), backbone] + [_cell_text(c, m, scale, resamples) for c, (_, m) in zip(vals, cols)])
         for c in (c for c in cells if (c.method, c.backbone) == (method, backbone)):
+            ci = cell_ci(c, resamples)
             for m, v in c.metrics.items():  # every metric, not only the table's columns
+                lo_hi = ci.get(m)
                 long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": m, "value": v,
-                             "paper": paper_value(method, backbone, c.benchmark, m), "n_episodes": c.n_episodes, "scripted": c.scripted})
+                             "paper": paper_value(method, backbone, c.benchmark, m), "n_episodes": c.n_episodes, "scripted": c.scripted,
+                             "ci_low": lo_hi[0] if lo_hi else None, "ci_high": lo_hi[1] if lo_hi else None})
             for role, n in sorted(c.tokens_by_role.items()):
                 long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": f"tokens_{role}", "value": n,
                              "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted})
@@ -258,10 +346,12 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
             for b, m in cols:
                 c, r = by.get((method, backbone, b)), by.get((reference, backbone, b))
                 d = delta(m, c.metrics.get(m) if c else None, r.metrics.get(m) if r else None)
-                ds.append(fmt_delta(m, d))
+                text, extra = paired_delta(c, r, m, d, resamples)
+                ds.append(text)
                 if d is not None:
                     long.append({"method": method, "backbone": backbone, "benchmark": b, "metric": f"delta_{m}", "value": d,
-                                 "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted})
+                                 "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted,
+                                 "ci_low": extra.get("ci_low"), "ci_high": extra.get("ci_high"), "p_value": extra.get("p_value")})
             rows.append([f"  Δ vs {reference}", backbone] + ds)
     return header, rows, long
 
@@ -319,7 +409,8 @@ def _csv(rows: list[list[Any]]) -> str:
 
 
 def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
-                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None) -> list[dict[str, Any]]:
+                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
+                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
     """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
     jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
     print the table of the matching cells only."""
@@ -341,7 +432,7 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
         for c in everything:
             for n in c.set_aside:
                 print(f"warning: {c.cell}: {n}", file=err)
-        long = _write_tables(root, everything, reference, with_paper, orphans) if everything else []
+        long = _write_tables(root, everything, reference, with_paper, orphans, resamples) if everything else []
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         os.close(lock)
@@ -356,7 +447,7 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
         print(f"no finished cells under {root}", file=out)
         return []
     if filtered:
-        header, rows, long = build_tables(cells, reference, with_paper)
+        header, rows, long = build_tables(cells, reference, with_paper, resamples)
         md = _markdown(root, cells, header, rows, reference, [])
     else:
         md = (tdir / "summary.md").read_text().rstrip("\n")
@@ -390,19 +481,26 @@ def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str
 
 
 def _title(root: Path, cells: list[CellSummary]) -> str:
-    title = f"Results: {root.name} (rates in %, Tok = method-side tokens in millions; Δ: pp for rates, relative % for Tok)"
+    _, unit = token_unit(cells)
+    title = (f"Results: {root.name} (rates in % [95% task-bootstrap interval], Tok = method-side tokens in "
+             f"{'thousands' if unit == 'k' else 'millions'}" + (", USD = list-price cost" if any("USD" in c.metrics for c in cells) else "")
+             + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, relative % for Tok/USD)")
     if any(c.scripted for c in cells):
         title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"
     return title
 
 
-def _write_tables(root: Path, cells: list[CellSummary], reference: str, with_paper: bool, orphans: list[str]) -> list[dict[str, Any]]:
-    header, rows, long = build_tables(cells, reference, with_paper)
+METRICS_FIELDS = ["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted", "ci_low", "ci_high", "p_value"]
+
+
+def _write_tables(root: Path, cells: list[CellSummary], reference: str, with_paper: bool, orphans: list[str],
+                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
+    header, rows, long = build_tables(cells, reference, with_paper, resamples)
     tdir = root / "tables"
     tdir.mkdir(exist_ok=True)
     md = _markdown(root, cells, header, rows, reference, orphans)
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted"])
+    w = csv.DictWriter(buf, fieldnames=METRICS_FIELDS)
     w.writeheader()
     w.writerows(long)
     atomic_write(tdir / "summary.md", md + "\n")
@@ -420,6 +518,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cells", help="comma-separated cell directory names to print")
     ap.add_argument("--method", help="comma-separated method names to print (a base name matches its variants)")
     ap.add_argument("--benchmark", help="comma-separated benchmark names to print")
+    ap.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, metavar="N",
+                    help=f"bootstrap resamples for the 95%% intervals and the paired Δ tests (default {DEFAULT_RESAMPLES}; 0 = none)")
     ap.add_argument("--plots", action="store_true", help="also write tables/*.svg and *.png plots (runners/plots.py; the 'analysis' extra)")
     a = ap.parse_args(argv)
     if a.plots:
@@ -433,7 +533,7 @@ def main(argv: list[str] | None = None) -> int:
     split = lambda v: set(x.strip() for x in v.split(",") if x.strip()) if v else None  # noqa: E731
     try:
         aggregate_dir(a.results, a.reference, cell_names=split(a.cells), with_paper=not a.no_paper, methods=split(a.method),
-                      benchmarks=split(a.benchmark))
+                      benchmarks=split(a.benchmark), resamples=a.bootstrap)
         if a.plots:
             from runners.plots import write_plots
 

@@ -46,9 +46,20 @@ class BackboneCfg(_Strict):
     timeout_s: float = Field(600, gt=0)
     max_retries: int = Field(8, ge=0)
     backoff_cap_s: float = Field(60, gt=0)
+    transport: Literal["aiohttp", "httpx"] = Field("aiohttp", description="HTTP client (httpx is kept for comparison)")
+    prices: dict[str, float | None] | None = Field(None, description="USD per million tokens: {input, cached_input, output} (runners/cost.py)")
     refused_window_s: float = Field(10, ge=0, description="connection refused for this long (no success between) is fatal")
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "refused_window_s")
+    RUNTIME: ClassVar[tuple[str, ...]] = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "refused_window_s", "transport", "prices")
+
+    @field_validator("prices")
+    @classmethod
+    def _prices(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        if v is None:
+            return None
+        from runners.cost import Prices
+
+        return Prices.model_validate(v).model_dump()  # ValueError names the bad or missing field
 
     @field_validator("sampling")
     @classmethod
@@ -92,7 +103,7 @@ class BenchmarkCfg(_Strict):
 
 class RunnerCfg(_Strict):
     output_dir: str = "results"
-    concurrency: int = Field(8, ge=1, description="episodes in flight per cell")
+    concurrency: int = Field(8, ge=1, description="episodes in flight in the whole sweep (all cells share one scheduler)")
     trials: int = Field(1, ge=1)
     seed: int = 0
     display: Literal["auto", "rich", "plain", "none"] = "auto"
@@ -114,6 +125,24 @@ class RunnerCfg(_Strict):
         if v not in available("method"):
             raise ValueError(f"unknown reference method '{v}'; available: {', '.join(available('method'))}")
         return v
+
+    budget_usd: float | None = Field(None, gt=0, description="stop starting episodes before the sweep's spend would exceed this (needs backbone prices)")
+    shard: str | None = Field(None, description="i/n: run only the i-th of n task ranges (0-based) of every cell, into its own records")
+    executor: Literal["local", "ray"] = Field("local", description="local: one process, one scheduler; ray: every cell a Ray task (runners/ray_exec.py, extra `ray`)")
+    ray_address: str | None = Field(None, description="Ray cluster address for executor=ray (null: start a local instance)")
+
+    @field_validator("shard")
+    @classmethod
+    def _shard(cls, v: str | None) -> str | None:
+        if v in (None, ""):
+            return None
+        try:
+            i, n = (int(x) for x in str(v).split("/"))
+        except ValueError:
+            raise ValueError(f"runner.shard must look like i/n (e.g. 0/4), got {v!r}") from None
+        if not (n >= 1 and 0 <= i < n):
+            raise ValueError(f"runner.shard {v!r}: need 0 <= i < n")
+        return f"{i}/{n}"
 
 
 class ExperimentCfg(_Strict):

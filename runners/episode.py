@@ -14,13 +14,14 @@ scripted backbone sees the episode's oracle (the environment).
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 import traceback
 from datetime import datetime, timezone
-from typing import Any, Literal, get_args
+from typing import Any, Callable, Literal, get_args
 
 from pydantic import BaseModel, Field, PrivateAttr
+
+from runners.wire import dumps, encoded
 
 from runners.api import (
     Backbone,
@@ -129,9 +130,11 @@ class RecordingBackbone(Backbone):
     with its transcript: the messages sent, tool schemas, sampling and the raw reply
     (runners/transcripts.py; `transcripts=False` logs references-free calls)."""
 
-    def __init__(self, inner: Backbone, sink: list[CallLog], *, transcripts: bool = True) -> None:
+    def __init__(self, inner: Backbone, sink: list[CallLog], *, transcripts: bool = True,
+                 on_call: Callable[[CallLog], None] | None = None) -> None:
         self.inner = inner
         self.sink = sink
+        self.on_call = on_call  # live progress: called with each call's log as it finishes
         self.name = inner.name
         self.model = inner.model
         self._used: dict[str, set[int]] = {}
@@ -142,7 +145,8 @@ class RecordingBackbone(Backbone):
         """A byte-identical prompt sent again in the same episode (e.g. after a step that changed
         nothing) is a new sample, not a replay: it gets the next unused attempt number, so the
         response cache and the scripted backbone draw afresh. Deterministic, so resumes replay."""
-        key = hashlib.sha256(json.dumps([role, messages, sampling], sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+        msgs = encoded(messages)  # the prompt's bytes, made once per call and reused by the cache key and the HTTP body
+        key = hashlib.sha256(dumps([role, sampling]) + msgs.raw).hexdigest()
         used = self._used.setdefault(key, set())
         while attempt in used:
             attempt += 1
@@ -169,6 +173,7 @@ class RecordingBackbone(Backbone):
     async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0, **sampling: Any) -> Completion:
         if role not in ROLE_NAMES:  # a misspelt role would silently leave #Tok
             raise ValueError(f"unknown call role {role!r}; roles are {', '.join(ROLE_NAMES)}")
+        messages = encoded(messages)
         attempt = self.fresh_attempt(messages, role, attempt, sampling)
         t0 = time.perf_counter()
         try:
@@ -177,13 +182,22 @@ class RecordingBackbone(Backbone):
             self.sink.append(self._transcript(
                 CallLog(role=role, model=self.model, usage=Usage(), latency_s=time.perf_counter() - t0, finish_reason="error",
                         retries=e.retries, attempt=attempt, error=f"{type(e).__name__}: {e}"[:2000]), messages, sampling, None))
+            self._notify()
             raise
         self.sink.append(self._transcript(
             CallLog(role=role, model=c.model, usage=c.usage, cached=c.cached, scripted=c.scripted,
                     latency_s=time.perf_counter() - t0, finish_reason=c.finish_reason, retries=c.retries, attempt=attempt,
                     hygiene=c.hygiene),
             messages, sampling, c))
+        self._notify()
         return c
+
+    def _notify(self) -> None:
+        if self.on_call is not None:
+            try:
+                self.on_call(self.sink[-1])
+            except Exception:  # a display problem never fails a model call
+                pass
 
 
 def _config_sampling(b: Any) -> dict[str, Any]:
@@ -207,14 +221,14 @@ class Episode:
 
     def __init__(self, agent: Backbone, *, judge: Backbone | None = None, user_sim: Backbone | None = None,
                  tool: Backbone | None = None, cell: str = "", task_id: str = "", trial: int = 0, seed: int = 0,
-                 transcripts: bool = True) -> None:
+                 transcripts: bool = True, on_call: Callable[[CallLog], None] | None = None) -> None:
         self.cell, self.task_id, self.trial, self.seed = cell, task_id, trial, seed
         self.sink: list[CallLog] = []
         self.scope = EpisodeScope(key=f"{cell}/{task_id}/{trial}")
-        self.agent = RecordingBackbone(agent.bind(self.scope), self.sink, transcripts=transcripts)
+        self.agent = RecordingBackbone(agent.bind(self.scope), self.sink, transcripts=transcripts, on_call=on_call)
         backbones: dict[Role, Backbone] = {"agent": self.agent, "tool": self.agent}
         for role, b in (("judge", judge), ("user_sim", user_sim), ("tool", tool)):
-            backbones[role] = RecordingBackbone(b.bind(self.scope), self.sink, transcripts=transcripts) if b is not None else self.agent  # type: ignore[index]
+            backbones[role] = RecordingBackbone(b.bind(self.scope), self.sink, transcripts=transcripts, on_call=on_call) if b is not None else self.agent  # type: ignore[index]
         self.ctx = EpisodeContext(trial=trial, seed=seed, backbones=backbones)
 
     def attach(self, oracle: Oracle) -> None:

@@ -68,6 +68,8 @@ def fmt(v: float | None, metric: str) -> str:
         return "–"
     if metric.startswith("Tok"):  # Tok, Tok_no_tool
         return f"{v:.4f}" if v < 1 else f"{v:.2f}"
+    if metric == "USD":
+        return f"${v:.4f}" if v < 1 else f"${v:,.2f}"
     if metric == "K":
         return f"{v:.0f}"
     return f"{v + 0.0:.2f}" if round(v, 2) != 0 else "0.00"
@@ -77,10 +79,13 @@ def is_rate(metric: str) -> bool:
     return metric in RATE_METRICS or metric.startswith(("Acc_", "pass^", "SR_"))
 
 
+RELATIVE_METRICS = {"Tok", "Tok_no_tool", "USD"}  # totals: their Δ is relative %
+
+
 def delta(metric: str, ours: float | None, ref: float | None) -> float | None:
     if ours is None or ref is None:
         return None
-    if metric.startswith("Tok"):  # Tok, Tok_no_tool
+    if metric in RELATIVE_METRICS:
         return 100.0 * (ours / ref - 1) if ref else None
     return ours - ref
 
@@ -88,7 +93,7 @@ def delta(metric: str, ours: float | None, ref: float | None) -> float | None:
 def fmt_delta(metric: str, d: float | None) -> str:
     if d is None:
         return "–"
-    unit = "%" if metric.startswith("Tok") else ("pp" if is_rate(metric) else "")
+    unit = "%" if metric in RELATIVE_METRICS else ("pp" if is_rate(metric) else "")
     return f"{d:+.2f}{unit}"
 
 

@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners.api import Backbone, Benchmark, method_tokens
+from runners.api import Backbone, Benchmark
 from runners.backbones.openai import redact_secrets
 from runners.config import BackboneCfg, CellConfig, ConfigError, import_target
-from runners.episode import Episode, EpisodeRecord
+from runners.cost import usd
+from runners.episode import CallLog, Episode, EpisodeRecord
 from runners.progress import Progress
 from runners.store import CellStore, code_fingerprint
 from runners.transcripts import TranscriptStore
@@ -55,6 +56,8 @@ class CellReport:
     harness_error: int = 0
     calls: int = 0
     cache_hits: int = 0
+    not_started: int = 0  # episodes left for a later run (runner.budget_usd reached)
+    usd: float = 0.0  # spent by this run (cache hits cost nothing)
     errors: list[str] = field(default_factory=list)
 
 
@@ -144,6 +147,9 @@ class BackbonePool:
     async def aclose(self) -> None:
         for b in self._by_key.values():
             await b.aclose()
+        if self.cache is not None:
+            await asyncio.to_thread(self.cache.close)  # commits the last batch (bounded) off the loop
+            self.cache = None
 
 
 RESAMPLE_STRIDE = 1_000_000
@@ -332,79 +338,245 @@ def _warn_store(store: CellStore, cell: str, code: str, progress: Progress) -> N
               file=sys.stderr, flush=True)
 
 
-async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
-    prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
-    cfg, bench, tasks, method_cls = prep.cfg, prep.bench, prep.tasks, prep.method_cls
-    endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
-                 (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
-    store = CellStore(root, cfg.cell_name).open(manifest_for(cfg, bench, len(tasks), endpoints, method_cls, [t.task_id for t in tasks]),
-                                                fresh=cfg.runner.fresh)
-    transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
-    report = CellReport(cell=cfg.cell_name)
-    code = code_fingerprint()
-    try:
-        _warn_store(store, cfg.cell_name, code, progress)
+
+def shard_tasks(tasks: list, i: int, n: int) -> list:
+    """The i-th (0-based) of n contiguous, near-equal task ranges; together they cover every task once."""
+    k = len(tasks)
+    return tasks[i * k // n:(i + 1) * k // n]
+
+
+@dataclass
+class _CellRun:
+    """One cell inside the sweep's scheduler: its store, report, progress row and work left."""
+
+    prep: PreparedCell
+    store: CellStore
+    report: CellReport
+    cp: Any
+    todo: list
+    remaining: int = 0
+    closed: bool = False
+    transcripts: Any = None  # TranscriptStore, written off the loop (one thread per cell, in order)
+    case_errors: dict = field(default_factory=dict)
+    code: str = ""
+    io: Any = None  # the cell's single-thread executor for transcript writes
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            if self.io is not None:
+                self.io.shutdown(wait=True)
+            if self.transcripts is not None:
+                self.transcripts.close()
+        finally:
+            self.store.close()
+
+
+class Scheduler:
+    """One scheduler for every cell of a sweep: `concurrency` workers take (cell, task, trial)
+    episodes in cell order from one queue, so a small cell never leaves the endpoint idle while
+    it finishes; the per-endpoint in-flight bound (`max_inflight`, shared by every backbone of an
+    endpoint) is the only limit on model calls. Each cell still gets its own store, report and
+    progress row, and is marked DONE as soon as its last episode is on disk."""
+
+    def __init__(self, root: Path, pool: BackbonePool, progress: Progress, concurrency: int, budget_usd: float | None = None) -> None:
+        self.root, self.pool, self.progress, self.concurrency = root, pool, progress, max(1, concurrency)
+        self.stop = asyncio.Event()
+        self.fatal: list[str] = []
+        # runner.budget_usd: an episode starts only while spent + (episodes in flight + 1) × the
+        # mean cost of a finished episode stays within the budget; episodes in flight finish.
+        self.budget = budget_usd
+        self.spent = 0.0
+        self.episode_costs: list[float] = []
+        self.in_flight = 0
+        self.budget_reached = False
+        self.code = code_fingerprint()
+
+    def _affordable(self) -> bool:
+        if self.budget is None:
+            return True
+        mean = sum(self.episode_costs) / len(self.episode_costs) if self.episode_costs else 0.0
+        if self.spent >= self.budget or self.spent + mean * (self.in_flight + 1) > self.budget:
+            self.budget_reached = True
+            return False
+        return True
+
+    def _on_call(self, run: _CellRun, log: CallLog, prices: dict | None, acc: list[float]) -> None:
+        cost = 0.0 if log.cached else (usd(log.usage, prices) or 0.0)
+        self.spent += cost
+        run.report.usd += cost
+        acc[0] += cost
+        self.progress.call(run.cp, log, cost)
+
+    def _open(self, prep: PreparedCell) -> _CellRun:
+        cfg, pool = prep.cfg, self.pool
+        endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
+                     (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
+        tasks = prep.tasks
+        if cfg.runner.shard:  # runner.shard=i/n: the i-th contiguous task range, in <cell>/shard-i-of-n/ (own store and lock)
+            i, n = (int(x) for x in cfg.runner.shard.split("/"))
+            tasks = shard_tasks(prep.tasks, i, n)
+            manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
+            manifest["shard"] = {"index": i, "of": n, "n_tasks_total": len(prep.tasks)}
+            store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(manifest, fresh=cfg.runner.fresh)
+        else:
+            manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
+            store = CellStore(self.root, cfg.cell_name).open(manifest, fresh=cfg.runner.fresh)
+        try:
+            transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
+        except BaseException:
+            store.close()
+            raise
+        report = CellReport(cell=cfg.cell_name + (f" [shard {cfg.runner.shard}]" if cfg.runner.shard else ""))
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
-        case_errors = case_error_counts(store.dir)
         report.total = len(tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
-        cp = progress.start_cell(cfg.cell_name, report.total, report.skipped)
-        sem = asyncio.Semaphore(cfg.runner.concurrency)
-        stop = asyncio.Event()
-        fatal: list[str] = []
+        return _CellRun(prep, store, report, None, todo, remaining=len(todo), transcripts=transcripts,
+                        case_errors=case_error_counts(store.dir), code=self.code)
 
-        async def one(task, trial: int) -> None:
-            async with sem:
-                if stop.is_set():
-                    return
-                resample = min(case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
-
-                def episode_backbone(bcfg: BackboneCfg) -> Backbone:
-                    b = pool.for_episode(bcfg, trial, cfg.runner.seed)
-                    return Resampled(b, resample) if resample else b
-
-                ep = Episode(episode_backbone(cfg.backbone),
-                             **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
-                             cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial,
-                             transcripts=transcripts is not None)
-                try:
-                    env = ep.make_env(bench, task)
-                    method = method_cls(backbone=ep.agent, **cfg.method.params)
-                except Exception as e:  # a benchmark/method bug for this task: record it, keep the other episodes going
-                    rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ep.seed, status="harness_error",
-                                        error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
-                else:
-                    rec = await ep.run(env, method)
-                    rec.resample = resample
-                rec.code = code
-                if rec.error:
-                    rec.error = redact_secrets(rec.error)
-                rec = store_safely(rec, store, transcripts)
-                report.calls += sum(rec.calls_by_role.values())
-                report.cache_hits += rec.cache_hits
-                setattr(report, rec.status, getattr(report, rec.status) + 1)
-                if rec.status != "ok":
-                    report.errors.append(f"{task.task_id}#{trial}: {(rec.error or '').splitlines()[0]}")
-                    if rec.fatal:
-                        fatal.append(rec.error or "fatal backbone error")
-                        stop.set()
-                progress.episode(cp, status=rec.status, tokens=method_tokens(rec.usage_by_role), calls=sum(rec.calls_by_role.values()),
-                                 cache_hits=rec.cache_hits, task=task.task_id)
-
-        running = [asyncio.ensure_future(one(t, trial)) for t, trial in todo]
+    def _finish(self, run: _CellRun) -> None:
+        if run.closed:
+            return
         try:
-            await asyncio.gather(*running)
-        except BaseException:  # an unexpected error (disk full, display bug): stop the siblings before the store closes
-            for r in running:
-                r.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
-            raise
-        if fatal:
-            raise FatalRunError(fatal[0])
-        if report.ok + report.skipped == report.total:
-            store.mark_done({"total": report.total, "ok": report.total})
-        return report
-    finally:
-        if transcripts is not None:
-            transcripts.close()
-        store.close()
+            r = run.report
+            if not self.fatal and r.ok + r.skipped == r.total:
+                run.store.mark_done({"total": r.total, "ok": r.total})
+        finally:
+            run.close()
+            self.progress.finish_cell(run.cp)
+
+    async def _episode(self, run: _CellRun, task, trial: int) -> None:
+        cfg, bench, method_cls, store, report, pool = run.prep.cfg, run.prep.bench, run.prep.method_cls, run.store, run.report, self.pool
+        spent = [0.0]
+        prices = {role: (rc or cfg.backbone).prices for role, rc in cfg.roles.items()}  # a role's calls are priced by its backbone
+
+        def on_call(c: CallLog) -> None:  # live calls/tokens/retries/cost
+            self._on_call(run, c, prices.get(c.role, cfg.backbone.prices), spent)
+
+        resample = min(run.case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
+
+        def episode_backbone(bcfg: BackboneCfg) -> Backbone:
+            b = pool.for_episode(bcfg, trial, cfg.runner.seed)
+            return Resampled(b, resample) if resample else b
+
+        ep = Episode(episode_backbone(cfg.backbone),
+                     **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
+                     cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial,
+                     transcripts=run.transcripts is not None, on_call=on_call)
+        try:
+            env = ep.make_env(bench, task)
+            method = method_cls(backbone=ep.agent, **cfg.method.params)
+        except Exception as e:  # a benchmark/method bug for this task: record it, keep the other episodes going
+            rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ep.seed, status="harness_error",
+                                error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
+        else:
+            rec = await ep.run(env, method)
+            rec.resample = resample
+        rec.code = run.code
+        if rec.error:
+            rec.error = redact_secrets(rec.error)
+        rec = await self._store(run, rec)
+        self.episode_costs.append(spent[0])
+        report.calls += sum(rec.calls_by_role.values())
+        report.cache_hits += rec.cache_hits
+        setattr(report, rec.status, getattr(report, rec.status) + 1)
+        if rec.status != "ok":
+            report.errors.append(f"{task.task_id}#{trial}: {(rec.error or '').splitlines()[0]}")
+            if rec.fatal:
+                self.fatal.append(rec.error or "fatal backbone error")
+                self.stop.set()
+        self.progress.episode(run.cp, status=rec.status, task=task.task_id)
+
+    async def _store(self, run: _CellRun, rec: EpisodeRecord) -> EpisodeRecord:
+        """`store_safely` off the event loop: the transcript first (the cell's transcript thread),
+        then the record line (the store's writer thread, fsynced before this returns)."""
+        try:
+            if run.transcripts is not None:  # durable before the record line that references it
+                if run.io is None:
+                    from concurrent.futures import ThreadPoolExecutor
+
+                    run.io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcripts")
+                await asyncio.get_running_loop().run_in_executor(run.io, run.transcripts.put, rec)
+            await run.store.append_async(rec)
+            return rec
+        except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on
+            failed = EpisodeRecord(cell=rec.cell, task_id=rec.task_id, trial=rec.trial, seed=rec.seed, status="harness_error",
+                                   error=(f"storing the episode record failed ({type(e).__name__}: {str(e)[:300]}); the episode "
+                                          "is recorded as a harness error and run again on resume"),
+                                   scripted=rec.scripted, started_at=rec.started_at, wall_s=rec.wall_s,
+                                   usage_by_role=rec.usage_by_role, calls_by_role=rec.calls_by_role)
+            for extra in ("code", "resample"):
+                if hasattr(rec, extra):
+                    setattr(failed, extra, getattr(rec, extra))
+            await run.store.append_async(failed)
+            return failed
+
+    async def run(self, prepared: list[PreparedCell]) -> list[CellReport]:
+        runs: list[_CellRun] = []
+        queue: asyncio.Queue = asyncio.Queue()
+        n = self.concurrency
+
+        async def producer() -> None:
+            """Open the cells in order, off the loop (manifest, git revision, reading earlier
+            records), queueing each cell's episodes as soon as it is open: the first cell's
+            episodes run while the next cells open."""
+            try:
+                for p in prepared:
+                    if self.stop.is_set():
+                        break
+                    r = await asyncio.to_thread(self._open, p)
+                    runs.append(r)
+                    _warn_store(r.store, p.cfg.cell_name, self.code, self.progress)
+                    r.cp = self.progress.start_cell(p.cfg.cell_name, r.report.total, r.report.skipped)
+                    if not r.todo:
+                        self._finish(r)
+                    for t, trial in r.todo:
+                        queue.put_nowait((r, t, trial))
+            finally:
+                for _ in range(n):
+                    queue.put_nowait(None)
+
+        async def worker() -> None:
+            while (item := await queue.get()) is not None:  # one queue: episodes start in cell order
+                r, t, trial = item
+                if self.stop.is_set():
+                    continue
+                if not self._affordable():
+                    r.report.not_started += 1
+                    r.remaining -= 1
+                    if r.remaining == 0:
+                        self._finish(r)
+                    continue
+                self.in_flight += 1
+                try:
+                    await self._episode(r, t, trial)
+                finally:
+                    self.in_flight -= 1
+                r.remaining -= 1
+                if r.remaining == 0:
+                    self._finish(r)
+
+        self.progress.expect_cells(len(prepared))
+        try:
+            workers = [asyncio.ensure_future(producer())] + [asyncio.ensure_future(worker()) for _ in range(n)]
+            try:
+                await asyncio.gather(*workers)
+            except BaseException:  # an unexpected error (disk full, display bug): stop the siblings before the stores close
+                for w in workers:
+                    w.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                raise
+            if self.fatal:
+                raise FatalRunError(self.fatal[0])
+            return [r.report for r in runs]
+        finally:
+            for r in runs:
+                r.close()
+
+
+async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
+    """Run one cell on its own (a sweep runs all its cells through one `Scheduler`)."""
+    prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
+    return (await Scheduler(root, pool, progress, prep.cfg.runner.concurrency, prep.cfg.runner.budget_usd).run([prep]))[0]

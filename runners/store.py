@@ -1,7 +1,10 @@
 """The results store: `results/<experiment>/<cell>/`.
 
 - `manifest.json`: resolved config (no secrets), package versions, git revision, seeds, notes.
-- `episodes.jsonl`: one line per finished (task, trial), flushed and fsynced per line.
+- `episodes.jsonl`: one line per finished (task, trial), on disk (written, flushed, fsynced)
+  before the append is acknowledged. Appends go through one writer thread per cell that writes
+  every line queued meanwhile and fsyncs once for the batch (group commit), so the event loop
+  never waits on the disk and concurrent episodes share fsyncs.
 - `errors.jsonl`: episodes that ended in infra/harness errors (retried on resume, never scored).
 - `DONE`: completion marker with the final counts.
 
@@ -14,14 +17,17 @@ silently reset. Every episode carries the code fingerprint (`code_fingerprint`);
 `open(fresh=True)` moves a cell's old results to `<experiment>/.superseded/<cell>/<time>/`."""
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import hashlib
 import json
 import os
 import platform
+import queue
 import shutil
 import subprocess
 import sys
+import threading
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -176,6 +182,64 @@ def versions() -> dict[str, str]:
     return out
 
 
+class _GroupWriter:
+    """One thread that appends lines to files and fsyncs once per batch. `submit(fh, data, done)`
+    queues a line; `done(error)` is called from the writer thread after the line is on disk
+    (error None) or failed to get there."""
+
+    def __init__(self, name: str) -> None:
+        self._q: "queue.Queue[tuple[Any, bytes, Any] | None]" = queue.Queue()
+        self._t = threading.Thread(target=self._loop, name=f"store-writer-{name}", daemon=True)
+        self._t.start()
+
+    def submit(self, fh: Any, data: bytes, done: Any) -> None:
+        self._q.put((fh, data, done))
+
+    def _loop(self) -> None:
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            batch = [item]
+            stop = False
+            while True:
+                try:
+                    nxt = self._q.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    stop = True
+                    break
+                batch.append(nxt)
+            files: dict[int, Any] = {}
+            errors: dict[int, BaseException] = {}
+            for fh, data, _ in batch:
+                if id(fh) in errors:
+                    continue
+                try:
+                    fh.write(data)
+                    files[id(fh)] = fh
+                except BaseException as e:  # disk full, read-only: the caller gets the error
+                    errors[id(fh)] = e
+            for key, fh in files.items():
+                try:
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                except BaseException as e:
+                    errors[key] = e
+            for fh, _, done in batch:
+                try:
+                    done(errors.get(id(fh)))
+                except RuntimeError:  # the waiting loop is gone (interrupted): the line is written anyway
+                    pass
+            if stop:
+                return
+
+    def close(self) -> None:
+        self._q.put(None)
+        self._t.join()
+
+
 class CellStore:
     def __init__(self, root: Path, cell_name: str) -> None:
         self.dir = Path(root) / cell_name
@@ -233,8 +297,9 @@ class CellStore:
                 self.codes[code] = self.codes.get(code, 0) + 1
         repair_tail(self.dir / ERRORS)
         self._write_manifest(manifest)
-        self._fh = open(path, "a", encoding="utf-8")
-        self._err = open(self.dir / ERRORS, "a", encoding="utf-8")
+        self._fh = open(path, "ab")
+        self._err = open(self.dir / ERRORS, "ab")
+        self._writer = _GroupWriter(self.dir.name)
         return self
 
     @staticmethod
@@ -300,22 +365,55 @@ class CellStore:
         atomic_write(path, json.dumps(data, indent=2, sort_keys=True, default=str))
         (self.dir / DONE).unlink(missing_ok=True)
 
+    def _line(self, rec: EpisodeRecord) -> tuple[Any, bytes] | None:
+        if rec.status == "ok" and (rec.task_id, rec.trial) in self.done:
+            return None  # never duplicate
+        return (self._fh if rec.status == "ok" else self._err), rec.model_dump_json().encode() + b"\n"
+
     def append(self, rec: EpisodeRecord) -> None:
-        """Append one record and make it durable before returning."""
-        key = (rec.task_id, rec.trial)
-        if rec.status == "ok" and key in self.done:
-            return  # never duplicate
-        fh = self._fh if rec.status == "ok" else self._err
-        fh.write(rec.model_dump_json() + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+        """Append one record and make it durable (written, fsynced) before returning."""
+        line = self._line(rec)
+        if line is None:
+            return
+        finished = threading.Event()
+        err: list[BaseException | None] = [None]
+
+        def done(e: BaseException | None) -> None:
+            err[0] = e
+            finished.set()
+
+        self._writer.submit(*line, done)
+        finished.wait()
+        if err[0] is not None:
+            raise err[0]
         if rec.status == "ok":
-            self.done.add(key)
+            self.done.add((rec.task_id, rec.trial))
+
+    async def append_async(self, rec: EpisodeRecord) -> None:
+        """`append` without blocking the event loop: returns once the record is on disk; lines
+        of concurrent episodes share one fsync."""
+        line = self._line(rec)
+        if line is None:
+            return
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future = loop.create_future()
+
+        def settle(e: BaseException | None) -> None:
+            if not fut.done():
+                fut.set_exception(e) if e is not None else fut.set_result(None)
+
+        self._writer.submit(*line, lambda e: loop.call_soon_threadsafe(settle, e))
+        await fut
+        if rec.status == "ok":
+            self.done.add((rec.task_id, rec.trial))
 
     def mark_done(self, counts: dict[str, int]) -> None:
         atomic_write(self.dir / DONE, json.dumps({**counts, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
 
     def close(self) -> None:
+        if getattr(self, "_writer", None) is not None:
+            self._writer.close()  # every acknowledged line is already on disk; this drains the rest
+            self._writer = None
         for fh in (self._fh, getattr(self, "_err", None)):
             if fh:
                 try:
@@ -329,8 +427,40 @@ class CellStore:
             self._lock_fd = None
 
 
+def shard_dirs(cell_dir: Path) -> list[Path]:
+    """The `shard-<i>-of-<n>/` stores of a cell run with `runner.shard=i/n` (each its own records)."""
+    return sorted(d for d in Path(cell_dir).glob("shard-*-of-*") if (d / MANIFEST).exists())
+
+
+def _merge_shards(cell_dir: Path, manifest: dict[str, Any] | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A sharded cell as one: the shards' records together; n_tasks is the whole benchmark's."""
+    records: list[dict[str, Any]] = []
+    total = None
+    ids: list[str] | None = []
+    for d in shard_dirs(cell_dir):
+        try:
+            m = json.loads((d / MANIFEST).read_text())
+        except (OSError, ValueError) as e:
+            raise StoreError(f"{d / MANIFEST}: unreadable manifest ({e}); re-run that shard to rewrite it") from None
+        manifest = manifest or {k: v for k, v in m.items() if k != "shard"}
+        total = (m.get("shard") or {}).get("n_tasks_total", total)
+        if ids is not None and isinstance(m.get("task_ids"), list):
+            ids += [t for t in m["task_ids"] if t not in ids]
+        else:
+            ids = None  # a shard without recorded task ids: count whatever the shards hold
+        records += read_jsonl(d / EPISODES)[0]
+    if manifest is None:
+        raise StoreError(f"{cell_dir}: no manifest.json")
+    manifest = {**manifest, "shards": [d.name for d in shard_dirs(cell_dir)]}
+    if total is not None:
+        manifest["n_tasks"] = total
+    manifest["task_ids"] = ids  # every shard's tasks (the tables count these × trials)
+    return manifest, records
+
+
 def load_cell(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(manifest, finished episode records deduplicated by (task, trial)) for aggregation."""
+    """(manifest, finished episode records deduplicated by (task, trial)) for aggregation.
+    A cell run in shards (`runner.shard=i/n`) is read as one: every shard's records."""
     manifest, out, _ = load_cell_checked(cell_dir)
     return manifest, out
 
@@ -363,13 +493,23 @@ def load_cell_checked(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, An
     A line whose fields have the wrong types (a hand edit, a foreign tool) is set aside with a
     note naming the field, never a crash of the aggregator."""
     mpath = cell_dir / MANIFEST
-    try:
-        manifest = json.loads(mpath.read_text())
-        if not isinstance(manifest, dict):
-            raise ValueError("not a JSON object")
-    except (OSError, ValueError) as e:
-        raise StoreError(f"{mpath}: unreadable manifest ({e}); re-run the sweep to rewrite it") from None
-    records, _ = read_jsonl(cell_dir / EPISODES)
+    if shard_dirs(cell_dir):  # runner.shard=i/n: the shards' records together (and any unsharded ones)
+        top = None
+        if mpath.exists():
+            try:
+                top = json.loads(mpath.read_text())
+            except ValueError:
+                top = None
+        manifest, records = _merge_shards(cell_dir, top if isinstance(top, dict) else None)
+        records += read_jsonl(cell_dir / EPISODES)[0]
+    else:
+        try:
+            manifest = json.loads(mpath.read_text())
+            if not isinstance(manifest, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as e:
+            raise StoreError(f"{mpath}: unreadable manifest ({e}); re-run the sweep to rewrite it") from None
+        records, _ = read_jsonl(cell_dir / EPISODES)
     seen, out, notes = set(), [], []
     for n, r in enumerate(records, 1):
         problem = _field_problem(r)

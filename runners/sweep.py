@@ -54,7 +54,7 @@ def expand_cells(cfg, overrides: list[str] | None = None) -> list[dict[str, Any]
     return cells
 
 
-def print_report(reports, wall: float, out=None) -> None:
+def print_report(reports, wall: float, out=None, budget_usd: float | None = None) -> None:
     out = out or sys.stdout
     tot = {k: sum(getattr(r, k) for r in reports) for k in ("total", "skipped", "ok", "infra_error", "harness_error", "calls", "cache_hits")}
     print(f"\nCompleteness ({wall:.1f}s): {tot['ok'] + tot['skipped']}/{tot['total']} episodes done "
@@ -65,6 +65,14 @@ def print_report(reports, wall: float, out=None) -> None:
         print("Nothing to run: every episode was already finished; 0 model calls made.", file=out)
     else:
         print(f"Model calls: {fresh} made, {tot['cache_hits']} served from the response cache.", file=out)
+    spent = sum(r.usd for r in reports)
+    if spent:
+        print(f"Spent ${spent:.4f} in this run (list prices; cache hits cost nothing).", file=out)
+    left = sum(r.not_started for r in reports)
+    if left:
+        budget = f" of ${budget_usd:g}" if budget_usd else ""
+        print(f"Budget reached: ${spent:.4f}{budget} spent; {left} episodes not started. Finished episodes are kept: "
+              "re-run the same command with a higher runner.budget_usd to continue.", file=out)
     for r in reports:
         for e in r.errors[:5]:
             print(f"  ! {r.cell}: {e}", file=out)
@@ -74,7 +82,7 @@ def print_report(reports, wall: float, out=None) -> None:
 
 async def _run_all(cells, root: Path, display: str) -> list:
     from runners.progress import Progress
-    from runners.run import BackbonePool, preflight, prepare_cells, run_cell
+    from runners.run import BackbonePool, Scheduler, preflight, prepare_cells
 
     first = cells[0]
     cache_path = None
@@ -88,11 +96,30 @@ async def _run_all(cells, root: Path, display: str) -> list:
         await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
         with Progress(display) as progress:
             pool.set_on_retry(progress.retry)
-            for p in prepared:
-                reports.append(await run_cell(p, root, pool, progress))
+            # one scheduler for all cells: small cells overlap, the endpoint bound is shared
+            sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), cells[0].runner.budget_usd)
+            reports = await sched.run(prepared)
     finally:
         await pool.aclose()
     return reports
+
+
+def check_budget(cells) -> None:
+    """runner.budget_usd needs prices on every backbone that is called."""
+    if cells[0].runner.budget_usd is None:
+        return
+    if cells[0].runner.executor == "ray":
+        from runners.config import ConfigError
+
+        raise ConfigError("runner.budget_usd is kept by one process's scheduler and is not supported with runner.executor=ray; "
+                          "drop one of them (or run locally)")
+    unpriced = sorted({b.name for c in cells for b in (c.backbone, c.roles.judge, c.roles.user_sim) if b is not None and b.prices is None})
+    if unpriced:
+        from runners.config import ConfigError
+
+        raise ConfigError(f"runner.budget_usd is set but backbone(s) {', '.join(unpriced)} have no prices; add "
+                          "`prices: {input: <USD per 1M>, cached_input: <USD per 1M>, output: <USD per 1M>}` to their config "
+                          "(or backbone.prices={input:..,output:..} on the command line), or drop runner.budget_usd")
 
 
 def describe_os_error(e: OSError, root: Path) -> str:
@@ -192,6 +219,7 @@ def run(cfg) -> int:
         scrub_multirun_files()
     try:
         cells = [validate(c) for c in expand_cells(cfg)]
+        check_budget(cells)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -216,7 +244,12 @@ def run(cfg) -> int:
     t0 = time.perf_counter()
     try:
         check_output_dir(root)
-        reports = asyncio.run(_run_all(cells, root, cells[0].runner.display))
+        if cells[0].runner.executor == "ray":  # every cell a Ray task (runners/ray_exec.py)
+            from runners.ray_exec import run_cells
+
+            reports = run_cells(cells, root, cells[0].runner.ray_address)
+        else:
+            reports = asyncio.run(_run_all(cells, root, cells[0].runner.display))
     except (FatalRunError, StoreError, ConfigError) as e:
         print(f"error: {redact_secrets(str(e))}", file=sys.stderr)
         return 3
@@ -229,7 +262,7 @@ def run(cfg) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: finished episodes are saved; run the same command again to resume.", file=sys.stderr)
         return 130
-    print_report(reports, time.perf_counter() - t0)
+    print_report(reports, time.perf_counter() - t0, budget_usd=cells[0].runner.budget_usd)
     from runners.aggregate import aggregate_dir
 
     try:
@@ -248,7 +281,7 @@ def run(cfg) -> int:
     if _multirun():
         print(f"(multirun job: the tables above cover every cell of {root} so far; "
               f"`python -m runners.aggregate {root} --method <m>` narrows them)")
-    return 0 if all(r.infra_error == r.harness_error == 0 for r in reports) else 1
+    return 0 if all(r.infra_error == r.harness_error == r.not_started == 0 for r in reports) else 1
 
 
 def register_resolvers() -> None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -95,11 +96,13 @@ async def test_corrupt_row_is_a_miss_and_is_overwritten(srv, cache):
     b = CachedBackbone(inner(srv), cache, trial=0)
     await b.complete(MSGS, role="agent")
     key = b.key(MSGS, role="agent", attempt=0, sampling={})
+    assert cache.flush(5)
     with sqlite3.connect(cache.path) as db:
         db.execute("UPDATE responses SET payload = ? WHERE key = ?", ('{"text": "trunc', key))
     again = await b.complete(MSGS, role="agent")
     assert not again.cached and srv.requests == 2
     assert (await b.complete(MSGS, role="agent")).cached and srv.requests == 2
+    assert cache.flush(5)
     with sqlite3.connect(cache.path) as db:
         db.execute("UPDATE responses SET payload = ? WHERE key = ?", ('{"valid json": "wrong schema"}', key))
     assert cache.get(key) is None
@@ -111,6 +114,7 @@ def test_wal_mode_and_persistence(tmp_path):
     assert c1.journal_mode == "wal"
     comp = Completion(text="ä answer", role="agent", model="m", usage=Usage(prompt_tokens=5, completion_tokens=2))
     c1.put("k1", comp)
+    assert c1.flush(5)
     assert (tmp_path / "r.sqlite-wal").exists()
     c1.close()
     c2 = ResponseCache(path)  # a re-run of a finished sweep reads the same answers
@@ -119,11 +123,80 @@ def test_wal_mode_and_persistence(tmp_path):
     assert "pickle" not in sqlite3.connect(path).execute("SELECT payload FROM responses").fetchone()[0]
 
 
-def test_unreadable_file_names_the_fix(tmp_path):
+def test_unreadable_file_degrades_to_misses_with_one_warning(tmp_path, caplog):
     bad = tmp_path / "bad.sqlite"
     bad.write_bytes(b"this is not a database" * 100)
-    with pytest.raises(RuntimeError, match="delete the file"):
-        ResponseCache(bad)
+    c = ResponseCache(bad)
+    comp = Completion(text="x", role="agent", model="m")
+    for i in range(3):
+        c.put(f"k{i}", comp)
+        assert c.get(f"k{i}") is None
+    c.close()
+    warnings = [r for r in caplog.records if "response cache" in r.getMessage()]
+    assert len(warnings) == 1 and "delete the file" in warnings[0].getMessage() and "runner.cache=false" in warnings[0].getMessage()
+    assert c.misses == 3 and c.disabled and bad.read_bytes() == b"this is not a database" * 100  # nothing lost or overwritten
+
+
+def test_write_locked_cache_never_blocks_the_caller(tmp_path, caplog, monkeypatch):
+    """Another process holds the write lock (a real SQLite lock on a real file): puts return at
+    once, the writer gives up after its busy timeout with one warning, reads keep working."""
+    import runners.cache as rc
+
+    monkeypatch.setattr(rc, "WRITE_TIMEOUT_S", 0.3)
+    path = tmp_path / "r.sqlite"
+    c = ResponseCache(path)
+    comp = Completion(text="x", role="agent", model="m")
+    c.put("before", comp)
+    assert c.flush(5)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # the write lock, held
+    holder.execute("INSERT INTO responses VALUES ('other', '{}', 0)")
+    t0 = time.perf_counter()
+    for i in range(50):
+        c.put(f"k{i}", comp)
+    assert time.perf_counter() - t0 < 0.1
+    assert c.get("before") == comp  # WAL: reading is not blocked by the writer's lock
+    assert c.flush(5) and c.disabled and "could not be written" in c.disabled
+    c.put("after", comp)
+    assert c.get("after") is None
+    holder.execute("ROLLBACK")
+    holder.close()
+    c.close()
+    assert len([r for r in caplog.records if "response cache" in r.getMessage()]) == 1
+
+
+def test_exclusively_locked_cache_reads_are_misses_without_stalling(tmp_path, caplog):
+    """A rollback-journal database locked EXCLUSIVE by another connection cannot even be read:
+    the cache degrades within its short busy timeout instead of waiting 30 s per call."""
+    path = tmp_path / "r.sqlite"
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, payload TEXT NOT NULL, created REAL NOT NULL)")
+    db.execute("BEGIN EXCLUSIVE")
+    t0 = time.perf_counter()
+    c = ResponseCache(path)
+    assert all(c.get(f"k{i}") is None for i in range(20))
+    assert time.perf_counter() - t0 < 2 and c.disabled
+    db.execute("ROLLBACK")
+    db.close()
+    c.close()
+    assert len([r for r in caplog.records if "response cache" in r.getMessage()]) == 1
+
+
+def test_key_equals_the_pre_orjson_key():
+    """Keys built from the recorder's bytes equal the former json.dumps keys (existing caches
+    keep their hits), unicode and floats included."""
+    import hashlib
+    import json
+
+    msgs = [{"role": "system", "content": "Ünïcode — ✓ «q»"}, {"role": "user", "content": 'quote " and \\ and \n'}]
+    kw = dict(base_url="http://h/v1", model="m", sampling={"temperature": 0.1, "top_p": 1.0, "max_completion_tokens": 32768},
+              extra_body={"thinking": {"type": "disabled"}}, tools=None, trial=2, attempt=1, role="agent")
+    legacy = {**kw, "messages": msgs}
+    text = json.dumps(legacy, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    assert cache_key(messages=msgs, **kw) == hashlib.sha256(text.encode()).hexdigest()
+    legacy["seed"] = 5
+    text = json.dumps(legacy, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    assert cache_key(messages=msgs, seed=5, **kw) == hashlib.sha256(text.encode()).hexdigest()
 
 
 def test_thread_safe_within_a_process(cache):

@@ -183,11 +183,11 @@ async def test_inflight_bound_is_shared_per_endpoint():
         await b.aclose()
 
 
-async def test_large_inflight_bound_is_reached_across_client_shards():
+async def test_large_inflight_bound_is_reached_with_one_session():
     with FakeOpenAI(latency_s=0.2) as s:
-        b = make(s, max_inflight=40, timeout_s=10)  # 3 HTTP clients of <= 14 connections each
+        b = make(s, max_inflight=40, timeout_s=10)  # one aiohttp session, 40 connections
         await asyncio.gather(*(b.complete([{"role": "user", "content": f"q{i}"}], role="agent") for i in range(40)))
-        assert s.max_concurrent == 40 and len(b._shards()) == 3
+        assert s.max_concurrent == 40 and b._transport()._session.connector.limit == 40
         await b.aclose()
 
 
@@ -299,3 +299,30 @@ def test_manifest_has_no_url_credentials():
     text = json.dumps(manifest_for(cfg, bench, 1))
     assert "pw-SECRET" not in text and "https://***@h.example/v1" in text
     assert "pw-SECRET" in cfg.backbone.base_url  # the run itself still uses the real URL
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+async def test_both_transports_retry_and_fail_fast_alike(srv, transport):
+    """The former httpx client stays behind the same interface (perf comparison): same retries,
+    same fail-fast, same body bytes."""
+    srv.enqueue("429", "reset", "hang")
+    b = make(srv, transport=transport)
+    c = await b.complete(MSGS, role="agent")
+    assert [r.error.split(":")[0].split(" (")[0] for r in c.retries][:1] == ["HTTP 429"] and len(c.retries) == 3
+    assert srv.bodies[-1]["messages"] == MSGS and srv.bodies[-1]["thinking"] == {"type": "disabled"}
+    srv.mode = 401
+    with pytest.raises(BackboneError) as ei:
+        await b.complete([{"role": "user", "content": "other"}], role="agent")
+    assert ei.value.fatal and KEY not in str(ei.value)
+    await b.aclose()
+
+
+def test_request_bytes_are_the_body_with_the_prompt_spliced_in(srv):
+    import json
+
+    from runners.wire import EncodedMessages
+
+    b = make(srv)
+    msgs = EncodedMessages([{"role": "user", "content": "Ünïcode ✓ \"quoted\""}])
+    raw = b.request_bytes(msgs, {"temperature": 0.0, "extra_body": {"seed": 3}})
+    assert msgs.raw in raw and json.loads(raw) == b.request_body(list(msgs), {"temperature": 0.0, "extra_body": {"seed": 3}})

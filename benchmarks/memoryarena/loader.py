@@ -51,7 +51,7 @@ def resolve(config: str, data_dir: str | None) -> tuple[Path, dict[str, Any]]:
         path, source = _download(config), f"hf://{REPO_ID}@{PINNED_REVISION}"
     if not path.is_file():
         raise DataError(
-            f"MemoryArena file not found: {path}. Point benchmark.data_dir (or ${ENV_VAR}) at a directory "
+            f"MemoryArena file not found: {path}. Point benchmark.params.data_dir (or ${ENV_VAR}) at a directory "
             f"holding {config}/data.jsonl, use data_dir=fixtures for the offline fixture, or unset both to "
             f"download {REPO_ID} at revision {PINNED_REVISION}."
         )
@@ -63,6 +63,15 @@ def resolve(config: str, data_dir: str | None) -> tuple[Path, dict[str, Any]]:
 
 
 def _download(config: str) -> Path:
+    from runners.netcheck import Unreachable, hf_endpoint, hf_offline, require_host
+
+    fix = (f"Set ${ENV_VAR} or benchmark.params.data_dir to a directory holding {config}/data.jsonl (download "
+           f"{REPO_ID} at revision {PINNED_REVISION} elsewhere), or benchmark.params.data_dir=fixtures for the offline fixture.")
+    if not hf_offline():  # offline: fail in seconds, not after huggingface_hub's retry cycle
+        try:
+            require_host(hf_endpoint(), fix)
+        except Unreachable as e:
+            raise DataError(f"could not download {REPO_ID}/{config}: Hugging Face {e}") from None
     try:
         from huggingface_hub import hf_hub_download
 
@@ -70,7 +79,7 @@ def _download(config: str) -> Path:
     except Exception as e:  # offline, gated, or renamed
         raise DataError(
             f"could not download {REPO_ID}/{config} at {PINNED_REVISION}: {type(e).__name__}: {e}. "
-            f"Download it elsewhere and set ${ENV_VAR} (or benchmark.data_dir) to its directory."
+            f"Download it elsewhere and set ${ENV_VAR} (or benchmark.params.data_dir) to its directory."
         ) from None
 
 

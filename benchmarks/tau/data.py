@@ -67,7 +67,7 @@ def resolve_root(data_dir: str | os.PathLike | None) -> tuple[Path | None, str]:
         root = root.parent
     if not (root / "tau2" / "domains").is_dir():
         raise DataError(
-            f"τ² data directory {root} has no tau2/domains/ folder. Point benchmark.data_dir (or ${ENV_VAR}) at "
+            f"τ² data directory {root} has no tau2/domains/ folder. Point benchmark.params.data_dir (or ${ENV_VAR}) at "
             f"a copy of upstream tau2-bench's data/ folder (commit {COMMIT}), or unset both to download it."
         )
     return root, f"local directory {root}"
@@ -81,7 +81,7 @@ def _download(rel: str, dest: Path) -> None:
     except Exception as e:  # offline, proxy, 404
         raise DataError(
             f"could not download {url}: {type(e).__name__}: {e}. Download tau2-bench's data/ folder at commit "
-            f"{COMMIT} elsewhere and set ${ENV_VAR} (or benchmark.data_dir) to it."
+            f"{COMMIT} elsewhere and set ${ENV_VAR} (or benchmark.params.data_dir) to it."
         ) from None
     if sha256_bytes(data) != SHA256[rel]:
         raise DataError(f"checksum mismatch for downloaded {url}: sha256 {sha256_bytes(data)}, expected {SHA256[rel]}")

@@ -1,6 +1,8 @@
 """Backbone for any OpenAI-compatible chat-completions endpoint (vLLM, SGLang, DeepSeek, OpenAI,
-DashScope, ...), spoken over plain `httpx` so that retries, in-flight bounds and usage mapping
-are ours and visible in the episode record.
+DashScope, ...), spoken over `aiohttp` (one session per event loop, connections limited to the
+in-flight bound) so that retries, in-flight bounds and usage mapping are ours and visible in the
+episode record. The request body is encoded once (`runners.wire`): the prompt's JSON bytes that
+the episode recorder and the response cache already made are spliced into the body.
 
 - In-flight bound: one `asyncio.Semaphore` per (event loop, base_url), shared by every
   `OpenAIBackbone` of that endpoint (agent, judge and user_sim backbones of one provider share
@@ -41,15 +43,12 @@ import urllib.parse
 import weakref
 from typing import Any, Mapping
 
-try:  # the project pins httpx; environments that ship the httpx2 fork (used by `openai`) work too
-    import httpx
-except ImportError:  # pragma: no cover - depends on the environment
-    import httpx2 as httpx  # type: ignore[no-redef]
+import orjson
 
 from runners.api import Backbone, BackboneError, Completion, Message, Protocol, RetryEvent, ToolCall, Usage
 from runners.tokens import estimate_usage
+from runners.wire import dumps_with, encoded
 
-SHARD_CONNECTIONS = 16  # connections per HTTP client (see OpenAIBackbone._shards)
 RETRY_STATUS = frozenset({408, 409, 429})  # plus every 5xx
 TOKEN_LIMIT_KEYS = ("max_tokens", "max_completion_tokens")  # request-body names of the completion token limit
 # Not "billing": OpenAI's ordinary rate-limit 429 links to the billing page.
@@ -170,6 +169,109 @@ def map_usage(raw: Any) -> Usage | None:
     )
 
 
+# ------------------------------------------------------------------------------------ transport
+# The client sits behind this small interface: `post(url, body_bytes)` → `Reply`, raising
+# `TransportFailure` for anything below HTTP (refused, reset, closed without reply) and
+# `TimeoutError` for the deadline. Request-body construction and response parsing stay in
+# OpenAIBackbone, so neither depends on the HTTP library.
+
+
+class Reply:
+    """One HTTP response: status, headers (case-insensitive mapping) and the raw body."""
+
+    __slots__ = ("status", "headers", "body")
+
+    def __init__(self, status: int, headers: Mapping[str, str], body: bytes) -> None:
+        self.status, self.headers, self.body = status, headers, body
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+
+class TransportFailure(Exception):
+    """The request got no HTTP response (connection refused/reset, server closed early).
+    `refused`: no connection could be made at all (nothing listens there, host unreachable)."""
+
+    def __init__(self, message: str, refused: bool = False) -> None:
+        super().__init__(message)
+        self.refused = refused
+
+
+class AiohttpTransport:
+    """The default client: one `aiohttp.ClientSession` per event loop and backbone, its
+    connector limited to the backbone's in-flight bound (`limit`), keep-alive connections reused.
+    Harness CPU per call is ~4× lower than httpx's (scripts/perf/transport.py)."""
+
+    def __init__(self, *, headers: dict[str, str], limit: int, timeout_s: float) -> None:
+        import aiohttp
+
+        self._aiohttp = aiohttp
+        self._errors = (aiohttp.ClientError,)
+        connector = aiohttp.TCPConnector(limit=limit, limit_per_host=limit, ttl_dns_cache=300)
+        self._session = aiohttp.ClientSession(
+            connector=connector, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s),
+            skip_auto_headers=("User-Agent",), auto_decompress=True,
+        )
+
+    async def post(self, url: str, body: bytes) -> Reply:
+        try:
+            async with self._session.post(url, data=body) as resp:
+                data = await resp.read()
+                return Reply(resp.status, resp.headers, data)
+        except TimeoutError:  # aiohttp's own timeouts subclass both TimeoutError and ClientError
+            raise
+        except self._aiohttp.ClientConnectorError as e:
+            raise TransportFailure(f"{type(e).__name__}: {e}", refused=True) from None
+        except self._errors as e:
+            raise TransportFailure(f"{type(e).__name__}: {e}") from None
+
+    async def aclose(self) -> None:
+        await self._session.close()
+
+
+class HttpxTransport:
+    """The former client, kept for comparison (`transport: httpx`): httpx AsyncClients of at most
+    16 connections each (httpcore's pool bookkeeping grows with its connection count), the
+    least-loaded one taking each request."""
+
+    SHARD = 16
+
+    def __init__(self, *, headers: dict[str, str], limit: int, timeout_s: float) -> None:
+        try:  # environments that ship the httpx2 fork (used by `openai`) work too
+            import httpx
+        except ImportError:  # pragma: no cover - depends on the environment
+            import httpx2 as httpx  # type: ignore[no-redef]
+        self._httpx = httpx
+        n = -(-limit // self.SHARD)
+        size = -(-limit // n)
+        limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+        self.shards = [[httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(timeout_s)), 0] for _ in range(n)]
+
+    async def post(self, url: str, body: bytes) -> Reply:
+        shard = min(self.shards, key=lambda s: s[1])
+        shard[1] += 1
+        try:
+            resp = await shard[0].post(url, content=body)
+        except self._httpx.TimeoutException:
+            raise TimeoutError from None
+        except self._httpx.ConnectError as e:
+            raise TransportFailure(f"{type(e).__name__}: {e}", refused=True) from None
+        except self._httpx.TransportError as e:
+            raise TransportFailure(f"{type(e).__name__}: {e}") from None
+        finally:
+            shard[1] -= 1
+        return Reply(resp.status_code, resp.headers, resp.content)
+
+    async def aclose(self) -> None:
+        for client, _ in self.shards:
+            await client.aclose()
+
+
+Transport = AiohttpTransport | HttpxTransport
+TRANSPORTS: dict[str, type] = {"aiohttp": AiohttpTransport, "httpx": HttpxTransport}
+
+
 UNPARSED_ARGUMENTS = "_unparsed_arguments"
 """`ToolCall.arguments` key holding a native call's `arguments` string that is not a JSON object."""
 
@@ -270,6 +372,7 @@ class OpenAIBackbone(Backbone):
         max_retries: int = 8,
         backoff_cap_s: float = 60,
         backoff_base_s: float = 1.0,
+        transport: str = "aiohttp",
         refused_window_s: float = 10.0,
         max_completion_chars: int | None = None,
     ) -> None:
@@ -296,6 +399,10 @@ class OpenAIBackbone(Backbone):
         self.extra_body = dict(extra_body or {})
         self.max_inflight, self.timeout_s, self.max_retries = max_inflight, timeout_s, max_retries
         self.backoff_cap_s, self.backoff_base_s = backoff_cap_s, backoff_base_s
+        if transport not in TRANSPORTS:
+            raise ValueError(f"backbone '{name}': unknown transport {transport!r}; use one of {', '.join(TRANSPORTS)}")
+        self.transport = transport
+        self._url = self.base_url + "/chat/completions"  # base_url never carries credentials (see above)
         if max_completion_chars is not None and max_completion_chars < 1:
             raise ValueError(f"backbone '{name}': max_completion_chars must be >= 1 (or null for no cap)")
         self.max_completion_chars = max_completion_chars  # caps what is stored and parsed (recorded in Completion.hygiene)
@@ -303,7 +410,7 @@ class OpenAIBackbone(Backbone):
         self._refused_since: float | None = None
         self.on_retry = None  # callable(url, error, wait_s, backbone name): the live progress display
         self._rng = random.Random()
-        self._clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, list[list[Any]]]" = weakref.WeakKeyDictionary()
+        self._transports: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Transport]" = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIBackbone(name={self.name!r}, model={self.model!r}, base_url={self.display_url!r})"
@@ -332,28 +439,22 @@ class OpenAIBackbone(Backbone):
             call[config_limits[0] if config_limits else call_limits[0]] = value
         return {"model": self.model, "messages": messages, **base, **call, **extra}
 
-    def _shards(self) -> list[list[Any]]:
-        """This loop's HTTP clients as [client, in-flight] pairs. httpcore's pool bookkeeping is
-        quadratic in its connection count (64 connections cost ~9 ms CPU per request), so the
-        in-flight budget is spread over clients of at most SHARD_CONNECTIONS connections each."""
-        loop = asyncio.get_running_loop()
-        shards = self._clients.get(loop)
-        if shards is None:
-            headers = {"Content-Type": "application/json", **self.auth_headers()}
-            n = -(-self.max_inflight // SHARD_CONNECTIONS)
-            size = -(-self.max_inflight // n)
-            limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-            shards = [[httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(self.timeout_s)), 0] for _ in range(n)]
-            self._clients[loop] = shards
-        return shards
+    def request_bytes(self, messages: list[Message], sampling: dict[str, Any]) -> bytes:
+        """`request_body` as JSON bytes, reusing the messages' bytes when they carry them."""
+        msgs = encoded(messages)
+        body = self.request_body([], sampling)
+        body.pop("messages")
+        return dumps_with(body, "messages", msgs.raw)
 
-    async def _post(self, url: str, body: dict[str, Any]) -> httpx.Response:
-        shard = min(self._shards(), key=lambda s: s[1])  # least loaded: never above its pool size
-        shard[1] += 1
-        try:
-            return await shard[0].post(url, json=body)
-        finally:
-            shard[1] -= 1
+    def _transport(self) -> "Transport":
+        """This loop's HTTP transport (created on first use inside the loop)."""
+        loop = asyncio.get_running_loop()
+        t = self._transports.get(loop)
+        if t is None:
+            headers = {"Content-Type": "application/json", **self.auth_headers()}
+            t = TRANSPORTS[self.transport](headers=headers, limit=self.max_inflight, timeout_s=self.timeout_s)
+            self._transports[loop] = t
+        return t
 
     def auth_headers(self) -> dict[str, str]:
         """The Authorization header, chosen explicitly: Basic from the URL's credentials, else the
@@ -373,24 +474,23 @@ class OpenAIBackbone(Backbone):
         return self._rng.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**n))
 
     # -------------------------------------------------------------------- one attempt
-    async def _attempt(self, body: dict[str, Any]) -> tuple[dict[str, Any], float]:
-        url = f"{self.base_url}/chat/completions"
+    async def _attempt(self, body: bytes) -> tuple[dict[str, Any], float]:
         try:
             async with endpoint_semaphore(self.base_url, self.max_inflight):
                 t0 = time.perf_counter()  # latency excludes queueing for the in-flight bound
-                async with asyncio.timeout(self.timeout_s):  # total deadline; httpx's is per read
-                    resp = await self._post(url, body)
+                async with asyncio.timeout(self.timeout_s):  # total deadline, whatever the client's own timeouts
+                    resp = await self._transport().post(self._url, body)
                 latency = time.perf_counter() - t0
-        except (TimeoutError, httpx.TimeoutException):
+        except TimeoutError:
             raise _Retry(f"timeout after {self.timeout_s:g}s") from None
-        except httpx.ConnectError as e:  # nothing accepts connections there
-            raise _Retry(f"connection refused ({type(e).__name__}: {self._redact(str(e))[:200]})", refused=True) from None
-        except httpx.TransportError as e:  # connection refused/reset, server closed without reply
-            raise _Retry(f"{type(e).__name__}: {self._redact(str(e))[:200]}") from None
-        status = resp.status_code
+        except TransportFailure as e:  # connection refused/reset, server closed without reply
+            if e.refused:  # nothing accepts connections there
+                raise _Retry(f"connection refused ({self._redact(str(e))[:200]})", refused=True) from None
+            raise _Retry(self._redact(str(e))[:200]) from None
+        status = resp.status
         if 200 <= status < 300:
             try:
-                data = resp.json()
+                data = orjson.loads(resp.body)
             except ValueError:
                 raise _Retry("malformed body: not JSON") from None
             choices = data.get("choices") if isinstance(data, dict) else None
@@ -427,7 +527,7 @@ class OpenAIBackbone(Backbone):
     ) -> Completion:
         """One chat completion with retries. `protocol` and `attempt` do not reach the endpoint
         (`attempt` only distinguishes re-samples in the response cache)."""
-        body = self.request_body(messages, sampling)
+        body = self.request_bytes(messages, sampling)
         retries: list[RetryEvent] = []
         for n in range(self.max_retries + 1):
             try:
@@ -491,9 +591,10 @@ class OpenAIBackbone(Backbone):
         )
 
     async def aclose(self) -> None:
-        """Close the HTTP clients of the running loop (others close with their loops)."""
-        for client, _ in self._clients.pop(asyncio.get_running_loop(), []):
-            await client.aclose()
+        """Close the HTTP transport of the running loop (others close with their loops)."""
+        t = self._transports.pop(asyncio.get_running_loop(), None)
+        if t is not None:
+            await t.aclose()
 
 
 def build_openai_backbone(cfg: dict[str, Any], env: Mapping[str, str] = os.environ) -> OpenAIBackbone:
@@ -515,7 +616,8 @@ def build_openai_backbone(cfg: dict[str, Any], env: Mapping[str, str] = os.envir
                              f"(or set api_key_env: null for an endpoint without keys, e.g. a local vLLM)")
     else:
         key = cfg.get("api_key") or "EMPTY"
-    opts = {k: cfg[k] for k in ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "backoff_base_s", "refused_window_s", "max_completion_chars")
+    opts = {k: cfg[k] for k in ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "backoff_base_s", "refused_window_s",
+                                "max_completion_chars", "transport")
             if cfg.get(k) is not None}
     backbone = OpenAIBackbone(name=name, model=cfg["model"], base_url=base_url, api_key=key,
                               sampling=cfg.get("sampling") or {}, extra_body=cfg.get("extra_body") or {}, **opts)

@@ -1,0 +1,71 @@
+"""Harness CPU per model call: the aiohttp transport (default) vs the former httpx one, in one run.
+
+The fake endpoint (tests/fake_openai.py) runs in its own process, so the CPU measured here
+(`time.process_time()` of this process: every thread, user + system) is the harness's alone:
+building the body, the HTTP client, parsing the reply, the in-flight semaphore, the episode
+recorder (attempt key) and the response-cache key. Each point runs `--calls` calls at
+`--concurrency` in flight through `RecordingBackbone(OpenAIBackbone)`; transports alternate
+within each repeat and the medians of `--repeats` are printed with their ratio.
+Target: ≤ 1 ms of harness CPU per call.
+
+Run: `.venv/bin/python -m scripts.perf.transport [--calls 2000] [--concurrency 32] [--repeats 5]`."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+
+from scripts.perf.concurrency import fake_server
+
+TARGET_MS = 1.0
+
+
+async def cpu_per_call_ms(url: str, transport: str, calls: int, concurrency: int, prompt_words: int) -> float:
+    from runners.backbones.openai import OpenAIBackbone
+    from runners.episode import RecordingBackbone
+
+    bb = OpenAIBackbone(name="fake", model="fake-model", base_url=url, api_key="EMPTY", sampling={"temperature": 0.0},
+                        extra_body={"thinking": {"type": "disabled"}}, max_inflight=concurrency, timeout_s=30, max_retries=2,
+                        backoff_base_s=0.05, transport=transport)
+    filler = " ".join(f"w{i}" for i in range(prompt_words))
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one(i: int) -> None:
+        async with sem:
+            rb = RecordingBackbone(bb, [])
+            await rb.complete([{"role": "system", "content": "You are a test agent. " + filler},
+                               {"role": "user", "content": f"call {i}"}], role="agent")
+
+    await asyncio.gather(*(one(-i - 1) for i in range(concurrency)))  # warm-up: connections, lazy imports
+    c0 = time.process_time()
+    await asyncio.gather(*(one(i) for i in range(calls)))
+    cpu = time.process_time() - c0
+    await bb.aclose()
+    return cpu / calls * 1000
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=2000)
+    ap.add_argument("--concurrency", type=int, default=32)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--latency", type=float, default=0.01, help="server-side latency per call, seconds")
+    ap.add_argument("--prompt-words", type=int, default=400, help="size of the system prompt (a realistic few KB)")
+    a = ap.parse_args()
+    runs: dict[str, list[float]] = {"httpx": [], "aiohttp": []}
+    with fake_server(a.latency) as url:
+        for _ in range(a.repeats):
+            for t in runs:
+                runs[t].append(asyncio.run(cpu_per_call_ms(url, t, a.calls, a.concurrency, a.prompt_words)))
+    med = {t: statistics.median(v) for t, v in runs.items()}
+    print(f"harness CPU per call, {a.calls} calls at {a.concurrency} in flight, {a.latency * 1000:.0f} ms endpoint latency, "
+          f"medians of {a.repeats}:")
+    for t, m in med.items():
+        verdict = "OK" if m <= TARGET_MS else "ABOVE TARGET"
+        print(f"  {t:>8}: {m:.3f} ms  (runs: {', '.join(f'{x:.3f}' for x in runs[t])})  {verdict} (target <= {TARGET_MS} ms)")
+    print(f"  httpx / aiohttp = {med['httpx'] / med['aiohttp']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

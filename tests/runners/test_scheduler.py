@@ -1,0 +1,165 @@
+"""One scheduler for every cell of a sweep: cells overlap, the budget stops cleanly and resumes,
+progress counts per call, and a locked response cache never stalls the episodes."""
+import asyncio
+import sqlite3
+import time
+
+from runners.config import validate
+from runners.progress import Progress, fit, human_tokens
+from runners.run import BackbonePool, Scheduler, prepare_cells
+from runners.store import read_jsonl
+from tests.runners.test_config import base
+
+
+def cells(tmp_path, n=2, latency_s=0.02, **runner):
+    out = []
+    for bench in ("memoryarena_math", "memoryarena_phys")[:n]:
+        raw = base()
+        raw["benchmark"]["name"] = bench
+        raw["benchmark"]["params"]["config"] = "formal_reasoning_" + bench.rsplit("_", 1)[1]
+        raw["benchmark"]["params"]["data_dir"] = "fixtures"
+        raw["backbone"]["scripted"]["latency_s"] = latency_s
+        raw["runner"].update(output_dir=str(tmp_path), display="none", **runner)
+        out.append(validate(raw))
+    return out
+
+
+class Recorder(Progress):
+    def __init__(self):
+        super().__init__("none")
+        self.events = []
+
+    def call(self, cp, log, usd=0.0):
+        super().call(cp, log, usd)
+        self.events.append(("call", cp.name))
+
+    def finish_cell(self, cp):
+        self.events.append(("finish", cp.name))
+        super().finish_cell(cp)
+
+
+def run(tmp_path, cfgs, progress=None, budget=None, pool=None):
+    progress = progress or Progress("none")
+    pool = pool or BackbonePool(None)
+
+    async def go():
+        s = Scheduler(tmp_path, pool, progress, cfgs[0].runner.concurrency, budget)
+        try:
+            return await s.run(prepare_cells(cfgs)), s
+        finally:
+            await pool.aclose()
+    return asyncio.run(go())
+
+
+def test_small_cells_overlap_in_one_scheduler(tmp_path):
+    cfgs = cells(tmp_path, concurrency=16)
+    rec = Recorder()
+    reports, _ = run(tmp_path, cfgs, rec)
+    assert [(r.ok, r.total) for r in reports] == [(3, 3), (2, 2)]
+    first, second = cfgs[0].cell_name, cfgs[1].cell_name
+    first_done = rec.events.index(("finish", first))
+    assert ("call", second) in rec.events[:first_done]  # the second cell was calling before the first finished
+    assert all((tmp_path / c.cell_name / "DONE").exists() for c in cfgs)
+    assert all(c.finished is not None and c.calls > 0 and c.tokens > 0 for c in rec.cells)  # counted per call
+
+
+def test_budget_stops_before_exceeding_and_resumes(tmp_path):
+    prices = {"input": 1000.0, "cached_input": 1000.0, "output": 1000.0}  # USD per 1M tokens: a call costs about $1
+    cfgs = cells(tmp_path, n=1, latency_s=0.0, concurrency=1)
+    for c in cfgs:
+        c.backbone.prices = prices
+    full, s_full = run(tmp_path / "ref", cfgs)
+    per_episode = s_full.spent / 3
+    budget = per_episode * 1.5  # room for one episode, not two
+    reports, s = run(tmp_path, cfgs, budget=budget)
+    r = reports[0]
+    assert r.ok == 1 and r.not_started == 2 and s.budget_reached and s.spent <= budget
+    assert not (tmp_path / cfgs[0].cell_name / "DONE").exists()
+    again, _ = run(tmp_path, cfgs)  # resume without a budget: only the two missing episodes run
+    assert (again[0].skipped, again[0].ok) == (1, 2)
+    recs, _ = read_jsonl(tmp_path / cfgs[0].cell_name / "episodes.jsonl")
+    assert sorted(x["task_id"] for x in recs) == sorted(x["task_id"] for x in read_jsonl(tmp_path / "ref" / cfgs[0].cell_name / "episodes.jsonl")[0])
+
+
+def test_locked_cache_does_not_stall_the_sweep(tmp_path, caplog):
+    """A real SQLite file held EXCLUSIVE by another connection: every lookup is a miss after one
+    warning, episodes run at endpoint speed (not 30 s of busy timeout per call)."""
+    from tests.fake_openai import FakeOpenAI
+
+    cache = tmp_path / "responses.sqlite"
+    holder = sqlite3.connect(cache, isolation_level=None)
+    holder.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, payload TEXT NOT NULL, created REAL NOT NULL)")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        from tests.fake_openai import react_responder
+
+        with FakeOpenAI(react_responder) as srv:
+            cfgs = cells(tmp_path, n=1, concurrency=4)
+            for c in cfgs:
+                c.backbone = c.backbone.model_validate({"name": "ep", "kind": "openai", "model": "m", "base_url": srv.base_url,
+                                                        "api_key_env": None, "timeout_s": 5, "max_retries": 0})
+            t0 = time.perf_counter()
+            reports, _ = run(tmp_path, cfgs, pool=BackbonePool(cache))
+            wall = time.perf_counter() - t0
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert reports[0].ok == 3 and reports[0].cache_hits == 0 and wall < 10
+    assert len([r for r in caplog.records if "response cache" in r.getMessage()]) == 1
+
+
+def test_names_fit_and_tokens_read_well():
+    assert fit("full_context__deepseek_v4_flash__memoryarena_math__1b0209407c", 24) == "full_context…_1b0209407c"  # 12 + … + 11
+    assert len(fit("x" * 100, 30)) == 30 and fit("short", 30) == "short"
+    assert (human_tokens(950), human_tokens(12_340), human_tokens(4_560_000)) == ("950", "12.3k", "4.56M")
+
+
+def test_shards_cover_every_task_once_and_aggregate_exactly(tmp_path):
+    """runner.shard=i/n runs a contiguous task range into <cell>/shard-i-of-n/; the aggregate of
+    the shards equals the aggregate of one unsharded run."""
+    from runners.aggregate import collect
+    from runners.run import shard_tasks
+
+    assert [shard_tasks(list(range(7)), i, 3) for i in range(3)] == [[0, 1], [2, 3], [4, 5, 6]]
+    ref = cells(tmp_path / "whole", latency_s=0.0, trials=2)
+    run(tmp_path / "whole", ref)
+    for i in range(3):
+        shard = cells(tmp_path / "sharded", latency_s=0.0, trials=2, shard=f"{i}/3")
+        reports, _ = run(tmp_path / "sharded", shard)
+        assert all("shard" in r.cell for r in reports)
+    assert sorted(p.name for p in (tmp_path / "sharded" / ref[0].cell_name).iterdir()) == ["shard-0-of-3", "shard-1-of-3", "shard-2-of-3"]
+    whole = {c.cell: (c.n_episodes, c.n_tasks, c.metrics, c.partial) for c in collect(tmp_path / "whole")}
+    parts = {c.cell: (c.n_episodes, c.n_tasks, c.metrics, c.partial) for c in collect(tmp_path / "sharded")}
+    assert parts == whole and not any(v[3] for v in parts.values())
+    one_shard = cells(tmp_path / "one", latency_s=0.0, trials=2, shard="0/3")
+    run(tmp_path / "one", one_shard)
+    assert all(c.partial for c in collect(tmp_path / "one"))  # a missing shard shows as partial
+
+
+def test_budget_without_prices_or_with_ray_fails_before_work(tmp_path):
+    import pytest
+
+    from runners.config import ConfigError
+    from runners.sweep import check_budget
+
+    cfgs = cells(tmp_path, n=1, budget_usd=1.0)
+    with pytest.raises(ConfigError, match="no prices.*prices: \\{input"):
+        check_budget(cfgs)
+    cfgs[0].backbone.prices = {"input": 1.0, "cached_input": 0.5, "output": 2.0}
+    check_budget(cfgs)
+    ray_cells = cells(tmp_path, n=1, executor="ray", budget_usd=1.0)
+    ray_cells[0].backbone.prices = cfgs[0].backbone.prices
+    with pytest.raises(ConfigError, match="not supported with runner.executor=ray"):
+        check_budget(ray_cells)
+
+
+def test_cost_of_a_call_and_of_an_episode():
+    from runners.cost import episode_usd, role_prices, usd
+
+    p = {"input": 2.0, "cached_input": 0.5, "output": 8.0}  # USD per 1M tokens
+    u = {"prompt_tokens": 1_000_000, "cached_prompt_tokens": 400_000, "completion_tokens": 250_000}
+    assert usd(u, p) == 0.6 * 2.0 + 0.4 * 0.5 + 0.25 * 8.0 == 3.4
+    assert usd(u, None) is None and usd(u, {"input": 1.0, "output": 1.0}) == 1.25  # cached_input defaults to input
+    prices = role_prices({"backbone": {"prices": p}, "roles": {"judge": {"prices": {"input": 0.0, "output": 0.0}}}})
+    rec = {"usage_by_role": {"agent": u, "judge": u}}
+    assert episode_usd(rec, prices) == 3.4  # the judge's own backbone is free here

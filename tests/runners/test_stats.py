@@ -1,0 +1,87 @@
+"""runners.stats on hand-computed cases."""
+import math
+
+import pytest
+
+from runners.stats import bootstrap_ci, mcnemar_exact, paired_bootstrap, paired_sign_test, per_task, sign_test
+
+
+def sr(episodes):
+    """Success rate in %, the shape of a benchmark's metric function."""
+    return {"SR": 100.0 * sum(e["ok"] for e in episodes) / len(episodes)} if episodes else {"SR": None}
+
+
+def eps(outcomes):
+    """{task: [trial outcomes]} → episode records."""
+    return [{"task_id": t, "trial": i, "ok": int(o)} for t, os in outcomes.items() for i, o in enumerate(os)]
+
+
+def test_sign_test_exact_values():
+    # 8 wins, 2 losses: P(X<=2) for Bin(10, 1/2) = (1 + 10 + 45) / 1024; two-sided doubles it
+    assert sign_test(8, 2) == pytest.approx(2 * 56 / 1024)
+    assert sign_test(2, 8) == pytest.approx(2 * 56 / 1024)
+    assert sign_test(5, 5) == 1.0 and sign_test(0, 0) == 1.0
+    assert sign_test(6, 0) == pytest.approx(2 / 64)
+    assert mcnemar_exact(10, 0) == pytest.approx(2 / 1024)
+
+
+def test_sign_test_agrees_with_scipy():
+    stats = pytest.importorskip("scipy.stats", reason="scipy not installed: the hand-computed cases above still check the sum")
+    for w, l in [(8, 2), (0, 7), (13, 9), (30, 12), (1, 1)]:
+        assert sign_test(w, l) == pytest.approx(stats.binomtest(w, w + l, 0.5).pvalue)
+
+
+def test_bootstrap_degenerate_and_bounds():
+    same = eps({f"t{i}": [1] for i in range(5)})
+    assert bootstrap_ci(same, sr) == {"SR": (100.0, 100.0)}  # every resample is all-success
+    assert bootstrap_ci(eps({"t0": [1, 0]}), sr) == {}  # one task: nothing to resample
+    half = eps({f"t{i}": [i % 2] for i in range(20)})
+    lo, hi = bootstrap_ci(half, sr, resamples=2000)["SR"]
+    # normal approximation for 20 tasks at p=0.5: ±1.96·sqrt(.25/20) ≈ ±21.9pp around 50
+    assert 25 <= lo <= 35 and 65 <= hi <= 75
+    assert bootstrap_ci(half, sr, resamples=2000) == bootstrap_ci(half, sr, resamples=2000)  # seeded: reproducible
+
+
+def test_bootstrap_resamples_tasks_not_trials():
+    """Trials nested: two tasks, one always solved (3 trials), one never. A resample draws whole
+    tasks, so SR takes only 0, 50 or 100: never a value in between (as a trial-level bootstrap would)."""
+    seen = set()
+
+    def record(episodes):
+        v = sr(episodes)
+        seen.add(v["SR"])
+        return v
+
+    bootstrap_ci(eps({"a": [1, 1, 1], "b": [0, 0, 0]}), record, resamples=200)
+    assert seen == {0.0, 50.0, 100.0}
+
+
+def test_resampled_tasks_stay_distinct_for_per_task_metrics():
+    """A task drawn twice counts as two tasks (pass^k-style grouping by task id)."""
+    def n_tasks(episodes):
+        return {"n": float(len({e["task_id"] for e in episodes}))}
+
+    assert bootstrap_ci(eps({"a": [1, 0], "b": [0, 0], "c": [1, 1]}), n_tasks, resamples=50) == {"n": (3.0, 3.0)}
+
+
+def test_paired_bootstrap_and_sign_test():
+    ours = eps({f"t{i}": [1] for i in range(10)})
+    ref = eps({f"t{i}": [1 if i < 2 else 0] for i in range(10)})
+    lo, hi = paired_bootstrap(ours, ref, sr)["SR"]
+    assert 0 < lo <= 80 <= hi <= 100  # the observed +80pp lies inside; all differences are >= 0
+    assert paired_sign_test(ours, ref, sr, "SR") == (8, 0, 2, pytest.approx(2 / 256))
+    # only shared tasks are paired
+    extra = ours + eps({"only_ours": [1]})
+    assert paired_sign_test(extra, ref, sr, "SR")[:3] == (8, 0, 2)
+    assert paired_bootstrap(ours, eps({"z": [0]}), sr) == {}
+
+
+def test_paired_difference_is_zero_for_identical_runs():
+    runs = eps({f"t{i}": [i % 3 == 0, 1] for i in range(9)})
+    assert paired_bootstrap(runs, runs, sr) == {"SR": (0.0, 0.0)}
+    assert paired_sign_test(runs, runs, sr, "SR") == (0, 0, 9, 1.0)
+
+
+def test_per_task_uses_each_tasks_trials():
+    pt = per_task(eps({"a": [1, 0, 1, 1], "b": [0]}), sr)
+    assert pt == {"a": {"SR": 75.0}, "b": {"SR": 0.0}} and not math.isnan(pt["a"]["SR"])
