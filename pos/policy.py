@@ -11,6 +11,10 @@ from runners.api import Decision, Message, TaskView, ToolCall, actions_json
 from kit.prompting import REACT_RULES, system_message, user_message
 from runners.upstream import TextSources, UpstreamFile
 
+POLICY_RULES = REACT_RULES.rsplit("\n- Reply in the output protocol", 1)[0] + \
+    "\n- Reply in the output protocol exactly: one JSON object, with no other text and no code fences."
+"""The ReAct rules with the reply-format line of PoS's policy (one JSON object, pos.protocols.PolicyProtocol)."""
+
 NO_OBSERVATION = "(no observation yet; the task is the goal's user_input)"
 FORCED_SUBMISSION = ("This is your last turn: no further investigation is possible. Submit your final answer now with the "
                      "task's submission tool (or as your final message), based on the evidence in your belief.")
@@ -104,6 +108,6 @@ def policy_messages(*, task: TaskView, protocol_text: str, observation: str, bel
         blocks.append(("forced_submission", FORCED_SUBMISSION))
     if example:
         blocks.insert(0, ("format_example", example))
-    return [system_message(instructions=REACT_RULES, policy=task.policy, tools=task.tools, output_protocol=protocol_text,
+    return [system_message(instructions=POLICY_RULES, policy=task.policy, tools=task.tools, output_protocol=protocol_text,
                            tools_indent=None),  # upstream: json.dumps(action schemas, ensure_ascii=False)
             user_message(blocks)]

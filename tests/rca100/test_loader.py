@@ -53,7 +53,7 @@ def test_missing_data_dir_names_the_env_var(monkeypatch):
 def test_bad_root_and_unknown_params(tmp_path):
     with pytest.raises(RcaDataError, match="no cases/ folder"):
         Rca100(name="rca100", data_dir=str(tmp_path)).load_tasks()
-    with pytest.raises(ValueError, match="unknown rca100 params"):
+    with pytest.raises(ValueError, match="benchmark 'rca100': unknown param 'max_step'.*valid keys: .*max_steps"):
         Rca100(name="rca100", data_dir="fixtures", max_step=3)
 
 
