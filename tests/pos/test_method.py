@@ -158,8 +158,7 @@ def test_sampling_per_role_follows_the_released_configs():
         want = {"agent": agent, "state": state, "sentinel": sentinel}
         assert {role for role, _ in seen} == {"agent", "state", "sentinel"}
         for (role, p), s in seen.items():
-            json_mode = {} if role == "agent" else {"response_format": {"type": "json_object"}}  # JSON roles (item: per-role request settings)
-            assert s == {"temperature": 0, "max_completion_tokens": want[role], **json_mode}, (bench, role, p, s)
+            assert s == {"temperature": 0, "max_completion_tokens": want[role], "response_format": {"type": "json_object"}}, (bench, role, p, s)
 
 
 def test_forced_submission_directive_on_the_last_turn_only():

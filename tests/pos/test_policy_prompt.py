@@ -49,9 +49,9 @@ def test_upstream_format_example_by_kind():
     consts = {n.targets[0].id: n.value.value for n in ast.parse(path.read_text()).body
               if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Constant)}
     task = TASK.model_copy(update={"kind": "alfworld"})
-    _, _, user = policy_prompt(task=task, policy_format_example=True)
+    _, _, user = policy_prompt(task=task)  # on by default, as upstream
     assert user.startswith("<format_example>\n" + consts["ALFWORLD_EXAMPLE"].strip() + "\n</format_example>")
-    _, _, off = policy_prompt(task=task)
+    _, _, off = policy_prompt(task=task, policy_format_example=False)
     assert "format_example" not in off
     _, _, rca = policy_prompt(task=TASK.model_copy(update={"kind": "rca"}), policy_format_example=True)
     assert "format_example" not in rca  # upstream's PoS prompt has no RCA-100 example

@@ -59,10 +59,7 @@ def test_request_body_carries_each_roles_settings():
         for b in bodies:
             assert b["enable_thinking"] is False  # Qwen backbone: thinking off, as upstream
             assert b["temperature"] == 0 and b["max_tokens"] == 4096 and "max_completion_tokens" not in b  # the role's limit, under the endpoint's name
-            if kind == "policy":
-                assert "response_format" not in b
-            else:  # JSON roles: belief model, Belief Text, Sentinel audit, progress
-                assert b["response_format"] == {"type": "json_object"}
+            assert b["response_format"] == {"type": "json_object"}  # every role, the policy included, as upstream
 
 
 def test_benchmark_override_keeps_json_mode_and_sets_the_roles_limit():
