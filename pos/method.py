@@ -57,7 +57,7 @@ class PoS(SingleCallMethod):
 
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
-        self.cfg = self.base_cfg.for_benchmark(task.benchmark)
+        self.cfg = self.base_cfg.for_kind(task.kind)
         self.model = BeliefModel(self.backbone, mode=self.cfg.task_mode, max_json_retries=self.cfg.max_json_retries,
                                  sampling=self.cfg.sampling.get("state"))
         self.carried_world, self.earlier = None, []
