@@ -40,6 +40,7 @@ class BackboneCfg(_Strict):
     sampling: dict[str, Any] = Field(default_factory=dict)
     extra_body: dict[str, Any] = Field(default_factory=dict)
     scripted: dict[str, Any] = Field(default_factory=dict)
+    max_completion_chars: int | None = Field(None, ge=1, description="cap on the characters of a reply that are stored and parsed (truncation recorded); null = no cap")
     # runtime-only knobs (not in the cell key)
     max_inflight: int = Field(16, ge=1)
     timeout_s: float = Field(600, gt=0)
@@ -61,6 +62,8 @@ class BackboneCfg(_Strict):
         d = self.model_dump(exclude=set(self.RUNTIME))
         d.pop("base_url_env"), d.pop("api_key_env")  # where secrets come from is not the model
         d["scripted"] = {k: v for k, v in d["scripted"].items() if k != "latency_s"}  # simulated latency is runtime-only
+        if d.get("max_completion_chars") is None:
+            d.pop("max_completion_chars", None)  # no cap: the key stays what it was before the option existed
         return d
 
 
@@ -99,6 +102,8 @@ class RunnerCfg(_Strict):
     reference_method: str = "full_context"
     case_error_resamples: int = Field(2, ge=0, description="reruns of a case that ended in a CaseError draw fresh samples (bypassing the cached replies) at most this many times; later reruns replay the last generation")
     transcripts: bool = Field(True, description="keep every call's messages and raw reply in <cell>/transcripts.sqlite")
+    wandb: bool = Field(False, description="log each cell's metrics and tokens and the HTML report to W&B (the wandb extra)")
+    wandb_project: str | None = Field(None, description="W&B project (default: $WANDB_PROJECT, else the experiment name)")
     preflight_s: float = Field(10, ge=0, description="before the sweep, wait at most this long for every endpoint to accept "
                                "a connection (0: no check)")
     fresh: bool = Field(False, description="re-run every cell from scratch, moving old results to <experiment>/.superseded/")

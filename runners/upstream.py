@@ -172,7 +172,8 @@ def py_string(f: UpstreamFile, symbol: str) -> str | None:
 def py_fstring(f: UpstreamFile, symbol: str) -> str | None:
     """The f-string assigned to `symbol` as a `str.format` template: each `{name}` field stays
     `{name}` and literal braces are doubled, so `template.format(name=...)` reproduces upstream's
-    text. Only plain-name fields without conversion or format spec are read; anything else is None."""
+    text. Only plain-name fields (and `self.<attr>`, read as `{attr}`) without conversion or format
+    spec are read; anything else is None."""
     tree = _tree(f)
     if tree is None:
         return None
@@ -187,6 +188,9 @@ def py_fstring(f: UpstreamFile, symbol: str) -> str | None:
                     parts.append(v.value.replace("{", "{{").replace("}", "}}"))
                 elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name) and v.conversion == -1 and v.format_spec is None:
                     parts.append("{" + v.value.id + "}")
+                elif (isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Attribute) and isinstance(v.value.value, ast.Name)
+                      and v.value.value.id == "self" and v.conversion == -1 and v.format_spec is None):
+                    parts.append("{" + v.value.attr + "}")  # {self.last_action} → {last_action}
                 else:
                     return None
             return "".join(parts)
@@ -221,6 +225,36 @@ def py_literal(f: UpstreamFile, symbol: str) -> Any:
     return None
 
 
+def py_messages(f: UpstreamFile, qualname: str) -> list[Any] | None:
+    """The first chat-message list literal (`[{"role": ..., "content": ...}, ...]`) written inside
+    the function `qualname`, e.g. one passed straight to a client call; computed parts read as None."""
+    tree = _tree(f)
+    node = None if tree is None else _scope(tree, qualname)
+    if node is None:
+        return None
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.List) and sub.elts and all(
+                isinstance(e, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "role" for k in e.keys) for e in sub.elts):
+            return _lenient_literal(sub)
+    return None
+
+
+def py_default(f: UpstreamFile, qualname: str, arg: str) -> Any:
+    """The literal default of parameter `arg` of the function `qualname` (None when absent)."""
+    tree = _tree(f)
+    fn = None if tree is None else _scope(tree, qualname)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+    pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+    for param, default in pairs:
+        if param.arg == arg:
+            return _lenient_literal(default)
+    return None
+
+
 def _fold(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
@@ -232,6 +266,37 @@ def _fold(node: ast.AST) -> str | None:
         inner = _fold(node.func.value)
         return None if inner is None else getattr(inner, node.func.attr)()
     return None
+
+
+def py_function_strings(f: UpstreamFile, qualname: str) -> list[str] | None:
+    """The sentences written inside a function's body (string constants with a space in them, in
+    source order; implicit concatenation folded; an f-string becomes a template with `{name}` for
+    each field), e.g. a correction message a function builds inline. None when unavailable."""
+    tree = _tree(f)
+    if tree is None:
+        return None
+    node = _scope(tree, qualname)
+    if node is None or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+    out: list[str] = []
+    skip: set[int] = set()
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.JoinedStr):
+                parts = []
+                for v in n.values:
+                    skip.add(id(v))
+                    if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                        parts.append(v.value.replace("{", "{{").replace("}", "}}"))
+                    elif isinstance(v, ast.FormattedValue):
+                        if isinstance(v.value, ast.Constant):
+                            skip.add(id(v.value))
+                        parts.append("{" + ast.unparse(v.value) + "}")
+                out.append("".join(parts))
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip and " " in n.value:
+                out.append(n.value)
+    return [s for s in out if " " in s]
 
 
 def py_docstring(f: UpstreamFile, qualname: str, *, clean: bool = True) -> str | None:

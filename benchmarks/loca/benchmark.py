@@ -73,5 +73,10 @@ class Loca(Benchmark):
         return out
 
     def notes(self) -> dict[str, Any]:
-        return {"data": self._prov, "settings": self.settings,
+        from benchmarks.loca.capabilities import capability_table
+        from runners.upstream import TextSources
+
+        sources = TextSources()
+        capability_table(sources)
+        return {"data": self._prov, "settings": self.settings, "text_sources": sources.as_manifest(),
                 "license": "LOCA-Bench (hkust-nlp/LOCA-bench) is MIT, built on GEM (Apache-2.0); nothing of it is shipped"}

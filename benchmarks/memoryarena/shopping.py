@@ -16,7 +16,7 @@ from pydantic import Field
 
 from benchmarks.memoryarena import metrics as M
 from benchmarks.memoryarena import shopping_score as S
-from benchmarks.memoryarena.catalogue import PRODUCT_WINDOW, Catalogue, CatalogueSource, load_catalogues, preamble, section
+from benchmarks.memoryarena.catalogue import PRODUCT_WINDOW, Catalogue, CatalogueSource, catalogue_mode, load_catalogues, preamble, section
 from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
 from benchmarks.memoryarena.shopping_site import BACK, BUY, NEXT, PREV, Site, parse_action
 from runners.upstream import TextSources, UpstreamFile
@@ -195,7 +195,7 @@ class ShoppingParams(BenchmarkParams):
 
     data_dir: str | None = None
     catalogue_path: str | None = None
-    catalogue_scope: Literal["task", "global"] = "task"
+    catalogue_scope: Literal["auto", "task", "global"] = "auto"
     per_category_limit: int | None = Field(None, ge=1)
     max_steps: int = Field(20, ge=1)
     instruction_in_observation: bool = True
@@ -235,11 +235,14 @@ class BundledShopping(Benchmark):
         tasks = [TaskSpec(task_id=f"shopping-{r['id']}", payload=r) for r in rows]
         return tasks[: self.limit] if self.limit else tasks
 
-    def catalogue(self, row: dict[str, Any]) -> Catalogue:
+    def source(self) -> CatalogueSource:
         if self._source is None:
             data = load_catalogues(self.catalogue_path) if self.catalogue_path else None
             self._source = CatalogueSource(data, self.params["catalogue_scope"])
-        return self._source.for_task(row)
+        return self._source
+
+    def catalogue(self, row: dict[str, Any]) -> Catalogue:
+        return self.source().for_task(row)
 
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
         return ShoppingEnv(task, ctx, self.params, self.catalogue(task.payload), self.policy)
@@ -251,5 +254,7 @@ class BundledShopping(Benchmark):
         return out
 
     def notes(self) -> dict[str, Any]:
-        return {"data": self._prov, "text_sources": self.sources.as_manifest(), "reduction": REDUCTION, "catalogue": self.catalogue_path or "synthetic per-task (from option lists)",
+        mode = catalogue_mode(self.source())
+        return {"data": self._prov, "text_sources": self.sources.as_manifest(), "catalogue_mode": mode,
+                "reduction": REDUCTION if mode == "reduced catalogue" else None, "catalogue": self.catalogue_path or "synthetic per-task (from option lists)",
                 "PS_note": "PS = exact-ASIN step match (FlowState reading); soft_reward = upstream compute_reward.py average_reward"}

@@ -25,7 +25,7 @@ def test_fixture_has_the_exact_layout_and_dtypes(rca_root):
         assert 0 < len(pd.read_parquet(case / f"{n}.parquet")) <= 1000
     key = json.loads((rca_root / "answer_key" / "t001.gt.json").read_text())
     assert key["root_cause_entities"] == ["inventory"] and key["root_cause_types"] == ["memoryPressure"]
-    assert json.loads(key["raw_ground_truth"])["outcome"]["expected_fault_id"].endswith("memoryPressure.synth001")
+    assert json.loads(key["raw_ground_truth"])["outcome"]["expected_fault_id"] == "F001-memoryPressure"
 
 
 def test_load_tasks_reads_manifest_task_and_key(rca_root):
