@@ -1,4 +1,4 @@
-"""PoS configuration (spec §11). Method YAMLs pass these as params; `kind_overrides`
+"""PoS configuration (docs/pos.md §11). Method YAMLs pass these as params; `kind_overrides`
 adjusts them per kind of task (TaskView.kind), since one method config serves
 every benchmark here while upstream had one config per benchmark."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PoS as a harness Method (spec §2): one audited belief update per executed action, progress
+"""PoS as a harness Method (docs/pos.md §2): one audited belief update per executed action, progress
 health and recovery, and a policy that reads the belief instead of raw history.
 
 Harness mapping: the environment returns an action's observation with the *next* `step` call,
@@ -161,7 +161,7 @@ class PoS(SingleCallMethod):
         if self.cfg.context_failure == "case_error":
             detail = "; ".join(e.detail for e in prop.errors[-2:]) or "no reply"
             raise ContextFailure(f"PoS belief model ({call}, step {step}) gave no buildable belief after {prop.calls} call(s): {detail}. "
-                                 "The case is recorded as an error (spec §2.5); set context_failure: keep_belief to continue on the last committed belief")
+                                 "The case is recorded as an error (docs/pos.md §2.5); set context_failure: keep_belief to continue on the last committed belief")
 
     async def _initialize(self, obs: str) -> None:
         # §2.1: step −1 holds the reset observation (the initialisation audit grounds quotes in it).

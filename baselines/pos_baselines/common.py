@@ -1,4 +1,4 @@
-"""Shared context-builder machinery of the PoS-comparison baselines (pos-baselines.md §0).
+"""Shared context-builder machinery of the PoS-comparison baselines (docs/pos-baselines.md §0).
 
 Every baseline runs Raw's loop (§0.1): the benchmark's system prompt and tools, the ReAct
 blocks, the same re-samples and budgets; the environment adds caps and the forced-submission

@@ -1,4 +1,4 @@
-"""Settings every PoS-comparison baseline shares (pos-baselines.md §0), with per-kind
+"""Settings every PoS-comparison baseline shares (docs/pos-baselines.md §0), with per-kind
 overrides: one method YAML serves every benchmark, `kind_overrides` patches it for the task's
 `TaskView.kind` — the same convention as conf/method/pos.yaml."""
 from __future__ import annotations

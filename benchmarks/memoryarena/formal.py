@@ -1,7 +1,7 @@
 """MemoryArena Formal Reasoning (Math, Physics): each paper's lemma chain is a task, each
 subtask a request; later subtasks may reuse earlier results. The judge is the whole
 environment, plus upstream's `reasoning` tool (a separate LLM call, role `tool`)
-(memoryarena.md §2.3, §3.3, §4 Formal, §5.2)."""
+(docs/memoryarena.md §2.3, §3.3, §4 Formal, §5.2)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Travel scorer (memoryarena.md §5.1) on hand-computed cases, upstream quirks included."""
+"""Travel scorer (docs/memoryarena.md §5.1) on hand-computed cases, upstream quirks included."""
 import copy
 import json
 

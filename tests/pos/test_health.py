@@ -1,4 +1,4 @@
-"""Progress health (spec §7–8) on hand-computed windows, and the `python -m pos.health` command."""
+"""Progress health (docs/pos.md §7–8) on hand-computed windows, and the `python -m pos.health` command."""
 from __future__ import annotations
 
 import json

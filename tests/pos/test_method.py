@@ -1,5 +1,5 @@
 """PoS lifecycle details: initialisation audit and repair, gap identities and frontier episodes
-across updates, diagnostic-mode progress, multi-request world carry-over (spec §2, §3, §6)."""
+across updates, diagnostic-mode progress, multi-request world carry-over (docs/pos.md §2, §3, §6)."""
 from __future__ import annotations
 
 import asyncio

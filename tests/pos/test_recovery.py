@@ -1,4 +1,4 @@
-"""Recovery composition and target choice (spec §9) and config overrides (§11)."""
+"""Recovery composition and target choice (docs/pos.md §9) and config overrides (§11)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""τ³ evaluator (tau-bench.md §7, §8): gold and do-nothing baselines, COMMUNICATE, ACTION
+"""τ³ evaluator (docs/tau-bench.md §7, §8): gold and do-nothing baselines, COMMUNICATE, ACTION
 matching, reward product, pass^k on hand-computed cases, aggregate metrics."""
 from __future__ import annotations
 
