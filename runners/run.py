@@ -332,8 +332,8 @@ def _warn_store(store: CellStore, cell: str, code: str, progress: Progress) -> N
               file=sys.stderr, flush=True)
 
 
-async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
-    prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
+async def run_cell(prep: PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
+    """Run one prepared cell (`prepare_cell`/`prepare_cells` load data and check params first)."""
     cfg, bench, tasks, method_cls = prep.cfg, prep.bench, prep.tasks, prep.method_cls
     endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
                  (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
