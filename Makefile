@@ -26,8 +26,10 @@ install: $(STAMP)
 run: $(STAMP)
 	$(PY) -m runners.sweep $(ARGS)
 
+PYTEST_WORKERS ?= auto  # pytest-xdist workers (one per core); 0 = serial
+
 test: $(STAMP)
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 perf: $(STAMP)
 	$(PY) -m scripts.perf.run_all

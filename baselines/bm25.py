@@ -1,4 +1,4 @@
-"""BM25 memory as MemoryArena ships it (`memory/memory_systems/rag.py`, baselines.md §2).
+"""BM25 memory as MemoryArena ships it (`memory/memory_systems/rag.py`, docs/baselines.md §2).
 
 - tokenizer: maximal runs of `[a-z0-9]` in the lower-cased text (no stemming, no stopwords);
 - chunking: every stored chunk is cut into pieces of at most 2,048 o200k tokens, each piece is

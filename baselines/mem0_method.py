@@ -1,6 +1,6 @@
 """Mem0 through the open-source `mem0ai` library, pinned to 1.0.11 — the last release whose
 `Memory.add` runs the paper's algorithm: LLM fact extraction, then one LLM ADD/UPDATE/DELETE/NONE
-decision against the nearest stored memories (baselines.md §4.1–4.2; Chhikara et al., 2025).
+decision against the nearest stored memories (docs/baselines.md §4.1–4.2; Chhikara et al., 2025).
 
 Fully offline (§4.4): the two LLM calls go through the harness backbone (role "memory", counted,
 cached) via `HarnessLLM`, an `mem0.llms.base.LLMBase` subclass; embeddings come from the bundled
@@ -117,7 +117,7 @@ def import_mem0():
 
 
 def mem0_config(store_dir: str, *, collection: str, vector_store: str = "faiss") -> dict[str, Any]:
-    """The offline configuration of baselines.md §4.4 (the LLM entry is replaced by HarnessLLM
+    """The offline configuration of docs/baselines.md §4.4 (the LLM entry is replaced by HarnessLLM
     after construction; its loopback URL is never contacted)."""
     vs = {
         "faiss": {"provider": "faiss", "config": {"collection_name": collection, "path": os.path.join(store_dir, "faiss"),
@@ -154,7 +154,7 @@ class Mem0Memory(MemoryMethod):
         super().__init__(backbone, **params)
         if version != PINNED_VERSION:
             raise ValueError(f"mem0.version '{version}' is not supported here; only the classic algorithm of "
-                             f"mem0ai=={PINNED_VERSION} is implemented (2.x is ADD-only, baselines.md §4.3)")
+                             f"mem0ai=={PINNED_VERSION} is implemented (2.x is ADD-only, docs/baselines.md §4.3)")
         if limit < 1:
             raise ValueError("mem0: limit must be >= 1")
         self.limit, self.infer, self.assistant_ack = limit, infer, assistant_ack

@@ -1,5 +1,5 @@
 """Shared plumbing of the memory-system baselines (BM25, Mem0, ReasoningBank;
-baselines.md §0, FlowState App. B.3 "Memory system" layout).
+docs/baselines.md §0, FlowState App. B.3 "Memory system" layout).
 
 MemoryArena's memory systems expose `add_chunk(chunk)` and a retrieval keyed by the current
 subtask prompt. Here:
@@ -87,7 +87,7 @@ class MemoryMethod(SingleCallMethod):
         await super().begin_request(request)
         self.trajectory.begin(request)
         self.t = 0
-        # Retrieval once per request start, query = the current subtask prompt (baselines.md §0).
+        # Retrieval once per request start, query = the current subtask prompt (docs/baselines.md §0).
         self.retrieved = await self.retrieve(request.text) if request.text.strip() else []
         self._retrieval_log = {"query_chars": len(request.text), "stored_chunks": self.stored,
                                "retrieved": [r[:PREVIEW_CHARS] for r in self.retrieved], **self.memory_notes()}

@@ -1,5 +1,5 @@
 """ReasoningBank as MemoryArena adapted it (`memory/memory_systems/reasoningbank.py`;
-baselines.md §3.2; Ouyang et al., arXiv 2509.25140).
+docs/baselines.md §3.2; Ouyang et al., arXiv 2509.25140).
 
 `add_chunk(chunk)`:
 1. judge call (role "memory", temperature 0.0, max 128 tokens): success ⇔ the lower-cased reply
@@ -15,7 +15,7 @@ embedded; cosine × 100; the top 5 records, each whole record dict injected as o
 its Python `str()` form, as upstream's f-string renders it (upstream quirk, kept).
 
 Label direction follows the paper (success → "why it worked", failure → "lessons"); the released
-WebArena/SWE `induce_memory.py` invert it when deciding from reward (spec §3.1), we do not.
+WebArena/SWE `induce_memory.py` invert it when deciding from reward (docs/baselines.md §3.1), we do not.
 Offline deviation: embeddings come from local MiniLM instead of text-embedding-3-small.
 """
 from __future__ import annotations

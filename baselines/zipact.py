@@ -1,4 +1,4 @@
-"""ZipAct (Thomas-mci-21/ZipAct; baselines.md §5) and ZipAct+BM25 (§6).
+"""ZipAct (Thomas-mci-21/ZipAct; docs/baselines.md §5) and ZipAct+BM25 (§6).
 
 A memory-less actor `(τ_t, a_t) ~ π(· | S_t, o_t)` and an LLM state updater
 `S_t = U(S_{t−1}, a_{t−1}, o_t)`:

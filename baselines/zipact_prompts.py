@@ -1,10 +1,10 @@
-"""ZipAct state schema, domain injectables and prompts (baselines.md §5.2–5.3; ZipAct
+"""ZipAct state schema, domain injectables and prompts (docs/baselines.md §5.2–5.3; ZipAct
 `src/prompts/*`, `src/agents/zipact.py::_get_empty_state`). The wording is ours; the content
 follows the released prompts: init decomposes the task into an ordered sub-goal queue, the updater
 runs goal progression, world patching and failure reflection and returns the full state as JSON,
 the actor sees only the state and the current observation.
 
-Domain injectables ([harness choice], spec §5.2): a fixed goal / world / constraint core (the
+Domain injectables ([harness choice], docs/baselines.md §5.2): a fixed goal / world / constraint core (the
 upstream ALFWorld default minus its ALFWorld-only fields), plus per-benchmark extra fields with a
 note on what they hold. The action vocabulary is the task's tool list (and the assistant message).
 """

@@ -1,4 +1,4 @@
-"""Turn rules the PoS adapters share for RCA-100 and ClinDiag (pos-benchmarks.md §2.6, §3.5 and
+"""Turn rules the PoS adapters share for RCA-100 and ClinDiag (docs/pos-benchmarks.md §2.6, §3.5 and
 the shared adapter contract): the cap on actions per turn, the `answer_key` guard, the
 observation cap with its truncation note, the forced-submission directive before the last turn,
 and the turn loop built on them (`DiagnosticEnv`): one implementation for both benchmarks."""

@@ -1,4 +1,4 @@
-"""The two FlowState ablations of §4.1 / App. B.5 (spec §7). Each removes one component and keeps
+"""The two FlowState ablations of §4.1 / App. B.5 (docs/flowstate.md §7). Each removes one component and keeps
 the other working."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from runners.api import Decision, Observation, Request
 class FlowStateNoPSA(FlowState):
     """w/o PSA: ISU kept; no Historical State Index and no progressive access. The Active State
     holds the full contents (with relations) of every ISU-generated historical state from the first
-    step of each request. [harness choice] spec §7: raw-result nodes are not shown (not
+    step of each request. [harness choice] docs/flowstate.md §7: raw-result nodes are not shown (not
     ISU-generated); history stays immutable; state_focus and the PSA rules are dropped."""
 
     with_focus = False
@@ -30,7 +30,7 @@ class FlowStateNoISU(FlowState):
     from the final response by fixed rules and linked to that request's raw tool results; the
     index lists these nodes and PSA can disclose them and their raw results.
 
-    [harness choice] switches (spec §7): rule_node_type (judgements), rule_summary_chars (summary =
+    [harness choice] switches (docs/flowstate.md §7): rule_node_type (judgements), rule_summary_chars (summary =
     final response cut to N characters), rule_relation (supports; edge node → raw result),
     carry_trajectory (the current query's trajectory is shown inside the request, as the memory
     systems' layout does; false = the Active State alone)."""
@@ -87,7 +87,7 @@ class FlowStateNoISU(FlowState):
     def after_step(self, observation: Observation, decision: Decision) -> None:
         # As Full Context: the latest observation enters the history once the next action is taken.
         if observation.user_message is not None and self.user_turn_mode == "request":
-            # the user message opened this request and is its user query already (spec §5 τ mapping)
+            # the user message opened this request and is its user query already (docs/flowstate.md §5 τ mapping)
             observation = observation.model_copy(update={"user_message": None})
         self.trajectory.observe(observation)
         self.trajectory.act(decision, self.t)

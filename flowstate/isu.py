@@ -1,4 +1,4 @@
-"""Incremental State Update (FlowState §2.2.1, App. B.4; spec §3):
+"""Incremental State Update (FlowState §2.2.1, App. B.4; docs/flowstate.md §3):
 ΔŜ = Validate_upd(ΔS | P, S_{k,t}) and S⁺ = Commit(S_{k,t}, ΔŜ) (eq. 1).
 
 Invalid operations are dropped one by one (the rest of the delta still commits); every
@@ -15,7 +15,7 @@ from flowstate.state import OPERATIONS, Node, Relation, StateOp, StateType, norm
 
 
 RAW_ID = re.compile(r"obs-\d+-\d+-\d+")
-"""The runtime's raw-result id scheme (spec §1.4 [harness choice]); reserved, never a model id."""
+"""The runtime's raw-result id scheme (docs/flowstate.md §1.4 [harness choice]); reserved, never a model id."""
 
 
 class ValidOp(BaseModel):
@@ -65,7 +65,7 @@ def validate_update(ops: list[StateOp], active: ActiveState, repo: Repository, *
     1. `add` needs an unused id; 2. `update`/`remove` only on current-request states in S_{k,t};
     3. every ref resolves to a current-request state, a historical state, or a raw-result id
     (a relation label outside the four is kept and flagged, unless `strict_relations`).
-    Open points resolved as spec §3 [harness choice]: "unused" = absent from M_k, this request's
+    Open points resolved as docs/flowstate.md §3 [harness choice]: "unused" = absent from M_k, this request's
     states (removed included) and raw ids; duplicate adds → first wins; update of a node added in
     the same delta → rejected; refs to ids added in the same delta → allowed, before or after the
     ref in list order, as long as that add itself validates (fixpoint: an add that fails takes
@@ -116,7 +116,7 @@ def _validate_once(ops: list[StateOp], active: ActiveState, repo: Repository,
             if bad:
                 reject(i, op, bad)
                 continue
-            # Rule 3: refs resolve (ids added anywhere in this delta count, spec §3).
+            # Rule 3: refs resolve (ids added anywhere in this delta count, docs/flowstate.md §3).
             dangling = [r.state_id for r in refs if not (
                 r.state_id in active.current or r.state_id in repo or r.state_id in active.raw_pool or r.state_id in same_delta
             ) or r.state_id in removed_now]
@@ -165,7 +165,7 @@ def _validate_once(ops: list[StateOp], active: ActiveState, repo: Repository,
 
 def commit(active: ActiveState, ops: list[ValidOp]) -> None:
     """Commit(S_{k,t}, ΔŜ) in place, in list order. `update` replaces each supplied field and keeps
-    the rest; after a `remove`, refs pointing at the removed node are dropped (spec §3)."""
+    the rest; after a `remove`, refs pointing at the removed node are dropped (docs/flowstate.md §3)."""
     for op in ops:
         if op.operation == "add":
             active.current[op.state_id] = Node(state_id=op.state_id, request=active.query_id, type=op.type,

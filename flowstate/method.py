@@ -1,4 +1,4 @@
-"""The FlowState method (arXiv 2609.34565, Algorithm 1; spec §5): per step Serialize → one agent
+"""The FlowState method (arXiv 2609.34565, Algorithm 1; docs/flowstate.md §5): per step Serialize → one agent
 call → Validate_upd + Validate_acc against S_{k,t} → Commit → Disclose → act; Persist + Index at
 each request end. The ablations (`flowstate.ablations`) subclass this class."""
 from __future__ import annotations
@@ -34,7 +34,7 @@ def parse_persist_types(value: str | list[str]) -> frozenset[StateType] | None:
 
 
 class FlowState(SingleCallMethod):
-    """Full FlowState: ISU + PSA. Params (all [harness choice] switches, spec §2.2, §4, §5, §6):
+    """Full FlowState: ISU + PSA. Params (all [harness choice] switches, docs/flowstate.md §2.2, §4, §5, §6):
     max_resamples (3: re-samples on all-empty/unparseable output), persist_types ('all' or a list:
     which surviving current-request states persist), disclose_current_request_observations,
     disclose_incoming_relations, user_turn_mode ('request': each simulated-user message starts a
@@ -160,7 +160,7 @@ class FlowState(SingleCallMethod):
 
     async def step(self, observation: Observation) -> Decision:
         if observation.user_message is not None and self.user_turn_mode == "request":
-            # [harness choice] spec §5 (τ-bench): each simulated-user message is a new request.
+            # [harness choice] docs/flowstate.md §5 (τ-bench): each simulated-user message is a new request.
             persisted = self._persist(self._last_message, agent_message=self._last_message)
             self._turns += 1
             self._start(f"{self.request.request_id}/u{self._turns}", observation.user_message)

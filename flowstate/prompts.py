@@ -1,7 +1,7 @@
-"""FlowState prompt text and Serialize (eq. 3; App. B.3 layout, spec §2.1, §9).
+"""FlowState prompt text and Serialize (eq. 3; App. B.3 layout, docs/flowstate.md §2.1, §9).
 
-The wording is ours, written from the content list of spec §2.1; the ablations drop the rules of
-the component they remove (spec §7 [harness choice])."""
+The wording is ours, written from the content list of docs/flowstate.md §2.1; the ablations drop the rules of
+the component they remove (docs/flowstate.md §7 [harness choice])."""
 from __future__ import annotations
 
 from runners.api import Message, TaskView
@@ -11,7 +11,7 @@ _CORE = """Working state rules:
 - The Active State in agent_status is your working memory for the current request. Before an action, check that the facts and identifiers it needs are present in the Active State.
 - There is no conversation history: only the Active State carries what you learned earlier in this request."""
 
-# w/o ISU with `carry_trajectory` (spec §7 [harness choice]): the current query's trajectory is shown,
+# w/o ISU with `carry_trajectory` (docs/flowstate.md §7 [harness choice]): the current query's trajectory is shown,
 # and the Active State holds only disclosed historical content, so the core rules must say so.
 _CORE_TRAJECTORY = """Working state rules:
 - trajectory_history shows the steps of the current request so far; the Active State in agent_status holds only the content of earlier requests that you asked to see.
@@ -39,14 +39,14 @@ _HISTORY_ALL = """Earlier requests:
 
 _READ_ONLY = {
     True: "Ids from the Historical State Index are read-only, even after their content was disclosed. To correct or extend one, add a new state whose refs point at it.",
-    # w/o PSA has no index (spec §7): the same rule, worded without it
+    # w/o PSA has no index (docs/flowstate.md §7): the same rule, worded without it
     False: "States left by earlier requests are read-only. To correct or extend one, add a new state whose refs point at it.",
 }
 
 
 def flowstate_rules(*, with_focus: bool = True, with_delta: bool = True, trajectory: bool = False) -> str:
-    """The FlowState rules of the `instructions` block (spec §2.1); the ablations drop the part
-    of the component they remove (spec §7)."""
+    """The FlowState rules of the `instructions` block (docs/flowstate.md §2.1); the ablations drop the part
+    of the component they remove (docs/flowstate.md §7)."""
     parts = [_CORE_TRAJECTORY if trajectory else _CORE]
     if with_delta:
         parts.append(_ISU.replace("{read_only}", _READ_ONLY[with_focus]))
@@ -91,7 +91,7 @@ def serialize(
 ) -> list[Message]:
     """C_{k,t} = Serialize(q_k, O_{k,t}, G_k, S_{k,t}): one system message (instructions, policy,
     tools, output_protocol) and one user message (agent_status, [trajectory_history for w/o ISU],
-    latest_observation, user_query). No trajectory history otherwise (spec §2.1)."""
+    latest_observation, user_query). No trajectory history otherwise (docs/flowstate.md §2.1)."""
     status = []
     if index_text is not None:
         status.append(f"Historical State Index:\n{index_text}")

@@ -1,4 +1,4 @@
-"""FlowState's output protocol (App. B.3; spec §2.2): four tagged blocks holding JSON, in order
+"""FlowState's output protocol (App. B.3; docs/flowstate.md §2.2): four tagged blocks holding JSON, in order
 state_focus, state_delta, tool_calls, assistant_message. The ablations drop the block they do not
 use (w/o PSA: no state_focus; w/o ISU: no state_delta). `parse` is total."""
 from __future__ import annotations
@@ -77,7 +77,7 @@ class FlowStateProtocol(ReactProtocol):
     def parse_reading(self, r: Reading) -> Parsed:
         # The shared ReAct parse gathers every block in `self.blocks` (typed errors for missing
         # blocks and bad JSON) and handles tool_calls / assistant_message, including the
-        # [harness choice] of spec §2.2: tool calls plus a message → the calls run, the message is
+        # [harness choice] of docs/flowstate.md §2.2: tool calls plus a message → the calls run, the message is
         # dropped and logged as a violation. The state blocks are read from its `blocks`.
         parsed = super().parse_reading(r)
         if not parsed.blocks:  # empty or no block at all
@@ -91,7 +91,7 @@ class FlowStateProtocol(ReactProtocol):
         out = parsed.model_copy(update={"decision": parsed.decision.model_copy(update={"extras": extras}), "errors": errors})
         if not self.nonempty(out):
             # Eq. 3 / Alg. 1 line 8: y = (∅, ∅, ∅) is not a valid step; recorded as a typed error so
-            # a step that stays all-empty after the re-samples shows why it became a no-op (spec §2.2).
+            # a step that stays all-empty after the re-samples shows why it became a no-op (docs/flowstate.md §2.2).
             out.errors.append(ProtocolError(kind="empty", detail="every block is empty: y = (∅, ∅, ∅); at least one of state_delta, state_focus, tool_calls, assistant_message must be non-empty"))
         return out
 

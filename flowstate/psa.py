@@ -1,4 +1,4 @@
-"""Progressive State Access (FlowState §2.2.2, App. B.4; spec §4):
+"""Progressive State Access (FlowState §2.2.2, App. B.4; docs/flowstate.md §4):
 R̂ = Validate_acc(R | P, G_k, S_{k,t}) (eq. 5) and S_{k,t+1} = S⁺ ∪ Disclose(M_k, S_{k,t}, R̂) (eq. 2)."""
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class AccessResult(BaseModel):
 
 def validate_access(requested: list[str], index: HistoricalIndex, active: ActiveState, repo: Repository) -> AccessResult:
     """Eq. 5: R̂ ⊆ R ∩ (IDs(G_k) ∪ ToolRefs(S_{k,t})). Checked against S_{k,t}, so a ref added by
-    this step's delta does not unlock access in the same step (spec §4)."""
+    this step's delta does not unlock access in the same step (docs/flowstate.md §4)."""
     res = AccessResult()
     seen: set[str] = set()
     tool_refs: set[str] | None = None

@@ -1,4 +1,4 @@
-"""The three structures of FlowState §2.1 (spec §1.5, §6): the Persistent State Repository M_k,
+"""The three structures of FlowState §2.1 (docs/flowstate.md §1.5, §6): the Persistent State Repository M_k,
 the Historical State Index G_k = Index(M_k), and the Active State S_{k,t}."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from flowstate.state import Node, Relation, StateType
 
 class RawObs(BaseModel):
     """One tool result of the current request, addressable by its runtime id `obs-<k>-<t>-<i>`
-    (spec §1.4 [harness choice]). It enters M only if a persisted state references it."""
+    (docs/flowstate.md §1.4 [harness choice]). It enters M only if a persisted state references it."""
 
     state_id: str
     name: str
@@ -56,7 +56,7 @@ class Repository:
                 response: str | None = None) -> list[str]:
         """Eq. 4: M_{k+1} = Persist(M_k, q_k, S_{k,T_k+1}, O_k). Stores the request, the given
         final current-request states, and every raw result they reference as a knowledge node of
-        q_k (spec §6). Refs that would dangle (to states not persisted) are dropped. Returns the
+        q_k (docs/flowstate.md §6). Refs that would dangle (to states not persisted) are dropped. Returns the
         ids written."""
         kept = {s.state_id for s in states}
         raw_needed: list[str] = []
@@ -87,7 +87,7 @@ class Repository:
 
     def index(self) -> list[dict[str, Any]]:
         """Index(M): per prior request, {user_query, query_id, [agent_response,] states: [{state_id, summary}]}.
-        Raw-result nodes are not listed (spec §1.4); they are reachable through refs only."""
+        Raw-result nodes are not listed (docs/flowstate.md §1.4); they are reachable through refs only."""
         return [
             {"user_query": r.text, "query_id": r.query_id,
              **({"agent_response": r.response} if r.response is not None else {}),
@@ -96,7 +96,7 @@ class Repository:
         ]
 
     def historical_states(self) -> list[Node]:
-        """Every persisted non-raw state, in request order (w/o PSA shows them all, spec §7)."""
+        """Every persisted non-raw state, in request order (w/o PSA shows them all, docs/flowstate.md §7)."""
         return [self.nodes[i] for r in self.requests for i in self.by_request.get(r.query_id, [])]
 
 

@@ -1,5 +1,5 @@
-"""FlowState's data model (spec §1): typed state nodes, typed relations, raw tool-result nodes,
-and the delta / access items the model proposes (spec §2.2)."""
+"""FlowState's data model (docs/flowstate.md §1): typed state nodes, typed relations, raw tool-result nodes,
+and the delta / access items the model proposes (docs/flowstate.md §2.2)."""
 from __future__ import annotations
 
 from enum import Enum
@@ -18,7 +18,7 @@ class StateType(str, Enum):
     artifacts = "artifacts"
 
 
-# [harness choice] spec §1.2: Table 6 says plurals, the B.3 instruction list singulars; accept both.
+# [harness choice] docs/flowstate.md §1.2: Table 6 says plurals, the B.3 instruction list singulars; accept both.
 _TYPE_ALIASES = {
     "preference": StateType.preferences, "preferences": StateType.preferences,
     "knowledge": StateType.knowledge, "knowledges": StateType.knowledge,
@@ -29,7 +29,7 @@ _TYPE_ALIASES = {
 }
 
 RELATIONS = ("supports", "derives", "follows", "supersedes")
-"""The closed set of relation labels (App. B.3). No per-type semantics are validated (spec §1.3)."""
+"""The closed set of relation labels (App. B.3). No per-type semantics are validated (docs/flowstate.md §1.3)."""
 
 OPERATIONS = ("add", "update", "remove")
 
@@ -44,7 +44,7 @@ def normalise_type(name: Any) -> StateType | None:
 
 
 class Relation(BaseModel):
-    """A directed edge from the node carrying it (source) to `state_id` (target) (spec §1.3)."""
+    """A directed edge from the node carrying it (source) to `state_id` (target) (docs/flowstate.md §1.3)."""
 
     model_config = {"frozen": True}
 
@@ -53,7 +53,7 @@ class Relation(BaseModel):
 
 
 class Node(BaseModel):
-    """A state node (model-created) or a raw tool-result node (`raw=True`; spec §1.4).
+    """A state node (model-created) or a raw tool-result node (`raw=True`; docs/flowstate.md §1.4).
 
     Frozen: historical nodes never change; an ISU update makes a new version in the Active State."""
 

@@ -6,5 +6,5 @@ it; it imports only the contracts in `runners.api` and the token counter `runner
 - `kit.blocks`     total parsing of tagged JSON blocks and JSON objects in model text
 - `kit.prompting`  rendering of tool catalogues and shared prompt pieces
 - `kit.trajectory` the step/request history records methods keep
-- `kit.overrides`  per-benchmark overrides of method settings
+- `kit.overrides`  per-task-kind overrides of method settings
 """

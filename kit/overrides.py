@@ -1,12 +1,14 @@
-"""Per-benchmark overrides of method settings: one method YAML serves every benchmark, and
-`benchmark_overrides` ({fnmatch pattern on TaskView.benchmark: partial settings}) patches it, in
-YAML order, with nested mappings merged key by key (PoS and its baselines use this)."""
+"""Per-kind overrides of method settings: one method YAML serves every benchmark, and
+`kind_overrides` ({TaskView.kind: partial settings}) patches it for the kind of task the benchmark
+says it is (never by matching benchmark names), nested mappings merged key by key. The kinds are
+`runners.api.TASK_KINDS`; a key outside them is an error (PoS and its baselines use this)."""
 from __future__ import annotations
 
-import fnmatch
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+from runners.api import TASK_KINDS
 
 
 def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
@@ -16,15 +18,20 @@ def deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-class BenchmarkOverrides(BaseModel):
-    """Mixin for a settings model: adds `benchmark_overrides` and `for_benchmark`."""
+class KindOverrides(BaseModel):
+    """Mixin for a settings model: adds `kind_overrides` and `for_kind`."""
 
-    benchmark_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    kind_overrides: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
-    def for_benchmark(self, benchmark: str):
-        """This config with every matching override merged in (in YAML order)."""
-        data = self.model_dump()
-        for pattern, patch in self.benchmark_overrides.items():
-            if fnmatch.fnmatch(benchmark, pattern):
-                data = deep_merge(data, patch)
-        return type(self)(**data)
+    @field_validator("kind_overrides")
+    @classmethod
+    def _known_kinds(cls, v: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        unknown = sorted(set(v) - set(TASK_KINDS))
+        if unknown:
+            raise ValueError(f"kind_overrides: unknown task kind(s) {unknown}; kinds are {', '.join(TASK_KINDS)}")
+        return v
+
+    def for_kind(self, kind: str):
+        """This config with the override of `kind` (if any) merged in."""
+        patch = self.kind_overrides.get(kind)
+        return type(self)(**deep_merge(self.model_dump(), patch)) if patch else self

@@ -1,5 +1,5 @@
 """PoS (Progression of States; Luo et al., arXiv 2610.01415): an explicit, audited belief state
-drives a ReAct policy that never sees raw history. Spec: docs/spec/pos.md.
+drives a ReAct policy that never sees raw history. Spec: docs/pos.md.
 
 Modules: `text` (normalisation, gap equivalence), `world` (belief records and deltas), `gaps`
 (target stabilisation, stable identities, Active-Gap selection), `projection` (subgraphs),

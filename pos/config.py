@@ -1,5 +1,5 @@
-"""PoS configuration (spec §11). Method YAMLs pass these as params; `benchmark_overrides`
-adjusts them per benchmark (fnmatch on TaskView.benchmark), since one method config serves
+"""PoS configuration (docs/pos.md §11). Method YAMLs pass these as params; `kind_overrides`
+adjusts them per kind of task (TaskView.kind), since one method config serves
 every benchmark here while upstream had one config per benchmark."""
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from kit.overrides import BenchmarkOverrides
+from kit.overrides import KindOverrides
 
 from pos.health import HealthConfig
 from pos.recovery import RecoveryConfig
 from pos.sentinel import SentinelConfig
 
 
-class PosConfig(BenchmarkOverrides):
+class PosConfig(KindOverrides):
     model_config = {"extra": "forbid"}
 
     task_mode: Literal["execution", "diagnostic"] = Field("execution", description="§6: how progress labels are made")

@@ -1,4 +1,4 @@
-"""Gap bookkeeping across updates (spec §3): target stabilisation, stable gap identities and
+"""Gap bookkeeping across updates (docs/pos.md §3): target stabilisation, stable gap identities and
 Active-Gap (frontier) selection. All pure except the tracker's episode counters."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Progress health: is the agent trapped? (spec §7, §8; upstream `belief/trappingDetection.py`).
+"""Progress health: is the agent trapped? (docs/pos.md §7, §8; upstream `belief/trappingDetection.py`).
 
 Pure functions over a window of snapshots. A snapshot is a dict
 `{"progress": 0|1|None, "epistemic_gaps": [stable ids], "achievement_gaps": [stable ids],
@@ -206,7 +206,7 @@ def read_window(path: str) -> list[Snapshot]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pos.health", description="PoS progress health of a window of snapshots (spec §7–8).")
+    ap = argparse.ArgumentParser(prog="python -m pos.health", description="PoS progress health of a window of snapshots (docs/pos.md §7–8).")
     ap.add_argument("--transitions", required=True, help="JSON-lines file, one snapshot per line, oldest first")
     d = HealthConfig()
     ap.add_argument("--window-size", type=int, default=d.window_size)

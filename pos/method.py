@@ -1,4 +1,4 @@
-"""PoS as a harness Method (spec §2): one audited belief update per executed action, progress
+"""PoS as a harness Method (docs/pos.md §2): one audited belief update per executed action, progress
 health and recovery, and a policy that reads the belief instead of raw history.
 
 Harness mapping: the environment returns an action's observation with the *next* `step` call,
@@ -70,7 +70,7 @@ class PoS(SingleCallMethod):
 
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
-        self.cfg = self.base_cfg.for_benchmark(task.benchmark)
+        self.cfg = self.base_cfg.for_kind(task.kind)
         self.protocol.configure(task, self.cfg.max_actions_per_turn)
         self.model = BeliefModel(self.backbone, mode=self.cfg.task_mode, max_json_retries=self.cfg.max_json_retries,
                                  sampling=self.cfg.sampling.get("state"))
@@ -161,7 +161,7 @@ class PoS(SingleCallMethod):
         if self.cfg.context_failure == "case_error":
             detail = "; ".join(e.detail for e in prop.errors[-2:]) or "no reply"
             raise ContextFailure(f"PoS belief model ({call}, step {step}) gave no buildable belief after {prop.calls} call(s): {detail}. "
-                                 "The case is recorded as an error (spec §2.5); set context_failure: keep_belief to continue on the last committed belief")
+                                 "The case is recorded as an error (docs/pos.md §2.5); set context_failure: keep_belief to continue on the last committed belief")
 
     async def _initialize(self, obs: str) -> None:
         # §2.1: step −1 holds the reset observation (the initialisation audit grounds quotes in it).

@@ -1,4 +1,4 @@
-"""The policy prompt with no raw history (spec §4) and the Belief Text view it carries."""
+"""The policy prompt with no raw history (docs/pos.md §4) and the Belief Text view it carries."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Subgraphs of the world (spec §4, §7; both exist and differ on purpose) and the semantic view
+"""Subgraphs of the world (docs/pos.md §4, §7; both exist and differ on purpose) and the semantic view
 the Belief Text is written from (§4, upstream `belief/textualizer.py`)."""
 from __future__ import annotations
 

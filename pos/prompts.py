@@ -1,4 +1,4 @@
-"""Prompt text of PoS's calls (our wording of spec §3–§6). Each builder returns chat messages;
+"""Prompt text of PoS's calls (our wording of docs/pos.md §3–§6). Each builder returns chat messages;
 the JSON key sets live in `pos.protocols`."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Model I/O formats of PoS's calls (spec §2.5, §3, §5, §6, §4). `parse` is total: problems
+"""Model I/O formats of PoS's calls (docs/pos.md §2.5, §3, §5, §6, §4). `parse` is total: problems
 become ProtocolErrors, never exceptions.
 
 Every JSON reply must have its exact key set (§2.5). For the scripted backbone, `render(decision)`

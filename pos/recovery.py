@@ -1,4 +1,4 @@
-"""Recovery constraints (spec §9; upstream `belief/recoveryPlanning.py`, `manager._update_recovery`).
+"""Recovery constraints (docs/pos.md §9; upstream `belief/recoveryPlanning.py`, `manager._update_recovery`).
 
 A constraint C_t = C_pattern + " " + C_gap is composed from fixed templates (no LLM call). It only
 adds text to the policy prompt: recovery never acts and never changes the Active Gap. The wording

@@ -1,4 +1,4 @@
-"""Belief Sentinel (spec §5, §6): audit scope and payload, mechanical grounding of issues,
+"""Belief Sentinel (docs/pos.md §5, §6): audit scope and payload, mechanical grounding of issues,
 the audit call, and progress labels (execution: LLM; diagnostic: confidence change)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Text heuristics PoS uses to compare gaps and to select subgraphs (spec §3, §4, §13.4: keep
+"""Text heuristics PoS uses to compare gaps and to select subgraphs (docs/pos.md §3, §4, §13.4: keep
 them bit-exact; tokenizer and stopwords are module constants)."""
 from __future__ import annotations
 

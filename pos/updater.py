@@ -1,4 +1,4 @@
-"""The belief model (role `state`): initialisation and per-action delta updates (spec §2.5, §3).
+"""The belief model (role `state`): initialisation and per-action delta updates (docs/pos.md §2.5, §3).
 
 A call returns a candidate belief or None; it never raises on model text. The model gets at most
 one re-ask for a reply that does not parse (`min(1, max_json_retries)`), plus one more if the

@@ -1,4 +1,4 @@
-"""The structured belief B_t = (W_t, G, Δ^E_t, Δ^A_t) and its delta application (spec §1, §3).
+"""The structured belief B_t = (W_t, G, Δ^E_t, Δ^A_t) and its delta application (docs/pos.md §1, §3).
 
 Records are plain JSON dicts (their own ID field included) so that the §7 record signatures are
 exactly `json.dumps(record)`. Building a candidate never trusts model text: every problem raises

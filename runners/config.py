@@ -5,6 +5,7 @@ Cell key = hash of the validated config minus runtime-only knobs (concurrency, r
 timeouts, display, trials, limit), so a changed config is a new cell, never a silent mix."""
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import json
@@ -229,11 +230,17 @@ def group_config(group: str, name: str) -> dict[str, Any]:
     return OmegaConf.to_container(OmegaConf.merge(*parts), resolve=False)  # type: ignore[return-value]
 
 
-def import_target(path: str, what: str) -> type:
+@functools.lru_cache(maxsize=None)
+def _import(path: str) -> type:
     mod, _, attr = path.rpartition(".")
+    return getattr(importlib.import_module(mod), attr)
+
+
+def import_target(path: str, what: str) -> type:
+    """The class `path` names (imported once per target), or a ConfigError naming `what`."""
     try:
-        return getattr(importlib.import_module(mod), attr)
-    except (ImportError, AttributeError) as e:
+        return _import(path)
+    except (ImportError, AttributeError, ValueError) as e:
         raise ConfigError(f"{what} _target_ '{path}' cannot be imported: {e}") from None
 
 

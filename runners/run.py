@@ -576,7 +576,7 @@ class Scheduler:
                 r.close()
 
 
-async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
-    """Run one cell on its own (a sweep runs all its cells through one `Scheduler`)."""
-    prep = cell if isinstance(cell, PreparedCell) else prepare_cell(cell)
+async def run_cell(prep: PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
+    """Run one prepared cell on its own (`prepare_cell`/`prepare_cells` load data and check params
+    first; a sweep runs all its cells through one `Scheduler`)."""
     return (await Scheduler(root, pool, progress, prep.cfg.runner.concurrency, prep.cfg.runner.budget_usd).run([prep]))[0]

@@ -232,3 +232,14 @@ def test_seed_zero_keeps_the_pre_seed_key():
     caches stay valid; any other seed is a different key (fresh samples for a seeded re-run)."""
     kw = dict(base_url="http://h/v1", model="m", sampling={}, extra_body={}, messages=MSGS, tools=None, trial=0, attempt=0, role="agent")
     assert cache_key(**kw) == cache_key(**kw, seed=0) != cache_key(**kw, seed=1)
+
+
+async def test_backbone_config_sampling_and_extra_body_are_in_the_key(srv, cache):
+    await CachedBackbone(inner(srv), cache, trial=0).complete(MSGS, role="agent")
+    hot = inner(srv)
+    hot.sampling = {"temperature": 0.9}
+    assert not (await CachedBackbone(hot, cache, trial=0).complete(MSGS, role="agent")).cached
+    thinking = inner(srv)
+    thinking.extra_body = {"thinking": {"type": "enabled"}}
+    assert not (await CachedBackbone(thinking, cache, trial=0).complete(MSGS, role="agent")).cached
+    assert srv.requests == 3

@@ -1,4 +1,4 @@
-"""The PoS comparison baselines as harness methods (docs/spec/pos-baselines.md).
+"""The PoS comparison baselines as harness methods (docs/pos-baselines.md).
 
 | paper name            | harness method                                   | conf/method            |
 |-----------------------|--------------------------------------------------|------------------------|

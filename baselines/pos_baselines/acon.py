@@ -1,4 +1,4 @@
-"""ACON on Raw's loop (pos-baselines.md §2, our implementation): a fixed generic guideline, the
+"""ACON on Raw's loop (docs/pos-baselines.md §2, our implementation): a fixed generic guideline, the
 backbone as compressor (no guideline optimisation, no distillation — as PoS ran it).
 
 - Observation rule: an observation over `obs_threshold_tokens` is compressed, given the task and

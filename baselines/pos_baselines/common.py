@@ -1,4 +1,4 @@
-"""Shared context-builder machinery of the PoS-comparison baselines (pos-baselines.md §0).
+"""Shared context-builder machinery of the PoS-comparison baselines (docs/pos-baselines.md §0).
 
 Every baseline runs Raw's loop (§0.1): the benchmark's system prompt and tools, the ReAct
 blocks, the same re-samples and budgets; the environment adds caps and the forced-submission
@@ -72,10 +72,10 @@ class PosBaseline(SingleCallMethod):
     # ------------------------------------------------------------------ lifecycle
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
-        self.cfg = self.base_cfg.for_benchmark(task.benchmark)
+        self.cfg = self.base_cfg.for_kind(task.kind)
         if self.lookup_tool is not None and any(t.name == self.lookup_tool.name for t in task.tools):
             raise ValueError(f"{self.method_name}: the benchmark already has a tool named '{self.lookup_tool.name}'; "
-                             f"disable the lookup for it via benchmark_overrides")
+                             f"disable the lookup for it via kind_overrides")
         self.turns: list[Turn] = []
         self.headers: dict[int, dict[str, Any]] = {}
         self.uid = 0

@@ -1,16 +1,16 @@
-"""Settings every PoS-comparison baseline shares (pos-baselines.md §0), with per-benchmark
-overrides: one method YAML serves every benchmark, `benchmark_overrides` patches it (fnmatch on
-`TaskView.benchmark`, applied in YAML order) — the same convention as conf/method/pos.yaml."""
+"""Settings every PoS-comparison baseline shares (docs/pos-baselines.md §0), with per-kind
+overrides: one method YAML serves every benchmark, `kind_overrides` patches it for the task's
+`TaskView.kind` — the same convention as conf/method/pos.yaml."""
 from __future__ import annotations
 
 from typing import Any
 
 from pydantic import Field, ValidationError
 
-from kit.overrides import BenchmarkOverrides
+from kit.overrides import KindOverrides
 
 
-class BaselineConfig(BenchmarkOverrides):
+class BaselineConfig(KindOverrides):
     model_config = {"extra": "forbid"}
 
     max_resamples: int = Field(2, ge=0, description="policy re-samples of an unusable reply (Raw max_json_retries 2, §1)")

@@ -1,4 +1,4 @@
-"""HiAgent on Raw's loop (pos-baselines.md §4, our implementation): subgoals as memory chunks.
+"""HiAgent on Raw's loop (docs/pos-baselines.md §4, our implementation): subgoals as memory chunks.
 
 The policy writes a `<subgoal>` before its action. A subgoal whose normalised text (casefold,
 collapsed whitespace) differs from the current one closes the current chunk: one summarizer call

@@ -1,4 +1,4 @@
-"""LongHorizon-Harness on the benchmark's actions (pos-baselines.md §5, our implementation).
+"""LongHorizon-Harness on the benchmark's actions (docs/pos-baselines.md §5, our implementation).
 
 Rounds of plan → act → verify → checkpoint:
 1. Manager (role "state": it maintains the task state) reads {goal, verified_progress,

@@ -1,4 +1,4 @@
-"""PACE on Raw's loop (pos-baselines.md §3, our implementation).
+"""PACE on Raw's loop (docs/pos-baselines.md §3, our implementation).
 
 One chunk per executed step (its action and observation; Raw's format has no thought). Right
 after a step's observation arrives the backbone writes the chunk's `detailed` and `brief`

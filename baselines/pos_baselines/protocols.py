@@ -122,7 +122,7 @@ DEFAULT_SUBGOAL = "Work on the current request."
 
 
 class SubgoalProtocol(ReactProtocol):
-    """HiAgent policy (pos-baselines.md §4): `<subgoal>` JSON string, then the ReAct blocks. A
+    """HiAgent policy (docs/pos-baselines.md §4): `<subgoal>` JSON string, then the ReAct blocks. A
     missing or bad subgoal keeps the current one (an error is recorded, the action stands)."""
 
     name = "hiagent-policy"

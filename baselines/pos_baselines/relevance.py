@@ -1,4 +1,4 @@
-"""PACE relevance and selection maths (pos-baselines.md §3): encoder, softmax weights, pressure,
+"""PACE relevance and selection maths (docs/pos-baselines.md §3): encoder, softmax weights, pressure,
 thresholds and representation levels. Pure functions; no model calls."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """ALFWorld (Shridhar et al., ICLR 2021) played as text through the TextWorld PDDL engine:
-the 134 `valid_unseen` games, as in ReAct and Reflexion (alfworld.md).
+the 134 `valid_unseen` games, as in ReAct and Reflexion (docs/alfworld.md).
 
 Modules: `data` (loader, task types, manifest check), `text` (pure observation clean-ups and
 command matching), `engine` (lazy TextWorld wrapper), `env` (the harness Environment and

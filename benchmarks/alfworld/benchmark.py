@@ -1,5 +1,5 @@
 """ALFWorld as a harness Benchmark: the sorted game list of a split (harness choice: one env per
-game, sorted ids, instead of AlfredTWEnv's seeded shuffle — alfworld.md §3.1), checked against
+game, sorted ids, instead of AlfredTWEnv's seeded shuffle — docs/alfworld.md §3.1), checked against
 the manifest, one AlfworldEnv per game, success rate overall and per task type."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ALFWorld game loader over the layout `alfworld-download` produces (alfworld.md §2, §6):
+"""ALFWorld game loader over the layout `alfworld-download` produces (docs/alfworld.md §2, §6):
 
     <root>/json_2.1.1/<split>/<task folder>/<trial folder>/game.tw-pddl
 
@@ -23,7 +23,7 @@ TASK_TYPES = (
     "look_at_obj_in_light",
     "pick_two_obj_and_place",
 )
-"""The six ALFWorld task types (alfworld.md §2)."""
+"""The six ALFWorld task types (docs/alfworld.md §2)."""
 
 PREFIXES = (
     ("pick_and_place", "put"),
@@ -33,7 +33,7 @@ PREFIXES = (
     ("look_at_obj", "examine"),
     ("pick_two_obj", "puttwo"),
 )
-"""ReAct's task-type prompt prefixes → example key `v` (ReAct alfworld.ipynb; alfworld.md §2, §4.1):
+"""ReAct's task-type prompt prefixes → example key `v` (ReAct alfworld.ipynb; docs/alfworld.md §2, §4.1):
 the first prefix the game name starts with picks the key."""
 
 SPLITS = ("train", "valid_seen", "valid_unseen")
@@ -108,7 +108,7 @@ def _sha256(path: Path) -> str:
 
 
 def discover(root: Path, split: str, task_types: list[str] | None = None) -> list[GameRef]:
-    """Games of a split in sorted id order, by AlfredTWEnv's selection rule (alfworld.md §2):
+    """Games of a split in sorted id order, by AlfredTWEnv's selection rule (docs/alfworld.md §2):
     skip task folders named `movable`/`Sliced` (tested on the folder name only — harness choice,
     so a root path containing those words drops nothing), trials without game.tw-pddl, games not
     `solvable`, and task types not selected."""

@@ -1,8 +1,8 @@
 """The real ALFWorld text engine: TextWorld's PDDL environment wrapped with ALFWorld's
 `AlfredDemangler` (THOR ids → `desk 2`, `shuffle=False` as in evaluation) and `AlfredInfos`
-(alfworld.md §3.1). `alfworld`/`textworld` are imported only inside `_engine()`.
+(docs/alfworld.md §3.1). `alfworld`/`textworld` are imported only inside `_engine()`.
 
-Pitfalls handled here (alfworld.md §7): fast-downward overwrites `sys.argv` on every load and
+Pitfalls handled here (docs/alfworld.md §7): fast-downward overwrites `sys.argv` on every load and
 reset, so it is saved and restored; importing `alfworld.info` writes $ALFWORLD_DATA, so the
 variable is set to our data root first; TextWorld parses grammar text with a shared `tatsu`
 parser that is not thread-safe (concurrent steps raised `IndexError: pop from empty list`), so

@@ -1,4 +1,4 @@
-"""One ALFWorld game as a harness Environment (alfworld.md §3–§5).
+"""One ALFWorld game as a harness Environment (docs/alfworld.md §3–§5).
 
 - One request per game; its text is ReAct's initial observation (room, then `Your task is to: …`).
 - The agent acts with the `act` tool (see `prompts`); each engine step is one action of the
@@ -34,7 +34,7 @@ from runners.api import (
 )
 
 DEFAULTS: dict[str, Any] = {
-    "max_steps": 50,              # PoS max_steps; ReAct/Reflexion: 49 actions (alfworld.md §4, pitfall 6)
+    "max_steps": 50,              # PoS max_steps; ReAct/Reflexion: 49 actions (docs/alfworld.md §4, pitfall 6)
     "syntax": "native",           # harness choice: native file syntax, or "put" = ReAct-era patch (§4.3)
     "strip_named_arrival": True,  # harness choice: drop "You arrive at <r>. " for ReAct-identical text (§4.3)
     "think_ok": True,             # ReAct: the observation of a `think:` action is "OK." (§4.1)

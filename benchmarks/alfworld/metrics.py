@@ -1,4 +1,4 @@
-"""ALFWorld scoring as pure functions (alfworld.md §5): success = `won` at episode end;
+"""ALFWorld scoring as pure functions (docs/alfworld.md §5): success = `won` at episode end;
 SR = Σ won / N and per-type SR = won_t / n_t, in percent. Infra errors are not failures:
 they are left out (and retried by the sweep); any other episode without a win counts 0."""
 from __future__ import annotations

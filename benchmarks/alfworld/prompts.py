@@ -1,10 +1,10 @@
 """What every method is told about ALFWorld: the task policy and the single `act` tool.
 
-Harness choice (alfworld.md §4.3 leaves it open): the agent acts through one tool, `act`, with
+Harness choice (docs/alfworld.md §4.3 leaves it open): the agent acts through one tool, `act`, with
 one text command per call, because every method here speaks tool calls; a plain assistant
 message can also be played as the command (`message_as_command`, ReAct's plain-text action).
 The command list follows the game's place syntax (`move o to r`, or `put o in/on r` when the
-put patch is on) so the two syntaxes are never mixed (alfworld.md §4.3, pitfall 3).
+put patch is on) so the two syntaxes are never mixed (docs/alfworld.md §4.3, pitfall 3).
 """
 from __future__ import annotations
 

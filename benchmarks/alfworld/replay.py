@@ -5,7 +5,7 @@ then a summary line. Exit status 0 iff every played game is won.
     python -m benchmarks.alfworld.replay --data DIR --split valid_unseen [--limit N]
         [--syntax native|put] [--jobs N] [--game ID ...]
 
-Spec reference: all 134 valid_unseen walkthroughs win in both syntaxes (alfworld.md §1, §4.3);
+Spec reference: all 134 valid_unseen walkthroughs win in both syntaxes (docs/alfworld.md §1, §4.3);
 about 6 min for the whole split on 2 cores, one process.
 """
 from __future__ import annotations
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--syntax", choices=("native", "put"), default="native", help="place syntax (put = ReAct-era patch)")
     ap.add_argument("--verify", choices=("auto", "strict", "off"), default="auto")
     ap.add_argument("--jobs", type=int, default=1, help="games played in parallel processes")
-    # Parse before any game loads: fast-downward overwrites sys.argv (alfworld.md pitfall 1).
+    # Parse before any game loads: fast-downward overwrites sys.argv (docs/alfworld.md pitfall 1).
     args = ap.parse_args(argv)
 
     from benchmarks.alfworld.benchmark import Alfworld

@@ -1,6 +1,6 @@
 """Pure text rules of ALFWorld play (no engine): ReAct's observation clean-ups, the engine's
 exact-match command rule, and the in-memory patch to ReAct-era `put … in/on …` syntax
-(alfworld.md §3.2, §4.1, §4.3, §7)."""
+(docs/alfworld.md §3.2, §4.1, §4.3, §7)."""
 from __future__ import annotations
 
 import re
@@ -12,7 +12,7 @@ THINK_OK = "OK."
 _NAMED_ARRIVAL = re.compile(r"^You arrive at [^.]+\. ")
 _MOVE = re.compile(r"^move (.+?) to (.+)$")
 
-# v2.1.2+ → v2.1.1 grammar patch (alfworld.md §4.3). Both PutObject and
+# v2.1.2+ → v2.1.1 grammar patch (docs/alfworld.md §4.3). Both PutObject and
 # PutEmptyReceptacleObjectinReceptacle use the `move` template.
 PUT_PATCHES = (
     ('template :: "move {o} to {r}";', 'template :: "put {o} in/on {r}";', 2),
@@ -38,7 +38,7 @@ def task_sentence(observation: str) -> str | None:
 
 
 def clean_observation(observation: str, action: str, *, strip_named_arrival: bool = True, think_ok: bool = True) -> str:
-    """ReAct `process_ob` plus its think rule (alfworld.md §4.1 step 3, §4.3):
+    """ReAct `process_ob` plus its think rule (docs/alfworld.md §4.1 step 3, §4.3):
     - a leading `You arrive at loc N. ` (v2.1.1 text) is dropped through the first `. `;
     - with `strip_named_arrival` (harness choice) a leading `You arrive at <receptacle>. `
       (v2.1.2+ text; receptacle names hold no `.`) is dropped too, giving ReAct-identical text;
@@ -90,7 +90,7 @@ def diagnose(raw: str, admissible: list[str]) -> Issue:
 
 
 def match_command(raw: str, admissible: list[str], *, lenient: bool = False) -> CommandMatch:
-    """The engine's rule (alfworld.md §3.2): a command acts only if it equals an admissible
+    """The engine's rule (docs/alfworld.md §3.2): a command acts only if it equals an admissible
     string exactly after `.strip()`; anything else yields `Nothing happens.`. With `lenient`
     (harness choice, off by default) the first non-empty line is taken, a leading `>`, extra
     spaces, a trailing `.` and case are ignored, and the matching admissible string is sent
@@ -113,7 +113,7 @@ def grammar_syntax(grammar: str) -> Literal["move", "put"]:
 
 
 def patch_grammar_put(grammar: str) -> str:
-    """Rewrite a v2.1.2+ grammar to ReAct-era syntax (alfworld.md §4.3): the two `move {o} to {r}`
+    """Rewrite a v2.1.2+ grammar to ReAct-era syntax (docs/alfworld.md §4.3): the two `move {o} to {r}`
     templates become `put {o} in/on {r}`, the PutObject feedback becomes `You put the o in/on the r.`,
     and the `help` line names `put`. A v2.1.1 grammar is returned unchanged."""
     if grammar_syntax(grammar) == "put":

@@ -1,4 +1,4 @@
-"""ClinDiag as a harness Benchmark (pos-benchmarks.md §3): cases in manifest order (PoS: 604 =
+"""ClinDiag as a harness Benchmark (docs/pos-benchmarks.md §3): cases in manifest order (PoS: 604 =
 302 rare + 302 challenging), one ClinDiagEnv per case, diagnosis accuracy in percent (PoS
 Table 1 metric; no submission = incorrect). `differential_hit` is logged, not headline."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""ClinDiag case layouts (pos-benchmarks.md §3.2–§3.4) and the record sections the tools read.
+"""ClinDiag case layouts (docs/pos-benchmarks.md §3.2–§3.4) and the record sections the tools read.
 
 Two layouts are read, per case folder:
 - git-history (7 files): initial_information, medical_history, physical_examination,

@@ -1,4 +1,4 @@
-"""One ClinDiag case as a harness Environment (pos-benchmarks.md §3.5, §3.6).
+"""One ClinDiag case as a harness Environment (docs/pos-benchmarks.md §3.5, §3.6).
 
 - One request: task JSON {case_id, subset, initial_presentation} + the fixed notice. `max_steps`
   (30) turns of one action (`max_actions_per_turn`); extras are dropped with a note.

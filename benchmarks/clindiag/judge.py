@@ -1,4 +1,4 @@
-"""ClinDiag LLM-judge scoring (pos-benchmarks.md §3.6), role `judge`: reference final /
+"""ClinDiag LLM-judge scoring (docs/pos-benchmarks.md §3.6), role `judge`: reference final /
 differential / reasoning vs the three submitted fields → {"diagnosis_correct": bool,
 "differential_hit": bool, "reason": str}. Valid only when diagnosis_correct is a bool (fenced
 JSON accepted); up to `attempts` (3) tries, then a BackboneError (infra, retried on resume).

@@ -1,4 +1,4 @@
-"""What every method is told about ClinDiag (pos-benchmarks.md §3.5): the doctor policy, the
+"""What every method is told about ClinDiag (docs/pos-benchmarks.md §3.5): the doctor policy, the
 tools, and the fixed notice after the task. Our own wording."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ClinDiag information provider (pos-benchmarks.md §3.5): answers one doctor question from
+"""The ClinDiag information provider (docs/pos-benchmarks.md §3.5): answers one doctor question from
 one section of the patient record. It is the benchmark's simulated counterpart of the doctor,
 so its model calls use role `user_sim` (reported apart from the method's tokens). Offline
 fakes (§3.7 harness choice): `keyword_answer` returns the record lines sharing a content word

@@ -1,4 +1,4 @@
-"""Observation artifacts and the workspace output manifest (pos-benchmarks.md §1.4 adapter additions).
+"""Observation artifacts and the workspace output manifest (docs/pos-benchmarks.md §1.4 adapter additions).
 
 Artifacts (`loca_observation_artifacts`): when the case has python_execute and a tool result is
 longer than `inline_max_chars` (8000), not error-prefixed and parses as a JSON array/object (raw

@@ -1,4 +1,4 @@
-"""LOCA-Bench as a harness Benchmark (pos-benchmarks.md §1): cases from the task-config files of
+"""LOCA-Bench as a harness Benchmark (docs/pos-benchmarks.md §1): cases from the task-config files of
 the chosen lengths, one LocaEnv per case in a fresh task directory, binary success pooled over
 all cases (PoS Table 1, 525 cases) and per length (PoS Figure 4)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Role-grouped tool catalog, the PoS LOCA action view (pos-benchmarks.md §1.4 adapter additions):
+"""Role-grouped tool catalog, the PoS LOCA action view (docs/pos-benchmarks.md §1.4 adapter additions):
 `{domains: [{name, tool_count}], tools_by_role: {metadata_discovery, evidence_retrieval,
 deterministic_compute, side_effect, finish, other}}`. Roles come from name-token rules, the domain
 from a leading `[server]` in the description (else the name's server prefix). The token lists are

@@ -1,4 +1,4 @@
-"""LOCA task-config files (pos-benchmarks.md §1.3) → cases, and a case → a `LocaToolEnv`.
+"""LOCA task-config files (docs/pos-benchmarks.md §1.3) → cases, and a case → a `LocaToolEnv`.
 
 Layout under the data root: `task-configs/final_{8k,16k,32k,64k,96k,128k,256k}_set_config.json`,
 each `{"configurations": [{name, env_class, env_params{seed,...}, mcp_servers{server: {enabled,
@@ -18,7 +18,7 @@ LENGTHS = ("8k", "16k", "32k", "64k", "96k", "128k", "256k")  # §1.2
 ENV_VAR = "LOCA_BENCH_DIR"
 FIXTURE_ROOT = Path(__file__).parent / "fixtures"
 INSTALL_HINT = (
-    "LOCA-Bench is an optional extra (pos-benchmarks.md §1.6): clone hkust-nlp/LOCA-bench, `pip install -e .` it into "
+    "LOCA-Bench is an optional extra (docs/pos-benchmarks.md §1.6): clone hkust-nlp/LOCA-bench, `pip install -e .` it into "
     ".venv (fastmcp, excel-mcp-server, ...), install Node 24 with `npm i -g @modelcontextprotocol/server-filesystem "
     "@modelcontextprotocol/server-memory`, and `uv tool install cli-mcp-server pdf-tools-mcp`; then set "
     f"benchmark.params.data_dir (or ${ENV_VAR}) to the LOCA-bench checkout. For an offline run use data_dir=fixtures.")
@@ -48,7 +48,7 @@ def validate_entry(entry: Any, where: str) -> dict[str, Any]:
         raise LocaSetupError(f"{where}: a configuration must be an object, got {type(entry).__name__}")
     for key, typ in (("name", str), ("env_class", str), ("env_params", dict), ("mcp_servers", dict)):
         if not isinstance(entry.get(key), typ):
-            raise LocaSetupError(f"{where}: field '{key}' must be a {typ.__name__} (schema: pos-benchmarks.md §1.3)")
+            raise LocaSetupError(f"{where}: field '{key}' must be a {typ.__name__} (schema: docs/pos-benchmarks.md §1.3)")
     if not isinstance(entry["env_params"].get("seed"), int):
         raise LocaSetupError(f"{where}: env_params.seed must be an integer")
     for server, cfg in entry["mcp_servers"].items():
@@ -71,7 +71,7 @@ def load_cases(root: Path, lengths: list[str]) -> list[dict[str, Any]]:
         except json.JSONDecodeError as e:
             raise LocaSetupError(f"{path} is not valid JSON: {e}") from e
         if not isinstance(data, dict) or not isinstance(data.get("configurations"), list):
-            raise LocaSetupError(f"{path}: expected {{\"configurations\": [...]}} (pos-benchmarks.md §1.3)")
+            raise LocaSetupError(f"{path}: expected {{\"configurations\": [...]}} (docs/pos-benchmarks.md §1.3)")
         for i, entry in enumerate(data["configurations"]):
             entry = validate_entry(entry, f"{path.name} configurations[{i}]")
             cid = f"{length}/{entry['name']}/seed_{entry['env_params']['seed']}"

@@ -1,4 +1,4 @@
-"""One LOCA case as a harness Environment (pos-benchmarks.md §1.4), the same code for upstream GEM
+"""One LOCA case as a harness Environment (docs/pos-benchmarks.md §1.4), the same code for upstream GEM
 environments and the synthetic fixture (both behind `interface.LocaToolEnv`).
 
 - One request: the env's `user_prompt` (task and first observation). The policy text is the

@@ -1,4 +1,4 @@
-"""The internal interface the LOCA adapter drives (pos-benchmarks.md §1.4). Both the upstream GEM
+"""The internal interface the LOCA adapter drives (docs/pos-benchmarks.md §1.4). Both the upstream GEM
 environment (`upstream.GemToolEnv`) and the synthetic fixture (`synth.StockAlertLiteS2LEnv`)
 implement it, so the adapter code (`env.LocaEnv`) is the same for both.
 

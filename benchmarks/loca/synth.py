@@ -1,4 +1,4 @@
-"""Synthetic LOCA fixture (pos-benchmarks.md §1.7): a pure-Python `StockAlertLite` family modelled
+"""Synthetic LOCA fixture (docs/pos-benchmarks.md §1.7): a pure-Python `StockAlertLite` family modelled
 on WoocommerceStockAlertS2LEnv. Invented products only; no Node, no MCP servers.
 
 - `generate(seed, num_low_stock, num_normal_stock)`: WooCommerce seed products (`id, sku, name,

@@ -1,4 +1,4 @@
-"""The StockAlertLite environment (pos-benchmarks.md §1.7) behind the internal `LocaToolEnv`
+"""The StockAlertLite environment (docs/pos-benchmarks.md §1.7) behind the internal `LocaToolEnv`
 interface: mock MCP tools over files in the task directory, named per the §1.4 contract.
 
 reset() writes `local_db/woocommerce/products.json`, `groundtruth_workspace/alerts.json` and the

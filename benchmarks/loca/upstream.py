@@ -1,4 +1,4 @@
-"""Upstream LOCA/GEM environment behind the internal interface (pos-benchmarks.md §1.4 Reset/Step).
+"""Upstream LOCA/GEM environment behind the internal interface (docs/pos-benchmarks.md §1.4 Reset/Step).
 
 Needs the optional LOCA extra (see `configs.INSTALL_HINT`); everything GEM is imported lazily.
 Reset: built with upstream PoS's arguments (benchmarks/adapter.py `_LOCABench`): the stdio server

@@ -1,4 +1,4 @@
-"""The offline reduced product catalogue for Bundled Web Shopping (memoryarena.md §3.1 "Offline
+"""The offline reduced product catalogue for Bundled Web Shopping (docs/memoryarena.md §3.1 "Offline
 reduction" [harness choice]) and the task-text parsing it needs (§2.1, upstream `task_files.py`).
 
 Records use WebShop `items_shuffle.json` field names (`asin`, `name`, `pricing`, `average_rating`,

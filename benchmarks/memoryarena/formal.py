@@ -1,7 +1,7 @@
 """MemoryArena Formal Reasoning (Math, Physics): each paper's lemma chain is a task, each
 subtask a request; later subtasks may reuse earlier results. The judge is the whole
 environment, plus upstream's `reasoning` tool (a separate LLM call, role `tool`)
-(memoryarena.md §2.3, §3.3, §4 Formal, §5.2)."""
+(docs/memoryarena.md §2.3, §3.3, §4 Formal, §5.2)."""
 from __future__ import annotations
 
 import json
@@ -124,7 +124,7 @@ class FormalEnv(Environment):
         the answer, and the request ends. [harness choice] upstream also jumps to the final call
         after a turn with neither tool call nor text; here such a turn (e.g. FlowState's state-only
         step) counts as one of the iterations. `forced_final: false` = the budget without that call."""
-        if self.p.get("forced_final", True):
+        if self.p["forced_final"]:
             self._turns += 1
             if self._final_call:
                 if decision.tool_calls:
@@ -133,7 +133,7 @@ class FormalEnv(Environment):
                 answer = decision.message if decision.message is not None else decision.extras.get(DROPPED_MESSAGE)
                 self._final = answer
                 return Reply(request_done=True)
-            if decision.message is None and self._turns >= int(self.p.get("max_tool_iterations", 3)):
+            if decision.message is None and self._turns >= int(self.p["max_tool_iterations"]):
                 reply = await self._act(decision) if decision.tool_calls else Reply()
                 self._final_call = True
                 obs = reply.observation
@@ -214,6 +214,7 @@ class FormalParams(BenchmarkParams):
     data_dir: str | None = None
     reasoning_tool: bool = True
     max_tool_iterations: int = Field(3, ge=0)
+    forced_final: bool = True
     forced_final: bool = True  # upstream agent/math.py: one final call without tools after the tool iterations
     judge_includes_question: bool = False
     strict_verdict: bool = False

@@ -1,4 +1,4 @@
-"""The Formal Reasoning equivalence judge (memoryarena.md §5.2): role `judge`, yes/no verdict.
+"""The Formal Reasoning equivalence judge (docs/memoryarena.md §5.2): role `judge`, yes/no verdict.
 
 Faithful default: the question is NOT shown (upstream passes none, so the prompt reads
 `Question: None`) and the verdict is a substring test for "yes" on the lower-cased reply.

@@ -1,5 +1,5 @@
 """Loading `ZexueHe/memoryarena` task rows: Hugging Face at the pinned revision (sha256-checked)
-or a local directory in the same `<config>/data.jsonl` layout (memoryarena.md §1, §6)."""
+or a local directory in the same `<config>/data.jsonl` layout (docs/memoryarena.md §1, §6)."""
 from __future__ import annotations
 
 import hashlib

@@ -1,4 +1,4 @@
-"""MemoryArena metrics as pure functions (FlowState §4.2 / B.5; memoryarena.md §5).
+"""MemoryArena metrics as pure functions (FlowState §4.2 / B.5; docs/memoryarena.md §5).
 
 Inputs are per-task lists of 0/1 subtask correctness in subtask order. Outputs are percentages.
 Undefined values (no tasks, Acc_1 = 0, K < 2) are None, never a silent 0."""

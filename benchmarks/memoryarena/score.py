@@ -1,4 +1,4 @@
-"""Score MemoryArena travel or shopping predictions against task rows (memoryarena.md §5.1, §5.3).
+"""Score MemoryArena travel or shopping predictions against task rows (docs/memoryarena.md §5.1, §5.3).
 
     python -m benchmarks.memoryarena.score --domain travel --tasks TASKS.jsonl --predictions PRED.jsonl
     python -m benchmarks.memoryarena.score --domain shopping --tasks TASKS.jsonl --predictions PRED.jsonl

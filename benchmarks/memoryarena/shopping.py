@@ -1,4 +1,4 @@
-"""MemoryArena Bundled Web Shopping (memoryarena.md §2.1, §3.1, §4 Shopping, §5.3): a bundle is
+"""MemoryArena Bundled Web Shopping (docs/memoryarena.md §2.1, §3.1, §4 Shopping, §5.3): a bundle is
 a task, each product step a request run as a fresh WebShop episode (split mode) over the offline
 reduced catalogue (`catalogue.py`).
 

@@ -1,4 +1,4 @@
-"""Bundled Web Shopping scoring (memoryarena.md §5.3): the run-time exact-ASIN step match and
+"""Bundled Web Shopping scoring (docs/memoryarena.md §5.3): the run-time exact-ASIN step match and
 upstream's post-hoc soft attribute reward (`compute_reward.py`). Pure functions; fractions.
 
 Which of the two the paper's PS is remains unstated [uncertain]. We report both: `PS` = mean

@@ -1,4 +1,4 @@
-"""A WebShop-style text store over a `Catalogue` (memoryarena.md §3.1; princeton-nlp/WebShop
+"""A WebShop-style text store over a `Catalogue` (docs/memoryarena.md §3.1; princeton-nlp/WebShop
 text mode): pages as visible strings joined by ` [SEP] `, one `search[kw]` or `click[v]` per
 turn, `v` lower-cased and matched against the current page's buttons, ASINs and option values.
 Anything else is a silent no-op (the page stays as it was), as in WebShop."""

@@ -1,4 +1,4 @@
-"""MemoryArena Group Travel Planning (memoryarena.md §2.2, §3.2, §4 Travel, §5.1): a group is a
+"""MemoryArena Group Travel Planning (docs/memoryarena.md §2.2, §3.2, §4 Travel, §5.1): a group is a
 task, each added traveller a request. The base traveller's plan comes first; each traveller's
 plan is the request's answer; at most 30 model calls per traveller (upstream `max_steps`)."""
 from __future__ import annotations

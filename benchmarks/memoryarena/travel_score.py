@@ -1,5 +1,5 @@
 """Group Travel Planning scoring, faithful to upstream `eval.py` / `combination.py`
-(memoryarena.md §5.1, pitfall 1). Pure functions over plain dicts; fractions in [0, 1].
+(docs/memoryarena.md §5.1, pitfall 1). Pure functions over plain dicts; fractions in [0, 1].
 
 Upstream quirks kept by default, each with a switch:
 - `similarity` compares only the first min(len) characters, so a truncated value ("C" vs

@@ -1,4 +1,4 @@
-"""Group Travel Planning tools as pandas queries over the TravelPlanner database (memoryarena.md
+"""Group Travel Planning tools as pandas queries over the TravelPlanner database (docs/memoryarena.md
 §3.2; upstream `tool_schemas.py` + `ToolExecutor`, tables from OSU-NLP-Group/TravelPlanner).
 
 Upstream conventions kept: six tools, all arguments required strings, exact-match filters, tables

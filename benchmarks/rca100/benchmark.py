@@ -1,4 +1,4 @@
-"""RCA-100 as a harness Benchmark (pos-benchmarks.md §2): manifest-ordered cases, one RcaEnv per
+"""RCA-100 as a harness Benchmark (docs/pos-benchmarks.md §2): manifest-ordered cases, one RcaEnv per
 case, joint entity + fault-type accuracy in percent (PoS Table 1 metric, over 103 cases)."""
 from __future__ import annotations
 

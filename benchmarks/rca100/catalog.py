@@ -1,4 +1,4 @@
-"""The closed fault catalog (pos-benchmarks.md §2.4; PoS `benchmarks/RCA100/info.py` order) and
+"""The closed fault catalog (docs/pos-benchmarks.md §2.4; PoS `benchmarks/RCA100/info.py` order) and
 the normalisers the scorer uses (§2.7). Definitions are our own wording: the fallback when upstream
 `benchmarks/RCA100/info.py` (FAULT_TYPES_INFO, loaded at run time by `prompts.task_info`) is unavailable."""
 from __future__ import annotations

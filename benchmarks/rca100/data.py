@@ -1,4 +1,4 @@
-"""RCA-100 case layout (pos-benchmarks.md §2.2, §2.3): where the data lives, which cases to run,
+"""RCA-100 case layout (docs/pos-benchmarks.md §2.2, §2.3): where the data lives, which cases to run,
 the task file, the answer key, and the per-case tables (read lazily with pandas).
 
 Layout under the data root:
@@ -118,7 +118,7 @@ class CaseData:
             df = pd.read_parquet(self.dir / f"{name}.parquet")
             absent = [c for c in COLUMNS[name] if c not in df.columns]
             if absent:
-                raise RcaDataError(f"{self.dir / (name + '.parquet')} lacks columns {absent} (schema: pos-benchmarks.md §2.2)")
+                raise RcaDataError(f"{self.dir / (name + '.parquet')} lacks columns {absent} (schema: docs/pos-benchmarks.md §2.2)")
             self._tables[name] = df
         return self._tables[name]
 

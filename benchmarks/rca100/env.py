@@ -1,4 +1,4 @@
-"""One RCA-100 case as a harness Environment (pos-benchmarks.md §2.5–§2.7).
+"""One RCA-100 case as a harness Environment (docs/pos-benchmarks.md §2.5–§2.7).
 
 - One request: the task JSON plus the fixed notice. Turns: `max_steps` (50) policy turns of at
   most `max_actions_per_turn` (3) tool calls; extras are dropped with a note; every executed

@@ -1,4 +1,4 @@
-"""What every method is told about RCA-100 (pos-benchmarks.md §2.4–§2.6): the policy (role, the
+"""What every method is told about RCA-100 (docs/pos-benchmarks.md §2.4–§2.6): the policy (role, the
 upstream rules and task information — fault catalog, entity standard, diagnostic method,
 submission contract — and this harness's turn limits) and the fixed notice that follows the task.
 

@@ -1,4 +1,4 @@
-"""RCA-100 tool signatures (pos-benchmarks.md §2.5): arguments, defaults and clamped limits,
+"""RCA-100 tool signatures (docs/pos-benchmarks.md §2.5): arguments, defaults and clamped limits,
 the ToolSpecs shown to the agent, and total argument validation (bad input → error text)."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""RCA-100 scoring (pos-benchmarks.md §2.7): joint entity + fault-type accuracy. PoS scores
+"""RCA-100 scoring (docs/pos-benchmarks.md §2.7): joint entity + fault-type accuracy. PoS scores
 against the key's top-level `root_cause_entities` / `root_cause_types` (not the README's
 `raw_ground_truth.fault_type`, which the keys lack)."""
 from __future__ import annotations

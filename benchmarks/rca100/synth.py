@@ -1,4 +1,4 @@
-"""Synthetic RCA-100 fixture (pos-benchmarks.md §2.8): three tiny invented incidents in the exact
+"""Synthetic RCA-100 fixture (docs/pos-benchmarks.md §2.8): three tiny invented incidents in the exact
 §2.2 layout and dtypes, generated deterministically from code (no RCA-100 data). Every value is
 made up. `write_fixture(root)` writes the layout; `fixture_root()` materialises it once per
 source version under the temp folder (so the loader reads real parquet files).

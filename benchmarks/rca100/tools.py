@@ -1,4 +1,4 @@
-"""RCA-100 read-only tools over one case's tables (pos-benchmarks.md §2.5). Each tool returns a
+"""RCA-100 read-only tools over one case's tables (docs/pos-benchmarks.md §2.5). Each tool returns a
 JSON-able dict; unknown entities/metrics return {"error": …, "hints": […]}. Limits arrive
 clamped (`schema.validate`). Times print in Asia/Shanghai."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """τ³-bench (tau2-bench v1.0.1 @ fc0055d) Airline and Retail, carried natively (the official
-package needs Python ≥ 3.12 and is not on PyPI). Spec: ../shared/docs/spec/tau-bench.md.
+package needs Python ≥ 3.12 and is not on PyPI). Spec: docs/tau-bench.md.
 
 Modules, by role:
 - `data`        pinned files: local dir / $TAU2_DATA_DIR / download, sha256-checked; splits

@@ -1,4 +1,4 @@
-"""Airline tools (tau-bench.md §5; upstream `src/tau2/domains/airline/tools.py`): names,
+"""Airline tools (docs/tau-bench.md §5; upstream `src/tau2/domains/airline/tools.py`): names,
 signatures, checks, error texts, DB mutations and quirks as upstream (no refund on cancel,
 certificate removal, cabin-change repricing, `+1` arrival dates, assignment without coercion)."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Airline record shapes: pydantic models for the objects upstream *constructs* (so values are
 coerced and validated as there), and model-ordered views of stored records for tool output
-(tau-bench.md §4, §5; upstream `src/tau2/domains/airline/data_model.py`)."""
+(docs/tau-bench.md §4, §5; upstream `src/tau2/domains/airline/data_model.py`)."""
 from __future__ import annotations
 
 from typing import Any, Literal

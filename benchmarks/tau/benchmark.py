@@ -1,4 +1,4 @@
-"""τ³-bench Airline / Retail as a harness `Benchmark` (tau-bench.md; FlowState §10, §11.2)."""
+"""τ³-bench Airline / Retail as a harness `Benchmark` (docs/tau-bench.md; FlowState §10, §11.2)."""
 from __future__ import annotations
 
 from typing import Any, Literal

@@ -1,6 +1,6 @@
 """Loading τ³-bench (tau2-bench v1.0.1) domain data: a local data directory in the upstream
 `data/` layout (`tau2/domains/<domain>/...`, `tau2/user_simulator/...`), or a download from the
-pinned upstream commit; every file is sha256-checked (tau-bench.md §1)."""
+pinned upstream commit; every file is sha256-checked (docs/tau-bench.md §1)."""
 from __future__ import annotations
 
 import hashlib
@@ -17,7 +17,7 @@ URL = "https://raw.githubusercontent.com/sierra-research/tau2-bench/{commit}/dat
 ENV_VAR = "TAU2_DATA_DIR"
 DOMAINS = ("airline", "retail")
 SPLITS = ("base", "train", "test")
-# sha256 of the pinned files (tau-bench.md §1; ../shared/data/tau2/SHA256SUMS).
+# sha256 of the pinned files (docs/tau-bench.md §1; ../shared/data/tau2/SHA256SUMS).
 SHA256 = {
     "tau2/domains/airline/db.json": "1af9fea6e03ca7ca15a22bb3fcaf3e351393e3fc9070b6777947da8996f7531b",
     "tau2/domains/airline/policy.md": "10dc0525421521208be39cee235bba84a16e2bcba9899eb93d92cd81d2f62fc4",

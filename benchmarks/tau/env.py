@@ -1,4 +1,4 @@
-"""One τ³ episode mapped onto the harness contract (tau-bench.md §3; upstream
+"""One τ³ episode mapped onto the harness contract (docs/tau-bench.md §3; upstream
 `src/tau2/orchestrator/orchestrator.py`). The agent's `Decision.message` goes to the simulated
 user, whose reply comes back as `Observation(user_message=...)`; tool calls go to the domain
 tools. Steps, errors and termination reasons are counted as upstream; scoring is §7."""

@@ -1,4 +1,4 @@
-"""τ³ evaluation (tau-bench.md §7; upstream `src/tau2/evaluator/*.py`): DB check by replay,
+"""τ³ evaluation (docs/tau-bench.md §7; upstream `src/tau2/evaluator/*.py`): DB check by replay,
 COMMUNICATE, ACTION matching, reward = product over `reward_basis`. The NL_ASSERTION judge lives
 in `judge.py`. Trajectories are lists of plain messages:
 `{"role": "assistant", "content": str|None, "tool_calls": [{"id","name","arguments"}]|None}`,

@@ -1,4 +1,4 @@
-"""NL_ASSERTION judge (tau-bench.md §7.3; upstream `evaluator_nl_assertions.py`): one call with
+"""NL_ASSERTION judge (docs/tau-bench.md §7.3; upstream `evaluator_nl_assertions.py`): one call with
 role `judge` grading each expected outcome against the transcript; JSON reply."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""τ³ aggregate metrics as pure functions (tau-bench.md §7.5, §10; FlowState §11.2):
+"""τ³ aggregate metrics as pure functions (docs/tau-bench.md §7.5, §10; FlowState §11.2):
 pass^k, success (Pass^1), DB accuracy and reference-action accuracy, all in percent."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Gold replay: run each task's gold actions on a fresh environment and print one JSON line per
-task with every output and the final normalized DB hash (tau-bench.md §9).
+task with every output and the final normalized DB hash (docs/tau-bench.md §9).
 
     python -m benchmarks.tau.replay --domain airline --data-dir ../shared/data/tau2 --split base
 """

@@ -1,4 +1,4 @@
-"""Retail tools (tau-bench.md §6; upstream `src/tau2/domains/retail/tools.py`): names,
+"""Retail tools (docs/tau-bench.md §6; upstream `src/tau2/domains/retail/tools.py`): names,
 signatures, checks, error texts, DB mutations and quirks as upstream (unrounded item-change
 amounts, the multi-item price/options bug of `modify_pending_order_items`, no refunds recorded
 for returns/exchanges)."""
@@ -224,7 +224,7 @@ class RetailTools(Toolkit):
         for item_id, new_id in zip(item_ids, new_item_ids):
             item = self._first_item(order, item_id)
             item["item_id"] = new_id
-            # Upstream bug (reproduced, tau-bench.md §6): every modified item takes the price and options of the
+            # Upstream bug (reproduced, docs/tau-bench.md §6): every modified item takes the price and options of the
             # LAST validated new variant; the gold DBs of retail tasks 20, 21, 36, 37, 100 depend on it.
             item["price"] = variant["price"]
             item["options"] = variant["options"]

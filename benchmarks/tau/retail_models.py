@@ -1,5 +1,5 @@
 """Retail record shapes: pydantic models for constructed objects (coercion and validation as
-upstream) and model-ordered views for tool output (tau-bench.md §4, §6; upstream
+upstream) and model-ordered views for tool output (docs/tau-bench.md §4, §6; upstream
 `src/tau2/domains/retail/data_model.py`)."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Tool machinery shared by the τ³ domains: the tool decorator (type + OpenAI schema), dispatch
 without argument validation, output serialization, hashing, and the two shared tools
-(tau-bench.md §4, upstream `src/tau2/environment/{toolkit,environment}.py`)."""
+(docs/tau-bench.md §4, upstream `src/tau2/environment/{toolkit,environment}.py`)."""
 from __future__ import annotations
 
 import ast

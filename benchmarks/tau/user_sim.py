@@ -1,4 +1,4 @@
-"""The simulated user (tau-bench.md §3; upstream `src/tau2/user/user_simulator.py`): an LLM
+"""The simulated user (docs/tau-bench.md §3; upstream `src/tau2/user/user_simulator.py`): an LLM
 (backbone role `user_sim`) prompted with the simulation guidelines and the task's scenario, seeing
 the dialogue with roles flipped; plus the scripted user used by offline tests."""
 from __future__ import annotations

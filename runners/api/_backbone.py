@@ -76,7 +76,7 @@ class BackboneError(Exception):
         self.fatal = fatal  # fatal = configuration problem (401, 404, quota): stop the sweep
         self.retries = retries or []
         # The prompt exceeds the model's context window: a method that can shorten its context
-        # (Full Context drops its oldest steps, baselines.md §1) may catch this and retry.
+        # (Full Context drops its oldest steps, docs/baselines.md §1) may catch this and retry.
         self.context_overflow = context_overflow
 
 

@@ -31,7 +31,7 @@ def step_overheads(method: str) -> list[float]:
 
     from runners.config import CONF_DIR, validate
     from runners.progress import Progress
-    from runners.run import BackbonePool, run_cell
+    from runners.run import BackbonePool, prepare_cell, run_cell
     from runners.store import read_jsonl
 
     load = lambda g, n: yaml.safe_load((CONF_DIR / g / f"{n}.yaml").read_text())  # noqa: E731
@@ -40,7 +40,7 @@ def step_overheads(method: str) -> list[float]:
     with tempfile.TemporaryDirectory() as out:
         cfg = validate({"method": load("method", method), "backbone": load("backbone", "scripted"), "benchmark": bench,
                         "runner": {**load("runner", "default"), "output_dir": out, "display": "none", "concurrency": 1}})
-        asyncio.run(run_cell(cfg, Path(out), BackbonePool(None), Progress("none")))
+        asyncio.run(run_cell(prepare_cell(cfg), Path(out), BackbonePool(None), Progress("none")))
         recs, _ = read_jsonl(Path(out) / cfg.cell_name / "episodes.jsonl")
     return [s["overhead_s"] for r in recs for q in r["requests"] for s in q["steps"]]
 

@@ -1,6 +1,6 @@
 """What each memory costs beyond its tokens, on this machine (medians, milliseconds).
 
-1. BM25 (baselines.md §2): retrieval latency at 100, 1,000 and 10,000 stored pieces, and the
+1. BM25 (docs/baselines.md §2): retrieval latency at 100, 1,000 and 10,000 stored pieces, and the
    rebuild-on-add cost at each size (upstream rebuilds the whole index on every add).
 2. ReasoningBank (§3.2): retrieval latency at the same sizes — embed the instruction-wrapped query
    with local MiniLM, cosine against every record, top 5. The stored records carry random unit

@@ -1,4 +1,4 @@
-"""ALFWorld loader: selection rule, task types, manifest checksums (alfworld.md §2, §6)."""
+"""ALFWorld loader: selection rule, task types, manifest checksums (docs/alfworld.md §2, §6)."""
 from __future__ import annotations
 
 import json

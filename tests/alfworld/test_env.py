@@ -1,5 +1,5 @@
 """ALFWorld through the real TextWorld engine: walkthrough replay, the exact-match rule, the
-budget, ReAct clean-ups on live text, and full scripted episodes (alfworld.md §3, §6)."""
+budget, ReAct clean-ups on live text, and full scripted episodes (docs/alfworld.md §3, §6)."""
 from __future__ import annotations
 
 import asyncio

@@ -1,5 +1,5 @@
 """Pure ALFWorld text rules: ReAct clean-ups, exact command matching, the put-syntax patch.
-None of these need the engine (alfworld.md §3.2, §4.1, §4.3)."""
+None of these need the engine (docs/alfworld.md §3.2, §4.1, §4.3)."""
 from __future__ import annotations
 
 import json

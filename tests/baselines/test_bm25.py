@@ -1,4 +1,4 @@
-"""BM25 memory (baselines.md §2): tokenizer, score identity with rank_bm25, retrieval rules,
+"""BM25 memory (docs/baselines.md §2): tokenizer, score identity with rank_bm25, retrieval rules,
 chunking, and what the BM25 method stores, retrieves and puts in the prompt."""
 import random
 

@@ -1,4 +1,4 @@
-"""Mem0 via mem0ai 1.0.11 (baselines.md §4): the classic fact extraction + ADD/UPDATE/DELETE
+"""Mem0 via mem0ai 1.0.11 (docs/baselines.md §4): the classic fact extraction + ADD/UPDATE/DELETE
 algorithm with real MiniLM embeddings and a real FAISS store, its LLM calls routed through the
 harness backbone (role "memory"), all with no network beyond loopback. Skips without the extra."""
 import json

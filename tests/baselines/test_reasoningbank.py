@@ -1,4 +1,4 @@
-"""ReasoningBank (baselines.md §3): judge and extraction calls, the success/failure label
+"""ReasoningBank (docs/baselines.md §3): judge and extraction calls, the success/failure label
 direction, record storage, embedding retrieval and injection. The hashing embedder is used where
 only word overlap matters; one test uses real MiniLM when the extra is installed."""
 import ast

@@ -1,4 +1,4 @@
-"""ZipAct and ZipAct+BM25 (baselines.md §5–6): state parsing, init/update/act calls, the
+"""ZipAct and ZipAct+BM25 (docs/baselines.md §5–6): state parsing, init/update/act calls, the
 code-side attempted_actions bookkeeping, parse failures, cross-request handling, prompt layout."""
 import json
 

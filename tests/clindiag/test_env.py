@@ -1,4 +1,4 @@
-"""The ClinDiag protocol (pos-benchmarks.md §3.5, §3.6): tools and provider on the fixture and on
+"""The ClinDiag protocol (docs/pos-benchmarks.md §3.5, §3.6): tools and provider on the fixture and on
 the real shared cases, bad inputs as error observations, submission, judge and metrics."""
 from __future__ import annotations
 

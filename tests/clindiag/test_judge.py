@@ -1,4 +1,4 @@
-"""ClinDiag judge (pos-benchmarks.md §3.6): the scripted verdict on hand-made cases, verdict
+"""ClinDiag judge (docs/pos-benchmarks.md §3.6): the scripted verdict on hand-made cases, verdict
 parsing, and the LLM judge's retries."""
 from __future__ import annotations
 

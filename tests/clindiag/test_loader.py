@@ -1,5 +1,5 @@
 """ClinDiag loader: the fictional fixture (7-file and PoS 4-file layouts), the real shared
-cases (skipped when absent), manifests and clear errors (pos-benchmarks.md §3.2–§3.4)."""
+cases (skipped when absent), manifests and clear errors (docs/pos-benchmarks.md §3.2–§3.4)."""
 from __future__ import annotations
 
 import json

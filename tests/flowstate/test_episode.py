@@ -1,5 +1,5 @@
 """End to end through `runners.episode.Episode` with the scripted backbone on the MemoryArena
-Formal Reasoning fixture (spec §5): all three methods, and a task whose second subtask can only be
+Formal Reasoning fixture (docs/flowstate.md §5): all three methods, and a task whose second subtask can only be
 answered from an earlier request's state disclosed through PSA."""
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Property tests (hypothesis): random proposed deltas and access requests over several requests
-keep the invariants of spec §1, §3, §4, §6."""
+keep the invariants of docs/flowstate.md §1, §3, §4, §6."""
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st

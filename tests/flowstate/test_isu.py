@@ -1,4 +1,4 @@
-"""ISU execution rules of App. B.4 (spec §3): each rule with a rejected and a passing case."""
+"""ISU execution rules of App. B.4 (docs/flowstate.md §3): each rule with a rejected and a passing case."""
 from __future__ import annotations
 
 from flowstate.repository import ActiveState, RawObs
@@ -100,7 +100,7 @@ def test_remove_drops_refs_to_removed_node():
 
 
 def test_refs_to_ids_added_later_in_same_delta():
-    # spec §3 [harness choice]: refs to ids added in the same delta are allowed, whatever their order
+    # docs/flowstate.md §3 [harness choice]: refs to ids added in the same delta are allowed, whatever their order
     repo, s = fresh()
     valid, rej = apply(s, repo, add("plan", "judgement", refs=[{"rel": "derives", "state_id": "fact"}]), add("fact"))
     assert [v.state_id for v in valid] == ["plan", "fact"] and not rej

@@ -1,4 +1,4 @@
-"""The FlowState method loop (spec §2, §5, §6, §7) driven with a queue backbone: message layout,
+"""The FlowState method loop (docs/flowstate.md §2, §5, §6, §7) driven with a queue backbone: message layout,
 raw ids, resampling, request boundaries, user turns, ablations."""
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def test_resample_then_no_op():
     d1, log1, d2, log2 = run(go())
     assert d1.message == "ok" and log1["attempts"] == 3 and {e["kind"] for e in log1["protocol_errors"]} == {"empty", "malformed"}
     assert d2.is_empty and log2["no_op"] and log2["attempts"] == 4  # max_resamples=3
-    assert [e["kind"] for e in log2["protocol_errors"]] == ["empty"] * 4  # typed error per all-empty attempt (spec §2.2)
+    assert [e["kind"] for e in log2["protocol_errors"]] == ["empty"] * 4  # typed error per all-empty attempt (docs/flowstate.md §2.2)
     # re-samples use attempts 0..3 (the episode's RecordingBackbone makes repeats of a prompt fresh draws)
     assert [a for r, a, _ in bb.prompts[-4:]] == [0, 1, 2, 3] and all(r == "agent" for r, _, _ in bb.prompts)
 
@@ -197,7 +197,7 @@ def test_no_psa_shows_all_history_and_no_index():
     log = run(go())
     sys_msg, user = bb.prompts[-1][2]
     assert "<state_focus>" not in sys_msg["content"] and "Historical State Index" not in user["content"]
-    assert "Historical State Index" not in sys_msg["content"] and "state_focus" not in sys_msg["content"]  # PSA rules dropped (spec §7)
+    assert "Historical State Index" not in sys_msg["content"] and "state_focus" not in sys_msg["content"]  # PSA rules dropped (docs/flowstate.md §7)
     assert '"secret": 1' in user["content"] and log["active_state_nodes"] == 1
     assert log["access"]["requested"] == [] and "read-only" in log["delta_rejected"][0]["reason"]
 

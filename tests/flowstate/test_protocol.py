@@ -1,4 +1,4 @@
-"""The four-block protocol (spec §2.2): total parse, typed errors, render → parse round-trip."""
+"""The four-block protocol (docs/flowstate.md §2.2): total parse, typed errors, render → parse round-trip."""
 from __future__ import annotations
 
 import json
@@ -37,14 +37,14 @@ def test_typed_errors():
     out = P.parse('<state_focus>[]</state_focus><state_delta>[3]</state_delta><tool_calls>[{"name": "t", "arguments": {}}]</tool_calls><assistant_message>{"content": "x"}</assistant_message>')
     assert out.decision.message is None and len(out.decision.tool_calls) == 1
     assert {"violation", "bad_field"} <= {e.kind for e in out.errors}
-    # spec §2.2: the dropped message is logged with the violation, not lost
+    # docs/flowstate.md §2.2: the dropped message is logged with the violation, not lost
     assert [e.detail for e in out.errors if e.kind == "violation"][0].endswith('dropped: "x"')
 
 
 def test_nonempty_rule():
     empty = P.parse(P.render(Decision(extras={"state_focus": [], "state_delta": []})))
     assert not FlowStateProtocol.nonempty(empty)
-    # spec §2.2: all-empty output is a typed protocol error (kept in the log when the step ends a no-op)
+    # docs/flowstate.md §2.2: all-empty output is a typed protocol error (kept in the log when the step ends a no-op)
     assert [e.kind for e in empty.errors] == ["empty"]
     for variant in VARIANTS[1:]:
         assert [e.kind for e in variant.parse(variant.render(Decision(extras={"state_focus": [], "state_delta": []}))).errors] == ["empty"]

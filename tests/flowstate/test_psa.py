@@ -1,4 +1,4 @@
-"""PSA (spec §4): eq. 5 access validation against S_{k,t}, Disclose semantics."""
+"""PSA (docs/flowstate.md §4): eq. 5 access validation against S_{k,t}, Disclose semantics."""
 from __future__ import annotations
 
 from flowstate.psa import disclose, validate_access
@@ -72,3 +72,16 @@ def test_incoming_relations_switch():
     assert s.render(repo)[0]["related_states"] == [{"state_id": "obs-1-1-0", "rel": "supports"}]
     inc = s.render(repo, incoming=True)[0]["related_states"]
     assert {"state_id": "h_plan", "rel": "derives", "direction": "incoming"} in inc
+
+
+def test_eq5_rejects_raw_ids_no_active_node_references():
+    """ToolRefs(S_{k,t}) holds only raw ids some Active State node cites: a raw result sitting in
+    the current request's pool, one that was never stored, or one only a non-raw ref names, is rejected."""
+    repo, idx, s = setup()
+    s.raw_pool["obs-2-1-0"] = RawObs(state_id="obs-2-1-0", name="t", content="uncited")
+    s.raw_pool["obs-2-1-1"] = RawObs(state_id="obs-2-1-1", name="t", content="cited")
+    apply(s, repo, add("c", refs=[{"rel": "supports", "state_id": "obs-2-1-1"}]))
+    apply(s, repo, add("d", refs=[{"rel": "derives", "state_id": "c"}]))  # a state ref, not a raw result
+    res = validate_access(["obs-2-1-0", "obs-2-1-1", "obs-1-1-1", "obs-1-1-0", "c"], idx, s, repo)
+    assert res.granted == ["obs-2-1-1"]
+    assert [r["state_id"] for r in res.rejected] == ["obs-2-1-0", "obs-1-1-1", "obs-1-1-0", "c"]

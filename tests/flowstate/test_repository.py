@@ -1,4 +1,4 @@
-"""Persist and Index at request end (eq. 4; spec §1.4, §6)."""
+"""Persist and Index at request end (eq. 4; docs/flowstate.md §1.4, §6)."""
 from __future__ import annotations
 
 import pytest

@@ -50,3 +50,9 @@ def test_rising_curve_gives_negative_dr():
     assert r == {1: 100.0, 2: 200.0}
     assert M.decline_rate(r) == pytest.approx(-100.0)
     assert math.isclose(M.nauc(r), 150.0)
+
+
+def test_depth_metrics_defined_from_two_depths():
+    out = M.depth_metrics([[1, 1], [1, 0]])  # Acc = {1: 100, 2: 50} → R = {1: 100, 2: 50}
+    assert out["K"] == 2 and out["Acc_2"] == 50.0
+    assert out["nAUC"] == pytest.approx(75.0) and out["DR"] == pytest.approx(50.0)

@@ -1,4 +1,4 @@
-"""Shopping scorers (memoryarena.md §5.3) on hand-computed cases."""
+"""Shopping scorers (docs/memoryarena.md §5.3) on hand-computed cases."""
 import pytest
 
 from benchmarks.memoryarena import shopping_score as S

@@ -1,4 +1,4 @@
-"""Group Travel Planning environment and benchmark (memoryarena.md §3.2, §4 Travel, §5.1)."""
+"""Group Travel Planning environment and benchmark (docs/memoryarena.md §3.2, §4 Travel, §5.1)."""
 import asyncio
 import json
 

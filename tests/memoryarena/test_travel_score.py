@@ -1,4 +1,4 @@
-"""Travel scorer (memoryarena.md §5.1) on hand-computed cases, upstream quirks included."""
+"""Travel scorer (docs/memoryarena.md §5.1) on hand-computed cases, upstream quirks included."""
 import copy
 import json
 
@@ -128,3 +128,9 @@ def test_an_unparsed_plan_fails_the_group_but_an_absent_traveller_is_skipped():
     # upstream eval.py: PS and sPS also count only persons present in the submission
     assert S.aggregate([absent])["PS_persons"] == 1.0 and S.aggregate([absent])["sPS"] == 1.0
     assert S.aggregate([absent], sr_missing="fail")["PS_persons"] == pytest.approx(2 / 3)
+
+
+def test_sps_is_averaged_per_group_not_pooled_over_persons():
+    p = lambda passed, slots: {"submitted": True, "full_pass": False, "constraint_slots": slots, "constraint_passed": passed}  # noqa: E731
+    out = S.aggregate([[p(2, 2), p(2, 2), p(2, 2)], [p(1, 4)]])
+    assert out["sPS"] == pytest.approx((1.0 + 0.25) / 2)  # pooled over persons would be (3 + 0.25) / 4

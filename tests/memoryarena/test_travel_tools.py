@@ -1,4 +1,4 @@
-"""Travel tools (memoryarena.md §3.2) on the shared TravelPlanner database and on our own fixtures."""
+"""Travel tools (docs/memoryarena.md §3.2) on the shared TravelPlanner database and on our own fixtures."""
 import pytest
 
 from benchmarks.memoryarena.loader import FIXTURES

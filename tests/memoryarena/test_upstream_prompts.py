@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from benchmarks.memoryarena.formal import MATH_AGENT, FormalEnv, FormalReasoning, formal_prompts
+from benchmarks.memoryarena.formal import MATH_AGENT, FormalEnv, FormalReasoning, formal_prompts, FormalParams
 from benchmarks.memoryarena.judge import MATH_ENV, judge_messages
 from runners.api import EpisodeContext, TaskSpec
 from runners.upstream import TextSources, file_text
@@ -68,7 +68,7 @@ def test_offline_the_formal_benchmark_records_paraphrase(monkeypatch, tmp_path):
     monkeypatch.setenv("HARNESS_UPSTREAM_DIR", str(tmp_path))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     env = FormalEnv(TaskSpec(task_id="t", payload={"backgrounds": [""], "questions": ["q"], "answers": ["a"]}),
-                    EpisodeContext(), {**FormalReasoning.Params(config="formal_reasoning_math").model_dump(), "name": "memoryarena_math"})
+                    EpisodeContext(), {"name": "memoryarena_math", **FormalParams(config="formal_reasoning_math").model_dump()})
     assert "BACKGROUND" in env.view().policy
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     assert set(bench.notes()["text_sources"]["paraphrased"]) == {"policy", "reasoning_tool.spec", "reasoning_tool.system",

@@ -9,7 +9,7 @@ from runners.api import (Backbone, Completion, Decision, Environment, Message, O
                          RequestOutcome, TaskView, ToolCall, ToolSpec, Usage)
 
 LOOK = ToolSpec(name="act", description="do one household command", parameters={"type": "object", "properties": {"command": {"type": "string"}}})
-TASK = TaskView(task_id="toy-1", benchmark="toy", policy="Act in the room.", tools=[LOOK], kind="alfworld")
+TASK = TaskView(task_id="toy-1", benchmark="toy", policy="Act in the room.", tools=[LOOK])  # no kind: no kind_overrides apply
 
 
 def act(command: str) -> Decision:

@@ -1,5 +1,5 @@
 """Belief records, delta application, gap equivalence/stabilisation/identity, frontier selection
-and the two subgraph projections (spec §1, §3, §4, §7)."""
+and the two subgraph projections (docs/pos.md §1, §3, §4, §7)."""
 from __future__ import annotations
 
 import pytest

@@ -1,6 +1,6 @@
 """Whole episodes through `runners.episode.Episode` with the scripted backbone: the four PoS
 configs on the MemoryArena fixture, and a looping room where PoS must diagnose a trap and
-recover (spec §7–§10)."""
+recover (docs/pos.md §7–§10)."""
 from __future__ import annotations
 
 from runners.config import group_config

@@ -1,4 +1,4 @@
-"""Progress health (spec §7–8) on hand-computed windows, and the `python -m pos.health` command."""
+"""Progress health (docs/pos.md §7–8) on hand-computed windows, and the `python -m pos.health` command."""
 from __future__ import annotations
 
 import json
@@ -205,3 +205,12 @@ def test_empty_projection_is_used_and_missing_projection_means_full_world():
     assert detect(empty).recurrence == 1.0  # empty projections are all equal
     missing = [{k: v for k, v in snap(1, world_ids=(f"w{i}",)).items() if k != "active_gap_world"} for i in range(8)]
     assert detect(missing).recurrence == 0.0  # no Active Gap ⇒ full worlds, all different
+
+
+def test_trapped_at_exactly_the_health_threshold():
+    from pos.health import HealthReport
+
+    at = HealthReport(window_ready=True, health_score=0.25, health_threshold=0.25)
+    assert at.trapped  # H <= 0.25 (PoS §8), boundary included
+    assert not HealthReport(window_ready=True, health_score=0.2501, health_threshold=0.25).trapped
+    assert not HealthReport(window_ready=False, health_score=0.0).trapped

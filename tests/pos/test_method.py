@@ -1,5 +1,5 @@
 """PoS lifecycle details: initialisation audit and repair, gap identities and frontier episodes
-across updates, diagnostic-mode progress, multi-request world carry-over (spec §2, §3, §6)."""
+across updates, diagnostic-mode progress, multi-request world carry-over (docs/pos.md §2, §3, §6)."""
 from __future__ import annotations
 
 import asyncio
@@ -138,18 +138,18 @@ def test_multi_action_turn_gets_one_update_per_action():
 # ----------------------------------------------------------------------------- §11 sampling, §4 forced submission
 def test_sampling_per_role_follows_the_released_configs():
     """§11: temperature 0 for every role; policy max 512 tokens on ALFWorld and 4096 elsewhere; belief
-    model 4096; Sentinel 512 on ALFWorld/LOCA and 4096 on RCA-100/ClinDiag (merged per benchmark)."""
+    model 4096; Sentinel 512 on ALFWorld/LOCA and 4096 on RCA-100/ClinDiag (merged per task kind)."""
     import yaml
     from pathlib import Path
 
     params = yaml.safe_load((Path(__file__).resolve().parents[2] / "conf/method/pos.yaml").read_text())["params"]
-    expect = {"alfworld": (512, 4096, 512), "loca_8k": (4096, 4096, 512), "rca100": (4096, 4096, 4096), "clindiag": (4096, 4096, 4096)}
-    for bench, (agent, state, sentinel) in expect.items():
+    expect = {"alfworld": (512, 4096, 512), "loca": (4096, 4096, 512), "rca": (4096, 4096, 4096), "clindiag": (4096, 4096, 4096)}
+    for kind, (agent, state, sentinel) in expect.items():
         bb = QueueBackbone({"pos-init": [init()], "pos-policy": [act("look"), act("look")]})
 
         async def go() -> None:
             m = PoS(bb, **params)
-            await m.begin_task(TASK.model_copy(update={"benchmark": bench}))
+            await m.begin_task(TASK.model_copy(update={"kind": kind}))
             await m.begin_request(Request(index=0, request_id="toy-1/q1", text="Find the key."))
             await m.step(Observation(note=FIRST))
             await m.step(Observation(note="Nothing happens."))
@@ -158,7 +158,7 @@ def test_sampling_per_role_follows_the_released_configs():
         want = {"agent": agent, "state": state, "sentinel": sentinel}
         assert {role for role, _ in seen} == {"agent", "state", "sentinel"}
         for (role, p), s in seen.items():
-            assert s == {"temperature": 0, "max_completion_tokens": want[role], "response_format": {"type": "json_object"}}, (bench, role, p, s)
+            assert s == {"temperature": 0, "max_completion_tokens": want[role], "response_format": {"type": "json_object"}}, (kind, role, p, s)
 
 
 def test_forced_submission_directive_on_the_last_turn_only():

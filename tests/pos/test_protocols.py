@@ -1,4 +1,4 @@
-"""PoS protocols: exact key sets, total parsing, and the scripted `render` contract (spec §2.5)."""
+"""PoS protocols: exact key sets, total parsing, and the scripted `render` contract (docs/pos.md §2.5)."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Recovery composition and target choice (spec §9) and config overrides (§11)."""
+"""Recovery composition and target choice (docs/pos.md §9) and config overrides (§11)."""
 from __future__ import annotations
 
 import json
@@ -66,11 +66,11 @@ def test_build_directive_needs_dimension_and_active_gap():
                            snapshots=[], projections=[], transitions=win, action_count=5, cfg=RecoveryConfig(), epsilon=0.15) is None
 
 
-def test_benchmark_overrides_and_bad_modes():
-    cfg = PosConfig(benchmark_overrides={"loca*": {"sentinel": {"global_audit_every_steps": 32}}, "rca*": {"task_mode": "diagnostic"}})
-    assert cfg.for_benchmark("loca_8k").sentinel.global_audit_every_steps == 32
-    assert cfg.for_benchmark("loca_8k").sentinel.recent_transition_count == 4  # deep merge keeps siblings
-    assert cfg.for_benchmark("rca100").task_mode == "diagnostic" and cfg.for_benchmark("alfworld").task_mode == "execution"
+def test_kind_overrides_and_bad_modes():
+    cfg = PosConfig(kind_overrides={"loca": {"sentinel": {"global_audit_every_steps": 32}}, "rca": {"task_mode": "diagnostic"}})
+    assert cfg.for_kind("loca").sentinel.global_audit_every_steps == 32
+    assert cfg.for_kind("loca").sentinel.recent_transition_count == 4  # deep merge keeps siblings
+    assert cfg.for_kind("rca").task_mode == "diagnostic" and cfg.for_kind("alfworld").task_mode == "execution"
     with pytest.raises(ValueError, match="recovery.mode"):
         RecoveryConfig(mode="clever")
     json.dumps(cfg.model_dump())

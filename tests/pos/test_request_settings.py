@@ -16,7 +16,7 @@ from pos.protocols import AuditProtocol, BeliefTextProtocol, DeltaProtocol, Init
 from runners.backbones.openai import OpenAIBackbone, build_openai_backbone
 from runners.episode import Episode
 from tests.fake_openai import FakeOpenAI
-from tests.pos.helpers import LoopEnv, act
+from tests.pos.helpers import TASK, LoopEnv, act
 
 REPO = Path(__file__).resolve().parents[2]
 CALLS = [(INIT_SYSTEM, "init", InitProtocol), (DELTA_SYSTEM, "delta", DeltaProtocol), (AUDIT_SYSTEM, "audit", AuditProtocol),
@@ -36,14 +36,16 @@ def responder(body: dict[str, Any]) -> str:
     return PolicyProtocol().render(act("look"))
 
 
-def _run(params_over: dict[str, Any] | None = None) -> tuple[FakeOpenAI, Any]:
+def _run(params_over: dict[str, Any] | None = None, kind: str = "") -> tuple[FakeOpenAI, Any]:
     cfg = yaml.safe_load((REPO / "conf/backbone/qwen3_7_plus.yaml").read_text())
     mparams = yaml.safe_load((REPO / "conf/method/pos.yaml").read_text())["params"] | (params_over or {})
     with FakeOpenAI(responder=responder) as srv:
         backbone = build_openai_backbone(cfg, env={"QWEN_BASE_URL": srv.base_url, "QWEN_API_KEY": "k"})
         assert isinstance(backbone, OpenAIBackbone)
         ep = Episode(backbone, cell="pos", task_id="toy-1")
-        rec = asyncio.run(ep.run(LoopEnv(budget=3), PoS(ep.agent, **mparams)))
+        env = LoopEnv(budget=3)
+        env.view = lambda: TASK.model_copy(update={"kind": kind})  # type: ignore[method-assign]
+        rec = asyncio.run(ep.run(env, PoS(ep.agent, **mparams)))
         asyncio.run(backbone.aclose())
     return srv, rec
 
@@ -62,10 +64,8 @@ def test_request_body_carries_each_roles_settings():
             assert b["response_format"] == {"type": "json_object"}  # every role, the policy included, as upstream
 
 
-def test_benchmark_override_keeps_json_mode_and_sets_the_roles_limit():
-    mparams = yaml.safe_load((REPO / "conf/method/pos.yaml").read_text())["params"]
-    over = {"benchmark_overrides": {"toy": mparams["benchmark_overrides"]["alfworld*"]}}
-    srv, rec = _run(over)
+def test_kind_override_keeps_json_mode_and_sets_the_roles_limit():
+    srv, rec = _run(kind="alfworld")  # pos.yaml's kind_overrides.alfworld
     assert rec.status == "ok", rec.error
     audits = [b for b in srv.bodies if kind_of(b) == "audit"]
     policy = [b for b in srv.bodies if kind_of(b) == "policy"]

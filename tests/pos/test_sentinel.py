@@ -1,4 +1,4 @@
-"""Belief Sentinel and the audited update pipeline (spec §5, §6), driven through `PoS.step`
+"""Belief Sentinel and the audited update pipeline (docs/pos.md §5, §6), driven through `PoS.step`
 with a queue backbone: caught-and-repaired contradictions, ungrounded issues, rejections that
 keep the last valid belief, malformed replies recorded as protocol errors."""
 from __future__ import annotations

@@ -47,11 +47,11 @@ def view(benchmark: str = "alfworld") -> TaskView:
                     tools=[ToolSpec(name="act", description="play a command")], kind="alfworld", step_budget=50)
 
 
-def drive(method, observations: list[str], *, benchmark: str = "alfworld", query: str = "Your task is to: put a key in the drawer."):
+def drive(method, observations: list[str], *, benchmark: str = "alfworld", kind: str = "alfworld", query: str = "Your task is to: put a key in the drawer."):
     """begin_task, begin_request, then one step per observation ('' = empty first observation);
     returns the decisions."""
     async def go():
-        await method.begin_task(view(benchmark))
+        await method.begin_task(view(benchmark).model_copy(update={"kind": kind}))
         await method.begin_request(Request(index=0, request_id="t0/q1", text=query))
         out = []
         for o in observations:

@@ -62,8 +62,8 @@ def test_max_rounds_stops_without_calls():
 def test_completion_needs_submission_on_diagnostic_benchmarks():
     done = lambda i: {"remaining_work": "", "next_step": "x", "done_criterion": "y", "task_complete": True}  # noqa: E731
     bb = FnBackbone(scripted([act("a")], manager=done))
-    m = LongHorizonHarness(bb, benchmark_overrides={"rca*": {"complete_requires_submission": True}})
-    drive(m, [""], benchmark="rca100")
+    m = LongHorizonHarness(bb, kind_overrides={"rca": {"complete_requires_submission": True}})
+    drive(m, [""], benchmark="rca100", kind="rca")
     assert m.step_log()["completion_refused"] and FINALIZE not in bb.prompt()
     bb = FnBackbone(scripted([act("a")], manager=done))
     drive(LongHorizonHarness(bb), [""], benchmark="alfworld")

@@ -87,8 +87,8 @@ def test_glimpse_is_answered_in_the_same_step_without_an_env_action():
 
 
 def test_pressure_override_per_benchmark():
-    m = Pace(FnBackbone(summarizer), benchmark_overrides={"loca*": {"t_max": 100}})
-    drive(m, [""], benchmark="loca_128k")
+    m = Pace(FnBackbone(summarizer), kind_overrides={"loca": {"t_max": 100}})
+    drive(m, [""], benchmark="loca_128k", kind="loca")
     assert m.cfg.t_max == 100
     with pytest.raises(ValueError, match="conf/method/pace.yaml"):
         Pace(FnBackbone(summarizer), tmax=3)

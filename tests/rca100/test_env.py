@@ -1,4 +1,4 @@
-"""The RCA-100 protocol (pos-benchmarks.md §2.6): turns, action cap, rejections, observation
+"""The RCA-100 protocol (docs/pos-benchmarks.md §2.6): turns, action cap, rejections, observation
 cap, forced-submission note, submission, scores and metrics."""
 from __future__ import annotations
 

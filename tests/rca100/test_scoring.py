@@ -1,4 +1,4 @@
-"""score_submission and the catalog normalisers on hand-computed cases (pos-benchmarks.md §2.4, §2.7)."""
+"""score_submission and the catalog normalisers on hand-computed cases (docs/pos-benchmarks.md §2.4, §2.7)."""
 from __future__ import annotations
 
 import pytest
@@ -51,4 +51,4 @@ def test_no_submission_is_a_failure():
 def test_percent():
     assert percent([1, 0, 1, 1]) == 75.0
     assert percent([]) == 0.0
-    assert round(percent([1] * 40 + [0] * 63), 2) == 38.83  # PoS/Qwen RCA-100 = 40/103 (pos.md §12)
+    assert round(percent([1] * 40 + [0] * 63), 2) == 38.83  # PoS/Qwen RCA-100 = 40/103 (docs/pos.md §12)

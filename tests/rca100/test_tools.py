@@ -1,4 +1,4 @@
-"""RCA-100 tools on the synthetic fixture (pos-benchmarks.md §2.5): outputs, clamped limits,
+"""RCA-100 tools on the synthetic fixture (docs/pos-benchmarks.md §2.5): outputs, clamped limits,
 Asia/Shanghai times, errors with hints, and argument validation."""
 from __future__ import annotations
 

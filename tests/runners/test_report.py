@@ -45,3 +45,18 @@ def test_partial_cells_are_marked_in_the_table():
     part.n_episodes = 20
     _, rows, _ = build_tables([part, cell("full_context", 30.0, 50.0, 40.0)], "full_context", with_paper=False)
     assert [r[0] for r in rows] == ["full_context", "flowstate [partial]", "  Δ vs full_context"]
+
+
+def on(c, backbone, **metrics):
+    c.backbone, c.cell = backbone, c.cell.replace("deepseek_v4_flash", backbone)
+    c.metrics.update(metrics)
+    return c
+
+
+def test_delta_row_compares_only_against_the_reference_on_the_same_backbone():
+    cells = [on(cell("flowstate", 40.0, 60.0, 20.0), "kimi_k3"), on(cell("full_context", 30.0, 50.0, 40.0), "glm_5_3")]
+    _, rows, long = build_tables(cells, "full_context", with_paper=False)
+    assert not any(r[0].startswith("  Δ") for r in rows) and not any(r["metric"].startswith("delta_") for r in long)
+    cells.append(on(cell("full_context", 10.0, 20.0, 10.0), "kimi_k3"))
+    _, rows, _ = build_tables(cells, "full_context", with_paper=False)
+    assert [r[1:] for r in rows if r[0].startswith("  Δ")] == [["kimi_k3", "+30.00pp", "+40.00pp", "+100.00%"]]

@@ -16,7 +16,7 @@ def domain(name: str) -> DomainData:
 
 def gold_trajectory(data: DomainData, task: dict[str, Any], final_message: str | None = None) -> list[dict[str, Any]]:
     """Gold calls with their real outputs (one assistant message per call), an optional final agent
-    message, then a user stop (tau-bench.md §8 'gold trajectory')."""
+    message, then a user stop (docs/tau-bench.md §8 'gold trajectory')."""
     tools = toolkit_for(data.domain)(data.fresh_db())
     traj: list[dict[str, Any]] = [{"role": "assistant", "content": GREETING, "tool_calls": None},
                                   {"role": "user", "content": "I need help."}]

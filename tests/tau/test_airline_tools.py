@@ -1,4 +1,4 @@
-"""Airline tools: schemas, dispatch errors and the quirks of tau-bench.md §4–§5 not covered by
+"""Airline tools: schemas, dispatch errors and the quirks of docs/tau-bench.md §4–§5 not covered by
 the gold replay (send_certificate, search_onestop_flight, get_flight_status, list_all_airports,
 certificate removal, cabin-change repricing, no refund on cancel, assignment without coercion)."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Gold replay conformance (tau-bench.md §8, §9): airline against the official replay file,
+"""Gold replay conformance (docs/tau-bench.md §8, §9): airline against the official replay file,
 retail against the §8 facts; the replay command's output format."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""τ² data loading (tau-bench.md §1): local directory or $TAU2_DATA_DIR, sha256 verification,
+"""τ² data loading (docs/tau-bench.md §1): local directory or $TAU2_DATA_DIR, sha256 verification,
 download from the pinned commit (served here over 127.0.0.1), clear errors; splits; the YAML
 configs instantiate."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """End-to-end τ³ episodes through the real loop (`runners.episode.Episode`) with Full Context
-and the scripted backbone; orchestration rules of tau-bench.md §3 (steps, errors, stops,
+and the scripted backbone; orchestration rules of docs/tau-bench.md §3 (steps, errors, stops,
 termination reasons), the user simulator's view, and the judge."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""τ³ evaluator (tau-bench.md §7, §8): gold and do-nothing baselines, COMMUNICATE, ACTION
+"""τ³ evaluator (docs/tau-bench.md §7, §8): gold and do-nothing baselines, COMMUNICATE, ACTION
 matching, reward product, pass^k on hand-computed cases, aggregate metrics."""
 from __future__ import annotations
 
@@ -148,3 +148,12 @@ def test_null_gold_actions_skip_the_db_comparison():
     bare = {**task, "evaluation_criteria": None}
     reward, db, comm, act = score(data, bare, changed)
     assert reward == 1.0 and db["db_match"] and act["reward"] == 1.0
+
+
+def test_communicate_needs_every_info_string():
+    task = {"evaluation_criteria": {"communicate_info": ["1628", "Basic"]}}
+    one = [{"role": "assistant", "content": "The refund is 1,628 dollars."}]
+    res = E.communicate_check(task, one)
+    assert res["reward"] == 0.0 and [c["met"] for c in res["checks"]] == [True, False]
+    both = one + [{"role": "assistant", "content": "Your cabin is Basic economy."}]
+    assert E.communicate_check(task, both)["reward"] == 1.0

@@ -1,4 +1,4 @@
-"""NL_ASSERTION judge (tau-bench.md §7.3): prompt layout, verdict parsing, gating, retries."""
+"""NL_ASSERTION judge (docs/tau-bench.md §7.3): prompt layout, verdict parsing, gating, retries."""
 from __future__ import annotations
 
 import asyncio

@@ -1,4 +1,4 @@
-"""Retail tools: schemas and every WRITE tool's checks and mutations (tau-bench.md §6), above all
+"""Retail tools: schemas and every WRITE tool's checks and mutations (docs/tau-bench.md §6), above all
 the quirks: unrounded item-change amounts, the last-variant price/options bug, no recorded refunds
 for returns/exchanges, gift-card refunds rounded to cents."""
 from __future__ import annotations
