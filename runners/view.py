@@ -134,7 +134,7 @@ def transcript_of(rec: dict[str, Any], reader: TranscriptReader) -> dict[str, An
             for m in new:
                 blob(m)
             h = parent
-        for k in ("reply", "reasoning", "tools"):
+        for k in ("reply", "reasoning", "tools", "reply_tool_calls"):
             if c.get(k):
                 blob(c[k])
     return {"nodes": nodes, "blobs": blobs, "missing": missing}
