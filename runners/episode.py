@@ -67,6 +67,7 @@ class CallLog(BaseModel):
     reply: str | None = Field(None, description="hash of the raw completion text exactly as returned (None on a failed call)")
     reasoning: str | None = Field(None, description="hash of the endpoint's reasoning_content, if it sent one")
     tools: str | None = Field(None, description="hash of the tool schemas sent, if any")
+    reply_tool_calls: str | None = Field(None, description="hash of the native tool calls the reply made (JSON list), if any")
     sampling: dict[str, Any] = Field(default_factory=dict, description="effective sampling parameters (backbone config + this call)")
     error: str | None = Field(None, description="the backbone error of a failed call")
     _pending: Any = PrivateAttr(None)
@@ -167,6 +168,8 @@ class RecordingBackbone(Backbone):
         if c is not None:
             log.reply = enc.text(c.text, pending)
             log.reasoning = enc.text(c.reasoning, pending) if c.reasoning else None
+            if c.tool_calls:
+                log.reply_tool_calls = enc.blob(canonical([t.model_dump(mode="json") for t in c.tool_calls]), pending)
         log._pending = pending
         return log
 

@@ -66,6 +66,12 @@ class Call:
         return self.reader.text(self.log.reasoning)
 
     @cached_property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """The native tool calls the reply made ([] when it made none)."""
+        self._need()
+        return self.reader.blob_json(self.log.reply_tool_calls) or []
+
+    @cached_property
     def tools(self) -> list[dict[str, Any]] | None:
         self._need()
         return self.reader.blob_json(self.log.tools)

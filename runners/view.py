@@ -134,7 +134,7 @@ def transcript_of(rec: dict[str, Any], reader: TranscriptReader) -> dict[str, An
             for m in new:
                 blob(m)
             h = parent
-        for k in ("reply", "reasoning", "tools"):
+        for k in ("reply", "reasoning", "tools", "reply_tool_calls"):
             if c.get(k):
                 blob(c[k])
     return {"nodes": nodes, "blobs": blobs, "missing": missing}
@@ -216,14 +216,30 @@ def build_report(root: Path, out: Path | None = None, reference: str = "full_con
     return out
 
 
-def serve(path: Path, port: int = 0) -> None:
-    """Serve the report's folder on 127.0.0.1 until interrupted."""
+def make_server(path: Path, port: int = 0):
+    """An HTTP server for the report's folder, bound to 127.0.0.1 only."""
     import functools
     import http.server
 
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(path.parent))
-    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as srv:
-        print(f"serving http://127.0.0.1:{srv.server_address[1]}/{path.name} (Ctrl-C to stop)", flush=True)
+    handler = functools.partial(_QuietHandler, directory=str(Path(path).parent))
+    return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+
+
+def _quiet_handler_base():
+    import http.server
+
+    return http.server.SimpleHTTPRequestHandler
+
+
+class _QuietHandler(_quiet_handler_base()):  # type: ignore[misc]
+    def log_message(self, *args: Any) -> None:
+        return None
+
+
+def serve(path: Path, port: int = 0) -> None:
+    """Serve the report's folder on 127.0.0.1 until interrupted."""
+    with make_server(path, port) as srv:
+        print(f"serving http://127.0.0.1:{srv.server_address[1]}/{Path(path).name} (Ctrl-C to stop)", flush=True)
         try:
             srv.serve_forever()
         except KeyboardInterrupt:

@@ -369,6 +369,7 @@
         }
         box.appendChild(el('div', { class: 'label' }, 'raw reply'));
         box.appendChild(pre(c.reply ? ep.text(c.reply) : '(no reply: the call failed)', 'reply'));
+        if (c.reply_tool_calls) { box.appendChild(el('div', { class: 'label' }, 'native tool calls in the reply')); box.appendChild(pre(json(JSON.parse(ep.text(c.reply_tool_calls))))); }
         if (c.reasoning) { box.appendChild(el('div', { class: 'label' }, 'reasoning_content')); box.appendChild(pre(ep.text(c.reasoning))); }
       } catch (err) {
         box.appendChild(el('div', { class: 'errnote' }, 'transcript missing: ' + err.message));

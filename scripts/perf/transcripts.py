@@ -23,7 +23,7 @@ from typing import Any
 from runners.api import Decision, ToolCall
 from runners.backbones.scripted import ScriptedBackbone
 
-TRANSCRIPT_FIELDS = {"prompt", "n_messages", "reply", "reasoning", "tools", "sampling", "error"}
+TRANSCRIPT_FIELDS = {"prompt", "n_messages", "reply", "reasoning", "tools", "reply_tool_calls", "sampling", "error"}
 
 
 def lookups(data: Any) -> list[ToolCall]:

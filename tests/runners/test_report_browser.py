@@ -41,7 +41,7 @@ def _fixture(root: Path) -> Path:
 
 def _strip_transcripts(cell: Path) -> None:
     """Make a cell look as if written before transcripts existed."""
-    fields = ("prompt", "n_messages", "reply", "reasoning", "tools", "sampling", "error")
+    fields = ("prompt", "n_messages", "reply", "reasoning", "tools", "reply_tool_calls", "sampling", "error")
 
     def strip(calls):
         for c in calls:

@@ -206,3 +206,14 @@ def test_storage_benchmark_meets_its_target():
     r = measure(12)
     assert r["status"] == "ok" and r["steps"] == 12
     assert r["logical"] <= 1.5 * r["distinct"] and r["naive"] > 3 * r["logical"]
+
+
+def test_native_tool_calls_and_tool_schemas_are_kept(tmp_path):
+    """τ's native function-calling agent: the tool schemas sent and the tool calls that came back."""
+    assert run_sweep(tmp_path, "method=tau_native", "benchmark=tau_airline", "runner.limit=1").returncode == 0
+    (cell,) = open_experiment(tmp_path / "offline_demo").cells
+    agent = [c for c in cell.episodes()[0].calls() if c.role == "agent"]
+    assert agent and all(c.tools and all(t["type"] == "function" for t in c.tools) for c in agent)
+    made = [t["name"] for c in agent for t in c.tool_calls]
+    assert made == [s.decision.tool_calls[0].name for s in cell.episodes()[0].steps if s.decision.tool_calls]
+    assert made  # the gold actions of the fixture task

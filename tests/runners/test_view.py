@@ -63,3 +63,22 @@ def test_report_file_is_written(demo, tmp_path):
 def test_bad_directory_is_a_clear_error(tmp_path, capsys):
     assert main([str(tmp_path / "nope")]) == 2
     assert "run `python -m runners.sweep` first" in capsys.readouterr().err
+
+
+def test_serve_is_loopback_only(demo, tmp_path):
+    import threading
+    import urllib.request
+
+    from runners.view import make_server
+
+    out = build_report(demo, tmp_path / "report.html")
+    srv = make_server(out)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        host, port = srv.server_address[:2]
+        assert host == "127.0.0.1"
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/report.html", timeout=5).read()
+        assert body == out.read_bytes()
+    finally:
+        srv.shutdown()
+        srv.server_close()
