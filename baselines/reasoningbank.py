@@ -29,6 +29,7 @@ import numpy as np
 from baselines.embedder import make_embedder
 from baselines.memory import MemoryMethod
 from runners.api import Decision, Parsed, Protocol, ProtocolError
+from runners.upstream import TextSources, UpstreamFile, py_default, py_messages, py_string
 
 JUDGE_SYSTEM = "You evaluate whether an AI agent accomplished its task."
 JUDGE_USER = """Below is the record of an agent working on one task: the task, the steps it took and the answer it submitted.
@@ -51,6 +52,33 @@ EXTRACT_FAILURE = _EXTRACT_COMMON + "\n\nThe trajectory below failed. Reflect on
 EXTRACT_USER = "Trajectory:\n{trajectory}"
 
 RETRIEVAL_INSTRUCTION = "Given the current task, retrieve earlier tasks whose experience would help solve it"
+
+RB_FILE = UpstreamFile("MemoryArena", "memory/memory_systems/reasoningbank.py")
+RB_CLASS = "ReasoningBankMemorySystem"
+
+
+def reasoningbank_texts(sources: TextSources | None = None) -> dict[str, str]:
+    """The memory-agent prompts as MemoryArena's reasoningbank.py writes them (FlowState B.5 keeps
+    the released prompts), read at run time: judge system/user, the success / failure extraction
+    instructions (sent `.strip()`ped, as upstream), the extraction user template, the retrieval
+    instruction. The constants above are our own wording, used (and recorded) only offline."""
+    sources = sources if sources is not None else TextSources()
+    judge_msgs = py_messages(RB_FILE, f"{RB_CLASS}._llm_judge_status")
+    judge_system = judge_msgs[0].get("content") if judge_msgs and isinstance(judge_msgs[0], dict) else None
+    success, failure = py_string(RB_FILE, "SUCCESSFUL_SI"), py_string(RB_FILE, "FAILED_SI")
+    return {
+        "judge_system": sources.use("judge.system", RB_FILE, judge_system if isinstance(judge_system, str) else None, JUDGE_SYSTEM,
+                                    symbol=f"{RB_CLASS}._llm_judge_status messages[0]"),
+        "judge_user": sources.fstring("judge.user", RB_FILE, f"{RB_CLASS}._llm_judge_status.prompt", JUDGE_USER),
+        "extract_success": sources.use("extract.success", RB_FILE, success.strip() if success else None, EXTRACT_SUCCESS,
+                                       symbol="SUCCESSFUL_SI"),
+        "extract_failure": sources.use("extract.failure", RB_FILE, failure.strip() if failure else None, EXTRACT_FAILURE,
+                                       symbol="FAILED_SI"),
+        "extract_user": sources.fstring("extract.user", RB_FILE, f"{RB_CLASS}.add.generation_prompt", EXTRACT_USER),
+        "retrieval_instruction": sources.use("retrieval_instruction", RB_FILE,
+                                             py_default(RB_FILE, f"{RB_CLASS}.__init__", "embed_instruction"),
+                                             RETRIEVAL_INSTRUCTION, symbol=f"{RB_CLASS}.__init__(embed_instruction=)"),
+    }
 EMBED_CHARS = 4096  # upstream `_get_openai_embedding(text, maxlen=4096)`: first 4,096 characters of any embedded text
 
 
@@ -112,15 +140,24 @@ class ReasoningBank(MemoryMethod):
         self._vecs: list[np.ndarray] = []
         self._matrix: np.ndarray | None = None
         self.last_scores: list[float] = []
+        self.texts = reasoningbank_texts()
+
+    @classmethod
+    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        sources = TextSources()
+        reasoningbank_texts(sources)
+        return {"text_sources": sources.as_manifest()}
 
     async def add_chunk(self, chunk: str) -> None:
         j = await self.backbone.complete(
-            [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": JUDGE_USER.format(trajectory=chunk)}],
+            [{"role": "system", "content": self.texts["judge_system"]},
+             {"role": "user", "content": self.texts["judge_user"].format(trajectory=chunk)}],
             role="memory", protocol=self.judge_protocol, **self.judge_sampling)
         success = bool(self.judge_protocol.parse(j.text).blocks["success"])
-        system = EXTRACT_SUCCESS if success else EXTRACT_FAILURE  # paper direction (see module doc)
+        system = self.texts["extract_success"] if success else self.texts["extract_failure"]  # paper and MemoryArena direction
         e = await self.backbone.complete(
-            [{"role": "system", "content": system}, {"role": "user", "content": EXTRACT_USER.format(trajectory=chunk)}],
+            [{"role": "system", "content": system},
+             {"role": "user", "content": self.texts["extract_user"].format(trajectory=chunk, content=chunk)}],
             role="memory", protocol=self.extract_protocol, **self.extract_sampling)
         items = self.extract_protocol.parse(e.text).blocks["items"]
         if self.max_items is not None:
@@ -149,7 +186,7 @@ class ReasoningBank(MemoryMethod):
         return {"embedder": self.embedder.name, "scores": self.last_scores}
 
     def query_text(self, query: str) -> str:
-        return f"Instruct: {RETRIEVAL_INSTRUCTION}\nQuery: {query}"
+        return f"Instruct: {self.texts['retrieval_instruction']}\nQuery: {query}"
 
     def search(self, query: str) -> list[dict[str, Any]]:
         """The top-k records for `query` by cosine × 100 (ties keep insertion order)."""

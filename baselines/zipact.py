@@ -130,22 +130,23 @@ class _ActSampling(Backbone):
         return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **{**extra, **sampling})
 
 
-def action_text(decision: Decision, max_chars: int) -> str | None:
-    """A compact text of the action taken, for attempted_actions and the updater (None = no action)."""
+def action_text(decision: Decision, max_chars: int | None) -> str | None:
+    """The text of the action taken (None = no action), cut to `max_chars` for attempted_actions
+    (`max_chars=None`: whole, what the updater's "Last action" shows)."""
     if decision.tool_calls:
         text = "; ".join(f"{c.name}({json.dumps(c.arguments, ensure_ascii=False)})" for c in decision.tool_calls)
     elif decision.message is not None:
         text = f"assistant_message({json.dumps(decision.message, ensure_ascii=False)})"
     else:
         return None
-    return text if len(text) <= max_chars else text[: max_chars - 3] + "..."
+    return text if max_chars is None or len(text) <= max_chars else text[: max_chars - 3] + "..."
 
 
 class ZipAct(SingleCallMethod):
     memory_enabled = False
 
     def __init__(self, backbone, *, domain: str = "auto", upstream_sampling: bool = False, single_call: bool = False,
-                 action_chars: int = 300, **params: Any) -> None:
+                 action_chars: int = 300, released_prompts: bool = True, **params: Any) -> None:
         if domain != "auto" and domain not in P.DOMAINS:
             raise ValueError(f"zipact: unknown domain '{domain}'; choose auto or one of {sorted(P.DOMAINS)}")
         if action_chars < 8:
@@ -160,14 +161,29 @@ class ZipAct(SingleCallMethod):
         self.state: dict[str, Any] | None = None
         self.tracked: list[str] = []  # code-tracked attempted_actions
         self.last_action: str | None = None
+        self.last_action_full: str | None = None
+        self.released_prompts = released_prompts  # ZipAct's released state-module prompts where they exist (FlowState B.5)
+        self._final_obs = ""
         self.t = 0
         self._state_log: list[dict[str, Any]] = []
         self._mem_log: dict[str, Any] | None = None
 
+    @classmethod
+    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Manifest facts: the source of the released state-module prompts and the pin note."""
+        from runners.upstream import TextSources
+
+        sources = TextSources()
+        for domain in P.UPSTREAM_PROMPTS:
+            P.state_texts(domain, sources)
+        return {"text_sources": sources.as_manifest(), "pin": P.ZIPACT_PIN_NOTE,
+                "own_prompts_for": sorted(set(P.DOMAINS) - set(P.UPSTREAM_PROMPTS))}
+
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
-        self.domain = P.domain_of(task.benchmark) if self.domain_param == "auto" else self.domain_param
+        self.domain = P.domain_of(task.kind) if self.domain_param == "auto" else self.domain_param
         self.note = P.DOMAINS[self.domain]["note"]
+        self.texts = P.state_texts(self.domain) if self.released_prompts else P.state_texts("generic")
 
     async def begin_request(self, request: Request) -> None:
         await super().begin_request(request)
@@ -181,8 +197,20 @@ class ZipAct(SingleCallMethod):
             if not isinstance(goal.get("sub_goal_queue"), list):
                 goal["sub_goal_queue"] = []
             goal["sub_goal_queue"].append(request.text)
+            # The previous request's last observation (the answer to its last action) reaches the
+            # updater together with the new request.
+            last = f"{self._final_obs}\n\n" if self._final_obs else ""
+            self._final_obs = ""
             if not self.single_call:
-                await self.update_state(f"New user request:\n{request.text}")
+                await self.update_state(f"{last}New user request:\n{request.text}")
+        # attempted_actions are per request: a new request starts with an empty list
+        self.tracked, self.last_action, self.last_action_full = [], None, None
+        if self.state is not None:
+            self._sync_attempted(self.state)
+
+    async def end_request(self, outcome: RequestOutcome) -> None:
+        await super().end_request(outcome)
+        self._final_obs = outcome.final_observation.as_text()
 
     async def _state_call(self, kind: str, messages: list[Message]) -> dict[str, Any] | None:
         c = await self.backbone.complete(messages, role="state", protocol=self.state_protocol, **self.sampling[kind])
@@ -198,9 +226,9 @@ class ZipAct(SingleCallMethod):
             return
         tools = [t.name for t in self.task.tools]
         state = await self._state_call("init", [
-            {"role": "system", "content": P.INIT_SYSTEM},
-            {"role": "user", "content": P.INIT_USER.format(task=task_text, note=self.note, actions=P.actions_text(tools),
-                                                           skeleton=P.state_json(skeleton))}])
+            {"role": "system", "content": self.texts["init_system"]},
+            {"role": "user", "content": self.texts["init_user"].format(
+                task=task_text, instruction=task_text, note=self.note, actions=P.actions_text(tools), skeleton=P.state_json(skeleton))}])
         if state is not None:  # on failure the skeleton stays (upstream)
             if not isinstance(state.get("goal_state"), dict):
                 state["goal_state"] = {}
@@ -221,10 +249,12 @@ class ZipAct(SingleCallMethod):
         """S ← Update(S, a_{t−1}, o_t); a parse failure keeps the previous state."""
         self._track()
         self._sync_attempted(self.state)
+        full = self.last_action_full
         state = await self._state_call("update", [
-            {"role": "system", "content": P.UPDATE_SYSTEM},
-            {"role": "user", "content": P.UPDATE_USER.format(state=P.state_json(self.state), action=self.last_action or "(none)",
-                                                             observation=observation or "(empty)", note=self.note)}])
+            {"role": "system", "content": self.texts["update_system"]},
+            {"role": "user", "content": self.texts["update_user"].format(
+                state=P.state_json(self.state), state_str=json.dumps(self.state, indent=2, ensure_ascii=False),
+                action=full or "(none)", last_action=full, observation=observation or "(empty)", note=self.note)}])
         if state is not None:
             self.state = state
         self._sync_attempted(self.state)
@@ -255,7 +285,9 @@ class ZipAct(SingleCallMethod):
             if isinstance(parsed.blocks.get("state"), dict):
                 self.state = parsed.blocks["state"]
             self._sync_attempted(self.state)
+        # attempted_actions holds the compact text (action_chars); the updater sees the whole action
         self.last_action = action_text(parsed.decision, self.action_chars)
+        self.last_action_full = action_text(parsed.decision, None)
         self._log["state_calls"], self._state_log = self._state_log, []
         if self._mem_log is not None:
             self._log["memory"], self._mem_log = self._mem_log, None

@@ -53,14 +53,49 @@ DOMAINS: dict[str, dict[str, Any]] = {
 }
 
 
-def domain_of(benchmark: str) -> str:
-    """Domain of a benchmark name (used when `domain: auto`)."""
-    b = benchmark.lower()
-    for key, dom in (("alfworld", "alfworld"), ("math", "formal"), ("phys", "formal"), ("formal", "formal"),
-                     ("shop", "shopping"), ("travel", "travel"), ("tau", "tau"), ("airline", "tau"), ("retail", "tau")):
-        if key in b:
-            return dom
-    return "generic"
+KIND_DOMAINS = {"alfworld": "alfworld", "formal_math": "formal", "formal_phys": "formal", "shopping": "shopping",
+                "travel": "travel", "tau": "tau"}
+
+
+def domain_of(kind: str) -> str:
+    """Domain of a `TaskView.kind` (used when `domain: auto`); other kinds are generic."""
+    return KIND_DOMAINS.get(kind, "generic")
+
+
+# ---------------------------------------------------------------- released prompts (run time)
+ZIPACT_PIN_NOTE = ("ZipAct prompts: FlowState pins ZipAct at f025804, which is not public; the latest public commit "
+                   "(runners/upstream_pins.json) is used")
+UPSTREAM_PROMPTS = {  # domain -> (pinned prompt file, symbol prefix) for the domains ZipAct released prompts for
+    "alfworld": ("src/prompts/zipact_prompts.py", "ALFWORLD"),
+    "shopping": ("src/prompts/webshop_prompts.py", "WEBSHOP"),
+}
+AGENT_FILE = "src/agents/zipact.py"
+
+
+def state_texts(domain: str, sources: Any = None) -> dict[str, Any]:
+    """The state-module prompts of `domain`: the released ones (updater system prompt, init prompt,
+    init system message, updater user template; read at run time from the pinned ZipAct copy) for
+    the domains ZipAct released prompts for (ALFWorld, WebShop → MemoryArena shopping), our own
+    elsewhere (no released prompt exists) or when the pinned files are unavailable. `upstream`
+    says which one is in use; `sources` (a TextSources) records each."""
+    from runners.upstream import TextSources, UpstreamFile
+
+    sources = sources if sources is not None else TextSources()
+    if domain not in UPSTREAM_PROMPTS:
+        return {"upstream": False, "init_system": INIT_SYSTEM, "init_user": INIT_USER, "update_system": UPDATE_SYSTEM,
+                "update_user": UPDATE_USER}
+    path, prefix = UPSTREAM_PROMPTS[domain]
+    f, agent = UpstreamFile("ZipAct", path), UpstreamFile("ZipAct", AGENT_FILE)
+    out = {
+        "update_system": sources.string(f"{domain}.updater_system", f, f"{prefix}_ZIPACT_UPDATER_SYSTEM_PROMPT", ""),
+        "init_user": sources.string(f"{domain}.init", f, f"{prefix}_ZIPACT_INIT_STATE_PROMPT", ""),
+        "init_system": sources.literal(f"{domain}.init_system", agent, "ZipActAgent.reset.messages", "", (0, "content")),
+        "update_user": sources.fstring(f"{domain}.updater_user", agent, "ZipActAgent._update_state.prompt", ""),
+    }
+    if not all(out.values()):  # any piece missing: the whole set falls back to our own wording (consistent prompts)
+        return {"upstream": False, "init_system": INIT_SYSTEM, "init_user": INIT_USER, "update_system": UPDATE_SYSTEM,
+                "update_user": UPDATE_USER}
+    return {"upstream": True, **out}
 
 
 def empty_state(domain: str) -> dict[str, Any]:

@@ -77,7 +77,8 @@ class FlowStateNoISU(FlowState):
             refs=tuple(Relation(rel=self.rule_relation, state_id=rid) for rid in self.active.raw_pool),
         )
 
-    def _persist(self, final_response: str | None) -> list[str]:
+    def _persist(self, final_response: str | None, agent_message: str | None = None) -> list[str]:
+        # the rule node already holds the final response (the agent's message in τ user turns)
         return self.repo.persist(self.query_id, self.query, [self.rule_node(final_response)], self.active.raw_pool)
 
     def trajectory_text(self) -> str | None:

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from flowstate.repository import ActiveState, Repository
-from flowstate.state import OPERATIONS, Node, Relation, StateOp, StateType, normalise_type, parse_refs
+from flowstate.state import OPERATIONS, Node, Relation, StateOp, StateType, normalise_type, parse_refs, unknown_labels
 
 
 RAW_ID = re.compile(r"obs-\d+-\d+-\d+")
@@ -39,6 +39,9 @@ class ValidOp(BaseModel):
             out["value"] = self.value
         if "refs" in self.fields:
             out["refs"] = [r.model_dump() for r in self.refs or ()]
+            unknown = unknown_labels(self.refs)
+            if unknown:
+                out["unknown_relations"] = unknown  # kept, not rejected (B.4 requires only that ids resolve)
         return out
 
 
@@ -56,10 +59,12 @@ def _summary(op: StateOp) -> tuple[str | None, str | None]:
     return None, "summary must be a string"
 
 
-def validate_update(ops: list[StateOp], active: ActiveState, repo: Repository) -> tuple[list[ValidOp], list[Rejection]]:
+def validate_update(ops: list[StateOp], active: ActiveState, repo: Repository, *,
+                    strict_relations: bool = False) -> tuple[list[ValidOp], list[Rejection]]:
     """Validate_upd against S_{k,t} (the state before this step), rules of App. B.4:
     1. `add` needs an unused id; 2. `update`/`remove` only on current-request states in S_{k,t};
-    3. every ref resolves to a current-request state, a historical state, or a raw-result id.
+    3. every ref resolves to a current-request state, a historical state, or a raw-result id
+    (a relation label outside the four is kept and flagged, unless `strict_relations`).
     Open points resolved as spec §3 [harness choice]: "unused" = absent from M_k, this request's
     states (removed included) and raw ids; duplicate adds → first wins; update of a node added in
     the same delta → rejected; refs to ids added in the same delta → allowed, before or after the
@@ -68,7 +73,7 @@ def validate_update(ops: list[StateOp], active: ActiveState, repo: Repository) -
     same_delta = {op.state_id.strip() for op in ops
                   if isinstance(op.operation, str) and op.operation.strip().lower() == "add" and isinstance(op.state_id, str)}
     while True:
-        accepted, rejected = _validate_once(ops, active, repo, same_delta)
+        accepted, rejected = _validate_once(ops, active, repo, same_delta, strict_relations)
         added = {v.state_id for v in accepted if v.operation == "add"}
         if added >= same_delta:
             return accepted, rejected
@@ -76,7 +81,7 @@ def validate_update(ops: list[StateOp], active: ActiveState, repo: Repository) -
 
 
 def _validate_once(ops: list[StateOp], active: ActiveState, repo: Repository,
-                   same_delta: set[str]) -> tuple[list[ValidOp], list[Rejection]]:
+                   same_delta: set[str], strict_relations: bool = False) -> tuple[list[ValidOp], list[Rejection]]:
     """One pass of Validate_upd in which refs may name any id in `same_delta` (adds of this delta)."""
     accepted: list[ValidOp] = []
     rejected: list[Rejection] = []
@@ -107,7 +112,7 @@ def _validate_once(ops: list[StateOp], active: ActiveState, repo: Repository,
             continue
         refs: list[Relation] | None = None
         if "refs" in op.fields and kind != "remove":
-            refs, bad = parse_refs(op.refs)
+            refs, bad = parse_refs(op.refs, strict_labels=strict_relations)
             if bad:
                 reject(i, op, bad)
                 continue

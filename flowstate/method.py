@@ -59,7 +59,13 @@ class FlowState(SingleCallMethod):
     which surviving current-request states persist), disclose_current_request_observations,
     disclose_incoming_relations, user_turn_mode ('request': each simulated-user message starts a
     new request; 'observation': it is shown in latest_observation), log_tokens (count Active State
-    tokens in the step log).
+    tokens in the step log), persist_agent_message (true: when a request ends because the user
+    answers, i.e. each user message is a request, the agent's last message to the user is kept
+    with that request and shown in the Historical State Index as `agent_response`, so a reply
+    like "yes" can be resolved; false = the literal reading, the message is not kept),
+    strict_relations (false: a relation label outside supports/derives/follows/supersedes is kept
+    and listed as `unknown_relations` in the validated op, since App. B.4 requires only that ids
+    resolve; true: such an operation is rejected).
 
     Step log: delta_validated, delta_rejected (index, op, reason), access (requested, granted,
     rejected, ignored, disclosed), disclosed, query_id, t, raw_ids, active_state_nodes and
@@ -80,6 +86,8 @@ class FlowState(SingleCallMethod):
         user_turn_mode: str = "request",
         log_tokens: bool = True,
         feedback: bool = True,
+        persist_agent_message: bool = True,
+        strict_relations: bool = False,
         **params: Any,
     ) -> None:
         super().__init__(backbone, max_resamples=max_resamples, **params)
@@ -92,6 +100,8 @@ class FlowState(SingleCallMethod):
         self.log_tokens = log_tokens
         self.feedback = bool(feedback)  # [harness choice] report rejected ops / empty accesses in the next step (docs/flowstate.md)
         self._feedback: str | None = None
+        self.persist_agent_message = bool(persist_agent_message)
+        self.strict_relations = bool(strict_relations)
         self.protocol = FlowStateProtocol(with_focus=self.with_focus, with_delta=self.with_delta)
         self.repo = Repository()
         self.k = 0
@@ -119,15 +129,19 @@ class FlowState(SingleCallMethod):
         self._last_message: str | None = None
         self._feedback = None
 
-    def _persist(self, final_response: str | None) -> list[str]:
+    def _persist(self, final_response: str | None, agent_message: str | None = None) -> list[str]:
         """Eq. 4: persist the surviving current-request states (filtered by `persist_types`) and
-        the raw results they reference."""
+        the raw results they reference; `agent_message` (the agent's last message to the user,
+        when the user's reply opens the next request) is kept with the request entry."""
         states = [n for n in self.active.current.values() if self.persist_types is None or n.type in self.persist_types]
-        return self.repo.persist(self.query_id, self.query, states, self.active.raw_pool)
+        kept = agent_message if self.persist_agent_message else None
+        return self.repo.persist(self.query_id, self.query, states, self.active.raw_pool, response=kept)
 
     async def end_request(self, outcome: RequestOutcome) -> None:
+        # τ requests are dialogue turns (the next one is the user's reply to this message); other
+        # benchmarks' final responses are answers, kept as in the paper (states only).
         final = outcome.final_response if outcome.final_response is not None else self._last_message
-        self._request_log = {"persisted": self._persist(final)}
+        self._request_log = {"persisted": self._persist(final, agent_message=final if self.task.kind == "tau" else None)}
 
     def request_log(self) -> dict[str, Any]:
         return self._request_log
@@ -172,7 +186,7 @@ class FlowState(SingleCallMethod):
     async def step(self, observation: Observation) -> Decision:
         if observation.user_message is not None and self.user_turn_mode == "request":
             # [harness choice] spec §5 (τ-bench): each simulated-user message is a new request.
-            persisted = self._persist(self._last_message)
+            persisted = self._persist(self._last_message, agent_message=self._last_message)
             self._turns += 1
             self._start(f"{self.request.request_id}/u{self._turns}", observation.user_message)
             turn = {"new_request": self.query_id, "persisted": persisted}
@@ -206,7 +220,7 @@ class FlowState(SingleCallMethod):
         """ISU and PSA of one step, both validated against S_{k,t} (Alg. 1 lines 9-11)."""
         ops = [StateOp.from_json(d) for d in decision.extras.get("state_delta", []) if isinstance(d, dict)] if self.with_delta else []
         targets = [f["target_id"] for f in decision.extras.get("state_focus", []) if isinstance(f, dict)] if self.with_focus else []
-        valid, rejected = validate_update(ops, self.active, self.repo)
+        valid, rejected = validate_update(ops, self.active, self.repo, strict_relations=self.strict_relations)
         access = (validate_access(targets, self.index, self.active, self.repo, current_observations=self.disclose_current)
                   if self.index is not None else AccessResult())
         commit(self.active, valid)                                      # S⁺ = Commit(S, ΔŜ)

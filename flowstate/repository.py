@@ -23,6 +23,7 @@ class RawObs(BaseModel):
 class RequestEntry(BaseModel):
     query_id: str
     text: str
+    response: str | None = None  # the agent's last message to the user, when the user's reply opened the next request
 
 
 class Repository:
@@ -51,7 +52,8 @@ class Repository:
         for r in node.refs:
             self.incoming.setdefault(r.state_id, []).append(Relation(rel=r.rel, state_id=node.state_id))
 
-    def persist(self, query_id: str, text: str, states: list[Node], raw_pool: dict[str, RawObs]) -> list[str]:
+    def persist(self, query_id: str, text: str, states: list[Node], raw_pool: dict[str, RawObs],
+                response: str | None = None) -> list[str]:
         """Eq. 4: M_{k+1} = Persist(M_k, q_k, S_{k,T_k+1}, O_k). Stores the request, the given
         final current-request states, and every raw result they reference as a knowledge node of
         q_k (spec §6). Refs that would dangle (to states not persisted) are dropped. Returns the
@@ -69,7 +71,7 @@ class Repository:
                 elif r.state_id in kept or r.state_id in self.nodes:
                     refs.append(r)
             cleaned.append(s if len(refs) == len(s.refs) else s.model_copy(update={"refs": tuple(refs)}))
-        self.requests.append(RequestEntry(query_id=query_id, text=text))
+        self.requests.append(RequestEntry(query_id=query_id, text=text, response=response))
         ids = self.by_request.setdefault(query_id, [])
         written: list[str] = []
         for rid in raw_needed:
@@ -84,10 +86,11 @@ class Repository:
         return written
 
     def index(self) -> list[dict[str, Any]]:
-        """Index(M): per prior request, {user_query, query_id, states: [{state_id, summary}]}.
+        """Index(M): per prior request, {user_query, query_id, [agent_response,] states: [{state_id, summary}]}.
         Raw-result nodes are not listed (spec §1.4); they are reachable through refs only."""
         return [
             {"user_query": r.text, "query_id": r.query_id,
+             **({"agent_response": r.response} if r.response is not None else {}),
              "states": [{"state_id": i, "summary": self.nodes[i].summary} for i in self.by_request.get(r.query_id, [])]}
             for r in self.requests
         ]

@@ -107,8 +107,10 @@ class StateOp(BaseModel):
         )
 
 
-def parse_refs(refs: Any) -> tuple[list[Relation], str | None]:
-    """`[{"rel", "state_id"}]` → Relations, or (partial list, reason) when malformed or a label is unknown."""
+def parse_refs(refs: Any, *, strict_labels: bool = False) -> tuple[list[Relation], str | None]:
+    """`[{"rel", "state_id"}]` → Relations, or (partial list, reason) when malformed. App. B.4 asks
+    only that ids resolve: a label outside RELATIONS is kept as written (trimmed, lower-cased) and
+    flagged by `unknown_labels`; `strict_labels=True` rejects it instead (the literal-vocabulary reading)."""
     if refs is None:
         return [], None
     if not isinstance(refs, list):
@@ -118,7 +120,12 @@ def parse_refs(refs: Any) -> tuple[list[Relation], str | None]:
         if not isinstance(r, dict) or not isinstance(r.get("state_id"), str) or not isinstance(r.get("rel"), str):
             return out, f"malformed ref {str(r)[:80]!r}: needs string 'rel' and 'state_id'"
         rel = r["rel"].strip().lower()
-        if rel not in RELATIONS:
+        if rel not in RELATIONS and strict_labels:
             return out, f"unknown relation '{r['rel']}' (allowed: {', '.join(RELATIONS)})"
         out.append(Relation(rel=rel, state_id=r["state_id"]))
     return out, None
+
+
+def unknown_labels(refs: list[Relation] | tuple[Relation, ...] | None) -> list[str]:
+    """Relation labels outside the four of App. B.4, in order of first use."""
+    return list(dict.fromkeys(r.rel for r in refs or () if r.rel not in RELATIONS))

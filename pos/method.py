@@ -17,7 +17,7 @@ from kit.agent import SingleCallMethod
 from pos.config import PosConfig
 from pos.gaps import StableGapIdentityTracker, frontier_changed
 from pos.health import HealthReport, detect, verified_window
-from pos.policy import action_text, belief_text_input, describe, policy_messages
+from pos.policy import EXAMPLES, action_text, belief_text_input, describe, format_example, policy_messages
 from pos.projection import project_on_gap
 from pos.prompts import belief_text_messages
 from pos.protocols import AuditProtocol, BeliefTextProtocol, PolicyProtocol, ProgressProtocol
@@ -27,6 +27,7 @@ from pos.updater import BeliefModel, ContextFailure
 from pos.world import Belief, World
 from pos.repair_text import missing_action, policy_repair
 from runners.api import BackboneError, Decision, Message, Observation, Parsed, ProtocolError, Request, RequestOutcome, TaskView
+from runners.upstream import TextSources
 
 
 def split_observation(obs: Observation, n: int) -> list[str]:
@@ -56,6 +57,16 @@ class PoS(SingleCallMethod):
         self.audit_protocol, self.progress_protocol, self.text_protocol = AuditProtocol(), ProgressProtocol(), BeliefTextProtocol()
         self.carried_world: World | None = None
         self.earlier: list[dict[str, Any]] = []
+        self.sources = TextSources()
+
+    @classmethod
+    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Manifest facts: where each upstream text the policy prompt may carry comes from."""
+        sources = TextSources()
+        if PosConfig(**(params or {})).policy_format_example:
+            for kind in EXAMPLES:
+                format_example(kind, sources)
+        return {"text_sources": sources.as_manifest()}
 
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
@@ -291,7 +302,8 @@ class PoS(SingleCallMethod):
         last_turn = self.cfg.forced_submission and budget is not None and self.turn >= budget
         msgs = policy_messages(task=self.task, protocol_text=self.protocol.description(), observation=obs, belief=self.belief,
                                belief_text=self.belief_text, recovery=d.prompt_view(generic=self.cfg.recovery.mode == "generic") if active else None,
-                               forced_submission=last_turn, actions=self.actions)
+                               forced_submission=last_turn, actions=self.actions,
+                               example=format_example(self.task.kind, self.sources) if self.cfg.policy_format_example else None)
         parsed = await self._policy(msgs, **self.cfg.sampling.get("agent", {}))
         decision, limit = parsed.decision, self.cfg.max_actions_per_turn
         if limit is not None and len(decision.tool_calls) > limit:

@@ -62,6 +62,17 @@ class CellSummary:
         return self.n_episodes < self.n_tasks * self.trials
 
 
+TOK_NOTE = ("Tok = method-side roles (agent, tool, state, memory, sentinel; judge and user simulator apart); "
+            "Tok_no_tool = the same without the `tool` role (MemoryArena's LLM `reasoning` tool, which upstream runs "
+            "inside the environment on its own model): Tok_no_tool is the reading that matches the paper's #Tok "
+            "(tokens the method spends on the evaluated backbone); both are shown where the tool was called")
+
+
+def tok_without_tool(tokens: dict[str, int]) -> int:
+    """#Tok without the `tool` role (see TOK_NOTE)."""
+    return method_tokens({r: v for r, v in tokens.items() if r != "tool"})
+
+
 def paraphrased_prompts(manifest: dict[str, Any]) -> list[str]:
     """Prompts of a cell that ran on the project's own wording instead of upstream's text (the
     `text_sources` the benchmark and the method record in the manifest)."""
@@ -118,6 +129,8 @@ def summarize(cell_dir: Path) -> CellSummary:
         for role, u in e.get("usage_by_role", {}).items():
             tokens[role] = tokens.get(role, 0) + int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
     metrics["Tok"] = (method_tokens(tokens) / 1e6) if episodes else None
+    if tokens.get("tool"):  # the `tool` role (MemoryArena's LLM reasoning tool) is part of the environment upstream
+        metrics["Tok_no_tool"] = tok_without_tool(tokens) / 1e6
     codes: dict[str, int] = {}
     for e in episodes:
         codes[str(e.get("code") or "unrecorded")] = codes.get(str(e.get("code") or "unrecorded"), 0) + 1
@@ -126,7 +139,7 @@ def summarize(cell_dir: Path) -> CellSummary:
     return CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
                        benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
                        n_tasks=int(manifest.get("n_tasks", 0)), trials=int(manifest.get("trials", 1)),
-                       metrics=metrics, table_metrics=table + ["Tok"], tokens_by_role=tokens, extra_on_disk=extra,
+                       metrics=metrics, table_metrics=table + ["Tok"] + (["Tok_no_tool"] if "Tok_no_tool" in metrics else []), tokens_by_role=tokens, extra_on_disk=extra,
                        set_aside=notes, codes=codes, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest))
 
 
@@ -210,7 +223,7 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
     benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
     cols: list[tuple[str, str]] = []
     for b in benchmarks:
-        ms = next(c.table_metrics for c in cells if c.benchmark == b)
+        ms = list(dict.fromkeys(m for c in cells if c.benchmark == b for m in c.table_metrics))  # Tok_no_tool where any cell has it
         cols += [(b, m) for m in ms]
     by = {(c.method, c.backbone, c.benchmark): c for c in cells}
     rows_keys = list(dict.fromkeys((c.method, c.backbone) for c in cells))
@@ -353,6 +366,8 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
 def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str, orphans: list[str]) -> str:
     title = _title(root, cells)
     md = f"### {title}\n\n" + to_markdown(header, rows)
+    if any("Tok_no_tool" in c.metrics for c in cells):
+        md += f"\n\n{TOK_NOTE}."
     depth = depth_table(cells)
     if depth:
         md += "\n\n### Depth retention (FlowState §4.2: Acc_k, nAUC, DR)\n\n" + to_markdown(*depth)
@@ -402,11 +417,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cells", help="comma-separated cell directory names to print")
     ap.add_argument("--method", help="comma-separated method names to print (a base name matches its variants)")
     ap.add_argument("--benchmark", help="comma-separated benchmark names to print")
+    ap.add_argument("--plots", action="store_true", help="also write tables/*.svg and *.png plots (runners/plots.py; the 'analysis' extra)")
     a = ap.parse_args(argv)
+    if a.plots:
+        from runners.plots import PlotsUnavailable, _pyplot
+
+        try:
+            _pyplot()  # before any work: a missing extra is named up front
+        except PlotsUnavailable as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     split = lambda v: set(x.strip() for x in v.split(",") if x.strip()) if v else None  # noqa: E731
     try:
         aggregate_dir(a.results, a.reference, cell_names=split(a.cells), with_paper=not a.no_paper, methods=split(a.method),
                       benchmarks=split(a.benchmark))
+        if a.plots:
+            from runners.plots import write_plots
+
+            files = write_plots(a.results, collect(a.results, split(a.cells), split(a.method), split(a.benchmark)))
+            print(f"Plots written: {', '.join(sorted({f.stem for f in files}))} (tables/*.svg, *.png)")
     except (StoreError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

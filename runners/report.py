@@ -66,7 +66,7 @@ def paper_value(method: str, backbone: str, benchmark: str, metric: str) -> str 
 def fmt(v: float | None, metric: str) -> str:
     if v is None:
         return "–"
-    if metric == "Tok":
+    if metric.startswith("Tok"):  # Tok, Tok_no_tool
         return f"{v:.4f}" if v < 1 else f"{v:.2f}"
     if metric == "K":
         return f"{v:.0f}"
@@ -80,7 +80,7 @@ def is_rate(metric: str) -> bool:
 def delta(metric: str, ours: float | None, ref: float | None) -> float | None:
     if ours is None or ref is None:
         return None
-    if metric == "Tok":
+    if metric.startswith("Tok"):  # Tok, Tok_no_tool
         return 100.0 * (ours / ref - 1) if ref else None
     return ours - ref
 
@@ -88,7 +88,7 @@ def delta(metric: str, ours: float | None, ref: float | None) -> float | None:
 def fmt_delta(metric: str, d: float | None) -> str:
     if d is None:
         return "–"
-    unit = "%" if metric == "Tok" else ("pp" if is_rate(metric) else "")
+    unit = "%" if metric.startswith("Tok") else ("pp" if is_rate(metric) else "")
     return f"{d:+.2f}{unit}"
 
 

@@ -172,7 +172,8 @@ def py_string(f: UpstreamFile, symbol: str) -> str | None:
 def py_fstring(f: UpstreamFile, symbol: str) -> str | None:
     """The f-string assigned to `symbol` as a `str.format` template: each `{name}` field stays
     `{name}` and literal braces are doubled, so `template.format(name=...)` reproduces upstream's
-    text. Only plain-name fields without conversion or format spec are read; anything else is None."""
+    text. Only plain-name fields (and `self.<attr>`, read as `{attr}`) without conversion or format
+    spec are read; anything else is None."""
     tree = _tree(f)
     if tree is None:
         return None
@@ -187,6 +188,9 @@ def py_fstring(f: UpstreamFile, symbol: str) -> str | None:
                     parts.append(v.value.replace("{", "{{").replace("}", "}}"))
                 elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name) and v.conversion == -1 and v.format_spec is None:
                     parts.append("{" + v.value.id + "}")
+                elif (isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Attribute) and isinstance(v.value.value, ast.Name)
+                      and v.value.value.id == "self" and v.conversion == -1 and v.format_spec is None):
+                    parts.append("{" + v.value.attr + "}")  # {self.last_action} → {last_action}
                 else:
                     return None
             return "".join(parts)
@@ -218,6 +222,36 @@ def py_literal(f: UpstreamFile, symbol: str) -> Any:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:
             return _lenient_literal(node.value)
+    return None
+
+
+def py_messages(f: UpstreamFile, qualname: str) -> list[Any] | None:
+    """The first chat-message list literal (`[{"role": ..., "content": ...}, ...]`) written inside
+    the function `qualname`, e.g. one passed straight to a client call; computed parts read as None."""
+    tree = _tree(f)
+    node = None if tree is None else _scope(tree, qualname)
+    if node is None:
+        return None
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.List) and sub.elts and all(
+                isinstance(e, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "role" for k in e.keys) for e in sub.elts):
+            return _lenient_literal(sub)
+    return None
+
+
+def py_default(f: UpstreamFile, qualname: str, arg: str) -> Any:
+    """The literal default of parameter `arg` of the function `qualname` (None when absent)."""
+    tree = _tree(f)
+    fn = None if tree is None else _scope(tree, qualname)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+    pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+    for param, default in pairs:
+        if param.arg == arg:
+            return _lenient_literal(default)
     return None
 
 

@@ -206,14 +206,42 @@ class Catalogue:
         return [p for _, _, p in sorted(hits, key=lambda h: (h[0], h[1]))[:n]]
 
 
+class FullCatalogue(Catalogue):
+    """The whole product set (upstream searches WebShop's 1.18M products) behind one `bm25s`
+    sparse BM25 index over name + bullets, built once and shared by every task. Same tokens and
+    ranking rule as `Catalogue` (BM25 score, ties by ASIN, only products sharing a query token)."""
+
+    def __init__(self, products: Sequence[Product]) -> None:
+        super().__init__(products)
+        import bm25s
+
+        docs = [tokens(" ".join([str(p.get("name", ""))] + [str(b) for b in p.get("small_description") or []]))
+                for p in self.products]
+        self._bm25s = bm25s.BM25()
+        self._bm25s.index([d or ["_"] for d in docs], show_progress=False)
+        self._vocab = {t for d in docs for t in d}
+
+    def search(self, query: str, n: int = SEARCH_RETURN_N) -> list[Product]:
+        q = [t for t in tokens(query) if t in self._vocab]
+        if not q or not self.products:
+            return []
+        k = min(len(self.products), max(4 * n, n + 50))  # extra candidates so ties at the cut break by ASIN
+        idx, scores = self._bm25s.retrieve([q], k=k, show_progress=False)
+        hits = [(-float(sc), str(self.products[i]["asin"]), self.products[i]) for i, sc in zip(idx[0], scores[0]) if sc > 0]
+        return [p for _, _, p in sorted(hits, key=lambda h: (h[0], h[1]))[:n]]
+
+
 class CatalogueSource:
     """Where each task's catalogue comes from: a catalogue file's data ({task id: [products]} or
-    a product list) or None (synthetic). A product list is reduced per task (`scope="task"`) or
-    searched whole (`scope="global"`, indexed once; slow at WebShop scale)."""
+    a product list) or None (synthetic). A product list (the real product file) is searched whole
+    by default (`scope="global"`/`"auto"`, one `FullCatalogue`, as upstream); `scope="task"` reduces
+    it per task (targets + products named in the options), the labelled reduced mode."""
 
-    def __init__(self, data: dict[str, list[Product]] | list[Product] | None = None, scope: str = "task") -> None:
-        if scope not in ("task", "global"):
-            raise ValueError(f"catalogue_scope must be 'task' or 'global', got {scope!r}")
+    def __init__(self, data: dict[str, list[Product]] | list[Product] | None = None, scope: str = "auto") -> None:
+        if scope not in ("auto", "task", "global"):
+            raise ValueError(f"catalogue_scope must be 'auto', 'task' or 'global', got {scope!r}")
+        if scope == "auto":
+            scope = "global" if isinstance(data, list) else "task"
         self.data, self.scope = data, scope
         self._index: ProductIndex | None = None
         self._global: Catalogue | None = None
@@ -221,10 +249,15 @@ class CatalogueSource:
     def for_task(self, row: dict[str, Any]) -> Catalogue:
         if isinstance(self.data, list):
             if self.scope == "global":
-                self._global = self._global or Catalogue(self.data)
+                self._global = self._global or FullCatalogue(self.data)
                 return self._global
             self._index = self._index or ProductIndex(self.data)
             return Catalogue(self._index.task_catalogue(row))
         if isinstance(self.data, dict) and str(row.get("id")) in self.data:
             return Catalogue(self.data[str(row["id"])])
         return Catalogue(synthetic_catalogue(row))
+
+
+def catalogue_mode(source: CatalogueSource) -> str:
+    """'full product set' or 'reduced catalogue' (every manifest and table says which)."""
+    return "full product set" if isinstance(source.data, list) and source.scope == "global" else "reduced catalogue"

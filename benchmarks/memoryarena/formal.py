@@ -5,12 +5,15 @@ environment, plus upstream's `reasoning` tool (a separate LLM call, role `tool`)
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from benchmarks.memoryarena import metrics as M
 from benchmarks.memoryarena.judge import judge, judge_prompts, scripted_equivalent
 from benchmarks.memoryarena.loader import read_rows, resolve
 from runners.api import (
+    BenchmarkParams,
     DROPPED_MESSAGE,
     Benchmark,
     Decision,
@@ -100,13 +103,13 @@ class FormalEnv(Environment):
         self._judging: tuple[str, str] | None = None
 
     def view(self) -> TaskView:
-        tools = [self.prompts["tool"]] if self.p.get("reasoning_tool", True) else []
+        tools = [self.prompts["tool"]] if self.p["reasoning_tool"] else []
         return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=self.prompts["policy"], tools=tools,
-                        kind=KINDS.get(self.p.get("config", ""), "formal_math"), initial_memory=["Initial result: Empty"])
+                        kind=KINDS[self.p["config"]], initial_memory=["Initial result: Empty"])
 
     def step_budget(self) -> int:
         # Upstream MathAgent: at most 3 tool iterations, then a final answer.
-        return int(self.p.get("max_tool_iterations", 3)) + 1
+        return int(self.p["max_tool_iterations"]) + 1
 
     async def next_request(self) -> Request | None:
         self.k += 1
@@ -152,7 +155,7 @@ class FormalEnv(Environment):
         return Reply()
 
     async def _tool(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
-        if name != "reasoning" or not self.p.get("reasoning_tool", True):
+        if name != "reasoning" or not self.p["reasoning_tool"]:
             return f"Unknown tool '{name}'. Available: reasoning.", True
         text = str(args.get("input", ""))
         if not text.strip():
@@ -176,8 +179,8 @@ class FormalEnv(Environment):
             self._judging = (answer, gold)
             ok, reply = await judge(
                 self.ctx.backbone("judge"), answer=answer, gold=gold,
-                question=question if self.p.get("judge_includes_question", False) else None,
-                strict=self.p.get("strict_verdict", False), prompts=self.prompts["judge"], **self.p.get("judge_sampling", {}),
+                question=question if self.p["judge_includes_question"] else None,
+                strict=self.p["strict_verdict"], prompts=self.prompts["judge"], **self.p["judge_sampling"],
             )
             self._judging = None
         self.correct.append(int(ok))
@@ -204,7 +207,20 @@ class FormalEnv(Environment):
         return None
 
 
+class FormalParams(BenchmarkParams):
+    """conf/benchmark/memoryarena_{math,phys}.yaml documents each key."""
+
+    config: Literal["formal_reasoning_math", "formal_reasoning_phys"]
+    data_dir: str | None = None
+    reasoning_tool: bool = True
+    max_tool_iterations: int = Field(3, ge=0)
+    judge_includes_question: bool = False
+    strict_verdict: bool = False
+    judge_sampling: dict[str, Any] = Field(default_factory=dict)
+
+
 class FormalReasoning(Benchmark):
+    Params = FormalParams
     roles = ("judge", "tool")
     table_metrics = ("SR", "PS")
 

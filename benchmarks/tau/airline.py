@@ -16,11 +16,11 @@ FLIGHTS = s("Flight segments, each with flight_number (e.g. 'HAT001') and date (
 PASSENGERS = s("Passengers, each with first_name, last_name and dob (YYYY-MM-DD).", {"type": "array", "items": {
     "type": "object", "properties": {"first_name": STR, "last_name": STR, "dob": STR},
     "required": ["first_name", "last_name", "dob"]}})
-RES_ID = s("The reservation ID, such as '8JX2WO'.")
-USER_ID = s("The user ID, such as 'sara_doe_496'.")
-DATE = s("The date in the format 'YYYY-MM-DD', such as '2024-05-01'.")
+RES_ID = s("Reservation code (six characters, e.g. '8JX2WO').")
+USER_ID = s("Customer account id (e.g. 'sara_doe_496').")
+DATE = s("Calendar date written YYYY-MM-DD (e.g. '2024-05-01').")
 _FLOAT = TypeAdapter(float)  # Certificate(amount: float) coercion
-IATA = s("The IATA airport code, such as 'JFK'.")
+IATA = s("Three-letter IATA code of the airport (e.g. 'JFK').")
 
 
 class AirlineTools(Toolkit):
@@ -91,24 +91,24 @@ class AirlineTools(Toolkit):
             reservation["payment_history"].append(M.build(M.Payment, {"payment_id": payment_id, "amount": price}))
 
     # -- READ
-    @tool("READ", "Get the details of a user, including their reservations.", user_id=USER_ID)
+    @tool("READ", "Look up a customer profile: contact data, payment methods, saved passengers, membership and reservation codes.", user_id=USER_ID)
     def get_user_details(self, user_id: str) -> dict[str, Any]:
         return M.user_view(self._user(user_id))
 
-    @tool("READ", "Get the details of a reservation.", reservation_id=RES_ID)
+    @tool("READ", "Look up one reservation: its flights, passengers, payments, cabin, baggage and insurance.", reservation_id=RES_ID)
     def get_reservation_details(self, reservation_id: str) -> dict[str, Any]:
         return M.reservation_view(self._reservation(reservation_id))
 
-    @tool("READ", "Returns a list of all available airports.")
+    @tool("READ", "List every airport the airline serves with its city.")
     def list_all_airports(self) -> list[dict[str, str]]:
         return [{"iata": code, "city": city} for code, city in M.AIRPORTS]
 
-    @tool("READ", "Search for direct flights between two cities on a specific date.",
+    @tool("READ", "Find nonstop flights from one airport to another on a given day.",
           origin=IATA, destination=IATA, date=DATE)
     def search_direct_flight(self, origin: str, destination: str, date: str) -> list[dict[str, Any]]:
         return [M.direct_flight(f, rec, None) for f, rec in self._available_on(origin, date, destination)]
 
-    @tool("READ", "Search for one-stop flights between two cities on a specific date.",
+    @tool("READ", "Find connecting itineraries with exactly one stop between two airports on a given day.",
           origin=IATA, destination=IATA, date=DATE)
     def search_onestop_flight(self, origin: str, destination: str, date: str) -> list[list[dict[str, Any]]]:
         out = []
@@ -121,20 +121,20 @@ class AirlineTools(Toolkit):
                     out.append([M.direct_flight(leg1, rec1, date), M.direct_flight(leg2, rec2, date2)])
         return out
 
-    @tool("READ", "Get the status of a flight on a specific date.",
-          flight_number=s("The flight number, such as 'HAT001'."), date=DATE)
+    @tool("READ", "Tell the status (available, delayed, landed, ...) of one flight on a given day.",
+          flight_number=s("Flight code (e.g. 'HAT001')."), date=DATE)
     def get_flight_status(self, flight_number: str, date: str) -> str:
         return self._flight_date(flight_number, date)["status"]
 
     # -- WRITE
-    @tool("WRITE", "Book a reservation.", user_id=USER_ID,
+    @tool("WRITE", "Create a new reservation for the customer.", user_id=USER_ID,
           origin=IATA, destination=IATA,
           flight_type=s("The type of trip.", enum=["round_trip", "one_way"]), cabin=CABIN, flights=FLIGHTS,
           passengers=PASSENGERS,
           payment_methods=s("Payment methods and the amount charged to each.", {"type": "array", "items": {"type": "object", "properties": {
                                 "payment_id": STR, "amount": INT}, "required": ["payment_id", "amount"]}}),
-          total_baggages=s("The total number of baggage items.", INT),
-          nonfree_baggages=s("The number of non-free baggage items.", INT),
+          total_baggages=s("Count of all checked bags.", INT),
+          nonfree_baggages=s("Count of the checked bags that are paid for.", INT),
           insurance=s("Whether travel insurance is purchased.", enum=["yes", "no"]))
     def book_reservation(self, user_id: str, origin: str, destination: str, flight_type: str, cabin: str,
                          flights: list, passengers: list, payment_methods: list, total_baggages: int,
@@ -181,7 +181,7 @@ class AirlineTools(Toolkit):
         user["reservations"].append(rid)
         return M.reservation_view(res)
 
-    @tool("WRITE", "Cancel the whole reservation.", reservation_id=RES_ID)
+    @tool("WRITE", "Cancel a reservation with all of its flights.", reservation_id=RES_ID)
     def cancel_reservation(self, reservation_id: str) -> dict[str, Any]:
         res = self._reservation(reservation_id)
         # Upstream: refund entries only; no balance refund, no seat release, no already-cancelled check.
@@ -190,9 +190,9 @@ class AirlineTools(Toolkit):
         res["status"] = "cancelled"
         return M.reservation_view(res)
 
-    @tool("WRITE", "Update the baggage information of a reservation.", reservation_id=RES_ID,
-          total_baggages=s("The updated total number of baggage items included in the reservation.", INT),
-          nonfree_baggages=s("The updated number of non-free baggage items included in the reservation.", INT),
+    @tool("WRITE", "Change how many checked bags a reservation has.", reservation_id=RES_ID,
+          total_baggages=s("New count of all checked bags on the reservation.", INT),
+          nonfree_baggages=s("New count of the checked bags that are paid for.", INT),
           payment_id=s("The payment id stored in the user profile, such as 'credit_card_7815826' or 'gift_card_7815826'."))
     def update_reservation_baggages(self, reservation_id: str, total_baggages: int, nonfree_baggages: int,
                                     payment_id: str) -> dict[str, Any]:
@@ -204,7 +204,7 @@ class AirlineTools(Toolkit):
         res["nonfree_baggages"] = nonfree_baggages
         return M.reservation_view(res)
 
-    @tool("WRITE", "Update the flight information of a reservation.", reservation_id=RES_ID, cabin=CABIN,
+    @tool("WRITE", "Replace the flights (and possibly the cabin) of a reservation.", reservation_id=RES_ID, cabin=CABIN,
           flights=s("The entire new itinerary: every flight segment of the reservation, including unchanged ones.",
                     FLIGHTS),
           payment_id=s("The payment id stored in the user profile, such as 'credit_card_7815826' or 'gift_card_7815826'."))
@@ -231,7 +231,7 @@ class AirlineTools(Toolkit):
         res["cabin"] = cabin
         return M.reservation_view(res)
 
-    @tool("WRITE", "Update the passenger information of a reservation.", reservation_id=RES_ID,
+    @tool("WRITE", "Replace the passenger details of a reservation.", reservation_id=RES_ID,
           passengers=s("The full updated list of passengers, in the same number as before.", PASSENGERS))
     def update_reservation_passengers(self, reservation_id: str, passengers: list) -> dict[str, Any]:
         pax = [M.build(M.Passenger, p) for p in passengers]
@@ -241,8 +241,8 @@ class AirlineTools(Toolkit):
         res["passengers"] = pax
         return M.reservation_view(res)
 
-    @tool("WRITE", "Send a certificate to a user. Be careful!", user_id=s("The ID of the user to send the certificate to, such as 'sara_doe_496'."),
-          amount=s("The amount of the certificate to send.", INT))
+    @tool("WRITE", "Issue a travel certificate (a voucher) to a customer; use with care.", user_id=s("Account id of the customer who receives the voucher (e.g. 'sara_doe_496')."),
+          amount=s("Voucher value in dollars.", INT))
     def send_certificate(self, user_id: str, amount: int) -> str:
         user = self._user(user_id)
         cid = next((c for c in M.CERTIFICATE_IDS if c not in user["payment_methods"]), None)

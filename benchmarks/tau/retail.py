@@ -10,10 +10,10 @@ from typing import Any
 from benchmarks.tau import retail_models as M
 from benchmarks.tau.toolkit import STR_LIST, Toolkit, s, tool
 
-ORDER_ID = s("The order id, such as '#W0000000'. Be careful there is a '#' symbol at the beginning of the order id.")
-USER_ID = s("The user id, such as 'sara_doe_496'.")
-PM_ID = s("The payment method id to pay or receive refund for the item price difference, such as "
-          "'gift_card_0000000' or 'credit_card_0000000'. These can be looked up from the user or order details.")
+ORDER_ID = s("Order code including its leading '#' (e.g. '#W0000000').")
+USER_ID = s("Customer account id (e.g. 'sara_doe_496').")
+PM_ID = s("Payment method that pays or receives the price difference (e.g. 'gift_card_0000000', "
+          "'credit_card_0000000'); the user or order details list them.")
 # Harness hint (not upstream), off by default: `benchmark.params.tool_hints: true` appends it to every WRITE tool.
 CONFIRM = " Before calling it, list the action details to the user and obtain an explicit confirmation (yes)."
 NEW_ITEM_IDS = s("The new item ids, each such as '1008292230', in the same order as item_ids; each new item must "
@@ -21,13 +21,13 @@ NEW_ITEM_IDS = s("The new item ids, each such as '1008292230', in the same order
 
 
 def item_ids(verb: str) -> dict:
-    return s(f"The item ids to be {verb}, each such as '1008292230'. There could be duplicate items in the list.", STR_LIST)
+    return s(f"Ids of the items being {verb} (e.g. '1008292230'); an id may repeat.", STR_LIST)
 
 
-ADDR = dict(address1=s("The first line of the address, such as '123 Main St'."),
-            address2=s("The second line of the address, such as 'Apt 1' or ''."),
-            city=s("The city, such as 'San Francisco'."), state=s("The state, such as 'CA'."),
-            country=s("The country, such as 'USA'."), zip=s("The zip code, such as '12345'."))
+ADDR = dict(address1=s("Street line (e.g. '123 Main St')."),
+            address2=s("Extra address line, may be empty (e.g. 'Apt 1')."),
+            city=s("City name (e.g. 'San Francisco')."), state=s("State or region code (e.g. 'CA')."),
+            country=s("Country name (e.g. 'USA')."), zip=s("Postal code (e.g. '12345')."))
 
 
 class RetailTools(Toolkit):
@@ -101,19 +101,18 @@ class RetailTools(Toolkit):
         return item
 
     # -- READ
-    @tool("READ", "Find user id by email. If the user is not found, the function will return an error message.",
-          email=s("The email of the user, such as 'something@example.com'."))
+    @tool("READ", "Look up a customer's account id from their email address; an unknown email gives an error.",
+          email=s("Customer email address (e.g. 'someone@example.com')."))
     def find_user_id_by_email(self, email: str) -> str:
         for uid, user in self.db["users"].items():
             if user["email"].lower() == email.lower():
                 return uid
         raise ValueError("User not found")
 
-    @tool("READ", "Find user id by first name, last name, and zip code. If the user is not found, the function "
-          "will return an error message. By default, find user id by email, and only call this function if the "
-          "user is not found by email or cannot remember email.",
-          first_name=s("The first name of the customer, such as 'John'."),
-          last_name=s("The last name of the customer, such as 'Doe'."), zip=s("The zip code of the customer, such as '12345'."))
+    @tool("READ", "Look up a customer's account id from their name and postal code; an unknown customer gives an "
+          "error. Prefer the email lookup; use this one when the email is unknown or finds nobody.",
+          first_name=s("Customer given name (e.g. 'John')."),
+          last_name=s("Customer family name (e.g. 'Doe')."), zip=s("Customer postal code (e.g. '12345')."))
     def find_user_id_by_name_zip(self, first_name: str, last_name: str, zip: str) -> str:
         for uid, user in self.db["users"].items():
             if (user["name"]["first_name"].lower() == first_name.lower()
@@ -121,38 +120,37 @@ class RetailTools(Toolkit):
                 return uid
         raise ValueError("User not found")
 
-    @tool("READ", "Get the status and details of an order.", order_id=ORDER_ID)
+    @tool("READ", "Look up one order: status, items, address, payments and fulfilments.", order_id=ORDER_ID)
     def get_order_details(self, order_id: str) -> dict[str, Any]:
         return M.order_view(self._order(order_id))
 
-    @tool("READ", "Get the inventory details of a product.",
-          product_id=s("The product id, such as '6086499569'. Be careful the product id is different from the item id."))
+    @tool("READ", "Look up a product and all of its item variants with price and availability.",
+          product_id=s("Product id (e.g. '6086499569'), not to be confused with an item id."))
     def get_product_details(self, product_id: str) -> dict[str, Any]:
         return M.product_view(self._product(product_id))
 
     @tool("READ", "Get the inventory details of an item (one variant of a product).",
-          item_id=s("The item id, such as '6086499569'. Be careful the item id is different from the product id."))
+          item_id=s("Item id (e.g. '6086499569'), not to be confused with a product id."))
     def get_item_details(self, item_id: str) -> dict[str, Any]:
         for product in self.db["products"].values():
             if item_id in product["variants"]:
                 return M.variant_view(product["variants"][item_id])
         raise ValueError("Item not found")
 
-    @tool("READ", "Get the details of a user, including their orders.", user_id=USER_ID)
+    @tool("READ", "Look up a customer profile: name, address, email, payment methods and order codes.", user_id=USER_ID)
     def get_user_details(self, user_id: str) -> dict[str, Any]:
         return M.user_view(self._user(user_id))
 
-    @tool("READ", "List the name and product id of all product types. Each product type has a variety of "
-          "different items with unique item ids and options. There are only 50 product types in the store.")
+    @tool("READ", "Map every product type of the store (50 in all) to its product id; each product has several "
+          "item variants with their own ids and options.")
     def list_all_product_types(self) -> str:
         return json.dumps({p["name"]: p["product_id"] for p in self.db["products"].values()}, sort_keys=True)
 
     # -- WRITE
-    @tool("WRITE", "Cancel a pending order. If the order is already processed or delivered, it cannot be cancelled. "
-          "The refund goes to the original payment method: immediately for gift cards, otherwise in 5 to 7 "
-          "business days.",
+    @tool("WRITE", "Cancel an order that is still pending (processed or delivered orders cannot be cancelled). The "
+          "money goes back to the original payment method, at once for gift cards and within 5-7 business days otherwise.",
           order_id=ORDER_ID,  # `reason: str` upstream (not a Literal): no enum in the schema (§4)
-          reason=s("The reason for cancellation, which should be either 'no longer needed' or 'ordered by mistake'."))
+          reason=s("Why the order is cancelled: 'no longer needed' or 'ordered by mistake'."))
     def cancel_pending_order(self, order_id: str, reason: str) -> dict[str, Any]:
         order = self._order(order_id)
         if order["status"] != "pending":
@@ -170,8 +168,8 @@ class RetailTools(Toolkit):
         order["payment_history"].extend(refunds)
         return M.order_view(order)
 
-    @tool("WRITE", "Exchange items in a delivered order for new items of the same product type. For a delivered "
-          "order, return or exchange can only be done once.", order_id=ORDER_ID,
+    @tool("WRITE", "Swap items of a delivered order for other variants of the same products; a delivered order "
+          "allows one return or exchange only.", order_id=ORDER_ID,
           item_ids=item_ids("exchanged"),
           new_item_ids=NEW_ITEM_IDS,
           payment_method_id=PM_ID)
@@ -194,7 +192,7 @@ class RetailTools(Toolkit):
         order["exchange_price_difference"] = diff
         return M.order_view(order)
 
-    @tool("WRITE", "Modify the shipping address of a pending order.", order_id=ORDER_ID, **ADDR)
+    @tool("WRITE", "Change where a pending order will be shipped.", order_id=ORDER_ID, **ADDR)
     def modify_pending_order_address(self, order_id: str, address1: str, address2: str, city: str, state: str,
                                      country: str, zip: str) -> dict[str, Any]:
         order = self._order(order_id)
@@ -204,8 +202,7 @@ class RetailTools(Toolkit):
                                      state=state, country=country, zip=zip)
         return M.order_view(order)
 
-    @tool("WRITE", "Modify items in a pending order to new items of the same product type. This can only be called "
-          "once per order.", order_id=ORDER_ID,
+    @tool("WRITE", "Switch items of a pending order to other variants of the same products; allowed once per order.", order_id=ORDER_ID,
           item_ids=item_ids("modified"),
           new_item_ids=NEW_ITEM_IDS,
           payment_method_id=PM_ID)
@@ -234,9 +231,9 @@ class RetailTools(Toolkit):
         order["status"] = "pending (item modified)"
         return M.order_view(order)
 
-    @tool("WRITE", "Modify the payment method of a pending order.", order_id=ORDER_ID,
-          payment_method_id=s("The payment method id to pay for the order, such as 'gift_card_0000000' or "
-                              "'credit_card_0000000'. It must differ from the current one."))
+    @tool("WRITE", "Pay a pending order with a different payment method.", order_id=ORDER_ID,
+          payment_method_id=s("Payment method that pays the order instead (e.g. 'gift_card_0000000'); it must differ "
+                              "from the current one."))
     def modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> dict[str, Any]:
         order = self._order(order_id)
         if "pending" not in order["status"]:
@@ -259,7 +256,7 @@ class RetailTools(Toolkit):
             old["balance"] = round(old["balance"] + amount, 2)
         return M.order_view(order)
 
-    @tool("WRITE", "Modify the default address of a user.", user_id=USER_ID, **ADDR)
+    @tool("WRITE", "Change the default address stored in a customer profile.", user_id=USER_ID, **ADDR)
     def modify_user_address(self, user_id: str, address1: str, address2: str, city: str, state: str,
                             country: str, zip: str) -> dict[str, Any]:
         user = self._user(user_id)
@@ -267,13 +264,12 @@ class RetailTools(Toolkit):
                                     state=state, country=country, zip=zip)
         return M.user_view(user)
 
-    @tool("WRITE", "Return some items of a delivered order. The refund goes to the original payment method or "
-          "an existing gift card; the order status becomes 'return requested' and the user receives a follow-up "
-          "email on how and where to return the items.",
+    @tool("WRITE", "Start a return of items from a delivered order. The refund goes to the original payment "
+          "method or an existing gift card; the order becomes 'return requested' and the customer is emailed return instructions.",
           order_id=ORDER_ID,
           item_ids=item_ids("returned"),
-          payment_method_id=s("The payment method id to receive the refund, such as 'gift_card_0000000' or "
-                              "'credit_card_0000000': the original payment method or a gift card."))
+          payment_method_id=s("Payment method that receives the refund: the original one or a gift card "
+                              "(e.g. 'gift_card_0000000')."))
     def return_delivered_order_items(self, order_id: str, item_ids: list, payment_method_id: str) -> dict[str, Any]:
         order = self._order(order_id)
         if order["status"] != "delivered":

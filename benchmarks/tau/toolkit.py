@@ -168,9 +168,9 @@ class Toolkit:
         return dumps(out), False
 
     # -- shared tools (§4)
-    @tool("GENERIC", "Calculate the result of a mathematical expression.",
-          expression=s("The mathematical expression to calculate, such as '2 + 2'. The expression can contain "
-                       "numbers, operators (+, -, *, /), parentheses, and spaces."))
+    @tool("GENERIC", "Evaluate an arithmetic expression and return the result.",
+          expression=s("Arithmetic to evaluate (e.g. '2 + 2'), written with numbers, + - * /, parentheses "
+                       "and spaces only."))
     def calculate(self, expression: str) -> str:
         if not all(c in CALC_CHARS for c in expression):
             raise ValueError("Invalid characters in expression")
@@ -178,9 +178,8 @@ class Toolkit:
         # Only digits, operators, dots, parentheses and spaces remain: plain Python arithmetic.
         return str(round(float(eval(expression, {"__builtins__": {}}, {})), 2))
 
-    @tool("GENERIC", "Transfer the user to a human agent, with a summary of the user's issue. Only transfer if "
-          "the user explicitly asks for a human agent, or the user's issue cannot be resolved by the agent with "
-          "the available tools.",
-          summary=s("A summary of the user's issue."))
+    @tool("GENERIC", "Hand the conversation over to a human agent together with a short account of the problem; "
+          "only when the customer asks for a person or the tools cannot solve the problem.",
+          summary=s("Short account of the customer's problem."))
     def transfer_to_human_agents(self, summary: str) -> str:
         return "Transfer successful"

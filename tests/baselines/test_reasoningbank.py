@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 
 from baselines.embedder import HashingEmbedder
-from baselines.reasoningbank import EXTRACT_FAILURE, EXTRACT_SUCCESS, ExtractProtocol, JudgeProtocol, ReasoningBank
+from baselines.reasoningbank import ExtractProtocol, JudgeProtocol, ReasoningBank
 from runners.api import Decision, Observation
 from tests.baselines.helpers import Recorder, block_of, outcome, request, task_view
 
@@ -49,12 +49,12 @@ def test_extraction_splits_on_blank_lines_and_items_parse():
 def oracle(verdict: str):
     def fn(role, messages):
         if role == "memory":
-            return Decision(message=verdict if "evaluate" in messages[0]["content"] else ITEMS)
+            return Decision(message=verdict if "judges whether" in messages[0]["content"] or "evaluate" in messages[0]["content"] else ITEMS)
         return Decision(message="answer") if role == "agent" else None
     return fn
 
 
-@pytest.mark.parametrize("verdict,system,status", [("success", EXTRACT_SUCCESS, "success"), ("fail", EXTRACT_FAILURE, "fail")])
+@pytest.mark.parametrize("verdict,system,status", [("success", "extract_success", "success"), ("fail", "extract_failure", "fail")])
 async def test_add_chunk_judges_then_extracts_with_matching_variant(verdict, system, status):
     bb = Recorder(oracle(verdict))
     m = ReasoningBank(bb, embedder="hashing")
@@ -63,7 +63,7 @@ async def test_add_chunk_judges_then_extracts_with_matching_variant(verdict, sys
     assert judge["role"] == extract["role"] == "memory"
     assert judge["sampling"] == {"temperature": 0.0, "max_completion_tokens": 128}
     assert extract["sampling"] == {"temperature": 0.7, "max_completion_tokens": 4096}
-    assert "sum a series" in judge["messages"][1]["content"] and extract["messages"][0]["content"] == system
+    assert "sum a series" in judge["messages"][1]["content"] and extract["messages"][0]["content"] == m.texts[system]
     rec = m.records[0]
     assert rec["status"] == status and len(rec["memory_items"]) == 4  # every blank-line split kept (upstream)
     assert set(rec) == {"timestamp", "task_id", "memory_items", "status"} and rec["timestamp"] is None
@@ -150,3 +150,30 @@ async def test_injected_item_is_the_python_str_of_the_record_and_timestamps_are_
     rec = m.add_record("alpha", ["# Memory Item 1"], False)
     assert len(rec["timestamp"]) == 10 and rec["timestamp"][4] == rec["timestamp"][7] == "-"  # %Y-%m-%d
     assert await m.retrieve("alpha") == [str(rec)]
+
+
+async def test_memory_agent_prompts_are_memoryarenas_byte_for_byte():
+    import ast
+
+    from baselines.reasoningbank import RB_FILE, ReasoningBank
+    from runners.upstream import file_text
+    from tests.baselines.helpers import Recorder, task_view
+    from tests.conftest import upstream_src
+
+    upstream_src()
+    tree = ast.parse(file_text(RB_FILE))
+    consts = {n.targets[0].id: n.value.value for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)}
+    bb = Recorder()
+    m = ReasoningBank(bb, embedder="hashing")
+    await m.begin_task(task_view(initial=[]))
+    await m.add_chunk("Task: add 2 and 2\nAnswer: 4")
+    judge, extract = bb.calls[0]["messages"], bb.calls[1]["messages"]
+    fn = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_llm_judge_status")
+    prompt = next(n for n in fn.body if isinstance(n, ast.Assign)).value
+    trajectory = "Task: add 2 and 2\nAnswer: 4"
+    assert judge[1]["content"] == eval(compile(ast.Expression(prompt), "<u>", "eval"), {}, {"trajectory": trajectory})  # noqa: S307
+    assert judge[0]["content"].startswith("You are a helpful assistant that judges")
+    assert extract[0]["content"] == consts["FAILED_SI"].strip()  # the scripted judge says "fail"
+    assert extract[1]["content"] == f"**Query and Trajectory:**\n{trajectory}"
+    assert m.query_text("q").startswith("Instruct: Given the prior task queries")
+    assert ReasoningBank.notes()["text_sources"]["paraphrased"] == []

@@ -20,7 +20,8 @@ def test_parse_state_json_upstream_rules():
 
 
 def test_domain_injectables_extend_the_core():
-    assert domain_of("memoryarena_math") == "formal" and domain_of("tau_airline") == "tau" and domain_of("x") == "generic"
+    assert domain_of("formal_math") == "formal" and domain_of("tau") == "tau" and domain_of("x") == "generic"
+    assert domain_of("tau_airline") == "generic"  # keyed on TaskView.kind, never on benchmark-name substrings
     s = empty_state("formal")
     assert s["world_state"]["established_results"] == [] and s["constraint_state"]["attempted_actions"] == []
     assert set(s) == {"goal_state", "world_state", "constraint_state"}
@@ -98,7 +99,8 @@ async def test_new_request_goes_to_updater_and_queue():
     assert upd["role"] == "state" and "New user request:\nSecond problem" in upd["messages"][1]["content"]
     assert 'assistant_message("x")' in upd["messages"][1]["content"]
     assert m.state["goal_state"]["sub_goal_queue"][-1] == q2.text
-    assert m.state["constraint_state"]["attempted_actions"] == ['assistant_message("x")']
+    # the updater saw q1's last action; attempted_actions are per request, so q2 starts with none
+    assert m.state["constraint_state"]["attempted_actions"] == []
 
 
 async def test_init_parse_failure_uses_skeleton():
@@ -184,9 +186,61 @@ async def test_odd_but_valid_updater_states_do_not_break_bookkeeping():
     await m.step(Observation())
     await m.end_request(outcome(request(0, "Task"), "mem"))
     await m.begin_request(request(1, "Next"))  # updater answers {"constraint_state": [1]}
-    assert m.state["constraint_state"] == {"attempted_actions": ['assistant_message("a")']}
+    assert m.state["constraint_state"] == {"attempted_actions": []}  # repaired; per-request list starts empty
     assert "goal_state" not in m.state  # upstream replaces the state wholesale with the updater's JSON
     await m.step(Observation())
     await m.end_request(outcome(request(1, "Next"), "mem"))
     await m.begin_request(request(2, "Third"))  # a missing goal_state is recreated for the queue
     assert m.state["goal_state"]["sub_goal_queue"] == ["Third"]
+
+
+async def test_domain_comes_from_the_task_kind_not_the_benchmark_name():
+    m = ZipAct(Recorder(scripted([json.dumps(INIT)], [])))
+    await m.begin_task(task_view(benchmark="tau_like_name").model_copy(update={"kind": "travel"}))
+    assert m.domain == "travel"
+
+
+async def test_updater_sees_the_whole_last_action_and_the_requests_last_observation():
+    long_input = "x" * 500
+    call = ToolCall(name="reasoning", arguments={"input": long_input}, id="c0")
+    bb = Recorder(scripted([json.dumps(INIT)], [Decision(tool_calls=[call]), Decision(message="final answer")]))
+    m = ZipAct(bb, action_chars=40)
+    await m.begin_task(task_view())
+    q1 = request(0, "Q1")
+    await m.begin_request(q1)
+    await m.step(Observation())
+    obs = Observation(tool_results=[ToolResult(call_id="c0", name="reasoning", content="RESULT-7")])
+    await m.step(obs)
+    upd = bb.calls[-2]["messages"][1]["content"]
+    assert long_input in upd  # "Last action" is not cut by action_chars
+    assert all(len(a) <= 40 for a in m.state["constraint_state"]["attempted_actions"])
+    done = outcome(q1, "mem").model_copy(update={"final_observation": Observation(note="Judge: the answer was received")})
+    await m.end_request(done)
+    await m.begin_request(request(1, "Q2"))
+    upd = bb.calls[-1]["messages"][1]["content"]
+    assert "Judge: the answer was received" in upd and "New user request:\nQ2" in upd
+    assert 'assistant_message("final answer")' in upd and m.tracked == []
+
+
+async def test_released_prompts_for_alfworld_are_zipacts_byte_for_byte():
+    import ast
+
+    from runners.upstream import UpstreamFile, file_text
+    from tests.conftest import upstream_src
+
+    upstream_src()
+    consts = {n.targets[0].id: n.value.value for n in ast.parse(file_text(UpstreamFile("ZipAct", "src/prompts/zipact_prompts.py"))).body
+              if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)}
+    bb = Recorder(scripted([json.dumps(INIT)], [Decision(message="go to desk 1")]))
+    m = ZipAct(bb)
+    await m.begin_task(task_view().model_copy(update={"kind": "alfworld"}))
+    await m.begin_request(request(0, "put a clean apple in the fridge"))
+    init = bb.calls[0]["messages"]
+    assert init[1]["content"] == consts["ALFWORLD_ZIPACT_INIT_STATE_PROMPT"].format(instruction="put a clean apple in the fridge")
+    await m.step(Observation())
+    await m.step(Observation(note="You arrive at desk 1."))
+    upd = bb.calls[-2]["messages"]
+    assert upd[0]["content"] == consts["ALFWORLD_ZIPACT_UPDATER_SYSTEM_PROMPT"]
+    assert upd[1]["content"].startswith("Previous State:\n```json\n") and "Last Action: assistant_message" in upd[1]["content"]
+    notes = ZipAct.notes()
+    assert notes["text_sources"]["paraphrased"] == [] and "f025804" in notes["pin"]

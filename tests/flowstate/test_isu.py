@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from flowstate.repository import ActiveState, RawObs
-from flowstate.state import StateType
+from flowstate.isu import validate_update
+from flowstate.state import StateOp, StateType
 from tests.flowstate.helpers import add, apply, history
 
 
@@ -65,7 +66,11 @@ def test_refs_must_resolve():
     repo, s = fresh()
     valid, rej = apply(s, repo, add("bad", refs=[{"rel": "supports", "state_id": "ghost"}]))
     assert not valid and "ghost" in rej[0].reason
-    valid, rej = apply(s, repo, add("bad2", refs=[{"rel": "causes", "state_id": "h_fact"}]))
+    valid, rej = apply(s, repo, add("odd", refs=[{"rel": " Causes", "state_id": "h_fact"}]))
+    assert not rej and valid[0].refs[0].rel == "causes"  # B.4 asks only that ids resolve: the label is kept
+    assert valid[0].as_json()["unknown_relations"] == ["causes"]
+    valid, rej = validate_update([StateOp.from_json(add("bad2", refs=[{"rel": "causes", "state_id": "h_fact"}]))], s, repo,
+                                 strict_relations=True)
     assert not valid and "unknown relation" in rej[0].reason
     # historical state, raw id of this request, historical raw node, id added earlier in the delta
     valid, rej = apply(s, repo, add("a1"), add("ok", refs=[{"rel": "supports", "state_id": "h_fact"}, {"rel": "derives", "state_id": "obs-2-1-0"},

@@ -138,6 +138,33 @@ def test_user_turn_modes():
     assert m.query_id == "t/q1" and "User: I want X" in prompt and "<user_query>\nfirst user message" in prompt
 
 
+def test_request_mode_keeps_the_agents_last_message_for_the_users_reply():
+    """The user's "yes" opens a new request: the question it answers is in the index, not lost."""
+    async def go(**kw):
+        bb = QueueBackbone([out(msg="Shall I cancel reservation ABC123? (yes/no)")])
+        m = FlowState(bb, user_turn_mode="request", **kw)
+        await begin(m, "cancel my trip")
+        await m.step(Observation(user_message="yes"))
+        return m, bb.prompts[-1][2][1]["content"]
+    m, prompt = run(go())
+    assert m.repo.index()[0]["agent_response"] == "Shall I cancel reservation ABC123? (yes/no)"
+    assert "Shall I cancel reservation ABC123?" in prompt and "<user_query>\nyes" in prompt
+    m, prompt = run(go(persist_agent_message=False))
+    assert "agent_response" not in m.repo.index()[0] and "ABC123" not in prompt
+
+
+def test_tau_request_end_keeps_the_message_other_benchmarks_keep_states_only():
+    async def go(kind):
+        m = FlowState(QueueBackbone([out(msg="Anything else?")]))
+        await m.begin_task(TASK.model_copy(update={"kind": kind}))
+        await start(m)
+        await m.step(Observation())
+        await m.end_request(RequestOutcome(request=m.request, final_response="Anything else?"))
+        return m.repo.index()[0]
+    assert run(go("tau"))["agent_response"] == "Anything else?"
+    assert "agent_response" not in run(go("formal_math"))
+
+
 def test_persist_types_and_bad_params():
     keep = {"state_set": "preference", "operation": "add", "state_id": "pref", "summary": "s", "value": 1, "refs": []}
     drop = {"state_set": "knowledge", "operation": "add", "state_id": "know", "summary": "s", "value": 1, "refs": []}

@@ -164,7 +164,7 @@ def test_a_product_list_is_reduced_per_task(tmp_path):
     real = [{"asin": "B0FIXT0001", "name": "Almond Flour Vanilla Cake Mix, Gluten Free, 12 oz", "pricing": "$9.99"},
             {"asin": "B0REAL0002", "name": "classic vanilla cake mix,  wheat flour, 15.25 OZ", "pricing": "$5.00"},
             {"asin": "B0OTHER003", "name": "Garden Hose", "pricing": "$20.00"}]
-    cat = CatalogueSource(real).for_task(ROW)
+    cat = CatalogueSource(real, scope="task").for_task(ROW)
     asins = {p["asin"] for p in cat.products}
     assert {"B0FIXT0001", "B0REAL0002"} <= asins and "B0OTHER003" not in asins and len(cat.products) == 30
     assert cat.get("B0FIXT0001")["pricing"] == "$9.99"                      # the real record
@@ -174,7 +174,7 @@ def test_a_product_list_is_reduced_per_task(tmp_path):
         CatalogueSource(real, scope="all")
     path = tmp_path / "items.json"
     path.write_text(json.dumps(real))
-    rec = run(bench(catalogue_path=str(path)))
+    rec = run(bench(catalogue_path=str(path), catalogue_scope="task"))
     assert rec.scores["subtask_correct"] == [1] * 6
     with pytest.raises(FileNotFoundError, match="catalogue_path"):
         bench(catalogue_path=str(tmp_path / "absent.json")).catalogue(ROW)
@@ -232,3 +232,26 @@ def test_per_category_limit_picks_the_lowest_item_numbers_of_each_prefix(tmp_pat
     d.joinpath("data.jsonl").write_text("\n".join(json.dumps({**ROW, "id": r["id"], "category": r["category"]}) for r in rows))
     b = BundledShopping(name="memoryarena_shopping", data_dir=str(tmp_path), per_category_limit=1)
     assert [t.payload["category"] for t in b.load_tasks()] == ["home_item_0", "baking_item_1"]
+
+
+def test_the_real_product_list_is_searched_whole_by_default(tmp_path):
+    """A product LIST (the real product file) means the full set, through one bm25s index, as upstream
+    searches all of WebShop; the manifest says which mode ran."""
+    from benchmarks.memoryarena.catalogue import Catalogue, CatalogueSource, FullCatalogue
+
+    real = [{"asin": f"B0X{i:07d}", "name": n, "small_description": [], "pricing": "$1"} for i, n in enumerate(
+        ["red leather shoe", "blue cotton shirt", "red wool hat", "green running shoe", "garden hose", "red shoe laces"])]
+    src = CatalogueSource(real)
+    assert src.scope == "global"
+    full = src.for_task(ROW)
+    assert isinstance(full, FullCatalogue) and src.for_task(ROW) is full and len(full.products) == 6
+    # Lucene-style BM25 (bm25s default, as WebShop's Pyserini index): both query words beat one, no match → nothing
+    got = [p["asin"] for p in full.search("red shoe")]
+    assert set(got[:2]) == {"B0X0000000", "B0X0000005"} and set(got[2:]) == {"B0X0000002", "B0X0000003"}
+    assert [p["asin"] for p in full.search("hose garden")] == ["B0X0000004"] and full.search("purple") == []
+    assert {p["asin"] for p in Catalogue(real).search("red shoe")} == set(got)  # same candidates as the reduced mode
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps(real))
+    notes = bench(catalogue_path=str(path)).notes()
+    assert notes["catalogue_mode"] == "full product set" and notes["reduction"] is None
+    assert bench().notes()["catalogue_mode"] == "reduced catalogue" and bench().notes()["reduction"]

@@ -49,7 +49,7 @@ async def test_environment_shows_the_upstream_policy_and_sends_the_upstream_tool
         name = model = "t"
         seen: list = []
 
-        async def complete(self, messages, *, role, attempt=0, **kw):
+        async def complete(self, messages, *, role, protocol=None, attempt=0, **kw):
             self.seen.append(messages)
             return Completion(text="4", role=role, model="t")
 

@@ -3,6 +3,8 @@ configs on the MemoryArena fixture, and a looping room where PoS must diagnose a
 recover (spec §7–§10)."""
 from __future__ import annotations
 
+from runners.config import group_config
+
 import asyncio
 import json
 from pathlib import Path
@@ -22,7 +24,7 @@ METHODS = ("pos", "pos_no_consistency", "pos_no_trapping", "pos_generic_recovery
 
 
 def params(name: str) -> dict:
-    cfg = yaml.safe_load((REPO / "conf" / "method" / f"{name}.yaml").read_text())
+    cfg = group_config("method", name)
     assert cfg["name"] == name and cfg["_target_"] == "pos.method.PoS"
     return cfg["params"]
 

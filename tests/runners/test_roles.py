@@ -104,3 +104,9 @@ def test_every_preset_value_survives_composition(preset):
 def test_preset_roles_reach_the_cells():
     _, cells = composed("experiment=pos_table1", "benchmark=clindiag", "method=pos")
     assert cells[0].roles.judge.name == cells[0].roles.user_sim.name == "qwen3_7_plus"
+
+
+def test_tau_preset_reports_flowstate_in_both_user_turn_modes():
+    _, cells = composed("experiment=flowstate_table2_tau", "benchmark=tau_airline")
+    modes = {c.method.params.get("user_turn_mode") for c in cells if c.method.target == "flowstate.FlowState"}
+    assert modes == {"request", "observation"}

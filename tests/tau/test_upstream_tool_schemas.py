@@ -66,3 +66,15 @@ def test_benchmark_manifest_names_the_tool_schema_source(tmp_path):
     notes = bench.notes()
     assert notes["text_sources"]["prompts"]["tools"]["path"] == "src/tau2/domains/airline/tools.py"
     assert bench.tool_specs()[0].parameters.get("$defs")
+
+
+@pytest.mark.parametrize("domain", ["airline", "retail"])
+def test_the_fallback_wording_is_our_own(domain):
+    """The project's own tool descriptions (used only without the pinned files) repeat none of upstream's."""
+    theirs = official(domain)
+    ours = {s.name: s for s in toolkit_for(domain).specs()}
+    for t in theirs:
+        f = t["function"]
+        assert ours[f["name"]].description.strip() != f["description"].strip(), f["name"]
+        for arg, p in f["parameters"].get("properties", {}).items():
+            assert ours[f["name"]].parameters["properties"][arg].get("description") != p.get("description"), (f["name"], arg)
