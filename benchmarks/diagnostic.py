@@ -34,11 +34,26 @@ def actions_of(decision: Decision, max_actions: int | None) -> tuple[list[ToolCa
     return calls[:max_actions], len(calls) - max_actions
 
 
+FINAL_TURN_SYMBOL = {"submit_root_cause": "RCA100_FINAL_TURN_DIRECTIVE", "submit_diagnosis": "CLINDIAG_FINAL_TURN_DIRECTIVE"}
+"""Upstream PoS `prompts/react_prompt.py` directive per submission tool (appended on the last turn)."""
+
+
+def final_turn_directive(submit_tool: str) -> str:
+    """Upstream's final-turn directive for this benchmark, read at run time from the pinned file;
+    our wording when it is unavailable."""
+    from runners.upstream import UpstreamFile, py_string
+
+    symbol = FINAL_TURN_SYMBOL.get(submit_tool)
+    text = py_string(UpstreamFile("PoS", "prompts/react_prompt.py"), symbol) if symbol else None
+    return text or (f"FINAL TURN: the turn budget is almost spent. Your next action must be `{submit_tool}` with your best "
+                    "answer from the evidence gathered so far; no further investigation is possible.")
+
+
 def forced_submission_note(submit_tool: str, turn: int, budget: int) -> str | None:
-    """The directive shown before the last turn (the Raw/PoS loop appends it on the last turn)."""
+    """The directive shown before the last turn: upstream's ReAct loop appends it to the last
+    turn's prompt; here it is the observation of the turn before, which that prompt shows."""
     if turn == budget - 1:
-        return (f"FINAL TURN: the turn budget is almost spent. Your next action must be `{submit_tool}` with your best "
-                "answer from the evidence gathered so far; no further investigation is possible.")
+        return final_turn_directive(submit_tool)
     return None
 
 

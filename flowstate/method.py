@@ -33,6 +33,26 @@ def parse_persist_types(value: str | list[str]) -> frozenset[StateType] | None:
     return frozenset(out)
 
 
+def feedback_text(log: dict[str, Any], *, limit: int = 6) -> str | None:
+    """Brief lines on what the last step's state requests came to: rejected state_delta operations
+    and state_focus requests that disclosed nothing, each with its reason (None when all went through)."""
+    lines = []
+    for r in log.get("delta_rejected", []):
+        op = r.get("op") or {}
+        lines.append(f"- state_delta #{r.get('index')} ({op.get('operation')} {op.get('state_id')}) was rejected: {r.get('reason')}")
+    access = log.get("access") or {}
+    for r in access.get("rejected", []):
+        lines.append(f"- state_focus {r['state_id']} was refused: {r['reason']}")
+    for r in access.get("ignored", []):
+        lines.append(f"- state_focus {r['state_id']} disclosed nothing: {r['reason']}")
+    if not lines:
+        return None
+    cut = [ln if len(ln) <= 240 else ln[:237] + "..." for ln in lines[:limit]]
+    if len(lines) > limit:
+        cut.append(f"- ... and {len(lines) - limit} more")
+    return "\n".join(cut)
+
+
 class FlowState(SingleCallMethod):
     """Full FlowState: ISU + PSA. Params (all [harness choice] switches, docs/flowstate.md §2.2, §4, §5, §6):
     max_resamples (3: re-samples on all-empty/unparseable output), persist_types ('all' or a list:
@@ -65,6 +85,7 @@ class FlowState(SingleCallMethod):
         disclose_incoming_relations: bool = False,
         user_turn_mode: str = "request",
         log_tokens: bool = True,
+        feedback: bool = True,
         persist_agent_message: bool = True,
         strict_relations: bool = False,
         **params: Any,
@@ -77,6 +98,8 @@ class FlowState(SingleCallMethod):
         self.disclose_incoming = bool(disclose_incoming_relations)
         self.user_turn_mode = user_turn_mode
         self.log_tokens = log_tokens
+        self.feedback = bool(feedback)  # [harness choice] report rejected ops / empty accesses in the next step (docs/flowstate.md)
+        self._feedback: str | None = None
         self.persist_agent_message = bool(persist_agent_message)
         self.strict_relations = bool(strict_relations)
         self.protocol = FlowStateProtocol(with_focus=self.with_focus, with_delta=self.with_delta)
@@ -104,6 +127,7 @@ class FlowState(SingleCallMethod):
         self.active = ActiveState(query_id)
         self.t = 0
         self._last_message: str | None = None
+        self._feedback = None
 
     def _persist(self, final_response: str | None, agent_message: str | None = None) -> list[str]:
         """Eq. 4: persist the surviving current-request states (filtered by `persist_types`) and
@@ -150,6 +174,7 @@ class FlowState(SingleCallMethod):
             task=self.task, protocol_text=self.protocol.description(), query=self.query, latest_observation=latest,
             index_text=self.index.text if self.index is not None else None, active_state_text=self._active_text,
             trajectory=self.trajectory_text(), with_focus=self.with_focus, with_delta=self.with_delta,
+            feedback=self._feedback,
         )
         if self._system is None:  # the system message never changes within a task
             self._system = msgs[0]
@@ -177,6 +202,9 @@ class FlowState(SingleCallMethod):
         parsed, _ = await self.ask(msgs)
         decision = parsed.decision
         log = self.apply(decision)
+        self._feedback = feedback_text(log) if self.feedback else None
+        if self._feedback:
+            log["feedback"] = self._feedback
         self.after_step(observation, decision)
         if decision.message is not None and not decision.tool_calls:
             self._last_message = decision.message
@@ -193,7 +221,8 @@ class FlowState(SingleCallMethod):
         ops = [StateOp.from_json(d) for d in decision.extras.get("state_delta", []) if isinstance(d, dict)] if self.with_delta else []
         targets = [f["target_id"] for f in decision.extras.get("state_focus", []) if isinstance(f, dict)] if self.with_focus else []
         valid, rejected = validate_update(ops, self.active, self.repo, strict_relations=self.strict_relations)
-        access = validate_access(targets, self.index, self.active, self.repo) if self.index is not None else AccessResult()
+        access = (validate_access(targets, self.index, self.active, self.repo, current_observations=self.disclose_current)
+                  if self.index is not None else AccessResult())
         commit(self.active, valid)                                      # S⁺ = Commit(S, ΔŜ)
         disclose(access, self.active, self.repo, current_observations=self.disclose_current)  # S_{t+1} = S⁺ ∪ Disclose(...)
         return {"delta_validated": [v.as_json() for v in valid], "delta_rejected": [r.model_dump() for r in rejected],

@@ -88,6 +88,7 @@ def serialize(
     trajectory: str | None = None,
     with_focus: bool = True,
     with_delta: bool = True,
+    feedback: str | None = None,
 ) -> list[Message]:
     """C_{k,t} = Serialize(q_k, O_{k,t}, G_k, S_{k,t}): one system message (instructions, policy,
     tools, output_protocol) and one user message (agent_status, [trajectory_history for w/o ISU],
@@ -96,6 +97,8 @@ def serialize(
     if index_text is not None:
         status.append(f"Historical State Index:\n{index_text}")
     status.append(f"Active State:\n{active_state_text}")
+    if feedback:  # [harness choice] what the last step's state operations and accesses came to (FlowState `feedback`)
+        status.append(f"Last step's state requests:\n{feedback}")
     blocks = [("agent_status", "\n\n".join(status))]
     if trajectory is not None:
         blocks.append(("trajectory_history", trajectory))

@@ -18,9 +18,16 @@ class AccessResult(BaseModel):
     disclosed: list[str] = Field(default_factory=list, description="ids whose content entered S_{k,t+1}")
 
 
-def validate_access(requested: list[str], index: HistoricalIndex, active: ActiveState, repo: Repository) -> AccessResult:
+CURRENT_RAW = ("a raw result of the current request: it was shown in latest_observation when it arrived and is not in the "
+               "repository M_k, so there is nothing to disclose (record what you need from it in state_delta)")
+
+
+def validate_access(requested: list[str], index: HistoricalIndex, active: ActiveState, repo: Repository, *,
+                    current_observations: bool = False) -> AccessResult:
     """Eq. 5: R̂ ⊆ R ∩ (IDs(G_k) ∪ ToolRefs(S_{k,t})). Checked against S_{k,t}, so a ref added by
-    this step's delta does not unlock access in the same step (docs/flowstate.md §4)."""
+    this step's delta does not unlock access in the same step (docs/flowstate.md §4). A granted access always
+    discloses (or the id is already visible): a tool ref to a current-request raw result, which
+    Disclose cannot read from M_k, is refused here with the reason, unless `current_observations`."""
     res = AccessResult()
     seen: set[str] = set()
     tool_refs: set[str] | None = None
@@ -35,6 +42,9 @@ def validate_access(requested: list[str], index: HistoricalIndex, active: Active
         if tool_refs is None:
             tool_refs = active.tool_refs(repo)
         if rid in tool_refs:
+            if repo.get(rid) is None and rid in active.raw_pool and not current_observations and rid not in active:
+                res.rejected.append({"state_id": rid, "reason": CURRENT_RAW})
+                continue
             res.granted.append(rid)
         else:
             res.rejected.append({"state_id": rid, "reason": "not in the Historical State Index and not a raw result referenced by an Active State node"})

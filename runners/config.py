@@ -33,7 +33,7 @@ class _Strict(BaseModel):
 
 class BackboneCfg(_Strict):
     name: str
-    kind: Literal["openai", "scripted"]
+    kind: Literal["openai", "scripted", "managed"]
     model: str
     base_url: str | None = None
     base_url_env: str | None = None
@@ -41,6 +41,7 @@ class BackboneCfg(_Strict):
     sampling: dict[str, Any] = Field(default_factory=dict)
     extra_body: dict[str, Any] = Field(default_factory=dict)
     scripted: dict[str, Any] = Field(default_factory=dict)
+    server: dict[str, Any] = Field(default_factory=dict, description="kind managed: the server the harness starts (command template, model_file, env, ready_timeout_s); runners/backbones/managed.py")
     max_completion_chars: int | None = Field(None, ge=1, description="cap on the characters of a reply that are stored and parsed (truncation recorded); null = no cap")
     # runtime-only knobs (not in the cell key)
     max_inflight: int = Field(16, ge=1)
@@ -74,6 +75,8 @@ class BackboneCfg(_Strict):
         d = self.model_dump(exclude=set(self.RUNTIME))
         d.pop("base_url_env"), d.pop("api_key_env")  # where secrets come from is not the model
         d["scripted"] = {k: v for k, v in d["scripted"].items() if k != "latency_s"}  # simulated latency is runtime-only
+        if not d.get("server"):
+            d.pop("server", None)  # not a managed backbone: the key stays what it was
         if d.get("max_completion_chars") is None:
             d.pop("max_completion_chars", None)  # no cap: the key stays what it was before the option existed
         return d

@@ -79,6 +79,10 @@ class BackbonePool:
                     from runners.backbones.scripted import ScriptedBackbone
 
                     self._by_key[key] = ScriptedBackbone(name=cfg.name, model=cfg.model, **cfg.scripted)
+                elif cfg.kind == "managed":  # a local server the harness starts and stops (runners/backbones/managed.py)
+                    from runners.backbones.managed import ManagedBackbone
+
+                    self._by_key[key] = ManagedBackbone(cfg.model_dump())
                 else:
                     from runners.backbones.openai import build_openai_backbone
 
@@ -134,7 +138,7 @@ class BackbonePool:
         """base_url (as the client sees it, no credentials) → names of the backbones that call it."""
         out: dict[str, list[str]] = {}
         for b in self._by_key.values():
-            if getattr(b, "base_url", None):
+            if getattr(b, "base_url", None) and not getattr(b, "managed", False):  # a managed server starts later, itself
                 out.setdefault(b.base_url, []).append(b.name)
         return out
 

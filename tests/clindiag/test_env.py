@@ -71,7 +71,7 @@ def test_bad_inputs_are_error_observations():
 def test_forced_submission_note_before_the_last_turn():
     env, _ = make_env("90000001", provider="keyword", max_steps=2)
     r, _ = ask(env, "ask_history", question="thirst?")
-    assert "FINAL TURN" in r.observation.note and "submit_diagnosis" in r.observation.note
+    assert "This is the final interaction turn" in r.observation.note and "submit_diagnosis" in r.observation.note  # upstream CLINDIAG_FINAL_TURN_DIRECTIVE
 
 
 def test_submission_judge_and_scores():

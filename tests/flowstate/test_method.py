@@ -287,3 +287,28 @@ def test_retry_is_a_repair_turn_with_the_reply_and_a_correction():
     assert second[-1]["role"] == "user" and "<tool_calls>" in second[-1]["content"] and "could not be used" in second[-1]["content"]
     log = m.step_log()
     assert log["attempts"] == 2 and log["repair_turns"][0]["attempt"] == 1
+
+
+def test_feedback_reports_rejections_and_empty_accesses_in_the_next_step():
+    """[harness choice] `feedback` (default on): the next step's agent_status says briefly which
+    state operations were rejected and which accesses disclosed nothing, with the reasons; off =
+    the paper read literally (the next prompt does not mention them)."""
+    bad = out(focus=[{"target_id": "no-such-id", "reason": "look"}],
+              delta=[{"state_set": "judgements", "operation": "update", "state_id": "missing-node", "summary": "x"}])
+
+    def prompts(feedback):
+        bb = QueueBackbone([bad, out(msg="done")])
+
+        async def go():
+            await m.begin_task(TASK)
+            await start(m)
+            await m.step(Observation())
+            await m.step(Observation())
+        m = FlowState(bb, feedback=feedback)
+        run(go())
+        return [p[2][1]["content"] for p in bb.prompts], m
+    (first, second), m = prompts(True)
+    assert "Last step's state requests" not in first
+    assert "state_delta #0 (update missing-node) was rejected" in second and "state_focus no-such-id was refused" in second
+    (_, literal), _ = prompts(False)
+    assert "Last step's state requests" not in literal

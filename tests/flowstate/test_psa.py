@@ -56,13 +56,17 @@ def test_already_visible_request_ignored_and_recorded():
 
 
 def test_current_request_raw_not_in_m_unless_switch():
+    """No dead end: a tool ref to a current-request raw result passes eq. 5, but Disclose reads M_k
+    only, so the access is refused with the reason instead of being granted and silently dropped;
+    with `disclose_current_request_observations` it is granted and discloses."""
     repo, idx, s = setup()
     s.raw_pool["obs-2-1-0"] = RawObs(state_id="obs-2-1-0", name="t", content="fresh")
     apply(s, repo, add("c", refs=[{"rel": "supports", "state_id": "obs-2-1-0"}]))
     res = validate_access(["obs-2-1-0"], idx, s, repo)
-    assert res.granted == ["obs-2-1-0"]  # passes eq. 5 (ToolRefs) ...
-    assert disclose(res, s, repo) == [] and "not in M_k" in res.ignored[0]["reason"]  # ... but Disclose reads M_k
-    res = validate_access(["obs-2-1-0"], idx, s, repo)
+    assert res.granted == [] and "not in the repository M_k" in res.rejected[0]["reason"]
+    assert disclose(res, s, repo) == [] and res.ignored == []
+    res = validate_access(["obs-2-1-0"], idx, s, repo, current_observations=True)
+    assert res.granted == ["obs-2-1-0"]
     assert [n.value for n in disclose(res, s, repo, current_observations=True)] == ["fresh"]
 
 

@@ -183,8 +183,8 @@ def test_rca_last_turn_prompt_carries_the_forced_submission_directive_once(tmp_p
     rec = asyncio.run(ep.run(ep.make_env(bench, task), PoS(ep.agent, **params("pos"))))
     assert rec.status == "ok", rec.error
     prompts = [m[-1]["content"] for _, p, m in bb.calls if p == "pos-policy" and len(m) == 2]  # first ask of each turn
-    assert len(prompts) == 3 and [p.count("FINAL TURN") for p in prompts] == [0, 0, 1]
+    assert len(prompts) == 3 and [p.count("This is the final interaction turn") for p in prompts] == [0, 0, 1]
     reasks = [m for _, p, m in bb.calls if p == "pos-policy" and len(m) == 4]  # upstream's missing-action re-ask, once per turn
     assert len(reasks) == 3 and all(m[2]["role"] == "assistant" and "executable" in m[3]["content"] for m in reasks)
     latest = prompts[-1].split("<latest_observation>")[1].split("</latest_observation>")[0]
-    assert "FINAL TURN" in latest and "<forced_submission>" not in prompts[-1]
+    assert "This is the final interaction turn" in latest and "<forced_submission>" not in prompts[-1]

@@ -33,6 +33,10 @@ def test_upstream_texts_are_loaded_byte_for_byte():
     assert policy_repair() == py_string(UpstreamFile("PoS", "prompts/react_prompt.py"), "REPAIR_PROMPT")
     assert missing_action() == py_string(UpstreamFile("PoS", "baselines/react.py"), "MISSING_ACTION_DIRECTIVE")
     assert SOURCES.entries["pos.policy_repair"]["source"] == "upstream"
+    from benchmarks.diagnostic import final_turn_directive
+    react = UpstreamFile("PoS", "prompts/react_prompt.py")
+    assert final_turn_directive("submit_root_cause") == py_string(react, "RCA100_FINAL_TURN_DIRECTIVE")
+    assert final_turn_directive("submit_diagnosis") == py_string(react, "CLINDIAG_FINAL_TURN_DIRECTIVE")
 
 
 def test_unparsable_reply_gets_a_repair_turn_with_the_raw_reply():

