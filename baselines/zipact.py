@@ -25,7 +25,9 @@ from baselines.memory import PREVIEW_CHARS, memory_block_text, outcome_chunks
 from kit.react import ReactProtocol
 from baselines import zipact_prompts as P
 from runners.api import Backbone, Completion, Decision, Message, Observation, Parsed, Protocol, ProtocolError, Request, RequestOutcome, TaskView
-from kit.blocks import find_block, load_json
+from kit.blocks import find_block, read_message_block
+from kit.reader import Reading, read
+from kit.reader import load_object as load_reply_object
 from kit.prompting import REACT_RULES, system_message, user_message
 
 # Upstream `src/agents/zipact.py` sampling (switch `upstream_sampling`); default = the run's agent settings (B.5).
@@ -36,21 +38,21 @@ _FENCED = re.compile(r"```json\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _BARE = re.compile(r"```\s*(.*?)```", re.DOTALL)
 
 
-def parse_state_json(text: str) -> tuple[dict[str, Any] | None, str | None]:
-    """Upstream state extraction: ```json fence, else a bare fence, else the raw text; trailing
-    commas stripped; must be a JSON object. Returns (state, None) or (None, error)."""
+def parse_state_json(text: str, reading: Reading | None = None) -> tuple[dict[str, Any] | None, str | None]:
+    """Upstream state extraction (a ```json fence, else a bare fence, else the raw text; trailing
+    commas stripped; must be a JSON object), through the shared tolerant reader (kit.reader),
+    which also takes the last object, repairs JSON and drops thinking. (state, None) or (None, error)."""
     if not isinstance(text, str) or not text.strip():
         return None, "empty state output"
-    m = _FENCED.search(text) or _BARE.search(text)
-    raw = m.group(1) if m else text
-    raw = re.sub(r",\s*([}\]])", r"\1", raw.strip())
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError) as e:
-        return None, f"state is not JSON: {str(e)[:160]}"
-    if not isinstance(value, dict):
-        return None, "state must be a JSON object"
-    return value, None
+    r = reading if reading is not None else read(text)
+    body = r.text if reading is None else text
+    m = _FENCED.search(body) or _BARE.search(body)
+    if m:
+        r.note("fence", "state")
+    obj, err = load_reply_object(m.group(1) if m else body, r, where="state")
+    if obj is None:
+        return None, f"state is not JSON: {err}"
+    return obj, None
 
 
 class StateProtocol(Protocol):
@@ -65,9 +67,10 @@ class StateProtocol(Protocol):
         return "The full state as one JSON object, nothing else."
 
     def parse(self, text: str) -> Parsed:
-        state, err = parse_state_json(text)
+        r = read(text)
+        state, err = parse_state_json(r.text, r) if r.text.strip() else (None, "empty state output")
         errors = [] if err is None else [ProtocolError(kind="bad_json", detail=err)]
-        return Parsed(blocks={"state": state}, errors=errors)
+        return Parsed(blocks={"state": state}, errors=errors, repairs=r.repair_dicts, thinking=r.thinking)
 
     def render(self, decision: Decision) -> str:
         # No reference opinion → a perfect updater that learned nothing returns the state unchanged.
@@ -87,24 +90,25 @@ class ZipActProtocol(Protocol):
         return P.SINGLE_CALL_PROTOCOL if self.single_call else P.ACTOR_PROTOCOL
 
     def parse(self, text: str) -> Parsed:
-        parsed = self.react.parse(text)
-        if not isinstance(text, str) or not text.strip():
-            return parsed
+        r = read(text)
+        parsed = self.react.parse_reading(r)
+        if not r.text.strip():
+            return parsed.model_copy(update={"repairs": r.repair_dicts, "thinking": r.thinking})
         errors = list(parsed.errors)
         blocks = dict(parsed.blocks)
-        raw = find_block(text, "thought")
-        thought = None if raw is None else load_json(raw, "thought", errors)
+        raw = find_block(r.text, "thought", r)
+        thought = None if raw is None else read_message_block(raw, "thought", errors, r)
         if raw is None:
             errors.append(ProtocolError(kind="missing_block", detail="<thought> missing"))
         blocks["thought"] = thought if isinstance(thought, str) or thought is None else json.dumps(thought, ensure_ascii=False)
         if self.single_call:
-            raw_state = find_block(text, "state")
-            state, err = (None, "<state> missing") if raw_state is None else parse_state_json(raw_state)
+            raw_state = find_block(r.text, "state", r)
+            state, err = (None, "<state> missing") if raw_state is None else parse_state_json(raw_state, r)
             if err:
                 errors.append(ProtocolError(kind="missing_block" if raw_state is None else "bad_json", detail=err))
             blocks["state"] = state
         decision = parsed.decision.model_copy(update={"extras": {"thought": blocks["thought"]}})
-        return Parsed(decision=decision, blocks=blocks, errors=errors)
+        return Parsed(decision=decision, blocks=blocks, errors=errors, repairs=r.repair_dicts, thinking=r.thinking)
 
     def render(self, decision: Decision) -> str:
         parts = []

@@ -10,6 +10,7 @@ from typing import Any
 from flowstate.prompts import output_protocol_text
 from flowstate.state import StateOp
 from kit.react import ReactProtocol
+from kit.reader import Reading, dumps, rename
 from runners.api import Decision, Parsed, ProtocolError
 
 
@@ -24,10 +25,17 @@ def _as_list(value: Any, tag: str, errors: list[ProtocolError]) -> list[Any]:
     return []
 
 
-def parse_focus(value: Any, errors: list[ProtocolError]) -> list[dict[str, str]]:
+FOCUS_SYNONYMS = {"id": "target_id", "state_id": "target_id", "target": "target_id"}
+DELTA_SYNONYMS = {"state_type": "state_set", "set": "state_set", "op": "operation", "id": "state_id", "references": "refs"}
+"""Field names real models write for FlowState's (kit.reader.rename; recorded as repairs)."""
+
+
+def parse_focus(value: Any, errors: list[ProtocolError], reading: Reading | None = None) -> list[dict[str, str]]:
     """`[{"target_id", "reason"}]` → canonical items; a bare string item is taken as a target id."""
     out: list[dict[str, str]] = []
     for i, item in enumerate(_as_list(value, "state_focus", errors)):
+        if isinstance(item, dict):
+            item = rename(item, FOCUS_SYNONYMS, reading, f"state_focus item #{i}")
         if isinstance(item, str) and item.strip():
             out.append({"target_id": item.strip(), "reason": ""})
         elif isinstance(item, dict) and isinstance(item.get("target_id"), str) and item["target_id"].strip():
@@ -38,12 +46,13 @@ def parse_focus(value: Any, errors: list[ProtocolError]) -> list[dict[str, str]]
     return out
 
 
-def parse_delta(value: Any, errors: list[ProtocolError]) -> list[dict[str, Any]]:
+def parse_delta(value: Any, errors: list[ProtocolError], reading: Reading | None = None) -> list[dict[str, Any]]:
     """`state_delta` items → canonical dicts (only the supplied fields; unknown fields ignored).
     Semantic checks are ISU's (`flowstate.isu.validate_update`), not the parser's."""
     out: list[dict[str, Any]] = []
     for i, item in enumerate(_as_list(value, "state_delta", errors)):
         if isinstance(item, dict):
+            item = rename(item, DELTA_SYNONYMS, reading, f"state_delta item #{i}")
             out.append(StateOp.from_json(item).as_json())
         else:
             errors.append(ProtocolError(kind="bad_field", detail=f"state_delta item #{i} must be a JSON object"))
@@ -65,20 +74,20 @@ class FlowStateProtocol(ReactProtocol):
     def description(self) -> str:
         return output_protocol_text(with_focus=self.with_focus, with_delta=self.with_delta)
 
-    def parse(self, text: str) -> Parsed:
+    def parse_reading(self, r: Reading) -> Parsed:
         # The shared ReAct parse gathers every block in `self.blocks` (typed errors for missing
         # blocks and bad JSON) and handles tool_calls / assistant_message, including the
         # [harness choice] of spec §2.2: tool calls plus a message → the calls run, the message is
         # dropped and logged as a violation. The state blocks are read from its `blocks`.
-        parsed = super().parse(text)
+        parsed = super().parse_reading(r)
         if not parsed.blocks:  # empty or no block at all
             return parsed
         errors = list(parsed.errors)  # the ReAct parse already logs dropped message text
         extras: dict[str, Any] = dict(parsed.decision.extras)
         if self.with_focus:
-            extras["state_focus"] = parse_focus(parsed.blocks.get("state_focus"), errors)
+            extras["state_focus"] = parse_focus(parsed.blocks.get("state_focus"), errors, r)
         if self.with_delta:
-            extras["state_delta"] = parse_delta(parsed.blocks.get("state_delta"), errors)
+            extras["state_delta"] = parse_delta(parsed.blocks.get("state_delta"), errors, r)
         out = parsed.model_copy(update={"decision": parsed.decision.model_copy(update={"extras": extras}), "errors": errors})
         if not self.nonempty(out):
             # Eq. 3 / Alg. 1 line 8: y = (∅, ∅, ∅) is not a valid step; recorded as a typed error so
@@ -118,4 +127,4 @@ class FlowStateProtocol(ReactProtocol):
             parts.append(("state_delta", delta))
         parts.append(("tool_calls", [{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls]))
         parts.append(("assistant_message", {"content": decision.message}))
-        return "\n".join(f"<{tag}>\n{json.dumps(v, ensure_ascii=False, default=str)}\n</{tag}>" for tag, v in parts)
+        return "\n".join(f"<{tag}>\n{dumps(v)}\n</{tag}>" for tag, v in parts)

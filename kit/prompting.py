@@ -19,17 +19,19 @@ def block(tag: str, content: str) -> str:
     return f"<{tag}>\n{content.strip()}\n</{tag}>"
 
 
-def tools_text(tools: list[ToolSpec]) -> str:
+def tools_text(tools: list[ToolSpec], indent: int | None = 1) -> str:
+    """The tool schemas as JSON; `indent=None` serialises as upstream PoS does (`json.dumps(actions, ensure_ascii=False)`)."""
     if not tools:
         return "No tools are available in this task. Answer with an assistant message."
-    return json.dumps([t.openai_schema() for t in tools], indent=1, ensure_ascii=False)
+    return json.dumps([t.openai_schema() for t in tools], indent=indent, ensure_ascii=False)
 
 
-def system_message(*, instructions: str, policy: str, tools: list[ToolSpec], output_protocol: str) -> Message:
+def system_message(*, instructions: str, policy: str, tools: list[ToolSpec], output_protocol: str,
+                   tools_indent: int | None = 1) -> Message:
     body = "\n\n".join([
         block("instructions", instructions),
         block("policy", policy or "No additional policy."),
-        block("tools", tools_text(tools)),
+        block("tools", tools_text(tools, tools_indent)),
         block("output_protocol", output_protocol),
     ])
     return {"role": "system", "content": body}

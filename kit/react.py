@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from runners.api import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError
-from kit.blocks import find_block, load_json, parse_message, parse_tool_calls
+from kit.blocks import load_json, parse_message, parse_tool_calls, read_message_block
+from kit.reader import Reading, dumps, last_set, read
 
 REACT_PROTOCOL = """Reply with exactly these two blocks, in this order, each holding valid JSON:
 <tool_calls>
@@ -21,26 +22,38 @@ Call tools or message the user in one step, not both."""
 class ReactProtocol(Protocol):
     name = "react"
     blocks = ("tool_calls", "assistant_message")
+    message_blocks = ("assistant_message",)  # blocks whose plain text is the message itself
 
     def description(self) -> str:
         return REACT_PROTOCOL
 
     def parse(self, text: str) -> Parsed:
+        """Total: `text` through the tolerant reader (kit.reader), then the blocks."""
+        r = read(text)
+        parsed = self.parse_reading(r)
+        return parsed.model_copy(update={"repairs": r.repair_dicts, "thinking": r.thinking})
+
+    def parse_reading(self, r: Reading) -> Parsed:
+        """The blocks of a reply already through `kit.reader.read`. Subclasses extend this and
+        read their extra blocks with `find_block(r.text, tag, r)`; repairs land on `r`."""
         errors: list[ProtocolError] = []
-        if not isinstance(text, str) or not text.strip():
-            return Parsed(errors=[ProtocolError(kind="empty", detail="empty model output")])
-        raw = {tag: find_block(text, tag) for tag in self.blocks}
+        if not r.text.strip():
+            detail = "empty model output" + (" (thinking only)" if r.thinking else "")
+            return Parsed(errors=[ProtocolError(kind="empty", detail=detail)], repairs=r.repair_dicts, thinking=r.thinking)
+        raw = last_set(r.text, self.blocks, r)
         if all(v is None for v in raw.values()):
-            return Parsed(errors=[ProtocolError(kind="malformed", detail="no protocol block found")])
+            return Parsed(errors=[ProtocolError(kind="malformed", detail="no protocol block found")], repairs=r.repair_dicts, thinking=r.thinking)
         blocks = {}
         for tag, content in raw.items():
             if content is None:
                 errors.append(ProtocolError(kind="missing_block", detail=f"<{tag}> missing"))
                 blocks[tag] = None
+            elif tag in self.message_blocks:
+                blocks[tag] = read_message_block(content, tag, errors, r)
             else:
-                blocks[tag] = load_json(content, tag, errors)
-        calls = parse_tool_calls(blocks["tool_calls"], errors)
-        message = parse_message(blocks["assistant_message"], errors)
+                blocks[tag] = load_json(content, tag, errors, r)
+        calls = parse_tool_calls(blocks["tool_calls"], errors, reading=r)
+        message = parse_message(blocks["assistant_message"], errors, r)
         extras = {}
         if calls and message is not None:
             errors.append(ProtocolError(kind="violation", detail=f"tool calls and a message in one step: the message was dropped: {json.dumps(message, ensure_ascii=False)}"))
@@ -53,6 +66,6 @@ class ReactProtocol(Protocol):
     def render(self, decision: Decision) -> str:
         calls = [{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls]
         return (
-            f"<tool_calls>\n{json.dumps(calls, ensure_ascii=False)}\n</tool_calls>\n"
-            f"<assistant_message>\n{json.dumps({'content': decision.message}, ensure_ascii=False)}\n</assistant_message>"
+            f"<tool_calls>\n{dumps(calls)}\n</tool_calls>\n"
+            f"<assistant_message>\n{dumps({'content': decision.message})}\n</assistant_message>"
         )

@@ -26,6 +26,7 @@ class PosConfig(BenchmarkOverrides):
     belief_text_enabled: bool = Field(True, description="False = the policy reads the semantic view as JSON instead of an LLM-written Belief Text")
     sampling: dict[str, dict[str, Any]] = Field(default_factory=dict, description="§11 per-call sampling of the agent (policy), state (belief model, Belief Text) and sentinel (audit, progress) calls, e.g. {agent: {temperature: 0, max_completion_tokens: 512}}; a role left out uses the backbone config")
     context_failure: Literal["case_error", "keep_belief"] = Field("case_error", description="§2.5 [harness choice]: a belief-model call that yields no buildable belief on a non-terminal step raises (the case is recorded as an error), or keeps the last committed belief as a rejected update")
+    policy_format_example: bool = Field(False, description="§4: put upstream's format example of the task kind (ALFWorld, LOCA, ClinDiag; prompts/react_prompt.py, read at run time) first in the policy prompt, as upstream does. It shows upstream's one-JSON-object reply, so it is off while the policy protocol here is tagged blocks")
     forced_submission: bool = Field(False, description="§4: append a forced-submission directive to the policy prompt on the last turn of the request (TaskView.step_budget)")
     sentinel: SentinelConfig = Field(default_factory=SentinelConfig)
     trapping: HealthConfig = Field(default_factory=HealthConfig)

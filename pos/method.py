@@ -8,6 +8,7 @@ empty turn) is one action. The request-ending action gets no update: the harness
 observation after it; `end_request` closes the recovery as `task_terminal`."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import ValidationError
@@ -16,7 +17,7 @@ from kit.agent import SingleCallMethod
 from pos.config import PosConfig
 from pos.gaps import StableGapIdentityTracker, frontier_changed
 from pos.health import HealthReport, detect, verified_window
-from pos.policy import action_text, belief_text_input, describe, policy_messages
+from pos.policy import EXAMPLES, action_text, belief_text_input, describe, format_example, policy_messages
 from pos.projection import project_on_gap
 from pos.prompts import belief_text_messages
 from pos.protocols import AuditProtocol, BeliefTextProtocol, PolicyProtocol, ProgressProtocol
@@ -24,7 +25,9 @@ from pos.recovery import RecoveryDirective, build_directive
 from pos.sentinel import audit_scope, diagnostic_progress, evidence_items, execution_progress, run_audit
 from pos.updater import BeliefModel, ContextFailure
 from pos.world import Belief, World
-from runners.api import BackboneError, Decision, Observation, ProtocolError, Request, RequestOutcome, TaskView
+from pos.repair_text import missing_action, policy_repair
+from runners.api import BackboneError, Decision, Message, Observation, Parsed, ProtocolError, Request, RequestOutcome, TaskView
+from runners.upstream import TextSources
 
 
 def split_observation(obs: Observation, n: int) -> list[str]:
@@ -54,10 +57,21 @@ class PoS(SingleCallMethod):
         self.audit_protocol, self.progress_protocol, self.text_protocol = AuditProtocol(), ProgressProtocol(), BeliefTextProtocol()
         self.carried_world: World | None = None
         self.earlier: list[dict[str, Any]] = []
+        self.sources = TextSources()
+
+    @classmethod
+    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Manifest facts: where each upstream text the policy prompt may carry comes from."""
+        sources = TextSources()
+        if PosConfig(**(params or {})).policy_format_example:
+            for kind in EXAMPLES:
+                format_example(kind, sources)
+        return {"text_sources": sources.as_manifest()}
 
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
         self.cfg = self.base_cfg.for_benchmark(task.benchmark)
+        self.protocol.configure(task, self.cfg.max_actions_per_turn)
         self.model = BeliefModel(self.backbone, mode=self.cfg.task_mode, max_json_retries=self.cfg.max_json_retries,
                                  sampling=self.cfg.sampling.get("state"))
         self.carried_world, self.earlier = None, []
@@ -288,9 +302,9 @@ class PoS(SingleCallMethod):
         last_turn = self.cfg.forced_submission and budget is not None and self.turn >= budget
         msgs = policy_messages(task=self.task, protocol_text=self.protocol.description(), observation=obs, belief=self.belief,
                                belief_text=self.belief_text, recovery=d.prompt_view(generic=self.cfg.recovery.mode == "generic") if active else None,
-                               forced_submission=last_turn, actions=self.actions)
-        parsed, _ = await self.ask(msgs, **self.cfg.sampling.get("agent", {}))
-        self.log["policy"], self._log = self._log, {}
+                               forced_submission=last_turn, actions=self.actions,
+                               example=format_example(self.task.kind, self.sources) if self.cfg.policy_format_example else None)
+        parsed = await self._policy(msgs, **self.cfg.sampling.get("agent", {}))
         decision, limit = parsed.decision, self.cfg.max_actions_per_turn
         if limit is not None and len(decision.tool_calls) > limit:
             self.log["policy"]["dropped_actions"] = [c.model_dump() for c in decision.tool_calls[limit:]]
@@ -304,6 +318,53 @@ class PoS(SingleCallMethod):
             self.pending.append((self.action_count, a, thought))
             self.action_count += 1
         return decision
+
+    async def _policy(self, msgs: list[Message], **sampling: Any) -> Parsed:
+        """The policy call as upstream's ReAct loop makes it (`baselines/react.py`): a reply that is
+        not one JSON object gets repair turns (the raw reply + upstream's correction, at most
+        `policy_max_json_retries`); a decision without an executable action gets one re-ask with
+        upstream's missing-action directive; still none → the turn is spent with no action, and
+        the step log says so. [harness choice] upstream raises when the JSON never parses; here
+        the turn is a recorded no-op."""
+        log: dict[str, Any] = {"protocol_errors": [], "repair_turns": [], "attempts": 0}
+        attempt = 0
+
+        async def call(prompt: list[Message]) -> tuple[Parsed, str]:
+            nonlocal attempt
+            c = await self.backbone.complete(prompt, role="agent", protocol=self.protocol, attempt=attempt, **sampling)
+            attempt += 1
+            p = self.protocol.parse(c.text)
+            log["attempts"] += 1
+            log["protocol_errors"] += [{"attempt": attempt - 1, **e.model_dump()} for e in p.errors]
+            if p.repairs:
+                log.setdefault("repairs", []).extend({"attempt": attempt - 1, **r} for r in p.repairs)
+            return p, c.text
+
+        async def decision(prompt: list[Message]) -> Parsed:
+            p, text = await call(prompt)
+            for _ in range(self.base_cfg.policy_max_json_retries):
+                if "json" in p.blocks:
+                    break
+                note = policy_repair()
+                log["repair_turns"].append({"attempt": attempt, "kind": "json", "correction": note})
+                prompt = [*prompt, {"role": "assistant", "content": text}, {"role": "user", "content": note}]
+                p, text = await call(prompt)
+            return p
+
+        parsed = await decision(msgs)
+        if "json" in parsed.blocks and parsed.decision.is_empty:
+            note = missing_action()
+            log["repair_turns"].append({"attempt": attempt, "kind": "missing_action", "correction": note})
+            retry = [*msgs, {"role": "assistant", "content": json.dumps(parsed.blocks["json"], ensure_ascii=False)}, {"role": "user", "content": note}]
+            parsed = await decision(retry)
+        if parsed.decision.is_empty:
+            log["no_op"] = True
+            log["no_action"] = "no executable action after the repair turns: the turn is spent without acting"
+            parsed = parsed.model_copy(update={"decision": Decision(extras=parsed.decision.extras)})
+        if not log["repair_turns"]:
+            del log["repair_turns"]
+        self.log["policy"] = log
+        return parsed
 
     async def end_request(self, outcome: RequestOutcome) -> None:
         # The request's last actions still get their belief update from the environment's answer

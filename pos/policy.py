@@ -9,6 +9,11 @@ from pos.prompts import ACTION_CONTRACT
 from pos.world import Belief
 from runners.api import Decision, Message, TaskView, ToolCall, actions_json
 from kit.prompting import REACT_RULES, system_message, user_message
+from runners.upstream import TextSources, UpstreamFile
+
+POLICY_RULES = REACT_RULES.rsplit("\n- Reply in the output protocol", 1)[0] + \
+    "\n- Reply in the output protocol exactly: one JSON object, with no other text and no code fences."
+"""The ReAct rules with the reply-format line of PoS's policy (one JSON object, pos.protocols.PolicyProtocol)."""
 
 NO_OBSERVATION = "(no observation yet; the task is the goal's user_input)"
 FORCED_SUBMISSION = ("This is your last turn: no further investigation is possible. Submit your final answer now with the "
@@ -26,6 +31,21 @@ def action_text(decision: Decision) -> str:
     if decision.message is not None:
         return f"message {json.dumps(decision.message, ensure_ascii=False)}"
     return "(no action)"
+
+
+REACT_PROMPT = UpstreamFile("PoS", "prompts/react_prompt.py")
+EXAMPLES = {"alfworld": "ALFWORLD_EXAMPLE", "loca": "LOCA_BENCH_EXAMPLE", "clindiag": "CLINDIAG_EXAMPLE"}
+"""Upstream's format example per task kind (RCA-100 has none in the PoS policy prompt)."""
+
+
+def format_example(kind: str, sources: TextSources) -> str | None:
+    """Upstream's format example for a task kind, read at run time from prompts/react_prompt.py
+    (None for kinds without one, or when the upstream file is unavailable: we write no example of
+    our own, and the manifest records the paraphrase as the absence)."""
+    symbol = EXAMPLES.get(kind)
+    if symbol is None:
+        return None
+    return sources.string(f"pos.format_example.{kind}", REACT_PROMPT, symbol, "") or None
 
 
 def _call_text(call: ToolCall) -> str:
@@ -62,25 +82,32 @@ def describe(view: dict[str, Any]) -> str:
 
 def policy_messages(*, task: TaskView, protocol_text: str, observation: str, belief: Belief, belief_text: str,
                     recovery: dict[str, Any] | None, forced_submission: bool = False,
-                    actions: list[str] | None = None) -> list[Message]:
+                    actions: list[str] | None = None, example: str | None = None) -> list[Message]:
     """System = the benchmark's ReAct system prompt; user = latest observation, Belief Text, the
     Goal and Active-Gap subgraph, the Active Gap, the action-selection contract, and the recovery
     constraint C_t when one is active, the actions valid now where the benchmark lists them
     (upstream `build_belief_prompt`, `include_actions: true`), and on the last turn the
-    forced-submission directive when `forced_submission` (§4). No past observations, actions or thoughts."""
+    forced-submission directive when `forced_submission` (§4); `example` (upstream's format example
+    of the task kind, `policy_format_example`) comes first, as upstream's `build_belief_prompt`
+    puts it. No past observations, actions or thoughts."""
     gap = belief.frontier_gap()
     blocks = [
         ("latest_observation", observation or NO_OBSERVATION),
         ("belief_text", belief_text),
         ("goal_and_active_gap_subgraph", json.dumps({"goal": belief.goal, "world": frontier_subgraph(belief.world, gap)}, ensure_ascii=False)),
-        ("active_gap", json.dumps(gap, ensure_ascii=False) if gap else "none (no open gaps: finish the task)"),
+        ("active_gap", json.dumps(gap, ensure_ascii=False)),  # no gap: `null`, as upstream shows it
         ("action_contract", ACTION_CONTRACT),
     ]
     if recovery is not None:
         blocks.append(("recovery_constraint", json.dumps(recovery, ensure_ascii=False)))
+    if task.workspace:  # upstream: "Runtime workspace: <path>" before the action schemas
+        blocks.append(("runtime_workspace", task.workspace))
     if actions is not None:
         blocks.append(("available_actions", actions_json(actions)))
     if forced_submission:
         blocks.append(("forced_submission", FORCED_SUBMISSION))
-    return [system_message(instructions=REACT_RULES, policy=task.policy, tools=task.tools, output_protocol=protocol_text),
+    if example:
+        blocks.insert(0, ("format_example", example))
+    return [system_message(instructions=POLICY_RULES, policy=task.policy, tools=task.tools, output_protocol=protocol_text,
+                           tools_indent=None),  # upstream: json.dumps(action schemas, ensure_ascii=False)
             user_message(blocks)]

@@ -12,9 +12,9 @@ import json
 import re
 from typing import Any, Callable
 
-from kit.blocks import find_block, load_json, load_object
-from kit.react import REACT_PROTOCOL, ReactProtocol
-from runners.api import Decision, Parsed, Protocol, ProtocolError
+from kit.blocks import load_object, parse_tool_calls
+from kit.reader import dumps, read
+from runners.api import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError, TaskView, ToolCall, ToolSpec
 
 
 def check_gaps(value: Any, key: str, errors: list[ProtocolError]) -> list[dict[str, str]]:
@@ -72,19 +72,21 @@ class JsonProtocol(Protocol):
         return obj
 
     def parse(self, text: str) -> Parsed:
-        obj, errors = load_object(text)
+        r = read(text)
+        obj, errors = load_object(text, r)
+        seen = {"repairs": r.repair_dicts, "thinking": r.thinking}
         if obj is None:
-            return Parsed(errors=errors)
+            return Parsed(errors=errors, **seen)
         missing, extra = set(self.keys) - set(obj), set(obj) - set(self.keys)
         if missing or extra:
             errors.append(ProtocolError(kind="bad_field", detail=f"key set must be exactly {list(self.keys)}; missing {sorted(missing)}, unexpected {sorted(extra)}"))
-            return Parsed(blocks={"json": obj}, errors=errors)
+            return Parsed(blocks={"json": obj}, errors=errors, **seen)
         try:
             value = self.check(obj, errors)
         except Exception as e:  # parse stays total whatever the model wrote
             errors.append(ProtocolError(kind="bad_field", detail=f"{type(e).__name__}: {e}"))
             value = obj
-        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, errors=errors)
+        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, errors=errors, repairs=r.repair_dicts, thinking=r.thinking)
 
     def render(self, decision: Decision) -> str:
         if isinstance(decision.extras.get("json"), dict):
@@ -209,30 +211,98 @@ class BeliefTextProtocol(JsonProtocol):
         return obj
 
 
-POLICY_PROTOCOL = ("First think in a <thought> block holding a JSON string: why this step closes or shrinks the "
-                   "Active Gap. Then:\n" + REACT_PROTOCOL)
+ACTION_ONLY_KINDS = frozenset({"alfworld", "rca", "clindiag", "loca"})
+"""Task kinds of upstream PoS's own benchmarks: every decision must be an executable action
+(a message does not end the case; upstream's missing-action re-ask applies)."""
 
 
-class PolicyProtocol(ReactProtocol):
-    """ReAct blocks (kit.react) preceded by an optional `<thought>` block whose text the
-    belief update reads as the transition's thought (§3)."""
+class PolicyProtocol(Protocol):
+    """The policy's output as upstream PoS writes it (`prompts/react_prompt.py`): one JSON object
+    `{"thought": "brief reasoning", "action": {"name": "tool name", "arguments": {}}}`, or
+    `"actions": [...]` when a turn may hold several (`max_actions_per_turn` > 1, RCA-100); a
+    string action (ALFWorld's `"go to countertop 1"`) is the argument of the task's one
+    single-argument tool. [harness choice] On tasks where a message ends the request (MemoryArena,
+    τ; upstream PoS has no such benchmark) the object may carry `"message"` instead of an action.
+    The thought is what the belief update reads as the transition's thought (§3). Parsed by the
+    shared tolerant reader (kit.reader)."""
 
     name = "pos-policy"
 
+    def __init__(self) -> None:
+        self.tools: list[ToolSpec] = []
+        self.allow_message = True
+        self.multi = False
+
+    def configure(self, task: TaskView, max_actions: int | None) -> None:
+        self.tools = list(task.tools)
+        self.allow_message = task.kind not in ACTION_ONLY_KINDS
+        self.multi = max_actions is None or max_actions > 1
+
+    def _string_tool(self) -> tuple[str, str] | None:
+        """(tool, parameter) when the task has one tool with one required string parameter."""
+        if len(self.tools) != 1:
+            return None
+        req = self.tools[0].parameters.get("required") or list((self.tools[0].parameters.get("properties") or {}))
+        return (self.tools[0].name, req[0]) if len(req) == 1 else None
+
     def description(self) -> str:
-        return POLICY_PROTOCOL
+        action = '"one action"' if self._string_tool() else '{"name": "tool name", "arguments": {}}'
+        key, value = ("actions", f"[{action}, ...]") if self.multi else ("action", action)
+        text = (f'Return only one JSON object with this format:\n{{"thought": "brief reasoning", "{key}": {value}}}\n'
+                f'Every response must contain both keys "thought" and "{key}"; a response without an executable action is invalid.')
+        if self.allow_message:
+            text += ('\nTo reply to the user or give the final answer instead of acting, write '
+                     '{"thought": "brief reasoning", "message": "the text"}.')
+        return text + "\nDo not add Markdown fences or any text outside the JSON object."
 
     def parse(self, text: str) -> Parsed:
-        parsed = super().parse(text)
-        errors: list[ProtocolError] = []
-        raw = find_block(text, "thought") if isinstance(text, str) else None
-        thought = load_json(raw, "thought", errors) if raw is not None else None
-        if raw is not None and thought is None and raw.strip():
-            thought, errors = raw.strip(), []  # plain text is an acceptable thought
-        if thought is not None:
-            parsed.decision.extras["thought"] = thought if isinstance(thought, str) else json.dumps(thought, ensure_ascii=False)
-        return parsed
+        r = read(text)
+        obj, errors = load_object(text, r)
+        seen = {"repairs": r.repair_dicts, "thinking": r.thinking}
+        if obj is None:
+            return Parsed(errors=errors, **seen)
+        thought = obj.get("thought")
+        extras: dict[str, Any] = {"thought": thought if isinstance(thought, str) else ("" if thought is None else json.dumps(thought, ensure_ascii=False))}
+        raw_actions = obj.get("actions") if isinstance(obj.get("actions"), list) else ([obj["action"]] if obj.get("action") is not None else [])
+        calls: list[ToolCall] = []
+        for i, a in enumerate(raw_actions):
+            if isinstance(a, str) and a.strip():
+                st = self._string_tool()
+                if st is None:
+                    errors.append(ProtocolError(kind="bad_field", detail=f"action #{i} is a string; this task's actions are {{\"name\", \"arguments\"}} objects"))
+                    continue
+                calls.append(ToolCall(name=st[0], arguments={st[1]: a.strip()}, id=f"call-{i}"))
+            else:
+                got = parse_tool_calls([a], errors, reading=r)
+                calls += [c.model_copy(update={"id": f"call-{i}"}) for c in got]
+        message = obj.get("message")
+        if message is not None and not isinstance(message, str):
+            message = json.dumps(message, ensure_ascii=False)
+        if message is not None and not self.allow_message:
+            errors.append(ProtocolError(kind="violation", detail="a message is not an action on this task"))
+            message = None
+        if calls and message is not None:
+            extras[DROPPED_MESSAGE] = message
+            message = None
+        if not calls and message is None:
+            errors.append(ProtocolError(kind="bad_field", detail='no executable "action" in the reply'))
+        return Parsed(decision=Decision(tool_calls=calls, message=message, extras=extras), blocks={"json": obj}, errors=errors, **seen)
 
     def render(self, decision: Decision) -> str:
         thought = decision.extras.get("thought") or "This step acts on the Active Gap."
-        return f"<thought>\n{json.dumps(thought, ensure_ascii=False)}\n</thought>\n" + super().render(decision)
+        st = self._string_tool()
+
+        def one(c: ToolCall) -> Any:
+            if st is not None and c.name == st[0] and list(c.arguments) == [st[1]] and isinstance(c.arguments[st[1]], str):
+                return c.arguments[st[1]]
+            return {"name": c.name, "arguments": c.arguments}
+
+        out: dict[str, Any] = {"thought": thought}
+        if decision.tool_calls:
+            if self.multi or len(decision.tool_calls) > 1:  # more than the cap: PoS drops the extras and logs them
+                out["actions"] = [one(c) for c in decision.tool_calls]
+            else:
+                out["action"] = one(decision.tool_calls[0])
+        elif decision.message is not None:
+            out["message"] = decision.message
+        return dumps(out)

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from pos.repair_text import progress_repair, sentinel_repair
 from pos.protocols import AuditProtocol, ProgressProtocol
 from pos.prompts import audit_messages, progress_messages
 from pos.text import quote_norm
@@ -100,6 +101,8 @@ async def run_audit(backbone: Backbone, protocol: AuditProtocol, *, step: int, b
     errors: list[ProtocolError] = []
     protocol.fallback = protocol.minimal
     for attempt in range(min(1, cfg.max_json_retries) + 1):
+        if attempt:  # upstream's repair turn: the same messages + its correction (pos.repair_text)
+            msgs = [*msgs, {"role": "user", "content": sentinel_repair()}]
         parsed = protocol.parse((await backbone.complete(msgs, role="sentinel", protocol=protocol, attempt=attempt, **(sampling or {}))).text)
         errors += parsed.errors
         if parsed.ok:
@@ -131,6 +134,8 @@ async def execution_progress(backbone: Backbone, protocol: ProgressProtocol, *, 
     protocol.fallback = protocol.minimal
     allowed = world_record_ids(before.world, after.world)
     for attempt in range(min(1, cfg.max_json_retries) + 1):
+        if attempt:  # upstream's repair turn (pos.repair_text)
+            msgs = [*msgs, {"role": "user", "content": progress_repair()}]
         parsed = protocol.parse((await backbone.complete(msgs, role="sentinel", protocol=protocol, attempt=attempt, **(sampling or {}))).text)
         errs = list(parsed.errors)
         if parsed.ok:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from pos.gaps import select_frontier, stabilize_targets
 from pos.prompts import delta_messages, init_messages, with_repair
+from pos.repair_text import belief_repair, schema_error
 from pos.protocols import DeltaProtocol, InitProtocol, JsonProtocol
 from pos.world import Belief, BuildError, World
 from runners.api import Backbone, CaseError, Message, ProtocolError
@@ -46,8 +47,11 @@ class BeliefModel:
         prop = Proposal()
         parse_left, build_left, error_note = self.retries, 1, None
         attempt = 0
+        correction: str | None = None
         while True:
             msgs: list[Message] = make(error_note)
+            if correction is not None:  # upstream's belief repair turn: messages + its correction
+                msgs = [*msgs, {"role": "user", "content": correction}]
             text = (await self.backbone.complete(msgs, role="state", protocol=protocol, attempt=attempt, **self.sampling)).text
             prop.calls += 1
             attempt += 1
@@ -57,7 +61,7 @@ class BeliefModel:
                 if parse_left <= 0:
                     return prop
                 parse_left -= 1
-                error_note = "; ".join(e.detail for e in parsed.errors)
+                correction = belief_repair(schema_error(parsed.errors))
                 continue
             prop.raw = parsed.blocks["json"]
             try:
@@ -68,7 +72,7 @@ class BeliefModel:
                 if build_left <= 0:
                     return prop
                 build_left -= 1
-                error_note = str(e)
+                error_note, correction = str(e), None
 
     async def initialize(self, *, task: str, observation: str, base: World, carried: dict[str, Any] | None,
                          repair: dict[str, Any] | None = None) -> Proposal:

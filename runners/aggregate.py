@@ -417,11 +417,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cells", help="comma-separated cell directory names to print")
     ap.add_argument("--method", help="comma-separated method names to print (a base name matches its variants)")
     ap.add_argument("--benchmark", help="comma-separated benchmark names to print")
+    ap.add_argument("--plots", action="store_true", help="also write tables/*.svg and *.png plots (runners/plots.py; the 'analysis' extra)")
     a = ap.parse_args(argv)
+    if a.plots:
+        from runners.plots import PlotsUnavailable, _pyplot
+
+        try:
+            _pyplot()  # before any work: a missing extra is named up front
+        except PlotsUnavailable as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     split = lambda v: set(x.strip() for x in v.split(",") if x.strip()) if v else None  # noqa: E731
     try:
         aggregate_dir(a.results, a.reference, cell_names=split(a.cells), with_paper=not a.no_paper, methods=split(a.method),
                       benchmarks=split(a.benchmark))
+        if a.plots:
+            from runners.plots import write_plots
+
+            files = write_plots(a.results, collect(a.results, split(a.cells), split(a.method), split(a.benchmark)))
+            print(f"Plots written: {', '.join(sorted({f.stem for f in files}))} (tables/*.svg, *.png)")
     except (StoreError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

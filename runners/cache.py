@@ -132,7 +132,8 @@ class CachedBackbone(Backbone):
         if hit is not None:
             return hit.model_copy(update={"cached": True, "retries": [], "latency_s": 0.0, "role": role})
         c = await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)  # errors propagate, uncached
-        self.cache.put(key, c.model_copy(update={"cached": False, "retries": []}))
+        if c.text.strip() or c.tool_calls:  # never cache an empty / null reply: a re-run must be able to repair it
+            self.cache.put(key, c.model_copy(update={"cached": False, "retries": []}))
         return c
 
     async def aclose(self) -> None:

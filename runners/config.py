@@ -13,6 +13,8 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from runners.api import check_params
+
 CONF_DIR = Path(__file__).resolve().parent.parent / "conf"
 
 
@@ -38,6 +40,7 @@ class BackboneCfg(_Strict):
     sampling: dict[str, Any] = Field(default_factory=dict)
     extra_body: dict[str, Any] = Field(default_factory=dict)
     scripted: dict[str, Any] = Field(default_factory=dict)
+    max_completion_chars: int | None = Field(None, ge=1, description="cap on the characters of a reply that are stored and parsed (truncation recorded); null = no cap")
     # runtime-only knobs (not in the cell key)
     max_inflight: int = Field(16, ge=1)
     timeout_s: float = Field(600, gt=0)
@@ -59,6 +62,8 @@ class BackboneCfg(_Strict):
         d = self.model_dump(exclude=set(self.RUNTIME))
         d.pop("base_url_env"), d.pop("api_key_env")  # where secrets come from is not the model
         d["scripted"] = {k: v for k, v in d["scripted"].items() if k != "latency_s"}  # simulated latency is runtime-only
+        if d.get("max_completion_chars") is None:
+            d.pop("max_completion_chars", None)  # no cap: the key stays what it was before the option existed
         return d
 
 
@@ -97,6 +102,8 @@ class RunnerCfg(_Strict):
     reference_method: str = "full_context"
     case_error_resamples: int = Field(2, ge=0, description="reruns of a case that ended in a CaseError draw fresh samples (bypassing the cached replies) at most this many times; later reruns replay the last generation")
     transcripts: bool = Field(True, description="keep every call's messages and raw reply in <cell>/transcripts.sqlite")
+    wandb: bool = Field(False, description="log each cell's metrics and tokens and the HTML report to W&B (the wandb extra)")
+    wandb_project: str | None = Field(None, description="W&B project (default: $WANDB_PROJECT, else the experiment name)")
     preflight_s: float = Field(10, ge=0, description="before the sweep, wait at most this long for every endpoint to accept "
                                "a connection (0: no check)")
     fresh: bool = Field(False, description="re-run every cell from scratch, moving old results to <experiment>/.superseded/")
@@ -113,6 +120,8 @@ class ExperimentCfg(_Strict):
     name: str = "default"
     description: str = ""
     grid: dict[str, list[str]] = Field(default_factory=dict, description="group -> names; expanded into cells")
+    benchmark_params: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="benchmark name -> params set on that benchmark only (e.g. Travel's ps_pooling in a grid over all MemoryArena benchmarks)")
 
     @field_validator("grid")
     @classmethod
@@ -123,6 +132,14 @@ class ExperimentCfg(_Strict):
             for n in names:
                 if n not in available(group):
                     raise ValueError(f"unknown {group} '{n}' in experiment grid; available: {', '.join(available(group))}")
+        return v
+
+    @field_validator("benchmark_params")
+    @classmethod
+    def _benchmark_params(cls, v: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        for n in v:
+            if n not in available("benchmark"):
+                raise ValueError(f"unknown benchmark '{n}' in experiment.benchmark_params; available: {', '.join(available('benchmark'))}")
         return v
 
 
@@ -168,6 +185,19 @@ class CellConfig(_Strict):
     @property
     def scripted(self) -> bool:
         return self.backbone.kind == "scripted"
+
+
+def group_config(group: str, name: str) -> dict[str, Any]:
+    """`conf/<group>/<name>.yaml` as Hydra composes it without the rest of the config: its
+    `defaults` (other configs of the same group, e.g. an ablation's `[pos, _self_]`) merged in order."""
+    from omegaconf import OmegaConf
+
+    raw = OmegaConf.load(CONF_DIR / group / f"{name}.yaml")
+    defaults = list(raw.pop("defaults", None) or ["_self_"])
+    if "_self_" not in defaults:
+        defaults.append("_self_")
+    parts = [raw if d == "_self_" else OmegaConf.create(group_config(group, str(d))) for d in defaults]
+    return OmegaConf.to_container(OmegaConf.merge(*parts), resolve=False)  # type: ignore[return-value]
 
 
 def import_target(path: str, what: str) -> type:
@@ -221,6 +251,10 @@ def validate(raw: dict[str, Any]) -> CellConfig:
     raw = dict(raw)
     roles = dict(raw.pop("roles", None) or {})
     raw.pop("hydra", None)
+    bench_name = (raw.get("benchmark") or {}).get("name")
+    extra = ((raw.get("experiment") or {}).get("benchmark_params") or {}).get(bench_name)
+    if extra:
+        raw["benchmark"] = {**raw["benchmark"], "params": {**(raw["benchmark"].get("params") or {}), **extra}}
     unknown = sorted(set(roles) - set(ROLE_NAMES))
     if unknown:
         raise ConfigError(f"unknown role(s) {unknown} under `roles`; configurable roles: {', '.join(ROLE_NAMES)}")
@@ -239,5 +273,9 @@ def validate(raw: dict[str, Any]) -> CellConfig:
     if cfg.method.name not in available("method"):
         raise ConfigError(f"unknown method '{cfg.method.name}'; available: {', '.join(available('method'))}")
     import_target(cfg.method.target, f"method '{cfg.method.name}'")
-    import_target(cfg.benchmark.target, f"benchmark '{cfg.benchmark.name}'")
+    bench_cls = import_target(cfg.benchmark.target, f"benchmark '{cfg.benchmark.name}'")
+    try:
+        check_params(cfg.benchmark.name, bench_cls.Params, cfg.benchmark.params)
+    except ValueError as e:
+        raise ConfigError(f"{e}; fix conf/benchmark/{cfg.benchmark.name}.yaml, the preset or the benchmark.params.* override") from None
     return cfg

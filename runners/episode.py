@@ -59,6 +59,7 @@ class CallLog(BaseModel):
     finish_reason: str | None = None
     retries: list[RetryEvent] = Field(default_factory=list)
     attempt: int = Field(0, description="sample index sent to the backbone (a repeat of an identical prompt gets a fresh one)")
+    hygiene: list[str] = Field(default_factory=list, description="what the backbone changed in the reply (sanitised Unicode, truncation to max_completion_chars)")
     # The transcript (runners/transcripts.py): text lives in the cell's transcripts.sqlite, by hash.
     prompt: str | None = Field(None, description="head of the message-list hash chain sent ('' = no messages); None = no transcript recorded")
     n_messages: int = Field(0, description="number of messages sent")
@@ -179,7 +180,8 @@ class RecordingBackbone(Backbone):
             raise
         self.sink.append(self._transcript(
             CallLog(role=role, model=c.model, usage=c.usage, cached=c.cached, scripted=c.scripted,
-                    latency_s=time.perf_counter() - t0, finish_reason=c.finish_reason, retries=c.retries, attempt=attempt),
+                    latency_s=time.perf_counter() - t0, finish_reason=c.finish_reason, retries=c.retries, attempt=attempt,
+                    hygiene=c.hygiene),
             messages, sampling, c))
         return c
 

@@ -19,6 +19,28 @@ from runners.store import CellStore, code_fingerprint
 from runners.transcripts import TranscriptStore
 
 
+def store_safely(rec: EpisodeRecord, store: Any, transcripts: Any) -> EpisodeRecord:
+    """Store one episode (transcript first, then its record line). An error while storing never
+    ends the sweep: the episode becomes a harness error (retried on resume) that names the cause,
+    stored without its transcript; only if even that cannot be written does the error propagate."""
+    try:
+        if transcripts is not None:
+            transcripts.put(rec)  # durable before the record line that references it
+        store.append(rec)
+        return rec
+    except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on
+        failed = EpisodeRecord(cell=rec.cell, task_id=rec.task_id, trial=rec.trial, seed=rec.seed, status="harness_error",
+                               error=(f"storing the episode record failed ({type(e).__name__}: {str(e)[:300]}); the episode "
+                                      "is recorded as a harness error and run again on resume"),
+                               scripted=rec.scripted, started_at=rec.started_at, wall_s=rec.wall_s,
+                               usage_by_role=rec.usage_by_role, calls_by_role=rec.calls_by_role)
+        for extra in ("code", "resample"):  # the run's fingerprint fields, when the record has them
+            if hasattr(rec, extra):
+                setattr(failed, extra, getattr(rec, extra))
+        store.append(failed)
+        return failed
+
+
 class FatalRunError(RuntimeError):
     """A configuration-level failure (bad key, unknown model): stop the sweep."""
 
@@ -357,9 +379,7 @@ async def run_cell(cell: CellConfig | PreparedCell, root: Path, pool: BackbonePo
                 rec.code = code
                 if rec.error:
                     rec.error = redact_secrets(rec.error)
-                if transcripts is not None:
-                    transcripts.put(rec)  # durable before the record line that references it
-                store.append(rec)
+                rec = store_safely(rec, store, transcripts)
                 report.calls += sum(rec.calls_by_role.values())
                 report.cache_hits += rec.cache_hits
                 setattr(report, rec.status, getattr(report, rec.status) + 1)

@@ -184,6 +184,7 @@ class CellStore:
         self._fh = None
         self.repaired = False
         self.corrupt = 0
+        self.duplicates = 0
         self.warnings: list[str] = []  # loud notes for the sweep to print (a damaged manifest was replaced)
         self.codes: dict[str, int] = {}  # code fingerprint -> finished episodes produced by it
         self.moved_to: Path | None = None  # where `fresh=True` moved the old results
@@ -221,9 +222,10 @@ class CellStore:
             self._move_aside()
         path = self.dir / EPISODES
         self.repaired = repair_tail(path)
-        records, self.corrupt = read_jsonl(path)
-        if self.corrupt:
-            self._set_aside_corrupt(path)
+        records, keep, bad, dups = self._scan(path)
+        self.corrupt, self.duplicates = len(bad), len(dups)
+        if bad or dups:
+            self._set_aside(path, keep, bad, dups)
         self.done = {(r["task_id"], int(r["trial"])) for r in records if r.get("status") == "ok"}
         for r in records:
             if r.get("status") == "ok":
@@ -235,16 +237,43 @@ class CellStore:
         self._err = open(self.dir / ERRORS, "a", encoding="utf-8")
         return self
 
-    def _set_aside_corrupt(self, path: Path) -> None:
-        keep, bad = [], []
+    @staticmethod
+    def _scan(path: Path) -> tuple[list[dict[str, Any]], list[bytes], list[bytes], list[bytes]]:
+        """(records kept, their lines, unusable lines: not JSON, no record, or wrong field types,
+        duplicate lines of an already finished (task, trial))."""
+        records, keep, bad, dups = [], [], [], []
+        if not path.exists():
+            return records, keep, bad, dups
+        seen: set[tuple[str, int]] = set()
         for raw in path.read_bytes().splitlines(keepends=True):
+            line = raw if raw.endswith(b"\n") else raw + b"\n"
             try:
-                _record(raw)
-                keep.append(raw)
+                r = _record(raw)
             except ValueError:
-                bad.append(raw if raw.endswith(b"\n") else raw + b"\n")
-        with open(self.dir / "episodes.corrupt.jsonl", "ab") as f:
-            f.writelines(bad)
+                bad.append(line)
+                continue
+            if _field_problem(r):
+                bad.append(line)
+                continue
+            k = (r["task_id"], r["trial"])
+            if r.get("status") == "ok" and k in seen:
+                dups.append(line)
+                continue
+            if r.get("status") == "ok":
+                seen.add(k)
+            records.append(r)
+            keep.append(line)
+        return records, keep, bad, dups
+
+    def _set_aside(self, path: Path, keep: list[bytes], bad: list[bytes], dups: list[bytes]) -> None:
+        """Move unusable lines to `episodes.corrupt.jsonl` and duplicates to
+        `episodes.duplicates.jsonl` (appended, fsynced), then rewrite the kept lines atomically."""
+        for name, lines in (("episodes.corrupt.jsonl", bad), ("episodes.duplicates.jsonl", dups)):
+            if lines:
+                with open(self.dir / name, "ab") as f:
+                    f.writelines(lines)
+                    f.flush()
+                    os.fsync(f.fileno())
         atomic_write(path, b"".join(keep))
 
     def _write_manifest(self, manifest: dict[str, Any]) -> None:

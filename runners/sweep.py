@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -112,6 +113,25 @@ def describe_os_error(e: OSError, root: Path) -> str:
     return f"cannot write results under {root}: {e}. Fix: check that runner.output_dir is a writable directory with free space"
 
 
+def describe_sqlite_error(e: Exception, root: Path) -> str:
+    """A results database (transcripts, response cache) failed: the disk-full / read-only fix, or the error itself."""
+    import errno
+
+    import shutil
+
+    msg = str(e).lower()
+    try:
+        nearly_full = shutil.disk_usage(root).free < 1 << 20  # a failed write can surface as another SQLite error
+    except OSError:
+        nearly_full = False
+    if "full" in msg or nearly_full:
+        return describe_os_error(OSError(errno.ENOSPC, "No space left on device", None), root)
+    if "readonly" in msg or "read-only" in msg:
+        return describe_os_error(OSError(errno.EROFS, "Read-only file system", None), root)
+    return (f"a results database under {root} failed ({type(e).__name__}: {e}). Every finished episode is saved. Fix: check "
+            "the disk of runner.output_dir, then run the same command again to resume")
+
+
 def check_output_dir(root: Path) -> None:
     """Before any work: the results directory can be created and written (a file in its place, a
     read-only disk fail here with the fix, not as a traceback in the middle of a cell)."""
@@ -175,6 +195,14 @@ def run(cfg) -> int:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if any(c.runner.wandb for c in cells):
+        from runners.wandb_log import WandbUnavailable, require
+
+        try:
+            require()  # before any work
+        except WandbUnavailable as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
     exp = cells[0].experiment.name
     root = Path(cells[0].runner.output_dir) / exp
     scripted = any(c.scripted for c in cells)
@@ -195,6 +223,9 @@ def run(cfg) -> int:
     except OSError as e:
         print(f"error: {describe_os_error(e, root)}", file=sys.stderr)
         return 3
+    except sqlite3.Error as e:  # the transcript store or cache on a full or read-only disk
+        print(f"error: {describe_sqlite_error(e, root)}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         print("\ninterrupted: finished episodes are saved; run the same command again to resume.", file=sys.stderr)
         return 130
@@ -209,6 +240,11 @@ def run(cfg) -> int:
     except OSError as e:
         print(f"error: {describe_os_error(e, root)}", file=sys.stderr)
         return 3
+    if cells[0].runner.wandb:
+        from runners.wandb_log import log_experiment
+
+        ids = log_experiment(root, [c.cell_name for c in cells], cells[0].runner.wandb_project, cells[0].runner.reference_method)
+        print(f"W&B: logged {len(ids) - 1} cell run(s) and the report artifact (runs {', '.join(ids)})")
     if _multirun():
         print(f"(multirun job: the tables above cover every cell of {root} so far; "
               f"`python -m runners.aggregate {root} --method <m>` narrows them)")
@@ -225,17 +261,21 @@ def register_resolvers() -> None:
 
 
 def main() -> None:
-    import hydra
+    try:
+        import hydra
 
-    register_resolvers()
+        register_resolvers()
 
-    rc = {"code": 0}
+        rc = {"code": 0}
 
-    @hydra.main(version_base="1.3", config_path=CONF_PATH, config_name="config")
-    def _app(cfg) -> None:
-        rc["code"] = run(cfg)
+        @hydra.main(version_base="1.3", config_path=CONF_PATH, config_name="config")
+        def _app(cfg) -> None:
+            rc["code"] = run(cfg)
 
-    _app()
+        _app()
+    except KeyboardInterrupt:  # Ctrl-C while starting up or composing the config: nothing was run yet
+        print("\ninterrupted before any episode ran; run the same command again.", file=sys.stderr)
+        sys.exit(130)
     sys.exit(rc["code"])
 
 

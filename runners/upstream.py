@@ -268,6 +268,37 @@ def _fold(node: ast.AST) -> str | None:
     return None
 
 
+def py_function_strings(f: UpstreamFile, qualname: str) -> list[str] | None:
+    """The sentences written inside a function's body (string constants with a space in them, in
+    source order; implicit concatenation folded; an f-string becomes a template with `{name}` for
+    each field), e.g. a correction message a function builds inline. None when unavailable."""
+    tree = _tree(f)
+    if tree is None:
+        return None
+    node = _scope(tree, qualname)
+    if node is None or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    body = node.body[1:] if ast.get_docstring(node) is not None else node.body
+    out: list[str] = []
+    skip: set[int] = set()
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.JoinedStr):
+                parts = []
+                for v in n.values:
+                    skip.add(id(v))
+                    if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                        parts.append(v.value.replace("{", "{{").replace("}", "}}"))
+                    elif isinstance(v, ast.FormattedValue):
+                        if isinstance(v.value, ast.Constant):
+                            skip.add(id(v.value))
+                        parts.append("{" + ast.unparse(v.value) + "}")
+                out.append("".join(parts))
+            elif isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip and " " in n.value:
+                out.append(n.value)
+    return [s for s in out if " " in s]
+
+
 def py_docstring(f: UpstreamFile, qualname: str, *, clean: bool = True) -> str | None:
     """The docstring of a module (''), class or function ('Class.method'). `clean=True` dedents as
     `inspect.cleandoc` does (what docstring_parser and tau2's tool schemas see)."""

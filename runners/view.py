@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from runners.api import METHOD_ROLES
+from runners.api import method_tokens
 from runners.store import ERRORS, StoreError, load_cell, read_jsonl
 from runners.transcripts import DELTA, RAW, ZLIB, TranscriptError, TranscriptReader, _b
 
@@ -66,9 +66,9 @@ def _calls(rec: dict[str, Any]) -> list[dict[str, Any]]:
     return out + list(rec.get("unfinished_calls") or [])
 
 
-def method_tokens(rec: dict[str, Any]) -> int:
-    return sum(int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
-               for r, u in (rec.get("usage_by_role") or {}).items() if r in METHOD_ROLES)
+def episode_tokens(rec: dict[str, Any]) -> int:
+    """#Tok of one episode (runners.api.method_tokens: method-side roles only)."""
+    return method_tokens(rec.get("usage_by_role") or {})
 
 
 def health_series(rec: dict[str, Any]) -> list[float | None]:
@@ -91,21 +91,34 @@ def transcript_of(rec: dict[str, Any], reader: TranscriptReader) -> dict[str, An
     if not reader.exists:
         return {"nodes": nodes, "blobs": blobs, "missing": missing}
     db = reader._conn()
+    seen: dict[str, list[Any]] = reader.__dict__.setdefault("_export_cache", {})  # shared by the cell's episodes
+
+    def stored(h: str) -> list[Any] | None:
+        if h not in seen:
+            row = db.execute("SELECT codec, base, data FROM blobs WHERE h = ?", (_b(h),)).fetchone()
+            if row is None:
+                return None
+            codec, base, data = row
+            if codec == DELTA:
+                seen[h] = ["d", bytes(base).hex(), json.loads(zlib.decompress(data))]
+            else:
+                raw = zlib.decompress(data) if codec == ZLIB else bytes(data) if codec == RAW else b""
+                seen[h] = ["t", raw.decode("utf-8", "surrogatepass")]
+            if len(seen) > 20000:
+                seen.clear()
+                seen[h] = stored(h)  # type: ignore[assignment]
+        return seen[h]
 
     def blob(h: str) -> None:
         while h and h not in blobs:
-            row = db.execute("SELECT codec, base, data FROM blobs WHERE h = ?", (_b(h),)).fetchone()
-            if row is None:
+            v = stored(h)
+            if v is None:
                 missing.append(h)
                 return
-            codec, base, data = row
-            if codec == DELTA:
-                blobs[h] = ["d", bytes(base).hex(), json.loads(zlib.decompress(data))]
-                h = bytes(base).hex()
-            else:
-                raw = zlib.decompress(data) if codec == ZLIB else bytes(data) if codec == RAW else b""
-                blobs[h] = ["t", raw.decode("utf-8", "surrogatepass")]
+            blobs[h] = v
+            if v[0] != "d":
                 return
+            h = v[1]
 
     for c in _calls(rec):
         if c.get("prompt") is None:
@@ -128,7 +141,7 @@ def transcript_of(rec: dict[str, Any], reader: TranscriptReader) -> dict[str, An
 
 
 def _pack(obj: Any) -> str:
-    return base64.b64encode(zlib.compress(json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"), 6)).decode()
+    return base64.b64encode(zlib.compress(json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"), 1)).decode()
 
 
 def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any], list[str]]:
@@ -152,7 +165,7 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
             calls = _calls(rec)
             succ = episode_success(rec)
             idx = len(episodes)
-            episodes.append([ci, rec.get("task_id"), rec.get("trial"), rec.get("status"), succ, method_tokens(rec),
+            episodes.append([ci, rec.get("task_id"), rec.get("trial"), rec.get("status"), succ, episode_tokens(rec),
                              sum(len(rr.get("steps") or []) for rr in rec.get("requests") or []), len(calls),
                              any(c.get("prompt") is not None for c in calls)])
             if cs.method.startswith("pos") and len(health) < MAX_HEALTH:

@@ -34,6 +34,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
+from scripts.chaos.server import LoopbackServer
+
 Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
 UsageFn = Callable[[dict[str, Any], str], "dict[str, Any] | None"]
 # Worded like OpenAI's: an ordinary rate limit that mentions billing must still be retried.
@@ -66,7 +68,7 @@ def react_responder(body: dict[str, Any]) -> str:
     return '<tool_calls>[]</tool_calls><assistant_message>{"content": "x"}</assistant_message>'
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):  # start/close/base_url: scripts/chaos/server.py
     def __init__(
         self,
         responder: Responder | None = None,
@@ -96,30 +98,8 @@ class FakeOpenAI:
         self._server: ThreadingHTTPServer | None = None
         self.reset_counters()
 
-    # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "FakeOpenAI":
-        srv = _Server(("127.0.0.1", self._port), _handler_for(self))
-        self._server = srv
-        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
-
-    def close(self) -> None:
-        self._stop.set()  # wakes hanging handlers
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> "FakeOpenAI":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "server not started"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
 
     # ------------------------------------------------------------------ control
     def enqueue(self, *kinds: str | int) -> None:
@@ -168,14 +148,6 @@ class FakeOpenAI:
             out["usage"] = usage
         return out
 
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256  # the default listen backlog (5) drops SYNs when many clients connect at once
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that gave up (timeout) is expected
-            super().handle_error(request, client_address)
 
 def _error(status: int, message: str, code: str) -> bytes:
     return json.dumps({"error": {"message": message, "type": code, "code": code}}).encode()

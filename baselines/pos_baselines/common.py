@@ -172,6 +172,8 @@ class PosBaseline(SingleCallMethod):
             parsed, _ = await self.ask(msgs)
             self.log["policy_calls"] += 1
             self.log.setdefault("protocol_errors", []).extend(self._log.get("protocol_errors", []))
+            if self._log.get("repairs"):
+                self.log.setdefault("repairs", []).extend(self._log["repairs"])
             self.log["attempts"] = self.log.get("attempts", 0) + self._log.get("attempts", 0)
             if self._log.get("no_op"):
                 self.log["no_op"] = True
@@ -200,6 +202,8 @@ class PosBaseline(SingleCallMethod):
             c = await self.backbone.complete(messages, role=role, protocol=protocol, attempt=attempt, **self.cfg.aux_sampling)
             parsed = protocol.parse(c.text)
             self.log.setdefault("protocol_errors", []).extend({"call": call, **e.model_dump()} for e in parsed.errors)
+            if parsed.repairs:
+                self.log.setdefault("repairs", []).extend({"call": call, **r} for r in parsed.repairs)
             if parsed.ok:
                 return parsed.decision.extras["json"]
         return None

@@ -14,10 +14,10 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
+from kit.blocks import find_block, load_json, load_object  # tolerant reader underneath (kit.reader)
 from kit.react import REACT_PROTOCOL, ReactProtocol
-from kit.blocks import load_object  # the JSON object in a reply, prose and fences tolerated (total)
+from kit.reader import Reading, read
 from runners.api import Decision, Parsed, Protocol, ProtocolError
-from kit.blocks import find_block, load_json
 
 class JsonReply(Protocol):
     """One JSON object with the keys of `fields` (name -> type); extra keys are ignored."""
@@ -37,9 +37,10 @@ class JsonReply(Protocol):
         return f"Reply with one JSON object with the keys {keys}, and no other text."
 
     def parse(self, text: str) -> Parsed:
-        obj, errors = load_object(text)
+        r = read(text)
+        obj, errors = load_object(text, r)
         if obj is None:
-            return Parsed(errors=errors)
+            return Parsed(errors=errors, repairs=r.repair_dicts, thinking=r.thinking)
         for key, typ in self.fields.items():
             if key not in obj:
                 errors.append(ProtocolError(kind="bad_field", detail=f"missing key '{key}'"))
@@ -47,8 +48,8 @@ class JsonReply(Protocol):
                 errors.append(ProtocolError(kind="bad_field", detail=f"'{key}' must be {self.hints.get(key, typ)}"))
         value = {k: obj.get(k) for k in self.fields}
         if errors:
-            return Parsed(blocks={"json": obj}, errors=errors)
-        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value})
+            return Parsed(blocks={"json": obj}, errors=errors, repairs=r.repair_dicts, thinking=r.thinking)
+        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, repairs=r.repair_dicts, thinking=r.thinking)
 
     def render(self, decision: Decision) -> str:
         if isinstance(decision.extras.get("json"), dict):
@@ -129,11 +130,11 @@ class SubgoalProtocol(ReactProtocol):
     def description(self) -> str:
         return SUBGOAL_PROTOCOL
 
-    def parse(self, text: str) -> Parsed:
-        parsed = super().parse(text)
-        raw = find_block(text, "subgoal") if isinstance(text, str) else None
+    def parse_reading(self, r: Reading) -> Parsed:
+        parsed = super().parse_reading(r)
+        raw = find_block(r.text, "subgoal", r)
         errors: list[ProtocolError] = []
-        value = load_json(raw, "subgoal", errors) if raw is not None else None
+        value = load_json(raw, "subgoal", errors, r) if raw is not None else None
         if raw is not None and value is None and raw.strip():
             value, errors = raw.strip(), []  # plain text is an acceptable subgoal
         if isinstance(value, str) and value.strip():
@@ -160,15 +161,15 @@ class ExecutorProtocol(ReactProtocol):
     def description(self) -> str:
         return EXECUTOR_PROTOCOL
 
-    def parse(self, text: str) -> Parsed:
-        parsed = super().parse(text)
-        raw = find_block(text, "step_status") if isinstance(text, str) else None
+    def parse_reading(self, r: Reading) -> Parsed:
+        parsed = super().parse_reading(r)
+        raw = find_block(r.text, "step_status", r)
         if raw is None:
             return parsed
         if parsed.errors and all(e.kind == "malformed" for e in parsed.errors):
             parsed.errors = []  # a claim alone (no action) is a valid executor reply
         errors: list[ProtocolError] = []
-        value = load_json(raw, "step_status", errors)
+        value = load_json(raw, "step_status", errors, r)
         if isinstance(value, dict) and isinstance(value.get("step_done"), bool):
             parsed.decision.extras["step_done"] = value["step_done"]
             parsed.decision.extras["claim"] = str(value.get("claim") or "")

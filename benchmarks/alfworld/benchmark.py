@@ -3,18 +3,21 @@ game, sorted ids, instead of AlfredTWEnv's seeded shuffle — alfworld.md §3.1)
 the manifest, one AlfworldEnv per game, success rate overall and per task type."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from benchmarks.alfworld import engine
 from benchmarks.alfworld.data import load_games
 from benchmarks.alfworld.env import DEFAULTS, AlfworldEnv
 from benchmarks.alfworld.metrics import alfworld_metrics
-from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec
+from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec, params_model
 
 
 class Alfworld(Benchmark):
     roles: tuple[str, ...] = ()
     table_metrics = ["SR"]  # per-type SR_<type> (as ReAct prints them) are in metrics.csv and the long table
+    Params = params_model("AlfworldParams", DEFAULTS, data_dir=(str | None, None), split=(str, "valid_unseen"),
+                          task_types=(list[str] | None, None), verify=(Literal["auto", "strict", "off"], "auto"),
+                          manifest=(str | None, None))
 
     def __init__(
         self,
@@ -28,10 +31,6 @@ class Alfworld(Benchmark):
         manifest: str | None = None,
         **params: Any,
     ) -> None:
-        unknown = set(params) - set(DEFAULTS)
-        if unknown:
-            raise ValueError(f"unknown alfworld params {sorted(unknown)}; known: {sorted(DEFAULTS)}, data_dir, split, "
-                             "task_types, limit, verify, manifest")
         super().__init__(name=name, data_dir=data_dir, split=split, task_types=task_types, limit=limit,
                          verify=verify, manifest=manifest, **params)
         self.name, self.data_dir, self.split = name, data_dir, split

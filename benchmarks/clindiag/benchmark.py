@@ -8,20 +8,18 @@ from typing import Any
 from benchmarks.clindiag.data import ClinDiagDataError, case_folders, load_case, resolve_cases_dir, upstream_case_folders
 from benchmarks.clindiag.env import DEFAULTS, ClinDiagEnv, check_settings
 from benchmarks.rca100.score import percent
-from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec
+from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec, params_model
 
 
 class ClinDiag(Benchmark):
     roles: tuple[str, ...] = ("user_sim", "judge")  # provider (user_sim) and judge: Qwen3.7-Plus for every backbone in PoS
     table_metrics = ["diagnosis_accuracy"]
+    Params = params_model("ClinDiagParams", DEFAULTS, data_dir=(str | None, None), manifest=(str | None, None),
+                          case_ids=(list[str | int] | None, None), subsets=(list[str] | None, None))
 
     def __init__(self, *, name: str = "clindiag", data_dir: str | None = None, manifest: str | None = None,
                  case_ids: list[str] | None = None, subsets: list[str] | None = None, limit: int | None = None,
                  **settings: Any) -> None:
-        unknown = set(settings) - set(DEFAULTS)
-        if unknown:
-            raise ValueError(f"unknown clindiag params {sorted(unknown)}; known: data_dir, manifest, case_ids, subsets, "
-                             f"limit, {', '.join(DEFAULTS)}")
         check_settings(settings)
         super().__init__(name=name, data_dir=data_dir, manifest=manifest, case_ids=case_ids, subsets=subsets,
                          limit=limit, **settings)

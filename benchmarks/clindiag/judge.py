@@ -9,6 +9,7 @@ import json
 import re
 from typing import Any
 
+from kit.blocks import load_object
 from runners.api import Backbone, BackboneError, Message
 
 SYSTEM = """You grade a clinical diagnosis against a reference. Reply with one JSON object only:
@@ -75,17 +76,7 @@ def judge_messages(reference: dict[str, str], submitted: dict[str, str]) -> list
 
 def parse_verdict(text: str) -> dict[str, Any] | None:
     """The verdict object, or None when it is not valid (total: never raises)."""
-    t = (text or "").strip()
-    m = re.search(r"```(?:json)?\s*(.*?)```", t, re.S)
-    if m:
-        t = m.group(1).strip()
-    if not t.startswith("{"):
-        start, end = t.find("{"), t.rfind("}")
-        t = t[start:end + 1] if 0 <= start < end else t
-    try:
-        obj = json.loads(t)
-    except ValueError:
-        return None
+    obj, _ = load_object(text or "")  # shared tolerant reader: thinking, fences, prose, JSON repair
     if not isinstance(obj, dict) or not isinstance(obj.get("diagnosis_correct"), bool):
         return None
     hit = obj.get("differential_hit")

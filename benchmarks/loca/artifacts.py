@@ -20,7 +20,10 @@ from typing import Any
 from benchmarks.loca.interface import is_error_text
 
 ARTIFACT_DIR = "tool_results"
-DEFAULTS: dict[str, Any] = {"enabled": True, "inline_max_chars": 8000, "preview_items": 3, "structured_only": True}
+DEFAULTS: dict[str, Any] = {"enabled": True, "inline_max_chars": 8000, "preview_items": 3, "structured_only": True,
+                            "materialize_transform_stdout": True}
+"""`materialize_transform_stdout` (upstream): a long result of a tool whose declared capability effect
+is `transform` (python_execute) is saved even when it is not JSON (`structured_only` does not apply)."""
 
 
 def parse_payload(content: str, max_starts: int = 20) -> tuple[str, Any] | None:
@@ -42,11 +45,12 @@ def parse_payload(content: str, max_starts: int = 20) -> tuple[str, Any] | None:
     return None
 
 
-def should_save(content: str, settings: dict[str, Any], has_python: bool) -> tuple[str, Any] | None:
+def should_save(content: str, settings: dict[str, Any], has_python: bool, *, transform: bool = False) -> tuple[str, Any] | None:
     if not settings["enabled"] or not has_python or len(content) <= settings["inline_max_chars"] or is_error_text(content):
         return None
     parsed = parse_payload(content)
-    if parsed is None and not settings["structured_only"]:
+    structured_only = settings["structured_only"] and not (transform and settings.get("materialize_transform_stdout", True))
+    if parsed is None and not structured_only:
         return "text", content
     return parsed
 
@@ -64,9 +68,11 @@ def save_artifact(workspace: Path, *, case_id: str, tool_name: str, call_id: str
 
 
 def compact_view(path: Path, workspace: Path, payload_type: str, payload: Any, n_chars: int, preview: int) -> str:
-    rel = path.relative_to(workspace).as_posix()
+    """The inline view of a saved result; the artifact path is absolute, as upstream's
+    (`agent_artifact_dir=str(artifact_dir)`), so Python run from any folder finds it."""
+    rel = str(path.resolve())
     lines = [f"[tool result saved as artifact: {n_chars} characters, too long to show inline]",
-             f"artifact: {rel} (relative to the workspace)", f"payload_type: {payload_type}"]
+             f"artifact: {rel}", f"payload_type: {payload_type}"]
     if payload_type == "array":
         fields = sorted({k for item in payload if isinstance(item, dict) for k in item})
         lines += [f"items: {len(payload)}", f"fields: {fields}",
@@ -77,7 +83,7 @@ def compact_view(path: Path, workspace: Path, payload_type: str, payload: Any, n
                   f"first {min(preview, len(keys))} entries: {json.dumps({k: payload[k] for k in keys[:preview]}, ensure_ascii=False)[:2000]}"]
     else:
         lines.append(f"first 500 characters: {str(payload)[:500]}")
-    lines.append(f"Python: import json; data = json.load(open({rel!r}))['payload']  # run in the workspace")
+    lines.append(f"Python: import json; data = json.load(open({rel!r}))['payload']")
     return "\n".join(lines)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from benchmarks.loca.configs import LENGTHS, load_cases, resolve_root
 from benchmarks.loca.env import DEFAULTS, LocaEnv
 from benchmarks.loca.interface import LocaSetupError
-from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec
+from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec, params_model
 
 
 def percent(values: list[int | float | bool]) -> float:
@@ -22,14 +22,12 @@ def percent(values: list[int | float | bool]) -> float:
 class Loca(Benchmark):
     roles: tuple[str, ...] = ()
     table_metrics = ["task_success"]
+    Params = params_model("LocaParams", DEFAULTS, data_dir=(str | None, None), lengths=(list[str | int] | None, None),
+                          families=(list[str] | None, None), seeds=(list[int] | None, None), workspace_root=(str | None, None))
 
     def __init__(self, *, name: str = "loca", data_dir: str | None = None, lengths: list[str] | None = None,
                  families: list[str] | None = None, seeds: list[int] | None = None, limit: int | None = None,
                  workspace_root: str | None = None, **settings: Any) -> None:
-        unknown = set(settings) - set(DEFAULTS)
-        if unknown:
-            raise ValueError(f"unknown loca params {sorted(unknown)}; known: data_dir, lengths, families, seeds, limit, "
-                             f"workspace_root, {', '.join(DEFAULTS)}")
         super().__init__(name=name, data_dir=data_dir, lengths=lengths, families=families, seeds=seeds, limit=limit,
                          workspace_root=workspace_root, **settings)
         self.name, self.data_dir, self.limit = name, data_dir, limit
@@ -75,5 +73,10 @@ class Loca(Benchmark):
         return out
 
     def notes(self) -> dict[str, Any]:
-        return {"data": self._prov, "settings": self.settings,
+        from benchmarks.loca.capabilities import capability_table
+        from runners.upstream import TextSources
+
+        sources = TextSources()
+        capability_table(sources)
+        return {"data": self._prov, "settings": self.settings, "text_sources": sources.as_manifest(),
                 "license": "LOCA-Bench (hkust-nlp/LOCA-bench) is MIT, built on GEM (Apache-2.0); nothing of it is shipped"}

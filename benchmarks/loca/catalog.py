@@ -44,7 +44,8 @@ def role_of(tool: ToolSpec, domain: str) -> str:
     return "other"
 
 
-def build_catalog(tools: list[ToolSpec], servers: list[str]) -> dict[str, Any]:
+def build_catalog(tools: list[ToolSpec], servers: list[str], declared: dict[str, Any] | None = None) -> dict[str, Any]:
+    """`declared`: upstream's capability table entries of these tools (`capabilities.capability_table`)."""
     domains: dict[str, int] = {}
     by_role: dict[str, list[str]] = {r: [] for r in ROLES}
     capabilities: dict[str, Any] = {}
@@ -52,7 +53,9 @@ def build_catalog(tools: list[ToolSpec], servers: list[str]) -> dict[str, Any]:
         d = domain_of(t, servers)
         domains[d] = domains.get(d, 0) + 1
         by_role[role_of(t, d)].append(t.name)
-        if "x_pos_capability" in t.parameters:
+        if declared and t.name in declared:
+            capabilities[t.name] = declared[t.name]
+        elif "x_pos_capability" in t.parameters:
             capabilities[t.name] = t.parameters["x_pos_capability"]
     out: dict[str, Any] = {"domains": [{"name": n, "tool_count": c} for n, c in domains.items()], "tools_by_role": by_role}
     if capabilities:

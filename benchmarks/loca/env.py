@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.loca import artifacts as art
+from benchmarks.loca.capabilities import capability_table
 from benchmarks.loca.catalog import build_catalog, policy_text
+from runners.upstream import TextSources
 from benchmarks.loca.configs import build_env
 from benchmarks.loca.interface import LocaSetupError, LocaToolEnv, ToolStep, is_error_text, tool_messages
 from runners.api import (Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
@@ -54,7 +56,10 @@ class LocaEnv(Environment):
         if missing or CLAIM_DONE not in self.names:  # §1.4: reset fails unless every server has a tool + claim_done
             raise LocaSetupError(f"{task.task_id}: servers without tools {missing}; claim_done present: "
                                  f"{CLAIM_DONE in self.names}")
-        self.catalog = build_catalog(self.tools, servers)
+        self.sources = TextSources()
+        table = capability_table(self.sources)
+        self.capabilities = {t.name: table[t.name] for t in self.tools if t.name in table}  # upstream attach_loca_capabilities
+        self.catalog = build_catalog(self.tools, servers, self.capabilities)
         self.has_python = any(n.startswith("python_execute_") for n in self.names)
         self.workspace = self.env.agent_workspace()
         self.request: Request | None = None
@@ -71,7 +76,8 @@ class LocaEnv(Environment):
         a = self.p["artifacts"]
         policy = policy_text(self.catalog, max_turns=int(self.p["max_turns"]), max_tool_uses=int(self.p["max_tool_uses"]),
                              artifacts=bool(a["enabled"] and self.has_python), inline_max=int(a["inline_max_chars"]))
-        return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, policy=policy, tools=self.tools, kind="loca")
+        return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, policy=policy, tools=self.tools, kind="loca",
+                        workspace=str(self.task_dir.resolve()))
 
     def step_budget(self) -> int:
         return int(self.p["max_turns"])
@@ -136,7 +142,8 @@ class LocaEnv(Environment):
     def _maybe_artifact(self, call: ToolCall, call_id: str, content: str) -> str:
         if self.workspace is None:
             return content
-        found = art.should_save(content, self.p["artifacts"], self.has_python)
+        transform = (self.capabilities.get(call.name) or {}).get("effect") == "transform"
+        found = art.should_save(content, self.p["artifacts"], self.has_python, transform=transform)
         if found is None:
             return content
         ptype, payload = found

@@ -5,12 +5,16 @@ environment, plus upstream's `reasoning` tool (a separate LLM call, role `tool`)
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from benchmarks.memoryarena import metrics as M
 from benchmarks.memoryarena.judge import judge, judge_prompts, scripted_equivalent
 from benchmarks.memoryarena.loader import read_rows, resolve
 from runners.api import (
+    BenchmarkParams,
+    DROPPED_MESSAGE,
     Benchmark,
     Decision,
     Environment,
@@ -25,7 +29,7 @@ from runners.api import (
     ToolResult,
     ToolSpec,
 )
-from runners.upstream import TextSources, UpstreamFile
+from runners.upstream import TextSources, UpstreamFile, py_function_strings
 
 MATH_AGENT = UpstreamFile("MemoryArena", "agent/math.py")
 # The task policy, the `reasoning` tool and its prompts are upstream MathAgent's, read at run time
@@ -58,7 +62,20 @@ def formal_prompts(sources: TextSources) -> dict[str, Any]:
                                        REASONING_SYSTEM, (0, "content")),
         "tool_user": sources.fstring("reasoning_tool.user", MATH_AGENT, "MathAgent._reasoning_with_errors.prompt", REASONING_USER),
         "judge": judge_prompts(sources),
+        "final_call": final_call_text(sources),
     }
+
+
+FINAL_CALL = ("Now give the final answer, using the results of the reasoning tool so far. Do not call a tool. Write only the "
+              "final solution that is to be checked.")
+"""Our wording of upstream MathAgent's forced final call (used only when the pinned file is unavailable)."""
+
+
+def final_call_text(sources: TextSources) -> str:
+    """The user message upstream MathAgent._act_with_tools appends after its tool iterations for one
+    last call without tools (read at run time from the pinned agent/math.py)."""
+    found = [t for t in (py_function_strings(MATH_AGENT, "MathAgent._act_with_tools") or []) if t.startswith("Use the prior")]
+    return sources.use("final_call", MATH_AGENT, found[0] if len(found) == 1 else None, FINAL_CALL, symbol="MathAgent._act_with_tools")
 
 
 def request_text(background: str, question: str) -> str:
@@ -86,20 +103,45 @@ class FormalEnv(Environment):
         self._judging: tuple[str, str] | None = None
 
     def view(self) -> TaskView:
-        tools = [self.prompts["tool"]] if self.p.get("reasoning_tool", True) else []
+        tools = [self.prompts["tool"]] if self.p["reasoning_tool"] else []
         return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=self.prompts["policy"], tools=tools,
-                        kind=KINDS.get(self.p.get("config", ""), "formal_math"), initial_memory=["Initial result: Empty"])
+                        kind=KINDS[self.p["config"]], initial_memory=["Initial result: Empty"])
 
     def step_budget(self) -> int:
         # Upstream MathAgent: at most 3 tool iterations, then a final answer.
-        return int(self.p.get("max_tool_iterations", 3)) + 1
+        return int(self.p["max_tool_iterations"]) + 1
 
     async def next_request(self) -> Request | None:
         self.k += 1
         self._final, self._trace = None, []
+        self._turns, self._final_call = 0, False
         return self.requests[self.k] if self.k < len(self.requests) else None
 
     async def act(self, decision: Decision) -> Reply:
+        """Upstream MathAgent's loop: up to `max_tool_iterations` turns that act; the reply to the
+        last of them carries upstream's forced-final message, and the next decision is the final
+        call: tools are not run there, its message (or text written beside ignored tool calls) is
+        the answer, and the request ends. [harness choice] upstream also jumps to the final call
+        after a turn with neither tool call nor text; here such a turn (e.g. FlowState's state-only
+        step) counts as one of the iterations. `forced_final: false` = the budget without that call."""
+        if self.p.get("forced_final", True):
+            self._turns += 1
+            if self._final_call:
+                if decision.tool_calls:
+                    self._trace.append({"forced_final": "tool calls at the final call were not run",
+                                        "calls": [c.name for c in decision.tool_calls]})
+                answer = decision.message if decision.message is not None else decision.extras.get(DROPPED_MESSAGE)
+                self._final = answer
+                return Reply(request_done=True)
+            if decision.message is None and self._turns >= int(self.p.get("max_tool_iterations", 3)):
+                reply = await self._act(decision) if decision.tool_calls else Reply()
+                self._final_call = True
+                obs = reply.observation
+                return Reply(observation=Observation(tool_results=obs.tool_results, user_message=obs.user_message,
+                                                     note="\n".join(x for x in (obs.note, self.prompts["final_call"]) if x)))
+        return await self._act(decision)
+
+    async def _act(self, decision: Decision) -> Reply:
         if decision.tool_calls:
             results = []
             for call in decision.tool_calls:
@@ -113,7 +155,7 @@ class FormalEnv(Environment):
         return Reply()
 
     async def _tool(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
-        if name != "reasoning" or not self.p.get("reasoning_tool", True):
+        if name != "reasoning" or not self.p["reasoning_tool"]:
             return f"Unknown tool '{name}'. Available: reasoning.", True
         text = str(args.get("input", ""))
         if not text.strip():
@@ -137,8 +179,8 @@ class FormalEnv(Environment):
             self._judging = (answer, gold)
             ok, reply = await judge(
                 self.ctx.backbone("judge"), answer=answer, gold=gold,
-                question=question if self.p.get("judge_includes_question", False) else None,
-                strict=self.p.get("strict_verdict", False), prompts=self.prompts["judge"], **self.p.get("judge_sampling", {}),
+                question=question if self.p["judge_includes_question"] else None,
+                strict=self.p["strict_verdict"], prompts=self.prompts["judge"], **self.p["judge_sampling"],
             )
             self._judging = None
         self.correct.append(int(ok))
@@ -165,7 +207,20 @@ class FormalEnv(Environment):
         return None
 
 
+class FormalParams(BenchmarkParams):
+    """conf/benchmark/memoryarena_{math,phys}.yaml documents each key."""
+
+    config: Literal["formal_reasoning_math", "formal_reasoning_phys"]
+    data_dir: str | None = None
+    reasoning_tool: bool = True
+    max_tool_iterations: int = Field(3, ge=0)
+    judge_includes_question: bool = False
+    strict_verdict: bool = False
+    judge_sampling: dict[str, Any] = Field(default_factory=dict)
+
+
 class FormalReasoning(Benchmark):
+    Params = FormalParams
     roles = ("judge", "tool")
     table_metrics = ("SR", "PS")
 

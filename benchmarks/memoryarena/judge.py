@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from kit.reader import plain_text
+
 from runners.api import Backbone, Message
 from runners.upstream import TextSources, UpstreamFile
 
@@ -37,7 +39,9 @@ def judge_messages(answer: str, gold: str, question: str | None, prompts: tuple[
 
 
 def verdict(reply: str, *, strict: bool = False) -> bool:
-    text = (reply or "").lower()
+    """Upstream's reading of the judge's reply, after the shared reader drops thinking
+    (kit.reader: a `<think>` block that weighs "yes or no" is not the verdict)."""
+    text = plain_text(reply or "")[0].lower()
     if strict:
         m = re.match(r"\W*(\w+)", text)
         return bool(m) and m.group(1) == "yes"

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from benchmarks.memoryarena import metrics as M
 from benchmarks.memoryarena import shopping_score as S
@@ -19,6 +21,7 @@ from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
 from benchmarks.memoryarena.shopping_site import BACK, BUY, NEXT, PREV, Site, parse_action
 from runners.upstream import TextSources, UpstreamFile
 from runners.api import (
+    BenchmarkParams,
     Benchmark, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
     TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec,
 )
@@ -68,13 +71,13 @@ class ShoppingEnv(Environment):
                         kind="shopping")
 
     def step_budget(self) -> int:
-        return int(self.p.get("max_steps", 20))  # task_specific.max_steps in every upstream config
+        return int(self.p["max_steps"])  # task_specific.max_steps in every upstream config
 
     async def next_request(self) -> Request | None:
         self.k += 1
         if self.k >= len(self.requests):
             return None
-        self.site = Site(self.cat, self.instructions[self.k] if self.p.get("instruction_in_observation", True) else "(see request)")
+        self.site = Site(self.cat, self.instructions[self.k] if self.p["instruction_in_observation"] else "(see request)")
         self.turns: list[dict[str, Any]] = []
         self._last: list[str] = []
         return self.requests[self.k]
@@ -106,7 +109,7 @@ class ShoppingEnv(Environment):
         after = self.site.summary() if done else self.site.render()
         if repeats:
             after = f"{after}\nSoft exit: the same action {REPEAT_EXIT} times in a row ({text})."
-        elif not valid and self.p.get("explain_invalid_actions", False):
+        elif not valid and self.p["explain_invalid_actions"]:
             after = f"Invalid action on this page (nothing happened).\n{after}"  # [harness choice]; upstream is silent
         self.turns.append({"instruction": before, "action": text, "observation": after, "done": done or repeats})
         if decision.tool_calls:
@@ -120,10 +123,10 @@ class ShoppingEnv(Environment):
         bought = self.site.purchased
         asin = str(bought["asin"]) if bought else None
         matches, err = None, None
-        if bought and not S.step_match(asin, ans["target_asin"]) and self.p.get("llm_attributes", False):
+        if bought and not S.step_match(asin, ans["target_asin"]) and self.p["llm_attributes"]:
             self._judging = (str(bought.get("name", "")), list(ans.get("attributes", [])))
             matches, reply, err = await S.llm_attribute_matches(self.ctx.backbone("judge"), *self._judging,
-                                                                **self.p.get("judge_sampling", {}))
+                                                                **self.p["judge_sampling"])
             self.judge_replies.append(reply)
             self._judging = None
         reward = S.soft_reward(bought=bought, bought_asin=asin, target_asin=ans["target_asin"], target=self.cat.get(ans["target_asin"]),
@@ -187,7 +190,22 @@ def select_per_category(rows: list[dict[str, Any]], k: int) -> list[dict[str, An
     return [r for p in prefixes for r in sorted((r for r in rows if key(r)[0] == p), key=lambda r: key(r)[1])[:k]]
 
 
+class ShoppingParams(BenchmarkParams):
+    """conf/benchmark/memoryarena_shopping.yaml documents each key."""
+
+    data_dir: str | None = None
+    catalogue_path: str | None = None
+    catalogue_scope: Literal["task", "global"] = "task"
+    per_category_limit: int | None = Field(None, ge=1)
+    max_steps: int = Field(20, ge=1)
+    instruction_in_observation: bool = True
+    explain_invalid_actions: bool = False
+    llm_attributes: bool = False
+    judge_sampling: dict[str, Any] = Field(default_factory=dict)
+
+
 class BundledShopping(Benchmark):
+    Params = ShoppingParams
     roles = ("judge",)
     table_metrics = ("SR", "PS", "soft_reward")
 
@@ -211,7 +229,7 @@ class BundledShopping(Benchmark):
         for r in rows:
             if len(r.get("questions", [])) != len(r.get("answers", [])):
                 raise ValueError(f"{path}: bundle {r.get('id')} has unaligned questions/answers")
-        k = self.params.get("per_category_limit")
+        k = self.params["per_category_limit"]
         if k:  # upstream collect_task_files_from_hf: per prefix, items sorted by number, the first k
             rows = select_per_category(rows, int(k))
         tasks = [TaskSpec(task_id=f"shopping-{r['id']}", payload=r) for r in rows]
@@ -220,7 +238,7 @@ class BundledShopping(Benchmark):
     def source(self) -> CatalogueSource:
         if self._source is None:
             data = load_catalogues(self.catalogue_path) if self.catalogue_path else None
-            self._source = CatalogueSource(data, self.params.get("catalogue_scope", "auto"))
+            self._source = CatalogueSource(data, self.params["catalogue_scope"])
         return self._source
 
     def catalogue(self, row: dict[str, Any]) -> Catalogue:

@@ -8,13 +8,16 @@ import os
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from benchmarks.memoryarena import metrics as M
 from benchmarks.memoryarena import travel_score as S
 from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
 from benchmarks.memoryarena.travel_tools import TOOL_SPECS, TravelDB
 from runners.api import (
+    BenchmarkParams,
     Benchmark, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
     TaskSpec, TaskView, ToolCall, ToolResult,
 )
@@ -89,9 +92,7 @@ class TravelEnv(Environment):
         follows the policy. `base_plan_in_policy`: auto (default) = as upstream, methods that store
         `initial_memory` get `memory_policy` (no base plan); true = every method sees it; false = none."""
         policy = base = self.prompts["policy"]
-        mode = self.p.get("base_plan_in_policy", "auto")
-        if mode not in ("auto", True, False):
-            raise ValueError(f"benchmark.base_plan_in_policy must be auto, true or false, got {mode!r}")
+        mode = self.p["base_plan_in_policy"]
         if mode is not False:
             context = self.prompts["base_context"].format(base_name=self.base["name"], base_query=self.base["query"],
                                                           base_plan=self.base_text)
@@ -101,7 +102,7 @@ class TravelEnv(Environment):
                         initial_memory=[self.base_record()])
 
     def step_budget(self) -> int:
-        return int(self.p.get("max_steps", 30))
+        return int(self.p["max_steps"])
 
     # --------------------------------------------------------------------------- loop
     async def next_request(self) -> Request | None:
@@ -130,7 +131,7 @@ class TravelEnv(Environment):
 
     async def end_request(self, *, truncated: bool, steps: int) -> RequestOutcome:
         name, plan = self.names[self.k], self._final or ""  # cap reached → empty plan (upstream)
-        if plan and not S.plan_blocks(plan) and self.p.get("headerless_plan", "ignore") == "current":
+        if plan and not S.plan_blocks(plan) and self.p["headerless_plan"] == "current":
             # [switch] a plan without any `=== Name's Plan ===` header is this traveller's. Default `ignore` is
             # upstream's reading: `name_plan_pairs.get(name, "")` finds no plan, so the traveller fails.
             plan = f"=== {name}'s Plan ===\n{plan}"
@@ -147,9 +148,9 @@ class TravelEnv(Environment):
         return [S.parse_days(S.submission(n, texts)) for n in self.names]
 
     async def score_task(self) -> dict[str, Any]:
-        kw = {"prefix_only": self.p.get("prefix_only", True), "threshold": self.p.get("threshold", S.THRESHOLD)}
+        kw = {"prefix_only": self.p["prefix_only"], "threshold": self.p["threshold"]}
         persons = S.score_group(self.task.payload["answers"], self.predictions(), self.base["daily_plans"], **kw)
-        agg = S.aggregate([persons], sr_missing=self.p.get("sr_missing", "skip"))
+        agg = S.aggregate([persons], sr_missing=self.p["sr_missing"])
         return {"subtask_correct": [int(p["full_pass"]) for p in persons], "success": int(agg["SR"] or 0),
                 "progress": agg["PS_group"], "sps": agg["sPS"], "persons": persons, "outputs": self.outputs}
 
@@ -157,20 +158,36 @@ class TravelEnv(Environment):
     def reference(self, role: str, messages: list[Message]) -> Decision | None:
         if role != "agent" or not 0 <= self.k < len(self.requests):
             return None
-        if self.p.get("scripted_tool_probe", True) and not any(s["tool_calls"] for s in self._scratch):
+        if self.p["scripted_tool_probe"] and not any(s["tool_calls"] for s in self._scratch):
             city = self.base["daily_plans"][0]["current_city"].rsplit(" to ", 1)[-1].strip()
             return Decision(tool_calls=[ToolCall(name="RestaurantSearch", arguments={"city": city}, id="probe")])
         return Decision(message=S.format_plan(self.names[self.k], self.task.payload["answers"][self.k]))
 
 
+class TravelParams(BenchmarkParams):
+    """conf/benchmark/memoryarena_travel.yaml documents each key."""
+
+    data_dir: str | None = None
+    db_dir: str | None = None
+    flights_path: str | None = None
+    max_steps: int = Field(30, ge=1)
+    ps_pooling: Literal["group", "persons"] = "group"
+    sr_missing: Literal["skip", "fail"] = "skip"
+    prefix_only: bool = True
+    threshold: float = S.THRESHOLD
+    base_plan_in_policy: Literal["auto", True, False] = "auto"
+    headerless_plan: Literal["current", "ignore"] = "ignore"
+    distance_day_routes: Literal["upstream", "none"] = "upstream"
+    scripted_tool_probe: bool = True
+
+
 class GroupTravel(Benchmark):
+    Params = TravelParams
     roles = ()
     table_metrics = ("SR", "PS", "sPS")
 
     def __init__(self, *, name: str, db_dir: str | None = None, flights_path: str | None = None,
                  data_dir: str | None = None, limit: int | None = None, ps_pooling: str = "group", **params: Any) -> None:
-        if ps_pooling not in ("group", "persons"):
-            raise ValueError(f"ps_pooling must be 'group' (MemoryArena paper) or 'persons' (upstream code, FlowState B.5), got {ps_pooling!r}")
         super().__init__(name=name, db_dir=db_dir, flights_path=flights_path, data_dir=data_dir, limit=limit,
                          ps_pooling=ps_pooling, **params)
         self.name, self.data_dir, self.limit, self.ps_pooling = name, data_dir, limit, ps_pooling
@@ -189,9 +206,7 @@ class GroupTravel(Benchmark):
                 raise ValueError("memoryarena_travel needs the TravelPlanner database directory (upstream "
                                  "env/env_systems/travel_planner_env/database/ layout): set benchmark.params.db_dir "
                                  "or export TRAVELPLANNER_DB_DIR")
-            mode = self.params.get("distance_day_routes", "upstream")
-            if mode not in ("upstream", "none"):
-                raise ValueError(f"benchmark.distance_day_routes must be 'upstream' or 'none', got {mode!r}")
+            mode = self.params["distance_day_routes"]
             self._db = TravelDB(self.db_dir, self.flights_path, day_routes=mode == "upstream")
         return self._db
 
@@ -209,7 +224,7 @@ class GroupTravel(Benchmark):
 
     def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float | None]:
         groups = [e["scores"]["persons"] for e in episodes]
-        agg = S.aggregate(groups, ps_pooling=self.ps_pooling, sr_missing=self.params.get("sr_missing", "skip"))
+        agg = S.aggregate(groups, ps_pooling=self.ps_pooling, sr_missing=self.params["sr_missing"])
         out = {k: (100.0 * v if v is not None else None) for k, v in agg.items()}
         out.update(M.depth_metrics([e["scores"]["subtask_correct"] for e in episodes]))
         return out

@@ -10,20 +10,19 @@ from benchmarks.rca100.env import DEFAULTS, RcaEnv
 from benchmarks.rca100.prompts import policy
 from runners.upstream import TextSources
 from benchmarks.rca100.score import percent
-from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec
+from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec, params_model
 
 
 class Rca100(Benchmark):
     roles: tuple[str, ...] = ()
     table_metrics = ["joint_entity_type_accuracy"]
+    Params = params_model("Rca100Params", DEFAULTS, data_dir=(str | None, None), answer_key_dir=(str | None, None),
+                          manifest=(str | None, None), case_ids=(list[str | int] | None, None),
+                          max_actions_per_turn=(int | None, DEFAULTS["max_actions_per_turn"]))
 
     def __init__(self, *, name: str = "rca100", data_dir: str | None = None, answer_key_dir: str | None = None,
                  manifest: str | None = None, case_ids: list[str] | None = None, limit: int | None = None,
                  **settings: Any) -> None:
-        unknown = set(settings) - set(DEFAULTS)
-        if unknown:
-            raise ValueError(f"unknown rca100 params {sorted(unknown)}; known: data_dir, answer_key_dir, manifest, "
-                             f"case_ids, limit, {', '.join(DEFAULTS)}")
         super().__init__(name=name, data_dir=data_dir, answer_key_dir=answer_key_dir, manifest=manifest,
                          case_ids=case_ids, limit=limit, **settings)
         self.name, self.data_dir, self.answer_key_dir, self.manifest = name, data_dir, answer_key_dir, manifest

@@ -172,7 +172,8 @@ def write_case(root: Path, case_id: str) -> None:
     keys = root / "answer_key"
     keys.mkdir(exist_ok=True)
     fid = f"F{list(CASES).index(case_id) + 1:03d}-{case['fault']}.synth{case_id[1:]}"
-    raw = {"outcome": {"expected_fault_id": fid, "target_entity_ids": [case["entity"]],
+    expected = f"F{list(CASES).index(case_id) + 1:03d}-{case['fault']}"  # as upstream's validator reads it (F<n>-<type>)
+    raw = {"outcome": {"expected_fault_id": expected, "target_entity_ids": [case["entity"]],
                        "target_entities": [{"entity_id": case["entity"], "entity_name": case["entity"], "entity_domain": "synthetic",
                                             "entity_type": "k8s.node" if case["entity"].startswith("node") else "apm.service"}],
                        "expected_conclusion": f"(synthetic) {case['fault']} on {case['entity']}"},

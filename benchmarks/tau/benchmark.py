@@ -1,38 +1,52 @@
 """τ³-bench Airline / Retail as a harness `Benchmark` (tau-bench.md; FlowState §10, §11.2)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from benchmarks.tau.data import DOMAINS, DataError, load_domain
 from benchmarks.tau.env import TauEnv
 from benchmarks.tau.judge import judge_prompts
 from benchmarks.tau.metrics import aggregate
 from benchmarks.tau.upstream_tools import domain_tool_specs
-from runners.api import Benchmark, EpisodeContext, Environment, TaskSpec, ToolSpec
+from runners.api import Benchmark, BenchmarkParams, EpisodeContext, Environment, TaskSpec, ToolSpec
 from runners.upstream import TextSources
 
 
-class TauBenchmark(Benchmark):
-    """params (see conf/benchmark/tau_*.yaml): domain, split, data_dir, verify_checksums, limit,
-    task_ids, max_steps, max_errors, requests ("dialogue" | "user_turn"), agent_stop_token, empty_user_reply,
-    user_sampling, judge_sampling, user_attempts, judge_attempts, count_infra_errors_as_failures,
-    action_acc_per_task_mean."""
+class TauParams(BenchmarkParams):
+    """conf/benchmark/tau_*.yaml documents each key."""
 
+    domain: str
+    split: str = "base"
+    data_dir: str | None = None
+    verify_checksums: bool = True
+    task_ids: list[str | int] | None = None
+    tool_schemas: Literal["upstream", "paraphrase"] = "upstream"
+    tool_hints: bool = False
+    max_steps: int = 200
+    max_errors: int = 10
+    requests: Literal["dialogue", "user_turn"] = "dialogue"
+    agent_stop_token: bool = False
+    user_sampling: dict[str, Any] | None = None
+    judge_sampling: dict[str, Any] | None = None
+    user_attempts: int = Field(3, ge=1)
+    empty_user_reply: Literal["infra_error", "user_error"] = "infra_error"
+    judge_attempts: int = Field(3, ge=1)
+    count_infra_errors_as_failures: bool = False
+    action_acc_per_task_mean: bool = False
+
+
+class TauBenchmark(Benchmark):
     roles = ("user_sim", "judge")
     table_metrics = ["Pass1", "DB", "ActionAcc"]
+    Params = TauParams
 
     def __init__(self, *, name: str, domain: str, split: str = "base", data_dir: str | None = None,
                  verify_checksums: bool = True, limit: int | None = None, task_ids: list[str] | None = None,
                  **params: Any) -> None:
         if domain not in DOMAINS:
             raise DataError(f"unknown τ³ domain '{domain}'; available: {', '.join(DOMAINS)}")
-        if params.get("requests", "dialogue") not in ("dialogue", "user_turn"):
-            raise ValueError(f"benchmark.requests must be 'dialogue' or 'user_turn', got {params['requests']!r}")
-        if params.get("tool_schemas", "upstream") not in ("upstream", "paraphrase"):
-            raise ValueError(f"benchmark.tool_schemas must be 'upstream' or 'paraphrase', got {params['tool_schemas']!r}")
-        if params.get("empty_user_reply", "infra_error") not in ("infra_error", "user_error"):
-            raise ValueError("benchmark.empty_user_reply must be 'infra_error' or 'user_error', "
-                             f"got {params['empty_user_reply']!r}")
         super().__init__(name=name, domain=domain, split=split, data_dir=data_dir, verify_checksums=verify_checksums,
                          limit=limit, task_ids=task_ids, **params)
         self.name, self.domain, self.split = name, domain, split
@@ -43,8 +57,8 @@ class TauBenchmark(Benchmark):
     def tool_specs(self) -> list[ToolSpec]:
         """The tool list every episode shows the agent (upstream's schemas, recorded in `sources`)."""
         if self._tools is None:
-            self._tools = domain_tool_specs(self.domain, self.sources, hints=bool(self.params.get("tool_hints", False)),
-                                            source=self.params.get("tool_schemas", "upstream"))
+            self._tools = domain_tool_specs(self.domain, self.sources, hints=self.params["tool_hints"],
+                                            source=self.params["tool_schemas"])
         return self._tools
 
     def data(self):
@@ -66,8 +80,8 @@ class TauBenchmark(Benchmark):
         return TauEnv(self.data(), task, ctx, self.params, tools=self.tool_specs(), sources=self.sources)
 
     def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
-        return aggregate(episodes, count_infra_as_failures=bool(self.params.get("count_infra_errors_as_failures", False)),
-                         action_per_task_mean=bool(self.params.get("action_acc_per_task_mean", False)))
+        return aggregate(episodes, count_infra_as_failures=self.params["count_infra_errors_as_failures"],
+                         action_per_task_mean=self.params["action_acc_per_task_mean"])
 
     def notes(self) -> dict[str, Any]:
         d = self.data()

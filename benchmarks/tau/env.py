@@ -37,11 +37,11 @@ class TauEnv(Environment):
         self.data, self.spec, self.ctx, self.p = data, task, ctx, params
         self.task: dict[str, Any] = task.payload
         self.tools = toolkit_for(data.domain)(data.fresh_db())
-        self.tool_specs = tools if tools is not None else domain_tool_specs(data.domain, hints=bool(params.get("tool_hints", False)))
+        self.tool_specs = tools if tools is not None else domain_tool_specs(data.domain, hints=bool(params["tool_hints"]))
         self.sources = sources if sources is not None else TextSources()
-        self.max_steps = int(params.get("max_steps", 200))
-        self.max_errors = int(params.get("max_errors", 10))
-        self.per_user_turn = params.get("requests", "dialogue") == "user_turn"
+        self.max_steps = int(params["max_steps"])
+        self.max_errors = int(params["max_errors"])
+        self.per_user_turn = params["requests"] == "user_turn"
         self.system = U.system_prompt(data.guidelines, self.task["user_scenario"])
         self.scripted_user = U.ScriptedUser(self.task["user_scenario"])
         self.traj: list[dict[str, Any]] = [{"role": "assistant", "content": U.GREETING, "tool_calls": None}]
@@ -53,7 +53,7 @@ class TauEnv(Environment):
 
     # ------------------------------------------------------------------ contract
     def view(self) -> TaskView:
-        return TaskView(task_id=self.spec.task_id, benchmark=self.p.get("name", f"tau_{self.data.domain}"),
+        return TaskView(task_id=self.spec.task_id, benchmark=self.p["name"],
                         kind="tau", policy=self.data.policy, tools=self.tool_specs)
 
     def step_budget(self) -> int:
@@ -84,7 +84,7 @@ class TauEnv(Environment):
         self.traj.append({"role": "assistant", "content": decision.message, "tool_calls": None})
         # Upstream's conversational `LLMAgent` never stops (`is_stop` is False; only the solo/GT agents end on
         # ###STOP###): by default the text goes to the user. Switch `agent_stop_token: true` ends with agent_stop.
-        stop = "agent_stop" if self.p.get("agent_stop_token", False) and U.STOP in decision.message else None
+        stop = "agent_stop" if self.p["agent_stop_token"] and U.STOP in decision.message else None
         self._check(stop)
         if self._done():
             return Reply(request_done=True)
@@ -125,13 +125,13 @@ class TauEnv(Environment):
 
     async def _user_turn(self) -> str | None:
         text = await U.generate(self.ctx.backbone("user_sim"), U.user_view(self.system, self.traj),
-                                attempts=int(self.p.get("user_attempts", 3)), sampling=self.p.get("user_sampling"))
+                                attempts=int(self.p["user_attempts"]), sampling=self.p["user_sampling"])
         if text is None:
             # Upstream: an empty user message fails `validate()`, the simulation raises and ends as an
             # infrastructure error (excluded from metrics, §7.6). Switch `empty_user_reply: user_error`
             # scores it as a failed episode instead (harness choice).
-            if self.p.get("empty_user_reply", "infra_error") == "infra_error":
-                raise BackboneError(f"the user simulator gave {self.p.get('user_attempts', 3)} empty replies")
+            if self.p["empty_user_reply"] == "infra_error":
+                raise BackboneError(f"the user simulator gave {self.p['user_attempts']} empty replies")
             self.termination = "user_error"
             return None
         self.traj.append({"role": "user", "content": text})
@@ -165,8 +165,8 @@ class TauEnv(Environment):
             self._judge_hint = db["db_match"] and action["reward"] == 1.0
             judge = self.ctx.backbone("judge") if crit.get("nl_assertions") else None
             nl = await nl_assertions_check(judge, self.traj, crit.get("nl_assertions"),
-                                           attempts=int(self.p.get("judge_attempts", 3)),
-                                           sampling=self.p.get("judge_sampling"), prompts=judge_prompts(self.sources))
+                                           attempts=int(self.p["judge_attempts"]),
+                                           sampling=self.p["judge_sampling"], prompts=judge_prompts(self.sources))
         components = {"DB": db["reward"], "COMMUNICATE": comm["reward"], "ACTION": action["reward"]}
         if nl["reward"] is not None:
             components["NL_ASSERTION"] = nl["reward"]

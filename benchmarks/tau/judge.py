@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from kit.blocks import load_object
 from runners.api import Backbone, BackboneError, Message
 from runners.upstream import TextSources, UpstreamFile
 
@@ -59,12 +60,10 @@ def parse_verdict(text: str) -> list[dict[str, Any]] | None:
     the text, then `data.get("results", [])` (a reply without `results` grades nothing and so
     passes, as upstream), each result read as `NLAssertionCheck(expectedOutcome, metExpectation,
     reasoning)`. A single surrounding code fence is tolerated (harness leniency)."""
-    body = text.strip()
-    fenced = re.fullmatch(r"```(?:json)?\s*(.*?)\s*```", body, flags=re.S)
-    if fenced:
-        body = fenced.group(1)
+    data, _ = load_object(text)  # shared tolerant reader: thinking, fences, prose, JSON repair
     try:
-        data = json.loads(body)
+        if data is None:
+            raise ValueError("no JSON object")
         checks = [_Check(nl_assertion=r["expectedOutcome"], met=r["metExpectation"], justification=r["reasoning"])
                   for r in data.get("results", [])]
     except (ValueError, TypeError, KeyError, AttributeError):  # pydantic's ValidationError is a ValueError

@@ -28,7 +28,16 @@ Data flow of one episode (FlowState Algorithm 1 shape, generalised):
     scores = await env.score_task()
 """
 from runners.api._backbone import Backbone, BackboneError, CaseError, Completion, Message, RetryEvent, Usage
-from runners.api._benchmark import Benchmark, EpisodeContext, EpisodeRow, Metrics, TaskSpec
+from runners.api._benchmark import (
+    Benchmark,
+    BenchmarkParams,
+    EpisodeContext,
+    EpisodeRow,
+    Metrics,
+    TaskSpec,
+    check_params,
+    params_model,
+)
 from runners.api._decision import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError, ToolCall, ToolSpec
 from runners.api._roles import BENCHMARK_ROLES, METHOD_ROLES, Role, method_tokens
 from runners.api._task import (
@@ -49,8 +58,8 @@ from runners.api._task import (
 
 __all__ = [
     "BENCHMARK_ROLES", "DROPPED_MESSAGE", "METHOD_ROLES", "TASK_KINDS",
-    "Backbone", "BackboneError", "Benchmark", "CaseError", "Completion", "Decision", "Environment", "EpisodeContext", "EpisodeRow", "EpisodeScope",
-    "Message", "Method", "Metrics", "Observation", "Oracle", "Parsed", "Protocol", "ProtocolError", "Reply", "Request",
-    "RequestOutcome", "RetryEvent", "Role", "Scores", "TaskSpec", "TaskView", "ToolCall", "ToolResult", "ToolSpec", "Usage",
-    "actions_json", "method_tokens",
+    "Backbone", "BackboneError", "Benchmark", "BenchmarkParams", "CaseError", "Completion", "Decision", "Environment",
+    "EpisodeContext", "EpisodeRow", "EpisodeScope", "Message", "Method", "Metrics", "Observation", "Oracle", "Parsed",
+    "Protocol", "ProtocolError", "Reply", "Request", "RequestOutcome", "RetryEvent", "Role", "Scores", "TaskSpec",
+    "TaskView", "ToolCall", "ToolResult", "ToolSpec", "Usage", "actions_json", "check_params", "method_tokens", "params_model",
 ]

@@ -64,6 +64,7 @@ class Completion(BaseModel):
     scripted: bool = Field(False, description="produced by the deterministic scripted backbone")
     latency_s: float = 0.0
     tool_calls: list[ToolCall] = Field(default_factory=list, description="native function calls of the reply (only when the call passed `tools`)")
+    hygiene: list[str] = Field(default_factory=list, description="what the harness changed in the reply before anything read or stored it (lone surrogates replaced, text capped by max_completion_chars)")
 
 
 class BackboneError(Exception):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar, TypedDict
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from runners.api._backbone import Backbone
 from runners.api._roles import Role
@@ -51,14 +51,51 @@ class EpisodeContext(BaseModel):
             raise KeyError(f"no backbone configured for role '{role}'; set `roles.{role}` in the backbone config") from None
 
 
+class BenchmarkParams(BaseModel):
+    """Base of every benchmark's `Params`: a key the benchmark does not declare is an error.
+    `limit` (first N tasks) is set by `runner.limit` too."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    limit: int | None = Field(None, ge=1, description="run only the first N tasks")
+
+
+def params_model(name: str, defaults: dict[str, Any], **fields: Any) -> type[BenchmarkParams]:
+    """A `Params` model from a defaults table (each key typed by its default's type; `dict`/`list`
+    defaults become `dict[str, Any]`/`list[Any]`) plus explicit `fields` (name=(type, default))."""
+    spec: dict[str, Any] = {}
+    for k, v in defaults.items():
+        t = {dict: dict[str, Any], list: list[Any]}.get(type(v), type(v)) if v is not None else Any
+        spec[k] = (t, Field(default_factory=lambda v=v: v.copy()) if isinstance(v, (dict, list)) else v)
+    spec.update(fields)
+    return create_model(name, __base__=BenchmarkParams, **spec)
+
+
+def check_params(bench: str, model: type[BenchmarkParams], params: dict[str, Any]) -> BenchmarkParams:
+    """`params` validated by `model`, or a ValueError naming the bad keys and the valid ones."""
+    try:
+        return model.model_validate(params)
+    except ValidationError as e:
+        lines = []
+        for err in e.errors():
+            loc = ".".join(str(x) for x in err["loc"])
+            lines.append(f"unknown param '{loc}'" if err["type"] == "extra_forbidden" else f"{loc}: {err['msg']}")
+        raise ValueError(f"benchmark '{bench}': " + "; ".join(lines) + f" (valid keys: {', '.join(model.model_fields)})") from None
+
+
 class Benchmark(ABC):
-    """A benchmark split: loads tasks, builds environments, aggregates metrics."""
+    """A benchmark split: loads tasks, builds environments, aggregates metrics. `Params` declares
+    every key `benchmark.params` may set (validated with the rest of the config, before any work);
+    `self.params` holds the validated values, defaults filled in, plus `name`."""
 
     name: str = "benchmark"
     roles: tuple[Role, ...] = ()  # roles its environments call (e.g. ("judge",))
+    Params: ClassVar[type[BenchmarkParams]] = BenchmarkParams
 
-    def __init__(self, **params: Any) -> None:
-        self.params = params
+    def __init__(self, *, name: str | None = None, **params: Any) -> None:
+        self.name = name or self.name
+        self.typed_params = check_params(self.name, self.Params, params)
+        self.params: dict[str, Any] = {"name": self.name, **self.typed_params.model_dump()}
 
     @abstractmethod
     def load_tasks(self) -> list[TaskSpec]: ...

@@ -56,6 +56,8 @@ class Parsed(BaseModel):
     decision: Decision = Field(default_factory=Decision)
     blocks: dict[str, Any] = Field(default_factory=dict, description="parsed JSON of each block")
     errors: list[ProtocolError] = Field(default_factory=list)
+    repairs: list[dict[str, str]] = Field(default_factory=list, description="tolerances the reader applied (kit.reader.Repair: kind, where, detail)")
+    thinking: list[str] = Field(default_factory=list, description="thinking text removed before parsing (recorded, never parsed)")
 
     @property
     def ok(self) -> bool:

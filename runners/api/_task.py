@@ -89,6 +89,7 @@ class TaskView(BaseModel):
     memory_policy: str | None = Field(None, description="the policy for methods that store `initial_memory` (they get that context through memory instead); None = `policy`")
     tools: list[ToolSpec] = Field(default_factory=list)
     step_budget: int | None = Field(None, description="steps allowed per request (the benchmark's budget), set by the runner")
+    workspace: str | None = Field(None, description="absolute path of the task's runtime workspace, where the environment has one (LOCA); PoS shows it as upstream's `Runtime workspace` line")
     initial_memory: list[str] = Field(default_factory=list, description="chunks a memory method stores before the first request (MemoryArena formal: 'Initial result: Empty')")
 
     def for_memory_method(self) -> "TaskView":

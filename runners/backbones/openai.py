@@ -197,6 +197,50 @@ def native_tool_calls(raw: Any) -> list[ToolCall]:
     return out
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def sanitize_unicode(value: Any) -> tuple[Any, int]:
+    """`value` (a decoded JSON body) with lone surrogates (invalid Unicode a JSON `\\ud800`
+    escape can carry, which UTF-8 cannot encode) replaced by U+FFFD, and how many were replaced."""
+    if isinstance(value, str):
+        out, n = _SURROGATE.subn("\ufffd", value)
+        return out, n
+    if isinstance(value, dict):
+        total, out_d = 0, {}
+        for k, v in value.items():
+            k2, a = sanitize_unicode(k)
+            v2, b = sanitize_unicode(v)
+            out_d[k2] = v2
+            total += a + b
+        return out_d, total
+    if isinstance(value, list):
+        items = [sanitize_unicode(v) for v in value]
+        return [v for v, _ in items], sum(n for _, n in items)
+    return value, 0
+
+
+def content_text(content: Any) -> str | None:
+    """The message content as text: a string, or the text parts of a content list."""
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        return "".join(parts) if parts else None
+    return content
+
+
+def empty_reply(message: dict[str, Any]) -> str | None:
+    """Why a choice's message is no answer at all (None when it is one): `content: null` or empty
+    / blank text, and no native tool calls."""
+    if message.get("tool_calls"):
+        return None
+    content = content_text(message.get("content"))
+    if content is None:
+        return "content null"
+    if not isinstance(content, str):
+        return f"content is {type(content).__name__}, not text"
+    return "empty text" if not content.strip() else None
+
+
 class _Retry(Exception):
     """One failed attempt that may be retried; `wait_s` is the server's Retry-After if any."""
 
@@ -227,6 +271,7 @@ class OpenAIBackbone(Backbone):
         backoff_cap_s: float = 60,
         backoff_base_s: float = 1.0,
         refused_window_s: float = 10.0,
+        max_completion_chars: int | None = None,
     ) -> None:
         if not base_url:
             raise ValueError(f"backbone '{name}': base_url is empty; set `base_url` (or the variable named by `base_url_env`)")
@@ -251,6 +296,9 @@ class OpenAIBackbone(Backbone):
         self.extra_body = dict(extra_body or {})
         self.max_inflight, self.timeout_s, self.max_retries = max_inflight, timeout_s, max_retries
         self.backoff_cap_s, self.backoff_base_s = backoff_cap_s, backoff_base_s
+        if max_completion_chars is not None and max_completion_chars < 1:
+            raise ValueError(f"backbone '{name}': max_completion_chars must be >= 1 (or null for no cap)")
+        self.max_completion_chars = max_completion_chars  # caps what is stored and parsed (recorded in Completion.hygiene)
         self.refused_window_s = refused_window_s  # connection refused for this long (no success between) is fatal
         self._refused_since: float | None = None
         self.on_retry = None  # callable(url, error, wait_s, backbone name): the live progress display
@@ -348,6 +396,9 @@ class OpenAIBackbone(Backbone):
             choices = data.get("choices") if isinstance(data, dict) else None
             if not (isinstance(choices, list) and choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict)):
                 raise _Retry("malformed body: no choices[0].message")
+            empty = empty_reply(choices[0]["message"])
+            if empty:  # never an answer: retried, and (failing) an infra error that is neither cached nor scored
+                raise _Retry(f"empty reply: {empty}")
             return data, latency
         text = self._redact(resp.text[:500])
         where = f"{self.display_url}/chat/completions (backbone '{self.name}', model '{self.model}')"
@@ -412,17 +463,31 @@ class OpenAIBackbone(Backbone):
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _completion(self, data: dict[str, Any], messages: list[Message], role: str, latency: float, retries: list[RetryEvent]) -> Completion:
+        """The response body as a Completion: invalid Unicode replaced first (before anything reads
+        or serialises it), then text and reasoning capped at `max_completion_chars`; both recorded
+        in `Completion.hygiene`."""
+        hygiene: list[str] = []
+        data, bad = sanitize_unicode(data)
+        if bad:
+            hygiene.append(f"sanitized: {bad} lone surrogate(s) replaced by U+FFFD")
         choice = data["choices"][0]
-        content = choice["message"].get("content")
+        content = content_text(choice["message"].get("content"))
         text = content if isinstance(content, str) else ""
         reasoning = choice["message"].get("reasoning_content")
+        cap = self.max_completion_chars
+        if cap is not None and len(text) > cap:
+            hygiene.append(f"truncated: text of {len(text)} chars cut to max_completion_chars={cap}")
+            text = text[:cap]
+        if cap is not None and isinstance(reasoning, str) and len(reasoning) > cap:
+            hygiene.append(f"truncated: reasoning of {len(reasoning)} chars cut to max_completion_chars={cap}")
+            reasoning = reasoning[:cap]
         raw = data.get("usage") if isinstance(data.get("usage"), dict) else None
         calls = native_tool_calls(choice["message"].get("tool_calls"))
         usage = map_usage(raw) or estimate_usage(messages, text + "".join(f"{c.name}{c.arguments}" for c in calls))
         return Completion(
             text=text, role=role, model=str(data.get("model") or self.model), finish_reason=choice.get("finish_reason"),
             usage=usage, raw_usage=raw, retries=retries, latency_s=latency, tool_calls=calls,
-            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None, hygiene=hygiene,
         )
 
     async def aclose(self) -> None:
@@ -450,7 +515,7 @@ def build_openai_backbone(cfg: dict[str, Any], env: Mapping[str, str] = os.envir
                              f"(or set api_key_env: null for an endpoint without keys, e.g. a local vLLM)")
     else:
         key = cfg.get("api_key") or "EMPTY"
-    opts = {k: cfg[k] for k in ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "backoff_base_s", "refused_window_s")
+    opts = {k: cfg[k] for k in ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "backoff_base_s", "refused_window_s", "max_completion_chars")
             if cfg.get(k) is not None}
     backbone = OpenAIBackbone(name=name, model=cfg["model"], base_url=base_url, api_key=key,
                               sampling=cfg.get("sampling") or {}, extra_body=cfg.get("extra_body") or {}, **opts)

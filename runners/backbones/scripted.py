@@ -11,15 +11,32 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import json
 import random
-from typing import Any
+from typing import Any, Callable
 
 from runners.api import Backbone, Completion, Decision, EpisodeScope, Message, Protocol, Role
 from runners.tokens import estimate_usage
 
 MALFORMED = "<tool_calls>[{\"name\": oops</tool_calls> I think the answer is"
 WRONG_ANSWER = "(scripted wrong answer)"
+
+
+def load_perturb(path: str) -> Callable[..., str]:
+    """The function named by "<module>:<function>" (e.g. "runners.backbones.habits:trailing_commas")."""
+    mod, sep, fn = path.partition(":")
+    if not sep or not mod or not fn:
+        raise ValueError(f"scripted backbone: perturb must be '<module>:<function>', got {path!r} "
+                         "(e.g. runners.backbones.habits:trailing_commas; see runners/backbones/habits.py)")
+    try:
+        func = getattr(importlib.import_module(mod), fn)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"scripted backbone: perturb {path!r} cannot be imported ({type(e).__name__}: {e}); "
+                         "built-in habits: runners.backbones.habits:<name>") from None
+    if not callable(func):
+        raise ValueError(f"scripted backbone: perturb {path!r} is not a function")
+    return func
 
 
 class ScriptedBackbone(Backbone):
@@ -33,8 +50,10 @@ class ScriptedBackbone(Backbone):
         empty_rate: float = 0.0,
         wrong_requests: list[str] | None = None,
         latency_s: float = 0.0,
+        perturb: str | None = None,
+        perturb_rate: float = 1.0,
     ) -> None:
-        for label, rate in (("malformed_rate", malformed_rate), ("empty_rate", empty_rate)):
+        for label, rate in (("malformed_rate", malformed_rate), ("empty_rate", empty_rate), ("perturb_rate", perturb_rate)):
             if not 0.0 <= rate <= 1.0:
                 raise ValueError(f"scripted backbone: {label} must be in [0, 1], got {rate}")
         self.name = name
@@ -45,6 +64,13 @@ class ScriptedBackbone(Backbone):
         self.wrong_requests = set(wrong_requests or [])
         self.latency_s = latency_s  # simulated model latency (resume and concurrency tests)
         self.calls = 0
+        # Noisy scripted backbone: `perturb` = "<module>:<function>" with the signature
+        # perturb(text, *, role, protocol, rng) -> str (protocol = the caller's Protocol.name);
+        # applied to a `perturb_rate` share of calls, drawn from this call's seeded rng (so a
+        # re-sample, which has a new attempt number, draws again). Catalogue: runners.backbones.habits.
+        self.perturb_path = perturb
+        self.perturb_rate = perturb_rate
+        self.perturb = load_perturb(perturb) if perturb else None
 
     def bind(self, scope: EpisodeScope) -> Backbone:
         return _BoundScripted(self, scope)
@@ -83,6 +109,8 @@ class ScriptedBackbone(Backbone):
         draw = rng.random()
         if draw < self.empty_rate + self.malformed_rate:
             text, calls = ("" if draw < self.empty_rate else MALFORMED), []  # a faulty reply carries no native calls
+        elif self.perturb is not None and rng.random() < self.perturb_rate:
+            text = self.perturb(text, role=role, protocol=protocol.name if protocol is not None else None, rng=rng)
         return Completion(
             text=text,
             role=role,

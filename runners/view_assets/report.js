@@ -374,7 +374,7 @@
         box.appendChild(el('div', { class: 'errnote' }, 'transcript missing: ' + err.message));
       }
       return box;
-    });
+    }, 'calld');
   }
   function renderCalls(ep, calls, where) { return calls && calls.length ? el('div', null, el('div', { class: 'label' }, where + ' calls'), calls.map(c => renderCall(ep, c, where))) : null; }
 
@@ -557,7 +557,10 @@
   const cmpOut = el('div', { id: 'cmp-out' });
   tCmp.appendChild(el('div', { class: 'filters' }, cmpA, cmpB, el('label', null, 'task ', cmpT), el('button', { id: 'cmp-go', onclick: () => compare() }, 'compare')));
   tCmp.appendChild(cmpOut);
-  if (CELLS.length > 1) cmpB.querySelector('select').value = '1';
+  if (CELLS.length > 1) {  // default pair: two methods on the same benchmark
+    const j = CELLS.findIndex((c, i) => i > 0 && c.benchmark === CELLS[0].benchmark);
+    cmpB.querySelector('select').value = String(j > 0 ? j : 1);
+  }
   function epsOf(ci) { const out = new Map(); EPS.forEach((e, i) => { if (e[F.cell] === ci && e[F.status] === 'ok') out.set(e[F.task_id] + '#' + e[F.trial], i); }); return out; }
   function fillTasks() {
     const a = epsOf(Number(cmpA.querySelector('select').value)), b = epsOf(Number(cmpB.querySelector('select').value));

@@ -4,6 +4,8 @@ admissible commands (upstream PoS adapter.py passes `infos["admissible_commands"
 `show_admissible: false` removes the list."""
 from __future__ import annotations
 
+from runners.config import group_config
+
 import asyncio
 import json
 from pathlib import Path
@@ -47,7 +49,7 @@ def _play(alf_root: Path, method: str, steps: int = 3, **bench_over: Any) -> tup
     bparams |= {"data_dir": str(alf_root), "verify": "off", "max_steps": steps, **bench_over}
     bench = Alfworld(name="alfworld", **bparams)
     tasks = [t for t in bench.load_tasks() if t.task_id == GAME] or bench.load_tasks()[:1]
-    mcfg = yaml.safe_load((REPO / f"conf/method/{method}.yaml").read_text())
+    mcfg = group_config("method", method)
     box: list[Any] = []
     spy = Spy(box)
     ep = Episode(spy, cell=method, task_id=tasks[0].task_id)

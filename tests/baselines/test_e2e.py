@@ -1,5 +1,6 @@
 """Each memory/state baseline end to end with the scripted backbone on the Formal Reasoning
 fixture, through `runners.episode.Episode` and the method's own conf/method YAML."""
+from runners.config import group_config
 import importlib.util
 
 import pytest
@@ -16,7 +17,7 @@ EXTRA_ROLES = {"bm25": set(), "zipact": {"state"}, "zipact_bm25": {"state"}, "re
 
 
 async def run_all(method: str, **override):
-    cfg = yaml.safe_load((CONF_DIR / "method" / f"{method}.yaml").read_text())
+    cfg = group_config("method", method)
     assert cfg["name"] == method
     cls = import_target(cfg["_target_"], "method")
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")

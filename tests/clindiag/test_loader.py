@@ -96,7 +96,7 @@ def test_errors_name_the_fix(tmp_path, monkeypatch):
         ClinDiag(name="clindiag").load_tasks()
     with pytest.raises(ClinDiagDataError, match="no ClinDiag case folders"):
         ClinDiag(name="clindiag", data_dir=str(tmp_path)).load_tasks()
-    with pytest.raises(ValueError, match="unknown clindiag params"):
+    with pytest.raises(ValueError, match="benchmark 'clindiag': unknown param 'max_turns'.*valid keys: .*max_steps"):
         ClinDiag(name="clindiag", max_turns=3)
     with pytest.raises(ValueError, match="provider must be one of"):
         ClinDiag(name="clindiag", provider="oracle")

@@ -262,8 +262,28 @@ def test_repeated_identical_prompt_gets_fresh_draws():
             await m.step(Observation())
         bb.texts = [out(calls=[("search", {})])]
         await m.step(Observation(tool_results=[ToolResult(call_id="c", name="search", content="new")]))
-    m = FlowState(RecordingBackbone(bb, sink))
+    m = FlowState(RecordingBackbone(bb, sink), repair_turns=False)  # the literal re-sample switch
     run(go())
     assert bb.prompts[0][2] == bb.prompts[4][2]  # the same prompt twice ...
     assert [a for _, a, _ in bb.prompts] == [0, 1, 2, 3, 4, 5, 6, 7, 0]  # ... with fresh attempts; a new prompt starts at 0
     assert [c.attempt for c in sink] == [0, 1, 2, 3, 4, 5, 6, 7, 0]
+
+
+def test_retry_is_a_repair_turn_with_the_reply_and_a_correction():
+    """Default: the retry shows the model its own unusable reply and one correction naming the
+    problem (not a byte-identical re-ask); bounded by max_resamples and recorded in the step log."""
+    bad = "<state_focus>[]</state_focus><state_delta>[]</state_delta><tool_calls>oops</tool_calls><assistant_message></assistant_message>"
+    bb = QueueBackbone([bad, out(msg="done")])
+
+    async def go():
+        await m.begin_task(TASK)
+        await start(m)
+        return await m.step(Observation())
+    m = FlowState(bb)
+    d = run(go())
+    assert d.message == "done"
+    first, second = bb.prompts[0][2], bb.prompts[1][2]
+    assert second[:len(first)] == first and second[-2] == {"role": "assistant", "content": bad}
+    assert second[-1]["role"] == "user" and "<tool_calls>" in second[-1]["content"] and "could not be used" in second[-1]["content"]
+    log = m.step_log()
+    assert log["attempts"] == 2 and log["repair_turns"][0]["attempt"] == 1

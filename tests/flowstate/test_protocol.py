@@ -31,7 +31,7 @@ def test_parse_is_total_on_any_text(text):
 def test_typed_errors():
     assert P.parse("").errors[0].kind == "empty"
     assert P.parse("hello").errors[0].kind == "malformed"
-    out = P.parse('<state_focus>[oops</state_focus><tool_calls>[]</tool_calls><assistant_message>{"content": "hi"}</assistant_message>')
+    out = P.parse('<state_focus>oops</state_focus><tool_calls>[]</tool_calls><assistant_message>{"content": "hi"}</assistant_message>')
     kinds = {e.kind for e in out.errors}
     assert {"bad_json", "missing_block"} <= kinds and out.decision.message == "hi"
     out = P.parse('<state_focus>[]</state_focus><state_delta>[3]</state_delta><tool_calls>[{"name": "t", "arguments": {}}]</tool_calls><assistant_message>{"content": "x"}</assistant_message>')

@@ -146,7 +146,7 @@ def test_config_errors_name_the_fix(tmp_path, monkeypatch):
     monkeypatch.delenv("LOCA_BENCH_DIR", raising=False)
     with pytest.raises(LocaSetupError, match="LOCA_BENCH_DIR"):
         Loca(data_dir=None).load_tasks()
-    with pytest.raises(ValueError, match="unknown loca params"):
+    with pytest.raises(ValueError, match="benchmark 'loca': unknown param 'max_step'.*valid keys: .*max_turns"):
         Loca(data_dir="fixtures", max_step=3)
 
 

@@ -113,7 +113,7 @@ def test_bad_inputs_give_error_observations_and_zeros():
 
 def test_headerless_plan_switch():
     gold_text = "\n".join(S.format_plan("Eric", bench().load_tasks()[0].payload["answers"][0]).splitlines()[1:])
-    assert bench().params.get("headerless_plan") is None  # the default is upstream's: a headerless plan is no one's
+    assert bench().params["headerless_plan"] == "ignore"  # the default is upstream's: a headerless plan is no one's
     for mode, expect in (("current", 1), ("ignore", 0), (None, 0)):
         b = bench(headerless_plan=mode) if mode else bench()
         env = b.make_env(b.load_tasks()[0], EpisodeContext())

@@ -35,7 +35,9 @@ def test_formal_policy_tool_and_judge_are_upstreams_byte_for_byte():
     judge_user = evaluate(upstream_assignment(MATH_ENV, "judge", "judge_prompt"), query=None, action="x", ground_truth="y")
     judge = evaluate(upstream_assignment(MATH_ENV, "judge", "messages"), judge_prompt=judge_user)
     assert judge_messages("x", "y", None, p["judge"]) == judge
-    assert sources.paraphrased == [] and len(sources.entries) == 6
+    src = file_text(MATH_AGENT)
+    assert p["final_call"] in src and p["final_call"].startswith("Use the prior reasoning tool results")  # the forced final call
+    assert sources.paraphrased == [] and len(sources.entries) == 7
 
 
 async def test_environment_shows_the_upstream_policy_and_sends_the_upstream_tool_prompt():
@@ -70,7 +72,7 @@ def test_offline_the_formal_benchmark_records_paraphrase(monkeypatch, tmp_path):
     assert "BACKGROUND" in env.view().policy
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     assert set(bench.notes()["text_sources"]["paraphrased"]) == {"policy", "reasoning_tool.spec", "reasoning_tool.system",
-                                                                 "reasoning_tool.user", "judge.system", "judge.user"}
+                                                                 "reasoning_tool.user", "judge.system", "judge.user", "final_call"}
 
 
 def test_travel_policy_request_and_base_context_are_upstreams():

@@ -2,6 +2,8 @@
 loop runs on every step and the games are won. Needs the alfworld extra and the shared data."""
 from __future__ import annotations
 
+from runners.config import group_config
+
 import asyncio
 from pathlib import Path
 
@@ -23,7 +25,7 @@ def test_pos_wins_walkthrough_games():
     from pos.method import PoS
 
     bparams = yaml.safe_load((REPO / "conf/benchmark/alfworld.yaml").read_text())["params"] | {"data_dir": str(data), "limit": 2}
-    mparams = yaml.safe_load((REPO / f"conf/method/{method}.yaml").read_text())["params"]
+    mparams = group_config("method", method)["params"]
     bench = Alfworld(name="alfworld", **bparams)
     for task in bench.load_tasks()[:2]:
         ep = Episode(ScriptedBackbone(), cell=method, task_id=task.task_id)

@@ -3,6 +3,8 @@ configs on the MemoryArena fixture, and a looping room where PoS must diagnose a
 recover (spec §7–§10)."""
 from __future__ import annotations
 
+from runners.config import group_config
+
 import asyncio
 import json
 from pathlib import Path
@@ -22,7 +24,7 @@ METHODS = ("pos", "pos_no_consistency", "pos_no_trapping", "pos_generic_recovery
 
 
 def params(name: str) -> dict:
-    cfg = yaml.safe_load((REPO / "conf" / "method" / f"{name}.yaml").read_text())
+    cfg = group_config("method", name)
     assert cfg["name"] == name and cfg["_target_"] == "pos.method.PoS"
     return cfg["params"]
 
@@ -180,7 +182,9 @@ def test_rca_last_turn_prompt_carries_the_forced_submission_directive_once(tmp_p
     ep = Episode(bb, cell="pos", task_id=task.task_id)
     rec = asyncio.run(ep.run(ep.make_env(bench, task), PoS(ep.agent, **params("pos"))))
     assert rec.status == "ok", rec.error
-    prompts = [m[-1]["content"] for _, p, m in bb.calls if p == "pos-policy"]
+    prompts = [m[-1]["content"] for _, p, m in bb.calls if p == "pos-policy" and len(m) == 2]  # first ask of each turn
     assert len(prompts) == 3 and [p.count("FINAL TURN") for p in prompts] == [0, 0, 1]
+    reasks = [m for _, p, m in bb.calls if p == "pos-policy" and len(m) == 4]  # upstream's missing-action re-ask, once per turn
+    assert len(reasks) == 3 and all(m[2]["role"] == "assistant" and "executable" in m[3]["content"] for m in reasks)
     latest = prompts[-1].split("<latest_observation>")[1].split("</latest_observation>")[0]
     assert "FINAL TURN" in latest and "<forced_submission>" not in prompts[-1]

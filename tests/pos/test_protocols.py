@@ -68,11 +68,20 @@ def test_delta_gap_and_frontier_checks():
 
 
 def test_policy_protocol_round_trip_with_thought():
+    """Upstream's policy format: one JSON object {"thought", "action"}; ALFWorld's string action is
+    the argument of the task's one single-argument tool."""
+    from runners.api import TaskView, ToolSpec
     p = PolicyProtocol()
+    act = ToolSpec(name="act", description="d", parameters={"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]})
+    p.configure(TaskView(task_id="t", benchmark="alfworld", kind="alfworld", tools=[act]), 1)
     d = Decision(tool_calls=[ToolCall(name="act", arguments={"command": "go to desk 1"})], extras={"thought": "the mug may be there"})
-    parsed = p.parse(p.render(d))
+    text = p.render(d)
+    assert json.loads(text) == {"thought": "the mug may be there", "action": "go to desk 1"}
+    parsed = p.parse(text)
     assert parsed.ok and parsed.decision.tool_calls[0].arguments == {"command": "go to desk 1"}
     assert parsed.decision.extras["thought"] == "the mug may be there"
-    plain = p.parse("<thought>plain words</thought>\n" + p.render(Decision(message="done")).split("</thought>\n", 1)[1])
-    assert plain.decision.message == "done" and plain.decision.extras["thought"] == "plain words"
-    assert p.parse("garbage").errors[0].kind == "malformed"
+    msg = p.parse('{"thought": "t", "message": "done"}')
+    assert msg.decision.is_empty and any(e.kind == "violation" for e in msg.errors)  # no message on ALFWorld
+    assert p.parse("garbage").errors[0].kind == "bad_json"
+    p.configure(TaskView(task_id="t", benchmark="m", kind="formal_math", tools=[]), 1)
+    assert p.parse(p.render(Decision(message="2"))).decision.message == "2"

@@ -1,5 +1,6 @@
 """Whole scripted episodes through runners.episode.Episode, each method built from its
 conf/method YAML: MemoryArena formal (fixtures) and, when available, 2 real ALFWorld games."""
+from runners.config import group_config
 import asyncio
 import importlib
 from pathlib import Path
@@ -18,7 +19,7 @@ METHODS = ["acon", "pace", "hiagent", "longhorizon_harness"]
 
 
 def build(name, backbone, **override):
-    cfg = yaml.safe_load((REPO / f"conf/method/{name}.yaml").read_text())
+    cfg = group_config("method", name)
     assert cfg["name"] == name
     mod, cls = cfg["_target_"].rsplit(".", 1)
     return getattr(importlib.import_module(mod), cls)(backbone, **(cfg["params"] | override))

@@ -25,7 +25,7 @@ def test_fixture_has_the_exact_layout_and_dtypes(rca_root):
         assert 0 < len(pd.read_parquet(case / f"{n}.parquet")) <= 1000
     key = json.loads((rca_root / "answer_key" / "t001.gt.json").read_text())
     assert key["root_cause_entities"] == ["inventory"] and key["root_cause_types"] == ["memoryPressure"]
-    assert json.loads(key["raw_ground_truth"])["outcome"]["expected_fault_id"].endswith("memoryPressure.synth001")
+    assert json.loads(key["raw_ground_truth"])["outcome"]["expected_fault_id"] == "F001-memoryPressure"
 
 
 def test_load_tasks_reads_manifest_task_and_key(rca_root):
@@ -53,7 +53,7 @@ def test_missing_data_dir_names_the_env_var(monkeypatch):
 def test_bad_root_and_unknown_params(tmp_path):
     with pytest.raises(RcaDataError, match="no cases/ folder"):
         Rca100(name="rca100", data_dir=str(tmp_path)).load_tasks()
-    with pytest.raises(ValueError, match="unknown rca100 params"):
+    with pytest.raises(ValueError, match="benchmark 'rca100': unknown param 'max_step'.*valid keys: .*max_steps"):
         Rca100(name="rca100", data_dir="fixtures", max_step=3)
 
 

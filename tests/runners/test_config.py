@@ -58,3 +58,25 @@ def test_role_backbone_by_name():
     cfg = validate(raw)
     assert cfg.roles.judge.model == "deepseek-v4-flash" and cfg.roles.user_sim is None
     assert cfg.key() != validate(base()).key()
+
+
+def test_benchmark_params_are_typed_and_unknown_keys_name_the_valid_ones():
+    raw = base()
+    raw["benchmark"]["params"]["ps_pooling"] = "persons"  # a Travel parameter on Formal Reasoning
+    with pytest.raises(ConfigError, match=r"benchmark 'memoryarena_math': unknown param 'ps_pooling' \(valid keys: .*reasoning_tool"):
+        validate(raw)
+    raw = base()
+    raw["benchmark"]["params"]["max_tool_iterations"] = "many"
+    with pytest.raises(ConfigError, match="max_tool_iterations: Input should be a valid integer"):
+        validate(raw)
+
+
+def test_experiment_benchmark_params_reach_only_the_named_benchmark():
+    raw = base()
+    raw["experiment"] = {"benchmark_params": {"memoryarena_travel": {"ps_pooling": "persons"}}}
+    assert "ps_pooling" not in validate(raw).benchmark.params  # math is untouched
+    raw["benchmark"] = yaml.safe_load((CONF_DIR / "benchmark" / "memoryarena_travel.yaml").read_text())
+    assert validate(raw).benchmark.params["ps_pooling"] == "persons"
+    raw["experiment"] = {"benchmark_params": {"memoryarena_trvl": {}}}
+    with pytest.raises(ConfigError, match="unknown benchmark 'memoryarena_trvl'"):
+        validate(raw)

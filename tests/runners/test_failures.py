@@ -58,7 +58,8 @@ def test_disk_full_keeps_finished_records_and_resumes(tmpfs, tmp_path):
     ref = run_sweep(tmp_path / "ref", *SMALL, "runner.trials=3")
     assert ref.returncode == 0, ref.stderr
     mnt, mount, remount = tmpfs
-    mount("size=24k")
+    total = sum(f.stat().st_size for f in (tmp_path / "ref").rglob("*") if f.is_file())
+    mount(f"size={max(32, total * 6 // 10 // 4096 * 4)}k")  # room for about half the results
     p = run_sweep(mnt, *SMALL, "runner.trials=3", "runner.concurrency=1")
     assert p.returncode == 3 and "disk is full" in p.stderr and "resume" in p.stderr
     no_traceback(p)
@@ -74,7 +75,7 @@ def test_disk_full_keeps_finished_records_and_resumes(tmpfs, tmp_path):
 
 
 ENDPOINT = ("backbone=openai_compatible", "backbone.model=fake-model", "backbone.timeout_s=2", "backbone.backoff_cap_s=0.1",
-            "roles.judge=agent", "roles.tool=agent")
+            "roles.judge=agent", "roles.tool=agent")  # judge and reasoning tool on the endpoint
 
 
 def test_unreadable_cache_file_is_explained(tmp_path):

@@ -1,8 +1,10 @@
-"""Every experiment preset composes and every one of its cells validates (no run)."""
+"""Every experiment preset composes, every one of its cells validates, and every cell's method
+and benchmark are built from its config (no data is loaded and no episode runs)."""
 import pytest
 from hydra import compose, initialize_config_dir
 
-from runners.config import CONF_DIR, available, validate
+from runners.config import CONF_DIR, available, import_target, validate
+from runners.run import probe_method
 from runners.sweep import expand_cells, register_resolvers
 
 
@@ -20,6 +22,10 @@ def test_preset_cells_validate(preset):
     assert len(cells) == expected
     assert len({c.cell_name for c in cells}) == expected
     assert all(c.experiment.name == cfg.experiment.name for c in cells)
+    for c in cells:  # a typo in a preset's method or benchmark params fails here, not in a sweep
+        probe_method(c)
+        bench = import_target(c.benchmark.target, "benchmark")(name=c.benchmark.name, **c.benchmark.params)
+        assert bench.name == c.benchmark.name
 
 
 def test_cli_group_pins_a_grid_axis():

@@ -96,3 +96,18 @@ def test_json_lines_that_are_not_records_are_set_aside_not_a_crash(tmp_path):
     s.close()
     assert s.corrupt == 3 and s.done == {("a", 0), ("b", 0)}
     assert [r["task_id"] for r in load_cell(d)[1]] == ["a", "b"]
+
+
+def test_wrong_field_types_and_duplicate_lines_are_set_aside_and_rerun(tmp_path):
+    d = tmp_path / "c"
+    d.mkdir()
+    bad = json.loads(rec("a").model_dump_json())
+    bad["usage_by_role"] = {"agent": "many"}
+    lines = [json.dumps(bad), rec("b").model_dump_json(), rec("b").model_dump_json()]
+    (d / "episodes.jsonl").write_text("\n".join(lines) + "\n")
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    s.close()
+    assert s.done == {("b", 0)} and s.corrupt == 1 and s.duplicates == 1  # "a" runs again
+    assert len((d / "episodes.jsonl").read_text().splitlines()) == 1
+    assert "many" in (d / "episodes.corrupt.jsonl").read_text()
+    assert len((d / "episodes.duplicates.jsonl").read_text().splitlines()) == 1

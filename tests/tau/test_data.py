@@ -114,5 +114,5 @@ def test_yaml_configs_instantiate(name, n):
     assert bench.notes()["data"]["commit"] == D.COMMIT
     with pytest.raises(D.DataError, match="not in the"):
         TauBenchmark(name=name, **{**params, "task_ids": ["999"]}).load_tasks()
-    with pytest.raises(ValueError, match="requests must be"):
+    with pytest.raises(ValueError, match="requests: Input should be 'dialogue' or 'user_turn'"):
         TauBenchmark(name=name, **{**params, "requests": "turns"})

@@ -7,9 +7,14 @@ from pathlib import Path
 class MCPTool:
     tool_type = "mcp"
 
-    def __init__(self, config, execution_timeout=30.0, **kwargs):
+    created = []  # every instance, so tests can read the arguments the adapter passed
+
+    def __init__(self, config, validate_on_init=True, execution_timeout=30.0, fix_schema_for_openai=True, **kwargs):
         self.servers = config["mcpServers"]
         self.closed = False
+        self.args = {"validate_on_init": validate_on_init, "execution_timeout": execution_timeout,
+                     "fix_schema_for_openai": fix_schema_for_openai, **kwargs}
+        MCPTool.created.append(self)
 
     def get_tool_function(self):
         out = []

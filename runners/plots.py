@@ -1,0 +1,112 @@
+"""Plots as files for papers: `python -m runners.aggregate results/<experiment> --plots`.
+
+Writes `tables/<name>.svg` and `tables/<name>.png` (matplotlib, from the `analysis` extra):
+
+- `acc_k`: Acc_k curves by method (FlowState Fig. 4 shape), one line per method × benchmark;
+- `tokens_by_role`: #Tok per cell split by role, stacked (judge / user simulator shown apart);
+- `success_vs_tokens`: each episode's success against its method tokens (FlowState Fig. 3 shape);
+- `pos_health`: PoS progress health H over steps, per PoS episode (trapped at H ≤ 0.25).
+
+The same data the HTML report (runners/view.py) draws, from the same functions.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from runners.api import METHOD_ROLES
+from runners.store import load_cell
+
+EXTRA_HINT = "pip install -e '.[analysis]'  (or: pip install matplotlib)"
+
+
+class PlotsUnavailable(RuntimeError):
+    pass
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise PlotsUnavailable(f"--plots needs matplotlib, which comes with the 'analysis' extra: {EXTRA_HINT}") from None
+    plt.rcParams.update({"svg.fonttype": "none", "figure.dpi": 110, "axes.spines.top": False, "axes.spines.right": False})
+    return plt
+
+
+def _save(fig: Any, out: Path, name: str) -> list[Path]:
+    paths = [out / f"{name}.svg", out / f"{name}.png"]
+    for p in paths:
+        fig.savefig(p, bbox_inches="tight", metadata={"Date": None} if p.suffix == ".svg" else None)
+    return paths
+
+
+def write_plots(root: Path, cells: list[Any]) -> list[Path]:
+    """Write every plot the experiment has data for; returns the files written."""
+    from runners.view import episode_success, episode_tokens, health_series
+
+    plt = _pyplot()
+    out = Path(root) / "tables"
+    out.mkdir(exist_ok=True)
+    written: list[Path] = []
+    label = lambda c: f"{c.method} · {c.benchmark}"  # noqa: E731
+
+    with_acc = [(c, [c.metrics[k] for k in sorted((k for k in c.metrics if k.startswith("Acc_")), key=lambda s: int(s[4:]))]) for c in cells]
+    with_acc = [(c, a) for c, a in with_acc if a and all(v is not None for v in a)]
+    if with_acc:
+        fig, ax = plt.subplots(figsize=(5.5, 3.6))
+        for c, acc in with_acc:
+            ax.plot(range(1, len(acc) + 1), acc, marker="o", label=label(c))
+        ax.set(xlabel="subtask depth k", ylabel="Acc_k (%)", ylim=(0, 100), title="Acc_k by method")
+        ax.legend(fontsize=7)
+        written += _save(fig, out, "acc_k")
+        plt.close(fig)
+
+    roles = sorted({r for c in cells for r in c.tokens_by_role}, key=lambda r: (r not in METHOD_ROLES, r))
+    if roles:
+        fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(cells) + 1.5), 3.8))
+        bottom = [0.0] * len(cells)
+        for r in roles:
+            vals = [float(c.tokens_by_role.get(r, 0)) for c in cells]
+            ax.bar(range(len(cells)), vals, bottom=bottom, label=r + ("" if r in METHOD_ROLES else " (not #Tok)"))
+            bottom = [b + v for b, v in zip(bottom, vals)]
+        ax.set_xticks(range(len(cells)), [label(c).replace(" · ", "\n") for c in cells], fontsize=7)
+        ax.set(ylabel="tokens", title="#Tok by method, split by role")
+        ax.legend(fontsize=7)
+        written += _save(fig, out, "tokens_by_role")
+        plt.close(fig)
+
+    points: dict[str, list[tuple[int, float]]] = {}
+    health: list[tuple[str, list[float | None]]] = []
+    for c in cells:
+        _, episodes = load_cell(Path(root) / c.cell)
+        for e in episodes:
+            s = episode_success(e)
+            if s is not None:
+                points.setdefault(label(c), []).append((episode_tokens(e), s))
+            if c.method.startswith("pos"):
+                hs = health_series(e)
+                if any(v is not None for v in hs):
+                    health.append((f"{e['task_id']} #{e['trial']} ({c.method})", hs))
+    if points:
+        fig, ax = plt.subplots(figsize=(5.5, 3.6))
+        for name, pts in points.items():
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, alpha=0.7, label=name)
+        ax.set(xlabel="method tokens per episode", ylabel="success", ylim=(-0.05, 1.05), title="Success vs tokens")
+        ax.legend(fontsize=7)
+        written += _save(fig, out, "success_vs_tokens")
+        plt.close(fig)
+
+    if health:
+        fig, ax = plt.subplots(figsize=(5.5, 3.6))
+        for name, hs in health[:40]:
+            ax.plot([i + 1 for i, v in enumerate(hs) if v is not None], [v for v in hs if v is not None], marker=".", label=name)
+        ax.axhline(0.25, color="grey", linestyle="--", linewidth=1)
+        ax.set(xlabel="step", ylabel="health H", ylim=(0, 1.05), title="PoS progress health over steps")
+        if len(health) <= 10:
+            ax.legend(fontsize=7)
+        written += _save(fig, out, "pos_health")
+        plt.close(fig)
+    return written

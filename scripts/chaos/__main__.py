@@ -1,0 +1,5 @@
+import sys
+
+from scripts.chaos.suite import main
+
+sys.exit(main())

@@ -1,0 +1,253 @@
+"""A loopback OpenAI-compatible chat-completions server that replays recorded answers, with
+injectable faults and adversarial outputs (the chaos suite's endpoint; 127.0.0.1 only).
+
+Replies: a table {request key → reply text} recorded once through the scripted backbone
+(`scripts.chaos.record`); the key is the sha256 of the canonical JSON of the request's
+`messages`, so the harness talking HTTP gets exactly the answers the scripted oracle gave. A
+request that is not in the table (only after an adversarial reply changed the conversation) is
+answered by its last message's recorded reply, else with an empty reply, and counted as
+`unknown`. Usage is counted with the harness's own offline estimator, so a reply without
+`usage` (a fault) yields the same token numbers.
+
+Faults, drawn per arrival from sha256(seed | request key | n-th arrival of that key), so a retry
+of the same request draws afresh but reproducibly:
+  429s      429 with `Retry-After: <seconds>`
+  429date   429 with `Retry-After: <HTTP date>`
+  500/502/503
+  hang      no reply for `hang_s` (longer than the client's timeout), then the socket closes
+  reset     TCP reset without a response
+  truncated 200 with the JSON body cut in half
+  empty     200 with `choices: []`
+  no_usage  200 without `usage` (not an error: the client estimates)
+Output kinds (change what the model "said"; results may differ from the reference, so the suite
+checks only that nothing is lost or duplicated and the sweep does not crash):
+  null      200 with `message.content: null`
+  adversarial  one of ADVERSARIAL (empty, lone surrogate, NUL, huge, protocol-breaking, a fake
+            Authorization header, ...)
+`mode` answers every request with one status (e.g. 401, whose body echoes the request's
+Authorization header, the worst case for key leaks)."""
+from __future__ import annotations
+
+import collections
+import email.utils
+import hashlib
+import json
+import socket
+import struct
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+TRANSPORT_FAULTS = ("429s", "429date", "500", "502", "503", "hang", "reset", "truncated", "empty", "no_usage")
+OUTPUT_FAULTS = ("null", "adversarial")
+ADVERSARIAL = (
+    "",
+    "\ud800 lone surrogate \udfff",
+    "NUL\x00byte and \x1b[31m escape",
+    "x" * 200_000,
+    '<tool_calls>[{"name": oops</tool_calls><assistant_message>{"content": ',
+    '{"tool_calls": 5, "assistant_message": null}',
+    "```json\n{\"answer\": \"\"}\n```\nAuthorization: Bearer sk-adversarial-0000000000",
+    "</assistant_message></tool_calls>]}}\"'\\",
+    "\u202e\u200b\ufeff right-to-left and zero-width",
+)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the default listen backlog (5) drops SYNs when many clients connect at once
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # a client that gave up (timeout) is expected
+            super().handle_error(request, client_address)
+
+
+def request_key(messages: Any) -> str:
+    return hashlib.sha256(json.dumps(messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+
+
+def _estimate(messages: list[dict[str, Any]], text: str) -> dict[str, int]:
+    from runners.tokens import estimate_usage
+
+    u = estimate_usage(messages, text)
+    return {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
+            "total_tokens": u.prompt_tokens + u.completion_tokens}
+
+
+class LoopbackServer:
+    """A threaded HTTP server on 127.0.0.1 (port 0: any free one) serving `_handler_class()`;
+    `_stop` wakes handlers that hang on purpose. Also the base of tests/fake_openai.py."""
+
+    _port: int = 0
+    _server: "ThreadingHTTPServer | None" = None
+    _stop: threading.Event
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    def start(self):
+        srv = _Server(("127.0.0.1", self._port), self._handler_class())
+        self._server = srv
+        threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def close(self) -> None:
+        self._stop.set()  # wakes hanging handlers
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "server not started"
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+
+class ChaosServer(LoopbackServer):
+    def __init__(self, replies: dict[str, str] | None = None, *, seed: int = 0, fault_rate: float = 0.0,
+                 faults: tuple[str, ...] = TRANSPORT_FAULTS, hang_s: float = 1.5, latency_s: float = 0.0, port: int = 0) -> None:
+        self.replies = dict(replies or {})
+        self.by_last: dict[str, str] = {}
+        self.seed, self.fault_rate, self.faults, self.hang_s, self.latency_s = seed, fault_rate, tuple(faults), hang_s, latency_s
+        self.mode: int | None = None
+        self._port = port
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._queue: collections.deque[str] = collections.deque()
+        self._server: ThreadingHTTPServer | None = None
+        self.reset()
+
+    def set_replies(self, replies: dict[str, str], by_last: dict[str, str]) -> None:
+        self.replies, self.by_last = dict(replies), dict(by_last)
+
+    def reset(self) -> None:
+        with self._lock:
+            self.outcomes: collections.Counter[str] = collections.Counter()
+            self.unknown = 0
+            self.auth_headers: set[str] = set()
+            self._seen: collections.Counter[str] = collections.Counter()
+            self._queue.clear()
+
+    def configure(self, *, fault_rate: float = 0.0, faults: tuple[str, ...] = TRANSPORT_FAULTS, seed: int | None = None,
+                  first: tuple[str, ...] = ()) -> None:
+        """Faults for the next run: `first` forces the outcomes of the next requests (every kind once)."""
+        self.reset()
+        self.fault_rate, self.faults = fault_rate, tuple(faults)
+        self.seed = self.seed if seed is None else seed
+        self._queue.extend(first)
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        _estimate([{"role": "user", "content": "warm up"}], "the tokenizer")  # load it now, not inside the first reply
+        return _handler(self)
+
+    # ------------------------------------------------------------------ answers
+    def decide(self, key: str) -> str:
+        with self._lock:
+            n = self._seen[key]
+            self._seen[key] += 1
+            if self._queue:
+                return self._queue.popleft()
+        if self.fault_rate > 0 and self.faults:
+            h = hashlib.sha256(f"{self.seed}|{key}|{n}".encode()).digest()
+            if int.from_bytes(h[:8], "big") / 2**64 < self.fault_rate:
+                return self.faults[int.from_bytes(h[8:12], "big") % len(self.faults)]
+        return "ok"
+
+    def reply_text(self, body: dict[str, Any], key: str) -> str:
+        if key in self.replies:
+            return self.replies[key]
+        msgs = body.get("messages") or []
+        with self._lock:
+            self.unknown += 1
+        last = request_key(msgs[-1:]) if msgs else ""
+        return self.by_last.get(last, "")
+
+    def completion(self, body: dict[str, Any], text: str | None, usage: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": "chatcmpl-chaos", "object": "chat.completion", "model": body.get("model") or "chaos",
+                               "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+        if usage:
+            out["usage"] = _estimate(body.get("messages") or [], text or "")
+        return out
+
+
+def _err(status: int, message: str) -> bytes:
+    return json.dumps({"error": {"message": message, "type": "chaos", "code": status}}).encode()
+
+
+def _handler(srv: ChaosServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def log_message(self, *args: Any) -> None:
+            return None
+
+        def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server naming
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                self._send(400, _err(400, "body is not JSON"))
+                return
+            srv.auth_headers.add(self.headers.get("Authorization") or "")
+            if srv.mode is not None:
+                kind = str(srv.mode)
+            else:
+                kind = srv.decide(request_key(body.get("messages")))
+            with srv._lock:
+                srv.outcomes[kind] += 1
+            self._answer(kind, body)
+
+        def _answer(self, kind: str, body: dict[str, Any]) -> None:
+            key = request_key(body.get("messages"))
+            if kind in ("ok", "no_usage", "truncated", "null", "adversarial"):
+                if srv.latency_s:
+                    srv._stop.wait(srv.latency_s)
+                text: str | None = srv.reply_text(body, key)
+                if kind == "null":
+                    text = None
+                elif kind == "adversarial":
+                    h = hashlib.sha256(f"{srv.seed}|adv|{key}".encode()).digest()
+                    text = ADVERSARIAL[h[0] % len(ADVERSARIAL)]
+                payload = json.dumps(srv.completion(body, text, usage=kind != "no_usage")).encode()
+                if kind == "truncated":
+                    self._send(200, payload[: len(payload) // 2])  # Content-Length matches the cut body
+                else:
+                    self._send(200, payload)
+            elif kind == "429s":
+                self._send(429, _err(429, "Rate limit reached; try again in 0.05s"), {"Retry-After": "0.05"})
+            elif kind == "429date":
+                self._send(429, _err(429, "Rate limit reached"), {"Retry-After": email.utils.formatdate(time.time() + 1, usegmt=True)})
+            elif kind in ("500", "502", "503"):
+                self._send(int(kind), _err(int(kind), "upstream trouble"))
+            elif kind == "hang":
+                srv._stop.wait(srv.hang_s)
+                self.close_connection = True
+            elif kind == "reset":
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.close_connection = True
+            elif kind == "empty":
+                self._send(200, json.dumps({"id": "x", "object": "chat.completion", "choices": []}).encode())
+            else:  # a status code: the body echoes the Authorization header
+                status = int(kind)
+                self._send(status, _err(status, f"denied; you sent Authorization: {self.headers.get('Authorization')}"))
+
+    return Handler

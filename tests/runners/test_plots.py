@@ -1,0 +1,28 @@
+"""`runners.aggregate --plots` writes the plots as SVG and PNG files (matplotlib, the `analysis`
+extra), and names the extra when matplotlib is missing."""
+import sys
+
+import pytest
+
+from runners.aggregate import main
+from tests.runners.sweep_helpers import run_sweep
+
+
+def test_plots_written_with_labels(tmp_path, capsys):
+    pytest.importorskip("matplotlib", reason="matplotlib comes with the analysis extra")
+    assert run_sweep(tmp_path).returncode == 0
+    exp = tmp_path / "offline_demo"
+    assert main([str(exp), "--plots"]) == 0
+    assert "Plots written: acc_k, success_vs_tokens, tokens_by_role" in capsys.readouterr().out
+    for name in ("acc_k", "success_vs_tokens", "tokens_by_role"):
+        assert (exp / "tables" / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
+        svg = (exp / "tables" / f"{name}.svg").read_text()
+        assert all(w in svg for w in ("full_context", "flowstate", "memoryarena_math", "memoryarena_phys")), name
+    assert "judge (not #Tok)" in (exp / "tables" / "tokens_by_role.svg").read_text()
+
+
+def test_missing_matplotlib_names_the_extra(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
+    assert main([str(tmp_path), "--plots"]) == 2
+    err = capsys.readouterr().err
+    assert "'analysis' extra" in err and "pip install -e '.[analysis]'" in err

@@ -1,0 +1,65 @@
+"""runners.view without a browser: embedded JSON cannot break out of its script element, every
+episode's payload carries the transcript pieces its calls reference (deltas included), and bad
+input fails with a clear message. Records without transcripts: test_report_browser.py."""
+import base64
+import json
+import zlib
+
+import pytest
+
+from runners.results import open_experiment
+from runners.view import build_report, episode_success, gather, main, safe_json
+from tests.runners.sweep_helpers import run_sweep
+
+
+def test_safe_json_cannot_close_the_script_or_open_a_comment():
+    nasty = {"t": "</script><script>alert(1)</script> <!-- x --> & \u2028\u2029", "k</script>": 1}
+    text = safe_json(nasty)
+    assert "</" not in text and "<!--" not in text and "<" not in text and "\u2028" not in text
+    assert json.loads(text) == nasty
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("view")
+    assert run_sweep(out, "backbone.scripted.malformed_rate=0.2").returncode == 0
+    return out / "offline_demo"
+
+
+def _payload(b64: str) -> dict:
+    return json.loads(zlib.decompress(base64.b64decode(b64)))
+
+
+def test_payloads_rebuild_every_call_exactly(demo):
+    index, payloads = gather(demo)
+    assert len(payloads) == len(index["episodes"]) == sum(c["n_episodes"] for c in index["cells"])
+    exp = open_experiment(demo)
+    for row, b64 in zip(index["episodes"], payloads):
+        p = _payload(b64)
+        cell = exp.cell(index["cells"][row[0]]["cell"])
+        ep = cell.episode(p["record"]["task_id"], p["record"]["trial"])
+        blobs, nodes = p["transcript"]["blobs"], p["transcript"]["nodes"]
+        assert p["transcript"]["missing"] == []
+        for call in ep.calls():  # the report's pieces rebuild the same messages the API reads
+            pieces, h = [], call.prompt
+            path = []
+            while h:
+                path.append(nodes[h])
+                h = nodes[h][0]
+            for _, take, new, tail in reversed(path):
+                pieces = pieces[:take] + new + (pieces[len(pieces) - tail:] if tail else [])
+            assert len(pieces) == len(call.messages)
+            assert blobs[call.reply][1] == call.text
+
+
+def test_report_file_is_written(demo, tmp_path):
+    out = build_report(demo, tmp_path / "r.html")
+    html = out.read_text()
+    assert html.count('type="application/x-episode"') == 10 and "Content-Security-Policy" in html
+    assert "sha256-" in html and "https://" not in html.split("<script>")[0]  # no network references in the head
+    assert episode_success({"scores": {"success": True}}) == 1.0 and episode_success({"scores": {}}) is None
+
+
+def test_bad_directory_is_a_clear_error(tmp_path, capsys):
+    assert main([str(tmp_path / "nope")]) == 2
+    assert "run `python -m runners.sweep` first" in capsys.readouterr().err

@@ -1,0 +1,124 @@
+"""The shared tolerant reader (kit.reader) on each habit of the catalogue (runners.backbones.habits),
+the LaTeX backslash rule, and what it must never do (invent a tool call, complete a cut-off reply)."""
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from benchmarks.memoryarena.judge import verdict
+from flowstate.protocol import FlowStateProtocol
+from kit import reader as R
+from kit.blocks import load_object
+from kit.react import ReactProtocol
+from pos.protocols import DeltaProtocol
+from runners.api import Decision, ToolCall
+from runners.backbones.habits import HABITS
+
+LATEX = [a for line in (Path(__file__).resolve().parents[1] / "scripts/robustness/latex_math.jsonl").read_text().splitlines()
+         for a in json.loads(line)["answers"]]
+CALL = Decision(tool_calls=[ToolCall(name="search", arguments={"query": "line one\nline two", "k": 2, "exact": True, "filter": None})])
+ANSWER = Decision(message="\\frac{1}{2} and \\sqrt{\\pi}")
+DELTA = Decision(message=None, tool_calls=CALL.tool_calls, extras={
+    "state_focus": [{"target_id": "s1", "reason": "need it"}],
+    "state_delta": [{"state_set": "judgements", "operation": "add", "state_id": "j1", "summary": "a\nb", "value": {"ok": True, "x": None}, "refs": []}]})
+
+
+def apply(habit: str, text: str, role: str = "agent", protocol: str = "react", seed: int = 0) -> str:
+    return HABITS[habit](text, role=role, protocol=protocol, rng=random.Random(seed))
+
+
+def same(a, b) -> bool:
+    calls = lambda d: [(c.name, c.arguments) for c in d.tool_calls]  # noqa: E731
+    return calls(a) == calls(b) and a.message == b.message and {k: v for k, v in a.extras.items() if k != "dropped_message"} == \
+        {k: v for k, v in b.extras.items() if k != "dropped_message"}
+
+
+@pytest.mark.parametrize("habit", sorted(HABITS))
+@pytest.mark.parametrize("decision", [CALL, ANSWER], ids=["call", "answer"])
+def test_react_reads_every_habit(habit, decision):
+    p = ReactProtocol()
+    text = apply(habit, p.render(decision))
+    got = p.parse(text)
+    assert same(got.decision, decision), (habit, text, got)
+    assert not [e for e in got.errors if e.kind != "violation"], got.errors
+    inert = {"pretty_json"} | ({"latex_backslashes", "plain_message"} if decision is CALL else set())  # nothing to repair
+    if text != p.render(decision) and habit not in inert:
+        assert got.repairs, f"{habit}: the text changed but no repair was recorded"
+
+
+@pytest.mark.parametrize("habit", sorted(HABITS))
+def test_flowstate_reads_every_habit(habit):
+    p = FlowStateProtocol()
+    text = apply(habit, p.render(DELTA), protocol="flowstate")
+    got = p.parse(text)
+    assert [(c.name, c.arguments) for c in got.decision.tool_calls] == [(c.name, c.arguments) for c in DELTA.tool_calls] and got.decision.extras["state_focus"] == DELTA.extras["state_focus"], text
+    assert got.decision.extras["state_delta"] == DELTA.extras["state_delta"], text
+
+
+@pytest.mark.parametrize("habit", sorted(HABITS))
+def test_pos_json_reads_every_habit(habit):
+    p = DeltaProtocol()
+    obj = p.minimal() | {"epistemic_gaps": [{"target": "which service\nfails", "reason": "r"}], "frontier": None}
+    text = apply(habit, json.dumps(obj), role="state", protocol=p.name)
+    got = p.parse(text)
+    assert got.ok and got.blocks["json"]["epistemic_gaps"] == obj["epistemic_gaps"], (text, got.errors)
+
+
+@pytest.mark.parametrize("answer", LATEX)
+def test_latex_answers_round_trip_exactly_with_single_backslashes(answer):
+    p = ReactProtocol()
+    single = HABITS["latex_backslashes"](p.render(Decision(message=answer)), role="agent", protocol="react", rng=random.Random(0))
+    assert "\\\\" not in single  # the habit really wrote single backslashes
+    got = p.parse(single)
+    assert got.decision.message == answer
+    assert {r["kind"] for r in got.repairs} & {"latex_backslash", "invalid_escape"}
+    assert p.parse(p.render(Decision(message=answer))).decision.message == answer  # correct escapes untouched
+
+
+def test_backslash_rule_keeps_real_control_characters():
+    assert R.load_json('"a\\nb\\tc"', "x")[0] == "a\nb\tc"  # \n before one letter 'b' is a line break
+    assert R.load_json('"Line one.\\nThe next"', "x")[0] == "Line one.\nThe next"
+    assert R.load_json('"\\\\frac{1}{2}"', "x")[0] == "\\frac{1}{2}"  # correct JSON is untouched
+    assert R.load_json('"\\theta \\times \\nu \\rho"', "x")[0] == "\\theta \\times \\nu \\rho"
+    assert R.load_json('"\\u00e9\\underline{x}"', "x")[0] == "é\\underline{x}"
+    assert R.load_json('"\\frac"', "x", latex=False)[0] == "\x0crac"  # the switch: strict JSON escapes
+
+
+def test_last_complete_set_and_thinking():
+    p = ReactProtocol()
+    text = ('<think>I will answer <assistant_message>{"content": "wrong"}</assistant_message></think>'
+            '<tool_calls>[]</tool_calls><assistant_message>{"content": "draft"}</assistant_message>'
+            ' Actually: <tool_calls>[]</tool_calls><assistant_message>{"content": "final"}</assistant_message>')
+    got = p.parse(text)
+    assert got.decision.message == "final" and got.thinking and {"thinking_dropped", "repeated_blocks"} <= {r["kind"] for r in got.repairs}
+    bare = p.parse('reasoning here</think><tool_calls>[]</tool_calls><assistant_message>{"content": "x"}</assistant_message>')
+    assert bare.decision.message == "x"
+
+
+def test_never_invents_a_tool_call():
+    p = ReactProtocol()
+    prose = p.parse("<tool_calls>I would call search here</tool_calls><assistant_message>{\"content\": null}</assistant_message>")
+    assert prose.decision.tool_calls == [] and any(e.kind == "bad_json" for e in prose.errors)
+    cut = p.parse('<tool_calls>[{"name": "delete_account", "arguments": {"user_id": "12')
+    assert cut.decision.tool_calls == [], "a cut-off call must not be completed by guessing"
+    assert p.parse("The answer is 5.").decision.is_empty  # no blocks at all: nothing is made up
+
+
+def test_field_synonyms_are_recorded():
+    p = ReactProtocol()
+    got = p.parse('<tool_calls>[{"function": {"name": "f", "arguments": "{\\"a\\": 1}"}}]</tool_calls><assistant_message></assistant_message>')
+    assert got.decision.tool_calls[0].name == "f" and got.decision.tool_calls[0].arguments == {"a": 1}
+    assert any(r["kind"] == "field_synonym" for r in got.repairs)
+
+
+def test_load_object_prose_fences_and_several_objects():
+    assert load_object('Here: ```json\n{"a": 1,}\n``` done')[0] == {"a": 1}
+    assert load_object('Draft {"a": 1}. Final {"a": 2}')[0] == {"a": 2}
+    assert load_object('<think>{"a": 0}</think>{"a": None}')[0] == {"a": None}
+    assert load_object("no json here")[0] is None
+
+
+def test_judge_verdict_ignores_thinking():
+    assert verdict("<think>Is it yes? Let me check.</think>no") is False
+    assert verdict("<think>hmm</think>yes") is True
