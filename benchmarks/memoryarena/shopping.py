@@ -195,7 +195,7 @@ class ShoppingParams(BenchmarkParams):
 
     data_dir: str | None = None
     catalogue_path: str | None = None
-    catalogue_scope: Literal["task", "global"] = "task"
+    catalogue_scope: Literal["auto", "task", "global"] = "auto"
     per_category_limit: int | None = Field(None, ge=1)
     max_steps: int = Field(20, ge=1)
     instruction_in_observation: bool = True

@@ -67,8 +67,9 @@ async def test_environment_shows_the_upstream_policy_and_sends_the_upstream_tool
 def test_offline_the_formal_benchmark_records_paraphrase(monkeypatch, tmp_path):
     monkeypatch.setenv("HARNESS_UPSTREAM_DIR", str(tmp_path))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    params = {"name": "memoryarena_math", **FormalReasoning.Params(config="formal_reasoning_math").model_dump()}
     env = FormalEnv(TaskSpec(task_id="t", payload={"backgrounds": [""], "questions": ["q"], "answers": ["a"]}),
-                    EpisodeContext(), {"name": "memoryarena_math"})
+                    EpisodeContext(), params)
     assert "BACKGROUND" in env.view().policy
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     assert set(bench.notes()["text_sources"]["paraphrased"]) == {"policy", "reasoning_tool.spec", "reasoning_tool.system",
