@@ -214,7 +214,7 @@ class FormalParams(BenchmarkParams):
     data_dir: str | None = None
     reasoning_tool: bool = True
     max_tool_iterations: int = Field(3, ge=0)
-    forced_final: bool = True
+    forced_final: bool = True  # upstream agent/math.py: one final call without tools after the tool iterations
     judge_includes_question: bool = False
     strict_verdict: bool = False
     judge_sampling: dict[str, Any] = Field(default_factory=dict)
