@@ -19,9 +19,9 @@ from benchmarks.memoryarena.travel_tools import TOOL_SPECS, TravelDB
 from runners.api import (
     BenchmarkParams,
     Benchmark, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
-    TaskSpec, TaskView, ToolCall, ToolResult,
+    TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec,
 )
-from runners.upstream import TextSources, UpstreamFile
+from runners.upstream import TextSources, UpstreamFile, py_literal
 
 TRAVEL_PROMPTS = UpstreamFile("MemoryArena", "env/env_systems/travel_planner_env/prompts.py")
 # The task policy (AGENT_SYSTEM_PROMPT), the per-traveller request (AGENT_USER_PROMPT_TEMPLATE) and the
@@ -48,11 +48,27 @@ Day 2:
 Write '-' for anything not needed that day. You may add corrected plans of earlier members as further `=== <Name>'s Plan ===` blocks; the last block of each member counts."""
 
 
-def travel_prompts(sources: TextSources) -> dict[str, str]:
+TRAVEL_TOOLS = UpstreamFile("MemoryArena", "env/env_systems/travel_planner_env/tool_schemas.py")
+
+
+def upstream_tool_specs(schemas: Any) -> list[ToolSpec] | None:
+    """Upstream's `TOOLS` list as ToolSpecs, only when it names the same tools with the same required
+    arguments as the executor (`TOOL_SPECS`), in the same order; else None (our own descriptions)."""
+    try:
+        specs = [ToolSpec(**t["function"]) for t in schemas]
+    except (TypeError, KeyError, ValueError):
+        return None
+    same = [(t.name, t.parameters.get("required")) for t in specs] == [(t.name, t.parameters["required"]) for t in TOOL_SPECS]
+    return specs if same else None
+
+
+def travel_prompts(sources: TextSources) -> dict[str, Any]:
+    tools = upstream_tool_specs(py_literal(TRAVEL_TOOLS, "TOOLS"))
     return {
         "policy": sources.string("policy", TRAVEL_PROMPTS, "AGENT_SYSTEM_PROMPT", POLICY),
         "request": sources.string("request", TRAVEL_PROMPTS, "AGENT_USER_PROMPT_TEMPLATE", REQUEST),
         "base_context": sources.string("base_context", TRAVEL_PROMPTS, "BASE_PERSON_TEMPLATE", BASE_CONTEXT),
+        "tools": sources.use("tools", TRAVEL_TOOLS, tools, list(TOOL_SPECS), symbol="TOOLS"),
     }
 
 
@@ -98,7 +114,7 @@ class TravelEnv(Environment):
                                                           base_plan=self.base_text)
             policy = f"{base}\n\n{context}"
         return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], kind="travel", policy=policy,
-                        memory_policy=base if mode == "auto" else None, tools=list(TOOL_SPECS),
+                        memory_policy=base if mode == "auto" else None, tools=list(self.prompts["tools"]),
                         initial_memory=[self.base_record()])
 
     def step_budget(self) -> int:

@@ -67,8 +67,9 @@ async def test_environment_shows_the_upstream_policy_and_sends_the_upstream_tool
 def test_offline_the_formal_benchmark_records_paraphrase(monkeypatch, tmp_path):
     monkeypatch.setenv("HARNESS_UPSTREAM_DIR", str(tmp_path))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    params = {"name": "memoryarena_math", **FormalReasoning.Params(config="formal_reasoning_math").model_dump()}
     env = FormalEnv(TaskSpec(task_id="t", payload={"backgrounds": [""], "questions": ["q"], "answers": ["a"]}),
-                    EpisodeContext(), {"name": "memoryarena_math", **FormalParams(config="formal_reasoning_math").model_dump()})
+                    EpisodeContext(), params)
     assert "BACKGROUND" in env.view().policy
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     assert set(bench.notes()["text_sources"]["paraphrased"]) == {"policy", "reasoning_tool.spec", "reasoning_tool.system",
@@ -104,3 +105,18 @@ def test_shopping_policy_is_the_webshop_agents_prompt():
     node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "DEFAULT_SYSTEM_PROMPT")
     assert env.view().policy == evaluate(node.value) == py_string(WEBSHOP_AGENT, "DEFAULT_SYSTEM_PROMPT")
     assert env.view().kind == "shopping" and b.notes()["text_sources"]["prompts"]["policy"]["source"] == "upstream"
+
+
+def test_travel_tools_are_shown_as_upstreams_tool_schemas():
+    from benchmarks.memoryarena.travel import TRAVEL_TOOLS, GroupTravel
+    from runners.upstream import py_literal
+    from tests.conftest import shared_path
+
+    upstream_src()
+    b = GroupTravel(name="memoryarena_travel", db_dir=str(shared_path("memoryarena-travel-db")), flights_path="fixtures",
+                    data_dir="fixtures")
+    view = b.make_env(b.load_tasks()[0], EpisodeContext()).view()
+    tree = ast.parse(file_text(TRAVEL_TOOLS))
+    node = next(n for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "TOOLS")
+    assert [t.openai_schema() for t in view.tools] == ast.literal_eval(node.value) == py_literal(TRAVEL_TOOLS, "TOOLS")
+    assert b.notes()["text_sources"]["prompts"]["tools"]["source"] == "upstream"
