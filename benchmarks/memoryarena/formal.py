@@ -174,6 +174,8 @@ class FormalEnv(Environment):
         row, k = self.task.payload, self.k
         gold, question = row["answers"][k], row["questions"][k]
         answer = self._final
+        # The forced final call ends the request; if it gave no answer the budget ran out all the same.
+        truncated = truncated or (self._final_call and not (answer or "").strip())
         ok, reply = False, ""
         if answer is not None and answer.strip():
             self._judging = (answer, gold)

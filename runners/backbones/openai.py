@@ -43,6 +43,8 @@ import urllib.parse
 import weakref
 from typing import Any, Mapping
 
+import json
+
 import orjson
 
 from runners.api import Backbone, BackboneError, Completion, Message, Protocol, RetryEvent, ToolCall, Usage
@@ -492,7 +494,10 @@ class OpenAIBackbone(Backbone):
             try:
                 data = orjson.loads(resp.body)
             except ValueError:
-                raise _Retry("malformed body: not JSON") from None
+                try:  # orjson refuses lone surrogates (`"\ud800"`) that the stdlib reads; the reply is sanitised later
+                    data = json.loads(resp.body)
+                except ValueError:
+                    raise _Retry("malformed body: not JSON") from None
             choices = data.get("choices") if isinstance(data, dict) else None
             if not (isinstance(choices, list) and choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict)):
                 raise _Retry("malformed body: no choices[0].message")

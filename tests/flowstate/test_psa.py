@@ -86,6 +86,11 @@ def test_eq5_rejects_raw_ids_no_active_node_references():
     s.raw_pool["obs-2-1-1"] = RawObs(state_id="obs-2-1-1", name="t", content="cited")
     apply(s, repo, add("c", refs=[{"rel": "supports", "state_id": "obs-2-1-1"}]))
     apply(s, repo, add("d", refs=[{"rel": "derives", "state_id": "c"}]))  # a state ref, not a raw result
-    res = validate_access(["obs-2-1-0", "obs-2-1-1", "obs-1-1-1", "obs-1-1-0", "c"], idx, s, repo)
+    asked = ["obs-2-1-0", "obs-2-1-1", "obs-1-1-1", "obs-1-1-0", "c"]
+    res = validate_access(asked, idx, s, repo, current_observations=True)  # Disclose may read the current pool
     assert res.granted == ["obs-2-1-1"]
     assert [r["state_id"] for r in res.rejected] == ["obs-2-1-0", "obs-1-1-1", "obs-1-1-0", "c"]
+    # Faithful default: Disclose reads M_k only, so the cited current-request result is refused with
+    # the reason rather than granted and silently not disclosed (no access dead end).
+    res = validate_access(asked, idx, s, repo)
+    assert res.granted == [] and "obs-2-1-1" in [r["state_id"] for r in res.rejected]
