@@ -21,6 +21,7 @@ import functools
 import hashlib
 import json
 import os
+import threading
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,9 +136,35 @@ def file_text(f: UpstreamFile) -> str | None:
     return None if data is None else data.decode("utf-8")
 
 
+_PARSE_LOCK = threading.RLock()
+_TREES: dict[str, ast.Module] = {}
+
+
 def _tree(f: UpstreamFile) -> ast.Module | None:
+    """The parsed file, parsed once. Cells open in worker threads, and CPython 3.11's `ast.parse`
+    is not safe to run in two threads at once ("AST constructor recursion depth mismatch"), so
+    parsing is serialised."""
     src = file_text(f)
-    return None if src is None else ast.parse(src)
+    if src is None:
+        return None
+    return parse_python(src)
+
+
+def parse_python(src: str) -> ast.Module:
+    """`ast.parse(src)`, once per distinct source, serialised across threads (see `_tree`).
+    Treat the tree as read-only: it is shared."""
+    key = hashlib.sha256(src.encode()).hexdigest()
+    with _PARSE_LOCK:
+        if key not in _TREES:
+            _TREES[key] = ast.parse(src)
+        return _TREES[key]
+
+
+def compile_python(tree: ast.AST, filename: str, mode: str = "exec"):
+    """`compile(tree, filename, mode)` under the same lock (CPython 3.11 converts ASTs with
+    per-thread recursion bookkeeping that concurrent conversions corrupt)."""
+    with _PARSE_LOCK:
+        return compile(tree, filename, mode)
 
 
 def _scope(tree: ast.AST, qualname: str) -> ast.AST | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from runners.upstream import TextSources, UpstreamFile, file_text
+from runners.upstream import TextSources, UpstreamFile, file_text, parse_python
 
 CAPABILITIES = UpstreamFile("PoS", "benchmarks/loca_capabilities.py")
 SYMBOL = "LOCA_TOOL_CAPABILITIES"
@@ -17,7 +17,7 @@ SYMBOL = "LOCA_TOOL_CAPABILITIES"
 def _table(src: str | None) -> dict[str, dict[str, Any]] | None:
     if src is None:
         return None
-    for node in ast.parse(src).body:
+    for node in parse_python(src).body:
         target = node.targets[0] if isinstance(node, ast.Assign) else node.target if isinstance(node, ast.AnnAssign) else None
         if isinstance(target, ast.Name) and target.id == SYMBOL and node.value is not None:
             value = ast.literal_eval(node.value)

@@ -21,7 +21,7 @@ import typing
 from typing import Any
 
 from runners.api import ToolSpec
-from runners.upstream import TextSources, UpstreamFile, file_text
+from runners.upstream import TextSources, UpstreamFile, compile_python, file_text, parse_python
 
 REPO = "tau2-bench"
 TOOLKIT_CLASS = {"airline": "AirlineTools", "retail": "RetailTools"}
@@ -39,7 +39,7 @@ def _data_model_namespace(source: str) -> dict[str, Any]:
     """Evaluate the data-model module without its `tau2.*` imports (DB base class, DB path)."""
     import pydantic
 
-    tree = ast.parse(source)
+    tree = parse_python(source)
     stand_ins: dict[str, Any] = {}
     body = []
     for node in tree.body:
@@ -49,9 +49,9 @@ def _data_model_namespace(source: str) -> dict[str, Any]:
                 stand_ins[name] = pydantic.BaseModel if name == "DB" else None
             continue
         body.append(node)
-    tree.body = body
+    module = ast.Module(body=body, type_ignores=[])  # the parsed tree is shared: never edit it
     ns: dict[str, Any] = {"__name__": "tau2_data_model", **stand_ins}
-    exec(compile(tree, "<tau2 data_model>", "exec"), ns)  # noqa: S102 - the sha256-pinned upstream file
+    exec(compile_python(module, "<tau2 data_model>"), ns)  # noqa: S102 - the sha256-pinned upstream file
     return ns
 
 
@@ -64,7 +64,7 @@ def _is_tool(fn: ast.FunctionDef) -> bool:
 
 
 def _tool_functions(source: str, class_name: str) -> dict[str, ast.FunctionDef]:
-    tree = ast.parse(source)
+    tree = parse_python(source)
     cls = next((n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
     if cls is None:
         return {}
@@ -83,7 +83,7 @@ def tool_schema(fn: ast.FunctionDef, ns: dict[str, Any]) -> dict[str, Any]:
     defaults = [None] * (len(args) - len(fn.args.defaults)) + list(fn.args.defaults)
     params: dict[str, Any] = {}
     for arg, dflt in zip(args, defaults):
-        anno = eval(compile(ast.Expression(arg.annotation), "<annotation>", "eval"), env) if arg.annotation else Any  # noqa: S307
+        anno = eval(compile_python(ast.Expression(arg.annotation), "<annotation>", "eval"), env) if arg.annotation else Any  # noqa: S307
         default: Any = ... if dflt is None else ast.literal_eval(dflt)
         if arg.arg in doc_param:
             default = Field(default, description=doc_param[arg.arg].description)
