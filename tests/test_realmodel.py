@@ -21,7 +21,7 @@ pytestmark = pytest.mark.realmodel
 
 def _requirements() -> str | None:
     if os.environ.get("HARNESS_REALMODEL") != "1":
-        return "real local model test: set HARNESS_REALMODEL=1 (CI does, in .ci/run)"
+        return "real local model test: set HARNESS_REALMODEL=1 (not yet part of CI: see .ci/run)"
     try:
         import llama_cpp  # noqa: F401
     except ImportError:
