@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from runners.api import Backbone, Completion, Message, Protocol
+from runners.store import take_batch
 from runners.wire import dumps_with, encoded
 
 log = logging.getLogger(__name__)
@@ -142,17 +143,7 @@ class ResponseCache:
             item = self._queue.get()
             if item is None:
                 break
-            batch = [item]
-            stop = False
-            while len(batch) < BATCH:
-                try:
-                    nxt = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    stop = True
-                    break
-                batch.append(nxt)
+            batch, stop = take_batch(self._queue, item, BATCH)
             if self.disabled is None:
                 try:
                     if db is None:

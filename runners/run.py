@@ -30,16 +30,23 @@ def store_safely(rec: EpisodeRecord, store: Any, transcripts: Any) -> EpisodeRec
         store.append(rec)
         return rec
     except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on
-        failed = EpisodeRecord(cell=rec.cell, task_id=rec.task_id, trial=rec.trial, seed=rec.seed, status="harness_error",
-                               error=(f"storing the episode record failed ({type(e).__name__}: {str(e)[:300]}); the episode "
-                                      "is recorded as a harness error and run again on resume"),
-                               scripted=rec.scripted, started_at=rec.started_at, wall_s=rec.wall_s,
-                               usage_by_role=rec.usage_by_role, calls_by_role=rec.calls_by_role)
-        for extra in ("code", "resample"):  # the run's fingerprint fields, when the record has them
-            if hasattr(rec, extra):
-                setattr(failed, extra, getattr(rec, extra))
+        failed = storage_failure(rec, e)
         store.append(failed)
         return failed
+
+
+def storage_failure(rec: EpisodeRecord, e: Exception) -> EpisodeRecord:
+    """The harness-error record stored in place of `rec` when storing `rec` failed (no transcript,
+    no steps: only what identifies and costs the episode, so a resume runs it again)."""
+    failed = EpisodeRecord(cell=rec.cell, task_id=rec.task_id, trial=rec.trial, seed=rec.seed, status="harness_error",
+                           error=(f"storing the episode record failed ({type(e).__name__}: {str(e)[:300]}); the episode "
+                                  "is recorded as a harness error and run again on resume"),
+                           scripted=rec.scripted, started_at=rec.started_at, wall_s=rec.wall_s,
+                           usage_by_role=rec.usage_by_role, calls_by_role=rec.calls_by_role)
+    for extra in ("code", "resample"):  # the run's fingerprint fields, when the record has them
+        if hasattr(rec, extra):
+            setattr(failed, extra, getattr(rec, extra))
+    return failed
 
 
 class FatalRunError(RuntimeError):
@@ -506,14 +513,7 @@ class Scheduler:
             await run.store.append_async(rec)
             return rec
         except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on
-            failed = EpisodeRecord(cell=rec.cell, task_id=rec.task_id, trial=rec.trial, seed=rec.seed, status="harness_error",
-                                   error=(f"storing the episode record failed ({type(e).__name__}: {str(e)[:300]}); the episode "
-                                          "is recorded as a harness error and run again on resume"),
-                                   scripted=rec.scripted, started_at=rec.started_at, wall_s=rec.wall_s,
-                                   usage_by_role=rec.usage_by_role, calls_by_role=rec.calls_by_role)
-            for extra in ("code", "resample"):
-                if hasattr(rec, extra):
-                    setattr(failed, extra, getattr(rec, extra))
+            failed = storage_failure(rec, e)
             await run.store.append_async(failed)
             return failed
 

@@ -48,6 +48,21 @@ CODE_PACKAGES = ("runners", "kit", "baselines", "flowstate", "pos", "benchmarks"
 PACKAGES = ("hydra-core", "openai", "httpx", "pydantic", "datasets", "pandas", "rank-bm25", "bpe-openai", "alfworld", "textworld", "mem0ai")
 
 
+
+def take_batch(q: "queue.Queue", first: Any, limit: int | None = None) -> tuple[list[Any], bool]:
+    """`first` plus whatever else `q` holds now (at most `limit` items in all), for one batched
+    write; `stop` is True when the writer's shutdown sentinel (None) was among them."""
+    batch = [first]
+    while limit is None or len(batch) < limit:
+        try:
+            nxt = q.get_nowait()
+        except queue.Empty:
+            break
+        if nxt is None:
+            return batch, True
+        batch.append(nxt)
+    return batch, False
+
 class StoreError(RuntimeError):
     pass
 
@@ -200,17 +215,7 @@ class _GroupWriter:
             item = self._q.get()
             if item is None:
                 return
-            batch = [item]
-            stop = False
-            while True:
-                try:
-                    nxt = self._q.get_nowait()
-                except queue.Empty:
-                    break
-                if nxt is None:
-                    stop = True
-                    break
-                batch.append(nxt)
+            batch, stop = take_batch(self._q, item)
             files: dict[int, Any] = {}
             errors: dict[int, BaseException] = {}
             for fh, data, _ in batch:

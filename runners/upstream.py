@@ -25,7 +25,7 @@ import threading
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 ENV_DIR = "HARNESS_UPSTREAM_DIR"
 ENV_OFFLINE = "HARNESS_UPSTREAM_OFFLINE"
@@ -179,21 +179,22 @@ def _scope(tree: ast.AST, qualname: str) -> ast.AST | None:
     return node
 
 
+def _assigned(f: UpstreamFile, symbol: str) -> Iterator[ast.expr]:
+    """The values assigned to `symbol` ('NAME' at module level, or 'Class.NAME'), in file order."""
+    tree = _tree(f)
+    if tree is None:
+        return
+    scope_name, _, name = symbol.rpartition(".")
+    for node in getattr(_scope(tree, scope_name), "body", []):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:
+            yield node.value
+
+
 def py_string(f: UpstreamFile, symbol: str) -> str | None:
     """The string constant assigned to `symbol` ('NAME' at module level, or 'Class.NAME'); implicit
     concatenation and `+` of constants are folded; anything computed at run time is not read."""
-    tree = _tree(f)
-    if tree is None:
-        return None
-    scope_name, _, name = symbol.rpartition(".")
-    scope = _scope(tree, scope_name)
-    for node in getattr(scope, "body", []):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:
-            value = _fold(node.value)
-            if value is not None:
-                return value
-    return None
+    return next((v for v in map(_fold, _assigned(f, symbol)) if v is not None), None)
 
 
 def py_fstring(f: UpstreamFile, symbol: str) -> str | None:
@@ -201,27 +202,21 @@ def py_fstring(f: UpstreamFile, symbol: str) -> str | None:
     `{name}` and literal braces are doubled, so `template.format(name=...)` reproduces upstream's
     text. Only plain-name fields (and `self.<attr>`, read as `{attr}`) without conversion or format
     spec are read; anything else is None."""
-    tree = _tree(f)
-    if tree is None:
+    value = next((v for v in _assigned(f, symbol) if isinstance(v, ast.JoinedStr)), None)
+    if value is None:
         return None
-    scope_name, _, name = symbol.rpartition(".")
-    scope = _scope(tree, scope_name)
-    for node in getattr(scope, "body", []):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and isinstance(node.value, ast.JoinedStr):
-            parts = []
-            for v in node.value.values:
-                if isinstance(v, ast.Constant) and isinstance(v.value, str):
-                    parts.append(v.value.replace("{", "{{").replace("}", "}}"))
-                elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name) and v.conversion == -1 and v.format_spec is None:
-                    parts.append("{" + v.value.id + "}")
-                elif (isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Attribute) and isinstance(v.value.value, ast.Name)
-                      and v.value.value.id == "self" and v.conversion == -1 and v.format_spec is None):
-                    parts.append("{" + v.value.attr + "}")  # {self.last_action} → {last_action}
-                else:
-                    return None
-            return "".join(parts)
-    return None
+    parts = []
+    for v in value.values:
+        if isinstance(v, ast.Constant) and isinstance(v.value, str):
+            parts.append(v.value.replace("{", "{{").replace("}", "}}"))
+        elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name) and v.conversion == -1 and v.format_spec is None:
+            parts.append("{" + v.value.id + "}")
+        elif (isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Attribute) and isinstance(v.value.value, ast.Name)
+              and v.value.value.id == "self" and v.conversion == -1 and v.format_spec is None):
+            parts.append("{" + v.value.attr + "}")  # {self.last_action} → {last_action}
+        else:
+            return None
+    return "".join(parts)
 
 
 def _lenient_literal(node: ast.AST) -> Any:
@@ -240,16 +235,8 @@ def py_literal(f: UpstreamFile, symbol: str) -> Any:
     """The literal (dict/list/str/number, nested) assigned to `symbol`, e.g. a tool list or a
     messages list; parts computed at run time (names, calls, f-strings) read as None. None when
     `symbol` is not assigned in that scope."""
-    tree = _tree(f)
-    if tree is None:
-        return None
-    scope_name, _, name = symbol.rpartition(".")
-    scope = _scope(tree, scope_name)
-    for node in getattr(scope, "body", []):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:
-            return _lenient_literal(node.value)
-    return None
+    value = next(_assigned(f, symbol), None)
+    return None if value is None else _lenient_literal(value)
 
 
 def py_messages(f: UpstreamFile, qualname: str) -> list[Any] | None:
