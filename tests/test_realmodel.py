@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.runners.sweep_helpers import REPO
+from tests.runners.sweep_helpers import REPO, cell_records
 
 pytestmark = pytest.mark.realmodel
 
@@ -73,7 +73,7 @@ def test_real_local_model_one_episode_per_method(tmp_path):
     for cell in cells:
         errors = [json.loads(l) for l in (cell / "errors.jsonl").read_text().splitlines()] if (cell / "errors.jsonl").exists() else []
         assert not [e for e in errors if e["status"] == "harness_error"], (cell.name, errors[:1])
-        recs = [json.loads(l) for l in (cell / "episodes.jsonl").read_text().splitlines() if l.strip()]
+        recs = cell_records(cell)
         assert len(recs) == 1 and recs[0]["status"] == "ok", (cell.name, errors[:1])
         calls = [c for q in recs[0]["requests"] for s in q["steps"] for c in s["calls"]]
         assert calls and all(c["usage"]["source"] == "api" for c in calls), cell.name
