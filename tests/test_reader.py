@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.memoryarena.judge import verdict
 from flowstate.protocol import FlowStateProtocol
-from kit import reader as R
+from kit import reader
 from kit.blocks import load_object
 from kit.react import ReactProtocol
 from pos.protocols import DeltaProtocol
@@ -77,12 +77,12 @@ def test_latex_answers_round_trip_exactly_with_single_backslashes(answer):
 
 
 def test_backslash_rule_keeps_real_control_characters():
-    assert R.load_json('"a\\nb\\tc"', "x")[0] == "a\nb\tc"  # \n before one letter 'b' is a line break
-    assert R.load_json('"Line one.\\nThe next"', "x")[0] == "Line one.\nThe next"
-    assert R.load_json('"\\\\frac{1}{2}"', "x")[0] == "\\frac{1}{2}"  # correct JSON is untouched
-    assert R.load_json('"\\theta \\times \\nu \\rho"', "x")[0] == "\\theta \\times \\nu \\rho"
-    assert R.load_json('"\\u00e9\\underline{x}"', "x")[0] == "é\\underline{x}"
-    assert R.load_json('"\\frac"', "x", latex=False)[0] == "\x0crac"  # the switch: strict JSON escapes
+    assert reader.load_json('"a\\nb\\tc"', "x")[0] == "a\nb\tc"  # \n before one letter 'b' is a line break
+    assert reader.load_json('"Line one.\\nThe next"', "x")[0] == "Line one.\nThe next"
+    assert reader.load_json('"\\\\frac{1}{2}"', "x")[0] == "\\frac{1}{2}"  # correct JSON is untouched
+    assert reader.load_json('"\\theta \\times \\nu \\rho"', "x")[0] == "\\theta \\times \\nu \\rho"
+    assert reader.load_json('"\\u00e9\\underline{x}"', "x")[0] == "é\\underline{x}"
+    assert reader.load_json('"\\frac"', "x", latex=False)[0] == "\x0crac"  # the switch: strict JSON escapes
 
 
 def test_last_complete_set_and_thinking():
