@@ -99,7 +99,8 @@ def test_last_complete_set_and_thinking():
 def test_never_invents_a_tool_call():
     p = ReactProtocol()
     prose = p.parse("<tool_calls>I would call search here</tool_calls><assistant_message>{\"content\": null}</assistant_message>")
-    assert prose.decision.tool_calls == [] and any(e.kind == "bad_json" for e in prose.errors)
+    assert prose.decision == Decision()
+    assert [(e.kind, e.detail) for e in prose.errors] == [("bad_json", "<tool_calls>: Expecting value: line 1 column 1 (char 0)")]
     cut = p.parse('<tool_calls>[{"name": "delete_account", "arguments": {"user_id": "12')
     assert cut.decision.tool_calls == [], "a cut-off call must not be completed by guessing"
     assert p.parse("The answer is 5.").decision.is_empty  # no blocks at all: nothing is made up

@@ -14,9 +14,9 @@ def test_parse_state_json_upstream_rules():
     assert parse_state_json('```json\n{"a": [1, 2,],}\n```') == ({"a": [1, 2]}, None)
     assert parse_state_json('text ```\n{"b": 1}\n``` more') == ({"b": 1}, None)
     assert parse_state_json('{"c": {"d": 2,}}') == ({"c": {"d": 2}}, None)
-    for bad in ["", "not json", "[1, 2]", None]:
-        state, err = parse_state_json(bad)
-        assert state is None and err
+    assert parse_state_json("") == parse_state_json(None) == (None, "empty state output")
+    for bad in ["not json", "[1, 2]"]:
+        assert parse_state_json(bad) == (None, "state is not JSON: no JSON object found in the reply")
 
 
 def test_domain_injectables_extend_the_core():
@@ -118,7 +118,11 @@ async def test_actor_parse_failure_is_typed_and_no_action():
     await m.begin_task(task_view())
     await m.begin_request(request(0, "Task"))
     d = await m.step(Observation())
-    assert d.is_empty and m.step_log()["no_op"] is True and m.step_log()["protocol_errors"]
+    assert d == Decision() and m.step_log()["no_op"] is True
+    # the scripted MALFORMED reply: a cut-off <tool_calls> block and prose, no other block
+    assert [(e["attempt"], e["kind"], e["detail"].split(":")[0]) for e in m.step_log()["protocol_errors"]] == [
+        (0, "bad_json", "<tool_calls>"), (0, "missing_block", "<assistant_message> missing"), (0, "missing_block", "<thought> missing")]
+    assert m.step_log()["protocol_errors"][0]["detail"].endswith("a cut-off reply is not completed by guessing)")
 
 
 async def test_single_call_takes_state_from_actor_output():
