@@ -123,3 +123,14 @@ def test_load_object_prose_fences_and_several_objects():
 def test_judge_verdict_ignores_thinking():
     assert verdict("<think>Is it yes? Let me check.</think>no") is False
     assert verdict("<think>hmm</think>yes") is True
+
+
+def test_json_string_state_behind_brackets_objects_and_tidying():
+    # brackets, commas and Python literals inside strings (escaped quotes included) are text
+    assert reader.balanced('{"a": "}\\"]", "b": [1, {"c": 2}]}') is True
+    assert reader.balanced('{"a": "x') is False and reader.balanced("[{]}") is False and reader.balanced("{") is False
+    # a quote in prose outside every object does not open a string
+    text = '5" screen {"a": "}"} and {"b": 1}'
+    assert [text[i:j] for i, j in reader.balanced_objects(text)] == ['{"a": "}"}', '{"b": 1}']
+    assert reader.tidy_json('{"a": "None,]", "b": None, "c": [True,],}') == (
+        '{"a": "None,]", "b": null, "c": [true]}', {"trailing_comma": 2, "python_literal": 2})
