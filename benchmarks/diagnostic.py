@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from runners.api import Decision, Environment, Observation, Reply, Request, ToolCall, ToolResult
+from benchmarks.one_request import OneRequestEnv
+from runners.api import Decision, Observation, Reply, Request, ToolCall, ToolResult
 
 
 def mentions_answer_key(value: Any) -> bool:
@@ -57,7 +58,7 @@ def forced_submission_note(submit_tool: str, turn: int, budget: int) -> str | No
     return None
 
 
-class DiagnosticEnv(Environment):
+class DiagnosticEnv(OneRequestEnv):
     """One-request environment with the PoS diagnostic turn loop (RCA-100, ClinDiag): each `act`
     is one turn of at most `max_actions_per_turn` actions run in order until a valid submission;
     every executed action counts in `tool_use_counter`; a decision without tool calls spends the
@@ -68,8 +69,6 @@ class DiagnosticEnv(Environment):
     cap_note: str | None = None  # set → results longer than observation_max_chars are cut + this note ({n} = limit)
 
     def _init_turns(self) -> None:
-        self.request: Request | None = None
-        self._served = False
         self.turn = 0
         self.tool_use_counter = 0
         self.submission: dict[str, Any] | None = None
@@ -82,15 +81,8 @@ class DiagnosticEnv(Environment):
         """(observation text, is_error) of one action; never raises on agent input."""
         raise NotImplementedError
 
-    def step_budget(self) -> int:
-        return int(self.params["max_steps"])
-
-    async def next_request(self) -> Request | None:
-        if self._served:
-            return None
-        self._served = True
-        self.request = Request(index=0, request_id=f"{self.task.task_id}/q1", text=self.request_text())
-        return self.request
+    async def open_request(self) -> Request:
+        return Request(index=0, request_id=f"{self.task.task_id}/q1", text=self.request_text())
 
     async def act(self, decision: Decision) -> Reply:
         if self.submission is not None:

@@ -19,9 +19,9 @@ from typing import Any
 from benchmarks.alfworld import text as alfworld_text
 from benchmarks.alfworld.data import read_game
 from benchmarks.alfworld.prompts import ACT, act_tool, policy
+from benchmarks.one_request import OneRequestEnv
 from runners.api import (
     Decision,
-    Environment,
     EpisodeContext,
     Message,
     Observation,
@@ -44,7 +44,7 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-class AlfworldEnv(Environment):
+class AlfworldEnv(OneRequestEnv):
     def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any]) -> None:
         self.task, self.ctx = task, ctx
         self.params = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
@@ -60,8 +60,6 @@ class AlfworldEnv(Environment):
         self.walkthrough = [alfworld_text.move_to_put(c) for c in walk] if self.syntax == "put" else walk
         self._game_dict = game
         self._game: Any = None
-        self.request: Request | None = None
-        self._served = False
         self.admissible: list[str] = []
         self.won = False
         self.actions = 0          # engine steps taken
@@ -75,13 +73,7 @@ class AlfworldEnv(Environment):
         return TaskView(task_id=self.task.task_id, benchmark=self.benchmark,
                         policy=policy(self.syntax, self.params["max_steps"]), tools=[act_tool(self.syntax)], kind="alfworld")
 
-    def step_budget(self) -> int:
-        return int(self.params["max_steps"])
-
-    async def next_request(self) -> Request | None:
-        if self._served:
-            return None
-        self._served = True
+    async def open_request(self) -> Request:
         from benchmarks.alfworld.engine import Game  # lazy: needs the alfworld extra
 
         root = self.task.payload.get("root")
@@ -89,9 +81,8 @@ class AlfworldEnv(Environment):
         frame = await asyncio.to_thread(self._game.reset)
         self.admissible, self.won = frame.admissible, frame.won
         text = alfworld_text.initial_observation(frame.feedback)
-        self.request = Request(index=0, request_id=f"{self.task.task_id}/q1", text=text, goal=alfworld_text.task_sentence(text),
-                               actions=self._actions())
-        return self.request
+        return Request(index=0, request_id=f"{self.task.task_id}/q1", text=text, goal=alfworld_text.task_sentence(text),
+                       actions=self._actions())
 
     def _actions(self) -> list[str] | None:
         """The step's admissible commands, as upstream PoS's adapter passes `infos["admissible_commands"]`."""

@@ -23,7 +23,8 @@ from benchmarks.loca.catalog import build_catalog, policy_text
 from runners.upstream import TextSources
 from benchmarks.loca.configs import build_env
 from benchmarks.loca.interface import LocaSetupError, LocaToolEnv, ToolStep, is_error_text, tool_messages
-from runners.api import (Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
+from benchmarks.one_request import OneRequestEnv
+from runners.api import (Decision, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
                          TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec)
 
 CLAIM_DONE = "claim_done_claim_done"
@@ -37,7 +38,9 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-class LocaEnv(Environment):
+class LocaEnv(OneRequestEnv):
+    budget_key = "max_turns"
+
     def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], task_dir: Path) -> None:
         self.task, self.ctx, self.task_dir = task, ctx, Path(task_dir)
         self.params = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
@@ -62,8 +65,6 @@ class LocaEnv(Environment):
         self.catalog = build_catalog(self.tools, servers, self.capabilities)
         self.has_python = any(n.startswith("python_execute_") for n in self.names)
         self.workspace = self.env.agent_workspace()
-        self.request: Request | None = None
-        self._served = False
         self.turn = self.tool_uses = 0
         self.done, self.reward = False, 0.0
         self.issues: dict[str, int] = {}
@@ -79,15 +80,8 @@ class LocaEnv(Environment):
         return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, policy=policy, tools=self.tools, kind="loca",
                         workspace=str(self.task_dir.resolve()))
 
-    def step_budget(self) -> int:
-        return int(self.params["max_turns"])
-
-    async def next_request(self) -> Request | None:
-        if self._served:
-            return None
-        self._served = True
-        self.request = Request(index=0, request_id=f"{self.task.task_id}/q1", text=self.user_prompt)
-        return self.request
+    async def open_request(self) -> Request:
+        return Request(index=0, request_id=f"{self.task.task_id}/q1", text=self.user_prompt)
 
     def _issue(self, key: str) -> None:
         self.issues[key] = self.issues.get(key, 0) + 1
