@@ -70,7 +70,7 @@ class StateProtocol(Protocol):
         r = read(text)
         state, err = parse_state_json(r.text, r) if r.text.strip() else (None, "empty state output")
         errors = [] if err is None else [ProtocolError(kind="bad_json", detail=err)]
-        return Parsed(blocks={"state": state}, errors=errors, repairs=r.repair_dicts, thinking=r.thinking)
+        return Parsed(blocks={"state": state}, errors=errors, **r.parsed_fields)
 
     def render(self, decision: Decision) -> str:
         # No reference opinion → a perfect updater that learned nothing returns the state unchanged.
@@ -93,7 +93,7 @@ class ZipActProtocol(Protocol):
         r = read(text)
         parsed = self.react.parse_reading(r)
         if not r.text.strip():
-            return parsed.model_copy(update={"repairs": r.repair_dicts, "thinking": r.thinking})
+            return parsed.model_copy(update=r.parsed_fields)
         errors = list(parsed.errors)
         blocks = dict(parsed.blocks)
         raw = find_block(r.text, "thought", r)
@@ -108,7 +108,7 @@ class ZipActProtocol(Protocol):
                 errors.append(ProtocolError(kind="missing_block" if raw_state is None else "bad_json", detail=err))
             blocks["state"] = state
         decision = parsed.decision.model_copy(update={"extras": {"thought": blocks["thought"]}})
-        return Parsed(decision=decision, blocks=blocks, errors=errors, repairs=r.repair_dicts, thinking=r.thinking)
+        return Parsed(decision=decision, blocks=blocks, errors=errors, **r.parsed_fields)
 
     def render(self, decision: Decision) -> str:
         parts = []

@@ -127,3 +127,11 @@ def load_object(text: Any, reading: Reading | None = None) -> tuple[dict[str, An
     if obj is None:
         return None, [ProtocolError(kind="bad_json", detail=err or "no JSON object found in the reply")]
     return obj, []
+
+
+def read_object(text: Any) -> tuple[dict[str, Any] | None, list[ProtocolError], Reading]:
+    """A reply that is one JSON object, read by `load_object`: (the object or None, its errors, the
+    reading, which records the repairs made while the object is read further)."""
+    r = reader.read(text)
+    obj, errors = load_object(text, r)
+    return obj, errors, r

@@ -96,6 +96,11 @@ class Reading:
     def repair_dicts(self) -> list[dict[str, str]]:
         return [r.as_dict() for r in self.repairs]
 
+    @property
+    def parsed_fields(self) -> dict[str, Any]:
+        """The fields of a `Parsed` the reading fills, as they stand now: {"repairs", "thinking"}."""
+        return {"repairs": self.repair_dicts, "thinking": self.thinking}
+
 
 def read(text: Any) -> Reading:
     """Start reading a reply: thinking removed and recorded."""

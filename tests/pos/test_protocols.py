@@ -107,3 +107,21 @@ def test_policy_protocol_round_trip_with_thought():
     assert [(e.kind, e.detail) for e in p.parse("garbage").errors] == [("bad_json", "no JSON object found in the reply")]
     p.configure(TaskView(task_id="t", benchmark="m", kind="formal_math", tools=[]), 1)
     assert p.parse(p.render(Decision(message="2"))).decision.message == "2"
+
+
+def test_audit_reply_records_the_readers_repairs():
+    parsed = AuditProtocol().parse('<think>check</think>```json\n{"issues": [],}\n```')
+    assert parsed.ok and parsed.decision.extras == {"json": {"issues": []}} and parsed.thinking == ["<think>check</think>"]
+    assert [r["kind"] for r in parsed.repairs] == ["thinking_dropped", "fence", "trailing_comma"]
+
+
+def test_policy_action_field_synonyms_are_recorded_as_repairs():
+    """Repairs made while the actions are read (after the object itself) reach the parse result."""
+    from runners.api import TaskView, ToolSpec
+    p = PolicyProtocol()
+    p.configure(TaskView(task_id="t", benchmark="rca", kind="rca", tools=[ToolSpec(name="query", description="d")]), 1)
+    parsed = p.parse('{"thought": "t", "action": {"tool": "query", "args": {"q": 1}}}')
+    assert parsed.ok and parsed.decision == Decision(tool_calls=[ToolCall(name="query", arguments={"q": 1}, id="call-0")],
+                                                     extras={"thought": "t"})
+    assert [(r["where"], r["detail"]) for r in parsed.repairs] == [("tool call #0", "'tool' read as 'name'"),
+                                                                   ("tool call #0", "'args' read as 'arguments'")]
