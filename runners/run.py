@@ -12,7 +12,7 @@ from typing import Any
 
 from runners.api import Backbone, Benchmark
 from runners.backbones.openai import redact_secrets
-from runners.config import BackboneCfg, CellConfig, ConfigError, import_target
+from runners.config import BackboneCfg, CellConfig, ConfigError
 from runners.cost import usd
 from runners.episode import CallLog, Episode, EpisodeRecord
 from runners.progress import CellReport, Progress
@@ -289,7 +289,7 @@ class _ProbeBackbone(Backbone):
 def probe_method(cfg: CellConfig) -> type:
     """The method class, after instantiating it once with the cell's params, so a bad value
     (or an argument the constructor rejects) fails before any work, not inside a running cell."""
-    cls = import_target(cfg.method.target, "method")
+    cls = cfg.method.cls
     try:
         cls(backbone=_ProbeBackbone(), **cfg.method.params)
     except Exception as e:  # any constructor rejection is a config problem
@@ -301,7 +301,7 @@ def probe_method(cfg: CellConfig) -> type:
 def prepare_cell(cfg: CellConfig) -> PreparedCell:
     """Instantiate the benchmark and load its tasks (before any cell runs, so missing data fails
     the sweep up front)."""
-    bench_cls = import_target(cfg.benchmark.target, "benchmark")
+    bench_cls = cfg.benchmark.cls
     params = dict(cfg.benchmark.params)
     if cfg.runner.limit:
         params["limit"] = cfg.runner.limit
