@@ -562,18 +562,22 @@ class Suite:
         self.server.configure()
         root = self.fresh_dir("secrets")
         url = self.server.base_url.replace("http://", f"http://chaos:{self.password}@")
-        multirun = [sys.executable, "-m", "runners.sweep", "-m", f"runner.output_dir={root / 'url'}", "runner.display=plain",
-                    f"experiment.name={EXP}", "backbone=openai_compatible", "backbone.model=chaos-model", f"backbone.base_url={url}",
-                    "backbone.base_url_env=null", "backbone.api_key_env=null", "benchmark.params.data_dir=fixtures", "runner.limit=1",
-                    "roles.judge=agent", "roles.tool=agent",
-                    f"method={','.join(self.profile.methods)}", f"benchmark={self.profile.benchmarks[0]}"]
-        p = subprocess.run(multirun, cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
+        url_sweep = [sys.executable, "-m", "runners.sweep", f"runner.output_dir={root / 'url'}", "runner.display=plain",
+                     f"experiment.name={EXP}", "backbone=openai_compatible", "backbone.model=chaos-model", f"backbone.base_url={url}",
+                     "backbone.base_url_env=null", "backbone.api_key_env=null", "benchmark.params.data_dir=fixtures", "runner.limit=1",
+                     "roles.judge=agent", "roles.tool=agent", f"benchmark={self.profile.benchmarks[0]}"]
+        grid = [f"++experiment.grid.method=[{','.join(self.profile.methods)}]"]
+        p = subprocess.run(url_sweep + grid, cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
         self.printed += [p.stdout, p.stderr]
         basic_ok = p.returncode == 0 and any(h.startswith("Basic ") for h in self.server.auth_headers)
+        # `-m` without a launcher is refused (exit 2) after Hydra wrote multirun.yaml with the URL: it must be scrubbed
+        m = subprocess.run(url_sweep[:3] + ["-m", f"runner.output_dir={root / 'multirun'}"] + url_sweep[4:] + [f"method={','.join(self.profile.methods)}"],
+                           cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
+        self.printed += [m.stdout, m.stderr]
         self.server.mode = 401  # bodies echo the Authorization header
         try:
             q = self.sweep(root / "denied", "runner.cache=false")
-            r = subprocess.run(multirun[:4] + [f"runner.output_dir={root / 'denied_url'}"] + multirun[5:] + ["runner.cache=false"],
+            r = subprocess.run(url_sweep[:3] + [f"runner.output_dir={root / 'denied_url'}"] + url_sweep[4:] + grid + ["runner.cache=false"],
                                cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
             self.printed += [r.stdout, r.stderr]
         finally:
@@ -597,6 +601,8 @@ class Suite:
             leaks.append(f"URL-credential run rc {p.returncode} (Basic auth sent: {any(h.startswith('Basic ') for h in self.server.auth_headers)})")
         if q.returncode != 3 or r.returncode != 3:
             leaks.append(f"401 runs rc {q.returncode}/{r.returncode} (expected 3)")
+        if m.returncode != 2 or not (root / "multirun" / ".multirun" / "multirun.yaml").exists():
+            leaks.append(f"-m without a launcher: rc {m.returncode} (expected 2, with multirun.yaml written and scrubbed)")
         row.note = ("LEAKS/problems: " + "; ".join(leaks[:5])) if leaks else f"{row.tried} files and {len(self.printed)} outputs clean"
         if leaks:
             row.survived = min(row.survived, row.tried - 1)
