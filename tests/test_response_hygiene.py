@@ -76,14 +76,13 @@ def test_store_error_makes_a_harness_error_not_a_dead_sweep(tmp_path):
     """The scheduler's store path with a real cell store and transcript store: a record that cannot
     be written (a lone surrogate cannot be UTF-8) is stored as a harness error, run again on resume."""
     from runners.episode import EpisodeRecord
-    from runners.progress import Progress
-    from runners.run import BackbonePool, CellReport, Scheduler, _CellRun
+    from runners.progress import CellReport, Progress
+    from runners.run import BackbonePool, Scheduler, _CellRun
     from runners.store import EPISODES, ERRORS, CellStore, read_jsonl
     from runners.transcripts import TranscriptStore
 
     store = CellStore(tmp_path, "c").open({"config": {}})
-    run = _CellRun(prep=None, store=store, report=CellReport(cell="c"), cp=None, todo=[],
-                   transcripts=TranscriptStore(store.dir).open())
+    run = _CellRun(prep=None, store=store, report=CellReport(cell="c"), todo=[], transcripts=TranscriptStore(store.dir).open())
     rec = EpisodeRecord(cell="c", task_id="t", trial=0, seed=0, scores={"answer": "\ud800"})
     try:
         out = asyncio.run(Scheduler(tmp_path, BackbonePool(None), Progress("none"), 1)._store(run, rec))
