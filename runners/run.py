@@ -20,21 +20,6 @@ from runners.store import CellStore, code_fingerprint
 from runners.transcripts import TranscriptStore
 
 
-def store_safely(rec: EpisodeRecord, store: Any, transcripts: Any) -> EpisodeRecord:
-    """Store one episode (transcript first, then its record line). An error while storing never
-    ends the sweep: the episode becomes a harness error (retried on resume) that names the cause,
-    stored without its transcript; only if even that cannot be written does the error propagate."""
-    try:
-        if transcripts is not None:
-            transcripts.put(rec)  # durable before the record line that references it
-        store.append(rec)
-        return rec
-    except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on
-        failed = storage_failure(rec, e)
-        store.append(failed)
-        return failed
-
-
 def storage_failure(rec: EpisodeRecord, e: Exception) -> EpisodeRecord:
     """The harness-error record stored in place of `rec` when storing `rec` failed (no transcript,
     no steps: only what identifies and costs the episode, so a resume runs it again)."""
@@ -481,8 +466,11 @@ class Scheduler:
         self.progress.episode(report, status=rec.status, task=task.task_id)
 
     async def _store(self, run: _CellRun, rec: EpisodeRecord) -> EpisodeRecord:
-        """`store_safely` off the event loop: the transcript first (the cell's transcript thread),
-        then the record line (the store's writer thread, fsynced before this returns)."""
+        """Store one episode off the event loop: the transcript first (the cell's transcript thread),
+        then the record line (the store's writer thread, fsynced before this returns). An error while
+        storing never ends the sweep: the episode becomes a harness error (retried on resume) that
+        names the cause, stored without its transcript; only if even that cannot be written does the
+        error propagate."""
         try:
             if run.transcripts is not None:  # durable before the record line that references it
                 if run.io is None:
