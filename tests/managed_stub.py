@@ -7,32 +7,24 @@ import os
 import signal
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import HTTPServer
+
+from scripts.chaos.server import LoopbackHandler
 
 DELAY_S = float(os.environ.get("MANAGED_STUB_DELAY_S") or 0)
 
 
-class H(BaseHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
+class H(LoopbackHandler):
+    protocol_version = "HTTP/1.0"  # one request per connection: the server below is single-threaded
 
-    def _send(self, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+    def do_GET(self):  # noqa: N802 - http.server naming
+        self.send(200, json.dumps({"data": [{"id": "stub"}]}).encode())
 
-    def do_GET(self):
-        self._send({"data": [{"id": "stub"}]})
-
-    def do_POST(self):
-        req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        text = "echo: " + str(req["messages"][-1]["content"])
+    def post(self, body):
+        text = "echo: " + str(body["messages"][-1]["content"])
         time.sleep(DELAY_S)
-        self._send({"model": req["model"], "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 3, "completion_tokens": 2}})
+        self.send(200, json.dumps({"model": body["model"], "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                                   "usage": {"prompt_tokens": 3, "completion_tokens": 2}}).encode())
 
 
 def tagged_processes(tag: str) -> list[int]:
