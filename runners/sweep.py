@@ -401,8 +401,6 @@ def main() -> None:
         @hydra.main(version_base="1.3", config_path=CONF_PATH, config_name="config")
         def _app(cfg) -> None:
             rc["code"] = run(cfg)
-            if TERMINATED:  # SIGTERM ends the process, not only this job of a multirun (SystemExit passes Hydra's launcher)
-                sys.exit(rc["code"])
 
         _app()
     except KeyboardInterrupt:  # Ctrl-C while starting up or composing the config: nothing was run yet

@@ -145,7 +145,7 @@ def stub_sweep_cmd(tmp_path: Path) -> list[str]:
     conf.mkdir(parents=True, exist_ok=True)
     (conf / "stub_managed.yaml").write_text(STUB_BACKBONE)
     cmd = sweep_cmd(tmp_path / "out", "backbone=stub_managed", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures",
-                    "experiment.grid.method=[full_context,flowstate]", "roles.judge=agent", "roles.tool=agent",
+                    "++experiment.grid.method=[full_context,flowstate]", "roles.judge=agent", "roles.tool=agent",
                     "experiment.name=managed", "runner.concurrency=1", "runner.limit=1")
     return [*cmd[:3], "--config-dir", str(tmp_path / "conf"), *cmd[3:]]
 

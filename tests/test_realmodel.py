@@ -13,7 +13,7 @@ the sweep's output. Prints each method's wall time and calls (`-s`).
 
 CI runs it as its own step after the suite (.ci/run, extra `local`); locally:
 `HARNESS_REALMODEL=1 OMP_WAIT_POLICY=PASSIVE .venv/bin/python -m pytest -q -s -m realmodel tests/test_realmodel.py`
-(about 2-3 minutes on 2 cores)."""
+(about 1.5-2 minutes on 2 cores)."""
 import json
 import os
 import sqlite3
@@ -114,7 +114,7 @@ def test_real_local_model_one_episode_per_method(tmp_path):
         (conf / f"{name}.yaml").write_text(yaml.safe_dump(body, sort_keys=False))
     tag = f"harness-realmodel-{uuid.uuid4().hex[:8]}"
     cmd = sweep_cmd(tmp_path / "out", "backbone=smollm2_llamacpp", "benchmark=memoryarena_math",
-                    f"benchmark.params.data_dir={tmp_path / 'data'}", f"experiment.grid.method=[{','.join(METHODS)}]",
+                    f"benchmark.params.data_dir={tmp_path / 'data'}", f"++experiment.grid.method=[{','.join(METHODS)}]",
                     "roles.judge=agent", "roles.tool=agent", "experiment.name=realmodel", "runner.concurrency=1",
                     f"backbone.sampling.max_tokens={TOKENS}", "backbone.timeout_s=60", "backbone.max_retries=1",
                     f"benchmark.params.judge_sampling.max_completion_tokens={TOKENS}", "benchmark.params.max_tool_iterations=1")

@@ -43,7 +43,7 @@ def test_a_grid_names_a_config_from_an_added_config_dir(tmp_path):
     (tmp_path / "conf" / "method").mkdir(parents=True)
     (tmp_path / "conf" / "method" / "short_full_context.yaml").write_text(
         "defaults: [full_context, _self_]\nparams: {max_resamples: 0}\n")
-    p = run_sweep(tmp_path / "out", "benchmark=memoryarena_math", "experiment.grid.method=[full_context,short_full_context]",
+    p = run_sweep(tmp_path / "out", "benchmark=memoryarena_math", "++experiment.grid.method=[full_context,short_full_context]",
                   "runner.limit=1", "experiment.name=added", "--config-dir", str(tmp_path / "conf"))
     assert p.returncode == 0, p.stderr[-2000:]
     cells = [d for d in (tmp_path / "out" / "added").iterdir() if (d / "manifest.json").exists()]
