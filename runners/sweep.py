@@ -1,9 +1,12 @@
-"""`python -m runners.sweep [group=name ...] [-m group=a,b ...] [experiment=<preset>]`
+"""`python -m runners.sweep [group=name ...] [++experiment.grid.<group>=[a,b] ...] [experiment=<preset>]`
 
 Composes the Hydra config, expands the experiment grid into cells (any group given on the
-command line pins that axis), validates every cell before any work, runs them, prints a
-completeness report and the paper-style table. Re-running resumes: finished (task, trial)
-pairs are skipped, infra errors retried."""
+command line pins that axis), validates every cell before any work, runs them through one
+scheduler, prints a completeness report and the paper-style table. Re-running resumes: finished
+(task, trial) pairs are skipped, infra errors retried. The grid is the one way to run several
+cells in one process; Hydra's `-m` is accepted only with a launcher that starts each job in its
+own process (hydra/launcher=slurm or slurm_local), and refused with the grid command otherwise
+(docs/contracts.md §6)."""
 from __future__ import annotations
 
 import asyncio
@@ -32,6 +35,62 @@ def _multirun() -> bool:
         return HydraConfig.get().mode == RunMode.MULTIRUN
     except Exception:  # not inside a Hydra app (tests compose configs directly)
         return False
+
+
+def _basic_launcher() -> bool:
+    """Whether this multirun job was started by Hydra's basic launcher (all jobs in this process,
+    one after another) rather than a launcher that gives each job its own process."""
+    from hydra.core.hydra_config import HydraConfig
+
+    return str(HydraConfig.get().launcher.get("_target_", "")).endswith(".BasicLauncher")
+
+
+def _sweep_values(value: str) -> list[str] | None:
+    """The values of a Hydra sweep argument (`a,b` or `choice(a,b)`); None for a single value."""
+    inner = value[len("choice("):-1] if value.startswith("choice(") and value.endswith(")") else value
+    if value.startswith(("[", "{", "'", '"')) or "," not in inner:
+        return None
+    return [v.strip() for v in inner.split(",")]
+
+
+def as_grid(argv: list[str]) -> tuple[list[str], list[str]]:
+    """A `-m` command line as one sweep: group sweeps (`method=a,b`) become experiment-grid axes
+    (`++experiment.grid.method=[a,b]`), other arguments stay; a swept key that is not a grid axis
+    is shown as `key=<one of a,b>` and returned apart (one command per value, or a launcher)."""
+    out, other = [], []
+    for arg in argv:
+        if arg in ("-m", "--multirun"):
+            continue
+        key, sep, value = arg.partition("=")
+        values = _sweep_values(value) if sep else None
+        if values and key.lstrip("+~") in GROUPS:
+            out.append(f"++experiment.grid.{key.lstrip('+~')}=[{','.join(values)}]")
+            continue
+        if values:
+            other.append(key)
+            arg = f"{key}=<one of {','.join(values)}>"
+        out.append(arg)
+    return out, other
+
+
+_REFUSED: list[bool] = []  # the basic launcher calls `run` once per job: say it once
+
+
+def refuse_basic_multirun(argv: list[str]) -> str:
+    """Why `-m` without a launcher is refused, and the one-process command that does it."""
+    import shlex
+
+    from runners.backbones.openai import redact_secrets
+
+    args, other = as_grid(argv)
+    msg = ("`-m` with Hydra's basic launcher would run each job as a separate sweep, one after another. Several cells in "
+           "one process are the experiment grid, run by one scheduler (cells overlap, one in-flight bound per endpoint, one "
+           "report):\n  python -m runners.sweep " + redact_secrets(" ".join(shlex.quote(a) for a in args)))
+    if other:
+        msg += (f"\n{', '.join(other)} {'is' if len(other) == 1 else 'are'} not a grid axis (method, backbone, benchmark): run "
+                "one command per value into the same experiment (its tables cover every cell)")
+    return msg + ("\n`-m` is for launchers that start each job in its own process: hydra/launcher=slurm, or slurm_local "
+                  "(docs/contracts.md §6)")
 
 
 def expand_cells(cfg, overrides: list[str] | None = None) -> list[dict[str, Any]]:
@@ -80,10 +139,36 @@ def print_report(reports, wall: float, out=None, budget_usd: float | None = None
         print("Re-run the same command to retry the failed episodes.", file=out)
 
 
+TERMINATED: list[int] = []
+"""Set when a SIGTERM ended the sweep (`_unwind_on_sigterm`)."""
+
+
+def _unwind_on_sigterm() -> None:
+    """SIGTERM (`timeout`, a batch scheduler, `kill`) unwinds the running sweep as Ctrl-C does:
+    the main task is cancelled, so every `finally` runs — finished episodes are kept, stores
+    close, managed servers stop (`BackbonePool.aclose`) — instead of the process dying on the
+    spot. A second SIGTERM while unwinding changes nothing; SIGKILL is covered by the managed
+    server's guard (runners/backbones/managed.py)."""
+    import signal
+
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+
+    def on_sigterm() -> None:
+        if not TERMINATED:
+            TERMINATED.append(signal.SIGTERM)
+            task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)  # removed again when asyncio.run closes the loop
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no Unix signals
+        pass
+
+
 async def _run_all(cells, root: Path, display: str) -> list:
     from runners.progress import Progress
     from runners.run import BackbonePool, Scheduler, preflight, prepare_cells
 
+    _unwind_on_sigterm()
     first = cells[0]
     cache_path = None
     if first.runner.cache:
@@ -217,6 +302,11 @@ def run(cfg) -> int:
 
     if _multirun():
         scrub_multirun_files()
+        if _basic_launcher():
+            if not _REFUSED:
+                _REFUSED.append(True)
+                print(f"error: {refuse_basic_multirun(sys.argv[1:])}", file=sys.stderr)
+            return 2
     try:
         cells = [validate(c) for c in expand_cells(cfg)]
         check_budget(cells)
@@ -250,6 +340,8 @@ def run(cfg) -> int:
             reports = run_cells(cells, root, cells[0].runner.ray_address)
         else:
             reports = asyncio.run(_run_all(cells, root, cells[0].runner.display))
+            if TERMINATED:  # the cancellation was absorbed on the way out: still a terminated run
+                raise asyncio.CancelledError()
     except (FatalRunError, StoreError, ConfigError) as e:
         print(f"error: {redact_secrets(str(e))}", file=sys.stderr)
         return 3
@@ -262,6 +354,11 @@ def run(cfg) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: finished episodes are saved; run the same command again to resume.", file=sys.stderr)
         return 130
+    except asyncio.CancelledError:
+        if not TERMINATED:
+            raise
+        print("\nterminated (SIGTERM): finished episodes are saved; run the same command again to resume.", file=sys.stderr)
+        return 128 + TERMINATED[0]
     print_report(reports, time.perf_counter() - t0, budget_usd=cells[0].runner.budget_usd)
     from runners.aggregate import aggregate_dir
 

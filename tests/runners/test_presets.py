@@ -3,7 +3,7 @@ and benchmark are built from its config (no data is loaded and no episode runs).
 import pytest
 from hydra import compose, initialize_config_dir
 
-from runners.config import CONF_DIR, available, import_target, validate
+from runners.config import CONF_DIR, available, validate
 from runners.run import probe_method
 from runners.sweep import expand_cells, register_resolvers
 
@@ -24,7 +24,7 @@ def test_preset_cells_validate(preset):
     assert all(c.experiment.name == cfg.experiment.name for c in cells)
     for c in cells:  # a typo in a preset's method or benchmark params fails here, not in a sweep
         probe_method(c)
-        bench = import_target(c.benchmark.target, "benchmark")(name=c.benchmark.name, **c.benchmark.params)
+        bench = c.benchmark.cls(name=c.benchmark.name, **c.benchmark.params)
         assert bench.name == c.benchmark.name
 
 
@@ -34,3 +34,17 @@ def test_cli_group_pins_a_grid_axis():
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cells = [validate(c) for c in expand_cells(compose(config_name="config", overrides=overrides), overrides)]
     assert {c.method.name for c in cells} == {"flowstate"} and len(cells) == 4
+
+
+def test_a_grid_names_a_config_from_an_added_config_dir(tmp_path):
+    """`--config-dir` adds configs a grid may name (runners.config.available asks Hydra's search path)."""
+    from tests.runners.sweep_helpers import run_sweep
+
+    (tmp_path / "conf" / "method").mkdir(parents=True)
+    (tmp_path / "conf" / "method" / "short_full_context.yaml").write_text(
+        "defaults: [full_context, _self_]\nparams: {max_resamples: 0}\n")
+    p = run_sweep(tmp_path / "out", "benchmark=memoryarena_math", "++experiment.grid.method=[full_context,short_full_context]",
+                  "runner.limit=1", "experiment.name=added", "--config-dir", str(tmp_path / "conf"))
+    assert p.returncode == 0, p.stderr[-2000:]
+    cells = [d for d in (tmp_path / "out" / "added").iterdir() if (d / "manifest.json").exists()]
+    assert len(cells) == 2 and all(d.name.startswith("full_context__") for d in cells)
