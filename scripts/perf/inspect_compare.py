@@ -20,18 +20,22 @@ else while a run is on) answers every call after `--latency` s (default 100 ms) 
 that are a deterministic function of the request, and stamps every arrival. Per run:
 
 - episodes/s: episodes / (last arrival + latency - first arrival), the in-flight window;
-- time to first request: process start (just before `Popen`) to the first arrival;
+- time to first request: process start (just before its launcher starts) to the first arrival;
 - wall overhead per call (at 1 concurrent episode): the window / calls - latency, i.e. the
   time between a reply leaving the endpoint and the next request arriving, episode boundaries
   included;
 - CPU per call: the process's CPU seconds (user + sys) from the first arrival to its exit
   (the final log writes included, start-up excluded) / calls;
-- peak RSS: `ru_maxrss` of the process (`os.wait4`);
+- peak RSS: `ru_maxrss` of the process, taken by a small launcher that forks it (`LAUNCH`), so
+  that this process's own memory is not counted;
 - storage per episode: every file the run left in its output directory / episodes (harness:
-  episodes.jsonl, transcripts.sqlite, manifest, errors, DONE; inspect: its `.eval` log).
+  episodes.jsonl.xz, transcripts.sqlite, manifest, errors, DONE, tables; inspect: its `.eval` log).
 
 The two systems alternate within one run (order flipped every repeat); medians of `--repeats`.
-Every run is checked: exit status 0, exactly 12 × episodes requests, every reply recognised.
+Every run is checked: exit status 0, exactly 12 × episodes requests, every request recognised,
+the harness cell DONE with every call's transcript readable, inspect's log `success` with every
+sample. `--background-chars` / `--reply-chars` change the texts' lengths. Results and how to read
+them: scripts/perf/README.md ("Beside inspect_ai").
 """
 from __future__ import annotations
 
@@ -47,7 +51,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -40,7 +40,7 @@ def replicate(base: Path, dest: Path, n: int) -> Path:
         d = dest / c.name
         d.mkdir(parents=True)
         shutil.copy(c / "transcripts.sqlite", d / "transcripts.sqlite")
-        recs = read_jsonl(c / "episodes.jsonl")[0]  # a finished cell's records are compacted (episodes.jsonl.gz)
+        recs = read_jsonl(c / "episodes.jsonl")[0]  # a finished cell's records are compacted (episodes.jsonl.xz)
         with open(d / "episodes.jsonl", "w") as f:
             for i in range(per):
                 r = dict(recs[i % len(recs)])

@@ -97,7 +97,7 @@ def test_multirun_without_a_launcher_is_refused_and_names_the_grid_that_runs_it(
     from tests.runners.sweep_helpers import REPO
     p = subprocess.run([sys.executable, "-m", "runners.sweep", "-m", f"runner.output_dir={tmp_path}", "runner.display=plain",
                         "method=full_context,flowstate", "benchmark=memoryarena_phys"], cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 2 and not any(tmp_path.rglob("episodes.jsonl"))
+    assert p.returncode == 2 and not record_files(tmp_path)
     assert p.stderr.count("error:") == 1 and "hydra/launcher=slurm" in p.stderr  # once, not once per job
     command = next(line for line in p.stderr.splitlines() if line.startswith("  python -m runners.sweep "))
     args = shlex.split(command)[3:]
