@@ -128,9 +128,10 @@ def test_url_password_never_written_anywhere_including_multirun_and_401_bodies(t
         q = subprocess.run(cmd[:4] + [f"runner.output_dir={tmp_path / 'denied'}"] + cmd[5:] + ["runner.cache=false"], cwd=REPO,
                            capture_output=True, text=True, timeout=180)
         assert q.returncode == 3
-    assert (tmp_path / ".multirun" / "multirun.yaml").exists()
+    multirun = tmp_path / "exp" / ".multirun" / "multirun.yaml"  # Hydra's sweep dir sits inside the experiment folder
+    assert multirun.exists() and not (tmp_path / ".multirun").exists()
     assert_clean(tmp_path, p.stdout, p.stderr, q.stdout, q.stderr)
-    assert "***@127.0.0.1" in (tmp_path / ".multirun" / "multirun.yaml").read_text()
+    assert "***@127.0.0.1" in multirun.read_text()
 
 
 def test_401_body_echoing_a_bearer_key_is_redacted_in_errors(tmp_path):

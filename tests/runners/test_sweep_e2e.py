@@ -94,7 +94,9 @@ def test_hydra_multirun_runs_each_job_into_one_experiment(tmp_path):
     p = subprocess.run([sys.executable, "-m", "runners.sweep", "-m", f"runner.output_dir={tmp_path}", "runner.display=plain",
                         "method=full_context,flowstate", "benchmark=memoryarena_phys"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
-    cells = sorted(d.name.split("__")[0] for d in (tmp_path / "offline_demo").iterdir() if d.name != "tables")
+    exp = tmp_path / "offline_demo"
+    cells = sorted(d.name.split("__")[0] for d in exp.iterdir() if d.name != "tables" and not d.name.startswith("."))
     assert cells == ["flowstate", "full_context"] and p.stdout.count("Completeness") == 2
+    assert (exp / ".multirun" / "multirun.yaml").exists() and not (tmp_path / ".multirun").exists()  # Hydra's files in the experiment
     assert "runners.aggregate" in p.stdout
     assert aggregate_main([str(tmp_path / "offline_demo")]) == 0
