@@ -17,8 +17,10 @@ and the wall time is the steady state; `--schedule queue` takes the rounds × N 
 queue, whose tail (a few long episodes still running while the other slots are idle) lowers the
 ratio whatever the harness does (with 3 rounds: at most 26.4× at 32 and 52.8× at 64 for a
 zero-cost harness). The in-flight bound is set to the largest N so that it is not the limit being
-measured. Prints episodes/s per N, rate(N)/rate(1) (targets: ≥ 29× at 32, ≥ 50× at 64) and the
-CPU per episode of the harness (this process) and of the endpoint process.
+measured. Prints episodes/s per N, rate(N)/rate(1) (targets: ≥ 29× at 32, ≥ 50× at 64), the
+CPU per episode of the harness (this process) and of the endpoint process, and the median latency
+of a call as the episode saw it (the endpoint's 100 ms plus sending and reading the reply: what
+grows when one event loop has a burst of replies to read, or when other processes hold the cores).
 
 `--against DIR` measures the harness of another checkout (e.g. `git worktree add /tmp/base <commit>`)
 side by side: every repeat runs this checkout and DIR one after the other (each in a fresh process,
@@ -94,17 +96,25 @@ def backbone(url: str, max_inflight: int):
                           extra_body={}, max_inflight=max_inflight, timeout_s=30, max_retries=2, backoff_base_s=0.05)
 
 
-def synthetic(calls: int) -> Callable[[object, int], Awaitable[None]]:
-    async def episode(bb, i: int) -> None:
+Workload = Callable[[object, int], Awaitable[list[float]]]
+"""An episode: `await episode(backbone, i)` runs the i-th one and returns its calls' latencies (s)."""
+
+
+def synthetic(calls: int) -> Workload:
+    async def episode(bb, i: int) -> list[float]:
         history = [{"role": "system", "content": "You are a test agent."}]
+        latencies = []
         for t in range(calls):
             history.append({"role": "user", "content": f"episode {i} step {t}"})
+            t0 = time.perf_counter()
             c = await bb.complete(history, role="agent")
+            latencies.append(time.perf_counter() - t0)
             history.append({"role": "assistant", "content": c.text})
+        return latencies
     return episode
 
 
-def real_episodes() -> Callable[[object, int], Awaitable[None]]:
+def real_episodes() -> Workload:
     from baselines.full_context import FullContext
     from benchmarks.memoryarena.formal import FormalReasoning
     from runners.episode import Episode
@@ -112,33 +122,40 @@ def real_episodes() -> Callable[[object, int], Awaitable[None]]:
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     tasks = bench.load_tasks()
 
-    async def episode(bb, i: int) -> None:
+    async def episode(bb, i: int) -> list[float]:
         task = tasks[i % len(tasks)]
         ep = Episode(bb, cell="perf", task_id=task.task_id, trial=i, seed=i)
         rec = await ep.run(ep.make_env(bench, task), FullContext(ep.agent))
         if rec.status != "ok":
             raise RuntimeError(f"episode {task.task_id}#{i} failed: {rec.error}")
+        calls = [*rec.task_calls, *(c for r in rec.requests for c in [*r.begin_calls, *(c for s in r.steps for c in s.calls), *r.end_calls])]
+        return [c.latency_s for c in calls]  # as the episode saw them: sending, the endpoint's 100 ms, reading the reply
     return episode
 
 
-async def rate(url: str, episode, n: int, rounds: int, max_inflight: int, schedule: str = "workers",
-               endpoint_pid: int | None = None) -> tuple[float, float, float | None]:
-    """(episodes per second, harness CPU ms/episode, endpoint CPU ms/episode) running `rounds * n`
-    episodes with n in flight: n workers of `rounds` consecutive episodes, or one shared queue."""
+Point = tuple[float, float, "float | None", float]
+"""(episodes/s, harness CPU ms per episode, endpoint CPU ms per episode or None, median call latency ms)."""
+
+
+async def rate(url: str, episode: Workload, n: int, rounds: int, max_inflight: int, schedule: str = "workers",
+               endpoint_pid: int | None = None) -> Point:
+    """One run of `rounds * n` episodes with n in flight: n workers of `rounds` consecutive
+    episodes, or one shared queue."""
     bb = backbone(url, max_inflight)
     await asyncio.gather(*(episode(bb, -1 - j) for j in range(n)))  # warm-up: n connections and lazy imports off the clock
 
+    latencies: list[float] = []
     if schedule == "workers":
         async def worker(j: int) -> None:
             for k in range(rounds):
-                await episode(bb, j * rounds + k)
+                latencies.extend(await episode(bb, j * rounds + k))
         jobs = [worker(j) for j in range(n)]
     else:
         sem = asyncio.Semaphore(n)
 
         async def one(i: int) -> None:
             async with sem:
-                await episode(bb, i)
+                latencies.extend(await episode(bb, i))
         jobs = [one(i) for i in range(rounds * n)]
     e0, c0, t0 = process_cpu_s(endpoint_pid), time.process_time(), time.perf_counter()
     await asyncio.gather(*jobs)
@@ -148,31 +165,32 @@ async def rate(url: str, episode, n: int, rounds: int, max_inflight: int, schedu
     endpoint = (e1 - e0) if e0 is not None and e1 is not None else None
     if endpoint is not None and endpoint < 0.1:  # /proc counts 10 ms clock ticks: too few to say
         endpoint = None
-    return done / wall, cpu / done * 1000, endpoint / done * 1000 if endpoint is not None else None
+    return done / wall, cpu / done * 1000, endpoint / done * 1000 if endpoint is not None else None, statistics.median(latencies) * 1000
 
 
-def curve(url: str, episode, levels: tuple[int, ...], rounds: int, repeats: int, schedule: str = "workers",
-          endpoint_pid: int | None = None) -> dict[int, tuple[float, float, float | None]]:
-    """Per level: the medians over `repeats` runs of the rate and of each CPU figure."""
+def curve(url: str, episode: Workload, levels: tuple[int, ...], rounds: int, repeats: int, schedule: str = "workers",
+          endpoint_pid: int | None = None) -> dict[int, Point]:
+    """Per level: the medians over `repeats` runs of each figure."""
     return {n: medians([asyncio.run(rate(url, episode, n, rounds, max(levels), schedule, endpoint_pid)) for _ in range(repeats)])
             for n in levels}
 
 
-def medians(runs: list) -> tuple[float, float, float | None]:
+def medians(runs: list[Point]) -> Point:
     ends = [r[2] for r in runs if r[2] is not None]
-    return (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), statistics.median(ends) if ends else None)
+    return (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), statistics.median(ends) if ends else None,
+            statistics.median(r[3] for r in runs))
 
 
 TARGETS = {32: 29.0, 64: 50.0}
 
 
-def report(title: str, points: dict[int, tuple[float, float, float | None]]) -> None:
+def report(title: str, points: dict[int, Point]) -> None:
     print(f"\n{title}")
-    print(f"{'concurrent':>10}  {'episodes/s':>10}  {'speed-up':>8}  {'harness CPU/ep':>14}  {'endpoint CPU/ep':>15}")
+    print(f"{'concurrent':>10}  {'episodes/s':>10}  {'speed-up':>8}  {'harness CPU/ep':>14}  {'endpoint CPU/ep':>15}  {'median call':>11}")
     base = points[1][0]
-    for n, (r, cpu, ecpu) in points.items():
+    for n, (r, cpu, ecpu, lat) in points.items():
         e = f"{ecpu:.2f} ms" if ecpu is not None else "-"
-        print(f"{n:>10}  {r:>10.2f}  {r / base:>7.1f}x  {cpu:>11.2f} ms  {e:>15}")
+        print(f"{n:>10}  {r:>10.2f}  {r / base:>7.1f}x  {cpu:>11.2f} ms  {e:>15}  {lat:>8.1f} ms")
     for n, target in TARGETS.items():
         if n in points:
             ratio = points[n][0] / base
