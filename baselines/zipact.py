@@ -23,7 +23,7 @@ from kit.agent import SingleCallMethod
 from baselines.bm25 import BM25Store
 from baselines.memory import PREVIEW_CHARS, memory_block_text, outcome_chunks
 from kit.react import ReactProtocol
-from baselines import zipact_prompts as P
+from baselines import zipact_prompts
 from runners.api import Backbone, Completion, Decision, Message, Observation, Parsed, Protocol, ProtocolError, Request, RequestOutcome, TaskView
 from kit.blocks import find_block, read_message_block
 from kit.reader import Reading, read
@@ -70,11 +70,11 @@ class StateProtocol(Protocol):
         r = read(text)
         state, err = parse_state_json(r.text, r) if r.text.strip() else (None, "empty state output")
         errors = [] if err is None else [ProtocolError(kind="bad_json", detail=err)]
-        return Parsed(blocks={"state": state}, errors=errors, repairs=r.repair_dicts, thinking=r.thinking)
+        return Parsed(blocks={"state": state}, errors=errors, **r.parsed_fields)
 
     def render(self, decision: Decision) -> str:
         # No reference opinion → a perfect updater that learned nothing returns the state unchanged.
-        return decision.message if decision.message else P.state_json(self.owner.state or {})
+        return decision.message if decision.message else zipact_prompts.state_json(self.owner.state or {})
 
 
 class ZipActProtocol(Protocol):
@@ -87,13 +87,13 @@ class ZipActProtocol(Protocol):
         self.react = ReactProtocol()
 
     def description(self) -> str:
-        return P.SINGLE_CALL_PROTOCOL if self.single_call else P.ACTOR_PROTOCOL
+        return zipact_prompts.SINGLE_CALL_PROTOCOL if self.single_call else zipact_prompts.ACTOR_PROTOCOL
 
     def parse(self, text: str) -> Parsed:
         r = read(text)
         parsed = self.react.parse_reading(r)
         if not r.text.strip():
-            return parsed.model_copy(update={"repairs": r.repair_dicts, "thinking": r.thinking})
+            return parsed.model_copy(update=r.parsed_fields)
         errors = list(parsed.errors)
         blocks = dict(parsed.blocks)
         raw = find_block(r.text, "thought", r)
@@ -108,7 +108,7 @@ class ZipActProtocol(Protocol):
                 errors.append(ProtocolError(kind="missing_block" if raw_state is None else "bad_json", detail=err))
             blocks["state"] = state
         decision = parsed.decision.model_copy(update={"extras": {"thought": blocks["thought"]}})
-        return Parsed(decision=decision, blocks=blocks, errors=errors, repairs=r.repair_dicts, thinking=r.thinking)
+        return Parsed(decision=decision, blocks=blocks, errors=errors, **r.parsed_fields)
 
     def render(self, decision: Decision) -> str:
         parts = []
@@ -147,8 +147,8 @@ class ZipAct(SingleCallMethod):
 
     def __init__(self, backbone, *, domain: str = "auto", upstream_sampling: bool = False, single_call: bool = False,
                  action_chars: int = 300, released_prompts: bool = True, **params: Any) -> None:
-        if domain != "auto" and domain not in P.DOMAINS:
-            raise ValueError(f"zipact: unknown domain '{domain}'; choose auto or one of {sorted(P.DOMAINS)}")
+        if domain != "auto" and domain not in zipact_prompts.DOMAINS:
+            raise ValueError(f"zipact: unknown domain '{domain}'; choose auto or one of {sorted(zipact_prompts.DOMAINS)}")
         if action_chars < 8:
             raise ValueError("zipact: action_chars must be >= 8")
         self.sampling = UPSTREAM_SAMPLING if upstream_sampling else {"init": {}, "update": {}, "act": {}}
@@ -174,16 +174,16 @@ class ZipAct(SingleCallMethod):
         from runners.upstream import TextSources
 
         sources = TextSources()
-        for domain in P.UPSTREAM_PROMPTS:
-            P.state_texts(domain, sources)
-        return {"text_sources": sources.as_manifest(), "pin": P.ZIPACT_PIN_NOTE,
-                "own_prompts_for": sorted(set(P.DOMAINS) - set(P.UPSTREAM_PROMPTS))}
+        for domain in zipact_prompts.UPSTREAM_PROMPTS:
+            zipact_prompts.state_texts(domain, sources)
+        return {"text_sources": sources.as_manifest(), "pin": zipact_prompts.ZIPACT_PIN_NOTE,
+                "own_prompts_for": sorted(set(zipact_prompts.DOMAINS) - set(zipact_prompts.UPSTREAM_PROMPTS))}
 
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
-        self.domain = P.domain_of(task.kind) if self.domain_param == "auto" else self.domain_param
-        self.note = P.DOMAINS[self.domain]["note"]
-        self.texts = P.state_texts(self.domain) if self.released_prompts else P.state_texts("generic")
+        self.domain = zipact_prompts.domain_of(task.kind) if self.domain_param == "auto" else self.domain_param
+        self.note = zipact_prompts.DOMAINS[self.domain]["note"]
+        self.texts = zipact_prompts.state_texts(self.domain) if self.released_prompts else zipact_prompts.state_texts("generic")
 
     async def begin_request(self, request: Request) -> None:
         await super().begin_request(request)
@@ -219,7 +219,7 @@ class ZipAct(SingleCallMethod):
         return parsed.blocks.get("state")
 
     async def init_state(self, task_text: str) -> None:
-        skeleton = P.empty_state(self.domain)
+        skeleton = zipact_prompts.empty_state(self.domain)
         skeleton["goal_state"]["global_instruction"] = task_text
         self.state = skeleton  # also what the scripted backbone renders when it has no opinion
         if self.single_call:
@@ -228,7 +228,8 @@ class ZipAct(SingleCallMethod):
         state = await self._state_call("init", [
             {"role": "system", "content": self.texts["init_system"]},
             {"role": "user", "content": self.texts["init_user"].format(
-                task=task_text, instruction=task_text, note=self.note, actions=P.actions_text(tools), skeleton=P.state_json(skeleton))}])
+                task=task_text, instruction=task_text, note=self.note, actions=zipact_prompts.actions_text(tools),
+                skeleton=zipact_prompts.state_json(skeleton))}])
         if state is not None:  # on failure the skeleton stays (upstream)
             if not isinstance(state.get("goal_state"), dict):
                 state["goal_state"] = {}
@@ -253,18 +254,19 @@ class ZipAct(SingleCallMethod):
         state = await self._state_call("update", [
             {"role": "system", "content": self.texts["update_system"]},
             {"role": "user", "content": self.texts["update_user"].format(
-                state=P.state_json(self.state), state_str=json.dumps(self.state, indent=2, ensure_ascii=False),
+                state=zipact_prompts.state_json(self.state), state_str=json.dumps(self.state, indent=2, ensure_ascii=False),
                 action=full or "(none)", last_action=full, observation=observation or "(empty)", note=self.note)}])
         if state is not None:
             self.state = state
         self._sync_attempted(self.state)
 
     def user_blocks(self, latest: str) -> list[tuple[str, str]]:
-        return [("agent_status", P.state_json(self.state or {})), ("latest_observation", latest), ("user_query", self.request.text)]
+        return [("agent_status", zipact_prompts.state_json(self.state or {})), ("latest_observation", latest),
+                ("user_query", self.request.text)]
 
     def messages(self, latest: str) -> list[Message]:
         return [
-            system_message(instructions=f"{REACT_RULES}\n\n{P.STATE_TRACKING_RULES}", policy=self.task.policy,
+            system_message(instructions=f"{REACT_RULES}\n\n{zipact_prompts.STATE_TRACKING_RULES}", policy=self.task.policy,
                            tools=self.task.tools, output_protocol=self.protocol.description()),
             user_message(self.user_blocks(latest)),
         ]

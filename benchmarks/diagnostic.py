@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from runners.api import Decision, Environment, Observation, Reply, Request, ToolCall, ToolResult
+from benchmarks.one_request import OneRequestEnv
+from runners.api import Decision, Observation, Reply, Request, ToolCall, ToolResult
 
 
 def mentions_answer_key(value: Any) -> bool:
@@ -57,19 +58,17 @@ def forced_submission_note(submit_tool: str, turn: int, budget: int) -> str | No
     return None
 
 
-class DiagnosticEnv(Environment):
+class DiagnosticEnv(OneRequestEnv):
     """One-request environment with the PoS diagnostic turn loop (RCA-100, ClinDiag): each `act`
     is one turn of at most `max_actions_per_turn` actions run in order until a valid submission;
     every executed action counts in `tool_use_counter`; a decision without tool calls spends the
-    turn. Subclasses set `submit_tool`, `p` (settings), `task`, and implement `request_text`
+    turn. Subclasses set `submit_tool`, `params` (settings), `task`, and implement `request_text`
     and `execute` (which sets `self.submission` on a valid submission)."""
 
     submit_tool = "submit"
     cap_note: str | None = None  # set → results longer than observation_max_chars are cut + this note ({n} = limit)
 
     def _init_turns(self) -> None:
-        self.request: Request | None = None
-        self._served = False
         self.turn = 0
         self.tool_use_counter = 0
         self.submission: dict[str, Any] | None = None
@@ -82,25 +81,18 @@ class DiagnosticEnv(Environment):
         """(observation text, is_error) of one action; never raises on agent input."""
         raise NotImplementedError
 
-    def step_budget(self) -> int:
-        return int(self.p["max_steps"])
-
-    async def next_request(self) -> Request | None:
-        if self._served:
-            return None
-        self._served = True
-        self.request = Request(index=0, request_id=f"{self.task.task_id}/q1", text=self.request_text())
-        return self.request
+    async def open_request(self) -> Request:
+        return Request(index=0, request_id=f"{self.task.task_id}/q1", text=self.request_text())
 
     async def act(self, decision: Decision) -> Reply:
         if self.submission is not None:
             return Reply(request_done=True)
         self.turn += 1
-        calls, dropped = actions_of(decision, self.p["max_actions_per_turn"])
+        calls, dropped = actions_of(decision, self.params["max_actions_per_turn"])
         notes: list[str] = []
         if dropped:
             self.issues["dropped_actions"] += dropped
-            notes.append(f"At most {self.p['max_actions_per_turn']} action(s) per turn: {dropped} further call(s) were not executed.")
+            notes.append(f"At most {self.params['max_actions_per_turn']} action(s) per turn: {dropped} further call(s) were not executed.")
         if not calls:
             self.issues["no_action"] += 1
             notes.append(f"No tool was called, so this turn was spent. Use the tools, and finish with `{self.submit_tool}`.")
@@ -113,7 +105,7 @@ class DiagnosticEnv(Environment):
             else:
                 content, error = await self.execute(call)
             if self.cap_note is not None:
-                limit = int(self.p["observation_max_chars"])
+                limit = int(self.params["observation_max_chars"])
                 content = cap_text(content, limit, self.cap_note.format(n=limit))
             results.append(ToolResult(call_id=call.id or f"{call.name}-{self.tool_use_counter}", name=call.name,
                                       content=content, error=error))
@@ -121,7 +113,7 @@ class DiagnosticEnv(Environment):
                 if calls[i + 1:]:
                     notes.append(f"The submission ended the case; {len(calls) - i - 1} later call(s) were not executed.")
                 break
-        if self.submission is None and self.p["forced_submission"]:
+        if self.submission is None and self.params["forced_submission"]:
             note = forced_submission_note(self.submit_tool, self.turn, self.step_budget())
             if note:
                 notes.append(note)

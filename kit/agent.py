@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kit.asking import ask_until
 from runners.api import Decision, Message, Method, Parsed
 
 CORRECTION = "Your previous reply could not be used: {problems}. Reply again, following the output protocol exactly."
@@ -26,12 +27,6 @@ def correction(parsed: Parsed, text: str, *, limit: int = 3) -> str:
         details = [e.detail for e in parsed.errors[:limit]] or ["it held no decision (no tool call and no message)"]
         problems = "; ".join(d if len(d) <= 160 else d[:157] + "..." for d in details)
     return CORRECTION.format(problems=problems)
-
-
-def repair_messages(messages: list[Message], text: str, note: str) -> list[Message]:
-    """`messages` + the model's own reply + the correction (an empty reply is not replayed)."""
-    extra: list[Message] = [{"role": "assistant", "content": text}] if (text or "").strip() else []
-    return [*messages, *extra, {"role": "user", "content": note}]
 
 
 class SingleCallMethod(Method):
@@ -54,31 +49,23 @@ class SingleCallMethod(Method):
 
     async def ask(self, messages: list[Message], **sampling: Any) -> tuple[Parsed, str]:
         """Call the agent; while the output is unusable, retry (a repair turn, or a re-sample with
-        `repair_turns: false`). Returns the last parse (possibly an empty decision) and the raw text."""
-        errors, repairs, turns = [], [], []
-        parsed, text = Parsed(), ""
-        prompt = messages
-        for attempt in range(self.max_resamples + 1):
-            c = await self.backbone.complete(prompt, role="agent", protocol=self.protocol, attempt=attempt, **sampling)
-            text = c.text
-            parsed = self.protocol.parse(text)
-            errors += [{"attempt": attempt, **e.model_dump()} for e in parsed.errors]
-            repairs += [{"attempt": attempt, **r} for r in parsed.repairs]
-            if self.usable(parsed) or attempt == self.max_resamples:
-                break
-            if self.repair_turns:
-                note = correction(parsed, text)
-                turns.append({"attempt": attempt + 1, "correction": note})
-                prompt = repair_messages(messages, text, note)
-        self._log = {"protocol_errors": errors, "attempts": attempt + 1}
+        `repair_turns: false`) through the shared loop `kit.asking.ask_until`. Returns the last
+        parse (an empty decision when none was usable, logged as `no_op`) and the raw text."""
+        asked = await ask_until(self.backbone, messages, role="agent", protocol=self.protocol, read=self.protocol.parse,
+                                usable=self.usable, attempts=self.max_resamples + 1,
+                                repair=correction if self.repair_turns else None, **sampling)
+        parsed = asked.value
+        self._log = {"protocol_errors": [{"attempt": a, **e.model_dump()} for a, p in enumerate(asked.readings) for e in p.errors],
+                     "attempts": asked.attempts}
+        repairs = [{"attempt": a, **r} for a, p in enumerate(asked.readings) for r in p.repairs]
         if repairs:
             self._log["repairs"] = repairs
-        if turns:
-            self._log["repair_turns"] = turns
-        if not self.usable(parsed):
+        if asked.corrections:
+            self._log["repair_turns"] = asked.corrections
+        if not asked.ok:
             self._log["no_op"] = True
             parsed = parsed.model_copy(update={"decision": Decision()})
-        return parsed, text
+        return parsed, asked.text
 
     def step_log(self) -> dict[str, Any]:
         return self._log

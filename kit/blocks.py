@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kit import reader as R
+from kit import reader
 from kit.reader import Reading
 from runners.api import ProtocolError, ToolCall
 
@@ -20,14 +20,14 @@ def find_block(text: str, tag: str, reading: Reading | None = None) -> str | Non
     """Content of the last `<tag>...</tag>` block of the reply (thinking removed), or None."""
     if not isinstance(text, str):
         return None
-    body = reading.text if reading is not None else R.strip_thinking(text)
-    return R.last_block(body, tag, reading)
+    body = reading.text if reading is not None else reader.strip_thinking(text)
+    return reader.last_block(body, tag, reading)
 
 
 def load_json(raw: str, tag: str, errors: list[ProtocolError], reading: Reading | None = None) -> Any:
     """JSON inside a block (fences tolerated, repaired when needed); None (with an error) when
     there is no JSON to be read."""
-    value, err = R.load_json(raw, f"<{tag}>", reading)
+    value, err = reader.load_json(raw, f"<{tag}>", reading)
     if err is not None:
         errors.append(ProtocolError(kind="bad_json", detail=f"<{tag}>: {err}"))
     return value
@@ -40,9 +40,9 @@ def _call_fields(item: dict[str, Any], i: int, reading: Reading | None) -> dict[
         if reading is not None:
             reading.note("field_synonym", f"tool call #{i}", "'function': {name, arguments} read as name/arguments")
     elif "name" not in item and isinstance(fn, str):
-        item = R.rename(item, {"function": "name"}, reading, f"tool call #{i}")
-    item = R.rename(item, {k: "name" for k in NAME_SYNONYMS}, reading, f"tool call #{i}")
-    return R.rename(item, {k: "arguments" for k in ARG_SYNONYMS}, reading, f"tool call #{i}")
+        item = reader.rename(item, {"function": "name"}, reading, f"tool call #{i}")
+    item = reader.rename(item, {k: "name" for k in NAME_SYNONYMS}, reading, f"tool call #{i}")
+    return reader.rename(item, {k: "arguments" for k in ARG_SYNONYMS}, reading, f"tool call #{i}")
 
 
 def parse_tool_calls(value: Any, errors: list[ProtocolError], *, prefix: str = "call", reading: Reading | None = None) -> list[ToolCall]:
@@ -66,7 +66,7 @@ def parse_tool_calls(value: Any, errors: list[ProtocolError], *, prefix: str = "
         args = item.get("arguments", {})
         if isinstance(args, str):
             if args.strip():
-                args, err = R.load_json(args, f"tool call #{i} arguments", reading)
+                args, err = reader.load_json(args, f"tool call #{i} arguments", reading)
                 if err is not None:
                     errors.append(ProtocolError(kind="bad_field", detail=f"tool call #{i} arguments are not JSON"))
                     continue
@@ -88,7 +88,7 @@ def parse_message(value: Any, errors: list[ProtocolError], reading: Reading | No
     if isinstance(value, str):
         return value
     if isinstance(value, dict):
-        value = R.rename(value, MESSAGE_SYNONYMS, reading, "<assistant_message>")
+        value = reader.rename(value, MESSAGE_SYNONYMS, reading, "<assistant_message>")
         c = value.get("content")
         if c is None or isinstance(c, str):
             return c
@@ -102,12 +102,12 @@ def read_message_block(raw: str | None, tag: str, errors: list[ProtocolError], r
     writes the message itself instead of `{"content": ...}`)."""
     if raw is None:
         return None
-    s = R.strip_fences(raw, None)
+    s = reader.strip_fences(raw, None)
     if s and s[0] not in '{["' and s not in ("null", "None"):
         if reading is not None:
             reading.note("plain_text_message", f"<{tag}>", "plain text read as the message content")
         return s
-    value, err = R.load_json(raw, f"<{tag}>", reading)
+    value, err = reader.load_json(raw, f"<{tag}>", reading)
     if err is not None:
         if reading is not None:
             reading.note("plain_text_message", f"<{tag}>", "unparsable JSON read as plain text")
@@ -120,10 +120,18 @@ def load_object(text: Any, reading: Reading | None = None) -> tuple[dict[str, An
     complete object when there are several)."""
     if not isinstance(text, str) or not text.strip():
         return None, [ProtocolError(kind="empty", detail="empty model output")]
-    r = reading if reading is not None else R.read(text)
+    r = reading if reading is not None else reader.read(text)
     if not r.text.strip():
         return None, [ProtocolError(kind="empty", detail="empty model output (thinking only)")]
-    obj, err = R.load_object(r.text, r)
+    obj, err = reader.load_object(r.text, r)
     if obj is None:
         return None, [ProtocolError(kind="bad_json", detail=err or "no JSON object found in the reply")]
     return obj, []
+
+
+def read_object(text: Any) -> tuple[dict[str, Any] | None, list[ProtocolError], Reading]:
+    """A reply that is one JSON object, read by `load_object`: (the object or None, its errors, the
+    reading, which records the repairs made while the object is read further)."""
+    r = reader.read(text)
+    obj, errors = load_object(text, r)
+    return obj, errors, r

@@ -31,7 +31,7 @@ class ReactProtocol(Protocol):
         """Total: `text` through the tolerant reader (kit.reader), then the blocks."""
         r = read(text)
         parsed = self.parse_reading(r)
-        return parsed.model_copy(update={"repairs": r.repair_dicts, "thinking": r.thinking})
+        return parsed.model_copy(update=r.parsed_fields)
 
     def parse_reading(self, r: Reading) -> Parsed:
         """The blocks of a reply already through `kit.reader.read`. Subclasses extend this and
@@ -39,10 +39,10 @@ class ReactProtocol(Protocol):
         errors: list[ProtocolError] = []
         if not r.text.strip():
             detail = "empty model output" + (" (thinking only)" if r.thinking else "")
-            return Parsed(errors=[ProtocolError(kind="empty", detail=detail)], repairs=r.repair_dicts, thinking=r.thinking)
+            return Parsed(errors=[ProtocolError(kind="empty", detail=detail)], **r.parsed_fields)
         raw = last_set(r.text, self.blocks, r)
         if all(v is None for v in raw.values()):
-            return Parsed(errors=[ProtocolError(kind="malformed", detail="no protocol block found")], repairs=r.repair_dicts, thinking=r.thinking)
+            return Parsed(errors=[ProtocolError(kind="malformed", detail="no protocol block found")], **r.parsed_fields)
         blocks = {}
         for tag, content in raw.items():
             if content is None:

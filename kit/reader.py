@@ -96,6 +96,11 @@ class Reading:
     def repair_dicts(self) -> list[dict[str, str]]:
         return [r.as_dict() for r in self.repairs]
 
+    @property
+    def parsed_fields(self) -> dict[str, Any]:
+        """The fields of a `Parsed` the reading fills, as they stand now: {"repairs", "thinking"}."""
+        return {"repairs": self.repair_dicts, "thinking": self.thinking}
+
 
 def read(text: Any) -> Reading:
     """Start reading a reply: thinking removed and recorded."""
@@ -203,6 +208,26 @@ def strip_fences(s: str, reading: Reading | None = None, where: str = "") -> str
     return t
 
 
+def _backslash(src: str, i: int) -> tuple[str | None, int]:
+    """How the backslash at `src[i]` inside a string literal reads (the backslash rule): (None, k)
+    for a JSON escape of k characters, kept as it is; ("latex" | "invalid_escape", 1) for a
+    literal backslash, to be doubled."""
+    nxt = src[i + 1]
+    if nxt in '"\\/':
+        return None, 2
+    if nxt in "fb" and i + 2 < len(src) and src[i + 2] in string.ascii_letters:
+        return "latex", 1
+    if nxt in "trn":
+        m = re.match(r"[A-Za-z]+", src[i + 1:])
+        if m and len(m.group(0)) > 1 and m.group(0) in LATEX_TRN:
+            return "latex", 1
+    if nxt == "u":
+        return (None, 6) if re.match(r"[0-9a-fA-F]{4}", src[i + 2:i + 6]) else ("invalid_escape", 1)
+    if nxt in _JSON_ESCAPES:
+        return None, 2
+    return "invalid_escape", 1
+
+
 def fix_backslashes(src: str) -> tuple[str, dict[str, int]]:
     """The backslash rule (module docstring) applied to the JSON source text: inside string
     literals, backslashes that a math-writing model meant literally are doubled. Returns the new
@@ -214,46 +239,18 @@ def fix_backslashes(src: str) -> tuple[str, dict[str, int]]:
         ch = src[i]
         if ch == '"':
             in_str = not in_str
-            out.append(ch)
-            i += 1
-            continue
         if ch != "\\" or not in_str or i + 1 >= n:
             out.append(ch)
             i += 1
             continue
-        nxt = src[i + 1]
-        if nxt in '"\\/':
-            out.append(src[i:i + 2])
-            i += 2
-            continue
-        if nxt in "fb" and i + 2 < n and src[i + 2] in string.ascii_letters:
-            counts["latex"] += 1
+        kind, width = _backslash(src, i)
+        if kind is None:
+            out.append(src[i:i + width])
+            i += width
+        else:
+            counts[kind] += 1
             out.append("\\\\")
             i += 1
-            continue
-        if nxt in "trn":
-            m = re.match(r"[A-Za-z]+", src[i + 1:])
-            if m and len(m.group(0)) > 1 and m.group(0) in LATEX_TRN:
-                counts["latex"] += 1
-                out.append("\\\\")
-                i += 1
-                continue
-        if nxt == "u":
-            if re.match(r"[0-9a-fA-F]{4}", src[i + 2:i + 6]):
-                out.append(src[i:i + 6])
-                i += 6
-                continue
-            counts["invalid_escape"] += 1
-            out.append("\\\\")
-            i += 1
-            continue
-        if nxt in _JSON_ESCAPES:
-            out.append(src[i:i + 2])
-            i += 2
-            continue
-        counts["invalid_escape"] += 1
-        out.append("\\\\")
-        i += 1
     return "".join(out), counts
 
 
@@ -407,22 +404,15 @@ def tidy_json(s: str) -> tuple[str, dict[str, int]]:
     {"trailing_comma": n, "python_literal": n} for what was changed."""
     out: list[str] = []
     fixes = {"trailing_comma": 0, "python_literal": 0}
-    i, n, in_str, esc = 0, len(s), False, False
+    strings = _Strings()
+    i, n = 0, len(s)
     while i < n:
         ch = s[i]
-        if in_str:
+        if strings.inside(ch):
             out.append(ch)
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
             i += 1
             continue
-        if ch == '"':
-            in_str = True
-        elif ch == ",":
+        if ch == ",":
             j = i + 1
             while j < n and s[j] in " \t\r\n":
                 j += 1
@@ -442,47 +432,55 @@ def tidy_json(s: str) -> tuple[str, dict[str, int]]:
     return "".join(out), {k: v for k, v in fixes.items() if v}
 
 
+class _Strings:
+    """The string-literal state of JSON text read one character at a time: `inside(ch)` tells
+    whether `ch` belongs to a string literal (its quotes included; backslash escapes honoured)."""
+
+    def __init__(self) -> None:
+        self.open = self.escaped = False
+
+    def inside(self, ch: str) -> bool:
+        if self.open:
+            if self.escaped:
+                self.escaped = False
+            elif ch == "\\":
+                self.escaped = True
+            elif ch == '"':
+                self.open = False
+            return True
+        if ch == '"':
+            self.open = True
+            return True
+        return False
+
+
 def balanced(s: str) -> bool:
     """Whether every `[`/`{` outside JSON strings is closed in order (a reply cut off mid-JSON
     is not balanced; json_repair would complete it by guessing, e.g. a truncated tool argument)."""
     stack: list[str] = []
-    in_str = esc = False
+    strings = _Strings()
     pairs = {"}": "{", "]": "["}
     for ch in s:
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
+        if strings.inside(ch):
             continue
-        if ch == '"':
-            in_str = True
-        elif ch in "[{":
+        if ch in "[{":
             stack.append(ch)
         elif ch in "]}":
             if not stack or stack.pop() != pairs[ch]:
                 return False
-    return not stack and not in_str
+    return not stack and not strings.open
 
 
 def balanced_objects(s: str) -> list[tuple[int, int]]:
-    """(start, end) of every top-level `{…}` span, braces inside JSON strings ignored."""
+    """(start, end) of every top-level `{…}` span, braces inside JSON strings ignored (a quote
+    outside every object is prose, not the start of a string)."""
     out: list[tuple[int, int]] = []
-    depth, in_str, esc, start = 0, False, False, -1
+    depth, start = 0, -1
+    strings = _Strings()
     for i, ch in enumerate(s):
-        if depth and in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
+        if depth and strings.inside(ch):
             continue
-        if ch == '"' and depth:
-            in_str = True
-        elif ch == "{":
+        if ch == "{":
             if depth == 0:
                 start = i
             depth += 1

@@ -12,8 +12,8 @@ import json
 import re
 from typing import Any, Callable
 
-from kit.blocks import load_object, parse_tool_calls
-from kit.reader import dumps, read
+from kit.blocks import load_object, parse_tool_calls, read_object
+from kit.reader import dumps
 from runners.api import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError, TaskView, ToolCall, ToolSpec
 
 
@@ -72,21 +72,19 @@ class JsonProtocol(Protocol):
         return obj
 
     def parse(self, text: str) -> Parsed:
-        r = read(text)
-        obj, errors = load_object(text, r)
-        seen = {"repairs": r.repair_dicts, "thinking": r.thinking}
+        obj, errors, r = read_object(text)
         if obj is None:
-            return Parsed(errors=errors, **seen)
+            return Parsed(errors=errors, **r.parsed_fields)
         missing, extra = set(self.keys) - set(obj), set(obj) - set(self.keys)
         if missing or extra:
             errors.append(ProtocolError(kind="bad_field", detail=f"key set must be exactly {list(self.keys)}; missing {sorted(missing)}, unexpected {sorted(extra)}"))
-            return Parsed(blocks={"json": obj}, errors=errors, **seen)
+            return Parsed(blocks={"json": obj}, errors=errors, **r.parsed_fields)
         try:
             value = self.check(obj, errors)
         except Exception as e:  # parse stays total whatever the model wrote
             errors.append(ProtocolError(kind="bad_field", detail=f"{type(e).__name__}: {e}"))
             value = obj
-        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, errors=errors, repairs=r.repair_dicts, thinking=r.thinking)
+        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, errors=errors, **r.parsed_fields)
 
     def render(self, decision: Decision) -> str:
         if isinstance(decision.extras.get("json"), dict):
@@ -154,14 +152,14 @@ class AuditProtocol(JsonProtocol):
         return {"issues": []}
 
     def parse(self, text: str) -> Parsed:
-        obj, errors = load_object(text)
+        obj, errors, r = read_object(text)
         if obj is None:
-            return Parsed(errors=errors)
+            return Parsed(errors=errors, **r.parsed_fields)
         if "issues" not in obj:
             errors.append(ProtocolError(kind="bad_field", detail="the reply needs an 'issues' list"))
-            return Parsed(blocks={"json": obj}, errors=errors)
+            return Parsed(blocks={"json": obj}, errors=errors, **r.parsed_fields)
         value = self.check({"issues": obj["issues"]}, errors)
-        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, errors=errors)
+        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, errors=errors, **r.parsed_fields)
 
     def check(self, obj: dict[str, Any], errors: list[ProtocolError]) -> dict[str, Any]:
         issues = obj["issues"]
@@ -256,11 +254,9 @@ class PolicyProtocol(Protocol):
         return text + "\nDo not add Markdown fences or any text outside the JSON object."
 
     def parse(self, text: str) -> Parsed:
-        r = read(text)
-        obj, errors = load_object(text, r)
-        seen = {"repairs": r.repair_dicts, "thinking": r.thinking}
+        obj, errors, r = read_object(text)
         if obj is None:
-            return Parsed(errors=errors, **seen)
+            return Parsed(errors=errors, **r.parsed_fields)
         thought = obj.get("thought")
         extras: dict[str, Any] = {"thought": thought if isinstance(thought, str) else ("" if thought is None else json.dumps(thought, ensure_ascii=False))}
         raw_actions = obj.get("actions") if isinstance(obj.get("actions"), list) else ([obj["action"]] if obj.get("action") is not None else [])
@@ -286,7 +282,7 @@ class PolicyProtocol(Protocol):
             message = None
         if not calls and message is None:
             errors.append(ProtocolError(kind="bad_field", detail='no executable "action" in the reply'))
-        return Parsed(decision=Decision(tool_calls=calls, message=message, extras=extras), blocks={"json": obj}, errors=errors, **seen)
+        return Parsed(decision=Decision(tool_calls=calls, message=message, extras=extras), blocks={"json": obj}, errors=errors, **r.parsed_fields)
 
     def render(self, decision: Decision) -> str:
         thought = decision.extras.get("thought") or "This step acts on the Active Gap."

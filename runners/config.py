@@ -82,16 +82,26 @@ class BackboneCfg(_Strict):
         return d
 
 
-class MethodCfg(_Strict):
+class _TargetCfg(_Strict):
+    """A config group entry that names a class (`_target_`) and its params."""
+
+    GROUP: ClassVar[str]
     name: str
     target: str = Field(alias="_target_")
     params: dict[str, Any] = Field(default_factory=dict)
 
+    @property
+    def cls(self) -> type:
+        """The class `_target_` names (imported once per target), or a ConfigError naming this entry."""
+        return import_target(self.target, f"{self.GROUP} '{self.name}'")
 
-class BenchmarkCfg(_Strict):
-    name: str
-    target: str = Field(alias="_target_")
-    params: dict[str, Any] = Field(default_factory=dict)
+
+class MethodCfg(_TargetCfg):
+    GROUP = "method"
+
+
+class BenchmarkCfg(_TargetCfg):
+    GROUP = "benchmark"
     roles: dict[str, str | None] = Field(default_factory=dict, description=(
         "role -> conf/backbone name the benchmark uses by default for the roles it hosts (as upstream: τ's user "
         "simulator and NL judge gpt_4_1, MemoryArena's formal judge and reasoning tool gpt_5_mini); a top-level "
@@ -311,10 +321,9 @@ def validate(raw: dict[str, Any]) -> CellConfig:
         raise ConfigError("invalid configuration:\n" + "\n".join(lines)) from None
     if cfg.method.name not in available("method"):
         raise ConfigError(f"unknown method '{cfg.method.name}'; available: {', '.join(available('method'))}")
-    import_target(cfg.method.target, f"method '{cfg.method.name}'")
-    bench_cls = import_target(cfg.benchmark.target, f"benchmark '{cfg.benchmark.name}'")
+    cfg.method.cls  # an unimportable target fails here, naming the config entry
     try:
-        check_params(cfg.benchmark.name, bench_cls.Params, cfg.benchmark.params)
+        check_params(cfg.benchmark.name, cfg.benchmark.cls.Params, cfg.benchmark.params)
     except ValueError as e:
         raise ConfigError(f"{e}; fix conf/benchmark/{cfg.benchmark.name}.yaml, the preset or the benchmark.params.* override") from None
     return cfg

@@ -1,8 +1,9 @@
 """Live progress of a sweep: cells done / total, episodes, calls, tokens, retries, cost, ETA.
 `rich` on a terminal, one plain line per event otherwise (CI, pipes, `runner.display=plain`).
 
-Calls, tokens and retries update as each model call finishes (`Progress.call`, fed by the
-episode recorder), not when an episode ends, so a long episode shows its activity. A cell's
+Each cell's row is its `CellReport`, the record the completeness report sums too. Calls, tokens
+and retries update as each model call finishes (`CellReport.count_call`, fed by the episode
+recorder), not when an episode ends, so a long episode shows its activity. A cell's
 elapsed time stops when its last episode is on disk. The ETA extrapolates the episodes finished
 in this run (not those skipped from earlier runs) over the episodes left in the whole sweep.
 Cell names are shortened in the middle to fit the terminal width."""
@@ -18,20 +19,26 @@ from runners.api import method_tokens
 
 
 @dataclass
-class CellProgress:
-    name: str
-    total: int
-    skipped: int = 0
-    done: int = 0
-    infra: int = 0
-    harness: int = 0
-    tokens: int = 0
+class CellReport:
+    """One cell's counts in this run: the scheduler fills it (`count_call`, `count_episode`), the
+    live display shows it as the cell's row and the completeness report (`runners.sweep.print_report`)
+    sums it. Calls, cache hits, tokens, retries and cost are counted per model call as it finishes."""
+
+    cell: str  # the cell's name, with ' [shard i/n]' when runner.shard is set
+    total: int = 0  # episodes of the cell (tasks × trials; of the shard when sharded)
+    skipped: int = 0  # finished in earlier runs
+    ok: int = 0
+    infra_error: int = 0
+    harness_error: int = 0
+    not_started: int = 0  # episodes left for a later run (runner.budget_usd reached)
     calls: int = 0
     cache_hits: int = 0
+    tokens: int = 0  # #Tok: method-side roles only
     retries: int = 0
-    usd: float = 0.0
+    usd: float = 0.0  # spent by this run (cache hits cost nothing)
+    errors: list[str] = field(default_factory=list)  # '<task>#<trial>: <first line of the error>'
     started: float = field(default_factory=time.perf_counter)
-    finished: float | None = None
+    finished: float | None = None  # when the cell's last episode was on disk
 
     @property
     def todo(self) -> int:
@@ -39,11 +46,26 @@ class CellProgress:
 
     @property
     def ran(self) -> int:
-        return self.done + self.infra + self.harness
+        return self.ok + self.infra_error + self.harness_error
 
     @property
     def elapsed(self) -> float:
         return (self.finished or time.perf_counter()) - self.started
+
+    def count_call(self, log: Any, usd: float = 0.0) -> None:
+        """One model call finished (a `runners.episode.CallLog`) and cost `usd`."""
+        self.calls += 1
+        self.cache_hits += int(bool(getattr(log, "cached", False)))
+        self.tokens += method_tokens({log.role: log.usage})
+        self.retries += len(getattr(log, "retries", ()) or ())
+        self.usd += usd
+
+    def count_episode(self, status: str, task: str = "", error: str | None = None) -> None:
+        """One episode of `task` is on disk with `status` (ok, infra_error or harness_error)."""
+        setattr(self, status, getattr(self, status) + 1)
+        if status != "ok":
+            lines = (error or "").splitlines()
+            self.errors.append(f"{task}: {lines[0] if lines else ''}")
 
 
 def fit(name: str, width: int) -> str:
@@ -79,7 +101,7 @@ class Progress:
         if mode == "auto":
             mode = "rich" if sys.stdout.isatty() else "plain"
         self.mode = mode
-        self.cells: list[CellProgress] = []
+        self.cells: list[CellReport] = []
         self.started = time.perf_counter()
         self._live = None
         self._last_refresh = 0.0
@@ -105,24 +127,19 @@ class Progress:
             self._live.__exit__(*exc)
 
     # ------------------------------------------------------------------ events
-    def start_cell(self, name: str, total: int, skipped: int) -> CellProgress:
-        cp = CellProgress(name=name, total=total, skipped=skipped)
-        self.cells.append(cp)
-        self._emit(f"[cell] {name}: {total} episodes, {skipped} already finished, {total - skipped} to run")
-        return cp
+    def start_cell(self, cell: CellReport) -> CellReport:
+        """Show `cell` (opened: its total and skipped counts are known); its clock starts now."""
+        cell.started = time.perf_counter()
+        self.cells.append(cell)
+        self._emit(f"[cell] {cell.cell}: {cell.total} episodes, {cell.skipped} already finished, {cell.todo} to run")
+        return cell
 
-    def call(self, cp: CellProgress, log: Any, usd: float = 0.0) -> None:
-        """One model call finished (a `runners.episode.CallLog`)."""
-        cp.calls += 1
-        cp.cache_hits += int(bool(getattr(log, "cached", False)))
-        cp.tokens += method_tokens({log.role: log.usage})  # #Tok: method-side roles only
-        cp.retries += len(getattr(log, "retries", ()) or ())
-        cp.usd += usd
+    def call(self, cp: CellReport) -> None:
+        """One model call of `cp` finished (already counted by `CellReport.count_call`)."""
         now = time.perf_counter()
         if now - self._last_refresh > 0.2:  # rich redraws at 4 Hz anyway; keep per-call cost tiny
             self._last_refresh = now
             self._refresh()
-
 
     def retry(self, url: str, error: str, wait_s: float, name: str = "") -> None:
         """A backbone is retrying a call: shown at once, then at most every 2 s per endpoint."""
@@ -137,27 +154,21 @@ class Progress:
         """A line for the user (plain: printed; rich: above the live table)."""
         self._emit(line)
 
-    def episode(self, cp: CellProgress, *, status: str, task: str, **_: Any) -> None:
-        """One episode is on disk. (Calls and tokens were counted per call.)"""
-        if status == "ok":
-            cp.done += 1
-        elif status == "infra_error":
-            cp.infra += 1
-        else:
-            cp.harness += 1
+    def episode(self, cp: CellReport, *, status: str, task: str, **_: Any) -> None:
+        """One episode is on disk (already counted by `CellReport.count_episode`)."""
         if self.mode == "plain":
             n, todo = cp.ran, cp.todo
             if status != "ok" or n == todo or n % max(1, todo // 10) == 0:
                 eta = self.eta()
-                self._emit(f"  {cp.name}: {n}/{todo} episodes ({status} {task}), {cp.calls} calls, {human_tokens(cp.tokens)} tokens, "
+                self._emit(f"  {cp.cell}: {n}/{todo} episodes ({status} {task}), {cp.calls} calls, {human_tokens(cp.tokens)} tokens, "
                            f"{cp.retries} retries" + (f", sweep ETA {human_duration(eta)}" if eta else ""))
         self._refresh()
 
-    def finish_cell(self, cp: CellProgress) -> None:
+    def finish_cell(self, cp: CellReport) -> None:
         if cp.finished is None:
             cp.finished = time.perf_counter()
             done = sum(c.finished is not None for c in self.cells)
-            self._emit(f"[cell done {done}/{max(len(self.cells), self.expected_cells)}] {cp.name}: {cp.ran}/{cp.todo} run in {human_duration(cp.elapsed)}")
+            self._emit(f"[cell done {done}/{max(len(self.cells), self.expected_cells)}] {cp.cell}: {cp.ran}/{cp.todo} run in {human_duration(cp.elapsed)}")
         self._refresh()
 
     # ------------------------------------------------------------------ summaries
@@ -193,7 +204,7 @@ class Progress:
         name_w = max(12, width - 78)  # what the other columns leave
         for c in self.cells:
             mark = "✓ " if c.finished is not None else ""
-            t.add_row(mark + fit(c.name, name_w - len(mark)), f"{c.ran}/{c.todo}" + (f" (+{c.skipped})" if c.skipped else ""),
-                      f"{c.infra + c.harness}" if not c.harness else f"{c.infra}+{c.harness}h", str(c.calls), str(c.cache_hits),
+            t.add_row(mark + fit(c.cell, name_w - len(mark)), f"{c.ran}/{c.todo}" + (f" (+{c.skipped})" if c.skipped else ""),
+                      f"{c.infra_error + c.harness_error}" if not c.harness_error else f"{c.infra_error}+{c.harness_error}h", str(c.calls), str(c.cache_hits),
                       str(c.retries), human_tokens(c.tokens), human_duration(c.elapsed))
         return t

@@ -34,7 +34,7 @@ def run_cells(cells: list, root: Path, address: str | None = None, num_cpus: int
         from runners.config import ConfigError
 
         raise ConfigError("runner.executor=ray needs Ray: install the `ray` extra (pip install -e '.[ray]')") from None
-    from runners.run import CellReport
+    from runners.progress import CellReport
 
     started = not ray.is_initialized()
     if started:

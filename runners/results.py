@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 from runners.episode import CallLog, EpisodeRecord, RequestRecord, StepRecord
 from runners.store import EPISODES, ERRORS, MANIFEST, StoreError, load_cell, read_jsonl
-from runners.transcripts import TranscriptError, TranscriptReader
+from runners.transcripts import TranscriptError, TranscriptReader, episode_calls
 
 
 @dataclass
@@ -133,13 +133,7 @@ class Episode:
 
     def calls(self) -> Iterator[Call]:
         """Every call of the episode, in the order it was made."""
-        yield from self.task_calls
-        for r in self.requests:
-            yield from r.begin_calls
-            for s in r.steps:
-                yield from s.calls
-            yield from r.end_calls
-        yield from self.unfinished_calls
+        return episode_calls(self)
 
     @property
     def has_transcript(self) -> bool:

@@ -12,27 +12,12 @@ from typing import Any
 
 from runners.api import Backbone, Benchmark
 from runners.backbones.openai import redact_secrets
-from runners.config import BackboneCfg, CellConfig, ConfigError, import_target
+from runners.config import BackboneCfg, CellConfig, ConfigError
 from runners.cost import usd
 from runners.episode import CallLog, Episode, EpisodeRecord
-from runners.progress import Progress
+from runners.progress import CellReport, Progress
 from runners.store import CellStore, code_fingerprint
 from runners.transcripts import TranscriptStore
-
-
-def store_safely(rec: EpisodeRecord, store: Any, transcripts: Any) -> EpisodeRecord:
-    """Store one episode (transcript first, then its record line). An error while storing never
-    ends the sweep: the episode becomes a harness error (retried on resume) that names the cause,
-    stored without its transcript; only if even that cannot be written does the error propagate."""
-    try:
-        if transcripts is not None:
-            transcripts.put(rec)  # durable before the record line that references it
-        store.append(rec)
-        return rec
-    except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on
-        failed = storage_failure(rec, e)
-        store.append(failed)
-        return failed
 
 
 def storage_failure(rec: EpisodeRecord, e: Exception) -> EpisodeRecord:
@@ -51,21 +36,6 @@ def storage_failure(rec: EpisodeRecord, e: Exception) -> EpisodeRecord:
 
 class FatalRunError(RuntimeError):
     """A configuration-level failure (bad key, unknown model): stop the sweep."""
-
-
-@dataclass
-class CellReport:
-    cell: str
-    total: int = 0
-    skipped: int = 0
-    ok: int = 0
-    infra_error: int = 0
-    harness_error: int = 0
-    calls: int = 0
-    cache_hits: int = 0
-    not_started: int = 0  # episodes left for a later run (runner.budget_usd reached)
-    usd: float = 0.0  # spent by this run (cache hits cost nothing)
-    errors: list[str] = field(default_factory=list)
 
 
 class BackbonePool:
@@ -304,7 +274,7 @@ class _ProbeBackbone(Backbone):
 def probe_method(cfg: CellConfig) -> type:
     """The method class, after instantiating it once with the cell's params, so a bad value
     (or an argument the constructor rejects) fails before any work, not inside a running cell."""
-    cls = import_target(cfg.method.target, "method")
+    cls = cfg.method.cls
     try:
         cls(backbone=_ProbeBackbone(), **cfg.method.params)
     except Exception as e:  # any constructor rejection is a config problem
@@ -316,7 +286,7 @@ def probe_method(cfg: CellConfig) -> type:
 def prepare_cell(cfg: CellConfig) -> PreparedCell:
     """Instantiate the benchmark and load its tasks (before any cell runs, so missing data fails
     the sweep up front)."""
-    bench_cls = import_target(cfg.benchmark.target, "benchmark")
+    bench_cls = cfg.benchmark.cls
     params = dict(cfg.benchmark.params)
     if cfg.runner.limit:
         params["limit"] = cfg.runner.limit
@@ -358,12 +328,11 @@ def shard_tasks(tasks: list, i: int, n: int) -> list:
 
 @dataclass
 class _CellRun:
-    """One cell inside the sweep's scheduler: its store, report, progress row and work left."""
+    """One cell inside the sweep's scheduler: its store, report (its progress row too) and work left."""
 
     prep: PreparedCell
     store: CellStore
     report: CellReport
-    cp: Any
     todo: list
     remaining: int = 0
     closed: bool = False
@@ -417,9 +386,9 @@ class Scheduler:
     def _on_call(self, run: _CellRun, log: CallLog, prices: dict | None, acc: list[float]) -> None:
         cost = 0.0 if log.cached else (usd(log.usage, prices) or 0.0)
         self.spent += cost
-        run.report.usd += cost
         acc[0] += cost
-        self.progress.call(run.cp, log, cost)
+        run.report.count_call(log, cost)
+        self.progress.call(run.report)
 
     def _open(self, prep: PreparedCell) -> _CellRun:
         cfg, pool = prep.cfg, self.pool
@@ -444,7 +413,7 @@ class Scheduler:
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
         report.total = len(tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
-        return _CellRun(prep, store, report, None, todo, remaining=len(todo), transcripts=transcripts,
+        return _CellRun(prep, store, report, todo, remaining=len(todo), transcripts=transcripts,
                         case_errors=case_error_counts(store.dir), code=self.code)
 
     def _finish(self, run: _CellRun) -> None:
@@ -456,7 +425,7 @@ class Scheduler:
                 run.store.mark_done({"total": r.total, "ok": r.total})
         finally:
             run.close()
-            self.progress.finish_cell(run.cp)
+            self.progress.finish_cell(run.report)
 
     async def _episode(self, run: _CellRun, task, trial: int) -> None:
         cfg, bench, method_cls, store, report, pool = run.prep.cfg, run.prep.bench, run.prep.method_cls, run.store, run.report, self.pool
@@ -490,19 +459,18 @@ class Scheduler:
             rec.error = redact_secrets(rec.error)
         rec = await self._store(run, rec)
         self.episode_costs.append(spent[0])
-        report.calls += sum(rec.calls_by_role.values())
-        report.cache_hits += rec.cache_hits
-        setattr(report, rec.status, getattr(report, rec.status) + 1)
-        if rec.status != "ok":
-            report.errors.append(f"{task.task_id}#{trial}: {(rec.error or '').splitlines()[0]}")
-            if rec.fatal:
-                self.fatal.append(rec.error or "fatal backbone error")
-                self.stop.set()
-        self.progress.episode(run.cp, status=rec.status, task=task.task_id)
+        report.count_episode(rec.status, f"{task.task_id}#{trial}", rec.error)
+        if rec.status != "ok" and rec.fatal:
+            self.fatal.append(rec.error or "fatal backbone error")
+            self.stop.set()
+        self.progress.episode(report, status=rec.status, task=task.task_id)
 
     async def _store(self, run: _CellRun, rec: EpisodeRecord) -> EpisodeRecord:
-        """`store_safely` off the event loop: the transcript first (the cell's transcript thread),
-        then the record line (the store's writer thread, fsynced before this returns)."""
+        """Store one episode off the event loop: the transcript first (the cell's transcript thread),
+        then the record line (the store's writer thread, fsynced before this returns). An error while
+        storing never ends the sweep: the episode becomes a harness error (retried on resume) that
+        names the cause, stored without its transcript; only if even that cannot be written does the
+        error propagate."""
         try:
             if run.transcripts is not None:  # durable before the record line that references it
                 if run.io is None:
@@ -533,7 +501,7 @@ class Scheduler:
                     r = await asyncio.to_thread(self._open, p)
                     runs.append(r)
                     _warn_store(r.store, p.cfg.cell_name, self.code, self.progress)
-                    r.cp = self.progress.start_cell(p.cfg.cell_name, r.report.total, r.report.skipped)
+                    self.progress.start_cell(r.report)
                     if not r.todo:
                         self._finish(r)
                     for t, trial in r.todo:

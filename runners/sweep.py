@@ -1,9 +1,12 @@
-"""`python -m runners.sweep [group=name ...] [-m group=a,b ...] [experiment=<preset>]`
+"""`python -m runners.sweep [group=name ...] [++experiment.grid.<group>=[a,b] ...] [experiment=<preset>]`
 
 Composes the Hydra config, expands the experiment grid into cells (any group given on the
-command line pins that axis), validates every cell before any work, runs them, prints a
-completeness report and the paper-style table. Re-running resumes: finished (task, trial)
-pairs are skipped, infra errors retried."""
+command line pins that axis), validates every cell before any work, runs them through one
+scheduler, prints a completeness report and the paper-style table. Re-running resumes: finished
+(task, trial) pairs are skipped, infra errors retried. The grid is the one way to run several
+cells in one process; Hydra's `-m` is accepted only with a launcher that starts each job in its
+own process (hydra/launcher=slurm or slurm_local), and refused with the grid command otherwise
+(docs/contracts.md §6)."""
 from __future__ import annotations
 
 import asyncio
@@ -32,6 +35,62 @@ def _multirun() -> bool:
         return HydraConfig.get().mode == RunMode.MULTIRUN
     except Exception:  # not inside a Hydra app (tests compose configs directly)
         return False
+
+
+def _basic_launcher() -> bool:
+    """Whether this multirun job was started by Hydra's basic launcher (all jobs in this process,
+    one after another) rather than a launcher that gives each job its own process."""
+    from hydra.core.hydra_config import HydraConfig
+
+    return str(HydraConfig.get().launcher.get("_target_", "")).endswith(".BasicLauncher")
+
+
+def _sweep_values(value: str) -> list[str] | None:
+    """The values of a Hydra sweep argument (`a,b` or `choice(a,b)`); None for a single value."""
+    inner = value[len("choice("):-1] if value.startswith("choice(") and value.endswith(")") else value
+    if value.startswith(("[", "{", "'", '"')) or "," not in inner:
+        return None
+    return [v.strip() for v in inner.split(",")]
+
+
+def as_grid(argv: list[str]) -> tuple[list[str], list[str]]:
+    """A `-m` command line as one sweep: group sweeps (`method=a,b`) become experiment-grid axes
+    (`++experiment.grid.method=[a,b]`), other arguments stay; a swept key that is not a grid axis
+    is shown as `key=<one of a,b>` and returned apart (one command per value, or a launcher)."""
+    out, other = [], []
+    for arg in argv:
+        if arg in ("-m", "--multirun"):
+            continue
+        key, sep, value = arg.partition("=")
+        values = _sweep_values(value) if sep else None
+        if values and key.lstrip("+~") in GROUPS:
+            out.append(f"++experiment.grid.{key.lstrip('+~')}=[{','.join(values)}]")
+            continue
+        if values:
+            other.append(key)
+            arg = f"{key}=<one of {','.join(values)}>"
+        out.append(arg)
+    return out, other
+
+
+_REFUSED: list[bool] = []  # the basic launcher calls `run` once per job: say it once
+
+
+def refuse_basic_multirun(argv: list[str]) -> str:
+    """Why `-m` without a launcher is refused, and the one-process command that does it."""
+    import shlex
+
+    from runners.backbones.openai import redact_secrets
+
+    args, other = as_grid(argv)
+    msg = ("`-m` with Hydra's basic launcher would run each job as a separate sweep, one after another. Several cells in "
+           "one process are the experiment grid, run by one scheduler (cells overlap, one in-flight bound per endpoint, one "
+           "report):\n  python -m runners.sweep " + redact_secrets(" ".join(shlex.quote(a) for a in args)))
+    if other:
+        msg += (f"\n{', '.join(other)} {'is' if len(other) == 1 else 'are'} not a grid axis (method, backbone, benchmark): run "
+                "one command per value into the same experiment (its tables cover every cell)")
+    return msg + ("\n`-m` is for launchers that start each job in its own process: hydra/launcher=slurm, or slurm_local "
+                  "(docs/contracts.md §6)")
 
 
 def expand_cells(cfg, overrides: list[str] | None = None) -> list[dict[str, Any]]:
@@ -217,6 +276,11 @@ def run(cfg) -> int:
 
     if _multirun():
         scrub_multirun_files()
+        if _basic_launcher():
+            if not _REFUSED:
+                _REFUSED.append(True)
+                print(f"error: {refuse_basic_multirun(sys.argv[1:])}", file=sys.stderr)
+            return 2
     try:
         cells = [validate(c) for c in expand_cells(cfg)]
         check_budget(cells)

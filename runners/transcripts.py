@@ -48,7 +48,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 import orjson
 
 if TYPE_CHECKING:  # pragma: no cover
-    from runners.episode import CallLog, EpisodeRecord
+    from runners.episode import EpisodeRecord
+    from runners.results import Episode
 
 TRANSCRIPTS = "transcripts.sqlite"
 SCHEMA_VERSION = 1
@@ -229,14 +230,16 @@ class Encoder:
         return head
 
 
-def episode_calls(rec: "EpisodeRecord") -> Iterator["CallLog"]:
-    yield from rec.task_calls
-    for rr in rec.requests:
-        yield from rr.begin_calls
-        for s in rr.steps:
+def episode_calls(ep: "EpisodeRecord | Episode") -> Iterator[Any]:
+    """Every call of an episode in the order it was made: the CallLogs of an EpisodeRecord, or
+    the Calls of a `runners.results.Episode` (which mirrors the record's shape)."""
+    yield from ep.task_calls
+    for r in ep.requests:
+        yield from r.begin_calls
+        for s in r.steps:
             yield from s.calls
-        yield from rr.end_calls
-    yield from rec.unfinished_calls
+        yield from r.end_calls
+    yield from ep.unfinished_calls
 
 
 def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:

@@ -23,27 +23,25 @@ Run as a separate process (keeps the server off the client's GIL, for perf):
     python -m tests.fake_openai --latency 0.1 [--react] [--server asyncio]   # prints the base URL, serves until stdin closes
 
 `--server asyncio` (`serve_asyncio`) answers the same replies from one asyncio event loop instead
-of a thread per connection: no faults, only the `requests` and `connections` counters, HTTP/1.1 keep-alive with Content-Length bodies
-(what aiohttp and httpx send; no pipelining). The perf scripts use it so that the endpoint, which
-shares the machine's cores with the harness it measures, costs as little CPU as it can.
+of a thread per connection: no faults, only the `requests` and `connections` counters, HTTP/1.1
+keep-alive with Content-Length bodies (what aiohttp and httpx send; no pipelining). The perf
+scripts use it so that the endpoint, which shares the machine's cores with the harness it
+measures, costs as little CPU as it can.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import collections
-import hashlib
 import json
-import socket
-import struct
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable
 
 import orjson
 
-from scripts.chaos.server import LoopbackServer
+from scripts.chaos.server import LoopbackHandler, LoopbackServer, error_body, request_key
 
 Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
 UsageFn = Callable[[dict[str, Any], str], "dict[str, Any] | None"]
@@ -53,13 +51,9 @@ RATE_LIMIT_MESSAGE = ("Rate limit reached for requests per min (RPM). Please try
 FAULT_KINDS = ("429", "500", "hang", "reset", "malformed")
 
 
-def canonical(body: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
-
-
 def default_responder(body: dict[str, Any]) -> str:
     """'reply <8 hex of the messages>': distinct prompts get distinct, stable replies."""
-    return "reply " + canonical({"m": body.get("messages")})[:8]
+    return "reply " + request_key({"m": body.get("messages")})[:8]
 
 
 def word_usage(body: dict[str, Any], text: str) -> dict[str, Any]:
@@ -77,7 +71,7 @@ def react_responder(body: dict[str, Any]) -> str:
     return '<tool_calls>[]</tool_calls><assistant_message>{"content": "x"}</assistant_message>'
 
 
-class FakeOpenAI(LoopbackServer):  # start/close/base_url: scripts/chaos/server.py
+class FakeOpenAI(LoopbackServer):  # start/close/base_url, enqueue/mode/decide: scripts/chaos/server.py
     def __init__(
         self,
         responder: Responder | None = None,
@@ -93,28 +87,16 @@ class FakeOpenAI(LoopbackServer):  # start/close/base_url: scripts/chaos/server.
         port: int = 0,
         reasoning: Responder | None = None,
     ) -> None:
-        if not 0.0 <= fault_rate <= 1.0:
-            raise ValueError(f"fault_rate must be in [0, 1], got {fault_rate}")
+        super().__init__(seed=seed, fault_rate=fault_rate, faults=faults, port=port)
         self.responder = responder or default_responder
-        self.fault_rate, self.faults, self.latency_s, self.seed = fault_rate, tuple(faults), latency_s, seed
-        self.retry_after, self.hang_s, self.usage, self.model = retry_after, hang_s, usage, model
-        self.mode: str | int | None = None
+        self.latency_s, self.retry_after, self.hang_s, self.usage, self.model = latency_s, retry_after, hang_s, usage, model
         self.reasoning = reasoning  # reasoning(body) -> reasoning_content sent beside the reply (DeepSeek/Qwen style)
-        self._port = port
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._queue: collections.deque[str | int] = collections.deque()
-        self._server: ThreadingHTTPServer | None = None
         self.reset_counters()
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         return _handler_for(self)
 
     # ------------------------------------------------------------------ control
-    def enqueue(self, *kinds: str | int) -> None:
-        with self._lock:
-            self._queue.extend(kinds)
-
     def reset_counters(self) -> None:
         with self._lock:
             self.requests = 0
@@ -124,31 +106,14 @@ class FakeOpenAI(LoopbackServer):  # start/close/base_url: scripts/chaos/server.
             self.inflight = 0
             self.bodies: list[dict[str, Any]] = []
             self.auth_headers: list[str | None] = []
-            self._seen: collections.Counter[str] = collections.Counter()
-
-    def decide(self, body: dict[str, Any]) -> str | int:
-        """Outcome for this arrival: forced queue, then `mode`, then the seeded draw, else 'ok'."""
-        with self._lock:
-            key = canonical(body)
-            n = self._seen[key]
-            self._seen[key] += 1
-            if self._queue:
-                return self._queue.popleft()
-        if self.mode is not None:
-            return self.mode
-        if self.fault_rate > 0 and self.faults:
-            h = hashlib.sha256(f"{self.seed}|{key}|{n}".encode()).digest()
-            draw = int.from_bytes(h[:8], "big") / 2**64
-            if draw < self.fault_rate:
-                return self.faults[int.from_bytes(h[8:12], "big") % len(self.faults)]
-        return "ok"
+            self._seen.clear()
 
     def reply_json(self, body: dict[str, Any]) -> dict[str, Any]:
         reply = self.responder(body)
         message = {"role": "assistant", **reply} if isinstance(reply, dict) else {"role": "assistant", "content": reply}
         text = message.get("content") or ""
         out: dict[str, Any] = {
-            "id": "chatcmpl-" + canonical(body)[:12], "object": "chat.completion", "model": body.get("model") or self.model,
+            "id": "chatcmpl-" + request_key(body)[:12], "object": "chat.completion", "model": body.get("model") or self.model,
             "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
         }
         if self.reasoning is not None:
@@ -159,44 +124,16 @@ class FakeOpenAI(LoopbackServer):  # start/close/base_url: scripts/chaos/server.
         return out
 
 
-def _error(status: int, message: str, code: str) -> bytes:
-    return json.dumps({"error": {"message": message, "type": code, "code": code}}).encode()
-
-
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints
-        disable_nagle_algorithm = True  # headers and body are separate writes: avoid the 40 ms delayed-ACK stall
-
-        def log_message(self, *args: Any) -> None:  # quiet
-            return None
-
-        def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None, ctype: str = "application/json") -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", ctype)
-            self.send_header("Content-Length", str(len(payload)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def do_POST(self) -> None:  # noqa: N802 - http.server naming
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if not self.path.rstrip("/").endswith("/chat/completions"):
-                self._send(404, _error(404, f"no route {self.path}", "not_found"))
-                return
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                self._send(400, _error(400, "body is not JSON", "invalid_request_error"))
-                return
+    class Handler(LoopbackHandler):
+        def post(self, body: dict[str, Any]) -> None:
             with fake._lock:
                 fake.requests += 1
                 fake.bodies.append(body)
                 fake.auth_headers.append(self.headers.get("Authorization"))
                 fake.inflight += 1
                 fake.max_concurrent = max(fake.max_concurrent, fake.inflight)
-            kind = fake.decide(body)
+            kind = fake.decide(request_key(body))
             try:
                 self._answer(kind, body)
             finally:
@@ -208,27 +145,25 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if kind == "ok":
                 if fake.latency_s:
                     fake._stop.wait(fake.latency_s)
-                self._send(200, json.dumps(fake.reply_json(body)).encode())
+                self.send(200, json.dumps(fake.reply_json(body)).encode())
             elif kind == "429":
                 hdr = {"Retry-After": fake.retry_after} if fake.retry_after is not None else {}
-                self._send(429, _error(429, RATE_LIMIT_MESSAGE, "rate_limit_exceeded"), hdr)
+                self.send(429, error_body(RATE_LIMIT_MESSAGE, "rate_limit_exceeded"), hdr)
             elif kind == "quota":
-                self._send(429, _error(429, "You exceeded your current quota, please check your plan and billing details.", "insufficient_quota"))
+                self.send(429, error_body("You exceeded your current quota, please check your plan and billing details.", "insufficient_quota"))
             elif kind == "hang":
-                fake._stop.wait(fake.hang_s)
-                self.close_connection = True
+                self.hang(fake._stop, fake.hang_s)
             elif kind == "reset":
-                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                self.close_connection = True
+                self.reset_connection()
             elif kind == "malformed":
-                self._send(200, b"<html>502 Bad Gateway</html>", ctype="text/html")
+                self.send(200, b"<html>502 Bad Gateway</html>", ctype="text/html")
             elif kind == "context":
-                self._send(400, _error(400, "This model's maximum context length is 8192 tokens.", "context_length_exceeded"))
+                self.send(400, error_body("This model's maximum context length is 8192 tokens.", "context_length_exceeded"))
             elif kind == "nochoices":
-                self._send(200, json.dumps({"object": "chat.completion", "model": fake.model}).encode())
+                self.send(200, json.dumps({"object": "chat.completion", "model": fake.model}).encode())
             else:
                 status = int(kind)  # echoes the Authorization header: the worst case for key leaks
-                self._send(status, _error(status, f"fake error {status}; got {self.headers.get('Authorization')}", "fake_error"))
+                self.send(status, error_body(f"fake error {status}; got {self.headers.get('Authorization')}", "fake_error"))
 
     return Handler
 
@@ -257,7 +192,7 @@ class _AsyncHTTP(asyncio.Protocol):
             lines = bytes(self.buf[:end]).decode("latin-1").split("\r\n")
             headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])}
             if "chunked" in headers.get("transfer-encoding", "").lower():
-                self._reply(411, _error(411, "send a Content-Length body", "invalid_request_error"), close=True)
+                self._reply(411, error_body("send a Content-Length body", "invalid_request_error"), close=True)
                 return
             n = int(headers.get("content-length") or 0)
             if len(self.buf) < end + 4 + n:
@@ -267,7 +202,7 @@ class _AsyncHTTP(asyncio.Protocol):
             parts = lines[0].split(" ")
             close = headers.get("connection", "").lower() == "close"
             if len(parts) < 2 or parts[0] != "POST" or not parts[1].rstrip("/").endswith("/chat/completions"):
-                self._reply(404, _error(404, f"no route {parts[1] if len(parts) > 1 else lines[0]}", "not_found"), close)
+                self._reply(404, error_body(f"no route {parts[1] if len(parts) > 1 else lines[0]}", "not_found"), close)
                 continue
             try:
                 body = orjson.loads(raw)
@@ -275,7 +210,7 @@ class _AsyncHTTP(asyncio.Protocol):
                 try:
                     body = json.loads(raw)
                 except ValueError:
-                    self._reply(400, _error(400, "body is not JSON", "invalid_request_error"), close)
+                    self._reply(400, error_body("body is not JSON", "invalid_request_error"), close)
                     continue
             self.fake.requests += 1
             payload = json.dumps(self.fake.reply_json(body)).encode()

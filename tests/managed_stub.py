@@ -2,29 +2,21 @@
 serves /v1/models and /v1/chat/completions (echo) on 127.0.0.1:<port> until terminated."""
 import json
 import sys
-from http.server import BaseHTTPRequestHandler, HTTPServer
+from http.server import HTTPServer
+
+from scripts.chaos.server import LoopbackHandler
 
 
-class H(BaseHTTPRequestHandler):
-    def log_message(self, *a):
-        pass
+class H(LoopbackHandler):
+    protocol_version = "HTTP/1.0"  # one request per connection: the server below is single-threaded
 
-    def _send(self, obj):
-        body = json.dumps(obj).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+    def do_GET(self):  # noqa: N802 - http.server naming
+        self.send(200, json.dumps({"data": [{"id": "stub"}]}).encode())
 
-    def do_GET(self):
-        self._send({"data": [{"id": "stub"}]})
-
-    def do_POST(self):
-        req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        text = "echo: " + str(req["messages"][-1]["content"])
-        self._send({"model": req["model"], "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": 3, "completion_tokens": 2}})
+    def post(self, body):
+        text = "echo: " + str(body["messages"][-1]["content"])
+        self.send(200, json.dumps({"model": body["model"], "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                                   "usage": {"prompt_tokens": 3, "completion_tokens": 2}}).encode())
 
 
 if __name__ == "__main__":

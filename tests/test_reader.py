@@ -8,7 +8,7 @@ import pytest
 
 from benchmarks.memoryarena.judge import verdict
 from flowstate.protocol import FlowStateProtocol
-from kit import reader as R
+from kit import reader
 from kit.blocks import load_object
 from kit.react import ReactProtocol
 from pos.protocols import DeltaProtocol
@@ -77,12 +77,12 @@ def test_latex_answers_round_trip_exactly_with_single_backslashes(answer):
 
 
 def test_backslash_rule_keeps_real_control_characters():
-    assert R.load_json('"a\\nb\\tc"', "x")[0] == "a\nb\tc"  # \n before one letter 'b' is a line break
-    assert R.load_json('"Line one.\\nThe next"', "x")[0] == "Line one.\nThe next"
-    assert R.load_json('"\\\\frac{1}{2}"', "x")[0] == "\\frac{1}{2}"  # correct JSON is untouched
-    assert R.load_json('"\\theta \\times \\nu \\rho"', "x")[0] == "\\theta \\times \\nu \\rho"
-    assert R.load_json('"\\u00e9\\underline{x}"', "x")[0] == "é\\underline{x}"
-    assert R.load_json('"\\frac"', "x", latex=False)[0] == "\x0crac"  # the switch: strict JSON escapes
+    assert reader.load_json('"a\\nb\\tc"', "x")[0] == "a\nb\tc"  # \n before one letter 'b' is a line break
+    assert reader.load_json('"Line one.\\nThe next"', "x")[0] == "Line one.\nThe next"
+    assert reader.load_json('"\\\\frac{1}{2}"', "x")[0] == "\\frac{1}{2}"  # correct JSON is untouched
+    assert reader.load_json('"\\theta \\times \\nu \\rho"', "x")[0] == "\\theta \\times \\nu \\rho"
+    assert reader.load_json('"\\u00e9\\underline{x}"', "x")[0] == "é\\underline{x}"
+    assert reader.load_json('"\\frac"', "x", latex=False)[0] == "\x0crac"  # the switch: strict JSON escapes
 
 
 def test_last_complete_set_and_thinking():
@@ -99,7 +99,8 @@ def test_last_complete_set_and_thinking():
 def test_never_invents_a_tool_call():
     p = ReactProtocol()
     prose = p.parse("<tool_calls>I would call search here</tool_calls><assistant_message>{\"content\": null}</assistant_message>")
-    assert prose.decision.tool_calls == [] and any(e.kind == "bad_json" for e in prose.errors)
+    assert prose.decision == Decision()
+    assert [(e.kind, e.detail) for e in prose.errors] == [("bad_json", "<tool_calls>: Expecting value: line 1 column 1 (char 0)")]
     cut = p.parse('<tool_calls>[{"name": "delete_account", "arguments": {"user_id": "12')
     assert cut.decision.tool_calls == [], "a cut-off call must not be completed by guessing"
     assert p.parse("The answer is 5.").decision.is_empty  # no blocks at all: nothing is made up
@@ -122,3 +123,14 @@ def test_load_object_prose_fences_and_several_objects():
 def test_judge_verdict_ignores_thinking():
     assert verdict("<think>Is it yes? Let me check.</think>no") is False
     assert verdict("<think>hmm</think>yes") is True
+
+
+def test_json_string_state_behind_brackets_objects_and_tidying():
+    # brackets, commas and Python literals inside strings (escaped quotes included) are text
+    assert reader.balanced('{"a": "}\\"]", "b": [1, {"c": 2}]}') is True
+    assert reader.balanced('{"a": "x') is False and reader.balanced("[{]}") is False and reader.balanced("{") is False
+    # a quote in prose outside every object does not open a string
+    text = '5" screen {"a": "}"} and {"b": 1}'
+    assert [text[i:j] for i, j in reader.balanced_objects(text)] == ['{"a": "}"}', '{"b": 1}']
+    assert reader.tidy_json('{"a": "None,]", "b": None, "c": [True,],}') == (
+        '{"a": "None,]", "b": null, "c": [true]}', {"trailing_comma": 2, "python_literal": 2})

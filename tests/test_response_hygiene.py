@@ -75,22 +75,28 @@ def test_max_completion_chars_caps_and_records():
     assert len(c.text) == 100 and any("cut to max_completion_chars=100" in h for h in c.hygiene)
 
 
-def test_store_error_makes_a_harness_error_not_a_dead_sweep():
+def test_store_error_makes_a_harness_error_not_a_dead_sweep(tmp_path):
+    """The scheduler's store path with a real cell store and transcript store: a record that cannot
+    be written (a lone surrogate cannot be UTF-8) is stored as a harness error, run again on resume."""
     from runners.episode import EpisodeRecord
-    from runners.run import store_safely
+    from runners.progress import CellReport, Progress
+    from runners.run import BackbonePool, Scheduler, _CellRun
+    from runners.store import EPISODES, ERRORS, CellStore, read_jsonl
+    from runners.transcripts import TranscriptStore
 
-    class Store:
-        def __init__(self):
-            self.lines = []
-
-        def append(self, rec):
-            if rec.status == "ok":
-                raise UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed")
-            self.lines.append(rec)
-
-    s = Store()
-    out = store_safely(EpisodeRecord(cell="c", task_id="t", trial=0, seed=0), s, None)
-    assert out.status == "harness_error" and "storing the episode record failed" in out.error and s.lines == [out]
+    store = CellStore(tmp_path, "c").open({"config": {}})
+    run = _CellRun(prep=None, store=store, report=CellReport(cell="c"), todo=[], transcripts=TranscriptStore(store.dir).open())
+    rec = EpisodeRecord(cell="c", task_id="t", trial=0, seed=0, scores={"answer": "\ud800"})
+    try:
+        out = asyncio.run(Scheduler(tmp_path, BackbonePool(None), Progress("none"), 1)._store(run, rec))
+    finally:
+        run.close()
+    assert out.status == "harness_error" and out.scores == {}
+    assert out.error.startswith("storing the episode record failed (PydanticSerializationError: ")
+    assert out.error.endswith("the episode is recorded as a harness error and run again on resume")
+    assert (store.dir / EPISODES).read_text() == "" and store.done == set()
+    errors, bad_lines = read_jsonl(store.dir / ERRORS)
+    assert [(r["task_id"], r["status"], r["error"]) for r in errors] == [("t", "harness_error", out.error)] and bad_lines == 0
 
 
 @given(st.lists(st.sampled_from(["\\ud800", "\\udfff", "\\uD83D\\uDE00", "\\ud83d", "\\ude00", "a", "\\u00e9", "\\\\", "\u00e9"]),

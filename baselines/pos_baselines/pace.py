@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from baselines.pos_baselines import relevance as R
+from baselines.pos_baselines import relevance
 from baselines.pos_baselines.common import PosBaseline, Turn, aux_messages, render_turn
 from baselines.pos_baselines.config import BaselineConfig
 from baselines.pos_baselines.protocols import ChunkSummaryReply
@@ -49,7 +49,7 @@ class Pace(PosBaseline):
 
     async def begin_task(self, task) -> None:
         await super().begin_task(task)
-        self.encoder = R.make_encoder(self.cfg.encoder)
+        self.encoder = relevance.make_encoder(self.cfg.encoder)
         self.summary_protocol = ChunkSummaryReply()
         self.prev_tokens: int | None = None
 
@@ -80,9 +80,9 @@ class Pace(PosBaseline):
         n = self.cfg.recent_full
         older, recent = (self.turns[:-n], self.turns[-n:]) if n else (self.turns, [])
         weights = self.weights(older, recent)
-        p = R.pressure(self.step_no + 1, self.cfg.t_max, self.prev_tokens or 0, self.cfg.b_max)  # t = this turn of the request
-        th = R.thresholds(self.cfg.base_thresholds, self.cfg.lam, p)
-        levels = [R.level(w, th) for w in weights]
+        p = relevance.pressure(self.step_no + 1, self.cfg.t_max, self.prev_tokens or 0, self.cfg.b_max)  # t = this turn of the request
+        th = relevance.thresholds(self.cfg.base_thresholds, self.cfg.lam, p)
+        levels = [relevance.level(w, th) for w in weights]
 
         def messages() -> list[Message]:
             return self.policy_messages([
@@ -96,9 +96,10 @@ class Pace(PosBaseline):
         budget, stepped, total = self.cfg.b_max - self.cfg.reserve_tokens, 0, count_messages(msgs)
         while total > budget:
             est = total  # cheap per-chunk deltas, then one exact recount
-            while est > budget and (i := R.step_down(levels, weights)) is not None:
+            while est > budget and (i := relevance.step_down(levels, weights)) is not None:
                 stepped += 1
-                est += self.chunk_tokens(older[i], levels[i]) - self.chunk_tokens(older[i], R.LEVELS[R.LEVELS.index(levels[i]) - 1])
+                previous = relevance.LEVELS[relevance.LEVELS.index(levels[i]) - 1]
+                est += self.chunk_tokens(older[i], levels[i]) - self.chunk_tokens(older[i], previous)
             msgs = messages()
             total = count_messages(msgs)
             if i is None:
@@ -116,7 +117,7 @@ class Pace(PosBaseline):
         trunc = lambda text: truncate_tokens(text, self.cfg.l_max_tokens)[0]  # noqa: E731
         query = trunc("\n".join([self.request.text, *(render_turn(t) for t in recent)]))
         vecs = self.encoder.encode([query, *(trunc(render_turn(t)) for t in older)])
-        return [float(w) for w in R.relative_weights(vecs[0], vecs[1:], self.cfg.tau)]
+        return [float(w) for w in relevance.relative_weights(vecs[0], vecs[1:], self.cfg.tau)]
 
     def render_chunk(self, t: Turn, lv: str) -> str:
         """One older chunk at level `lv` (PACE R_full / R_detailed / R_brief / R_ph)."""

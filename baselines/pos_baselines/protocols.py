@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
-from kit.blocks import find_block, load_json, load_object  # tolerant reader underneath (kit.reader)
+from kit.blocks import find_block, load_json, read_object  # tolerant reader underneath (kit.reader)
 from kit.react import REACT_PROTOCOL, ReactProtocol
-from kit.reader import Reading, read
+from kit.reader import Reading
 from runners.api import Decision, Parsed, Protocol, ProtocolError
 
 class JsonReply(Protocol):
@@ -37,10 +37,9 @@ class JsonReply(Protocol):
         return f"Reply with one JSON object with the keys {keys}, and no other text."
 
     def parse(self, text: str) -> Parsed:
-        r = read(text)
-        obj, errors = load_object(text, r)
+        obj, errors, r = read_object(text)
         if obj is None:
-            return Parsed(errors=errors, repairs=r.repair_dicts, thinking=r.thinking)
+            return Parsed(errors=errors, **r.parsed_fields)
         for key, typ in self.fields.items():
             if key not in obj:
                 errors.append(ProtocolError(kind="bad_field", detail=f"missing key '{key}'"))
@@ -48,8 +47,8 @@ class JsonReply(Protocol):
                 errors.append(ProtocolError(kind="bad_field", detail=f"'{key}' must be {self.hints.get(key, typ)}"))
         value = {k: obj.get(k) for k in self.fields}
         if errors:
-            return Parsed(blocks={"json": obj}, errors=errors, repairs=r.repair_dicts, thinking=r.thinking)
-        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, repairs=r.repair_dicts, thinking=r.thinking)
+            return Parsed(blocks={"json": obj}, errors=errors, **r.parsed_fields)
+        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, **r.parsed_fields)
 
     def render(self, decision: Decision) -> str:
         if isinstance(decision.extras.get("json"), dict):

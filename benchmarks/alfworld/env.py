@@ -16,12 +16,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks.alfworld import text as T
+from benchmarks.alfworld import text as alfworld_text
 from benchmarks.alfworld.data import read_game
 from benchmarks.alfworld.prompts import ACT, act_tool, policy
+from benchmarks.one_request import OneRequestEnv
 from runners.api import (
     Decision,
-    Environment,
     EpisodeContext,
     Message,
     Observation,
@@ -44,24 +44,22 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-class AlfworldEnv(Environment):
+class AlfworldEnv(OneRequestEnv):
     def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any]) -> None:
         self.task, self.ctx = task, ctx
-        self.p = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
+        self.params = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
         self.benchmark = str(params.get("name", "alfworld"))
-        if self.p["syntax"] not in ("native", "put"):
-            raise ValueError(f"alfworld syntax must be 'native' or 'put', got {self.p['syntax']!r}")
+        if self.params["syntax"] not in ("native", "put"):
+            raise ValueError(f"alfworld syntax must be 'native' or 'put', got {self.params['syntax']!r}")
         game = read_game(Path(task.payload["path"]))
-        native = T.grammar_syntax(game["grammar"])
-        self.syntax = "put" if self.p["syntax"] == "put" else native
+        native = alfworld_text.grammar_syntax(game["grammar"])
+        self.syntax = "put" if self.params["syntax"] == "put" else native
         if self.syntax != native:  # patch in memory; the file is never touched (§4.3)
-            game = {**game, "grammar": T.patch_grammar_put(game["grammar"])}
+            game = {**game, "grammar": alfworld_text.patch_grammar_put(game["grammar"])}
         walk = list(game.get("walkthrough") or [])
-        self.walkthrough = [T.move_to_put(c) for c in walk] if self.syntax == "put" else walk
+        self.walkthrough = [alfworld_text.move_to_put(c) for c in walk] if self.syntax == "put" else walk
         self._game_dict = game
         self._game: Any = None
-        self.request: Request | None = None
-        self._served = False
         self.admissible: list[str] = []
         self.won = False
         self.actions = 0          # engine steps taken
@@ -73,29 +71,22 @@ class AlfworldEnv(Environment):
     # ------------------------------------------------------------------ contract
     def view(self) -> TaskView:
         return TaskView(task_id=self.task.task_id, benchmark=self.benchmark,
-                        policy=policy(self.syntax, self.p["max_steps"]), tools=[act_tool(self.syntax)], kind="alfworld")
+                        policy=policy(self.syntax, self.params["max_steps"]), tools=[act_tool(self.syntax)], kind="alfworld")
 
-    def step_budget(self) -> int:
-        return int(self.p["max_steps"])
-
-    async def next_request(self) -> Request | None:
-        if self._served:
-            return None
-        self._served = True
+    async def open_request(self) -> Request:
         from benchmarks.alfworld.engine import Game  # lazy: needs the alfworld extra
 
         root = self.task.payload.get("root")
         self._game = Game(self._game_dict, data_root=Path(root) if root else None)
         frame = await asyncio.to_thread(self._game.reset)
         self.admissible, self.won = frame.admissible, frame.won
-        text = T.initial_observation(frame.feedback)
-        self.request = Request(index=0, request_id=f"{self.task.task_id}/q1", text=text, goal=T.task_sentence(text),
-                               actions=self._actions())
-        return self.request
+        text = alfworld_text.initial_observation(frame.feedback)
+        return Request(index=0, request_id=f"{self.task.task_id}/q1", text=text, goal=alfworld_text.task_sentence(text),
+                       actions=self._actions())
 
     def _actions(self) -> list[str] | None:
         """The step's admissible commands, as upstream PoS's adapter passes `infos["admissible_commands"]`."""
-        return list(self.admissible) if self.p["show_admissible"] and not self.won else None
+        return list(self.admissible) if self.params["show_admissible"] and not self.won else None
 
     async def act(self, decision: Decision) -> Reply:
         if self.won or self._game is None:
@@ -104,7 +95,7 @@ class AlfworldEnv(Environment):
         if command is None:
             self.idle_turns += 1
             return Reply(observation=Observation(note=" ".join(notes), actions=self._actions()))
-        m = T.match_command(command, self.admissible, lenient=self.p["lenient_match"])
+        m = alfworld_text.match_command(command, self.admissible, lenient=self.params["lenient_match"])
         if m.issue:  # pitfall 8: invalid actions are logged, never silently dropped
             self.issues[m.issue] += 1
         self.invalid += int(not m.admissible and m.issue != "think")
@@ -113,8 +104,8 @@ class AlfworldEnv(Environment):
         if self._wt < len(self.walkthrough) and m.command == self.walkthrough[self._wt] and m.admissible:
             self._wt += 1
         self.admissible, self.won = frame.admissible, frame.won
-        note = T.clean_observation(frame.feedback, command, strip_named_arrival=self.p["strip_named_arrival"],
-                                   think_ok=self.p["think_ok"])
+        note = alfworld_text.clean_observation(frame.feedback, command, strip_named_arrival=self.params["strip_named_arrival"],
+                                               think_ok=self.params["think_ok"])
         if notes:
             note = f"{note}\n({' '.join(notes)})"
         return Reply(observation=Observation(note=note, actions=self._actions()), request_done=self.won)
@@ -137,7 +128,7 @@ class AlfworldEnv(Environment):
                 return None, [f"`{ACT}` needs a string argument `command`, e.g. {{\"command\": \"look\"}}."]
             return command, notes
         if decision.message is not None:
-            if self.p["message_as_command"]:
+            if self.params["message_as_command"]:
                 return decision.message, notes
             self.issues["message"] += 1
             return None, [f"There is no one to talk to here. Act with the `{ACT}` tool."]

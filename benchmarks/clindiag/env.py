@@ -19,8 +19,8 @@ import json
 from collections import Counter
 from typing import Any
 
-from benchmarks.clindiag import judge as J
-from benchmarks.clindiag import provider as P
+from benchmarks.clindiag import judge
+from benchmarks.clindiag import provider
 from benchmarks.clindiag.prompts import QUERY_TOOLS, SUBMIT, as_field, policy, request_text, tool_specs
 from benchmarks.diagnostic import DiagnosticEnv, cap_text
 from runners.api import Decision, EpisodeContext, Message, RequestOutcome, TaskSpec, TaskView, ToolCall
@@ -56,8 +56,8 @@ class ClinDiagEnv(DiagnosticEnv):
 
     def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any]) -> None:
         self.task, self.ctx = task, ctx
-        self.p = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
-        check_settings(self.p)
+        self.params = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
+        check_settings(self.params)
         self.benchmark = str(params.get("name", "clindiag"))
         self.case = task.payload
         self._init_turns()
@@ -68,7 +68,7 @@ class ClinDiagEnv(DiagnosticEnv):
         self._judging = False
 
     def view(self) -> TaskView:
-        return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, policy=policy(self.p["max_steps"]),
+        return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, policy=policy(self.params["max_steps"]),
                         tools=tool_specs(), kind="clindiag")
 
     def request_text(self) -> str:
@@ -93,15 +93,15 @@ class ClinDiagEnv(DiagnosticEnv):
         self.queries[call.name] += 1
         section = QUERY_TOOLS[call.name][0]
         if not self.case["present"][section]:
-            return P.NO_RECORD, False
+            return provider.NO_RECORD, False
         record = self.case["sections"][section]
-        limit = int(self.p["observation_max_chars"])
-        if self.p["provider"] == "keyword":
-            return cap_text(P.keyword_answer(record, question), limit, P.TRUNCATION_NOTE.format(n=limit)), False
+        limit = int(self.params["observation_max_chars"])
+        if self.params["provider"] == "keyword":
+            return cap_text(provider.keyword_answer(record, question), limit, provider.TRUNCATION_NOTE.format(n=limit)), False
         self._providing = (record, question)
         try:
-            answer = await P.ask(self.ctx.backbone("user_sim"), section, record, question, max_chars=limit,
-                                 attempts=int(self.p["provider_attempts"]), **self.p["provider_sampling"])
+            answer = await provider.ask(self.ctx.backbone("user_sim"), section, record, question, max_chars=limit,
+                                        attempts=int(self.params["provider_attempts"]), **self.params["provider_sampling"])
         finally:
             self._providing = None
         return answer, False
@@ -119,14 +119,14 @@ class ClinDiagEnv(DiagnosticEnv):
         assert self.request is not None
         if self.submission is not None:
             gold = self.case["gold"]
-            if self.p["judge"] == "scripted":
-                self.verdict = J.scripted_verdict(gold, self.submission)
+            if self.params["judge"] == "scripted":
+                self.verdict = judge.scripted_verdict(gold, self.submission)
             else:
                 self._judging = True
                 try:
-                    self.verdict, self.judge_replies = await J.judge(
-                        self.ctx.backbone("judge"), gold, self.submission, attempts=int(self.p["judge_attempts"]),
-                        **self.p["judge_sampling"])
+                    self.verdict, self.judge_replies = await judge.judge(
+                        self.ctx.backbone("judge"), gold, self.submission, attempts=int(self.params["judge_attempts"]),
+                        **self.params["judge_sampling"])
                 finally:
                     self._judging = False
         final = self.submission["final_diagnosis"] if self.submission else None
@@ -136,7 +136,7 @@ class ClinDiagEnv(DiagnosticEnv):
     async def score_task(self) -> dict[str, Any]:
         v = self.verdict or {"diagnosis_correct": False, "differential_hit": False, "reason": "no_submission"}
         return {"success": int(v["diagnosis_correct"]), "diagnosis_correct": v["diagnosis_correct"],
-                "differential_hit": v["differential_hit"], "judge_reason": v["reason"], "judge": self.p["judge"],
+                "differential_hit": v["differential_hit"], "judge_reason": v["reason"], "judge": self.params["judge"],
                 "judge_replies": self.judge_replies,
                 "submitted": self.submission is not None, "submission": self.submission, "subset": self.case["subset"],
                 "turns": self.turn, "queries": dict(self.queries), "issues": dict(self.issues)}
@@ -150,9 +150,9 @@ class ClinDiagEnv(DiagnosticEnv):
 
     def reference(self, role: str, messages: list[Message]) -> Decision | None:
         if role == "user_sim" and self._providing is not None:
-            return Decision(message=P.keyword_answer(*self._providing))
+            return Decision(message=provider.keyword_answer(*self._providing))
         if role == "judge" and self._judging and self.submission is not None:
-            return Decision(message=json.dumps(J.scripted_verdict(self.case["gold"], self.submission)))
+            return Decision(message=json.dumps(judge.scripted_verdict(self.case["gold"], self.submission)))
         if role != "agent" or self.request is None:
             return None
         n = self.turn + 1

@@ -9,8 +9,9 @@ import json
 import re
 from typing import Any
 
+from kit.asking import ask_until
 from kit.blocks import load_object
-from runners.api import Backbone, BackboneError, Message
+from runners.api import Backbone, Message
 
 SYSTEM = """You grade a clinical diagnosis against a reference. Reply with one JSON object only:
 {"diagnosis_correct": true|false, "differential_hit": true|false, "reason": "<one sentence>"}
@@ -87,12 +88,6 @@ def parse_verdict(text: str) -> dict[str, Any] | None:
 async def judge(backbone: Backbone, reference: dict[str, str], submitted: dict[str, str], *, attempts: int = 3,
                 **sampling: Any) -> tuple[dict[str, Any], list[str]]:
     """(verdict, raw replies). Raises BackboneError when no attempt gives a valid verdict."""
-    msgs = judge_messages(reference, submitted)
-    replies: list[str] = []
-    for attempt in range(max(1, attempts)):
-        c = await backbone.complete(msgs, role="judge", attempt=attempt, **sampling)
-        replies.append(c.text)
-        verdict = parse_verdict(c.text)
-        if verdict is not None:
-            return verdict, replies
-    raise BackboneError(f"ClinDiag judge gave no valid verdict in {attempts} attempts; last reply: {replies[-1][:200]!r}")
+    asked = await ask_until(backbone, judge_messages(reference, submitted), role="judge", read=parse_verdict,
+                            usable=lambda v: v is not None, attempts=max(1, attempts), **sampling)
+    return asked.require("ClinDiag judge gave no valid verdict"), asked.replies

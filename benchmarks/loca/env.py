@@ -23,7 +23,8 @@ from benchmarks.loca.catalog import build_catalog, policy_text
 from runners.upstream import TextSources
 from benchmarks.loca.configs import build_env
 from benchmarks.loca.interface import LocaSetupError, LocaToolEnv, ToolStep, is_error_text, tool_messages
-from runners.api import (Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
+from benchmarks.one_request import OneRequestEnv
+from runners.api import (Decision, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
                          TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec)
 
 CLAIM_DONE = "claim_done_claim_done"
@@ -37,15 +38,17 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-class LocaEnv(Environment):
+class LocaEnv(OneRequestEnv):
+    budget_key = "max_turns"
+
     def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], task_dir: Path) -> None:
         self.task, self.ctx, self.task_dir = task, ctx, Path(task_dir)
-        self.p = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
-        self.p["artifacts"] = {**art.DEFAULTS, **(self.p["artifacts"] or {})}
+        self.params = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
+        self.params["artifacts"] = {**art.DEFAULTS, **(self.params["artifacts"] or {})}
         self.benchmark = str(params.get("name", "loca"))
         config = task.payload["config"]
-        self.env: LocaToolEnv = build_env(config, self.task_dir, max_tool_uses=int(self.p["max_tool_uses"]),
-                                          tool_timeout_s=float(self.p["tool_timeout_s"]))
+        self.env: LocaToolEnv = build_env(config, self.task_dir, max_tool_uses=int(self.params["max_tool_uses"]),
+                                          tool_timeout_s=float(self.params["tool_timeout_s"]))
         self.user_prompt, functions = self.env.reset()
         self.tools = [ToolSpec(name=f["function"]["name"], description=f["function"].get("description") or "",
                                parameters=f["function"].get("parameters") or {"type": "object", "properties": {}})
@@ -62,8 +65,6 @@ class LocaEnv(Environment):
         self.catalog = build_catalog(self.tools, servers, self.capabilities)
         self.has_python = any(n.startswith("python_execute_") for n in self.names)
         self.workspace = self.env.agent_workspace()
-        self.request: Request | None = None
-        self._served = False
         self.turn = self.tool_uses = 0
         self.done, self.reward = False, 0.0
         self.issues: dict[str, int] = {}
@@ -73,21 +74,14 @@ class LocaEnv(Environment):
 
     # ------------------------------------------------------------------ Environment
     def view(self) -> TaskView:
-        a = self.p["artifacts"]
-        policy = policy_text(self.catalog, max_turns=int(self.p["max_turns"]), max_tool_uses=int(self.p["max_tool_uses"]),
+        a = self.params["artifacts"]
+        policy = policy_text(self.catalog, max_turns=int(self.params["max_turns"]), max_tool_uses=int(self.params["max_tool_uses"]),
                              artifacts=bool(a["enabled"] and self.has_python), inline_max=int(a["inline_max_chars"]))
         return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, policy=policy, tools=self.tools, kind="loca",
                         workspace=str(self.task_dir.resolve()))
 
-    def step_budget(self) -> int:
-        return int(self.p["max_turns"])
-
-    async def next_request(self) -> Request | None:
-        if self._served:
-            return None
-        self._served = True
-        self.request = Request(index=0, request_id=f"{self.task.task_id}/q1", text=self.user_prompt)
-        return self.request
+    async def open_request(self) -> Request:
+        return Request(index=0, request_id=f"{self.task.task_id}/q1", text=self.user_prompt)
 
     def _issue(self, key: str) -> None:
         self.issues[key] = self.issues.get(key, 0) + 1
@@ -112,14 +106,14 @@ class LocaEnv(Environment):
 
     def _execute(self, call: ToolCall, call_id: str, notes: list[str]) -> tuple[str, bool]:
         """(observation string, is_error) of one call; the string is the upstream tool-message list."""
-        if self.tool_uses >= int(self.p["max_tool_uses"]):  # §1.4: at the cap nothing runs, "[]", no termination
+        if self.tool_uses >= int(self.params["max_tool_uses"]):  # §1.4: at the cap nothing runs, "[]", no termination
             self._issue("over_tool_cap")
             return "[]", False
         if call.name not in self.names:
             self._issue("unknown_tool")
             return tool_messages(call_id, f"Tool '{call.name}' not found"), True
         self.tool_uses += 1
-        before = art.snapshot(self.workspace) if self.p["workspace_manifest"] else {}
+        before = art.snapshot(self.workspace) if self.params["workspace_manifest"] else {}
         try:
             step = self.env.call_tool(call.name, dict(call.arguments), call_id)
         except LocaSetupError:
@@ -133,9 +127,9 @@ class LocaEnv(Environment):
         if step.done:
             self.done, self.reward = True, float(step.reward)
         content = self._maybe_artifact(call, call_id, step.content)
-        if self.p["workspace_manifest"]:
+        if self.params["workspace_manifest"]:
             self._manifest(call.name, before, step.content, notes)
-        if self.tool_uses == int(self.p["max_tool_uses"]) and not self.done:
+        if self.tool_uses == int(self.params["max_tool_uses"]) and not self.done:
             notes.append("Reached the maximum number of tool uses: further tool calls will not be executed.")
         return tool_messages(call_id, content), error
 
@@ -143,14 +137,14 @@ class LocaEnv(Environment):
         if self.workspace is None:
             return content
         transform = (self.capabilities.get(call.name) or {}).get("effect") == "transform"
-        found = art.should_save(content, self.p["artifacts"], self.has_python, transform=transform)
+        found = art.should_save(content, self.params["artifacts"], self.has_python, transform=transform)
         if found is None:
             return content
         ptype, payload = found
         path = art.save_artifact(self.workspace, case_id=self.task.task_id, tool_name=call.name, call_id=call_id,
                                  counter=self.tool_uses, payload_type=ptype, payload=payload, content=content)
         self.artifact_paths.append(str(path))
-        return art.compact_view(path, self.workspace, ptype, payload, len(content), int(self.p["artifacts"]["preview_items"]))
+        return art.compact_view(path, self.workspace, ptype, payload, len(content), int(self.params["artifacts"]["preview_items"]))
 
     def _manifest(self, producer: str, before: dict, output: str, notes: list[str]) -> None:
         if self.workspace is None:
@@ -181,7 +175,7 @@ class LocaEnv(Environment):
 
     def close(self) -> None:
         self.env.close()
-        if not self.p["keep_workspaces"]:
+        if not self.params["keep_workspaces"]:
             shutil.rmtree(self.task_dir, ignore_errors=True)
 
     def reference(self, role: str, messages: list[Message]) -> Decision | None:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from benchmarks.memoryarena import metrics as M
+from benchmarks.memoryarena import metrics as ma_metrics
 from benchmarks.memoryarena.judge import judge, judge_prompts, scripted_equivalent
 from benchmarks.memoryarena.loader import read_rows, resolve
 from runners.api import (
@@ -87,7 +87,7 @@ KINDS = {"formal_reasoning_math": "formal_math", "formal_reasoning_phys": "forma
 
 class FormalEnv(Environment):
     def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], prompts: dict[str, Any] | None = None) -> None:
-        self.task, self.ctx, self.p = task, ctx, params
+        self.task, self.ctx, self.params = task, ctx, params
         self.prompts = prompts or formal_prompts(TextSources())
         row = task.payload
         self.requests = [
@@ -103,13 +103,13 @@ class FormalEnv(Environment):
         self._judging: tuple[str, str] | None = None
 
     def view(self) -> TaskView:
-        tools = [self.prompts["tool"]] if self.p["reasoning_tool"] else []
-        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=self.prompts["policy"], tools=tools,
-                        kind=KINDS[self.p["config"]], initial_memory=["Initial result: Empty"])
+        tools = [self.prompts["tool"]] if self.params["reasoning_tool"] else []
+        return TaskView(task_id=self.task.task_id, benchmark=self.params["name"], policy=self.prompts["policy"], tools=tools,
+                        kind=KINDS[self.params["config"]], initial_memory=["Initial result: Empty"])
 
     def step_budget(self) -> int:
         # Upstream MathAgent: at most 3 tool iterations, then a final answer.
-        return int(self.p["max_tool_iterations"]) + 1
+        return int(self.params["max_tool_iterations"]) + 1
 
     async def next_request(self) -> Request | None:
         self.k += 1
@@ -124,7 +124,7 @@ class FormalEnv(Environment):
         the answer, and the request ends. [harness choice] upstream also jumps to the final call
         after a turn with neither tool call nor text; here such a turn (e.g. FlowState's state-only
         step) counts as one of the iterations. `forced_final: false` = the budget without that call."""
-        if self.p["forced_final"]:
+        if self.params["forced_final"]:
             self._turns += 1
             if self._final_call:
                 if decision.tool_calls:
@@ -133,7 +133,7 @@ class FormalEnv(Environment):
                 answer = decision.message if decision.message is not None else decision.extras.get(DROPPED_MESSAGE)
                 self._final = answer
                 return Reply(request_done=True)
-            if decision.message is None and self._turns >= int(self.p["max_tool_iterations"]):
+            if decision.message is None and self._turns >= int(self.params["max_tool_iterations"]):
                 reply = await self._act(decision) if decision.tool_calls else Reply()
                 self._final_call = True
                 obs = reply.observation
@@ -155,7 +155,7 @@ class FormalEnv(Environment):
         return Reply()
 
     async def _tool(self, name: str, args: dict[str, Any]) -> tuple[str, bool]:
-        if name != "reasoning" or not self.p["reasoning_tool"]:
+        if name != "reasoning" or not self.params["reasoning_tool"]:
             return f"Unknown tool '{name}'. Available: reasoning.", True
         text = str(args.get("input", ""))
         if not text.strip():
@@ -181,8 +181,8 @@ class FormalEnv(Environment):
             self._judging = (answer, gold)
             ok, reply = await judge(
                 self.ctx.backbone("judge"), answer=answer, gold=gold,
-                question=question if self.p["judge_includes_question"] else None,
-                strict=self.p["strict_verdict"], prompts=self.prompts["judge"], **self.p["judge_sampling"],
+                question=question if self.params["judge_includes_question"] else None,
+                strict=self.params["strict_verdict"], prompts=self.prompts["judge"], **self.params["judge_sampling"],
             )
             self._judging = None
         self.correct.append(int(ok))
@@ -248,8 +248,8 @@ class FormalReasoning(Benchmark):
 
     def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
         correct = [e["scores"]["subtask_correct"] for e in episodes]
-        out = {"SR": M.success_rate([e["scores"]["success"] for e in episodes]), "PS": M.progress_macro(correct)}
-        out.update(M.depth_metrics(correct))
+        out = {"SR": ma_metrics.success_rate([e["scores"]["success"] for e in episodes]), "PS": ma_metrics.progress_macro(correct)}
+        out.update(ma_metrics.depth_metrics(correct))
         return out
 
     def notes(self) -> dict[str, Any]:

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.memoryarena import shopping_score as SS
-from benchmarks.memoryarena import travel_score as TS
+from benchmarks.memoryarena import shopping_score
+from benchmarks.memoryarena import travel_score
 from benchmarks.memoryarena.catalogue import CatalogueSource, load_catalogues
 from benchmarks.memoryarena.loader import read_rows
 
@@ -31,8 +31,8 @@ def _pairs(tasks: list[dict[str, Any]], preds: list[dict[str, Any]]) -> list[tup
 
 def _plan(value: Any) -> list[dict[str, Any]] | None:
     if isinstance(value, str):
-        return TS.parse_days(value)
-    return TS.normalise_days(value) if value else None
+        return travel_score.parse_days(value)
+    return travel_score.normalise_days(value) if value else None
 
 
 def score_travel(tasks: list[dict[str, Any]], preds: list[dict[str, Any]], *, ps_pooling: str = "group",
@@ -40,9 +40,9 @@ def score_travel(tasks: list[dict[str, Any]], preds: list[dict[str, Any]], *, ps
     groups = []
     for t, p in _pairs(tasks, preds):
         plans = p.get("plans") if isinstance(p.get("plans"), list) else []
-        groups.append(TS.score_group(t["answers"], [_plan(x) for x in plans], t["base_person"]["daily_plans"],
-                                     prefix_only=prefix_only))
-    out: dict[str, Any] = TS.aggregate(groups, ps_pooling=ps_pooling, sr_missing=sr_missing)  # type: ignore[arg-type]
+        groups.append(travel_score.score_group(t["answers"], [_plan(x) for x in plans], t["base_person"]["daily_plans"],
+                                               prefix_only=prefix_only))
+    out: dict[str, Any] = travel_score.aggregate(groups, ps_pooling=ps_pooling, sr_missing=sr_missing)  # type: ignore[arg-type]
     out.update(groups_scored=len(groups), ps_pooling=ps_pooling)
     return out
 
@@ -56,11 +56,11 @@ def score_shopping(tasks: list[dict[str, Any]], preds: list[dict[str, Any]], *, 
         steps = []
         for i, ans in enumerate(t["answers"]):
             asin = bought[i] if i < len(bought) and isinstance(bought[i], str) and bought[i].strip() else None
-            steps.append({"match": SS.step_match(asin, ans["target_asin"]),
-                          "reward": SS.soft_reward(bought=cat.get(asin), bought_asin=asin, target_asin=ans["target_asin"],
-                                                   target=cat.get(ans["target_asin"]), attributes=ans.get("attributes", []))})
+            steps.append({"match": shopping_score.step_match(asin, ans["target_asin"]),
+                          "reward": shopping_score.soft_reward(bought=cat.get(asin), bought_asin=asin, target_asin=ans["target_asin"],
+                                                               target=cat.get(ans["target_asin"]), attributes=ans.get("attributes", []))})
         bundles.append(steps)
-    out: dict[str, Any] = SS.aggregate(bundles)
+    out: dict[str, Any] = shopping_score.aggregate(bundles)
     out.update(bundles_scored=len(bundles), attribute_matcher="substring (--no-llm)")
     return out
 

@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from benchmarks.memoryarena import metrics as M
-from benchmarks.memoryarena import shopping_score as S
+from benchmarks.memoryarena import metrics as ma_metrics
+from benchmarks.memoryarena import shopping_score
 from benchmarks.memoryarena.catalogue import PRODUCT_WINDOW, Catalogue, CatalogueSource, catalogue_mode, load_catalogues, preamble, section
 from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
 from benchmarks.memoryarena.shopping_site import BACK, BUY, NEXT, PREV, Site, parse_action
@@ -54,7 +54,7 @@ def shopping_policy(sources: TextSources) -> str:
 class ShoppingEnv(Environment):
     def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], catalogue: Catalogue,
                  policy: str | None = None) -> None:
-        self.task, self.ctx, self.p, self.cat = task, ctx, params, catalogue
+        self.task, self.ctx, self.params, self.cat = task, ctx, params, catalogue
         self.policy = policy if policy is not None else shopping_policy(TextSources())
         row = task.payload
         qs, pre = row["questions"], preamble(row["questions"])
@@ -67,17 +67,17 @@ class ShoppingEnv(Environment):
         self._judging: tuple[str, list[str]] | None = None
 
     def view(self) -> TaskView:
-        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], policy=self.policy, tools=list(TOOLS),
+        return TaskView(task_id=self.task.task_id, benchmark=self.params["name"], policy=self.policy, tools=list(TOOLS),
                         kind="shopping")
 
     def step_budget(self) -> int:
-        return int(self.p["max_steps"])  # task_specific.max_steps in every upstream config
+        return int(self.params["max_steps"])  # task_specific.max_steps in every upstream config
 
     async def next_request(self) -> Request | None:
         self.k += 1
         if self.k >= len(self.requests):
             return None
-        self.site = Site(self.cat, self.instructions[self.k] if self.p["instruction_in_observation"] else "(see request)")
+        self.site = Site(self.cat, self.instructions[self.k] if self.params["instruction_in_observation"] else "(see request)")
         self.turns: list[dict[str, Any]] = []
         self._last: list[str] = []
         return self.requests[self.k]
@@ -109,7 +109,7 @@ class ShoppingEnv(Environment):
         after = self.site.summary() if done else self.site.render()
         if repeats:
             after = f"{after}\nSoft exit: the same action {REPEAT_EXIT} times in a row ({text})."
-        elif not valid and self.p["explain_invalid_actions"]:
+        elif not valid and self.params["explain_invalid_actions"]:
             after = f"Invalid action on this page (nothing happened).\n{after}"  # [harness choice]; upstream is silent
         self.turns.append({"instruction": before, "action": text, "observation": after, "done": done or repeats})
         if decision.tool_calls:
@@ -123,15 +123,16 @@ class ShoppingEnv(Environment):
         bought = self.site.purchased
         asin = str(bought["asin"]) if bought else None
         matches, err = None, None
-        if bought and not S.step_match(asin, ans["target_asin"]) and self.p["llm_attributes"]:
+        if bought and not shopping_score.step_match(asin, ans["target_asin"]) and self.params["llm_attributes"]:
             self._judging = (str(bought.get("name", "")), list(ans.get("attributes", [])))
-            matches, reply, err = await S.llm_attribute_matches(self.ctx.backbone("judge"), *self._judging,
-                                                                **self.p["judge_sampling"])
+            matches, reply, err = await shopping_score.llm_attribute_matches(self.ctx.backbone("judge"), *self._judging,
+                                                                             **self.params["judge_sampling"])
             self.judge_replies.append(reply)
             self._judging = None
-        reward = S.soft_reward(bought=bought, bought_asin=asin, target_asin=ans["target_asin"], target=self.cat.get(ans["target_asin"]),
-                               attributes=ans.get("attributes", []), attr_matches=matches)
-        self.steps.append({"purchase": asin, "match": S.step_match(asin, ans["target_asin"]), "reward": reward,
+        reward = shopping_score.soft_reward(bought=bought, bought_asin=asin, target_asin=ans["target_asin"],
+                                            target=self.cat.get(ans["target_asin"]),
+                                            attributes=ans.get("attributes", []), attr_matches=matches)
+        self.steps.append({"purchase": asin, "match": shopping_score.step_match(asin, ans["target_asin"]), "reward": reward,
                            "judge_error": err})
         # upstream `run_shopping.build_memory_entries`: `Step {turn}:` (turn within this step's episode)
         chunks = [f"Step {t}:\nUser Instruction: {x['instruction']}\nAgent Action: {x['action']}\n"
@@ -141,7 +142,7 @@ class ShoppingEnv(Environment):
                               memory_text=chunks[0] if chunks else "", memory_chunks=chunks[1:])
 
     async def score_task(self) -> dict[str, Any]:
-        agg = S.aggregate([self.steps])
+        agg = shopping_score.aggregate([self.steps])
         return {"subtask_correct": [int(s["match"]) for s in self.steps], "success": int(agg["SR"] or 0),
                 "progress": agg["PS"], "rewards": [s["reward"] for s in self.steps], "steps": self.steps,
                 "judge_replies": self.judge_replies}
@@ -151,7 +152,7 @@ class ShoppingEnv(Environment):
         if role == "judge" and self._judging is not None:
             name, attrs = self._judging
             return Decision(message=json.dumps({"matches": [{"attribute": a, "has_attribute": m}
-                                                            for a, m in zip(attrs, S.substring_matches(name, attrs))]}))
+                                                            for a, m in zip(attrs, shopping_score.substring_matches(name, attrs))]}))
         if role != "agent" or not 0 <= self.k < len(self.requests):
             return None
         nxt = self.next_action()
@@ -248,9 +249,9 @@ class BundledShopping(Benchmark):
         return ShoppingEnv(task, ctx, self.params, self.catalogue(task.payload), self.policy)
 
     def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float | None]:
-        agg = S.aggregate([e["scores"]["steps"] for e in episodes])
+        agg = shopping_score.aggregate([e["scores"]["steps"] for e in episodes])
         out = {k: (100.0 * v if v is not None else None) for k, v in agg.items()}
-        out.update(M.depth_metrics([e["scores"]["subtask_correct"] for e in episodes]))
+        out.update(ma_metrics.depth_metrics([e["scores"]["subtask_correct"] for e in episodes]))
         return out
 
     def notes(self) -> dict[str, Any]:

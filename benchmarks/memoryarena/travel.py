@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from benchmarks.memoryarena import metrics as M
-from benchmarks.memoryarena import travel_score as S
+from benchmarks.memoryarena import metrics as ma_metrics
+from benchmarks.memoryarena import travel_score
 from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
 from benchmarks.memoryarena.travel_tools import TOOL_SPECS, TravelDB
 from runners.api import (
@@ -81,7 +81,7 @@ def traveller_name(question: str) -> str:
 class TravelEnv(Environment):
     def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], db: TravelDB,
                  prompts: dict[str, str] | None = None) -> None:
-        self.task, self.ctx, self.p, self.db = task, ctx, params, db
+        self.task, self.ctx, self.params, self.db = task, ctx, params, db
         self.prompts = prompts or travel_prompts(TextSources())
         row = task.payload
         self.base = row["base_person"]
@@ -89,7 +89,7 @@ class TravelEnv(Environment):
         # upstream run_single_person: AGENT_USER_PROMPT_TEMPLATE.format(name=name, query=query)
         self.requests = [Request(index=i, request_id=f"{task.task_id}/q{i + 1}", text=self.prompts["request"].format(name=n, query=q))
                          for i, (n, q) in enumerate(zip(self.names, row["questions"]))]
-        self.base_text = S.format_plan(self.base["name"], self.base["daily_plans"])
+        self.base_text = travel_score.format_plan(self.base["name"], self.base["daily_plans"])
         self.k = -1
         self.outputs: list[str] = []
         self._final: str | None = None
@@ -108,17 +108,17 @@ class TravelEnv(Environment):
         follows the policy. `base_plan_in_policy`: auto (default) = as upstream, methods that store
         `initial_memory` get `memory_policy` (no base plan); true = every method sees it; false = none."""
         policy = base = self.prompts["policy"]
-        mode = self.p["base_plan_in_policy"]
+        mode = self.params["base_plan_in_policy"]
         if mode is not False:
             context = self.prompts["base_context"].format(base_name=self.base["name"], base_query=self.base["query"],
                                                           base_plan=self.base_text)
             policy = f"{base}\n\n{context}"
-        return TaskView(task_id=self.task.task_id, benchmark=self.p["name"], kind="travel", policy=policy,
+        return TaskView(task_id=self.task.task_id, benchmark=self.params["name"], kind="travel", policy=policy,
                         memory_policy=base if mode == "auto" else None, tools=list(self.prompts["tools"]),
                         initial_memory=[self.base_record()])
 
     def step_budget(self) -> int:
-        return int(self.p["max_steps"])
+        return int(self.params["max_steps"])
 
     # --------------------------------------------------------------------------- loop
     async def next_request(self) -> Request | None:
@@ -147,7 +147,7 @@ class TravelEnv(Environment):
 
     async def end_request(self, *, truncated: bool, steps: int) -> RequestOutcome:
         name, plan = self.names[self.k], self._final or ""  # cap reached → empty plan (upstream)
-        if plan and not S.plan_blocks(plan) and self.p["headerless_plan"] == "current":
+        if plan and not travel_score.plan_blocks(plan) and self.params["headerless_plan"] == "current":
             # [switch] a plan without any `=== Name's Plan ===` header is this traveller's. Default `ignore` is
             # upstream's reading: `name_plan_pairs.get(name, "")` finds no plan, so the traveller fails.
             plan = f"=== {name}'s Plan ===\n{plan}"
@@ -161,12 +161,12 @@ class TravelEnv(Environment):
 
     def predictions(self) -> list[list[dict[str, Any]] | None]:
         texts = [self.base_text, *self.outputs]
-        return [S.parse_days(S.submission(n, texts)) for n in self.names]
+        return [travel_score.parse_days(travel_score.submission(n, texts)) for n in self.names]
 
     async def score_task(self) -> dict[str, Any]:
-        kw = {"prefix_only": self.p["prefix_only"], "threshold": self.p["threshold"]}
-        persons = S.score_group(self.task.payload["answers"], self.predictions(), self.base["daily_plans"], **kw)
-        agg = S.aggregate([persons], sr_missing=self.p["sr_missing"])
+        kw = {"prefix_only": self.params["prefix_only"], "threshold": self.params["threshold"]}
+        persons = travel_score.score_group(self.task.payload["answers"], self.predictions(), self.base["daily_plans"], **kw)
+        agg = travel_score.aggregate([persons], sr_missing=self.params["sr_missing"])
         return {"subtask_correct": [int(p["full_pass"]) for p in persons], "success": int(agg["SR"] or 0),
                 "progress": agg["PS_group"], "sps": agg["sPS"], "persons": persons, "outputs": self.outputs}
 
@@ -174,10 +174,10 @@ class TravelEnv(Environment):
     def reference(self, role: str, messages: list[Message]) -> Decision | None:
         if role != "agent" or not 0 <= self.k < len(self.requests):
             return None
-        if self.p["scripted_tool_probe"] and not any(s["tool_calls"] for s in self._scratch):
+        if self.params["scripted_tool_probe"] and not any(s["tool_calls"] for s in self._scratch):
             city = self.base["daily_plans"][0]["current_city"].rsplit(" to ", 1)[-1].strip()
             return Decision(tool_calls=[ToolCall(name="RestaurantSearch", arguments={"city": city}, id="probe")])
-        return Decision(message=S.format_plan(self.names[self.k], self.task.payload["answers"][self.k]))
+        return Decision(message=travel_score.format_plan(self.names[self.k], self.task.payload["answers"][self.k]))
 
 
 class TravelParams(BenchmarkParams):
@@ -190,7 +190,7 @@ class TravelParams(BenchmarkParams):
     ps_pooling: Literal["group", "persons"] = "group"
     sr_missing: Literal["skip", "fail"] = "skip"
     prefix_only: bool = True
-    threshold: float = S.THRESHOLD
+    threshold: float = travel_score.THRESHOLD
     base_plan_in_policy: Literal["auto", True, False] = "auto"
     headerless_plan: Literal["current", "ignore"] = "ignore"
     distance_day_routes: Literal["upstream", "none"] = "upstream"
@@ -240,9 +240,9 @@ class GroupTravel(Benchmark):
 
     def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float | None]:
         groups = [e["scores"]["persons"] for e in episodes]
-        agg = S.aggregate(groups, ps_pooling=self.ps_pooling, sr_missing=self.params["sr_missing"])
+        agg = travel_score.aggregate(groups, ps_pooling=self.ps_pooling, sr_missing=self.params["sr_missing"])
         out = {k: (100.0 * v if v is not None else None) for k, v in agg.items()}
-        out.update(M.depth_metrics([e["scores"]["subtask_correct"] for e in episodes]))
+        out.update(ma_metrics.depth_metrics([e["scores"]["subtask_correct"] for e in episodes]))
         return out
 
     def notes(self) -> dict[str, Any]:

@@ -40,7 +40,7 @@ class RcaEnv(DiagnosticEnv):
 
     def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any]) -> None:
         self.task, self.ctx = task, ctx
-        self.p = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
+        self.params = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
         self.benchmark = str(params.get("name", "rca100"))
         self.gold = task.payload["gold"]
         self.tools = RcaTools(CaseData(task.payload["case_dir"]))
@@ -48,7 +48,7 @@ class RcaEnv(DiagnosticEnv):
 
     def view(self) -> TaskView:
         return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, tools=tool_specs(), kind="rca",
-                        policy=policy(self.p["max_steps"], self.p["max_actions_per_turn"], self.p["observation_max_chars"]))
+                        policy=policy(self.params["max_steps"], self.params["max_actions_per_turn"], self.params["observation_max_chars"]))
 
     def request_text(self) -> str:
         return request_text(self.task.payload["task"])

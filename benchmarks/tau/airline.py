@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from benchmarks.tau import airline_models as M
+from benchmarks.tau import airline_models
 from benchmarks.tau.toolkit import INT, STR, Toolkit, s, tool
 
 CABIN = s("The cabin class.", enum=["business", "economy", "basic_economy"])
@@ -88,25 +88,25 @@ class AirlineTools(Toolkit):
         if method["source"] == "gift_card":
             method["amount"] = method["amount"] - price
         if price != 0:
-            reservation["payment_history"].append(M.build(M.Payment, {"payment_id": payment_id, "amount": price}))
+            reservation["payment_history"].append(airline_models.build(airline_models.Payment, {"payment_id": payment_id, "amount": price}))
 
     # -- READ
     @tool("READ", "Look up a customer profile: contact data, payment methods, saved passengers, membership and reservation codes.", user_id=USER_ID)
     def get_user_details(self, user_id: str) -> dict[str, Any]:
-        return M.user_view(self._user(user_id))
+        return airline_models.user_view(self._user(user_id))
 
     @tool("READ", "Look up one reservation: its flights, passengers, payments, cabin, baggage and insurance.", reservation_id=RES_ID)
     def get_reservation_details(self, reservation_id: str) -> dict[str, Any]:
-        return M.reservation_view(self._reservation(reservation_id))
+        return airline_models.reservation_view(self._reservation(reservation_id))
 
     @tool("READ", "List every airport the airline serves with its city.")
     def list_all_airports(self) -> list[dict[str, str]]:
-        return [{"iata": code, "city": city} for code, city in M.AIRPORTS]
+        return [{"iata": code, "city": city} for code, city in airline_models.AIRPORTS]
 
     @tool("READ", "Find nonstop flights from one airport to another on a given day.",
           origin=IATA, destination=IATA, date=DATE)
     def search_direct_flight(self, origin: str, destination: str, date: str) -> list[dict[str, Any]]:
-        return [M.direct_flight(f, rec, None) for f, rec in self._available_on(origin, date, destination)]
+        return [airline_models.direct_flight(f, rec, None) for f, rec in self._available_on(origin, date, destination)]
 
     @tool("READ", "Find connecting itineraries with exactly one stop between two airports on a given day.",
           origin=IATA, destination=IATA, date=DATE)
@@ -118,7 +118,7 @@ class AirlineTools(Toolkit):
             date2 = f"2024-05-{int(date[-2:]) + 1}" if "+1" in arrival else date
             for leg2, rec2 in self._available_on(leg1["destination"], date2, destination):
                 if leg2["scheduled_departure_time_est"] >= arrival:  # plain string comparison
-                    out.append([M.direct_flight(leg1, rec1, date), M.direct_flight(leg2, rec2, date2)])
+                    out.append([airline_models.direct_flight(leg1, rec1, date), airline_models.direct_flight(leg2, rec2, date2)])
         return out
 
     @tool("READ", "Tell the status (available, delayed, landed, ...) of one flight on a given day.",
@@ -139,16 +139,16 @@ class AirlineTools(Toolkit):
     def book_reservation(self, user_id: str, origin: str, destination: str, flight_type: str, cabin: str,
                          flights: list, passengers: list, payment_methods: list, total_baggages: int,
                          nonfree_baggages: int, insurance: str) -> dict[str, Any]:
-        flight_infos = [M.build(M.FlightInfo, f) for f in flights]
-        pax = [M.build(M.Passenger, p) for p in passengers]
-        payments = [M.build(M.Payment, p) for p in payment_methods]
+        flight_infos = [airline_models.build(airline_models.FlightInfo, f) for f in flights]
+        pax = [airline_models.build(airline_models.Passenger, p) for p in passengers]
+        payments = [airline_models.build(airline_models.Payment, p) for p in payment_methods]
         user = self._user(user_id)
-        rid = next((r for r in M.BOOKING_IDS if r not in self.db["reservations"]), None)
+        rid = next((r for r in airline_models.BOOKING_IDS if r not in self.db["reservations"]), None)
         if rid is None:
             raise ValueError("Too many reservations")
-        res = M.build(M.Reservation, dict(
+        res = airline_models.build(airline_models.Reservation, dict(
             reservation_id=rid, user_id=user_id, origin=origin, destination=destination, flight_type=flight_type,
-            cabin=cabin, created_at=M.NOW, total_baggages=total_baggages, nonfree_baggages=nonfree_baggages,
+            cabin=cabin, created_at=airline_models.NOW, total_baggages=total_baggages, nonfree_baggages=nonfree_baggages,
             insurance=insurance))
         res.update(flights=[], passengers=pax, payment_history=payments)
         cabin, n = res["cabin"], len(pax)
@@ -179,16 +179,17 @@ class AirlineTools(Toolkit):
             self.db["flights"][seg["flight_number"]]["dates"][seg["date"]]["available_seats"][cabin] -= n
         self.db["reservations"][rid] = res
         user["reservations"].append(rid)
-        return M.reservation_view(res)
+        return airline_models.reservation_view(res)
 
     @tool("WRITE", "Cancel a reservation with all of its flights.", reservation_id=RES_ID)
     def cancel_reservation(self, reservation_id: str) -> dict[str, Any]:
         res = self._reservation(reservation_id)
         # Upstream: refund entries only; no balance refund, no seat release, no already-cancelled check.
-        refunds = [M.build(M.Payment, {"payment_id": p["payment_id"], "amount": -p["amount"]}) for p in res["payment_history"]]
+        refunds = [airline_models.build(airline_models.Payment, {"payment_id": p["payment_id"], "amount": -p["amount"]})
+                   for p in res["payment_history"]]
         res["payment_history"].extend(refunds)
         res["status"] = "cancelled"
-        return M.reservation_view(res)
+        return airline_models.reservation_view(res)
 
     @tool("WRITE", "Change how many checked bags a reservation has.", reservation_id=RES_ID,
           total_baggages=s("New count of all checked bags on the reservation.", INT),
@@ -202,14 +203,14 @@ class AirlineTools(Toolkit):
         self._pay_for_update(user, res, payment_id, price)
         res["total_baggages"] = total_baggages  # assigned as passed (no coercion)
         res["nonfree_baggages"] = nonfree_baggages
-        return M.reservation_view(res)
+        return airline_models.reservation_view(res)
 
     @tool("WRITE", "Replace the flights (and possibly the cabin) of a reservation.", reservation_id=RES_ID, cabin=CABIN,
           flights=s("The entire new itinerary: every flight segment of the reservation, including unchanged ones.",
                     FLIGHTS),
           payment_id=s("The payment id stored in the user profile, such as 'credit_card_7815826' or 'gift_card_7815826'."))
     def update_reservation_flights(self, reservation_id: str, cabin: str, flights: list, payment_id: str) -> dict[str, Any]:
-        infos = [M.build(M.FlightInfo, f) for f in flights]
+        infos = [airline_models.build(airline_models.FlightInfo, f) for f in flights]
         res = self._reservation(reservation_id)
         user = self._user(res["user_id"])
         n = len(res["passengers"])
@@ -229,23 +230,23 @@ class AirlineTools(Toolkit):
         self._pay_for_update(user, res, payment_id, total)
         res["flights"] = new_flights  # seat inventory is never changed
         res["cabin"] = cabin
-        return M.reservation_view(res)
+        return airline_models.reservation_view(res)
 
     @tool("WRITE", "Replace the passenger details of a reservation.", reservation_id=RES_ID,
           passengers=s("The full updated list of passengers, in the same number as before.", PASSENGERS))
     def update_reservation_passengers(self, reservation_id: str, passengers: list) -> dict[str, Any]:
-        pax = [M.build(M.Passenger, p) for p in passengers]
+        pax = [airline_models.build(airline_models.Passenger, p) for p in passengers]
         res = self._reservation(reservation_id)
         if len(pax) != len(res["passengers"]):
             raise ValueError("Number of passengers does not match")
         res["passengers"] = pax
-        return M.reservation_view(res)
+        return airline_models.reservation_view(res)
 
     @tool("WRITE", "Issue a travel certificate (a voucher) to a customer; use with care.", user_id=s("Account id of the customer who receives the voucher (e.g. 'sara_doe_496')."),
           amount=s("Voucher value in dollars.", INT))
     def send_certificate(self, user_id: str, amount: int) -> str:
         user = self._user(user_id)
-        cid = next((c for c in M.CERTIFICATE_IDS if c not in user["payment_methods"]), None)
+        cid = next((c for c in airline_models.CERTIFICATE_IDS if c not in user["payment_methods"]), None)
         if cid is None:
             raise ValueError("Too many certificates")
         user["payment_methods"][cid] = {"source": "certificate", "id": cid,

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.tau import evaluation as E
-from benchmarks.tau import user_sim as U
+from benchmarks.tau import evaluation
+from benchmarks.tau import user_sim
 from benchmarks.tau.data import DomainData
 from benchmarks.tau.domains import toolkit_for
 from benchmarks.tau.judge import judge_prompts, nl_assertions_check, scripted_verdict
@@ -34,7 +34,7 @@ def attached_text(decision: Decision) -> str | None:
 class TauEnv(Environment):
     def __init__(self, data: DomainData, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], *,
                  tools: list[ToolSpec] | None = None, sources: TextSources | None = None) -> None:
-        self.data, self.spec, self.ctx, self.p = data, task, ctx, params
+        self.data, self.spec, self.ctx, self.params = data, task, ctx, params
         self.task: dict[str, Any] = task.payload
         self.tools = toolkit_for(data.domain)(data.fresh_db())
         self.tool_specs = tools if tools is not None else domain_tool_specs(data.domain, hints=bool(params["tool_hints"]))
@@ -42,9 +42,9 @@ class TauEnv(Environment):
         self.max_steps = int(params["max_steps"])
         self.max_errors = int(params["max_errors"])
         self.per_user_turn = params["requests"] == "user_turn"
-        self.system = U.system_prompt(data.guidelines, self.task["user_scenario"])
-        self.scripted_user = U.ScriptedUser(self.task["user_scenario"])
-        self.traj: list[dict[str, Any]] = [{"role": "assistant", "content": U.GREETING, "tool_calls": None}]
+        self.system = user_sim.system_prompt(data.guidelines, self.task["user_scenario"])
+        self.scripted_user = user_sim.ScriptedUser(self.task["user_scenario"])
+        self.traj: list[dict[str, Any]] = [{"role": "assistant", "content": user_sim.GREETING, "tool_calls": None}]
         self.steps = self.errors = self.user_turns = self.n_calls = 0
         self.termination: str | None = None
         self._k = -1
@@ -53,7 +53,7 @@ class TauEnv(Environment):
 
     # ------------------------------------------------------------------ contract
     def view(self) -> TaskView:
-        return TaskView(task_id=self.spec.task_id, benchmark=self.p["name"],
+        return TaskView(task_id=self.spec.task_id, benchmark=self.params["name"],
                         kind="tau", policy=self.data.policy, tools=self.tool_specs)
 
     def step_budget(self) -> int:
@@ -84,7 +84,7 @@ class TauEnv(Environment):
         self.traj.append({"role": "assistant", "content": decision.message, "tool_calls": None})
         # Upstream's conversational `LLMAgent` never stops (`is_stop` is False; only the solo/GT agents end on
         # ###STOP###): by default the text goes to the user. Switch `agent_stop_token: true` ends with agent_stop.
-        stop = "agent_stop" if self.p["agent_stop_token"] and U.STOP in decision.message else None
+        stop = "agent_stop" if self.params["agent_stop_token"] and user_sim.STOP in decision.message else None
         self._check(stop)
         if self._done():
             return Reply(request_done=True)
@@ -124,20 +124,20 @@ class TauEnv(Environment):
         return results
 
     async def _user_turn(self) -> str | None:
-        text = await U.generate(self.ctx.backbone("user_sim"), U.user_view(self.system, self.traj),
-                                attempts=int(self.p["user_attempts"]), sampling=self.p["user_sampling"])
+        text = await user_sim.generate(self.ctx.backbone("user_sim"), user_sim.user_view(self.system, self.traj),
+                                       attempts=int(self.params["user_attempts"]), sampling=self.params["user_sampling"])
         if text is None:
             # Upstream: an empty user message fails `validate()`, the simulation raises and ends as an
             # infrastructure error (excluded from metrics, §7.6). Switch `empty_user_reply: user_error`
             # scores it as a failed episode instead (harness choice).
-            if self.p["empty_user_reply"] == "infra_error":
-                raise BackboneError(f"the user simulator gave {self.p['user_attempts']} empty replies")
+            if self.params["empty_user_reply"] == "infra_error":
+                raise BackboneError(f"the user simulator gave {self.params['user_attempts']} empty replies")
             self.termination = "user_error"
             return None
         self.traj.append({"role": "user", "content": text})
         self.steps += 1
         self.user_turns += 1
-        self._check("user_stop" if U.is_user_stop(text) else None)
+        self._check("user_stop" if user_sim.is_user_stop(text) else None)
         return text
 
     def _check(self, stop: str | None = None) -> None:
@@ -155,25 +155,25 @@ class TauEnv(Environment):
     # ------------------------------------------------------------------ scoring
     async def score_task(self) -> dict[str, Any]:
         termination = self.termination or "max_steps"
-        crit, basis = E.criteria(self.task), E.reward_basis(self.task)
-        db = E.db_check(self.data, self.task, self.traj)
-        comm = E.communicate_check(self.task, self.traj)
-        action = E.action_check(self.task, self.traj, self.tools.tool_type)
-        evaluated = termination in E.EVALUATED
+        crit, basis = evaluation.criteria(self.task), evaluation.reward_basis(self.task)
+        db = evaluation.db_check(self.data, self.task, self.traj)
+        comm = evaluation.communicate_check(self.task, self.traj)
+        action = evaluation.action_check(self.task, self.traj, self.tools.tool_type)
+        evaluated = termination in evaluation.EVALUATED
         nl: dict[str, Any] = {"reward": None, "results": [], "called": False}
         if evaluated and "NL_ASSERTION" in basis:
             self._judge_hint = db["db_match"] and action["reward"] == 1.0
             judge = self.ctx.backbone("judge") if crit.get("nl_assertions") else None
             nl = await nl_assertions_check(judge, self.traj, crit.get("nl_assertions"),
-                                           attempts=int(self.p["judge_attempts"]),
-                                           sampling=self.p["judge_sampling"], prompts=judge_prompts(self.sources))
+                                           attempts=int(self.params["judge_attempts"]),
+                                           sampling=self.params["judge_sampling"], prompts=judge_prompts(self.sources))
         components = {"DB": db["reward"], "COMMUNICATE": comm["reward"], "ACTION": action["reward"]}
         if nl["reward"] is not None:
             components["NL_ASSERTION"] = nl["reward"]
-        reward = E.combine(basis, components) if evaluated else 0.0
+        reward = evaluation.combine(basis, components) if evaluated else 0.0
         total = action["partial"]["total"]
         return {
-            "reward": reward, "success": E.is_success(reward), "termination": termination, "evaluated": evaluated,
+            "reward": reward, "success": evaluation.is_success(reward), "termination": termination, "evaluated": evaluated,
             "reward_basis": basis,
             "db_match": bool(evaluated and db["db_match"]),  # premature ends count as no match (§10)
             "db": {**db, "live_hash": db_hash(self.tools.db)},
@@ -194,7 +194,7 @@ class TauEnv(Environment):
             said = any(m["role"] == "assistant" and not m.get("tool_calls") and m is not self.traj[0] for m in self.traj)
             if said:
                 return Decision(message="You're welcome. Is there anything else I can help you with?")
-            info = E.criteria(self.task).get("communicate_info") or []
+            info = evaluation.criteria(self.task).get("communicate_info") or []
             details = f" For your records: {'; '.join(info)}." if info else ""
             return Decision(message=f"All done: your request has been handled.{details}")
         if role == "user_sim":
@@ -202,5 +202,5 @@ class TauEnv(Environment):
                 and not self.traj[-1].get("tool_calls") and self.user_turns > 0
             return Decision(message=self.scripted_user.reply(self.user_turns, agent_answered))
         if role == "judge":
-            return Decision(message=scripted_verdict(E.criteria(self.task).get("nl_assertions") or [], self._judge_hint))
+            return Decision(message=scripted_verdict(evaluation.criteria(self.task).get("nl_assertions") or [], self._judge_hint))
         return None

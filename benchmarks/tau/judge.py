@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from kit.asking import ask_until
 from kit.blocks import load_object
 from runners.api import Backbone, BackboneError, Message
 from runners.upstream import TextSources, UpstreamFile
@@ -81,15 +82,11 @@ async def nl_assertions_check(backbone: Backbone | None, trajectory: list[dict[s
         return {"reward": 1.0, "results": [], "called": False}
     if backbone is None:
         raise BackboneError("the τ³ NL_ASSERTION judge needs a backbone for role 'judge'", fatal=True)
-    msgs = judge_messages(trajectory, assertions, prompts)
     sampling = {"temperature": 0.0, **(sampling or {})}
-    for attempt in range(attempts):
-        c = await backbone.complete(msgs, role="judge", attempt=attempt, **sampling)
-        results = parse_verdict(c.text)
-        if results is not None:
-            met = all(r["metExpectation"] for r in results)
-            return {"reward": 1.0 if met else 0.0, "results": results, "called": True}
-    raise BackboneError(f"τ³ judge reply is not the requested JSON after {attempts} attempts: {c.text[:200]!r}")
+    asked = await ask_until(backbone, judge_messages(trajectory, assertions, prompts), role="judge", read=parse_verdict,
+                            usable=lambda r: r is not None, attempts=attempts, **sampling)
+    results = asked.require("τ³ judge reply is not the requested JSON")
+    return {"reward": 1.0 if all(r["metExpectation"] for r in results) else 0.0, "results": results, "called": True}
 
 
 def scripted_verdict(assertions: list[str], met: bool) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from benchmarks.tau import retail_models as M
+from benchmarks.tau import retail_models
 from benchmarks.tau.toolkit import STR_LIST, Toolkit, s, tool
 
 ORDER_ID = s("Order code including its leading '#' (e.g. '#W0000000').")
@@ -122,24 +122,24 @@ class RetailTools(Toolkit):
 
     @tool("READ", "Look up one order: status, items, address, payments and fulfilments.", order_id=ORDER_ID)
     def get_order_details(self, order_id: str) -> dict[str, Any]:
-        return M.order_view(self._order(order_id))
+        return retail_models.order_view(self._order(order_id))
 
     @tool("READ", "Look up a product and all of its item variants with price and availability.",
           product_id=s("Product id (e.g. '6086499569'), not to be confused with an item id."))
     def get_product_details(self, product_id: str) -> dict[str, Any]:
-        return M.product_view(self._product(product_id))
+        return retail_models.product_view(self._product(product_id))
 
     @tool("READ", "Get the inventory details of an item (one variant of a product).",
           item_id=s("Item id (e.g. '6086499569'), not to be confused with a product id."))
     def get_item_details(self, item_id: str) -> dict[str, Any]:
         for product in self.db["products"].values():
             if item_id in product["variants"]:
-                return M.variant_view(product["variants"][item_id])
+                return retail_models.variant_view(product["variants"][item_id])
         raise ValueError("Item not found")
 
     @tool("READ", "Look up a customer profile: name, address, email, payment methods and order codes.", user_id=USER_ID)
     def get_user_details(self, user_id: str) -> dict[str, Any]:
-        return M.user_view(self._user(user_id))
+        return retail_models.user_view(self._user(user_id))
 
     @tool("READ", "Map every product type of the store (50 in all) to its product id; each product has several "
           "item variants with their own ids and options.")
@@ -155,18 +155,18 @@ class RetailTools(Toolkit):
         order = self._order(order_id)
         if order["status"] != "pending":
             raise ValueError("Non-pending order cannot be cancelled")
-        if reason not in M.CANCEL_REASONS:
+        if reason not in retail_models.CANCEL_REASONS:
             raise ValueError("Invalid reason")
         refunds = []
         for p in order["payment_history"]:
-            refunds.append(M.payment("refund", p["amount"], p["payment_method_id"]))
+            refunds.append(retail_models.payment("refund", p["amount"], p["payment_method_id"]))
             method = self._method(order["user_id"], p["payment_method_id"])
             if method["source"] == "gift_card":  # gift cards are refunded at once
                 method["balance"] = round(method["balance"] + p["amount"], 2)
         order["status"] = "cancelled"
         order["cancel_reason"] = reason
         order["payment_history"].extend(refunds)
-        return M.order_view(order)
+        return retail_models.order_view(order)
 
     @tool("WRITE", "Swap items of a delivered order for other variants of the same products; a delivered order "
           "allows one return or exchange only.", order_id=ORDER_ID,
@@ -190,7 +190,7 @@ class RetailTools(Toolkit):
         order["exchange_new_items"] = sorted(new_item_ids)
         order["exchange_payment_method_id"] = payment_method_id
         order["exchange_price_difference"] = diff
-        return M.order_view(order)
+        return retail_models.order_view(order)
 
     @tool("WRITE", "Change where a pending order will be shipped.", order_id=ORDER_ID, **ADDR)
     def modify_pending_order_address(self, order_id: str, address1: str, address2: str, city: str, state: str,
@@ -198,9 +198,9 @@ class RetailTools(Toolkit):
         order = self._order(order_id)
         if "pending" not in order["status"]:
             raise ValueError("Non-pending order cannot be modified")
-        order["address"] = M.address(M.UserAddress, address1=address1, address2=address2, city=city,
-                                     state=state, country=country, zip=zip)
-        return M.order_view(order)
+        order["address"] = retail_models.address(retail_models.UserAddress, address1=address1, address2=address2, city=city,
+                                                 state=state, country=country, zip=zip)
+        return retail_models.order_view(order)
 
     @tool("WRITE", "Switch items of a pending order to other variants of the same products; allowed once per order.", order_id=ORDER_ID,
           item_ids=item_ids("modified"),
@@ -218,7 +218,7 @@ class RetailTools(Toolkit):
         method = self._method(order["user_id"], payment_method_id)
         if method["source"] == "gift_card" and method["balance"] < diff:
             raise ValueError("Insufficient gift card balance to pay for the new item")
-        order["payment_history"].append(M.payment("payment" if diff > 0 else "refund", abs(diff), payment_method_id))
+        order["payment_history"].append(retail_models.payment("payment" if diff > 0 else "refund", abs(diff), payment_method_id))
         if method["source"] == "gift_card":
             method["balance"] = round(method["balance"] - diff, 2)
         for item_id, new_id in zip(item_ids, new_item_ids):
@@ -229,7 +229,7 @@ class RetailTools(Toolkit):
             item["price"] = variant["price"]
             item["options"] = variant["options"]
         order["status"] = "pending (item modified)"
-        return M.order_view(order)
+        return retail_models.order_view(order)
 
     @tool("WRITE", "Pay a pending order with a different payment method.", order_id=ORDER_ID,
           payment_method_id=s("Payment method that pays the order instead (e.g. 'gift_card_0000000'); it must differ "
@@ -247,22 +247,22 @@ class RetailTools(Toolkit):
             raise ValueError("The new payment method should be different from the current one")
         if method["source"] == "gift_card" and method["balance"] < amount:
             raise ValueError("Insufficient gift card balance to pay for the order")
-        history.append(M.payment("payment", amount, payment_method_id))
-        history.append(M.payment("refund", amount, old_id))
+        history.append(retail_models.payment("payment", amount, payment_method_id))
+        history.append(retail_models.payment("refund", amount, old_id))
         if method["source"] == "gift_card":
             method["balance"] = round(method["balance"] - amount, 2)
         old = self._method(order["user_id"], old_id)
         if old["source"] == "gift_card":
             old["balance"] = round(old["balance"] + amount, 2)
-        return M.order_view(order)
+        return retail_models.order_view(order)
 
     @tool("WRITE", "Change the default address stored in a customer profile.", user_id=USER_ID, **ADDR)
     def modify_user_address(self, user_id: str, address1: str, address2: str, city: str, state: str,
                             country: str, zip: str) -> dict[str, Any]:
         user = self._user(user_id)
-        user["address"] = M.address(M.UserAddress, address1=address1, address2=address2, city=city,
-                                    state=state, country=country, zip=zip)
-        return M.user_view(user)
+        user["address"] = retail_models.address(retail_models.UserAddress, address1=address1, address2=address2, city=city,
+                                                state=state, country=country, zip=zip)
+        return retail_models.user_view(user)
 
     @tool("WRITE", "Start a return of items from a delivered order. The refund goes to the original payment "
           "method or an existing gift card; the order becomes 'return requested' and the customer is emailed return instructions.",
@@ -281,4 +281,4 @@ class RetailTools(Toolkit):
         order["status"] = "return requested"
         order["return_items"] = sorted(item_ids)
         order["return_payment_method_id"] = payment_method_id
-        return M.order_view(order)
+        return retail_models.order_view(order)

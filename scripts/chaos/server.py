@@ -25,7 +25,8 @@ checks only that nothing is lost or duplicated and the sweep does not crash):
   adversarial  one of ADVERSARIAL (empty, lone surrogate, NUL, huge, protocol-breaking, a fake
             Authorization header, ...)
 `mode` answers every request with one status (e.g. 401, whose body echoes the request's
-Authorization header, the worst case for key leaks)."""
+Authorization header, the worst case for key leaks). The server and handler bases
+(`LoopbackServer`, `LoopbackHandler`) also serve tests/fake_openai.py."""
 from __future__ import annotations
 
 import collections
@@ -39,6 +40,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from runners.transcripts import canonical
 
 TRANSPORT_FAULTS = ("429s", "429date", "500", "502", "503", "hang", "reset", "truncated", "empty", "no_usage")
 OUTPUT_FAULTS = ("null", "adversarial")
@@ -64,8 +67,10 @@ class _Server(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def request_key(messages: Any) -> str:
-    return hashlib.sha256(json.dumps(messages, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest()
+def request_key(value: Any) -> str:
+    """sha256 of the canonical JSON of `value` (a request's messages, or a whole body), as the
+    transcript store writes it (runners.transcripts.canonical)."""
+    return hashlib.sha256(canonical(value)).hexdigest()
 
 
 def _estimate(messages: list[dict[str, Any]], text: str) -> dict[str, int]:
@@ -76,16 +81,52 @@ def _estimate(messages: list[dict[str, Any]], text: str) -> dict[str, int]:
             "total_tokens": u.prompt_tokens + u.completion_tokens}
 
 
-class LoopbackServer:
-    """A threaded HTTP server on 127.0.0.1 (port 0: any free one) serving `_handler_class()`;
-    `_stop` wakes handlers that hang on purpose. Also the base of tests/fake_openai.py."""
+def error_body(message: str, code: str) -> bytes:
+    """An OpenAI-style error body: {"error": {"message", "type", "code"}}."""
+    return json.dumps({"error": {"message": message, "type": code, "code": code}}).encode()
 
-    _port: int = 0
-    _server: "ThreadingHTTPServer | None" = None
-    _stop: threading.Event
+
+class LoopbackServer:
+    """A threaded HTTP server on 127.0.0.1 (port 0: any free one) serving `_handler_class()`,
+    with the fault schedule both fake endpoints share (this one and tests/fake_openai.py):
+    `enqueue` forces the next outcomes, `mode` answers every request with one outcome, else a
+    seeded draw per arrival (`decide`). `_stop` wakes handlers that hang on purpose."""
+
+    def __init__(self, *, seed: int, fault_rate: float, faults: tuple[Any, ...], port: int) -> None:
+        if not 0.0 <= fault_rate <= 1.0:
+            raise ValueError(f"fault_rate must be in [0, 1], got {fault_rate}")
+        self.seed, self.fault_rate, self.faults = seed, fault_rate, tuple(faults)
+        self.mode: Any = None
+        self._port = port
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._queue: collections.deque[Any] = collections.deque()
+        self._seen: collections.Counter[str] = collections.Counter()
+        self._server: ThreadingHTTPServer | None = None
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         raise NotImplementedError
+
+    def enqueue(self, *kinds: Any) -> None:
+        """Force the outcomes of the next requests, in arrival order (before `mode` and the draw)."""
+        with self._lock:
+            self._queue.extend(kinds)
+
+    def decide(self, key: str) -> Any:
+        """Outcome of this arrival of request `key`: the forced queue, then `mode`, then the draw
+        from sha256(seed | key | n-th arrival of key) (a retry draws afresh, reproducibly), else "ok"."""
+        with self._lock:
+            n = self._seen[key]
+            self._seen[key] += 1
+            if self._queue:
+                return self._queue.popleft()
+        if self.mode is not None:
+            return self.mode
+        if self.fault_rate > 0 and self.faults:
+            h = hashlib.sha256(f"{self.seed}|{key}|{n}".encode()).digest()
+            if int.from_bytes(h[:8], "big") / 2**64 < self.fault_rate:
+                return self.faults[int.from_bytes(h[8:12], "big") % len(self.faults)]
+        return "ok"
 
     def start(self):
         srv = _Server(("127.0.0.1", self._port), self._handler_class())
@@ -112,18 +153,58 @@ class LoopbackServer:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
 
+class LoopbackHandler(BaseHTTPRequestHandler):
+    """POST /…/chat/completions with a JSON body → `post(body)`; a wrong route is 404, a body that
+    is not JSON 400. Subclasses answer with `send` and the two faults that send nothing."""
+
+    protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints
+    disable_nagle_algorithm = True  # headers and body are separate writes: avoid the 40 ms delayed-ACK stall
+
+    def log_message(self, *args: Any) -> None:  # quiet
+        return None
+
+    def send(self, status: int, payload: bytes, headers: dict[str, str] | None = None, ctype: str = "application/json") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(payload)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def hang(self, stop: threading.Event, seconds: float) -> None:
+        """No reply for `seconds` (or until the server closes), then the connection closes."""
+        stop.wait(seconds)
+        self.close_connection = True
+
+    def reset_connection(self) -> None:
+        """A TCP reset without a response."""
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server naming
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self.send(404, error_body(f"no route {self.path}", "not_found"))
+            return
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            self.send(400, error_body("body is not JSON", "invalid_request_error"))
+            return
+        self.post(body)
+
+    def post(self, body: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+
 class ChaosServer(LoopbackServer):
     def __init__(self, replies: dict[str, str] | None = None, *, seed: int = 0, fault_rate: float = 0.0,
                  faults: tuple[str, ...] = TRANSPORT_FAULTS, hang_s: float = 1.5, latency_s: float = 0.0, port: int = 0) -> None:
+        super().__init__(seed=seed, fault_rate=fault_rate, faults=faults, port=port)
         self.replies = dict(replies or {})
         self.by_last: dict[str, str] = {}
-        self.seed, self.fault_rate, self.faults, self.hang_s, self.latency_s = seed, fault_rate, tuple(faults), hang_s, latency_s
-        self.mode: int | None = None
-        self._port = port
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._queue: collections.deque[str] = collections.deque()
-        self._server: ThreadingHTTPServer | None = None
+        self.hang_s, self.latency_s = hang_s, latency_s
         self.reset()
 
     def set_replies(self, replies: dict[str, str], by_last: dict[str, str]) -> None:
@@ -134,7 +215,7 @@ class ChaosServer(LoopbackServer):
             self.outcomes: collections.Counter[str] = collections.Counter()
             self.unknown = 0
             self.auth_headers: set[str] = set()
-            self._seen: collections.Counter[str] = collections.Counter()
+            self._seen.clear()
             self._queue.clear()
 
     def configure(self, *, fault_rate: float = 0.0, faults: tuple[str, ...] = TRANSPORT_FAULTS, seed: int | None = None,
@@ -143,25 +224,13 @@ class ChaosServer(LoopbackServer):
         self.reset()
         self.fault_rate, self.faults = fault_rate, tuple(faults)
         self.seed = self.seed if seed is None else seed
-        self._queue.extend(first)
+        self.enqueue(*first)
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         _estimate([{"role": "user", "content": "warm up"}], "the tokenizer")  # load it now, not inside the first reply
         return _handler(self)
 
     # ------------------------------------------------------------------ answers
-    def decide(self, key: str) -> str:
-        with self._lock:
-            n = self._seen[key]
-            self._seen[key] += 1
-            if self._queue:
-                return self._queue.popleft()
-        if self.fault_rate > 0 and self.faults:
-            h = hashlib.sha256(f"{self.seed}|{key}|{n}".encode()).digest()
-            if int.from_bytes(h[:8], "big") / 2**64 < self.fault_rate:
-                return self.faults[int.from_bytes(h[8:12], "big") % len(self.faults)]
-        return "ok"
-
     def reply_text(self, body: dict[str, Any], key: str) -> str:
         if key in self.replies:
             return self.replies[key]
@@ -179,39 +248,11 @@ class ChaosServer(LoopbackServer):
         return out
 
 
-def _err(status: int, message: str) -> bytes:
-    return json.dumps({"error": {"message": message, "type": "chaos", "code": status}}).encode()
-
-
 def _handler(srv: ChaosServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def log_message(self, *args: Any) -> None:
-            return None
-
-        def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            for k, v in (headers or {}).items():
-                self.send_header(k, v)
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def do_POST(self) -> None:  # noqa: N802 - http.server naming
-            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            try:
-                body = json.loads(raw)
-            except ValueError:
-                self._send(400, _err(400, "body is not JSON"))
-                return
+    class Handler(LoopbackHandler):
+        def post(self, body: dict[str, Any]) -> None:
             srv.auth_headers.add(self.headers.get("Authorization") or "")
-            if srv.mode is not None:
-                kind = str(srv.mode)
-            else:
-                kind = srv.decide(request_key(body.get("messages")))
+            kind = str(srv.decide(request_key(body.get("messages"))))
             with srv._lock:
                 srv.outcomes[kind] += 1
             self._answer(kind, body)
@@ -229,25 +270,23 @@ def _handler(srv: ChaosServer) -> type[BaseHTTPRequestHandler]:
                     text = ADVERSARIAL[h[0] % len(ADVERSARIAL)]
                 payload = json.dumps(srv.completion(body, text, usage=kind != "no_usage")).encode()
                 if kind == "truncated":
-                    self._send(200, payload[: len(payload) // 2])  # Content-Length matches the cut body
+                    self.send(200, payload[: len(payload) // 2])  # Content-Length matches the cut body
                 else:
-                    self._send(200, payload)
+                    self.send(200, payload)
             elif kind == "429s":
-                self._send(429, _err(429, "Rate limit reached; try again in 0.05s"), {"Retry-After": "0.05"})
+                self.send(429, error_body("Rate limit reached; try again in 0.05s", "chaos"), {"Retry-After": "0.05"})
             elif kind == "429date":
-                self._send(429, _err(429, "Rate limit reached"), {"Retry-After": email.utils.formatdate(time.time() + 1, usegmt=True)})
+                self.send(429, error_body("Rate limit reached", "chaos"), {"Retry-After": email.utils.formatdate(time.time() + 1, usegmt=True)})
             elif kind in ("500", "502", "503"):
-                self._send(int(kind), _err(int(kind), "upstream trouble"))
+                self.send(int(kind), error_body("upstream trouble", "chaos"))
             elif kind == "hang":
-                srv._stop.wait(srv.hang_s)
-                self.close_connection = True
+                self.hang(srv._stop, srv.hang_s)
             elif kind == "reset":
-                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-                self.close_connection = True
+                self.reset_connection()
             elif kind == "empty":
-                self._send(200, json.dumps({"id": "x", "object": "chat.completion", "choices": []}).encode())
+                self.send(200, json.dumps({"id": "x", "object": "chat.completion", "choices": []}).encode())
             else:  # a status code: the body echoes the Authorization header
                 status = int(kind)
-                self._send(status, _err(status, f"denied; you sent Authorization: {self.headers.get('Authorization')}"))
+                self.send(status, error_body(f"denied; you sent Authorization: {self.headers.get('Authorization')}", "chaos"))
 
     return Handler

@@ -153,7 +153,7 @@ def transcripts(root: Path) -> dict:
 
 class Suite:
     def __init__(self, profile: Profile, workdir: Path, seed: int, out=sys.stdout) -> None:
-        self.p, self.work, self.rng, self.out = profile, workdir, random.Random(seed), out
+        self.profile, self.work, self.rng, self.out = profile, workdir, random.Random(seed), out
         self.seed = seed
         self.key = f"sk-chaos-{uuid.uuid4().hex}"  # unique markers grepped in every written file
         self.password = f"pw-{uuid.uuid4().hex[:16]}"
@@ -164,7 +164,7 @@ class Suite:
 
     # ------------------------------------------------------------------ sweeps
     def args(self, out: Path, *extra: str) -> list[str]:
-        p = self.p
+        p = self.profile
         grid = [f"experiment.grid.method=[{','.join(p.methods)}]", f"experiment.grid.benchmark=[{','.join(p.benchmarks)}]"]
         return [sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", "runner.display=plain", f"experiment.name={EXP}",
                 "backbone=openai_compatible", "backbone.model=chaos-model", "backbone.timeout_s=1", "backbone.backoff_cap_s=0.2",
@@ -249,16 +249,16 @@ class Suite:
               f"identical {row.identical} ({row.seconds}s){'  ' + row.note if row.note else ''}", file=self.out, flush=True)
 
     def over_budget(self) -> bool:
-        return time.monotonic() - self.t0 > self.p.budget_s
+        return time.monotonic() - self.t0 > self.profile.budget_s
 
     # ------------------------------------------------------------------ attacks
     def record(self) -> None:
         t0 = time.monotonic()
         table = self.work / "replies.json"
         rec_out = self.fresh_dir("record")
-        grid = [f"experiment.grid.method=[{','.join(self.p.methods)}]", f"experiment.grid.benchmark=[{','.join(self.p.benchmarks)}]"]
+        grid = [f"experiment.grid.method=[{','.join(self.profile.methods)}]", f"experiment.grid.benchmark=[{','.join(self.profile.benchmarks)}]"]
         cmd = [sys.executable, "-m", "scripts.chaos.record", str(table), f"runner.output_dir={rec_out}", "runner.display=none",
-               f"experiment.name={EXP}", f"runner.trials={self.p.trials}", "benchmark.params.data_dir=fixtures", *grid,
+               f"experiment.name={EXP}", f"runner.trials={self.profile.trials}", "benchmark.params.data_dir=fixtures", *grid,
                "backbone.scripted.wrong_requests=[formal_reasoning_math-0/q2,formal_reasoning_phys-1/q1]"]
         p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
         if p.returncode != 0:
@@ -331,11 +331,11 @@ class Suite:
 
     def faults(self) -> None:
         t0 = time.monotonic()
-        self.server.configure(fault_rate=self.p.fault_rate, faults=TRANSPORT_FAULTS, first=TRANSPORT_FAULTS)
+        self.server.configure(fault_rate=self.profile.fault_rate, faults=TRANSPORT_FAULTS, first=TRANSPORT_FAULTS)
         root = self.fresh_dir("faults")
         p = self.sweep(root, timeout=600)
         out = dict(self.server.outcomes)
-        row = Row(f"transport faults ({int(self.p.fault_rate * 100)}% of requests, every kind)")
+        row = Row(f"transport faults ({int(self.profile.fault_rate * 100)}% of requests, every kind)")
         row.tried = sum(v for k, v in out.items() if k != "ok")
         missing = [k for k in TRANSPORT_FAULTS if not out.get(k)]
         row.survived = row.tried if p.returncode == 0 and not missing else 0
@@ -345,11 +345,11 @@ class Suite:
 
     def output_faults(self) -> None:
         t0 = time.monotonic()
-        self.server.configure(fault_rate=self.p.output_fault_rate, faults=OUTPUT_FAULTS, first=OUTPUT_FAULTS)
+        self.server.configure(fault_rate=self.profile.output_fault_rate, faults=OUTPUT_FAULTS, first=OUTPUT_FAULTS)
         root = self.fresh_dir("output_faults")
         p = self.sweep(root, timeout=600)
         out = dict(self.server.outcomes)
-        row = Row(f"output faults (content null, adversarial replies; {int(self.p.output_fault_rate * 100)}%)")
+        row = Row(f"output faults (content null, adversarial replies; {int(self.profile.output_fault_rate * 100)}%)")
         row.tried = sum(v for k, v in out.items() if k != "ok")
         clean = p.returncode in (0, 1) and "Traceback" not in p.stderr
         row.survived = row.tried if clean else 0
@@ -413,7 +413,7 @@ class Suite:
             (manifest_truncated if first else manifest_empty)(cell)
             done_marker_garbage(cell)
 
-        if self.p.combine:
+        if self.profile.combine:
             plan = [("store: torn tail + garbage line + wrong field types + duplicate line", store_all, None, 4),
                     ("manifest: truncated / empty, DONE: garbage", manifests_all, "damaged", 3),
                     ("manifest: missing", manifest_missing, None, 1)]
@@ -467,7 +467,7 @@ class Suite:
             row.note += f" rc {p.returncode}: {p.stderr.strip()[-200:]}"
         self.judge(row, root)
         self.add(row, t0)
-        if not self.p.locked_cache:
+        if not self.profile.locked_cache:
             return
         import sqlite3
 
@@ -562,18 +562,22 @@ class Suite:
         self.server.configure()
         root = self.fresh_dir("secrets")
         url = self.server.base_url.replace("http://", f"http://chaos:{self.password}@")
-        multirun = [sys.executable, "-m", "runners.sweep", "-m", f"runner.output_dir={root / 'url'}", "runner.display=plain",
-                    f"experiment.name={EXP}", "backbone=openai_compatible", "backbone.model=chaos-model", f"backbone.base_url={url}",
-                    "backbone.base_url_env=null", "backbone.api_key_env=null", "benchmark.params.data_dir=fixtures", "runner.limit=1",
-                    "roles.judge=agent", "roles.tool=agent",
-                    f"method={','.join(self.p.methods)}", f"benchmark={self.p.benchmarks[0]}"]
-        p = subprocess.run(multirun, cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
+        url_sweep = [sys.executable, "-m", "runners.sweep", f"runner.output_dir={root / 'url'}", "runner.display=plain",
+                     f"experiment.name={EXP}", "backbone=openai_compatible", "backbone.model=chaos-model", f"backbone.base_url={url}",
+                     "backbone.base_url_env=null", "backbone.api_key_env=null", "benchmark.params.data_dir=fixtures", "runner.limit=1",
+                     "roles.judge=agent", "roles.tool=agent", f"benchmark={self.profile.benchmarks[0]}"]
+        grid = [f"++experiment.grid.method=[{','.join(self.profile.methods)}]"]
+        p = subprocess.run(url_sweep + grid, cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
         self.printed += [p.stdout, p.stderr]
         basic_ok = p.returncode == 0 and any(h.startswith("Basic ") for h in self.server.auth_headers)
+        # `-m` without a launcher is refused (exit 2) after Hydra wrote multirun.yaml with the URL: it must be scrubbed
+        m = subprocess.run(url_sweep[:3] + ["-m", f"runner.output_dir={root / 'multirun'}"] + url_sweep[4:] + [f"method={','.join(self.profile.methods)}"],
+                           cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
+        self.printed += [m.stdout, m.stderr]
         self.server.mode = 401  # bodies echo the Authorization header
         try:
             q = self.sweep(root / "denied", "runner.cache=false")
-            r = subprocess.run(multirun[:4] + [f"runner.output_dir={root / 'denied_url'}"] + multirun[5:] + ["runner.cache=false"],
+            r = subprocess.run(url_sweep[:3] + [f"runner.output_dir={root / 'denied_url'}"] + url_sweep[4:] + grid + ["runner.cache=false"],
                                cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
             self.printed += [r.stdout, r.stderr]
         finally:
@@ -597,6 +601,8 @@ class Suite:
             leaks.append(f"URL-credential run rc {p.returncode} (Basic auth sent: {any(h.startswith('Basic ') for h in self.server.auth_headers)})")
         if q.returncode != 3 or r.returncode != 3:
             leaks.append(f"401 runs rc {q.returncode}/{r.returncode} (expected 3)")
+        if m.returncode != 2 or not (root / "multirun" / ".multirun" / "multirun.yaml").exists():
+            leaks.append(f"-m without a launcher: rc {m.returncode} (expected 2, with multirun.yaml written and scrubbed)")
         row.note = ("LEAKS/problems: " + "; ".join(leaks[:5])) if leaks else f"{row.tried} files and {len(self.printed)} outputs clean"
         if leaks:
             row.survived = min(row.survived, row.tried - 1)
@@ -604,8 +610,8 @@ class Suite:
 
     # ------------------------------------------------------------------ driver
     def run(self, only: set[str] | None = None) -> list[Row]:
-        attacks = [("kill", lambda: self.kills(signal.SIGKILL, self.p.kills, "kill -9 / resume")),
-                   ("sigint", lambda: self.kills(signal.SIGINT, self.p.sigints, "SIGINT / resume")),
+        attacks = [("kill", lambda: self.kills(signal.SIGKILL, self.profile.kills, "kill -9 / resume")),
+                   ("sigint", lambda: self.kills(signal.SIGINT, self.profile.sigints, "SIGINT / resume")),
                    ("faults", self.faults), ("output", self.output_faults), ("corruption", self.corruption),
                    ("cache", self.cache_attacks), ("two", self.two_sweeps), ("disks", self.disks),
                    ("secrets", self.secrets)]  # secrets last: it greps every file the other attacks wrote

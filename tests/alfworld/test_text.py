@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.alfworld import text as T
+from benchmarks.alfworld import text as alfworld_text
 
 ADM = ["go to desk 1", "go to desk 2", "inventory", "look", "move mug 1 to desk 1", "take mug 1 from desk 2"]
 RESET = ("-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. Looking quickly around you, "
@@ -17,8 +17,8 @@ RESET = ("-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room
 
 
 def test_initial_observation_drops_banner_and_joins_with_single_newlines():
-    assert T.initial_observation(RESET) == ("You are in the middle of a room. Looking quickly around you, you see a bed 1, "
-                                            "and a desk 1.\nYour task is to: put a mug in desk.")
+    assert alfworld_text.initial_observation(RESET) == ("You are in the middle of a room. Looking quickly around you, you see a bed 1, "
+                                                        "and a desk 1.\nYour task is to: put a mug in desk.")
 
 
 @pytest.mark.parametrize("obs, action, kwargs, want", [
@@ -30,12 +30,12 @@ def test_initial_observation_drops_banner_and_joins_with_single_newlines():
     ("Nothing happens.", "  think: x", {"think_ok": False}, "Nothing happens."),
 ])
 def test_clean_observation(obs, action, kwargs, want):
-    assert T.clean_observation(obs, action, **kwargs) == want
+    assert alfworld_text.clean_observation(obs, action, **kwargs) == want
 
 
 def test_arrival_strip_only_touches_a_leading_sentence():
     obs = "You open the drawer 1. The drawer 1 is open. In it, you see nothing."
-    assert T.clean_observation(obs, "open drawer 1") == obs
+    assert alfworld_text.clean_observation(obs, "open drawer 1") == obs
 
 
 @pytest.mark.parametrize("raw, issue", [
@@ -47,23 +47,23 @@ def test_arrival_strip_only_touches_a_leading_sentence():
     ("put mug 1 in/on desk 1", "not_admissible"),
 ])
 def test_exact_rule_rejects_anything_not_admissible_verbatim(raw, issue):
-    m = T.match_command(raw, ADM)
+    m = alfworld_text.match_command(raw, ADM)
     assert (m.admissible, m.issue) == (False, issue)
     assert m.command == raw.strip()  # the engine sees the text as written and answers "Nothing happens."
 
 
 def test_exact_rule_accepts_surrounding_whitespace_only():
-    assert T.match_command("  go to desk 2 \n", ADM) == T.CommandMatch(command="go to desk 2", admissible=True)
+    assert alfworld_text.match_command("  go to desk 2 \n", ADM) == alfworld_text.CommandMatch(command="go to desk 2", admissible=True)
 
 
 @pytest.mark.parametrize("raw", ["Go To Desk 1", "> go to desk 1", "go  to desk 1.", "go to desk 1\nthen look"])
 def test_lenient_rule_maps_to_the_admissible_string_and_keeps_the_issue(raw):
-    m = T.match_command(raw, ADM, lenient=True)
+    m = alfworld_text.match_command(raw, ADM, lenient=True)
     assert m.admissible and m.command == "go to desk 1" and m.issue is not None
 
 
 def test_lenient_rule_still_rejects_unknown_commands():
-    assert not T.match_command("go to desk 9", ADM, lenient=True).admissible
+    assert not alfworld_text.match_command("go to desk 9", ADM, lenient=True).admissible
 
 
 @pytest.mark.parametrize("cmd, want", [
@@ -73,24 +73,24 @@ def test_lenient_rule_still_rejects_unknown_commands():
     ("go to desk 1", "go to desk 1"),
 ])
 def test_move_to_put(cmd, want):
-    assert T.move_to_put(cmd) == want
+    assert alfworld_text.move_to_put(cmd) == want
 
 
 def test_put_patch_on_a_real_grammar(alf_root):
     game = next((alf_root / "json_2.1.1" / "valid_unseen").glob("pick_and_place_simple-*/*/game.tw-pddl"))
     grammar = json.loads(game.read_text())["grammar"]
-    assert T.grammar_syntax(grammar) == "move"
-    patched = T.patch_grammar_put(grammar)
-    assert T.grammar_syntax(patched) == "put"
+    assert alfworld_text.grammar_syntax(grammar) == "move"
+    patched = alfworld_text.patch_grammar_put(grammar)
+    assert alfworld_text.grammar_syntax(patched) == "put"
     assert patched.count('template :: "put {o} in/on {r}";') == 2
     assert "You put the {o.name} in/on the {r.name}." in patched and "You move the" not in patched
     assert "put (object) in/on (receptacle):" in patched and "move (object)" not in patched
-    assert T.patch_grammar_put(patched) == patched  # already put-syntax: unchanged
+    assert alfworld_text.patch_grammar_put(patched) == patched  # already put-syntax: unchanged
 
 
 def test_put_patch_refuses_an_unexpected_grammar():
     with pytest.raises(ValueError, match="syntax='native'"):
-        T.patch_grammar_put('action PutObject { template :: "move {o} to {r}"; }')
+        alfworld_text.patch_grammar_put('action PutObject { template :: "move {o} to {r}"; }')
 
 
 def test_package_imports_without_the_engine():

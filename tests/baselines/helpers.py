@@ -55,6 +55,14 @@ def request(i: int, text: str) -> Request:
     return Request(index=i, request_id=f"t0/q{i + 1}", text=text)
 
 
+async def first_request(method: Any, text: str, view: TaskView | None = None) -> Request:
+    """Begin the task (`task_view()` unless given) and its first request, `text`."""
+    await method.begin_task(view or task_view())
+    req = request(0, text)
+    await method.begin_request(req)
+    return req
+
+
 def outcome(req: Request, memory_text: str, **kw) -> RequestOutcome:
     return RequestOutcome(request=req, final_response="42", steps=1, memory_text=memory_text, **kw)
 

@@ -28,7 +28,9 @@ def test_guard_refuses_non_loopback(no_network):
 def test_protocol_minimal_render_is_valid_for_both_calls():
     text = Mem0JsonProtocol().render(Decision(message=""))
     assert text == MIN_FACTS_REPLY and json.loads(text)["facts"] == [] and json.loads(text)["memory"] == []
-    assert not Mem0JsonProtocol().parse("not json").ok
+    bad = Mem0JsonProtocol().parse("not json")
+    assert bad.decision == Decision(message="not json")  # mem0 reads its JSON itself: the text goes through
+    assert [(e.kind, e.detail) for e in bad.errors] == [("bad_json", "Expecting value: line 1 column 1 (char 0)")]
 
 
 def mem0_oracle(facts: list[list[str]], updates: list[dict]):

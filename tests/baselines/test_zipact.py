@@ -7,16 +7,16 @@ import pytest
 from baselines.zipact import ZipAct, ZipActBM25, parse_state_json
 from baselines.zipact_prompts import domain_of, empty_state
 from runners.api import Decision, Observation, ToolCall, ToolResult
-from tests.baselines.helpers import Recorder, block_of, outcome, request, task_view, user_blocks
+from tests.baselines.helpers import Recorder, block_of, first_request, outcome, request, task_view, user_blocks
 
 
 def test_parse_state_json_upstream_rules():
     assert parse_state_json('```json\n{"a": [1, 2,],}\n```') == ({"a": [1, 2]}, None)
     assert parse_state_json('text ```\n{"b": 1}\n``` more') == ({"b": 1}, None)
     assert parse_state_json('{"c": {"d": 2,}}') == ({"c": {"d": 2}}, None)
-    for bad in ["", "not json", "[1, 2]", None]:
-        state, err = parse_state_json(bad)
-        assert state is None and err
+    assert parse_state_json("") == parse_state_json(None) == (None, "empty state output")
+    for bad in ["not json", "[1, 2]"]:
+        assert parse_state_json(bad) == (None, "state is not JSON: no JSON object found in the reply")
 
 
 def test_domain_injectables_extend_the_core():
@@ -54,9 +54,7 @@ async def test_init_update_act_and_attempted_actions_bookkeeping():
     bb = Recorder(scripted([json.dumps(INIT), "```json\n" + json.dumps(updated) + "\n```", "garbage, not a state"],
                            [Decision(tool_calls=[call]), Decision(tool_calls=[call]), Decision(message="1/(1-r)")]))
     m = ZipAct(bb)
-    await m.begin_task(task_view())
-    q1 = request(0, "Q1: find the limit of the geometric series")
-    await m.begin_request(q1)
+    q1 = await first_request(m, "Q1: find the limit of the geometric series")
     assert bb.roles() == ["state"]  # init: one call
     assert m.state["goal_state"]["current_objective"] == "derive S_n"
     assert m.state["goal_state"]["global_instruction"] == q1.text  # empty in the reply → the task text
@@ -88,9 +86,7 @@ async def test_init_update_act_and_attempted_actions_bookkeeping():
 async def test_new_request_goes_to_updater_and_queue():
     bb = Recorder(scripted([json.dumps(INIT)], [Decision(message="x")]))
     m = ZipAct(bb)
-    await m.begin_task(task_view())
-    q1 = request(0, "First problem")
-    await m.begin_request(q1)
+    q1 = await first_request(m, "First problem")
     await m.step(Observation())
     await m.end_request(outcome(q1, "mem"))
     q2 = request(1, "Second problem, reuse the first")
@@ -106,8 +102,7 @@ async def test_new_request_goes_to_updater_and_queue():
 async def test_init_parse_failure_uses_skeleton():
     bb = Recorder(scripted(["no json here"], []))
     m = ZipAct(bb)
-    await m.begin_task(task_view())
-    await m.begin_request(request(0, "Task text"))
+    await first_request(m, "Task text")
     assert m.state == {**empty_state("formal"), "goal_state": {**empty_state("formal")["goal_state"], "global_instruction": "Task text"}}
 
 
@@ -115,18 +110,20 @@ async def test_actor_parse_failure_is_typed_and_no_action():
     bb = Recorder(lambda role, messages: Decision(message="not blocks") if role == "agent" else None)
     m = ZipAct(bb, max_resamples=0)
     bb.inner.malformed_rate = 1.0  # every rendered reply is replaced by malformed text
-    await m.begin_task(task_view())
-    await m.begin_request(request(0, "Task"))
+    await first_request(m, "Task")
     d = await m.step(Observation())
-    assert d.is_empty and m.step_log()["no_op"] is True and m.step_log()["protocol_errors"]
+    assert d == Decision() and m.step_log()["no_op"] is True
+    # the scripted MALFORMED reply: a cut-off <tool_calls> block and prose, no other block
+    assert [(e["attempt"], e["kind"], e["detail"].split(":")[0]) for e in m.step_log()["protocol_errors"]] == [
+        (0, "bad_json", "<tool_calls>"), (0, "missing_block", "<assistant_message> missing"), (0, "missing_block", "<thought> missing")]
+    assert m.step_log()["protocol_errors"][0]["detail"].endswith("a cut-off reply is not completed by guessing)")
 
 
 async def test_single_call_takes_state_from_actor_output():
     new_state = {"goal_state": {"current_objective": "second"}, "world_state": {}, "constraint_state": {}}
     bb = Recorder(lambda role, messages: Decision(message="ok", extras={"state": new_state, "thought": "t"}) if role == "agent" else None)
     m = ZipAct(bb, single_call=True)
-    await m.begin_task(task_view())
-    await m.begin_request(request(0, "Task"))
+    await first_request(m, "Task")
     await m.step(Observation())
     assert "state" not in bb.roles()
     assert m.state["goal_state"] == {"current_objective": "second"}
@@ -137,8 +134,7 @@ async def test_single_call_actor_sees_the_last_action_in_attempted_actions():
     call = ToolCall(name="reasoning", arguments={"input": "sum"}, id="c0")
     bb = Recorder(scripted([], [Decision(tool_calls=[call]), Decision(message="done")]))
     m = ZipAct(bb, single_call=True)
-    await m.begin_task(task_view())
-    await m.begin_request(request(0, "Task"))
+    await first_request(m, "Task")
     await m.step(Observation())
     await m.step(Observation(tool_results=[ToolResult(call_id="c0", name="reasoning", content="S_n")]))
     status = json.loads(block_of(bb.last("agent")["messages"], "agent_status"))
@@ -148,8 +144,7 @@ async def test_single_call_actor_sees_the_last_action_in_attempted_actions():
 async def test_upstream_sampling_switch():
     bb = Recorder(scripted([json.dumps(INIT)], [Decision(message="a")]))
     m = ZipAct(bb, upstream_sampling=True)
-    await m.begin_task(task_view())
-    await m.begin_request(request(0, "Task"))
+    await first_request(m, "Task")
     await m.step(Observation())
     assert bb.calls[0]["sampling"] == {"temperature": 0, "max_completion_tokens": 512}
     assert bb.calls[1]["sampling"] == {"temperature": 0, "max_completion_tokens": 256}
@@ -158,9 +153,7 @@ async def test_upstream_sampling_switch():
 async def test_zipact_bm25_memory_goes_to_actor_only():
     bb = Recorder(scripted([], [Decision(message="a")] * 4))
     m = ZipActBM25(bb)
-    await m.begin_task(task_view())
-    q1 = request(0, "Compute the geometric series partial sum")
-    await m.begin_request(q1)
+    q1 = await first_request(m, "Compute the geometric series partial sum")
     await m.step(Observation())
     await m.end_request(outcome(q1, "## Task:\ngeometric series partial sum\n## solution:\nS_n"))
     m.store.add("## Task:\nprime gaps\n## solution:\nunbounded")  # (with 2 documents every IDF would be 0)
@@ -180,8 +173,7 @@ async def test_odd_but_valid_updater_states_do_not_break_bookkeeping():
     bb = Recorder(scripted([json.dumps({"goal_state": "oops"}), json.dumps({"constraint_state": [1]})],
                            [Decision(message="a"), Decision(message="b"), Decision(message="c")]))
     m = ZipAct(bb)
-    await m.begin_task(task_view())
-    await m.begin_request(request(0, "Task"))
+    await first_request(m, "Task")
     assert m.state["goal_state"] == {"global_instruction": "Task"}
     await m.step(Observation())
     await m.end_request(outcome(request(0, "Task"), "mem"))
@@ -205,9 +197,7 @@ async def test_updater_sees_the_whole_last_action_and_the_requests_last_observat
     call = ToolCall(name="reasoning", arguments={"input": long_input}, id="c0")
     bb = Recorder(scripted([json.dumps(INIT)], [Decision(tool_calls=[call]), Decision(message="final answer")]))
     m = ZipAct(bb, action_chars=40)
-    await m.begin_task(task_view())
-    q1 = request(0, "Q1")
-    await m.begin_request(q1)
+    q1 = await first_request(m, "Q1")
     await m.step(Observation())
     obs = Observation(tool_results=[ToolResult(call_id="c0", name="reasoning", content="RESULT-7")])
     await m.step(obs)

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from baselines.full_context import FullContext
-from benchmarks.memoryarena import travel_score as S
+from benchmarks.memoryarena import travel_score
 from benchmarks.memoryarena.travel import GroupTravel, traveller_name
 from runners.api import Decision, EpisodeContext, ToolCall
 from runners.backbones.scripted import ScriptedBackbone
@@ -100,10 +100,10 @@ def test_bad_inputs_give_error_observations_and_zeros():
     assert "Error executing RestaurantSearch" in r.observation.tool_results[0].content
     env.k = -1  # restart the task
 
-    emma_fix = S.format_plan("Eric", gold[0])  # Emma's output also (re)submits Eric's plan
+    emma_fix = travel_score.format_plan("Eric", gold[0])  # Emma's output also (re)submits Eric's plan
     scores = drive(env, [
         [Decision(message="Sorry, I cannot plan this.")],                                   # malformed plan
-        [Decision(message=S.format_plan("Emma", gold[1]) + "\n" + emma_fix)],               # revises Eric
+        [Decision(message=travel_score.format_plan("Emma", gold[1]) + "\n" + emma_fix)],               # revises Eric
         [Decision(tool_calls=[ToolCall(name="CitySearch", arguments={"state": "Illinois"})])],  # budget ran out
     ])
     assert scores["subtask_correct"] == [1, 1, 0]  # Eric's plan came from Emma's output (last block wins)
@@ -112,7 +112,7 @@ def test_bad_inputs_give_error_observations_and_zeros():
 
 
 def test_headerless_plan_switch():
-    gold_text = "\n".join(S.format_plan("Eric", bench().load_tasks()[0].payload["answers"][0]).splitlines()[1:])
+    gold_text = "\n".join(travel_score.format_plan("Eric", bench().load_tasks()[0].payload["answers"][0]).splitlines()[1:])
     assert bench().params["headerless_plan"] == "ignore"  # the default is upstream's: a headerless plan is no one's
     for mode, expect in (("current", 1), ("ignore", 0), (None, 0)):
         b = bench(headerless_plan=mode) if mode else bench()
@@ -165,9 +165,9 @@ def test_a_submitted_wrong_plan_fails_the_group_and_counts_slots():
     b = bench()
     env = b.make_env(b.load_tasks()[0], EpisodeContext())
     gold, base = env.task.payload["answers"], env.base["daily_plans"]
-    scores = drive(env, [[Decision(message=S.format_plan("Eric", base))],          # ignores Eric's constraint
-                         [Decision(message=S.format_plan("Emma", gold[1]))],
-                         [Decision(message=S.format_plan("Liam", gold[2]))]])
+    scores = drive(env, [[Decision(message=travel_score.format_plan("Eric", base))],          # ignores Eric's constraint
+                         [Decision(message=travel_score.format_plan("Emma", gold[1]))],
+                         [Decision(message=travel_score.format_plan("Liam", gold[2]))]])
     assert scores["subtask_correct"] == [0, 1, 1] and scores["success"] == 0
     assert scores["persons"][0] == {"submitted": True, "parsed": True, "full_pass": False, "constraint_slots": 1, "constraint_passed": 0}
     assert scores["sps"] == pytest.approx((0 + 1 + 1) / 3)

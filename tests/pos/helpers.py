@@ -46,12 +46,11 @@ class QueueBackbone(Backbone):
         return [json.loads(m[-1]["content"]) for _, p, m in self.calls if p == pname]
 
 
-class LoopEnv(Environment):
-    """A room where nothing ever changes: every command answers the same. The reference policy
-    keeps looking, so a PoS agent stagnates and must be diagnosed as trapped."""
+class OneRoomEnv(Environment):
+    """A toy task of one request (`request`) and a step budget; subclasses say what acting does."""
 
-    def __init__(self, budget: int = 12) -> None:
-        self.budget, self.served, self.turns = budget, False, 0
+    def __init__(self, request: Request, budget: int) -> None:
+        self.request, self.budget, self.served = request, budget, False
 
     def view(self) -> TaskView:
         return TASK
@@ -63,7 +62,17 @@ class LoopEnv(Environment):
         if self.served:
             return None
         self.served = True
-        return Request(index=0, request_id="toy-1/q1", text="You are in a room with a drawer 1. Your task is to find the key.")
+        return self.request
+
+
+class LoopEnv(OneRoomEnv):
+    """A room where nothing ever changes: every command answers the same. The reference policy
+    keeps looking, so a PoS agent stagnates and must be diagnosed as trapped."""
+
+    def __init__(self, budget: int = 12) -> None:
+        super().__init__(Request(index=0, request_id="toy-1/q1", text="You are in a room with a drawer 1. Your task is to find the key."),
+                         budget)
+        self.turns = 0
 
     async def act(self, decision: Decision) -> Reply:
         self.turns += 1

@@ -1,4 +1,5 @@
-"""PoS protocols: exact key sets, total parsing, and the scripted `render` contract (docs/pos.md §2.5)."""
+"""PoS protocols: exact key sets, the exact errors of bad replies, and the scripted `render` contract
+(docs/pos.md §2.5)."""
 from __future__ import annotations
 
 import json
@@ -34,12 +35,20 @@ def test_render_prefers_extras_then_json_message_then_fallback():
     assert json.loads(p.render(Decision(message="42"))) == {"issues": ["fallback"]}
 
 
-@pytest.mark.parametrize("text, kind", [("", "empty"), ("no json here", "bad_json"), ("[1, 2]", "bad_json"),
-                                        ('{"verdict": "ok"}', "bad_field"), ('{"issues": "none"}', "bad_field"),
-                                        ('{"issues": [{"targets": "s1"}]}', "bad_field")])
-def test_audit_parse_is_total(text, kind):
+@pytest.mark.parametrize("text, error, read", [
+    ("", ("empty", "empty model output"), None),
+    ("no json here", ("bad_json", "no JSON object found in the reply"), None),
+    ("[1, 2]", ("bad_json", "no JSON object found in the reply"), None),
+    ('{"verdict": "ok"}', ("bad_field", "the reply needs an 'issues' list"), None),
+    ('{"issues": "none"}', ("bad_field", "'issues' must be a list"), {"issues": "none"}),
+    ('{"issues": [{"targets": "s1"}]}', ("bad_field", "issues[0] must have exactly the fields ['targets', 'issue_type', 'problem', "
+                                         "'evidence_step', 'evidence_quote', 'evidence', 'suggestion'], got ['targets']"),
+     {"issues": [{"targets": "s1"}]})])
+def test_audit_errors_are_exact(text, error, read):
     parsed = AuditProtocol().parse(text)
-    assert not parsed.ok and parsed.errors[0].kind == kind
+    assert [(e.kind, e.detail) for e in parsed.errors] == [error]
+    assert parsed.decision.tool_calls == [] and parsed.decision.message is None
+    assert parsed.decision.extras == ({"json": read} if read is not None else {})
 
 
 def test_audit_reply_with_extra_keys_is_read_as_upstream():
@@ -53,18 +62,29 @@ def test_json_in_fences_and_prose_is_accepted():
     assert parsed.ok and parsed.blocks["json"]["progress"] == 1
 
 
-@pytest.mark.parametrize("bad", [{"progress": True}, {"progress": 2}, {"score": -1}, {"affected_record_ids": "s1"}, {"reason": 3}])
-def test_progress_field_checks(bad):
+@pytest.mark.parametrize("bad, detail", [
+    ({"progress": True}, "'progress' must be the integer 0 or 1"), ({"progress": 2}, "'progress' must be the integer 0 or 1"),
+    ({"score": -1}, "'score' must be a number ≥ 0"), ({"affected_record_ids": "s1"}, "'affected_record_ids' must be a list of ID strings"),
+    ({"reason": 3}, "'reason' must be a string")])
+def test_progress_field_checks(bad, detail):
     obj = {"progress": 1, "score": 1.0, "affected_record_ids": [], "reason": "r"} | bad
-    assert not ProgressProtocol().parse(json.dumps(obj)).ok
+    parsed = ProgressProtocol().parse(json.dumps(obj))
+    assert [(e.kind, e.detail) for e in parsed.errors] == [("bad_field", detail)]
+    assert parsed.decision.extras == {"json": obj} and parsed.decision.tool_calls == [] and parsed.decision.message is None
 
 
-def test_delta_gap_and_frontier_checks():
+@pytest.mark.parametrize("change, detail, kept", [
+    ({"epistemic_gaps": [{"reason": "no target"}]}, "epistemic_gaps[0] needs a non-empty string 'target'", {"epistemic_gaps": []}),
+    ({"frontier": {"gap_type": "other", "target": "x"}},
+     '\'frontier\' must be null or {"gap_type": "epistemic"|"achievement", "target": str}', {"frontier": None}),
+    ({"remove_state_ids": [1]}, "'remove_state_ids' must be a list of ID strings", {"remove_state_ids": [1]})])
+def test_delta_gap_and_frontier_checks(change, detail, kept):
     base = DeltaProtocol().minimal()
-    assert DeltaProtocol().parse(json.dumps(base)).ok
-    assert not DeltaProtocol().parse(json.dumps(base | {"epistemic_gaps": [{"reason": "no target"}]})).ok
-    assert not DeltaProtocol().parse(json.dumps(base | {"frontier": {"gap_type": "other", "target": "x"}})).ok
-    assert not DeltaProtocol().parse(json.dumps(base | {"remove_state_ids": [1]})).ok
+    good = DeltaProtocol().parse(json.dumps(base))
+    assert good.errors == [] and good.decision.extras == {"json": base}
+    parsed = DeltaProtocol().parse(json.dumps(base | change))
+    assert [(e.kind, e.detail) for e in parsed.errors] == [("bad_field", detail)]
+    assert parsed.decision.extras == {"json": base | kept}  # a bad gap is dropped, a bad frontier is no frontier
 
 
 def test_policy_protocol_round_trip_with_thought():
@@ -81,7 +101,27 @@ def test_policy_protocol_round_trip_with_thought():
     assert parsed.ok and parsed.decision.tool_calls[0].arguments == {"command": "go to desk 1"}
     assert parsed.decision.extras["thought"] == "the mug may be there"
     msg = p.parse('{"thought": "t", "message": "done"}')
-    assert msg.decision.is_empty and any(e.kind == "violation" for e in msg.errors)  # no message on ALFWorld
-    assert p.parse("garbage").errors[0].kind == "bad_json"
+    assert msg.decision == Decision(extras={"thought": "t"})  # no message on ALFWorld
+    assert [(e.kind, e.detail) for e in msg.errors] == [("violation", "a message is not an action on this task"),
+                                                        ("bad_field", 'no executable "action" in the reply')]
+    assert [(e.kind, e.detail) for e in p.parse("garbage").errors] == [("bad_json", "no JSON object found in the reply")]
     p.configure(TaskView(task_id="t", benchmark="m", kind="formal_math", tools=[]), 1)
     assert p.parse(p.render(Decision(message="2"))).decision.message == "2"
+
+
+def test_audit_reply_records_the_readers_repairs():
+    parsed = AuditProtocol().parse('<think>check</think>```json\n{"issues": [],}\n```')
+    assert parsed.ok and parsed.decision.extras == {"json": {"issues": []}} and parsed.thinking == ["<think>check</think>"]
+    assert [r["kind"] for r in parsed.repairs] == ["thinking_dropped", "fence", "trailing_comma"]
+
+
+def test_policy_action_field_synonyms_are_recorded_as_repairs():
+    """Repairs made while the actions are read (after the object itself) reach the parse result."""
+    from runners.api import TaskView, ToolSpec
+    p = PolicyProtocol()
+    p.configure(TaskView(task_id="t", benchmark="rca", kind="rca", tools=[ToolSpec(name="query", description="d")]), 1)
+    parsed = p.parse('{"thought": "t", "action": {"tool": "query", "args": {"q": 1}}}')
+    assert parsed.ok and parsed.decision == Decision(tool_calls=[ToolCall(name="query", arguments={"q": 1}, id="call-0")],
+                                                     extras={"thought": "t"})
+    assert [(r["where"], r["detail"]) for r in parsed.repairs] == [("tool call #0", "'tool' read as 'name'"),
+                                                                   ("tool call #0", "'args' read as 'arguments'")]

@@ -20,9 +20,9 @@ from tests.runners.sweep_helpers import REPO
 @pytest.mark.skipif(not engine.available(), reason=f"alfworld engine not importable; {engine.INSTALL_HINT}")
 def test_pos_sweep_over_alfworld_rca_clindiag(tmp_path):
     alf = shared_path("alfworld")
-    cmd = [sys.executable, "-m", "runners.sweep", "-m", f"runner.output_dir={tmp_path}", "runner.display=none", "method=pos",
-           "backbone=scripted", "benchmark=alfworld,rca100,clindiag", "benchmark.params.data_dir=fixtures", "runner.limit=2",
-           "experiment.name=pos_e2e"]
+    cmd = [sys.executable, "-m", "runners.sweep", f"runner.output_dir={tmp_path}", "runner.display=none", "method=pos",
+           "backbone=scripted", "++experiment.grid.benchmark=[alfworld,rca100,clindiag]", "benchmark.params.data_dir=fixtures",
+           "runner.limit=2", "experiment.name=pos_e2e"]
     env = {**os.environ, "PYTHONPATH": str(REPO), "ALFWORLD_DATA": str(alf)}
     proc = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]

@@ -7,30 +7,18 @@ import asyncio
 from typing import Any
 
 from pos.method import PoS
-from runners.api import Decision, Environment, Message, Observation, Reply, Request, RequestOutcome, TaskView
+from runners.api import Decision, Environment, Message, Observation, Reply, Request, RequestOutcome
 from runners.episode import Episode
-from tests.pos.helpers import TASK, QueueBackbone, act
+from tests.pos.helpers import OneRoomEnv, QueueBackbone, act
 
 
-class WinEnv(Environment):
+class WinEnv(OneRoomEnv):
     """A room won by the `win_after`-th action (ALFWorld-like: the win ends the request)."""
 
     def __init__(self, win_after: int = 4, budget: int = 10) -> None:
-        self.win_after, self.budget, self.actions, self.served = win_after, budget, 0, False
-        self.request = Request(index=0, request_id="toy-1/q1", text="You see a drawer 1.\nYour task is to: open drawer 1.",
-                               goal="open drawer 1.")
-
-    def view(self) -> TaskView:
-        return TASK
-
-    def step_budget(self) -> int:
-        return self.budget
-
-    async def next_request(self) -> Request | None:
-        if self.served:
-            return None
-        self.served = True
-        return self.request
+        super().__init__(Request(index=0, request_id="toy-1/q1", text="You see a drawer 1.\nYour task is to: open drawer 1.",
+                                 goal="open drawer 1."), budget)
+        self.win_after, self.actions = win_after, 0
 
     async def act(self, decision: Decision) -> Reply:
         self.actions += 1

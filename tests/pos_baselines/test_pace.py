@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from baselines.pos_baselines import relevance as R
+from baselines.pos_baselines import relevance
 from baselines.pos_baselines.pace import Pace
 from tests.pos_baselines.helpers import FnBackbone, act, drive, tool
 
@@ -12,22 +12,22 @@ from tests.pos_baselines.helpers import FnBackbone, act, drive, tool
 def test_weights_thresholds_pressure_and_levels():
     q = np.array([1.0, 0.0])
     keys = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
-    w = R.relative_weights(q, keys, tau=0.3)
+    w = relevance.relative_weights(q, keys, tau=0.3)
     assert w.sum() == pytest.approx(3.0) and w[0] > 1.5 > w[1] == pytest.approx(w[2])
-    assert R.pressure(25, 50, 64000, 128000) == pytest.approx(0.5)
-    assert R.pressure(10, 50, 100000, 128000) == pytest.approx(100000 / 128000)
-    th = R.thresholds((0.4, 0.8, 1.5), 0.5, 1.0)
+    assert relevance.pressure(25, 50, 64000, 128000) == pytest.approx(0.5)
+    assert relevance.pressure(10, 50, 100000, 128000) == pytest.approx(100000 / 128000)
+    th = relevance.thresholds((0.4, 0.8, 1.5), 0.5, 1.0)
     assert th == pytest.approx((0.6, 1.2, 2.25))
-    assert [R.level(x, (0.4, 0.8, 1.5)) for x in (2.0, 1.5, 1.0, 0.8, 0.5, 0.4, 0.1)] == \
+    assert [relevance.level(x, (0.4, 0.8, 1.5)) for x in (2.0, 1.5, 1.0, 0.8, 0.5, 0.4, 0.1)] == \
         ["full", "detailed", "detailed", "brief", "brief", "placeholder", "placeholder"]
     levels = ["full", "brief", "detailed"]
-    assert R.step_down(levels, [0.5, 0.1, 0.3]) == 1 and levels == ["full", "placeholder", "detailed"]
-    assert R.step_down(levels, [0.5, 0.1, 0.3]) == 1 and levels == ["full", "omit", "detailed"]
-    assert R.step_down(["omit"], [1.0]) is None
+    assert relevance.step_down(levels, [0.5, 0.1, 0.3]) == 1 and levels == ["full", "placeholder", "detailed"]
+    assert relevance.step_down(levels, [0.5, 0.1, 0.3]) == 1 and levels == ["full", "omit", "detailed"]
+    assert relevance.step_down(["omit"], [1.0]) is None
 
 
 def test_tfidf_prefers_shared_rare_terms():
-    v = R.TfidfEncoder().encode(["golden key drawer", "the golden key is in drawer 3", "you see a sofa and a lamp"])
+    v = relevance.TfidfEncoder().encode(["golden key drawer", "the golden key is in drawer 3", "you see a sofa and a lamp"])
     assert v[0] @ v[1] > v[0] @ v[2] >= 0
 
 

@@ -1,4 +1,5 @@
-"""Parse totality and render round-trips of every protocol the baselines add."""
+"""What garbage reads as (no decision, the exact errors) and render round-trips of every protocol the
+baselines add."""
 import json
 
 import pytest
@@ -20,23 +21,49 @@ NASTY = ["", "   ", "garbage", "{", "[]", "[1, 2]", "null", "42", '"str"', '{"a"
          "<tool_calls>[{\"name\": oops</tool_calls>", "<subgoal></subgoal>", "<step_status>nope</step_status>", None, 17]
 
 
+TYPED = json.loads(NASTY[12])
+NOT_AN_OBJECT = ["garbage", "[]", "[1, 2]", "null", "42", '"str"', "<subgoal></subgoal>", "<step_status>nope</step_status>"]
+
+
+def aux_errors(cls, text) -> list[tuple[str, str]]:
+    """What a JSON reply must record for each NASTY text."""
+    if not isinstance(text, str) or not text.strip():
+        return [("empty", "empty model output")]
+    if text in NOT_AN_OBJECT:
+        return [("bad_json", "no JSON object found in the reply")]
+    if text in ('{"a": 1}', "```json\n{}\n```"):
+        return [("bad_field", f"missing key '{k}'") for k in cls.fields]
+    if text == NASTY[12]:  # every key of the right name and the wrong type
+        return [("bad_field", f"'{k}' must be {cls.hints[k]}") if k in TYPED else ("bad_field", f"missing key '{k}'") for k in cls.fields]
+    return [("bad_json", "no JSON object found in the reply (…)")]  # "{", "{" * 5000, a cut-off tool call: JSON that does not close
+
+
+def short(detail: str) -> str:
+    """An error detail with the JSON decoder's own message (in parentheses) left out."""
+    return detail if " (" not in detail else detail[:detail.index(" (")] + " (…)"
+
+
 @pytest.mark.parametrize("cls", AUX)
-def test_aux_parse_is_total_and_minimal_render_is_valid(cls):
+def test_aux_garbage_gives_no_reply_and_the_exact_errors_and_minimal_render_is_valid(cls):
     p = cls()
     for text in NASTY:
         parsed = p.parse(text)  # never raises
-        assert not parsed.ok and parsed.decision.extras == {}
+        assert parsed.decision == Decision(), text
+        assert [(e.kind, short(e.detail)) for e in parsed.errors] == aux_errors(cls, text), text
+        assert parsed.repairs == ([{"kind": "fence", "where": "reply", "detail": ""}] if str(text).startswith("```") else []), text
     minimal = p.render(Decision(message=""))  # what the scripted backbone sends for a role with no reference
     parsed = p.parse(minimal)
     assert parsed.ok, parsed.errors
-    assert set(parsed.decision.extras["json"]) == set(cls.fields)
+    assert parsed.decision.extras == {"json": p.minimal()} and set(p.minimal()) == set(cls.fields)
 
 
 @pytest.mark.parametrize("cls", AUX)
 def test_aux_wrong_types_are_errors_and_fallback_renders(cls):
     p = cls()
     bad = {k: (1 if t is not int else "x") for k, t in cls.fields.items()}
-    assert not p.parse(json.dumps(bad)).ok
+    wrong = p.parse(json.dumps(bad))
+    assert wrong.decision == Decision() and wrong.blocks == {"json": bad}
+    assert [(e.kind, e.detail) for e in wrong.errors] == [("bad_field", f"'{k}' must be {cls.hints[k]}") for k in cls.fields]
     good = p.minimal()
     p.fallback = lambda: good
     assert p.parse("prose before " + json.dumps(good) + " prose after").ok  # surrounding prose tolerated
@@ -45,14 +72,28 @@ def test_aux_wrong_types_are_errors_and_fallback_renders(cls):
 
 
 def test_bool_fields_reject_integers():
-    assert not AuditorReply().parse('{"accepted": 1, "evidence": "", "summary": ""}').ok
+    one = AuditorReply().parse('{"accepted": 1, "evidence": "", "summary": ""}')
+    assert one.decision == Decision() and [(e.kind, e.detail) for e in one.errors] == [("bad_field", "'accepted' must be true or false")]
     assert AuditorReply().parse('{"accepted": true, "evidence": "", "summary": "", "extra": 1}').ok
 
 
-@pytest.mark.parametrize("cls", [SubgoalProtocol, ExecutorProtocol])
-def test_policy_parse_is_total(cls):
-    for text in NASTY:
-        cls().parse(text)
+# The ReAct error kinds of each NASTY text (Raw's blocks underneath both policies).
+REACT_KINDS = [["empty"]] * 2 + [["malformed"]] * 11 + [["bad_json", "missing_block"]] + [["malformed"]] * 2 + [["empty"]] * 2
+
+
+def test_policy_garbage_is_no_action_with_the_exact_errors():
+    for text, react in zip(NASTY, REACT_KINDS, strict=True):
+        sub = SubgoalProtocol().parse(text)
+        assert sub.decision == Decision(), text  # no tool call, no message, no subgoal
+        assert [e.kind for e in sub.errors] == react + ["missing_block"], text
+        assert sub.errors[-1].detail.startswith("<subgoal> missing or not a non-empty string")
+        ex = ExecutorProtocol().parse(text)
+        assert ex.decision == Decision(), text  # no tool call, no message, no step_status claim
+        if text == "<step_status>nope</step_status>":  # its own block is there, and not JSON
+            assert [(e.kind, e.detail) for e in ex.errors] == [("bad_json", "<step_status>: Expecting value: line 1 column 1 (char 0)"),
+                                                               ("bad_field", '<step_status> must be {"step_done": bool, "claim": str}')]
+        else:  # the ReAct errors, as the subgoal policy records them before its own
+            assert ex.errors == sub.errors[:-1], text
 
 
 def test_subgoal_round_trip_and_missing_subgoal():
@@ -64,7 +105,7 @@ def test_subgoal_round_trip_and_missing_subgoal():
     assert p.parse(p.render(Decision(message=""))).ok  # scripted minimal output has a default subgoal
     bare = p.parse('<tool_calls>[]</tool_calls><assistant_message>{"content": "hi"}</assistant_message>')
     assert bare.decision.message == "hi" and "subgoal" not in bare.decision.extras
-    assert any(e.kind == "missing_block" for e in bare.errors)
+    assert [(e.kind, e.detail) for e in bare.errors] == [("missing_block", "<subgoal> missing or not a non-empty string: the current subgoal is kept")]
     plain = p.parse('<subgoal>open the drawer</subgoal><tool_calls>[]</tool_calls><assistant_message>{"content": "x"}</assistant_message>')
     assert plain.ok and plain.decision.extras["subgoal"] == "open the drawer"
 

@@ -118,19 +118,22 @@ def test_url_password_never_written_anywhere_including_multirun_and_401_bodies(t
 
     with FakeOpenAI(responder=react_responder) as srv:
         url = srv.base_url.replace("http://", f"http://bob:{PW}@")
-        cmd = [sys.executable, "-m", "runners.sweep", "-m", f"runner.output_dir={tmp_path}", "runner.display=plain", *SMALL,
-               *ENDPOINT, f"backbone.base_url={url}", "backbone.base_url_env=null", "backbone.api_key_env=null",
-               "method=full_context,flowstate"]
-        p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=180)
+        args = ["runner.display=plain", *(a for a in SMALL if not a.startswith("method=")), *ENDPOINT, f"backbone.base_url={url}",
+                "backbone.base_url_env=null", "backbone.api_key_env=null"]
+        sweep = lambda out, *extra: subprocess.run([sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", *args, *extra],  # noqa: E731
+                                                   cwd=REPO, capture_output=True, text=True, timeout=180)
+        p = sweep(tmp_path, "++experiment.grid.method=[full_context,flowstate]")
         assert p.returncode == 0, p.stderr
         assert srv.auth_headers and all(h.startswith("Basic ") for h in srv.auth_headers)  # explicit, as documented
+        # `-m` without a launcher is refused, but Hydra has written multirun.yaml (with the URL) by then
+        m = sweep(tmp_path / "multirun", "method=full_context,flowstate", "-m")
+        assert m.returncode == 2 and "***@127.0.0.1" in m.stderr
         srv.mode = 401  # its body echoes the Authorization header
-        q = subprocess.run(cmd[:4] + [f"runner.output_dir={tmp_path / 'denied'}"] + cmd[5:] + ["runner.cache=false"], cwd=REPO,
-                           capture_output=True, text=True, timeout=180)
+        q = sweep(tmp_path / "denied", "++experiment.grid.method=[full_context,flowstate]", "runner.cache=false")
         assert q.returncode == 3
-    multirun = tmp_path / "exp" / ".multirun" / "multirun.yaml"  # Hydra's sweep dir sits inside the experiment folder
-    assert multirun.exists() and not (tmp_path / ".multirun").exists()
-    assert_clean(tmp_path, p.stdout, p.stderr, q.stdout, q.stderr)
+    multirun = tmp_path / "multirun" / "exp" / ".multirun" / "multirun.yaml"  # Hydra's sweep dir sits inside the experiment folder
+    assert multirun.exists() and not (tmp_path / "multirun" / ".multirun").exists()
+    assert_clean(tmp_path, p.stdout, p.stderr, m.stdout, m.stderr, q.stdout, q.stderr)
     assert "***@127.0.0.1" in multirun.read_text()
 
 

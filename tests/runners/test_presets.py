@@ -3,7 +3,7 @@ and benchmark are built from its config (no data is loaded and no episode runs).
 import pytest
 from hydra import compose, initialize_config_dir
 
-from runners.config import CONF_DIR, available, import_target, validate
+from runners.config import CONF_DIR, available, validate
 from runners.run import probe_method
 from runners.sweep import expand_cells, register_resolvers
 
@@ -24,7 +24,7 @@ def test_preset_cells_validate(preset):
     assert all(c.experiment.name == cfg.experiment.name for c in cells)
     for c in cells:  # a typo in a preset's method or benchmark params fails here, not in a sweep
         probe_method(c)
-        bench = import_target(c.benchmark.target, "benchmark")(name=c.benchmark.name, **c.benchmark.params)
+        bench = c.benchmark.cls(name=c.benchmark.name, **c.benchmark.params)
         assert bench.name == c.benchmark.name
 
 

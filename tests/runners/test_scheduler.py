@@ -29,12 +29,12 @@ class Recorder(Progress):
         super().__init__("none")
         self.events = []
 
-    def call(self, cp, log, usd=0.0):
-        super().call(cp, log, usd)
-        self.events.append(("call", cp.name))
+    def call(self, cp):
+        super().call(cp)
+        self.events.append(("call", cp.cell))
 
     def finish_cell(self, cp):
-        self.events.append(("finish", cp.name))
+        self.events.append(("finish", cp.cell))
         super().finish_cell(cp)
 
 

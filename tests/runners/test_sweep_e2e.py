@@ -86,17 +86,35 @@ def test_bad_config_fails_before_any_work(tmp_path):
     assert not any(tmp_path.rglob("episodes.jsonl"))
 
 
-def test_hydra_multirun_runs_each_job_into_one_experiment(tmp_path):
+def test_multirun_without_a_launcher_is_refused_and_names_the_grid_that_runs_it(tmp_path):
+    """Several cells in one process are the experiment grid (one scheduler); `-m` is for
+    launchers that give each job its own process (test_launchers.py). With Hydra's basic
+    launcher nothing runs, and the command printed instead runs the same cells in one sweep."""
+    import shlex
     import subprocess
     import sys
 
     from tests.runners.sweep_helpers import REPO
     p = subprocess.run([sys.executable, "-m", "runners.sweep", "-m", f"runner.output_dir={tmp_path}", "runner.display=plain",
                         "method=full_context,flowstate", "benchmark=memoryarena_phys"], cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stderr
-    exp = tmp_path / "offline_demo"
-    cells = sorted(d.name.split("__")[0] for d in exp.iterdir() if d.name != "tables" and not d.name.startswith("."))
-    assert cells == ["flowstate", "full_context"] and p.stdout.count("Completeness") == 2
-    assert (exp / ".multirun" / "multirun.yaml").exists() and not (tmp_path / ".multirun").exists()  # Hydra's files in the experiment
-    assert "runners.aggregate" in p.stdout
+    assert p.returncode == 2 and not any(tmp_path.rglob("episodes.jsonl"))
+    assert p.stderr.count("error:") == 1 and "hydra/launcher=slurm" in p.stderr  # once, not once per job
+    command = next(line for line in p.stderr.splitlines() if line.startswith("  python -m runners.sweep "))
+    args = shlex.split(command)[3:]
+    assert "++experiment.grid.method=[full_context,flowstate]" in args and "-m" not in args
+    q = subprocess.run([sys.executable, "-m", "runners.sweep", *args], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert q.returncode == 0, q.stderr
+    cells = sorted(d.name.split("__")[0] for d in (tmp_path / "offline_demo").iterdir() if d.name != "tables")
+    assert cells == ["flowstate", "full_context"] and q.stdout.count("Completeness") == 1  # one sweep, one report
+    assert all("memoryarena_phys" in d.name for d in (tmp_path / "offline_demo").iterdir() if d.name != "tables")
     assert aggregate_main([str(tmp_path / "offline_demo")]) == 0
+
+def test_a_multirun_command_line_as_one_grid_sweep():
+    from runners.sweep import as_grid
+
+    args, other = as_grid(["-m", "method=full_context,flowstate", "benchmark=choice(memoryarena_math,memoryarena_phys)",
+                           "backbone=scripted", "++experiment.grid.backbone=[scripted]", "method.params.max_resamples=0,1",
+                           "runner.trials=2"])
+    assert args == ["++experiment.grid.method=[full_context,flowstate]", "++experiment.grid.benchmark=[memoryarena_math,memoryarena_phys]",
+                    "backbone=scripted", "++experiment.grid.backbone=[scripted]", "method.params.max_resamples=<one of 0,1>", "runner.trials=2"]
+    assert other == ["method.params.max_resamples"]

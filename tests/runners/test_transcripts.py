@@ -16,7 +16,8 @@ from runners.api import Completion, Usage
 from runners.episode import CallLog, EpisodeRecord, RecordingBackbone, RequestRecord, StepRecord
 from runners.results import open_experiment
 from runners.transcripts import TRANSCRIPTS, TranscriptError, TranscriptReader, TranscriptStore, canonical
-from tests.fake_openai import FakeOpenAI, canonical as body_hash
+from scripts.chaos.server import request_key
+from tests.fake_openai import FakeOpenAI
 from tests.runners.sweep_helpers import REPO, run_sweep
 
 PROBE = 'no block here <script>alert(1)</script> <img src=x onerror="alert(2)"> </textarea> </script> <!--'
@@ -29,7 +30,7 @@ def responder(body):
     system = str((body.get("messages") or [{}])[0].get("content") or "")
     if "equivalent" in system.lower() and "yes or no" in system.lower():
         return "yes"
-    if int(body_hash({"m": body["messages"]})[:2], 16) % 2:
+    if int(request_key({"m": body["messages"]})[:2], 16) % 2:
         return PROBE
     return '<tool_calls>[]</tool_calls><assistant_message>{"content": "42 </script>"}</assistant_message>'
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.tau import evaluation as E
+from benchmarks.tau import evaluation
 from benchmarks.tau.domains import toolkit_for
 from benchmarks.tau.metrics import action_accuracy, aggregate, pass_hat_k, pass_hat_ks
 from tests.tau.helpers import domain, empty_trajectory, gold_trajectory
@@ -15,11 +15,11 @@ RETAIL_UNCHANGED = {10, 12, 24, 25, 50, 57, 62, 65, 67, 68, 105}
 
 def score(data, task, traj):
     """Reward over the basis without the judge (NL_ASSERTION left out), plus the components."""
-    basis = [b for b in E.reward_basis(task) if b != "NL_ASSERTION"]
-    db = E.db_check(data, task, traj)
-    comm = E.communicate_check(task, traj)
-    act = E.action_check(task, traj, toolkit_for(data.domain).tool_type)
-    return E.combine(basis, {"DB": db["reward"], "COMMUNICATE": comm["reward"], "ACTION": act["reward"]}), db, comm, act
+    basis = [b for b in evaluation.reward_basis(task) if b != "NL_ASSERTION"]
+    db = evaluation.db_check(data, task, traj)
+    comm = evaluation.communicate_check(task, traj)
+    act = evaluation.action_check(task, traj, toolkit_for(data.domain).tool_type)
+    return evaluation.combine(basis, {"DB": db["reward"], "COMMUNICATE": comm["reward"], "ACTION": act["reward"]}), db, comm, act
 
 
 def test_airline_gold_and_empty_trajectories():
@@ -31,12 +31,12 @@ def test_airline_gold_and_empty_trajectories():
         traj = gold_trajectory(data, task, final_message=f"Done. Total: ${info}.")
         reward, db, _, act = score(data, task, traj)
         assert db["db_match"] and act["reward"] == 1.0 and db["replay_mismatches"] == [], tid
-        gold_with_info_ok |= {tid} if E.is_success(reward) else set()
+        gold_with_info_ok |= {tid} if evaluation.is_success(reward) else set()
         silent = [m for m in traj if not (m["role"] == "assistant" and m["content"] and m["content"].startswith("Done."))]
-        reward = E.combine(E.reward_basis(task), {"DB": db["reward"], "COMMUNICATE": E.communicate_check(task, silent)["reward"]})
-        gold_ok |= {tid} if E.is_success(reward) else set()
+        reward = evaluation.combine(evaluation.reward_basis(task), {"DB": db["reward"], "COMMUNICATE": evaluation.communicate_check(task, silent)["reward"]})
+        gold_ok |= {tid} if evaluation.is_success(reward) else set()
         reward, db, _, _ = score(data, task, empty_trajectory())
-        empty_ok |= {tid} if E.is_success(reward) else set()
+        empty_ok |= {tid} if evaluation.is_success(reward) else set()
         empty_db |= {tid} if db["db_match"] else set()
     assert set(range(50)) - gold_ok == {3, 7, 11, 14, 18, 23}  # COMMUNICATE not said
     assert gold_with_info_ok == set(range(50))
@@ -51,12 +51,12 @@ def test_retail_gold_and_empty_trajectories():
         tid = int(task["id"])
         reward, db, _, act = score(data, task, gold_trajectory(data, task))
         assert db["db_match"] and act["reward"] == 1.0, tid
-        gold_ok |= {tid} if E.is_success(reward) else set()
-        if "NL_ASSERTION" not in E.reward_basis(task) or not task["evaluation_criteria"].get("nl_assertions"):
+        gold_ok |= {tid} if evaluation.is_success(reward) else set()
+        if "NL_ASSERTION" not in evaluation.reward_basis(task) or not task["evaluation_criteria"].get("nl_assertions"):
             reward, db, _, _ = score(data, task, empty_trajectory())
-            empty_ok |= {tid} if E.is_success(reward) else set()
+            empty_ok |= {tid} if evaluation.is_success(reward) else set()
         else:
-            db = E.db_check(data, task, empty_trajectory())
+            db = evaluation.db_check(data, task, empty_trajectory())
         empty_db |= {tid} if db["db_match"] else set()
     assert gold_ok == set(range(114))
     assert empty_db == RETAIL_UNCHANGED
@@ -66,43 +66,43 @@ def test_retail_gold_and_empty_trajectories():
 def test_communicate_removes_commas_from_the_message_only():
     task = {"evaluation_criteria": {"communicate_info": ["1628", "Basic"]}}
     traj = [{"role": "assistant", "content": "The total is $1,628.00 for BASIC economy", "tool_calls": None}]
-    assert E.communicate_check(task, traj)["reward"] == 1.0
+    assert evaluation.communicate_check(task, traj)["reward"] == 1.0
     task = {"evaluation_criteria": {"communicate_info": ["1,628"]}}
-    assert E.communicate_check(task, traj)["reward"] == 0.0
-    assert E.communicate_check({"evaluation_criteria": {"communicate_info": None}}, [])["reward"] == 1.0
+    assert evaluation.communicate_check(task, traj)["reward"] == 0.0
+    assert evaluation.communicate_check({"evaluation_criteria": {"communicate_info": None}}, [])["reward"] == 1.0
     said_by_user = [{"role": "user", "content": "1628"}]
-    assert E.communicate_check({"evaluation_criteria": {"communicate_info": ["1628"]}}, said_by_user)["reward"] == 0.0
+    assert evaluation.communicate_check({"evaluation_criteria": {"communicate_info": ["1628"]}}, said_by_user)["reward"] == 0.0
 
 
 def test_action_matching_rules():
     gold = {"name": "book", "arguments": {"a": 1, "b": [1, 2]}}
-    assert E.action_matches(gold, {"name": "book", "arguments": {"a": 1.0, "b": [1, 2]}})  # Python ==
-    assert E.action_matches(gold, {"name": "book", "arguments": {"a": 1}})  # subset of gold keys
-    assert E.action_matches(gold, {"name": "book", "arguments": {}})  # no arguments matches any
-    assert not E.action_matches(gold, {"name": "book", "arguments": {"a": 1, "c": 3}})  # extra key
-    assert not E.action_matches(gold, {"name": "book", "arguments": {"b": [2, 1]}})  # lists ordered
-    assert not E.action_matches(gold, {"name": "other", "arguments": {}})
+    assert evaluation.action_matches(gold, {"name": "book", "arguments": {"a": 1.0, "b": [1, 2]}})  # Python ==
+    assert evaluation.action_matches(gold, {"name": "book", "arguments": {"a": 1}})  # subset of gold keys
+    assert evaluation.action_matches(gold, {"name": "book", "arguments": {}})  # no arguments matches any
+    assert not evaluation.action_matches(gold, {"name": "book", "arguments": {"a": 1, "c": 3}})  # extra key
+    assert not evaluation.action_matches(gold, {"name": "book", "arguments": {"b": [2, 1]}})  # lists ordered
+    assert not evaluation.action_matches(gold, {"name": "other", "arguments": {}})
     transfer = {"name": "transfer_to_human_agents", "arguments": {"summary": "x"}, "compare_args": []}
-    assert E.action_matches(transfer, {"name": "transfer_to_human_agents", "arguments": {"summary": "other"}})
+    assert evaluation.action_matches(transfer, {"name": "transfer_to_human_agents", "arguments": {"summary": "other"}})
     only_a = {"name": "book", "arguments": {"a": 1, "b": 2}, "compare_args": ["a"]}
-    assert E.action_matches(only_a, {"name": "book", "arguments": {"a": 1, "b": 99, "z": 0}})
-    assert not E.action_matches(only_a, {"name": "book", "arguments": {"b": 2}})
+    assert evaluation.action_matches(only_a, {"name": "book", "arguments": {"a": 1, "b": 99, "z": 0}})
+    assert not evaluation.action_matches(only_a, {"name": "book", "arguments": {"b": 2}})
 
 
 def test_action_check_partial_by_type():
     data = domain("airline")
     task = next(t for t in data.split("base") if t["id"] == "7")
     traj = gold_trajectory(data, task)[:4]  # only the first gold call (a READ)
-    act = E.action_check(task, traj, toolkit_for("airline").tool_type)
+    act = evaluation.action_check(task, traj, toolkit_for("airline").tool_type)
     assert act["reward"] == 0.0
     assert act["partial"]["total"] == {"correct": 1, "count": 5, "proportion": 0.2}
     assert act["partial"]["read"]["correct"] == 1 and act["partial"]["write"] == {"correct": 0, "count": 3, "proportion": 0.0}
 
 
 def test_reward_is_product_over_basis():
-    assert E.combine(["DB", "COMMUNICATE"], {"DB": 1.0, "COMMUNICATE": 0.0, "ACTION": 1.0}) == 0.0
-    assert E.combine(["DB"], {"DB": 1.0, "COMMUNICATE": 0.0, "ACTION": 0.0}) == 1.0
-    assert E.reward_basis({"evaluation_criteria": {}}) == ["DB", "COMMUNICATE"]
+    assert evaluation.combine(["DB", "COMMUNICATE"], {"DB": 1.0, "COMMUNICATE": 0.0, "ACTION": 1.0}) == 0.0
+    assert evaluation.combine(["DB"], {"DB": 1.0, "COMMUNICATE": 0.0, "ACTION": 0.0}) == 1.0
+    assert evaluation.reward_basis({"evaluation_criteria": {}}) == ["DB", "COMMUNICATE"]
 
 
 def test_pass_hat_k_hand_computed():
@@ -141,9 +141,9 @@ def test_null_gold_actions_skip_the_db_comparison():
     task = next(t for t in data.split("base") if t["id"] == "7")
     changed = gold_trajectory(data, task)  # cancels reservations: the DB differs from the initial one
     empty = {**task, "evaluation_criteria": {**task["evaluation_criteria"], "actions": []}}
-    assert not E.db_check(data, empty, changed)["db_match"]
+    assert not evaluation.db_check(data, empty, changed)["db_match"]
     null = {**task, "evaluation_criteria": {**task["evaluation_criteria"], "actions": None}}
-    assert E.db_check(data, null, changed)["db_match"] and E.db_check(data, null, changed)["reward"] == 1.0
+    assert evaluation.db_check(data, null, changed)["db_match"] and evaluation.db_check(data, null, changed)["reward"] == 1.0
     # evaluation_criteria null: upstream rewards 1.0; here every component of the default basis is 1.
     bare = {**task, "evaluation_criteria": None}
     reward, db, comm, act = score(data, bare, changed)
@@ -153,7 +153,7 @@ def test_null_gold_actions_skip_the_db_comparison():
 def test_communicate_needs_every_info_string():
     task = {"evaluation_criteria": {"communicate_info": ["1628", "Basic"]}}
     one = [{"role": "assistant", "content": "The refund is 1,628 dollars."}]
-    res = E.communicate_check(task, one)
+    res = evaluation.communicate_check(task, one)
     assert res["reward"] == 0.0 and [c["met"] for c in res["checks"]] == [True, False]
     both = one + [{"role": "assistant", "content": "Your cabin is Basic economy."}]
-    assert E.communicate_check(task, both)["reward"] == 1.0
+    assert evaluation.communicate_check(task, both)["reward"] == 1.0

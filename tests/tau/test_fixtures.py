@@ -8,7 +8,7 @@ import json
 import pytest
 
 from baselines.full_context import FullContext
-from benchmarks.tau import evaluation as E
+from benchmarks.tau import evaluation
 from benchmarks.tau.benchmark import TauBenchmark
 from benchmarks.tau.data import FIXTURE_SOURCE, DomainData
 from benchmarks.tau.replay import main as replay_main, replay_task
@@ -48,10 +48,10 @@ def test_fixture_gold_changes_by_hand():
     assert order["payment_history"][-1] == {"transaction_type": "payment", "amount": 12.25 - 10.5, "payment_method_id": "paypal_400"}
     for data in (air, ret):
         for task in data.split("base"):
-            changes = E.gold_db_hash(data, task) != E.initial_db_hash(data)
+            changes = evaluation.gold_db_hash(data, task) != evaluation.initial_db_hash(data)
             assert changes == (task["id"] == "0" or data.domain == "retail"), (data.domain, task["id"])
-            assert E.db_check(data, task, empty_trajectory())["db_match"] is (not changes)
-            assert E.db_check(data, task, gold_trajectory(data, task))["db_match"]
+            assert evaluation.db_check(data, task, empty_trajectory())["db_match"] is (not changes)
+            assert evaluation.db_check(data, task, gold_trajectory(data, task))["db_match"]
 
 
 def test_replay_cli_on_fixture(capsys):
