@@ -15,12 +15,14 @@ Each point is the median of `--repeats` runs of `--rounds` × N episodes at conc
 `--rounds` a multiple of the fixture's 3 tasks (4, 6 and 8 calls) every worker runs the same work
 and the wall time is the steady state; `--schedule queue` takes the rounds × N episodes from one
 queue, whose tail (a few long episodes still running while the other slots are idle) lowers the
-ratio whatever the harness does (with 3 rounds: at most 26.4× at 32 and 52.8× at 64 for a
+ratio whatever the harness does (with 3 rounds: at most 26.2× at 32 and 52.4× at 64 for a
 zero-cost harness). The in-flight bound is set to the largest N so that it is not the limit being
 measured. Prints episodes/s per N, rate(N)/rate(1) (targets: ≥ 29× at 32, ≥ 50× at 64), the
-CPU per episode of the harness (this process) and of the endpoint process, and the median latency
+CPU per episode of the harness (this process) and of the endpoint process, the median latency
 of a call as the episode saw it (the endpoint's 100 ms plus sending and reading the reply: what
-grows when one event loop has a burst of replies to read, or when other processes hold the cores).
+grows when one event loop has a burst of replies to read, or when other processes hold the cores),
+and the speed-up a harness that costs nothing would reach with the same episodes and schedule
+(`makespan`: every call one equal call-time).
 
 `--against DIR` measures the harness of another checkout (e.g. `git worktree add /tmp/base <commit>`)
 side by side: every repeat runs this checkout and DIR one after the other (each in a fresh process,
@@ -36,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import heapq
 import json
 import os
 import statistics
@@ -133,8 +136,21 @@ def real_episodes() -> Workload:
     return episode
 
 
-Point = tuple[float, float, "float | None", float]
-"""(episodes/s, harness CPU ms per episode, endpoint CPU ms per episode or None, median call latency ms)."""
+Point = tuple[float, float, "float | None", float, float]
+"""(episodes/s, harness CPU ms per episode, endpoint CPU ms per episode or None, median call latency ms,
+episodes per call-time of a harness that costs nothing: see `makespan`)."""
+
+
+def makespan(calls: list[int], n: int, rounds: int, schedule: str) -> int:
+    """How many call-times the slowest of n slots is busy when every call takes the same time and
+    the harness costs nothing (`calls[i]`: the calls of episode i): `workers` gives worker j the
+    episodes j·rounds … j·rounds+rounds−1; `queue` hands episodes out in order to whichever slot is free."""
+    if schedule == "workers":
+        return max(sum(calls[j * rounds:(j + 1) * rounds]) for j in range(n))
+    slots = [0] * n
+    for c in calls:
+        heapq.heapreplace(slots, slots[0] + c)
+    return max(slots)
 
 
 async def rate(url: str, episode: Workload, n: int, rounds: int, max_inflight: int, schedule: str = "workers",
@@ -145,17 +161,23 @@ async def rate(url: str, episode: Workload, n: int, rounds: int, max_inflight: i
     await asyncio.gather(*(episode(bb, -1 - j) for j in range(n)))  # warm-up: n connections and lazy imports off the clock
 
     latencies: list[float] = []
+    calls = [0] * (rounds * n)
+
+    async def run_one(i: int) -> None:
+        lat = await episode(bb, i)
+        latencies.extend(lat)
+        calls[i] = len(lat)
     if schedule == "workers":
         async def worker(j: int) -> None:
             for k in range(rounds):
-                latencies.extend(await episode(bb, j * rounds + k))
+                await run_one(j * rounds + k)
         jobs = [worker(j) for j in range(n)]
     else:
         sem = asyncio.Semaphore(n)
 
         async def one(i: int) -> None:
             async with sem:
-                latencies.extend(await episode(bb, i))
+                await run_one(i)
         jobs = [one(i) for i in range(rounds * n)]
     e0, c0, t0 = process_cpu_s(endpoint_pid), time.process_time(), time.perf_counter()
     await asyncio.gather(*jobs)
@@ -165,7 +187,8 @@ async def rate(url: str, episode: Workload, n: int, rounds: int, max_inflight: i
     endpoint = (e1 - e0) if e0 is not None and e1 is not None else None
     if endpoint is not None and endpoint < 0.1:  # /proc counts 10 ms clock ticks: too few to say
         endpoint = None
-    return done / wall, cpu / done * 1000, endpoint / done * 1000 if endpoint is not None else None, statistics.median(latencies) * 1000
+    return (done / wall, cpu / done * 1000, endpoint / done * 1000 if endpoint is not None else None, statistics.median(latencies) * 1000,
+            done / makespan(calls, n, rounds, schedule))
 
 
 def curve(url: str, episode: Workload, levels: tuple[int, ...], rounds: int, repeats: int, schedule: str = "workers",
@@ -178,7 +201,7 @@ def curve(url: str, episode: Workload, levels: tuple[int, ...], rounds: int, rep
 def medians(runs: list[Point]) -> Point:
     ends = [r[2] for r in runs if r[2] is not None]
     return (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), statistics.median(ends) if ends else None,
-            statistics.median(r[3] for r in runs))
+            statistics.median(r[3] for r in runs), statistics.median(r[4] for r in runs))
 
 
 TARGETS = {32: 29.0, 64: 50.0}
@@ -186,11 +209,12 @@ TARGETS = {32: 29.0, 64: 50.0}
 
 def report(title: str, points: dict[int, Point]) -> None:
     print(f"\n{title}")
-    print(f"{'concurrent':>10}  {'episodes/s':>10}  {'speed-up':>8}  {'harness CPU/ep':>14}  {'endpoint CPU/ep':>15}  {'median call':>11}")
-    base = points[1][0]
-    for n, (r, cpu, ecpu, lat) in points.items():
+    print(f"{'concurrent':>10}  {'episodes/s':>10}  {'speed-up':>8}  {'harness CPU/ep':>14}  {'endpoint CPU/ep':>15}  {'median call':>11}"
+          f"  {'zero-cost harness':>17}")
+    base, ideal = points[1][0], points[1][4]
+    for n, (r, cpu, ecpu, lat, best) in points.items():
         e = f"{ecpu:.2f} ms" if ecpu is not None else "-"
-        print(f"{n:>10}  {r:>10.2f}  {r / base:>7.1f}x  {cpu:>11.2f} ms  {e:>15}  {lat:>8.1f} ms")
+        print(f"{n:>10}  {r:>10.2f}  {r / base:>7.1f}x  {cpu:>11.2f} ms  {e:>15}  {lat:>8.1f} ms  {best / ideal:>16.1f}x")
     for n, target in TARGETS.items():
         if n in points:
             ratio = points[n][0] / base
