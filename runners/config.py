@@ -24,7 +24,17 @@ class ConfigError(ValueError):
 
 
 def available(group: str) -> list[str]:
-    return sorted(p.stem for p in (CONF_DIR / group).glob("*.yaml"))
+    """The configs of `group`: the project's conf/, and inside a running Hydra app also those of
+    the directories it added (`--config-dir`, `hydra.searchpath`), which a grid may then name."""
+    names = {p.stem for p in (CONF_DIR / group).glob("*.yaml")}
+    try:
+        from hydra.core.global_hydra import GlobalHydra
+
+        if GlobalHydra.instance().is_initialized():
+            names.update(GlobalHydra.instance().config_loader().get_group_options(group))
+    except Exception:  # no Hydra, or a search path that cannot be listed: the project's own configs
+        pass
+    return sorted(names)
 
 
 class _Strict(BaseModel):

@@ -139,10 +139,36 @@ def print_report(reports, wall: float, out=None, budget_usd: float | None = None
         print("Re-run the same command to retry the failed episodes.", file=out)
 
 
+TERMINATED: list[int] = []
+"""Set when a SIGTERM ended the sweep (`_unwind_on_sigterm`)."""
+
+
+def _unwind_on_sigterm() -> None:
+    """SIGTERM (`timeout`, a batch scheduler, `kill`) unwinds the running sweep as Ctrl-C does:
+    the main task is cancelled, so every `finally` runs — finished episodes are kept, stores
+    close, managed servers stop (`BackbonePool.aclose`) — instead of the process dying on the
+    spot. A second SIGTERM while unwinding changes nothing; SIGKILL is covered by the managed
+    server's guard (runners/backbones/managed.py)."""
+    import signal
+
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+
+    def on_sigterm() -> None:
+        if not TERMINATED:
+            TERMINATED.append(signal.SIGTERM)
+            task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)  # removed again when asyncio.run closes the loop
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no Unix signals
+        pass
+
+
 async def _run_all(cells, root: Path, display: str) -> list:
     from runners.progress import Progress
     from runners.run import BackbonePool, Scheduler, preflight, prepare_cells
 
+    _unwind_on_sigterm()
     first = cells[0]
     cache_path = None
     if first.runner.cache:
@@ -314,6 +340,8 @@ def run(cfg) -> int:
             reports = run_cells(cells, root, cells[0].runner.ray_address)
         else:
             reports = asyncio.run(_run_all(cells, root, cells[0].runner.display))
+            if TERMINATED:  # the cancellation was absorbed on the way out: still a terminated run
+                raise asyncio.CancelledError()
     except (FatalRunError, StoreError, ConfigError) as e:
         print(f"error: {redact_secrets(str(e))}", file=sys.stderr)
         return 3
@@ -326,6 +354,11 @@ def run(cfg) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: finished episodes are saved; run the same command again to resume.", file=sys.stderr)
         return 130
+    except asyncio.CancelledError:
+        if not TERMINATED:
+            raise
+        print("\nterminated (SIGTERM): finished episodes are saved; run the same command again to resume.", file=sys.stderr)
+        return 128 + TERMINATED[0]
     print_report(reports, time.perf_counter() - t0, budget_usd=cells[0].runner.budget_usd)
     from runners.aggregate import aggregate_dir
 

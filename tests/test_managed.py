@@ -1,20 +1,26 @@
 """The managed local model server (runners/backbones/managed.py) with a real subprocess serving
-HTTP on a free loopback port: ready-wait, calls, stop on every exit path (aclose, Ctrl-C, a
-killed harness), a server that dies or never gets ready fails with its log."""
+HTTP on a free loopback port: ready-wait, calls, stop on every exit path (aclose, Ctrl-C,
+SIGTERM and SIGKILL of the harness, also of a whole sweep, which stays resumable), a server that
+ignores SIGTERM is killed after the grace period, a server that dies or never gets ready fails
+with its log."""
 import asyncio
+import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+import uuid
 import zipfile
+from pathlib import Path
 
 import pytest
 
 from runners.api import BackboneError
 from runners.backbones.managed import ManagedBackbone, ManagedServer, locate_model_file
-from tests.runners.sweep_helpers import REPO
+from tests.managed_stub import tagged_processes
+from tests.runners.sweep_helpers import REPO, sweep_cmd
 
 STUB = ["{python}", "-m", "tests.managed_stub", "{port}"]
 
@@ -30,13 +36,30 @@ def alive(pid: int) -> bool:
         return False
 
 
-def wait_gone(pid: int, s: float = 10) -> bool:
+def group_members(pgid: int) -> list[int]:
+    """Live (not zombie) processes of process group `pgid`: the guard, the server and its children."""
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()  # state ppid pgrp ...
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            out.append(int(stat.parent.name))
+    return out
+
+
+def wait_until(cond, s: float = 10) -> bool:
     end = time.monotonic() + s
     while time.monotonic() < end:
-        if not alive(pid):
+        if cond():
             return True
         time.sleep(0.1)
-    return False
+    return cond()
+
+
+def wait_gone(pgid: int, s: float = 10) -> bool:
+    return wait_until(lambda: not group_members(pgid), s)
 
 
 def test_starts_on_first_call_answers_and_stops_at_aclose(monkeypatch):
@@ -46,12 +69,14 @@ def test_starts_on_first_call_answers_and_stops_at_aclose(monkeypatch):
 
     async def go():
         c = await b.complete([{"role": "user", "content": "hi"}], role="agent")
-        pid = b.server.proc.pid
+        pgid = b.server.pgid
+        members = group_members(pgid)
         await b.aclose()
-        return c, pid
-    c, pid = asyncio.run(go())
+        return c, pgid, members
+    c, pgid, members = asyncio.run(go())
     assert c.text == "echo: hi" and c.usage.source == "api" and b.server.base_url.startswith("http://127.0.0.1:")
-    assert wait_gone(pid)
+    assert len(members) == 2  # the guard and the server
+    assert wait_gone(pgid)
 
 
 def test_a_server_that_exits_fails_with_its_log():
@@ -68,25 +93,97 @@ def test_ready_wait_is_bounded():
     assert time.monotonic() - t < 10 and s.proc is None
 
 
-@pytest.mark.parametrize("how", ["sigint", "sigkill"])
-def test_no_orphan_when_the_harness_is_interrupted_or_killed(tmp_path, how):
-    """Ctrl-C unwinds through atexit; SIGKILL of the harness is caught by the parent-death signal."""
+@pytest.mark.parametrize("how, ignores_sigterm", [("sigint", False), ("sigterm", False), ("sigkill", False), ("sigkill", True)])
+def test_no_orphan_when_the_harness_is_interrupted_or_killed(tmp_path, how, ignores_sigterm):
+    """Ctrl-C unwinds through atexit; a harness that dies of SIGTERM or SIGKILL closes the guard's
+    pipe and the guard stops the server, with SIGKILL when it ignores SIGTERM."""
+    command = STUB + ["--ignore-sigterm"] * ignores_sigterm
     script = tmp_path / "harness.py"
     script.write_text(textwrap.dedent(f"""
         import os, sys, time
         sys.path.insert(0, {str(REPO)!r}); os.chdir({str(REPO)!r})
         from runners.backbones.managed import ManagedServer
-        s = ManagedServer({STUB!r}, model="m", ready_timeout_s=30)
+        s = ManagedServer({command!r}, model="m", ready_timeout_s=30, stop_grace_s=1)
         s.start()
-        print(s.proc.pid, flush=True)
+        print(s.pgid, flush=True)
         time.sleep(60)
     """))
     p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
-    pid = int(p.stdout.readline())
-    assert alive(pid)
-    p.send_signal(signal.SIGINT if how == "sigint" else signal.SIGKILL)
+    pgid = int(p.stdout.readline())
+    assert len(group_members(pgid)) == 2
+    p.send_signal({"sigint": signal.SIGINT, "sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL}[how])
     p.wait(timeout=20)
-    assert wait_gone(pid), f"server {pid} outlived the harness ({how})"
+    assert wait_gone(pgid, 6), f"server group {pgid} outlived the harness ({how})"
+
+
+def test_a_server_that_ignores_sigterm_is_killed_after_the_grace_period():
+    s = ManagedServer(STUB + ["--ignore-sigterm"], model="m", ready_timeout_s=30, stop_grace_s=1)
+    s.start()
+    pgid = s.pgid
+    t = time.monotonic()
+    s.stop()
+    assert not group_members(pgid) and 0.8 < time.monotonic() - t < 5
+
+
+STUB_BACKBONE = """\
+name: stub_managed
+kind: managed
+model: stub-model
+sampling: {temperature: 0.0, max_tokens: 16}
+max_inflight: 1
+timeout_s: 30
+max_retries: 1
+server:
+  command: ["{python}", "-m", "tests.managed_stub", "{port}", "--ignore-sigterm"]  # as stubborn as uvicorn mid-request
+  ready_timeout_s: 30
+  stop_grace_s: 1
+"""
+
+
+def stub_sweep_cmd(tmp_path: Path) -> list[str]:
+    conf = tmp_path / "conf" / "backbone"
+    conf.mkdir(parents=True, exist_ok=True)
+    (conf / "stub_managed.yaml").write_text(STUB_BACKBONE)
+    cmd = sweep_cmd(tmp_path / "out", "backbone=stub_managed", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures",
+                    "++experiment.grid.method=[full_context,flowstate]", "roles.judge=agent", "roles.tool=agent",
+                    "experiment.name=managed", "runner.concurrency=1", "runner.limit=1")
+    return [*cmd[:3], "--config-dir", str(tmp_path / "conf"), *cmd[3:]]
+
+
+def finished(tmp_path: Path) -> list[tuple[str, str]]:
+    return [(f.parent.name, json.loads(line)["task_id"]) for f in sorted((tmp_path / "out").rglob("episodes.jsonl"))
+            for line in f.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_a_terminated_or_killed_sweep_leaves_no_server_and_resumes(tmp_path, sig):
+    """A sweep on a managed backbone (one server for both cells) whose server ignores SIGTERM,
+    signalled while episodes run: the server is gone within seconds (the grace period is 1 s);
+    after SIGTERM the sweep says how to resume; the rerun keeps what was finished and runs only
+    the rest."""
+    tag = f"harness-managed-{uuid.uuid4().hex[:8]}"
+    cmd = stub_sweep_cmd(tmp_path)
+    p = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env={**os.environ, "HARNESS_TEST_TAG": tag, "MANAGED_STUB_DELAY_S": "0.05"})  # slow replies: time to signal
+    try:
+        assert wait_until(lambda: len(finished(tmp_path)) >= 1 or p.poll() is not None, 60), "no episode finished"
+        assert p.poll() is None, "the sweep ended before it could be signalled; make the stub slower"
+        assert len(tagged_processes(tag)) >= 2  # the sweep and the server (one for both cells)
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert wait_until(lambda: not tagged_processes(tag), 5), f"left running after {sig.name}: {tagged_processes(tag)}"
+    done = finished(tmp_path)
+    if sig == signal.SIGTERM:
+        assert p.returncode == 143 and "terminated (SIGTERM)" in err and "resume" in err, err[-2000:]
+    assert len(done) == 1  # of 2 cells × 1 task
+    rerun = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert "(1 from earlier runs, 1 now)" in rerun.stdout
+    after = finished(tmp_path)
+    assert len(after) == len(set(after)) == 2 and done[0] in after  # each (cell, task) once, the first one kept
 
 
 def test_model_file_from_a_package_or_extracted_from_the_wheel(tmp_path, monkeypatch):

