@@ -126,6 +126,8 @@ class FakeOpenAI(LoopbackServer):  # start/close/base_url, enqueue/mode/decide: 
 
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(LoopbackHandler):
+        answering = False
+
         def post(self, body: dict[str, Any]) -> None:
             with fake._lock:
                 fake.requests += 1
@@ -133,13 +135,27 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 fake.auth_headers.append(self.headers.get("Authorization"))
                 fake.inflight += 1
                 fake.max_concurrent = max(fake.max_concurrent, fake.inflight)
+            self.answering = True
             kind = fake.decide(request_key(body))
             try:
                 self._answer(kind, body)
             finally:
+                self._answered()
+                with fake._lock:
+                    fake.outcomes[str(kind)] += 1
+
+        def _answered(self) -> None:
+            """Out of `inflight` before the reply leaves: a client holding an in-flight bound can only
+            send its next request after reading this reply, so `max_concurrent` never counts a
+            request whose reply is already on its way (a race under load otherwise)."""
+            if self.answering:
+                self.answering = False
                 with fake._lock:
                     fake.inflight -= 1
-                    fake.outcomes[str(kind)] += 1
+
+        def send(self, status: int, payload: bytes, headers: dict[str, str] | None = None, ctype: str = "application/json") -> None:
+            self._answered()
+            super().send(status, payload, headers, ctype)
 
         def _answer(self, kind: str | int, body: dict[str, Any]) -> None:
             if kind == "ok":
