@@ -2,7 +2,7 @@
 import importlib
 import sys
 
-for name in ("harness", "transport", "concurrency", "flowstate_overhead", "memory_latency", "shopping_catalogue"):
+for name in ("harness", "transport", "recorder", "concurrency", "flowstate_overhead", "memory_latency", "shopping_catalogue"):
     try:
         mod = importlib.import_module(f"scripts.perf.{name}")
     except ImportError as e:
