@@ -146,14 +146,14 @@ def summarize(cell_dir: Path) -> CellSummary:
     sweep = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
     trials = int(manifest.get("trials", 1))
     table += pass_k_columns(metrics, trials, table)
-    cost = cell_usd(episodes, cfg)
-    if cost is not None:
-        metrics["USD"] = cost
+    priced = has_prices(cfg)
+    if priced:  # no episodes yet: no cost to show ("–"), not a misleading $0
+        metrics["USD"] = cell_usd(episodes, cfg)
     return CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
                        benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
                        n_tasks=int(manifest.get("n_tasks", 0)), trials=trials,
                        metrics=metrics, table_metrics=table + ["Tok"] + (["Tok_no_tool"] if "Tok_no_tool" in metrics else [])
-                       + (["USD"] if cost is not None else []), tokens_by_role=tokens,
+                       + (["USD"] if priced else []), tokens_by_role=tokens,
                        extra_on_disk=extra, set_aside=notes, codes=codes, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest),
                        episodes=episodes, metric_fn=bench.metrics)
 
@@ -165,12 +165,18 @@ def pass_k_columns(metrics: dict[str, Any], trials: int, table: list[str]) -> li
     return [m for k, m in ks if 2 <= k <= trials and m not in table]
 
 
+def has_prices(config: dict[str, Any]) -> bool:
+    """Whether any backbone of the cell has prices (then its tables have a USD column)."""
+    return any(v for v in role_prices(config).values())
+
+
 def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | None:
     """List-price dollars of a cell's episodes (every call priced, cache hits included); None
-    when no backbone of the cell has prices."""
-    prices = role_prices(config)
-    if not any(v for v in prices.values()):
+    when no backbone of the cell has prices or the cell has no episodes (nothing was spent that
+    the records show: the tables print "–", not $0)."""
+    if not episodes or not has_prices(config):
         return None
+    prices = role_prices(config)
     return sum(episode_usd(e, prices) or 0.0 for e in episodes)
 
 

@@ -147,7 +147,9 @@ class RecordingBackbone(Backbone):
         nothing) is a new sample, not a replay: it gets the next unused attempt number, so the
         response cache and the scripted backbone draw afresh. Deterministic, so resumes replay."""
         msgs = encoded(messages)  # the prompt's bytes, made once per call and reused by the cache key and the HTTP body
-        key = hashlib.sha256(dumps([role, sampling]) + msgs.raw).hexdigest()
+        h = hashlib.sha256(dumps([role, sampling]))
+        h.update(msgs.raw)  # the digest of the concatenation, without copying the prompt's bytes
+        key = h.hexdigest()
         used = self._used.setdefault(key, set())
         while attempt in used:
             attempt += 1

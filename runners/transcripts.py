@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sqlite3
 import struct
 import threading
@@ -55,6 +54,8 @@ import zlib
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
+
+import orjson
 
 if TYPE_CHECKING:  # pragma: no cover
     from runners.episode import EpisodeRecord
@@ -76,8 +77,31 @@ def digest(data: bytes) -> str:
 
 
 def canonical(obj: Any) -> bytes:
-    """The bytes a message (or tool list) is stored and hashed as: sorted keys, UTF-8, compact."""
+    """The bytes a message (or tool list) is stored and hashed as: sorted keys, UTF-8, compact
+    (`json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)`).
+    orjson makes the same bytes ~10x faster for objects of str-keyed dicts, lists, str, int,
+    bool and None; floats (orjson writes `1e-7` where json writes `1e-07`) and any other type go
+    through the standard library, as do lone surrogates and ints beyond 64 bits (orjson refuses them)."""
+    if _plain(obj):
+        try:
+            return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+        except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+            pass
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8", "surrogatepass")
+
+
+def _plain(obj: Any, depth: int = 0) -> bool:
+    """Only str-keyed dicts, lists, str, int, bool and None (exact types), nested at most 64 deep."""
+    t = type(obj)
+    if t is str or t is int or t is bool or obj is None:
+        return True
+    if depth > 64:
+        return False
+    if t is dict:
+        return all(type(k) is str and _plain(v, depth + 1) for k, v in obj.items())
+    if t is list:
+        return all(_plain(v, depth + 1) for v in obj)
+    return False
 
 
 def chain(parent: str, piece: str) -> str:
@@ -115,7 +139,11 @@ ZDICT_BYTES = 32768  # zlib's window: the dictionary is the last this many bytes
 
 def lines(text: str) -> list[str]:
     """`text` cut after each "\\n" (only: the viewer's JavaScript splits the same way)."""
-    return [x for x in re.split(r"(?<=\n)", text) if x]
+    parts = text.split("\n")
+    out = [x + "\n" for x in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
 
 
 def split_message(m: dict[str, Any]) -> tuple[dict[str, Any], list[str]] | None:

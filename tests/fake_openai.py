@@ -16,19 +16,30 @@
 - `enqueue(*kinds)` forces the outcomes of the next requests (in arrival order), before any
   random draw; `mode` answers every request with one fault (e.g. 401) until reset to None.
 - `latency_s`: fixed server-side delay before every normal reply.
-- Counters: `requests`, `outcomes` (kind -> count), `max_concurrent`, `bodies`, `auth_headers`.
+- Counters: `requests`, `outcomes` (kind -> count), `max_concurrent`, `bodies`, `auth_headers`
+  (`connections`: only `serve_asyncio` counts them).
 
 Run as a separate process (keeps the server off the client's GIL, for perf):
-    python -m tests.fake_openai --latency 0.1 [--react]   # prints the base URL, serves until stdin closes
+    python -m tests.fake_openai --latency 0.1 [--react] [--server asyncio]   # prints the base URL, serves until stdin closes
+
+`--server asyncio` (`serve_asyncio`) answers the same replies from one asyncio event loop instead
+of a thread per connection: no faults, only the `requests` and `connections` counters, HTTP/1.1
+keep-alive with Content-Length bodies (what aiohttp and httpx send; no pipelining). The perf
+scripts use it so that the endpoint, which shares the machine's cores with the harness it
+measures, costs as little CPU as it can.
 """
 from __future__ import annotations
 
 import argparse
+import asyncio
 import collections
 import json
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable
+
+import orjson
 
 from scripts.chaos.server import LoopbackHandler, LoopbackServer, error_body, request_key
 
@@ -89,6 +100,7 @@ class FakeOpenAI(LoopbackServer):  # start/close/base_url, enqueue/mode/decide: 
     def reset_counters(self) -> None:
         with self._lock:
             self.requests = 0
+            self.connections = 0  # accepted by serve_asyncio
             self.outcomes: collections.Counter[str] = collections.Counter()
             self.max_concurrent = 0
             self.inflight = 0
@@ -114,6 +126,8 @@ class FakeOpenAI(LoopbackServer):  # start/close/base_url, enqueue/mode/decide: 
 
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(LoopbackHandler):
+        answering = False
+
         def post(self, body: dict[str, Any]) -> None:
             with fake._lock:
                 fake.requests += 1
@@ -121,13 +135,27 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 fake.auth_headers.append(self.headers.get("Authorization"))
                 fake.inflight += 1
                 fake.max_concurrent = max(fake.max_concurrent, fake.inflight)
+            self.answering = True
             kind = fake.decide(request_key(body))
             try:
                 self._answer(kind, body)
             finally:
+                self._answered()
+                with fake._lock:
+                    fake.outcomes[str(kind)] += 1
+
+        def _answered(self) -> None:
+            """Out of `inflight` before the reply leaves: a client holding an in-flight bound can only
+            send its next request after reading this reply, so `max_concurrent` never counts a
+            request whose reply is already on its way (a race under load otherwise)."""
+            if self.answering:
+                self.answering = False
                 with fake._lock:
                     fake.inflight -= 1
-                    fake.outcomes[str(kind)] += 1
+
+        def send(self, status: int, payload: bytes, headers: dict[str, str] | None = None, ctype: str = "application/json") -> None:
+            self._answered()
+            super().send(status, payload, headers, ctype)
 
         def _answer(self, kind: str | int, body: dict[str, Any]) -> None:
             if kind == "ok":
@@ -156,6 +184,95 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _AsyncHTTP(asyncio.Protocol):
+    """One keep-alive connection of `serve_asyncio`: requests parsed from the byte stream, each
+    answered `fake.latency_s` later by a timer (no thread sleeps)."""
+
+    def __init__(self, fake: FakeOpenAI) -> None:
+        self.fake = fake
+        self.buf = bytearray()
+        self.transport: asyncio.Transport | None = None
+        self.loop = asyncio.get_running_loop()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        self.fake.connections += 1
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.transport = None
+
+    def data_received(self, data: bytes) -> None:
+        arrived = self.loop.time()  # the latency runs from arrival, not from when this request's parse finished
+        self.buf += data
+        while (end := self.buf.find(b"\r\n\r\n")) >= 0:
+            lines = bytes(self.buf[:end]).decode("latin-1").split("\r\n")
+            headers = {k.strip().lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:])}
+            if "chunked" in headers.get("transfer-encoding", "").lower():
+                self._reply(411, error_body("send a Content-Length body", "invalid_request_error"), close=True)
+                return
+            n = int(headers.get("content-length") or 0)
+            if len(self.buf) < end + 4 + n:
+                return  # the body is still arriving
+            raw = bytes(self.buf[end + 4:end + 4 + n])
+            del self.buf[:end + 4 + n]
+            parts = lines[0].split(" ")
+            close = headers.get("connection", "").lower() == "close"
+            if len(parts) < 2 or parts[0] != "POST" or not parts[1].rstrip("/").endswith("/chat/completions"):
+                self._reply(404, error_body(f"no route {parts[1] if len(parts) > 1 else lines[0]}", "not_found"), close)
+                continue
+            try:
+                body = orjson.loads(raw)
+            except ValueError:
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    self._reply(400, error_body("body is not JSON", "invalid_request_error"), close)
+                    continue
+            self.fake.requests += 1
+            payload = json.dumps(self.fake.reply_json(body)).encode()
+            if self.fake.latency_s:
+                self.loop.call_at(arrived + self.fake.latency_s, self._reply, 200, payload, close)
+            else:
+                self._reply(200, payload, close)
+
+    def _reply(self, status: int, payload: bytes, close: bool = False) -> None:
+        if self.transport is None or self.transport.is_closing():
+            return  # the client went away meanwhile
+        reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 411: "Length Required"}[status]
+        self.transport.write(b"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n%s"
+                             % (status, reason.encode(), len(payload), b"Connection: close\r\n" if close else b"", payload))
+        if close:
+            self.transport.close()
+
+
+async def serve_asyncio(fake: FakeOpenAI, port: int = 0, ready: Callable[[str], None] | None = None,
+                        stop: "asyncio.Future[None] | None" = None) -> None:
+    """Serve `fake`'s replies (responder, usage, latency; faults are not supported) on 127.0.0.1
+    from this event loop until `stop` resolves; `ready(base_url)` is called once listening."""
+    if fake.fault_rate or fake.mode is not None:
+        raise ValueError("serve_asyncio answers every request normally; use the threaded FakeOpenAI for faults")
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: _AsyncHTTP(fake), "127.0.0.1", port, backlog=256)
+    try:
+        if ready is not None:
+            ready(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1")
+        await (stop if stop is not None else loop.create_future())
+    finally:
+        server.close()
+
+
+async def _serve_until_stdin_closes(fake: FakeOpenAI, port: int) -> None:
+    loop = asyncio.get_running_loop()
+    stop = loop.create_future()
+
+    def wait_stdin() -> None:
+        sys.stdin.read()
+        loop.call_soon_threadsafe(lambda: stop.done() or stop.set_result(None))
+
+    threading.Thread(target=wait_stdin, daemon=True).start()
+    await serve_asyncio(fake, port, ready=lambda url: print(url, flush=True), stop=stop)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description="Serve a fake OpenAI endpoint on 127.0.0.1 until stdin closes.")
     ap.add_argument("--latency", type=float, default=0.0, help="server-side delay per reply, seconds")
@@ -163,7 +280,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--react", action="store_true", help="answer with react_responder (ReAct final answer / judge 'yes')")
+    ap.add_argument("--server", choices=("threads", "asyncio"), default="threads",
+                    help="threads: a thread per connection, faults supported; asyncio: one event loop, no faults (perf)")
     a = ap.parse_args(argv)
+    if a.server == "asyncio":
+        if a.fault_rate:
+            ap.error("--server asyncio injects no faults; use --server threads with --fault-rate")
+        fake = FakeOpenAI(react_responder if a.react else None, latency_s=a.latency, seed=a.seed)
+        asyncio.run(_serve_until_stdin_closes(fake, a.port))
+        return
     with FakeOpenAI(react_responder if a.react else None, latency_s=a.latency, fault_rate=a.fault_rate, seed=a.seed, port=a.port) as srv:
         print(srv.base_url, flush=True)
         sys.stdin.read()  # serve until the parent closes our stdin

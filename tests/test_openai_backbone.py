@@ -326,3 +326,45 @@ def test_request_bytes_are_the_body_with_the_prompt_spliced_in(srv):
     msgs = EncodedMessages([{"role": "user", "content": "Ünïcode ✓ \"quoted\""}])
     raw = b.request_bytes(msgs, {"temperature": 0.0, "extra_body": {"seed": 3}})
     assert msgs.raw in raw and json.loads(raw) == b.request_body(list(msgs), {"temperature": 0.0, "extra_body": {"seed": 3}})
+
+
+async def test_asyncio_endpoint_answers_as_the_threaded_one(srv):
+    """`tests.fake_openai.serve_asyncio`, the perf scripts' endpoint: the threaded server's replies
+    through both transports, over reused connections, each after the latency; 404 off the route."""
+    import aiohttp
+
+    from tests.fake_openai import serve_asyncio
+
+    fake = FakeOpenAI(latency_s=0.2)
+    stop = asyncio.get_running_loop().create_future()
+    urls: list[str] = []
+    server = asyncio.create_task(serve_asyncio(fake, ready=urls.append, stop=stop))
+    while not urls:
+        await asyncio.sleep(0.01)
+    prompts = [[*MSGS, {"role": "user", "content": f"question {i} é"}] for i in range(8)]
+    try:
+        ref = make(srv)
+        want = [(c.text, c.usage, c.model) for c in await asyncio.gather(*(ref.complete(p, role="agent") for p in prompts))]
+        await ref.aclose()
+        for transport in ("aiohttp", "httpx"):
+            b = OpenAIBackbone(name="fake", model="fake-model", base_url=urls[0], api_key=KEY, sampling={"temperature": 0.1, "top_p": 1.0},
+                               extra_body={"thinking": {"type": "disabled"}}, timeout_s=5.0, max_retries=0, transport=transport)
+            opened = fake.connections
+            for _ in range(2):  # the second round reuses the first round's connections
+                t0 = time.perf_counter()
+                got = await asyncio.gather(*(b.complete(p, role="agent") for p in prompts))
+                assert 0.2 <= time.perf_counter() - t0 < 1.5  # all 8 in flight at once, each answered after 0.2 s
+                assert [(c.text, c.usage, c.model) for c in got] == want and not any(c.retries for c in got)
+                assert fake.connections - opened == 8  # keep-alive: no new connection in the second round
+            await b.aclose()
+        assert fake.requests == 32
+        async with aiohttp.ClientSession() as s:
+            async with s.post(urls[0] + "/embeddings", data=b"{}") as r:
+                assert r.status == 404 and "no route" in (await r.json())["error"]["message"]
+            async with s.post(urls[0] + "/chat/completions", data=b"{not json") as r:
+                assert r.status == 400
+    finally:
+        stop.set_result(None)
+        await server
+    with pytest.raises(ValueError, match="threaded FakeOpenAI"):
+        await serve_asyncio(FakeOpenAI(fault_rate=0.5))

@@ -7,6 +7,9 @@ import asyncio
 import json
 import sqlite3
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from runners.backbones.openai import OpenAIBackbone
 from tests.fake_openai import FakeOpenAI, react_responder
 from tests.runners.sweep_helpers import records_under, run_sweep
@@ -96,3 +99,23 @@ def test_store_error_makes_a_harness_error_not_a_dead_sweep(tmp_path):
     assert (store.dir / EPISODES).read_text() == "" and store.done == set()
     errors, bad_lines = read_jsonl(store.dir / ERRORS)
     assert [(r["task_id"], r["status"], r["error"]) for r in errors] == [("t", "harness_error", out.error)] and bad_lines == 0
+
+
+@given(st.lists(st.sampled_from(["\\ud800", "\\udfff", "\\uD83D\\uDE00", "\\ud83d", "\\ude00", "a", "\\u00e9", "\\\\", "\u00e9"]),
+                max_size=6), st.booleans())
+def test_a_body_orjson_reads_holds_no_lone_surrogate(parts, in_key):
+    """OpenAIBackbone skips the surrogate walk for bodies orjson decoded (only the standard
+    library's fallback can return lone surrogates): that rests on orjson refusing them."""
+    import orjson
+
+    from runners.backbones.openai import _SURROGATE
+
+    text = "".join(parts)
+    body = ('{"choices":[{"message":{' + (f'"{text}":1,' if in_key else "") + f'"content":"{text}"' + "}}]}").encode()
+    try:
+        data = orjson.loads(body)
+    except ValueError:
+        return  # the standard library reads it; the walk then runs
+    assert data == json.loads(body)  # what the standard library reads, too
+    msg = data["choices"][0]["message"]
+    assert not any(_SURROGATE.search(x) for x in [*msg, msg["content"]])  # no lone surrogate (a pair may form from neighbours)

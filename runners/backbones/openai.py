@@ -476,7 +476,9 @@ class OpenAIBackbone(Backbone):
         return self._rng.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**n))
 
     # -------------------------------------------------------------------- one attempt
-    async def _attempt(self, body: bytes) -> tuple[dict[str, Any], float]:
+    async def _attempt(self, body: bytes) -> tuple[dict[str, Any], float, bool]:
+        """(the reply's JSON, latency, whether it may hold lone surrogates: only a body the standard
+        library had to read, because orjson refuses `\\ud800`-style escapes of lone surrogates)."""
         try:
             async with endpoint_semaphore(self.base_url, self.max_inflight):
                 t0 = time.perf_counter()  # latency excludes queueing for the in-flight bound
@@ -491,11 +493,13 @@ class OpenAIBackbone(Backbone):
             raise _Retry(self._redact(str(e))[:200]) from None
         status = resp.status
         if 200 <= status < 300:
+            unchecked = False
             try:
                 data = orjson.loads(resp.body)
             except ValueError:
                 try:  # orjson refuses lone surrogates (`"\ud800"`) that the stdlib reads; the reply is sanitised later
                     data = json.loads(resp.body)
+                    unchecked = True
                 except ValueError:
                     raise _Retry("malformed body: not JSON") from None
             choices = data.get("choices") if isinstance(data, dict) else None
@@ -504,7 +508,7 @@ class OpenAIBackbone(Backbone):
             empty = empty_reply(choices[0]["message"])
             if empty:  # never an answer: retried, and (failing) an infra error that is neither cached nor scored
                 raise _Retry(f"empty reply: {empty}")
-            return data, latency
+            return data, latency, unchecked
         text = self._redact(resp.text[:500])
         where = f"{self.display_url}/chat/completions (backbone '{self.name}', model '{self.model}')"
         low = text.lower()
@@ -536,7 +540,7 @@ class OpenAIBackbone(Backbone):
         retries: list[RetryEvent] = []
         for n in range(self.max_retries + 1):
             try:
-                data, latency = await self._attempt(body)
+                data, latency, unchecked = await self._attempt(body)
             except BackboneError as e:
                 e.retries = retries
                 raise
@@ -564,15 +568,17 @@ class OpenAIBackbone(Backbone):
                 await asyncio.sleep(wait)
                 continue
             self._refused_since = None
-            return self._completion(data, messages, role, latency, retries)
+            return self._completion(data, messages, role, latency, retries, unchecked)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _completion(self, data: dict[str, Any], messages: list[Message], role: str, latency: float, retries: list[RetryEvent]) -> Completion:
+    def _completion(self, data: dict[str, Any], messages: list[Message], role: str, latency: float, retries: list[RetryEvent],
+                    unchecked: bool = True) -> Completion:
         """The response body as a Completion: invalid Unicode replaced first (before anything reads
         or serialises it), then text and reasoning capped at `max_completion_chars`; both recorded
-        in `Completion.hygiene`."""
+        in `Completion.hygiene`. `unchecked=False`: orjson decoded the body, so it holds no lone
+        surrogates and the walk is skipped."""
         hygiene: list[str] = []
-        data, bad = sanitize_unicode(data)
+        data, bad = sanitize_unicode(data) if unchecked else (data, 0)
         if bad:
             hygiene.append(f"sanitized: {bad} lone surrogate(s) replaced by U+FFFD")
         choice = data["choices"][0]

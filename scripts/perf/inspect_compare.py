@@ -172,7 +172,7 @@ class ShapedEndpoint(FakeOpenAI):
         with self._lock:
             self.arrivals, self.pid_file, self.cpu_at_first, self.unknown = [], pid_file, None, 0
 
-    def decide(self, body: dict[str, Any]) -> str | int:
+    def decide(self, key: str) -> Any:  # called as each request arrives (before the latency)
         now = time.monotonic()
         with self._lock:
             self.arrivals.append(now)
@@ -180,7 +180,7 @@ class ShapedEndpoint(FakeOpenAI):
         if first and self.pid_file is not None:
             pid = self.pid_file.read_text().split()[:1]
             self.cpu_at_first = proc_cpu(int(pid[0])) if pid else None
-        return super().decide(body)
+        return super().decide(key)
 
     def answer(self, body: dict[str, Any]) -> str | dict[str, Any]:
         msgs = body.get("messages") or []

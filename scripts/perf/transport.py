@@ -54,7 +54,7 @@ def main() -> None:
     ap.add_argument("--prompt-words", type=int, default=400, help="size of the system prompt (a realistic few KB)")
     a = ap.parse_args()
     runs: dict[str, list[float]] = {"httpx": [], "aiohttp": []}
-    with fake_server(a.latency) as url:
+    with fake_server(a.latency, "threads") as url:  # the endpoint its README numbers were measured with
         for _ in range(a.repeats):
             for t in runs:
                 runs[t].append(asyncio.run(cpu_per_call_ms(url, t, a.calls, a.concurrency, a.prompt_words)))

@@ -138,9 +138,10 @@ def test_url_password_never_written_anywhere_including_multirun_and_401_bodies(t
         srv.mode = 401  # its body echoes the Authorization header
         q = sweep(tmp_path / "denied", "++experiment.grid.method=[full_context,flowstate]", "runner.cache=false")
         assert q.returncode == 3
-    assert (tmp_path / "multirun" / ".multirun" / "multirun.yaml").exists()
+    multirun = tmp_path / "multirun" / "exp" / ".multirun" / "multirun.yaml"  # Hydra's sweep dir sits inside the experiment folder
+    assert multirun.exists() and not (tmp_path / "multirun" / ".multirun").exists()
     assert_clean(tmp_path, p.stdout, p.stderr, m.stdout, m.stderr, q.stdout, q.stderr)
-    assert "***@127.0.0.1" in (tmp_path / "multirun" / ".multirun" / "multirun.yaml").read_text()
+    assert "***@127.0.0.1" in multirun.read_text()
 
 
 def test_401_body_echoing_a_bearer_key_is_redacted_in_errors(tmp_path):

@@ -1,6 +1,6 @@
 """Slurm through hydra-submitit-launcher, checked with its local executor: every (cell, shard)
 is a separate process, each writes its own store, and the tables of the whole experiment are
-exact afterwards; job logs sit under the experiment folder."""
+exact afterwards; job logs and Hydra's sweep files sit under the experiment folder."""
 import re
 import subprocess
 import sys
@@ -23,6 +23,8 @@ def test_submitit_local_jobs_with_shards_give_the_whole_experiments_tables(tmp_p
     pids = {f.name.split("_")[0] for f in logs}
     assert len(logs) == 4 and len(pids) == 4  # four jobs, four processes
     assert all("Experiment 'slurm'" in f.read_text() for f in logs)
+    assert (exp / ".multirun" / "multirun.yaml").exists()  # Hydra's sweep files too: nothing outside the experiment folder
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["slurm"]
     for method in ("full_context", "flowstate"):
         cell = next(exp.glob(f"{method}__*"))
         assert sorted(d.name for d in cell.iterdir() if d.is_dir()) == ["shard-0-of-2", "shard-1-of-2"]

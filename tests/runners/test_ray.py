@@ -4,7 +4,7 @@ import os
 
 import pytest
 
-ray = pytest.importorskip("ray", reason="Ray missing: install the `ray` extra (not part of CI's extras)")
+ray = pytest.importorskip("ray", reason="Ray missing: install the `ray` extra (CI installs it)")
 
 
 def test_cells_as_ray_tasks_match_a_local_run(tmp_path):

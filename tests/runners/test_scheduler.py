@@ -163,3 +163,29 @@ def test_cost_of_a_call_and_of_an_episode():
     prices = role_prices({"backbone": {"prices": p}, "roles": {"judge": {"prices": {"input": 0.0, "output": 0.0}}}})
     rec = {"usage_by_role": {"agent": u, "judge": u}}
     assert episode_usd(rec, prices) == 3.4  # the judge's own backbone is free here
+
+
+def test_cost_of_a_cell_without_episodes_reads_blank_not_zero(tmp_path):
+    """A priced cell whose sweep stopped before its first episode finished has no cost to show:
+    its USD is "–" in the tables and empty in metrics.csv, while the other cell's cost is shown."""
+    import csv
+
+    from runners.aggregate import build_tables, collect, main as aggregate_main
+
+    cfgs = cells(tmp_path, latency_s=0.0)
+    for c in cfgs:
+        c.backbone.prices = {"input": 1.0, "cached_input": 0.5, "output": 2.0}
+    run(tmp_path, cfgs)
+    empty = tmp_path / cfgs[1].cell_name
+    (empty / "episodes.jsonl").write_text("")
+    (empty / "DONE").unlink()
+    by = {c.cell: c for c in collect(tmp_path)}
+    assert by[cfgs[0].cell_name].metrics["USD"] > 0
+    e = by[cfgs[1].cell_name]
+    assert e.n_episodes == 0 and e.metrics["USD"] is None and "USD" in e.table_metrics
+    header, rows, _ = build_tables(list(by.values()), "full_context", with_paper=False, resamples=0)
+    assert rows[0][header.index("memoryarena_phys:USD")] == "–"
+    assert rows[0][header.index("memoryarena_math:USD")].startswith("$")
+    assert aggregate_main([str(tmp_path), "--bootstrap", "0"]) == 0
+    usd = {r["benchmark"]: r["value"] for r in csv.DictReader((tmp_path / "tables" / "metrics.csv").open()) if r["metric"] == "USD"}
+    assert usd["memoryarena_phys"] == "" and float(usd["memoryarena_math"]) > 0

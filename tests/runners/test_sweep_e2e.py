@@ -104,9 +104,11 @@ def test_multirun_without_a_launcher_is_refused_and_names_the_grid_that_runs_it(
     assert "++experiment.grid.method=[full_context,flowstate]" in args and "-m" not in args
     q = subprocess.run([sys.executable, "-m", "runners.sweep", *args], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert q.returncode == 0, q.stderr
-    cells = sorted(d.name.split("__")[0] for d in (tmp_path / "offline_demo").iterdir() if d.name != "tables")
-    assert cells == ["flowstate", "full_context"] and q.stdout.count("Completeness") == 1  # one sweep, one report
-    assert all("memoryarena_phys" in d.name for d in (tmp_path / "offline_demo").iterdir() if d.name != "tables")
+    exp = tmp_path / "offline_demo"
+    dirs = [d for d in exp.iterdir() if d.name != "tables" and not d.name.startswith(".")]
+    assert sorted(d.name.split("__")[0] for d in dirs) == ["flowstate", "full_context"] and q.stdout.count("Completeness") == 1  # one sweep, one report
+    assert all("memoryarena_phys" in d.name for d in dirs)
+    assert (exp / ".multirun" / "multirun.yaml").exists() and not (tmp_path / ".multirun").exists()  # Hydra's files in the experiment
     assert aggregate_main([str(tmp_path / "offline_demo")]) == 0
 
 def test_a_multirun_command_line_as_one_grid_sweep():

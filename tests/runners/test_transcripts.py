@@ -9,6 +9,8 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runners.api import Completion, Usage
 from runners.episode import CallLog, EpisodeRecord, RecordingBackbone, RequestRecord, StepRecord
@@ -292,3 +294,34 @@ def test_a_database_written_before_packs_still_reads_and_takes_new_episodes(tmp_
     reader = TranscriptReader(tmp_path)
     assert reader.messages(head) == want and len(reader.messages(new.requests[0].steps[-1].calls[0].prompt)) == 16
     assert reader.stats()["packs"] == 1 and reader._conn().execute("SELECT v FROM meta WHERE k = 'schema'").fetchone()[0] == "2"
+
+
+_json_leaf = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70), st.floats(allow_nan=True),
+                       st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF)))
+_json_like = st.recursive(_json_leaf, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.tuples(inner, inner),
+    st.dictionaries(st.one_of(st.text(max_size=6), st.integers(-3, 3)), inner, max_size=4)), max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_json_like)
+def test_canonical_bytes_are_the_standard_librarys(obj):
+    """Hashes of stored messages depend on these bytes: the fast orjson path must not change them
+    (floats, lone surrogates, big ints, tuples and int keys included)."""
+    try:
+        ref = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8", "surrogatepass")
+    except TypeError:  # mixed str/int keys cannot be sorted: the same error as before
+        with pytest.raises(TypeError):
+            canonical(obj)
+        return
+    assert canonical(obj) == ref
+
+
+@given(st.text(alphabet="ab\n\r\u2028\x0b", max_size=30))
+def test_lines_cut_after_each_newline_only(text):
+    import re
+
+    from runners.transcripts import lines
+
+    assert lines(text) == [x for x in re.split(r"(?<=\n)", text) if x]
+    assert "".join(lines(text)) == text

@@ -1,0 +1,89 @@
+"""Harness CPU per model call without HTTP: `RecordingBackbone(OpenAIBackbone)` with the transport
+replaced by an in-process reply, so what is measured is the harness's own work per call (attempt
+key, request body, reply parsing and hygiene, usage, the call log and the transcript encoder) and
+nothing of the HTTP client, the kernel or the endpoint (those are in scripts/perf/transport.py).
+
+The prompts have Full Context's shape: a system message of ~3 KB that is the same every call and
+a user message whose history section grows by one line per call (its last 30 lines are sent).
+`--against DIR` also measures the harness checked out at DIR (e.g. `git worktree add /tmp/base
+<commit>`): every repeat runs both, each in a fresh process, alternating which goes first; the
+medians and their ratio are printed.
+
+Run: `.venv/bin/python -m scripts.perf.recorder [--calls 3000] [--repeats 5] [--against DIR]`."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import time
+from pathlib import Path
+
+from scripts.perf import checkout
+from scripts.perf.checkout import REPO
+REPLY = json.dumps({
+    "id": "chatcmpl-0", "object": "chat.completion", "model": "fake-model",
+    "choices": [{"index": 0, "finish_reason": "stop", "message": {
+        "role": "assistant", "content": '<tool_calls>[]</tool_calls><assistant_message>{"content": "x"}</assistant_message>'}}],
+    "usage": {"prompt_tokens": 900, "completion_tokens": 9, "total_tokens": 909}}).encode()
+
+
+async def us_per_call(calls: int) -> float:
+    from runners.backbones.openai import OpenAIBackbone, Reply
+    from runners.episode import RecordingBackbone
+
+    class InProcess:  # the transport interface of runners/backbones/openai.py, answering at once
+        async def post(self, url: str, body: bytes) -> Reply:
+            return Reply(200, {"content-type": "application/json"}, REPLY)
+
+        async def aclose(self) -> None:
+            return None
+
+    bb = OpenAIBackbone(name="fake", model="fake-model", base_url="http://127.0.0.1:9/v1", api_key="EMPTY",
+                        sampling={"temperature": 0.0}, extra_body={}, max_inflight=64)
+    transport = InProcess()
+    bb._transport = lambda: transport  # type: ignore[method-assign]
+    system = {"role": "system", "content": "You are an agent.\n" + "\n".join(f"rule {i}: do thing number {i} carefully" for i in range(80))}
+    history: list[str] = []
+    rb = RecordingBackbone(bb, [])
+    c0 = time.process_time()
+    for i in range(calls):
+        history.append(f'Step {i} action: assistant_message {{"content": "answer {i}"}}')
+        user = "<trajectory_history>\n" + "\n".join(history[-30:]) + "\n</trajectory_history>\n\n<user_query>\nWhat is 2+2?\n</user_query>"
+        await rb.complete([system, {"role": "user", "content": user}], role="agent")
+        if len(rb.sink) > 64:
+            rb.sink.clear()
+    return (time.process_time() - c0) / calls * 1e6
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=3000)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--against", metavar="DIR", help="also measure the harness checked out at DIR, alternating with this one")
+    ap.add_argument("--harness", metavar="DIR", help=argparse.SUPPRESS)  # import runners.* from DIR (a child of --against)
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.harness:
+        checkout.use(a.harness)
+    if a.json:
+        us = statistics.median(asyncio.run(us_per_call(a.calls)) for _ in range(a.repeats))
+        print(json.dumps({"harness": checkout.location(), "us": us}))
+        return
+    sides = {"this checkout": str(REPO)}
+    if a.against:
+        sides[a.against] = str(Path(a.against).resolve())
+    runs: dict[str, list[float]] = {s: [] for s in sides}
+    for r in range(a.repeats):
+        for side in (list(sides) if r % 2 == 0 else list(reversed(sides))):
+            runs[side].append(checkout.measure("scripts.perf.recorder", sides[side], ["--calls", str(a.calls), "--repeats", "1"])["us"])
+    print(f"harness CPU per call without HTTP ({a.calls} calls, Full Context-shaped prompts), medians of {a.repeats}:")
+    med = {s: statistics.median(v) for s, v in runs.items()}
+    for s, m in med.items():
+        print(f"  {s:>24}: {m:6.1f} us  (runs: {', '.join(f'{x:.1f}' for x in runs[s])})")
+    if a.against:
+        print(f"  {a.against} / this checkout = {med[a.against] / med['this checkout']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
