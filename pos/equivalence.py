@@ -1,7 +1,7 @@
 """Behaviour-equivalence check in the spirit of upstream PoS's scripts/check_behavior_equivalence.py:
 our PoS arithmetic against upstream's own formulas, on the windows a run recorded.
 
-    python -m pos.equivalence results/<experiment>/<pos cell>/episodes.jsonl [...]
+    python -m pos.equivalence results/<experiment>/<pos cell> [...]   # or its episodes.jsonl(.xz)
 
 For every step of every recorded PoS request where progress health was computed, the window is
 rebuilt from the request's exported `transitions` and `snapshots` and the step's committed belief
@@ -18,7 +18,7 @@ import json
 import sys
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from pos.health import HealthConfig, detect
 from pos.projection import project_on_gap
@@ -110,13 +110,23 @@ def compare_diagnostic(rr: dict[str, Any], up: types.ModuleType) -> tuple[int, l
     return n, bad
 
 
+def _record_lines(p: Path) -> Iterator[bytes]:
+    """A cell's records given its directory, its `episodes.jsonl`, or a finished cell's `episodes.jsonl.xz`."""
+    from runners.store import COMPACTED, EPISODES, compacted, record_lines
+
+    p = p / EPISODES if p.is_dir() else p.with_name(p.name[: -len(COMPACTED)]) if p.name.endswith(COMPACTED) else p
+    if not (p.exists() or compacted(p).exists()):
+        raise FileNotFoundError(f"{p}: no such file (nor {compacted(p).name}); give a PoS cell's directory or its episodes.jsonl")
+    return record_lines(p)
+
+
 def check(paths: list[Path], cfg: HealthConfig | None = None) -> dict[str, Any]:
     cfg = cfg or HealthConfig()
     trapping, progress = load_upstream(TRAPPING), load_upstream(PROGRESS)
     windows = labels = 0
     mismatches: list[dict[str, Any]] = []
     for p in paths:
-        for line in p.read_text(encoding="utf-8").splitlines():
+        for line in _record_lines(p):
             if not line.strip():
                 continue
             rec = json.loads(line)
@@ -130,7 +140,7 @@ def check(paths: list[Path], cfg: HealthConfig | None = None) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("episodes", nargs="+", type=Path, help="episodes.jsonl of PoS cells")
+    ap.add_argument("episodes", nargs="+", type=Path, help="PoS cells: their directories, episodes.jsonl or (finished) episodes.jsonl.xz")
     args = ap.parse_args(argv)
     try:
         report = check(args.episodes)

@@ -31,7 +31,7 @@ from runners.config import ConfigError, available, import_target
 from runners.cost import episode_usd, role_prices
 from runners.report import delta, fmt, fmt_delta, is_rate, paper_value, to_latex, to_markdown
 from runners.stats import DEFAULT_RESAMPLES, bootstrap_ci, paired_bootstrap, paired_sign_test
-from runners.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, load_cell_checked, shard_dirs
+from runners.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, compacted, load_cell_checked, record_lines, shard_dirs
 
 
 @dataclass
@@ -280,8 +280,8 @@ def orphan_cells(root: Path) -> list[str]:
     """Warnings for directories of the experiment that hold results but no manifest.json."""
     out = []
     for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
-        if not (d / MANIFEST).exists() and any((d / n).exists() for n in (EPISODES, ERRORS, "DONE")):
-            n = sum(1 for _ in open(d / EPISODES, "rb")) if (d / EPISODES).exists() else 0
+        if not (d / MANIFEST).exists() and any(p.exists() for p in (d / EPISODES, compacted(d / EPISODES), d / ERRORS, d / "DONE")):
+            n = sum(1 for _ in record_lines(d / EPISODES))
             out.append(f"{d.name}: no manifest.json ({n} episode lines on disk), so the cell is NOT in the tables. Fix: re-run "
                        "the sweep for that cell (it rewrites the manifest and keeps the episodes), or move the directory out "
                        f"of {root}")

@@ -6,6 +6,7 @@ import asyncio
 import json
 import sys
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -336,6 +337,7 @@ class _CellRun:
     todo: list
     remaining: int = 0
     closed: bool = False
+    finishing: bool = False
     transcripts: Any = None  # TranscriptStore, written off the loop (one thread per cell, in order)
     case_errors: dict = field(default_factory=dict)
     code: str = ""
@@ -416,13 +418,24 @@ class Scheduler:
         return _CellRun(prep, store, report, todo, remaining=len(todo), transcripts=transcripts,
                         case_errors=case_error_counts(store.dir), code=self.code)
 
-    def _finish(self, run: _CellRun) -> None:
-        if run.closed:
+    async def _finish(self, run: _CellRun) -> None:
+        if run.closed or run.finishing:
             return
+        run.finishing = True
         try:
             r = run.report
             if not self.fatal and r.ok + r.skipped == r.total:
-                run.store.mark_done({"total": r.total, "ok": r.total})
+                # DONE and the records' compaction, off the loop (a large cell takes seconds to compress)
+                noted = len(run.store.warnings)
+                with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mark-done") as ex:
+                    cf = ex.submit(run.store.mark_done, {"total": r.total, "ok": r.total})
+                    try:
+                        await asyncio.wrap_future(cf)
+                    except asyncio.CancelledError:
+                        cf.result()  # interrupted: the compaction (atomic) ends before the store closes
+                        raise
+                for w in run.store.warnings[noted:]:
+                    print(f"warning: {w}", file=sys.stderr, flush=True)
         finally:
             run.close()
             self.progress.finish_cell(run.report)
@@ -474,8 +487,6 @@ class Scheduler:
         try:
             if run.transcripts is not None:  # durable before the record line that references it
                 if run.io is None:
-                    from concurrent.futures import ThreadPoolExecutor
-
                     run.io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcripts")
                 await asyncio.get_running_loop().run_in_executor(run.io, run.transcripts.put, rec)
             await run.store.append_async(rec)
@@ -503,7 +514,7 @@ class Scheduler:
                     _warn_store(r.store, p.cfg.cell_name, self.code, self.progress)
                     self.progress.start_cell(r.report)
                     if not r.todo:
-                        self._finish(r)
+                        await self._finish(r)
                     for t, trial in r.todo:
                         queue.put_nowait((r, t, trial))
             finally:
@@ -519,7 +530,7 @@ class Scheduler:
                     r.report.not_started += 1
                     r.remaining -= 1
                     if r.remaining == 0:
-                        self._finish(r)
+                        await self._finish(r)
                     continue
                 self.in_flight += 1
                 try:
@@ -528,7 +539,7 @@ class Scheduler:
                     self.in_flight -= 1
                 r.remaining -= 1
                 if r.remaining == 0:
-                    self._finish(r)
+                    await self._finish(r)
 
         self.progress.expect_cells(len(prepared))
         try:

@@ -19,12 +19,20 @@ grows), so naive call records grow quadratically. Here:
   changed middle (the growing history section) is stored as a *delta* of that message: the
   number of lines kept from its start and end, plus the new lines, zlib-compressed (delta chains
   are cut at `MAX_DELTA_DEPTH`, so a read applies a bounded number of deltas);
+- the payloads an episode introduces (whole messages, deltas, replies) are stored together as one
+  zlib stream, a *pack* (`packs`), and each `blobs` row names its pack, offset and length: text
+  repeated across one episode's messages (a tool result that reappears in the next prompt's
+  history, a request quoted in a tool call's arguments) compresses against itself, and rows stay
+  small (large rows would spill into mostly empty overflow pages); every pack after the cell's
+  first is compressed with that first pack's payloads as its zlib dictionary (`meta.zdict`): the
+  episodes of a cell share their framing (tags, instructions, tool schemas), so an episode's pack
+  need not spell it out again;
 - a message list is a *run* (`nodes`): the longest prefix it shares with an earlier prompt of the
   episode (`parent`, `take` messages of its start), the hashes of its new messages, and how many
   messages of the parent's end it repeats (`tail`). A node's key is the hash chain of its
   whole message list (h_i = H(h_{i-1}, message_i)), so identical prompts share one node.
 
-Durability, like `episodes.jsonl`: the cell writes an episode's blobs and nodes in one SQLite
+Durability, like `episodes.jsonl`: the cell writes an episode's pack, blobs and nodes in one SQLite
 transaction (synchronous=FULL, rollback journal) *before* appending its record line. A kill -9
 mid-transaction is rolled back on the next open (SQLite's hot-journal recovery: the torn tail
 repairs itself); a kill between the commit and the record line leaves blobs nothing references
@@ -40,8 +48,10 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import struct
 import threading
 import zlib
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
@@ -52,7 +62,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from runners.results import Episode
 
 TRANSCRIPTS = "transcripts.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: packs (1: every blob stored on its own; still read)
 # Sampling keys that could carry credentials are never recorded (the key lives in the backbone,
 # never in per-call sampling; this is a guard against a method passing headers through).
 _SECRET_KEYS = ("api_key", "authorization", "headers", "extra_headers", "password", "token_env", "api_key_env")
@@ -119,7 +129,12 @@ class Pending:
 
 RECENT = 16  # message lists of this many recent prompts are kept to find a shared tail
 MAX_DELTA_DEPTH = 32
-RAW, ZLIB, DELTA = 0, 1, 2  # blob codecs
+RAW, ZLIB, DELTA = 0, 1, 2  # blob codecs: the payload in the row (schema 1, still read)
+PACKED, PACKED_DELTA = 3, 4  # the payload (a whole blob, or a delta of `base`) is a slice of a pack
+_REF = struct.Struct("<III")  # a packed row's data: pack id, offset, length
+PACK_CACHE = 32  # decompressed packs a reader keeps
+ZLIB_DICT = 2  # pack codec (besides RAW, ZLIB): zlib with the dictionary pack's payloads as preset dictionary
+ZDICT_BYTES = 32768  # zlib's window: the dictionary is the last this many bytes of the first pack
 
 
 def lines(text: str) -> list[str]:
@@ -261,6 +276,7 @@ class TranscriptStore:
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()  # put() may be called from a writer thread
         self.moved_aside: Path | None = None
+        self._zdict_cache: tuple[int, bytes] = (-1, b"")
 
     def open(self) -> "TranscriptStore":
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -292,16 +308,18 @@ class TranscriptStore:
                 "CREATE TABLE IF NOT EXISTS blobs (h BLOB PRIMARY KEY, codec INTEGER NOT NULL, base BLOB NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;"
                 "CREATE TABLE IF NOT EXISTS nodes (h BLOB PRIMARY KEY, parent BLOB NOT NULL, take INTEGER NOT NULL, pieces BLOB NOT NULL, tail INTEGER NOT NULL) WITHOUT ROWID;"
                 "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);"
+                "CREATE TABLE IF NOT EXISTS packs (id INTEGER PRIMARY KEY, codec INTEGER NOT NULL, data BLOB NOT NULL);"
             )
-            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError:
             db.close()
             raise
         return db
 
     def put(self, rec: "EpisodeRecord") -> int:
-        """Store the blobs and nodes `rec`'s calls introduced, durably, in one transaction.
-        Call before the record line is appended. Returns the number of new rows offered."""
+        """Store the blobs and nodes `rec`'s calls introduced, durably, in one transaction: the
+        payloads of the blobs the cell does not hold yet as one pack. Call before the record line
+        is appended. Returns the number of new rows offered."""
         blobs: dict[str, bytes | tuple[str, bytes]] = {}
         nodes: dict[str, tuple[str, int, bytes, int]] = {}
         for c in episode_calls(rec):
@@ -311,27 +329,67 @@ class TranscriptStore:
                 nodes.update(p.nodes)
         if not (blobs or nodes):
             return 0
-        rows = []
-        for h, data in blobs.items():
-            if isinstance(data, tuple):
-                rows.append((_b(h), DELTA, _b(data[0]), zlib.compress(data[1], 6)))
-                continue
-            z = zlib.compress(data, 6)
-            rows.append((_b(h), ZLIB, b"", z) if len(z) < len(data) else (_b(h), RAW, b"", data))
         assert self._db is not None, "TranscriptStore.open() first"
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)", rows)
+                new = self._absent(list(blobs))  # a blob an earlier episode stored (a shared system prompt) is not repacked
+                if new:
+                    self._pack([(h, blobs[h]) for h in new])
                 self._db.executemany("INSERT OR IGNORE INTO nodes VALUES (?, ?, ?, ?, ?)",
-                                     [(_b(h), _b(p), take, new, tail) for h, (p, take, new, tail) in nodes.items()])
+                                     [(_b(h), _b(p), take, pieces, tail) for h, (p, take, pieces, tail) in nodes.items()])
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
         for c in episode_calls(rec):
             c.clear_pending_transcript()
-        return len(rows) + len(nodes)
+        return len(new) + len(nodes)
+
+    def _zdict(self) -> bytes | None:
+        """The cell's pack dictionary (inside the write transaction: a rolled back first pack is no dictionary)."""
+        assert self._db is not None
+        row = self._db.execute("SELECT v FROM meta WHERE k = 'zdict'").fetchone()
+        if row is None:
+            return None
+        pid = int(row[0])
+        if self._zdict_cache[0] != pid:
+            codec, data = self._db.execute("SELECT codec, data FROM packs WHERE id = ?", (pid,)).fetchone()
+            self._zdict_cache = (pid, (zlib.decompress(data) if codec == ZLIB else bytes(data))[-ZDICT_BYTES:])
+        return self._zdict_cache[1]
+
+    def _absent(self, hashes: list[str]) -> list[str]:
+        """`hashes` the database does not hold, in their order."""
+        assert self._db is not None
+        present: set[bytes] = set()
+        for i in range(0, len(hashes), 500):
+            part = [_b(h) for h in hashes[i:i + 500]]
+            q = f"SELECT h FROM blobs WHERE h IN ({','.join('?' * len(part))})"
+            present.update(bytes(r[0]) for r in self._db.execute(q, part))
+        return [h for h in hashes if _b(h) not in present]
+
+    def _pack(self, items: list[tuple[str, bytes | tuple[str, bytes]]]) -> None:
+        """One pack row holding every payload of `items`, and a blob row per item pointing into it."""
+        assert self._db is not None
+        parts, refs, off = [], [], 0
+        for h, data in items:
+            base, payload = data if isinstance(data, tuple) else ("", data)
+            parts.append(payload)
+            refs.append((h, base, off, len(payload)))
+            off += len(payload)
+        raw = b"".join(parts)
+        zdict = self._zdict()
+        if zdict is None:  # the cell's first pack: compressed on its own, and the dictionary of the packs after it
+            z, zcodec = zlib.compress(raw, 6), ZLIB
+        else:
+            c = zlib.compressobj(6, zlib.DEFLATED, 15, 8, zlib.Z_DEFAULT_STRATEGY, zdict)
+            z, zcodec = c.compress(raw) + c.flush(), ZLIB_DICT
+        codec, stored = (zcodec, z) if len(z) < len(raw) else (RAW, raw)
+        pid = self._db.execute("INSERT INTO packs (codec, data) VALUES (?, ?)", (codec, stored)).lastrowid
+        if zdict is None:
+            self._db.execute("INSERT INTO meta VALUES ('zdict', ?)", (str(pid),))
+        self._db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)",
+                             [(_b(h), PACKED_DELTA if base else PACKED, _b(base), _REF.pack(pid, o, n)) for h, base, o, n in refs])
 
     def close(self) -> None:
         with self._lock:
@@ -349,6 +407,7 @@ class TranscriptReader:
         self._blob_cache: dict[str, Any] = {}
         self._node_cache: dict[str, tuple[str, int, list[str], int]] = {}
         self._bytes_cache: dict[str, bytes] = {}
+        self._packs: OrderedDict[int, bytes] = OrderedDict()
 
     @property
     def exists(self) -> bool:
@@ -361,6 +420,48 @@ class TranscriptReader:
             self._db = _connect(self.path, readonly=True)
         return self._db
 
+    def _pack(self, pid: int) -> bytes:
+        """A pack's payloads, decompressed (the last `PACK_CACHE` are kept: an episode's blobs share one)."""
+        data = self._packs.get(pid)
+        if data is not None:
+            self._packs.move_to_end(pid)
+            return data
+        row = self._conn().execute("SELECT codec, data FROM packs WHERE id = ?", (pid,)).fetchone()
+        if row is None:
+            raise TranscriptError(f"pack {pid} is missing from {self.path}")
+        codec, stored = row
+        if codec == ZLIB_DICT:
+            d = self._conn().execute("SELECT v FROM meta WHERE k = 'zdict'").fetchone()
+            if d is None or int(d[0]) == pid:
+                raise TranscriptError(f"pack {pid} of {self.path} needs the cell's dictionary pack, which is not recorded")
+            z = zlib.decompressobj(15, self._pack(int(d[0]))[-ZDICT_BYTES:])
+            data = z.decompress(stored) + z.flush()
+        else:
+            data = zlib.decompress(stored) if codec == ZLIB else bytes(stored)
+        self._packs[pid] = data
+        while len(self._packs) > PACK_CACHE:
+            self._packs.popitem(last=False)
+        return data
+
+    def stored(self, h: str) -> tuple[str | None, bytes]:
+        """One blob as stored: (None, its bytes) for a whole blob, or (base hash, delta bytes) for
+        a message stored as a delta of `base` (see `apply_delta`)."""
+        row = self._conn().execute("SELECT codec, base, data FROM blobs WHERE h = ?", (_b(h),)).fetchone()
+        if row is None:
+            raise TranscriptError(f"blob {h} is missing from {self.path}")
+        codec, base, data = row
+        if codec in (PACKED, PACKED_DELTA):
+            pid, off, n = _REF.unpack(data)
+            payload = self._pack(pid)[off:off + n]
+            return (bytes(base).hex() if codec == PACKED_DELTA else None), payload
+        if codec == DELTA:
+            return bytes(base).hex(), zlib.decompress(data)
+        if codec == ZLIB:
+            return None, zlib.decompress(data)
+        if codec == RAW:
+            return None, bytes(data)
+        raise TranscriptError(f"blob {h} in {self.path} has codec {codec}, unknown to this version of the harness")
+
     def blob_bytes(self, h: str) -> bytes:
         """A blob's bytes (a delta-stored message rebuilt from its base chain)."""
         if h in self._bytes_cache:
@@ -368,15 +469,12 @@ class TranscriptReader:
         deltas: list[bytes] = []
         cur = h
         while True:
-            row = self._conn().execute("SELECT codec, base, data FROM blobs WHERE h = ?", (_b(cur),)).fetchone()
-            if row is None:
-                raise TranscriptError(f"blob {cur} is missing from {self.path}")
-            codec, base, data = row
-            if codec != DELTA:
-                out = zlib.decompress(data) if codec == ZLIB else bytes(data)
+            base, payload = self.stored(cur)
+            if base is None:
+                out = payload
                 break
-            deltas.append(zlib.decompress(data))
-            cur = bytes(base).hex()
+            deltas.append(payload)
+            cur = base
             if cur in self._bytes_cache:
                 out = self._bytes_cache[cur]
                 break
@@ -439,9 +537,12 @@ class TranscriptReader:
     def stats(self) -> dict[str, int]:
         db = self._conn()
         raw = sum(len(b) for _, b in self.all_blobs())
-        stored = db.execute("SELECT COALESCE(SUM(LENGTH(data)), 0), COUNT(*) FROM blobs").fetchone()
+        inline, n = db.execute(f"SELECT COALESCE(SUM(CASE WHEN codec IN ({PACKED}, {PACKED_DELTA}) THEN 0 ELSE LENGTH(data) END), 0), "
+                               "COUNT(*) FROM blobs").fetchone()
+        has_packs = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'packs'").fetchone()
+        packed, packs = db.execute("SELECT COALESCE(SUM(LENGTH(data)), 0), COUNT(*) FROM packs").fetchone() if has_packs else (0, 0)
         nodes = db.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
-        return {"blobs": stored[1], "blob_bytes_raw": raw, "blob_bytes_stored": stored[0], "nodes": nodes,
+        return {"blobs": n, "blob_bytes_raw": raw, "blob_bytes_stored": inline + packed, "packs": packs, "nodes": nodes,
                 "file_bytes": self.path.stat().st_size}
 
     def close(self) -> None:

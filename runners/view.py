@@ -30,7 +30,7 @@ from typing import Any
 
 from runners.api import method_tokens
 from runners.store import ERRORS, StoreError, load_cell, read_jsonl
-from runners.transcripts import DELTA, RAW, ZLIB, TranscriptError, TranscriptReader, _b
+from runners.transcripts import TranscriptError, TranscriptReader
 
 ASSETS = Path(__file__).parent / "view_assets"
 MAX_SCATTER = 5000  # episodes drawn in the success-vs-tokens plot
@@ -90,20 +90,15 @@ def transcript_of(rec: dict[str, Any], reader: TranscriptReader) -> dict[str, An
     missing: list[str] = []
     if not reader.exists:
         return {"nodes": nodes, "blobs": blobs, "missing": missing}
-    db = reader._conn()
     seen: dict[str, list[Any]] = reader.__dict__.setdefault("_export_cache", {})  # shared by the cell's episodes
 
     def stored(h: str) -> list[Any] | None:
         if h not in seen:
-            row = db.execute("SELECT codec, base, data FROM blobs WHERE h = ?", (_b(h),)).fetchone()
-            if row is None:
+            try:
+                base, payload = reader.stored(h)
+            except TranscriptError:
                 return None
-            codec, base, data = row
-            if codec == DELTA:
-                seen[h] = ["d", bytes(base).hex(), json.loads(zlib.decompress(data))]
-            else:
-                raw = zlib.decompress(data) if codec == ZLIB else bytes(data) if codec == RAW else b""
-                seen[h] = ["t", raw.decode("utf-8", "surrogatepass")]
+            seen[h] = ["d", base, json.loads(payload)] if base is not None else ["t", payload.decode("utf-8", "surrogatepass")]
             if len(seen) > 20000:
                 seen.clear()
                 seen[h] = stored(h)  # type: ignore[assignment]

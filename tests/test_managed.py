@@ -4,7 +4,6 @@ SIGTERM and SIGKILL of the harness, also of a whole sweep, which stays resumable
 ignores SIGTERM is killed after the grace period, a server that dies or never gets ready fails
 with its log."""
 import asyncio
-import json
 import os
 import signal
 import subprocess
@@ -20,7 +19,7 @@ import pytest
 from runners.api import BackboneError
 from runners.backbones.managed import ManagedBackbone, ManagedServer, locate_model_file
 from tests.managed_stub import tagged_processes
-from tests.runners.sweep_helpers import REPO, sweep_cmd
+from tests.runners.sweep_helpers import REPO, cell_records, record_files, sweep_cmd
 
 STUB = ["{python}", "-m", "tests.managed_stub", "{port}"]
 
@@ -151,8 +150,7 @@ def stub_sweep_cmd(tmp_path: Path) -> list[str]:
 
 
 def finished(tmp_path: Path) -> list[tuple[str, str]]:
-    return [(f.parent.name, json.loads(line)["task_id"]) for f in sorted((tmp_path / "out").rglob("episodes.jsonl"))
-            for line in f.read_text().splitlines() if line.strip()]
+    return [(f.parent.name, r["task_id"]) for f in record_files(tmp_path / "out") for r in cell_records(f.parent)]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])

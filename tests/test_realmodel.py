@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from tests.managed_stub import tagged_processes
-from tests.runners.sweep_helpers import REPO, sweep_cmd
+from tests.runners.sweep_helpers import REPO, cell_records, sweep_cmd
 
 pytestmark = pytest.mark.realmodel
 
@@ -130,7 +130,7 @@ def test_real_local_model_one_episode_per_method(tmp_path):
           f"exit code {p.returncode}")
     for cell in cells:
         errors = [json.loads(l) for l in (cell / "errors.jsonl").read_text().splitlines()] if (cell / "errors.jsonl").exists() else []
-        recs = [json.loads(l) for l in (cell / "episodes.jsonl").read_text().splitlines() if l.strip()]
+        recs = cell_records(cell)
         if recs:
             r = recs[0]
             print(f"  {cell.name.split('__')[0]:<13} {r['wall_s']:6.1f}s  {sum(r['calls_by_role'].values()):3d} calls  "

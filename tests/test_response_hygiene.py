@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from runners.backbones.openai import OpenAIBackbone
 from tests.fake_openai import FakeOpenAI, react_responder
-from tests.runners.sweep_helpers import run_sweep
+from tests.runners.sweep_helpers import records_under, run_sweep
 
 ARGS = ("backbone=openai_compatible", "backbone.model=fake-model", "method=full_context", "benchmark.params.data_dir=fixtures",
         "backbone.timeout_s=2", "backbone.backoff_cap_s=0.01", "backbone.max_retries=2", "runner.concurrency=3",
@@ -24,6 +24,8 @@ def env(srv):
 
 
 def records(root, name="episodes.jsonl"):
+    if name == "episodes.jsonl":  # live or compacted (a finished cell)
+        return records_under(root / "hygiene")
     return [json.loads(l) for f in (root / "hygiene").rglob(name) for l in f.read_text().splitlines() if l.strip()]
 
 

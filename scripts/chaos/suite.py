@@ -15,7 +15,8 @@ Every sweep is a real `python -m runners.sweep` process talking HTTP to the chao
   timeout, resets, truncated JSON, empty choices, missing usage): identical results;
 - output faults (`content: null`, adversarial replies): no crash, nothing lost or duplicated
   (results legitimately differ: "n/a");
-- store corruption (torn tail, garbage line, wrong field types, duplicate line), manifest
+- store corruption (torn tail, garbage line, wrong field types, duplicate line, a finished cell's
+  compacted records truncated), manifest
   corruption (truncated, missing, empty), cache corruption (garbage file; a locked cache in the
   full profile), then resume;
 - two sweeps on one experiment at once;
@@ -33,10 +34,12 @@ import base64
 import collections
 import hashlib
 import json
+import lzma
 import os
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -46,6 +49,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runners.store import record_lines, uncompact
 from scripts.chaos.server import OUTPUT_FAULTS, TRANSPORT_FAULTS, ChaosServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -100,7 +104,7 @@ class Row:
 
 @dataclass
 class State:
-    keys: collections.Counter = field(default_factory=collections.Counter)  # (cell, task, trial) -> lines in episodes.jsonl
+    keys: collections.Counter = field(default_factory=collections.Counter)  # (cell, task, trial) -> record lines (live or compacted)
     errors: set = field(default_factory=set)  # keys present in errors.jsonl
     scores: dict = field(default_factory=dict)
 
@@ -111,10 +115,7 @@ def read_state(root: Path) -> State:
         return st
     for cell in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
         for name, is_err in (("episodes.jsonl", False), ("errors.jsonl", True)):
-            f = cell / name
-            if not f.exists():
-                continue
-            for raw in f.read_bytes().splitlines():
+            for raw in record_lines(cell / name):  # a finished cell's records: episodes.jsonl.xz
                 try:
                     r = json.loads(raw)
                     k = (cell.name, r["task_id"], r["trial"])
@@ -363,26 +364,30 @@ class Suite:
         self.server.configure()
 
         def torn(cell: Path) -> None:
-            f = cell / "episodes.jsonl"
+            f = _plain(cell)
             lines = f.read_bytes().splitlines(keepends=True)
             f.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
 
         def garbage(cell: Path) -> None:
-            f = cell / "episodes.jsonl"
+            f = _plain(cell)
             lines = f.read_bytes().splitlines(keepends=True)
             f.write_bytes(b"".join(lines[:1] + [b"garbage{\x00\xff not json\n"] + lines[1:]))
 
         def wrong_types(cell: Path) -> None:
-            f = cell / "episodes.jsonl"
+            f = _plain(cell)
             lines = f.read_bytes().splitlines(keepends=True)
             r = json.loads(lines[0])
             r["usage_by_role"] = {"agent": "many"}
             f.write_bytes(b"".join([json.dumps(r).encode() + b"\n"] + lines[1:]))
 
         def duplicate(cell: Path) -> None:
-            f = cell / "episodes.jsonl"
+            f = _plain(cell)
             lines = f.read_bytes().splitlines(keepends=True)
             f.write_bytes(b"".join(lines + lines[:1]))
+
+        def compacted_damaged(cell: Path) -> None:  # a finished cell's episodes.jsonl.xz cut in half
+            f = cell / "episodes.jsonl.xz"
+            f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
 
         def manifest_truncated(cell: Path) -> None:
             f = cell / "manifest.json"
@@ -401,7 +406,7 @@ class Suite:
             _drop_last(cell)
 
         def store_all(cell: Path) -> None:  # one file: wrong types, garbage, a duplicate, a torn tail
-            f = cell / "episodes.jsonl"
+            f = _plain(cell)
             lines = f.read_bytes().splitlines(keepends=True)
             r = json.loads(lines[0])
             r["usage_by_role"] = {"agent": "many"}
@@ -415,11 +420,13 @@ class Suite:
 
         if self.profile.combine:
             plan = [("store: torn tail + garbage line + wrong field types + duplicate line", store_all, None, 4),
+                    ("store: compacted records truncated", compacted_damaged, "damaged", 1),
                     ("manifest: truncated / empty, DONE: garbage", manifests_all, "damaged", 3),
                     ("manifest: missing", manifest_missing, None, 1)]
         else:
             plan = [("store: torn last line", torn, None, 1), ("store: garbage line", garbage, None, 1),
                     ("store: wrong field types", wrong_types, None, 1), ("store: duplicate line", duplicate, None, 1),
+                    ("store: compacted records truncated", compacted_damaged, "damaged", 1),
                     ("manifest: truncated", manifest_truncated, "damaged", 1), ("manifest: missing", manifest_missing, None, 1),
                     ("manifest: empty", manifest_empty, "damaged", 1), ("DONE: garbage", done_marker_garbage, None, 1)]
         for name, fn, expect, n in plan:
@@ -521,7 +528,9 @@ class Suite:
                 continue
             mnt = self.work / ("mnt_ro" if "read" in name else "mnt_full")
             mnt.mkdir(exist_ok=True)
-            part = sum(f.stat().st_size for f in self.ref_root.rglob("*") if f.is_file()) * 7 // 10 // 4096 * 4  # KiB, whole pages
+            live = lambda f: sum(map(len, record_lines(f.with_suffix("")))) if f.name.endswith(".jsonl.xz") else f.stat().st_size  # noqa: E731
+            part = sum(live(f) for f in self.ref_root.rglob("*") if f.is_file()) * 7 // 10 // 4096 * 4  # KiB, whole pages; records as
+            # written while the sweep runs (the plain file, compacted only once a cell is finished)
             size = "8m" if "read" in name else f"{max(32, part)}k"  # full disk: room for about half the experiment
             r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], capture_output=True, text=True)
             if r.returncode:
@@ -586,7 +595,7 @@ class Suite:
         leaks = []
         for f in self.work.rglob("*"):
             if f.is_file() and f.name != "replies.json":
-                data = f.read_bytes()
+                data = _readable(f)
                 row.tried += 1
                 bad = [s for s in forms if s.encode() in data]
                 if bad:
@@ -624,9 +633,37 @@ class Suite:
         return self.rows
 
 
+def _readable(f: Path) -> bytes:
+    """A file's bytes as a reader would see them: compacted records decompressed, a transcript
+    store's blobs rebuilt (both are compressed on disk, where a raw grep would miss a leak)."""
+    data = f.read_bytes()
+    if f.name.endswith(".jsonl.xz"):
+        try:
+            data += lzma.decompress(data)
+        except (OSError, EOFError, lzma.LZMAError):
+            pass  # a deliberately damaged copy: its raw bytes are still searched
+    elif f.name.endswith(".sqlite") and f.name.startswith("transcripts"):
+        from runners.transcripts import TranscriptError, TranscriptReader
+
+        try:
+            r = TranscriptReader(f.parent)
+            r.path = f
+            data += b"".join(b for _, b in r.all_blobs())
+            r.close()
+        except (TranscriptError, sqlite3.DatabaseError):
+            pass
+    return data
+
+
+def _plain(cell: Path) -> Path:
+    """A finished cell's records back in the plain episodes.jsonl (as a resume restores them), to
+    attack that file as a crash or a hand edit would."""
+    return uncompact(cell)
+
+
 def _drop_last(cell: Path) -> None:
     """Forget the last finished episode so that a resume has work to do."""
-    f = cell / "episodes.jsonl"
+    f = _plain(cell)
     if f.exists():
         lines = f.read_bytes().splitlines(keepends=True)
         f.write_bytes(b"".join(lines[:-1]))

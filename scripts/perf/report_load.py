@@ -19,6 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from runners.store import read_jsonl
+
 REPO = Path(__file__).resolve().parents[2]
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -38,7 +40,7 @@ def replicate(base: Path, dest: Path, n: int) -> Path:
         d = dest / c.name
         d.mkdir(parents=True)
         shutil.copy(c / "transcripts.sqlite", d / "transcripts.sqlite")
-        recs = [json.loads(x) for x in (c / "episodes.jsonl").read_text().splitlines()]
+        recs = read_jsonl(c / "episodes.jsonl")[0]  # a finished cell's records are compacted (episodes.jsonl.xz)
         with open(d / "episodes.jsonl", "w") as f:
             for i in range(per):
                 r = dict(recs[i % len(recs)])

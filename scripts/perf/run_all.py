@@ -1,4 +1,5 @@
-"""Run every perf benchmark in scripts/perf/ in turn (`make perf`)."""
+"""Run every perf benchmark in scripts/perf/ in turn (`make perf`). Not `inspect_compare`: it makes
+its own inspect_ai venv (a download) and runs ~4 minutes; run it on its own."""
 import importlib
 import sys
 

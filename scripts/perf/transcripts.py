@@ -5,7 +5,7 @@ through the domain's lookup tools with varying arguments) and then answers, so F
 prompt grows every step. Prints, side by side:
 
 - the episode record as stored before transcripts existed (no call text at all);
-- the episode record with transcript references;
+- the episode record with transcript references, and compacted as a finished cell keeps it (xz; in a cell of many records they compress further);
 - naive transcripts: every call's messages and reply as JSON (what a plain call log costs);
 - the distinct text: the distinct lines of everything sent and received;
 - the content-addressed transcript (transcripts.sqlite file size, and its logical bytes),
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import lzma
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -59,14 +60,15 @@ class LongAgent(ScriptedBackbone):
 
 
 def _sizes(cell: Path) -> tuple[int, int]:
-    """(sqlite file bytes, logical bytes: keys + stored payloads of blobs and nodes)."""
+    """(sqlite file bytes, logical bytes: keys + stored payloads of blobs, packs and nodes)."""
     import sqlite3
 
     db = sqlite3.connect(cell / "transcripts.sqlite")
     nodes = db.execute("SELECT COALESCE(SUM(LENGTH(h) + LENGTH(parent) + 4 + LENGTH(pieces)), 0) FROM nodes").fetchone()[0]
     blobs = db.execute("SELECT COALESCE(SUM(LENGTH(h) + 1 + LENGTH(base) + LENGTH(data)), 0) FROM blobs").fetchone()[0]
+    packs = db.execute("SELECT COALESCE(SUM(9 + LENGTH(data)), 0) FROM packs").fetchone()[0]  # id, codec, compressed payloads
     db.close()
-    return (cell / "transcripts.sqlite").stat().st_size, nodes + blobs
+    return (cell / "transcripts.sqlite").stat().st_size, nodes + blobs + packs
 
 
 def _episode_text(ep: Any) -> tuple[int, int, set[str], int]:
@@ -107,6 +109,7 @@ async def long_episodes(steps: int, root: Path, episodes: int) -> dict[str, Any]
                 out["file"], out["logical"] = _sizes(cell)
                 out["steps"], out["status"] = len(rec.requests[0].steps) if rec.requests else 0, rec.status
                 out["new_record"] = len(rec.model_dump_json().encode())
+                out["new_record_xz"] = len(lzma.compress(rec.model_dump_json().encode() + b"\n"))
                 ex = {"__all__": TRANSCRIPT_FIELDS}
                 out["old_record"] = len(rec.model_dump_json(exclude={
                     "requests": {"__all__": {"steps": {"__all__": {"calls": ex}}, "begin_calls": ex, "end_calls": ex}},
@@ -141,6 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"Full Context, tau_airline fixture: {r['steps']} agent steps, {n} calls ({r['status']}); longest prompt {r['last_prompt_chars']:,} chars")
     print(f"{'':44}{'bytes/episode':>14}{'bytes/call':>12}{'× distinct':>12}")
     rows = [("record before transcripts (no call text)", r["old_record"]), ("record with transcript references", r["new_record"]),
+            ("the same record compacted (xz, as a finished cell)", r["new_record_xz"]),
             ("naive transcript (every call's messages + reply)", r["naive"]), ("distinct text (distinct lines sent + received)", r["distinct"]),
             ("content-addressed transcript, logical bytes", r["logical"]), ("content-addressed transcript, sqlite file", r["file"])]
     for label, b in rows:
@@ -148,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
     ratio = r["logical"] / max(r["distinct"], 1)
     print(f"naive / content-addressed (logical) = {r['naive'] / max(r['logical'], 1):.1f}×; "
           f"target: transcript ≤ 1.5× distinct text -> {ratio:.2f}× {'PASS' if ratio <= 1.5 else 'FAIL'}")
-    print("(the sqlite file of a one-episode cell adds SQLite's fixed pages: schema, three tables, partly filled B-tree pages)")
+    print("(the sqlite file of a one-episode cell adds SQLite's fixed pages: schema, four tables, partly filled B-tree pages)")
     if "marginal_file" in r:
         print(f"\none more episode in a cell of {r['episodes']} (mean over episodes 2..{r['episodes']}, each making different lookups;"
               " messages repeated across episodes, such as the system prompt, are stored once per cell):")

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import lzma
+
+import pytest
 
 import pos.equivalence as eq
 from benchmarks.rca100.benchmark import Rca100
@@ -31,8 +34,13 @@ def recorded(tmp_path):
     return out
 
 
-def test_recorded_windows_match_upstream(tmp_path, capsys):
+@pytest.mark.parametrize("given", ["file", "finished cell"])
+def test_recorded_windows_match_upstream(tmp_path, capsys, given):
     path = recorded(tmp_path)
+    if given == "finished cell":  # its records compacted to episodes.jsonl.xz; the cell directory is given
+        path.with_name(path.name + ".xz").write_bytes(lzma.compress(path.read_bytes()))
+        path.unlink()
+        path = path.parent
     assert eq.main([str(path)]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["windows"] >= 8 and report["diagnostic_labels"] >= 1 and report["mismatches"] == 0

@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.alfworld import engine
 from tests.conftest import shared_path
-from tests.runners.sweep_helpers import REPO
+from tests.runners.sweep_helpers import REPO, cell_records
 
 
 @pytest.mark.skipif(not engine.available(), reason=f"alfworld engine not importable; {engine.INSTALL_HINT}")
@@ -31,7 +31,7 @@ def test_pos_sweep_over_alfworld_rca_clindiag(tmp_path):
     assert got[("alfworld", "SR")] == 100.0 and got[("rca100", "joint_entity_type_accuracy")] == 100.0
     assert ("clindiag", "diagnosis_accuracy") in got
     for cell in (tmp_path / "pos_e2e").glob("pos__scripted__*"):
-        eps = [json.loads(l) for l in (cell / "episodes.jsonl").read_text().splitlines() if l.strip()]
+        eps = cell_records(cell)
         assert len(eps) == 2 and all(e["status"] == "ok" for e in eps) and {"state", "sentinel"} <= set(eps[0]["calls_by_role"])
         manifest = json.loads((cell / "manifest.json").read_text())
         if "alfworld" in cell.name:

@@ -3,11 +3,12 @@ RCA-100 and ClinDiag end-to-end tests)."""
 from __future__ import annotations
 
 import csv
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.runners.sweep_helpers import cell_records
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -22,6 +23,5 @@ def run_sweep(out: Path, benchmark: str) -> dict[tuple[str, str], float]:
 
 
 def episodes(out: Path, method: str) -> list[dict]:
-    path = next(out.glob(f"*/{method}__scripted__*/episodes.jsonl"))
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return cell_records(next(out.glob(f"*/{method}__scripted__*/")))
 

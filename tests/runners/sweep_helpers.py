@@ -22,3 +22,27 @@ def run_sweep(out: Path, *overrides: str, env: dict | None = None, timeout: floa
 def metrics_csv(path: Path) -> dict[tuple[str, str, str], float]:
     with open(path, newline="") as f:
         return {(r["method"], r["benchmark"], r["metric"]): float(r["value"]) for r in csv.DictReader(f) if r["value"] not in ("", "None")}
+
+
+def record_files(root: Path) -> list[Path]:
+    """Every cell's records under `root`: live (`episodes.jsonl`) or compacted (`episodes.jsonl.xz`, a finished cell)."""
+    return sorted(p for p in Path(root).rglob("episodes.jsonl*") if p.name in ("episodes.jsonl", "episodes.jsonl.xz"))
+
+
+def cell_records(cell: Path) -> list[dict]:
+    """One cell's records, live or compacted, as the harness reads them (`runners.store.read_jsonl`)."""
+    from runners.store import EPISODES, read_jsonl
+
+    return read_jsonl(Path(cell) / EPISODES)[0]
+
+
+def records_under(root: Path) -> list[dict]:
+    """The records of every cell under `root`."""
+    return [r for d in sorted({p.parent for p in record_files(root)}) for r in cell_records(d)]
+
+
+def decompact(cell: Path) -> Path:
+    """A finished cell's records back in the plain `episodes.jsonl`, for a test that edits lines by hand."""
+    from runners.store import uncompact
+
+    return uncompact(cell)

@@ -9,7 +9,7 @@ import pytest
 from runners.api import BackboneError
 from runners.backbones.openai import OpenAIBackbone
 from tests.fake_openai import FakeOpenAI, react_responder
-from tests.runners.sweep_helpers import run_sweep
+from tests.runners.sweep_helpers import record_files, run_sweep
 
 SMALL = ("method=full_context", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures", "experiment.name=exp",
          "backbone=openai_compatible", "backbone.model=fake-model", "backbone.timeout_s=2", "backbone.backoff_cap_s=0.1",
@@ -30,7 +30,7 @@ def test_dead_endpoint_fails_before_any_episode_naming_the_url(tmp_path):
     p = run_sweep(tmp_path, *SMALL, "runner.preflight_s=1", env={"OPENAI_COMPAT_BASE_URL": url, "OPENAI_COMPAT_API_KEY": "k"})
     assert p.returncode == 3 and url in p.stderr and "refused" in p.stderr and "base_url" in p.stderr
     assert time.time() - t0 < 30
-    assert not any(tmp_path.rglob("episodes.jsonl")) and not any(tmp_path.rglob("errors.jsonl"))
+    assert not record_files(tmp_path) and not any(tmp_path.rglob("errors.jsonl"))
 
 
 def test_refused_in_the_middle_is_fatal_after_a_short_window():

@@ -8,8 +8,9 @@ import subprocess
 
 import pytest
 
+from runners.store import record_lines
 from tests.fake_openai import FakeOpenAI, react_responder
-from tests.runners.sweep_helpers import metrics_csv, run_sweep
+from tests.runners.sweep_helpers import cell_records, metrics_csv, run_sweep
 
 SMALL = ("method=full_context", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures", "experiment.name=exp")
 
@@ -58,8 +59,14 @@ def test_disk_full_keeps_finished_records_and_resumes(tmpfs, tmp_path):
     ref = run_sweep(tmp_path / "ref", *SMALL, "runner.trials=3")
     assert ref.returncode == 0, ref.stderr
     mnt, mount, remount = tmpfs
-    total = sum(f.stat().st_size for f in (tmp_path / "ref").rglob("*") if f.is_file())
-    mount(f"size={max(32, total * 6 // 10 // 4096 * 4)}k")  # room for about half the results
+    # room for what a running cell holds besides its records (manifest, transcripts.sqlite and its
+    # rollback journal during a write; tmpfs counts whole pages) and about half the records, as
+    # written while the sweep runs (the plain file: a finished cell compacts them)
+    files = [f for f in (tmp_path / "ref").rglob("*") if f.is_file()]
+    pages = lambda n: -(-n // 4096) * 4096  # noqa: E731
+    records = sum(sum(map(len, record_lines(f.with_suffix("")))) for f in files if f.name == "episodes.jsonl.xz")
+    running = sum(pages(f.stat().st_size) for f in files if f.name in ("manifest.json", "transcripts.sqlite")) + 4 * 4096
+    mount(f"size={(running + pages(records // 2)) // 1024}k")
     p = run_sweep(mnt, *SMALL, "runner.trials=3", "runner.concurrency=1")
     assert p.returncode == 3 and "disk is full" in p.stderr and "resume" in p.stderr
     no_traceback(p)
@@ -69,7 +76,7 @@ def test_disk_full_keeps_finished_records_and_resumes(tmpfs, tmp_path):
     remount("size=16m")
     r = run_sweep(mnt, *SMALL, "runner.trials=3")
     assert r.returncode == 0, r.stderr
-    keys = [(d["task_id"], d["trial"]) for d in map(json.loads, (cell / "episodes.jsonl").read_text().splitlines())]
+    keys = [(d["task_id"], d["trial"]) for d in cell_records(cell)]
     assert len(keys) == len(set(keys)) == 9
     assert metrics_csv(mnt / "exp" / "tables" / "metrics.csv") == metrics_csv(tmp_path / "ref" / "exp" / "tables" / "metrics.csv")
 

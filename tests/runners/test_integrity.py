@@ -8,7 +8,7 @@ import pytest
 
 from runners.aggregate import collect, main as aggregate_main, summarize
 from runners.store import CellStore, code_fingerprint
-from tests.runners.sweep_helpers import run_sweep
+from tests.runners.sweep_helpers import cell_records, decompact, record_files, run_sweep
 
 ONE = ("method=full_context", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures", "experiment.name=exp")
 
@@ -27,8 +27,10 @@ def cell_of(root):
 
 
 def copy_cell(src_root, tmp_path):
+    """A copy of the finished experiment, its cell's records in the plain file (to edit lines)."""
     dst = tmp_path / "exp"
     shutil.copytree(src_root, dst)
+    decompact(cell_of(dst))
     return dst, cell_of(dst)
 
 
@@ -97,8 +99,8 @@ def test_cells_are_named_by_the_values_that_differ(two_trials, tmp_path):
 
 # ----------------------------------------------------------------------------- defect 3
 def test_every_episode_records_the_code_fingerprint(two_trials):
-    recs = [json.loads(l) for l in (cell_of(two_trials) / "episodes.jsonl").read_text().splitlines()]
-    assert {r["code"] for r in recs} == {code_fingerprint()} and code_fingerprint()
+    recs = cell_records(cell_of(two_trials))
+    assert len(recs) == 6 and {r["code"] for r in recs} == {code_fingerprint()} and code_fingerprint()
 
 
 def test_fingerprint_changes_with_an_uncommitted_edit(tmp_path):
@@ -141,7 +143,7 @@ def test_fresh_moves_old_results_aside(two_trials, tmp_path):
     assert "0 already finished" in p.stdout and "moved aside" in p.stdout + p.stderr
     kept = list((root / ".superseded").rglob("episodes.jsonl"))
     assert len(kept) == 1 and kept[0].read_bytes() == old
-    assert len((cell / "episodes.jsonl").read_text().splitlines()) == 6
+    assert len(cell_records(cell)) == 6
 
 
 # ----------------------------------------------------------------------------- defect 4
@@ -173,13 +175,13 @@ def test_unknown_reference_fails_naming_the_choices(two_trials, capsys):
 def test_unknown_reference_in_the_sweep_fails_before_any_work(tmp_path):
     p = run_sweep(tmp_path, *ONE, "runner.reference_method=fullcontext")
     assert p.returncode == 2 and "full_context" in p.stderr
-    assert not any(tmp_path.rglob("episodes.jsonl"))
+    assert not record_files(tmp_path)
 
 
 def test_unknown_benchmark_param_fails_before_any_work(tmp_path):
     p = run_sweep(tmp_path, *ONE, "+benchmark.params.max_stepz=5")
     assert p.returncode == 2 and "max_stepz" in p.stderr
-    assert not any(tmp_path.rglob("episodes.jsonl"))
+    assert not record_files(tmp_path)
 
 
 # ----------------------------------------------------------------------------- defect 9

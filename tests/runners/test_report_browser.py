@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.runners.sweep_helpers import REPO, run_sweep
+from tests.runners.sweep_helpers import REPO, decompact, run_sweep
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -49,7 +49,7 @@ def _strip_transcripts(cell: Path) -> None:
                 c.pop(f, None)
 
     lines = []
-    for line in (cell / "episodes.jsonl").read_text().splitlines():
+    for line in decompact(cell).read_text().splitlines():
         r = json.loads(line)
         r.pop("unfinished_calls", None)
         strip(r.get("task_calls", []))

@@ -1,21 +1,20 @@
 """Kill the sweep (SIGKILL, and SIGINT) at several points, rerun: exactly one record per
 (cell, task, trial) and the same aggregate as an uninterrupted run."""
 import collections
-import json
 import signal
 import subprocess
 import time
 
 import pytest
 
-from tests.runners.sweep_helpers import REPO, metrics_csv, run_sweep, sweep_cmd
+from tests.runners.sweep_helpers import REPO, cell_records, metrics_csv, record_files, run_sweep, sweep_cmd
 
 ARGS = ("backbone.scripted.latency_s=0.03", "runner.trials=2", "runner.concurrency=2",
         "backbone.scripted.wrong_requests=[formal_reasoning_math-0/q2,formal_reasoning_phys-1/q1]")
 
 
 def episode_lines(root):
-    return sum(len(p.read_bytes().splitlines()) for p in root.rglob("episodes.jsonl"))
+    return sum(len(cell_records(p.parent)) for p in record_files(root))
 
 
 def kill_after(out, n_lines: int, sig: int) -> int:
@@ -42,8 +41,8 @@ def test_sigkill_then_resume(tmp_path, baseline, points):
         kill_after(tmp_path, n, signal.SIGKILL)
     p = run_sweep(tmp_path, *ARGS)
     assert p.returncode == 0, p.stderr
-    for f in (tmp_path / "offline_demo").rglob("episodes.jsonl"):
-        keys = [(r["task_id"], r["trial"]) for r in map(json.loads, f.read_text().splitlines())]
+    for f in record_files(tmp_path / "offline_demo"):
+        keys = [(r["task_id"], r["trial"]) for r in cell_records(f.parent)]
         assert keys and max(collections.Counter(keys).values()) == 1
     # 2 methods (full_context, flowstate) × (math 3 + phys 2 tasks) × 2 trials
     assert episode_lines(tmp_path) == 2 * (3 + 2) * 2

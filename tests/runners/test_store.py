@@ -1,10 +1,12 @@
-"""Results store: torn tails, corrupt lines, no duplicates, one writer per cell."""
+"""Results store: torn tails, corrupt lines, no duplicates, one writer per cell, a finished
+cell's records compacted and restored."""
 import json
+import lzma
 
 import pytest
 
 from runners.episode import EpisodeRecord
-from runners.store import CellStore, StoreError, load_cell, repair_tail
+from runners.store import CellStore, StoreError, load_cell, read_jsonl, repair_tail
 
 
 def rec(task, trial=0, status="ok"):
@@ -111,3 +113,89 @@ def test_wrong_field_types_and_duplicate_lines_are_set_aside_and_rerun(tmp_path)
     assert len((d / "episodes.jsonl").read_text().splitlines()) == 1
     assert "many" in (d / "episodes.corrupt.jsonl").read_text()
     assert len((d / "episodes.duplicates.jsonl").read_text().splitlines()) == 1
+
+
+def test_finished_cell_is_compacted_and_a_resume_restores_it(tmp_path):
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    for t in "abc":
+        s.append(rec(t))
+    plain = (tmp_path / "c" / "episodes.jsonl").read_bytes()
+    s.mark_done({"total": 3, "ok": 3})
+    with pytest.raises(StoreError, match="closed"):
+        s.append(rec("d"))  # after DONE a record would land in a removed file: refused
+    s.close()
+    d = tmp_path / "c"
+    assert not (d / "episodes.jsonl").exists() and (d / "DONE").exists()
+    assert lzma.decompress((d / "episodes.jsonl.xz").read_bytes()) == plain  # the same lines, `xzcat` reads them
+    assert [r["task_id"] for r in load_cell(d)[1]] == ["a", "b", "c"]
+    s = CellStore(tmp_path, "c").open({"config": {}})  # a resume: the plain file again, appendable
+    assert s.done == {("a", 0), ("b", 0), ("c", 0)} and not (d / "episodes.jsonl.xz").exists()
+    s.append(rec("d"))
+    s.mark_done({"total": 4, "ok": 4})
+    s.close()
+    assert [r["task_id"] for r in read_jsonl(d / "episodes.jsonl")[0]] == ["a", "b", "c", "d"]
+
+
+@pytest.mark.parametrize("extra", [b"", rec("hand").model_dump_json().encode() + b"\n"])
+def test_compaction_cut_short_reads_each_line_once(tmp_path, extra):
+    """Killed between writing episodes.jsonl.xz and removing episodes.jsonl (or restoring it):
+    both exist; readers and the next open see each line once, and a line only in the plain
+    file (added by hand) is kept."""
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    for t in "ab":
+        s.append(rec(t))
+    s.close()
+    d = tmp_path / "c"
+    plain = (d / "episodes.jsonl").read_bytes()
+    (d / "episodes.jsonl.xz").write_bytes(lzma.compress(plain))
+    (d / "episodes.jsonl").write_bytes(plain + extra)
+    want = ["a", "b"] + (["hand"] if extra else [])
+    assert [r["task_id"] for r in read_jsonl(d / "episodes.jsonl")[0]] == want
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    s.close()
+    assert s.duplicates == 0 and not (d / "episodes.jsonl.xz").exists()
+    assert [json.loads(x)["task_id"] for x in (d / "episodes.jsonl").read_text().splitlines()] == want
+
+
+def test_compaction_that_fails_leaves_the_plain_records(tmp_path, monkeypatch):
+    import runners.store as store
+
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    s.append(rec("a"))
+    real = store.atomic_write
+
+    def full(path, data, **kw):
+        if kw.get("xz"):
+            raise OSError(28, "No space left on device")
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(store, "atomic_write", full)
+    s.mark_done({"total": 1, "ok": 1})
+    s.close()
+    d = tmp_path / "c"
+    assert (d / "DONE").exists() and not list(d.glob("*.xz*")) and not list(d.glob(".*tmp*"))
+    assert any("uncompacted" in w for w in s.warnings) and [r["task_id"] for r in load_cell(d)[1]] == ["a"]
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage"])
+def test_damaged_compacted_records_keep_what_reads_and_rerun_the_rest(tmp_path, damage):
+    import random
+
+    noise = lambda i: random.Random(i).randbytes(6000).hex()  # noqa: E731 - incompressible: each record fills its share of the file
+    big = [EpisodeRecord(cell="c", task_id=f"t{i}", trial=0, seed=i, error=noise(i)) for i in range(6)]
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    for r in big:
+        s.append(r)
+    s.mark_done({"total": 6, "ok": 6})
+    s.close()
+    gz = tmp_path / "c" / "episodes.jsonl.xz"
+    data = gz.read_bytes()
+    gz.write_bytes(data[: len(data) // 2] if damage == "truncated" else data[: len(data) // 2] + b"\x00garbage" * 50)
+    recs, bad = read_jsonl(tmp_path / "c" / "episodes.jsonl")
+    assert bad == 1 and 0 < len(recs) < 6 and [r["task_id"] for r in recs] == [f"t{i}" for i in range(len(recs))]
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    s.close()
+    assert s.done == {(f"t{i}", 0) for i in range(len(recs))}  # the rest run again on this resume
+    assert any("damaged" in w for w in s.warnings) and not gz.exists()
+    (kept,) = (tmp_path / "c").glob("episodes.damaged-*.jsonl.xz")
+    assert kept.read_bytes()[:100] == data[:100]  # kept as found, never deleted

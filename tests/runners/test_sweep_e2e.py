@@ -5,7 +5,7 @@ import json
 import pytest
 
 from runners.aggregate import main as aggregate_main
-from tests.runners.sweep_helpers import metrics_csv, run_sweep
+from tests.runners.sweep_helpers import cell_records, metrics_csv, record_files, run_sweep
 
 WRONG = "[formal_reasoning_math-0/q2,formal_reasoning_math-2/q4,formal_reasoning_phys-1/q1]"
 
@@ -42,7 +42,7 @@ def test_default_sweep_table_matches_hand_computed(demo):
 def test_records_log_tokens_by_role_and_manifest_is_labelled(demo):
     out, _ = demo
     cell = next((out / "offline_demo").glob("full_context__scripted__memoryarena_math__*"))
-    recs = [json.loads(l) for l in (cell / "episodes.jsonl").read_text().splitlines()]
+    recs = cell_records(cell)
     assert len(recs) == 3 and all(r["status"] == "ok" and r["scripted"] for r in recs)
     assert all(set(r["usage_by_role"]) == {"agent", "judge"} for r in recs)
     assert all(r["usage_by_role"]["agent"]["source"] == "estimated" for r in recs)
@@ -83,7 +83,7 @@ def test_bad_config_fails_before_any_work(tmp_path):
     assert p.returncode == 2 and "runner.concurrency" in p.stderr
     p = run_sweep(tmp_path, "+backbone.temprature=0.1")
     assert p.returncode == 2 and "temprature" in p.stderr
-    assert not any(tmp_path.rglob("episodes.jsonl"))
+    assert not record_files(tmp_path)
 
 
 def test_multirun_without_a_launcher_is_refused_and_names_the_grid_that_runs_it(tmp_path):
@@ -97,7 +97,7 @@ def test_multirun_without_a_launcher_is_refused_and_names_the_grid_that_runs_it(
     from tests.runners.sweep_helpers import REPO
     p = subprocess.run([sys.executable, "-m", "runners.sweep", "-m", f"runner.output_dir={tmp_path}", "runner.display=plain",
                         "method=full_context,flowstate", "benchmark=memoryarena_phys"], cwd=REPO, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 2 and not any(tmp_path.rglob("episodes.jsonl"))
+    assert p.returncode == 2 and not record_files(tmp_path)
     assert p.stderr.count("error:") == 1 and "hydra/launcher=slurm" in p.stderr  # once, not once per job
     command = next(line for line in p.stderr.splitlines() if line.startswith("  python -m runners.sweep "))
     args = shlex.split(command)[3:]

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.fake_openai import FakeOpenAI, react_responder
-from tests.runners.sweep_helpers import metrics_csv, run_sweep
+from tests.runners.sweep_helpers import metrics_csv, record_files, records_under, run_sweep
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 ARGS = ("backbone=openai_compatible", "backbone.model=fake-model", "method=full_context",
@@ -37,7 +37,7 @@ def test_faults_give_identical_results_and_are_logged(clean_run, tmp_path):
     assert sum(v for k, v in outcomes.items() if k != "ok") >= 3, outcomes
     ours = metrics_csv(tmp_path / "endpoint" / "tables" / "metrics.csv")
     assert ours == metrics_csv(clean_run / "endpoint" / "tables" / "metrics.csv")
-    recs = [json.loads(l) for f in (tmp_path / "endpoint").rglob("episodes.jsonl") for l in f.read_text().splitlines()]
+    recs = records_under(tmp_path / "endpoint")
     assert sum(r["retries"] for r in recs) >= 3
     retried = [c for r in recs for q in r["requests"] for s in q["steps"] for c in s["calls"] if c["retries"]]
     assert retried and all(e["wait_s"] >= 0 for c in retried for e in c["retries"])
@@ -75,8 +75,8 @@ def test_rerun_is_served_from_cache(clean_run, tmp_path):
     with FakeOpenAI(responder=react_responder) as srv:
         p1 = run_sweep(tmp_path, *ARGS, env=env(srv))
         first = srv.requests
-        for f in (tmp_path / "endpoint").rglob("episodes.jsonl"):
-            f.write_text("")  # forget finished episodes, keep the response cache
+        for f in record_files(tmp_path / "endpoint"):
+            f.unlink()  # forget finished episodes, keep the response cache
         p2 = run_sweep(tmp_path, *ARGS, env=env(srv))
         assert p1.returncode == p2.returncode == 0
         assert srv.requests == first  # zero new model calls

@@ -222,6 +222,80 @@ def test_native_tool_calls_and_tool_schemas_are_kept(tmp_path):
     assert made  # the gold actions of the fixture task
 
 
+def test_an_episode_is_one_pack_and_text_shared_across_episodes_is_stored_once(tmp_path):
+    store = TranscriptStore(tmp_path).open()
+    heads = []
+    for _ in range(2):  # two episodes of the same shape: the 2000-char system prompt is common to both
+        sink: list[CallLog] = []
+        rec = _record(6, _rb(sink), sink)
+        store.put(rec)
+        heads.append(rec.requests[0].steps[-1].calls[0].prompt)
+    store.close()
+    reader = TranscriptReader(tmp_path)
+    st = reader.stats()
+    assert st["packs"] == 1  # the second episode introduced nothing new: no pack, no rows
+    sink = []
+    rec = _record(6, _rb(sink), sink)
+    rec.requests[0].steps[0].calls[0].pending_transcript().blobs["00" * 16] = b"only in the third episode " * 40
+    store = TranscriptStore(tmp_path).open()
+    store.put(rec)
+    store.close()
+    reader = TranscriptReader(tmp_path)
+    assert reader.stats()["packs"] == 2 and reader.stats()["blobs"] == st["blobs"] + 1
+    assert reader.text("00" * 16) == "only in the third episode " * 40
+    assert reader.messages(heads[0])[0]["content"] == "S" * 2000 and len(reader.messages(heads[1])) == 12
+    db = reader._conn()
+    assert db.execute("SELECT MIN(codec), MAX(codec) FROM blobs").fetchone() == (3, 3)  # every row points into a pack
+    # the first pack is compressed alone; later ones with its payloads as zlib dictionary
+    assert db.execute("SELECT codec FROM packs ORDER BY id").fetchall() == [(1,), (2,)]
+    assert db.execute("SELECT v FROM meta WHERE k = 'zdict'").fetchone() == ("1",)
+    fresh = TranscriptReader(tmp_path)  # nothing cached: the dictionary pack is read first
+    assert fresh.text("00" * 16) == "only in the third episode " * 40
+    assert db.execute("SELECT MAX(LENGTH(data)) FROM blobs").fetchone()[0] == 12  # rows stay small
+
+
+def test_a_database_written_before_packs_still_reads_and_takes_new_episodes(tmp_path):
+    """Schema 1 stored each blob in its own row (raw, zlib, or a zlib delta)."""
+    import sqlite3
+    import zlib
+
+    from runners.transcripts import DELTA, RAW, ZLIB, _b
+
+    sink: list[CallLog] = []
+    old = _record(5, _rb(sink), sink)
+    db = sqlite3.connect(tmp_path / TRANSCRIPTS)
+    db.executescript("CREATE TABLE blobs (h BLOB PRIMARY KEY, codec INTEGER NOT NULL, base BLOB NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;"
+                     "CREATE TABLE nodes (h BLOB PRIMARY KEY, parent BLOB NOT NULL, take INTEGER NOT NULL, pieces BLOB NOT NULL, tail INTEGER NOT NULL) WITHOUT ROWID;"
+                     "CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT NOT NULL); INSERT INTO meta VALUES ('schema', '1');")
+    codecs = set()
+    for s in old.requests[0].steps:
+        p = s.calls[0].pending_transcript()
+        for h, data in p.blobs.items():
+            if isinstance(data, tuple):
+                row = (_b(h), DELTA, _b(data[0]), zlib.compress(data[1]))
+            else:
+                row = (_b(h), RAW, b"", data) if len(data) < 40 else (_b(h), ZLIB, b"", zlib.compress(data))
+            codecs.add(row[1])
+            db.execute("INSERT INTO blobs VALUES (?, ?, ?, ?)", row)
+        for h, (parent, take, pieces, tail) in p.nodes.items():
+            db.execute("INSERT INTO nodes VALUES (?, ?, ?, ?, ?)", (_b(h), _b(parent), take, pieces, tail))
+    db.commit()
+    db.close()
+    assert codecs >= {RAW, ZLIB}
+    head = old.requests[0].steps[-1].calls[0].prompt
+    want = TranscriptReader(tmp_path).messages(head)
+    assert len(want) == 10 and want[-1]["content"].startswith("observation 4")
+    assert TranscriptReader(tmp_path).stats()["packs"] == 0
+    sink = []
+    new = _record(8, _rb(sink), sink)
+    store = TranscriptStore(tmp_path).open()
+    store.put(new)
+    store.close()
+    reader = TranscriptReader(tmp_path)
+    assert reader.messages(head) == want and len(reader.messages(new.requests[0].steps[-1].calls[0].prompt)) == 16
+    assert reader.stats()["packs"] == 1 and reader._conn().execute("SELECT v FROM meta WHERE k = 'schema'").fetchone()[0] == "2"
+
+
 _json_leaf = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70), st.floats(allow_nan=True),
                        st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF)))
 _json_like = st.recursive(_json_leaf, lambda inner: st.one_of(
