@@ -428,7 +428,8 @@ class Scheduler:
                 # DONE and the records' compaction, off the loop (a large cell takes seconds to compress)
                 noted = len(run.store.warnings)
                 with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mark-done") as ex:
-                    cf = ex.submit(run.store.mark_done, {"total": r.total, "ok": r.total})
+                    cf = ex.submit(run.store.mark_done, {"total": r.total, "ok": r.total},
+                                   compact=run.prep.cfg.runner.compact_records)
                     try:
                         await asyncio.wrap_future(cf)
                     except asyncio.CancelledError:

@@ -517,12 +517,14 @@ class CellStore:
         if rec.status == "ok":
             self.done.add((rec.task_id, rec.trial))
 
-    def mark_done(self, counts: dict[str, int]) -> None:
-        """The cell is finished: close its files, compact its records (`compact`), write `DONE`.
+    def mark_done(self, counts: dict[str, int], *, compact: bool = True) -> None:
+        """The cell is finished: close its files, compact its records (`compact`; off with
+        `runner.compact_records=false`, which leaves the plain `episodes.jsonl`), write `DONE`.
         No record can be added afterwards without opening the cell again."""
         self._close_files()
         try:
-            self.compact()
+            if compact:
+                self.compact()
         except OSError as e:  # a full disk: the plain file is whole and stays the cell's records
             self.warnings.append(f"{self.dir / EPISODES} was left uncompacted ({e}); nothing is lost, it is read as it is")
         atomic_write(self.dir / DONE, json.dumps({**counts, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}))

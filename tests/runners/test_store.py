@@ -199,3 +199,16 @@ def test_damaged_compacted_records_keep_what_reads_and_rerun_the_rest(tmp_path, 
     assert any("damaged" in w for w in s.warnings) and not gz.exists()
     (kept,) = (tmp_path / "c").glob("episodes.damaged-*.jsonl.xz")
     assert kept.read_bytes()[:100] == data[:100]  # kept as found, never deleted
+
+
+def test_compaction_switched_off_leaves_the_plain_records(tmp_path):
+    from tests.runners.sweep_helpers import run_sweep
+
+    for out, switch in ((tmp_path / "on", []), (tmp_path / "off", ["runner.compact_records=false"])):
+        p = run_sweep(out, "method=full_context", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures", *switch)
+        assert p.returncode == 0, p.stderr[-2000:]
+    on = sorted(p.name for p in (tmp_path / "on").rglob("episodes.jsonl*"))
+    off = sorted((tmp_path / "off").rglob("episodes.jsonl*"))
+    assert on == ["episodes.jsonl.xz"] and [p.name for p in off] == ["episodes.jsonl"]
+    assert (off[0].parent / "DONE").exists()
+    assert lzma.decompress(next((tmp_path / "on").rglob("episodes.jsonl.xz")).read_bytes()).count(b"\n") == len(off[0].read_bytes().splitlines())
