@@ -177,7 +177,7 @@ def last_set(text: str, tags: tuple[str, ...], reading: Reading | None = None) -
     if not found:
         return out
     if reading is not None:
-        outside = re.sub("|".join(_tag_re(t).pattern for t in tags), "", text).strip()
+        outside = re.sub("|".join(_tag_re(t).pattern for t in tags), "", text, flags=re.DOTALL).strip()
         if outside:
             reading.note("prose_around", "blocks", f"{len(outside)} chars outside the blocks ignored")
     for tag in tags:  # a last block cut off at the end of the reply

@@ -134,3 +134,14 @@ def test_json_string_state_behind_brackets_objects_and_tidying():
     assert [text[i:j] for i, j in reader.balanced_objects(text)] == ['{"a": "}"}', '{"b": 1}']
     assert reader.tidy_json('{"a": "None,]", "b": None, "c": [True,],}') == (
         '{"a": "None,]", "b": null, "c": [true]}', {"trailing_comma": 2, "python_literal": 2})
+
+
+def test_multi_line_blocks_alone_are_not_prose_around():
+    """Blocks whose contents span lines leave nothing outside them: no `prose_around` repair."""
+    text = "<thought>\nline one\nline two\n</thought>\n<tool_calls>\n[{\"name\": \"f\",\n \"arguments\": {}}]\n</tool_calls>"
+    r = reader.Reading(raw=text)
+    got = reader.last_set(text, ("thought", "tool_calls"), r)
+    assert got["thought"] == "\nline one\nline two\n" and r.repairs == []
+    r = reader.Reading(raw="Sure.\n" + text)
+    reader.last_set("Sure.\n" + text, ("thought", "tool_calls"), r)
+    assert [(x.kind, x.detail) for x in r.repairs] == [("prose_around", "5 chars outside the blocks ignored")]
