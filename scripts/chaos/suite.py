@@ -610,7 +610,7 @@ class Suite:
             leaks.append(f"URL-credential run rc {p.returncode} (Basic auth sent: {any(h.startswith('Basic ') for h in self.server.auth_headers)})")
         if q.returncode != 3 or r.returncode != 3:
             leaks.append(f"401 runs rc {q.returncode}/{r.returncode} (expected 3)")
-        if m.returncode != 2 or not (root / "multirun" / ".multirun" / "multirun.yaml").exists():
+        if m.returncode != 2 or not (root / "multirun" / EXP / ".multirun" / "multirun.yaml").exists():  # Hydra's files sit in the experiment folder
             leaks.append(f"-m without a launcher: rc {m.returncode} (expected 2, with multirun.yaml written and scrubbed)")
         row.note = ("LEAKS/problems: " + "; ".join(leaks[:5])) if leaks else f"{row.tried} files and {len(self.printed)} outputs clean"
         if leaks:
