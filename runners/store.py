@@ -93,14 +93,29 @@ def compacted(path: Path) -> Path:
     return path.with_name(path.name + COMPACTED)
 
 
-def uncompact(cell_dir: Path) -> Path:
-    """A finished cell's records back in the plain `episodes.jsonl` (what `unxz` does), for
-    tools and tests that edit lines by hand; returns the plain file's path. Opening the cell
-    (a resume) does this by itself."""
-    path = Path(cell_dir) / EPISODES
-    if compacted(path).exists():
-        atomic_write(path, record_lines(path))
+def uncompact(cell_dir: Path, warnings: list[str] | None = None) -> Path:
+    """A finished cell's records back in the plain `episodes.jsonl` (what `unxz` does), merged with
+    a plain file that a compaction cut short left; returns the plain file's path. Opening the cell
+    (a resume) does this by itself; tools and tests that edit lines by hand call it. A damaged
+    compressed file is kept aside as `episodes.damaged-<time>.jsonl.xz` (never deleted), the lines
+    before the damage are kept and the episodes after it run again (noted in `warnings`)."""
+    cell_dir = Path(cell_dir)
+    path = cell_dir / EPISODES
+    if not compacted(path).exists():
+        return path
+    repair_tail(path)
+    damage: list[str] = []
+    atomic_write(path, record_lines(path, damage))
+    if damage:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        kept = cell_dir / f"episodes.damaged-{stamp}.jsonl.xz"
+        compacted(path).rename(kept)
+        if warnings is not None:
+            warnings.append(f"{compacted(path)} was damaged ({damage[0]}); the records before the damage are kept, the "
+                            f"episodes after it run again; the damaged file is kept as {kept.name}")
+    else:
         compacted(path).unlink()
+    fsync_dir(cell_dir)
     return path
 
 
@@ -373,8 +388,7 @@ class CellStore:
         if fresh:
             self._move_aside()
         path = self.dir / EPISODES
-        if compacted(path).exists():  # a finished cell opened again: its records become the live file
-            self._restore(path)
+        uncompact(self.dir, self.warnings)  # a finished cell opened again: its records become the live file
         self.repaired = repair_tail(path)
         records, keep, bad, dups = self._scan(path)
         self.corrupt, self.duplicates = len(bad), len(dups)
@@ -391,24 +405,6 @@ class CellStore:
         self._err = open(self.dir / ERRORS, "ab")
         self._writer = _GroupWriter(self.dir.name)
         return self
-
-    def _restore(self, path: Path) -> None:
-        """`episodes.jsonl.xz` back to the plain `episodes.jsonl` (merged with a plain file a cut
-        short compaction left). A damaged compressed file is kept aside as
-        `episodes.damaged-<time>.jsonl.xz` (never deleted); the lines before the damage are kept
-        and the episodes after it run again."""
-        repair_tail(path)
-        damage: list[str] = []
-        atomic_write(path, record_lines(path, damage))
-        if damage:
-            stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-            kept = self.dir / f"episodes.damaged-{stamp}.jsonl.xz"
-            compacted(path).rename(kept)
-            self.warnings.append(f"{compacted(path)} was damaged ({damage[0]}); the records before the damage are kept, the "
-                                 f"episodes after it run again; the damaged file is kept as {kept.name}")
-        else:
-            compacted(path).unlink()
-        fsync_dir(self.dir)
 
     @staticmethod
     def _scan(path: Path) -> tuple[list[dict[str, Any]], list[bytes], list[bytes], list[bytes]]:

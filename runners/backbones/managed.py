@@ -205,6 +205,14 @@ def _stop_all() -> None:
         s.stop(grace_s=min(s.stop_grace_s, 5))
 
 
+def _exited_within(proc: subprocess.Popen, s: float) -> bool:
+    try:
+        proc.wait(timeout=s)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
+
+
 class ManagedBackbone(Backbone):
     """An OpenAI-compatible backbone whose server the harness runs. The server starts on the
     first call (so a sweep served entirely from the cache starts nothing) and stops at `aclose`."""
@@ -244,7 +252,20 @@ class ManagedBackbone(Backbone):
     async def complete(self, messages: list[Message], *, role, protocol: Protocol | None = None, attempt: int = 0,
                        **sampling: Any) -> Completion:
         inner = await self._ready()
-        return await inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+        try:
+            return await inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+        except BackboneError as e:
+            proc = self.server.proc
+            if proc is None or not await asyncio.to_thread(_exited_within, proc, 1.0):  # the guard notices within 0.2 s
+                raise
+            # The server died under us: say so (the client alone sees only "connection refused"); every
+            # further call would fail the same way, so the sweep stops and a resume reruns what is missing.
+            code = proc.returncode
+            how = f" (killed by signal {code - 128})" if code > 128 else ""
+            raise BackboneError(f"managed server '{self.name}' died during the run: exit code {code}{how}; log "
+                                f"{self.server.log_path}:\n{self.server.log_tail()}\nFix the server (for llama.cpp a crash "
+                                "at the first completion is often a build for the wrong CPU: see the README), then run "
+                                "the same command again to resume", fatal=True, retries=e.retries) from e
 
     async def aclose(self) -> None:
         try:
