@@ -112,7 +112,7 @@ def compare_diagnostic(rr: dict[str, Any], up: types.ModuleType) -> tuple[int, l
 
 def _record_lines(p: Path) -> Iterator[bytes]:
     """A cell's records given its directory, its `episodes.jsonl`, or a finished cell's `episodes.jsonl.xz`."""
-    from runners.store import COMPACTED, EPISODES, compacted, record_lines
+    from runners.records.store import COMPACTED, EPISODES, compacted, record_lines
 
     p = p / EPISODES if p.is_dir() else p.with_name(p.name[: -len(COMPACTED)]) if p.name.endswith(COMPACTED) else p
     if not (p.exists() or compacted(p).exists()):

@@ -1,1 +1,18 @@
-"""The harness engine: contracts, episode loop, backbones, cache, store, sweep, aggregation."""
+"""The harness, in layers; each imports only the layers above it.
+
+    runners.api        the contracts: Backbone, Benchmark, Method, Environment, Task, Decision, roles
+        ↓
+    runners.records    the run record: schema, store, transcripts, results (open_experiment), wire
+        ↓
+    engine             config, episode (the loop), run (scheduler, pool, signals, budget), cache,
+                       backbones/, progress, secrets, cost, tokens, upstream, netcheck, ray_exec
+        ↓
+    runners.analysis   tables, stats, papers, episodes, report (HTML), plots, wandb_log; never imports
+                       the engine's run or episode modules
+        ↓
+    CLI                runners.sweep (run a grid), runners.aggregate (tables), runners.view (report)
+
+Methods and benchmarks (flowstate/, pos/, baselines/, benchmarks/) and the toolkit kit/ import
+`runners.api` and the declared public helpers (`runners.upstream`, `runners.netcheck`); see
+docs/contracts.md. tests/test_import_graph.py checks these arrows.
+"""

@@ -6,7 +6,7 @@ One SQLite file in WAL mode, JSON payloads (never pickle). Key = sha256 of the c
 and the run seed `runner.seed` when it is not 0): a different trial, a different run seed or a
 deliberate re-sample (`attempt`) is a different key, so trials and seeded re-runs stay
 independent samples (seed 0 keeps the key of caches written before the seed was part of it).
-The prompt's JSON bytes are the ones the episode recorder already made (`runners.wire`), spliced
+The prompt's JSON bytes are the ones the episode recorder already made (`runners.records.wire`), spliced
 into the key's JSON, so the prompt is not encoded again. Only successful completions are stored;
 errors are never cached. A hit is returned with `cached=True` and the usage recorded at the
 time, so token accounting of a resumed run stays honest (the episode record counts hits apart).
@@ -33,8 +33,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from runners.api import Backbone, Completion, Message, Protocol
-from runners.store import take_batch
-from runners.wire import dumps_with, encoded
+from runners.records.store import take_batch
+from runners.records.wire import dumps_with, encoded
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""The generic episode loop and the episode record.
+"""The generic episode loop (the record it writes: runners/records/schema.py).
 
 One episode = one (task, trial). The loop is FlowState Algorithm 1's shape: for each request,
 build context → model → parse → act → observe, until the request ends or the benchmark's step
@@ -21,7 +21,6 @@ from typing import Any, Callable, Literal, get_args
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from runners.wire import dumps, encoded
 
 from runners.api import (
     Backbone,
@@ -45,91 +44,15 @@ from runners.api import (
     TaskSpec,
     Usage,
 )
-from runners.transcripts import Encoder, Pending, canonical, clean_sampling
-
-
-class CallLog(BaseModel):
-    """One model call as the episode record keeps it."""
-
-    role: Role
-    model: str
-    usage: Usage
-    cached: bool = False
-    scripted: bool = False
-    latency_s: float = 0.0
-    finish_reason: str | None = None
-    retries: list[RetryEvent] = Field(default_factory=list)
-    attempt: int = Field(0, description="sample index sent to the backbone (a repeat of an identical prompt gets a fresh one)")
-    hygiene: list[str] = Field(default_factory=list, description="what the backbone changed in the reply (sanitised Unicode, truncation to max_completion_chars)")
-    # The transcript (runners/transcripts.py): text lives in the cell's transcripts.sqlite, by hash.
-    prompt: str | None = Field(None, description="head of the message-list hash chain sent ('' = no messages); None = no transcript recorded")
-    n_messages: int = Field(0, description="number of messages sent")
-    reply: str | None = Field(None, description="hash of the raw completion text exactly as returned (None on a failed call)")
-    reasoning: str | None = Field(None, description="hash of the endpoint's reasoning_content, if it sent one")
-    tools: str | None = Field(None, description="hash of the tool schemas sent, if any")
-    reply_tool_calls: str | None = Field(None, description="hash of the native tool calls the reply made (JSON list), if any")
-    sampling: dict[str, Any] = Field(default_factory=dict, description="effective sampling parameters (backbone config + this call)")
-    error: str | None = Field(None, description="the backbone error of a failed call")
-    _pending: Any = PrivateAttr(None)
-
-    def pending_transcript(self) -> Any:
-        return self._pending
-
-    def clear_pending_transcript(self) -> None:
-        self._pending = None
-
-
-class StepRecord(BaseModel):
-    t: int
-    observation: Observation = Field(description="O_{k,t}, what the method was given")
-    decision: Decision
-    calls: list[CallLog] = Field(default_factory=list)
-    method: dict[str, Any] = Field(default_factory=dict, description="method-specific log (state deltas, rejections, retrievals, protocol errors)")
-    overhead_s: float = Field(0.0, description="wall time of the step outside backbone calls (harness + method + env)")
-
-
-class RequestRecord(BaseModel):
-    request: Request
-    begin_calls: list[CallLog] = Field(default_factory=list, description="calls made while opening the request (retrieval, state initialisation)")
-    steps: list[StepRecord] = Field(default_factory=list)
-    outcome: dict[str, Any] = Field(default_factory=dict)
-    end_calls: list[CallLog] = Field(default_factory=list, description="calls made while closing the request (judges, memory writes)")
-    method: dict[str, Any] = Field(default_factory=dict, description="method log of the request boundary (Method.request_log)")
-
-
-Status = Literal["ok", "infra_error", "harness_error"]
-
-
-class EpisodeRecord(BaseModel):
-    """One line of `episodes.jsonl` (or `errors.jsonl` when status != ok)."""
-
-    cell: str
-    task_id: str
-    trial: int
-    seed: int
-    status: Status = "ok"
-    error: str | None = None
-    fatal: bool = Field(False, description="the error is a configuration problem (bad key, unknown model): the sweep stops")
-    case_error: bool = Field(False, description="the error is a CaseError (the model's output made the case unusable): a resumed sweep reruns it with fresh samples")
-    resample: int = Field(0, description="fresh-sample generation of this run of the case (0 = first run; n = n-th rerun after case errors)")
-    requests: list[RequestRecord] = Field(default_factory=list)
-    scores: dict[str, Any] = Field(default_factory=dict)
-    usage_by_role: dict[str, Usage] = Field(default_factory=dict)
-    calls_by_role: dict[str, int] = Field(default_factory=dict)
-    cache_hits: int = 0
-    retries: int = 0
-    scripted: bool = False
-    started_at: str = ""
-    wall_s: float = 0.0
-    task_calls: list[CallLog] = Field(default_factory=list, description="calls made in Method.begin_task / end_task")
-    unfinished_calls: list[CallLog] = Field(default_factory=list, description="calls of the step an infra/harness error cut short")
-    code: str | None = Field(None, description="code fingerprint of the run that produced it (runners.store.code_fingerprint)")
+from runners.records.schema import CallLog, EpisodeRecord, RequestRecord, StepRecord
+from runners.records.transcripts import Encoder, Pending, canonical, clean_sampling
+from runners.records.wire import dumps, encoded
 
 
 class RecordingBackbone(Backbone):
     """Wraps a backbone and logs every call (role, usage, cache hit, retries) for the record,
     with its transcript: the messages sent, tool schemas, sampling and the raw reply
-    (runners/transcripts.py; `transcripts=False` logs references-free calls)."""
+    (runners/records/transcripts.py; `transcripts=False` logs references-free calls)."""
 
     def __init__(self, inner: Backbone, sink: list[CallLog], *, transcripts: bool = True,
                  on_call: Callable[[CallLog], None] | None = None) -> None:

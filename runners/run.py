@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from runners.api import Backbone, Benchmark
-from runners.backbones.openai import redact_secrets
+from runners.secrets import redact_secrets
 from runners.config import BackboneCfg, CellConfig, ConfigError
 from runners.cost import usd
-from runners.episode import CallLog, Episode, EpisodeRecord
+from runners.episode import Episode
+from runners.records.schema import CallLog, EpisodeRecord
 from runners.progress import CellReport, Progress
-from runners.store import CellStore, code_fingerprint
-from runners.transcripts import TranscriptStore
+from runners.records.store import CellStore, code_fingerprint
+from runners.records.transcripts import TranscriptStore
 
 
 def storage_failure(rec: EpisodeRecord, e: Exception) -> EpisodeRecord:
@@ -159,7 +160,7 @@ class Resampled(Backbone):
 
 def case_error_counts(cell_dir: Path) -> dict[tuple[str, int], int]:
     """(task_id, trial) → how many earlier runs ended in a case error (from errors.jsonl)."""
-    from runners.store import ERRORS, read_jsonl
+    from runners.records.store import ERRORS, read_jsonl
 
     path = cell_dir / ERRORS
     if not path.is_file():
@@ -177,7 +178,7 @@ async def preflight(pool: BackbonePool, window_s: float) -> None:
     import time
     import urllib.parse
 
-    from runners.backbones.openai import redact_url
+    from runners.secrets import redact_url
 
     if window_s <= 0:
         return
@@ -213,7 +214,7 @@ async def preflight(pool: BackbonePool, window_s: float) -> None:
 
 def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
     """The dumped config with `user:password@` cut out of every backbone's base_url."""
-    from runners.backbones.openai import redact_url
+    from runners.secrets import redact_url
 
     for b in (config.get("backbone"), *((config.get("roles") or {}).get(r) for r in ("judge", "user_sim", "tool"))):
         if isinstance(b, dict) and b.get("base_url"):
@@ -564,3 +565,70 @@ async def run_cell(prep: PreparedCell, root: Path, pool: BackbonePool, progress:
     """Run one prepared cell on its own (`prepare_cell`/`prepare_cells` load data and check params
     first; a sweep runs all its cells through one `Scheduler`)."""
     return (await Scheduler(root, pool, progress, prep.cfg.runner.concurrency, prep.cfg.runner.budget_usd).run([prep]))[0]
+
+
+# ---------------------------------------------------------------- the whole run: signals, budget, one scheduler for all cells
+
+TERMINATED: list[int] = []
+"""Set when a SIGTERM ended the sweep (`_unwind_on_sigterm`)."""
+
+
+def _unwind_on_sigterm() -> None:
+    """SIGTERM (`timeout`, a batch scheduler, `kill`) unwinds the running sweep as Ctrl-C does:
+    the main task is cancelled, so every `finally` runs — finished episodes are kept, stores
+    close, managed servers stop (`BackbonePool.aclose`) — instead of the process dying on the
+    spot. A second SIGTERM while unwinding changes nothing; SIGKILL is covered by the managed
+    server's guard (runners/backbones/managed.py)."""
+    import signal
+
+    loop, task = asyncio.get_running_loop(), asyncio.current_task()
+
+    def on_sigterm() -> None:
+        if not TERMINATED:
+            TERMINATED.append(signal.SIGTERM)
+            task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGTERM, on_sigterm)  # removed again when asyncio.run closes the loop
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no Unix signals
+        pass
+
+
+async def run_all(cells, root: Path, display: str) -> list:
+    _unwind_on_sigterm()
+    first = cells[0]
+    cache_path = None
+    if first.runner.cache:
+        cache_path = Path(first.runner.cache_path) if first.runner.cache_path else Path(first.runner.output_dir) / ".cache" / "responses.sqlite"
+    pool = BackbonePool(cache_path)
+    pool.prepare(cells)  # missing key variables fail here, before any data loads or episode runs
+    prepared = prepare_cells(cells)  # all data loads (and method params are checked) before any episode runs
+    reports = []
+    try:
+        await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
+        with Progress(display) as progress:
+            pool.set_on_retry(progress.retry)
+            # one scheduler for all cells: small cells overlap, the endpoint bound is shared
+            sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), cells[0].runner.budget_usd)
+            reports = await sched.run(prepared)
+    finally:
+        await pool.aclose()
+    return reports
+
+
+def check_budget(cells) -> None:
+    """runner.budget_usd needs prices on every backbone that is called."""
+    if cells[0].runner.budget_usd is None:
+        return
+    if cells[0].runner.executor == "ray":
+        from runners.config import ConfigError
+
+        raise ConfigError("runner.budget_usd is kept by one process's scheduler and is not supported with runner.executor=ray; "
+                          "drop one of them (or run locally)")
+    unpriced = sorted({b.name for c in cells for b in (c.backbone, c.roles.judge, c.roles.user_sim) if b is not None and b.prices is None})
+    if unpriced:
+        from runners.config import ConfigError
+
+        raise ConfigError(f"runner.budget_usd is set but backbone(s) {', '.join(unpriced)} have no prices; add "
+                          "`prices: {input: <USD per 1M>, cached_input: <USD per 1M>, output: <USD per 1M>}` to their config "
+                          "(or backbone.prices={input:..,output:..} on the command line), or drop runner.budget_usd")

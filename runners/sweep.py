@@ -80,7 +80,7 @@ def refuse_basic_multirun(argv: list[str]) -> str:
     """Why `-m` without a launcher is refused, and the one-process command that does it."""
     import shlex
 
-    from runners.backbones.openai import redact_secrets
+    from runners.secrets import redact_secrets
 
     args, other = as_grid(argv)
     msg = ("`-m` with Hydra's basic launcher would run each job as a separate sweep, one after another. Several cells in "
@@ -137,74 +137,6 @@ def print_report(reports, wall: float, out=None, budget_usd: float | None = None
             print(f"  ! {r.cell}: {e}", file=out)
     if tot["infra_error"] or tot["harness_error"]:
         print("Re-run the same command to retry the failed episodes.", file=out)
-
-
-TERMINATED: list[int] = []
-"""Set when a SIGTERM ended the sweep (`_unwind_on_sigterm`)."""
-
-
-def _unwind_on_sigterm() -> None:
-    """SIGTERM (`timeout`, a batch scheduler, `kill`) unwinds the running sweep as Ctrl-C does:
-    the main task is cancelled, so every `finally` runs — finished episodes are kept, stores
-    close, managed servers stop (`BackbonePool.aclose`) — instead of the process dying on the
-    spot. A second SIGTERM while unwinding changes nothing; SIGKILL is covered by the managed
-    server's guard (runners/backbones/managed.py)."""
-    import signal
-
-    loop, task = asyncio.get_running_loop(), asyncio.current_task()
-
-    def on_sigterm() -> None:
-        if not TERMINATED:
-            TERMINATED.append(signal.SIGTERM)
-            task.cancel()
-
-    try:
-        loop.add_signal_handler(signal.SIGTERM, on_sigterm)  # removed again when asyncio.run closes the loop
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no Unix signals
-        pass
-
-
-async def _run_all(cells, root: Path, display: str) -> list:
-    from runners.progress import Progress
-    from runners.run import BackbonePool, Scheduler, preflight, prepare_cells
-
-    _unwind_on_sigterm()
-    first = cells[0]
-    cache_path = None
-    if first.runner.cache:
-        cache_path = Path(first.runner.cache_path) if first.runner.cache_path else Path(first.runner.output_dir) / ".cache" / "responses.sqlite"
-    pool = BackbonePool(cache_path)
-    pool.prepare(cells)  # missing key variables fail here, before any data loads or episode runs
-    prepared = prepare_cells(cells)  # all data loads (and method params are checked) before any episode runs
-    reports = []
-    try:
-        await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
-        with Progress(display) as progress:
-            pool.set_on_retry(progress.retry)
-            # one scheduler for all cells: small cells overlap, the endpoint bound is shared
-            sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), cells[0].runner.budget_usd)
-            reports = await sched.run(prepared)
-    finally:
-        await pool.aclose()
-    return reports
-
-
-def check_budget(cells) -> None:
-    """runner.budget_usd needs prices on every backbone that is called."""
-    if cells[0].runner.budget_usd is None:
-        return
-    if cells[0].runner.executor == "ray":
-        from runners.config import ConfigError
-
-        raise ConfigError("runner.budget_usd is kept by one process's scheduler and is not supported with runner.executor=ray; "
-                          "drop one of them (or run locally)")
-    unpriced = sorted({b.name for c in cells for b in (c.backbone, c.roles.judge, c.roles.user_sim) if b is not None and b.prices is None})
-    if unpriced:
-        from runners.config import ConfigError
-
-        raise ConfigError(f"runner.budget_usd is set but backbone(s) {', '.join(unpriced)} have no prices; add "
-                          "`prices: {input: <USD per 1M>, cached_input: <USD per 1M>, output: <USD per 1M>}` to their config "
-                          "(or backbone.prices={input:..,output:..} on the command line), or drop runner.budget_usd")
 
 
 def describe_os_error(e: OSError, root: Path) -> str:
@@ -277,8 +209,8 @@ def scrub_multirun_files(out=None) -> None:
         sweep_dir = Path(HydraConfig.get().sweep.dir)
     except Exception:  # not inside a Hydra multirun
         return
-    from runners.backbones.openai import redact_secrets
-    from runners.store import atomic_write
+    from runners.secrets import redact_secrets
+    from runners.records.store import atomic_write
 
     for f in sweep_dir.rglob("*.yaml") if sweep_dir.is_dir() else ():
         try:
@@ -294,11 +226,11 @@ def run(cfg) -> int:
     import os
     from datetime import datetime, timezone
 
-    from runners import store
-    from runners.backbones.openai import redact_secrets
+    from runners.records import store
+    from runners.secrets import redact_secrets
     from runners.config import ConfigError, validate
-    from runners.run import FatalRunError
-    from runners.store import StoreError
+    from runners.run import TERMINATED, FatalRunError, check_budget, run_all
+    from runners.records.store import StoreError
 
     if _multirun():
         scrub_multirun_files()
@@ -314,7 +246,7 @@ def run(cfg) -> int:
         print(f"error: {e}", file=sys.stderr)
         return 2
     if any(c.runner.wandb for c in cells):
-        from runners.wandb_log import WandbUnavailable, require
+        from runners.analysis.wandb_log import WandbUnavailable, require
 
         try:
             require()  # before any work
@@ -339,7 +271,7 @@ def run(cfg) -> int:
 
             reports = run_cells(cells, root, cells[0].runner.ray_address)
         else:
-            reports = asyncio.run(_run_all(cells, root, cells[0].runner.display))
+            reports = asyncio.run(run_all(cells, root, cells[0].runner.display))
             if TERMINATED:  # the cancellation was absorbed on the way out: still a terminated run
                 raise asyncio.CancelledError()
     except (FatalRunError, StoreError, ConfigError) as e:
@@ -360,7 +292,7 @@ def run(cfg) -> int:
         print("\nterminated (SIGTERM): finished episodes are saved; run the same command again to resume.", file=sys.stderr)
         return 128 + TERMINATED[0]
     print_report(reports, time.perf_counter() - t0, budget_usd=cells[0].runner.budget_usd)
-    from runners.aggregate import aggregate_dir
+    from runners.analysis.tables import aggregate_dir
 
     try:
         aggregate_dir(root, reference=cells[0].runner.reference_method)  # the whole experiment, not only this job's cells
@@ -371,7 +303,7 @@ def run(cfg) -> int:
         print(f"error: {describe_os_error(e, root)}", file=sys.stderr)
         return 3
     if cells[0].runner.wandb:
-        from runners.wandb_log import log_experiment
+        from runners.analysis.wandb_log import log_experiment
 
         ids = log_experiment(root, [c.cell_name for c in cells], cells[0].runner.wandb_project, cells[0].runner.reference_method)
         print(f"W&B: logged {len(ids) - 1} cell run(s) and the report artifact (runs {', '.join(ids)})")

@@ -267,7 +267,7 @@ async def test_episodes_under_faults_match_fault_free_episodes():
 
 
 def test_redact_url_cuts_credentials_only():
-    from runners.backbones.openai import redact_url
+    from runners.secrets import redact_url
 
     assert redact_url("https://bob:pw-SECRET@api.example.com:8443/v1") == "https://***@api.example.com:8443/v1"
     assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
@@ -320,7 +320,7 @@ async def test_both_transports_retry_and_fail_fast_alike(srv, transport):
 def test_request_bytes_are_the_body_with_the_prompt_spliced_in(srv):
     import json
 
-    from runners.wire import EncodedMessages
+    from runners.records.wire import EncodedMessages
 
     b = make(srv)
     msgs = EncodedMessages([{"role": "user", "content": "Ünïcode ✓ \"quoted\""}])

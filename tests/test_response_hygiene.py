@@ -80,11 +80,11 @@ def test_max_completion_chars_caps_and_records():
 def test_store_error_makes_a_harness_error_not_a_dead_sweep(tmp_path):
     """The scheduler's store path with a real cell store and transcript store: a record that cannot
     be written (a lone surrogate cannot be UTF-8) is stored as a harness error, run again on resume."""
-    from runners.episode import EpisodeRecord
+    from runners.records.schema import EpisodeRecord
     from runners.progress import CellReport, Progress
     from runners.run import BackbonePool, Scheduler, _CellRun
-    from runners.store import EPISODES, ERRORS, CellStore, read_jsonl
-    from runners.transcripts import TranscriptStore
+    from runners.records.store import EPISODES, ERRORS, CellStore, read_jsonl
+    from runners.records.transcripts import TranscriptStore
 
     store = CellStore(tmp_path, "c").open({"config": {}})
     run = _CellRun(prep=None, store=store, report=CellReport(cell="c"), todo=[], transcripts=TranscriptStore(store.dir).open())

@@ -1,7 +1,7 @@
 """Backbone for any OpenAI-compatible chat-completions endpoint (vLLM, SGLang, DeepSeek, OpenAI,
 DashScope, ...), spoken over `aiohttp` (one session per event loop, connections limited to the
 in-flight bound) so that retries, in-flight bounds and usage mapping are ours and visible in the
-episode record. The request body is encoded once (`runners.wire`): the prompt's JSON bytes that
+episode record. The request body is encoded once (`runners.records.wire`): the prompt's JSON bytes that
 the episode recorder and the response cache already made are spliced into the body.
 
 - In-flight bound: one `asyncio.Semaphore` per (event loop, base_url), shared by every
@@ -48,8 +48,9 @@ import json
 import orjson
 
 from runners.api import Backbone, BackboneError, Completion, Message, Protocol, RetryEvent, ToolCall, Usage
+from runners.secrets import redact_secrets, redact_url, split_url_credentials
 from runners.tokens import estimate_usage
-from runners.wire import dumps_with, encoded
+from runners.records.wire import dumps_with, encoded
 
 RETRY_STATUS = frozenset({408, 409, 429})  # plus every 5xx
 TOKEN_LIMIT_KEYS = ("max_tokens", "max_completion_tokens")  # request-body names of the completion token limit
@@ -74,52 +75,6 @@ def endpoint_semaphore(base_url: str, size: int) -> asyncio.Semaphore:
     if base_url not in per_loop:
         per_loop[base_url] = asyncio.Semaphore(size)
     return per_loop[base_url]
-
-
-def redact_url(url: str) -> str:
-    """`url` with any `user:password@` credentials replaced by `***@` (for messages and manifests)."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        if "@" not in parts.netloc:
-            return url
-        return urllib.parse.urlunsplit(parts._replace(netloc="***@" + parts.netloc.rsplit("@", 1)[1]))
-    except ValueError:
-        return "***"
-
-
-def split_url_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
-    """(`url` without `user:password@`, (user, password) URL-decoded or None)."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return url, None
-    if "@" not in parts.netloc:
-        return url, None
-    userinfo, host = parts.netloc.rsplit("@", 1)
-    user, _, password = userinfo.partition(":")
-    return urllib.parse.urlunsplit(parts._replace(netloc=host)), (urllib.parse.unquote(user), urllib.parse.unquote(password))
-
-
-_AUTH_VALUE = re.compile(r"(?i)\b((?:proxy-)?authorization|x-api-key|api[-_]key)(\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(bearer|basic|token)\s+)?[^\s\"'\\,}\]]+")
-_SCHEME_VALUE = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}")
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*(?:\\)?:(?:\\)?//)[^/@\s\"'<>]+@")  # also Hydra's escaped `http\://`
-_OPENAI_KEY = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
-
-
-def redact_secrets(text: str, secrets: tuple[str, ...] | list[str] = ()) -> str:
-    """`text` with every credential form replaced by `***`: the given secret values (and their
-    base64 and URL-encoded forms), Authorization/api-key header values (Bearer, Basic, token),
-    `user:password@` in URLs and `sk-...` keys."""
-    if not text:
-        return text
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            for form in {secret, urllib.parse.quote(secret, safe=""), base64.b64encode(secret.encode()).decode().rstrip("=")}:
-                text = text.replace(form, "***")
-    text = _AUTH_VALUE.sub(lambda m: f"{m.group(1)}{m.group(2)}{(m.group(3) + ' ') if m.group(3) else ''}***", text)
-    text = _SCHEME_VALUE.sub(lambda m: f"{m.group(1)} ***", text)
-    text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}***@", text)
-    return _OPENAI_KEY.sub("sk-***", text)
 
 
 def retry_after_s(headers: Mapping[str, str], now: float | None = None) -> float | None:

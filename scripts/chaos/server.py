@@ -41,7 +41,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from runners.transcripts import canonical
+from runners.records.transcripts import canonical
 
 TRANSPORT_FAULTS = ("429s", "429date", "500", "502", "503", "hang", "reset", "truncated", "empty", "no_usage")
 OUTPUT_FAULTS = ("null", "adversarial")
@@ -69,7 +69,7 @@ class _Server(ThreadingHTTPServer):
 
 def request_key(value: Any) -> str:
     """sha256 of the canonical JSON of `value` (a request's messages, or a whole body), as the
-    transcript store writes it (runners.transcripts.canonical)."""
+    transcript store writes it (runners.records.transcripts.canonical)."""
     return hashlib.sha256(canonical(value)).hexdigest()
 
 

@@ -49,7 +49,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners.store import record_lines, uncompact
+from runners.records.store import record_lines, uncompact
 from scripts.chaos.server import OUTPUT_FAULTS, TRANSPORT_FAULTS, ChaosServer
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,8 +131,8 @@ def read_state(root: Path) -> State:
 
 def transcripts(root: Path) -> dict:
     """(cell, task, trial) → sha256 of every call's messages and reply text, read back from the
-    cell's transcript store (runners.results); "unreadable: …" when a transcript is missing."""
-    from runners.results import open_experiment
+    cell's transcript store (runners.records.results); "unreadable: …" when a transcript is missing."""
+    from runners.records.results import open_experiment
 
     out: dict = {}
     if not root.is_dir():
@@ -141,8 +141,8 @@ def transcripts(root: Path) -> dict:
         for r in cell.records():
             k = (cell.name, r["task_id"], r["trial"])
             try:
-                from runners.episode import EpisodeRecord
-                from runners.results import Episode
+                from runners.records.schema import EpisodeRecord
+                from runners.records.results import Episode
 
                 ep = Episode(EpisodeRecord.model_validate(r), cell.reader)
                 calls = [[c.messages, c.text] for c in ep.calls()]
@@ -643,7 +643,7 @@ def _readable(f: Path) -> bytes:
         except (OSError, EOFError, lzma.LZMAError):
             pass  # a deliberately damaged copy: its raw bytes are still searched
     elif f.name.endswith(".sqlite") and f.name.startswith("transcripts"):
-        from runners.transcripts import TranscriptError, TranscriptReader
+        from runners.records.transcripts import TranscriptError, TranscriptReader
 
         try:
             r = TranscriptReader(f.parent)

@@ -32,7 +32,7 @@ def step_overheads(method: str) -> list[float]:
     from runners.config import CONF_DIR, validate
     from runners.progress import Progress
     from runners.run import BackbonePool, prepare_cell, run_cell
-    from runners.store import read_jsonl
+    from runners.records.store import read_jsonl
 
     load = lambda g, n: yaml.safe_load((CONF_DIR / g / f"{n}.yaml").read_text())  # noqa: E731
     bench = load("benchmark", "memoryarena_math")

@@ -339,7 +339,7 @@ def check_inspect_log(venv: Path, out: Path, episodes: int) -> None:
 
 def check_harness_cell(out: Path, episodes: int) -> None:
     """The cell finished (DONE) with every episode ok, and its transcripts hold every call."""
-    from runners.results import open_experiment
+    from runners.records.results import open_experiment
 
     (cell,) = open_experiment(out / "inspect_compare").cells
     eps = cell.episodes()

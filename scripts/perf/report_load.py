@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from runners.store import read_jsonl
+from runners.records.store import read_jsonl
 
 REPO = Path(__file__).resolve().parents[2]
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--episodes", type=int, nargs="*", default=[100, 10000])
     ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args(argv)
-    from runners.view import build_report
+    from runners.analysis.report import build_report
 
     rows = []
     with tempfile.TemporaryDirectory() as d:

@@ -89,8 +89,8 @@ async def long_episodes(steps: int, root: Path, episodes: int) -> dict[str, Any]
     from baselines.full_context import FullContext
     from benchmarks.tau.benchmark import TauBenchmark
     from runners.episode import Episode
-    from runners.results import open_experiment
-    from runners.transcripts import TranscriptStore
+    from runners.records.results import open_experiment
+    from runners.records.transcripts import TranscriptStore
 
     bench = TauBenchmark(name="tau_airline", domain="airline", data_dir="fixtures", max_steps=4 * steps + 10, max_errors=10 ** 6)
     task = bench.load_tasks()[0]

@@ -14,7 +14,7 @@ from pos.prompts import DELTA_SYSTEM
 from runners.config import validate
 from runners.progress import Progress
 from runners.run import BackbonePool, prepare_cell, run_cell
-from runners.store import read_jsonl
+from runners.records.store import read_jsonl
 from tests.fake_openai import FakeOpenAI
 from tests.pos.helpers import LoopEnv
 from tests.pos.test_request_settings import REPO, responder

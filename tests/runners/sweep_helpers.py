@@ -30,8 +30,8 @@ def record_files(root: Path) -> list[Path]:
 
 
 def cell_records(cell: Path) -> list[dict]:
-    """One cell's records, live or compacted, as the harness reads them (`runners.store.read_jsonl`)."""
-    from runners.store import EPISODES, read_jsonl
+    """One cell's records, live or compacted, as the harness reads them (`runners.records.store.read_jsonl`)."""
+    from runners.records.store import EPISODES, read_jsonl
 
     return read_jsonl(Path(cell) / EPISODES)[0]
 
@@ -43,6 +43,6 @@ def records_under(root: Path) -> list[dict]:
 
 def decompact(cell: Path) -> Path:
     """A finished cell's records back in the plain `episodes.jsonl`, for a test that edits lines by hand."""
-    from runners.store import uncompact
+    from runners.records.store import uncompact
 
     return uncompact(cell)

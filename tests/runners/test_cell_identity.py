@@ -3,7 +3,7 @@ override, as an ablation is) are two cells: their own directories and records, a
 table rows named by the value that differs. Running one of them again resumes that one only."""
 import asyncio
 
-from runners.aggregate import build_tables, collect
+from runners.analysis.tables import build_tables, collect
 from runners.config import validate
 from runners.progress import Progress
 from runners.run import BackbonePool, prepare_cell, run_cell

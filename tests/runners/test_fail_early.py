@@ -7,7 +7,7 @@ import pytest
 from runners.config import ConfigError, validate
 from runners.progress import Progress
 from runners.run import BackbonePool, prepare_cell, probe_method, run_cell
-from runners.store import read_jsonl
+from runners.records.store import read_jsonl
 from tests.runners.test_config import base
 
 

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from runners.store import record_lines
+from runners.records.store import record_lines
 from tests.fake_openai import FakeOpenAI, react_responder
 from tests.runners.sweep_helpers import cell_records, metrics_csv, run_sweep
 

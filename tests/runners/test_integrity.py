@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from runners.aggregate import collect, main as aggregate_main, summarize
-from runners.store import CellStore, code_fingerprint
+from runners.analysis.tables import collect, main as aggregate_main, summarize
+from runners.records.store import CellStore, code_fingerprint
 from tests.runners.sweep_helpers import cell_records, decompact, record_files, run_sweep
 
 ONE = ("method=full_context", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures", "experiment.name=exp")
@@ -212,7 +212,7 @@ def test_truncated_manifest_is_repaired_loudly_keeping_the_original(tmp_path):
 
 def test_manifest_and_done_are_written_atomically(tmp_path, monkeypatch):
     """A crash during the write leaves the previous manifest whole (never a truncated file)."""
-    import runners.store as store
+    import runners.records.store as store
 
     s = CellStore(tmp_path, "c").open({"config": {"a": 1}})
     s.close()

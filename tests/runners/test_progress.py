@@ -9,7 +9,7 @@ from rich.console import Console
 from runners.config import validate
 from runners.progress import Progress
 from runners.run import BackbonePool, prepare_cell, run_cell
-from runners.store import read_jsonl
+from runners.records.store import read_jsonl
 from runners.sweep import print_report
 from tests.runners.test_config import base
 

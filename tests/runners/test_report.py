@@ -1,6 +1,6 @@
 """Paper-style table: paper rows beside ours, Δ rows in pp / relative %, LaTeX escaping."""
-from runners.aggregate import CellSummary, build_tables
-from runners.report import delta, fmt_delta, paper_value, to_latex
+from runners.analysis.tables import CellSummary, build_tables
+from runners.analysis.papers import delta, fmt_delta, paper_value, to_latex
 
 
 def cell(method, sr, ps, tok):

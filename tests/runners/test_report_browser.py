@@ -73,7 +73,7 @@ def report(tmp_path_factory):
     exp = root / "results" / "xss"
     (old,) = [d for d in exp.iterdir() if d.name.startswith("bm25__")]
     _strip_transcripts(old)
-    from runners.view import main
+    from runners.analysis.report import main
 
     assert main([str(exp)]) == 0
     return exp
@@ -112,7 +112,7 @@ def _no_probe_ran(pg, events):
 
 def test_tables_and_plots_render(page):
     pg, events, exp = page
-    from runners.aggregate import build_tables, collect
+    from runners.analysis.tables import build_tables, collect
 
     _, rows, _ = build_tables(collect(exp), "full_context")
     shown = pg.evaluate("() => [...document.querySelectorAll('#tab-tables table')[0].querySelectorAll('tbody tr')].map(tr => [...tr.cells].map(td => td.textContent))")

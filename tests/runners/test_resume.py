@@ -52,7 +52,7 @@ def test_sigkill_then_resume(tmp_path, baseline, points):
 
 def assert_transcripts_complete(root):
     """Every call of every surviving record reads back in full from its cell's transcripts."""
-    from runners.results import open_experiment
+    from runners.records.results import open_experiment
 
     n = 0
     for cell in open_experiment(root).cells:

@@ -7,7 +7,7 @@ import time
 from runners.config import validate
 from runners.progress import Progress, fit, human_tokens
 from runners.run import BackbonePool, Scheduler, prepare_cells
-from runners.store import read_jsonl
+from runners.records.store import read_jsonl
 from tests.runners.test_config import base
 
 
@@ -117,7 +117,7 @@ def test_names_fit_and_tokens_read_well():
 def test_shards_cover_every_task_once_and_aggregate_exactly(tmp_path):
     """runner.shard=i/n runs a contiguous task range into <cell>/shard-i-of-n/; the aggregate of
     the shards equals the aggregate of one unsharded run."""
-    from runners.aggregate import collect
+    from runners.analysis.tables import collect
     from runners.run import shard_tasks
 
     assert [shard_tasks(list(range(7)), i, 3) for i in range(3)] == [[0, 1], [2, 3], [4, 5, 6]]
@@ -140,7 +140,7 @@ def test_budget_without_prices_or_with_ray_fails_before_work(tmp_path):
     import pytest
 
     from runners.config import ConfigError
-    from runners.sweep import check_budget
+    from runners.run import check_budget
 
     cfgs = cells(tmp_path, n=1, budget_usd=1.0)
     with pytest.raises(ConfigError, match="no prices.*prices: \\{input"):
@@ -170,13 +170,13 @@ def test_cost_of_a_cell_without_episodes_reads_blank_not_zero(tmp_path):
     its USD is "–" in the tables and empty in metrics.csv, while the other cell's cost is shown."""
     import csv
 
-    from runners.aggregate import build_tables, collect, main as aggregate_main
+    from runners.analysis.tables import build_tables, collect, main as aggregate_main
 
     cfgs = cells(tmp_path, latency_s=0.0)
     for c in cfgs:
         c.backbone.prices = {"input": 1.0, "cached_input": 0.5, "output": 2.0}
     run(tmp_path, cfgs)
-    from runners.store import uncompact
+    from runners.records.store import uncompact
 
     empty = tmp_path / cfgs[1].cell_name
     uncompact(empty).write_text("")  # the finished cell's records (compacted) back in the plain file, then none

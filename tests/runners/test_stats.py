@@ -1,9 +1,9 @@
-"""runners.stats on hand-computed cases."""
+"""runners.analysis.stats on hand-computed cases."""
 import math
 
 import pytest
 
-from runners.stats import bootstrap_ci, mcnemar_exact, paired_bootstrap, paired_sign_test, per_task, sign_test
+from runners.analysis.stats import bootstrap_ci, mcnemar_exact, paired_bootstrap, paired_sign_test, per_task, sign_test
 
 
 def sr(episodes):

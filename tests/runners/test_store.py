@@ -5,8 +5,8 @@ import lzma
 
 import pytest
 
-from runners.episode import EpisodeRecord
-from runners.store import CellStore, StoreError, load_cell, read_jsonl, repair_tail
+from runners.records.schema import EpisodeRecord
+from runners.records.store import CellStore, StoreError, load_cell, read_jsonl, repair_tail
 
 
 def rec(task, trial=0, status="ok"):
@@ -76,7 +76,7 @@ def test_unreadable_manifest_is_a_clear_error(tmp_path):
 
 
 def test_manifest_naming_a_missing_benchmark_is_a_clear_aggregate_error(tmp_path, capsys):
-    from runners.aggregate import main as aggregate_main
+    from runners.analysis.tables import main as aggregate_main
 
     cell = tmp_path / "exp" / "c"
     cell.mkdir(parents=True)
@@ -158,7 +158,7 @@ def test_compaction_cut_short_reads_each_line_once(tmp_path, extra):
 
 
 def test_compaction_that_fails_leaves_the_plain_records(tmp_path, monkeypatch):
-    import runners.store as store
+    import runners.records.store as store
 
     s = CellStore(tmp_path, "c").open({"config": {}})
     s.append(rec("a"))

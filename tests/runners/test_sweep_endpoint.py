@@ -54,7 +54,7 @@ def test_api_key_never_written(clean_run, tmp_path):
                 assert KEY.encode() not in f.read_bytes(), f
                 assert KEY[-12:].encode() not in f.read_bytes(), f
         for t in root.rglob("transcripts.sqlite"):  # compressed blobs: check the decompressed text too
-            from runners.transcripts import TranscriptReader
+            from runners.records.transcripts import TranscriptReader
 
             blobs = list(TranscriptReader(t.parent).all_blobs())
             assert blobs and not any(KEY[-12:].encode() in b for _, b in blobs), t

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from runners.aggregate import paraphrased_prompts
+from runners.analysis.tables import paraphrased_prompts
 from tests.conftest import upstream_src
 from tests.runners.sweep_helpers import run_sweep
 

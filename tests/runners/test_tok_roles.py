@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from runners.aggregate import TOK_NOTE, aggregate_dir, summarize, tok_without_tool
+from runners.analysis.tables import TOK_NOTE, aggregate_dir, summarize, tok_without_tool
 
 USAGE = {"agent": {"prompt_tokens": 1_000_000, "completion_tokens": 0}, "tool": {"prompt_tokens": 200_000, "completion_tokens": 50_000},
          "judge": {"prompt_tokens": 7_000_000, "completion_tokens": 0}, "user_sim": {"prompt_tokens": 3_000_000, "completion_tokens": 0}}

@@ -1,4 +1,4 @@
-"""The transcript store: exact messages and raw replies recovered through runners.results,
+"""The transcript store: exact messages and raw replies recovered through runners.records.results,
 content addressing (linear storage for a growing history), kill -9 in the middle of a write,
 a damaged database set aside, and records from before transcripts existed."""
 import collections
@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from runners.api import Completion, Usage
-from runners.episode import CallLog, EpisodeRecord, RecordingBackbone, RequestRecord, StepRecord
-from runners.results import open_experiment
-from runners.transcripts import TRANSCRIPTS, TranscriptError, TranscriptReader, TranscriptStore, canonical
+from runners.episode import RecordingBackbone
+from runners.records.schema import CallLog, EpisodeRecord, RequestRecord, StepRecord
+from runners.records.results import open_experiment
+from runners.records.transcripts import TRANSCRIPTS, TranscriptError, TranscriptReader, TranscriptStore, canonical
 from scripts.chaos.server import request_key
 from tests.fake_openai import FakeOpenAI
 from tests.runners.sweep_helpers import REPO, run_sweep
@@ -148,7 +149,7 @@ CHILD = textwrap.dedent("""
     import sys, asyncio
     sys.path.insert(0, {repo!r})
     from tests.runners.test_transcripts import _record, _rb
-    from runners.transcripts import TranscriptStore, digest
+    from runners.records.transcripts import TranscriptStore, digest
     store = TranscriptStore({d!r}).open()
     i = 0
     while True:
@@ -259,7 +260,7 @@ def test_a_database_written_before_packs_still_reads_and_takes_new_episodes(tmp_
     import sqlite3
     import zlib
 
-    from runners.transcripts import DELTA, RAW, ZLIB, _b
+    from runners.records.transcripts import DELTA, RAW, ZLIB, _b
 
     sink: list[CallLog] = []
     old = _record(5, _rb(sink), sink)
@@ -321,7 +322,7 @@ def test_canonical_bytes_are_the_standard_librarys(obj):
 def test_lines_cut_after_each_newline_only(text):
     import re
 
-    from runners.transcripts import lines
+    from runners.records.transcripts import lines
 
     assert lines(text) == [x for x in re.split(r"(?<=\n)", text) if x]
     assert "".join(lines(text)) == text

@@ -7,8 +7,9 @@ import zlib
 
 import pytest
 
-from runners.results import open_experiment
-from runners.view import build_report, episode_success, gather, main, safe_json
+from runners.records.results import open_experiment
+from runners.analysis.report import build_report, gather, main, safe_json
+from runners.analysis.episodes import episode_success
 from tests.runners.sweep_helpers import run_sweep
 
 
@@ -69,7 +70,7 @@ def test_serve_is_loopback_only(demo, tmp_path):
     import threading
     import urllib.request
 
-    from runners.view import make_server
+    from runners.analysis.report import make_server
 
     out = build_report(demo, tmp_path / "report.html")
     srv = make_server(out)

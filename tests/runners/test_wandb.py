@@ -27,7 +27,7 @@ def test_offline_wandb_logs_cells_and_report(tmp_path):
 def test_missing_wandb_is_named_before_any_work(tmp_path, monkeypatch):
     import sys
 
-    from runners.wandb_log import WandbUnavailable, require
+    from runners.analysis.wandb_log import WandbUnavailable, require
 
     monkeypatch.setitem(sys.modules, "wandb", None)
     with pytest.raises(WandbUnavailable, match=r"'wandb' extra"):

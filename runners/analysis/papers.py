@@ -7,7 +7,7 @@ import csv
 import functools
 from pathlib import Path
 
-REFERENCE_DIR = Path(__file__).parent / "reference"
+REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
 
 # Our config names → the papers' labels.
 METHOD_LABELS = {

@@ -11,7 +11,7 @@ The bytes are `json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_asc
 UTF-8 for strings, ints, bools, None, lists and dicts; floats are written the way orjson writes
 them (`1e-7` where the standard library writes `1e-07`, NaN as `null`), so a cache key written
 before this module existed for a prompt holding such a float no longer matches (a cache miss,
-nothing else). This encoding is kept fast on purpose: `runners.transcripts.canonical` is the
+nothing else). This encoding is kept fast on purpose: `runners.records.transcripts.canonical` is the
 exact one (it walks the object first), used for the transcript store's hashes. Text `orjson`
 refuses (lone surrogates from a damaged reply, non-str keys) falls back to the standard library
 with ASCII escapes, which is still valid JSON for the endpoint.

@@ -7,7 +7,7 @@ Writes `tables/<name>.svg` and `tables/<name>.png` (matplotlib, from the `analys
 - `success_vs_tokens`: each episode's success against its method tokens (FlowState Fig. 3 shape);
 - `pos_health`: PoS progress health H over steps, per PoS episode (trapped at H ≤ 0.25).
 
-The same data the HTML report (runners/view.py) draws, from the same functions.
+The same data the HTML report (runners/analysis/report.py) draws, from the same functions.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.api import METHOD_ROLES
-from runners.store import load_cell
+from runners.records.store import load_cell
 
 EXTRA_HINT = "pip install -e '.[analysis]'  (or: pip install matplotlib)"
 
@@ -45,7 +45,7 @@ def _save(fig: Any, out: Path, name: str) -> list[Path]:
 
 def write_plots(root: Path, cells: list[Any]) -> list[Path]:
     """Write every plot the experiment has data for; returns the files written."""
-    from runners.view import episode_success, episode_tokens, health_series
+    from runners.analysis.episodes import episode_success, episode_tokens, health_series
 
     plt = _pyplot()
     out = Path(root) / "tables"

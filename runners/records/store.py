@@ -45,7 +45,7 @@ from typing import Any, Iterable, Iterator, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from runners.api import Usage
-from runners.episode import EpisodeRecord
+from runners.records.schema import EpisodeRecord
 
 EPISODES = "episodes.jsonl"
 COMPACTED = ".xz"  # suffix of a finished cell's compacted records: episodes.jsonl.xz
@@ -247,7 +247,7 @@ def code_fingerprint(root: Path | None = None, fresh: bool = False) -> str:
     no uncommitted change, else `<revision>+<sha256[:8] of the diff and untracked files>`. Outside
     a git checkout (an installed copy): `src:<sha256[:12] of the packages' files>`. Cached per
     process (`fresh=True` recomputes)."""
-    root = Path(root) if root is not None else Path(__file__).resolve().parent.parent
+    root = Path(root) if root is not None else Path(__file__).resolve().parents[2]
     key = str(root)
     if not fresh and key in _FINGERPRINTS:
         return _FINGERPRINTS[key]

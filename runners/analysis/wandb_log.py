@@ -37,9 +37,9 @@ def log_experiment(root: Path, cell_names: list[str] | None = None, project: str
     """Log the sweep's cells and the report; returns the W&B run ids."""
     wandb = require()
     from runners.api import method_tokens
-    from runners.aggregate import build_tables, collect
-    from runners.store import load_cell
-    from runners.view import build_report
+    from runners.analysis.tables import build_tables, collect
+    from runners.records.store import load_cell
+    from runners.analysis.report import build_report
 
     root = Path(root)
     summaries = collect(root, set(cell_names) if cell_names else None)

@@ -1,6 +1,6 @@
 """Reading results in Python: experiment → cells → episodes → requests → steps → calls.
 
-    from runners.results import open_experiment
+    from runners.records.results import open_experiment
 
     exp = open_experiment("results/offline_demo")
     cell = exp.cells[0]                       # or exp.cell("full_context__scripted__...")
@@ -12,7 +12,7 @@
 
 Records are the pydantic models of `runners.episode` (`EpisodeRecord`, `RequestRecord`,
 `StepRecord`, `CallLog`); `Call` adds the transcript (`messages`, `text`, `reasoning`, `tools`)
-read lazily from the cell's `transcripts.sqlite` (runners/transcripts.py). A call recorded
+read lazily from the cell's `transcripts.sqlite` (runners/records/transcripts.py). A call recorded
 before transcripts existed has `call.has_transcript == False` and its text properties raise
 `TranscriptError` with the reason.
 """
@@ -23,9 +23,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator
 
-from runners.episode import CallLog, EpisodeRecord, RequestRecord, StepRecord
-from runners.store import EPISODES, ERRORS, MANIFEST, StoreError, load_cell, read_jsonl
-from runners.transcripts import TranscriptError, TranscriptReader, episode_calls
+from runners.records.schema import CallLog, EpisodeRecord, RequestRecord, StepRecord
+from runners.records.store import EPISODES, ERRORS, MANIFEST, StoreError, load_cell, read_jsonl
+from runners.records.transcripts import TranscriptError, TranscriptReader, episode_calls
 
 
 @dataclass

@@ -58,8 +58,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 import orjson
 
 if TYPE_CHECKING:  # pragma: no cover
-    from runners.episode import EpisodeRecord
-    from runners.results import Episode
+    from runners.records.schema import EpisodeRecord
+    from runners.records.results import Episode
 
 TRANSCRIPTS = "transcripts.sqlite"
 SCHEMA_VERSION = 2  # 2: packs (1: every blob stored on its own; still read)
@@ -247,7 +247,7 @@ class Encoder:
 
 def episode_calls(ep: "EpisodeRecord | Episode") -> Iterator[Any]:
     """Every call of an episode in the order it was made: the CallLogs of an EpisodeRecord, or
-    the Calls of a `runners.results.Episode` (which mirrors the record's shape)."""
+    the Calls of a `runners.records.results.Episode` (which mirrors the record's shape)."""
     yield from ep.task_calls
     for r in ep.requests:
         yield from r.begin_calls

@@ -1,0 +1,552 @@
+"""`python -m runners.aggregate results/<experiment> [--reference full_context] [--method a,b] [--benchmark x] [--cells c1,c2]`
+
+Reads every cell of an experiment, computes the benchmark's metrics per (method, backbone),
+token totals (method-side roles; judge and user simulator apart), Δ rows against a reference
+method (pp for rates, relative % for tokens), prints a markdown table laid out like FlowState
+Table 1 with the papers' numbers beside ours, and writes `tables/summary.{md,csv,tex}` plus a
+long-format `tables/metrics.csv` (always of the whole experiment, written atomically; the
+filters only narrow what is printed).
+
+A cell counts exactly the episodes its manifest asks for (its task ids × trials 0..trials-1);
+other finished records on disk (an earlier run with more trials or a larger limit) are kept and
+reported, not counted. Lines with wrong field types are set aside with a note. Cells that share
+method, backbone and benchmark are named by the config values that differ
+(`flowstate[max_resamples=2]`); cells whose episodes come from more than one code fingerprint
+are marked [mixed code]; the sweeps the cells came from are listed."""
+from __future__ import annotations
+
+import argparse
+import csv
+import fcntl
+import io
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runners.api import method_tokens
+from runners.config import ConfigError, available, import_target
+from runners.cost import episode_usd, role_prices
+from runners.analysis.papers import delta, fmt, fmt_delta, is_rate, paper_value, to_latex, to_markdown
+from runners.analysis.stats import DEFAULT_RESAMPLES, bootstrap_ci, paired_bootstrap, paired_sign_test
+from runners.records.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, compacted, load_cell_checked, record_lines, shard_dirs
+
+
+@dataclass
+class CellSummary:
+    cell: str
+    method: str
+    backbone: str
+    benchmark: str
+    scripted: bool
+    n_episodes: int
+    n_tasks: int
+    trials: int
+    metrics: dict[str, float | None]
+    table_metrics: list[str]
+    tokens_by_role: dict[str, int] = field(default_factory=dict)
+    paraphrased: list[str] = field(default_factory=list)
+    extra_on_disk: int = 0  # finished records outside the manifest's tasks × trials (kept, not counted)
+    set_aside: list[str] = field(default_factory=list)  # notes on records that could not be aggregated
+    codes: dict[str, int] = field(default_factory=dict)  # code fingerprint -> counted episodes
+    config: dict[str, Any] = field(default_factory=dict)
+    sweep: dict[str, Any] = field(default_factory=dict)  # the sweep that last ran the cell
+    ci: dict[str, tuple[float, float]] | None = None  # 95% task-bootstrap interval per rate (runners.analysis.stats), computed on demand
+    episodes: list[dict[str, Any]] = field(default_factory=list, repr=False)  # the counted records (for intervals and paired tests)
+    metric_fn: Any = field(default=None, repr=False)  # the benchmark's metric function
+
+    @property
+    def mixed_code(self) -> bool:
+        return len(self.codes) > 1
+
+    @property
+    def partial(self) -> bool:
+        """Fewer finished episodes than tasks × trials (infra errors, an interrupted sweep)."""
+        return self.n_episodes < self.n_tasks * self.trials
+
+
+TOK_NOTE = ("Tok = method-side roles (agent, tool, state, memory, sentinel; judge and user simulator apart); "
+            "Tok_no_tool = the same without the `tool` role (MemoryArena's LLM `reasoning` tool, which upstream runs "
+            "inside the environment on its own model): Tok_no_tool is the reading that matches the paper's #Tok "
+            "(tokens the method spends on the evaluated backbone); both are shown where the tool was called")
+
+
+def tok_without_tool(tokens: dict[str, int]) -> int:
+    """#Tok without the `tool` role (see TOK_NOTE)."""
+    return method_tokens({r: v for r, v in tokens.items() if r != "tool"})
+
+
+def paraphrased_prompts(manifest: dict[str, Any]) -> list[str]:
+    """Prompts of a cell that ran on the project's own wording instead of upstream's text (the
+    `text_sources` the benchmark and the method record in the manifest)."""
+    out = []
+    for part in ("benchmark_notes", "method_notes"):
+        ts = (manifest.get(part) or {}).get("text_sources") or {}
+        out += [f"{part.split('_')[0]}:{k}" for k in ts.get("paraphrased", [])]
+    return out
+
+
+def _wanted(manifest: dict[str, Any], records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """(the records the manifest asks for: its task ids (when recorded) × trials 0..trials-1,
+    number of other finished records on disk)."""
+    trials = int(manifest.get("trials") or 1)
+    ids = manifest.get("task_ids")
+    ids = set(ids) if isinstance(ids, list) else None
+    keep = [r for r in records if 0 <= r["trial"] < trials and (ids is None or r["task_id"] in ids)]
+    return keep, len(records) - len(keep)
+
+
+def _metrics(bench, episodes: list[dict[str, Any]], notes: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The benchmark's metrics; records whose scores the benchmark cannot read are set aside."""
+    if not episodes:
+        return {}, episodes
+    bad = (TypeError, ValueError, KeyError, AttributeError, IndexError, ZeroDivisionError)
+    try:
+        return bench.metrics(episodes), episodes
+    except bad:
+        good = []
+        for e in episodes:
+            try:
+                bench.metrics([e])
+                good.append(e)
+            except bad as err:
+                notes.append(f"{EPISODES} record {e['task_id']}#{e['trial']} set aside: wrong field types "
+                             f"(its scores cannot be read: {type(err).__name__}: {err})")
+        return (bench.metrics(good) if good else {}), good
+
+
+def summarize(cell_dir: Path) -> CellSummary:
+    manifest, on_disk, notes = load_cell_checked(cell_dir)
+    episodes, extra = _wanted(manifest, on_disk)
+    # In (task, trial) order, not the order episodes finished: float sums, and so the tables, must
+    # not depend on scheduling, kills and resumes.
+    episodes.sort(key=lambda r: (r["task_id"], r["trial"]))
+    try:
+        cfg = manifest["config"]
+        bench_cls = import_target(cfg["benchmark"]["_target_"], "benchmark")
+        bench = bench_cls(name=cfg["benchmark"]["name"], **cfg["benchmark"].get("params", {}))
+    except (KeyError, TypeError, ValueError, ConfigError) as e:  # an old or foreign manifest, a renamed adapter
+        raise StoreError(f"{cell_dir}: cannot rebuild the benchmark from manifest.json ({type(e).__name__}: {e}); "
+                         "re-run the sweep for this cell or move the directory out of the experiment") from None
+    metrics, episodes = _metrics(bench, episodes, notes)
+    table = list(getattr(bench, "table_metrics", None) or [m for m in metrics if not m.startswith("Acc_") and m != "K"])
+    tokens: dict[str, int] = {}
+    for e in episodes:
+        for role, u in e.get("usage_by_role", {}).items():
+            tokens[role] = tokens.get(role, 0) + int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
+    metrics["Tok"] = (method_tokens(tokens) / 1e6) if episodes else None
+    if tokens.get("tool"):  # the `tool` role (MemoryArena's LLM reasoning tool) is part of the environment upstream
+        metrics["Tok_no_tool"] = tok_without_tool(tokens) / 1e6
+    codes: dict[str, int] = {}
+    for e in episodes:
+        codes[str(e.get("code") or "unrecorded")] = codes.get(str(e.get("code") or "unrecorded"), 0) + 1
+    runs = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
+    sweep = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
+    trials = int(manifest.get("trials", 1))
+    table += pass_k_columns(metrics, trials, table)
+    priced = has_prices(cfg)
+    if priced:  # no episodes yet: no cost to show ("–"), not a misleading $0
+        metrics["USD"] = cell_usd(episodes, cfg)
+    return CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
+                       benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
+                       n_tasks=int(manifest.get("n_tasks", 0)), trials=trials,
+                       metrics=metrics, table_metrics=table + ["Tok"] + (["Tok_no_tool"] if "Tok_no_tool" in metrics else [])
+                       + (["USD"] if priced else []), tokens_by_role=tokens,
+                       extra_on_disk=extra, set_aside=notes, codes=codes, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest),
+                       episodes=episodes, metric_fn=bench.metrics)
+
+
+# ---------------------------------------------------------------- uncertainty, pass^k, cost (runners.analysis.stats, runners.cost)
+def pass_k_columns(metrics: dict[str, Any], trials: int, table: list[str]) -> list[str]:
+    """pass^k columns for 2 <= k <= trials (tau-bench's reliability metric) when the benchmark reports them."""
+    ks = sorted((int(m[5:]), m) for m in metrics if m.startswith("pass^") and m[5:].isdigit())
+    return [m for k, m in ks if 2 <= k <= trials and m not in table]
+
+
+def has_prices(config: dict[str, Any]) -> bool:
+    """Whether any backbone of the cell has prices (then its tables have a USD column)."""
+    return any(v for v in role_prices(config).values())
+
+
+def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | None:
+    """List-price dollars of a cell's episodes (every call priced, cache hits included); None
+    when no backbone of the cell has prices or the cell has no episodes (nothing was spent that
+    the records show: the tables print "–", not $0)."""
+    if not episodes or not has_prices(config):
+        return None
+    prices = role_prices(config)
+    return sum(episode_usd(e, prices) or 0.0 for e in episodes)
+
+
+def cell_ci(c: CellSummary, resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, float]]:
+    """The cell's 95% task-bootstrap intervals of its table rates (computed once)."""
+    if c.ci is None:
+        rates = [m for m in c.table_metrics if is_rate(m)]
+        c.ci = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates) if (c.episodes and c.metric_fn and resamples) else {}
+    return c.ci
+
+
+def fmt_ci(value: float | None, metric: str, ci: dict[str, tuple[float, float]]) -> str:
+    """A rate with its 95% interval: `66.67 [33.33, 100.00]`."""
+    text = fmt(value, metric)
+    if value is not None and metric in ci:
+        lo, hi = ci[metric]
+        text += f" [{lo:.2f}, {hi:.2f}]"
+    return text
+
+
+def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: float | None,
+                 resamples: int = DEFAULT_RESAMPLES) -> tuple[str, dict[str, Any]]:
+    """The Δ cell for a rate: `+10.00pp [-5.0, +25.0] p=0.31` (paired bootstrap interval of the
+    difference over the tasks both cells ran; exact sign-test p on per-task wins/losses) and the numbers."""
+    text = fmt_delta(metric, d)
+    extra: dict[str, Any] = {}
+    if d is None or c is None or r is None or not is_rate(metric) or c.metric_fn is None or not resamples:
+        return text, extra
+    ci = paired_bootstrap(c.episodes, r.episodes, c.metric_fn, resamples=resamples, metrics=[metric]).get(metric)
+    sign = paired_sign_test(c.episodes, r.episodes, c.metric_fn, metric)
+    if ci:
+        text += f" [{ci[0]:+.1f}, {ci[1]:+.1f}]"
+        extra.update(ci_low=ci[0], ci_high=ci[1])
+    if sign:
+        wins, losses, ties, p = sign
+        text += f" p={p:.2g}"
+        extra.update(p_value=p, wins=wins, losses=losses, ties=ties)
+    return text, extra
+
+
+def token_unit(cells: list[CellSummary]) -> tuple[float, str]:
+    """Tok is in millions; when every value is below 0.1M the table shows thousands instead
+    (0.0061 reads worse than 6.1)."""
+    vals = [c.metrics.get("Tok") for c in cells if c.metrics.get("Tok") is not None]
+    return (1000.0, "k") if vals and max(vals) < 0.1 else (1.0, "M")
+
+
+def _cell_text(c: CellSummary | None, m: str, tok_scale: float, resamples: int) -> str:
+    if c is None:
+        return fmt(None, m)
+    v = c.metrics.get(m)
+    if m.startswith("Tok") and v is not None and tok_scale != 1.0:
+        return f"{v * tok_scale:.1f}"
+    return fmt_ci(v, m, cell_ci(c, resamples))
+
+
+# Config parts that are not the cell's identity (runtime knobs), left out of readable names.
+_RUNTIME_BACKBONE = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "refused_window_s", "base_url_env", "api_key_env")
+_NOT_IDENTITY = {"runner", "experiment", "backbone.scripted.latency_s", "benchmark.params.limit", "method.name", "backbone.name",
+                 "benchmark.name", *(f"{b}.{k}" for b in ("backbone", "roles.judge", "roles.user_sim") for k in _RUNTIME_BACKBONE)}
+
+
+def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(d, dict) and d:
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            path = f"{prefix}.{k}" if prefix else str(k)
+            if path not in _NOT_IDENTITY and not any(path.startswith(p + ".") for p in _NOT_IDENTITY):
+                out.update(_flatten(v, path))
+        return out
+    return {prefix: d}
+
+
+def _readable_labels(group: list[CellSummary]) -> dict[str, str]:
+    """cell → `k=v,...` of the config values that differ inside a group of cells sharing method,
+    backbone and benchmark (the shortest unambiguous key suffix); the cell hash if none differ."""
+    flat = {c.cell: {**_flatten(c.config), "seed": (c.config.get("runner") or {}).get("seed")} for c in group}
+    keys = sorted({k for f in flat.values() for k in f})
+    differ = [k for k in keys if len({json.dumps(f.get(k), sort_keys=True, default=str) for f in flat.values()}) > 1]
+
+    def short(k: str) -> str:
+        parts = k.split(".")
+        for n in range(1, len(parts) + 1):
+            s = ".".join(parts[-n:])
+            if sum(1 for o in differ if o == s or o.endswith("." + s)) == 1:
+                return s
+        return k
+
+    labels = {}
+    for c in group:
+        f = flat[c.cell]
+        text = ",".join(f"{short(k)}={json.dumps(f.get(k), default=str) if not isinstance(f.get(k), (str, int, float, bool)) else f.get(k)}"
+                        for k in differ)
+        labels[c.cell] = text or c.cell.rsplit("__", 1)[-1]
+    if len(set(labels.values())) < len(labels):  # values that print alike: fall back to the hash
+        labels = {c: f"{t},{c.rsplit('__', 1)[-1]}" for c, t in labels.items()}
+    return labels
+
+
+def orphan_cells(root: Path) -> list[str]:
+    """Warnings for directories of the experiment that hold results but no manifest.json."""
+    out = []
+    for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
+        if not (d / MANIFEST).exists() and any(p.exists() for p in (d / EPISODES, compacted(d / EPISODES), d / ERRORS, d / "DONE")):
+            n = sum(1 for _ in record_lines(d / EPISODES))
+            out.append(f"{d.name}: no manifest.json ({n} episode lines on disk), so the cell is NOT in the tables. Fix: re-run "
+                       "the sweep for that cell (it rewrites the manifest and keeps the episodes), or move the directory out "
+                       f"of {root}")
+    return out
+
+
+def collect(root: Path, cell_names: set[str] | None = None, methods: set[str] | None = None,
+            benchmarks: set[str] | None = None) -> list[CellSummary]:
+    if not root.is_dir():
+        raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
+    cells = [summarize(d) for d in sorted(p for p in root.iterdir()
+                                          if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith("."))]
+    # Cells that differ only in config details (same method/backbone/benchmark) stay apart, named
+    # by what differs (labels are computed over the whole experiment, so filters do not rename).
+    groups: dict[tuple[str, str, str], list[CellSummary]] = {}
+    for c in cells:
+        groups.setdefault((c.method, c.backbone, c.benchmark), []).append(c)
+    for group in groups.values():
+        if len(group) > 1:
+            labels = _readable_labels(group)
+            for c in group:
+                c.method = f"{c.method}[{labels[c.cell]}]"
+    return [c for c in cells if (cell_names is None or c.cell in cell_names)
+            and (methods is None or c.method in methods or c.method.split("[", 1)[0] in methods)
+            and (benchmarks is None or c.benchmark in benchmarks)]
+
+
+def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True, resamples: int = DEFAULT_RESAMPLES):
+    """Wide table rows (one per method × backbone, plus paper and Δ rows) and the long rows.
+    Rates carry their 95% task-bootstrap interval; Δ rows of rates carry the paired interval and
+    the exact sign-test p; Tok is shown in thousands when millions would read as 0.00xx."""
+    scale, unit = token_unit(cells)
+    benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
+    cols: list[tuple[str, str]] = []
+    for b in benchmarks:
+        ms = list(dict.fromkeys(m for c in cells if c.benchmark == b for m in c.table_metrics))  # Tok_no_tool where any cell has it
+        cols += [(b, m) for m in ms]
+    by = {(c.method, c.backbone, c.benchmark): c for c in cells}
+    rows_keys = list(dict.fromkeys((c.method, c.backbone) for c in cells))
+    rows_keys.sort(key=lambda mb: mb[0] != reference)  # the reference method first, as in the papers
+    header = ["Method", "Backbone"] + [f"{b}:{m}" + (f"({unit})" if m.startswith("Tok") and unit != "M" else "") for b, m in cols]
+    rows: list[list[str]] = []
+    long: list[dict[str, Any]] = []
+    for method, backbone in rows_keys:
+        vals = [by.get((method, backbone, b)) for b, _ in cols]
+        scripted = any(c.scripted for c in cells if (c.method, c.backbone) == (method, backbone))
+        partial = any(c.partial for c in cells if (c.method, c.backbone) == (method, backbone))
+        para = any(c.paraphrased for c in cells if (c.method, c.backbone) == (method, backbone))
+        mixed = any(c.mixed_code for c in cells if (c.method, c.backbone) == (method, backbone))
+        rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else "") + (" [mixed code]" if mixed else "")
+                     + (" [paraphrased]" if para else ""), backbone] + [_cell_text(c, m, scale, resamples) for c, (_, m) in zip(vals, cols)])
+        for c in (c for c in cells if (c.method, c.backbone) == (method, backbone)):
+            ci = cell_ci(c, resamples)
+            for m, v in c.metrics.items():  # every metric, not only the table's columns
+                lo_hi = ci.get(m)
+                long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": m, "value": v,
+                             "paper": paper_value(method, backbone, c.benchmark, m), "n_episodes": c.n_episodes, "scripted": c.scripted,
+                             "ci_low": lo_hi[0] if lo_hi else None, "ci_high": lo_hi[1] if lo_hi else None})
+            for role, n in sorted(c.tokens_by_role.items()):
+                long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": f"tokens_{role}", "value": n,
+                             "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted})
+        if with_paper:
+            paper = [paper_value(method, backbone, b, m) for b, m in cols]
+            if any(paper):
+                rows.append([f"  {method} (paper)", backbone] + [p or "–" for p in paper])
+        if method != reference and any((reference, backbone, b) in by for b, _ in cols):
+            ds = []
+            for b, m in cols:
+                c, r = by.get((method, backbone, b)), by.get((reference, backbone, b))
+                d = delta(m, c.metrics.get(m) if c else None, r.metrics.get(m) if r else None)
+                text, extra = paired_delta(c, r, m, d, resamples)
+                ds.append(text)
+                if d is not None:
+                    long.append({"method": method, "backbone": backbone, "benchmark": b, "metric": f"delta_{m}", "value": d,
+                                 "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted,
+                                 "ci_low": extra.get("ci_low"), "ci_high": extra.get("ci_high"), "p_value": extra.get("p_value")})
+            rows.append([f"  Δ vs {reference}", backbone] + ds)
+    return header, rows, long
+
+
+def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] | None:
+    with_depth = [c for c in cells if c.metrics.get("nAUC") is not None or c.metrics.get("K")]
+    if not with_depth:
+        return None
+    header = ["Method", "Backbone", "Benchmark", "K", "nAUC", "DR", "Acc_k (k=1..K)"]
+    rows = []
+    for c in with_depth:
+        accs = [c.metrics[k] for k in sorted((k for k in c.metrics if k.startswith("Acc_")), key=lambda s: int(s[4:]))]
+        rows.append([c.method, c.backbone, c.benchmark, fmt(c.metrics.get("K"), "K"), fmt(c.metrics.get("nAUC"), "nAUC"),
+                     fmt(c.metrics.get("DR"), "DR"), " ".join(f"{a:.0f}" for a in accs)])
+    return header, rows
+
+
+def check_reference(reference: str, cells: list[CellSummary] = ()) -> None:
+    """An unknown reference method is an error naming the choices (it would drop the Δ rows)."""
+    if reference.split("[", 1)[0] in available("method") or any(c.method == reference for c in cells):
+        return
+    raise ConfigError(f"unknown reference method '{reference}'; available: {', '.join(available('method'))}")
+
+
+def _sweeps(cells: list[CellSummary]) -> list[str]:
+    """One line per sweep that last ran some of these cells: when, the command line, which cells."""
+    by: dict[str, list[CellSummary]] = {}
+    for c in cells:
+        by.setdefault(str(c.sweep.get("id") or "unrecorded"), []).append(c)
+    lines = []
+    for sid, cs in sorted(by.items(), key=lambda kv: str(kv[1][0].sweep.get("started_at") or "")):
+        sw = cs[0].sweep
+        what = f"{sw.get('started_at', '?')} `{' '.join(sw.get('overrides') or []) or '(no overrides)'}`" if sw else "unrecorded sweep"
+        lines.append(f"- {what}: {', '.join(c.cell for c in cs)}")
+    return lines
+
+
+def _notes(root: Path, cells: list[CellSummary], orphans: list[str]) -> list[str]:
+    out = []
+    for c in cells:
+        if c.extra_on_disk:
+            out.append(f"{c.cell}: {c.extra_on_disk} more on disk outside this manifest's {c.n_tasks} tasks × {c.trials} trials "
+                       "(an earlier run with more trials or a larger limit); kept, not counted")
+        out += [f"{c.cell}: {n}" for n in c.set_aside]
+        if c.mixed_code:
+            out.append(f"{c.cell}: [mixed code] episodes from {len(c.codes)} code fingerprints "
+                       f"({', '.join(f'{n} by {k}' for k, n in sorted(c.codes.items()))}); runner.fresh=true re-runs the cell")
+    return out + orphans
+
+
+def _csv(rows: list[list[Any]]) -> str:
+    buf = io.StringIO()
+    csv.writer(buf).writerows(rows)
+    return buf.getvalue()
+
+
+def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
+                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
+                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
+    """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
+    jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
+    print the table of the matching cells only."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    root = Path(root)
+    check_reference(reference)  # before any work; names of readable cells are checked after collecting
+    if not root.is_dir():
+        raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
+    tdir = root / "tables"
+    tdir.mkdir(exist_ok=True)
+    lock = os.open(tdir / ".lock", os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        everything = collect(root)
+        orphans = orphan_cells(root)
+        for o in orphans:
+            print(f"warning: {o}", file=err)
+        for c in everything:
+            for n in c.set_aside:
+                print(f"warning: {c.cell}: {n}", file=err)
+        long = _write_tables(root, everything, reference, with_paper, orphans, resamples) if everything else []
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)
+        os.close(lock)
+    filtered = cell_names is not None or methods is not None or benchmarks is not None
+    cells = collect(root, cell_names, methods, benchmarks) if filtered else everything
+    if filtered and not cells:
+        raise StoreError(f"no cell of {root} matches the filters; the experiment has methods "
+                         f"{', '.join(sorted({c.method for c in everything})) or '-'}, benchmarks "
+                         f"{', '.join(sorted({c.benchmark for c in everything})) or '-'}, cells "
+                         f"{', '.join(sorted(c.cell for c in everything)) or '-'}")
+    if not everything:
+        print(f"no finished cells under {root}", file=out)
+        return []
+    if filtered:
+        header, rows, long = build_tables(cells, reference, with_paper, resamples)
+        md = _markdown(root, cells, header, rows, reference, [])
+    else:
+        md = (tdir / "summary.md").read_text().rstrip("\n")
+    print(md, file=out)
+    print(f"\nTables of the whole experiment written to {tdir}/summary.{{md,csv,tex}} and metrics.csv"
+          + (" (the filters narrowed only what is printed here)" if filtered else ""), file=out)
+    return long
+
+
+def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str, orphans: list[str]) -> str:
+    title = _title(root, cells)
+    md = f"### {title}\n\n" + to_markdown(header, rows)
+    if any("Tok_no_tool" in c.metrics for c in cells):
+        md += f"\n\n{TOK_NOTE}."
+    depth = depth_table(cells)
+    if depth:
+        md += "\n\n### Depth retention (FlowState §4.2: Acc_k, nAUC, DR)\n\n" + to_markdown(*depth)
+    if any(c.partial for c in cells):
+        md += ("\n\n[partial]: some episodes are missing (infra errors or an interrupted sweep; re-run the sweep to finish them). "
+               "Rates cover the finished episodes only and Tok is a total, so its Δ is not comparable until the cell is complete.")
+    if any(c.paraphrased for c in cells):
+        md += ("\n\n[paraphrased]: some prompts ran on the project's own wording because the pinned upstream text was "
+               "unavailable (see each cell's manifest `text_sources`): " +
+               "; ".join(f"{c.cell}: {', '.join(c.paraphrased)}" for c in cells if c.paraphrased))
+    counts = "\n\n" + "\n".join(f"- {c.cell}: {c.n_episodes}/{c.n_tasks * c.trials} episodes; tokens by role {c.tokens_by_role}" for c in cells)
+    notes = _notes(root, cells, orphans)
+    if notes:
+        counts += "\n\nNotes:\n" + "\n".join(f"- {n}" for n in notes)
+    counts += "\n\nSweeps the cells came from (latest run of each cell):\n" + "\n".join(_sweeps(cells))
+    return md + counts
+
+
+def _title(root: Path, cells: list[CellSummary]) -> str:
+    _, unit = token_unit(cells)
+    title = (f"Results: {root.name} (rates in % [95% task-bootstrap interval], Tok = method-side tokens in "
+             f"{'thousands' if unit == 'k' else 'millions'}" + (", USD = list-price cost" if any("USD" in c.metrics for c in cells) else "")
+             + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, relative % for Tok/USD)")
+    if any(c.scripted for c in cells):
+        title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"
+    return title
+
+
+METRICS_FIELDS = ["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted", "ci_low", "ci_high", "p_value"]
+
+
+def _write_tables(root: Path, cells: list[CellSummary], reference: str, with_paper: bool, orphans: list[str],
+                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
+    header, rows, long = build_tables(cells, reference, with_paper, resamples)
+    tdir = root / "tables"
+    tdir.mkdir(exist_ok=True)
+    md = _markdown(root, cells, header, rows, reference, orphans)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=METRICS_FIELDS)
+    w.writeheader()
+    w.writerows(long)
+    atomic_write(tdir / "summary.md", md + "\n")
+    atomic_write(tdir / "summary.csv", _csv([header] + rows))
+    atomic_write(tdir / "summary.tex", to_latex(header, rows, _title(root, cells)) + "\n")
+    atomic_write(tdir / "metrics.csv", buf.getvalue())
+    return long
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", type=Path, help="results/<experiment> directory")
+    ap.add_argument("--reference", default="full_context", help="method the Δ rows compare against (default full_context)")
+    ap.add_argument("--no-paper", action="store_true", help="do not print the papers' reported numbers")
+    ap.add_argument("--cells", help="comma-separated cell directory names to print")
+    ap.add_argument("--method", help="comma-separated method names to print (a base name matches its variants)")
+    ap.add_argument("--benchmark", help="comma-separated benchmark names to print")
+    ap.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, metavar="N",
+                    help=f"bootstrap resamples for the 95%% intervals and the paired Δ tests (default {DEFAULT_RESAMPLES}; 0 = none)")
+    ap.add_argument("--plots", action="store_true", help="also write tables/*.svg and *.png plots (runners/analysis/plots.py; the 'analysis' extra)")
+    a = ap.parse_args(argv)
+    if a.plots:
+        from runners.analysis.plots import PlotsUnavailable, _pyplot
+
+        try:
+            _pyplot()  # before any work: a missing extra is named up front
+        except PlotsUnavailable as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    split = lambda v: set(x.strip() for x in v.split(",") if x.strip()) if v else None  # noqa: E731
+    try:
+        aggregate_dir(a.results, a.reference, cell_names=split(a.cells), with_paper=not a.no_paper, methods=split(a.method),
+                      benchmarks=split(a.benchmark), resamples=a.bootstrap)
+        if a.plots:
+            from runners.analysis.plots import write_plots
+
+            files = write_plots(a.results, collect(a.results, split(a.cells), split(a.method), split(a.benchmark)))
+            print(f"Plots written: {', '.join(sorted({f.stem for f in files}))} (tables/*.svg, *.png)")
+    except (StoreError, ConfigError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
