@@ -145,3 +145,23 @@ def test_multi_line_blocks_alone_are_not_prose_around():
     r = reader.Reading(raw="Sure.\n" + text)
     reader.last_set("Sure.\n" + text, ("thought", "tool_calls"), r)
     assert [(x.kind, x.detail) for x in r.repairs] == [("prose_around", "5 chars outside the blocks ignored")]
+
+
+def test_a_repeated_block_reads_its_last_copy():
+    """A model that drafts a block and then writes it again means the last one."""
+    text = "<answer>draft 1</answer> on reflection: <answer>draft 2</answer> final: <answer>42</answer>"
+    r = reader.Reading(raw=text)
+    assert reader.last_block(text, "answer", r) == "42"
+    assert [(x.kind, x.where, x.detail) for x in r.repairs] == [("repeated_blocks", "<answer>", "3 copies; the last one is read")]
+    assert reader.last_block("<answer>only</answer>", "answer") == "only"
+    assert reader.last_block("<answer>x</answer> <answer>cut off", "answer") == "x"  # a complete copy beats a cut-off one
+    assert reader.last_block("no block", "answer") is None
+
+
+def test_latex_commands_starting_with_b_or_f_are_not_json_escapes():
+    """`\\beta`, `\\bar`, `\\frac`, `\\forall` written with one backslash are LaTeX, not a backspace or a
+    form feed followed by letters; `\\b` or `\\f` before a non-letter stays a JSON escape."""
+    assert reader.load_json('"\\beta + \\bar{x} = \\frac{1}{2} \\forall y"', "x")[0] == "\\beta + \\bar{x} = \\frac{1}{2} \\forall y"
+    assert reader.fix_backslashes('"\\beta"') == ('"\\\\beta"', {"latex": 1, "invalid_escape": 0})
+    assert reader.load_json('"a\\b1\\f"', "x")[0] == "a\b1\f"  # a real backspace and form feed
+    assert reader.load_json('"\\beta"', "x", latex=False)[0] == "\beta"  # the strict switch: a backspace

@@ -202,6 +202,28 @@ def test_no_psa_shows_all_history_and_no_index():
     assert log["access"]["requested"] == [] and "read-only" in log["delta_rejected"][0]["reason"]
 
 
+def test_no_psa_shows_the_isu_states_but_not_their_raw_results():
+    """docs/flowstate.md §7: w/o PSA the Active State holds every ISU-generated historical state; the raw tool
+    results they reference are persisted (refs resolve) but are not ISU-generated, so they are not shown."""
+    fact = {"state_set": "knowledge", "operation": "add", "state_id": "fact", "summary": "a fact", "value": {"x": 7},
+            "refs": [{"rel": "supports", "state_id": "obs-1-2-0"}]}
+    bb = QueueBackbone([out(calls=[("search", {})]), out(delta=[fact], msg="7"), out(msg="again")])
+    m = FlowStateNoPSA(bb)
+
+    async def go():
+        await begin(m)
+        await m.step(Observation(tool_results=[ToolResult(call_id="c", name="search", content="RAW-RESULT-x=7")]))
+        await m.end_request(RequestOutcome(request=m.request, final_response="7"))
+        await start(m, "q two", "t/q2", 1)
+        await m.step(Observation())
+        return m.step_log()
+    log = run(go())
+    assert sorted(m.repo.nodes) == ["fact", "obs-1-2-0"] and m.repo.get("obs-1-2-0").raw  # both persisted
+    assert list(m.active.disclosed) == ["fact"] and log["active_state_nodes"] == 1
+    user = bb.prompts[-1][2][1]["content"]
+    assert '"x": 7' in user and "RAW-RESULT-x=7" not in user
+
+
 def test_no_isu_rule_node_with_raw_links_and_trajectory():
     delta = [{"state_set": "knowledge", "operation": "add", "state_id": "ignored", "summary": "s", "value": 1, "refs": []}]
     bb = QueueBackbone([out(delta=delta, calls=[("search", {"q": 1})]), out(msg="final answer " + "z" * 300), out(focus=[{"target_id": "response-t/q1", "reason": ""}])])

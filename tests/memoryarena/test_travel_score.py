@@ -134,3 +134,46 @@ def test_sps_is_averaged_per_group_not_pooled_over_persons():
     p = lambda passed, slots: {"submitted": True, "full_pass": False, "constraint_slots": slots, "constraint_passed": passed}  # noqa: E731
     out = travel_score.aggregate([[p(2, 2), p(2, 2), p(2, 2)], [p(1, 4)]])
     assert out["sPS"] == pytest.approx((1.0 + 0.25) / 2)  # pooled over persons would be (3 + 0.25) / 4
+
+
+# ----------------------------------------------------------------------------- threshold and slots
+def test_a_slot_passes_at_similarity_0_7_and_fails_just_below():
+    """§5.1: a slot matches at similarity ≥ 0.7. Day 2's dinner is "Chaophraya, Rockford" (20 characters)."""
+    gold = ROW["answers"][0]
+
+    def with_dinner(value):
+        pred = copy.deepcopy(gold)
+        pred[1]["dinner"] = value
+        return pred
+
+    at = "Chaophraya, Ro" + "xyzuvw"     # one matching block of 14 of 20 characters: 2·14 / 40 = 0.70
+    below = "Chaophraya, R" + "xyzuvwq"  # 13 of 20: 0.65 (the rest shares no letter with "ockford")
+    assert travel_score.similarity(gold[1]["dinner"], at) == 0.7
+    assert travel_score.similarity(gold[1]["dinner"], below) == pytest.approx(0.65)
+    assert travel_score.score_person(gold, with_dinner(at), BASE)["full_pass"] is True
+    assert travel_score.score_person(gold, with_dinner(below), BASE)["full_pass"] is False
+    # the same threshold decides a constraint slot: day 2 breakfast is Eric's one slot
+    eric_slot = copy.deepcopy(gold)
+    eric_slot[1]["breakfast"] = "Coco Bambu, R" + "xyzuvwq"  # 13 of 20 → 0.65: the constraint slot is missed
+    assert travel_score.score_person(gold, eric_slot, BASE)["constraint_passed"] == 0
+
+
+@pytest.mark.parametrize("day,slot", [(2, "breakfast"), (2, "lunch"), (2, "dinner"), (2, "accommodation"),
+                                      (1, "transportation"), (2, "attraction")])
+def test_each_of_the_six_slots_is_scored(day, slot):
+    """A wrong value in any one of the six slots fails the person (and `current_city` alone does not)."""
+    gold = ROW["answers"][0]
+    pred = copy.deepcopy(gold)
+    assert pred[day - 1][slot] != "-"
+    pred[day - 1][slot] = "Zzyzx Quwqk"  # shares no prefix letter with any gold value: similarity 0
+    assert travel_score.score_person(gold, pred, BASE)["full_pass"] is False
+
+
+def test_an_attraction_that_differs_from_the_base_is_a_constraint_slot():
+    base = travel_score.normalise_days(BASE)
+    gold = [dict(d) for d in base]
+    gold[2]["attraction"] = "Rockford Art Museum, Rockford;"
+    assert base[2]["attraction"][:1].lower() != "r"  # differs from the base's value from the first letter
+    assert travel_score.constraint_slots(gold, base) == [(3, "attraction")]
+    assert travel_score.score_person(gold, gold, base)["constraint_passed"] == 1
+    assert travel_score.score_person(gold, base, base)["constraint_passed"] == 0

@@ -158,6 +158,27 @@ def test_static_pattern_when_last_two_worlds_match():
     assert rep.trapped and rep.trapping_pattern == "static"
 
 
+@pytest.mark.parametrize("source", ["defaults", "conf/method/pos.yaml"])
+def test_worlds_a_ninth_apart_are_a_revisit_and_a_sixth_apart_are_not(source):
+    """ε = 0.15 (docs/pos.md §7) for the recurrence rates and for the Static test (§8), in the code's
+    defaults and in the PoS config alike. Entities {x, y} vs {x, y, z}: Jaccard distance 1/3, so
+    d_W = 1/9 ≈ 0.11 ≤ ε; {x, y} vs {x}: 1/2, so d_W = 1/6 ≈ 0.17 > ε. Every other pair of worlds shares
+    no entity (d_W = 1/3)."""
+    from runners.config import group_config
+
+    cfg = HealthConfig() if source == "defaults" else HealthConfig(**group_config("method", "pos")["params"]["trapping"])
+    assert world_distance(world("x", "y"), world("x", "y", "z")) == pytest.approx(1 / 9)
+    assert world_distance(world("x", "y"), world("x")) == pytest.approx(1 / 6)
+    head = [snap(0, world_ids=(f"w{i}",)) for i in range(6)]
+    near = detect(head + [snap(0, world_ids=("x", "y", "z")), snap(0, world_ids=("x", "y"))], cfg)
+    far = detect(head + [snap(0, world_ids=("x",)), snap(0, world_ids=("x", "y"))], cfg)
+    # near: one lag-1 hit of 7 pairs; the last two full worlds are within ε, so Static (before Cycle and Drift)
+    assert (near.recurrence, near.recurrence_period, near.trapping_pattern) == (pytest.approx(1 / 7), 1, "static")
+    # far: no pair within ε: no recurrence and no pattern (the generic constraint)
+    assert (far.recurrence, far.recurrence_period, far.trapping_pattern) == (0.0, None, None)
+    assert near.trapped and far.trapped  # stagnant with a persistent gap: H = 0 either way
+
+
 def test_drift_when_projection_still_but_world_moves_and_ties_pick_lag_one():
     # projections constant (R = 1 at every lag, tie ⇒ period 1, so not a Cycle); worlds all differ
     snaps = [snap(0, world_ids=(f"w{i}",), proj_ids=("P",)) for i in range(8)]

@@ -34,6 +34,19 @@ def test_semantic_changes_do_change_the_key():
     assert validate(raw).key() != a.key()
 
 
+def test_the_seed_is_part_of_the_cell():
+    """runner.seed seeds every episode (seed + trial): a run with another seed is another cell, never a
+    resume of the first one's records."""
+    keys = set()
+    for seed in (0, 1, 2):
+        raw = base()
+        raw["runner"]["seed"] = seed
+        cfg = validate(raw)
+        keys.add(cfg.key())
+        assert cfg.cell_name.endswith(cfg.key())
+    assert len(keys) == 3
+
+
 @pytest.mark.parametrize("mutate, message", [
     (lambda r: r["runner"].update(concurrency=0), "runner.concurrency"),
     (lambda r: r["runner"].update(display="fancy"), "runner.display"),

@@ -33,6 +33,9 @@ def test_table_has_reference_first_paper_rows_and_deltas():
 
 def test_delta_units_and_undefined_values():
     assert delta("Tok", 1.0, 0.0) is None and delta("SR", None, 3.0) is None
+    for total in ("Tok", "Tok_no_tool", "USD"):  # totals: relative Δ in %
+        assert delta(total, 0.5, 2.0) == -75.0 and fmt_delta(total, -75.0) == "-75.00%"
+    assert delta("SR", 0.5, 2.0) == -1.5  # a rate: the difference in points
     assert fmt_delta("DR", -2.5) == "-2.50" and fmt_delta("Acc_3", 1) == "+1.00pp" and fmt_delta("SR", None) == "–"
     tex = to_latex(["Method", "a_b"], [["x%", "Δ"]], "cap & co")
     assert r"a\_b" in tex and r"x\%" in tex and r"$\Delta$" in tex and r"cap \& co" in tex

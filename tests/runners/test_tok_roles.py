@@ -45,3 +45,21 @@ def test_table_shows_both_and_says_which_matches_the_paper(tmp_path, capsys):
 def test_no_tool_calls_no_extra_column(tmp_path):
     c = summarize(write_cell(tmp_path, "c__x__memoryarena_math__a", "full_context", {"agent": USAGE["agent"]}))
     assert "Tok_no_tool" not in c.metrics and c.table_metrics[-1] == "Tok"
+
+
+def test_tok_without_tool_delta_is_relative_like_tok(tmp_path):
+    """Both token totals get a relative Δ: flowstate's 0.5 M agent tokens (Tok_no_tool 0.5) against
+    full_context's 1.0 M is −50 %, not −0.50."""
+    write_cell(tmp_path, "full_context__x__memoryarena_math__a", "full_context", USAGE)  # Tok 1.25, Tok_no_tool 1.0
+    half = {"agent": {"prompt_tokens": 500_000, "completion_tokens": 0}, "tool": USAGE["tool"]}  # Tok 0.75, Tok_no_tool 0.5
+    write_cell(tmp_path, "flowstate__x__memoryarena_math__b", "flowstate", half)
+    long = aggregate_dir(tmp_path, with_paper=False)
+    deltas = {r["metric"]: r["value"] for r in long if r["method"] == "flowstate" and r["metric"].startswith("delta_Tok")}
+    assert deltas == {"delta_Tok": -40.0, "delta_Tok_no_tool": -50.0}
+    md = (tmp_path / "tables" / "summary.md").read_text()
+    header = next(line for line in md.splitlines() if line.startswith("| Method"))
+    row = next(line for line in md.splitlines() if "Δ vs full_context" in line)
+    cols = [c.strip() for c in header.strip("|").split("|")]
+    vals = [c.strip() for c in row.strip("|").split("|")]
+    assert vals[cols.index("memoryarena_math:Tok")] == "-40.00%"
+    assert vals[cols.index("memoryarena_math:Tok_no_tool")] == "-50.00%"

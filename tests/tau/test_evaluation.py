@@ -135,6 +135,20 @@ def test_aggregate_metrics():
     assert "pass^2" not in aggregate(eps[:1])
 
 
+def test_db_accuracy_counts_the_db_match_not_the_success():
+    """A task can fail (e.g. COMMUNICATE) with the database right, or succeed on a basis without DB:
+    DB is the share of episodes whose final database matches, whatever the reward."""
+    def ep(task, success, db):
+        return {"task_id": task, "trial": 0, "status": "ok",
+                "scores": {"reward": float(success), "success": success, "db_match": db, "action": {"correct": 0, "count": 0}}}
+    eps = [ep("a", True, True), ep("b", False, True), ep("c", False, True), ep("d", True, False)]
+    m = aggregate(eps)
+    assert (m["Pass1"], m["DB"]) == (50.0, 75.0)
+    # an infrastructure error counted as a failure fails the DB check too: 3 of 5
+    m = aggregate(eps + [{"task_id": "e", "trial": 0, "status": "infra_error", "scores": {}}], count_infra_as_failures=True)
+    assert (m["Pass1"], m["DB"]) == (40.0, 60.0)
+
+
 def test_null_gold_actions_skip_the_db_comparison():
     # Upstream EnvironmentEvaluator: actions null (not []) and no env assertions → DB reward 1 without comparing.
     data = domain("airline")
