@@ -156,6 +156,8 @@ def test_a_slot_passes_at_similarity_0_7_and_fails_just_below():
     eric_slot = copy.deepcopy(gold)
     eric_slot[1]["breakfast"] = "Coco Bambu, R" + "xyzuvwq"  # 13 of 20 → 0.65: the constraint slot is missed
     assert travel_score.score_person(gold, eric_slot, BASE)["constraint_passed"] == 0
+    eric_slot[1]["breakfast"] = "Coco Bambu, Ro" + "xyzuvw"  # 14 of 20 → 0.70: met, the threshold included
+    assert travel_score.score_person(gold, eric_slot, BASE)["constraint_passed"] == 1
 
 
 @pytest.mark.parametrize("day,slot", [(2, "breakfast"), (2, "lunch"), (2, "dinner"), (2, "accommodation"),

@@ -179,6 +179,20 @@ def test_worlds_a_ninth_apart_are_a_revisit_and_a_sixth_apart_are_not(source):
     assert near.trapped and far.trapped  # stagnant with a persistent gap: H = 0 either way
 
 
+@pytest.mark.parametrize("source", ["defaults", "conf/method/pos.yaml"])
+def test_health_just_above_the_threshold_is_not_trapped(source):
+    """H ≤ 0.25 is trapped (docs/pos.md §7). Labels 1,1,1,0,0,0,0,0 ⇒ S = 5/8; projections AAAAAABC ⇒ lag-1
+    hits 5 of 7 (lag 2: 4/6, lag 3: 3/5, lag 4: 2/4) ⇒ R = 5/7; P_A = 1 ⇒ H = 1 − 5/7 = 2/7 ≈ 0.29."""
+    from runners.config import group_config
+
+    cfg = HealthConfig() if source == "defaults" else HealthConfig(**group_config("method", "pos")["params"]["trapping"])
+    snaps = [snap(int(i < 3), world_ids=(f"w{i}",), proj_ids=(p,)) for i, p in enumerate("AAAAAABC")]
+    rep = detect(snaps, cfg)
+    assert (rep.persistence_a, rep.stagnation, rep.recurrence, rep.recurrence_period) == (1.0, 5 / 8, pytest.approx(5 / 7), 1)
+    assert rep.health_score == pytest.approx(2 / 7) and rep.health_threshold == 0.25
+    assert not rep.trapped and rep.trapping_pattern is None
+
+
 def test_drift_when_projection_still_but_world_moves_and_ties_pick_lag_one():
     # projections constant (R = 1 at every lag, tie ⇒ period 1, so not a Cycle); worlds all differ
     snaps = [snap(0, world_ids=(f"w{i}",), proj_ids=("P",)) for i in range(8)]

@@ -149,6 +149,18 @@ def test_db_accuracy_counts_the_db_match_not_the_success():
     assert (m["Pass1"], m["DB"]) == (40.0, 60.0)
 
 
+
+def test_action_accuracy_pools_matched_actions_over_episodes():
+    """ActionAcc = Σ matched / Σ gold actions (an episode with 4 gold actions weighs 4 times one with 1);
+    the per-episode mean is the switch."""
+    def ep(task, correct, count):
+        return {"task_id": task, "trial": 0, "status": "ok",
+                "scores": {"reward": 1.0, "success": True, "db_match": True, "action": {"correct": correct, "count": count}}}
+    eps = [ep("a", 1, 1), ep("b", 1, 4), ep("c", 0, 0)]  # c has no gold action: contributes nothing
+    assert aggregate(eps)["ActionAcc"] == pytest.approx(100 * 2 / 5)
+    assert aggregate(eps, action_per_task_mean=True)["ActionAcc"] == pytest.approx(100 * (1 + 1 / 4) / 2)
+
+
 def test_null_gold_actions_skip_the_db_comparison():
     # Upstream EnvironmentEvaluator: actions null (not []) and no env assertions → DB reward 1 without comparing.
     data = domain("airline")
