@@ -291,11 +291,15 @@ def run(cfg) -> int:
             raise
         print("\nterminated (SIGTERM): finished episodes are saved; run the same command again to resume.", file=sys.stderr)
         return 128 + TERMINATED[0]
-    print_report(reports, time.perf_counter() - t0, budget_usd=cells[0].runner.budget_usd)
     from runners.analysis.tables import aggregate_dir
 
     try:
+        print_report(reports, time.perf_counter() - t0, budget_usd=cells[0].runner.budget_usd)
         aggregate_dir(root, reference=cells[0].runner.reference_method)  # the whole experiment, not only this job's cells
+    except KeyboardInterrupt:  # after the run: every episode is on disk, only the tables are missing
+        print(f"\ninterrupted while writing the tables: every episode is saved; `python -m runners.aggregate {root}` "
+              "writes them (or run the same command again).", file=sys.stderr)
+        return 130
     except StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 3

@@ -1,6 +1,7 @@
 """Kill the sweep (SIGKILL, and SIGINT) at several points, rerun: exactly one record per
 (cell, task, trial) and the same aggregate as an uninterrupted run."""
 import collections
+import os
 import signal
 import subprocess
 import time
@@ -10,7 +11,8 @@ import pytest
 from tests.runners.sweep_helpers import REPO, cell_records, metrics_csv, record_files, run_sweep, sweep_cmd
 
 ARGS = ("backbone.scripted.latency_s=0.03", "runner.trials=2", "runner.concurrency=2",
-        "backbone.scripted.wrong_requests=[formal_reasoning_math-0/q2,formal_reasoning_phys-1/q1]")
+        "backbone.scripted.wrong_requests=[formal_reasoning_math-0/q2,formal_reasoning_phys-1/q1]",
+        "backbone.scripted.perturb=tests.runners.hold:hold")  # inert unless HOLD_DIR is set (tests/runners/hold.py)
 
 
 def episode_lines(root):
@@ -64,12 +66,32 @@ def assert_transcripts_complete(root):
 
 
 def test_ctrl_c_says_how_to_resume(tmp_path, baseline):
-    p = subprocess.Popen(sweep_cmd(tmp_path, *ARGS), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while episode_lines(tmp_path) < 2 and time.time() < deadline:
-        time.sleep(0.01)
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=30)
-    assert p.returncode != 0 and "resume" in err
-    assert run_sweep(tmp_path, *ARGS).returncode == 0
-    assert metrics_csv(tmp_path / "offline_demo" / "tables" / "metrics.csv") == baseline
+    """Ctrl-C in the middle of an episode, with two episodes on disk. The sweep is held inside a model
+    call (tests/runners/hold.py) until the SIGINT has been handled, so it cannot finish, or not have
+    started, when the signal arrives, however loaded the machine is."""
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    out = tmp_path / "results"
+    env = {**os.environ, "HOLD_DIR": str(hold), "HOLD_OUTPUT": str(out), "HOLD_AFTER": "2"}
+    log, errlog = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    with open(log, "w") as so, open(errlog, "w") as se:  # files, not pipes: a full pipe would stall the sweep
+        p = subprocess.Popen(sweep_cmd(out, *ARGS), cwd=REPO, stdout=so, stderr=se, text=True, env=env)
+        try:
+            deadline = time.monotonic() + 600  # a failure guard only: the test waits for the hold, not for a time
+            while not (hold / "held").exists() and p.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert (hold / "held").exists(), f"the sweep never reached its third episode (rc={p.poll()}): {errlog.read_text()[-2000:]}"
+            on_disk = episode_lines(out)
+            p.send_signal(signal.SIGINT)
+            p.wait(timeout=120)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    err = errlog.read_text()
+    assert p.returncode == 130, err[-2000:]
+    assert "interrupted: finished episodes are saved; run the same command again to resume." in err
+    assert 2 <= on_disk <= episode_lines(out) < 2 * (3 + 2) * 2  # the held episode was not recorded
+    assert run_sweep(out, *ARGS).returncode == 0
+    assert episode_lines(out) == 2 * (3 + 2) * 2
+    assert metrics_csv(out / "offline_demo" / "tables" / "metrics.csv") == baseline
