@@ -22,10 +22,23 @@ def score(data, task, traj):
     return evaluation.combine(basis, {"DB": db["reward"], "COMMUNICATE": comm["reward"], "ACTION": act["reward"]}), db, comm, act
 
 
-def test_airline_gold_and_empty_trajectories():
+# Every base task in the long profile; by default every 4th task (offset 1) and those the assertions single out
+# by hand (COMMUNICATE not said, the judge-dependent retail tasks), with every assertion taken on that sample.
+EVERY_TASK = [pytest.param(1, id="all", marks=pytest.mark.long), pytest.param(4, id="every_4th")]
+
+
+def sample(tasks, every, keep=frozenset()):
+    return [t for i, t in enumerate(tasks) if i % every == 1 % every or int(t["id"]) in keep]
+
+
+@pytest.mark.parametrize("every", EVERY_TASK)
+def test_airline_gold_and_empty_trajectories(every):
     data = domain("airline")
+    silent_fail = {3, 7, 11, 14, 18, 23}  # COMMUNICATE not said
+    tasks = sample(data.split("base"), every, keep=silent_fail)
+    ids = {int(t["id"]) for t in tasks}
     gold_ok, gold_with_info_ok, empty_ok, empty_db = set(), set(), set(), set()
-    for task in data.split("base"):
+    for task in tasks:
         tid = int(task["id"])
         info = " ".join(task["evaluation_criteria"].get("communicate_info") or [])
         traj = gold_trajectory(data, task, final_message=f"Done. Total: ${info}.")
@@ -38,16 +51,21 @@ def test_airline_gold_and_empty_trajectories():
         reward, db, _, _ = score(data, task, empty_trajectory())
         empty_ok |= {tid} if evaluation.is_success(reward) else set()
         empty_db |= {tid} if db["db_match"] else set()
-    assert set(range(50)) - gold_ok == {3, 7, 11, 14, 18, 23}  # COMMUNICATE not said
-    assert gold_with_info_ok == set(range(50))
-    assert empty_db == AIRLINE_UNCHANGED
-    assert empty_ok == AIRLINE_UNCHANGED - {3} and len(empty_ok) == 23
+    assert len(ids) == (50 if every == 1 else 18)
+    assert ids - gold_ok == silent_fail
+    assert gold_with_info_ok == ids
+    assert empty_db == AIRLINE_UNCHANGED & ids
+    assert empty_ok == (AIRLINE_UNCHANGED - {3}) & ids and len(AIRLINE_UNCHANGED - {3}) == 23
 
 
-def test_retail_gold_and_empty_trajectories():
+@pytest.mark.parametrize("every", EVERY_TASK)
+def test_retail_gold_and_empty_trajectories(every):
     data = domain("retail")
+    judged = {24, 62, 67, 68, 105}  # their do-nothing reward depends on the judge
+    tasks = sample(data.split("base"), every, keep=judged | {10, 12})
+    ids = {int(t["id"]) for t in tasks}
     gold_ok, empty_db, empty_ok = set(), set(), set()
-    for task in data.split("base"):
+    for task in tasks:
         tid = int(task["id"])
         reward, db, _, act = score(data, task, gold_trajectory(data, task))
         assert db["db_match"] and act["reward"] == 1.0, tid
@@ -58,9 +76,10 @@ def test_retail_gold_and_empty_trajectories():
         else:
             db = evaluation.db_check(data, task, empty_trajectory())
         empty_db |= {tid} if db["db_match"] else set()
-    assert gold_ok == set(range(114))
-    assert empty_db == RETAIL_UNCHANGED
-    assert empty_ok == {10, 12, 25, 50, 57, 65}  # 24, 62, 67, 68, 105 depend on the judge
+    assert len(ids) == (114 if every == 1 else 36)
+    assert gold_ok == ids
+    assert empty_db == RETAIL_UNCHANGED & ids
+    assert empty_ok == {10, 12, 25, 50, 57, 65} & ids and RETAIL_UNCHANGED - judged == {10, 12, 25, 50, 57, 65}
 
 
 def test_communicate_removes_commas_from_the_message_only():
