@@ -8,7 +8,7 @@ from benchmarks.clindiag.benchmark import ClinDiag
 from benchmarks.clindiag.provider import NO_RECORD, NOT_SPECIFIED, RULES, keyword_answer
 from runners.api import Decision, EpisodeContext, ToolCall
 from tests.clindiag.helpers import ListBackbone
-from tests.conftest import shared_path
+from tests.conftest import shared_path, upstream_src
 
 
 def make_env(case: str, data_dir: str = "fixtures", backbones: dict | None = None, **settings):
@@ -69,6 +69,13 @@ def test_bad_inputs_are_error_observations():
 
 
 def test_forced_submission_note_before_the_last_turn():
+    env, _ = make_env("90000001", provider="keyword", max_steps=2)
+    r, _ = ask(env, "ask_history", question="thirst?")
+    assert "submit_diagnosis" in r.observation.note  # upstream's wording, or the project's own without upstream
+
+
+def test_forced_submission_note_is_upstreams_directive():
+    upstream_src()
     env, _ = make_env("90000001", provider="keyword", max_steps=2)
     r, _ = ask(env, "ask_history", question="thirst?")
     assert "This is the final interaction turn" in r.observation.note and "submit_diagnosis" in r.observation.note  # upstream CLINDIAG_FINAL_TURN_DIRECTIVE

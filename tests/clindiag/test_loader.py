@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks.clindiag.benchmark import ClinDiag
 from benchmarks.clindiag.data import ENV_VAR, FIXTURES, ClinDiagDataError, load_case, subset_of
-from tests.conftest import shared_path
+from tests.conftest import shared_path, upstream_src
 
 
 def by_id(tasks):
@@ -75,6 +75,7 @@ def test_upstream_manifest_selects_exactly_the_listed_cases(tmp_path):
 
 
 def test_upstream_manifest_with_no_listed_case_names_the_fix(tmp_path):
+    upstream_src()  # without `manifest`, the case list is upstream's benchmarks/ClinDiag/manifest.txt
     shutil.copytree(FIXTURES / "cases", tmp_path / "cases")
     with pytest.raises(ClinDiagDataError, match="manifest: none"):
         ClinDiag(name="clindiag", data_dir=str(tmp_path)).load_tasks()
@@ -102,6 +103,10 @@ def test_errors_name_the_fix(tmp_path, monkeypatch):
         ClinDiag(name="clindiag", provider="oracle")
     with pytest.raises(ClinDiagDataError, match="not under"):
         ClinDiag(name="clindiag", data_dir="fixtures", case_ids=["nope"]).load_tasks()
+
+
+def test_bad_case_files_name_the_fix(tmp_path):
+    upstream_src()  # without `manifest`, the case list is upstream's benchmarks/ClinDiag/manifest.txt
     case = tmp_path / "cases" / "rare7"
     shutil.copytree(FIXTURES / "cases" / "rare900", case)
     (case / "diagnosis.json").unlink()

@@ -9,6 +9,7 @@ import zipfile
 
 from benchmarks.clindiag.benchmark import ClinDiag
 from benchmarks.clindiag.prepare import ENVIRONMENT_FILES, main
+from tests.conftest import upstream_src
 
 
 def archive(path, rare=("rare0", "rare1", "rare2"), challenging=("101", "102", "103", "104", "105"), bad=("rare2", "103")):
@@ -23,6 +24,7 @@ def archive(path, rare=("rare0", "rare1", "rare2"), challenging=("101", "102", "
 
 
 def test_build_selects_as_upstream_and_check_validates(tmp_path, capsys):
+    upstream_src()  # compares with upstream's 604-case manifest
     z = archive(tmp_path / "Clindiag_Benchmark.zip")
     out = tmp_path / "prepared"
     rc = main(["build", "--zip", str(z), "--out", str(out), "--sample-size", "2"])

@@ -15,6 +15,7 @@ from runners.api import Observation, Request
 from tests.loca.conftest import call, make_env
 from tests.loca.test_upstream import fake_gem, toy_config  # noqa: F401  (fixture)
 from tests.pos.helpers import QueueBackbone, act
+from tests.conftest import upstream_src
 
 
 def test_gem_env_gets_upstreams_arguments(tmp_path, fake_gem):  # noqa: F811
@@ -34,6 +35,7 @@ def test_gem_env_gets_upstreams_arguments(tmp_path, fake_gem):  # noqa: F811
 
 
 def test_capability_table_from_upstream_reaches_the_catalog(tmp_path):
+    upstream_src()  # the capability table is read from upstream's benchmarks/loca_capabilities.py
     env = make_env(tmp_path)
     caps = env.catalog["capabilities"]
     assert caps["claim_done_claim_done"]["effect"] == "finish"
@@ -45,6 +47,7 @@ def test_capability_table_from_upstream_reaches_the_catalog(tmp_path):
 
 
 def test_transform_stdout_is_materialised_with_an_absolute_path(tmp_path):
+    upstream_src()  # which tools transform comes from upstream's capability table
     env = make_env(tmp_path)
     _, out = call(env, "python_execute_python_execute", code="print('x' * 9000)")  # long, not JSON
     path = env.workspace.resolve() / "tool_results" / "tool_result_0001.json"

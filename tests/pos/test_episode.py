@@ -18,6 +18,7 @@ from pos.recovery import GENERIC_TEXT
 from runners.backbones.scripted import ScriptedBackbone
 from runners.episode import Episode
 from tests.pos.helpers import LoopEnv
+from tests.conftest import upstream_src
 
 REPO = Path(__file__).resolve().parents[2]
 METHODS = ("pos", "pos_no_consistency", "pos_no_trapping", "pos_generic_recovery")
@@ -172,6 +173,7 @@ def test_bad_params_name_the_fix():
 def test_rca_last_turn_prompt_carries_the_forced_submission_directive_once(tmp_path):
     """§4: on RCA-100 the last-turn directive reaches the PoS policy as part of the latest observation
     (the diagnostic environment appends it; PoS `forced_submission` stays off, so it is not doubled)."""
+    upstream_src()  # the directive's text is upstream's RCA100_FINAL_TURN_DIRECTIVE
     from benchmarks.rca100.benchmark import Rca100
     from benchmarks.rca100.synth import write_fixture
     from tests.pos.helpers import QueueBackbone

@@ -18,6 +18,7 @@ from runners.backbones.scripted import ScriptedBackbone
 from runners.episode import Episode
 from tests.pos.helpers import LoopEnv
 from tests.pos.test_episode import params
+from tests.conftest import upstream_src
 
 
 def recorded(tmp_path):
@@ -36,6 +37,7 @@ def recorded(tmp_path):
 
 @pytest.mark.parametrize("given", ["file", "finished cell"])
 def test_recorded_windows_match_upstream(tmp_path, capsys, given):
+    upstream_src()  # runs upstream's belief/trappingDetection.py
     path = recorded(tmp_path)
     if given == "finished cell":  # its records compacted to episodes.jsonl.xz; the cell directory is given
         path.with_name(path.name + ".xz").write_bytes(lzma.compress(path.read_bytes()))
@@ -48,6 +50,7 @@ def test_recorded_windows_match_upstream(tmp_path, capsys, given):
 
 
 def test_a_changed_formula_is_caught(tmp_path, monkeypatch):
+    upstream_src()  # runs upstream's belief/trappingDetection.py
     path = recorded(tmp_path)
     real = eq.detect
 

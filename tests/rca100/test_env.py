@@ -9,6 +9,7 @@ import pytest
 
 from benchmarks.rca100.benchmark import Rca100
 from runners.api import Decision, EpisodeContext, ToolCall
+from tests.conftest import upstream_src
 
 
 def call(name: str, **args) -> ToolCall:
@@ -84,6 +85,13 @@ def test_observation_cap_and_forced_submission_note(bench):
     content = r.observation.tool_results[0].content
     assert len(content) < 400 and content.endswith("narrow the query (filters, smaller limit)]")
     assert r.observation.note is None
+    r = act(env, call("get_alerts"))
+    assert "submit_root_cause" in r.observation.note  # upstream's wording, or the project's own without upstream
+
+
+def test_forced_submission_note_is_upstreams_directive(bench):
+    upstream_src()
+    env, _ = env_for(bench, max_steps=2)
     r = act(env, call("get_alerts"))
     assert "This is the final interaction turn" in r.observation.note and "submit_root_cause" in r.observation.note  # upstream RCA100_FINAL_TURN_DIRECTIVE
 
