@@ -6,31 +6,35 @@ from __future__ import annotations
 import csv
 import functools
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
+LAYOUT_DIR = REFERENCE_DIR / "layouts"
 
-# Our config names → the papers' labels.
-METHOD_LABELS = {
-    "full_context": "Full Context", "flowstate": "FlowState", "flowstate_no_psa": "FlowState w/o PSA",
-    "flowstate_no_isu": "FlowState w/o ISU", "bm25": "BM25", "mem0": "Mem0", "zipact": "ZipAct",
-    "zipact_bm25": "ZipAct+BM25", "reasoningbank": "ReasoningBank", "pos": "PoS",
-    "pos_no_consistency": "PoS w/o consistency validation", "pos_no_trapping": "PoS w/o trapping diagnosis",
-    "pos_generic_recovery": "PoS with generic recovery", "raw": "Raw Trajectory", "acon": "ACON", "pace": "PACE",
-    "hiagent": "HiAgent", "longhorizon_harness": "LongHorizon-Harness",
-}
-BENCHMARK_DOMAINS = {
-    "memoryarena_shopping": "bundled_web_shopping", "memoryarena_travel": "group_travel_planning",
-    "memoryarena_math": "math", "memoryarena_phys": "physics", "tau_airline": "airline", "tau_retail": "retail",
-    "alfworld": "ALFWorld", "loca": "LOCA-Bench", "rca100": "RCA-100", "clindiag": "ClinDiag",
-}
-BACKBONE_LABELS = {
-    "deepseek_v4_flash": "DeepSeek-V4-Flash", "gpt_5_6_terra": "GPT-5.6-terra", "qwen3_5_397b": "Qwen3.5-397B-A17B",
-    "qwen3_7_plus": "Qwen3.7-Plus", "kimi_k3": "Kimi-K3", "glm_5_3": "GLM-5.3",
-}
+
+@functools.lru_cache(maxsize=1)
+def labels() -> dict[str, Any]:
+    """runners/reference/layouts/labels.yaml: the papers' names for our config names."""
+    with open(LAYOUT_DIR / "labels.yaml", encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+# Our config names → the papers' labels (data: runners/reference/layouts/labels.yaml).
+METHOD_LABELS: dict[str, str] = labels()["methods"]
+BENCHMARK_DOMAINS: dict[str, str] = labels()["benchmarks"]
+BACKBONE_LABELS: dict[str, str] = labels()["backbones"]
 # Metrics whose Δ is in percentage points; Tok's Δ is relative %; DR is pp/subtask (absolute Δ).
 RATE_METRICS = {"SR", "PS", "sPS", "Pass1", "DB", "ActionAcc", "nAUC", "task_success", "soft_reward",
                 "PS_group", "PS_persons", "PS_soft", "SR_soft", "joint_entity_type_accuracy",
                 "diagnosis_accuracy"}
+
+
+def paper_task_count(benchmark: str) -> int | None:
+    """How many tasks the paper ran on this benchmark (labels.yaml `paper_tasks`), if known."""
+    n = (labels().get("paper_tasks") or {}).get(benchmark)
+    return int(n) if n else None
 
 
 @functools.lru_cache(maxsize=1)
@@ -48,10 +52,10 @@ def paper_values() -> dict[tuple[str, str, str, str], str]:
     return out
 
 
-# PoS calls Full Context its "Raw Trajectory" baseline.
-METHOD_ALIASES = {"full_context": ("Raw Trajectory",)}
+# PoS calls Full Context its "Raw Trajectory" baseline (labels.yaml `aliases`).
+METHOD_ALIASES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in (labels().get("aliases") or {}).items()}
 # Our metric names → the PoS table's, per benchmark.
-PAPER_METRIC_BY_BENCHMARK = {"alfworld": {"SR": "task_success"}}
+PAPER_METRIC_BY_BENCHMARK: dict[str, dict[str, str]] = labels().get("metric_by_benchmark") or {}
 
 
 def paper_value(method: str, backbone: str, benchmark: str, metric: str) -> str | None:
@@ -76,7 +80,8 @@ def fmt(v: float | None, metric: str) -> str:
 
 
 def is_rate(metric: str) -> bool:
-    return metric in RATE_METRICS or metric.startswith(("Acc_", "pass^", "SR_"))
+    """Whether a metric is a percentage (its Δ in pp): the one lookup of metric kinds here."""
+    return metric in RATE_METRICS or metric.startswith(("Acc_", "pass^", "SR_", "success_"))
 
 
 RELATIVE_METRICS = {"Tok", "Tok_no_tool", "USD"}  # totals: their Δ is relative %
