@@ -52,6 +52,29 @@ def paper_values() -> dict[tuple[str, str, str, str], str]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def reference_rows() -> list[dict[str, str]]:
+    """Every row of the reference CSVs (results, Δ rows, costs), as printed."""
+    out: list[dict[str, str]] = []
+    for path in sorted(REFERENCE_DIR.glob("*.csv")):
+        with open(path, newline="", encoding="utf-8") as f:
+            out += [dict(r, file=path.name) for r in csv.DictReader(f)]
+    return out
+
+
+def paper_lookup(method_label: str, backbone: str, domain: str, metric: str, row_type: str = "result",
+                 table: str | None = None) -> str | None:
+    """A reference value by the paper's method label, our backbone name and the CSV's domain /
+    benchmark column (`formal_reasoning` for Table 4's pooled column); `row_type` picks result or
+    Δ rows; `table` narrows to one table of the paper ("Table 4")."""
+    bl = BACKBONE_LABELS.get(backbone, backbone)
+    for r in reference_rows():
+        if (r.get("row_type", "result") == row_type and r["method"] == method_label and r["backbone"] == bl and r["metric"] == metric
+                and (r.get("domain") or r.get("benchmark")) == domain and (table is None or r.get("table") == table) and r.get("value")):
+            return r["value"]
+    return None
+
+
 # PoS calls Full Context its "Raw Trajectory" baseline (labels.yaml `aliases`).
 METHOD_ALIASES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in (labels().get("aliases") or {}).items()}
 # Our metric names → the PoS table's, per benchmark.
