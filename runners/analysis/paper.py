@@ -84,9 +84,13 @@ class Cells:
         return self.by.get((method, backbone, benchmark))
 
     def parts(self, method: str, backbone: str, col: dict[str, Any]) -> list[Any] | None:
-        """The cells a column reads for one row (all of a pool), None if any is missing."""
+        """The cells a column reads for one row (all of a pool), None if any is missing; with
+        `partial_pool: true` in the column (figures) a pool is read from the parts that exist."""
         names = col.get("pool") or [col["benchmark"]]
         got = [self.get(method, backbone, b) for b in names]
+        if col.get("partial_pool"):
+            got = [g for g in got if g is not None]
+            return got or None
         return None if any(g is None for g in got) else got
 
     def metrics(self, method: str, backbone: str, col: dict[str, Any]) -> dict[str, Any] | None:
@@ -96,7 +100,7 @@ class Cells:
         if len(parts) == 1:
             out = dict(parts[0].metrics)
         else:
-            key = (method, backbone, tuple(col["pool"]))
+            key = (method, backbone, tuple(p.benchmark for p in parts))
             if key not in self._pooled:
                 eps = [e for p in parts for e in p.episodes]
                 fn = parts[0].metric_fn

@@ -152,7 +152,7 @@ def _depth(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
     panels = []
     missing = []
     for pan in lay["panels"]:
-        col = {"benchmark": pan["benchmarks"][0], "pool": pan["benchmarks"]} if len(pan["benchmarks"]) > 1 else {"benchmark": pan["benchmarks"][0]}
+        col = {"benchmark": pan["benchmarks"][0], "pool": pan["benchmarks"], "partial_pool": True}
         keys = list(dict.fromkeys((c.method, c.backbone) for c in cells.all if c.benchmark in pan["benchmarks"]))
         order = {m: i for i, m in enumerate(lay["methods"])}
         keys.sort(key=lambda mb: (order.get(mb[0], len(order)), mb[1]))
@@ -162,6 +162,11 @@ def _depth(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
             acc = acc_curve(mets) if mets else []
             if acc:
                 curves.append({"method": m, "backbone": b, "acc": acc})
+                parts = cells.parts(m, b, col) or []
+                if len(parts) < len(pan["benchmarks"]):
+                    have_b = {p.benchmark for p in parts}
+                    missing += [f"{pan['title']}: {method_label(m)} on {x} (the curve pools the others only)"
+                                for x in pan["benchmarks"] if x not in have_b]
         panels.append({"title": pan["title"], "curves": curves})
         have = {c["method"] for c in curves}
         missing += [f"{pan['title']}: {method_label(m)}" for m in lay["methods"] if m not in have]
@@ -179,9 +184,13 @@ def _depth(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
             ax.plot(ks, c["acc"], marker="o", markersize=3, label=lab, linewidth=2.2 if c["method"] == lay.get("annotate") else 1.2)
             if c["method"] == lay.get("annotate"):
                 ax.annotate(f"{c['acc'][-1]:.1f}", xy=(ks[-1], c["acc"][-1]), xytext=(4, 4), textcoords="offset points", fontsize=7)
+        if not p["curves"]:
+            ax.text(0.5, 0.5, "not run", ha="center", va="center", transform=ax.transAxes, color="0.5")
         ax.set_title(p["title"])
         ax.set_xlabel("subtask depth k")
         ax.set_ylabel("Acc_k (%)")
+        ax.set_ylim(0, 105)
+        ax.xaxis.get_major_locator().set_params(integer=True)
     handles, labs = [], []
     for ax in axes[0]:
         for h, lab in zip(*ax.get_legend_handles_labels()):
