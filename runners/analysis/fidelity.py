@@ -9,7 +9,8 @@ judge on another model or with paraphrased prompts never reads as a match:
 - `[subset n/N]`: n distinct tasks counted against the paper's N (runners/reference/layouts/labels.yaml
   `paper_tasks`; the manifest's task count where the paper gives none);
 - `[roles≠paper]`: a judge, user-simulator or tool role that the cell used ran on another model
-  than the paper's (the benchmark's default role backbone, `benchmark.roles`, else the agent's);
+  than the paper's (labels.yaml `paper_roles`, else the benchmark's default role backbone,
+  `benchmark.roles`, else the agent's);
 - `[paraphrased]`: some prompts ran on the project's own wording (the manifest's `text_sources`);
 - `[mixed]`: the episodes' text sources differ among themselves (per-episode text fingerprints,
   when the records carry them), so the cell mixes two settings.
@@ -22,7 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from runners.analysis.papers import paper_task_count
+from runners.analysis.papers import labels, paper_task_count
 
 ROLE_CHECKED = ("judge", "user_sim", "tool")
 # Per-episode fields that say which texts an episode ran on (first present wins).
@@ -65,7 +66,8 @@ def role_differences(config: dict[str, Any], tokens_by_role: dict[str, int]) -> 
     """`role: ours vs paper` for every judge / user-simulator / tool role the cell used whose model
     is not the paper's."""
     agent = _backbone_name(config.get("backbone"))
-    defaults = (config.get("benchmark") or {}).get("roles") or {}
+    bench = (config.get("benchmark") or {}).get("name")
+    defaults = {**((config.get("benchmark") or {}).get("roles") or {}), **((labels().get("paper_roles") or {}).get(bench) or {})}
     roles = config.get("roles") or {}
     out = []
     for role in ROLE_CHECKED:
