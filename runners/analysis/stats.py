@@ -175,7 +175,8 @@ def binary_rate(episodes: Episodes, metric_fn: MetricFn, metric: str) -> tuple[i
 def rate_interval(value: float | None, episodes: Episodes, metric_fn: MetricFn, metric: str,
                   bootstrap: tuple[float, float] | None, n_tasks: int, level: float = LEVEL) -> tuple[tuple[float, float], str] | None:
     """The interval a table prints for one rate and how it was made:
-    - a share of episodes (`binary_rate`): the Wilson interval over the episodes ("wilson");
+    - a share of episodes (`binary_rate`): the Wilson interval over the episodes ("wilson"), over
+      the tasks when a task ran several trials (trials of one task are not independent);
     - otherwise the task bootstrap ("bootstrap"), unless it collapses to a point (every resample
       equal, e.g. a progress score of 0 on every task): then the Wilson interval of value/100 over
       the tasks ("wilson~"), a conservative reading that does not claim certainty from a few tasks."""
@@ -183,7 +184,10 @@ def rate_interval(value: float | None, episodes: Episodes, metric_fn: MetricFn, 
         return None
     b = binary_rate(episodes, metric_fn, metric) if metric_fn is not None else None
     if b is not None:
-        ci = wilson_interval(b[0], b[1], level)
+        if b[1] > n_tasks > 0:  # several trials per task are not independent draws: n = tasks (conservative)
+            ci = wilson_interval(n_tasks * value / 100.0, n_tasks, level)
+        else:
+            ci = wilson_interval(b[0], b[1], level)
         return (ci, "wilson") if ci else None
     if bootstrap is not None and bootstrap[1] - bootstrap[0] > 1e-9:
         return bootstrap, "bootstrap"

@@ -233,6 +233,24 @@ def test_paper_rows_are_in_our_unit_at_k_and_m_scale(tmp_path):
         tcol = col(t, f"Math #Tok ({unit})")
         assert row(t, "Full Context (paper)", "DeepSeek-V4-Flash").cells[tcol] == paper_tok
         assert row(t, "Full Context (paper)", "DeepSeek-V4-Flash").cells[col(t, "Math Tok/task (k)")] == "1015.0"
+    # every (paper) value of a whole table is in the table's unit (here k): the reference M × 1000
+    from runners.analysis.papers import paper_lookup
+
+    root = tmp_path / "all"
+    for m in ("full_context", "flowstate", "bm25"):
+        for bench in ("memoryarena_math", "memoryarena_phys"):
+            formal_cell(root, m, bench, {"a": [1]}, tokens=500)
+    t = build_table(layout("flowstate_table1"), Cells(collect(root)), resamples=0).table
+    domains = {"Web Shopping": "bundled_web_shopping", "Travel": "group_travel_planning", "Math": "math", "Physics": "physics"}
+    checked = 0
+    for r in (r for r in t.rows if r.kind == "paper"):
+        method = r.label.removesuffix(" (paper)")
+        for j, h in enumerate(t.header[2:]):
+            if h.endswith("#Tok (k)") and r.cells[j] != "–":
+                ref = paper_lookup(method, next(k for k, v in paper.BACKBONE_LABELS.items() if v == r.backbone), domains[h.split(" #Tok")[0]], "Tok")
+                assert r.cells[j] == f"{float(ref) * 1000:.1f}", (r.label, h)
+                checked += 1
+    assert checked >= 30
     html_js = (paper.Path(paper.__file__).parent / "assets" / "report.js").read_text()
     assert "tokens in millions" not in html_js  # the HTML heading follows the table's unit
 
@@ -363,3 +381,14 @@ def test_html_report_has_a_paper_tab_with_the_same_artefacts(tmp_path):
     assert index["tok_unit"] == "k"
     html = render(index, payloads)
     assert "tab('paper', 'Paper')" in html and "Formal Reasoning" not in html.split('id="index"')[0]
+
+
+def test_wilson_counts_tasks_not_trials_when_a_task_ran_several_trials():
+    from runners.analysis.stats import rate_interval
+
+    eps = [{"task_id": t, "trial": k, "scores": {"success": s}} for t, s in (("a", 1), ("b", 0)) for k in range(3)]
+    fn = lambda es: {"SR": 100.0 * sum(e["scores"]["success"] for e in es) / len(es)}  # noqa: E731
+    ci, kind = rate_interval(50.0, eps, fn, "SR", None, n_tasks=2)
+    assert kind == "wilson" and ci == pytest.approx(wilson_interval(1, 2))  # 2 tasks, not 6 episodes
+    ci1, _ = rate_interval(50.0, eps[::3], fn, "SR", None, n_tasks=2)
+    assert ci1 == pytest.approx(wilson_interval(1, 2))
