@@ -38,6 +38,14 @@ ORDER = ["flowstate_table1", "flowstate_table2", "flowstate_table3", "flowstate_
          "pos_table2", "flowstate_fig3", "flowstate_fig4", "pos_fig3", "pos_fig4", "pos_recovery"]
 TOK_PER_TASK = "Tok/task"
 LOWER_IS_BETTER = {"Tok", TOK_PER_TASK, "DR"}
+TOK_NOTE = ("#Tok leaves out the `tool` role (MemoryArena's LLM reasoning tool, which upstream runs inside the environment "
+            "on its own model), the reading that matches the paper's #Tok; runners.aggregate shows both")
+
+
+def paper_tok(c: Any) -> float | None:
+    """A cell's #Tok as the papers count it: without the `tool` role where it ran (Tok_no_tool)."""
+    v = c.metrics.get("Tok_no_tool")
+    return v if v is not None else c.metrics.get("Tok")
 
 
 @functools.lru_cache(maxsize=None)
@@ -98,14 +106,14 @@ class Cells:
         if parts is None:
             return None
         if len(parts) == 1:
-            out = dict(parts[0].metrics)
+            out = dict(parts[0].metrics, Tok=paper_tok(parts[0]))
         else:
             key = (method, backbone, tuple(p.benchmark for p in parts))
             if key not in self._pooled:
                 eps = [e for p in parts for e in p.episodes]
                 fn = parts[0].metric_fn
                 pooled = dict(fn(eps)) if (fn is not None and eps) else {}
-                toks = [p.metrics.get("Tok") for p in parts]
+                toks = [paper_tok(p) for p in parts]
                 pooled["Tok"] = sum(toks) if all(t is not None for t in toks) else None
                 self._pooled[key] = pooled
             out = dict(self._pooled[key])
@@ -306,7 +314,7 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
     cols = _columns(lay)
     benches = {b for col in lay["columns"] for b in (col.get("pool") or [col["benchmark"]])}
     relevant = [c for c in cells.all if c.benchmark in benches]
-    toks = [c.metrics.get("Tok") for c in relevant if c.metrics.get("Tok") is not None]
+    toks = [paper_tok(c) for c in relevant if paper_tok(c) is not None]
     scale, unit = (1000.0, "k") if toks and max(toks) < 0.1 else (1.0, "M")
     lay_rows = _layout_rows(lay, cells)
     layout_backbones = {r.get("backbone") for r in lay_rows}
@@ -415,6 +423,8 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
     notes = [f"Rates in %; #Tok = method-side tokens, total over the tasks run, in {'millions' if unit == 'M' else 'thousands'} "
              "(the paper's totals in the same unit); Tok/task = mean per episode in thousands (the paper's: its total / its task "
              "count). **Best** and <u>second</u> among our rows."]
+    if any("Tok_no_tool" in c.metrics for c in relevant):
+        notes.append(TOK_NOTE)
     if tests:
         notes.append(SIGNIFICANCE_LEGEND)
     notes += footnotes(all_marks)
@@ -528,8 +538,8 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
                 continue
             ds = [a.metrics.get(h["metric"]) - r.metrics.get(h["metric"]) for a, r in pairs
                   if a.metrics.get(h["metric"]) is not None and r.metrics.get(h["metric"]) is not None]
-            ta = [a.metrics.get("Tok") for a, _ in pairs]
-            tr = [r.metrics.get("Tok") for _, r in pairs]
+            ta = [paper_tok(a) for a, _ in pairs]
+            tr = [paper_tok(r) for _, r in pairs]
             tok = (100.0 * (sum(ta) / sum(tr) - 1)) if all(t is not None for t in ta + tr) and sum(tr) else None
             out.append({"paper": "FlowState", "name": h["name"], "backbone": b, "n_domains": len(pairs), "of": len(h["benchmarks"]),
                         "delta_pp": sum(ds) / len(ds) if ds else None, "tokens_pct": tok, "paper_delta_pp": h["paper"]["delta_pp"],

@@ -80,7 +80,9 @@ def tradeoff_point(cells: Any, method: str, baseline: str, backbone: str, benchm
         vr = [r.metrics.get(m) for _, _, r in pairs]
         out[f"{method}_{m}"] = sum(va) / len(va) if all(v is not None for v in va) else None
         out[f"{baseline}_{m}"] = sum(vr) / len(vr) if all(v is not None for v in vr) else None
-    rel = [a.metrics["Tok"] / r.metrics["Tok"] for _, a, r in pairs if a.metrics.get("Tok") and r.metrics.get("Tok")]
+    from runners.analysis.paper import paper_tok
+
+    rel = [paper_tok(a) / paper_tok(r) for _, a, r in pairs if paper_tok(a) and paper_tok(r)]
     out["relative_tokens"] = sum(rel) / len(rel) if rel and len(rel) == len(pairs) else None
     return out
 

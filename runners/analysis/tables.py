@@ -240,8 +240,9 @@ TOK_PER_TASK = "Tok/task"  # mean method-side tokens per episode, in thousands (
 
 
 def tok_per_task(c: CellSummary) -> float | None:
-    """Mean #Tok per episode in millions (Tok / episodes counted)."""
-    tok = c.metrics.get("Tok")
+    """Mean #Tok per episode in millions, as the paper counts #Tok: Tok_no_tool where the `tool`
+    role ran (TOK_NOTE), else Tok, over the episodes counted."""
+    tok = c.metrics["Tok_no_tool"] if c.metrics.get("Tok_no_tool") is not None else c.metrics.get("Tok")
     return tok / c.n_episodes if tok is not None and c.n_episodes else None
 
 
@@ -541,7 +542,8 @@ def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str
     if any("*" in r for row in rows if row[0].lstrip().startswith("Δ") for r in row[2:]) or any(" p=" in x for row in rows for x in row):
         md += "\n\n" + SIGNIFICANCE_LEGEND + "."
     if any(h.endswith(f"{TOK_PER_TASK}(k)") for h in header):
-        md += ("\n\nTok/task = our mean method-side tokens per episode (thousands); its `(paper)` value is the paper's #Tok "
+        md += ("\n\nTok/task = our mean method-side tokens per episode (thousands; without the `tool` role where it ran, as the "
+               "paper counts #Tok); its `(paper)` value is the paper's #Tok "
                "total divided by the paper's task count, so a subset compares per task (a total does not).")
     for note in footnotes([m for m in (marks or []) if m.code != "paraphrased"]):
         md += "\n\n" + note

@@ -392,3 +392,12 @@ def test_wilson_counts_tasks_not_trials_when_a_task_ran_several_trials():
     assert kind == "wilson" and ci == pytest.approx(wilson_interval(1, 2))  # 2 tasks, not 6 episodes
     ci1, _ = rate_interval(50.0, eps[::3], fn, "SR", None, n_tasks=2)
     assert ci1 == pytest.approx(wilson_interval(1, 2))
+
+
+def test_paper_tok_leaves_out_the_reasoning_tool_as_the_paper_counts(tmp_path):
+    eps = [episode("c", f"t{i}", formal_scores([1]), {"agent": 1000, "tool": 3000}) for i in range(40)]
+    write_cell(tmp_path, "full_context", DS, "memoryarena_math", eps, roles=FAITHFUL_ROLES)
+    t = build_table(layout("flowstate_table1"), Cells(collect(tmp_path)), resamples=0).table
+    ours = row(t, "Full Context", "DeepSeek-V4-Flash")
+    assert ours.cells[col(t, "Math #Tok (k)")] == "40.0" and ours.cells[col(t, "Math Tok/task (k)")] == "1.0"  # agent only
+    assert paper.TOK_NOTE in t.notes
