@@ -259,6 +259,7 @@ def _trapping(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
         a1.bar([i + j * width for i in range(len(backbones))], [v or 0 for v in vals], width, label=domain_title(x))
     a1.set_xticks([i + width * (len(benches) - 1) / 2 for i in range(len(backbones))], [backbone_label(b) for b in backbones], fontsize=7)
     a1.set_ylabel("episodes with ≥ 1 trap (%)")
+    a1.set_ylim(0, 105)
     a1.set_title("Trapping incidence")
     a1.legend(fontsize=6, frameon=False)
     xs = list(shares)
@@ -320,6 +321,7 @@ def _recovery(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
     ax.bar([i + 1.5 * w for i in xs], [r["paper_factorised"] or 0 for r in rows], w, label="factorised (paper)", hatch="xx", fill=False)
     ax.set_xticks(list(xs), labels, fontsize=7)
     ax.set_ylabel("final performance (%)")
+    ax.set_ylim(0, 105)
     ax.set_title("Generic vs factorised recovery")
     ax.legend(fontsize=6, frameon=False)
     art.figure = fig
@@ -358,6 +360,7 @@ def _context(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
         ax.set_title(backbone_label(p["backbone"]))
         ax.set_xlabel("environment description length")
         ax.set_ylabel("task success (%)")
+        ax.set_ylim(0, 105)
         ax.legend(fontsize=6, frameon=False)
     fig.suptitle(art.title, fontsize=9)
     art.figure = fig
