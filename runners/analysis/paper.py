@@ -606,14 +606,15 @@ def build_all(cells_list: list[Any], strict: bool = False, resamples: int = DEFA
     return out
 
 
-def write_all(root: Path, cells_list: list[Any], strict: bool = False, resamples: int = DEFAULT_RESAMPLES) -> list[Artefact]:
-    """Write `<root>/paper/`: every artefact's files and index.md. Without matplotlib the tables are
-    still written and index.md says how to get the figures."""
+def write_all(root: Path, cells_list: list[Any], strict: bool = False, resamples: int = DEFAULT_RESAMPLES,
+              out_dir: Path | None = None) -> list[Artefact]:
+    """Write `<root>/paper/` (or `out_dir`): every artefact's files and index.md. Without matplotlib
+    the tables are still written and index.md says how to get the figures."""
     from runners.analysis.paper_figures import figures_available, save
     from runners.records.store import atomic_write
 
-    out_dir = Path(root) / "paper"
-    out_dir.mkdir(exist_ok=True)
+    out_dir = Path(out_dir) if out_dir else Path(root) / "paper"
+    out_dir.mkdir(parents=True, exist_ok=True)
     can_draw = figures_available()
     arts = build_all(cells_list, strict, resamples, figures=can_draw)
     for a in arts:
@@ -666,19 +667,26 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(prog="python -m runners.paper", description="Write both papers' tables and figures as printed "
                                  "(results/<experiment>/paper/, with index.md) from the cells of an experiment.")
-    ap.add_argument("results", type=Path, help="results/<experiment> directory")
+    ap.add_argument("results", type=Path, nargs="+", help="results/<experiment> directory; several pool their cells (Table 1's "
+                    "Full Context rows of the other backbones come from the Table 5 preset's experiment)")
+    ap.add_argument("--out", type=Path, default=None, help="where to write (default: <first experiment>/paper)")
     ap.add_argument("--strict", action="store_true", help="omit the (paper) row wherever our row differs from the paper's setting "
                     "([fixture], [subset n/N], [roles≠paper], [paraphrased], [mixed])")
     ap.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, metavar="N",
                     help="0 = no significance tests on the Δ rows (faster)")
     a = ap.parse_args(argv)
     try:
-        cells = collect(a.results)
-        arts = write_all(a.results, cells, strict=a.strict, resamples=a.bootstrap)
+        cells, seen = [], set()
+        for root in a.results:
+            for c in collect(root):
+                if c.cell not in seen:  # the same cell in two experiments counts once
+                    seen.add(c.cell)
+                    cells.append(c)
+        out = a.out or Path(a.results[0]) / "paper"
+        arts = write_all(a.results[0], cells, strict=a.strict, resamples=a.bootstrap, out_dir=out)
     except (StoreError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    out = Path(a.results) / "paper"
     for art in arts:
         print(f"{art.name:18s} {art.status}" + (f" ({len(art.missing)} cells missing)" if art.status == "partial" else ""))
     print(f"\nWritten to {out}/ (index.md lists every artefact and what is missing)")

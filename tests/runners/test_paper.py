@@ -337,7 +337,7 @@ def test_cli_writes_every_file_and_an_index(tmp_path, capsys):
     index = (out / "index.md").read_text()
     for name in paper.ORDER:
         assert f"`{name}`" in index
-    assert "| not produced |" in index and "+experiment=pos_table1" in index and "| partial |" in index
+    assert "| not produced |" in index and "experiment=pos_table1" in index and "| partial |" in index
     assert "## Headlines" in index
 
 
@@ -401,3 +401,12 @@ def test_paper_tok_leaves_out_the_reasoning_tool_as_the_paper_counts(tmp_path):
     ours = row(t, "Full Context", "DeepSeek-V4-Flash")
     assert ours.cells[col(t, "Math #Tok (k)")] == "40.0" and ours.cells[col(t, "Math Tok/task (k)")] == "1.0"  # agent only
     assert paper.TOK_NOTE in t.notes
+
+
+def test_several_experiments_pool_their_cells(tmp_path):
+    a, b = tmp_path / "flowstate_table1", tmp_path / "flowstate_table5_backbones"
+    formal_cell(a, "full_context", "memoryarena_math", {"x": [1]})
+    formal_cell(b, "full_context", "memoryarena_math", {"x": [1]}, backbone="gpt_5_6_terra")
+    assert paper.main([str(a), str(b), "--bootstrap", "0", "--out", str(tmp_path / "both")]) == 0
+    md = (tmp_path / "both" / "flowstate_table1.md").read_text()
+    assert "| Full Context [subset 1/40] | DeepSeek-V4-Flash |" in md and "| Full Context [subset 1/40] | GPT-5.6-terra |" in md
