@@ -252,7 +252,7 @@ def paper_text(method: str, backbone: str, benchmark: str, m: str, tok_scale: fl
     if m == TOK_PER_TASK:
         v, n = paper_value(method, backbone, benchmark, "Tok"), paper_task_count(benchmark)
         return f"{float(v) * 1000.0 / n:.1f}" if v and n else None
-    v = paper_value(method, backbone, benchmark, m)
+    v = paper_value(method, backbone, benchmark, "Tok" if m == "Tok_no_tool" else m)  # the paper's #Tok is the Tok_no_tool reading
     if v and m.startswith("Tok") and tok_scale != 1.0:
         return f"{float(v) * tok_scale:.1f}"
     return v
