@@ -31,13 +31,13 @@ import yaml
 
 from runners.analysis.fidelity import footnotes, row_marks
 from runners.analysis.papers import (BACKBONE_LABELS, BENCHMARK_DOMAINS, LAYOUT_DIR, METHOD_ALIASES, METHOD_LABELS,
-                                     PAPER_METRIC_BY_BENCHMARK, is_rate, labels, paper_lookup, paper_task_count)
+                                     PAPER_METRIC_BY_BENCHMARK, is_rate, labels, lower_is_better, paper_lookup,
+                                     paper_task_count)
 from runners.analysis.stats import DEFAULT_RESAMPLES, SIGNIFICANCE_LEGEND, holm, paired_sign_test, significance_mark
 
 ORDER = ["flowstate_table1", "flowstate_table2", "flowstate_table3", "flowstate_table4", "flowstate_table5", "pos_table1",
          "pos_table2", "flowstate_fig3", "flowstate_fig4", "pos_fig3", "pos_fig4", "pos_recovery"]
 TOK_PER_TASK = "Tok/task"
-LOWER_IS_BETTER = {"Tok", TOK_PER_TASK, "DR"}
 TOK_NOTE = ("#Tok leaves out the `tool` role (MemoryArena's LLM reasoning tool, which upstream runs inside the environment "
             "on its own model), the reading that matches the paper's #Tok; runners.aggregate shows both")
 
@@ -294,7 +294,7 @@ def _layout_rows(lay: dict[str, Any], cells: Cells) -> list[dict[str, Any]]:
 
 def _best_styles(rows: list[TRow], values: list[list[float | None]], cols: list[tuple[dict[str, Any], str]]) -> None:
     for j, (_, m) in enumerate(cols):
-        vals = sorted({v[j] for v in values if v[j] is not None}, reverse=m not in LOWER_IS_BETTER)
+        vals = sorted({v[j] for v in values if v[j] is not None}, reverse=not lower_is_better(m))
         if len(vals) < 2:  # one row, or every row ties: nothing to single out
             continue
         best, second = vals[0], (vals[1] if len(vals) > 1 else None)

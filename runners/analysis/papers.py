@@ -107,6 +107,12 @@ def is_rate(metric: str) -> bool:
     return metric in RATE_METRICS or metric.startswith(("Acc_", "pass^", "SR_", "success_"))
 
 
+def lower_is_better(metric: str) -> bool:
+    """Whether a smaller value is the better one (token counts, cost, the decline rate DR): the
+    other lookup of metric kinds here (best/second marking in runners.analysis.paper)."""
+    return metric.startswith("Tok") or metric in ("USD", "DR")
+
+
 RELATIVE_METRICS = {"Tok", "Tok_no_tool", "USD"}  # totals: their Δ is relative %
 
 
