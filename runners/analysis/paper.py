@@ -61,9 +61,12 @@ def layouts() -> list[dict[str, Any]]:
     return [layout(n) for n in names if (LAYOUT_DIR / f"{n}.yaml").exists()]
 
 
-def method_label(m: str) -> str:
+def method_label(m: str, lay: dict[str, Any] | None = None) -> str:
+    """The paper's name for a method (the layout's own `method_labels` first: PoS calls Full Context
+    "Raw Trajectory")."""
     base, _, variant = m.partition("[")
-    return METHOD_LABELS.get(base, base) + (f"[{variant}" if variant else "")
+    own = (lay or {}).get("method_labels") or {}
+    return own.get(base) or METHOD_LABELS.get(base, base) + (f"[{variant}" if variant else "")
 
 
 def backbone_label(b: str | None) -> str:
@@ -354,7 +357,7 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
         labs, marks = row_marks(mine)
         if any(c.scripted for c in mine):
             labs = ["[scripted]"] + labs
-        row = TRow("ours", method_label(method) + "".join(" " + x for x in labs), backbone_label(backbone),
+        row = TRow("ours", method_label(lay=lay, m=method) + "".join(" " + x for x in labs), backbone_label(backbone),
                    [fmt_value(v, m, scale) for v, (_, m) in zip(vals, cols)], [""] * len(cols))
         our_rows.append(row)
         our_vals.append(vals)
@@ -365,7 +368,7 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
         if not any(cells.parts(ref, backbone, col) for col, _ in cols):
             return None
         texts = []
-        row = TRow("delta", f"Δ vs {method_label(ref)}", backbone_label(backbone))
+        row = TRow("delta", f"Δ vs {method_label(lay=lay, m=ref)}", backbone_label(backbone))
         for j, (col, m) in enumerate(cols):
             a, b = cells.metrics(method, backbone, col), cells.metrics(ref, backbone, col)
             va, vb = (a or {}).get(m), (b or {}).get(m)
@@ -394,12 +397,12 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
             all_marks += marks
             paper = [paper_text(r, col, m, scale) or "–" for col, m in cols]
             if any(p != "–" for p in paper) and not (strict and marks):
-                rows.append(TRow("paper", f"{method_label(r['method'])} (paper)", backbone_label(r.get("paper_backbone")), paper,
+                rows.append(TRow("paper", f"{method_label(lay=lay, m=r['method'])} (paper)", backbone_label(r.get("paper_backbone")), paper,
                                  [""] * len(cols)))
         if not attach[i]:
             paper = [paper_text(r, col, m, scale) or "–" for col, m in cols]
             if any(p != "–" for p in paper):
-                rows.append(TRow("paper", f"{method_label(r['method'])} (paper)", backbone_label(r.get("paper_backbone")), paper,
+                rows.append(TRow("paper", f"{method_label(lay=lay, m=r['method'])} (paper)", backbone_label(r.get("paper_backbone")), paper,
                                  [""] * len(cols)))
         if delta and r["method"] == delta.get("method"):
             for b in attach[i]:
@@ -422,9 +425,10 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
     _best_styles(our_rows, our_vals, cols)
     for (row, j, _), adj in zip(tests, holm([t[2] for t in tests])):
         row.cells[j] += f" (p={adj:.2g}){significance_mark(adj)}"
-    notes = [f"Rates in %; #Tok = method-side tokens, total over the tasks run, in {'millions' if unit == 'M' else 'thousands'} "
-             "(the paper's totals in the same unit); Tok/task = mean per episode in thousands (the paper's: its total / its task "
-             "count). **Best** and <u>second</u> among our rows."]
+    has_tok = any(m == "Tok" for _, m in cols)
+    notes = ["Rates in %" + (f"; #Tok = method-side tokens, total over the tasks run, in {'millions' if unit == 'M' else 'thousands'} "
+                             "(the paper's totals in the same unit); Tok/task = mean per episode in thousands (the paper's: its total "
+                             "/ its task count)" if has_tok else "") + ". **Best** and <u>second</u> among our rows."]
     if any("Tok_no_tool" in c.metrics for c in relevant):
         notes.append(TOK_NOTE)
     if tests:
@@ -442,7 +446,7 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
             if any(cells.parts(r["method"], b, col) for b in attach[i]):
                 covered += 1
             else:
-                missing.append(f"{method_label(r['method'])} / {backbone_label(r['paper_backbone'])} / {domain_title(col['benchmark'])}")
+                missing.append(f"{method_label(lay=lay, m=r['method'])} / {backbone_label(r['paper_backbone'])} / {domain_title(col['benchmark'])}")
     art.missing = missing
     art.status = "not produced" if not our_rows else ("produced" if not missing else "partial")
     return art
@@ -474,7 +478,7 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
             pr = per_ep(r)
             labs, marks = row_marks([r])
             all_marks += marks
-            rows.append(TRow("ours", method_label(ref) + "".join(" " + x for x in labs), backbone_label(b),
+            rows.append(TRow("ours", method_label(lay=lay, m=ref) + "".join(" " + x for x in labs), backbone_label(b),
                              [domain_title(bench), f"{pr['agent'] / 1000:.1f}", "", f"{pr['total'] / 1000:.1f}", "1.00×"]))
             for m in methods:
                 c = cells.get(m, b, bench)
@@ -486,14 +490,14 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
                 ch = 100.0 * (pc["agent"] / pr["agent"] - 1) if pr["agent"] else None
                 ratio = pc["total"] / pr["total"] if pr["total"] else None
                 found[(m, b, bench)] = {"agent_change_pct": ch, "total_ratio": ratio}
-                rows.append(TRow("ours", method_label(m) + "".join(" " + x for x in labs), backbone_label(b),
+                rows.append(TRow("ours", method_label(lay=lay, m=m) + "".join(" " + x for x in labs), backbone_label(b),
                                  [domain_title(bench), f"{pc['agent'] / 1000:.1f}", f"{ch:+.1f}" if ch is not None else "–",
                                   f"{pc['total'] / 1000:.1f}", f"{ratio:.2f}×" if ratio is not None else "–"]))
                 dom = BENCHMARK_DOMAINS.get(bench, bench)
                 pr_ratio = paper_lookup(METHOD_LABELS.get(m, m), b, dom, "total_tokens_ratio")
                 pr_ch = paper_lookup(METHOD_LABELS.get(m, m), b, dom, "task_agent_tokens_change")
                 if (pr_ratio or pr_ch) and not (lay.get("strict") and marks):
-                    rows.append(TRow("paper", f"{method_label(m)} (paper)", backbone_label(b),
+                    rows.append(TRow("paper", f"{method_label(lay=lay, m=m)} (paper)", backbone_label(b),
                                      [domain_title(bench), "–", f"{float(pr_ch):+.1f}" if pr_ch else "–", "–",
                                       f"{float(pr_ratio):.2f}×" if pr_ratio else "–"]))
     for r in rows:
@@ -505,7 +509,7 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
     art.data = {"ratios": found}
     paper_cells = [(r["method"], BACKBONE_KEYS.get(r["backbone"], r["backbone"]), BENCH_KEYS.get(r["benchmark"], r["benchmark"]))
                    for r in _pos_cost_rows()]
-    art.missing = [f"{method_label(m)} and Raw Trajectory / {backbone_label(b)} / {domain_title(x)}"
+    art.missing = [f"{method_label(lay=lay, m=m)} and Raw Trajectory / {backbone_label(b)} / {domain_title(x)}"
                    for m, b, x in dict.fromkeys(paper_cells) if (m, b, x) not in found]
     art.status = "not produced" if not found else ("produced" if not art.missing else "partial")
     return art
@@ -584,8 +588,9 @@ def headlines_md(hs: list[dict[str, Any]]) -> str:
             paper = f"{h['paper_delta_pp']:+.2f} pp, {h['paper_tokens_pct']:+.1f} % tokens"
             lines.append(f"| FlowState | {h['name']} | {backbone_label(h['backbone'])} | {ours} | {paper} | {h['how']} |")
         else:
-            ours = f"{h['ours']:.2f} vs {method_label(h['strongest'])} {h['strongest_value']:.2f} ({h['delta_pp']:+.2f} pp)"
-            paper = (f"{h['paper_delta_pp']:+.2f} pp vs {method_label(h['paper_strongest'])}" if h["paper_delta_pp"] is not None else "–")
+            pos_names = {"method_labels": {"full_context": "Raw Trajectory"}}
+            ours = f"{h['ours']:.2f} vs {method_label(h['strongest'], pos_names)} {h['strongest_value']:.2f} ({h['delta_pp']:+.2f} pp)"
+            paper = (f"{h['paper_delta_pp']:+.2f} pp vs {method_label(h['paper_strongest'], pos_names)}" if h["paper_delta_pp"] is not None else "–")
             lines.append(f"| PoS | {h['name']}: PoS vs strongest baseline | {backbone_label(h['backbone'])} | {ours} | {paper} | "
                          "PoS minus the best of the baselines run on the same backbone |")
     return "\n".join(lines) + "\n"

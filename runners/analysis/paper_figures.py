@@ -354,7 +354,7 @@ def _context(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
     for ax, p in zip(axes[0], panels):
         for c in p["curves"]:
             pts = [(i, v) for i, v in enumerate(c["values"]) if v is not None]
-            lab = method_label(c["method"]) + (" (strongest baseline)" if c["method"] != method else "")
+            lab = method_label(c["method"], lay) + (" (strongest baseline)" if c["method"] != method else "")
             ax.plot([i for i, _ in pts], [v for _, v in pts], marker="o", markersize=3, label=lab)
         ax.set_xticks(range(len(lengths)), [x.upper() for x in lengths], fontsize=7)
         ax.set_title(backbone_label(p["backbone"]))

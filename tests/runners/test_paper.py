@@ -198,6 +198,7 @@ def test_pos_table2_ratios_by_hand_beside_the_pages(tmp_path):
     assert pos_row.cells == ["RCA-100", "240.0", "-20.0", "1140.0", "3.80×"]
     assert row(art.table, "PoS (paper)").cells == ["RCA-100", "–", "-20.9", "–", "5.06×"]
     assert art.status == "produced"
+    assert row(art.table, "Raw Trajectory").cells[-1] == "1.00×"  # PoS's name for Full Context (the layout's method_labels)
 
 
 # ---------------------------------------------------------------- headlines
