@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from runners.api import (Benchmark, BenchmarkParams, Decision, Environment, EpisodeContext, MetricSpec, Reply, Request,
-                         RequestOutcome, TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec, Observation)
+from runners.api import (Benchmark, BenchmarkParams, Decision, Environment, EpisodeContext, Message, MetricSpec, Observation,
+                         Reply, Request, RequestOutcome, TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec)
 
 PRICES = {"apple": 3, "bread": 5, "cheese": 7, "dates": 11}
 TASKS = [("apple", "bread"), ("cheese", "apple"), ("dates", "cheese"), ("bread", "dates")]
@@ -19,7 +19,10 @@ class ToyEnv(Environment):
         self.task, self.name = task, name
         a, b = task.payload["items"]
         self.questions = [(f"What does one {a} cost?", [a]), (f"What do one {a} and one {b} cost together?", [a, b])]
-        self.k, self.correct, self.looked_up, self.answer = -1, [], set(), None
+        self.k = -1  # the current request
+        self.correct: list[int] = []  # per request: 1 = right
+        self.looked_up: set[str] = set()  # items priced during the current request (the oracle's state)
+        self.answer: str | None = None
 
     def view(self) -> TaskView:
         return TaskView(task_id=self.task.task_id, benchmark=self.name, kind="toy", tools=[PRICE_TOOL],
@@ -53,7 +56,7 @@ class ToyEnv(Environment):
     async def score_task(self) -> dict[str, Any]:
         return {"subtask_correct": self.correct, "success": all(self.correct)}
 
-    def reference(self, role: str, messages: list[Any]) -> Decision | None:
+    def reference(self, role: str, messages: list[Message]) -> Decision | None:
         if role != "agent" or not 0 <= self.k < len(self.questions):
             return None
         missing = [i for i in self.questions[self.k][1] if i not in self.looked_up]
