@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from runners.api import MetricSpec
 
 DEPTH_SPECS = (
-    MetricSpec(name="Acc_*", kind="rate", label="Acc_k"),
+    MetricSpec(name="Acc_*", kind="rate", label="Acc_k", curve="subtask depth k"),
     MetricSpec(name="K", kind="count", label="deepest depth K"),
     MetricSpec(name="nAUC", kind="rate"),
     MetricSpec(name="DR", kind="other", higher_is_better=False, label="DR (pp per subtask)"),

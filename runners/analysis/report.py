@@ -2,7 +2,8 @@
 
 Writes one self-contained static HTML report (default `results/<experiment>/report.html`; no
 network, no CDN, opens from file://): the experiment's tables (the same rows `runners.aggregate`
-prints, `(paper)` rows included), plots (Acc_k curves by method, #Tok by method split by role,
+prints, `(paper)` rows included), plots (the curves benchmarks declare, e.g. MemoryArena's Acc_k by
+method, #Tok by method split by role,
 success vs tokens, and each per-step series a method declares, e.g. PoS's health H over steps), an
 episode browser (filters; per request a step timeline with the context the model saw, the raw
 reply, the parsed decision, the observation, protocol errors and the calls with tokens), the
@@ -52,12 +53,17 @@ def _pack(obj: Any) -> str:
 
 def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any], list[str]]:
     """(the report's index data, one packed payload per episode)."""
-    from runners.analysis.tables import build_tables, collect, depth_table
+    from runners.analysis.tables import build_tables, collect, curves, depth_table, slug
 
     summaries = collect(root)
     header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
     depth = depth_table(summaries) if summaries else None
     cells, episodes, payloads = [], [], []
+    curve_decls: dict[str, dict[str, Any]] = {}  # display name -> how to draw it (MetricSpec.curve)
+    for cs in summaries:
+        for spec, _ in curves(cs):
+            curve_decls.setdefault(spec.display, {"name": spec.display, "id": slug(spec.display), "axis": spec.curve,
+                                                  "percent": spec.kind == "rate"})
     series: dict[str, dict[str, Any]] = {}  # name -> the declaration plus [episode index, values] lines
     for ci, cs in enumerate(summaries):
         cell_dir = root / cs.cell
@@ -66,7 +72,7 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
         reader = TranscriptReader(cell_dir)
         cells.append({"cell": cs.cell, "method": cs.method, "backbone": cs.backbone, "benchmark": cs.benchmark,
                       "scripted": cs.scripted, "n_episodes": cs.n_episodes, "metrics": cs.metrics,
-                      "acc": [cs.metrics[k] for k in sorted((k for k in cs.metrics if k.startswith("Acc_")), key=lambda s: int(s[4:]))],
+                      "curves": {spec.display: values for spec, values in curves(cs)},
                       "tokens_by_role": cs.tokens_by_role, "transcripts": reader.exists,
                       "views": [v.model_dump(mode="json") for v in cs.views]})
         for rec in ok + errs:
@@ -89,7 +95,7 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
         "depth": {"header": depth[0], "rows": depth[1]} if depth else None,
         "scripted": any(c.scripted for c in summaries), "cells": cells,
         "episode_fields": ["cell", "task_id", "trial", "status", "success", "tokens", "steps", "calls", "transcript"],
-        "episodes": episodes, "series": [v for v in series.values() if v["lines"]], "max_scatter": MAX_SCATTER,
+        "curves": list(curve_decls.values()), "episodes": episodes, "series": [v for v in series.values() if v["lines"]], "max_scatter": MAX_SCATTER,
     }
     return index, payloads
 

@@ -53,6 +53,23 @@ def _natural(name: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
 
 
+def curves(c: "CellSummary") -> list[tuple[MetricSpec, list[float | None]]]:
+    """The cell's declared curves (`MetricSpec.curve`): each family's members in numeric order."""
+    out = []
+    for sp in c.specs:
+        if sp.curve and "*" in sp.name:
+            members = sorted((m for m in c.metrics if sp.matches(m) and find_spec(c.specs, m) is sp and re.search(r"\d+$", m)),
+                             key=lambda m: int(re.search(r"(\d+)$", m).group(1)))  # type: ignore[union-attr]
+            if members:
+                out.append((sp, [c.metrics[m] for m in members]))
+    return out
+
+
+def slug(text: str) -> str:
+    """A file or element name from a display name (`Acc_k` → `acc_k`)."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
 def table_columns(specs: tuple[MetricSpec, ...] | list[MetricSpec], metrics: dict[str, Any]) -> list[str]:
     """The wide table's columns of a benchmark: its `table` metrics in declaration order; a
     family gives one column per member the cell reports (in natural order), except members

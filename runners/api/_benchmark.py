@@ -53,6 +53,8 @@ class MetricSpec(BaseModel):
     label: str = Field("", description="display name (default: the name)")
     table: bool = Field(False, description="a column of the wide table (else only in metrics.csv and the report)")
     paper: str | None = Field(None, description="the metric's name in the papers' tables (runners/reference/*.csv), if it differs")
+    curve: str | None = Field(None, description="a family whose members end in a number (Acc_1, Acc_2, …): drawn over that "
+                                                "number, one line per cell, with this x-axis label (the report and --plots)")
 
     def matches(self, metric: str) -> bool:
         return fnmatchcase(metric, self.name) if "*" in self.name else metric == self.name

@@ -119,7 +119,7 @@ def test_tables_and_plots_render(page):
     assert shown == rows  # the same rows runners.aggregate writes
     assert pg.get_attribute("#tab-tables", "class") == "tab active"
     pg.click("nav button[data-tab=plots]")
-    for plot in ("#plot-acc", "#plot-tok", "#plot-scatter"):
+    for plot in ("#plot-acc_k", "#plot-tok", "#plot-scatter"):  # acc_k: MemoryArena's declared curve
         assert pg.query_selector(f"{plot} svg circle, {plot} svg rect"), plot
     _no_probe_ran(pg, events)
 

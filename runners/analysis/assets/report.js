@@ -218,8 +218,11 @@
   const plots = el('div', { class: 'plots' });
   tPlots.appendChild(plots);
   (function drawPlots() {
-    const acc = CELLS.map((c, i) => ({ name: cellLabel(i), points: c.acc.map((a, k) => [k + 1, a]) })).filter(s => s.points.length);
-    if (acc.length) plots.appendChild(plotBox('Acc_k by method (accuracy at subtask depth k)', lineChart(acc, 'subtask depth k', 'Acc_k (%)', 100), acc.map(s => s.name), 'plot-acc'));
+    // the curves benchmarks declare (MetricSpec.curve), one line per cell
+    for (const cv of INDEX.curves) {
+      const lines = CELLS.map((c, i) => ({ name: cellLabel(i), points: (c.curves[cv.name] || []).map((a, k) => [k + 1, a]) })).filter(s => s.points.length);
+      if (lines.length) plots.appendChild(plotBox(cv.name + ' by method (over ' + cv.axis + ')', lineChart(lines, cv.axis, cv.name + (cv.percent ? ' (%)' : ''), cv.percent ? 100 : undefined), lines.map(s => s.name), 'plot-' + cv.id));
+    }
     // #Tok by method, stacked by role
     const roles = [...new Set(CELLS.flatMap(c => Object.keys(c.tokens_by_role)))].sort((a, b) => (METHOD_ROLES.indexOf(a) + 1 || 99) - (METHOD_ROLES.indexOf(b) + 1 || 99));
     if (roles.length) {
