@@ -53,15 +53,19 @@ def _natural(name: str) -> tuple[Any, ...]:
     return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
 
 
+def _trailing_int(name: str) -> int | None:
+    found = re.search(r"(\d+)$", name)
+    return int(found.group(1)) if found else None
+
+
 def curves(c: "CellSummary") -> list[tuple[MetricSpec, list[float | None]]]:
     """The cell's declared curves (`MetricSpec.curve`): each family's members in numeric order."""
     out = []
     for sp in c.specs:
         if sp.curve and "*" in sp.name:
-            members = sorted((m for m in c.metrics if sp.matches(m) and find_spec(c.specs, m) is sp and re.search(r"\d+$", m)),
-                             key=lambda m: int(re.search(r"(\d+)$", m).group(1)))  # type: ignore[union-attr]
+            members = [m for m in c.metrics if sp.matches(m) and find_spec(c.specs, m) is sp and _trailing_int(m) is not None]
             if members:
-                out.append((sp, [c.metrics[m] for m in members]))
+                out.append((sp, [c.metrics[m] for m in sorted(members, key=lambda m: _trailing_int(m) or 0)]))
     return out
 
 
