@@ -30,9 +30,9 @@ from typing import Any
 import yaml
 
 from runners.analysis.fidelity import footnotes, row_marks
-from runners.analysis.papers import (BACKBONE_LABELS, BENCHMARK_DOMAINS, LAYOUT_DIR, METHOD_ALIASES, METHOD_LABELS,
-                                     PAPER_METRIC_BY_BENCHMARK, is_rate, labels, lower_is_better, paper_lookup,
-                                     paper_task_count)
+from runners.analysis.papers import (BACKBONE_LABELS, BENCHMARK_DOMAINS, LAYOUT_DIR, METHOD_ALIASES, METHOD_LABELS, labels,
+                                     paper_lookup, paper_task_count)
+from runners.api import MetricSpec
 from runners.analysis.stats import DEFAULT_RESAMPLES, SIGNIFICANCE_LEGEND, holm, paired_sign_test, significance_mark
 
 ORDER = ["flowstate_table1", "flowstate_table2", "flowstate_table3", "flowstate_table4", "flowstate_table5", "pos_table1",
@@ -94,6 +94,22 @@ class Cells:
     def get(self, method: str, backbone: str, benchmark: str) -> Any:
         return self.by.get((method, backbone, benchmark))
 
+    def spec(self, benchmark: str, metric: str) -> MetricSpec:
+        """How a metric is treated (kind, direction, the paper's name for it): the benchmark's own
+        declaration (`Benchmark.metric_specs`, read from a cell of it) or the harness's (#Tok)."""
+        from runners.analysis.tables import metric_spec
+
+        if metric == TOK_PER_TASK:
+            return MetricSpec(name=metric, kind="tokens", higher_is_better=False)
+        c = next((c for c in self.all if c.benchmark == benchmark), None)
+        return c.spec(metric) if c is not None else metric_spec((), metric)
+
+    def paper_metric(self, col: dict[str, Any], metric: str) -> str:
+        """The paper's name for a column's metric: the layout's `paper_metrics` (a column the run
+        has no cell of), else the benchmark's declaration (`MetricSpec.paper`), else ours."""
+        own = (col.get("paper_metrics") or {}).get(metric)
+        return own or self.spec(col["benchmark"], metric).paper or metric
+
     def parts(self, method: str, backbone: str, col: dict[str, Any]) -> list[Any] | None:
         """The cells a column reads for one row (all of a pool), None if any is missing; with
         `partial_pool: true` in the column (figures) a pool is read from the parts that exist."""
@@ -147,7 +163,8 @@ def fmt_delta(d: float | None, metric: str) -> str:
     return f"{d:+.2f}"
 
 
-def paper_text(lay_row: dict[str, Any], col: dict[str, Any], metric: str, tok_scale: float, row_type: str = "result") -> str | None:
+def paper_text(lay_row: dict[str, Any], col: dict[str, Any], metric: str, tok_scale: float, row_type: str = "result",
+               cells: "Cells | None" = None) -> str | None:
     """The paper's value for a layout row and column, in our column's unit."""
     backbone = lay_row.get("paper_backbone")
     if not backbone:
@@ -155,7 +172,7 @@ def paper_text(lay_row: dict[str, Any], col: dict[str, Any], metric: str, tok_sc
     bench = col["benchmark"]
     domain = col.get("paper_domain") or BENCHMARK_DOMAINS.get(bench, bench)
     src_metric = "Tok" if metric == TOK_PER_TASK else metric
-    src_metric = PAPER_METRIC_BY_BENCHMARK.get(bench, {}).get(src_metric, src_metric)
+    src_metric = cells.paper_metric(col, src_metric) if cells is not None else (col.get("paper_metrics") or {}).get(src_metric, src_metric)
     method = lay_row["method"]
     v = None
     for lab in (METHOD_LABELS.get(method, method), *METHOD_ALIASES.get(method, ())):
@@ -295,9 +312,9 @@ def _layout_rows(lay: dict[str, Any], cells: Cells) -> list[dict[str, Any]]:
     return out
 
 
-def _best_styles(rows: list[TRow], values: list[list[float | None]], cols: list[tuple[dict[str, Any], str]]) -> None:
-    for j, (_, m) in enumerate(cols):
-        vals = sorted({v[j] for v in values if v[j] is not None}, reverse=not lower_is_better(m))
+def _best_styles(rows: list[TRow], values: list[list[float | None]], cols: list[tuple[dict[str, Any], str]], cells: Cells) -> None:
+    for j, (col, m) in enumerate(cols):
+        vals = sorted({v[j] for v in values if v[j] is not None}, reverse=cells.spec(col["benchmark"], m).higher_is_better)
         if len(vals) < 2:  # one row, or every row ties: nothing to single out
             continue
         best, second = vals[0], (vals[1] if len(vals) > 1 else None)
@@ -307,10 +324,10 @@ def _best_styles(rows: list[TRow], values: list[list[float | None]], cols: list[
             r.styles[j] = "best" if v[j] == best else ("second" if v[j] == second else "")
 
 
-def _pair_test(ours_eps, ref_eps, fn, metric: str, resamples: int) -> float | None:
-    if fn is None or not resamples or not is_rate(metric):
+def _pair_test(ours_eps, ref_eps, fn, spec: MetricSpec, resamples: int) -> float | None:
+    if fn is None or not resamples or spec.kind != "rate":
         return None
-    got = paired_sign_test(ours_eps, ref_eps, fn, metric)
+    got = paired_sign_test(ours_eps, ref_eps, fn, spec.name, higher_is_better=spec.higher_is_better)
     return got[3] if got else None
 
 
@@ -381,7 +398,7 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
             texts.append(fmt_delta(va - vb, m))
             ea, fn = cells.episodes(method, backbone, col)
             eb, _ = cells.episodes(ref, backbone, col)
-            p = _pair_test(ea, eb, fn, m, resamples)
+            p = _pair_test(ea, eb, fn, cells.spec(col["benchmark"], m), resamples)
             if p is not None:
                 tests.append((row, j, p))
         row.cells, row.styles = texts, [""] * len(cols)
@@ -395,12 +412,12 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
             row, marks = our_row(r["method"], b)
             rows.append(row)
             all_marks += marks
-            paper = [paper_text(r, col, m, scale) or "–" for col, m in cols]
+            paper = [paper_text(r, col, m, scale, cells=cells) or "–" for col, m in cols]
             if any(p != "–" for p in paper) and not (strict and marks):
                 rows.append(TRow("paper", f"{method_label(lay=lay, m=r['method'])} (paper)", backbone_label(r.get("paper_backbone")), paper,
                                  [""] * len(cols)))
         if not attach[i]:
-            paper = [paper_text(r, col, m, scale) or "–" for col, m in cols]
+            paper = [paper_text(r, col, m, scale, cells=cells) or "–" for col, m in cols]
             if any(p != "–" for p in paper):
                 rows.append(TRow("paper", f"{method_label(lay=lay, m=r['method'])} (paper)", backbone_label(r.get("paper_backbone")), paper,
                                  [""] * len(cols)))
@@ -409,11 +426,11 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
                 d = delta_row(r["method"], b)
                 if d:
                     rows.append(d)
-            pd = [paper_text(r, col, m, scale, "delta_vs_full_context") for col, m in cols if m != TOK_PER_TASK]
+            pd = [paper_text(r, col, m, scale, "delta_vs_full_context", cells) for col, m in cols if m != TOK_PER_TASK]
             if any(pd):
                 texts = []
                 for col, m in cols:
-                    v = paper_text(r, col, "Tok" if m == TOK_PER_TASK else m, scale, "delta_vs_full_context")
+                    v = paper_text(r, col, "Tok" if m == TOK_PER_TASK else m, scale, "delta_vs_full_context", cells)
                     texts.append(fmt_delta(float(v), m) if v not in (None, "") else "–")
                 rows.append(TRow("paper_delta", "Δ (paper)", backbone_label(r.get("paper_backbone")), texts, [""] * len(cols)))
     if extra:
@@ -422,7 +439,7 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
             row, marks = our_row(method, b)
             rows.append(row)
             all_marks += marks
-    _best_styles(our_rows, our_vals, cols)
+    _best_styles(our_rows, our_vals, cols, cells)
     for (row, j, _), adj in zip(tests, holm([t[2] for t in tests])):
         row.cells[j] += f" (p={adj:.2g}){significance_mark(adj)}"
     has_tok = any(m == "Tok" for _, m in cols)
@@ -441,7 +458,7 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
         if not r.get("paper_backbone"):
             continue
         for col in lay["columns"]:
-            if not any(paper_text(r, col, m, scale) for m in col["metrics"]):
+            if not any(paper_text(r, col, m, scale, cells=cells) for m in col["metrics"]):
                 continue
             if any(cells.parts(r["method"], b, col) for b in attach[i]):
                 covered += 1
@@ -560,7 +577,7 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
                 continue
             best_m, best = max(base, key=lambda mc: mc[1].metrics[metric])
             dom = BENCHMARK_DOMAINS.get(bench, bench)
-            pm = PAPER_METRIC_BY_BENCHMARK.get(bench, {}).get(metric, metric)
+            pm = cells.spec(bench, metric).paper or metric
             paper_pos = paper_lookup("PoS", b, dom, pm)
             paper_base = [(m, paper_lookup(METHOD_LABELS.get(m, m), b, dom, pm) or
                            next((paper_lookup(a, b, dom, pm) for a in METHOD_ALIASES.get(m, ()) if paper_lookup(a, b, dom, pm)), None))

@@ -25,7 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from runners.analysis.papers import BENCHMARK_DOMAINS, METHOD_LABELS, PAPER_METRIC_BY_BENCHMARK, paper_lookup
+from runners.analysis.papers import BENCHMARK_DOMAINS, METHOD_LABELS, paper_lookup
 
 PATTERNS = ("static", "cycle", "drift", "unmatched")
 
@@ -277,8 +277,8 @@ def _trapping(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
 
 
 # ---------------------------------------------------------------- PoS recovery (Figure 3 right)
-def _paper_metric(bench: str, metric: str) -> str:
-    return PAPER_METRIC_BY_BENCHMARK.get(bench, {}).get(metric, metric)
+def _paper_metric(cells: Any, bench: str, metric: str) -> str:
+    return cells.spec(bench, metric).paper or metric
 
 
 def _headline_metric(cell: Any) -> str | None:
@@ -299,8 +299,8 @@ def _recovery(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
             if metric is None:
                 continue
             dom = BENCHMARK_DOMAINS.get(x, x)
-            pg = paper_lookup(METHOD_LABELS[gen], b, dom, _paper_metric(x, metric))
-            pf = paper_lookup("PoS (factorized recovery)", b, dom, _paper_metric(x, metric))
+            pg = paper_lookup(METHOD_LABELS[gen], b, dom, _paper_metric(cells, x, metric))
+            pf = paper_lookup("PoS (factorized recovery)", b, dom, _paper_metric(cells, x, metric))
             rows.append({"backbone": b, "benchmark": x, "metric": metric, "generic": g.metrics.get(metric) if g else None,
                          "factorised": f.metrics.get(metric) if f else None,
                          "paper_generic": float(pg) if pg else None, "paper_factorised": float(pf) if pf else None})

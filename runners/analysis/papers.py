@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from runners.api import MetricKind
+
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
 LAYOUT_DIR = REFERENCE_DIR / "layouts"
 
@@ -25,10 +27,6 @@ def labels() -> dict[str, Any]:
 METHOD_LABELS: dict[str, str] = labels()["methods"]
 BENCHMARK_DOMAINS: dict[str, str] = labels()["benchmarks"]
 BACKBONE_LABELS: dict[str, str] = labels()["backbones"]
-# Metrics whose Δ is in percentage points; Tok's Δ is relative %; DR is pp/subtask (absolute Δ).
-RATE_METRICS = {"SR", "PS", "sPS", "Pass1", "DB", "ActionAcc", "nAUC", "task_success", "soft_reward",
-                "PS_group", "PS_persons", "PS_soft", "SR_soft", "joint_entity_type_accuracy",
-                "diagnosis_accuracy"}
 
 
 def paper_task_count(benchmark: str) -> int | None:
@@ -77,12 +75,10 @@ def paper_lookup(method_label: str, backbone: str, domain: str, metric: str, row
 
 # PoS calls Full Context its "Raw Trajectory" baseline (labels.yaml `aliases`).
 METHOD_ALIASES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in (labels().get("aliases") or {}).items()}
-# Our metric names → the PoS table's, per benchmark.
-PAPER_METRIC_BY_BENCHMARK: dict[str, dict[str, str]] = labels().get("metric_by_benchmark") or {}
 
 
 def paper_value(method: str, backbone: str, benchmark: str, metric: str) -> str | None:
-    metric = PAPER_METRIC_BY_BENCHMARK.get(benchmark, {}).get(metric, metric)
+    """The papers' value of `metric` (the paper's own metric name: `MetricSpec.paper`, else ours)."""
     for label in (METHOD_LABELS.get(method, method), *METHOD_ALIASES.get(method, ())):
         v = paper_values().get((label, BACKBONE_LABELS.get(backbone, backbone), BENCHMARK_DOMAINS.get(benchmark, benchmark), metric))
         if v is not None:
@@ -90,44 +86,35 @@ def paper_value(method: str, backbone: str, benchmark: str, metric: str) -> str 
     return None
 
 
-def fmt(v: float | None, metric: str) -> str:
+def fmt(v: float | None, kind: MetricKind) -> str:
+    """A value as the tables print it, by the metric's declared kind."""
     if v is None:
         return "–"
-    if metric.startswith("Tok"):  # Tok, Tok_no_tool
+    if kind == "tokens":
         return f"{v:.4f}" if v < 1 else f"{v:.2f}"
-    if metric == "USD":
+    if kind == "cost":
         return f"${v:.4f}" if v < 1 else f"${v:,.2f}"
-    if metric == "K":
+    if kind == "count":
         return f"{v:.0f}"
     return f"{v + 0.0:.2f}" if round(v, 2) != 0 else "0.00"
 
 
-def is_rate(metric: str) -> bool:
-    """Whether a metric is a percentage (its Δ in pp): the one lookup of metric kinds here."""
-    return metric in RATE_METRICS or metric.startswith(("Acc_", "pass^", "SR_", "success_"))
+RELATIVE_KINDS = ("tokens", "cost")  # totals: their Δ is relative %
 
 
-def lower_is_better(metric: str) -> bool:
-    """Whether a smaller value is the better one (token counts, cost, the decline rate DR): the
-    other lookup of metric kinds here (best/second marking in runners.analysis.paper)."""
-    return metric.startswith("Tok") or metric in ("USD", "DR")
-
-
-RELATIVE_METRICS = {"Tok", "Tok_no_tool", "USD"}  # totals: their Δ is relative %
-
-
-def delta(metric: str, ours: float | None, ref: float | None) -> float | None:
+def delta(kind: MetricKind, ours: float | None, ref: float | None) -> float | None:
+    """ours − ref: in pp for rates, absolute for counts and others, relative % for totals."""
     if ours is None or ref is None:
         return None
-    if metric in RELATIVE_METRICS:
+    if kind in RELATIVE_KINDS:
         return 100.0 * (ours / ref - 1) if ref else None
     return ours - ref
 
 
-def fmt_delta(metric: str, d: float | None) -> str:
+def fmt_delta(kind: MetricKind, d: float | None) -> str:
     if d is None:
         return "–"
-    unit = "%" if metric in RELATIVE_METRICS else ("pp" if is_rate(metric) else "")
+    unit = "%" if kind in RELATIVE_KINDS else ("pp" if kind == "rate" else "")
     return f"{d:+.2f}{unit}"
 
 
