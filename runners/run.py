@@ -14,7 +14,7 @@ from typing import Any
 from runners.api import Backbone, Benchmark
 from runners.secrets import redact_secrets
 from runners.config import BackboneCfg, CellConfig, ConfigError
-from runners.cost import usd
+from runners.cost import call_usd, role_prices
 from runners.episode import Episode
 from runners.records.schema import CallLog, EpisodeRecord
 from runners.progress import CellReport, Progress
@@ -343,6 +343,7 @@ class _CellRun:
     case_errors: dict = field(default_factory=dict)
     code: str = ""
     io: Any = None  # the cell's single-thread executor for transcript writes
+    prices: dict = field(default_factory=dict)  # role → prices (runners.cost.role_prices)
 
     def close(self) -> None:
         if self.closed:
@@ -386,8 +387,8 @@ class Scheduler:
             return False
         return True
 
-    def _on_call(self, run: _CellRun, log: CallLog, prices: dict | None, acc: list[float]) -> None:
-        cost = 0.0 if log.cached else (usd(log.usage, prices) or 0.0)
+    def _on_call(self, run: _CellRun, log: CallLog, prices: dict, acc: list[float]) -> None:
+        cost = 0.0 if log.cached else (call_usd(log.role, log.usage, prices) or 0.0)
         self.spent += cost
         acc[0] += cost
         run.report.count_call(log, cost)
@@ -417,7 +418,7 @@ class Scheduler:
         report.total = len(tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
         return _CellRun(prep, store, report, todo, remaining=len(todo), transcripts=transcripts,
-                        case_errors=case_error_counts(store.dir), code=self.code)
+                        case_errors=case_error_counts(store.dir), code=self.code, prices=role_prices(cfg))
 
     async def _finish(self, run: _CellRun) -> None:
         if run.closed or run.finishing:
@@ -445,10 +446,10 @@ class Scheduler:
     async def _episode(self, run: _CellRun, task, trial: int) -> None:
         cfg, bench, method_cls, store, report, pool = run.prep.cfg, run.prep.bench, run.prep.method_cls, run.store, run.report, self.pool
         spent = [0.0]
-        prices = {role: (rc or cfg.backbone).prices for role, rc in cfg.roles.items()}  # a role's calls are priced by its backbone
+        prices = run.prices  # a role's calls are priced by its own backbone (runners.cost.role_prices, as the tables)
 
         def on_call(c: CallLog) -> None:  # live calls/tokens/retries/cost
-            self._on_call(run, c, prices.get(c.role, cfg.backbone.prices), spent)
+            self._on_call(run, c, prices, spent)
 
         resample = min(run.case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
 
@@ -625,7 +626,7 @@ def check_budget(cells) -> None:
 
         raise ConfigError("runner.budget_usd is kept by one process's scheduler and is not supported with runner.executor=ray; "
                           "drop one of them (or run locally)")
-    unpriced = sorted({b.name for c in cells for b in (c.backbone, c.roles.judge, c.roles.user_sim) if b is not None and b.prices is None})
+    unpriced = sorted({b.name for c in cells for b in (c.backbone, c.roles.judge, c.roles.user_sim, c.roles.tool) if b is not None and b.prices is None})
     if unpriced:
         from runners.config import ConfigError
 

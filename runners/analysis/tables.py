@@ -171,7 +171,8 @@ def has_prices(config: dict[str, Any]) -> bool:
 
 
 def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | None:
-    """List-price dollars of a cell's episodes (every call priced, cache hits included); None
+    """List-price dollars of a cell's episodes (every call priced, cache hits included, each role
+    at its own backbone's prices by `runners.cost.role_prices`, the live budget's rule); None
     when no backbone of the cell has prices or the cell has no episodes (nothing was spent that
     the records show: the tables print "–", not $0)."""
     if not episodes or not has_prices(config):
