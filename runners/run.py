@@ -344,6 +344,8 @@ class _CellRun:
     code: str = ""
     io: Any = None  # the cell's single-thread executor for transcript writes
     prices: dict = field(default_factory=dict)  # role → prices (runners.cost.role_prices)
+    costs: list = field(default_factory=list)  # cost of each finished episode (the budget's estimate)
+    tasks: list = field(default_factory=list)  # the cell's tasks (its shard's, with runner.shard), in order
 
     def close(self) -> None:
         if self.closed:
@@ -363,7 +365,14 @@ class Scheduler:
     episodes in cell order from one queue, so a small cell never leaves the endpoint idle while
     it finishes; the per-endpoint in-flight bound (`max_inflight`, shared by every backbone of an
     endpoint) is the only limit on model calls. Each cell still gets its own store, report and
-    progress row, and is marked DONE as soon as its last episode is on disk."""
+    progress row, and is marked DONE as soon as its last episode is on disk.
+
+    With a budget (`runner.budget_usd`) the order is fair instead: task 1 of every cell, then
+    task 2 of every cell, … (trial 0 of every task before trial 1), and a new round starts only
+    when the whole round is expected to fit in the budget (each cell's mean episode cost so
+    far), so a run the budget stops has run the same tasks in every cell of a benchmark and its
+    tables still compare the methods. Nothing is known about costs before the first round, so
+    it runs whole once started (it may pass a budget smaller than one round)."""
 
     def __init__(self, root: Path, pool: BackbonePool, progress: Progress, concurrency: int, budget_usd: float | None = None) -> None:
         self.root, self.pool, self.progress, self.concurrency = root, pool, progress, max(1, concurrency)
@@ -377,12 +386,34 @@ class Scheduler:
         self.in_flight = 0
         self.budget_reached = False
         self.code = code_fingerprint()
+        self.fair = budget_usd is not None
+        self.rounds: dict[int, list[_CellRun]] = {}  # fair order: round → the cells with an episode in it
+        self.round_started = -1
 
-    def _affordable(self) -> bool:
+    def _mean(self, run: "_CellRun | None" = None) -> float:
+        """Expected cost of one episode: the cell's own mean once it has finished one, else the sweep's."""
+        costs = run.costs if run is not None and run.costs else self.episode_costs
+        return sum(costs) / len(costs) if costs else 0.0
+
+    def _affordable(self, run: "_CellRun | None" = None, rnd: int | None = None) -> bool:
+        """Whether one more episode (of `run`, in fair round `rnd`) may start within the budget.
+        Once the budget is reached no episode starts any more."""
         if self.budget is None:
             return True
-        mean = sum(self.episode_costs) / len(self.episode_costs) if self.episode_costs else 0.0
-        if self.spent >= self.budget or self.spent + mean * (self.in_flight + 1) > self.budget:
+        if self.budget_reached:
+            return False
+        in_flight = self._mean() * self.in_flight
+        if rnd is not None and rnd > self.round_started:  # a new round: all of it must fit
+            need = sum(self._mean(r) for r in self.rounds.get(rnd, [run]))
+            if self.spent >= self.budget or self.spent + in_flight + need > self.budget:
+                self.budget_reached = True
+                return False
+            self.round_started = rnd
+            return True
+        # inside a started fair round only the cell's own costs count (round 1 has none yet: it
+        # runs whole, or the cells would already differ); otherwise the sweep's mean
+        own = (self._mean(run) if run.costs else 0.0) if rnd is not None else self._mean(run)
+        if self.spent >= self.budget or self.spent + in_flight + own > self.budget:
             self.budget_reached = True
             return False
         return True
@@ -418,7 +449,7 @@ class Scheduler:
         report.total = len(tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
         return _CellRun(prep, store, report, todo, remaining=len(todo), transcripts=transcripts,
-                        case_errors=case_error_counts(store.dir), code=self.code, prices=role_prices(cfg))
+                        case_errors=case_error_counts(store.dir), code=self.code, prices=role_prices(cfg), tasks=tasks)
 
     async def _finish(self, run: _CellRun) -> None:
         if run.closed or run.finishing:
@@ -475,6 +506,7 @@ class Scheduler:
             rec.error = redact_secrets(rec.error)
         rec = await self._store(run, rec)
         self.episode_costs.append(spent[0])
+        run.costs.append(spent[0])
         report.count_episode(rec.status, f"{task.task_id}#{trial}", rec.error)
         if rec.status != "ok" and rec.fatal:
             self.fatal.append(rec.error or "fatal backbone error")
@@ -507,8 +539,10 @@ class Scheduler:
         async def producer() -> None:
             """Open the cells in order, off the loop (manifest, git revision, reading earlier
             records), queueing each cell's episodes as soon as it is open: the first cell's
-            episodes run while the next cells open."""
+            episodes run while the next cells open. In fair order (a budget) every cell is
+            opened first, then the episodes are queued round by round (`fair_order`)."""
             try:
+                fair: list = []
                 for p in prepared:
                     if self.stop.is_set():
                         break
@@ -518,18 +552,24 @@ class Scheduler:
                     self.progress.start_cell(r.report)
                     if not r.todo:
                         await self._finish(r)
+                    if self.fair:
+                        fair.append(r)
+                        continue
                     for t, trial in r.todo:
-                        queue.put_nowait((r, t, trial))
+                        queue.put_nowait((r, t, trial, None))
+                for item in fair_order(fair):
+                    self.rounds.setdefault(item[3], []).append(item[0])
+                    queue.put_nowait(item)
             finally:
                 for _ in range(n):
                     queue.put_nowait(None)
 
         async def worker() -> None:
-            while (item := await queue.get()) is not None:  # one queue: episodes start in cell order
-                r, t, trial = item
+            while (item := await queue.get()) is not None:  # one queue: episodes start in cell (or fair) order
+                r, t, trial, rnd = item
                 if self.stop.is_set():
                     continue
-                if not self._affordable():
+                if not self._affordable(r, rnd):
                     r.report.not_started += 1
                     r.remaining -= 1
                     if r.remaining == 0:
@@ -560,6 +600,22 @@ class Scheduler:
         finally:
             for r in runs:
                 r.close()
+
+
+def fair_order(runs: list) -> list[tuple]:
+    """(run, task, trial, round) of every episode left in `runs`, round by round: round = the
+    episode's place in its cell's task list (trial-major: every task of trial 0, then trial 1),
+    so task k of every cell comes before task k+1 of any cell, also when a resumed cell has
+    fewer episodes left than another."""
+    items = []
+    for ci, r in enumerate(runs):
+        tasks = r.tasks or r.prep.tasks
+        index = {t.task_id: i for i, t in enumerate(tasks)}
+        n = max(len(tasks), 1)
+        for t, trial in r.todo:
+            items.append(((trial * n + index.get(t.task_id, 0)), ci, r, t, trial))
+    items.sort(key=lambda x: (x[0], x[1]))
+    return [(r, t, trial, rnd) for rnd, _, r, t, trial in items]
 
 
 async def run_cell(prep: PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
