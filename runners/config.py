@@ -143,6 +143,8 @@ class RunnerCfg(_Strict):
     preflight_s: float = Field(10, ge=0, description="before the sweep, wait at most this long for every endpoint to accept "
                                "a connection (0: no check)")
     fresh: bool = Field(False, description="re-run every cell from scratch, moving old results to <experiment>/.superseded/")
+    plan: bool = Field(False, description="print the plan and its cost (tasks × trials, calls, tokens and $ per role) and exit: no model call, nothing written (runners/plan.py)")
+    skip_unavailable: bool = Field(False, description="run the cells whose data, extras and backbones are available and list the skipped ones (<experiment>/skipped.json, the tables' footnote); false: any missing piece stops the sweep before any work")
 
     @field_validator("reference_method")
     @classmethod

@@ -252,16 +252,89 @@ class PreparedCell:
 
 
 def prepare_cells(cells: list[CellConfig]) -> list[PreparedCell]:
-    """Prepare every cell; cells with the same benchmark config share one loaded benchmark."""
-    loaded: dict[str, PreparedCell] = {}
-    out = []
+    """Prepare every cell; cells with the same benchmark config share one loaded benchmark. Any
+    missing piece of any cell raises `Unavailable`, listing all of them (`survey`)."""
+    s = survey(cells)
+    if s.missing:
+        from runners.availability import Unavailable
+
+        raise Unavailable(s.missing, s.labels, len(cells))
+    return s.prepared
+
+
+@dataclass
+class Survey:
+    """What `survey` found: the cells that can run (prepared: tasks loaded, method checked) and,
+    per cell that cannot, every missing piece."""
+
+    prepared: list[PreparedCell]
+    missing: dict[str, list]  # cell name → [runners.api.Missing]; only cells that cannot run
+    labels: dict[str, str]  # cell name → method/backbone/benchmark
+    cfgs: dict[str, CellConfig]
+
+
+def survey(cells: list[CellConfig], env=None) -> Survey:
+    """Before any work: every cell's backbones (`runners.availability.backbone_missing`), method
+    (`Method.missing`) and benchmark (`Benchmark.missing`, then `load_tasks`, once per distinct
+    benchmark config) checked, every missing piece kept, so one message can list them all. A bad
+    parameter or duplicate task ids still fail at once (ConfigError / FatalRunError): those are
+    mistakes to fix, not pieces to install."""
+    from runners.api import Missing
+    from runners.availability import _dedupe, backbone_missing, cell_label
+
+    missing: dict[str, list] = {}
+    for c in cells:
+        found = backbone_missing(c.backbone, env)
+        for role, b in c.roles.items():
+            if b is not None:
+                found += backbone_missing(b, env, role)
+        try:
+            found += list(c.method.cls.missing(dict(c.method.params)))
+        except Exception as e:  # a broken check must not hide the others
+            found.append(Missing(what=f"method '{c.method.name}': its availability check failed ({type(e).__name__}: {e})"))
+        missing[c.cell_name] = found
+    loaded: dict[str, Any] = {}
+    prepared = []
     for c in cells:
         key = json.dumps([c.benchmark.model_dump(by_alias=True), c.runner.limit], sort_keys=True, default=str)
         if key not in loaded:
-            loaded[key] = prepare_cell(c)
-        p = loaded[key]
-        out.append(PreparedCell(c, p.bench, p.tasks, probe_method(c)))
-    return out
+            loaded[key] = _load_benchmark(c)
+        got = loaded[key]
+        if isinstance(got, list):
+            missing[c.cell_name] += got
+        if missing[c.cell_name]:
+            continue
+        prepared.append(PreparedCell(c, got.bench, got.tasks, probe_method(c)))
+    missing = {k: _dedupe(v) for k, v in missing.items() if v}
+    return Survey(prepared, missing, {c.cell_name: cell_label(c) for c in cells}, {c.cell_name: c for c in cells})
+
+
+def _load_benchmark(cfg: CellConfig):
+    """The benchmark of `cfg` with its tasks (a PreparedCell without method), or the list of what
+    it misses: its declared `missing()`, else why `load_tasks` failed (the loader's message names its fix)."""
+    from runners.api import Missing
+
+    params = dict(cfg.benchmark.params)
+    if cfg.runner.limit:
+        params["limit"] = cfg.runner.limit
+    try:
+        bench: Benchmark = cfg.benchmark.cls(name=cfg.benchmark.name, **params)
+        declared = list(bench.missing())
+        if declared:
+            return declared
+        tasks = bench.load_tasks()
+    except Exception as e:  # missing/corrupt data or bad params: kept with the loader's message
+        return [Missing(what=f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}")]
+    _check_unique(cfg, tasks)
+    return PreparedCell(cfg, bench, tasks, None)  # type: ignore[arg-type]
+
+
+def _check_unique(cfg: CellConfig, tasks: list) -> None:
+    ids = [t.task_id for t in tasks]
+    if len(set(ids)) != len(ids):  # records are keyed by (task_id, trial): duplicates would be skipped or double-counted
+        dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
+        raise FatalRunError(f"benchmark '{cfg.benchmark.name}' loaded duplicate task ids {dup}; "
+                            "task ids must be unique (fix the adapter's load_tasks or the data file)")
 
 
 class _ProbeBackbone(Backbone):
@@ -297,11 +370,7 @@ def prepare_cell(cfg: CellConfig) -> PreparedCell:
         tasks = bench.load_tasks()
     except Exception as e:  # missing/corrupt data or bad params: stop before any work, with the loader's message
         raise FatalRunError(f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}") from None
-    ids = [t.task_id for t in tasks]
-    if len(set(ids)) != len(ids):  # records are keyed by (task_id, trial): duplicates would be skipped or double-counted
-        dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
-        raise FatalRunError(f"benchmark '{cfg.benchmark.name}' loaded duplicate task ids {dup}; "
-                            "task ids must be unique (fix the adapter's load_tasks or the data file)")
+    _check_unique(cfg, tasks)
     return PreparedCell(cfg, bench, tasks, probe_method(cfg))
 
 
@@ -658,8 +727,12 @@ async def run_all(cells, root: Path, display: str) -> list:
     if first.runner.cache:
         cache_path = Path(first.runner.cache_path) if first.runner.cache_path else Path(first.runner.output_dir) / ".cache" / "responses.sqlite"
     pool = BackbonePool(cache_path)
-    pool.prepare(cells)  # missing key variables fail here, before any data loads or episode runs
-    prepared = prepare_cells(cells)  # all data loads (and method params are checked) before any episode runs
+    # every cell's backbones, extras and data checked (and the data loaded) before any work; what is
+    # missing is listed all at once, or its cells skipped with runner.skip_unavailable=true
+    s = survey(cells)
+    skip_unavailable(s, cells, root)
+    prepared = s.prepared
+    pool.prepare([p.cfg for p in prepared])
     reports = []
     try:
         await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
@@ -671,6 +744,22 @@ async def run_all(cells, root: Path, display: str) -> list:
     finally:
         await pool.aclose()
     return reports
+
+
+def skip_unavailable(s: Survey, cells: list[CellConfig], root: Path) -> None:
+    """Raise `Unavailable` (every missing piece, all cells) unless runner.skip_unavailable=true;
+    then print the skipped cells and record them in `<root>/skipped.json` (the tables' footnote
+    reads it), or raise when no cell at all can run."""
+    from runners.availability import Unavailable, describe, write_skipped
+
+    if s.missing and not cells[0].runner.skip_unavailable:
+        raise Unavailable(s.missing, s.labels, len(cells))
+    if s.missing and not s.prepared:
+        raise Unavailable(s.missing, s.labels, len(cells))
+    path = write_skipped(root, s.missing, s.cfgs, [p.cfg.cell_name for p in s.prepared])
+    if s.missing:
+        print(f"warning: {describe(s.missing, s.labels, len(cells), skipping=True)}\n  Running the other "
+              f"{len(s.prepared)} cell(s); the skipped ones are listed in {path} and in the tables.", file=sys.stderr, flush=True)
 
 
 def check_budget(cells) -> None:

@@ -39,6 +39,7 @@ from runners.api._benchmark import (
     params_model,
 )
 from runners.api._decision import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError, ToolCall, ToolSpec
+from runners.api._missing import Missing, missing_modules
 from runners.api._roles import BENCHMARK_ROLES, METHOD_ROLES, Role, method_tokens
 from runners.api._task import (
     TASK_KINDS,
@@ -59,7 +60,7 @@ from runners.api._task import (
 __all__ = [
     "BENCHMARK_ROLES", "DROPPED_MESSAGE", "METHOD_ROLES", "TASK_KINDS",
     "Backbone", "BackboneError", "Benchmark", "BenchmarkParams", "CaseError", "Completion", "Decision", "Environment",
-    "EpisodeContext", "EpisodeRow", "EpisodeScope", "Message", "Method", "Metrics", "Observation", "Oracle", "Parsed",
+    "EpisodeContext", "EpisodeRow", "EpisodeScope", "Message", "Method", "Metrics", "Missing", "Observation", "Oracle", "Parsed",
     "Protocol", "ProtocolError", "Reply", "Request", "RequestOutcome", "RetryEvent", "Role", "Scores", "TaskSpec",
-    "TaskView", "ToolCall", "ToolResult", "ToolSpec", "Usage", "actions_json", "check_params", "method_tokens", "params_model",
+    "TaskView", "ToolCall", "ToolResult", "ToolSpec", "Usage", "actions_json", "check_params", "method_tokens", "missing_modules", "params_model",
 ]
