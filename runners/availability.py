@@ -36,17 +36,19 @@ class Unavailable(RuntimeError):
         super().__init__(describe(self.missing, self.labels, n_cells))
 
 
-def backbone_missing(cfg: Any, env: Mapping[str, str] | None = None, role: str | None = None) -> list[Missing]:
+def backbone_missing(cfg: Any, env: Mapping[str, str] | None = None, roles: list[str] | str | None = None) -> list[Missing]:
     """What an endpoint backbone (a `BackboneCfg`) lacks before its first call: a real model name,
     an http(s) endpoint, its API key variable. Scripted and managed backbones need none of these.
-    `role`: the role it serves other than the agent (the fix then offers the agent's backbone)."""
+    `roles`: the roles it serves other than the agent (the fix then offers the agent's backbone)."""
     if cfg.kind != "openai":
         return []
     env = os.environ if env is None else env
     from runners.secrets import redact_url
 
     out: list[Missing] = []
-    served = f" (it serves role {role}; or run the role on the agent's backbone: roles.{role}=agent)" if role else ""
+    roles = [roles] if isinstance(roles, str) else list(roles or [])
+    served = (f" (it serves role {', '.join(roles)}; or run {'it' if len(roles) == 1 else 'them'} on the agent's backbone: "
+              + " ".join(f"roles.{r}=agent" for r in roles) + ")") if roles else ""
     if PLACEHOLDER_MODEL in str(cfg.model):
         out.append(Missing(what=f"backbone '{cfg.name}' still has the placeholder model name '{cfg.model}'",
                            fix="set backbone.model=<the model name the endpoint serves> (its GET <base_url>/models lists them)"
@@ -111,7 +113,7 @@ def describe(missing: Mapping[str, list[Missing]], labels: Mapping[str, str], n_
     lines = []
     for m, cells in by.values():
         shown = ", ".join(cells[:6]) + (f", … ({len(cells)} cells)" if len(cells) > 6 else "")
-        lines.append(f"  - {m.what}\n      Fix: {m.fix or 'see the message above'}\n      cells: {shown}")
+        lines.append(f"  - {m.what}\n      Fix: {m.fix or 'as the message says'}\n      cells: {shown}")
     runnable = n_cells - len(stopped)
     head = (f"{len(stopped)} of {n_cells} cell(s) cannot run here" + (": skipped (runner.skip_unavailable=true)" if skipping
                                                                        else "; nothing was run") + ". Missing:\n")

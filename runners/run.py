@@ -285,9 +285,12 @@ def survey(cells: list[CellConfig], env=None) -> Survey:
     missing: dict[str, list] = {}
     for c in cells:
         found = backbone_missing(c.backbone, env)
+        served: dict[str, list[str]] = {}  # a role backbone serving several roles is checked once
         for role, b in c.roles.items():
-            if b is not None:
-                found += backbone_missing(b, env, role)
+            if b is not None and b.name != c.backbone.name:
+                served.setdefault(b.name, []).append(role)
+        for name, roles in served.items():
+            found += backbone_missing(getattr(c.roles, roles[0]), env, roles)
         try:
             found += list(c.method.cls.missing(dict(c.method.params)))
         except Exception as e:  # a broken check must not hide the others
