@@ -241,6 +241,7 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
     by_role: dict[tuple[str, str], list[float | None]] = {}
     unknown = 0
     total_eps = 0
+    priced_known = False  # some priced role has a token estimate
     for p in plans:
         total_eps += p.episodes
         out.append(f"{p.label}: {p.tasks} tasks × {p.trials} trial(s) = {p.episodes} episodes (tasks: {p.tasks_source})")
@@ -252,6 +253,7 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
                        f"{_usd(cost, r.prices is not None):<22} [{r.source}]")
             if toks is None:
                 unknown += 1
+            priced_known = priced_known or (toks is not None and r.prices is not None)
             # [tokens, $, calls, priced, cells with unknown tokens, cells with unknown calls]
             agg = by_role.setdefault((r.role, r.backbone), [0.0, 0.0, 0.0, 1.0 if r.prices is not None else 0.0, 0, 0])
             agg[0] += toks or 0.0
@@ -262,22 +264,23 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
     out.append("")
     tok_total = sum(v[0] for v in by_role.values())
     usd_total = sum(v[1] for v in by_role.values())
-    out.append(f"Total: {total_eps} episodes; {_num(tok_total)} tokens estimated"
+    out.append(f"Total: {total_eps} episodes; {_num(tok_total) if tok_total else 'no'} tokens estimated"
                + (f" ({unknown} role estimate(s) unknown, not included)" if unknown else "") + ". By role and backbone:")
-    n_cells = len(plans)
     for (role, backbone), (toks, cost, calls, priced, tok_unknown, calls_unknown) in sorted(by_role.items()):
         some = lambda v, k, fmt: ("?" if k and not v else fmt(v) + (f" + {k} cell(s) unknown" if k else ""))  # noqa: E731
         out.append(f"    {role:<15} {backbone:<18} calls {some(calls, calls_unknown, _num):>7}  tokens {some(toks, tok_unknown, _num):>8}  "
                    + ("?" if tok_unknown and not toks and priced else _usd(cost, bool(priced))
                       + (" (known part)" if tok_unknown and toks and priced else "")))
-    del n_cells
     unpriced = sorted({b for (_, b), v in by_role.items() if not v[3]})
     priced_unknown = sum(v[4] for v in by_role.values() if v[3])
-    out.append(f"Total $ at list prices: {_usd(usd_total, True)}"
-               + (f" for the priced roles whose tokens are estimated ({priced_unknown} priced role estimate(s) unknown)"
-                  if priced_unknown else " for the priced roles" if unpriced else "")
-               + (f"; {', '.join(unpriced)}: {NO_PRICE} (add `prices` and `prices_source` to conf/backbone/<name>.yaml)"
-                  if unpriced else "") + ".")
+    if not any(v[3] for v in by_role.values()):
+        out.append(f"Total $: {NO_PRICE} ({', '.join(unpriced)}; add `prices` and `prices_source` to conf/backbone/<name>.yaml).")
+    else:
+        out.append(f"Total $ at list prices: {_usd(usd_total, True) if priced_known else '?'}"
+                 + (f" for the priced roles whose tokens are estimated ({priced_unknown} priced role estimate(s) unknown)"
+                    if priced_unknown else " for the priced roles" if unpriced else "")
+                 + (f"; {', '.join(unpriced)}: {NO_PRICE} (add `prices` and `prices_source` to conf/backbone/<name>.yaml)"
+                    if unpriced else "") + ".")
     prices_used = {}
     for c in cells:
         for b in (c.backbone, *(x for _, x in c.roles.items())):
