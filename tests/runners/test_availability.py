@@ -80,7 +80,7 @@ def test_endpoint_settings_are_checked_before_any_connection(tmp_path, blocked):
 
 def test_backbone_checks_name_the_role_and_pass_a_good_endpoint():
     cfg = BackboneCfg(name="ep", kind="openai", model="m", base_url="ftp://host/v1", api_key_env="SOME_KEY_VAR")
-    got = backbone_missing(cfg, env={}, role="judge")
+    got = backbone_missing(cfg, env={}, roles=["judge"])
     assert [m.what for m in got] == ["backbone 'ep': base_url 'ftp://host/v1' is not an http(s) URL",
                                      "backbone 'ep': the API key variable SOME_KEY_VAR is not set"]
     assert all("roles.judge=agent" in m.fix for m in got)
@@ -102,3 +102,24 @@ def test_missing_launcher_plugin_is_named_before_hydra(tmp_path, blocked, monkey
                        env={**__import__("os").environ, **blocked})
     assert p.returncode == 2 and "error: hydra/launcher=slurm needs" in p.stderr and "pip install -e '.[slurm]'" in p.stderr
     assert "search path" not in p.stderr.lower()
+
+
+def test_mem0_without_its_package_is_declared_missing(monkeypatch):
+    """`method=mem0` without mem0ai is found before any episode (it used to fail every episode)."""
+    import importlib.metadata
+
+    from baselines.mem0_method import PINNED_VERSION, Mem0Memory
+
+    real = importlib.metadata.version
+
+    def version(name):
+        if name == "mem0ai":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    [m] = Mem0Memory.missing({})
+    assert f"mem0ai=={PINNED_VERSION}" in m.what and "pip install -e '.[mem0]'" in m.fix
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: "2.0.0" if name == "mem0ai" else real(name))
+    [m] = Mem0Memory.missing({})
+    assert "found 2.0.0" in m.what and f"pip install mem0ai=={PINNED_VERSION}" in m.fix
