@@ -92,9 +92,33 @@ class CellPlan:
     tasks_source: str
     roles: list[RoleEstimate] = field(default_factory=list)
 
+    done: int = 0  # finished episodes already on disk (a resumed run skips them)
+
     @property
     def episodes(self) -> int:
         return self.tasks * self.trials
+
+    @property
+    def left(self) -> int:
+        return max(self.episodes - self.done, 0)
+
+
+def episodes_done(cfg: Any, task_ids: list[str] | None) -> int:
+    """Finished (task, trial) pairs of this cell already stored under runner.output_dir (read
+    only), which a run resumes past; 0 with runner.fresh=true."""
+    from runners.records.store import EPISODES, read_jsonl
+
+    if cfg.runner.fresh:
+        return 0
+    cell = Path(cfg.runner.output_dir) / cfg.experiment.name / cfg.cell_name
+    dirs = [cell] + sorted(cell.glob("shard-*")) if cell.is_dir() else []
+    done = set()
+    ids = set(task_ids) if task_ids is not None else None
+    for d in dirs:
+        for r in read_jsonl(d / EPISODES)[0]:
+            if r.get("status", "ok") == "ok" and 0 <= int(r.get("trial", 0)) < cfg.runner.trials and (ids is None or r.get("task_id") in ids):
+                done.add((r.get("task_id"), int(r.get("trial", 0))))
+    return len(done)
 
 
 def _usage_means(episodes: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -206,15 +230,19 @@ def build_plan(cells: list[Any], env=None) -> tuple[list[CellPlan], Any]:
     plans = []
     for c in cells:
         p = prepared.get(c.cell_name)
+        ids = None
         if p is not None:
             n, src = len(p.tasks), "loaded here"
+            ids = [t.task_id for t in p.tasks]
         else:
             full, where = task_counts().get(c.benchmark.name, (0, ""))
             n = min(full, c.runner.limit) if c.runner.limit else full
             src = (f"not loaded here, see 'Before a run'; the full split: {where.split(':')[0]}"
                    + (f", runner.limit={c.runner.limit}" if c.runner.limit else "")) if full else "unknown: not loaded here"
         bench_roles = tuple(getattr(c.benchmark.cls, "roles", ()) or ())
-        plans.append(plan_cell(c, n, src, stored, bench_roles))
+        plan = plan_cell(c, n, src, stored, bench_roles)
+        plan.done = min(episodes_done(c, ids), plan.episodes)
+        plans.append(plan)
     return plans, s
 
 
@@ -236,19 +264,21 @@ def _usd(x: float | None, priced: bool) -> str:
 def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
     exp = cells[0].experiment.name
     out = [f"Plan of experiment '{exp}': {len(cells)} cell(s). No model is called and nothing is written (runner.plan=true).",
-           "Estimates per role: calls and tokens for all episodes of the cell, $ at the list prices of the backbone serving "
+           "Estimates per role: calls and tokens for the episodes the cell has left to run (finished ones are resumed past), "
+           "$ at the list prices of the backbone serving "
            "the role; each says its source (paper #Tok per task, a stored run, or unknown).", ""]
     by_role: dict[tuple[str, str], list[float | None]] = {}
     unknown = 0
     total_eps = 0
     priced_known = False  # some priced role has a token estimate
     for p in plans:
-        total_eps += p.episodes
-        out.append(f"{p.label}: {p.tasks} tasks × {p.trials} trial(s) = {p.episodes} episodes (tasks: {p.tasks_source})")
+        total_eps += p.left
+        done = f"; {p.done} already done, {p.left} to run" if p.done else ""
+        out.append(f"{p.label}: {p.tasks} tasks × {p.trials} trial(s) = {p.episodes} episodes{done} (tasks: {p.tasks_source})")
         for r in p.roles:
-            calls = None if r.calls is None else r.calls * p.episodes
-            toks = None if r.tokens is None else r.tokens * p.episodes
-            cost = r.usd(p.episodes)
+            calls = None if r.calls is None else r.calls * p.left
+            toks = None if r.tokens is None else r.tokens * p.left
+            cost = r.usd(p.left)
             out.append(f"    {r.role:<15} {r.backbone:<18} calls {_num(calls):>7}  tokens {_num(toks):>8}  "
                        f"{_usd(cost, r.prices is not None):<22} [{r.source}]")
             if toks is None:
@@ -264,7 +294,7 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
     out.append("")
     tok_total = sum(v[0] for v in by_role.values())
     usd_total = sum(v[1] for v in by_role.values())
-    out.append(f"Total: {total_eps} episodes; {_num(tok_total) if tok_total else 'no'} tokens estimated"
+    out.append(f"Total: {total_eps} episodes to run; {_num(tok_total) if tok_total else 'no'} tokens estimated"
                + (f" ({unknown} role estimate(s) unknown, not included)" if unknown else "") + ". By role and backbone:")
     for (role, backbone), (toks, cost, calls, priced, tok_unknown, calls_unknown) in sorted(by_role.items()):
         some = lambda v, k, fmt: ("?" if k and not v else fmt(v) + (f" + {k} cell(s) unknown" if k else ""))  # noqa: E731

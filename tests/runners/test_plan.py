@@ -27,7 +27,7 @@ def test_plan_makes_no_request_and_writes_nothing(tmp_path):
     assert "Plan of experiment 'planned': 2 cell(s)" in out
     assert out.count("2 tasks × 3 trial(s) = 6 episodes (tasks: loaded here)") == 2
     assert "unknown (no paper #Tok, no stored run)" in out  # a served model the papers did not run: no estimate
-    assert "Total: 12 episodes" in out
+    assert "Total: 12 episodes to run" in out
 
 
 def test_estimates_come_from_a_stored_run_then_priced_per_role(tmp_path):
@@ -48,7 +48,8 @@ def test_estimates_come_from_a_stored_run_then_priced_per_role(tmp_path):
     calls = sum(x["calls_by_role"]["agent"] for x in recs) / len(recs)
     line = next(ln for ln in p.stdout.splitlines() if ln.strip().startswith("agent (method)"))
     assert "stored run" in line and "same cell" in line and "2 episodes" in line
-    episodes = 2 * 2  # 2 tasks × 2 trials
+    assert "= 4 episodes; 2 already done, 2 to run" in p.stdout  # trial 0 is on disk: a run resumes past it
+    episodes = 2  # 2 tasks × 2 trials, 2 done
     usd = episodes * (prompt * 2.0 + completion * 8.0) / 1e6
     assert f"calls {calls * episodes:.0f}".replace("calls ", "") in line.split("calls")[1]
     assert (f"${usd:.4f}" if usd < 1 else f"${usd:,.2f}") in line
