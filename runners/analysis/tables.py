@@ -28,7 +28,7 @@ from typing import Any
 
 from runners.api import method_tokens
 from runners.config import ConfigError, available, import_target
-from runners.cost import episode_usd, role_prices
+from runners.cost import episode_usd, prices_for, role_prices
 from runners.analysis.papers import delta, fmt, fmt_delta, is_rate, paper_value, to_latex, to_markdown
 from runners.analysis.stats import DEFAULT_RESAMPLES, bootstrap_ci, paired_bootstrap, paired_sign_test
 from runners.records.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, compacted, load_cell_checked, record_lines, shard_dirs
@@ -174,10 +174,15 @@ def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | 
     """List-price dollars of a cell's episodes (every call priced, cache hits included, each role
     at its own backbone's prices by `runners.cost.role_prices`, the live budget's rule); None
     when no backbone of the cell has prices or the cell has no episodes (nothing was spent that
-    the records show: the tables print "–", not $0)."""
+    the records show: the tables print "–", not $0), and None when a role that was called has no
+    prices (a priced judge beside an unpriced agent would show a fraction of the cost as the cost)."""
     if not episodes or not has_prices(config):
         return None
     prices = role_prices(config)
+    used = {r for e in episodes for r, u in (e.get("usage_by_role") or {}).items()
+            if int((u or {}).get("prompt_tokens", 0) or 0) + int((u or {}).get("completion_tokens", 0) or 0)}
+    if any(prices_for(r, prices) is None for r in used):  # e.g. a priced judge beside an unpriced agent: a part is not a cost
+        return None
     return sum(episode_usd(e, prices) or 0.0 for e in episodes)
 
 

@@ -68,3 +68,13 @@ def _agree(tmp_path, url):
                            {"*": AGENT, "judge": JUDGE})
     assert episode_usd(records[0], role_prices(manifest_cfg)) < at_agent
     assert role_prices(cfg) == role_prices(manifest_cfg)  # a CellConfig and its manifest dict price alike
+
+
+def test_a_cell_with_an_unpriced_role_has_no_table_cost():
+    """A priced judge beside an unpriced agent: the table shows no cost rather than the judge's part."""
+    u = {"prompt_tokens": 1000, "completion_tokens": 10}
+    records = [{"usage_by_role": {"agent": u, "judge": u}}]
+    config = {"backbone": {"prices": None}, "roles": {"judge": {"prices": JUDGE}}}
+    assert cell_usd(records, config) is None
+    config["backbone"]["prices"] = AGENT
+    assert cell_usd(records, config) == episode_usd(records[0], role_prices(config)) > 0
