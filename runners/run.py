@@ -459,15 +459,15 @@ class Scheduler:
         self.budget_reached = False
         self.code = code_fingerprint()
         self.fair = budget_usd is not None
-        self.rounds: dict[int, list[_CellRun]] = {}  # fair order: round → the cells with an episode in it
-        self.round_started = -1
+        self.rounds: dict[tuple[int, int], list[_CellRun]] = {}  # fair order: round (trial, task index) → its cells
+        self.round_started: tuple[int, int] = (-1, -1)
 
     def _mean(self, run: "_CellRun | None" = None) -> float:
         """Expected cost of one episode: the cell's own mean once it has finished one, else the sweep's."""
         costs = run.costs if run is not None and run.costs else self.episode_costs
         return sum(costs) / len(costs) if costs else 0.0
 
-    def _affordable(self, run: "_CellRun | None" = None, rnd: int | None = None) -> bool:
+    def _affordable(self, run: "_CellRun | None" = None, rnd: tuple[int, int] | None = None) -> bool:
         """Whether one more episode (of `run`, in fair round `rnd`) may start within the budget.
         Once the budget is reached no episode starts any more."""
         if self.budget is None:
@@ -675,17 +675,15 @@ class Scheduler:
 
 
 def fair_order(runs: list) -> list[tuple]:
-    """(run, task, trial, round) of every episode left in `runs`, round by round: round = the
-    episode's place in its cell's task list (trial-major: every task of trial 0, then trial 1),
-    so task k of every cell comes before task k+1 of any cell, also when a resumed cell has
-    fewer episodes left than another."""
+    """(run, task, trial, round) of every episode left in `runs`, round by round: round =
+    (trial, the task's place in its cell's task list), so task k of every cell comes before task
+    k+1 of any cell and every cell's trial 0 before any trial 1 (cells of different sizes too),
+    also when a resumed cell has fewer episodes left than another."""
     items = []
     for ci, r in enumerate(runs):
-        tasks = r.tasks or r.prep.tasks
-        index = {t.task_id: i for i, t in enumerate(tasks)}
-        n = max(len(tasks), 1)
+        index = {t.task_id: i for i, t in enumerate(r.tasks or r.prep.tasks)}
         for t, trial in r.todo:
-            items.append(((trial * n + index.get(t.task_id, 0)), ci, r, t, trial))
+            items.append(((trial, index.get(t.task_id, 0)), ci, r, t, trial))
     items.sort(key=lambda x: (x[0], x[1]))
     return [(r, t, trial, rnd) for rnd, _, r, t, trial in items]
 

@@ -227,3 +227,19 @@ def test_budget_spends_in_fair_order_so_every_cell_ran_the_same_tasks(tmp_path):
         assert s.budget_reached and (s.spent <= share * ref.spent or len(ran[0]) == 1)  # round 1 runs whole
         partial += 0 < len(ran[0]) < len(order)
     assert partial >= 1  # some budget stopped the run part-way with work done in both cells
+
+
+def test_fair_order_is_task_by_task_across_cells_of_different_sizes():
+    from types import SimpleNamespace as NS
+
+    from runners.run import fair_order
+
+    def run(name, n, trials, done=()):
+        tasks = [NS(task_id=f"{name}{i}") for i in range(n)]
+        todo = [(t, k) for k in range(trials) for t in tasks if (t.task_id, k) not in done]
+        return NS(name=name, tasks=tasks, todo=todo, prep=None)
+
+    a, b = run("a", 3, 2, done={("a0", 0)}), run("b", 1, 2)  # a resumed, b smaller
+    got = [(r.name, t.task_id, trial) for r, t, trial, _ in fair_order([a, b])]
+    assert got == [("b", "b0", 0), ("a", "a1", 0), ("a", "a2", 0),  # trial 0 of every task first
+                   ("a", "a0", 1), ("b", "b0", 1), ("a", "a1", 1), ("a", "a2", 1)]
