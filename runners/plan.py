@@ -328,7 +328,16 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
 
 
 def print_plan(cells: list[Any], out=None) -> int:
-    """Print the plan of `cells` (runner.plan=true) and return the exit code 0."""
-    plans, s = build_plan(cells)
+    """Print the plan of `cells` (runner.plan=true) and return the exit code: 0, or 3 when the
+    cells cannot even be surveyed (e.g. duplicate task ids)."""
+    from runners.run import FatalRunError
+
+    try:
+        plans, s = build_plan(cells)
+    except FatalRunError as e:
+        from runners.secrets import redact_secrets
+
+        print(f"error: {redact_secrets(str(e))}", file=sys.stderr)
+        return 3
     print(format_plan(cells, plans, s), file=out or sys.stdout)
     return 0
