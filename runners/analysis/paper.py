@@ -631,7 +631,7 @@ def build_all(cells_list: list[Any], strict: bool = False, resamples: int = DEFA
 
 
 def write_all(root: Path, cells_list: list[Any], strict: bool = False, resamples: int = DEFAULT_RESAMPLES,
-              out_dir: Path | None = None) -> list[Artefact]:
+              out_dir: Path | None = None, roots: list[Path] | None = None) -> list[Artefact]:
     """Write `<root>/paper/` (or `out_dir`): every artefact's files and index.md. Without matplotlib
     the tables are still written and index.md says how to get the figures."""
     from runners.analysis.paper_figures import figures_available, save
@@ -652,11 +652,15 @@ def write_all(root: Path, cells_list: list[Any], strict: bool = False, resamples
         elif a.figure is not None:
             a.files = [p.name for p in save(a.figure, out_dir, a.name)]
     hs = headlines(Cells(cells_list))
-    atomic_write(out_dir / "index.md", index_md(Path(root).name, arts, hs, can_draw, strict))
+    from runners.analysis.tables import skipped_note
+
+    skipped = [t for r in (roots or [root]) if (t := skipped_note(Path(r), cells_list))]
+    atomic_write(out_dir / "index.md", index_md(Path(root).name, arts, hs, can_draw, strict, skipped))
     return arts
 
 
-def index_md(experiment: str, arts: list[Artefact], hs: list[dict[str, Any]], can_draw: bool, strict: bool) -> str:
+def index_md(experiment: str, arts: list[Artefact], hs: list[dict[str, Any]], can_draw: bool, strict: bool,
+             skipped: list[str] | None = None) -> str:
     from runners.analysis.plots import EXTRA_HINT
 
     lines = [f"# Paper artefacts: {experiment}", "",
@@ -677,6 +681,8 @@ def index_md(experiment: str, arts: list[Artefact], hs: list[dict[str, Any]], ca
         if a.kind.startswith("fig_") and a.status != "not produced" and not a.files and not can_draw:
             what = (what + "; " if what else "") + f"figure not drawn: needs matplotlib ({EXTRA_HINT})"
         lines.append(f"| `{a.name}`: {a.title} | {a.status} | {files} | {what} |")
+    if skipped:  # cells a sweep left out (runner.skip_unavailable=true): the partial artefacts above miss them
+        lines += ["", "## Skipped cells", "", *skipped]
     lines += ["", "## Headlines (computed the papers' way, beside the papers')", "", headlines_md(hs)]
     return "\n".join(lines) + "\n"
 
@@ -707,7 +713,7 @@ def main(argv: list[str] | None = None) -> int:
                     seen.add(c.cell)
                     cells.append(c)
         out = a.out or Path(a.results[0]) / "paper"
-        arts = write_all(a.results[0], cells, strict=a.strict, resamples=a.bootstrap, out_dir=out)
+        arts = write_all(a.results[0], cells, strict=a.strict, resamples=a.bootstrap, out_dir=out, roots=list(a.results))
     except (StoreError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

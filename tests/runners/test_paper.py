@@ -411,3 +411,15 @@ def test_several_experiments_pool_their_cells(tmp_path):
     assert paper.main([str(a), str(b), "--bootstrap", "0", "--out", str(tmp_path / "both")]) == 0
     md = (tmp_path / "both" / "flowstate_table1.md").read_text()
     assert "| Full Context [subset 1/40] | DeepSeek-V4-Flash |" in md and "| Full Context [subset 1/40] | GPT-5.6-terra |" in md
+
+
+def test_index_lists_the_cells_a_sweep_skipped(tmp_path):
+    import json
+
+    formal_cell(tmp_path, "full_context", "memoryarena_math", {"a": [1, 0]})
+    entry = {"cell": "mem0__deepseek_v4_flash__memoryarena_math__x", "method": "mem0", "backbone": DS, "benchmark": "memoryarena_math",
+             "missing": [{"what": "extra mem0", "fix": "pip install -e '.[mem0]'"}]}
+    (tmp_path / "skipped.json").write_text(json.dumps({"cells": [entry]}))
+    paper.write_all(tmp_path, collect(tmp_path), resamples=0)
+    index = (tmp_path / "paper" / "index.md").read_text()
+    assert "## Skipped cells" in index and "mem0 / deepseek_v4_flash / memoryarena_math: extra mem0 (Fix: pip install -e '.[mem0]')" in index
