@@ -42,8 +42,10 @@ MUTANTS: list[Mutant] = [
            '"DB": pct(bool(s.get("db_match"))', '"DB": pct(bool(s.get("success"))', TAU),
     # ------------------------------------------------------------------ statistics and Δ
     Mutant("stats_interval_90_as_95", "runners/analysis/stats.py", "a = (1 - level) / 2", "a = (1 - level)", STATS),
-    Mutant("papers_tok_no_tool_delta_absolute", "runners/analysis/papers.py",
-           'RELATIVE_METRICS = {"Tok", "Tok_no_tool", "USD"}', 'RELATIVE_METRICS = {"Tok", "USD"}', PAPERS),
+    Mutant("tables_tok_no_tool_delta_absolute", "runners/analysis/tables.py",
+           'MetricSpec(name="Tok_no_tool", kind="tokens"', 'MetricSpec(name="Tok_no_tool", kind="count"', PAPERS),
+    Mutant("papers_cost_delta_absolute", "runners/analysis/papers.py",
+           'RELATIVE_KINDS = ("tokens", "cost")', 'RELATIVE_KINDS = ("tokens",)', PAPERS),
     # ------------------------------------------------------------------ FlowState ablations
     Mutant("flowstate_no_psa_shows_raw_nodes", "flowstate/ablations.py",
            "for node in self.repo.historical_states():", "for node in self.repo.nodes.values():", FLOWSTATE),
