@@ -2,7 +2,7 @@
 into one table.
 
 - default profile: every method and every benchmark at least once, each method on the next benchmark in
-  turn (19 cells instead of 190), in this process through the sweep's own steps (Hydra compose, validate,
+  turn (19 cells instead of 209), in this process through the sweep's own steps (Hydra compose, validate,
   one scheduler, the aggregator), so data and models load once;
 - long profile (`-m long`, its own CI step): every method × every benchmark through the sweep CLI."""
 import asyncio
@@ -22,7 +22,7 @@ from tests.runners.sweep_helpers import metrics_csv, run_sweep
 
 HEADLINE = {"memoryarena_math": "SR", "memoryarena_phys": "SR", "memoryarena_shopping": "SR", "memoryarena_travel": "SR",
             "tau_airline": "Pass1", "tau_retail": "Pass1", "alfworld": "SR", "rca100": "joint_entity_type_accuracy",
-            "clindiag": "diagnosis_accuracy", "loca": "task_success"}
+            "clindiag": "diagnosis_accuracy", "loca": "task_success", "toy": "SR"}
 
 
 def matrix_axes() -> tuple[list[str], list[str], dict[str, str]]:
@@ -30,7 +30,7 @@ def matrix_axes() -> tuple[list[str], list[str], dict[str, str]]:
     ALFWorld games only where the shared data (and the alfworld extra) are; mem0 and reasoningbank
     only with the mem0 extra (reasoningbank's local MiniLM embedder ships with it)."""
     env = {}
-    benches = ["memoryarena_math", "memoryarena_phys", "memoryarena_shopping", "tau_airline", "tau_retail", "rca100", "clindiag", "loca"]
+    benches = ["memoryarena_math", "memoryarena_phys", "memoryarena_shopping", "tau_airline", "tau_retail", "rca100", "clindiag", "loca", "toy"]
     if (SHARED_DATA / "memoryarena-travel-db").is_dir():
         benches.append("memoryarena_travel")
         env["TRAVELPLANNER_DB_DIR"] = str(SHARED_DATA / "memoryarena-travel-db")
