@@ -19,7 +19,7 @@ import pytest
 from runners.api import BackboneError
 from runners.backbones.managed import ManagedBackbone, ManagedServer, locate_model_file
 from tests.managed_stub import tagged_processes
-from tests.runners.sweep_helpers import REPO, cell_records, record_files, sweep_cmd
+from tests.runners.sweep_helpers import REPO, cell_records, default_sigint, record_files, sweep_cmd
 
 STUB = ["{python}", "-m", "tests.managed_stub", "{port}"]
 
@@ -107,7 +107,7 @@ def test_no_orphan_when_the_harness_is_interrupted_or_killed(tmp_path, how, igno
         print(s.pgid, flush=True)
         time.sleep(60)
     """))
-    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     pgid = int(p.stdout.readline())
     assert len(group_members(pgid)) == 2
     p.send_signal({"sigint": signal.SIGINT, "sigterm": signal.SIGTERM, "sigkill": signal.SIGKILL}[how])
@@ -161,7 +161,7 @@ def test_a_terminated_or_killed_sweep_leaves_no_server_and_resumes(tmp_path, sig
     the rest."""
     tag = f"harness-managed-{uuid.uuid4().hex[:8]}"
     cmd = stub_sweep_cmd(tmp_path)
-    p = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    p = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint,
                          env={**os.environ, "HARNESS_TEST_TAG": tag, "MANAGED_STUB_DELAY_S": "0.05"})  # slow replies: time to signal
     try:
         assert wait_until(lambda: len(finished(tmp_path)) >= 1 or p.poll() is not None, 60), "no episode finished"

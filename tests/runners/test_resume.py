@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.runners.sweep_helpers import REPO, cell_records, metrics_csv, record_files, run_sweep, sweep_cmd
+from tests.runners.sweep_helpers import REPO, cell_records, default_sigint, metrics_csv, record_files, run_sweep, sweep_cmd
 
 ARGS = ("backbone.scripted.latency_s=0.03", "runner.trials=2", "runner.concurrency=2",
         "backbone.scripted.wrong_requests=[formal_reasoning_math-0/q2,formal_reasoning_phys-1/q1]",
@@ -75,7 +75,8 @@ def test_ctrl_c_says_how_to_resume(tmp_path, baseline):
     env = {**os.environ, "HOLD_DIR": str(hold), "HOLD_OUTPUT": str(out), "HOLD_AFTER": "2"}
     log, errlog = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
     with open(log, "w") as so, open(errlog, "w") as se:  # files, not pipes: a full pipe would stall the sweep
-        p = subprocess.Popen(sweep_cmd(out, *ARGS), cwd=REPO, stdout=so, stderr=se, text=True, env=env)
+        p = subprocess.Popen(sweep_cmd(out, *ARGS), cwd=REPO, stdout=so, stderr=se, text=True, env=env,
+                             preexec_fn=default_sigint)
         try:
             deadline = time.monotonic() + 600  # a failure guard only: the test waits for the hold, not for a time
             while not (hold / "held").exists() and p.poll() is None and time.monotonic() < deadline:
