@@ -17,9 +17,10 @@ from kit.agent import SingleCallMethod
 from pos.config import PosConfig
 from pos.gaps import StableGapIdentityTracker, frontier_changed
 from pos.health import HealthReport, detect, verified_window
-from pos.policy import EXAMPLES, action_text, belief_text_input, describe, format_example, policy_messages
+from pos.policy import EXAMPLES, NO_OBSERVATION, action_text, belief_text_input, describe, format_example, policy_messages
 from pos.projection import project_on_gap
 from pos.prompts import belief_text_messages
+from pos.release_prompt import RELEASE_KINDS, release_messages, release_texts
 from pos.protocols import AuditProtocol, BeliefTextProtocol, PolicyProtocol, ProgressProtocol
 from pos.recovery import RecoveryDirective, build_directive
 from pos.sentinel import audit_scope, diagnostic_progress, evidence_items, execution_progress, run_audit
@@ -63,7 +64,12 @@ class PoS(SingleCallMethod):
     def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Manifest facts: where each upstream text the policy prompt may carry comes from."""
         sources = TextSources()
-        if PosConfig(**(params or {})).policy_format_example:
+        cfg = PosConfig(**(params or {}))
+        if cfg.policy_prompt == "release":
+            for kind in RELEASE_KINDS:
+                k = cfg.for_kind(kind)
+                release_texts(kind, k.max_actions_per_turn, sources, example=k.policy_format_example)
+        elif cfg.policy_format_example:
             for kind in EXAMPLES:
                 format_example(kind, sources)
         return {"text_sources": sources.as_manifest()}
@@ -72,6 +78,8 @@ class PoS(SingleCallMethod):
         await super().begin_task(task)
         self.cfg = self.base_cfg.for_kind(task.kind)
         self.protocol.configure(task, self.cfg.max_actions_per_turn)
+        self.release = (release_texts(task.kind, self.cfg.max_actions_per_turn, self.sources, example=self.cfg.policy_format_example)
+                        if self.cfg.policy_prompt == "release" and task.kind in RELEASE_KINDS else None)
         self.model = BeliefModel(self.backbone, mode=self.cfg.task_mode, max_json_retries=self.cfg.max_json_retries,
                                  sampling=self.cfg.sampling.get("state"))
         self.carried_world, self.earlier = None, []
@@ -300,10 +308,14 @@ class PoS(SingleCallMethod):
         self.turn += 1
         budget = self.task.step_budget
         last_turn = self.cfg.forced_submission and budget is not None and self.turn >= budget
-        msgs = policy_messages(task=self.task, protocol_text=self.protocol.description(), observation=obs, belief=self.belief,
-                               belief_text=self.belief_text, recovery=d.prompt_view(generic=self.cfg.recovery.mode == "generic") if active else None,
-                               forced_submission=last_turn, actions=self.actions,
-                               example=format_example(self.task.kind, self.sources) if self.cfg.policy_format_example else None)
+        recovery = d.prompt_view(generic=self.cfg.recovery.mode == "generic") if active else None
+        if self.release is not None:  # the release's ReAct prompt (pos/release_prompt.py)
+            msgs = release_messages(self.release, task=self.task, observation=obs or NO_OBSERVATION, belief=self.belief,
+                                    belief_text=self.belief_text, recovery=recovery, actions=self.actions, final_turn=last_turn)
+        else:
+            msgs = policy_messages(task=self.task, protocol_text=self.protocol.description(), observation=obs, belief=self.belief,
+                                   belief_text=self.belief_text, recovery=recovery, forced_submission=last_turn, actions=self.actions,
+                                   example=format_example(self.task.kind, self.sources) if self.cfg.policy_format_example else None)
         parsed = await self._policy(msgs, **self.cfg.sampling.get("agent", {}))
         decision, limit = parsed.decision, self.cfg.max_actions_per_turn
         if limit is not None and len(decision.tool_calls) > limit:

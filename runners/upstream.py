@@ -371,3 +371,35 @@ class TextSources:
 
     def as_manifest(self) -> dict[str, Any]:
         return {"prompts": dict(sorted(self.entries.items())), "paraphrased": self.paraphrased}
+
+
+def py_fstring_parts(f: UpstreamFile, qualname: str, name: str) -> list[tuple[str, str]] | None:
+    """The f-string assigned to the local `name` inside the function `qualname`, as parts:
+    ("text", literal) or ("field", the field's expression as `ast.unparse` writes it, e.g.
+    `state['observation']`). Fill it with `fill_parts`. None when unavailable; a field with a
+    conversion or format spec makes it unreadable (None)."""
+    tree = _tree(f)
+    fn = None if tree is None else _scope(tree, qualname)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    for node in ast.walk(fn):
+        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                and isinstance(node.value, ast.JoinedStr)):
+            parts: list[tuple[str, str]] = []
+            for v in node.value.values:
+                if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                    parts.append(("text", v.value))
+                elif isinstance(v, ast.FormattedValue) and v.conversion == -1 and v.format_spec is None:
+                    parts.append(("field", ast.unparse(v.value)))
+                else:
+                    return None
+            return parts
+    return None
+
+
+def fill_parts(parts: list[tuple[str, str]], values: dict[str, str]) -> str:
+    """`parts` (see `py_fstring_parts`) with each field replaced by `values[expression]`."""
+    missing = sorted({p for k, p in parts if k == "field" and p not in values})
+    if missing:
+        raise KeyError(f"no value for the upstream template field(s) {missing}")
+    return "".join(p if k == "text" else str(values[p]) for k, p in parts)

@@ -63,3 +63,10 @@ def manifests(out: Path) -> list[dict]:
     from runners.records.store import MANIFEST
 
     return [json.loads(p.read_text()) for p in sorted(Path(out).rglob(MANIFEST))]
+
+
+def cell_calls(cell_dir: Path, role: str | None = None) -> list:
+    """The recorded calls of one cell (runners.records.results), optionally of one role."""
+    from runners.records.results import Cell
+
+    return [c for ep in Cell(Path(cell_dir)).episodes() for c in ep.calls() if role is None or c.role == role]
