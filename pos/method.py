@@ -21,6 +21,7 @@ from pos.policy import EXAMPLES, NO_OBSERVATION, action_text, belief_text_input,
 from pos.projection import project_on_gap
 from pos.prompts import belief_text_messages
 from pos.release_prompt import RELEASE_KINDS, release_messages, release_texts
+from pos import release_texts as belief_release
 from pos.protocols import AuditProtocol, BeliefTextProtocol, PolicyProtocol, ProgressProtocol
 from pos.recovery import RecoveryDirective, build_directive
 from pos.sentinel import audit_scope, diagnostic_progress, evidence_items, execution_progress, run_audit
@@ -65,6 +66,10 @@ class PoS(SingleCallMethod):
         """Manifest facts: where each upstream text the policy prompt may carry comes from."""
         sources = TextSources()
         cfg = PosConfig(**(params or {}))
+        if cfg.belief_prompts == "release":
+            belief_release.load(sources)
+        if cfg.recovery.mode == "generic":
+            sources.own("pos.recovery.generic", "recovery.mode=generic: the release has no generic recovery; the project's own text (pos/recovery.py GENERIC_TEXT)")
         if cfg.policy_prompt == "release":
             for kind in RELEASE_KINDS:
                 k = cfg.for_kind(kind)
@@ -80,7 +85,8 @@ class PoS(SingleCallMethod):
         self.protocol.configure(task, self.cfg.max_actions_per_turn)
         self.release = (release_texts(task.kind, self.cfg.max_actions_per_turn, self.sources, example=self.cfg.policy_format_example)
                         if self.cfg.policy_prompt == "release" and task.kind in RELEASE_KINDS else None)
-        self.model = BeliefModel(self.backbone, mode=self.cfg.task_mode, max_json_retries=self.cfg.max_json_retries,
+        self.belief_texts = belief_release.load(self.sources) if self.cfg.belief_prompts == "release" else None
+        self.model = BeliefModel(self.backbone, mode=self.cfg.task_mode, max_json_retries=self.cfg.max_json_retries, texts=self.belief_texts,
                                  sampling=self.cfg.sampling.get("state"))
         self.carried_world, self.earlier = None, []
 
@@ -142,7 +148,7 @@ class PoS(SingleCallMethod):
         if mode is None:
             return prop.candidate, "validated"
         audit = dict(step=step, before=before, items=items, cfg=self.cfg.sentinel, before_step=before_step,
-                     sampling=self.cfg.sampling.get("sentinel"), health=self._health_view())
+                     sampling=self.cfg.sampling.get("sentinel"), health=self._health_view(), texts=self.belief_texts)
         res = await run_audit(self.backbone, self.audit_protocol, candidate=prop.candidate, **audit)
         self._errors("audit", res.errors)
         self.log["audit"] = {"mode": mode, "verdict": res.verdict, "issue": res.issue, "discarded": res.discarded}
@@ -247,7 +253,8 @@ class PoS(SingleCallMethod):
                     "scoring_method": "execution_task_success"}
         label, errors = await execution_progress(self.backbone, self.progress_protocol, step=step, frontier=before.frontier,
                                                  action=action, observation=obs, before=before, after=self.belief, cfg=s,
-                                                 sampling=self.cfg.sampling.get("sentinel"), health=self._health_view())
+                                                 sampling=self.cfg.sampling.get("sentinel"), health=self._health_view(),
+                                                 texts=self.belief_texts)
         self._errors("progress", errors)
         return label
 
@@ -279,7 +286,7 @@ class PoS(SingleCallMethod):
         self.directive = build_directive(
             self.health, gaps={t: self.belief.gaps(t) for t in self.gap_ids}, gap_ids=self.gap_ids, active_gap=self.belief.frontier_gap(),
             window=win, snapshots=self.snapshots, projections=[w["active_gap_world"] for w in win], transitions=self.transitions,
-            action_count=self.action_count, cfg=self.cfg.recovery, epsilon=self.cfg.trapping.recurrence_epsilon)
+            action_count=self.action_count, cfg=self.cfg.recovery, epsilon=self.cfg.trapping.recurrence_epsilon, texts=self.belief_texts)
         if self.directive is not None:
             self.log["recovery_started"] = self.directive.model_dump()
 
@@ -296,7 +303,9 @@ class PoS(SingleCallMethod):
             self.belief_text = describe(view)
             return
         self.text_protocol.fallback = lambda: {"belief_text": describe(view)}
-        c = await self.backbone.complete(belief_text_messages(view, self.text_protocol.description()), role="state",
+        msgs = (belief_release.belief_text_messages(self.belief_texts, view) if self.belief_texts is not None
+                else belief_text_messages(view, self.text_protocol.description()))
+        c = await self.backbone.complete(msgs, role="state",
                                          protocol=self.text_protocol, **self.cfg.sampling.get("state", {}))
         parsed = self.text_protocol.parse(c.text)
         self._errors("belief_text", parsed.errors)

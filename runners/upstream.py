@@ -287,8 +287,11 @@ def py_function_strings(f: UpstreamFile, qualname: str) -> list[str] | None:
     source order; implicit concatenation folded; an f-string becomes a template with `{name}` for
     each field), e.g. a correction message a function builds inline. None when unavailable."""
     tree = _tree(f)
-    if tree is None:
-        return None
+    return None if tree is None else strings_of(tree, qualname)
+
+
+def strings_of(tree: ast.AST, qualname: str) -> list[str] | None:
+    """`py_function_strings` on a parsed tree."""
     node = _scope(tree, qualname)
     if node is None or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
@@ -365,9 +368,14 @@ class TextSources:
     def file(self, key: str, f: UpstreamFile, fallback: str) -> str:
         return self.use(key, f, file_text(f), fallback)
 
+    def own(self, key: str, reason: str) -> None:
+        """Record a text that is the project's own with no upstream counterpart (e.g. an unreleased
+        ablation's wording); listed under `own`, not as paraphrased."""
+        self.entries[key] = {"source": "project", "reason": reason}
+
     @property
     def paraphrased(self) -> list[str]:
-        return sorted(k for k, v in self.entries.items() if v["source"] != "upstream")
+        return sorted(k for k, v in self.entries.items() if v["source"] == "paraphrase")
 
     def as_manifest(self) -> dict[str, Any]:
         return {"prompts": dict(sorted(self.entries.items())), "paraphrased": self.paraphrased}
@@ -403,3 +411,19 @@ def fill_parts(parts: list[tuple[str, str]], values: dict[str, str]) -> str:
     if missing:
         raise KeyError(f"no value for the upstream template field(s) {missing}")
     return "".join(p if k == "text" else str(values[p]) for k, p in parts)
+
+
+def fill_fields(template: str, values: dict[str, Any]) -> str:
+    """A `py_function_strings` template with each `{expression}` replaced by `values[expression]`
+    (doubled literal braces undone); a field without a value raises KeyError naming it."""
+    import re
+
+    def sub(m: "re.Match[str]") -> str:
+        tok = m.group(0)
+        if tok in ("{{", "}}"):
+            return tok[0]
+        key = tok[1:-1]
+        if key not in values:
+            raise KeyError(f"no value for the upstream template field {key!r}")
+        return str(values[key])
+    return re.sub(r"\{\{|\}\}|\{[^{}]+\}", sub, template)

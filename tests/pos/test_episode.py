@@ -103,7 +103,12 @@ def test_pos_diagnoses_static_trap_and_recovers_in_the_prompt():
     assert h["trapped"] and h["health_score"] == 0.0 and h["trapping_pattern"] == "static" and h["gap_dimension"] == "achievement"
     started = steps[8].method["recovery_started"]
     assert started["recovery_gap"]["target"] == "complete the current request"
-    assert ' "look" Bring about' in started["instruction"] and started["instruction"].endswith("complete the current request")
+    from pos.release_texts import load, recovery_instruction
+    from runners.upstream import TextSources
+    texts = load(TextSources())  # the release's recovery sentences (belief_prompts: release), filled
+    assert started["instruction"] == recovery_instruction(texts, "static", "achievement", "complete the current request",
+                                                          detail="look", period=None)
+    assert '("look")' in started["instruction"] and started["instruction"].endswith("complete the current request")
     assert started["applies_from_step"] == 8
     policy_prompts = [msgs[-1]["content"] for role, p, msgs in spy.seen if p == "pos-policy"]
     assert "<recovery_constraint>" not in policy_prompts[7] and "<recovery_constraint>" in policy_prompts[8]
