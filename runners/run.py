@@ -18,7 +18,7 @@ from runners.cost import usd
 from runners.episode import Episode
 from runners.records.schema import CallLog, EpisodeRecord
 from runners.progress import CellReport, Progress
-from runners.records.store import CellStore, code_fingerprint
+from runners.records.store import EPISODES, CellStore, code_fingerprint, compacted, read_jsonl, text_fingerprint, text_mismatch
 from runners.records.transcripts import TranscriptStore
 
 
@@ -393,6 +393,25 @@ class Scheduler:
         run.report.count_call(log, cost)
         self.progress.call(run.report)
 
+    def _check_texts(self, prepared: list[PreparedCell]) -> None:
+        """Refuse the sweep before any work when a cell to resume holds finished episodes that ran
+        on other model-facing texts than this run would send (runners.records.store.text_mismatch)."""
+        for p in prepared:
+            if p.cfg.runner.fresh:
+                continue
+            cell_dir = self.root / p.cfg.cell_name
+            records = []
+            for d in [cell_dir, *sorted(cell_dir.glob("shard-*"))]:
+                if (d / EPISODES).exists() or compacted(d / EPISODES).exists():
+                    records += read_jsonl(d / EPISODES)[0]
+            if not records:
+                continue
+            notes = {"benchmark_notes": p.bench.notes(),
+                     "method_notes": p.method_cls.notes(p.cfg.method.params) if hasattr(p.method_cls, "notes") else {}}
+            why = text_mismatch(p.cfg.cell_name, records, text_fingerprint(notes))
+            if why:
+                raise FatalRunError(why.removeprefix("error: ") + " Nothing was run.")
+
     def _open(self, prep: PreparedCell) -> _CellRun:
         cfg, pool = prep.cfg, self.pool
         endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
@@ -470,6 +489,7 @@ class Scheduler:
             rec = await ep.run(env, method)
             rec.resample = resample
         rec.code = run.code
+        rec.texts = store.texts
         if rec.error:
             rec.error = redact_secrets(rec.error)
         rec = await self._store(run, rec)
@@ -502,6 +522,8 @@ class Scheduler:
         runs: list[_CellRun] = []
         queue: asyncio.Queue = asyncio.Queue()
         n = self.concurrency
+
+        self._check_texts(prepared)  # before any cell opens: a mixed-source resume is refused up front
 
         async def producer() -> None:
             """Open the cells in order, off the loop (manifest, git revision, reading earlier

@@ -328,6 +328,24 @@ def py_docstring(f: UpstreamFile, qualname: str, *, clean: bool = True) -> str |
     return ast.get_docstring(node, clean=clean)  # type: ignore[arg-type]
 
 
+def text_sha256(text: Any) -> str:
+    """sha256 of a text as sent (a non-string literal: its canonical JSON)."""
+    data = text if isinstance(text, str) else json.dumps(text, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+_SAID: set[str] = set()
+
+
+def _say_once(message: str) -> None:
+    """A loud console line (stderr), once per process and message."""
+    import sys
+
+    if message not in _SAID:
+        _SAID.add(message)
+        print(message, file=sys.stderr, flush=True)
+
+
 class TextSources:
     """Which text each model-facing prompt of a cell came from (recorded in the manifest)."""
 
@@ -337,11 +355,15 @@ class TextSources:
     def use(self, key: str, f: UpstreamFile, text: str | None, fallback: str, *, symbol: str | None = None) -> str:
         """`text` (read from `f`) when available, else `fallback`; records which one and why."""
         if text is not None:
-            self.entries[key] = f.provenance(symbol)
+            self.entries[key] = {**f.provenance(symbol), "text_sha256": text_sha256(text)}
             return text
         data, where = fetch(f)
         why = where if data is None else f"symbol {symbol!r} not found in {f.path}"
-        self.entries[key] = {"source": "paraphrase", "upstream": f.provenance(symbol), "reason": why}
+        if data is None and where.startswith("download of"):
+            _say_once(f"warning: {f.repo}@{f.commit[:7]}:{f.path}: {where}. The run uses the project's own wording for "
+                      f"'{key}' (and every other text of that file) and marks the cell [paraphrased].")
+        self.entries[key] = {"source": "paraphrase", "upstream": f.provenance(symbol), "reason": why,
+                             "text_sha256": text_sha256(fallback)}
         return fallback
 
     def string(self, key: str, f: UpstreamFile, symbol: str, fallback: str) -> str:
