@@ -68,6 +68,11 @@ class PoS(SingleCallMethod):
         cfg = PosConfig(**(params or {}))
         if cfg.belief_prompts == "release":
             belief_release.load(sources)
+        from pos import repair_text  # the repair turns' corrections (module-level sources, recorded here too)
+
+        repair_text.policy_repair(), repair_text.missing_action(), repair_text.belief_repair(None)
+        repair_text.sentinel_repair(), repair_text.progress_repair()
+        sources.entries.update(repair_text.SOURCES.entries)
         if cfg.recovery.mode == "generic":
             sources.own("pos.recovery.generic", "recovery.mode=generic: the release has no generic recovery; the project's own text (pos/recovery.py GENERIC_TEXT)")
         if cfg.policy_prompt == "release":

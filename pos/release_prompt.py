@@ -41,7 +41,8 @@ _EXAMPLES = {"alfworld": "ALFWORLD_EXAMPLE", "loca": "LOCA_BENCH_EXAMPLE", "clin
 
 
 def _s(sources: TextSources, f: UpstreamFile, symbol: str) -> str | None:
-    return sources.string(f"pos.release.{symbol}", f, symbol, None)  # type: ignore[arg-type]
+    where = "" if f is REACT_PROMPT else f.path.split("/")[1] + "."  # ClinDiag.SUBMIT_CONTRACT_INFO vs RCA100.…
+    return sources.string(f"pos.release.{where}{symbol}", f, symbol, None)  # type: ignore[arg-type]
 
 
 def system_prompt(kind: str, max_actions: int | None, sources: TextSources) -> str | None:

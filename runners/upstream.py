@@ -330,7 +330,13 @@ def py_docstring(f: UpstreamFile, qualname: str, *, clean: bool = True) -> str |
 
 def text_sha256(text: Any) -> str:
     """sha256 of a text as sent (a non-string literal: its canonical JSON)."""
-    data = text if isinstance(text, str) else json.dumps(text, sort_keys=True, ensure_ascii=False, default=str)
+    if isinstance(text, str):
+        data = text
+    else:
+        try:
+            data = json.dumps(text, sort_keys=True, ensure_ascii=False, default=str)
+        except TypeError:  # keys that do not sort (e.g. None next to strings): the literal's own order
+            data = json.dumps(text, ensure_ascii=False, default=str)
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
