@@ -73,6 +73,9 @@ class PoS(SingleCallMethod):
         repair_text.policy_repair(), repair_text.missing_action(), repair_text.belief_repair(None)
         repair_text.sentinel_repair(), repair_text.progress_repair()
         sources.entries.update(repair_text.SOURCES.entries)
+        from pos.protocols import format_lines
+
+        format_lines(sources)  # the policy's reply-format lines off the PoS benchmarks
         if cfg.recovery.mode == "generic":
             sources.own("pos.recovery.generic", "recovery.mode=generic: the release has no generic recovery; the project's own text (pos/recovery.py GENERIC_TEXT)")
         if cfg.policy_prompt == "release":

@@ -74,3 +74,16 @@ def test_offline_pos_uses_the_project_layout_and_says_so(monkeypatch, tmp_path):
 
     _, system, user = policy_prompt(task=TASK.model_copy(update={"kind": "alfworld"}))
     assert system.startswith("<instructions>") and "<belief_text>" in user  # the project's tagged-block layout
+
+
+def test_policy_reply_format_lines_are_read_from_the_release(monkeypatch, tmp_path):
+    from pos.protocols import PolicyProtocol
+
+    single = upstream_constant("PoS", REACT, "RCA100_SINGLE_ACTION_FORMAT").strip().split("\n")
+    closing = upstream_constant("PoS", REACT, "SYSTEM_PROMPT").strip().split("\n")[-1]
+    text = PolicyProtocol().description()
+    assert text.startswith(single[0] + "\n") and single[2] in text and text.endswith("\n" + closing)
+    monkeypatch.setenv("HARNESS_UPSTREAM_DIR", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    own = PolicyProtocol().description()
+    assert single[0] not in own and closing not in own and '"thought"' in own
