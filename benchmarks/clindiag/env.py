@@ -71,7 +71,7 @@ class ClinDiagEnv(DiagnosticEnv):
 
     def view(self) -> TaskView:
         return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, policy=policy(self.params["max_steps"]),
-                        tools=tool_specs(), kind="clindiag")
+                        tools=tool_specs(self.texts), kind="clindiag")
 
     def request_text(self) -> str:
         c = self.case

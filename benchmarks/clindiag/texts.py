@@ -1,6 +1,7 @@
 """ClinDiag's model-facing texts for the information provider and the judge, read at run time
 from the PoS release's `benchmarks/clindiag_env.py` (pinned; runners/upstream.py):
-`PROVIDER_SYSTEM_PROMPT` (fields `{scope}`, `{record}`), the per-tool `scope` of `QUERY_TOOLS`,
+`PROVIDER_SYSTEM_PROMPT` (fields `{scope}`, `{record}`), the per-tool `scope` and `example` of
+`QUERY_TOOLS`, the tool descriptions of `provider_tool_schemas`,
 the no-record text of `ClinDiagCase.record_text`, `JUDGE_SYSTEM_PROMPT` and `JUDGE_USER_PROMPT`
 (fields `{reference_final}` … `{submitted_reasoning}`). Without the pinned file the project's own
 wording below is used and the cell's manifest lists each such text as paraphrased."""
@@ -56,6 +57,17 @@ def _no_record_text() -> str | None:
     return found[0] if found else None
 
 
+TOOL_KEYS = ("query", "question", "submit", "final_diagnosis", "differential_diagnosis", "diagnostic_reasoning")
+"""The tool texts of `provider_tool_schemas`, in source order."""
+
+
+def _tool_texts() -> dict[str, str] | None:
+    found = py_function_strings(CLINDIAG_ENV, "provider_tool_schemas")
+    if not found or len(found) != len(TOOL_KEYS) or "{spec['scope']}" not in found[0]:
+        return None
+    return dict(zip(TOOL_KEYS, found))
+
+
 def clindiag_texts(sources: TextSources | None = None) -> dict[str, Any]:
     """{"provider_system": template, "scope": {section: text}, "no_record": text,
     "judge_system": text, "judge_user": template}; each recorded in `sources`."""
@@ -68,4 +80,8 @@ def clindiag_texts(sources: TextSources | None = None) -> dict[str, Any]:
         "no_record": sources.use("provider.no_record", f, _no_record_text(), NO_RECORD, symbol="ClinDiagCase.record_text"),
         "judge_system": sources.string("judge.system", f, "JUDGE_SYSTEM_PROMPT", JUDGE_SYSTEM),
         "judge_user": sources.string("judge.user", f, "JUDGE_USER_PROMPT", JUDGE_USER),
+        # the query and submit tools' descriptions (None: the project's own, benchmarks/clindiag/prompts.py)
+        "tools": sources.use("tools", f, _tool_texts(), None, symbol="provider_tool_schemas"),  # type: ignore[arg-type]
+        "example": {section: sources.literal(f"tools.example.{section}", f, "QUERY_TOOLS", None, path=(tool, "example"))
+                    for section, tool in SECTION_TOOL.items()},
     }
