@@ -22,17 +22,75 @@ import io
 import hashlib
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners.api import method_tokens
+from runners.api import MetricSpec, StepSeries, StepView, find_spec, method_tokens
 from runners.config import ConfigError, available, import_target
-from runners.cost import episode_usd, role_prices
-from runners.analysis.papers import delta, fmt, fmt_delta, is_rate, paper_value, to_latex, to_markdown
-from runners.analysis.stats import DEFAULT_RESAMPLES, bootstrap_ci, paired_bootstrap, paired_sign_test
+from runners.cost import episode_usd, prices_for, role_prices
+from runners.analysis.fidelity import footnotes, row_marks
+from runners.analysis.papers import delta, fmt, fmt_delta, paper_task_count, paper_value, to_latex, to_markdown
+from runners.analysis.stats import (DEFAULT_RESAMPLES, SIGNIFICANCE_LEGEND, bootstrap_ci, holm, paired_bootstrap, paired_sign_test,
+                                   rate_interval, significance_mark)
 from runners.records.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, compacted, load_cell_checked, record_lines, shard_dirs
+
+
+HARNESS_METRICS = (
+    MetricSpec(name="Tok", kind="tokens", higher_is_better=False, table=True),
+    MetricSpec(name="Tok_no_tool", kind="tokens", higher_is_better=False, table=True),
+    MetricSpec(name="USD", kind="cost", higher_is_better=False, table=True),
+)
+"""The metrics the harness adds to every cell (method-side tokens in millions, list-price cost);
+a benchmark declares its own (`Benchmark.metric_specs`)."""
+
+
+def metric_spec(specs: tuple[MetricSpec, ...] | list[MetricSpec], metric: str) -> MetricSpec:
+    """How the tables treat `metric`: the harness's declaration, the benchmark's, or `other`."""
+    return find_spec(HARNESS_METRICS, metric) or find_spec(specs, metric) or MetricSpec(name=metric, kind="other")
+
+
+def _natural(name: str) -> tuple[Any, ...]:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+def _trailing_int(name: str) -> int | None:
+    found = re.search(r"(\d+)$", name)
+    return int(found.group(1)) if found else None
+
+
+def curves(c: "CellSummary") -> list[tuple[MetricSpec, list[float | None]]]:
+    """The cell's declared curves (`MetricSpec.curve`): each family's members in numeric order."""
+    out = []
+    for sp in c.specs:
+        if sp.curve and "*" in sp.name:
+            members = [m for m in c.metrics if sp.matches(m) and find_spec(c.specs, m) is sp and _trailing_int(m) is not None]
+            if members:
+                out.append((sp, [c.metrics[m] for m in sorted(members, key=lambda m: _trailing_int(m) or 0)]))
+    return out
+
+
+def slug(text: str) -> str:
+    """A file or element name from a display name (`Acc_k` → `acc_k`)."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def table_columns(specs: tuple[MetricSpec, ...] | list[MetricSpec], metrics: dict[str, Any]) -> list[str]:
+    """The wide table's columns of a benchmark: its `table` metrics in declaration order; a
+    family gives one column per member the cell reports (in natural order), except members
+    declared on their own."""
+    out: list[str] = []
+    for sp in specs:
+        if not sp.table:
+            continue
+        if "*" in sp.name:
+            members = [m for m in metrics if sp.matches(m) and find_spec(specs, m) is sp]
+            out += sorted(members, key=_natural)
+        else:
+            out.append(sp.name)
+    return list(dict.fromkeys(out))
 
 
 @dataclass
@@ -47,6 +105,10 @@ class CellSummary:
     trials: int
     metrics: dict[str, float | None]
     table_metrics: list[str]
+    specs: tuple[MetricSpec, ...] = ()  # the benchmark's metric declarations (Benchmark.metric_specs)
+    outcome: str = "success"  # the score that is an episode's outcome (Benchmark.outcome)
+    series: tuple[StepSeries, ...] = ()  # what the method's step log offers the report and plots (Method.step_series)
+    views: tuple[StepView, ...] = ()  # (Method.step_views)
     tokens_by_role: dict[str, int] = field(default_factory=dict)
     paraphrased: list[str] = field(default_factory=list)
     extra_on_disk: int = 0  # finished records outside the manifest's tasks × trials (kept, not counted)
@@ -55,9 +117,14 @@ class CellSummary:
     text_sets: dict[str, int] = field(default_factory=dict)  # digest of an episode's text fingerprint (`texts`) -> counted episodes
     config: dict[str, Any] = field(default_factory=dict)
     sweep: dict[str, Any] = field(default_factory=dict)  # the sweep that last ran the cell
-    ci: dict[str, tuple[float, float]] | None = None  # 95% task-bootstrap interval per rate (runners.analysis.stats), computed on demand
+    ci: dict[str, tuple[float, float]] | None = None  # 95% interval per rate (runners.analysis.stats.rate_interval), computed on demand
+    ci_kind: dict[str, str] = field(default_factory=dict)  # metric -> "wilson" | "bootstrap" | "wilson~"
+    manifest: dict[str, Any] = field(default_factory=dict, repr=False)  # the cell's manifest (fidelity marks read it)
     episodes: list[dict[str, Any]] = field(default_factory=list, repr=False)  # the counted records (for intervals and paired tests)
     metric_fn: Any = field(default=None, repr=False)  # the benchmark's metric function
+
+    def spec(self, metric: str) -> MetricSpec:
+        return metric_spec(self.specs, metric)
 
     @property
     def mixed_code(self) -> bool:
@@ -139,7 +206,11 @@ def summarize(cell_dir: Path) -> CellSummary:
         raise StoreError(f"{cell_dir}: cannot rebuild the benchmark from manifest.json ({type(e).__name__}: {e}); "
                          "re-run the sweep for this cell or move the directory out of the experiment") from None
     metrics, episodes = _metrics(bench, episodes, notes)
-    table = list(getattr(bench, "table_metrics", None) or [m for m in metrics if not m.startswith("Acc_") and m != "K"])
+    try:
+        method_cls = import_target(cfg["method"]["_target_"], "method")
+    except (KeyError, TypeError, ConfigError):  # the tables do not need it; the report then shows no method views
+        method_cls = None
+    table = table_columns(bench.metric_specs, metrics)
     tokens: dict[str, int] = {}
     for e in episodes:
         for role, u in e.get("usage_by_role", {}).items():
@@ -158,52 +229,63 @@ def summarize(cell_dir: Path) -> CellSummary:
     runs = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
     sweep = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
     trials = int(manifest.get("trials", 1))
-    table += pass_k_columns(metrics, trials, table)
     priced = has_prices(cfg)
     if priced:  # no episodes yet: no cost to show ("–"), not a misleading $0
         metrics["USD"] = cell_usd(episodes, cfg)
     return CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
                        benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
-                       n_tasks=int(manifest.get("n_tasks", 0)), trials=trials,
+                       n_tasks=int(manifest.get("n_tasks", 0)), trials=trials, specs=tuple(bench.metric_specs),
+                       outcome=bench.outcome, series=tuple(getattr(method_cls, "step_series", ())),
+                       views=tuple(getattr(method_cls, "step_views", ())),
                        metrics=metrics, table_metrics=table + ["Tok"] + (["Tok_no_tool"] if "Tok_no_tool" in metrics else [])
                        + (["USD"] if priced else []), tokens_by_role=tokens,
                        extra_on_disk=extra, set_aside=notes, codes=codes, text_sets=text_sets, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest),
-                       episodes=episodes, metric_fn=bench.metrics)
+                       episodes=episodes, metric_fn=bench.metrics, manifest=manifest)
 
 
-# ---------------------------------------------------------------- uncertainty, pass^k, cost (runners.analysis.stats, runners.cost)
-def pass_k_columns(metrics: dict[str, Any], trials: int, table: list[str]) -> list[str]:
-    """pass^k columns for 2 <= k <= trials (tau-bench's reliability metric) when the benchmark reports them."""
-    ks = sorted((int(m[5:]), m) for m in metrics if m.startswith("pass^") and m[5:].isdigit())
-    return [m for k, m in ks if 2 <= k <= trials and m not in table]
-
-
+# ---------------------------------------------------------------- uncertainty, cost (runners.analysis.stats, runners.cost)
 def has_prices(config: dict[str, Any]) -> bool:
     """Whether any backbone of the cell has prices (then its tables have a USD column)."""
     return any(v for v in role_prices(config).values())
 
 
 def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | None:
-    """List-price dollars of a cell's episodes (every call priced, cache hits included); None
+    """List-price dollars of a cell's episodes (every call priced, cache hits included, each role
+    at its own backbone's prices by `runners.cost.role_prices`, the live budget's rule); None
     when no backbone of the cell has prices or the cell has no episodes (nothing was spent that
-    the records show: the tables print "–", not $0)."""
+    the records show: the tables print "–", not $0), and None when a role that was called has no
+    prices (a priced judge beside an unpriced agent would show a fraction of the cost as the cost)."""
     if not episodes or not has_prices(config):
         return None
     prices = role_prices(config)
+    used = {r for e in episodes for r, u in (e.get("usage_by_role") or {}).items()
+            if int((u or {}).get("prompt_tokens", 0) or 0) + int((u or {}).get("completion_tokens", 0) or 0)}
+    if any(prices_for(r, prices) is None for r in used):  # e.g. a priced judge beside an unpriced agent: a part is not a cost
+        return None
     return sum(episode_usd(e, prices) or 0.0 for e in episodes)
 
 
 def cell_ci(c: CellSummary, resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, float]]:
-    """The cell's 95% task-bootstrap intervals of its table rates (computed once)."""
+    """The cell's 95% intervals of its table rates (computed once): Wilson for shares of episodes
+    (never a point at 0 % or 100 %), else the task bootstrap (Wilson over tasks where that
+    collapses); see runners.analysis.stats.rate_interval."""
     if c.ci is None:
-        rates = [m for m in c.table_metrics if is_rate(m)]
-        c.ci = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates) if (c.episodes and c.metric_fn and resamples) else {}
+        c.ci = {}
+        if c.episodes and c.metric_fn and resamples:
+            rates = [m for m in c.table_metrics if c.spec(m).kind == "rate"]
+            boot = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates)
+            n_tasks = len({str(e.get("task_id")) for e in c.episodes})
+            for m in rates:
+                got = rate_interval(c.metrics.get(m), c.episodes, c.metric_fn, m, boot.get(m), n_tasks)
+                if got:
+                    c.ci[m], c.ci_kind[m] = got
     return c.ci
 
 
-def fmt_ci(value: float | None, metric: str, ci: dict[str, tuple[float, float]]) -> str:
+def fmt_ci(value: float | None, spec: MetricSpec, ci: dict[str, tuple[float, float]]) -> str:
     """A rate with its 95% interval: `66.67 [33.33, 100.00]`."""
-    text = fmt(value, metric)
+    metric = spec.name
+    text = fmt(value, spec.kind)
     if value is not None and metric in ci:
         lo, hi = ci[metric]
         text += f" [{lo:.2f}, {hi:.2f}]"
@@ -214,18 +296,18 @@ def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: f
                  resamples: int = DEFAULT_RESAMPLES) -> tuple[str, dict[str, Any]]:
     """The Δ cell for a rate: `+10.00pp [-5.0, +25.0] p=0.31` (paired bootstrap interval of the
     difference over the tasks both cells ran; exact sign-test p on per-task wins/losses) and the numbers."""
-    text = fmt_delta(metric, d)
+    spec = (c or r).spec(metric) if (c or r) else metric_spec((), metric)
+    text = fmt_delta(spec.kind, d)
     extra: dict[str, Any] = {}
-    if d is None or c is None or r is None or not is_rate(metric) or c.metric_fn is None or not resamples:
+    if d is None or c is None or r is None or spec.kind != "rate" or c.metric_fn is None or not resamples:
         return text, extra
     ci = paired_bootstrap(c.episodes, r.episodes, c.metric_fn, resamples=resamples, metrics=[metric]).get(metric)
-    sign = paired_sign_test(c.episodes, r.episodes, c.metric_fn, metric)
+    sign = paired_sign_test(c.episodes, r.episodes, c.metric_fn, metric, higher_is_better=spec.higher_is_better)
     if ci:
         text += f" [{ci[0]:+.1f}, {ci[1]:+.1f}]"
         extra.update(ci_low=ci[0], ci_high=ci[1])
     if sign:
         wins, losses, ties, p = sign
-        text += f" p={p:.2g}"
         extra.update(p_value=p, wins=wins, losses=losses, ties=ties)
     return text, extra
 
@@ -237,13 +319,39 @@ def token_unit(cells: list[CellSummary]) -> tuple[float, str]:
     return (1000.0, "k") if vals and max(vals) < 0.1 else (1.0, "M")
 
 
+TOK_PER_TASK = "Tok/task"  # mean method-side tokens per episode, in thousands (what a subset can compare)
+
+
+def tok_per_task(c: CellSummary) -> float | None:
+    """Mean #Tok per episode in millions, as the paper counts #Tok: Tok_no_tool where the `tool`
+    role ran (TOK_NOTE), else Tok, over the episodes counted."""
+    tok = c.metrics["Tok_no_tool"] if c.metrics.get("Tok_no_tool") is not None else c.metrics.get("Tok")
+    return tok / c.n_episodes if tok is not None and c.n_episodes else None
+
+
+def paper_text(c: CellSummary | None, method: str, backbone: str, benchmark: str, m: str, tok_scale: float) -> str | None:
+    """The paper's value for one column, in the unit our column shows: Tok (M in the paper) at the
+    table's scale (M or k), also under Tok_no_tool (the reading the paper's #Tok matches);
+    Tok/task = the paper's total / its task count, in k."""
+    if m == TOK_PER_TASK:
+        v, n = paper_value(method, backbone, benchmark, "Tok"), paper_task_count(benchmark)
+        return f"{float(v) * 1000.0 / n:.1f}" if v and n else None
+    v = _paper(c, method, backbone, benchmark, "Tok" if m == "Tok_no_tool" else m)
+    if v and m.startswith("Tok") and tok_scale != 1.0:
+        return f"{float(v) * tok_scale:.1f}"
+    return v
+
+
 def _cell_text(c: CellSummary | None, m: str, tok_scale: float, resamples: int) -> str:
     if c is None:
-        return fmt(None, m)
-    v = c.metrics.get(m)
-    if m.startswith("Tok") and v is not None and tok_scale != 1.0:
+        return fmt(None, "other")
+    if m == TOK_PER_TASK:
+        v = tok_per_task(c)
+        return f"{v * 1000.0:.1f}" if v is not None else fmt(None, "other")
+    v, spec = c.metrics.get(m), c.spec(m)
+    if spec.kind == "tokens" and v is not None and tok_scale != 1.0:
         return f"{v * tok_scale:.1f}"
-    return fmt_ci(v, m, cell_ci(c, resamples))
+    return fmt_ci(v, spec, cell_ci(c, resamples))
 
 
 # Config parts that are not the cell's identity (runtime knobs), left out of readable names.
@@ -292,7 +400,7 @@ def _readable_labels(group: list[CellSummary]) -> dict[str, str]:
 def orphan_cells(root: Path) -> list[str]:
     """Warnings for directories of the experiment that hold results but no manifest.json."""
     out = []
-    for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
+    for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in ("tables", "paper")):
         if not (d / MANIFEST).exists() and any(p.exists() for p in (d / EPISODES, compacted(d / EPISODES), d / ERRORS, d / "DONE")):
             n = sum(1 for _ in record_lines(d / EPISODES))
             out.append(f"{d.name}: no manifest.json ({n} episode lines on disk), so the cell is NOT in the tables. Fix: re-run "
@@ -322,58 +430,101 @@ def collect(root: Path, cell_names: set[str] | None = None, methods: set[str] | 
             and (benchmarks is None or c.benchmark in benchmarks)]
 
 
-def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True, resamples: int = DEFAULT_RESAMPLES):
+def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True, resamples: int = DEFAULT_RESAMPLES,
+                 strict: bool = False, marks_out: list | None = None):
     """Wide table rows (one per method × backbone, plus paper and Δ rows) and the long rows.
-    Rates carry their 95% task-bootstrap interval; Δ rows of rates carry the paired interval and
-    the exact sign-test p; Tok is shown in thousands when millions would read as 0.00xx."""
+    Rates carry their 95% interval (runners.analysis.stats.rate_interval); Δ rows of rates carry
+    the paired interval and the exact sign-test p, Holm-adjusted across the table's comparisons
+    (`*` = significant); Tok is shown in thousands when millions would read as 0.00xx, and the
+    `(paper)` row is printed in the same unit. Where the paper reports #Tok, a Tok/task column (k)
+    sets our mean per episode beside the paper's total / its task count. A row that beside a
+    `(paper)` row differs from the paper's setting carries its fidelity marks
+    (runners.analysis.fidelity); `strict` drops those rows' `(paper)` rows. `marks_out` collects
+    the marks for the footnotes."""
     scale, unit = token_unit(cells)
     benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
     cols: list[tuple[str, str]] = []
     for b in benchmarks:
         ms = list(dict.fromkeys(m for c in cells if c.benchmark == b for m in c.table_metrics))  # Tok_no_tool where any cell has it
+        if with_paper and "Tok" in ms and any(paper_value(c.method, c.backbone, b, "Tok") and paper_task_count(b)
+                                              for c in cells if c.benchmark == b):
+            ms.insert(ms.index("Tok") + 1, TOK_PER_TASK)
         cols += [(b, m) for m in ms]
     by = {(c.method, c.backbone, c.benchmark): c for c in cells}
     rows_keys = list(dict.fromkeys((c.method, c.backbone) for c in cells))
     rows_keys.sort(key=lambda mb: mb[0] != reference)  # the reference method first, as in the papers
-    header = ["Method", "Backbone"] + [f"{b}:{m}" + (f"({unit})" if m.startswith("Tok") and unit != "M" else "") for b, m in cols]
+    spec_of = {(c.benchmark, m): c.spec(m) for c in cells for m in c.table_metrics}
+    spec_of.update({(b, m): MetricSpec(name=m, kind="tokens", higher_is_better=False) for b, m in cols if m == TOK_PER_TASK})
+
+    def head(b: str, m: str) -> str:
+        if m == TOK_PER_TASK:
+            return f"{b}:{m}(k)"
+        sp = spec_of[b, m]
+        return f"{b}:{sp.display if sp.name == m else m}" + (f"({unit})" if sp.kind == "tokens" and unit != "M" else "")
+
+    header = ["Method", "Backbone"] + [head(b, m) for b, m in cols]
     rows: list[list[str]] = []
     long: list[dict[str, Any]] = []
+    tests: list[tuple[int, int, str, float | None, dict[str, Any] | None]] = []  # (row, col, text, p, long row) of Δ rates
     for method, backbone in rows_keys:
         vals = [by.get((method, backbone, b)) for b, _ in cols]
-        scripted = any(c.scripted for c in cells if (c.method, c.backbone) == (method, backbone))
-        partial = any(c.partial for c in cells if (c.method, c.backbone) == (method, backbone))
-        para = any(c.paraphrased for c in cells if (c.method, c.backbone) == (method, backbone))
-        mixed = any(c.mixed_code for c in cells if (c.method, c.backbone) == (method, backbone))
-        mixed_texts = any(c.mixed_texts for c in cells if (c.method, c.backbone) == (method, backbone))
+        mine = [c for c in cells if (c.method, c.backbone) == (method, backbone)]
+        scripted = any(c.scripted for c in mine)
+        partial = any(c.partial for c in mine)
+        para = any(c.paraphrased for c in mine)
+        mixed = any(c.mixed_code for c in mine)
+        mixed_texts = any(c.mixed_texts for c in mine)  # counted episodes ran on different texts (docs/texts.md)
+        paper = ([paper_text(by.get((method, backbone, b)) or by.get((reference, backbone, b)), method, backbone, b, m, scale)
+                  for b, m in cols] if with_paper else [])
+        labels, marks = row_marks(mine) if any(paper) else ([], [])
+        labels = [x for x in labels if x != "[paraphrased]"]  # printed below for every row, paper or not
+        if marks_out is not None:
+            marks_out.extend(marks)
         rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else "") + (" [mixed code]" if mixed else "")
-                     + (" [paraphrased]" if para else "") + (" [mixed]" if mixed_texts else ""), backbone] + [_cell_text(c, m, scale, resamples) for c, (_, m) in zip(vals, cols)])
-        for c in (c for c in cells if (c.method, c.backbone) == (method, backbone)):
+                     + (" [paraphrased]" if para else "") + (" [mixed]" if mixed_texts and "[mixed]" not in labels else "") + "".join(" " + x for x in labels), backbone]
+                    + [_cell_text(c, m, scale, resamples) for c, (_, m) in zip(vals, cols)])
+        for c in mine:
             ci = cell_ci(c, resamples)
             for m, v in c.metrics.items():  # every metric, not only the table's columns
                 lo_hi = ci.get(m)
                 long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": m, "value": v,
-                             "paper": paper_value(method, backbone, c.benchmark, m), "n_episodes": c.n_episodes, "scripted": c.scripted,
+                             "paper": _paper(c, method, backbone, c.benchmark, m), "n_episodes": c.n_episodes, "scripted": c.scripted,
                              "ci_low": lo_hi[0] if lo_hi else None, "ci_high": lo_hi[1] if lo_hi else None})
             for role, n in sorted(c.tokens_by_role.items()):
                 long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": f"tokens_{role}", "value": n,
                              "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted})
-        if with_paper:
-            paper = [paper_value(method, backbone, b, m) for b, m in cols]
-            if any(paper):
-                rows.append([f"  {method} (paper)", backbone] + [p or "–" for p in paper])
+        if with_paper and any(paper) and not (strict and marks):
+            rows.append([f"  {method} (paper)", backbone] + [p or "–" for p in paper])
         if method != reference and any((reference, backbone, b) in by for b, _ in cols):
             ds = []
-            for b, m in cols:
+            for j, (b, m) in enumerate(cols):
                 c, r = by.get((method, backbone, b)), by.get((reference, backbone, b))
-                d = delta(m, c.metrics.get(m) if c else None, r.metrics.get(m) if r else None)
+                if m == TOK_PER_TASK:
+                    ds.append(fmt_delta("tokens", delta("tokens", tok_per_task(c) if c else None, tok_per_task(r) if r else None)))
+                    continue
+                d = delta(spec_of[b, m].kind, c.metrics.get(m) if c else None, r.metrics.get(m) if r else None)
                 text, extra = paired_delta(c, r, m, d, resamples)
                 ds.append(text)
+                lrow = None
                 if d is not None:
-                    long.append({"method": method, "backbone": backbone, "benchmark": b, "metric": f"delta_{m}", "value": d,
-                                 "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted,
-                                 "ci_low": extra.get("ci_low"), "ci_high": extra.get("ci_high"), "p_value": extra.get("p_value")})
+                    lrow = {"method": method, "backbone": backbone, "benchmark": b, "metric": f"delta_{m}", "value": d,
+                            "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted,
+                            "ci_low": extra.get("ci_low"), "ci_high": extra.get("ci_high"), "p_value": extra.get("p_value")}
+                    long.append(lrow)
+                if "p_value" in extra:
+                    tests.append((len(rows), 2 + j, text, extra["p_value"], lrow))
             rows.append([f"  Δ vs {reference}", backbone] + ds)
+    for (i, j, text, _, lrow), adj in zip(tests, holm([t[3] for t in tests])):
+        rows[i][j] = f"{text} p={adj:.2g}{significance_mark(adj)}"
+        if lrow is not None:
+            lrow["p_holm"] = adj
     return header, rows, long
+
+
+def _paper(c: CellSummary | None, method: str, backbone: str, benchmark: str, metric: str) -> str | None:
+    """The papers' value of `metric` under the paper's name for it (`MetricSpec.paper`)."""
+    spec = c.spec(metric) if c else metric_spec((), metric)
+    return paper_value(method, backbone, benchmark, spec.paper or metric)
 
 
 def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] | None:
@@ -384,8 +535,8 @@ def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] |
     rows = []
     for c in with_depth:
         accs = [c.metrics[k] for k in sorted((k for k in c.metrics if k.startswith("Acc_")), key=lambda s: int(s[4:]))]
-        rows.append([c.method, c.backbone, c.benchmark, fmt(c.metrics.get("K"), "K"), fmt(c.metrics.get("nAUC"), "nAUC"),
-                     fmt(c.metrics.get("DR"), "DR"), " ".join(f"{a:.0f}" for a in accs)])
+        rows.append([c.method, c.backbone, c.benchmark, fmt(c.metrics.get("K"), c.spec("K").kind), fmt(c.metrics.get("nAUC"), c.spec("nAUC").kind),
+                     fmt(c.metrics.get("DR"), c.spec("DR").kind), " ".join(f"{a:.0f}" for a in accs)])
     return header, rows
 
 
@@ -434,7 +585,7 @@ def _csv(rows: list[list[Any]]) -> str:
 
 def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
                   methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
-                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
+                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False) -> list[dict[str, Any]]:
     """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
     jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
     print the table of the matching cells only."""
@@ -456,7 +607,7 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
         for c in everything:
             for n in c.set_aside:
                 print(f"warning: {c.cell}: {n}", file=err)
-        long = _write_tables(root, everything, reference, with_paper, orphans, resamples) if everything else []
+        long = _write_tables(root, everything, reference, with_paper, orphans, resamples, strict) if everything else []
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         os.close(lock)
@@ -471,8 +622,9 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
         print(f"no finished cells under {root}", file=out)
         return []
     if filtered:
-        header, rows, long = build_tables(cells, reference, with_paper, resamples)
-        md = _markdown(root, cells, header, rows, reference, [])
+        marks: list = []
+        header, rows, long = build_tables(cells, reference, with_paper, resamples, strict, marks)
+        md = _markdown(root, cells, header, rows, reference, [], marks)
     else:
         md = (tdir / "summary.md").read_text().rstrip("\n")
     print(md, file=out)
@@ -481,9 +633,18 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
     return long
 
 
-def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str, orphans: list[str]) -> str:
+def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str, orphans: list[str], marks: list | None = None) -> str:
     title = _title(root, cells)
     md = f"### {title}\n\n" + to_markdown(header, rows)
+    md += "\n\n" + INTERVAL_NOTE
+    if any(" p=" in x for row in rows for x in row):
+        md += "\n\n" + SIGNIFICANCE_LEGEND + "."
+    if any(h.endswith(f"{TOK_PER_TASK}(k)") for h in header):
+        md += ("\n\nTok/task = our mean method-side tokens per episode (thousands; without the `tool` role where it ran, as the "
+               "paper counts #Tok); its `(paper)` value is the paper's #Tok total divided by the paper's task count, so a subset "
+               "compares per task (a total does not).")
+    for note in footnotes([m for m in (marks or []) if m.code != "paraphrased"]):
+        md += "\n\n" + note
     if any("Tok_no_tool" in c.metrics for c in cells):
         md += f"\n\n{TOK_NOTE}."
     depth = depth_table(cells)
@@ -501,28 +662,52 @@ def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str
     if notes:
         counts += "\n\nNotes:\n" + "\n".join(f"- {n}" for n in notes)
     counts += "\n\nSweeps the cells came from (latest run of each cell):\n" + "\n".join(_sweeps(cells))
+    skipped = skipped_note(root, cells)
+    if skipped:
+        counts += "\n\n" + skipped
     return md + counts
+
+
+def skipped_note(root: Path, cells: list[CellSummary]) -> str:
+    """The footnote listing the cells a sweep skipped (runner.skip_unavailable=true) and have no
+    results here, each with what it misses and the fix (from `<experiment>/skipped.json`)."""
+    from runners.availability import read_skipped
+
+    have = {c.cell for c in cells}
+    entries = [e for e in read_skipped(root) if e["cell"] not in have]
+    if not entries:
+        return ""
+    lines = [f"Skipped (not run: runner.skip_unavailable=true; {len(entries)} cell(s), listed in skipped.json):"]
+    for e in entries:
+        why = "; ".join(f"{m.get('what')}" + (f" (Fix: {m['fix']})" if m.get("fix") else "") for m in e.get("missing", []))
+        lines.append(f"- {e.get('method')} / {e.get('backbone')} / {e.get('benchmark')}: {why}")
+    return "\n".join(lines)
 
 
 def _title(root: Path, cells: list[CellSummary]) -> str:
     _, unit = token_unit(cells)
-    title = (f"Results: {root.name} (rates in % [95% task-bootstrap interval], Tok = method-side tokens in "
+    title = (f"Results: {root.name} (rates in % [95% interval], Tok = method-side tokens in "
              f"{'thousands' if unit == 'k' else 'millions'}" + (", USD = list-price cost" if any("USD" in c.metrics for c in cells) else "")
-             + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, relative % for Tok/USD)")
+             + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, Holm-adjusted; relative % for Tok/USD)")
     if any(c.scripted for c in cells):
         title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"
     return title
 
 
-METRICS_FIELDS = ["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted", "ci_low", "ci_high", "p_value"]
+METRICS_FIELDS = ["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted", "ci_low", "ci_high", "p_value",
+                  "p_holm"]
+INTERVAL_NOTE = ("[95% interval]: Wilson score interval over episodes for rates that are a share of episodes (SR, pass^1, "
+                 "task success: it never collapses at 0 % or 100 %); task bootstrap (tasks resampled, trials kept together) "
+                 "for the other rates, Wilson over tasks where the bootstrap collapses to a point")
 
 
 def _write_tables(root: Path, cells: list[CellSummary], reference: str, with_paper: bool, orphans: list[str],
-                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
-    header, rows, long = build_tables(cells, reference, with_paper, resamples)
+                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False) -> list[dict[str, Any]]:
+    marks: list = []
+    header, rows, long = build_tables(cells, reference, with_paper, resamples, strict, marks)
     tdir = root / "tables"
     tdir.mkdir(exist_ok=True)
-    md = _markdown(root, cells, header, rows, reference, orphans)
+    md = _markdown(root, cells, header, rows, reference, orphans, marks)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=METRICS_FIELDS)
     w.writeheader()
@@ -544,6 +729,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--benchmark", help="comma-separated benchmark names to print")
     ap.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, metavar="N",
                     help=f"bootstrap resamples for the 95%% intervals and the paired Δ tests (default {DEFAULT_RESAMPLES}; 0 = none)")
+    ap.add_argument("--strict", action="store_true", help="omit the (paper) row of every row that differs from the paper's setting "
+                    "([fixture], [subset n/N], [roles≠paper], [paraphrased], [mixed])")
     ap.add_argument("--plots", action="store_true", help="also write tables/*.svg and *.png plots (runners/analysis/plots.py; the 'analysis' extra)")
     a = ap.parse_args(argv)
     if a.plots:
@@ -557,7 +744,7 @@ def main(argv: list[str] | None = None) -> int:
     split = lambda v: set(x.strip() for x in v.split(",") if x.strip()) if v else None  # noqa: E731
     try:
         aggregate_dir(a.results, a.reference, cell_names=split(a.cells), with_paper=not a.no_paper, methods=split(a.method),
-                      benchmarks=split(a.benchmark), resamples=a.bootstrap)
+                      benchmarks=split(a.benchmark), resamples=a.bootstrap, strict=a.strict)
         if a.plots:
             from runners.analysis.plots import write_plots
 
