@@ -68,7 +68,9 @@ def raw_messages(texts: dict[str, Any], *, task_text: str, observation: str, act
     `system_extra` (a baseline's own reply-key rule, the project's words) follows the system prompt."""
     values = {"example": texts["example"], "state['task']": task_text, "state['observation']": observation,
               "json.dumps(actions, ensure_ascii=False)": json.dumps(actions, ensure_ascii=False), "history": history}
-    system = texts["system"] if not system_extra else f"{texts['system']}{system_extra}\n"
+    system = texts["system"]
+    if system_extra:  # after the release's text, on a line of its own
+        system = f"{system}{'' if system.endswith(chr(10)) else chr(10)}{system_extra}\n"
     return [{"role": "system", "content": system}, {"role": "user", "content": fill_parts(texts["user"], values)}]
 
 

@@ -61,7 +61,7 @@ class Acon(PosBaseline):
 
     async def step(self, observation: Observation) -> Decision:
         self.log: dict[str, Any] = {}
-        obs = await self.compress_observation(observation.as_text())
+        obs = await self.compress_observation(self.obs_text(observation))
         self.attach(obs)
         await self.compress_history()
         decision = await self.decide(lambda: self.policy_messages([

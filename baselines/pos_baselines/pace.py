@@ -64,7 +64,7 @@ class Pace(PosBaseline):
 
     async def step(self, observation: Observation) -> Decision:
         self.log: dict[str, Any] = {"encoder": self.encoder.name}
-        obs = observation.as_text()
+        obs = self.obs_text(observation)
         done = self.attach(obs)
         if done is not None:
             await self.summarize(done)
