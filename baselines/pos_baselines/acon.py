@@ -42,6 +42,7 @@ class AconConfig(BaselineConfig):
 
 
 class Acon(PosBaseline):
+    own_texts = ("guideline", "history_task", "observation_task")
     config_cls = AconConfig
     method_name = "acon"
 

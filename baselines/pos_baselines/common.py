@@ -77,6 +77,9 @@ class PosBaseline(SingleCallMethod):
     release_protocol_cls: type = release_react.PolicyProtocol
     release_system_rule: str | None = None
     """A baseline's own reply-key rule after the release's system prompt (the project's words)."""
+    own_texts: tuple[str, ...] = ()
+    """The baseline's memory-mechanism texts (compressor, summarizer, manager, auditor): not in the
+    PoS release (docs/pos-baselines.md), the project's own, recorded as source `project`."""
 
     def __init__(self, backbone, **params: Any) -> None:
         self.base_cfg = load_config(self.config_cls, self.method_name, params)
@@ -97,6 +100,8 @@ class PosBaseline(SingleCallMethod):
                 sources.own(f"{cls.method_name}.reply_rule", "the baseline's own reply key, added to the release's JSON reply (not released)")
         else:
             sources.own("pos.release.interface", "policy_prompt=project: the project's tagged-block layout on the PoS benchmarks")
+        for key in cls.own_texts:
+            sources.own(f"{cls.method_name}.{key}", "not in the PoS release (only Raw is released): the project's own text")
         return {"text_sources": sources.as_manifest()}
     # ------------------------------------------------------------------ lifecycle
     async def begin_task(self, task: TaskView) -> None:

@@ -49,6 +49,7 @@ class HiAgentConfig(BaselineConfig):
 
 
 class HiAgent(PosBaseline):
+    own_texts = ("summarizer", "retrieve_tool")
     config_cls = HiAgentConfig
     method_name = "hiagent"
     lookup_tool = RETRIEVE

@@ -56,6 +56,7 @@ class LhhConfig(BaselineConfig):
 
 
 class LongHorizonHarness(PosBaseline):
+    own_texts = ("manager", "auditor", "finalize")
     config_cls = LhhConfig
     method_name = "longhorizon_harness"
     release_protocol_cls = ReleaseExecutorProtocol

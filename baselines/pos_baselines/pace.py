@@ -43,6 +43,7 @@ class PaceConfig(BaselineConfig):
 
 
 class Pace(PosBaseline):
+    own_texts = ("summarizer", "glimpse_tool")
     config_cls = PaceConfig
     method_name = "pace"
     lookup_tool = GLIMPSE
