@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pos import release_react
+import pos.release_react as release_react
 from kit.agent import SingleCallMethod
 from kit.react import ReactProtocol
 from kit.trajectory import Trajectory

@@ -24,7 +24,7 @@ from kit.agent import SingleCallMethod
 from baselines.pos_baselines.config import BaselineConfig, load_config
 from baselines.pos_baselines.protocols import JsonReply
 from kit.react import ReactProtocol
-from pos import release_react
+import pos.release_react as release_react
 from runners.api import Decision, Message, Observation, Request, RequestOutcome, TaskView, ToolCall, ToolSpec
 from runners.upstream import TextSources
 from kit.prompting import REACT_RULES, system_message, user_message
