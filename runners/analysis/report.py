@@ -39,6 +39,23 @@ ASSETS = Path(__file__).parent / "assets"
 MAX_SCATTER = 5000  # episodes drawn in the success-vs-tokens plot
 MAX_SERIES = 60  # episodes drawn in each per-step series plot
 
+# What each mark in the tables means (the report shows these as a legend under the tables and as
+# tooltips on the rows that carry them; `runners.aggregate` prints the same notes on the console).
+MARKS: list[tuple[str, str]] = [
+    ("[scripted]", "the row ran on the deterministic scripted backbone: an offline test of the pipeline, not a model result"),
+    ("[partial]", "some episodes of the cell are missing (infrastructure errors or an interrupted sweep; re-run the sweep "
+                  "to finish them): rates cover the finished episodes only and Tok is a total, so its Δ is not comparable yet"),
+    ("[mixed code]", "the cell's episodes were recorded under more than one code fingerprint (a resume after the code "
+                     "changed); re-run with runner.fresh=true for one code version"),
+    ("[paraphrased]", "some prompts ran on the project's own wording because the pinned upstream text was unavailable "
+                      "(the cell's manifest lists them under text_sources; set HARNESS_UPSTREAM_DIR to use the upstream text)"),
+    ("(paper)", "the number the paper reports for this method, backbone and benchmark"),
+    ("Δ vs", "the difference from the reference method: pp for rates with the paired bootstrap interval over the tasks "
+             "both cells ran and p = the exact two-sided sign test over per-task wins and losses; relative % for Tok and USD"),
+    ("[lo, hi]", "the 95% bootstrap interval of a rate, resampling tasks (a task's trials stay together)"),
+    ("method[key=value]", "cells that share method, backbone and benchmark are told apart by the config values that differ"),
+]
+
 
 def safe_json(obj: Any) -> str:
     """JSON that cannot end a <script> element or open a comment, whatever the strings hold."""
@@ -74,6 +91,7 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
                       "scripted": cs.scripted, "n_episodes": cs.n_episodes, "metrics": cs.metrics,
                       "curves": {spec.display: values for spec, values in curves(cs)},
                       "tokens_by_role": cs.tokens_by_role, "transcripts": reader.exists,
+                      "partial": cs.partial, "mixed_code": cs.mixed_code, "paraphrased": cs.paraphrased,
                       "views": [v.model_dump(mode="json") for v in cs.views]})
         for rec in ok + errs:
             calls = _calls(rec)
@@ -96,6 +114,7 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
         "scripted": any(c.scripted for c in summaries), "cells": cells,
         "episode_fields": ["cell", "task_id", "trial", "status", "success", "tokens", "steps", "calls", "transcript"],
         "curves": list(curve_decls.values()), "episodes": episodes, "series": [v for v in series.values() if v["lines"]], "max_scatter": MAX_SCATTER,
+        "marks": [list(m) for m in MARKS],
     }
     return index, payloads
 
