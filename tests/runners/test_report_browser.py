@@ -329,6 +329,9 @@ def test_json_messages_are_pretty_printed(toy_page):
     assert blocks, "no JSON message was shown indented"
     for b in blocks:
         assert json.loads(b) is not None and "\n  " in b  # valid JSON, on several indented lines
+    out = Path(os.environ.get("HARNESS_TEST_ARTIFACTS", REPO / ".artifacts"))
+    pg.query_selector("#ep-detail pre.json").scroll_into_view_if_needed()
+    pg.screenshot(path=str(out / "report-json.png"))
     assert events["errors"] == []
 
 
