@@ -6,7 +6,8 @@ tested").
   that module's package; a `python -m runners.sweep` line without placeholders is composed with
   Hydra and every cell of its grid validated, as the sweep does before any work (nothing runs).
 - The blocks marked ```bash runnable are run, line by line, with the project's Python in a
-  temporary folder per page: they are the offline, quick ones (scripted backbone, tiny limits).
+  temporary folder per page: they are the offline, quick ones (scripted backbone, tiny limits);
+  then the page's ```python runnable blocks, in the same folder.
 - Every relative link of those pages points at a file of the repository.
 """
 from __future__ import annotations
@@ -42,6 +43,7 @@ class Command:
     line: int
     text: str
     runnable: bool
+    python: bool = False  # a ```python runnable block (else one shell line)
 
     def __str__(self) -> str:
         return f"{self.page.relative_to(REPO)}:{self.line}: {self.text}"
@@ -185,10 +187,15 @@ def test_sweep_lines_compose_and_validate():
     assert not failures, "\n".join(failures)
 
 
-RUNNABLE = {}
+RUNNABLE: dict[Path, list[Command]] = {}
 for c in ALL:
     if c.runnable:
         RUNNABLE.setdefault(c.page, []).append(c)
+for _page in PAGES:  # ```python runnable blocks run after the page's shell lines, in the same folder
+    _text = _page.read_text()
+    for _m in FENCE.finditer(_text):
+        if _m.group(1).split()[:2] == ["python", "runnable"]:
+            RUNNABLE.setdefault(_page, []).append(Command(_page, _text[: _m.start(2)].count("\n") + 1, _m.group(2), True, python=True))
 
 
 @pytest.mark.parametrize("page", sorted(RUNNABLE), ids=lambda p: str(p.relative_to(REPO)))
@@ -201,7 +208,8 @@ def test_runnable_blocks_run(page, tmp_path):
            "HARNESS_UPSTREAM_OFFLINE": "1"}
     for cmd in RUNNABLE[page]:
         assert not PLACEHOLDER.search(cmd.text), f"{cmd}: a runnable line has a placeholder"
-        p = subprocess.run(["bash", "-c", cmd.text], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=90)
+        argv = [sys.executable, "-c", cmd.text] if cmd.python else ["bash", "-c", cmd.text]
+        p = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=90)
         assert p.returncode == 0, f"{cmd}\nexit {p.returncode}\n{p.stdout[-1500:]}\n{p.stderr[-1500:]}"
 
 
