@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
+from runners.analysis.stats import SIGNIFICANCE_LEGEND
 from runners.api import method_tokens
 from runners.records.store import ERRORS, StoreError, load_cell, read_jsonl
 from runners.records.transcripts import TranscriptError, TranscriptReader
@@ -51,8 +52,11 @@ MARKS: list[tuple[str, str]] = [
                       "(the cell's manifest lists them under text_sources; set HARNESS_UPSTREAM_DIR to use the upstream text)"),
     ("(paper)", "the number the paper reports for this method, backbone and benchmark"),
     ("Δ vs", "the difference from the reference method: pp for rates with the paired bootstrap interval over the tasks "
-             "both cells ran and p = the exact two-sided sign test over per-task wins and losses; relative % for Tok and USD"),
-    ("[lo, hi]", "the 95% bootstrap interval of a rate, resampling tasks (a task's trials stay together)"),
+             "both cells ran and p = the exact two-sided sign test over per-task wins and losses, Holm-adjusted across "
+             "the table; relative % for Tok and USD"),
+    ("*", SIGNIFICANCE_LEGEND),
+    ("[lo, hi]", "the 95% interval of a rate: Wilson over episodes for shares of episodes (SR, pass^1, task success), "
+                 "else a bootstrap that resamples tasks (a task's trials stay together)"),
     ("method[key=value]", "cells that share method, backbone and benchmark are told apart by the config values that differ"),
 ]
 
@@ -107,9 +111,12 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
                     entry["lines"].append([idx, vs])
             payloads.append(_pack({"record": rec, "transcript": transcript_of(rec, reader)}))
         reader.close()
+    from runners.analysis.tables import token_unit
+
     index = {
         "experiment": root.name, "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "reference": reference, "table": {"header": header, "rows": rows},
+        "tok_unit": token_unit(summaries)[1] if summaries else "M", "paper": paper_tab(summaries),
         "depth": {"header": depth[0], "rows": depth[1]} if depth else None,
         "scripted": any(c.scripted for c in summaries), "cells": cells,
         "episode_fields": ["cell", "task_id", "trial", "status", "success", "tokens", "steps", "calls", "transcript"],
@@ -117,6 +124,33 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
         "marks": [list(m) for m in MARKS],
     }
     return index, payloads
+
+
+def paper_tab(summaries: list[Any]) -> dict[str, Any]:
+    """The "Paper" tab: every artefact of runners.paper (tables as rows with best/second marks,
+    figures as embedded SVG data URIs), its status and the headlines."""
+    import io
+
+    from runners.analysis import paper, paper_figures
+
+    draw = paper_figures.figures_available()
+    arts = paper.build_all(summaries, figures=draw) if summaries else []
+    out = []
+    for a in arts:
+        item: dict[str, Any] = {"name": a.name, "title": a.title, "status": a.status, "missing": a.missing, "preset": a.preset}
+        if a.table is not None and a.status != "not produced":
+            item["table"] = {"header": a.table.header, "notes": a.table.notes,
+                             "rows": [{"kind": r.kind, "label": r.label, "backbone": r.backbone, "cells": r.cells, "styles": r.styles} for r in a.table.rows]}
+        if a.figure is not None:
+            buf = io.BytesIO()
+            a.figure.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+            paper_figures._plt().close(a.figure)
+            item["svg"] = "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode()
+        out.append(item)
+    from runners.analysis.plots import EXTRA_HINT
+
+    return {"artefacts": out, "headlines": paper.headlines_md(paper.headlines(paper.Cells(summaries))) if summaries else "",
+            "figures_note": None if draw else f"Figures need matplotlib: {EXTRA_HINT}"}
 
 
 def render(index: dict[str, Any], payloads: list[str]) -> str:

@@ -189,11 +189,13 @@
 
   // ------------------------------------------------------------------ tables
   const tTables = tab('tables', 'Tables');
-  tTables.appendChild(el('h2', null, 'Results (rates in %, Tok = method-side tokens in millions; Δ vs ' + INDEX.reference + ')'));
+  tTables.appendChild(el('h2', null, 'Results (rates in %, Tok = method-side tokens in ' + (INDEX.tok_unit === 'k' ? 'thousands' : 'millions') +
+    '; Δ vs ' + INDEX.reference + ')'));
   // the marks the tables use, each explained in a legend and as a tooltip on the rows that carry it
   const MARK_TESTS = {
     '[lo, hi]': txt => /\[[-+]?[\d.]+, [-+]?[\d.]+\]/.test(txt),
     'method[key=value]': (txt, first) => /^\s*[\w.-]+\[[^\]]*=/.test(first),
+    '*': txt => /p=[\d.e+-]+\*/.test(txt),
   };
   function marksIn(first, txt) { return INDEX.marks.filter(([m]) => MARK_TESTS[m] ? MARK_TESTS[m](txt, first) : first.includes(m)); }
   if (INDEX.table.header.length) {
@@ -220,6 +222,40 @@
     c.paraphrased && c.paraphrased.length ? '[paraphrased] ' + c.paraphrased.join(', ') : null].filter(Boolean).join(' ');
   tTables.appendChild(table(['cell', 'method', 'benchmark', 'backbone', 'episodes', 'tokens by role', 'transcripts', 'marks'],
     CELLS.map(c => [c.cell, c.method, c.benchmark, c.backbone, c.n_episodes, Object.entries(c.tokens_by_role).map(([r, n]) => r + ' ' + fmtNum(n)).join(', '), c.transcripts ? 'yes' : 'no transcript recorded', cellMarks(c)])));
+
+  // ------------------------------------------------------------------ paper (python -m runners.paper, the same artefacts)
+  const tPaper = tab('paper', 'Paper');
+  const PAPER = INDEX.paper || { artefacts: [] };
+  if (PAPER.figures_note) tPaper.appendChild(el('div', { class: 'note' }, PAPER.figures_note));
+  tPaper.appendChild(el('h2', null, 'Artefacts'));
+  tPaper.appendChild(table(['artefact', 'status', 'missing / how to produce'], PAPER.artefacts.map(a => [a.name + ': ' + a.title, a.status,
+    a.status === 'produced' ? '' : (a.status === 'partial' ? 'missing: ' + a.missing.slice(0, 8).join('; ') + (a.missing.length > 8 ? '; …' : '') : a.preset)])));
+  function paperTable(t) {
+    const w = t.header.length;
+    const tb = el('tbody');
+    t.rows.forEach(r => {
+      if (r.kind === 'group') { tb.appendChild(el('tr', { class: 'group' }, el('td', { colspan: w }, r.label))); return; }
+      const cells = r.cells.map((c, j) => {
+        const s = (r.styles || [])[j];
+        return el('td', null, s === 'best' ? el('b', null, c) : (s === 'second' ? el('u', null, c) : c));
+      });
+      tb.appendChild(el('tr', { class: r.kind === 'ours' ? null : 'sub' }, el('td', null, r.label), el('td', null, r.backbone), cells));
+    });
+    return el('table', null, el('thead', null, el('tr', null, t.header.map(h => el('th', null, h)))), tb);
+  }
+  PAPER.artefacts.filter(a => a.status !== 'not produced').forEach(a => {
+    const box = el('div', { class: 'paper-art', id: 'paper-' + a.name }, el('h2', null, a.title + ' (' + a.status + ')'));
+    if (a.table) {
+      box.appendChild(paperTable(a.table));
+      a.table.notes.forEach(n => box.appendChild(el('p', { class: 'muted' }, n)));
+    }
+    if (a.svg) box.appendChild(el('img', { src: a.svg, alt: a.title, class: 'paper-fig' }));
+    tPaper.appendChild(box);
+  });
+  if (PAPER.headlines) {
+    tPaper.appendChild(el('h2', null, "Headlines (computed the papers' way, beside the papers')"));
+    tPaper.appendChild(pre(PAPER.headlines));
+  }
 
   // ------------------------------------------------------------------ plots
   function frame(w, h, m, xr, yr, xlabel, ylabel, xticks) {
@@ -505,9 +541,10 @@
       detail.removeAttribute('data-loaded');
       return;
     }
-    if (detail.getAttribute('data-loaded') !== String(i)) await showEpisode(i);
-    if (gen !== routeGen) return;
     const n = parts[4] === 'step' ? Number(parts[5]) : null;
+    // an episode's own place shows it afresh (steps closed); a step of the episode on the page only opens that step
+    if (detail.getAttribute('data-loaded') !== String(i) || n === null) await showEpisode(i);
+    if (gen !== routeGen) return;
     openStep(n, quietStep !== n);
     quietStep = null;
   }
