@@ -11,6 +11,11 @@ method views each method declares (`Method.step_views`: FlowState's state graph 
 PoS's belief and health, memory baselines' retrieved items) and a side-by-side comparison of two
 methods on the same task. The report knows no method by name: it draws the declarations.
 
+Every place has a URL fragment (`#episodes/<cell>/<task>/<trial>/step/<n>`, tabs as `#plots` …;
+back/forward work); the episode browser searches the messages and replies on demand, decoding the
+episodes in the background; the marks of the tables are explained on the page (`MARKS`).
+docs/report.md describes it all.
+
 Data is embedded as JSON; every episode is its own zlib-compressed, base64 block decoded only
 when opened (DecompressionStream), so a report of 10,000 episodes loads in about a second. All
 trajectory text is untrusted: the page builds its DOM with textContent / createElementNS only
