@@ -157,7 +157,9 @@ def load_catalogues(path: str | Path) -> dict[str, list[Product]] | list[Product
     if not p.is_file():
         raise FileNotFoundError(f"shopping catalogue not found: {p}; set benchmark.catalogue_path to a JSON file "
                                 "({task id: [products]} or a product list), or null for the synthetic per-task catalogue")
-    data = json.loads(p.read_text(encoding="utf-8"))
+    from runners.inputs import read_json
+
+    data = read_json(p)  # lone surrogates replaced (noted for the manifest); damaged files name file and line
     if not isinstance(data, (dict, list)):
         raise ValueError(f"{p}: a catalogue is a JSON object (task id → products) or a list of products")
     return data
