@@ -16,6 +16,7 @@ from runners.secrets import redact_secrets
 from runners.config import BackboneCfg, CellConfig, ConfigError
 from runners.cost import usd
 from runners.episode import Episode
+from runners.interrupts import STATE, checkpoint
 from runners.records.schema import CallLog, EpisodeRecord
 from runners.progress import CellReport, Progress
 from runners.records.store import CellStore, code_fingerprint
@@ -120,6 +121,10 @@ class BackbonePool:
             if getattr(b, "base_url", None) and not getattr(b, "managed", False):  # a managed server starts later, itself
                 out.setdefault(b.base_url, []).append(b.name)
         return out
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every configured secret value of the sweep's backbones (keys, URL passwords), for redaction."""
+        return tuple(x for b in self._by_key.values() for x in (getattr(b, "_secrets", None) or getattr(getattr(b, "inner", None), "_secrets", ()) or ()))
 
     def set_on_retry(self, callback) -> None:
         """Report every backbone retry to `callback(url, error, wait_s, name)` (the live display)."""
@@ -249,6 +254,7 @@ class PreparedCell:
     bench: Benchmark
     tasks: list
     method_cls: type
+    input_hygiene: dict = field(default_factory=dict)  # what loading changed in the data (runners/inputs.py), for the manifest
 
 
 def prepare_cells(cells: list[CellConfig]) -> list[PreparedCell]:
@@ -260,7 +266,7 @@ def prepare_cells(cells: list[CellConfig]) -> list[PreparedCell]:
         if key not in loaded:
             loaded[key] = prepare_cell(c)
         p = loaded[key]
-        out.append(PreparedCell(c, p.bench, p.tasks, probe_method(c)))
+        out.append(PreparedCell(c, p.bench, p.tasks, probe_method(c), p.input_hygiene))
     return out
 
 
@@ -292,17 +298,23 @@ def prepare_cell(cfg: CellConfig) -> PreparedCell:
     params = dict(cfg.benchmark.params)
     if cfg.runner.limit:
         params["limit"] = cfg.runner.limit
+    from runners.inputs import noted, notes_since
+
+    before = noted()
     try:
         bench: Benchmark = bench_cls(name=cfg.benchmark.name, **params)
         tasks = bench.load_tasks()
     except Exception as e:  # missing/corrupt data or bad params: stop before any work, with the loader's message
         raise FatalRunError(f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}") from None
+    if not tasks:  # nothing to run is never a success: an empty data file or a filter that matches nothing
+        raise FatalRunError(f"benchmark '{cfg.benchmark.name}' loaded no tasks; nothing was run. Fix: check its data files "
+                            "(benchmark.params.data_dir) and filters (runner.limit, split, subset)")
     ids = [t.task_id for t in tasks]
     if len(set(ids)) != len(ids):  # records are keyed by (task_id, trial): duplicates would be skipped or double-counted
         dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
         raise FatalRunError(f"benchmark '{cfg.benchmark.name}' loaded duplicate task ids {dup}; "
                             "task ids must be unique (fix the adapter's load_tasks or the data file)")
-    return PreparedCell(cfg, bench, tasks, probe_method(cfg))
+    return PreparedCell(cfg, bench, tasks, probe_method(cfg), notes_since(before))
 
 
 def _warn_store(store: CellStore, cell: str, code: str, progress: Progress) -> None:
@@ -403,9 +415,13 @@ class Scheduler:
             tasks = shard_tasks(prep.tasks, i, n)
             manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
             manifest["shard"] = {"index": i, "of": n, "n_tasks_total": len(prep.tasks)}
+            if prep.input_hygiene:
+                manifest["input_hygiene"] = prep.input_hygiene
             store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(manifest, fresh=cfg.runner.fresh)
         else:
             manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
+            if prep.input_hygiene:  # lone surrogates replaced at load (runners/inputs.py): the data the run saw
+                manifest["input_hygiene"] = prep.input_hygiene
             store = CellStore(self.root, cfg.cell_name).open(manifest, fresh=cfg.runner.fresh)
         try:
             transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
@@ -429,8 +445,11 @@ class Scheduler:
                 # DONE and the records' compaction, off the loop (a large cell takes seconds to compress)
                 noted = len(run.store.warnings)
                 with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mark-done") as ex:
-                    cf = ex.submit(run.store.mark_done, {"total": r.total, "ok": r.total},
-                                   compact=run.prep.cfg.runner.compact_records)
+                    def mark_done() -> None:
+                        checkpoint("compaction")  # the test trigger only (runners/interrupts.py)
+                        run.store.mark_done({"total": r.total, "ok": r.total}, compact=run.prep.cfg.runner.compact_records)
+
+                    cf = ex.submit(mark_done)
                     try:
                         await asyncio.wrap_future(cf)
                     except asyncio.CancelledError:
@@ -471,8 +490,9 @@ class Scheduler:
             rec.resample = resample
         rec.code = run.code
         if rec.error:
-            rec.error = redact_secrets(rec.error)
+            rec.error = redact_secrets(rec.error, self.pool.secrets())  # every configured secret, not only key-shaped text
         rec = await self._store(run, rec)
+        checkpoint("running")  # the test trigger only: a signal once an episode is on disk (runners/interrupts.py)
         self.episode_costs.append(spent[0])
         report.count_episode(rec.status, f"{task.task_id}#{trial}", rec.error)
         if rec.status != "ok" and rec.fatal:
@@ -513,6 +533,7 @@ class Scheduler:
                         break
                     r = await asyncio.to_thread(self._open, p)
                     runs.append(r)
+                    STATE["reports"].append(r.report)
                     _warn_store(r.store, p.cfg.cell_name, self.code, self.progress)
                     self.progress.start_cell(r.report)
                     if not r.todo:
@@ -544,6 +565,7 @@ class Scheduler:
                     await self._finish(r)
 
         self.progress.expect_cells(len(prepared))
+        STATE.update(phase="running", reports=[])  # what a signal's message counts (runners/interrupts.py)
         try:
             workers = [asyncio.ensure_future(producer())] + [asyncio.ensure_future(worker()) for _ in range(n)]
             try:
@@ -595,7 +617,10 @@ def _unwind_on_sigterm() -> None:
 
 
 async def run_all(cells, root: Path, display: str) -> list:
+    from runners import interrupts
+
     _unwind_on_sigterm()
+    interrupts.set_phase("loading")
     first = cells[0]
     cache_path = None
     if first.runner.cache:
