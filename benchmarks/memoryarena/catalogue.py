@@ -11,7 +11,6 @@ not comparable with the paper's full 1.18M-product store."""
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import re
 from collections.abc import Sequence

@@ -3,7 +3,6 @@ or a local directory in the same `<config>/data.jsonl` layout (docs/memoryarena.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any

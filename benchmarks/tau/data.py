@@ -4,7 +4,6 @@ pinned upstream commit; every file is sha256-checked (docs/tau-bench.md §1)."""
 from __future__ import annotations
 
 import hashlib
-import json
 import marshal
 import os
 import urllib.request

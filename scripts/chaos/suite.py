@@ -37,9 +37,10 @@ Every sweep is a real `python -m runners.sweep` process talking HTTP to the chao
   line printed (including Hydra's multirun.yaml, 401 bodies echoing the Authorization header and
   successful replies echoing it, Bearer and Basic).
 
-The soak profile runs only the long run (`soak`: rounds of many cells, faults at 2 %, SIGKILL every
-1-4 minutes and resume, each round judged against the reference; memory and open file handles of
-every sweep sampled over time, a slow leak fails) and the secrets grep; `--minutes` sets its length.
+The soak profile runs only the long run (`soak`: rounds of many cells, faults at 2 %, in every
+other round SIGKILL after a random 20-90 % of the reference's wall time and resume, each round
+judged against the reference; memory and open file handles of every sweep sampled over time, a
+slow leak fails) and the secrets grep; `--minutes` sets its length (default 30).
 
 Prints one table (attack, tried, survived, lost, duplicated, identical), writes it as JSON, exits
 1 when any row lost, duplicated, diverged or did not survive. A row listed in KNOWN is a defect
@@ -92,7 +93,7 @@ class Profile:
     locked_cache: bool
     combine: bool = False  # apply several corruptions to one copy and resume once (short profile)
     soak_minutes: float = 0.0  # > 0: the soak profile (only the long run with periodic SIGKILL/resume)
-    kill_every_s: tuple[float, float] = (60.0, 240.0)  # soak: SIGKILL a running sweep after a random wait in this range
+    kill_at: tuple[float, float] = (0.2, 0.9)  # soak: SIGKILL a running sweep after this fraction of the reference's wall time
 
 
 PROFILES = {
@@ -104,7 +105,7 @@ PROFILES = {
     # Many cells, faults at a low rate, SIGKILL every few minutes and resume, for `soak_minutes`; the summary
     # says what was lost, duplicated or differs, and the sweeps' memory and open files over time (a leak fails).
     "soak": Profile("soak", ["full_context", "flowstate", "flowstate_no_psa", "flowstate_no_isu", "bm25"],
-                    ["memoryarena_math", "memoryarena_phys"], 6, kills=0, sigints=0, fault_rate=0.02, output_fault_rate=0.0,
+                    ["memoryarena_math", "memoryarena_phys"], 20, kills=0, sigints=0, fault_rate=0.02, output_fault_rate=0.0,
                     latency_s=0.02, budget_s=10 ** 9, locked_cache=False, soak_minutes=30.0),
 }
 
@@ -800,13 +801,14 @@ class Suite:
         minutes = self.profile.soak_minutes
         t0 = time.monotonic()
         end = t0 + minutes * 60
-        lo, hi = self.profile.kill_every_s
-        if minutes * 60 < 4 * hi:  # a short soak (--minutes): kills scaled to land several times
-            lo, hi = minutes * 60 / 10, minutes * 60 / 4
+        # kills land inside a sweep: after a random fraction of an uninterrupted round's wall time; every other round
+        # runs uninterrupted, so that whole-length sweep processes are measured for leaks too
+        lo, hi = (f * self.ref_wall for f in self.profile.kill_at)
         kinds = TRANSPORT_FAULTS + BODY_FAULTS
         self.server.configure(fault_rate=self.profile.fault_rate, faults=kinds)
         n_cells = len(self.profile.methods) * len(self.profile.benchmarks)
-        row = Row(f"soak ({minutes:g} min, {n_cells} cells, {self.profile.fault_rate:.0%} faults, SIGKILL every {lo:.0f}-{hi:.0f}s)")
+        row = Row(f"soak ({minutes:g} min, {n_cells} cells, {self.profile.fault_rate:.0%} faults, SIGKILL after {lo:.0f}-{hi:.0f}s "
+                  "in every other round)")
         lives: list[dict[str, Any]] = []
         rounds: list[dict[str, Any]] = []
         kills = 0
@@ -817,7 +819,8 @@ class Suite:
             while True:
                 proc = self.popen(root)
                 sweeps += 1
-                deadline = time.monotonic() + self.rng.uniform(lo, hi) if time.monotonic() < end else float("inf")
+                kill_round = len(rounds) % 2 == 0
+                deadline = time.monotonic() + self.rng.uniform(lo, hi) if kill_round and time.monotonic() < end else float("inf")
                 life: dict[str, Any] = {"pid": proc.pid, "round": len(rounds) + 1, "samples": []}
                 lives.append(life)
                 while proc.poll() is None and time.monotonic() < deadline and time.monotonic() < end + 1800:
