@@ -17,6 +17,7 @@ from benchmarks.memoryarena import travel_score
 from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
 from benchmarks.memoryarena.travel_tools import TOOL_SPECS, TravelDB
 from runners.api import (
+    MetricSpec,
     BenchmarkParams,
     Benchmark, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
     TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec,
@@ -200,7 +201,8 @@ class TravelParams(BenchmarkParams):
 class GroupTravel(Benchmark):
     Params = TravelParams
     roles = ()
-    table_metrics = ("SR", "PS", "sPS")
+    metric_specs = (MetricSpec(name="SR", table=True), MetricSpec(name="PS", table=True), MetricSpec(name="sPS", table=True),
+                    MetricSpec(name="PS_group"), MetricSpec(name="PS_persons"), *ma_metrics.DEPTH_SPECS)
 
     def __init__(self, *, name: str, db_dir: str | None = None, flights_path: str | None = None,
                  data_dir: str | None = None, limit: int | None = None, ps_pooling: str = "group", **params: Any) -> None:
