@@ -102,8 +102,9 @@ def message(signum: int) -> str:
     aggregate = f"python -m runners.aggregate {root}" if root else "python -m runners.aggregate <experiment dir>"
     retry = f"; {failed} failed episode(s) are retried by running the same command again" if failed else ""
     if phase in ("report", "tables"):
+        part = "" if phase == "report" else " (or only some of their files)"
         return (f"{what} while {'reporting' if phase == 'report' else 'writing the tables'}: {state}{retry}; tables not "
-                f"written: run `{aggregate}` (or the same command again).")
+                f"written{part}: run `{aggregate}` (or the same command again).")
     return f"{what} while logging to W&B: {state}{retry}; tables are written under {root}/tables. Run the same command again to log."
 
 
