@@ -83,7 +83,7 @@ def test_ctrl_c_says_how_to_resume(tmp_path, baseline):
     ("running", "finished episodes are saved"),
     ("compaction", "finished episodes are saved"),
     ("report", "tables not written: run `python -m runners.aggregate"),
-    ("tables", "tables not written: run `python -m runners.aggregate"),
+    ("tables", "tables not written (or only some of their files): run `python -m runners.aggregate"),
 ])
 def test_signal_in_every_phase_unwinds_and_says_the_state(tmp_path, baseline, phase, sig, says):
     """SIGTERM / SIGINT sent when the sweep reaches `phase`: exit 143 / 130 (never a bare -15 or a
