@@ -256,6 +256,7 @@ def _run(cfg) -> int:
     from runners.records import store
     from runners.secrets import redact_secrets
     from runners.config import ConfigError, validate
+    from runners.availability import Unavailable
     from runners.run import TERMINATED, FatalRunError, check_budget, run_all
     from runners.records.store import StoreError
 
@@ -269,6 +270,10 @@ def _run(cfg) -> int:
             return 2
     try:
         cells = [validate(c) for c in expand_cells(cfg)]
+        if cells[0].runner.plan:  # the bill before launch: no model call, nothing written (runners/plan.py)
+            from runners.plan import print_plan
+
+            return print_plan(cells)
         check_budget(cells)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -305,7 +310,7 @@ def _run(cfg) -> int:
                 interrupts.install()  # closing the event loop reset SIGTERM to the default (die with no message)
             if TERMINATED:  # the cancellation was absorbed on the way out: still a terminated run
                 raise asyncio.CancelledError()
-    except (FatalRunError, StoreError, ConfigError) as e:
+    except (FatalRunError, StoreError, ConfigError, Unavailable) as e:
         print(f"error: {redact_secrets(str(e))}", file=sys.stderr)
         return 3
     except OSError as e:
@@ -352,12 +357,25 @@ def register_resolvers() -> None:
         OmegaConf.register_new_resolver("if_scripted", lambda kind, a, b: a if kind == "scripted" else b)
 
 
+def check_launcher(argv: list[str]) -> int:
+    """A launcher named on the command line whose plugin is missing: the error with its fix
+    (exit 2) before Hydra composes anything (Hydra would print its raw search path); else 0."""
+    from runners.availability import launcher_missing
+
+    missing = launcher_missing(argv)
+    for m in missing:
+        print(f"error: {m.what}. Fix: {m.fix}", file=sys.stderr)
+    return 2 if missing else 0
+
+
 def main() -> None:
     import signal
 
     from runners import interrupts
 
     interrupts.install()  # SIGTERM while Hydra composes the config: the same orderly exit as Ctrl-C
+    if check_launcher(sys.argv[1:]):
+        sys.exit(2)
     try:
         import hydra
 

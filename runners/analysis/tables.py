@@ -29,7 +29,7 @@ from typing import Any
 
 from runners.api import MetricSpec, StepSeries, StepView, find_spec, method_tokens
 from runners.config import ConfigError, available, import_target
-from runners.cost import episode_usd, role_prices
+from runners.cost import episode_usd, prices_for, role_prices
 from runners.analysis.papers import delta, fmt, fmt_delta, paper_value, to_latex, to_markdown
 from runners.analysis.stats import DEFAULT_RESAMPLES, bootstrap_ci, paired_bootstrap, paired_sign_test
 from runners.records.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, compacted, load_cell_checked, record_lines, shard_dirs
@@ -233,12 +233,18 @@ def has_prices(config: dict[str, Any]) -> bool:
 
 
 def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | None:
-    """List-price dollars of a cell's episodes (every call priced, cache hits included); None
+    """List-price dollars of a cell's episodes (every call priced, cache hits included, each role
+    at its own backbone's prices by `runners.cost.role_prices`, the live budget's rule); None
     when no backbone of the cell has prices or the cell has no episodes (nothing was spent that
-    the records show: the tables print "–", not $0)."""
+    the records show: the tables print "–", not $0), and None when a role that was called has no
+    prices (a priced judge beside an unpriced agent would show a fraction of the cost as the cost)."""
     if not episodes or not has_prices(config):
         return None
     prices = role_prices(config)
+    used = {r for e in episodes for r, u in (e.get("usage_by_role") or {}).items()
+            if int((u or {}).get("prompt_tokens", 0) or 0) + int((u or {}).get("completion_tokens", 0) or 0)}
+    if any(prices_for(r, prices) is None for r in used):  # e.g. a priced judge beside an unpriced agent: a part is not a cost
+        return None
     return sum(episode_usd(e, prices) or 0.0 for e in episodes)
 
 
@@ -555,7 +561,26 @@ def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str
     if notes:
         counts += "\n\nNotes:\n" + "\n".join(f"- {n}" for n in notes)
     counts += "\n\nSweeps the cells came from (latest run of each cell):\n" + "\n".join(_sweeps(cells))
+    skipped = skipped_note(root, cells)
+    if skipped:
+        counts += "\n\n" + skipped
     return md + counts
+
+
+def skipped_note(root: Path, cells: list[CellSummary]) -> str:
+    """The footnote listing the cells a sweep skipped (runner.skip_unavailable=true) and have no
+    results here, each with what it misses and the fix (from `<experiment>/skipped.json`)."""
+    from runners.availability import read_skipped
+
+    have = {c.cell for c in cells}
+    entries = [e for e in read_skipped(root) if e["cell"] not in have]
+    if not entries:
+        return ""
+    lines = [f"Skipped (not run: runner.skip_unavailable=true; {len(entries)} cell(s), listed in skipped.json):"]
+    for e in entries:
+        why = "; ".join(f"{m.get('what')}" + (f" (Fix: {m['fix']})" if m.get("fix") else "") for m in e.get("missing", []))
+        lines.append(f"- {e.get('method')} / {e.get('backbone')} / {e.get('benchmark')}: {why}")
+    return "\n".join(lines)
 
 
 def _title(root: Path, cells: list[CellSummary]) -> str:
