@@ -43,11 +43,19 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise Interrupted(signum)
 
 
-def install() -> None:
+def install() -> Any:
     """SIGTERM raises `Interrupted` in the main thread (outside the event loop, which installs its own
-    handler and, on closing, resets SIGTERM to the default: call this again after `asyncio.run`)."""
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _on_sigterm)
+    handler and, on closing, resets SIGTERM to the default: call this again after `asyncio.run`).
+    Returns the handler it replaced (None outside the main thread, where nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _on_sigterm)
+
+
+def restore(previous: Any) -> None:
+    """Put back the SIGTERM handler `install` replaced."""
+    if previous is not None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, previous)
 
 
 def set_phase(phase: str, **facts: Any) -> None:

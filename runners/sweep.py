@@ -238,13 +238,15 @@ def run(cfg) -> int:
 
     from runners import interrupts
 
-    interrupts.install()
+    previous = interrupts.install()
     try:
         return _run(cfg)
     except KeyboardInterrupt:
         return interrupts.report(signal.SIGINT)
     except interrupts.Interrupted as e:
         return interrupts.report(e.signum)
+    finally:
+        interrupts.restore(previous)  # a caller that runs sweeps in-process (tests, notebooks) gets its handler back
 
 
 def _run(cfg) -> int:
