@@ -37,6 +37,21 @@ def storage_failure(rec: EpisodeRecord, e: Exception) -> EpisodeRecord:
     return failed
 
 
+def storable(rec: EpisodeRecord) -> EpisodeRecord | None:
+    """`rec` with lone surrogates replaced by U+FFFD in every string (text a benchmark made at run
+    time, e.g. a tool output, that UTF-8 cannot store; data files are cleaned at load by
+    runners/inputs.py), the replacement noted in `hygiene`; None when it holds none. The call
+    transcripts were stored already (the transcript store keeps such text as it was)."""
+    from runners.inputs import sanitize
+
+    data, n = sanitize(rec.model_dump())
+    if not n:
+        return None
+    clean = EpisodeRecord.model_validate(data)
+    clean.hygiene.append(f"sanitized: {n} lone surrogate(s) in text made during the episode replaced by U+FFFD to store the record")
+    return clean
+
+
 class FatalRunError(RuntimeError):
     """A configuration-level failure (bad key, unknown model): stop the sweep."""
 
@@ -626,6 +641,14 @@ class Scheduler:
             await run.store.append_async(rec)
             return rec
         except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on
+            if "surrogates not allowed" in str(e):  # never a harness error forever: stored with the text sanitised
+                clean = storable(rec)
+                if clean is not None:
+                    try:
+                        await run.store.append_async(clean)
+                        return clean
+                    except Exception as again:
+                        e = again
             failed = storage_failure(rec, e)
             await run.store.append_async(failed)
             return failed

@@ -55,3 +55,24 @@ def test_missing_field_and_garbage_name_file_and_line(tmp_path):
     f.write_bytes(lines[0].encode() + b"\n\x89PNG\r\n\x1a\n\x00\xff\n")
     p = run_sweep(tmp_path / "out", *ARGS, f"benchmark.params.data_dir={d}")
     assert p.returncode == 3 and f"{f}:2: not UTF-8 text" in p.stderr and "Traceback" not in p.stderr, p.stderr[-1500:]
+
+
+async def test_text_made_at_run_time_with_a_lone_surrogate_is_stored_sanitised(tmp_path):
+    """A record whose text was made during the episode (a tool output, a score note) holds a lone
+    surrogate: it is stored with U+FFFD and a `hygiene` note, never a harness error that every
+    resume repeats."""
+    import types
+
+    from runners.records.schema import EpisodeRecord
+    from runners.records.store import CellStore
+    from runners.run import Scheduler
+
+    store = CellStore(tmp_path, "c").open({"config": {}})
+    rec = EpisodeRecord(cell="c", task_id="t1", trial=0, seed=0, scores={"note": "tool said \ud800"})
+    run = types.SimpleNamespace(transcripts=None, io=None, store=store)  # the parts of a running cell `_store` uses
+    stored = await Scheduler._store(None, run, rec)  # type: ignore[arg-type]
+    store.close()
+    assert stored.status == "ok" and stored.scores == {"note": "tool said \ufffd"}
+    assert stored.hygiene and stored.hygiene[0].startswith("sanitized: 1 lone surrogate")
+    back = [r for f in record_files(tmp_path) for r in cell_records(f.parent)]
+    assert [(r["task_id"], r["status"], r["scores"]["note"]) for r in back] == [("t1", "ok", "tool said \ufffd")]
