@@ -274,6 +274,13 @@ def test_fragment_opens_episode_and_step_and_back_forward_work(page):
         assert pg.text_content("#ep-detail h2").startswith(a[f["task_id"]] + " · trial")
         pg.go_forward()
         pg.wait_for_function(f"() => document.querySelector('#ep-detail h2') && document.querySelector('#ep-detail h2').textContent.startsWith({json.dumps(b[f['task_id']] + ' · trial ' + str(b[f['trial']]))})")
+        # a cell is a place: its fragment lists its episodes, and choosing a cell sets the fragment
+        pg.goto((exp / "report.html").as_uri() + f"#episodes/{quote(cell)}")
+        pg.wait_for_selector("#tab-episodes.active")
+        assert pg.eval_on_selector("#f-cell", "s => s.value") == str(fs)
+        assert pg.text_content("#ep-count").startswith(f"{sum(e[f['cell']] == fs for e in idx['episodes'])} of")
+        pg.select_option("#f-cell", "")
+        pg.wait_for_function("() => location.hash === '#episodes'")
         # a link to something the report does not have says so
         pg.goto((exp / "report.html").as_uri() + "#episodes/nope/x/0")
         pg.wait_for_selector("#not-found")

@@ -385,7 +385,11 @@
     for (const [v, t] of options) s.appendChild(el('option', { value: v }, t));
     return el('label', null, label + ' ', s);
   }
-  const fCell = select('f-cell', 'cell', [['', 'all']].concat(CELLS.map((c, i) => [String(i), cellLabel(i)])), () => refresh(0));
+  const fCell = select('f-cell', 'cell', [['', 'all']].concat(CELLS.map((c, i) => [String(i), cellLabel(i)])), () => {  // a cell is a place too
+    const v = fCell.querySelector('select').value;
+    refresh(0);
+    navigate(v === '' ? '#episodes' : '#episodes/' + enc(CELLS[Number(v)].cell));
+  });
   const fMethod = select('f-method', 'method', [['', 'all']].concat(uniq(CELLS.map(c => c.method)).map(m => [m, m])), () => refresh(0));
   const fBench = select('f-bench', 'benchmark', [['', 'all']].concat(uniq(CELLS.map(c => c.benchmark)).map(m => [m, m])), () => refresh(0));
   const fOutcome = select('f-outcome', 'outcome', [['', 'all'], ['failed', 'failed only'], ['errors', 'errors only'], ['success', 'succeeded']], () => refresh(0));
@@ -515,7 +519,8 @@
   }
 
   // ---------------------------------------------------------------- places in the URL
-  // #tables, #plots, #compare, #episodes, #episodes/<cell>/<task id>/<trial>[/step/<n>] (n: the
+  // #tables, #plots, #compare, #episodes, #episodes/<cell> (its episodes listed),
+  // #episodes/<cell>/<task id>/<trial>[/step/<n>] (n: the
   // step's position in the episode, from 1). Every navigation sets the fragment, so back/forward
   // and a URL sent to a colleague open the same place.
   const enc = encodeURIComponent;
@@ -534,6 +539,13 @@
     const parts = location.hash.replace(/^#/, '').split('/').map(x => { try { return decodeURIComponent(x); } catch (err) { return x; } });
     const name = tabs[parts[0]] ? parts[0] : 'tables';
     show(name);
+    if (name === 'episodes' && parts.length === 2) {  // #episodes/<cell>: that cell's episodes
+      const ci = CELLS.findIndex(c => c.cell === parts[1]);
+      const sel = fCell.querySelector('select');
+      if (ci >= 0 && sel.value !== String(ci)) { sel.value = String(ci); refresh(0); }
+      if (ci < 0) clear(detail).appendChild(el('div', { class: 'errnote', id: 'not-found' }, 'this report has no cell ' + parts[1]));
+      return;
+    }
     if (name !== 'episodes' || parts.length < 4) return;
     const i = findEpisode(parts[1], parts[2], parts[3]);
     if (i < 0) {
