@@ -142,7 +142,8 @@ class RunnerCfg(_Strict):
     wandb_project: str | None = Field(None, description="W&B project (default: $WANDB_PROJECT, else the experiment name)")
     preflight_s: float = Field(10, ge=0, description="before the sweep, wait at most this long for every endpoint to accept "
                                "a connection (0: no check)")
-    fresh: bool = Field(False, description="re-run every cell from scratch, moving old results to <experiment>/.superseded/")
+    fresh: bool = Field(False, description="re-run every cell from scratch, moving old results to <experiment>/.superseded/, "
+                        "and re-sample every model call (response cache reads off, writes on)")
 
     @field_validator("reference_method")
     @classmethod

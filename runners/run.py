@@ -102,8 +102,9 @@ class BackbonePool:
             raise FatalRunError(f"the response cache {self.cache_path} cannot be used ({type(e).__name__}: {e}). Fix: move the file "
                                 "away to start an empty cache, point runner.cache_path at another file, or set runner.cache=false") from None
 
-    def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0) -> Backbone:
-        """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints."""
+    def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0, fresh: bool = False) -> Backbone:
+        """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints;
+        `fresh` (runner.fresh=true) turns cache reads off (every call re-sampled, answers still written)."""
         inner = self.get(cfg)
         if cfg.kind == "scripted" or self.cache_path is None:
             return inner
@@ -111,7 +112,7 @@ class BackbonePool:
 
         if self.cache is None:
             self.open_cache()
-        return CachedBackbone(inner, self.cache, trial, seed)
+        return CachedBackbone(inner, self.cache, trial, seed, read=not fresh)
 
     def endpoints(self) -> dict[str, list[str]]:
         """base_url (as the client sees it, no credentials) → names of the backbones that call it."""
@@ -453,7 +454,7 @@ class Scheduler:
         resample = min(run.case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
 
         def episode_backbone(bcfg: BackboneCfg) -> Backbone:
-            b = pool.for_episode(bcfg, trial, cfg.runner.seed)
+            b = pool.for_episode(bcfg, trial, cfg.runner.seed, cfg.runner.fresh)
             return Resampled(b, resample) if resample else b
 
         ep = Episode(episode_backbone(cfg.backbone),

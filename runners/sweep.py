@@ -1,12 +1,13 @@
-"""`python -m runners.sweep [group=name ...] [++experiment.grid.<group>=[a,b] ...] [experiment=<preset>]`
+"""`python -m runners.sweep [-m] [group=name[,name…] ...] [++experiment.grid.<group>=[a,b] ...] [experiment=<preset>]`
 
 Composes the Hydra config, expands the experiment grid into cells (any group given on the
 command line pins that axis), validates every cell before any work, runs them through one
 scheduler, prints a completeness report and the paper-style table. Re-running resumes: finished
-(task, trial) pairs are skipped, infra errors retried. The grid is the one way to run several
-cells in one process; Hydra's `-m` is accepted only with a launcher that starts each job in its
-own process (hydra/launcher=slurm or slurm_local), and refused with the grid command otherwise
-(docs/contracts.md §6)."""
+(task, trial) pairs are skipped, infra errors retried. Several cells in one process are one
+grid: `++experiment.grid.method=[a,b]`, or Hydra's `-m method=a,b`, whose default launcher
+(hydra_plugins/harness_grid_launcher, `run_grid`) hands all jobs to the one scheduler; launchers
+that start each job in its own process (hydra/launcher=slurm or slurm_local) run `run` per job.
+A custom grid without `experiment.name` gets its own experiment folder (`grid_name`)."""
 from __future__ import annotations
 
 import asyncio
@@ -59,7 +60,7 @@ def as_grid(argv: list[str]) -> tuple[list[str], list[str]]:
     is shown as `key=<one of a,b>` and returned apart (one command per value, or a launcher)."""
     out, other = [], []
     for arg in argv:
-        if arg in ("-m", "--multirun"):
+        if arg in ("-m", "--multirun") or arg.startswith("hydra/launcher="):
             continue
         key, sep, value = arg.partition("=")
         values = _sweep_values(value) if sep else None
@@ -89,8 +90,8 @@ def refuse_basic_multirun(argv: list[str]) -> str:
     if other:
         msg += (f"\n{', '.join(other)} {'is' if len(other) == 1 else 'are'} not a grid axis (method, backbone, benchmark): run "
                 "one command per value into the same experiment (its tables cover every cell)")
-    return msg + ("\n`-m` is for launchers that start each job in its own process: hydra/launcher=slurm, or slurm_local "
-                  "(docs/contracts.md §6)")
+    return msg + ("\n`-m` without hydra/launcher=basic does the same (the default launcher, grid); one process per job: "
+                  "hydra/launcher=slurm, or slurm_local (docs/contracts.md §6)")
 
 
 def expand_cells(cfg, overrides: list[str] | None = None) -> list[dict[str, Any]]:
@@ -137,6 +138,18 @@ def print_report(reports, wall: float, out=None, budget_usd: float | None = None
             print(f"  ! {r.cell}: {e}", file=out)
     if tot["infra_error"] or tot["harness_error"]:
         print("Re-run the same command to retry the failed episodes.", file=out)
+
+
+def cache_only_note(reports) -> str | None:
+    """When episodes ran but every model call was served from the response cache: the plain
+    statement that no endpoint was called (a wrong key or a dead model goes unnoticed)."""
+    calls = sum(r.calls for r in reports)
+    hits = sum(r.cache_hits for r in reports)
+    if not calls or hits < calls or not sum(r.ran for r in reports):
+        return None
+    return (f"Note: every model call of this run ({hits}) was served from the response cache: no endpoint was called, so "
+            "neither the key nor the model was checked. runner.fresh=true re-samples every call (cache reads off, writes on); "
+            "runner.cache=false turns the cache off.")
 
 
 def describe_os_error(e: OSError, root: Path) -> str:
@@ -200,15 +213,16 @@ def check_output_dir(root: Path) -> None:
             pass
 
 
-def scrub_multirun_files(out=None) -> None:
+def scrub_multirun_files(sweep_dir: Path | None = None) -> None:
     """Hydra writes the sweep's overrides and config to `<sweep dir>/multirun.yaml` (under the
     output dir): cut URL credentials and Authorization values out of it, in place, atomically."""
-    try:
-        from hydra.core.hydra_config import HydraConfig
+    if sweep_dir is None:
+        try:
+            from hydra.core.hydra_config import HydraConfig
 
-        sweep_dir = Path(HydraConfig.get().sweep.dir)
-    except Exception:  # not inside a Hydra multirun
-        return
+            sweep_dir = Path(HydraConfig.get().sweep.dir)
+        except Exception:  # not inside a Hydra multirun
+            return
     from runners.secrets import redact_secrets
     from runners.records.store import atomic_write
 
@@ -223,6 +237,105 @@ def scrub_multirun_files(out=None) -> None:
 
 
 def run(cfg) -> int:
+    """One Hydra job (a plain run, or one job of a launcher that gives each job its own process)."""
+    if _multirun():
+        scrub_multirun_files()
+        if _basic_launcher():
+            if not _REFUSED:
+                _REFUSED.append(True)
+                print(f"error: {refuse_basic_multirun(sys.argv[1:])}", file=sys.stderr)
+            return 2
+    overrides = _cli_overrides()
+    try:
+        raw = expand_cells(cfg, overrides)
+    except ConfigErrorType() as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return run_cells(raw, overrides, per_job=_multirun())
+
+
+def ConfigErrorType():  # noqa: N802 - the exception class, imported late (runners.config imports pydantic)
+    from runners.config import ConfigError
+
+    return ConfigError
+
+
+_RC: list[int] = []
+"""Exit codes of the grid launcher's sweeps (`run_grid`): Hydra does not pass them back to main."""
+
+
+def _named(overrides: list[str]) -> bool:
+    """Whether the command line names the experiment (`experiment=<preset>` or `experiment.name=`)."""
+    return any(o.split("=", 1)[0].lstrip("+~") in ("experiment", "experiment.name") for o in overrides if "=" in o)
+
+
+def grid_name(cells) -> str:
+    """The experiment folder of a custom grid: the swept names, e.g.
+    `full_context+flowstate__memoryarena_math+memoryarena_phys` (the groups with more than one
+    value; all three for a single cell), cut to 80 characters with a hash when longer."""
+    import hashlib
+
+    values = {g: list(dict.fromkeys(getattr(c, g).name for c in cells)) for g in GROUPS}
+    swept = [g for g in GROUPS if len(values[g]) > 1] or list(GROUPS)
+    name = "__".join("+".join(values[g]) for g in swept)
+    if len(name) > 80:
+        name = name[:70] + "-" + hashlib.sha256(name.encode()).hexdigest()[:8]
+    return name
+
+
+def run_grid(jobs: list[tuple[Any, list[str]]], sweep_dir: str | None = None, cli: list[str] | None = None) -> int:
+    """Hydra's `-m` jobs (composed config, the job's overrides) as one sweep: every job's cells in
+    one scheduler (hydra_plugins/harness_grid_launcher). Jobs that name the same cell run it once.
+    `cli`: the command line's overrides as typed (`method=a,b`), recorded with the sweep."""
+    raw: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    all_overrides: list[str] = []
+    try:
+        for cfg, overrides in jobs:
+            for c in expand_cells(cfg, overrides):
+                key = repr(sorted((k, repr(v)) for k, v in c.items() if k != "hydra"))
+                if key not in seen:
+                    seen.add(key)
+                    raw.append(c)
+            all_overrides += [o for o in overrides if o not in all_overrides]
+    except ConfigErrorType() as e:
+        print(f"error: {e}", file=sys.stderr)
+        _RC.append(2)
+        return 2
+    cli = all_overrides if cli is None else cli
+    grid = any(o.split("=", 1)[0].lstrip("+~").startswith("experiment.grid")
+               or (o.split("=", 1)[0].lstrip("+~") in GROUPS and _sweep_values(o.split("=", 1)[1])) for o in cli if "=" in o)
+    rc = run_cells(raw, cli, custom_grid=grid, sweep_dir=sweep_dir)
+    _RC.append(rc)
+    return rc
+
+
+def _move_sweep_files(sweep_dir: str | None, root: Path) -> None:
+    """Hydra wrote `multirun.yaml` under the experiment name the config had before a custom grid
+    got its own: move it into `<root>/.multirun/` and drop the folders it created, if empty."""
+    import os
+
+    if not sweep_dir:
+        return
+    src = Path(sweep_dir)
+    dst = root / ".multirun"
+    if not src.is_dir() or src.resolve() == dst.resolve():
+        return
+    dst.mkdir(parents=True, exist_ok=True)
+    for f in src.glob("*.yaml"):
+        os.replace(f, dst / f.name)
+    for d in (src, src.parent):
+        try:
+            d.rmdir()  # only if empty: another experiment's folder is never removed
+        except OSError:
+            break
+
+
+def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = False, custom_grid: bool | None = None,
+              sweep_dir: str | None = None) -> int:
+    """Validate the cells (composed plain dicts), run them through one scheduler, report, tabulate.
+    A custom grid (`++experiment.grid.*` on the command line, or `-m` over a group) without an
+    experiment name gets its own experiment folder (`grid_name`), not the preset's."""
     import os
     from datetime import datetime, timezone
 
@@ -232,15 +345,8 @@ def run(cfg) -> int:
     from runners.run import TERMINATED, FatalRunError, check_budget, run_all
     from runners.records.store import StoreError
 
-    if _multirun():
-        scrub_multirun_files()
-        if _basic_launcher():
-            if not _REFUSED:
-                _REFUSED.append(True)
-                print(f"error: {refuse_basic_multirun(sys.argv[1:])}", file=sys.stderr)
-            return 2
     try:
-        cells = [validate(c) for c in expand_cells(cfg)]
+        cells = [validate(c) for c in raw]
         check_budget(cells)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -253,19 +359,24 @@ def run(cfg) -> int:
         except WandbUnavailable as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+    if custom_grid is None:
+        custom_grid = any(o.split("=", 1)[0].lstrip("+~").startswith("experiment.grid") for o in overrides)
+    if custom_grid and not _named(overrides):
+        for c in cells:
+            c.experiment.name = grid_name(cells)
     exp = cells[0].experiment.name
     root = Path(cells[0].runner.output_dir) / exp
     scripted = any(c.scripted for c in cells)
-    try:
-        overrides = [redact_secrets(o) for o in _cli_overrides()]
-    except Exception:  # not inside a Hydra app
-        overrides = []
+    overrides = [redact_secrets(o) for o in overrides]
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     store.SWEEP.update(id=f"{started}/{os.getpid()}", started_at=started, overrides=overrides)
     print(f"Experiment '{exp}': {len(cells)} cell(s) → {root}" + ("  [SCRIPTED backbone: offline demo, not model results]" if scripted else ""))
     t0 = time.perf_counter()
     try:
         check_output_dir(root)
+        if sweep_dir:
+            _move_sweep_files(sweep_dir, root)
+            scrub_multirun_files(root / ".multirun")
         if cells[0].runner.executor == "ray":  # every cell a Ray task (runners/ray_exec.py)
             from runners.ray_exec import run_cells
 
@@ -307,7 +418,10 @@ def run(cfg) -> int:
 
         ids = log_experiment(root, [c.cell_name for c in cells], cells[0].runner.wandb_project, cells[0].runner.reference_method)
         print(f"W&B: logged {len(ids) - 1} cell run(s) and the report artifact (runs {', '.join(ids)})")
-    if _multirun():
+    note = cache_only_note(reports)
+    if note:
+        print("\n" + note)
+    if per_job:
         print(f"(multirun job: the tables above cover every cell of {root} so far; "
               f"`python -m runners.aggregate {root} --method <m>` narrows them)")
     return 0 if all(r.infra_error == r.harness_error == r.not_started == 0 for r in reports) else 1
@@ -335,6 +449,10 @@ def main() -> None:
             rc["code"] = run(cfg)
 
         _app()
+        import runners.sweep as imported  # the launcher's module (this file may run as __main__)
+
+        if imported._RC:  # `-m` with the grid launcher: the sweep's exit code
+            rc["code"] = max(imported._RC)
     except KeyboardInterrupt:  # Ctrl-C while starting up or composing the config: nothing was run yet
         print("\ninterrupted before any episode ran; run the same command again.", file=sys.stderr)
         sys.exit(130)
