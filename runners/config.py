@@ -150,7 +150,7 @@ class RunnerCfg(_Strict):
     def _reference(cls, v: str) -> str:
         if v not in available("method"):
             raise ValueError(f"unknown reference method '{v}'; available: {', '.join(available('method'))}")
-        return v
+        return canonical_method(v)
 
     budget_usd: float | None = Field(None, gt=0, description="stop starting episodes before the sweep's spend would exceed this (needs backbone prices)")
     shard: str | None = Field(None, description="i/n: run only the i-th of n task ranges (0-based) of every cell, into its own records")
@@ -240,6 +240,27 @@ class CellConfig(_Strict):
     @property
     def scripted(self) -> bool:
         return self.backbone.kind == "scripted"
+
+
+@functools.lru_cache(maxsize=None)
+def method_aliases() -> dict[str, str]:
+    """conf/method files that are another method under a second name (their composed `name` is
+    not the file's, e.g. raw_trajectory.yaml, PoS's name for full_context): alias -> method.
+    An alias runs, resumes and tabulates as the method it names (the same cell)."""
+    out = {}
+    for p in sorted((CONF_DIR / "method").glob("*.yaml")):
+        try:
+            name = group_config("method", p.stem).get("name")
+        except Exception:  # an unreadable file is reported where it is used
+            continue
+        if name and name != p.stem:
+            out[p.stem] = name
+    return out
+
+
+def canonical_method(name: str) -> str:
+    """The method an alias names (`raw_trajectory` -> `full_context`); other names unchanged."""
+    return method_aliases().get(name, name)
 
 
 def group_config(group: str, name: str) -> dict[str, Any]:

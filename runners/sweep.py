@@ -346,7 +346,11 @@ def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = F
     from runners.records.store import StoreError
 
     try:
-        cells = [validate(c) for c in raw]
+        cells, seen = [], set()
+        for c in map(validate, raw):  # an alias (method=raw_trajectory) names the same cell as its method: run it once
+            if c.cell_name not in seen:
+                seen.add(c.cell_name)
+                cells.append(c)
         check_budget(cells)
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -364,6 +368,9 @@ def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = F
     if custom_grid and not _named(overrides):
         for c in cells:
             c.experiment.name = grid_name(cells)
+    order = {g: list(dict.fromkeys(getattr(c, g).name for c in cells)) for g in GROUPS}
+    for c in cells:  # the grid as run, in the order given: the tables keep it (runners.analysis.tables._grid_order)
+        c.experiment.grid = order
     exp = cells[0].experiment.name
     root = Path(cells[0].runner.output_dir) / exp
     scripted = any(c.scripted for c in cells)
@@ -436,7 +443,53 @@ def register_resolvers() -> None:
         OmegaConf.register_new_resolver("if_scripted", lambda kind, a, b: a if kind == "scripted" else b)
 
 
+def describe_hydra_error(e: Exception) -> str | None:
+    """A Hydra-level mistake on the command line (unknown group option, a key that does not exist,
+    override syntax) in the project's `what; Fix: what to do` form; None for other errors."""
+    import difflib
+    import re
+
+    from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
+
+    from runners.config import ROLE_NAMES, BackboneCfg, ExperimentCfg, RunnerCfg, available
+
+    text = str(e).strip()
+    if isinstance(e, OverrideParseException):
+        return (f"cannot parse a command-line override: {text.splitlines()[0]}. Fix: write overrides as key=value or "
+                "group=name (a sweep: group=a,b with -m); quote lists and shell characters, e.g. "
+                "'++experiment.grid.method=[full_context,flowstate]' (Hydra's override grammar: "
+                "https://hydra.cc/docs/advanced/override_grammar/basic)")
+    if isinstance(e, MissingConfigException):
+        m = re.search(r"Could not (?:find|load) '([\w/]+)/([^'/]+)'", text)
+        if m:
+            group, name = m.groups()
+            if group in ("method", "backbone", "benchmark", "experiment", "runner"):
+                close = difflib.get_close_matches(name, available(group), n=3)
+                return (f"unknown {group} '{name}'" + (f" (did you mean {', '.join(close)}?)" if close else "")
+                        + f"; available: {', '.join(available(group))}. Fix: pick one of them, or add conf/{group}/{name}.yaml")
+            return f"unknown option '{name}' of '{group}'. Fix: check the spelling (python -m runners.sweep --help lists the groups)"
+        return f"{text.splitlines()[0]}. Fix: check the group names and options on the command line (python -m runners.sweep --help)"
+    if isinstance(e, ConfigCompositionException):
+        m = re.search(r"Could not override '([^']+)'", text)
+        cause = e.__cause__
+        if m and (cause is None or "not in struct" in str(cause) or "Key" in str(cause)):
+            key = m.group(1)
+            parent, _, leaf = key.rpartition(".")
+            fields = {"runner": list(RunnerCfg.model_fields), "backbone": list(BackboneCfg.model_fields),
+                      "experiment": list(ExperimentCfg.model_fields), "roles": list(ROLE_NAMES),
+                      "": ["method", "backbone", "benchmark", "runner", "experiment", "roles"]}.get(parent, [])
+            close = difflib.get_close_matches(leaf, fields, n=1)
+            hint = f" (did you mean {parent + '.' if parent else ''}{close[0]}?)" if close else ""
+            return (f"unknown configuration key '{key}'{hint}. Fix: check its spelling (python -m runners.sweep --cfg job "
+                    f"prints every key), or add a new key on purpose with +{key}=<value>")
+        return f"{text.splitlines()[0]}. Fix: check that override ({cause or 'see above'})"
+    return None
+
+
 def main() -> None:
+    import os
+
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises composition errors (reworded below) instead of printing them
     try:
         import hydra
 
@@ -456,6 +509,14 @@ def main() -> None:
     except KeyboardInterrupt:  # Ctrl-C while starting up or composing the config: nothing was run yet
         print("\ninterrupted before any episode ran; run the same command again.", file=sys.stderr)
         sys.exit(130)
+    except Exception as e:
+        from hydra.errors import HydraException
+
+        why = describe_hydra_error(e) if isinstance(e, HydraException) else None
+        if why is None:
+            raise
+        print(f"error: {why}", file=sys.stderr)
+        sys.exit(2)  # a configuration error, like every other (runners.config.ConfigError)
     sys.exit(rc["code"])
 
 

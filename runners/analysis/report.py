@@ -181,9 +181,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--serve", action="store_true", help="also serve it on 127.0.0.1 (loopback only; the report alone, no other file)")
     ap.add_argument("--port", type=int, default=0, help="port for --serve (default: any free port)")
     a = ap.parse_args(argv)
+    from runners.analysis.tables import check_reference, collect
+    from runners.config import ConfigError, canonical_method
+
     try:
-        out = build_report(a.results, a.out, a.reference)
-    except StoreError as e:
+        check_reference(a.reference)
+        reference = canonical_method(a.reference)  # raw_trajectory (PoS's name) is full_context
+        if Path(a.results).is_dir():
+            check_reference(reference, collect(a.results), a.results)  # the experiment's methods when it has no such one
+        out = build_report(a.results, a.out, reference)
+    except (StoreError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"report written to {out} ({out.stat().st_size / 1e6:.1f} MB); open it in a browser (file://{out.resolve()})")
