@@ -131,6 +131,7 @@ class RunnerCfg(_Strict):
     trials: int = Field(1, ge=1)
     seed: int = 0
     display: Literal["auto", "rich", "plain", "none"] = "auto"
+    heartbeat_s: float = Field(30, gt=0, description="plain display (logs, nohup, Slurm): a line on the sweep's state every this many seconds")
     cache: bool = True
     cache_path: str | None = Field(None, description="SQLite response cache; default <output_dir>/.cache/responses.sqlite")
     limit: int | None = Field(None, ge=1, description="run only the first N tasks (overrides benchmark.params.limit)")

@@ -536,10 +536,12 @@ class Scheduler:
                         await self._finish(r)
                     continue
                 self.in_flight += 1
+                self.progress.in_flight = self.in_flight
                 try:
                     await self._episode(r, t, trial)
                 finally:
                     self.in_flight -= 1
+                    self.progress.in_flight = self.in_flight
                 r.remaining -= 1
                 if r.remaining == 0:
                     await self._finish(r)
@@ -607,7 +609,7 @@ async def run_all(cells, root: Path, display: str) -> list:
     reports = []
     try:
         await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
-        with Progress(display) as progress:
+        with Progress(display, heartbeat_s=first.runner.heartbeat_s) as progress:
             pool.set_on_retry(progress.retry)
             # one scheduler for all cells: small cells overlap, the endpoint bound is shared
             sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), cells[0].runner.budget_usd)
