@@ -9,6 +9,7 @@ import functools
 import hashlib
 import importlib
 import json
+import os
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -178,6 +179,10 @@ class ExperimentCfg(_Strict):
     grid: dict[str, list[str]] = Field(default_factory=dict, description="group -> names; expanded into cells")
     benchmark_params: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="benchmark name -> params set on that benchmark only (e.g. Travel's ps_pooling in a grid over all MemoryArena benchmarks)")
+    scripted_noise: dict[str, Any] = Field(
+        default_factory=dict, description="seeded noise knobs (runners/backbones/scripted.py: malformed_rate, empty_rate, perturb, "
+        "perturb_rate) set on a scripted agent backbone that leaves them at their defaults: the offline demo's methods then "
+        "differ; {} = none; HARNESS_DEMO_NOISE=0 turns it off (the test suite does)")
 
     @field_validator("grid")
     @classmethod
@@ -338,6 +343,17 @@ def validate(raw: dict[str, Any]) -> CellConfig:
     extra = ((raw.get("experiment") or {}).get("benchmark_params") or {}).get(bench_name)
     if extra:
         raw["benchmark"] = {**raw["benchmark"], "params": {**(raw["benchmark"].get("params") or {}), **extra}}
+    noise = (raw.get("experiment") or {}).get("scripted_noise") or {}
+    backbone = raw.get("backbone") or {}
+    if noise and backbone.get("kind") == "scripted" and os.environ.get("HARNESS_DEMO_NOISE", "1") != "0":
+        knobs = dict(backbone.get("scripted") or {})
+        defaults = {"malformed_rate": 0.0, "empty_rate": 0.0, "perturb": None, "perturb_rate": 1.0}
+        for k, v in noise.items():  # a knob set on the command line (not at its default) wins
+            if k not in defaults:
+                raise ConfigError(f"experiment.scripted_noise: unknown knob '{k}'; knobs: {', '.join(defaults)}")
+            if knobs.get(k, defaults[k]) == defaults[k]:
+                knobs[k] = v
+        raw["backbone"] = {**backbone, "scripted": knobs}
     unknown = sorted(set(roles) - set(ROLE_NAMES))
     if unknown:
         raise ConfigError(f"unknown role(s) {unknown} under `roles`; configurable roles: {', '.join(ROLE_NAMES)}")

@@ -377,7 +377,10 @@ def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = F
     overrides = [redact_secrets(o) for o in overrides]
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     store.SWEEP.update(id=f"{started}/{os.getpid()}", started_at=started, overrides=overrides)
-    print(f"Experiment '{exp}': {len(cells)} cell(s) → {root}" + ("  [SCRIPTED backbone: offline demo, not model results]" if scripted else ""))
+    noise = ", ".join(f"{k}={v}" for k, v in (cells[0].experiment.scripted_noise or {}).items()
+                      if any(c.scripted and c.backbone.scripted.get(k) == v for c in cells))
+    print(f"Experiment '{exp}': {len(cells)} cell(s) → {root}" + ("  [SCRIPTED backbone: offline demo, not model results"
+                                                                  + (f"; seeded noise {noise}" if noise else "") + "]" if scripted else ""))
     t0 = time.perf_counter()
     try:
         check_output_dir(root)
