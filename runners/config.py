@@ -179,6 +179,7 @@ class ExperimentCfg(_Strict):
     grid: dict[str, list[str]] = Field(default_factory=dict, description="group -> names; expanded into cells")
     benchmark_params: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="benchmark name -> params set on that benchmark only (e.g. Travel's ps_pooling in a grid over all MemoryArena benchmarks)")
+    note: str = Field("", description="a line shown with the run and above the tables (e.g. quickstart: not the paper's setting)")
     scripted_noise: dict[str, Any] = Field(
         default_factory=dict, description="seeded noise knobs (runners/backbones/scripted.py: malformed_rate, empty_rate, perturb, "
         "perturb_rate) set on a scripted agent backbone that leaves them at their defaults: the offline demo's methods then "

@@ -381,6 +381,8 @@ def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = F
                       if any(c.scripted and c.backbone.scripted.get(k) == v for c in cells))
     print(f"Experiment '{exp}': {len(cells)} cell(s) → {root}" + ("  [SCRIPTED backbone: offline demo, not model results"
                                                                   + (f"; seeded noise {noise}" if noise else "") + "]" if scripted else ""))
+    if cells[0].experiment.note:
+        print(f"Note: {cells[0].experiment.note}")
     t0 = time.perf_counter()
     try:
         check_output_dir(root)

@@ -561,6 +561,9 @@ def _title(root: Path, cells: list[CellSummary]) -> str:
              + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, relative % for Tok/USD)")
     if any(c.scripted for c in cells):
         title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"
+    notes = [n for n in dict.fromkeys(str((c.config.get("experiment") or {}).get("note") or "") for c in cells) if n]
+    if notes:
+        title += " — " + "; ".join(notes)
     return title
 
 
