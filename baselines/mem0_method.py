@@ -147,6 +147,19 @@ def format_hit(hit: dict[str, Any]) -> str:
 class Mem0Memory(MemoryMethod):
     """Memory-system baseline backed by mem0ai 1.0.11 (B.3 memory layout)."""
 
+    @classmethod
+    def missing(cls, params):
+        from baselines.embedder import MINILM_FIX, minilm_missing
+        from runners.api import Missing
+
+        version = mem0_version()
+        if version is None:
+            return [Missing(what=f"method mem0 needs mem0ai=={PINNED_VERSION} (the `mem0` extra), which is not installed", fix=MINILM_FIX)]
+        if version != PINNED_VERSION:
+            return [Missing(what=f"method mem0 runs the classic algorithm of mem0ai=={PINNED_VERSION}; found {version}",
+                            fix=f"`pip install mem0ai=={PINNED_VERSION}`")]
+        return minilm_missing("method mem0")
+
     def __init__(self, backbone, *, version: str = PINNED_VERSION, limit: int = 100, infer: bool = True,
                  assistant_ack: str | None = None, lowercase_query: bool = True, vector_store: str = "faiss",
                  llm_sampling: dict[str, Any] | None = None, json_mode: bool = True, store_dir: str | None = None,

@@ -19,11 +19,13 @@ from typing import Any
 from kit.agent import SingleCallMethod
 from kit.react import ReactProtocol
 from kit.trajectory import Trajectory
-from runners.api import Decision, Message, Observation, Request, RequestOutcome, TaskView
+from runners.api import Decision, Message, Observation, Request, RequestOutcome, StepView, TaskView
 from kit.prompting import REACT_RULES, block, system_message, user_message
 
 EMPTY_MEMORY = "None"  # upstream's `<memory_context>` reads None when nothing is retrieved
 PREVIEW_CHARS = 160  # characters of each retrieved item kept in the step log
+RETRIEVED_VIEW = StepView(kind="items", name="memory", title="Retrieved memory items", fields={"items": "memory.retrieved"})
+"""The report's panel of what each step retrieved (the step log's `memory.retrieved` previews)."""
 
 
 def memory_block_text(items: list[str]) -> str:
@@ -52,6 +54,7 @@ class MemoryMethod(SingleCallMethod):
     """A ReAct agent with a retrieval memory. Subclasses implement `add_chunk` and `retrieve`."""
 
     protocol = ReactProtocol()
+    step_views = (RETRIEVED_VIEW,)
 
     def __init__(self, backbone, *, include_feedback: bool = True, **params: Any) -> None:
         super().__init__(backbone, **params)

@@ -21,7 +21,7 @@ from typing import Any
 
 from kit.agent import SingleCallMethod
 from baselines.bm25 import BM25Store
-from baselines.memory import PREVIEW_CHARS, memory_block_text, outcome_chunks
+from baselines.memory import PREVIEW_CHARS, RETRIEVED_VIEW, memory_block_text, outcome_chunks
 from kit.react import ReactProtocol
 from baselines import zipact_prompts
 from runners.api import Backbone, Completion, Decision, Message, Observation, Parsed, Protocol, ProtocolError, Request, RequestOutcome, TaskView
@@ -304,6 +304,8 @@ class ZipActBM25(ZipAct):
     same chunks, same top-3, the current subtask prompt as the query; the retrieved items go to
     the actor only (§6). Switch `query: objective` retrieves at every step with
     current_objective + the latest observation instead."""
+
+    step_views = (RETRIEVED_VIEW,)
 
     def __init__(self, backbone, *, query: str = "request", chunk_tokens: int = 2048, top_k: int = 3,
                  include_feedback: bool = True, **params: Any) -> None:

@@ -13,7 +13,7 @@ from flowstate.protocol import FlowStateProtocol
 from flowstate.psa import AccessResult, disclose, validate_access
 from flowstate.repository import ActiveState, HistoricalIndex, RawObs, Repository
 from flowstate.state import StateOp, StateType, normalise_type
-from runners.api import Decision, Message, Observation, Parsed, Request, RequestOutcome, TaskView, actions_json
+from runners.api import Decision, Message, Observation, Parsed, Request, RequestOutcome, StepView, TaskView, actions_json
 from runners.tokens import count
 
 USER_TURN_MODES = ("request", "observation")
@@ -71,6 +71,12 @@ class FlowState(SingleCallMethod):
     rejected, ignored, disclosed), disclosed, query_id, t, raw_ids, active_state_nodes and
     active_state_tokens (of S_{k,t}, the state the model saw), and
     new_request/persisted when a user message opened a request."""
+
+    # The report's state graph: the validated delta operations per step, the rejected ones, what PSA
+    # disclosed, and what persisted (at a user-opened request, and at the request's end).
+    step_views = (StepView(kind="state_graph", name="flowstate", title="FlowState state graph",
+                           fields={"ops": "delta_validated", "rejected": "delta_rejected", "disclosed": "disclosed",
+                                   "persisted": "persisted", "boundary": "persisted"}),)
 
     with_focus = True   # PSA on: index + state_focus
     with_delta = True   # ISU on: model-written state_delta

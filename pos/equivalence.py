@@ -18,12 +18,13 @@ import json
 import sys
 import types
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from pos.health import HealthConfig, detect
 from pos.projection import project_on_gap
 from pos.sentinel import confidence_change
 from pos.world import World
+from runners.records.results import episode_records
 from runners.upstream import UpstreamFile, file_text
 
 TRAPPING = UpstreamFile("PoS", "belief/trappingDetection.py")
@@ -110,26 +111,13 @@ def compare_diagnostic(rr: dict[str, Any], up: types.ModuleType) -> tuple[int, l
     return n, bad
 
 
-def _record_lines(p: Path) -> Iterator[bytes]:
-    """A cell's records given its directory, its `episodes.jsonl`, or a finished cell's `episodes.jsonl.xz`."""
-    from runners.records.store import COMPACTED, EPISODES, compacted, record_lines
-
-    p = p / EPISODES if p.is_dir() else p.with_name(p.name[: -len(COMPACTED)]) if p.name.endswith(COMPACTED) else p
-    if not (p.exists() or compacted(p).exists()):
-        raise FileNotFoundError(f"{p}: no such file (nor {compacted(p).name}); give a PoS cell's directory or its episodes.jsonl")
-    return record_lines(p)
-
-
 def check(paths: list[Path], cfg: HealthConfig | None = None) -> dict[str, Any]:
     cfg = cfg or HealthConfig()
     trapping, progress = load_upstream(TRAPPING), load_upstream(PROGRESS)
     windows = labels = 0
     mismatches: list[dict[str, Any]] = []
     for p in paths:
-        for line in _record_lines(p):
-            if not line.strip():
-                continue
-            rec = json.loads(line)
+        for rec in episode_records(p):
             for rr in rec.get("requests", []):
                 n, bad = compare_request(rr, cfg, trapping)
                 m, bad2 = compare_diagnostic(rr, progress)

@@ -26,7 +26,9 @@ from pos.sentinel import audit_scope, diagnostic_progress, evidence_items, execu
 from pos.updater import BeliefModel, ContextFailure
 from pos.world import Belief, World
 from pos.repair_text import missing_action, policy_repair
-from runners.api import BackboneError, Decision, Message, Observation, Parsed, ProtocolError, Request, RequestOutcome, TaskView
+from runners.api import (
+    BackboneError, Decision, Message, Observation, Parsed, ProtocolError, Request, RequestOutcome, StepSeries, StepView, TaskView,
+)
 from runners.upstream import TextSources
 
 
@@ -46,7 +48,25 @@ NO_SEPARATE_RESULT = "(no separate result for this action; see the next action's
 TASK_SUCCESS_REASON = "The environment reports that the task succeeded."
 
 
+HEALTH = ("health", "actions.health")  # the turn's last action's health (§7), else the last one logged this turn
+
+
 class PoS(SingleCallMethod):
+    # What the report and the plots draw from `step_log`: health H over steps (trapped at H ≤ 0.25,
+    # §7) and, per step, health, audit and recovery with the committed belief.
+    step_series = (StepSeries(name="pos_health", path=tuple(f"{p}.health_score" for p in HEALTH), axis="health H", low=0.0,
+                              high=1.0, threshold=0.25, title="PoS progress health H over steps (trapped at H ≤ 0.25)"),)
+    step_views = (StepView(
+        kind="step_table", name="pos", title="PoS belief and progress health",
+        fields={"P_e": tuple(f"{p}.persistence_e" for p in HEALTH), "P_a": tuple(f"{p}.persistence_a" for p in HEALTH),
+                "S": tuple(f"{p}.stagnation" for p in HEALTH), "R": tuple(f"{p}.recurrence" for p in HEALTH),
+                "H": tuple(f"{p}.health_score" for p in HEALTH), "trapped": tuple(f"{p}.trapped" for p in HEALTH),
+                "pattern": tuple(f"{p}.trapping_pattern" for p in HEALTH), "audit": "audit.verdict", "recovery": "recovery_active"},
+        details=(("world state", "belief.world"), ("epistemic gaps", "belief.epistemic_gaps"),
+                 ("achievement gaps", "belief.achievement_gaps"), ("frontier", "belief.frontier"),
+                 ("health (P, S, R, H; trapping)", HEALTH), ("recovery constraints (active directive)", "recovery_active"),
+                 ("consistency audit", "audit"))),)
+
     def __init__(self, backbone, **params: Any) -> None:
         try:
             self.base_cfg = PosConfig(**params)

@@ -8,11 +8,12 @@
                        backbones/, progress, secrets, cost, tokens, upstream, netcheck, ray_exec
         ↓
     runners.analysis   tables, stats, papers, episodes, report (HTML), plots, wandb_log; never imports
-                       the engine's run or episode modules
+                       the engine's run, episode, sweep or backbones modules
         ↓
     CLI                runners.sweep (run a grid), runners.aggregate (tables), runners.view (report)
 
-Methods and benchmarks (flowstate/, pos/, baselines/, benchmarks/) and the toolkit kit/ import
-`runners.api` and the declared public helpers (`runners.upstream`, `runners.netcheck`); see
-docs/contracts.md. tests/test_import_graph.py checks these arrows.
+Methods and benchmarks (flowstate/, pos/, baselines/, benchmarks/) import `runners.api` and the
+declared public helpers (`runners.tokens`, `runners.upstream`, `runners.netcheck`,
+`runners.records.results`); the toolkit kit/ only `runners.api` and `runners.tokens`; see
+docs/contracts.md §1. tests/test_import_graph.py checks these arrows.
 """

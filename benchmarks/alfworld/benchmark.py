@@ -9,12 +9,14 @@ from benchmarks.alfworld import engine
 from benchmarks.alfworld.data import load_games
 from benchmarks.alfworld.env import DEFAULTS, AlfworldEnv
 from benchmarks.alfworld.metrics import alfworld_metrics
-from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec, params_model
+from runners.api import Benchmark, Environment, EpisodeContext, MetricSpec, TaskSpec, params_model
 
 
 class Alfworld(Benchmark):
     roles: tuple[str, ...] = ()
-    table_metrics = ["SR"]  # per-type SR_<type> (as ReAct prints them) are in metrics.csv and the long table
+    # per-type SR_<type> (as ReAct prints them) are in metrics.csv and the long table; PoS Table 1 calls SR task_success
+    metric_specs = (MetricSpec(name="SR", table=True, paper="task_success"), MetricSpec(name="SR_*"),
+                    MetricSpec(name="n", kind="count"), MetricSpec(name="won", kind="count"))
     Params = params_model("AlfworldParams", DEFAULTS, data_dir=(str | None, None), split=(str, "valid_unseen"),
                           task_types=(list[str] | None, None), verify=(Literal["auto", "strict", "off"], "auto"),
                           manifest=(str | None, None))
@@ -38,6 +40,14 @@ class Alfworld(Benchmark):
         self.limit, self.verify, self.manifest = limit, verify, manifest
         self.settings = {**DEFAULTS, **params}
         self._prov: dict[str, Any] = {}
+
+    def missing(self) -> list:
+        from runners.api import Missing
+
+        if engine.available():
+            return []
+        return [Missing(what="benchmark alfworld needs the ALFWorld engine (packages alfworld and textworld, the `alfworld` extra), "
+                             "which is not installed", fix=engine.INSTALL_HINT)]
 
     def load_tasks(self) -> list[TaskSpec]:
         if not engine.available():

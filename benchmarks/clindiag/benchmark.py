@@ -8,12 +8,15 @@ from typing import Any
 from benchmarks.clindiag.data import ClinDiagDataError, case_folders, load_case, resolve_cases_dir, upstream_case_folders
 from benchmarks.clindiag.env import DEFAULTS, ClinDiagEnv, check_settings
 from benchmarks.rca100.score import percent
-from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec, params_model
+from runners.api import Benchmark, Environment, EpisodeContext, MetricSpec, TaskSpec, params_model
 
 
 class ClinDiag(Benchmark):
     roles: tuple[str, ...] = ("user_sim", "judge")  # provider (user_sim) and judge: Qwen3.7-Plus for every backbone in PoS
-    table_metrics = ["diagnosis_accuracy"]
+    metric_specs = (MetricSpec(name="diagnosis_accuracy", table=True), MetricSpec(name="differential_hit_rate"),
+                    MetricSpec(name="submission_rate"), MetricSpec(name="diagnosis_accuracy_*"),  # per subset
+                    MetricSpec(name="n", kind="count"))
+    outcome = "diagnosis_correct"
     Params = params_model("ClinDiagParams", DEFAULTS, data_dir=(str | None, None), manifest=(str | None, None),
                           case_ids=(list[str | int] | None, None), subsets=(list[str] | None, None))
 

@@ -12,7 +12,7 @@ from typing import Any
 from benchmarks.loca.configs import LENGTHS, load_cases, resolve_root
 from benchmarks.loca.env import DEFAULTS, LocaEnv
 from benchmarks.loca.interface import LocaSetupError
-from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec, params_model
+from runners.api import Benchmark, Environment, EpisodeContext, MetricSpec, TaskSpec, params_model
 
 
 def percent(values: list[int | float | bool]) -> float:
@@ -21,7 +21,8 @@ def percent(values: list[int | float | bool]) -> float:
 
 class Loca(Benchmark):
     roles: tuple[str, ...] = ()
-    table_metrics = ["task_success"]
+    metric_specs = (MetricSpec(name="task_success", table=True), MetricSpec(name="success_*"),  # per context length (PoS Fig. 4)
+                    MetricSpec(name="n", kind="count"))
     Params = params_model("LocaParams", DEFAULTS, data_dir=(str | None, None), lengths=(list[str | int] | None, None),
                           families=(list[str] | None, None), seeds=(list[int] | None, None), workspace_root=(str | None, None))
 
@@ -37,6 +38,15 @@ class Loca(Benchmark):
         self.workspace_root = workspace_root
         self.settings = {**DEFAULTS, **settings}
         self._prov: dict[str, Any] = {}
+
+    def missing(self) -> list:
+        """Real LOCA cases run in upstream's GEM environments (the LOCA extra); the fixture does not."""
+        from benchmarks.loca.configs import INSTALL_HINT
+        from runners.api import missing_modules
+
+        if self.data_dir == "fixtures":
+            return []
+        return missing_modules(("gem",), "benchmark loca needs LOCA-Bench's GEM environments (the LOCA extra)", INSTALL_HINT)
 
     def load_tasks(self) -> list[TaskSpec]:
         root, source = resolve_root(self.data_dir)

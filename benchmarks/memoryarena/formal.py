@@ -20,6 +20,7 @@ from runners.api import (
     Environment,
     EpisodeContext,
     Message,
+    MetricSpec,
     Observation,
     Reply,
     Request,
@@ -225,7 +226,7 @@ class FormalParams(BenchmarkParams):
 class FormalReasoning(Benchmark):
     Params = FormalParams
     roles = ("judge", "tool")
-    table_metrics = ("SR", "PS")
+    metric_specs = (MetricSpec(name="SR", table=True), MetricSpec(name="PS", table=True), *ma_metrics.DEPTH_SPECS)
 
     def __init__(self, *, name: str, config: str, data_dir: str | None = None, limit: int | None = None, **params: Any) -> None:
         super().__init__(name=name, config=config, data_dir=data_dir, limit=limit, **params)

@@ -6,6 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from runners.api import MetricSpec
+
+DEPTH_SPECS = (
+    MetricSpec(name="Acc_*", kind="rate", label="Acc_k", curve="subtask depth k"),
+    MetricSpec(name="K", kind="count", label="deepest depth K"),
+    MetricSpec(name="nAUC", kind="rate"),
+    MetricSpec(name="DR", kind="other", higher_is_better=False, label="DR (pp per subtask)"),
+)
+"""The depth-retention metrics every MemoryArena benchmark reports (FlowState §4.2)."""
+
 
 def success_rate(success: Sequence[bool | int]) -> float | None:
     """SR = 100 · mean_i success_i."""

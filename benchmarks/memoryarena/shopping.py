@@ -21,6 +21,7 @@ from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
 from benchmarks.memoryarena.shopping_site import BACK, BUY, NEXT, PREV, Site, parse_action
 from runners.upstream import TextSources, UpstreamFile
 from runners.api import (
+    MetricSpec,
     BenchmarkParams,
     Benchmark, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
     TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec,
@@ -208,7 +209,9 @@ class ShoppingParams(BenchmarkParams):
 class BundledShopping(Benchmark):
     Params = ShoppingParams
     roles = ("judge",)
-    table_metrics = ("SR", "PS", "soft_reward")
+    metric_specs = (MetricSpec(name="SR", table=True), MetricSpec(name="PS", table=True), MetricSpec(name="soft_reward", table=True),
+                    MetricSpec(name="PS_soft"), MetricSpec(name="SR_soft"), MetricSpec(name="average_success_rate"),
+                    *ma_metrics.DEPTH_SPECS)
 
     def __init__(self, *, name: str, data_dir: str | None = None, catalogue_path: str | None = None,
                  limit: int | None = None, **params: Any) -> None:

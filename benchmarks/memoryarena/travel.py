@@ -17,6 +17,7 @@ from benchmarks.memoryarena import travel_score
 from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
 from benchmarks.memoryarena.travel_tools import TOOL_SPECS, TravelDB
 from runners.api import (
+    MetricSpec,
     BenchmarkParams,
     Benchmark, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
     TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec,
@@ -200,7 +201,8 @@ class TravelParams(BenchmarkParams):
 class GroupTravel(Benchmark):
     Params = TravelParams
     roles = ()
-    table_metrics = ("SR", "PS", "sPS")
+    metric_specs = (MetricSpec(name="SR", table=True), MetricSpec(name="PS", table=True), MetricSpec(name="sPS", table=True),
+                    MetricSpec(name="PS_group"), MetricSpec(name="PS_persons"), *ma_metrics.DEPTH_SPECS)
 
     def __init__(self, *, name: str, db_dir: str | None = None, flights_path: str | None = None,
                  data_dir: str | None = None, limit: int | None = None, ps_pooling: str = "group", **params: Any) -> None:
@@ -215,6 +217,18 @@ class GroupTravel(Benchmark):
         self._prov: dict[str, Any] = {}
         self.sources = TextSources()
         self.prompts = travel_prompts(self.sources)
+
+    def missing(self) -> list:
+        """The TravelPlanner database: every tool reads it, so without it every episode would fail."""
+        from runners.api import Missing
+
+        fix = ("set benchmark.params.db_dir=<dir> or export TRAVELPLANNER_DB_DIR, a copy of upstream "
+               "env/env_systems/travel_planner_env/database/ (not redistributed with the tasks)")
+        if not self.db_dir:
+            return [Missing(what=f"benchmark {self.name} needs the TravelPlanner database, and none is configured", fix=fix)]
+        if not Path(self.db_dir).expanduser().is_dir():
+            return [Missing(what=f"benchmark {self.name}: the TravelPlanner database directory {self.db_dir} does not exist", fix=fix)]
+        return []
 
     def db(self) -> TravelDB:
         if self._db is None:

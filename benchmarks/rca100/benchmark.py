@@ -10,12 +10,13 @@ from benchmarks.rca100.env import DEFAULTS, RcaEnv
 from benchmarks.rca100.prompts import policy
 from runners.upstream import TextSources
 from benchmarks.rca100.score import percent
-from runners.api import Benchmark, Environment, EpisodeContext, TaskSpec, params_model
+from runners.api import Benchmark, Environment, EpisodeContext, MetricSpec, TaskSpec, params_model
 
 
 class Rca100(Benchmark):
     roles: tuple[str, ...] = ()
-    table_metrics = ["joint_entity_type_accuracy"]
+    metric_specs = (MetricSpec(name="joint_entity_type_accuracy", table=True), MetricSpec(name="entity_accuracy"),
+                    MetricSpec(name="type_accuracy"), MetricSpec(name="submission_rate"), MetricSpec(name="n", kind="count"))
     Params = params_model("Rca100Params", DEFAULTS, data_dir=(str | None, None), answer_key_dir=(str | None, None),
                           manifest=(str | None, None), case_ids=(list[str | int] | None, None),
                           max_actions_per_turn=(int | None, DEFAULTS["max_actions_per_turn"]))

@@ -10,7 +10,7 @@ from benchmarks.tau.env import TauEnv
 from benchmarks.tau.judge import judge_prompts
 from benchmarks.tau.metrics import aggregate
 from benchmarks.tau.upstream_tools import domain_tool_specs
-from runners.api import Benchmark, BenchmarkParams, EpisodeContext, Environment, TaskSpec, ToolSpec
+from runners.api import Benchmark, BenchmarkParams, EpisodeContext, Environment, MetricSpec, TaskSpec, ToolSpec
 from runners.upstream import TextSources
 
 
@@ -39,7 +39,12 @@ class TauParams(BenchmarkParams):
 
 class TauBenchmark(Benchmark):
     roles = ("user_sim", "judge")
-    table_metrics = ["Pass1", "DB", "ActionAcc"]
+    metric_specs = (
+        MetricSpec(name="Pass1", table=True), MetricSpec(name="DB", table=True), MetricSpec(name="ActionAcc", table=True),
+        MetricSpec(name="pass^1"),  # = Pass1
+        MetricSpec(name="pass^*", table=True, label="pass^k"),  # k = 2..trials: τ-bench's reliability columns
+        MetricSpec(name="avg_reward", kind="other"), MetricSpec(name="episodes", kind="count"),
+    )
     Params = TauParams
 
     def __init__(self, *, name: str, domain: str, split: str = "base", data_dir: str | None = None,

@@ -3,7 +3,7 @@
 - `tables`: per-cell summaries, the experiment's tables (Δ rows, intervals, `(paper)` rows), `runners.aggregate`.
 - `stats`: task-level bootstrap intervals, paired bootstrap and sign tests.
 - `papers`: the papers' reported numbers (runners/reference/*.csv), labels and table formatting (md, tex).
-- `episodes`: per-episode readers over record dicts (success, #Tok, health, transcript pieces).
+- `episodes`: per-episode readers over record dicts (outcome, #Tok, declared per-step series, transcript pieces).
 - `report`: the self-contained HTML report (`runners.view`) with its `assets/`.
 - `plots`: figures as SVG/PNG files (extra `analysis`).
 - `wandb_log`: the experiment as a W&B run (extra `wandb`).

@@ -1,25 +1,21 @@
 """Per-episode readers over raw record dicts (as `runners.records.store.load_cell` returns them):
-the headline outcome, #Tok, the PoS health series and the stored transcript pieces an episode's
+the headline outcome (the score the benchmark declares as `Benchmark.outcome`), #Tok, a per-step
+series a method declares (`Method.step_series`), and the stored transcript pieces an episode's
 calls reference. Shared by the HTML report, the plots and W&B."""
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from runners.api import method_tokens
+from runners.api import LogPath, method_tokens, read_path
 from runners.records.transcripts import TranscriptError, TranscriptReader
 
 
-def episode_success(rec: dict[str, Any]) -> float | None:
-    """The episode's headline outcome in [0, 1] (success, reward or task_success), if it has one."""
-    s = rec.get("scores") or {}
-    for k in ("success", "task_success", "reward", "won", "correct"):
-        v = s.get(k)
-        if isinstance(v, bool):
-            return float(v)
-        if isinstance(v, (int, float)):
-            return float(v)
-    return None
+def episode_success(rec: dict[str, Any], outcome: str = "success") -> float | None:
+    """The episode's outcome in [0, 1]: its score `outcome` (the benchmark's `Benchmark.outcome`),
+    if it has one."""
+    v = (rec.get("scores") or {}).get(outcome)
+    return float(v) if isinstance(v, (bool, int, float)) else None
 
 
 def _calls(rec: dict[str, Any]) -> list[dict[str, Any]]:
@@ -37,14 +33,14 @@ def episode_tokens(rec: dict[str, Any]) -> int:
     return method_tokens(rec.get("usage_by_role") or {})
 
 
-def health_series(rec: dict[str, Any]) -> list[float | None]:
-    """PoS health score H per step (None where the step logged none)."""
+def step_series(rec: dict[str, Any], path: LogPath) -> list[float | None]:
+    """The number `path` names in each step's method log (`Method.step_series`), None where a step
+    logged none."""
     out: list[float | None] = []
     for rr in rec.get("requests") or []:
         for s in rr.get("steps") or []:
-            m = s.get("method") or {}
-            h = m.get("health") or next((a["health"] for a in reversed(m.get("actions") or []) if a.get("health")), None)
-            out.append(float(h["health_score"]) if isinstance(h, dict) and h.get("health_score") is not None else None)
+            v = read_path(s.get("method") or {}, path)
+            out.append(float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None)
     return out
 
 

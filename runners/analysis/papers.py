@@ -7,6 +7,8 @@ import csv
 import functools
 from pathlib import Path
 
+from runners.api import MetricKind
+
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
 
 # Our config names → the papers' labels.
@@ -27,12 +29,6 @@ BACKBONE_LABELS = {
     "deepseek_v4_flash": "DeepSeek-V4-Flash", "gpt_5_6_terra": "GPT-5.6-terra", "qwen3_5_397b": "Qwen3.5-397B-A17B",
     "qwen3_7_plus": "Qwen3.7-Plus", "kimi_k3": "Kimi-K3", "glm_5_3": "GLM-5.3",
 }
-# Metrics whose Δ is in percentage points; Tok's Δ is relative %; DR is pp/subtask (absolute Δ).
-RATE_METRICS = {"SR", "PS", "sPS", "Pass1", "DB", "ActionAcc", "nAUC", "task_success", "soft_reward",
-                "PS_group", "PS_persons", "PS_soft", "SR_soft", "joint_entity_type_accuracy",
-                "diagnosis_accuracy"}
-
-
 @functools.lru_cache(maxsize=1)
 def paper_values() -> dict[tuple[str, str, str, str], str]:
     """(method label, backbone label, domain, metric) → value as printed (first table wins)."""
@@ -50,12 +46,10 @@ def paper_values() -> dict[tuple[str, str, str, str], str]:
 
 # PoS calls Full Context its "Raw Trajectory" baseline.
 METHOD_ALIASES = {"full_context": ("Raw Trajectory",)}
-# Our metric names → the PoS table's, per benchmark.
-PAPER_METRIC_BY_BENCHMARK = {"alfworld": {"SR": "task_success"}}
 
 
 def paper_value(method: str, backbone: str, benchmark: str, metric: str) -> str | None:
-    metric = PAPER_METRIC_BY_BENCHMARK.get(benchmark, {}).get(metric, metric)
+    """The papers' value of `metric` (the paper's own metric name: `MetricSpec.paper`, else ours)."""
     for label in (METHOD_LABELS.get(method, method), *METHOD_ALIASES.get(method, ())):
         v = paper_values().get((label, BACKBONE_LABELS.get(backbone, backbone), BENCHMARK_DOMAINS.get(benchmark, benchmark), metric))
         if v is not None:
@@ -63,37 +57,35 @@ def paper_value(method: str, backbone: str, benchmark: str, metric: str) -> str 
     return None
 
 
-def fmt(v: float | None, metric: str) -> str:
+def fmt(v: float | None, kind: MetricKind) -> str:
+    """A value as the tables print it, by the metric's declared kind."""
     if v is None:
         return "–"
-    if metric.startswith("Tok"):  # Tok, Tok_no_tool
+    if kind == "tokens":
         return f"{v:.4f}" if v < 1 else f"{v:.2f}"
-    if metric == "USD":
+    if kind == "cost":
         return f"${v:.4f}" if v < 1 else f"${v:,.2f}"
-    if metric == "K":
+    if kind == "count":
         return f"{v:.0f}"
     return f"{v + 0.0:.2f}" if round(v, 2) != 0 else "0.00"
 
 
-def is_rate(metric: str) -> bool:
-    return metric in RATE_METRICS or metric.startswith(("Acc_", "pass^", "SR_"))
+RELATIVE_KINDS = ("tokens", "cost")  # totals: their Δ is relative %
 
 
-RELATIVE_METRICS = {"Tok", "Tok_no_tool", "USD"}  # totals: their Δ is relative %
-
-
-def delta(metric: str, ours: float | None, ref: float | None) -> float | None:
+def delta(kind: MetricKind, ours: float | None, ref: float | None) -> float | None:
+    """ours − ref: in pp for rates, absolute for counts and others, relative % for totals."""
     if ours is None or ref is None:
         return None
-    if metric in RELATIVE_METRICS:
+    if kind in RELATIVE_KINDS:
         return 100.0 * (ours / ref - 1) if ref else None
     return ours - ref
 
 
-def fmt_delta(metric: str, d: float | None) -> str:
+def fmt_delta(kind: MetricKind, d: float | None) -> str:
     if d is None:
         return "–"
-    unit = "%" if metric in RELATIVE_METRICS else ("pp" if is_rate(metric) else "")
+    unit = "%" if kind in RELATIVE_KINDS else ("pp" if kind == "rate" else "")
     return f"{d:+.2f}{unit}"
 
 

@@ -2,10 +2,12 @@
 
 Writes `tables/<name>.svg` and `tables/<name>.png` (matplotlib, from the `analysis` extra):
 
-- `acc_k`: Acc_k curves by method (FlowState Fig. 4 shape), one line per method × benchmark;
+- `<curve>`: each metric family a benchmark declares as a curve (`MetricSpec.curve`; MemoryArena:
+  `acc_k`, Acc_k over subtask depth, FlowState Fig. 4 shape), one line per method × benchmark;
 - `tokens_by_role`: #Tok per cell split by role, stacked (judge / user simulator shown apart);
 - `success_vs_tokens`: each episode's success against its method tokens (FlowState Fig. 3 shape);
-- `pos_health`: PoS progress health H over steps, per PoS episode (trapped at H ≤ 0.25).
+- `<series>`: each number a method's step log offers over steps (`Method.step_series`; PoS:
+  `pos_health`, progress health H, trapped at H ≤ 0.25), one line per episode of that method.
 
 The same data the HTML report (runners/analysis/report.py) draws, from the same functions.
 """
@@ -45,7 +47,8 @@ def _save(fig: Any, out: Path, name: str) -> list[Path]:
 
 def write_plots(root: Path, cells: list[Any]) -> list[Path]:
     """Write every plot the experiment has data for; returns the files written."""
-    from runners.analysis.episodes import episode_success, episode_tokens, health_series
+    from runners.analysis.episodes import episode_success, episode_tokens, step_series
+    from runners.analysis.tables import curves, slug
 
     plt = _pyplot()
     out = Path(root) / "tables"
@@ -53,15 +56,21 @@ def write_plots(root: Path, cells: list[Any]) -> list[Path]:
     written: list[Path] = []
     label = lambda c: f"{c.method} · {c.benchmark}"  # noqa: E731
 
-    with_acc = [(c, [c.metrics[k] for k in sorted((k for k in c.metrics if k.startswith("Acc_")), key=lambda s: int(s[4:]))]) for c in cells]
-    with_acc = [(c, a) for c, a in with_acc if a and all(v is not None for v in a)]
-    if with_acc:
+    by_curve: dict[str, tuple[Any, list[tuple[Any, list[float]]]]] = {}  # display name -> (declaration, lines)
+    for c in cells:
+        for spec, values in curves(c):
+            if all(v is not None for v in values):
+                by_curve.setdefault(spec.display, (spec, []))[1].append((c, values))
+    for name, (spec, lines) in by_curve.items():
         fig, ax = plt.subplots(figsize=(5.5, 3.6))
-        for c, acc in with_acc:
-            ax.plot(range(1, len(acc) + 1), acc, marker="o", label=label(c))
-        ax.set(xlabel="subtask depth k", ylabel="Acc_k (%)", ylim=(0, 100), title="Acc_k by method")
+        for c, values in lines:
+            ax.plot(range(1, len(values) + 1), values, marker="o", label=label(c))
+        rate = spec.kind == "rate"
+        ax.set(xlabel=spec.curve, ylabel=f"{name} (%)" if rate else name, title=f"{name} by method")
+        if rate:
+            ax.set_ylim(0, 100)
         ax.legend(fontsize=7)
-        written += _save(fig, out, "acc_k")
+        written += _save(fig, out, slug(name))
         plt.close(fig)
 
     roles = sorted({r for c in cells for r in c.tokens_by_role}, key=lambda r: (r not in METHOD_ROLES, r))
@@ -79,17 +88,17 @@ def write_plots(root: Path, cells: list[Any]) -> list[Path]:
         plt.close(fig)
 
     points: dict[str, list[tuple[int, float]]] = {}
-    health: list[tuple[str, list[float | None]]] = []
+    series: dict[str, tuple[Any, list[tuple[str, list[float | None]]]]] = {}  # name -> (declaration, lines)
     for c in cells:
         _, episodes = load_cell(Path(root) / c.cell)
         for e in episodes:
-            s = episode_success(e)
+            s = episode_success(e, c.outcome)
             if s is not None:
                 points.setdefault(label(c), []).append((episode_tokens(e), s))
-            if c.method.startswith("pos"):
-                hs = health_series(e)
-                if any(v is not None for v in hs):
-                    health.append((f"{e['task_id']} #{e['trial']} ({c.method})", hs))
+            for decl in c.series:
+                vs = step_series(e, decl.path)
+                if any(v is not None for v in vs):
+                    series.setdefault(decl.name, (decl, []))[1].append((f"{e['task_id']} #{e['trial']} ({c.method})", vs))
     if points:
         fig, ax = plt.subplots(figsize=(5.5, 3.6))
         for name, pts in points.items():
@@ -99,14 +108,17 @@ def write_plots(root: Path, cells: list[Any]) -> list[Path]:
         written += _save(fig, out, "success_vs_tokens")
         plt.close(fig)
 
-    if health:
+    for name, (decl, lines) in series.items():
         fig, ax = plt.subplots(figsize=(5.5, 3.6))
-        for name, hs in health[:40]:
-            ax.plot([i + 1 for i, v in enumerate(hs) if v is not None], [v for v in hs if v is not None], marker=".", label=name)
-        ax.axhline(0.25, color="grey", linestyle="--", linewidth=1)
-        ax.set(xlabel="step", ylabel="health H", ylim=(0, 1.05), title="PoS progress health over steps")
-        if len(health) <= 10:
+        for line, vs in lines[:40]:
+            ax.plot([i + 1 for i, v in enumerate(vs) if v is not None], [v for v in vs if v is not None], marker=".", label=line)
+        if decl.threshold is not None:
+            ax.axhline(decl.threshold, color="grey", linestyle="--", linewidth=1)
+        ax.set(xlabel="step", ylabel=decl.axis, title=decl.title)
+        if decl.low is not None or decl.high is not None:
+            ax.set_ylim(decl.low, decl.high)
+        if len(lines) <= 10:
             ax.legend(fontsize=7)
-        written += _save(fig, out, "pos_health")
+        written += _save(fig, out, name)
         plt.close(fig)
     return written

@@ -2,12 +2,14 @@
 
 Writes one self-contained static HTML report (default `results/<experiment>/report.html`; no
 network, no CDN, opens from file://): the experiment's tables (the same rows `runners.aggregate`
-prints, `(paper)` rows included), plots (Acc_k curves by method, #Tok by method split by role,
-success vs tokens, PoS health H over steps), an episode browser (filters; per request a step
-timeline with the context the model saw, the raw reply, the parsed decision, the observation,
-protocol errors and the calls with tokens), method views (FlowState's state graph as it evolves,
+prints, `(paper)` rows included), plots (the curves benchmarks declare, e.g. MemoryArena's Acc_k by
+method, #Tok by method split by role,
+success vs tokens, and each per-step series a method declares, e.g. PoS's health H over steps), an
+episode browser (filters; per request a step timeline with the context the model saw, the raw
+reply, the parsed decision, the observation, protocol errors and the calls with tokens), the
+method views each method declares (`Method.step_views`: FlowState's state graph as it evolves,
 PoS's belief and health, memory baselines' retrieved items) and a side-by-side comparison of two
-methods on the same task.
+methods on the same task. The report knows no method by name: it draws the declarations.
 
 Data is embedded as JSON; every episode is its own zlib-compressed, base64 block decoded only
 when opened (DecompressionStream), so a report of 10,000 episodes loads in about a second. All
@@ -28,14 +30,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from runners.analysis.episodes import _calls, episode_success, episode_tokens, health_series, transcript_of
+from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
 from runners.api import method_tokens
 from runners.records.store import ERRORS, StoreError, load_cell, read_jsonl
 from runners.records.transcripts import TranscriptError, TranscriptReader
 
 ASSETS = Path(__file__).parent / "assets"
 MAX_SCATTER = 5000  # episodes drawn in the success-vs-tokens plot
-MAX_HEALTH = 60  # PoS episodes drawn in the health plot
+MAX_SERIES = 60  # episodes drawn in each per-step series plot
 
 
 def safe_json(obj: Any) -> str:
@@ -51,12 +53,18 @@ def _pack(obj: Any) -> str:
 
 def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any], list[str]]:
     """(the report's index data, one packed payload per episode)."""
-    from runners.analysis.tables import build_tables, collect, depth_table
+    from runners.analysis.tables import build_tables, collect, curves, depth_table, slug
 
     summaries = collect(root)
     header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
     depth = depth_table(summaries) if summaries else None
-    cells, episodes, payloads, health = [], [], [], []
+    cells, episodes, payloads = [], [], []
+    curve_decls: dict[str, dict[str, Any]] = {}  # display name -> how to draw it (MetricSpec.curve)
+    for cs in summaries:
+        for spec, _ in curves(cs):
+            curve_decls.setdefault(spec.display, {"name": spec.display, "id": slug(spec.display), "axis": spec.curve,
+                                                  "percent": spec.kind == "rate"})
+    series: dict[str, dict[str, Any]] = {}  # name -> the declaration plus [episode index, values] lines
     for ci, cs in enumerate(summaries):
         cell_dir = root / cs.cell
         _, ok = load_cell(cell_dir)
@@ -64,19 +72,21 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
         reader = TranscriptReader(cell_dir)
         cells.append({"cell": cs.cell, "method": cs.method, "backbone": cs.backbone, "benchmark": cs.benchmark,
                       "scripted": cs.scripted, "n_episodes": cs.n_episodes, "metrics": cs.metrics,
-                      "acc": [cs.metrics[k] for k in sorted((k for k in cs.metrics if k.startswith("Acc_")), key=lambda s: int(s[4:]))],
-                      "tokens_by_role": cs.tokens_by_role, "transcripts": reader.exists})
+                      "curves": {spec.display: values for spec, values in curves(cs)},
+                      "tokens_by_role": cs.tokens_by_role, "transcripts": reader.exists,
+                      "views": [v.model_dump(mode="json") for v in cs.views]})
         for rec in ok + errs:
             calls = _calls(rec)
-            succ = episode_success(rec)
+            succ = episode_success(rec, cs.outcome)
             idx = len(episodes)
             episodes.append([ci, rec.get("task_id"), rec.get("trial"), rec.get("status"), succ, episode_tokens(rec),
                              sum(len(rr.get("steps") or []) for rr in rec.get("requests") or []), len(calls),
                              any(c.get("prompt") is not None for c in calls)])
-            if cs.method.startswith("pos") and len(health) < MAX_HEALTH:
-                hs = health_series(rec)
-                if any(v is not None for v in hs):
-                    health.append([idx, hs])
+            for decl in cs.series:
+                entry = series.setdefault(decl.name, {**decl.model_dump(mode="json"), "lines": []})
+                vs = step_series(rec, decl.path) if len(entry["lines"]) < MAX_SERIES else []
+                if any(v is not None for v in vs):
+                    entry["lines"].append([idx, vs])
             payloads.append(_pack({"record": rec, "transcript": transcript_of(rec, reader)}))
         reader.close()
     index = {
@@ -85,7 +95,7 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
         "depth": {"header": depth[0], "rows": depth[1]} if depth else None,
         "scripted": any(c.scripted for c in summaries), "cells": cells,
         "episode_fields": ["cell", "task_id", "trial", "status", "success", "tokens", "steps", "calls", "transcript"],
-        "episodes": episodes, "health": health, "max_scatter": MAX_SCATTER,
+        "curves": list(curve_decls.values()), "episodes": episodes, "series": [v for v in series.values() if v["lines"]], "max_scatter": MAX_SCATTER,
     }
     return index, payloads
 

@@ -112,13 +112,17 @@ def sign_test(wins: int, losses: int) -> float:
     return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
 
 
-def paired_sign_test(ours: Episodes, ref: Episodes, metric_fn: MetricFn, metric: str) -> tuple[int, int, int, float] | None:
+def paired_sign_test(ours: Episodes, ref: Episodes, metric_fn: MetricFn, metric: str, *,
+                     higher_is_better: bool = True) -> tuple[int, int, int, float] | None:
     """Per shared task, compare `metric` of ours vs ref (each over that task's trials):
-    (wins, losses, ties, exact sign-test p). None when no shared task defines the metric."""
+    (wins, losses, ties, exact sign-test p); a win is the better side by the metric's declared
+    direction. None when no shared task defines the metric."""
     a, r = per_task(ours, metric_fn), per_task(ref, metric_fn)
     pairs = [(a[t][metric], r[t][metric]) for t in a if t in r and metric in a[t] and metric in r[t]]
     if not pairs:
         return None
+    if not higher_is_better:
+        pairs = [(-x, -y) for x, y in pairs]
     wins = sum(x > y for x, y in pairs)
     losses = sum(x < y for x, y in pairs)
     return wins, losses, len(pairs) - wins - losses, sign_test(wins, losses)

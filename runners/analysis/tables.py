@@ -21,17 +21,73 @@ import fcntl
 import io
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runners.api import method_tokens
+from runners.api import MetricSpec, StepSeries, StepView, find_spec, method_tokens
 from runners.config import ConfigError, available, import_target
-from runners.cost import episode_usd, role_prices
-from runners.analysis.papers import delta, fmt, fmt_delta, is_rate, paper_value, to_latex, to_markdown
+from runners.cost import episode_usd, prices_for, role_prices
+from runners.analysis.papers import delta, fmt, fmt_delta, paper_value, to_latex, to_markdown
 from runners.analysis.stats import DEFAULT_RESAMPLES, bootstrap_ci, paired_bootstrap, paired_sign_test
 from runners.records.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, compacted, load_cell_checked, record_lines, shard_dirs
+
+
+HARNESS_METRICS = (
+    MetricSpec(name="Tok", kind="tokens", higher_is_better=False, table=True),
+    MetricSpec(name="Tok_no_tool", kind="tokens", higher_is_better=False, table=True),
+    MetricSpec(name="USD", kind="cost", higher_is_better=False, table=True),
+)
+"""The metrics the harness adds to every cell (method-side tokens in millions, list-price cost);
+a benchmark declares its own (`Benchmark.metric_specs`)."""
+
+
+def metric_spec(specs: tuple[MetricSpec, ...] | list[MetricSpec], metric: str) -> MetricSpec:
+    """How the tables treat `metric`: the harness's declaration, the benchmark's, or `other`."""
+    return find_spec(HARNESS_METRICS, metric) or find_spec(specs, metric) or MetricSpec(name=metric, kind="other")
+
+
+def _natural(name: str) -> tuple[Any, ...]:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+def _trailing_int(name: str) -> int | None:
+    found = re.search(r"(\d+)$", name)
+    return int(found.group(1)) if found else None
+
+
+def curves(c: "CellSummary") -> list[tuple[MetricSpec, list[float | None]]]:
+    """The cell's declared curves (`MetricSpec.curve`): each family's members in numeric order."""
+    out = []
+    for sp in c.specs:
+        if sp.curve and "*" in sp.name:
+            members = [m for m in c.metrics if sp.matches(m) and find_spec(c.specs, m) is sp and _trailing_int(m) is not None]
+            if members:
+                out.append((sp, [c.metrics[m] for m in sorted(members, key=lambda m: _trailing_int(m) or 0)]))
+    return out
+
+
+def slug(text: str) -> str:
+    """A file or element name from a display name (`Acc_k` → `acc_k`)."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def table_columns(specs: tuple[MetricSpec, ...] | list[MetricSpec], metrics: dict[str, Any]) -> list[str]:
+    """The wide table's columns of a benchmark: its `table` metrics in declaration order; a
+    family gives one column per member the cell reports (in natural order), except members
+    declared on their own."""
+    out: list[str] = []
+    for sp in specs:
+        if not sp.table:
+            continue
+        if "*" in sp.name:
+            members = [m for m in metrics if sp.matches(m) and find_spec(specs, m) is sp]
+            out += sorted(members, key=_natural)
+        else:
+            out.append(sp.name)
+    return list(dict.fromkeys(out))
 
 
 @dataclass
@@ -46,6 +102,10 @@ class CellSummary:
     trials: int
     metrics: dict[str, float | None]
     table_metrics: list[str]
+    specs: tuple[MetricSpec, ...] = ()  # the benchmark's metric declarations (Benchmark.metric_specs)
+    outcome: str = "success"  # the score that is an episode's outcome (Benchmark.outcome)
+    series: tuple[StepSeries, ...] = ()  # what the method's step log offers the report and plots (Method.step_series)
+    views: tuple[StepView, ...] = ()  # (Method.step_views)
     tokens_by_role: dict[str, int] = field(default_factory=dict)
     paraphrased: list[str] = field(default_factory=list)
     extra_on_disk: int = 0  # finished records outside the manifest's tasks × trials (kept, not counted)
@@ -56,6 +116,9 @@ class CellSummary:
     ci: dict[str, tuple[float, float]] | None = None  # 95% task-bootstrap interval per rate (runners.analysis.stats), computed on demand
     episodes: list[dict[str, Any]] = field(default_factory=list, repr=False)  # the counted records (for intervals and paired tests)
     metric_fn: Any = field(default=None, repr=False)  # the benchmark's metric function
+
+    def spec(self, metric: str) -> MetricSpec:
+        return metric_spec(self.specs, metric)
 
     @property
     def mixed_code(self) -> bool:
@@ -131,7 +194,11 @@ def summarize(cell_dir: Path) -> CellSummary:
         raise StoreError(f"{cell_dir}: cannot rebuild the benchmark from manifest.json ({type(e).__name__}: {e}); "
                          "re-run the sweep for this cell or move the directory out of the experiment") from None
     metrics, episodes = _metrics(bench, episodes, notes)
-    table = list(getattr(bench, "table_metrics", None) or [m for m in metrics if not m.startswith("Acc_") and m != "K"])
+    try:
+        method_cls = import_target(cfg["method"]["_target_"], "method")
+    except (KeyError, TypeError, ConfigError):  # the tables do not need it; the report then shows no method views
+        method_cls = None
+    table = table_columns(bench.metric_specs, metrics)
     tokens: dict[str, int] = {}
     for e in episodes:
         for role, u in e.get("usage_by_role", {}).items():
@@ -145,52 +212,54 @@ def summarize(cell_dir: Path) -> CellSummary:
     runs = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
     sweep = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
     trials = int(manifest.get("trials", 1))
-    table += pass_k_columns(metrics, trials, table)
     priced = has_prices(cfg)
     if priced:  # no episodes yet: no cost to show ("–"), not a misleading $0
         metrics["USD"] = cell_usd(episodes, cfg)
     return CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
                        benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
-                       n_tasks=int(manifest.get("n_tasks", 0)), trials=trials,
+                       n_tasks=int(manifest.get("n_tasks", 0)), trials=trials, specs=tuple(bench.metric_specs),
+                       outcome=bench.outcome, series=tuple(getattr(method_cls, "step_series", ())),
+                       views=tuple(getattr(method_cls, "step_views", ())),
                        metrics=metrics, table_metrics=table + ["Tok"] + (["Tok_no_tool"] if "Tok_no_tool" in metrics else [])
                        + (["USD"] if priced else []), tokens_by_role=tokens,
                        extra_on_disk=extra, set_aside=notes, codes=codes, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest),
                        episodes=episodes, metric_fn=bench.metrics)
 
 
-# ---------------------------------------------------------------- uncertainty, pass^k, cost (runners.analysis.stats, runners.cost)
-def pass_k_columns(metrics: dict[str, Any], trials: int, table: list[str]) -> list[str]:
-    """pass^k columns for 2 <= k <= trials (tau-bench's reliability metric) when the benchmark reports them."""
-    ks = sorted((int(m[5:]), m) for m in metrics if m.startswith("pass^") and m[5:].isdigit())
-    return [m for k, m in ks if 2 <= k <= trials and m not in table]
-
-
+# ---------------------------------------------------------------- uncertainty, cost (runners.analysis.stats, runners.cost)
 def has_prices(config: dict[str, Any]) -> bool:
     """Whether any backbone of the cell has prices (then its tables have a USD column)."""
     return any(v for v in role_prices(config).values())
 
 
 def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | None:
-    """List-price dollars of a cell's episodes (every call priced, cache hits included); None
+    """List-price dollars of a cell's episodes (every call priced, cache hits included, each role
+    at its own backbone's prices by `runners.cost.role_prices`, the live budget's rule); None
     when no backbone of the cell has prices or the cell has no episodes (nothing was spent that
-    the records show: the tables print "–", not $0)."""
+    the records show: the tables print "–", not $0), and None when a role that was called has no
+    prices (a priced judge beside an unpriced agent would show a fraction of the cost as the cost)."""
     if not episodes or not has_prices(config):
         return None
     prices = role_prices(config)
+    used = {r for e in episodes for r, u in (e.get("usage_by_role") or {}).items()
+            if int((u or {}).get("prompt_tokens", 0) or 0) + int((u or {}).get("completion_tokens", 0) or 0)}
+    if any(prices_for(r, prices) is None for r in used):  # e.g. a priced judge beside an unpriced agent: a part is not a cost
+        return None
     return sum(episode_usd(e, prices) or 0.0 for e in episodes)
 
 
 def cell_ci(c: CellSummary, resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, float]]:
     """The cell's 95% task-bootstrap intervals of its table rates (computed once)."""
     if c.ci is None:
-        rates = [m for m in c.table_metrics if is_rate(m)]
+        rates = [m for m in c.table_metrics if c.spec(m).kind == "rate"]
         c.ci = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates) if (c.episodes and c.metric_fn and resamples) else {}
     return c.ci
 
 
-def fmt_ci(value: float | None, metric: str, ci: dict[str, tuple[float, float]]) -> str:
+def fmt_ci(value: float | None, spec: MetricSpec, ci: dict[str, tuple[float, float]]) -> str:
     """A rate with its 95% interval: `66.67 [33.33, 100.00]`."""
-    text = fmt(value, metric)
+    metric = spec.name
+    text = fmt(value, spec.kind)
     if value is not None and metric in ci:
         lo, hi = ci[metric]
         text += f" [{lo:.2f}, {hi:.2f}]"
@@ -201,12 +270,13 @@ def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: f
                  resamples: int = DEFAULT_RESAMPLES) -> tuple[str, dict[str, Any]]:
     """The Δ cell for a rate: `+10.00pp [-5.0, +25.0] p=0.31` (paired bootstrap interval of the
     difference over the tasks both cells ran; exact sign-test p on per-task wins/losses) and the numbers."""
-    text = fmt_delta(metric, d)
+    spec = (c or r).spec(metric) if (c or r) else metric_spec((), metric)
+    text = fmt_delta(spec.kind, d)
     extra: dict[str, Any] = {}
-    if d is None or c is None or r is None or not is_rate(metric) or c.metric_fn is None or not resamples:
+    if d is None or c is None or r is None or spec.kind != "rate" or c.metric_fn is None or not resamples:
         return text, extra
     ci = paired_bootstrap(c.episodes, r.episodes, c.metric_fn, resamples=resamples, metrics=[metric]).get(metric)
-    sign = paired_sign_test(c.episodes, r.episodes, c.metric_fn, metric)
+    sign = paired_sign_test(c.episodes, r.episodes, c.metric_fn, metric, higher_is_better=spec.higher_is_better)
     if ci:
         text += f" [{ci[0]:+.1f}, {ci[1]:+.1f}]"
         extra.update(ci_low=ci[0], ci_high=ci[1])
@@ -226,11 +296,11 @@ def token_unit(cells: list[CellSummary]) -> tuple[float, str]:
 
 def _cell_text(c: CellSummary | None, m: str, tok_scale: float, resamples: int) -> str:
     if c is None:
-        return fmt(None, m)
-    v = c.metrics.get(m)
-    if m.startswith("Tok") and v is not None and tok_scale != 1.0:
+        return fmt(None, "other")
+    v, spec = c.metrics.get(m), c.spec(m)
+    if spec.kind == "tokens" and v is not None and tok_scale != 1.0:
         return f"{v * tok_scale:.1f}"
-    return fmt_ci(v, m, cell_ci(c, resamples))
+    return fmt_ci(v, spec, cell_ci(c, resamples))
 
 
 # Config parts that are not the cell's identity (runtime knobs), left out of readable names.
@@ -372,7 +442,9 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
     by = {(c.method, c.backbone, c.benchmark): c for c in cells}
     rows_keys = list(dict.fromkeys((c.method, c.backbone) for c in cells))
     rows_keys.sort(key=lambda mb: mb[0] != reference)  # the reference method first, as in the papers
-    header = ["Method", "Backbone"] + [f"{b}:{m}" + (f"({unit})" if m.startswith("Tok") and unit != "M" else "") for b, m in cols]
+    spec_of = {(c.benchmark, m): c.spec(m) for c in cells for m in c.table_metrics}
+    header = ["Method", "Backbone"] + [f"{b}:{spec_of[b, m].display if spec_of[b, m].name == m else m}" + (f"({unit})" if spec_of[b, m].kind == "tokens" and unit != "M" else "")
+                                       for b, m in cols]
     rows: list[list[str]] = []
     long: list[dict[str, Any]] = []
     for method, backbone in rows_keys:
@@ -388,20 +460,20 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
             for m, v in c.metrics.items():  # every metric, not only the table's columns
                 lo_hi = ci.get(m)
                 long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": m, "value": v,
-                             "paper": paper_value(method, backbone, c.benchmark, m), "n_episodes": c.n_episodes, "scripted": c.scripted,
+                             "paper": _paper(c, method, backbone, c.benchmark, m), "n_episodes": c.n_episodes, "scripted": c.scripted,
                              "ci_low": lo_hi[0] if lo_hi else None, "ci_high": lo_hi[1] if lo_hi else None})
             for role, n in sorted(c.tokens_by_role.items()):
                 long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": f"tokens_{role}", "value": n,
                              "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted})
         if with_paper:
-            paper = [paper_value(method, backbone, b, m) for b, m in cols]
+            paper = [_paper(by.get((method, backbone, b)) or by.get((reference, backbone, b)), method, backbone, b, m) for b, m in cols]
             if any(paper):
                 rows.append([f"  {method} (paper)", backbone] + [p or "–" for p in paper])
         if method != reference and any((reference, backbone, b) in by for b, _ in cols):
             ds = []
             for b, m in cols:
                 c, r = by.get((method, backbone, b)), by.get((reference, backbone, b))
-                d = delta(m, c.metrics.get(m) if c else None, r.metrics.get(m) if r else None)
+                d = delta(spec_of[b, m].kind, c.metrics.get(m) if c else None, r.metrics.get(m) if r else None)
                 text, extra = paired_delta(c, r, m, d, resamples)
                 ds.append(text)
                 if d is not None:
@@ -412,6 +484,12 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
     return header, rows, long
 
 
+def _paper(c: CellSummary | None, method: str, backbone: str, benchmark: str, metric: str) -> str | None:
+    """The papers' value of `metric` under the paper's name for it (`MetricSpec.paper`)."""
+    spec = c.spec(metric) if c else metric_spec((), metric)
+    return paper_value(method, backbone, benchmark, spec.paper or metric)
+
+
 def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] | None:
     with_depth = [c for c in cells if c.metrics.get("nAUC") is not None or c.metrics.get("K")]
     if not with_depth:
@@ -420,8 +498,8 @@ def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] |
     rows = []
     for c in with_depth:
         accs = [c.metrics[k] for k in sorted((k for k in c.metrics if k.startswith("Acc_")), key=lambda s: int(s[4:]))]
-        rows.append([c.method, c.backbone, c.benchmark, fmt(c.metrics.get("K"), "K"), fmt(c.metrics.get("nAUC"), "nAUC"),
-                     fmt(c.metrics.get("DR"), "DR"), " ".join(f"{a:.0f}" for a in accs)])
+        rows.append([c.method, c.backbone, c.benchmark, fmt(c.metrics.get("K"), c.spec("K").kind), fmt(c.metrics.get("nAUC"), c.spec("nAUC").kind),
+                     fmt(c.metrics.get("DR"), c.spec("DR").kind), " ".join(f"{a:.0f}" for a in accs)])
     return header, rows
 
 
@@ -551,7 +629,26 @@ def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str
     if notes:
         counts += "\n\nNotes:\n" + "\n".join(f"- {n}" for n in notes)
     counts += "\n\nSweeps the cells came from (latest run of each cell):\n" + "\n".join(_sweeps(cells))
+    skipped = skipped_note(root, cells)
+    if skipped:
+        counts += "\n\n" + skipped
     return md + counts
+
+
+def skipped_note(root: Path, cells: list[CellSummary]) -> str:
+    """The footnote listing the cells a sweep skipped (runner.skip_unavailable=true) and have no
+    results here, each with what it misses and the fix (from `<experiment>/skipped.json`)."""
+    from runners.availability import read_skipped
+
+    have = {c.cell for c in cells}
+    entries = [e for e in read_skipped(root) if e["cell"] not in have]
+    if not entries:
+        return ""
+    lines = [f"Skipped (not run: runner.skip_unavailable=true; {len(entries)} cell(s), listed in skipped.json):"]
+    for e in entries:
+        why = "; ".join(f"{m.get('what')}" + (f" (Fix: {m['fix']})" if m.get("fix") else "") for m in e.get("missing", []))
+        lines.append(f"- {e.get('method')} / {e.get('backbone')} / {e.get('benchmark')}: {why}")
+    return "\n".join(lines)
 
 
 def _title(root: Path, cells: list[CellSummary]) -> str:

@@ -6,8 +6,9 @@ names are re-exported here from small private modules (read them in this order):
 - `_roles`: `Role` (who a call is for) and `method_tokens` (the one definition of #Tok);
 - `_backbone`: `Backbone`, `Completion`, `Usage`, `BackboneError`, `Message`;
 - `_decision`: `Decision`, `ToolCall`, `ToolSpec`, `Protocol` (a method's output format), `Parsed`;
+- `_views`: `StepSeries`, `StepView` (what a method's step log offers the report and plots), `read_path`;
 - `_task`: `Request`, `Observation`, `TaskView`, `Environment`, `Method`, `RequestOutcome`;
-- `_benchmark`: `TaskSpec`, `EpisodeContext`, `Benchmark`.
+- `_benchmark`: `TaskSpec`, `EpisodeContext`, `Benchmark`, `MetricSpec` (how the tables treat a metric).
 
 Everything is plain data (pydantic) or an abstract base class; no I/O.
 
@@ -33,12 +34,17 @@ from runners.api._benchmark import (
     BenchmarkParams,
     EpisodeContext,
     EpisodeRow,
+    MetricKind,
     Metrics,
+    MetricSpec,
     TaskSpec,
     check_params,
+    find_spec,
     params_model,
 )
 from runners.api._decision import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError, ToolCall, ToolSpec
+from runners.api._views import LogPath, StepSeries, StepView, read_path
+from runners.api._missing import Missing, missing_modules
 from runners.api._roles import BENCHMARK_ROLES, METHOD_ROLES, Role, method_tokens
 from runners.api._task import (
     TASK_KINDS,
@@ -58,8 +64,8 @@ from runners.api._task import (
 
 __all__ = [
     "BENCHMARK_ROLES", "DROPPED_MESSAGE", "METHOD_ROLES", "TASK_KINDS",
-    "Backbone", "BackboneError", "Benchmark", "BenchmarkParams", "CaseError", "Completion", "Decision", "Environment",
-    "EpisodeContext", "EpisodeRow", "EpisodeScope", "Message", "Method", "Metrics", "Observation", "Oracle", "Parsed",
-    "Protocol", "ProtocolError", "Reply", "Request", "RequestOutcome", "RetryEvent", "Role", "Scores", "TaskSpec",
-    "TaskView", "ToolCall", "ToolResult", "ToolSpec", "Usage", "actions_json", "check_params", "method_tokens", "params_model",
+    "Backbone", "BackboneError", "Benchmark", "BenchmarkParams", "CaseError", "Completion", "Decision", "LogPath", "Environment",
+    "EpisodeContext", "EpisodeRow", "EpisodeScope", "Message", "Method", "MetricKind", "MetricSpec", "Metrics", "Observation", "Oracle", "Parsed",
+    "Protocol", "ProtocolError", "Reply", "Request", "RequestOutcome", "RetryEvent", "Role", "Scores", "StepSeries", "StepView", "TaskSpec",
+    "TaskView", "ToolCall", "ToolResult", "ToolSpec", "Usage", "actions_json", "check_params", "find_spec", "method_tokens", "params_model", "read_path", "Missing", "missing_modules",
 ]

@@ -3,11 +3,13 @@ loads tasks, builds environments and aggregates scores."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar, TypedDict
+from fnmatch import fnmatchcase
+from typing import Any, ClassVar, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from runners.api._backbone import Backbone
+from runners.api._missing import Missing
 from runners.api._roles import Role
 from runners.api._task import Environment
 
@@ -32,6 +34,41 @@ class EpisodeRow(TypedDict, total=False):
 
 Metrics = dict[str, float | None]
 """Headline metrics of a benchmark (in percent where the paper uses percent); None = undefined."""
+
+MetricKind = Literal["rate", "count", "tokens", "cost", "other"]
+"""How the tables treat a metric: `rate` (a percentage: a 95% task-bootstrap interval, Δ in pp
+with the paired interval and the exact sign test), `count` (a whole number, absolute Δ),
+`tokens` and `cost` (totals: Δ in relative %), `other` (a number with an absolute Δ, e.g. a
+slope)."""
+
+
+class MetricSpec(BaseModel):
+    """One metric a benchmark reports, declared on the class (`Benchmark.metric_specs`): the
+    analysis layer reads these instead of knowing metric names."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(description="the key in `Benchmark.metrics`' result; a `*` declares a family (`Acc_*`, `pass^*`)")
+    kind: MetricKind = "rate"
+    higher_is_better: bool = Field(True, description="direction: which side of a Δ and of a per-task sign test is a win")
+    label: str = Field("", description="display name (default: the name)")
+    table: bool = Field(False, description="a column of the wide table (else only in metrics.csv and the report)")
+    paper: str | None = Field(None, description="the metric's name in the papers' tables (runners/reference/*.csv), if it differs")
+    curve: str | None = Field(None, description="a family whose members end in a number (Acc_1, Acc_2, …): drawn over that "
+                                                "number, one line per cell, with this x-axis label (the report and --plots)")
+
+    def matches(self, metric: str) -> bool:
+        return fnmatchcase(metric, self.name) if "*" in self.name else metric == self.name
+
+    @property
+    def display(self) -> str:
+        return self.label or self.name
+
+
+def find_spec(specs: "tuple[MetricSpec, ...] | list[MetricSpec]", metric: str) -> MetricSpec | None:
+    """The declaration of `metric` among `specs` (an exact name before a family), or None."""
+    exact = next((s for s in specs if s.name == metric), None)
+    return exact or next((s for s in specs if s.matches(metric)), None)
 
 
 class EpisodeContext(BaseModel):
@@ -91,6 +128,12 @@ class Benchmark(ABC):
     name: str = "benchmark"
     roles: tuple[Role, ...] = ()  # roles its environments call (e.g. ("judge",))
     Params: ClassVar[type[BenchmarkParams]] = BenchmarkParams
+    metric_specs: ClassVar[tuple[MetricSpec, ...]] = ()
+    """Every metric `metrics` returns: kind, direction, display name, whether it is a table column
+    (in order). A metric left out is shown in metrics.csv as `other`, never in the wide table."""
+    outcome: ClassVar[str] = "success"
+    """The key of `score_task`'s scores that is an episode's outcome (bool or a number in [0, 1]):
+    the report's per-episode success and the success-vs-tokens plot read it."""
 
     def __init__(self, *, name: str | None = None, **params: Any) -> None:
         self.name = name or self.name
@@ -111,3 +154,15 @@ class Benchmark(ABC):
     def notes(self) -> dict[str, Any]:
         """Facts to record in the run manifest (reductions, data sources, checksums)."""
         return {}
+
+    @classmethod
+    def metric_spec(cls, metric: str) -> MetricSpec | None:
+        """The declaration of `metric` (exact name first, then a family), or None."""
+        return find_spec(cls.metric_specs, metric)
+
+    def missing(self) -> list[Missing]:
+        """What this benchmark, with its params, needs and cannot find here (an optional extra,
+        a database) that `load_tasks` would not notice: checked for every cell before any work,
+        so one message lists every missing piece with its fix. Cheap: no download, no loading.
+        Default: nothing (a `load_tasks` failure is reported the same way)."""
+        return []

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
 from runners.api._backbone import Backbone, Message
 from runners.api._decision import Decision, Protocol, ToolSpec
+from runners.api._missing import Missing
 from runners.api._roles import Role
+from runners.api._views import StepSeries, StepView
 
 class Request(BaseModel):
     """One request q_k of a task (a MemoryArena subtask; the single request of τ/ALFWorld)."""
@@ -71,6 +73,7 @@ TASK_KINDS: dict[str, str] = {
     "rca": "RCA-100 root-cause analysis over telemetry tools",
     "clindiag": "ClinDiag multi-step clinical diagnosis with examinations",
     "loca": "LOCA-Bench long-context tool use",
+    "toy": "the template benchmark (benchmarks/toy): price look-ups over a tiny catalogue",
 }
 """Values of `TaskView.kind`, each set by the benchmark's environment view. Method configs key
 their per-kind settings by these names (`kind_overrides`)."""
@@ -163,6 +166,11 @@ class Method(ABC):
     """A memory/state method. One instance per episode. See module docstring for call order."""
 
     protocol: Protocol
+    step_series: ClassVar[tuple[StepSeries, ...]] = ()
+    """Numbers in `step_log()` the report and the plots draw over steps (runners/api/_views.py)."""
+    step_views: ClassVar[tuple[StepView, ...]] = ()
+    """Panels the report builds from `step_log()` / `request_log()` (a state graph, a table of
+    per-step values, retrieved items)."""
 
     def __init__(self, backbone: Backbone, **params: Any) -> None:
         """Subclasses consume their own params and pass the rest up; whatever reaches this base
@@ -187,6 +195,12 @@ class Method(ABC):
     async def end_task(self) -> None:
         """Release per-episode resources (always called, also after errors)."""
         return None
+
+    @classmethod
+    def missing(cls, params: dict[str, Any]) -> list[Missing]:
+        """What this method, with `params` (its `method.params`), needs and cannot find here (an
+        optional extra, a local model): checked for every cell before any work. Default: nothing."""
+        return []
 
     def step_log(self) -> dict[str, Any]:
         """Method-specific record of the last step (state deltas, rejections, retrievals)."""

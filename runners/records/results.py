@@ -10,7 +10,10 @@
             call.messages                     # the exact message list the backbone received
             call.text                         # the raw text it returned (None: failed call)
 
-Records are the pydantic models of `runners.episode` (`EpisodeRecord`, `RequestRecord`,
+A tool that only needs the raw record dicts of one cell (its directory, its `episodes.jsonl`, or
+a finished cell's `episodes.jsonl.xz`) reads them with `episode_records(path)`.
+
+Records are the pydantic models of `runners.records.schema` (`EpisodeRecord`, `RequestRecord`,
 `StepRecord`, `CallLog`); `Call` adds the transcript (`messages`, `text`, `reasoning`, `tools`)
 read lazily from the cell's `transcripts.sqlite` (runners/records/transcripts.py). A call recorded
 before transcripts existed has `call.has_transcript == False` and its text properties raise
@@ -24,7 +27,9 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from runners.records.schema import CallLog, EpisodeRecord, RequestRecord, StepRecord
-from runners.records.store import EPISODES, ERRORS, MANIFEST, StoreError, load_cell, read_jsonl
+import json
+
+from runners.records.store import COMPACTED, EPISODES, ERRORS, MANIFEST, StoreError, compacted, load_cell, read_jsonl, record_lines
 from runners.records.transcripts import TranscriptError, TranscriptReader, episode_calls
 
 
@@ -205,6 +210,19 @@ class Experiment:
             if c.name == name:
                 return c
         raise KeyError(f"no cell {name!r} in {self.dir}; cells: {', '.join(c.name for c in self.cells)}")
+
+
+def episode_records(path: str | Path) -> Iterator[dict[str, Any]]:
+    """The episode records of one cell, in file order, as dicts: `path` is the cell's directory,
+    its `episodes.jsonl`, or a finished cell's `episodes.jsonl.xz`. FileNotFoundError names what
+    is missing."""
+    p = Path(path)
+    p = p / EPISODES if p.is_dir() else p.with_name(p.name[: -len(COMPACTED)]) if p.name.endswith(COMPACTED) else p
+    if not (p.exists() or compacted(p).exists()):
+        raise FileNotFoundError(f"{p}: no such file (nor {compacted(p).name}); give a cell's directory or its {EPISODES}")
+    for line in record_lines(p):
+        if line.strip():
+            yield json.loads(line)
 
 
 def open_experiment(path: str | Path) -> Experiment:

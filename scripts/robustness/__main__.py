@@ -73,7 +73,7 @@ async def run_cell(method: str, bench, tasks, perturb: str | None, rate: float) 
         meth = import_target(m["_target_"], "method")(backbone=ep.agent, **(m.get("params") or {}))
         records.append((await ep.run(env, meth)).model_dump(mode="json"))
     ok = [r for r in records if r["status"] == "ok"]
-    metric = (getattr(bench, "table_metrics", None) or list(bench.metrics(ok)))[0]
+    metric = next((sp.name for sp in bench.metric_specs if sp.table and "*" not in sp.name), None) or list(bench.metrics(ok))[0]
     score = bench.metrics(ok).get(metric, 0.0) * len(ok) / len(records) if ok else 0.0  # errors count as failures here
     calls = sum(n for r in records for role, n in r["calls_by_role"].items() if role in METHOD_ROLES)
     repairs = sum(count_repairs(s["method"]) for r in records for q in r["requests"] for s in q["steps"])

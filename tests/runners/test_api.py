@@ -47,3 +47,31 @@ def test_episode_owns_sink_aliases_and_context():
     assert [c.role for c in ep.sink] == ["judge"]
     with pytest.raises(ValueError, match="unknown call role"):
         asyncio.run(ep.agent.complete([{"role": "user", "content": "q"}], role="planner"))
+
+
+def test_every_benchmark_declares_its_metrics_and_table_columns():
+    """Each conf/benchmark entry's class declares its metrics (the tables read nothing else), with
+    at least one table column, and names no metric twice."""
+    from runners.config import CONF_DIR, available, import_target
+    import yaml
+
+    for name in available("benchmark"):
+        cls = import_target(yaml.safe_load((CONF_DIR / "benchmark" / f"{name}.yaml").read_text())["_target_"], "benchmark")
+        names = [s.name for s in cls.metric_specs]
+        assert any(s.table for s in cls.metric_specs), name
+        assert len(names) == len(set(names)), name
+
+
+def test_metric_spec_families_and_exact_names():
+    specs = (api.MetricSpec(name="pass^1"), api.MetricSpec(name="pass^*", table=True), api.MetricSpec(name="n", kind="count"))
+    assert api.find_spec(specs, "pass^1") is specs[0] and api.find_spec(specs, "pass^3") is specs[1]
+    assert api.find_spec(specs, "n").kind == "count" and api.find_spec(specs, "pass") is None
+    with pytest.raises(ValueError):
+        api.MetricSpec(name="x", kind="percent")
+
+
+def test_read_path_takes_the_last_list_element_that_has_the_rest():
+    log = {"health": None, "actions": [{"health": {"h": 0.5}}, {"update": 1}], "belief": {"world": {"a": 1}}}
+    assert api.read_path(log, "belief.world.a") == 1 and api.read_path(log, "actions.health.h") == 0.5
+    assert api.read_path(log, ("health.h", "actions.health.h")) == 0.5 and api.read_path(log, "missing.key") is None
+    assert api.read_path({"xs": [1, 2]}, "xs") == [1, 2]

@@ -10,12 +10,12 @@ from runners.analysis.tables import collect, main as aggregate_main, summarize
 from runners.records.store import CellStore, code_fingerprint
 from tests.runners.sweep_helpers import cell_records, decompact, record_files, run_sweep
 
-ONE = ("method=full_context", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures", "experiment.name=exp")
+ONE = ("method=full_context", "benchmark=toy", "runner.limit=3", "experiment.name=exp")  # the toy: the cheapest end-to-end run
 
 
 @pytest.fixture(scope="module")
 def two_trials(tmp_path_factory):
-    """full_context on the 3-task fixture with trials=2 (6 episodes), then both methods' tables."""
+    """full_context on 3 toy tasks with trials=2 (6 episodes), then both methods' tables."""
     out = tmp_path_factory.mktemp("two")
     p = run_sweep(out, *ONE, "runner.trials=2")
     assert p.returncode == 0, p.stderr
@@ -162,7 +162,7 @@ def test_every_job_leaves_a_table_of_the_whole_experiment_and_filters(two_trials
     out = capsys.readouterr().out
     assert "full_context [scripted]" in out and "flowstate [scripted]" not in out
     assert aggregate_main([str(root), "--benchmark", "tau_airline"]) == 2
-    assert "memoryarena_math" in capsys.readouterr().err  # names what there is
+    assert "benchmarks toy" in capsys.readouterr().err  # names what there is
 
 
 # ----------------------------------------------------------------------------- defect 5

@@ -26,3 +26,14 @@ def test_missing_matplotlib_names_the_extra(tmp_path, monkeypatch, capsys):
     assert main([str(tmp_path), "--plots"]) == 2
     err = capsys.readouterr().err
     assert "'analysis' extra" in err and "pip install -e '.[analysis]'" in err
+
+
+def test_a_methods_declared_step_series_is_plotted(tmp_path, capsys):
+    """PoS declares its health H as a step series (Method.step_series); --plots draws it under the
+    declared name, with no method name in the plotting code."""
+    pytest.importorskip("matplotlib", reason="matplotlib comes with the analysis extra")
+    assert run_sweep(tmp_path, "benchmark=toy", "experiment.name=toy", "experiment.grid.method=[pos,full_context]").returncode == 0
+    assert main([str(tmp_path / "toy"), "--plots"]) == 0
+    assert "pos_health" in capsys.readouterr().out
+    svg = (tmp_path / "toy" / "tables" / "pos_health.svg").read_text()
+    assert "health H" in svg and "toy-0 #0 (pos)" in svg and "(full_context)" not in svg

@@ -119,7 +119,7 @@ def test_tables_and_plots_render(page):
     assert shown == rows  # the same rows runners.aggregate writes
     assert pg.get_attribute("#tab-tables", "class") == "tab active"
     pg.click("nav button[data-tab=plots]")
-    for plot in ("#plot-acc", "#plot-tok", "#plot-scatter"):
+    for plot in ("#plot-acc_k", "#plot-tok", "#plot-scatter"):  # acc_k: MemoryArena's declared curve
         assert pg.query_selector(f"{plot} svg circle, {plot} svg rect"), plot
     _no_probe_ran(pg, events)
 
@@ -133,13 +133,14 @@ def test_episode_browser_flowstate_graph_and_transcript(page):
     pg.wait_for_selector("#ep-detail[data-loaded] #flowstate-view svg.graph")
     assert int(pg.get_attribute("#flowstate-view svg.graph", "data-nodes")) > 0
     assert pg.query_selector_all("#flowstate-view g.node")
-    pg.fill("#fs-slider", "1")
-    pg.dispatch_event("#fs-slider", "input")
+    pg.fill("#flowstate-slider", "1")
+    pg.dispatch_event("#flowstate-slider", "input")
     assert "(1 /" in pg.text_content("#flowstate-view")
     step = pg.query_selector("#ep-detail details.step")
     step.query_selector(":scope > summary").click()
-    call = step.query_selector("details.calld > summary")
+    call = step.wait_for_selector("details.calld > summary")  # the step's body is built when it opens
     call.click()
+    step.wait_for_selector("text=context the model saw")
     text = pg.text_content("#ep-detail")
     assert "context the model saw" in text and "raw reply" in text
     assert PROBES[0] in text and PROBES[3] in text  # shown as text, verbatim
@@ -156,7 +157,7 @@ def test_episode_browser_flowstate_graph_and_transcript(page):
         bad = pg.query_selector("#ep-detail details.step.haserr")
         if bad:
             bad.query_selector(":scope > summary").click()
-            bad.query_selector("details.calld > summary").click()
+            bad.wait_for_selector("details.calld > summary").click()
             assert "protocol errors" in bad.text_content() and bad.query_selector("pre.reply")
             break
     else:
@@ -172,8 +173,8 @@ def test_old_records_say_no_transcript_and_compare_renders(page):
     pg.wait_for_selector("#ep-detail #no-transcript")
     assert "no transcript recorded" in pg.text_content("#no-transcript")
     pg.query_selector("#ep-detail details.step > summary").click()
-    pg.query_selector("#ep-detail details.step details.calld > summary").click()
-    assert "no transcript recorded for this call" in pg.text_content("#ep-detail details.step")
+    pg.wait_for_selector("#ep-detail details.step details.calld > summary").click()
+    pg.wait_for_selector("#ep-detail details.step >> text=no transcript recorded for this call")
     pg.click("nav button[data-tab=compare]")
     labels = pg.evaluate("() => [...document.querySelectorAll('#cmp-a option')].map(o => o.textContent)")
     pg.select_option("#cmp-a", str(next(i for i, t in enumerate(labels) if t.startswith("full_context"))))
@@ -182,3 +183,42 @@ def test_old_records_say_no_transcript_and_compare_renders(page):
     pg.wait_for_selector("#cmp-out table")
     assert "Request 1" in pg.text_content("#cmp-out")
     _no_probe_ran(pg, events)
+
+
+@pytest.fixture(scope="module")
+def toy_page(page, tmp_path_factory):
+    """A report of the toy benchmark under PoS and BM25 (their declared views and series), in a
+    second tab of the same browser."""
+    root = tmp_path_factory.mktemp("toyreport")
+    p = run_sweep(root, "benchmark=toy", "experiment.name=toy", "experiment.grid.method=[pos,bm25]")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    from runners.analysis.report import main
+
+    assert main([str(root / "toy")]) == 0
+    events = {"console": [], "errors": []}
+    pg = page[0].context.browser.new_page(viewport={"width": 1400, "height": 1000})
+    pg.on("console", lambda m: events["console"].append((m.type, m.text)))
+    pg.on("pageerror", lambda e: events["errors"].append(str(e)))
+    pg.goto((root / "toy" / "report.html").as_uri())
+    pg.wait_for_selector("body[data-ready-ms]")
+    yield pg, events
+    pg.close()
+
+
+def test_declared_method_views_and_series_render(toy_page):
+    pg, events = toy_page
+    pg.click("nav button[data-tab=plots]")
+    assert pg.query_selector("#plot-pos_health svg circle")  # PoS's declared step series
+    assert "trapped at H ≤ 0.25" in pg.text_content("#plot-pos_health")
+    pg.click("nav button[data-tab=episodes]")
+    pg.select_option("#f-method", "pos")
+    pg.click("#ep-list tr.click >> nth=0")
+    pg.wait_for_selector("#ep-detail #pos-view table")
+    head = pg.evaluate("() => [...document.querySelectorAll('#pos-view thead th')].map(th => th.textContent)")
+    assert head == ["request", "t", "P_e", "P_a", "S", "R", "H", "trapped", "pattern", "audit", "recovery"]
+    assert "world state" in pg.text_content("#pos-view") and not pg.query_selector("#ep-detail #memory-view")
+    pg.select_option("#f-method", "bm25")
+    pg.click("#ep-list tr.click >> nth=0")
+    pg.wait_for_selector("#ep-detail #memory-view")
+    assert "Q: What does one" in pg.text_content("#memory-view") and not pg.query_selector("#ep-detail #pos-view")
+    assert events["errors"] == [] and [c for c in events["console"] if c[0] == "error"] == []

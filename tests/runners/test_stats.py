@@ -74,6 +74,8 @@ def test_paired_bootstrap_and_sign_test():
     extra = ours + eps({"only_ours": [1]})
     assert paired_sign_test(extra, ref, sr, "SR")[:3] == (8, 0, 2)
     assert paired_bootstrap(ours, eps({"z": [0]}), sr) == {}
+    # a metric declared lower-is-better (MetricSpec.higher_is_better=False): the same pairs are 0 wins, 8 losses
+    assert paired_sign_test(ours, ref, sr, "SR", higher_is_better=False) == (0, 8, 2, pytest.approx(2 / 256))
 
 
 def test_paired_difference_is_zero_for_identical_runs():

@@ -205,7 +205,7 @@ def test_compaction_switched_off_leaves_the_plain_records(tmp_path):
     from tests.runners.sweep_helpers import run_sweep
 
     for out, switch in ((tmp_path / "on", []), (tmp_path / "off", ["runner.compact_records=false"])):
-        p = run_sweep(out, "method=full_context", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures", *switch)
+        p = run_sweep(out, "method=full_context", "benchmark=toy", *switch)  # the toy: the cheapest end-to-end run
         assert p.returncode == 0, p.stderr[-2000:]
     on = sorted(p.name for p in (tmp_path / "on").rglob("episodes.jsonl*"))
     off = sorted((tmp_path / "off").rglob("episodes.jsonl*"))

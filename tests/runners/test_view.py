@@ -59,6 +59,33 @@ def test_report_file_is_written(demo, tmp_path):
     assert html.count('type="application/x-episode"') == 10 and "Content-Security-Policy" in html
     assert "sha256-" in html and "https://" not in html.split("<script>")[0]  # no network references in the head
     assert episode_success({"scores": {"success": True}}) == 1.0 and episode_success({"scores": {}}) is None
+    assert episode_success({"scores": {"diagnosis_correct": False}}, "diagnosis_correct") == 0.0  # the benchmark's declared outcome
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    """The toy benchmark (the cheapest end-to-end run) under three methods with declared views."""
+    out = tmp_path_factory.mktemp("toyview")
+    p = run_sweep(out, "benchmark=toy", "experiment.name=toy", "experiment.grid.method=[pos,bm25,full_context]")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    return out / "toy"
+
+
+def test_report_draws_what_methods_declare(toy):
+    """Views and per-step series come from each cell's method class (Method.step_views,
+    step_series); the report matches no method name."""
+    from pos.method import PoS
+
+    index, _ = gather(toy)
+    views = {c["method"]: [v["name"] for v in c["views"]] for c in index["cells"]}
+    assert views == {"pos": ["pos"], "bm25": ["memory"], "full_context": []}
+    pos_view = next(c for c in index["cells"] if c["method"] == "pos")["views"][0]
+    assert pos_view == PoS.step_views[0].model_dump(mode="json") and pos_view["kind"] == "step_table"
+    (health,) = index["series"]
+    assert health["name"] == "pos_health" and health["threshold"] == 0.25
+    methods = {index["cells"][index["episodes"][i][0]]["method"] for i, _ in health["lines"]}
+    assert methods == {"pos"} and len(health["lines"]) == 4
+    assert all(0.0 <= v <= 1.0 for _, vs in health["lines"] for v in vs if v is not None)
 
 
 def test_bad_directory_is_a_clear_error(tmp_path, capsys):

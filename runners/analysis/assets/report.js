@@ -199,12 +199,13 @@
   function legend(names) { return el('div', { class: 'legend' }, names.map((n, i) => [el('span', { class: 'sw', style: 'background:' + color(i) }), n])); }
   function plotBox(title, svgNode, names, id) { return el('div', { class: 'plot', id }, el('h3', null, title), svgNode, names ? legend(names) : null); }
 
-  function lineChart(series, xlabel, ylabel, yMax) {
+  function lineChart(series, xlabel, ylabel, yMax, threshold) {
     const pts = series.flatMap(s => s.points);
     const xs = pts.map(p => p[0]), ys = pts.map(p => p[1]);
     const xr = [Math.min(...xs, 1), Math.max(...xs, 1)], yr = [0, yMax !== undefined ? yMax : Math.max(...ys, 1)];
     const { g, X, Y } = frame(460, 260, { l: 48, r: 12, t: 10, b: 34 }, xr, yr, xlabel, ylabel);
     for (let k = Math.ceil(xr[0]); k <= xr[1]; k++) g.appendChild(sv('text', { x: X(k), y: 260 - 20, 'text-anchor': 'middle' }, k));
+    if (threshold !== null && threshold !== undefined) g.appendChild(sv('line', { x1: X(xr[0]), x2: X(xr[1]), y1: Y(threshold), y2: Y(threshold), stroke: '#999', 'stroke-dasharray': '4 3' }));
     series.forEach((s, i) => {
       const ok = s.points.filter(p => p[1] !== null && p[1] !== undefined);
       if (ok.length > 1) g.appendChild(sv('polyline', { fill: 'none', stroke: color(i), 'stroke-width': 2, points: ok.map(p => X(p[0]) + ',' + Y(p[1])).join(' ') }));
@@ -217,8 +218,11 @@
   const plots = el('div', { class: 'plots' });
   tPlots.appendChild(plots);
   (function drawPlots() {
-    const acc = CELLS.map((c, i) => ({ name: cellLabel(i), points: c.acc.map((a, k) => [k + 1, a]) })).filter(s => s.points.length);
-    if (acc.length) plots.appendChild(plotBox('Acc_k by method (accuracy at subtask depth k)', lineChart(acc, 'subtask depth k', 'Acc_k (%)', 100), acc.map(s => s.name), 'plot-acc'));
+    // the curves benchmarks declare (MetricSpec.curve), one line per cell
+    for (const cv of INDEX.curves) {
+      const lines = CELLS.map((c, i) => ({ name: cellLabel(i), points: (c.curves[cv.name] || []).map((a, k) => [k + 1, a]) })).filter(s => s.points.length);
+      if (lines.length) plots.appendChild(plotBox(cv.name + ' by method (over ' + cv.axis + ')', lineChart(lines, cv.axis, cv.name + (cv.percent ? ' (%)' : ''), cv.percent ? 100 : undefined), lines.map(s => s.name), 'plot-' + cv.id));
+    }
     // #Tok by method, stacked by role
     const roles = [...new Set(CELLS.flatMap(c => Object.keys(c.tokens_by_role)))].sort((a, b) => (METHOD_ROLES.indexOf(a) + 1 || 99) - (METHOD_ROLES.indexOf(b) + 1 || 99));
     if (roles.length) {
@@ -252,11 +256,11 @@
       });
       plots.appendChild(plotBox('Success vs tokens per episode (click a point to open it)', g, CELLS.map((c, i) => cellLabel(i)), 'plot-scatter'));
     }
-    // PoS health over steps
-    if (INDEX.health.length) {
-      const series = INDEX.health.map(([i, hs]) => ({ name: EPS[i][F.task_id] + ' #' + EPS[i][F.trial] + ' (' + CELLS[EPS[i][F.cell]].method + ')', points: hs.map((v, k) => [k + 1, v]) }));
-      const g = lineChart(series, 'step', 'health H', 1);
-      plots.appendChild(plotBox('PoS progress health H over steps (trapped at H ≤ 0.25)', g, series.slice(0, 10).map(s => s.name), 'plot-health'));
+    // the per-step series methods declare (Method.step_series), one line per episode
+    for (const decl of INDEX.series) {
+      const series = decl.lines.map(([i, vs]) => ({ name: EPS[i][F.task_id] + ' #' + EPS[i][F.trial] + ' (' + CELLS[EPS[i][F.cell]].method + ')', points: vs.map((v, k) => [k + 1, v]) }));
+      const g = lineChart(series, 'step', decl.axis, decl.high === null ? undefined : decl.high, decl.threshold);
+      plots.appendChild(plotBox(decl.title, g, series.slice(0, 10).map(s => s.name), 'plot-' + decl.name));
     }
     if (!plots.firstChild) plots.appendChild(el('p', { class: 'muted' }, 'Nothing to plot yet.'));
   })();
@@ -405,7 +409,7 @@
     if (ep.t.missing && ep.t.missing.length) box.appendChild(el('div', { class: 'errnote' }, 'transcript missing for ' + ep.t.missing.length + ' stored piece(s) (the cell\'s transcripts.sqlite was replaced or damaged)'));
     box.appendChild(table(['role', 'calls', 'prompt tokens', 'completion tokens'], Object.entries(r.usage_by_role || {}).map(([k, u]) => [k, (r.calls_by_role || {})[k], fmtNum(u.prompt_tokens), fmtNum(u.completion_tokens)])));
     box.appendChild(jsonBlock('scores', r.scores));
-    const views = methodViews(ep);
+    const views = methodViews(ep, row);
     if (views) box.appendChild(views);
     append(box, [renderCalls(ep, r.task_calls, 'task')]);
     (r.requests || []).forEach((q, k) => {
@@ -423,27 +427,52 @@
   }
 
   // ------------------------------------------------------------------ method views
+  // Each cell carries its method's declared views (Method.step_views, runners/api/_views.py); a
+  // path names a value in a step's method log, with the same rule as runners.api.read_path.
+  function readPath(log, path) {
+    if (Array.isArray(path)) {
+      for (const p of path) { const v = readPath(log, p); if (v !== null) return v; }
+      return null;
+    }
+    return readKeys(log, path ? String(path).split('.') : []);
+  }
+  function readKeys(v, keys) {
+    if (v === undefined || v === null) return null;
+    if (!keys.length) return v;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) { const r = readKeys(v[i], keys); if (r !== null) return r; }
+      return null;
+    }
+    return typeof v === 'object' ? readKeys(v[keys[0]], keys.slice(1)) : null;
+  }
   function allSteps(r) { const out = []; (r.requests || []).forEach((q, k) => (q.steps || []).forEach(s => out.push({ k, q, s }))); return out; }
-  function methodViews(ep) {
+  const RENDER = { state_graph: stateGraphView, step_table: stepTableView, items: itemsView };
+  function viewShown(v, r, steps) {
+    const stepPaths = Object.entries(v.fields).filter(([slot]) => !(v.kind === 'state_graph' && slot === 'boundary')).map(([, p]) => p).concat(v.details.map(d => d[1]));
+    if (steps.some(x => stepPaths.some(p => readPath(x.s.method || {}, p) !== null))) return true;
+    return v.kind === 'state_graph' && v.fields.boundary !== undefined && (r.requests || []).some(q => readPath(q.method || {}, v.fields.boundary) !== null);
+  }
+  function methodViews(ep, row) {
     const r = ep.rec, steps = allSteps(r);
     const box = el('div', { class: 'views' });
-    if (steps.some(x => x.s.method && (x.s.method.delta_validated || x.s.method.disclosed)) || (r.requests || []).some(q => q.method && q.method.persisted)) box.appendChild(flowStateView(r, steps));
-    if (steps.some(x => x.s.method && (x.s.method.belief || x.s.method.health || (x.s.method.actions || []).some(a => a.health)))) box.appendChild(posView(steps));
-    const mem = steps.filter(x => x.s.method && x.s.method.memory && x.s.method.memory.retrieved);
-    if (mem.length) box.appendChild(memoryView(mem));
+    for (const v of CELLS[row[F.cell]].views || []) {
+      if (RENDER[v.kind] && viewShown(v, r, steps)) box.appendChild(RENDER[v.kind](v, r, steps));
+    }
     return box.firstChild ? box : null;
   }
 
-  function flowStateView(r, steps) {
-    const wrap = el('div', { class: 'fsview', id: 'flowstate-view' }, el('h3', null, 'FlowState state graph'));
+  function stateGraphView(v, r, steps) {
+    const f = v.fields, list = (m, slot) => (f[slot] === undefined ? null : readPath(m, f[slot])) || [];
+    const wrap = el('div', { class: 'fsview', id: v.name + '-view' }, el('h3', null, v.title));
     const events = [];
     steps.forEach(({ k, q, s }, i) => {
       const m = s.method || {};
-      events.push({ k, t: s.t, valid: m.delta_validated || [], rejected: m.delta_rejected || [], disclosed: m.disclosed || [], persisted: m.persisted || [], boundary: null });
+      events.push({ k, t: s.t, valid: list(m, 'ops'), rejected: list(m, 'rejected'), disclosed: list(m, 'disclosed'), persisted: list(m, 'persisted'), boundary: null });
       const last = i === steps.length - 1 || steps[i + 1].k !== k;
-      if (last && q.method && q.method.persisted) events[events.length - 1].boundary = q.method.persisted;
+      const boundary = f.boundary === undefined ? null : readPath(q.method || {}, f.boundary);
+      if (last && boundary) events[events.length - 1].boundary = boundary;
     });
-    const slider = el('input', { type: 'range', min: 1, max: Math.max(1, events.length), value: events.length, id: 'fs-slider' });
+    const slider = el('input', { type: 'range', min: 1, max: Math.max(1, events.length), value: events.length, id: v.name + '-slider' });
     const label = el('span', { class: 'muted' });
     const graphBox = el('div', { class: 'graphwrap' });
     wrap.appendChild(el('div', null, 'step ', slider, ' ', label));
@@ -504,7 +533,7 @@
         ev.valid.length ? pre(ev.valid.map(o => (o.operation || 'add') + ' ' + o.state_id + ' [' + (o.state_set || '') + '] ' + (o.summary || '')).join('\n')) : null,
         el('div', { class: ev.rejected.length ? 'rejected' : '' }, 'rejected operations: ' + ev.rejected.length),
         ev.rejected.length ? pre(ev.rejected.map(x => '#' + x.index + ' ' + JSON.stringify(x.op) + '\n  → ' + x.reason).join('\n'), 'rejected') : null,
-        el('div', null, 'disclosed by PSA: ' + ((ev.disclosed || []).join(', ') || 'none')),
+        el('div', null, 'disclosed this step: ' + ((ev.disclosed || []).join(', ') || 'none')),
         ev.boundary ? el('div', null, 'persisted at the request boundary: ' + (ev.boundary.join(', ') || 'none')) : null,
         el('div', { class: 'muted' }, 'legend: green ring = added this step, dashed blue = disclosed this step, solid = persisted; columns = state sets'));
       clear(graphBox);
@@ -516,38 +545,33 @@
     return wrap;
   }
 
-  function healthOf(m) { return m.health || ((m.actions || []).map(a => a.health).filter(Boolean).pop()) || null; }
-  function posView(steps) {
-    const wrap = el('div', { id: 'pos-view' }, el('h3', null, 'PoS belief and progress health'));
-    const rows = steps.map(({ k, s }) => {
-      const h = healthOf(s.method || {}) || {};
-      const m = s.method || {};
-      return [k + 1, s.t, h.persistence_e, h.persistence_a, h.stagnation, h.recurrence, h.health_score, h.trapped ? 'TRAPPED' : '', h.trapping_pattern || '', m.audit ? m.audit.verdict : '', m.recovery_active ? 'yes' : ''];
-    });
+  function cellValue(v) {
+    if (v === null || v === undefined || v === false) return '';
+    if (v === true) return 'yes';
+    if (typeof v === 'number') return Math.round(v * 100) / 100;
+    return typeof v === 'object' ? 'yes' : String(v);
+  }
+  function stepTableView(v, r, steps) {
+    const wrap = el('div', { id: v.name + '-view' }, el('h3', null, v.title));
+    const cols = Object.entries(v.fields);
+    const rows = steps.map(({ k, s }) => [k + 1, s.t].concat(cols.map(([, p]) => cellValue(readPath(s.method || {}, p)))));
     const detailBox = el('div');
     const show1 = i => {
       const m = steps[i].s.method || {};
-      const b = m.belief || {};
       clear(detailBox).appendChild(el('div', null,
         el('div', { class: 'label' }, 'request ' + (steps[i].k + 1) + ', t=' + steps[i].s.t),
-        jsonBlock('world state', b.world || {}, true),
-        jsonBlock('epistemic gaps', b.epistemic_gaps || [], true),
-        jsonBlock('achievement gaps', b.achievement_gaps || [], true),
-        jsonBlock('frontier', b.frontier || null),
-        jsonBlock('health (P, S, R, H; trapping)', healthOf(m) || {}),
-        jsonBlock('recovery constraints (active directive)', m.recovery_active || null, !!m.recovery_active),
-        m.audit ? jsonBlock('consistency audit', m.audit) : null));
+        v.details.map(([title, p]) => { const val = readPath(m, p); return jsonBlock(title, val, val !== null); })));
     };
-    wrap.appendChild(table(['request', 't', 'P_e', 'P_a', 'S', 'R', 'H', 'trapped', 'pattern', 'audit', 'recovery'],
-      rows.map(r => r.map(v => typeof v === 'number' ? Math.round(v * 100) / 100 : v)), (r, i) => ({ class: 'click', onclick: () => show1(i) })));
+    wrap.appendChild(table(['request', 't'].concat(cols.map(([h]) => h)), rows, (row, i) => ({ class: 'click', onclick: () => show1(i) })));
     wrap.appendChild(detailBox);
     if (steps.length) show1(steps.length - 1);
     return wrap;
   }
 
-  function memoryView(mem) {
-    return el('div', { id: 'memory-view' }, el('h3', null, 'Retrieved memory items'),
-      mem.map(({ k, s }) => el('div', null, el('div', { class: 'label' }, 'request ' + (k + 1) + ', t=' + s.t), pre((s.method.memory.retrieved || []).map((x, j) => (j + 1) + '. ' + x).join('\n') || '(nothing retrieved)'))));
+  function itemsView(v, r, steps) {
+    const shown = steps.map(x => ({ ...x, items: readPath(x.s.method || {}, v.fields.items) })).filter(x => x.items !== null);
+    return el('div', { id: v.name + '-view' }, el('h3', null, v.title),
+      shown.map(({ k, s, items }) => el('div', null, el('div', { class: 'label' }, 'request ' + (k + 1) + ', t=' + s.t), pre((Array.isArray(items) ? items : [items]).map((x, j) => (j + 1) + '. ' + x).join('\n') || '(nothing retrieved)'))));
   }
 
   // ------------------------------------------------------------------ compare

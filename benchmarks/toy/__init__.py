@@ -1,0 +1,1 @@
+"""The toy benchmark: the smallest complete `Benchmark`, the template for a new one (docs/toy-benchmark.md)."""
