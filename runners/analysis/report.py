@@ -187,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", type=Path, help="results/<experiment> directory")
     ap.add_argument("--out", type=Path, default=None, help="where to write the report (default <results>/report.html)")
-    ap.add_argument("--reference", default="full_context", help="method the Δ rows compare against")
+    ap.add_argument("--reference", default=None, help="method the Δ rows compare against (default full_context; one the "
+                    "experiment does not have is an error listing its methods)")
     ap.add_argument("--serve", action="store_true", help="also serve it on 127.0.0.1 (loopback only; the report alone, no other file)")
     ap.add_argument("--port", type=int, default=0, help="port for --serve (default: any free port)")
     a = ap.parse_args(argv)
@@ -195,10 +196,10 @@ def main(argv: list[str] | None = None) -> int:
     from runners.config import ConfigError, canonical_method
 
     try:
-        check_reference(a.reference)
-        reference = canonical_method(a.reference)  # raw_trajectory (PoS's name) is full_context
-        if Path(a.results).is_dir():
-            check_reference(reference, collect(a.results), a.results)  # the experiment's methods when it has no such one
+        reference = canonical_method(a.reference or "full_context")  # raw_trajectory (PoS's name) is full_context
+        check_reference(reference)
+        if a.reference is not None and Path(a.results).is_dir():
+            check_reference(reference, collect(a.results), a.results)  # named but not in the experiment: list its methods
         out = build_report(a.results, a.out, reference)
     except (StoreError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)

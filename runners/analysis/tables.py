@@ -687,7 +687,8 @@ def _write_tables(root: Path, cells: list[CellSummary], reference: str, with_pap
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", type=Path, help="results/<experiment> directory")
-    ap.add_argument("--reference", default="full_context", help="method the Δ rows compare against (default full_context)")
+    ap.add_argument("--reference", default=None, help="method the Δ rows compare against (default full_context; one the "
+                    "experiment does not have is an error listing its methods)")
     ap.add_argument("--no-paper", action="store_true", help="do not print the papers' reported numbers")
     ap.add_argument("--cells", help="comma-separated cell directory names to print")
     ap.add_argument("--method", help="comma-separated method names to print (a base name matches its variants)")
@@ -706,8 +707,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     split = lambda v: set(x.strip() for x in v.split(",") if x.strip()) if v else None  # noqa: E731
     try:
-        aggregate_dir(a.results, a.reference, cell_names=split(a.cells), with_paper=not a.no_paper, methods=split(a.method),
-                      benchmarks=split(a.benchmark), resamples=a.bootstrap, strict_reference=True)
+        aggregate_dir(a.results, a.reference or "full_context", cell_names=split(a.cells), with_paper=not a.no_paper,
+                      methods=split(a.method), benchmarks=split(a.benchmark), resamples=a.bootstrap,
+                      strict_reference=a.reference is not None)
         if a.plots:
             from runners.analysis.plots import write_plots
 

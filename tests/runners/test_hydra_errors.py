@@ -20,3 +20,14 @@ def test_hydra_mistakes_are_configuration_errors_with_the_fix(tmp_path, arg, sai
     for s in said:
         assert s in err, (s, err)
     assert not record_files(tmp_path)
+
+
+def test_help_renders_with_the_grid_forms():
+    import subprocess
+    import sys
+
+    from tests.runners.sweep_helpers import REPO
+
+    p = subprocess.run([sys.executable, "-m", "runners.sweep", "--help"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "-m method=full_context,flowstate" in p.stdout and "experiment=quickstart" in p.stdout
