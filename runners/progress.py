@@ -11,8 +11,8 @@ The live table fits the terminal: cells are labelled by what tells them apart (t
 the benchmark, backbone or hash only where cells differ in them), and below 100 columns it shows
 fewer, shorter columns (retries and cache hits move to the title). In plain mode (not a
 terminal: logs, nohup, Slurm) a heartbeat line every `heartbeat_s` seconds (runner.heartbeat_s)
-says the run is alive before and between finished episodes: episodes in flight and done, calls,
-retries, tokens, elapsed, ETA."""
+says the run is alive before and between finished episodes: calls and episodes in flight,
+episodes done, calls, retries, tokens, elapsed, ETA."""
 from __future__ import annotations
 
 import shutil
@@ -128,6 +128,7 @@ class Progress:
         self.expected_cells = 0
         self.heartbeat_s = heartbeat_s
         self.in_flight = 0  # episodes running now (the scheduler keeps it)
+        self.calls_in_flight = 0  # model calls waiting for their reply (runners.run.InFlight keeps it)
         self._beat = None
         self.retries: dict[str, int] = {}  # endpoint URL -> retries so far
         self._retry_shown: dict[str, float] = {}
@@ -166,7 +167,8 @@ class Progress:
         calls = sum(c.calls for c in self.cells)
         cached = sum(c.cache_hits for c in self.cells)
         eta = self.eta()
-        return (f"[{time.strftime('%H:%M:%S')}] alive: {self.in_flight} episodes in flight, {ran}/{todo} episodes done, "
+        return (f"[{time.strftime('%H:%M:%S')}] alive: {self.calls_in_flight} calls in flight ({self.in_flight} episodes), "
+                f"{ran}/{todo} episodes done, "
                 f"cells {done}/{max(len(self.cells), self.expected_cells)}, {calls} calls" + (f" ({cached} cached)" if cached else "")
                 + f", {sum(c.retries for c in self.cells)} retries, {human_tokens(sum(c.tokens for c in self.cells))} tokens, "
                 f"{human_duration(time.perf_counter() - self.started)} elapsed, ETA {human_duration(eta) if eta is not None else '–'}")

@@ -159,6 +159,28 @@ class Resampled(Backbone):
         return None  # the inner backbone is shared; the pool closes it
 
 
+class InFlight(Backbone):
+    """`inner` counting its calls in flight on `progress.calls_in_flight` (the plain display's
+    heartbeat shows it: a slow model is visibly working before any call finishes)."""
+
+    def __init__(self, inner: Backbone, progress: Any) -> None:
+        self.inner, self.progress = inner, progress
+        self.name, self.model = inner.name, inner.model
+
+    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+        self.progress.calls_in_flight += 1
+        try:
+            return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+        finally:
+            self.progress.calls_in_flight -= 1
+
+    def bind(self, scope):
+        return InFlight(self.inner.bind(scope), self.progress)
+
+    async def aclose(self) -> None:
+        return None  # the inner backbone is shared; the pool closes it
+
+
 def case_error_counts(cell_dir: Path) -> dict[tuple[str, int], int]:
     """(task_id, trial) → how many earlier runs ended in a case error (from errors.jsonl)."""
     from runners.records.store import ERRORS, read_jsonl
@@ -559,7 +581,7 @@ class Scheduler:
 
         def episode_backbone(bcfg: BackboneCfg) -> Backbone:
             b = pool.for_episode(bcfg, trial, cfg.runner.seed, cfg.runner.fresh)
-            return Resampled(b, resample) if resample else b
+            return InFlight(Resampled(b, resample) if resample else b, self.progress)
 
         ep = Episode(episode_backbone(cfg.backbone),
                      **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},

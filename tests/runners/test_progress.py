@@ -96,14 +96,14 @@ def test_plain_mode_prints_a_heartbeat_at_a_steady_interval(capsys):
     async def main():
         with Progress("plain", heartbeat_s=0.05) as progress:
             _cells(progress)
-            progress.in_flight = 3
+            progress.in_flight, progress.calls_in_flight = 3, 2
             await asyncio.sleep(0.23)
         await asyncio.sleep(0.1)  # after the display closed: no more heartbeats
 
     asyncio.run(main())
     beats = [line for line in capsys.readouterr().out.splitlines() if " alive: " in line]
     assert 3 <= len(beats) <= 5, beats
-    assert ("3 episodes in flight, 72/162 episodes done, cells 0/6, 7404 calls, 30 retries, 7.41M tokens" in beats[-1]
+    assert ("2 calls in flight (3 episodes), 72/162 episodes done, cells 0/6, 7404 calls, 30 retries, 7.41M tokens" in beats[-1]
             and "ETA " in beats[-1])
 
 
@@ -115,4 +115,4 @@ def test_a_plain_sweep_beats_before_its_first_episode_ends(tmp_path):
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     first_done = next(i for i, line in enumerate(lines) if "1/1 episodes" in line)
-    assert any(" alive: 1 episodes in flight, 0/1 episodes done" in line for line in lines[:first_done])
+    assert any(" alive: 1 calls in flight (1 episodes), 0/1 episodes done" in line for line in lines[:first_done])
