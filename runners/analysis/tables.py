@@ -30,8 +30,10 @@ from typing import Any
 from runners.api import MetricSpec, StepSeries, StepView, find_spec, method_tokens
 from runners.config import ConfigError, available, import_target
 from runners.cost import episode_usd, prices_for, role_prices
-from runners.analysis.papers import delta, fmt, fmt_delta, paper_value, to_latex, to_markdown
-from runners.analysis.stats import DEFAULT_RESAMPLES, bootstrap_ci, paired_bootstrap, paired_sign_test
+from runners.analysis.fidelity import footnotes, row_marks
+from runners.analysis.papers import delta, fmt, fmt_delta, paper_task_count, paper_value, to_latex, to_markdown
+from runners.analysis.stats import (DEFAULT_RESAMPLES, SIGNIFICANCE_LEGEND, bootstrap_ci, holm, paired_bootstrap, paired_sign_test,
+                                   rate_interval, significance_mark)
 from runners.records.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, compacted, load_cell_checked, record_lines, shard_dirs
 
 
@@ -113,7 +115,9 @@ class CellSummary:
     codes: dict[str, int] = field(default_factory=dict)  # code fingerprint -> counted episodes
     config: dict[str, Any] = field(default_factory=dict)
     sweep: dict[str, Any] = field(default_factory=dict)  # the sweep that last ran the cell
-    ci: dict[str, tuple[float, float]] | None = None  # 95% task-bootstrap interval per rate (runners.analysis.stats), computed on demand
+    ci: dict[str, tuple[float, float]] | None = None  # 95% interval per rate (runners.analysis.stats.rate_interval), computed on demand
+    ci_kind: dict[str, str] = field(default_factory=dict)  # metric -> "wilson" | "bootstrap" | "wilson~"
+    manifest: dict[str, Any] = field(default_factory=dict, repr=False)  # the cell's manifest (fidelity marks read it)
     episodes: list[dict[str, Any]] = field(default_factory=list, repr=False)  # the counted records (for intervals and paired tests)
     metric_fn: Any = field(default=None, repr=False)  # the benchmark's metric function
 
@@ -223,7 +227,7 @@ def summarize(cell_dir: Path) -> CellSummary:
                        metrics=metrics, table_metrics=table + ["Tok"] + (["Tok_no_tool"] if "Tok_no_tool" in metrics else [])
                        + (["USD"] if priced else []), tokens_by_role=tokens,
                        extra_on_disk=extra, set_aside=notes, codes=codes, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest),
-                       episodes=episodes, metric_fn=bench.metrics)
+                       episodes=episodes, metric_fn=bench.metrics, manifest=manifest)
 
 
 # ---------------------------------------------------------------- uncertainty, cost (runners.analysis.stats, runners.cost)
@@ -249,10 +253,19 @@ def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | 
 
 
 def cell_ci(c: CellSummary, resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, float]]:
-    """The cell's 95% task-bootstrap intervals of its table rates (computed once)."""
+    """The cell's 95% intervals of its table rates (computed once): Wilson for shares of episodes
+    (never a point at 0 % or 100 %), else the task bootstrap (Wilson over tasks where that
+    collapses); see runners.analysis.stats.rate_interval."""
     if c.ci is None:
-        rates = [m for m in c.table_metrics if c.spec(m).kind == "rate"]
-        c.ci = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates) if (c.episodes and c.metric_fn and resamples) else {}
+        c.ci = {}
+        if c.episodes and c.metric_fn and resamples:
+            rates = [m for m in c.table_metrics if c.spec(m).kind == "rate"]
+            boot = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates)
+            n_tasks = len({str(e.get("task_id")) for e in c.episodes})
+            for m in rates:
+                got = rate_interval(c.metrics.get(m), c.episodes, c.metric_fn, m, boot.get(m), n_tasks)
+                if got:
+                    c.ci[m], c.ci_kind[m] = got
     return c.ci
 
 
@@ -282,7 +295,6 @@ def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: f
         extra.update(ci_low=ci[0], ci_high=ci[1])
     if sign:
         wins, losses, ties, p = sign
-        text += f" p={p:.2g}"
         extra.update(p_value=p, wins=wins, losses=losses, ties=ties)
     return text, extra
 
@@ -294,9 +306,35 @@ def token_unit(cells: list[CellSummary]) -> tuple[float, str]:
     return (1000.0, "k") if vals and max(vals) < 0.1 else (1.0, "M")
 
 
+TOK_PER_TASK = "Tok/task"  # mean method-side tokens per episode, in thousands (what a subset can compare)
+
+
+def tok_per_task(c: CellSummary) -> float | None:
+    """Mean #Tok per episode in millions, as the paper counts #Tok: Tok_no_tool where the `tool`
+    role ran (TOK_NOTE), else Tok, over the episodes counted."""
+    tok = c.metrics["Tok_no_tool"] if c.metrics.get("Tok_no_tool") is not None else c.metrics.get("Tok")
+    return tok / c.n_episodes if tok is not None and c.n_episodes else None
+
+
+def paper_text(c: CellSummary | None, method: str, backbone: str, benchmark: str, m: str, tok_scale: float) -> str | None:
+    """The paper's value for one column, in the unit our column shows: Tok (M in the paper) at the
+    table's scale (M or k), also under Tok_no_tool (the reading the paper's #Tok matches);
+    Tok/task = the paper's total / its task count, in k."""
+    if m == TOK_PER_TASK:
+        v, n = paper_value(method, backbone, benchmark, "Tok"), paper_task_count(benchmark)
+        return f"{float(v) * 1000.0 / n:.1f}" if v and n else None
+    v = _paper(c, method, backbone, benchmark, "Tok" if m == "Tok_no_tool" else m)
+    if v and m.startswith("Tok") and tok_scale != 1.0:
+        return f"{float(v) * tok_scale:.1f}"
+    return v
+
+
 def _cell_text(c: CellSummary | None, m: str, tok_scale: float, resamples: int) -> str:
     if c is None:
         return fmt(None, "other")
+    if m == TOK_PER_TASK:
+        v = tok_per_task(c)
+        return f"{v * 1000.0:.1f}" if v is not None else fmt(None, "other")
     v, spec = c.metrics.get(m), c.spec(m)
     if spec.kind == "tokens" and v is not None and tok_scale != 1.0:
         return f"{v * tok_scale:.1f}"
@@ -349,7 +387,7 @@ def _readable_labels(group: list[CellSummary]) -> dict[str, str]:
 def orphan_cells(root: Path) -> list[str]:
     """Warnings for directories of the experiment that hold results but no manifest.json."""
     out = []
-    for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
+    for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in ("tables", "paper")):
         if not (d / MANIFEST).exists() and any(p.exists() for p in (d / EPISODES, compacted(d / EPISODES), d / ERRORS, d / "DONE")):
             n = sum(1 for _ in record_lines(d / EPISODES))
             out.append(f"{d.name}: no manifest.json ({n} episode lines on disk), so the cell is NOT in the tables. Fix: re-run "
@@ -429,33 +467,59 @@ def collect(root: Path, cell_names: set[str] | None = None, methods: set[str] | 
             and (benchmarks is None or c.benchmark in benchmarks)]
 
 
-def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True, resamples: int = DEFAULT_RESAMPLES):
+def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True, resamples: int = DEFAULT_RESAMPLES,
+                 strict: bool = False, marks_out: list | None = None):
     """Wide table rows (one per method × backbone, plus paper and Δ rows) and the long rows.
-    Rates carry their 95% task-bootstrap interval; Δ rows of rates carry the paired interval and
-    the exact sign-test p; Tok is shown in thousands when millions would read as 0.00xx."""
+    Rates carry their 95% interval (runners.analysis.stats.rate_interval); Δ rows of rates carry
+    the paired interval and the exact sign-test p, Holm-adjusted across the table's comparisons
+    (`*` = significant); Tok is shown in thousands when millions would read as 0.00xx, and the
+    `(paper)` row is printed in the same unit. Where the paper reports #Tok, a Tok/task column (k)
+    sets our mean per episode beside the paper's total / its task count. A row that beside a
+    `(paper)` row differs from the paper's setting carries its fidelity marks
+    (runners.analysis.fidelity); `strict` drops those rows' `(paper)` rows. `marks_out` collects
+    the marks for the footnotes."""
     scale, unit = token_unit(cells)
     benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
     cols: list[tuple[str, str]] = []
     for b in benchmarks:
         ms = list(dict.fromkeys(m for c in cells if c.benchmark == b for m in c.table_metrics))  # Tok_no_tool where any cell has it
+        if with_paper and "Tok" in ms and any(paper_value(c.method, c.backbone, b, "Tok") and paper_task_count(b)
+                                              for c in cells if c.benchmark == b):
+            ms.insert(ms.index("Tok") + 1, TOK_PER_TASK)
         cols += [(b, m) for m in ms]
     by = {(c.method, c.backbone, c.benchmark): c for c in cells}
     rows_keys = list(dict.fromkeys((c.method, c.backbone) for c in cells))
     rows_keys.sort(key=lambda mb: mb[0] != reference)  # the reference method first, as in the papers
     spec_of = {(c.benchmark, m): c.spec(m) for c in cells for m in c.table_metrics}
-    header = ["Method", "Backbone"] + [f"{b}:{spec_of[b, m].display if spec_of[b, m].name == m else m}" + (f"({unit})" if spec_of[b, m].kind == "tokens" and unit != "M" else "")
-                                       for b, m in cols]
+    spec_of.update({(b, m): MetricSpec(name=m, kind="tokens", higher_is_better=False) for b, m in cols if m == TOK_PER_TASK})
+
+    def head(b: str, m: str) -> str:
+        if m == TOK_PER_TASK:
+            return f"{b}:{m}(k)"
+        sp = spec_of[b, m]
+        return f"{b}:{sp.display if sp.name == m else m}" + (f"({unit})" if sp.kind == "tokens" and unit != "M" else "")
+
+    header = ["Method", "Backbone"] + [head(b, m) for b, m in cols]
     rows: list[list[str]] = []
     long: list[dict[str, Any]] = []
+    tests: list[tuple[int, int, str, float | None, dict[str, Any] | None]] = []  # (row, col, text, p, long row) of Δ rates
     for method, backbone in rows_keys:
         vals = [by.get((method, backbone, b)) for b, _ in cols]
-        scripted = any(c.scripted for c in cells if (c.method, c.backbone) == (method, backbone))
-        partial = any(c.partial for c in cells if (c.method, c.backbone) == (method, backbone))
-        para = any(c.paraphrased for c in cells if (c.method, c.backbone) == (method, backbone))
-        mixed = any(c.mixed_code for c in cells if (c.method, c.backbone) == (method, backbone))
+        mine = [c for c in cells if (c.method, c.backbone) == (method, backbone)]
+        scripted = any(c.scripted for c in mine)
+        partial = any(c.partial for c in mine)
+        para = any(c.paraphrased for c in mine)
+        mixed = any(c.mixed_code for c in mine)
+        paper = ([paper_text(by.get((method, backbone, b)) or by.get((reference, backbone, b)), method, backbone, b, m, scale)
+                  for b, m in cols] if with_paper else [])
+        labels, marks = row_marks(mine) if any(paper) else ([], [])
+        labels = [x for x in labels if x != "[paraphrased]"]  # printed below for every row, paper or not
+        if marks_out is not None:
+            marks_out.extend(marks)
         rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else "") + (" [mixed code]" if mixed else "")
-                     + (" [paraphrased]" if para else ""), backbone] + [_cell_text(c, m, scale, resamples) for c, (_, m) in zip(vals, cols)])
-        for c in (c for c in cells if (c.method, c.backbone) == (method, backbone)):
+                     + (" [paraphrased]" if para else "") + "".join(" " + x for x in labels), backbone]
+                    + [_cell_text(c, m, scale, resamples) for c, (_, m) in zip(vals, cols)])
+        for c in mine:
             ci = cell_ci(c, resamples)
             for m, v in c.metrics.items():  # every metric, not only the table's columns
                 lo_hi = ci.get(m)
@@ -465,22 +529,31 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
             for role, n in sorted(c.tokens_by_role.items()):
                 long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": f"tokens_{role}", "value": n,
                              "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted})
-        if with_paper:
-            paper = [_paper(by.get((method, backbone, b)) or by.get((reference, backbone, b)), method, backbone, b, m) for b, m in cols]
-            if any(paper):
-                rows.append([f"  {method} (paper)", backbone] + [p or "–" for p in paper])
+        if with_paper and any(paper) and not (strict and marks):
+            rows.append([f"  {method} (paper)", backbone] + [p or "–" for p in paper])
         if method != reference and any((reference, backbone, b) in by for b, _ in cols):
             ds = []
-            for b, m in cols:
+            for j, (b, m) in enumerate(cols):
                 c, r = by.get((method, backbone, b)), by.get((reference, backbone, b))
+                if m == TOK_PER_TASK:
+                    ds.append(fmt_delta("tokens", delta("tokens", tok_per_task(c) if c else None, tok_per_task(r) if r else None)))
+                    continue
                 d = delta(spec_of[b, m].kind, c.metrics.get(m) if c else None, r.metrics.get(m) if r else None)
                 text, extra = paired_delta(c, r, m, d, resamples)
                 ds.append(text)
+                lrow = None
                 if d is not None:
-                    long.append({"method": method, "backbone": backbone, "benchmark": b, "metric": f"delta_{m}", "value": d,
-                                 "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted,
-                                 "ci_low": extra.get("ci_low"), "ci_high": extra.get("ci_high"), "p_value": extra.get("p_value")})
+                    lrow = {"method": method, "backbone": backbone, "benchmark": b, "metric": f"delta_{m}", "value": d,
+                            "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted,
+                            "ci_low": extra.get("ci_low"), "ci_high": extra.get("ci_high"), "p_value": extra.get("p_value")}
+                    long.append(lrow)
+                if "p_value" in extra:
+                    tests.append((len(rows), 2 + j, text, extra["p_value"], lrow))
             rows.append([f"  Δ vs {reference}", backbone] + ds)
+    for (i, j, text, _, lrow), adj in zip(tests, holm([t[3] for t in tests])):
+        rows[i][j] = f"{text} p={adj:.2g}{significance_mark(adj)}"
+        if lrow is not None:
+            lrow["p_holm"] = adj
     return header, rows, long
 
 
@@ -554,7 +627,7 @@ def _csv(rows: list[list[Any]]) -> str:
 
 def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
                   methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
-                  resamples: int = DEFAULT_RESAMPLES, strict_reference: bool = False) -> list[dict[str, Any]]:
+                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False, strict_reference: bool = False) -> list[dict[str, Any]]:
     """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
     jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
     print the table of the matching cells only. `strict_reference` (a reference named on the
@@ -584,7 +657,7 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
         for c in everything:
             for n in c.set_aside:
                 print(f"warning: {c.cell}: {n}", file=err)
-        long = _write_tables(root, everything, reference, with_paper, orphans, resamples) if everything else []
+        long = _write_tables(root, everything, reference, with_paper, orphans, resamples, strict) if everything else []
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         os.close(lock)
@@ -599,8 +672,9 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
         print(f"no finished cells under {root}", file=out)
         return []
     if filtered:
-        header, rows, long = build_tables(cells, reference, with_paper, resamples)
-        md = _markdown(root, cells, header, rows, reference, [])
+        marks: list = []
+        header, rows, long = build_tables(cells, reference, with_paper, resamples, strict, marks)
+        md = _markdown(root, cells, header, rows, reference, [], marks)
     else:
         md = (tdir / "summary.md").read_text().rstrip("\n")
     print(md, file=out)
@@ -609,9 +683,18 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
     return long
 
 
-def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str, orphans: list[str]) -> str:
+def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str, orphans: list[str], marks: list | None = None) -> str:
     title = _title(root, cells)
     md = f"### {title}\n\n" + to_markdown(header, rows)
+    md += "\n\n" + INTERVAL_NOTE
+    if any(" p=" in x for row in rows for x in row):
+        md += "\n\n" + SIGNIFICANCE_LEGEND + "."
+    if any(h.endswith(f"{TOK_PER_TASK}(k)") for h in header):
+        md += ("\n\nTok/task = our mean method-side tokens per episode (thousands; without the `tool` role where it ran, as the "
+               "paper counts #Tok); its `(paper)` value is the paper's #Tok total divided by the paper's task count, so a subset "
+               "compares per task (a total does not).")
+    for note in footnotes([m for m in (marks or []) if m.code != "paraphrased"]):
+        md += "\n\n" + note
     if any("Tok_no_tool" in c.metrics for c in cells):
         md += f"\n\n{TOK_NOTE}."
     depth = depth_table(cells)
@@ -653,9 +736,9 @@ def skipped_note(root: Path, cells: list[CellSummary]) -> str:
 
 def _title(root: Path, cells: list[CellSummary]) -> str:
     _, unit = token_unit(cells)
-    title = (f"Results: {root.name} (rates in % [95% task-bootstrap interval], Tok = method-side tokens in "
+    title = (f"Results: {root.name} (rates in % [95% interval], Tok = method-side tokens in "
              f"{'thousands' if unit == 'k' else 'millions'}" + (", USD = list-price cost" if any("USD" in c.metrics for c in cells) else "")
-             + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, relative % for Tok/USD)")
+             + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, Holm-adjusted; relative % for Tok/USD)")
     if any(c.scripted for c in cells):
         title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"
     notes = [n for n in dict.fromkeys(str((c.config.get("experiment") or {}).get("note") or "") for c in cells) if n]
@@ -664,15 +747,20 @@ def _title(root: Path, cells: list[CellSummary]) -> str:
     return title
 
 
-METRICS_FIELDS = ["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted", "ci_low", "ci_high", "p_value"]
+METRICS_FIELDS = ["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted", "ci_low", "ci_high", "p_value",
+                  "p_holm"]
+INTERVAL_NOTE = ("[95% interval]: Wilson score interval over episodes for rates that are a share of episodes (SR, pass^1, "
+                 "task success: it never collapses at 0 % or 100 %); task bootstrap (tasks resampled, trials kept together) "
+                 "for the other rates, Wilson over tasks where the bootstrap collapses to a point")
 
 
 def _write_tables(root: Path, cells: list[CellSummary], reference: str, with_paper: bool, orphans: list[str],
-                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
-    header, rows, long = build_tables(cells, reference, with_paper, resamples)
+                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False) -> list[dict[str, Any]]:
+    marks: list = []
+    header, rows, long = build_tables(cells, reference, with_paper, resamples, strict, marks)
     tdir = root / "tables"
     tdir.mkdir(exist_ok=True)
-    md = _markdown(root, cells, header, rows, reference, orphans)
+    md = _markdown(root, cells, header, rows, reference, orphans, marks)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=METRICS_FIELDS)
     w.writeheader()
@@ -695,6 +783,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--benchmark", help="comma-separated benchmark names to print")
     ap.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, metavar="N",
                     help=f"bootstrap resamples for the 95%% intervals and the paired Δ tests (default {DEFAULT_RESAMPLES}; 0 = none)")
+    ap.add_argument("--strict", action="store_true", help="omit the (paper) row of every row that differs from the paper's setting "
+                    "([fixture], [subset n/N], [roles≠paper], [paraphrased], [mixed])")
     ap.add_argument("--plots", action="store_true", help="also write tables/*.svg and *.png plots (runners/analysis/plots.py; the 'analysis' extra)")
     a = ap.parse_args(argv)
     if a.plots:
@@ -708,7 +798,7 @@ def main(argv: list[str] | None = None) -> int:
     split = lambda v: set(x.strip() for x in v.split(",") if x.strip()) if v else None  # noqa: E731
     try:
         aggregate_dir(a.results, a.reference or "full_context", cell_names=split(a.cells), with_paper=not a.no_paper,
-                      methods=split(a.method), benchmarks=split(a.benchmark), resamples=a.bootstrap,
+                      methods=split(a.method), benchmarks=split(a.benchmark), resamples=a.bootstrap, strict=a.strict,
                       strict_reference=a.reference is not None)
         if a.plots:
             from runners.analysis.plots import write_plots
