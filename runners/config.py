@@ -252,7 +252,7 @@ class CellConfig(_Strict):
         return self.backbone.kind == "scripted"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def method_aliases() -> dict[str, str]:
     """conf/method files that are another method under a second name (their composed `name` is
     not the file's, e.g. raw_trajectory.yaml, PoS's name for full_context): alias -> method.
@@ -261,8 +261,8 @@ def method_aliases() -> dict[str, str]:
     for p in sorted((CONF_DIR / "method").glob("*.yaml")):
         try:
             name = group_config("method", p.stem).get("name")
-        except Exception:  # an unreadable file is reported where it is used
-            continue
+        except (OSError, ValueError):  # an unreadable file is reported where it is used
+            name = None
         if name and name != p.stem:
             out[p.stem] = name
     return out

@@ -173,7 +173,6 @@ def describe_os_error(e: OSError, root: Path) -> str:
 def describe_sqlite_error(e: Exception, root: Path) -> str:
     """A results database (transcripts, response cache) failed: the disk-full / read-only fix, or the error itself."""
     import errno
-
     import shutil
 
     msg = str(e).lower()
@@ -223,8 +222,8 @@ def scrub_multirun_files(sweep_dir: Path | None = None) -> None:
             sweep_dir = Path(HydraConfig.get().sweep.dir)
         except Exception:  # not inside a Hydra multirun
             return
-    from runners.secrets import redact_secrets
     from runners.records.store import atomic_write
+    from runners.secrets import redact_secrets
 
     for f in sweep_dir.rglob("*.yaml") if sweep_dir.is_dir() else ():
         try:
@@ -248,13 +247,14 @@ def run(cfg) -> int:
     overrides = _cli_overrides()
     try:
         raw = expand_cells(cfg, overrides)
-    except ConfigErrorType() as e:
+    except _config_error() as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return run_cells(raw, overrides, per_job=_multirun())
 
 
-def ConfigErrorType():  # noqa: N802 - the exception class, imported late (runners.config imports pydantic)
+def _config_error() -> type[Exception]:
+    """runners.config.ConfigError, imported late (runners.config imports pydantic)."""
     from runners.config import ConfigError
 
     return ConfigError
@@ -298,7 +298,7 @@ def run_grid(jobs: list[tuple[Any, list[str]]], sweep_dir: str | None = None, cl
                     seen.add(key)
                     raw.append(c)
             all_overrides += [o for o in overrides if o not in all_overrides]
-    except ConfigErrorType() as e:
+    except _config_error() as e:
         print(f"error: {e}", file=sys.stderr)
         _RC.append(2)
         return 2
@@ -339,12 +339,12 @@ def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = F
     import os
     from datetime import datetime, timezone
 
-    from runners.records import store
-    from runners.secrets import redact_secrets
-    from runners.config import ConfigError, validate
     from runners.availability import Unavailable
-    from runners.run import TERMINATED, FatalRunError, check_budget, run_all
+    from runners.config import ConfigError, validate
+    from runners.records import store
     from runners.records.store import StoreError
+    from runners.run import TERMINATED, FatalRunError, check_budget, run_all
+    from runners.secrets import redact_secrets
 
     try:
         cells, seen = [], set()
@@ -459,9 +459,19 @@ def describe_hydra_error(e: Exception) -> str | None:
     import difflib
     import re
 
-    from hydra.errors import ConfigCompositionException, MissingConfigException, OverrideParseException
+    from hydra.errors import (
+        ConfigCompositionException,
+        MissingConfigException,
+        OverrideParseException,
+    )
 
-    from runners.config import ROLE_NAMES, BackboneCfg, ExperimentCfg, RunnerCfg, available
+    from runners.config import (
+        ROLE_NAMES,
+        BackboneCfg,
+        ExperimentCfg,
+        RunnerCfg,
+        available,
+    )
 
     text = str(e).strip()
     if isinstance(e, OverrideParseException):
@@ -525,10 +535,9 @@ def main() -> None:
             rc["code"] = run(cfg)
 
         _app()
-        import runners.sweep as imported  # the launcher's module (this file may run as __main__)
-
-        if imported._RC:  # `-m` with the grid launcher: the sweep's exit code
-            rc["code"] = max(imported._RC)
+        launched = getattr(sys.modules.get("runners.sweep"), "_RC", None) or _RC  # the launcher's module (this file may run as __main__)
+        if launched:  # `-m` with the grid launcher: the sweep's exit code
+            rc["code"] = max(launched)
     except KeyboardInterrupt:  # Ctrl-C while starting up or composing the config: nothing was run yet
         print("\ninterrupted before any episode ran; run the same command again.", file=sys.stderr)
         sys.exit(130)

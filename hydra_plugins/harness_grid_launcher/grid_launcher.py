@@ -9,8 +9,8 @@ holding a `Launcher` subclass, and a ConfigStore entry `harness_grid` that conf/
 extends (conf/config.yaml
 makes it the default)."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional, Sequence
 
 from hydra.core.config_store import ConfigStore
 from hydra.core.utils import JobReturn, JobStatus
@@ -30,9 +30,9 @@ ConfigStore.instance().store(group="hydra/launcher", name="harness_grid", node=G
 class GridLauncher(Launcher):
     def __init__(self) -> None:
         super().__init__()
-        self.config: Optional[DictConfig] = None
-        self.hydra_context: Optional[HydraContext] = None
-        self.task_function: Optional[TaskFunction] = None
+        self.config: DictConfig | None = None
+        self.hydra_context: HydraContext | None = None
+        self.task_function: TaskFunction | None = None
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
         self.config, self.hydra_context, self.task_function = config, hydra_context, task_function

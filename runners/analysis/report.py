@@ -191,10 +191,10 @@ def make_server(path: Path, port: int = 0):
             if body:
                 self.wfile.write(data)
 
-        def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        def do_GET(self) -> None:  # http.server's naming
             self._answer(True)
 
-        def do_HEAD(self) -> None:  # noqa: N802
+        def do_HEAD(self) -> None:
             self._answer(False)
 
         def log_message(self, *args: Any) -> None:

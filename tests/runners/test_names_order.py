@@ -3,8 +3,8 @@ PoS's `raw_trajectory` as an alias of Full Context, an unknown --reference listi
 experiment's methods, and the served model of an OpenAI-compatible server in the Backbone column."""
 import pytest
 
-from runners.analysis.tables import main as aggregate_main
 from runners.analysis.report import main as view_main
+from runners.analysis.tables import main as aggregate_main
 from tests.fake_openai import FakeOpenAI, react_responder
 from tests.runners.sweep_helpers import run_sweep
 

@@ -10,7 +10,7 @@ from tests.runners.sweep_helpers import REPO, records_under
 
 def _sweep(tmp_path, *args):
     return subprocess.run([sys.executable, "-m", "runners.sweep", *args, f"runner.output_dir={tmp_path}", "runner.display=plain",
-                           "runner.limit=1"], cwd=REPO, capture_output=True, text=True, timeout=300)
+                           "runner.limit=1"], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
 
 
 def test_multirun_two_methods_by_two_benchmarks_is_one_scheduler(tmp_path):
