@@ -128,6 +128,15 @@ def print_report(reports, wall: float, out=None, budget_usd: float | None = None
     spent = sum(r.usd for r in reports)
     if spent:
         print(f"Spent ${spent:.4f} in this run (list prices; cache hits cost nothing).", file=out)
+    garbage = sum(getattr(r, "usage_estimated", 0) for r in reports)
+    if garbage:
+        print(f"warning: {garbage} model call(s) got unusable usage from the endpoint (a count that is not a non-negative "
+              "whole number); their tokens are estimated (source: estimated) and each call's `hygiene` says what was sent.",
+              file=out)
+    redacted = sum(getattr(r, "redacted", 0) for r in reports)
+    if redacted:
+        print(f"warning: {redacted} model repl(y/ies) echoed a configured secret (API key or URL password); it was replaced "
+              "by *** before anything was stored, and the call's `hygiene` records it. Check the endpoint or proxy.", file=out)
     left = sum(r.not_started for r in reports)
     if left:
         budget = f" of ${budget_usd:g}" if budget_usd else ""
@@ -236,7 +245,33 @@ def scrub_multirun_files(sweep_dir: Path | None = None) -> None:
 
 
 def run(cfg) -> int:
-    """One Hydra job (a plain run, or one job of a launcher that gives each job its own process)."""
+    """One Hydra job (a plain run, or one job of a launcher that gives each job its own process);
+    SIGINT and SIGTERM in any phase end it with 130 / 143 and a message that says what state the
+    run is in (runners/interrupts.py)."""
+    return _guarded(_run, cfg)
+
+
+def _guarded(fn, *args: Any, **kwargs: Any) -> int:
+    """`fn(*args, **kwargs)` with the project's signal handling (runners/interrupts.py)."""
+    import signal
+
+    from runners import interrupts
+
+    previous = interrupts.install()
+    try:
+        return fn(*args, **kwargs)
+    except KeyboardInterrupt:
+        return interrupts.report(signal.SIGINT)
+    except interrupts.Interrupted as e:
+        return interrupts.report(e.signum)
+    finally:
+        interrupts.restore(previous)  # a caller that runs sweeps in-process (tests, notebooks) gets its handler back
+
+
+def _run(cfg) -> int:
+    from runners import interrupts
+
+    interrupts.set_phase("startup")
     if _multirun():
         scrub_multirun_files()
         if _basic_launcher():
@@ -305,7 +340,7 @@ def run_grid(jobs: list[tuple[Any, list[str]]], sweep_dir: str | None = None, cl
     cli = all_overrides if cli is None else cli
     grid = any(o.split("=", 1)[0].lstrip("+~").startswith("experiment.grid")
                or (o.split("=", 1)[0].lstrip("+~") in GROUPS and _sweep_values(o.split("=", 1)[1])) for o in cli if "=" in o)
-    rc = run_cells(raw, cli, custom_grid=grid, sweep_dir=sweep_dir)
+    rc = _guarded(run_cells, raw, cli, custom_grid=grid, sweep_dir=sweep_dir)
     _RC.append(rc)
     return rc
 
@@ -339,6 +374,7 @@ def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = F
     import os
     from datetime import datetime, timezone
 
+    from runners import interrupts
     from runners.availability import Unavailable
     from runners.config import ConfigError, validate
     from runners.records import store
@@ -346,6 +382,7 @@ def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = F
     from runners.run import TERMINATED, FatalRunError, check_budget, run_all
     from runners.secrets import redact_secrets
 
+    interrupts.set_phase("startup")
     try:
         cells, seen = [], set()
         for c in map(validate, raw):  # an alias (method=raw_trajectory) names the same cell as its method: run it once
@@ -399,7 +436,10 @@ def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = F
 
             reports = run_cells(cells, root, cells[0].runner.ray_address)
         else:
-            reports = asyncio.run(run_all(cells, root, cells[0].runner.display))
+            try:
+                reports = asyncio.run(run_all(cells, root, cells[0].runner.display))
+            finally:
+                interrupts.install()  # closing the event loop reset SIGTERM to the default (die with no message)
             if TERMINATED:  # the cancellation was absorbed on the way out: still a terminated run
                 raise asyncio.CancelledError()
     except (FatalRunError, StoreError, ConfigError, Unavailable) as e:
@@ -411,17 +451,15 @@ def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = F
     except sqlite3.Error as e:  # the transcript store or cache on a full or read-only disk
         print(f"error: {describe_sqlite_error(e, root)}", file=sys.stderr)
         return 3
-    except KeyboardInterrupt:
-        print("\ninterrupted: finished episodes are saved; run the same command again to resume.", file=sys.stderr)
-        return 130
     except asyncio.CancelledError:
         if not TERMINATED:
             raise
-        print("\nterminated (SIGTERM): finished episodes are saved; run the same command again to resume.", file=sys.stderr)
-        return 128 + TERMINATED[0]
+        raise interrupts.Interrupted(TERMINATED[0]) from None  # reported by `run`, with the state of the run
+    interrupts.set_phase("report", reports=reports, root=root)
     print_report(reports, time.perf_counter() - t0, budget_usd=cells[0].runner.budget_usd)
     from runners.analysis.tables import aggregate_dir
 
+    interrupts.set_phase("tables")
     try:
         aggregate_dir(root, reference=cells[0].runner.reference_method)  # the whole experiment, not only this job's cells
     except StoreError as e:
@@ -431,6 +469,7 @@ def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = F
         print(f"error: {describe_os_error(e, root)}", file=sys.stderr)
         return 3
     if cells[0].runner.wandb:
+        interrupts.set_phase("wandb")
         from runners.analysis.wandb_log import log_experiment
 
         ids = log_experiment(root, [c.cell_name for c in cells], cells[0].runner.wandb_project, cells[0].runner.reference_method)
@@ -519,7 +558,11 @@ def check_launcher(argv: list[str]) -> int:
 
 def main() -> None:
     import os
+    import signal
 
+    from runners import interrupts
+
+    interrupts.install()  # SIGTERM while Hydra composes the config: the same orderly exit as Ctrl-C
     if check_launcher(sys.argv[1:]):
         sys.exit(2)
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises composition errors (reworded below) instead of printing them
@@ -539,8 +582,9 @@ def main() -> None:
         if launched:  # `-m` with the grid launcher: the sweep's exit code
             rc["code"] = max(launched)
     except KeyboardInterrupt:  # Ctrl-C while starting up or composing the config: nothing was run yet
-        print("\ninterrupted before any episode ran; run the same command again.", file=sys.stderr)
-        sys.exit(130)
+        sys.exit(interrupts.report(signal.SIGINT))
+    except interrupts.Interrupted as e:
+        sys.exit(interrupts.report(e.signum))
     except Exception as e:
         from hydra.errors import HydraException
 
