@@ -118,8 +118,9 @@ class BackbonePool:
             raise FatalRunError(f"the response cache {self.cache_path} cannot be used ({type(e).__name__}: {e}). Fix: move the file "
                                 "away to start an empty cache, point runner.cache_path at another file, or set runner.cache=false") from None
 
-    def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0) -> Backbone:
-        """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints."""
+    def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0, fresh: bool = False) -> Backbone:
+        """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints;
+        `fresh` (runner.fresh=true) turns cache reads off (every call re-sampled, answers still written)."""
         inner = self.get(cfg)
         if cfg.kind == "scripted" or self.cache_path is None:
             return inner
@@ -127,7 +128,7 @@ class BackbonePool:
 
         if self.cache is None:
             self.open_cache()
-        return CachedBackbone(inner, self.cache, trial, seed)
+        return CachedBackbone(inner, self.cache, trial, seed, read=not fresh)
 
     def endpoints(self) -> dict[str, list[str]]:
         """base_url (as the client sees it, no credentials) → names of the backbones that call it."""
@@ -173,6 +174,28 @@ class Resampled(Backbone):
 
     def bind(self, scope):  # the scripted backbone answers from the episode's oracle: keep that, resampled
         return Resampled(self.inner.bind(scope), self.n)
+
+    async def aclose(self) -> None:
+        return None  # the inner backbone is shared; the pool closes it
+
+
+class InFlight(Backbone):
+    """`inner` counting its calls in flight on `progress.calls_in_flight` (the plain display's
+    heartbeat shows it: a slow model is visibly working before any call finishes)."""
+
+    def __init__(self, inner: Backbone, progress: Any) -> None:
+        self.inner, self.progress = inner, progress
+        self.name, self.model = inner.name, inner.model
+
+    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+        self.progress.calls_in_flight += 1
+        try:
+            return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+        finally:
+            self.progress.calls_in_flight -= 1
+
+    def bind(self, scope):
+        return InFlight(self.inner.bind(scope), self.progress)
 
     async def aclose(self) -> None:
         return None  # the inner backbone is shared; the pool closes it
@@ -617,8 +640,8 @@ class Scheduler:
         resample = min(run.case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
 
         def episode_backbone(bcfg: BackboneCfg) -> Backbone:
-            b = pool.for_episode(bcfg, trial, cfg.runner.seed)
-            return Resampled(b, resample) if resample else b
+            b = pool.for_episode(bcfg, trial, cfg.runner.seed, cfg.runner.fresh)
+            return InFlight(Resampled(b, resample) if resample else b, self.progress)
 
         ep = Episode(episode_backbone(cfg.backbone),
                      **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
@@ -721,10 +744,12 @@ class Scheduler:
                         await self._finish(r)
                     continue
                 self.in_flight += 1
+                self.progress.in_flight = self.in_flight
                 try:
                     await self._episode(r, t, trial)
                 finally:
                     self.in_flight -= 1
+                    self.progress.in_flight = self.in_flight
                 r.remaining -= 1
                 if r.remaining == 0:
                     await self._finish(r)
@@ -814,7 +839,7 @@ async def run_all(cells, root: Path, display: str) -> list:
     reports = []
     try:
         await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
-        with Progress(display) as progress:
+        with Progress(display, heartbeat_s=first.runner.heartbeat_s) as progress:
             pool.set_on_retry(progress.retry)
             # one scheduler for all cells: small cells overlap, the endpoint bound is shared
             sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), cells[0].runner.budget_usd)
