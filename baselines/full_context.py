@@ -56,13 +56,16 @@ class FullContext(SingleCallMethod):
         self.t = 0
 
     @classmethod
-    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Manifest facts: the release texts Raw may send on the PoS benchmarks."""
+    def notes(cls, params: dict[str, Any] | None = None, kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """Manifest facts: the release texts Raw may send on the PoS benchmarks (none on a benchmark
+        whose declared task kinds are not PoS's: Full Context there sends no PoS text)."""
         params = params or {}
         sources = TextSources()
+        if kinds is not None and not set(kinds) & set(release_react.RELEASE_KINDS):
+            return {}
         if params.get("policy_prompt", "release") == "release":
             per = {**RELEASE_ACTIONS_PER_TURN, **(params.get("release_actions_per_turn") or {})}
-            release_react.record_all(lambda kind: per.get(kind, 1), sources)
+            release_react.record_all(lambda kind: per.get(kind, 1), sources, kinds)
             release_react.record_repairs(sources)
         else:
             sources.own("pos.release.interface", "policy_prompt=project: the project's tagged-block layout on the PoS benchmarks")
