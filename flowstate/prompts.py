@@ -23,8 +23,7 @@ CITE = "A ref may name a current state, a historical state, or a raw tool-result
 EXCLUSIVE = "Your decision is either tool calls or a message to the user, never both."
 
 _CORE = """Working state rules:
-- The Active State in agent_status is your working memory for the current request. Before an action, check that the facts and identifiers it needs are present in the Active State.
-- There is no conversation history: only the Active State carries what you learned earlier in this request."""
+- The Active State in agent_status is your working memory for the current request. Before an action, check that the facts and identifiers it needs are present in the Active State."""
 
 # w/o ISU with `carry_trajectory` (docs/flowstate.md §7 [harness choice]): the current query's trajectory is shown,
 # and the Active State holds only disclosed historical content, so the core rules must say so.
