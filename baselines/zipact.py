@@ -188,7 +188,8 @@ class ZipAct(SingleCallMethod):
         else:
             for domain in zipact_prompts.DOMAINS:
                 sources.own(f"{domain}.state_prompts", "released_prompts=false: the project's own state-module prompts")
-        return {"text_sources": b3text.manifest(cls.b3_template, sources.entries), "pin": zipact_prompts.ZIPACT_PIN_NOTE,
+        return {"text_sources": b3text.manifest(cls.b3_template, sources.entries, fallback=(
+            f"{REACT_RULES}\n{zipact_prompts.STATE_TRACKING_RULES}")), "pin": zipact_prompts.ZIPACT_PIN_NOTE,
                 "released_core_with_injectables_for": injected if released else []}
 
     async def begin_task(self, task: TaskView) -> None:

@@ -90,7 +90,10 @@ class FlowState(SingleCallMethod):
 
         sources = TextSources()
         if cls.uses_b3:
-            b3text.record(sources, "flowstate")
+            from flowstate.prompts import flowstate_rules, output_protocol_text
+            from kit.prompting import REACT_RULES
+
+            b3text.record(sources, "flowstate", fallback=f"{REACT_RULES}\n{flowstate_rules()}\n{output_protocol_text()}")
         else:
             sources.own("flowstate.ablation_prompts", "App. B.3 gives no template for the ablations: the project's "
                         "wording with the removed component's rules dropped (flowstate/prompts.py)")

@@ -131,15 +131,16 @@ def load() -> tuple[B3 | None, str]:
     return _CACHE[key], where
 
 
-def record(sources: Any, key: str, *, fallback_reason: str | None = None) -> B3 | None:
+def record(sources: Any, key: str, *, fallback: str = "", fallback_reason: str | None = None) -> B3 | None:
     """Record template `key`'s source in `sources` (a runners.upstream.TextSources) under
-    `b3.<key>.system` / `b3.<key>.input`; returns the templates, or None (paraphrased)."""
+    `b3.<key>.system` / `b3.<key>.input`; returns the templates, or None (paraphrased: `fallback`, the
+    project's wording of the method's fixed rules, is what its `text_sha256` fingerprints)."""
     b3, where = load()
     for part in ("system", "input"):
         name = f"b3.{key}.{part}"
         if b3 is None:
             sources.entries[name] = {"source": "paraphrase", "reason": fallback_reason or where,
-                                     "text_sha256": hashlib.sha256(f"project:{name}".encode()).hexdigest()}
+                                     "text_sha256": hashlib.sha256(f"{name}\n{fallback}".encode("utf-8")).hexdigest()}
         else:
             text = getattr(b3.templates[key], part)
             sources.entries[name] = {"source": "paper", "paper": "FlowState arXiv 2609.34565 App. B.3", "path": b3.path,
@@ -240,12 +241,12 @@ def fill_flowstate_input(template: str, *, index: list[dict[str, Any]], active: 
     return head + i_mid + fill(a_before, values) + a_mid + fill(a_after, values)
 
 
-def entries(key: str) -> dict[str, Any]:
+def entries(key: str, fallback: str = "") -> dict[str, Any]:
     """The manifest entries (`text_sources.prompts` items) of template `key`'s source."""
     from runners.upstream import TextSources
 
     sources = TextSources()
-    record(sources, key)
+    record(sources, key, fallback=fallback)
     return sources.entries
 
 
@@ -255,7 +256,14 @@ def messages(b3: B3, key: str, *, system: dict[str, Any], user: dict[str, Any]) 
             {"role": "user", "content": fill(b3.input(key), user)}]
 
 
-def manifest(key: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A method's `text_sources`: template `key`'s B.3 source plus `extra` entries (other texts)."""
-    e = {**entries(key), **(extra or {})}
+def manifest(key: str, extra: dict[str, Any] | None = None, *, fallback: str | None = None) -> dict[str, Any]:
+    """A method's `text_sources`: template `key`'s B.3 source plus `extra` entries (other texts).
+    `fallback`: the project's fixed wording the method falls back to (default: the shared ReAct
+    rules and protocol)."""
+    if fallback is None:
+        from kit.prompting import REACT_RULES
+        from kit.react import ReactProtocol
+
+        fallback = f"{REACT_RULES}\n{ReactProtocol().description()}"
+    e = {**entries(key, fallback), **(extra or {})}
     return {"prompts": dict(sorted(e.items())), "paraphrased": sorted(k for k, v in e.items() if v.get("source") == "paraphrase")}
