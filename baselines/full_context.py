@@ -61,18 +61,23 @@ class FullContext(SingleCallMethod):
 
     @classmethod
     def notes(cls, params: dict[str, Any] | None = None, kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
-        """Manifest facts: the release texts Raw may send on the PoS benchmarks (none on a benchmark
-        whose declared task kinds are not PoS's: Full Context there sends no PoS text)."""
+        """Manifest facts: App. B.3's Full Context template (the FlowState benchmarks) and the release
+        texts Raw may send on the PoS benchmarks; with the cell's declared task kinds, only the side
+        this benchmark uses (Full Context on MemoryArena sends no PoS text, on ALFWorld no B.3)."""
         params = params or {}
         sources = TextSources()
-        if kinds is not None and not set(kinds) & set(release_react.RELEASE_KINDS):
-            return {}
+        on_pos = kinds is None or bool(set(kinds) & set(release_react.RELEASE_KINDS))
+        off_pos = kinds is None or bool(set(kinds) - set(release_react.RELEASE_KINDS))
+        if not on_pos:
+            return {"text_sources": b3text.manifest("full_context")}
         if params.get("policy_prompt", "release") == "release":
             per = {**RELEASE_ACTIONS_PER_TURN, **(params.get("release_actions_per_turn") or {})}
             release_react.record_all(lambda kind: per.get(kind, 1), sources, kinds)
             release_react.record_repairs(sources)
         else:
             sources.own("pos.release.interface", "policy_prompt=project: the project's tagged-block layout on the PoS benchmarks")
+        if not off_pos:
+            return {"text_sources": sources.as_manifest()}
         return {"text_sources": b3text.manifest("full_context", sources.entries)}
 
     async def begin_task(self, task: TaskView) -> None:
