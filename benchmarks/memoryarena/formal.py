@@ -224,6 +224,7 @@ class FormalParams(BenchmarkParams):
 
 
 class FormalReasoning(Benchmark):
+    task_kinds = ("formal_math", "formal_phys")
     Params = FormalParams
     roles = ("judge", "tool")
     metric_specs = (MetricSpec(name="SR", table=True), MetricSpec(name="PS", table=True), *ma_metrics.DEPTH_SPECS)
@@ -237,7 +238,7 @@ class FormalReasoning(Benchmark):
 
     def load_tasks(self) -> list[TaskSpec]:
         path, self._prov = resolve(self.config, self.data_dir)
-        rows = read_rows(path)
+        rows = read_rows(path, required=("id", "backgrounds", "questions", "answers"))
         for r in rows:
             if not (len(r["backgrounds"]) == len(r["questions"]) == len(r["answers"])):
                 raise ValueError(f"{path}: task {r.get('id')} has unaligned backgrounds/questions/answers")

@@ -207,6 +207,7 @@ class ShoppingParams(BenchmarkParams):
 
 
 class BundledShopping(Benchmark):
+    task_kinds = ("shopping",)
     Params = ShoppingParams
     roles = ("judge",)
     metric_specs = (MetricSpec(name="SR", table=True), MetricSpec(name="PS", table=True), MetricSpec(name="soft_reward", table=True),
@@ -229,7 +230,7 @@ class BundledShopping(Benchmark):
         path, self._prov = resolve("bundled_shopping", self.data_dir)
         if self.catalogue_path is None and (path.parent / "catalogue.json").is_file():
             self.catalogue_path = str(path.parent / "catalogue.json")  # a catalogue beside the task file is used
-        rows = read_rows(path)
+        rows = read_rows(path, required=("id", "questions", "answers"))
         for r in rows:
             if len(r.get("questions", [])) != len(r.get("answers", [])):
                 raise ValueError(f"{path}: bundle {r.get('id')} has unaligned questions/answers")

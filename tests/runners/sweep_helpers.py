@@ -24,7 +24,8 @@ def default_sigint() -> None:
 
 def run_sweep(out: Path, *overrides: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     e = {**os.environ, **(env or {})}
-    return subprocess.run(sweep_cmd(out, *overrides), cwd=REPO, capture_output=True, text=True, timeout=timeout, env=e)
+    return subprocess.run(sweep_cmd(out, *overrides), cwd=REPO, capture_output=True, text=True, timeout=timeout, env=e,
+                          preexec_fn=default_sigint)
 
 
 def metrics_csv(path: Path) -> dict[tuple[str, str, str], float]:

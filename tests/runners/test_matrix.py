@@ -14,7 +14,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from runners.analysis.tables import aggregate_dir
-from runners.config import CONF_DIR, available, validate
+from runners.config import CONF_DIR, available, method_aliases, validate
 from runners.run import run_all
 from runners.sweep import expand_cells, register_resolvers
 from tests.conftest import SHARED_DATA
@@ -37,7 +37,7 @@ def matrix_axes() -> tuple[list[str], list[str], dict[str, str]]:
     if (SHARED_DATA / "alfworld").is_dir() and importlib.util.find_spec("alfworld"):
         benches.append("alfworld")
         env["ALFWORLD_DATA"] = str(SHARED_DATA / "alfworld")
-    methods = available("method")
+    methods = [m for m in available("method") if m not in method_aliases()]  # an alias is the same cell as its method
     if not importlib.util.find_spec("mem0"):
         methods.remove("mem0")
     if not importlib.util.find_spec("sentence_transformers"):
