@@ -77,6 +77,7 @@ def test_pos_prompt_shows_the_runtime_workspace(tmp_path):
     from pos.release_prompt import REACT_PROMPT
     from runners.upstream import py_function_strings
 
+    assert f"<runtime_workspace>\n{view.workspace}\n</runtime_workspace>" in user_prompt(policy_prompt="project")
+    upstream_src()  # the release's line is read from upstream's prompt file
     runtime = next(t for t in py_function_strings(REACT_PROMPT, "build_belief_prompt") if "{runtime}" in t)  # the release's line
     assert runtime.replace("{runtime}", view.workspace) in user_prompt()
-    assert f"<runtime_workspace>\n{view.workspace}\n</runtime_workspace>" in user_prompt(policy_prompt="project")

@@ -104,6 +104,7 @@ def test_pos_diagnoses_static_trap_and_recovers_in_the_prompt():
     assert h["trapped"] and h["health_score"] == 0.0 and h["trapping_pattern"] == "static" and h["gap_dimension"] == "achievement"
     started = steps[8].method["recovery_started"]
     assert started["recovery_gap"]["target"] == "complete the current request"
+    upstream_src()  # the release's recovery sentences are read from upstream's recoveryPlanning.py
     from pos.release_texts import load, recovery_instruction
     from runners.upstream import TextSources
     texts = load(TextSources())  # the release's recovery sentences (belief_prompts: release), filled
