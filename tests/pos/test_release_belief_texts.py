@@ -69,6 +69,7 @@ def test_scripted_sweep_sends_the_release_belief_and_sentinel_texts(tmp_path):
 
 def test_recovery_sentences_are_the_releases():
     """Ours against the release's own `compose_recovery_instruction`, run from the shared copy."""
+    upstream_file("PoS", REC)  # skips without upstream-src
     from pos.release_texts import load, recovery_instruction
     from runners.upstream import TextSources
 
