@@ -9,7 +9,6 @@ delta, an empty issue list, ...), because environments have no reference answer 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Callable
 
 from kit.blocks import load_object, parse_tool_calls, read_object

@@ -547,7 +547,7 @@ class Scheduler:
             self.progress.finish_cell(run.report)
 
     async def _episode(self, run: _CellRun, task, trial: int) -> None:
-        cfg, bench, method_cls, store, report, pool = run.prep.cfg, run.prep.bench, run.prep.method_cls, run.store, run.report, self.pool
+        cfg, bench, method_cls, report, pool = run.prep.cfg, run.prep.bench, run.prep.method_cls, run.report, self.pool
         spent = [0.0]
         prices = run.prices  # a role's calls are priced by its own backbone (runners.cost.role_prices, as the tables)
 

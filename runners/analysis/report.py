@@ -31,9 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
-from runners.api import method_tokens
 from runners.records.store import ERRORS, StoreError, load_cell, read_jsonl
-from runners.records.transcripts import TranscriptError, TranscriptReader
+from runners.records.transcripts import TranscriptReader
 
 ASSETS = Path(__file__).parent / "assets"
 MAX_SCATTER = 5000  # episodes drawn in the success-vs-tokens plot

@@ -39,7 +39,6 @@ import os
 import random
 import re
 import time
-import urllib.parse
 import weakref
 from typing import Any, Mapping
 

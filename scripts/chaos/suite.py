@@ -220,7 +220,7 @@ class Suite:
                     import difflib
 
                     a, b = self.ref_tables[0].splitlines(), self.tables(root)[0].splitlines()
-                    row.note += " " + " | ".join(l for l in difflib.unified_diff(a, b, lineterm="", n=0) if l[:1] in "+-" and l[:3] not in ("+++", "---"))[:300]
+                    row.note += " " + " | ".join(d for d in difflib.unified_diff(a, b, lineterm="", n=0) if d[:1] in "+-" and d[:3] not in ("+++", "---"))[:300]
 
     @staticmethod
     def tables(root: Path) -> tuple[str, str]:

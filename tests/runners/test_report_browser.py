@@ -158,7 +158,7 @@ def test_episode_browser_flowstate_graph_and_transcript(page):
     rows = pg.query_selector_all("#ep-list tr.click")
     for i in [i for i, r in enumerate(rows) if r.query_selector("td:last-child").text_content() == "yes"]:
         pg.click(f"#ep-list tr.click >> nth={i}")
-        pg.wait_for_function(f"document.querySelector('#ep-detail').getAttribute('data-loaded') !== null")
+        pg.wait_for_function("document.querySelector('#ep-detail').getAttribute('data-loaded') !== null")
         bad = pg.query_selector("#ep-detail details.step.haserr")
         if bad:
             bad.query_selector(":scope > summary").click()
