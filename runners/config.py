@@ -102,7 +102,7 @@ class _TargetCfg(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
 
     @property
-    def cls(self) -> type:
+    def cls(self) -> type[Any]:
         """The class `_target_` names (imported once per target), or a ConfigError naming this entry."""
         return import_target(self.target, f"{self.GROUP} '{self.name}'")
 
@@ -250,7 +250,7 @@ def group_config(group: str, name: str) -> dict[str, Any]:
     from omegaconf import OmegaConf
 
     raw = OmegaConf.load(CONF_DIR / group / f"{name}.yaml")
-    defaults = list(raw.pop("defaults", None) or ["_self_"])
+    defaults = list(raw.pop("defaults", None) or ["_self_"])  # type: ignore[call-arg, arg-type]  # stub types raw as ListConfig too; here a DictConfig
     if "_self_" not in defaults:
         defaults.append("_self_")
     parts = [raw if d == "_self_" else OmegaConf.create(group_config(group, str(d))) for d in defaults]

@@ -103,7 +103,7 @@ class Progress:
         self.mode = mode
         self.cells: list[CellReport] = []
         self.started = time.perf_counter()
-        self._live = None
+        self._live: Any = None
         self._last_refresh = 0.0
         self.expected_cells = 0
 
@@ -121,7 +121,7 @@ class Progress:
             self._live.__enter__()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._live is not None:
             self._live.update(self._render())
             self._live.__exit__(*exc)
@@ -190,7 +190,7 @@ class Progress:
         if self._live is not None:
             self._live.update(self._render())
 
-    def _render(self):
+    def _render(self) -> Any:
         from rich.table import Table
 
         done = sum(c.finished is not None for c in self.cells)

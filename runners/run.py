@@ -9,9 +9,9 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from runners.api import Backbone, Benchmark
+from runners.api import Backbone, Benchmark, Completion, Message, Protocol, Role
 from runners.secrets import redact_secrets
 from runners.config import BackboneCfg, CellConfig, ConfigError
 from runners.cost import call_usd, role_prices
@@ -20,6 +20,9 @@ from runners.records.schema import CallLog, EpisodeRecord
 from runners.progress import CellReport, Progress
 from runners.records.store import CellStore, code_fingerprint
 from runners.records.transcripts import TranscriptStore
+
+if TYPE_CHECKING:
+    from runners.cache import ResponseCache
 
 
 def storage_failure(rec: EpisodeRecord, e: Exception) -> EpisodeRecord:
@@ -46,7 +49,7 @@ class BackbonePool:
 
     def __init__(self, cache_path: Path | None) -> None:
         self._by_key: dict[str, Backbone] = {}
-        self.cache = None
+        self.cache: ResponseCache | None = None
         self.cache_path = cache_path
 
     def get(self, cfg: BackboneCfg) -> Backbone:
@@ -111,6 +114,7 @@ class BackbonePool:
 
         if self.cache is None:
             self.open_cache()
+        assert self.cache is not None  # open_cache raised otherwise
         return CachedBackbone(inner, self.cache, trial, seed)
 
     def endpoints(self) -> dict[str, list[str]]:
@@ -118,10 +122,10 @@ class BackbonePool:
         out: dict[str, list[str]] = {}
         for b in self._by_key.values():
             if getattr(b, "base_url", None) and not getattr(b, "managed", False):  # a managed server starts later, itself
-                out.setdefault(b.base_url, []).append(b.name)
+                out.setdefault(getattr(b, "base_url"), []).append(b.name)
         return out
 
-    def set_on_retry(self, callback) -> None:
+    def set_on_retry(self, callback: Callable[..., Any]) -> None:
         """Report every backbone retry to `callback(url, error, wait_s, name)` (the live display)."""
         for b in self._by_key.values():
             if hasattr(b, "on_retry"):
@@ -148,10 +152,11 @@ class Resampled(Backbone):
         self.inner, self.n = inner, n
         self.name, self.model = inner.name, inner.model
 
-    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,
+                       **sampling: Any) -> Completion:
         return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt + self.n * RESAMPLE_STRIDE, **sampling)
 
-    def bind(self, scope):  # the scripted backbone answers from the episode's oracle: keep that, resampled
+    def bind(self, scope: Any) -> Backbone:  # the scripted backbone answers from the episode's oracle: keep that, resampled
         return Resampled(self.inner.bind(scope), self.n)
 
     async def aclose(self) -> None:
@@ -223,7 +228,7 @@ def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None,
-                 method_cls: type | None = None, task_ids: list[str] | None = None) -> dict[str, Any]:
+                 method_cls: type[Any] | None = None, task_ids: list[str] | None = None) -> dict[str, Any]:
     """Everything needed to reproduce the cell, without secrets (key values never enter cfg).
     `endpoints`: role → the URL actually called (a `base_url_env` variable overrides the config's
     `base_url`, so the config alone does not say where requests went), credentials cut out."""
@@ -235,7 +240,7 @@ def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dic
         "scripted": cfg.scripted,
         "label": "SCRIPTED RUN (deterministic test backbone; not a model result)" if cfg.scripted else None,
         "benchmark_notes": bench.notes(),
-        "method_notes": method_cls.notes(cfg.method.params) if hasattr(method_cls, "notes") else {},
+        "method_notes": method_cls.notes(cfg.method.params) if method_cls is not None and hasattr(method_cls, "notes") else {},
         "n_tasks": n_tasks,
         "task_ids": list(task_ids) if task_ids is not None else None,  # what the tables count (with trials)
         "trials": cfg.runner.trials,
@@ -273,7 +278,7 @@ class Survey:
     cfgs: dict[str, CellConfig]
 
 
-def survey(cells: list[CellConfig], env=None) -> Survey:
+def survey(cells: list[CellConfig], env: Mapping[str, str] | None = None) -> Survey:
     """Before any work: every cell's backbones (`runners.availability.backbone_missing`), method
     (`Method.missing`) and benchmark (`Benchmark.missing`, then `load_tasks`, once per distinct
     benchmark config) checked, every missing piece kept, so one message can list them all. A bad
@@ -312,7 +317,7 @@ def survey(cells: list[CellConfig], env=None) -> Survey:
     return Survey(prepared, missing, {c.cell_name: cell_label(c) for c in cells}, {c.cell_name: c for c in cells})
 
 
-def _load_benchmark(cfg: CellConfig):
+def _load_benchmark(cfg: CellConfig) -> PreparedCell | list[Any]:
     """The benchmark of `cfg` with its tasks (a PreparedCell without method), or the list of what
     it misses: its declared `missing()`, else why `load_tasks` failed (the loader's message names its fix)."""
     from runners.api import Missing
@@ -345,7 +350,8 @@ class _ProbeBackbone(Backbone):
 
     name = model = "probe"
 
-    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):  # pragma: no cover - never called
+    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,  # pragma: no cover - never called
+                       **sampling: Any) -> Completion:
         raise RuntimeError("probe backbone is not callable")
 
 
@@ -484,7 +490,7 @@ class Scheduler:
             return True
         # inside a started fair round only the cell's own costs count (round 1 has none yet: it
         # runs whole, or the cells would already differ); otherwise the sweep's mean
-        own = (self._mean(run) if run.costs else 0.0) if rnd is not None else self._mean(run)
+        own = (self._mean(run) if run is not None and run.costs else 0.0) if rnd is not None else self._mean(run)
         if self.spent >= self.budget or self.spent + in_flight + own > self.budget:
             self.budget_reached = True
             return False
@@ -546,7 +552,7 @@ class Scheduler:
             run.close()
             self.progress.finish_cell(run.report)
 
-    async def _episode(self, run: _CellRun, task, trial: int) -> None:
+    async def _episode(self, run: _CellRun, task: Any, trial: int) -> None:
         cfg, bench, method_cls, report, pool = run.prep.cfg, run.prep.bench, run.prep.method_cls, run.report, self.pool
         spent = [0.0]
         prices = run.prices  # a role's calls are priced by its own backbone (runners.cost.role_prices, as the tables)
@@ -709,6 +715,7 @@ def _unwind_on_sigterm() -> None:
     import signal
 
     loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    assert task is not None  # run_all runs as a task
 
     def on_sigterm() -> None:
         if not TERMINATED:
@@ -721,7 +728,7 @@ def _unwind_on_sigterm() -> None:
         pass
 
 
-async def run_all(cells, root: Path, display: str) -> list:
+async def run_all(cells: list[CellConfig], root: Path, display: str) -> list[Any]:
     _unwind_on_sigterm()
     first = cells[0]
     cache_path = None
@@ -763,7 +770,7 @@ def skip_unavailable(s: Survey, cells: list[CellConfig], root: Path) -> None:
               f"{len(s.prepared)} cell(s); the skipped ones are listed in {path} and in the tables.", file=sys.stderr, flush=True)
 
 
-def check_budget(cells) -> None:
+def check_budget(cells: list[CellConfig]) -> None:
     """runner.budget_usd needs prices on every backbone that is called."""
     if cells[0].runner.budget_usd is None:
         return

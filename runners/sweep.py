@@ -15,7 +15,7 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 CONF_PATH = str(Path(__file__).resolve().parent.parent / "conf")
 GROUPS = ("method", "backbone", "benchmark")
@@ -93,7 +93,7 @@ def refuse_basic_multirun(argv: list[str]) -> str:
                   "(docs/contracts.md §6)")
 
 
-def expand_cells(cfg, overrides: list[str] | None = None) -> list[dict[str, Any]]:
+def expand_cells(cfg: Any, overrides: list[str] | None = None) -> list[dict[str, Any]]:
     """Composed config → plain dicts, one per cell of the experiment grid. `overrides` are the
     command-line overrides (default: Hydra's, inside a running app)."""
     from hydra import compose
@@ -101,11 +101,11 @@ def expand_cells(cfg, overrides: list[str] | None = None) -> list[dict[str, Any]
 
     overrides = _cli_overrides() if overrides is None else list(overrides)
     pinned = {o.split("=", 1)[0].lstrip("+~") for o in overrides if "=" in o}
-    grid = dict(OmegaConf.to_container(cfg.experiment.get("grid") or {}, resolve=True))
+    grid = dict(OmegaConf.to_container(cfg.experiment.get("grid") or {}, resolve=True))  # type: ignore[arg-type]  # a DictConfig: to_container gives a dict
     axes = [(g, names) for g, names in grid.items() if g in GROUPS and g not in pinned]
     if not axes:
-        return [OmegaConf.to_container(cfg, resolve=True)]
-    cells = []
+        return [OmegaConf.to_container(cfg, resolve=True)]  # type: ignore[list-item]  # a DictConfig: to_container gives a dict
+    cells: list[Any] = []
     for combo in itertools.product(*(names for _, names in axes)):
         extra = [f"{g}={n}" for (g, _), n in zip(axes, combo)]
         c = compose(config_name="config", overrides=overrides + extra)
@@ -113,7 +113,7 @@ def expand_cells(cfg, overrides: list[str] | None = None) -> list[dict[str, Any]
     return cells
 
 
-def print_report(reports, wall: float, out=None, budget_usd: float | None = None) -> None:
+def print_report(reports: list[Any], wall: float, out: TextIO | None = None, budget_usd: float | None = None) -> None:
     out = out or sys.stdout
     tot = {k: sum(getattr(r, k) for r in reports) for k in ("total", "skipped", "ok", "infra_error", "harness_error", "calls", "cache_hits")}
     print(f"\nCompleteness ({wall:.1f}s): {tot['ok'] + tot['skipped']}/{tot['total']} episodes done "
@@ -200,7 +200,7 @@ def check_output_dir(root: Path) -> None:
             pass
 
 
-def scrub_multirun_files(out=None) -> None:
+def scrub_multirun_files(out: Any = None) -> None:
     """Hydra writes the sweep's overrides and config to `<sweep dir>/multirun.yaml` (under the
     output dir): cut URL credentials and Authorization values out of it, in place, atomically."""
     try:
@@ -222,7 +222,7 @@ def scrub_multirun_files(out=None) -> None:
             pass
 
 
-def run(cfg) -> int:
+def run(cfg: Any) -> int:
     import os
     from datetime import datetime, timezone
 
@@ -349,7 +349,7 @@ def main() -> None:
         rc = {"code": 0}
 
         @hydra.main(version_base="1.3", config_path=CONF_PATH, config_name="config")
-        def _app(cfg) -> None:
+        def _app(cfg: Any) -> None:
             rc["code"] = run(cfg)
 
         _app()

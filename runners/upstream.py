@@ -160,11 +160,11 @@ def parse_python(src: str) -> ast.Module:
         return _TREES[key]
 
 
-def compile_python(tree: ast.AST, filename: str, mode: str = "exec"):
+def compile_python(tree: ast.AST, filename: str, mode: str = "exec") -> Any:
     """`compile(tree, filename, mode)` under the same lock (CPython 3.11 converts ASTs with
     per-thread recursion bookkeeping that concurrent conversions corrupt)."""
     with _PARSE_LOCK:
-        return compile(tree, filename, mode)
+        return compile(tree, filename, mode)  # type: ignore[call-overload]  # typeshed lists the AST subclasses, not ast.AST
 
 
 def _scope(tree: ast.AST, qualname: str) -> ast.AST | None:

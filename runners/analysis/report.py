@@ -57,6 +57,9 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
     summaries = collect(root)
     header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
     depth = depth_table(summaries) if summaries else None
+    cells: list[Any]
+    episodes: list[Any]
+    payloads: list[Any]
     cells, episodes, payloads = [], [], []
     curve_decls: dict[str, dict[str, Any]] = {}  # display name -> how to draw it (MetricSpec.curve)
     for cs in summaries:
@@ -160,7 +163,7 @@ def build_report(root: Path, out: Path | None = None, reference: str = "full_con
     return out
 
 
-def make_server(path: Path, port: int = 0):
+def make_server(path: Path, port: int = 0) -> Any:
     """An HTTP server for the report's folder, bound to 127.0.0.1 only."""
     import functools
     import http.server
@@ -169,7 +172,7 @@ def make_server(path: Path, port: int = 0):
     return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
 
 
-def _quiet_handler_base():
+def _quiet_handler_base() -> Any:
     import http.server
 
     return http.server.SimpleHTTPRequestHandler

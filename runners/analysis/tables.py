@@ -25,7 +25,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence, TextIO
 
 from runners.api import MetricSpec, StepSeries, StepView, find_spec, method_tokens
 from runners.config import ConfigError, available, import_target
@@ -165,7 +165,7 @@ def _wanted(manifest: dict[str, Any], records: list[dict[str, Any]]) -> tuple[li
     return keep, len(records) - len(keep)
 
 
-def _metrics(bench, episodes: list[dict[str, Any]], notes: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _metrics(bench: Any, episodes: list[dict[str, Any]], notes: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The benchmark's metrics; records whose scores the benchmark cannot read are set aside."""
     if not episodes:
         return {}, episodes
@@ -204,17 +204,17 @@ def summarize(cell_dir: Path) -> CellSummary:
         method_cls = None
     table = table_columns(bench.metric_specs, metrics)
     tokens: dict[str, int] = {}
-    for e in episodes:
-        for role, u in e.get("usage_by_role", {}).items():
+    for ep in episodes:
+        for role, u in ep.get("usage_by_role", {}).items():
             tokens[role] = tokens.get(role, 0) + int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
     metrics["Tok"] = (method_tokens(tokens) / 1e6) if episodes else None
     if tokens.get("tool"):  # the `tool` role (MemoryArena's LLM reasoning tool) is part of the environment upstream
         metrics["Tok_no_tool"] = tok_without_tool(tokens) / 1e6
     codes: dict[str, int] = {}
-    for e in episodes:
-        codes[str(e.get("code") or "unrecorded")] = codes.get(str(e.get("code") or "unrecorded"), 0) + 1
-    runs = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
-    sweep = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
+    for ep in episodes:
+        codes[str(ep.get("code") or "unrecorded")] = codes.get(str(ep.get("code") or "unrecorded"), 0) + 1
+    runs: Any = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
+    sweep: dict[str, Any] = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
     trials = int(manifest.get("trials", 1))
     priced = has_prices(cfg)
     if priced:  # no episodes yet: no cost to show ("–"), not a misleading $0
@@ -283,7 +283,7 @@ def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: f
                  resamples: int = DEFAULT_RESAMPLES) -> tuple[str, dict[str, Any]]:
     """The Δ cell for a rate: `+10.00pp [-5.0, +25.0] p=0.31` (paired bootstrap interval of the
     difference over the tasks both cells ran; exact sign-test p on per-task wins/losses) and the numbers."""
-    spec = (c or r).spec(metric) if (c or r) else metric_spec((), metric)
+    spec = cr.spec(metric) if (cr := c or r) else metric_spec((), metric)
     text = fmt_delta(spec.kind, d)
     extra: dict[str, Any] = {}
     if d is None or c is None or r is None or spec.kind != "rate" or c.metric_fn is None or not resamples:
@@ -302,7 +302,7 @@ def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: f
 def token_unit(cells: list[CellSummary]) -> tuple[float, str]:
     """Tok is in millions; when every value is below 0.1M the table shows thousands instead
     (0.0061 reads worse than 6.1)."""
-    vals = [c.metrics.get("Tok") for c in cells if c.metrics.get("Tok") is not None]
+    vals = [v for c in cells if (v := c.metrics.get("Tok")) is not None]
     return (1000.0, "k") if vals and max(vals) < 0.1 else (1.0, "M")
 
 
@@ -418,7 +418,7 @@ def collect(root: Path, cell_names: set[str] | None = None, methods: set[str] | 
 
 
 def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True, resamples: int = DEFAULT_RESAMPLES,
-                 strict: bool = False, marks_out: list | None = None):
+                 strict: bool = False, marks_out: list[Any] | None = None) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
     """Wide table rows (one per method × backbone, plus paper and Δ rows) and the long rows.
     Rates carry their 95% interval (runners.analysis.stats.rate_interval); Δ rows of rates carry
     the paired interval and the exact sign-test p, Holm-adjusted across the table's comparisons
@@ -438,6 +438,7 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
             ms.insert(ms.index("Tok") + 1, TOK_PER_TASK)
         cols += [(b, m) for m in ms]
     by = {(c.method, c.backbone, c.benchmark): c for c in cells}
+    c: CellSummary | None  # one cell in the loops below (None where a Δ has no such cell)
     rows_keys = list(dict.fromkeys((c.method, c.backbone) for c in cells))
     rows_keys.sort(key=lambda mb: mb[0] != reference)  # the reference method first, as in the papers
     spec_of = {(c.benchmark, m): c.spec(m) for c in cells for m in c.table_metrics}
@@ -492,7 +493,7 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
                 text, extra = paired_delta(c, r, m, d, resamples)
                 ds.append(text)
                 lrow = None
-                if d is not None:
+                if d is not None and c is not None:  # d is None without c
                     lrow = {"method": method, "backbone": backbone, "benchmark": b, "metric": f"delta_{m}", "value": d,
                             "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted,
                             "ci_low": extra.get("ci_low"), "ci_high": extra.get("ci_high"), "p_value": extra.get("p_value")}
@@ -526,7 +527,7 @@ def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] |
     return header, rows
 
 
-def check_reference(reference: str, cells: list[CellSummary] = ()) -> None:
+def check_reference(reference: str, cells: Sequence[CellSummary] = ()) -> None:
     """An unknown reference method is an error naming the choices (it would drop the Δ rows)."""
     if reference.split("[", 1)[0] in available("method") or any(c.method == reference for c in cells):
         return
@@ -565,8 +566,8 @@ def _csv(rows: list[list[Any]]) -> str:
     return buf.getvalue()
 
 
-def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
-                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
+def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out: TextIO | None = None, with_paper: bool = True,
+                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err: TextIO | None = None,
                   resamples: int = DEFAULT_RESAMPLES, strict: bool = False) -> list[dict[str, Any]]:
     """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
     jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
@@ -615,7 +616,7 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
     return long
 
 
-def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str, orphans: list[str], marks: list | None = None) -> str:
+def _markdown(root: Path, cells: list[CellSummary], header: list[str], rows: list[list[str]], reference: str, orphans: list[str], marks: list[Any] | None = None) -> str:
     title = _title(root, cells)
     md = f"### {title}\n\n" + to_markdown(header, rows)
     md += "\n\n" + INTERVAL_NOTE

@@ -40,7 +40,7 @@ import threading
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal
+from typing import Any, BinaryIO, Iterable, Iterator, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -348,7 +348,7 @@ class CellStore:
         self.dir = Path(root) / cell_name
         self.done: set[tuple[str, int]] = set()
         self._lock_fd: int | None = None
-        self._fh = None
+        self._fh: BinaryIO | None = None
         self.repaired = False
         self.corrupt = 0
         self.duplicates = 0
@@ -402,14 +402,18 @@ class CellStore:
         repair_tail(self.dir / ERRORS)
         self._write_manifest(manifest)
         self._fh = open(path, "ab")
-        self._err = open(self.dir / ERRORS, "ab")
-        self._writer = _GroupWriter(self.dir.name)
+        self._err: BinaryIO | None = open(self.dir / ERRORS, "ab")
+        self._writer: _GroupWriter | None = _GroupWriter(self.dir.name)
         return self
 
     @staticmethod
     def _scan(path: Path) -> tuple[list[dict[str, Any]], list[bytes], list[bytes], list[bytes]]:
         """(records kept, their lines, unusable lines: not JSON, no record, or wrong field types,
         duplicate lines of an already finished (task, trial))."""
+        records: list[dict[str, Any]]
+        keep: list[Any]
+        bad: list[Any]
+        dups: list[Any]
         records, keep, bad, dups = [], [], [], []
         if not path.exists():
             return records, keep, bad, dups
@@ -447,7 +451,7 @@ class CellStore:
 
     def _write_manifest(self, manifest: dict[str, Any]) -> None:
         path = self.dir / MANIFEST
-        history: list[dict[str, Any]] = []
+        history: list[dict[str, Any]] | None = []
         if path.exists():
             try:
                 old = json.loads(path.read_text())
@@ -465,7 +469,7 @@ class CellStore:
         run = {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "git": git_revision(), "code": code_fingerprint(),
                "versions": versions(), "endpoints": manifest.get("endpoints", {}),  # per run: a base_url_env override may differ
                **({"sweep": dict(SWEEP)} if SWEEP else {})}
-        data = {**manifest, "runs": history + [run]}
+        data = {**manifest, "runs": (history or []) + [run]}
         atomic_write(path, json.dumps(data, indent=2, sort_keys=True, default=str))
         (self.dir / DONE).unlink(missing_ok=True)
 
@@ -488,6 +492,7 @@ class CellStore:
             err[0] = e
             finished.set()
 
+        assert self._writer is not None  # _line raised on a closed store
         self._writer.submit(*line, done)
         finished.wait()
         if err[0] is not None:
@@ -508,6 +513,7 @@ class CellStore:
             if not fut.done():
                 fut.set_exception(e) if e is not None else fut.set_result(None)
 
+        assert self._writer is not None  # _line raised on a closed store
         self._writer.submit(*line, lambda e: loop.call_soon_threadsafe(settle, e))
         await fut
         if rec.status == "ok":
@@ -538,7 +544,7 @@ class CellStore:
 
     def _close_files(self) -> None:
         if getattr(self, "_writer", None) is not None:
-            self._writer.close()  # every acknowledged line is already on disk; this drains the rest
+            self._writer.close()  # type: ignore[union-attr]  # checked on the line above (getattr: __init__ may not have set it)  # every acknowledged line is already on disk; this drains the rest
             self._writer = None
         for fh in (self._fh, getattr(self, "_err", None)):
             if fh:
