@@ -258,7 +258,7 @@ class PolicyProtocol(Protocol):
             return Parsed(errors=errors, **r.parsed_fields)
         thought = obj.get("thought")
         extras: dict[str, Any] = {"thought": thought if isinstance(thought, str) else ("" if thought is None else json.dumps(thought, ensure_ascii=False))}
-        raw_actions = obj.get("actions") if isinstance(obj.get("actions"), list) else ([obj["action"]] if obj.get("action") is not None else [])
+        raw_actions: Any = obj.get("actions") if isinstance(obj.get("actions"), list) else ([obj["action"]] if obj.get("action") is not None else [])
         calls: list[ToolCall] = []
         for i, a in enumerate(raw_actions):
             if isinstance(a, str) and a.strip():
