@@ -13,7 +13,7 @@ from typing import Any
 from kit.agent import SingleCallMethod
 from kit.react import ReactProtocol
 from kit.trajectory import Trajectory
-from runners.api import BackboneError, Decision, Message, Observation, Request, RequestOutcome
+from runners.api import Backbone, BackboneError, Decision, Message, Observation, Request, RequestOutcome
 from kit.prompting import REACT_RULES, system_message, user_message
 from runners.tokens import count
 
@@ -23,7 +23,7 @@ OVERFLOW_MODES = ("drop_oldest", "error")
 class FullContext(SingleCallMethod):
     protocol = ReactProtocol()
 
-    def __init__(self, backbone, *, max_tokens: int | None = None, on_context_overflow: str = "drop_oldest", **params: Any) -> None:
+    def __init__(self, backbone: Backbone, *, max_tokens: int | None = None, on_context_overflow: str = "drop_oldest", **params: Any) -> None:
         super().__init__(backbone, **params)
         if on_context_overflow not in OVERFLOW_MODES:
             raise ValueError(f"on_context_overflow must be one of {', '.join(OVERFLOW_MODES)}, got {on_context_overflow!r}")

@@ -19,7 +19,7 @@ from typing import Any
 from kit.agent import SingleCallMethod
 from kit.react import ReactProtocol
 from kit.trajectory import Trajectory
-from runners.api import Decision, Message, Observation, Request, RequestOutcome, StepView, TaskView
+from runners.api import Backbone, Decision, Message, Observation, Request, RequestOutcome, StepView, TaskView
 from kit.prompting import REACT_RULES, block, system_message, user_message
 
 EMPTY_MEMORY = "None"  # upstream's `<memory_context>` reads None when nothing is retrieved
@@ -56,7 +56,7 @@ class MemoryMethod(SingleCallMethod):
     protocol = ReactProtocol()
     step_views = (RETRIEVED_VIEW,)
 
-    def __init__(self, backbone, *, include_feedback: bool = True, **params: Any) -> None:
+    def __init__(self, backbone: Backbone, *, include_feedback: bool = True, **params: Any) -> None:
         super().__init__(backbone, **params)
         self.include_feedback = include_feedback
         self.trajectory = Trajectory()

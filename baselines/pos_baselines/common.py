@@ -20,7 +20,7 @@ from kit.agent import SingleCallMethod
 from baselines.pos_baselines.config import BaselineConfig, load_config
 from baselines.pos_baselines.protocols import JsonReply
 from kit.react import ReactProtocol
-from runners.api import Decision, Message, Request, RequestOutcome, TaskView, ToolCall, ToolSpec
+from runners.api import Backbone, Decision, Message, Request, Role, RequestOutcome, TaskView, ToolCall, ToolSpec
 from kit.prompting import REACT_RULES, system_message, user_message
 from runners.tokens import count_messages
 
@@ -63,8 +63,9 @@ class PosBaseline(SingleCallMethod):
     config_cls: type[BaselineConfig] = BaselineConfig
     method_name = "pos_baseline"
     lookup_tool: ToolSpec | None = None
+    log: dict[str, Any]  # the step log, reset by each baseline's step
 
-    def __init__(self, backbone, **params: Any) -> None:
+    def __init__(self, backbone: Backbone, **params: Any) -> None:
         self.base_cfg = load_config(self.config_cls, self.method_name, params)
         super().__init__(backbone, max_resamples=self.base_cfg.max_resamples)
         self.params = params
@@ -137,7 +138,7 @@ class PosBaseline(SingleCallMethod):
 
     # ------------------------------------------------------------------ prompts
     def tools(self) -> list[ToolSpec]:
-        return list(self.task.tools) + ([self.lookup_tool] if self.lookup_enabled() else [])
+        return list(self.task.tools) + ([self.lookup_tool] if self.lookup_tool is not None and self.lookup_enabled() else [])
 
     def lookup_enabled(self) -> bool:
         return self.lookup_tool is not None
@@ -165,7 +166,7 @@ class PosBaseline(SingleCallMethod):
             msgs = build()
             self.expansions = []
             n = count_messages(msgs) if self.cfg.context_window_tokens else None
-            if n is not None and n > self.cfg.context_window_tokens:  # §0.4: record, never truncate silently
+            if n is not None and self.cfg.context_window_tokens and n > self.cfg.context_window_tokens:  # §0.4: record, never truncate silently
                 self.overflowed = True
                 self.log.update(context_overflow=True, prompt_tokens=n)
                 return Decision()
@@ -194,7 +195,7 @@ class PosBaseline(SingleCallMethod):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ auxiliary calls
-    async def aux(self, messages: list[Message], protocol: JsonReply, *, role: str, call: str,
+    async def aux(self, messages: list[Message], protocol: JsonReply, *, role: Role, call: str,
                   fallback: Callable[[], dict[str, Any]] | None = None) -> dict[str, Any] | None:
         """One auxiliary JSON call (§0.2) with bounded re-asks; None when no usable reply came."""
         protocol.fallback = fallback or protocol.minimal

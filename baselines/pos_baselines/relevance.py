@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import Any
 from collections import Counter
 
 import numpy as np
@@ -40,7 +41,7 @@ class TfidfEncoder:
         return out
 
 
-def make_encoder(name: str):
+def make_encoder(name: str) -> Any:
     if name == "tfidf":
         return TfidfEncoder()
     if name == "minilm":
