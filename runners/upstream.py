@@ -25,12 +25,13 @@ import threading
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, TypeVar
 
 ENV_DIR = "HARNESS_UPSTREAM_DIR"
 ENV_OFFLINE = "HARNESS_UPSTREAM_OFFLINE"
 RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
 _PINS_FILE = Path(__file__).with_name("upstream_pins.json")
+_T = TypeVar("_T")  # TextSources.use: the text (or value) read from upstream and its fallback
 
 
 class UpstreamError(RuntimeError):
@@ -331,7 +332,7 @@ class TextSources:
     def __init__(self) -> None:
         self.entries: dict[str, dict[str, Any]] = {}
 
-    def use(self, key: str, f: UpstreamFile, text: str | None, fallback: str, *, symbol: str | None = None) -> str:
+    def use(self, key: str, f: UpstreamFile, text: _T | None, fallback: _T, *, symbol: str | None = None) -> _T:
         """`text` (read from `f`) when available, else `fallback`; records which one and why."""
         if text is not None:
             self.entries[key] = f.provenance(symbol)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
