@@ -12,7 +12,10 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ENV_VAR = "RCA100_DATA_DIR"
 TABLES = ("metrics", "logs", "traces", "events", "alerts")
@@ -111,7 +114,7 @@ class CaseData:
         self._tables: dict[str, Any] = {}
         self._topology: dict[str, Any] | None = None
 
-    def table(self, name: str):
+    def table(self, name: str) -> pd.DataFrame:
         if name not in self._tables:
             import pandas as pd  # lazy: only RCA episodes need it
 
