@@ -47,7 +47,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from runners.records.store import record_lines, uncompact
 from scripts.chaos.server import OUTPUT_FAULTS, TRANSPORT_FAULTS, ChaosServer
@@ -153,7 +153,7 @@ def transcripts(root: Path) -> dict:
 
 
 class Suite:
-    def __init__(self, profile: Profile, workdir: Path, seed: int, out=sys.stdout) -> None:
+    def __init__(self, profile: Profile, workdir: Path, seed: int, out: TextIO = sys.stdout) -> None:
         self.profile, self.work, self.rng, self.out = profile, workdir, random.Random(seed), out
         self.seed = seed
         self.key = f"sk-chaos-{uuid.uuid4().hex}"  # unique markers grepped in every written file
