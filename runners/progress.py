@@ -36,6 +36,8 @@ class CellReport:
     tokens: int = 0  # #Tok: method-side roles only
     retries: int = 0
     usd: float = 0.0  # spent by this run (cache hits cost nothing)
+    usage_estimated: int = 0  # calls whose endpoint usage was garbage (tokens estimated instead; CallLog.hygiene says why)
+    redacted: int = 0  # calls whose reply echoed a configured secret (redacted before storage)
     errors: list[str] = field(default_factory=list)  # '<task>#<trial>: <first line of the error>'
     started: float = field(default_factory=time.perf_counter)
     finished: float | None = None  # when the cell's last episode was on disk
@@ -59,6 +61,9 @@ class CellReport:
         self.tokens += method_tokens({log.role: log.usage})
         self.retries += len(getattr(log, "retries", ()) or ())
         self.usd += usd
+        hygiene = getattr(log, "hygiene", None) or ()
+        self.usage_estimated += int(any(h.startswith("usage:") for h in hygiene))
+        self.redacted += int(any(h.startswith("redacted:") for h in hygiene))
 
     def count_episode(self, status: str, task: str = "", error: str | None = None) -> None:
         """One episode of `task` is on disk with `status` (ok, infra_error or harness_error)."""

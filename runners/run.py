@@ -16,9 +16,10 @@ from runners.secrets import redact_secrets
 from runners.config import BackboneCfg, CellConfig, ConfigError
 from runners.cost import call_usd, role_prices
 from runners.episode import Episode
+from runners.interrupts import STATE, checkpoint
 from runners.records.schema import CallLog, EpisodeRecord
 from runners.progress import CellReport, Progress
-from runners.records.store import CellStore, code_fingerprint
+from runners.records.store import EPISODES, CellStore, code_fingerprint, compacted, read_jsonl, text_fingerprint, text_mismatch
 from runners.records.transcripts import TranscriptStore
 
 if TYPE_CHECKING:
@@ -37,6 +38,21 @@ def storage_failure(rec: EpisodeRecord, e: Exception) -> EpisodeRecord:
         if hasattr(rec, extra):
             setattr(failed, extra, getattr(rec, extra))
     return failed
+
+
+def storable(rec: EpisodeRecord) -> EpisodeRecord | None:
+    """`rec` with lone surrogates replaced by U+FFFD in every string (text a benchmark made at run
+    time, e.g. a tool output, that UTF-8 cannot store; data files are cleaned at load by
+    runners/inputs.py), the replacement noted in `hygiene`; None when it holds none. The call
+    transcripts were stored already (the transcript store keeps such text as it was)."""
+    from runners.inputs import sanitize
+
+    data, n = sanitize(rec.model_dump())
+    if not n:
+        return None
+    clean = EpisodeRecord.model_validate(data)
+    clean.hygiene.append(f"sanitized: {n} lone surrogate(s) in text made during the episode replaced by U+FFFD to store the record")
+    return clean
 
 
 class FatalRunError(RuntimeError):
@@ -124,6 +140,10 @@ class BackbonePool:
             if getattr(b, "base_url", None) and not getattr(b, "managed", False):  # a managed server starts later, itself
                 out.setdefault(getattr(b, "base_url"), []).append(b.name)
         return out
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every configured secret value of the sweep's backbones (keys, URL passwords), for redaction."""
+        return tuple(x for b in self._by_key.values() for x in (getattr(b, "_secrets", None) or getattr(getattr(b, "inner", None), "_secrets", ()) or ()))
 
     def set_on_retry(self, callback: Callable[..., Any]) -> None:
         """Report every backbone retry to `callback(url, error, wait_s, name)` (the live display)."""
@@ -254,6 +274,7 @@ class PreparedCell:
     bench: Benchmark
     tasks: list
     method_cls: type
+    input_hygiene: dict = field(default_factory=dict)  # what loading changed in the data (runners/inputs.py), for the manifest
 
 
 def prepare_cells(cells: list[CellConfig]) -> list[PreparedCell]:
@@ -312,7 +333,7 @@ def survey(cells: list[CellConfig], env: Mapping[str, str] | None = None) -> Sur
             missing[c.cell_name] += got
         if missing[c.cell_name]:
             continue
-        prepared.append(PreparedCell(c, got.bench, got.tasks, probe_method(c)))
+        prepared.append(PreparedCell(c, got.bench, got.tasks, probe_method(c), got.input_hygiene))
     missing = {k: _dedupe(v) for k, v in missing.items() if v}
     return Survey(prepared, missing, {c.cell_name: cell_label(c) for c in cells}, {c.cell_name: c for c in cells})
 
@@ -322,9 +343,12 @@ def _load_benchmark(cfg: CellConfig) -> PreparedCell | list[Any]:
     it misses: its declared `missing()`, else why `load_tasks` failed (the loader's message names its fix)."""
     from runners.api import Missing
 
+    from runners.inputs import noted, notes_since
+
     params = dict(cfg.benchmark.params)
     if cfg.runner.limit:
         params["limit"] = cfg.runner.limit
+    before = noted()
     try:
         bench: Benchmark = cfg.benchmark.cls(name=cfg.benchmark.name, **params)
         declared = list(bench.missing())
@@ -333,8 +357,13 @@ def _load_benchmark(cfg: CellConfig) -> PreparedCell | list[Any]:
         tasks = bench.load_tasks()
     except Exception as e:  # missing/corrupt data or bad params: kept with the loader's message
         return [Missing(what=f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}")]
+    if not tasks:  # nothing to run is never a success: an empty data file or a filter that matches nothing
+        return [Missing(what=f"benchmark '{cfg.benchmark.name}' loaded no tasks; nothing was run", fix=NO_TASKS_FIX)]
     _check_unique(cfg, tasks)
-    return PreparedCell(cfg, bench, tasks, None)  # type: ignore[arg-type]
+    return PreparedCell(cfg, bench, tasks, None, notes_since(before))  # type: ignore[arg-type]
+
+
+NO_TASKS_FIX = "check its data files (benchmark.params.data_dir) and filters (runner.limit, split, subset)"
 
 
 def _check_unique(cfg: CellConfig, tasks: list) -> None:
@@ -374,13 +403,18 @@ def prepare_cell(cfg: CellConfig) -> PreparedCell:
     params = dict(cfg.benchmark.params)
     if cfg.runner.limit:
         params["limit"] = cfg.runner.limit
+    from runners.inputs import noted, notes_since
+
+    before = noted()
     try:
         bench: Benchmark = bench_cls(name=cfg.benchmark.name, **params)
         tasks = bench.load_tasks()
     except Exception as e:  # missing/corrupt data or bad params: stop before any work, with the loader's message
         raise FatalRunError(f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}") from None
+    if not tasks:  # nothing to run is never a success: an empty data file or a filter that matches nothing
+        raise FatalRunError(f"benchmark '{cfg.benchmark.name}' loaded no tasks; nothing was run. Fix: {NO_TASKS_FIX}")
     _check_unique(cfg, tasks)
-    return PreparedCell(cfg, bench, tasks, probe_method(cfg))
+    return PreparedCell(cfg, bench, tasks, probe_method(cfg), notes_since(before))
 
 
 def _warn_store(store: CellStore, cell: str, code: str, progress: Progress) -> None:
@@ -503,6 +537,25 @@ class Scheduler:
         run.report.count_call(log, cost)
         self.progress.call(run.report)
 
+    def _check_texts(self, prepared: list[PreparedCell]) -> None:
+        """Refuse the sweep before any work when a cell to resume holds finished episodes that ran
+        on other model-facing texts than this run would send (runners.records.store.text_mismatch)."""
+        for p in prepared:
+            if p.cfg.runner.fresh:
+                continue
+            cell_dir = self.root / p.cfg.cell_name
+            records = []
+            for d in [cell_dir, *sorted(cell_dir.glob("shard-*"))]:
+                if (d / EPISODES).exists() or compacted(d / EPISODES).exists():
+                    records += read_jsonl(d / EPISODES)[0]
+            if not records:
+                continue
+            notes = {"benchmark_notes": p.bench.notes(),
+                     "method_notes": p.method_cls.notes(p.cfg.method.params) if hasattr(p.method_cls, "notes") else {}}
+            why = text_mismatch(p.cfg.cell_name, records, text_fingerprint(notes))
+            if why:
+                raise FatalRunError(why.removeprefix("error: ") + " Nothing was run.")
+
     def _open(self, prep: PreparedCell) -> _CellRun:
         cfg, pool = prep.cfg, self.pool
         endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
@@ -513,9 +566,13 @@ class Scheduler:
             tasks = shard_tasks(prep.tasks, i, n)
             manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
             manifest["shard"] = {"index": i, "of": n, "n_tasks_total": len(prep.tasks)}
+            if prep.input_hygiene:
+                manifest["input_hygiene"] = prep.input_hygiene
             store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(manifest, fresh=cfg.runner.fresh)
         else:
             manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
+            if prep.input_hygiene:  # lone surrogates replaced at load (runners/inputs.py): the data the run saw
+                manifest["input_hygiene"] = prep.input_hygiene
             store = CellStore(self.root, cfg.cell_name).open(manifest, fresh=cfg.runner.fresh)
         try:
             transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
@@ -539,8 +596,11 @@ class Scheduler:
                 # DONE and the records' compaction, off the loop (a large cell takes seconds to compress)
                 noted = len(run.store.warnings)
                 with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mark-done") as ex:
-                    cf = ex.submit(run.store.mark_done, {"total": r.total, "ok": r.total},
-                                   compact=run.prep.cfg.runner.compact_records)
+                    def mark_done() -> None:
+                        checkpoint("compaction")  # the test trigger only (runners/interrupts.py)
+                        run.store.mark_done({"total": r.total, "ok": r.total}, compact=run.prep.cfg.runner.compact_records)
+
+                    cf = ex.submit(mark_done)
                     try:
                         await asyncio.wrap_future(cf)
                     except asyncio.CancelledError:
@@ -553,7 +613,7 @@ class Scheduler:
             self.progress.finish_cell(run.report)
 
     async def _episode(self, run: _CellRun, task: Any, trial: int) -> None:
-        cfg, bench, method_cls, report, pool = run.prep.cfg, run.prep.bench, run.prep.method_cls, run.report, self.pool
+        cfg, bench, method_cls, store, report, pool = run.prep.cfg, run.prep.bench, run.prep.method_cls, run.store, run.report, self.pool
         spent = [0.0]
         prices = run.prices  # a role's calls are priced by its own backbone (runners.cost.role_prices, as the tables)
 
@@ -580,9 +640,11 @@ class Scheduler:
             rec = await ep.run(env, method)
             rec.resample = resample
         rec.code = run.code
+        rec.texts = store.texts
         if rec.error:
-            rec.error = redact_secrets(rec.error)
+            rec.error = redact_secrets(rec.error, self.pool.secrets())  # every configured secret, not only key-shaped text
         rec = await self._store(run, rec)
+        checkpoint("running")  # the test trigger only: a signal once an episode is on disk (runners/interrupts.py)
         self.episode_costs.append(spent[0])
         run.costs.append(spent[0])
         report.count_episode(rec.status, f"{task.task_id}#{trial}", rec.error)
@@ -605,6 +667,14 @@ class Scheduler:
             await run.store.append_async(rec)
             return rec
         except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on
+            if "surrogates not allowed" in str(e):  # never a harness error forever: stored with the text sanitised
+                clean = storable(rec)
+                if clean is not None:
+                    try:
+                        await run.store.append_async(clean)
+                        return clean
+                    except Exception as again:
+                        e = again
             failed = storage_failure(rec, e)
             await run.store.append_async(failed)
             return failed
@@ -613,6 +683,8 @@ class Scheduler:
         runs: list[_CellRun] = []
         queue: asyncio.Queue = asyncio.Queue()
         n = self.concurrency
+
+        self._check_texts(prepared)  # before any cell opens: a mixed-source resume is refused up front
 
         async def producer() -> None:
             """Open the cells in order, off the loop (manifest, git revision, reading earlier
@@ -626,6 +698,7 @@ class Scheduler:
                         break
                     r = await asyncio.to_thread(self._open, p)
                     runs.append(r)
+                    STATE["reports"].append(r.report)
                     _warn_store(r.store, p.cfg.cell_name, self.code, self.progress)
                     self.progress.start_cell(r.report)
                     if not r.todo:
@@ -663,6 +736,7 @@ class Scheduler:
                     await self._finish(r)
 
         self.progress.expect_cells(len(prepared))
+        STATE.update(phase="running", reports=[])  # what a signal's message counts (runners/interrupts.py)
         try:
             workers = [asyncio.ensure_future(producer())] + [asyncio.ensure_future(worker()) for _ in range(n)]
             try:
@@ -729,7 +803,10 @@ def _unwind_on_sigterm() -> None:
 
 
 async def run_all(cells: list[CellConfig], root: Path, display: str) -> list[Any]:
+    from runners import interrupts
+
     _unwind_on_sigterm()
+    interrupts.set_phase("loading")
     first = cells[0]
     cache_path = None
     if first.runner.cache:

@@ -127,6 +127,15 @@ def print_report(reports: list[Any], wall: float, out: TextIO | None = None, bud
     spent = sum(r.usd for r in reports)
     if spent:
         print(f"Spent ${spent:.4f} in this run (list prices; cache hits cost nothing).", file=out)
+    garbage = sum(getattr(r, "usage_estimated", 0) for r in reports)
+    if garbage:
+        print(f"warning: {garbage} model call(s) got unusable usage from the endpoint (a count that is not a non-negative "
+              "whole number); their tokens are estimated (source: estimated) and each call's `hygiene` says what was sent.",
+              file=out)
+    redacted = sum(getattr(r, "redacted", 0) for r in reports)
+    if redacted:
+        print(f"warning: {redacted} model repl(y/ies) echoed a configured secret (API key or URL password); it was replaced "
+              "by *** before anything was stored, and the call's `hygiene` records it. Check the endpoint or proxy.", file=out)
     left = sum(r.not_started for r in reports)
     if left:
         budget = f" of ${budget_usd:g}" if budget_usd else ""
@@ -223,8 +232,28 @@ def scrub_multirun_files(out: Any = None) -> None:
 
 
 def run(cfg: Any) -> int:
+    """One sweep; SIGINT and SIGTERM in any phase end it with 130 / 143 and a message that says what
+    state the run is in (runners/interrupts.py)."""
+    import signal
+
+    from runners import interrupts
+
+    previous = interrupts.install()
+    try:
+        return _run(cfg)
+    except KeyboardInterrupt:
+        return interrupts.report(signal.SIGINT)
+    except interrupts.Interrupted as e:
+        return interrupts.report(e.signum)
+    finally:
+        interrupts.restore(previous)  # a caller that runs sweeps in-process (tests, notebooks) gets its handler back
+
+
+def _run(cfg: Any) -> int:
     import os
     from datetime import datetime, timezone
+
+    from runners import interrupts
 
     from runners.records import store
     from runners.secrets import redact_secrets
@@ -233,6 +262,7 @@ def run(cfg: Any) -> int:
     from runners.run import TERMINATED, FatalRunError, check_budget, run_all
     from runners.records.store import StoreError
 
+    interrupts.set_phase("startup")
     if _multirun():
         scrub_multirun_files()
         if _basic_launcher():
@@ -276,7 +306,10 @@ def run(cfg: Any) -> int:
 
             reports = run_cells(cells, root, cells[0].runner.ray_address)
         else:
-            reports = asyncio.run(run_all(cells, root, cells[0].runner.display))
+            try:
+                reports = asyncio.run(run_all(cells, root, cells[0].runner.display))
+            finally:
+                interrupts.install()  # closing the event loop reset SIGTERM to the default (die with no message)
             if TERMINATED:  # the cancellation was absorbed on the way out: still a terminated run
                 raise asyncio.CancelledError()
     except (FatalRunError, StoreError, ConfigError, Unavailable) as e:
@@ -288,17 +321,15 @@ def run(cfg: Any) -> int:
     except sqlite3.Error as e:  # the transcript store or cache on a full or read-only disk
         print(f"error: {describe_sqlite_error(e, root)}", file=sys.stderr)
         return 3
-    except KeyboardInterrupt:
-        print("\ninterrupted: finished episodes are saved; run the same command again to resume.", file=sys.stderr)
-        return 130
     except asyncio.CancelledError:
         if not TERMINATED:
             raise
-        print("\nterminated (SIGTERM): finished episodes are saved; run the same command again to resume.", file=sys.stderr)
-        return 128 + TERMINATED[0]
+        raise interrupts.Interrupted(TERMINATED[0]) from None  # reported by `run`, with the state of the run
+    interrupts.set_phase("report", reports=reports, root=root)
     print_report(reports, time.perf_counter() - t0, budget_usd=cells[0].runner.budget_usd)
     from runners.analysis.tables import aggregate_dir
 
+    interrupts.set_phase("tables")
     try:
         aggregate_dir(root, reference=cells[0].runner.reference_method)  # the whole experiment, not only this job's cells
     except StoreError as e:
@@ -308,6 +339,7 @@ def run(cfg: Any) -> int:
         print(f"error: {describe_os_error(e, root)}", file=sys.stderr)
         return 3
     if cells[0].runner.wandb:
+        interrupts.set_phase("wandb")
         from runners.analysis.wandb_log import log_experiment
 
         ids = log_experiment(root, [c.cell_name for c in cells], cells[0].runner.wandb_project, cells[0].runner.reference_method)
@@ -339,6 +371,11 @@ def check_launcher(argv: list[str]) -> int:
 
 
 def main() -> None:
+    import signal
+
+    from runners import interrupts
+
+    interrupts.install()  # SIGTERM while Hydra composes the config: the same orderly exit as Ctrl-C
     if check_launcher(sys.argv[1:]):
         sys.exit(2)
     try:
@@ -354,8 +391,9 @@ def main() -> None:
 
         _app()
     except KeyboardInterrupt:  # Ctrl-C while starting up or composing the config: nothing was run yet
-        print("\ninterrupted before any episode ran; run the same command again.", file=sys.stderr)
-        sys.exit(130)
+        sys.exit(interrupts.report(signal.SIGINT))
+    except interrupts.Interrupted as e:
+        sys.exit(interrupts.report(e.signum))
     sys.exit(rc["code"])
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("runners", "kit", "flowstate", "pos", "baselines", "benchmarks")
 METHODS = ("kit", "flowstate", "pos", "baselines")
-PUBLIC_HELPERS = ("runners.tokens", "runners.upstream", "runners.netcheck", "runners.records.results")
+PUBLIC_HELPERS = ("runners.tokens", "runners.upstream", "runners.netcheck", "runners.inputs", "runners.records.results")
 """What a method or benchmark may import from the harness besides `runners.api` (docs/contracts.md §1)."""
 ENGINE_ONLY = ("runners.run", "runners.episode", "runners.sweep", "runners.backbones")
 """What the analysis wing never imports."""

@@ -3,7 +3,6 @@ or a local directory in the same `<config>/data.jsonl` layout (docs/memoryarena.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -83,14 +82,13 @@ def _download(config: str) -> Path:
         ) from None
 
 
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except ValueError as e:
-                raise DataError(f"{path}:{n}: not valid JSON ({e})") from None
-    return rows
+def read_rows(path: Path, required: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The rows of a `data.jsonl` through the shared reader (runners/inputs.py): lone surrogates
+    replaced and noted for the manifest; bytes that are not UTF-8, a line that is not a JSON object,
+    a row without a `required` field and an empty file are DataErrors naming file, line and field."""
+    from runners.inputs import InputError, read_jsonl
+
+    try:
+        return read_jsonl(path, required=required)
+    except InputError as e:
+        raise DataError(str(e)) from None

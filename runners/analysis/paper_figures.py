@@ -53,7 +53,7 @@ def save(fig: Any, out: Path, name: str) -> list[Path]:
 
 
 def build(lay: dict[str, Any], cells: Any, draw: bool = True) -> Any:
-    from runners.analysis.paper import Artefact
+    from runners.analysis.paper_tables import Artefact
 
     art = Artefact(lay["name"], f"{lay['paper']} {lay['title']}", lay["kind"], lay.get("preset", ""))
     {"fig_tradeoff": _tradeoff, "fig_depth": _depth, "fig_trapping": _trapping, "fig_recovery": _recovery,
@@ -80,7 +80,7 @@ def tradeoff_point(cells: Any, method: str, baseline: str, backbone: str, benchm
         vr = [r.metrics.get(m) for _, _, r in pairs]
         out[f"{method}_{m}"] = sum(va) / len(va) if all(v is not None for v in va) else None
         out[f"{baseline}_{m}"] = sum(vr) / len(vr) if all(v is not None for v in vr) else None
-    from runners.analysis.paper import paper_tok
+    from runners.analysis.paper_tables import paper_tok
 
     rel = [ta / tr for _, a, r in pairs if (ta := paper_tok(a)) and (tr := paper_tok(r))]
     out["relative_tokens"] = sum(rel) / len(rel) if rel and len(rel) == len(pairs) else None
@@ -105,7 +105,7 @@ def paper_tradeoff_point(method: str, baseline: str, backbone: str, benchmarks: 
 
 
 def _tradeoff(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
-    from runners.analysis.paper import backbone_label
+    from runners.analysis.paper_tables import backbone_label
 
     method, base, benches, metrics = lay["method"], lay["baseline"], lay["benchmarks"], lay["metrics"]
     backbones = list(dict.fromkeys([*lay.get("backbones", []), *(c.backbone for c in cells.all if c.method == method)]))
@@ -149,7 +149,7 @@ def acc_curve(metrics: dict[str, Any]) -> list[float]:
 
 
 def _depth(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
-    from runners.analysis.paper import backbone_label, method_label
+    from runners.analysis.paper_tables import backbone_label, method_label
 
     panels = []
     missing = []
@@ -238,7 +238,7 @@ def trapping_stats(episodes: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _trapping(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
-    from runners.analysis.paper import backbone_label, domain_title
+    from runners.analysis.paper_tables import backbone_label, domain_title
 
     method, benches = lay["method"], lay["benchmarks"]
     mine = [c for c in cells.all if c.method == method and c.benchmark in benches]
@@ -287,7 +287,7 @@ def _headline_metric(cell: Any) -> str | None:
 
 
 def _recovery(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
-    from runners.analysis.paper import backbone_label, domain_title
+    from runners.analysis.paper_tables import backbone_label, domain_title
 
     gen, fac, benches = lay["generic"], lay["factorised"], lay["benchmarks"]
     backbones = list(dict.fromkeys(c.backbone for c in cells.all if c.method in (gen, fac) and c.benchmark in benches))
@@ -329,7 +329,7 @@ def _recovery(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
 
 # ---------------------------------------------------------------- PoS Figure 4
 def _context(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
-    from runners.analysis.paper import backbone_label, method_label
+    from runners.analysis.paper_tables import backbone_label, method_label
 
     bench, method, lengths = lay["benchmark"], lay["method"], lay["lengths"]
     backbones = list(dict.fromkeys([*(b for b in lay.get("backbones", []) if cells.get(method, b, bench)),

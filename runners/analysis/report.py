@@ -11,6 +11,11 @@ method views each method declares (`Method.step_views`: FlowState's state graph 
 PoS's belief and health, memory baselines' retrieved items) and a side-by-side comparison of two
 methods on the same task. The report knows no method by name: it draws the declarations.
 
+Every place has a URL fragment (`#episodes/<cell>/<task>/<trial>/step/<n>`, tabs as `#plots` …;
+back/forward work); the episode browser searches the messages and replies on demand, decoding the
+episodes in the background; the marks of the tables are explained on the page (`MARKS`).
+docs/report.md describes it all.
+
 Data is embedded as JSON; every episode is its own zlib-compressed, base64 block decoded only
 when opened (DecompressionStream), so a report of 10,000 episodes loads in about a second. All
 trajectory text is untrusted: the page builds its DOM with textContent / createElementNS only
@@ -31,12 +36,33 @@ from pathlib import Path
 from typing import Any
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
+from runners.analysis.stats import SIGNIFICANCE_LEGEND
 from runners.records.store import ERRORS, StoreError, load_cell, read_jsonl
 from runners.records.transcripts import TranscriptReader
 
 ASSETS = Path(__file__).parent / "assets"
 MAX_SCATTER = 5000  # episodes drawn in the success-vs-tokens plot
 MAX_SERIES = 60  # episodes drawn in each per-step series plot
+
+# What each mark in the tables means (the report shows these as a legend under the tables and as
+# tooltips on the rows that carry them; `runners.aggregate` prints the same notes on the console).
+MARKS: list[tuple[str, str]] = [
+    ("[scripted]", "the row ran on the deterministic scripted backbone: an offline test of the pipeline, not a model result"),
+    ("[partial]", "some episodes of the cell are missing (infrastructure errors or an interrupted sweep; re-run the sweep "
+                  "to finish them): rates cover the finished episodes only and Tok is a total, so its Δ is not comparable yet"),
+    ("[mixed code]", "the cell's episodes were recorded under more than one code fingerprint (a resume after the code "
+                     "changed); re-run with runner.fresh=true for one code version"),
+    ("[paraphrased]", "some prompts ran on the project's own wording because the pinned upstream text was unavailable "
+                      "(the cell's manifest lists them under text_sources; set HARNESS_UPSTREAM_DIR to use the upstream text)"),
+    ("(paper)", "the number the paper reports for this method, backbone and benchmark"),
+    ("Δ vs", "the difference from the reference method: pp for rates with the paired bootstrap interval over the tasks "
+             "both cells ran and p = the exact two-sided sign test over per-task wins and losses, Holm-adjusted across "
+             "the table; relative % for Tok and USD"),
+    ("*", SIGNIFICANCE_LEGEND),
+    ("[lo, hi]", "the 95% interval of a rate: Wilson over episodes for shares of episodes (SR, pass^1, task success), "
+                 "else a bootstrap that resamples tasks (a task's trials stay together)"),
+    ("method[key=value]", "cells that share method, backbone and benchmark are told apart by the config values that differ"),
+]
 
 
 def safe_json(obj: Any) -> str:
@@ -76,6 +102,7 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
                       "scripted": cs.scripted, "n_episodes": cs.n_episodes, "metrics": cs.metrics,
                       "curves": {spec.display: values for spec, values in curves(cs)},
                       "tokens_by_role": cs.tokens_by_role, "transcripts": reader.exists,
+                      "partial": cs.partial, "mixed_code": cs.mixed_code, "paraphrased": cs.paraphrased,
                       "views": [v.model_dump(mode="json") for v in cs.views]})
         for rec in ok + errs:
             calls = _calls(rec)
@@ -101,6 +128,7 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
         "scripted": any(c.scripted for c in summaries), "cells": cells,
         "episode_fields": ["cell", "task_id", "trial", "status", "success", "tokens", "steps", "calls", "transcript"],
         "curves": list(curve_decls.values()), "episodes": episodes, "series": [v for v in series.values() if v["lines"]], "max_scatter": MAX_SCATTER,
+        "marks": [list(m) for m in MARKS],
     }
     return index, payloads
 

@@ -19,6 +19,7 @@ import argparse
 import csv
 import fcntl
 import io
+import hashlib
 import json
 import os
 import re
@@ -113,6 +114,7 @@ class CellSummary:
     extra_on_disk: int = 0  # finished records outside the manifest's tasks × trials (kept, not counted)
     set_aside: list[str] = field(default_factory=list)  # notes on records that could not be aggregated
     codes: dict[str, int] = field(default_factory=dict)  # code fingerprint -> counted episodes
+    text_sets: dict[str, int] = field(default_factory=dict)  # digest of an episode's text fingerprint (`texts`) -> counted episodes
     config: dict[str, Any] = field(default_factory=dict)
     sweep: dict[str, Any] = field(default_factory=dict)  # the sweep that last ran the cell
     ci: dict[str, tuple[float, float]] | None = None  # 95% interval per rate (runners.analysis.stats.rate_interval), computed on demand
@@ -127,6 +129,12 @@ class CellSummary:
     @property
     def mixed_code(self) -> bool:
         return len(self.codes) > 1
+
+    @property
+    def mixed_texts(self) -> bool:
+        """Counted episodes ran on different model-facing texts (e.g. some paraphrased, some upstream):
+        the tables mark the cell [mixed]. Episodes without a recorded fingerprint are not compared."""
+        return len(self.text_sets) > 1
 
     @property
     def partial(self) -> bool:
@@ -213,6 +221,11 @@ def summarize(cell_dir: Path) -> CellSummary:
     codes: dict[str, int] = {}
     for ep in episodes:
         codes[str(ep.get("code") or "unrecorded")] = codes.get(str(ep.get("code") or "unrecorded"), 0) + 1
+    text_sets: dict[str, int] = {}
+    for ep in episodes:
+        if ep.get("texts") is not None:
+            digest = hashlib.sha256(json.dumps(ep["texts"], sort_keys=True).encode()).hexdigest()[:12]
+            text_sets[digest] = text_sets.get(digest, 0) + 1
     runs: Any = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
     sweep: dict[str, Any] = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
     trials = int(manifest.get("trials", 1))
@@ -226,7 +239,7 @@ def summarize(cell_dir: Path) -> CellSummary:
                        views=tuple(getattr(method_cls, "step_views", ())),
                        metrics=metrics, table_metrics=table + ["Tok"] + (["Tok_no_tool"] if "Tok_no_tool" in metrics else [])
                        + (["USD"] if priced else []), tokens_by_role=tokens,
-                       extra_on_disk=extra, set_aside=notes, codes=codes, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest),
+                       extra_on_disk=extra, set_aside=notes, codes=codes, text_sets=text_sets, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest),
                        episodes=episodes, metric_fn=bench.metrics, manifest=manifest)
 
 
@@ -461,6 +474,7 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
         partial = any(c.partial for c in mine)
         para = any(c.paraphrased for c in mine)
         mixed = any(c.mixed_code for c in mine)
+        mixed_texts = any(c.mixed_texts for c in mine)  # counted episodes ran on different texts (docs/texts.md)
         paper = ([paper_text(by.get((method, backbone, b)) or by.get((reference, backbone, b)), method, backbone, b, m, scale)
                   for b, m in cols] if with_paper else [])
         labels, marks = row_marks(mine) if any(paper) else ([], [])
@@ -468,7 +482,7 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
         if marks_out is not None:
             marks_out.extend(marks)
         rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else "") + (" [mixed code]" if mixed else "")
-                     + (" [paraphrased]" if para else "") + "".join(" " + x for x in labels), backbone]
+                     + (" [paraphrased]" if para else "") + (" [mixed]" if mixed_texts and "[mixed]" not in labels else "") + "".join(" " + x for x in labels), backbone]
                     + [_cell_text(c, m, scale, resamples) for c, (_, m) in zip(vals, cols)])
         for c in mine:
             ci = cell_ci(c, resamples)
@@ -554,6 +568,10 @@ def _notes(root: Path, cells: list[CellSummary], orphans: list[str]) -> list[str
             out.append(f"{c.cell}: {c.extra_on_disk} more on disk outside this manifest's {c.n_tasks} tasks × {c.trials} trials "
                        "(an earlier run with more trials or a larger limit); kept, not counted")
         out += [f"{c.cell}: {n}" for n in c.set_aside]
+        if c.mixed_texts:
+            out.append(f"{c.cell}: [mixed] counted episodes ran on {len(c.text_sets)} different sets of model-facing texts "
+                       f"({', '.join(f'{n} on {k}' for k, n in sorted(c.text_sets.items()))}: compare the episodes' `texts`); "
+                       "runner.fresh=true re-runs the cell on one")
         if c.mixed_code:
             out.append(f"{c.cell}: [mixed code] episodes from {len(c.codes)} code fingerprints "
                        f"({', '.join(f'{n} by {k}' for k, n in sorted(c.codes.items()))}); runner.fresh=true re-runs the cell")

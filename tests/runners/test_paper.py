@@ -8,7 +8,7 @@ from statistics import NormalDist
 
 import pytest
 
-from runners.analysis import paper, paper_figures
+from runners.analysis import paper, paper_figures, paper_tables
 from runners.analysis.paper import Cells, build_cost, build_table, headlines, layout
 from runners.analysis.stats import holm, wilson_interval
 from runners.analysis.tables import build_tables, collect
@@ -78,9 +78,9 @@ def test_table1_layout_order_groups_delta_rows_and_best_marking(tmp_path):
     # best bold / second underlined among our rows: SR higher is better, #Tok lower is better
     assert fs.styles[sr] == "best" and fs.styles[tok] == "best"
     assert row(art.table, "my_method").styles[tok] == "second"
-    md = paper.table_md(art.table, art.title)
+    md = paper_tables.table_md(art.table, art.title)
     assert "**100.00**" in md and "<u>" in md
-    tex = paper.table_tex(art.table, art.title)
+    tex = paper_tables.table_tex(art.table, art.title)
     assert r"\textbf{100.00}" in tex and r"\underline{" in tex and r"\multicolumn" in tex
 
 
@@ -248,7 +248,7 @@ def test_paper_rows_are_in_our_unit_at_k_and_m_scale(tmp_path):
         method = r.label.removesuffix(" (paper)")
         for j, h in enumerate(t.header[2:]):
             if h.endswith("#Tok (k)") and r.cells[j] != "–":
-                ref = paper_lookup(method, next(k for k, v in paper.BACKBONE_LABELS.items() if v == r.backbone), domains[h.split(" #Tok")[0]], "Tok")
+                ref = paper_lookup(method, next(k for k, v in paper_tables.BACKBONE_LABELS.items() if v == r.backbone), domains[h.split(" #Tok")[0]], "Tok")
                 assert r.cells[j] == f"{float(ref) * 1000:.1f}", (r.label, h)
                 checked += 1
     assert checked >= 30
@@ -336,7 +336,7 @@ def test_cli_writes_every_file_and_an_index(tmp_path, capsys):
         assert all((out / f"{name}.{ext}").is_file() for ext in ("md", "csv", "tex"))
     assert (out / "flowstate_fig4.svg").is_file() and (out / "flowstate_fig4.png").is_file()
     index = (out / "index.md").read_text()
-    for name in paper.ORDER:
+    for name in paper_tables.ORDER:
         assert f"`{name}`" in index
     assert "| not produced |" in index and "experiment=pos_table1" in index and "| partial |" in index
     assert "## Headlines" in index
@@ -355,8 +355,8 @@ def test_without_matplotlib_tables_are_written_and_index_says_how(tmp_path, monk
 def test_layouts_are_data_and_name_known_cells():
     from runners.analysis.papers import METHOD_LABELS, labels
 
-    for lay in paper.layouts():
-        assert lay["name"] in paper.ORDER and lay.get("preset")
+    for lay in paper_tables.layouts():
+        assert lay["name"] in paper_tables.ORDER and lay.get("preset")
         for r in lay.get("rows", []):
             assert r["method"] in METHOD_LABELS
     assert labels()["paper_tasks"]["memoryarena_math"] == 40
@@ -372,7 +372,7 @@ def test_html_report_has_a_paper_tab_with_the_same_artefacts(tmp_path):
     formal_cell(tmp_path, "flowstate", "memoryarena_math", {"a": [1, 1], "b": [1, 1]})
     index, payloads = gather(tmp_path)
     arts = {a["name"]: a for a in index["paper"]["artefacts"]}
-    assert list(arts) == paper.ORDER
+    assert list(arts) == paper_tables.ORDER
     t1 = arts["flowstate_table1"]
     assert t1["status"] == "partial" and t1["table"]["header"][:3] == ["Method", "Backbone", "Web Shopping SR"]
     assert any(r["kind"] == "delta" for r in t1["table"]["rows"]) and any(r["label"] == "Full Context (paper)" for r in t1["table"]["rows"])
@@ -401,7 +401,7 @@ def test_paper_tok_leaves_out_the_reasoning_tool_as_the_paper_counts(tmp_path):
     t = build_table(layout("flowstate_table1"), Cells(collect(tmp_path)), resamples=0).table
     ours = row(t, "Full Context", "DeepSeek-V4-Flash")
     assert ours.cells[col(t, "Math #Tok (k)")] == "40.0" and ours.cells[col(t, "Math Tok/task (k)")] == "1.0"  # agent only
-    assert paper.TOK_NOTE in t.notes
+    assert paper_tables.TOK_NOTE in t.notes
 
 
 def test_several_experiments_pool_their_cells(tmp_path):
