@@ -121,8 +121,9 @@ class BackbonePool:
             raise FatalRunError(f"the response cache {self.cache_path} cannot be used ({type(e).__name__}: {e}). Fix: move the file "
                                 "away to start an empty cache, point runner.cache_path at another file, or set runner.cache=false") from None
 
-    def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0) -> Backbone:
-        """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints."""
+    def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0, fresh: bool = False) -> Backbone:
+        """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints;
+        `fresh` (runner.fresh=true) turns cache reads off (every call re-sampled, answers still written)."""
         inner = self.get(cfg)
         if cfg.kind == "scripted" or self.cache_path is None:
             return inner
@@ -131,7 +132,7 @@ class BackbonePool:
         if self.cache is None:
             self.open_cache()
         assert self.cache is not None  # open_cache raised otherwise
-        return CachedBackbone(inner, self.cache, trial, seed)
+        return CachedBackbone(inner, self.cache, trial, seed, read=not fresh)
 
     def endpoints(self) -> dict[str, list[str]]:
         """base_url (as the client sees it, no credentials) → names of the backbones that call it."""
@@ -178,6 +179,29 @@ class Resampled(Backbone):
 
     def bind(self, scope: Any) -> Backbone:  # the scripted backbone answers from the episode's oracle: keep that, resampled
         return Resampled(self.inner.bind(scope), self.n)
+
+    async def aclose(self) -> None:
+        return None  # the inner backbone is shared; the pool closes it
+
+
+class InFlight(Backbone):
+    """`inner` counting its calls in flight on `progress.calls_in_flight` (the plain display's
+    heartbeat shows it: a slow model is visibly working before any call finishes)."""
+
+    def __init__(self, inner: Backbone, progress: Any) -> None:
+        self.inner, self.progress = inner, progress
+        self.name, self.model = inner.name, inner.model
+
+    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,
+                       **sampling: Any) -> Completion:
+        self.progress.calls_in_flight += 1
+        try:
+            return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+        finally:
+            self.progress.calls_in_flight -= 1
+
+    def bind(self, scope: Any) -> Backbone:
+        return InFlight(self.inner.bind(scope), self.progress)
 
     async def aclose(self) -> None:
         return None  # the inner backbone is shared; the pool closes it
@@ -247,6 +271,20 @@ def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
+def method_notes(method_cls: type | None, params: dict[str, Any], bench: Benchmark) -> dict[str, Any]:
+    """The method's manifest facts (`notes`), for the task kinds this cell's benchmark declares
+    (`Benchmark.task_kinds`) where the method's `notes` takes `kinds`: a method records only the
+    texts it may send on this benchmark (a Full Context cell on MemoryArena claims no PoS text)."""
+    notes = getattr(method_cls, "notes", None)
+    if notes is None:
+        return {}
+    import inspect
+
+    if "kinds" in inspect.signature(notes).parameters:
+        return notes(params, kinds=tuple(bench.task_kinds) or None)
+    return notes(params)
+
+
 def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None,
                  method_cls: type[Any] | None = None, task_ids: list[str] | None = None) -> dict[str, Any]:
     """Everything needed to reproduce the cell, without secrets (key values never enter cfg).
@@ -260,7 +298,7 @@ def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dic
         "scripted": cfg.scripted,
         "label": "SCRIPTED RUN (deterministic test backbone; not a model result)" if cfg.scripted else None,
         "benchmark_notes": bench.notes(),
-        "method_notes": method_cls.notes(cfg.method.params) if method_cls is not None and hasattr(method_cls, "notes") else {},
+        "method_notes": method_notes(method_cls, cfg.method.params, bench),
         "n_tasks": n_tasks,
         "task_ids": list(task_ids) if task_ids is not None else None,  # what the tables count (with trials)
         "trials": cfg.runner.trials,
@@ -551,7 +589,7 @@ class Scheduler:
             if not records:
                 continue
             notes = {"benchmark_notes": p.bench.notes(),
-                     "method_notes": p.method_cls.notes(p.cfg.method.params) if hasattr(p.method_cls, "notes") else {}}
+                     "method_notes": method_notes(p.method_cls, p.cfg.method.params, p.bench)}
             why = text_mismatch(p.cfg.cell_name, records, text_fingerprint(notes))
             if why:
                 raise FatalRunError(why.removeprefix("error: ") + " Nothing was run.")
@@ -623,8 +661,8 @@ class Scheduler:
         resample = min(run.case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
 
         def episode_backbone(bcfg: BackboneCfg) -> Backbone:
-            b = pool.for_episode(bcfg, trial, cfg.runner.seed)
-            return Resampled(b, resample) if resample else b
+            b = pool.for_episode(bcfg, trial, cfg.runner.seed, cfg.runner.fresh)
+            return InFlight(Resampled(b, resample) if resample else b, self.progress)
 
         ep = Episode(episode_backbone(cfg.backbone),
                      **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
@@ -727,10 +765,12 @@ class Scheduler:
                         await self._finish(r)
                     continue
                 self.in_flight += 1
+                self.progress.in_flight = self.in_flight
                 try:
                     await self._episode(r, t, trial)
                 finally:
                     self.in_flight -= 1
+                    self.progress.in_flight = self.in_flight
                 r.remaining -= 1
                 if r.remaining == 0:
                     await self._finish(r)
@@ -821,7 +861,7 @@ async def run_all(cells: list[CellConfig], root: Path, display: str) -> list[Any
     reports = []
     try:
         await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
-        with Progress(display) as progress:
+        with Progress(display, heartbeat_s=first.runner.heartbeat_s) as progress:
             pool.set_on_retry(progress.retry)
             # one scheduler for all cells: small cells overlap, the endpoint bound is shared
             sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), cells[0].runner.budget_usd)

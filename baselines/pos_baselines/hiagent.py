@@ -15,7 +15,7 @@ from typing import Any
 
 from baselines.pos_baselines.common import PosBaseline, Turn, aux_messages, render_turn
 from baselines.pos_baselines.config import BaselineConfig
-from baselines.pos_baselines.protocols import SubgoalProtocol, SubgoalSummaryReply
+from baselines.pos_baselines.protocols import RELEASE_SUBGOAL_RULE, ReleaseSubgoalProtocol, SubgoalProtocol, SubgoalSummaryReply
 from runners.api import Backbone, Decision, Observation, Request, RequestOutcome, TaskView, ToolCall, ToolSpec
 
 RETRIEVE = ToolSpec(name="retrieve_subgoal", description="Show the full action-observation record of a past subgoal. Costs no "
@@ -49,11 +49,14 @@ class HiAgentConfig(BaselineConfig):
 
 
 class HiAgent(PosBaseline):
+    own_texts = ("summarizer", "retrieve_tool")
     config_cls = HiAgentConfig
     base_cfg: HiAgentConfig
     cfg: HiAgentConfig
     method_name = "hiagent"
     lookup_tool = RETRIEVE
+    release_protocol_cls = ReleaseSubgoalProtocol
+    release_system_rule = RELEASE_SUBGOAL_RULE
 
     def __init__(self, backbone: Backbone, **params: Any) -> None:
         super().__init__(backbone, **params)
@@ -75,7 +78,7 @@ class HiAgent(PosBaseline):
 
     async def step(self, observation: Observation) -> Decision:
         self.log: dict[str, Any] = {}
-        obs = observation.as_text()
+        obs = self.obs_text(observation)
         self.attach(obs)
         decision = await self.decide(lambda: self.policy_messages([
             ("past_subgoals", self.render_past()),

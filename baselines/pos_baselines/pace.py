@@ -43,6 +43,7 @@ class PaceConfig(BaselineConfig):
 
 
 class Pace(PosBaseline):
+    own_texts = ("summarizer", "glimpse_tool")
     config_cls = PaceConfig
     base_cfg: PaceConfig
     cfg: PaceConfig
@@ -66,7 +67,7 @@ class Pace(PosBaseline):
 
     async def step(self, observation: Observation) -> Decision:
         self.log: dict[str, Any] = {"encoder": self.encoder.name}
-        obs = observation.as_text()
+        obs = self.obs_text(observation)
         done = self.attach(obs)
         if done is not None:
             await self.summarize(done)

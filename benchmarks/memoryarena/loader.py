@@ -35,13 +35,14 @@ def sha256_file(path: Path) -> str:
 def resolve(config: str, data_dir: str | None) -> tuple[Path, dict[str, Any]]:
     """Path of `<config>/data.jsonl` and provenance facts for the manifest.
 
-    data_dir: a local directory, the word "fixtures" (the project's own small fixtures), or
+    data_dir: a local directory, the word "fixtures" (the project's own small fixtures; "fixtures/tiny":
+    one question of the math fixture, for a real local model on a CPU), or
     None (→ $MEMORYARENA_DATA_DIR, else download from Hugging Face at the pinned revision)."""
     if config not in SHA256:
         raise DataError(f"unknown MemoryArena config '{config}'; available: {', '.join(SHA256)}")
     data_dir = data_dir or os.environ.get(ENV_VAR)
-    if data_dir == "fixtures":
-        path = FIXTURES / config / "data.jsonl"
+    if data_dir == "fixtures" or str(data_dir).startswith("fixtures/"):  # fixtures/tiny: one question (the local real-model run)
+        path = FIXTURES / str(data_dir)[len("fixtures/"):] / config / "data.jsonl"  # "fixtures" → FIXTURES/<config>
         source = "project fixture (not MemoryArena data)"
     elif data_dir:
         path = Path(data_dir).expanduser() / config / "data.jsonl"

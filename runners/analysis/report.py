@@ -192,27 +192,49 @@ def build_report(root: Path, out: Path | None = None, reference: str = "full_con
 
 
 def make_server(path: Path, port: int = 0) -> Any:
-    """An HTTP server for the report's folder, bound to 127.0.0.1 only."""
-    import functools
+    """An HTTP server for the report alone, bound to 127.0.0.1 only: `/` and `/<report name>`
+    answer the report file (self-contained: it needs nothing else); every other path is 404, so
+    the folder the report sits in (with `--out /tmp/r.html`, all of /tmp) is neither listed nor served."""
     import http.server
 
-    handler = functools.partial(_QuietHandler, directory=str(Path(path).parent))
-    return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    report = Path(path).resolve()
 
+    class ReportOnly(http.server.BaseHTTPRequestHandler):
+        def _answer(self, body: bool) -> None:
+            from urllib.parse import unquote, urlsplit
 
-def _quiet_handler_base() -> Any:
-    import http.server
+            where = unquote(urlsplit(self.path).path)
+            if where not in ("/", "/" + report.name):
+                self.send_error(404, "Not Found", f"only the report is served: /{report.name}")
+                return
+            try:
+                data = report.read_bytes()
+            except OSError:
+                self.send_error(404, "Not Found", f"{report.name} is gone; build it again with python -m runners.view")
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.end_headers()
+            if body:
+                self.wfile.write(data)
 
-    return http.server.SimpleHTTPRequestHandler
+        def do_GET(self) -> None:  # http.server's naming
+            self._answer(True)
 
+        def do_HEAD(self) -> None:
+            self._answer(False)
 
-class _QuietHandler(_quiet_handler_base()):  # type: ignore[misc]
-    def log_message(self, *args: Any) -> None:
-        return None
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    return http.server.ThreadingHTTPServer(("127.0.0.1", port), ReportOnly)
 
 
 def serve(path: Path, port: int = 0) -> None:
-    """Serve the report's folder on 127.0.0.1 until interrupted."""
+    """Serve the report (alone) on 127.0.0.1 until interrupted."""
     with make_server(path, port) as srv:
         print(f"serving http://127.0.0.1:{srv.server_address[1]}/{Path(path).name} (Ctrl-C to stop)", flush=True)
         try:
@@ -225,13 +247,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", type=Path, help="results/<experiment> directory")
     ap.add_argument("--out", type=Path, default=None, help="where to write the report (default <results>/report.html)")
-    ap.add_argument("--reference", default="full_context", help="method the Δ rows compare against")
-    ap.add_argument("--serve", action="store_true", help="also serve it on 127.0.0.1 (loopback only)")
+    ap.add_argument("--reference", default=None, help="method the Δ rows compare against (default full_context; one the "
+                    "experiment does not have is an error listing its methods)")
+    ap.add_argument("--serve", action="store_true", help="also serve it on 127.0.0.1 (loopback only; the report alone, no other file)")
     ap.add_argument("--port", type=int, default=0, help="port for --serve (default: any free port)")
     a = ap.parse_args(argv)
+    from runners.analysis.tables import check_reference, collect
+    from runners.config import ConfigError, canonical_method
+
     try:
-        out = build_report(a.results, a.out, a.reference)
-    except StoreError as e:
+        reference = canonical_method(a.reference or "full_context")  # raw_trajectory (PoS's name) is full_context
+        check_reference(reference)
+        if a.reference is not None and Path(a.results).is_dir():
+            check_reference(reference, collect(a.results), a.results)  # named but not in the experiment: list its methods
+        out = build_report(a.results, a.out, reference)
+    except (StoreError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"report written to {out} ({out.stat().st_size / 1e6:.1f} MB); open it in a browser (file://{out.resolve()})")

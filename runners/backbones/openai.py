@@ -437,7 +437,8 @@ class OpenAIBackbone(Backbone):
             for k in config_limits:
                 base.pop(k)
             call[config_limits[0] if config_limits else call_limits[0]] = value
-        return {"model": self.model, "messages": messages, **base, **call, **extra}
+        body = {"model": self.model, "messages": messages, **base, **call, **extra}
+        return {k: v for k, v in body.items() if v is not None}  # a null (e.g. extra_body.chat_template_kwargs=null) is not sent
 
     def request_bytes(self, messages: list[Message], sampling: dict[str, Any]) -> bytes:
         """`request_body` as JSON bytes, reusing the messages' bytes when they carry them."""
