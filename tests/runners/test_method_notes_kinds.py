@@ -25,9 +25,10 @@ def test_every_benchmark_declares_known_task_kinds():
 
 
 def test_full_context_claims_no_pos_text_off_the_pos_benchmarks():
-    assert method_notes(FullContext, {}, FormalReasoning) == {}
-    on_rca = method_notes(FullContext, {}, Rca100)
-    assert on_rca and on_rca["text_sources"]
+    on_math = method_notes(FullContext, {}, FormalReasoning)["text_sources"]["prompts"]
+    assert on_math and all(k.startswith("b3.") for k in on_math)  # App. B.3's template only
+    on_rca = method_notes(FullContext, {}, Rca100)["text_sources"]["prompts"]
+    assert on_rca and not any(k.startswith("b3.") for k in on_rca) and any(k.startswith("pos.") for k in on_rca)
 
 
 def test_pos_records_only_its_benchmarks_release_prompt():
