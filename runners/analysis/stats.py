@@ -57,23 +57,151 @@ def _interval(values: list[float], level: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def _draws(rng: np.random.Generator, n: int, resamples: int) -> np.ndarray:
+    """(resamples × n) task indices: row b is the draw the b-th resample takes (the same numbers as
+    drawing one row at a time from `rng`)."""
+    return rng.integers(0, n, (resamples, n))
+
+
+class _Ratio:
+    """A metric that is a ratio of per-task sums, m(S) = Σ_t c_t·a_t / Σ_t c_t·d_t over a resample
+    drawing task t c_t times (a rate over episodes, over tasks, or pooled over sub-items: every
+    benchmark rate so far). `a`, `d` are per-task arrays; d_t = 0 for a task on which the metric
+    is undefined alone (it then adds nothing)."""
+
+    __slots__ = ("a", "d")
+
+    def __init__(self, a: np.ndarray, d: np.ndarray) -> None:
+        self.a, self.d = a, d
+
+    def predict(self, draw: np.ndarray) -> float | None:
+        den = float(self.d[draw].sum())
+        return float(self.a[draw].sum()) / den if den > 0 else None
+
+
+_PROBES = 2  # random resamples (besides the full set) on which a decomposition must reproduce the metric
+_RTOL = 1e-9
+
+
+def _decompose(groups: list[Episodes], metric_fn: MetricFn, keys: Iterable[str]) -> dict[str, _Ratio]:
+    """The metrics among `keys` that are ratios of per-task sums, with their per-task arrays.
+
+    Generic, from the metric function alone: each task's value m_t = a_t/d_t is the metric on that
+    task's episodes; its weight d_t (relative to a reference task r, d_r = 1) follows from the
+    metric on the two tasks together, m_rt = (a_r + a_t)/(d_r + d_t), so d_t = (m_r − m_rt)/(m_rt − m_t)
+    (a second reference with a different value serves the tasks whose value equals r's; when all
+    values are equal the weights do not matter). A decomposition is kept only when it reproduces
+    the metric function exactly (to 1e-9) on the full set and on random resamples built the way
+    the bootstrap builds them; any other metric (counts, curves' summaries, pass^k over tasks with
+    unequal trial counts) is left to the metric function on every resample."""
+    n = len(groups)
+    singles = [_numeric(metric_fn(g)) for g in groups]
+    pairs: dict[tuple[int, int], dict[str, float]] = {}
+
+    def pair(i: int, j: int) -> dict[str, float]:
+        if (i, j) not in pairs:
+            pairs[i, j] = _numeric(metric_fn(groups[i] + groups[j]))
+        return pairs[i, j]
+
+    found: dict[str, _Ratio] = {}
+    for k in keys:
+        vals = np.array([s.get(k, np.nan) for s in singles], dtype=float)
+        defined = np.flatnonzero(~np.isnan(vals))
+        if not len(defined):
+            continue
+        r = int(defined[0])
+        d = np.zeros(n)
+        d[r] = 1.0
+        far = int(defined[np.argmax(np.abs(vals[defined] - vals[r]))])  # the second reference: the value farthest from r's
+        tol = _RTOL * max(1.0, float(np.max(np.abs(vals[defined]))))
+        other = far if abs(vals[far] - vals[r]) > tol else None
+        ok = True
+        if other is not None:
+            m_ro = pair(min(r, other), max(r, other)).get(k)
+            d[other] = (vals[r] - m_ro) / (m_ro - vals[other]) if m_ro is not None and m_ro != vals[other] else -1.0
+            ok = bool(np.isfinite(d[other]) and d[other] > 0)
+        for t in defined:
+            if not ok:
+                break
+            t = int(t)
+            if t in (r, other):
+                continue
+            if other is None:  # every value equal (to rounding): the weights do not matter
+                d[t] = 1.0
+                continue
+            ref = r if abs(vals[t] - vals[r]) >= abs(vals[t] - vals[other]) else other
+            m = pair(min(ref, t), max(ref, t)).get(k)
+            if m is None or m == vals[t]:
+                ok = False
+                break
+            d[t] = d[ref] * (vals[ref] - m) / (m - vals[t])
+            ok = bool(np.isfinite(d[t]) and d[t] > 0)
+        if ok:
+            a = np.where(d > 0, np.nan_to_num(vals) * d, 0.0)
+            found[k] = _Ratio(a, d)
+    if not found:
+        return found
+    probe_rng = np.random.default_rng(0x5EED)
+    checks = [np.arange(n)] + [probe_rng.integers(0, n, n) for _ in range(_PROBES)]
+    for i, draw in enumerate(checks):
+        truth = _numeric(metric_fn(_resample(groups, draw, -1 - i)))
+        for k in list(found):
+            want, got = truth.get(k), found[k].predict(draw)
+            if (want is None) != (got is None) or (want is not None and abs(want - got) > _RTOL * max(1.0, abs(want))):
+                del found[k]
+    return found
+
+
+def _ratio_values(ratios: dict[str, _Ratio], draws: np.ndarray, chunk: int = 256) -> dict[str, np.ndarray]:
+    """Every resample's value of each ratio metric (NaN where undefined), from the per-task arrays:
+    the draws become per-task counts (resamples × tasks) and the sums one matrix product."""
+    if not ratios:
+        return {}
+    keys = list(ratios)
+    n = draws.shape[1]
+    num = np.stack([ratios[k].a for k in keys], axis=1)
+    den = np.stack([ratios[k].d for k in keys], axis=1)
+    out = np.empty((draws.shape[0], len(keys)))
+    for s in range(0, draws.shape[0], chunk):
+        block = draws[s:s + chunk]
+        rows = block.shape[0]
+        counts = np.bincount((block + n * np.arange(rows)[:, None]).ravel(), minlength=rows * n).reshape(rows, n).astype(float)
+        top, bottom = counts @ num, counts @ den
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[s:s + rows] = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
+    return {k: out[:, i] for i, k in enumerate(keys)}
+
+
+def _keys(groups: list[Episodes], metric_fn: MetricFn, wanted: set[str] | None, full: Episodes) -> list[str]:
+    if wanted is not None:
+        return sorted(wanted)
+    return list(_numeric(metric_fn(full)))
+
+
 def bootstrap_ci(episodes: Episodes, metric_fn: MetricFn, *, resamples: int = DEFAULT_RESAMPLES, level: float = LEVEL,
                  seed: int = 0, metrics: Iterable[str] | None = None) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap interval of every numeric metric `metric_fn` returns, resampling tasks
     (trials nested). Metrics undefined on some resamples get an interval from the others; a cell
-    with fewer than two tasks gets no intervals (nothing to resample)."""
+    with fewer than two tasks gets no intervals (nothing to resample).
+
+    Metrics that are ratios of per-task sums (`_decompose`: checked against `metric_fn`) are
+    computed for all resamples at once from per-task arrays; the others by `metric_fn` on each
+    resample. Both give the numbers the per-resample computation gives (to float rounding)."""
     groups = list(by_task(episodes).values())
     if len(groups) < 2 or resamples <= 0:
         return {}
     wanted = set(metrics) if metrics is not None else None
-    rng = np.random.default_rng(seed)
-    draws: dict[str, list[float]] = defaultdict(list)
-    for b in range(resamples):
-        vals = _numeric(metric_fn(_resample(groups, rng.integers(0, len(groups), len(groups)), b)))
-        for k, v in vals.items():
-            if wanted is None or k in wanted:
-                draws[k].append(v)
-    return {k: _interval(v, level) for k, v in draws.items() if len(v) >= max(2, resamples // 2)}
+    draws = _draws(np.random.default_rng(seed), len(groups), resamples)
+    fast = _ratio_values(_decompose(groups, metric_fn, _keys(groups, metric_fn, wanted, episodes)), draws)
+    values: dict[str, np.ndarray] = {k: v[~np.isnan(v)] for k, v in fast.items()}
+    if wanted is None or wanted - fast.keys():
+        slow: dict[str, list[float]] = defaultdict(list)
+        for b in range(resamples):
+            for k, v in _numeric(metric_fn(_resample(groups, draws[b], b))).items():
+                if k not in fast and (wanted is None or k in wanted):
+                    slow[k].append(v)
+        values.update({k: np.asarray(v, dtype=float) for k, v in slow.items()})
+    return {k: _interval(v, level) for k, v in values.items() if len(v) >= max(2, resamples // 2)}
 
 
 def per_task(episodes: Episodes, metric_fn: MetricFn) -> dict[str, dict[str, float]]:
@@ -84,22 +212,37 @@ def per_task(episodes: Episodes, metric_fn: MetricFn) -> dict[str, dict[str, flo
 def paired_bootstrap(ours: Episodes, ref: Episodes, metric_fn: MetricFn, *, resamples: int = DEFAULT_RESAMPLES,
                      level: float = LEVEL, seed: int = 0, metrics: Iterable[str] | None = None) -> dict[str, tuple[float, float]]:
     """Interval of metric(ours) − metric(ref) over the tasks both have, resampling those tasks
-    jointly (the same draw for both sides)."""
+    jointly (the same draw for both sides); ratio metrics vectorised as in `bootstrap_ci`."""
     a, r = by_task(ours), by_task(ref)
     common = [t for t in a if t in r]
     if len(common) < 2 or resamples <= 0:
         return {}
     wanted = set(metrics) if metrics is not None else None
     ga, gr = [a[t] for t in common], [r[t] for t in common]
-    rng = np.random.default_rng(seed)
-    draws: dict[str, list[float]] = defaultdict(list)
-    for b in range(resamples):
-        draw = rng.integers(0, len(common), len(common))
-        va, vr = _numeric(metric_fn(_resample(ga, draw, b))), _numeric(metric_fn(_resample(gr, draw, b)))
-        for k in va.keys() & vr.keys():
-            if wanted is None or k in wanted:
-                draws[k].append(va[k] - vr[k])
-    return {k: _interval(v, level) for k, v in draws.items() if len(v) >= max(2, resamples // 2)}
+    draws = _draws(np.random.default_rng(seed), len(common), resamples)
+    if wanted is not None:
+        keys = sorted(wanted)
+    else:
+        full_a, full_r = [e for g in ga for e in g], [e for g in gr for e in g]
+        keys = list(_numeric(metric_fn(full_a)).keys() & _numeric(metric_fn(full_r)).keys())
+    da = _decompose(ga, metric_fn, keys)
+    dr = _decompose(gr, metric_fn, [k for k in keys if k in da])
+    both = [k for k in keys if k in da and k in dr]
+    va, vr = _ratio_values({k: da[k] for k in both}, draws), _ratio_values({k: dr[k] for k in both}, draws)
+    values: dict[str, np.ndarray] = {}
+    for k in both:
+        diff = va[k] - vr[k]
+        values[k] = diff[~np.isnan(diff)]
+    if wanted is None or wanted - set(both):
+        slow: dict[str, list[float]] = defaultdict(list)
+        for b in range(resamples):
+            draw = draws[b]
+            sa, sr = _numeric(metric_fn(_resample(ga, draw, b))), _numeric(metric_fn(_resample(gr, draw, b)))
+            for k in sa.keys() & sr.keys():
+                if k not in values and (wanted is None or k in wanted):
+                    slow[k].append(sa[k] - sr[k])
+        values.update({k: np.asarray(v, dtype=float) for k, v in slow.items()})
+    return {k: _interval(v, level) for k, v in values.items() if len(v) >= max(2, resamples // 2)}
 
 
 def sign_test(wins: int, losses: int) -> float:
