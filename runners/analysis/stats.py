@@ -81,6 +81,89 @@ class _Ratio:
 
 _PROBES = 2  # random resamples (besides the full set) on which a decomposition must reproduce the metric
 _RTOL = 1e-9
+_MEMO_SIZE = 8
+
+
+class _Parts:
+    """What the decomposition learns about one metric function on one list of task groups: each
+    task's metrics alone, the pairs evaluated, the checks' true values, and each metric's
+    decomposition (None: not a ratio). Kept for the next call on the same records (a table asks
+    for a cell's intervals, then for each paired Δ); it holds the records, so their ids stay theirs."""
+
+    def __init__(self, groups: list[Episodes], metric_fn: MetricFn) -> None:
+        self.groups, self.metric_fn = groups, metric_fn
+        self.singles = [_numeric(metric_fn(g)) for g in groups]
+        self.pairs: dict[tuple[int, int], dict[str, float]] = {}
+        self.checks: list[tuple[np.ndarray, dict[str, float]]] = []
+        self.ratios: dict[str, _Ratio | None] = {}
+
+    def pair(self, i: int, j: int) -> dict[str, float]:
+        i, j = min(i, j), max(i, j)
+        if (i, j) not in self.pairs:
+            self.pairs[i, j] = _numeric(self.metric_fn(self.groups[i] + self.groups[j]))
+        return self.pairs[i, j]
+
+    def check(self, i: int) -> tuple[np.ndarray, dict[str, float]]:
+        while len(self.checks) <= i:
+            n = len(self.groups)
+            draw = np.arange(n) if not self.checks else np.random.default_rng([0x5EED, len(self.checks)]).integers(0, n, n)
+            self.checks.append((draw, _numeric(self.metric_fn(_resample(self.groups, draw, -1 - len(self.checks))))))
+        return self.checks[i]
+
+
+_memo: "dict[tuple[Any, ...], _Parts]" = {}
+
+
+def _parts(groups: list[Episodes], metric_fn: MetricFn) -> _Parts:
+    key = (getattr(metric_fn, "__func__", metric_fn), id(getattr(metric_fn, "__self__", None)),
+           tuple(id(e) for g in groups for e in g), tuple(len(g) for g in groups))
+    if key not in _memo:
+        while len(_memo) >= _MEMO_SIZE:
+            _memo.pop(next(iter(_memo)))
+        _memo[key] = _Parts(groups, metric_fn)
+    return _memo[key]
+
+
+def _infer(p: _Parts, k: str) -> _Ratio | None:
+    n = len(p.groups)
+    vals = np.array([s.get(k, np.nan) for s in p.singles], dtype=float)
+    defined = np.flatnonzero(~np.isnan(vals))
+    if not len(defined):
+        return None
+    r = int(defined[0])
+    d = np.zeros(n)
+    d[r] = 1.0
+    far = int(defined[np.argmax(np.abs(vals[defined] - vals[r]))])  # the second reference: the value farthest from r's
+    tol = _RTOL * max(1.0, float(np.max(np.abs(vals[defined]))))
+    other = far if abs(vals[far] - vals[r]) > tol else None
+    if other is not None:
+        m = p.pair(r, other).get(k)
+        if m is None or m == vals[other]:
+            return None
+        d[other] = (vals[r] - m) / (m - vals[other])
+        if not (np.isfinite(d[other]) and d[other] > 0):
+            return None
+    for t in defined:
+        t = int(t)
+        if t in (r, other):
+            continue
+        if other is None:  # every value equal (to rounding): the weights do not matter
+            d[t] = 1.0
+            continue
+        ref = r if abs(vals[t] - vals[r]) >= abs(vals[t] - vals[other]) else other
+        m = p.pair(ref, t).get(k)
+        if m is None or m == vals[t]:
+            return None
+        d[t] = d[ref] * (vals[ref] - m) / (m - vals[t])
+        if not (np.isfinite(d[t]) and d[t] > 0):
+            return None
+    ratio = _Ratio(np.where(d > 0, np.nan_to_num(vals) * d, 0.0), d)
+    for i in range(1 + _PROBES):
+        draw, truth = p.check(i)
+        want, got = truth.get(k), ratio.predict(draw)
+        if (want is None) != (got is None) or (want is not None and abs(want - got) > _RTOL * max(1.0, abs(want))):
+            return None
+    return ratio
 
 
 def _decompose(groups: list[Episodes], metric_fn: MetricFn, keys: Iterable[str]) -> dict[str, _Ratio]:
@@ -89,93 +172,48 @@ def _decompose(groups: list[Episodes], metric_fn: MetricFn, keys: Iterable[str])
     Generic, from the metric function alone: each task's value m_t = a_t/d_t is the metric on that
     task's episodes; its weight d_t (relative to a reference task r, d_r = 1) follows from the
     metric on the two tasks together, m_rt = (a_r + a_t)/(d_r + d_t), so d_t = (m_r − m_rt)/(m_rt − m_t)
-    (a second reference with a different value serves the tasks whose value equals r's; when all
-    values are equal the weights do not matter). A decomposition is kept only when it reproduces
-    the metric function exactly (to 1e-9) on the full set and on random resamples built the way
+    (a second reference, the value farthest from r's, serves the tasks whose value is near r's;
+    when all values are equal the weights do not matter). A decomposition is kept only when it
+    reproduces the metric function (to 1e-9) on the full set and on random resamples built the way
     the bootstrap builds them; any other metric (counts, curves' summaries, pass^k over tasks with
-    unequal trial counts) is left to the metric function on every resample."""
-    n = len(groups)
-    singles = [_numeric(metric_fn(g)) for g in groups]
-    pairs: dict[tuple[int, int], dict[str, float]] = {}
-
-    def pair(i: int, j: int) -> dict[str, float]:
-        if (i, j) not in pairs:
-            pairs[i, j] = _numeric(metric_fn(groups[i] + groups[j]))
-        return pairs[i, j]
-
-    found: dict[str, _Ratio] = {}
+    unequal trial counts) is left to the metric function on every resample. The metric function
+    runs about twice per task, once per check, instead of once per resample."""
+    p = _parts(groups, metric_fn)
     for k in keys:
-        vals = np.array([s.get(k, np.nan) for s in singles], dtype=float)
-        defined = np.flatnonzero(~np.isnan(vals))
-        if not len(defined):
-            continue
-        r = int(defined[0])
-        d = np.zeros(n)
-        d[r] = 1.0
-        far = int(defined[np.argmax(np.abs(vals[defined] - vals[r]))])  # the second reference: the value farthest from r's
-        tol = _RTOL * max(1.0, float(np.max(np.abs(vals[defined]))))
-        other = far if abs(vals[far] - vals[r]) > tol else None
-        ok = True
-        if other is not None:
-            m_ro = pair(min(r, other), max(r, other)).get(k)
-            d[other] = (vals[r] - m_ro) / (m_ro - vals[other]) if m_ro is not None and m_ro != vals[other] else -1.0
-            ok = bool(np.isfinite(d[other]) and d[other] > 0)
-        for t in defined:
-            if not ok:
-                break
-            t = int(t)
-            if t in (r, other):
-                continue
-            if other is None:  # every value equal (to rounding): the weights do not matter
-                d[t] = 1.0
-                continue
-            ref = r if abs(vals[t] - vals[r]) >= abs(vals[t] - vals[other]) else other
-            m = pair(min(ref, t), max(ref, t)).get(k)
-            if m is None or m == vals[t]:
-                ok = False
-                break
-            d[t] = d[ref] * (vals[ref] - m) / (m - vals[t])
-            ok = bool(np.isfinite(d[t]) and d[t] > 0)
-        if ok:
-            a = np.where(d > 0, np.nan_to_num(vals) * d, 0.0)
-            found[k] = _Ratio(a, d)
-    if not found:
-        return found
-    probe_rng = np.random.default_rng(0x5EED)
-    checks = [np.arange(n)] + [probe_rng.integers(0, n, n) for _ in range(_PROBES)]
-    for i, draw in enumerate(checks):
-        truth = _numeric(metric_fn(_resample(groups, draw, -1 - i)))
-        for k in list(found):
-            want, got = truth.get(k), found[k].predict(draw)
-            if (want is None) != (got is None) or (want is not None and abs(want - got) > _RTOL * max(1.0, abs(want))):
-                del found[k]
-    return found
+        if k not in p.ratios:
+            p.ratios[k] = _infer(p, k)
+    return {k: p.ratios[k] for k in keys if p.ratios[k] is not None}
 
 
-def _ratio_values(ratios: dict[str, _Ratio], draws: np.ndarray, chunk: int = 256) -> dict[str, np.ndarray]:
+_counts_memo: dict[tuple[int, int, int], np.ndarray] = {}
+
+
+def _counts(draws: np.ndarray, key: tuple[int, int, int]) -> np.ndarray:
+    """How often each resample (row) draws each task (column), as floats; kept for the last few
+    (seed, tasks, resamples), which every cell and paired Δ of a table shares."""
+    if key not in _counts_memo:
+        while len(_counts_memo) >= 2:
+            _counts_memo.pop(next(iter(_counts_memo)))
+        rows, n = draws.shape
+        _counts_memo[key] = np.bincount((draws + n * np.arange(rows)[:, None]).ravel(), minlength=rows * n).reshape(rows, n).astype(float)
+    return _counts_memo[key]
+
+
+def _ratio_values(ratios: dict[str, _Ratio], counts: np.ndarray) -> dict[str, np.ndarray]:
     """Every resample's value of each ratio metric (NaN where undefined), from the per-task arrays:
-    the draws become per-task counts (resamples × tasks) and the sums one matrix product."""
+    the sums over each resample's draw are one matrix product with its per-task counts."""
     if not ratios:
         return {}
     keys = list(ratios)
-    n = draws.shape[1]
-    num = np.stack([ratios[k].a for k in keys], axis=1)
-    den = np.stack([ratios[k].d for k in keys], axis=1)
-    out = np.empty((draws.shape[0], len(keys)))
-    for s in range(0, draws.shape[0], chunk):
-        block = draws[s:s + chunk]
-        rows = block.shape[0]
-        counts = np.bincount((block + n * np.arange(rows)[:, None]).ravel(), minlength=rows * n).reshape(rows, n).astype(float)
-        top, bottom = counts @ num, counts @ den
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[s:s + rows] = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
+    top = counts @ np.stack([ratios[k].a for k in keys], axis=1)
+    bottom = counts @ np.stack([ratios[k].d for k in keys], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
     return {k: out[:, i] for i, k in enumerate(keys)}
 
 
-def _keys(groups: list[Episodes], metric_fn: MetricFn, wanted: set[str] | None, full: Episodes) -> list[str]:
-    if wanted is not None:
-        return sorted(wanted)
-    return list(_numeric(metric_fn(full)))
+def _keys(metric_fn: MetricFn, wanted: set[str] | None, full: Episodes) -> list[str]:
+    return sorted(wanted) if wanted is not None else list(_numeric(metric_fn(full)))
 
 
 def bootstrap_ci(episodes: Episodes, metric_fn: MetricFn, *, resamples: int = DEFAULT_RESAMPLES, level: float = LEVEL,
@@ -192,7 +230,7 @@ def bootstrap_ci(episodes: Episodes, metric_fn: MetricFn, *, resamples: int = DE
         return {}
     wanted = set(metrics) if metrics is not None else None
     draws = _draws(np.random.default_rng(seed), len(groups), resamples)
-    fast = _ratio_values(_decompose(groups, metric_fn, _keys(groups, metric_fn, wanted, episodes)), draws)
+    fast = _ratio_values(_decompose(groups, metric_fn, _keys(metric_fn, wanted, episodes)), _counts(draws, (seed, len(groups), resamples)))
     values: dict[str, np.ndarray] = {k: v[~np.isnan(v)] for k, v in fast.items()}
     if wanted is None or wanted - fast.keys():
         slow: dict[str, list[float]] = defaultdict(list)
@@ -228,7 +266,8 @@ def paired_bootstrap(ours: Episodes, ref: Episodes, metric_fn: MetricFn, *, resa
     da = _decompose(ga, metric_fn, keys)
     dr = _decompose(gr, metric_fn, [k for k in keys if k in da])
     both = [k for k in keys if k in da and k in dr]
-    va, vr = _ratio_values({k: da[k] for k in both}, draws), _ratio_values({k: dr[k] for k in both}, draws)
+    counts = _counts(draws, (seed, len(common), resamples))
+    va, vr = _ratio_values({k: da[k] for k in both}, counts), _ratio_values({k: dr[k] for k in both}, counts)
     values: dict[str, np.ndarray] = {}
     for k in both:
         diff = va[k] - vr[k]

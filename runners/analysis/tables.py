@@ -32,7 +32,8 @@ from runners.config import ConfigError, available, import_target
 from runners.cost import episode_usd, role_prices
 from runners.analysis.papers import delta, fmt, fmt_delta, paper_value, to_latex, to_markdown
 from runners.analysis.stats import DEFAULT_RESAMPLES, bootstrap_ci, paired_bootstrap, paired_sign_test
-from runners.records.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, compacted, load_cell_checked, record_lines, shard_dirs
+from runners.records.store import (EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, compacted, load_cell_checked, paused_gc,
+                                   record_lines, shard_dirs)
 
 
 HARNESS_METRICS = (
@@ -487,6 +488,17 @@ def _csv(rows: list[list[Any]]) -> str:
 
 
 def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
+                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
+                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
+    """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
+    jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
+    print the table of the matching cells only. The garbage collector pauses meanwhile: the
+    records stay alive to the end, and its passes over them cost more than the tables."""
+    with paused_gc():
+        return _aggregate_dir(root, reference, cell_names, out, with_paper, methods, benchmarks, err, resamples)
+
+
+def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
                   methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
                   resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
     """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import gc
 import hashlib
 import json
 import lzma
@@ -37,11 +38,13 @@ import shutil
 import subprocess
 import sys
 import threading
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal
 
+import orjson
 from pydantic import BaseModel, Field, ValidationError
 
 from runners.api import Usage
@@ -82,7 +85,10 @@ class StoreError(RuntimeError):
 
 def _record(raw: bytes) -> dict[str, Any]:
     """One line as a record: a JSON object with a task_id and a trial; ValueError otherwise."""
-    r = json.loads(raw)
+    try:
+        r = orjson.loads(raw)  # ~3x the standard library's speed on records
+    except orjson.JSONDecodeError:  # what orjson refuses and json reads (NaN, lone surrogates, ints beyond 64 bits)
+        r = json.loads(raw)
     if not (isinstance(r, dict) and isinstance(r.get("task_id"), str) and isinstance(r.get("trial"), int)):
         raise ValueError("not an episode record")
     return r
@@ -165,17 +171,32 @@ def record_lines(path: Path, damage: list[str] | None = None) -> Iterator[bytes]
             yield line
 
 
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector off while a block builds many objects that all stay alive
+    (parsed records): otherwise each of its passes walks every record parsed so far, 90% of the
+    time of reading 10,000 records. Records hold no reference cycles; it is back on after."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
     """Parse a JSON-lines file of episode records (or its compacted copy, `record_lines`); returns
     (records, number of bad lines: not JSON, or JSON that is no record; a damaged compacted copy
     counts one). Never raises on content."""
     good, bad = [], 0
     damage: list[str] = []
-    for raw in record_lines(path, damage):
-        try:
-            good.append(_record(raw))
-        except ValueError:
-            bad += 1
+    with paused_gc():
+        for raw in record_lines(path, damage):
+            try:
+                good.append(_record(raw))
+            except ValueError:
+                bad += 1
     return good, bad + len(damage)
 
 
