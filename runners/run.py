@@ -398,15 +398,19 @@ class Scheduler:
         endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
                      (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
         tasks = prep.tasks
+        trials = cfg.runner.trials
         if cfg.runner.shard:  # runner.shard=i/n: the i-th contiguous task range, in <cell>/shard-i-of-n/ (own store and lock)
             i, n = (int(x) for x in cfg.runner.shard.split("/"))
             tasks = shard_tasks(prep.tasks, i, n)
             manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
             manifest["shard"] = {"index": i, "of": n, "n_tasks_total": len(prep.tasks)}
-            store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(manifest, fresh=cfg.runner.fresh)
+            store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(
+                manifest, fresh=cfg.runner.fresh, expect=[(t.task_id, k) for k in range(trials) for t in tasks])
         else:
             manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
-            store = CellStore(self.root, cfg.cell_name).open(manifest, fresh=cfg.runner.fresh)
+            # a finished cell with nothing to run is opened without restoring or scanning its records
+            store = CellStore(self.root, cfg.cell_name).open(manifest, fresh=cfg.runner.fresh,
+                                                             expect=[(t.task_id, k) for k in range(trials) for t in tasks])
         try:
             transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
         except BaseException:

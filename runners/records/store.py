@@ -58,6 +58,7 @@ XZ_FILTERS = [{"id": lzma.FILTER_LZMA2, "preset": 6, "dict_size": 1 << 20}]
 ERRORS = "errors.jsonl"
 MANIFEST = "manifest.json"
 DONE = "DONE"
+INDEX = "episodes.index.json"  # a finished cell's (task, trial) keys and codes, for a resume with nothing to run
 SUPERSEDED = ".superseded"
 # The project's packages: an uncommitted edit in any of them changes the code fingerprint.
 CODE_PACKAGES = ("runners", "kit", "baselines", "flowstate", "pos", "benchmarks", "conf")
@@ -376,8 +377,12 @@ class CellStore:
         self.warnings: list[str] = []  # loud notes for the sweep to print (a damaged manifest was replaced)
         self.codes: dict[str, int] = {}  # code fingerprint -> finished episodes produced by it
         self.moved_to: Path | None = None  # where `fresh=True` moved the old results
+        self.idle = False  # opened finished with nothing to run (`open(expect=...)`): records untouched, no appends
 
-    def open(self, manifest: dict[str, Any], fresh: bool = False) -> "CellStore":
+    def open(self, manifest: dict[str, Any], fresh: bool = False, expect: Iterable[tuple[str, int]] | None = None) -> "CellStore":
+        """Lock and open the cell. `expect`: the (task id, trial) keys the run wants; when a finished
+        cell already holds them all (its `episodes.index.json` matches its records file), the
+        records are neither restored nor scanned (`idle`: nothing can be appended)."""
         self.dir.mkdir(parents=True, exist_ok=True)
         self._lock_fd = os.open(self.dir / ".lock", os.O_CREAT | os.O_RDWR)
         try:
@@ -387,10 +392,44 @@ class CellStore:
             self._lock_fd = None
             raise StoreError(f"another sweep is writing {self.dir}; wait for it or stop it first") from None
         try:
+            if not fresh and expect is not None and self._open_idle(manifest, set(expect)):
+                return self
             return self._open_locked(manifest, fresh)
         except BaseException:
             self.close()
             raise
+
+    def _records_signature(self) -> list[Any]:
+        """What identifies the cell's records files on disk now (size and mtime of each)."""
+        out: list[Any] = []
+        for p in (self.dir / EPISODES, compacted(self.dir / EPISODES)):
+            try:
+                st = p.stat()
+                out.append([p.name, st.st_size, st.st_mtime_ns])
+            except FileNotFoundError:
+                out.append([p.name, None, None])
+        return out
+
+    def _write_index(self) -> None:
+        """After DONE: the finished keys and codes, tied to the records files as they are now."""
+        data = {"records": self._records_signature(), "done": sorted([t, k] for t, k in self.done), "codes": self.codes}
+        atomic_write(self.dir / INDEX, json.dumps(data, separators=(",", ":")))
+
+    def _open_idle(self, manifest: dict[str, Any], expect: set[tuple[str, int]]) -> bool:
+        if not (self.dir / DONE).exists():
+            return False
+        try:
+            idx = json.loads((self.dir / INDEX).read_bytes())
+            done = {(str(t), int(k)) for t, k in idx["done"]}
+            codes = {str(c): int(n) for c, n in idx["codes"].items()}
+            fresh_sig = idx["records"] == self._records_signature()
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return False
+        if not fresh_sig or not expect <= done:
+            return False
+        self.done, self.codes, self.idle = done, codes, True
+        self._write_manifest(manifest)
+        return True
 
     def _move_aside(self) -> None:
         """`runner.fresh=true`: move every result file of the cell (not the lock) to
@@ -515,6 +554,7 @@ class CellStore:
             raise err[0]
         if rec.status == "ok":
             self.done.add((rec.task_id, rec.trial))
+            self.codes[rec.code or "unrecorded"] = self.codes.get(rec.code or "unrecorded", 0) + 1
 
     async def append_async(self, rec: EpisodeRecord) -> None:
         """`append` without blocking the event loop: returns once the record is on disk; lines
@@ -533,6 +573,7 @@ class CellStore:
         await fut
         if rec.status == "ok":
             self.done.add((rec.task_id, rec.trial))
+            self.codes[rec.code or "unrecorded"] = self.codes.get(rec.code or "unrecorded", 0) + 1
 
     def mark_done(self, counts: dict[str, int], *, compact: bool = True) -> None:
         """The cell is finished: close its files, compact its records (`compact`; off with
@@ -545,6 +586,10 @@ class CellStore:
         except OSError as e:  # a full disk: the plain file is whole and stays the cell's records
             self.warnings.append(f"{self.dir / EPISODES} was left uncompacted ({e}); nothing is lost, it is read as it is")
         atomic_write(self.dir / DONE, json.dumps({**counts, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
+        try:
+            self._write_index()
+        except OSError:  # a full disk: the next resume scans the records instead
+            (self.dir / INDEX).unlink(missing_ok=True)
 
     def compact(self) -> None:
         """`episodes.jsonl` → `episodes.jsonl.xz` (the same lines, xz-compressed), written and synced
