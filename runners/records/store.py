@@ -322,7 +322,8 @@ class _GroupWriter:
     queues a line; `done(error)` is called from the writer thread after the line is on disk
     (error None) or failed to get there."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, on_written: Any = None) -> None:
+        self._on_written = on_written  # (fh, data) for each line on disk, in the order written
         self._q: "queue.Queue[tuple[Any, bytes, Any] | None]" = queue.Queue()
         self._t = threading.Thread(target=self._loop, name=f"store-writer-{name}", daemon=True)
         self._t.start()
@@ -352,6 +353,10 @@ class _GroupWriter:
                     os.fsync(fh.fileno())
                 except BaseException as e:
                     errors[key] = e
+            if self._on_written is not None:
+                for fh, data, _ in batch:
+                    if id(fh) not in errors:
+                        self._on_written(fh, data)
             for fh, _, done in batch:
                 try:
                     done(errors.get(id(fh)))
@@ -363,6 +368,89 @@ class _GroupWriter:
     def close(self) -> None:
         self._q.put(None)
         self._t.join()
+
+
+class _StreamingXZ:
+    """A cell's records compressed while the cell runs, so that finishing it only ends the
+    stream: one thread (lzma releases the GIL, so it runs beside the event loop) compresses the
+    plain file's first `start` bytes, then every line as the writer puts it on disk, into a
+    hidden part file. `finish` completes the stream as `episodes.jsonl.xz` (synced, renamed) only
+    when it holds exactly the plain file's bytes; the plain file stays the cell's records until
+    then (a kill leaves it whole; the part file is removed on the next open)."""
+
+    PART = ".episodes.jsonl.xz.part"
+
+    def __init__(self, plain: Path) -> None:
+        self.plain = plain
+        self.part = plain.with_name(f"{self.PART}.{os.getpid()}")
+        self.start = plain.stat().st_size if plain.exists() else 0
+        self.fed = self.start
+        self.error: BaseException | None = None
+        self._f = open(self.part, "wb")
+        self._c = lzma.LZMACompressor(format=lzma.FORMAT_XZ, filters=XZ_FILTERS)
+        self._q: "queue.Queue[bytes | None]" = queue.Queue()
+        self._t = threading.Thread(target=self._loop, name=f"compact-{plain.parent.name}", daemon=True)
+        self._t.start()
+
+    def feed(self, data: bytes) -> None:
+        self.fed += len(data)
+        self._q.put(data)
+
+    def _compress(self, data: bytes) -> None:
+        if self.error is None:
+            try:
+                out = self._c.compress(data)
+                if out:
+                    self._f.write(out)
+            except BaseException as e:  # a full disk: finish() falls back to compacting the plain file
+                self.error = e
+
+    def _loop(self) -> None:
+        if self.start:
+            with open(self.plain, "rb") as f:
+                left = self.start
+                while left > 0 and (chunk := f.read(min(1 << 20, left))):
+                    self._compress(chunk)
+                    left -= len(chunk)
+        while True:
+            item = self._q.get()
+            if item is None:
+                return
+            batch, stop = take_batch(self._q, item)
+            self._compress(b"".join(batch))
+            if stop:
+                return
+
+    def finish(self) -> bool:
+        """The compacted file in place (True), or nothing changed and the part file gone (False)."""
+        self._q.put(None)
+        self._t.join()
+        try:
+            if self.error is not None or self.fed != self.plain.stat().st_size:
+                raise OSError("the compressed stream does not hold the plain file's bytes")
+            self._f.write(self._c.flush())
+            self._f.flush()
+            os.fsync(self._f.fileno())
+            self._f.close()
+            os.replace(self.part, compacted(self.plain))
+            return True
+        except OSError:
+            self.abort()
+            return False
+
+    def abort(self) -> None:
+        self._q.put(None)
+        self._t.join()
+        try:
+            self._f.close()
+        except OSError:
+            pass
+        self.part.unlink(missing_ok=True)
+
+    @classmethod
+    def remove_stale(cls, cell_dir: Path) -> None:
+        for p in cell_dir.glob(f"{cls.PART}.*"):
+            p.unlink(missing_ok=True)
 
 
 class CellStore:
@@ -378,6 +466,7 @@ class CellStore:
         self.codes: dict[str, int] = {}  # code fingerprint -> finished episodes produced by it
         self.moved_to: Path | None = None  # where `fresh=True` moved the old results
         self.idle = False  # opened finished with nothing to run (`open(expect=...)`): records untouched, no appends
+        self._xz: _StreamingXZ | None = None
 
     def open(self, manifest: dict[str, Any], fresh: bool = False, expect: Iterable[tuple[str, int]] | None = None) -> "CellStore":
         """Lock and open the cell. `expect`: the (task id, trial) keys the run wants; when a finished
@@ -448,6 +537,7 @@ class CellStore:
         if fresh:
             self._move_aside()
         path = self.dir / EPISODES
+        _StreamingXZ.remove_stale(self.dir)  # a run killed while compressing
         uncompact(self.dir, self.warnings)  # a finished cell opened again: its records become the live file
         self.repaired = repair_tail(path)
         records, keep, bad, dups = self._scan(path)
@@ -463,8 +553,19 @@ class CellStore:
         self._write_manifest(manifest)
         self._fh = open(path, "ab")
         self._err = open(self.dir / ERRORS, "ab")
-        self._writer = _GroupWriter(self.dir.name)
+        self._writer = _GroupWriter(self.dir.name, self._written)
         return self
+
+    def _written(self, fh: Any, data: bytes) -> None:
+        if self._xz is not None and fh is self._fh:
+            self._xz.feed(data)
+
+    def compact_as_written(self) -> None:
+        """Compress the records while the cell runs (call before the first append): `mark_done`
+        then only ends the stream instead of compressing the whole file after the last episode."""
+        if self._fh is not None and self._xz is None:
+            self._fh.flush()
+            self._xz = _StreamingXZ(self.dir / EPISODES)
 
     @staticmethod
     def _scan(path: Path) -> tuple[list[dict[str, Any]], list[bytes], list[bytes], list[bytes]]:
@@ -580,9 +681,15 @@ class CellStore:
         `runner.compact_records=false`, which leaves the plain `episodes.jsonl`), write `DONE`.
         No record can be added afterwards without opening the cell again."""
         self._close_files()
+        xz, self._xz = self._xz, None
         try:
-            if compact:
+            if compact and xz is not None and xz.finish():  # compressed while the cell ran
+                (self.dir / EPISODES).unlink()
+                fsync_dir(self.dir)
+            elif compact:
                 self.compact()
+            elif xz is not None:
+                xz.abort()
         except OSError as e:  # a full disk: the plain file is whole and stays the cell's records
             self.warnings.append(f"{self.dir / EPISODES} was left uncompacted ({e}); nothing is lost, it is read as it is")
         atomic_write(self.dir / DONE, json.dumps({**counts, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
@@ -616,6 +723,9 @@ class CellStore:
 
     def close(self) -> None:
         self._close_files()
+        if self._xz is not None:  # not finished: the plain file stays the records
+            self._xz.abort()
+            self._xz = None
         if self._lock_fd is not None:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
             os.close(self._lock_fd)

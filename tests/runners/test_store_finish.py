@@ -1,5 +1,7 @@
-"""A finished cell opened again with nothing to run is neither restored nor scanned: its records
-stay compacted and untouched (`episodes.index.json`); anything else takes the full path."""
+"""Finishing a cell and opening it again: records compressed while the cell runs (finishing only
+ends the stream; a kill or a mismatch loses nothing), and a finished cell opened with nothing to
+run is neither restored nor scanned (`episodes.index.json`); anything else takes the full path."""
+import lzma
 import os
 
 import pytest
@@ -74,3 +76,55 @@ def test_without_expect_the_cell_opens_as_before(tmp_path):
     s = CellStore(tmp_path, "c").open({"config": {}})
     assert not s.idle and (d / "episodes.jsonl").exists()
     s.close()
+
+
+def test_records_compressed_as_written_make_the_same_compacted_file(tmp_path):
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    s.compact_as_written()
+    for i in range(50):
+        s.append(rec(f"t{i}"))
+    d = tmp_path / "c"
+    plain = (d / "episodes.jsonl").read_bytes()
+    assert list(d.glob(".episodes.jsonl.xz.part.*"))  # being compressed meanwhile
+    s.mark_done({"total": 50, "ok": 50})
+    s.close()
+    assert not (d / "episodes.jsonl").exists() and not list(d.glob(".episodes.jsonl.xz.part.*"))
+    assert lzma.decompress((d / "episodes.jsonl.xz").read_bytes()) == plain
+
+
+def test_a_resumed_cell_compresses_its_earlier_lines_too(tmp_path):
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    s.append(rec("a"))
+    s.close()  # interrupted: the stream (none here) and the plain file as they are
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    s.compact_as_written()
+    s.append(rec("b"))
+    s.mark_done({"total": 2, "ok": 2})
+    s.close()
+    assert [r["task_id"] for r in read_jsonl(tmp_path / "c" / "episodes.jsonl")[0]] == ["a", "b"]
+    assert not (tmp_path / "c" / "episodes.jsonl").exists()
+
+
+def test_interrupted_or_killed_compression_loses_nothing(tmp_path):
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    s.compact_as_written()
+    s.append(rec("a"))
+    s.close()  # interrupted before the end: the part file goes, the plain file is the records
+    d = tmp_path / "c"
+    assert not list(d.glob(".episodes.jsonl.xz.part.*")) and not (d / "episodes.jsonl.xz").exists()
+    (d / ".episodes.jsonl.xz.part.99999").write_bytes(b"\xfd7zXZ half")  # what a SIGKILL leaves
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    assert s.done == {("a", 0)} and not list(d.glob(".episodes.jsonl.xz.part.*"))
+    s.close()
+
+
+def test_a_stream_that_missed_a_line_falls_back_to_compacting_the_file(tmp_path):
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    s.compact_as_written()
+    s.append(rec("a"))
+    with open(tmp_path / "c" / "episodes.jsonl", "ab") as f:  # a line the stream never saw
+        f.write(rec("b").model_dump_json().encode() + b"\n")
+    s.mark_done({"total": 2, "ok": 2})
+    s.close()
+    assert [r["task_id"] for r in read_jsonl(tmp_path / "c" / "episodes.jsonl")[0]] == ["a", "b"]
+    assert not (tmp_path / "c" / "episodes.jsonl").exists()
