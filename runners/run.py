@@ -339,18 +339,15 @@ class _CellRun:
     remaining: int = 0
     closed: bool = False
     finishing: bool = False
-    transcripts: Any = None  # TranscriptStore, written off the loop (one thread per cell, in order)
+    transcripts: Any = None  # TranscriptStore, written off the loop (its group-commit thread)
     case_errors: dict = field(default_factory=dict)
     code: str = ""
-    io: Any = None  # the cell's single-thread executor for transcript writes
 
     def close(self) -> None:
         if self.closed:
             return
         self.closed = True
         try:
-            if self.io is not None:
-                self.io.shutdown(wait=True)
             if self.transcripts is not None:
                 self.transcripts.close()
         finally:
@@ -493,10 +490,8 @@ class Scheduler:
         names the cause, stored without its transcript; only if even that cannot be written does the
         error propagate."""
         try:
-            if run.transcripts is not None:  # durable before the record line that references it
-                if run.io is None:
-                    run.io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcripts")
-                await asyncio.get_running_loop().run_in_executor(run.io, run.transcripts.put, rec)
+            if run.transcripts is not None:  # durable before the record line that references it (group commits)
+                await run.transcripts.put_async(rec)
             await run.store.append_async(rec)
             return rec
         except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on
