@@ -5,7 +5,8 @@ The sweep as a user runs it (`scripts/perf/inspect_compare.py`'s workload: Full 
 endpoint (100 ms per call, arrivals stamped), as a whole process. Per run: episodes/s in the
 window (first request to last reply), episodes/s from the first request to the process's exit
 (start-up excluded: the window plus the tail), the tail itself (last reply to exit: the last
-cell's compaction, the tables) and episodes/s from process start to exit. With `--against DIR`
+cell's compaction, the tables), episodes/s from process start to exit, and the process's CPU
+per call from the first request to its exit. With `--against DIR`
 another checkout runs the same episodes in the same rounds (order alternating). Medians of
 `--repeats`, load average before and after.
 """
@@ -51,20 +52,20 @@ def main(argv: list[str] | None = None) -> None:
                     window = a.episodes / r.rate
                     tail = r.wall_s - r.first_request_s - window
                     row = {"window": r.rate, "from_first": a.episodes / (r.wall_s - r.first_request_s), "process": a.episodes / r.wall_s,
-                           "tail": tail, "first": r.first_request_s, "wall": r.wall_s, "rss": r.rss_mb}
+                           "tail": tail, "first": r.first_request_s, "wall": r.wall_s, "rss": r.rss_mb, "cpu_ms": r.cpu_ms}
                     rows[label].append(row)
                     print(f"  {label:<8} window {row['window']:.1f} ep/s, first request → exit {row['from_first']:.1f} ep/s, "
-                          f"tail {tail:.2f} s, wall {r.wall_s:.1f} s, load {os.getloadavg()[0]:.2f}", flush=True)
+                          f"tail {tail:.2f} s, wall {r.wall_s:.1f} s, CPU/call {r.cpu_ms:.2f} ms, load {os.getloadavg()[0]:.2f}", flush=True)
                     shutil.rmtree(out, ignore_errors=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"load average after: {os.getloadavg()}")
     med = statistics.median
-    print(f"\n{'code':>8} {'window ep/s':>12} {'first→exit ep/s':>16} {'ratio':>6} {'tail s':>7} {'start→exit ep/s':>16} {'first req s':>12} {'RSS MB':>7}")
+    print(f"\n{'code':>8} {'window ep/s':>12} {'first→exit ep/s':>16} {'ratio':>6} {'tail s':>7} {'start→exit ep/s':>16} {'first req s':>12} {'RSS MB':>7} {'CPU/call ms':>12}")
     for label, rs in rows.items():
         m = {k: med(r[k] for r in rs) for k in rs[0]}
         print(f"{label:>8} {m['window']:>12.1f} {m['from_first']:>16.1f} {med(r['from_first'] / r['window'] for r in rs):>6.2f} "
-              f"{m['tail']:>7.2f} {m['process']:>16.1f} {m['first']:>12.2f} {m['rss']:>7.0f}")
+              f"{m['tail']:>7.2f} {m['process']:>16.1f} {m['first']:>12.2f} {m['rss']:>7.0f} {m['cpu_ms']:>12.2f}")
 
 
 if __name__ == "__main__":
