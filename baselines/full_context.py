@@ -5,7 +5,9 @@ memory keeps the last 120,000 tokens) and records a truncation event. [harness c
 docs/baselines.md §1] When the endpoint reports that the prompt exceeds its context window, the oldest
 whole lines are dropped (to 3/4 of the history's tokens, repeatedly) and the call retried; the
 cap then stays for the rest of the episode and every step records the event.
-`on_context_overflow: error` makes the overflow an infra error instead."""
+`on_context_overflow: error` makes the overflow an infra error instead.
+The current request's text is shown once, in `<user_query>` (B.3 does not say the history repeats
+it); `repeat_query_in_history: true` also puts it in `<trajectory_history>` (the earlier layout)."""
 from __future__ import annotations
 
 from typing import Any
@@ -23,13 +25,14 @@ OVERFLOW_MODES = ("drop_oldest", "error")
 class FullContext(SingleCallMethod):
     protocol = ReactProtocol()
 
-    def __init__(self, backbone, *, max_tokens: int | None = None, on_context_overflow: str = "drop_oldest", **params: Any) -> None:
+    def __init__(self, backbone, *, max_tokens: int | None = None, on_context_overflow: str = "drop_oldest",
+                 repeat_query_in_history: bool = False, **params: Any) -> None:
         super().__init__(backbone, **params)
         if on_context_overflow not in OVERFLOW_MODES:
             raise ValueError(f"on_context_overflow must be one of {', '.join(OVERFLOW_MODES)}, got {on_context_overflow!r}")
         self.max_tokens = max_tokens
         self.on_context_overflow = on_context_overflow
-        self.trajectory = Trajectory()
+        self.trajectory = Trajectory(repeat_current_query=repeat_query_in_history)  # docs/baselines.md §1
         self.t = 0
 
     async def begin_request(self, request: Request) -> None:

@@ -147,6 +147,43 @@ def format_hit(hit: dict[str, Any]) -> str:
 class Mem0Memory(MemoryMethod):
     """Memory-system baseline backed by mem0ai 1.0.11 (B.3 memory layout)."""
 
+    @classmethod
+    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Manifest facts: mem0's own prompts (fact extraction, memory update) come from the pinned
+        package itself (`mem0.configs.prompts`), recorded with each text's sha256."""
+        import hashlib
+
+        entries: dict[str, Any] = {}
+        version = mem0_version()
+        try:
+            import mem0.configs.prompts as prompts
+        except ImportError as e:
+            prompts, why = None, f"mem0ai is not installed ({e}); pip install mem0ai=={PINNED_VERSION}"
+        for name in ("FACT_RETRIEVAL_PROMPT", "USER_MEMORY_EXTRACTION_PROMPT", "AGENT_MEMORY_EXTRACTION_PROMPT",
+                     "DEFAULT_UPDATE_MEMORY_PROMPT"):
+            text = getattr(prompts, name, None) if prompts is not None else None
+            if isinstance(text, str):
+                entries[f"mem0.{name}"] = {"source": "package", "package": "mem0ai", "version": version,
+                                           "module": "mem0.configs.prompts", "symbol": name,
+                                           "text_sha256": hashlib.sha256(text.encode()).hexdigest()}
+            else:
+                entries[f"mem0.{name}"] = {"source": "unavailable", "package": "mem0ai", "symbol": name,
+                                           "reason": why if prompts is None else f"{name} not in mem0ai {version}"}
+        return {"text_sources": {"prompts": entries, "paraphrased": []}, "mem0ai": version}
+
+    @classmethod
+    def missing(cls, params):
+        from baselines.embedder import MINILM_FIX, minilm_missing
+        from runners.api import Missing
+
+        version = mem0_version()
+        if version is None:
+            return [Missing(what=f"method mem0 needs mem0ai=={PINNED_VERSION} (the `mem0` extra), which is not installed", fix=MINILM_FIX)]
+        if version != PINNED_VERSION:
+            return [Missing(what=f"method mem0 runs the classic algorithm of mem0ai=={PINNED_VERSION}; found {version}",
+                            fix=f"`pip install mem0ai=={PINNED_VERSION}`")]
+        return minilm_missing("method mem0")
+
     def __init__(self, backbone, *, version: str = PINNED_VERSION, limit: int = 100, infer: bool = True,
                  assistant_ack: str | None = None, lowercase_query: bool = True, vector_store: str = "faiss",
                  llm_sampling: dict[str, Any] | None = None, json_mode: bool = True, store_dir: str | None = None,

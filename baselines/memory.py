@@ -56,10 +56,10 @@ class MemoryMethod(SingleCallMethod):
     protocol = ReactProtocol()
     step_views = (RETRIEVED_VIEW,)
 
-    def __init__(self, backbone, *, include_feedback: bool = True, **params: Any) -> None:
+    def __init__(self, backbone, *, include_feedback: bool = True, repeat_query_in_history: bool = False, **params: Any) -> None:
         super().__init__(backbone, **params)
         self.include_feedback = include_feedback
-        self.trajectory = Trajectory()
+        self.trajectory = Trajectory(repeat_current_query=repeat_query_in_history)  # query shown once, in <user_query>
         self.retrieved: list[str] = []
         self.stored = 0  # chunks handed to add_chunk so far
         self.t = 0

@@ -125,6 +125,12 @@ class ReasoningBank(MemoryMethod):
     judge_protocol = JudgeProtocol()
     extract_protocol = ExtractProtocol()
 
+    @classmethod
+    def missing(cls, params):
+        from baselines.embedder import minilm_missing
+
+        return minilm_missing("method reasoningbank (embedder: minilm)") if params.get("embedder", "minilm") == "minilm" else []
+
     def __init__(self, backbone, *, embedder: str = "minilm", top_k: int = 5, max_items: int | None = None,
                  judge_sampling: dict[str, Any] | None = None, extract_sampling: dict[str, Any] | None = None,
                  record_timestamps: bool = False, **params: Any) -> None:

@@ -174,16 +174,25 @@ class ZipAct(SingleCallMethod):
         from runners.upstream import TextSources
 
         sources = TextSources()
-        for domain in zipact_prompts.UPSTREAM_PROMPTS:
-            zipact_prompts.state_texts(domain, sources)
+        released = (params or {}).get("released_prompts", True)
+        injected = sorted(set(zipact_prompts.DOMAINS) - set(zipact_prompts.UPSTREAM_PROMPTS))
+        if released:
+            for domain in zipact_prompts.UPSTREAM_PROMPTS:
+                zipact_prompts.state_texts(domain, sources)
+            for domain in injected:
+                sources.own(f"{domain}.state_items", "FlowState B.5: the released ALFWorld state-module prompts with this "
+                            "domain's state items injected (baselines/zipact_prompts.py DOMAINS, inject)")
+        else:
+            for domain in zipact_prompts.DOMAINS:
+                sources.own(f"{domain}.state_prompts", "released_prompts=false: the project's own state-module prompts")
         return {"text_sources": sources.as_manifest(), "pin": zipact_prompts.ZIPACT_PIN_NOTE,
-                "own_prompts_for": sorted(set(zipact_prompts.DOMAINS) - set(zipact_prompts.UPSTREAM_PROMPTS))}
+                "released_core_with_injectables_for": injected if released else []}
 
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
         self.domain = zipact_prompts.domain_of(task.kind) if self.domain_param == "auto" else self.domain_param
         self.note = zipact_prompts.DOMAINS[self.domain]["note"]
-        self.texts = zipact_prompts.state_texts(self.domain) if self.released_prompts else zipact_prompts.state_texts("generic")
+        self.texts = zipact_prompts.state_texts(self.domain, own_wording=not self.released_prompts)
 
     async def begin_request(self, request: Request) -> None:
         await super().begin_request(request)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 from kit.react import REACT_PROTOCOL
@@ -31,23 +32,35 @@ DOMAINS: dict[str, dict[str, Any]] = {
     },
     "formal": {
         "fields": {"world_state": {"established_results": [], "notation": {}}},
+        "docs": {"established_results": "Results proved or computed in earlier subtasks (statement and value), reusable later (list)",
+                 "notation": "Symbols in use and their meaning (dict)"},
         "note": "established_results = results proved or computed in earlier subtasks (statement and value), which later problems may reuse; notation = symbol -> meaning.",
     },
     "shopping": {
         "fields": {"goal_state": {"target_attributes": {}},
                    "world_state": {"current_products": [], "selected_product": "", "cart_contents": [], "purchases_so_far": []},
                    "constraint_state": {"compatibility_constraints": [], "price_violations": []}},
+        "docs": {"target_attributes": "Category, colour, size, material, price limit and brand of the item sought (dict)",
+                 "current_products": "Products on the page now (list)", "selected_product": "The product chosen so far",
+                 "cart_contents": "Items in the cart (list)", "purchases_so_far": "Items bought in earlier subtasks (list)",
+                 "compatibility_constraints": "What earlier purchases require of this one (list)",
+                 "price_violations": "Candidates rejected for their price (list)"},
         "note": "target_attributes = category, colour, size, material, price limit, brand of the item sought; compatibility_constraints = what earlier purchases require of this one.",
     },
     "travel": {
         "fields": {"goal_state": {"travellers": []},
                    "world_state": {"plan_slots": {}},
                    "constraint_state": {"traveller_constraints": []}},
+        "docs": {"travellers": "Each group member and their wishes (list)",
+                 "plan_slots": "Day -> breakfast / lunch / dinner / accommodation / transportation / attraction chosen so far (dict)",
+                 "traveller_constraints": "Requirements a traveller's choices must respect (list)"},
         "note": "travellers = each group member and their wishes; plan_slots = day -> breakfast/lunch/dinner/accommodation/transportation/attraction chosen so far.",
     },
     "tau": {
         "fields": {"world_state": {"user_identity": {}, "record_ids": []},
                    "constraint_state": {"policy_checks_done": []}},
+        "docs": {"user_identity": "The authenticated user's details (dict)", "record_ids": "Reservation / order ids in play (list)",
+                 "policy_checks_done": "Policy conditions already verified (list)"},
         "note": "user_identity = the authenticated user's details; record_ids = reservation / order ids in play; policy_checks_done = policy conditions already verified.",
     },
 }
@@ -72,18 +85,28 @@ UPSTREAM_PROMPTS = {  # domain -> (pinned prompt file, symbol prefix) for the do
 AGENT_FILE = "src/agents/zipact.py"
 
 
-def state_texts(domain: str, sources: Any = None) -> dict[str, Any]:
+def state_texts(domain: str, sources: Any = None, *, own_wording: bool = False) -> dict[str, Any]:
     """The state-module prompts of `domain`: the released ones (updater system prompt, init prompt,
     init system message, updater user template; read at run time from the pinned ZipAct copy) for
     the domains ZipAct released prompts for (ALFWorld, WebShop → MemoryArena shopping), our own
     elsewhere (no released prompt exists) or when the pinned files are unavailable. `upstream`
-    says which one is in use; `sources` (a TextSources) records each."""
+    says which one is in use; `sources` (a TextSources) records each. Domains without released
+    prompts (Formal Reasoning, Travel, τ, generic) get the released ALFWorld core with their own
+    state items injected (`inject`; FlowState B.5); `own_wording=True` = the project's prompts."""
     from runners.upstream import TextSources, UpstreamFile
 
     sources = sources if sources is not None else TextSources()
-    if domain not in UPSTREAM_PROMPTS:
-        return {"upstream": False, "init_system": INIT_SYSTEM, "init_user": INIT_USER, "update_system": UPDATE_SYSTEM,
-                "update_user": UPDATE_USER}
+    own = {"upstream": False, "init_system": INIT_SYSTEM, "init_user": INIT_USER, "update_system": UPDATE_SYSTEM,
+           "update_user": UPDATE_USER}
+    if own_wording:
+        return own
+    if domain not in UPSTREAM_PROMPTS:  # the released core (ALFWorld's prompts) with this domain's state items injected
+        core = state_texts("alfworld", sources)
+        if not core["upstream"]:
+            return own
+        return {"upstream": True, "core": "alfworld", "init_system": core["init_system"], "update_user": core["update_user"],
+                "update_system": inject(core["update_system"], domain, template=False),
+                "init_user": inject(core["init_user"], domain, template=True)}
     path, prefix = UPSTREAM_PROMPTS[domain]
     f, agent = UpstreamFile("ZipAct", path), UpstreamFile("ZipAct", AGENT_FILE)
     out = {
@@ -96,6 +119,108 @@ def state_texts(domain: str, sources: Any = None) -> dict[str, Any]:
         return {"upstream": False, "init_system": INIT_SYSTEM, "init_user": INIT_USER, "update_system": UPDATE_SYSTEM,
                 "update_user": UPDATE_USER}
     return {"upstream": True, **out}
+
+
+# ---------------------------------------------------------------- domain injectables
+# The released prompts are ALFWorld's; a domain keeps their text and changes only the state items:
+# the field lines of each state component, the bullets that name a field the domain lacks, and the
+# JSON skeletons. Located by structure (indented `- name: ...` field lines, `- ` bullets naming
+# `field`s, the fenced JSON block), never by upstream wording.
+_FIELD_LINE = re.compile(r"^(\s+)- (\w+): ")
+_TICKED = re.compile(r"`(\w+)`")
+_JSON_KEY = re.compile(r'^(\s*)"(\w+)": (.*?)(,?)$')
+
+
+def _fields(domain: str) -> dict[str, dict[str, Any]]:
+    return empty_state(domain)
+
+
+def _all_fields() -> set[str]:
+    names = {k for sec in CORE_STATE.values() for k in sec}
+    for d in DOMAINS.values():
+        names |= {k for sec in d["fields"].values() for k in sec}
+    return names
+
+
+def _placeholder(value: Any, template: bool) -> str:
+    if template:  # the init skeleton: the empty value, braces doubled for str.format
+        return json.dumps(value, ensure_ascii=False).replace("{", "{{").replace("}", "}}")
+    return '"..."' if isinstance(value, str) else "[...]" if isinstance(value, list) else "{...}"
+
+
+def _reshape_json(block: str, domain: str, template: bool) -> str:
+    """A fenced JSON skeleton with the domain's fields: upstream's lines for fields the domain has,
+    the others dropped, the domain's extra fields added at the end of their section."""
+    schema = _fields(domain)
+    out: list[str] = []
+    section: str | None = None
+    pending: list[tuple[str, str]] = []  # (indent, "key": value) of the current section
+
+    def flush() -> None:
+        nonlocal pending
+        if section is not None:
+            have = {k for _, k, _ in pending}
+            indent = pending[0][0] if pending else "    "
+            extra = [(indent, k, _placeholder(v, template)) for k, v in schema.get(section, {}).items() if k not in have]
+            rows = [*pending, *extra]
+            out.extend(f'{i}"{k}": {v}' + ("," if n < len(rows) - 1 else "") for n, (i, k, v) in enumerate(rows))
+        pending = []
+
+    for line in block.split("\n"):
+        m = _JSON_KEY.match(line)
+        if m and m.group(3).rstrip().endswith("{") and m.group(2) in CORE_STATE:
+            flush()
+            section = m.group(2)
+            out.append(line)
+        elif m and section is not None:
+            if m.group(2) in schema.get(section, {}):
+                pending.append((m.group(1), m.group(2), m.group(3)))
+        else:
+            if section is not None and line.strip().startswith("}"):
+                flush()
+                section = None
+            out.append(line)
+    return "\n".join(out)
+
+
+def inject(text: str, domain: str, *, template: bool) -> str:
+    """The released ALFWorld prompt `text` with `domain`'s state items (see the comment above)."""
+    schema = _fields(domain)
+    present = {k for sec in schema.values() for k in sec}
+    docs = DOMAINS[domain].get("docs", {})
+    known = _all_fields()
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.strip().startswith("```json"):
+            j = next(k for k in range(i + 1, len(lines)) if lines[k].strip().startswith("```"))
+            out.append(line)
+            out.extend(_reshape_json("\n".join(lines[i + 1:j]), domain, template).split("\n"))
+            out.append(lines[j])
+            i = j + 1
+            continue
+        m = _FIELD_LINE.match(line)
+        if m and m.group(2) in known:
+            if m.group(2) in present:
+                out.append(line)
+            nxt = lines[i + 1] if i + 1 < len(lines) else ""
+            n2 = _FIELD_LINE.match(nxt)
+            if not (n2 and n2.group(2) in known):  # the component's last field line: add the domain's own
+                section = next((sec for sec, names in schema.items() if m.group(2) in names or m.group(2) in CORE_STATE.get(sec, {})), None)
+                owner = section or next((sec for sec, names in empty_state("alfworld").items() if m.group(2) in names), None)
+                for k in DOMAINS[domain]["fields"].get(owner or "", {}):
+                    out.append(f"{m.group(1)}- {k}: {docs.get(k, k)}")
+            i += 1
+            continue
+        ticked = [t for t in _TICKED.findall(line) if t in known]
+        if line.lstrip().startswith("- ") and ticked and not all(t in present for t in ticked):
+            i += 1  # a bullet about a field this domain does not have
+            continue
+        out.append(line)
+        i += 1
+    return "\n".join(out)
 
 
 def empty_state(domain: str) -> dict[str, Any]:

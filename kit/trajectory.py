@@ -8,12 +8,24 @@ from runners.api import Decision, Observation, Request, RequestOutcome
 from runners.tokens import count
 
 
+QUERY_LINE = 1
+"""Index of a request's `User query:` line (after its heading)."""
+
+
 class Trajectory:
-    def __init__(self) -> None:
+    """`repeat_current_query`: whether the request in progress shows its `User query:` line too.
+    B.3 puts the current request in `<user_query>`, and does not say the history repeats it;
+    the default (False) shows it once, there. True = the history also carries it (the earlier
+    layout: the current query twice in every prompt). Past requests always keep their query."""
+
+    def __init__(self, *, repeat_current_query: bool = True) -> None:
         self.requests: list[list[str]] = []  # per request: its lines
+        self.repeat_current_query = repeat_current_query
+        self.open = False  # a request has begun and not ended
 
     def begin(self, request: Request) -> None:
         self.requests.append([f"## Request {request.index + 1} ({request.request_id})", f"User query: {request.text}"])
+        self.open = True
 
     def observe(self, obs: Observation) -> None:
         if not obs.is_empty and self.requests:
@@ -31,6 +43,7 @@ class Trajectory:
             self.requests[-1].append(f"Step {step} action: none")
 
     def end(self, outcome: RequestOutcome) -> None:
+        self.open = False
         if self.requests:
             self.requests[-1].append(f"Final response: {outcome.final_response if outcome.final_response is not None else '(none)'}")
 
@@ -38,6 +51,8 @@ class Trajectory:
         """Text of the trajectory; with `max_tokens`, the oldest whole lines are dropped until it
         fits (returns whether anything was dropped)."""
         reqs = self.requests[-1:] if current_only else self.requests
+        if reqs and self.open and not self.repeat_current_query:  # the current query is in <user_query> only
+            reqs = [*reqs[:-1], [line for i, line in enumerate(reqs[-1]) if i != QUERY_LINE]]
         lines = [line for r in reqs for line in r]
         truncated = False
         if max_tokens is not None:

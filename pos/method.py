@@ -17,9 +17,11 @@ from kit.agent import SingleCallMethod
 from pos.config import PosConfig
 from pos.gaps import StableGapIdentityTracker, frontier_changed
 from pos.health import HealthReport, detect, verified_window
-from pos.policy import EXAMPLES, action_text, belief_text_input, describe, format_example, policy_messages
+from pos.policy import EXAMPLES, NO_OBSERVATION, action_text, belief_text_input, describe, format_example, policy_messages
 from pos.projection import project_on_gap
 from pos.prompts import belief_text_messages
+from pos.release_prompt import RELEASE_KINDS, release_messages, release_texts
+from pos import release_texts as belief_release
 from pos.protocols import AuditProtocol, BeliefTextProtocol, PolicyProtocol, ProgressProtocol
 from pos.recovery import RecoveryDirective, build_directive
 from pos.sentinel import audit_scope, diagnostic_progress, evidence_items, execution_progress, run_audit
@@ -83,7 +85,24 @@ class PoS(SingleCallMethod):
     def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Manifest facts: where each upstream text the policy prompt may carry comes from."""
         sources = TextSources()
-        if PosConfig(**(params or {})).policy_format_example:
+        cfg = PosConfig(**(params or {}))
+        if cfg.belief_prompts == "release":
+            belief_release.load(sources)
+        from pos import repair_text  # the repair turns' corrections (module-level sources, recorded here too)
+
+        repair_text.policy_repair(), repair_text.missing_action(), repair_text.belief_repair(None)
+        repair_text.sentinel_repair(), repair_text.progress_repair()
+        sources.entries.update(repair_text.SOURCES.entries)
+        from pos.protocols import format_lines
+
+        format_lines(sources)  # the policy's reply-format lines off the PoS benchmarks
+        if cfg.recovery.mode == "generic":
+            sources.own("pos.recovery.generic", "recovery.mode=generic: the release has no generic recovery; the project's own text (pos/recovery.py GENERIC_TEXT)")
+        if cfg.policy_prompt == "release":
+            for kind in RELEASE_KINDS:
+                k = cfg.for_kind(kind)
+                release_texts(kind, k.max_actions_per_turn, sources, example=k.policy_format_example)
+        elif cfg.policy_format_example:
             for kind in EXAMPLES:
                 format_example(kind, sources)
         return {"text_sources": sources.as_manifest()}
@@ -92,7 +111,10 @@ class PoS(SingleCallMethod):
         await super().begin_task(task)
         self.cfg = self.base_cfg.for_kind(task.kind)
         self.protocol.configure(task, self.cfg.max_actions_per_turn)
-        self.model = BeliefModel(self.backbone, mode=self.cfg.task_mode, max_json_retries=self.cfg.max_json_retries,
+        self.release = (release_texts(task.kind, self.cfg.max_actions_per_turn, self.sources, example=self.cfg.policy_format_example)
+                        if self.cfg.policy_prompt == "release" and task.kind in RELEASE_KINDS else None)
+        self.belief_texts = belief_release.load(self.sources) if self.cfg.belief_prompts == "release" else None
+        self.model = BeliefModel(self.backbone, mode=self.cfg.task_mode, max_json_retries=self.cfg.max_json_retries, texts=self.belief_texts,
                                  sampling=self.cfg.sampling.get("state"))
         self.carried_world, self.earlier = None, []
 
@@ -154,7 +176,7 @@ class PoS(SingleCallMethod):
         if mode is None:
             return prop.candidate, "validated"
         audit = dict(step=step, before=before, items=items, cfg=self.cfg.sentinel, before_step=before_step,
-                     sampling=self.cfg.sampling.get("sentinel"), health=self._health_view())
+                     sampling=self.cfg.sampling.get("sentinel"), health=self._health_view(), texts=self.belief_texts)
         res = await run_audit(self.backbone, self.audit_protocol, candidate=prop.candidate, **audit)
         self._errors("audit", res.errors)
         self.log["audit"] = {"mode": mode, "verdict": res.verdict, "issue": res.issue, "discarded": res.discarded}
@@ -259,7 +281,8 @@ class PoS(SingleCallMethod):
                     "scoring_method": "execution_task_success"}
         label, errors = await execution_progress(self.backbone, self.progress_protocol, step=step, frontier=before.frontier,
                                                  action=action, observation=obs, before=before, after=self.belief, cfg=s,
-                                                 sampling=self.cfg.sampling.get("sentinel"), health=self._health_view())
+                                                 sampling=self.cfg.sampling.get("sentinel"), health=self._health_view(),
+                                                 texts=self.belief_texts)
         self._errors("progress", errors)
         return label
 
@@ -291,7 +314,7 @@ class PoS(SingleCallMethod):
         self.directive = build_directive(
             self.health, gaps={t: self.belief.gaps(t) for t in self.gap_ids}, gap_ids=self.gap_ids, active_gap=self.belief.frontier_gap(),
             window=win, snapshots=self.snapshots, projections=[w["active_gap_world"] for w in win], transitions=self.transitions,
-            action_count=self.action_count, cfg=self.cfg.recovery, epsilon=self.cfg.trapping.recurrence_epsilon)
+            action_count=self.action_count, cfg=self.cfg.recovery, epsilon=self.cfg.trapping.recurrence_epsilon, texts=self.belief_texts)
         if self.directive is not None:
             self.log["recovery_started"] = self.directive.model_dump()
 
@@ -308,7 +331,9 @@ class PoS(SingleCallMethod):
             self.belief_text = describe(view)
             return
         self.text_protocol.fallback = lambda: {"belief_text": describe(view)}
-        c = await self.backbone.complete(belief_text_messages(view, self.text_protocol.description()), role="state",
+        msgs = (belief_release.belief_text_messages(self.belief_texts, view) if self.belief_texts is not None
+                else belief_text_messages(view, self.text_protocol.description()))
+        c = await self.backbone.complete(msgs, role="state",
                                          protocol=self.text_protocol, **self.cfg.sampling.get("state", {}))
         parsed = self.text_protocol.parse(c.text)
         self._errors("belief_text", parsed.errors)
@@ -320,10 +345,14 @@ class PoS(SingleCallMethod):
         self.turn += 1
         budget = self.task.step_budget
         last_turn = self.cfg.forced_submission and budget is not None and self.turn >= budget
-        msgs = policy_messages(task=self.task, protocol_text=self.protocol.description(), observation=obs, belief=self.belief,
-                               belief_text=self.belief_text, recovery=d.prompt_view(generic=self.cfg.recovery.mode == "generic") if active else None,
-                               forced_submission=last_turn, actions=self.actions,
-                               example=format_example(self.task.kind, self.sources) if self.cfg.policy_format_example else None)
+        recovery = d.prompt_view(generic=self.cfg.recovery.mode == "generic") if active else None
+        if self.release is not None:  # the release's ReAct prompt (pos/release_prompt.py)
+            msgs = release_messages(self.release, task=self.task, observation=obs or NO_OBSERVATION, belief=self.belief,
+                                    belief_text=self.belief_text, recovery=recovery, actions=self.actions, final_turn=last_turn)
+        else:
+            msgs = policy_messages(task=self.task, protocol_text=self.protocol.description(), observation=obs, belief=self.belief,
+                                   belief_text=self.belief_text, recovery=recovery, forced_submission=last_turn, actions=self.actions,
+                                   example=format_example(self.task.kind, self.sources) if self.cfg.policy_format_example else None)
         parsed = await self._policy(msgs, **self.cfg.sampling.get("agent", {}))
         decision, limit = parsed.decision, self.cfg.max_actions_per_turn
         if limit is not None and len(decision.tool_calls) > limit:

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from kit.blocks import load_object, parse_tool_calls, read_object
 from kit.reader import dumps
+from runners.upstream import TextSources, UpstreamFile, py_string
 from runners.api import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError, TaskView, ToolCall, ToolSpec
 
 
@@ -214,6 +215,32 @@ ACTION_ONLY_KINDS = frozenset({"alfworld", "rca", "clindiag", "loca"})
 (a message does not end the case; upstream's missing-action re-ask applies)."""
 
 
+REACT_PROMPT = UpstreamFile("PoS", "prompts/react_prompt.py")
+_OWN_FORMAT = ("Reply with one JSON object in this form:",
+               'Both "thought" and "{key}" are required; a reply without an action that can be executed is invalid.',
+               "Write nothing outside the JSON object and no code fences.")
+
+
+def format_lines(sources: TextSources | None = None) -> tuple[str, str, str]:
+    """(heading, the required-keys line with `{key}` for "action"/"actions", the closing line) of the
+    policy's reply format, read at run time from the release (`prompts/react_prompt.py`:
+    RCA100_SINGLE_ACTION_FORMAT's first and third lines, SYSTEM_PROMPT's last line); the project's
+    wording when unavailable."""
+    sources = sources if sources is not None else TextSources()
+    single = py_string(REACT_PROMPT, "RCA100_SINGLE_ACTION_FORMAT")
+    system = py_string(REACT_PROMPT, "SYSTEM_PROMPT")
+    lines = single.strip().split("\n") if single else []
+    keys = lines[2].replace('"action"', '"{key}"', 1) if len(lines) >= 3 and '"action"' in lines[2] else None
+    sources.use("pos.protocol.format_heading", REACT_PROMPT, lines[0] if lines else None, _OWN_FORMAT[0],
+                symbol="RCA100_SINGLE_ACTION_FORMAT")
+    sources.use("pos.protocol.required_keys", REACT_PROMPT, keys, _OWN_FORMAT[1], symbol="RCA100_SINGLE_ACTION_FORMAT")
+    closing = system.strip().split("\n")[-1] if system else None
+    sources.use("pos.protocol.closing", REACT_PROMPT, closing, _OWN_FORMAT[2], symbol="SYSTEM_PROMPT")
+    if not (lines and keys and closing):
+        return _OWN_FORMAT
+    return lines[0], keys, closing  # type: ignore[return-value]
+
+
 class PolicyProtocol(Protocol):
     """The policy's output as upstream PoS writes it (`prompts/react_prompt.py`): one JSON object
     `{"thought": "brief reasoning", "action": {"name": "tool name", "arguments": {}}}`, or
@@ -246,12 +273,12 @@ class PolicyProtocol(Protocol):
     def description(self) -> str:
         action = '"one action"' if self._string_tool() else '{"name": "tool name", "arguments": {}}'
         key, value = ("actions", f"[{action}, ...]") if self.multi else ("action", action)
-        text = (f'Return only one JSON object with this format:\n{{"thought": "brief reasoning", "{key}": {value}}}\n'
-                f'Every response must contain both keys "thought" and "{key}"; a response without an executable action is invalid.')
+        heading, required, closing = format_lines()
+        text = f'{heading}\n{{"thought": "brief reasoning", "{key}": {value}}}\n' + required.replace("{key}", key)
         if self.allow_message:
             text += ('\nTo reply to the user or give the final answer instead of acting, write '
                      '{"thought": "brief reasoning", "message": "the text"}.')
-        return text + "\nDo not add Markdown fences or any text outside the JSON object."
+        return text + "\n" + closing
 
     def parse(self, text: str) -> Parsed:
         obj, errors, r = read_object(text)

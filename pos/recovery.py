@@ -2,7 +2,7 @@
 
 A constraint C_t = C_pattern + " " + C_gap is composed from fixed templates (no LLM call). It only
 adds text to the policy prompt: recovery never acts and never changes the Active Gap. The wording
-below is ours (the spec paraphrases upstream's intent)."""
+below is the project's fallback (the release's own sentences are used when pinned, `belief_prompts: release`, pos/release_texts.py); generic recovery is unreleased and always ours."""
 from __future__ import annotations
 
 import json
@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from pos.health import HealthReport, world_distance
+from pos.release_texts import recovery_instruction as release_recovery
 
 PATTERN_TEXT = {
     "static": ("Your most recent action changed nothing, and your belief has stayed the same since. Do not issue that "
@@ -118,7 +119,8 @@ def low_progress(transitions: list[dict[str, Any]], count: int) -> list[dict[str
 
 def build_directive(report: HealthReport, *, gaps: dict[str, list[dict[str, str]]], gap_ids: dict[str, list[str]], active_gap: dict[str, str] | None,
                     window: list[dict[str, Any]], snapshots: list[dict[str, Any]], projections: list[dict[str, Any]],
-                    transitions: list[dict[str, Any]], action_count: int, cfg: RecoveryConfig, epsilon: float) -> RecoveryDirective | None:
+                    transitions: list[dict[str, Any]], action_count: int, cfg: RecoveryConfig, epsilon: float,
+                    texts: dict[str, Any] | None = None) -> RecoveryDirective | None:
     """A new directive from the current diagnosis; None without a dimension, Active Gap or gaps.
     `gaps`/`gap_ids`: the current gaps and their stable IDs per gap type."""
     dim = report.gap_dimension
@@ -138,6 +140,8 @@ def build_directive(report: HealthReport, *, gaps: dict[str, list[dict[str, str]
         recovery_frontier={"gap_type": dim, "target": target["target"]}, trigger_frontier=trigger, gap_dimension=dim,
         trapping_pattern=pattern, started_at_step=action_count, applies_from_step=action_count,
         low_progress_transitions=low_progress(transitions, cfg.recent_low_progress_count),
-        instruction=compose(pattern, dim, target["target"], detail=detail, period=report.recurrence_period, mode=cfg.mode),
+        instruction=(release_recovery(texts, pattern, dim, target["target"], detail=detail, period=report.recurrence_period)
+                     if texts is not None and cfg.mode == "composed"
+                     else compose(pattern, dim, target["target"], detail=detail, period=report.recurrence_period, mode=cfg.mode)),
         recovery_gap={"gap_type": dim, "target": target["target"], "reason": target.get("reason", "")},
     )

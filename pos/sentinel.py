@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 
 from pos.repair_text import progress_repair, sentinel_repair
 from pos.protocols import AuditProtocol, ProgressProtocol
+from pos import release_texts as release
 from pos.prompts import audit_messages, progress_messages
 from pos.text import quote_norm
 from pos.world import Belief, World, changed_ids
@@ -93,11 +94,11 @@ class AuditResult(BaseModel):
 
 async def run_audit(backbone: Backbone, protocol: AuditProtocol, *, step: int, before: Belief, candidate: Belief,
                     items: list[dict[str, Any]], cfg: SentinelConfig, before_step: int, sampling: dict[str, Any] | None = None,
-                    health: dict[str, Any] | None = None) -> AuditResult:
+                    health: dict[str, Any] | None = None, texts: dict[str, Any] | None = None) -> AuditResult:
     """One Sentinel audit of a candidate update (role `sentinel`); both beliefs as full contexts (§3, health included)."""
     payload = {"step": step, "belief_before": before.context(step=before_step, health=health), "candidate_belief": candidate.context(step=step, health=health),
                "changed_ids": changed_ids(before.world, candidate.world), "raw_trajectory": items}
-    msgs = audit_messages(payload, protocol.description())
+    msgs = release.audit_messages(texts, payload) if texts is not None else audit_messages(payload, protocol.description())
     errors: list[ProtocolError] = []
     protocol.fallback = protocol.minimal
     for attempt in range(min(1, cfg.max_json_retries) + 1):
@@ -125,11 +126,12 @@ def world_record_ids(before: World, after: World) -> set[str]:
 
 async def execution_progress(backbone: Backbone, protocol: ProgressProtocol, *, step: int, frontier: dict[str, str] | None,
                              action: str, observation: str, before: Belief, after: Belief, cfg: SentinelConfig,
-                             sampling: dict[str, Any] | None = None, health: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, list[ProtocolError]]:
+                             sampling: dict[str, Any] | None = None, health: dict[str, Any] | None = None,
+                             texts: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, list[ProtocolError]]:
     """Execution-mode label from the progress model (role `sentinel`); None = unverified."""
     payload = {"step": step, "frontier": frontier, "action": action, "observation": observation,
                "belief_before": before.context(step=step - 1, health=health), "belief_after": after.context(step=step, health=health)}
-    msgs = progress_messages(payload, protocol.description())
+    msgs = release.progress_messages(texts, payload) if texts is not None else progress_messages(payload, protocol.description())
     errors: list[ProtocolError] = []
     protocol.fallback = protocol.minimal
     allowed = world_record_ids(before.world, after.world)

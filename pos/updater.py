@@ -5,11 +5,14 @@ one re-ask for a reply that does not parse (`min(1, max_json_retries)`), plus on
 candidate fails to build (e.g. a relation endpoint that does not exist)."""
 from __future__ import annotations
 
+import json
+
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from pos.gaps import select_frontier, stabilize_targets
+from pos import release_texts as release
 from pos.prompts import delta_messages, init_messages, with_repair
 from pos.repair_text import belief_repair, schema_error
 from pos.protocols import DeltaProtocol, InitProtocol, JsonProtocol
@@ -33,8 +36,10 @@ class Proposal(BaseModel):
 
 
 class BeliefModel:
-    def __init__(self, backbone: Backbone, *, mode: str, max_json_retries: int = 1, sampling: dict[str, Any] | None = None) -> None:
+    def __init__(self, backbone: Backbone, *, mode: str, max_json_retries: int = 1, sampling: dict[str, Any] | None = None,
+                 texts: dict[str, Any] | None = None) -> None:
         self.backbone = backbone
+        self.texts = texts  # the release's belief-model texts (pos/release_texts.py), None = the project's wording
         self.mode = mode
         self.retries = min(1, max_json_retries)
         self.sampling = sampling or {}
@@ -50,6 +55,8 @@ class BeliefModel:
         correction: str | None = None
         while True:
             msgs: list[Message] = make(error_note)
+            if error_note is not None and self.texts is not None:  # the release has one repair turn: the build error as its schema error
+                msgs = [*msgs, {"role": "user", "content": belief_repair(error_note)}]
             if correction is not None:  # upstream's belief repair turn: messages + its correction
                 msgs = [*msgs, {"role": "user", "content": correction}]
             text = (await self.backbone.complete(msgs, role="state", protocol=protocol, attempt=attempt, **self.sampling)).text
@@ -81,6 +88,11 @@ class BeliefModel:
         self.init_protocol.fallback = self.init_protocol.minimal
 
         def make(err: str | None) -> list[Message]:
+            if self.texts is not None:
+                msgs = release.init_messages(self.texts, task=task, observation=observation, mode=self.mode, carried=carried)
+                if repair:  # a Sentinel issue on the initial belief: the release's issue section, after the message
+                    msgs[1]["content"] += self.texts["issue_heading"] + json.dumps([repair["issue"]], ensure_ascii=False)
+                return msgs
             return with_repair(init_messages(task=task, observation=observation, mode=self.mode,
                                              protocol_text=self.init_protocol.description(), carried=carried), repair, err)
 
@@ -102,6 +114,9 @@ class BeliefModel:
         self.delta_protocol.fallback = no_op
 
         def make(err: str | None) -> list[Message]:
+            if self.texts is not None:
+                return release.update_messages(self.texts, belief=base.context(step=step - 1, health=health), transition=transition,
+                                               mode=self.mode, issues=[repair["issue"]] if repair else None)
             return delta_messages(belief=base.context(step=step - 1, health=health), transition=transition, mode=self.mode,
                                   protocol_text=self.delta_protocol.description(), repair=repair, build_error=err)
 

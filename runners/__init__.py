@@ -7,10 +7,11 @@
     engine             config, episode (the loop), run (scheduler, pool, signals, budget), cache,
                        backbones/, progress, secrets, cost, tokens, upstream, netcheck, ray_exec
         ↓
-    runners.analysis   tables, stats, papers, episodes, report (HTML), plots, wandb_log; never imports
-                       the engine's run, episode, sweep or backbones modules
+    runners.analysis   tables, stats, papers, fidelity, paper (+ paper_figures), episodes, report (HTML),
+                       plots, wandb_log; never imports the engine's run, episode, sweep or backbones modules
         ↓
-    CLI                runners.sweep (run a grid), runners.aggregate (tables), runners.view (report)
+    CLI                runners.sweep (run a grid), runners.aggregate (tables), runners.view (report),
+                       runners.paper (the papers' tables and figures as printed)
 
 Methods and benchmarks (flowstate/, pos/, baselines/, benchmarks/) import `runners.api` and the
 declared public helpers (`runners.tokens`, `runners.upstream`, `runners.netcheck`,

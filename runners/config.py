@@ -60,9 +60,10 @@ class BackboneCfg(_Strict):
     backoff_cap_s: float = Field(60, gt=0)
     transport: Literal["aiohttp", "httpx"] = Field("aiohttp", description="HTTP client (httpx is kept for comparison)")
     prices: dict[str, float | None] | None = Field(None, description="USD per million tokens: {input, cached_input, output} (runners/cost.py)")
+    prices_source: str | None = Field(None, description="where `prices` come from and as of when (a public list price), shown by runner.plan=true")
     refused_window_s: float = Field(10, ge=0, description="connection refused for this long (no success between) is fatal")
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "refused_window_s", "transport", "prices")
+    RUNTIME: ClassVar[tuple[str, ...]] = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "refused_window_s", "transport", "prices", "prices_source")
 
     @field_validator("prices")
     @classmethod
@@ -143,6 +144,8 @@ class RunnerCfg(_Strict):
     preflight_s: float = Field(10, ge=0, description="before the sweep, wait at most this long for every endpoint to accept "
                                "a connection (0: no check)")
     fresh: bool = Field(False, description="re-run every cell from scratch, moving old results to <experiment>/.superseded/")
+    plan: bool = Field(False, description="print the plan and its cost (tasks × trials, calls, tokens and $ per role) and exit: no model call, nothing written (runners/plan.py)")
+    skip_unavailable: bool = Field(False, description="run the cells whose data, extras and backbones are available and list the skipped ones (<experiment>/skipped.json, the tables' footnote); false: any missing piece stops the sweep before any work")
 
     @field_validator("reference_method")
     @classmethod

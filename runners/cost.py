@@ -45,24 +45,44 @@ def usd(usage: Any, prices: Prices | Mapping[str, Any] | None) -> float | None:
     return ((prompt - cached) * p.input + cached * (p.cached_input or 0.0) + completion * p.output) / 1e6
 
 
-def role_prices(config: Mapping[str, Any]) -> dict[str, Any]:
-    """role → the prices of the backbone that serves it, from a cell's config dict: judge and
-    user simulator use their own backbone when `roles` names one, else the agent's."""
+PRICED_ROLES = ("judge", "user_sim", "tool")
+"""Roles a config can put on their own backbone (runners.config.ROLE_NAMES); every other role runs
+on the agent's backbone and is priced at its rates."""
+
+
+def role_prices(config: Any) -> dict[str, Any]:
+    """role → the prices of the backbone that serves it: the one pricing rule of the live budget
+    (runners/run.py) and of the tables (runners/analysis/tables.py). `config` is a cell's config:
+    a `CellConfig` or its dict (a manifest's `config`). `judge`, `user_sim` and `tool` (e.g.
+    MemoryArena's `reasoning` tool on gpt-5-mini) use their own backbone's prices when `roles`
+    names one, else the agent's; `"*"` is every other role (the agent's)."""
+    if hasattr(config, "model_dump"):
+        config = config.model_dump(mode="json", by_alias=True)
     agent = (config.get("backbone") or {}).get("prices")
     roles = config.get("roles") or {}
     out: dict[str, Any] = {}
-    for role in ("judge", "user_sim"):
+    for role in PRICED_ROLES:
         b = roles.get(role)
         out[role] = b.get("prices") if isinstance(b, Mapping) else agent
     out["*"] = agent
     return out
 
 
+def prices_for(role: str, prices_by_role: Mapping[str, Any]) -> Any:
+    """The prices a call of `role` is charged at (`role_prices`' table)."""
+    return prices_by_role.get(role, prices_by_role.get("*"))
+
+
+def call_usd(role: str, usage: Any, prices_by_role: Mapping[str, Any]) -> float | None:
+    """List-price cost of one call of `role` (None when its backbone has no prices)."""
+    return usd(usage, prices_for(role, prices_by_role))
+
+
 def episode_usd(record: Mapping[str, Any], prices_by_role: Mapping[str, Any]) -> float | None:
     """List-price cost of one episode record (`usage_by_role`); None if no role has prices."""
     total, priced = 0.0, False
     for role, u in (record.get("usage_by_role") or {}).items():
-        c = usd(u, prices_by_role.get(role, prices_by_role.get("*")))
+        c = call_usd(role, u, prices_by_role)
         if c is not None:
             total += c
             priced = True

@@ -14,11 +14,11 @@ from typing import Any
 from runners.api import Backbone, Benchmark
 from runners.secrets import redact_secrets
 from runners.config import BackboneCfg, CellConfig, ConfigError
-from runners.cost import usd
+from runners.cost import call_usd, role_prices
 from runners.episode import Episode
 from runners.records.schema import CallLog, EpisodeRecord
 from runners.progress import CellReport, Progress
-from runners.records.store import CellStore, code_fingerprint
+from runners.records.store import EPISODES, CellStore, code_fingerprint, compacted, read_jsonl, text_fingerprint, text_mismatch
 from runners.records.transcripts import TranscriptStore
 
 
@@ -252,16 +252,92 @@ class PreparedCell:
 
 
 def prepare_cells(cells: list[CellConfig]) -> list[PreparedCell]:
-    """Prepare every cell; cells with the same benchmark config share one loaded benchmark."""
-    loaded: dict[str, PreparedCell] = {}
-    out = []
+    """Prepare every cell; cells with the same benchmark config share one loaded benchmark. Any
+    missing piece of any cell raises `Unavailable`, listing all of them (`survey`)."""
+    s = survey(cells)
+    if s.missing:
+        from runners.availability import Unavailable
+
+        raise Unavailable(s.missing, s.labels, len(cells))
+    return s.prepared
+
+
+@dataclass
+class Survey:
+    """What `survey` found: the cells that can run (prepared: tasks loaded, method checked) and,
+    per cell that cannot, every missing piece."""
+
+    prepared: list[PreparedCell]
+    missing: dict[str, list]  # cell name → [runners.api.Missing]; only cells that cannot run
+    labels: dict[str, str]  # cell name → method/backbone/benchmark
+    cfgs: dict[str, CellConfig]
+
+
+def survey(cells: list[CellConfig], env=None) -> Survey:
+    """Before any work: every cell's backbones (`runners.availability.backbone_missing`), method
+    (`Method.missing`) and benchmark (`Benchmark.missing`, then `load_tasks`, once per distinct
+    benchmark config) checked, every missing piece kept, so one message can list them all. A bad
+    parameter or duplicate task ids still fail at once (ConfigError / FatalRunError): those are
+    mistakes to fix, not pieces to install."""
+    from runners.api import Missing
+    from runners.availability import _dedupe, backbone_missing, cell_label
+
+    missing: dict[str, list] = {}
+    for c in cells:
+        found = backbone_missing(c.backbone, env)
+        served: dict[str, list[str]] = {}  # a role backbone serving several roles is checked once
+        for role, b in c.roles.items():
+            if b is not None and b.name != c.backbone.name:
+                served.setdefault(b.name, []).append(role)
+        for name, roles in served.items():
+            found += backbone_missing(getattr(c.roles, roles[0]), env, roles)
+        try:
+            found += list(c.method.cls.missing(dict(c.method.params)))
+        except Exception as e:  # a broken check must not hide the others
+            found.append(Missing(what=f"method '{c.method.name}': its availability check failed ({type(e).__name__}: {e})"))
+        missing[c.cell_name] = found
+    loaded: dict[str, Any] = {}
+    prepared = []
     for c in cells:
         key = json.dumps([c.benchmark.model_dump(by_alias=True), c.runner.limit], sort_keys=True, default=str)
         if key not in loaded:
-            loaded[key] = prepare_cell(c)
-        p = loaded[key]
-        out.append(PreparedCell(c, p.bench, p.tasks, probe_method(c)))
-    return out
+            loaded[key] = _load_benchmark(c)
+        got = loaded[key]
+        if isinstance(got, list):
+            missing[c.cell_name] += got
+        if missing[c.cell_name]:
+            continue
+        prepared.append(PreparedCell(c, got.bench, got.tasks, probe_method(c)))
+    missing = {k: _dedupe(v) for k, v in missing.items() if v}
+    return Survey(prepared, missing, {c.cell_name: cell_label(c) for c in cells}, {c.cell_name: c for c in cells})
+
+
+def _load_benchmark(cfg: CellConfig):
+    """The benchmark of `cfg` with its tasks (a PreparedCell without method), or the list of what
+    it misses: its declared `missing()`, else why `load_tasks` failed (the loader's message names its fix)."""
+    from runners.api import Missing
+
+    params = dict(cfg.benchmark.params)
+    if cfg.runner.limit:
+        params["limit"] = cfg.runner.limit
+    try:
+        bench: Benchmark = cfg.benchmark.cls(name=cfg.benchmark.name, **params)
+        declared = list(bench.missing())
+        if declared:
+            return declared
+        tasks = bench.load_tasks()
+    except Exception as e:  # missing/corrupt data or bad params: kept with the loader's message
+        return [Missing(what=f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}")]
+    _check_unique(cfg, tasks)
+    return PreparedCell(cfg, bench, tasks, None)  # type: ignore[arg-type]
+
+
+def _check_unique(cfg: CellConfig, tasks: list) -> None:
+    ids = [t.task_id for t in tasks]
+    if len(set(ids)) != len(ids):  # records are keyed by (task_id, trial): duplicates would be skipped or double-counted
+        dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
+        raise FatalRunError(f"benchmark '{cfg.benchmark.name}' loaded duplicate task ids {dup}; "
+                            "task ids must be unique (fix the adapter's load_tasks or the data file)")
 
 
 class _ProbeBackbone(Backbone):
@@ -297,11 +373,7 @@ def prepare_cell(cfg: CellConfig) -> PreparedCell:
         tasks = bench.load_tasks()
     except Exception as e:  # missing/corrupt data or bad params: stop before any work, with the loader's message
         raise FatalRunError(f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}") from None
-    ids = [t.task_id for t in tasks]
-    if len(set(ids)) != len(ids):  # records are keyed by (task_id, trial): duplicates would be skipped or double-counted
-        dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
-        raise FatalRunError(f"benchmark '{cfg.benchmark.name}' loaded duplicate task ids {dup}; "
-                            "task ids must be unique (fix the adapter's load_tasks or the data file)")
+    _check_unique(cfg, tasks)
     return PreparedCell(cfg, bench, tasks, probe_method(cfg))
 
 
@@ -342,6 +414,9 @@ class _CellRun:
     transcripts: Any = None  # TranscriptStore, written off the loop (its group-commit thread)
     case_errors: dict = field(default_factory=dict)
     code: str = ""
+    prices: dict = field(default_factory=dict)  # role → prices (runners.cost.role_prices)
+    costs: list = field(default_factory=list)  # cost of each finished episode (the budget's estimate)
+    tasks: list = field(default_factory=list)  # the cell's tasks (its shard's, with runner.shard), in order
 
     def close(self) -> None:
         if self.closed:
@@ -359,7 +434,14 @@ class Scheduler:
     episodes in cell order from one queue, so a small cell never leaves the endpoint idle while
     it finishes; the per-endpoint in-flight bound (`max_inflight`, shared by every backbone of an
     endpoint) is the only limit on model calls. Each cell still gets its own store, report and
-    progress row, and is marked DONE as soon as its last episode is on disk."""
+    progress row, and is marked DONE as soon as its last episode is on disk.
+
+    With a budget (`runner.budget_usd`) the order is fair instead: task 1 of every cell, then
+    task 2 of every cell, … (trial 0 of every task before trial 1), and a new round starts only
+    when the whole round is expected to fit in the budget (each cell's mean episode cost so
+    far), so a run the budget stops has run the same tasks in every cell of a benchmark and its
+    tables still compare the methods. Nothing is known about costs before the first round, so
+    it runs whole once started (it may pass a budget smaller than one round)."""
 
     def __init__(self, root: Path, pool: BackbonePool, progress: Progress, concurrency: int, budget_usd: float | None = None) -> None:
         self.root, self.pool, self.progress, self.concurrency = root, pool, progress, max(1, concurrency)
@@ -373,22 +455,63 @@ class Scheduler:
         self.in_flight = 0
         self.budget_reached = False
         self.code = code_fingerprint()
+        self.fair = budget_usd is not None
+        self.rounds: dict[tuple[int, int], list[_CellRun]] = {}  # fair order: round (trial, task index) → its cells
+        self.round_started: tuple[int, int] = (-1, -1)
 
-    def _affordable(self) -> bool:
+    def _mean(self, run: "_CellRun | None" = None) -> float:
+        """Expected cost of one episode: the cell's own mean once it has finished one, else the sweep's."""
+        costs = run.costs if run is not None and run.costs else self.episode_costs
+        return sum(costs) / len(costs) if costs else 0.0
+
+    def _affordable(self, run: "_CellRun | None" = None, rnd: tuple[int, int] | None = None) -> bool:
+        """Whether one more episode (of `run`, in fair round `rnd`) may start within the budget.
+        Once the budget is reached no episode starts any more."""
         if self.budget is None:
             return True
-        mean = sum(self.episode_costs) / len(self.episode_costs) if self.episode_costs else 0.0
-        if self.spent >= self.budget or self.spent + mean * (self.in_flight + 1) > self.budget:
+        if self.budget_reached:
+            return False
+        in_flight = self._mean() * self.in_flight
+        if rnd is not None and rnd > self.round_started:  # a new round: all of it must fit
+            need = sum(self._mean(r) for r in self.rounds.get(rnd, [run]))
+            if self.spent >= self.budget or self.spent + in_flight + need > self.budget:
+                self.budget_reached = True
+                return False
+            self.round_started = rnd
+            return True
+        # inside a started fair round only the cell's own costs count (round 1 has none yet: it
+        # runs whole, or the cells would already differ); otherwise the sweep's mean
+        own = (self._mean(run) if run.costs else 0.0) if rnd is not None else self._mean(run)
+        if self.spent >= self.budget or self.spent + in_flight + own > self.budget:
             self.budget_reached = True
             return False
         return True
 
-    def _on_call(self, run: _CellRun, log: CallLog, prices: dict | None, acc: list[float]) -> None:
-        cost = 0.0 if log.cached else (usd(log.usage, prices) or 0.0)
+    def _on_call(self, run: _CellRun, log: CallLog, prices: dict, acc: list[float]) -> None:
+        cost = 0.0 if log.cached else (call_usd(log.role, log.usage, prices) or 0.0)
         self.spent += cost
         acc[0] += cost
         run.report.count_call(log, cost)
         self.progress.call(run.report)
+
+    def _check_texts(self, prepared: list[PreparedCell]) -> None:
+        """Refuse the sweep before any work when a cell to resume holds finished episodes that ran
+        on other model-facing texts than this run would send (runners.records.store.text_mismatch)."""
+        for p in prepared:
+            if p.cfg.runner.fresh:
+                continue
+            cell_dir = self.root / p.cfg.cell_name
+            records = []
+            for d in [cell_dir, *sorted(cell_dir.glob("shard-*"))]:
+                if (d / EPISODES).exists() or compacted(d / EPISODES).exists():
+                    records += read_jsonl(d / EPISODES)[0]
+            if not records:
+                continue
+            notes = {"benchmark_notes": p.bench.notes(),
+                     "method_notes": p.method_cls.notes(p.cfg.method.params) if hasattr(p.method_cls, "notes") else {}}
+            why = text_mismatch(p.cfg.cell_name, records, text_fingerprint(notes))
+            if why:
+                raise FatalRunError(why.removeprefix("error: ") + " Nothing was run.")
 
     def _open(self, prep: PreparedCell) -> _CellRun:
         cfg, pool = prep.cfg, self.pool
@@ -420,7 +543,7 @@ class Scheduler:
         report.total = len(tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
         return _CellRun(prep, store, report, todo, remaining=len(todo), transcripts=transcripts,
-                        case_errors=case_error_counts(store.dir), code=self.code)
+                        case_errors=case_error_counts(store.dir), code=self.code, prices=role_prices(cfg), tasks=tasks)
 
     async def _finish(self, run: _CellRun) -> None:
         if run.closed or run.finishing:
@@ -448,10 +571,10 @@ class Scheduler:
     async def _episode(self, run: _CellRun, task, trial: int) -> None:
         cfg, bench, method_cls, store, report, pool = run.prep.cfg, run.prep.bench, run.prep.method_cls, run.store, run.report, self.pool
         spent = [0.0]
-        prices = {role: (rc or cfg.backbone).prices for role, rc in cfg.roles.items()}  # a role's calls are priced by its backbone
+        prices = run.prices  # a role's calls are priced by its own backbone (runners.cost.role_prices, as the tables)
 
         def on_call(c: CallLog) -> None:  # live calls/tokens/retries/cost
-            self._on_call(run, c, prices.get(c.role, cfg.backbone.prices), spent)
+            self._on_call(run, c, prices, spent)
 
         resample = min(run.case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
 
@@ -473,10 +596,12 @@ class Scheduler:
             rec = await ep.run(env, method)
             rec.resample = resample
         rec.code = run.code
+        rec.texts = store.texts
         if rec.error:
             rec.error = redact_secrets(rec.error)
         rec = await self._store(run, rec)
         self.episode_costs.append(spent[0])
+        run.costs.append(spent[0])
         report.count_episode(rec.status, f"{task.task_id}#{trial}", rec.error)
         if rec.status != "ok" and rec.fatal:
             self.fatal.append(rec.error or "fatal backbone error")
@@ -504,11 +629,15 @@ class Scheduler:
         queue: asyncio.Queue = asyncio.Queue()
         n = self.concurrency
 
+        self._check_texts(prepared)  # before any cell opens: a mixed-source resume is refused up front
+
         async def producer() -> None:
             """Open the cells in order, off the loop (manifest, git revision, reading earlier
             records), queueing each cell's episodes as soon as it is open: the first cell's
-            episodes run while the next cells open."""
+            episodes run while the next cells open. In fair order (a budget) every cell is
+            opened first, then the episodes are queued round by round (`fair_order`)."""
             try:
+                fair: list = []
                 for p in prepared:
                     if self.stop.is_set():
                         break
@@ -518,18 +647,24 @@ class Scheduler:
                     self.progress.start_cell(r.report)
                     if not r.todo:
                         await self._finish(r)
+                    if self.fair:
+                        fair.append(r)
+                        continue
                     for t, trial in r.todo:
-                        queue.put_nowait((r, t, trial))
+                        queue.put_nowait((r, t, trial, None))
+                for item in fair_order(fair):
+                    self.rounds.setdefault(item[3], []).append(item[0])
+                    queue.put_nowait(item)
             finally:
                 for _ in range(n):
                     queue.put_nowait(None)
 
         async def worker() -> None:
-            while (item := await queue.get()) is not None:  # one queue: episodes start in cell order
-                r, t, trial = item
+            while (item := await queue.get()) is not None:  # one queue: episodes start in cell (or fair) order
+                r, t, trial, rnd = item
                 if self.stop.is_set():
                     continue
-                if not self._affordable():
+                if not self._affordable(r, rnd):
                     r.report.not_started += 1
                     r.remaining -= 1
                     if r.remaining == 0:
@@ -560,6 +695,20 @@ class Scheduler:
         finally:
             for r in runs:
                 r.close()
+
+
+def fair_order(runs: list) -> list[tuple]:
+    """(run, task, trial, round) of every episode left in `runs`, round by round: round =
+    (trial, the task's place in its cell's task list), so task k of every cell comes before task
+    k+1 of any cell and every cell's trial 0 before any trial 1 (cells of different sizes too),
+    also when a resumed cell has fewer episodes left than another."""
+    items = []
+    for ci, r in enumerate(runs):
+        index = {t.task_id: i for i, t in enumerate(r.tasks or r.prep.tasks)}
+        for t, trial in r.todo:
+            items.append(((trial, index.get(t.task_id, 0)), ci, r, t, trial))
+    items.sort(key=lambda x: (x[0], x[1]))
+    return [(r, t, trial, rnd) for rnd, _, r, t, trial in items]
 
 
 async def run_cell(prep: PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
@@ -602,8 +751,12 @@ async def run_all(cells, root: Path, display: str) -> list:
     if first.runner.cache:
         cache_path = Path(first.runner.cache_path) if first.runner.cache_path else Path(first.runner.output_dir) / ".cache" / "responses.sqlite"
     pool = BackbonePool(cache_path)
-    pool.prepare(cells)  # missing key variables fail here, before any data loads or episode runs
-    prepared = prepare_cells(cells)  # all data loads (and method params are checked) before any episode runs
+    # every cell's backbones, extras and data checked (and the data loaded) before any work; what is
+    # missing is listed all at once, or its cells skipped with runner.skip_unavailable=true
+    s = survey(cells)
+    skip_unavailable(s, cells, root)
+    prepared = s.prepared
+    pool.prepare([p.cfg for p in prepared])
     reports = []
     try:
         await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
@@ -617,6 +770,22 @@ async def run_all(cells, root: Path, display: str) -> list:
     return reports
 
 
+def skip_unavailable(s: Survey, cells: list[CellConfig], root: Path) -> None:
+    """Raise `Unavailable` (every missing piece, all cells) unless runner.skip_unavailable=true;
+    then print the skipped cells and record them in `<root>/skipped.json` (the tables' footnote
+    reads it), or raise when no cell at all can run."""
+    from runners.availability import Unavailable, describe, write_skipped
+
+    if s.missing and not cells[0].runner.skip_unavailable:
+        raise Unavailable(s.missing, s.labels, len(cells))
+    if s.missing and not s.prepared:
+        raise Unavailable(s.missing, s.labels, len(cells))
+    path = write_skipped(root, s.missing, s.cfgs, [p.cfg.cell_name for p in s.prepared])
+    if s.missing:
+        print(f"warning: {describe(s.missing, s.labels, len(cells), skipping=True)}\n  Running the other "
+              f"{len(s.prepared)} cell(s); the skipped ones are listed in {path} and in the tables.", file=sys.stderr, flush=True)
+
+
 def check_budget(cells) -> None:
     """runner.budget_usd needs prices on every backbone that is called."""
     if cells[0].runner.budget_usd is None:
@@ -626,7 +795,7 @@ def check_budget(cells) -> None:
 
         raise ConfigError("runner.budget_usd is kept by one process's scheduler and is not supported with runner.executor=ray; "
                           "drop one of them (or run locally)")
-    unpriced = sorted({b.name for c in cells for b in (c.backbone, c.roles.judge, c.roles.user_sim) if b is not None and b.prices is None})
+    unpriced = sorted({b.name for c in cells for b in (c.backbone, c.roles.judge, c.roles.user_sim, c.roles.tool) if b is not None and b.prices is None})
     if unpriced:
         from runners.config import ConfigError
 

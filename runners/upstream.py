@@ -287,8 +287,11 @@ def py_function_strings(f: UpstreamFile, qualname: str) -> list[str] | None:
     source order; implicit concatenation folded; an f-string becomes a template with `{name}` for
     each field), e.g. a correction message a function builds inline. None when unavailable."""
     tree = _tree(f)
-    if tree is None:
-        return None
+    return None if tree is None else strings_of(tree, qualname)
+
+
+def strings_of(tree: ast.AST, qualname: str) -> list[str] | None:
+    """`py_function_strings` on a parsed tree."""
     node = _scope(tree, qualname)
     if node is None or not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
@@ -325,6 +328,30 @@ def py_docstring(f: UpstreamFile, qualname: str, *, clean: bool = True) -> str |
     return ast.get_docstring(node, clean=clean)  # type: ignore[arg-type]
 
 
+def text_sha256(text: Any) -> str:
+    """sha256 of a text as sent (a non-string literal: its canonical JSON)."""
+    if isinstance(text, str):
+        data = text
+    else:
+        try:
+            data = json.dumps(text, sort_keys=True, ensure_ascii=False, default=str)
+        except TypeError:  # keys that do not sort (e.g. None next to strings): the literal's own order
+            data = json.dumps(text, ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+_SAID: set[str] = set()
+
+
+def _say_once(message: str) -> None:
+    """A loud console line (stderr), once per process and message."""
+    import sys
+
+    if message not in _SAID:
+        _SAID.add(message)
+        print(message, file=sys.stderr, flush=True)
+
+
 class TextSources:
     """Which text each model-facing prompt of a cell came from (recorded in the manifest)."""
 
@@ -334,11 +361,15 @@ class TextSources:
     def use(self, key: str, f: UpstreamFile, text: str | None, fallback: str, *, symbol: str | None = None) -> str:
         """`text` (read from `f`) when available, else `fallback`; records which one and why."""
         if text is not None:
-            self.entries[key] = f.provenance(symbol)
+            self.entries[key] = {**f.provenance(symbol), "text_sha256": text_sha256(text)}
             return text
         data, where = fetch(f)
         why = where if data is None else f"symbol {symbol!r} not found in {f.path}"
-        self.entries[key] = {"source": "paraphrase", "upstream": f.provenance(symbol), "reason": why}
+        if data is None and where.startswith("download of"):
+            _say_once(f"warning: {f.repo}@{f.commit[:7]}:{f.path}: {where}. The run uses the project's own wording for "
+                      f"'{key}' (and every other text of that file) and marks the cell [paraphrased].")
+        self.entries[key] = {"source": "paraphrase", "upstream": f.provenance(symbol), "reason": why,
+                             "text_sha256": text_sha256(fallback)}
         return fallback
 
     def string(self, key: str, f: UpstreamFile, symbol: str, fallback: str) -> str:
@@ -365,9 +396,62 @@ class TextSources:
     def file(self, key: str, f: UpstreamFile, fallback: str) -> str:
         return self.use(key, f, file_text(f), fallback)
 
+    def own(self, key: str, reason: str) -> None:
+        """Record a text that is the project's own with no upstream counterpart (e.g. an unreleased
+        ablation's wording); listed under `own`, not as paraphrased."""
+        self.entries[key] = {"source": "project", "reason": reason}
+
     @property
     def paraphrased(self) -> list[str]:
-        return sorted(k for k, v in self.entries.items() if v["source"] != "upstream")
+        return sorted(k for k, v in self.entries.items() if v["source"] == "paraphrase")
 
     def as_manifest(self) -> dict[str, Any]:
         return {"prompts": dict(sorted(self.entries.items())), "paraphrased": self.paraphrased}
+
+
+def py_fstring_parts(f: UpstreamFile, qualname: str, name: str) -> list[tuple[str, str]] | None:
+    """The f-string assigned to the local `name` inside the function `qualname`, as parts:
+    ("text", literal) or ("field", the field's expression as `ast.unparse` writes it, e.g.
+    `state['observation']`). Fill it with `fill_parts`. None when unavailable; a field with a
+    conversion or format spec makes it unreadable (None)."""
+    tree = _tree(f)
+    fn = None if tree is None else _scope(tree, qualname)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    for node in ast.walk(fn):
+        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+                and isinstance(node.value, ast.JoinedStr)):
+            parts: list[tuple[str, str]] = []
+            for v in node.value.values:
+                if isinstance(v, ast.Constant) and isinstance(v.value, str):
+                    parts.append(("text", v.value))
+                elif isinstance(v, ast.FormattedValue) and v.conversion == -1 and v.format_spec is None:
+                    parts.append(("field", ast.unparse(v.value)))
+                else:
+                    return None
+            return parts
+    return None
+
+
+def fill_parts(parts: list[tuple[str, str]], values: dict[str, str]) -> str:
+    """`parts` (see `py_fstring_parts`) with each field replaced by `values[expression]`."""
+    missing = sorted({p for k, p in parts if k == "field" and p not in values})
+    if missing:
+        raise KeyError(f"no value for the upstream template field(s) {missing}")
+    return "".join(p if k == "text" else str(values[p]) for k, p in parts)
+
+
+def fill_fields(template: str, values: dict[str, Any]) -> str:
+    """A `py_function_strings` template with each `{expression}` replaced by `values[expression]`
+    (doubled literal braces undone); a field without a value raises KeyError naming it."""
+    import re
+
+    def sub(m: "re.Match[str]") -> str:
+        tok = m.group(0)
+        if tok in ("{{", "}}"):
+            return tok[0]
+        key = tok[1:-1]
+        if key not in values:
+            raise KeyError(f"no value for the upstream template field {key!r}")
+        return str(values[key])
+    return re.sub(r"\{\{|\}\}|\{[^{}]+\}", sub, template)

@@ -47,6 +47,12 @@ class Pace(PosBaseline):
     method_name = "pace"
     lookup_tool = GLIMPSE
 
+    @classmethod
+    def missing(cls, params):
+        from baselines.embedder import minilm_missing
+
+        return minilm_missing("method pace (encoder: minilm)") if params.get("encoder") == "minilm" else []
+
     async def begin_task(self, task) -> None:
         await super().begin_task(task)
         self.encoder = relevance.make_encoder(self.cfg.encoder)

@@ -41,6 +41,14 @@ class Alfworld(Benchmark):
         self.settings = {**DEFAULTS, **params}
         self._prov: dict[str, Any] = {}
 
+    def missing(self) -> list:
+        from runners.api import Missing
+
+        if engine.available():
+            return []
+        return [Missing(what="benchmark alfworld needs the ALFWorld engine (packages alfworld and textworld, the `alfworld` extra), "
+                             "which is not installed", fix=engine.INSTALL_HINT)]
+
     def load_tasks(self) -> list[TaskSpec]:
         if not engine.available():
             raise RuntimeError(f"ALFWorld needs its engine: {engine.INSTALL_HINT}")

@@ -8,7 +8,9 @@ from typing import Any
 from benchmarks.clindiag.data import ClinDiagDataError, case_folders, load_case, resolve_cases_dir, upstream_case_folders
 from benchmarks.clindiag.env import DEFAULTS, ClinDiagEnv, check_settings
 from benchmarks.rca100.score import percent
+from benchmarks.clindiag.texts import clindiag_texts
 from runners.api import Benchmark, Environment, EpisodeContext, MetricSpec, TaskSpec, params_model
+from runners.upstream import TextSources
 
 
 class ClinDiag(Benchmark):
@@ -32,6 +34,8 @@ class ClinDiag(Benchmark):
         self.settings = {**DEFAULTS, **settings}
         self._prov: dict[str, Any] = {}
         self._manifest: dict[str, Any] = {}
+        self.sources = TextSources()  # provider and judge texts: the PoS release's when pinned (texts.py)
+        self.texts = clindiag_texts(self.sources)
 
     def load_tasks(self) -> list[TaskSpec]:
         cases_dir, source = resolve_cases_dir(self.data_dir)
@@ -60,7 +64,7 @@ class ClinDiag(Benchmark):
         return [TaskSpec(task_id=p["folder"], payload=p) for p in payloads]
 
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
-        return ClinDiagEnv(task, ctx, {"name": self.name, **self.settings})
+        return ClinDiagEnv(task, ctx, {"name": self.name, **self.settings}, self.texts)
 
     def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
         scores = [e["scores"] for e in episodes]
@@ -72,5 +76,5 @@ class ClinDiag(Benchmark):
         return out
 
     def notes(self) -> dict[str, Any]:
-        return {"data": self._prov, "settings": self.settings,
+        return {"data": self._prov, "settings": self.settings, "text_sources": self.sources.as_manifest(),
                 "roles": {"user_sim": "information provider", "judge": "diagnosis judge"}}

@@ -21,6 +21,7 @@ from typing import Any
 
 from benchmarks.clindiag import judge
 from benchmarks.clindiag import provider
+from benchmarks.clindiag.texts import clindiag_texts
 from benchmarks.clindiag.prompts import QUERY_TOOLS, SUBMIT, as_field, policy, request_text, tool_specs
 from benchmarks.diagnostic import DiagnosticEnv, cap_text
 from runners.api import Decision, EpisodeContext, Message, RequestOutcome, TaskSpec, TaskView, ToolCall
@@ -54,8 +55,9 @@ HISTORY_QUESTION = "What is the chief complaint and the history of the present i
 class ClinDiagEnv(DiagnosticEnv):
     submit_tool = SUBMIT  # provider replies are capped inside `provider.ask` (cap_note stays None)
 
-    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any]) -> None:
+    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], texts: dict[str, Any] | None = None) -> None:
         self.task, self.ctx = task, ctx
+        self.texts = texts if texts is not None else clindiag_texts()  # provider and judge texts (benchmarks/clindiag/texts.py)
         self.params = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
         check_settings(self.params)
         self.benchmark = str(params.get("name", "clindiag"))
@@ -69,7 +71,7 @@ class ClinDiagEnv(DiagnosticEnv):
 
     def view(self) -> TaskView:
         return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, policy=policy(self.params["max_steps"]),
-                        tools=tool_specs(), kind="clindiag")
+                        tools=tool_specs(self.texts), kind="clindiag")
 
     def request_text(self) -> str:
         c = self.case
@@ -93,7 +95,7 @@ class ClinDiagEnv(DiagnosticEnv):
         self.queries[call.name] += 1
         section = QUERY_TOOLS[call.name][0]
         if not self.case["present"][section]:
-            return provider.NO_RECORD, False
+            return self.texts["no_record"], False  # the release sends this text to the provider as the record; here it is the reply, without a call
         record = self.case["sections"][section]
         limit = int(self.params["observation_max_chars"])
         if self.params["provider"] == "keyword":
@@ -101,7 +103,8 @@ class ClinDiagEnv(DiagnosticEnv):
         self._providing = (record, question)
         try:
             answer = await provider.ask(self.ctx.backbone("user_sim"), section, record, question, max_chars=limit,
-                                        attempts=int(self.params["provider_attempts"]), **self.params["provider_sampling"])
+                                        attempts=int(self.params["provider_attempts"]), texts=self.texts,
+                                        **self.params["provider_sampling"])
         finally:
             self._providing = None
         return answer, False
@@ -125,7 +128,7 @@ class ClinDiagEnv(DiagnosticEnv):
                 self._judging = True
                 try:
                     self.verdict, self.judge_replies = await judge.judge(
-                        self.ctx.backbone("judge"), gold, self.submission, attempts=int(self.params["judge_attempts"]),
+                        self.ctx.backbone("judge"), gold, self.submission, attempts=int(self.params["judge_attempts"]), texts=self.texts,
                         **self.params["judge_sampling"])
                 finally:
                     self._judging = False

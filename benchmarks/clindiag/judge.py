@@ -5,21 +5,15 @@ JSON accepted); up to `attempts` (3) tries, then a BackboneError (infra, retried
 `scripted_verdict` is the offline judge (§3.7): normalised exact or synonym-list match."""
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from kit.asking import ask_until
 from kit.blocks import load_object
+from benchmarks.clindiag import texts as texts_mod
 from runners.api import Backbone, Message
 
-SYSTEM = """You grade a clinical diagnosis against a reference. Reply with one JSON object only:
-{"diagnosis_correct": true|false, "differential_hit": true|false, "reason": "<one sentence>"}
-Rules:
-- diagnosis_correct is true only when the submitted final diagnosis names the same disease as the reference: synonyms, standard abbreviations and equivalent phrasings count.
-- A related condition, a broader category, a complication, or a predisposing condition is NOT the same disease: false.
-- Extra specificity beyond the reference counts as correct only if the submitted reasoning supports it with evidence from the case.
-- differential_hit is true when the reference diagnosis appears in the submitted differential diagnosis."""
+SYSTEM = texts_mod.JUDGE_SYSTEM  # the project's wording; a run uses `texts["judge_system"]`
 
 # Offline synonym sets (harness choice, §3.7): every phrase in a set names the same disease.
 SYNONYMS: tuple[frozenset[str], ...] = tuple(frozenset(s) for s in (
@@ -69,10 +63,16 @@ def scripted_verdict(reference: dict[str, str], submitted: dict[str, str]) -> di
             "reason": "(scripted judge) normalised/synonym match" if ok else "(scripted judge) no normalised/synonym match"}
 
 
-def judge_messages(reference: dict[str, str], submitted: dict[str, str]) -> list[Message]:
-    body = {"reference": {k: reference.get(k, "") for k in ("final_diagnosis", "differential_diagnosis", "diagnostic_reasoning")},
-            "submitted": {k: submitted.get(k, "") for k in ("final_diagnosis", "differential_diagnosis", "diagnostic_reasoning")}}
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": json.dumps(body, indent=2, ensure_ascii=False)}]
+def judge_messages(reference: dict[str, str], submitted: dict[str, str], texts: dict[str, Any] | None = None) -> list[Message]:
+    """The release's `judge_submission` messages: JUDGE_SYSTEM_PROMPT, then JUDGE_USER_PROMPT
+    filled with the reference and the submitted fields (texts: `texts.clindiag_texts()`)."""
+    t = texts if texts is not None else texts_mod.clindiag_texts()
+    user = t["judge_user"].format(
+        reference_final=reference.get("final_diagnosis", ""), reference_differential=reference.get("differential_diagnosis", ""),
+        reference_reasoning=reference.get("diagnostic_reasoning", ""), submitted_final=submitted.get("final_diagnosis", ""),
+        submitted_differential=submitted.get("differential_diagnosis", ""),
+        submitted_reasoning=submitted.get("diagnostic_reasoning", ""))
+    return [{"role": "system", "content": t["judge_system"]}, {"role": "user", "content": user}]
 
 
 def parse_verdict(text: str) -> dict[str, Any] | None:
@@ -86,8 +86,8 @@ def parse_verdict(text: str) -> dict[str, Any] | None:
 
 
 async def judge(backbone: Backbone, reference: dict[str, str], submitted: dict[str, str], *, attempts: int = 3,
-                **sampling: Any) -> tuple[dict[str, Any], list[str]]:
+                texts: dict[str, Any] | None = None, **sampling: Any) -> tuple[dict[str, Any], list[str]]:
     """(verdict, raw replies). Raises BackboneError when no attempt gives a valid verdict."""
-    asked = await ask_until(backbone, judge_messages(reference, submitted), role="judge", read=parse_verdict,
+    asked = await ask_until(backbone, judge_messages(reference, submitted, texts), role="judge", read=parse_verdict,
                             usable=lambda v: v is not None, attempts=max(1, attempts), **sampling)
     return asked.require("ClinDiag judge gave no valid verdict"), asked.replies

@@ -21,15 +21,33 @@ NOTICE = (
 )
 
 
-def tool_specs() -> list[ToolSpec]:
-    q = {"type": "object", "properties": {"question": {"type": "string", "description": "one specific question"}},
+OWN_TOOL_TEXT = {"question": "one specific question",
+                 "submit": "Submit your diagnosis. Ends the case when final_diagnosis is not empty.",
+                 "final_diagnosis": "the single most likely diagnosis",
+                 "differential_diagnosis": "other diagnoses considered, comma-separated",
+                 "diagnostic_reasoning": "the case evidence supporting the diagnosis"}
+
+
+def tool_specs(texts: dict[str, Any] | None = None) -> list[ToolSpec]:
+    """The five query tools and `submit_diagnosis`: the release's descriptions (`provider_tool_schemas`,
+    with each tool's scope and example question; benchmarks/clindiag/texts.py) when `texts` carries
+    them, else the project's own."""
+    from runners.upstream import fill_fields
+
+    up = (texts or {}).get("tools")
+    t = up or OWN_TOOL_TEXT
+
+    def query_text(name: str, section: str, own: str) -> str:
+        example = (texts or {}).get("example", {}).get(section)
+        if up is None or example is None:
+            return own
+        return fill_fields(up["query"], {"spec['scope']": texts["scope"][section], "spec['example']": example})  # type: ignore[index]
+    q = {"type": "object", "properties": {"question": {"type": "string", "description": t["question"]}},
          "required": ["question"]}
-    specs = [ToolSpec(name=n, description=d, parameters=q) for n, (_, d) in QUERY_TOOLS.items()]
-    specs.append(ToolSpec(name=SUBMIT, description="Submit your diagnosis. Ends the case when final_diagnosis is not empty.", parameters={
+    specs = [ToolSpec(name=n, description=query_text(n, sec, d), parameters=q) for n, (sec, d) in QUERY_TOOLS.items()]
+    specs.append(ToolSpec(name=SUBMIT, description=t["submit"], parameters={
         "type": "object", "required": ["final_diagnosis"], "properties": {
-            "final_diagnosis": {"type": "string", "description": "the single most likely diagnosis"},
-            "differential_diagnosis": {"type": "string", "description": "other diagnoses considered, comma-separated"},
-            "diagnostic_reasoning": {"type": "string", "description": "the case evidence supporting the diagnosis"}}}))
+            k: {"type": "string", "description": t[k]} for k in ("final_diagnosis", "differential_diagnosis", "diagnostic_reasoning")}}))
     return specs
 
 

@@ -9,24 +9,13 @@ import json
 import re
 from typing import Any
 
+from benchmarks.clindiag import texts as texts_mod
 from runners.api import Backbone, Message
 
-NO_RECORD = "There is no record of this category for this patient."
 NOT_SPECIFIED = "Not specified in the record."
 TRUNCATION_NOTE = "[answer truncated at {n} characters]"
-SCOPE = {
-    "history": "the medical history (chief complaint, present illness, past, family and social history)",
-    "physical_exam": "the physical examinations (vital signs, findings, changes over time)",
-    "lab": "the laboratory tests",
-    "radiographic": "the radiographic (imaging) tests",
-    "other": "the other tests (endoscopy, pathology, genetics, ECG and similar)",
-}
-RULES = """You hold one part of a patient's medical record and answer a doctor's question about it.
-Rules:
-- Answer strictly the question asked, only from the record below. Add nothing that was not asked.
-- Do not guess, interpret, or give advice.
-- If the asked item is not in the record, say it is not specified.
-- Never state, suggest or hint at any diagnosis, even if the record names one; report findings only."""
+NO_RECORD = texts_mod.NO_RECORD  # the project's wording; a run uses `texts["no_record"]` (the release's when pinned)
+RULES = texts_mod.PROVIDER_RULES
 STOPWORDS = frozenset(
     "what which when where were was does have has had with from that this there their about the and for any are "
     "patient patients please tell show give result results findings finding test tests were done performed value values "
@@ -38,8 +27,11 @@ def record_text(record: Any) -> str:
     return record if isinstance(record, str) else json.dumps(record, indent=2, ensure_ascii=False)
 
 
-def provider_messages(section: str, record: Any, question: str) -> list[Message]:
-    system = f"{RULES}\n\nYou answer questions about {SCOPE[section]}.\n\nRecord:\n{record_text(record)}"
+def provider_messages(section: str, record: Any, question: str, texts: dict[str, Any] | None = None) -> list[Message]:
+    """The release's `ask_provider` messages: PROVIDER_SYSTEM_PROMPT filled with the section's
+    scope and record, then the doctor's question (texts: `texts.clindiag_texts()`)."""
+    t = texts if texts is not None else texts_mod.clindiag_texts()
+    system = t["provider_system"].format(scope=t["scope"][section], record=record_text(record))
     return [{"role": "system", "content": system}, {"role": "user", "content": question}]
 
 
@@ -80,10 +72,10 @@ def keyword_answer(record: Any, question: str, max_lines: int = 12) -> str:
 
 
 async def ask(backbone: Backbone, section: str, record: Any, question: str, *, max_chars: int,
-              attempts: int = 2, **sampling: Any) -> str:
+              attempts: int = 2, texts: dict[str, Any] | None = None, **sampling: Any) -> str:
     """The provider's reply (stripped, capped at `max_chars` + note). An empty reply is re-asked
     up to `attempts` times in all, then reported as not specified [harness choice]."""
-    msgs = provider_messages(section, record, question)
+    msgs = provider_messages(section, record, question, texts)
     text = ""
     for attempt in range(max(1, attempts)):
         c = await backbone.complete(msgs, role="user_sim", attempt=attempt, **sampling)

@@ -39,6 +39,15 @@ class Loca(Benchmark):
         self.settings = {**DEFAULTS, **settings}
         self._prov: dict[str, Any] = {}
 
+    def missing(self) -> list:
+        """Real LOCA cases run in upstream's GEM environments (the LOCA extra); the fixture does not."""
+        from benchmarks.loca.configs import INSTALL_HINT
+        from runners.api import missing_modules
+
+        if self.data_dir == "fixtures":
+            return []
+        return missing_modules(("gem",), "benchmark loca needs LOCA-Bench's GEM environments (the LOCA extra)", INSTALL_HINT)
+
     def load_tasks(self) -> list[TaskSpec]:
         root, source = resolve_root(self.data_dir)
         cases = load_cases(root, self.lengths)

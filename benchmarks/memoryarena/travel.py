@@ -218,6 +218,18 @@ class GroupTravel(Benchmark):
         self.sources = TextSources()
         self.prompts = travel_prompts(self.sources)
 
+    def missing(self) -> list:
+        """The TravelPlanner database: every tool reads it, so without it every episode would fail."""
+        from runners.api import Missing
+
+        fix = ("set benchmark.params.db_dir=<dir> or export TRAVELPLANNER_DB_DIR, a copy of upstream "
+               "env/env_systems/travel_planner_env/database/ (not redistributed with the tasks)")
+        if not self.db_dir:
+            return [Missing(what=f"benchmark {self.name} needs the TravelPlanner database, and none is configured", fix=fix)]
+        if not Path(self.db_dir).expanduser().is_dir():
+            return [Missing(what=f"benchmark {self.name}: the TravelPlanner database directory {self.db_dir} does not exist", fix=fix)]
+        return []
+
     def db(self) -> TravelDB:
         if self._db is None:
             if not self.db_dir:

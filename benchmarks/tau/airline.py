@@ -1,5 +1,5 @@
 """Airline tools (docs/tau-bench.md §5; upstream `src/tau2/domains/airline/tools.py`): names,
-signatures, checks, error texts, DB mutations and quirks as upstream (no refund on cancel,
+signatures, checks, error texts (read at run time from upstream, benchmarks/tau/errors.py), DB mutations and quirks as upstream (no refund on cancel,
 certificate removal, cabin-change repricing, `+1` arrival dates, assignment without coercion)."""
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from benchmarks.tau.errors import error
 from benchmarks.tau import airline_models
 from benchmarks.tau.toolkit import INT, STR, Toolkit, s, tool
 
@@ -23,6 +24,11 @@ _FLOAT = TypeAdapter(float)  # Certificate(amount: float) coercion
 IATA = s("Three-letter IATA code of the airport (e.g. 'JFK').")
 
 
+def E(method: str, n: int, fallback: str, **fields: Any) -> str:
+    """Upstream's error text (benchmarks/tau/errors.py), our `fallback` offline."""
+    return error("airline", method, n, fallback, **fields)
+
+
 class AirlineTools(Toolkit):
     ORDER = (
         "book_reservation", "calculate", "cancel_reservation", "get_reservation_details", "get_user_details",
@@ -36,23 +42,23 @@ class AirlineTools(Toolkit):
     # -- lookups
     def _user(self, user_id: str) -> dict[str, Any]:
         if user_id not in self.db["users"]:
-            raise ValueError(f"User {user_id} not found")
+            raise ValueError(E("_get_user", 0, "No user {user_id}", user_id=user_id))
         return self.db["users"][user_id]
 
     def _reservation(self, reservation_id: str) -> dict[str, Any]:
         if reservation_id not in self.db["reservations"]:
-            raise ValueError(f"Reservation {reservation_id} not found")
+            raise ValueError(E("_get_reservation", 0, "No reservation {reservation_id}", reservation_id=reservation_id))
         return self.db["reservations"][reservation_id]
 
     def _flight(self, flight_number: str) -> dict[str, Any]:
         if flight_number not in self.db["flights"]:
-            raise ValueError(f"Flight {flight_number} not found")
+            raise ValueError(E("_get_flight", 0, "No flight {flight_number}", flight_number=flight_number))
         return self.db["flights"][flight_number]
 
     def _flight_date(self, flight_number: str, date: str) -> dict[str, Any]:
         flight = self._flight(flight_number)
         if date not in flight["dates"]:
-            raise ValueError(f"Flight {flight_number} not found on date {date}")
+            raise ValueError(E("_get_flight_instance", 0, "Flight {flight_number} does not fly on {date}", flight_number=flight_number, date=date))
         return flight["dates"][date]
 
     def _available_on(self, origin: str, date: str, destination: str | None = None) -> list[tuple[dict, dict]]:
@@ -70,21 +76,21 @@ class AirlineTools(Toolkit):
         flight = self._flight(number)
         rec = self._flight_date(number, date)
         if rec["status"] != "available":
-            raise ValueError(f"Flight {number} not available on date {date}")
+            raise ValueError(E("book_reservation", 0, "Flight {flight_number} cannot be booked on {flight_info.date}", **{"flight_number": number, "flight_info.date": date}))
         if rec["available_seats"][cabin] < n:
-            raise ValueError(f"Not enough seats on flight {number}")
+            raise ValueError(E("book_reservation", 1, "Flight {flight_number} has too few free seats", flight_number=number))
         return {"flight_number": number, "origin": flight["origin"], "destination": flight["destination"],
                 "date": date, "price": rec["prices"][cabin]}
 
     def _pay_for_update(self, user: dict[str, Any], reservation: dict[str, Any], payment_id: str, price: Any) -> None:
         """Payment rule P (`_payment_for_update`), checked even when the price is 0."""
         if payment_id not in user["payment_methods"]:
-            raise ValueError("Payment method not found")
+            raise ValueError(E("_payment_for_update", 0, "The user has no such payment method"))
         method = user["payment_methods"][payment_id]
         if method["source"] == "certificate":
-            raise ValueError("Certificate cannot be used to update reservation")
+            raise ValueError(E("_payment_for_update", 1, "A certificate cannot pay for a reservation change"))
         if method["source"] == "gift_card" and method["amount"] < price:
-            raise ValueError("Gift card balance is not enough")
+            raise ValueError(E("_payment_for_update", 2, "The gift card balance is too low"))
         if method["source"] == "gift_card":
             method["amount"] = method["amount"] - price
         if price != 0:
@@ -145,7 +151,7 @@ class AirlineTools(Toolkit):
         user = self._user(user_id)
         rid = next((r for r in airline_models.BOOKING_IDS if r not in self.db["reservations"]), None)
         if rid is None:
-            raise ValueError("Too many reservations")
+            raise ValueError(E("_get_new_reservation_id", 0, "No reservation id is left"))
         res = airline_models.build(airline_models.Reservation, dict(
             reservation_id=rid, user_id=user_id, origin=origin, destination=destination, flight_type=flight_type,
             cabin=cabin, created_at=airline_models.NOW, total_baggages=total_baggages, nonfree_baggages=nonfree_baggages,
@@ -162,13 +168,13 @@ class AirlineTools(Toolkit):
         total += 50 * nonfree_baggages  # the argument as passed (upstream), not the coerced field
         for p in payments:
             if p["payment_id"] not in user["payment_methods"]:
-                raise ValueError(f"Payment method {p['payment_id']} not found")
+                raise ValueError(E("book_reservation", 2, "The user has no payment method {payment_id}", payment_id=p["payment_id"]))
             method = user["payment_methods"][p["payment_id"]]
             if method["source"] in ("gift_card", "certificate") and method["amount"] < p["amount"]:
-                raise ValueError(f"Not enough balance in payment method {p['payment_id']}")
+                raise ValueError(E("book_reservation", 3, "Payment method {payment_id} has too little balance", payment_id=p["payment_id"]))
         paid = sum(p["amount"] for p in payments)
         if paid != total:
-            raise ValueError(f"Payment amount does not add up, total price is {total}, but paid {paid}")
+            raise ValueError(E("book_reservation", 4, "The payments sum to {total_payment}, not the total price {total_price}", total_price=total, total_payment=paid))
         for p in payments:  # a certificate listed twice raises KeyError here, after earlier deductions
             method = user["payment_methods"][p["payment_id"]]
             if method["source"] == "gift_card":
@@ -238,7 +244,7 @@ class AirlineTools(Toolkit):
         pax = [airline_models.build(airline_models.Passenger, p) for p in passengers]
         res = self._reservation(reservation_id)
         if len(pax) != len(res["passengers"]):
-            raise ValueError("Number of passengers does not match")
+            raise ValueError(E("update_reservation_passengers", 0, "The passenger count must stay the same"))
         res["passengers"] = pax
         return airline_models.reservation_view(res)
 
@@ -248,7 +254,7 @@ class AirlineTools(Toolkit):
         user = self._user(user_id)
         cid = next((c for c in airline_models.CERTIFICATE_IDS if c not in user["payment_methods"]), None)
         if cid is None:
-            raise ValueError("Too many certificates")
+            raise ValueError(E("send_certificate", 0, "No certificate id is left"))
         user["payment_methods"][cid] = {"source": "certificate", "id": cid,
                                         "amount": _FLOAT.validate_python(amount)}
         return f"Certificate {cid} added to user {user_id} with amount {amount}."

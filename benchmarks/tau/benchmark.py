@@ -57,6 +57,10 @@ class TauBenchmark(Benchmark):
         self.name, self.domain, self.split = name, domain, split
         self.data_dir, self.verify, self.limit, self.task_ids = data_dir, verify_checksums, limit, task_ids
         self.sources = TextSources()
+        if domain in ("retail", "airline"):
+            from benchmarks.tau import errors
+
+            errors.record(domain, self.sources)  # the tools' error texts (benchmarks/tau/errors.py)
         self._tools: list[ToolSpec] | None = None
 
     def tool_specs(self) -> list[ToolSpec]:

@@ -1,5 +1,5 @@
 """Retail tools (docs/tau-bench.md §6; upstream `src/tau2/domains/retail/tools.py`): names,
-signatures, checks, error texts, DB mutations and quirks as upstream (unrounded item-change
+signatures, checks, error texts (read at run time from upstream, benchmarks/tau/errors.py), DB mutations and quirks as upstream (unrounded item-change
 amounts, the multi-item price/options bug of `modify_pending_order_items`, no refunds recorded
 for returns/exchanges)."""
 from __future__ import annotations
@@ -8,7 +8,13 @@ import json
 from typing import Any
 
 from benchmarks.tau import retail_models
+from benchmarks.tau.errors import error
 from benchmarks.tau.toolkit import STR_LIST, Toolkit, s, tool
+
+def E(method: str, n: int, fallback: str, **fields: Any) -> str:
+    """Upstream's error text (benchmarks/tau/errors.py), our `fallback` offline."""
+    return error("retail", method, n, fallback, **fields)
+
 
 ORDER_ID = s("Order code including its leading '#' (e.g. '#W0000000').")
 USER_ID = s("Customer account id (e.g. 'sara_doe_496').")
@@ -45,38 +51,39 @@ class RetailTools(Toolkit):
     # -- lookups
     def _order(self, order_id: str) -> dict[str, Any]:
         if order_id not in self.db["orders"]:
-            raise ValueError("Order not found")
+            raise ValueError(E("_get_order", 0, "No order with this id"))
         return self.db["orders"][order_id]
 
     def _user(self, user_id: str) -> dict[str, Any]:
         if user_id not in self.db["users"]:
-            raise ValueError("User not found")
+            raise ValueError(E("_get_user", 0, "No user with this id"))
         return self.db["users"][user_id]
 
     def _product(self, product_id: str) -> dict[str, Any]:
         if product_id not in self.db["products"]:
-            raise ValueError("Product not found")
+            raise ValueError(E("_get_product", 0, "No product with this id"))
         return self.db["products"][product_id]
 
     def _variant(self, product_id: str, item_id: str) -> dict[str, Any]:
         product = self._product(product_id)
         if item_id not in product["variants"]:
-            raise ValueError("Variant not found")
+            raise ValueError(E("_get_variant", 0, "No such variant of this product"))
         return product["variants"][item_id]
 
     def _method(self, user_id: str, method_id: str) -> dict[str, Any]:
         user = self._user(user_id)
         if method_id not in user["payment_methods"]:
-            raise ValueError("Payment method not found")
+            raise ValueError(E("_get_payment_method", 0, "The user has no such payment method"))
         return user["payment_methods"][method_id]
 
     @staticmethod
-    def _check_counts(order: dict[str, Any], item_ids: list, error: str) -> None:
-        """Each id may occur in `item_ids` at most as often as in the order (`{id}` in `error`)."""
+    def _check_counts(order: dict[str, Any], item_ids: list, error: tuple[str, int, str]) -> None:
+        """Each id may occur in `item_ids` at most as often as in the order (`error`: the upstream
+        method, position and our fallback of the message, `{item_id}` filled)."""
         held = [i["item_id"] for i in order["items"]]
         for item_id in item_ids:
             if item_ids.count(item_id) > held.count(item_id):
-                raise ValueError(error.format(id=item_id))
+                raise ValueError(E(*error, item_id=item_id))
 
     def _price_diff(self, order: dict[str, Any], item_ids: list, new_item_ids: list,
                     *, distinct: bool) -> tuple[Any, dict[str, Any] | None]:
@@ -85,11 +92,11 @@ class RetailTools(Toolkit):
         diff, variant = 0, None
         for item_id, new_id in zip(item_ids, new_item_ids):
             if distinct and item_id == new_id:
-                raise ValueError("The new item id should be different from the old item id")
+                raise ValueError(E("modify_pending_order_items", 3, "Each new item id must differ from the item it replaces"))
             item = self._first_item(order, item_id)
             variant = self._variant(item["product_id"], new_id)
             if not variant["available"]:
-                raise ValueError(f"New item {new_id} not found or available")
+                raise ValueError(E("modify_pending_order_items", 5, "New item {new_item_id} does not exist or is unavailable", new_item_id=new_id))
             diff += variant["price"] - item["price"]
         return diff, variant
 
@@ -97,7 +104,7 @@ class RetailTools(Toolkit):
     def _first_item(order: dict[str, Any], item_id: str) -> dict[str, Any]:
         item = next((i for i in order["items"] if i["item_id"] == item_id), None)
         if item is None:
-            raise ValueError(f"Item {item_id} not found")
+            raise ValueError(E("modify_pending_order_items", 4, "No item {item_id} in this order", item_id=item_id))
         return item
 
     # -- READ
@@ -107,7 +114,7 @@ class RetailTools(Toolkit):
         for uid, user in self.db["users"].items():
             if user["email"].lower() == email.lower():
                 return uid
-        raise ValueError("User not found")
+        raise ValueError(E("find_user_id_by_email", 0, "No user with this email"))
 
     @tool("READ", "Look up a customer's account id from their name and postal code; an unknown customer gives an "
           "error. Prefer the email lookup; use this one when the email is unknown or finds nobody.",
@@ -118,7 +125,7 @@ class RetailTools(Toolkit):
             if (user["name"]["first_name"].lower() == first_name.lower()
                     and user["name"]["last_name"].lower() == last_name.lower() and user["address"]["zip"] == zip):
                 return uid
-        raise ValueError("User not found")
+        raise ValueError(E("find_user_id_by_name_zip", 0, "No user with this name and postal code"))
 
     @tool("READ", "Look up one order: status, items, address, payments and fulfilments.", order_id=ORDER_ID)
     def get_order_details(self, order_id: str) -> dict[str, Any]:
@@ -135,7 +142,7 @@ class RetailTools(Toolkit):
         for product in self.db["products"].values():
             if item_id in product["variants"]:
                 return retail_models.variant_view(product["variants"][item_id])
-        raise ValueError("Item not found")
+        raise ValueError(E("_get_item", 0, "No item with this id"))
 
     @tool("READ", "Look up a customer profile: name, address, email, payment methods and order codes.", user_id=USER_ID)
     def get_user_details(self, user_id: str) -> dict[str, Any]:
@@ -154,9 +161,9 @@ class RetailTools(Toolkit):
     def cancel_pending_order(self, order_id: str, reason: str) -> dict[str, Any]:
         order = self._order(order_id)
         if order["status"] != "pending":
-            raise ValueError("Non-pending order cannot be cancelled")
+            raise ValueError(E("cancel_pending_order", 0, "Only a pending order can be cancelled"))
         if reason not in retail_models.CANCEL_REASONS:
-            raise ValueError("Invalid reason")
+            raise ValueError(E("cancel_pending_order", 1, "The reason must be 'no longer needed' or 'ordered by mistake'"))
         refunds = []
         for p in order["payment_history"]:
             refunds.append(retail_models.payment("refund", p["amount"], p["payment_method_id"]))
@@ -177,14 +184,14 @@ class RetailTools(Toolkit):
                                        payment_method_id: str) -> dict[str, Any]:
         order = self._order(order_id)
         if order["status"] != "delivered":
-            raise ValueError("Non-delivered order cannot be exchanged")
-        self._check_counts(order, item_ids, "Number of {id} not found.")
+            raise ValueError(E("exchange_delivered_order_items", 0, "Only a delivered order can be exchanged"))
+        self._check_counts(order, item_ids, ("exchange_delivered_order_items", 1, "Item {item_id} is listed more often than the order holds it."))
         if len(item_ids) != len(new_item_ids):
-            raise ValueError("The number of items to be exchanged should match.")
+            raise ValueError(E("exchange_delivered_order_items", 2, "item_ids and new_item_ids must have the same length."))
         diff = round(self._price_diff(order, item_ids, new_item_ids, distinct=False)[0], 2)
         method = self._method(order["user_id"], payment_method_id)
         if method["source"] == "gift_card" and method["balance"] < diff:
-            raise ValueError("Insufficient gift card balance to pay for the price difference")
+            raise ValueError(E("exchange_delivered_order_items", 5, "The gift card balance does not cover the price difference"))
         order["status"] = "exchange requested"
         order["exchange_items"] = sorted(item_ids)
         order["exchange_new_items"] = sorted(new_item_ids)
@@ -197,7 +204,7 @@ class RetailTools(Toolkit):
                                      country: str, zip: str) -> dict[str, Any]:
         order = self._order(order_id)
         if "pending" not in order["status"]:
-            raise ValueError("Non-pending order cannot be modified")
+            raise ValueError(E("modify_pending_order_address", 0, "Only a pending order can be modified"))
         order["address"] = retail_models.address(retail_models.UserAddress, address1=address1, address2=address2, city=city,
                                                  state=state, country=country, zip=zip)
         return retail_models.order_view(order)
@@ -210,14 +217,14 @@ class RetailTools(Toolkit):
                                    payment_method_id: str) -> dict[str, Any]:
         order = self._order(order_id)
         if order["status"] != "pending":
-            raise ValueError("Non-pending order cannot be modified")
-        self._check_counts(order, item_ids, "{id} not found")
+            raise ValueError(E("modify_pending_order_items", 0, "Only a pending order can be modified"))
+        self._check_counts(order, item_ids, ("modify_pending_order_items", 1, "Item {item_id} is listed more often than the order holds it"))
         if len(item_ids) != len(new_item_ids):
-            raise ValueError("The number of items to be exchanged should match")
+            raise ValueError(E("modify_pending_order_items", 2, "item_ids and new_item_ids must have the same length"))
         diff, variant = self._price_diff(order, item_ids, new_item_ids, distinct=True)
         method = self._method(order["user_id"], payment_method_id)
         if method["source"] == "gift_card" and method["balance"] < diff:
-            raise ValueError("Insufficient gift card balance to pay for the new item")
+            raise ValueError(E("modify_pending_order_items", 6, "The gift card balance does not cover the new items"))
         order["payment_history"].append(retail_models.payment("payment" if diff > 0 else "refund", abs(diff), payment_method_id))
         if method["source"] == "gift_card":
             method["balance"] = round(method["balance"] - diff, 2)
@@ -237,16 +244,16 @@ class RetailTools(Toolkit):
     def modify_pending_order_payment(self, order_id: str, payment_method_id: str) -> dict[str, Any]:
         order = self._order(order_id)
         if "pending" not in order["status"]:
-            raise ValueError("Non-pending order cannot be modified")
+            raise ValueError(E("modify_pending_order_payment", 0, "Only a pending order can be modified"))
         method = self._method(order["user_id"], payment_method_id)
         history = order["payment_history"]
         if len(history) != 1 or history[0]["transaction_type"] != "payment":
-            raise ValueError("There should be exactly one payment for a pending order")
+            raise ValueError(E("modify_pending_order_payment", 1, "A pending order must have exactly one payment"))
         old_id, amount = history[0]["payment_method_id"], history[0]["amount"]
         if old_id == payment_method_id:
-            raise ValueError("The new payment method should be different from the current one")
+            raise ValueError(E("modify_pending_order_payment", 2, "The new payment method must differ from the current one"))
         if method["source"] == "gift_card" and method["balance"] < amount:
-            raise ValueError("Insufficient gift card balance to pay for the order")
+            raise ValueError(E("modify_pending_order_payment", 3, "The gift card balance does not cover the order"))
         history.append(retail_models.payment("payment", amount, payment_method_id))
         history.append(retail_models.payment("refund", amount, old_id))
         if method["source"] == "gift_card":
@@ -273,11 +280,11 @@ class RetailTools(Toolkit):
     def return_delivered_order_items(self, order_id: str, item_ids: list, payment_method_id: str) -> dict[str, Any]:
         order = self._order(order_id)
         if order["status"] != "delivered":
-            raise ValueError("Non-delivered order cannot be returned")
+            raise ValueError(E("return_delivered_order_items", 0, "Only a delivered order can be returned"))
         method = self._method(order["user_id"], payment_method_id)
         if method["source"] != "gift_card" and payment_method_id != order["payment_history"][0]["payment_method_id"]:
-            raise ValueError("Payment method should be the original payment method")
-        self._check_counts(order, item_ids, "Some item not found")
+            raise ValueError(E("return_delivered_order_items", 1, "The refund must go to the original payment method"))
+        self._check_counts(order, item_ids, ("return_delivered_order_items", 2, "An item is listed more often than the order holds it"))
         order["status"] = "return requested"
         order["return_items"] = sorted(item_ids)
         order["return_payment_method_id"] = payment_method_id

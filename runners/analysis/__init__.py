@@ -1,8 +1,12 @@
 """Analysis: everything that reads finished (or running) experiments and never runs a model.
 
 - `tables`: per-cell summaries, the experiment's tables (Δ rows, intervals, `(paper)` rows), `runners.aggregate`.
-- `stats`: task-level bootstrap intervals, paired bootstrap and sign tests.
-- `papers`: the papers' reported numbers (runners/reference/*.csv), labels and table formatting (md, tex).
+- `stats`: Wilson and task-level bootstrap intervals, paired bootstrap and sign tests, Holm's correction.
+- `papers`: the papers' reported numbers (runners/reference/*.csv), labels (runners/reference/layouts/labels.yaml) and
+  table formatting (md, tex).
+- `fidelity`: how a cell differs from the paper's setting ([fixture], [subset n/N], [roles≠paper], [paraphrased], [mixed]).
+- `paper`, `paper_figures`: both papers' tables and figures as printed, from the layouts in runners/reference/layouts
+  (`runners.paper`).
 - `episodes`: per-episode readers over record dicts (outcome, #Tok, declared per-step series, transcript pieces).
 - `report`: the self-contained HTML report (`runners.view`) with its `assets/`.
 - `plots`: figures as SVG/PNG files (extra `analysis`).

@@ -6,29 +6,35 @@ from __future__ import annotations
 import csv
 import functools
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from runners.api import MetricKind
 
 REFERENCE_DIR = Path(__file__).resolve().parents[1] / "reference"
+LAYOUT_DIR = REFERENCE_DIR / "layouts"
 
-# Our config names → the papers' labels.
-METHOD_LABELS = {
-    "full_context": "Full Context", "flowstate": "FlowState", "flowstate_no_psa": "FlowState w/o PSA",
-    "flowstate_no_isu": "FlowState w/o ISU", "bm25": "BM25", "mem0": "Mem0", "zipact": "ZipAct",
-    "zipact_bm25": "ZipAct+BM25", "reasoningbank": "ReasoningBank", "pos": "PoS",
-    "pos_no_consistency": "PoS w/o consistency validation", "pos_no_trapping": "PoS w/o trapping diagnosis",
-    "pos_generic_recovery": "PoS with generic recovery", "raw": "Raw Trajectory", "acon": "ACON", "pace": "PACE",
-    "hiagent": "HiAgent", "longhorizon_harness": "LongHorizon-Harness",
-}
-BENCHMARK_DOMAINS = {
-    "memoryarena_shopping": "bundled_web_shopping", "memoryarena_travel": "group_travel_planning",
-    "memoryarena_math": "math", "memoryarena_phys": "physics", "tau_airline": "airline", "tau_retail": "retail",
-    "alfworld": "ALFWorld", "loca": "LOCA-Bench", "rca100": "RCA-100", "clindiag": "ClinDiag",
-}
-BACKBONE_LABELS = {
-    "deepseek_v4_flash": "DeepSeek-V4-Flash", "gpt_5_6_terra": "GPT-5.6-terra", "qwen3_5_397b": "Qwen3.5-397B-A17B",
-    "qwen3_7_plus": "Qwen3.7-Plus", "kimi_k3": "Kimi-K3", "glm_5_3": "GLM-5.3",
-}
+
+@functools.lru_cache(maxsize=1)
+def labels() -> dict[str, Any]:
+    """runners/reference/layouts/labels.yaml: the papers' names for our config names."""
+    with open(LAYOUT_DIR / "labels.yaml", encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+# Our config names → the papers' labels (data: runners/reference/layouts/labels.yaml).
+METHOD_LABELS: dict[str, str] = labels()["methods"]
+BENCHMARK_DOMAINS: dict[str, str] = labels()["benchmarks"]
+BACKBONE_LABELS: dict[str, str] = labels()["backbones"]
+
+
+def paper_task_count(benchmark: str) -> int | None:
+    """How many tasks the paper ran on this benchmark (labels.yaml `paper_tasks`), if known."""
+    n = (labels().get("paper_tasks") or {}).get(benchmark)
+    return int(n) if n else None
+
+
 @functools.lru_cache(maxsize=1)
 def paper_values() -> dict[tuple[str, str, str, str], str]:
     """(method label, backbone label, domain, metric) → value as printed (first table wins)."""
@@ -44,8 +50,31 @@ def paper_values() -> dict[tuple[str, str, str, str], str]:
     return out
 
 
-# PoS calls Full Context its "Raw Trajectory" baseline.
-METHOD_ALIASES = {"full_context": ("Raw Trajectory",)}
+@functools.lru_cache(maxsize=1)
+def reference_rows() -> list[dict[str, str]]:
+    """Every row of the reference CSVs (results, Δ rows, costs), as printed."""
+    out: list[dict[str, str]] = []
+    for path in sorted(REFERENCE_DIR.glob("*.csv")):
+        with open(path, newline="", encoding="utf-8") as f:
+            out += [dict(r, file=path.name) for r in csv.DictReader(f)]
+    return out
+
+
+def paper_lookup(method_label: str, backbone: str, domain: str, metric: str, row_type: str = "result",
+                 table: str | None = None) -> str | None:
+    """A reference value by the paper's method label, our backbone name and the CSV's domain /
+    benchmark column (`formal_reasoning` for Table 4's pooled column); `row_type` picks result or
+    Δ rows; `table` narrows to one table of the paper ("Table 4")."""
+    bl = BACKBONE_LABELS.get(backbone, backbone)
+    for r in reference_rows():
+        if (r.get("row_type", "result") == row_type and r["method"] == method_label and r["backbone"] == bl and r["metric"] == metric
+                and (r.get("domain") or r.get("benchmark")) == domain and (table is None or r.get("table") == table) and r.get("value")):
+            return r["value"]
+    return None
+
+
+# PoS calls Full Context its "Raw Trajectory" baseline (labels.yaml `aliases`).
+METHOD_ALIASES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in (labels().get("aliases") or {}).items()}
 
 
 def paper_value(method: str, backbone: str, benchmark: str, metric: str) -> str | None:

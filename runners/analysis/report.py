@@ -95,15 +95,45 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
                     entry["lines"].append([idx, vs])
             payloads.append(_pack({"record": rec, "transcript": transcript_of(rec, reader)}))
         reader.close()
+    from runners.analysis.tables import token_unit
+
     index = {
         "experiment": root.name, "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "reference": reference, "table": {"header": header, "rows": rows},
+        "tok_unit": token_unit(summaries)[1] if summaries else "M", "paper": paper_tab(summaries),
         "depth": {"header": depth[0], "rows": depth[1]} if depth else None,
         "scripted": any(c.scripted for c in summaries), "cells": cells,
         "episode_fields": ["cell", "task_id", "trial", "status", "success", "tokens", "steps", "calls", "transcript"],
         "curves": list(curve_decls.values()), "episodes": episodes, "series": [v for v in series.values() if v["lines"]], "max_scatter": MAX_SCATTER,
     }
     return index, payloads
+
+
+def paper_tab(summaries: list[Any]) -> dict[str, Any]:
+    """The "Paper" tab: every artefact of runners.paper (tables as rows with best/second marks,
+    figures as embedded SVG data URIs), its status and the headlines."""
+    import io
+
+    from runners.analysis import paper, paper_figures
+
+    draw = paper_figures.figures_available()
+    arts = paper.build_all(summaries, figures=draw) if summaries else []
+    out = []
+    for a in arts:
+        item: dict[str, Any] = {"name": a.name, "title": a.title, "status": a.status, "missing": a.missing, "preset": a.preset}
+        if a.table is not None and a.status != "not produced":
+            item["table"] = {"header": a.table.header, "notes": a.table.notes,
+                             "rows": [{"kind": r.kind, "label": r.label, "backbone": r.backbone, "cells": r.cells, "styles": r.styles} for r in a.table.rows]}
+        if a.figure is not None:
+            buf = io.BytesIO()
+            a.figure.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
+            paper_figures._plt().close(a.figure)
+            item["svg"] = "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode()
+        out.append(item)
+    from runners.analysis.plots import EXTRA_HINT
+
+    return {"artefacts": out, "headlines": paper.headlines_md(paper.headlines(paper.Cells(summaries))) if summaries else "",
+            "figures_note": None if draw else f"Figures need matplotlib: {EXTRA_HINT}"}
 
 
 def render(index: dict[str, Any], payloads: list[str]) -> str:

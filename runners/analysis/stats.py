@@ -8,6 +8,12 @@
   difference method − reference, so the interval reflects that both were run on the same tasks.
 - `sign_test`: the exact two-sided sign test on per-task wins and losses (ties dropped). With one
   binary outcome per task this is the exact McNemar test on the discordant pairs.
+- `wilson_interval`: the Wilson score interval of a single rate k/n. Unlike the bootstrap it does
+  not collapse to a point at 0 % or 100 % (0/150 successes still leaves [0, 2.5] %), so the
+  tables use it for every rate that is a share of episodes (SR, pass^1, task success) and for any
+  rate whose bootstrap interval collapses (see `rate_interval`).
+- `holm`: Holm's step-down adjustment of the p-values of the comparisons in one table (family-wise
+  error at the table's level), `significance_mark` the mark the tables print with it.
 
 Resampled copies get distinct task ids (`<id>~<draw>`), so metric functions that group episodes
 by task (pass^k) see a drawn-twice task as two tasks. Random draws come from a seeded numpy
@@ -19,6 +25,7 @@ against scipy's `binomtest` where scipy is installed.
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 from collections import defaultdict
 from typing import Any, Callable, Iterable
 
@@ -314,3 +321,84 @@ def mcnemar_exact(b: int, c: int) -> float:
     """Exact McNemar test on the discordant counts b (ours right, ref wrong) and c (the reverse):
     the sign test on b vs c."""
     return sign_test(b, c)
+
+
+def wilson_interval(k: float, n: int, level: float = LEVEL) -> tuple[float, float] | None:
+    """Wilson score interval of a proportion with `k` successes out of `n`, in % (None for n = 0).
+    Closed form (Wilson 1927); equal to statsmodels' / scipy's `method="wilson"` without the import."""
+    if n <= 0:
+        return None
+    z = NormalDist().inv_cdf(1 - (1 - level) / 2)
+    p = min(1.0, max(0.0, k / n))
+    den = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    lo, hi = max(0.0, centre - half), min(1.0, centre + half)
+    if k <= 0:  # exact bounds at the edges (the float formula leaves ~1e-17 there)
+        lo = 0.0
+    if k >= n:
+        hi = 1.0
+    return 100.0 * lo, 100.0 * hi
+
+
+def binary_rate(episodes: Episodes, metric_fn: MetricFn, metric: str) -> tuple[int, int] | None:
+    """(successes, episodes) when `metric` is a share of episodes: every single episode scores 0 or
+    100 on it and the cell's value is their mean. None for any other kind of rate (progress scores,
+    pooled ratios, depth curves), which keep the task bootstrap."""
+    if not episodes:
+        return None
+    try:
+        whole = _numeric(metric_fn(episodes)).get(metric)
+        single = [_numeric(metric_fn([e])).get(metric) for e in episodes]
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, ZeroDivisionError):
+        return None
+    if whole is None or any(v is None or v not in (0.0, 100.0) for v in single):
+        return None
+    k = sum(1 for v in single if v == 100.0)
+    return (k, len(single)) if abs(100.0 * k / len(single) - whole) < 1e-6 else None
+
+
+def rate_interval(value: float | None, episodes: Episodes, metric_fn: MetricFn, metric: str,
+                  bootstrap: tuple[float, float] | None, n_tasks: int, level: float = LEVEL) -> tuple[tuple[float, float], str] | None:
+    """The interval a table prints for one rate and how it was made:
+    - a share of episodes (`binary_rate`): the Wilson interval over the episodes ("wilson"), over
+      the tasks when a task ran several trials (trials of one task are not independent);
+    - otherwise the task bootstrap ("bootstrap"), unless it collapses to a point (every resample
+      equal, e.g. a progress score of 0 on every task): then the Wilson interval of value/100 over
+      the tasks ("wilson~"), a conservative reading that does not claim certainty from a few tasks."""
+    if value is None:
+        return None
+    b = binary_rate(episodes, metric_fn, metric) if metric_fn is not None else None
+    if b is not None:
+        if b[1] > n_tasks > 0:  # several trials per task are not independent draws: n = tasks (conservative)
+            ci = wilson_interval(n_tasks * value / 100.0, n_tasks, level)
+        else:
+            ci = wilson_interval(b[0], b[1], level)
+        return (ci, "wilson") if ci else None
+    if bootstrap is not None and bootstrap[1] - bootstrap[0] > 1e-9:
+        return bootstrap, "bootstrap"
+    ci = wilson_interval(n_tasks * value / 100.0, n_tasks, level) if n_tasks > 0 else None
+    return (ci, "wilson~") if ci else None
+
+
+def holm(p_values: list[float | None]) -> list[float | None]:
+    """Holm-Bonferroni adjusted p-values (step-down; monotone; capped at 1), in the input order.
+    None entries (no test) stay None and do not count in the family."""
+    idx = sorted((i for i, p in enumerate(p_values) if p is not None), key=lambda i: p_values[i])  # type: ignore[arg-type, return-value]
+    m = len(idx)
+    out: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, i in enumerate(idx):
+        adj = min(1.0, (m - rank) * float(p_values[i]))  # type: ignore[arg-type]
+        running = max(running, adj)
+        out[i] = running
+    return out
+
+
+ALPHA = 0.05
+SIGNIFICANCE_LEGEND = ("* = significant at 5 % after Holm's correction across this table's comparisons "
+                       "(exact sign test over the tasks both cells ran); p shown is the Holm-adjusted p")
+
+
+def significance_mark(p_adjusted: float | None, alpha: float = ALPHA) -> str:
+    return "*" if p_adjusted is not None and p_adjusted < alpha else ""

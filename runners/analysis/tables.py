@@ -30,9 +30,11 @@ from typing import Any
 
 from runners.api import MetricSpec, StepSeries, StepView, find_spec, method_tokens
 from runners.config import ConfigError, available, import_target
-from runners.cost import episode_usd, role_prices
-from runners.analysis.papers import delta, fmt, fmt_delta, paper_value, to_latex, to_markdown
-from runners.analysis.stats import DEFAULT_RESAMPLES, bootstrap_ci, paired_bootstrap, paired_sign_test
+from runners.cost import episode_usd, prices_for, role_prices
+from runners.analysis.fidelity import footnotes, row_marks
+from runners.analysis.papers import delta, fmt, fmt_delta, paper_task_count, paper_value, to_latex, to_markdown
+from runners.analysis.stats import (DEFAULT_RESAMPLES, SIGNIFICANCE_LEGEND, bootstrap_ci, holm, paired_bootstrap, paired_sign_test,
+                                    rate_interval, significance_mark)
 from runners.records.store import (DONE, EPISODES, ERRORS, INDEX, MANIFEST, StoreError, atomic_write, code_fingerprint, compacted,
                                    load_cell_checked, paused_gc, record_lines, shard_dirs)
 
@@ -113,9 +115,12 @@ class CellSummary:
     extra_on_disk: int = 0  # finished records outside the manifest's tasks × trials (kept, not counted)
     set_aside: list[str] = field(default_factory=list)  # notes on records that could not be aggregated
     codes: dict[str, int] = field(default_factory=dict)  # code fingerprint -> counted episodes
+    text_sets: dict[str, int] = field(default_factory=dict)  # digest of an episode's text fingerprint (`texts`) -> counted episodes
     config: dict[str, Any] = field(default_factory=dict)
     sweep: dict[str, Any] = field(default_factory=dict)  # the sweep that last ran the cell
-    ci: dict[str, tuple[float, float]] | None = None  # 95% task-bootstrap interval per rate (runners.analysis.stats), computed on demand
+    ci: dict[str, tuple[float, float]] | None = None  # 95% interval per rate (runners.analysis.stats.rate_interval), computed on demand
+    ci_kind: dict[str, str] = field(default_factory=dict)  # metric -> "wilson" | "bootstrap" | "wilson~"
+    manifest: dict[str, Any] = field(default_factory=dict, repr=False)  # the cell's manifest (fidelity marks read it)
     episodes: list[dict[str, Any]] = field(default_factory=list, repr=False)  # the counted records (for intervals and paired tests)
     metric_fn: Any = field(default=None, repr=False)  # the benchmark's metric function
 
@@ -125,6 +130,12 @@ class CellSummary:
     @property
     def mixed_code(self) -> bool:
         return len(self.codes) > 1
+
+    @property
+    def mixed_texts(self) -> bool:
+        """Counted episodes ran on different model-facing texts (e.g. some paraphrased, some upstream):
+        the tables mark the cell [mixed]. Episodes without a recorded fingerprint are not compared."""
+        return len(self.text_sets) > 1
 
     @property
     def partial(self) -> bool:
@@ -211,6 +222,11 @@ def summarize(cell_dir: Path) -> CellSummary:
     codes: dict[str, int] = {}
     for e in episodes:
         codes[str(e.get("code") or "unrecorded")] = codes.get(str(e.get("code") or "unrecorded"), 0) + 1
+    text_sets: dict[str, int] = {}
+    for e in episodes:
+        if e.get("texts") is not None:
+            digest = hashlib.sha256(json.dumps(e["texts"], sort_keys=True).encode()).hexdigest()[:12]
+            text_sets[digest] = text_sets.get(digest, 0) + 1
     runs = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
     sweep = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
     trials = int(manifest.get("trials", 1))
@@ -224,8 +240,8 @@ def summarize(cell_dir: Path) -> CellSummary:
                        views=tuple(getattr(method_cls, "step_views", ())),
                        metrics=metrics, table_metrics=table + ["Tok"] + (["Tok_no_tool"] if "Tok_no_tool" in metrics else [])
                        + (["USD"] if priced else []), tokens_by_role=tokens,
-                       extra_on_disk=extra, set_aside=notes, codes=codes, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest),
-                       episodes=episodes, metric_fn=bench.metrics)
+                       extra_on_disk=extra, set_aside=notes, codes=codes, text_sets=text_sets, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest),
+                       episodes=episodes, metric_fn=bench.metrics, manifest=manifest)
 
 
 # ---------------------------------------------------------------- uncertainty, cost (runners.analysis.stats, runners.cost)
@@ -235,20 +251,35 @@ def has_prices(config: dict[str, Any]) -> bool:
 
 
 def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | None:
-    """List-price dollars of a cell's episodes (every call priced, cache hits included); None
+    """List-price dollars of a cell's episodes (every call priced, cache hits included, each role
+    at its own backbone's prices by `runners.cost.role_prices`, the live budget's rule); None
     when no backbone of the cell has prices or the cell has no episodes (nothing was spent that
-    the records show: the tables print "–", not $0)."""
+    the records show: the tables print "–", not $0), and None when a role that was called has no
+    prices (a priced judge beside an unpriced agent would show a fraction of the cost as the cost)."""
     if not episodes or not has_prices(config):
         return None
     prices = role_prices(config)
+    used = {r for e in episodes for r, u in (e.get("usage_by_role") or {}).items()
+            if int((u or {}).get("prompt_tokens", 0) or 0) + int((u or {}).get("completion_tokens", 0) or 0)}
+    if any(prices_for(r, prices) is None for r in used):  # e.g. a priced judge beside an unpriced agent: a part is not a cost
+        return None
     return sum(episode_usd(e, prices) or 0.0 for e in episodes)
 
 
 def cell_ci(c: CellSummary, resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, float]]:
-    """The cell's 95% task-bootstrap intervals of its table rates (computed once)."""
+    """The cell's 95% intervals of its table rates (computed once): Wilson for shares of episodes
+    (never a point at 0 % or 100 %), else the task bootstrap (Wilson over tasks where that
+    collapses); see runners.analysis.stats.rate_interval."""
     if c.ci is None:
-        rates = [m for m in c.table_metrics if c.spec(m).kind == "rate"]
-        c.ci = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates) if (c.episodes and c.metric_fn and resamples) else {}
+        c.ci = {}
+        if c.episodes and c.metric_fn and resamples:
+            rates = [m for m in c.table_metrics if c.spec(m).kind == "rate"]
+            boot = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates)
+            n_tasks = len({str(e.get("task_id")) for e in c.episodes})
+            for m in rates:
+                got = rate_interval(c.metrics.get(m), c.episodes, c.metric_fn, m, boot.get(m), n_tasks)
+                if got:
+                    c.ci[m], c.ci_kind[m] = got
     return c.ci
 
 
@@ -278,7 +309,6 @@ def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: f
         extra.update(ci_low=ci[0], ci_high=ci[1])
     if sign:
         wins, losses, ties, p = sign
-        text += f" p={p:.2g}"
         extra.update(p_value=p, wins=wins, losses=losses, ties=ties)
     return text, extra
 
@@ -290,9 +320,35 @@ def token_unit(cells: list[CellSummary]) -> tuple[float, str]:
     return (1000.0, "k") if vals and max(vals) < 0.1 else (1.0, "M")
 
 
+TOK_PER_TASK = "Tok/task"  # mean method-side tokens per episode, in thousands (what a subset can compare)
+
+
+def tok_per_task(c: CellSummary) -> float | None:
+    """Mean #Tok per episode in millions, as the paper counts #Tok: Tok_no_tool where the `tool`
+    role ran (TOK_NOTE), else Tok, over the episodes counted."""
+    tok = c.metrics["Tok_no_tool"] if c.metrics.get("Tok_no_tool") is not None else c.metrics.get("Tok")
+    return tok / c.n_episodes if tok is not None and c.n_episodes else None
+
+
+def paper_text(c: CellSummary | None, method: str, backbone: str, benchmark: str, m: str, tok_scale: float) -> str | None:
+    """The paper's value for one column, in the unit our column shows: Tok (M in the paper) at the
+    table's scale (M or k), also under Tok_no_tool (the reading the paper's #Tok matches);
+    Tok/task = the paper's total / its task count, in k."""
+    if m == TOK_PER_TASK:
+        v, n = paper_value(method, backbone, benchmark, "Tok"), paper_task_count(benchmark)
+        return f"{float(v) * 1000.0 / n:.1f}" if v and n else None
+    v = _paper(c, method, backbone, benchmark, "Tok" if m == "Tok_no_tool" else m)
+    if v and m.startswith("Tok") and tok_scale != 1.0:
+        return f"{float(v) * tok_scale:.1f}"
+    return v
+
+
 def _cell_text(c: CellSummary | None, m: str, tok_scale: float, resamples: int) -> str:
     if c is None:
         return fmt(None, "other")
+    if m == TOK_PER_TASK:
+        v = tok_per_task(c)
+        return f"{v * 1000.0:.1f}" if v is not None else fmt(None, "other")
     v, spec = c.metrics.get(m), c.spec(m)
     if spec.kind == "tokens" and v is not None and tok_scale != 1.0:
         return f"{v * tok_scale:.1f}"
@@ -345,7 +401,7 @@ def _readable_labels(group: list[CellSummary]) -> dict[str, str]:
 def orphan_cells(root: Path) -> list[str]:
     """Warnings for directories of the experiment that hold results but no manifest.json."""
     out = []
-    for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
+    for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in ("tables", "paper")):
         if not (d / MANIFEST).exists() and any(p.exists() for p in (d / EPISODES, compacted(d / EPISODES), d / ERRORS, d / "DONE")):
             n = sum(1 for _ in record_lines(d / EPISODES))
             out.append(f"{d.name}: no manifest.json ({n} episode lines on disk), so the cell is NOT in the tables. Fix: re-run "
@@ -375,33 +431,60 @@ def collect(root: Path, cell_names: set[str] | None = None, methods: set[str] | 
             and (benchmarks is None or c.benchmark in benchmarks)]
 
 
-def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True, resamples: int = DEFAULT_RESAMPLES):
+def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True, resamples: int = DEFAULT_RESAMPLES,
+                 strict: bool = False, marks_out: list | None = None):
     """Wide table rows (one per method × backbone, plus paper and Δ rows) and the long rows.
-    Rates carry their 95% task-bootstrap interval; Δ rows of rates carry the paired interval and
-    the exact sign-test p; Tok is shown in thousands when millions would read as 0.00xx."""
+    Rates carry their 95% interval (runners.analysis.stats.rate_interval); Δ rows of rates carry
+    the paired interval and the exact sign-test p, Holm-adjusted across the table's comparisons
+    (`*` = significant); Tok is shown in thousands when millions would read as 0.00xx, and the
+    `(paper)` row is printed in the same unit. Where the paper reports #Tok, a Tok/task column (k)
+    sets our mean per episode beside the paper's total / its task count. A row that beside a
+    `(paper)` row differs from the paper's setting carries its fidelity marks
+    (runners.analysis.fidelity); `strict` drops those rows' `(paper)` rows. `marks_out` collects
+    the marks for the footnotes."""
     scale, unit = token_unit(cells)
     benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
     cols: list[tuple[str, str]] = []
     for b in benchmarks:
         ms = list(dict.fromkeys(m for c in cells if c.benchmark == b for m in c.table_metrics))  # Tok_no_tool where any cell has it
+        if with_paper and "Tok" in ms and any(paper_value(c.method, c.backbone, b, "Tok") and paper_task_count(b)
+                                              for c in cells if c.benchmark == b):
+            ms.insert(ms.index("Tok") + 1, TOK_PER_TASK)
         cols += [(b, m) for m in ms]
     by = {(c.method, c.backbone, c.benchmark): c for c in cells}
     rows_keys = list(dict.fromkeys((c.method, c.backbone) for c in cells))
     rows_keys.sort(key=lambda mb: mb[0] != reference)  # the reference method first, as in the papers
     spec_of = {(c.benchmark, m): c.spec(m) for c in cells for m in c.table_metrics}
-    header = ["Method", "Backbone"] + [f"{b}:{spec_of[b, m].display if spec_of[b, m].name == m else m}" + (f"({unit})" if spec_of[b, m].kind == "tokens" and unit != "M" else "")
-                                       for b, m in cols]
+    spec_of.update({(b, m): MetricSpec(name=m, kind="tokens", higher_is_better=False) for b, m in cols if m == TOK_PER_TASK})
+
+    def head(b: str, m: str) -> str:
+        if m == TOK_PER_TASK:
+            return f"{b}:{m}(k)"
+        sp = spec_of[b, m]
+        return f"{b}:{sp.display if sp.name == m else m}" + (f"({unit})" if sp.kind == "tokens" and unit != "M" else "")
+
+    header = ["Method", "Backbone"] + [head(b, m) for b, m in cols]
     rows: list[list[str]] = []
     long: list[dict[str, Any]] = []
+    tests: list[tuple[int, int, str, float | None, dict[str, Any] | None]] = []  # (row, col, text, p, long row) of Δ rates
     for method, backbone in rows_keys:
         vals = [by.get((method, backbone, b)) for b, _ in cols]
-        scripted = any(c.scripted for c in cells if (c.method, c.backbone) == (method, backbone))
-        partial = any(c.partial for c in cells if (c.method, c.backbone) == (method, backbone))
-        para = any(c.paraphrased for c in cells if (c.method, c.backbone) == (method, backbone))
-        mixed = any(c.mixed_code for c in cells if (c.method, c.backbone) == (method, backbone))
+        mine = [c for c in cells if (c.method, c.backbone) == (method, backbone)]
+        scripted = any(c.scripted for c in mine)
+        partial = any(c.partial for c in mine)
+        para = any(c.paraphrased for c in mine)
+        mixed = any(c.mixed_code for c in mine)
+        mixed_texts = any(c.mixed_texts for c in mine)  # counted episodes ran on different texts (docs/texts.md)
+        paper = ([paper_text(by.get((method, backbone, b)) or by.get((reference, backbone, b)), method, backbone, b, m, scale)
+                  for b, m in cols] if with_paper else [])
+        labels, marks = row_marks(mine) if any(paper) else ([], [])
+        labels = [x for x in labels if x != "[paraphrased]"]  # printed below for every row, paper or not
+        if marks_out is not None:
+            marks_out.extend(marks)
         rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else "") + (" [mixed code]" if mixed else "")
-                     + (" [paraphrased]" if para else ""), backbone] + [_cell_text(c, m, scale, resamples) for c, (_, m) in zip(vals, cols)])
-        for c in (c for c in cells if (c.method, c.backbone) == (method, backbone)):
+                     + (" [paraphrased]" if para else "") + (" [mixed]" if mixed_texts and "[mixed]" not in labels else "") + "".join(" " + x for x in labels), backbone]
+                    + [_cell_text(c, m, scale, resamples) for c, (_, m) in zip(vals, cols)])
+        for c in mine:
             ci = cell_ci(c, resamples)
             for m, v in c.metrics.items():  # every metric, not only the table's columns
                 lo_hi = ci.get(m)
@@ -411,22 +494,31 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
             for role, n in sorted(c.tokens_by_role.items()):
                 long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": f"tokens_{role}", "value": n,
                              "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted})
-        if with_paper:
-            paper = [_paper(by.get((method, backbone, b)) or by.get((reference, backbone, b)), method, backbone, b, m) for b, m in cols]
-            if any(paper):
-                rows.append([f"  {method} (paper)", backbone] + [p or "–" for p in paper])
+        if with_paper and any(paper) and not (strict and marks):
+            rows.append([f"  {method} (paper)", backbone] + [p or "–" for p in paper])
         if method != reference and any((reference, backbone, b) in by for b, _ in cols):
             ds = []
-            for b, m in cols:
+            for j, (b, m) in enumerate(cols):
                 c, r = by.get((method, backbone, b)), by.get((reference, backbone, b))
+                if m == TOK_PER_TASK:
+                    ds.append(fmt_delta("tokens", delta("tokens", tok_per_task(c) if c else None, tok_per_task(r) if r else None)))
+                    continue
                 d = delta(spec_of[b, m].kind, c.metrics.get(m) if c else None, r.metrics.get(m) if r else None)
                 text, extra = paired_delta(c, r, m, d, resamples)
                 ds.append(text)
+                lrow = None
                 if d is not None:
-                    long.append({"method": method, "backbone": backbone, "benchmark": b, "metric": f"delta_{m}", "value": d,
-                                 "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted,
-                                 "ci_low": extra.get("ci_low"), "ci_high": extra.get("ci_high"), "p_value": extra.get("p_value")})
+                    lrow = {"method": method, "backbone": backbone, "benchmark": b, "metric": f"delta_{m}", "value": d,
+                            "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted,
+                            "ci_low": extra.get("ci_low"), "ci_high": extra.get("ci_high"), "p_value": extra.get("p_value")}
+                    long.append(lrow)
+                if "p_value" in extra:
+                    tests.append((len(rows), 2 + j, text, extra["p_value"], lrow))
             rows.append([f"  Δ vs {reference}", backbone] + ds)
+    for (i, j, text, _, lrow), adj in zip(tests, holm([t[3] for t in tests])):
+        rows[i][j] = f"{text} p={adj:.2g}{significance_mark(adj)}"
+        if lrow is not None:
+            lrow["p_holm"] = adj
     return header, rows, long
 
 
@@ -476,6 +568,10 @@ def _notes(root: Path, cells: list[CellSummary], orphans: list[str]) -> list[str
             out.append(f"{c.cell}: {c.extra_on_disk} more on disk outside this manifest's {c.n_tasks} tasks × {c.trials} trials "
                        "(an earlier run with more trials or a larger limit); kept, not counted")
         out += [f"{c.cell}: {n}" for n in c.set_aside]
+        if c.mixed_texts:
+            out.append(f"{c.cell}: [mixed] counted episodes ran on {len(c.text_sets)} different sets of model-facing texts "
+                       f"({', '.join(f'{n} on {k}' for k, n in sorted(c.text_sets.items()))}: compare the episodes' `texts`); "
+                       "runner.fresh=true re-runs the cell on one")
         if c.mixed_code:
             out.append(f"{c.cell}: [mixed code] episodes from {len(c.codes)} code fingerprints "
                        f"({', '.join(f'{n} by {k}' for k, n in sorted(c.codes.items()))}); runner.fresh=true re-runs the cell")
@@ -490,7 +586,7 @@ def _csv(rows: list[list[Any]]) -> str:
 
 def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
                   methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
-                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
+                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False) -> list[dict[str, Any]]:
     """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
     jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
     print the table of the matching cells only. The garbage collector pauses meanwhile: the
@@ -501,12 +597,12 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
     when nothing of it changed (a resume with nothing to run) they are read from there; only the
     list of sweeps, which every run updates, is rebuilt from the manifests."""
     with paused_gc():
-        return _aggregate_dir(root, reference, cell_names, out, with_paper, methods, benchmarks, err, resamples)
+        return _aggregate_dir(root, reference, cell_names, out, with_paper, methods, benchmarks, err, resamples, strict)
 
 
 def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
                   methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
-                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
+                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False) -> list[dict[str, Any]]:
     """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
     jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
     print the table of the matching cells only."""
@@ -521,20 +617,20 @@ def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[
     lock = os.open(tdir / ".lock", os.O_CREAT | os.O_RDWR)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        key = tables_key(root, reference, with_paper, resamples)
+        key = tables_key(root, reference, with_paper, resamples, strict)
         hit = _cached(tdir, key)
         if hit is not None:  # the records, the code and the options are those the tables were built from
             everything, long = None, hit["long"]
             for w in hit["warnings"]:
                 print(w, file=err)
-            atomic_write(tdir / "summary.md", hit["md"] + _sweeps_section(_sweep_cells(root)) + "\n")
+            atomic_write(tdir / "summary.md", hit["md"] + _live_section(root, _sweep_cells(root)) + "\n")
         else:
             everything = collect(root)
             orphans = orphan_cells(root)
             warnings = [f"warning: {o}" for o in orphans] + [f"warning: {c.cell}: {n}" for c in everything for n in c.set_aside]
             for w in warnings:
                 print(w, file=err)
-            long = _write_tables(root, everything, reference, with_paper, orphans, resamples) if everything else []
+            long = _write_tables(root, everything, reference, with_paper, orphans, resamples, strict) if everything else []
             if everything:
                 _store_cache(tdir, key, long, warnings)
     finally:
@@ -552,8 +648,9 @@ def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[
         print(f"no finished cells under {root}", file=out)
         return []
     if filtered:
-        header, rows, long = build_tables(cells, reference, with_paper, resamples)
-        md = _markdown(root, cells, header, rows, reference, [])
+        marks: list = []
+        header, rows, long = build_tables(cells, reference, with_paper, resamples, strict, marks)
+        md = _markdown(root, cells, header, rows, reference, [], marks)
     else:
         md = (tdir / "summary.md").read_text().rstrip("\n")
     print(md, file=out)
@@ -562,9 +659,18 @@ def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[
     return long
 
 
-def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str, orphans: list[str]) -> str:
+def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str, orphans: list[str], marks: list | None = None) -> str:
     title = _title(root, cells)
     md = f"### {title}\n\n" + to_markdown(header, rows)
+    md += "\n\n" + INTERVAL_NOTE
+    if any(" p=" in x for row in rows for x in row):
+        md += "\n\n" + SIGNIFICANCE_LEGEND + "."
+    if any(h.endswith(f"{TOK_PER_TASK}(k)") for h in header):
+        md += ("\n\nTok/task = our mean method-side tokens per episode (thousands; without the `tool` role where it ran, as the "
+               "paper counts #Tok); its `(paper)` value is the paper's #Tok total divided by the paper's task count, so a subset "
+               "compares per task (a total does not).")
+    for note in footnotes([m for m in (marks or []) if m.code != "paraphrased"]):
+        md += "\n\n" + note
     if any("Tok_no_tool" in c.metrics for c in cells):
         md += f"\n\n{TOK_NOTE}."
     depth = depth_table(cells)
@@ -581,11 +687,15 @@ def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str
     notes = _notes(root, cells, orphans)
     if notes:
         counts += "\n\nNotes:\n" + "\n".join(f"- {n}" for n in notes)
-    return md + counts + _sweeps_section(cells)
+    return md + counts + _live_section(root, cells)
 
 
-def _sweeps_section(cells) -> str:
-    return "\n\nSweeps the cells came from (latest run of each cell):\n" + "\n".join(_sweeps(cells))
+def _live_section(root: Path, cells) -> str:
+    """The end of summary.md that changes without the records changing (rebuilt on a cache hit):
+    the sweeps the cells came from, the cells a sweep skipped."""
+    text = "\n\nSweeps the cells came from (latest run of each cell):\n" + "\n".join(_sweeps(cells))
+    skipped = skipped_note(root, cells)
+    return text + ("\n\n" + skipped if skipped else "")
 
 
 # ---------------------------------------------------------------- the tables' cache (tables/.cache.json)
@@ -616,12 +726,12 @@ def _dir_fingerprint(h: "hashlib._Hash", d: Path) -> None:
         _dir_fingerprint(h, sub)
 
 
-def tables_key(root: Path, reference: str, with_paper: bool, resamples: int) -> str:
+def tables_key(root: Path, reference: str, with_paper: bool, resamples: int, strict: bool = False) -> str:
     """What the tables of `root` are a function of: every cell's records and error files (size,
     modification time), its manifest without the run history, the code (`code_fingerprint`: the
     benchmarks' metric functions, this module, the papers' values) and the options."""
     h = hashlib.sha256(json.dumps({"format": 1, "code": code_fingerprint(), "reference": reference, "with_paper": with_paper,
-                                   "resamples": resamples}).encode())
+                                   "resamples": resamples, "strict": strict}).encode())
     for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
         _dir_fingerprint(h, d)
     return h.hexdigest()
@@ -661,25 +771,46 @@ def _sweep_cells(root: Path) -> list[Any]:
     return out
 
 
+def skipped_note(root: Path, cells: list[CellSummary]) -> str:
+    """The footnote listing the cells a sweep skipped (runner.skip_unavailable=true) and have no
+    results here, each with what it misses and the fix (from `<experiment>/skipped.json`)."""
+    from runners.availability import read_skipped
+
+    have = {c.cell for c in cells}
+    entries = [e for e in read_skipped(root) if e["cell"] not in have]
+    if not entries:
+        return ""
+    lines = [f"Skipped (not run: runner.skip_unavailable=true; {len(entries)} cell(s), listed in skipped.json):"]
+    for e in entries:
+        why = "; ".join(f"{m.get('what')}" + (f" (Fix: {m['fix']})" if m.get("fix") else "") for m in e.get("missing", []))
+        lines.append(f"- {e.get('method')} / {e.get('backbone')} / {e.get('benchmark')}: {why}")
+    return "\n".join(lines)
+
+
 def _title(root: Path, cells: list[CellSummary]) -> str:
     _, unit = token_unit(cells)
-    title = (f"Results: {root.name} (rates in % [95% task-bootstrap interval], Tok = method-side tokens in "
+    title = (f"Results: {root.name} (rates in % [95% interval], Tok = method-side tokens in "
              f"{'thousands' if unit == 'k' else 'millions'}" + (", USD = list-price cost" if any("USD" in c.metrics for c in cells) else "")
-             + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, relative % for Tok/USD)")
+             + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, Holm-adjusted; relative % for Tok/USD)")
     if any(c.scripted for c in cells):
         title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"
     return title
 
 
-METRICS_FIELDS = ["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted", "ci_low", "ci_high", "p_value"]
+METRICS_FIELDS = ["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted", "ci_low", "ci_high", "p_value",
+                  "p_holm"]
+INTERVAL_NOTE = ("[95% interval]: Wilson score interval over episodes for rates that are a share of episodes (SR, pass^1, "
+                 "task success: it never collapses at 0 % or 100 %); task bootstrap (tasks resampled, trials kept together) "
+                 "for the other rates, Wilson over tasks where the bootstrap collapses to a point")
 
 
 def _write_tables(root: Path, cells: list[CellSummary], reference: str, with_paper: bool, orphans: list[str],
-                  resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
-    header, rows, long = build_tables(cells, reference, with_paper, resamples)
+                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False) -> list[dict[str, Any]]:
+    marks: list = []
+    header, rows, long = build_tables(cells, reference, with_paper, resamples, strict, marks)
     tdir = root / "tables"
     tdir.mkdir(exist_ok=True)
-    md = _markdown(root, cells, header, rows, reference, orphans)
+    md = _markdown(root, cells, header, rows, reference, orphans, marks)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=METRICS_FIELDS)
     w.writeheader()
@@ -704,6 +835,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--benchmark", help="comma-separated benchmark names to print")
     ap.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, metavar="N",
                     help=f"bootstrap resamples for the 95%% intervals and the paired Δ tests (default {DEFAULT_RESAMPLES}; 0 = none)")
+    ap.add_argument("--strict", action="store_true", help="omit the (paper) row of every row that differs from the paper's setting "
+                    "([fixture], [subset n/N], [roles≠paper], [paraphrased], [mixed])")
     ap.add_argument("--plots", action="store_true", help="also write tables/*.svg and *.png plots (runners/analysis/plots.py; the 'analysis' extra)")
     a = ap.parse_args(argv)
     if a.plots:
@@ -717,7 +850,7 @@ def main(argv: list[str] | None = None) -> int:
     split = lambda v: set(x.strip() for x in v.split(",") if x.strip()) if v else None  # noqa: E731
     try:
         aggregate_dir(a.results, a.reference, cell_names=split(a.cells), with_paper=not a.no_paper, methods=split(a.method),
-                      benchmarks=split(a.benchmark), resamples=a.bootstrap)
+                      benchmarks=split(a.benchmark), resamples=a.bootstrap, strict=a.strict)
         if a.plots:
             from runners.analysis.plots import write_plots
 

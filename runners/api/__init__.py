@@ -44,6 +44,7 @@ from runners.api._benchmark import (
 )
 from runners.api._decision import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError, ToolCall, ToolSpec
 from runners.api._views import LogPath, StepSeries, StepView, read_path
+from runners.api._missing import Missing, missing_modules
 from runners.api._roles import BENCHMARK_ROLES, METHOD_ROLES, Role, method_tokens
 from runners.api._task import (
     TASK_KINDS,
@@ -66,5 +67,5 @@ __all__ = [
     "Backbone", "BackboneError", "Benchmark", "BenchmarkParams", "CaseError", "Completion", "Decision", "LogPath", "Environment",
     "EpisodeContext", "EpisodeRow", "EpisodeScope", "Message", "Method", "MetricKind", "MetricSpec", "Metrics", "Observation", "Oracle", "Parsed",
     "Protocol", "ProtocolError", "Reply", "Request", "RequestOutcome", "RetryEvent", "Role", "Scores", "StepSeries", "StepView", "TaskSpec",
-    "TaskView", "ToolCall", "ToolResult", "ToolSpec", "Usage", "actions_json", "check_params", "find_spec", "method_tokens", "params_model", "read_path",
+    "TaskView", "ToolCall", "ToolResult", "ToolSpec", "Usage", "actions_json", "check_params", "find_spec", "method_tokens", "params_model", "read_path", "Missing", "missing_modules",
 ]

@@ -9,6 +9,7 @@ from typing import Any, ClassVar, Literal, TypedDict
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from runners.api._backbone import Backbone
+from runners.api._missing import Missing
 from runners.api._roles import Role
 from runners.api._task import Environment
 
@@ -158,3 +159,10 @@ class Benchmark(ABC):
     def metric_spec(cls, metric: str) -> MetricSpec | None:
         """The declaration of `metric` (exact name first, then a family), or None."""
         return find_spec(cls.metric_specs, metric)
+
+    def missing(self) -> list[Missing]:
+        """What this benchmark, with its params, needs and cannot find here (an optional extra,
+        a database) that `load_tasks` would not notice: checked for every cell before any work,
+        so one message lists every missing piece with its fix. Cheap: no download, no loading.
+        Default: nothing (a `load_tasks` failure is reported the same way)."""
+        return []

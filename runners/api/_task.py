@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from runners.api._backbone import Backbone, Message
 from runners.api._decision import Decision, Protocol, ToolSpec
+from runners.api._missing import Missing
 from runners.api._roles import Role
 from runners.api._views import StepSeries, StepView
 
@@ -194,6 +195,12 @@ class Method(ABC):
     async def end_task(self) -> None:
         """Release per-episode resources (always called, also after errors)."""
         return None
+
+    @classmethod
+    def missing(cls, params: dict[str, Any]) -> list[Missing]:
+        """What this method, with `params` (its `method.params`), needs and cannot find here (an
+        optional extra, a local model): checked for every cell before any work. Default: nothing."""
+        return []
 
     def step_log(self) -> dict[str, Any]:
         """Method-specific record of the last step (state deltas, rejections, retrievals)."""

@@ -92,3 +92,5 @@ class EpisodeRecord(BaseModel):
     task_calls: list[CallLog] = Field(default_factory=list, description="calls made in Method.begin_task / end_task")
     unfinished_calls: list[CallLog] = Field(default_factory=list, description="calls of the step an infra/harness error cut short")
     code: str | None = Field(None, description="code fingerprint of the run that produced it (runners.records.store.code_fingerprint)")
+    texts: dict[str, str] | None = Field(None, description="the model-facing texts it ran on: '<part>:<text key>' → "
+                                         "'<source>:<sha256 of the text>' (runners.records.store.text_fingerprint); None = not recorded")

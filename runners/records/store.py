@@ -84,6 +84,44 @@ def take_batch(q: "queue.Queue", first: Any, limit: int | None = None) -> tuple[
         batch.append(nxt)
     return batch, False
 
+def text_fingerprint(manifest: dict[str, Any]) -> dict[str, str]:
+    """The model-facing texts a cell runs on, from the `text_sources` its benchmark and method
+    record in the manifest: '<benchmark|method>:<text key>' → '<source>:<sha256 of the text>'
+    (source: upstream, paraphrase or project). Every episode record carries it (`texts`)."""
+    out: dict[str, str] = {}
+    for part in ("benchmark_notes", "method_notes"):
+        prompts = ((manifest.get(part) or {}).get("text_sources") or {}).get("prompts") or {}
+        for key, v in prompts.items():
+            if isinstance(v, dict):
+                out[f"{part.split('_')[0]}:{key}"] = f"{v.get('source', '?')}:{v.get('text_sha256') or v.get('sha256') or ''}"
+    return dict(sorted(out.items()))
+
+
+def text_differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
+    """Readable differences between two text fingerprints (at most 6, then a count)."""
+    keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
+    lines = [f"{k}: {old.get(k, 'absent').split(':')[0]} → {new.get(k, 'absent').split(':')[0]}"
+             + (" (other text)" if old.get(k, ':').split(':')[0] == new.get(k, ':').split(':')[0] else "") for k in keys[:6]]
+    return lines + ([f"… {len(keys) - 6} more"] if len(keys) > 6 else [])
+
+
+def text_mismatch(cell: str, records: list[dict[str, Any]], current: dict[str, str]) -> str | None:
+    """Why the finished episodes of a cell cannot be resumed with `current` texts (None: they can).
+    Records without a fingerprint (written before fingerprints existed) are not compared."""
+    other = [r for r in records if r.get("status") == "ok" and r.get("texts") is not None and r["texts"] != current]
+    if not other:
+        return None
+    diff = "; ".join(text_differences(other[0]["texts"], current))
+    return (f"error: cell {cell}: {len(other)} finished episode(s) ran on other model-facing texts than this run would send "
+            f"({diff}). Resuming would mix text sources in one cell. Fix: add runner.fresh=true to re-run the cell from "
+            "scratch (earlier results are moved aside, not deleted), or restore the former text source (the same "
+            "HARNESS_UPSTREAM_DIR / HARNESS_UPSTREAM_OFFLINE / download cache as the earlier run) and resume.")
+
+
+class TextSourceMismatch(RuntimeError):
+    """A resume whose texts differ from the cell's finished episodes (see `text_mismatch`)."""
+
+
 class StoreError(RuntimeError):
     pass
 
@@ -468,6 +506,7 @@ class CellStore:
         self.duplicates = 0
         self.warnings: list[str] = []  # loud notes for the sweep to print (a damaged manifest was replaced)
         self.codes: dict[str, int] = {}  # code fingerprint -> finished episodes produced by it
+        self.texts: dict[str, str] = {}  # the text fingerprint of this run (text_fingerprint of the manifest)
         self.moved_to: Path | None = None  # where `fresh=True` moved the old results
         self.idle = False  # opened finished with nothing to run (`open(expect=...)`): records untouched, no appends
         self._xz: _StreamingXZ | None = None
@@ -548,6 +587,10 @@ class CellStore:
         self.corrupt, self.duplicates = len(bad), len(dups)
         if bad or dups:
             self._set_aside(path, keep, bad, dups)
+        self.texts = text_fingerprint(manifest)
+        why = text_mismatch(self.dir.name, records, self.texts)
+        if why:  # before the manifest is rewritten: it never claims texts its counted episodes did not run on
+            raise TextSourceMismatch(why)
         self.done = {(r["task_id"], int(r["trial"])) for r in records if r.get("status") == "ok"}
         for r in records:
             if r.get("status") == "ok":

@@ -24,8 +24,9 @@ from scripts.perf.report_load import base_experiment, replicate
 REPO = Path(__file__).resolve().parents[2]
 
 
-def timed(cmd: list[str], code: Path) -> tuple[float, float]:
-    """(wall seconds, peak RSS MB) of one process running `cmd` with `code` first on the path."""
+def timed(cmd: list[str], code: Path) -> tuple[float, float, float]:
+    """(wall seconds, peak RSS MB, CPU seconds: user + system) of one process running `cmd` with
+    `code` first on the path."""
     env = {**os.environ, "PYTHONPATH": str(code)}
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -34,7 +35,7 @@ def timed(cmd: list[str], code: Path) -> tuple[float, float]:
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr.read().decode()[-2000:]}")
     p.stderr.close()
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def commands(exp: Path, out: Path) -> dict[str, list[str]]:
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--only", choices=["aggregate", "view"], help="time one command only")
     a = ap.parse_args(argv)
     codes = {"this": REPO} | ({"against": a.against.resolve()} if a.against else {})
-    times: dict[tuple[str, str, int], list[tuple[float, float]]] = {}
+    times: dict[tuple[str, str, int], list[tuple[float, float, float]]] = {}
     print(f"load average before: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
@@ -72,25 +73,27 @@ def main(argv: list[str] | None = None) -> None:
             print(f"round {r + 1}/{a.repeats} done, load average {os.getloadavg()}", flush=True)
     print(f"load average after: {os.getloadavg()}")
     med = statistics.median
-    print(f"\n{'code':>8} {'command':>10} {'episodes':>9} {'median s':>9} {'runs s':>24} {'peak RSS MB':>12}")
+    print(f"\n{'code':>8} {'command':>10} {'episodes':>9} {'median s':>9} {'runs s':>24} {'CPU s':>7} {'peak RSS MB':>12}")
     for (label, what, n), runs in times.items():
-        print(f"{label:>8} {what:>10} {n:>9} {med(w for w, _ in runs):>9.2f} {', '.join(f'{w:.2f}' for w, _ in runs):>24} "
-              f"{max(m for _, m in runs):>12.0f}")
+        print(f"{label:>8} {what:>10} {n:>9} {med(w for w, _, _ in runs):>9.2f} {', '.join(f'{w:.2f}' for w, _, _ in runs):>24} "
+              f"{med(c for _, _, c in runs):>7.2f} {max(m for _, m, _ in runs):>12.0f}")
     sizes = sorted(a.episodes)
     if len(sizes) > 1:
         lo, hi = sizes[0], sizes[-1]
         for label in codes:
             for what in ("aggregate", "view"):
                 if (label, what, lo) in times:
-                    t_lo, t_hi = med(w for w, _ in times[label, what, lo]), med(w for w, _ in times[label, what, hi])
-                    print(f"{label} {what}: {hi} vs {lo} episodes {t_hi / t_lo:.2f}× the time for {hi / lo:.0f}× the data; "
-                          f"t({hi}) / ({hi / lo:.0f} × t({lo})) = {t_hi / (hi / lo * t_lo):.2f} (target ≤ 1.3)")
+                    for i, unit in ((0, "wall"), (2, "CPU")):
+                        t_lo, t_hi = med(r[i] for r in times[label, what, lo]), med(r[i] for r in times[label, what, hi])
+                        print(f"{label} {what} ({unit}): {hi} vs {lo} episodes {t_hi / t_lo:.2f}× the time for {hi / lo:.0f}× the data; "
+                              f"t({hi}) / ({hi / lo:.0f} × t({lo})) = {t_hi / (hi / lo * t_lo):.2f} (target ≤ 1.3)")
     if a.against:
         for what in ("aggregate", "view"):
             for n in sizes:
                 if ("this", what, n) in times:
-                    t, o = med(w for w, _ in times["this", what, n]), med(w for w, _ in times["against", what, n])
-                    print(f"{what} at {n}: this {t:.2f} s vs against {o:.2f} s = {o / t:.1f}× faster")
+                    for i, unit in ((0, "wall"), (2, "CPU")):
+                        t, o = med(r[i] for r in times["this", what, n]), med(r[i] for r in times["against", what, n])
+                        print(f"{what} at {n} ({unit}): this {t:.2f} s vs against {o:.2f} s = {o / t:.1f}× less")
 
 
 if __name__ == "__main__":

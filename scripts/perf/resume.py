@@ -27,8 +27,8 @@ def sweep(out: Path, episodes: int) -> list[str]:
             f"runner.trials={max(1, episodes // 4)}", "runner.concurrency=64", "runner.transcripts=false"]
 
 
-def timed(cmd: list[str], code: Path) -> tuple[float, float]:
-    """(wall seconds, peak RSS MB) of one process running `cmd` with `code` first on the path."""
+def timed(cmd: list[str], code: Path) -> tuple[float, float, float]:
+    """(wall seconds, peak RSS MB, CPU seconds) of one process running `cmd` with `code` first on the path."""
     env = {**os.environ, "PYTHONPATH": str(code)}
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -37,7 +37,7 @@ def timed(cmd: list[str], code: Path) -> tuple[float, float]:
     if os.waitstatus_to_exitcode(status) != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr.read().decode()[-2000:]}")
     p.stderr.close()
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--keep", type=Path, help="build the experiments here and keep them (reused when present)")
     a = ap.parse_args(argv)
     codes = {"this": REPO} | ({"against": a.against.resolve()} if a.against else {})
-    times: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    times: dict[tuple[str, int], list[tuple[float, float, float]]] = {}
     with tempfile.TemporaryDirectory() as d:
         root = a.keep or Path(d)
         outs: dict[tuple[str, int], Path] = {}
@@ -72,18 +72,20 @@ def main(argv: list[str] | None = None) -> None:
             print(f"round {r + 1}/{a.repeats} done, load average {os.getloadavg()}", flush=True)
         print(f"load average after: {os.getloadavg()}")
     med = statistics.median
-    print(f"\n{'code':>8} {'episodes':>9} {'median s':>9} {'runs s':>24} {'peak RSS MB':>12}")
+    print(f"\n{'code':>8} {'episodes':>9} {'median s':>9} {'runs s':>24} {'CPU s':>7} {'peak RSS MB':>12}")
     for (label, n), runs in times.items():
-        print(f"{label:>8} {n:>9} {med(w for w, _ in runs):>9.2f} {', '.join(f'{w:.2f}' for w, _ in runs):>24} {max(m for _, m in runs):>12.0f}")
+        print(f"{label:>8} {n:>9} {med(w for w, _, _ in runs):>9.2f} {', '.join(f'{w:.2f}' for w, _, _ in runs):>24} "
+              f"{med(c for _, _, c in runs):>7.2f} {max(m for _, m, _ in runs):>12.0f}")
     sizes = sorted(a.episodes)
     for label in codes:
         if len(sizes) > 1:
-            lo, hi = med(w for w, _ in times[label, sizes[0]]), med(w for w, _ in times[label, sizes[-1]])
+            lo, hi = med(w for w, _, _ in times[label, sizes[0]]), med(w for w, _, _ in times[label, sizes[-1]])
             print(f"{label}: resume at {sizes[-1]} / at {sizes[0]} episodes = {hi / lo:.2f}×")
     if a.against:
         for n in sizes:
-            t, o = med(w for w, _ in times["this", n]), med(w for w, _ in times["against", n])
-            print(f"resume at {n}: this {t:.2f} s vs against {o:.2f} s = {o / t:.1f}× faster")
+            for i, unit in ((0, "wall"), (2, "CPU")):
+                t, o = med(r[i] for r in times["this", n]), med(r[i] for r in times["against", n])
+                print(f"resume at {n} ({unit}): this {t:.2f} s vs against {o:.2f} s = {o / t:.1f}× less")
 
 
 if __name__ == "__main__":

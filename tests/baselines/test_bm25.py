@@ -109,7 +109,9 @@ async def test_bm25_method_stores_retrieves_and_builds_b3_prompt():
     mem = block_of(msgs, "memory")
     assert mem.count("<memory_item>") == 3 and "geometric series" in mem
     traj = block_of(msgs, "trajectory_history")
-    assert q2.text in traj and q1.text not in traj  # the current query's trajectory only
+    assert "(t0/q2)" in traj and "(t0/q1)" not in traj
+    assert q2.text not in traj and q1.text not in traj  # the current query's trajectory only; its text is in <user_query> once
+    assert block_of(msgs, "user_query") == q2.text
     assert "<tool_calls>" in msgs[0]["content"] and "<policy>" in msgs[0]["content"]
     assert set(bb.roles()) == {"agent"}  # BM25 makes no memory-side model call
 

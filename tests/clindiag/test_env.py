@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from benchmarks.clindiag.benchmark import ClinDiag
-from benchmarks.clindiag.provider import NO_RECORD, NOT_SPECIFIED, RULES, keyword_answer
+from benchmarks.clindiag.provider import NOT_SPECIFIED, keyword_answer
 from runners.api import Decision, EpisodeContext, ToolCall
 from tests.clindiag.helpers import ListBackbone
 from tests.conftest import shared_path
@@ -33,7 +33,7 @@ def test_request_view_and_keyword_provider():
     _, res = ask(env, "ask_physical_exam", question="What are the vital signs, heart rate?")
     assert "98 bpm" in res.content
     _, res = ask(env, "order_other_test", question="Was a CT angiogram done?")
-    assert res.content == NO_RECORD and not res.error  # no other_test.json
+    assert res.content == env.texts["no_record"] and not res.error  # no other_test.json
     _, res = ask(env, "order_radiographic_test", question="Chest imaging?")
     assert res.content == NOT_SPECIFIED  # the record is "None has been performed." (no keyword hit)
     assert env.queries["ask_history"] == 1
@@ -45,7 +45,8 @@ def test_llm_provider_uses_role_user_sim_and_caps_the_reply():
     _, res = ask(env, "order_lab_test", question="What is the ANA titre?")
     assert [c["role"] for c in bb.calls] == ["user_sim", "user_sim"] and [c["attempt"] for c in bb.calls] == [0, 1]
     system = bb.calls[0]["messages"][0]["content"]
-    assert system.startswith(RULES) and "Antinuclear antibodies" in system and "Kidney biopsy" not in system
+    assert system.startswith(env.texts["provider_system"].split("{scope}")[0]) and env.texts["scope"]["lab"] in system
+    assert "Antinuclear antibodies" in system and "Kidney biopsy" not in system
     assert bb.calls[0]["messages"][1] == {"role": "user", "content": "What is the ANA titre?"}
     assert bb.calls[0]["sampling"]["max_completion_tokens"] == 1024
     assert res.content == "x" * 20 + "\n[answer truncated at 20 characters]"
@@ -115,7 +116,7 @@ def test_tools_on_real_cases():
     assert res.content != NOT_SPECIFIED and not res.error
     env, _ = make_env("rare1", data_dir=str(root), provider="keyword", pos_section_match=True)
     _, res = ask(env, "order_other_test", question="laryngoscopy?")
-    assert res.content == NO_RECORD  # git-history `other_tests` fails PoS's 12-char rule (§3.2)
+    assert res.content == env.texts["no_record"]  # git-history `other_tests` fails PoS's 12-char rule (§3.2)
 
 
 def test_keyword_answer_skips_not_specified_lines():

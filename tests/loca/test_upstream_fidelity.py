@@ -59,13 +59,21 @@ def test_pos_prompt_shows_the_runtime_workspace(tmp_path):
     env = make_env(tmp_path)
     view = env.view()
     assert view.workspace == str(env.task_dir.resolve()) and Path(view.workspace).is_absolute()
-    bb = QueueBackbone({"pos-policy": [act("look")]})
 
-    async def go():
-        m = PoS(bb)
-        await m.begin_task(view)
-        await m.begin_request(Request(index=0, request_id="x/q1", text=env.user_prompt))
-        await m.step(Observation())
-    asyncio.run(go())
-    user = next(msgs for _, p, msgs in bb.calls if p == "pos-policy")[1]["content"]
-    assert f"<runtime_workspace>\n{view.workspace}\n</runtime_workspace>" in user
+    def user_prompt(**params):
+        bb = QueueBackbone({"pos-policy": [act("look")]})
+
+        async def go():
+            m = PoS(bb, **params)
+            await m.begin_task(view)
+            await m.begin_request(Request(index=0, request_id="x/q1", text=env.user_prompt))
+            await m.step(Observation())
+        asyncio.run(go())
+        return next(msgs for _, p, msgs in bb.calls if p == "pos-policy")[1]["content"]
+
+    from pos.release_prompt import REACT_PROMPT
+    from runners.upstream import py_function_strings
+
+    runtime = next(t for t in py_function_strings(REACT_PROMPT, "build_belief_prompt") if "{runtime}" in t)  # the release's line
+    assert runtime.replace("{runtime}", view.workspace) in user_prompt()
+    assert f"<runtime_workspace>\n{view.workspace}\n</runtime_workspace>" in user_prompt(policy_prompt="project")

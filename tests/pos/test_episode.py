@@ -103,7 +103,12 @@ def test_pos_diagnoses_static_trap_and_recovers_in_the_prompt():
     assert h["trapped"] and h["health_score"] == 0.0 and h["trapping_pattern"] == "static" and h["gap_dimension"] == "achievement"
     started = steps[8].method["recovery_started"]
     assert started["recovery_gap"]["target"] == "complete the current request"
-    assert ' "look" Bring about' in started["instruction"] and started["instruction"].endswith("complete the current request")
+    from pos.release_texts import load, recovery_instruction
+    from runners.upstream import TextSources
+    texts = load(TextSources())  # the release's recovery sentences (belief_prompts: release), filled
+    assert started["instruction"] == recovery_instruction(texts, "static", "achievement", "complete the current request",
+                                                          detail="look", period=None)
+    assert '("look")' in started["instruction"] and started["instruction"].endswith("complete the current request")
     assert started["applies_from_step"] == 8
     policy_prompts = [msgs[-1]["content"] for role, p, msgs in spy.seen if p == "pos-policy"]
     assert "<recovery_constraint>" not in policy_prompts[7] and "<recovery_constraint>" in policy_prompts[8]
@@ -186,5 +191,9 @@ def test_rca_last_turn_prompt_carries_the_forced_submission_directive_once(tmp_p
     assert len(prompts) == 3 and [p.count("This is the final interaction turn") for p in prompts] == [0, 0, 1]
     reasks = [m for _, p, m in bb.calls if p == "pos-policy" and len(m) == 4]  # upstream's missing-action re-ask, once per turn
     assert len(reasks) == 3 and all(m[2]["role"] == "assistant" and "executable" in m[3]["content"] for m in reasks)
-    latest = prompts[-1].split("<latest_observation>")[1].split("</latest_observation>")[0]
-    assert "This is the final interaction turn" in latest and "<forced_submission>" not in prompts[-1]
+    from pos.release_prompt import REACT_PROMPT
+    from runners.upstream import py_fstring_parts
+    parts = py_fstring_parts(REACT_PROMPT, "build_belief_prompt", "user_prompt")  # the release's policy prompt
+    i = parts.index(("field", "state['observation']"))
+    latest = prompts[-1].split(parts[i - 1][1])[1].split(parts[i + 1][1])[0]
+    assert "This is the final interaction turn" in latest and prompts[-1].count("This is the final interaction turn") == 1

@@ -27,7 +27,7 @@ def delta(states=(), e_gaps=(), a_gaps=("take the key",), frontier=None) -> dict
 
 def drive(bb, observations, request_text="Find and take the key.", **params) -> PoS:
     async def go() -> PoS:
-        m = PoS(bb, **params)
+        m = PoS(bb, **{"belief_prompts": "project", **params})
         await m.begin_task(TASK)
         await m.begin_request(Request(index=0, request_id="toy-1/q1", text=request_text))
         for o in observations:
@@ -92,7 +92,7 @@ def test_diagnostic_mode_labels_without_a_progress_call():
 def test_world_carries_over_to_the_next_request():
     async def go(carry: bool):
         bb = QueueBackbone({"pos-init": [init(), {**init(), "entities": []}]})
-        m = PoS(bb, carry_world_across_requests=carry)
+        m = PoS(bb, belief_prompts="project", carry_world_across_requests=carry)
         await m.begin_task(TASK)
         for i in range(2):
             r = Request(index=i, request_id=f"toy-1/q{i + 1}", text=f"request {i}")
@@ -114,7 +114,7 @@ def test_multi_action_turn_gets_one_update_per_action():
     bb = QueueBackbone({"pos-init": [init()], "pos-policy": [two, act("look")]})
 
     async def go(limit):
-        m = PoS(bb, max_actions_per_turn=limit)
+        m = PoS(bb, belief_prompts="project", max_actions_per_turn=limit)
         await m.begin_task(TASK)
         await m.begin_request(Request(index=0, request_id="toy-1/q1", text="Find the fault."))
         first = await m.step(Observation())
@@ -148,7 +148,7 @@ def test_sampling_per_role_follows_the_released_configs():
         bb = QueueBackbone({"pos-init": [init()], "pos-policy": [act("look"), act("look")]})
 
         async def go() -> None:
-            m = PoS(bb, **params)
+            m = PoS(bb, **{"belief_prompts": "project", **params})
             await m.begin_task(TASK.model_copy(update={"kind": kind}))
             await m.begin_request(Request(index=0, request_id="toy-1/q1", text="Find the key."))
             await m.step(Observation(note=FIRST))
@@ -164,7 +164,7 @@ def test_sampling_per_role_follows_the_released_configs():
 def test_forced_submission_directive_on_the_last_turn_only():
     async def go(forced: bool) -> QueueBackbone:
         bb = QueueBackbone({"pos-init": [init()], "pos-policy": [act("look")] * 3})
-        m = PoS(bb, forced_submission=forced)
+        m = PoS(bb, belief_prompts="project", forced_submission=forced)
         await m.begin_task(TASK.model_copy(update={"step_budget": 3}))
         await m.begin_request(Request(index=0, request_id="toy-1/q1", text="Find the key."))
         for o in (FIRST, "Nothing happens.", "Nothing happens."):

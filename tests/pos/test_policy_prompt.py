@@ -49,11 +49,16 @@ def test_upstream_format_example_by_kind():
     consts = {n.targets[0].id: n.value.value for n in ast.parse(path.read_text()).body
               if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name) and isinstance(n.value, ast.Constant)}
     task = TASK.model_copy(update={"kind": "alfworld"})
-    _, _, user = policy_prompt(task=task)  # on by default, as upstream
-    assert user.startswith("<format_example>\n" + consts["ALFWORLD_EXAMPLE"].strip() + "\n</format_example>")
+    _, _, user = policy_prompt(task=task)  # the release's layout: the example first, as build_belief_prompt puts it
+    assert user.startswith(consts["ALFWORLD_EXAMPLE"] + "\n")
     _, _, off = policy_prompt(task=task, policy_format_example=False)
+    assert consts["ALFWORLD_EXAMPLE"] not in off
+    _, _, user = policy_prompt(task=task, policy_prompt="project")  # the project's layout keeps it as a block
+    assert user.startswith("<format_example>\n" + consts["ALFWORLD_EXAMPLE"].strip() + "\n</format_example>")
+    _, _, off = policy_prompt(task=task, policy_format_example=False, policy_prompt="project")
     assert "format_example" not in off
-    _, _, rca = policy_prompt(task=TASK.model_copy(update={"kind": "rca"}), policy_format_example=True)
+    _, _, rca = policy_prompt(task=TASK.model_copy(update={"kind": "rca"}), policy_format_example=True, policy_prompt="project")
     assert "format_example" not in rca  # upstream's PoS prompt has no RCA-100 example
-    notes = PoS.notes({"policy_format_example": True})["text_sources"]
-    assert notes["paraphrased"] == [] and set(notes["prompts"]) == {f"pos.format_example.{k}" for k in ("alfworld", "loca", "clindiag")}
+    notes = PoS.notes({"policy_format_example": True, "policy_prompt": "project"})["text_sources"]
+    examples = {k for k in notes["prompts"] if k.startswith("pos.format_example.")}
+    assert notes["paraphrased"] == [] and examples == {f"pos.format_example.{k}" for k in ("alfworld", "loca", "clindiag")}

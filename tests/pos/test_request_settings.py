@@ -38,7 +38,7 @@ def responder(body: dict[str, Any]) -> str:
 
 def _run(params_over: dict[str, Any] | None = None, kind: str = "") -> tuple[FakeOpenAI, Any]:
     cfg = yaml.safe_load((REPO / "conf/backbone/qwen3_7_plus.yaml").read_text())
-    mparams = yaml.safe_load((REPO / "conf/method/pos.yaml").read_text())["params"] | (params_over or {})
+    mparams = yaml.safe_load((REPO / "conf/method/pos.yaml").read_text())["params"] | {"belief_prompts": "project"} | (params_over or {})
     with FakeOpenAI(responder=responder) as srv:
         backbone = build_openai_backbone(cfg, env={"QWEN_BASE_URL": srv.base_url, "QWEN_API_KEY": "k"})
         assert isinstance(backbone, OpenAIBackbone)

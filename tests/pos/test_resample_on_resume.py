@@ -38,6 +38,7 @@ class FlakyDeltas:
 def _cell(srv: FakeOpenAI, tmp_path, resamples: int):
     raw = base()
     raw["method"] = yaml.safe_load((REPO / "conf/method/pos.yaml").read_text())
+    raw["method"]["params"]["belief_prompts"] = "project"  # the responder tells calls apart by the project's system prompts
     raw["backbone"] = {"name": "ep", "kind": "openai", "model": "m", "base_url": srv.base_url, "api_key_env": None, "sampling": {"temperature": 0}}
     raw["benchmark"] = yaml.safe_load((REPO / "conf/benchmark/rca100.yaml").read_text())  # no role backbones of its own
     raw["benchmark"]["params"]["data_dir"] = "fixtures"

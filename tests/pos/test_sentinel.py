@@ -36,7 +36,7 @@ def issue(quote: str, step: int = 0, targets=("s2",)) -> dict:
 def run_two_steps(bb: QueueBackbone, **params) -> PoS:
     """Initialise (fallback belief), act once, then process that action's observation."""
     async def go() -> PoS:
-        m = PoS(bb, **params)
+        m = PoS(bb, **{"belief_prompts": "project", **params})
         await m.begin_task(TASK)
         await m.begin_request(Request(index=0, request_id="toy-1/q1", text="Find the key. You see a drawer 1."))
         await m.step(Observation())

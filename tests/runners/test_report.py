@@ -27,11 +27,12 @@ def test_paper_values_are_looked_up_by_our_names():
 
 def test_table_has_reference_first_paper_rows_and_deltas():
     header, rows, long = build_tables([cell("flowstate", 40.0, 60.0, 20.0), cell("full_context", 30.0, 50.0, 40.0)], "full_context")
-    assert header == ["Method", "Backbone", "memoryarena_math:SR", "memoryarena_math:PS", "memoryarena_math:Tok"]
+    assert header == ["Method", "Backbone", "memoryarena_math:SR", "memoryarena_math:PS", "memoryarena_math:Tok", "memoryarena_math:Tok/task(k)"]
     labels = [r[0] for r in rows]
     assert labels == ["full_context", "  full_context (paper)", "flowstate", "  flowstate (paper)", "  Δ vs full_context"]
-    assert rows[1][2:] == ["30.00", "50.36", "40.60"]
-    assert rows[4][2:] == ["+10.00pp", "+10.00pp", "-50.00%"]
+    assert rows[1][2:] == ["30.00", "50.36", "40.60", "1015.0"]  # Tok/task: the paper's 40.60 M over its 40 tasks, in k
+    assert rows[0][5] == "1000.0"  # ours: 40 M over 40 episodes
+    assert rows[4][2:] == ["+10.00pp", "+10.00pp", "-50.00%", "-50.00%"]
     deltas = {r["metric"]: r["value"] for r in long if r["method"] == "flowstate" and r["metric"].startswith("delta_")}
     assert deltas == {"delta_SR": 10.0, "delta_PS": 10.0, "delta_Tok": -50.0}
 

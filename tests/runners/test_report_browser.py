@@ -101,10 +101,11 @@ def page(report):
 def _no_probe_ran(pg, events):
     injected = pg.evaluate("""() => ({
         xss: window.__xss === undefined ? null : window.__xss,
-        bad: [...document.querySelectorAll('[onerror],[onload],[data-xss],iframe,img')].length,
+        bad: [...document.querySelectorAll('[onerror],[onload],[data-xss],iframe,img:not(.paper-fig)')].length,
+        figs: [...document.querySelectorAll('img.paper-fig')].every(i => i.getAttribute('src').startsWith('data:image/svg+xml;base64,')),
         scripts: [...document.scripts].filter(s => !s.type || s.type === 'text/javascript').length,
     })""")
-    assert injected == {"xss": None, "bad": 0, "scripts": 1}, injected
+    assert injected == {"xss": None, "bad": 0, "figs": True, "scripts": 1}, injected  # our figures: embedded SVG data only
     assert events["dialogs"] == [] and events["errors"] == []
     assert [c for c in events["console"] if c[0] == "error"] == []
     assert all(u.startswith("file://") for u in events["requests"]), events["requests"]  # nothing from the network
@@ -121,6 +122,10 @@ def test_tables_and_plots_render(page):
     pg.click("nav button[data-tab=plots]")
     for plot in ("#plot-acc_k", "#plot-tok", "#plot-scatter"):  # acc_k: MemoryArena's declared curve
         assert pg.query_selector(f"{plot} svg circle, {plot} svg rect"), plot
+    pg.click("nav button[data-tab=paper]")  # the runners.paper artefacts: tables as HTML, figures as embedded SVG
+    assert pg.query_selector("#paper-flowstate_table1 table tbody tr")
+    assert pg.query_selector("#paper-flowstate_fig4 img.paper-fig")
+    assert "not produced" in pg.text_content("#tab-paper")
     _no_probe_ran(pg, events)
 
 

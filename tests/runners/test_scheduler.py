@@ -191,3 +191,55 @@ def test_cost_of_a_cell_without_episodes_reads_blank_not_zero(tmp_path):
     assert aggregate_main([str(tmp_path), "--bootstrap", "0"]) == 0
     usd = {r["benchmark"]: r["value"] for r in csv.DictReader((tmp_path / "tables" / "metrics.csv").open()) if r["metric"] == "USD"}
     assert usd["memoryarena_phys"] == "" and float(usd["memoryarena_math"]) > 0
+
+
+def test_budget_spends_in_fair_order_so_every_cell_ran_the_same_tasks(tmp_path):
+    """Two methods on one benchmark and budgets that stop the run part-way: in cell order the
+    first method would take every task before the second starts; in fair order both cells ran
+    the same tasks (a prefix of the task list) whatever the budget."""
+    import yaml
+
+    from tests.runners.test_config import CONF_DIR
+
+    prices = {"input": 1000.0, "cached_input": 1000.0, "output": 1000.0}
+
+    def two_methods(out):
+        cfgs = []
+        for method in ("full_context", "flowstate"):
+            raw = base()
+            raw["method"] = yaml.safe_load((CONF_DIR / "method" / f"{method}.yaml").read_text())
+            raw["benchmark"]["params"]["data_dir"] = "fixtures"
+            raw["backbone"]["prices"] = prices
+            raw["runner"].update(output_dir=str(out), display="none", concurrency=1)
+            cfgs.append(validate(raw))
+        return cfgs
+
+    ref_cfgs = two_methods(tmp_path / "ref")
+    reports, ref = run(tmp_path / "ref", ref_cfgs)
+    assert all(r.ok == r.total == 3 for r in reports)
+    order = [t.task_id for t in prepare_cells(ref_cfgs[:1])[0].tasks]
+    partial = 0
+    for k, share in enumerate((0.2, 0.45, 0.7)):  # of the full run's cost
+        cfgs = two_methods(tmp_path / f"run{k}")
+        reports, s = run(tmp_path / f"run{k}", cfgs, budget=share * ref.spent)
+        ran = [sorted(x["task_id"] for x in read_jsonl(tmp_path / f"run{k}" / c.cell_name / "episodes.jsonl")[0]) for c in cfgs]
+        assert ran[0] == ran[1] == sorted(order[:len(ran[0])]), (share, ran)  # the same tasks, the first ones
+        assert s.budget_reached and (s.spent <= share * ref.spent or len(ran[0]) == 1)  # round 1 runs whole
+        partial += 0 < len(ran[0]) < len(order)
+    assert partial >= 1  # some budget stopped the run part-way with work done in both cells
+
+
+def test_fair_order_is_task_by_task_across_cells_of_different_sizes():
+    from types import SimpleNamespace as NS
+
+    from runners.run import fair_order
+
+    def run(name, n, trials, done=()):
+        tasks = [NS(task_id=f"{name}{i}") for i in range(n)]
+        todo = [(t, k) for k in range(trials) for t in tasks if (t.task_id, k) not in done]
+        return NS(name=name, tasks=tasks, todo=todo, prep=None)
+
+    a, b = run("a", 3, 2, done={("a0", 0)}), run("b", 1, 2)  # a resumed, b smaller
+    got = [(r.name, t.task_id, trial) for r, t, trial, _ in fair_order([a, b])]
+    assert got == [("b", "b0", 0), ("a", "a1", 0), ("a", "a2", 0),  # trial 0 of every task first
+                   ("a", "a0", 1), ("b", "b0", 1), ("a", "a1", 1), ("a", "a2", 1)]

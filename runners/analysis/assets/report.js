@@ -162,7 +162,8 @@
 
   // ------------------------------------------------------------------ tables
   const tTables = tab('tables', 'Tables');
-  tTables.appendChild(el('h2', null, 'Results (rates in %, Tok = method-side tokens in millions; Δ vs ' + INDEX.reference + ')'));
+  tTables.appendChild(el('h2', null, 'Results (rates in %, Tok = method-side tokens in ' + (INDEX.tok_unit === 'k' ? 'thousands' : 'millions') +
+    '; Δ vs ' + INDEX.reference + ')'));
   if (INDEX.table.header.length) {
     tTables.appendChild(table(INDEX.table.header, INDEX.table.rows, r => ({ class: String(r[0]).startsWith('  ') ? 'sub' : null })));
   } else tTables.appendChild(el('p', { class: 'muted' }, 'No finished cells.'));
@@ -173,6 +174,40 @@
   tTables.appendChild(el('h2', null, 'Cells'));
   tTables.appendChild(table(['cell', 'method', 'benchmark', 'backbone', 'episodes', 'tokens by role', 'transcripts'],
     CELLS.map(c => [c.cell, c.method, c.benchmark, c.backbone, c.n_episodes, Object.entries(c.tokens_by_role).map(([r, n]) => r + ' ' + fmtNum(n)).join(', '), c.transcripts ? 'yes' : 'no transcript recorded'])));
+
+  // ------------------------------------------------------------------ paper (python -m runners.paper, the same artefacts)
+  const tPaper = tab('paper', 'Paper');
+  const PAPER = INDEX.paper || { artefacts: [] };
+  if (PAPER.figures_note) tPaper.appendChild(el('div', { class: 'note' }, PAPER.figures_note));
+  tPaper.appendChild(el('h2', null, 'Artefacts'));
+  tPaper.appendChild(table(['artefact', 'status', 'missing / how to produce'], PAPER.artefacts.map(a => [a.name + ': ' + a.title, a.status,
+    a.status === 'produced' ? '' : (a.status === 'partial' ? 'missing: ' + a.missing.slice(0, 8).join('; ') + (a.missing.length > 8 ? '; …' : '') : a.preset)])));
+  function paperTable(t) {
+    const w = t.header.length;
+    const tb = el('tbody');
+    t.rows.forEach(r => {
+      if (r.kind === 'group') { tb.appendChild(el('tr', { class: 'group' }, el('td', { colspan: w }, r.label))); return; }
+      const cells = r.cells.map((c, j) => {
+        const s = (r.styles || [])[j];
+        return el('td', null, s === 'best' ? el('b', null, c) : (s === 'second' ? el('u', null, c) : c));
+      });
+      tb.appendChild(el('tr', { class: r.kind === 'ours' ? null : 'sub' }, el('td', null, r.label), el('td', null, r.backbone), cells));
+    });
+    return el('table', null, el('thead', null, el('tr', null, t.header.map(h => el('th', null, h)))), tb);
+  }
+  PAPER.artefacts.filter(a => a.status !== 'not produced').forEach(a => {
+    const box = el('div', { class: 'paper-art', id: 'paper-' + a.name }, el('h2', null, a.title + ' (' + a.status + ')'));
+    if (a.table) {
+      box.appendChild(paperTable(a.table));
+      a.table.notes.forEach(n => box.appendChild(el('p', { class: 'muted' }, n)));
+    }
+    if (a.svg) box.appendChild(el('img', { src: a.svg, alt: a.title, class: 'paper-fig' }));
+    tPaper.appendChild(box);
+  });
+  if (PAPER.headlines) {
+    tPaper.appendChild(el('h2', null, "Headlines (computed the papers' way, beside the papers')"));
+    tPaper.appendChild(pre(PAPER.headlines));
+  }
 
   // ------------------------------------------------------------------ plots
   function frame(w, h, m, xr, yr, xlabel, ylabel) {
