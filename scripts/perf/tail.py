@@ -30,8 +30,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--latency", type=float, default=0.1)
     ap.add_argument("--against", type=Path, help="another checkout, run on the same episodes in the same rounds")
+    ap.add_argument("--variant", nargs="+", metavar="KEY=VALUE", help="also run this checkout with these sweep overrides (e.g. "
+                    "runner.compact_records=false), in the same rounds: what a part of the tail costs")
     a = ap.parse_args(argv)
-    codes = {"this": REPO} | ({"against": a.against.resolve()} if a.against else {})
+    codes = {"this": REPO} | ({"against": a.against.resolve()} if a.against else {}) | ({"variant": REPO} if a.variant else {})
     w = workload(a.episodes, 3000)
     root = Path(tempfile.mkdtemp(prefix="perf-tail-"))
     data_dir = root / "data"
@@ -46,7 +48,8 @@ def main(argv: list[str] | None = None) -> None:
             for rep in range(a.repeats):
                 for label in (list(codes) if rep % 2 == 0 else list(codes)[::-1]):
                     out = root / f"r{rep}-{label}"
-                    r = run_one(ep, "harness", harness_cmd(ep.base_url, data_dir, out, a.concurrency, a.episodes), out, a.concurrency,
+                    cmd = harness_cmd(ep.base_url, data_dir, out, a.concurrency, a.episodes) + (a.variant if label == "variant" else [])
+                    r = run_one(ep, "harness", cmd, out, a.concurrency,
                                 a.episodes, {**env, "PYTHONPATH": str(codes[label])}, cwd=codes[label])
                     check_harness_cell(out, a.episodes)
                     window = a.episodes / r.rate
