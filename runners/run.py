@@ -532,7 +532,7 @@ class Scheduler:
             store = CellStore(self.root, cfg.cell_name).open(manifest, fresh=cfg.runner.fresh,
                                                              expect=[(t.task_id, k) for k in range(trials) for t in tasks])
         if cfg.runner.compact_records and not store.idle:
-            store.compact_as_written()  # the records compressed as they come, not all after the cell's last episode
+            store.compact_as_written(cfg.runner.compact_level)  # the records compressed as they come, not all after the cell's last episode
         try:
             transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
         except BaseException:

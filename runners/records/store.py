@@ -59,6 +59,11 @@ COMPACTED = ".xz"  # suffix of a finished cell's compacted records: episodes.jso
 # xz's preset 6 with a 1 MiB window instead of 8: dozens of records in view (nearly all the gain),
 # ~10 MB to compress instead of ~90 MB, ~5 MB/s
 XZ_FILTERS = [{"id": lzma.FILTER_LZMA2, "preset": 6, "dict_size": 1 << 20}]
+
+
+def xz_filters(level: int = 6) -> list[dict[str, Any]]:
+    """`XZ_FILTERS` at another preset (`runner.compact_level`); the 1 MiB window stays."""
+    return [{**XZ_FILTERS[0], "preset": level}]
 ERRORS = "errors.jsonl"
 MANIFEST = "manifest.json"
 DONE = "DONE"
@@ -422,14 +427,14 @@ class _StreamingXZ:
 
     PART = ".episodes.jsonl.xz.part"
 
-    def __init__(self, plain: Path) -> None:
+    def __init__(self, plain: Path, level: int = 6) -> None:
         self.plain = plain
         self.part = plain.with_name(f"{self.PART}.{os.getpid()}")
         self.start = plain.stat().st_size if plain.exists() else 0
         self.fed = self.start
         self.error: BaseException | None = None
         self._f = open(self.part, "wb")
-        self._c = lzma.LZMACompressor(format=lzma.FORMAT_XZ, filters=XZ_FILTERS)
+        self._c = lzma.LZMACompressor(format=lzma.FORMAT_XZ, filters=xz_filters(level))
         self._q: "queue.Queue[bytes | None]" = queue.Queue()
         self._t = threading.Thread(target=self._loop, name=f"compact-{plain.parent.name}", daemon=True)
         self._t.start()
@@ -607,12 +612,12 @@ class CellStore:
         if self._xz is not None and fh is self._fh:
             self._xz.feed(data)
 
-    def compact_as_written(self) -> None:
+    def compact_as_written(self, level: int = 6) -> None:
         """Compress the records while the cell runs (call before the first append): `mark_done`
         then only ends the stream instead of compressing the whole file after the last episode."""
         if self._fh is not None and self._xz is None:
             self._fh.flush()
-            self._xz = _StreamingXZ(self.dir / EPISODES)
+            self._xz = _StreamingXZ(self.dir / EPISODES, level)
 
     @staticmethod
     def _scan(path: Path) -> tuple[list[dict[str, Any]], list[bytes], list[bytes], list[bytes]]:

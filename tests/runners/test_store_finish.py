@@ -128,3 +128,16 @@ def test_a_stream_that_missed_a_line_falls_back_to_compacting_the_file(tmp_path)
     s.close()
     assert [r["task_id"] for r in read_jsonl(tmp_path / "c" / "episodes.jsonl")[0]] == ["a", "b"]
     assert not (tmp_path / "c" / "episodes.jsonl").exists()
+
+
+def test_compact_level_sets_the_xz_preset(tmp_path):
+    out = {}
+    for level in (0, 6):
+        s = CellStore(tmp_path / str(level), "c").open({"config": {}})
+        s.compact_as_written(level)
+        for i in range(40):
+            s.append(EpisodeRecord(cell="c", task_id=f"t{i}", trial=0, seed=0, status="ok", hygiene=[f"note {i} " * (i % 7)]))
+        s.mark_done({"total": 40, "ok": 40})
+        s.close()
+        out[level] = (tmp_path / str(level) / "c" / "episodes.jsonl.xz").read_bytes()
+    assert lzma.decompress(out[0]) == lzma.decompress(out[6]) and out[0] != out[6]
