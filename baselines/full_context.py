@@ -7,33 +7,74 @@ whole lines are dropped (to 3/4 of the history's tokens, repeatedly) and the cal
 cap then stays for the rest of the episode and every step records the event.
 `on_context_overflow: error` makes the overflow an infra error instead.
 The current request's text is shown once, in `<user_query>` (B.3 does not say the history repeats
-it); `repeat_query_in_history: true` also puts it in `<trajectory_history>` (the earlier layout)."""
+it); `repeat_query_in_history: true` also puts it in `<trajectory_history>` (the earlier layout).
+
+On the PoS benchmarks (ALFWorld, LOCA, RCA-100, ClinDiag) this method is PoS's Raw Trajectory and,
+with `policy_prompt: release` (default), speaks the release's ReAct interface (pos/release_react.py:
+`react_system_prompt`, `build_prompt` with `Previous steps:` = `json.dumps(trajectory, indent=2)` of
+`{thought, action, observation}`, the JSON action reply, the release's repair turns; RCA-100 up to
+`release_actions_per_turn.rca` actions a turn). `policy_prompt: project` (and any missing release
+file) keeps the tagged-block layout above, recorded as paraphrased."""
 from __future__ import annotations
 
 from typing import Any
 
+import pos.release_react as release_react
 from kit.agent import SingleCallMethod
 from kit.react import ReactProtocol
 from kit.trajectory import Trajectory
-from runners.api import BackboneError, Decision, Message, Observation, Request, RequestOutcome
+from runners.api import BackboneError, Decision, Message, Observation, Request, RequestOutcome, TaskView
+from runners.upstream import TextSources
 from kit.prompting import REACT_RULES, system_message, user_message
 from runners.tokens import count
 
 OVERFLOW_MODES = ("drop_oldest", "error")
+POLICY_PROMPTS = ("release", "project")
+RELEASE_ACTIONS_PER_TURN = {"rca": 3}
+"""The release's `max_actions_per_turn` of Raw (configs/rca100/raw.yaml: 3; 1 elsewhere)."""
 
 
 class FullContext(SingleCallMethod):
     protocol = ReactProtocol()
 
     def __init__(self, backbone, *, max_tokens: int | None = None, on_context_overflow: str = "drop_oldest",
-                 repeat_query_in_history: bool = False, **params: Any) -> None:
+                 repeat_query_in_history: bool = False, policy_prompt: str = "release",
+                 release_actions_per_turn: dict[str, int] | None = None, **params: Any) -> None:
         super().__init__(backbone, **params)
         if on_context_overflow not in OVERFLOW_MODES:
             raise ValueError(f"on_context_overflow must be one of {', '.join(OVERFLOW_MODES)}, got {on_context_overflow!r}")
+        if policy_prompt not in POLICY_PROMPTS:
+            raise ValueError(f"error: policy_prompt must be one of {', '.join(POLICY_PROMPTS)}, got {policy_prompt!r}. "
+                             f"Fix: set method.params.policy_prompt=release (the PoS release's interface) or project")
+        self.policy_prompt = policy_prompt
+        self.release_actions = {**RELEASE_ACTIONS_PER_TURN, **(release_actions_per_turn or {})}
+        self.sources = TextSources()
+        self.raw: release_react.RawInterface | None = None
         self.max_tokens = max_tokens
         self.on_context_overflow = on_context_overflow
         self.trajectory = Trajectory(repeat_current_query=repeat_query_in_history)  # docs/baselines.md §1
         self.t = 0
+
+    @classmethod
+    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Manifest facts: the release texts Raw may send on the PoS benchmarks."""
+        params = params or {}
+        sources = TextSources()
+        if params.get("policy_prompt", "release") == "release":
+            per = {**RELEASE_ACTIONS_PER_TURN, **(params.get("release_actions_per_turn") or {})}
+            release_react.record_all(lambda kind: per.get(kind, 1), sources)
+            release_react.record_repairs(sources)
+        else:
+            sources.own("pos.release.interface", "policy_prompt=project: the project's tagged-block layout on the PoS benchmarks")
+        return {"text_sources": sources.as_manifest()} if sources.entries else {}
+
+    async def begin_task(self, task: TaskView) -> None:
+        await super().begin_task(task)
+        texts = (release_react.raw_texts(task.kind, self.release_actions.get(task.kind, 1), self.sources)
+                 if self.policy_prompt == "release" else None)
+        self.raw = None if texts is None else release_react.RawInterface(texts, task, self.release_actions.get(task.kind, 1))
+        self.protocol = self.raw.protocol if self.raw is not None else FullContext.protocol
+        self.correction = release_react.correction if self.raw is not None else SingleCallMethod.correction
 
     async def begin_request(self, request: Request) -> None:
         await super().begin_request(request)
@@ -41,6 +82,9 @@ class FullContext(SingleCallMethod):
         self.t = 0
 
     def messages(self, latest: str) -> list[Message]:
+        if self.raw is not None:  # the release's build_prompt (pos/release_react.py)
+            self._truncated = False
+            return self.raw.messages(task_text=self.request.text, observation=latest, history=self.raw.history())
         history, truncated = self.trajectory.render(max_tokens=self.max_tokens)
         self._truncated = truncated
         return [
@@ -51,7 +95,9 @@ class FullContext(SingleCallMethod):
 
     async def step(self, observation: Observation) -> Decision:
         self.t += 1
-        latest = observation.as_text()
+        latest = self.raw.observe(observation) if self.raw is not None else observation.as_text()
+        if self.raw is not None and not latest.strip() and not self.raw.trajectory:
+            latest = self.request.text  # the reset observation arrives as the request text (as PoS reads it)
         overflows = 0
         while True:
             try:
@@ -65,6 +111,14 @@ class FullContext(SingleCallMethod):
                     raise  # nothing left to drop: the request itself does not fit
                 self.max_tokens = (history_tokens * 3) // 4
                 overflows += 1
+        if self.raw is not None:
+            decision, dropped = self.raw.cap(parsed.decision)
+            if dropped:
+                self._log["dropped_actions"] = dropped
+            self.raw.act(decision)
+            if overflows:
+                self._log["context_overflow"] = {"retries": overflows}
+            return decision
         # The latest observation enters the history once the next action is taken.
         self.trajectory.observe(observation)
         self.trajectory.act(parsed.decision, self.t)

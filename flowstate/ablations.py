@@ -33,7 +33,10 @@ class FlowStateNoISU(FlowState):
     [harness choice] switches (docs/flowstate.md §7): rule_node_type (judgements), rule_summary_chars (summary =
     final response cut to N characters), rule_relation (supports; edge node → raw result),
     carry_trajectory (the current query's trajectory is shown inside the request, as the memory
-    systems' layout does; false = the Active State alone)."""
+    systems' layout does; false = the Active State alone), repeat_query_in_history (with
+    carry_trajectory: false = the current query shows once, in `<user_query>`, as Full Context and the
+    memory baselines show it (kit/trajectory.py); true = also as the trajectory's `User query:` line,
+    the earlier layout)."""
 
     with_focus = True
     with_delta = False
@@ -46,6 +49,7 @@ class FlowStateNoISU(FlowState):
         rule_summary_chars: int = 200,
         rule_relation: str = "supports",
         carry_trajectory: bool = True,
+        repeat_query_in_history: bool = False,
         **params: Any,
     ) -> None:
         super().__init__(backbone, **params)
@@ -60,10 +64,11 @@ class FlowStateNoISU(FlowState):
         self.rule_summary_chars = rule_summary_chars
         self.rule_relation = rule_relation
         self.carry_trajectory = carry_trajectory
+        self.repeat_query_in_history = repeat_query_in_history
 
     def _start(self, query_id: str, text: str) -> None:
         super()._start(query_id, text)
-        self.trajectory = Trajectory()
+        self.trajectory = Trajectory(repeat_current_query=self.repeat_query_in_history)
         self.trajectory.begin(Request(index=self.k - 1, request_id=query_id, text=text))
 
     def rule_node(self, final_response: str | None) -> Node:

@@ -30,7 +30,11 @@ def correction(parsed: Parsed, text: str, *, limit: int = 3) -> str:
 
 
 class SingleCallMethod(Method):
-    """A method whose step is one agent call (plus retries). Subclasses build `messages()`."""
+    """A method whose step is one agent call (plus retries). Subclasses build `messages()`;
+    `correction(parsed, text)` writes a repair turn's message (an instance may replace it, e.g.
+    with a release's own repair texts)."""
+
+    correction = staticmethod(correction)
 
     def __init__(self, backbone, *, max_resamples: int = 2, repair_turns: bool = True, **params: Any) -> None:
         super().__init__(backbone, **params)
@@ -53,7 +57,7 @@ class SingleCallMethod(Method):
         parse (an empty decision when none was usable, logged as `no_op`) and the raw text."""
         asked = await ask_until(self.backbone, messages, role="agent", protocol=self.protocol, read=self.protocol.parse,
                                 usable=self.usable, attempts=self.max_resamples + 1,
-                                repair=correction if self.repair_turns else None, **sampling)
+                                repair=self.correction if self.repair_turns else None, **sampling)
         parsed = asked.value
         self._log = {"protocol_errors": [{"attempt": a, **e.model_dump()} for a, p in enumerate(asked.readings) for e in p.errors],
                      "attempts": asked.attempts}

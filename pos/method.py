@@ -21,6 +21,7 @@ from pos.policy import EXAMPLES, NO_OBSERVATION, action_text, belief_text_input,
 from pos.projection import project_on_gap
 from pos.prompts import belief_text_messages
 from pos.release_prompt import RELEASE_KINDS, release_messages, release_texts
+from pos.release_react import NO_SEPARATE_RESULT, split_observation  # noqa: F401  (re-exported)
 from pos import release_texts as belief_release
 from pos.protocols import AuditProtocol, BeliefTextProtocol, PolicyProtocol, ProgressProtocol
 from pos.recovery import RecoveryDirective, build_directive
@@ -34,19 +35,6 @@ from runners.api import (
 from runners.upstream import TextSources
 
 
-def split_observation(obs: Observation, n: int) -> list[str]:
-    """Per-action observation texts of a turn of n actions (§2.2: each action of a multi-action
-    turn gets its own update). With one tool result per action each gets its own result, the note
-    and user message going with the last; otherwise the last action gets the whole observation."""
-    if n > 1 and len(obs.tool_results) == n:
-        texts = [Observation(tool_results=[r]).as_text() for r in obs.tool_results]
-        rest = Observation(note=obs.note, user_message=obs.user_message).as_text()
-        texts[-1] = f"{texts[-1]}\n{rest}" if rest else texts[-1]
-        return texts
-    return [NO_SEPARATE_RESULT] * (n - 1) + [obs.as_text(actions=False)]
-
-
-NO_SEPARATE_RESULT = "(no separate result for this action; see the next action's observation)"
 TASK_SUCCESS_REASON = "The environment reports that the task succeeded."
 
 

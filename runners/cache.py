@@ -201,16 +201,18 @@ class ResponseCache:
 
 
 class CachedBackbone(Backbone):
-    """Serves `inner`'s answers from `cache` for one trial. The inner backbone must expose
+    """Serves `inner`'s answers from `cache` for one trial (`read=False`: writes only, so a
+    fresh run re-samples every call and its answers replace the cached ones). The inner backbone must expose
     `base_url`, `model`, `sampling` and `extra_body` (an OpenAI-compatible backbone); the scripted
     backbone is never cached."""
 
-    def __init__(self, inner: Backbone, cache: ResponseCache, trial: int, seed: int = 0) -> None:
+    def __init__(self, inner: Backbone, cache: ResponseCache, trial: int, seed: int = 0, read: bool = True) -> None:
         missing = [a for a in ("base_url", "model", "sampling", "extra_body") if not hasattr(inner, a)]
         if missing:
             raise TypeError(f"CachedBackbone needs an endpoint backbone exposing base_url/model/sampling/extra_body; "
                             f"{type(inner).__name__} lacks {', '.join(missing)} (do not cache scripted backbones)")
         self.inner, self.cache, self.trial, self.seed = inner, cache, trial, seed
+        self.read = read  # False (runner.fresh=true): every call goes to the endpoint; its answer still replaces the cached one
         self.name, self.model = inner.name, inner.model
 
     def key(self, messages: list[Message], *, role: str, attempt: int, sampling: dict[str, Any]) -> str:
@@ -225,7 +227,7 @@ class CachedBackbone(Backbone):
                        attempt: int = 0, **sampling: Any) -> Completion:
         messages = encoded(messages)  # no work when the recorder already encoded them
         key = self.key(messages, role=role, attempt=attempt, sampling=sampling)
-        hit = self.cache.get(key)
+        hit = self.cache.get(key) if self.read else None
         if hit is not None:
             return hit.model_copy(update={"cached": True, "retries": [], "latency_s": 0.0, "role": role})
         c = await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)  # errors propagate, uncached

@@ -9,6 +9,7 @@ import functools
 import hashlib
 import importlib
 import json
+import os
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -132,6 +133,7 @@ class RunnerCfg(_Strict):
     trials: int = Field(1, ge=1)
     seed: int = 0
     display: Literal["auto", "rich", "plain", "none"] = "auto"
+    heartbeat_s: float = Field(30, gt=0, description="plain display (logs, nohup, Slurm): a line on the sweep's state every this many seconds")
     cache: bool = True
     cache_path: str | None = Field(None, description="SQLite response cache; default <output_dir>/.cache/responses.sqlite")
     limit: int | None = Field(None, ge=1, description="run only the first N tasks (overrides benchmark.params.limit)")
@@ -140,12 +142,13 @@ class RunnerCfg(_Strict):
     transcripts: bool = Field(True, description="keep every call's messages and raw reply in <cell>/transcripts.sqlite")
     compact_records: bool = Field(True, description="a finished cell's episodes.jsonl becomes episodes.jsonl.xz (read it with xzcat; a resume restores the plain file); false keeps the plain file")
     compact_level: int = Field(6, ge=0, le=9, description="xz preset of the compacted records (compressed while the cell runs): 6 the "
-                               "smallest files; 1 about a fifth of the CPU for ~18% larger records (docs/scale.md)")
+                               "smallest files; 1 about a fifth of the CPU for ~18% larger records (docs/large-experiments.md)")
     wandb: bool = Field(False, description="log each cell's metrics and tokens and the HTML report to W&B (the wandb extra)")
     wandb_project: str | None = Field(None, description="W&B project (default: $WANDB_PROJECT, else the experiment name)")
     preflight_s: float = Field(10, ge=0, description="before the sweep, wait at most this long for every endpoint to accept "
                                "a connection (0: no check)")
-    fresh: bool = Field(False, description="re-run every cell from scratch, moving old results to <experiment>/.superseded/")
+    fresh: bool = Field(False, description="re-run every cell from scratch, moving old results to <experiment>/.superseded/, "
+                        "and re-sample every model call (response cache reads off, writes on)")
     plan: bool = Field(False, description="print the plan and its cost (tasks × trials, calls, tokens and $ per role) and exit: no model call, nothing written (runners/plan.py)")
     skip_unavailable: bool = Field(False, description="run the cells whose data, extras and backbones are available and list the skipped ones (<experiment>/skipped.json, the tables' footnote); false: any missing piece stops the sweep before any work")
 
@@ -154,7 +157,7 @@ class RunnerCfg(_Strict):
     def _reference(cls, v: str) -> str:
         if v not in available("method"):
             raise ValueError(f"unknown reference method '{v}'; available: {', '.join(available('method'))}")
-        return v
+        return canonical_method(v)
 
     budget_usd: float | None = Field(None, gt=0, description="stop starting episodes before the sweep's spend would exceed this (needs backbone prices)")
     shard: str | None = Field(None, description="i/n: run only the i-th of n task ranges (0-based) of every cell, into its own records")
@@ -181,6 +184,11 @@ class ExperimentCfg(_Strict):
     grid: dict[str, list[str]] = Field(default_factory=dict, description="group -> names; expanded into cells")
     benchmark_params: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="benchmark name -> params set on that benchmark only (e.g. Travel's ps_pooling in a grid over all MemoryArena benchmarks)")
+    note: str = Field("", description="a line shown with the run and above the tables (e.g. quickstart: not the paper's setting)")
+    scripted_noise: dict[str, Any] = Field(
+        default_factory=dict, description="seeded noise knobs (runners/backbones/scripted.py: malformed_rate, empty_rate, perturb, "
+        "perturb_rate) set on a scripted agent backbone that leaves them at their defaults: the offline demo's methods then "
+        "differ; {} = none; HARNESS_DEMO_NOISE=0 turns it off (the test suite does)")
 
     @field_validator("grid")
     @classmethod
@@ -244,6 +252,27 @@ class CellConfig(_Strict):
     @property
     def scripted(self) -> bool:
         return self.backbone.kind == "scripted"
+
+
+@functools.cache
+def method_aliases() -> dict[str, str]:
+    """conf/method files that are another method under a second name (their composed `name` is
+    not the file's, e.g. raw_trajectory.yaml, PoS's name for full_context): alias -> method.
+    An alias runs, resumes and tabulates as the method it names (the same cell)."""
+    out = {}
+    for p in sorted((CONF_DIR / "method").glob("*.yaml")):
+        try:
+            name = group_config("method", p.stem).get("name")
+        except (OSError, ValueError):  # an unreadable file is reported where it is used
+            name = None
+        if name and name != p.stem:
+            out[p.stem] = name
+    return out
+
+
+def canonical_method(name: str) -> str:
+    """The method an alias names (`raw_trajectory` -> `full_context`); other names unchanged."""
+    return method_aliases().get(name, name)
 
 
 def group_config(group: str, name: str) -> dict[str, Any]:
@@ -320,6 +349,17 @@ def validate(raw: dict[str, Any]) -> CellConfig:
     extra = ((raw.get("experiment") or {}).get("benchmark_params") or {}).get(bench_name)
     if extra:
         raw["benchmark"] = {**raw["benchmark"], "params": {**(raw["benchmark"].get("params") or {}), **extra}}
+    noise = (raw.get("experiment") or {}).get("scripted_noise") or {}
+    backbone = raw.get("backbone") or {}
+    if noise and backbone.get("kind") == "scripted" and os.environ.get("HARNESS_DEMO_NOISE", "1") != "0":
+        knobs = dict(backbone.get("scripted") or {})
+        defaults = {"malformed_rate": 0.0, "empty_rate": 0.0, "perturb": None, "perturb_rate": 1.0}
+        for k, v in noise.items():  # a knob set on the command line (not at its default) wins
+            if k not in defaults:
+                raise ConfigError(f"experiment.scripted_noise: unknown knob '{k}'; knobs: {', '.join(defaults)}")
+            if knobs.get(k, defaults[k]) == defaults[k]:
+                knobs[k] = v
+        raw["backbone"] = {**backbone, "scripted": knobs}
     unknown = sorted(set(roles) - set(ROLE_NAMES))
     if unknown:
         raise ConfigError(f"unknown role(s) {unknown} under `roles`; configurable roles: {', '.join(ROLE_NAMES)}")

@@ -6,7 +6,13 @@ and retries update as each model call finishes (`CellReport.count_call`, fed by 
 recorder), not when an episode ends, so a long episode shows its activity. A cell's
 elapsed time stops when its last episode is on disk. The ETA extrapolates the episodes finished
 in this run (not those skipped from earlier runs) over the episodes left in the whole sweep.
-Cell names are shortened in the middle to fit the terminal width."""
+
+The live table fits the terminal: cells are labelled by what tells them apart (the method, and
+the benchmark, backbone or hash only where cells differ in them), and below 100 columns it shows
+fewer, shorter columns (retries and cache hits move to the title). In plain mode (not a
+terminal: logs, nohup, Slurm) a heartbeat line every `heartbeat_s` seconds (runner.heartbeat_s)
+says the run is alive before and between finished episodes: calls and episodes in flight,
+episodes done, calls, retries, tokens, elapsed, ETA."""
 from __future__ import annotations
 
 import shutil
@@ -36,6 +42,8 @@ class CellReport:
     tokens: int = 0  # #Tok: method-side roles only
     retries: int = 0
     usd: float = 0.0  # spent by this run (cache hits cost nothing)
+    usage_estimated: int = 0  # calls whose endpoint usage was garbage (tokens estimated instead; CallLog.hygiene says why)
+    redacted: int = 0  # calls whose reply echoed a configured secret (redacted before storage)
     errors: list[str] = field(default_factory=list)  # '<task>#<trial>: <first line of the error>'
     started: float = field(default_factory=time.perf_counter)
     finished: float | None = None  # when the cell's last episode was on disk
@@ -59,6 +67,9 @@ class CellReport:
         self.tokens += method_tokens({log.role: log.usage})
         self.retries += len(getattr(log, "retries", ()) or ())
         self.usd += usd
+        hygiene = getattr(log, "hygiene", None) or ()
+        self.usage_estimated += int(any(h.startswith("usage:") for h in hygiene))
+        self.redacted += int(any(h.startswith("redacted:") for h in hygiene))
 
     def count_episode(self, status: str, task: str = "", error: str | None = None) -> None:
         """One episode of `task` is on disk with `status` (ok, infra_error or harness_error)."""
@@ -96,8 +107,22 @@ def human_duration(s: float | None) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
+def short_labels(cells: list[str]) -> dict[str, str]:
+    """Cell name (`method__backbone__benchmark__hash`) → the shortest label that tells it apart
+    from the others: the method, plus the benchmark, backbone and hash only where cells differ."""
+    parts = {c: (c.split(" [", 1)[0].split("__") + ["", "", "", ""])[:4] for c in cells}
+    suffix = {c: c[len(c.split(" [", 1)[0]):] for c in cells}  # ' [shard i/n]'
+    keep = [i for i in (2, 1) if len({p[i] for p in parts.values()}) > 1]
+    out = {c: "·".join([p[0]] + [p[i] for i in sorted(keep, reverse=True)]) + suffix[c] for c, p in parts.items()}
+    if len(set(out.values())) < len(out):  # same method/backbone/benchmark, other config: add the hash
+        out = {c: f"{v} #{parts[c][3][:6]}" for c, v in out.items()}
+    return out
+
+
 class Progress:
-    def __init__(self, mode: str = "auto") -> None:
+    NARROW = 100  # below this many columns: fewer, shorter columns
+
+    def __init__(self, mode: str = "auto", heartbeat_s: float | None = 30.0) -> None:
         if mode == "auto":
             mode = "rich" if sys.stdout.isatty() else "plain"
         self.mode = mode
@@ -106,12 +131,16 @@ class Progress:
         self._live = None
         self._last_refresh = 0.0
         self.expected_cells = 0
+        self.heartbeat_s = heartbeat_s
+        self.in_flight = 0  # episodes running now (the scheduler keeps it)
+        self.calls_in_flight = 0  # model calls waiting for their reply (runners.run.InFlight keeps it)
+        self._beat = None
+        self.retries: dict[str, int] = {}  # endpoint URL -> retries so far
+        self._retry_shown: dict[str, float] = {}
 
     def expect_cells(self, n: int) -> None:
         """The sweep will run `n` cells (they appear as they open)."""
         self.expected_cells = max(self.expected_cells, n)
-        self.retries: dict[str, int] = {}  # endpoint URL -> retries so far
-        self._retry_shown: dict[str, float] = {}
 
     def __enter__(self) -> "Progress":
         if self.mode == "rich":
@@ -119,9 +148,40 @@ class Progress:
 
             self._live = Live(self._render(), refresh_per_second=4, transient=False)
             self._live.__enter__()
+        elif self.mode == "plain" and self.heartbeat_s:
+            import asyncio
+
+            try:
+                self._beat = asyncio.get_running_loop().create_task(self._heartbeat())
+            except RuntimeError:  # no event loop (a synchronous caller): no heartbeat
+                self._beat = None
         return self
 
+    async def _heartbeat(self) -> None:
+        import asyncio
+
+        while True:
+            await asyncio.sleep(self.heartbeat_s)
+            self._emit(self.heartbeat_line())
+
+    def heartbeat_line(self) -> str:
+        """One line of the whole sweep's state (plain mode, every runner.heartbeat_s seconds)."""
+        ran = sum(c.ran for c in self.cells)
+        todo = sum(c.todo for c in self.cells)
+        done = sum(c.finished is not None for c in self.cells)
+        calls = sum(c.calls for c in self.cells)
+        cached = sum(c.cache_hits for c in self.cells)
+        eta = self.eta()
+        return (f"[{time.strftime('%H:%M:%S')}] alive: {self.calls_in_flight} calls in flight ({self.in_flight} episodes), "
+                f"{ran}/{todo} episodes done, "
+                f"cells {done}/{max(len(self.cells), self.expected_cells)}, {calls} calls" + (f" ({cached} cached)" if cached else "")
+                + f", {sum(c.retries for c in self.cells)} retries, {human_tokens(sum(c.tokens for c in self.cells))} tokens, "
+                f"{human_duration(time.perf_counter() - self.started)} elapsed, ETA {human_duration(eta) if eta is not None else '–'}")
+
     def __exit__(self, *exc) -> None:
+        if self._beat is not None:
+            self._beat.cancel()
+            self._beat = None
         if self._live is not None:
             self._live.update(self._render())
             self._live.__exit__(*exc)
@@ -190,21 +250,44 @@ class Progress:
         if self._live is not None:
             self._live.update(self._render())
 
-    def _render(self):
+    def _width(self) -> int:
+        if self._live is not None:
+            return self._live.console.width
+        return shutil.get_terminal_size((120, 24)).columns
+
+    def _render(self, width: int | None = None):
+        from rich import box
         from rich.table import Table
 
+        width = width or self._width()
+        narrow = width < self.NARROW
         done = sum(c.finished is not None for c in self.cells)
         elapsed = time.perf_counter() - self.started
-        t = Table(title=f"sweep: cells {done}/{max(len(self.cells), self.expected_cells)} done · {human_duration(elapsed)} elapsed · ETA {human_duration(self.eta())}",
-                  expand=False)
-        cols = ("cell", "episodes", "errors", "calls", "cached", "retries", "tokens", "elapsed")
-        for col in cols:
-            t.add_column(col, justify="right" if col != "cell" else "left", no_wrap=True)
-        width = shutil.get_terminal_size((120, 24)).columns
-        name_w = max(12, width - 78)  # what the other columns leave
+        title = f"cells {done}/{max(len(self.cells), self.expected_cells)} done · {human_duration(elapsed)} · ETA {human_duration(self.eta())}"
+        if narrow:
+            title += (f" · {sum(c.retries for c in self.cells)} retries · {sum(c.cache_hits for c in self.cells)} cached")
+            cols = (("cell", 0), ("episodes", 9), ("err", 5), ("calls", 6), ("tokens", 7), ("time", 6))
+        else:
+            title = "sweep: " + title
+            cols = (("cell", 0), ("episodes", 13), ("errors", 6), ("calls", 7), ("cached", 6), ("retries", 7), ("tokens", 7), ("elapsed", 7))
+        t = Table(title=title, expand=False, box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD, pad_edge=not narrow)
+        for col, w in cols:
+            t.add_column(col, justify="right" if col != "cell" else "left", no_wrap=True, min_width=len(col),
+                         max_width=w or None, overflow="ellipsis")
+        # what the other columns leave for the label (each column: its width + padding and border)
+        per_col = 2 if narrow else 3
+        name_w = max(12, width - sum(max(w, len(c)) + per_col for c, w in cols[1:]) - per_col - 1)
+        names = [c.cell for c in self.cells]
+        fits = not narrow and all(len(n) + 2 <= name_w for n in names)
+        labels = {n: n for n in names} if fits else short_labels(names)
         for c in self.cells:
             mark = "✓ " if c.finished is not None else ""
-            t.add_row(mark + fit(c.cell, name_w - len(mark)), f"{c.ran}/{c.todo}" + (f" (+{c.skipped})" if c.skipped else ""),
-                      f"{c.infra_error + c.harness_error}" if not c.harness_error else f"{c.infra_error}+{c.harness_error}h", str(c.calls), str(c.cache_hits),
-                      str(c.retries), human_tokens(c.tokens), human_duration(c.elapsed))
+            label = mark + fit(labels[c.cell], name_w - len(mark))
+            episodes = f"{c.ran}/{c.todo}" + (f" (+{c.skipped})" if c.skipped and not narrow else "")
+            errors = f"{c.infra_error + c.harness_error}" if not c.harness_error else f"{c.infra_error}+{c.harness_error}h"
+            if narrow:
+                t.add_row(label, episodes, errors, str(c.calls), human_tokens(c.tokens), human_duration(c.elapsed))
+            else:
+                t.add_row(label, episodes, errors, str(c.calls), str(c.cache_hits), str(c.retries), human_tokens(c.tokens),
+                          human_duration(c.elapsed))
         return t

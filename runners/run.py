@@ -16,6 +16,7 @@ from runners.secrets import redact_secrets
 from runners.config import BackboneCfg, CellConfig, ConfigError
 from runners.cost import call_usd, role_prices
 from runners.episode import Episode
+from runners.interrupts import STATE, checkpoint
 from runners.records.schema import CallLog, EpisodeRecord
 from runners.progress import CellReport, Progress
 from runners.records.store import EPISODES, CellStore, code_fingerprint, compacted, read_jsonl, text_fingerprint, text_mismatch
@@ -34,6 +35,21 @@ def storage_failure(rec: EpisodeRecord, e: Exception) -> EpisodeRecord:
         if hasattr(rec, extra):
             setattr(failed, extra, getattr(rec, extra))
     return failed
+
+
+def storable(rec: EpisodeRecord) -> EpisodeRecord | None:
+    """`rec` with lone surrogates replaced by U+FFFD in every string (text a benchmark made at run
+    time, e.g. a tool output, that UTF-8 cannot store; data files are cleaned at load by
+    runners/inputs.py), the replacement noted in `hygiene`; None when it holds none. The call
+    transcripts were stored already (the transcript store keeps such text as it was)."""
+    from runners.inputs import sanitize
+
+    data, n = sanitize(rec.model_dump())
+    if not n:
+        return None
+    clean = EpisodeRecord.model_validate(data)
+    clean.hygiene.append(f"sanitized: {n} lone surrogate(s) in text made during the episode replaced by U+FFFD to store the record")
+    return clean
 
 
 class FatalRunError(RuntimeError):
@@ -102,8 +118,9 @@ class BackbonePool:
             raise FatalRunError(f"the response cache {self.cache_path} cannot be used ({type(e).__name__}: {e}). Fix: move the file "
                                 "away to start an empty cache, point runner.cache_path at another file, or set runner.cache=false") from None
 
-    def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0) -> Backbone:
-        """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints."""
+    def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0, fresh: bool = False) -> Backbone:
+        """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints;
+        `fresh` (runner.fresh=true) turns cache reads off (every call re-sampled, answers still written)."""
         inner = self.get(cfg)
         if cfg.kind == "scripted" or self.cache_path is None:
             return inner
@@ -111,7 +128,7 @@ class BackbonePool:
 
         if self.cache is None:
             self.open_cache()
-        return CachedBackbone(inner, self.cache, trial, seed)
+        return CachedBackbone(inner, self.cache, trial, seed, read=not fresh)
 
     def endpoints(self) -> dict[str, list[str]]:
         """base_url (as the client sees it, no credentials) → names of the backbones that call it."""
@@ -120,6 +137,10 @@ class BackbonePool:
             if getattr(b, "base_url", None) and not getattr(b, "managed", False):  # a managed server starts later, itself
                 out.setdefault(b.base_url, []).append(b.name)
         return out
+
+    def secrets(self) -> tuple[str, ...]:
+        """Every configured secret value of the sweep's backbones (keys, URL passwords), for redaction."""
+        return tuple(x for b in self._by_key.values() for x in (getattr(b, "_secrets", None) or getattr(getattr(b, "inner", None), "_secrets", ()) or ()))
 
     def set_on_retry(self, callback) -> None:
         """Report every backbone retry to `callback(url, error, wait_s, name)` (the live display)."""
@@ -153,6 +174,28 @@ class Resampled(Backbone):
 
     def bind(self, scope):  # the scripted backbone answers from the episode's oracle: keep that, resampled
         return Resampled(self.inner.bind(scope), self.n)
+
+    async def aclose(self) -> None:
+        return None  # the inner backbone is shared; the pool closes it
+
+
+class InFlight(Backbone):
+    """`inner` counting its calls in flight on `progress.calls_in_flight` (the plain display's
+    heartbeat shows it: a slow model is visibly working before any call finishes)."""
+
+    def __init__(self, inner: Backbone, progress: Any) -> None:
+        self.inner, self.progress = inner, progress
+        self.name, self.model = inner.name, inner.model
+
+    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+        self.progress.calls_in_flight += 1
+        try:
+            return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+        finally:
+            self.progress.calls_in_flight -= 1
+
+    def bind(self, scope):
+        return InFlight(self.inner.bind(scope), self.progress)
 
     async def aclose(self) -> None:
         return None  # the inner backbone is shared; the pool closes it
@@ -249,6 +292,7 @@ class PreparedCell:
     bench: Benchmark
     tasks: list
     method_cls: type
+    input_hygiene: dict = field(default_factory=dict)  # what loading changed in the data (runners/inputs.py), for the manifest
 
 
 def prepare_cells(cells: list[CellConfig]) -> list[PreparedCell]:
@@ -307,7 +351,7 @@ def survey(cells: list[CellConfig], env=None) -> Survey:
             missing[c.cell_name] += got
         if missing[c.cell_name]:
             continue
-        prepared.append(PreparedCell(c, got.bench, got.tasks, probe_method(c)))
+        prepared.append(PreparedCell(c, got.bench, got.tasks, probe_method(c), got.input_hygiene))
     missing = {k: _dedupe(v) for k, v in missing.items() if v}
     return Survey(prepared, missing, {c.cell_name: cell_label(c) for c in cells}, {c.cell_name: c for c in cells})
 
@@ -317,9 +361,12 @@ def _load_benchmark(cfg: CellConfig):
     it misses: its declared `missing()`, else why `load_tasks` failed (the loader's message names its fix)."""
     from runners.api import Missing
 
+    from runners.inputs import noted, notes_since
+
     params = dict(cfg.benchmark.params)
     if cfg.runner.limit:
         params["limit"] = cfg.runner.limit
+    before = noted()
     try:
         bench: Benchmark = cfg.benchmark.cls(name=cfg.benchmark.name, **params)
         declared = list(bench.missing())
@@ -328,8 +375,13 @@ def _load_benchmark(cfg: CellConfig):
         tasks = bench.load_tasks()
     except Exception as e:  # missing/corrupt data or bad params: kept with the loader's message
         return [Missing(what=f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}")]
+    if not tasks:  # nothing to run is never a success: an empty data file or a filter that matches nothing
+        return [Missing(what=f"benchmark '{cfg.benchmark.name}' loaded no tasks; nothing was run", fix=NO_TASKS_FIX)]
     _check_unique(cfg, tasks)
-    return PreparedCell(cfg, bench, tasks, None)  # type: ignore[arg-type]
+    return PreparedCell(cfg, bench, tasks, None, notes_since(before))  # type: ignore[arg-type]
+
+
+NO_TASKS_FIX = "check its data files (benchmark.params.data_dir) and filters (runner.limit, split, subset)"
 
 
 def _check_unique(cfg: CellConfig, tasks: list) -> None:
@@ -368,13 +420,18 @@ def prepare_cell(cfg: CellConfig) -> PreparedCell:
     params = dict(cfg.benchmark.params)
     if cfg.runner.limit:
         params["limit"] = cfg.runner.limit
+    from runners.inputs import noted, notes_since
+
+    before = noted()
     try:
         bench: Benchmark = bench_cls(name=cfg.benchmark.name, **params)
         tasks = bench.load_tasks()
     except Exception as e:  # missing/corrupt data or bad params: stop before any work, with the loader's message
         raise FatalRunError(f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}") from None
+    if not tasks:  # nothing to run is never a success: an empty data file or a filter that matches nothing
+        raise FatalRunError(f"benchmark '{cfg.benchmark.name}' loaded no tasks; nothing was run. Fix: {NO_TASKS_FIX}")
     _check_unique(cfg, tasks)
-    return PreparedCell(cfg, bench, tasks, probe_method(cfg))
+    return PreparedCell(cfg, bench, tasks, probe_method(cfg), notes_since(before))
 
 
 def _warn_store(store: CellStore, cell: str, code: str, progress: Progress) -> None:
@@ -524,10 +581,14 @@ class Scheduler:
             tasks = shard_tasks(prep.tasks, i, n)
             manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
             manifest["shard"] = {"index": i, "of": n, "n_tasks_total": len(prep.tasks)}
+            if prep.input_hygiene:
+                manifest["input_hygiene"] = prep.input_hygiene
             store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(
                 manifest, fresh=cfg.runner.fresh, expect=[(t.task_id, k) for k in range(trials) for t in tasks])
         else:
             manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
+            if prep.input_hygiene:  # lone surrogates replaced at load (runners/inputs.py): the data the run saw
+                manifest["input_hygiene"] = prep.input_hygiene
             # a finished cell with nothing to run is opened without restoring or scanning its records
             store = CellStore(self.root, cfg.cell_name).open(manifest, fresh=cfg.runner.fresh,
                                                              expect=[(t.task_id, k) for k in range(trials) for t in tasks])
@@ -555,8 +616,11 @@ class Scheduler:
                 # DONE and the records' compaction, off the loop (a large cell takes seconds to compress)
                 noted = len(run.store.warnings)
                 with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mark-done") as ex:
-                    cf = ex.submit(run.store.mark_done, {"total": r.total, "ok": r.total},
-                                   compact=run.prep.cfg.runner.compact_records)
+                    def mark_done() -> None:
+                        checkpoint("compaction")  # the test trigger only (runners/interrupts.py)
+                        run.store.mark_done({"total": r.total, "ok": r.total}, compact=run.prep.cfg.runner.compact_records)
+
+                    cf = ex.submit(mark_done)
                     try:
                         await asyncio.wrap_future(cf)
                     except asyncio.CancelledError:
@@ -579,8 +643,8 @@ class Scheduler:
         resample = min(run.case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
 
         def episode_backbone(bcfg: BackboneCfg) -> Backbone:
-            b = pool.for_episode(bcfg, trial, cfg.runner.seed)
-            return Resampled(b, resample) if resample else b
+            b = pool.for_episode(bcfg, trial, cfg.runner.seed, cfg.runner.fresh)
+            return InFlight(Resampled(b, resample) if resample else b, self.progress)
 
         ep = Episode(episode_backbone(cfg.backbone),
                      **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
@@ -598,8 +662,9 @@ class Scheduler:
         rec.code = run.code
         rec.texts = store.texts
         if rec.error:
-            rec.error = redact_secrets(rec.error)
+            rec.error = redact_secrets(rec.error, self.pool.secrets())  # every configured secret, not only key-shaped text
         rec = await self._store(run, rec)
+        checkpoint("running")  # the test trigger only: a signal once an episode is on disk (runners/interrupts.py)
         self.episode_costs.append(spent[0])
         run.costs.append(spent[0])
         report.count_episode(rec.status, f"{task.task_id}#{trial}", rec.error)
@@ -620,6 +685,14 @@ class Scheduler:
             await run.store.append_async(rec)
             return rec
         except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on
+            if "surrogates not allowed" in str(e):  # never a harness error forever: stored with the text sanitised
+                clean = storable(rec)
+                if clean is not None:
+                    try:
+                        await run.store.append_async(clean)
+                        return clean
+                    except Exception as again:
+                        e = again
             failed = storage_failure(rec, e)
             await run.store.append_async(failed)
             return failed
@@ -643,6 +716,7 @@ class Scheduler:
                         break
                     r = await asyncio.to_thread(self._open, p)
                     runs.append(r)
+                    STATE["reports"].append(r.report)
                     _warn_store(r.store, p.cfg.cell_name, self.code, self.progress)
                     self.progress.start_cell(r.report)
                     if not r.todo:
@@ -671,15 +745,18 @@ class Scheduler:
                         await self._finish(r)
                     continue
                 self.in_flight += 1
+                self.progress.in_flight = self.in_flight
                 try:
                     await self._episode(r, t, trial)
                 finally:
                     self.in_flight -= 1
+                    self.progress.in_flight = self.in_flight
                 r.remaining -= 1
                 if r.remaining == 0:
                     await self._finish(r)
 
         self.progress.expect_cells(len(prepared))
+        STATE.update(phase="running", reports=[])  # what a signal's message counts (runners/interrupts.py)
         try:
             workers = [asyncio.ensure_future(producer())] + [asyncio.ensure_future(worker()) for _ in range(n)]
             try:
@@ -745,7 +822,10 @@ def _unwind_on_sigterm() -> None:
 
 
 async def run_all(cells, root: Path, display: str) -> list:
+    from runners import interrupts
+
     _unwind_on_sigterm()
+    interrupts.set_phase("loading")
     first = cells[0]
     cache_path = None
     if first.runner.cache:
@@ -760,7 +840,7 @@ async def run_all(cells, root: Path, display: str) -> list:
     reports = []
     try:
         await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
-        with Progress(display) as progress:
+        with Progress(display, heartbeat_s=first.runner.heartbeat_s) as progress:
             pool.set_on_retry(progress.retry)
             # one scheduler for all cells: small cells overlap, the endpoint bound is shared
             sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), cells[0].runner.budget_usd)

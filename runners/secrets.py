@@ -38,16 +38,26 @@ _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*(?:\\)?:(?:\\)?//)[^/@\s\"'
 _OPENAI_KEY = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
 
 
+def secret_forms(secrets: tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """Every form in which a configured secret can appear in text: the value itself, URL-encoded,
+    and base64-encoded (as in a `Basic` Authorization value; padding dropped), longest first so
+    that a longer form is replaced before a shorter one inside it. Values under 4 characters are
+    not secrets worth the false positives."""
+    forms: set[str] = set()
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            forms |= {secret, urllib.parse.quote(secret, safe=""), base64.b64encode(secret.encode()).decode().rstrip("=")}
+    return tuple(sorted(forms, key=lambda f: (-len(f), f)))
+
+
 def redact_secrets(text: str, secrets: tuple[str, ...] | list[str] = ()) -> str:
     """`text` with every credential form replaced by `***`: the given secret values (and their
     base64 and URL-encoded forms), Authorization/api-key header values (Bearer, Basic, token),
     `user:password@` in URLs and `sk-...` keys."""
     if not text:
         return text
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            for form in {secret, urllib.parse.quote(secret, safe=""), base64.b64encode(secret.encode()).decode().rstrip("=")}:
-                text = text.replace(form, "***")
+    for form in secret_forms(secrets):
+        text = text.replace(form, "***")
     text = _AUTH_VALUE.sub(lambda m: f"{m.group(1)}{m.group(2)}{(m.group(3) + ' ') if m.group(3) else ''}***", text)
     text = _SCHEME_VALUE.sub(lambda m: f"{m.group(1)} ***", text)
     text = _URL_USERINFO.sub(lambda m: f"{m.group(1)}***@", text)

@@ -1,12 +1,13 @@
-"""`python -m runners.sweep [group=name ...] [++experiment.grid.<group>=[a,b] ...] [experiment=<preset>]`
+"""`python -m runners.sweep [-m] [group=name[,name…] ...] [++experiment.grid.<group>=[a,b] ...] [experiment=<preset>]`
 
 Composes the Hydra config, expands the experiment grid into cells (any group given on the
 command line pins that axis), validates every cell before any work, runs them through one
 scheduler, prints a completeness report and the paper-style table. Re-running resumes: finished
-(task, trial) pairs are skipped, infra errors retried. The grid is the one way to run several
-cells in one process; Hydra's `-m` is accepted only with a launcher that starts each job in its
-own process (hydra/launcher=slurm or slurm_local), and refused with the grid command otherwise
-(docs/contracts.md §6)."""
+(task, trial) pairs are skipped, infra errors retried. Several cells in one process are one
+grid: `++experiment.grid.method=[a,b]`, or Hydra's `-m method=a,b`, whose default launcher
+(hydra_plugins/harness_grid_launcher, `run_grid`) hands all jobs to the one scheduler; launchers
+that start each job in its own process (hydra/launcher=slurm or slurm_local) run `run` per job.
+A custom grid without `experiment.name` gets its own experiment folder (`grid_name`)."""
 from __future__ import annotations
 
 import asyncio
@@ -59,7 +60,7 @@ def as_grid(argv: list[str]) -> tuple[list[str], list[str]]:
     is shown as `key=<one of a,b>` and returned apart (one command per value, or a launcher)."""
     out, other = [], []
     for arg in argv:
-        if arg in ("-m", "--multirun"):
+        if arg in ("-m", "--multirun") or arg.startswith("hydra/launcher="):
             continue
         key, sep, value = arg.partition("=")
         values = _sweep_values(value) if sep else None
@@ -89,8 +90,8 @@ def refuse_basic_multirun(argv: list[str]) -> str:
     if other:
         msg += (f"\n{', '.join(other)} {'is' if len(other) == 1 else 'are'} not a grid axis (method, backbone, benchmark): run "
                 "one command per value into the same experiment (its tables cover every cell)")
-    return msg + ("\n`-m` is for launchers that start each job in its own process: hydra/launcher=slurm, or slurm_local "
-                  "(docs/contracts.md §6)")
+    return msg + ("\n`-m` without hydra/launcher=basic does the same (the default launcher, grid); one process per job: "
+                  "hydra/launcher=slurm, or slurm_local (docs/contracts.md §6)")
 
 
 def expand_cells(cfg, overrides: list[str] | None = None) -> list[dict[str, Any]]:
@@ -127,6 +128,15 @@ def print_report(reports, wall: float, out=None, budget_usd: float | None = None
     spent = sum(r.usd for r in reports)
     if spent:
         print(f"Spent ${spent:.4f} in this run (list prices; cache hits cost nothing).", file=out)
+    garbage = sum(getattr(r, "usage_estimated", 0) for r in reports)
+    if garbage:
+        print(f"warning: {garbage} model call(s) got unusable usage from the endpoint (a count that is not a non-negative "
+              "whole number); their tokens are estimated (source: estimated) and each call's `hygiene` says what was sent.",
+              file=out)
+    redacted = sum(getattr(r, "redacted", 0) for r in reports)
+    if redacted:
+        print(f"warning: {redacted} model repl(y/ies) echoed a configured secret (API key or URL password); it was replaced "
+              "by *** before anything was stored, and the call's `hygiene` records it. Check the endpoint or proxy.", file=out)
     left = sum(r.not_started for r in reports)
     if left:
         budget = f" of ${budget_usd:g}" if budget_usd else ""
@@ -137,6 +147,18 @@ def print_report(reports, wall: float, out=None, budget_usd: float | None = None
             print(f"  ! {r.cell}: {e}", file=out)
     if tot["infra_error"] or tot["harness_error"]:
         print("Re-run the same command to retry the failed episodes.", file=out)
+
+
+def cache_only_note(reports) -> str | None:
+    """When episodes ran but every model call was served from the response cache: the plain
+    statement that no endpoint was called (a wrong key or a dead model goes unnoticed)."""
+    calls = sum(r.calls for r in reports)
+    hits = sum(r.cache_hits for r in reports)
+    if not calls or hits < calls or not sum(r.ran for r in reports):
+        return None
+    return (f"Note: every model call of this run ({hits}) was served from the response cache: no endpoint was called, so "
+            "neither the key nor the model was checked. runner.fresh=true re-samples every call (cache reads off, writes on); "
+            "runner.cache=false turns the cache off.")
 
 
 def describe_os_error(e: OSError, root: Path) -> str:
@@ -160,7 +182,6 @@ def describe_os_error(e: OSError, root: Path) -> str:
 def describe_sqlite_error(e: Exception, root: Path) -> str:
     """A results database (transcripts, response cache) failed: the disk-full / read-only fix, or the error itself."""
     import errno
-
     import shutil
 
     msg = str(e).lower()
@@ -200,17 +221,18 @@ def check_output_dir(root: Path) -> None:
             pass
 
 
-def scrub_multirun_files(out=None) -> None:
+def scrub_multirun_files(sweep_dir: Path | None = None) -> None:
     """Hydra writes the sweep's overrides and config to `<sweep dir>/multirun.yaml` (under the
     output dir): cut URL credentials and Authorization values out of it, in place, atomically."""
-    try:
-        from hydra.core.hydra_config import HydraConfig
+    if sweep_dir is None:
+        try:
+            from hydra.core.hydra_config import HydraConfig
 
-        sweep_dir = Path(HydraConfig.get().sweep.dir)
-    except Exception:  # not inside a Hydra multirun
-        return
-    from runners.secrets import redact_secrets
+            sweep_dir = Path(HydraConfig.get().sweep.dir)
+        except Exception:  # not inside a Hydra multirun
+            return
     from runners.records.store import atomic_write
+    from runners.secrets import redact_secrets
 
     for f in sweep_dir.rglob("*.yaml") if sweep_dir.is_dir() else ():
         try:
@@ -223,16 +245,33 @@ def scrub_multirun_files(out=None) -> None:
 
 
 def run(cfg) -> int:
-    import os
-    from datetime import datetime, timezone
+    """One Hydra job (a plain run, or one job of a launcher that gives each job its own process);
+    SIGINT and SIGTERM in any phase end it with 130 / 143 and a message that says what state the
+    run is in (runners/interrupts.py)."""
+    return _guarded(_run, cfg)
 
-    from runners.records import store
-    from runners.secrets import redact_secrets
-    from runners.config import ConfigError, validate
-    from runners.availability import Unavailable
-    from runners.run import TERMINATED, FatalRunError, check_budget, run_all
-    from runners.records.store import StoreError
 
+def _guarded(fn, *args: Any, **kwargs: Any) -> int:
+    """`fn(*args, **kwargs)` with the project's signal handling (runners/interrupts.py)."""
+    import signal
+
+    from runners import interrupts
+
+    previous = interrupts.install()
+    try:
+        return fn(*args, **kwargs)
+    except KeyboardInterrupt:
+        return interrupts.report(signal.SIGINT)
+    except interrupts.Interrupted as e:
+        return interrupts.report(e.signum)
+    finally:
+        interrupts.restore(previous)  # a caller that runs sweeps in-process (tests, notebooks) gets its handler back
+
+
+def _run(cfg) -> int:
+    from runners import interrupts
+
+    interrupts.set_phase("startup")
     if _multirun():
         scrub_multirun_files()
         if _basic_launcher():
@@ -240,8 +279,116 @@ def run(cfg) -> int:
                 _REFUSED.append(True)
                 print(f"error: {refuse_basic_multirun(sys.argv[1:])}", file=sys.stderr)
             return 2
+    overrides = _cli_overrides()
     try:
-        cells = [validate(c) for c in expand_cells(cfg)]
+        raw = expand_cells(cfg, overrides)
+    except _config_error() as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return run_cells(raw, overrides, per_job=_multirun())
+
+
+def _config_error() -> type[Exception]:
+    """runners.config.ConfigError, imported late (runners.config imports pydantic)."""
+    from runners.config import ConfigError
+
+    return ConfigError
+
+
+_RC: list[int] = []
+"""Exit codes of the grid launcher's sweeps (`run_grid`): Hydra does not pass them back to main."""
+
+
+def _named(overrides: list[str]) -> bool:
+    """Whether the command line names the experiment (`experiment=<preset>` or `experiment.name=`)."""
+    return any(o.split("=", 1)[0].lstrip("+~") in ("experiment", "experiment.name") for o in overrides if "=" in o)
+
+
+def grid_name(cells) -> str:
+    """The experiment folder of a custom grid: the swept names, e.g.
+    `full_context+flowstate__memoryarena_math+memoryarena_phys` (the groups with more than one
+    value; all three for a single cell), cut to 80 characters with a hash when longer."""
+    import hashlib
+
+    values = {g: list(dict.fromkeys(getattr(c, g).name for c in cells)) for g in GROUPS}
+    swept = [g for g in GROUPS if len(values[g]) > 1] or list(GROUPS)
+    name = "__".join("+".join(values[g]) for g in swept)
+    if len(name) > 80:
+        name = name[:70] + "-" + hashlib.sha256(name.encode()).hexdigest()[:8]
+    return name
+
+
+def run_grid(jobs: list[tuple[Any, list[str]]], sweep_dir: str | None = None, cli: list[str] | None = None) -> int:
+    """Hydra's `-m` jobs (composed config, the job's overrides) as one sweep: every job's cells in
+    one scheduler (hydra_plugins/harness_grid_launcher). Jobs that name the same cell run it once.
+    `cli`: the command line's overrides as typed (`method=a,b`), recorded with the sweep."""
+    raw: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    all_overrides: list[str] = []
+    try:
+        for cfg, overrides in jobs:
+            for c in expand_cells(cfg, overrides):
+                key = repr(sorted((k, repr(v)) for k, v in c.items() if k != "hydra"))
+                if key not in seen:
+                    seen.add(key)
+                    raw.append(c)
+            all_overrides += [o for o in overrides if o not in all_overrides]
+    except _config_error() as e:
+        print(f"error: {e}", file=sys.stderr)
+        _RC.append(2)
+        return 2
+    cli = all_overrides if cli is None else cli
+    grid = any(o.split("=", 1)[0].lstrip("+~").startswith("experiment.grid")
+               or (o.split("=", 1)[0].lstrip("+~") in GROUPS and _sweep_values(o.split("=", 1)[1])) for o in cli if "=" in o)
+    rc = _guarded(run_cells, raw, cli, custom_grid=grid, sweep_dir=sweep_dir)
+    _RC.append(rc)
+    return rc
+
+
+def _move_sweep_files(sweep_dir: str | None, root: Path) -> None:
+    """Hydra wrote `multirun.yaml` under the experiment name the config had before a custom grid
+    got its own: move it into `<root>/.multirun/` and drop the folders it created, if empty."""
+    import os
+
+    if not sweep_dir:
+        return
+    src = Path(sweep_dir)
+    dst = root / ".multirun"
+    if not src.is_dir() or src.resolve() == dst.resolve():
+        return
+    dst.mkdir(parents=True, exist_ok=True)
+    for f in src.glob("*.yaml"):
+        os.replace(f, dst / f.name)
+    for d in (src, src.parent):
+        try:
+            d.rmdir()  # only if empty: another experiment's folder is never removed
+        except OSError:
+            break
+
+
+def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = False, custom_grid: bool | None = None,
+              sweep_dir: str | None = None) -> int:
+    """Validate the cells (composed plain dicts), run them through one scheduler, report, tabulate.
+    A custom grid (`++experiment.grid.*` on the command line, or `-m` over a group) without an
+    experiment name gets its own experiment folder (`grid_name`), not the preset's."""
+    import os
+    from datetime import datetime, timezone
+
+    from runners import interrupts
+    from runners.availability import Unavailable
+    from runners.config import ConfigError, validate
+    from runners.records import store
+    from runners.records.store import StoreError
+    from runners.run import TERMINATED, FatalRunError, check_budget, run_all
+    from runners.secrets import redact_secrets
+
+    interrupts.set_phase("startup")
+    try:
+        cells, seen = [], set()
+        for c in map(validate, raw):  # an alias (method=raw_trajectory) names the same cell as its method: run it once
+            if c.cell_name not in seen:
+                seen.add(c.cell_name)
+                cells.append(c)
         if cells[0].runner.plan:  # the bill before launch: no model call, nothing written (runners/plan.py)
             from runners.plan import print_plan
 
@@ -258,25 +405,41 @@ def run(cfg) -> int:
         except WandbUnavailable as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+    if custom_grid is None:
+        custom_grid = any(o.split("=", 1)[0].lstrip("+~").startswith("experiment.grid") for o in overrides)
+    if custom_grid and not _named(overrides):
+        for c in cells:
+            c.experiment.name = grid_name(cells)
+    order = {g: list(dict.fromkeys(getattr(c, g).name for c in cells)) for g in GROUPS}
+    for c in cells:  # the grid as run, in the order given: the tables keep it (runners.analysis.tables._grid_order)
+        c.experiment.grid = order
     exp = cells[0].experiment.name
     root = Path(cells[0].runner.output_dir) / exp
     scripted = any(c.scripted for c in cells)
-    try:
-        overrides = [redact_secrets(o) for o in _cli_overrides()]
-    except Exception:  # not inside a Hydra app
-        overrides = []
+    overrides = [redact_secrets(o) for o in overrides]
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     store.SWEEP.update(id=f"{started}/{os.getpid()}", started_at=started, overrides=overrides)
-    print(f"Experiment '{exp}': {len(cells)} cell(s) → {root}" + ("  [SCRIPTED backbone: offline demo, not model results]" if scripted else ""))
+    noise = ", ".join(f"{k}={v}" for k, v in (cells[0].experiment.scripted_noise or {}).items()
+                      if any(c.scripted and c.backbone.scripted.get(k) == v for c in cells))
+    print(f"Experiment '{exp}': {len(cells)} cell(s) → {root}" + ("  [SCRIPTED backbone: offline demo, not model results"
+                                                                  + (f"; seeded noise {noise}" if noise else "") + "]" if scripted else ""))
+    if cells[0].experiment.note:
+        print(f"Note: {cells[0].experiment.note}")
     t0 = time.perf_counter()
     try:
         check_output_dir(root)
+        if sweep_dir:
+            _move_sweep_files(sweep_dir, root)
+            scrub_multirun_files(root / ".multirun")
         if cells[0].runner.executor == "ray":  # every cell a Ray task (runners/ray_exec.py)
             from runners.ray_exec import run_cells
 
             reports = run_cells(cells, root, cells[0].runner.ray_address)
         else:
-            reports = asyncio.run(run_all(cells, root, cells[0].runner.display))
+            try:
+                reports = asyncio.run(run_all(cells, root, cells[0].runner.display))
+            finally:
+                interrupts.install()  # closing the event loop reset SIGTERM to the default (die with no message)
             if TERMINATED:  # the cancellation was absorbed on the way out: still a terminated run
                 raise asyncio.CancelledError()
     except (FatalRunError, StoreError, ConfigError, Unavailable) as e:
@@ -288,17 +451,15 @@ def run(cfg) -> int:
     except sqlite3.Error as e:  # the transcript store or cache on a full or read-only disk
         print(f"error: {describe_sqlite_error(e, root)}", file=sys.stderr)
         return 3
-    except KeyboardInterrupt:
-        print("\ninterrupted: finished episodes are saved; run the same command again to resume.", file=sys.stderr)
-        return 130
     except asyncio.CancelledError:
         if not TERMINATED:
             raise
-        print("\nterminated (SIGTERM): finished episodes are saved; run the same command again to resume.", file=sys.stderr)
-        return 128 + TERMINATED[0]
+        raise interrupts.Interrupted(TERMINATED[0]) from None  # reported by `run`, with the state of the run
+    interrupts.set_phase("report", reports=reports, root=root)
     print_report(reports, time.perf_counter() - t0, budget_usd=cells[0].runner.budget_usd)
     from runners.analysis.tables import aggregate_dir
 
+    interrupts.set_phase("tables")
     try:
         aggregate_dir(root, reference=cells[0].runner.reference_method)  # the whole experiment, not only this job's cells
     except StoreError as e:
@@ -308,11 +469,15 @@ def run(cfg) -> int:
         print(f"error: {describe_os_error(e, root)}", file=sys.stderr)
         return 3
     if cells[0].runner.wandb:
+        interrupts.set_phase("wandb")
         from runners.analysis.wandb_log import log_experiment
 
         ids = log_experiment(root, [c.cell_name for c in cells], cells[0].runner.wandb_project, cells[0].runner.reference_method)
         print(f"W&B: logged {len(ids) - 1} cell run(s) and the report artifact (runs {', '.join(ids)})")
-    if _multirun():
+    note = cache_only_note(reports)
+    if note:
+        print("\n" + note)
+    if per_job:
         print(f"(multirun job: the tables above cover every cell of {root} so far; "
               f"`python -m runners.aggregate {root} --method <m>` narrows them)")
     return 0 if all(r.infra_error == r.harness_error == r.not_started == 0 for r in reports) else 1
@@ -327,6 +492,59 @@ def register_resolvers() -> None:
         OmegaConf.register_new_resolver("if_scripted", lambda kind, a, b: a if kind == "scripted" else b)
 
 
+def describe_hydra_error(e: Exception) -> str | None:
+    """A Hydra-level mistake on the command line (unknown group option, a key that does not exist,
+    override syntax) in the project's `what; Fix: what to do` form; None for other errors."""
+    import difflib
+    import re
+
+    from hydra.errors import (
+        ConfigCompositionException,
+        MissingConfigException,
+        OverrideParseException,
+    )
+
+    from runners.config import (
+        ROLE_NAMES,
+        BackboneCfg,
+        ExperimentCfg,
+        RunnerCfg,
+        available,
+    )
+
+    text = str(e).strip()
+    if isinstance(e, OverrideParseException):
+        return (f"cannot parse a command-line override: {text.splitlines()[0]}. Fix: write overrides as key=value or "
+                "group=name (a sweep: group=a,b with -m); quote lists and shell characters, e.g. "
+                "'++experiment.grid.method=[full_context,flowstate]' (Hydra's override grammar: "
+                "https://hydra.cc/docs/advanced/override_grammar/basic)")
+    if isinstance(e, MissingConfigException):
+        m = re.search(r"Could not (?:find|load) '([\w/]+)/([^'/]+)'", text)
+        if m:
+            group, name = m.groups()
+            if group in ("method", "backbone", "benchmark", "experiment", "runner"):
+                close = difflib.get_close_matches(name, available(group), n=3)
+                return (f"unknown {group} '{name}'" + (f" (did you mean {', '.join(close)}?)" if close else "")
+                        + f"; available: {', '.join(available(group))}. Fix: pick one of them, or add conf/{group}/{name}.yaml")
+            return f"unknown option '{name}' of '{group}'. Fix: check the spelling (python -m runners.sweep --help lists the groups)"
+        return f"{text.splitlines()[0]}. Fix: check the group names and options on the command line (python -m runners.sweep --help)"
+    if isinstance(e, ConfigCompositionException):
+        m = re.search(r"Could not override '([^']+)'", text)
+        cause = e.__cause__
+        if m and (cause is None or "not in struct" in str(cause) or "Key" in str(cause)):
+            key = m.group(1)
+            parent, _, leaf = key.rpartition(".")
+            fields = {"runner": list(RunnerCfg.model_fields), "backbone": list(BackboneCfg.model_fields),
+                      "experiment": list(ExperimentCfg.model_fields), "roles": list(ROLE_NAMES),
+                      "": ["method", "backbone", "benchmark", "runner", "experiment", "roles"]}.get(parent, [])
+            close = difflib.get_close_matches(leaf, fields, n=1)
+            hint = f" (did you mean {parent + '.' if parent else ''}{close[0]}?)" if close else ""
+            return (f"unknown configuration key '{key}'{hint}. Fix: check its spelling (python -m runners.sweep --cfg job "
+                    f"prints every key), or add a new key on purpose with +{key}=<value>")
+        return f"{text.splitlines()[0]}. Fix: check that override ({cause or 'see above'})"
+    return None
+
+
 def check_launcher(argv: list[str]) -> int:
     """A launcher named on the command line whose plugin is missing: the error with its fix
     (exit 2) before Hydra composes anything (Hydra would print its raw search path); else 0."""
@@ -339,8 +557,15 @@ def check_launcher(argv: list[str]) -> int:
 
 
 def main() -> None:
+    import os
+    import signal
+
+    from runners import interrupts
+
+    interrupts.install()  # SIGTERM while Hydra composes the config: the same orderly exit as Ctrl-C
     if check_launcher(sys.argv[1:]):
         sys.exit(2)
+    os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises composition errors (reworded below) instead of printing them
     try:
         import hydra
 
@@ -353,9 +578,21 @@ def main() -> None:
             rc["code"] = run(cfg)
 
         _app()
+        launched = getattr(sys.modules.get("runners.sweep"), "_RC", None) or _RC  # the launcher's module (this file may run as __main__)
+        if launched:  # `-m` with the grid launcher: the sweep's exit code
+            rc["code"] = max(launched)
     except KeyboardInterrupt:  # Ctrl-C while starting up or composing the config: nothing was run yet
-        print("\ninterrupted before any episode ran; run the same command again.", file=sys.stderr)
-        sys.exit(130)
+        sys.exit(interrupts.report(signal.SIGINT))
+    except interrupts.Interrupted as e:
+        sys.exit(interrupts.report(e.signum))
+    except Exception as e:
+        from hydra.errors import HydraException
+
+        why = describe_hydra_error(e) if isinstance(e, HydraException) else None
+        if why is None:
+            raise
+        print(f"error: {why}", file=sys.stderr)
+        sys.exit(2)  # a configuration error, like every other (runners.config.ConfigError)
     sys.exit(rc["code"])
 
 

@@ -24,6 +24,10 @@ def shared_data() -> Path:
     return shared_path()
 
 
+# The offline demo's seeded noise (conf/experiment/default.yaml `scripted_noise`) is off in tests,
+# which check the noiseless scripted backbone's exact outcomes; tests/runners/test_demo.py turns it on.
+os.environ.setdefault("HARNESS_DEMO_NOISE", "0")
+
 # Upstream text (runners.upstream): tests read the shared pinned copies and never download.
 UPSTREAM_SRC = SHARED_DATA / "upstream-src"
 os.environ.setdefault("HARNESS_UPSTREAM_OFFLINE", "1")

@@ -4,7 +4,7 @@ import pytest
 
 from runners.backbones.openai import OpenAIBackbone
 from runners.tokens import estimate_usage
-from scripts.chaos.server import TRANSPORT_FAULTS, ChaosServer, request_key
+from scripts.chaos.server import BODY_FAULTS, TRANSPORT_FAULTS, ChaosServer, request_key
 
 MSGS = [{"role": "system", "content": "s"}, {"role": "user", "content": "two plus two"}]
 
@@ -35,3 +35,26 @@ async def test_401_echoes_the_authorization_header_and_unknown_requests_are_coun
             await b.complete(MSGS, role="agent")
         await b.aclose()
     assert "Bearer ***" in str(ei.value) and "sk-marker-123456789" not in str(ei.value)
+
+
+@pytest.mark.parametrize("kind", BODY_FAULTS)
+async def test_each_body_fault_gives_the_recorded_answer_and_no_garbage(kind):
+    """200 bodies with the right answer and wrong metadata: garbage usage is estimated and flagged
+    (never 0 tokens labelled `api`), an odd finish_reason is retried, an echoed key is redacted."""
+    key = "sk-marker-bodyfault-123456"
+    with ChaosServer({request_key(MSGS): "four"}) as srv:
+        srv.configure(first=(kind,))
+        b = OpenAIBackbone(name="c", model="m", base_url=srv.base_url, api_key=key, timeout_s=1, max_retries=3,
+                           backoff_cap_s=0.05, backoff_base_s=0.01)
+        c = await b.complete(MSGS, role="agent")
+        await b.aclose()
+        assert srv.outcomes[kind] == 1
+    assert c.text == "four" and key not in c.model_dump_json()
+    est = estimate_usage(MSGS, "four")
+    assert (c.usage.prompt_tokens, c.usage.completion_tokens) == (est.prompt_tokens, est.completion_tokens)
+    if kind.startswith("usage_"):
+        assert c.usage.source == "estimated" and any(h.startswith("usage:") for h in c.hygiene) and not c.retries
+    elif kind == "finish_odd":
+        assert len(c.retries) == 1 and "finish_reason" in c.retries[0].error and c.finish_reason == "stop"
+    else:
+        assert "Bearer ***" in (c.reasoning or "") and any(h.startswith("redacted:") for h in c.hygiene)

@@ -12,8 +12,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("runners", "kit", "flowstate", "pos", "baselines", "benchmarks")
 METHODS = ("kit", "flowstate", "pos", "baselines")
-PUBLIC_HELPERS = ("runners.tokens", "runners.upstream", "runners.netcheck", "runners.records.results")
+PUBLIC_HELPERS = ("runners.tokens", "runners.upstream", "runners.netcheck", "runners.inputs", "runners.records.results")
 """What a method or benchmark may import from the harness besides `runners.api` (docs/contracts.md §1)."""
+SHARED_INTERFACES = {"baselines": ("pos.release_react", "pos.protocols")}
+"""Method modules another method package may import: PoS's baselines speak the PoS release's ReAct
+interface (docs/contracts.md §1)."""
 ENGINE_ONLY = ("runners.run", "runners.episode", "runners.sweep", "runners.backbones")
 """What the analysis wing never imports."""
 
@@ -87,7 +90,7 @@ def violations(graph: dict[str, set[str]] | None = None) -> dict[str, list[tuple
             if ntop not in PACKAGES:
                 continue
             if top in ("flowstate", "pos", "baselines", "benchmarks") and ntop not in (top, "kit") \
-                    and not (n == "runners.api" or _under(n, PUBLIC_HELPERS)):
+                    and not (n == "runners.api" or _under(n, PUBLIC_HELPERS) or _under(n, SHARED_INTERFACES.get(top, ()))):
                 out["methods and benchmarks"].append((m, n))
             if _under(m, ("runners.records",)) and not _under(n, ("runners.api", "runners.records")):
                 out["records"].append((m, n))

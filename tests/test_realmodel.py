@@ -145,3 +145,18 @@ def test_real_local_model_one_episode_per_method(tmp_path):
             assert sum(n for (t,) in con.execute("select name from sqlite_master where type='table'")
                        for (n,) in con.execute(f"select count(*) from {t}")) > 0
     assert p.returncode == 0, out
+
+
+@pytest.mark.skipif(os.environ.get("HARNESS_REALMODEL") != "1", reason=f"real local model test: {HOW_TO_RUN}")
+def test_the_documented_local_command_finishes_a_cell(tmp_path):
+    """`python -m runners.sweep experiment=local_smollm` (docs/local-model.md) as a newcomer runs it:
+    one cell ends within the limit (about 30 s on 2 shared cores), showing progress in plain mode."""
+    if (missing := _missing()) is not None:
+        pytest.fail(f"HARNESS_REALMODEL=1 but {missing}")
+    tag = f"harness-realmodel-{uuid.uuid4().hex[:8]}"
+    p, wall, servers = _run_bounded(sweep_cmd(tmp_path, "experiment=local_smollm", "runner.heartbeat_s=5"), tag)
+    print(f"\nexperiment=local_smollm: {wall:.1f}s wall, exit code {p.returncode}")
+    assert p.returncode == 0, p.stdout[-3000:]
+    assert "1/1 episodes done" in p.stdout and "NOT the paper's setting" in p.stdout
+    assert " alive: " in p.stdout or wall < 5  # the heartbeat shows progress while the model works
+    assert not tagged_processes(tag) and len(servers) == 1

@@ -42,6 +42,7 @@ class AconConfig(BaselineConfig):
 
 
 class Acon(PosBaseline):
+    own_texts = ("guideline", "history_task", "observation_task")
     config_cls = AconConfig
     method_name = "acon"
 
@@ -61,7 +62,7 @@ class Acon(PosBaseline):
 
     async def step(self, observation: Observation) -> Decision:
         self.log: dict[str, Any] = {}
-        obs = await self.compress_observation(observation.as_text())
+        obs = await self.compress_observation(self.obs_text(observation))
         self.attach(obs)
         await self.compress_history()
         decision = await self.decide(lambda: self.policy_messages([

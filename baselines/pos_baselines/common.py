@@ -1,8 +1,12 @@
 """Shared context-builder machinery of the PoS-comparison baselines (docs/pos-baselines.md §0).
 
-Every baseline runs Raw's loop (§0.1): the benchmark's system prompt and tools, the ReAct
-blocks, the same re-samples and budgets; the environment adds caps and the forced-submission
-directive to its observations. Only the user message (the context) differs. The harness
+Every baseline runs Raw's loop (§0.1): the benchmark's system prompt and tools, the same reply
+format, re-samples and budgets; the environment adds caps and the forced-submission directive to
+its observations. Only the context differs. On the PoS benchmarks (`policy_prompt: release`) that
+interface is the PoS release's (pos/release_react.py): the release's system prompt, `build_prompt`'s
+user message with the baseline's context blocks as `Previous steps:`, the JSON action reply and the
+release's repair turns; elsewhere (or `policy_prompt: project`, or without the release files) the
+project's tagged ReAct blocks. The harness
 delivers an action's observation with the *next* `step` call, so a turn is completed there.
 
 Lookups (PACE `glimpse`, HiAgent `retrieve_subgoal`) are extra tools handled here, never sent
@@ -20,7 +24,9 @@ from kit.agent import SingleCallMethod
 from baselines.pos_baselines.config import BaselineConfig, load_config
 from baselines.pos_baselines.protocols import JsonReply
 from kit.react import ReactProtocol
-from runners.api import Decision, Message, Request, RequestOutcome, TaskView, ToolCall, ToolSpec
+import pos.release_react as release_react
+from runners.api import Decision, Message, Observation, Request, RequestOutcome, TaskView, ToolCall, ToolSpec
+from runners.upstream import TextSources
 from kit.prompting import REACT_RULES, system_message, user_message
 from runners.tokens import count_messages
 
@@ -40,8 +46,12 @@ class Turn:
     extras: dict[str, Any] = field(default_factory=dict)
 
 
-def action_text(decision: Decision) -> str:
-    """One line for a decision, in Full Context's trajectory wording."""
+def action_text(decision: Decision, *, release: bool = False) -> str:
+    """One line for a decision, in Full Context's trajectory wording (with `release`: each action
+    as the release's trajectory holds it, a command string or `{"name", "arguments"}`)."""
+    if decision.tool_calls and release:
+        acts = [release_react.transition_action(c) for c in decision.tool_calls]
+        return json.dumps(acts[0] if len(acts) == 1 else acts, ensure_ascii=False)
     if decision.tool_calls:
         calls = [{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls]
         return f"tool_calls {json.dumps(calls, ensure_ascii=False)}"
@@ -64,15 +74,49 @@ class PosBaseline(SingleCallMethod):
     method_name = "pos_baseline"
     lookup_tool: ToolSpec | None = None
 
+    release_protocol_cls: type = release_react.PolicyProtocol
+    release_system_rule: str | None = None
+    """A baseline's own reply-key rule after the release's system prompt (the project's words)."""
+    own_texts: tuple[str, ...] = ()
+    """The baseline's memory-mechanism texts (compressor, summarizer, manager, auditor): not in the
+    PoS release (docs/pos-baselines.md), the project's own, recorded as source `project`."""
+
     def __init__(self, backbone, **params: Any) -> None:
         self.base_cfg = load_config(self.config_cls, self.method_name, params)
         super().__init__(backbone, max_resamples=self.base_cfg.max_resamples)
         self.params = params
+        self.sources = TextSources()
+        self.raw: release_react.RawInterface | None = None
 
+    @classmethod
+    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Manifest facts: the release texts the policy may send on the PoS benchmarks."""
+        cfg = load_config(cls.config_cls, cls.method_name, dict(params or {}))
+        sources = TextSources()
+        if cfg.policy_prompt == "release":
+            release_react.record_all(lambda kind: cfg.for_kind(kind).max_actions_per_turn, sources)
+            release_react.record_repairs(sources)
+            if cls.release_system_rule:
+                sources.own(f"{cls.method_name}.reply_rule", "the baseline's own reply key, added to the release's JSON reply (not released)")
+        else:
+            sources.own("pos.release.interface", "policy_prompt=project: the project's tagged-block layout on the PoS benchmarks")
+        for key in cls.own_texts:
+            sources.own(f"{cls.method_name}.{key}", "not in the PoS release (only Raw is released): the project's own text")
+        return {"text_sources": sources.as_manifest()}
     # ------------------------------------------------------------------ lifecycle
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
         self.cfg = self.base_cfg.for_kind(task.kind)
+        if not hasattr(self, "project_protocol"):
+            self.project_protocol = self.protocol
+        texts = release_react.raw_texts(task.kind, self.cfg.max_actions_per_turn, self.sources) if self.cfg.policy_prompt == "release" else None
+        self.raw = None if texts is None else release_react.RawInterface(texts, task, self.cfg.max_actions_per_turn)
+        if self.raw is not None:
+            self.protocol = self.release_protocol_cls()
+            self.protocol.configure(task, self.cfg.max_actions_per_turn)
+        else:
+            self.protocol = self.project_protocol
+        self.correction = release_react.correction if self.raw is not None else SingleCallMethod.correction
         if self.lookup_tool is not None and any(t.name == self.lookup_tool.name for t in task.tools):
             raise ValueError(f"{self.method_name}: the benchmark already has a tool named '{self.lookup_tool.name}'; "
                              f"disable the lookup for it via kind_overrides")
@@ -103,10 +147,19 @@ class PosBaseline(SingleCallMethod):
         self.latest = done
         return done
 
+    def obs_text(self, observation: Observation) -> str:
+        """The observation's text as the policy sees it (release: without the valid actions, which
+        `Available actions:` lists; an empty reset observation is the request text, as PoS reads it)."""
+        if self.raw is None:
+            return observation.as_text()
+        text = self.raw.observe(observation)
+        return text if text.strip() or self.uid else self.request.text
+
     def record(self, decision: Decision, **extras: Any) -> Turn:
         self.step_no += 1
         self.uid += 1
-        turn = Turn(uid=self.uid, request=self.request.index, step=self.step_no, action=action_text(decision), extras=extras)
+        turn = Turn(uid=self.uid, request=self.request.index, step=self.step_no,
+                    action=action_text(decision, release=self.raw is not None), extras=extras)
         self.turns.append(turn)
         self.pending = turn
         return turn
@@ -143,7 +196,10 @@ class PosBaseline(SingleCallMethod):
         return self.lookup_tool is not None
 
     def system(self) -> Message:
-        """Raw's system message: ReAct rules, the benchmark's policy and tools (+ a lookup tool)."""
+        """Raw's system message: ReAct rules, the benchmark's policy and tools (+ a lookup tool);
+        with the release's interface, its system prompt (+ the baseline's reply rule)."""
+        if self.raw is not None:
+            return self.release_messages([("latest_observation", ""), ("user_query", "")])[0]
         return system_message(instructions=REACT_RULES, policy=self.task.policy, tools=self.tools(),
                               output_protocol=self.protocol.description())
 
@@ -152,7 +208,19 @@ class PosBaseline(SingleCallMethod):
         (latest_observation, user_query), for this prompt only."""
         if self.expansions:
             blocks = [*blocks[:-2], ("requested_details", "\n\n".join(self.expansions)), *blocks[-2:]]
+        if self.raw is not None:
+            return self.release_messages(blocks)
         return [self.system(), user_message(blocks)]
+
+    def release_messages(self, blocks: list[tuple[str, str]]) -> list[Message]:
+        """The release's `build_prompt`: `Task:` = the request, `Current observation:` = the latest
+        observation, `Previous steps:` = the baseline's other context blocks (tagged, in its own
+        words), `Available actions:` + the lookup tool's schema when enabled."""
+        (_, latest), _ = blocks[-2], blocks[-1]
+        history = user_message(blocks[:-2])["content"] if blocks[:-2] else ""
+        return self.raw.messages(task_text=self.request.text, observation=latest, history=history,  # type: ignore[union-attr]
+                                 extra_tools=[self.lookup_tool] if self.lookup_tool is not None and self.lookup_enabled() else [],
+                                 system_extra=self.release_system_rule)
 
     # ------------------------------------------------------------------ the policy call
     async def decide(self, build: Callable[[], list[Message]]) -> Decision:
@@ -179,6 +247,11 @@ class PosBaseline(SingleCallMethod):
                 self.log["no_op"] = True
             decision = parsed.decision
             lookups = [c for c in decision.tool_calls if self.lookup_tool is not None and c.name == self.lookup_tool.name]
+            if self.raw is not None:  # the release's action cap, on environment actions only
+                capped, dropped = self.raw.cap(decision.model_copy(update={"tool_calls": [c for c in decision.tool_calls if c not in lookups]}))
+                if dropped:
+                    self.log.setdefault("dropped_actions", []).extend(dropped)
+                decision = capped.model_copy(update={"tool_calls": lookups + capped.tool_calls})
             if not lookups:
                 return decision
             rest = decision.model_copy(update={"tool_calls": [c for c in decision.tool_calls if c not in lookups]})

@@ -3,7 +3,7 @@ overrides: one method YAML serves every benchmark, `kind_overrides` patches it f
 `TaskView.kind` — the same convention as conf/method/pos.yaml."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -19,6 +19,8 @@ class BaselineConfig(KindOverrides):
     carry_across_requests: bool = Field(True, description="[harness choice] multi-request tasks keep earlier requests' history, as Full Context does")
     context_window_tokens: int | None = Field(None, ge=1, description="§0.4: a policy prompt above this is a context_overflow (no call); null = no check")
     max_lookups_per_step: int = Field(1, ge=0, description="[harness choice] glimpse/retrieval-only replies re-asked within one step")
+    policy_prompt: Literal["release", "project"] = Field("release", description="§0.1: on the PoS benchmarks the policy speaks the PoS release's ReAct interface (react_system_prompt, build_prompt with the baseline's context as `Previous steps:`, the JSON action reply, the release's repair turns; pos/release_react.py); 'project' = the project's tagged blocks (also when the release files are unavailable)")
+    max_actions_per_turn: int = Field(1, ge=1, description="actions one policy turn may hold (the release's Raw: 3 on RCA-100, 1 elsewhere); extras are dropped and logged")
 
 
 def load_config(cls: type[BaselineConfig], name: str, params: dict[str, Any]) -> BaselineConfig:

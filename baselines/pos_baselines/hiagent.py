@@ -15,7 +15,7 @@ from typing import Any
 
 from baselines.pos_baselines.common import PosBaseline, Turn, aux_messages, render_turn
 from baselines.pos_baselines.config import BaselineConfig
-from baselines.pos_baselines.protocols import SubgoalProtocol, SubgoalSummaryReply
+from baselines.pos_baselines.protocols import RELEASE_SUBGOAL_RULE, ReleaseSubgoalProtocol, SubgoalProtocol, SubgoalSummaryReply
 from runners.api import Decision, Observation, RequestOutcome, ToolCall, ToolSpec
 
 RETRIEVE = ToolSpec(name="retrieve_subgoal", description="Show the full action-observation record of a past subgoal. Costs no "
@@ -49,9 +49,12 @@ class HiAgentConfig(BaselineConfig):
 
 
 class HiAgent(PosBaseline):
+    own_texts = ("summarizer", "retrieve_tool")
     config_cls = HiAgentConfig
     method_name = "hiagent"
     lookup_tool = RETRIEVE
+    release_protocol_cls = ReleaseSubgoalProtocol
+    release_system_rule = RELEASE_SUBGOAL_RULE
 
     def __init__(self, backbone, **params: Any) -> None:
         super().__init__(backbone, **params)
@@ -73,7 +76,7 @@ class HiAgent(PosBaseline):
 
     async def step(self, observation: Observation) -> Decision:
         self.log: dict[str, Any] = {}
-        obs = observation.as_text()
+        obs = self.obs_text(observation)
         self.attach(obs)
         decision = await self.decide(lambda: self.policy_messages([
             ("past_subgoals", self.render_past()),

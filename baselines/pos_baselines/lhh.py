@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from baselines.pos_baselines.common import PosBaseline, Turn, aux_messages, render_turn
 from baselines.pos_baselines.config import BaselineConfig
-from baselines.pos_baselines.protocols import AuditorReply, ExecutorProtocol, ManagerReply
+from baselines.pos_baselines.protocols import RELEASE_EXECUTOR_RULE, AuditorReply, ExecutorProtocol, ManagerReply, ReleaseExecutorProtocol
 from runners.api import Decision, Observation, Parsed, RequestOutcome
 from kit.prompting import tools_text
 
@@ -56,8 +56,11 @@ class LhhConfig(BaselineConfig):
 
 
 class LongHorizonHarness(PosBaseline):
+    own_texts = ("manager", "auditor", "finalize")
     config_cls = LhhConfig
     method_name = "longhorizon_harness"
+    release_protocol_cls = ReleaseExecutorProtocol
+    release_system_rule = RELEASE_EXECUTOR_RULE
 
     def __init__(self, backbone, **params: Any) -> None:
         super().__init__(backbone, **params)
@@ -85,7 +88,7 @@ class LongHorizonHarness(PosBaseline):
 
     async def step(self, observation: Observation) -> Decision:
         self.log: dict[str, Any] = {}
-        self.obs = observation.as_text()
+        self.obs = self.obs_text(observation)
         self.attach(self.obs)
         for _ in range(self.cfg.max_rounds_per_step + 1):
             if self.stopped:

@@ -43,6 +43,7 @@ class PaceConfig(BaselineConfig):
 
 
 class Pace(PosBaseline):
+    own_texts = ("summarizer", "glimpse_tool")
     config_cls = PaceConfig
     method_name = "pace"
     lookup_tool = GLIMPSE
@@ -64,7 +65,7 @@ class Pace(PosBaseline):
 
     async def step(self, observation: Observation) -> Decision:
         self.log: dict[str, Any] = {"encoder": self.encoder.name}
-        obs = observation.as_text()
+        obs = self.obs_text(observation)
         done = self.attach(obs)
         if done is not None:
             await self.summarize(done)

@@ -6,8 +6,10 @@
   given, else a message that already is a valid reply, else the protocol's `fallback`: a minimal
   valid reply the method may set before each call (e.g. an extractive summary), `minimal()`
   otherwise.
-- Policy calls keep Raw's ReAct blocks (§0.1); HiAgent adds a `<subgoal>` block before them and
-  the LH-Harness executor a `<step_status>` block after them.
+- Policy calls on the PoS benchmarks use the PoS release's JSON action reply (§0.1,
+  `pos.protocols.PolicyProtocol`), HiAgent adding a `"subgoal"` key and the LH-Harness executor a
+  `"step_status"` key; elsewhere (and with `policy_prompt: project`) they keep the project's ReAct
+  blocks, HiAgent adding a `<subgoal>` block before them and the executor a `<step_status>` block after.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from typing import Any, Callable
 from kit.blocks import find_block, load_json, read_object  # tolerant reader underneath (kit.reader)
 from kit.react import REACT_PROTOCOL, ReactProtocol
 from kit.reader import Reading
+from pos.protocols import PolicyProtocol
 from runners.api import Decision, Parsed, Protocol, ProtocolError
 
 class JsonReply(Protocol):
@@ -180,3 +183,65 @@ class ExecutorProtocol(ReactProtocol):
     def render(self, decision: Decision) -> str:
         status = {"step_done": bool(decision.extras.get("step_done", False)), "claim": str(decision.extras.get("claim", ""))}
         return super().render(decision) + f"\n<step_status>\n{json.dumps(status, ensure_ascii=False)}\n</step_status>"
+
+
+# ---------------------------------------------------------------- the release's JSON action reply
+# On the PoS benchmarks the policy replies in the PoS release's format (pos.protocols.PolicyProtocol:
+# `{"thought", "action"}` / `"actions"`); HiAgent and the LH-Harness executor add their own keys to
+# that object, announced by one line after the release's system prompt (the project's words).
+
+RELEASE_SUBGOAL_RULE = ('Also give the key "subgoal": the subgoal you are pursuing now, as a string. Repeat the same text '
+                        'while you are still on it; write a new subgoal when you move on.')
+RELEASE_EXECUTOR_RULE = ('Also give the key "step_status": {"step_done": true|false, "claim": "<what you achieved>"}. Set '
+                         'step_done to true once the assigned step\'s done criterion is met (you may then omit the action).')
+
+
+def _with_key(text: str, key: str, value: Any) -> str:
+    obj = json.loads(text)
+    return json.dumps({"thought": obj.pop("thought", ""), key: value, **obj}, ensure_ascii=False)
+
+
+class ReleaseSubgoalProtocol(PolicyProtocol):
+    """HiAgent on the release's reply: the JSON action object plus `"subgoal"` (a missing or bad
+    subgoal keeps the current one; an error is recorded, the action stands)."""
+
+    name = "hiagent-release-policy"
+
+    def parse(self, text: str) -> Parsed:
+        parsed = super().parse(text)
+        obj = parsed.blocks.get("json")
+        value = obj.get("subgoal") if isinstance(obj, dict) else None
+        if isinstance(value, str) and value.strip():
+            parsed.decision.extras["subgoal"] = value.strip()
+        elif isinstance(obj, dict):
+            parsed.errors.append(ProtocolError(kind="missing_block", detail='"subgoal" missing or not a non-empty string: the current subgoal is kept'))
+        return parsed
+
+    def render(self, decision: Decision) -> str:
+        return _with_key(super().render(decision), "subgoal", decision.extras.get("subgoal") or DEFAULT_SUBGOAL)
+
+
+class ReleaseExecutorProtocol(PolicyProtocol):
+    """The LH-Harness executor on the release's reply: the JSON action object plus an optional
+    `"step_status"` claim; a claim alone (no action) is a valid reply."""
+
+    name = "lhh-release-executor"
+
+    def parse(self, text: str) -> Parsed:
+        parsed = super().parse(text)
+        obj = parsed.blocks.get("json")
+        status = obj.get("step_status") if isinstance(obj, dict) else None
+        if status is None:
+            return parsed
+        if isinstance(status, dict) and isinstance(status.get("step_done"), bool):
+            parsed.decision.extras["step_done"] = status["step_done"]
+            parsed.decision.extras["claim"] = str(status.get("claim") or "")
+            if status["step_done"]:
+                parsed.errors = [e for e in parsed.errors if "no executable" not in e.detail]
+        else:
+            parsed.errors.append(ProtocolError(kind="bad_field", detail='"step_status" must be {"step_done": bool, "claim": str}'))
+        return parsed
+
+    def render(self, decision: Decision) -> str:
+        status = {"step_done": bool(decision.extras.get("step_done", False)), "claim": str(decision.extras.get("claim", ""))}
+        return _with_key(super().render(decision), "step_status", status)

@@ -94,7 +94,9 @@ def split_dir(root: Path, split: str) -> Path:
 def read_game(path: Path) -> dict[str, Any]:
     """The game JSON (`pddl_domain`, `grammar`, `pddl_problem`, `solvable`, `walkthrough`)."""
     try:
-        game = json.loads(path.read_bytes())
+        from runners.inputs import loads
+
+        game = loads(path.read_bytes(), path)  # lone surrogates replaced (noted for the manifest); bad bytes name the line
     except (OSError, ValueError) as e:
         raise ValueError(f"{path}: not a readable game.tw-pddl JSON ({e}); re-download the data") from e
     missing = [k for k in ("pddl_domain", "grammar", "pddl_problem") if k not in game]

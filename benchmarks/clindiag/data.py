@@ -128,10 +128,14 @@ def upstream_case_folders(cases: Path) -> tuple[list[Path], dict[str, Any]]:
 
 
 def read_json(path: Path) -> Any:
+    """A case file through the shared reader (runners/inputs.py): lone surrogates replaced and noted
+    for the manifest; bytes that are not UTF-8 or text that is not JSON name the file and line."""
+    from runners.inputs import InputError, read_json as read_checked
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ClinDiagDataError(f"{path} is not valid JSON ({e})") from None
+        return read_checked(path)
+    except InputError as e:
+        raise ClinDiagDataError(str(e)) from None
 
 
 def _key(doc: Any, section: str, pos_match: bool) -> Any:

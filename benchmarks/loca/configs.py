@@ -7,7 +7,6 @@ filled per episode. `case_id = "<length>/<name>/seed_<seed>"` (§1.4 Reset)."""
 from __future__ import annotations
 
 import importlib
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -66,10 +65,12 @@ def load_cases(root: Path, lengths: list[str]) -> list[dict[str, Any]]:
         path = config_path(root, length)
         if not path.is_file():
             raise LocaSetupError(f"missing {path}; LOCA ships task-configs/final_<length>_set_config.json per length")
+        from runners.inputs import InputError, read_json
+
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise LocaSetupError(f"{path} is not valid JSON: {e}") from e
+            data = read_json(path)  # lone surrogates replaced (noted for the manifest); bad bytes or JSON name file and line
+        except InputError as e:
+            raise LocaSetupError(str(e)) from e
         if not isinstance(data, dict) or not isinstance(data.get("configurations"), list):
             raise LocaSetupError(f"{path}: expected {{\"configurations\": [...]}} (docs/pos-benchmarks.md §1.3)")
         for i, entry in enumerate(data["configurations"]):

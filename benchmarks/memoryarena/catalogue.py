@@ -11,7 +11,6 @@ not comparable with the paper's full 1.18M-product store."""
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import re
 from collections.abc import Sequence
@@ -157,7 +156,9 @@ def load_catalogues(path: str | Path) -> dict[str, list[Product]] | list[Product
     if not p.is_file():
         raise FileNotFoundError(f"shopping catalogue not found: {p}; set benchmark.catalogue_path to a JSON file "
                                 "({task id: [products]} or a product list), or null for the synthetic per-task catalogue")
-    data = json.loads(p.read_text(encoding="utf-8"))
+    from runners.inputs import read_json
+
+    data = read_json(p)  # lone surrogates replaced (noted for the manifest); damaged files name file and line
     if not isinstance(data, (dict, list)):
         raise ValueError(f"{p}: a catalogue is a JSON object (task id → products) or a list of products")
     return data

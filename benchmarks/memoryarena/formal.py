@@ -237,7 +237,7 @@ class FormalReasoning(Benchmark):
 
     def load_tasks(self) -> list[TaskSpec]:
         path, self._prov = resolve(self.config, self.data_dir)
-        rows = read_rows(path)
+        rows = read_rows(path, required=("id", "backgrounds", "questions", "answers"))
         for r in rows:
             if not (len(r["backgrounds"]) == len(r["questions"]) == len(r["answers"])):
                 raise ValueError(f"{path}: task {r.get('id')} has unaligned backgrounds/questions/answers")

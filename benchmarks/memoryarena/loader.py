@@ -3,7 +3,6 @@ or a local directory in the same `<config>/data.jsonl` layout (docs/memoryarena.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -36,13 +35,14 @@ def sha256_file(path: Path) -> str:
 def resolve(config: str, data_dir: str | None) -> tuple[Path, dict[str, Any]]:
     """Path of `<config>/data.jsonl` and provenance facts for the manifest.
 
-    data_dir: a local directory, the word "fixtures" (the project's own small fixtures), or
+    data_dir: a local directory, the word "fixtures" (the project's own small fixtures; "fixtures/tiny":
+    one question of the math fixture, for a real local model on a CPU), or
     None (→ $MEMORYARENA_DATA_DIR, else download from Hugging Face at the pinned revision)."""
     if config not in SHA256:
         raise DataError(f"unknown MemoryArena config '{config}'; available: {', '.join(SHA256)}")
     data_dir = data_dir or os.environ.get(ENV_VAR)
-    if data_dir == "fixtures":
-        path = FIXTURES / config / "data.jsonl"
+    if data_dir == "fixtures" or str(data_dir).startswith("fixtures/"):  # fixtures/tiny: one question (the local real-model run)
+        path = FIXTURES / str(data_dir)[len("fixtures/"):] / config / "data.jsonl"  # "fixtures" → FIXTURES/<config>
         source = "project fixture (not MemoryArena data)"
     elif data_dir:
         path = Path(data_dir).expanduser() / config / "data.jsonl"
@@ -83,14 +83,13 @@ def _download(config: str) -> Path:
         ) from None
 
 
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except ValueError as e:
-                raise DataError(f"{path}:{n}: not valid JSON ({e})") from None
-    return rows
+def read_rows(path: Path, required: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The rows of a `data.jsonl` through the shared reader (runners/inputs.py): lone surrogates
+    replaced and noted for the manifest; bytes that are not UTF-8, a line that is not a JSON object,
+    a row without a `required` field and an empty file are DataErrors naming file, line and field."""
+    from runners.inputs import InputError, read_jsonl
+
+    try:
+        return read_jsonl(path, required=required)
+    except InputError as e:
+        raise DataError(str(e)) from None

@@ -229,7 +229,7 @@ class BundledShopping(Benchmark):
         path, self._prov = resolve("bundled_shopping", self.data_dir)
         if self.catalogue_path is None and (path.parent / "catalogue.json").is_file():
             self.catalogue_path = str(path.parent / "catalogue.json")  # a catalogue beside the task file is used
-        rows = read_rows(path)
+        rows = read_rows(path, required=("id", "questions", "answers"))
         for r in rows:
             if len(r.get("questions", [])) != len(r.get("answers", [])):
                 raise ValueError(f"{path}: bundle {r.get('id')} has unaligned questions/answers")

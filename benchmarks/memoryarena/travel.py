@@ -242,7 +242,7 @@ class GroupTravel(Benchmark):
 
     def load_tasks(self) -> list[TaskSpec]:
         path, self._prov = resolve("group_travel_planner", self.data_dir)
-        rows = read_rows(path)
+        rows = read_rows(path, required=("id", "questions", "answers", "base_person"))
         for r in rows:
             if len(r.get("questions", [])) != len(r.get("answers", [])) or "base_person" not in r:
                 raise ValueError(f"{path}: group {r.get('id')} needs base_person and aligned questions/answers")

@@ -8,7 +8,6 @@ Layout under the data root:
 No RCA-100 data ships with this project (CC BY-NC-SA 4.0; keys only through the team)."""
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -68,12 +67,14 @@ def case_ids(root: Path, manifest: str | os.PathLike | None = None) -> list[str]
 
 
 def read_json(path: Path) -> Any:
+    from runners.inputs import InputError, read_json as read_checked
+
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return read_checked(path)  # lone surrogates replaced (noted for the manifest); bad bytes or JSON name file and line
     except FileNotFoundError:
         raise RcaDataError(f"missing file {path}") from None
-    except json.JSONDecodeError as e:
-        raise RcaDataError(f"{path} is not valid JSON ({e})") from None
+    except InputError as e:
+        raise RcaDataError(str(e)) from None
 
 
 def load_case(root: Path, case_id: str, keys_dir: Path) -> dict[str, Any]:

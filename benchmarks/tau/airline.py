@@ -30,6 +30,7 @@ def E(method: str, n: int, fallback: str, **fields: Any) -> str:
 
 
 class AirlineTools(Toolkit):
+    DOMAIN = "airline"
     ORDER = (
         "book_reservation", "calculate", "cancel_reservation", "get_reservation_details", "get_user_details",
         "list_all_airports", "search_direct_flight", "search_onestop_flight", "send_certificate",

@@ -4,7 +4,6 @@ pinned upstream commit; every file is sha256-checked (docs/tau-bench.md §1)."""
 from __future__ import annotations
 
 import hashlib
-import json
 import marshal
 import os
 import urllib.request
@@ -123,11 +122,30 @@ def read_file(rel: str, data_dir: str | os.PathLike | None = None, *, verify: bo
 
 
 def read_json(rel: str, data_dir: str | os.PathLike | None = None, *, verify: bool = True) -> Any:
-    return json.loads(read_file(rel, data_dir, verify=verify))
+    """A pinned JSON file through the shared reader (runners/inputs.py): lone surrogates in any
+    string (task texts, DB records that become tool outputs) replaced and noted for the manifest;
+    damaged bytes are an error naming the file and line."""
+    from runners.inputs import InputError, loads
+
+    try:
+        return loads(read_file(rel, data_dir, verify=verify), _source(rel, data_dir))
+    except InputError as e:
+        raise DataError(str(e)) from None
 
 
 def read_text(rel: str, data_dir: str | os.PathLike | None = None, *, verify: bool = True) -> str:
-    return read_file(rel, data_dir, verify=verify).decode("utf-8")
+    from runners.inputs import InputError, decode
+
+    try:
+        return decode(read_file(rel, data_dir, verify=verify), _source(rel, data_dir))
+    except InputError as e:
+        raise DataError(str(e)) from None
+
+
+def _source(rel: str, data_dir: str | os.PathLike | None) -> str:
+    """Where `rel` was read from, for messages and the manifest's input notes."""
+    root, _ = resolve_root(data_dir)
+    return str((cache_dir() if root is None else root) / rel)
 
 
 class DomainData:

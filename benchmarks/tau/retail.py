@@ -37,6 +37,7 @@ ADDR = dict(address1=s("Street line (e.g. '123 Main St')."),
 
 
 class RetailTools(Toolkit):
+    DOMAIN = "retail"
     ORDER = (
         "calculate", "cancel_pending_order", "exchange_delivered_order_items", "find_user_id_by_name_zip",
         "find_user_id_by_email", "get_order_details", "get_product_details", "get_item_details",

@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
+from benchmarks.tau.errors import error
 from runners.api import ToolSpec
 
 ToolType = Literal["READ", "WRITE", "GENERIC"]
@@ -84,6 +85,13 @@ def methods_view(u: dict[str, Any], fields: dict[str, tuple[str, ...]]) -> dict[
     return {k: pick(m, fields.get(m.get("source"), tuple(m))) for k, m in u["payment_methods"].items()}
 
 
+GUARD_TEXT = "The exponent is too large to evaluate."
+"""The harness guard's own error text (no upstream counterpart; source `project`)."""
+CALC_FALLBACK = "The expression may hold only digits, + - * /, dots, parentheses and spaces."
+"""The project's wording of `calculate`'s invalid-characters error, used when the pinned upstream
+toolkit is unavailable (upstream's own text is read at run time, benchmarks/tau/errors.py)."""
+
+
 def _guard_power(expression: str) -> None:
     """Harness guard (not upstream): refuse `**` with a non-literal or huge exponent, which could
     hang the process (e.g. `9**9**9`). Ordinary expressions evaluate exactly as upstream."""
@@ -100,7 +108,7 @@ def _guard_power(expression: str) -> None:
             if isinstance(exp, ast.UnaryOp) and isinstance(exp.operand, ast.Constant):
                 value = exp.operand.value
             if not isinstance(value, (int, float)) or abs(value) > 10_000:
-                raise ValueError("Exponent too large to evaluate")
+                raise ValueError(GUARD_TEXT)
 
 
 class Toolkit:
@@ -108,6 +116,8 @@ class Toolkit:
     state lives in `self.db` (plain dicts loaded from db.json)."""
 
     ORDER: tuple[str, ...] = ()
+    DOMAIN = ""
+    """The tau2-bench domain whose toolkit the error texts are read from (benchmarks/tau/errors.py)."""
     HINTS: dict[str, tuple[str | None, str]] = {}
     """Harness hints (not upstream): tool name -> (argument or None for the tool description, text
     appended). Shown only with `benchmark.params.tool_hints: true`."""
@@ -173,7 +183,7 @@ class Toolkit:
                        "and spaces only."))
     def calculate(self, expression: str) -> str:
         if not all(c in CALC_CHARS for c in expression):
-            raise ValueError("Invalid characters in expression")
+            raise ValueError(error(self.DOMAIN, "calculate", 0, CALC_FALLBACK))  # upstream's text at run time
         _guard_power(expression)
         # Only digits, operators, dots, parentheses and spaces remain: plain Python arithmetic.
         return str(round(float(eval(expression, {"__builtins__": {}}, {})), 2))

@@ -11,6 +11,11 @@ method views each method declares (`Method.step_views`: FlowState's state graph 
 PoS's belief and health, memory baselines' retrieved items) and a side-by-side comparison of two
 methods on the same task. The report knows no method by name: it draws the declarations.
 
+Every place has a URL fragment (`#episodes/<cell>/<task>/<trial>/step/<n>`, tabs as `#plots` …;
+back/forward work); the episode browser searches the messages and replies on demand, decoding the
+episodes in the background; the marks of the tables are explained on the page (`MARKS`).
+docs/report.md describes it all.
+
 Data is embedded as JSON; every episode is its own zlib-compressed, base64 block decoded only
 when opened (DecompressionStream), so a report of 10,000 episodes loads in about a second. All
 trajectory text is untrusted: the page builds its DOM with textContent / createElementNS only
@@ -33,6 +38,7 @@ from typing import Any
 import orjson
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
+from runners.analysis.stats import SIGNIFICANCE_LEGEND
 from runners.api import method_tokens
 from runners.records.store import ERRORS, StoreError, load_cell, paused_gc, read_jsonl
 from runners.records.transcripts import TranscriptError, TranscriptReader
@@ -40,6 +46,26 @@ from runners.records.transcripts import TranscriptError, TranscriptReader
 ASSETS = Path(__file__).parent / "assets"
 MAX_SCATTER = 5000  # episodes drawn in the success-vs-tokens plot
 MAX_SERIES = 60  # episodes drawn in each per-step series plot
+
+# What each mark in the tables means (the report shows these as a legend under the tables and as
+# tooltips on the rows that carry them; `runners.aggregate` prints the same notes on the console).
+MARKS: list[tuple[str, str]] = [
+    ("[scripted]", "the row ran on the deterministic scripted backbone: an offline test of the pipeline, not a model result"),
+    ("[partial]", "some episodes of the cell are missing (infrastructure errors or an interrupted sweep; re-run the sweep "
+                  "to finish them): rates cover the finished episodes only and Tok is a total, so its Δ is not comparable yet"),
+    ("[mixed code]", "the cell's episodes were recorded under more than one code fingerprint (a resume after the code "
+                     "changed); re-run with runner.fresh=true for one code version"),
+    ("[paraphrased]", "some prompts ran on the project's own wording because the pinned upstream text was unavailable "
+                      "(the cell's manifest lists them under text_sources; set HARNESS_UPSTREAM_DIR to use the upstream text)"),
+    ("(paper)", "the number the paper reports for this method, backbone and benchmark"),
+    ("Δ vs", "the difference from the reference method: pp for rates with the paired bootstrap interval over the tasks "
+             "both cells ran and p = the exact two-sided sign test over per-task wins and losses, Holm-adjusted across "
+             "the table; relative % for Tok and USD"),
+    ("*", SIGNIFICANCE_LEGEND),
+    ("[lo, hi]", "the 95% interval of a rate: Wilson over episodes for shares of episodes (SR, pass^1, task success), "
+                 "else a bootstrap that resamples tasks (a task's trials stay together)"),
+    ("method[key=value]", "cells that share method, backbone and benchmark are told apart by the config values that differ"),
+]
 
 
 def safe_json(obj: Any) -> str:
@@ -80,6 +106,7 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
                       "scripted": cs.scripted, "n_episodes": cs.n_episodes, "metrics": cs.metrics,
                       "curves": {spec.display: values for spec, values in curves(cs)},
                       "tokens_by_role": cs.tokens_by_role, "transcripts": reader.exists,
+                      "partial": cs.partial, "mixed_code": cs.mixed_code, "paraphrased": cs.paraphrased,
                       "views": [v.model_dump(mode="json") for v in cs.views]})
         for rec in ok + errs:
             calls = _calls(rec)
@@ -105,6 +132,7 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
         "scripted": any(c.scripted for c in summaries), "cells": cells,
         "episode_fields": ["cell", "task_id", "trial", "status", "success", "tokens", "steps", "calls", "transcript"],
         "curves": list(curve_decls.values()), "episodes": episodes, "series": [v for v in series.values() if v["lines"]], "max_scatter": MAX_SCATTER,
+        "marks": [list(m) for m in MARKS],
     }
     return index, payloads
 
@@ -169,27 +197,49 @@ def build_report(root: Path, out: Path | None = None, reference: str = "full_con
 
 
 def make_server(path: Path, port: int = 0):
-    """An HTTP server for the report's folder, bound to 127.0.0.1 only."""
-    import functools
+    """An HTTP server for the report alone, bound to 127.0.0.1 only: `/` and `/<report name>`
+    answer the report file (self-contained: it needs nothing else); every other path is 404, so
+    the folder the report sits in (with `--out /tmp/r.html`, all of /tmp) is neither listed nor served."""
     import http.server
 
-    handler = functools.partial(_QuietHandler, directory=str(Path(path).parent))
-    return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    report = Path(path).resolve()
 
+    class ReportOnly(http.server.BaseHTTPRequestHandler):
+        def _answer(self, body: bool) -> None:
+            from urllib.parse import unquote, urlsplit
 
-def _quiet_handler_base():
-    import http.server
+            where = unquote(urlsplit(self.path).path)
+            if where not in ("/", "/" + report.name):
+                self.send_error(404, "Not Found", f"only the report is served: /{report.name}")
+                return
+            try:
+                data = report.read_bytes()
+            except OSError:
+                self.send_error(404, "Not Found", f"{report.name} is gone; build it again with python -m runners.view")
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.end_headers()
+            if body:
+                self.wfile.write(data)
 
-    return http.server.SimpleHTTPRequestHandler
+        def do_GET(self) -> None:  # http.server's naming
+            self._answer(True)
 
+        def do_HEAD(self) -> None:
+            self._answer(False)
 
-class _QuietHandler(_quiet_handler_base()):  # type: ignore[misc]
-    def log_message(self, *args: Any) -> None:
-        return None
+        def log_message(self, *args: Any) -> None:
+            return None
+
+    return http.server.ThreadingHTTPServer(("127.0.0.1", port), ReportOnly)
 
 
 def serve(path: Path, port: int = 0) -> None:
-    """Serve the report's folder on 127.0.0.1 until interrupted."""
+    """Serve the report (alone) on 127.0.0.1 until interrupted."""
     with make_server(path, port) as srv:
         print(f"serving http://127.0.0.1:{srv.server_address[1]}/{Path(path).name} (Ctrl-C to stop)", flush=True)
         try:
@@ -202,13 +252,21 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", type=Path, help="results/<experiment> directory")
     ap.add_argument("--out", type=Path, default=None, help="where to write the report (default <results>/report.html)")
-    ap.add_argument("--reference", default="full_context", help="method the Δ rows compare against")
-    ap.add_argument("--serve", action="store_true", help="also serve it on 127.0.0.1 (loopback only)")
+    ap.add_argument("--reference", default=None, help="method the Δ rows compare against (default full_context; one the "
+                    "experiment does not have is an error listing its methods)")
+    ap.add_argument("--serve", action="store_true", help="also serve it on 127.0.0.1 (loopback only; the report alone, no other file)")
     ap.add_argument("--port", type=int, default=0, help="port for --serve (default: any free port)")
     a = ap.parse_args(argv)
+    from runners.analysis.tables import check_reference, collect
+    from runners.config import ConfigError, canonical_method
+
     try:
-        out = build_report(a.results, a.out, a.reference)
-    except StoreError as e:
+        reference = canonical_method(a.reference or "full_context")  # raw_trajectory (PoS's name) is full_context
+        check_reference(reference)
+        if a.reference is not None and Path(a.results).is_dir():
+            check_reference(reference, collect(a.results), a.results)  # named but not in the experiment: list its methods
+        out = build_report(a.results, a.out, reference)
+    except (StoreError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     print(f"report written to {out} ({out.stat().st_size / 1e6:.1f} MB); open it in a browser (file://{out.resolve()})")

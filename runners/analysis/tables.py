@@ -410,12 +410,62 @@ def orphan_cells(root: Path) -> list[str]:
     return out
 
 
+def _default_model(backbone: str) -> str | None:
+    """The model conf/backbone/<name>.yaml names (None for a backbone defined elsewhere)."""
+    from runners.config import CONF_DIR
+
+    path = CONF_DIR / "backbone" / f"{backbone}.yaml"
+    try:
+        import yaml
+
+        return (yaml.safe_load(path.read_text()) or {}).get("model") if path.is_file() else None
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+
+
+def _served_models(cells: list[CellSummary]) -> None:
+    """The served model in the Backbone column: a backbone whose model was set on the command line
+    (`backbone=openai_compatible backbone.model=qwen3-8b`), or one name serving several models,
+    reads `openai_compatible[qwen3-8b]`, not a `[model=…]` suffix on the method."""
+    models: dict[str, set[str]] = {}
+    for c in cells:
+        models.setdefault(c.backbone, set()).add(str((c.config.get("backbone") or {}).get("model")))
+    for c in cells:
+        model = str((c.config.get("backbone") or {}).get("model"))
+        if c.scripted or model in ("None", c.backbone):
+            continue
+        if len(models[c.backbone]) > 1 or model != str(_default_model(c.backbone)):
+            c.backbone = f"{c.backbone}[{model}]"
+
+
+def _grid_order(cells: list[CellSummary]):
+    """Sort key: each cell's method, backbone and benchmark by their place in the experiment grid
+    the cells were run with (their manifests' `experiment.grid`, the preset's order or the command
+    line's), names outside it after, alphabetically."""
+    from runners.config import canonical_method
+
+    order: dict[str, dict[str, int]] = {"method": {}, "backbone": {}, "benchmark": {}}
+    for c in cells:
+        grid = (c.config.get("experiment") or {}).get("grid") or {}
+        for g, names in grid.items() if isinstance(grid, dict) else ():
+            for n in names if g in order and isinstance(names, list) else ():
+                order[g].setdefault(canonical_method(str(n)) if g == "method" else str(n), len(order[g]))
+
+    def key(c: CellSummary):
+        parts = [(c.config.get("method") or {}).get("name", c.method), (c.config.get("backbone") or {}).get("name", c.backbone), c.benchmark]
+        return tuple(order[g].get(str(n), len(order[g])) for g, n in zip(order, parts)) + (c.cell,)
+
+    return key
+
+
 def collect(root: Path, cell_names: set[str] | None = None, methods: set[str] | None = None,
             benchmarks: set[str] | None = None) -> list[CellSummary]:
     if not root.is_dir():
         raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
     cells = [summarize(d) for d in sorted(p for p in root.iterdir()
                                           if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith("."))]
+    _served_models(cells)
+    cells.sort(key=_grid_order(cells))  # the preset's (or command line's) order of methods, backbones, benchmarks
     # Cells that differ only in config details (same method/backbone/benchmark) stay apart, named
     # by what differs (labels are computed over the whole experiment, so filters do not rename).
     groups: dict[tuple[str, str, str], list[CellSummary]] = {}
@@ -541,9 +591,19 @@ def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] |
     return header, rows
 
 
-def check_reference(reference: str, cells: list[CellSummary] = ()) -> None:
-    """An unknown reference method is an error naming the choices (it would drop the Δ rows)."""
-    if reference.split("[", 1)[0] in available("method") or any(c.method == reference for c in cells):
+def check_reference(reference: str, cells: list[CellSummary] = (), root: Path | None = None) -> None:
+    """An unknown reference method is an error naming the choices (it would drop the Δ rows): the
+    methods of the experiment when its cells are given, else every configured method."""
+    from runners.config import canonical_method
+
+    if cells:
+        if any(c.method in (reference, canonical_method(reference)) or c.method.split("[", 1)[0] == canonical_method(reference)
+               for c in cells):
+            return
+        methods = list(dict.fromkeys(c.method for c in cells))
+        raise ConfigError(f"reference method '{reference}' is not in {'experiment ' + str(root) if root else 'these cells'}; its methods: "
+                          f"{', '.join(methods)}. Fix: --reference <one of them>")
+    if reference.split("[", 1)[0] in available("method"):
         return
     raise ConfigError(f"unknown reference method '{reference}'; available: {', '.join(available('method'))}")
 
@@ -586,30 +646,36 @@ def _csv(rows: list[list[Any]]) -> str:
 
 def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
                   methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
-                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False) -> list[dict[str, Any]]:
+                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False, strict_reference: bool = False) -> list[dict[str, Any]]:
     """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
     jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
-    print the table of the matching cells only. The garbage collector pauses meanwhile: the
-    records stay alive to the end, and its passes over them cost more than the tables.
+    print the table of the matching cells only. `strict_reference` (a reference named on the
+    command line): a reference method the experiment does not have is an error listing its methods.
+    The garbage collector pauses meanwhile: the records stay alive to the end, and its passes over
+    them cost more than the tables.
 
     The whole experiment's tables are cached in `tables/.cache.json` under `tables_key` (the
     records' files, the manifests without their run history, the code fingerprint, the options):
     when nothing of it changed (a resume with nothing to run) they are read from there; only the
     list of sweeps, which every run updates, is rebuilt from the manifests."""
     with paused_gc():
-        return _aggregate_dir(root, reference, cell_names, out, with_paper, methods, benchmarks, err, resamples, strict)
+        return _aggregate_dir(root, reference, cell_names, out, with_paper, methods, benchmarks, err, resamples, strict, strict_reference)
 
 
 def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
                   methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
-                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False) -> list[dict[str, Any]]:
-    """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
-    jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
-    print the table of the matching cells only."""
+                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False, strict_reference: bool = False) -> list[dict[str, Any]]:
+    from runners.config import canonical_method
+
     out = out or sys.stdout
     err = err or sys.stderr
     root = Path(root)
     check_reference(reference)  # before any work; names of readable cells are checked after collecting
+    reference = canonical_method(reference)  # raw_trajectory (PoS's name) is full_context
+    if strict_reference and root.is_dir():
+        found = collect(root)
+        if found:
+            check_reference(reference, found, root)
     if not root.is_dir():
         raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
     tdir = root / "tables"
@@ -794,6 +860,9 @@ def _title(root: Path, cells: list[CellSummary]) -> str:
              + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, Holm-adjusted; relative % for Tok/USD)")
     if any(c.scripted for c in cells):
         title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"
+    notes = [n for n in dict.fromkeys(str((c.config.get("experiment") or {}).get("note") or "") for c in cells) if n]
+    if notes:
+        title += " — " + "; ".join(notes)
     return title
 
 
@@ -828,7 +897,8 @@ TABLE_FILES = ("summary.md", "summary.csv", "summary.tex", "metrics.csv")
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", type=Path, help="results/<experiment> directory")
-    ap.add_argument("--reference", default="full_context", help="method the Δ rows compare against (default full_context)")
+    ap.add_argument("--reference", default=None, help="method the Δ rows compare against (default full_context; one the "
+                    "experiment does not have is an error listing its methods)")
     ap.add_argument("--no-paper", action="store_true", help="do not print the papers' reported numbers")
     ap.add_argument("--cells", help="comma-separated cell directory names to print")
     ap.add_argument("--method", help="comma-separated method names to print (a base name matches its variants)")
@@ -849,8 +919,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     split = lambda v: set(x.strip() for x in v.split(",") if x.strip()) if v else None  # noqa: E731
     try:
-        aggregate_dir(a.results, a.reference, cell_names=split(a.cells), with_paper=not a.no_paper, methods=split(a.method),
-                      benchmarks=split(a.benchmark), resamples=a.bootstrap, strict=a.strict)
+        aggregate_dir(a.results, a.reference or "full_context", cell_names=split(a.cells), with_paper=not a.no_paper,
+                      methods=split(a.method), benchmarks=split(a.benchmark), resamples=a.bootstrap, strict=a.strict,
+                      strict_reference=a.reference is not None)
         if a.plots:
             from runners.analysis.plots import write_plots
 

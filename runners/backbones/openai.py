@@ -35,9 +35,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import email.utils
+import math
 import os
 import random
-import re
 import time
 import urllib.parse
 import weakref
@@ -48,7 +48,8 @@ import json
 import orjson
 
 from runners.api import Backbone, BackboneError, Completion, Message, Protocol, RetryEvent, ToolCall, Usage
-from runners.secrets import redact_secrets, redact_url, split_url_credentials
+from runners.inputs import sanitize
+from runners.secrets import redact_secrets, redact_url, secret_forms, split_url_credentials
 from runners.tokens import estimate_usage
 from runners.records.wire import dumps_with, encoded
 
@@ -102,18 +103,47 @@ def retry_after_s(headers: Mapping[str, str], now: float | None = None) -> float
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
+_USAGE_FIELDS = ("prompt_tokens", "completion_tokens")
+_USAGE_DETAILS = (("prompt_tokens_details", "cached_tokens"), (None, "prompt_cache_hit_tokens"),
+                  ("completion_tokens_details", "reasoning_tokens"))
+
+
+def _count(v: Any) -> int | None:
+    """A token count as the endpoint sent it → int; None when it is no count at all: not a number
+    (a string such as "lots", a bool, null), negative, NaN or infinite (`Infinity` is read by the
+    standard library's JSON parser), or a fraction."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    if isinstance(v, float) and not (math.isfinite(v) and v.is_integer()):
+        return None
+    return int(v) if v >= 0 else None
+
+
+def usage_problem(raw: Any) -> str | None:
+    """Why the endpoint's usage object cannot be believed (None when it can, or when there is none):
+    a token count that is not a non-negative whole number. Such usage is treated as missing: the
+    call's tokens are estimated (`source: estimated`) and the call is counted in a warning, so
+    garbage never becomes 0 tokens labelled `api` (which would understate #Tok and cost)."""
+    if not isinstance(raw, dict) or not (set(_USAGE_FIELDS) & raw.keys()):
+        return None
+    bad = [f"{k}={raw[k]!r:.40}" for k in _USAGE_FIELDS if raw.get(k) is not None and _count(raw[k]) is None]  # null: not reported
+    for parent, key in _USAGE_DETAILS:
+        holder = raw.get(parent) if parent else raw
+        if isinstance(holder, dict) and holder.get(key) is not None and _count(holder[key]) is None:
+            bad.append(f"{parent + '.' if parent else ''}{key}={holder[key]!r:.40}")
+    return f"unusable usage from the endpoint ({', '.join(bad)})" if bad else None
+
+
 def map_usage(raw: Any) -> Usage | None:
-    """Endpoint usage → `Usage(source="api")`; None when the endpoint sent none we can read.
+    """Endpoint usage → `Usage(source="api")`; None when the endpoint sent none we can read (absent,
+    or `usage_problem`: garbage counts are treated as missing, never as 0).
     Cached prompt tokens: OpenAI `prompt_tokens_details.cached_tokens`, else DeepSeek
     `prompt_cache_hit_tokens`; reasoning: `completion_tokens_details.reasoning_tokens`."""
-    if not isinstance(raw, dict) or not ({"prompt_tokens", "completion_tokens"} & raw.keys()):
+    if not isinstance(raw, dict) or not (set(_USAGE_FIELDS) & raw.keys()) or usage_problem(raw):
         return None
 
     def num(v: Any) -> int:
-        try:
-            return max(0, int(v or 0))
-        except (TypeError, ValueError):
-            return 0
+        return _count(v) or 0
 
     pdet = raw.get("prompt_tokens_details") if isinstance(raw.get("prompt_tokens_details"), dict) else {}
     cdet = raw.get("completion_tokens_details") if isinstance(raw.get("completion_tokens_details"), dict) else {}
@@ -256,26 +286,36 @@ def native_tool_calls(raw: Any) -> list[ToolCall]:
     return out
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def sanitize_unicode(value: Any) -> tuple[Any, int]:
     """`value` (a decoded JSON body) with lone surrogates (invalid Unicode a JSON `\\ud800`
-    escape can carry, which UTF-8 cannot encode) replaced by U+FFFD, and how many were replaced."""
+    escape can carry, which UTF-8 cannot encode) replaced by U+FFFD, and how many were replaced
+    (the shared helper of runners/inputs.py, which every data loader uses too)."""
+    return sanitize(value)
+
+
+def redact_value(value: Any, secrets: tuple[str, ...]) -> tuple[Any, int]:
+    """`value` (a decoded JSON body) with every configured secret form (`secret_forms`) replaced by
+    `***` in every string (keys included), and how many strings changed."""
+    if not secrets:
+        return value, 0
     if isinstance(value, str):
-        out, n = _SURROGATE.subn("\ufffd", value)
-        return out, n
+        out = value
+        for form in secrets:
+            if form in out:
+                out = out.replace(form, "***")
+        return out, int(out != value)
     if isinstance(value, dict):
         total, out_d = 0, {}
         for k, v in value.items():
-            k2, a = sanitize_unicode(k)
-            v2, b = sanitize_unicode(v)
+            k2, a = redact_value(k, secrets)
+            v2, b = redact_value(v, secrets)
             out_d[k2] = v2
             total += a + b
-        return out_d, total
+        return (out_d, total) if total else (value, 0)
     if isinstance(value, list):
-        items = [sanitize_unicode(v) for v in value]
-        return [v for v, _ in items], sum(n for _, n in items)
+        items = [redact_value(v, secrets) for v in value]
+        total = sum(n for _, n in items)
+        return ([v for v, _ in items], total) if total else (value, 0)
     return value, 0
 
 
@@ -351,6 +391,10 @@ class OpenAIBackbone(Backbone):
         self.auth = "basic (from base_url)" if creds else ("bearer" if self._key and self._key != "EMPTY" else "none")
         self._secrets = tuple(x for x in (self._key if self._key != "EMPTY" else "", *(creds or ()),
                                           f"{creds[0]}:{creds[1]}" if creds else "") if x)
+        # What is cut out of every reply, a successful one too: the key, the URL password and `user:password`
+        # (and their encodings; the user name alone is no secret and may be an ordinary word of a reply).
+        self._secret_forms = secret_forms(tuple(x for x in (self._key if self._key != "EMPTY" else "",
+                                                            *((creds[1], f"{creds[0]}:{creds[1]}") if creds else ())) if x))
         self.key_env: str | None = None  # name of the variable the key came from (for error messages)
         self.sampling = dict(sampling or {})
         self.extra_body = dict(extra_body or {})
@@ -394,7 +438,8 @@ class OpenAIBackbone(Backbone):
             for k in config_limits:
                 base.pop(k)
             call[config_limits[0] if config_limits else call_limits[0]] = value
-        return {"model": self.model, "messages": messages, **base, **call, **extra}
+        body = {"model": self.model, "messages": messages, **base, **call, **extra}
+        return {k: v for k, v in body.items() if v is not None}  # a null (e.g. extra_body.chat_template_kwargs=null) is not sent
 
     def request_bytes(self, messages: list[Message], sampling: dict[str, Any]) -> bytes:
         """`request_body` as JSON bytes, reusing the messages' bytes when they carry them."""
@@ -460,6 +505,9 @@ class OpenAIBackbone(Backbone):
             choices = data.get("choices") if isinstance(data, dict) else None
             if not (isinstance(choices, list) and choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict)):
                 raise _Retry("malformed body: no choices[0].message")
+            finish = choices[0].get("finish_reason")
+            if finish is not None and not isinstance(finish, str):
+                raise _Retry(f"malformed body: finish_reason is {type(finish).__name__}, not text")
             empty = empty_reply(choices[0]["message"])
             if empty:  # never an answer: retried, and (failing) an infra error that is neither cached nor scored
                 raise _Retry(f"empty reply: {empty}")
@@ -496,6 +544,7 @@ class OpenAIBackbone(Backbone):
         for n in range(self.max_retries + 1):
             try:
                 data, latency, unchecked = await self._attempt(body)
+                completion = self._completion(data, messages, role, latency, retries, unchecked)
             except BackboneError as e:
                 e.retries = retries
                 raise
@@ -523,7 +572,7 @@ class OpenAIBackbone(Backbone):
                 await asyncio.sleep(wait)
                 continue
             self._refused_since = None
-            return self._completion(data, messages, role, latency, retries, unchecked)
+            return completion
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _completion(self, data: dict[str, Any], messages: list[Message], role: str, latency: float, retries: list[RetryEvent],
@@ -532,10 +581,21 @@ class OpenAIBackbone(Backbone):
         or serialises it), then text and reasoning capped at `max_completion_chars`; both recorded
         in `Completion.hygiene`. `unchecked=False`: orjson decoded the body, so it holds no lone
         surrogates and the walk is skipped."""
+        try:
+            return self._parse(data, messages, role, latency, retries, unchecked)
+        except Exception as e:  # any other malformed 200 body is retried like the ones `_attempt` catches
+            raise _Retry(f"malformed body: {type(e).__name__}: {self._redact(str(e))[:160]}") from None
+
+    def _parse(self, data: dict[str, Any], messages: list[Message], role: str, latency: float, retries: list[RetryEvent],
+               unchecked: bool) -> Completion:
         hygiene: list[str] = []
         data, bad = sanitize_unicode(data) if unchecked else (data, 0)
         if bad:
             hygiene.append(f"sanitized: {bad} lone surrogate(s) replaced by U+FFFD")
+        data, leaked = redact_value(data, self._secret_forms)
+        if leaked:  # an endpoint or proxy echoed the request's credentials: never stored, but said
+            hygiene.append(f"redacted: {leaked} string(s) of the reply held a configured secret (API key, URL password or "
+                           "an encoding of them), replaced by ***")
         choice = data["choices"][0]
         content = content_text(choice["message"].get("content"))
         text = content if isinstance(content, str) else ""
@@ -549,6 +609,9 @@ class OpenAIBackbone(Backbone):
             reasoning = reasoning[:cap]
         raw = data.get("usage") if isinstance(data.get("usage"), dict) else None
         calls = native_tool_calls(choice["message"].get("tool_calls"))
+        problem = usage_problem(raw)
+        if problem:
+            hygiene.append(f"usage: {problem}; tokens estimated")
         usage = map_usage(raw) or estimate_usage(messages, text + "".join(f"{c.name}{c.arguments}" for c in calls))
         return Completion(
             text=text, role=role, model=str(data.get("model") or self.model), finish_reason=choice.get("finish_reason"),

@@ -94,3 +94,4 @@ class EpisodeRecord(BaseModel):
     code: str | None = Field(None, description="code fingerprint of the run that produced it (runners.records.store.code_fingerprint)")
     texts: dict[str, str] | None = Field(None, description="the model-facing texts it ran on: '<part>:<text key>' → "
                                          "'<source>:<sha256 of the text>' (runners.records.store.text_fingerprint); None = not recorded")
+    hygiene: list[str] = Field(default_factory=list, description="what the harness changed in the record to store it (lone surrogates in text made at run time, e.g. a tool output, replaced by U+FFFD)")

@@ -19,11 +19,18 @@ of the same request draws afresh but reproducibly:
   truncated 200 with the JSON body cut in half
   empty     200 with `choices: []`
   no_usage  200 without `usage` (not an error: the client estimates)
+Body faults (BODY_FAULTS; the right answer, wrong metadata; results must stay identical):
+  usage_inf / usage_nan / usage_str / usage_neg  `prompt_tokens` Infinity, NaN, "lots", -5 (the
+            client must estimate and flag the call, never record garbage as `api` tokens)
+  finish_odd  `finish_reason: 5` (a malformed body: retried)
+  echo      the request's Authorization header echoed in `model` and `reasoning_content` (must be
+            redacted from everything stored)
 Output kinds (change what the model "said"; results may differ from the reference, so the suite
 checks only that nothing is lost or duplicated and the sweep does not crash):
   null      200 with `message.content: null`
   adversarial  one of ADVERSARIAL (empty, lone surrogate, NUL, huge, protocol-breaking, a fake
             Authorization header, ...)
+  echo_text the recorded reply followed by the request's real Authorization header
 `mode` answers every request with one status (e.g. 401, whose body echoes the request's
 Authorization header, the worst case for key leaks). The server and handler bases
 (`LoopbackServer`, `LoopbackHandler`) also serve tests/fake_openai.py."""
@@ -44,7 +51,10 @@ from typing import Any
 from runners.records.transcripts import canonical
 
 TRANSPORT_FAULTS = ("429s", "429date", "500", "502", "503", "hang", "reset", "truncated", "empty", "no_usage")
-OUTPUT_FAULTS = ("null", "adversarial")
+# 200 bodies that are wrong in their metadata, not their answer: results must stay identical.
+BODY_FAULTS = ("usage_inf", "usage_nan", "usage_str", "usage_neg", "finish_odd", "echo")
+OUTPUT_FAULTS = ("null", "adversarial", "echo_text")
+_BAD_USAGE = {"usage_inf": float("inf"), "usage_nan": float("nan"), "usage_str": "lots", "usage_neg": -5}
 ADVERSARIAL = (
     "",
     "\ud800 lone surrogate \udfff",
@@ -259,16 +269,27 @@ def _handler(srv: ChaosServer) -> type[BaseHTTPRequestHandler]:
 
         def _answer(self, kind: str, body: dict[str, Any]) -> None:
             key = request_key(body.get("messages"))
-            if kind in ("ok", "no_usage", "truncated", "null", "adversarial"):
+            if kind in ("ok", "no_usage", "truncated", "null", "adversarial", "echo_text") or kind in BODY_FAULTS:
                 if srv.latency_s:
                     srv._stop.wait(srv.latency_s)
                 text: str | None = srv.reply_text(body, key)
+                auth = self.headers.get("Authorization") or ""
                 if kind == "null":
                     text = None
                 elif kind == "adversarial":
                     h = hashlib.sha256(f"{srv.seed}|adv|{key}".encode()).digest()
                     text = ADVERSARIAL[h[0] % len(ADVERSARIAL)]
-                payload = json.dumps(srv.completion(body, text, usage=kind != "no_usage")).encode()
+                elif kind == "echo_text":
+                    text = f"{text}\nAuthorization: {auth}"
+                out = srv.completion(body, text, usage=kind != "no_usage")
+                if kind in _BAD_USAGE:
+                    out["usage"]["prompt_tokens"] = _BAD_USAGE[kind]  # json.dumps writes Infinity / NaN as such
+                elif kind == "finish_odd":
+                    out["choices"][0]["finish_reason"] = 5
+                elif kind == "echo":
+                    out["model"] = f"echo of Authorization: {auth}"
+                    out["choices"][0]["message"]["reasoning_content"] = f"the request said Authorization: {auth}"
+                payload = json.dumps(out).encode()
                 if kind == "truncated":
                     self.send(200, payload[: len(payload) // 2])  # Content-Length matches the cut body
                 else:

@@ -2,6 +2,7 @@
 duplicated and results are identical to an uninterrupted reference run.
 
     python -m scripts.chaos --profile short|full [--json out.json] [--workdir DIR] [--seed N]
+    python -m scripts.chaos --profile soak [--minutes 30]
 
 Every sweep is a real `python -m runners.sweep` process talking HTTP to the chaos server
 (scripts/chaos/server.py), which replays the scripted oracle's answers recorded once
@@ -21,8 +22,25 @@ Every sweep is a real `python -m runners.sweep` process talking HTTP to the chao
   full profile), then resume;
 - two sweeps on one experiment at once;
 - a read-only and a full disk (a small tmpfs; needs root, skipped with the reason otherwise);
+- body faults (200 replies with the right answer and wrong metadata: `prompt_tokens` Infinity,
+  NaN, "lots" or -5, a non-string `finish_reason`, the Authorization header echoed in `model` and
+  `reasoning_content`): identical results, and the report warns of the estimated usage and the
+  redacted echo;
+- signals in every phase (`HARNESS_SIGNAL_AT`: start-up, loading, running, compaction, report,
+  tables; SIGTERM and SIGINT each): exit 143 / 130 with a message on the run's state, nothing
+  lost, the final resume identical;
+- lone surrogates in every loaded text (MemoryArena task text, τ² DB records and tasks, ClinDiag
+  case records; scripted backbone): every episode stored, the manifests say what was replaced;
+- bad data files (empty, a missing field, binary garbage, truncated JSON): exit 3 naming the
+  file, line and field, nothing written;
 - secrets: a unique API-key marker and a URL password, grepped in every file written and every
-  line printed (including Hydra's multirun.yaml and 401 bodies echoing the Authorization header).
+  line printed (including Hydra's multirun.yaml, 401 bodies echoing the Authorization header and
+  successful replies echoing it, Bearer and Basic).
+
+The soak profile runs only the long run (`soak`: rounds of many cells, faults at 2 %, in every
+other round SIGKILL after a random 20-90 % of the reference's wall time and resume, each round
+judged against the reference; memory and open file handles of every sweep sampled over time, a
+slow leak fails) and the secrets grep; `--minutes` sets its length (default 30).
 
 Prints one table (attack, tried, survived, lost, duplicated, identical), writes it as JSON, exits
 1 when any row lost, duplicated, diverged or did not survive. A row listed in KNOWN is a defect
@@ -50,7 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.records.store import record_lines, uncompact
-from scripts.chaos.server import OUTPUT_FAULTS, TRANSPORT_FAULTS, ChaosServer
+from scripts.chaos.server import BODY_FAULTS, OUTPUT_FAULTS, TRANSPORT_FAULTS, ChaosServer
 
 REPO = Path(__file__).resolve().parents[2]
 EXP = "chaos"
@@ -74,6 +92,8 @@ class Profile:
     budget_s: float
     locked_cache: bool
     combine: bool = False  # apply several corruptions to one copy and resume once (short profile)
+    soak_minutes: float = 0.0  # > 0: the soak profile (only the long run with periodic SIGKILL/resume)
+    kill_at: tuple[float, float] = (0.2, 0.9)  # soak: SIGKILL a running sweep after this fraction of the reference's wall time
 
 
 PROFILES = {
@@ -82,6 +102,11 @@ PROFILES = {
     "full": Profile("full", ["full_context", "flowstate", "flowstate_no_psa", "flowstate_no_isu", "bm25"],
                     ["memoryarena_math", "memoryarena_phys"], 2, kills=40, sigints=8, fault_rate=0.30, output_fault_rate=0.2,
                     latency_s=0.02, budget_s=1800, locked_cache=True),
+    # Many cells, faults at a low rate, SIGKILL every few minutes and resume, for `soak_minutes`; the summary
+    # says what was lost, duplicated or differs, and the sweeps' memory and open files over time (a leak fails).
+    "soak": Profile("soak", ["full_context", "flowstate", "flowstate_no_psa", "flowstate_no_isu", "bm25"],
+                    ["memoryarena_math", "memoryarena_phys"], 20, kills=0, sigints=0, fault_rate=0.02, output_fault_rate=0.0,
+                    latency_s=0.02, budget_s=10 ** 9, locked_cache=False, soak_minutes=30.0),
 }
 
 
@@ -162,6 +187,8 @@ class Suite:
         self.printed: list[str] = []  # every stdout/stderr of every sweep (for the secrets check)
         self.server = ChaosServer(seed=seed, hang_s=1.5, latency_s=profile.latency_s)
         self.t0 = time.monotonic()
+        self.data_dir = "fixtures"  # benchmark.params.data_dir of the sweeps (the bad-data attacks point it elsewhere)
+        self.soak_summary: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ sweeps
     def args(self, out: Path, *extra: str) -> list[str]:
@@ -170,7 +197,8 @@ class Suite:
         return [sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", "runner.display=plain", f"experiment.name={EXP}",
                 "backbone=openai_compatible", "backbone.model=chaos-model", "backbone.timeout_s=1", "backbone.backoff_cap_s=0.2",
                 "backbone.max_retries=40", "++backbone.refused_window_s=5", "runner.preflight_s=5", "runner.concurrency=4",
-                f"runner.trials={p.trials}", "benchmark.params.data_dir=fixtures", "roles.judge=agent", "roles.tool=agent", *grid, *extra]
+                f"runner.trials={p.trials}", f"benchmark.params.data_dir={self.data_dir}", "roles.judge=agent", "roles.tool=agent",
+                *grid, *extra]
 
     def env(self, **kw: str) -> dict[str, str]:
         return {**os.environ, "OPENAI_COMPAT_BASE_URL": self.server.base_url, "OPENAI_COMPAT_API_KEY": self.key,
@@ -184,8 +212,9 @@ class Suite:
         self.printed += [p.stdout, p.stderr]
         return p
 
-    def popen(self, out: Path, *extra: str) -> subprocess.Popen:
-        return subprocess.Popen(self.args(out, *extra), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env())
+    def popen(self, out: Path, *extra: str, env: dict | None = None) -> subprocess.Popen:
+        return subprocess.Popen(self.args(out, *extra), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env or self.env())
 
     def collect(self, proc: subprocess.Popen, timeout: float = 60) -> tuple[int, str, str]:
         try:
@@ -332,15 +361,20 @@ class Suite:
 
     def faults(self) -> None:
         t0 = time.monotonic()
-        self.server.configure(fault_rate=self.profile.fault_rate, faults=TRANSPORT_FAULTS, first=TRANSPORT_FAULTS)
+        kinds = TRANSPORT_FAULTS + BODY_FAULTS
+        self.server.configure(fault_rate=self.profile.fault_rate, faults=kinds, first=kinds)
         root = self.fresh_dir("faults")
         p = self.sweep(root, timeout=600)
         out = dict(self.server.outcomes)
-        row = Row(f"transport faults ({int(self.profile.fault_rate * 100)}% of requests, every kind)")
+        row = Row(f"transport + body faults ({int(self.profile.fault_rate * 100)}% of requests, every kind)")
         row.tried = sum(v for k, v in out.items() if k != "ok")
-        missing = [k for k in TRANSPORT_FAULTS if not out.get(k)]
-        row.survived = row.tried if p.returncode == 0 and not missing else 0
+        missing = [k for k in kinds if not out.get(k)]
+        # garbage usage is estimated and counted in a warning; an echoed key is redacted and counted in a warning
+        unflagged = [w for w, said in (("usage", "unusable usage"), ("echo", "echoed a configured secret")) if said not in p.stdout]
+        row.survived = row.tried if p.returncode == 0 and not missing and not unflagged and "Traceback" not in p.stderr else 0
         row.note = " ".join(f"{k}={v}" for k, v in sorted(out.items()) if k != "ok") + (f" never injected: {missing}" if missing else "")
+        if unflagged:
+            row.note += f" no warning for: {unflagged}"
         self.judge(row, root)
         self.add(row, t0)
 
@@ -565,6 +599,130 @@ class Suite:
                 subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
             self.add(row, t0)
 
+    def signals(self) -> None:
+        """SIGTERM and SIGINT in every phase (HARNESS_SIGNAL_AT, runners/interrupts.py), one after the
+        other on one experiment: each exits 143 / 130 with a message saying the run's state, loses
+        nothing, and the final resume equals the reference."""
+        from runners.interrupts import PHASES
+
+        t0 = time.monotonic()
+        self.server.configure()
+        root = self.fresh_dir("signals")
+        row = Row("signals in every phase (SIGTERM, SIGINT)")
+        says = {"startup": "before any episode ran", "loading": "before any episode ran", "running": "finished episodes are saved",
+                "compaction": "finished episodes are saved", "report": "tables not written", "tables": "tables not written"}
+        prev = State()
+        for phase in [p for p in PHASES if p in says]:
+            for sig, code in (("TERM", 143), ("INT", 130)):
+                if self.over_budget():
+                    row.note += f" budget reached at {phase};"
+                    break
+                p = self.sweep(root, env=self.env(HARNESS_SIGNAL_AT=f"{phase}:{sig}"))
+                row.tried += 1
+                st = read_state(root / EXP)
+                vanished = set(prev.keys) - set(st.keys)
+                dup = sum(c - 1 for c in st.keys.values() if c > 1)
+                # a phase that a run never reaches (compaction of cells finished earlier) ends the sweep normally
+                ok = ((p.returncode == code and says[phase] in p.stderr) or (p.returncode == 0 and phase == "compaction"))
+                clean = ok and not vanished and not dup and "Traceback" not in p.stderr
+                row.survived += int(clean)
+                row.lost += len(vanished)
+                if not clean:
+                    row.note += f" {phase}:{sig} rc {p.returncode}: {p.stderr.strip().splitlines()[-1][:100] if p.stderr.strip() else ''};"
+                prev = st
+        p = self.sweep(root)
+        if p.returncode != 0:
+            row.note += f" final resume rc {p.returncode}"
+            row.survived = 0
+        self.judge(row, root)
+        self.add(row, t0)
+
+    def data_sweep(self, out: Path, *extra: str) -> subprocess.CompletedProcess:
+        """A sweep on the scripted backbone (answers from the task's own data, so changed data is still
+        answered) for the data-file attacks."""
+        cmd = [sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", "runner.display=plain", f"experiment.name={EXP}",
+               "backbone=scripted", "runner.trials=1", *extra]
+        try:
+            p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=180, env=self.env())
+        except subprocess.TimeoutExpired as e:
+            p = subprocess.CompletedProcess(e.cmd, 124, _text(e.stdout), _text(e.stderr) + "\n(timed out)")
+        self.printed += [p.stdout, p.stderr]
+        return p
+
+    def surrogates(self) -> None:
+        """A lone surrogate (the valid JSON escape "\\ud800") in every string of the loaded data: MemoryArena
+        task text, τ² DB records (tool outputs) and tasks, ClinDiag case records. Every episode must be
+        stored (none fails at storage), and each cell's manifest says what was replaced."""
+        t0 = time.monotonic()
+        row = Row("surrogates in every loaded text (MemoryArena, τ² DB, ClinDiag)")
+        work = self.fresh_dir("surrogates")
+        arena = work / "arena"
+        shutil.copytree(REPO / "benchmarks" / "memoryarena" / "fixtures", arena)
+        for f in arena.rglob("data.jsonl"):
+            f.write_text("".join(json.dumps(_poison(json.loads(l))) + "\n" for l in f.read_text().splitlines() if l.strip()))
+        tau = work / "tau"
+        shutil.copytree(REPO / "benchmarks" / "tau" / "fixtures", tau)
+        for f in tau.rglob("*.json"):
+            data = json.loads(f.read_text())
+            data = _poison(data, free_text_only=True)  # ids stay intact: the tasks refer to them
+            (f.with_name("db.json") if f.name == "db_fixture.json" else f).write_text(json.dumps(data))
+        clin = work / "clindiag"
+        shutil.copytree(REPO / "benchmarks" / "clindiag" / "fixtures", clin)
+        for f in (clin / "cases").rglob("*.json"):
+            f.write_text(json.dumps(_poison(json.loads(f.read_text()), free_text_only=True)))
+        runs = [("memoryarena", ["method=full_context", f"benchmark={self.profile.benchmarks[0]}", f"benchmark.params.data_dir={arena}"]),
+                ("tau", ["method=full_context", "benchmark=tau_retail", f"benchmark.params.data_dir={tau}", "runner.limit=2",
+                         "benchmark.params.verify_checksums=false"]),
+                ("clindiag", ["method=full_context", "benchmark=clindiag", f"benchmark.params.data_dir={clin}", "runner.limit=2",
+                              "benchmark.params.manifest=none"])]
+        for name, extra in runs:
+            out = work / f"out_{name}"
+            p = self.data_sweep(out, *extra)
+            row.tried += 1
+            recs = [json.loads(l) for f in out.rglob("episodes.jsonl*") if f.name in ("episodes.jsonl", "episodes.jsonl.xz")
+                    for l in record_lines(f.with_suffix("") if f.suffix == ".xz" else f)]
+            errs = "".join(f.read_text(errors="replace") for f in out.rglob("errors.jsonl"))
+            manifests = [json.loads(m.read_text()) for m in out.rglob("manifest.json")]
+            noted = sum(v.get("lone_surrogates_replaced", 0) for m in manifests for v in (m.get("input_hygiene") or {}).values())
+            clean = (p.returncode == 0 and recs and "surrogates not allowed" not in errs + p.stderr and noted > 0
+                     and "Traceback" not in p.stderr)
+            row.survived += int(bool(clean))
+            row.note += f" {name}: rc {p.returncode}, {len(recs)} episodes, {noted} replaced;"
+            if not clean and p.stderr.strip():
+                row.note += f" ({p.stderr.strip().splitlines()[-1][:100]})"
+        self.add(row, t0)
+
+    def bad_data(self) -> None:
+        """Empty and malformed data files: an error (exit 3) naming the file (and line and field), never
+        "Nothing to run" with exit 0, never a traceback, nothing written."""
+        t0 = time.monotonic()
+        row = Row("bad data files (empty, missing field, binary, truncated JSON)")
+        bench = self.profile.benchmarks[0]
+        config = {"memoryarena_math": "formal_reasoning_math", "memoryarena_phys": "formal_reasoning_phys"}[bench]
+        src = REPO / "benchmarks" / "memoryarena" / "fixtures" / config / "data.jsonl"
+        lines = src.read_bytes().splitlines()
+        first = json.loads(lines[0])
+        first.pop("questions")
+        cases = [("empty", b"", "no rows"),
+                 ("missing field", lines[0] + b"\n" + json.dumps(first).encode() + b"\n", ":2: row has no field 'questions'"),
+                 ("binary", lines[0] + b"\n\x89PNG\r\n\x1a\n\x00\xff\xfe\n", ":2: not UTF-8"),
+                 ("truncated", lines[0] + b"\n" + lines[1][: len(lines[1]) // 2] + b"\n", ":2: not valid JSON")]
+        for name, content, says in cases:
+            d = self.fresh_dir(f"bad_data_{name.replace(' ', '_')}")
+            shutil.copytree(REPO / "benchmarks" / "memoryarena" / "fixtures", d / "data")
+            f = d / "data" / config / "data.jsonl"
+            f.write_bytes(content)
+            p = self.data_sweep(d / "out", "method=full_context", f"benchmark={bench}", f"benchmark.params.data_dir={d / 'data'}")
+            row.tried += 1
+            written = [x for x in (d / "out").rglob("episodes.jsonl*")] if (d / "out").exists() else []
+            clean = p.returncode == 3 and str(f) in p.stderr and says in p.stderr and "Traceback" not in p.stderr and not written
+            row.survived += int(clean)
+            if not clean:
+                row.note += f" {name}: rc {p.returncode} {p.stderr.strip()[-120:]!r};"
+        if not row.note:
+            row.note = "each refused with exit 3, naming file, line and field"
+        self.add(row, t0)
+
     def secrets(self) -> None:
         t0 = time.monotonic()
         row = Row("secrets (key marker, URL password)")
@@ -579,7 +737,7 @@ class Suite:
         p = subprocess.run(url_sweep + grid, cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
         self.printed += [p.stdout, p.stderr]
         basic_ok = p.returncode == 0 and any(h.startswith("Basic ") for h in self.server.auth_headers)
-        # `-m` without a launcher is refused (exit 2) after Hydra wrote multirun.yaml with the URL: it must be scrubbed
+        # `-m` (one grid, the project's launcher) after Hydra wrote multirun.yaml with the URL: it must be scrubbed
         m = subprocess.run(url_sweep[:3] + ["-m", f"runner.output_dir={root / 'multirun'}"] + url_sweep[4:] + [f"method={','.join(self.profile.methods)}"],
                            cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
         self.printed += [m.stdout, m.stderr]
@@ -591,6 +749,18 @@ class Suite:
             self.printed += [r.stdout, r.stderr]
         finally:
             self.server.mode = None
+        # successful (200) replies that echo the Authorization header (Bearer key; Basic user:password)
+        echoes = []
+        for mode in ("echo", "echo_text"):
+            self.server.mode = mode
+            try:
+                echoes.append(self.sweep(root / f"{mode}_key", "runner.cache=false", "runner.limit=1"))
+                e = subprocess.run(url_sweep[:3] + [f"runner.output_dir={root / (mode + '_url')}"] + url_sweep[4:] + grid
+                                   + ["runner.cache=false"], cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
+                self.printed += [e.stdout, e.stderr]
+                echoes.append(e)
+            finally:
+                self.server.mode = None
         forms = [self.key, self.key[-12:], self.password, base64.b64encode(f"chaos:{self.password}".encode()).decode().rstrip("=")]
         leaks = []
         for f in self.work.rglob("*"):
@@ -608,13 +778,98 @@ class Suite:
             leaks.append(f"{printed} printed outputs")
         if not basic_ok:
             leaks.append(f"URL-credential run rc {p.returncode} (Basic auth sent: {any(h.startswith('Basic ') for h in self.server.auth_headers)})")
+        for e in echoes:
+            if e.returncode not in (0, 1) or "echoed a configured secret" not in e.stdout:
+                leaks.append(f"echo run rc {e.returncode}, redaction not reported")
         if q.returncode != 3 or r.returncode != 3:
             leaks.append(f"401 runs rc {q.returncode}/{r.returncode} (expected 3)")
-        if m.returncode != 2 or not (root / "multirun" / EXP / ".multirun" / "multirun.yaml").exists():  # Hydra's files sit in the experiment folder
-            leaks.append(f"-m without a launcher: rc {m.returncode} (expected 2, with multirun.yaml written and scrubbed)")
+        if m.returncode != 0 or not (root / "multirun" / EXP / ".multirun" / "multirun.yaml").exists():  # Hydra's files sit in the experiment folder
+            leaks.append(f"-m as one grid: rc {m.returncode} (expected 0, with multirun.yaml written and scrubbed)")
         row.note = ("LEAKS/problems: " + "; ".join(leaks[:5])) if leaks else f"{row.tried} files and {len(self.printed)} outputs clean"
         if leaks:
             row.survived = min(row.survived, row.tried - 1)
+        self.add(row, t0)
+
+    # ------------------------------------------------------------------ soak
+    def soak(self) -> None:
+        """The long run: rounds of the whole grid (many cells) against the server with faults at a low
+        rate; a running sweep is SIGKILLed after a random wait and resumed until it finishes; each
+        finished round is judged against the reference (lost, duplicated, differing). Every sweep
+        process's memory (RSS) and open file handles are sampled twice a second; a process whose RSS
+        or handle count keeps growing after warm-up, or peaks that climb from round to round, are a
+        leak and fail the row. The summary (and a timeline) goes into the JSON under `soak`."""
+        minutes = self.profile.soak_minutes
+        t0 = time.monotonic()
+        end = t0 + minutes * 60
+        # kills land inside a sweep: after a random fraction of an uninterrupted round's wall time; every other round
+        # runs uninterrupted, so that whole-length sweep processes are measured for leaks too
+        lo, hi = (f * self.ref_wall for f in self.profile.kill_at)
+        kinds = TRANSPORT_FAULTS + BODY_FAULTS
+        self.server.configure(fault_rate=self.profile.fault_rate, faults=kinds)
+        n_cells = len(self.profile.methods) * len(self.profile.benchmarks)
+        row = Row(f"soak ({minutes:g} min, {n_cells} cells, {self.profile.fault_rate:.0%} faults, SIGKILL after {lo:.0f}-{hi:.0f}s "
+                  "in every other round)")
+        lives: list[dict[str, Any]] = []
+        rounds: list[dict[str, Any]] = []
+        kills = 0
+        while time.monotonic() < end:
+            root = self.fresh_dir("soak")
+            prev, sweeps, problems = State(), 0, []
+            r0 = time.monotonic()
+            while True:
+                proc = self.popen(root)
+                sweeps += 1
+                kill_round = len(rounds) % 2 == 0
+                deadline = time.monotonic() + self.rng.uniform(lo, hi) if kill_round and time.monotonic() < end else float("inf")
+                life: dict[str, Any] = {"pid": proc.pid, "round": len(rounds) + 1, "samples": []}
+                lives.append(life)
+                while proc.poll() is None and time.monotonic() < deadline and time.monotonic() < end + 1800:
+                    life["samples"].append((round(time.monotonic() - t0, 1), *_proc_usage(proc.pid)))
+                    time.sleep(0.5)
+                killed = proc.poll() is None
+                if killed:
+                    proc.kill()
+                    kills += 1
+                rc, _, err = self.collect(proc, timeout=60)
+                st = read_state(root / EXP)
+                vanished = set(prev.keys) - set(st.keys)
+                if vanished:
+                    problems.append(f"{len(vanished)} finished episodes vanished after a kill")
+                    row.lost += len(vanished)
+                prev = st
+                if not killed:
+                    if rc != 0:
+                        problems.append(f"sweep rc {rc}: {err.strip().splitlines()[-1][:120] if err.strip() else ''}")
+                    break
+            judged = Row("round")
+            self.judge(judged, root)
+            row.lost += judged.lost
+            row.duplicated += judged.duplicated
+            rounds.append({"round": len(rounds) + 1, "sweeps": sweeps, "seconds": round(time.monotonic() - r0, 1),
+                           "lost": judged.lost, "duplicated": judged.duplicated, "identical": judged.identical,
+                           "problems": problems + ([judged.note.strip()] if judged.note.strip() else []),
+                           "peak_rss_mb": max((x[1] for lf in lives if lf["round"] == len(rounds) + 1 for x in lf["samples"]), default=0),
+                           "peak_fds": max((x[2] for lf in lives if lf["round"] == len(rounds) + 1 for x in lf["samples"]), default=0)})
+            row.tried += 1
+            row.survived += int(not problems and judged.identical == "yes" and not judged.lost and not judged.duplicated)
+            print(f"    soak round {len(rounds)}: {sweeps} sweeps, {rounds[-1]['seconds']}s, identical {judged.identical}, "
+                  f"peak RSS {rounds[-1]['peak_rss_mb']:.0f} MB, peak fds {rounds[-1]['peak_fds']}"
+                  + (f"; {'; '.join(rounds[-1]['problems'])[:200]}" if rounds[-1]["problems"] else ""), file=self.out, flush=True)
+        leaks = _leaks(lives, rounds)
+        differing = sum(1 for r in rounds if r["identical"] != "yes")
+        row.identical = "yes" if rounds and not differing else "no"
+        if leaks:
+            row.survived = min(row.survived, row.tried - 1)
+        samples = [x for lf in lives for x in lf["samples"]]
+        self.soak_summary = {
+            "minutes": minutes, "cells": n_cells, "rounds": len(rounds), "sweeps": sum(r["sweeps"] for r in rounds), "kills": kills,
+            "episodes_per_round": len(self.ref.keys), "lost": row.lost, "duplicated": row.duplicated, "differing_rounds": differing,
+            "peak_rss_mb": max((x[1] for x in samples), default=0), "peak_fds": max((x[2] for x in samples), default=0),
+            "leaks": leaks, "per_round": rounds,
+            "timeline": [{"t": t, "rss_mb": m, "fds": f} for t, m, f in samples[:: max(1, len(samples) // 400)]],
+        }
+        row.note = (f"{len(rounds)} rounds, {kills} kills, {differing} differing, peak RSS {self.soak_summary['peak_rss_mb']:.0f} MB, "
+                    f"peak fds {self.soak_summary['peak_fds']}" + (f"; LEAK: {'; '.join(leaks)[:200]}" if leaks else "; no leak"))
         self.add(row, t0)
 
     # ------------------------------------------------------------------ driver
@@ -623,7 +878,10 @@ class Suite:
                    ("sigint", lambda: self.kills(signal.SIGINT, self.profile.sigints, "SIGINT / resume")),
                    ("faults", self.faults), ("output", self.output_faults), ("corruption", self.corruption),
                    ("cache", self.cache_attacks), ("two", self.two_sweeps), ("disks", self.disks),
+                   ("signals", self.signals), ("surrogates", self.surrogates), ("baddata", self.bad_data),
                    ("secrets", self.secrets)]  # secrets last: it greps every file the other attacks wrote
+        if self.profile.soak_minutes:  # the soak profile is the long run alone (and the secrets grep of what it wrote)
+            attacks = [("soak", self.soak), ("secrets", self.secrets)]
         with self.server:
             self.record()
             self.reference()
@@ -653,6 +911,58 @@ def _readable(f: Path) -> bytes:
         except (TranscriptError, sqlite3.DatabaseError):
             pass
     return data
+
+
+def _poison(value: Any, free_text_only: bool = False) -> Any:
+    """`value` (decoded JSON) with a lone surrogate appended to its strings (every one, or with
+    `free_text_only` only text with a space in it, so that ids the data refers to stay intact)."""
+    if isinstance(value, str):
+        return value + " \ud800" if (not free_text_only or (" " in value and len(value) > 12)) else value
+    if isinstance(value, dict):
+        return {k: _poison(v, free_text_only) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_poison(v, free_text_only) for v in value]
+    return value
+
+
+def _proc_usage(pid: int) -> tuple[float, int]:
+    """(resident memory in MB, open file handles) of a running process, from /proc (0, 0 when gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+        rss = next((int(l.split()[1]) for l in status.splitlines() if l.startswith("VmRSS:")), 0) / 1024
+        return round(rss, 1), len(os.listdir(f"/proc/{pid}/fd"))
+    except (OSError, ValueError):
+        return 0.0, 0
+
+
+def _leaks(lives: list[dict[str, Any]], rounds: list[dict[str, Any]]) -> list[str]:
+    """Signs of a slow leak: within one sweep process that lived long enough (≥ 30 s, ≥ 40 samples),
+    the second half after warm-up (the first quarter) peaks above the first half by more than
+    max(48 MB, 25 %) of RSS or by more than 16 open handles; or, over ≥ 6 rounds, the last third's
+    mean peak RSS above the first third's by more than 30 % (or its peak handles by more than 16)."""
+    out = []
+    for lf in lives:
+        xs = lf["samples"]
+        if len(xs) < 40 or xs[-1][0] - xs[0][0] < 30:
+            continue
+        warm = xs[len(xs) // 4:]
+        a, b = warm[: len(warm) // 2], warm[len(warm) // 2:]
+        ra, rb = max(x[1] for x in a), max(x[1] for x in b)
+        fa, fb = max(x[2] for x in a), max(x[2] for x in b)
+        if rb - ra > max(48.0, 0.25 * ra):
+            out.append(f"pid {lf['pid']} (round {lf['round']}): RSS {ra:.0f} → {rb:.0f} MB")
+        if fb - fa > 16:
+            out.append(f"pid {lf['pid']} (round {lf['round']}): open files {fa} → {fb}")
+    if len(rounds) >= 6:
+        k = len(rounds) // 3
+        first, last = rounds[:k], rounds[-k:]
+        m1, m2 = (sum(r["peak_rss_mb"] for r in g) / k for g in (first, last))
+        f1, f2 = (max(r["peak_fds"] for r in g) for g in (first, last))
+        if m2 > 1.3 * m1:
+            out.append(f"peak RSS per round climbs: {m1:.0f} → {m2:.0f} MB")
+        if f2 - f1 > 16:
+            out.append(f"peak open files per round climb: {f1} → {f2}")
+    return out
 
 
 def _plain(cell: Path) -> Path:
@@ -698,19 +1008,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="write the table as JSON here (default <workdir>/chaos-<profile>.json)")
     ap.add_argument("--workdir", type=Path, help="where the attacked experiments live (default: a temp dir, removed after)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--only", help="comma-separated attacks to run (kill,sigint,faults,output,corruption,cache,two,disks,secrets)")
+    ap.add_argument("--only", help="comma-separated attacks to run (kill,sigint,faults,output,corruption,cache,two,disks,signals,"
+                                   "surrogates,baddata,secrets; soak in the soak profile)")
+    ap.add_argument("--minutes", type=float, help="the soak profile's length (default 30; a short one shows that it works)")
     a = ap.parse_args(argv)
     prof = PROFILES[a.profile]
+    if a.minutes is not None:
+        if not prof.soak_minutes:
+            ap.error("--minutes applies to --profile soak")
+        prof = Profile(**{**asdict(prof), "soak_minutes": a.minutes})
     work = a.workdir or Path(tempfile.mkdtemp(prefix="chaos-"))
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     print(f"chaos suite, profile {prof.name}: {', '.join(prof.methods)} × {', '.join(prof.benchmarks)}, {prof.trials} trials; "
           f"work dir {work}", flush=True)
-    try:
-        rows = Suite(prof, work, a.seed).run(set(a.only.split(",")) if a.only else None)
-    finally:
-        if a.workdir is None and a.json is None:
-            pass
+    suite = Suite(prof, work, a.seed)
+    rows = suite.run(set(a.only.split(",")) if a.only else None)
     wall = time.monotonic() - t0
     print("\n" + table(rows))
     failed = [r for r in rows if r.failed and not r.known and r.tried]
@@ -720,7 +1033,14 @@ def main(argv: list[str] | None = None) -> int:
     out = a.json or work / f"chaos-{prof.name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"profile": asdict(prof), "seed": a.seed, "wall_s": round(wall, 1),
-                               "rows": [{**asdict(r), "failed": r.failed} for r in rows]}, indent=2))
+                               "rows": [{**asdict(r), "failed": r.failed} for r in rows],
+                               **({"soak": suite.soak_summary} if suite.soak_summary else {})}, indent=2))
+    if suite.soak_summary:
+        sm = suite.soak_summary
+        print(f"soak: {sm['rounds']} rounds ({sm['sweeps']} sweeps, {sm['kills']} SIGKILLs) of {sm['episodes_per_round']} episodes in "
+              f"{sm['cells']} cells: {sm['lost']} lost, {sm['duplicated']} duplicated, {sm['differing_rounds']} rounds differing; "
+              f"peak RSS {sm['peak_rss_mb']:.0f} MB, peak open files {sm['peak_fds']}; "
+              + (f"LEAK: {'; '.join(sm['leaks'])}" if sm["leaks"] else "no leak"))
     print(f"JSON written to {out}")
     if a.workdir is None:
         shutil.rmtree(work, ignore_errors=True)

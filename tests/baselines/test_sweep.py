@@ -14,7 +14,7 @@ METHODS = ["full_context", "bm25", "zipact", "zipact_bm25"] + (["reasoningbank",
 @pytest.mark.slow
 def test_sweep_of_baselines_aggregates_into_one_table(tmp_path):
     cmd = [sys.executable, "-m", "runners.sweep", f"++experiment.grid.method=[{','.join(METHODS)}]", "benchmark=memoryarena_math",
-           f"runner.output_dir={tmp_path}", "runner.display=plain"]
+           f"runner.output_dir={tmp_path}", "runner.display=plain", "experiment.name=offline_demo"]
     p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     agg = subprocess.run([sys.executable, "-m", "runners.aggregate", str(tmp_path / "offline_demo")], cwd=REPO,

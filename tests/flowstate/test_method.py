@@ -241,6 +241,26 @@ def test_no_isu_rules_match_the_layout():
     assert "There is no conversation history" in sys_msg and "Ids from the Historical State Index are read-only" in sys_msg
 
 
+@pytest.mark.parametrize("repeat", [False, True])
+def test_no_isu_trajectory_shows_the_current_query_once(repeat):
+    """w/o ISU with carry_trajectory shows the current query once, in <user_query>, as Full Context
+    and the memory baselines do (kit/trajectory.py); repeat_query_in_history=true doubles it."""
+    bb = QueueBackbone([out(calls=[("search", {"q": 1})]), out(msg="done")])
+    m = FlowStateNoISU(bb, repeat_query_in_history=repeat)
+
+    async def go():
+        await begin(m, text="find the unique query text")
+        await m.step(Observation(tool_results=[ToolResult(call_id="c", name="search", content="R1")]))
+    run(go())
+    for prompt in bb.prompts[:2]:
+        user = prompt[2][1]["content"]
+        history = user.split("<trajectory_history>\n", 1)[1].split("\n</trajectory_history>", 1)[0]
+        query = user.split("<user_query>\n", 1)[1].split("\n</user_query>", 1)[0]
+        assert query == "find the unique query text"
+        assert ("User query: find the unique query text" in history) is repeat, history
+        assert user.count("find the unique query text") == (2 if repeat else 1)
+
+
 async def _full_system():
     bb = QueueBackbone([out(msg="a")])
     await begin(FlowState(bb))

@@ -44,12 +44,18 @@ def tool(name: str, **arguments: Any) -> str:
 
 def view(benchmark: str = "alfworld") -> TaskView:
     return TaskView(task_id="t0", benchmark=benchmark, policy="Act with the act tool.",
-                    tools=[ToolSpec(name="act", description="play a command")], kind="alfworld", step_budget=50)
+                    tools=[ToolSpec(name="act", description="play a command", parameters={
+                        "type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]})], kind="alfworld", step_budget=50)
 
 
-def drive(method, observations: list[str], *, benchmark: str = "alfworld", kind: str = "alfworld", query: str = "Your task is to: put a key in the drawer."):
+def drive(method, observations: list[str], *, benchmark: str = "alfworld", kind: str = "alfworld", query: str = "Your task is to: put a key in the drawer.",
+          policy_prompt: str = "project"):
     """begin_task, begin_request, then one step per observation ('' = empty first observation);
-    returns the decisions."""
+    returns the decisions. The memory mechanisms are checked on the project's tagged layout
+    (`policy_prompt: project`); tests/pos_baselines/test_release_interface.py checks the release's."""
+    if hasattr(method, "base_cfg"):
+        method.base_cfg = method.base_cfg.model_copy(update={"policy_prompt": policy_prompt})
+
     async def go():
         await method.begin_task(view(benchmark).model_copy(update={"kind": kind}))
         await method.begin_request(Request(index=0, request_id="t0/q1", text=query))

@@ -66,10 +66,10 @@ def test_each_step_is_summarised_and_older_chunks_shown_by_relevance():
 
 def test_budget_steps_chunks_down():
     bb = FnBackbone(summarizer)
-    m = Pace(bb, b_max=740, reserve_tokens=0)
+    m = Pace(bb, b_max=780, reserve_tokens=0)
     drive(m, ["", *OBS], query="Your task is to: find the golden key in the drawer.")
     log = m.step_log()
-    assert log["budget_step_downs"] > 0 and log["context_tokens"] <= 740
+    assert log["budget_step_downs"] > 0 and log["context_tokens"] <= 780
     order = ["full", "detailed", "brief", "placeholder", "omit"]
     top = min(log["levels"].values(), key=order.index)
     assert log["levels"][2] == top != "omit"  # the most relevant chunk is stepped down last

@@ -132,9 +132,9 @@ def test_url_password_never_written_anywhere_including_multirun_and_401_bodies(t
         p = sweep(tmp_path, "++experiment.grid.method=[full_context,flowstate]")
         assert p.returncode == 0, p.stderr
         assert srv.auth_headers and all(h.startswith("Basic ") for h in srv.auth_headers)  # explicit, as documented
-        # `-m` without a launcher is refused, but Hydra has written multirun.yaml (with the URL) by then
+        # `-m` (one grid): Hydra writes multirun.yaml with the URL before any job runs; it is scrubbed
         m = sweep(tmp_path / "multirun", "method=full_context,flowstate", "-m")
-        assert m.returncode == 2 and "***@127.0.0.1" in m.stderr
+        assert m.returncode == 0 and m.stdout.count("Completeness") == 1, m.stderr
         srv.mode = 401  # its body echoes the Authorization header
         q = sweep(tmp_path / "denied", "++experiment.grid.method=[full_context,flowstate]", "runner.cache=false")
         assert q.returncode == 3

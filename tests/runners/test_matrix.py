@@ -3,7 +3,7 @@ through the sweep CLI) and aggregates into one table."""
 import importlib.util
 import os
 
-from runners.config import available
+from runners.config import available, method_aliases
 from tests.conftest import SHARED_DATA
 from tests.runners.sweep_helpers import metrics_csv, run_sweep
 
@@ -17,7 +17,7 @@ def test_every_method_on_every_benchmark(tmp_path):
     if (SHARED_DATA / "alfworld").is_dir() and importlib.util.find_spec("alfworld"):
         benches.append("alfworld")
         env["ALFWORLD_DATA"] = str(SHARED_DATA / "alfworld")
-    methods = available("method")
+    methods = [m for m in available("method") if m not in method_aliases()]  # an alias is the same cell as its method
     if not importlib.util.find_spec("mem0"):
         methods.remove("mem0")
     if not importlib.util.find_spec("sentence_transformers"):

@@ -52,3 +52,67 @@ def test_one_record_feeds_the_display_and_the_completeness_report(tmp_path, caps
     console.print(progress._render())
     row = next(line for line in console.export_text().splitlines() if name in line)
     assert f"✓ {name}" in row and [c.strip() for c in row.split("│")[2:7]] == ["3/3", "0+1h", str(report.calls), "0", "0"]
+
+
+def _cells(progress, backbone="openai_compatible"):
+    from runners.progress import CellReport
+
+    for m in ("full_context", "flowstate"):
+        for b in ("memoryarena_math", "memoryarena_phys", "tau_airline"):
+            c = CellReport(cell=f"{m}__{backbone}__{b}__00d7e1234a", total=30, skipped=3, ok=12, calls=1234, tokens=1234567, retries=5)
+            progress.start_cell(c)
+    progress.expect_cells(6)
+
+
+def test_the_live_table_fits_an_80_column_terminal():
+    progress = Progress("none")
+    _cells(progress)
+    console = Console(file=io.StringIO(), record=True, width=80)
+    console.print(progress._render(width=80))
+    lines = console.export_text().splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= 80
+    header = next(line for line in lines if "cell" in line and "calls" in line)
+    assert "…" not in header and header.split() == ["cell", "episodes", "err", "calls", "tokens", "time"]
+    rows = [line for line in lines if "·" in line and "cells" not in line]
+    labels = [r.split()[0] for r in rows]
+    assert labels == ["full_context·memoryarena_math", "full_context·memoryarena_phys", "full_context·tau_airline",
+                      "flowstate·memoryarena_math", "flowstate·memoryarena_phys", "flowstate·tau_airline"]  # whole, short, distinct
+    assert all("12/27" in r and "1.23M" in r for r in rows)
+    title = next(line for line in lines if "cells 0/6 done" in line)
+    assert "30 retries" in title  # the columns left out move to the title
+
+
+def test_short_labels_keep_only_what_differs():
+    from runners.progress import short_labels
+
+    a, b = "bm25__scripted__memoryarena_math__aaaaaaaaaa", "bm25__scripted__memoryarena_math__bbbbbbbbbb"
+    assert short_labels([a, b]) == {a: "bm25 #aaaaaa", b: "bm25 #bbbbbb"}  # same names, other config: the hash tells them apart
+    c = "bm25__gpt_4o__memoryarena_math__cccccccccc"
+    assert short_labels([a, c]) == {a: "bm25·scripted", c: "bm25·gpt_4o"}
+    assert short_labels([a + " [shard 0/2]"]) == {a + " [shard 0/2]": "bm25 [shard 0/2]"}
+
+
+def test_plain_mode_prints_a_heartbeat_at_a_steady_interval(capsys):
+    async def main():
+        with Progress("plain", heartbeat_s=0.05) as progress:
+            _cells(progress)
+            progress.in_flight, progress.calls_in_flight = 3, 2
+            await asyncio.sleep(0.23)
+        await asyncio.sleep(0.1)  # after the display closed: no more heartbeats
+
+    asyncio.run(main())
+    beats = [line for line in capsys.readouterr().out.splitlines() if " alive: " in line]
+    assert 3 <= len(beats) <= 5, beats
+    assert ("2 calls in flight (3 episodes), 72/162 episodes done, cells 0/6, 7404 calls, 30 retries, 7.41M tokens" in beats[-1]
+            and "ETA " in beats[-1])
+
+
+def test_a_plain_sweep_beats_before_its_first_episode_ends(tmp_path):
+    from tests.runners.sweep_helpers import run_sweep
+
+    p = run_sweep(tmp_path, "runner.limit=1", "method=full_context", "benchmark=memoryarena_math", "runner.heartbeat_s=0.2",
+                  "backbone.scripted.latency_s=0.15", "runner.concurrency=1")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    first_done = next(i for i, line in enumerate(lines) if "1/1 episodes" in line)
+    assert any(" alive: 1 calls in flight (1 episodes), 0/1 episodes done" in line for line in lines[:first_done])

@@ -158,7 +158,7 @@ def test_episode_browser_flowstate_graph_and_transcript(page):
     rows = pg.query_selector_all("#ep-list tr.click")
     for i in [i for i, r in enumerate(rows) if r.query_selector("td:last-child").text_content() == "yes"]:
         pg.click(f"#ep-list tr.click >> nth={i}")
-        pg.wait_for_function(f"document.querySelector('#ep-detail').getAttribute('data-loaded') !== null")
+        pg.wait_for_selector(f"#ep-detail[data-loaded='{rows[i].get_attribute('data-ep')}']")
         bad = pg.query_selector("#ep-detail details.step.haserr")
         if bad:
             bad.query_selector(":scope > summary").click()
@@ -227,3 +227,167 @@ def test_declared_method_views_and_series_render(toy_page):
     pg.wait_for_selector("#ep-detail #memory-view")
     assert "Q: What does one" in pg.text_content("#memory-view") and not pg.query_selector("#ep-detail #pos-view")
     assert events["errors"] == [] and [c for c in events["console"] if c[0] == "error"] == []
+
+
+def _index(pg):
+    return pg.evaluate("() => JSON.parse(document.getElementById('index').textContent)")
+
+
+def test_fragment_opens_episode_and_step_and_back_forward_work(page):
+    pg0, _, exp = page
+    idx = _index(pg0)
+    f = {n: i for i, n in enumerate(idx["episode_fields"])}
+    fs = [i for i, c in enumerate(idx["cells"]) if c["method"] == "flowstate"][0]
+    eps = [e for e in idx["episodes"] if e[f["cell"]] == fs and e[f["steps"]] >= 2]
+    assert len(eps) >= 2
+    (a, b), cell = eps[:2], idx["cells"][fs]["cell"]
+    from urllib.parse import quote
+
+    frag = f"#episodes/{quote(cell)}/{quote(a[f['task_id']])}/{a[f['trial']]}/step/2"
+    errors = []
+    pg = pg0.context.browser.new_page(viewport={"width": 1200, "height": 900})
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        pg.goto((exp / "report.html").as_uri() + frag)
+        pg.wait_for_selector("#ep-detail[data-loaded][data-step='2']")
+        assert pg.get_attribute("#tab-episodes", "class") == "tab active"
+        assert pg.text_content("#ep-detail h2").startswith(f"{a[f['task_id']]} · trial {a[f['trial']]} · flowstate")
+        step = pg.query_selector("#ep-detail details.step[data-n='2']")
+        assert step.get_attribute("open") is not None and "target" in step.get_attribute("class")
+        assert step.query_selector("details.calld")  # its body was built: the step is open, not just marked
+        # navigating sets the fragment: another episode from the list, then one of its steps
+        row = pg.query_selector(f"#ep-list tr.click[data-ep='{idx['episodes'].index(b)}']")
+        row.click()
+        pg.wait_for_function("() => location.hash.split('/').length === 4")
+        assert pg.evaluate("location.hash") == f"#episodes/{quote(cell)}/{quote(b[f['task_id']])}/{b[f['trial']]}"
+        pg.wait_for_selector("#ep-detail[data-loaded]")
+        pg.query_selector("#ep-detail details.step[data-n='1'] > summary").click()
+        pg.wait_for_function("() => location.hash.endsWith('/step/1')")
+        pg.click("nav button[data-tab=plots]")
+        assert pg.evaluate("location.hash") == "#plots" and pg.get_attribute("#tab-plots", "class") == "tab active"
+        # back: the second episode's step 1, the second episode, then the first one at step 2
+        pg.go_back()
+        pg.wait_for_selector("#tab-episodes.active #ep-detail[data-step='1']")
+        pg.go_back()
+        pg.go_back()
+        pg.wait_for_selector("#ep-detail[data-step='2']")
+        assert pg.text_content("#ep-detail h2").startswith(a[f["task_id"]] + " · trial")
+        pg.go_forward()
+        pg.wait_for_function(f"() => document.querySelector('#ep-detail h2') && document.querySelector('#ep-detail h2').textContent.startsWith({json.dumps(b[f['task_id']] + ' · trial ' + str(b[f['trial']]))})")
+        # a cell is a place: its fragment lists its episodes, and choosing a cell sets the fragment
+        pg.goto((exp / "report.html").as_uri() + f"#episodes/{quote(cell)}")
+        pg.wait_for_selector("#tab-episodes.active")
+        assert pg.eval_on_selector("#f-cell", "s => s.value") == str(fs)
+        assert pg.text_content("#ep-count").startswith(f"{sum(e[f['cell']] == fs for e in idx['episodes'])} of")
+        pg.select_option("#f-cell", "")
+        pg.wait_for_function("() => location.hash === '#episodes'")
+        # a link to something the report does not have says so
+        pg.goto((exp / "report.html").as_uri() + "#episodes/nope/x/0")
+        pg.wait_for_selector("#not-found")
+        assert errors == []
+    finally:
+        pg.close()
+
+
+def test_search_finds_episodes_by_reply_text_and_status(page):
+    pg, events, exp = page
+    from runners.records.results import open_experiment
+
+    # the scripted backbone's malformed reply (malformed_rate=0.25) is the only source of "oops"
+    assert "oops" not in (exp.parent.parent / "data" / "formal_reasoning_math" / "data.jsonl").read_text().lower()
+    want = set()
+    for cell in open_experiment(exp).cells:
+        for ep in cell.episodes():
+            if any(c.has_transcript and c.text and "oops" in c.text for c in ep.calls()):
+                want.add((cell.name, ep.task_id, ep.trial))
+    idx = _index(pg)
+    assert want and len(want) < len(idx["episodes"])
+    pg.click("nav button[data-tab=episodes]")
+    for sel in ("#f-method", "#f-cell", "#f-outcome", "#f-status"):
+        pg.select_option(sel, "")
+    pg.fill("#f-task", "")
+    pg.fill("#f-text", "OOPS")
+    pg.press("#f-text", "Enter")
+    pg.wait_for_selector("#tab-episodes[data-search-done='oops']")
+    shown = pg.evaluate("() => [...document.querySelectorAll('#ep-list tr.click')].map(tr => Number(tr.getAttribute('data-ep')))")
+    f = {n: i for i, n in enumerate(idx["episode_fields"])}
+    got = {(idx["cells"][idx["episodes"][i][f["cell"]]]["cell"], idx["episodes"][i][f["task_id"]], idx["episodes"][i][f["trial"]]) for i in shown}
+    assert got == want
+    assert f"found in {len(want)} episode" in pg.text_content("#text-progress")
+    # a hit opens at the step where the text first occurs
+    where = pg.evaluate("() => [...document.querySelectorAll('#ep-list tr.click')].map(tr => tr.lastElementChild.textContent)")
+    k = next(k for k, w in enumerate(where) if w.startswith("step "))  # (a judge's reply may be the only place: "outside the steps")
+    n = where[k].split()[1]
+    pg.click(f"#ep-list tr.click >> nth={k}")
+    pg.wait_for_function(f"() => location.hash.endsWith('/step/{n}')")
+    pg.wait_for_selector(f"#ep-detail[data-step='{n}'] details.step[data-n='{n}'][open]")
+    for call in pg.query_selector_all(f"#ep-detail details.step[data-n='{n}'] details.calld > summary"):
+        call.click()  # the calls' texts are built when opened
+    assert "oops" in pg.text_content(f"#ep-detail details.step[data-n='{n}']").lower()
+    # status combines with the text; clearing the text brings every episode back
+    pg.select_option("#f-status", "ok")
+    pg.wait_for_selector("#tab-episodes[data-search-done='oops']")
+    assert f"{len(want)} of" in pg.text_content("#ep-count")
+    pg.click("#f-text-clear")
+    assert pg.text_content("#ep-count").startswith(f"{len(idx['episodes'])} of")
+    _no_probe_ran(pg, events)
+
+
+def test_json_messages_are_pretty_printed(toy_page):
+    pg, events = toy_page
+    pg.click("nav button[data-tab=episodes]")
+    pg.select_option("#f-method", "pos")
+    ep = pg.get_attribute("#ep-list tr.click >> nth=0", "data-ep")
+    pg.click("#ep-list tr.click >> nth=0")
+    pg.wait_for_selector(f"#ep-detail[data-loaded='{ep}']")
+    pg.query_selector("#ep-detail details.step[data-n='1'] > summary").click()
+    pg.wait_for_selector("#ep-detail details.step[data-n='1'] details.calld > summary")  # built when the step opens
+    for call in pg.query_selector_all("#ep-detail details.step[data-n='1'] details.calld > summary"):
+        call.click()
+    pg.wait_for_selector("#ep-detail pre.json")
+    blocks = pg.evaluate("() => [...document.querySelectorAll('#ep-detail pre.json')].map(p => p.textContent)")
+    assert blocks, "no JSON message was shown indented"
+    for b in blocks:
+        assert json.loads(b) is not None and "\n  " in b  # valid JSON, on several indented lines
+    out = Path(os.environ.get("HARNESS_TEST_ARTIFACTS", REPO / ".artifacts"))
+    pg.query_selector("#ep-detail pre.json").scroll_into_view_if_needed()
+    pg.screenshot(path=str(out / "report-json.png"))
+    assert events["errors"] == []
+
+
+def test_plots_fit_the_page_with_24_cells_and_marks_are_explained(page, tmp_path):
+    """24 cells (the experiment's cells repeated under new names): the charts fit an 1000-px
+    viewport, the scatter has x tick values, no two legend entries share an encoding, and every
+    mark in the table is explained on the page."""
+    from runners.analysis.report import gather, render
+
+    index, payloads = gather(page[2])
+    n0 = len(index["cells"])
+    index["cells"] = [{**c, "cell": f"{c['cell']}-{k}", "method": f"{c['method']}_{k}"} for k in range(24 // n0) for c in index["cells"]]
+    eps = [[(e[0] + k * n0), *e[1:]] for k in range(24 // n0) for e in index["episodes"]]
+    index["episodes"], payloads = eps, payloads * (24 // n0)
+    assert len(index["cells"]) == 24
+    out = tmp_path / "r24.html"
+    out.write_text(render(index, payloads))
+    pg = page[0].context.browser.new_page(viewport={"width": 1000, "height": 900})
+    try:
+        pg.goto(out.as_uri() + "#plots")
+        pg.wait_for_selector("body[data-ready-ms]")
+        for plot in ("#plot-tok", "#plot-scatter", "#plot-acc_k"):
+            w = pg.evaluate(f"() => document.querySelector('{plot} svg').getBoundingClientRect().right")
+            assert 0 < w <= 1000, (plot, w)
+        assert pg.evaluate("document.documentElement.scrollWidth") <= 1000
+        ticks = pg.evaluate("() => [...document.querySelectorAll('#plot-scatter svg text.xtick')].map(t => t.textContent)")
+        assert len(ticks) >= 3 and ticks[0] == "0"
+        enc = pg.evaluate("""() => [...document.querySelectorAll('#plot-acc_k .legend .entry svg')].map(s => {
+            const m = s.lastElementChild, l = s.querySelector('line');
+            return [m.tagName, m.getAttribute('fill'), l ? l.getAttribute('stroke-dasharray') : null].join('|'); })""")
+        assert len(enc) == 24 and len(set(enc)) == 24, enc
+        pg.screenshot(path=str(Path(os.environ.get("HARNESS_TEST_ARTIFACTS", REPO / ".artifacts")) / "report-24-plots.png"), full_page=True)
+        pg.click("nav button[data-tab=tables]")
+        marks = pg.evaluate("() => [...document.querySelectorAll('#marks dt')].map(d => d.textContent)")
+        assert "[scripted]" in marks and "Δ vs" in marks and "[lo, hi]" in marks
+        title = pg.get_attribute("#tab-tables table tbody tr td.marked", "title")
+        assert title.startswith("[scripted]: ") and "not a model result" in title
+    finally:
+        pg.close()

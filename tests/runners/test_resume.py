@@ -73,3 +73,35 @@ def test_ctrl_c_says_how_to_resume(tmp_path, baseline):
     assert p.returncode != 0 and "resume" in err
     assert run_sweep(tmp_path, *ARGS).returncode == 0
     assert metrics_csv(tmp_path / "offline_demo" / "tables" / "metrics.csv") == baseline
+
+
+# ------------------------------------------------------------------ a signal in every phase (HARNESS_SIGNAL_AT)
+@pytest.mark.parametrize("sig", ["TERM", "INT"])
+@pytest.mark.parametrize("phase, says", [
+    ("startup", "before any episode ran"),
+    ("loading", "before any episode ran"),
+    ("running", "finished episodes are saved"),
+    ("compaction", "finished episodes are saved"),
+    ("report", "tables not written: run `python -m runners.aggregate"),
+    ("tables", "tables not written (or only some of their files): run `python -m runners.aggregate"),
+])
+def test_signal_in_every_phase_unwinds_and_says_the_state(tmp_path, baseline, phase, sig, says):
+    """SIGTERM / SIGINT sent when the sweep reaches `phase`: exit 143 / 130 (never a bare -15 or a
+    traceback), one message that says what state the run is in, nothing lost, and the same command
+    again finishes with the uninterrupted tables."""
+    p = run_sweep(tmp_path, *ARGS, env={"HARNESS_SIGNAL_AT": f"{phase}:{sig}"})
+    code = 143 if sig == "TERM" else 130
+    assert p.returncode == code, (p.returncode, p.stderr[-2000:])
+    assert says in p.stderr and "Traceback" not in p.stderr, p.stderr[-2000:]
+    assert ("terminated (SIGTERM)" if sig == "TERM" else "interrupted (SIGINT)") in p.stderr
+    root = tmp_path / "offline_demo"
+    if phase in ("report", "tables"):  # every episode was done: the message says so, and how to get the tables
+        assert "all 20 episodes done" in p.stderr and not (root / "tables" / "metrics.csv").exists()
+        assert episode_lines(tmp_path) == 20
+    if phase == "compaction":  # the compaction in flight ended before the store closed: records intact
+        keys = [(f.parent.name, r["task_id"], r["trial"]) for f in record_files(root) for r in cell_records(f.parent)]
+        assert keys and max(collections.Counter(keys).values()) == 1
+    again = run_sweep(tmp_path, *ARGS)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert episode_lines(tmp_path) == 20
+    assert metrics_csv(root / "tables" / "metrics.csv") == baseline

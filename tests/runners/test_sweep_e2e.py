@@ -86,17 +86,18 @@ def test_bad_config_fails_before_any_work(tmp_path):
     assert not record_files(tmp_path)
 
 
-def test_multirun_without_a_launcher_is_refused_and_names_the_grid_that_runs_it(tmp_path):
-    """Several cells in one process are the experiment grid (one scheduler); `-m` is for
-    launchers that give each job its own process (test_launchers.py). With Hydra's basic
-    launcher nothing runs, and the command printed instead runs the same cells in one sweep."""
+def test_multirun_with_the_basic_launcher_is_refused_and_names_the_grid_that_runs_it(tmp_path):
+    """`-m` runs as one grid by default (test_sweep_multirun.py); Hydra's basic launcher, chosen
+    explicitly, would run each job as its own sweep one after another: nothing runs, and the
+    command printed instead runs the same cells in one sweep."""
     import shlex
     import subprocess
     import sys
 
     from tests.runners.sweep_helpers import REPO
-    p = subprocess.run([sys.executable, "-m", "runners.sweep", "-m", f"runner.output_dir={tmp_path}", "runner.display=plain",
-                        "method=full_context,flowstate", "benchmark=memoryarena_phys"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    p = subprocess.run([sys.executable, "-m", "runners.sweep", "-m", "hydra/launcher=basic", f"runner.output_dir={tmp_path}",
+                        "runner.display=plain", "method=full_context,flowstate", "benchmark=memoryarena_phys"],
+                       cwd=REPO, capture_output=True, text=True, timeout=120)
     assert p.returncode == 2 and not record_files(tmp_path)
     assert p.stderr.count("error:") == 1 and "hydra/launcher=slurm" in p.stderr  # once, not once per job
     command = next(line for line in p.stderr.splitlines() if line.startswith("  python -m runners.sweep "))
@@ -104,12 +105,13 @@ def test_multirun_without_a_launcher_is_refused_and_names_the_grid_that_runs_it(
     assert "++experiment.grid.method=[full_context,flowstate]" in args and "-m" not in args
     q = subprocess.run([sys.executable, "-m", "runners.sweep", *args], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert q.returncode == 0, q.stderr
-    exp = tmp_path / "offline_demo"
+    exp = tmp_path / "full_context+flowstate"  # a custom grid without experiment.name: its own folder, not the demo's
+    assert not (tmp_path / "offline_demo" / "tables").exists()
     dirs = [d for d in exp.iterdir() if d.name != "tables" and not d.name.startswith(".")]
     assert sorted(d.name.split("__")[0] for d in dirs) == ["flowstate", "full_context"] and q.stdout.count("Completeness") == 1  # one sweep, one report
     assert all("memoryarena_phys" in d.name for d in dirs)
-    assert (exp / ".multirun" / "multirun.yaml").exists() and not (tmp_path / ".multirun").exists()  # Hydra's files in the experiment
-    assert aggregate_main([str(tmp_path / "offline_demo")]) == 0
+    assert aggregate_main([str(exp)]) == 0
+
 
 def test_a_multirun_command_line_as_one_grid_sweep():
     from runners.sweep import as_grid

@@ -91,3 +91,23 @@ def test_manifest_records_the_endpoint_actually_called(clean_run):
         url = data["endpoints"]["agent"]
         assert url.startswith("http://127.0.0.1:") and url != "http://127.0.0.1:8000/v1"
         assert data["runs"][-1]["endpoints"] == data["endpoints"]
+
+
+def test_fresh_resamples_every_call_and_a_cache_only_run_says_so(tmp_path):
+    """runner.fresh=true: cache reads off, writes on; a run served entirely from the cache says so."""
+    with FakeOpenAI(responder=react_responder) as srv:
+        p1 = run_sweep(tmp_path, *ARGS, "runner.limit=1", env=env(srv))
+        first = srv.requests
+        assert p1.returncode == 0 and first > 0, p1.stderr
+        assert "served from the response cache: no endpoint" not in p1.stdout
+        p2 = run_sweep(tmp_path, *ARGS, "runner.limit=1", "runner.fresh=true", env=env(srv))
+        assert p2.returncode == 0, p2.stderr
+        assert srv.requests == 2 * first  # every call went to the endpoint again
+        assert f"Model calls: {first} made, 0 served" in p2.stdout
+        for f in record_files(tmp_path / "endpoint"):
+            f.unlink()  # forget finished episodes; the fresh run's answers are in the cache
+        p3 = run_sweep(tmp_path, *ARGS, "runner.limit=1", env=env(srv))
+        assert p3.returncode == 0, p3.stderr
+        assert srv.requests == 2 * first  # served from the cache the fresh run wrote
+    last = "\n".join(p3.stdout.strip().splitlines()[-3:])  # after the tables, where a reader looks last
+    assert "was served from the response cache: no endpoint was called" in last and "runner.fresh=true" in last

@@ -107,6 +107,34 @@ def test_serve_is_loopback_only(demo, tmp_path):
         assert host == "127.0.0.1"
         body = urllib.request.urlopen(f"http://127.0.0.1:{port}/report.html", timeout=5).read()
         assert body == out.read_bytes()
+        assert urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read() == body
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def test_serve_answers_the_report_alone(demo, tmp_path):
+    """Nothing else in the report's folder is served or listed (`--out /tmp/r.html` would expose all of /tmp)."""
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from runners.analysis.report import make_server
+
+    out = build_report(demo, tmp_path / "r.html")
+    (tmp_path / "secret.txt").write_text("not for the browser")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "x.html").write_text("x")
+    srv = make_server(out)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        port = srv.server_address[1]
+        for path in ("/secret.txt", "/sub/", "/sub/x.html", "/../secret.txt", "/%2e%2e/secret.txt", "/r.html/..", "/favicon.ico"):
+            with pytest.raises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5)
+            assert e.value.code == 404, path
+            assert b"secret.txt" not in e.value.read()
+        assert urllib.request.urlopen(f"http://127.0.0.1:{port}/r.html?x=1", timeout=5).read() == out.read_bytes()
     finally:
         srv.shutdown()
         srv.server_close()

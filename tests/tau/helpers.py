@@ -41,3 +41,31 @@ def run(tools, name: str, **args: Any) -> str:
 def empty_trajectory() -> list[dict[str, Any]]:
     return [{"role": "assistant", "content": GREETING, "tool_calls": None},
             {"role": "user", "content": f"Never mind. {STOP}"}]
+
+
+TAU2 = "tau2-bench@fc0055dc4e0a316c3f83133267fbd6faaa770992"
+
+
+def upstream_error(domain_name: str, method: str, n: int = 0, **fields: Any) -> str:
+    """`"Error: " + the n-th ValueError message of upstream's toolkit `method``, its f-string fields
+    filled from `fields` (keyed by upstream's expression), read straight from the pinned tau2-bench
+    file (independently of benchmarks/tau/errors.py); skips when ../shared/data/upstream-src is absent."""
+    import ast
+
+    from tests.conftest import upstream_src
+
+    path = upstream_src() / TAU2 / "src/tau2/domains" / domain_name / "tools.py"
+    if not path.is_file():
+        import pytest
+
+        pytest.skip(f"pinned tau2-bench toolkit not found at {path}")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    fn = next(f for c in tree.body if isinstance(c, ast.ClassDef) for f in c.body
+              if isinstance(f, ast.FunctionDef) and f.name == method)
+    raises = sorted((r for r in ast.walk(fn) if isinstance(r, ast.Raise) and isinstance(r.exc, ast.Call)
+                     and getattr(r.exc.func, "id", None) == "ValueError"), key=lambda r: (r.lineno, r.col_offset))
+    arg = raises[n].exc.args[0]
+    if isinstance(arg, ast.Constant):
+        return f"Error: {arg.value}"
+    parts = [str(v.value) if isinstance(v, ast.Constant) else str(fields[ast.unparse(v.value)]) for v in arg.values]
+    return "Error: " + "".join(parts)

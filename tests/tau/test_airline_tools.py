@@ -8,8 +8,8 @@ import json
 import pytest
 
 from benchmarks.tau.airline import AirlineTools
-from benchmarks.tau.toolkit import db_hash
-from tests.tau.helpers import domain, run
+from benchmarks.tau.toolkit import GUARD_TEXT, db_hash
+from tests.tau.helpers import domain, run, upstream_error
 
 USER = "mei_hernandez_8984"  # gold member with a gift card (98.0) and two certificates (250.0)
 
@@ -40,7 +40,7 @@ def test_dispatch_errors_are_observations(tools):
     content, error = tools.execute("get_user_details", {"user_id": USER, "extra": 1})
     assert error and "unexpected keyword argument 'extra'" in content
     content, error = tools.execute("get_user_details", {"user_id": 42})
-    assert (content, error) == ("Error: User 42 not found", True)
+    assert (content, error) == (upstream_error("airline", "_get_user", user_id=42), True)
     content, error = tools.execute("update_reservation_passengers", {
         "reservation_id": "R9QDGB", "passengers": [{"first_name": "A", "last_name": "B", "dob": 1999}] * 3})
     assert error and content.startswith("Error: 1 validation error for Passenger")
@@ -51,9 +51,9 @@ def test_calculate_and_transfer(tools):
     assert run(tools, "calculate", expression="2**3") == "8.0"
     assert run(tools, "calculate", expression="(1200 + 0.004) * 1") == "1200.0"
     assert tools.execute("calculate", {"expression": "1/0"}) == ("Error: division by zero", True)
-    assert tools.execute("calculate", {"expression": "__import__('os')"}) == ("Error: Invalid characters in expression", True)
+    assert tools.execute("calculate", {"expression": "__import__('os')"}) == (upstream_error("airline", "calculate"), True)
     assert run(tools, "calculate", expression="2 ** -1 + 7 // 2") == "3.5"
-    assert tools.execute("calculate", {"expression": "9**9**9"}) == ("Error: Exponent too large to evaluate", True)
+    assert tools.execute("calculate", {"expression": "9**9**9"}) == ("Error: " + GUARD_TEXT, True)
     assert tools.execute("calculate", {"expression": "2 +"})[0].startswith("Error: invalid syntax")
     assert run(tools, "transfer_to_human_agents", summary="x") == "Transfer successful"
 
@@ -62,9 +62,9 @@ def test_reads(tools):
     airports = json.loads(run(tools, "list_all_airports"))
     assert len(airports) == 20 and airports[0] == {"iata": "SFO", "city": "San Francisco"} and airports[-1]["iata"] == "LGA"
     assert run(tools, "get_flight_status", flight_number="HAT002", date="2024-05-20") == "available"
-    assert tools.execute("get_flight_status", {"flight_number": "HAT999", "date": "2024-05-20"}) == ("Error: Flight HAT999 not found", True)
+    assert tools.execute("get_flight_status", {"flight_number": "HAT999", "date": "2024-05-20"}) == (upstream_error("airline", "_get_flight", flight_number="HAT999"), True)
     assert tools.execute("get_flight_status", {"flight_number": "HAT002", "date": "2024-06-01"})[0] == \
-        "Error: Flight HAT002 not found on date 2024-06-01"
+        upstream_error("airline", "_get_flight_instance", flight_number="HAT002", date="2024-06-01")
     res = run(tools, "get_reservation_details", reservation_id="R9QDGB")
     assert res.endswith('"insurance": "yes", "status": null}')  # model order, status materialised
     assert res.index('"flight_number"') < res.index('"origin": "LAX", "destination": "SFO"')
@@ -92,7 +92,7 @@ def test_book_with_certificate_and_gift_card(tools):
                                  {"payment_id": "gift_card_5309492", "amount": 70}],
                 total_baggages=1, nonfree_baggages=0, insurance="no")
     assert tools.execute("book_reservation", args) == (
-        "Error: Payment amount does not add up, total price is 175, but paid 170", True)
+        upstream_error("airline", "book_reservation", 4, total_price=175, total_payment=170), True)
     assert db_hash(db) == before  # first failure aborts with the DB untouched
     args["payment_methods"][1]["amount"] = 75
     res = json.loads(run(tools, "book_reservation", **args))
@@ -106,7 +106,7 @@ def test_book_with_certificate_and_gift_card(tools):
     assert db["flights"]["HAT002"]["dates"]["2024-05-20"]["available_seats"]["economy"] == 11
     assert user["reservations"][-1] == "HATHAT"
     args["payment_methods"] = [{"payment_id": "gift_card_5309492", "amount": 175}]
-    assert tools.execute("book_reservation", args) == ("Error: Not enough balance in payment method gift_card_5309492", True)
+    assert tools.execute("book_reservation", args) == (upstream_error("airline", "book_reservation", 3, payment_id="gift_card_5309492"), True)
 
 
 def test_cancel_reservation_records_refunds_only(tools):
@@ -133,7 +133,7 @@ def test_update_flights_cabin_change_reprices_every_segment(tools):
     assert res["payment_history"][-1] == {"payment_id": "credit_card_6082923", "amount": diff}
     assert tools.execute("update_reservation_flights", {"reservation_id": "R9QDGB", "cabin": "economy", "flights": segs,
                                                         "payment_id": "certificate_7502997"}) == \
-        ("Error: Certificate cannot be used to update reservation", True)
+        (upstream_error("airline", "_payment_for_update", 1), True)
 
 
 def test_update_baggages_assigns_as_passed_and_charges_gift_card(tools):
@@ -155,4 +155,4 @@ def test_send_certificate(tools):
     assert isinstance(methods["certificate_3221322"]["amount"], float)
     assert run(tools, "send_certificate", user_id=USER, amount=50.0).endswith("with amount 50.0.")
     run(tools, "send_certificate", user_id=USER, amount=1)
-    assert tools.execute("send_certificate", {"user_id": USER, "amount": 1}) == ("Error: Too many certificates", True)
+    assert tools.execute("send_certificate", {"user_id": USER, "amount": 1}) == (upstream_error("airline", "send_certificate"), True)

@@ -17,6 +17,7 @@ from runners.api import Backbone, Completion, Decision, EpisodeContext, ToolCall
 from runners.backbones.scripted import ScriptedBackbone
 from runners.episode import Episode
 from tests.conftest import shared_path
+from tests.tau.helpers import upstream_error
 
 
 class Override(ScriptedBackbone):
@@ -86,7 +87,7 @@ def test_malformed_tool_calls_count_toward_max_errors():
     results = rec.requests[0].steps[1].observation.tool_results
     assert results[0].content == "Error: Tool 'no_such_tool' not found." and all(r.error for r in results)
     assert "missing 1 required positional argument" in results[1].content
-    assert results[2].content == "Error: Reservation 7 not found"
+    assert results[2].content == upstream_error("airline", "_get_reservation", reservation_id=7)
 
 
 def test_max_steps_and_stop_on_the_last_step():

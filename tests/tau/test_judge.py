@@ -12,7 +12,7 @@ from runners.api import Backbone, BackboneError, Completion
 TRAJ = [{"role": "assistant", "content": "Hi! How can I help you today?", "tool_calls": None},
         {"role": "user", "content": "Cancel #W1."},
         {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "name": "get_order_details", "arguments": {}}]},
-        {"role": "tool", "id": "c1", "name": "get_order_details", "content": "Error: Order not found", "error": True}]
+        {"role": "tool", "id": "c1", "name": "get_order_details", "content": "Error: no order with that id", "error": True}]
 
 
 class Replies(Backbone):
@@ -29,7 +29,7 @@ def verdict(*met: bool) -> str:
 
 
 def test_prompt_layout():
-    assert transcript(TRAJ).splitlines()[2:] == ["assistant: None", "tool: Error: Order not found"]
+    assert transcript(TRAJ).splitlines()[2:] == ["assistant: None", "tool: Error: no order with that id"]
     msgs = judge_messages(TRAJ, ["Agent cancels order #W1.", "Agent is polite."])
     assert msgs[0]["role"] == "system" and "metExpectation" in msgs[0]["content"]
     lines = [line.strip() for line in msgs[1]["content"].splitlines() if line.strip()]  # upstream's text is indented

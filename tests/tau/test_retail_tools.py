@@ -9,7 +9,7 @@ import pytest
 
 from benchmarks.tau.retail import RetailTools
 from benchmarks.tau.toolkit import db_hash
-from tests.tau.helpers import domain, run
+from tests.tau.helpers import domain, run, upstream_error
 
 PENDING = "#W6779827"  # ethan_lopez_6291, paid 4079.45 by gift_card_7219486 (balance 49.0)
 GIFT, CARD = "gift_card_7219486", "credit_card_9789590"
@@ -33,14 +33,14 @@ def test_schemas():
 
 def test_reads(tools):
     assert run(tools, "find_user_id_by_email", email="NOAH.BROWN7922@example.com") == "noah_brown_6181"
-    assert tools.execute("find_user_id_by_email", {"email": "nobody@example.com"}) == ("Error: User not found", True)
+    assert tools.execute("find_user_id_by_email", {"email": "nobody@example.com"}) == (upstream_error("retail", "find_user_id_by_email"), True)
     assert run(tools, "find_user_id_by_name_zip", first_name="noah", last_name="BROWN", zip="80279") == "noah_brown_6181"
     types = run(tools, "list_all_product_types")
     parsed = json.loads(types)
     assert len(parsed) == 50 and list(parsed) == sorted(parsed) and types == json.dumps(parsed, sort_keys=True)
     item = json.loads(run(tools, "get_item_details", item_id="4422467033"))
     assert list(item) == ["item_id", "options", "available", "price"] and item["price"] == 483.47
-    assert tools.execute("get_item_details", {"item_id": "7233192239"}) == ("Error: Item not found", True)
+    assert tools.execute("get_item_details", {"item_id": "7233192239"}) == (upstream_error("retail", "_get_item"), True)
     order = json.loads(run(tools, "get_order_details", order_id=PENDING))
     assert list(order)[-7:] == ["cancel_reason", "exchange_items", "exchange_new_items", "exchange_payment_method_id",
                                 "exchange_price_difference", "return_items", "return_payment_method_id"]
@@ -60,46 +60,46 @@ def test_modify_items_unrounded_amount_and_last_variant_bug(tools):
     assert dumbbell["name"] == "Dumbbell Set" and dumbbell["product_id"] == "7233192239"
     assert dumbbell["price"] == espresso["price"] and dumbbell["options"] == espresso["options"]  # upstream bug
     assert order["status"] == "pending (item modified)"
-    assert tools.execute("modify_pending_order_items", args) == ("Error: Non-pending order cannot be modified", True)
+    assert tools.execute("modify_pending_order_items", args) == (upstream_error("retail", "modify_pending_order_items"), True)
 
 
 def test_modify_items_checks(tools):
     before = db_hash(tools.db)
     base = dict(order_id=PENDING, payment_method_id=CARD)
     cases = [
-        (dict(item_ids=["7896397433", "7896397433"], new_item_ids=["4422467033", "2444431651"]), "7896397433 not found"),
-        (dict(item_ids=["7896397433"], new_item_ids=[]), "The number of items to be exchanged should match"),
-        (dict(item_ids=["7896397433"], new_item_ids=["7896397433"]), "The new item id should be different from the old item id"),
-        (dict(item_ids=["7896397433"], new_item_ids=["3709608322"]), "Variant not found"),
-        (dict(item_ids=["7896397433"], new_item_ids=["8140269513"]), "New item 8140269513 not found or available"),
+        (dict(item_ids=["7896397433", "7896397433"], new_item_ids=["4422467033", "2444431651"]), upstream_error("retail", "modify_pending_order_items", 1, item_id="7896397433")),
+        (dict(item_ids=["7896397433"], new_item_ids=[]), upstream_error("retail", "modify_pending_order_items", 2)),
+        (dict(item_ids=["7896397433"], new_item_ids=["7896397433"]), upstream_error("retail", "modify_pending_order_items", 3)),
+        (dict(item_ids=["7896397433"], new_item_ids=["3709608322"]), upstream_error("retail", "_get_variant")),
+        (dict(item_ids=["7896397433"], new_item_ids=["8140269513"]), upstream_error("retail", "modify_pending_order_items", 5, new_item_id="8140269513")),
         (dict(item_ids=["7896397433"], new_item_ids=["2444431651"], payment_method_id=GIFT),
-         "Insufficient gift card balance to pay for the new item"),
+         upstream_error("retail", "modify_pending_order_items", 6)),
     ]
     for extra, msg in cases:
-        assert tools.execute("modify_pending_order_items", {**base, **extra}) == (f"Error: {msg}", True)
+        assert tools.execute("modify_pending_order_items", {**base, **extra}) == (msg, True)
     assert db_hash(tools.db) == before
 
 
 def test_cancel_pending_order_refunds_gift_card(tools):
-    assert tools.execute("cancel_pending_order", {"order_id": PENDING, "reason": "too expensive"}) == ("Error: Invalid reason", True)
+    assert tools.execute("cancel_pending_order", {"order_id": PENDING, "reason": "too expensive"}) == (upstream_error("retail", "cancel_pending_order", 1), True)
     order = json.loads(run(tools, "cancel_pending_order", order_id=PENDING, reason="no longer needed"))
     assert order["status"] == "cancelled" and order["cancel_reason"] == "no longer needed"
     assert order["payment_history"][-1] == {"transaction_type": "refund", "amount": 4079.45, "payment_method_id": GIFT}
     assert tools.db["users"]["ethan_lopez_6291"]["payment_methods"][GIFT]["balance"] == round(49.0 + 4079.45, 2)
     assert tools.execute("cancel_pending_order", {"order_id": PENDING, "reason": "no longer needed"}) == \
-        ("Error: Non-pending order cannot be cancelled", True)
+        (upstream_error("retail", "cancel_pending_order", 0), True)
 
 
 def test_modify_payment(tools):
     assert tools.execute("modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": GIFT}) == \
-        ("Error: The new payment method should be different from the current one", True)
+        (upstream_error("retail", "modify_pending_order_payment", 2), True)
     order = json.loads(run(tools, "modify_pending_order_payment", order_id=PENDING, payment_method_id=CARD))
     assert order["payment_history"][1:] == [
         {"transaction_type": "payment", "amount": 4079.45, "payment_method_id": CARD},
         {"transaction_type": "refund", "amount": 4079.45, "payment_method_id": GIFT}]
     assert tools.db["users"]["ethan_lopez_6291"]["payment_methods"][GIFT]["balance"] == 4128.45
     assert tools.execute("modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": GIFT}) == \
-        ("Error: There should be exactly one payment for a pending order", True)
+        (upstream_error("retail", "modify_pending_order_payment", 1), True)
 
 
 def test_addresses(tools):
@@ -112,7 +112,7 @@ def test_addresses(tools):
     user = json.loads(run(tools, "modify_user_address", user_id="ethan_lopez_6291", **addr))
     assert user["address"]["city"] == "Austin" and tools.db["orders"]["#W6779827"]["address"]["city"] == "Austin"
     assert tools.execute("modify_pending_order_address", {"order_id": DELIVERED, **addr}) == \
-        ("Error: Non-pending order cannot be modified", True)
+        (upstream_error("retail", "modify_pending_order_items"), True)
 
 
 def test_exchange_and_return_delivered(tools):
@@ -122,15 +122,15 @@ def test_exchange_and_return_delivered(tools):
     history = json.dumps(order["payment_history"])
     assert tools.execute("exchange_delivered_order_items", {"order_id": DELIVERED, "item_ids": [ids[0], ids[0]],
                          "new_item_ids": [ids[0], ids[0]], "payment_method_id": "credit_card_4420174"}) == \
-        (f"Error: Number of {ids[0]} not found.", True)
+        (upstream_error("retail", "exchange_delivered_order_items", 1, item_id=ids[0]), True)
     assert tools.execute("return_delivered_order_items", {"order_id": DELIVERED, "item_ids": ids[:1],
-                         "payment_method_id": GIFT}) == ("Error: Payment method not found", True)
+                         "payment_method_id": GIFT}) == (upstream_error("retail", "_get_payment_method"), True)
     out = json.loads(run(tools, "exchange_delivered_order_items", order_id=DELIVERED, item_ids=[ids[1], ids[0]],
                          new_item_ids=[ids[1], ids[0]], payment_method_id="credit_card_4420174"))
     assert out["status"] == "exchange requested" and out["exchange_items"] == sorted([ids[1], ids[0]])
     assert out["exchange_price_difference"] == 0.0 and json.dumps(out["payment_history"]) == history
     assert tools.execute("return_delivered_order_items", {"order_id": DELIVERED, "item_ids": ids[:1],
-                         "payment_method_id": "credit_card_4420174"}) == ("Error: Non-delivered order cannot be returned", True)
+                         "payment_method_id": "credit_card_4420174"}) == (upstream_error("retail", "return_delivered_order_items", 0), True)
 
 
 def test_return_delivered():
@@ -151,7 +151,7 @@ def test_cancel_reason_is_a_plain_string_in_the_schema():
 def test_pending_like_versus_exactly_pending(tools):
     # §6: items/cancel need status == "pending"; address/payment accept any status containing "pending".
     assert tools.execute("cancel_pending_order", {"order_id": "#W8935389", "reason": "no longer needed"}) == \
-        ("Error: Non-pending order cannot be cancelled", True)  # processed
+        (upstream_error("retail", "cancel_pending_order", 0), True)  # processed
     run(tools, "modify_pending_order_items", order_id=PENDING, item_ids=["7896397433"], new_item_ids=["4422467033"],
         payment_method_id=CARD)
     assert tools.db["orders"][PENDING]["status"] == "pending (item modified)"
@@ -159,13 +159,13 @@ def test_pending_like_versus_exactly_pending(tools):
                        ("modify_pending_order_items", {"item_ids": ["4422467033"], "new_item_ids": ["7896397433"],
                                                        "payment_method_id": CARD})):
         verb = "cancelled" if name.startswith("cancel") else "modified"
-        assert tools.execute(name, {"order_id": PENDING, **args}) == (f"Error: Non-pending order cannot be {verb}", True)
+        assert tools.execute(name, {"order_id": PENDING, **args}) == (upstream_error("retail", name, 0), True)
     addr = dict(address1="1 Main St", address2="", city="Austin", state="TX", country="USA", zip="78701")
     assert json.loads(run(tools, "modify_pending_order_address", order_id=PENDING, **addr))["status"] == \
         "pending (item modified)"
     # Two payment_history entries now: the payment change is refused by the one-payment rule, not the status.
     assert tools.execute("modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": CARD}) == \
-        ("Error: There should be exactly one payment for a pending order", True)
+        (upstream_error("retail", "modify_pending_order_payment", 1), True)
 
 
 def test_cancel_by_card_and_payment_change_checks(tools):
@@ -177,19 +177,19 @@ def test_cancel_by_card_and_payment_change_checks(tools):
         {"transaction_type": "refund", "amount": 1463.7, "payment_method_id": "credit_card_5051208"}]
     assert json.dumps(tools.db["users"]["sofia_rossi_8776"]["payment_methods"]) == methods  # refunded outside the DB
     assert tools.execute("modify_pending_order_payment", {"order_id": PENDING, "payment_method_id": "paypal_1"}) == \
-        ("Error: Payment method not found", True)
+        (upstream_error("retail", "_get_payment_method"), True)
 
 
 def test_exchange_checks_and_rounding(tools):
     order_id, card, gift = "#W4250821", "credit_card_8041020", "gift_card_6052478"  # gift card balance 10.0
     base = {"order_id": order_id, "item_ids": ["5222576926"], "new_item_ids": ["7706410293"]}
     assert tools.execute("exchange_delivered_order_items", {**base, "payment_method_id": gift}) == \
-        ("Error: Insufficient gift card balance to pay for the price difference", True)
+        (upstream_error("retail", "exchange_delivered_order_items", 5), True)
     assert tools.execute("exchange_delivered_order_items", {**base, "new_item_ids": [], "payment_method_id": card}) == \
-        ("Error: The number of items to be exchanged should match.", True)
+        (upstream_error("retail", "exchange_delivered_order_items", 2), True)
     assert tools.execute("exchange_delivered_order_items", {**base, "new_item_ids": ["9690244451"],
                                                             "payment_method_id": card}) == \
-        ("Error: New item 9690244451 not found or available", True)
+        (upstream_error("retail", "exchange_delivered_order_items", 4, new_item_id="9690244451"), True)
     # Any method of the user may pay the difference (not only the original); diff rounded to cents.
     out = json.loads(run(tools, "exchange_delivered_order_items", order_id=order_id,
                          item_ids=["9970989750", "5222576926"], new_item_ids=["4602305039", "7706410293"],
@@ -203,9 +203,9 @@ def test_return_refund_method_rules():
     tools = RetailTools(domain("retail").fresh_db())
     assert tools.execute("return_delivered_order_items", {"order_id": order_id, "item_ids": ["5222576926"],
                          "payment_method_id": "credit_card_6547060"}) == \
-        ("Error: Payment method should be the original payment method", True)
+        (upstream_error("retail", "return_delivered_order_items", 1), True)
     assert tools.execute("return_delivered_order_items", {"order_id": order_id, "item_ids": ["5222576926", "5222576926"],
-                         "payment_method_id": "gift_card_6052478"}) == ("Error: Some item not found", True)
+                         "payment_method_id": "gift_card_6052478"}) == (upstream_error("retail", "return_delivered_order_items", 2), True)
     out = json.loads(run(tools, "return_delivered_order_items", order_id=order_id, item_ids=["5222576926"],
                          payment_method_id="gift_card_6052478"))  # any gift card of the user is accepted
     assert out["return_payment_method_id"] == "gift_card_6052478"

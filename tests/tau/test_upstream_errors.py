@@ -65,3 +65,22 @@ def test_a_failing_call_returns_upstreams_text_and_offline_ours(monkeypatch, tmp
 
     notes = TauBenchmark(name="tau_retail", domain="retail", data_dir="fixtures").sources.as_manifest()
     assert "tools.errors" in notes["paraphrased"]
+
+
+@pytest.mark.parametrize("name", ["retail", "airline"])
+def test_calculate_error_is_upstreams_and_offline_ours(monkeypatch, tmp_path, name):
+    """`calculate`'s invalid-characters error (benchmarks/tau/toolkit.py) is read from the pinned
+    toolkit; without it the project's own wording; the harness guard's text is the project's."""
+    from benchmarks.tau.airline import AirlineTools
+    from benchmarks.tau.toolkit import CALC_FALLBACK, GUARD_TEXT
+    from tests.tau.helpers import upstream_error
+
+    cls = RetailTools if name == "retail" else AirlineTools
+    expected = upstream_error(name, "calculate")
+    tools = cls({})
+    assert tools.execute("calculate", {"expression": "__import__('os')"}) == (expected, True)
+    assert tools.execute("calculate", {"expression": "9**9**9"}) == (f"Error: {GUARD_TEXT}", True)
+    monkeypatch.setenv("HARNESS_UPSTREAM_DIR", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert tools.execute("calculate", {"expression": "import os"}) == (f"Error: {CALC_FALLBACK}", True)
+    assert CALC_FALLBACK not in expected

@@ -7,7 +7,11 @@
   INDEX.episode_fields.forEach((f, i) => { F[f] = i; });
   const EPS = INDEX.episodes;
   const CELLS = INDEX.cells;
-  const PALETTE = ['#2f6fb3', '#d9534f', '#2e8b57', '#e69f00', '#8e44ad', '#16a2b8', '#7f7f7f', '#bcbd22', '#c2185b', '#5d4037'];
+  // Series are told apart by colour, marker and dash together: 12 colours × 4 markers × 3 dashes,
+  // so a 24-cell experiment's legend repeats no encoding.
+  const PALETTE = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#17becf', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#393b79', '#637939'];
+  const MARKERS = ['circle', 'square', 'triangle', 'diamond'];
+  const DASHES = [null, '6 3', '2 3'];
   const METHOD_ROLES = ['agent', 'tool', 'state', 'memory', 'sentinel'];
   const SVGNS = 'http://www.w3.org/2000/svg';
 
@@ -42,6 +46,17 @@
   function clear(e) { while (e.firstChild) e.removeChild(e.firstChild); return e; }
   function pre(text, cls) { return el('pre', { class: cls }, text === undefined || text === null ? '' : String(text)); }
   function json(v) { return JSON.stringify(v, null, 1); }
+  // a text that is a JSON object or array (e.g. PoS's role messages), indented; null otherwise
+  function prettyJson(text) {
+    if (typeof text !== 'string') return null;
+    const t = text.trim();
+    if (!(t.startsWith('{') && t.endsWith('}')) && !(t.startsWith('[') && t.endsWith(']'))) return null;
+    try { const v = JSON.parse(t); return v !== null && typeof v === 'object' ? JSON.stringify(v, null, 2) : null; } catch (err) { return null; }
+  }
+  function textBlock(text, cls) {
+    const pj = prettyJson(text);
+    return pj === null ? pre(text, cls) : [pre(pj, 'json' + (cls ? ' ' + cls : '')), el('div', { class: 'muted small' }, 'JSON, shown indented')];
+  }
   function jsonBlock(label, v, open) {
     const d = el('details', { open: open ? 'open' : null }, el('summary', null, label));
     let filled = false;
@@ -66,19 +81,31 @@
   }
   function cellLabel(ci) { const c = CELLS[ci]; return c.method + ' · ' + c.benchmark + ' · ' + c.backbone; }
   function color(i) { return PALETTE[i % PALETTE.length]; }
+  function encoding(i) {
+    const round = Math.floor(i / PALETTE.length);
+    return { color: color(i), marker: MARKERS[round % MARKERS.length], dash: DASHES[round % DASHES.length] };
+  }
+  function marker(kind, x, y, r, attrs, ...kids) {
+    if (kind === 'square') return sv('rect', Object.assign({ x: x - r, y: y - r, width: 2 * r, height: 2 * r }, attrs), ...kids);
+    if (kind === 'triangle') return sv('path', Object.assign({ d: 'M' + x + ' ' + (y - r * 1.2) + 'L' + (x + r * 1.1) + ' ' + (y + r * 0.8) + 'L' + (x - r * 1.1) + ' ' + (y + r * 0.8) + 'Z' }, attrs), ...kids);
+    if (kind === 'diamond') return sv('path', Object.assign({ d: 'M' + x + ' ' + (y - r * 1.3) + 'L' + (x + r * 1.3) + ' ' + y + 'L' + x + ' ' + (y + r * 1.3) + 'L' + (x - r * 1.3) + ' ' + y + 'Z' }, attrs), ...kids);
+    return sv('circle', Object.assign({ cx: x, cy: y, r }, attrs), ...kids);
+  }
 
   // ------------------------------------------------------------------ episode payloads (lazy)
   const cache = new Map();
-  async function loadEpisode(i) {
-    if (cache.has(i)) return cache.get(i);
+  async function episodeText(i) {
     const node = document.getElementById('ep-' + i);
     if (!node) throw new Error('episode ' + i + ' is not in this report');
     const bin = atob(node.textContent.trim());
     const bytes = new Uint8Array(bin.length);
     for (let k = 0; k < bin.length; k++) bytes[k] = bin.charCodeAt(k);
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'));
-    const data = JSON.parse(await new Response(stream).text());
-    const ep = new Episode(data);
+    return new Response(stream).text();
+  }
+  async function loadEpisode(i) {
+    if (cache.has(i)) return cache.get(i);
+    const ep = new Episode(JSON.parse(await episodeText(i)));
     if (cache.size > 50) cache.delete(cache.keys().next().value);
     cache.set(i, ep);
     return ep;
@@ -147,7 +174,7 @@
   function tab(name, label) {
     const s = el('section', { class: 'tab', id: 'tab-' + name });
     tabs[name] = s;
-    nav.appendChild(el('button', { 'data-tab': name, onclick: () => show(name) }, label));
+    nav.appendChild(el('button', { 'data-tab': name, onclick: () => navigate(name === 'episodes' && selected >= 0 ? epHash(selected) : '#' + name) }, label));
     main.appendChild(s);
     return s;
   }
@@ -164,16 +191,37 @@
   const tTables = tab('tables', 'Tables');
   tTables.appendChild(el('h2', null, 'Results (rates in %, Tok = method-side tokens in ' + (INDEX.tok_unit === 'k' ? 'thousands' : 'millions') +
     '; Δ vs ' + INDEX.reference + ')'));
+  // the marks the tables use, each explained in a legend and as a tooltip on the rows that carry it
+  const MARK_TESTS = {
+    '[lo, hi]': txt => /\[[-+]?[\d.]+, [-+]?[\d.]+\]/.test(txt),
+    'method[key=value]': (txt, first) => /^\s*[\w.-]+\[[^\]]*=/.test(first),
+    '*': txt => /p=[\d.e+-]+\*/.test(txt),
+  };
+  function marksIn(first, txt) { return INDEX.marks.filter(([m]) => MARK_TESTS[m] ? MARK_TESTS[m](txt, first) : first.includes(m)); }
   if (INDEX.table.header.length) {
-    tTables.appendChild(table(INDEX.table.header, INDEX.table.rows, r => ({ class: String(r[0]).startsWith('  ') ? 'sub' : null })));
+    const t = table(INDEX.table.header, INDEX.table.rows, r => ({ class: String(r[0]).startsWith('  ') ? 'sub' : null }));
+    const seen = new Set();
+    t.querySelectorAll('tbody tr').forEach((tr, k) => {
+      const row = INDEX.table.rows[k].map(String);
+      const ms = marksIn(row[0], row.join(' '));
+      ms.forEach(([m]) => seen.add(m));
+      const own = ms.filter(([m]) => !MARK_TESTS[m]);
+      if (own.length) { tr.cells[0].setAttribute('title', own.map(([m, d]) => m + ': ' + d).join('\n')); tr.cells[0].classList.add('marked'); }
+    });
+    tTables.appendChild(t);
+    const shown = INDEX.marks.filter(([m]) => seen.has(m));
+    if (shown.length) tTables.appendChild(el('div', { id: 'marks', class: 'marks' }, el('div', { class: 'label' }, 'Marks in this table'),
+      el('dl', null, shown.map(([m, d]) => [el('dt', null, m), el('dd', null, d)]))));
   } else tTables.appendChild(el('p', { class: 'muted' }, 'No finished cells.'));
   if (INDEX.depth) {
     tTables.appendChild(el('h2', null, 'Depth retention (Acc_k, nAUC, DR)'));
     tTables.appendChild(table(INDEX.depth.header, INDEX.depth.rows));
   }
   tTables.appendChild(el('h2', null, 'Cells'));
-  tTables.appendChild(table(['cell', 'method', 'benchmark', 'backbone', 'episodes', 'tokens by role', 'transcripts'],
-    CELLS.map(c => [c.cell, c.method, c.benchmark, c.backbone, c.n_episodes, Object.entries(c.tokens_by_role).map(([r, n]) => r + ' ' + fmtNum(n)).join(', '), c.transcripts ? 'yes' : 'no transcript recorded'])));
+  const cellMarks = c => [c.scripted ? '[scripted]' : null, c.partial ? '[partial]' : null, c.mixed_code ? '[mixed code]' : null,
+    c.paraphrased && c.paraphrased.length ? '[paraphrased] ' + c.paraphrased.join(', ') : null].filter(Boolean).join(' ');
+  tTables.appendChild(table(['cell', 'method', 'benchmark', 'backbone', 'episodes', 'tokens by role', 'transcripts', 'marks'],
+    CELLS.map(c => [c.cell, c.method, c.benchmark, c.backbone, c.n_episodes, Object.entries(c.tokens_by_role).map(([r, n]) => r + ' ' + fmtNum(n)).join(', '), c.transcripts ? 'yes' : 'no transcript recorded', cellMarks(c)])));
 
   // ------------------------------------------------------------------ paper (python -m runners.paper, the same artefacts)
   const tPaper = tab('paper', 'Paper');
@@ -210,14 +258,21 @@
   }
 
   // ------------------------------------------------------------------ plots
-  function frame(w, h, m, xr, yr, xlabel, ylabel) {
-    const g = sv('svg', { width: w, height: h, viewBox: '0 0 ' + w + ' ' + h, role: 'img' });
+  function frame(w, h, m, xr, yr, xlabel, ylabel, xticks) {
+    const g = sv('svg', { width: w, height: h, viewBox: '0 0 ' + w + ' ' + h, role: 'img', class: 'chart' });
     const X = x => m.l + (xr[1] === xr[0] ? 0.5 : (x - xr[0]) / (xr[1] - xr[0])) * (w - m.l - m.r);
     const Y = y => h - m.b - (yr[1] === yr[0] ? 0.5 : (y - yr[0]) / (yr[1] - yr[0])) * (h - m.t - m.b);
     for (let k = 0; k <= 4; k++) {
       const yv = yr[0] + (yr[1] - yr[0]) * k / 4;
       g.appendChild(sv('line', { class: 'grid', x1: m.l, x2: w - m.r, y1: Y(yv), y2: Y(yv) }));
       g.appendChild(sv('text', { x: m.l - 4, y: Y(yv) + 3, 'text-anchor': 'end' }, shortNum(yv)));
+    }
+    if (xticks) {
+      for (let k = 0; k <= 4; k++) {
+        const xv = xr[0] + (xr[1] - xr[0]) * k / 4;
+        g.appendChild(sv('line', { class: 'axis', x1: X(xv), x2: X(xv), y1: h - m.b, y2: h - m.b + 4 }));
+        g.appendChild(sv('text', { x: X(xv), y: h - m.b + 15, 'text-anchor': k === 0 ? 'start' : k === 4 ? 'end' : 'middle', class: 'xtick' }, shortNum(xv)));
+      }
     }
     g.appendChild(sv('line', { class: 'axis', x1: m.l, x2: w - m.r, y1: h - m.b, y2: h - m.b }));
     g.appendChild(sv('line', { class: 'axis', x1: m.l, x2: m.l, y1: m.t, y2: h - m.b }));
@@ -231,20 +286,32 @@
     if (a >= 1e3) return (v / 1e3).toFixed(1) + 'k';
     return (Math.round(v * 100) / 100).toString();
   }
-  function legend(names) { return el('div', { class: 'legend' }, names.map((n, i) => [el('span', { class: 'sw', style: 'background:' + color(i) }), n])); }
-  function plotBox(title, svgNode, names, id) { return el('div', { class: 'plot', id }, el('h3', null, title), svgNode, names ? legend(names) : null); }
+  function swatch(i, lines) {
+    const e = encoding(i);
+    return sv('svg', { width: 26, height: 12, class: 'sw', 'aria-hidden': 'true' },
+      lines ? sv('line', { x1: 1, x2: 25, y1: 6, y2: 6, stroke: e.color, 'stroke-width': 2, 'stroke-dasharray': e.dash }) : null,
+      marker(e.marker, 13, 6, 4, { fill: e.color }));
+  }
+  function legend(names, lines, more) {
+    return el('div', { class: 'legend' }, names.map((n, i) => el('span', { class: 'entry' }, swatch(i, lines), n)),
+      more ? el('span', { class: 'muted' }, ' … and ' + more + ' more (hover a point for its name)') : null);
+  }
+  function roleLegend(names) { return el('div', { class: 'legend' }, names.map((n, i) => el('span', { class: 'entry' }, el('span', { class: 'box', style: 'background:' + color(i) }), n))); }
+  function plotBox(title, svgNode, legendNode, id) { return el('div', { class: 'plot', id }, el('h3', null, title), svgNode, legendNode); }
 
   function lineChart(series, xlabel, ylabel, yMax, threshold) {
     const pts = series.flatMap(s => s.points);
     const xs = pts.map(p => p[0]), ys = pts.map(p => p[1]);
     const xr = [Math.min(...xs, 1), Math.max(...xs, 1)], yr = [0, yMax !== undefined ? yMax : Math.max(...ys, 1)];
     const { g, X, Y } = frame(460, 260, { l: 48, r: 12, t: 10, b: 34 }, xr, yr, xlabel, ylabel);
-    for (let k = Math.ceil(xr[0]); k <= xr[1]; k++) g.appendChild(sv('text', { x: X(k), y: 260 - 20, 'text-anchor': 'middle' }, k));
+    const stride = Math.max(1, Math.ceil((xr[1] - xr[0] + 1) / 12));
+    for (let k = Math.ceil(xr[0]); k <= xr[1]; k += stride) g.appendChild(sv('text', { x: X(k), y: 260 - 20, 'text-anchor': 'middle', class: 'xtick' }, k));
     if (threshold !== null && threshold !== undefined) g.appendChild(sv('line', { x1: X(xr[0]), x2: X(xr[1]), y1: Y(threshold), y2: Y(threshold), stroke: '#999', 'stroke-dasharray': '4 3' }));
     series.forEach((s, i) => {
       const ok = s.points.filter(p => p[1] !== null && p[1] !== undefined);
-      if (ok.length > 1) g.appendChild(sv('polyline', { fill: 'none', stroke: color(i), 'stroke-width': 2, points: ok.map(p => X(p[0]) + ',' + Y(p[1])).join(' ') }));
-      ok.forEach(p => g.appendChild(sv('circle', { cx: X(p[0]), cy: Y(p[1]), r: 3, fill: color(i) }, sv('title', null, s.name + ': ' + p[0] + ', ' + shortNum(p[1])))));
+      const e = encoding(i);
+      if (ok.length > 1) g.appendChild(sv('polyline', { fill: 'none', stroke: e.color, 'stroke-width': 2, 'stroke-dasharray': e.dash, points: ok.map(p => X(p[0]) + ',' + Y(p[1])).join(' ') }));
+      ok.forEach(p => g.appendChild(marker(e.marker, X(p[0]), Y(p[1]), 3, { fill: e.color }, sv('title', null, s.name + ': ' + p[0] + ', ' + shortNum(p[1])))));
     });
     return g;
   }
@@ -256,46 +323,56 @@
     // the curves benchmarks declare (MetricSpec.curve), one line per cell
     for (const cv of INDEX.curves) {
       const lines = CELLS.map((c, i) => ({ name: cellLabel(i), points: (c.curves[cv.name] || []).map((a, k) => [k + 1, a]) })).filter(s => s.points.length);
-      if (lines.length) plots.appendChild(plotBox(cv.name + ' by method (over ' + cv.axis + ')', lineChart(lines, cv.axis, cv.name + (cv.percent ? ' (%)' : ''), cv.percent ? 100 : undefined), lines.map(s => s.name), 'plot-' + cv.id));
+      if (lines.length) plots.appendChild(plotBox(cv.name + ' by method (over ' + cv.axis + ')', lineChart(lines, cv.axis, cv.name + (cv.percent ? ' (%)' : ''), cv.percent ? 100 : undefined), legend(lines.map(s => s.name), true), 'plot-' + cv.id));
     }
     // #Tok by method, stacked by role
     const roles = [...new Set(CELLS.flatMap(c => Object.keys(c.tokens_by_role)))].sort((a, b) => (METHOD_ROLES.indexOf(a) + 1 || 99) - (METHOD_ROLES.indexOf(b) + 1 || 99));
     if (roles.length) {
+      // one horizontal bar per cell, so that any number of cells fits the page's width
       const totals = CELLS.map(c => roles.reduce((s, r) => s + (c.tokens_by_role[r] || 0), 0));
-      const w = Math.max(360, 110 * CELLS.length + 80), h = 280;
-      const { g, Y } = frame(w, h, { l: 56, r: 12, t: 10, b: 60 }, [0, 1], [0, Math.max(...totals, 1)], '', 'tokens');
-      const bw = (w - 56 - 12) / CELLS.length;
+      const lab = 300, w = 760, rowH = 22, top = 8, h = top + rowH * CELLS.length + 40;
+      const g = sv('svg', { width: w, height: h, viewBox: '0 0 ' + w + ' ' + h, role: 'img', class: 'chart' });
+      const maxT = Math.max(...totals, 1), X = v => lab + v / maxT * (w - lab - 20);
+      for (let k = 0; k <= 4; k++) {
+        const v = maxT * k / 4;
+        g.appendChild(sv('line', { class: 'grid', x1: X(v), x2: X(v), y1: top, y2: h - 32 }));
+        g.appendChild(sv('text', { x: X(v), y: h - 18, 'text-anchor': k === 0 ? 'start' : k === 4 ? 'end' : 'middle', class: 'xtick' }, shortNum(v)));
+      }
+      g.appendChild(sv('text', { x: (lab + w - 20) / 2, y: h - 3, 'text-anchor': 'middle' }, 'method tokens'));
       CELLS.forEach((c, i) => {
+        const y = top + i * rowH;
+        const name = cellLabel(i);
+        g.appendChild(sv('text', { x: lab - 6, y: y + rowH / 2 + 4, 'text-anchor': 'end' }, name.length > 48 ? name.slice(0, 47) + '…' : name, sv('title', null, name + ' (' + c.cell + ')')));
         let acc0 = 0;
         roles.forEach((r, ri) => {
           const v = c.tokens_by_role[r] || 0;
           if (!v) return;
-          g.appendChild(sv('rect', { x: 56 + i * bw + bw * 0.15, width: bw * 0.7, y: Y(acc0 + v), height: Y(acc0) - Y(acc0 + v), fill: color(ri) }, sv('title', null, cellLabel(i) + ' · ' + r + ': ' + fmtNum(v))));
+          g.appendChild(sv('rect', { x: X(acc0), width: Math.max(0.5, X(acc0 + v) - X(acc0)), y: y + 3, height: rowH - 6, fill: color(ri) }, sv('title', null, name + ' · ' + r + ': ' + fmtNum(v))));
           acc0 += v;
         });
-        g.appendChild(sv('text', { x: 56 + (i + 0.5) * bw, y: h - 44, 'text-anchor': 'middle' }, String(c.method).slice(0, 18)));
-        g.appendChild(sv('text', { x: 56 + (i + 0.5) * bw, y: h - 32, 'text-anchor': 'middle' }, String(c.benchmark).slice(0, 18)));
       });
-      plots.appendChild(plotBox('#Tok by method, split by role (judge and user simulator are not method tokens)', g, roles, 'plot-tok'));
+      g.appendChild(sv('line', { class: 'axis', x1: lab, x2: lab, y1: top, y2: h - 32 }));
+      plots.appendChild(plotBox('#Tok by method, split by role (judge and user simulator are not method tokens)', g, roleLegend(roles), 'plot-tok'));
     }
     // success vs tokens
     const pts = EPS.slice(0, INDEX.max_scatter).map((e, i) => [i, e]).filter(([, e]) => e[F.success] !== null && e[F.success] !== undefined);
     if (pts.length) {
       const xs = pts.map(([, e]) => e[F.tokens]);
-      const { g, X, Y } = frame(460, 260, { l: 48, r: 12, t: 10, b: 34 }, [0, Math.max(...xs, 1)], [0, 1], 'method tokens per episode', 'success');
+      const { g, X, Y } = frame(520, 280, { l: 48, r: 16, t: 10, b: 40 }, [0, Math.max(...xs, 1)], [0, 1], 'method tokens per episode', 'success', true);
       pts.forEach(([i, e]) => {
         const jitter = ((i * 7919) % 13 - 6) / 300;
-        const c = sv('circle', { cx: X(e[F.tokens]), cy: Y(Math.min(1, Math.max(0, e[F.success] + jitter))), r: 3.5, fill: color(e[F.cell]), 'fill-opacity': 0.7, 'data-ep': i, onclick: () => { show('episodes'); openEpisode(i); } });
+        const enc = encoding(e[F.cell]);
+        const c = marker(enc.marker, X(e[F.tokens]), Y(Math.min(1, Math.max(0, e[F.success] + jitter))), 3.5, { fill: enc.color, 'fill-opacity': 0.7, 'data-ep': i, class: 'click', onclick: () => openEpisode(i) });
         c.appendChild(sv('title', null, cellLabel(e[F.cell]) + ' · ' + e[F.task_id] + ' #' + e[F.trial] + ': success ' + e[F.success] + ', ' + fmtNum(e[F.tokens]) + ' tokens'));
         g.appendChild(c);
       });
-      plots.appendChild(plotBox('Success vs tokens per episode (click a point to open it)', g, CELLS.map((c, i) => cellLabel(i)), 'plot-scatter'));
+      plots.appendChild(plotBox('Success vs tokens per episode (click a point to open it)', g, legend(CELLS.map((c, i) => cellLabel(i)), false), 'plot-scatter'));
     }
     // the per-step series methods declare (Method.step_series), one line per episode
     for (const decl of INDEX.series) {
       const series = decl.lines.map(([i, vs]) => ({ name: EPS[i][F.task_id] + ' #' + EPS[i][F.trial] + ' (' + CELLS[EPS[i][F.cell]].method + ')', points: vs.map((v, k) => [k + 1, v]) }));
       const g = lineChart(series, 'step', decl.axis, decl.high === null ? undefined : decl.high, decl.threshold);
-      plots.appendChild(plotBox(decl.title, g, series.slice(0, 10).map(s => s.name), 'plot-' + decl.name));
+      plots.appendChild(plotBox(decl.title, g, legend(series.slice(0, 12).map(s => s.name), true, Math.max(0, series.length - 12)), 'plot-' + decl.name));
     }
     if (!plots.firstChild) plots.appendChild(el('p', { class: 'muted' }, 'Nothing to plot yet.'));
   })();
@@ -308,13 +385,22 @@
     for (const [v, t] of options) s.appendChild(el('option', { value: v }, t));
     return el('label', null, label + ' ', s);
   }
-  const fCell = select('f-cell', 'cell', [['', 'all']].concat(CELLS.map((c, i) => [String(i), cellLabel(i)])), () => refresh(0));
+  const fCell = select('f-cell', 'cell', [['', 'all']].concat(CELLS.map((c, i) => [String(i), cellLabel(i)])), () => {  // a cell is a place too
+    const v = fCell.querySelector('select').value;
+    refresh(0);
+    navigate(v === '' ? '#episodes' : '#episodes/' + enc(CELLS[Number(v)].cell));
+  });
   const fMethod = select('f-method', 'method', [['', 'all']].concat(uniq(CELLS.map(c => c.method)).map(m => [m, m])), () => refresh(0));
   const fBench = select('f-bench', 'benchmark', [['', 'all']].concat(uniq(CELLS.map(c => c.benchmark)).map(m => [m, m])), () => refresh(0));
   const fOutcome = select('f-outcome', 'outcome', [['', 'all'], ['failed', 'failed only'], ['errors', 'errors only'], ['success', 'succeeded']], () => refresh(0));
+  const fStatus = select('f-status', 'status', [['', 'all']].concat(uniq(EPS.map(e => e[F.status])).map(x => [x, x])), () => refresh(0));
   const fTask = el('input', { id: 'f-task', placeholder: 'task id contains…', oninput: () => refresh(0) });
+  const fText = el('input', { id: 'f-text', type: 'search', placeholder: 'text in messages or replies…', onkeydown: ev => { if (ev.key === 'Enter') runTextSearch(); } });
+  const textProgress = el('span', { class: 'muted', id: 'text-progress' });
   const count = el('span', { class: 'muted', id: 'ep-count' });
-  tEps.appendChild(el('div', { class: 'filters' }, fCell, fMethod, fBench, fOutcome, fTask, count));
+  tEps.appendChild(el('div', { class: 'filters' }, fCell, fMethod, fBench, fOutcome, fStatus, fTask, count));
+  tEps.appendChild(el('div', { class: 'filters' }, fText, el('button', { id: 'f-text-go', onclick: () => runTextSearch() }, 'search text'),
+    el('button', { id: 'f-text-clear', onclick: () => { fText.value = ''; runTextSearch(); } }, 'clear'), textProgress));
   const listBox = el('div', { id: 'ep-list' });
   const pager = el('div', { class: 'pager' });
   const detail = el('div', { id: 'ep-detail' });
@@ -323,9 +409,9 @@
   tEps.appendChild(detail);
   const PAGE = 100;
   let page = 0, selected = -1;
-  function matches() {
+  function matches(withText = true) {
     const c = fCell.querySelector('select').value, m = fMethod.querySelector('select').value, b = fBench.querySelector('select').value;
-    const o = fOutcome.querySelector('select').value, q = fTask.value.trim().toLowerCase();
+    const o = fOutcome.querySelector('select').value, q = fTask.value.trim().toLowerCase(), st = fStatus.querySelector('select').value;
     const out = [];
     for (let i = 0; i < EPS.length; i++) {
       const e = EPS[i], cell = CELLS[e[F.cell]];
@@ -337,18 +423,22 @@
       if (o === 'failed' && ok) continue;
       if (o === 'success' && !ok) continue;
       if (q && !String(e[F.task_id]).toLowerCase().includes(q)) continue;
+      if (st && e[F.status] !== st) continue;
+      if (withText && text.query && !(text.hits.get(i) >= 0)) continue;
       out.push(i);
     }
     return out;
   }
-  function refresh(p) {
+  function refresh(p, fromSearch) {
     page = p;
+    if (!fromSearch && text.query) runTextSearch(true);  // the other filters changed: search the episodes they now select
     const m = matches();
     count.textContent = m.length + ' of ' + EPS.length + ' episodes';
     const rows = m.slice(page * PAGE, (page + 1) * PAGE);
-    clear(listBox).appendChild(table(['cell', 'task', 'trial', 'status', 'success', 'method tokens', 'steps', 'calls', 'transcript'],
-      rows.map(i => { const e = EPS[i]; return [cellLabel(e[F.cell]), e[F.task_id], e[F.trial], e[F.status], e[F.success] === null ? '–' : e[F.success], fmtNum(e[F.tokens]), e[F.steps], e[F.calls], e[F.transcript] ? 'yes' : 'none']; }),
-      (r, k) => ({ class: 'click' + (rows[k] === selected ? ' selected' : ''), 'data-ep': rows[k], onclick: () => openEpisode(rows[k]) })));
+    const hitAt = i => (text.query && text.hits.get(i) > 0 ? text.hits.get(i) : undefined);
+    clear(listBox).appendChild(table(['cell', 'task', 'trial', 'status', 'success', 'method tokens', 'steps', 'calls', 'transcript'].concat(text.query ? ['text found'] : []),
+      rows.map(i => { const e = EPS[i]; return [cellLabel(e[F.cell]), e[F.task_id], e[F.trial], e[F.status], e[F.success] === null ? '–' : e[F.success], fmtNum(e[F.tokens]), e[F.steps], e[F.calls], e[F.transcript] ? 'yes' : 'none'].concat(text.query ? [hitAt(i) ? 'step ' + hitAt(i) : 'outside the steps'] : []); }),
+      (r, k) => ({ class: 'click' + (rows[k] === selected ? ' selected' : ''), 'data-ep': rows[k], onclick: () => openEpisode(rows[k], hitAt(rows[k])) })));
     clear(pager);
     const pages = Math.ceil(m.length / PAGE);
     if (pages > 1) {
@@ -358,12 +448,140 @@
     }
   }
 
-  async function openEpisode(i) {
+  // ---------------------------------------------------------------- text search
+  // The texts live in the per-episode compressed payloads, so the search decodes them on demand,
+  // in the background: episodes are searched one after another, yielding to the page every ~30 ms
+  // (it stays responsive; progress is shown), a new query or filter cancels the run in flight, and
+  // results are kept per query so that changing a filter searches only the episodes not yet seen.
+  // A cheap test on the decoded payload's raw text skips episodes that cannot contain the words.
+  const text = { query: '', hits: new Map(), gen: 0 };
+  function textOf(v) { return v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v); }
+  function findText(ep, q) {
+    // the step (1-based, in episode order) where q first occurs; 0: only outside the steps; -1: nowhere
+    const has = t => t && String(t).toLowerCase().includes(q);
+    const seen = new Set();
+    const inCall = c => {
+      if (c.prompt !== null && c.prompt !== undefined) {
+        for (const m of ep.messages(c.prompt)) {
+          if (seen.has(m)) continue;
+          seen.add(m);
+          if (has(textOf(m.content)) || (m.tool_calls && has(JSON.stringify(m.tool_calls)))) return true;
+        }
+      }
+      return [c.reply, c.reasoning, c.reply_tool_calls].some(h => h && has(ep.text(h)));
+    };
+    const r = ep.rec;
+    let n = 0, outside = false;
+    if ((r.task_calls || []).some(c => { try { return inCall(c); } catch (err) { return false; } })) outside = true;
+    for (const q2 of r.requests || []) {
+      if (has(q2.request && q2.request.text)) outside = true;
+      try { if ((q2.begin_calls || []).some(inCall)) outside = true; } catch (err) { /* transcript missing */ }
+      for (const s of q2.steps || []) {
+        n++;
+        if (has(obsText(s.observation)) || has(textOf(s.decision && s.decision.message))) return n;
+        try { if ((s.calls || []).some(inCall)) return n; } catch (err) { /* transcript missing */ }
+      }
+      try { if ((q2.end_calls || []).some(inCall)) outside = true; } catch (err) { /* transcript missing */ }
+    }
+    return outside ? 0 : -1;
+  }
+  async function runTextSearch(keep) {
+    const q = fText.value.trim().toLowerCase();
+    const gen = ++text.gen;
+    if (!q) { text.query = ''; text.hits = new Map(); textProgress.textContent = ''; tEps.removeAttribute('data-search-done'); refresh(0, true); return; }
+    if (q !== text.query) { text.query = q; text.hits = new Map(); }
+    tEps.removeAttribute('data-search-done');
+    const todo = matches(false).filter(i => !text.hits.has(i));
+    const rawOk = /^[\x20-\x7e]*$/.test(q) && !/["\\]/.test(q);  // such a query appears verbatim in the payload's JSON
+    let t0 = performance.now(), done = 0;
+    refresh(keep ? page : 0, true);
+    for (const i of todo) {
+      if (gen !== text.gen) return;  // superseded
+      let hit = -1;
+      try {
+        const raw = cache.has(i) ? null : await episodeText(i);
+        if (raw === null || !rawOk || raw.toLowerCase().includes(q)) hit = findText(raw === null ? cache.get(i) : new Episode(JSON.parse(raw)), q);
+      } catch (err) { hit = -1; }
+      if (gen !== text.gen) return;
+      text.hits.set(i, hit);
+      done++;
+      if (performance.now() - t0 > 30) {
+        textProgress.textContent = 'searching… ' + done + ' / ' + todo.length + ' episodes';
+        refresh(page, true);
+        await new Promise(res => setTimeout(res, 0));
+        t0 = performance.now();
+      }
+    }
+    const found = matches().length;
+    textProgress.textContent = '"' + fText.value.trim() + '": found in ' + found + ' episode' + (found === 1 ? '' : 's');
+    refresh(keep ? page : 0, true);
+    tEps.setAttribute('data-search-done', q);
+  }
+
+  // ---------------------------------------------------------------- places in the URL
+  // #tables, #plots, #compare, #episodes, #episodes/<cell> (its episodes listed),
+  // #episodes/<cell>/<task id>/<trial>[/step/<n>] (n: the
+  // step's position in the episode, from 1). Every navigation sets the fragment, so back/forward
+  // and a URL sent to a colleague open the same place.
+  const enc = encodeURIComponent;
+  function epHash(i, n) {
+    const e = EPS[i];
+    return '#episodes/' + enc(CELLS[e[F.cell]].cell) + '/' + enc(e[F.task_id]) + '/' + enc(e[F.trial]) + (n ? '/step/' + n : '');
+  }
+  function navigate(h) { if (location.hash === h) route(); else location.hash = h; }
+  function openEpisode(i, n) { navigate(epHash(i, n)); }
+  function findEpisode(cell, task, trial) {
+    return EPS.findIndex(e => CELLS[e[F.cell]].cell === cell && String(e[F.task_id]) === task && String(e[F.trial]) === trial);
+  }
+  let routeGen = 0, quietStep = null;
+  async function route() {
+    const gen = ++routeGen;
+    const parts = location.hash.replace(/^#/, '').split('/').map(x => { try { return decodeURIComponent(x); } catch (err) { return x; } });
+    const name = tabs[parts[0]] ? parts[0] : 'tables';
+    show(name);
+    if (name === 'episodes' && parts.length === 2) {  // #episodes/<cell>: that cell's episodes
+      const ci = CELLS.findIndex(c => c.cell === parts[1]);
+      const sel = fCell.querySelector('select');
+      if (ci >= 0 && sel.value !== String(ci)) { sel.value = String(ci); refresh(0); }
+      if (ci < 0) clear(detail).appendChild(el('div', { class: 'errnote', id: 'not-found' }, 'this report has no cell ' + parts[1]));
+      return;
+    }
+    if (name !== 'episodes' || parts.length < 4) return;
+    const i = findEpisode(parts[1], parts[2], parts[3]);
+    if (i < 0) {
+      clear(detail).appendChild(el('div', { class: 'errnote', id: 'not-found' }, 'this report has no episode ' + parts.slice(1, 4).join(' / ') + ' (the link may be from another run)'));
+      detail.removeAttribute('data-loaded');
+      return;
+    }
+    const n = parts[4] === 'step' ? Number(parts[5]) : null;
+    // an episode's own place shows it afresh (steps closed); a step of the episode on the page only opens that step
+    if (detail.getAttribute('data-loaded') !== String(i) || n === null) await showEpisode(i);
+    if (gen !== routeGen) return;
+    openStep(n, quietStep !== n);
+    quietStep = null;
+  }
+  function openStep(n, scroll) {
+    for (const d of detail.querySelectorAll('details.step.target')) d.classList.remove('target');
+    detail.setAttribute('data-step', n || '');
+    if (!n) { if (scroll) detail.scrollIntoView({ block: 'start' }); return; }
+    const d = detail.querySelector('details.step[data-n="' + n + '"]');
+    if (!d) { detail.insertBefore(el('div', { class: 'errnote', id: 'not-found' }, 'this episode has no step ' + n), detail.firstChild); return; }
+    d.classList.add('target');
+    for (let a = d; a && a !== detail; a = a.parentElement) if (a.tagName === 'DETAILS') a.open = true;
+    if (scroll) d.scrollIntoView({ block: 'start' });
+  }
+  window.addEventListener('hashchange', () => route());
+
+  let showGen = 0;
+  async function showEpisode(i) {
+    const gen = ++showGen;
     selected = i;
     for (const tr of listBox.querySelectorAll('tr.click')) tr.classList.toggle('selected', tr.getAttribute('data-ep') === String(i));
+    detail.removeAttribute('data-loaded');
     clear(detail).appendChild(el('p', { class: 'muted' }, 'loading…'));
     let ep;
-    try { ep = await loadEpisode(i); } catch (err) { clear(detail).appendChild(el('div', { class: 'errnote' }, 'could not load this episode: ' + err)); return; }
+    try { ep = await loadEpisode(i); } catch (err) { if (gen === showGen) clear(detail).appendChild(el('div', { class: 'errnote' }, 'could not load this episode: ' + err)); return; }
+    if (gen !== showGen) return;
     clear(detail).appendChild(renderEpisode(ep, EPS[i]));
     detail.setAttribute('data-loaded', String(i));
   }
@@ -404,10 +622,13 @@
           const rest = Object.assign({}, m);
           delete rest.content; delete rest.role;
           box.appendChild(el('div', { class: 'msg' }, el('span', { class: 'role' }, m.role), Object.keys(rest).length ? ' ' + JSON.stringify(rest) : '',
-            pre(typeof m.content === 'string' ? m.content : json(m.content))));
+            typeof m.content === 'string' ? textBlock(m.content) : pre(json(m.content))));
         }
         box.appendChild(el('div', { class: 'label' }, 'raw reply'));
-        box.appendChild(pre(c.reply ? ep.text(c.reply) : '(no reply: the call failed)', 'reply'));
+        const replyText = c.reply ? ep.text(c.reply) : null;
+        box.appendChild(pre(replyText === null ? '(no reply: the call failed)' : replyText, 'reply'));
+        const pj = prettyJson(replyText);
+        if (pj !== null) append(box, [el('div', { class: 'label' }, 'the reply as JSON, indented'), pre(pj, 'json')]);
         if (c.reply_tool_calls) { box.appendChild(el('div', { class: 'label' }, 'native tool calls in the reply')); box.appendChild(pre(json(JSON.parse(ep.text(c.reply_tool_calls))))); }
         if (c.reasoning) { box.appendChild(el('div', { class: 'label' }, 'reasoning_content')); box.appendChild(pre(ep.text(c.reasoning))); }
       } catch (err) {
@@ -418,11 +639,11 @@
   }
   function renderCalls(ep, calls, where) { return calls && calls.length ? el('div', null, el('div', { class: 'label' }, where + ' calls'), calls.map(c => renderCall(ep, c, where))) : null; }
 
-  function renderStep(ep, s) {
+  function renderStep(ep, s, n) {
     const m = s.method || {};
     const perrs = m.protocol_errors || [];
     const toks = (s.calls || []).reduce((a, c) => a + (c.usage ? c.usage.prompt_tokens + c.usage.completion_tokens : 0), 0);
-    const sum = 't=' + s.t + ' · ' + decisionSummary(s.decision) + ' · ' + (s.calls || []).length + ' calls, ' + fmtNum(toks) + ' tokens' + (perrs.length ? ' · ⚠ ' + perrs.length + ' protocol error(s)' : '');
+    const sum = 'step ' + n + ' · t=' + s.t + ' · ' + decisionSummary(s.decision) + ' · ' + (s.calls || []).length + ' calls, ' + fmtNum(toks) + ' tokens' + (perrs.length ? ' · ⚠ ' + perrs.length + ' protocol error(s)' : '');
     const d = lazyDetails(sum, () => el('div', null,
       el('div', { class: 'label' }, 'observation (what the method was given)'), pre(obsText(s.observation)),
       renderCalls(ep, s.calls, 'step'),
@@ -430,6 +651,12 @@
       perrs.length ? [el('div', { class: 'label bad' }, 'protocol errors'), pre(json(perrs), 'bad')] : null,
       jsonBlock('method log', m)), 'step' + (perrs.length ? ' haserr' : ''));
     d.setAttribute('data-t', s.t);
+    d.setAttribute('data-n', n);
+    d.addEventListener('toggle', () => {  // an opened step becomes the place in the URL
+      if (!d.open || selected < 0 || detail.getAttribute('data-loaded') !== String(selected)) return;
+      const h = epHash(selected, n);
+      if (location.hash !== h) { quietStep = n; location.hash = h; }
+    });
     return d;
   }
 
@@ -447,12 +674,13 @@
     const views = methodViews(ep, row);
     if (views) box.appendChild(views);
     append(box, [renderCalls(ep, r.task_calls, 'task')]);
+    let stepNo = 0;
     (r.requests || []).forEach((q, k) => {
       const outcome = q.outcome || {};
       const d = el('details', { open: 'open', class: 'request' }, el('summary', null, 'Request ' + (k + 1) + ': ' + q.request.request_id + ' · ' + (q.steps || []).length + ' steps' + (outcome.truncated ? ' · truncated at the budget' : '')));
       d.appendChild(el('div', { class: 'label' }, 'request'));
-      d.appendChild(pre(q.request.text));
-      append(d, [renderCalls(ep, q.begin_calls, 'begin'), (q.steps || []).map(s => renderStep(ep, s)), renderCalls(ep, q.end_calls, 'end')]);
+      d.appendChild(el('div', null, textBlock(q.request.text)));
+      append(d, [renderCalls(ep, q.begin_calls, 'begin'), (q.steps || []).map(s => renderStep(ep, s, ++stepNo)), renderCalls(ep, q.end_calls, 'end')]);
       d.appendChild(jsonBlock('outcome', outcome));
       if (q.method && Object.keys(q.method).length) d.appendChild(jsonBlock('request-boundary method log', q.method));
       box.appendChild(d);
@@ -656,8 +884,8 @@
   fillTasks();
 
   // ------------------------------------------------------------------ start
-  show('tables');
   refresh(0);
+  route();
   document.body.setAttribute('data-ready-ms', String(Math.round(performance.now())));
-  window.__report = { openEpisode, show, compare, loadEpisode };
+  window.__report = { openEpisode, show, compare, loadEpisode, runTextSearch };
 })();

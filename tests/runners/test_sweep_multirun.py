@@ -1,0 +1,44 @@
+"""Hydra's `-m` runs the whole sweep as one grid in one scheduler (the project's launcher,
+hydra_plugins/harness_grid_launcher, the default for `-m`): one process, one completeness
+report, one table; a custom grid without `experiment.name` gets its own experiment folder."""
+import json
+import subprocess
+import sys
+
+from tests.runners.sweep_helpers import REPO, records_under
+
+
+def _sweep(tmp_path, *args):
+    return subprocess.run([sys.executable, "-m", "runners.sweep", *args, f"runner.output_dir={tmp_path}", "runner.display=plain",
+                           "runner.limit=1"], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_multirun_two_methods_by_two_benchmarks_is_one_scheduler(tmp_path):
+    p = _sweep(tmp_path, "-m", "method=full_context,flowstate", "benchmark=memoryarena_math,memoryarena_phys")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert p.stdout.count("Completeness") == 1 and p.stdout.count("Experiment '") == 1  # one sweep, one report
+    assert "4/4 episodes done" in p.stdout and "[cell done 4/4]" in p.stdout
+    assert sorted(d.name for d in tmp_path.iterdir()) == ["full_context+flowstate__memoryarena_math+memoryarena_phys"]
+    exp = tmp_path / "full_context+flowstate__memoryarena_math+memoryarena_phys"
+    cells = sorted(d for d in exp.iterdir() if d.is_dir() and "__" in d.name and not d.name.startswith("."))
+    assert sorted((d.name.split("__")[0], d.name.split("__")[2]) for d in cells) == [
+        ("flowstate", "memoryarena_math"), ("flowstate", "memoryarena_phys"),
+        ("full_context", "memoryarena_math"), ("full_context", "memoryarena_phys")]
+    sweeps = {json.loads((d / "manifest.json").read_text())["runs"][-1]["sweep"]["id"] for d in cells}
+    assert len(sweeps) == 1  # one process (the sweep id carries the pid) ran every cell
+    assert len(records_under(exp)) == 4
+    assert (exp / ".multirun" / "multirun.yaml").exists()  # Hydra's sweep file moved into the experiment
+    assert not (tmp_path / "offline_demo").exists()
+    summary = (exp / "tables" / "summary.md").read_text()
+    assert "method=full_context,flowstate benchmark=memoryarena_math,memoryarena_phys" in summary  # the command as typed
+    # the same command again resumes: nothing to run
+    q = _sweep(tmp_path, "-m", "method=full_context,flowstate", "benchmark=memoryarena_math,memoryarena_phys")
+    assert q.returncode == 0 and "Nothing to run" in q.stdout and q.stdout.count("Completeness") == 1
+
+
+def test_multirun_with_a_named_experiment_keeps_the_name_and_a_bad_job_is_a_config_error(tmp_path):
+    p = _sweep(tmp_path, "-m", "method=full_context,flowstate", "benchmark=memoryarena_phys", "experiment.name=mine")
+    assert p.returncode == 0, p.stderr
+    assert sorted(d.name for d in tmp_path.iterdir()) == ["mine"] and p.stdout.count("Completeness") == 1
+    q = _sweep(tmp_path, "-m", "method=full_context,flowstate", "runner.concurrency=0")
+    assert q.returncode == 2 and "runner.concurrency" in q.stderr and q.stderr.count("error:") == 1
