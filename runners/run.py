@@ -19,7 +19,8 @@ from runners.episode import Episode
 from runners.interrupts import STATE, checkpoint
 from runners.records.schema import CallLog, EpisodeRecord
 from runners.progress import CellReport, Progress
-from runners.records.store import EPISODES, CellStore, code_fingerprint, compacted, read_jsonl, text_fingerprint, text_mismatch
+from runners.records.store import (EPISODES, CellStore, code_fingerprint, compacted, finished_texts, text_fingerprint,
+                                   text_mismatch)
 from runners.records.transcripts import TranscriptStore
 
 
@@ -561,7 +562,7 @@ class Scheduler:
             records = []
             for d in [cell_dir, *sorted(cell_dir.glob("shard-*"))]:
                 if (d / EPISODES).exists() or compacted(d / EPISODES).exists():
-                    records += read_jsonl(d / EPISODES)[0]
+                    records += finished_texts(d)  # a finished cell's index spares parsing its records
             if not records:
                 continue
             notes = {"benchmark_notes": p.bench.notes(),

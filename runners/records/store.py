@@ -512,6 +512,7 @@ class CellStore:
         self.warnings: list[str] = []  # loud notes for the sweep to print (a damaged manifest was replaced)
         self.codes: dict[str, int] = {}  # code fingerprint -> finished episodes produced by it
         self.texts: dict[str, str] = {}  # the text fingerprint of this run (text_fingerprint of the manifest)
+        self.text_counts: dict[str, int] = {}  # JSON of a finished record's `texts` -> how many (kept in the index)
         self.moved_to: Path | None = None  # where `fresh=True` moved the old results
         self.idle = False  # opened finished with nothing to run (`open(expect=...)`): records untouched, no appends
         self._xz: _StreamingXZ | None = None
@@ -547,9 +548,14 @@ class CellStore:
                 out.append([p.name, None, None])
         return out
 
+    def _count_texts(self, texts: Any) -> None:
+        key = json.dumps(texts, sort_keys=True)
+        self.text_counts[key] = self.text_counts.get(key, 0) + 1
+
     def _write_index(self) -> None:
-        """After DONE: the finished keys and codes, tied to the records files as they are now."""
-        data = {"records": self._records_signature(), "done": sorted([t, k] for t, k in self.done), "codes": self.codes}
+        """After DONE: the finished keys, codes and text fingerprints, tied to the records files as they are now."""
+        data = {"records": self._records_signature(), "done": sorted([t, k] for t, k in self.done), "codes": self.codes,
+                "texts": [[json.loads(k), n] for k, n in sorted(self.text_counts.items())]}
         atomic_write(self.dir / INDEX, json.dumps(data, separators=(",", ":")))
 
     def _open_idle(self, manifest: dict[str, Any], expect: set[tuple[str, int]]) -> bool:
@@ -559,12 +565,18 @@ class CellStore:
             idx = json.loads((self.dir / INDEX).read_bytes())
             done = {(str(t), int(k)) for t, k in idx["done"]}
             codes = {str(c): int(n) for c, n in idx["codes"].items()}
+            texts = [(t, int(n)) for t, n in idx["texts"]]
             fresh_sig = idx["records"] == self._records_signature()
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return False
         if not fresh_sig or not expect <= done:
             return False
+        self.texts = text_fingerprint(manifest)
+        why = text_mismatch(self.dir.name, [{"status": "ok", "texts": t} for t, n in texts for _ in range(n)], self.texts)
+        if why:  # as when the records are read: the manifest never claims texts its episodes did not run on
+            raise TextSourceMismatch(why)
         self.done, self.codes, self.idle = done, codes, True
+        self.text_counts = {json.dumps(t, sort_keys=True): n for t, n in texts}
         self._write_manifest(manifest)
         return True
 
@@ -601,6 +613,7 @@ class CellStore:
             if r.get("status") == "ok":
                 code = str(r.get("code") or "unrecorded")
                 self.codes[code] = self.codes.get(code, 0) + 1
+                self._count_texts(r.get("texts"))
         repair_tail(self.dir / ERRORS)
         self._write_manifest(manifest)
         self._fh = open(path, "ab")
@@ -707,6 +720,7 @@ class CellStore:
             raise err[0]
         if rec.status == "ok":
             self.done.add((rec.task_id, rec.trial))
+            self._count_texts(rec.texts)
             self.codes[rec.code or "unrecorded"] = self.codes.get(rec.code or "unrecorded", 0) + 1
 
     async def append_async(self, rec: EpisodeRecord) -> None:
@@ -726,6 +740,7 @@ class CellStore:
         await fut
         if rec.status == "ok":
             self.done.add((rec.task_id, rec.trial))
+            self._count_texts(rec.texts)
             self.codes[rec.code or "unrecorded"] = self.codes.get(rec.code or "unrecorded", 0) + 1
 
     def mark_done(self, counts: dict[str, int], *, compact: bool = True) -> None:
@@ -782,6 +797,22 @@ class CellStore:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
             os.close(self._lock_fd)
             self._lock_fd = None
+
+
+def finished_texts(cell_dir: Path) -> list[dict[str, Any]]:
+    """The finished records of one cell store as far as a text check needs them (`status`,
+    `texts`): from its index when the cell is DONE and the index matches its records files
+    (nothing parsed), else from the records."""
+    cell_dir = Path(cell_dir)
+    if (cell_dir / DONE).exists():
+        try:
+            idx = json.loads((cell_dir / INDEX).read_bytes())
+            probe = CellStore(cell_dir.parent, cell_dir.name)
+            if idx["records"] == probe._records_signature():
+                return [{"status": "ok", "texts": t} for t, n in idx["texts"] for _ in range(int(n))]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+    return read_jsonl(cell_dir / EPISODES)[0]
 
 
 def shard_dirs(cell_dir: Path) -> list[Path]:

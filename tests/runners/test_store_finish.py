@@ -141,3 +141,27 @@ def test_compact_level_sets_the_xz_preset(tmp_path):
         s.close()
         out[level] = (tmp_path / str(level) / "c" / "episodes.jsonl.xz").read_bytes()
     assert lzma.decompress(out[0]) == lzma.decompress(out[6]) and out[0] != out[6]
+
+
+def manifest(sha):
+    return {"config": {}, "benchmark_notes": {"text_sources": {"prompts": {"policy": {"source": "upstream", "text_sha256": sha}}}}}
+
+
+def test_an_idle_open_still_refuses_other_texts_and_serves_the_text_check(tmp_path):
+    from runners.records.store import TextSourceMismatch, finished_texts
+
+    s = CellStore(tmp_path, "c").open(manifest("abc"))
+    for t in ("a", "b"):
+        r = rec(t)
+        r.texts = s.texts
+        s.append(r)
+    s.mark_done({"total": 2, "ok": 2})
+    s.close()
+    d = tmp_path / "c"
+    assert finished_texts(d) == [{"status": "ok", "texts": {"benchmark:policy": "upstream:abc"}}] * 2  # from the index
+    with pytest.raises(TextSourceMismatch, match="other model-facing texts"):
+        CellStore(tmp_path, "c").open(manifest("xyz"), expect=[("a", 0)])
+    assert '"text_sha256": "abc"' in (d / "manifest.json").read_text()  # not rewritten
+    s = CellStore(tmp_path, "c").open(manifest("abc"), expect=[("a", 0)])
+    assert s.idle
+    s.close()
