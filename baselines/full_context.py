@@ -6,6 +6,8 @@ docs/baselines.md §1] When the endpoint reports that the prompt exceeds its con
 whole lines are dropped (to 3/4 of the history's tokens, repeatedly) and the call retried; the
 cap then stays for the rest of the episode and every step records the event.
 `on_context_overflow: error` makes the overflow an infra error instead.
+With App. B.3 configured (kit/b3.py) the tagged-block messages are B.3's Full Context template
+filled; otherwise the project's layout, marked [paraphrased] (docs/texts.md).
 The current request's text is shown once, in `<user_query>` (B.3 does not say the history repeats
 it); `repeat_query_in_history: true` also puts it in `<trajectory_history>` (the earlier layout).
 
@@ -25,7 +27,8 @@ from kit.react import ReactProtocol
 from kit.trajectory import Trajectory
 from runners.api import BackboneError, Decision, Message, Observation, Request, RequestOutcome, TaskView
 from runners.upstream import TextSources
-from kit.prompting import REACT_RULES, system_message, user_message
+from kit import b3 as b3text
+from kit.prompting import REACT_RULES, system_message, tools_text, user_message
 from runners.tokens import count
 
 OVERFLOW_MODES = ("drop_oldest", "error")
@@ -54,19 +57,28 @@ class FullContext(SingleCallMethod):
         self.on_context_overflow = on_context_overflow
         self.trajectory = Trajectory(repeat_current_query=repeat_query_in_history)  # docs/baselines.md §1
         self.t = 0
+        self.b3 = b3text.load()[0]  # App. B.3's Full Context template for the tagged-block layout
 
     @classmethod
-    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Manifest facts: the release texts Raw may send on the PoS benchmarks."""
+    def notes(cls, params: dict[str, Any] | None = None, kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """Manifest facts: App. B.3's Full Context template (the FlowState benchmarks) and the release
+        texts Raw may send on the PoS benchmarks; with the cell's declared task kinds, only the side
+        this benchmark uses (Full Context on MemoryArena sends no PoS text, on ALFWorld no B.3)."""
         params = params or {}
         sources = TextSources()
+        on_pos = kinds is None or bool(set(kinds) & set(release_react.RELEASE_KINDS))
+        off_pos = kinds is None or bool(set(kinds) - set(release_react.RELEASE_KINDS))
+        if not on_pos:
+            return {"text_sources": b3text.manifest("full_context")}
         if params.get("policy_prompt", "release") == "release":
             per = {**RELEASE_ACTIONS_PER_TURN, **(params.get("release_actions_per_turn") or {})}
-            release_react.record_all(lambda kind: per.get(kind, 1), sources)
+            release_react.record_all(lambda kind: per.get(kind, 1), sources, kinds)
             release_react.record_repairs(sources)
         else:
             sources.own("pos.release.interface", "policy_prompt=project: the project's tagged-block layout on the PoS benchmarks")
-        return {"text_sources": sources.as_manifest()} if sources.entries else {}
+        if not off_pos:
+            return {"text_sources": sources.as_manifest()}
+        return {"text_sources": b3text.manifest("full_context", sources.entries)}
 
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
@@ -87,6 +99,11 @@ class FullContext(SingleCallMethod):
             return self.raw.messages(task_text=self.request.text, observation=latest, history=self.raw.history())
         history, truncated = self.trajectory.render(max_tokens=self.max_tokens)
         self._truncated = truncated
+        if self.b3 is not None:
+            return b3text.messages(self.b3, "full_context", system={
+                "react_rules": REACT_RULES, "task_policy": self.task.policy or "", "available_tools": tools_text(self.task.tools),
+                "react_output_protocol": self.protocol.description()},
+                user={"full_trajectory": history, "observation": latest, "query": self.request.text})
         return [
             system_message(instructions=REACT_RULES, policy=self.task.policy, tools=self.task.tools,
                            output_protocol=self.protocol.description()),

@@ -26,6 +26,7 @@ import tempfile
 from typing import Any
 
 from baselines.embedder import MINILM_DIMS, minilm_path
+from kit import b3 as b3text
 from baselines.memory import MemoryMethod
 from runners.api import Decision, Parsed, Protocol, ProtocolError, TaskView
 
@@ -169,7 +170,7 @@ class Mem0Memory(MemoryMethod):
             else:
                 entries[f"mem0.{name}"] = {"source": "unavailable", "package": "mem0ai", "symbol": name,
                                            "reason": why if prompts is None else f"{name} not in mem0ai {version}"}
-        return {"text_sources": {"prompts": entries, "paraphrased": []}, "mem0ai": version}
+        return {"text_sources": b3text.manifest(cls.b3_template, entries), "mem0ai": version}
 
     @classmethod
     def missing(cls, params):

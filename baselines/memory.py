@@ -5,7 +5,8 @@ MemoryArena's memory systems expose `add_chunk(chunk)` and a retrieval keyed by 
 subtask prompt. Here:
 - `begin_task` stores every `TaskView.initial_memory` chunk;
 - `begin_request` retrieves once, with the request text as the query;
-- the agent prompt is the B.3 memory layout: system = instructions, policy, tools, ReAct protocol;
+- the agent prompt is B.3's Memory System template filled when App. B.3 is configured (kit/b3.py),
+  otherwise the project's layout of it, marked [paraphrased] (docs/texts.md): system = instructions, policy, tools, ReAct protocol;
   user = `memory` (retrieved items), `trajectory_history` (the current query's trajectory only),
   `latest_observation`, `user_query`;
 - `end_request` stores `RequestOutcome.memory_text` (plus `feedback` when the benchmark shows it
@@ -20,7 +21,8 @@ from kit.agent import SingleCallMethod
 from kit.react import ReactProtocol
 from kit.trajectory import Trajectory
 from runners.api import Decision, Message, Observation, Request, RequestOutcome, StepView, TaskView
-from kit.prompting import REACT_RULES, block, system_message, user_message
+from kit import b3 as b3text
+from kit.prompting import REACT_RULES, block, system_message, tools_text, user_message
 
 EMPTY_MEMORY = "None"  # upstream's `<memory_context>` reads None when nothing is retrieved
 PREVIEW_CHARS = 160  # characters of each retrieved item kept in the step log
@@ -64,6 +66,14 @@ class MemoryMethod(SingleCallMethod):
         self.stored = 0  # chunks handed to add_chunk so far
         self.t = 0
         self._retrieval_log: dict[str, Any] | None = None
+        self.b3 = b3text.load()[0]
+
+    b3_template = "memory"
+
+    @classmethod
+    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Manifest facts: the source of the agent prompt template (App. B.3 or the project's layout)."""
+        return {"text_sources": b3text.manifest(cls.b3_template)}
 
     # ------------------------------------------------------------------ store interface
     @abstractmethod
@@ -101,6 +111,12 @@ class MemoryMethod(SingleCallMethod):
 
     def messages(self, latest: str) -> list[Message]:
         history, _ = self.trajectory.render(current_only=True)
+        if self.b3 is not None:
+            return b3text.messages(self.b3, "memory", system={
+                "react_rules": REACT_RULES, "task_policy": self.task.policy or "", "available_tools": tools_text(self.task.tools),
+                "react_output_protocol": self.protocol.description()},
+                user={"retrieved_memory": memory_block_text(self.retrieved), "query_trajectory": history,
+                      "observation": latest, "query": self.request.text})
         return [
             system_message(instructions=REACT_RULES, policy=self.task.policy, tools=self.task.tools,
                            output_protocol=self.protocol.description()),

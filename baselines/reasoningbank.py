@@ -152,7 +152,9 @@ class ReasoningBank(MemoryMethod):
     def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
         sources = TextSources()
         reasoningbank_texts(sources)
-        return {"text_sources": sources.as_manifest()}
+        from kit import b3 as b3text
+
+        return {"text_sources": b3text.manifest(cls.b3_template, sources.entries)}
 
     async def add_chunk(self, chunk: str) -> None:
         j = await self.backbone.complete(

@@ -28,7 +28,8 @@ from runners.api import Backbone, Completion, Decision, Message, Observation, Pa
 from kit.blocks import find_block, read_message_block
 from kit.reader import Reading, read
 from kit.reader import load_object as load_reply_object
-from kit.prompting import REACT_RULES, system_message, user_message
+from kit import b3 as b3text
+from kit.prompting import REACT_RULES, system_message, tools_text, user_message
 
 # Upstream `src/agents/zipact.py` sampling (switch `upstream_sampling`); default = the run's agent settings (B.5).
 UPSTREAM_SAMPLING = {"init": {"temperature": 0, "max_completion_tokens": 512},
@@ -144,6 +145,7 @@ def action_text(decision: Decision, max_chars: int | None) -> str | None:
 
 class ZipAct(SingleCallMethod):
     memory_enabled = False
+    b3_template = "state_tracking"
 
     def __init__(self, backbone, *, domain: str = "auto", upstream_sampling: bool = False, single_call: bool = False,
                  action_chars: int = 300, released_prompts: bool = True, **params: Any) -> None:
@@ -167,6 +169,7 @@ class ZipAct(SingleCallMethod):
         self.t = 0
         self._state_log: list[dict[str, Any]] = []
         self._mem_log: dict[str, Any] | None = None
+        self.b3 = b3text.load()[0]  # App. B.3's State Tracking template (kit/b3.py), else the project's layout
 
     @classmethod
     def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -185,7 +188,8 @@ class ZipAct(SingleCallMethod):
         else:
             for domain in zipact_prompts.DOMAINS:
                 sources.own(f"{domain}.state_prompts", "released_prompts=false: the project's own state-module prompts")
-        return {"text_sources": sources.as_manifest(), "pin": zipact_prompts.ZIPACT_PIN_NOTE,
+        return {"text_sources": b3text.manifest(cls.b3_template, sources.entries, fallback=(
+            f"{REACT_RULES}\n{zipact_prompts.STATE_TRACKING_RULES}")), "pin": zipact_prompts.ZIPACT_PIN_NOTE,
                 "released_core_with_injectables_for": injected if released else []}
 
     async def begin_task(self, task: TaskView) -> None:
@@ -273,7 +277,16 @@ class ZipAct(SingleCallMethod):
         return [("agent_status", zipact_prompts.state_json(self.state or {})), ("latest_observation", latest),
                 ("user_query", self.request.text)]
 
+
+    def b3_inputs(self, latest: str) -> dict[str, str]:
+        return {"execution_state": zipact_prompts.state_json(self.state or {}), "observation": latest, "query": self.request.text}
+
     def messages(self, latest: str) -> list[Message]:
+        if self.b3 is not None:
+            return b3text.messages(self.b3, self.b3_template, system={
+                "react_rules": REACT_RULES, "state_tracking_rules": zipact_prompts.STATE_TRACKING_RULES,
+                "task_policy": self.task.policy or "", "available_tools": tools_text(self.task.tools),
+                "state_output_protocol": self.protocol.description()}, user=self.b3_inputs(latest))
         return [
             system_message(instructions=f"{REACT_RULES}\n\n{zipact_prompts.STATE_TRACKING_RULES}", policy=self.task.policy,
                            tools=self.task.tools, output_protocol=self.protocol.description()),
@@ -345,6 +358,11 @@ class ZipActBM25(ZipAct):
 
     def user_blocks(self, latest: str) -> list[tuple[str, str]]:
         return [("memory", memory_block_text(self.retrieved))] + super().user_blocks(latest)
+
+    b3_template = "state_tracking_memory"
+
+    def b3_inputs(self, latest: str) -> dict[str, str]:
+        return {"retrieved_memory": memory_block_text(self.retrieved), **super().b3_inputs(latest)}
 
     async def end_request(self, outcome: RequestOutcome) -> None:
         await super().end_request(outcome)

@@ -18,6 +18,7 @@ class FlowStateNoPSA(FlowState):
 
     with_focus = False
     with_delta = True
+    uses_b3 = False
 
     def _start(self, query_id: str, text: str) -> None:
         super()._start(query_id, text)
@@ -40,6 +41,7 @@ class FlowStateNoISU(FlowState):
 
     with_focus = True
     with_delta = False
+    uses_b3 = False
 
     def __init__(
         self,

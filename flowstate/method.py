@@ -8,7 +8,8 @@ from typing import Any
 
 from kit.agent import SingleCallMethod
 from flowstate.isu import commit, validate_update
-from flowstate.prompts import serialize
+from flowstate.prompts import ADDITIONS, serialize, serialize_b3
+from kit import b3 as b3text
 from flowstate.protocol import FlowStateProtocol
 from flowstate.psa import AccessResult, disclose, validate_access
 from flowstate.repository import ActiveState, HistoricalIndex, RawObs, Repository
@@ -80,6 +81,23 @@ class FlowState(SingleCallMethod):
 
     with_focus = True   # PSA on: index + state_focus
     with_delta = True   # ISU on: model-written state_delta
+    uses_b3 = True      # App. B.3 gives this method's template (the ablations': no)
+
+    @classmethod
+    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Manifest facts: the source of the prompt templates (App. B.3 or the project's wording)."""
+        from runners.upstream import TextSources
+
+        sources = TextSources()
+        if cls.uses_b3:
+            from flowstate.prompts import flowstate_rules, output_protocol_text
+            from kit.prompting import REACT_RULES
+
+            b3text.record(sources, "flowstate", fallback=f"{REACT_RULES}\n{flowstate_rules()}\n{output_protocol_text()}")
+        else:
+            sources.own("flowstate.ablation_prompts", "App. B.3 gives no template for the ablations: the project's "
+                        "wording with the removed component's rules dropped (flowstate/prompts.py)")
+        return {"text_sources": sources.as_manifest()}
 
     def __init__(
         self,
@@ -91,12 +109,23 @@ class FlowState(SingleCallMethod):
         disclose_incoming_relations: bool = False,
         user_turn_mode: str = "request",
         log_tokens: bool = True,
-        feedback: bool = True,
-        persist_agent_message: bool = True,
+        feedback: bool | None = None,
+        persist_agent_message: bool | None = None,
         strict_relations: bool = False,
+        no_history_rule: bool | None = None,
+        cite_raw_results: bool | None = None,
+        exclusive_decision: bool | None = None,
         **params: Any,
     ) -> None:
         super().__init__(backbone, max_resamples=max_resamples, **params)
+        # App. B.3 as the text source (kit/b3.py) where the paper gives this method's template; the
+        # project's additions (None) are on with our wording and off with B.3's (docs/flowstate.md §2.1).
+        self.b3 = b3text.load()[0] if self.uses_b3 else None
+        own = self.b3 is None
+        self.additions = {name: own if v is None else bool(v) for name, v in
+                          zip(ADDITIONS, (no_history_rule, cite_raw_results, exclusive_decision))}
+        feedback = own if feedback is None else feedback
+        persist_agent_message = own if persist_agent_message is None else persist_agent_message
         if user_turn_mode not in USER_TURN_MODES:
             raise ValueError(f"user_turn_mode must be one of {', '.join(USER_TURN_MODES)}, got {user_turn_mode!r}")
         self.persist_types = parse_persist_types(persist_types)
@@ -109,6 +138,7 @@ class FlowState(SingleCallMethod):
         self.persist_agent_message = bool(persist_agent_message)
         self.strict_relations = bool(strict_relations)
         self.protocol = FlowStateProtocol(with_focus=self.with_focus, with_delta=self.with_delta)
+        self.protocol.exclusive_decision = self.additions["exclusive_decision"]
         self.repo = Repository()
         self.k = 0
 
@@ -175,12 +205,20 @@ class FlowState(SingleCallMethod):
         return None
 
     def messages(self, latest: str) -> list[Message]:
-        self._active_text = json.dumps(self.active_state_view(), ensure_ascii=False, default=str)
+        view = self.active_state_view()
+        self._active_text = json.dumps(view, ensure_ascii=False, default=str)
+        if self.b3 is not None:
+            index = [{**e, "query_number": i + 1} for i, e in enumerate(self.index.entries)] if self.index is not None else []
+            msgs = serialize_b3(self.b3, task=self.task, query=self.query, latest_observation=latest, index=index,
+                                active=view, feedback=self._feedback, **self.additions)
+            if self._system is None:
+                self._system = msgs[0]
+            return [self._system, msgs[1]]
         msgs = serialize(
             task=self.task, protocol_text=self.protocol.description(), query=self.query, latest_observation=latest,
             index_text=self.index.text if self.index is not None else None, active_state_text=self._active_text,
             trajectory=self.trajectory_text(), with_focus=self.with_focus, with_delta=self.with_delta,
-            feedback=self._feedback,
+            feedback=self._feedback, **self.additions,
         )
         if self._system is None:  # the system message never changes within a task
             self._system = msgs[0]

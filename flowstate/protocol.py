@@ -70,9 +70,11 @@ class FlowStateProtocol(ReactProtocol):
         self.with_delta = with_delta
         self.blocks = tuple(b for b, on in (("state_focus", with_focus), ("state_delta", with_delta)) if on) + ("tool_calls", "assistant_message")
         self.context: dict[str, Any] = {"salt": "", "raw_ids": []}
+        self.exclusive_decision = True  # the "never both" rule (FlowState switch `exclusive_decision`)
 
     def description(self) -> str:
-        return output_protocol_text(with_focus=self.with_focus, with_delta=self.with_delta)
+        return output_protocol_text(with_focus=self.with_focus, with_delta=self.with_delta,
+                                    exclusive_decision=self.exclusive_decision)
 
     def parse_reading(self, r: Reading) -> Parsed:
         # The shared ReAct parse gathers every block in `self.blocks` (typed errors for missing

@@ -70,7 +70,7 @@ class PoS(SingleCallMethod):
         self.sources = TextSources()
 
     @classmethod
-    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def notes(cls, params: dict[str, Any] | None = None, kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
         """Manifest facts: where each upstream text the policy prompt may carry comes from."""
         sources = TextSources()
         cfg = PosConfig(**(params or {}))
@@ -88,11 +88,14 @@ class PoS(SingleCallMethod):
             sources.own("pos.recovery.generic", "recovery.mode=generic: the release has no generic recovery; the project's own text (pos/recovery.py GENERIC_TEXT)")
         if cfg.policy_prompt == "release":
             for kind in RELEASE_KINDS:
+                if kinds is not None and kind not in kinds:  # only the kinds of the cell's benchmark
+                    continue
                 k = cfg.for_kind(kind)
                 release_texts(kind, k.max_actions_per_turn, sources, example=k.policy_format_example)
         elif cfg.policy_format_example:
             for kind in EXAMPLES:
-                format_example(kind, sources)
+                if kinds is None or kind in kinds:
+                    format_example(kind, sources)
         return {"text_sources": sources.as_manifest()}
 
     async def begin_task(self, task: TaskView) -> None:

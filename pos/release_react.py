@@ -47,10 +47,13 @@ def raw_texts(kind: str, max_actions: int | None, sources: TextSources) -> dict[
     return {"system": system, "user": user, "example": example}
 
 
-def record_all(params_for_kind: Any, sources: TextSources) -> None:
-    """Record (manifest) every release text the interface may send, for each PoS benchmark kind;
+def record_all(params_for_kind: Any, sources: TextSources, kinds: tuple[str, ...] | None = None) -> None:
+    """Record (manifest) every release text the interface may send, for each PoS benchmark kind
+    (those of `kinds` only, when the cell's benchmark declares them);
     `params_for_kind(kind)` gives that kind's `max_actions_per_turn`."""
     for kind in RELEASE_KINDS:
+        if kinds is not None and kind not in kinds:
+            continue
         raw_texts(kind, params_for_kind(kind), sources)
 
 

@@ -266,6 +266,20 @@ def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
+def method_notes(method_cls: type | None, params: dict[str, Any], bench: Benchmark) -> dict[str, Any]:
+    """The method's manifest facts (`notes`), for the task kinds this cell's benchmark declares
+    (`Benchmark.task_kinds`) where the method's `notes` takes `kinds`: a method records only the
+    texts it may send on this benchmark (a Full Context cell on MemoryArena claims no PoS text)."""
+    notes = getattr(method_cls, "notes", None)
+    if notes is None:
+        return {}
+    import inspect
+
+    if "kinds" in inspect.signature(notes).parameters:
+        return notes(params, kinds=tuple(bench.task_kinds) or None)
+    return notes(params)
+
+
 def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None,
                  method_cls: type | None = None, task_ids: list[str] | None = None) -> dict[str, Any]:
     """Everything needed to reproduce the cell, without secrets (key values never enter cfg).
@@ -279,7 +293,7 @@ def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dic
         "scripted": cfg.scripted,
         "label": "SCRIPTED RUN (deterministic test backbone; not a model result)" if cfg.scripted else None,
         "benchmark_notes": bench.notes(),
-        "method_notes": method_cls.notes(cfg.method.params) if hasattr(method_cls, "notes") else {},
+        "method_notes": method_notes(method_cls, cfg.method.params, bench),
         "n_tasks": n_tasks,
         "task_ids": list(task_ids) if task_ids is not None else None,  # what the tables count (with trials)
         "trials": cfg.runner.trials,
@@ -566,7 +580,7 @@ class Scheduler:
             if not records:
                 continue
             notes = {"benchmark_notes": p.bench.notes(),
-                     "method_notes": p.method_cls.notes(p.cfg.method.params) if hasattr(p.method_cls, "notes") else {}}
+                     "method_notes": method_notes(p.method_cls, p.cfg.method.params, p.bench)}
             why = text_mismatch(p.cfg.cell_name, records, text_fingerprint(notes))
             if why:
                 raise FatalRunError(why.removeprefix("error: ") + " Nothing was run.")

@@ -17,6 +17,7 @@ with the reason), so a table can say that a cell ran on paraphrased prompts.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import json
@@ -125,10 +126,26 @@ def _load(f: UpstreamFile, env_dir: str | None, offline: bool) -> tuple[bytes | 
     return data, f.url
 
 
+_READING_RECORDS: list[bool] = []
+
+
+@contextlib.contextmanager
+def reading_records() -> Iterator[None]:
+    """While analysis rebuilds a benchmark from a finished cell's manifest (to compute its
+    metrics), nothing is downloaded and nothing is said: the texts a cell ran on are in its
+    manifest and records, not in what this machine can fetch today."""
+    _READING_RECORDS.append(True)
+    try:
+        yield
+    finally:
+        _READING_RECORDS.pop()
+
+
 def fetch(f: UpstreamFile) -> tuple[bytes | None, str]:
     """The pinned file's bytes and where they came from, or (None, the reason it is unavailable).
     A copy with the wrong checksum raises UpstreamError (a silent mismatch would change prompts)."""
-    return _load(f, os.environ.get(ENV_DIR) or None, os.environ.get(ENV_OFFLINE, "") not in ("", "0"))
+    offline = bool(_READING_RECORDS) or os.environ.get(ENV_OFFLINE, "") not in ("", "0")
+    return _load(f, os.environ.get(ENV_DIR) or None, offline)
 
 
 def file_text(f: UpstreamFile) -> str | None:
@@ -343,12 +360,13 @@ def text_sha256(text: Any) -> str:
 _SAID: set[str] = set()
 
 
-def _say_once(message: str) -> None:
-    """A loud console line (stderr), once per process and message."""
+def _say_once(message: str, once_for: str | None = None) -> None:
+    """A loud console line (stderr), once per process and message (or per `once_for`: one line per file)."""
     import sys
 
-    if message not in _SAID:
-        _SAID.add(message)
+    tag = once_for or message
+    if tag not in _SAID:
+        _SAID.add(tag)
         print(message, file=sys.stderr, flush=True)
 
 
@@ -365,9 +383,9 @@ class TextSources:
             return text
         data, where = fetch(f)
         why = where if data is None else f"symbol {symbol!r} not found in {f.path}"
-        if data is None and where.startswith("download of"):
+        if data is None and where.startswith("download of") and not _READING_RECORDS:
             _say_once(f"warning: {f.repo}@{f.commit[:7]}:{f.path}: {where}. The run uses the project's own wording for "
-                      f"'{key}' (and every other text of that file) and marks the cell [paraphrased].")
+                      f"every text of that file (first: '{key}') and marks the cell [paraphrased].", once_for=f.url)
         self.entries[key] = {"source": "paraphrase", "upstream": f.provenance(symbol), "reason": why,
                              "text_sha256": text_sha256(fallback)}
         return fallback

@@ -89,12 +89,12 @@ class PosBaseline(SingleCallMethod):
         self.raw: release_react.RawInterface | None = None
 
     @classmethod
-    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def notes(cls, params: dict[str, Any] | None = None, kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
         """Manifest facts: the release texts the policy may send on the PoS benchmarks."""
         cfg = load_config(cls.config_cls, cls.method_name, dict(params or {}))
         sources = TextSources()
         if cfg.policy_prompt == "release":
-            release_react.record_all(lambda kind: cfg.for_kind(kind).max_actions_per_turn, sources)
+            release_react.record_all(lambda kind: cfg.for_kind(kind).max_actions_per_turn, sources, kinds)
             release_react.record_repairs(sources)
             if cls.release_system_rule:
                 sources.own(f"{cls.method_name}.reply_rule", "the baseline's own reply key, added to the release's JSON reply (not released)")

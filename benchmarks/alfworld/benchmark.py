@@ -13,6 +13,7 @@ from runners.api import Benchmark, Environment, EpisodeContext, MetricSpec, Task
 
 
 class Alfworld(Benchmark):
+    task_kinds = ("alfworld",)
     roles: tuple[str, ...] = ()
     # per-type SR_<type> (as ReAct prints them) are in metrics.csv and the long table; PoS Table 1 calls SR task_success
     metric_specs = (MetricSpec(name="SR", table=True, paper="task_success"), MetricSpec(name="SR_*"),

@@ -14,6 +14,7 @@ from runners.upstream import TextSources
 
 
 class ClinDiag(Benchmark):
+    task_kinds = ("clindiag",)
     roles: tuple[str, ...] = ("user_sim", "judge")  # provider (user_sim) and judge: Qwen3.7-Plus for every backbone in PoS
     metric_specs = (MetricSpec(name="diagnosis_accuracy", table=True), MetricSpec(name="differential_hit_rate"),
                     MetricSpec(name="submission_rate"), MetricSpec(name="diagnosis_accuracy_*"),  # per subset

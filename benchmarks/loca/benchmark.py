@@ -20,6 +20,7 @@ def percent(values: list[int | float | bool]) -> float:
 
 
 class Loca(Benchmark):
+    task_kinds = ("loca",)
     roles: tuple[str, ...] = ()
     metric_specs = (MetricSpec(name="task_success", table=True), MetricSpec(name="success_*"),  # per context length (PoS Fig. 4)
                     MetricSpec(name="n", kind="count"))

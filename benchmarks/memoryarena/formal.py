@@ -224,6 +224,7 @@ class FormalParams(BenchmarkParams):
 
 
 class FormalReasoning(Benchmark):
+    task_kinds = ("formal_math", "formal_phys")
     Params = FormalParams
     roles = ("judge", "tool")
     metric_specs = (MetricSpec(name="SR", table=True), MetricSpec(name="PS", table=True), *ma_metrics.DEPTH_SPECS)

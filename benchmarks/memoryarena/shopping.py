@@ -207,6 +207,7 @@ class ShoppingParams(BenchmarkParams):
 
 
 class BundledShopping(Benchmark):
+    task_kinds = ("shopping",)
     Params = ShoppingParams
     roles = ("judge",)
     metric_specs = (MetricSpec(name="SR", table=True), MetricSpec(name="PS", table=True), MetricSpec(name="soft_reward", table=True),

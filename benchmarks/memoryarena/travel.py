@@ -199,6 +199,7 @@ class TravelParams(BenchmarkParams):
 
 
 class GroupTravel(Benchmark):
+    task_kinds = ("travel",)
     Params = TravelParams
     roles = ()
     metric_specs = (MetricSpec(name="SR", table=True), MetricSpec(name="PS", table=True), MetricSpec(name="sPS", table=True),

@@ -14,6 +14,7 @@ from runners.api import Benchmark, Environment, EpisodeContext, MetricSpec, Task
 
 
 class Rca100(Benchmark):
+    task_kinds = ("rca",)
     roles: tuple[str, ...] = ()
     metric_specs = (MetricSpec(name="joint_entity_type_accuracy", table=True), MetricSpec(name="entity_accuracy"),
                     MetricSpec(name="type_accuracy"), MetricSpec(name="submission_rate"), MetricSpec(name="n", kind="count"))

@@ -38,6 +38,7 @@ class TauParams(BenchmarkParams):
 
 
 class TauBenchmark(Benchmark):
+    task_kinds = ("tau",)
     roles = ("user_sim", "judge")
     metric_specs = (
         MetricSpec(name="Pass1", table=True), MetricSpec(name="DB", table=True), MetricSpec(name="ActionAcc", table=True),

@@ -66,6 +66,7 @@ class ToyEnv(Environment):
 
 
 class Toy(Benchmark):
+    task_kinds = ("toy",)
     Params = BenchmarkParams  # only `limit`; a benchmark with settings subclasses BenchmarkParams
     metric_specs = (MetricSpec(name="SR", label="success rate", table=True), MetricSpec(name="subtask_accuracy"),
                     MetricSpec(name="n", kind="count"))

@@ -30,6 +30,7 @@ from typing import Any
 
 from runners.api import MetricSpec, StepSeries, StepView, find_spec, method_tokens
 from runners.config import ConfigError, available, import_target
+from runners.upstream import reading_records
 from runners.cost import episode_usd, prices_for, role_prices
 from runners.analysis.fidelity import footnotes, row_marks
 from runners.analysis.papers import delta, fmt, fmt_delta, paper_task_count, paper_value, to_latex, to_markdown
@@ -202,7 +203,8 @@ def summarize(cell_dir: Path) -> CellSummary:
     try:
         cfg = manifest["config"]
         bench_cls = import_target(cfg["benchmark"]["_target_"], "benchmark")
-        bench = bench_cls(name=cfg["benchmark"]["name"], **cfg["benchmark"].get("params", {}))
+        with reading_records():  # no download, no warning: the texts it ran on are in its manifest
+            bench = bench_cls(name=cfg["benchmark"]["name"], **cfg["benchmark"].get("params", {}))
     except (KeyError, TypeError, ValueError, ConfigError) as e:  # an old or foreign manifest, a renamed adapter
         raise StoreError(f"{cell_dir}: cannot rebuild the benchmark from manifest.json ({type(e).__name__}: {e}); "
                          "re-run the sweep for this cell or move the directory out of the experiment") from None

@@ -128,6 +128,9 @@ class Benchmark(ABC):
     name: str = "benchmark"
     roles: tuple[Role, ...] = ()  # roles its environments call (e.g. ("judge",))
     Params: ClassVar[type[BenchmarkParams]] = BenchmarkParams
+    task_kinds: ClassVar[tuple[str, ...]] = ()
+    """The `TaskView.kind` values this benchmark's tasks have (TASK_KINDS); methods record in the manifest only
+    the texts they may send on these kinds. Empty = not declared (a method then records the texts of every kind)."""
     metric_specs: ClassVar[tuple[MetricSpec, ...]] = ()
     """Every metric `metrics` returns: kind, direction, display name, whether it is a table column
     (in order). A metric left out is shown in metrics.csv as `other`, never in the wide table."""

@@ -61,7 +61,10 @@ def test_scripted_sweep_sends_the_release_policy_prompt(tmp_path):
     for m in manifests(tmp_path):
         ts = m["method_notes"]["text_sources"]
         assert ts["paraphrased"] == [] and ts["prompts"]["pos.release.build_belief_prompt"]["path"] == REACT
-        assert ts["prompts"]["pos.release.CLINDIAG_EXAMPLE"]["source"] == "upstream" and ex
+        if "clindiag" in m["cell"]:
+            assert ts["prompts"]["pos.release.CLINDIAG_EXAMPLE"]["source"] == "upstream" and ex
+        else:  # a cell records only its own benchmark's texts (Benchmark.task_kinds)
+            assert "pos.release.CLINDIAG_EXAMPLE" not in ts["prompts"]
 
 
 def test_offline_pos_uses_the_project_layout_and_says_so(monkeypatch, tmp_path):

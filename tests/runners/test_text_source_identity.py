@@ -24,6 +24,9 @@ def sweep(out: Path, env: dict, *extra: str) -> subprocess.CompletedProcess:
 
 def test_mixed_source_resume_refuses_and_fresh_reruns(tmp_path):
     online = {"HARNESS_UPSTREAM_DIR": str(upstream_src()), "HARNESS_UPSTREAM_OFFLINE": "1"}
+    b3 = upstream_src().parent / "paper-text" / "flowstate_b3.txt"  # Full Context's layout (kit/b3.py)
+    if b3.is_file():
+        online["HARNESS_FLOWSTATE_B3"] = str(b3)
     offline = {"HARNESS_UPSTREAM_DIR": str(tmp_path / "none"), "HARNESS_UPSTREAM_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")}
     out = tmp_path / "r"
     p = sweep(out, offline, "runner.limit=1")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from runners.analysis.tables import paraphrased_prompts
 from tests.conftest import upstream_src
 from tests.runners.sweep_helpers import run_sweep
@@ -19,7 +21,10 @@ def test_paraphrased_prompts_reads_benchmark_and_method_notes():
 
 def test_tables_mark_cells_that_ran_paraphrased(tmp_path):
     src = upstream_src()
-    p = run_sweep(tmp_path / "up", *ARGS, env={"HARNESS_UPSTREAM_DIR": str(src)})
+    b3 = src.parent / "paper-text" / "flowstate_b3.txt"  # Full Context's layout: FlowState App. B.3 (kit/b3.py)
+    if not b3.is_file():
+        pytest.skip(f"FlowState App. B.3 transcription not found at {b3}")
+    p = run_sweep(tmp_path / "up", *ARGS, env={"HARNESS_UPSTREAM_DIR": str(src), "HARNESS_FLOWSTATE_B3": str(b3)})
     assert p.returncode == 0, p.stderr
     assert "[paraphrased]" not in (tmp_path / "up" / "ts" / "tables" / "summary.md").read_text()
     (tmp_path / "empty").mkdir()
