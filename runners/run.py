@@ -19,7 +19,8 @@ from runners.episode import Episode
 from runners.interrupts import STATE, checkpoint
 from runners.records.schema import CallLog, EpisodeRecord
 from runners.progress import CellReport, Progress
-from runners.records.store import EPISODES, CellStore, code_fingerprint, compacted, read_jsonl, text_fingerprint, text_mismatch
+from runners.records.store import (EPISODES, CellStore, code_fingerprint, compacted, finished_texts, text_fingerprint,
+                                   text_mismatch)
 from runners.records.transcripts import TranscriptStore
 
 if TYPE_CHECKING:
@@ -489,10 +490,9 @@ class _CellRun:
     remaining: int = 0
     closed: bool = False
     finishing: bool = False
-    transcripts: Any = None  # TranscriptStore, written off the loop (one thread per cell, in order)
+    transcripts: Any = None  # TranscriptStore, written off the loop (its group-commit thread)
     case_errors: dict = field(default_factory=dict)
     code: str = ""
-    io: Any = None  # the cell's single-thread executor for transcript writes
     prices: dict = field(default_factory=dict)  # role → prices (runners.cost.role_prices)
     costs: list = field(default_factory=list)  # cost of each finished episode (the budget's estimate)
     tasks: list = field(default_factory=list)  # the cell's tasks (its shard's, with runner.shard), in order
@@ -502,8 +502,6 @@ class _CellRun:
             return
         self.closed = True
         try:
-            if self.io is not None:
-                self.io.shutdown(wait=True)
             if self.transcripts is not None:
                 self.transcripts.close()
         finally:
@@ -585,7 +583,7 @@ class Scheduler:
             records = []
             for d in [cell_dir, *sorted(cell_dir.glob("shard-*"))]:
                 if (d / EPISODES).exists() or compacted(d / EPISODES).exists():
-                    records += read_jsonl(d / EPISODES)[0]
+                    records += finished_texts(d)  # a finished cell's index spares parsing its records
             if not records:
                 continue
             notes = {"benchmark_notes": p.bench.notes(),
@@ -599,6 +597,7 @@ class Scheduler:
         endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
                      (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
         tasks = prep.tasks
+        trials = cfg.runner.trials
         if cfg.runner.shard:  # runner.shard=i/n: the i-th contiguous task range, in <cell>/shard-i-of-n/ (own store and lock)
             i, n = (int(x) for x in cfg.runner.shard.split("/"))
             tasks = shard_tasks(prep.tasks, i, n)
@@ -606,12 +605,17 @@ class Scheduler:
             manifest["shard"] = {"index": i, "of": n, "n_tasks_total": len(prep.tasks)}
             if prep.input_hygiene:
                 manifest["input_hygiene"] = prep.input_hygiene
-            store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(manifest, fresh=cfg.runner.fresh)
+            store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(
+                manifest, fresh=cfg.runner.fresh, expect=[(t.task_id, k) for k in range(trials) for t in tasks])
         else:
             manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
             if prep.input_hygiene:  # lone surrogates replaced at load (runners/inputs.py): the data the run saw
                 manifest["input_hygiene"] = prep.input_hygiene
-            store = CellStore(self.root, cfg.cell_name).open(manifest, fresh=cfg.runner.fresh)
+            # a finished cell with nothing to run is opened without restoring or scanning its records
+            store = CellStore(self.root, cfg.cell_name).open(manifest, fresh=cfg.runner.fresh,
+                                                             expect=[(t.task_id, k) for k in range(trials) for t in tasks])
+        if cfg.runner.compact_records and not store.idle:
+            store.compact_as_written(cfg.runner.compact_level)  # the records compressed as they come, not all after the cell's last episode
         try:
             transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
         except BaseException:
@@ -698,10 +702,8 @@ class Scheduler:
         names the cause, stored without its transcript; only if even that cannot be written does the
         error propagate."""
         try:
-            if run.transcripts is not None:  # durable before the record line that references it
-                if run.io is None:
-                    run.io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcripts")
-                await asyncio.get_running_loop().run_in_executor(run.io, run.transcripts.put, rec)
+            if run.transcripts is not None:  # durable before the record line that references it (group commits)
+                await run.transcripts.put_async(rec)
             await run.store.append_async(rec)
             return rec
         except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on

@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 import csv
 import fcntl
-import io
 import hashlib
+import io
 import json
 import os
 import re
@@ -35,8 +35,9 @@ from runners.cost import episode_usd, prices_for, role_prices
 from runners.analysis.fidelity import footnotes, row_marks
 from runners.analysis.papers import delta, fmt, fmt_delta, paper_task_count, paper_value, to_latex, to_markdown
 from runners.analysis.stats import (DEFAULT_RESAMPLES, SIGNIFICANCE_LEGEND, bootstrap_ci, holm, paired_bootstrap, paired_sign_test,
-                                   rate_interval, significance_mark)
-from runners.records.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, compacted, load_cell_checked, record_lines, shard_dirs
+                                    rate_interval, significance_mark)
+from runners.records.store import (DONE, EPISODES, ERRORS, INDEX, MANIFEST, StoreError, atomic_write, code_fingerprint, compacted,
+                                   load_cell_checked, paused_gc, record_lines, shard_dirs)
 
 
 HARNESS_METRICS = (
@@ -652,7 +653,21 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
     """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
     jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
     print the table of the matching cells only. `strict_reference` (a reference named on the
-    command line): a reference method the experiment does not have is an error listing its methods."""
+    command line): a reference method the experiment does not have is an error listing its methods.
+    The garbage collector pauses meanwhile: the records stay alive to the end, and its passes over
+    them cost more than the tables.
+
+    The whole experiment's tables are cached in `tables/.cache.json` under `tables_key` (the
+    records' files, the manifests without their run history, the code fingerprint, the options):
+    when nothing of it changed (a resume with nothing to run) they are read from there; only the
+    list of sweeps, which every run updates, is rebuilt from the manifests."""
+    with paused_gc():
+        return _aggregate_dir(root, reference, cell_names, out, with_paper, methods, benchmarks, err, resamples, strict, strict_reference)
+
+
+def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
+                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
+                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False, strict_reference: bool = False) -> list[dict[str, Any]]:
     from runners.config import canonical_method
 
     out = out or sys.stdout
@@ -671,25 +686,34 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
     lock = os.open(tdir / ".lock", os.O_CREAT | os.O_RDWR)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        everything = collect(root)
-        orphans = orphan_cells(root)
-        for o in orphans:
-            print(f"warning: {o}", file=err)
-        for c in everything:
-            for n in c.set_aside:
-                print(f"warning: {c.cell}: {n}", file=err)
-        long = _write_tables(root, everything, reference, with_paper, orphans, resamples, strict) if everything else []
+        key = tables_key(root, reference, with_paper, resamples, strict)
+        hit = _cached(tdir, key)
+        if hit is not None:  # the records, the code and the options are those the tables were built from
+            everything, long = None, hit["long"]
+            for w in hit["warnings"]:
+                print(w, file=err)
+            atomic_write(tdir / "summary.md", hit["md"] + _live_section(root, _sweep_cells(root)) + "\n")
+        else:
+            everything = collect(root)
+            orphans = orphan_cells(root)
+            warnings = [f"warning: {o}" for o in orphans] + [f"warning: {c.cell}: {n}" for c in everything for n in c.set_aside]
+            for w in warnings:
+                print(w, file=err)
+            long = _write_tables(root, everything, reference, with_paper, orphans, resamples, strict) if everything else []
+            if everything:
+                _store_cache(tdir, key, long, warnings)
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         os.close(lock)
     filtered = cell_names is not None or methods is not None or benchmarks is not None
     cells = collect(root, cell_names, methods, benchmarks) if filtered else everything
     if filtered and not cells:
+        everything = everything if everything is not None else collect(root)
         raise StoreError(f"no cell of {root} matches the filters; the experiment has methods "
                          f"{', '.join(sorted({c.method for c in everything})) or '-'}, benchmarks "
                          f"{', '.join(sorted({c.benchmark for c in everything})) or '-'}, cells "
                          f"{', '.join(sorted(c.cell for c in everything)) or '-'}")
-    if not everything:
+    if everything is not None and not everything:
         print(f"no finished cells under {root}", file=out)
         return []
     if filtered:
@@ -732,11 +756,88 @@ def _markdown(root: Path, cells: list[CellSummary], header: list[str], rows: lis
     notes = _notes(root, cells, orphans)
     if notes:
         counts += "\n\nNotes:\n" + "\n".join(f"- {n}" for n in notes)
-    counts += "\n\nSweeps the cells came from (latest run of each cell):\n" + "\n".join(_sweeps(cells))
+    return md + counts + _live_section(root, cells)
+
+
+def _live_section(root: Path, cells) -> str:
+    """The end of summary.md that changes without the records changing (rebuilt on a cache hit):
+    the sweeps the cells came from, the cells a sweep skipped."""
+    text = "\n\nSweeps the cells came from (latest run of each cell):\n" + "\n".join(_sweeps(cells))
     skipped = skipped_note(root, cells)
-    if skipped:
-        counts += "\n\n" + skipped
-    return md + counts
+    return text + ("\n\n" + skipped if skipped else "")
+
+
+# ---------------------------------------------------------------- the tables' cache (tables/.cache.json)
+CACHE = ".cache.json"
+_UNTRACKED = {MANIFEST, DONE, INDEX, ".lock"}  # the manifest is read without its run history; the rest is not read by the tables
+
+
+def _dir_fingerprint(h: "hashlib._Hash", d: Path) -> None:
+    h.update(b"\0dir\0" + d.name.encode())
+    mpath = d / MANIFEST
+    try:
+        raw = mpath.read_bytes()
+        try:
+            m = json.loads(raw)
+            if isinstance(m, dict):
+                m.pop("runs", None)  # every resume adds a run; the sweep lines are rebuilt from it each time
+            h.update(json.dumps(m, sort_keys=True, default=str).encode())
+        except ValueError:
+            h.update(raw)
+    except FileNotFoundError:
+        h.update(b"\0no manifest")
+    h.update(b"\0done" if (d / DONE).exists() else b"\0open")
+    for f in sorted(d.iterdir()):
+        if f.is_file() and f.name not in _UNTRACKED and not f.name.startswith("transcripts."):
+            st = f.stat()
+            h.update(f"\0{f.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    for sub in shard_dirs(d):
+        _dir_fingerprint(h, sub)
+
+
+def tables_key(root: Path, reference: str, with_paper: bool, resamples: int, strict: bool = False) -> str:
+    """What the tables of `root` are a function of: every cell's records and error files (size,
+    modification time), its manifest without the run history, the code (`code_fingerprint`: the
+    benchmarks' metric functions, this module, the papers' values) and the options."""
+    h = hashlib.sha256(json.dumps({"format": 1, "code": code_fingerprint(), "reference": reference, "with_paper": with_paper,
+                                   "resamples": resamples, "strict": strict}).encode())
+    for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
+        _dir_fingerprint(h, d)
+    return h.hexdigest()
+
+
+def _cached(tdir: Path, key: str) -> dict[str, Any] | None:
+    try:
+        hit = json.loads((tdir / CACHE).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(hit, dict) or hit.get("key") != key or not all((tdir / f).exists() for f in TABLE_FILES):
+        return None
+    return hit
+
+
+def _store_cache(tdir: Path, key: str, long: list[dict[str, Any]], warnings: list[str]) -> None:
+    md = (tdir / "summary.md").read_text()
+    cut = md.rfind("\n\nSweeps the cells came from")
+    atomic_write(tdir / CACHE, json.dumps({"key": key, "md": md[:cut] if cut >= 0 else md.rstrip("\n"), "long": long,
+                                           "warnings": warnings}, default=str))
+
+
+def _sweep_cells(root: Path) -> list[Any]:
+    """(cell, sweep) of every cell, from the manifests alone (what `_sweeps` needs)."""
+    from types import SimpleNamespace
+
+    out = []
+    for d in sorted(p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")):
+        src = d / MANIFEST if (d / MANIFEST).exists() else shard_dirs(d)[0] / MANIFEST
+        try:
+            m = json.loads(src.read_bytes())
+        except (OSError, ValueError):
+            m = {}
+        runs = m.get("runs") if isinstance(m, dict) and isinstance(m.get("runs"), list) else []
+        sweep = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
+        out.append(SimpleNamespace(cell=d.name, sweep=sweep))
+    return out
 
 
 def skipped_note(root: Path, cells: list[CellSummary]) -> str:
@@ -791,6 +892,9 @@ def _write_tables(root: Path, cells: list[CellSummary], reference: str, with_pap
     atomic_write(tdir / "summary.tex", to_latex(header, rows, _title(root, cells)) + "\n")
     atomic_write(tdir / "metrics.csv", buf.getvalue())
     return long
+
+
+TABLE_FILES = ("summary.md", "summary.csv", "summary.tex", "metrics.csv")
 
 
 def main(argv: list[str] | None = None) -> int:

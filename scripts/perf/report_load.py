@@ -49,6 +49,7 @@ def replicate(base: Path, dest: Path, n: int) -> Path:
                 f.write(json.dumps(r) + "\n")
         m = json.loads((c / "manifest.json").read_text())
         m["n_tasks"] = per
+        m["task_ids"] = [f"{recs[i % len(recs)]['task_id']}~{i // len(recs)}" for i in range(per)]  # the tables count these
         (d / "manifest.json").write_text(json.dumps(m))
     return dest
 
