@@ -58,7 +58,7 @@ def _numeric(d: dict[str, Any]) -> dict[str, float]:
     return {k: float(v) for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))}
 
 
-def _interval(values: list[float], level: float) -> tuple[float, float]:
+def _interval(values: list[float] | np.ndarray, level: float) -> tuple[float, float]:
     a = (1 - level) / 2
     lo, hi = np.percentile(np.asarray(values, dtype=float), [100 * a, 100 * (1 - a)])
     return float(lo), float(hi)
@@ -150,8 +150,8 @@ def _infer(p: _Parts, k: str) -> _Ratio | None:
         d[other] = (vals[r] - m) / (m - vals[other])
         if not (np.isfinite(d[other]) and d[other] > 0):
             return None
-    for t in defined:
-        t = int(t)
+    for t_ in defined:
+        t = int(t_)
         if t in (r, other):
             continue
         if other is None:  # every value equal (to rounding): the weights do not matter
@@ -168,7 +168,11 @@ def _infer(p: _Parts, k: str) -> _Ratio | None:
     for i in range(1 + _PROBES):
         draw, truth = p.check(i)
         want, got = truth.get(k), ratio.predict(draw)
-        if (want is None) != (got is None) or (want is not None and abs(want - got) > _RTOL * max(1.0, abs(want))):
+        if want is None or got is None:
+            if (want is None) != (got is None):
+                return None
+            continue
+        if abs(want - got) > _RTOL * max(1.0, abs(want)):
             return None
     return ratio
 
@@ -189,7 +193,7 @@ def _decompose(groups: list[Episodes], metric_fn: MetricFn, keys: Iterable[str])
     for k in keys:
         if k not in p.ratios:
             p.ratios[k] = _infer(p, k)
-    return {k: p.ratios[k] for k in keys if p.ratios[k] is not None}
+    return {k: r for k in keys if (r := p.ratios[k]) is not None}
 
 
 _counts_memo: dict[tuple[int, int, int], np.ndarray] = {}

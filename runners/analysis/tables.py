@@ -665,8 +665,8 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
         return _aggregate_dir(root, reference, cell_names, out, with_paper, methods, benchmarks, err, resamples, strict, strict_reference)
 
 
-def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
-                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
+def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out: Any = None, with_paper: bool = True,
+                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err: Any = None,
                   resamples: int = DEFAULT_RESAMPLES, strict: bool = False, strict_reference: bool = False) -> list[dict[str, Any]]:
     from runners.config import canonical_method
 
@@ -706,7 +706,7 @@ def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[
         fcntl.flock(lock, fcntl.LOCK_UN)
         os.close(lock)
     filtered = cell_names is not None or methods is not None or benchmarks is not None
-    cells = collect(root, cell_names, methods, benchmarks) if filtered else everything
+    cells = collect(root, cell_names, methods, benchmarks) if filtered else (everything or [])
     if filtered and not cells:
         everything = everything if everything is not None else collect(root)
         raise StoreError(f"no cell of {root} matches the filters; the experiment has methods "
@@ -759,7 +759,7 @@ def _markdown(root: Path, cells: list[CellSummary], header: list[str], rows: lis
     return md + counts + _live_section(root, cells)
 
 
-def _live_section(root: Path, cells) -> str:
+def _live_section(root: Path, cells: list[Any]) -> str:
     """The end of summary.md that changes without the records changing (rebuilt on a cache hit):
     the sweeps the cells came from, the cells a sweep skipped."""
     text = "\n\nSweeps the cells came from (latest run of each cell):\n" + "\n".join(_sweeps(cells))
@@ -834,8 +834,8 @@ def _sweep_cells(root: Path) -> list[Any]:
             m = json.loads(src.read_bytes())
         except (OSError, ValueError):
             m = {}
-        runs = m.get("runs") if isinstance(m, dict) and isinstance(m.get("runs"), list) else []
-        sweep = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
+        runs: list[Any] = m["runs"] if isinstance(m, dict) and isinstance(m.get("runs"), list) else []
+        sweep: dict[str, Any] = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
         out.append(SimpleNamespace(cell=d.name, sweep=sweep))
     return out
 

@@ -33,7 +33,9 @@ def timed(cmd: list[str], code: Path) -> tuple[float, float, float]:
     _, status, usage = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     if os.waitstatus_to_exitcode(status) != 0:
+        assert p.stderr is not None
         raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr.read().decode()[-2000:]}")
+    assert p.stderr is not None
     p.stderr.close()
     return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
