@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from baselines.memory import MemoryMethod
+from runners.api import Backbone
 from runners.tokens import truncate_tokens
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -52,8 +53,8 @@ class OkapiIndex:
         self.idf: dict[str, float] = {}
         idf_sum = 0.0
         negative: list[str] = []
-        for w, (ids, _) in self.postings.items():
-            freq = len(ids)
+        for w, (doc_ids, _) in self.postings.items():
+            freq = len(doc_ids)
             idf = math.log(self.corpus_size - freq + 0.5) - math.log(freq + 0.5)
             self.idf[w] = idf
             idf_sum += idf
@@ -128,7 +129,7 @@ class BM25Store:
 class BM25Memory(MemoryMethod):
     """Memory-system baseline with BM25 retrieval (FlowState §3.1, B.3 memory layout)."""
 
-    def __init__(self, backbone, *, chunk_tokens: int = 2048, top_k: int = 3, k1: float = 1.5, b: float = 0.75,
+    def __init__(self, backbone: Backbone, *, chunk_tokens: int = 2048, top_k: int = 3, k1: float = 1.5, b: float = 0.75,
                  epsilon: float = 0.25, **params: Any) -> None:
         super().__init__(backbone, **params)
         self.store = BM25Store(chunk_tokens=chunk_tokens, top_k=top_k, k1=k1, b=b, epsilon=epsilon)

@@ -13,6 +13,7 @@ import hashlib
 import os
 import re
 import threading
+from typing import Any
 
 import numpy as np
 
@@ -50,7 +51,7 @@ def minilm_path() -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _sentence_transformer():
+def _sentence_transformer() -> Any:
     _require("sentence_transformers")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local path never needs the hub; be sure
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -101,7 +102,7 @@ class HashingEmbedder:
 EMBEDDERS = {"minilm": MiniLMEmbedder, "hashing": HashingEmbedder}
 
 
-def make_embedder(name: str):
+def make_embedder(name: str) -> Any:
     try:
         return EMBEDDERS[name]()
     except KeyError:

@@ -25,7 +25,7 @@ import pos.release_react as release_react
 from kit.agent import SingleCallMethod
 from kit.react import ReactProtocol
 from kit.trajectory import Trajectory
-from runners.api import BackboneError, Decision, Message, Observation, Request, RequestOutcome, TaskView
+from runners.api import Backbone, BackboneError, Decision, Message, Observation, Protocol, Request, RequestOutcome, TaskView
 from runners.upstream import TextSources
 from kit import b3 as b3text
 from kit.prompting import REACT_RULES, system_message, tools_text, user_message
@@ -38,9 +38,9 @@ RELEASE_ACTIONS_PER_TURN = {"rca": 3}
 
 
 class FullContext(SingleCallMethod):
-    protocol = ReactProtocol()
+    protocol: Protocol = ReactProtocol()
 
-    def __init__(self, backbone, *, max_tokens: int | None = None, on_context_overflow: str = "drop_oldest",
+    def __init__(self, backbone: Backbone, *, max_tokens: int | None = None, on_context_overflow: str = "drop_oldest",
                  repeat_query_in_history: bool = False, policy_prompt: str = "release",
                  release_actions_per_turn: dict[str, int] | None = None, **params: Any) -> None:
         super().__init__(backbone, **params)
@@ -86,7 +86,7 @@ class FullContext(SingleCallMethod):
                  if self.policy_prompt == "release" else None)
         self.raw = None if texts is None else release_react.RawInterface(texts, task, self.release_actions.get(task.kind, 1))
         self.protocol = self.raw.protocol if self.raw is not None else FullContext.protocol
-        self.correction = release_react.correction if self.raw is not None else SingleCallMethod.correction
+        self.correction = release_react.correction if self.raw is not None else SingleCallMethod.correction  # type: ignore[assignment]  # per task: the release's or the project's re-ask text
 
     async def begin_request(self, request: Request) -> None:
         await super().begin_request(request)

@@ -23,12 +23,12 @@ import functools
 import importlib.metadata
 import os
 import tempfile
-from typing import Any
+from typing import Any, Callable
 
 from baselines.embedder import MINILM_DIMS, minilm_path
 from kit import b3 as b3text
 from baselines.memory import MemoryMethod
-from runners.api import Decision, Parsed, Protocol, ProtocolError, TaskView
+from runners.api import Backbone, Decision, Missing, Parsed, Protocol, ProtocolError, TaskView
 
 PINNED_VERSION = "1.0.11"
 MIN_FACTS_REPLY = '{"facts": [], "memory": []}'  # valid for both the extraction and the update call
@@ -65,7 +65,7 @@ def mem0_version() -> str | None:
 
 
 @functools.lru_cache(maxsize=1)
-def import_mem0():
+def import_mem0() -> tuple[Any, Any]:
     """Import mem0 offline-safe: telemetry off and MEM0_DIR set BEFORE the first import."""
     version = mem0_version()
     if version is None:
@@ -92,7 +92,7 @@ def import_mem0():
         (scripted oracle, cache keys), and the first backbone failure is kept so the method can
         re-raise it even where mem0 swallows exceptions."""
 
-        def __init__(self, backbone, loop: asyncio.AbstractEventLoop, *, sampling: dict[str, Any], json_mode: bool) -> None:
+        def __init__(self, backbone: Backbone, loop: asyncio.AbstractEventLoop, *, sampling: dict[str, Any], json_mode: bool) -> None:
             super().__init__({"model": getattr(backbone, "model", "") or "harness"})
             self.backbone, self.loop, self.sampling, self.json_mode = backbone, loop, sampling, json_mode
             self.protocol = Mem0JsonProtocol()
@@ -100,7 +100,8 @@ def import_mem0():
             self.failure: BaseException | None = None
             self.calls = 0
 
-        def generate_response(self, messages, response_format=None, tools=None, tool_choice="auto", **kwargs):
+        def generate_response(self, messages: list[dict[str, Any]], response_format: Any = None, tools: Any = None,
+                              tool_choice: str = "auto", **kwargs: Any) -> Any:
             sampling = dict(self.sampling)
             if response_format and self.json_mode:
                 sampling["response_format"] = response_format
@@ -173,7 +174,7 @@ class Mem0Memory(MemoryMethod):
         return {"text_sources": b3text.manifest(cls.b3_template, entries), "mem0ai": version}
 
     @classmethod
-    def missing(cls, params):
+    def missing(cls, params: dict[str, Any]) -> list[Missing]:
         from baselines.embedder import MINILM_FIX, minilm_missing
         from runners.api import Missing
 
@@ -185,7 +186,7 @@ class Mem0Memory(MemoryMethod):
                             fix=f"`pip install mem0ai=={PINNED_VERSION}`")]
         return minilm_missing("method mem0")
 
-    def __init__(self, backbone, *, version: str = PINNED_VERSION, limit: int = 100, infer: bool = True,
+    def __init__(self, backbone: Backbone, *, version: str = PINNED_VERSION, limit: int = 100, infer: bool = True,
                  assistant_ack: str | None = None, lowercase_query: bool = True, vector_store: str = "faiss",
                  llm_sampling: dict[str, Any] | None = None, json_mode: bool = True, store_dir: str | None = None,
                  **params: Any) -> None:
@@ -202,8 +203,8 @@ class Mem0Memory(MemoryMethod):
         # One fresh directory per episode (FAISS index + history.db), under `store_dir` if given.
         self._tmp = tempfile.TemporaryDirectory(prefix="mem0-episode-", dir=store_dir)
         self.store_dir = self._tmp.name
-        self.memory = None
-        self.llm = None
+        self.memory: Any = None
+        self.llm: Any = None
         self.events: list[dict[str, Any]] = []  # every ADD/UPDATE/DELETE mem0 reported
 
     async def begin_task(self, task: TaskView) -> None:
@@ -224,7 +225,7 @@ class Mem0Memory(MemoryMethod):
         # §4.4: record the search limit used (MemoryArena's hosted default is unknown)
         return {"mem0ai": mem0_version(), "search_limit": self.limit, "events_so_far": len(self.events)}
 
-    async def _call(self, fn, *args, **kwargs):
+    async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         self.llm.context = contextvars.copy_context()
         self.llm.failure = None
         result = await asyncio.to_thread(fn, *args, **kwargs)

@@ -20,7 +20,7 @@ from typing import Any
 from kit.agent import SingleCallMethod
 from kit.react import ReactProtocol
 from kit.trajectory import Trajectory
-from runners.api import Decision, Message, Observation, Request, RequestOutcome, StepView, TaskView
+from runners.api import Backbone, Decision, Message, Observation, Request, RequestOutcome, StepView, TaskView
 from kit import b3 as b3text
 from kit.prompting import REACT_RULES, block, system_message, tools_text, user_message
 
@@ -58,7 +58,7 @@ class MemoryMethod(SingleCallMethod):
     protocol = ReactProtocol()
     step_views = (RETRIEVED_VIEW,)
 
-    def __init__(self, backbone, *, include_feedback: bool = True, repeat_query_in_history: bool = False, **params: Any) -> None:
+    def __init__(self, backbone: Backbone, *, include_feedback: bool = True, repeat_query_in_history: bool = False, **params: Any) -> None:
         super().__init__(backbone, **params)
         self.include_feedback = include_feedback
         self.trajectory = Trajectory(repeat_current_query=repeat_query_in_history)  # query shown once, in <user_query>

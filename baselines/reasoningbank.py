@@ -28,7 +28,7 @@ import numpy as np
 
 from baselines.embedder import make_embedder
 from baselines.memory import MemoryMethod
-from runners.api import Decision, Parsed, Protocol, ProtocolError
+from runners.api import Backbone, Decision, Missing, Parsed, Protocol, ProtocolError
 from runners.upstream import TextSources, UpstreamFile, py_default, py_messages, py_string
 
 JUDGE_SYSTEM = "You evaluate whether an AI agent accomplished its task."
@@ -126,12 +126,12 @@ class ReasoningBank(MemoryMethod):
     extract_protocol = ExtractProtocol()
 
     @classmethod
-    def missing(cls, params):
+    def missing(cls, params: dict[str, Any]) -> list[Missing]:
         from baselines.embedder import minilm_missing
 
         return minilm_missing("method reasoningbank (embedder: minilm)") if params.get("embedder", "minilm") == "minilm" else []
 
-    def __init__(self, backbone, *, embedder: str = "minilm", top_k: int = 5, max_items: int | None = None,
+    def __init__(self, backbone: Backbone, *, embedder: str = "minilm", top_k: int = 5, max_items: int | None = None,
                  judge_sampling: dict[str, Any] | None = None, extract_sampling: dict[str, Any] | None = None,
                  record_timestamps: bool = False, **params: Any) -> None:
         super().__init__(backbone, **params)

@@ -24,7 +24,7 @@ from baselines.bm25 import BM25Store
 from baselines.memory import PREVIEW_CHARS, RETRIEVED_VIEW, memory_block_text, outcome_chunks
 from kit.react import ReactProtocol
 from baselines import zipact_prompts
-from runners.api import Backbone, Completion, Decision, Message, Observation, Parsed, Protocol, ProtocolError, Request, RequestOutcome, TaskView
+from runners.api import Backbone, Completion, Role, Decision, Message, Observation, Parsed, Protocol, ProtocolError, Request, RequestOutcome, TaskView
 from kit.blocks import find_block, read_message_block
 from kit.reader import Reading, read
 from kit.reader import load_object as load_reply_object
@@ -126,7 +126,7 @@ class _ActSampling(Backbone):
     def __init__(self, inner: Backbone, sampling: dict[str, Any]) -> None:
         self.inner, self.sampling, self.name, self.model = inner, sampling, inner.name, inner.model
 
-    async def complete(self, messages: list[Message], *, role: str, protocol=None, attempt: int = 0, **sampling: Any) -> Completion:
+    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0, **sampling: Any) -> Completion:
         extra = self.sampling if role == "agent" else {}
         return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **{**extra, **sampling})
 
@@ -147,7 +147,7 @@ class ZipAct(SingleCallMethod):
     memory_enabled = False
     b3_template = "state_tracking"
 
-    def __init__(self, backbone, *, domain: str = "auto", upstream_sampling: bool = False, single_call: bool = False,
+    def __init__(self, backbone: Backbone, *, domain: str = "auto", upstream_sampling: bool = False, single_call: bool = False,
                  action_chars: int = 300, released_prompts: bool = True, **params: Any) -> None:
         if domain != "auto" and domain not in zipact_prompts.DOMAINS:
             raise ValueError(f"zipact: unknown domain '{domain}'; choose auto or one of {sorted(zipact_prompts.DOMAINS)}")
@@ -250,7 +250,8 @@ class ZipAct(SingleCallMethod):
                 state["goal_state"]["global_instruction"] = task_text
             self.state = state
 
-    def _sync_attempted(self, state: dict[str, Any]) -> None:
+    def _sync_attempted(self, state: dict[str, Any] | None) -> None:
+        assert state is not None  # set by begin_task
         if not isinstance(state.get("constraint_state"), dict):
             state["constraint_state"] = {}
         state["constraint_state"]["attempted_actions"] = list(self.tracked)
@@ -263,6 +264,7 @@ class ZipAct(SingleCallMethod):
         """S ← Update(S, a_{t−1}, o_t); a parse failure keeps the previous state."""
         self._track()
         self._sync_attempted(self.state)
+        assert self.state is not None  # set by begin_task
         full = self.last_action_full
         state = await self._state_call("update", [
             {"role": "system", "content": self.texts["update_system"]},
@@ -329,7 +331,7 @@ class ZipActBM25(ZipAct):
 
     step_views = (RETRIEVED_VIEW,)
 
-    def __init__(self, backbone, *, query: str = "request", chunk_tokens: int = 2048, top_k: int = 3,
+    def __init__(self, backbone: Backbone, *, query: str = "request", chunk_tokens: int = 2048, top_k: int = 3,
                  include_feedback: bool = True, **params: Any) -> None:
         if query not in ("request", "objective"):
             raise ValueError("zipact_bm25: query must be 'request' or 'objective'")

@@ -154,7 +154,7 @@ def _reshape_json(block: str, domain: str, template: bool) -> str:
     schema = _fields(domain)
     out: list[str] = []
     section: str | None = None
-    pending: list[tuple[str, str]] = []  # (indent, "key": value) of the current section
+    pending: list[tuple[str, str, str]] = []  # (indent, "key": value) of the current section
 
     def flush() -> None:
         nonlocal pending

@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Any
 
 from benchmarks.one_request import OneRequestEnv
-from runners.api import Decision, Observation, Reply, Request, ToolCall, ToolResult
+from runners.api import Decision, Observation, Reply, Request, TaskSpec, ToolCall, ToolResult
 
 
 def mentions_answer_key(value: Any) -> bool:
@@ -66,6 +66,7 @@ class DiagnosticEnv(OneRequestEnv):
     and `execute` (which sets `self.submission` on a valid submission)."""
 
     submit_tool = "submit"
+    task: TaskSpec  # set by the subclass
     cap_note: str | None = None  # set → results longer than observation_max_chars are cut + this note ({n} = limit)
 
     def _init_turns(self) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 from kit.trajectory import Trajectory
 from flowstate.method import FlowState
 from flowstate.state import Node, Relation, RELATIONS, StateType, normalise_type
-from runners.api import Decision, Observation, Request
+from runners.api import Backbone, Decision, Observation, Request
 
 
 class FlowStateNoPSA(FlowState):
@@ -45,7 +45,7 @@ class FlowStateNoISU(FlowState):
 
     def __init__(
         self,
-        backbone,
+        backbone: Backbone,
         *,
         rule_node_type: str = "judgements",
         rule_summary_chars: int = 200,

@@ -14,7 +14,7 @@ from flowstate.protocol import FlowStateProtocol
 from flowstate.psa import AccessResult, disclose, validate_access
 from flowstate.repository import ActiveState, HistoricalIndex, RawObs, Repository
 from flowstate.state import StateOp, StateType, normalise_type
-from runners.api import Decision, Message, Observation, Parsed, Request, RequestOutcome, StepView, TaskView, actions_json
+from runners.api import Backbone, Decision, Message, Observation, Parsed, Request, RequestOutcome, StepView, TaskView, actions_json
 from runners.tokens import count
 
 USER_TURN_MODES = ("request", "observation")
@@ -101,7 +101,7 @@ class FlowState(SingleCallMethod):
 
     def __init__(
         self,
-        backbone,
+        backbone: Backbone,
         *,
         max_resamples: int = 3,
         persist_types: str | list[str] = "all",
@@ -137,7 +137,7 @@ class FlowState(SingleCallMethod):
         self._feedback: str | None = None
         self.persist_agent_message = bool(persist_agent_message)
         self.strict_relations = bool(strict_relations)
-        self.protocol = FlowStateProtocol(with_focus=self.with_focus, with_delta=self.with_delta)
+        self.protocol: FlowStateProtocol = FlowStateProtocol(with_focus=self.with_focus, with_delta=self.with_delta)
         self.protocol.exclusive_decision = self.additions["exclusive_decision"]
         self.repo = Repository()
         self.k = 0

@@ -108,9 +108,10 @@ class FlowStateProtocol(ReactProtocol):
         an id from a content hash salted by `context`, deriving from the latest raw results."""
         if decision.is_empty:
             return []
-        calls = [{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls]
+        calls: list[dict[str, Any]] = [{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls]
         payload = json.dumps([self.context.get("salt", ""), calls, decision.message], sort_keys=True, ensure_ascii=False, default=str)
         sid = "decision-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
+        value: dict[str, Any]
         if decision.message is not None and not calls:
             summary, value = f"Answer given: {decision.message[:160]}", {"final_answer": decision.message}
         else:

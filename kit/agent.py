@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kit.asking import ask_until
-from runners.api import Decision, Message, Method, Parsed
+from runners.api import Backbone, Decision, Message, Method, Parsed
 
 CORRECTION = "Your previous reply could not be used: {problems}. Reply again, following the output protocol exactly."
 """Our wording of the repair turn's correction (the problems are the parser's error details)."""
@@ -36,7 +36,7 @@ class SingleCallMethod(Method):
 
     correction = staticmethod(correction)
 
-    def __init__(self, backbone, *, max_resamples: int = 2, repair_turns: bool = True, **params: Any) -> None:
+    def __init__(self, backbone: Backbone, *, max_resamples: int = 2, repair_turns: bool = True, **params: Any) -> None:
         super().__init__(backbone, **params)
         if max_resamples < 0:
             raise ValueError("max_resamples must be >= 0")

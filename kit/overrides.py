@@ -4,7 +4,7 @@ says it is (never by matching benchmark names), nested mappings merged key by ke
 `runners.api.TASK_KINDS`; a key outside them is an error (PoS and its baselines use this)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -31,7 +31,7 @@ class KindOverrides(BaseModel):
             raise ValueError(f"kind_overrides: unknown task kind(s) {unknown}; kinds are {', '.join(TASK_KINDS)}")
         return v
 
-    def for_kind(self, kind: str):
+    def for_kind(self, kind: str) -> Self:
         """This config with the override of `kind` (if any) merged in."""
         patch = self.kind_overrides.get(kind)
         return type(self)(**deep_merge(self.model_dump(), patch)) if patch else self

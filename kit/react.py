@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from runners.api import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError
 from kit.blocks import load_json, parse_message, parse_tool_calls, read_message_block
@@ -21,7 +22,7 @@ Call tools or message the user in one step, not both."""
 
 class ReactProtocol(Protocol):
     name = "react"
-    blocks = ("tool_calls", "assistant_message")
+    blocks: tuple[str, ...] = ("tool_calls", "assistant_message")
     message_blocks = ("assistant_message",)  # blocks whose plain text is the message itself
 
     def description(self) -> str:
@@ -43,7 +44,7 @@ class ReactProtocol(Protocol):
         raw = last_set(r.text, self.blocks, r)
         if all(v is None for v in raw.values()):
             return Parsed(errors=[ProtocolError(kind="malformed", detail="no protocol block found")], **r.parsed_fields)
-        blocks = {}
+        blocks: dict[str, Any] = {}
         for tag, content in raw.items():
             if content is None:
                 errors.append(ProtocolError(kind="missing_block", detail=f"<{tag}> missing"))

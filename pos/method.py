@@ -30,7 +30,7 @@ from pos.updater import BeliefModel, ContextFailure
 from pos.world import Belief, World
 from pos.repair_text import missing_action, policy_repair
 from runners.api import (
-    BackboneError, Decision, Message, Observation, Parsed, ProtocolError, Request, RequestOutcome, StepSeries, StepView, TaskView,
+    Backbone, BackboneError, Decision, Message, Observation, Parsed, ProtocolError, Request, RequestOutcome, StepSeries, StepView, TaskView,
 )
 from runners.upstream import TextSources
 
@@ -57,13 +57,13 @@ class PoS(SingleCallMethod):
                  ("health (P, S, R, H; trapping)", HEALTH), ("recovery constraints (active directive)", "recovery_active"),
                  ("consistency audit", "audit"))),)
 
-    def __init__(self, backbone, **params: Any) -> None:
+    def __init__(self, backbone: Backbone, **params: Any) -> None:
         try:
             self.base_cfg = PosConfig(**params)
         except ValidationError as e:
             raise ValueError(f"PoS params are invalid (see conf/method/pos.yaml for the accepted keys): {e}") from None
         super().__init__(backbone, max_resamples=self.base_cfg.policy_max_json_retries)  # params validated by PosConfig
-        self.protocol = PolicyProtocol()
+        self.protocol: PolicyProtocol = PolicyProtocol()
         self.audit_protocol, self.progress_protocol, self.text_protocol = AuditProtocol(), ProgressProtocol(), BeliefTextProtocol()
         self.carried_world: World | None = None
         self.earlier: list[dict[str, Any]] = []
@@ -166,7 +166,7 @@ class PoS(SingleCallMethod):
             return prop.candidate, "unaudited"
         if mode is None:
             return prop.candidate, "validated"
-        audit = dict(step=step, before=before, items=items, cfg=self.cfg.sentinel, before_step=before_step,
+        audit: dict[str, Any] = dict(step=step, before=before, items=items, cfg=self.cfg.sentinel, before_step=before_step,
                      sampling=self.cfg.sampling.get("sentinel"), health=self._health_view(), texts=self.belief_texts)
         res = await run_audit(self.backbone, self.audit_protocol, candidate=prop.candidate, **audit)
         self._errors("audit", res.errors)
@@ -218,6 +218,7 @@ class PoS(SingleCallMethod):
 
     def _commit_bookkeeping(self, step: int) -> None:
         """Reconcile stable gap identities and store the snapshot of the committed belief."""
+        assert self.belief is not None  # set by _initialize
         for t in ("epistemic", "achievement"):
             self.gap_ids[t] = self.tracker.reconcile(t, self.belief.gaps(t))
         self.snapshots.append({"step": step, "world": self.belief.world.as_lists(), "epistemic_gap_ids": list(self.gap_ids["epistemic"]),
@@ -225,6 +226,7 @@ class PoS(SingleCallMethod):
 
     async def _after_action(self, step: int, action: str, thought: str, obs: str, *, done: bool = False,
                             success: bool | None = None) -> None:
+        assert self.belief is not None  # set by _initialize
         """Steps 3a–3e of §2 for one action of the previous turn. The step log's top-level keys
         describe the last action of the turn; `actions` lists every action's. `done`: the action
         ended the request (upstream `state["done"]`): as upstream's manager, a success is labelled
@@ -243,7 +245,7 @@ class PoS(SingleCallMethod):
         committed, status = await self._audited(propose, before=before, step=step, before_step=step - 1, mode=mode,
                                                 items=evidence_items(scope, self.cfg.sentinel.audit_observation_max_chars), call="delta")
         self.update_history.append({"step": step, "status": status, "audit_mode": mode if self.consistency else None})
-        record = {"step": step, "frontier_episode": self.frontier_episode, "frontier": before.frontier, "action": action,
+        record: dict[str, Any] = {"step": step, "frontier_episode": self.frontier_episode, "frontier": before.frontier, "action": action,
                   "observation": obs, "done": done, "success": success, "task_score": None, "progress": None,
                   "scoring_method": None, "score": None, "affected_record_ids": [], "reason": None}
         if frontier_changed(before.frontier, committed.frontier):
@@ -262,6 +264,7 @@ class PoS(SingleCallMethod):
         self.log.setdefault("actions", []).append({k: self.log[k] for k in ("update", "transition", "audit", "re_audit", "health", "recovery_started") if k in self.log})
 
     async def _progress(self, step: int, before: Belief, action: str, obs: str, *, success: bool = False) -> dict[str, Any] | None:
+        assert self.belief is not None  # set by _initialize
         s = self.cfg.sentinel
         if not (s.enabled and s.progress_enabled):
             return None
@@ -282,6 +285,7 @@ class PoS(SingleCallMethod):
         return self.health.model_dump(exclude={"recurrence_rates"})
 
     def _health_inputs(self) -> list[dict[str, Any]]:
+        assert self.belief is not None  # set by _initialize
         gap = self.belief.frontier_gap()
         snaps = {s["step"]: s for s in self.snapshots}
         out = []
@@ -294,6 +298,7 @@ class PoS(SingleCallMethod):
 
     def _update_health(self) -> None:
         """§7 detection and the §9 lifecycle after a label on a non-terminal step."""
+        assert self.belief is not None  # set by _initialize
         snaps = self._health_inputs()
         self.health = detect(snaps, self.cfg.trapping)
         self.log["health"] = self.health.model_dump() | {"trapped": self.health.trapped}
@@ -317,6 +322,7 @@ class PoS(SingleCallMethod):
             self.directive = None
 
     async def _refresh_text(self) -> None:
+        assert self.belief is not None  # set by _initialize
         view = belief_text_input(self.belief)
         if not self.cfg.belief_text_enabled:
             self.belief_text = describe(view)
@@ -331,12 +337,13 @@ class PoS(SingleCallMethod):
         self.belief_text = parsed.blocks["json"]["belief_text"] if parsed.ok else describe(view)
 
     async def _decide(self, obs: str) -> Decision:
+        assert self.belief is not None  # set by _initialize
         d = self.directive
         active = d is not None and d.applies_from_step <= self.action_count
         self.turn += 1
         budget = self.task.step_budget
         last_turn = self.cfg.forced_submission and budget is not None and self.turn >= budget
-        recovery = d.prompt_view(generic=self.cfg.recovery.mode == "generic") if active else None
+        recovery = d.prompt_view(generic=self.cfg.recovery.mode == "generic") if active and d is not None else None
         if self.release is not None:  # the release's ReAct prompt (pos/release_prompt.py)
             msgs = release_messages(self.release, task=self.task, observation=obs or NO_OBSERVATION, belief=self.belief,
                                     belief_text=self.belief_text, recovery=recovery, actions=self.actions, final_turn=last_turn)
@@ -353,7 +360,7 @@ class PoS(SingleCallMethod):
         actions = [action_text(Decision(tool_calls=[c])) for c in decision.tool_calls] or [action_text(decision)]
         self.pending = []
         for a in actions:
-            if active:
+            if active and d is not None:
                 d.recovery_action_steps.append(self.action_count)
             self.pending.append((self.action_count, a, thought))
             self.action_count += 1

@@ -9,7 +9,6 @@ delta, an empty issue list, ...), because environments have no reference answer 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Callable
 
 from kit.blocks import load_object, parse_tool_calls, read_object
@@ -238,7 +237,7 @@ def format_lines(sources: TextSources | None = None) -> tuple[str, str, str]:
     sources.use("pos.protocol.closing", REACT_PROMPT, closing, _OWN_FORMAT[2], symbol="SYSTEM_PROMPT")
     if not (lines and keys and closing):
         return _OWN_FORMAT
-    return lines[0], keys, closing  # type: ignore[return-value]
+    return lines[0], keys, closing
 
 
 class PolicyProtocol(Protocol):
@@ -286,7 +285,7 @@ class PolicyProtocol(Protocol):
             return Parsed(errors=errors, **r.parsed_fields)
         thought = obj.get("thought")
         extras: dict[str, Any] = {"thought": thought if isinstance(thought, str) else ("" if thought is None else json.dumps(thought, ensure_ascii=False))}
-        raw_actions = obj.get("actions") if isinstance(obj.get("actions"), list) else ([obj["action"]] if obj.get("action") is not None else [])
+        raw_actions: Any = obj.get("actions") if isinstance(obj.get("actions"), list) else ([obj["action"]] if obj.get("action") is not None else [])
         calls: list[ToolCall] = []
         for i, a in enumerate(raw_actions):
             if isinstance(a, str) and a.strip():

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 import json
-from typing import Any
+from typing import Any, cast
 
 from pos.projection import frontier_subgraph
 from pos.world import Belief
@@ -77,13 +77,13 @@ def _sections() -> tuple[str | None, list[tuple[str, str]] | None]:
                 and isinstance(node.left.value, str) and isinstance(node.right, ast.Call)
                 and any(isinstance(a, ast.Name) and a.id == "recovery" for a in node.right.args)):
             heading = node.left.value
-    runtime = None
+    runtime: list[tuple[str, str]] | None = None
     for node in ast.walk(fn) if fn else ():
         if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "runtime_section" for t in node.targets)
                 and isinstance(node.value, ast.IfExp) and isinstance(node.value.body, ast.JoinedStr)):
             runtime = []
             for v in node.value.body.values:
-                runtime.append(("text", v.value) if isinstance(v, ast.Constant) else ("field", ast.unparse(v.value)))
+                runtime.append(("text", str(v.value)) if isinstance(v, ast.Constant) else ("field", ast.unparse(cast(ast.FormattedValue, v).value)))
     return heading, runtime
 
 
@@ -91,10 +91,10 @@ def release_texts(kind: str, max_actions: int | None, sources: TextSources, *, e
     """Every release text the policy prompt of `kind` needs, or None (then the project's layout)."""
     system = system_prompt(kind, max_actions, sources)
     user = sources.use("pos.release.build_belief_prompt", REACT_PROMPT, py_fstring_parts(REACT_PROMPT, "build_belief_prompt", "user_prompt"),
-                       None, symbol="build_belief_prompt.user_prompt")  # type: ignore[arg-type]
+                       None, symbol="build_belief_prompt.user_prompt")
     heading, runtime = _sections()
-    sources.use("pos.release.recovery_section", REACT_PROMPT, heading, None, symbol="build_belief_prompt.recovery_section")  # type: ignore[arg-type]
-    sources.use("pos.release.runtime_section", REACT_PROMPT, None if runtime is None else "(template)", None,  # type: ignore[arg-type]
+    sources.use("pos.release.recovery_section", REACT_PROMPT, heading, None, symbol="build_belief_prompt.recovery_section")
+    sources.use("pos.release.runtime_section", REACT_PROMPT, None if runtime is None else "(template)", None,
                 symbol="build_belief_prompt.runtime_section")
     contract = _s(sources, REACT_PROMPT, "FRONTIER_ACTION_SELECTION_CONTRACT")
     final = _s(sources, REACT_PROMPT, _FINAL[kind]) if kind in _FINAL else ""

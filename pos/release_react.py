@@ -39,7 +39,7 @@ def raw_texts(kind: str, max_actions: int | None, sources: TextSources) -> dict[
     if kind not in RELEASE_KINDS:
         return None
     system = system_prompt(kind, max_actions, sources)
-    user = sources.use("pos.release.build_prompt", REACT_PROMPT, py_fstring_parts(REACT_PROMPT, "build_prompt", "user_prompt"),  # type: ignore[arg-type]
+    user = sources.use("pos.release.build_prompt", REACT_PROMPT, py_fstring_parts(REACT_PROMPT, "build_prompt", "user_prompt"),
                        None, symbol="build_prompt.user_prompt")
     example = sources.string(f"pos.release.{EXAMPLES[kind]}", REACT_PROMPT, EXAMPLES[kind], None)  # type: ignore[arg-type]
     if None in (system, user, example):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import ast
 import json
-from typing import Any
+from typing import Any, cast
 
 from runners.api import Message
 from runners.upstream import (TextSources, UpstreamFile, file_text, fill_fields, fill_parts, parse_python, py_fstring_parts,
@@ -50,22 +50,22 @@ def load(sources: TextSources) -> dict[str, Any] | None:
         "progress_example": s("sentinel.progress_example", SENTINEL, "EXECUTION_PROGRESS_EXAMPLE"),
     }
     for key, sym in (("init_schema", "INITIAL_SCHEMA"), ("update_schema", "UPDATE_SCHEMA")):
-        t[key] = sources.use(f"pos.belief.{sym.lower()}", BELIEF, py_literal(BELIEF, sym), None, symbol=sym)  # type: ignore[arg-type]
+        t[key] = sources.use(f"pos.belief.{sym.lower()}", BELIEF, py_literal(BELIEF, sym), None, symbol=sym)
     for key, fn in (("init_user", "build_initial_belief_prompt"), ("update_user", "build_belief_update_prompt")):
-        t[key] = sources.use(f"pos.belief.{fn}", BELIEF, py_fstring_parts(BELIEF, fn, "user"), None, symbol=f"{fn}.user")  # type: ignore[arg-type]
+        t[key] = sources.use(f"pos.belief.{fn}", BELIEF, py_fstring_parts(BELIEF, fn, "user"), None, symbol=f"{fn}.user")
     issue = _only([x for x in py_function_strings(BELIEF, "build_belief_update_prompt") or [] if "{" not in x], 1)
-    t["issue_heading"] = sources.use("pos.belief.issue_section", BELIEF, issue[0] if issue else None, None,  # type: ignore[arg-type]
+    t["issue_heading"] = sources.use("pos.belief.issue_section", BELIEF, issue[0] if issue else None, None,
                                      symbol="build_belief_update_prompt.issue_section")
     audit = _only(py_function_strings(SENTINEL, "build_local_audit_prompt"), 1)
-    t["audit_suffix"] = sources.use("pos.sentinel.audit_reply", SENTINEL, audit[0] if audit else None, None,  # type: ignore[arg-type]
+    t["audit_suffix"] = sources.use("pos.sentinel.audit_reply", SENTINEL, audit[0] if audit else None, None,
                                     symbol="build_local_audit_prompt")
     progress = _only(py_function_strings(SENTINEL, "build_execution_progress_prompt"), 1)
-    t["progress_suffix"] = sources.use("pos.sentinel.progress_reply", SENTINEL, progress[0] if progress else None, None,  # type: ignore[arg-type]
+    t["progress_suffix"] = sources.use("pos.sentinel.progress_reply", SENTINEL, progress[0] if progress else None, None,
                                        symbol="build_execution_progress_prompt")
     pattern = _pattern_texts()
     gap = _only(py_function_strings(RECOVERY, "compose_recovery_instruction"), 3)
-    t["pattern"] = sources.use("pos.recovery.pattern", RECOVERY, pattern, None, symbol="_pattern_constraint")  # type: ignore[arg-type]
-    t["gap"] = sources.use("pos.recovery.gap", RECOVERY, gap, None, symbol="compose_recovery_instruction")  # type: ignore[arg-type]
+    t["pattern"] = sources.use("pos.recovery.pattern", RECOVERY, pattern, None, symbol="_pattern_constraint")
+    t["gap"] = sources.use("pos.recovery.gap", RECOVERY, gap, None, symbol="compose_recovery_instruction")
     flat = [v for k, v in t.items() if k != "example"] + list(t["example"].values())
     return None if any(v is None for v in flat) else t
 
@@ -82,7 +82,7 @@ def _pattern_texts() -> dict[str | None, list[str]] | None:
     out: dict[str | None, list[str]] = {}
     for stmt in fn.body:
         if (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and isinstance(stmt.test.comparators[0], ast.Constant)):
-            out[stmt.test.comparators[0].value] = _strings(stmt.body)
+            out[cast("str | None", stmt.test.comparators[0].value)] = _strings(stmt.body)
         elif isinstance(stmt, ast.Return):
             out[None] = _strings([stmt])
     ok = set(out) == {"static", "cycle", "drift", None} and len(out["static"]) == 2 and all(len(out[k]) == 1 for k in ("cycle", "drift", None))

@@ -15,7 +15,12 @@ Upstream's repair turns (PoS @506558c), which the project follows:
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from runners.upstream import TextSources, UpstreamFile, py_function_strings
+
+if TYPE_CHECKING:
+    from runners.api import ProtocolError
 
 SOURCES = TextSources()
 REACT_PROMPT = UpstreamFile("PoS", "prompts/react_prompt.py")
@@ -61,7 +66,7 @@ def progress_repair() -> str:
     return _function_text("pos.progress_repair", SENTINEL_PROMPTS, "build_progress_repair_prompt", 1, (_PROGRESS_FALLBACK,))[0]
 
 
-def schema_error(errors) -> str | None:
+def schema_error(errors: list[ProtocolError]) -> str | None:
     """The schema error to name (None when the reply was not JSON at all, as upstream tells apart)."""
     bad = [e.detail for e in errors if e.kind == "bad_field"]
     return "; ".join(bad)[:300] if bad and not any(e.kind in ("bad_json", "empty") for e in errors) else None

@@ -58,7 +58,7 @@ def truncate(text: str, max_chars: int) -> str:
 
 
 def evidence_items(scope: list[dict[str, Any]], max_chars: int) -> list[dict[str, Any]]:
-    return [{"step": it["step"], "action": it.get("action"), "observation": truncate(it.get("observation"), max_chars)} for it in scope]
+    return [{"step": it["step"], "action": it.get("action"), "observation": truncate(it["observation"], max_chars)} for it in scope]
 
 
 def ground_issue(issue: dict[str, Any], items: list[dict[str, Any]], allowed_targets: set[str]) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, overload
 
 KINDS = ("entities", "states", "relations")
 SOURCE_TYPES = ("observed", "inferred")
@@ -20,7 +20,11 @@ class BuildError(ValueError):
     """A candidate belief cannot be built from the model's delta."""
 
 
-def _str(raw: dict, key: str, what: str, *, required: bool = True, default: str | None = None) -> str | None:
+@overload
+def _str(raw: dict[str, Any], key: str, what: str, *, required: Literal[True] = True, default: str | None = None) -> str: ...
+@overload
+def _str(raw: dict[str, Any], key: str, what: str, *, required: bool, default: str | None = None) -> str | None: ...
+def _str(raw: dict[str, Any], key: str, what: str, *, required: bool = True, default: str | None = None) -> str | None:
     v = raw.get(key, default)
     if v is None and not required:
         return None

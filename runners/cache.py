@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runners.api import Backbone, Completion, Message, Protocol
+from runners.api import Backbone, Completion, Message, Protocol, Role
 from runners.records.store import take_batch
 from runners.records.wire import dumps_with, encoded
 
@@ -223,7 +223,7 @@ class CachedBackbone(Backbone):
         return cache_key(base_url=inner.base_url, model=inner.model, sampling={**inner.sampling, **call}, extra_body=extra,
                          messages=messages, tools=tools, trial=self.trial, attempt=attempt, role=role, seed=self.seed)
 
-    async def complete(self, messages: list[Message], *, role: str, protocol: Protocol | None = None,
+    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None,
                        attempt: int = 0, **sampling: Any) -> Completion:
         messages = encoded(messages)  # no work when the recorder already encoded them
         key = self.key(messages, role=role, attempt=attempt, sampling=sampling)

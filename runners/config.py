@@ -117,7 +117,7 @@ class _TargetCfg(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
 
     @property
-    def cls(self) -> type:
+    def cls(self) -> type[Any]:
         """The class `_target_` names (imported once per target), or a ConfigError naming this entry."""
         return import_target(self.target, f"{self.GROUP} '{self.name}'")
 
@@ -155,6 +155,8 @@ class RunnerCfg(_Strict):
     case_error_resamples: int = Field(2, ge=0, description="reruns of a case that ended in a CaseError draw fresh samples (bypassing the cached replies) at most this many times; later reruns replay the last generation")
     transcripts: bool = Field(True, description="keep every call's messages and raw reply in <cell>/transcripts.sqlite")
     compact_records: bool = Field(True, description="a finished cell's episodes.jsonl becomes episodes.jsonl.xz (read it with xzcat; a resume restores the plain file); false keeps the plain file")
+    compact_level: int = Field(6, ge=0, le=9, description="xz preset of the compacted records (compressed while the cell runs): 6 the "
+                               "smallest files; 1 about a fifth of the CPU for ~18% larger records (docs/large-experiments.md)")
     wandb: bool = Field(False, description="log each cell's metrics and tokens and the HTML report to W&B (the wandb extra)")
     wandb_project: str | None = Field(None, description="W&B project (default: $WANDB_PROJECT, else the experiment name)")
     preflight_s: float = Field(10, ge=0, description="before the sweep, wait at most this long for every endpoint to accept "
@@ -294,7 +296,7 @@ def group_config(group: str, name: str) -> dict[str, Any]:
     from omegaconf import OmegaConf
 
     raw = OmegaConf.load(CONF_DIR / group / f"{name}.yaml")
-    defaults = list(raw.pop("defaults", None) or ["_self_"])
+    defaults = list(raw.pop("defaults", None) or ["_self_"])  # type: ignore[call-arg, arg-type]  # stub types raw as ListConfig too; here a DictConfig
     if "_self_" not in defaults:
         defaults.append("_self_")
     parts = [raw if d == "_self_" else OmegaConf.create(group_config(group, str(d))) for d in defaults]

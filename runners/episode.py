@@ -17,10 +17,7 @@ import hashlib
 import time
 import traceback
 from datetime import datetime, timezone
-from typing import Any, Callable, Literal, get_args
-
-from pydantic import BaseModel, Field, PrivateAttr
-
+from typing import Any, Callable, get_args
 
 from runners.api import (
     Backbone,
@@ -28,7 +25,6 @@ from runners.api import (
     Benchmark,
     CaseError,
     Completion,
-    Decision,
     Environment,
     EpisodeContext,
     EpisodeScope,
@@ -37,9 +33,7 @@ from runners.api import (
     Observation,
     Oracle,
     Protocol,
-    Request,
     RequestOutcome,
-    RetryEvent,
     Role,
     TaskSpec,
     Usage,

@@ -161,7 +161,7 @@ class StoredRuns:
         """(cell dir, same cell?, per-role means, episodes) of the best stored run for `cfg`."""
         from runners.records.store import EPISODES, read_jsonl
 
-        def shape(c: dict[str, Any]) -> tuple[str, str, str]:
+        def shape(c: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
             return ((c.get("method") or {}).get("name"), (c.get("benchmark") or {}).get("name"), (c.get("backbone") or {}).get("model"))
 
         want = (cfg.method.name, cfg.benchmark.name, cfg.backbone.model)
@@ -220,7 +220,7 @@ def plan_cell(cfg: Any, n_tasks: int, tasks_source: str, stored: StoredRuns, ben
     return plan
 
 
-def build_plan(cells: list[Any], env=None) -> tuple[list[CellPlan], Any]:
+def build_plan(cells: list[Any], env: Any = None) -> tuple[list[CellPlan], Any]:
     """The plan of every cell, and the survey (what is missing) it was built from."""
     from runners.run import survey
 
@@ -267,7 +267,7 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
            "Estimates per role: calls and tokens for the episodes the cell has left to run (finished ones are resumed past), "
            "$ at the list prices of the backbone serving "
            "the role; each says its source (paper #Tok per task, a stored run, or unknown).", ""]
-    by_role: dict[tuple[str, str], list[float | None]] = {}
+    by_role: dict[tuple[str, str], list[float]] = {}
     unknown = 0
     total_eps = 0
     priced_known = False  # some priced role has a token estimate
@@ -327,7 +327,7 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
     return "\n".join(out)
 
 
-def print_plan(cells: list[Any], out=None) -> int:
+def print_plan(cells: list[Any], out: Any = None) -> int:
     """Print the plan of `cells` (runner.plan=true) and return the exit code: 0, or 3 when the
     cells cannot even be surveyed (e.g. duplicate task ids)."""
     from runners.run import FatalRunError

@@ -128,13 +128,13 @@ class Progress:
         self.mode = mode
         self.cells: list[CellReport] = []
         self.started = time.perf_counter()
-        self._live = None
+        self._live: Any = None
         self._last_refresh = 0.0
         self.expected_cells = 0
         self.heartbeat_s = heartbeat_s
         self.in_flight = 0  # episodes running now (the scheduler keeps it)
         self.calls_in_flight = 0  # model calls waiting for their reply (runners.run.InFlight keeps it)
-        self._beat = None
+        self._beat: Any = None  # the plain mode's heartbeat task (asyncio.Task)
         self.retries: dict[str, int] = {}  # endpoint URL -> retries so far
         self._retry_shown: dict[str, float] = {}
 
@@ -161,7 +161,7 @@ class Progress:
         import asyncio
 
         while True:
-            await asyncio.sleep(self.heartbeat_s)
+            await asyncio.sleep(self.heartbeat_s or 30.0)  # started only when set
             self._emit(self.heartbeat_line())
 
     def heartbeat_line(self) -> str:
@@ -178,7 +178,7 @@ class Progress:
                 + f", {sum(c.retries for c in self.cells)} retries, {human_tokens(sum(c.tokens for c in self.cells))} tokens, "
                 f"{human_duration(time.perf_counter() - self.started)} elapsed, ETA {human_duration(eta) if eta is not None else '–'}")
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self._beat is not None:
             self._beat.cancel()
             self._beat = None
@@ -255,7 +255,7 @@ class Progress:
             return self._live.console.width
         return shutil.get_terminal_size((120, 24)).columns
 
-    def _render(self, width: int | None = None):
+    def _render(self, width: int | None = None) -> Any:
         from rich import box
         from rich.table import Table
 
@@ -266,7 +266,7 @@ class Progress:
         title = f"cells {done}/{max(len(self.cells), self.expected_cells)} done · {human_duration(elapsed)} · ETA {human_duration(self.eta())}"
         if narrow:
             title += (f" · {sum(c.retries for c in self.cells)} retries · {sum(c.cache_hits for c in self.cells)} cached")
-            cols = (("cell", 0), ("episodes", 9), ("err", 5), ("calls", 6), ("tokens", 7), ("time", 6))
+            cols: tuple[tuple[str, int], ...] = (("cell", 0), ("episodes", 9), ("err", 5), ("calls", 6), ("tokens", 7), ("time", 6))
         else:
             title = "sweep: " + title
             cols = (("cell", 0), ("episodes", 13), ("errors", 6), ("calls", 7), ("cached", 6), ("retries", 7), ("tokens", 7), ("elapsed", 7))

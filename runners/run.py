@@ -9,9 +9,9 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from runners.api import Backbone, Benchmark
+from runners.api import Backbone, Benchmark, Completion, Message, Protocol, Role
 from runners.secrets import redact_secrets
 from runners.config import BackboneCfg, CellConfig, ConfigError
 from runners.cost import call_usd, role_prices
@@ -19,8 +19,12 @@ from runners.episode import Episode
 from runners.interrupts import STATE, checkpoint
 from runners.records.schema import CallLog, EpisodeRecord
 from runners.progress import CellReport, Progress
-from runners.records.store import EPISODES, CellStore, code_fingerprint, compacted, read_jsonl, text_fingerprint, text_mismatch
+from runners.records.store import (EPISODES, CellStore, code_fingerprint, compacted, finished_texts, text_fingerprint,
+                                   text_mismatch)
 from runners.records.transcripts import TranscriptStore
+
+if TYPE_CHECKING:
+    from runners.cache import ResponseCache
 
 
 def storage_failure(rec: EpisodeRecord, e: Exception) -> EpisodeRecord:
@@ -62,7 +66,7 @@ class BackbonePool:
 
     def __init__(self, cache_path: Path | None) -> None:
         self._by_key: dict[str, Backbone] = {}
-        self.cache = None
+        self.cache: ResponseCache | None = None
         self.cache_path = cache_path
 
     def get(self, cfg: BackboneCfg) -> Backbone:
@@ -128,6 +132,7 @@ class BackbonePool:
 
         if self.cache is None:
             self.open_cache()
+        assert self.cache is not None  # open_cache raised otherwise
         return CachedBackbone(inner, self.cache, trial, seed, read=not fresh)
 
     def endpoints(self) -> dict[str, list[str]]:
@@ -135,14 +140,14 @@ class BackbonePool:
         out: dict[str, list[str]] = {}
         for b in self._by_key.values():
             if getattr(b, "base_url", None) and not getattr(b, "managed", False):  # a managed server starts later, itself
-                out.setdefault(b.base_url, []).append(b.name)
+                out.setdefault(getattr(b, "base_url"), []).append(b.name)
         return out
 
     def secrets(self) -> tuple[str, ...]:
         """Every configured secret value of the sweep's backbones (keys, URL passwords), for redaction."""
         return tuple(x for b in self._by_key.values() for x in (getattr(b, "_secrets", None) or getattr(getattr(b, "inner", None), "_secrets", ()) or ()))
 
-    def set_on_retry(self, callback) -> None:
+    def set_on_retry(self, callback: Callable[..., Any]) -> None:
         """Report every backbone retry to `callback(url, error, wait_s, name)` (the live display)."""
         for b in self._by_key.values():
             if hasattr(b, "on_retry"):
@@ -169,10 +174,11 @@ class Resampled(Backbone):
         self.inner, self.n = inner, n
         self.name, self.model = inner.name, inner.model
 
-    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,
+                       **sampling: Any) -> Completion:
         return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt + self.n * RESAMPLE_STRIDE, **sampling)
 
-    def bind(self, scope):  # the scripted backbone answers from the episode's oracle: keep that, resampled
+    def bind(self, scope: Any) -> Backbone:  # the scripted backbone answers from the episode's oracle: keep that, resampled
         return Resampled(self.inner.bind(scope), self.n)
 
     async def aclose(self) -> None:
@@ -187,14 +193,15 @@ class InFlight(Backbone):
         self.inner, self.progress = inner, progress
         self.name, self.model = inner.name, inner.model
 
-    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,
+                       **sampling: Any) -> Completion:
         self.progress.calls_in_flight += 1
         try:
             return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
         finally:
             self.progress.calls_in_flight -= 1
 
-    def bind(self, scope):
+    def bind(self, scope: Any) -> Backbone:
         return InFlight(self.inner.bind(scope), self.progress)
 
     async def aclose(self) -> None:
@@ -280,7 +287,7 @@ def method_notes(method_cls: type | None, params: dict[str, Any], bench: Benchma
 
 
 def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None,
-                 method_cls: type | None = None, task_ids: list[str] | None = None) -> dict[str, Any]:
+                 method_cls: type[Any] | None = None, task_ids: list[str] | None = None) -> dict[str, Any]:
     """Everything needed to reproduce the cell, without secrets (key values never enter cfg).
     `endpoints`: role → the URL actually called (a `base_url_env` variable overrides the config's
     `base_url`, so the config alone does not say where requests went), credentials cut out."""
@@ -331,7 +338,7 @@ class Survey:
     cfgs: dict[str, CellConfig]
 
 
-def survey(cells: list[CellConfig], env=None) -> Survey:
+def survey(cells: list[CellConfig], env: Mapping[str, str] | None = None) -> Survey:
     """Before any work: every cell's backbones (`runners.availability.backbone_missing`), method
     (`Method.missing`) and benchmark (`Benchmark.missing`, then `load_tasks`, once per distinct
     benchmark config) checked, every missing piece kept, so one message can list them all. A bad
@@ -370,7 +377,7 @@ def survey(cells: list[CellConfig], env=None) -> Survey:
     return Survey(prepared, missing, {c.cell_name: cell_label(c) for c in cells}, {c.cell_name: c for c in cells})
 
 
-def _load_benchmark(cfg: CellConfig):
+def _load_benchmark(cfg: CellConfig) -> PreparedCell | list[Any]:
     """The benchmark of `cfg` with its tasks (a PreparedCell without method), or the list of what
     it misses: its declared `missing()`, else why `load_tasks` failed (the loader's message names its fix)."""
     from runners.api import Missing
@@ -411,7 +418,8 @@ class _ProbeBackbone(Backbone):
 
     name = model = "probe"
 
-    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):  # pragma: no cover - never called
+    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,  # pragma: no cover - never called
+                       **sampling: Any) -> Completion:
         raise RuntimeError("probe backbone is not callable")
 
 
@@ -482,10 +490,9 @@ class _CellRun:
     remaining: int = 0
     closed: bool = False
     finishing: bool = False
-    transcripts: Any = None  # TranscriptStore, written off the loop (one thread per cell, in order)
+    transcripts: Any = None  # TranscriptStore, written off the loop (its group-commit thread)
     case_errors: dict = field(default_factory=dict)
     code: str = ""
-    io: Any = None  # the cell's single-thread executor for transcript writes
     prices: dict = field(default_factory=dict)  # role → prices (runners.cost.role_prices)
     costs: list = field(default_factory=list)  # cost of each finished episode (the budget's estimate)
     tasks: list = field(default_factory=list)  # the cell's tasks (its shard's, with runner.shard), in order
@@ -495,8 +502,6 @@ class _CellRun:
             return
         self.closed = True
         try:
-            if self.io is not None:
-                self.io.shutdown(wait=True)
             if self.transcripts is not None:
                 self.transcripts.close()
         finally:
@@ -555,7 +560,7 @@ class Scheduler:
             return True
         # inside a started fair round only the cell's own costs count (round 1 has none yet: it
         # runs whole, or the cells would already differ); otherwise the sweep's mean
-        own = (self._mean(run) if run.costs else 0.0) if rnd is not None else self._mean(run)
+        own = (self._mean(run) if run is not None and run.costs else 0.0) if rnd is not None else self._mean(run)
         if self.spent >= self.budget or self.spent + in_flight + own > self.budget:
             self.budget_reached = True
             return False
@@ -578,7 +583,7 @@ class Scheduler:
             records = []
             for d in [cell_dir, *sorted(cell_dir.glob("shard-*"))]:
                 if (d / EPISODES).exists() or compacted(d / EPISODES).exists():
-                    records += read_jsonl(d / EPISODES)[0]
+                    records += finished_texts(d)  # a finished cell's index spares parsing its records
             if not records:
                 continue
             notes = {"benchmark_notes": p.bench.notes(),
@@ -592,6 +597,7 @@ class Scheduler:
         endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
                      (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
         tasks = prep.tasks
+        trials = cfg.runner.trials
         if cfg.runner.shard:  # runner.shard=i/n: the i-th contiguous task range, in <cell>/shard-i-of-n/ (own store and lock)
             i, n = (int(x) for x in cfg.runner.shard.split("/"))
             tasks = shard_tasks(prep.tasks, i, n)
@@ -599,12 +605,17 @@ class Scheduler:
             manifest["shard"] = {"index": i, "of": n, "n_tasks_total": len(prep.tasks)}
             if prep.input_hygiene:
                 manifest["input_hygiene"] = prep.input_hygiene
-            store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(manifest, fresh=cfg.runner.fresh)
+            store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(
+                manifest, fresh=cfg.runner.fresh, expect=[(t.task_id, k) for k in range(trials) for t in tasks])
         else:
             manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
             if prep.input_hygiene:  # lone surrogates replaced at load (runners/inputs.py): the data the run saw
                 manifest["input_hygiene"] = prep.input_hygiene
-            store = CellStore(self.root, cfg.cell_name).open(manifest, fresh=cfg.runner.fresh)
+            # a finished cell with nothing to run is opened without restoring or scanning its records
+            store = CellStore(self.root, cfg.cell_name).open(manifest, fresh=cfg.runner.fresh,
+                                                             expect=[(t.task_id, k) for k in range(trials) for t in tasks])
+        if cfg.runner.compact_records and not store.idle:
+            store.compact_as_written(cfg.runner.compact_level)  # the records compressed as they come, not all after the cell's last episode
         try:
             transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
         except BaseException:
@@ -643,7 +654,7 @@ class Scheduler:
             run.close()
             self.progress.finish_cell(run.report)
 
-    async def _episode(self, run: _CellRun, task, trial: int) -> None:
+    async def _episode(self, run: _CellRun, task: Any, trial: int) -> None:
         cfg, bench, method_cls, store, report, pool = run.prep.cfg, run.prep.bench, run.prep.method_cls, run.store, run.report, self.pool
         spent = [0.0]
         prices = run.prices  # a role's calls are priced by its own backbone (runners.cost.role_prices, as the tables)
@@ -691,10 +702,8 @@ class Scheduler:
         names the cause, stored without its transcript; only if even that cannot be written does the
         error propagate."""
         try:
-            if run.transcripts is not None:  # durable before the record line that references it
-                if run.io is None:
-                    run.io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcripts")
-                await asyncio.get_running_loop().run_in_executor(run.io, run.transcripts.put, rec)
+            if run.transcripts is not None:  # durable before the record line that references it (group commits)
+                await run.transcripts.put_async(rec)
             await run.store.append_async(rec)
             return rec
         except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on
@@ -822,6 +831,7 @@ def _unwind_on_sigterm() -> None:
     import signal
 
     loop, task = asyncio.get_running_loop(), asyncio.current_task()
+    assert task is not None  # run_all runs as a task
 
     def on_sigterm() -> None:
         if not TERMINATED:
@@ -834,7 +844,7 @@ def _unwind_on_sigterm() -> None:
         pass
 
 
-async def run_all(cells, root: Path, display: str) -> list:
+async def run_all(cells: list[CellConfig], root: Path, display: str) -> list[Any]:
     from runners import interrupts
 
     _unwind_on_sigterm()
@@ -879,7 +889,7 @@ def skip_unavailable(s: Survey, cells: list[CellConfig], root: Path) -> None:
               f"{len(s.prepared)} cell(s); the skipped ones are listed in {path} and in the tables.", file=sys.stderr, flush=True)
 
 
-def check_budget(cells) -> None:
+def check_budget(cells: list[CellConfig]) -> None:
     """runner.budget_usd needs prices on every backbone that is called."""
     if cells[0].runner.budget_usd is None:
         return

@@ -16,7 +16,7 @@ import sqlite3
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TextIO
 
 CONF_PATH = str(Path(__file__).resolve().parent.parent / "conf")
 GROUPS = ("method", "backbone", "benchmark")
@@ -94,7 +94,7 @@ def refuse_basic_multirun(argv: list[str]) -> str:
                   "hydra/launcher=slurm, or slurm_local (docs/contracts.md §6)")
 
 
-def expand_cells(cfg, overrides: list[str] | None = None) -> list[dict[str, Any]]:
+def expand_cells(cfg: Any, overrides: list[str] | None = None) -> list[dict[str, Any]]:
     """Composed config → plain dicts, one per cell of the experiment grid. `overrides` are the
     command-line overrides (default: Hydra's, inside a running app)."""
     from hydra import compose
@@ -102,11 +102,11 @@ def expand_cells(cfg, overrides: list[str] | None = None) -> list[dict[str, Any]
 
     overrides = _cli_overrides() if overrides is None else list(overrides)
     pinned = {o.split("=", 1)[0].lstrip("+~") for o in overrides if "=" in o}
-    grid = dict(OmegaConf.to_container(cfg.experiment.get("grid") or {}, resolve=True))
+    grid = dict(OmegaConf.to_container(cfg.experiment.get("grid") or {}, resolve=True))  # type: ignore[arg-type]  # a DictConfig: to_container gives a dict
     axes = [(g, names) for g, names in grid.items() if g in GROUPS and g not in pinned]
     if not axes:
-        return [OmegaConf.to_container(cfg, resolve=True)]
-    cells = []
+        return [OmegaConf.to_container(cfg, resolve=True)]  # type: ignore[list-item]  # a DictConfig: to_container gives a dict
+    cells: list[Any] = []
     for combo in itertools.product(*(names for _, names in axes)):
         extra = [f"{g}={n}" for (g, _), n in zip(axes, combo)]
         c = compose(config_name="config", overrides=overrides + extra)
@@ -114,7 +114,7 @@ def expand_cells(cfg, overrides: list[str] | None = None) -> list[dict[str, Any]
     return cells
 
 
-def print_report(reports, wall: float, out=None, budget_usd: float | None = None) -> None:
+def print_report(reports: list[Any], wall: float, out: TextIO | None = None, budget_usd: float | None = None) -> None:
     out = out or sys.stdout
     tot = {k: sum(getattr(r, k) for r in reports) for k in ("total", "skipped", "ok", "infra_error", "harness_error", "calls", "cache_hits")}
     print(f"\nCompleteness ({wall:.1f}s): {tot['ok'] + tot['skipped']}/{tot['total']} episodes done "
@@ -149,7 +149,7 @@ def print_report(reports, wall: float, out=None, budget_usd: float | None = None
         print("Re-run the same command to retry the failed episodes.", file=out)
 
 
-def cache_only_note(reports) -> str | None:
+def cache_only_note(reports: list[Any]) -> str | None:
     """When episodes ran but every model call was served from the response cache: the plain
     statement that no endpoint was called (a wrong key or a dead model goes unnoticed)."""
     calls = sum(r.calls for r in reports)
@@ -244,14 +244,14 @@ def scrub_multirun_files(sweep_dir: Path | None = None) -> None:
             pass
 
 
-def run(cfg) -> int:
+def run(cfg: Any) -> int:
     """One Hydra job (a plain run, or one job of a launcher that gives each job its own process);
     SIGINT and SIGTERM in any phase end it with 130 / 143 and a message that says what state the
     run is in (runners/interrupts.py)."""
     return _guarded(_run, cfg)
 
 
-def _guarded(fn, *args: Any, **kwargs: Any) -> int:
+def _guarded(fn: Callable[..., int], *args: Any, **kwargs: Any) -> int:
     """`fn(*args, **kwargs)` with the project's signal handling (runners/interrupts.py)."""
     import signal
 
@@ -268,7 +268,7 @@ def _guarded(fn, *args: Any, **kwargs: Any) -> int:
         interrupts.restore(previous)  # a caller that runs sweeps in-process (tests, notebooks) gets its handler back
 
 
-def _run(cfg) -> int:
+def _run(cfg: Any) -> int:
     from runners import interrupts
 
     interrupts.set_phase("startup")
@@ -304,7 +304,7 @@ def _named(overrides: list[str]) -> bool:
     return any(o.split("=", 1)[0].lstrip("+~") in ("experiment", "experiment.name") for o in overrides if "=" in o)
 
 
-def grid_name(cells) -> str:
+def grid_name(cells: list[Any]) -> str:
     """The experiment folder of a custom grid: the swept names, e.g.
     `full_context+flowstate__memoryarena_math+memoryarena_phys` (the groups with more than one
     value; all three for a single cell), cut to 80 characters with a hash when longer."""
@@ -574,7 +574,7 @@ def main() -> None:
         rc = {"code": 0}
 
         @hydra.main(version_base="1.3", config_path=CONF_PATH, config_name="config")
-        def _app(cfg) -> None:
+        def _app(cfg: Any) -> None:
             rc["code"] = run(cfg)
 
         _app()

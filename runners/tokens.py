@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+from typing import Any
 
 from runners.api import Message, Usage
 
@@ -14,7 +15,7 @@ _PER_REPLY = 3
 
 
 @functools.lru_cache(maxsize=1)
-def _encoding():
+def _encoding() -> Any:
     import bpe_openai
 
     return bpe_openai.get_encoding("o200k_base")

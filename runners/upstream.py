@@ -17,6 +17,7 @@ with the reason), so a table can say that a cell ran on paraphrased prompts.
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import json
@@ -25,12 +26,13 @@ import threading
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, TypeVar
 
 ENV_DIR = "HARNESS_UPSTREAM_DIR"
 ENV_OFFLINE = "HARNESS_UPSTREAM_OFFLINE"
 RAW_URL = "https://raw.githubusercontent.com/{repo}/{commit}/{path}"
 _PINS_FILE = Path(__file__).with_name("upstream_pins.json")
+_T = TypeVar("_T")  # TextSources.use: the text (or value) read from upstream and its fallback
 
 
 class UpstreamError(RuntimeError):
@@ -125,10 +127,26 @@ def _load(f: UpstreamFile, env_dir: str | None, offline: bool) -> tuple[bytes | 
     return data, f.url
 
 
+_READING_RECORDS: list[bool] = []
+
+
+@contextlib.contextmanager
+def reading_records() -> Iterator[None]:
+    """While analysis rebuilds a benchmark from a finished cell's manifest (to compute its
+    metrics), nothing is downloaded and nothing is said: the texts a cell ran on are in its
+    manifest and records, not in what this machine can fetch today."""
+    _READING_RECORDS.append(True)
+    try:
+        yield
+    finally:
+        _READING_RECORDS.pop()
+
+
 def fetch(f: UpstreamFile) -> tuple[bytes | None, str]:
     """The pinned file's bytes and where they came from, or (None, the reason it is unavailable).
     A copy with the wrong checksum raises UpstreamError (a silent mismatch would change prompts)."""
-    return _load(f, os.environ.get(ENV_DIR) or None, os.environ.get(ENV_OFFLINE, "") not in ("", "0"))
+    offline = bool(_READING_RECORDS) or os.environ.get(ENV_OFFLINE, "") not in ("", "0")
+    return _load(f, os.environ.get(ENV_DIR) or None, offline)
 
 
 def file_text(f: UpstreamFile) -> str | None:
@@ -160,11 +178,11 @@ def parse_python(src: str) -> ast.Module:
         return _TREES[key]
 
 
-def compile_python(tree: ast.AST, filename: str, mode: str = "exec"):
+def compile_python(tree: ast.AST, filename: str, mode: str = "exec") -> Any:
     """`compile(tree, filename, mode)` under the same lock (CPython 3.11 converts ASTs with
     per-thread recursion bookkeeping that concurrent conversions corrupt)."""
     with _PARSE_LOCK:
-        return compile(tree, filename, mode)
+        return compile(tree, filename, mode)  # type: ignore[call-overload]  # typeshed lists the AST subclasses, not ast.AST
 
 
 def _scope(tree: ast.AST, qualname: str) -> ast.AST | None:
@@ -343,12 +361,13 @@ def text_sha256(text: Any) -> str:
 _SAID: set[str] = set()
 
 
-def _say_once(message: str) -> None:
-    """A loud console line (stderr), once per process and message."""
+def _say_once(message: str, once_for: str | None = None) -> None:
+    """A loud console line (stderr), once per process and message (or per `once_for`: one line per file)."""
     import sys
 
-    if message not in _SAID:
-        _SAID.add(message)
+    tag = once_for or message
+    if tag not in _SAID:
+        _SAID.add(tag)
         print(message, file=sys.stderr, flush=True)
 
 
@@ -358,16 +377,16 @@ class TextSources:
     def __init__(self) -> None:
         self.entries: dict[str, dict[str, Any]] = {}
 
-    def use(self, key: str, f: UpstreamFile, text: str | None, fallback: str, *, symbol: str | None = None) -> str:
+    def use(self, key: str, f: UpstreamFile, text: _T | None, fallback: _T, *, symbol: str | None = None) -> _T:
         """`text` (read from `f`) when available, else `fallback`; records which one and why."""
         if text is not None:
             self.entries[key] = {**f.provenance(symbol), "text_sha256": text_sha256(text)}
             return text
         data, where = fetch(f)
         why = where if data is None else f"symbol {symbol!r} not found in {f.path}"
-        if data is None and where.startswith("download of"):
+        if data is None and where.startswith("download of") and not _READING_RECORDS:
             _say_once(f"warning: {f.repo}@{f.commit[:7]}:{f.path}: {where}. The run uses the project's own wording for "
-                      f"'{key}' (and every other text of that file) and marks the cell [paraphrased].")
+                      f"every text of that file (first: '{key}') and marks the cell [paraphrased].", once_for=f.url)
         self.entries[key] = {"source": "paraphrase", "upstream": f.provenance(symbol), "reason": why,
                              "text_sha256": text_sha256(fallback)}
         return fallback

@@ -267,7 +267,7 @@ async def _serve_until_stdin_closes(fake: FakeOpenAI, port: int) -> None:
 
     def wait_stdin() -> None:
         sys.stdin.read()
-        loop.call_soon_threadsafe(lambda: stop.done() or stop.set_result(None))
+        loop.call_soon_threadsafe(lambda: None if stop.done() else stop.set_result(None))
 
     threading.Thread(target=wait_stdin, daemon=True).start()
     await serve_asyncio(fake, port, ready=lambda url: print(url, flush=True), stop=stop)

@@ -68,7 +68,7 @@ def _arena(tmp_path: Path, text: bytes | None = None, edit=None) -> Path:
     if text is not None:
         f.write_bytes(text)
     if edit is not None:
-        rows = [json.loads(l) for l in f.read_text().splitlines() if l.strip()]
+        rows = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
         edit(rows)
         f.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return d

@@ -129,7 +129,7 @@ def test_real_local_model_one_episode_per_method(tmp_path):
     print(f"\nrealmodel: one sweep, {len(cells)} cells, one llama.cpp server, {wall:.1f}s wall (limit {SWEEP_TIMEOUT_S:g}s), "
           f"exit code {p.returncode}")
     for cell in cells:
-        errors = [json.loads(l) for l in (cell / "errors.jsonl").read_text().splitlines()] if (cell / "errors.jsonl").exists() else []
+        errors = [json.loads(line) for line in (cell / "errors.jsonl").read_text().splitlines()] if (cell / "errors.jsonl").exists() else []
         recs = cell_records(cell)
         if recs:
             r = recs[0]

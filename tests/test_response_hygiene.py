@@ -26,7 +26,7 @@ def env(srv):
 def records(root, name="episodes.jsonl"):
     if name == "episodes.jsonl":  # live or compacted (a finished cell)
         return records_under(root / "hygiene")
-    return [json.loads(l) for f in (root / "hygiene").rglob(name) for l in f.read_text().splitlines() if l.strip()]
+    return [json.loads(line) for f in (root / "hygiene").rglob(name) for line in f.read_text().splitlines() if line.strip()]
 
 
 def test_content_null_is_neither_cached_nor_scored_and_a_rerun_repairs_it(tmp_path):

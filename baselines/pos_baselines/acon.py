@@ -17,7 +17,7 @@ from typing import Any
 from baselines.pos_baselines.common import PosBaseline, Turn, aux_messages, render_turn
 from baselines.pos_baselines.config import BaselineConfig
 from baselines.pos_baselines.protocols import SummaryReply
-from runners.api import Decision, Observation
+from runners.api import Decision, Observation, Request, TaskView
 from runners.tokens import count, truncate_tokens
 
 GUIDELINE = """Compress an agent's interaction record so that the agent can continue the task from your text alone.
@@ -44,15 +44,17 @@ class AconConfig(BaselineConfig):
 class Acon(PosBaseline):
     own_texts = ("guideline", "history_task", "observation_task")
     config_cls = AconConfig
+    base_cfg: AconConfig
+    cfg: AconConfig
     method_name = "acon"
 
-    async def begin_task(self, task) -> None:
+    async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
         self.summary = ""
         self.raw_from = 0                   # index in self.turns of the first turn not yet summarised
         self.summary_protocol = SummaryReply()
 
-    async def begin_request(self, request) -> None:
+    async def begin_request(self, request: Request) -> None:
         await super().begin_request(request)
         if not self.cfg.carry_across_requests:
             self.summary, self.raw_from = "", 0

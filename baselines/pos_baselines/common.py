@@ -25,7 +25,7 @@ from baselines.pos_baselines.config import BaselineConfig, load_config
 from baselines.pos_baselines.protocols import JsonReply
 from kit.react import ReactProtocol
 import pos.release_react as release_react
-from runners.api import Decision, Message, Observation, Request, RequestOutcome, TaskView, ToolCall, ToolSpec
+from runners.api import Backbone, Decision, Message, Observation, Protocol, Request, Role, RequestOutcome, TaskView, ToolCall, ToolSpec
 from runners.upstream import TextSources
 from kit.prompting import REACT_RULES, system_message, user_message
 from runners.tokens import count_messages
@@ -69,10 +69,11 @@ class PosBaseline(SingleCallMethod):
     """Base of the four baselines: config, turn bookkeeping, request headers, lookups, overflow
     check and auxiliary JSON calls."""
 
-    protocol = ReactProtocol()
+    protocol: Protocol = ReactProtocol()
     config_cls: type[BaselineConfig] = BaselineConfig
     method_name = "pos_baseline"
     lookup_tool: ToolSpec | None = None
+    log: dict[str, Any]  # the step log, reset by each baseline's step
 
     release_protocol_cls: type = release_react.PolicyProtocol
     release_system_rule: str | None = None
@@ -81,7 +82,7 @@ class PosBaseline(SingleCallMethod):
     """The baseline's memory-mechanism texts (compressor, summarizer, manager, auditor): not in the
     PoS release (docs/pos-baselines.md), the project's own, recorded as source `project`."""
 
-    def __init__(self, backbone, **params: Any) -> None:
+    def __init__(self, backbone: Backbone, **params: Any) -> None:
         self.base_cfg = load_config(self.config_cls, self.method_name, params)
         super().__init__(backbone, max_resamples=self.base_cfg.max_resamples)
         self.params = params
@@ -112,11 +113,11 @@ class PosBaseline(SingleCallMethod):
         texts = release_react.raw_texts(task.kind, self.cfg.max_actions_per_turn, self.sources) if self.cfg.policy_prompt == "release" else None
         self.raw = None if texts is None else release_react.RawInterface(texts, task, self.cfg.max_actions_per_turn)
         if self.raw is not None:
-            self.protocol = self.release_protocol_cls()
-            self.protocol.configure(task, self.cfg.max_actions_per_turn)
+            self.protocol = protocol = self.release_protocol_cls()
+            protocol.configure(task, self.cfg.max_actions_per_turn)
         else:
             self.protocol = self.project_protocol
-        self.correction = release_react.correction if self.raw is not None else SingleCallMethod.correction
+        self.correction = release_react.correction if self.raw is not None else SingleCallMethod.correction  # type: ignore[assignment]  # per task: the release's or the project's re-ask text
         if self.lookup_tool is not None and any(t.name == self.lookup_tool.name for t in task.tools):
             raise ValueError(f"{self.method_name}: the benchmark already has a tool named '{self.lookup_tool.name}'; "
                              f"disable the lookup for it via kind_overrides")
@@ -190,7 +191,7 @@ class PosBaseline(SingleCallMethod):
 
     # ------------------------------------------------------------------ prompts
     def tools(self) -> list[ToolSpec]:
-        return list(self.task.tools) + ([self.lookup_tool] if self.lookup_enabled() else [])
+        return list(self.task.tools) + ([self.lookup_tool] if self.lookup_tool is not None and self.lookup_enabled() else [])
 
     def lookup_enabled(self) -> bool:
         return self.lookup_tool is not None
@@ -233,7 +234,7 @@ class PosBaseline(SingleCallMethod):
             msgs = build()
             self.expansions = []
             n = count_messages(msgs) if self.cfg.context_window_tokens else None
-            if n is not None and n > self.cfg.context_window_tokens:  # §0.4: record, never truncate silently
+            if n is not None and self.cfg.context_window_tokens and n > self.cfg.context_window_tokens:  # §0.4: record, never truncate silently
                 self.overflowed = True
                 self.log.update(context_overflow=True, prompt_tokens=n)
                 return Decision()
@@ -267,7 +268,7 @@ class PosBaseline(SingleCallMethod):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ auxiliary calls
-    async def aux(self, messages: list[Message], protocol: JsonReply, *, role: str, call: str,
+    async def aux(self, messages: list[Message], protocol: JsonReply, *, role: Role, call: str,
                   fallback: Callable[[], dict[str, Any]] | None = None) -> dict[str, Any] | None:
         """One auxiliary JSON call (§0.2) with bounded re-asks; None when no usable reply came."""
         protocol.fallback = fallback or protocol.minimal

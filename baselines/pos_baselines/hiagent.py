@@ -16,7 +16,7 @@ from typing import Any
 from baselines.pos_baselines.common import PosBaseline, Turn, aux_messages, render_turn
 from baselines.pos_baselines.config import BaselineConfig
 from baselines.pos_baselines.protocols import RELEASE_SUBGOAL_RULE, ReleaseSubgoalProtocol, SubgoalProtocol, SubgoalSummaryReply
-from runners.api import Decision, Observation, RequestOutcome, ToolCall, ToolSpec
+from runners.api import Backbone, Decision, Observation, Request, RequestOutcome, TaskView, ToolCall, ToolSpec
 
 RETRIEVE = ToolSpec(name="retrieve_subgoal", description="Show the full action-observation record of a past subgoal. Costs no "
                     "environment action; the record appears in your next prompt only.",
@@ -51,12 +51,14 @@ class HiAgentConfig(BaselineConfig):
 class HiAgent(PosBaseline):
     own_texts = ("summarizer", "retrieve_tool")
     config_cls = HiAgentConfig
+    base_cfg: HiAgentConfig
+    cfg: HiAgentConfig
     method_name = "hiagent"
     lookup_tool = RETRIEVE
     release_protocol_cls = ReleaseSubgoalProtocol
     release_system_rule = RELEASE_SUBGOAL_RULE
 
-    def __init__(self, backbone, **params: Any) -> None:
+    def __init__(self, backbone: Backbone, **params: Any) -> None:
         super().__init__(backbone, **params)
         self.protocol = SubgoalProtocol()
         self.summary_protocol = SubgoalSummaryReply()
@@ -64,12 +66,12 @@ class HiAgent(PosBaseline):
     def lookup_enabled(self) -> bool:
         return self.cfg.retrieval
 
-    async def begin_task(self, task) -> None:
+    async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
         self.chunks: list[Chunk] = []
         self.current: Chunk | None = None
 
-    async def begin_request(self, request) -> None:
+    async def begin_request(self, request: Request) -> None:
         await super().begin_request(request)
         if not self.cfg.carry_across_requests:
             self.chunks, self.current = [], None
@@ -106,7 +108,7 @@ class HiAgent(PosBaseline):
             out = await self.aux(msgs, self.summary_protocol, role="memory", call="subgoal_summary",
                                  fallback=lambda: {"summary": last.splitlines()[0][:300], "subgoal_met": False})
         line = (out["summary"].strip().splitlines() or [""])[0] if out else ""
-        chunk.summary, chunk.met = (line, out["subgoal_met"]) if line else (last, None)
+        chunk.summary, chunk.met = (line, out["subgoal_met"]) if line and out else (last, None)
 
     def render_past(self) -> str:
         past = [c for c in self.chunks if c is not self.current]

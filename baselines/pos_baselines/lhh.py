@@ -19,7 +19,7 @@ from typing import Any, Literal
 from baselines.pos_baselines.common import PosBaseline, Turn, aux_messages, render_turn
 from baselines.pos_baselines.config import BaselineConfig
 from baselines.pos_baselines.protocols import RELEASE_EXECUTOR_RULE, AuditorReply, ExecutorProtocol, ManagerReply, ReleaseExecutorProtocol
-from runners.api import Decision, Observation, Parsed, RequestOutcome
+from runners.api import Backbone, Decision, Message, Observation, Parsed, Request, RequestOutcome, TaskView
 from kit.prompting import tools_text
 
 MANAGER = """You are the manager of a long-horizon agent. Reconstruct the situation from the goal, the VERIFIED progress
@@ -58,20 +58,22 @@ class LhhConfig(BaselineConfig):
 class LongHorizonHarness(PosBaseline):
     own_texts = ("manager", "auditor", "finalize")
     config_cls = LhhConfig
+    base_cfg: LhhConfig
+    cfg: LhhConfig
     method_name = "longhorizon_harness"
     release_protocol_cls = ReleaseExecutorProtocol
     release_system_rule = RELEASE_EXECUTOR_RULE
 
-    def __init__(self, backbone, **params: Any) -> None:
+    def __init__(self, backbone: Backbone, **params: Any) -> None:
         super().__init__(backbone, **params)
         self.protocol = ExecutorProtocol()
         self.manager_protocol, self.auditor_protocol = ManagerReply(), AuditorReply()
 
-    async def begin_task(self, task) -> None:
+    async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
         self.verified: list[str] = []
 
-    async def begin_request(self, request) -> None:
+    async def begin_request(self, request: Request) -> None:
         await super().begin_request(request)
         if not self.cfg.carry_across_requests:
             self.verified = []
@@ -100,6 +102,7 @@ class LongHorizonHarness(PosBaseline):
                 continue
             decision = await self.decide(self.executor_messages)
             r = self.round
+            assert r is not None  # opened above
             if decision.extras.get("step_done") and self.cap_applies():
                 r.claim, r.closing = decision.extras.get("claim", ""), True
             if decision.is_empty and r.closing:
@@ -145,8 +148,9 @@ class LongHorizonHarness(PosBaseline):
         self.log["manager"] = self.rounds[-1]
         return True
 
-    def executor_messages(self):
+    def executor_messages(self) -> list[Message]:
         r = self.round
+        assert r is not None  # called inside an open round
         return self.policy_messages([
             ("verified_progress", "\n".join(f"{i}. {x}" for i, x in enumerate(self.verified, 1)) or "(none)"),
             ("assigned_step", f"{r.next_step}\nDone when: {r.done_criterion}"),
@@ -157,6 +161,7 @@ class LongHorizonHarness(PosBaseline):
 
     async def audit(self) -> None:
         r = self.round
+        assert r is not None  # audits the open round
         trajectory = "\n".join(render_turn(t) for t in r.turns) or "(the executor took no action)"
         msgs = aux_messages(AUDITOR, self.auditor_protocol,
                             [("goal", self.request.text), ("assigned_step", r.next_step), ("done_criterion", r.done_criterion),

@@ -15,7 +15,7 @@ from baselines.pos_baselines import relevance
 from baselines.pos_baselines.common import PosBaseline, Turn, aux_messages, render_turn
 from baselines.pos_baselines.config import BaselineConfig
 from baselines.pos_baselines.protocols import ChunkSummaryReply
-from runners.api import Decision, Message, Observation, ToolCall, ToolSpec
+from runners.api import Decision, Message, Missing, Observation, TaskView, ToolCall, ToolSpec
 from runners.tokens import count, count_messages, truncate_tokens
 
 GLIMPSE = ToolSpec(name="glimpse", description="Show the full record of an earlier step whose details are summarised or hidden. "
@@ -45,16 +45,18 @@ class PaceConfig(BaselineConfig):
 class Pace(PosBaseline):
     own_texts = ("summarizer", "glimpse_tool")
     config_cls = PaceConfig
+    base_cfg: PaceConfig
+    cfg: PaceConfig
     method_name = "pace"
     lookup_tool = GLIMPSE
 
     @classmethod
-    def missing(cls, params):
+    def missing(cls, params: dict[str, Any]) -> list[Missing]:
         from baselines.embedder import minilm_missing
 
         return minilm_missing("method pace (encoder: minilm)") if params.get("encoder") == "minilm" else []
 
-    async def begin_task(self, task) -> None:
+    async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
         self.encoder = relevance.make_encoder(self.cfg.encoder)
         self.summary_protocol = ChunkSummaryReply()

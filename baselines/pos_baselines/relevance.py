@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,7 @@ class TfidfEncoder:
         return out
 
 
-def make_encoder(name: str):
+def make_encoder(name: str) -> Any:
     if name == "tfidf":
         return TfidfEncoder()
     if name == "minilm":

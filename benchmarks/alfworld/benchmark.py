@@ -9,12 +9,12 @@ from benchmarks.alfworld import engine
 from benchmarks.alfworld.data import load_games
 from benchmarks.alfworld.env import DEFAULTS, AlfworldEnv
 from benchmarks.alfworld.metrics import alfworld_metrics
-from runners.api import Benchmark, Environment, EpisodeContext, MetricSpec, TaskSpec, params_model
+from runners.api import Benchmark, Environment, EpisodeContext, EpisodeRow, Metrics, MetricSpec, params_model, Role, TaskSpec
 
 
 class Alfworld(Benchmark):
     task_kinds = ("alfworld",)
-    roles: tuple[str, ...] = ()
+    roles: tuple[Role, ...] = ()
     # per-type SR_<type> (as ReAct prints them) are in metrics.csv and the long table; PoS Table 1 calls SR task_success
     metric_specs = (MetricSpec(name="SR", table=True, paper="task_success"), MetricSpec(name="SR_*"),
                     MetricSpec(name="n", kind="count"), MetricSpec(name="won", kind="count"))
@@ -62,7 +62,7 @@ class Alfworld(Benchmark):
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
         return AlfworldEnv(task, ctx, {"name": self.name, **self.settings})
 
-    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
+    def metrics(self, episodes: list[EpisodeRow]) -> Metrics:
         return alfworld_metrics(episodes)
 
     def notes(self) -> dict[str, Any]:

@@ -9,13 +9,13 @@ from benchmarks.clindiag.data import ClinDiagDataError, case_folders, load_case,
 from benchmarks.clindiag.env import DEFAULTS, ClinDiagEnv, check_settings
 from benchmarks.rca100.score import percent
 from benchmarks.clindiag.texts import clindiag_texts
-from runners.api import Benchmark, Environment, EpisodeContext, MetricSpec, TaskSpec, params_model
+from runners.api import Benchmark, Environment, EpisodeContext, EpisodeRow, Metrics, MetricSpec, params_model, Role, TaskSpec
 from runners.upstream import TextSources
 
 
 class ClinDiag(Benchmark):
     task_kinds = ("clindiag",)
-    roles: tuple[str, ...] = ("user_sim", "judge")  # provider (user_sim) and judge: Qwen3.7-Plus for every backbone in PoS
+    roles: tuple[Role, ...] = ("user_sim", "judge")  # provider (user_sim) and judge: Qwen3.7-Plus for every backbone in PoS
     metric_specs = (MetricSpec(name="diagnosis_accuracy", table=True), MetricSpec(name="differential_hit_rate"),
                     MetricSpec(name="submission_rate"), MetricSpec(name="diagnosis_accuracy_*"),  # per subset
                     MetricSpec(name="n", kind="count"))
@@ -67,9 +67,9 @@ class ClinDiag(Benchmark):
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
         return ClinDiagEnv(task, ctx, {"name": self.name, **self.settings}, self.texts)
 
-    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
+    def metrics(self, episodes: list[EpisodeRow]) -> Metrics:
         scores = [e["scores"] for e in episodes]
-        out = {"diagnosis_accuracy": percent([s["diagnosis_correct"] for s in scores]),
+        out: Metrics = {"diagnosis_accuracy": percent([s["diagnosis_correct"] for s in scores]),
                "differential_hit_rate": percent([s["differential_hit"] for s in scores]),
                "submission_rate": percent([s["submitted"] for s in scores]), "n": float(len(scores))}
         for subset in sorted({s["subset"] for s in scores}):

@@ -81,7 +81,7 @@ def clindiag_texts(sources: TextSources | None = None) -> dict[str, Any]:
         "judge_system": sources.string("judge.system", f, "JUDGE_SYSTEM_PROMPT", JUDGE_SYSTEM),
         "judge_user": sources.string("judge.user", f, "JUDGE_USER_PROMPT", JUDGE_USER),
         # the query and submit tools' descriptions (None: the project's own, benchmarks/clindiag/prompts.py)
-        "tools": sources.use("tools", f, _tool_texts(), None, symbol="provider_tool_schemas"),  # type: ignore[arg-type]
+        "tools": sources.use("tools", f, _tool_texts(), None, symbol="provider_tool_schemas"),
         "example": {section: sources.literal(f"tools.example.{section}", f, "QUERY_TOOLS", None, path=(tool, "example"))
                     for section, tool in SECTION_TOOL.items()},
     }

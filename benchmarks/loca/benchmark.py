@@ -12,7 +12,7 @@ from typing import Any
 from benchmarks.loca.configs import LENGTHS, load_cases, resolve_root
 from benchmarks.loca.env import DEFAULTS, LocaEnv
 from benchmarks.loca.interface import LocaSetupError
-from runners.api import Benchmark, Environment, EpisodeContext, MetricSpec, TaskSpec, params_model
+from runners.api import Benchmark, Environment, EpisodeContext, EpisodeRow, Metrics, MetricSpec, params_model, Role, TaskSpec
 
 
 def percent(values: list[int | float | bool]) -> float:
@@ -21,7 +21,7 @@ def percent(values: list[int | float | bool]) -> float:
 
 class Loca(Benchmark):
     task_kinds = ("loca",)
-    roles: tuple[str, ...] = ()
+    roles: tuple[Role, ...] = ()
     metric_specs = (MetricSpec(name="task_success", table=True), MetricSpec(name="success_*"),  # per context length (PoS Fig. 4)
                     MetricSpec(name="n", kind="count"))
     Params = params_model("LocaParams", DEFAULTS, data_dir=(str | None, None), lengths=(list[str | int] | None, None),
@@ -73,9 +73,9 @@ class Loca(Benchmark):
         task_dir = base / f"{slug}__trial{ctx.trial}__{uuid.uuid4().hex[:8]}"
         return LocaEnv(task, ctx, {"name": self.name, **self.settings}, task_dir)
 
-    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
+    def metrics(self, episodes: list[EpisodeRow]) -> Metrics:
         scores = [e["scores"] for e in episodes]
-        out = {"task_success": percent([s["success"] for s in scores])}
+        out: Metrics = {"task_success": percent([s["success"] for s in scores])}
         for length in LENGTHS:  # PoS Figure 4: success per context length
             group = [s["success"] for s in scores if s.get("length") == length]
             if group:

@@ -19,7 +19,7 @@ def _table(src: str | None) -> dict[str, dict[str, Any]] | None:
         return None
     for node in parse_python(src).body:
         target = node.targets[0] if isinstance(node, ast.Assign) else node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(target, ast.Name) and target.id == SYMBOL and node.value is not None:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(target, ast.Name) and target.id == SYMBOL and node.value is not None:
             value = ast.literal_eval(node.value)
             return value if isinstance(value, dict) else None
     return None

@@ -41,7 +41,7 @@ def generate(seed: int, num_low_stock: int, num_normal_stock: int) -> dict[str, 
     if num_low_stock < 0 or num_normal_stock < 0:
         raise ValueError("num_low_stock and num_normal_stock must be >= 0")
     rng = random.Random(seed)
-    products = []
+    products: list[dict[str, Any]] = []
     for i in range(num_low_stock + num_normal_stock):
         low = i < num_low_stock
         threshold = rng.randint(10, 40)
@@ -61,9 +61,9 @@ def generate(seed: int, num_low_stock: int, num_normal_stock: int) -> dict[str, 
     for n, p in enumerate(products, start=1):
         p["id"] = 1000 + n
     products = [{"id": p.pop("id"), **p} for p in products]
-    low = [p for p in products if p["stock_quantity"] < p["stock_threshold"]]
-    return {"products": products, "low_stock_skus": sorted(p["sku"] for p in low),
-            "alerts": [{"sku": p["sku"], "to": p["supplier"]["contact"]} for p in sorted(low, key=lambda p: p["sku"])]}
+    low_items = [p for p in products if p["stock_quantity"] < p["stock_threshold"]]
+    return {"products": products, "low_stock_skus": sorted(p["sku"] for p in low_items),
+            "alerts": [{"sku": p["sku"], "to": p["supplier"]["contact"]} for p in sorted(low_items, key=lambda p: p["sku"])]}
 
 
 def evaluate(sent: list[dict[str, Any]], truth: dict[str, Any]) -> tuple[bool, str]:

@@ -185,7 +185,7 @@ class Catalogue:
     def __init__(self, products: Sequence[Product]) -> None:
         self.products = [p for p in products if isinstance(p, dict) and p.get("asin")]
         self.by_asin = {str(p["asin"]).upper(): p for p in self.products}
-        self._bm25 = None
+        self._bm25: Any = None  # rank_bm25.BM25Okapi, built on first search
 
     def get(self, asin: str | None) -> Product | None:
         return self.by_asin.get(str(asin or "").strip().upper())

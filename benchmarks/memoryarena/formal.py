@@ -14,6 +14,8 @@ from benchmarks.memoryarena.judge import judge, judge_prompts, scripted_equivale
 from benchmarks.memoryarena.loader import read_rows, resolve
 from runners.api import (
     BenchmarkParams,
+    EpisodeRow,
+    Metrics,
     DROPPED_MESSAGE,
     Benchmark,
     Decision,
@@ -248,7 +250,7 @@ class FormalReasoning(Benchmark):
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
         return FormalEnv(task, ctx, self.params, self.prompts)
 
-    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
+    def metrics(self, episodes: list[EpisodeRow]) -> Metrics:
         correct = [e["scores"]["subtask_correct"] for e in episodes]
         out = {"SR": ma_metrics.success_rate([e["scores"]["success"] for e in episodes]), "PS": ma_metrics.progress_macro(correct)}
         out.update(ma_metrics.depth_metrics(correct))

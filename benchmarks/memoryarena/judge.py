@@ -7,9 +7,9 @@ first word to be "yes"."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from kit.reader import plain_text
-
 from runners.api import Backbone, Message
 from runners.upstream import TextSources, UpstreamFile
 
@@ -44,7 +44,7 @@ def verdict(reply: str, *, strict: bool = False) -> bool:
     text = plain_text(reply or "")[0].lower()
     if strict:
         m = re.match(r"\W*(\w+)", text)
-        return bool(m) and m.group(1) == "yes"
+        return m is not None and m.group(1) == "yes"
     return "yes" in text
 
 
@@ -55,6 +55,6 @@ def scripted_equivalent(answer: str, gold: str) -> bool:
 
 
 async def judge(backbone: Backbone, *, answer: str, gold: str, question: str | None, strict: bool = False,
-                prompts: tuple[str, str] | None = None, **sampling) -> tuple[bool, str]:
+                prompts: tuple[str, str] | None = None, **sampling: Any) -> tuple[bool, str]:
     c = await backbone.complete(judge_messages(answer, gold, question, prompts), role="judge", **sampling)
     return verdict(c.text, strict=strict), c.text

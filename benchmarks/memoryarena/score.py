@@ -39,7 +39,7 @@ def score_travel(tasks: list[dict[str, Any]], preds: list[dict[str, Any]], *, ps
                  sr_missing: str = "skip", prefix_only: bool = True) -> dict[str, Any]:
     groups = []
     for t, p in _pairs(tasks, preds):
-        plans = p.get("plans") if isinstance(p.get("plans"), list) else []
+        plans: Any = p.get("plans") if isinstance(p.get("plans"), list) else []
         groups.append(travel_score.score_group(t["answers"], [_plan(x) for x in plans], t["base_person"]["daily_plans"],
                                                prefix_only=prefix_only))
     out: dict[str, Any] = travel_score.aggregate(groups, ps_pooling=ps_pooling, sr_missing=sr_missing)  # type: ignore[arg-type]
@@ -52,7 +52,7 @@ def score_shopping(tasks: list[dict[str, Any]], preds: list[dict[str, Any]], *, 
     source = CatalogueSource(catalogues)
     for t, p in _pairs(tasks, preds):
         cat = source.for_task(t)
-        bought = p.get("purchases") if isinstance(p.get("purchases"), list) else []
+        bought: Any = p.get("purchases") if isinstance(p.get("purchases"), list) else []
         steps = []
         for i, ans in enumerate(t["answers"]):
             asin = bought[i] if i < len(bought) and isinstance(bought[i], str) and bought[i].strip() else None

@@ -21,6 +21,8 @@ from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
 from benchmarks.memoryarena.shopping_site import BACK, BUY, NEXT, PREV, Site, parse_action
 from runners.upstream import TextSources, UpstreamFile
 from runners.api import (
+    EpisodeRow,
+    Metrics,
     MetricSpec,
     BenchmarkParams,
     Benchmark, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
@@ -105,7 +107,7 @@ class ShoppingEnv(Environment):
         # Wrapper (`webshop_plus_client.py`): the repeat count is checked BEFORE the action runs, so
         # the 7th identical action in a row is not executed; the episode ends on the current page.
         repeats = len(self._last) >= REPEAT_EXIT and len(set(self._last[-REPEAT_EXIT:])) == 1
-        valid = not repeats and bool(action) and action[0] != "invalid" and self.site.step(*action)
+        valid = not repeats and action is not None and bool(action) and action[0] != "invalid" and self.site.step(*action)
         done = self.site.purchased is not None
         after = self.site.summary() if done else self.site.render()
         if repeats:
@@ -252,7 +254,7 @@ class BundledShopping(Benchmark):
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
         return ShoppingEnv(task, ctx, self.params, self.catalogue(task.payload), self.policy)
 
-    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float | None]:
+    def metrics(self, episodes: list[EpisodeRow]) -> Metrics:
         agg = shopping_score.aggregate([e["scores"]["steps"] for e in episodes])
         out = {k: (100.0 * v if v is not None else None) for k, v in agg.items()}
         out.update(ma_metrics.depth_metrics([e["scores"]["subtask_correct"] for e in episodes]))

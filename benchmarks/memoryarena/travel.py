@@ -17,6 +17,8 @@ from benchmarks.memoryarena import travel_score
 from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
 from benchmarks.memoryarena.travel_tools import TOOL_SPECS, TravelDB
 from runners.api import (
+    EpisodeRow,
+    Metrics,
     MetricSpec,
     BenchmarkParams,
     Benchmark, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
@@ -206,7 +208,7 @@ class GroupTravel(Benchmark):
                     MetricSpec(name="PS_group"), MetricSpec(name="PS_persons"), *ma_metrics.DEPTH_SPECS)
 
     def __init__(self, *, name: str, db_dir: str | None = None, flights_path: str | None = None,
-                 data_dir: str | None = None, limit: int | None = None, ps_pooling: str = "group", **params: Any) -> None:
+                 data_dir: str | None = None, limit: int | None = None, ps_pooling: Literal["group", "persons"] = "group", **params: Any) -> None:
         super().__init__(name=name, db_dir=db_dir, flights_path=flights_path, data_dir=data_dir, limit=limit,
                          ps_pooling=ps_pooling, **params)
         self.name, self.data_dir, self.limit, self.ps_pooling = name, data_dir, limit, ps_pooling
@@ -253,7 +255,7 @@ class GroupTravel(Benchmark):
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
         return TravelEnv(task, ctx, self.params, self.db(), self.prompts)
 
-    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float | None]:
+    def metrics(self, episodes: list[EpisodeRow]) -> Metrics:
         groups = [e["scores"]["persons"] for e in episodes]
         agg = travel_score.aggregate(groups, ps_pooling=self.ps_pooling, sr_missing=self.params["sr_missing"])
         out = {k: (100.0 * v if v is not None else None) for k, v in agg.items()}
@@ -263,5 +265,5 @@ class GroupTravel(Benchmark):
     def notes(self) -> dict[str, Any]:
         flights = self.db().flights_path if self.db_dir else self.flights_path
         return {"data": self._prov, "text_sources": self.sources.as_manifest(), "db_dir": self.db_dir, "flights_path": str(flights) if flights else None,
-                "flights_present": bool(flights) and Path(flights).is_file(), "ps_pooling": self.ps_pooling,
+                "flights_present": flights is not None and bool(flights) and Path(flights).is_file(), "ps_pooling": self.ps_pooling,
                 "PS_note": "PS follows ps_pooling; FlowState Table 1 pools persons (B.5): use ps_pooling=persons or read PS_persons"}

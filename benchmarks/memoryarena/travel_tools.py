@@ -11,9 +11,12 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runners.api import ToolSpec
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 FLIGHTS_FILE = "flights/clean_Flights_2022.csv"
 TABLES = {
@@ -51,7 +54,7 @@ class ToolFailure(Exception):
 
 
 @functools.lru_cache(maxsize=16)
-def _read(path: str, columns: tuple[str, ...] | None, dropna: bool):
+def _read(path: str, columns: tuple[str, ...] | None, dropna: bool) -> pd.DataFrame:
     import pandas as pd
 
     p = Path(path)
@@ -94,7 +97,7 @@ class TravelDB:
                 "env/env_systems/travel_planner_env/database/ (e.g. ../shared/data/memoryarena-travel-db).")
         self.flights_path = Path(flights_path).expanduser() if flights_path else self.db_dir / FLIGHTS_FILE
 
-    def table(self, name: str):
+    def table(self, name: str) -> pd.DataFrame:
         rel, cols = TABLES[name]
         return _read(str(self.db_dir / rel), tuple(cols), True)
 

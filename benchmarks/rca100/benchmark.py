@@ -10,12 +10,12 @@ from benchmarks.rca100.env import DEFAULTS, RcaEnv
 from benchmarks.rca100.prompts import policy
 from runners.upstream import TextSources
 from benchmarks.rca100.score import percent
-from runners.api import Benchmark, Environment, EpisodeContext, MetricSpec, TaskSpec, params_model
+from runners.api import Benchmark, Environment, EpisodeContext, EpisodeRow, Metrics, MetricSpec, params_model, Role, TaskSpec
 
 
 class Rca100(Benchmark):
     task_kinds = ("rca",)
-    roles: tuple[str, ...] = ()
+    roles: tuple[Role, ...] = ()
     metric_specs = (MetricSpec(name="joint_entity_type_accuracy", table=True), MetricSpec(name="entity_accuracy"),
                     MetricSpec(name="type_accuracy"), MetricSpec(name="submission_rate"), MetricSpec(name="n", kind="count"))
     Params = params_model("Rca100Params", DEFAULTS, data_dir=(str | None, None), answer_key_dir=(str | None, None),
@@ -55,7 +55,7 @@ class Rca100(Benchmark):
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
         return RcaEnv(task, ctx, {"name": self.name, **self.settings})
 
-    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
+    def metrics(self, episodes: list[EpisodeRow]) -> Metrics:
         scores = [e["scores"] for e in episodes]
         return {
             "joint_entity_type_accuracy": percent([s["success"] for s in scores]),

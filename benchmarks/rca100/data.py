@@ -11,7 +11,10 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ENV_VAR = "RCA100_DATA_DIR"
 TABLES = ("metrics", "logs", "traces", "events", "alerts")
@@ -112,7 +115,7 @@ class CaseData:
         self._tables: dict[str, Any] = {}
         self._topology: dict[str, Any] | None = None
 
-    def table(self, name: str):
+    def table(self, name: str) -> pd.DataFrame:
         if name not in self._tables:
             import pandas as pd  # lazy: only RCA episodes need it
 

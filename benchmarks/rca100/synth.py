@@ -65,8 +65,10 @@ def _metrics(case: dict[str, Any], rng: random.Random) -> dict[str, list]:
     rows: dict[str, list] = {"entity_name": [], "metric": [], "value": [], "time": []}
 
     def add(entity: str, metric: str, value: float, minute: int) -> None:
-        rows["entity_name"].append(entity), rows["metric"].append(metric)
-        rows["value"].append(float(round(value, 4))), rows["time"].append(T0_US + minute * 60_000_000 + rng.randrange(0, 5_000_000))
+        rows["entity_name"].append(entity)
+        rows["metric"].append(metric)
+        rows["value"].append(float(round(value, 4)))
+        rows["time"].append(T0_US + minute * 60_000_000 + rng.randrange(0, 5_000_000))
 
     for m in range(MINUTES):
         hot = m >= FAULT_AT
@@ -122,7 +124,9 @@ def _logs(case: dict[str, Any], rng: random.Random) -> dict[str, list]:
                 text = "WARN request rejected: 429 Too Many Requests (rate limit 100/s exceeded)"
         elif _slow(case, s, minute) and i % 3 == 0:
             text = f"WARN slow request {rng.randrange(400, 1200)}ms on /api/{s}"
-        rows["_pod_name_"].append(pod), rows["content"].append(text), rows["_time_"].append(_stamp(minute, i % 60))
+        rows["_pod_name_"].append(pod)
+        rows["content"].append(text)
+        rows["_time_"].append(_stamp(minute, i % 60))
     return rows
 
 

@@ -22,7 +22,7 @@ def fmt_epoch(value: object, unit: str | None = None) -> str:
         try:
             value = float(value)
         except ValueError:
-            return value
+            return str(value)  # the string given (not a number)
     try:
         v = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):

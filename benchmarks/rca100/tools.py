@@ -179,7 +179,7 @@ class RcaTools:
         if min_duration_ms is not None:
             df = df[df["duration"].astype(float) >= min_duration_ms * 1e6]
         ms = df["duration"].astype(float) / 1e6
-        stats = {"spans": len(df), "error_spans": int((df["statusCode"].astype(str) == "2").sum())}
+        stats: dict[str, Any] = {"spans": len(df), "error_spans": int((df["statusCode"].astype(str) == "2").sum())}
         if len(df):
             stats["duration_ms"] = {"mean": _num(ms.mean()), "p50": _num(ms.quantile(0.5)), "p95": _num(ms.quantile(0.95)), "max": _num(ms.max())}
         slow = df.assign(_d=df["duration"].astype(float)).sort_values("_d", ascending=False).head(limit)
@@ -197,7 +197,7 @@ class RcaTools:
                 unreadable += 1
                 continue
             obj = ev.get("involvedObject") or {}
-            row = {"time": fmt_iso(ev.get("lastTimestamp") or ev.get("eventTime")), "type": ev.get("type"),
+            row: dict[str, Any] = {"time": fmt_iso(ev.get("lastTimestamp") or ev.get("eventTime")), "type": ev.get("type"),
                    "reason": ev.get("reason"), "object": f"{obj.get('kind', '')}/{obj.get('name', '')}",
                    "count": ev.get("count"), "message": str(ev.get("message") or "")[:EVENT_CHARS]}
             text = " ".join(str(row[k]) for k in ("reason", "object", "message")) + " " + str(ev.get("message") or "")

@@ -5,12 +5,12 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from benchmarks.tau.data import DOMAINS, DataError, load_domain
+from benchmarks.tau.data import DOMAINS, DataError, DomainData, load_domain
 from benchmarks.tau.env import TauEnv
 from benchmarks.tau.judge import judge_prompts
 from benchmarks.tau.metrics import aggregate
 from benchmarks.tau.upstream_tools import domain_tool_specs
-from runners.api import Benchmark, BenchmarkParams, EpisodeContext, Environment, MetricSpec, TaskSpec, ToolSpec
+from runners.api import Benchmark, BenchmarkParams, Environment, EpisodeContext, EpisodeRow, Metrics, MetricSpec, TaskSpec, ToolSpec
 from runners.upstream import TextSources
 
 
@@ -71,7 +71,7 @@ class TauBenchmark(Benchmark):
                                             source=self.params["tool_schemas"])
         return self._tools
 
-    def data(self):
+    def data(self) -> DomainData:
         return load_domain(self.domain, self.data_dir, self.verify)
 
     def load_tasks(self) -> list[TaskSpec]:
@@ -89,7 +89,7 @@ class TauBenchmark(Benchmark):
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
         return TauEnv(self.data(), task, ctx, self.params, tools=self.tool_specs(), sources=self.sources)
 
-    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float]:
+    def metrics(self, episodes: list[EpisodeRow]) -> Metrics:
         return aggregate(episodes, count_infra_as_failures=self.params["count_infra_errors_as_failures"],
                          action_per_task_mean=self.params["action_acc_per_task_mean"])
 

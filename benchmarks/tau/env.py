@@ -106,6 +106,9 @@ class TauEnv(Environment):
     # ------------------------------------------------------------------ orchestration
     def _run_tools(self, decision: Decision) -> list[ToolResult]:
         """Execute one agent message's tool calls in order: one step in all, one tool message each."""
+        calls: list[dict[str, Any]]
+        results: list[ToolResult]
+        given: list[str | None]
         calls, results, given = [], [], []
         for c in decision.tool_calls:
             self.n_calls += 1  # methods' ids may repeat across steps: the trajectory uses its own
@@ -114,11 +117,11 @@ class TauEnv(Environment):
         # Text attached to tool calls never reaches the user but counts for COMMUNICATE and shows in the
         # judge's transcript (§3, §7.2, §7.3).
         self.traj.append({"role": "assistant", "content": attached_text(decision), "tool_calls": calls})
-        for c, method_id in zip(calls, given):
-            content, error = self.tools.execute(c["name"], c["arguments"])
+        for call, method_id in zip(calls, given):
+            content, error = self.tools.execute(call["name"], call["arguments"])
             self.errors += int(error)
-            self.traj.append({"role": "tool", "id": c["id"], "name": c["name"], "content": content, "error": error})
-            results.append(ToolResult(call_id=method_id or c["id"], name=c["name"], content=content, error=error))
+            self.traj.append({"role": "tool", "id": call["id"], "name": call["name"], "content": content, "error": error})
+            results.append(ToolResult(call_id=method_id or call["id"], name=call["name"], content=content, error=error))
         self.steps += 1
         self._check()
         return results

@@ -42,7 +42,7 @@ def _errors(domain: str, src: str) -> dict[str, list[str | None]]:
                              and isinstance(n.exc.func, ast.Name) and n.exc.func.id == "ValueError" and n.exc.args),
                             key=lambda n: (n.lineno, n.col_offset))
             if raises:
-                out[fn.name] = [_message(n.exc.args[0]) for n in raises]  # source order
+                out[fn.name] = [_message(n.exc.args[0]) for n in raises if isinstance(n.exc, ast.Call)]  # source order (all are calls)
     return out
 
 

@@ -6,7 +6,7 @@ in `judge.py`. Trajectories are lists of plain messages:
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 from benchmarks.tau.data import DomainData
 from benchmarks.tau.domains import toolkit_for
@@ -68,7 +68,7 @@ def predicted_db(data: DomainData, trajectory: list[dict[str, Any]]) -> tuple[di
     cls = toolkit_for(data.domain)
     tools = cls(data.fresh_db())
     results = {m.get("id"): m for m in trajectory if m["role"] == "tool"}
-    mismatches = []
+    mismatches: list[Any] = []  # the calls' ids
     for call in tool_calls(trajectory):
         if cls.tool_type(call["name"]) != "WRITE":
             continue
@@ -120,7 +120,7 @@ def action_matches(gold: dict[str, Any], call: dict[str, Any]) -> bool:
     return {k: v for k, v in p_args.items() if k in compare} == {k: v for k, v in g_args.items() if k in compare}
 
 
-def action_check(task: dict[str, Any], trajectory: list[dict[str, Any]], tool_type) -> dict[str, Any]:
+def action_check(task: dict[str, Any], trajectory: list[dict[str, Any]], tool_type: Callable[[str], str | None]) -> dict[str, Any]:
     """Per gold action: matched by some call, any order; partial rewards split by tool type."""
     calls = tool_calls(trajectory)
     checks = []

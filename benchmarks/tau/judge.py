@@ -3,7 +3,6 @@ role `judge` grading each expected outcome against the transcript; JSON reply.""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from pydantic import BaseModel

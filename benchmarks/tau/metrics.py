@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from math import comb
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping, Sequence
 
 
 def pass_hat_k(num_trials: int, success_count: int, k: int) -> float:
@@ -41,7 +41,7 @@ def action_accuracy(checks: list[tuple[int, int]], *, per_task_mean: bool = Fals
     return 100.0 * sum(c for c, _ in checks) / sum(n for _, n in checks)
 
 
-def aggregate(episodes: list[dict[str, Any]], *, count_infra_as_failures: bool = False,
+def aggregate(episodes: Sequence[Mapping[str, Any]], *, count_infra_as_failures: bool = False,
               action_per_task_mean: bool = False) -> dict[str, float | None]:
     """Headline τ³ metrics over episode records (`scores` as written by `TauEnv.score_task`).
     Infrastructure/harness errors are dropped unless `count_infra_as_failures` (§7.6)."""

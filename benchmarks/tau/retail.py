@@ -234,6 +234,7 @@ class RetailTools(Toolkit):
             item["item_id"] = new_id
             # Upstream bug (reproduced, docs/tau-bench.md §6): every modified item takes the price and options of the
             # LAST validated new variant; the gold DBs of retail tasks 20, 21, 36, 37, 100 depend on it.
+            assert variant is not None  # the last validated new variant (item_ids is not empty here)
             item["price"] = variant["price"]
             item["options"] = variant["options"]
         order["status"] = "pending (item modified)"

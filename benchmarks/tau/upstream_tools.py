@@ -88,7 +88,7 @@ def tool_schema(fn: ast.FunctionDef, ns: dict[str, Any]) -> dict[str, Any]:
         if arg.arg in doc_param:
             default = Field(default, description=doc_param[arg.arg].description)
         params[arg.arg] = (anno, default)
-    model = create_model("parameters", **params)  # type: ignore[call-overload]
+    model = create_model("parameters", **params)
     short, long = doc.short_description or "", doc.long_description or ""
     description = (short + "\n\n" + long if long else short) or fn.name
     return {"type": "function", "function": {"name": fn.name, "description": description,

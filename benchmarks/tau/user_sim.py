@@ -16,7 +16,7 @@ SCENARIO_FIELDS = (("domain", "Domain"), ("reason_for_call", "Reason for call"),
 
 
 def is_user_stop(text: str | None) -> bool:
-    return bool(text) and any(t in text for t in STOP_TOKENS)
+    return text is not None and bool(text) and any(t in text for t in STOP_TOKENS)
 
 
 def scenario_text(user_scenario: dict[str, Any]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runners.api import (Benchmark, BenchmarkParams, Decision, Environment, EpisodeContext, Message, MetricSpec, Observation,
+from runners.api import (Benchmark, BenchmarkParams, Decision, Environment, EpisodeContext, EpisodeRow, Message, Metrics, MetricSpec, Observation,
                          Reply, Request, RequestOutcome, TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec)
 
 PRICES = {"apple": 3, "bread": 5, "cheese": 7, "dates": 11}
@@ -78,7 +78,7 @@ class Toy(Benchmark):
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
         return ToyEnv(task, self.name)
 
-    def metrics(self, episodes: list[dict[str, Any]]) -> dict[str, float | None]:
+    def metrics(self, episodes: list[EpisodeRow]) -> Metrics:
         scores = [e["scores"] for e in episodes if e.get("scores")]
         subtasks = [c for s in scores for c in s["subtask_correct"]]
         return {"SR": 100.0 * sum(bool(s["success"]) for s in scores) / len(scores) if scores else None,

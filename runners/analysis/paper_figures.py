@@ -38,7 +38,7 @@ def figures_available() -> bool:
     return True
 
 
-def _plt():
+def _plt() -> Any:
     from runners.analysis.plots import _pyplot
 
     return _pyplot()
@@ -82,7 +82,7 @@ def tradeoff_point(cells: Any, method: str, baseline: str, backbone: str, benchm
         out[f"{baseline}_{m}"] = sum(vr) / len(vr) if all(v is not None for v in vr) else None
     from runners.analysis.paper_tables import paper_tok
 
-    rel = [paper_tok(a) / paper_tok(r) for _, a, r in pairs if paper_tok(a) and paper_tok(r)]
+    rel = [ta / tr for _, a, r in pairs if (ta := paper_tok(a)) and (tr := paper_tok(r))]
     out["relative_tokens"] = sum(rel) / len(rel) if rel and len(rel) == len(pairs) else None
     return out
 
@@ -267,7 +267,7 @@ def _trapping(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
     for p in PATTERNS:
         vals = [shares[x]["shares"][p] or 0.0 for x in xs]
         a2.bar(range(len(xs)), vals, 0.6, bottom=bottom, label=p.capitalize() if p != "unmatched" else "unmatched")
-        bottom = [b + v for b, v in zip(bottom, vals)]
+        bottom = [b + (v or 0.0) for b, v in zip(bottom, vals)]
     a2.set_xticks(range(len(xs)), [domain_title(x) for x in xs], fontsize=7)
     a2.set_ylabel("share of trap events (%)")
     a2.set_title("Trapping patterns")

@@ -297,7 +297,7 @@ def _layout_rows(lay: dict[str, Any], cells: Cells) -> list[dict[str, Any]]:
 
 def _best_styles(rows: list[TRow], values: list[list[float | None]], cols: list[tuple[dict[str, Any], str]], cells: Cells) -> None:
     for j, (col, m) in enumerate(cols):
-        vals = sorted({v[j] for v in values if v[j] is not None}, reverse=cells.spec(col["benchmark"], m).higher_is_better)
+        vals = sorted({x for v in values if (x := v[j]) is not None}, reverse=cells.spec(col["benchmark"], m).higher_is_better)
         if len(vals) < 2:  # one row, or every row ties: nothing to single out
             continue
         best, second = vals[0], (vals[1] if len(vals) > 1 else None)
@@ -307,7 +307,7 @@ def _best_styles(rows: list[TRow], values: list[list[float | None]], cols: list[
             r.styles[j] = "best" if v[j] == best else ("second" if v[j] == second else "")
 
 
-def _pair_test(ours_eps, ref_eps, fn, spec: MetricSpec, resamples: int) -> float | None:
+def _pair_test(ours_eps: list[dict[str, Any]], ref_eps: list[dict[str, Any]], fn: Any, spec: MetricSpec, resamples: int) -> float | None:
     if fn is None or not resamples or spec.kind != "rate":
         return None
     got = paired_sign_test(ours_eps, ref_eps, fn, spec.name, higher_is_better=spec.higher_is_better)
@@ -319,7 +319,7 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
     cols = _columns(lay)
     benches = {b for col in lay["columns"] for b in (col.get("pool") or [col["benchmark"]])}
     relevant = [c for c in cells.all if c.benchmark in benches]
-    toks = [paper_tok(c) for c in relevant if paper_tok(c) is not None]
+    toks = [t for c in relevant if (t := paper_tok(c)) is not None]
     scale, unit = (1000.0, "k") if toks and max(toks) < 0.1 else (1.0, "M")
     lay_rows = _layout_rows(lay, cells)
     layout_backbones = {r.get("backbone") for r in lay_rows}
@@ -364,7 +364,7 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
         return row, marks
 
     def delta_row(method: str, backbone: str) -> TRow | None:
-        ref = delta.get("against")
+        ref: str = delta.get("against", "")  # "" (no such method) draws no Δ row, as a missing one did
         if not any(cells.parts(ref, backbone, col) for col, _ in cols):
             return None
         texts = []
@@ -460,7 +460,7 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
     header = ["Method", "Backbone", "Benchmark", "Task-agent tokens / episode (k)", "Task-agent Δ (%)", "Total tokens / episode (k)",
               "Total (× Raw Trajectory)"]
     rows: list[TRow] = []
-    found: dict[tuple[str, str, str], dict[str, float]] = {}
+    found: dict[tuple[str, str, str], dict[str, float | None]] = {}
     all_marks: list = []
     from runners.api import method_tokens
 
@@ -546,7 +546,7 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
                   if a.metrics.get(h["metric"]) is not None and r.metrics.get(h["metric"]) is not None]
             ta = [paper_tok(a) for a, _ in pairs]
             tr = [paper_tok(r) for _, r in pairs]
-            tok = (100.0 * (sum(ta) / sum(tr) - 1)) if all(t is not None for t in ta + tr) and sum(tr) else None
+            tok = (100.0 * (sum(ta) / sum(tr) - 1)) if all(t is not None for t in ta + tr) and sum(tr) else None  # type: ignore[arg-type]  # no None: checked by all()
             out.append({"paper": "FlowState", "name": h["name"], "backbone": b, "n_domains": len(pairs), "of": len(h["benchmarks"]),
                         "delta_pp": sum(ds) / len(ds) if ds else None, "tokens_pct": tok, "paper_delta_pp": h["paper"]["delta_pp"],
                         "paper_tokens_pct": h["paper"]["tokens_pct"], "metric": h["metric"], "how": h["how"]})
@@ -562,7 +562,7 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
             dom = BENCHMARK_DOMAINS.get(bench, bench)
             pm = cells.spec(bench, metric).paper or metric
             paper_pos = paper_lookup("PoS", b, dom, pm)
-            paper_base = [(m, paper_lookup(METHOD_LABELS.get(m, m), b, dom, pm) or
+            paper_base: list[tuple[str, Any]] = [(m, paper_lookup(METHOD_LABELS.get(m, m), b, dom, pm) or
                            next((paper_lookup(a, b, dom, pm) for a in METHOD_ALIASES.get(m, ()) if paper_lookup(a, b, dom, pm)), None))
                           for m in p["baselines"]]
             paper_base = [(m, float(v)) for m, v in paper_base if v]

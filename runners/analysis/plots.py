@@ -26,7 +26,7 @@ class PlotsUnavailable(RuntimeError):
     pass
 
 
-def _pyplot():
+def _pyplot() -> Any:
     try:
         import matplotlib
 
@@ -56,7 +56,7 @@ def write_plots(root: Path, cells: list[Any]) -> list[Path]:
     written: list[Path] = []
     label = lambda c: f"{c.method} · {c.benchmark}"  # noqa: E731
 
-    by_curve: dict[str, tuple[Any, list[tuple[Any, list[float]]]]] = {}  # display name -> (declaration, lines)
+    by_curve: dict[str, tuple[Any, list[tuple[Any, list[float | None]]]]] = {}  # display name -> (declaration, lines)
     for c in cells:
         for spec, values in curves(c):
             if all(v is not None for v in values):

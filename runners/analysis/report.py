@@ -35,11 +35,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
 from runners.analysis.stats import SIGNIFICANCE_LEGEND
-from runners.api import method_tokens
-from runners.records.store import ERRORS, StoreError, load_cell, read_jsonl
-from runners.records.transcripts import TranscriptError, TranscriptReader
+from runners.records.store import ERRORS, StoreError, load_cell, paused_gc, read_jsonl
+from runners.records.transcripts import TranscriptReader
 
 ASSETS = Path(__file__).parent / "assets"
 MAX_SCATTER = 5000  # episodes drawn in the success-vs-tokens plot
@@ -74,7 +75,11 @@ def safe_json(obj: Any) -> str:
 
 
 def _pack(obj: Any) -> str:
-    return base64.b64encode(zlib.compress(json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass"), 1)).decode()
+    try:
+        raw = orjson.dumps(obj, default=str)  # ~5x the standard library's speed; the same JSON value
+    except TypeError:  # lone surrogates, ints beyond 64 bits: the standard library writes those
+        raw = json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+    return base64.b64encode(zlib.compress(raw, 1)).decode()
 
 
 def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any], list[str]]:
@@ -84,6 +89,9 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
     summaries = collect(root)
     header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
     depth = depth_table(summaries) if summaries else None
+    cells: list[Any]
+    episodes: list[Any]
+    payloads: list[Any]
     cells, episodes, payloads = [], [], []
     curve_decls: dict[str, dict[str, Any]] = {}  # display name -> how to draw it (MetricSpec.curve)
     for cs in summaries:
@@ -180,7 +188,8 @@ def render(index: dict[str, Any], payloads: list[str]) -> str:
 
 def build_report(root: Path, out: Path | None = None, reference: str = "full_context") -> Path:
     root = Path(root)
-    index, payloads = gather(root, reference)
+    with paused_gc():  # every record stays alive until the page is written: no cycle to find (runners.records.store)
+        index, payloads = gather(root, reference)
     out = Path(out) if out else root / "report.html"
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
@@ -189,7 +198,7 @@ def build_report(root: Path, out: Path | None = None, reference: str = "full_con
     return out
 
 
-def make_server(path: Path, port: int = 0):
+def make_server(path: Path, port: int = 0) -> Any:
     """An HTTP server for the report alone, bound to 127.0.0.1 only: `/` and `/<report name>`
     answer the report file (self-contained: it needs nothing else); every other path is 404, so
     the folder the report sits in (with `--out /tmp/r.html`, all of /tmp) is neither listed nor served."""

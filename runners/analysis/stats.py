@@ -58,29 +58,199 @@ def _numeric(d: dict[str, Any]) -> dict[str, float]:
     return {k: float(v) for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))}
 
 
-def _interval(values: list[float], level: float) -> tuple[float, float]:
+def _interval(values: list[float] | np.ndarray, level: float) -> tuple[float, float]:
     a = (1 - level) / 2
     lo, hi = np.percentile(np.asarray(values, dtype=float), [100 * a, 100 * (1 - a)])
     return float(lo), float(hi)
+
+
+def _draws(rng: np.random.Generator, n: int, resamples: int) -> np.ndarray:
+    """(resamples × n) task indices: row b is the draw the b-th resample takes (the same numbers as
+    drawing one row at a time from `rng`)."""
+    return rng.integers(0, n, (resamples, n))
+
+
+class _Ratio:
+    """A metric that is a ratio of per-task sums, m(S) = Σ_t c_t·a_t / Σ_t c_t·d_t over a resample
+    drawing task t c_t times (a rate over episodes, over tasks, or pooled over sub-items: every
+    benchmark rate so far). `a`, `d` are per-task arrays; d_t = 0 for a task on which the metric
+    is undefined alone (it then adds nothing)."""
+
+    __slots__ = ("a", "d")
+
+    def __init__(self, a: np.ndarray, d: np.ndarray) -> None:
+        self.a, self.d = a, d
+
+    def predict(self, draw: np.ndarray) -> float | None:
+        den = float(self.d[draw].sum())
+        return float(self.a[draw].sum()) / den if den > 0 else None
+
+
+_PROBES = 2  # random resamples (besides the full set) on which a decomposition must reproduce the metric
+_RTOL = 1e-9
+_MEMO_SIZE = 8
+
+
+class _Parts:
+    """What the decomposition learns about one metric function on one list of task groups: each
+    task's metrics alone, the pairs evaluated, the checks' true values, and each metric's
+    decomposition (None: not a ratio). Kept for the next call on the same records (a table asks
+    for a cell's intervals, then for each paired Δ); it holds the records, so their ids stay theirs."""
+
+    def __init__(self, groups: list[Episodes], metric_fn: MetricFn) -> None:
+        self.groups, self.metric_fn = groups, metric_fn
+        self.singles = [_numeric(metric_fn(g)) for g in groups]
+        self.pairs: dict[tuple[int, int], dict[str, float]] = {}
+        self.checks: list[tuple[np.ndarray, dict[str, float]]] = []
+        self.ratios: dict[str, _Ratio | None] = {}
+
+    def pair(self, i: int, j: int) -> dict[str, float]:
+        i, j = min(i, j), max(i, j)
+        if (i, j) not in self.pairs:
+            self.pairs[i, j] = _numeric(self.metric_fn(self.groups[i] + self.groups[j]))
+        return self.pairs[i, j]
+
+    def check(self, i: int) -> tuple[np.ndarray, dict[str, float]]:
+        while len(self.checks) <= i:
+            n = len(self.groups)
+            draw = np.arange(n) if not self.checks else np.random.default_rng([0x5EED, len(self.checks)]).integers(0, n, n)
+            self.checks.append((draw, _numeric(self.metric_fn(_resample(self.groups, draw, -1 - len(self.checks))))))
+        return self.checks[i]
+
+
+_memo: "dict[tuple[Any, ...], _Parts]" = {}
+
+
+def _parts(groups: list[Episodes], metric_fn: MetricFn) -> _Parts:
+    key = (getattr(metric_fn, "__func__", metric_fn), id(getattr(metric_fn, "__self__", None)),
+           tuple(id(e) for g in groups for e in g), tuple(len(g) for g in groups))
+    if key not in _memo:
+        while len(_memo) >= _MEMO_SIZE:
+            _memo.pop(next(iter(_memo)))
+        _memo[key] = _Parts(groups, metric_fn)
+    return _memo[key]
+
+
+def _infer(p: _Parts, k: str) -> _Ratio | None:
+    n = len(p.groups)
+    vals = np.array([s.get(k, np.nan) for s in p.singles], dtype=float)
+    defined = np.flatnonzero(~np.isnan(vals))
+    if not len(defined):
+        return None
+    r = int(defined[0])
+    d = np.zeros(n)
+    d[r] = 1.0
+    far = int(defined[np.argmax(np.abs(vals[defined] - vals[r]))])  # the second reference: the value farthest from r's
+    tol = _RTOL * max(1.0, float(np.max(np.abs(vals[defined]))))
+    other = far if abs(vals[far] - vals[r]) > tol else None
+    if other is not None:
+        m = p.pair(r, other).get(k)
+        if m is None or m == vals[other]:
+            return None
+        d[other] = (vals[r] - m) / (m - vals[other])
+        if not (np.isfinite(d[other]) and d[other] > 0):
+            return None
+    for t_ in defined:
+        t = int(t_)
+        if t in (r, other):
+            continue
+        if other is None:  # every value equal (to rounding): the weights do not matter
+            d[t] = 1.0
+            continue
+        ref = r if abs(vals[t] - vals[r]) >= abs(vals[t] - vals[other]) else other
+        m = p.pair(ref, t).get(k)
+        if m is None or m == vals[t]:
+            return None
+        d[t] = d[ref] * (vals[ref] - m) / (m - vals[t])
+        if not (np.isfinite(d[t]) and d[t] > 0):
+            return None
+    ratio = _Ratio(np.where(d > 0, np.nan_to_num(vals) * d, 0.0), d)
+    for i in range(1 + _PROBES):
+        draw, truth = p.check(i)
+        want, got = truth.get(k), ratio.predict(draw)
+        if want is None or got is None:
+            if (want is None) != (got is None):
+                return None
+            continue
+        if abs(want - got) > _RTOL * max(1.0, abs(want)):
+            return None
+    return ratio
+
+
+def _decompose(groups: list[Episodes], metric_fn: MetricFn, keys: Iterable[str]) -> dict[str, _Ratio]:
+    """The metrics among `keys` that are ratios of per-task sums, with their per-task arrays.
+
+    Generic, from the metric function alone: each task's value m_t = a_t/d_t is the metric on that
+    task's episodes; its weight d_t (relative to a reference task r, d_r = 1) follows from the
+    metric on the two tasks together, m_rt = (a_r + a_t)/(d_r + d_t), so d_t = (m_r − m_rt)/(m_rt − m_t)
+    (a second reference, the value farthest from r's, serves the tasks whose value is near r's;
+    when all values are equal the weights do not matter). A decomposition is kept only when it
+    reproduces the metric function (to 1e-9) on the full set and on random resamples built the way
+    the bootstrap builds them; any other metric (counts, curves' summaries, pass^k over tasks with
+    unequal trial counts) is left to the metric function on every resample. The metric function
+    runs about twice per task, once per check, instead of once per resample."""
+    p = _parts(groups, metric_fn)
+    for k in keys:
+        if k not in p.ratios:
+            p.ratios[k] = _infer(p, k)
+    return {k: r for k in keys if (r := p.ratios[k]) is not None}
+
+
+_counts_memo: dict[tuple[int, int, int], np.ndarray] = {}
+
+
+def _counts(draws: np.ndarray, key: tuple[int, int, int]) -> np.ndarray:
+    """How often each resample (row) draws each task (column), as floats; kept for the last few
+    (seed, tasks, resamples), which every cell and paired Δ of a table shares."""
+    if key not in _counts_memo:
+        while len(_counts_memo) >= 2:
+            _counts_memo.pop(next(iter(_counts_memo)))
+        rows, n = draws.shape
+        _counts_memo[key] = np.bincount((draws + n * np.arange(rows)[:, None]).ravel(), minlength=rows * n).reshape(rows, n).astype(float)
+    return _counts_memo[key]
+
+
+def _ratio_values(ratios: dict[str, _Ratio], counts: np.ndarray) -> dict[str, np.ndarray]:
+    """Every resample's value of each ratio metric (NaN where undefined), from the per-task arrays:
+    the sums over each resample's draw are one matrix product with its per-task counts."""
+    if not ratios:
+        return {}
+    keys = list(ratios)
+    top = counts @ np.stack([ratios[k].a for k in keys], axis=1)
+    bottom = counts @ np.stack([ratios[k].d for k in keys], axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
+    return {k: out[:, i] for i, k in enumerate(keys)}
+
+
+def _keys(metric_fn: MetricFn, wanted: set[str] | None, full: Episodes) -> list[str]:
+    return sorted(wanted) if wanted is not None else list(_numeric(metric_fn(full)))
 
 
 def bootstrap_ci(episodes: Episodes, metric_fn: MetricFn, *, resamples: int = DEFAULT_RESAMPLES, level: float = LEVEL,
                  seed: int = 0, metrics: Iterable[str] | None = None) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap interval of every numeric metric `metric_fn` returns, resampling tasks
     (trials nested). Metrics undefined on some resamples get an interval from the others; a cell
-    with fewer than two tasks gets no intervals (nothing to resample)."""
+    with fewer than two tasks gets no intervals (nothing to resample).
+
+    Metrics that are ratios of per-task sums (`_decompose`: checked against `metric_fn`) are
+    computed for all resamples at once from per-task arrays; the others by `metric_fn` on each
+    resample. Both give the numbers the per-resample computation gives (to float rounding)."""
     groups = list(by_task(episodes).values())
     if len(groups) < 2 or resamples <= 0:
         return {}
     wanted = set(metrics) if metrics is not None else None
-    rng = np.random.default_rng(seed)
-    draws: dict[str, list[float]] = defaultdict(list)
-    for b in range(resamples):
-        vals = _numeric(metric_fn(_resample(groups, rng.integers(0, len(groups), len(groups)), b)))
-        for k, v in vals.items():
-            if wanted is None or k in wanted:
-                draws[k].append(v)
-    return {k: _interval(v, level) for k, v in draws.items() if len(v) >= max(2, resamples // 2)}
+    draws = _draws(np.random.default_rng(seed), len(groups), resamples)
+    fast = _ratio_values(_decompose(groups, metric_fn, _keys(metric_fn, wanted, episodes)), _counts(draws, (seed, len(groups), resamples)))
+    values: dict[str, np.ndarray] = {k: v[~np.isnan(v)] for k, v in fast.items()}
+    if wanted is None or wanted - fast.keys():
+        slow: dict[str, list[float]] = defaultdict(list)
+        for b in range(resamples):
+            for k, v in _numeric(metric_fn(_resample(groups, draws[b], b))).items():
+                if k not in fast and (wanted is None or k in wanted):
+                    slow[k].append(v)
+        values.update({k: np.asarray(v, dtype=float) for k, v in slow.items()})
+    return {k: _interval(v, level) for k, v in values.items() if len(v) >= max(2, resamples // 2)}
 
 
 def per_task(episodes: Episodes, metric_fn: MetricFn) -> dict[str, dict[str, float]]:
@@ -91,22 +261,38 @@ def per_task(episodes: Episodes, metric_fn: MetricFn) -> dict[str, dict[str, flo
 def paired_bootstrap(ours: Episodes, ref: Episodes, metric_fn: MetricFn, *, resamples: int = DEFAULT_RESAMPLES,
                      level: float = LEVEL, seed: int = 0, metrics: Iterable[str] | None = None) -> dict[str, tuple[float, float]]:
     """Interval of metric(ours) − metric(ref) over the tasks both have, resampling those tasks
-    jointly (the same draw for both sides)."""
+    jointly (the same draw for both sides); ratio metrics vectorised as in `bootstrap_ci`."""
     a, r = by_task(ours), by_task(ref)
     common = [t for t in a if t in r]
     if len(common) < 2 or resamples <= 0:
         return {}
     wanted = set(metrics) if metrics is not None else None
     ga, gr = [a[t] for t in common], [r[t] for t in common]
-    rng = np.random.default_rng(seed)
-    draws: dict[str, list[float]] = defaultdict(list)
-    for b in range(resamples):
-        draw = rng.integers(0, len(common), len(common))
-        va, vr = _numeric(metric_fn(_resample(ga, draw, b))), _numeric(metric_fn(_resample(gr, draw, b)))
-        for k in va.keys() & vr.keys():
-            if wanted is None or k in wanted:
-                draws[k].append(va[k] - vr[k])
-    return {k: _interval(v, level) for k, v in draws.items() if len(v) >= max(2, resamples // 2)}
+    draws = _draws(np.random.default_rng(seed), len(common), resamples)
+    if wanted is not None:
+        keys = sorted(wanted)
+    else:
+        full_a, full_r = [e for g in ga for e in g], [e for g in gr for e in g]
+        keys = list(_numeric(metric_fn(full_a)).keys() & _numeric(metric_fn(full_r)).keys())
+    da = _decompose(ga, metric_fn, keys)
+    dr = _decompose(gr, metric_fn, [k for k in keys if k in da])
+    both = [k for k in keys if k in da and k in dr]
+    counts = _counts(draws, (seed, len(common), resamples))
+    va, vr = _ratio_values({k: da[k] for k in both}, counts), _ratio_values({k: dr[k] for k in both}, counts)
+    values: dict[str, np.ndarray] = {}
+    for k in both:
+        diff = va[k] - vr[k]
+        values[k] = diff[~np.isnan(diff)]
+    if wanted is None or wanted - set(both):
+        slow: dict[str, list[float]] = defaultdict(list)
+        for b in range(resamples):
+            draw = draws[b]
+            sa, sr = _numeric(metric_fn(_resample(ga, draw, b))), _numeric(metric_fn(_resample(gr, draw, b)))
+            for k in sa.keys() & sr.keys():
+                if k not in values and (wanted is None or k in wanted):
+                    slow[k].append(sa[k] - sr[k])
+        values.update({k: np.asarray(v, dtype=float) for k, v in slow.items()})
+    return {k: _interval(v, level) for k, v in values.items() if len(v) >= max(2, resamples // 2)}
 
 
 def sign_test(wins: int, losses: int) -> float:

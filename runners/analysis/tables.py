@@ -15,27 +15,28 @@ method, backbone and benchmark are named by the config values that differ
 are marked [mixed code]; the sweeps the cells came from are listed."""
 from __future__ import annotations
 
-import argparse
 import csv
 import fcntl
-import io
 import hashlib
+import io
 import json
 import os
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Sequence, TextIO
 
 from runners.api import MetricSpec, StepSeries, StepView, find_spec, method_tokens
 from runners.config import ConfigError, available, import_target
+from runners.upstream import reading_records
 from runners.cost import episode_usd, prices_for, role_prices
 from runners.analysis.fidelity import footnotes, row_marks
 from runners.analysis.papers import delta, fmt, fmt_delta, paper_task_count, paper_value, to_latex, to_markdown
 from runners.analysis.stats import (DEFAULT_RESAMPLES, SIGNIFICANCE_LEGEND, bootstrap_ci, holm, paired_bootstrap, paired_sign_test,
-                                   rate_interval, significance_mark)
-from runners.records.store import EPISODES, ERRORS, MANIFEST, StoreError, atomic_write, compacted, load_cell_checked, record_lines, shard_dirs
+                                    rate_interval, significance_mark)
+from runners.records.store import (DONE, EPISODES, ERRORS, INDEX, MANIFEST, StoreError, atomic_write, code_fingerprint, compacted,
+                                   load_cell_checked, paused_gc, record_lines, shard_dirs)
 
 
 HARNESS_METRICS = (
@@ -173,7 +174,7 @@ def _wanted(manifest: dict[str, Any], records: list[dict[str, Any]]) -> tuple[li
     return keep, len(records) - len(keep)
 
 
-def _metrics(bench, episodes: list[dict[str, Any]], notes: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _metrics(bench: Any, episodes: list[dict[str, Any]], notes: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The benchmark's metrics; records whose scores the benchmark cannot read are set aside."""
     if not episodes:
         return {}, episodes
@@ -201,7 +202,8 @@ def summarize(cell_dir: Path) -> CellSummary:
     try:
         cfg = manifest["config"]
         bench_cls = import_target(cfg["benchmark"]["_target_"], "benchmark")
-        bench = bench_cls(name=cfg["benchmark"]["name"], **cfg["benchmark"].get("params", {}))
+        with reading_records():  # no download, no warning: the texts it ran on are in its manifest
+            bench = bench_cls(name=cfg["benchmark"]["name"], **cfg["benchmark"].get("params", {}))
     except (KeyError, TypeError, ValueError, ConfigError) as e:  # an old or foreign manifest, a renamed adapter
         raise StoreError(f"{cell_dir}: cannot rebuild the benchmark from manifest.json ({type(e).__name__}: {e}); "
                          "re-run the sweep for this cell or move the directory out of the experiment") from None
@@ -212,22 +214,22 @@ def summarize(cell_dir: Path) -> CellSummary:
         method_cls = None
     table = table_columns(bench.metric_specs, metrics)
     tokens: dict[str, int] = {}
-    for e in episodes:
-        for role, u in e.get("usage_by_role", {}).items():
+    for ep in episodes:
+        for role, u in ep.get("usage_by_role", {}).items():
             tokens[role] = tokens.get(role, 0) + int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
     metrics["Tok"] = (method_tokens(tokens) / 1e6) if episodes else None
     if tokens.get("tool"):  # the `tool` role (MemoryArena's LLM reasoning tool) is part of the environment upstream
         metrics["Tok_no_tool"] = tok_without_tool(tokens) / 1e6
     codes: dict[str, int] = {}
-    for e in episodes:
-        codes[str(e.get("code") or "unrecorded")] = codes.get(str(e.get("code") or "unrecorded"), 0) + 1
+    for ep in episodes:
+        codes[str(ep.get("code") or "unrecorded")] = codes.get(str(ep.get("code") or "unrecorded"), 0) + 1
     text_sets: dict[str, int] = {}
-    for e in episodes:
-        if e.get("texts") is not None:
-            digest = hashlib.sha256(json.dumps(e["texts"], sort_keys=True).encode()).hexdigest()[:12]
+    for ep in episodes:
+        if ep.get("texts") is not None:
+            digest = hashlib.sha256(json.dumps(ep["texts"], sort_keys=True).encode()).hexdigest()[:12]
             text_sets[digest] = text_sets.get(digest, 0) + 1
-    runs = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
-    sweep = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
+    runs: Any = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
+    sweep: dict[str, Any] = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
     trials = int(manifest.get("trials", 1))
     priced = has_prices(cfg)
     if priced:  # no episodes yet: no cost to show ("–"), not a misleading $0
@@ -296,7 +298,7 @@ def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: f
                  resamples: int = DEFAULT_RESAMPLES) -> tuple[str, dict[str, Any]]:
     """The Δ cell for a rate: `+10.00pp [-5.0, +25.0] p=0.31` (paired bootstrap interval of the
     difference over the tasks both cells ran; exact sign-test p on per-task wins/losses) and the numbers."""
-    spec = (c or r).spec(metric) if (c or r) else metric_spec((), metric)
+    spec = cr.spec(metric) if (cr := c or r) else metric_spec((), metric)
     text = fmt_delta(spec.kind, d)
     extra: dict[str, Any] = {}
     if d is None or c is None or r is None or spec.kind != "rate" or c.metric_fn is None or not resamples:
@@ -315,7 +317,7 @@ def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: f
 def token_unit(cells: list[CellSummary]) -> tuple[float, str]:
     """Tok is in millions; when every value is below 0.1M the table shows thousands instead
     (0.0061 reads worse than 6.1)."""
-    vals = [c.metrics.get("Tok") for c in cells if c.metrics.get("Tok") is not None]
+    vals = [v for c in cells if (v := c.metrics.get("Tok")) is not None]
     return (1000.0, "k") if vals and max(vals) < 0.1 else (1.0, "M")
 
 
@@ -437,7 +439,7 @@ def _served_models(cells: list[CellSummary]) -> None:
             c.backbone = f"{c.backbone}[{model}]"
 
 
-def _grid_order(cells: list[CellSummary]):
+def _grid_order(cells: list[CellSummary]) -> Callable[[CellSummary], tuple[Any, ...]]:
     """Sort key: each cell's method, backbone and benchmark by their place in the experiment grid
     the cells were run with (their manifests' `experiment.grid`, the preset's order or the command
     line's), names outside it after, alphabetically."""
@@ -450,7 +452,7 @@ def _grid_order(cells: list[CellSummary]):
             for n in names if g in order and isinstance(names, list) else ():
                 order[g].setdefault(canonical_method(str(n)) if g == "method" else str(n), len(order[g]))
 
-    def key(c: CellSummary):
+    def key(c: CellSummary) -> tuple[Any, ...]:
         parts = [(c.config.get("method") or {}).get("name", c.method), (c.config.get("backbone") or {}).get("name", c.backbone), c.benchmark]
         return tuple(order[g].get(str(n), len(order[g])) for g, n in zip(order, parts)) + (c.cell,)
 
@@ -481,7 +483,7 @@ def collect(root: Path, cell_names: set[str] | None = None, methods: set[str] | 
 
 
 def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True, resamples: int = DEFAULT_RESAMPLES,
-                 strict: bool = False, marks_out: list | None = None):
+                 strict: bool = False, marks_out: list[Any] | None = None) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
     """Wide table rows (one per method × backbone, plus paper and Δ rows) and the long rows.
     Rates carry their 95% interval (runners.analysis.stats.rate_interval); Δ rows of rates carry
     the paired interval and the exact sign-test p, Holm-adjusted across the table's comparisons
@@ -501,6 +503,7 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
             ms.insert(ms.index("Tok") + 1, TOK_PER_TASK)
         cols += [(b, m) for m in ms]
     by = {(c.method, c.backbone, c.benchmark): c for c in cells}
+    c: CellSummary | None  # one cell in the loops below (None where a Δ has no such cell)
     rows_keys = list(dict.fromkeys((c.method, c.backbone) for c in cells))
     rows_keys.sort(key=lambda mb: mb[0] != reference)  # the reference method first, as in the papers
     spec_of = {(c.benchmark, m): c.spec(m) for c in cells for m in c.table_metrics}
@@ -556,7 +559,7 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
                 text, extra = paired_delta(c, r, m, d, resamples)
                 ds.append(text)
                 lrow = None
-                if d is not None:
+                if d is not None and c is not None:  # d is None without c
                     lrow = {"method": method, "backbone": backbone, "benchmark": b, "metric": f"delta_{m}", "value": d,
                             "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted,
                             "ci_low": extra.get("ci_low"), "ci_high": extra.get("ci_high"), "p_value": extra.get("p_value")}
@@ -590,7 +593,7 @@ def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] |
     return header, rows
 
 
-def check_reference(reference: str, cells: list[CellSummary] = (), root: Path | None = None) -> None:
+def check_reference(reference: str, cells: Sequence[CellSummary] = (), root: Path | None = None) -> None:
     """An unknown reference method is an error naming the choices (it would drop the Δ rows): the
     methods of the experiment when its cells are given, else every configured method."""
     from runners.config import canonical_method
@@ -643,13 +646,27 @@ def _csv(rows: list[list[Any]]) -> str:
     return buf.getvalue()
 
 
-def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out=None, with_paper: bool = True,
-                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err=None,
+def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out: TextIO | None = None, with_paper: bool = True,
+                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err: TextIO | None = None,
                   resamples: int = DEFAULT_RESAMPLES, strict: bool = False, strict_reference: bool = False) -> list[dict[str, Any]]:
     """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
     jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
     print the table of the matching cells only. `strict_reference` (a reference named on the
-    command line): a reference method the experiment does not have is an error listing its methods."""
+    command line): a reference method the experiment does not have is an error listing its methods.
+    The garbage collector pauses meanwhile: the records stay alive to the end, and its passes over
+    them cost more than the tables.
+
+    The whole experiment's tables are cached in `tables/.cache.json` under `tables_key` (the
+    records' files, the manifests without their run history, the code fingerprint, the options):
+    when nothing of it changed (a resume with nothing to run) they are read from there; only the
+    list of sweeps, which every run updates, is rebuilt from the manifests."""
+    with paused_gc():
+        return _aggregate_dir(root, reference, cell_names, out, with_paper, methods, benchmarks, err, resamples, strict, strict_reference)
+
+
+def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out: Any = None, with_paper: bool = True,
+                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err: Any = None,
+                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False, strict_reference: bool = False) -> list[dict[str, Any]]:
     from runners.config import canonical_method
 
     out = out or sys.stdout
@@ -668,25 +685,34 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
     lock = os.open(tdir / ".lock", os.O_CREAT | os.O_RDWR)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        everything = collect(root)
-        orphans = orphan_cells(root)
-        for o in orphans:
-            print(f"warning: {o}", file=err)
-        for c in everything:
-            for n in c.set_aside:
-                print(f"warning: {c.cell}: {n}", file=err)
-        long = _write_tables(root, everything, reference, with_paper, orphans, resamples, strict) if everything else []
+        key = tables_key(root, reference, with_paper, resamples, strict)
+        hit = _cached(tdir, key)
+        if hit is not None:  # the records, the code and the options are those the tables were built from
+            everything, long = None, hit["long"]
+            for w in hit["warnings"]:
+                print(w, file=err)
+            atomic_write(tdir / "summary.md", hit["md"] + _live_section(root, _sweep_cells(root)) + "\n")
+        else:
+            everything = collect(root)
+            orphans = orphan_cells(root)
+            warnings = [f"warning: {o}" for o in orphans] + [f"warning: {c.cell}: {n}" for c in everything for n in c.set_aside]
+            for w in warnings:
+                print(w, file=err)
+            long = _write_tables(root, everything, reference, with_paper, orphans, resamples, strict) if everything else []
+            if everything:
+                _store_cache(tdir, key, long, warnings)
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         os.close(lock)
     filtered = cell_names is not None or methods is not None or benchmarks is not None
-    cells = collect(root, cell_names, methods, benchmarks) if filtered else everything
+    cells = collect(root, cell_names, methods, benchmarks) if filtered else (everything or [])
     if filtered and not cells:
+        everything = everything if everything is not None else collect(root)
         raise StoreError(f"no cell of {root} matches the filters; the experiment has methods "
                          f"{', '.join(sorted({c.method for c in everything})) or '-'}, benchmarks "
                          f"{', '.join(sorted({c.benchmark for c in everything})) or '-'}, cells "
                          f"{', '.join(sorted(c.cell for c in everything)) or '-'}")
-    if not everything:
+    if everything is not None and not everything:
         print(f"no finished cells under {root}", file=out)
         return []
     if filtered:
@@ -701,7 +727,7 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
     return long
 
 
-def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str, orphans: list[str], marks: list | None = None) -> str:
+def _markdown(root: Path, cells: list[CellSummary], header: list[str], rows: list[list[str]], reference: str, orphans: list[str], marks: list[Any] | None = None) -> str:
     title = _title(root, cells)
     md = f"### {title}\n\n" + to_markdown(header, rows)
     md += "\n\n" + INTERVAL_NOTE
@@ -729,11 +755,88 @@ def _markdown(root: Path, cells: list[CellSummary], header, rows, reference: str
     notes = _notes(root, cells, orphans)
     if notes:
         counts += "\n\nNotes:\n" + "\n".join(f"- {n}" for n in notes)
-    counts += "\n\nSweeps the cells came from (latest run of each cell):\n" + "\n".join(_sweeps(cells))
+    return md + counts + _live_section(root, cells)
+
+
+def _live_section(root: Path, cells: list[Any]) -> str:
+    """The end of summary.md that changes without the records changing (rebuilt on a cache hit):
+    the sweeps the cells came from, the cells a sweep skipped."""
+    text = "\n\nSweeps the cells came from (latest run of each cell):\n" + "\n".join(_sweeps(cells))
     skipped = skipped_note(root, cells)
-    if skipped:
-        counts += "\n\n" + skipped
-    return md + counts
+    return text + ("\n\n" + skipped if skipped else "")
+
+
+# ---------------------------------------------------------------- the tables' cache (tables/.cache.json)
+CACHE = ".cache.json"
+_UNTRACKED = {MANIFEST, DONE, INDEX, ".lock"}  # the manifest is read without its run history; the rest is not read by the tables
+
+
+def _dir_fingerprint(h: "hashlib._Hash", d: Path) -> None:
+    h.update(b"\0dir\0" + d.name.encode())
+    mpath = d / MANIFEST
+    try:
+        raw = mpath.read_bytes()
+        try:
+            m = json.loads(raw)
+            if isinstance(m, dict):
+                m.pop("runs", None)  # every resume adds a run; the sweep lines are rebuilt from it each time
+            h.update(json.dumps(m, sort_keys=True, default=str).encode())
+        except ValueError:
+            h.update(raw)
+    except FileNotFoundError:
+        h.update(b"\0no manifest")
+    h.update(b"\0done" if (d / DONE).exists() else b"\0open")
+    for f in sorted(d.iterdir()):
+        if f.is_file() and f.name not in _UNTRACKED and not f.name.startswith("transcripts."):
+            st = f.stat()
+            h.update(f"\0{f.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    for sub in shard_dirs(d):
+        _dir_fingerprint(h, sub)
+
+
+def tables_key(root: Path, reference: str, with_paper: bool, resamples: int, strict: bool = False) -> str:
+    """What the tables of `root` are a function of: every cell's records and error files (size,
+    modification time), its manifest without the run history, the code (`code_fingerprint`: the
+    benchmarks' metric functions, this module, the papers' values) and the options."""
+    h = hashlib.sha256(json.dumps({"format": 1, "code": code_fingerprint(), "reference": reference, "with_paper": with_paper,
+                                   "resamples": resamples, "strict": strict}).encode())
+    for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
+        _dir_fingerprint(h, d)
+    return h.hexdigest()
+
+
+def _cached(tdir: Path, key: str) -> dict[str, Any] | None:
+    try:
+        hit = json.loads((tdir / CACHE).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(hit, dict) or hit.get("key") != key or not all((tdir / f).exists() for f in TABLE_FILES):
+        return None
+    return hit
+
+
+def _store_cache(tdir: Path, key: str, long: list[dict[str, Any]], warnings: list[str]) -> None:
+    md = (tdir / "summary.md").read_text()
+    cut = md.rfind("\n\nSweeps the cells came from")
+    atomic_write(tdir / CACHE, json.dumps({"key": key, "md": md[:cut] if cut >= 0 else md.rstrip("\n"), "long": long,
+                                           "warnings": warnings}, default=str))
+
+
+def _sweep_cells(root: Path) -> list[Any]:
+    """(cell, sweep) of every cell, from the manifests alone (what `_sweeps` needs)."""
+    from types import SimpleNamespace
+
+    out = []
+    for d in sorted(p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")):
+        src = d / MANIFEST if (d / MANIFEST).exists() else shard_dirs(d)[0] / MANIFEST
+        try:
+            m = json.loads(src.read_bytes())
+        except (OSError, ValueError):
+            m = {}
+        runs: list[Any] = m["runs"] if isinstance(m, dict) and isinstance(m.get("runs"), list) else []
+        sweep: dict[str, Any] = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
+        out.append(SimpleNamespace(cell=d.name, sweep=sweep))
+    return out
 
 
 def skipped_note(root: Path, cells: list[CellSummary]) -> str:
@@ -790,41 +893,4 @@ def _write_tables(root: Path, cells: list[CellSummary], reference: str, with_pap
     return long
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("results", type=Path, help="results/<experiment> directory")
-    ap.add_argument("--reference", default=None, help="method the Δ rows compare against (default full_context; one the "
-                    "experiment does not have is an error listing its methods)")
-    ap.add_argument("--no-paper", action="store_true", help="do not print the papers' reported numbers")
-    ap.add_argument("--cells", help="comma-separated cell directory names to print")
-    ap.add_argument("--method", help="comma-separated method names to print (a base name matches its variants)")
-    ap.add_argument("--benchmark", help="comma-separated benchmark names to print")
-    ap.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, metavar="N",
-                    help=f"bootstrap resamples for the 95%% intervals and the paired Δ tests (default {DEFAULT_RESAMPLES}; 0 = none)")
-    ap.add_argument("--strict", action="store_true", help="omit the (paper) row of every row that differs from the paper's setting "
-                    "([fixture], [subset n/N], [roles≠paper], [paraphrased], [mixed])")
-    ap.add_argument("--plots", action="store_true", help="also write tables/*.svg and *.png plots (runners/analysis/plots.py; the 'analysis' extra)")
-    a = ap.parse_args(argv)
-    if a.plots:
-        from runners.analysis.plots import PlotsUnavailable, _pyplot
-
-        try:
-            _pyplot()  # before any work: a missing extra is named up front
-        except PlotsUnavailable as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-    split = lambda v: set(x.strip() for x in v.split(",") if x.strip()) if v else None  # noqa: E731
-    try:
-        aggregate_dir(a.results, a.reference or "full_context", cell_names=split(a.cells), with_paper=not a.no_paper,
-                      methods=split(a.method), benchmarks=split(a.benchmark), resamples=a.bootstrap, strict=a.strict,
-                      strict_reference=a.reference is not None)
-        if a.plots:
-            from runners.analysis.plots import write_plots
-
-            files = write_plots(a.results, collect(a.results, split(a.cells), split(a.method), split(a.benchmark)))
-            print(f"Plots written: {', '.join(sorted({f.stem for f in files}))} (tables/*.svg, *.png)")
-    except (StoreError, ConfigError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return 0
-
+TABLE_FILES = ("summary.md", "summary.csv", "summary.tex", "metrics.csv")

@@ -102,7 +102,7 @@ def params_model(name: str, defaults: dict[str, Any], **fields: Any) -> type[Ben
     defaults become `dict[str, Any]`/`list[Any]`) plus explicit `fields` (name=(type, default))."""
     spec: dict[str, Any] = {}
     for k, v in defaults.items():
-        t = {dict: dict[str, Any], list: list[Any]}.get(type(v), type(v)) if v is not None else Any
+        t: Any = {dict: dict[str, Any], list: list[Any]}.get(type(v), type(v)) if v is not None else Any  # type: ignore[call-overload]  # dict[str, Any] is a GenericAlias, not a type
         spec[k] = (t, Field(default_factory=lambda v=v: v.copy()) if isinstance(v, (dict, list)) else v)
     spec.update(fields)
     return create_model(name, __base__=BenchmarkParams, **spec)

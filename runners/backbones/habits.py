@@ -59,7 +59,7 @@ def dump(value: Any, *, indent: int | None = None, trailing: bool = False, py: b
          latex_single: bool = False, raw_newlines: bool = False, _level: int = 0) -> str:
     """A JSON writer with habits: pretty-printing, trailing commas, Python literals, LaTeX written
     with one backslash, raw line breaks inside strings."""
-    kw = dict(indent=indent, trailing=trailing, py=py, latex_single=latex_single, raw_newlines=raw_newlines)
+    kw: dict[str, Any] = dict(indent=indent, trailing=trailing, py=py, latex_single=latex_single, raw_newlines=raw_newlines)
     pad = "" if indent is None else "\n" + " " * (indent * (_level + 1))
     end_pad = "" if indent is None else "\n" + " " * (indent * _level)
     sep = ", " if indent is None else ","

@@ -39,7 +39,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from runners.api import Backbone, BackboneError, Completion, Message, Protocol
+from runners.api import Backbone, BackboneError, Completion, Message, Protocol, Role
 
 _LIVE: set["ManagedServer"] = set()
 
@@ -228,7 +228,7 @@ class ManagedBackbone(Backbone):
         self._cfg = {**cfg, "kind": "openai", "base_url": "http://127.0.0.1:0/v1", "base_url_env": None, "api_key_env": None,
                      "api_key": "EMPTY"}
         self._build = build_openai_backbone
-        self.inner = None
+        self.inner: Backbone | None = None
         self._lock: asyncio.Lock | None = None
         self.display_url = "managed (starts on first call)"
         # What the response cache keys on (runners.cache): a stable identity, not the per-run port.
@@ -237,7 +237,7 @@ class ManagedBackbone(Backbone):
         self.sampling = dict(cfg.get("sampling") or {})
         self.extra_body = dict(cfg.get("extra_body") or {})
 
-    async def _ready(self):
+    async def _ready(self) -> Backbone:
         if self.inner is not None:
             return self.inner
         if self._lock is None:
@@ -247,9 +247,10 @@ class ManagedBackbone(Backbone):
                 await asyncio.to_thread(self.server.start)
                 self.inner = self._build({**self._cfg, "base_url": self.server.base_url})
                 self.display_url = self.server.base_url
+        assert self.inner is not None  # built above
         return self.inner
 
-    async def complete(self, messages: list[Message], *, role, protocol: Protocol | None = None, attempt: int = 0,
+    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,
                        **sampling: Any) -> Completion:
         inner = await self._ready()
         try:

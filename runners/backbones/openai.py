@@ -39,7 +39,6 @@ import math
 import os
 import random
 import time
-import urllib.parse
 import weakref
 from typing import Any, Mapping
 
@@ -145,8 +144,8 @@ def map_usage(raw: Any) -> Usage | None:
     def num(v: Any) -> int:
         return _count(v) or 0
 
-    pdet = raw.get("prompt_tokens_details") if isinstance(raw.get("prompt_tokens_details"), dict) else {}
-    cdet = raw.get("completion_tokens_details") if isinstance(raw.get("completion_tokens_details"), dict) else {}
+    pdet: Any = raw.get("prompt_tokens_details") if isinstance(raw.get("prompt_tokens_details"), dict) else {}
+    cdet: Any = raw.get("completion_tokens_details") if isinstance(raw.get("completion_tokens_details"), dict) else {}
     return Usage(
         prompt_tokens=num(raw.get("prompt_tokens")),
         cached_prompt_tokens=num(pdet.get("cached_tokens")) or num(raw.get("prompt_cache_hit_tokens")),
@@ -233,7 +232,7 @@ class HttpxTransport:
         n = -(-limit // self.SHARD)
         size = -(-limit // n)
         limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-        self.shards = [[httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(timeout_s)), 0] for _ in range(n)]
+        self.shards: list[list[Any]] = [[httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(timeout_s)), 0] for _ in range(n)]
 
     async def post(self, url: str, body: bytes) -> Reply:
         shard = min(self.shards, key=lambda s: s[1])
@@ -322,7 +321,7 @@ def redact_value(value: Any, secrets: tuple[str, ...]) -> tuple[Any, int]:
 def content_text(content: Any) -> str | None:
     """The message content as text: a string, or the text parts of a content list."""
     if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+        parts = [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
         return "".join(parts) if parts else None
     return content
 

@@ -45,8 +45,10 @@ Records written before transcripts existed have `prompt = None`: "no transcript 
 """
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import queue
 import sqlite3
 import struct
 import threading
@@ -56,6 +58,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 import orjson
+
+from runners.records.store import take_batch
 
 if TYPE_CHECKING:  # pragma: no cover
     from runners.records.schema import EpisodeRecord
@@ -277,6 +281,8 @@ class TranscriptStore:
         self._lock = threading.Lock()  # put() may be called from a writer thread
         self.moved_aside: Path | None = None
         self._zdict_cache: tuple[int, bytes] = (-1, b"")
+        self._queue: "queue.Queue[Any]" = queue.Queue()  # put_async's group commits
+        self._committer: threading.Thread | None = None
 
     def open(self) -> "TranscriptStore":
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -320,6 +326,32 @@ class TranscriptStore:
         """Store the blobs and nodes `rec`'s calls introduced, durably, in one transaction: the
         payloads of the blobs the cell does not hold yet as one pack. Call before the record line
         is appended. Returns the number of new rows offered."""
+        return self.put_many([rec])[0]
+
+    def put_many(self, recs: "list[EpisodeRecord]") -> list[int]:
+        """`put` for several records in one transaction (one commit, one set of fsyncs), each
+        record's payloads its own pack; any error rolls back all of them (`put_async` then
+        stores each alone, so that one record's error is its own)."""
+        items = [self._offered(r) for r in recs]
+        if not any(b or n for b, n in items):
+            return [0] * len(recs)
+        assert self._db is not None, "TranscriptStore.open() first"
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                counts = [self._write(b, n) for b, n in items]
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                self._zdict_cache = (-1, b"")  # a dictionary pack of the rolled back transaction is gone
+                raise
+        for r in recs:
+            for c in episode_calls(r):
+                c.clear_pending_transcript()
+        return counts
+
+    @staticmethod
+    def _offered(rec: "EpisodeRecord") -> tuple[dict[str, bytes | tuple[str, bytes]], dict[str, tuple[str, int, bytes, int]]]:
         blobs: dict[str, bytes | tuple[str, bytes]] = {}
         nodes: dict[str, tuple[str, int, bytes, int]] = {}
         for c in episode_calls(rec):
@@ -327,24 +359,59 @@ class TranscriptStore:
             if p is not None:
                 blobs.update(p.blobs)
                 nodes.update(p.nodes)
+        return blobs, nodes
+
+    def _write(self, blobs: dict[str, bytes | tuple[str, bytes]], nodes: dict[str, tuple[str, int, bytes, int]]) -> int:
+        """One record's rows, inside the caller's transaction."""
+        assert self._db is not None
         if not (blobs or nodes):
             return 0
-        assert self._db is not None, "TranscriptStore.open() first"
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                new = self._absent(list(blobs))  # a blob an earlier episode stored (a shared system prompt) is not repacked
-                if new:
-                    self._pack([(h, blobs[h]) for h in new])
-                self._db.executemany("INSERT OR IGNORE INTO nodes VALUES (?, ?, ?, ?, ?)",
-                                     [(_b(h), _b(p), take, pieces, tail) for h, (p, take, pieces, tail) in nodes.items()])
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-        for c in episode_calls(rec):
-            c.clear_pending_transcript()
+        new = self._absent(list(blobs))  # a blob an earlier episode stored (a shared system prompt) is not repacked
+        if new:
+            self._pack([(h, blobs[h]) for h in new])
+        self._db.executemany("INSERT OR IGNORE INTO nodes VALUES (?, ?, ?, ?, ?)",
+                             [(_b(h), _b(p), take, pieces, tail) for h, (p, take, pieces, tail) in nodes.items()])
         return len(new) + len(nodes)
+
+    async def put_async(self, rec: "EpisodeRecord") -> int:
+        """`put` off the event loop, returning once committed: the records of concurrent episodes
+        that wait meanwhile share one transaction (a group commit, as the record writer does)."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future = loop.create_future()
+
+        def settle(result: int | BaseException) -> None:
+            if not fut.done():
+                fut.set_exception(result) if isinstance(result, BaseException) else fut.set_result(result)
+
+        with self._lock:
+            if self._committer is None:
+                self._committer = threading.Thread(target=self._commit_loop, name=f"transcripts-{self.path.parent.name}", daemon=True)
+                self._committer.start()
+        self._queue.put((rec, lambda r: loop.call_soon_threadsafe(settle, r)))
+        return await fut
+
+    def _commit_loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            batch, stop = take_batch(self._queue, item)
+            try:
+                results: list[int | BaseException] = list(self.put_many([r for r, _ in batch]))
+            except BaseException:  # some record fails alone: find which, the others are stored
+                results = []
+                for r, _ in batch:
+                    try:
+                        results.append(self.put(r))
+                    except BaseException as e:
+                        results.append(e)
+            for (_, done), res in zip(batch, results):
+                try:
+                    done(res)
+                except RuntimeError:  # the waiting loop is gone (interrupted): the rows are committed anyway
+                    pass
+            if stop:
+                return
 
     def _zdict(self) -> bytes | None:
         """The cell's pack dictionary (inside the write transaction: a rolled back first pack is no dictionary)."""
@@ -392,6 +459,10 @@ class TranscriptStore:
                              [(_b(h), PACKED_DELTA if base else PACKED, _b(base), _REF.pack(pid, o, n)) for h, base, o, n in refs])
 
     def close(self) -> None:
+        if self._committer is not None:  # what was queued is committed first
+            self._queue.put(None)
+            self._committer.join()
+            self._committer = None
         with self._lock:
             if self._db is not None:
                 self._db.close()

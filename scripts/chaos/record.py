@@ -9,6 +9,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runners.api import Completion, Message, Protocol, Role
+    from runners.backbones.scripted import ScriptedBackbone
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -22,7 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     conflicts = 0
     original = ScriptedBackbone.complete
 
-    async def recording(self, messages, *, role, protocol=None, attempt=0, **sampling):
+    async def recording(self: ScriptedBackbone, messages: list[Message], *, role: Role, protocol: Protocol | None = None,
+                        attempt: int = 0, **sampling: Any) -> Completion:
         nonlocal conflicts
         c = await original(self, messages, role=role, protocol=protocol, attempt=attempt, **sampling)
         key = request_key(messages)
@@ -31,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         by_last.setdefault(request_key(messages[-1:]), c.text)
         return c
 
-    ScriptedBackbone.complete = recording
+    ScriptedBackbone.complete = recording  # type: ignore[method-assign]  # records every reply the run gets
     from runners import sweep
 
     sys.argv = ["runners.sweep", *overrides]

@@ -46,7 +46,7 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 from runners.records.transcripts import canonical
 
@@ -138,7 +138,7 @@ class LoopbackServer:
                 return self.faults[int.from_bytes(h[8:12], "big") % len(self.faults)]
         return "ok"
 
-    def start(self):
+    def start(self) -> Self:
         srv = _Server(("127.0.0.1", self._port), self._handler_class())
         self._server = srv
         threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
@@ -151,7 +151,7 @@ class LoopbackServer:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -65,7 +65,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from runners.records.store import record_lines, uncompact
 from scripts.chaos.server import BODY_FAULTS, OUTPUT_FAULTS, TRANSPORT_FAULTS, ChaosServer
@@ -178,7 +178,7 @@ def transcripts(root: Path) -> dict:
 
 
 class Suite:
-    def __init__(self, profile: Profile, workdir: Path, seed: int, out=sys.stdout) -> None:
+    def __init__(self, profile: Profile, workdir: Path, seed: int, out: TextIO = sys.stdout) -> None:
         self.profile, self.work, self.rng, self.out = profile, workdir, random.Random(seed), out
         self.seed = seed
         self.key = f"sk-chaos-{uuid.uuid4().hex}"  # unique markers grepped in every written file
@@ -249,7 +249,7 @@ class Suite:
                     import difflib
 
                     a, b = self.ref_tables[0].splitlines(), self.tables(root)[0].splitlines()
-                    row.note += " " + " | ".join(l for l in difflib.unified_diff(a, b, lineterm="", n=0) if l[:1] in "+-" and l[:3] not in ("+++", "---"))[:300]
+                    row.note += " " + " | ".join(d for d in difflib.unified_diff(a, b, lineterm="", n=0) if d[:1] in "+-" and d[:3] not in ("+++", "---"))[:300]
 
     @staticmethod
     def tables(root: Path) -> tuple[str, str]:
@@ -659,7 +659,7 @@ class Suite:
         arena = work / "arena"
         shutil.copytree(REPO / "benchmarks" / "memoryarena" / "fixtures", arena)
         for f in arena.rglob("data.jsonl"):
-            f.write_text("".join(json.dumps(_poison(json.loads(l))) + "\n" for l in f.read_text().splitlines() if l.strip()))
+            f.write_text("".join(json.dumps(_poison(json.loads(line))) + "\n" for line in f.read_text().splitlines() if line.strip()))
         tau = work / "tau"
         shutil.copytree(REPO / "benchmarks" / "tau" / "fixtures", tau)
         for f in tau.rglob("*.json"):
@@ -679,8 +679,8 @@ class Suite:
             out = work / f"out_{name}"
             p = self.data_sweep(out, *extra)
             row.tried += 1
-            recs = [json.loads(l) for f in out.rglob("episodes.jsonl*") if f.name in ("episodes.jsonl", "episodes.jsonl.xz")
-                    for l in record_lines(f.with_suffix("") if f.suffix == ".xz" else f)]
+            recs = [json.loads(line) for f in out.rglob("episodes.jsonl*") if f.name in ("episodes.jsonl", "episodes.jsonl.xz")
+                    for line in record_lines(f.with_suffix("") if f.suffix == ".xz" else f)]
             errs = "".join(f.read_text(errors="replace") for f in out.rglob("errors.jsonl"))
             manifests = [json.loads(m.read_text()) for m in out.rglob("manifest.json")]
             noted = sum(v.get("lone_surrogates_replaced", 0) for m in manifests for v in (m.get("input_hygiene") or {}).values())
@@ -929,7 +929,7 @@ def _proc_usage(pid: int) -> tuple[float, int]:
     """(resident memory in MB, open file handles) of a running process, from /proc (0, 0 when gone)."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
-        rss = next((int(l.split()[1]) for l in status.splitlines() if l.startswith("VmRSS:")), 0) / 1024
+        rss = next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0) / 1024
         return round(rss, 1), len(os.listdir(f"/proc/{pid}/fd"))
     except (OSError, ValueError):
         return 0.0, 0

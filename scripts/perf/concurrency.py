@@ -47,9 +47,12 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Iterator
 
 from scripts.perf import checkout
+
+if TYPE_CHECKING:
+    from runners.backbones.openai import OpenAIBackbone
 
 REPO = Path(__file__).resolve().parents[2]
 LEVELS = (1, 4, 16, 32, 64)
@@ -92,7 +95,7 @@ def process_cpu_s(pid: int | None) -> float | None:
         return None
 
 
-def backbone(url: str, max_inflight: int):
+def backbone(url: str, max_inflight: int) -> OpenAIBackbone:
     from runners.backbones.openai import OpenAIBackbone
 
     return OpenAIBackbone(name="fake", model="fake-model", base_url=url, api_key="EMPTY", sampling={"temperature": 0.0},
@@ -104,7 +107,7 @@ Workload = Callable[[object, int], Awaitable[list[float]]]
 
 
 def synthetic(calls: int) -> Workload:
-    async def episode(bb, i: int) -> list[float]:
+    async def episode(bb: Any, i: int) -> list[float]:
         history = [{"role": "system", "content": "You are a test agent."}]
         latencies = []
         for t in range(calls):
@@ -125,7 +128,7 @@ def real_episodes() -> Workload:
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     tasks = bench.load_tasks()
 
-    async def episode(bb, i: int) -> list[float]:
+    async def episode(bb: Any, i: int) -> list[float]:
         task = tasks[i % len(tasks)]
         ep = Episode(bb, cell="perf", task_id=task.task_id, trial=i, seed=i)
         rec = await ep.run(ep.make_env(bench, task), FullContext(ep.agent))

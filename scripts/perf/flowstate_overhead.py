@@ -10,17 +10,19 @@ import argparse
 import asyncio
 import statistics
 import time
+from typing import Any
 
 from flowstate.method import FlowState
 from flowstate.repository import ActiveState, Repository
 from flowstate.state import Node, Relation, StateType
-from runners.api import Backbone, Completion, Decision, Request, TaskView, ToolSpec
+from runners.api import Backbone, Completion, Decision, Message, Protocol, Request, Role, TaskView, ToolSpec
 
 TASK = TaskView(task_id="perf", benchmark="perf", policy="Synthetic policy.", tools=[ToolSpec(name="search", description="look something up")])
 
 
 class _Unused(Backbone):
-    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):  # pragma: no cover
+    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,  # pragma: no cover
+                       **sampling: Any) -> Completion:
         return Completion(text="", role=role, model="none")
 
 

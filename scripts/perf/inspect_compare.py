@@ -295,14 +295,15 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
-def run_one(ep: ShapedEndpoint, system: str, cmd: list[str], out: Path, level: int, episodes: int, env: dict[str, str]) -> Run:
+def run_one(ep: ShapedEndpoint, system: str, cmd: list[str], out: Path, level: int, episodes: int, env: dict[str, str],
+            cwd: Path | None = None) -> Run:
     out.mkdir(parents=True)
     log, pid_file = out.parent / f"{out.name}.log", out.parent / f"{out.name}.pid"
     pid_file.write_text("")
     with open(log, "wb") as fh:
         ep.start_run(pid_file)
         t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-I", "-S", "-c", LAUNCH, str(pid_file), *cmd], cwd=out.parent if system == "inspect_ai" else REPO,
+        proc = subprocess.run([sys.executable, "-I", "-S", "-c", LAUNCH, str(pid_file), *cmd], cwd=out.parent if system == "inspect_ai" else (cwd or REPO),
                               stdout=fh, stderr=subprocess.STDOUT, env=env)
         t1 = time.monotonic()
     lines = pid_file.read_text().splitlines()

@@ -19,8 +19,8 @@ from pathlib import Path
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, get_model
-from inspect_ai.scorer import Score, Target, mean, scorer
-from inspect_ai.solver import Generate, TaskState, solver
+from inspect_ai.scorer import Score, Scorer, Target, mean, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.tool import ToolDef
 
 
@@ -39,7 +39,7 @@ def prompts(data: str) -> dict:
 
 
 @solver
-def math_agent(data: str):
+def math_agent(data: str) -> Solver:
     # the workload path, not its content, is the solver's argument: inspect records solver
     # arguments in the log's header, and the tasks are the dataset's, not the solver's
     w = prompts(data)
@@ -62,7 +62,7 @@ def math_agent(data: str):
 
 
 @scorer(metrics=[mean()])
-def last_subtask():
+def last_subtask() -> Scorer:
     async def score(state: TaskState, target: Target) -> Score:
         v = state.store.get("verdicts") or [0]
         return Score(value=v[-1], metadata={"subtask_correct": v})

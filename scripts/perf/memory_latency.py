@@ -20,6 +20,10 @@ import json
 import random
 import statistics
 import time
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, cast
+
+if TYPE_CHECKING:
+    from runners.api import Backbone, Completion, Message, Protocol, Role
 
 SIZES = (100, 1_000, 10_000)
 WORDS = ("series limit converge sum integral matrix prime lemma proof bound order group ring field vector "
@@ -31,7 +35,7 @@ def synthetic_chunk(rng: random.Random, i: int) -> str:
     return f"## Task:\nsubtask {i}: {' '.join(rng.choices(WORDS, k=8))}\n## solution:\n{body}"
 
 
-def median_ms(fn, n: int) -> float:
+def median_ms(fn: Callable[[], object], n: int) -> float:
     xs = []
     for _ in range(n):
         t = time.perf_counter()
@@ -69,7 +73,7 @@ def reasoningbank_rows(queries: int) -> list[tuple]:
     add_embed = median_ms(lambda: emb.encode([chunk[:4096]]), 10)
     rows = []
     for n in SIZES:
-        rb = ReasoningBank(backbone=None, embedder="minilm")
+        rb = ReasoningBank(backbone=cast("Backbone", None), embedder="minilm")  # no model call: only the index is timed
         vecs = np.random.default_rng(n).standard_normal((n, emb.dims)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         rb.records = [{"timestamp": None, "task_id": str(i), "memory_items": [], "status": "success"} for i in range(n)]
@@ -90,7 +94,8 @@ async def mem0_rows(queries: int, prefill: int) -> list[tuple]:
 
         name = model = "instant"
 
-        async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+        async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,
+                           **sampling: Any) -> Completion:
             if messages[0]["role"] == "system":
                 text = json.dumps({"facts": [messages[-1]["content"][-80:]]})
             else:
@@ -99,7 +104,7 @@ async def mem0_rows(queries: int, prefill: int) -> list[tuple]:
 
     from runners.api import TaskView
 
-    m = Mem0Memory(InstantLLM())
+    m = Mem0Memory(cast("Backbone", InstantLLM()))  # a duck-typed stand-in
     t = time.perf_counter()
     await m.begin_task(TaskView(task_id="perf", benchmark="perf"))
     setup = time.perf_counter() - t
@@ -108,7 +113,7 @@ async def mem0_rows(queries: int, prefill: int) -> list[tuple]:
     for i in range(prefill):
         await m.add_chunk(synthetic_chunk(rng, i))
 
-    async def timed(coro_fn, n):
+    async def timed(coro_fn: Callable[[], Awaitable[object]], n: int) -> float:
         xs = []
         for _ in range(n):
             t0 = time.perf_counter()

@@ -42,7 +42,7 @@ async def us_per_call(calls: int) -> float:
     bb = OpenAIBackbone(name="fake", model="fake-model", base_url="http://127.0.0.1:9/v1", api_key="EMPTY",
                         sampling={"temperature": 0.0}, extra_body={}, max_inflight=64)
     transport = InProcess()
-    bb._transport = lambda: transport  # type: ignore[method-assign]
+    bb._transport = lambda: transport  # type: ignore[method-assign, assignment, return-value]  # an in-process stand-in for the HTTP transport
     system = {"role": "system", "content": "You are an agent.\n" + "\n".join(f"rule {i}: do thing number {i} carefully" for i in range(80))}
     history: list[str] = []
     rb = RecordingBackbone(bb, [])

@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 from runners.records.store import read_jsonl
 
@@ -48,6 +49,7 @@ def replicate(base: Path, dest: Path, n: int) -> Path:
                 f.write(json.dumps(r) + "\n")
         m = json.loads((c / "manifest.json").read_text())
         m["n_tasks"] = per
+        m["task_ids"] = [f"{recs[i % len(recs)]['task_id']}~{i // len(recs)}" for i in range(per)]  # the tables count these
         (d / "manifest.json").write_text(json.dumps(m))
     return dest
 
@@ -65,7 +67,7 @@ def measure(report: Path, repeats: int) -> dict[str, float]:
             page.goto(report.as_uri())
             page.wait_for_selector("body[data-ready-ms]")
             ready.append(time.perf_counter() - t0)
-            inner.append(float(page.get_attribute("body", "data-ready-ms")) / 1000)
+            inner.append(float(cast(str, page.get_attribute("body", "data-ready-ms"))) / 1000)  # present: waited for above
             page.click("nav button[data-tab=episodes]")
             t0 = time.perf_counter()
             page.click("#ep-list tr.click >> nth=3")

@@ -21,7 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from runners.api import Decision, ToolCall
+from runners.api import Completion, Decision, Message, Protocol, Role, ToolCall
 from runners.backbones.scripted import ScriptedBackbone
 
 TRANSCRIPT_FIELDS = {"prompt", "n_messages", "reply", "reasoning", "tools", "reply_tool_calls", "sampling", "error"}
@@ -47,7 +47,8 @@ class LongAgent(ScriptedBackbone):
         super().__init__()
         self.steps, self.lookups, self.n, self.offset = steps, calls, 0, offset
 
-    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,
+                       **sampling: Any) -> Completion:
         if role != "agent" or protocol is None:
             return await super().complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
         self.n += 1

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import tempfile
@@ -29,7 +28,7 @@ from typing import Any
 
 import yaml
 
-from runners.api import METHOD_ROLES
+from runners.api import METHOD_ROLES, Benchmark, TaskSpec
 from runners.backbones.habits import HABITS
 from runners.backbones.scripted import ScriptedBackbone
 from runners.config import CONF_DIR, import_target
@@ -56,17 +55,17 @@ def math_fixture_dir() -> str:
     return str(root)
 
 
-def load_benchmark(name: str, math_dir: str):
+def load_benchmark(name: str, math_dir: str) -> tuple[Benchmark, list[TaskSpec]]:
     b = _conf("benchmark", name)
     params = {**b["params"], "data_dir": math_dir if name.startswith("memoryarena") else "fixtures"}
     bench = import_target(b["_target_"], "benchmark")(name=b["name"], **params)
     return bench, bench.load_tasks()
 
 
-async def run_cell(method: str, bench, tasks, perturb: str | None, rate: float) -> dict[str, Any]:
+async def run_cell(method: str, bench: Benchmark, tasks: list[TaskSpec], perturb: str | None, rate: float) -> dict[str, Any]:
     m = _conf("method", method)
     backbone = ScriptedBackbone(perturb=perturb, perturb_rate=rate)
-    records = []
+    records: list[Any] = []
     for t in tasks:
         ep = Episode(backbone, cell=f"{method}/{perturb}/{rate}", task_id=t.task_id)
         env = ep.make_env(bench, t)
@@ -74,7 +73,7 @@ async def run_cell(method: str, bench, tasks, perturb: str | None, rate: float) 
         records.append((await ep.run(env, meth)).model_dump(mode="json"))
     ok = [r for r in records if r["status"] == "ok"]
     metric = next((sp.name for sp in bench.metric_specs if sp.table and "*" not in sp.name), None) or list(bench.metrics(ok))[0]
-    score = bench.metrics(ok).get(metric, 0.0) * len(ok) / len(records) if ok else 0.0  # errors count as failures here
+    score = (bench.metrics(ok).get(metric) or 0.0) * len(ok) / len(records) if ok else 0.0  # errors count as failures here
     calls = sum(n for r in records for role, n in r["calls_by_role"].items() if role in METHOD_ROLES)
     repairs = sum(count_repairs(s["method"]) for r in records for q in r["requests"] for s in q["steps"])
     return {"metric": metric, "score": score, "calls": calls, "repairs": repairs, "errors": len(records) - len(ok)}
@@ -113,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         for method in a.methods.split(","):
             oracle = asyncio.run(run_cell(method, bench, tasks, None, 0.0))
             for habit in habits:
-                row = {"method": method, "benchmark": bname, "habit": habit.split(":")[-1], "metric": oracle["metric"],
+                row: dict[Any, Any] = {"method": method, "benchmark": bname, "habit": habit.split(":")[-1], "metric": oracle["metric"],
                        "oracle": oracle["score"], "oracle_calls": oracle["calls"]}
                 for rate in rates:
                     r = asyncio.run(run_cell(method, bench, tasks, habit, rate))
@@ -134,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if (a.check and failures) else 0
 
 
-def markdown(rows: list[dict[str, Any]], rates: list[float]) -> str:
+def markdown(rows: list[dict[Any, Any]], rates: list[float]) -> str:
     head = "| method | benchmark | habit | " + " | ".join(f"kept @{r:g} | calls @{r:g}" for r in rates) + " | repairs @1 |\n"
     head += "|---|---|---|" + "---|---|" * len(rates) + "---|\n"
     lines = []

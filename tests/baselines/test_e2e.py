@@ -4,10 +4,9 @@ from runners.config import group_config
 import importlib.util
 
 import pytest
-import yaml
 
 from benchmarks.memoryarena.formal import FormalReasoning
-from runners.config import CONF_DIR, import_target
+from runners.config import import_target
 from runners.episode import Episode
 from runners.backbones.scripted import ScriptedBackbone
 from baselines.mem0_method import mem0_version

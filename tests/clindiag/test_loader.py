@@ -68,7 +68,7 @@ def test_upstream_manifest_selects_exactly_the_listed_cases(tmp_path):
     assert [t.task_id for t in tasks] == expect == ["rare0", "rare1", "10588413", "10644272"]
     m = bench.notes()["data"]["manifest"]
     assert (m["listed"], m["found"], m["missing"]) == (604, 4, 600) and m["path"] == "benchmarks/ClinDiag/manifest.txt"
-    assert len(listed) == 604 and sum(l.startswith("rare/") for l in listed) == 302
+    assert len(listed) == 604 and sum(n.startswith("rare/") for n in listed) == 302
     # every case folder: the unlisted sample case and the fictional fixture cases come back
     every = {t.task_id for t in ClinDiag(name="clindiag", data_dir=str(tmp_path), manifest="none").load_tasks()}
     assert every == present

@@ -70,7 +70,7 @@ def test_user_reply_opens_a_new_request_with_the_previous_turn_indexed():
     p = prompts[1]
     assert _block(p, "user_query") == turn2.observation.user_message
     assert _block(p, "latest_observation") == "(empty)"  # O_{k,1} = ∅: the user reply is the query, not an observation
-    assert f'"query_id": "airline-0/q1"' in p and f'"state_id": "{first_turn}"' in p  # the earlier turn is in G_k
+    assert '"query_id": "airline-0/q1"' in p and f'"state_id": "{first_turn}"' in p  # the earlier turn is in G_k
     assert {s.method["query_id"] for s in steps[1:]} == {"airline-0/q1/u1"}
     assert rec.requests[-1].method["persisted"]  # the last turn is persisted at the env's request end
 

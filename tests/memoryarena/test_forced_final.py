@@ -6,7 +6,6 @@ import asyncio
 import json
 
 from benchmarks.memoryarena.formal import FormalReasoning
-from kit.react import ReactProtocol
 from runners.api import Backbone, Completion, Usage
 from runners.episode import Episode
 from tests.conftest import upstream_src

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 
-from benchmarks.memoryarena.formal import MATH_AGENT, FormalEnv, FormalReasoning, formal_prompts, FormalParams
+from benchmarks.memoryarena.formal import MATH_AGENT, FormalEnv, FormalReasoning, formal_prompts
 from benchmarks.memoryarena.judge import MATH_ENV, judge_messages
 from runners.api import EpisodeContext, TaskSpec
 from runners.upstream import TextSources, file_text

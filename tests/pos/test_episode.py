@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from benchmarks.memoryarena.formal import FormalReasoning
 from pos.method import PoS

@@ -5,7 +5,6 @@ resume with fresh samples, bypassing the cached replies that caused it, a bounde
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any
 
 import yaml

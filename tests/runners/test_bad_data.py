@@ -21,7 +21,7 @@ def arena(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_lone_surrogate_in_task_text_runs_and_is_noted(tmp_path):
     d, f = arena(tmp_path)
-    rows = [json.loads(l) for l in f.read_text().splitlines() if l.strip()]
+    rows = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
     rows[0]["questions"][0] += " \ud800"  # json.dumps writes the valid escape "\ud800"
     f.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert "\\ud800" in f.read_text()

@@ -4,7 +4,7 @@ experiment's methods, and the served model of an OpenAI-compatible server in the
 import pytest
 
 from runners.analysis.report import main as view_main
-from runners.analysis.tables import main as aggregate_main
+from runners.aggregate import main as aggregate_main
 from tests.fake_openai import FakeOpenAI, react_responder
 from tests.runners.sweep_helpers import run_sweep
 
@@ -58,6 +58,6 @@ def test_the_served_model_is_in_the_backbone_column(tmp_path):
             p = run_sweep(tmp_path, *args, f"backbone.model={model}", env=env)
             assert p.returncode == 0, p.stderr
     rows = _table((tmp_path / "served" / "tables" / "summary.md").read_text())
-    cells = [[x.strip() for x in r.split("|")[1:3]] for r in rows[2:]]
+    cells = [[x.strip().split(" [")[0] for x in r.split("|")[1:3]] for r in rows[2:]]  # fidelity marks ([paraphrased]) aside
     assert ["full_context", "openai_compatible[qwen3-8b]"] in cells and ["full_context", "openai_compatible[llama-3.1-8b]"] in cells
     assert not any("model=" in m for m, _ in cells)

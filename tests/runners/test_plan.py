@@ -1,6 +1,5 @@
 """runner.plan=true prints tasks × trials, calls, tokens and $ per role and in total, says where
 each estimate comes from, and exits 0 without a single request and without writing results."""
-import json
 
 from runners.plan import ASSUMED_OUTPUT_SHARE, paper_tok, task_counts
 from tests.fake_openai import FakeOpenAI, react_responder

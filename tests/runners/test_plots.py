@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from runners.analysis.tables import main
+from runners.aggregate import main
 from tests.runners.sweep_helpers import run_sweep
 
 

@@ -170,7 +170,8 @@ def test_cost_of_a_cell_without_episodes_reads_blank_not_zero(tmp_path):
     its USD is "–" in the tables and empty in metrics.csv, while the other cell's cost is shown."""
     import csv
 
-    from runners.analysis.tables import build_tables, collect, main as aggregate_main
+    from runners.aggregate import main as aggregate_main
+    from runners.analysis.tables import build_tables, collect
 
     cfgs = cells(tmp_path, latency_s=0.0)
     for c in cfgs:

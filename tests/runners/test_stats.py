@@ -28,8 +28,8 @@ def test_sign_test_exact_values():
 
 def test_sign_test_agrees_with_scipy():
     stats = pytest.importorskip("scipy.stats", reason="scipy not installed: the hand-computed cases above still check the sum")
-    for w, l in [(8, 2), (0, 7), (13, 9), (30, 12), (1, 1)]:
-        assert sign_test(w, l) == pytest.approx(stats.binomtest(w, w + l, 0.5).pvalue)
+    for w, lo in [(8, 2), (0, 7), (13, 9), (30, 12), (1, 1)]:
+        assert sign_test(w, lo) == pytest.approx(stats.binomtest(w, w + lo, 0.5).pvalue)
 
 
 def test_bootstrap_degenerate_and_bounds():

@@ -76,7 +76,7 @@ def test_unreadable_manifest_is_a_clear_error(tmp_path):
 
 
 def test_manifest_naming_a_missing_benchmark_is_a_clear_aggregate_error(tmp_path, capsys):
-    from runners.analysis.tables import main as aggregate_main
+    from runners.aggregate import main as aggregate_main
 
     cell = tmp_path / "exp" / "c"
     cell.mkdir(parents=True)

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from runners.analysis.tables import main as aggregate_main
+from runners.aggregate import main as aggregate_main
 from tests.runners.sweep_helpers import cell_records, metrics_csv, record_files, run_sweep
 
 WRONG = "[formal_reasoning_math-0/q2,formal_reasoning_math-2/q4,formal_reasoning_phys-1/q1]"

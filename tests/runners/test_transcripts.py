@@ -27,11 +27,12 @@ REASON = "thinking about it </script> carefully"
 
 def responder(body):
     """Judge prompts get 'yes'; agent calls alternate (by prompt hash) between a ReAct final
-    answer and an unparseable reply full of HTML probes."""
+    answer and an unparseable reply full of HTML probes; the first ask of an episode (a system and
+    a user message) is always the unparseable one, so every run sees one whatever the prompts' hashes."""
     system = str((body.get("messages") or [{}])[0].get("content") or "")
     if "equivalent" in system.lower() and "yes or no" in system.lower():
         return "yes"
-    if int(request_key({"m": body["messages"]})[:2], 16) % 2:
+    if len(body["messages"]) == 2 or int(request_key({"m": body["messages"]})[:2], 16) % 2:
         return PROBE
     return '<tool_calls>[]</tool_calls><assistant_message>{"content": "42 </script>"}</assistant_message>'
 

@@ -3,7 +3,9 @@ fallback when it cannot be had."""
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -73,3 +75,38 @@ def test_upstream_source_recorded(monkeypatch):
 def test_unpinned_file_names_the_fix():
     with pytest.raises(KeyError, match="upstream_pins.json"):
         UpstreamFile("tau2-bench", "src/nope.py").sha256
+
+
+def test_analysis_reads_a_finished_cell_without_downloading(tmp_path, monkeypatch):
+    """Rebuilding a cell's benchmark for its metrics (runners.aggregate, runners.paper) neither
+    downloads upstream files nor warns: the texts a cell ran on are in its manifest."""
+    import subprocess
+    import sys
+    import urllib.request
+
+    from runners.analysis.tables import collect
+
+    repo = Path(__file__).resolve().parents[2]
+    cmd = [sys.executable, "-m", "runners.sweep", f"runner.output_dir={tmp_path}", "runner.display=none", "method=full_context",
+           "benchmark=memoryarena_math", "runner.limit=1", "experiment.name=e"]
+    proc = subprocess.run(cmd, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo), "HARNESS_UPSTREAM_OFFLINE": "1"},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    calls: list[str] = []
+
+    def no_network(url, *a, **k):
+        calls.append(str(getattr(url, "full_url", url)))
+        raise OSError("no network in this test")
+
+    monkeypatch.delenv("HARNESS_UPSTREAM_OFFLINE", raising=False)
+    monkeypatch.setenv("HARNESS_UPSTREAM_DIR", str(tmp_path / "nothing-here"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(urllib.request, "urlopen", no_network)
+    upstream._load.cache_clear() if hasattr(upstream._load, "cache_clear") else None
+    cells = collect(tmp_path / "e")
+    assert len(cells) == 1 and calls == []
+    # a run (not analysis) in the same situation does try, and says so once per file
+    from benchmarks.memoryarena.formal import FormalReasoning
+
+    FormalReasoning(name="memoryarena_math", data_dir="fixtures", config="formal_reasoning_math")
+    assert calls

@@ -158,7 +158,6 @@ def test_pending_like_versus_exactly_pending(tools):
     for name, args in (("cancel_pending_order", {"reason": "no longer needed"}),
                        ("modify_pending_order_items", {"item_ids": ["4422467033"], "new_item_ids": ["7896397433"],
                                                        "payment_method_id": CARD})):
-        verb = "cancelled" if name.startswith("cancel") else "modified"
         assert tools.execute(name, {"order_id": PENDING, **args}) == (upstream_error("retail", name, 0), True)
     addr = dict(address1="1 Main St", address2="", city="Austin", state="TX", country="USA", zip="78701")
     assert json.loads(run(tools, "modify_pending_order_address", order_id=PENDING, **addr))["status"] == \
