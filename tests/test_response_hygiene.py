@@ -79,7 +79,8 @@ def test_max_completion_chars_caps_and_records():
 
 def test_store_error_makes_a_harness_error_not_a_dead_sweep(tmp_path):
     """The scheduler's store path with a real cell store and transcript store: a record that cannot
-    be written (a lone surrogate cannot be UTF-8) is stored as a harness error, run again on resume."""
+    be written (a value no JSON encoder takes; a lone surrogate is sanitised instead, see
+    tests/test_inputs.py) is stored as a harness error, run again on resume."""
     from runners.records.schema import EpisodeRecord
     from runners.progress import CellReport, Progress
     from runners.run import BackbonePool, Scheduler, _CellRun
@@ -88,7 +89,7 @@ def test_store_error_makes_a_harness_error_not_a_dead_sweep(tmp_path):
 
     store = CellStore(tmp_path, "c").open({"config": {}})
     run = _CellRun(prep=None, store=store, report=CellReport(cell="c"), todo=[], transcripts=TranscriptStore(store.dir).open())
-    rec = EpisodeRecord(cell="c", task_id="t", trial=0, seed=0, scores={"answer": "\ud800"})
+    rec = EpisodeRecord(cell="c", task_id="t", trial=0, seed=0, scores={"answer": object()})
     try:
         out = asyncio.run(Scheduler(tmp_path, BackbonePool(None), Progress("none"), 1)._store(run, rec))
     finally:
@@ -108,7 +109,7 @@ def test_a_body_orjson_reads_holds_no_lone_surrogate(parts, in_key):
     library's fallback can return lone surrogates): that rests on orjson refusing them."""
     import orjson
 
-    from runners.backbones.openai import _SURROGATE
+    from runners.inputs import _SURROGATE
 
     text = "".join(parts)
     body = ('{"choices":[{"message":{' + (f'"{text}":1,' if in_key else "") + f'"content":"{text}"' + "}}]}").encode()

@@ -12,7 +12,8 @@ ABLATIONS = {  # ablation -> (base, the exact difference as flattened key -> val
     "flowstate_no_psa": ("flowstate", {"name": "flowstate_no_psa", "_target_": "flowstate.FlowStateNoPSA"}),
     "flowstate_no_isu": ("flowstate", {"name": "flowstate_no_isu", "_target_": "flowstate.FlowStateNoISU",
                                        "params.rule_node_type": "judgements", "params.rule_summary_chars": 200,
-                                       "params.rule_relation": "supports", "params.carry_trajectory": True}),
+                                       "params.rule_relation": "supports", "params.carry_trajectory": True,
+                                       "params.repeat_query_in_history": False}),
 }
 
 
