@@ -9,6 +9,7 @@
 - index: rebuilt from scratch on every add, as upstream (rank_bm25 has no incremental add);
 - retrieval: the top 3 pieces whatever the sign of their score; ties keep insertion order.
 """
+
 from __future__ import annotations
 
 import math
@@ -46,7 +47,9 @@ class OkapiIndex:
                 ids, tfs = postings.setdefault(w, ([], []))
                 ids.append(i)
                 tfs.append(f)
-        self.postings = {w: (np.array(ids, dtype=np.int64), np.array(tfs, dtype=float)) for w, (ids, tfs) in postings.items()}
+        self.postings = {
+            w: (np.array(ids, dtype=np.int64), np.array(tfs, dtype=float)) for w, (ids, tfs) in postings.items()
+        }
         num_doc = int(self.doc_len.sum())
         self.avgdl = num_doc / self.corpus_size if self.corpus_size else 0.0
         # rank_bm25 `_calc_idf`, same summation order.
@@ -91,7 +94,9 @@ class OkapiIndex:
 class BM25Store:
     """MemoryArena's BM25 memory: add chunks, retrieve the top-k pieces for a query."""
 
-    def __init__(self, *, chunk_tokens: int = 2048, top_k: int = 3, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
+    def __init__(
+        self, *, chunk_tokens: int = 2048, top_k: int = 3, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25
+    ) -> None:
         if chunk_tokens < 1 or top_k < 0:
             raise ValueError("bm25: chunk_tokens must be >= 1 and top_k >= 0")
         self.chunk_tokens, self.top_k = chunk_tokens, top_k
@@ -129,8 +134,17 @@ class BM25Store:
 class BM25Memory(MemoryMethod):
     """Memory-system baseline with BM25 retrieval (FlowState §3.1, B.3 memory layout)."""
 
-    def __init__(self, backbone: Backbone, *, chunk_tokens: int = 2048, top_k: int = 3, k1: float = 1.5, b: float = 0.75,
-                 epsilon: float = 0.25, **params: Any) -> None:
+    def __init__(
+        self,
+        backbone: Backbone,
+        *,
+        chunk_tokens: int = 2048,
+        top_k: int = 3,
+        k1: float = 1.5,
+        b: float = 0.75,
+        epsilon: float = 0.25,
+        **params: Any,
+    ) -> None:
         super().__init__(backbone, **params)
         self.store = BM25Store(chunk_tokens=chunk_tokens, top_k=top_k, k1=k1, b=b, epsilon=epsilon)
 

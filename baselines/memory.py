@@ -12,6 +12,7 @@ subtask prompt. Here:
 - `end_request` stores `RequestOutcome.memory_text` (plus `feedback` when the benchmark shows it
   to every method, [harness choice] switch `include_feedback`) and every `memory_chunks` item.
 """
+
 from __future__ import annotations
 
 from abc import abstractmethod
@@ -26,7 +27,9 @@ from kit.prompting import REACT_RULES, block, system_message, tools_text, user_m
 
 EMPTY_MEMORY = "None"  # upstream's `<memory_context>` reads None when nothing is retrieved
 PREVIEW_CHARS = 160  # characters of each retrieved item kept in the step log
-RETRIEVED_VIEW = StepView(kind="items", name="memory", title="Retrieved memory items", fields={"items": "memory.retrieved"})
+RETRIEVED_VIEW = StepView(
+    kind="items", name="memory", title="Retrieved memory items", fields={"items": "memory.retrieved"}
+)
 """The report's panel of what each step retrieved (the step log's `memory.retrieved` previews)."""
 
 
@@ -58,7 +61,9 @@ class MemoryMethod(SingleCallMethod):
     protocol = ReactProtocol()
     step_views = (RETRIEVED_VIEW,)
 
-    def __init__(self, backbone: Backbone, *, include_feedback: bool = True, repeat_query_in_history: bool = False, **params: Any) -> None:
+    def __init__(
+        self, backbone: Backbone, *, include_feedback: bool = True, repeat_query_in_history: bool = False, **params: Any
+    ) -> None:
         super().__init__(backbone, **params)
         self.include_feedback = include_feedback
         self.trajectory = Trajectory(repeat_current_query=repeat_query_in_history)  # query shown once, in <user_query>
@@ -102,8 +107,12 @@ class MemoryMethod(SingleCallMethod):
         self.t = 0
         # Retrieval once per request start, query = the current subtask prompt (docs/baselines.md §0).
         self.retrieved = await self.retrieve(request.text) if request.text.strip() else []
-        self._retrieval_log = {"query_chars": len(request.text), "stored_chunks": self.stored,
-                               "retrieved": [r[:PREVIEW_CHARS] for r in self.retrieved], **self.memory_notes()}
+        self._retrieval_log = {
+            "query_chars": len(request.text),
+            "stored_chunks": self.stored,
+            "retrieved": [r[:PREVIEW_CHARS] for r in self.retrieved],
+            **self.memory_notes(),
+        }
 
     def memory_notes(self) -> dict[str, Any]:
         """Facts about the memory backend for the step log (library version, embedder deviation)."""
@@ -112,16 +121,37 @@ class MemoryMethod(SingleCallMethod):
     def messages(self, latest: str) -> list[Message]:
         history, _ = self.trajectory.render(current_only=True)
         if self.b3 is not None:
-            return b3text.messages(self.b3, "memory", system={
-                "react_rules": REACT_RULES, "task_policy": self.task.policy or "", "available_tools": tools_text(self.task.tools),
-                "react_output_protocol": self.protocol.description()},
-                user={"retrieved_memory": memory_block_text(self.retrieved), "query_trajectory": history,
-                      "observation": latest, "query": self.request.text})
+            return b3text.messages(
+                self.b3,
+                "memory",
+                system={
+                    "react_rules": REACT_RULES,
+                    "task_policy": self.task.policy or "",
+                    "available_tools": tools_text(self.task.tools),
+                    "react_output_protocol": self.protocol.description(),
+                },
+                user={
+                    "retrieved_memory": memory_block_text(self.retrieved),
+                    "query_trajectory": history,
+                    "observation": latest,
+                    "query": self.request.text,
+                },
+            )
         return [
-            system_message(instructions=REACT_RULES, policy=self.task.policy, tools=self.task.tools,
-                           output_protocol=self.protocol.description()),
-            user_message([("memory", memory_block_text(self.retrieved)), ("trajectory_history", history),
-                          ("latest_observation", latest), ("user_query", self.request.text)]),
+            system_message(
+                instructions=REACT_RULES,
+                policy=self.task.policy,
+                tools=self.task.tools,
+                output_protocol=self.protocol.description(),
+            ),
+            user_message(
+                [
+                    ("memory", memory_block_text(self.retrieved)),
+                    ("trajectory_history", history),
+                    ("latest_observation", latest),
+                    ("user_query", self.request.text),
+                ]
+            ),
         ]
 
     async def step(self, observation: Observation) -> Decision:

@@ -18,6 +18,7 @@ Label direction follows the paper (success → "why it worked", failure → "les
 WebArena/SWE `induce_memory.py` invert it when deciding from reward (docs/baselines.md §3.1), we do not.
 Offline deviation: embeddings come from local MiniLM instead of text-embedding-3-small.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -43,12 +44,21 @@ ITEM_LAYOUT = """# Memory Item 1
 ## Description <one sentence saying when it applies>
 ## Content <one to three sentences of reasoning or practice that transfers to other tasks>"""
 
-_EXTRACT_COMMON = """You are a memory expert. From the agent trajectory you are given, write at most three memory items that will help an agent solve future, different tasks. The items must not overlap. Keep them general: leave out details that only fit this task (specific names, numbers, identifiers, exact strings or website details).
+_EXTRACT_COMMON = (
+    """You are a memory expert. From the agent trajectory you are given, write at most three memory items that will help an agent solve future, different tasks. The items must not overlap. Keep them general: leave out details that only fit this task (specific names, numbers, identifiers, exact strings or website details).
 Write the items in this Markdown layout, with one blank line between items and no blank line inside an item:
-""" + ITEM_LAYOUT
+"""
+    + ITEM_LAYOUT
+)
 
-EXTRACT_SUCCESS = _EXTRACT_COMMON + "\n\nThe trajectory below succeeded. Explain what made it work: the reasoning and the steps that others can reuse."
-EXTRACT_FAILURE = _EXTRACT_COMMON + "\n\nThe trajectory below failed. Reflect on why it failed and state the lessons or safeguards that would avoid the failure next time."
+EXTRACT_SUCCESS = (
+    _EXTRACT_COMMON
+    + "\n\nThe trajectory below succeeded. Explain what made it work: the reasoning and the steps that others can reuse."
+)
+EXTRACT_FAILURE = (
+    _EXTRACT_COMMON
+    + "\n\nThe trajectory below failed. Reflect on why it failed and state the lessons or safeguards that would avoid the failure next time."
+)
 EXTRACT_USER = "Trajectory:\n{trajectory}"
 
 RETRIEVAL_INSTRUCTION = "Given the current task, retrieve earlier tasks whose experience would help solve it"
@@ -67,18 +77,31 @@ def reasoningbank_texts(sources: TextSources | None = None) -> dict[str, str]:
     judge_system = judge_msgs[0].get("content") if judge_msgs and isinstance(judge_msgs[0], dict) else None
     success, failure = py_string(RB_FILE, "SUCCESSFUL_SI"), py_string(RB_FILE, "FAILED_SI")
     return {
-        "judge_system": sources.use("judge.system", RB_FILE, judge_system if isinstance(judge_system, str) else None, JUDGE_SYSTEM,
-                                    symbol=f"{RB_CLASS}._llm_judge_status messages[0]"),
+        "judge_system": sources.use(
+            "judge.system",
+            RB_FILE,
+            judge_system if isinstance(judge_system, str) else None,
+            JUDGE_SYSTEM,
+            symbol=f"{RB_CLASS}._llm_judge_status messages[0]",
+        ),
         "judge_user": sources.fstring("judge.user", RB_FILE, f"{RB_CLASS}._llm_judge_status.prompt", JUDGE_USER),
-        "extract_success": sources.use("extract.success", RB_FILE, success.strip() if success else None, EXTRACT_SUCCESS,
-                                       symbol="SUCCESSFUL_SI"),
-        "extract_failure": sources.use("extract.failure", RB_FILE, failure.strip() if failure else None, EXTRACT_FAILURE,
-                                       symbol="FAILED_SI"),
+        "extract_success": sources.use(
+            "extract.success", RB_FILE, success.strip() if success else None, EXTRACT_SUCCESS, symbol="SUCCESSFUL_SI"
+        ),
+        "extract_failure": sources.use(
+            "extract.failure", RB_FILE, failure.strip() if failure else None, EXTRACT_FAILURE, symbol="FAILED_SI"
+        ),
         "extract_user": sources.fstring("extract.user", RB_FILE, f"{RB_CLASS}.add.generation_prompt", EXTRACT_USER),
-        "retrieval_instruction": sources.use("retrieval_instruction", RB_FILE,
-                                             py_default(RB_FILE, f"{RB_CLASS}.__init__", "embed_instruction"),
-                                             RETRIEVAL_INSTRUCTION, symbol=f"{RB_CLASS}.__init__(embed_instruction=)"),
+        "retrieval_instruction": sources.use(
+            "retrieval_instruction",
+            RB_FILE,
+            py_default(RB_FILE, f"{RB_CLASS}.__init__", "embed_instruction"),
+            RETRIEVAL_INSTRUCTION,
+            symbol=f"{RB_CLASS}.__init__(embed_instruction=)",
+        ),
     }
+
+
 EMBED_CHARS = 4096  # upstream `_get_openai_embedding(text, maxlen=4096)`: first 4,096 characters of any embedded text
 
 
@@ -129,18 +152,35 @@ class ReasoningBank(MemoryMethod):
     def missing(cls, params: dict[str, Any]) -> list[Missing]:
         from baselines.embedder import minilm_missing
 
-        return minilm_missing("method reasoningbank (embedder: minilm)") if params.get("embedder", "minilm") == "minilm" else []
+        return (
+            minilm_missing("method reasoningbank (embedder: minilm)")
+            if params.get("embedder", "minilm") == "minilm"
+            else []
+        )
 
-    def __init__(self, backbone: Backbone, *, embedder: str = "minilm", top_k: int = 5, max_items: int | None = None,
-                 judge_sampling: dict[str, Any] | None = None, extract_sampling: dict[str, Any] | None = None,
-                 record_timestamps: bool = False, **params: Any) -> None:
+    def __init__(
+        self,
+        backbone: Backbone,
+        *,
+        embedder: str = "minilm",
+        top_k: int = 5,
+        max_items: int | None = None,
+        judge_sampling: dict[str, Any] | None = None,
+        extract_sampling: dict[str, Any] | None = None,
+        record_timestamps: bool = False,
+        **params: Any,
+    ) -> None:
         super().__init__(backbone, **params)
         if top_k < 0 or (max_items is not None and max_items < 0):
             raise ValueError("reasoningbank: top_k and max_items must be >= 0")
         self.embedder = make_embedder(embedder)
         self.top_k, self.max_items = top_k, max_items
-        self.judge_sampling = {"temperature": 0.0, "max_completion_tokens": 128} if judge_sampling is None else judge_sampling
-        self.extract_sampling = {"temperature": 0.7, "max_completion_tokens": 4096} if extract_sampling is None else extract_sampling
+        self.judge_sampling = (
+            {"temperature": 0.0, "max_completion_tokens": 128} if judge_sampling is None else judge_sampling
+        )
+        self.extract_sampling = (
+            {"temperature": 0.7, "max_completion_tokens": 4096} if extract_sampling is None else extract_sampling
+        )
         self.record_timestamps = record_timestamps
         self.records: list[dict[str, Any]] = []
         self._vecs: list[np.ndarray] = []
@@ -158,15 +198,27 @@ class ReasoningBank(MemoryMethod):
 
     async def add_chunk(self, chunk: str) -> None:
         j = await self.backbone.complete(
-            [{"role": "system", "content": self.texts["judge_system"]},
-             {"role": "user", "content": self.texts["judge_user"].format(trajectory=chunk)}],
-            role="memory", protocol=self.judge_protocol, **self.judge_sampling)
+            [
+                {"role": "system", "content": self.texts["judge_system"]},
+                {"role": "user", "content": self.texts["judge_user"].format(trajectory=chunk)},
+            ],
+            role="memory",
+            protocol=self.judge_protocol,
+            **self.judge_sampling,
+        )
         success = bool(self.judge_protocol.parse(j.text).blocks["success"])
-        system = self.texts["extract_success"] if success else self.texts["extract_failure"]  # paper and MemoryArena direction
+        system = (
+            self.texts["extract_success"] if success else self.texts["extract_failure"]
+        )  # paper and MemoryArena direction
         e = await self.backbone.complete(
-            [{"role": "system", "content": system},
-             {"role": "user", "content": self.texts["extract_user"].format(trajectory=chunk, content=chunk)}],
-            role="memory", protocol=self.extract_protocol, **self.extract_sampling)
+            [
+                {"role": "system", "content": system},
+                {"role": "user", "content": self.texts["extract_user"].format(trajectory=chunk, content=chunk)},
+            ],
+            role="memory",
+            protocol=self.extract_protocol,
+            **self.extract_sampling,
+        )
         items = self.extract_protocol.parse(e.text).blocks["items"]
         if self.max_items is not None:
             items = items[: self.max_items]
@@ -179,7 +231,9 @@ class ReasoningBank(MemoryMethod):
         record = {
             # [harness choice] upstream uses wall time and uuid4; both would change every prompt
             # that injects the record and defeat the response cache, so the defaults are stable.
-            "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%d") if self.record_timestamps else None,  # upstream: date only
+            "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%d")
+            if self.record_timestamps
+            else None,  # upstream: date only
             "task_id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"reasoningbank/{task}/{n}")),
             "memory_items": items,
             "status": "success" if success else "fail",

@@ -13,6 +13,7 @@ previous state is kept; act → a typed protocol error and no action.
 [harness choice] across requests (§5.6): the state persists; a new request's query is appended to
 `goal_state.sub_goal_queue` and given to the updater as the new observation.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,20 @@ from baselines.bm25 import BM25Store
 from baselines.memory import PREVIEW_CHARS, RETRIEVED_VIEW, memory_block_text, outcome_chunks
 from kit.react import ReactProtocol
 from baselines import zipact_prompts
-from runners.api import Backbone, Completion, Role, Decision, Message, Observation, Parsed, Protocol, ProtocolError, Request, RequestOutcome, TaskView
+from runners.api import (
+    Backbone,
+    Completion,
+    Role,
+    Decision,
+    Message,
+    Observation,
+    Parsed,
+    Protocol,
+    ProtocolError,
+    Request,
+    RequestOutcome,
+    TaskView,
+)
 from kit.blocks import find_block, read_message_block
 from kit.reader import Reading, read
 from kit.reader import load_object as load_reply_object
@@ -32,9 +46,11 @@ from kit import b3 as b3text
 from kit.prompting import REACT_RULES, system_message, tools_text, user_message
 
 # Upstream `src/agents/zipact.py` sampling (switch `upstream_sampling`); default = the run's agent settings (B.5).
-UPSTREAM_SAMPLING = {"init": {"temperature": 0, "max_completion_tokens": 512},
-                     "update": {"temperature": 0, "max_completion_tokens": 800},
-                     "act": {"temperature": 0, "max_completion_tokens": 256}}
+UPSTREAM_SAMPLING = {
+    "init": {"temperature": 0, "max_completion_tokens": 512},
+    "update": {"temperature": 0, "max_completion_tokens": 800},
+    "act": {"temperature": 0, "max_completion_tokens": 256},
+}
 _FENCED = re.compile(r"```json\s*(.*?)```", re.DOTALL | re.IGNORECASE)
 _BARE = re.compile(r"```\s*(.*?)```", re.DOTALL)
 
@@ -101,7 +117,9 @@ class ZipActProtocol(Protocol):
         thought = None if raw is None else read_message_block(raw, "thought", errors, r)
         if raw is None:
             errors.append(ProtocolError(kind="missing_block", detail="<thought> missing"))
-        blocks["thought"] = thought if isinstance(thought, str) or thought is None else json.dumps(thought, ensure_ascii=False)
+        blocks["thought"] = (
+            thought if isinstance(thought, str) or thought is None else json.dumps(thought, ensure_ascii=False)
+        )
         if self.single_call:
             raw_state = find_block(r.text, "state", r)
             state, err = (None, "<state> missing") if raw_state is None else parse_state_json(raw_state, r)
@@ -114,7 +132,9 @@ class ZipActProtocol(Protocol):
     def render(self, decision: Decision) -> str:
         parts = []
         if self.single_call:
-            parts.append(f"<state>\n{json.dumps(decision.extras.get('state', self.owner.state or {}), ensure_ascii=False)}\n</state>")
+            parts.append(
+                f"<state>\n{json.dumps(decision.extras.get('state', self.owner.state or {}), ensure_ascii=False)}\n</state>"
+            )
         parts.append(f"<thought>\n{json.dumps(decision.extras.get('thought') or '', ensure_ascii=False)}\n</thought>")
         parts.append(self.react.render(decision))
         return "\n".join(parts)
@@ -126,9 +146,19 @@ class _ActSampling(Backbone):
     def __init__(self, inner: Backbone, sampling: dict[str, Any]) -> None:
         self.inner, self.sampling, self.name, self.model = inner, sampling, inner.name, inner.model
 
-    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0, **sampling: Any) -> Completion:
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        role: Role,
+        protocol: Protocol | None = None,
+        attempt: int = 0,
+        **sampling: Any,
+    ) -> Completion:
         extra = self.sampling if role == "agent" else {}
-        return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **{**extra, **sampling})
+        return await self.inner.complete(
+            messages, role=role, protocol=protocol, attempt=attempt, **{**extra, **sampling}
+        )
 
 
 def action_text(decision: Decision, max_chars: int | None) -> str | None:
@@ -147,10 +177,21 @@ class ZipAct(SingleCallMethod):
     memory_enabled = False
     b3_template = "state_tracking"
 
-    def __init__(self, backbone: Backbone, *, domain: str = "auto", upstream_sampling: bool = False, single_call: bool = False,
-                 action_chars: int = 300, released_prompts: bool = True, **params: Any) -> None:
+    def __init__(
+        self,
+        backbone: Backbone,
+        *,
+        domain: str = "auto",
+        upstream_sampling: bool = False,
+        single_call: bool = False,
+        action_chars: int = 300,
+        released_prompts: bool = True,
+        **params: Any,
+    ) -> None:
         if domain != "auto" and domain not in zipact_prompts.DOMAINS:
-            raise ValueError(f"zipact: unknown domain '{domain}'; choose auto or one of {sorted(zipact_prompts.DOMAINS)}")
+            raise ValueError(
+                f"zipact: unknown domain '{domain}'; choose auto or one of {sorted(zipact_prompts.DOMAINS)}"
+            )
         if action_chars < 8:
             raise ValueError("zipact: action_chars must be >= 8")
         self.sampling = UPSTREAM_SAMPLING if upstream_sampling else {"init": {}, "update": {}, "act": {}}
@@ -164,7 +205,9 @@ class ZipAct(SingleCallMethod):
         self.tracked: list[str] = []  # code-tracked attempted_actions
         self.last_action: str | None = None
         self.last_action_full: str | None = None
-        self.released_prompts = released_prompts  # ZipAct's released state-module prompts where they exist (FlowState B.5)
+        self.released_prompts = (
+            released_prompts  # ZipAct's released state-module prompts where they exist (FlowState B.5)
+        )
         self._final_obs = ""
         self.t = 0
         self._state_log: list[dict[str, Any]] = []
@@ -183,14 +226,21 @@ class ZipAct(SingleCallMethod):
             for domain in zipact_prompts.UPSTREAM_PROMPTS:
                 zipact_prompts.state_texts(domain, sources)
             for domain in injected:
-                sources.own(f"{domain}.state_items", "FlowState B.5: the released ALFWorld state-module prompts with this "
-                            "domain's state items injected (baselines/zipact_prompts.py DOMAINS, inject)")
+                sources.own(
+                    f"{domain}.state_items",
+                    "FlowState B.5: the released ALFWorld state-module prompts with this "
+                    "domain's state items injected (baselines/zipact_prompts.py DOMAINS, inject)",
+                )
         else:
             for domain in zipact_prompts.DOMAINS:
                 sources.own(f"{domain}.state_prompts", "released_prompts=false: the project's own state-module prompts")
-        return {"text_sources": b3text.manifest(cls.b3_template, sources.entries, fallback=(
-            f"{REACT_RULES}\n{zipact_prompts.STATE_TRACKING_RULES}")), "pin": zipact_prompts.ZIPACT_PIN_NOTE,
-                "released_core_with_injectables_for": injected if released else []}
+        return {
+            "text_sources": b3text.manifest(
+                cls.b3_template, sources.entries, fallback=(f"{REACT_RULES}\n{zipact_prompts.STATE_TRACKING_RULES}")
+            ),
+            "pin": zipact_prompts.ZIPACT_PIN_NOTE,
+            "released_core_with_injectables_for": injected if released else [],
+        }
 
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
@@ -238,11 +288,22 @@ class ZipAct(SingleCallMethod):
         if self.single_call:
             return
         tools = [t.name for t in self.task.tools]
-        state = await self._state_call("init", [
-            {"role": "system", "content": self.texts["init_system"]},
-            {"role": "user", "content": self.texts["init_user"].format(
-                task=task_text, instruction=task_text, note=self.note, actions=zipact_prompts.actions_text(tools),
-                skeleton=zipact_prompts.state_json(skeleton))}])
+        state = await self._state_call(
+            "init",
+            [
+                {"role": "system", "content": self.texts["init_system"]},
+                {
+                    "role": "user",
+                    "content": self.texts["init_user"].format(
+                        task=task_text,
+                        instruction=task_text,
+                        note=self.note,
+                        actions=zipact_prompts.actions_text(tools),
+                        skeleton=zipact_prompts.state_json(skeleton),
+                    ),
+                },
+            ],
+        )
         if state is not None:  # on failure the skeleton stays (upstream)
             if not isinstance(state.get("goal_state"), dict):
                 state["goal_state"] = {}
@@ -266,32 +327,62 @@ class ZipAct(SingleCallMethod):
         self._sync_attempted(self.state)
         assert self.state is not None  # set by begin_task
         full = self.last_action_full
-        state = await self._state_call("update", [
-            {"role": "system", "content": self.texts["update_system"]},
-            {"role": "user", "content": self.texts["update_user"].format(
-                state=zipact_prompts.state_json(self.state), state_str=json.dumps(self.state, indent=2, ensure_ascii=False),
-                action=full or "(none)", last_action=full, observation=observation or "(empty)", note=self.note)}])
+        state = await self._state_call(
+            "update",
+            [
+                {"role": "system", "content": self.texts["update_system"]},
+                {
+                    "role": "user",
+                    "content": self.texts["update_user"].format(
+                        state=zipact_prompts.state_json(self.state),
+                        state_str=json.dumps(self.state, indent=2, ensure_ascii=False),
+                        action=full or "(none)",
+                        last_action=full,
+                        observation=observation or "(empty)",
+                        note=self.note,
+                    ),
+                },
+            ],
+        )
         if state is not None:
             self.state = state
         self._sync_attempted(self.state)
 
     def user_blocks(self, latest: str) -> list[tuple[str, str]]:
-        return [("agent_status", zipact_prompts.state_json(self.state or {})), ("latest_observation", latest),
-                ("user_query", self.request.text)]
-
+        return [
+            ("agent_status", zipact_prompts.state_json(self.state or {})),
+            ("latest_observation", latest),
+            ("user_query", self.request.text),
+        ]
 
     def b3_inputs(self, latest: str) -> dict[str, str]:
-        return {"execution_state": zipact_prompts.state_json(self.state or {}), "observation": latest, "query": self.request.text}
+        return {
+            "execution_state": zipact_prompts.state_json(self.state or {}),
+            "observation": latest,
+            "query": self.request.text,
+        }
 
     def messages(self, latest: str) -> list[Message]:
         if self.b3 is not None:
-            return b3text.messages(self.b3, self.b3_template, system={
-                "react_rules": REACT_RULES, "state_tracking_rules": zipact_prompts.STATE_TRACKING_RULES,
-                "task_policy": self.task.policy or "", "available_tools": tools_text(self.task.tools),
-                "state_output_protocol": self.protocol.description()}, user=self.b3_inputs(latest))
+            return b3text.messages(
+                self.b3,
+                self.b3_template,
+                system={
+                    "react_rules": REACT_RULES,
+                    "state_tracking_rules": zipact_prompts.STATE_TRACKING_RULES,
+                    "task_policy": self.task.policy or "",
+                    "available_tools": tools_text(self.task.tools),
+                    "state_output_protocol": self.protocol.description(),
+                },
+                user=self.b3_inputs(latest),
+            )
         return [
-            system_message(instructions=f"{REACT_RULES}\n\n{zipact_prompts.STATE_TRACKING_RULES}", policy=self.task.policy,
-                           tools=self.task.tools, output_protocol=self.protocol.description()),
+            system_message(
+                instructions=f"{REACT_RULES}\n\n{zipact_prompts.STATE_TRACKING_RULES}",
+                policy=self.task.policy,
+                tools=self.task.tools,
+                output_protocol=self.protocol.description(),
+            ),
             user_message(self.user_blocks(latest)),
         ]
 
@@ -331,8 +422,16 @@ class ZipActBM25(ZipAct):
 
     step_views = (RETRIEVED_VIEW,)
 
-    def __init__(self, backbone: Backbone, *, query: str = "request", chunk_tokens: int = 2048, top_k: int = 3,
-                 include_feedback: bool = True, **params: Any) -> None:
+    def __init__(
+        self,
+        backbone: Backbone,
+        *,
+        query: str = "request",
+        chunk_tokens: int = 2048,
+        top_k: int = 3,
+        include_feedback: bool = True,
+        **params: Any,
+    ) -> None:
         if query not in ("request", "objective"):
             raise ValueError("zipact_bm25: query must be 'request' or 'objective'")
         super().__init__(backbone, **params)

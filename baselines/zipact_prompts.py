@@ -8,6 +8,7 @@ Domain injectables ([harness choice], docs/baselines.md §5.2): a fixed goal / w
 upstream ALFWorld default minus its ALFWorld-only fields), plus per-benchmark extra fields with a
 note on what they hold. The action vocabulary is the task's tool list (and the assistant message).
 """
+
 from __future__ import annotations
 
 import copy
@@ -32,42 +33,70 @@ DOMAINS: dict[str, dict[str, Any]] = {
     },
     "formal": {
         "fields": {"world_state": {"established_results": [], "notation": {}}},
-        "docs": {"established_results": "Results proved or computed in earlier subtasks (statement and value), reusable later (list)",
-                 "notation": "Symbols in use and their meaning (dict)"},
+        "docs": {
+            "established_results": "Results proved or computed in earlier subtasks (statement and value), reusable later (list)",
+            "notation": "Symbols in use and their meaning (dict)",
+        },
         "note": "established_results = results proved or computed in earlier subtasks (statement and value), which later problems may reuse; notation = symbol -> meaning.",
     },
     "shopping": {
-        "fields": {"goal_state": {"target_attributes": {}},
-                   "world_state": {"current_products": [], "selected_product": "", "cart_contents": [], "purchases_so_far": []},
-                   "constraint_state": {"compatibility_constraints": [], "price_violations": []}},
-        "docs": {"target_attributes": "Category, colour, size, material, price limit and brand of the item sought (dict)",
-                 "current_products": "Products on the page now (list)", "selected_product": "The product chosen so far",
-                 "cart_contents": "Items in the cart (list)", "purchases_so_far": "Items bought in earlier subtasks (list)",
-                 "compatibility_constraints": "What earlier purchases require of this one (list)",
-                 "price_violations": "Candidates rejected for their price (list)"},
+        "fields": {
+            "goal_state": {"target_attributes": {}},
+            "world_state": {
+                "current_products": [],
+                "selected_product": "",
+                "cart_contents": [],
+                "purchases_so_far": [],
+            },
+            "constraint_state": {"compatibility_constraints": [], "price_violations": []},
+        },
+        "docs": {
+            "target_attributes": "Category, colour, size, material, price limit and brand of the item sought (dict)",
+            "current_products": "Products on the page now (list)",
+            "selected_product": "The product chosen so far",
+            "cart_contents": "Items in the cart (list)",
+            "purchases_so_far": "Items bought in earlier subtasks (list)",
+            "compatibility_constraints": "What earlier purchases require of this one (list)",
+            "price_violations": "Candidates rejected for their price (list)",
+        },
         "note": "target_attributes = category, colour, size, material, price limit, brand of the item sought; compatibility_constraints = what earlier purchases require of this one.",
     },
     "travel": {
-        "fields": {"goal_state": {"travellers": []},
-                   "world_state": {"plan_slots": {}},
-                   "constraint_state": {"traveller_constraints": []}},
-        "docs": {"travellers": "Each group member and their wishes (list)",
-                 "plan_slots": "Day -> breakfast / lunch / dinner / accommodation / transportation / attraction chosen so far (dict)",
-                 "traveller_constraints": "Requirements a traveller's choices must respect (list)"},
+        "fields": {
+            "goal_state": {"travellers": []},
+            "world_state": {"plan_slots": {}},
+            "constraint_state": {"traveller_constraints": []},
+        },
+        "docs": {
+            "travellers": "Each group member and their wishes (list)",
+            "plan_slots": "Day -> breakfast / lunch / dinner / accommodation / transportation / attraction chosen so far (dict)",
+            "traveller_constraints": "Requirements a traveller's choices must respect (list)",
+        },
         "note": "travellers = each group member and their wishes; plan_slots = day -> breakfast/lunch/dinner/accommodation/transportation/attraction chosen so far.",
     },
     "tau": {
-        "fields": {"world_state": {"user_identity": {}, "record_ids": []},
-                   "constraint_state": {"policy_checks_done": []}},
-        "docs": {"user_identity": "The authenticated user's details (dict)", "record_ids": "Reservation / order ids in play (list)",
-                 "policy_checks_done": "Policy conditions already verified (list)"},
+        "fields": {
+            "world_state": {"user_identity": {}, "record_ids": []},
+            "constraint_state": {"policy_checks_done": []},
+        },
+        "docs": {
+            "user_identity": "The authenticated user's details (dict)",
+            "record_ids": "Reservation / order ids in play (list)",
+            "policy_checks_done": "Policy conditions already verified (list)",
+        },
         "note": "user_identity = the authenticated user's details; record_ids = reservation / order ids in play; policy_checks_done = policy conditions already verified.",
     },
 }
 
 
-KIND_DOMAINS = {"alfworld": "alfworld", "formal_math": "formal", "formal_phys": "formal", "shopping": "shopping",
-                "travel": "travel", "tau": "tau"}
+KIND_DOMAINS = {
+    "alfworld": "alfworld",
+    "formal_math": "formal",
+    "formal_phys": "formal",
+    "shopping": "shopping",
+    "travel": "travel",
+    "tau": "tau",
+}
 
 
 def domain_of(kind: str) -> str:
@@ -76,8 +105,10 @@ def domain_of(kind: str) -> str:
 
 
 # ---------------------------------------------------------------- released prompts (run time)
-ZIPACT_PIN_NOTE = ("ZipAct prompts: FlowState pins ZipAct at f025804, which is not public; the latest public commit "
-                   "(runners/upstream_pins.json) is used")
+ZIPACT_PIN_NOTE = (
+    "ZipAct prompts: FlowState pins ZipAct at f025804, which is not public; the latest public commit "
+    "(runners/upstream_pins.json) is used"
+)
 UPSTREAM_PROMPTS = {  # domain -> (pinned prompt file, symbol prefix) for the domains ZipAct released prompts for
     "alfworld": ("src/prompts/zipact_prompts.py", "ALFWORLD"),
     "shopping": ("src/prompts/webshop_prompts.py", "WEBSHOP"),
@@ -96,28 +127,45 @@ def state_texts(domain: str, sources: Any = None, *, own_wording: bool = False) 
     from runners.upstream import TextSources, UpstreamFile
 
     sources = sources if sources is not None else TextSources()
-    own = {"upstream": False, "init_system": INIT_SYSTEM, "init_user": INIT_USER, "update_system": UPDATE_SYSTEM,
-           "update_user": UPDATE_USER}
+    own = {
+        "upstream": False,
+        "init_system": INIT_SYSTEM,
+        "init_user": INIT_USER,
+        "update_system": UPDATE_SYSTEM,
+        "update_user": UPDATE_USER,
+    }
     if own_wording:
         return own
     if domain not in UPSTREAM_PROMPTS:  # the released core (ALFWorld's prompts) with this domain's state items injected
         core = state_texts("alfworld", sources)
         if not core["upstream"]:
             return own
-        return {"upstream": True, "core": "alfworld", "init_system": core["init_system"], "update_user": core["update_user"],
-                "update_system": inject(core["update_system"], domain, template=False),
-                "init_user": inject(core["init_user"], domain, template=True)}
+        return {
+            "upstream": True,
+            "core": "alfworld",
+            "init_system": core["init_system"],
+            "update_user": core["update_user"],
+            "update_system": inject(core["update_system"], domain, template=False),
+            "init_user": inject(core["init_user"], domain, template=True),
+        }
     path, prefix = UPSTREAM_PROMPTS[domain]
     f, agent = UpstreamFile("ZipAct", path), UpstreamFile("ZipAct", AGENT_FILE)
     out = {
         "update_system": sources.string(f"{domain}.updater_system", f, f"{prefix}_ZIPACT_UPDATER_SYSTEM_PROMPT", ""),
         "init_user": sources.string(f"{domain}.init", f, f"{prefix}_ZIPACT_INIT_STATE_PROMPT", ""),
-        "init_system": sources.literal(f"{domain}.init_system", agent, "ZipActAgent.reset.messages", "", (0, "content")),
+        "init_system": sources.literal(
+            f"{domain}.init_system", agent, "ZipActAgent.reset.messages", "", (0, "content")
+        ),
         "update_user": sources.fstring(f"{domain}.updater_user", agent, "ZipActAgent._update_state.prompt", ""),
     }
     if not all(out.values()):  # any piece missing: the whole set falls back to our own wording (consistent prompts)
-        return {"upstream": False, "init_system": INIT_SYSTEM, "init_user": INIT_USER, "update_system": UPDATE_SYSTEM,
-                "update_user": UPDATE_USER}
+        return {
+            "upstream": False,
+            "init_system": INIT_SYSTEM,
+            "init_user": INIT_USER,
+            "update_system": UPDATE_SYSTEM,
+            "update_user": UPDATE_USER,
+        }
     return {"upstream": True, **out}
 
 
@@ -161,7 +209,9 @@ def _reshape_json(block: str, domain: str, template: bool) -> str:
         if section is not None:
             have = {k for _, k, _ in pending}
             indent = pending[0][0] if pending else "    "
-            extra = [(indent, k, _placeholder(v, template)) for k, v in schema.get(section, {}).items() if k not in have]
+            extra = [
+                (indent, k, _placeholder(v, template)) for k, v in schema.get(section, {}).items() if k not in have
+            ]
             rows = [*pending, *extra]
             out.extend(f'{i}"{k}": {v}' + ("," if n < len(rows) - 1 else "") for n, (i, k, v) in enumerate(rows))
         pending = []
@@ -197,7 +247,7 @@ def inject(text: str, domain: str, *, template: bool) -> str:
         if line.strip().startswith("```json"):
             j = next(k for k in range(i + 1, len(lines)) if lines[k].strip().startswith("```"))
             out.append(line)
-            out.extend(_reshape_json("\n".join(lines[i + 1:j]), domain, template).split("\n"))
+            out.extend(_reshape_json("\n".join(lines[i + 1 : j]), domain, template).split("\n"))
             out.append(lines[j])
             i = j + 1
             continue
@@ -208,8 +258,17 @@ def inject(text: str, domain: str, *, template: bool) -> str:
             nxt = lines[i + 1] if i + 1 < len(lines) else ""
             n2 = _FIELD_LINE.match(nxt)
             if not (n2 and n2.group(2) in known):  # the component's last field line: add the domain's own
-                section = next((sec for sec, names in schema.items() if m.group(2) in names or m.group(2) in CORE_STATE.get(sec, {})), None)
-                owner = section or next((sec for sec, names in empty_state("alfworld").items() if m.group(2) in names), None)
+                section = next(
+                    (
+                        sec
+                        for sec, names in schema.items()
+                        if m.group(2) in names or m.group(2) in CORE_STATE.get(sec, {})
+                    ),
+                    None,
+                )
+                owner = section or next(
+                    (sec for sec, names in empty_state("alfworld").items() if m.group(2) in names), None
+                )
                 for k in DOMAINS[domain]["fields"].get(owner or "", {}):
                     out.append(f"{m.group(1)}- {k}: {docs.get(k, k)}")
             i += 1

@@ -2,6 +2,7 @@
 the shared adapter contract): the cap on actions per turn, the `answer_key` guard, the
 observation cap with its truncation note, the forced-submission directive before the last turn,
 and the turn loop built on them (`DiagnosticEnv`): one implementation for both benchmarks."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -35,7 +36,10 @@ def actions_of(decision: Decision, max_actions: int | None) -> tuple[list[ToolCa
     return calls[:max_actions], len(calls) - max_actions
 
 
-FINAL_TURN_SYMBOL = {"submit_root_cause": "RCA100_FINAL_TURN_DIRECTIVE", "submit_diagnosis": "CLINDIAG_FINAL_TURN_DIRECTIVE"}
+FINAL_TURN_SYMBOL = {
+    "submit_root_cause": "RCA100_FINAL_TURN_DIRECTIVE",
+    "submit_diagnosis": "CLINDIAG_FINAL_TURN_DIRECTIVE",
+}
 """Upstream PoS `prompts/react_prompt.py` directive per submission tool (appended on the last turn)."""
 
 
@@ -46,8 +50,10 @@ def final_turn_directive(submit_tool: str) -> str:
 
     symbol = FINAL_TURN_SYMBOL.get(submit_tool)
     text = py_string(UpstreamFile("PoS", "prompts/react_prompt.py"), symbol) if symbol else None
-    return text or (f"FINAL TURN: the turn budget is almost spent. Your next action must be `{submit_tool}` with your best "
-                    "answer from the evidence gathered so far; no further investigation is possible.")
+    return text or (
+        f"FINAL TURN: the turn budget is almost spent. Your next action must be `{submit_tool}` with your best "
+        "answer from the evidence gathered so far; no further investigation is possible."
+    )
 
 
 def forced_submission_note(submit_tool: str, turn: int, budget: int) -> str | None:
@@ -93,10 +99,14 @@ class DiagnosticEnv(OneRequestEnv):
         notes: list[str] = []
         if dropped:
             self.issues["dropped_actions"] += dropped
-            notes.append(f"At most {self.params['max_actions_per_turn']} action(s) per turn: {dropped} further call(s) were not executed.")
+            notes.append(
+                f"At most {self.params['max_actions_per_turn']} action(s) per turn: {dropped} further call(s) were not executed."
+            )
         if not calls:
             self.issues["no_action"] += 1
-            notes.append(f"No tool was called, so this turn was spent. Use the tools, and finish with `{self.submit_tool}`.")
+            notes.append(
+                f"No tool was called, so this turn was spent. Use the tools, and finish with `{self.submit_tool}`."
+            )
         results: list[ToolResult] = []
         for i, call in enumerate(calls):
             self.tool_use_counter += 1
@@ -108,15 +118,25 @@ class DiagnosticEnv(OneRequestEnv):
             if self.cap_note is not None:
                 limit = int(self.params["observation_max_chars"])
                 content = cap_text(content, limit, self.cap_note.format(n=limit))
-            results.append(ToolResult(call_id=call.id or f"{call.name}-{self.tool_use_counter}", name=call.name,
-                                      content=content, error=error))
+            results.append(
+                ToolResult(
+                    call_id=call.id or f"{call.name}-{self.tool_use_counter}",
+                    name=call.name,
+                    content=content,
+                    error=error,
+                )
+            )
             if self.submission is not None:
-                if calls[i + 1:]:
-                    notes.append(f"The submission ended the case; {len(calls) - i - 1} later call(s) were not executed.")
+                if calls[i + 1 :]:
+                    notes.append(
+                        f"The submission ended the case; {len(calls) - i - 1} later call(s) were not executed."
+                    )
                 break
         if self.submission is None and self.params["forced_submission"]:
             note = forced_submission_note(self.submit_tool, self.turn, self.step_budget())
             if note:
                 notes.append(note)
-        return Reply(observation=Observation(tool_results=results, note="\n".join(notes) or None),
-                     request_done=self.submission is not None)
+        return Reply(
+            observation=Observation(tool_results=results, note="\n".join(notes) or None),
+            request_done=self.submission is not None,
+        )

@@ -1,6 +1,7 @@
 """The environment shape of a benchmark whose task is one request (ALFWorld, LOCA, RCA-100,
 ClinDiag): the request is opened on the first `next_request` and never again, and the step
 budget is one of the environment's settings."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -3,6 +3,7 @@ and Progressive State Access (PSA), plus the two ablations of App. B.5.
 
 Modules: `state` (data model), `repository` (M_k, G_k, S_{k,t}), `isu`, `psa`, `protocol`
 (four-block output), `prompts` (rules + Serialize), `method` (Algorithm 1), `ablations`."""
+
 from flowstate.ablations import FlowStateNoISU, FlowStateNoPSA
 from flowstate.method import FlowState
 

@@ -1,5 +1,6 @@
 """The two FlowState ablations of §4.1 / App. B.5 (docs/flowstate.md §7). Each removes one component and keeps
 the other working."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -57,7 +58,9 @@ class FlowStateNoISU(FlowState):
         super().__init__(backbone, **params)
         t = normalise_type(rule_node_type)
         if t is None:
-            raise ValueError(f"rule_node_type: unknown state type {rule_node_type!r}; use one of {', '.join(s.value for s in StateType)}")
+            raise ValueError(
+                f"rule_node_type: unknown state type {rule_node_type!r}; use one of {', '.join(s.value for s in StateType)}"
+            )
         if rule_relation not in RELATIONS:
             raise ValueError(f"rule_relation must be one of {', '.join(RELATIONS)}, got {rule_relation!r}")
         if rule_summary_chars < 1:
@@ -79,8 +82,11 @@ class FlowStateNoISU(FlowState):
         text = final_response if final_response is not None else ""
         summary = text[: self.rule_summary_chars] + ("…" if len(text) > self.rule_summary_chars else "")
         return Node(
-            state_id=f"response-{self.query_id}", request=self.query_id, type=self.rule_node_type,
-            summary=summary or "(no final response)", value={"final_response": final_response},
+            state_id=f"response-{self.query_id}",
+            request=self.query_id,
+            type=self.rule_node_type,
+            summary=summary or "(no final response)",
+            value={"final_response": final_response},
             refs=tuple(Relation(rel=self.rule_relation, state_id=rid) for rid in self.active.raw_pool),
         )
 

@@ -3,6 +3,7 @@
 
 Invalid operations are dropped one by one (the rest of the delta still commits); every
 rejection carries its reason. Pure functions over the structures in `flowstate.repository`."""
+
 from __future__ import annotations
 
 import re
@@ -59,8 +60,9 @@ def _summary(op: StateOp) -> tuple[str | None, str | None]:
     return None, "summary must be a string"
 
 
-def validate_update(ops: list[StateOp], active: ActiveState, repo: Repository, *,
-                    strict_relations: bool = False) -> tuple[list[ValidOp], list[Rejection]]:
+def validate_update(
+    ops: list[StateOp], active: ActiveState, repo: Repository, *, strict_relations: bool = False
+) -> tuple[list[ValidOp], list[Rejection]]:
     """Validate_upd against S_{k,t} (the state before this step), rules of App. B.4:
     1. `add` needs an unused id; 2. `update`/`remove` only on current-request states in S_{k,t};
     3. every ref resolves to a current-request state, a historical state, or a raw-result id
@@ -70,8 +72,11 @@ def validate_update(ops: list[StateOp], active: ActiveState, repo: Repository, *
     the same delta → rejected; refs to ids added in the same delta → allowed, before or after the
     ref in list order, as long as that add itself validates (fixpoint: an add that fails takes
     down the ops whose refs needed it)."""
-    same_delta = {op.state_id.strip() for op in ops
-                  if isinstance(op.operation, str) and op.operation.strip().lower() == "add" and isinstance(op.state_id, str)}
+    same_delta = {
+        op.state_id.strip()
+        for op in ops
+        if isinstance(op.operation, str) and op.operation.strip().lower() == "add" and isinstance(op.state_id, str)
+    }
     while True:
         accepted, rejected = _validate_once(ops, active, repo, same_delta, strict_relations)
         added = {v.state_id for v in accepted if v.operation == "add"}
@@ -80,8 +85,9 @@ def validate_update(ops: list[StateOp], active: ActiveState, repo: Repository, *
         same_delta = added  # some same-delta add failed: refs to it no longer resolve
 
 
-def _validate_once(ops: list[StateOp], active: ActiveState, repo: Repository,
-                   same_delta: set[str], strict_relations: bool = False) -> tuple[list[ValidOp], list[Rejection]]:
+def _validate_once(
+    ops: list[StateOp], active: ActiveState, repo: Repository, same_delta: set[str], strict_relations: bool = False
+) -> tuple[list[ValidOp], list[Rejection]]:
     """One pass of Validate_upd in which refs may name any id in `same_delta` (adds of this delta)."""
     accepted: list[ValidOp] = []
     rejected: list[Rejection] = []
@@ -117,9 +123,17 @@ def _validate_once(ops: list[StateOp], active: ActiveState, repo: Repository,
                 reject(i, op, bad)
                 continue
             # Rule 3: refs resolve (ids added anywhere in this delta count, docs/flowstate.md §3).
-            dangling = [r.state_id for r in refs if not (
-                r.state_id in active.current or r.state_id in repo or r.state_id in active.raw_pool or r.state_id in same_delta
-            ) or r.state_id in removed_now]
+            dangling = [
+                r.state_id
+                for r in refs
+                if not (
+                    r.state_id in active.current
+                    or r.state_id in repo
+                    or r.state_id in active.raw_pool
+                    or r.state_id in same_delta
+                )
+                or r.state_id in removed_now
+            ]
             if dangling:
                 reject(i, op, f"refs do not resolve to a valid node id: {', '.join(dangling)}")
                 continue
@@ -137,9 +151,17 @@ def _validate_once(ops: list[StateOp], active: ActiveState, repo: Repository,
                 reject(i, op, "add needs a state_set (one of the five state types)")
             else:
                 added.add(sid)
-                accepted.append(ValidOp(operation="add", state_id=sid, type=stype, summary=summary or "",
-                                        value=op.value if "value" in op.fields else None, refs=tuple(refs or ()),
-                                        fields=("state_set", "summary", "value", "refs")))
+                accepted.append(
+                    ValidOp(
+                        operation="add",
+                        state_id=sid,
+                        type=stype,
+                        summary=summary or "",
+                        value=op.value if "value" in op.fields else None,
+                        refs=tuple(refs or ()),
+                        fields=("state_set", "summary", "value", "refs"),
+                    )
+                )
             continue
         # Rule 2: update/remove only on states in S_{k,t} created in the current request.
         if sid in removed_now:
@@ -149,9 +171,17 @@ def _validate_once(ops: list[StateOp], active: ActiveState, repo: Repository,
                 removed_now.add(sid)
                 accepted.append(ValidOp(operation="remove", state_id=sid))
             else:
-                accepted.append(ValidOp(operation="update", state_id=sid, type=stype, summary=summary,
-                                        value=op.value, refs=tuple(refs) if refs is not None else None,
-                                        fields=tuple(f for f in op.fields if f != "summary" or summary is not None)))
+                accepted.append(
+                    ValidOp(
+                        operation="update",
+                        state_id=sid,
+                        type=stype,
+                        summary=summary,
+                        value=op.value,
+                        refs=tuple(refs) if refs is not None else None,
+                        fields=tuple(f for f in op.fields if f != "summary" or summary is not None),
+                    )
+                )
         elif sid in active.disclosed or sid in repo:
             reject(i, op, f"'{sid}' is a historical state (read-only); add a new state that refs it instead")
         elif sid in added:
@@ -168,8 +198,14 @@ def commit(active: ActiveState, ops: list[ValidOp]) -> None:
     the rest; after a `remove`, refs pointing at the removed node are dropped (docs/flowstate.md §3)."""
     for op in ops:
         if op.operation == "add":
-            active.current[op.state_id] = Node(state_id=op.state_id, request=active.query_id, type=op.type,
-                                               summary=op.summary or "", value=op.value, refs=op.refs or ())
+            active.current[op.state_id] = Node(
+                state_id=op.state_id,
+                request=active.query_id,
+                type=op.type,
+                summary=op.summary or "",
+                value=op.value,
+                refs=op.refs or (),
+            )
         elif op.operation == "update":
             node = active.current[op.state_id]
             change: dict[str, Any] = {}
@@ -188,4 +224,6 @@ def commit(active: ActiveState, ops: list[ValidOp]) -> None:
     if any(op.operation == "remove" for op in ops):
         for sid, node in list(active.current.items()):
             if any(r.state_id in active.removed for r in node.refs):
-                active.current[sid] = node.model_copy(update={"refs": tuple(r for r in node.refs if r.state_id not in active.removed)})
+                active.current[sid] = node.model_copy(
+                    update={"refs": tuple(r for r in node.refs if r.state_id not in active.removed)}
+                )

@@ -1,6 +1,7 @@
 """The FlowState method (arXiv 2609.34565, Algorithm 1; docs/flowstate.md §5): per step Serialize → one agent
 call → Validate_upd + Validate_acc against S_{k,t} → Commit → Disclose → act; Persist + Index at
 each request end. The ablations (`flowstate.ablations`) subclass this class."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,18 @@ from flowstate.protocol import FlowStateProtocol
 from flowstate.psa import AccessResult, disclose, validate_access
 from flowstate.repository import ActiveState, HistoricalIndex, RawObs, Repository
 from flowstate.state import StateOp, StateType, normalise_type
-from runners.api import Backbone, Decision, Message, Observation, Parsed, Request, RequestOutcome, StepView, TaskView, actions_json
+from runners.api import (
+    Backbone,
+    Decision,
+    Message,
+    Observation,
+    Parsed,
+    Request,
+    RequestOutcome,
+    StepView,
+    TaskView,
+    actions_json,
+)
 from runners.tokens import count
 
 USER_TURN_MODES = ("request", "observation")
@@ -29,7 +41,9 @@ def parse_persist_types(value: str | list[str]) -> frozenset[StateType] | None:
     for n in names:
         t = normalise_type(n)
         if t is None:
-            raise ValueError(f"persist_types: unknown state type {n!r}; use 'all' or a list of {', '.join(s.value for s in StateType)}")
+            raise ValueError(
+                f"persist_types: unknown state type {n!r}; use 'all' or a list of {', '.join(s.value for s in StateType)}"
+            )
         out.add(t)
     return frozenset(out)
 
@@ -40,7 +54,9 @@ def feedback_text(log: dict[str, Any], *, limit: int = 6) -> str | None:
     lines = []
     for r in log.get("delta_rejected", []):
         op = r.get("op") or {}
-        lines.append(f"- state_delta #{r.get('index')} ({op.get('operation')} {op.get('state_id')}) was rejected: {r.get('reason')}")
+        lines.append(
+            f"- state_delta #{r.get('index')} ({op.get('operation')} {op.get('state_id')}) was rejected: {r.get('reason')}"
+        )
     access = log.get("access") or {}
     for r in access.get("rejected", []):
         lines.append(f"- state_focus {r['state_id']} was refused: {r['reason']}")
@@ -75,13 +91,24 @@ class FlowState(SingleCallMethod):
 
     # The report's state graph: the validated delta operations per step, the rejected ones, what PSA
     # disclosed, and what persisted (at a user-opened request, and at the request's end).
-    step_views = (StepView(kind="state_graph", name="flowstate", title="FlowState state graph",
-                           fields={"ops": "delta_validated", "rejected": "delta_rejected", "disclosed": "disclosed",
-                                   "persisted": "persisted", "boundary": "persisted"}),)
+    step_views = (
+        StepView(
+            kind="state_graph",
+            name="flowstate",
+            title="FlowState state graph",
+            fields={
+                "ops": "delta_validated",
+                "rejected": "delta_rejected",
+                "disclosed": "disclosed",
+                "persisted": "persisted",
+                "boundary": "persisted",
+            },
+        ),
+    )
 
-    with_focus = True   # PSA on: index + state_focus
-    with_delta = True   # ISU on: model-written state_delta
-    uses_b3 = True      # App. B.3 gives this method's template (the ablations': no)
+    with_focus = True  # PSA on: index + state_focus
+    with_delta = True  # ISU on: model-written state_delta
+    uses_b3 = True  # App. B.3 gives this method's template (the ablations': no)
 
     @classmethod
     def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -93,10 +120,15 @@ class FlowState(SingleCallMethod):
             from flowstate.prompts import flowstate_rules, output_protocol_text
             from kit.prompting import REACT_RULES
 
-            b3text.record(sources, "flowstate", fallback=f"{REACT_RULES}\n{flowstate_rules()}\n{output_protocol_text()}")
+            b3text.record(
+                sources, "flowstate", fallback=f"{REACT_RULES}\n{flowstate_rules()}\n{output_protocol_text()}"
+            )
         else:
-            sources.own("flowstate.ablation_prompts", "App. B.3 gives no template for the ablations: the project's "
-                        "wording with the removed component's rules dropped (flowstate/prompts.py)")
+            sources.own(
+                "flowstate.ablation_prompts",
+                "App. B.3 gives no template for the ablations: the project's "
+                "wording with the removed component's rules dropped (flowstate/prompts.py)",
+            )
         return {"text_sources": sources.as_manifest()}
 
     def __init__(
@@ -122,8 +154,10 @@ class FlowState(SingleCallMethod):
         # project's additions (None) are on with our wording and off with B.3's (docs/flowstate.md §2.1).
         self.b3 = b3text.load()[0] if self.uses_b3 else None
         own = self.b3 is None
-        self.additions = {name: own if v is None else bool(v) for name, v in
-                          zip(ADDITIONS, (no_history_rule, cite_raw_results, exclusive_decision))}
+        self.additions = {
+            name: own if v is None else bool(v)
+            for name, v in zip(ADDITIONS, (no_history_rule, cite_raw_results, exclusive_decision))
+        }
         feedback = own if feedback is None else feedback
         persist_agent_message = own if persist_agent_message is None else persist_agent_message
         if user_turn_mode not in USER_TURN_MODES:
@@ -133,7 +167,9 @@ class FlowState(SingleCallMethod):
         self.disclose_incoming = bool(disclose_incoming_relations)
         self.user_turn_mode = user_turn_mode
         self.log_tokens = log_tokens
-        self.feedback = bool(feedback)  # [harness choice] report rejected ops / empty accesses in the next step (docs/flowstate.md)
+        self.feedback = bool(
+            feedback
+        )  # [harness choice] report rejected ops / empty accesses in the next step (docs/flowstate.md)
         self._feedback: str | None = None
         self.persist_agent_message = bool(persist_agent_message)
         self.strict_relations = bool(strict_relations)
@@ -177,7 +213,9 @@ class FlowState(SingleCallMethod):
         # τ requests are dialogue turns (the next one is the user's reply to this message); other
         # benchmarks' final responses are answers, kept as in the paper (states only).
         final = outcome.final_response if outcome.final_response is not None else self._last_message
-        self._request_log = {"persisted": self._persist(final, agent_message=final if self.task.kind == "tau" else None)}
+        self._request_log = {
+            "persisted": self._persist(final, agent_message=final if self.task.kind == "tau" else None)
+        }
 
     def request_log(self) -> dict[str, Any]:
         return self._request_log
@@ -208,17 +246,36 @@ class FlowState(SingleCallMethod):
         view = self.active_state_view()
         self._active_text = json.dumps(view, ensure_ascii=False, default=str)
         if self.b3 is not None:
-            index = [{**e, "query_number": i + 1} for i, e in enumerate(self.index.entries)] if self.index is not None else []
-            msgs = serialize_b3(self.b3, task=self.task, query=self.query, latest_observation=latest, index=index,
-                                active=view, feedback=self._feedback, **self.additions)
+            index = (
+                [{**e, "query_number": i + 1} for i, e in enumerate(self.index.entries)]
+                if self.index is not None
+                else []
+            )
+            msgs = serialize_b3(
+                self.b3,
+                task=self.task,
+                query=self.query,
+                latest_observation=latest,
+                index=index,
+                active=view,
+                feedback=self._feedback,
+                **self.additions,
+            )
             if self._system is None:
                 self._system = msgs[0]
             return [self._system, msgs[1]]
         msgs = serialize(
-            task=self.task, protocol_text=self.protocol.description(), query=self.query, latest_observation=latest,
-            index_text=self.index.text if self.index is not None else None, active_state_text=self._active_text,
-            trajectory=self.trajectory_text(), with_focus=self.with_focus, with_delta=self.with_delta,
-            feedback=self._feedback, **self.additions,
+            task=self.task,
+            protocol_text=self.protocol.description(),
+            query=self.query,
+            latest_observation=latest,
+            index_text=self.index.text if self.index is not None else None,
+            active_state_text=self._active_text,
+            trajectory=self.trajectory_text(),
+            with_focus=self.with_focus,
+            with_delta=self.with_delta,
+            feedback=self._feedback,
+            **self.additions,
         )
         if self._system is None:  # the system message never changes within a task
             self._system = msgs[0]
@@ -238,7 +295,10 @@ class FlowState(SingleCallMethod):
             turn = {}
         self.t += 1
         latest = self._observe(observation)
-        self.protocol.context = {"salt": f"{self.query_id}:{self.t}", "raw_ids": [f"obs-{self.k}-{self.t}-{i}" for i in range(len(observation.tool_results))]}
+        self.protocol.context = {
+            "salt": f"{self.query_id}:{self.t}",
+            "raw_ids": [f"obs-{self.k}-{self.t}-{i}" for i in range(len(observation.tool_results))],
+        }
         visible_nodes = len(self.active)
         msgs = self.messages(latest)
         # A no-op step leaves the next prompt byte-identical (no trajectory is serialised); the
@@ -253,8 +313,14 @@ class FlowState(SingleCallMethod):
         if decision.message is not None and not decision.tool_calls:
             self._last_message = decision.message
         log.update(turn)
-        log.update({"query_id": self.query_id, "t": self.t, "raw_ids": list(self.protocol.context["raw_ids"]),
-                    "active_state_nodes": visible_nodes})
+        log.update(
+            {
+                "query_id": self.query_id,
+                "t": self.t,
+                "raw_ids": list(self.protocol.context["raw_ids"]),
+                "active_state_nodes": visible_nodes,
+            }
+        )
         if self.log_tokens:
             log["active_state_tokens"] = count(self._active_text)
         self._log.update(log)
@@ -262,17 +328,33 @@ class FlowState(SingleCallMethod):
 
     def apply(self, decision: Decision) -> dict[str, Any]:
         """ISU and PSA of one step, both validated against S_{k,t} (Alg. 1 lines 9-11)."""
-        ops = [StateOp.from_json(d) for d in decision.extras.get("state_delta", []) if isinstance(d, dict)] if self.with_delta else []
-        targets = [f["target_id"] for f in decision.extras.get("state_focus", []) if isinstance(f, dict)] if self.with_focus else []
+        ops = (
+            [StateOp.from_json(d) for d in decision.extras.get("state_delta", []) if isinstance(d, dict)]
+            if self.with_delta
+            else []
+        )
+        targets = (
+            [f["target_id"] for f in decision.extras.get("state_focus", []) if isinstance(f, dict)]
+            if self.with_focus
+            else []
+        )
         valid, rejected = validate_update(ops, self.active, self.repo, strict_relations=self.strict_relations)
-        access = (validate_access(targets, self.index, self.active, self.repo, current_observations=self.disclose_current)
-                  if self.index is not None else AccessResult())
-        commit(self.active, valid)                                      # S⁺ = Commit(S, ΔŜ)
-        disclose(access, self.active, self.repo, current_observations=self.disclose_current)  # S_{t+1} = S⁺ ∪ Disclose(...)
-        return {"delta_validated": [v.as_json() for v in valid], "delta_rejected": [r.model_dump() for r in rejected],
-                "access": access.model_dump(), "disclosed": list(access.disclosed)}
+        access = (
+            validate_access(targets, self.index, self.active, self.repo, current_observations=self.disclose_current)
+            if self.index is not None
+            else AccessResult()
+        )
+        commit(self.active, valid)  # S⁺ = Commit(S, ΔŜ)
+        disclose(
+            access, self.active, self.repo, current_observations=self.disclose_current
+        )  # S_{t+1} = S⁺ ∪ Disclose(...)
+        return {
+            "delta_validated": [v.as_json() for v in valid],
+            "delta_rejected": [r.model_dump() for r in rejected],
+            "access": access.model_dump(),
+            "disclosed": list(access.disclosed),
+        }
 
     def after_step(self, observation: Observation, decision: Decision) -> None:
         """Hook for the w/o ISU variant (trajectory bookkeeping)."""
         return None
-

@@ -8,6 +8,7 @@ ablations drop the rules of the component they remove (docs/flowstate.md §7 [ha
 The project's additions for real models are named switches (`ADDITIONS`), on with our wording and off with
 B.3 unless set: `no_history_rule`, `cite_raw_results`, `exclusive_decision` (and the method's `feedback`
 and `persist_agent_message`)."""
+
 from __future__ import annotations
 
 from runners.api import Message, TaskView
@@ -58,8 +59,14 @@ _READ_ONLY = {
 }
 
 
-def flowstate_rules(*, with_focus: bool = True, with_delta: bool = True, trajectory: bool = False,
-                    no_history_rule: bool = True, cite_raw_results: bool = True) -> str:
+def flowstate_rules(
+    *,
+    with_focus: bool = True,
+    with_delta: bool = True,
+    trajectory: bool = False,
+    no_history_rule: bool = True,
+    cite_raw_results: bool = True,
+) -> str:
     """The FlowState rules of the `instructions` block (docs/flowstate.md §2.1); the ablations drop the part
     of the component they remove (docs/flowstate.md §7)."""
     parts = [_CORE_TRAJECTORY if trajectory else _CORE + (f"\n- {NO_HISTORY}" if no_history_rule else "")]
@@ -73,22 +80,32 @@ def output_protocol_text(*, with_focus: bool = True, with_delta: bool = True, ex
     """The output_protocol block: the blocks in order, their JSON shapes and the bundling rule."""
     blocks = []
     if with_focus:
-        blocks.append('<state_focus>\n[{"target_id": "<historical state id or referenced raw-result id>", "reason": "<what is missing and how it will be used>"}]\n</state_focus>')
+        blocks.append(
+            '<state_focus>\n[{"target_id": "<historical state id or referenced raw-result id>", "reason": "<what is missing and how it will be used>"}]\n</state_focus>'
+        )
     if with_delta:
-        blocks.append('<state_delta>\n[{"state_set": "preferences|knowledge|attributes|judgements|artifacts", "operation": "add|update|remove", "state_id": "<semantic id>", "summary": "<short summary>", "value": <JSON value>, "refs": [{"rel": "supports|derives|follows|supersedes", "state_id": "<target id>"}]}]\n</state_delta>')
-    blocks.append('<tool_calls>\n[{"name": "<tool name>", "arguments": {<arguments as the tool schema says>}}]\n</tool_calls>')
-    blocks.append('<assistant_message>\n{"content": "<message to the user or final answer, or null>"}\n</assistant_message>')
+        blocks.append(
+            '<state_delta>\n[{"state_set": "preferences|knowledge|attributes|judgements|artifacts", "operation": "add|update|remove", "state_id": "<semantic id>", "summary": "<short summary>", "value": <JSON value>, "refs": [{"rel": "supports|derives|follows|supersedes", "state_id": "<target id>"}]}]\n</state_delta>'
+        )
+    blocks.append(
+        '<tool_calls>\n[{"name": "<tool name>", "arguments": {<arguments as the tool schema says>}}]\n</tool_calls>'
+    )
+    blocks.append(
+        '<assistant_message>\n{"content": "<message to the user or final answer, or null>"}\n</assistant_message>'
+    )
     n = len(blocks)
     words = {2: "two", 3: "three", 4: "four"}[n]
     rules = [
         f"Reply with exactly these {words} blocks, always all of them and in this order, each holding valid JSON, with no code fences and no text outside the blocks:",
         "\n".join(blocks),
-        "Use [] for an unused list and {\"content\": null} when you send no message. At least one block must be non-empty.",
+        'Use [] for an unused list and {"content": null} when you send no message. At least one block must be non-empty.',
         *([EXCLUSIVE] if exclusive_decision else []),
         "Bundle in one step everything the current information already supports: state changes, access requests and the decision. Requests for missing content go together with independent work; anything that needs the requested content waits for the next step.",
     ]
     if with_focus:
-        rules.append("If the decision depends on content you are requesting now, leave tool_calls empty and the message null.")
+        rules.append(
+            "If the decision depends on content you are requesting now, leave tool_calls empty and the message null."
+        )
     return "\n".join(rules)
 
 
@@ -134,14 +151,21 @@ def serialize_b3(
     entries with `query_number`) and the Active State (`active`) fill the agent_status examples.
     The switches add the project's sentences before `</instructions>` / `</output_protocol>`, and
     `feedback` a line group before `</agent_status>`."""
-    system = b3text.fill(b3.system("flowstate"), {"react_rules": REACT_RULES, "task_policy": task.policy or "",
-                                                  "available_tools": tools_text(task.tools)})
-    system = _insert_before(system, "</instructions>", [f"- {s}" for s, on in ((NO_HISTORY, no_history_rule), (CITE, cite_raw_results)) if on])
+    system = b3text.fill(
+        b3.system("flowstate"),
+        {"react_rules": REACT_RULES, "task_policy": task.policy or "", "available_tools": tools_text(task.tools)},
+    )
+    system = _insert_before(
+        system,
+        "</instructions>",
+        [f"- {s}" for s, on in ((NO_HISTORY, no_history_rule), (CITE, cite_raw_results)) if on],
+    )
     system = _insert_before(system, "</output_protocol>", [EXCLUSIVE] if exclusive_decision else [])
     names = b3_type_names(b3.system("flowstate"))
     active = [{**n, "type": names.get(n["type"], n["type"])} for n in active]
-    user = b3text.fill_flowstate_input(b3.input("flowstate"), index=index, active=active,
-                                       values={"observation": latest_observation, "query": query})
+    user = b3text.fill_flowstate_input(
+        b3.input("flowstate"), index=index, active=active, values={"observation": latest_observation, "query": query}
+    )
     if feedback:  # [harness choice] switch `feedback`: what the last step's state requests came to
         user = _insert_before(user, "</agent_status>", [f"Last step's state requests:\n{feedback}"])
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
@@ -177,8 +201,19 @@ def serialize(
         blocks.append(("trajectory_history", trajectory))
     blocks += [("latest_observation", latest_observation), ("user_query", query)]
     return [
-        system_message(instructions=REACT_RULES + "\n\n" + flowstate_rules(with_focus=with_focus, with_delta=with_delta, trajectory=trajectory is not None,
-                                                                             no_history_rule=no_history_rule, cite_raw_results=cite_raw_results),
-                       policy=task.policy, tools=task.tools, output_protocol=protocol_text),
+        system_message(
+            instructions=REACT_RULES
+            + "\n\n"
+            + flowstate_rules(
+                with_focus=with_focus,
+                with_delta=with_delta,
+                trajectory=trajectory is not None,
+                no_history_rule=no_history_rule,
+                cite_raw_results=cite_raw_results,
+            ),
+            policy=task.policy,
+            tools=task.tools,
+            output_protocol=protocol_text,
+        ),
         user_message(blocks),
     ]

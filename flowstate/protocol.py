@@ -1,6 +1,7 @@
 """FlowState's output protocol (App. B.3; docs/flowstate.md §2.2): four tagged blocks holding JSON, in order
 state_focus, state_delta, tool_calls, assistant_message. The ablations drop the block they do not
 use (w/o PSA: no state_focus; w/o ISU: no state_delta). `parse` is total."""
+
 from __future__ import annotations
 
 import hashlib
@@ -26,7 +27,13 @@ def _as_list(value: Any, tag: str, errors: list[ProtocolError]) -> list[Any]:
 
 
 FOCUS_SYNONYMS = {"id": "target_id", "state_id": "target_id", "target": "target_id"}
-DELTA_SYNONYMS = {"state_type": "state_set", "set": "state_set", "op": "operation", "id": "state_id", "references": "refs"}
+DELTA_SYNONYMS = {
+    "state_type": "state_set",
+    "set": "state_set",
+    "op": "operation",
+    "id": "state_id",
+    "references": "refs",
+}
 """Field names real models write for FlowState's (kit.reader.rename; recorded as repairs)."""
 
 
@@ -40,7 +47,14 @@ def parse_focus(value: Any, errors: list[ProtocolError], reading: Reading | None
             out.append({"target_id": item.strip(), "reason": ""})
         elif isinstance(item, dict) and isinstance(item.get("target_id"), str) and item["target_id"].strip():
             reason = item.get("reason")
-            out.append({"target_id": item["target_id"].strip(), "reason": reason if isinstance(reason, str) else ("" if reason is None else json.dumps(reason, ensure_ascii=False, default=str))})
+            out.append(
+                {
+                    "target_id": item["target_id"].strip(),
+                    "reason": reason
+                    if isinstance(reason, str)
+                    else ("" if reason is None else json.dumps(reason, ensure_ascii=False, default=str)),
+                }
+            )
         else:
             errors.append(ProtocolError(kind="bad_field", detail=f"state_focus item #{i} needs a string 'target_id'"))
     return out
@@ -68,13 +82,17 @@ class FlowStateProtocol(ReactProtocol):
     def __init__(self, *, with_focus: bool = True, with_delta: bool = True) -> None:
         self.with_focus = with_focus
         self.with_delta = with_delta
-        self.blocks = tuple(b for b, on in (("state_focus", with_focus), ("state_delta", with_delta)) if on) + ("tool_calls", "assistant_message")
+        self.blocks = tuple(b for b, on in (("state_focus", with_focus), ("state_delta", with_delta)) if on) + (
+            "tool_calls",
+            "assistant_message",
+        )
         self.context: dict[str, Any] = {"salt": "", "raw_ids": []}
         self.exclusive_decision = True  # the "never both" rule (FlowState switch `exclusive_decision`)
 
     def description(self) -> str:
-        return output_protocol_text(with_focus=self.with_focus, with_delta=self.with_delta,
-                                    exclusive_decision=self.exclusive_decision)
+        return output_protocol_text(
+            with_focus=self.with_focus, with_delta=self.with_delta, exclusive_decision=self.exclusive_decision
+        )
 
     def parse_reading(self, r: Reading) -> Parsed:
         # The shared ReAct parse gathers every block in `self.blocks` (typed errors for missing
@@ -90,18 +108,30 @@ class FlowStateProtocol(ReactProtocol):
             extras["state_focus"] = parse_focus(parsed.blocks.get("state_focus"), errors, r)
         if self.with_delta:
             extras["state_delta"] = parse_delta(parsed.blocks.get("state_delta"), errors, r)
-        out = parsed.model_copy(update={"decision": parsed.decision.model_copy(update={"extras": extras}), "errors": errors})
+        out = parsed.model_copy(
+            update={"decision": parsed.decision.model_copy(update={"extras": extras}), "errors": errors}
+        )
         if not self.nonempty(out):
             # Eq. 3 / Alg. 1 line 8: y = (∅, ∅, ∅) is not a valid step; recorded as a typed error so
             # a step that stays all-empty after the re-samples shows why it became a no-op (docs/flowstate.md §2.2).
-            out.errors.append(ProtocolError(kind="empty", detail="every block is empty: y = (∅, ∅, ∅); at least one of state_delta, state_focus, tool_calls, assistant_message must be non-empty"))
+            out.errors.append(
+                ProtocolError(
+                    kind="empty",
+                    detail="every block is empty: y = (∅, ∅, ∅); at least one of state_delta, state_focus, tool_calls, assistant_message must be non-empty",
+                )
+            )
         return out
 
     @staticmethod
     def nonempty(parsed: Parsed) -> bool:
         """Eq. 3 / Alg. 1 line 8: at least one of ΔS, R, z is non-empty."""
         d = parsed.decision
-        return bool(d.tool_calls) or d.message is not None or bool(d.extras.get("state_focus")) or bool(d.extras.get("state_delta"))
+        return (
+            bool(d.tool_calls)
+            or d.message is not None
+            or bool(d.extras.get("state_focus"))
+            or bool(d.extras.get("state_delta"))
+        )
 
     def _decision_node(self, decision: Decision) -> list[dict[str, Any]]:
         """Scripted support: a judgement recording the decision (a final answer is included), with
@@ -109,7 +139,9 @@ class FlowStateProtocol(ReactProtocol):
         if decision.is_empty:
             return []
         calls: list[dict[str, Any]] = [{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls]
-        payload = json.dumps([self.context.get("salt", ""), calls, decision.message], sort_keys=True, ensure_ascii=False, default=str)
+        payload = json.dumps(
+            [self.context.get("salt", ""), calls, decision.message], sort_keys=True, ensure_ascii=False, default=str
+        )
         sid = "decision-" + hashlib.sha256(payload.encode()).hexdigest()[:12]
         value: dict[str, Any]
         if decision.message is not None and not calls:
@@ -117,7 +149,16 @@ class FlowStateProtocol(ReactProtocol):
         else:
             summary, value = "Next action: call " + ", ".join(c["name"] for c in calls), {"tool_calls": calls}
         refs = [{"rel": "derives", "state_id": r} for r in self.context.get("raw_ids", [])]
-        return [{"state_set": "judgements", "operation": "add", "state_id": sid, "summary": summary, "value": value, "refs": refs}]
+        return [
+            {
+                "state_set": "judgements",
+                "operation": "add",
+                "state_id": sid,
+                "summary": summary,
+                "value": value,
+                "refs": refs,
+            }
+        ]
 
     def render(self, decision: Decision) -> str:
         """Four blocks for `decision`. Given `extras["state_focus"]`/`["state_delta"]` are written as
@@ -126,7 +167,9 @@ class FlowStateProtocol(ReactProtocol):
         if self.with_focus:
             parts.append(("state_focus", decision.extras.get("state_focus", [])))
         if self.with_delta:
-            delta = decision.extras["state_delta"] if "state_delta" in decision.extras else self._decision_node(decision)
+            delta = (
+                decision.extras["state_delta"] if "state_delta" in decision.extras else self._decision_node(decision)
+            )
             parts.append(("state_delta", delta))
         parts.append(("tool_calls", [{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls]))
         parts.append(("assistant_message", {"content": decision.message}))

@@ -1,5 +1,6 @@
 """The three structures of FlowState §2.1 (docs/flowstate.md §1.5, §6): the Persistent State Repository M_k,
 the Historical State Index G_k = Index(M_k), and the Active State S_{k,t}."""
+
 from __future__ import annotations
 
 import json
@@ -52,8 +53,9 @@ class Repository:
         for r in node.refs:
             self.incoming.setdefault(r.state_id, []).append(Relation(rel=r.rel, state_id=node.state_id))
 
-    def persist(self, query_id: str, text: str, states: list[Node], raw_pool: dict[str, RawObs],
-                response: str | None = None) -> list[str]:
+    def persist(
+        self, query_id: str, text: str, states: list[Node], raw_pool: dict[str, RawObs], response: str | None = None
+    ) -> list[str]:
         """Eq. 4: M_{k+1} = Persist(M_k, q_k, S_{k,T_k+1}, O_k). Stores the request, the given
         final current-request states, and every raw result they reference as a knowledge node of
         q_k (docs/flowstate.md §6). Refs that would dangle (to states not persisted) are dropped. Returns the
@@ -89,9 +91,14 @@ class Repository:
         """Index(M): per prior request, {user_query, query_id, [agent_response,] states: [{state_id, summary}]}.
         Raw-result nodes are not listed (docs/flowstate.md §1.4); they are reachable through refs only."""
         return [
-            {"user_query": r.text, "query_id": r.query_id,
-             **({"agent_response": r.response} if r.response is not None else {}),
-             "states": [{"state_id": i, "summary": self.nodes[i].summary} for i in self.by_request.get(r.query_id, [])]}
+            {
+                "user_query": r.text,
+                "query_id": r.query_id,
+                **({"agent_response": r.response} if r.response is not None else {}),
+                "states": [
+                    {"state_id": i, "summary": self.nodes[i].summary} for i in self.by_request.get(r.query_id, [])
+                ],
+            }
             for r in self.requests
         ]
 
@@ -149,6 +156,10 @@ class ActiveState:
         edges other persisted nodes point at them (switch `disclose_incoming_relations`)."""
         out = []
         for n in self.nodes():
-            inc = repo.incoming.get(n.state_id) if (incoming and repo is not None and n.state_id in self.disclosed) else None
+            inc = (
+                repo.incoming.get(n.state_id)
+                if (incoming and repo is not None and n.state_id in self.disclosed)
+                else None
+            )
             out.append(n.active_view(inc))
         return out

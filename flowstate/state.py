@@ -1,5 +1,6 @@
 """FlowState's data model (docs/flowstate.md §1): typed state nodes, typed relations, raw tool-result nodes,
 and the delta / access items the model proposes (docs/flowstate.md §2.2)."""
+
 from __future__ import annotations
 
 from enum import Enum
@@ -20,12 +21,18 @@ class StateType(str, Enum):
 
 # [harness choice] docs/flowstate.md §1.2: Table 6 says plurals, the B.3 instruction list singulars; accept both.
 _TYPE_ALIASES = {
-    "preference": StateType.preferences, "preferences": StateType.preferences,
-    "knowledge": StateType.knowledge, "knowledges": StateType.knowledge,
-    "attribute": StateType.attributes, "attributes": StateType.attributes,
-    "judgement": StateType.judgements, "judgements": StateType.judgements,
-    "judgment": StateType.judgements, "judgments": StateType.judgements,
-    "artifact": StateType.artifacts, "artifacts": StateType.artifacts,
+    "preference": StateType.preferences,
+    "preferences": StateType.preferences,
+    "knowledge": StateType.knowledge,
+    "knowledges": StateType.knowledge,
+    "attribute": StateType.attributes,
+    "attributes": StateType.attributes,
+    "judgement": StateType.judgements,
+    "judgements": StateType.judgements,
+    "judgment": StateType.judgements,
+    "judgments": StateType.judgements,
+    "artifact": StateType.artifacts,
+    "artifacts": StateType.artifacts,
 }
 
 RELATIONS = ("supports", "derives", "follows", "supersedes")
@@ -73,7 +80,13 @@ class Node(BaseModel):
         related = [{"state_id": r.state_id, "rel": r.rel} for r in self.refs]
         related += [{"state_id": r.state_id, "rel": r.rel, "direction": "incoming"} for r in incoming or []]
         summary = self.summary if not self.raw else "raw tool result"
-        return {"state_id": self.state_id, "type": self.type.value, "related_states": related, "summary": summary, "value": self.value}
+        return {
+            "state_id": self.state_id,
+            "type": self.type.value,
+            "related_states": related,
+            "summary": summary,
+            "value": self.value,
+        }
 
 
 class StateOp(BaseModel):
@@ -101,9 +114,13 @@ class StateOp(BaseModel):
         type_key = "state_set" if "state_set" in item else ("type" if "type" in item else None)
         supplied = tuple(k for k in ("summary", "value", "refs") if k in item) + (("state_set",) if type_key else ())
         return cls(
-            operation=item.get("operation"), state_id=item.get("state_id"),
+            operation=item.get("operation"),
+            state_id=item.get("state_id"),
             state_set=item.get(type_key) if type_key else None,
-            summary=item.get("summary"), value=item.get("value"), refs=item.get("refs"), fields=supplied,
+            summary=item.get("summary"),
+            value=item.get("value"),
+            refs=item.get("refs"),
+            fields=supplied,
         )
 
 

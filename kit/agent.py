@@ -6,6 +6,7 @@ short correction naming what was wrong (as upstream PoS does for its JSON roles)
 temperature 0 is not asked the byte-identical question again. `repair_turns: false` restores
 the literal re-sample (same prompt, a new sample index for the cache and the scripted backbone).
 Every attempt's errors, repairs and corrections are recorded in the step log."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -55,12 +56,24 @@ class SingleCallMethod(Method):
         """Call the agent; while the output is unusable, retry (a repair turn, or a re-sample with
         `repair_turns: false`) through the shared loop `kit.asking.ask_until`. Returns the last
         parse (an empty decision when none was usable, logged as `no_op`) and the raw text."""
-        asked = await ask_until(self.backbone, messages, role="agent", protocol=self.protocol, read=self.protocol.parse,
-                                usable=self.usable, attempts=self.max_resamples + 1,
-                                repair=self.correction if self.repair_turns else None, **sampling)
+        asked = await ask_until(
+            self.backbone,
+            messages,
+            role="agent",
+            protocol=self.protocol,
+            read=self.protocol.parse,
+            usable=self.usable,
+            attempts=self.max_resamples + 1,
+            repair=self.correction if self.repair_turns else None,
+            **sampling,
+        )
         parsed = asked.value
-        self._log = {"protocol_errors": [{"attempt": a, **e.model_dump()} for a, p in enumerate(asked.readings) for e in p.errors],
-                     "attempts": asked.attempts}
+        self._log = {
+            "protocol_errors": [
+                {"attempt": a, **e.model_dump()} for a, p in enumerate(asked.readings) for e in p.errors
+            ],
+            "attempts": asked.attempts,
+        }
         repairs = [{"attempt": a, **r} for a, p in enumerate(asked.readings) for r in p.repairs]
         if repairs:
             self._log["repairs"] = repairs

@@ -10,6 +10,7 @@ judge raises `BackboneError` through `Asked.require`, the agent step becomes a r
 
 Used by `SingleCallMethod.ask` (kit/agent.py) and the ClinDiag and τ³ judges. It depends only
 on `runners.api`, so benchmarks import it as they import `kit.blocks`."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -58,9 +59,18 @@ def repair_messages(messages: list[Message], text: str, note: str) -> list[Messa
     return [*messages, *extra, {"role": "user", "content": note}]
 
 
-async def ask_until(backbone: Backbone, messages: list[Message], *, role: Role, read: Callable[[str], T],
-                    usable: Callable[[T], bool], attempts: int, protocol: Protocol | None = None,
-                    repair: Callable[[T, str], str] | None = None, **sampling: Any) -> Asked[T]:
+async def ask_until(
+    backbone: Backbone,
+    messages: list[Message],
+    *,
+    role: Role,
+    read: Callable[[str], T],
+    usable: Callable[[T], bool],
+    attempts: int,
+    protocol: Protocol | None = None,
+    repair: Callable[[T, str], str] | None = None,
+    **sampling: Any,
+) -> Asked[T]:
     """Ask until `usable(read(reply))` or `attempts` calls were made. `repair(reading, reply)`
     writes the correction of a repair turn; without it a retry re-samples the same prompt. No
     correction follows the last attempt. `protocol` is passed to the backbone only when given."""

@@ -20,6 +20,7 @@ Filling (`fill`): each `{name}` field is replaced by its value; a field written 
 innermost `{...}` entry around a field is the unit, items are joined by `,\\n`, and the paper's
 `,\\n...` after an entry (its "additional entries" ellipsis) is replaced by them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -83,21 +84,27 @@ def parse(text: str, *, path: str = "<text>") -> B3:
         heading = lines[i].strip()
         key = next((k for k, names in TEMPLATES.items() if heading in names and k not in found), None)
         if key is None:
-            raise B3Error(f"error: {path}: the heading {heading!r} (line before {SYSTEM_LINE!r}) names none of B.3's templates "
-                          f"({', '.join(v[0] for v in TEMPLATES.values())}). Fix: point ${ENV_FILE} at a transcription of "
-                          f"FlowState App. B.3 with one heading line per template.")
+            raise B3Error(
+                f"error: {path}: the heading {heading!r} (line before {SYSTEM_LINE!r}) names none of B.3's templates "
+                f"({', '.join(v[0] for v in TEMPLATES.values())}). Fix: point ${ENV_FILE} at a transcription of "
+                f"FlowState App. B.3 with one heading line per template."
+            )
         end = heads[n + 1] if n + 1 < len(heads) else len(lines)
-        body = lines[i + 2:end]
+        body = lines[i + 2 : end]
         if INPUT_LINE not in [b.strip() for b in body]:
-            raise B3Error(f"error: {path}: template {heading!r} has no {INPUT_LINE!r} line. Fix: restore the line that "
-                          f"separates its system instruction from its input prompt.")
+            raise B3Error(
+                f"error: {path}: template {heading!r} has no {INPUT_LINE!r} line. Fix: restore the line that "
+                f"separates its system instruction from its input prompt."
+            )
         cut = [b.strip() for b in body].index(INPUT_LINE)
-        system, user = "\n".join(body[:cut]).strip("\n"), "\n".join(body[cut + 1:]).strip("\n")
+        system, user = "\n".join(body[:cut]).strip("\n"), "\n".join(body[cut + 1 :]).strip("\n")
         found[key] = Template(system=system, input=user)
     missing = [TEMPLATES[k][0] for k in TEMPLATES if k not in found]
     if missing:
-        raise B3Error(f"error: {path}: no template for {', '.join(missing)}. Fix: point ${ENV_FILE} at a complete "
-                      f"transcription of FlowState App. B.3 (five templates, each with {SYSTEM_LINE!r} and {INPUT_LINE!r}).")
+        raise B3Error(
+            f"error: {path}: no template for {', '.join(missing)}. Fix: point ${ENV_FILE} at a complete "
+            f"transcription of FlowState App. B.3 (five templates, each with {SYSTEM_LINE!r} and {INPUT_LINE!r})."
+        )
     return B3(path=path, sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), templates=found)
 
 
@@ -107,14 +114,18 @@ def locate() -> tuple[Path | None, str]:
     if env:
         p = Path(env).expanduser()
         if not p.is_file():
-            raise B3Error(f"error: ${ENV_FILE}={env} is not a file. Fix: point it at the B.3 transcription, or unset it "
-                          f"to run on the project's own wording (marked [paraphrased]).")
+            raise B3Error(
+                f"error: ${ENV_FILE}={env} is not a file. Fix: point it at the B.3 transcription, or unset it "
+                f"to run on the project's own wording (marked [paraphrased])."
+            )
         return p, f"${ENV_FILE}"
     up = os.environ.get("HARNESS_UPSTREAM_DIR")
     if up and (Path(up).expanduser() / UNDER_UPSTREAM_DIR).is_file():
         return Path(up).expanduser() / UNDER_UPSTREAM_DIR, f"$HARNESS_UPSTREAM_DIR/{UNDER_UPSTREAM_DIR}"
-    return None, (f"FlowState App. B.3 not configured (${ENV_FILE} unset and no {UNDER_UPSTREAM_DIR} under "
-                  f"$HARNESS_UPSTREAM_DIR): the project's own wording")
+    return None, (
+        f"FlowState App. B.3 not configured (${ENV_FILE} unset and no {UNDER_UPSTREAM_DIR} under "
+        f"$HARNESS_UPSTREAM_DIR): the project's own wording"
+    )
 
 
 _CACHE: dict[tuple[str, float], B3] = {}
@@ -139,17 +150,26 @@ def record(sources: Any, key: str, *, fallback: str = "", fallback_reason: str |
     for part in ("system", "input"):
         name = f"b3.{key}.{part}"
         if b3 is None:
-            sources.entries[name] = {"source": "paraphrase", "reason": fallback_reason or where,
-                                     "text_sha256": hashlib.sha256(f"{name}\n{fallback}".encode("utf-8")).hexdigest()}
+            sources.entries[name] = {
+                "source": "paraphrase",
+                "reason": fallback_reason or where,
+                "text_sha256": hashlib.sha256(f"{name}\n{fallback}".encode("utf-8")).hexdigest(),
+            }
         else:
             text = getattr(b3.templates[key], part)
-            sources.entries[name] = {"source": "paper", "paper": "FlowState arXiv 2609.34565 App. B.3", "path": b3.path,
-                                     "found_via": where, "sha256": b3.sha256,
-                                     "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+            sources.entries[name] = {
+                "source": "paper",
+                "paper": "FlowState arXiv 2609.34565 App. B.3",
+                "path": b3.path,
+                "found_via": where,
+                "sha256": b3.sha256,
+                "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            }
     return b3
 
 
 # ---------------------------------------------------------------------------- filling
+
 
 def _quoted(template: str, start: int, end: int) -> bool:
     return start > 0 and template[start - 1] == '"' and end < len(template) and template[end] == '"'
@@ -167,7 +187,7 @@ def fill(template: str, values: dict[str, Any]) -> str:
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
         if _quoted(template, m.start(), m.end()):
             text = json.dumps(text, ensure_ascii=False)[1:-1]
-        out += [template[pos:m.start()], text]
+        out += [template[pos : m.start()], text]
         pos = m.end()
     out.append(template[pos:])
     return "".join(out)
@@ -191,7 +211,9 @@ def entry_span(template: str, name: str) -> tuple[int, int]:
             if s < at < i:
                 return s, i + 1
         i += 1
-    raise B3Error(f"error: the B.3 field {{{name}}} is not inside a {{...}} entry. Fix: use an unaltered B.3 transcription.")
+    raise B3Error(
+        f"error: the B.3 field {{{name}}} is not inside a {{...}} entry. Fix: use an unaltered B.3 transcription."
+    )
 
 
 def repeat(template: str, name: str, items: list[Any], render: Callable[[str, Any], str]) -> tuple[str, str, str]:
@@ -207,12 +229,14 @@ def repeat(template: str, name: str, items: list[Any], render: Callable[[str, An
     return before, ",\n".join(render(unit, it) for it in items), after
 
 
-def fill_flowstate_input(template: str, *, index: list[dict[str, Any]], active: list[dict[str, Any]],
-                         values: dict[str, Any]) -> str:
+def fill_flowstate_input(
+    template: str, *, index: list[dict[str, Any]], active: list[dict[str, Any]], values: dict[str, Any]
+) -> str:
     """FlowState's input prompt: the Historical State Index entries (`index`: {query_number,
     user_query, states: [{state_id, summary}]}), the Active State entries
     (`active`: {state_id, type, related_states: [{state_id, rel}], summary, value}) and the plain
     fields (`values`: observation, query)."""
+
     def state(unit: str, s: dict[str, Any]) -> str:
         return fill(unit, {"historical_state_id": s["state_id"], "historical_state_summary": s.get("summary") or ""})
 
@@ -220,7 +244,7 @@ def fill_flowstate_input(template: str, *, index: list[dict[str, Any]], active: 
         b, mid, a = repeat(unit, "historical_state_id", r["states"], state)
         head = fill(b, {"prior_query": r["user_query"], "prior_query_id": r["query_number"]})
         if r.get("agent_response") is not None:  # switch persist_agent_message (not in B.3): a line after query_id's
-            n = b[:b.find("{prior_query_id}")].count("\n") + 1
+            n = b[: b.find("{prior_query_id}")].count("\n") + 1
             lines = head.split("\n")
             lines.insert(n, '"agent_response": ' + json.dumps(r["agent_response"], ensure_ascii=False) + ",")
             head = "\n".join(lines)
@@ -231,8 +255,12 @@ def fill_flowstate_input(template: str, *, index: list[dict[str, Any]], active: 
 
     def node(unit: str, n: dict[str, Any]) -> str:
         b, mid, a = repeat(unit, "related_state_id", n.get("related_states") or [], related)
-        vals = {"active_state_id": n["state_id"], "state_type": n["type"], "active_state_summary": n.get("summary") or "",
-                "state_value_json": json.dumps(n.get("value"), ensure_ascii=False, default=str)}
+        vals = {
+            "active_state_id": n["state_id"],
+            "state_type": n["type"],
+            "active_state_summary": n.get("summary") or "",
+            "state_value_json": json.dumps(n.get("value"), ensure_ascii=False, default=str),
+        }
         return fill(b, vals) + mid + fill(a, vals)
 
     i_before, i_mid, i_after = repeat(template, "prior_query", index, request)
@@ -252,8 +280,10 @@ def entries(key: str, fallback: str = "") -> dict[str, Any]:
 
 def messages(b3: B3, key: str, *, system: dict[str, Any], user: dict[str, Any]) -> list[dict[str, str]]:
     """Template `key`'s system instruction and input prompt, filled (one system, one user message)."""
-    return [{"role": "system", "content": fill(b3.system(key), system)},
-            {"role": "user", "content": fill(b3.input(key), user)}]
+    return [
+        {"role": "system", "content": fill(b3.system(key), system)},
+        {"role": "user", "content": fill(b3.input(key), user)},
+    ]
 
 
 def manifest(key: str, extra: dict[str, Any] | None = None, *, fallback: str | None = None) -> dict[str, Any]:
@@ -266,4 +296,7 @@ def manifest(key: str, extra: dict[str, Any] | None = None, *, fallback: str | N
 
         fallback = f"{REACT_RULES}\n{ReactProtocol().description()}"
     e = {**entries(key, fallback), **(extra or {})}
-    return {"prompts": dict(sorted(e.items())), "paraphrased": sorted(k for k, v in e.items() if v.get("source") == "paraphrase")}
+    return {
+        "prompts": dict(sorted(e.items())),
+        "paraphrased": sorted(k for k, v in e.items() if v.get("source") == "paraphrase"),
+    }

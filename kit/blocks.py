@@ -2,6 +2,7 @@
 (`kit.reader`: thinking dropped, last complete set of blocks, fences/prose, JSON repair, the
 LaTeX backslash rule). Nothing here raises on model text; every problem becomes a
 `ProtocolError`, every tolerance a recorded repair (`Reading.repairs`)."""
+
 from __future__ import annotations
 
 import json
@@ -45,7 +46,9 @@ def _call_fields(item: dict[str, Any], i: int, reading: Reading | None) -> dict[
     return reader.rename(item, {k: "arguments" for k in ARG_SYNONYMS}, reading, f"tool call #{i}")
 
 
-def parse_tool_calls(value: Any, errors: list[ProtocolError], *, prefix: str = "call", reading: Reading | None = None) -> list[ToolCall]:
+def parse_tool_calls(
+    value: Any, errors: list[ProtocolError], *, prefix: str = "call", reading: Reading | None = None
+) -> list[ToolCall]:
     """`[{"name": str, "arguments": object|JSON string}]` → ToolCalls; bad items are dropped.
     Field synonyms (`parameters`/`args` for arguments, `tool` for name, OpenAI's nested
     `function`) are read as the real names; nothing that is not a written call becomes one."""
@@ -93,7 +96,7 @@ def parse_message(value: Any, errors: list[ProtocolError], reading: Reading | No
         if c is None or isinstance(c, str):
             return c
         return json.dumps(c, ensure_ascii=False)
-    errors.append(ProtocolError(kind="bad_field", detail="<assistant_message> must be {\"content\": string|null}"))
+    errors.append(ProtocolError(kind="bad_field", detail='<assistant_message> must be {"content": string|null}'))
     return None
 
 

@@ -2,6 +2,7 @@
 `kind_overrides` ({TaskView.kind: partial settings}) patches it for the kind of task the benchmark
 says it is (never by matching benchmark names), nested mappings merged key by key. The kinds are
 `runners.api.TASK_KINDS`; a key outside them is an error (PoS and its baselines use this)."""
+
 from __future__ import annotations
 
 from typing import Any, Self

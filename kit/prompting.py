@@ -1,6 +1,7 @@
 """Message assembly shared by every method: the tagged-block layout of FlowState App. B.3
 (one system message: instructions, policy, tools, output_protocol; one user message whose
 blocks depend on the method) and the ReAct rules every protocol shares."""
+
 from __future__ import annotations
 
 import json
@@ -26,14 +27,17 @@ def tools_text(tools: list[ToolSpec], indent: int | None = 1) -> str:
     return json.dumps([t.openai_schema() for t in tools], indent=indent, ensure_ascii=False)
 
 
-def system_message(*, instructions: str, policy: str, tools: list[ToolSpec], output_protocol: str,
-                   tools_indent: int | None = 1) -> Message:
-    body = "\n\n".join([
-        block("instructions", instructions),
-        block("policy", policy or "No additional policy."),
-        block("tools", tools_text(tools, tools_indent)),
-        block("output_protocol", output_protocol),
-    ])
+def system_message(
+    *, instructions: str, policy: str, tools: list[ToolSpec], output_protocol: str, tools_indent: int | None = 1
+) -> Message:
+    body = "\n\n".join(
+        [
+            block("instructions", instructions),
+            block("policy", policy or "No additional policy."),
+            block("tools", tools_text(tools, tools_indent)),
+            block("output_protocol", output_protocol),
+        ]
+    )
     return {"role": "system", "content": body}
 
 

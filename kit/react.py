@@ -1,5 +1,6 @@
 """The ReAct output protocol shared by Full Context and the memory-system baselines
 (FlowState App. B.3): two tagged blocks, `tool_calls` then `assistant_message`."""
+
 from __future__ import annotations
 
 import json
@@ -57,7 +58,12 @@ class ReactProtocol(Protocol):
         message = parse_message(blocks["assistant_message"], errors, r)
         extras = {}
         if calls and message is not None:
-            errors.append(ProtocolError(kind="violation", detail=f"tool calls and a message in one step: the message was dropped: {json.dumps(message, ensure_ascii=False)}"))
+            errors.append(
+                ProtocolError(
+                    kind="violation",
+                    detail=f"tool calls and a message in one step: the message was dropped: {json.dumps(message, ensure_ascii=False)}",
+                )
+            )
             # Kept aside: never sent to a user, but benchmarks may grade it (τ COMMUNICATE reads
             # text written next to tool calls, as upstream keeps it in the assistant turn).
             extras[DROPPED_MESSAGE] = message

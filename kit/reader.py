@@ -36,6 +36,7 @@ Rules (docs/robustness.md has the catalogue of habits they answer):
 - Plain text where a message is expected (`<assistant_message>The answer is 2</assistant_message>`)
   is the message.
 """
+
 from __future__ import annotations
 
 import json
@@ -51,17 +52,64 @@ _BARE_CLOSE = re.compile(r"^.*?</(?:think|thinking)>", re.DOTALL | re.IGNORECASE
 _FENCE_OPEN = re.compile(r"^\s*```[A-Za-z0-9_-]*[ \t]*\n?")
 _FENCE_CLOSE = re.compile(r"\n?[ \t]*```\s*$")
 
-LATEX_TRN = frozenset({
-    # \t…
-    "tau", "theta", "times", "text", "textbf", "textit", "textrm", "texttt", "tan", "tanh", "tfrac", "tilde", "top",
-    "triangle", "triangleq", "therefore", "textstyle", "tbinom", "to",
-    # \r…
-    "rho", "right", "rightarrow", "Rightarrow", "rangle", "rceil", "rfloor", "rm", "rbrace", "rvert", "rVert", "rbrack",
-    "rightleftharpoons", "restriction",
-    # \n…
-    "nu", "ne", "neq", "nabla", "not", "neg", "newline", "notin", "nmid", "nleq", "ngeq", "nsubseteq", "nparallel", "nexists",
-    "nolimits", "nonumber", "nearrow", "nwarrow",
-})
+LATEX_TRN = frozenset(
+    {
+        # \t…
+        "tau",
+        "theta",
+        "times",
+        "text",
+        "textbf",
+        "textit",
+        "textrm",
+        "texttt",
+        "tan",
+        "tanh",
+        "tfrac",
+        "tilde",
+        "top",
+        "triangle",
+        "triangleq",
+        "therefore",
+        "textstyle",
+        "tbinom",
+        "to",
+        # \r…
+        "rho",
+        "right",
+        "rightarrow",
+        "Rightarrow",
+        "rangle",
+        "rceil",
+        "rfloor",
+        "rm",
+        "rbrace",
+        "rvert",
+        "rVert",
+        "rbrack",
+        "rightleftharpoons",
+        "restriction",
+        # \n…
+        "nu",
+        "ne",
+        "neq",
+        "nabla",
+        "not",
+        "neg",
+        "newline",
+        "notin",
+        "nmid",
+        "nleq",
+        "ngeq",
+        "nsubseteq",
+        "nparallel",
+        "nexists",
+        "nolimits",
+        "nonumber",
+        "nearrow",
+        "nwarrow",
+    }
+)
 """LaTeX command names starting with t, r or n (read as commands after `\\t`, `\\r`, `\\n`)."""
 
 _JSON_ESCAPES = set('"\\/bfnrtu')
@@ -122,7 +170,7 @@ def strip_thinking(text: str, reading: Reading | None = None) -> str:
     m = _BARE_CLOSE.match(out)
     if m and "<think" not in m.group(0).lower():
         found.append(m.group(0))
-        out = out[m.end():]
+        out = out[m.end() :]
     if found and reading is not None:
         reading.thinking += found
         reading.note("thinking_dropped", detail=f"{sum(len(f) for f in found)} chars")
@@ -150,7 +198,7 @@ def last_block(text: str, tag: str, reading: Reading | None = None) -> str | Non
         return matches[-1].group(1)
     opened = text.rfind(f"<{tag}>")
     if opened >= 0:
-        rest = text[opened + len(tag) + 2:]
+        rest = text[opened + len(tag) + 2 :]
         if not re.search(r"<[A-Za-z_]+>", rest):  # nothing else follows: the block was cut off
             if reading is not None:
                 reading.note("unclosed_block", f"<{tag}>")
@@ -170,7 +218,9 @@ def last_set(text: str, tags: tuple[str, ...], reading: Reading | None = None) -
     for _, tag, content in reversed(found):
         if tag in seen:
             if reading is not None:
-                reading.note("repeated_blocks", f"<{tag}>", "an earlier set of blocks was ignored; the last complete set is read")
+                reading.note(
+                    "repeated_blocks", f"<{tag}>", "an earlier set of blocks was ignored; the last complete set is read"
+                )
             break
         seen.add(tag)
         out[tag] = content
@@ -182,10 +232,10 @@ def last_set(text: str, tags: tuple[str, ...], reading: Reading | None = None) -
             reading.note("prose_around", "blocks", f"{len(outside)} chars outside the blocks ignored")
     for tag in tags:  # a last block cut off at the end of the reply
         if out[tag] is None and tag not in seen:
-            tail = text[found[-1][0]:] if found else text
+            tail = text[found[-1][0] :] if found else text
             opened = tail.rfind(f"<{tag}>")
             if opened >= 0 and f"</{tag}>" not in tail[opened:]:
-                out[tag] = tail[opened + len(tag) + 2:]
+                out[tag] = tail[opened + len(tag) + 2 :]
                 if reading is not None:
                     reading.note("unclosed_block", f"<{tag}>")
     return out
@@ -218,11 +268,11 @@ def _backslash(src: str, i: int) -> tuple[str | None, int]:
     if nxt in "fb" and i + 2 < len(src) and src[i + 2] in string.ascii_letters:
         return "latex", 1
     if nxt in "trn":
-        m = re.match(r"[A-Za-z]+", src[i + 1:])
+        m = re.match(r"[A-Za-z]+", src[i + 1 :])
         if m and len(m.group(0)) > 1 and m.group(0) in LATEX_TRN:
             return "latex", 1
     if nxt == "u":
-        return (None, 6) if re.match(r"[0-9a-fA-F]{4}", src[i + 2:i + 6]) else ("invalid_escape", 1)
+        return (None, 6) if re.match(r"[0-9a-fA-F]{4}", src[i + 2 : i + 6]) else ("invalid_escape", 1)
     if nxt in _JSON_ESCAPES:
         return None, 2
     return "invalid_escape", 1
@@ -245,7 +295,7 @@ def fix_backslashes(src: str) -> tuple[str, dict[str, int]]:
             continue
         kind, width = _backslash(src, i)
         if kind is None:
-            out.append(src[i:i + width])
+            out.append(src[i : i + width])
             i += width
         else:
             counts[kind] += 1
@@ -266,7 +316,9 @@ def _backslashes(s: str, reading: Reading | None, where: str, latex: bool) -> st
         if counts["latex"]:
             reading.note("latex_backslash", where, f"{counts['latex']} LaTeX command(s) written with one backslash")
         if counts["invalid_escape"]:
-            reading.note("invalid_escape", where, f"{counts['invalid_escape']} backslash(es) before a non-escape character")
+            reading.note(
+                "invalid_escape", where, f"{counts['invalid_escape']} backslash(es) before a non-escape character"
+            )
     return fixed
 
 
@@ -296,7 +348,9 @@ def _parse_raw(s: str, reading: Reading | None, where: str) -> Any:
     if not re.search(r"[\[{\"]", s) and s.strip() not in ("None", "True", "False"):
         raise _NoJson(first)
     if not balanced(s):
-        raise _NoJson(f"{first} (the JSON is cut off or its brackets do not match; a cut-off reply is not completed by guessing)")
+        raise _NoJson(
+            f"{first} (the JSON is cut off or its brackets do not match; a cut-off reply is not completed by guessing)"
+        )
     try:
         value, log = json_repair.repair_json(s, return_objects=True, logging=True)
     except Exception as e:  # the library must not make the reader raise
@@ -347,7 +401,9 @@ def load_json(raw: str, where: str, reading: Reading | None = None, *, latex: bo
         return None, str(e)[:200]
 
 
-def load_object(text: str, reading: Reading | None = None, *, where: str = "reply", latex: bool = True) -> tuple[dict[str, Any] | None, str | None]:
+def load_object(
+    text: str, reading: Reading | None = None, *, where: str = "reply", latex: bool = True
+) -> tuple[dict[str, Any] | None, str | None]:
     """The last complete JSON object in `text` (thinking already removed by `read`), with fences
     and prose around it tolerated. (obj, None) or (None, why)."""
     s = strip_fences(text, reading, where)
@@ -376,12 +432,14 @@ def load_object(text: str, reading: Reading | None = None, *, where: str = "repl
             if len(spans) > 1:
                 reading.note("repeated_blocks", where, f"{len(spans)} JSON objects; the last one is read")
             elif (s[:start] + s[end:]).strip():
-                reading.note("prose_around", where, f"{len((s[:start] + s[end:]).strip())} chars outside the JSON object")
+                reading.note(
+                    "prose_around", where, f"{len((s[:start] + s[end:]).strip())} chars outside the JSON object"
+                )
         return obj, None
     if "{" not in s:
         return None, "no JSON object found in the reply"
     try:
-        value = _parse(s[s.find("{"):], reading, where)
+        value = _parse(s[s.find("{") :], reading, where)
     except _NoJson as e:
         return None, f"no JSON object found in the reply ({e})"
     if isinstance(value, list):
@@ -389,7 +447,7 @@ def load_object(text: str, reading: Reading | None = None, *, where: str = "repl
             reading.note("repeated_blocks", where, "several JSON objects; the last one is read")
         value = next((v for v in reversed(value) if isinstance(v, dict)), None)
     if isinstance(value, dict):
-        if reading is not None and s[:s.find("{")].strip():
+        if reading is not None and s[: s.find("{")].strip():
             reading.note("prose_around", where, "text before the JSON object")
         return value, None
     return None, f"expected a JSON object, got {type(value).__name__}"

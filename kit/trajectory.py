@@ -1,5 +1,6 @@
 """The interaction trajectory as methods without explicit state see it (`trajectory_history`
 in FlowState App. B.3): requests, each step's action and the observation it produced."""
+
 from __future__ import annotations
 
 import json
@@ -29,23 +30,31 @@ class Trajectory:
 
     def observe(self, obs: Observation) -> None:
         if not obs.is_empty and self.requests:
-            self.requests[-1].append(f"Observation: {obs.as_text(actions=False)}")  # the valid actions are current-turn only
+            self.requests[-1].append(
+                f"Observation: {obs.as_text(actions=False)}"
+            )  # the valid actions are current-turn only
 
     def act(self, decision: Decision, step: int) -> None:
         if not self.requests:
             return
         if decision.tool_calls:
-            calls = json.dumps([{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls], ensure_ascii=False)
+            calls = json.dumps(
+                [{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls], ensure_ascii=False
+            )
             self.requests[-1].append(f"Step {step} action: tool_calls {calls}")
         elif decision.message is not None:
-            self.requests[-1].append(f"Step {step} action: assistant_message {json.dumps(decision.message, ensure_ascii=False)}")
+            self.requests[-1].append(
+                f"Step {step} action: assistant_message {json.dumps(decision.message, ensure_ascii=False)}"
+            )
         else:
             self.requests[-1].append(f"Step {step} action: none")
 
     def end(self, outcome: RequestOutcome) -> None:
         self.open = False
         if self.requests:
-            self.requests[-1].append(f"Final response: {outcome.final_response if outcome.final_response is not None else '(none)'}")
+            self.requests[-1].append(
+                f"Final response: {outcome.final_response if outcome.final_response is not None else '(none)'}"
+            )
 
     def render(self, *, current_only: bool = False, max_tokens: int | None = None) -> tuple[str, bool]:
         """Text of the trajectory; with `max_tokens`, the oldest whole lines are dropped until it

@@ -1,5 +1,6 @@
 """Gap bookkeeping across updates (docs/pos.md §3): target stabilisation, stable gap identities and
 Active-Gap (frontier) selection. All pure except the tracker's episode counters."""
+
 from __future__ import annotations
 
 from typing import Callable
@@ -16,7 +17,9 @@ def _unique_unused(target: str, previous: list[str], used: set[int], equiv: Equi
     return hits[0] if len(hits) == 1 else None
 
 
-def stabilize_targets(proposed: list[Gap], previous: list[Gap], equiv: Equiv = gaps_semantically_equivalent) -> list[Gap]:
+def stabilize_targets(
+    proposed: list[Gap], previous: list[Gap], equiv: Equiv = gaps_semantically_equivalent
+) -> list[Gap]:
     """§3 target stabilisation for one gap type: a proposed gap with exactly one unused
     equivalent previous gap takes the old `target` string (its new `reason` is kept)."""
     prev = [g["target"] for g in previous]
@@ -74,8 +77,13 @@ def _resolve(pointer: dict[str, str] | None, gaps: dict[str, list[Gap]], equiv: 
     return {"gap_type": pointer["gap_type"], "target": hits[0]["target"]} if len(hits) == 1 else None
 
 
-def select_frontier(previous: dict[str, str] | None, proposed: dict[str, str] | None, epistemic: list[Gap],
-                    achievement: list[Gap], equiv: Equiv = gaps_semantically_equivalent) -> dict[str, str] | None:
+def select_frontier(
+    previous: dict[str, str] | None,
+    proposed: dict[str, str] | None,
+    epistemic: list[Gap],
+    achievement: list[Gap],
+    equiv: Equiv = gaps_semantically_equivalent,
+) -> dict[str, str] | None:
     """§3 `_select_frontier`, first match: previous frontier if it still resolves to exactly one
     equivalent gap of its type → proposed frontier if it resolves uniquely → first epistemic gap
     → first achievement gap → None."""
@@ -91,7 +99,9 @@ def select_frontier(previous: dict[str, str] | None, proposed: dict[str, str] | 
     return None
 
 
-def frontier_changed(old: dict[str, str] | None, new: dict[str, str] | None, equiv: Equiv = gaps_semantically_equivalent) -> bool:
+def frontier_changed(
+    old: dict[str, str] | None, new: dict[str, str] | None, equiv: Equiv = gaps_semantically_equivalent
+) -> bool:
     """Whether two Active-Gap pointers differ (`frontier_episode += 1` when they do)."""
     if old is None or new is None:
         return old is not new

@@ -10,6 +10,7 @@ where `active_gap_world` is that snapshot's world projected on the *current* Act
 
 CLI: `python -m pos.health --transitions FILE.jsonl` prints one JSON object with
 P_E, P_A, S, R, period, H, trapped, pattern (plus window_ready, gap_dimension, persistent gaps)."""
+
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,9 @@ class HealthConfig(BaseModel):
 
     def model_post_init(self, _ctx: Any) -> None:
         if not 1 <= self.max_cycle_length < self.window_size:
-            raise ValueError(f"trapping: need 1 ≤ max_cycle_length < window_size, got {self.max_cycle_length} and {self.window_size}")
+            raise ValueError(
+                f"trapping: need 1 ≤ max_cycle_length < window_size, got {self.max_cycle_length} and {self.window_size}"
+            )
         for k in ("recurrence_epsilon", "health_threshold", "cycle_threshold"):
             if not 0.0 <= getattr(self, k) <= 1.0:
                 raise ValueError(f"trapping.{k} must be in [0, 1], got {getattr(self, k)}")
@@ -105,7 +108,9 @@ def world_distance(x: dict[str, list[Any]], y: dict[str, list[Any]]) -> float:
     return sum(jaccard_distance(signatures(x.get(k) or []), signatures(y.get(k) or [])) for k in KINDS) / 3
 
 
-def recurrence(projections: list[dict[str, list[Any]]], epsilon: float, max_lag: int) -> tuple[float, int | None, dict[int, float]]:
+def recurrence(
+    projections: list[dict[str, list[Any]]], epsilon: float, max_lag: int
+) -> tuple[float, int | None, dict[int, float]]:
     """§7.4–5: rate_ℓ = #{i ∈ [ℓ, n−1] : d_W(p_i, p_{i−ℓ}) ≤ ε} / (n − ℓ) for ℓ = 1..min(max_lag, n−1);
     R = the max rate, period = its lag (only a strictly greater rate replaces it, so ties keep the
     smaller lag); all rates 0 ⇒ (0, None)."""
@@ -133,8 +138,13 @@ def gap_dimension(last_e: list[str], last_a: list[str], p_e: float, p_a: float) 
     return max(cands, key=lambda c: c[0])[1]  # max() keeps the first on ties
 
 
-def diagnose_pattern(worlds: list[dict[str, list[Any]]], projections: list[dict[str, list[Any]]], r: float,
-                     period: int | None, cfg: HealthConfig) -> str | None:
+def diagnose_pattern(
+    worlds: list[dict[str, list[Any]]],
+    projections: list[dict[str, list[Any]]],
+    r: float,
+    period: int | None,
+    cfg: HealthConfig,
+) -> str | None:
     """§8 order: Static (last two full worlds within ε) → Cycle (R ≥ cycle_threshold, period > 1)
     → Drift (last two Active-Gap projections within ε) → None (generic)."""
     if len(worlds) >= 2 and world_distance(worlds[-1], worlds[-2]) <= cfg.recurrence_epsilon:
@@ -157,25 +167,47 @@ def detect(snapshots: list[Snapshot], cfg: HealthConfig | None = None) -> Health
     p_a, keep_a = persistence([list(s.get("achievement_gaps") or []) for s in win])
     s = stagnation([int(x["progress"]) for x in win], cfg.window_size)
     worlds = [x["world"] for x in win]
-    projs = [x["world"] if x.get("active_gap_world") is None else x["active_gap_world"] for x in win]  # absent: no Active Gap ⇒ full world
+    projs = [
+        x["world"] if x.get("active_gap_world") is None else x["active_gap_world"] for x in win
+    ]  # absent: no Active Gap ⇒ full world
     r, period, rates = recurrence(projs, cfg.recurrence_epsilon, cfg.max_cycle_length)
-    rep = HealthReport(window_ready=True, persistence_e=p_e, persistence_a=p_a, stagnation=s, recurrence=r,
-                       recurrence_period=period, recurrence_rates=rates, health_score=health_score(p_e, p_a, s, r),
-                       health_threshold=cfg.health_threshold, persistent_epistemic_gaps=keep_e, persistent_achievement_gaps=keep_a)
+    rep = HealthReport(
+        window_ready=True,
+        persistence_e=p_e,
+        persistence_a=p_a,
+        stagnation=s,
+        recurrence=r,
+        recurrence_period=period,
+        recurrence_rates=rates,
+        health_score=health_score(p_e, p_a, s, r),
+        health_threshold=cfg.health_threshold,
+        persistent_epistemic_gaps=keep_e,
+        persistent_achievement_gaps=keep_a,
+    )
     if rep.trapped:
-        rep.gap_dimension = gap_dimension(list(win[-1].get("epistemic_gaps") or []), list(win[-1].get("achievement_gaps") or []), p_e, p_a)
+        rep.gap_dimension = gap_dimension(
+            list(win[-1].get("epistemic_gaps") or []), list(win[-1].get("achievement_gaps") or []), p_e, p_a
+        )
         rep.trapping_pattern = diagnose_pattern(worlds, projs, r, period, cfg)
     return rep
 
 
 def summary(rep: HealthReport) -> dict[str, Any]:
     """The CLI's JSON object. `pattern` is null when not trapped, "generic" when trapped without a pattern."""
-    return {"P_E": rep.persistence_e, "P_A": rep.persistence_a, "S": rep.stagnation, "R": rep.recurrence,
-            "period": rep.recurrence_period, "H": rep.health_score, "trapped": rep.trapped,
-            "pattern": (rep.trapping_pattern or "generic") if rep.trapped else None,
-            "window_ready": rep.window_ready, "gap_dimension": rep.gap_dimension,
-            "persistent_epistemic_gaps": rep.persistent_epistemic_gaps,
-            "persistent_achievement_gaps": rep.persistent_achievement_gaps}
+    return {
+        "P_E": rep.persistence_e,
+        "P_A": rep.persistence_a,
+        "S": rep.stagnation,
+        "R": rep.recurrence,
+        "period": rep.recurrence_period,
+        "H": rep.health_score,
+        "trapped": rep.trapped,
+        "pattern": (rep.trapping_pattern or "generic") if rep.trapped else None,
+        "window_ready": rep.window_ready,
+        "gap_dimension": rep.gap_dimension,
+        "persistent_epistemic_gaps": rep.persistent_epistemic_gaps,
+        "persistent_achievement_gaps": rep.persistent_achievement_gaps,
+    }
 
 
 def read_window(path: str) -> list[Snapshot]:
@@ -190,7 +222,9 @@ def read_window(path: str) -> list[Snapshot]:
             except ValueError as e:
                 raise ValueError(f"{path}:{n}: not valid JSON ({e}); write one snapshot object per line") from None
             if not isinstance(snap, dict):
-                raise ValueError(f"{path}:{n}: each line must be a JSON object with progress, epistemic_gaps, achievement_gaps, world, active_gap_world")
+                raise ValueError(
+                    f"{path}:{n}: each line must be a JSON object with progress, epistemic_gaps, achievement_gaps, world, active_gap_world"
+                )
             p = snap.get("progress")
             if p is not None and not is_label(p):
                 raise ValueError(f"{path}:{n}: 'progress' must be 0, 1 or null, got {p!r}")
@@ -199,14 +233,20 @@ def read_window(path: str) -> list[Snapshot]:
                     raise ValueError(f"{path}:{n}: '{key}' must be a list of stable gap IDs")
             for key in ("world", "active_gap_world"):
                 w = snap.get(key)
-                if w is not None and (not isinstance(w, dict) or not all(isinstance(w.get(k, []), list) for k in KINDS)):
-                    raise ValueError(f"{path}:{n}: '{key}' must be {{\"entities\": [...], \"states\": [...], \"relations\": [...]}}")
+                if w is not None and (
+                    not isinstance(w, dict) or not all(isinstance(w.get(k, []), list) for k in KINDS)
+                ):
+                    raise ValueError(
+                        f'{path}:{n}: \'{key}\' must be {{"entities": [...], "states": [...], "relations": [...]}}'
+                    )
             out.append(snap)
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m pos.health", description="PoS progress health of a window of snapshots (docs/pos.md §7–8).")
+    ap = argparse.ArgumentParser(
+        prog="python -m pos.health", description="PoS progress health of a window of snapshots (docs/pos.md §7–8)."
+    )
     ap.add_argument("--transitions", required=True, help="JSON-lines file, one snapshot per line, oldest first")
     d = HealthConfig()
     ap.add_argument("--window-size", type=int, default=d.window_size)
@@ -215,7 +255,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threshold", type=float, default=d.health_threshold)
     a = ap.parse_args(argv)
     try:
-        cfg = HealthConfig(window_size=a.window_size, recurrence_epsilon=a.epsilon, max_cycle_length=a.max_lag, health_threshold=a.threshold)
+        cfg = HealthConfig(
+            window_size=a.window_size,
+            recurrence_epsilon=a.epsilon,
+            max_cycle_length=a.max_lag,
+            health_threshold=a.threshold,
+        )
         snaps = read_window(a.transitions)
     except (OSError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -6,6 +6,7 @@ so step t first finishes action t−1's update (delta → Sentinel → commit �
 recovery → Belief Text) and then asks the policy. Every decision (tool calls, a message, or an
 empty turn) is one action. The request-ending action gets no update: the harness delivers no
 observation after it; `end_request` closes the recovery as `task_terminal`."""
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,15 @@ from kit.agent import SingleCallMethod
 from pos.config import PosConfig
 from pos.gaps import StableGapIdentityTracker, frontier_changed
 from pos.health import HealthReport, detect, verified_window
-from pos.policy import EXAMPLES, NO_OBSERVATION, action_text, belief_text_input, describe, format_example, policy_messages
+from pos.policy import (
+    EXAMPLES,
+    NO_OBSERVATION,
+    action_text,
+    belief_text_input,
+    describe,
+    format_example,
+    policy_messages,
+)
 from pos.projection import project_on_gap
 from pos.prompts import belief_text_messages
 from pos.release_prompt import RELEASE_KINDS, release_messages, release_texts
@@ -30,7 +39,18 @@ from pos.updater import BeliefModel, ContextFailure
 from pos.world import Belief, World
 from pos.repair_text import missing_action, policy_repair
 from runners.api import (
-    Backbone, BackboneError, Decision, Message, Observation, Parsed, ProtocolError, Request, RequestOutcome, StepSeries, StepView, TaskView,
+    Backbone,
+    BackboneError,
+    Decision,
+    Message,
+    Observation,
+    Parsed,
+    ProtocolError,
+    Request,
+    RequestOutcome,
+    StepSeries,
+    StepView,
+    TaskView,
 )
 from runners.upstream import TextSources
 
@@ -44,18 +64,44 @@ HEALTH = ("health", "actions.health")  # the turn's last action's health (§7), 
 class PoS(SingleCallMethod):
     # What the report and the plots draw from `step_log`: health H over steps (trapped at H ≤ 0.25,
     # §7) and, per step, health, audit and recovery with the committed belief.
-    step_series = (StepSeries(name="pos_health", path=tuple(f"{p}.health_score" for p in HEALTH), axis="health H", low=0.0,
-                              high=1.0, threshold=0.25, title="PoS progress health H over steps (trapped at H ≤ 0.25)"),)
-    step_views = (StepView(
-        kind="step_table", name="pos", title="PoS belief and progress health",
-        fields={"P_e": tuple(f"{p}.persistence_e" for p in HEALTH), "P_a": tuple(f"{p}.persistence_a" for p in HEALTH),
-                "S": tuple(f"{p}.stagnation" for p in HEALTH), "R": tuple(f"{p}.recurrence" for p in HEALTH),
-                "H": tuple(f"{p}.health_score" for p in HEALTH), "trapped": tuple(f"{p}.trapped" for p in HEALTH),
-                "pattern": tuple(f"{p}.trapping_pattern" for p in HEALTH), "audit": "audit.verdict", "recovery": "recovery_active"},
-        details=(("world state", "belief.world"), ("epistemic gaps", "belief.epistemic_gaps"),
-                 ("achievement gaps", "belief.achievement_gaps"), ("frontier", "belief.frontier"),
-                 ("health (P, S, R, H; trapping)", HEALTH), ("recovery constraints (active directive)", "recovery_active"),
-                 ("consistency audit", "audit"))),)
+    step_series = (
+        StepSeries(
+            name="pos_health",
+            path=tuple(f"{p}.health_score" for p in HEALTH),
+            axis="health H",
+            low=0.0,
+            high=1.0,
+            threshold=0.25,
+            title="PoS progress health H over steps (trapped at H ≤ 0.25)",
+        ),
+    )
+    step_views = (
+        StepView(
+            kind="step_table",
+            name="pos",
+            title="PoS belief and progress health",
+            fields={
+                "P_e": tuple(f"{p}.persistence_e" for p in HEALTH),
+                "P_a": tuple(f"{p}.persistence_a" for p in HEALTH),
+                "S": tuple(f"{p}.stagnation" for p in HEALTH),
+                "R": tuple(f"{p}.recurrence" for p in HEALTH),
+                "H": tuple(f"{p}.health_score" for p in HEALTH),
+                "trapped": tuple(f"{p}.trapped" for p in HEALTH),
+                "pattern": tuple(f"{p}.trapping_pattern" for p in HEALTH),
+                "audit": "audit.verdict",
+                "recovery": "recovery_active",
+            },
+            details=(
+                ("world state", "belief.world"),
+                ("epistemic gaps", "belief.epistemic_gaps"),
+                ("achievement gaps", "belief.achievement_gaps"),
+                ("frontier", "belief.frontier"),
+                ("health (P, S, R, H; trapping)", HEALTH),
+                ("recovery constraints (active directive)", "recovery_active"),
+                ("consistency audit", "audit"),
+            ),
+        ),
+    )
 
     def __init__(self, backbone: Backbone, **params: Any) -> None:
         try:
@@ -64,7 +110,11 @@ class PoS(SingleCallMethod):
             raise ValueError(f"PoS params are invalid (see conf/method/pos.yaml for the accepted keys): {e}") from None
         super().__init__(backbone, max_resamples=self.base_cfg.policy_max_json_retries)  # params validated by PosConfig
         self.protocol: PolicyProtocol = PolicyProtocol()
-        self.audit_protocol, self.progress_protocol, self.text_protocol = AuditProtocol(), ProgressProtocol(), BeliefTextProtocol()
+        self.audit_protocol, self.progress_protocol, self.text_protocol = (
+            AuditProtocol(),
+            ProgressProtocol(),
+            BeliefTextProtocol(),
+        )
         self.carried_world: World | None = None
         self.earlier: list[dict[str, Any]] = []
         self.sources = TextSources()
@@ -85,7 +135,10 @@ class PoS(SingleCallMethod):
 
         format_lines(sources)  # the policy's reply-format lines off the PoS benchmarks
         if cfg.recovery.mode == "generic":
-            sources.own("pos.recovery.generic", "recovery.mode=generic: the release has no generic recovery; the project's own text (pos/recovery.py GENERIC_TEXT)")
+            sources.own(
+                "pos.recovery.generic",
+                "recovery.mode=generic: the release has no generic recovery; the project's own text (pos/recovery.py GENERIC_TEXT)",
+            )
         if cfg.policy_prompt == "release":
             for kind in RELEASE_KINDS:
                 if kinds is not None and kind not in kinds:  # only the kinds of the cell's benchmark
@@ -102,11 +155,21 @@ class PoS(SingleCallMethod):
         await super().begin_task(task)
         self.cfg = self.base_cfg.for_kind(task.kind)
         self.protocol.configure(task, self.cfg.max_actions_per_turn)
-        self.release = (release_texts(task.kind, self.cfg.max_actions_per_turn, self.sources, example=self.cfg.policy_format_example)
-                        if self.cfg.policy_prompt == "release" and task.kind in RELEASE_KINDS else None)
+        self.release = (
+            release_texts(
+                task.kind, self.cfg.max_actions_per_turn, self.sources, example=self.cfg.policy_format_example
+            )
+            if self.cfg.policy_prompt == "release" and task.kind in RELEASE_KINDS
+            else None
+        )
         self.belief_texts = belief_release.load(self.sources) if self.cfg.belief_prompts == "release" else None
-        self.model = BeliefModel(self.backbone, mode=self.cfg.task_mode, max_json_retries=self.cfg.max_json_retries, texts=self.belief_texts,
-                                 sampling=self.cfg.sampling.get("state"))
+        self.model = BeliefModel(
+            self.backbone,
+            mode=self.cfg.task_mode,
+            max_json_retries=self.cfg.max_json_retries,
+            texts=self.belief_texts,
+            sampling=self.cfg.sampling.get("state"),
+        )
         self.carried_world, self.earlier = None, []
 
     async def begin_request(self, request: Request) -> None:
@@ -154,8 +217,17 @@ class PoS(SingleCallMethod):
     def consistency(self) -> bool:
         return self.cfg.sentinel.enabled and self.cfg.sentinel.consistency_enabled
 
-    async def _audited(self, propose: Any, *, before: Belief, step: int, before_step: int, mode: str | None,
-                       items: list[dict[str, Any]], call: str) -> tuple[Belief, str]:
+    async def _audited(
+        self,
+        propose: Any,
+        *,
+        before: Belief,
+        step: int,
+        before_step: int,
+        mode: str | None,
+        items: list[dict[str, Any]],
+        call: str,
+    ) -> tuple[Belief, str]:
         """Candidate → Sentinel audit → ≤ 1 repair and re-audit → (committed belief, status) (§5)."""
         prop = await propose(None)
         self._errors(call, prop.errors)
@@ -166,8 +238,16 @@ class PoS(SingleCallMethod):
             return prop.candidate, "unaudited"
         if mode is None:
             return prop.candidate, "validated"
-        audit: dict[str, Any] = dict(step=step, before=before, items=items, cfg=self.cfg.sentinel, before_step=before_step,
-                     sampling=self.cfg.sampling.get("sentinel"), health=self._health_view(), texts=self.belief_texts)
+        audit: dict[str, Any] = dict(
+            step=step,
+            before=before,
+            items=items,
+            cfg=self.cfg.sentinel,
+            before_step=before_step,
+            sampling=self.cfg.sampling.get("sentinel"),
+            health=self._health_view(),
+            texts=self.belief_texts,
+        )
         res = await run_audit(self.backbone, self.audit_protocol, candidate=prop.candidate, **audit)
         self._errors("audit", res.errors)
         self.log["audit"] = {"mode": mode, "verdict": res.verdict, "issue": res.issue, "discarded": res.discarded}
@@ -193,15 +273,21 @@ class PoS(SingleCallMethod):
         (upstream raises and reruns the case); `keep_belief` continues as a rejected update."""
         if self.cfg.context_failure == "case_error":
             detail = "; ".join(e.detail for e in prop.errors[-2:]) or "no reply"
-            raise ContextFailure(f"PoS belief model ({call}, step {step}) gave no buildable belief after {prop.calls} call(s): {detail}. "
-                                 "The case is recorded as an error (docs/pos.md §2.5); set context_failure: keep_belief to continue on the last committed belief")
+            raise ContextFailure(
+                f"PoS belief model ({call}, step {step}) gave no buildable belief after {prop.calls} call(s): {detail}. "
+                "The case is recorded as an error (docs/pos.md §2.5); set context_failure: keep_belief to continue on the last committed belief"
+            )
 
     async def _initialize(self, obs: str) -> None:
         # §2.1: step −1 holds the reset observation (the initialisation audit grounds quotes in it).
         # goal.user_input is the task alone (upstream `state["task"]`: ALFWorld's sentence after "Your task is to:").
         self.raw = [{"step": -1, "action": None, "observation": obs, "done": False, "success": None, "score": None}]
         base = self.carried_world.copy() if (self.cfg.carry_world_across_requests and self.carried_world) else World()
-        carried = {"world": base.to_dict(), "earlier_requests": self.earlier} if self.earlier and self.cfg.carry_world_across_requests else None
+        carried = (
+            {"world": base.to_dict(), "earlier_requests": self.earlier}
+            if self.earlier and self.cfg.carry_world_across_requests
+            else None
+        )
         task = self.request.goal or self.request.text
         empty = Belief(goal={"user_input": task, "specification": ""}, world=base)
 
@@ -209,8 +295,15 @@ class PoS(SingleCallMethod):
             return await self.model.initialize(task=task, observation=obs, base=base, carried=carried, repair=repair)
 
         mode, scope = audit_scope(self.raw, 0, self.cfg.sentinel, initial=True)
-        self.belief, status = await self._audited(propose, before=empty, step=-1, before_step=-1, mode=mode,
-                                                  items=evidence_items(scope, self.cfg.sentinel.audit_observation_max_chars), call="init")
+        self.belief, status = await self._audited(
+            propose,
+            before=empty,
+            step=-1,
+            before_step=-1,
+            mode=mode,
+            items=evidence_items(scope, self.cfg.sentinel.audit_observation_max_chars),
+            call="init",
+        )
         self.update_history.append({"step": -1, "status": status, "audit_mode": mode if self.consistency else None})
         self._commit_bookkeeping(-1)
         await self._refresh_text()
@@ -221,11 +314,19 @@ class PoS(SingleCallMethod):
         assert self.belief is not None  # set by _initialize
         for t in ("epistemic", "achievement"):
             self.gap_ids[t] = self.tracker.reconcile(t, self.belief.gaps(t))
-        self.snapshots.append({"step": step, "world": self.belief.world.as_lists(), "epistemic_gap_ids": list(self.gap_ids["epistemic"]),
-                               "achievement_gap_ids": list(self.gap_ids["achievement"]), "frontier": self.belief.frontier})
+        self.snapshots.append(
+            {
+                "step": step,
+                "world": self.belief.world.as_lists(),
+                "epistemic_gap_ids": list(self.gap_ids["epistemic"]),
+                "achievement_gap_ids": list(self.gap_ids["achievement"]),
+                "frontier": self.belief.frontier,
+            }
+        )
 
-    async def _after_action(self, step: int, action: str, thought: str, obs: str, *, done: bool = False,
-                            success: bool | None = None) -> None:
+    async def _after_action(
+        self, step: int, action: str, thought: str, obs: str, *, done: bool = False, success: bool | None = None
+    ) -> None:
         assert self.belief is not None  # set by _initialize
         """Steps 3a–3e of §2 for one action of the previous turn. The step log's top-level keys
         describe the last action of the turn; `actions` lists every action's. `done`: the action
@@ -233,21 +334,44 @@ class PoS(SingleCallMethod):
         without a progress call, and neither health nor the Belief Text is computed after it."""
         for k in ("audit", "re_audit", "health", "recovery_started"):
             self.log.pop(k, None)
-        self.raw.append({"step": step, "action": action, "observation": obs, "done": done, "success": success, "score": None})
+        self.raw.append(
+            {"step": step, "action": action, "observation": obs, "done": done, "success": success, "score": None}
+        )
         n = sum(1 for u in self.update_history if u["step"] >= 0) + 1
         mode, scope = audit_scope(self.raw, n, self.cfg.sentinel)
         before = self.belief
         transition = {"thought": thought, "action": action, "observation": obs}
 
         async def propose(repair: dict[str, Any] | None) -> Any:
-            return await self.model.update(before, transition=transition, step=step, health=self._health_view(), repair=repair)
+            return await self.model.update(
+                before, transition=transition, step=step, health=self._health_view(), repair=repair
+            )
 
-        committed, status = await self._audited(propose, before=before, step=step, before_step=step - 1, mode=mode,
-                                                items=evidence_items(scope, self.cfg.sentinel.audit_observation_max_chars), call="delta")
+        committed, status = await self._audited(
+            propose,
+            before=before,
+            step=step,
+            before_step=step - 1,
+            mode=mode,
+            items=evidence_items(scope, self.cfg.sentinel.audit_observation_max_chars),
+            call="delta",
+        )
         self.update_history.append({"step": step, "status": status, "audit_mode": mode if self.consistency else None})
-        record: dict[str, Any] = {"step": step, "frontier_episode": self.frontier_episode, "frontier": before.frontier, "action": action,
-                  "observation": obs, "done": done, "success": success, "task_score": None, "progress": None,
-                  "scoring_method": None, "score": None, "affected_record_ids": [], "reason": None}
+        record: dict[str, Any] = {
+            "step": step,
+            "frontier_episode": self.frontier_episode,
+            "frontier": before.frontier,
+            "action": action,
+            "observation": obs,
+            "done": done,
+            "success": success,
+            "task_score": None,
+            "progress": None,
+            "scoring_method": None,
+            "score": None,
+            "affected_record_ids": [],
+            "reason": None,
+        }
         if frontier_changed(before.frontier, committed.frontier):
             self.frontier_episode += 1
         self.belief = committed
@@ -261,9 +385,17 @@ class PoS(SingleCallMethod):
         if not done:  # upstream: no Belief Text after the episode is done (nothing reads it)
             await self._refresh_text()
         self.log.update(update=self.update_history[-1], transition=record)
-        self.log.setdefault("actions", []).append({k: self.log[k] for k in ("update", "transition", "audit", "re_audit", "health", "recovery_started") if k in self.log})
+        self.log.setdefault("actions", []).append(
+            {
+                k: self.log[k]
+                for k in ("update", "transition", "audit", "re_audit", "health", "recovery_started")
+                if k in self.log
+            }
+        )
 
-    async def _progress(self, step: int, before: Belief, action: str, obs: str, *, success: bool = False) -> dict[str, Any] | None:
+    async def _progress(
+        self, step: int, before: Belief, action: str, obs: str, *, success: bool = False
+    ) -> dict[str, Any] | None:
         assert self.belief is not None  # set by _initialize
         s = self.cfg.sentinel
         if not (s.enabled and s.progress_enabled):
@@ -271,12 +403,27 @@ class PoS(SingleCallMethod):
         if self.cfg.task_mode == "diagnostic":
             return diagnostic_progress(before.world, self.belief.world, self.cfg.diagnostic_progress_threshold)
         if success:  # upstream `execution_task_success`: the environment's success is authoritative
-            return {"progress": 1, "score": 1.0, "affected_record_ids": [], "reason": TASK_SUCCESS_REASON,
-                    "scoring_method": "execution_task_success"}
-        label, errors = await execution_progress(self.backbone, self.progress_protocol, step=step, frontier=before.frontier,
-                                                 action=action, observation=obs, before=before, after=self.belief, cfg=s,
-                                                 sampling=self.cfg.sampling.get("sentinel"), health=self._health_view(),
-                                                 texts=self.belief_texts)
+            return {
+                "progress": 1,
+                "score": 1.0,
+                "affected_record_ids": [],
+                "reason": TASK_SUCCESS_REASON,
+                "scoring_method": "execution_task_success",
+            }
+        label, errors = await execution_progress(
+            self.backbone,
+            self.progress_protocol,
+            step=step,
+            frontier=before.frontier,
+            action=action,
+            observation=obs,
+            before=before,
+            after=self.belief,
+            cfg=s,
+            sampling=self.cfg.sampling.get("sentinel"),
+            health=self._health_view(),
+            texts=self.belief_texts,
+        )
         self._errors("progress", errors)
         return label
 
@@ -291,9 +438,17 @@ class PoS(SingleCallMethod):
         out = []
         for t in self.transitions:
             s = snaps.get(t["step"])
-            out.append({"step": t["step"], "action": t["action"], "progress": t["progress"],
-                        "epistemic_gaps": s["epistemic_gap_ids"] if s else [], "achievement_gaps": s["achievement_gap_ids"] if s else [],
-                        "world": s["world"] if s else None, "active_gap_world": project_on_gap(s["world"], gap) if s else None})
+            out.append(
+                {
+                    "step": t["step"],
+                    "action": t["action"],
+                    "progress": t["progress"],
+                    "epistemic_gaps": s["epistemic_gap_ids"] if s else [],
+                    "achievement_gaps": s["achievement_gap_ids"] if s else [],
+                    "world": s["world"] if s else None,
+                    "active_gap_world": project_on_gap(s["world"], gap) if s else None,
+                }
+            )
         return out
 
     def _update_health(self) -> None:
@@ -308,9 +463,19 @@ class PoS(SingleCallMethod):
         self._finish_recovery("rediagnosed")
         win = verified_window(snaps, self.cfg.trapping.window_size)
         self.directive = build_directive(
-            self.health, gaps={t: self.belief.gaps(t) for t in self.gap_ids}, gap_ids=self.gap_ids, active_gap=self.belief.frontier_gap(),
-            window=win, snapshots=self.snapshots, projections=[w["active_gap_world"] for w in win], transitions=self.transitions,
-            action_count=self.action_count, cfg=self.cfg.recovery, epsilon=self.cfg.trapping.recurrence_epsilon, texts=self.belief_texts)
+            self.health,
+            gaps={t: self.belief.gaps(t) for t in self.gap_ids},
+            gap_ids=self.gap_ids,
+            active_gap=self.belief.frontier_gap(),
+            window=win,
+            snapshots=self.snapshots,
+            projections=[w["active_gap_world"] for w in win],
+            transitions=self.transitions,
+            action_count=self.action_count,
+            cfg=self.cfg.recovery,
+            epsilon=self.cfg.trapping.recurrence_epsilon,
+            texts=self.belief_texts,
+        )
         if self.directive is not None:
             self.log["recovery_started"] = self.directive.model_dump()
 
@@ -328,10 +493,14 @@ class PoS(SingleCallMethod):
             self.belief_text = describe(view)
             return
         self.text_protocol.fallback = lambda: {"belief_text": describe(view)}
-        msgs = (belief_release.belief_text_messages(self.belief_texts, view) if self.belief_texts is not None
-                else belief_text_messages(view, self.text_protocol.description()))
-        c = await self.backbone.complete(msgs, role="state",
-                                         protocol=self.text_protocol, **self.cfg.sampling.get("state", {}))
+        msgs = (
+            belief_release.belief_text_messages(self.belief_texts, view)
+            if self.belief_texts is not None
+            else belief_text_messages(view, self.text_protocol.description())
+        )
+        c = await self.backbone.complete(
+            msgs, role="state", protocol=self.text_protocol, **self.cfg.sampling.get("state", {})
+        )
         parsed = self.text_protocol.parse(c.text)
         self._errors("belief_text", parsed.errors)
         self.belief_text = parsed.blocks["json"]["belief_text"] if parsed.ok else describe(view)
@@ -345,12 +514,28 @@ class PoS(SingleCallMethod):
         last_turn = self.cfg.forced_submission and budget is not None and self.turn >= budget
         recovery = d.prompt_view(generic=self.cfg.recovery.mode == "generic") if active and d is not None else None
         if self.release is not None:  # the release's ReAct prompt (pos/release_prompt.py)
-            msgs = release_messages(self.release, task=self.task, observation=obs or NO_OBSERVATION, belief=self.belief,
-                                    belief_text=self.belief_text, recovery=recovery, actions=self.actions, final_turn=last_turn)
+            msgs = release_messages(
+                self.release,
+                task=self.task,
+                observation=obs or NO_OBSERVATION,
+                belief=self.belief,
+                belief_text=self.belief_text,
+                recovery=recovery,
+                actions=self.actions,
+                final_turn=last_turn,
+            )
         else:
-            msgs = policy_messages(task=self.task, protocol_text=self.protocol.description(), observation=obs, belief=self.belief,
-                                   belief_text=self.belief_text, recovery=recovery, forced_submission=last_turn, actions=self.actions,
-                                   example=format_example(self.task.kind, self.sources) if self.cfg.policy_format_example else None)
+            msgs = policy_messages(
+                task=self.task,
+                protocol_text=self.protocol.description(),
+                observation=obs,
+                belief=self.belief,
+                belief_text=self.belief_text,
+                recovery=recovery,
+                forced_submission=last_turn,
+                actions=self.actions,
+                example=format_example(self.task.kind, self.sources) if self.cfg.policy_format_example else None,
+            )
         parsed = await self._policy(msgs, **self.cfg.sampling.get("agent", {}))
         decision, limit = parsed.decision, self.cfg.max_actions_per_turn
         if limit is not None and len(decision.tool_calls) > limit:
@@ -402,7 +587,11 @@ class PoS(SingleCallMethod):
         if "json" in parsed.blocks and parsed.decision.is_empty:
             note = missing_action()
             log["repair_turns"].append({"attempt": attempt, "kind": "missing_action", "correction": note})
-            retry = [*msgs, {"role": "assistant", "content": json.dumps(parsed.blocks["json"], ensure_ascii=False)}, {"role": "user", "content": note}]
+            retry = [
+                *msgs,
+                {"role": "assistant", "content": json.dumps(parsed.blocks["json"], ensure_ascii=False)},
+                {"role": "user", "content": note},
+            ]
             parsed = await decision(retry)
         if parsed.decision.is_empty:
             log["no_op"] = True
@@ -421,7 +610,9 @@ class PoS(SingleCallMethod):
             self.log = {"protocol_errors": []}
             done = not outcome.truncated
             try:
-                for (step, action, thought), text in zip(self.pending, split_observation(outcome.final_observation, len(self.pending))):
+                for (step, action, thought), text in zip(
+                    self.pending, split_observation(outcome.final_observation, len(self.pending))
+                ):
                     await self._after_action(step, action, thought, text, done=done, success=outcome.success)
             except (ContextFailure, BackboneError) as e:
                 # upstream `_record_terminal_context_error`: a context failure on the step that ended the
@@ -429,7 +620,9 @@ class PoS(SingleCallMethod):
                 # (a truncated request) it stays a case error, as upstream raises it
                 if not done or getattr(e, "fatal", False):
                     raise
-                self.terminal_context_errors.append({"step": step, "phase": "update", "error_type": type(e).__name__, "error": str(e)})
+                self.terminal_context_errors.append(
+                    {"step": step, "phase": "update", "error_type": type(e).__name__, "error": str(e)}
+                )
                 self.log["terminal_context_error"] = self.terminal_context_errors[-1]
             self.final_log = dict(self.log)
         self.pending = []
@@ -442,9 +635,14 @@ class PoS(SingleCallMethod):
         """This step's update, audit, progress, health, recovery, protocol errors and the committed belief."""
         log = dict(getattr(self, "log", {}))
         if self.belief is not None:
-            log["belief"] = {"world": self.belief.world.to_dict(), "epistemic_gaps": self.belief.epistemic_gaps,
-                             "achievement_gaps": self.belief.achievement_gaps, "frontier": self.belief.frontier,
-                             "gap_ids": self.gap_ids, "frontier_episode": self.frontier_episode}
+            log["belief"] = {
+                "world": self.belief.world.to_dict(),
+                "epistemic_gaps": self.belief.epistemic_gaps,
+                "achievement_gaps": self.belief.achievement_gaps,
+                "frontier": self.belief.frontier,
+                "gap_ids": self.gap_ids,
+                "frontier_episode": self.frontier_episode,
+            }
             log["recovery_active"] = self.directive.model_dump() if self.directive else None
         return log
 
@@ -457,6 +655,12 @@ class PoS(SingleCallMethod):
 
     def export(self) -> dict[str, Any]:
         """Per-request bookkeeping (belief_update_history, transitions, recoveries, pending issues)."""
-        return {"belief_update_history": self.update_history, "transitions": self.transitions, "snapshots": self.snapshots,
-                "recoveries": self.recoveries, "pending_issues": self.pending_issues, "raw_trajectory": self.raw,
-                "terminal_context_errors": self.terminal_context_errors}
+        return {
+            "belief_update_history": self.update_history,
+            "transitions": self.transitions,
+            "snapshots": self.snapshots,
+            "recoveries": self.recoveries,
+            "pending_issues": self.pending_issues,
+            "raw_trajectory": self.raw,
+            "terminal_context_errors": self.terminal_context_errors,
+        }

@@ -1,4 +1,5 @@
 """The policy prompt with no raw history (docs/pos.md §4) and the Belief Text view it carries."""
+
 from __future__ import annotations
 
 import json
@@ -11,13 +12,17 @@ from runners.api import Decision, Message, TaskView, ToolCall, actions_json
 from kit.prompting import REACT_RULES, system_message, user_message
 from runners.upstream import TextSources, UpstreamFile
 
-POLICY_RULES = REACT_RULES.rsplit("\n- Reply in the output protocol", 1)[0] + \
-    "\n- Reply in the output protocol exactly: one JSON object, with no other text and no code fences."
+POLICY_RULES = (
+    REACT_RULES.rsplit("\n- Reply in the output protocol", 1)[0]
+    + "\n- Reply in the output protocol exactly: one JSON object, with no other text and no code fences."
+)
 """The ReAct rules with the reply-format line of PoS's policy (one JSON object, pos.protocols.PolicyProtocol)."""
 
 NO_OBSERVATION = "(no observation yet; the task is the goal's user_input)"
-FORCED_SUBMISSION = ("This is your last turn: no further investigation is possible. Submit your final answer now with the "
-                     "task's submission tool (or as your final message), based on the evidence in your belief.")
+FORCED_SUBMISSION = (
+    "This is your last turn: no further investigation is possible. Submit your final answer now with the "
+    "task's submission tool (or as your final message), based on the evidence in your belief."
+)
 """§4: RCA-100/ClinDiag append a forced-submission directive on the last turn (our wording)."""
 
 
@@ -56,8 +61,13 @@ def _call_text(call: ToolCall) -> str:
 
 def belief_text_input(belief: Belief) -> dict[str, Any]:
     """What the Belief Text model reads: {goal, world: semantic view, gaps, active_gap} (§4)."""
-    return {"goal": belief.goal, "world": semantic_view(belief.world), "epistemic_gaps": belief.epistemic_gaps,
-            "achievement_gaps": belief.achievement_gaps, "active_gap": belief.frontier_gap()}
+    return {
+        "goal": belief.goal,
+        "world": semantic_view(belief.world),
+        "epistemic_gaps": belief.epistemic_gaps,
+        "achievement_gaps": belief.achievement_gaps,
+        "active_gap": belief.frontier_gap(),
+    }
 
 
 def describe(view: dict[str, Any]) -> str:
@@ -65,11 +75,20 @@ def describe(view: dict[str, Any]) -> str:
     lines = [f"Goal: {view['goal'].get('specification') or view['goal'].get('user_input', '')}"]
     for comp in view["world"]:
         for e in comp["entities"]:
-            facts = [f"{s['description']}" + ("" if s["source_type"] == "observed" else f" (inferred, p={s['probability']})") for s in e["states"]]
+            facts = [
+                f"{s['description']}" + ("" if s["source_type"] == "observed" else f" (inferred, p={s['probability']})")
+                for s in e["states"]
+            ]
             lines.append(f"- {e['name']} [{e['entity_type']}]" + (": " + "; ".join(facts) if facts else ""))
         for r in comp["relations"]:
-            src, dst = r["source"].get("name") or r["source"].get("description"), r["target"].get("name") or r["target"].get("description")
-            lines.append(f"- {src} {r['description']} {dst}" + ("" if r["source_type"] == "observed" else f" (inferred, p={r['probability']})"))
+            src, dst = (
+                r["source"].get("name") or r["source"].get("description"),
+                r["target"].get("name") or r["target"].get("description"),
+            )
+            lines.append(
+                f"- {src} {r['description']} {dst}"
+                + ("" if r["source_type"] == "observed" else f" (inferred, p={r['probability']})")
+            )
     gap = view.get("active_gap")
     if gap:
         lines.append(f"Active Gap ({gap['gap_type']}): {gap['target']}")
@@ -80,9 +99,18 @@ def describe(view: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def policy_messages(*, task: TaskView, protocol_text: str, observation: str, belief: Belief, belief_text: str,
-                    recovery: dict[str, Any] | None, forced_submission: bool = False,
-                    actions: list[str] | None = None, example: str | None = None) -> list[Message]:
+def policy_messages(
+    *,
+    task: TaskView,
+    protocol_text: str,
+    observation: str,
+    belief: Belief,
+    belief_text: str,
+    recovery: dict[str, Any] | None,
+    forced_submission: bool = False,
+    actions: list[str] | None = None,
+    example: str | None = None,
+) -> list[Message]:
     """System = the benchmark's ReAct system prompt; user = latest observation, Belief Text, the
     Goal and Active-Gap subgraph, the Active Gap, the action-selection contract, and the recovery
     constraint C_t when one is active, the actions valid now where the benchmark lists them
@@ -94,7 +122,10 @@ def policy_messages(*, task: TaskView, protocol_text: str, observation: str, bel
     blocks = [
         ("latest_observation", observation or NO_OBSERVATION),
         ("belief_text", belief_text),
-        ("goal_and_active_gap_subgraph", json.dumps({"goal": belief.goal, "world": frontier_subgraph(belief.world, gap)}, ensure_ascii=False)),
+        (
+            "goal_and_active_gap_subgraph",
+            json.dumps({"goal": belief.goal, "world": frontier_subgraph(belief.world, gap)}, ensure_ascii=False),
+        ),
         ("active_gap", json.dumps(gap, ensure_ascii=False)),  # no gap: `null`, as upstream shows it
         ("action_contract", ACTION_CONTRACT),
     ]
@@ -108,6 +139,13 @@ def policy_messages(*, task: TaskView, protocol_text: str, observation: str, bel
         blocks.append(("forced_submission", FORCED_SUBMISSION))
     if example:
         blocks.insert(0, ("format_example", example))
-    return [system_message(instructions=POLICY_RULES, policy=task.policy, tools=task.tools, output_protocol=protocol_text,
-                           tools_indent=None),  # upstream: json.dumps(action schemas, ensure_ascii=False)
-            user_message(blocks)]
+    return [
+        system_message(
+            instructions=POLICY_RULES,
+            policy=task.policy,
+            tools=task.tools,
+            output_protocol=protocol_text,
+            tools_indent=None,
+        ),  # upstream: json.dumps(action schemas, ensure_ascii=False)
+        user_message(blocks),
+    ]

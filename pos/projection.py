@@ -1,5 +1,6 @@
 """Subgraphs of the world (docs/pos.md §4, §7; both exist and differ on purpose) and the semantic view
 the Belief Text is written from (§4, upstream `belief/textualizer.py`)."""
+
 from __future__ import annotations
 
 import json
@@ -40,9 +41,11 @@ def project_on_gap(world: Lists, gap: dict[str, Any] | None) -> Lists:
         if _s(r, "relation_id") in sel_r:
             for end in (_s(r, "source_id"), _s(r, "target_id")):
                 (sel_s if end in state_ids else sel_e).add(end)
-    return {"entities": [e for e in ents if _s(e, "entity_id") in sel_e],
-            "states": [s for s in states if _s(s, "state_id") in sel_s],
-            "relations": [r for r in rels if _s(r, "relation_id") in sel_r]}
+    return {
+        "entities": [e for e in ents if _s(e, "entity_id") in sel_e],
+        "states": [s for s in states if _s(s, "state_id") in sel_s],
+        "relations": [r for r in rels if _s(r, "relation_id") in sel_r],
+    }
 
 
 def frontier_subgraph(world: World, active_gap: dict[str, Any] | None) -> dict[str, dict[str, Any]]:
@@ -59,15 +62,21 @@ def frontier_subgraph(world: World, active_gap: dict[str, Any] | None) -> dict[s
     sel_e = {i for i, e in world.entities.items() if hit(i, _s(e, "name"), _s(e, "entity_type"))}
     sel_s = {i for i, s in world.states.items() if s["entity_id"] in sel_e or hit(i, _s(s, "description"))}
     nodes = sel_e | sel_s
-    sel_r = {i for i, r in world.relations.items() if r["source_id"] in nodes or r["target_id"] in nodes or hit(i, _s(r, "description"))}
+    sel_r = {
+        i
+        for i, r in world.relations.items()
+        if r["source_id"] in nodes or r["target_id"] in nodes or hit(i, _s(r, "description"))
+    }
     for i in sel_r:
         for end in (world.relations[i]["source_id"], world.relations[i]["target_id"]):
             (sel_s if end in world.states else sel_e).add(end)
     sel_s |= {i for i, s in world.states.items() if s["entity_id"] in sel_e}
     d = world.to_dict()
-    return {"entities": {i: d["entities"][i] for i in d["entities"] if i in sel_e},
-            "states": {i: d["states"][i] for i in d["states"] if i in sel_s},
-            "relations": {i: d["relations"][i] for i in d["relations"] if i in sel_r}}
+    return {
+        "entities": {i: d["entities"][i] for i in d["entities"] if i in sel_e},
+        "states": {i: d["states"][i] for i in d["states"] if i in sel_s},
+        "relations": {i: d["relations"][i] for i in d["relations"] if i in sel_r},
+    }
 
 
 def semantic_view(world: World) -> list[dict[str, Any]]:
@@ -88,14 +97,18 @@ def semantic_view(world: World) -> list[dict[str, Any]]:
             parent[find(a)] = find(b)
     is_agent = lambda e: _s(world.entities[e], "entity_type").casefold() == "agent"  # noqa: E731
     groups: dict[str, list[str]] = {}
-    for e in sorted(world.entities, key=lambda e: (not is_agent(e))):
+    for e in sorted(world.entities, key=lambda e: not is_agent(e)):
         groups.setdefault(find(e), []).append(e)
     comps = sorted(groups.values(), key=lambda g: not any(is_agent(e) for e in g))
 
     def brief(node: str) -> dict[str, Any]:
         if node in world.states:
             s = world.states[node]
-            return {"state_id": node, "of": _s(world.entities.get(s["entity_id"], {}), "name"), "description": s["description"]}
+            return {
+                "state_id": node,
+                "of": _s(world.entities.get(s["entity_id"], {}), "name"),
+                "description": s["description"],
+            }
         e = world.entities.get(node, {})
         return {"entity_id": node, "name": _s(e, "name"), "entity_type": _s(e, "entity_type")}
 
@@ -107,8 +120,18 @@ def semantic_view(world: World) -> list[dict[str, Any]]:
             rec = dict(world.to_dict()["entities"][e])
             rec["states"] = [s for s in world.states.values() if s["entity_id"] == e]
             ents.append(rec)
-        rels = [{"relation_id": i, "source": brief(r["source_id"]), "description": r["description"], "target": brief(r["target_id"]),
-                 "probability": r["probability"], "source_type": r["source_type"], "reason": r["reason"]}
-                for i, r in world.relations.items() if owner(r["source_id"]) in members]
+        rels = [
+            {
+                "relation_id": i,
+                "source": brief(r["source_id"]),
+                "description": r["description"],
+                "target": brief(r["target_id"]),
+                "probability": r["probability"],
+                "source_type": r["source_type"],
+                "reason": r["reason"],
+            }
+            for i, r in world.relations.items()
+            if owner(r["source_id"]) in members
+        ]
         out.append({"entities": ents, "relations": rels})
     return out

@@ -1,5 +1,6 @@
 """Prompt text of PoS's calls (our wording of docs/pos.md §3–§6). Each builder returns chat messages;
 the JSON key sets live in `pos.protocols`."""
+
 from __future__ import annotations
 
 import json
@@ -15,12 +16,16 @@ Observed records are facts seen in an observation (probability 1, no reason). In
 Gaps: an epistemic gap {"target", "reason"} is something the task needs to know that is not yet known or confirmed; an achievement gap is a way in which the world still differs from the goal. The frontier (Active Gap) points at exactly one gap: {"gap_type": "epistemic"|"achievement", "target": the gap's target} (null only when there are no gaps)."""
 
 MODE_EXAMPLE = {
-    "execution": ("Example (execution task): after `open drawer 1` shows the drawer holds a key, replace the state that said the "
-                  "drawer was closed with an observed state that it is open and holds the key; drop only the gap the key "
-                  "resolves (\"find the key\") and keep every other gap."),
-    "diagnostic": ("Example (diagnostic task): when a test comes back negative for one hypothesis, add the observed test "
-                   "result as a state, lower that inferred hypothesis's probability, and keep competing hypotheses the "
-                   "test did not address unchanged."),
+    "execution": (
+        "Example (execution task): after `open drawer 1` shows the drawer holds a key, replace the state that said the "
+        "drawer was closed with an observed state that it is open and holds the key; drop only the gap the key "
+        'resolves ("find the key") and keep every other gap.'
+    ),
+    "diagnostic": (
+        "Example (diagnostic task): when a test comes back negative for one hypothesis, add the observed test "
+        "result as a state, lower that inferred hypothesis's probability, and keep competing hypotheses the "
+        "test did not address unchanged."
+    ),
 }
 
 INIT_SYSTEM = f"""You build the initial belief of an agent about its task and environment. From the task and the first observation, write:
@@ -48,8 +53,10 @@ Reply {"progress": 0|1, "score": number ≥ 0, "affected_record_ids": [IDs of wo
 
 BELIEF_TEXT_SYSTEM = """Write a concise plain-language summary of the agent's belief for the agent itself: the goal, what is known (observed) and suspected (inferred, with confidence), and the open gaps with the Active Gap first. Add nothing that is not in the belief. Reply {"belief_text": str}."""
 
-ACTION_CONTRACT = ("Choose the next action to close or shrink the Active Gap directly. Take an enabling step first only while "
-                   "some argument such an action needs is still missing. Your belief above is your only memory of earlier steps.")
+ACTION_CONTRACT = (
+    "Choose the next action to close or shrink the Active Gap directly. Take an enabling step first only while "
+    "some argument such an action needs is still missing. Your belief above is your only memory of earlier steps."
+)
 
 
 def _json(value: Any) -> str:
@@ -60,18 +67,30 @@ def _call(system: str, protocol_text: str, payload: dict[str, Any]) -> list[Mess
     return [{"role": "system", "content": f"{system}\n\n{protocol_text}"}, {"role": "user", "content": _json(payload)}]
 
 
-def init_messages(*, task: str, observation: str, mode: str, protocol_text: str, carried: dict[str, Any] | None) -> list[Message]:
+def init_messages(
+    *, task: str, observation: str, mode: str, protocol_text: str, carried: dict[str, Any] | None
+) -> list[Message]:
     payload: dict[str, Any] = {"task": task, "first_observation": observation, "mode_example": MODE_EXAMPLE[mode]}
     if carried:  # [harness choice] multi-request tasks: the previous request's world and outcomes
         payload["carried_from_earlier_requests"] = carried
     return _call(INIT_SYSTEM, protocol_text, payload)
 
 
-def delta_messages(*, belief: dict[str, Any], transition: dict[str, Any], mode: str, protocol_text: str,
-                   repair: dict[str, Any] | None = None, build_error: str | None = None) -> list[Message]:
+def delta_messages(
+    *,
+    belief: dict[str, Any],
+    transition: dict[str, Any],
+    mode: str,
+    protocol_text: str,
+    repair: dict[str, Any] | None = None,
+    build_error: str | None = None,
+) -> list[Message]:
     payload: dict[str, Any] = {"belief": belief, "transition": transition, "mode_example": MODE_EXAMPLE[mode]}
     if repair:
-        payload["repair"] = {**repair, "instruction": "The Sentinel found this issue in your previous update. Write the delta again from the same belief, fixing it."}
+        payload["repair"] = {
+            **repair,
+            "instruction": "The Sentinel found this issue in your previous update. Write the delta again from the same belief, fixing it.",
+        }
     if build_error:
         payload["build_error"] = f"Your previous delta could not be applied: {build_error}. Write it again."
     return _call(DELTA_SYSTEM, protocol_text, payload)
@@ -95,7 +114,10 @@ def with_repair(messages: list[Message], repair: dict[str, Any] | None, build_er
         return messages
     payload = json.loads(messages[1]["content"])
     if repair:
-        payload["repair"] = {**repair, "instruction": "The Sentinel found this issue in your previous belief. Write it again, fixing it."}
+        payload["repair"] = {
+            **repair,
+            "instruction": "The Sentinel found this issue in your previous belief. Write it again, fixing it.",
+        }
     if build_error:
         payload["build_error"] = f"Your previous reply could not be applied: {build_error}. Write it again."
     return [messages[0], {"role": "user", "content": _json(payload)}]

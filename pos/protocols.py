@@ -6,6 +6,7 @@ writes `decision.extras["json"]` when given, else a message that already is a JS
 the protocol's `fallback` — a minimal valid reply the method sets before each call (a no-op
 delta, an empty issue list, ...), because environments have no reference answer for the
 `state`/`sentinel` roles."""
+
 from __future__ import annotations
 
 import json
@@ -28,20 +29,36 @@ def check_gaps(value: Any, key: str, errors: list[ProtocolError]) -> list[dict[s
             errors.append(ProtocolError(kind="bad_field", detail=f"{key}[{i}] needs a non-empty string 'target'"))
             continue
         reason = g.get("reason", "")
-        out.append({"target": g["target"].strip(), "reason": reason if isinstance(reason, str) else json.dumps(reason, ensure_ascii=False)})
+        out.append(
+            {
+                "target": g["target"].strip(),
+                "reason": reason if isinstance(reason, str) else json.dumps(reason, ensure_ascii=False),
+            }
+        )
     return out
 
 
 def check_frontier(value: Any, errors: list[ProtocolError]) -> dict[str, str] | None:
     if value is None:
         return None
-    if isinstance(value, dict) and value.get("gap_type") in ("epistemic", "achievement") and isinstance(value.get("target"), str):
+    if (
+        isinstance(value, dict)
+        and value.get("gap_type") in ("epistemic", "achievement")
+        and isinstance(value.get("target"), str)
+    ):
         return {"gap_type": value["gap_type"], "target": value["target"]}
-    errors.append(ProtocolError(kind="bad_field", detail="'frontier' must be null or {\"gap_type\": \"epistemic\"|\"achievement\", \"target\": str}"))
+    errors.append(
+        ProtocolError(
+            kind="bad_field",
+            detail='\'frontier\' must be null or {"gap_type": "epistemic"|"achievement", "target": str}',
+        )
+    )
     return None
 
 
-def check_belief_fields(obj: dict[str, Any], record_keys: tuple[str, ...], errors: list[ProtocolError]) -> dict[str, Any]:
+def check_belief_fields(
+    obj: dict[str, Any], record_keys: tuple[str, ...], errors: list[ProtocolError]
+) -> dict[str, Any]:
     """Record lists must be lists; gap lists and the frontier are canonicalised (init and delta)."""
     out = dict(obj)
     for k in record_keys:
@@ -77,14 +94,21 @@ class JsonProtocol(Protocol):
             return Parsed(errors=errors, **r.parsed_fields)
         missing, extra = set(self.keys) - set(obj), set(obj) - set(self.keys)
         if missing or extra:
-            errors.append(ProtocolError(kind="bad_field", detail=f"key set must be exactly {list(self.keys)}; missing {sorted(missing)}, unexpected {sorted(extra)}"))
+            errors.append(
+                ProtocolError(
+                    kind="bad_field",
+                    detail=f"key set must be exactly {list(self.keys)}; missing {sorted(missing)}, unexpected {sorted(extra)}",
+                )
+            )
             return Parsed(blocks={"json": obj}, errors=errors, **r.parsed_fields)
         try:
             value = self.check(obj, errors)
         except Exception as e:  # parse stays total whatever the model wrote
             errors.append(ProtocolError(kind="bad_field", detail=f"{type(e).__name__}: {e}"))
             value = obj
-        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, errors=errors, **r.parsed_fields)
+        return Parsed(
+            decision=Decision(extras={"json": value}), blocks={"json": value}, errors=errors, **r.parsed_fields
+        )
 
     def render(self, decision: Decision) -> str:
         if isinstance(decision.extras.get("json"), dict):
@@ -106,11 +130,15 @@ class InitProtocol(JsonProtocol):
 
     def minimal(self) -> dict[str, Any]:
         target = "complete the current request"
-        return {"goal_specification": "The request is answered or carried out as asked.",
-                "entities": [{"entity_id": "e1", "entity_type": "agent", "name": "agent", "attributes": {}}],
-                "states": [], "relations": [], "epistemic_gaps": [],
-                "achievement_gaps": [{"target": target, "reason": "nothing has been done yet"}],
-                "frontier": {"gap_type": "achievement", "target": target}}
+        return {
+            "goal_specification": "The request is answered or carried out as asked.",
+            "entities": [{"entity_id": "e1", "entity_type": "agent", "name": "agent", "attributes": {}}],
+            "states": [],
+            "relations": [],
+            "epistemic_gaps": [],
+            "achievement_gaps": [{"target": target, "reason": "nothing has been done yet"}],
+            "frontier": {"gap_type": "achievement", "target": target},
+        }
 
     def check(self, obj: dict[str, Any], errors: list[ProtocolError]) -> dict[str, Any]:
         if not isinstance(obj["goal_specification"], str):
@@ -159,7 +187,9 @@ class AuditProtocol(JsonProtocol):
             errors.append(ProtocolError(kind="bad_field", detail="the reply needs an 'issues' list"))
             return Parsed(blocks={"json": obj}, errors=errors, **r.parsed_fields)
         value = self.check({"issues": obj["issues"]}, errors)
-        return Parsed(decision=Decision(extras={"json": value}), blocks={"json": value}, errors=errors, **r.parsed_fields)
+        return Parsed(
+            decision=Decision(extras={"json": value}), blocks={"json": value}, errors=errors, **r.parsed_fields
+        )
 
     def check(self, obj: dict[str, Any], errors: list[ProtocolError]) -> dict[str, Any]:
         issues = obj["issues"]
@@ -168,7 +198,11 @@ class AuditProtocol(JsonProtocol):
             return obj
         if issues and not (isinstance(issues[0], dict) and set(issues[0]) == set(ISSUE_KEYS)):
             got = sorted(issues[0]) if isinstance(issues[0], dict) else type(issues[0]).__name__
-            errors.append(ProtocolError(kind="bad_field", detail=f"issues[0] must have exactly the fields {list(ISSUE_KEYS)}, got {got}"))
+            errors.append(
+                ProtocolError(
+                    kind="bad_field", detail=f"issues[0] must have exactly the fields {list(ISSUE_KEYS)}, got {got}"
+                )
+            )
         return obj
 
 
@@ -179,7 +213,12 @@ class ProgressProtocol(JsonProtocol):
     keys = ("progress", "score", "affected_record_ids", "reason")
 
     def minimal(self) -> dict[str, Any]:
-        return {"progress": 0, "score": 0.0, "affected_record_ids": [], "reason": "no evidence that the Active Gap shrank"}
+        return {
+            "progress": 0,
+            "score": 0.0,
+            "affected_record_ids": [],
+            "reason": "no evidence that the Active Gap shrank",
+        }
 
     def check(self, obj: dict[str, Any], errors: list[ProtocolError]) -> dict[str, Any]:
         p, s, ids = obj["progress"], obj["score"], obj["affected_record_ids"]
@@ -215,9 +254,11 @@ ACTION_ONLY_KINDS = frozenset({"alfworld", "rca", "clindiag", "loca"})
 
 
 REACT_PROMPT = UpstreamFile("PoS", "prompts/react_prompt.py")
-_OWN_FORMAT = ("Reply with one JSON object in this form:",
-               'Both "thought" and "{key}" are required; a reply without an action that can be executed is invalid.',
-               "Write nothing outside the JSON object and no code fences.")
+_OWN_FORMAT = (
+    "Reply with one JSON object in this form:",
+    'Both "thought" and "{key}" are required; a reply without an action that can be executed is invalid.',
+    "Write nothing outside the JSON object and no code fences.",
+)
 
 
 def format_lines(sources: TextSources | None = None) -> tuple[str, str, str]:
@@ -230,8 +271,13 @@ def format_lines(sources: TextSources | None = None) -> tuple[str, str, str]:
     system = py_string(REACT_PROMPT, "SYSTEM_PROMPT")
     lines = single.strip().split("\n") if single else []
     keys = lines[2].replace('"action"', '"{key}"', 1) if len(lines) >= 3 and '"action"' in lines[2] else None
-    sources.use("pos.protocol.format_heading", REACT_PROMPT, lines[0] if lines else None, _OWN_FORMAT[0],
-                symbol="RCA100_SINGLE_ACTION_FORMAT")
+    sources.use(
+        "pos.protocol.format_heading",
+        REACT_PROMPT,
+        lines[0] if lines else None,
+        _OWN_FORMAT[0],
+        symbol="RCA100_SINGLE_ACTION_FORMAT",
+    )
     sources.use("pos.protocol.required_keys", REACT_PROMPT, keys, _OWN_FORMAT[1], symbol="RCA100_SINGLE_ACTION_FORMAT")
     closing = system.strip().split("\n")[-1] if system else None
     sources.use("pos.protocol.closing", REACT_PROMPT, closing, _OWN_FORMAT[2], symbol="SYSTEM_PROMPT")
@@ -275,8 +321,10 @@ class PolicyProtocol(Protocol):
         heading, required, closing = format_lines()
         text = f'{heading}\n{{"thought": "brief reasoning", "{key}": {value}}}\n' + required.replace("{key}", key)
         if self.allow_message:
-            text += ('\nTo reply to the user or give the final answer instead of acting, write '
-                     '{"thought": "brief reasoning", "message": "the text"}.')
+            text += (
+                "\nTo reply to the user or give the final answer instead of acting, write "
+                '{"thought": "brief reasoning", "message": "the text"}.'
+            )
         return text + "\n" + closing
 
     def parse(self, text: str) -> Parsed:
@@ -284,14 +332,27 @@ class PolicyProtocol(Protocol):
         if obj is None:
             return Parsed(errors=errors, **r.parsed_fields)
         thought = obj.get("thought")
-        extras: dict[str, Any] = {"thought": thought if isinstance(thought, str) else ("" if thought is None else json.dumps(thought, ensure_ascii=False))}
-        raw_actions: Any = obj.get("actions") if isinstance(obj.get("actions"), list) else ([obj["action"]] if obj.get("action") is not None else [])
+        extras: dict[str, Any] = {
+            "thought": thought
+            if isinstance(thought, str)
+            else ("" if thought is None else json.dumps(thought, ensure_ascii=False))
+        }
+        raw_actions: Any = (
+            obj.get("actions")
+            if isinstance(obj.get("actions"), list)
+            else ([obj["action"]] if obj.get("action") is not None else [])
+        )
         calls: list[ToolCall] = []
         for i, a in enumerate(raw_actions):
             if isinstance(a, str) and a.strip():
                 st = self._string_tool()
                 if st is None:
-                    errors.append(ProtocolError(kind="bad_field", detail=f"action #{i} is a string; this task's actions are {{\"name\", \"arguments\"}} objects"))
+                    errors.append(
+                        ProtocolError(
+                            kind="bad_field",
+                            detail=f'action #{i} is a string; this task\'s actions are {{"name", "arguments"}} objects',
+                        )
+                    )
                     continue
                 calls.append(ToolCall(name=st[0], arguments={st[1]: a.strip()}, id=f"call-{i}"))
             else:
@@ -308,14 +369,24 @@ class PolicyProtocol(Protocol):
             message = None
         if not calls and message is None:
             errors.append(ProtocolError(kind="bad_field", detail='no executable "action" in the reply'))
-        return Parsed(decision=Decision(tool_calls=calls, message=message, extras=extras), blocks={"json": obj}, errors=errors, **r.parsed_fields)
+        return Parsed(
+            decision=Decision(tool_calls=calls, message=message, extras=extras),
+            blocks={"json": obj},
+            errors=errors,
+            **r.parsed_fields,
+        )
 
     def render(self, decision: Decision) -> str:
         thought = decision.extras.get("thought") or "This step acts on the Active Gap."
         st = self._string_tool()
 
         def one(c: ToolCall) -> Any:
-            if st is not None and c.name == st[0] and list(c.arguments) == [st[1]] and isinstance(c.arguments[st[1]], str):
+            if (
+                st is not None
+                and c.name == st[0]
+                and list(c.arguments) == [st[1]]
+                and isinstance(c.arguments[st[1]], str)
+            ):
                 return c.arguments[st[1]]
             return {"name": c.name, "arguments": c.arguments}
 

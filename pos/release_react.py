@@ -16,6 +16,7 @@ context (summaries, chunks, subgoals, rounds: their memory mechanisms, in the pr
 When any piece is unavailable the project's tagged-block layout is used and the missing pieces
 are listed as paraphrased. Known difference: LOCA's action view is the list of tool schemas, not
 the release's role-grouped catalog (`build_loca_tool_catalog`)."""
+
 from __future__ import annotations
 
 import json
@@ -27,10 +28,22 @@ from pos.release_prompt import REACT_PROMPT, RELEASE_KINDS, system_prompt
 from runners.api import Decision, Message, Observation, TaskView, ToolCall, ToolSpec
 from runners.upstream import TextSources, fill_parts, py_fstring_parts
 
-__all__ = ["RELEASE_KINDS", "RawInterface", "raw_texts", "raw_messages", "record_all", "split_observation", "transition_action"]
+__all__ = [
+    "RELEASE_KINDS",
+    "RawInterface",
+    "raw_texts",
+    "raw_messages",
+    "record_all",
+    "split_observation",
+    "transition_action",
+]
 
-EXAMPLES = {"alfworld": "ALFWORLD_EXAMPLE", "loca": "LOCA_BENCH_EXAMPLE", "rca": "RCA100_REASONING_EXAMPLE",
-            "clindiag": "CLINDIAG_EXAMPLE"}
+EXAMPLES = {
+    "alfworld": "ALFWORLD_EXAMPLE",
+    "loca": "LOCA_BENCH_EXAMPLE",
+    "rca": "RCA100_REASONING_EXAMPLE",
+    "clindiag": "CLINDIAG_EXAMPLE",
+}
 """`react_example(config)` per task kind (build_prompt keeps RCA-100's reasoning example)."""
 
 
@@ -39,8 +52,13 @@ def raw_texts(kind: str, max_actions: int | None, sources: TextSources) -> dict[
     if kind not in RELEASE_KINDS:
         return None
     system = system_prompt(kind, max_actions, sources)
-    user = sources.use("pos.release.build_prompt", REACT_PROMPT, py_fstring_parts(REACT_PROMPT, "build_prompt", "user_prompt"),
-                       None, symbol="build_prompt.user_prompt")
+    user = sources.use(
+        "pos.release.build_prompt",
+        REACT_PROMPT,
+        py_fstring_parts(REACT_PROMPT, "build_prompt", "user_prompt"),
+        None,
+        symbol="build_prompt.user_prompt",
+    )
     example = sources.string(f"pos.release.{EXAMPLES[kind]}", REACT_PROMPT, EXAMPLES[kind], None)  # type: ignore[arg-type]
     if None in (system, user, example):
         return None
@@ -62,15 +80,29 @@ def record_repairs(sources: TextSources) -> None:
     from pos import repair_text
 
     policy_repair(), missing_action()
-    sources.entries.update({k: v for k, v in repair_text.SOURCES.entries.items() if k in ("pos.policy_repair", "pos.missing_action")})
+    sources.entries.update(
+        {k: v for k, v in repair_text.SOURCES.entries.items() if k in ("pos.policy_repair", "pos.missing_action")}
+    )
 
 
-def raw_messages(texts: dict[str, Any], *, task_text: str, observation: str, actions: list[Any], history: str,
-                 system_extra: str | None = None) -> list[Message]:
+def raw_messages(
+    texts: dict[str, Any],
+    *,
+    task_text: str,
+    observation: str,
+    actions: list[Any],
+    history: str,
+    system_extra: str | None = None,
+) -> list[Message]:
     """`build_prompt`'s two messages, filled: `history` is what `Previous steps:` shows;
     `system_extra` (a baseline's own reply-key rule, the project's words) follows the system prompt."""
-    values = {"example": texts["example"], "state['task']": task_text, "state['observation']": observation,
-              "json.dumps(actions, ensure_ascii=False)": json.dumps(actions, ensure_ascii=False), "history": history}
+    values = {
+        "example": texts["example"],
+        "state['task']": task_text,
+        "state['observation']": observation,
+        "json.dumps(actions, ensure_ascii=False)": json.dumps(actions, ensure_ascii=False),
+        "history": history,
+    }
     system = texts["system"]
     if system_extra:  # after the release's text, on a line of its own
         system = f"{system}{'' if system.endswith(chr(10)) else chr(10)}{system_extra}\n"
@@ -95,8 +127,10 @@ def transition_action(call: ToolCall) -> Any:
 def transitions(decision: Decision, observations: list[str]) -> list[dict[str, Any]]:
     """The release's `{thought, action, observation}` transitions of one decision (one per action)."""
     thought = str(decision.extras.get("thought", ""))
-    return [{"thought": thought, "action": transition_action(c), "observation": o}
-            for c, o in zip(decision.tool_calls, observations)]
+    return [
+        {"thought": thought, "action": transition_action(c), "observation": o}
+        for c, o in zip(decision.tool_calls, observations)
+    ]
 
 
 NO_SEPARATE_RESULT = "(no separate result for this action; see the next action's observation)"
@@ -149,7 +183,9 @@ class RawInterface:
         k = self.max_actions
         if k is None or len(decision.tool_calls) <= k:
             return decision, []
-        return decision.model_copy(update={"tool_calls": decision.tool_calls[:k]}), [c.model_dump() for c in decision.tool_calls[k:]]
+        return decision.model_copy(update={"tool_calls": decision.tool_calls[:k]}), [
+            c.model_dump() for c in decision.tool_calls[k:]
+        ]
 
     def act(self, decision: Decision) -> None:
         self.pending = decision
@@ -158,7 +194,20 @@ class RawInterface:
         """Raw's `Previous steps:` (`json.dumps(trajectory, ensure_ascii=False, indent=2)`)."""
         return json.dumps(self.trajectory, ensure_ascii=False, indent=2)
 
-    def messages(self, *, task_text: str, observation: str, history: str, extra_tools: list[ToolSpec] = (),  # type: ignore[assignment]
-                 system_extra: str | None = None) -> list[Message]:
-        return raw_messages(self.texts, task_text=task_text, observation=observation, history=history,
-                            actions=action_view(self.actions, self.task.tools, list(extra_tools)), system_extra=system_extra)
+    def messages(
+        self,
+        *,
+        task_text: str,
+        observation: str,
+        history: str,
+        extra_tools: list[ToolSpec] = (),  # type: ignore[assignment]
+        system_extra: str | None = None,
+    ) -> list[Message]:
+        return raw_messages(
+            self.texts,
+            task_text=task_text,
+            observation=observation,
+            history=history,
+            actions=action_view(self.actions, self.task.tools, list(extra_tools)),
+            system_extra=system_extra,
+        )

@@ -17,6 +17,7 @@ and every missing text is listed as paraphrased in the manifest). Generic recove
 [harness choice] A multi-request task's carried world (not in the release) follows the initial
 belief's user message as one more paragraph; a belief-model build error is sent as the release's
 belief repair turn."""
+
 from __future__ import annotations
 
 import ast
@@ -24,8 +25,18 @@ import json
 from typing import Any, cast
 
 from runners.api import Message
-from runners.upstream import (TextSources, UpstreamFile, file_text, fill_fields, fill_parts, parse_python, py_fstring_parts,
-                              py_function_strings, py_literal, strings_of)
+from runners.upstream import (
+    TextSources,
+    UpstreamFile,
+    file_text,
+    fill_fields,
+    fill_parts,
+    parse_python,
+    py_fstring_parts,
+    py_function_strings,
+    py_literal,
+    strings_of,
+)
 
 BELIEF = UpstreamFile("PoS", "prompts/prompt_generation.py")
 SENTINEL = UpstreamFile("PoS", "prompts/beliefSentinel_prompt.py")
@@ -43,8 +54,10 @@ def load(sources: TextSources) -> dict[str, Any] | None:
     t: dict[str, Any] = {
         "belief_system": s("belief.system", BELIEF, "BELIEF_SYSTEM_PROMPT"),
         "text_system": s("belief_text.system", BELIEF, "BELIEF_TEXT_SYSTEM_PROMPT"),
-        "example": {"execution": s("belief.execution_example", BELIEF, "EXECUTION_EXAMPLE"),
-                    "diagnostic": s("belief.diagnostic_example", BELIEF, "DIAGNOSTIC_EXAMPLE")},
+        "example": {
+            "execution": s("belief.execution_example", BELIEF, "EXECUTION_EXAMPLE"),
+            "diagnostic": s("belief.diagnostic_example", BELIEF, "DIAGNOSTIC_EXAMPLE"),
+        },
         "audit_system": s("sentinel.consistency_system", SENTINEL, "CONSISTENCY_SYSTEM_PROMPT"),
         "progress_system": s("sentinel.progress_system", SENTINEL, "PROGRESS_SYSTEM_PROMPT"),
         "progress_example": s("sentinel.progress_example", SENTINEL, "EXECUTION_PROGRESS_EXAMPLE"),
@@ -52,16 +65,29 @@ def load(sources: TextSources) -> dict[str, Any] | None:
     for key, sym in (("init_schema", "INITIAL_SCHEMA"), ("update_schema", "UPDATE_SCHEMA")):
         t[key] = sources.use(f"pos.belief.{sym.lower()}", BELIEF, py_literal(BELIEF, sym), None, symbol=sym)
     for key, fn in (("init_user", "build_initial_belief_prompt"), ("update_user", "build_belief_update_prompt")):
-        t[key] = sources.use(f"pos.belief.{fn}", BELIEF, py_fstring_parts(BELIEF, fn, "user"), None, symbol=f"{fn}.user")
+        t[key] = sources.use(
+            f"pos.belief.{fn}", BELIEF, py_fstring_parts(BELIEF, fn, "user"), None, symbol=f"{fn}.user"
+        )
     issue = _only([x for x in py_function_strings(BELIEF, "build_belief_update_prompt") or [] if "{" not in x], 1)
-    t["issue_heading"] = sources.use("pos.belief.issue_section", BELIEF, issue[0] if issue else None, None,
-                                     symbol="build_belief_update_prompt.issue_section")
+    t["issue_heading"] = sources.use(
+        "pos.belief.issue_section",
+        BELIEF,
+        issue[0] if issue else None,
+        None,
+        symbol="build_belief_update_prompt.issue_section",
+    )
     audit = _only(py_function_strings(SENTINEL, "build_local_audit_prompt"), 1)
-    t["audit_suffix"] = sources.use("pos.sentinel.audit_reply", SENTINEL, audit[0] if audit else None, None,
-                                    symbol="build_local_audit_prompt")
+    t["audit_suffix"] = sources.use(
+        "pos.sentinel.audit_reply", SENTINEL, audit[0] if audit else None, None, symbol="build_local_audit_prompt"
+    )
     progress = _only(py_function_strings(SENTINEL, "build_execution_progress_prompt"), 1)
-    t["progress_suffix"] = sources.use("pos.sentinel.progress_reply", SENTINEL, progress[0] if progress else None, None,
-                                       symbol="build_execution_progress_prompt")
+    t["progress_suffix"] = sources.use(
+        "pos.sentinel.progress_reply",
+        SENTINEL,
+        progress[0] if progress else None,
+        None,
+        symbol="build_execution_progress_prompt",
+    )
     pattern = _pattern_texts()
     gap = _only(py_function_strings(RECOVERY, "compose_recovery_instruction"), 3)
     t["pattern"] = sources.use("pos.recovery.pattern", RECOVERY, pattern, None, symbol="_pattern_constraint")
@@ -76,23 +102,43 @@ def _pattern_texts() -> dict[str | None, list[str]] | None:
     src = file_text(RECOVERY)
     if src is None:
         return None
-    fn = next((n for n in parse_python(src).body if isinstance(n, ast.FunctionDef) and n.name == "_pattern_constraint"), None)
+    fn = next(
+        (n for n in parse_python(src).body if isinstance(n, ast.FunctionDef) and n.name == "_pattern_constraint"), None
+    )
     if fn is None:
         return None
     out: dict[str | None, list[str]] = {}
     for stmt in fn.body:
-        if (isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Compare) and isinstance(stmt.test.comparators[0], ast.Constant)):
+        if (
+            isinstance(stmt, ast.If)
+            and isinstance(stmt.test, ast.Compare)
+            and isinstance(stmt.test.comparators[0], ast.Constant)
+        ):
             out[cast("str | None", stmt.test.comparators[0].value)] = _strings(stmt.body)
         elif isinstance(stmt, ast.Return):
             out[None] = _strings([stmt])
-    ok = set(out) == {"static", "cycle", "drift", None} and len(out["static"]) == 2 and all(len(out[k]) == 1 for k in ("cycle", "drift", None))
+    ok = (
+        set(out) == {"static", "cycle", "drift", None}
+        and len(out["static"]) == 2
+        and all(len(out[k]) == 1 for k in ("cycle", "drift", None))
+    )
     return out if ok else None
 
 
 def _strings(body: list[ast.stmt]) -> list[str]:
     """Sentences of some statements (string constants and f-strings, fields as `{expression}`)."""
-    mod = ast.Module(body=[ast.FunctionDef(name="f", args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
-                                           body=body, decorator_list=[], lineno=0)], type_ignores=[])
+    mod = ast.Module(
+        body=[
+            ast.FunctionDef(
+                name="f",
+                args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                body=body,
+                decorator_list=[],
+                lineno=0,
+            )
+        ],
+        type_ignores=[],
+    )
     return strings_of(mod, "f") or []
 
 
@@ -100,32 +146,57 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def init_messages(t: dict[str, Any], *, task: str, observation: str, mode: str, carried: dict[str, Any] | None) -> list[Message]:
-    user = fill_parts(t["init_user"], {"state['task']": task, "state['observation']": observation,
-                                       "_task_mode_example(config)": t["example"][mode],
-                                       "json.dumps(INITIAL_SCHEMA, ensure_ascii=False)": _json(t["init_schema"])})
+def init_messages(
+    t: dict[str, Any], *, task: str, observation: str, mode: str, carried: dict[str, Any] | None
+) -> list[Message]:
+    user = fill_parts(
+        t["init_user"],
+        {
+            "state['task']": task,
+            "state['observation']": observation,
+            "_task_mode_example(config)": t["example"][mode],
+            "json.dumps(INITIAL_SCHEMA, ensure_ascii=False)": _json(t["init_schema"]),
+        },
+    )
     if carried:
         user += f"\n\n{CARRIED_HEADING}\n{json.dumps(carried, ensure_ascii=False, default=str)}"
     return [{"role": "system", "content": t["belief_system"]}, {"role": "user", "content": user}]
 
 
-def update_messages(t: dict[str, Any], *, belief: dict[str, Any], transition: dict[str, Any], mode: str,
-                    issues: list[dict[str, Any]] | None) -> list[Message]:
+def update_messages(
+    t: dict[str, Any],
+    *,
+    belief: dict[str, Any],
+    transition: dict[str, Any],
+    mode: str,
+    issues: list[dict[str, Any]] | None,
+) -> list[Message]:
     issue_section = t["issue_heading"] + _json(issues) if issues else ""
-    user = fill_parts(t["update_user"], {"json.dumps(belief_context, ensure_ascii=False)": json.dumps(belief, ensure_ascii=False, default=str),
-                                         "json.dumps(transition, ensure_ascii=False)": json.dumps(transition, ensure_ascii=False, default=str),
-                                         "issue_section": issue_section, "_task_mode_example(config)": t["example"][mode],
-                                         "json.dumps(UPDATE_SCHEMA, ensure_ascii=False)": _json(t["update_schema"])})
+    user = fill_parts(
+        t["update_user"],
+        {
+            "json.dumps(belief_context, ensure_ascii=False)": json.dumps(belief, ensure_ascii=False, default=str),
+            "json.dumps(transition, ensure_ascii=False)": json.dumps(transition, ensure_ascii=False, default=str),
+            "issue_section": issue_section,
+            "_task_mode_example(config)": t["example"][mode],
+            "json.dumps(UPDATE_SCHEMA, ensure_ascii=False)": _json(t["update_schema"]),
+        },
+    )
     return [{"role": "system", "content": t["belief_system"]}, {"role": "user", "content": user}]
 
 
 def belief_text_messages(t: dict[str, Any], payload: dict[str, Any]) -> list[Message]:
-    return [{"role": "system", "content": t["text_system"]}, {"role": "user", "content": json.dumps(payload, ensure_ascii=False, default=str)}]
+    return [
+        {"role": "system", "content": t["text_system"]},
+        {"role": "user", "content": json.dumps(payload, ensure_ascii=False, default=str)},
+    ]
 
 
 def audit_messages(t: dict[str, Any], payload: dict[str, Any]) -> list[Message]:
-    return [{"role": "system", "content": t["audit_system"]},
-            {"role": "user", "content": json.dumps(payload, ensure_ascii=False, default=str) + t["audit_suffix"]}]
+    return [
+        {"role": "system", "content": t["audit_system"]},
+        {"role": "user", "content": json.dumps(payload, ensure_ascii=False, default=str) + t["audit_suffix"]},
+    ]
 
 
 def progress_messages(t: dict[str, Any], payload: dict[str, Any]) -> list[Message]:
@@ -133,7 +204,9 @@ def progress_messages(t: dict[str, Any], payload: dict[str, Any]) -> list[Messag
     return [{"role": "system", "content": t["progress_system"]}, {"role": "user", "content": user}]
 
 
-def recovery_instruction(t: dict[str, Any], pattern: str | None, gap_type: str, target: str, *, detail: Any, period: int | None) -> str:
+def recovery_instruction(
+    t: dict[str, Any], pattern: str | None, gap_type: str, target: str, *, detail: Any, period: int | None
+) -> str:
     """The release's `compose_recovery_instruction`: C_pattern + " " + C_gap."""
     p = t["pattern"]
     static_t = next(x for x in p["static"] if "{suffix}" in x)
@@ -143,7 +216,9 @@ def recovery_instruction(t: dict[str, Any], pattern: str | None, gap_type: str, 
         suffix = fill_fields(suffix_t, {"json.dumps(action, ensure_ascii=False)": _json(detail)}) if detail else ""
         c_pattern = fill_fields(static_t, {"suffix": suffix})
     elif pattern == "cycle":
-        c_pattern = fill_fields(cycle_t, {"period": period or 2, "json.dumps(cycle_transitions, ensure_ascii=False)": _json(detail or [])})
+        c_pattern = fill_fields(
+            cycle_t, {"period": period or 2, "json.dumps(cycle_transitions, ensure_ascii=False)": _json(detail or [])}
+        )
     elif pattern == "drift":
         c_pattern = drift
     else:

@@ -13,6 +13,7 @@ Upstream's repair turns (PoS @506558c), which the project follows:
   `prompts/beliefSentinel_prompt.py`): messages + one user correction (upstream does not replay
   the raw reply for these roles).
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -29,10 +30,15 @@ BELIEF_PROMPTS = UpstreamFile("PoS", "prompts/prompt_generation.py")
 SENTINEL_PROMPTS = UpstreamFile("PoS", "prompts/beliefSentinel_prompt.py")
 
 _POLICY_FALLBACK = "Write the same decision again as one complete JSON object in the schema asked for."
-_MISSING_FALLBACK = ("Your last JSON had no executable action, and the task is not over: a final answer or a claim that you "
-                     "are done does not end it. Reply with one new decision in the exact action schema of the system prompt.")
-_BELIEF_FALLBACK = ("Your last JSON did not fit the schema asked for: {schema_error}. ", "Your last reply was not valid JSON. ",
-                    "Write the same answer again as one JSON object with exactly the keys asked for; each array item must be an object.")
+_MISSING_FALLBACK = (
+    "Your last JSON had no executable action, and the task is not over: a final answer or a claim that you "
+    "are done does not end it. Reply with one new decision in the exact action schema of the system prompt."
+)
+_BELIEF_FALLBACK = (
+    "Your last JSON did not fit the schema asked for: {schema_error}. ",
+    "Your last reply was not valid JSON. ",
+    "Write the same answer again as one JSON object with exactly the keys asked for; each array item must be an object.",
+)
 _SENTINEL_FALLBACK = "Write the same validation result again as one valid JSON object."
 _PROGRESS_FALLBACK = "Write the same progress judgement again as one valid JSON object."
 
@@ -54,16 +60,22 @@ def _function_text(key: str, f: UpstreamFile, qualname: str, n: int, fallback: t
 
 def belief_repair(schema_error: str | None) -> str:
     """Upstream's belief repair correction: schema failure (with the error) or invalid JSON."""
-    schema, invalid, ask = _function_text("pos.belief_repair", BELIEF_PROMPTS, "build_belief_repair_prompt", 3, _BELIEF_FALLBACK)
+    schema, invalid, ask = _function_text(
+        "pos.belief_repair", BELIEF_PROMPTS, "build_belief_repair_prompt", 3, _BELIEF_FALLBACK
+    )
     return (schema.format(schema_error=schema_error) if schema_error else invalid) + ask
 
 
 def sentinel_repair() -> str:
-    return _function_text("pos.sentinel_repair", SENTINEL_PROMPTS, "build_sentinel_repair_prompt", 1, (_SENTINEL_FALLBACK,))[0]
+    return _function_text(
+        "pos.sentinel_repair", SENTINEL_PROMPTS, "build_sentinel_repair_prompt", 1, (_SENTINEL_FALLBACK,)
+    )[0]
 
 
 def progress_repair() -> str:
-    return _function_text("pos.progress_repair", SENTINEL_PROMPTS, "build_progress_repair_prompt", 1, (_PROGRESS_FALLBACK,))[0]
+    return _function_text(
+        "pos.progress_repair", SENTINEL_PROMPTS, "build_progress_repair_prompt", 1, (_PROGRESS_FALLBACK,)
+    )[0]
 
 
 def schema_error(errors: list[ProtocolError]) -> str | None:

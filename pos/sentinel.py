@@ -1,5 +1,6 @@
 """Belief Sentinel (docs/pos.md §5, §6): audit scope and payload, mechanical grounding of issues,
 the audit call, and progress labels (execution: LLM; diagnostic: confidence change)."""
+
 from __future__ import annotations
 
 import json
@@ -31,12 +32,19 @@ class SentinelConfig(BaseModel):
     max_json_retries: int = Field(1, description="re-asks of a Sentinel reply that is not valid JSON / schema")
 
     def model_post_init(self, _ctx: Any) -> None:
-        for k in ("local_audit_every_steps", "global_audit_every_steps", "recent_transition_count", "audit_observation_max_chars"):
+        for k in (
+            "local_audit_every_steps",
+            "global_audit_every_steps",
+            "recent_transition_count",
+            "audit_observation_max_chars",
+        ):
             if getattr(self, k) < 1:
                 raise ValueError(f"sentinel.{k} must be ≥ 1, got {getattr(self, k)}")
 
 
-def audit_scope(trajectory: list[dict[str, Any]], n: int, cfg: SentinelConfig, *, initial: bool = False) -> tuple[str | None, list[dict[str, Any]]]:
+def audit_scope(
+    trajectory: list[dict[str, Any]], n: int, cfg: SentinelConfig, *, initial: bool = False
+) -> tuple[str | None, list[dict[str, Any]]]:
     """(mode, evidence items) for the n-th update (§5 `_audit_scope`): initialisation → local over
     the whole trajectory; n % global == 0 → global (full trajectory); n % local == 0 → local (last
     `recent_transition_count` entries); else no audit."""
@@ -45,7 +53,7 @@ def audit_scope(trajectory: list[dict[str, Any]], n: int, cfg: SentinelConfig, *
     if n % cfg.global_audit_every_steps == 0:
         return "global", list(trajectory)
     if n % cfg.local_audit_every_steps == 0:
-        return "local", list(trajectory[-cfg.recent_transition_count:])
+        return "local", list(trajectory[-cfg.recent_transition_count :])
     return None, []
 
 
@@ -58,7 +66,10 @@ def truncate(text: str, max_chars: int) -> str:
 
 
 def evidence_items(scope: list[dict[str, Any]], max_chars: int) -> list[dict[str, Any]]:
-    return [{"step": it["step"], "action": it.get("action"), "observation": truncate(it["observation"], max_chars)} for it in scope]
+    return [
+        {"step": it["step"], "action": it.get("action"), "observation": truncate(it["observation"], max_chars)}
+        for it in scope
+    ]
 
 
 def ground_issue(issue: dict[str, Any], items: list[dict[str, Any]], allowed_targets: set[str]) -> str | None:
@@ -71,7 +82,9 @@ def ground_issue(issue: dict[str, Any], items: list[dict[str, Any]], allowed_tar
     if not targets or not set(targets) <= allowed_targets:
         return f"targets {targets} are not record IDs or gap targets of the belief"
     step = issue.get("evidence_step")
-    if isinstance(step, bool) or not isinstance(step, (int, float)):  # upstream: the step lookup of a string finds nothing
+    if isinstance(step, bool) or not isinstance(
+        step, (int, float)
+    ):  # upstream: the step lookup of a string finds nothing
         return f"evidence_step {step!r} is not an integer trajectory step"
     item = next((it for it in items if it["step"] == step), None)
     if item is None:
@@ -92,19 +105,41 @@ class AuditResult(BaseModel):
     errors: list[ProtocolError] = Field(default_factory=list)
 
 
-async def run_audit(backbone: Backbone, protocol: AuditProtocol, *, step: int, before: Belief, candidate: Belief,
-                    items: list[dict[str, Any]], cfg: SentinelConfig, before_step: int, sampling: dict[str, Any] | None = None,
-                    health: dict[str, Any] | None = None, texts: dict[str, Any] | None = None) -> AuditResult:
+async def run_audit(
+    backbone: Backbone,
+    protocol: AuditProtocol,
+    *,
+    step: int,
+    before: Belief,
+    candidate: Belief,
+    items: list[dict[str, Any]],
+    cfg: SentinelConfig,
+    before_step: int,
+    sampling: dict[str, Any] | None = None,
+    health: dict[str, Any] | None = None,
+    texts: dict[str, Any] | None = None,
+) -> AuditResult:
     """One Sentinel audit of a candidate update (role `sentinel`); both beliefs as full contexts (§3, health included)."""
-    payload = {"step": step, "belief_before": before.context(step=before_step, health=health), "candidate_belief": candidate.context(step=step, health=health),
-               "changed_ids": changed_ids(before.world, candidate.world), "raw_trajectory": items}
-    msgs = release.audit_messages(texts, payload) if texts is not None else audit_messages(payload, protocol.description())
+    payload = {
+        "step": step,
+        "belief_before": before.context(step=before_step, health=health),
+        "candidate_belief": candidate.context(step=step, health=health),
+        "changed_ids": changed_ids(before.world, candidate.world),
+        "raw_trajectory": items,
+    }
+    msgs = (
+        release.audit_messages(texts, payload) if texts is not None else audit_messages(payload, protocol.description())
+    )
     errors: list[ProtocolError] = []
     protocol.fallback = protocol.minimal
     for attempt in range(min(1, cfg.max_json_retries) + 1):
         if attempt:  # upstream's repair turn: the same messages + its correction (pos.repair_text)
             msgs = [*msgs, {"role": "user", "content": sentinel_repair()}]
-        parsed = protocol.parse((await backbone.complete(msgs, role="sentinel", protocol=protocol, attempt=attempt, **(sampling or {}))).text)
+        parsed = protocol.parse(
+            (
+                await backbone.complete(msgs, role="sentinel", protocol=protocol, attempt=attempt, **(sampling or {}))
+            ).text
+        )
         errors += parsed.errors
         if parsed.ok:
             break
@@ -124,30 +159,64 @@ def world_record_ids(before: World, after: World) -> set[str]:
     return {i for ids in changed_ids(before, after).values() for i in ids}
 
 
-async def execution_progress(backbone: Backbone, protocol: ProgressProtocol, *, step: int, frontier: dict[str, str] | None,
-                             action: str, observation: str, before: Belief, after: Belief, cfg: SentinelConfig,
-                             sampling: dict[str, Any] | None = None, health: dict[str, Any] | None = None,
-                             texts: dict[str, Any] | None = None) -> tuple[dict[str, Any] | None, list[ProtocolError]]:
+async def execution_progress(
+    backbone: Backbone,
+    protocol: ProgressProtocol,
+    *,
+    step: int,
+    frontier: dict[str, str] | None,
+    action: str,
+    observation: str,
+    before: Belief,
+    after: Belief,
+    cfg: SentinelConfig,
+    sampling: dict[str, Any] | None = None,
+    health: dict[str, Any] | None = None,
+    texts: dict[str, Any] | None = None,
+) -> tuple[dict[str, Any] | None, list[ProtocolError]]:
     """Execution-mode label from the progress model (role `sentinel`); None = unverified."""
-    payload = {"step": step, "frontier": frontier, "action": action, "observation": observation,
-               "belief_before": before.context(step=step - 1, health=health), "belief_after": after.context(step=step, health=health)}
-    msgs = release.progress_messages(texts, payload) if texts is not None else progress_messages(payload, protocol.description())
+    payload = {
+        "step": step,
+        "frontier": frontier,
+        "action": action,
+        "observation": observation,
+        "belief_before": before.context(step=step - 1, health=health),
+        "belief_after": after.context(step=step, health=health),
+    }
+    msgs = (
+        release.progress_messages(texts, payload)
+        if texts is not None
+        else progress_messages(payload, protocol.description())
+    )
     errors: list[ProtocolError] = []
     protocol.fallback = protocol.minimal
     allowed = world_record_ids(before.world, after.world)
     for attempt in range(min(1, cfg.max_json_retries) + 1):
         if attempt:  # upstream's repair turn (pos.repair_text)
             msgs = [*msgs, {"role": "user", "content": progress_repair()}]
-        parsed = protocol.parse((await backbone.complete(msgs, role="sentinel", protocol=protocol, attempt=attempt, **(sampling or {}))).text)
+        parsed = protocol.parse(
+            (
+                await backbone.complete(msgs, role="sentinel", protocol=protocol, attempt=attempt, **(sampling or {}))
+            ).text
+        )
         errs = list(parsed.errors)
         if parsed.ok:
             out = parsed.blocks["json"]
             stray = set(out["affected_record_ids"]) - allowed
             if stray:
-                errs.append(ProtocolError(kind="bad_field", detail=f"affected_record_ids {sorted(stray)} did not change in this step"))
+                errs.append(
+                    ProtocolError(
+                        kind="bad_field", detail=f"affected_record_ids {sorted(stray)} did not change in this step"
+                    )
+                )
             else:
-                return {"progress": out["progress"], "score": float(out["score"]), "affected_record_ids": list(out["affected_record_ids"]),
-                        "reason": out["reason"], "scoring_method": "execution_llm"}, errors
+                return {
+                    "progress": out["progress"],
+                    "score": float(out["score"]),
+                    "affected_record_ids": list(out["affected_record_ids"]),
+                    "reason": out["reason"],
+                    "scoring_method": "execution_llm",
+                }, errors
         errors += errs
     return None, errors
 
@@ -176,5 +245,10 @@ def confidence_change(before: World, after: World) -> tuple[float, list[str]]:
 def diagnostic_progress(before: World, after: World, threshold: float) -> dict[str, Any]:
     """Diagnostic-mode label: u = 1 iff d > threshold (strict; d may exceed 1)."""
     d, affected = confidence_change(before, after)
-    return {"progress": int(d > threshold), "score": d, "affected_record_ids": affected,
-            "reason": f"confidence change {d} vs threshold {threshold}", "scoring_method": "diagnostic_confidence_change"}
+    return {
+        "progress": int(d > threshold),
+        "score": d,
+        "affected_record_ids": affected,
+        "reason": f"confidence change {d} vs threshold {threshold}",
+        "scoring_method": "diagnostic_confidence_change",
+    }

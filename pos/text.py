@@ -1,11 +1,14 @@
 """Text heuristics PoS uses to compare gaps and to select subgraphs (docs/pos.md §3, §4, §13.4: keep
 them bit-exact; tokenizer and stopwords are module constants)."""
+
 from __future__ import annotations
 
 import re
 import unicodedata
 
-STOPWORDS = frozenset({"a", "an", "and", "are", "be", "gap", "gap_type", "is", "of", "or", "reason", "target", "the", "to"})
+STOPWORDS = frozenset(
+    {"a", "an", "and", "are", "be", "gap", "gap_type", "is", "of", "or", "reason", "target", "the", "to"}
+)
 """§3 stopwords (gap equivalence and the §7 projection)."""
 FOCUS_STOPWORDS = STOPWORDS - {"gap"}
 """§4 frontier-relevant subgraph: the §3 stopwords except `gap`."""

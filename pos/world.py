@@ -3,6 +3,7 @@
 Records are plain JSON dicts (their own ID field included) so that the §7 record signatures are
 exactly `json.dumps(record)`. Building a candidate never trusts model text: every problem raises
 `BuildError`, whose message says what to fix (the caller turns it into a re-ask)."""
+
 from __future__ import annotations
 
 import copy
@@ -21,7 +22,9 @@ class BuildError(ValueError):
 
 
 @overload
-def _str(raw: dict[str, Any], key: str, what: str, *, required: Literal[True] = True, default: str | None = None) -> str: ...
+def _str(
+    raw: dict[str, Any], key: str, what: str, *, required: Literal[True] = True, default: str | None = None
+) -> str: ...
 @overload
 def _str(raw: dict[str, Any], key: str, what: str, *, required: bool, default: str | None = None) -> str | None: ...
 def _str(raw: dict[str, Any], key: str, what: str, *, required: bool = True, default: str | None = None) -> str | None:
@@ -92,7 +95,10 @@ class World:
 
     def to_dict(self) -> dict[str, dict[str, Record]]:
         """`WorldState.to_dict()`: an entity with empty attributes omits `attributes` (§1)."""
-        ents = {i: ({k: v for k, v in e.items() if k != "attributes"} if not e.get("attributes") else copy.deepcopy(e)) for i, e in self.entities.items()}
+        ents = {
+            i: ({k: v for k, v in e.items() if k != "attributes"} if not e.get("attributes") else copy.deepcopy(e))
+            for i, e in self.entities.items()
+        }
         return {"entities": ents, "states": copy.deepcopy(self.states), "relations": copy.deepcopy(self.relations)}
 
     def as_lists(self) -> dict[str, list[Record]]:
@@ -128,10 +134,18 @@ class World:
         what = f"state {sid}"
         owner = _str(raw, "entity_id", what)
         if owner not in self.entities:
-            raise BuildError(f"{what}: owner entity '{owner}' does not exist; upsert the entity first or use an existing entity_id")
+            raise BuildError(
+                f"{what}: owner entity '{owner}' does not exist; upsert the entity first or use an existing entity_id"
+            )
         st, p, reason = _provenance(raw, 1.0, what)
-        self.states[sid] = {"state_id": sid, "entity_id": owner, "description": _str(raw, "description", what),
-                            "probability": p, "reason": reason, "source_type": st}
+        self.states[sid] = {
+            "state_id": sid,
+            "entity_id": owner,
+            "description": _str(raw, "description", what),
+            "probability": p,
+            "reason": reason,
+            "source_type": st,
+        }
 
     def upsert_relation(self, raw: Any) -> None:
         if not isinstance(raw, dict):
@@ -144,9 +158,15 @@ class World:
             if end not in self.node_ids():
                 raise BuildError(f"{what}: endpoint '{end}' is neither an existing entity nor state ID")
         st, p, reason = _provenance(raw, 0.5, what)
-        self.relations[rid] = {"relation_id": rid, "source_id": src, "target_id": dst,
-                               "description": _str(raw, "description", what), "probability": p,
-                               "reason": reason, "source_type": st}
+        self.relations[rid] = {
+            "relation_id": rid,
+            "source_id": src,
+            "target_id": dst,
+            "description": _str(raw, "description", what),
+            "probability": p,
+            "reason": reason,
+            "source_type": st,
+        }
 
     def apply(self, delta: dict[str, Any]) -> "World":
         """A new world: remove relations → remove states (with relations) → upsert entities →
@@ -160,7 +180,11 @@ class World:
             w.relations.pop(rid, None)
         for sid in delta.get("remove_state_ids") or []:
             w.remove_state(sid)
-        for key, fn in (("upsert_entities", w.upsert_entity), ("upsert_states", w.upsert_state), ("upsert_relations", w.upsert_relation)):
+        for key, fn in (
+            ("upsert_entities", w.upsert_entity),
+            ("upsert_states", w.upsert_state),
+            ("upsert_relations", w.upsert_relation),
+        ):
             items = delta.get(key) or []
             if isinstance(items, dict):
                 items = list(items.values())
@@ -231,6 +255,13 @@ class Belief:
 
     def context(self, *, step: int, health: dict[str, Any] | None = None) -> dict[str, Any]:
         """The full structured belief context the belief and Sentinel models read (§3)."""
-        return {"goal": dict(self.goal), "world": self.world.to_dict(), "epistemic_gaps": copy.deepcopy(self.epistemic_gaps),
-                "achievement_gaps": copy.deepcopy(self.achievement_gaps), "health": health or {},
-                "frontier": copy.deepcopy(self.frontier), "frontier_gap": self.frontier_gap(), "step": step}
+        return {
+            "goal": dict(self.goal),
+            "world": self.world.to_dict(),
+            "epistemic_gaps": copy.deepcopy(self.epistemic_gaps),
+            "achievement_gaps": copy.deepcopy(self.achievement_gaps),
+            "health": health or {},
+            "frontier": copy.deepcopy(self.frontier),
+            "frontier_gap": self.frontier_gap(),
+            "step": step,
+        }

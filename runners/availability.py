@@ -11,6 +11,7 @@ and the skipped ones are listed on the console, in the tables' footnote and in
 line (`hydra/launcher=slurm`) is checked before Hydra composes anything (`launcher_missing`).
 docs/runner.md describes it for users; docs/contracts.md §8 the two `missing` hooks.
 """
+
 from __future__ import annotations
 
 import json
@@ -24,7 +25,9 @@ from runners.api import Missing, missing_modules
 
 SKIPPED = "skipped.json"
 PLACEHOLDER_MODEL = "CHANGE-ME"
-SLURM_FIX = "pip install -e '.[slurm]' (hydra-submitit-launcher); or run without hydra/launcher (one process, one scheduler)"
+SLURM_FIX = (
+    "pip install -e '.[slurm]' (hydra-submitit-launcher); or run without hydra/launcher (one process, one scheduler)"
+)
 _SUBMITIT_LAUNCHERS = ("slurm", "slurm_local", "submitit_slurm", "submitit_local")
 
 
@@ -36,7 +39,9 @@ class Unavailable(RuntimeError):
         super().__init__(describe(self.missing, self.labels, n_cells))
 
 
-def backbone_missing(cfg: Any, env: Mapping[str, str] | None = None, roles: list[str] | str | None = None) -> list[Missing]:
+def backbone_missing(
+    cfg: Any, env: Mapping[str, str] | None = None, roles: list[str] | str | None = None
+) -> list[Missing]:
     """What an endpoint backbone (a `BackboneCfg`) lacks before its first call: a real model name,
     an http(s) endpoint, its API key variable. Scripted and managed backbones need none of these.
     `roles`: the roles it serves other than the agent (the fix then offers the agent's backbone)."""
@@ -47,17 +52,32 @@ def backbone_missing(cfg: Any, env: Mapping[str, str] | None = None, roles: list
 
     out: list[Missing] = []
     roles = [roles] if isinstance(roles, str) else list(roles or [])
-    served = (f" (it serves role {', '.join(roles)}; or run {'it' if len(roles) == 1 else 'them'} on the agent's backbone: "
-              + " ".join(f"roles.{r}=agent" for r in roles) + ")") if roles else ""
+    served = (
+        (
+            f" (it serves role {', '.join(roles)}; or run {'it' if len(roles) == 1 else 'them'} on the agent's backbone: "
+            + " ".join(f"roles.{r}=agent" for r in roles)
+            + ")"
+        )
+        if roles
+        else ""
+    )
     if PLACEHOLDER_MODEL in str(cfg.model):
-        out.append(Missing(what=f"backbone '{cfg.name}' still has the placeholder model name '{cfg.model}'",
-                           fix="set backbone.model=<the model name the endpoint serves> (its GET <base_url>/models lists them)"
-                           + served))
+        out.append(
+            Missing(
+                what=f"backbone '{cfg.name}' still has the placeholder model name '{cfg.model}'",
+                fix="set backbone.model=<the model name the endpoint serves> (its GET <base_url>/models lists them)"
+                + served,
+            )
+        )
     from_env = bool(cfg.base_url_env and env.get(cfg.base_url_env))
     url = env[cfg.base_url_env] if from_env else cfg.base_url
     if not url:
         hint = f" or export {cfg.base_url_env}=<URL>" if cfg.base_url_env else ""
-        out.append(Missing(what=f"backbone '{cfg.name}' has no endpoint", fix=f"set backbone.base_url=<http(s) URL>{hint}" + served))
+        out.append(
+            Missing(
+                what=f"backbone '{cfg.name}' has no endpoint", fix=f"set backbone.base_url=<http(s) URL>{hint}" + served
+            )
+        )
     else:
         parts = urllib.parse.urlsplit(str(url))
         try:
@@ -67,14 +87,24 @@ def backbone_missing(cfg: Any, env: Mapping[str, str] | None = None, roles: list
             host = None
         if parts.scheme not in ("http", "https") or not host:
             where = f"${cfg.base_url_env}" if from_env else "base_url"
-            out.append(Missing(what=f"backbone '{cfg.name}': {where} {redact_url(str(url))!r} is not an http(s) URL",
-                               fix=("give the endpoint's URL with its scheme, e.g. http://127.0.0.1:8000/v1 or "
-                                    f"https://api.openai.com/v1 ({'export ' + cfg.base_url_env + '=…' if from_env else 'backbone.base_url=…'})")
-                               + served))
+            out.append(
+                Missing(
+                    what=f"backbone '{cfg.name}': {where} {redact_url(str(url))!r} is not an http(s) URL",
+                    fix=(
+                        "give the endpoint's URL with its scheme, e.g. http://127.0.0.1:8000/v1 or "
+                        f"https://api.openai.com/v1 ({'export ' + cfg.base_url_env + '=…' if from_env else 'backbone.base_url=…'})"
+                    )
+                    + served,
+                )
+            )
     if cfg.api_key_env and not env.get(cfg.api_key_env):
-        out.append(Missing(what=f"backbone '{cfg.name}': the API key variable {cfg.api_key_env} is not set",
-                           fix=f"export {cfg.api_key_env}=<your key> (or set api_key_env: null for an endpoint without keys, "
-                               "e.g. a local vLLM)" + served))
+        out.append(
+            Missing(
+                what=f"backbone '{cfg.name}': the API key variable {cfg.api_key_env} is not set",
+                fix=f"export {cfg.api_key_env}=<your key> (or set api_key_env: null for an endpoint without keys, "
+                "e.g. a local vLLM)" + served,
+            )
+        )
     return out
 
 
@@ -84,8 +114,11 @@ def launcher_missing(argv: Iterable[str]) -> list[Missing]:
     for arg in argv:
         key, _, value = arg.lstrip("+~").partition("=")
         if key == "hydra/launcher" and value in _SUBMITIT_LAUNCHERS:
-            return missing_modules(("hydra_plugins.hydra_submitit_launcher",),
-                                   f"hydra/launcher={value} needs Hydra's submitit launcher plugin (the `slurm` extra)", SLURM_FIX)
+            return missing_modules(
+                ("hydra_plugins.hydra_submitit_launcher",),
+                f"hydra/launcher={value} needs Hydra's submitit launcher plugin (the `slurm` extra)",
+                SLURM_FIX,
+            )
     return []
 
 
@@ -103,7 +136,9 @@ def _dedupe(items: Iterable[Missing]) -> list[Missing]:
     return out
 
 
-def describe(missing: Mapping[str, list[Missing]], labels: Mapping[str, str], n_cells: int, skipping: bool = False) -> str:
+def describe(
+    missing: Mapping[str, list[Missing]], labels: Mapping[str, str], n_cells: int, skipping: bool = False
+) -> str:
     """One message: each distinct missing piece once, with its fix and the cells it stops."""
     stopped = [c for c, ms in missing.items() if ms]
     by: dict[str, tuple[Missing, list[str]]] = {}
@@ -115,17 +150,25 @@ def describe(missing: Mapping[str, list[Missing]], labels: Mapping[str, str], n_
         shown = ", ".join(cells[:6]) + (f", … ({len(cells)} cells)" if len(cells) > 6 else "")
         lines.append(f"  - {m.what}\n      Fix: {m.fix or 'as the message says'}\n      cells: {shown}")
     runnable = n_cells - len(stopped)
-    head = (f"{len(stopped)} of {n_cells} cell(s) cannot run here" + (": skipped (runner.skip_unavailable=true)" if skipping
-                                                                       else "; nothing was run") + ". Missing:\n")
+    head = (
+        f"{len(stopped)} of {n_cells} cell(s) cannot run here"
+        + (": skipped (runner.skip_unavailable=true)" if skipping else "; nothing was run")
+        + ". Missing:\n"
+    )
     if skipping:
         return head + "\n".join(lines)
-    tail = ("\nFix: provide each missing piece (its Fix above), then run the same command again"
-            + (f"; or add runner.skip_unavailable=true to run the {runnable} cell(s) that can run now (the skipped ones are "
-               "listed in the tables and in <experiment>/skipped.json)" if runnable else ""))
+    tail = "\nFix: provide each missing piece (its Fix above), then run the same command again" + (
+        f"; or add runner.skip_unavailable=true to run the {runnable} cell(s) that can run now (the skipped ones are "
+        "listed in the tables and in <experiment>/skipped.json)"
+        if runnable
+        else ""
+    )
     return head + "\n".join(lines) + tail
 
 
-def write_skipped(root: Path, skipped: Mapping[str, list[Missing]], cfgs: Mapping[str, Any], ran: Iterable[str]) -> Path | None:
+def write_skipped(
+    root: Path, skipped: Mapping[str, list[Missing]], cfgs: Mapping[str, Any], ran: Iterable[str]
+) -> Path | None:
     """Record the cells this run skipped in `<root>/skipped.json` and drop the ones it ran:
 
         {"format": 1, "cells": [{"cell": <cell directory name>, "method": .., "backbone": ..,
@@ -142,13 +185,21 @@ def write_skipped(root: Path, skipped: Mapping[str, list[Missing]], cfgs: Mappin
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     for cell, ms in skipped.items():
         c = cfgs[cell]
-        entries[cell] = {"cell": cell, "method": c.method.name, "backbone": c.backbone.name, "benchmark": c.benchmark.name,
-                         "missing": [m.model_dump() for m in ms], "skipped_at": now}
+        entries[cell] = {
+            "cell": cell,
+            "method": c.method.name,
+            "backbone": c.backbone.name,
+            "benchmark": c.benchmark.name,
+            "missing": [m.model_dump() for m in ms],
+            "skipped_at": now,
+        }
     if not entries:
         path.unlink(missing_ok=True)
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, json.dumps({"format": 1, "cells": sorted(entries.values(), key=lambda e: e["cell"])}, indent=1) + "\n")
+    atomic_write(
+        path, json.dumps({"format": 1, "cells": sorted(entries.values(), key=lambda e: e["cell"])}, indent=1) + "\n"
+    )
     return path
 
 

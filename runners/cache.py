@@ -19,6 +19,7 @@ Cache I/O never blocks the event loop:
   (delete the file, or `runner.cache=false`), instead of stalling every episode in flight.
 A cache is a speed-up, not a record: losing its last batch in a crash costs only re-calls.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -38,17 +39,34 @@ from runners.records.wire import dumps_with, encoded
 
 log = logging.getLogger(__name__)
 
-READ_TIMEOUT_S = 0.2   # busy timeout of the reader connection (runs on the event loop)
+READ_TIMEOUT_S = 0.2  # busy timeout of the reader connection (runs on the event loop)
 WRITE_TIMEOUT_S = 5.0  # busy timeout of the writer thread; a lock held longer disables writes
-BATCH = 256            # most rows per transaction
+BATCH = 256  # most rows per transaction
 
 
-def cache_key(*, base_url: str, model: str, sampling: dict[str, Any], extra_body: dict[str, Any],
-              messages: list[Message], tools: Any, trial: int, attempt: int, role: str, seed: int = 0) -> str:
+def cache_key(
+    *,
+    base_url: str,
+    model: str,
+    sampling: dict[str, Any],
+    extra_body: dict[str, Any],
+    messages: list[Message],
+    tools: Any,
+    trial: int,
+    attempt: int,
+    role: str,
+    seed: int = 0,
+) -> str:
     """sha256 hex of the canonical JSON of everything that determines a model answer."""
     payload = {
-        "base_url": base_url.rstrip("/"), "model": model, "sampling": sampling, "extra_body": extra_body,
-        "tools": tools, "trial": trial, "attempt": attempt, "role": role,
+        "base_url": base_url.rstrip("/"),
+        "model": model,
+        "sampling": sampling,
+        "extra_body": extra_body,
+        "tools": tools,
+        "trial": trial,
+        "attempt": attempt,
+        "role": role,
     }
     if seed:  # runner.seed: another seed must draw fresh answers, not replay seed 0's
         payload["seed"] = seed
@@ -65,7 +83,7 @@ class ResponseCache:
         self.hits = 0
         self.misses = 0
         self.disabled: str | None = None  # why the cache degraded to misses, once it has
-        self._lock = threading.Lock()      # guards the reader connection and _pending
+        self._lock = threading.Lock()  # guards the reader connection and _pending
         self._pending: dict[str, str] = {}  # written, not yet committed
         self._queue: "queue.Queue[tuple[str, str, float] | None]" = queue.Queue()
         self._idle = threading.Event()
@@ -77,7 +95,9 @@ class ResponseCache:
             self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=READ_TIMEOUT_S, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, payload TEXT NOT NULL, created REAL NOT NULL)")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, payload TEXT NOT NULL, created REAL NOT NULL)"
+            )
         except (sqlite3.Error, OSError) as e:
             self._degrade(f"cannot be opened ({e})")
             return
@@ -90,9 +110,12 @@ class ResponseCache:
         if self.disabled is not None:
             return
         self.disabled = why
-        log.warning("response cache %s %s: continuing without it (every call is a miss, nothing is cached). "
-                    "Fix: stop the other process holding it, delete the file to start an empty cache, or set runner.cache=false.",
-                    self.path, why)
+        log.warning(
+            "response cache %s %s: continuing without it (every call is a miss, nothing is cached). "
+            "Fix: stop the other process holding it, delete the file to start an empty cache, or set runner.cache=false.",
+            self.path,
+            why,
+        )
 
     @property
     def journal_mode(self) -> str:
@@ -152,7 +175,10 @@ class ResponseCache:
                     db.execute("BEGIN IMMEDIATE")
                     db.executemany("INSERT OR REPLACE INTO responses (key, payload, created) VALUES (?, ?, ?)", batch)
                     db.execute("COMMIT")
-                except (sqlite3.Error, OSError) as e:  # locked past the timeout, corrupt, disk full: the answers are still good
+                except (
+                    sqlite3.Error,
+                    OSError,
+                ) as e:  # locked past the timeout, corrupt, disk full: the answers are still good
                     try:
                         if db is not None and db.in_transaction:
                             db.execute("ROLLBACK")
@@ -209,10 +235,14 @@ class CachedBackbone(Backbone):
     def __init__(self, inner: Backbone, cache: ResponseCache, trial: int, seed: int = 0, read: bool = True) -> None:
         missing = [a for a in ("base_url", "model", "sampling", "extra_body") if not hasattr(inner, a)]
         if missing:
-            raise TypeError(f"CachedBackbone needs an endpoint backbone exposing base_url/model/sampling/extra_body; "
-                            f"{type(inner).__name__} lacks {', '.join(missing)} (do not cache scripted backbones)")
+            raise TypeError(
+                f"CachedBackbone needs an endpoint backbone exposing base_url/model/sampling/extra_body; "
+                f"{type(inner).__name__} lacks {', '.join(missing)} (do not cache scripted backbones)"
+            )
         self.inner, self.cache, self.trial, self.seed = inner, cache, trial, seed
-        self.read = read  # False (runner.fresh=true): every call goes to the endpoint; its answer still replaces the cached one
+        self.read = (
+            read  # False (runner.fresh=true): every call goes to the endpoint; its answer still replaces the cached one
+        )
         self.name, self.model = inner.name, inner.model
 
     def key(self, messages: list[Message], *, role: str, attempt: int, sampling: dict[str, Any]) -> str:
@@ -220,17 +250,36 @@ class CachedBackbone(Backbone):
         call = dict(sampling)
         tools = call.pop("tools", None)
         extra = {**inner.extra_body, **(call.pop("extra_body", None) or {})}
-        return cache_key(base_url=inner.base_url, model=inner.model, sampling={**inner.sampling, **call}, extra_body=extra,
-                         messages=messages, tools=tools, trial=self.trial, attempt=attempt, role=role, seed=self.seed)
+        return cache_key(
+            base_url=inner.base_url,
+            model=inner.model,
+            sampling={**inner.sampling, **call},
+            extra_body=extra,
+            messages=messages,
+            tools=tools,
+            trial=self.trial,
+            attempt=attempt,
+            role=role,
+            seed=self.seed,
+        )
 
-    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None,
-                       attempt: int = 0, **sampling: Any) -> Completion:
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        role: Role,
+        protocol: Protocol | None = None,
+        attempt: int = 0,
+        **sampling: Any,
+    ) -> Completion:
         messages = encoded(messages)  # no work when the recorder already encoded them
         key = self.key(messages, role=role, attempt=attempt, sampling=sampling)
         hit = self.cache.get(key) if self.read else None
         if hit is not None:
             return hit.model_copy(update={"cached": True, "retries": [], "latency_s": 0.0, "role": role})
-        c = await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)  # errors propagate, uncached
+        c = await self.inner.complete(
+            messages, role=role, protocol=protocol, attempt=attempt, **sampling
+        )  # errors propagate, uncached
         if c.text.strip() or c.tool_calls:  # never cache an empty / null reply: a re-run must be able to repair it
             self.cache.put(key, c.model_copy(update={"cached": False, "retries": []}))
         return c

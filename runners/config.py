@@ -3,6 +3,7 @@ work starts: an unknown name or a bad value fails with a message that names the 
 
 Cell key = hash of the validated config minus runtime-only knobs (concurrency, retries,
 timeouts, display, trials, limit), so a changed config is a new cell, never a silent mix."""
+
 from __future__ import annotations
 
 import functools
@@ -66,19 +67,41 @@ class BackboneCfg(_Strict):
     sampling: dict[str, Any] = Field(default_factory=dict)
     extra_body: dict[str, Any] = Field(default_factory=dict)
     scripted: dict[str, Any] = Field(default_factory=dict)
-    server: dict[str, Any] = Field(default_factory=dict, description="kind managed: the server the harness starts (command template, model_file, env, ready_timeout_s); runners/backbones/managed.py")
-    max_completion_chars: int | None = Field(None, ge=1, description="cap on the characters of a reply that are stored and parsed (truncation recorded); null = no cap")
+    server: dict[str, Any] = Field(
+        default_factory=dict,
+        description="kind managed: the server the harness starts (command template, model_file, env, ready_timeout_s); runners/backbones/managed.py",
+    )
+    max_completion_chars: int | None = Field(
+        None,
+        ge=1,
+        description="cap on the characters of a reply that are stored and parsed (truncation recorded); null = no cap",
+    )
     # runtime-only knobs (not in the cell key)
     max_inflight: int = Field(16, ge=1)
     timeout_s: float = Field(600, gt=0)
     max_retries: int = Field(8, ge=0)
     backoff_cap_s: float = Field(60, gt=0)
     transport: Literal["aiohttp", "httpx"] = Field("aiohttp", description="HTTP client (httpx is kept for comparison)")
-    prices: dict[str, float | None] | None = Field(None, description="USD per million tokens: {input, cached_input, output} (runners/cost.py)")
-    prices_source: str | None = Field(None, description="where `prices` come from and as of when (a public list price), shown by runner.plan=true")
-    refused_window_s: float = Field(10, ge=0, description="connection refused for this long (no success between) is fatal")
+    prices: dict[str, float | None] | None = Field(
+        None, description="USD per million tokens: {input, cached_input, output} (runners/cost.py)"
+    )
+    prices_source: str | None = Field(
+        None, description="where `prices` come from and as of when (a public list price), shown by runner.plan=true"
+    )
+    refused_window_s: float = Field(
+        10, ge=0, description="connection refused for this long (no success between) is fatal"
+    )
 
-    RUNTIME: ClassVar[tuple[str, ...]] = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "refused_window_s", "transport", "prices", "prices_source")
+    RUNTIME: ClassVar[tuple[str, ...]] = (
+        "max_inflight",
+        "timeout_s",
+        "max_retries",
+        "backoff_cap_s",
+        "refused_window_s",
+        "transport",
+        "prices",
+        "prices_source",
+    )
 
     @field_validator("prices")
     @classmethod
@@ -100,7 +123,9 @@ class BackboneCfg(_Strict):
     def key_dict(self) -> dict[str, Any]:
         d = self.model_dump(exclude=set(self.RUNTIME))
         d.pop("base_url_env"), d.pop("api_key_env")  # where secrets come from is not the model
-        d["scripted"] = {k: v for k, v in d["scripted"].items() if k != "latency_s"}  # simulated latency is runtime-only
+        d["scripted"] = {
+            k: v for k, v in d["scripted"].items() if k != "latency_s"
+        }  # simulated latency is runtime-only
         if not d.get("server"):
             d.pop("server", None)  # not a managed backbone: the key stays what it was
         if d.get("max_completion_chars") is None:
@@ -128,10 +153,14 @@ class MethodCfg(_TargetCfg):
 
 class BenchmarkCfg(_TargetCfg):
     GROUP = "benchmark"
-    roles: dict[str, str | None] = Field(default_factory=dict, description=(
-        "role -> conf/backbone name the benchmark uses by default for the roles it hosts (as upstream: τ's user "
-        "simulator and NL judge gpt_4_1, MemoryArena's formal judge and reasoning tool gpt_5_mini); a top-level "
-        "`roles.<role>` overrides it; ignored when the agent backbone is scripted"))
+    roles: dict[str, str | None] = Field(
+        default_factory=dict,
+        description=(
+            "role -> conf/backbone name the benchmark uses by default for the roles it hosts (as upstream: τ's user "
+            "simulator and NL judge gpt_4_1, MemoryArena's formal judge and reasoning tool gpt_5_mini); a top-level "
+            "`roles.<role>` overrides it; ignored when the agent backbone is scripted"
+        ),
+    )
 
     RUNTIME_PARAMS: ClassVar[tuple[str, ...]] = ("limit",)
 
@@ -143,28 +172,62 @@ class BenchmarkCfg(_TargetCfg):
 
 class RunnerCfg(_Strict):
     output_dir: str = "results"
-    concurrency: int = Field(8, ge=1, description="episodes in flight in the whole sweep (all cells share one scheduler)")
+    concurrency: int = Field(
+        8, ge=1, description="episodes in flight in the whole sweep (all cells share one scheduler)"
+    )
     trials: int = Field(1, ge=1)
     seed: int = 0
     display: Literal["auto", "rich", "plain", "none"] = "auto"
-    heartbeat_s: float = Field(30, gt=0, description="plain display (logs, nohup, Slurm): a line on the sweep's state every this many seconds")
+    heartbeat_s: float = Field(
+        30, gt=0, description="plain display (logs, nohup, Slurm): a line on the sweep's state every this many seconds"
+    )
     cache: bool = True
-    cache_path: str | None = Field(None, description="SQLite response cache; default <output_dir>/.cache/responses.sqlite")
+    cache_path: str | None = Field(
+        None, description="SQLite response cache; default <output_dir>/.cache/responses.sqlite"
+    )
     limit: int | None = Field(None, ge=1, description="run only the first N tasks (overrides benchmark.params.limit)")
     reference_method: str = "full_context"
-    case_error_resamples: int = Field(2, ge=0, description="reruns of a case that ended in a CaseError draw fresh samples (bypassing the cached replies) at most this many times; later reruns replay the last generation")
+    case_error_resamples: int = Field(
+        2,
+        ge=0,
+        description="reruns of a case that ended in a CaseError draw fresh samples (bypassing the cached replies) at most this many times; later reruns replay the last generation",
+    )
     transcripts: bool = Field(True, description="keep every call's messages and raw reply in <cell>/transcripts.sqlite")
-    compact_records: bool = Field(True, description="a finished cell's episodes.jsonl becomes episodes.jsonl.xz (read it with xzcat; a resume restores the plain file); false keeps the plain file")
-    compact_level: int = Field(6, ge=0, le=9, description="xz preset of the compacted records (compressed while the cell runs): 6 the "
-                               "smallest files; 1 about a fifth of the CPU for ~18% larger records (docs/large-experiments.md)")
-    wandb: bool = Field(False, description="log each cell's metrics and tokens and the HTML report to W&B (the wandb extra)")
-    wandb_project: str | None = Field(None, description="W&B project (default: $WANDB_PROJECT, else the experiment name)")
-    preflight_s: float = Field(10, ge=0, description="before the sweep, wait at most this long for every endpoint to accept "
-                               "a connection (0: no check)")
-    fresh: bool = Field(False, description="re-run every cell from scratch, moving old results to <experiment>/.superseded/, "
-                        "and re-sample every model call (response cache reads off, writes on)")
-    plan: bool = Field(False, description="print the plan and its cost (tasks × trials, calls, tokens and $ per role) and exit: no model call, nothing written (runners/plan.py)")
-    skip_unavailable: bool = Field(False, description="run the cells whose data, extras and backbones are available and list the skipped ones (<experiment>/skipped.json, the tables' footnote); false: any missing piece stops the sweep before any work")
+    compact_records: bool = Field(
+        True,
+        description="a finished cell's episodes.jsonl becomes episodes.jsonl.xz (read it with xzcat; a resume restores the plain file); false keeps the plain file",
+    )
+    compact_level: int = Field(
+        6,
+        ge=0,
+        le=9,
+        description="xz preset of the compacted records (compressed while the cell runs): 6 the "
+        "smallest files; 1 about a fifth of the CPU for ~18% larger records (docs/large-experiments.md)",
+    )
+    wandb: bool = Field(
+        False, description="log each cell's metrics and tokens and the HTML report to W&B (the wandb extra)"
+    )
+    wandb_project: str | None = Field(
+        None, description="W&B project (default: $WANDB_PROJECT, else the experiment name)"
+    )
+    preflight_s: float = Field(
+        10,
+        ge=0,
+        description="before the sweep, wait at most this long for every endpoint to accept a connection (0: no check)",
+    )
+    fresh: bool = Field(
+        False,
+        description="re-run every cell from scratch, moving old results to <experiment>/.superseded/, "
+        "and re-sample every model call (response cache reads off, writes on)",
+    )
+    plan: bool = Field(
+        False,
+        description="print the plan and its cost (tasks × trials, calls, tokens and $ per role) and exit: no model call, nothing written (runners/plan.py)",
+    )
+    skip_unavailable: bool = Field(
+        False,
+        description="run the cells whose data, extras and backbones are available and list the skipped ones (<experiment>/skipped.json, the tables' footnote); false: any missing piece stops the sweep before any work",
+    )
 
     @field_validator("reference_method")
     @classmethod
@@ -173,10 +236,21 @@ class RunnerCfg(_Strict):
             raise ValueError(f"unknown reference method '{v}'; available: {', '.join(available('method'))}")
         return canonical_method(v)
 
-    budget_usd: float | None = Field(None, gt=0, description="stop starting episodes before the sweep's spend would exceed this (needs backbone prices)")
-    shard: str | None = Field(None, description="i/n: run only the i-th of n task ranges (0-based) of every cell, into its own records")
-    executor: Literal["local", "ray"] = Field("local", description="local: one process, one scheduler; ray: every cell a Ray task (runners/ray_exec.py, extra `ray`)")
-    ray_address: str | None = Field(None, description="Ray cluster address for executor=ray (null: start a local instance)")
+    budget_usd: float | None = Field(
+        None,
+        gt=0,
+        description="stop starting episodes before the sweep's spend would exceed this (needs backbone prices)",
+    )
+    shard: str | None = Field(
+        None, description="i/n: run only the i-th of n task ranges (0-based) of every cell, into its own records"
+    )
+    executor: Literal["local", "ray"] = Field(
+        "local",
+        description="local: one process, one scheduler; ray: every cell a Ray task (runners/ray_exec.py, extra `ray`)",
+    )
+    ray_address: str | None = Field(
+        None, description="Ray cluster address for executor=ray (null: start a local instance)"
+    )
 
     @field_validator("shard")
     @classmethod
@@ -197,12 +271,18 @@ class ExperimentCfg(_Strict):
     description: str = ""
     grid: dict[str, list[str]] = Field(default_factory=dict, description="group -> names; expanded into cells")
     benchmark_params: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="benchmark name -> params set on that benchmark only (e.g. Travel's ps_pooling in a grid over all MemoryArena benchmarks)")
-    note: str = Field("", description="a line shown with the run and above the tables (e.g. quickstart: not the paper's setting)")
+        default_factory=dict,
+        description="benchmark name -> params set on that benchmark only (e.g. Travel's ps_pooling in a grid over all MemoryArena benchmarks)",
+    )
+    note: str = Field(
+        "", description="a line shown with the run and above the tables (e.g. quickstart: not the paper's setting)"
+    )
     scripted_noise: dict[str, Any] = Field(
-        default_factory=dict, description="seeded noise knobs (runners/backbones/scripted.py: malformed_rate, empty_rate, perturb, "
+        default_factory=dict,
+        description="seeded noise knobs (runners/backbones/scripted.py: malformed_rate, empty_rate, perturb, "
         "perturb_rate) set on a scripted agent backbone that leaves them at their defaults: the offline demo's methods then "
-        "differ; {} = none; HARNESS_DEMO_NOISE=0 turns it off (the test suite does)")
+        "differ; {} = none; HARNESS_DEMO_NOISE=0 turns it off (the test suite does)",
+    )
 
     @field_validator("grid")
     @classmethod
@@ -221,7 +301,9 @@ class ExperimentCfg(_Strict):
     def _benchmark_params(cls, v: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
         for n in v:
             if n not in available("benchmark"):
-                raise ValueError(f"unknown benchmark '{n}' in experiment.benchmark_params; available: {', '.join(available('benchmark'))}")
+                raise ValueError(
+                    f"unknown benchmark '{n}' in experiment.benchmark_params; available: {', '.join(available('benchmark'))}"
+                )
         return v
 
 
@@ -324,7 +406,9 @@ def _load_role(value: Any, role: str = "") -> BackboneCfg | None:
         return None
     if isinstance(value, str):
         if value not in available("backbone"):
-            raise ConfigError(f"unknown backbone '{value}' for role '{role}'; available: agent, {', '.join(available('backbone'))}")
+            raise ConfigError(
+                f"unknown backbone '{value}' for role '{role}'; available: agent, {', '.join(available('backbone'))}"
+            )
         import yaml
 
         value = yaml.safe_load((CONF_DIR / "backbone" / f"{value}.yaml").read_text())
@@ -340,14 +424,18 @@ def resolve_roles(cfg: "CellConfig", given: dict[str, Any]) -> RolesCfg:
     origin: dict[str, str] = {}
     bad = sorted(set(cfg.benchmark.roles) - set(ROLE_NAMES))
     if bad:
-        raise ConfigError(f"benchmark '{cfg.benchmark.name}': unknown role(s) {bad} in `roles`; configurable roles: {', '.join(ROLE_NAMES)}")
+        raise ConfigError(
+            f"benchmark '{cfg.benchmark.name}': unknown role(s) {bad} in `roles`; configurable roles: {', '.join(ROLE_NAMES)}"
+        )
     for role in ROLE_NAMES:
         value = given.get(role)
         if value not in (None, ""):
             where = f"roles.{role}={value if isinstance(value, str) else '<inline>'}"
         elif cfg.benchmark.roles.get(role) and cfg.backbone.kind != "scripted":
             value = cfg.benchmark.roles[role]
-            where = f"default of benchmark '{cfg.benchmark.name}' (override: roles.{role}=agent or roles.{role}=<backbone>)"
+            where = (
+                f"default of benchmark '{cfg.benchmark.name}' (override: roles.{role}=agent or roles.{role}=<backbone>)"
+            )
         else:
             value, where = None, "agent backbone"
         out[role] = _load_role(value, role)
@@ -396,5 +484,7 @@ def validate(raw: dict[str, Any]) -> CellConfig:
     try:
         check_params(cfg.benchmark.name, cfg.benchmark.cls.Params, cfg.benchmark.params)
     except ValueError as e:
-        raise ConfigError(f"{e}; fix conf/benchmark/{cfg.benchmark.name}.yaml, the preset or the benchmark.params.* override") from None
+        raise ConfigError(
+            f"{e}; fix conf/benchmark/{cfg.benchmark.name}.yaml, the preset or the benchmark.params.* override"
+        ) from None
     return cfg

@@ -11,6 +11,7 @@ Two numbers, on purpose different:
 - `runner.budget_usd` counts what the sweep **actually spends**: calls served from the response
   cache cost nothing.
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -24,7 +25,9 @@ class Prices(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     input: float = Field(ge=0, description="uncached input (prompt) tokens")
-    cached_input: float | None = Field(None, ge=0, description="prompt tokens served from the provider's cache; default = input")
+    cached_input: float | None = Field(
+        None, ge=0, description="prompt tokens served from the provider's cache; default = input"
+    )
     output: float = Field(ge=0, description="output tokens, reasoning included")
 
     @model_validator(mode="after")
@@ -39,7 +42,11 @@ def usd(usage: Any, prices: Prices | Mapping[str, Any] | None) -> float | None:
     if prices is None:
         return None
     p = prices if isinstance(prices, Prices) else Prices.model_validate(prices)
-    get = (lambda k: int(usage.get(k, 0) or 0)) if isinstance(usage, Mapping) else (lambda k: int(getattr(usage, k, 0) or 0))
+    get = (
+        (lambda k: int(usage.get(k, 0) or 0))
+        if isinstance(usage, Mapping)
+        else (lambda k: int(getattr(usage, k, 0) or 0))
+    )
     prompt, cached, completion = get("prompt_tokens"), get("cached_prompt_tokens"), get("completion_tokens")
     cached = min(cached, prompt)
     return ((prompt - cached) * p.input + cached * (p.cached_input or 0.0) + completion * p.output) / 1e6

@@ -11,6 +11,7 @@ backbones, the role aliases (`tool` is the agent's backbone; `judge`/`user_sim` 
 configured), the `EpisodeContext` the environment gets, and the `EpisodeScope` through which the
 scripted backbone sees the episode's oracle (the environment).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -48,8 +49,14 @@ class RecordingBackbone(Backbone):
     with its transcript: the messages sent, tool schemas, sampling and the raw reply
     (runners/records/transcripts.py; `transcripts=False` logs references-free calls)."""
 
-    def __init__(self, inner: Backbone, sink: list[CallLog], *, transcripts: bool = True,
-                 on_call: Callable[[CallLog], None] | None = None) -> None:
+    def __init__(
+        self,
+        inner: Backbone,
+        sink: list[CallLog],
+        *,
+        transcripts: bool = True,
+        on_call: Callable[[CallLog], None] | None = None,
+    ) -> None:
         self.inner = inner
         self.sink = sink
         self.on_call = on_call  # live progress: called with each call's log as it finishes
@@ -73,7 +80,9 @@ class RecordingBackbone(Backbone):
         used.add(attempt)
         return attempt
 
-    def _transcript(self, log: CallLog, messages: list[Message], sampling: dict[str, Any], c: Completion | None) -> CallLog:
+    def _transcript(
+        self, log: CallLog, messages: list[Message], sampling: dict[str, Any], c: Completion | None
+    ) -> CallLog:
         role = log.role
         if self._encoder is None:
             return log
@@ -92,7 +101,15 @@ class RecordingBackbone(Backbone):
         log._pending = pending
         return log
 
-    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0, **sampling: Any) -> Completion:
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        role: Role,
+        protocol: Protocol | None = None,
+        attempt: int = 0,
+        **sampling: Any,
+    ) -> Completion:
         if role not in ROLE_NAMES:  # a misspelt role would silently leave #Tok
             raise ValueError(f"unknown call role {role!r}; roles are {', '.join(ROLE_NAMES)}")
         messages = encoded(messages)
@@ -101,16 +118,44 @@ class RecordingBackbone(Backbone):
         try:
             c = await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
         except BackboneError as e:
-            self.sink.append(self._transcript(
-                CallLog(role=role, model=self.model, usage=Usage(), latency_s=time.perf_counter() - t0, finish_reason="error",
-                        retries=e.retries, attempt=attempt, error=f"{type(e).__name__}: {e}"[:2000]), messages, sampling, None))
+            self.sink.append(
+                self._transcript(
+                    CallLog(
+                        role=role,
+                        model=self.model,
+                        usage=Usage(),
+                        latency_s=time.perf_counter() - t0,
+                        finish_reason="error",
+                        retries=e.retries,
+                        attempt=attempt,
+                        error=f"{type(e).__name__}: {e}"[:2000],
+                    ),
+                    messages,
+                    sampling,
+                    None,
+                )
+            )
             self._notify()
             raise
-        self.sink.append(self._transcript(
-            CallLog(role=role, model=c.model, usage=c.usage, cached=c.cached, scripted=c.scripted,
-                    latency_s=time.perf_counter() - t0, finish_reason=c.finish_reason, retries=c.retries, attempt=attempt,
-                    hygiene=c.hygiene),
-            messages, sampling, c))
+        self.sink.append(
+            self._transcript(
+                CallLog(
+                    role=role,
+                    model=c.model,
+                    usage=c.usage,
+                    cached=c.cached,
+                    scripted=c.scripted,
+                    latency_s=time.perf_counter() - t0,
+                    finish_reason=c.finish_reason,
+                    retries=c.retries,
+                    attempt=attempt,
+                    hygiene=c.hygiene,
+                ),
+                messages,
+                sampling,
+                c,
+            )
+        )
         self._notify()
         return c
 
@@ -141,16 +186,31 @@ class Episode:
     the scope the scripted backbone answers from. Build the environment with `make_env` (or
     hand one to `attach`) so the scripted backbone answers from it, then `await run(env, method)`."""
 
-    def __init__(self, agent: Backbone, *, judge: Backbone | None = None, user_sim: Backbone | None = None,
-                 tool: Backbone | None = None, cell: str = "", task_id: str = "", trial: int = 0, seed: int = 0,
-                 transcripts: bool = True, on_call: Callable[[CallLog], None] | None = None) -> None:
+    def __init__(
+        self,
+        agent: Backbone,
+        *,
+        judge: Backbone | None = None,
+        user_sim: Backbone | None = None,
+        tool: Backbone | None = None,
+        cell: str = "",
+        task_id: str = "",
+        trial: int = 0,
+        seed: int = 0,
+        transcripts: bool = True,
+        on_call: Callable[[CallLog], None] | None = None,
+    ) -> None:
         self.cell, self.task_id, self.trial, self.seed = cell, task_id, trial, seed
         self.sink: list[CallLog] = []
         self.scope = EpisodeScope(key=f"{cell}/{task_id}/{trial}")
         self.agent = RecordingBackbone(agent.bind(self.scope), self.sink, transcripts=transcripts, on_call=on_call)
         backbones: dict[Role, Backbone] = {"agent": self.agent, "tool": self.agent}
         for role, b in (("judge", judge), ("user_sim", user_sim), ("tool", tool)):
-            backbones[role] = RecordingBackbone(b.bind(self.scope), self.sink, transcripts=transcripts, on_call=on_call) if b is not None else self.agent  # type: ignore[index]
+            backbones[role] = (
+                RecordingBackbone(b.bind(self.scope), self.sink, transcripts=transcripts, on_call=on_call)
+                if b is not None
+                else self.agent
+            )  # type: ignore[index]
         self.ctx = EpisodeContext(trial=trial, seed=seed, backbones=backbones)
 
     def attach(self, oracle: Oracle) -> None:
@@ -176,8 +236,13 @@ def _drain(sink: list[CallLog]) -> list[CallLog]:
 
 
 async def _run(ep: Episode, env: Environment, method: Method) -> EpisodeRecord:
-    rec = EpisodeRecord(cell=ep.cell, task_id=ep.task_id, trial=ep.trial, seed=ep.seed,
-                        started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    rec = EpisodeRecord(
+        cell=ep.cell,
+        task_id=ep.task_id,
+        trial=ep.trial,
+        seed=ep.seed,
+        started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
     sink = ep.sink
     t_start = time.perf_counter()
     all_calls: list[CallLog] = []
@@ -195,7 +260,9 @@ async def _run(ep: Episode, env: Environment, method: Method) -> EpisodeRecord:
             await method.begin_request(request)
             rr.begin_calls = _drain(sink)
             all_calls += rr.begin_calls
-            obs = Observation(actions=request.actions)  # O_{k,1} = ∅ (plus the valid actions, where the benchmark lists them)
+            obs = Observation(
+                actions=request.actions
+            )  # O_{k,1} = ∅ (plus the valid actions, where the benchmark lists them)
             done = False
             t = 0
             while t < budget and not done:
@@ -206,10 +273,16 @@ async def _run(ep: Episode, env: Environment, method: Method) -> EpisodeRecord:
                 calls = _drain(sink)
                 all_calls += calls
                 wall = time.perf_counter() - s0
-                rr.steps.append(StepRecord(
-                    t=t, observation=obs, decision=decision, calls=calls, method=method.step_log(),
-                    overhead_s=max(0.0, wall - sum(c.latency_s for c in calls)),
-                ))
+                rr.steps.append(
+                    StepRecord(
+                        t=t,
+                        observation=obs,
+                        decision=decision,
+                        calls=calls,
+                        method=method.step_log(),
+                        overhead_s=max(0.0, wall - sum(c.latency_s for c in calls)),
+                    )
+                )
                 done = reply.request_done
                 obs = reply.observation
             outcome: RequestOutcome = await env.end_request(truncated=not done, steps=t)

@@ -14,6 +14,7 @@ the line and the field.
 
 `sanitize` is also what the OpenAI-compatible backbone applies to replies (runners/backbones/openai.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -100,8 +101,10 @@ def decode(data: bytes, source: str | Path) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError(f"{source}:{_line_of(data, e.start)}: not UTF-8 text (byte {data[e.start:e.start + 1]!r} at offset "
-                         f"{e.start}); the file is damaged or binary. Fix: restore or re-download it") from None
+        raise InputError(
+            f"{source}:{_line_of(data, e.start)}: not UTF-8 text (byte {data[e.start : e.start + 1]!r} at offset "
+            f"{e.start}); the file is damaged or binary. Fix: restore or re-download it"
+        ) from None
     return text[1:] if text.startswith("\ufeff") else text
 
 
@@ -146,17 +149,25 @@ def read_jsonl(path: str | Path, *, required: Iterable[str] = (), allow_empty: b
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise InputError(f"{p}:{n}: not UTF-8 text (byte {raw[e.start:e.start + 1]!r} at column {e.start + 1}); the line is "
-                             "damaged or binary. Fix: restore or re-download the file") from None
+            raise InputError(
+                f"{p}:{n}: not UTF-8 text (byte {raw[e.start : e.start + 1]!r} at column {e.start + 1}); the line is "
+                "damaged or binary. Fix: restore or re-download the file"
+            ) from None
         row = loads(line, p, n)
         if not isinstance(row, dict):
-            raise InputError(f"{p}:{n}: expected a JSON object per line, got {type(row).__name__}. Fix: restore or re-download the file")
+            raise InputError(
+                f"{p}:{n}: expected a JSON object per line, got {type(row).__name__}. Fix: restore or re-download the file"
+            )
         missing = [f for f in need if f not in row]
         if missing:
-            raise InputError(f"{p}:{n}: row has no field {', '.join(repr(f) for f in missing)} (fields: "
-                             f"{', '.join(sorted(row)) or 'none'}). Fix: restore or re-download the file")
+            raise InputError(
+                f"{p}:{n}: row has no field {', '.join(repr(f) for f in missing)} (fields: "
+                f"{', '.join(sorted(row)) or 'none'}). Fix: restore or re-download the file"
+            )
         rows.append(row)
     if not rows and not allow_empty:
-        raise InputError(f"{p}: no rows (the file is empty). Fix: restore or re-download the file, or point the benchmark's "
-                         "data_dir at the right directory")
+        raise InputError(
+            f"{p}: no rows (the file is empty). Fix: restore or re-download the file, or point the benchmark's "
+            "data_dir at the right directory"
+        )
     return rows

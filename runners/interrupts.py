@@ -13,6 +13,7 @@ Testing and chaos: `HARNESS_SIGNAL_AT=<phase>[:INT|TERM]` makes the process send
 signal (default TERM) once, when it reaches that phase, so that every phase can be hit exactly
 (`checkpoint`). Nothing else reads the variable; it is not a user setting.
 """
+
 from __future__ import annotations
 
 import os
@@ -100,19 +101,25 @@ def message(signum: int) -> str:
     phase, root = STATE.get("phase", "startup"), STATE.get("root")
     counts = _counts()
     if phase in ("startup", "loading") or (phase == "running" and counts is None):
-        where = {"startup": "while starting up", "loading": "while loading data and backbones"}.get(phase, "before any cell opened")
+        where = {"startup": "while starting up", "loading": "while loading data and backbones"}.get(
+            phase, "before any cell opened"
+        )
         return f"{what} {where}, before any episode ran; nothing was written. Run the same command again."
     done, total, failed, cells = counts or (0, 0, 0, 0)
     state = f"all {total} episodes done" if done == total and not failed else f"{done}/{total} episodes done"
     if phase in ("running", "compaction"):
-        return (f"{what} while running ({state} in {cells} opened cell(s)); finished episodes are saved. Run the same command "
-                "again to resume.")
+        return (
+            f"{what} while running ({state} in {cells} opened cell(s)); finished episodes are saved. Run the same command "
+            "again to resume."
+        )
     aggregate = f"python -m runners.aggregate {root}" if root else "python -m runners.aggregate <experiment dir>"
     retry = f"; {failed} failed episode(s) are retried by running the same command again" if failed else ""
     if phase in ("report", "tables"):
         part = "" if phase == "report" else " (or only some of their files)"
-        return (f"{what} while {'reporting' if phase == 'report' else 'writing the tables'}: {state}{retry}; tables not "
-                f"written{part}: run `{aggregate}` (or the same command again).")
+        return (
+            f"{what} while {'reporting' if phase == 'report' else 'writing the tables'}: {state}{retry}; tables not "
+            f"written{part}: run `{aggregate}` (or the same command again)."
+        )
     return f"{what} while logging to W&B: {state}{retry}; tables are written under {root}/tables. Run the same command again to log."
 
 

@@ -5,6 +5,7 @@ before it says it is offline; a loader calls `require_host(url, fix)` first, whi
 connection with a short timeout and raises `Unreachable` naming the fix at once. The answer is
 kept per host for the process, so a sweep of many cells pays for the check once.
 """
+
 from __future__ import annotations
 
 import os

@@ -18,6 +18,7 @@ Where each estimate comes from (printed beside it):
   runs are never used): calls, input, cached input and output tokens per role.
 - `unknown`: neither; the total says how many role estimates are unknown.
 """
+
 from __future__ import annotations
 
 import csv
@@ -41,7 +42,9 @@ NO_PRICE = "no price: tokens only"
 def task_counts() -> dict[str, tuple[int, str]]:
     """benchmark config name → (tasks of the full split, where the number comes from)."""
     with open(TASK_COUNTS, newline="", encoding="utf-8") as f:
-        return {r["benchmark"]: (int(r["n_tasks"]), f"{r['n_tasks']} {r['unit']}: {r['source']}") for r in csv.DictReader(f)}
+        return {
+            r["benchmark"]: (int(r["n_tasks"]), f"{r['n_tasks']} {r['unit']}: {r['source']}") for r in csv.DictReader(f)
+        }
 
 
 @functools.lru_cache(maxsize=None)
@@ -54,9 +57,14 @@ def paper_tok(method: str, backbone: str, benchmark: str) -> tuple[float, str] |
     for path in sorted(REFERENCE_DIR.glob("*.csv")):
         with open(path, newline="", encoding="utf-8") as f:
             for row in csv.DictReader(f):
-                if (row.get("metric") == "Tok" and row.get("row_type", "result") == "result" and row.get("value")
-                        and row.get("method") in labels and row.get("backbone") == want_b
-                        and (row.get("domain") or row.get("benchmark")) == want_d):
+                if (
+                    row.get("metric") == "Tok"
+                    and row.get("row_type", "result") == "result"
+                    and row.get("value")
+                    and row.get("method") in labels
+                    and row.get("backbone") == want_b
+                    and (row.get("domain") or row.get("benchmark")) == want_d
+                ):
                     return float(row["value"]), f"{row['paper']} {row['table']}"
     return None
 
@@ -79,8 +87,17 @@ class RoleEstimate:
     def usd(self, episodes: int) -> float | None:
         if self.tokens is None or self.prices is None:
             return None
-        return episodes * (usd({"prompt_tokens": self.prompt, "cached_prompt_tokens": self.cached,
-                                "completion_tokens": self.completion}, self.prices) or 0.0)
+        return episodes * (
+            usd(
+                {
+                    "prompt_tokens": self.prompt,
+                    "cached_prompt_tokens": self.cached,
+                    "completion_tokens": self.completion,
+                },
+                self.prices,
+            )
+            or 0.0
+        )
 
 
 @dataclass
@@ -116,7 +133,11 @@ def episodes_done(cfg: Any, task_ids: list[str] | None) -> int:
     ids = set(task_ids) if task_ids is not None else None
     for d in dirs:
         for r in read_jsonl(d / EPISODES)[0]:
-            if r.get("status", "ok") == "ok" and 0 <= int(r.get("trial", 0)) < cfg.runner.trials and (ids is None or r.get("task_id") in ids):
+            if (
+                r.get("status", "ok") == "ok"
+                and 0 <= int(r.get("trial", 0)) < cfg.runner.trials
+                and (ids is None or r.get("task_id") in ids)
+            ):
                 done.add((r.get("task_id"), int(r.get("trial", 0))))
     return len(done)
 
@@ -132,7 +153,9 @@ def _usage_means(episodes: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             d["cached"] += int(u.get("cached_prompt_tokens", 0) or 0) / n
             d["completion"] += int(u.get("completion_tokens", 0) or 0) / n
         for role, c in (e.get("calls_by_role") or {}).items():
-            out.setdefault(role, {"calls": 0.0, "prompt": 0.0, "cached": 0.0, "completion": 0.0})["calls"] += int(c or 0) / n
+            out.setdefault(role, {"calls": 0.0, "prompt": 0.0, "cached": 0.0, "completion": 0.0})["calls"] += (
+                int(c or 0) / n
+            )
     return out
 
 
@@ -162,7 +185,11 @@ class StoredRuns:
         from runners.records.store import EPISODES, read_jsonl
 
         def shape(c: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
-            return ((c.get("method") or {}).get("name"), (c.get("benchmark") or {}).get("name"), (c.get("backbone") or {}).get("model"))
+            return (
+                (c.get("method") or {}).get("name"),
+                (c.get("benchmark") or {}).get("name"),
+                (c.get("backbone") or {}).get("model"),
+            )
 
         want = (cfg.method.name, cfg.benchmark.name, cfg.backbone.model)
         candidates = [(d, m) for d, m in self.cells() if shape(m["config"]) == want]
@@ -181,24 +208,43 @@ def plan_cell(cfg: Any, n_tasks: int, tasks_source: str, stored: StoredRuns, ben
     prices = role_prices(cfg)
     found = stored.find(cfg)
     means = found[2] if found else {}
-    where = (f"stored run {found[0]} ({found[3]} episodes, {'same cell' if found[1] else 'same method/benchmark/model'})"
-             if found else "")
+    where = (
+        f"stored run {found[0]} ({found[3]} episodes, {'same cell' if found[1] else 'same method/benchmark/model'})"
+        if found
+        else ""
+    )
     paper = paper_tok(cfg.method.name, cfg.backbone.name, cfg.benchmark.name)
-    plan = CellPlan(cfg.cell_name, f"{cfg.method.name} / {cfg.backbone.name} / {cfg.benchmark.name}", n_tasks, cfg.runner.trials,
-                    tasks_source)
+    plan = CellPlan(
+        cfg.cell_name,
+        f"{cfg.method.name} / {cfg.backbone.name} / {cfg.benchmark.name}",
+        n_tasks,
+        cfg.runner.trials,
+        tasks_source,
+    )
     role_backbone = {r: b for r, b in cfg.roles.items()}
     for role in ("agent", *[r for r in bench_roles if r != "agent"]):
         b = role_backbone.get(role) or cfg.backbone
-        est = RoleEstimate(role=role if role != "agent" else "agent (method)", backbone=b.name, prices=prices_for(role, prices))
-        agent_side = [r for r in METHOD_ROLES_ON_AGENT if r in means] if role == "agent" else ([role] if role in means else [])
-        m = {k: sum(means[r][k] for r in agent_side) for k in ("calls", "prompt", "cached", "completion")} if agent_side else None
+        est = RoleEstimate(
+            role=role if role != "agent" else "agent (method)", backbone=b.name, prices=prices_for(role, prices)
+        )
+        agent_side = (
+            [r for r in METHOD_ROLES_ON_AGENT if r in means] if role == "agent" else ([role] if role in means else [])
+        )
+        m = (
+            {k: sum(means[r][k] for r in agent_side) for k in ("calls", "prompt", "cached", "completion")}
+            if agent_side
+            else None
+        )
         if role == "agent" and paper is not None:
             tok_m, table = paper
             n_paper, _ = task_counts().get(cfg.benchmark.name, (None, ""))
             if n_paper:
                 total = tok_m * 1e6 / n_paper
                 if m and (m["prompt"] + m["completion"]) > 0:
-                    share, cache = m["completion"] / (m["prompt"] + m["completion"]), (m["cached"] / m["prompt"] if m["prompt"] else 0.0)
+                    share, cache = (
+                        m["completion"] / (m["prompt"] + m["completion"]),
+                        (m["cached"] / m["prompt"] if m["prompt"] else 0.0),
+                    )
                     split = "input/output split of the stored run"
                 else:
                     share, cache = ASSUMED_OUTPUT_SHARE, 0.0
@@ -215,7 +261,11 @@ def plan_cell(cfg: Any, n_tasks: int, tasks_source: str, stored: StoredRuns, ben
         elif found:
             est.calls, est.prompt, est.completion, est.source = 0.0, 0.0, 0.0, f"{where}: no calls of this role"
         else:
-            est.source = "unknown" + (" (not in the paper's #Tok; no stored run)" if paper and role != "agent" else " (no paper #Tok, no stored run)")
+            est.source = "unknown" + (
+                " (not in the paper's #Tok; no stored run)"
+                if paper and role != "agent"
+                else " (no paper #Tok, no stored run)"
+            )
         plan.roles.append(est)
     return plan
 
@@ -237,8 +287,14 @@ def build_plan(cells: list[Any], env: Any = None) -> tuple[list[CellPlan], Any]:
         else:
             full, where = task_counts().get(c.benchmark.name, (0, ""))
             n = min(full, c.runner.limit) if c.runner.limit else full
-            src = (f"not loaded here, see 'Before a run'; the full split: {where.split(':')[0]}"
-                   + (f", runner.limit={c.runner.limit}" if c.runner.limit else "")) if full else "unknown: not loaded here"
+            src = (
+                (
+                    f"not loaded here, see 'Before a run'; the full split: {where.split(':')[0]}"
+                    + (f", runner.limit={c.runner.limit}" if c.runner.limit else "")
+                )
+                if full
+                else "unknown: not loaded here"
+            )
         bench_roles = tuple(getattr(c.benchmark.cls, "roles", ()) or ())
         plan = plan_cell(c, n, src, stored, bench_roles)
         plan.done = min(episodes_done(c, ids), plan.episodes)
@@ -263,10 +319,13 @@ def _usd(x: float | None, priced: bool) -> str:
 
 def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
     exp = cells[0].experiment.name
-    out = [f"Plan of experiment '{exp}': {len(cells)} cell(s). No model is called and nothing is written (runner.plan=true).",
-           "Estimates per role: calls and tokens for the episodes the cell has left to run (finished ones are resumed past), "
-           "$ at the list prices of the backbone serving "
-           "the role; each says its source (paper #Tok per task, a stored run, or unknown).", ""]
+    out = [
+        f"Plan of experiment '{exp}': {len(cells)} cell(s). No model is called and nothing is written (runner.plan=true).",
+        "Estimates per role: calls and tokens for the episodes the cell has left to run (finished ones are resumed past), "
+        "$ at the list prices of the backbone serving "
+        "the role; each says its source (paper #Tok per task, a stored run, or unknown).",
+        "",
+    ]
     by_role: dict[tuple[str, str], list[float]] = {}
     unknown = 0
     total_eps = 0
@@ -274,13 +333,17 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
     for p in plans:
         total_eps += p.left
         done = f"; {p.done} already done, {p.left} to run" if p.done else ""
-        out.append(f"{p.label}: {p.tasks} tasks × {p.trials} trial(s) = {p.episodes} episodes{done} (tasks: {p.tasks_source})")
+        out.append(
+            f"{p.label}: {p.tasks} tasks × {p.trials} trial(s) = {p.episodes} episodes{done} (tasks: {p.tasks_source})"
+        )
         for r in p.roles:
             calls = None if r.calls is None else r.calls * p.left
             toks = None if r.tokens is None else r.tokens * p.left
             cost = r.usd(p.left)
-            out.append(f"    {r.role:<15} {r.backbone:<18} calls {_num(calls):>7}  tokens {_num(toks):>8}  "
-                       f"{_usd(cost, r.prices is not None):<22} [{r.source}]")
+            out.append(
+                f"    {r.role:<15} {r.backbone:<18} calls {_num(calls):>7}  tokens {_num(toks):>8}  "
+                f"{_usd(cost, r.prices is not None):<22} [{r.source}]"
+            )
             if toks is None:
                 unknown += 1
             priced_known = priced_known or (toks is not None and r.prices is not None)
@@ -294,23 +357,44 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
     out.append("")
     tok_total = sum(v[0] for v in by_role.values())
     usd_total = sum(v[1] for v in by_role.values())
-    out.append(f"Total: {total_eps} episodes to run; {_num(tok_total) if tok_total else 'no'} tokens estimated"
-               + (f" ({unknown} role estimate(s) unknown, not included)" if unknown else "") + ". By role and backbone:")
+    out.append(
+        f"Total: {total_eps} episodes to run; {_num(tok_total) if tok_total else 'no'} tokens estimated"
+        + (f" ({unknown} role estimate(s) unknown, not included)" if unknown else "")
+        + ". By role and backbone:"
+    )
     for (role, backbone), (toks, cost, calls, priced, tok_unknown, calls_unknown) in sorted(by_role.items()):
-        some = lambda v, k, fmt: ("?" if k and not v else fmt(v) + (f" + {k} cell(s) unknown" if k else ""))  # noqa: E731
-        out.append(f"    {role:<15} {backbone:<18} calls {some(calls, calls_unknown, _num):>7}  tokens {some(toks, tok_unknown, _num):>8}  "
-                   + ("?" if tok_unknown and not toks and priced else _usd(cost, bool(priced))
-                      + (" (known part)" if tok_unknown and toks and priced else "")))
+        some = lambda v, k, fmt: "?" if k and not v else fmt(v) + (f" + {k} cell(s) unknown" if k else "")  # noqa: E731
+        out.append(
+            f"    {role:<15} {backbone:<18} calls {some(calls, calls_unknown, _num):>7}  tokens {some(toks, tok_unknown, _num):>8}  "
+            + (
+                "?"
+                if tok_unknown and not toks and priced
+                else _usd(cost, bool(priced)) + (" (known part)" if tok_unknown and toks and priced else "")
+            )
+        )
     unpriced = sorted({b for (_, b), v in by_role.items() if not v[3]})
     priced_unknown = sum(v[4] for v in by_role.values() if v[3])
     if not any(v[3] for v in by_role.values()):
-        out.append(f"Total $: {NO_PRICE} ({', '.join(unpriced)}; add `prices` and `prices_source` to conf/backbone/<name>.yaml).")
+        out.append(
+            f"Total $: {NO_PRICE} ({', '.join(unpriced)}; add `prices` and `prices_source` to conf/backbone/<name>.yaml)."
+        )
     else:
-        out.append(f"Total $ at list prices: {_usd(usd_total, True) if priced_known else '?'}"
-                 + (f" for the priced roles whose tokens are estimated ({priced_unknown} priced role estimate(s) unknown)"
-                    if priced_unknown else " for the priced roles" if unpriced else "")
-                 + (f"; {', '.join(unpriced)}: {NO_PRICE} (add `prices` and `prices_source` to conf/backbone/<name>.yaml)"
-                    if unpriced else "") + ".")
+        out.append(
+            f"Total $ at list prices: {_usd(usd_total, True) if priced_known else '?'}"
+            + (
+                f" for the priced roles whose tokens are estimated ({priced_unknown} priced role estimate(s) unknown)"
+                if priced_unknown
+                else " for the priced roles"
+                if unpriced
+                else ""
+            )
+            + (
+                f"; {', '.join(unpriced)}: {NO_PRICE} (add `prices` and `prices_source` to conf/backbone/<name>.yaml)"
+                if unpriced
+                else ""
+            )
+            + "."
+        )
     prices_used = {}
     for c in cells:
         for b in (c.backbone, *(x for _, x in c.roles.items())):
@@ -318,8 +402,10 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
                 prices_used[b.name] = b
     for name, b in sorted(prices_used.items()):
         p = b.prices
-        out.append(f"    prices {name}: ${p['input']:g} input, ${p['cached_input']:g} cached input, ${p['output']:g} output per 1M tokens"
-                   + (f" ({b.prices_source})" if getattr(b, "prices_source", None) else ""))
+        out.append(
+            f"    prices {name}: ${p['input']:g} input, ${p['cached_input']:g} cached input, ${p['output']:g} output per 1M tokens"
+            + (f" ({b.prices_source})" if getattr(b, "prices_source", None) else "")
+        )
     if s.missing:
         from runners.availability import describe
 

@@ -13,6 +13,7 @@ fewer, shorter columns (retries and cache hits move to the title). In plain mode
 terminal: logs, nohup, Slurm) a heartbeat line every `heartbeat_s` seconds (runner.heartbeat_s)
 says the run is alive before and between finished episodes: calls and episodes in flight,
 episodes done, calls, retries, tokens, elapsed, ETA."""
+
 from __future__ import annotations
 
 import shutil
@@ -42,7 +43,9 @@ class CellReport:
     tokens: int = 0  # #Tok: method-side roles only
     retries: int = 0
     usd: float = 0.0  # spent by this run (cache hits cost nothing)
-    usage_estimated: int = 0  # calls whose endpoint usage was garbage (tokens estimated instead; CallLog.hygiene says why)
+    usage_estimated: int = (
+        0  # calls whose endpoint usage was garbage (tokens estimated instead; CallLog.hygiene says why)
+    )
     redacted: int = 0  # calls whose reply echoed a configured secret (redacted before storage)
     errors: list[str] = field(default_factory=list)  # '<task>#<trial>: <first line of the error>'
     started: float = field(default_factory=time.perf_counter)
@@ -84,7 +87,7 @@ def fit(name: str, width: int) -> str:
     if len(name) <= width or width < 5:
         return name
     keep = width - 1
-    return name[: (keep + 1) // 2] + "…" + name[len(name) - keep // 2:]
+    return name[: (keep + 1) // 2] + "…" + name[len(name) - keep // 2 :]
 
 
 def human_tokens(n: float) -> str:
@@ -111,7 +114,7 @@ def short_labels(cells: list[str]) -> dict[str, str]:
     """Cell name (`method__backbone__benchmark__hash`) → the shortest label that tells it apart
     from the others: the method, plus the benchmark, backbone and hash only where cells differ."""
     parts = {c: (c.split(" [", 1)[0].split("__") + ["", "", "", ""])[:4] for c in cells}
-    suffix = {c: c[len(c.split(" [", 1)[0]):] for c in cells}  # ' [shard i/n]'
+    suffix = {c: c[len(c.split(" [", 1)[0]) :] for c in cells}  # ' [shard i/n]'
     keep = [i for i in (2, 1) if len({p[i] for p in parts.values()}) > 1]
     out = {c: "·".join([p[0]] + [p[i] for i in sorted(keep, reverse=True)]) + suffix[c] for c, p in parts.items()}
     if len(set(out.values())) < len(out):  # same method/backbone/benchmark, other config: add the hash
@@ -172,11 +175,14 @@ class Progress:
         calls = sum(c.calls for c in self.cells)
         cached = sum(c.cache_hits for c in self.cells)
         eta = self.eta()
-        return (f"[{time.strftime('%H:%M:%S')}] alive: {self.calls_in_flight} calls in flight ({self.in_flight} episodes), "
-                f"{ran}/{todo} episodes done, "
-                f"cells {done}/{max(len(self.cells), self.expected_cells)}, {calls} calls" + (f" ({cached} cached)" if cached else "")
-                + f", {sum(c.retries for c in self.cells)} retries, {human_tokens(sum(c.tokens for c in self.cells))} tokens, "
-                f"{human_duration(time.perf_counter() - self.started)} elapsed, ETA {human_duration(eta) if eta is not None else '–'}")
+        return (
+            f"[{time.strftime('%H:%M:%S')}] alive: {self.calls_in_flight} calls in flight ({self.in_flight} episodes), "
+            f"{ran}/{todo} episodes done, "
+            f"cells {done}/{max(len(self.cells), self.expected_cells)}, {calls} calls"
+            + (f" ({cached} cached)" if cached else "")
+            + f", {sum(c.retries for c in self.cells)} retries, {human_tokens(sum(c.tokens for c in self.cells))} tokens, "
+            f"{human_duration(time.perf_counter() - self.started)} elapsed, ETA {human_duration(eta) if eta is not None else '–'}"
+        )
 
     def __exit__(self, *exc: object) -> None:
         if self._beat is not None:
@@ -207,7 +213,9 @@ class Progress:
         now = time.perf_counter()
         if now - self._retry_shown.get(url, -1e9) >= 2.0:
             self._retry_shown[url] = now
-            self._emit(f"  retrying {url} ({name}): {error[:120]}; waiting {wait_s:.2f}s ({self.retries[url]} retries so far)")
+            self._emit(
+                f"  retrying {url} ({name}): {error[:120]}; waiting {wait_s:.2f}s ({self.retries[url]} retries so far)"
+            )
         self._refresh()
 
     def note(self, line: str) -> None:
@@ -220,15 +228,19 @@ class Progress:
             n, todo = cp.ran, cp.todo
             if status != "ok" or n == todo or n % max(1, todo // 10) == 0:
                 eta = self.eta()
-                self._emit(f"  {cp.cell}: {n}/{todo} episodes ({status} {task}), {cp.calls} calls, {human_tokens(cp.tokens)} tokens, "
-                           f"{cp.retries} retries" + (f", sweep ETA {human_duration(eta)}" if eta else ""))
+                self._emit(
+                    f"  {cp.cell}: {n}/{todo} episodes ({status} {task}), {cp.calls} calls, {human_tokens(cp.tokens)} tokens, "
+                    f"{cp.retries} retries" + (f", sweep ETA {human_duration(eta)}" if eta else "")
+                )
         self._refresh()
 
     def finish_cell(self, cp: CellReport) -> None:
         if cp.finished is None:
             cp.finished = time.perf_counter()
             done = sum(c.finished is not None for c in self.cells)
-            self._emit(f"[cell done {done}/{max(len(self.cells), self.expected_cells)}] {cp.cell}: {cp.ran}/{cp.todo} run in {human_duration(cp.elapsed)}")
+            self._emit(
+                f"[cell done {done}/{max(len(self.cells), self.expected_cells)}] {cp.cell}: {cp.ran}/{cp.todo} run in {human_duration(cp.elapsed)}"
+            )
         self._refresh()
 
     # ------------------------------------------------------------------ summaries
@@ -265,15 +277,37 @@ class Progress:
         elapsed = time.perf_counter() - self.started
         title = f"cells {done}/{max(len(self.cells), self.expected_cells)} done · {human_duration(elapsed)} · ETA {human_duration(self.eta())}"
         if narrow:
-            title += (f" · {sum(c.retries for c in self.cells)} retries · {sum(c.cache_hits for c in self.cells)} cached")
-            cols: tuple[tuple[str, int], ...] = (("cell", 0), ("episodes", 9), ("err", 5), ("calls", 6), ("tokens", 7), ("time", 6))
+            title += f" · {sum(c.retries for c in self.cells)} retries · {sum(c.cache_hits for c in self.cells)} cached"
+            cols: tuple[tuple[str, int], ...] = (
+                ("cell", 0),
+                ("episodes", 9),
+                ("err", 5),
+                ("calls", 6),
+                ("tokens", 7),
+                ("time", 6),
+            )
         else:
             title = "sweep: " + title
-            cols = (("cell", 0), ("episodes", 13), ("errors", 6), ("calls", 7), ("cached", 6), ("retries", 7), ("tokens", 7), ("elapsed", 7))
+            cols = (
+                ("cell", 0),
+                ("episodes", 13),
+                ("errors", 6),
+                ("calls", 7),
+                ("cached", 6),
+                ("retries", 7),
+                ("tokens", 7),
+                ("elapsed", 7),
+            )
         t = Table(title=title, expand=False, box=box.SIMPLE_HEAD if narrow else box.HEAVY_HEAD, pad_edge=not narrow)
         for col, w in cols:
-            t.add_column(col, justify="right" if col != "cell" else "left", no_wrap=True, min_width=len(col),
-                         max_width=w or None, overflow="ellipsis")
+            t.add_column(
+                col,
+                justify="right" if col != "cell" else "left",
+                no_wrap=True,
+                min_width=len(col),
+                max_width=w or None,
+                overflow="ellipsis",
+            )
         # what the other columns leave for the label (each column: its width + padding and border)
         per_col = 2 if narrow else 3
         name_w = max(12, width - sum(max(w, len(c)) + per_col for c, w in cols[1:]) - per_col - 1)
@@ -284,10 +318,20 @@ class Progress:
             mark = "✓ " if c.finished is not None else ""
             label = mark + fit(labels[c.cell], name_w - len(mark))
             episodes = f"{c.ran}/{c.todo}" + (f" (+{c.skipped})" if c.skipped and not narrow else "")
-            errors = f"{c.infra_error + c.harness_error}" if not c.harness_error else f"{c.infra_error}+{c.harness_error}h"
+            errors = (
+                f"{c.infra_error + c.harness_error}" if not c.harness_error else f"{c.infra_error}+{c.harness_error}h"
+            )
             if narrow:
                 t.add_row(label, episodes, errors, str(c.calls), human_tokens(c.tokens), human_duration(c.elapsed))
             else:
-                t.add_row(label, episodes, errors, str(c.calls), str(c.cache_hits), str(c.retries), human_tokens(c.tokens),
-                          human_duration(c.elapsed))
+                t.add_row(
+                    label,
+                    episodes,
+                    errors,
+                    str(c.calls),
+                    str(c.cache_hits),
+                    str(c.retries),
+                    human_tokens(c.tokens),
+                    human_duration(c.elapsed),
+                )
         return t

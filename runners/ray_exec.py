@@ -8,6 +8,7 @@ writes the tables of the whole experiment. Hydra's Ray launcher is not used: it 
 jobs (one process per override combination, like the submitit launcher, which covers that case),
 while this executor keeps one `python -m runners.sweep` command and one report. Extra `ray`.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -38,8 +39,13 @@ def run_cells(cells: list, root: Path, address: str | None = None, num_cpus: int
 
     started = not ray.is_initialized()
     if started:
-        ray.init(address=address, num_cpus=num_cpus if address is None else None, include_dashboard=False,
-                 runtime_env={"env_vars": {"PYTHONPATH": str(REPO)}}, log_to_driver=False)
+        ray.init(
+            address=address,
+            num_cpus=num_cpus if address is None else None,
+            include_dashboard=False,
+            runtime_env={"env_vars": {"PYTHONPATH": str(REPO)}},
+            log_to_driver=False,
+        )
     try:
         task = ray.remote(_cell_task)
         futures = [task.remote(c, str(root)) for c in cells]

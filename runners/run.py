@@ -1,5 +1,6 @@
 """Running one cell: load tasks, skip finished (task, trial) pairs, run the rest as concurrent
 episodes, append each record as it finishes."""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,8 +20,15 @@ from runners.episode import Episode
 from runners.interrupts import STATE, checkpoint
 from runners.records.schema import CallLog, EpisodeRecord
 from runners.progress import CellReport, Progress
-from runners.records.store import (EPISODES, CellStore, code_fingerprint, compacted, finished_texts, text_fingerprint,
-                                   text_mismatch)
+from runners.records.store import (
+    EPISODES,
+    CellStore,
+    code_fingerprint,
+    compacted,
+    finished_texts,
+    text_fingerprint,
+    text_mismatch,
+)
 from runners.records.transcripts import TranscriptStore
 
 if TYPE_CHECKING:
@@ -30,11 +38,22 @@ if TYPE_CHECKING:
 def storage_failure(rec: EpisodeRecord, e: Exception) -> EpisodeRecord:
     """The harness-error record stored in place of `rec` when storing `rec` failed (no transcript,
     no steps: only what identifies and costs the episode, so a resume runs it again)."""
-    failed = EpisodeRecord(cell=rec.cell, task_id=rec.task_id, trial=rec.trial, seed=rec.seed, status="harness_error",
-                           error=(f"storing the episode record failed ({type(e).__name__}: {str(e)[:300]}); the episode "
-                                  "is recorded as a harness error and run again on resume"),
-                           scripted=rec.scripted, started_at=rec.started_at, wall_s=rec.wall_s,
-                           usage_by_role=rec.usage_by_role, calls_by_role=rec.calls_by_role)
+    failed = EpisodeRecord(
+        cell=rec.cell,
+        task_id=rec.task_id,
+        trial=rec.trial,
+        seed=rec.seed,
+        status="harness_error",
+        error=(
+            f"storing the episode record failed ({type(e).__name__}: {str(e)[:300]}); the episode "
+            "is recorded as a harness error and run again on resume"
+        ),
+        scripted=rec.scripted,
+        started_at=rec.started_at,
+        wall_s=rec.wall_s,
+        usage_by_role=rec.usage_by_role,
+        calls_by_role=rec.calls_by_role,
+    )
     for extra in ("code", "resample"):  # the run's fingerprint fields, when the record has them
         if hasattr(rec, extra):
             setattr(failed, extra, getattr(rec, extra))
@@ -52,7 +71,9 @@ def storable(rec: EpisodeRecord) -> EpisodeRecord | None:
     if not n:
         return None
     clean = EpisodeRecord.model_validate(data)
-    clean.hygiene.append(f"sanitized: {n} lone surrogate(s) in text made during the episode replaced by U+FFFD to store the record")
+    clean.hygiene.append(
+        f"sanitized: {n} lone surrogate(s) in text made during the episode replaced by U+FFFD to store the record"
+    )
     return clean
 
 
@@ -78,7 +99,9 @@ class BackbonePool:
                     from runners.backbones.scripted import ScriptedBackbone
 
                     self._by_key[key] = ScriptedBackbone(name=cfg.name, model=cfg.model, **cfg.scripted)
-                elif cfg.kind == "managed":  # a local server the harness starts and stops (runners/backbones/managed.py)
+                elif (
+                    cfg.kind == "managed"
+                ):  # a local server the harness starts and stops (runners/backbones/managed.py)
                     from runners.backbones.managed import ManagedBackbone
 
                     self._by_key[key] = ManagedBackbone(cfg.model_dump())
@@ -104,9 +127,13 @@ class BackbonePool:
                     users = [r for r, o in c.roles.items() if o is not None and o.name == b.name]
                     where = "; ".join(f"{r}: {c.roles.origin.get(r, '')}" for r in users)
                     fix = " ".join(f"roles.{r}=agent" for r in users)
-                    raise ConfigError(f"{e} — it serves role(s) {', '.join(users)} of cell {c.cell_name} ({where}); "
-                                      f"set the variable, or run them on the agent's backbone with {fix}") from None
-        if self.cache_path is not None and any(b.kind != "scripted" for c in cells for b in (c.backbone, *(r for _, r in c.roles.items())) if b):
+                    raise ConfigError(
+                        f"{e} — it serves role(s) {', '.join(users)} of cell {c.cell_name} ({where}); "
+                        f"set the variable, or run them on the agent's backbone with {fix}"
+                    ) from None
+        if self.cache_path is not None and any(
+            b.kind != "scripted" for c in cells for b in (c.backbone, *(r for _, r in c.roles.items())) if b
+        ):
             self.open_cache()
 
     def open_cache(self) -> None:
@@ -119,8 +146,10 @@ class BackbonePool:
             self.cache_path.parent.mkdir(parents=True, exist_ok=True)
             self.cache = ResponseCache(self.cache_path)
         except Exception as e:  # sqlite3 / OS errors, or the cache's own RuntimeError naming the fix
-            raise FatalRunError(f"the response cache {self.cache_path} cannot be used ({type(e).__name__}: {e}). Fix: move the file "
-                                "away to start an empty cache, point runner.cache_path at another file, or set runner.cache=false") from None
+            raise FatalRunError(
+                f"the response cache {self.cache_path} cannot be used ({type(e).__name__}: {e}). Fix: move the file "
+                "away to start an empty cache, point runner.cache_path at another file, or set runner.cache=false"
+            ) from None
 
     def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0, fresh: bool = False) -> Backbone:
         """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints;
@@ -139,13 +168,19 @@ class BackbonePool:
         """base_url (as the client sees it, no credentials) → names of the backbones that call it."""
         out: dict[str, list[str]] = {}
         for b in self._by_key.values():
-            if getattr(b, "base_url", None) and not getattr(b, "managed", False):  # a managed server starts later, itself
+            if getattr(b, "base_url", None) and not getattr(
+                b, "managed", False
+            ):  # a managed server starts later, itself
                 out.setdefault(getattr(b, "base_url"), []).append(b.name)
         return out
 
     def secrets(self) -> tuple[str, ...]:
         """Every configured secret value of the sweep's backbones (keys, URL passwords), for redaction."""
-        return tuple(x for b in self._by_key.values() for x in (getattr(b, "_secrets", None) or getattr(getattr(b, "inner", None), "_secrets", ()) or ()))
+        return tuple(
+            x
+            for b in self._by_key.values()
+            for x in (getattr(b, "_secrets", None) or getattr(getattr(b, "inner", None), "_secrets", ()) or ())
+        )
 
     def set_on_retry(self, callback: Callable[..., Any]) -> None:
         """Report every backbone retry to `callback(url, error, wait_s, name)` (the live display)."""
@@ -174,11 +209,22 @@ class Resampled(Backbone):
         self.inner, self.n = inner, n
         self.name, self.model = inner.name, inner.model
 
-    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,
-                       **sampling: Any) -> Completion:
-        return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt + self.n * RESAMPLE_STRIDE, **sampling)
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        role: Role,
+        protocol: Protocol | None = None,
+        attempt: int = 0,
+        **sampling: Any,
+    ) -> Completion:
+        return await self.inner.complete(
+            messages, role=role, protocol=protocol, attempt=attempt + self.n * RESAMPLE_STRIDE, **sampling
+        )
 
-    def bind(self, scope: Any) -> Backbone:  # the scripted backbone answers from the episode's oracle: keep that, resampled
+    def bind(
+        self, scope: Any
+    ) -> Backbone:  # the scripted backbone answers from the episode's oracle: keep that, resampled
         return Resampled(self.inner.bind(scope), self.n)
 
     async def aclose(self) -> None:
@@ -193,8 +239,15 @@ class InFlight(Backbone):
         self.inner, self.progress = inner, progress
         self.name, self.model = inner.name, inner.model
 
-    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,
-                       **sampling: Any) -> Completion:
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        role: Role,
+        protocol: Protocol | None = None,
+        attempt: int = 0,
+        **sampling: Any,
+    ) -> Completion:
         self.progress.calls_in_flight += 1
         try:
             return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
@@ -221,6 +274,8 @@ def case_error_counts(cell_dir: Path) -> dict[tuple[str, int], int]:
             key = (r["task_id"], int(r["trial"]))
             counts[key] = counts.get(key, 0) + 1
     return counts
+
+
 async def preflight(pool: BackbonePool, window_s: float) -> None:
     """Before any episode: every endpoint must accept a TCP connection within `window_s` seconds
     (retried every 0.25 s, all endpoints at once); otherwise a FatalRunError names each dead URL
@@ -257,9 +312,13 @@ async def preflight(pool: BackbonePool, window_s: float) -> None:
     results = await asyncio.gather(*(check(u) for u in urls))
     dead = [(u, why) for u, why in zip(urls, results) if why]
     if dead:
-        lines = "; ".join(f"{redact_url(u)} (backbone {', '.join(urls[u])}): {why} for {window_s:g}s" for u, why in dead)
-        raise FatalRunError(f"endpoint not reachable before the sweep started: {lines}. Nothing was run. Fix: start the server "
-                            "or correct `base_url` (or the variable named by `base_url_env`); runner.preflight_s sets the wait")
+        lines = "; ".join(
+            f"{redact_url(u)} (backbone {', '.join(urls[u])}): {why} for {window_s:g}s" for u, why in dead
+        )
+        raise FatalRunError(
+            f"endpoint not reachable before the sweep started: {lines}. Nothing was run. Fix: start the server "
+            "or correct `base_url` (or the variable named by `base_url_env`); runner.preflight_s sets the wait"
+        )
 
 
 def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
@@ -286,8 +345,14 @@ def method_notes(method_cls: type | None, params: dict[str, Any], bench: Benchma
     return notes(params)
 
 
-def manifest_for(cfg: CellConfig, bench: Benchmark, n_tasks: int, endpoints: dict[str, str] | None = None,
-                 method_cls: type[Any] | None = None, task_ids: list[str] | None = None) -> dict[str, Any]:
+def manifest_for(
+    cfg: CellConfig,
+    bench: Benchmark,
+    n_tasks: int,
+    endpoints: dict[str, str] | None = None,
+    method_cls: type[Any] | None = None,
+    task_ids: list[str] | None = None,
+) -> dict[str, Any]:
     """Everything needed to reproduce the cell, without secrets (key values never enter cfg).
     `endpoints`: role → the URL actually called (a `base_url_env` variable overrides the config's
     `base_url`, so the config alone does not say where requests went), credentials cut out."""
@@ -313,7 +378,9 @@ class PreparedCell:
     bench: Benchmark
     tasks: list
     method_cls: type
-    input_hygiene: dict = field(default_factory=dict)  # what loading changed in the data (runners/inputs.py), for the manifest
+    input_hygiene: dict = field(
+        default_factory=dict
+    )  # what loading changed in the data (runners/inputs.py), for the manifest
 
 
 def prepare_cells(cells: list[CellConfig]) -> list[PreparedCell]:
@@ -359,7 +426,9 @@ def survey(cells: list[CellConfig], env: Mapping[str, str] | None = None) -> Sur
         try:
             found += list(c.method.cls.missing(dict(c.method.params)))
         except Exception as e:  # a broken check must not hide the others
-            found.append(Missing(what=f"method '{c.method.name}': its availability check failed ({type(e).__name__}: {e})"))
+            found.append(
+                Missing(what=f"method '{c.method.name}': its availability check failed ({type(e).__name__}: {e})")
+            )
         missing[c.cell_name] = found
     loaded: dict[str, Any] = {}
     prepared = []
@@ -407,10 +476,14 @@ NO_TASKS_FIX = "check its data files (benchmark.params.data_dir) and filters (ru
 
 def _check_unique(cfg: CellConfig, tasks: list) -> None:
     ids = [t.task_id for t in tasks]
-    if len(set(ids)) != len(ids):  # records are keyed by (task_id, trial): duplicates would be skipped or double-counted
+    if len(set(ids)) != len(
+        ids
+    ):  # records are keyed by (task_id, trial): duplicates would be skipped or double-counted
         dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
-        raise FatalRunError(f"benchmark '{cfg.benchmark.name}' loaded duplicate task ids {dup}; "
-                            "task ids must be unique (fix the adapter's load_tasks or the data file)")
+        raise FatalRunError(
+            f"benchmark '{cfg.benchmark.name}' loaded duplicate task ids {dup}; "
+            "task ids must be unique (fix the adapter's load_tasks or the data file)"
+        )
 
 
 class _ProbeBackbone(Backbone):
@@ -418,8 +491,15 @@ class _ProbeBackbone(Backbone):
 
     name = model = "probe"
 
-    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,  # pragma: no cover - never called
-                       **sampling: Any) -> Completion:
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        role: Role,
+        protocol: Protocol | None = None,
+        attempt: int = 0,  # pragma: no cover - never called
+        **sampling: Any,
+    ) -> Completion:
         raise RuntimeError("probe backbone is not callable")
 
 
@@ -430,8 +510,10 @@ def probe_method(cfg: CellConfig) -> type:
     try:
         cls(backbone=_ProbeBackbone(), **cfg.method.params)
     except Exception as e:  # any constructor rejection is a config problem
-        raise ConfigError(f"method '{cfg.method.name}' rejects its params ({type(e).__name__}: {e}); "
-                          f"fix conf/method/{cfg.method.name}.yaml or the method.params.* override") from None
+        raise ConfigError(
+            f"method '{cfg.method.name}' rejects its params ({type(e).__name__}: {e}); "
+            f"fix conf/method/{cfg.method.name}.yaml or the method.params.* override"
+        ) from None
     return cls
 
 
@@ -466,17 +548,19 @@ def _warn_store(store: CellStore, cell: str, code: str, progress: Progress) -> N
     other = {c: n for c, n in store.codes.items() if c != code}
     if other:
         was = ", ".join(f"{n} by {c}" for c, n in sorted(other.items()))
-        print(f"warning: {cell}: RESUMING UNDER DIFFERENT CODE: finished episodes were produced by different code ({was}); "
-              f"this run is {code}. They are kept and not re-run; the tables mark the cell [mixed code]. "
-              "To re-run the cell from scratch, add runner.fresh=true (old results are moved aside, not deleted).",
-              file=sys.stderr, flush=True)
-
+        print(
+            f"warning: {cell}: RESUMING UNDER DIFFERENT CODE: finished episodes were produced by different code ({was}); "
+            f"this run is {code}. They are kept and not re-run; the tables mark the cell [mixed code]. "
+            "To re-run the cell from scratch, add runner.fresh=true (old results are moved aside, not deleted).",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def shard_tasks(tasks: list, i: int, n: int) -> list:
     """The i-th (0-based) of n contiguous, near-equal task ranges; together they cover every task once."""
     k = len(tasks)
-    return tasks[i * k // n:(i + 1) * k // n]
+    return tasks[i * k // n : (i + 1) * k // n]
 
 
 @dataclass
@@ -522,7 +606,9 @@ class Scheduler:
     tables still compare the methods. Nothing is known about costs before the first round, so
     it runs whole once started (it may pass a budget smaller than one round)."""
 
-    def __init__(self, root: Path, pool: BackbonePool, progress: Progress, concurrency: int, budget_usd: float | None = None) -> None:
+    def __init__(
+        self, root: Path, pool: BackbonePool, progress: Progress, concurrency: int, budget_usd: float | None = None
+    ) -> None:
         self.root, self.pool, self.progress, self.concurrency = root, pool, progress, max(1, concurrency)
         self.stop = asyncio.Event()
         self.fatal: list[str] = []
@@ -586,19 +672,26 @@ class Scheduler:
                     records += finished_texts(d)  # a finished cell's index spares parsing its records
             if not records:
                 continue
-            notes = {"benchmark_notes": p.bench.notes(),
-                     "method_notes": method_notes(p.method_cls, p.cfg.method.params, p.bench)}
+            notes = {
+                "benchmark_notes": p.bench.notes(),
+                "method_notes": method_notes(p.method_cls, p.cfg.method.params, p.bench),
+            }
             why = text_mismatch(p.cfg.cell_name, records, text_fingerprint(notes))
             if why:
                 raise FatalRunError(why.removeprefix("error: ") + " Nothing was run.")
 
     def _open(self, prep: PreparedCell) -> _CellRun:
         cfg, pool = prep.cfg, self.pool
-        endpoints = {role: getattr(pool.get(b), "display_url", None) or "" for role, b in
-                     (("agent", cfg.backbone), *cfg.roles.items()) if b is not None and b.kind != "scripted"}
+        endpoints = {
+            role: getattr(pool.get(b), "display_url", None) or ""
+            for role, b in (("agent", cfg.backbone), *cfg.roles.items())
+            if b is not None and b.kind != "scripted"
+        }
         tasks = prep.tasks
         trials = cfg.runner.trials
-        if cfg.runner.shard:  # runner.shard=i/n: the i-th contiguous task range, in <cell>/shard-i-of-n/ (own store and lock)
+        if (
+            cfg.runner.shard
+        ):  # runner.shard=i/n: the i-th contiguous task range, in <cell>/shard-i-of-n/ (own store and lock)
             i, n = (int(x) for x in cfg.runner.shard.split("/"))
             tasks = shard_tasks(prep.tasks, i, n)
             manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
@@ -606,16 +699,20 @@ class Scheduler:
             if prep.input_hygiene:
                 manifest["input_hygiene"] = prep.input_hygiene
             store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(
-                manifest, fresh=cfg.runner.fresh, expect=[(t.task_id, k) for k in range(trials) for t in tasks])
+                manifest, fresh=cfg.runner.fresh, expect=[(t.task_id, k) for k in range(trials) for t in tasks]
+            )
         else:
             manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
             if prep.input_hygiene:  # lone surrogates replaced at load (runners/inputs.py): the data the run saw
                 manifest["input_hygiene"] = prep.input_hygiene
             # a finished cell with nothing to run is opened without restoring or scanning its records
-            store = CellStore(self.root, cfg.cell_name).open(manifest, fresh=cfg.runner.fresh,
-                                                             expect=[(t.task_id, k) for k in range(trials) for t in tasks])
+            store = CellStore(self.root, cfg.cell_name).open(
+                manifest, fresh=cfg.runner.fresh, expect=[(t.task_id, k) for k in range(trials) for t in tasks]
+            )
         if cfg.runner.compact_records and not store.idle:
-            store.compact_as_written(cfg.runner.compact_level)  # the records compressed as they come, not all after the cell's last episode
+            store.compact_as_written(
+                cfg.runner.compact_level
+            )  # the records compressed as they come, not all after the cell's last episode
         try:
             transcripts = TranscriptStore(store.dir).open() if cfg.runner.transcripts else None
         except BaseException:
@@ -625,8 +722,18 @@ class Scheduler:
         todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
         report.total = len(tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
-        return _CellRun(prep, store, report, todo, remaining=len(todo), transcripts=transcripts,
-                        case_errors=case_error_counts(store.dir), code=self.code, prices=role_prices(cfg), tasks=tasks)
+        return _CellRun(
+            prep,
+            store,
+            report,
+            todo,
+            remaining=len(todo),
+            transcripts=transcripts,
+            case_errors=case_error_counts(store.dir),
+            code=self.code,
+            prices=role_prices(cfg),
+            tasks=tasks,
+        )
 
     async def _finish(self, run: _CellRun) -> None:
         if run.closed or run.finishing:
@@ -638,9 +745,12 @@ class Scheduler:
                 # DONE and the records' compaction, off the loop (a large cell takes seconds to compress)
                 noted = len(run.store.warnings)
                 with ThreadPoolExecutor(max_workers=1, thread_name_prefix="mark-done") as ex:
+
                     def mark_done() -> None:
                         checkpoint("compaction")  # the test trigger only (runners/interrupts.py)
-                        run.store.mark_done({"total": r.total, "ok": r.total}, compact=run.prep.cfg.runner.compact_records)
+                        run.store.mark_done(
+                            {"total": r.total, "ok": r.total}, compact=run.prep.cfg.runner.compact_records
+                        )
 
                     cf = ex.submit(mark_done)
                     try:
@@ -655,7 +765,14 @@ class Scheduler:
             self.progress.finish_cell(run.report)
 
     async def _episode(self, run: _CellRun, task: Any, trial: int) -> None:
-        cfg, bench, method_cls, store, report, pool = run.prep.cfg, run.prep.bench, run.prep.method_cls, run.store, run.report, self.pool
+        cfg, bench, method_cls, store, report, pool = (
+            run.prep.cfg,
+            run.prep.bench,
+            run.prep.method_cls,
+            run.store,
+            run.report,
+            self.pool,
+        )
         spent = [0.0]
         prices = run.prices  # a role's calls are priced by its own backbone (runners.cost.role_prices, as the tables)
 
@@ -668,23 +785,37 @@ class Scheduler:
             b = pool.for_episode(bcfg, trial, cfg.runner.seed, cfg.runner.fresh)
             return InFlight(Resampled(b, resample) if resample else b, self.progress)
 
-        ep = Episode(episode_backbone(cfg.backbone),
-                     **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
-                     cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=cfg.runner.seed + trial,
-                     transcripts=run.transcripts is not None, on_call=on_call)
+        ep = Episode(
+            episode_backbone(cfg.backbone),
+            **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
+            cell=cfg.cell_name,
+            task_id=task.task_id,
+            trial=trial,
+            seed=cfg.runner.seed + trial,
+            transcripts=run.transcripts is not None,
+            on_call=on_call,
+        )
         try:
             env = ep.make_env(bench, task)
             method = method_cls(backbone=ep.agent, **cfg.method.params)
         except Exception as e:  # a benchmark/method bug for this task: record it, keep the other episodes going
-            rec = EpisodeRecord(cell=cfg.cell_name, task_id=task.task_id, trial=trial, seed=ep.seed, status="harness_error",
-                                error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
+            rec = EpisodeRecord(
+                cell=cfg.cell_name,
+                task_id=task.task_id,
+                trial=trial,
+                seed=ep.seed,
+                status="harness_error",
+                error=f"setting up the episode failed: {type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}",
+            )
         else:
             rec = await ep.run(env, method)
             rec.resample = resample
         rec.code = run.code
         rec.texts = store.texts
         if rec.error:
-            rec.error = redact_secrets(rec.error, self.pool.secrets())  # every configured secret, not only key-shaped text
+            rec.error = redact_secrets(
+                rec.error, self.pool.secrets()
+            )  # every configured secret, not only key-shaped text
         rec = await self._store(run, rec)
         checkpoint("running")  # the test trigger only: a signal once an episode is on disk (runners/interrupts.py)
         self.episode_costs.append(spent[0])
@@ -783,7 +914,9 @@ class Scheduler:
             workers = [asyncio.ensure_future(producer())] + [asyncio.ensure_future(worker()) for _ in range(n)]
             try:
                 await asyncio.gather(*workers)
-            except BaseException:  # an unexpected error (disk full, display bug): stop the siblings before the stores close
+            except (
+                BaseException
+            ):  # an unexpected error (disk full, display bug): stop the siblings before the stores close
                 for w in workers:
                     w.cancel()
                 await asyncio.gather(*workers, return_exceptions=True)
@@ -813,7 +946,9 @@ def fair_order(runs: list) -> list[tuple]:
 async def run_cell(prep: PreparedCell, root: Path, pool: BackbonePool, progress: Progress) -> CellReport:
     """Run one prepared cell on its own (`prepare_cell`/`prepare_cells` load data and check params
     first; a sweep runs all its cells through one `Scheduler`)."""
-    return (await Scheduler(root, pool, progress, prep.cfg.runner.concurrency, prep.cfg.runner.budget_usd).run([prep]))[0]
+    return (await Scheduler(root, pool, progress, prep.cfg.runner.concurrency, prep.cfg.runner.budget_usd).run([prep]))[
+        0
+    ]
 
 
 # ---------------------------------------------------------------- the whole run: signals, budget, one scheduler for all cells
@@ -852,7 +987,11 @@ async def run_all(cells: list[CellConfig], root: Path, display: str) -> list[Any
     first = cells[0]
     cache_path = None
     if first.runner.cache:
-        cache_path = Path(first.runner.cache_path) if first.runner.cache_path else Path(first.runner.output_dir) / ".cache" / "responses.sqlite"
+        cache_path = (
+            Path(first.runner.cache_path)
+            if first.runner.cache_path
+            else Path(first.runner.output_dir) / ".cache" / "responses.sqlite"
+        )
     pool = BackbonePool(cache_path)
     # every cell's backbones, extras and data checked (and the data loaded) before any work; what is
     # missing is listed all at once, or its cells skipped with runner.skip_unavailable=true
@@ -866,7 +1005,9 @@ async def run_all(cells: list[CellConfig], root: Path, display: str) -> list[Any
         with Progress(display, heartbeat_s=first.runner.heartbeat_s) as progress:
             pool.set_on_retry(progress.retry)
             # one scheduler for all cells: small cells overlap, the endpoint bound is shared
-            sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), cells[0].runner.budget_usd)
+            sched = Scheduler(
+                root, pool, progress, max(c.runner.concurrency for c in cells), cells[0].runner.budget_usd
+            )
             reports = await sched.run(prepared)
     finally:
         await pool.aclose()
@@ -885,8 +1026,12 @@ def skip_unavailable(s: Survey, cells: list[CellConfig], root: Path) -> None:
         raise Unavailable(s.missing, s.labels, len(cells))
     path = write_skipped(root, s.missing, s.cfgs, [p.cfg.cell_name for p in s.prepared])
     if s.missing:
-        print(f"warning: {describe(s.missing, s.labels, len(cells), skipping=True)}\n  Running the other "
-              f"{len(s.prepared)} cell(s); the skipped ones are listed in {path} and in the tables.", file=sys.stderr, flush=True)
+        print(
+            f"warning: {describe(s.missing, s.labels, len(cells), skipping=True)}\n  Running the other "
+            f"{len(s.prepared)} cell(s); the skipped ones are listed in {path} and in the tables.",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def check_budget(cells: list[CellConfig]) -> None:
@@ -896,12 +1041,23 @@ def check_budget(cells: list[CellConfig]) -> None:
     if cells[0].runner.executor == "ray":
         from runners.config import ConfigError
 
-        raise ConfigError("runner.budget_usd is kept by one process's scheduler and is not supported with runner.executor=ray; "
-                          "drop one of them (or run locally)")
-    unpriced = sorted({b.name for c in cells for b in (c.backbone, c.roles.judge, c.roles.user_sim, c.roles.tool) if b is not None and b.prices is None})
+        raise ConfigError(
+            "runner.budget_usd is kept by one process's scheduler and is not supported with runner.executor=ray; "
+            "drop one of them (or run locally)"
+        )
+    unpriced = sorted(
+        {
+            b.name
+            for c in cells
+            for b in (c.backbone, c.roles.judge, c.roles.user_sim, c.roles.tool)
+            if b is not None and b.prices is None
+        }
+    )
     if unpriced:
         from runners.config import ConfigError
 
-        raise ConfigError(f"runner.budget_usd is set but backbone(s) {', '.join(unpriced)} have no prices; add "
-                          "`prices: {input: <USD per 1M>, cached_input: <USD per 1M>, output: <USD per 1M>}` to their config "
-                          "(or backbone.prices={input:..,output:..} on the command line), or drop runner.budget_usd")
+        raise ConfigError(
+            f"runner.budget_usd is set but backbone(s) {', '.join(unpriced)} have no prices; add "
+            "`prices: {input: <USD per 1M>, cached_input: <USD per 1M>, output: <USD per 1M>}` to their config "
+            "(or backbone.prices={input:..,output:..} on the command line), or drop runner.budget_usd"
+        )

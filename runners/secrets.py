@@ -1,6 +1,7 @@
 """Redaction of credentials: every configured secret value (API keys, URL passwords and their
 Basic/Bearer/URL encodings) and every credential-shaped string is replaced by `***` before it
 reaches a file, the console or an error message. Used by the backbones, the engine and the CLI."""
+
 from __future__ import annotations
 
 import base64
@@ -29,12 +30,19 @@ def split_url_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
         return url, None
     userinfo, host = parts.netloc.rsplit("@", 1)
     user, _, password = userinfo.partition(":")
-    return urllib.parse.urlunsplit(parts._replace(netloc=host)), (urllib.parse.unquote(user), urllib.parse.unquote(password))
+    return urllib.parse.urlunsplit(parts._replace(netloc=host)), (
+        urllib.parse.unquote(user),
+        urllib.parse.unquote(password),
+    )
 
 
-_AUTH_VALUE = re.compile(r"(?i)\b((?:proxy-)?authorization|x-api-key|api[-_]key)(\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(bearer|basic|token)\s+)?[^\s\"'\\,}\]]+")
+_AUTH_VALUE = re.compile(
+    r"(?i)\b((?:proxy-)?authorization|x-api-key|api[-_]key)(\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(bearer|basic|token)\s+)?[^\s\"'\\,}\]]+"
+)
 _SCHEME_VALUE = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{4,}")
-_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*(?:\\)?:(?:\\)?//)[^/@\s\"'<>]+@")  # also Hydra's escaped `http\://`
+_URL_USERINFO = re.compile(
+    r"(?i)\b([a-z][a-z0-9+.-]*(?:\\)?:(?:\\)?//)[^/@\s\"'<>]+@"
+)  # also Hydra's escaped `http\://`
 _OPENAI_KEY = re.compile(r"\bsk-[A-Za-z0-9_-]{8,}")
 
 
@@ -46,7 +54,11 @@ def secret_forms(secrets: tuple[str, ...] | list[str]) -> tuple[str, ...]:
     forms: set[str] = set()
     for secret in secrets:
         if secret and len(secret) >= 4:
-            forms |= {secret, urllib.parse.quote(secret, safe=""), base64.b64encode(secret.encode()).decode().rstrip("=")}
+            forms |= {
+                secret,
+                urllib.parse.quote(secret, safe=""),
+                base64.b64encode(secret.encode()).decode().rstrip("="),
+            }
     return tuple(sorted(forms, key=lambda f: (-len(f), f)))
 
 

@@ -8,6 +8,7 @@ grid: `++experiment.grid.method=[a,b]`, or Hydra's `-m method=a,b`, whose defaul
 (hydra_plugins/harness_grid_launcher, `run_grid`) hands all jobs to the one scheduler; launchers
 that start each job in its own process (hydra/launcher=slurm or slurm_local) run `run` per job.
 A custom grid without `experiment.name` gets its own experiment folder (`grid_name`)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -48,7 +49,7 @@ def _basic_launcher() -> bool:
 
 def _sweep_values(value: str) -> list[str] | None:
     """The values of a Hydra sweep argument (`a,b` or `choice(a,b)`); None for a single value."""
-    inner = value[len("choice("):-1] if value.startswith("choice(") and value.endswith(")") else value
+    inner = value[len("choice(") : -1] if value.startswith("choice(") and value.endswith(")") else value
     if value.startswith(("[", "{", "'", '"')) or "," not in inner:
         return None
     return [v.strip() for v in inner.split(",")]
@@ -84,14 +85,20 @@ def refuse_basic_multirun(argv: list[str]) -> str:
     from runners.secrets import redact_secrets
 
     args, other = as_grid(argv)
-    msg = ("`-m` with Hydra's basic launcher would run each job as a separate sweep, one after another. Several cells in "
-           "one process are the experiment grid, run by one scheduler (cells overlap, one in-flight bound per endpoint, one "
-           "report):\n  python -m runners.sweep " + redact_secrets(" ".join(shlex.quote(a) for a in args)))
+    msg = (
+        "`-m` with Hydra's basic launcher would run each job as a separate sweep, one after another. Several cells in "
+        "one process are the experiment grid, run by one scheduler (cells overlap, one in-flight bound per endpoint, one "
+        "report):\n  python -m runners.sweep " + redact_secrets(" ".join(shlex.quote(a) for a in args))
+    )
     if other:
-        msg += (f"\n{', '.join(other)} {'is' if len(other) == 1 else 'are'} not a grid axis (method, backbone, benchmark): run "
-                "one command per value into the same experiment (its tables cover every cell)")
-    return msg + ("\n`-m` without hydra/launcher=basic does the same (the default launcher, grid); one process per job: "
-                  "hydra/launcher=slurm, or slurm_local (docs/contracts.md §6)")
+        msg += (
+            f"\n{', '.join(other)} {'is' if len(other) == 1 else 'are'} not a grid axis (method, backbone, benchmark): run "
+            "one command per value into the same experiment (its tables cover every cell)"
+        )
+    return msg + (
+        "\n`-m` without hydra/launcher=basic does the same (the default launcher, grid); one process per job: "
+        "hydra/launcher=slurm, or slurm_local (docs/contracts.md §6)"
+    )
 
 
 def expand_cells(cfg: Any, overrides: list[str] | None = None) -> list[dict[str, Any]]:
@@ -116,10 +123,16 @@ def expand_cells(cfg: Any, overrides: list[str] | None = None) -> list[dict[str,
 
 def print_report(reports: list[Any], wall: float, out: TextIO | None = None, budget_usd: float | None = None) -> None:
     out = out or sys.stdout
-    tot = {k: sum(getattr(r, k) for r in reports) for k in ("total", "skipped", "ok", "infra_error", "harness_error", "calls", "cache_hits")}
-    print(f"\nCompleteness ({wall:.1f}s): {tot['ok'] + tot['skipped']}/{tot['total']} episodes done "
-          f"({tot['skipped']} from earlier runs, {tot['ok']} now), {tot['infra_error']} infra errors, "
-          f"{tot['harness_error']} harness errors.", file=out)
+    tot = {
+        k: sum(getattr(r, k) for r in reports)
+        for k in ("total", "skipped", "ok", "infra_error", "harness_error", "calls", "cache_hits")
+    }
+    print(
+        f"\nCompleteness ({wall:.1f}s): {tot['ok'] + tot['skipped']}/{tot['total']} episodes done "
+        f"({tot['skipped']} from earlier runs, {tot['ok']} now), {tot['infra_error']} infra errors, "
+        f"{tot['harness_error']} harness errors.",
+        file=out,
+    )
     fresh = tot["calls"] - tot["cache_hits"]
     if tot["ok"] + tot["infra_error"] + tot["harness_error"] == 0:
         print("Nothing to run: every episode was already finished; 0 model calls made.", file=out)
@@ -130,18 +143,26 @@ def print_report(reports: list[Any], wall: float, out: TextIO | None = None, bud
         print(f"Spent ${spent:.4f} in this run (list prices; cache hits cost nothing).", file=out)
     garbage = sum(getattr(r, "usage_estimated", 0) for r in reports)
     if garbage:
-        print(f"warning: {garbage} model call(s) got unusable usage from the endpoint (a count that is not a non-negative "
-              "whole number); their tokens are estimated (source: estimated) and each call's `hygiene` says what was sent.",
-              file=out)
+        print(
+            f"warning: {garbage} model call(s) got unusable usage from the endpoint (a count that is not a non-negative "
+            "whole number); their tokens are estimated (source: estimated) and each call's `hygiene` says what was sent.",
+            file=out,
+        )
     redacted = sum(getattr(r, "redacted", 0) for r in reports)
     if redacted:
-        print(f"warning: {redacted} model repl(y/ies) echoed a configured secret (API key or URL password); it was replaced "
-              "by *** before anything was stored, and the call's `hygiene` records it. Check the endpoint or proxy.", file=out)
+        print(
+            f"warning: {redacted} model repl(y/ies) echoed a configured secret (API key or URL password); it was replaced "
+            "by *** before anything was stored, and the call's `hygiene` records it. Check the endpoint or proxy.",
+            file=out,
+        )
     left = sum(r.not_started for r in reports)
     if left:
         budget = f" of ${budget_usd:g}" if budget_usd else ""
-        print(f"Budget reached: ${spent:.4f}{budget} spent; {left} episodes not started. Finished episodes are kept: "
-              "re-run the same command with a higher runner.budget_usd to continue.", file=out)
+        print(
+            f"Budget reached: ${spent:.4f}{budget} spent; {left} episodes not started. Finished episodes are kept: "
+            "re-run the same command with a higher runner.budget_usd to continue.",
+            file=out,
+        )
     for r in reports:
         for e in r.errors[:5]:
             print(f"  ! {r.cell}: {e}", file=out)
@@ -156,9 +177,11 @@ def cache_only_note(reports: list[Any]) -> str | None:
     hits = sum(r.cache_hits for r in reports)
     if not calls or hits < calls or not sum(r.ran for r in reports):
         return None
-    return (f"Note: every model call of this run ({hits}) was served from the response cache: no endpoint was called, so "
-            "neither the key nor the model was checked. runner.fresh=true re-samples every call (cache reads off, writes on); "
-            "runner.cache=false turns the cache off.")
+    return (
+        f"Note: every model call of this run ({hits}) was served from the response cache: no endpoint was called, so "
+        "neither the key nor the model was checked. runner.fresh=true re-samples every call (cache reads off, writes on); "
+        "runner.cache=false turns the cache off."
+    )
 
 
 def describe_os_error(e: OSError, root: Path) -> str:
@@ -167,15 +190,21 @@ def describe_os_error(e: OSError, root: Path) -> str:
 
     where = e.filename or root
     if e.errno == errno.ENOSPC or e.errno == errno.EDQUOT:
-        return (f"the disk is full (writing {where}). Every finished episode up to this point is saved intact. "
-                f"Fix: free space on the disk of {root} (or choose another runner.output_dir), then run the same command "
-                "again to resume")
+        return (
+            f"the disk is full (writing {where}). Every finished episode up to this point is saved intact. "
+            f"Fix: free space on the disk of {root} (or choose another runner.output_dir), then run the same command "
+            "again to resume"
+        )
     if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return (f"cannot write results: {where} is not writable ({e.strerror}). Fix: make it writable, or choose a writable "
-                "directory with runner.output_dir=<dir>")
+        return (
+            f"cannot write results: {where} is not writable ({e.strerror}). Fix: make it writable, or choose a writable "
+            "directory with runner.output_dir=<dir>"
+        )
     if e.errno in (errno.ENOTDIR, errno.EEXIST):
-        return (f"cannot write results under {root}: {where} is a file, not a directory ({e.strerror}). Fix: point "
-                "runner.output_dir at a directory (or move the file away)")
+        return (
+            f"cannot write results under {root}: {where} is a file, not a directory ({e.strerror}). Fix: point "
+            "runner.output_dir at a directory (or move the file away)"
+        )
     return f"cannot write results under {root}: {e}. Fix: check that runner.output_dir is a writable directory with free space"
 
 
@@ -193,8 +222,10 @@ def describe_sqlite_error(e: Exception, root: Path) -> str:
         return describe_os_error(OSError(errno.ENOSPC, "No space left on device", None), root)
     if "readonly" in msg or "read-only" in msg:
         return describe_os_error(OSError(errno.EROFS, "Read-only file system", None), root)
-    return (f"a results database under {root} failed ({type(e).__name__}: {e}). Every finished episode is saved. Fix: check "
-            "the disk of runner.output_dir, then run the same command again to resume")
+    return (
+        f"a results database under {root} failed ({type(e).__name__}: {e}). Every finished episode is saved. Fix: check "
+        "the disk of runner.output_dir, then run the same command again to resume"
+    )
 
 
 def check_output_dir(root: Path) -> None:
@@ -338,8 +369,12 @@ def run_grid(jobs: list[tuple[Any, list[str]]], sweep_dir: str | None = None, cl
         _RC.append(2)
         return 2
     cli = all_overrides if cli is None else cli
-    grid = any(o.split("=", 1)[0].lstrip("+~").startswith("experiment.grid")
-               or (o.split("=", 1)[0].lstrip("+~") in GROUPS and _sweep_values(o.split("=", 1)[1])) for o in cli if "=" in o)
+    grid = any(
+        o.split("=", 1)[0].lstrip("+~").startswith("experiment.grid")
+        or (o.split("=", 1)[0].lstrip("+~") in GROUPS and _sweep_values(o.split("=", 1)[1]))
+        for o in cli
+        if "=" in o
+    )
     rc = _guarded(run_cells, raw, cli, custom_grid=grid, sweep_dir=sweep_dir)
     _RC.append(rc)
     return rc
@@ -366,8 +401,13 @@ def _move_sweep_files(sweep_dir: str | None, root: Path) -> None:
             break
 
 
-def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = False, custom_grid: bool | None = None,
-              sweep_dir: str | None = None) -> int:
+def run_cells(
+    raw: list[dict[str, Any]],
+    overrides: list[str],
+    per_job: bool = False,
+    custom_grid: bool | None = None,
+    sweep_dir: str | None = None,
+) -> int:
     """Validate the cells (composed plain dicts), run them through one scheduler, report, tabulate.
     A custom grid (`++experiment.grid.*` on the command line, or `-m` over a group) without an
     experiment name gets its own experiment folder (`grid_name`), not the preset's."""
@@ -419,10 +459,19 @@ def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = F
     overrides = [redact_secrets(o) for o in overrides]
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     store.SWEEP.update(id=f"{started}/{os.getpid()}", started_at=started, overrides=overrides)
-    noise = ", ".join(f"{k}={v}" for k, v in (cells[0].experiment.scripted_noise or {}).items()
-                      if any(c.scripted and c.backbone.scripted.get(k) == v for c in cells))
-    print(f"Experiment '{exp}': {len(cells)} cell(s) → {root}" + ("  [SCRIPTED backbone: offline demo, not model results"
-                                                                  + (f"; seeded noise {noise}" if noise else "") + "]" if scripted else ""))
+    noise = ", ".join(
+        f"{k}={v}"
+        for k, v in (cells[0].experiment.scripted_noise or {}).items()
+        if any(c.scripted and c.backbone.scripted.get(k) == v for c in cells)
+    )
+    print(
+        f"Experiment '{exp}': {len(cells)} cell(s) → {root}"
+        + (
+            "  [SCRIPTED backbone: offline demo, not model results" + (f"; seeded noise {noise}" if noise else "") + "]"
+            if scripted
+            else ""
+        )
+    )
     if cells[0].experiment.note:
         print(f"Note: {cells[0].experiment.note}")
     t0 = time.perf_counter()
@@ -461,7 +510,9 @@ def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = F
 
     interrupts.set_phase("tables")
     try:
-        aggregate_dir(root, reference=cells[0].runner.reference_method)  # the whole experiment, not only this job's cells
+        aggregate_dir(
+            root, reference=cells[0].runner.reference_method
+        )  # the whole experiment, not only this job's cells
     except StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 3
@@ -472,14 +523,18 @@ def run_cells(raw: list[dict[str, Any]], overrides: list[str], per_job: bool = F
         interrupts.set_phase("wandb")
         from runners.analysis.wandb_log import log_experiment
 
-        ids = log_experiment(root, [c.cell_name for c in cells], cells[0].runner.wandb_project, cells[0].runner.reference_method)
+        ids = log_experiment(
+            root, [c.cell_name for c in cells], cells[0].runner.wandb_project, cells[0].runner.reference_method
+        )
         print(f"W&B: logged {len(ids) - 1} cell run(s) and the report artifact (runs {', '.join(ids)})")
     note = cache_only_note(reports)
     if note:
         print("\n" + note)
     if per_job:
-        print(f"(multirun job: the tables above cover every cell of {root} so far; "
-              f"`python -m runners.aggregate {root} --method <m>` narrows them)")
+        print(
+            f"(multirun job: the tables above cover every cell of {root} so far; "
+            f"`python -m runners.aggregate {root} --method <m>` narrows them)"
+        )
     return 0 if all(r.infra_error == r.harness_error == r.not_started == 0 for r in reports) else 1
 
 
@@ -514,18 +569,23 @@ def describe_hydra_error(e: Exception) -> str | None:
 
     text = str(e).strip()
     if isinstance(e, OverrideParseException):
-        return (f"cannot parse a command-line override: {text.splitlines()[0]}. Fix: write overrides as key=value or "
-                "group=name (a sweep: group=a,b with -m); quote lists and shell characters, e.g. "
-                "'++experiment.grid.method=[full_context,flowstate]' (Hydra's override grammar: "
-                "https://hydra.cc/docs/advanced/override_grammar/basic)")
+        return (
+            f"cannot parse a command-line override: {text.splitlines()[0]}. Fix: write overrides as key=value or "
+            "group=name (a sweep: group=a,b with -m); quote lists and shell characters, e.g. "
+            "'++experiment.grid.method=[full_context,flowstate]' (Hydra's override grammar: "
+            "https://hydra.cc/docs/advanced/override_grammar/basic)"
+        )
     if isinstance(e, MissingConfigException):
         m = re.search(r"Could not (?:find|load) '([\w/]+)/([^'/]+)'", text)
         if m:
             group, name = m.groups()
             if group in ("method", "backbone", "benchmark", "experiment", "runner"):
                 close = difflib.get_close_matches(name, available(group), n=3)
-                return (f"unknown {group} '{name}'" + (f" (did you mean {', '.join(close)}?)" if close else "")
-                        + f"; available: {', '.join(available(group))}. Fix: pick one of them, or add conf/{group}/{name}.yaml")
+                return (
+                    f"unknown {group} '{name}'"
+                    + (f" (did you mean {', '.join(close)}?)" if close else "")
+                    + f"; available: {', '.join(available(group))}. Fix: pick one of them, or add conf/{group}/{name}.yaml"
+                )
             return f"unknown option '{name}' of '{group}'. Fix: check the spelling (python -m runners.sweep --help lists the groups)"
         return f"{text.splitlines()[0]}. Fix: check the group names and options on the command line (python -m runners.sweep --help)"
     if isinstance(e, ConfigCompositionException):
@@ -534,13 +594,19 @@ def describe_hydra_error(e: Exception) -> str | None:
         if m and (cause is None or "not in struct" in str(cause) or "Key" in str(cause)):
             key = m.group(1)
             parent, _, leaf = key.rpartition(".")
-            fields = {"runner": list(RunnerCfg.model_fields), "backbone": list(BackboneCfg.model_fields),
-                      "experiment": list(ExperimentCfg.model_fields), "roles": list(ROLE_NAMES),
-                      "": ["method", "backbone", "benchmark", "runner", "experiment", "roles"]}.get(parent, [])
+            fields = {
+                "runner": list(RunnerCfg.model_fields),
+                "backbone": list(BackboneCfg.model_fields),
+                "experiment": list(ExperimentCfg.model_fields),
+                "roles": list(ROLE_NAMES),
+                "": ["method", "backbone", "benchmark", "runner", "experiment", "roles"],
+            }.get(parent, [])
             close = difflib.get_close_matches(leaf, fields, n=1)
             hint = f" (did you mean {parent + '.' if parent else ''}{close[0]}?)" if close else ""
-            return (f"unknown configuration key '{key}'{hint}. Fix: check its spelling (python -m runners.sweep --cfg job "
-                    f"prints every key), or add a new key on purpose with +{key}=<value>")
+            return (
+                f"unknown configuration key '{key}'{hint}. Fix: check its spelling (python -m runners.sweep --cfg job "
+                f"prints every key), or add a new key on purpose with +{key}=<value>"
+            )
         return f"{text.splitlines()[0]}. Fix: check that override ({cause or 'see above'})"
     return None
 
@@ -578,7 +644,9 @@ def main() -> None:
             rc["code"] = run(cfg)
 
         _app()
-        launched = getattr(sys.modules.get("runners.sweep"), "_RC", None) or _RC  # the launcher's module (this file may run as __main__)
+        launched = (
+            getattr(sys.modules.get("runners.sweep"), "_RC", None) or _RC
+        )  # the launcher's module (this file may run as __main__)
         if launched:  # `-m` with the grid launcher: the sweep's exit code
             rc["code"] = max(launched)
     except KeyboardInterrupt:  # Ctrl-C while starting up or composing the config: nothing was run yet

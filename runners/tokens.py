@@ -1,5 +1,6 @@
 """Offline token counting (o200k_base via `bpe-openai`). Used only where an endpoint reports no
 usage and by the scripted backbone; such counts are marked `source="estimated"`."""
+
 from __future__ import annotations
 
 import functools

@@ -14,6 +14,7 @@ their own fallback wording; `TextSources` records which one each prompt used, an
 in their manifest ("upstream" with repository, commit, path, symbol and sha256, or "paraphrase"
 with the reason), so a table can say that a cell ran on paraphrased prompts.
 """
+
 from __future__ import annotations
 
 import ast
@@ -59,7 +60,9 @@ class UpstreamFile:
         except KeyError:
             raise KeyError(f"unknown upstream repository '{self.name}'; pinned: {', '.join(sorted(pins()))}") from None
         if self.path not in p["files"]:
-            raise KeyError(f"{self.name}: '{self.path}' is not a pinned file; add its sha256 to runners/upstream_pins.json")
+            raise KeyError(
+                f"{self.name}: '{self.path}' is not a pinned file; add its sha256 to runners/upstream_pins.json"
+            )
         return p
 
     @property
@@ -97,8 +100,10 @@ def _cache_root() -> Path:
 def _checked(data: bytes, f: UpstreamFile, where: str) -> bytes:
     got = hashlib.sha256(data).hexdigest()
     if got != f.sha256:
-        raise UpstreamError(f"{where}: sha256 {got} does not match the pinned {f.sha256} of {f.repo}@{f.commit}:{f.path}; "
-                            f"point ${ENV_DIR} at the pinned checkout or delete the stale copy")
+        raise UpstreamError(
+            f"{where}: sha256 {got} does not match the pinned {f.sha256} of {f.repo}@{f.commit}:{f.path}; "
+            f"point ${ENV_DIR} at the pinned checkout or delete the stale copy"
+        )
     return data
 
 
@@ -190,7 +195,14 @@ def _scope(tree: ast.AST, qualname: str) -> ast.AST | None:
     node: ast.AST = tree
     for part in [p for p in qualname.split(".") if p]:
         body = getattr(node, "body", [])
-        found = next((n for n in body if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == part), None)
+        found = next(
+            (
+                n
+                for n in body
+                if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == part
+            ),
+            None,
+        )
         if found is None:
             return None
         node = found
@@ -204,7 +216,9 @@ def _assigned(f: UpstreamFile, symbol: str) -> Iterator[ast.expr]:
         return
     scope_name, _, name = symbol.rpartition(".")
     for node in getattr(_scope(tree, scope_name), "body", []):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
         if any(isinstance(t, ast.Name) and t.id == name for t in targets) and node.value is not None:
             yield node.value
 
@@ -227,10 +241,21 @@ def py_fstring(f: UpstreamFile, symbol: str) -> str | None:
     for v in value.values:
         if isinstance(v, ast.Constant) and isinstance(v.value, str):
             parts.append(v.value.replace("{", "{{").replace("}", "}}"))
-        elif isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Name) and v.conversion == -1 and v.format_spec is None:
+        elif (
+            isinstance(v, ast.FormattedValue)
+            and isinstance(v.value, ast.Name)
+            and v.conversion == -1
+            and v.format_spec is None
+        ):
             parts.append("{" + v.value.id + "}")
-        elif (isinstance(v, ast.FormattedValue) and isinstance(v.value, ast.Attribute) and isinstance(v.value.value, ast.Name)
-              and v.value.value.id == "self" and v.conversion == -1 and v.format_spec is None):
+        elif (
+            isinstance(v, ast.FormattedValue)
+            and isinstance(v.value, ast.Attribute)
+            and isinstance(v.value.value, ast.Name)
+            and v.value.value.id == "self"
+            and v.conversion == -1
+            and v.format_spec is None
+        ):
             parts.append("{" + v.value.attr + "}")  # {self.last_action} → {last_action}
         else:
             return None
@@ -265,8 +290,14 @@ def py_messages(f: UpstreamFile, qualname: str) -> list[Any] | None:
     if node is None:
         return None
     for sub in ast.walk(node):
-        if isinstance(sub, ast.List) and sub.elts and all(
-                isinstance(e, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "role" for k in e.keys) for e in sub.elts):
+        if (
+            isinstance(sub, ast.List)
+            and sub.elts
+            and all(
+                isinstance(e, ast.Dict) and any(isinstance(k, ast.Constant) and k.value == "role" for k in e.keys)
+                for e in sub.elts
+            )
+        ):
             return _lenient_literal(sub)
     return None
 
@@ -279,7 +310,7 @@ def py_default(f: UpstreamFile, qualname: str, arg: str) -> Any:
         return None
     a = fn.args
     positional = a.posonlyargs + a.args
-    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+    pairs = list(zip(positional[len(positional) - len(a.defaults) :], a.defaults))
     pairs += [(k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
     for param, default in pairs:
         if param.arg == arg:
@@ -293,8 +324,13 @@ def _fold(node: ast.AST) -> str | None:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         a, b = _fold(node.left), _fold(node.right)
         return None if a is None or b is None else a + b
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("strip", "lstrip", "rstrip")
-            and not node.args and not node.keywords):  # """...""".strip()
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("strip", "lstrip", "rstrip")
+        and not node.args
+        and not node.keywords
+    ):  # """...""".strip()
         inner = _fold(node.func.value)
         return None if inner is None else getattr(inner, node.func.attr)()
     return None
@@ -385,10 +421,17 @@ class TextSources:
         data, where = fetch(f)
         why = where if data is None else f"symbol {symbol!r} not found in {f.path}"
         if data is None and where.startswith("download of") and not _READING_RECORDS:
-            _say_once(f"warning: {f.repo}@{f.commit[:7]}:{f.path}: {where}. The run uses the project's own wording for "
-                      f"every text of that file (first: '{key}') and marks the cell [paraphrased].", once_for=f.url)
-        self.entries[key] = {"source": "paraphrase", "upstream": f.provenance(symbol), "reason": why,
-                             "text_sha256": text_sha256(fallback)}
+            _say_once(
+                f"warning: {f.repo}@{f.commit[:7]}:{f.path}: {where}. The run uses the project's own wording for "
+                f"every text of that file (first: '{key}') and marks the cell [paraphrased].",
+                once_for=f.url,
+            )
+        self.entries[key] = {
+            "source": "paraphrase",
+            "upstream": f.provenance(symbol),
+            "reason": why,
+            "text_sha256": text_sha256(fallback),
+        }
         return fallback
 
     def string(self, key: str, f: UpstreamFile, symbol: str, fallback: str) -> str:
@@ -438,8 +481,11 @@ def py_fstring_parts(f: UpstreamFile, qualname: str, name: str) -> list[tuple[st
     if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     for node in ast.walk(fn):
-        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
-                and isinstance(node.value, ast.JoinedStr)):
+        if (
+            isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
+            and isinstance(node.value, ast.JoinedStr)
+        ):
             parts: list[tuple[str, str]] = []
             for v in node.value.values:
                 if isinstance(v, ast.Constant) and isinstance(v.value, str):
@@ -473,4 +519,5 @@ def fill_fields(template: str, values: dict[str, Any]) -> str:
         if key not in values:
             raise KeyError(f"no value for the upstream template field {key!r}")
         return str(values[key])
+
     return re.sub(r"\{\{|\}\}|\{[^{}]+\}", sub, template)

@@ -1,5 +1,6 @@
 """Shared test fixtures. Real benchmark data lives outside the project (../shared/data, or
 $HARNESS_SHARED_DATA); tests that need it skip with a reason when it is absent."""
+
 from __future__ import annotations
 
 import os

@@ -28,6 +28,7 @@ keep-alive with Content-Length bodies (what aiohttp and httpx send; no pipelinin
 scripts use it so that the endpoint, which shares the machine's cores with the harness it
 measures, costs as little CPU as it can.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -46,8 +47,10 @@ from scripts.chaos.server import LoopbackHandler, LoopbackServer, error_body, re
 Responder = Callable[[dict[str, Any]], "str | dict[str, Any]"]
 UsageFn = Callable[[dict[str, Any], str], "dict[str, Any] | None"]
 # Worded like OpenAI's: an ordinary rate limit that mentions billing must still be retried.
-RATE_LIMIT_MESSAGE = ("Rate limit reached for requests per min (RPM). Please try again in 1s. You can increase your "
-                      "rate limit by adding a payment method at https://platform.openai.com/account/billing.")
+RATE_LIMIT_MESSAGE = (
+    "Rate limit reached for requests per min (RPM). Please try again in 1s. You can increase your "
+    "rate limit by adding a payment method at https://platform.openai.com/account/billing."
+)
 FAULT_KINDS = ("429", "500", "hang", "reset", "malformed")
 
 
@@ -89,7 +92,13 @@ class FakeOpenAI(LoopbackServer):  # start/close/base_url, enqueue/mode/decide: 
     ) -> None:
         super().__init__(seed=seed, fault_rate=fault_rate, faults=faults, port=port)
         self.responder = responder or default_responder
-        self.latency_s, self.retry_after, self.hang_s, self.usage, self.model = latency_s, retry_after, hang_s, usage, model
+        self.latency_s, self.retry_after, self.hang_s, self.usage, self.model = (
+            latency_s,
+            retry_after,
+            hang_s,
+            usage,
+            model,
+        )
         self.reasoning = reasoning  # reasoning(body) -> reasoning_content sent beside the reply (DeepSeek/Qwen style)
         self.reset_counters()
 
@@ -113,8 +122,12 @@ class FakeOpenAI(LoopbackServer):  # start/close/base_url, enqueue/mode/decide: 
         message = {"role": "assistant", **reply} if isinstance(reply, dict) else {"role": "assistant", "content": reply}
         text = message.get("content") or ""
         out: dict[str, Any] = {
-            "id": "chatcmpl-" + request_key(body)[:12], "object": "chat.completion", "model": body.get("model") or self.model,
-            "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+            "id": "chatcmpl-" + request_key(body)[:12],
+            "object": "chat.completion",
+            "model": body.get("model") or self.model,
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}
+            ],
         }
         if self.reasoning is not None:
             out["choices"][0]["message"]["reasoning_content"] = self.reasoning(body)
@@ -153,7 +166,9 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 with fake._lock:
                     fake.inflight -= 1
 
-        def send(self, status: int, payload: bytes, headers: dict[str, str] | None = None, ctype: str = "application/json") -> None:
+        def send(
+            self, status: int, payload: bytes, headers: dict[str, str] | None = None, ctype: str = "application/json"
+        ) -> None:
             self._answered()
             super().send(status, payload, headers, ctype)
 
@@ -166,7 +181,13 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 hdr = {"Retry-After": fake.retry_after} if fake.retry_after is not None else {}
                 self.send(429, error_body(RATE_LIMIT_MESSAGE, "rate_limit_exceeded"), hdr)
             elif kind == "quota":
-                self.send(429, error_body("You exceeded your current quota, please check your plan and billing details.", "insufficient_quota"))
+                self.send(
+                    429,
+                    error_body(
+                        "You exceeded your current quota, please check your plan and billing details.",
+                        "insufficient_quota",
+                    ),
+                )
             elif kind == "hang":
                 self.hang(fake._stop, fake.hang_s)
             elif kind == "reset":
@@ -174,12 +195,16 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             elif kind == "malformed":
                 self.send(200, b"<html>502 Bad Gateway</html>", ctype="text/html")
             elif kind == "context":
-                self.send(400, error_body("This model's maximum context length is 8192 tokens.", "context_length_exceeded"))
+                self.send(
+                    400, error_body("This model's maximum context length is 8192 tokens.", "context_length_exceeded")
+                )
             elif kind == "nochoices":
                 self.send(200, json.dumps({"object": "chat.completion", "model": fake.model}).encode())
             else:
                 status = int(kind)  # echoes the Authorization header: the worst case for key leaks
-                self.send(status, error_body(f"fake error {status}; got {self.headers.get('Authorization')}", "fake_error"))
+                self.send(
+                    status, error_body(f"fake error {status}; got {self.headers.get('Authorization')}", "fake_error")
+                )
 
     return Handler
 
@@ -213,8 +238,8 @@ class _AsyncHTTP(asyncio.Protocol):
             n = int(headers.get("content-length") or 0)
             if len(self.buf) < end + 4 + n:
                 return  # the body is still arriving
-            raw = bytes(self.buf[end + 4:end + 4 + n])
-            del self.buf[:end + 4 + n]
+            raw = bytes(self.buf[end + 4 : end + 4 + n])
+            del self.buf[: end + 4 + n]
             parts = lines[0].split(" ")
             close = headers.get("connection", "").lower() == "close"
             if len(parts) < 2 or parts[0] != "POST" or not parts[1].rstrip("/").endswith("/chat/completions"):
@@ -239,14 +264,20 @@ class _AsyncHTTP(asyncio.Protocol):
         if self.transport is None or self.transport.is_closing():
             return  # the client went away meanwhile
         reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 411: "Length Required"}[status]
-        self.transport.write(b"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n%s"
-                             % (status, reason.encode(), len(payload), b"Connection: close\r\n" if close else b"", payload))
+        self.transport.write(
+            b"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n%s"
+            % (status, reason.encode(), len(payload), b"Connection: close\r\n" if close else b"", payload)
+        )
         if close:
             self.transport.close()
 
 
-async def serve_asyncio(fake: FakeOpenAI, port: int = 0, ready: Callable[[str], None] | None = None,
-                        stop: "asyncio.Future[None] | None" = None) -> None:
+async def serve_asyncio(
+    fake: FakeOpenAI,
+    port: int = 0,
+    ready: Callable[[str], None] | None = None,
+    stop: "asyncio.Future[None] | None" = None,
+) -> None:
     """Serve `fake`'s replies (responder, usage, latency; faults are not supported) on 127.0.0.1
     from this event loop until `stop` resolves; `ready(base_url)` is called once listening."""
     if fake.fault_rate or fake.mode is not None:
@@ -279,9 +310,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--fault-rate", type=float, default=0.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--port", type=int, default=0)
-    ap.add_argument("--react", action="store_true", help="answer with react_responder (ReAct final answer / judge 'yes')")
-    ap.add_argument("--server", choices=("threads", "asyncio"), default="threads",
-                    help="threads: a thread per connection, faults supported; asyncio: one event loop, no faults (perf)")
+    ap.add_argument(
+        "--react", action="store_true", help="answer with react_responder (ReAct final answer / judge 'yes')"
+    )
+    ap.add_argument(
+        "--server",
+        choices=("threads", "asyncio"),
+        default="threads",
+        help="threads: a thread per connection, faults supported; asyncio: one event loop, no faults (perf)",
+    )
     a = ap.parse_args(argv)
     if a.server == "asyncio":
         if a.fault_rate:
@@ -289,7 +326,9 @@ def main(argv: list[str] | None = None) -> None:
         fake = FakeOpenAI(react_responder if a.react else None, latency_s=a.latency, seed=a.seed)
         asyncio.run(_serve_until_stdin_closes(fake, a.port))
         return
-    with FakeOpenAI(react_responder if a.react else None, latency_s=a.latency, fault_rate=a.fault_rate, seed=a.seed, port=a.port) as srv:
+    with FakeOpenAI(
+        react_responder if a.react else None, latency_s=a.latency, fault_rate=a.fault_rate, seed=a.seed, port=a.port
+    ) as srv:
         print(srv.base_url, flush=True)
         sys.stdin.read()  # serve until the parent closes our stdin
 

@@ -3,6 +3,7 @@
 $MANAGED_STUB_DELAY_S seconds, default 0) on 127.0.0.1:<port> until terminated; with
 --ignore-sigterm only SIGKILL ends it (a server whose graceful shutdown never finishes); with
 $MANAGED_STUB_CRASH_AFTER=N it dies of SIGSEGV on completion request N+1 (a server that crashes)."""
+
 import json
 import os
 import signal
@@ -29,8 +30,16 @@ class H(LoopbackHandler):
         served[0] += 1
         text = "echo: " + str(body["messages"][-1]["content"])
         time.sleep(DELAY_S)
-        self.send(200, json.dumps({"model": body["model"], "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-                                   "usage": {"prompt_tokens": 3, "completion_tokens": 2}}).encode())
+        self.send(
+            200,
+            json.dumps(
+                {
+                    "model": body["model"],
+                    "choices": [{"message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+                }
+            ).encode(),
+        )
 
 
 def tagged_processes(tag: str) -> list[int]:
@@ -41,7 +50,10 @@ def tagged_processes(tag: str) -> list[int]:
     pids = []
     for env in Path("/proc").glob("[0-9]*/environ"):
         try:
-            if tag.encode() in env.read_bytes() and (env.parent / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            if (
+                tag.encode() in env.read_bytes()
+                and (env.parent / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+            ):
                 pids.append(int(env.parent.name))
         except (OSError, IndexError):
             continue
@@ -53,4 +65,3 @@ if __name__ == "__main__":
     if "--ignore-sigterm" in args:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     HTTPServer(("127.0.0.1", int(args[0])), H).serve_forever()
-

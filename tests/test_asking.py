@@ -1,6 +1,7 @@
 """The shared ask-again loop (kit/asking.py) that the agent step and the ClinDiag and τ³ judges
 use: unusable replies retried up to the bound, each reply and reading recorded, repair turns
 built from the first prompt, then the failure path."""
+
 from __future__ import annotations
 
 import asyncio
@@ -66,10 +67,17 @@ def test_repair_turns_show_the_reply_and_one_correction_after_the_first_prompt()
     prompts = [m for m, *_ in bb.calls]
     assert prompts[0] == PROMPT
     assert prompts[1] == [*PROMPT, {"role": "user", "content": "not a number: ''"}]  # an empty reply is not replayed
-    assert prompts[2] == [*PROMPT, {"role": "assistant", "content": "many"}, {"role": "user", "content": "not a number: 'many'"}]
+    assert prompts[2] == [
+        *PROMPT,
+        {"role": "assistant", "content": "many"},
+        {"role": "user", "content": "not a number: 'many'"},
+    ]
     # no correction follows the last attempt; each correction names the attempt that carries it
     assert seen == [(None, ""), (None, "many")]
-    assert asked.corrections == [{"attempt": 1, "correction": "not a number: ''"}, {"attempt": 2, "correction": "not a number: 'many'"}]
+    assert asked.corrections == [
+        {"attempt": 1, "correction": "not a number: ''"},
+        {"attempt": 2, "correction": "not a number: 'many'"},
+    ]
     assert [a for _, _, a, _ in bb.calls] == [0, 1, 2] and not asked.ok
 
 

@@ -1,4 +1,5 @@
 """ResponseCache and CachedBackbone: real SQLite files, real HTTP on 127.0.0.1."""
+
 from __future__ import annotations
 
 import sqlite3
@@ -18,8 +19,13 @@ MSGS = [{"role": "user", "content": "hello there"}]
 
 @pytest.fixture
 def srv():
-    with FakeOpenAI(usage=lambda body, text: {"prompt_tokens": 50, "completion_tokens": 9,
-                                              "prompt_tokens_details": {"cached_tokens": 32}}) as s:
+    with FakeOpenAI(
+        usage=lambda body, text: {
+            "prompt_tokens": 50,
+            "completion_tokens": 9,
+            "prompt_tokens_details": {"cached_tokens": 32},
+        }
+    ) as s:
         yield s
 
 
@@ -32,8 +38,15 @@ def cache(tmp_path):
 
 def inner(srv: FakeOpenAI, **kw) -> OpenAIBackbone:
     opts = dict(max_retries=0, timeout_s=2, backoff_base_s=0.01) | kw
-    return OpenAIBackbone(name="fake", model="fake-model", base_url=srv.base_url, api_key="k", sampling={"temperature": 0.1},
-                          extra_body={"thinking": {"type": "disabled"}}, **opts)
+    return OpenAIBackbone(
+        name="fake",
+        model="fake-model",
+        base_url=srv.base_url,
+        api_key="k",
+        sampling={"temperature": 0.1},
+        extra_body={"thinking": {"type": "disabled"}},
+        **opts,
+    )
 
 
 async def test_hit_makes_no_request_and_keeps_usage(srv, cache):
@@ -55,11 +68,19 @@ async def test_hit_has_no_retries_even_if_the_miss_had_some(srv, cache):
     assert len(miss.retries) == 1 and hit.retries == [] and hit.cached
 
 
-@pytest.mark.parametrize("change", [
-    {"trial": 1}, {"seed": 1}, {"attempt": 1}, {"role": "judge"}, {"sampling": {"temperature": 0.7}},
-    {"sampling": {"extra_body": {"seed": 3}}}, {"sampling": {"tools": [{"type": "function", "function": {"name": "f"}}]}},
-    {"messages": [{"role": "user", "content": "hello there!"}]},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"trial": 1},
+        {"seed": 1},
+        {"attempt": 1},
+        {"role": "judge"},
+        {"sampling": {"temperature": 0.7}},
+        {"sampling": {"extra_body": {"seed": 3}}},
+        {"sampling": {"tools": [{"type": "function", "function": {"name": "f"}}]}},
+        {"messages": [{"role": "user", "content": "hello there!"}]},
+    ],
+)
 async def test_any_key_part_changes_the_key(srv, cache, change):
     base = {"trial": 0, "seed": 0, "attempt": 0, "role": "agent", "sampling": {}, "messages": MSGS}
     await CachedBackbone(inner(srv), cache, trial=0).complete(MSGS, role="agent")
@@ -133,8 +154,14 @@ def test_unreadable_file_degrades_to_misses_with_one_warning(tmp_path, caplog):
         assert c.get(f"k{i}") is None
     c.close()
     warnings = [r for r in caplog.records if "response cache" in r.getMessage()]
-    assert len(warnings) == 1 and "delete the file" in warnings[0].getMessage() and "runner.cache=false" in warnings[0].getMessage()
-    assert c.misses == 3 and c.disabled and bad.read_bytes() == b"this is not a database" * 100  # nothing lost or overwritten
+    assert (
+        len(warnings) == 1
+        and "delete the file" in warnings[0].getMessage()
+        and "runner.cache=false" in warnings[0].getMessage()
+    )
+    assert (
+        c.misses == 3 and c.disabled and bad.read_bytes() == b"this is not a database" * 100
+    )  # nothing lost or overwritten
 
 
 def test_write_locked_cache_never_blocks_the_caller(tmp_path, caplog, monkeypatch):
@@ -189,8 +216,16 @@ def test_key_equals_the_pre_orjson_key():
     import json
 
     msgs = [{"role": "system", "content": "Ünïcode — ✓ «q»"}, {"role": "user", "content": 'quote " and \\ and \n'}]
-    kw = dict(base_url="http://h/v1", model="m", sampling={"temperature": 0.1, "top_p": 1.0, "max_completion_tokens": 32768},
-              extra_body={"thinking": {"type": "disabled"}}, tools=None, trial=2, attempt=1, role="agent")
+    kw = dict(
+        base_url="http://h/v1",
+        model="m",
+        sampling={"temperature": 0.1, "top_p": 1.0, "max_completion_tokens": 32768},
+        extra_body={"thinking": {"type": "disabled"}},
+        tools=None,
+        trial=2,
+        attempt=1,
+        role="agent",
+    )
     legacy = {**kw, "messages": msgs}
     text = json.dumps(legacy, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     assert cache_key(messages=msgs, **kw) == hashlib.sha256(text.encode()).hexdigest()
@@ -214,10 +249,21 @@ def test_thread_safe_within_a_process(cache):
 
 
 def test_key_is_canonical():
-    args = dict(base_url="http://h/v1", model="m", sampling={"temperature": 0, "top_p": 1}, extra_body={}, tools=None,
-                trial=0, attempt=0, role="agent")
+    args = dict(
+        base_url="http://h/v1",
+        model="m",
+        sampling={"temperature": 0, "top_p": 1},
+        extra_body={},
+        tools=None,
+        trial=0,
+        attempt=0,
+        role="agent",
+    )
     a = cache_key(messages=[{"role": "user", "content": "q"}], **args)
-    b = cache_key(messages=[{"content": "q", "role": "user"}], **{**args, "base_url": "http://h/v1/", "sampling": {"top_p": 1, "temperature": 0}})
+    b = cache_key(
+        messages=[{"content": "q", "role": "user"}],
+        **{**args, "base_url": "http://h/v1/", "sampling": {"top_p": 1, "temperature": 0}},
+    )
     assert a == b and len(a) == 64
     assert a != cache_key(messages=[{"role": "user", "content": "q"}], **{**args, "attempt": 1})
 
@@ -230,7 +276,17 @@ def test_scripted_backbones_are_not_cached(cache):
 def test_seed_zero_keeps_the_pre_seed_key():
     """runner.seed=0 (the default) keys exactly as before the seed joined the key, so existing
     caches stay valid; any other seed is a different key (fresh samples for a seeded re-run)."""
-    kw = dict(base_url="http://h/v1", model="m", sampling={}, extra_body={}, messages=MSGS, tools=None, trial=0, attempt=0, role="agent")
+    kw = dict(
+        base_url="http://h/v1",
+        model="m",
+        sampling={},
+        extra_body={},
+        messages=MSGS,
+        tools=None,
+        trial=0,
+        attempt=0,
+        role="agent",
+    )
     assert cache_key(**kw) == cache_key(**kw, seed=0) != cache_key(**kw, seed=1)
 
 

@@ -1,5 +1,6 @@
 """The chaos suite's loopback server (scripts/chaos/server.py): every transport fault kind is
 survived by the OpenAI backbone with the replayed answer and the harness's own token estimate."""
+
 import pytest
 
 from runners.backbones.openai import OpenAIBackbone
@@ -13,21 +14,33 @@ MSGS = [{"role": "system", "content": "s"}, {"role": "user", "content": "two plu
 async def test_each_transport_fault_gives_the_recorded_answer(kind):
     with ChaosServer({request_key(MSGS): "four"}, hang_s=1.2) as srv:
         srv.configure(first=(kind,))
-        b = OpenAIBackbone(name="c", model="m", base_url=srv.base_url, api_key="k", timeout_s=1, max_retries=3,
-                           backoff_cap_s=0.05, backoff_base_s=0.01)
+        b = OpenAIBackbone(
+            name="c",
+            model="m",
+            base_url=srv.base_url,
+            api_key="k",
+            timeout_s=1,
+            max_retries=3,
+            backoff_cap_s=0.05,
+            backoff_base_s=0.01,
+        )
         c = await b.complete(MSGS, role="agent")
         await b.aclose()
         assert srv.outcomes[kind] == 1
     assert c.text == "four"
     est = estimate_usage(MSGS, "four")
     assert (c.usage.prompt_tokens, c.usage.completion_tokens) == (est.prompt_tokens, est.completion_tokens)
-    assert (len(c.retries) == 0) == (kind == "no_usage") and c.retries[:1] == [r for r in c.retries[:1] if r.attempt == 0]
+    assert (len(c.retries) == 0) == (kind == "no_usage") and c.retries[:1] == [
+        r for r in c.retries[:1] if r.attempt == 0
+    ]
 
 
 async def test_401_echoes_the_authorization_header_and_unknown_requests_are_counted():
     with ChaosServer({}) as srv:
         srv.set_replies({}, {request_key(MSGS[-1:]): "by last message"})
-        b = OpenAIBackbone(name="c", model="m", base_url=srv.base_url, api_key="sk-marker-123456789", timeout_s=1, max_retries=0)
+        b = OpenAIBackbone(
+            name="c", model="m", base_url=srv.base_url, api_key="sk-marker-123456789", timeout_s=1, max_retries=0
+        )
         c = await b.complete(MSGS, role="agent")
         assert c.text == "by last message" and srv.unknown == 1
         srv.mode = 401
@@ -44,8 +57,16 @@ async def test_each_body_fault_gives_the_recorded_answer_and_no_garbage(kind):
     key = "sk-marker-bodyfault-123456"
     with ChaosServer({request_key(MSGS): "four"}) as srv:
         srv.configure(first=(kind,))
-        b = OpenAIBackbone(name="c", model="m", base_url=srv.base_url, api_key=key, timeout_s=1, max_retries=3,
-                           backoff_cap_s=0.05, backoff_base_s=0.01)
+        b = OpenAIBackbone(
+            name="c",
+            model="m",
+            base_url=srv.base_url,
+            api_key=key,
+            timeout_s=1,
+            max_retries=3,
+            backoff_cap_s=0.05,
+            backoff_base_s=0.01,
+        )
         c = await b.complete(MSGS, role="agent")
         await b.aclose()
         assert srv.outcomes[kind] == 1

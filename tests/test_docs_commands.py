@@ -10,6 +10,7 @@ tested").
   then the page's ```python runnable blocks, in the same folder.
 - Every relative link of those pages points at a file of the repository.
 """
+
 from __future__ import annotations
 
 import functools
@@ -31,10 +32,30 @@ SHELL = {"", "bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.S | re.M)
 PLACEHOLDER = re.compile(r"<[^>]*>|\.\.\.|…|\bDIR\b|\bKEYS\b")
 # Hydra's own command-line flags (runners.sweep is a Hydra app), with whether they take a value
-HYDRA_FLAGS = {"--help": False, "-h": False, "--hydra-help": False, "--cfg": True, "-c": True, "--resolve": False,
-               "--package": True, "-p": True, "--info": True, "-i": True, "--multirun": False, "-m": False,
-               "--run": False, "-r": False, "--config-path": True, "-cp": True, "--config-name": True, "-cn": True,
-               "--config-dir": True, "-cd": True, "--shell-completion": False, "-sc": True}
+HYDRA_FLAGS = {
+    "--help": False,
+    "-h": False,
+    "--hydra-help": False,
+    "--cfg": True,
+    "-c": True,
+    "--resolve": False,
+    "--package": True,
+    "-p": True,
+    "--info": True,
+    "-i": True,
+    "--multirun": False,
+    "-m": False,
+    "--run": False,
+    "-r": False,
+    "--config-path": True,
+    "-cp": True,
+    "--config-name": True,
+    "-cn": True,
+    "--config-dir": True,
+    "-cd": True,
+    "--shell-completion": False,
+    "-sc": True,
+}
 
 
 @dataclass
@@ -85,7 +106,7 @@ def python_m(cmd: Command) -> tuple[str, list[str]] | None:
         raise AssertionError(f"{cmd}: not a valid shell line ({e})") from None
     for i, t in enumerate(tokens[:-2]):
         if re.fullmatch(r"(?:\S*/)?python3?", t) and tokens[i + 1] == "-m":
-            return tokens[i + 2], tokens[i + 3:]
+            return tokens[i + 2], tokens[i + 3 :]
     return None
 
 
@@ -195,7 +216,9 @@ for _page in PAGES:  # ```python runnable blocks run after the page's shell line
     _text = _page.read_text()
     for _m in FENCE.finditer(_text):
         if _m.group(1).split()[:2] == ["python", "runnable"]:
-            RUNNABLE.setdefault(_page, []).append(Command(_page, _text[: _m.start(2)].count("\n") + 1, _m.group(2), True, python=True))
+            RUNNABLE.setdefault(_page, []).append(
+                Command(_page, _text[: _m.start(2)].count("\n") + 1, _m.group(2), True, python=True)
+            )
 
 
 @pytest.mark.parametrize("page", sorted(RUNNABLE), ids=lambda p: str(p.relative_to(REPO)))
@@ -204,8 +227,12 @@ def test_runnable_blocks_run(page, tmp_path):
     bin_dir.mkdir()
     (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')  # the venv's python, as `python`
     (bin_dir / "python").chmod(0o755)
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "PYTHONPATH": str(REPO),
-           "HARNESS_UPSTREAM_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": str(REPO),
+        "HARNESS_UPSTREAM_OFFLINE": "1",
+    }
     for cmd in RUNNABLE[page]:
         assert not PLACEHOLDER.search(cmd.text), f"{cmd}: a runnable line has a placeholder"
         argv = [sys.executable, "-c", cmd.text] if cmd.python else ["bash", "-c", cmd.text]

@@ -1,4 +1,5 @@
 """Full Context: B.3 message layout and whole-history carry-over across requests."""
+
 import asyncio
 
 from baselines.full_context import FullContext
@@ -70,6 +71,7 @@ class Window(ScriptedBackbone):
 
     async def complete(self, messages, *, role, **kw):
         from runners.api import BackboneError
+
         if role == "agent" and len(messages[-1]["content"]) > self.limit:
             raise BackboneError("HTTP 400: the prompt exceeds the model's context window", context_overflow=True)
         return await super().complete(messages, role=role, **kw)

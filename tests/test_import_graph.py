@@ -4,6 +4,7 @@ no cycles between top-level packages; methods and benchmarks reach the harness o
 through `runners.api` and `runners.tokens`; the run record (`runners.records`) imports only
 `runners.api` and itself; the analysis wing never imports the engine's run, episode, sweep or
 backbone modules; the engine imports no method package."""
+
 from __future__ import annotations
 
 import ast
@@ -63,15 +64,26 @@ def test_no_cycle_between_top_level_packages():
 
 
 def test_kit_depends_only_on_the_contracts():
-    bad = {(m, n) for m, names in imports().items() if m.startswith("kit.") or m == "kit"
-           for n in names if n.split(".")[0] in PACKAGES and n.split(".")[0] != "kit"
-           and not (n == "runners.api" or n.startswith("runners.api.") or _under(n, PUBLIC_HELPERS))}
+    bad = {
+        (m, n)
+        for m, names in imports().items()
+        if m.startswith("kit.") or m == "kit"
+        for n in names
+        if n.split(".")[0] in PACKAGES
+        and n.split(".")[0] != "kit"
+        and not (n == "runners.api" or n.startswith("runners.api.") or _under(n, PUBLIC_HELPERS))
+    }
     assert not bad, f"kit may import only runners.api and the declared public helpers {PUBLIC_HELPERS}: {sorted(bad)}"
 
 
 def test_engine_imports_no_method_package():
-    bad = {(m, n) for m, names in imports().items() if m.startswith("runners.")
-           for n in names if n.split(".")[0] in METHODS}
+    bad = {
+        (m, n)
+        for m, names in imports().items()
+        if m.startswith("runners.")
+        for n in names
+        if n.split(".")[0] in METHODS
+    }
     assert not bad, f"runners imports method code: {sorted(bad)}"
 
 
@@ -89,8 +101,11 @@ def violations(graph: dict[str, set[str]] | None = None) -> dict[str, list[tuple
             ntop = n.split(".")[0]
             if ntop not in PACKAGES:
                 continue
-            if top in ("flowstate", "pos", "baselines", "benchmarks") and ntop not in (top, "kit") \
-                    and not (n == "runners.api" or _under(n, PUBLIC_HELPERS) or _under(n, SHARED_INTERFACES.get(top, ()))):
+            if (
+                top in ("flowstate", "pos", "baselines", "benchmarks")
+                and ntop not in (top, "kit")
+                and not (n == "runners.api" or _under(n, PUBLIC_HELPERS) or _under(n, SHARED_INTERFACES.get(top, ())))
+            ):
                 out["methods and benchmarks"].append((m, n))
             if _under(m, ("runners.records",)) and not _under(n, ("runners.api", "runners.records")):
                 out["records"].append((m, n))
@@ -111,7 +126,10 @@ def test_layer_check_catches_a_violation():
     graph["runners.records.store"] = graph["runners.records.store"] | {"runners.config"}
     graph["runners.analysis.tables"] = graph["runners.analysis.tables"] | {"runners.backbones.scripted"}
     v = violations(graph)
-    assert v["methods and benchmarks"] == [("benchmarks.toy.benchmark", "runners.api._task"), ("pos.method", "runners.records.store")]
+    assert v["methods and benchmarks"] == [
+        ("benchmarks.toy.benchmark", "runners.api._task"),
+        ("pos.method", "runners.records.store"),
+    ]
     assert v["records"] == [("runners.records.store", "runners.config")]
     assert v["analysis"] == [("runners.analysis.tables", "runners.backbones.scripted")]
 

@@ -1,6 +1,7 @@
 """The shared data-file reader (runners/inputs.py) and the loaders that use it: lone surrogates
 replaced at load and noted for the manifest; an empty file, a missing field and binary garbage are
 errors that name the file, the line and the field."""
+
 from __future__ import annotations
 
 import json
@@ -33,14 +34,17 @@ def test_read_jsonl_notes_replacements_with_file_and_line(tmp_path):
     assert inputs.notes_since(before) == {str(f): {"lone_surrogates_replaced": 1, "lines": [3]}}
 
 
-@pytest.mark.parametrize("content, says", [
-    (b"", "no rows (the file is empty)"),
-    (b"\n  \n", "no rows (the file is empty)"),
-    (b'{"id": 0, "q": "x"}\n{"id": 1}\n', ":2: row has no field 'q'"),
-    (b'{"id": 0, "q": "x"}\n\x89PNG\r\n\x1a\n\x00\x00\xff\xfe\n', ":2: not UTF-8 text"),
-    (b'{"id": 0, "q": "x"}\n{"id": 1, "q": "trunc\n', ":2: not valid JSON"),
-    (b'[1, 2]\n', ":1: expected a JSON object per line"),
-])
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        (b"", "no rows (the file is empty)"),
+        (b"\n  \n", "no rows (the file is empty)"),
+        (b'{"id": 0, "q": "x"}\n{"id": 1}\n', ":2: row has no field 'q'"),
+        (b'{"id": 0, "q": "x"}\n\x89PNG\r\n\x1a\n\x00\x00\xff\xfe\n', ":2: not UTF-8 text"),
+        (b'{"id": 0, "q": "x"}\n{"id": 1, "q": "trunc\n', ":2: not valid JSON"),
+        (b"[1, 2]\n", ":1: expected a JSON object per line"),
+    ],
+)
 def test_read_jsonl_errors_name_file_line_and_field(tmp_path, content, says):
     f = tmp_path / "data.jsonl"
     f.write_bytes(content)
@@ -74,11 +78,14 @@ def _arena(tmp_path: Path, text: bytes | None = None, edit=None) -> Path:
     return d
 
 
-@pytest.mark.parametrize("make, says", [
-    (lambda t: _arena(t, b""), "data.jsonl: no rows"),
-    (lambda t: _arena(t, edit=lambda rows: rows[1].pop("questions")), "data.jsonl:2: row has no field 'questions'"),
-    (lambda t: _arena(t, b"\x00\x01\xff\xfe garbage \x89\n"), "data.jsonl:1: not UTF-8 text"),
-])
+@pytest.mark.parametrize(
+    "make, says",
+    [
+        (lambda t: _arena(t, b""), "data.jsonl: no rows"),
+        (lambda t: _arena(t, edit=lambda rows: rows[1].pop("questions")), "data.jsonl:2: row has no field 'questions'"),
+        (lambda t: _arena(t, b"\x00\x01\xff\xfe garbage \x89\n"), "data.jsonl:1: not UTF-8 text"),
+    ],
+)
 def test_memoryarena_loader_names_file_line_and_field(tmp_path, make, says):
     from benchmarks.memoryarena.formal import FormalReasoning
     from benchmarks.memoryarena.loader import DataError

@@ -2,11 +2,19 @@
 its endpoint must recognise the harness's own Full Context prompts and give memoryarena_math-shaped
 episodes of exactly 12 calls (a change to the prompts that broke the comparison fails here), and
 its storage counter must account for every byte a finished cell leaves on disk."""
+
 import json
 import subprocess
 
-from scripts.perf.inspect_compare import (CALLS_PER_EPISODE, ShapedEndpoint, check_harness_cell, dir_bytes, harness_cmd,
-                                          storage_kinds, workload)
+from scripts.perf.inspect_compare import (
+    CALLS_PER_EPISODE,
+    ShapedEndpoint,
+    check_harness_cell,
+    dir_bytes,
+    harness_cmd,
+    storage_kinds,
+    workload,
+)
 from tests.runners.sweep_helpers import REPO
 
 
@@ -18,12 +26,16 @@ def test_shaped_episodes_make_twelve_recognised_calls_and_storage_is_counted(tmp
     out = tmp_path / "out"
     with ShapedEndpoint(w, latency_s=0.0, reply_chars=300) as ep:
         ep.start_run(None)
-        p = subprocess.run(harness_cmd(ep.base_url, data.parent, out, 2, 2), cwd=REPO, capture_output=True, text=True, timeout=120)
+        p = subprocess.run(
+            harness_cmd(ep.base_url, data.parent, out, 2, 2), cwd=REPO, capture_output=True, text=True, timeout=120
+        )
         arrivals, unknown, bodies = len(ep.arrivals), ep.unknown, list(ep.bodies)
     assert p.returncode == 0, p.stderr[-2000:]
     assert unknown == 0 and arrivals == 2 * CALLS_PER_EPISODE == 24
     first = [b["messages"][0]["content"] for b in bodies]
-    assert first.count(w["tool_system"]) == first.count(w["judge_system"]) == 2 * 3  # per subtask: one tool call, one judge call
+    assert (
+        first.count(w["tool_system"]) == first.count(w["judge_system"]) == 2 * 3
+    )  # per subtask: one tool call, one judge call
     check_harness_cell(out, 2)  # DONE, 2 ok episodes, every call's transcript readable
     sizes = dir_bytes(out)
     kinds = storage_kinds(sizes)

@@ -3,6 +3,7 @@ HTTP on a free loopback port: ready-wait, calls, stop on every exit path (aclose
 SIGTERM and SIGKILL of the harness, also of a whole sweep, which stays resumable), a server that
 ignores SIGTERM is killed after the grace period, a server that dies or never gets ready fails
 with its log."""
+
 import asyncio
 import os
 import signal
@@ -72,6 +73,7 @@ def test_starts_on_first_call_answers_and_stops_at_aclose(monkeypatch):
         members = group_members(pgid)
         await b.aclose()
         return c, pgid, members
+
     c, pgid, members = asyncio.run(go())
     assert c.text == "echo: hi" and c.usage.source == "api" and b.server.base_url.startswith("http://127.0.0.1:")
     assert len(members) == 2  # the guard and the server
@@ -79,7 +81,9 @@ def test_starts_on_first_call_answers_and_stops_at_aclose(monkeypatch):
 
 
 def test_a_server_that_exits_fails_with_its_log():
-    s = ManagedServer(["{python}", "-c", "import sys; print('no such model'); sys.exit(3)"], model="m", ready_timeout_s=20)
+    s = ManagedServer(
+        ["{python}", "-c", "import sys; print('no such model'); sys.exit(3)"], model="m", ready_timeout_s=20
+    )
     with pytest.raises(BackboneError, match="exited with code 3.*no such model"):
         s.start()
 
@@ -92,13 +96,16 @@ def test_ready_wait_is_bounded():
     assert time.monotonic() - t < 10 and s.proc is None
 
 
-@pytest.mark.parametrize("how, ignores_sigterm", [("sigint", False), ("sigterm", False), ("sigkill", False), ("sigkill", True)])
+@pytest.mark.parametrize(
+    "how, ignores_sigterm", [("sigint", False), ("sigterm", False), ("sigkill", False), ("sigkill", True)]
+)
 def test_no_orphan_when_the_harness_is_interrupted_or_killed(tmp_path, how, ignores_sigterm):
     """Ctrl-C unwinds through atexit; a harness that dies of SIGTERM or SIGKILL closes the guard's
     pipe and the guard stops the server, with SIGKILL when it ignores SIGTERM."""
     command = STUB + ["--ignore-sigterm"] * ignores_sigterm
     script = tmp_path / "harness.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import os, sys, time
         sys.path.insert(0, {str(REPO)!r}); os.chdir({str(REPO)!r})
         from runners.backbones.managed import ManagedServer
@@ -106,7 +113,8 @@ def test_no_orphan_when_the_harness_is_interrupted_or_killed(tmp_path, how, igno
         s.start()
         print(s.pgid, flush=True)
         time.sleep(60)
-    """))
+    """)
+    )
     p = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     pgid = int(p.stdout.readline())
     assert len(group_members(pgid)) == 2
@@ -143,9 +151,18 @@ def stub_sweep_cmd(tmp_path: Path) -> list[str]:
     conf = tmp_path / "conf" / "backbone"
     conf.mkdir(parents=True, exist_ok=True)
     (conf / "stub_managed.yaml").write_text(STUB_BACKBONE)
-    cmd = sweep_cmd(tmp_path / "out", "backbone=stub_managed", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures",
-                    "++experiment.grid.method=[full_context,flowstate]", "roles.judge=agent", "roles.tool=agent",
-                    "experiment.name=managed", "runner.concurrency=1", "runner.limit=1")
+    cmd = sweep_cmd(
+        tmp_path / "out",
+        "backbone=stub_managed",
+        "benchmark=memoryarena_math",
+        "benchmark.params.data_dir=fixtures",
+        "++experiment.grid.method=[full_context,flowstate]",
+        "roles.judge=agent",
+        "roles.tool=agent",
+        "experiment.name=managed",
+        "runner.concurrency=1",
+        "runner.limit=1",
+    )
     return [*cmd[:3], "--config-dir", str(tmp_path / "conf"), *cmd[3:]]
 
 
@@ -161,8 +178,15 @@ def test_a_terminated_or_killed_sweep_leaves_no_server_and_resumes(tmp_path, sig
     the rest."""
     tag = f"harness-managed-{uuid.uuid4().hex[:8]}"
     cmd = stub_sweep_cmd(tmp_path)
-    p = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint,
-                         env={**os.environ, "HARNESS_TEST_TAG": tag, "MANAGED_STUB_DELAY_S": "0.05"})  # slow replies: time to signal
+    p = subprocess.Popen(
+        cmd,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+        env={**os.environ, "HARNESS_TEST_TAG": tag, "MANAGED_STUB_DELAY_S": "0.05"},
+    )  # slow replies: time to signal
     try:
         assert wait_until(lambda: len(finished(tmp_path)) >= 1 or p.poll() is not None, 60), "no episode finished"
         assert p.poll() is None, "the sweep ended before it could be signalled; make the stub slower"
@@ -200,8 +224,15 @@ def test_a_server_that_dies_mid_run_is_named_with_its_exit_and_log(monkeypatch):
     death (signal, exit code, log), not a bare "connection refused"."""
     monkeypatch.chdir(REPO)
     monkeypatch.setenv("MANAGED_STUB_CRASH_AFTER", "1")
-    b = ManagedBackbone({"name": "stub", "model": "stub-model", "max_retries": 1, "backoff_cap_s": 0.1,
-                         "server": {"command": STUB, "ready_timeout_s": 30}})
+    b = ManagedBackbone(
+        {
+            "name": "stub",
+            "model": "stub-model",
+            "max_retries": 1,
+            "backoff_cap_s": 0.1,
+            "server": {"command": STUB, "ready_timeout_s": 30},
+        }
+    )
 
     async def go():
         try:
@@ -211,6 +242,11 @@ def test_a_server_that_dies_mid_run_is_named_with_its_exit_and_log(monkeypatch):
             return first, e.value
         finally:
             await b.aclose()
+
     first, err = asyncio.run(go())
     assert first.text == "echo: hi"
-    assert err.fatal and "died during the run: exit code 139 (killed by signal 11)" in str(err) and b.server.log_path in str(err)
+    assert (
+        err.fatal
+        and "died during the run: exit code 139 (killed by signal 11)" in str(err)
+        and b.server.log_path in str(err)
+    )

@@ -1,5 +1,6 @@
 """notebooks/analysis.ipynb executes top to bottom (nbclient, a real kernel) on a real offline
 experiment and shows the table, the Acc_k curves, the token bars and the paired comparison."""
+
 import re
 from pathlib import Path
 

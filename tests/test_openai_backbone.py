@@ -1,4 +1,5 @@
 """OpenAIBackbone against a real HTTP server on 127.0.0.1 (tests/fake_openai.py)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,8 +20,18 @@ MSGS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "
 
 
 def make(srv: FakeOpenAI, **kw) -> OpenAIBackbone:
-    opts = dict(name="fake", model="fake-model", base_url=srv.base_url, api_key=KEY, sampling={"temperature": 0.1, "top_p": 1.0},
-                extra_body={"thinking": {"type": "disabled"}}, timeout_s=1.0, max_retries=4, backoff_cap_s=0.05, backoff_base_s=0.01)
+    opts = dict(
+        name="fake",
+        model="fake-model",
+        base_url=srv.base_url,
+        api_key=KEY,
+        sampling={"temperature": 0.1, "top_p": 1.0},
+        extra_body={"thinking": {"type": "disabled"}},
+        timeout_s=1.0,
+        max_retries=4,
+        backoff_cap_s=0.05,
+        backoff_base_s=0.01,
+    )
     opts.update(kw)
     return OpenAIBackbone(**opts)
 
@@ -96,7 +107,10 @@ async def test_transient_faults_are_retried(srv, kind):
     assert KEY not in c.retries[0].error
 
 
-@pytest.mark.parametrize("status,fix", [(400, "sampling"), (401, "api_key_env"), (403, "permissions"), (404, "base_url"), (422, "extra_body")])
+@pytest.mark.parametrize(
+    "status,fix",
+    [(400, "sampling"), (401, "api_key_env"), (403, "permissions"), (404, "base_url"), (422, "extra_body")],
+)
 async def test_config_errors_fail_fast(srv, status, fix):
     srv.mode = status
     with pytest.raises(BackboneError) as ei:
@@ -151,12 +165,30 @@ async def test_connection_refused_is_retried_then_non_fatal():
     assert not ei.value.fatal and len(ei.value.retries) == 2 and KEY not in str(ei.value)
 
 
-@pytest.mark.parametrize("raw,expect", [
-    ({"prompt_tokens": 100, "completion_tokens": 40, "prompt_tokens_details": {"cached_tokens": 64},
-      "completion_tokens_details": {"reasoning_tokens": 30}}, (100, 64, 40, 30)),
-    ({"prompt_tokens": 90, "completion_tokens": 5, "prompt_cache_hit_tokens": 80, "prompt_cache_miss_tokens": 10}, (90, 80, 5, 0)),
-    ({"prompt_tokens": 7, "completion_tokens": None, "prompt_tokens_details": None}, (7, 0, 0, 0)),
-])
+@pytest.mark.parametrize(
+    "raw,expect",
+    [
+        (
+            {
+                "prompt_tokens": 100,
+                "completion_tokens": 40,
+                "prompt_tokens_details": {"cached_tokens": 64},
+                "completion_tokens_details": {"reasoning_tokens": 30},
+            },
+            (100, 64, 40, 30),
+        ),
+        (
+            {
+                "prompt_tokens": 90,
+                "completion_tokens": 5,
+                "prompt_cache_hit_tokens": 80,
+                "prompt_cache_miss_tokens": 10,
+            },
+            (90, 80, 5, 0),
+        ),
+        ({"prompt_tokens": 7, "completion_tokens": None, "prompt_tokens_details": None}, (7, 0, 0, 0)),
+    ],
+)
 async def test_usage_mapping_over_http(raw, expect):
     with FakeOpenAI(usage=lambda body, text: raw) as s:
         c = await make(s).complete(MSGS, role="agent")
@@ -175,7 +207,10 @@ async def test_usage_estimated_when_endpoint_sends_none():
 
 async def test_inflight_bound_is_shared_per_endpoint():
     with FakeOpenAI(latency_s=0.05) as s:
-        a, b = make(s, max_inflight=3, timeout_s=10), make(s, name="judge", max_inflight=3, timeout_s=10)  # same endpoint, one budget
+        a, b = (
+            make(s, max_inflight=3, timeout_s=10),
+            make(s, name="judge", max_inflight=3, timeout_s=10),
+        )  # same endpoint, one budget
         calls = [(a if i % 2 else b).complete([{"role": "user", "content": f"q{i}"}], role="agent") for i in range(18)]
         await asyncio.gather(*calls)
         assert s.requests == 18 and s.max_concurrent == 3
@@ -278,7 +313,9 @@ async def test_url_credentials_never_reach_error_messages(srv, mode):
     """A base_url with user:password@ (proxies, some gateways) must not leak into errors.jsonl."""
     srv.mode = mode
     url = srv.base_url.replace("http://", "http://bob:pw-SECRET@")
-    b = make(srv, base_url=url, max_retries=1, api_key=None)  # URL credentials go as explicit Basic auth, never with a key
+    b = make(
+        srv, base_url=url, max_retries=1, api_key=None
+    )  # URL credentials go as explicit Basic auth, never with a key
     with pytest.raises(BackboneError) as ei:
         await b.complete(MSGS, role="agent")
     assert "pw-SECRET" not in str(ei.value) and "pw-SECRET" not in repr(b) and "***@127.0.0.1" in str(ei.value)
@@ -293,7 +330,9 @@ def test_manifest_has_no_url_credentials():
 
     raw = base()
     raw["backbone"] = {"name": "ep", "kind": "openai", "model": "m", "base_url": "https://bob:pw-SECRET@h.example/v1"}
-    raw["roles"] = {"judge": {"name": "j", "kind": "openai", "model": "m", "base_url": "https://ann:pw-SECRET@h.example/v1"}}
+    raw["roles"] = {
+        "judge": {"name": "j", "kind": "openai", "model": "m", "base_url": "https://ann:pw-SECRET@h.example/v1"}
+    }
     cfg = validate(raw)
     bench = type("B", (), {"notes": lambda self: {}})()
     text = json.dumps(manifest_for(cfg, bench, 1))
@@ -323,9 +362,11 @@ def test_request_bytes_are_the_body_with_the_prompt_spliced_in(srv):
     from runners.records.wire import EncodedMessages
 
     b = make(srv)
-    msgs = EncodedMessages([{"role": "user", "content": "Ünïcode ✓ \"quoted\""}])
+    msgs = EncodedMessages([{"role": "user", "content": 'Ünïcode ✓ "quoted"'}])
     raw = b.request_bytes(msgs, {"temperature": 0.0, "extra_body": {"seed": 3}})
-    assert msgs.raw in raw and json.loads(raw) == b.request_body(list(msgs), {"temperature": 0.0, "extra_body": {"seed": 3}})
+    assert msgs.raw in raw and json.loads(raw) == b.request_body(
+        list(msgs), {"temperature": 0.0, "extra_body": {"seed": 3}}
+    )
 
 
 async def test_asyncio_endpoint_answers_as_the_threaded_one(srv):
@@ -344,11 +385,22 @@ async def test_asyncio_endpoint_answers_as_the_threaded_one(srv):
     prompts = [[*MSGS, {"role": "user", "content": f"question {i} é"}] for i in range(8)]
     try:
         ref = make(srv)
-        want = [(c.text, c.usage, c.model) for c in await asyncio.gather(*(ref.complete(p, role="agent") for p in prompts))]
+        want = [
+            (c.text, c.usage, c.model) for c in await asyncio.gather(*(ref.complete(p, role="agent") for p in prompts))
+        ]
         await ref.aclose()
         for transport in ("aiohttp", "httpx"):
-            b = OpenAIBackbone(name="fake", model="fake-model", base_url=urls[0], api_key=KEY, sampling={"temperature": 0.1, "top_p": 1.0},
-                               extra_body={"thinking": {"type": "disabled"}}, timeout_s=5.0, max_retries=0, transport=transport)
+            b = OpenAIBackbone(
+                name="fake",
+                model="fake-model",
+                base_url=urls[0],
+                api_key=KEY,
+                sampling={"temperature": 0.1, "top_p": 1.0},
+                extra_body={"thinking": {"type": "disabled"}},
+                timeout_s=5.0,
+                max_retries=0,
+                transport=transport,
+            )
             opened = fake.connections
             for _ in range(2):  # the second round reuses the first round's connections
                 t0 = time.perf_counter()

@@ -1,5 +1,6 @@
 """The shared tolerant reader (kit.reader) on each habit of the catalogue (runners.backbones.habits),
 the LaTeX backslash rule, and what it must never do (invent a tool call, complete a cut-off reply)."""
+
 import json
 import random
 from pathlib import Path
@@ -15,13 +16,34 @@ from pos.protocols import DeltaProtocol
 from runners.api import Decision, ToolCall
 from runners.backbones.habits import HABITS
 
-LATEX = [a for line in (Path(__file__).resolve().parents[1] / "scripts/robustness/latex_math.jsonl").read_text().splitlines()
-         for a in json.loads(line)["answers"]]
-CALL = Decision(tool_calls=[ToolCall(name="search", arguments={"query": "line one\nline two", "k": 2, "exact": True, "filter": None})])
+LATEX = [
+    a
+    for line in (Path(__file__).resolve().parents[1] / "scripts/robustness/latex_math.jsonl").read_text().splitlines()
+    for a in json.loads(line)["answers"]
+]
+CALL = Decision(
+    tool_calls=[
+        ToolCall(name="search", arguments={"query": "line one\nline two", "k": 2, "exact": True, "filter": None})
+    ]
+)
 ANSWER = Decision(message="\\frac{1}{2} and \\sqrt{\\pi}")
-DELTA = Decision(message=None, tool_calls=CALL.tool_calls, extras={
-    "state_focus": [{"target_id": "s1", "reason": "need it"}],
-    "state_delta": [{"state_set": "judgements", "operation": "add", "state_id": "j1", "summary": "a\nb", "value": {"ok": True, "x": None}, "refs": []}]})
+DELTA = Decision(
+    message=None,
+    tool_calls=CALL.tool_calls,
+    extras={
+        "state_focus": [{"target_id": "s1", "reason": "need it"}],
+        "state_delta": [
+            {
+                "state_set": "judgements",
+                "operation": "add",
+                "state_id": "j1",
+                "summary": "a\nb",
+                "value": {"ok": True, "x": None},
+                "refs": [],
+            }
+        ],
+    },
+)
 
 
 def apply(habit: str, text: str, role: str = "agent", protocol: str = "react", seed: int = 0) -> str:
@@ -30,8 +52,12 @@ def apply(habit: str, text: str, role: str = "agent", protocol: str = "react", s
 
 def same(a, b) -> bool:
     calls = lambda d: [(c.name, c.arguments) for c in d.tool_calls]  # noqa: E731
-    return calls(a) == calls(b) and a.message == b.message and {k: v for k, v in a.extras.items() if k != "dropped_message"} == \
-        {k: v for k, v in b.extras.items() if k != "dropped_message"}
+    return (
+        calls(a) == calls(b)
+        and a.message == b.message
+        and {k: v for k, v in a.extras.items() if k != "dropped_message"}
+        == {k: v for k, v in b.extras.items() if k != "dropped_message"}
+    )
 
 
 @pytest.mark.parametrize("habit", sorted(HABITS))
@@ -42,7 +68,9 @@ def test_react_reads_every_habit(habit, decision):
     got = p.parse(text)
     assert same(got.decision, decision), (habit, text, got)
     assert not [e for e in got.errors if e.kind != "violation"], got.errors
-    inert = {"pretty_json"} | ({"latex_backslashes", "plain_message"} if decision is CALL else set())  # nothing to repair
+    inert = {"pretty_json"} | (
+        {"latex_backslashes", "plain_message"} if decision is CALL else set()
+    )  # nothing to repair
     if text != p.render(decision) and habit not in inert:
         assert got.repairs, f"{habit}: the text changed but no repair was recorded"
 
@@ -52,7 +80,9 @@ def test_flowstate_reads_every_habit(habit):
     p = FlowStateProtocol()
     text = apply(habit, p.render(DELTA), protocol="flowstate")
     got = p.parse(text)
-    assert [(c.name, c.arguments) for c in got.decision.tool_calls] == [(c.name, c.arguments) for c in DELTA.tool_calls] and got.decision.extras["state_focus"] == DELTA.extras["state_focus"], text
+    assert [(c.name, c.arguments) for c in got.decision.tool_calls] == [
+        (c.name, c.arguments) for c in DELTA.tool_calls
+    ] and got.decision.extras["state_focus"] == DELTA.extras["state_focus"], text
     assert got.decision.extras["state_delta"] == DELTA.extras["state_delta"], text
 
 
@@ -68,7 +98,9 @@ def test_pos_json_reads_every_habit(habit):
 @pytest.mark.parametrize("answer", LATEX)
 def test_latex_answers_round_trip_exactly_with_single_backslashes(answer):
     p = ReactProtocol()
-    single = HABITS["latex_backslashes"](p.render(Decision(message=answer)), role="agent", protocol="react", rng=random.Random(0))
+    single = HABITS["latex_backslashes"](
+        p.render(Decision(message=answer)), role="agent", protocol="react", rng=random.Random(0)
+    )
     assert "\\\\" not in single  # the habit really wrote single backslashes
     got = p.parse(single)
     assert got.decision.message == answer
@@ -87,20 +119,32 @@ def test_backslash_rule_keeps_real_control_characters():
 
 def test_last_complete_set_and_thinking():
     p = ReactProtocol()
-    text = ('<think>I will answer <assistant_message>{"content": "wrong"}</assistant_message></think>'
-            '<tool_calls>[]</tool_calls><assistant_message>{"content": "draft"}</assistant_message>'
-            ' Actually: <tool_calls>[]</tool_calls><assistant_message>{"content": "final"}</assistant_message>')
+    text = (
+        '<think>I will answer <assistant_message>{"content": "wrong"}</assistant_message></think>'
+        '<tool_calls>[]</tool_calls><assistant_message>{"content": "draft"}</assistant_message>'
+        ' Actually: <tool_calls>[]</tool_calls><assistant_message>{"content": "final"}</assistant_message>'
+    )
     got = p.parse(text)
-    assert got.decision.message == "final" and got.thinking and {"thinking_dropped", "repeated_blocks"} <= {r["kind"] for r in got.repairs}
-    bare = p.parse('reasoning here</think><tool_calls>[]</tool_calls><assistant_message>{"content": "x"}</assistant_message>')
+    assert (
+        got.decision.message == "final"
+        and got.thinking
+        and {"thinking_dropped", "repeated_blocks"} <= {r["kind"] for r in got.repairs}
+    )
+    bare = p.parse(
+        'reasoning here</think><tool_calls>[]</tool_calls><assistant_message>{"content": "x"}</assistant_message>'
+    )
     assert bare.decision.message == "x"
 
 
 def test_never_invents_a_tool_call():
     p = ReactProtocol()
-    prose = p.parse("<tool_calls>I would call search here</tool_calls><assistant_message>{\"content\": null}</assistant_message>")
+    prose = p.parse(
+        '<tool_calls>I would call search here</tool_calls><assistant_message>{"content": null}</assistant_message>'
+    )
     assert prose.decision == Decision()
-    assert [(e.kind, e.detail) for e in prose.errors] == [("bad_json", "<tool_calls>: Expecting value: line 1 column 1 (char 0)")]
+    assert [(e.kind, e.detail) for e in prose.errors] == [
+        ("bad_json", "<tool_calls>: Expecting value: line 1 column 1 (char 0)")
+    ]
     cut = p.parse('<tool_calls>[{"name": "delete_account", "arguments": {"user_id": "12')
     assert cut.decision.tool_calls == [], "a cut-off call must not be completed by guessing"
     assert p.parse("The answer is 5.").decision.is_empty  # no blocks at all: nothing is made up
@@ -108,7 +152,9 @@ def test_never_invents_a_tool_call():
 
 def test_field_synonyms_are_recorded():
     p = ReactProtocol()
-    got = p.parse('<tool_calls>[{"function": {"name": "f", "arguments": "{\\"a\\": 1}"}}]</tool_calls><assistant_message></assistant_message>')
+    got = p.parse(
+        '<tool_calls>[{"function": {"name": "f", "arguments": "{\\"a\\": 1}"}}]</tool_calls><assistant_message></assistant_message>'
+    )
     assert got.decision.tool_calls[0].name == "f" and got.decision.tool_calls[0].arguments == {"a": 1}
     assert any(r["kind"] == "field_synonym" for r in got.repairs)
 
@@ -133,12 +179,14 @@ def test_json_string_state_behind_brackets_objects_and_tidying():
     text = '5" screen {"a": "}"} and {"b": 1}'
     assert [text[i:j] for i, j in reader.balanced_objects(text)] == ['{"a": "}"}', '{"b": 1}']
     assert reader.tidy_json('{"a": "None,]", "b": None, "c": [True,],}') == (
-        '{"a": "None,]", "b": null, "c": [true]}', {"trailing_comma": 2, "python_literal": 2})
+        '{"a": "None,]", "b": null, "c": [true]}',
+        {"trailing_comma": 2, "python_literal": 2},
+    )
 
 
 def test_multi_line_blocks_alone_are_not_prose_around():
     """Blocks whose contents span lines leave nothing outside them: no `prose_around` repair."""
-    text = "<thought>\nline one\nline two\n</thought>\n<tool_calls>\n[{\"name\": \"f\",\n \"arguments\": {}}]\n</tool_calls>"
+    text = '<thought>\nline one\nline two\n</thought>\n<tool_calls>\n[{"name": "f",\n "arguments": {}}]\n</tool_calls>'
     r = reader.Reading(raw=text)
     got = reader.last_set(text, ("thought", "tool_calls"), r)
     assert got["thought"] == "\nline one\nline two\n" and r.repairs == []
@@ -152,16 +200,23 @@ def test_a_repeated_block_reads_its_last_copy():
     text = "<answer>draft 1</answer> on reflection: <answer>draft 2</answer> final: <answer>42</answer>"
     r = reader.Reading(raw=text)
     assert reader.last_block(text, "answer", r) == "42"
-    assert [(x.kind, x.where, x.detail) for x in r.repairs] == [("repeated_blocks", "<answer>", "3 copies; the last one is read")]
+    assert [(x.kind, x.where, x.detail) for x in r.repairs] == [
+        ("repeated_blocks", "<answer>", "3 copies; the last one is read")
+    ]
     assert reader.last_block("<answer>only</answer>", "answer") == "only"
-    assert reader.last_block("<answer>x</answer> <answer>cut off", "answer") == "x"  # a complete copy beats a cut-off one
+    assert (
+        reader.last_block("<answer>x</answer> <answer>cut off", "answer") == "x"
+    )  # a complete copy beats a cut-off one
     assert reader.last_block("no block", "answer") is None
 
 
 def test_latex_commands_starting_with_b_or_f_are_not_json_escapes():
     """`\\beta`, `\\bar`, `\\frac`, `\\forall` written with one backslash are LaTeX, not a backspace or a
     form feed followed by letters; `\\b` or `\\f` before a non-letter stays a JSON escape."""
-    assert reader.load_json('"\\beta + \\bar{x} = \\frac{1}{2} \\forall y"', "x")[0] == "\\beta + \\bar{x} = \\frac{1}{2} \\forall y"
+    assert (
+        reader.load_json('"\\beta + \\bar{x} = \\frac{1}{2} \\forall y"', "x")[0]
+        == "\\beta + \\bar{x} = \\frac{1}{2} \\forall y"
+    )
     assert reader.fix_backslashes('"\\beta"') == ('"\\\\beta"', {"latex": 1, "invalid_escape": 0})
     assert reader.load_json('"a\\b1\\f"', "x")[0] == "a\b1\f"  # a real backspace and form feed
     assert reader.load_json('"\\beta"', "x", latex=False)[0] == "\beta"  # the strict switch: a backspace

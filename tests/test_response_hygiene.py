@@ -3,6 +3,7 @@
 re-run against a healthy endpoint repairs them; lone surrogates are sanitised (and recorded)
 before anything is serialised, so a sweep with `runner.cache=false` completes;
 `max_completion_chars` caps what is stored and parsed; a failing store never ends the sweep."""
+
 import asyncio
 import json
 import sqlite3
@@ -14,9 +15,20 @@ from runners.backbones.openai import OpenAIBackbone
 from tests.fake_openai import FakeOpenAI, react_responder
 from tests.runners.sweep_helpers import records_under, run_sweep
 
-ARGS = ("backbone=openai_compatible", "backbone.model=fake-model", "method=full_context", "benchmark.params.data_dir=fixtures",
-        "backbone.timeout_s=2", "backbone.backoff_cap_s=0.01", "backbone.max_retries=2", "runner.concurrency=3",
-        "experiment.name=hygiene", "roles.judge=agent", "roles.tool=agent", "runner.limit=2")
+ARGS = (
+    "backbone=openai_compatible",
+    "backbone.model=fake-model",
+    "method=full_context",
+    "benchmark.params.data_dir=fixtures",
+    "backbone.timeout_s=2",
+    "backbone.backoff_cap_s=0.01",
+    "backbone.max_retries=2",
+    "runner.concurrency=3",
+    "experiment.name=hygiene",
+    "roles.judge=agent",
+    "roles.tool=agent",
+    "runner.limit=2",
+)
 
 
 def env(srv):
@@ -26,7 +38,9 @@ def env(srv):
 def records(root, name="episodes.jsonl"):
     if name == "episodes.jsonl":  # live or compacted (a finished cell)
         return records_under(root / "hygiene")
-    return [json.loads(line) for f in (root / "hygiene").rglob(name) for line in f.read_text().splitlines() if line.strip()]
+    return [
+        json.loads(line) for f in (root / "hygiene").rglob(name) for line in f.read_text().splitlines() if line.strip()
+    ]
 
 
 def test_content_null_is_neither_cached_nor_scored_and_a_rerun_repairs_it(tmp_path):
@@ -38,12 +52,16 @@ def test_content_null_is_neither_cached_nor_scored_and_a_rerun_repairs_it(tmp_pa
     for db in tmp_path.rglob("responses.sqlite"):
         with sqlite3.connect(db) as con:
             tables = [t for (t,) in con.execute("select name from sqlite_master where type='table'")]
-            assert all(con.execute(f"select count(*) from {t}").fetchone()[0] == 0 for t in tables), "an empty reply was cached"
+            assert all(con.execute(f"select count(*) from {t}").fetchone()[0] == 0 for t in tables), (
+                "an empty reply was cached"
+            )
     with FakeOpenAI(responder=react_responder) as srv:
         p = run_sweep(tmp_path, *ARGS, env=env(srv))
     assert p.returncode == 0, p.stderr
     ok = records(tmp_path)
-    assert {(r["cell"], r["task_id"]) for r in ok} == {(r["cell"], r["task_id"]) for r in errs}  # every affected episode repaired
+    assert {(r["cell"], r["task_id"]) for r in ok} == {
+        (r["cell"], r["task_id"]) for r in errs
+    }  # every affected episode repaired
     assert all(r["status"] == "ok" and r["scores"]["subtask_correct"] for r in ok)
 
 
@@ -73,6 +91,7 @@ def test_max_completion_chars_caps_and_records():
             c = await b.complete([{"role": "user", "content": "hi"}], role="agent")
             await b.aclose()
             return c
+
     c = asyncio.run(go())
     assert len(c.text) == 100 and any("cut to max_completion_chars=100" in h for h in c.hygiene)
 
@@ -88,7 +107,9 @@ def test_store_error_makes_a_harness_error_not_a_dead_sweep(tmp_path):
     from runners.records.transcripts import TranscriptStore
 
     store = CellStore(tmp_path, "c").open({"config": {}})
-    run = _CellRun(prep=None, store=store, report=CellReport(cell="c"), todo=[], transcripts=TranscriptStore(store.dir).open())
+    run = _CellRun(
+        prep=None, store=store, report=CellReport(cell="c"), todo=[], transcripts=TranscriptStore(store.dir).open()
+    )
     rec = EpisodeRecord(cell="c", task_id="t", trial=0, seed=0, scores={"answer": object()})
     try:
         out = asyncio.run(Scheduler(tmp_path, BackbonePool(None), Progress("none"), 1)._store(run, rec))
@@ -99,11 +120,20 @@ def test_store_error_makes_a_harness_error_not_a_dead_sweep(tmp_path):
     assert out.error.endswith("the episode is recorded as a harness error and run again on resume")
     assert (store.dir / EPISODES).read_text() == "" and store.done == set()
     errors, bad_lines = read_jsonl(store.dir / ERRORS)
-    assert [(r["task_id"], r["status"], r["error"]) for r in errors] == [("t", "harness_error", out.error)] and bad_lines == 0
+    assert [(r["task_id"], r["status"], r["error"]) for r in errors] == [
+        ("t", "harness_error", out.error)
+    ] and bad_lines == 0
 
 
-@given(st.lists(st.sampled_from(["\\ud800", "\\udfff", "\\uD83D\\uDE00", "\\ud83d", "\\ude00", "a", "\\u00e9", "\\\\", "\u00e9"]),
-                max_size=6), st.booleans())
+@given(
+    st.lists(
+        st.sampled_from(
+            ["\\ud800", "\\udfff", "\\uD83D\\uDE00", "\\ud83d", "\\ude00", "a", "\\u00e9", "\\\\", "\u00e9"]
+        ),
+        max_size=6,
+    ),
+    st.booleans(),
+)
 def test_a_body_orjson_reads_holds_no_lone_surrogate(parts, in_key):
     """OpenAIBackbone skips the surrogate walk for bodies orjson decoded (only the standard
     library's fallback can return lone surrogates): that rests on orjson refusing them."""
@@ -119,4 +149,6 @@ def test_a_body_orjson_reads_holds_no_lone_surrogate(parts, in_key):
         return  # the standard library reads it; the walk then runs
     assert data == json.loads(body)  # what the standard library reads, too
     msg = data["choices"][0]["message"]
-    assert not any(_SURROGATE.search(x) for x in [*msg, msg["content"]])  # no lone surrogate (a pair may form from neighbours)
+    assert not any(
+        _SURROGATE.search(x) for x in [*msg, msg["content"]]
+    )  # no lone surrogate (a pair may form from neighbours)

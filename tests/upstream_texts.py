@@ -1,6 +1,7 @@
 """Helpers for the text-conformance tests: read an upstream constant straight from the shared pinned
 copy (independently of the project's loader), match a sent message against a `str.format`
 template whose fields may hold anything, and read back the messages a scripted run sent."""
+
 from __future__ import annotations
 
 import ast
@@ -10,7 +11,10 @@ from typing import Any
 
 from tests.conftest import upstream_src
 
-PINNED = {"PoS": "PoS@506558c48565317569e117c40feeb6eb57313305", "ZipAct": "ZipAct@8d57023d48e3b5f8ddf7a77892a22a3ad02e8e9d"}
+PINNED = {
+    "PoS": "PoS@506558c48565317569e117c40feeb6eb57313305",
+    "ZipAct": "ZipAct@8d57023d48e3b5f8ddf7a77892a22a3ad02e8e9d",
+}
 
 
 def upstream_file(repo: str, path: str) -> Path:
@@ -21,7 +25,9 @@ def upstream_constant(repo: str, path: str, name: str) -> Any:
     """The literal assigned to module-level `name` (evaluated with ast.literal_eval)."""
     tree = ast.parse(upstream_file(repo, path).read_text(encoding="utf-8"))
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
         if any(isinstance(t, ast.Name) and t.id == name for t in targets):
             return ast.literal_eval(node.value)
     raise AssertionError(f"{name} not assigned in {repo}:{path}")
@@ -31,7 +37,7 @@ def template_regex(template: str) -> re.Pattern[str]:
     """`template` (str.format syntax) as a regex: literal parts byte for byte, each field anything."""
     out, pos = [], 0
     for m in re.finditer(r"\{\{|\}\}|\{[A-Za-z_][A-Za-z0-9_]*\}", template):
-        out.append(re.escape(template[pos:m.start()]))
+        out.append(re.escape(template[pos : m.start()]))
         tok = m.group()
         out.append(re.escape(tok[0]) if tok in ("{{", "}}") else "(.*?)")
         pos = m.end()

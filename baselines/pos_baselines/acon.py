@@ -10,6 +10,7 @@ Compressor calls use role "memory" (context compression, not the task state). To
 with the harness's offline o200k tokenizer (runners.tokens), not the backbone's own. The
 benchmark's caps and LOCA's artifact replacement act inside the environment, before ACON sees
 an observation (§2)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -29,16 +30,18 @@ Copy values verbatim. Do not invent, guess or generalise anything that is not in
 content irrelevant to the task."""
 
 HISTORY_TASK = "Merge the previous summary and the steps below into one new summary of everything the agent did and learned so far."
-OBS_TASK = "Compress the new observation below. Keep every detail the task may need, given what the summary already says."
+OBS_TASK = (
+    "Compress the new observation below. Keep every detail the task may need, given what the summary already says."
+)
 
 
 class AconConfig(BaselineConfig):
-    history_threshold_tokens: int = 4096   # [harness choice] AppWorld value (third-party, §2)
-    obs_threshold_tokens: int = 1024       # [harness choice] AppWorld value (third-party, §2)
-    keep_last_turns: int = 1               # [uncertain] turns kept raw after a history compression
-    history_compression: bool = True       # [harness choice] both compressors on
+    history_threshold_tokens: int = 4096  # [harness choice] AppWorld value (third-party, §2)
+    obs_threshold_tokens: int = 1024  # [harness choice] AppWorld value (third-party, §2)
+    keep_last_turns: int = 1  # [uncertain] turns kept raw after a history compression
+    history_compression: bool = True  # [harness choice] both compressors on
     observation_compression: bool = True
-    guideline: str | None = None           # null = our generic guideline (GUIDELINE)
+    guideline: str | None = None  # null = our generic guideline (GUIDELINE)
 
 
 class Acon(PosBaseline):
@@ -51,7 +54,7 @@ class Acon(PosBaseline):
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
         self.summary = ""
-        self.raw_from = 0                   # index in self.turns of the first turn not yet summarised
+        self.raw_from = 0  # index in self.turns of the first turn not yet summarised
         self.summary_protocol = SummaryReply()
 
     async def begin_request(self, request: Request) -> None:
@@ -67,28 +70,36 @@ class Acon(PosBaseline):
         obs = await self.compress_observation(self.obs_text(observation))
         self.attach(obs)
         await self.compress_history()
-        decision = await self.decide(lambda: self.policy_messages([
-            ("summary_of_earlier_steps", self.summary or "(none yet)"),
-            ("recent_steps", self.render_turns(self.turns[self.raw_from:])),
-            ("latest_observation", obs or "(no observation yet)"),
-            ("user_query", self.request.text),
-        ]))
+        decision = await self.decide(
+            lambda: self.policy_messages(
+                [
+                    ("summary_of_earlier_steps", self.summary or "(none yet)"),
+                    ("recent_steps", self.render_turns(self.turns[self.raw_from :])),
+                    ("latest_observation", obs or "(no observation yet)"),
+                    ("user_query", self.request.text),
+                ]
+            )
+        )
         self.record(decision)
         self.log["summary_tokens"] = count(self.summary)
         return decision
 
     def previous_steps_tokens(self) -> int:
-        return count(self.summary) + count(self.render_turns(self.turns[self.raw_from:]))
+        return count(self.summary) + count(self.render_turns(self.turns[self.raw_from :]))
 
     async def compress_observation(self, obs: str) -> str:
         n = count(obs)
         if not self.cfg.observation_compression or n <= self.cfg.obs_threshold_tokens:
             return obs
         head = truncate_tokens(obs, self.cfg.obs_threshold_tokens)[0]
-        msgs = aux_messages(self.guideline() + "\n\n" + OBS_TASK, self.summary_protocol,
-                            [("task", self.request.text), ("current_summary", self.summary or "(none yet)"), ("new_observation", obs)])
-        out = await self.aux(msgs, self.summary_protocol, role="memory", call="obs_compression",
-                             fallback=lambda: {"summary": head})
+        msgs = aux_messages(
+            self.guideline() + "\n\n" + OBS_TASK,
+            self.summary_protocol,
+            [("task", self.request.text), ("current_summary", self.summary or "(none yet)"), ("new_observation", obs)],
+        )
+        out = await self.aux(
+            msgs, self.summary_protocol, role="memory", call="obs_compression", fallback=lambda: {"summary": head}
+        )
         if out is None or not out["summary"].strip():
             self.log["obs_compression"] = {"tokens_in": n, "failed": True}
             return obs  # §0.4: no silent truncation when the compressor fails
@@ -96,7 +107,7 @@ class Acon(PosBaseline):
         return f"[compressed observation] {out['summary']}"
 
     async def compress_history(self) -> None:
-        raw = self.turns[self.raw_from:]
+        raw = self.turns[self.raw_from :]
         before = self.previous_steps_tokens()
         if not self.cfg.history_compression or before <= self.cfg.history_threshold_tokens:
             return
@@ -105,16 +116,28 @@ class Acon(PosBaseline):
         if not fold:
             return
         steps = self.render_turns(fold, render=lambda t: render_turn(t))
-        msgs = aux_messages(self.guideline() + "\n\n" + HISTORY_TASK, self.summary_protocol,
-                            [("task", self.request.text), ("previous_summary", self.summary or "(none)"), ("steps", steps)])
-        out = await self.aux(msgs, self.summary_protocol, role="memory", call="history_compression",
-                             fallback=lambda: {"summary": extractive(self.summary, fold)})
+        msgs = aux_messages(
+            self.guideline() + "\n\n" + HISTORY_TASK,
+            self.summary_protocol,
+            [("task", self.request.text), ("previous_summary", self.summary or "(none)"), ("steps", steps)],
+        )
+        out = await self.aux(
+            msgs,
+            self.summary_protocol,
+            role="memory",
+            call="history_compression",
+            fallback=lambda: {"summary": extractive(self.summary, fold)},
+        )
         if out is None or not out["summary"].strip():
             self.log["history_compression"] = {"tokens_before": before, "failed": True}
             return  # keep the turns raw; the next step tries again
         self.summary = out["summary"]
         self.raw_from += len(fold)
-        self.log["history_compression"] = {"tokens_before": before, "tokens_after": self.previous_steps_tokens(), "folded_turns": len(fold)}
+        self.log["history_compression"] = {
+            "tokens_before": before,
+            "tokens_after": self.previous_steps_tokens(),
+            "folded_turns": len(fold),
+        }
 
 
 def extractive(summary: str, turns: list[Turn], chars: int = 160) -> str:

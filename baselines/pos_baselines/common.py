@@ -14,6 +14,7 @@ to the environment. [harness choice] Their result enters the *next* prompt; a re
 lookups is re-asked within the same step (one more policy call, no environment action), at most
 `max_lookups_per_step` times — the harness loop counts steps, so a lookup cannot spend one.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,7 +26,19 @@ from baselines.pos_baselines.config import BaselineConfig, load_config
 from baselines.pos_baselines.protocols import JsonReply
 from kit.react import ReactProtocol
 import pos.release_react as release_react
-from runners.api import Backbone, Decision, Message, Observation, Protocol, Request, Role, RequestOutcome, TaskView, ToolCall, ToolSpec
+from runners.api import (
+    Backbone,
+    Decision,
+    Message,
+    Observation,
+    Protocol,
+    Request,
+    Role,
+    RequestOutcome,
+    TaskView,
+    ToolCall,
+    ToolSpec,
+)
 from runners.upstream import TextSources
 from kit.prompting import REACT_RULES, system_message, user_message
 from runners.tokens import count_messages
@@ -38,9 +51,9 @@ LATEST = "(its result is the latest observation)"
 class Turn:
     """One executed step: the action and (once it arrives) its observation."""
 
-    uid: int                      # 1-based over the whole task (PACE chunk id)
-    request: int                  # Request.index
-    step: int                     # 1-based within the request
+    uid: int  # 1-based over the whole task (PACE chunk id)
+    request: int  # Request.index
+    step: int  # 1-based within the request
     action: str
     observation: str | None = None
     extras: dict[str, Any] = field(default_factory=dict)
@@ -98,19 +111,32 @@ class PosBaseline(SingleCallMethod):
             release_react.record_all(lambda kind: cfg.for_kind(kind).max_actions_per_turn, sources, kinds)
             release_react.record_repairs(sources)
             if cls.release_system_rule:
-                sources.own(f"{cls.method_name}.reply_rule", "the baseline's own reply key, added to the release's JSON reply (not released)")
+                sources.own(
+                    f"{cls.method_name}.reply_rule",
+                    "the baseline's own reply key, added to the release's JSON reply (not released)",
+                )
         else:
-            sources.own("pos.release.interface", "policy_prompt=project: the project's tagged-block layout on the PoS benchmarks")
+            sources.own(
+                "pos.release.interface",
+                "policy_prompt=project: the project's tagged-block layout on the PoS benchmarks",
+            )
         for key in cls.own_texts:
-            sources.own(f"{cls.method_name}.{key}", "not in the PoS release (only Raw is released): the project's own text")
+            sources.own(
+                f"{cls.method_name}.{key}", "not in the PoS release (only Raw is released): the project's own text"
+            )
         return {"text_sources": sources.as_manifest()}
+
     # ------------------------------------------------------------------ lifecycle
     async def begin_task(self, task: TaskView) -> None:
         await super().begin_task(task)
         self.cfg = self.base_cfg.for_kind(task.kind)
         if not hasattr(self, "project_protocol"):
             self.project_protocol = self.protocol
-        texts = release_react.raw_texts(task.kind, self.cfg.max_actions_per_turn, self.sources) if self.cfg.policy_prompt == "release" else None
+        texts = (
+            release_react.raw_texts(task.kind, self.cfg.max_actions_per_turn, self.sources)
+            if self.cfg.policy_prompt == "release"
+            else None
+        )
         self.raw = None if texts is None else release_react.RawInterface(texts, task, self.cfg.max_actions_per_turn)
         if self.raw is not None:
             self.protocol = protocol = self.release_protocol_cls()
@@ -119,8 +145,10 @@ class PosBaseline(SingleCallMethod):
             self.protocol = self.project_protocol
         self.correction = release_react.correction if self.raw is not None else SingleCallMethod.correction  # type: ignore[assignment]  # per task: the release's or the project's re-ask text
         if self.lookup_tool is not None and any(t.name == self.lookup_tool.name for t in task.tools):
-            raise ValueError(f"{self.method_name}: the benchmark already has a tool named '{self.lookup_tool.name}'; "
-                             f"disable the lookup for it via kind_overrides")
+            raise ValueError(
+                f"{self.method_name}: the benchmark already has a tool named '{self.lookup_tool.name}'; "
+                f"disable the lookup for it via kind_overrides"
+            )
         self.turns: list[Turn] = []
         self.headers: dict[int, dict[str, Any]] = {}
         self.uid = 0
@@ -131,7 +159,7 @@ class PosBaseline(SingleCallMethod):
             self.turns = []
         self.headers[request.index] = {"text": request.text, "final": None}
         self.pending: Turn | None = None
-        self.latest: Turn | None = None   # the turn whose observation is the latest one (shown apart)
+        self.latest: Turn | None = None  # the turn whose observation is the latest one (shown apart)
         self.expansions: list[str] = []
         self.overflowed = False
         self.step_no = 0
@@ -159,8 +187,13 @@ class PosBaseline(SingleCallMethod):
     def record(self, decision: Decision, **extras: Any) -> Turn:
         self.step_no += 1
         self.uid += 1
-        turn = Turn(uid=self.uid, request=self.request.index, step=self.step_no,
-                    action=action_text(decision, release=self.raw is not None), extras=extras)
+        turn = Turn(
+            uid=self.uid,
+            request=self.request.index,
+            step=self.step_no,
+            action=action_text(decision, release=self.raw is not None),
+            extras=extras,
+        )
         self.turns.append(turn)
         self.pending = turn
         return turn
@@ -191,7 +224,9 @@ class PosBaseline(SingleCallMethod):
 
     # ------------------------------------------------------------------ prompts
     def tools(self) -> list[ToolSpec]:
-        return list(self.task.tools) + ([self.lookup_tool] if self.lookup_tool is not None and self.lookup_enabled() else [])
+        return list(self.task.tools) + (
+            [self.lookup_tool] if self.lookup_tool is not None and self.lookup_enabled() else []
+        )
 
     def lookup_enabled(self) -> bool:
         return self.lookup_tool is not None
@@ -201,8 +236,12 @@ class PosBaseline(SingleCallMethod):
         with the release's interface, its system prompt (+ the baseline's reply rule)."""
         if self.raw is not None:
             return self.release_messages([("latest_observation", ""), ("user_query", "")])[0]
-        return system_message(instructions=REACT_RULES, policy=self.task.policy, tools=self.tools(),
-                              output_protocol=self.protocol.description())
+        return system_message(
+            instructions=REACT_RULES,
+            policy=self.task.policy,
+            tools=self.tools(),
+            output_protocol=self.protocol.description(),
+        )
 
     def policy_messages(self, blocks: list[tuple[str, str]]) -> list[Message]:
         """System + one user message; lookup results go before the last two blocks
@@ -219,9 +258,13 @@ class PosBaseline(SingleCallMethod):
         words), `Available actions:` + the lookup tool's schema when enabled."""
         (_, latest), _ = blocks[-2], blocks[-1]
         history = user_message(blocks[:-2])["content"] if blocks[:-2] else ""
-        return self.raw.messages(task_text=self.request.text, observation=latest, history=history,  # type: ignore[union-attr]
-                                 extra_tools=[self.lookup_tool] if self.lookup_tool is not None and self.lookup_enabled() else [],
-                                 system_extra=self.release_system_rule)
+        return self.raw.messages(
+            task_text=self.request.text,
+            observation=latest,
+            history=history,  # type: ignore[union-attr]
+            extra_tools=[self.lookup_tool] if self.lookup_tool is not None and self.lookup_enabled() else [],
+            system_extra=self.release_system_rule,
+        )
 
     # ------------------------------------------------------------------ the policy call
     async def decide(self, build: Callable[[], list[Message]]) -> Decision:
@@ -234,7 +277,9 @@ class PosBaseline(SingleCallMethod):
             msgs = build()
             self.expansions = []
             n = count_messages(msgs) if self.cfg.context_window_tokens else None
-            if n is not None and self.cfg.context_window_tokens and n > self.cfg.context_window_tokens:  # §0.4: record, never truncate silently
+            if (
+                n is not None and self.cfg.context_window_tokens and n > self.cfg.context_window_tokens
+            ):  # §0.4: record, never truncate silently
                 self.overflowed = True
                 self.log.update(context_overflow=True, prompt_tokens=n)
                 return Decision()
@@ -247,9 +292,13 @@ class PosBaseline(SingleCallMethod):
             if self._log.get("no_op"):
                 self.log["no_op"] = True
             decision = parsed.decision
-            lookups = [c for c in decision.tool_calls if self.lookup_tool is not None and c.name == self.lookup_tool.name]
+            lookups = [
+                c for c in decision.tool_calls if self.lookup_tool is not None and c.name == self.lookup_tool.name
+            ]
             if self.raw is not None:  # the release's action cap, on environment actions only
-                capped, dropped = self.raw.cap(decision.model_copy(update={"tool_calls": [c for c in decision.tool_calls if c not in lookups]}))
+                capped, dropped = self.raw.cap(
+                    decision.model_copy(update={"tool_calls": [c for c in decision.tool_calls if c not in lookups]})
+                )
                 if dropped:
                     self.log.setdefault("dropped_actions", []).extend(dropped)
                 decision = capped.model_copy(update={"tool_calls": lookups + capped.tool_calls})
@@ -268,12 +317,21 @@ class PosBaseline(SingleCallMethod):
         raise NotImplementedError
 
     # ------------------------------------------------------------------ auxiliary calls
-    async def aux(self, messages: list[Message], protocol: JsonReply, *, role: Role, call: str,
-                  fallback: Callable[[], dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    async def aux(
+        self,
+        messages: list[Message],
+        protocol: JsonReply,
+        *,
+        role: Role,
+        call: str,
+        fallback: Callable[[], dict[str, Any]] | None = None,
+    ) -> dict[str, Any] | None:
         """One auxiliary JSON call (§0.2) with bounded re-asks; None when no usable reply came."""
         protocol.fallback = fallback or protocol.minimal
         for attempt in range(self.cfg.aux_max_json_retries + 1):
-            c = await self.backbone.complete(messages, role=role, protocol=protocol, attempt=attempt, **self.cfg.aux_sampling)
+            c = await self.backbone.complete(
+                messages, role=role, protocol=protocol, attempt=attempt, **self.cfg.aux_sampling
+            )
             parsed = protocol.parse(c.text)
             self.log.setdefault("protocol_errors", []).extend({"call": call, **e.model_dump()} for e in parsed.errors)
             if parsed.repairs:
@@ -288,6 +346,9 @@ class PosBaseline(SingleCallMethod):
 
 def aux_messages(instructions: str, protocol: JsonReply, blocks: list[tuple[str, str]]) -> list[Message]:
     """System (role instructions + reply format) and one user message of tagged blocks."""
-    system = {"role": "system", "content": f"<instructions>\n{instructions.strip()}\n</instructions>\n\n"
-                                           f"<output_protocol>\n{protocol.description()}\n</output_protocol>"}
+    system = {
+        "role": "system",
+        "content": f"<instructions>\n{instructions.strip()}\n</instructions>\n\n"
+        f"<output_protocol>\n{protocol.description()}\n</output_protocol>",
+    }
     return [system, user_message(blocks)]

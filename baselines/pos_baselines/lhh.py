@@ -10,6 +10,7 @@ Rounds of plan → act → verify → checkpoint:
 3. Auditor (role "state") reads the round's raw trajectory and the claim and accepts (summary →
    verified_progress) or rejects (evidence → failure_evidence). It takes no environment actions.
 Each `step` returns exactly one executor decision; manager and auditor calls happen inside it."""
+
 from __future__ import annotations
 
 import fnmatch
@@ -18,7 +19,13 @@ from typing import Any, Literal
 
 from baselines.pos_baselines.common import PosBaseline, Turn, aux_messages, render_turn
 from baselines.pos_baselines.config import BaselineConfig
-from baselines.pos_baselines.protocols import RELEASE_EXECUTOR_RULE, AuditorReply, ExecutorProtocol, ManagerReply, ReleaseExecutorProtocol
+from baselines.pos_baselines.protocols import (
+    RELEASE_EXECUTOR_RULE,
+    AuditorReply,
+    ExecutorProtocol,
+    ManagerReply,
+    ReleaseExecutorProtocol,
+)
 from runners.api import Backbone, Decision, Message, Observation, Parsed, Request, RequestOutcome, TaskView
 from kit.prompting import tools_text
 
@@ -46,13 +53,19 @@ class Round:
 
 
 class LhhConfig(BaselineConfig):
-    executor_max_actions: int = 8                # [harness choice] environment actions per executor round
-    max_rounds: int = 25                         # README [run] max_rounds (per request here)
-    on_max_rounds: Literal["stop", "continue"] = "stop"  # [harness choice] stop = no further calls, empty turns; continue = last round runs on uncapped
-    max_rounds_per_step: int = 3                 # [harness choice] rounds that may close without an environment action inside one step
-    complete_requires_submission: bool = False   # §5: RCA/ClinDiag may declare completion only after a submission (see overrides)
-    submission_tools: str = "submit*"            # fnmatch of the tools that count as a submission
-    on_manager_complete: Literal["finalize", "ignore"] = "finalize"  # [harness choice] finalize = the next step asks for the final answer
+    executor_max_actions: int = 8  # [harness choice] environment actions per executor round
+    max_rounds: int = 25  # README [run] max_rounds (per request here)
+    on_max_rounds: Literal["stop", "continue"] = (
+        "stop"  # [harness choice] stop = no further calls, empty turns; continue = last round runs on uncapped
+    )
+    max_rounds_per_step: int = 3  # [harness choice] rounds that may close without an environment action inside one step
+    complete_requires_submission: bool = (
+        False  # §5: RCA/ClinDiag may declare completion only after a submission (see overrides)
+    )
+    submission_tools: str = "submit*"  # fnmatch of the tools that count as a submission
+    on_manager_complete: Literal["finalize", "ignore"] = (
+        "finalize"  # [harness choice] finalize = the next step asks for the final answer
+    )
 
 
 class LongHorizonHarness(PosBaseline):
@@ -123,18 +136,26 @@ class LongHorizonHarness(PosBaseline):
 
     def state_blocks(self) -> list[tuple[str, str]]:
         numbered = lambda xs: "\n".join(f"{i}. {x}" for i, x in enumerate(xs, 1)) or "(none)"  # noqa: E731
-        return [("goal", self.request.text), ("verified_progress", numbered(self.verified)),
-                ("failure_evidence", numbered(self.evidence)), ("remaining_work", self.remaining)]
+        return [
+            ("goal", self.request.text),
+            ("verified_progress", numbered(self.verified)),
+            ("failure_evidence", numbered(self.evidence)),
+            ("remaining_work", self.remaining),
+        ]
 
     async def open_round(self) -> bool:
         """Manager call → a new round; False when max_rounds stops the request."""
         if len(self.rounds) >= self.cfg.max_rounds:
             self.stopped = self.cfg.on_max_rounds == "stop"
             return False
-        msgs = aux_messages(f"{MANAGER}\n\nTask policy:\n{self.task.policy or 'none'}\n\nThe executor's tools:\n{tools_text(self.task.tools)}",
-                            self.manager_protocol,
-                            [*self.state_blocks(), ("latest_observation", self.obs or "(no observation yet)")])
-        out = await self.aux(msgs, self.manager_protocol, role="state", call="manager") or self.manager_protocol.minimal()
+        msgs = aux_messages(
+            f"{MANAGER}\n\nTask policy:\n{self.task.policy or 'none'}\n\nThe executor's tools:\n{tools_text(self.task.tools)}",
+            self.manager_protocol,
+            [*self.state_blocks(), ("latest_observation", self.obs or "(no observation yet)")],
+        )
+        out = (
+            await self.aux(msgs, self.manager_protocol, role="state", call="manager") or self.manager_protocol.minimal()
+        )
         step, criterion = out["next_step"], out["done_criterion"]
         complete = out["task_complete"]
         if complete and self.cfg.complete_requires_submission and not self.submitted:
@@ -144,40 +165,64 @@ class LongHorizonHarness(PosBaseline):
             step, criterion = FINALIZE, "The final answer or submission has been delivered."
         self.remaining = out["remaining_work"] or self.remaining
         self.round = Round(index=len(self.rounds) + 1, next_step=step, done_criterion=criterion)
-        self.rounds.append({"index": self.round.index, "next_step": step, "done_criterion": criterion, "task_complete": complete})
+        self.rounds.append(
+            {"index": self.round.index, "next_step": step, "done_criterion": criterion, "task_complete": complete}
+        )
         self.log["manager"] = self.rounds[-1]
         return True
 
     def executor_messages(self) -> list[Message]:
         r = self.round
         assert r is not None  # called inside an open round
-        return self.policy_messages([
-            ("verified_progress", "\n".join(f"{i}. {x}" for i, x in enumerate(self.verified, 1)) or "(none)"),
-            ("assigned_step", f"{r.next_step}\nDone when: {r.done_criterion}"),
-            ("round_steps", self.render_turns(r.turns) if r.turns else "(none yet in this round)"),
-            ("latest_observation", self.obs or "(no observation yet)"),
-            ("user_query", self.request.text),
-        ])
+        return self.policy_messages(
+            [
+                ("verified_progress", "\n".join(f"{i}. {x}" for i, x in enumerate(self.verified, 1)) or "(none)"),
+                ("assigned_step", f"{r.next_step}\nDone when: {r.done_criterion}"),
+                ("round_steps", self.render_turns(r.turns) if r.turns else "(none yet in this round)"),
+                ("latest_observation", self.obs or "(no observation yet)"),
+                ("user_query", self.request.text),
+            ]
+        )
 
     async def audit(self) -> None:
         r = self.round
         assert r is not None  # audits the open round
         trajectory = "\n".join(render_turn(t) for t in r.turns) or "(the executor took no action)"
-        msgs = aux_messages(AUDITOR, self.auditor_protocol,
-                            [("goal", self.request.text), ("assigned_step", r.next_step), ("done_criterion", r.done_criterion),
-                             ("executor_claim", r.claim if r.claim is not None else f"(no claim: the round hit {self.cfg.executor_max_actions} actions)"),
-                             ("round_trajectory", trajectory)])
+        msgs = aux_messages(
+            AUDITOR,
+            self.auditor_protocol,
+            [
+                ("goal", self.request.text),
+                ("assigned_step", r.next_step),
+                ("done_criterion", r.done_criterion),
+                (
+                    "executor_claim",
+                    r.claim
+                    if r.claim is not None
+                    else f"(no claim: the round hit {self.cfg.executor_max_actions} actions)",
+                ),
+                ("round_trajectory", trajectory),
+            ],
+        )
         last = r.turns[-1] if r.turns else None
-        fallback = {"accepted": bool(r.turns), "evidence": (last.observation or "")[:300] if last else "no action was taken",
-                    "summary": f"Round {r.index}: " + "; ".join(t.action for t in r.turns)[:300]}
+        fallback = {
+            "accepted": bool(r.turns),
+            "evidence": (last.observation or "")[:300] if last else "no action was taken",
+            "summary": f"Round {r.index}: " + "; ".join(t.action for t in r.turns)[:300],
+        }
         out = await self.aux(msgs, self.auditor_protocol, role="state", call="auditor", fallback=lambda: fallback)
         verdict = out or {"accepted": False, "evidence": "the auditor gave no usable verdict", "summary": ""}
         if verdict["accepted"]:
             self.verified.append(verdict["summary"] or r.next_step)
         else:
             self.evidence.append(f"Step '{r.next_step}' not verified: {verdict['evidence']}")
-        self.rounds[r.index - 1].update(accepted=verdict["accepted"], evidence=verdict["evidence"], summary=verdict["summary"],
-                                        actions=r.actions, claim=r.claim)
+        self.rounds[r.index - 1].update(
+            accepted=verdict["accepted"],
+            evidence=verdict["evidence"],
+            summary=verdict["summary"],
+            actions=r.actions,
+            claim=r.claim,
+        )
         self.log["audit"] = self.rounds[r.index - 1]
         self.round = None
 
@@ -188,5 +233,9 @@ class LongHorizonHarness(PosBaseline):
             self.verified.append(f"Request {self.request.index + 1} ended; final response: {final}")
 
     def request_log(self) -> dict[str, Any]:
-        return {"rounds": self.rounds, "verified_progress": list(self.verified), "failure_evidence": list(self.evidence),
-                "stopped": self.stopped}
+        return {
+            "rounds": self.rounds,
+            "verified_progress": list(self.verified),
+            "failure_evidence": list(self.evidence),
+            "stopped": self.stopped,
+        }

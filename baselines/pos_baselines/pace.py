@@ -7,6 +7,7 @@ are shown in full and each older chunk at the level its relative relevance weigh
 (full / detailed / brief / placeholder), the thresholds rising with context pressure; chunks
 are stepped down while the prompt exceeds `B_max − reserve`. `glimpse(step_id)` shows a chunk's
 full text in the next prompt."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,10 +19,16 @@ from baselines.pos_baselines.protocols import ChunkSummaryReply
 from runners.api import Decision, Message, Missing, Observation, TaskView, ToolCall, ToolSpec
 from runners.tokens import count, count_messages, truncate_tokens
 
-GLIMPSE = ToolSpec(name="glimpse", description="Show the full record of an earlier step whose details are summarised or hidden. "
-                   "Costs no environment action; the record appears in your next prompt.",
-                   parameters={"type": "object", "properties": {"step_id": {"type": "integer", "description": "the step's id as shown in <history>"}},
-                               "required": ["step_id"]})
+GLIMPSE = ToolSpec(
+    name="glimpse",
+    description="Show the full record of an earlier step whose details are summarised or hidden. "
+    "Costs no environment action; the record appears in your next prompt.",
+    parameters={
+        "type": "object",
+        "properties": {"step_id": {"type": "integer", "description": "the step's id as shown in <history>"}},
+        "required": ["step_id"],
+    },
+)
 
 SUMMARIZER = """You write compact representations of one step of an agent's interaction with its environment.
 - "detailed": a faithful summary of the step that keeps every exact value, identifier, name and result the task may need.
@@ -30,16 +37,20 @@ Never add anything that is not in the step."""
 
 
 class PaceConfig(BaselineConfig):
-    recent_full: int = 2                       # N: latest chunks always in full (paper)
-    tau: float = 0.3                           # softmax temperature (paper)
-    lam: float = 0.5                           # λ pressure gain (paper; 1.0 in its stress test)
-    base_thresholds: tuple[float, float, float] = (0.4, 0.8, 1.5)  # (α, β, γ) of the paper formula, not the code's (0.5, 1.0, 2.0)
-    t_max: int = 50                            # [harness choice] T_max = the benchmark turn budget (overrides per benchmark)
-    b_max: int = 128000                        # B_max tokens (paper)
-    reserve_tokens: int = 5000                 # [harness choice] PACE code reserve below the budget
-    l_max_tokens: int = 512                    # encoder truncation L_max
-    encoder: str = "tfidf"                     # [harness choice] tfidf | minilm (local model, needs the mem0 extra)
-    glimpse: bool = True                       # the glimpse tool
+    recent_full: int = 2  # N: latest chunks always in full (paper)
+    tau: float = 0.3  # softmax temperature (paper)
+    lam: float = 0.5  # λ pressure gain (paper; 1.0 in its stress test)
+    base_thresholds: tuple[float, float, float] = (
+        0.4,
+        0.8,
+        1.5,
+    )  # (α, β, γ) of the paper formula, not the code's (0.5, 1.0, 2.0)
+    t_max: int = 50  # [harness choice] T_max = the benchmark turn budget (overrides per benchmark)
+    b_max: int = 128000  # B_max tokens (paper)
+    reserve_tokens: int = 5000  # [harness choice] PACE code reserve below the budget
+    l_max_tokens: int = 512  # encoder truncation L_max
+    encoder: str = "tfidf"  # [harness choice] tfidf | minilm (local model, needs the mem0 extra)
+    glimpse: bool = True  # the glimpse tool
 
 
 class Pace(PosBaseline):
@@ -81,7 +92,9 @@ class Pace(PosBaseline):
         full = render_turn(turn)
         msgs = aux_messages(SUMMARIZER, self.summary_protocol, [("task", self.request.text), ("step", full)])
         fallback = {"detailed": truncate_tokens(full, 120)[0], "brief": f"Step {turn.uid}: {turn.action[:160]}"}
-        out = await self.aux(msgs, self.summary_protocol, role="memory", call="chunk_summary", fallback=lambda: fallback)
+        out = await self.aux(
+            msgs, self.summary_protocol, role="memory", call="chunk_summary", fallback=lambda: fallback
+        )
         # PACE code: until a summary exists, detailed = the full text and brief = "".
         turn.extras.update(out or {"detailed": full, "brief": ""}, summarized=out is not None)
 
@@ -89,17 +102,21 @@ class Pace(PosBaseline):
         n = self.cfg.recent_full
         older, recent = (self.turns[:-n], self.turns[-n:]) if n else (self.turns, [])
         weights = self.weights(older, recent)
-        p = relevance.pressure(self.step_no + 1, self.cfg.t_max, self.prev_tokens or 0, self.cfg.b_max)  # t = this turn of the request
+        p = relevance.pressure(
+            self.step_no + 1, self.cfg.t_max, self.prev_tokens or 0, self.cfg.b_max
+        )  # t = this turn of the request
         th = relevance.thresholds(self.cfg.base_thresholds, self.cfg.lam, p)
         levels = [relevance.level(w, th) for w in weights]
 
         def messages() -> list[Message]:
-            return self.policy_messages([
-                ("history", self.render_history(older, levels)),
-                ("recent_steps", self.render_turns(recent)),
-                ("latest_observation", obs or "(no observation yet)"),
-                ("user_query", self.request.text),
-            ])
+            return self.policy_messages(
+                [
+                    ("history", self.render_history(older, levels)),
+                    ("recent_steps", self.render_turns(recent)),
+                    ("latest_observation", obs or "(no observation yet)"),
+                    ("user_query", self.request.text),
+                ]
+            )
 
         msgs = messages()
         budget, stepped, total = self.cfg.b_max - self.cfg.reserve_tokens, 0, count_messages(msgs)
@@ -114,9 +131,14 @@ class Pace(PosBaseline):
             if i is None:
                 break
         self.prev_tokens = total
-        self.log.update(pressure=round(p, 4), thresholds=[round(x, 4) for x in th], context_tokens=self.prev_tokens,
-                        levels={t.uid: lv for t, lv in zip(older, levels)}, weights={t.uid: round(float(w), 4) for t, w in zip(older, weights)},
-                        budget_step_downs=stepped)
+        self.log.update(
+            pressure=round(p, 4),
+            thresholds=[round(x, 4) for x in th],
+            context_tokens=self.prev_tokens,
+            levels={t.uid: lv for t, lv in zip(older, levels)},
+            weights={t.uid: round(float(w), 4) for t, w in zip(older, weights)},
+            budget_step_downs=stepped,
+        )
         return msgs
 
     def weights(self, older: list[Turn], recent: list[Turn]) -> list[float]:
@@ -136,7 +158,11 @@ class Pace(PosBaseline):
             return f"[Step {t.uid} | detailed] {t.extras.get('detailed', render_turn(t))}"
         if lv == "brief":
             return f"[Step {t.uid} | brief] {t.extras.get('brief', '')}"
-        return f"[Step {t.uid}: step]" + (" (details via glimpse)" if self.cfg.glimpse else "") if lv == "placeholder" else ""
+        return (
+            f"[Step {t.uid}: step]" + (" (details via glimpse)" if self.cfg.glimpse else "")
+            if lv == "placeholder"
+            else ""
+        )
 
     def chunk_tokens(self, t: Turn, lv: str) -> int:
         return count(self.render_chunk(t, lv)) + 1 if lv != "omit" else 0

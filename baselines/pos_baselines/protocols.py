@@ -11,6 +11,7 @@
   `"step_status"` key; elsewhere (and with `policy_prompt: project`) they keep the project's ReAct
   blocks, HiAgent adding a `<subgoal>` block before them and the executor a `<step_status>` block after.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,6 +22,7 @@ from kit.react import REACT_PROTOCOL, ReactProtocol
 from kit.reader import Reading
 from pos.protocols import PolicyProtocol
 from runners.api import Decision, Parsed, Protocol, ProtocolError
+
 
 class JsonReply(Protocol):
     """One JSON object with the keys of `fields` (name -> type); extra keys are ignored."""
@@ -36,7 +38,9 @@ class JsonReply(Protocol):
         raise NotImplementedError
 
     def description(self) -> str:
-        keys = ", ".join(f'"{k}" ({self.hints.get(k, getattr(t, "__name__", "value"))})' for k, t in self.fields.items())
+        keys = ", ".join(
+            f'"{k}" ({self.hints.get(k, getattr(t, "__name__", "value"))})' for k, t in self.fields.items()
+        )
         return f"Reply with one JSON object with the keys {keys}, and no other text."
 
     def parse(self, text: str) -> Parsed:
@@ -99,12 +103,20 @@ class ManagerReply(JsonReply):
 
     name = "lhh-manager"
     fields = {"remaining_work": str, "next_step": str, "done_criterion": str, "task_complete": bool}
-    hints = {"remaining_work": "string", "next_step": "string: one bounded step", "done_criterion": "string: how to tell the step is done",
-             "task_complete": "true only if the goal is verifiably achieved"}
+    hints = {
+        "remaining_work": "string",
+        "next_step": "string: one bounded step",
+        "done_criterion": "string: how to tell the step is done",
+        "task_complete": "true only if the goal is verifiably achieved",
+    }
 
     def minimal(self) -> dict[str, Any]:
-        return {"remaining_work": "the whole task", "next_step": "Take the next action that moves the task toward its goal.",
-                "done_criterion": "The observation shows the action took effect.", "task_complete": False}
+        return {
+            "remaining_work": "the whole task",
+            "next_step": "Take the next action that moves the task toward its goal.",
+            "done_criterion": "The observation shows the action took effect.",
+            "task_complete": False,
+        }
 
 
 class AuditorReply(JsonReply):
@@ -112,14 +124,20 @@ class AuditorReply(JsonReply):
 
     name = "lhh-auditor"
     fields = {"accepted": bool, "evidence": str, "summary": str}
-    hints = {"accepted": "true or false", "evidence": "string: what in the observations shows it", "summary": "string: the verified outcome"}
+    hints = {
+        "accepted": "true or false",
+        "evidence": "string: what in the observations shows it",
+        "summary": "string: the verified outcome",
+    }
 
     def minimal(self) -> dict[str, Any]:
         return {"accepted": False, "evidence": "no evidence given", "summary": ""}
 
 
-SUBGOAL_PROTOCOL = ("First write a <subgoal> block holding a JSON string: the subgoal you are pursuing now. Repeat the same "
-                    "text while you are still on it; write a new subgoal when you move on.\n" + REACT_PROTOCOL)
+SUBGOAL_PROTOCOL = (
+    "First write a <subgoal> block holding a JSON string: the subgoal you are pursuing now. Repeat the same "
+    "text while you are still on it; write a new subgoal when you move on.\n" + REACT_PROTOCOL
+)
 DEFAULT_SUBGOAL = "Work on the current request."
 
 
@@ -142,7 +160,12 @@ class SubgoalProtocol(ReactProtocol):
         if isinstance(value, str) and value.strip():
             parsed.decision.extras["subgoal"] = value.strip()
         else:
-            parsed.errors.append(ProtocolError(kind="missing_block", detail="<subgoal> missing or not a non-empty string: the current subgoal is kept"))
+            parsed.errors.append(
+                ProtocolError(
+                    kind="missing_block",
+                    detail="<subgoal> missing or not a non-empty string: the current subgoal is kept",
+                )
+            )
         parsed.errors += errors
         return parsed
 
@@ -151,8 +174,10 @@ class SubgoalProtocol(ReactProtocol):
         return f"<subgoal>\n{json.dumps(subgoal, ensure_ascii=False)}\n</subgoal>\n" + super().render(decision)
 
 
-EXECUTOR_PROTOCOL = (REACT_PROTOCOL + "\nThen add a <step_status> block holding JSON {\"step_done\": true|false, \"claim\": \"<what you "
-                     "achieved>\"}. Set step_done to true once the assigned step's done criterion is met (you may then omit the action).")
+EXECUTOR_PROTOCOL = (
+    REACT_PROTOCOL + '\nThen add a <step_status> block holding JSON {"step_done": true|false, "claim": "<what you '
+    "achieved>\"}. Set step_done to true once the assigned step's done criterion is met (you may then omit the action)."
+)
 
 
 class ExecutorProtocol(ReactProtocol):
@@ -176,12 +201,17 @@ class ExecutorProtocol(ReactProtocol):
             parsed.decision.extras["step_done"] = value["step_done"]
             parsed.decision.extras["claim"] = str(value.get("claim") or "")
         else:
-            errors.append(ProtocolError(kind="bad_field", detail='<step_status> must be {"step_done": bool, "claim": str}'))
+            errors.append(
+                ProtocolError(kind="bad_field", detail='<step_status> must be {"step_done": bool, "claim": str}')
+            )
         parsed.errors += errors
         return parsed
 
     def render(self, decision: Decision) -> str:
-        status = {"step_done": bool(decision.extras.get("step_done", False)), "claim": str(decision.extras.get("claim", ""))}
+        status = {
+            "step_done": bool(decision.extras.get("step_done", False)),
+            "claim": str(decision.extras.get("claim", "")),
+        }
         return super().render(decision) + f"\n<step_status>\n{json.dumps(status, ensure_ascii=False)}\n</step_status>"
 
 
@@ -190,10 +220,14 @@ class ExecutorProtocol(ReactProtocol):
 # `{"thought", "action"}` / `"actions"`); HiAgent and the LH-Harness executor add their own keys to
 # that object, announced by one line after the release's system prompt (the project's words).
 
-RELEASE_SUBGOAL_RULE = ('Also give the key "subgoal": the subgoal you are pursuing now, as a string. Repeat the same text '
-                        'while you are still on it; write a new subgoal when you move on.')
-RELEASE_EXECUTOR_RULE = ('Also give the key "step_status": {"step_done": true|false, "claim": "<what you achieved>"}. Set '
-                         'step_done to true once the assigned step\'s done criterion is met (you may then omit the action).')
+RELEASE_SUBGOAL_RULE = (
+    'Also give the key "subgoal": the subgoal you are pursuing now, as a string. Repeat the same text '
+    "while you are still on it; write a new subgoal when you move on."
+)
+RELEASE_EXECUTOR_RULE = (
+    'Also give the key "step_status": {"step_done": true|false, "claim": "<what you achieved>"}. Set '
+    "step_done to true once the assigned step's done criterion is met (you may then omit the action)."
+)
 
 
 def _with_key(text: str, key: str, value: Any) -> str:
@@ -214,7 +248,12 @@ class ReleaseSubgoalProtocol(PolicyProtocol):
         if isinstance(value, str) and value.strip():
             parsed.decision.extras["subgoal"] = value.strip()
         elif isinstance(obj, dict):
-            parsed.errors.append(ProtocolError(kind="missing_block", detail='"subgoal" missing or not a non-empty string: the current subgoal is kept'))
+            parsed.errors.append(
+                ProtocolError(
+                    kind="missing_block",
+                    detail='"subgoal" missing or not a non-empty string: the current subgoal is kept',
+                )
+            )
         return parsed
 
     def render(self, decision: Decision) -> str:
@@ -239,9 +278,14 @@ class ReleaseExecutorProtocol(PolicyProtocol):
             if status["step_done"]:
                 parsed.errors = [e for e in parsed.errors if "no executable" not in e.detail]
         else:
-            parsed.errors.append(ProtocolError(kind="bad_field", detail='"step_status" must be {"step_done": bool, "claim": str}'))
+            parsed.errors.append(
+                ProtocolError(kind="bad_field", detail='"step_status" must be {"step_done": bool, "claim": str}')
+            )
         return parsed
 
     def render(self, decision: Decision) -> str:
-        status = {"step_done": bool(decision.extras.get("step_done", False)), "claim": str(decision.extras.get("claim", ""))}
+        status = {
+            "step_done": bool(decision.extras.get("step_done", False)),
+            "claim": str(decision.extras.get("claim", "")),
+        }
         return _with_key(super().render(decision), "step_status", status)

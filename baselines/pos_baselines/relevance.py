@@ -1,5 +1,6 @@
 """PACE relevance and selection maths (docs/pos-baselines.md §3): encoder, softmax weights, pressure,
 thresholds and representation levels. Pure functions; no model calls."""
+
 from __future__ import annotations
 
 import math

@@ -7,6 +7,7 @@ harness loader's own check (selection rule, and the sha256 manifest when present
     python -m benchmarks.alfworld.check [--data DIR] [--split valid_unseen]
 
 Prints one JSON report; exit status 0 iff the layout is complete."""
+
 from __future__ import annotations
 
 import argparse
@@ -43,8 +44,15 @@ def check(data_dir: str | None, split: str = "valid_unseen") -> dict[str, Any]:
         problems.append(f"expected {want} {GAME_FILE} files under {root / 'json_2.1.1' / split}, found {len(games)}")
     logic = root / "logic" if all((root / "logic" / n).is_file() for n in LOGIC) else package_logic()
     if logic is None:
-        problems.append(f"ALFRED logic files {list(LOGIC)} found neither under {root / 'logic'} nor in the alfworld package")
-    report: dict[str, Any] = {"root": str(root), "split": split, "game_files": len(games), "logic": str(logic) if logic else None}
+        problems.append(
+            f"ALFRED logic files {list(LOGIC)} found neither under {root / 'logic'} nor in the alfworld package"
+        )
+    report: dict[str, Any] = {
+        "root": str(root),
+        "split": split,
+        "game_files": len(games),
+        "logic": str(logic) if logic else None,
+    }
     try:
         loaded, prov = load_games(str(root), split=split)
         report.update(playable=len(loaded), manifest=prov["manifest"], formats=prov["formats"])

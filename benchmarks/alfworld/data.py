@@ -6,6 +6,7 @@
 alfworld package default). The selection rule is AlfredTWEnv's `collect_game_files`; the task
 type is the first `-` field of the task folder, so `traj_data.json` is not needed.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -39,8 +40,10 @@ the first prefix the game name starts with picks the key."""
 SPLITS = ("train", "valid_seen", "valid_unseen")
 EXPECTED_GAMES = {"train": 3553, "valid_seen": 140, "valid_unseen": 134}  # alfworld README counts
 GAME_FILE = "game.tw-pddl"
-DOWNLOAD_HINT = ("run `alfworld-download` (it fills $ALFWORLD_DATA), or set `data_dir` / $ALFWORLD_DATA "
-                 "to a folder holding json_2.1.1/<split>/<task>/<trial>/game.tw-pddl")
+DOWNLOAD_HINT = (
+    "run `alfworld-download` (it fills $ALFWORLD_DATA), or set `data_dir` / $ALFWORLD_DATA "
+    "to a folder holding json_2.1.1/<split>/<task>/<trial>/game.tw-pddl"
+)
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,9 @@ def task_type_of(game_id: str) -> str:
     """Task type from the task folder name's first `-` field, e.g. `pick_heat_then_place_in_recep`."""
     head = game_id.split("/")[0].split("-")[0]
     if head not in TASK_TYPES:
-        raise ValueError(f"ALFWorld game '{game_id}': unknown task type '{head}'; expected one of {', '.join(TASK_TYPES)}")
+        raise ValueError(
+            f"ALFWorld game '{game_id}': unknown task type '{head}'; expected one of {', '.join(TASK_TYPES)}"
+        )
     return head
 
 
@@ -68,8 +73,10 @@ def task_key_of(game_id: str) -> str:
     for prefix, key in PREFIXES:
         if name.startswith(prefix):
             return key
-    raise ValueError(f"ALFWorld game '{game_id}': no ReAct prefix matches; expected a name starting with one of "
-                     f"{', '.join(p for p, _ in PREFIXES)}")
+    raise ValueError(
+        f"ALFWorld game '{game_id}': no ReAct prefix matches; expected a name starting with one of "
+        f"{', '.join(p for p, _ in PREFIXES)}"
+    )
 
 
 def resolve_root(data_dir: str | os.PathLike[str] | None) -> Path:
@@ -96,7 +103,9 @@ def read_game(path: Path) -> dict[str, Any]:
     try:
         from runners.inputs import loads
 
-        game = loads(path.read_bytes(), path)  # lone surrogates replaced (noted for the manifest); bad bytes name the line
+        game = loads(
+            path.read_bytes(), path
+        )  # lone surrogates replaced (noted for the manifest); bad bytes name the line
     except (OSError, ValueError) as e:
         raise ValueError(f"{path}: not a readable game.tw-pddl JSON ({e}); re-download the data") from e
     missing = [k for k in ("pddl_domain", "grammar", "pddl_problem") if k not in game]
@@ -131,7 +140,9 @@ def discover(root: Path, split: str, task_types: list[str] | None = None) -> lis
             if not f.is_file() or not read_game(f).get("solvable", False):
                 continue
             gid = f"{task.name}/{trial.name}"
-            games.append(GameRef(id=gid, path=f, task_type=task_type_of(gid), task_key=task_key_of(gid), sha256=_sha256(f)))
+            games.append(
+                GameRef(id=gid, path=f, task_type=task_type_of(gid), task_key=task_key_of(gid), sha256=_sha256(f))
+            )
     return games
 
 
@@ -147,8 +158,10 @@ def verify(games: list[GameRef], manifest: Path, *, split: str, task_types: list
     found = {g.id: g for g in games}
     missing, extra = sorted(set(expected) - set(found)), sorted(set(found) - set(expected))
     if missing or extra:
-        raise ValueError(f"ALFWorld {split}: {len(missing)} manifest games missing (e.g. {missing[:2]}), "
-                         f"{len(extra)} games not in the manifest (e.g. {extra[:2]}) under {manifest.parent}: {DOWNLOAD_HINT}")
+        raise ValueError(
+            f"ALFWorld {split}: {len(missing)} manifest games missing (e.g. {missing[:2]}), "
+            f"{len(extra)} games not in the manifest (e.g. {extra[:2]}) under {manifest.parent}: {DOWNLOAD_HINT}"
+        )
     formats = {"v2.1.1": 0, "v2.1.2+": 0}
     for gid, row in expected.items():
         digest = found[gid].sha256
@@ -157,8 +170,10 @@ def verify(games: list[GameRef], manifest: Path, *, split: str, task_types: list
         elif digest == row.get("sha256_v211"):
             formats["v2.1.1"] += 1
         else:
-            raise ValueError(f"ALFWorld game {gid}: sha256 {digest[:12]}… matches neither manifest checksum; "
-                             f"the file is corrupt or edited: {DOWNLOAD_HINT}")
+            raise ValueError(
+                f"ALFWorld game {gid}: sha256 {digest[:12]}… matches neither manifest checksum; "
+                f"the file is corrupt or edited: {DOWNLOAD_HINT}"
+            )
     return formats
 
 
@@ -180,8 +195,14 @@ def load_games(
     if not games:
         raise FileNotFoundError(f"no solvable ALFWorld games under {split_dir(root, split)}: {DOWNLOAD_HINT}")
     man = Path(manifest).expanduser() if manifest else root / f"manifest_{split}.json"
-    prov: dict[str, Any] = {"root": str(root), "split": split, "n_games": len(games), "verify": verify_mode,
-                            "manifest": None, "formats": None}
+    prov: dict[str, Any] = {
+        "root": str(root),
+        "split": split,
+        "n_games": len(games),
+        "verify": verify_mode,
+        "manifest": None,
+        "formats": None,
+    }
     if verify_mode == "off":
         return games, prov
     if man.is_file():
@@ -190,5 +211,7 @@ def load_games(
     elif verify_mode == "strict":
         raise FileNotFoundError(f"ALFWorld manifest {man} not found; pass `manifest=PATH` or set verify='auto'")
     elif not task_types and split in EXPECTED_GAMES and len(games) != EXPECTED_GAMES[split]:
-        raise ValueError(f"ALFWorld {split}: found {len(games)} games, expected {EXPECTED_GAMES[split]}: {DOWNLOAD_HINT}")
+        raise ValueError(
+            f"ALFWorld {split}: found {len(games)} games, expected {EXPECTED_GAMES[split]}: {DOWNLOAD_HINT}"
+        )
     return games, prov

@@ -14,6 +14,7 @@ unloaded (≈4 MB a game; a 134-game run grew one process to 450 MB). Closed gam
 their wrapped env to a pool and the next game re-`load`s it, which keeps a process near 110 MB;
 the pool holds at most as many envs as games ever ran at once.
 """
+
 from __future__ import annotations
 
 import importlib.util
@@ -77,7 +78,9 @@ class Game:
 
     @staticmethod
     def _frame(state: Any) -> Frame:
-        return Frame(feedback=str(state.feedback), admissible=list(state["admissible_commands"]), won=bool(state["won"]))
+        return Frame(
+            feedback=str(state.feedback), admissible=list(state["admissible_commands"]), won=bool(state["won"])
+        )
 
     def reset(self) -> Frame:
         """Load (first time) and reset; 1–5 s, mostly fast-downward grounding."""

@@ -9,6 +9,7 @@
 - `won` (the PDDL goal check) ends the request; success = won (§5). Nothing is stepped after it.
 - `reference("agent", …)` gives the next command of the game's stored expert walkthrough.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -34,13 +35,13 @@ from runners.api import (
 )
 
 DEFAULTS: dict[str, Any] = {
-    "max_steps": 50,              # PoS max_steps; ReAct/Reflexion: 49 actions (docs/alfworld.md §4, pitfall 6)
-    "syntax": "native",           # harness choice: native file syntax, or "put" = ReAct-era patch (§4.3)
+    "max_steps": 50,  # PoS max_steps; ReAct/Reflexion: 49 actions (docs/alfworld.md §4, pitfall 6)
+    "syntax": "native",  # harness choice: native file syntax, or "put" = ReAct-era patch (§4.3)
     "strip_named_arrival": True,  # harness choice: drop "You arrive at <r>. " for ReAct-identical text (§4.3)
-    "think_ok": True,             # ReAct: the observation of a `think:` action is "OK." (§4.1)
-    "lenient_match": False,       # harness choice: exact engine rule by default (§3.2)
-    "message_as_command": True,   # harness choice: a plain assistant message is played as the command
-    "show_admissible": True,      # upstream PoS: the admissible commands reach the policy every turn (Observation.actions); false = none
+    "think_ok": True,  # ReAct: the observation of a `think:` action is "OK." (§4.1)
+    "lenient_match": False,  # harness choice: exact engine rule by default (§3.2)
+    "message_as_command": True,  # harness choice: a plain assistant message is played as the command
+    "show_admissible": True,  # upstream PoS: the admissible commands reach the policy every turn (Observation.actions); false = none
 }
 
 
@@ -62,16 +63,21 @@ class AlfworldEnv(OneRequestEnv):
         self._game: Any = None
         self.admissible: list[str] = []
         self.won = False
-        self.actions = 0          # engine steps taken
-        self.idle_turns = 0       # decisions that reached no engine step
-        self.invalid = 0          # engine steps whose command was not admissible (think steps excluded)
+        self.actions = 0  # engine steps taken
+        self.idle_turns = 0  # decisions that reached no engine step
+        self.invalid = 0  # engine steps whose command was not admissible (think steps excluded)
         self.issues: Counter[str] = Counter()
-        self._wt = 0              # next walkthrough index (advances when the agent plays it)
+        self._wt = 0  # next walkthrough index (advances when the agent plays it)
 
     # ------------------------------------------------------------------ contract
     def view(self) -> TaskView:
-        return TaskView(task_id=self.task.task_id, benchmark=self.benchmark,
-                        policy=policy(self.syntax, self.params["max_steps"]), tools=[act_tool(self.syntax)], kind="alfworld")
+        return TaskView(
+            task_id=self.task.task_id,
+            benchmark=self.benchmark,
+            policy=policy(self.syntax, self.params["max_steps"]),
+            tools=[act_tool(self.syntax)],
+            kind="alfworld",
+        )
 
     async def open_request(self) -> Request:
         from benchmarks.alfworld.engine import Game  # lazy: needs the alfworld extra
@@ -81,8 +87,13 @@ class AlfworldEnv(OneRequestEnv):
         frame = await asyncio.to_thread(self._game.reset)
         self.admissible, self.won = frame.admissible, frame.won
         text = alfworld_text.initial_observation(frame.feedback)
-        return Request(index=0, request_id=f"{self.task.task_id}/q1", text=text, goal=alfworld_text.task_sentence(text),
-                       actions=self._actions())
+        return Request(
+            index=0,
+            request_id=f"{self.task.task_id}/q1",
+            text=text,
+            goal=alfworld_text.task_sentence(text),
+            actions=self._actions(),
+        )
 
     def _actions(self) -> list[str] | None:
         """The step's admissible commands, as upstream PoS's adapter passes `infos["admissible_commands"]`."""
@@ -104,8 +115,12 @@ class AlfworldEnv(OneRequestEnv):
         if self._wt < len(self.walkthrough) and m.command == self.walkthrough[self._wt] and m.admissible:
             self._wt += 1
         self.admissible, self.won = frame.admissible, frame.won
-        note = alfworld_text.clean_observation(frame.feedback, command, strip_named_arrival=self.params["strip_named_arrival"],
-                                               think_ok=self.params["think_ok"])
+        note = alfworld_text.clean_observation(
+            frame.feedback,
+            command,
+            strip_named_arrival=self.params["strip_named_arrival"],
+            think_ok=self.params["think_ok"],
+        )
         if notes:
             note = f"{note}\n({' '.join(notes)})"
         return Reply(observation=Observation(note=note, actions=self._actions()), request_done=self.won)
@@ -125,7 +140,7 @@ class AlfworldEnv(OneRequestEnv):
             command = call.arguments.get("command")
             if not isinstance(command, str):
                 self.issues["bad_arguments"] += 1
-                return None, [f"`{ACT}` needs a string argument `command`, e.g. {{\"command\": \"look\"}}."]
+                return None, [f'`{ACT}` needs a string argument `command`, e.g. {{"command": "look"}}.']
             return command, notes
         if decision.message is not None:
             if self.params["message_as_command"]:
@@ -139,8 +154,14 @@ class AlfworldEnv(OneRequestEnv):
         assert self.request is not None
         result = "completed" if self.won else "not completed"
         memory = f"{self.request.text}\nResult: task {result} after {self.actions} actions."
-        return RequestOutcome(request=self.request, final_response=None, steps=steps, truncated=truncated, memory_text=memory,
-                              success=self.won)
+        return RequestOutcome(
+            request=self.request,
+            final_response=None,
+            steps=steps,
+            truncated=truncated,
+            memory_text=memory,
+            success=self.won,
+        )
 
     async def score_task(self) -> dict[str, Any]:
         if self._game is not None:
@@ -165,4 +186,3 @@ class AlfworldEnv(OneRequestEnv):
             return None
         cmd = self.walkthrough[self._wt] if self._wt < len(self.walkthrough) else "look"
         return Decision(tool_calls=[ToolCall(name=ACT, arguments={"command": cmd}, id=f"{ACT}-{self.actions + 1}")])
-

@@ -1,6 +1,7 @@
 """ALFWorld scoring as pure functions (docs/alfworld.md §5): success = `won` at episode end;
 SR = Σ won / N and per-type SR = won_t / n_t, in percent. Infra errors are not failures:
 they are left out (and retried by the sweep); any other episode without a win counts 0."""
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence

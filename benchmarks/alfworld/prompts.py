@@ -6,6 +6,7 @@ message can also be played as the command (`message_as_command`, ReAct's plain-t
 The command list follows the game's place syntax (`move o to r`, or `put o in/on r` when the
 put patch is on) so the two syntaxes are never mixed (docs/alfworld.md §4.3, pitfall 3).
 """
+
 from __future__ import annotations
 
 from runners.api import ToolSpec
@@ -48,7 +49,7 @@ def policy(syntax: str, max_steps: int) -> str:
         "number included (for example `desk 1`, `mug 2`):\n"
         f"{lines}\n"
         "A command works only when it matches a valid command exactly: lower case, one line, nothing "
-        "added. Any other text changes nothing, the game answers \"Nothing happens.\", and the step is "
+        'added. Any other text changes nothing, the game answers "Nothing happens.", and the step is '
         "still spent."
     )
 
@@ -56,9 +57,11 @@ def policy(syntax: str, max_steps: int) -> str:
 def act_tool(syntax: str) -> ToolSpec:
     return ToolSpec(
         name=ACT,
-        description=("Perform one action in the household and see what happens. Costs one step. "
-                     f"Examples: `go to desk 1`, `take mug 2 from desk 1`, `{_EXAMPLE[syntax]}`, "
-                     "`heat apple 1 with microwave 1`."),
+        description=(
+            "Perform one action in the household and see what happens. Costs one step. "
+            f"Examples: `go to desk 1`, `take mug 2 from desk 1`, `{_EXAMPLE[syntax]}`, "
+            "`heat apple 1 with microwave 1`."
+        ),
         parameters={
             "type": "object",
             "properties": {"command": {"type": "string", "description": "one command, exactly as the policy lists it"}},

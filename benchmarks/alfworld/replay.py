@@ -8,6 +8,7 @@ then a summary line. Exit status 0 iff every played game is won.
 Spec reference: all 134 valid_unseen walkthroughs win in both syntaxes (docs/alfworld.md §1, §4.3);
 about 6 min for the whole split on 2 cores, one process.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,7 +38,12 @@ async def play(task: TaskSpec, settings: dict[str, Any]) -> dict[str, Any]:
         done = reply.request_done
     await env.end_request(truncated=not done, steps=steps)
     scores = await env.score_task()
-    row = {"game": task.task_id, "task_type": scores["task_type"], "won": bool(scores["won"]), "steps": scores["actions"]}
+    row = {
+        "game": task.task_id,
+        "task_type": scores["task_type"],
+        "won": bool(scores["won"]),
+        "steps": scores["actions"],
+    }
     if not env.walkthrough:
         row["error"] = "game file has no walkthrough (v2.1.1 format)"
     elif scores["invalid_actions"]:
@@ -50,8 +56,13 @@ def _play_sync(task: dict[str, Any], settings: dict[str, Any]) -> dict[str, Any]
     try:
         return asyncio.run(play(t, settings))
     except Exception as e:  # one broken game must not hide the others' results
-        return {"game": t.task_id, "task_type": t.payload["task_type"], "won": False, "steps": 0,
-                "error": f"{type(e).__name__}: {e}"}
+        return {
+            "game": t.task_id,
+            "task_type": t.payload["task_type"],
+            "won": False,
+            "steps": 0,
+            "error": f"{type(e).__name__}: {e}",
+        }
 
 
 def _rows(tasks: list[TaskSpec], settings: dict[str, Any], jobs: int) -> Iterator[dict[str, Any]]:
@@ -70,19 +81,29 @@ def summary(rows: list[dict[str, Any]], *, split: str, wall_s: float) -> dict[st
         won_n[0] += int(r["won"])
         won_n[1] += 1
     won = sum(int(r["won"]) for r in rows)
-    return {"summary": True, "split": split, "games": len(rows), "won": won,
-            "success_rate": 100.0 * won / len(rows) if rows else None,
-            "per_type": {t: {"won": w, "n": n} for t, (w, n) in sorted(per.items())},
-            "errors": sum(1 for r in rows if "error" in r), "wall_s": round(wall_s, 1)}
+    return {
+        "summary": True,
+        "split": split,
+        "games": len(rows),
+        "won": won,
+        "success_rate": 100.0 * won / len(rows) if rows else None,
+        "per_type": {t: {"won": w, "n": n} for t, (w, n) in sorted(per.items())},
+        "errors": sum(1 for r in rows if "error" in r),
+        "wall_s": round(wall_s, 1),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data", default=None, help="data root holding json_2.1.1/<split>/ (default: $ALFWORLD_DATA)")
     ap.add_argument("--split", default="valid_unseen")
     ap.add_argument("--limit", type=int, default=None, help="play only the first N games (sorted ids)")
     ap.add_argument("--game", action="append", default=None, help="play only this game id (repeatable)")
-    ap.add_argument("--syntax", choices=("native", "put"), default="native", help="place syntax (put = ReAct-era patch)")
+    ap.add_argument(
+        "--syntax", choices=("native", "put"), default="native", help="place syntax (put = ReAct-era patch)"
+    )
     ap.add_argument("--verify", choices=("auto", "strict", "off"), default="auto")
     ap.add_argument("--jobs", type=int, default=1, help="games played in parallel processes")
     # Parse before any game loads: fast-downward overwrites sys.argv (docs/alfworld.md pitfall 1).
@@ -99,7 +120,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.game:
         unknown = set(args.game) - {t.task_id for t in tasks}
         if unknown:
-            print(f"error: unknown game ids {sorted(unknown)}; ids look like <task folder>/<trial folder>", file=sys.stderr)
+            print(
+                f"error: unknown game ids {sorted(unknown)}; ids look like <task folder>/<trial folder>",
+                file=sys.stderr,
+            )
             return 2
         tasks = [t for t in tasks if t.task_id in set(args.game)]
     tasks = tasks[: args.limit] if args.limit else tasks

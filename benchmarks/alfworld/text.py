@@ -1,6 +1,7 @@
 """Pure text rules of ALFWorld play (no engine): ReAct's observation clean-ups, the engine's
 exact-match command rule, and the in-memory patch to ReAct-era `put … in/on …` syntax
 (docs/alfworld.md §3.2, §4.1, §4.3, §7)."""
+
 from __future__ import annotations
 
 import re
@@ -46,7 +47,7 @@ def clean_observation(observation: str, action: str, *, strip_named_arrival: boo
     if think_ok and action.strip().startswith("think:"):
         return THINK_OK
     if observation.startswith("You arrive at loc "):
-        return observation[observation.find(". ") + 2:]
+        return observation[observation.find(". ") + 2 :]
     if strip_named_arrival:
         return _NAMED_ARRIVAL.sub("", observation, count=1)
     return observation
@@ -120,8 +121,9 @@ def patch_grammar_put(grammar: str) -> str:
         return grammar
     for old, new, n in PUT_PATCHES:
         if grammar.count(old) != n:
-            raise ValueError(f"cannot patch ALFWorld grammar to put-syntax: expected {n}× {old!r}; "
-                             "set syntax='native' for this data")
+            raise ValueError(
+                f"cannot patch ALFWorld grammar to put-syntax: expected {n}× {old!r}; set syntax='native' for this data"
+            )
         grammar = grammar.replace(old, new)
     return _HELP_MOVE.sub(lambda m: f"{m.group(1)}put (object) in/on (receptacle): ", grammar)
 

@@ -1,34 +1,73 @@
 """ClinDiag as a harness Benchmark (docs/pos-benchmarks.md §3): cases in manifest order (PoS: 604 =
 302 rare + 302 challenging), one ClinDiagEnv per case, diagnosis accuracy in percent (PoS
 Table 1 metric; no submission = incorrect). `differential_hit` is logged, not headline."""
+
 from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.clindiag.data import ClinDiagDataError, case_folders, load_case, resolve_cases_dir, upstream_case_folders
+from benchmarks.clindiag.data import (
+    ClinDiagDataError,
+    case_folders,
+    load_case,
+    resolve_cases_dir,
+    upstream_case_folders,
+)
 from benchmarks.clindiag.env import DEFAULTS, ClinDiagEnv, check_settings
 from benchmarks.rca100.score import percent
 from benchmarks.clindiag.texts import clindiag_texts
-from runners.api import Benchmark, Environment, EpisodeContext, EpisodeRow, Metrics, MetricSpec, params_model, Role, TaskSpec
+from runners.api import (
+    Benchmark,
+    Environment,
+    EpisodeContext,
+    EpisodeRow,
+    Metrics,
+    MetricSpec,
+    params_model,
+    Role,
+    TaskSpec,
+)
 from runners.upstream import TextSources
 
 
 class ClinDiag(Benchmark):
     task_kinds = ("clindiag",)
-    roles: tuple[Role, ...] = ("user_sim", "judge")  # provider (user_sim) and judge: Qwen3.7-Plus for every backbone in PoS
-    metric_specs = (MetricSpec(name="diagnosis_accuracy", table=True), MetricSpec(name="differential_hit_rate"),
-                    MetricSpec(name="submission_rate"), MetricSpec(name="diagnosis_accuracy_*"),  # per subset
-                    MetricSpec(name="n", kind="count"))
+    roles: tuple[Role, ...] = (
+        "user_sim",
+        "judge",
+    )  # provider (user_sim) and judge: Qwen3.7-Plus for every backbone in PoS
+    metric_specs = (
+        MetricSpec(name="diagnosis_accuracy", table=True),
+        MetricSpec(name="differential_hit_rate"),
+        MetricSpec(name="submission_rate"),
+        MetricSpec(name="diagnosis_accuracy_*"),  # per subset
+        MetricSpec(name="n", kind="count"),
+    )
     outcome = "diagnosis_correct"
-    Params = params_model("ClinDiagParams", DEFAULTS, data_dir=(str | None, None), manifest=(str | None, None),
-                          case_ids=(list[str | int] | None, None), subsets=(list[str] | None, None))
+    Params = params_model(
+        "ClinDiagParams",
+        DEFAULTS,
+        data_dir=(str | None, None),
+        manifest=(str | None, None),
+        case_ids=(list[str | int] | None, None),
+        subsets=(list[str] | None, None),
+    )
 
-    def __init__(self, *, name: str = "clindiag", data_dir: str | None = None, manifest: str | None = None,
-                 case_ids: list[str] | None = None, subsets: list[str] | None = None, limit: int | None = None,
-                 **settings: Any) -> None:
+    def __init__(
+        self,
+        *,
+        name: str = "clindiag",
+        data_dir: str | None = None,
+        manifest: str | None = None,
+        case_ids: list[str] | None = None,
+        subsets: list[str] | None = None,
+        limit: int | None = None,
+        **settings: Any,
+    ) -> None:
         check_settings(settings)
-        super().__init__(name=name, data_dir=data_dir, manifest=manifest, case_ids=case_ids, subsets=subsets,
-                         limit=limit, **settings)
+        super().__init__(
+            name=name, data_dir=data_dir, manifest=manifest, case_ids=case_ids, subsets=subsets, limit=limit, **settings
+        )
         self.name, self.data_dir, self.manifest, self.limit = name, data_dir, manifest, limit
         self.case_ids = [str(c) for c in case_ids] if case_ids else None
         self.subsets = list(subsets) if subsets else None
@@ -60,8 +99,13 @@ class ClinDiag(Benchmark):
             payloads = [p for p in payloads if p["subset"] in self.subsets]
         if self.limit:
             payloads = payloads[: self.limit]
-        self._prov = {"source": source, "cases": len(payloads), "fictional": self.data_dir == "fixtures",
-                      "subsets": sorted({p["subset"] for p in payloads}), "manifest": self._manifest}
+        self._prov = {
+            "source": source,
+            "cases": len(payloads),
+            "fictional": self.data_dir == "fixtures",
+            "subsets": sorted({p["subset"] for p in payloads}),
+            "manifest": self._manifest,
+        }
         return [TaskSpec(task_id=p["folder"], payload=p) for p in payloads]
 
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
@@ -69,13 +113,22 @@ class ClinDiag(Benchmark):
 
     def metrics(self, episodes: list[EpisodeRow]) -> Metrics:
         scores = [e["scores"] for e in episodes]
-        out: Metrics = {"diagnosis_accuracy": percent([s["diagnosis_correct"] for s in scores]),
-               "differential_hit_rate": percent([s["differential_hit"] for s in scores]),
-               "submission_rate": percent([s["submitted"] for s in scores]), "n": float(len(scores))}
+        out: Metrics = {
+            "diagnosis_accuracy": percent([s["diagnosis_correct"] for s in scores]),
+            "differential_hit_rate": percent([s["differential_hit"] for s in scores]),
+            "submission_rate": percent([s["submitted"] for s in scores]),
+            "n": float(len(scores)),
+        }
         for subset in sorted({s["subset"] for s in scores}):
-            out[f"diagnosis_accuracy_{subset}"] = percent([s["diagnosis_correct"] for s in scores if s["subset"] == subset])
+            out[f"diagnosis_accuracy_{subset}"] = percent(
+                [s["diagnosis_correct"] for s in scores if s["subset"] == subset]
+            )
         return out
 
     def notes(self) -> dict[str, Any]:
-        return {"data": self._prov, "settings": self.settings, "text_sources": self.sources.as_manifest(),
-                "roles": {"user_sim": "information provider", "judge": "diagnosis judge"}}
+        return {
+            "data": self._prov,
+            "settings": self.settings,
+            "text_sources": self.sources.as_manifest(),
+            "roles": {"user_sim": "information provider", "judge": "diagnosis judge"},
+        }

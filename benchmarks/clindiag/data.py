@@ -8,6 +8,7 @@ Two layouts are read, per case folder:
 Sections are opaque JSON (types vary: strings, objects, lists). A missing file or key gives the
 fixed no-record text. `pos_section_match` reproduces PoS's rule of matching a diagnostic_test
 key by its first 12 characters (so git-history `other_tests` does not match `other_examin`)."""
+
 from __future__ import annotations
 
 import json
@@ -43,13 +44,17 @@ def resolve_cases_dir(data_dir: str | os.PathLike | None) -> tuple[Path, str]:
         return FIXTURES / "cases", "fictional fixture (benchmarks/clindiag/fixtures)"
     raw = data_dir or os.environ.get(ENV_VAR)
     if not raw:
-        raise ClinDiagDataError(f"ClinDiag data not configured: set benchmark.params.data_dir or ${ENV_VAR} to the folder "
-                                "holding cases/<case_id>/ (7-file or PoS layout); data_dir=fixtures runs the fictional fixture")
+        raise ClinDiagDataError(
+            f"ClinDiag data not configured: set benchmark.params.data_dir or ${ENV_VAR} to the folder "
+            "holding cases/<case_id>/ (7-file or PoS layout); data_dir=fixtures runs the fictional fixture"
+        )
     root = Path(raw).expanduser()
     cases = root / "cases" if (root / "cases").is_dir() else root
     if not cases.is_dir() or not any(is_case(p) for p in cases.iterdir()):
-        raise ClinDiagDataError(f"no ClinDiag case folders (with initial_information.json) under {cases}; point data_dir "
-                                "at the folder holding cases/")
+        raise ClinDiagDataError(
+            f"no ClinDiag case folders (with initial_information.json) under {cases}; point data_dir "
+            "at the folder holding cases/"
+        )
     return cases, str(root)
 
 
@@ -100,8 +105,10 @@ def case_folders(cases: Path, manifest: str | os.PathLike | None = None) -> list
         return all_cases(cases)
     path = Path(manifest).expanduser()
     if not path.is_file():
-        raise ClinDiagDataError(f"ClinDiag manifest {path} not found; fix benchmark.params.manifest "
-                                "(a file, `upstream` for PoS's 604 cases, or `none` for every case folder)")
+        raise ClinDiagDataError(
+            f"ClinDiag manifest {path} not found; fix benchmark.params.manifest "
+            "(a file, `upstream` for PoS's 604 cases, or `none` for every case folder)"
+        )
     out, missing = select_cases(cases, manifest_lines(path.read_text(encoding="utf-8")))
     if missing:
         raise ClinDiagDataError(f"{len(missing)} case(s) of {path} are missing under {cases}: {missing[:5]}")
@@ -115,15 +122,24 @@ def upstream_case_folders(cases: Path) -> tuple[list[Path], dict[str, Any]]:
     text = file_text(UPSTREAM_MANIFEST)
     if text is None:
         _, why = fetch(UPSTREAM_MANIFEST)
-        raise ClinDiagDataError(f"upstream ClinDiag manifest unavailable ({why}); set $HARNESS_UPSTREAM_DIR to a PoS checkout, "
-                                "or benchmark.params.manifest to a local manifest.txt, or to `none` for every case folder")
+        raise ClinDiagDataError(
+            f"upstream ClinDiag manifest unavailable ({why}); set $HARNESS_UPSTREAM_DIR to a PoS checkout, "
+            "or benchmark.params.manifest to a local manifest.txt, or to `none` for every case folder"
+        )
     lines = manifest_lines(text)
     found, missing = select_cases(cases, lines)
-    info = {**UPSTREAM_MANIFEST.provenance(), "listed": len(lines), "found": len(found), "missing": len(missing),
-            "missing_examples": missing[:5]}
+    info = {
+        **UPSTREAM_MANIFEST.provenance(),
+        "listed": len(lines),
+        "found": len(found),
+        "missing": len(missing),
+        "missing_examples": missing[:5],
+    }
     if not found:
-        raise ClinDiagDataError(f"none of the {len(lines)} cases of upstream's ClinDiag manifest is under {cases} "
-                                f"(e.g. {lines[:2]}); prepare the data set (python -m benchmarks.clindiag.prepare build --zip ... --out ...) or set manifest: none")
+        raise ClinDiagDataError(
+            f"none of the {len(lines)} cases of upstream's ClinDiag manifest is under {cases} "
+            f"(e.g. {lines[:2]}); prepare the data set (python -m benchmarks.clindiag.prepare build --zip ... --out ...) or set manifest: none"
+        )
     return found, info
 
 
@@ -191,6 +207,12 @@ def load_case(folder: Path, pos_section_match: bool = False) -> dict[str, Any]:
     if not isinstance(text, str) or not text.strip():
         raise ClinDiagDataError(f"{folder / 'initial_information.json'} needs a non-empty `initial_information` string")
     sections = read_sections(folder, pos_section_match)
-    return {"case_id": cid, "folder": folder.name, "subset": subset, "initial_information": text.strip(),
-            "sections": {k: (None if v is MISSING else v) for k, v in sections.items()},
-            "present": {k: v is not MISSING for k, v in sections.items()}, "gold": read_gold(folder)}
+    return {
+        "case_id": cid,
+        "folder": folder.name,
+        "subset": subset,
+        "initial_information": text.strip(),
+        "sections": {k: (None if v is MISSING else v) for k, v in sections.items()},
+        "present": {k: v is not MISSING for k, v in sections.items()},
+        "gold": read_gold(folder),
+    }

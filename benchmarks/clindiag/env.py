@@ -13,6 +13,7 @@
 - Scripted runs: `reference` asks two questions, then submits the gold diagnosis; as provider it
   gives the keyword answer, as judge the scripted verdict (labelled scripted).
 """
+
 from __future__ import annotations
 
 import json
@@ -27,17 +28,17 @@ from benchmarks.diagnostic import DiagnosticEnv, cap_text
 from runners.api import Decision, EpisodeContext, Message, RequestOutcome, TaskSpec, TaskView, ToolCall
 
 DEFAULTS: dict[str, Any] = {
-    "max_steps": 30,                 # PoS §11: 30 policy turns
-    "max_actions_per_turn": 1,       # PoS §11: one action per turn
-    "observation_max_chars": 8000,   # PoS §11 / §3.5: provider reply cap + truncation note
-    "forced_submission": True,       # shared adapter contract: directive before the last turn
-    "provider": "llm",               # llm (role user_sim) | keyword (offline fake, §3.7 harness choice)
-    "provider_attempts": 2,          # harness choice: re-asks of an empty provider reply
+    "max_steps": 30,  # PoS §11: 30 policy turns
+    "max_actions_per_turn": 1,  # PoS §11: one action per turn
+    "observation_max_chars": 8000,  # PoS §11 / §3.5: provider reply cap + truncation note
+    "forced_submission": True,  # shared adapter contract: directive before the last turn
+    "provider": "llm",  # llm (role user_sim) | keyword (offline fake, §3.7 harness choice)
+    "provider_attempts": 2,  # harness choice: re-asks of an empty provider reply
     "provider_sampling": {"temperature": 0.0, "max_completion_tokens": 1024},
-    "judge": "llm",                  # llm (role judge) | scripted (offline normalised/synonym match, §3.7)
-    "judge_attempts": 3,             # §3.6: ≤ 2 re-asks, then an error
+    "judge": "llm",  # llm (role judge) | scripted (offline normalised/synonym match, §3.7)
+    "judge_attempts": 3,  # §3.6: ≤ 2 re-asks, then an error
     "judge_sampling": {"temperature": 0.0, "max_completion_tokens": 512, "response_format": {"type": "json_object"}},
-    "pos_section_match": False,      # §3.3: true = PoS's 12-character diagnostic_test key rule
+    "pos_section_match": False,  # §3.3: true = PoS's 12-character diagnostic_test key rule
 }
 CHOICES = {"provider": ("llm", "keyword"), "judge": ("llm", "scripted")}
 
@@ -55,9 +56,13 @@ HISTORY_QUESTION = "What is the chief complaint and the history of the present i
 class ClinDiagEnv(DiagnosticEnv):
     submit_tool = SUBMIT  # provider replies are capped inside `provider.ask` (cap_note stays None)
 
-    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], texts: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], texts: dict[str, Any] | None = None
+    ) -> None:
         self.task, self.ctx = task, ctx
-        self.texts = texts if texts is not None else clindiag_texts()  # provider and judge texts (benchmarks/clindiag/texts.py)
+        self.texts = (
+            texts if texts is not None else clindiag_texts()
+        )  # provider and judge texts (benchmarks/clindiag/texts.py)
         self.params = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
         check_settings(self.params)
         self.benchmark = str(params.get("name", "clindiag"))
@@ -70,8 +75,13 @@ class ClinDiagEnv(DiagnosticEnv):
         self._judging = False
 
     def view(self) -> TaskView:
-        return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, policy=policy(self.params["max_steps"]),
-                        tools=tool_specs(self.texts), kind="clindiag")
+        return TaskView(
+            task_id=self.task.task_id,
+            benchmark=self.benchmark,
+            policy=policy(self.params["max_steps"]),
+            tools=tool_specs(self.texts),
+            kind="clindiag",
+        )
 
     def request_text(self) -> str:
         c = self.case
@@ -95,16 +105,27 @@ class ClinDiagEnv(DiagnosticEnv):
         self.queries[call.name] += 1
         section = QUERY_TOOLS[call.name][0]
         if not self.case["present"][section]:
-            return self.texts["no_record"], False  # the release sends this text to the provider as the record; here it is the reply, without a call
+            return self.texts[
+                "no_record"
+            ], False  # the release sends this text to the provider as the record; here it is the reply, without a call
         record = self.case["sections"][section]
         limit = int(self.params["observation_max_chars"])
         if self.params["provider"] == "keyword":
-            return cap_text(provider.keyword_answer(record, question), limit, provider.TRUNCATION_NOTE.format(n=limit)), False
+            return cap_text(
+                provider.keyword_answer(record, question), limit, provider.TRUNCATION_NOTE.format(n=limit)
+            ), False
         self._providing = (record, question)
         try:
-            answer = await provider.ask(self.ctx.backbone("user_sim"), section, record, question, max_chars=limit,
-                                        attempts=int(self.params["provider_attempts"]), texts=self.texts,
-                                        **self.params["provider_sampling"])
+            answer = await provider.ask(
+                self.ctx.backbone("user_sim"),
+                section,
+                record,
+                question,
+                max_chars=limit,
+                attempts=int(self.params["provider_attempts"]),
+                texts=self.texts,
+                **self.params["provider_sampling"],
+            )
         finally:
             self._providing = None
         return answer, False
@@ -114,8 +135,11 @@ class ClinDiagEnv(DiagnosticEnv):
         if not isinstance(final, str) or not final.strip():
             self.issues["invalid_submission"] += 1
             return "Rejected: `final_diagnosis` must be a non-empty string. The case is still open.", True
-        self.submission = {"final_diagnosis": final.strip(), "differential_diagnosis": as_field(args.get("differential_diagnosis")),
-                           "diagnostic_reasoning": as_field(args.get("diagnostic_reasoning"))}
+        self.submission = {
+            "final_diagnosis": final.strip(),
+            "differential_diagnosis": as_field(args.get("differential_diagnosis")),
+            "diagnostic_reasoning": as_field(args.get("diagnostic_reasoning")),
+        }
         return "Diagnosis submitted. The case is closed.", False
 
     async def end_request(self, *, truncated: bool, steps: int) -> RequestOutcome:
@@ -128,28 +152,48 @@ class ClinDiagEnv(DiagnosticEnv):
                 self._judging = True
                 try:
                     self.verdict, self.judge_replies = await judge.judge(
-                        self.ctx.backbone("judge"), gold, self.submission, attempts=int(self.params["judge_attempts"]), texts=self.texts,
-                        **self.params["judge_sampling"])
+                        self.ctx.backbone("judge"),
+                        gold,
+                        self.submission,
+                        attempts=int(self.params["judge_attempts"]),
+                        texts=self.texts,
+                        **self.params["judge_sampling"],
+                    )
                 finally:
                     self._judging = False
         final = self.submission["final_diagnosis"] if self.submission else None
         memory = f"{self.request.text}\nSubmitted diagnosis: {final or 'none'} after {self.turn} turns."
-        return RequestOutcome(request=self.request, final_response=final, steps=steps, truncated=truncated, memory_text=memory)
+        return RequestOutcome(
+            request=self.request, final_response=final, steps=steps, truncated=truncated, memory_text=memory
+        )
 
     async def score_task(self) -> dict[str, Any]:
         v = self.verdict or {"diagnosis_correct": False, "differential_hit": False, "reason": "no_submission"}
-        return {"success": int(v["diagnosis_correct"]), "diagnosis_correct": v["diagnosis_correct"],
-                "differential_hit": v["differential_hit"], "judge_reason": v["reason"], "judge": self.params["judge"],
-                "judge_replies": self.judge_replies,
-                "submitted": self.submission is not None, "submission": self.submission, "subset": self.case["subset"],
-                "turns": self.turn, "queries": dict(self.queries), "issues": dict(self.issues)}
+        return {
+            "success": int(v["diagnosis_correct"]),
+            "diagnosis_correct": v["diagnosis_correct"],
+            "differential_hit": v["differential_hit"],
+            "judge_reason": v["reason"],
+            "judge": self.params["judge"],
+            "judge_replies": self.judge_replies,
+            "submitted": self.submission is not None,
+            "submission": self.submission,
+            "subset": self.case["subset"],
+            "turns": self.turn,
+            "queries": dict(self.queries),
+            "issues": dict(self.issues),
+        }
 
     def _lab_question(self) -> str:
         """The scripted doctor's lab question: the first recorded procedure, else a general one."""
         lab = self.case["sections"]["lab"]
         first = lab[0] if isinstance(lab, list) and lab and isinstance(lab[0], dict) else {}
         name = first.get("procedure_name")
-        return f"What did the {name} show?" if isinstance(name, str) and name.strip() else "Which laboratory tests were done?"
+        return (
+            f"What did the {name} show?"
+            if isinstance(name, str) and name.strip()
+            else "Which laboratory tests were done?"
+        )
 
     def reference(self, role: str, messages: list[Message]) -> Decision | None:
         if role == "user_sim" and self._providing is not None:
@@ -163,7 +207,21 @@ class ClinDiagEnv(DiagnosticEnv):
             name, q = ("ask_history", HISTORY_QUESTION) if self.turn == 0 else ("order_lab_test", self._lab_question())
             return Decision(tool_calls=[ToolCall(name=name, arguments={"question": q}, id=f"{name}-{n}")])
         gold = self.case["gold"]
-        diff = "" if gold["differential_diagnosis"].strip().lower().rstrip(".") == "not specified" else gold["differential_diagnosis"]
-        return Decision(tool_calls=[ToolCall(name=SUBMIT, id=f"{SUBMIT}-{n}", arguments={
-            "final_diagnosis": gold["final_diagnosis"], "differential_diagnosis": diff,
-            "diagnostic_reasoning": "(scripted reference answer)"})])
+        diff = (
+            ""
+            if gold["differential_diagnosis"].strip().lower().rstrip(".") == "not specified"
+            else gold["differential_diagnosis"]
+        )
+        return Decision(
+            tool_calls=[
+                ToolCall(
+                    name=SUBMIT,
+                    id=f"{SUBMIT}-{n}",
+                    arguments={
+                        "final_diagnosis": gold["final_diagnosis"],
+                        "differential_diagnosis": diff,
+                        "diagnostic_reasoning": "(scripted reference answer)",
+                    },
+                )
+            ]
+        )

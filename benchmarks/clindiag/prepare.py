@@ -13,6 +13,7 @@ folder must not exist. It then compares the manifest with upstream's pinned one 
 `check` validates a prepared folder: every case of the pinned manifest (or of the folder's own
 manifest.txt with `--own-manifest`) has its environment files and a usable answer key.
 Exit status 0 iff everything matched."""
+
 from __future__ import annotations
 
 import argparse
@@ -25,7 +26,12 @@ from pathlib import Path
 from benchmarks.clindiag.data import UPSTREAM_MANIFEST, manifest_lines
 from runners.upstream import file_text
 
-ENVIRONMENT_FILES = ("initial_information.json", "medical_history.json", "physical_examination.json", "diagnostic_test.json")
+ENVIRONMENT_FILES = (
+    "initial_information.json",
+    "medical_history.json",
+    "physical_examination.json",
+    "diagnostic_test.json",
+)
 SAMPLE_SEED = 42
 SAMPLE_SIZE = 302
 UNUSABLE = {"", "not specified", "none"}
@@ -52,8 +58,10 @@ def select(archive: zipfile.ZipFile, sample_size: int = SAMPLE_SIZE) -> tuple[li
     rare_ok = [c for c in rare if diagnosis_usable(archive, c)]
     pool = [c for c in challenging if diagnosis_usable(archive, c)]
     if len(pool) < sample_size:
-        raise ValueError(f"only {len(pool)} usable challenging cases in the archive, {sample_size} needed; "
-                         "is this the official Clindiag_Benchmark.zip?")
+        raise ValueError(
+            f"only {len(pool)} usable challenging cases in the archive, {sample_size} needed; "
+            "is this the official Clindiag_Benchmark.zip?"
+        )
     picked = sorted(random.Random(SAMPLE_SEED).sample(pool, sample_size))
     excluded = sorted(set(rare + challenging) - set(rare_ok) - set(pool))
     return rare_ok, picked, excluded
@@ -112,7 +120,9 @@ def upstream_lines() -> list[str] | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="archive → PoS layout")
     b.add_argument("--zip", required=True, type=Path)
@@ -120,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--sample-size", type=int, default=SAMPLE_SIZE, help=argparse.SUPPRESS)  # tests use small archives
     c = sub.add_parser("check", help="validate a prepared folder")
     c.add_argument("root", type=Path)
-    c.add_argument("--own-manifest", action="store_true", help="check the folder's manifest.txt instead of upstream's pinned one")
+    c.add_argument(
+        "--own-manifest", action="store_true", help="check the folder's manifest.txt instead of upstream's pinned one"
+    )
     args = ap.parse_args(argv)
     pinned = upstream_lines()
     if args.cmd == "build":
@@ -133,9 +145,17 @@ def main(argv: list[str] | None = None) -> int:
             print("upstream manifest unavailable: set $HARNESS_UPSTREAM_DIR to compare", file=sys.stderr)
             return 1
         same = lines == pinned
-        print(json.dumps({"matches_upstream_manifest": same, "cases": len(lines), "upstream_cases": len(pinned),
-                          "only_here": [x for x in lines if x not in set(pinned)][:5],
-                          "only_upstream": [x for x in pinned if x not in set(lines)][:5]}))
+        print(
+            json.dumps(
+                {
+                    "matches_upstream_manifest": same,
+                    "cases": len(lines),
+                    "upstream_cases": len(pinned),
+                    "only_here": [x for x in lines if x not in set(pinned)][:5],
+                    "only_upstream": [x for x in pinned if x not in set(lines)][:5],
+                }
+            )
+        )
         return 0 if same else 1
     if args.own_manifest:
         lines = manifest_lines((args.root / "manifest.txt").read_text(encoding="utf-8"))

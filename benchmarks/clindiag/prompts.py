@@ -1,5 +1,6 @@
 """What every method is told about ClinDiag (docs/pos-benchmarks.md §3.5): the doctor policy, the
 tools, and the fixed notice after the task. Our own wording."""
+
 from __future__ import annotations
 
 import json
@@ -9,11 +10,23 @@ from runners.api import ToolSpec
 
 SUBMIT = "submit_diagnosis"
 QUERY_TOOLS: dict[str, tuple[str, str]] = {  # tool → (section, description)
-    "ask_history": ("history", "Ask one specific question about the patient's medical history (complaint, present illness, past, family, social history)."),
-    "ask_physical_exam": ("physical_exam", "Ask one specific question about the physical examination (vital signs, findings, changes over time)."),
+    "ask_history": (
+        "history",
+        "Ask one specific question about the patient's medical history (complaint, present illness, past, family, social history).",
+    ),
+    "ask_physical_exam": (
+        "physical_exam",
+        "Ask one specific question about the physical examination (vital signs, findings, changes over time).",
+    ),
     "order_lab_test": ("lab", "Order / ask about one specific laboratory test and get its result."),
-    "order_radiographic_test": ("radiographic", "Order / ask about one specific imaging study (X-ray, CT, MRI, ultrasound) and get its result."),
-    "order_other_test": ("other", "Order / ask about one other specific test (endoscopy, biopsy/pathology, genetic test, ECG, …) and get its result."),
+    "order_radiographic_test": (
+        "radiographic",
+        "Order / ask about one specific imaging study (X-ray, CT, MRI, ultrasound) and get its result.",
+    ),
+    "order_other_test": (
+        "other",
+        "Order / ask about one other specific test (endoscopy, biopsy/pathology, genetic test, ECG, …) and get its result.",
+    ),
 }
 NOTICE = (
     "Notice: only the initial presentation above is known. Gather everything else with the tools, one specific "
@@ -21,11 +34,13 @@ NOTICE = (
 )
 
 
-OWN_TOOL_TEXT = {"question": "one specific question",
-                 "submit": "Submit your diagnosis. Ends the case when final_diagnosis is not empty.",
-                 "final_diagnosis": "the single most likely diagnosis",
-                 "differential_diagnosis": "other diagnoses considered, comma-separated",
-                 "diagnostic_reasoning": "the case evidence supporting the diagnosis"}
+OWN_TOOL_TEXT = {
+    "question": "one specific question",
+    "submit": "Submit your diagnosis. Ends the case when final_diagnosis is not empty.",
+    "final_diagnosis": "the single most likely diagnosis",
+    "differential_diagnosis": "other diagnoses considered, comma-separated",
+    "diagnostic_reasoning": "the case evidence supporting the diagnosis",
+}
 
 
 def tool_specs(texts: dict[str, Any] | None = None) -> list[ToolSpec]:
@@ -42,12 +57,27 @@ def tool_specs(texts: dict[str, Any] | None = None) -> list[ToolSpec]:
         if up is None or example is None:
             return own
         return fill_fields(up["query"], {"spec['scope']": texts["scope"][section], "spec['example']": example})  # type: ignore[index]
-    q = {"type": "object", "properties": {"question": {"type": "string", "description": t["question"]}},
-         "required": ["question"]}
+
+    q = {
+        "type": "object",
+        "properties": {"question": {"type": "string", "description": t["question"]}},
+        "required": ["question"],
+    }
     specs = [ToolSpec(name=n, description=query_text(n, sec, d), parameters=q) for n, (sec, d) in QUERY_TOOLS.items()]
-    specs.append(ToolSpec(name=SUBMIT, description=t["submit"], parameters={
-        "type": "object", "required": ["final_diagnosis"], "properties": {
-            k: {"type": "string", "description": t[k]} for k in ("final_diagnosis", "differential_diagnosis", "diagnostic_reasoning")}}))
+    specs.append(
+        ToolSpec(
+            name=SUBMIT,
+            description=t["submit"],
+            parameters={
+                "type": "object",
+                "required": ["final_diagnosis"],
+                "properties": {
+                    k: {"type": "string", "description": t[k]}
+                    for k in ("final_diagnosis", "differential_diagnosis", "diagnostic_reasoning")
+                },
+            },
+        )
+    )
     return specs
 
 

@@ -3,6 +3,7 @@ one section of the patient record. It is the benchmark's simulated counterpart o
 so its model calls use role `user_sim` (reported apart from the method's tokens). Offline
 fakes (§3.7 harness choice): `keyword_answer` returns the record lines sharing a content word
 with the question, else "not specified"; scripted runs answer with it as the reference."""
+
 from __future__ import annotations
 
 import json
@@ -19,7 +20,8 @@ RULES = texts_mod.PROVIDER_RULES
 STOPWORDS = frozenset(
     "what which when where were was does have has had with from that this there their about the and for any are "
     "patient patients please tell show give result results findings finding test tests were done performed value values "
-    "level levels history exam examination".split())
+    "level levels history exam examination".split()
+)
 
 
 def record_text(record: Any) -> str:
@@ -66,13 +68,27 @@ def keyword_answer(record: Any, question: str, max_lines: int = 12) -> str:
     line sharing a content word with the question; a question without content words gets the
     first items. Uninformative "Not specified" lines are left out."""
     words = keywords(question)
-    hits = [ln for g in _groups(record) if not words or any(words & set(re.findall(r"[a-z0-9]+", ln.lower())) for ln in g)
-            for ln in g if _informative(ln)]
+    hits = [
+        ln
+        for g in _groups(record)
+        if not words or any(words & set(re.findall(r"[a-z0-9]+", ln.lower())) for ln in g)
+        for ln in g
+        if _informative(ln)
+    ]
     return "\n".join(hits[:max_lines]) if hits else NOT_SPECIFIED
 
 
-async def ask(backbone: Backbone, section: str, record: Any, question: str, *, max_chars: int,
-              attempts: int = 2, texts: dict[str, Any] | None = None, **sampling: Any) -> str:
+async def ask(
+    backbone: Backbone,
+    section: str,
+    record: Any,
+    question: str,
+    *,
+    max_chars: int,
+    attempts: int = 2,
+    texts: dict[str, Any] | None = None,
+    **sampling: Any,
+) -> str:
     """The provider's reply (stripped, capped at `max_chars` + note). An empty reply is re-asked
     up to `attempts` times in all, then reported as not specified [harness choice]."""
     msgs = provider_messages(section, record, question, texts)

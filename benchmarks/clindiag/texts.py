@@ -5,6 +5,7 @@ from the PoS release's `benchmarks/clindiag_env.py` (pinned; runners/upstream.py
 the no-record text of `ClinDiagCase.record_text`, `JUDGE_SYSTEM_PROMPT` and `JUDGE_USER_PROMPT`
 (fields `{reference_final}` … `{submitted_reasoning}`). Without the pinned file the project's own
 wording below is used and the cell's manifest lists each such text as paraphrased."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -14,8 +15,13 @@ from runners.upstream import TextSources, UpstreamFile, py_function_strings
 CLINDIAG_ENV = UpstreamFile("PoS", "benchmarks/clindiag_env.py")
 
 # Section (benchmarks/clindiag/data.py) → the release's query tool of that section.
-SECTION_TOOL = {"history": "ask_history", "physical_exam": "ask_physical_exam", "lab": "order_lab_test",
-                "radiographic": "order_radiographic_test", "other": "order_other_test"}
+SECTION_TOOL = {
+    "history": "ask_history",
+    "physical_exam": "ask_physical_exam",
+    "lab": "order_lab_test",
+    "radiographic": "order_radiographic_test",
+    "other": "order_other_test",
+}
 
 # --- the project's own wording (fallback, [paraphrased]) ---
 PROVIDER_RULES = """You hold one part of a patient's medical record and answer a doctor's question about it.
@@ -53,7 +59,9 @@ diagnostic reasoning: {submitted_reasoning}"""
 
 def _no_record_text() -> str | None:
     """The release's no-record sentence (written inline in `ClinDiagCase.record_text`)."""
-    found = [s for s in py_function_strings(CLINDIAG_ENV, "ClinDiagCase.record_text") or [] if s.startswith("No record")]
+    found = [
+        s for s in py_function_strings(CLINDIAG_ENV, "ClinDiagCase.record_text") or [] if s.startswith("No record")
+    ]
     return found[0] if found else None
 
 
@@ -75,13 +83,21 @@ def clindiag_texts(sources: TextSources | None = None) -> dict[str, Any]:
     f = CLINDIAG_ENV
     return {
         "provider_system": sources.string("provider.system", f, "PROVIDER_SYSTEM_PROMPT", PROVIDER_SYSTEM),
-        "scope": {section: sources.literal(f"provider.scope.{section}", f, "QUERY_TOOLS", SCOPE[section], path=(tool, "scope"))
-                  for section, tool in SECTION_TOOL.items()},
-        "no_record": sources.use("provider.no_record", f, _no_record_text(), NO_RECORD, symbol="ClinDiagCase.record_text"),
+        "scope": {
+            section: sources.literal(
+                f"provider.scope.{section}", f, "QUERY_TOOLS", SCOPE[section], path=(tool, "scope")
+            )
+            for section, tool in SECTION_TOOL.items()
+        },
+        "no_record": sources.use(
+            "provider.no_record", f, _no_record_text(), NO_RECORD, symbol="ClinDiagCase.record_text"
+        ),
         "judge_system": sources.string("judge.system", f, "JUDGE_SYSTEM_PROMPT", JUDGE_SYSTEM),
         "judge_user": sources.string("judge.user", f, "JUDGE_USER_PROMPT", JUDGE_USER),
         # the query and submit tools' descriptions (None: the project's own, benchmarks/clindiag/prompts.py)
         "tools": sources.use("tools", f, _tool_texts(), None, symbol="provider_tool_schemas"),
-        "example": {section: sources.literal(f"tools.example.{section}", f, "QUERY_TOOLS", None, path=(tool, "example"))
-                    for section, tool in SECTION_TOOL.items()},
+        "example": {
+            section: sources.literal(f"tools.example.{section}", f, "QUERY_TOOLS", None, path=(tool, "example"))
+            for section, tool in SECTION_TOOL.items()
+        },
     }

@@ -9,6 +9,7 @@ access hint, first `preview_items` items).
 Manifest: files the action created or modified in the agent workspace, `[{path, bytes, change,
 producer}]`; a result manifest printed by agent Python (a JSON object with `path` and
 `record_count`) is re-checked against the file, `change: validated` on success, else a failure note."""
+
 from __future__ import annotations
 
 import csv
@@ -20,8 +21,13 @@ from typing import Any
 from benchmarks.loca.interface import is_error_text
 
 ARTIFACT_DIR = "tool_results"
-DEFAULTS: dict[str, Any] = {"enabled": True, "inline_max_chars": 8000, "preview_items": 3, "structured_only": True,
-                            "materialize_transform_stdout": True}
+DEFAULTS: dict[str, Any] = {
+    "enabled": True,
+    "inline_max_chars": 8000,
+    "preview_items": 3,
+    "structured_only": True,
+    "materialize_transform_stdout": True,
+}
 """`materialize_transform_stdout` (upstream): a long result of a tool whose declared capability effect
 is `transform` (python_execute) is saved even when it is not JSON (`structured_only` does not apply)."""
 
@@ -45,24 +51,50 @@ def parse_payload(content: str, max_starts: int = 20) -> tuple[str, Any] | None:
     return None
 
 
-def should_save(content: str, settings: dict[str, Any], has_python: bool, *, transform: bool = False) -> tuple[str, Any] | None:
-    if not settings["enabled"] or not has_python or len(content) <= settings["inline_max_chars"] or is_error_text(content):
+def should_save(
+    content: str, settings: dict[str, Any], has_python: bool, *, transform: bool = False
+) -> tuple[str, Any] | None:
+    if (
+        not settings["enabled"]
+        or not has_python
+        or len(content) <= settings["inline_max_chars"]
+        or is_error_text(content)
+    ):
         return None
     parsed = parse_payload(content)
-    structured_only = settings["structured_only"] and not (transform and settings.get("materialize_transform_stdout", True))
+    structured_only = settings["structured_only"] and not (
+        transform and settings.get("materialize_transform_stdout", True)
+    )
     if parsed is None and not structured_only:
         return "text", content
     return parsed
 
 
-def save_artifact(workspace: Path, *, case_id: str, tool_name: str, call_id: str, counter: int,
-                  payload_type: str, payload: Any, content: str) -> Path:
+def save_artifact(
+    workspace: Path,
+    *,
+    case_id: str,
+    tool_name: str,
+    call_id: str,
+    counter: int,
+    payload_type: str,
+    payload: Any,
+    content: str,
+) -> Path:
     folder = workspace / ARTIFACT_DIR
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"tool_result_{counter:04d}.json"
-    record = {"version": 1, "case_id": case_id, "tool_name": tool_name, "tool_call_id": call_id,
-              "tool_use_counter": counter, "payload_type": payload_type, "payload": payload, "raw_content": content,
-              "raw_content_sha256": hashlib.sha256(content.encode("utf-8")).hexdigest()}
+    record = {
+        "version": 1,
+        "case_id": case_id,
+        "tool_name": tool_name,
+        "tool_call_id": call_id,
+        "tool_use_counter": counter,
+        "payload_type": payload_type,
+        "payload": payload,
+        "raw_content": content,
+        "raw_content_sha256": hashlib.sha256(content.encode("utf-8")).hexdigest(),
+    }
     path.write_text(json.dumps(record, ensure_ascii=False), encoding="utf-8")
     return path
 
@@ -71,16 +103,24 @@ def compact_view(path: Path, workspace: Path, payload_type: str, payload: Any, n
     """The inline view of a saved result; the artifact path is absolute, as upstream's
     (`agent_artifact_dir=str(artifact_dir)`), so Python run from any folder finds it."""
     rel = str(path.resolve())
-    lines = [f"[tool result saved as artifact: {n_chars} characters, too long to show inline]",
-             f"artifact: {rel}", f"payload_type: {payload_type}"]
+    lines = [
+        f"[tool result saved as artifact: {n_chars} characters, too long to show inline]",
+        f"artifact: {rel}",
+        f"payload_type: {payload_type}",
+    ]
     if payload_type == "array":
         fields = sorted({k for item in payload if isinstance(item, dict) for k in item})
-        lines += [f"items: {len(payload)}", f"fields: {fields}",
-                  f"first {min(preview, len(payload))} items: {json.dumps(payload[:preview], ensure_ascii=False)}"]
+        lines += [
+            f"items: {len(payload)}",
+            f"fields: {fields}",
+            f"first {min(preview, len(payload))} items: {json.dumps(payload[:preview], ensure_ascii=False)}",
+        ]
     elif payload_type == "object":
         keys = list(payload)
-        lines += [f"keys ({len(keys)}): {keys[:50]}",
-                  f"first {min(preview, len(keys))} entries: {json.dumps({k: payload[k] for k in keys[:preview]}, ensure_ascii=False)[:2000]}"]
+        lines += [
+            f"keys ({len(keys)}): {keys[:50]}",
+            f"first {min(preview, len(keys))} entries: {json.dumps({k: payload[k] for k in keys[:preview]}, ensure_ascii=False)[:2000]}",
+        ]
     else:
         lines.append(f"first 500 characters: {str(payload)[:500]}")
     lines.append(f"Python: import json; data = json.load(open({rel!r}))['payload']")
@@ -101,9 +141,14 @@ def snapshot(workspace: Path | None) -> dict[str, tuple[int, int]]:
     return out
 
 
-def changes(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]], producer: str) -> list[dict[str, Any]]:
-    return [{"path": rel, "bytes": size, "change": "created" if rel not in before else "modified", "producer": producer}
-            for rel, (size, mtime) in sorted(after.items()) if before.get(rel) != (size, mtime)]
+def changes(
+    before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]], producer: str
+) -> list[dict[str, Any]]:
+    return [
+        {"path": rel, "bytes": size, "change": "created" if rel not in before else "modified", "producer": producer}
+        for rel, (size, mtime) in sorted(after.items())
+        if before.get(rel) != (size, mtime)
+    ]
 
 
 def result_manifests(text: str) -> list[dict[str, Any]]:
@@ -138,7 +183,9 @@ def count_records(path: Path) -> int | None:
     return None
 
 
-def check_manifest(workspace: Path, manifest: dict[str, Any], producer: str) -> tuple[dict[str, Any] | None, str | None]:
+def check_manifest(
+    workspace: Path, manifest: dict[str, Any], producer: str
+) -> tuple[dict[str, Any] | None, str | None]:
     """(validated manifest entry, None) or (None, failure note) for one declared result."""
     raw = str(manifest["path"])
     path = (workspace / raw).resolve()
@@ -148,6 +195,13 @@ def check_manifest(workspace: Path, manifest: dict[str, Any], producer: str) -> 
         return None, f"result manifest check failed: {raw} does not exist"
     n = count_records(path)
     if n is not None and n != manifest["record_count"]:
-        return None, f"result manifest check failed: {raw} has {n} records, the manifest says {manifest['record_count']}"
-    return {"path": path.relative_to(workspace.resolve()).as_posix(), "bytes": path.stat().st_size,
-            "change": "validated", "producer": producer}, None
+        return (
+            None,
+            f"result manifest check failed: {raw} has {n} records, the manifest says {manifest['record_count']}",
+        )
+    return {
+        "path": path.relative_to(workspace.resolve()).as_posix(),
+        "bytes": path.stat().st_size,
+        "change": "validated",
+        "producer": producer,
+    }, None

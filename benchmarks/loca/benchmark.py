@@ -1,6 +1,7 @@
 """LOCA-Bench as a harness Benchmark (docs/pos-benchmarks.md §1): cases from the task-config files of
 the chosen lengths, one LocaEnv per case in a fresh task directory, binary success pooled over
 all cases (PoS Table 1, 525 cases) and per length (PoS Figure 4)."""
+
 from __future__ import annotations
 
 import re
@@ -12,7 +13,17 @@ from typing import Any
 from benchmarks.loca.configs import LENGTHS, load_cases, resolve_root
 from benchmarks.loca.env import DEFAULTS, LocaEnv
 from benchmarks.loca.interface import LocaSetupError
-from runners.api import Benchmark, Environment, EpisodeContext, EpisodeRow, Metrics, MetricSpec, params_model, Role, TaskSpec
+from runners.api import (
+    Benchmark,
+    Environment,
+    EpisodeContext,
+    EpisodeRow,
+    Metrics,
+    MetricSpec,
+    params_model,
+    Role,
+    TaskSpec,
+)
 
 
 def percent(values: list[int | float | bool]) -> float:
@@ -22,16 +33,43 @@ def percent(values: list[int | float | bool]) -> float:
 class Loca(Benchmark):
     task_kinds = ("loca",)
     roles: tuple[Role, ...] = ()
-    metric_specs = (MetricSpec(name="task_success", table=True), MetricSpec(name="success_*"),  # per context length (PoS Fig. 4)
-                    MetricSpec(name="n", kind="count"))
-    Params = params_model("LocaParams", DEFAULTS, data_dir=(str | None, None), lengths=(list[str | int] | None, None),
-                          families=(list[str] | None, None), seeds=(list[int] | None, None), workspace_root=(str | None, None))
+    metric_specs = (
+        MetricSpec(name="task_success", table=True),
+        MetricSpec(name="success_*"),  # per context length (PoS Fig. 4)
+        MetricSpec(name="n", kind="count"),
+    )
+    Params = params_model(
+        "LocaParams",
+        DEFAULTS,
+        data_dir=(str | None, None),
+        lengths=(list[str | int] | None, None),
+        families=(list[str] | None, None),
+        seeds=(list[int] | None, None),
+        workspace_root=(str | None, None),
+    )
 
-    def __init__(self, *, name: str = "loca", data_dir: str | None = None, lengths: list[str] | None = None,
-                 families: list[str] | None = None, seeds: list[int] | None = None, limit: int | None = None,
-                 workspace_root: str | None = None, **settings: Any) -> None:
-        super().__init__(name=name, data_dir=data_dir, lengths=lengths, families=families, seeds=seeds, limit=limit,
-                         workspace_root=workspace_root, **settings)
+    def __init__(
+        self,
+        *,
+        name: str = "loca",
+        data_dir: str | None = None,
+        lengths: list[str] | None = None,
+        families: list[str] | None = None,
+        seeds: list[int] | None = None,
+        limit: int | None = None,
+        workspace_root: str | None = None,
+        **settings: Any,
+    ) -> None:
+        super().__init__(
+            name=name,
+            data_dir=data_dir,
+            lengths=lengths,
+            families=families,
+            seeds=seeds,
+            limit=limit,
+            workspace_root=workspace_root,
+            **settings,
+        )
         self.name, self.data_dir, self.limit = name, data_dir, limit
         self.lengths = [str(x) for x in lengths] if lengths else list(LENGTHS)
         self.families = set(families) if families else None
@@ -47,7 +85,9 @@ class Loca(Benchmark):
 
         if self.data_dir == "fixtures":
             return []
-        return missing_modules(("gem",), "benchmark loca needs LOCA-Bench's GEM environments (the LOCA extra)", INSTALL_HINT)
+        return missing_modules(
+            ("gem",), "benchmark loca needs LOCA-Bench's GEM environments (the LOCA extra)", INSTALL_HINT
+        )
 
     def load_tasks(self) -> list[TaskSpec]:
         root, source = resolve_root(self.data_dir)
@@ -57,18 +97,28 @@ class Loca(Benchmark):
         if self.seeds:
             cases = [c for c in cases if c["config"]["env_params"]["seed"] in self.seeds]
         if not cases:
-            raise LocaSetupError(f"no LOCA cases left after filtering (lengths={self.lengths}, families={self.families}, "
-                                 f"seeds={self.seeds}); check the filters against {root}/task-configs")
+            raise LocaSetupError(
+                f"no LOCA cases left after filtering (lengths={self.lengths}, families={self.families}, "
+                f"seeds={self.seeds}); check the filters against {root}/task-configs"
+            )
         if self.limit:
             cases = cases[: self.limit]
-        self._prov = {"source": source, "cases": len(cases), "lengths": self.lengths,
-                      "synthetic": self.data_dir == "fixtures"}
+        self._prov = {
+            "source": source,
+            "cases": len(cases),
+            "lengths": self.lengths,
+            "synthetic": self.data_dir == "fixtures",
+        }
         return [TaskSpec(task_id=c["case_id"], payload=c) for c in cases]
 
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
         # harness choice: a unique task dir per episode (cells may run the same case at once); observations
         # name only workspace-relative paths so prompts stay identical across runs (response cache)
-        base = Path(self.workspace_root).expanduser() if self.workspace_root else Path(tempfile.gettempdir()) / "loca_tasks"
+        base = (
+            Path(self.workspace_root).expanduser()
+            if self.workspace_root
+            else Path(tempfile.gettempdir()) / "loca_tasks"
+        )
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "__", task.task_id)
         task_dir = base / f"{slug}__trial{ctx.trial}__{uuid.uuid4().hex[:8]}"
         return LocaEnv(task, ctx, {"name": self.name, **self.settings}, task_dir)
@@ -89,5 +139,9 @@ class Loca(Benchmark):
 
         sources = TextSources()
         capability_table(sources)
-        return {"data": self._prov, "settings": self.settings, "text_sources": sources.as_manifest(),
-                "license": "LOCA-Bench (hkust-nlp/LOCA-bench) is MIT, built on GEM (Apache-2.0); nothing of it is shipped"}
+        return {
+            "data": self._prov,
+            "settings": self.settings,
+            "text_sources": sources.as_manifest(),
+            "license": "LOCA-Bench (hkust-nlp/LOCA-bench) is MIT, built on GEM (Apache-2.0); nothing of it is shipped",
+        }

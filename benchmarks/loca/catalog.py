@@ -3,6 +3,7 @@
 deterministic_compute, side_effect, finish, other}}`. Roles come from name-token rules, the domain
 from a leading `[server]` in the description (else the name's server prefix). The token lists are
 [inferred]: PoS's exact lists are not in the spec. Declared `x_pos_capability` values are kept."""
+
 from __future__ import annotations
 
 import json
@@ -15,11 +16,52 @@ ROLES = ("metadata_discovery", "evidence_retrieval", "deterministic_compute", "s
 # First matching rule wins; tokens are the words of the tool part after the server prefix.
 RULES: tuple[tuple[str, frozenset[str]], ...] = (
     ("finish", frozenset({"claim", "done", "finish", "submit"})),
-    ("side_effect", frozenset({"send", "write", "create", "update", "delete", "insert", "edit", "move", "add", "remove",
-                               "upload", "set", "append", "reply", "forward", "post", "put", "mark", "rename"})),
+    (
+        "side_effect",
+        frozenset(
+            {
+                "send",
+                "write",
+                "create",
+                "update",
+                "delete",
+                "insert",
+                "edit",
+                "move",
+                "add",
+                "remove",
+                "upload",
+                "set",
+                "append",
+                "reply",
+                "forward",
+                "post",
+                "put",
+                "mark",
+                "rename",
+            }
+        ),
+    ),
     ("deterministic_compute", frozenset({"execute", "python", "compute", "calculate", "eval", "run", "formula"})),
-    ("metadata_discovery", frozenset({"list", "schema", "describe", "tables", "directory", "tree", "info", "metadata",
-                                      "allowed", "folders", "sheets", "datasets"})),
+    (
+        "metadata_discovery",
+        frozenset(
+            {
+                "list",
+                "schema",
+                "describe",
+                "tables",
+                "directory",
+                "tree",
+                "info",
+                "metadata",
+                "allowed",
+                "folders",
+                "sheets",
+                "datasets",
+            }
+        ),
+    ),
     ("evidence_retrieval", frozenset({"read", "get", "search", "fetch", "query", "find", "view", "download", "open"})),
 )
 _DOMAIN = re.compile(r"^\s*\[([^\]]+)\]")
@@ -36,7 +78,7 @@ def domain_of(tool: ToolSpec, servers: list[str]) -> str:
 
 
 def role_of(tool: ToolSpec, domain: str) -> str:
-    rest = tool.name[len(domain) + 1:] if tool.name.startswith(f"{domain}_") else tool.name
+    rest = tool.name[len(domain) + 1 :] if tool.name.startswith(f"{domain}_") else tool.name
     tokens = set(re.split(r"[_\W]+", rest.lower())) - {""}
     for role, words in RULES:
         if tokens & words:
@@ -57,13 +99,18 @@ def build_catalog(tools: list[ToolSpec], servers: list[str], declared: dict[str,
             capabilities[t.name] = declared[t.name]
         elif "x_pos_capability" in t.parameters:
             capabilities[t.name] = t.parameters["x_pos_capability"]
-    out: dict[str, Any] = {"domains": [{"name": n, "tool_count": c} for n, c in domains.items()], "tools_by_role": by_role}
+    out: dict[str, Any] = {
+        "domains": [{"name": n, "tool_count": c} for n, c in domains.items()],
+        "tools_by_role": by_role,
+    }
     if capabilities:
         out["capabilities"] = capabilities
     return out
 
 
-def policy_text(catalog: dict[str, Any], *, max_turns: int, max_tool_uses: int, artifacts: bool, inline_max: int) -> str:
+def policy_text(
+    catalog: dict[str, Any], *, max_turns: int, max_tool_uses: int, artifacts: bool, inline_max: int
+) -> str:
     """The policy block methods show: interaction rules and the catalog (harness wording)."""
     lines = [
         "You solve a LOCA-Bench task with the tools listed below. Call exactly one tool per turn; a turn without a tool "
@@ -73,7 +120,9 @@ def policy_text(catalog: dict[str, Any], *, max_turns: int, max_tool_uses: int, 
         "environment (emails, files, records), not from your messages.",
     ]
     if artifacts:
-        lines.append(f"Tool results longer than {inline_max} characters are saved to a JSON file in the workspace and "
-                     "shown as a compact view with the file path; load the file with the Python tool to use all of it.")
+        lines.append(
+            f"Tool results longer than {inline_max} characters are saved to a JSON file in the workspace and "
+            "shown as a compact view with the file path; load the file with the Python tool to use all of it."
+        )
     lines.append("Tool catalog (grouped by role):\n" + json.dumps(catalog))
     return "\n".join(lines)

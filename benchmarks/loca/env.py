@@ -10,6 +10,7 @@ environments and the synthetic fixture (both behind `interface.LocaToolEnv`).
 - Unknown tool → upstream "Tool '<name>' not found" (not counted); bad input or a tool exception →
   an error observation, never a crash.
 - Adapter additions: artifacts for long JSON results and the workspace output manifest (`artifacts`)."""
+
 from __future__ import annotations
 
 import json
@@ -24,17 +25,29 @@ from runners.upstream import TextSources
 from benchmarks.loca.configs import build_env
 from benchmarks.loca.interface import LocaSetupError, LocaToolEnv, ToolStep, is_error_text, tool_messages
 from benchmarks.one_request import OneRequestEnv
-from runners.api import (Decision, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
-                         TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec)
+from runners.api import (
+    Decision,
+    EpisodeContext,
+    Message,
+    Observation,
+    Reply,
+    Request,
+    RequestOutcome,
+    TaskSpec,
+    TaskView,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
 
 CLAIM_DONE = "claim_done_claim_done"
 DEFAULTS: dict[str, Any] = {
-    "max_turns": 100,            # PoS §11: 100 policy turns
-    "max_tool_uses": 100,        # PoS §11: loca_max_tool_uses
-    "tool_timeout_s": 120.0,     # PoS §11: tool timeout
+    "max_turns": 100,  # PoS §11: 100 policy turns
+    "max_tool_uses": 100,  # PoS §11: loca_max_tool_uses
+    "tool_timeout_s": 120.0,  # PoS §11: tool timeout
     "artifacts": dict(art.DEFAULTS),  # §1.4 loca_observation_artifacts
     "workspace_manifest": True,  # §1.4 workspace output manifest
-    "keep_workspaces": False,    # harness choice: delete each episode's task dir after scoring
+    "keep_workspaces": False,  # harness choice: delete each episode's task dir after scoring
 }
 
 
@@ -47,21 +60,33 @@ class LocaEnv(OneRequestEnv):
         self.params["artifacts"] = {**art.DEFAULTS, **(self.params["artifacts"] or {})}
         self.benchmark = str(params.get("name", "loca"))
         config = task.payload["config"]
-        self.env: LocaToolEnv = build_env(config, self.task_dir, max_tool_uses=int(self.params["max_tool_uses"]),
-                                          tool_timeout_s=float(self.params["tool_timeout_s"]))
+        self.env: LocaToolEnv = build_env(
+            config,
+            self.task_dir,
+            max_tool_uses=int(self.params["max_tool_uses"]),
+            tool_timeout_s=float(self.params["tool_timeout_s"]),
+        )
         self.user_prompt, functions = self.env.reset()
-        self.tools = [ToolSpec(name=f["function"]["name"], description=f["function"].get("description") or "",
-                               parameters=f["function"].get("parameters") or {"type": "object", "properties": {}})
-                      for f in functions]
+        self.tools = [
+            ToolSpec(
+                name=f["function"]["name"],
+                description=f["function"].get("description") or "",
+                parameters=f["function"].get("parameters") or {"type": "object", "properties": {}},
+            )
+            for f in functions
+        ]
         self.names = {t.name for t in self.tools}
         servers = [s for s, c in config["mcp_servers"].items() if c.get("enabled")]
         missing = [s for s in servers if s != "claim_done" and not any(n.startswith(f"{s}_") for n in self.names)]
         if missing or CLAIM_DONE not in self.names:  # §1.4: reset fails unless every server has a tool + claim_done
-            raise LocaSetupError(f"{task.task_id}: servers without tools {missing}; claim_done present: "
-                                 f"{CLAIM_DONE in self.names}")
+            raise LocaSetupError(
+                f"{task.task_id}: servers without tools {missing}; claim_done present: {CLAIM_DONE in self.names}"
+            )
         self.sources = TextSources()
         table = capability_table(self.sources)
-        self.capabilities = {t.name: table[t.name] for t in self.tools if t.name in table}  # upstream attach_loca_capabilities
+        self.capabilities = {
+            t.name: table[t.name] for t in self.tools if t.name in table
+        }  # upstream attach_loca_capabilities
         self.catalog = build_catalog(self.tools, servers, self.capabilities)
         self.has_python = any(n.startswith("python_execute_") for n in self.names)
         self.workspace = self.env.agent_workspace()
@@ -75,10 +100,21 @@ class LocaEnv(OneRequestEnv):
     # ------------------------------------------------------------------ Environment
     def view(self) -> TaskView:
         a = self.params["artifacts"]
-        policy = policy_text(self.catalog, max_turns=int(self.params["max_turns"]), max_tool_uses=int(self.params["max_tool_uses"]),
-                             artifacts=bool(a["enabled"] and self.has_python), inline_max=int(a["inline_max_chars"]))
-        return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, policy=policy, tools=self.tools, kind="loca",
-                        workspace=str(self.task_dir.resolve()))
+        policy = policy_text(
+            self.catalog,
+            max_turns=int(self.params["max_turns"]),
+            max_tool_uses=int(self.params["max_tool_uses"]),
+            artifacts=bool(a["enabled"] and self.has_python),
+            inline_max=int(a["inline_max_chars"]),
+        )
+        return TaskView(
+            task_id=self.task.task_id,
+            benchmark=self.benchmark,
+            policy=policy,
+            tools=self.tools,
+            kind="loca",
+            workspace=str(self.task_dir.resolve()),
+        )
 
     async def open_request(self) -> Request:
         return Request(index=0, request_id=f"{self.task.task_id}/q1", text=self.user_prompt)
@@ -93,8 +129,12 @@ class LocaEnv(OneRequestEnv):
         notes: list[str] = []
         if not decision.tool_calls:
             self._issue("no_action")
-            return Reply(observation=Observation(note="No tool was called, so this turn was spent. Call one tool per "
-                                                      f"turn and finish with {CLAIM_DONE}."))
+            return Reply(
+                observation=Observation(
+                    note="No tool was called, so this turn was spent. Call one tool per "
+                    f"turn and finish with {CLAIM_DONE}."
+                )
+            )
         call, extra = decision.tool_calls[0], len(decision.tool_calls) - 1
         if extra:
             self._issue("dropped_calls")
@@ -102,7 +142,9 @@ class LocaEnv(OneRequestEnv):
         call_id = call.id or f"call_{self.turn}"
         content, error = self._execute(call, call_id, notes)
         result = ToolResult(call_id=call_id, name=call.name, content=content, error=error)
-        return Reply(observation=Observation(tool_results=[result], note="\n".join(notes) or None), request_done=self.done)
+        return Reply(
+            observation=Observation(tool_results=[result], note="\n".join(notes) or None), request_done=self.done
+        )
 
     def _execute(self, call: ToolCall, call_id: str, notes: list[str]) -> tuple[str, bool]:
         """(observation string, is_error) of one call; the string is the upstream tool-message list."""
@@ -141,10 +183,20 @@ class LocaEnv(OneRequestEnv):
         if found is None:
             return content
         ptype, payload = found
-        path = art.save_artifact(self.workspace, case_id=self.task.task_id, tool_name=call.name, call_id=call_id,
-                                 counter=self.tool_uses, payload_type=ptype, payload=payload, content=content)
+        path = art.save_artifact(
+            self.workspace,
+            case_id=self.task.task_id,
+            tool_name=call.name,
+            call_id=call_id,
+            counter=self.tool_uses,
+            payload_type=ptype,
+            payload=payload,
+            content=content,
+        )
         self.artifact_paths.append(str(path))
-        return art.compact_view(path, self.workspace, ptype, payload, len(content), int(self.params["artifacts"]["preview_items"]))
+        return art.compact_view(
+            path, self.workspace, ptype, payload, len(content), int(self.params["artifacts"]["preview_items"])
+        )
 
     def _manifest(self, producer: str, before: dict, output: str, notes: list[str]) -> None:
         if self.workspace is None:
@@ -163,13 +215,24 @@ class LocaEnv(OneRequestEnv):
         assert self.request is not None
         final = json.dumps({"claimed_done": self.done, "reward": self.reward})
         memory = f"{self.request.text}\nclaim_done: {self.done}, reward {self.reward} after {self.turn} turns."
-        return RequestOutcome(request=self.request, final_response=final, steps=steps, truncated=truncated, memory_text=memory)
+        return RequestOutcome(
+            request=self.request, final_response=final, steps=steps, truncated=truncated, memory_text=memory
+        )
 
     async def score_task(self) -> dict[str, Any]:
         success = self.done and self.reward >= 1.0  # §1.4: success = done ∧ score ≥ 1.0
-        scores = {"success": int(success), "reward": self.reward, "done": self.done, "length": self.task.payload["length"],
-                  "family": self.task.payload["config"]["name"], "turns": self.turn, "tool_use_counter": self.tool_uses,
-                  "artifacts": len(self.artifact_paths), "workspace_outputs": len(self.manifest), "issues": dict(self.issues)}
+        scores = {
+            "success": int(success),
+            "reward": self.reward,
+            "done": self.done,
+            "length": self.task.payload["length"],
+            "family": self.task.payload["config"]["name"],
+            "turns": self.turn,
+            "tool_use_counter": self.tool_uses,
+            "artifacts": len(self.artifact_paths),
+            "workspace_outputs": len(self.manifest),
+            "issues": dict(self.issues),
+        }
         self.close()
         return scores
 
@@ -186,4 +249,3 @@ class LocaEnv(OneRequestEnv):
             self._script = self.env.reference_calls() or [(CLAIM_DONE, {})]
         name, args = self._script[min(self.turn, len(self._script) - 1)]
         return Decision(tool_calls=[ToolCall(name=name, arguments=args, id=f"call_{self.turn + 1}")])
-

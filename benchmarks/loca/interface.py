@@ -4,6 +4,7 @@ implement it, so the adapter code (`env.LocaEnv`) is the same for both.
 
 A tool call returns the upstream observation shape: the JSON string of a tool-message list
 `[{"role": "tool", "tool_call_id", "content"}]`; `claim_done` also returns `done` and the reward."""
+
 from __future__ import annotations
 
 import json

@@ -7,6 +7,7 @@ on WoocommerceStockAlertS2LEnv. Invented products only; no Node, no MCP servers.
 - `LENGTH_TABLE`: the §1.2 scaling (num_low_stock / num_normal_stock per length) with small values.
 - `evaluate(...)`: pass iff the sent emails alert exactly the low-stock SKUs, each to its supplier.
 - `write_configs(root)`: the fixture's task-configs in the §1.3 schema (both placeholders)."""
+
 from __future__ import annotations
 
 import json
@@ -47,23 +48,33 @@ def generate(seed: int, num_low_stock: int, num_normal_stock: int) -> dict[str, 
         threshold = rng.randint(10, 40)
         qty = rng.randint(0, threshold - 1) if low else rng.randint(threshold, threshold + 200)
         sup_name, sup_id = _SUPPLIERS[rng.randrange(len(_SUPPLIERS))]
-        products.append({
-            "sku": f"SKU-{seed % 1000:03d}-{i + 1:04d}",
-            "name": f"{rng.choice(_ADJ)} {rng.choice(_NOUN)}",
-            "category": rng.choice(_CATS),
-            "price": round(rng.uniform(5, 400), 2),
-            "stock_quantity": qty,
-            "stock_threshold": threshold,
-            "supplier": {"name": sup_name, "supplier_id": sup_id,
-                         "contact": f"orders@{sup_name.split()[0].lower()}.example.com"},
-        })
+        products.append(
+            {
+                "sku": f"SKU-{seed % 1000:03d}-{i + 1:04d}",
+                "name": f"{rng.choice(_ADJ)} {rng.choice(_NOUN)}",
+                "category": rng.choice(_CATS),
+                "price": round(rng.uniform(5, 400), 2),
+                "stock_quantity": qty,
+                "stock_threshold": threshold,
+                "supplier": {
+                    "name": sup_name,
+                    "supplier_id": sup_id,
+                    "contact": f"orders@{sup_name.split()[0].lower()}.example.com",
+                },
+            }
+        )
     rng.shuffle(products)
     for n, p in enumerate(products, start=1):
         p["id"] = 1000 + n
     products = [{"id": p.pop("id"), **p} for p in products]
     low_items = [p for p in products if p["stock_quantity"] < p["stock_threshold"]]
-    return {"products": products, "low_stock_skus": sorted(p["sku"] for p in low_items),
-            "alerts": [{"sku": p["sku"], "to": p["supplier"]["contact"]} for p in sorted(low_items, key=lambda p: p["sku"])]}
+    return {
+        "products": products,
+        "low_stock_skus": sorted(p["sku"] for p in low_items),
+        "alerts": [
+            {"sku": p["sku"], "to": p["supplier"]["contact"]} for p in sorted(low_items, key=lambda p: p["sku"])
+        ],
+    }
 
 
 def evaluate(sent: list[dict[str, Any]], truth: dict[str, Any]) -> tuple[bool, str]:
@@ -90,14 +101,31 @@ def fixture_config(seed: int, length: str) -> dict[str, Any]:
         "env_class": ENV_CLASS,
         "env_params": {"seed": seed, **LENGTH_TABLE[length]},
         "mcp_servers": {
-            "woocommerce": {"enabled": True, "type": "woocommerce",
-                            "params": {"data_dir": "{task_workspace}/local_db/woocommerce"}},
-            "email": {"enabled": True, "type": "email",
-                      "params": {"data_dir": "{task_workspace}/local_db/emails", "email": "inventory@shop.example.com",
-                                 "password": "fixture-only"}},
+            "woocommerce": {
+                "enabled": True,
+                "type": "woocommerce",
+                "params": {"data_dir": "{task_workspace}/local_db/woocommerce"},
+            },
+            "email": {
+                "enabled": True,
+                "type": "email",
+                "params": {
+                    "data_dir": "{task_workspace}/local_db/emails",
+                    "email": "inventory@shop.example.com",
+                    "password": "fixture-only",
+                },
+            },
             "filesystem": {"enabled": True, "type": "filesystem", "params": {"workspace_path": "{agent_workspace}"}},
-            "python_execute": {"enabled": True, "type": "python_execute", "params": {"workspace_dir": "{agent_workspace}"}},
-            "memory": {"enabled": False, "type": "memory", "params": {"memory_file_path": "{agent_workspace}/memory.json"}},
+            "python_execute": {
+                "enabled": True,
+                "type": "python_execute",
+                "params": {"workspace_dir": "{agent_workspace}"},
+            },
+            "memory": {
+                "enabled": False,
+                "type": "memory",
+                "params": {"memory_file_path": "{agent_workspace}/memory.json"},
+            },
             "claim_done": {"enabled": True, "type": "claim_done", "params": {}},
         },
     }

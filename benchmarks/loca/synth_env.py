@@ -9,6 +9,7 @@ agent's `agent_workspace/stock_policy.md`. Tools (only those of enabled servers)
   python_execute_python_execute(code)              `python -I -c code` in the workspace, timeout
   claim_done_claim_done()                          runs `synth.evaluate` → done, reward 1.0/0.0
 Bad arguments give an "Error: ..." result (never an exception)."""
+
 from __future__ import annotations
 
 import json
@@ -22,13 +23,25 @@ from benchmarks.loca.interface import LocaSetupError, LocaToolEnv, ToolStep
 
 _S, _I = {"type": "string"}, {"type": "integer"}
 SCHEMAS: dict[str, tuple[str, str, dict[str, Any], list[str]]] = {  # tool → (server, description, properties, required)
-    "woocommerce_list_products": ("woocommerce", "List store products as a JSON array (page ≥ 1, per_page 1-100).",
-                                  {"page": _I, "per_page": _I}, []),
-    "email_send_email": ("email", "Send an email from the store account.", {"to": _S, "subject": _S, "body": _S},
-                         ["to", "subject", "body"]),
+    "woocommerce_list_products": (
+        "woocommerce",
+        "List store products as a JSON array (page ≥ 1, per_page 1-100).",
+        {"page": _I, "per_page": _I},
+        [],
+    ),
+    "email_send_email": (
+        "email",
+        "Send an email from the store account.",
+        {"to": _S, "subject": _S, "body": _S},
+        ["to", "subject", "body"],
+    ),
     "filesystem_read_file": ("filesystem", "Read a text file inside the workspace.", {"path": _S}, ["path"]),
-    "python_execute_python_execute": ("python_execute", "Run Python code in the workspace; returns stdout/stderr.",
-                                      {"code": _S}, ["code"]),
+    "python_execute_python_execute": (
+        "python_execute",
+        "Run Python code in the workspace; returns stdout/stderr.",
+        {"code": _S},
+        ["code"],
+    ),
     "claim_done_claim_done": ("claim_done", "Declare the task finished (ends the episode).", {}, []),
 }
 POLICY = """# Stock alert policy
@@ -40,13 +53,21 @@ Do not email about products that are not low on stock. Call claim_done when all 
 
 
 class StockAlertLiteS2LEnv(LocaToolEnv):
-    def __init__(self, *, env_params: dict[str, Any], mcp_servers: dict[str, dict[str, Any]], task_dir: Path,
-                 tool_timeout_s: float = 120.0) -> None:
+    def __init__(
+        self,
+        *,
+        env_params: dict[str, Any],
+        mcp_servers: dict[str, dict[str, Any]],
+        task_dir: Path,
+        tool_timeout_s: float = 120.0,
+    ) -> None:
         try:
             self.seed = int(env_params["seed"])
             self.sizes = {k: int(env_params[k]) for k in ("num_low_stock", "num_normal_stock")}
         except (KeyError, TypeError, ValueError) as e:
-            raise LocaSetupError(f"{synth.FAMILY} env_params need integer seed, num_low_stock, num_normal_stock: {e}") from e
+            raise LocaSetupError(
+                f"{synth.FAMILY} env_params need integer seed, num_low_stock, num_normal_stock: {e}"
+            ) from e
         self.servers, self.task_dir, self.timeout = mcp_servers, Path(task_dir), tool_timeout_s
         p = {name: cfg["params"] for name, cfg in mcp_servers.items()}
         self.db = Path(p.get("woocommerce", {}).get("data_dir", self.task_dir / "local_db" / "woocommerce"))
@@ -56,9 +77,12 @@ class StockAlertLiteS2LEnv(LocaToolEnv):
         self.py_dir = Path(p.get("python_execute", {}).get("workspace_dir", self.task_dir / "agent_workspace"))
         self.truth: dict[str, Any] = {}
         self.tools: dict[str, Callable[..., ToolStep]] = {
-            "woocommerce_list_products": self._list_products, "email_send_email": self._send_email,
-            "filesystem_read_file": self._read_file, "python_execute_python_execute": self._python,
-            "claim_done_claim_done": self._claim_done}
+            "woocommerce_list_products": self._list_products,
+            "email_send_email": self._send_email,
+            "filesystem_read_file": self._read_file,
+            "python_execute_python_execute": self._python,
+            "claim_done_claim_done": self._claim_done,
+        }
         self.tools = {n: f for n, f in self.tools.items() if SCHEMAS[n][0] in mcp_servers}
 
     # ------------------------------------------------------------------ interface
@@ -71,12 +95,22 @@ class StockAlertLiteS2LEnv(LocaToolEnv):
         (self.task_dir / "groundtruth_workspace" / "alerts.json").write_text(json.dumps(self.truth, indent=1))
         (self.fs_root / "stock_policy.md").write_text(POLICY)
         (self.mail_dir / "sent.jsonl").write_text("")
-        prompt = ("You manage inventory for our WooCommerce store. Read stock_policy.md in the workspace, find every "
-                  f"product that is low on stock ({len(self.products)} products in the store) and email the alerts the "
-                  "policy requires. When you are done, call claim_done.")
-        functions = [{"type": "function", "function": {
-            "name": n, "description": f"[{SCHEMAS[n][0]}] {SCHEMAS[n][1]}",
-            "parameters": {"type": "object", "properties": SCHEMAS[n][2], "required": SCHEMAS[n][3]}}} for n in self.tools]
+        prompt = (
+            "You manage inventory for our WooCommerce store. Read stock_policy.md in the workspace, find every "
+            f"product that is low on stock ({len(self.products)} products in the store) and email the alerts the "
+            "policy requires. When you are done, call claim_done."
+        )
+        functions = [
+            {
+                "type": "function",
+                "function": {
+                    "name": n,
+                    "description": f"[{SCHEMAS[n][0]}] {SCHEMAS[n][1]}",
+                    "parameters": {"type": "object", "properties": SCHEMAS[n][2], "required": SCHEMAS[n][3]},
+                },
+            }
+            for n in self.tools
+        ]
         return prompt, functions
 
     def call_tool(self, name: str, arguments: dict[str, Any], call_id: str) -> ToolStep:
@@ -87,8 +121,9 @@ class StockAlertLiteS2LEnv(LocaToolEnv):
             return ToolStep(f"Error: invalid arguments for {name}: missing {missing}, unexpected {unknown}")
         for key, value in arguments.items():
             want = props[key]["type"]
-            if (want == "integer" and (not isinstance(value, int) or isinstance(value, bool))) or \
-               (want == "string" and not isinstance(value, str)):
+            if (want == "integer" and (not isinstance(value, int) or isinstance(value, bool))) or (
+                want == "string" and not isinstance(value, str)
+            ):
                 return ToolStep(f"Error: argument '{key}' of {name} must be a {want}, got {json.dumps(value)}")
         return self.tools[name](**arguments)
 
@@ -99,13 +134,22 @@ class StockAlertLiteS2LEnv(LocaToolEnv):
         """List every product page (100 per page), read the policy, one alert per low SKU, claim_done."""
         by_sku = {p["sku"]: p for p in self.products}
         pages = max(1, -(-len(self.products) // 100))
-        calls: list[tuple[str, dict[str, Any]]] = [("woocommerce_list_products", {"page": i + 1, "per_page": 100})
-                                                   for i in range(pages)]
+        calls: list[tuple[str, dict[str, Any]]] = [
+            ("woocommerce_list_products", {"page": i + 1, "per_page": 100}) for i in range(pages)
+        ]
         calls.append(("filesystem_read_file", {"path": "stock_policy.md"}))
         for a in self.truth["alerts"]:
             p = by_sku[a["sku"]]
-            calls.append(("email_send_email", {"to": a["to"], "subject": f"Low stock alert: {a['sku']}", "body":
-                          f"{p['name']}: stock_quantity {p['stock_quantity']} < stock_threshold {p['stock_threshold']}."}))
+            calls.append(
+                (
+                    "email_send_email",
+                    {
+                        "to": a["to"],
+                        "subject": f"Low stock alert: {a['sku']}",
+                        "body": f"{p['name']}: stock_quantity {p['stock_quantity']} < stock_threshold {p['stock_threshold']}.",
+                    },
+                )
+            )
         calls.append(("claim_done_claim_done", {}))
         return calls
 
@@ -114,7 +158,7 @@ class StockAlertLiteS2LEnv(LocaToolEnv):
         if page < 1 or not 1 <= per_page <= 100:
             return ToolStep(f"Error: page must be >= 1 and per_page in 1..100 (got page={page}, per_page={per_page})")
         items = json.loads((self.db / "products.json").read_text())
-        return ToolStep(json.dumps(items[(page - 1) * per_page: page * per_page], ensure_ascii=False))
+        return ToolStep(json.dumps(items[(page - 1) * per_page : page * per_page], ensure_ascii=False))
 
     def _send_email(self, to: str, subject: str, body: str) -> ToolStep:
         if "@" not in to:
@@ -134,8 +178,13 @@ class StockAlertLiteS2LEnv(LocaToolEnv):
 
     def _python(self, code: str) -> ToolStep:
         try:
-            proc = subprocess.run([sys.executable, "-I", "-c", code], cwd=self.py_dir, capture_output=True, text=True,
-                                  timeout=self.timeout)
+            proc = subprocess.run(
+                [sys.executable, "-I", "-c", code],
+                cwd=self.py_dir,
+                capture_output=True,
+                text=True,
+                timeout=self.timeout,
+            )
         except subprocess.TimeoutExpired:
             return ToolStep(f"Error: execution timed out after {self.timeout:g} s")
         out = f"=== STDOUT ===\n{proc.stdout}"

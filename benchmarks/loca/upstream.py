@@ -8,6 +8,7 @@ added to the params and PATH / npm cache / LOCA_QUIET / PYTHONUNBUFFERED in each
 Not run here against real GEM/LOCA (neither is installable offline); checked against the
 project's stand-in `gem` package (tests/loca/fake_gem) with upstream's import paths and
 signatures. Step: one OpenAI tool call → `step_openai`."""
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,13 @@ def default_npm_cache() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pos" / "npm"
 
 
-def mcp_config(servers: dict[str, dict[str, Any]], task_workspace: Path, agent_workspace: Path, build_server_config: Any,
-               npm_cache: Path | None = None) -> dict[str, Any]:
+def mcp_config(
+    servers: dict[str, dict[str, Any]],
+    task_workspace: Path,
+    agent_workspace: Path,
+    build_server_config: Any,
+    npm_cache: Path | None = None,
+) -> dict[str, Any]:
     """`{"mcpServers": ...}` as upstream's `_LOCABench._mcp_config` builds it: every server's params
     also carry `task_workspace` / `agent_workspace`; every stdio definition gets PATH, an npm cache
     for `npx`, LOCA_QUIET and PYTHONUNBUFFERED in its env."""
@@ -64,8 +70,17 @@ class GemToolEnv(LocaToolEnv):
     execution_timeout=..., fix_schema_for_openai=False)`, `ToolEnvWrapperOpenAI(env, tools=[tool],
     max_tool_uses=...)`."""
 
-    def __init__(self, env_cls: type, env_params: dict[str, Any], servers: dict[str, dict[str, Any]], task_dir: Path,
-                 *, max_tool_uses: int, tool_timeout_s: float, npm_cache: Path | None = None) -> None:
+    def __init__(
+        self,
+        env_cls: type,
+        env_params: dict[str, Any],
+        servers: dict[str, dict[str, Any]],
+        task_dir: Path,
+        *,
+        max_tool_uses: int,
+        tool_timeout_s: float,
+        npm_cache: Path | None = None,
+    ) -> None:
         try:
             from gem.tools.mcp_server.config_loader import build_server_config
             from gem.tools.mcp_tool import MCPTool
@@ -80,7 +95,9 @@ class GemToolEnv(LocaToolEnv):
         params.setdefault("task_dir", str(self.task_dir))
         env = env_cls(**params)
         self.config = mcp_config(servers, self.task_dir, agent_ws, build_server_config, npm_cache)
-        tool = MCPTool(self.config, validate_on_init=False, execution_timeout=float(tool_timeout_s), fix_schema_for_openai=False)
+        tool = MCPTool(
+            self.config, validate_on_init=False, execution_timeout=float(tool_timeout_s), fix_schema_for_openai=False
+        )
         self.wrapper = ToolEnvWrapperOpenAI(env, tools=[tool], max_tool_uses=max_tool_uses)
 
     def reset(self) -> tuple[str, list[dict[str, Any]]]:
@@ -92,8 +109,12 @@ class GemToolEnv(LocaToolEnv):
         return str(user_prompt), functions
 
     def call_tool(self, name: str, arguments: dict[str, Any], call_id: str) -> ToolStep:
-        action = {"type": "tool", "data": [{"id": call_id, "type": "function",
-                                            "function": {"name": name, "arguments": json.dumps(arguments)}}]}
+        action = {
+            "type": "tool",
+            "data": [
+                {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+            ],
+        }
         obs, reward, terminated, truncated, _info = self.wrapper.step_openai(action)
         if terminated:  # claim_done: the wrapper returns the tool's own text, not a message list
             return ToolStep(content=str(obs), done=True, reward=float(reward or 0.0))

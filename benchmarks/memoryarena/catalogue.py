@@ -8,6 +8,7 @@ records, or a list of records shared by every task, e.g. WebShop's own file), el
 per-task catalogue built from the option lists (see `synthetic_catalogue`). Search is local BM25
 over name + bullets, top 50, ties broken by ASIN. Results are labelled "reduced catalogue": they are
 not comparable with the paper's full 1.18M-product store."""
+
 from __future__ import annotations
 
 import hashlib
@@ -21,7 +22,7 @@ from benchmarks.memoryarena.shopping_score import substring_matches
 
 Product = dict[str, Any]
 SEARCH_RETURN_N = 50  # WebShop SEARCH_RETURN_N
-PRODUCT_WINDOW = 10   # WebShop PRODUCT_WINDOW
+PRODUCT_WINDOW = 10  # WebShop PRODUCT_WINDOW
 _TOKEN = re.compile(r"[a-z0-9]+")
 
 
@@ -36,7 +37,7 @@ def section(questions: Sequence[str], i: int) -> str:
     """Section of product i (1-based): from `Product i:` in `questions[i-1]` to its end."""
     q = questions[i - 1]
     m = re.search(rf"Product\s+{i}:", q, re.IGNORECASE)
-    return q[m.start():] if m else q
+    return q[m.start() :] if m else q
 
 
 def option_names(text: str) -> list[str]:
@@ -45,7 +46,7 @@ def option_names(text: str) -> list[str]:
     if not m:
         return []
     names: list[str] = []
-    for line in text[m.end():].splitlines():
+    for line in text[m.end() :].splitlines():
         s = line.strip()
         b = re.match(r"^(?:[-*•]|\d+[.)])\s+(.*)$", s)
         if b:
@@ -109,10 +110,19 @@ def synthetic_catalogue(row: dict[str, Any]) -> list[Product]:
             if asin in seen:
                 continue
             seen.add(asin)
-            out.append({"asin": asin, "name": n, "pricing": f"${price:.2f}", "average_rating": rating,
-                        "product_category": f"{cat.title()} › {heading.group(1).strip() if heading else 'Item'}",
-                        "small_description": bullets(n), "full_description": n, "customization_options": {},
-                        "synthetic": True})
+            out.append(
+                {
+                    "asin": asin,
+                    "name": n,
+                    "pricing": f"${price:.2f}",
+                    "average_rating": rating,
+                    "product_category": f"{cat.title()} › {heading.group(1).strip() if heading else 'Item'}",
+                    "small_description": bullets(n),
+                    "full_description": n,
+                    "customization_options": {},
+                    "synthetic": True,
+                }
+            )
     return out
 
 
@@ -154,8 +164,10 @@ def load_catalogues(path: str | Path) -> dict[str, list[Product]] | list[Product
     """A catalogue file: {task id: [records]} or [records] (shared by all tasks)."""
     p = Path(path).expanduser()
     if not p.is_file():
-        raise FileNotFoundError(f"shopping catalogue not found: {p}; set benchmark.catalogue_path to a JSON file "
-                                "({task id: [products]} or a product list), or null for the synthetic per-task catalogue")
+        raise FileNotFoundError(
+            f"shopping catalogue not found: {p}; set benchmark.catalogue_path to a JSON file "
+            "({task id: [products]} or a product list), or null for the synthetic per-task catalogue"
+        )
     from runners.inputs import read_json
 
     data = read_json(p)  # lone surrogates replaced (noted for the manifest); damaged files name file and line
@@ -198,8 +210,10 @@ class Catalogue:
         if self._bm25 is None:
             from rank_bm25 import BM25Okapi
 
-            docs = [tokens(" ".join([str(p.get("name", ""))] + [str(b) for b in p.get("small_description") or []]))
-                    for p in self.products]
+            docs = [
+                tokens(" ".join([str(p.get("name", ""))] + [str(b) for b in p.get("small_description") or []]))
+                for p in self.products
+            ]
             self._docs = [set(d) for d in docs]
             self._bm25 = BM25Okapi([d or ["_"] for d in docs])
         scores = self._bm25.get_scores(q)
@@ -216,8 +230,10 @@ class FullCatalogue(Catalogue):
         super().__init__(products)
         import bm25s
 
-        docs = [tokens(" ".join([str(p.get("name", ""))] + [str(b) for b in p.get("small_description") or []]))
-                for p in self.products]
+        docs = [
+            tokens(" ".join([str(p.get("name", ""))] + [str(b) for b in p.get("small_description") or []]))
+            for p in self.products
+        ]
         self._bm25s = bm25s.BM25()
         self._bm25s.index([d or ["_"] for d in docs], show_progress=False)
         self._vocab = {t for d in docs for t in d}
@@ -228,7 +244,9 @@ class FullCatalogue(Catalogue):
             return []
         k = min(len(self.products), max(4 * n, n + 50))  # extra candidates so ties at the cut break by ASIN
         idx, scores = self._bm25s.retrieve([q], k=k, show_progress=False)
-        hits = [(-float(sc), str(self.products[i]["asin"]), self.products[i]) for i, sc in zip(idx[0], scores[0]) if sc > 0]
+        hits = [
+            (-float(sc), str(self.products[i]["asin"]), self.products[i]) for i, sc in zip(idx[0], scores[0]) if sc > 0
+        ]
         return [p for _, _, p in sorted(hits, key=lambda h: (h[0], h[1]))[:n]]
 
 

@@ -2,6 +2,7 @@
 subtask a request; later subtasks may reuse earlier results. The judge is the whole
 environment, plus upstream's `reasoning` tool (a separate LLM call, role `tool`)
 (docs/memoryarena.md §2.3, §3.3, §4 Formal, §5.2)."""
+
 from __future__ import annotations
 
 import json
@@ -48,9 +49,15 @@ NO_BACKGROUND = "No background information is provided for this problem."
 REASONING_TOOL = ToolSpec(
     name="reasoning",
     description="Ask a careful solver to work through a problem step by step, check itself, and state a final answer.",
-    parameters={"type": "object", "properties": {"input": {"type": "string", "description": "the problem and anything the solver needs"}}, "required": ["input"]},
+    parameters={
+        "type": "object",
+        "properties": {"input": {"type": "string", "description": "the problem and anything the solver needs"}},
+        "required": ["input"],
+    },
 )
-REASONING_SYSTEM = "Solve the problem carefully, step by step. Check your work, then state the final answer clearly on the last line."
+REASONING_SYSTEM = (
+    "Solve the problem carefully, step by step. Check your work, then state the final answer clearly on the last line."
+)
 REASONING_USER = "{task}"
 
 
@@ -61,24 +68,37 @@ def formal_prompts(sources: TextSources) -> dict[str, Any]:
     return {
         "policy": sources.string("policy", MATH_AGENT, "MathAgent._act_with_tools.system_prompt", POLICY),
         "tool": ToolSpec(**tool) if isinstance(tool, dict) else REASONING_TOOL,
-        "tool_system": sources.literal("reasoning_tool.system", MATH_AGENT, "MathAgent._reasoning_with_errors.messages",
-                                       REASONING_SYSTEM, (0, "content")),
-        "tool_user": sources.fstring("reasoning_tool.user", MATH_AGENT, "MathAgent._reasoning_with_errors.prompt", REASONING_USER),
+        "tool_system": sources.literal(
+            "reasoning_tool.system",
+            MATH_AGENT,
+            "MathAgent._reasoning_with_errors.messages",
+            REASONING_SYSTEM,
+            (0, "content"),
+        ),
+        "tool_user": sources.fstring(
+            "reasoning_tool.user", MATH_AGENT, "MathAgent._reasoning_with_errors.prompt", REASONING_USER
+        ),
         "judge": judge_prompts(sources),
         "final_call": final_call_text(sources),
     }
 
 
-FINAL_CALL = ("Now give the final answer, using the results of the reasoning tool so far. Do not call a tool. Write only the "
-              "final solution that is to be checked.")
+FINAL_CALL = (
+    "Now give the final answer, using the results of the reasoning tool so far. Do not call a tool. Write only the "
+    "final solution that is to be checked."
+)
 """Our wording of upstream MathAgent's forced final call (used only when the pinned file is unavailable)."""
 
 
 def final_call_text(sources: TextSources) -> str:
     """The user message upstream MathAgent._act_with_tools appends after its tool iterations for one
     last call without tools (read at run time from the pinned agent/math.py)."""
-    found = [t for t in (py_function_strings(MATH_AGENT, "MathAgent._act_with_tools") or []) if t.startswith("Use the prior")]
-    return sources.use("final_call", MATH_AGENT, found[0] if len(found) == 1 else None, FINAL_CALL, symbol="MathAgent._act_with_tools")
+    found = [
+        t for t in (py_function_strings(MATH_AGENT, "MathAgent._act_with_tools") or []) if t.startswith("Use the prior")
+    ]
+    return sources.use(
+        "final_call", MATH_AGENT, found[0] if len(found) == 1 else None, FINAL_CALL, symbol="MathAgent._act_with_tools"
+    )
 
 
 def request_text(background: str, question: str) -> str:
@@ -89,7 +109,9 @@ KINDS = {"formal_reasoning_math": "formal_math", "formal_reasoning_phys": "forma
 
 
 class FormalEnv(Environment):
-    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], prompts: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], prompts: dict[str, Any] | None = None
+    ) -> None:
         self.task, self.ctx, self.params = task, ctx, params
         self.prompts = prompts or formal_prompts(TextSources())
         row = task.payload
@@ -107,8 +129,14 @@ class FormalEnv(Environment):
 
     def view(self) -> TaskView:
         tools = [self.prompts["tool"]] if self.params["reasoning_tool"] else []
-        return TaskView(task_id=self.task.task_id, benchmark=self.params["name"], policy=self.prompts["policy"], tools=tools,
-                        kind=KINDS[self.params["config"]], initial_memory=["Initial result: Empty"])
+        return TaskView(
+            task_id=self.task.task_id,
+            benchmark=self.params["name"],
+            policy=self.prompts["policy"],
+            tools=tools,
+            kind=KINDS[self.params["config"]],
+            initial_memory=["Initial result: Empty"],
+        )
 
     def step_budget(self) -> int:
         # Upstream MathAgent: at most 3 tool iterations, then a final answer.
@@ -131,8 +159,12 @@ class FormalEnv(Environment):
             self._turns += 1
             if self._final_call:
                 if decision.tool_calls:
-                    self._trace.append({"forced_final": "tool calls at the final call were not run",
-                                        "calls": [c.name for c in decision.tool_calls]})
+                    self._trace.append(
+                        {
+                            "forced_final": "tool calls at the final call were not run",
+                            "calls": [c.name for c in decision.tool_calls],
+                        }
+                    )
                 answer = decision.message if decision.message is not None else decision.extras.get(DROPPED_MESSAGE)
                 self._final = answer
                 return Reply(request_done=True)
@@ -140,8 +172,13 @@ class FormalEnv(Environment):
                 reply = await self._act(decision) if decision.tool_calls else Reply()
                 self._final_call = True
                 obs = reply.observation
-                return Reply(observation=Observation(tool_results=obs.tool_results, user_message=obs.user_message,
-                                                     note="\n".join(x for x in (obs.note, self.prompts["final_call"]) if x)))
+                return Reply(
+                    observation=Observation(
+                        tool_results=obs.tool_results,
+                        user_message=obs.user_message,
+                        note="\n".join(x for x in (obs.note, self.prompts["final_call"]) if x),
+                    )
+                )
         return await self._act(decision)
 
     async def _act(self, decision: Decision) -> Reply:
@@ -163,8 +200,10 @@ class FormalEnv(Environment):
         text = str(args.get("input", ""))
         if not text.strip():
             return "The reasoning tool needs a non-empty 'input'.", True
-        msgs: list[Message] = [{"role": "system", "content": self.prompts["tool_system"]},
-                               {"role": "user", "content": self.prompts["tool_user"].format(task=text)}]
+        msgs: list[Message] = [
+            {"role": "system", "content": self.prompts["tool_system"]},
+            {"role": "user", "content": self.prompts["tool_user"].format(task=text)},
+        ]
         out = ""
         for attempt in range(3):  # upstream retries up to 3 times on empty output
             c = await self.ctx.backbone("tool").complete(msgs, role="tool", attempt=attempt)
@@ -183,16 +222,22 @@ class FormalEnv(Environment):
         if answer is not None and answer.strip():
             self._judging = (answer, gold)
             ok, reply = await judge(
-                self.ctx.backbone("judge"), answer=answer, gold=gold,
+                self.ctx.backbone("judge"),
+                answer=answer,
+                gold=gold,
                 question=question if self.params["judge_includes_question"] else None,
-                strict=self.params["strict_verdict"], prompts=self.prompts["judge"], **self.params["judge_sampling"],
+                strict=self.params["strict_verdict"],
+                prompts=self.prompts["judge"],
+                **self.params["judge_sampling"],
             )
             self._judging = None
         self.correct.append(int(ok))
         self.judge_replies.append(reply)
         self.answers.append(answer)
         memory = f"## Task:\n{question}\n## solution:\n{answer if answer is not None else ''}\n## Tool Calls Info:\n{json.dumps(self._trace, ensure_ascii=False)}"
-        return RequestOutcome(request=self.requests[k], final_response=answer, steps=steps, truncated=truncated, memory_text=memory)
+        return RequestOutcome(
+            request=self.requests[k], final_response=answer, steps=steps, truncated=truncated, memory_text=memory
+        )
 
     async def score_task(self) -> dict[str, Any]:
         n = len(self.correct)
@@ -231,7 +276,9 @@ class FormalReasoning(Benchmark):
     roles = ("judge", "tool")
     metric_specs = (MetricSpec(name="SR", table=True), MetricSpec(name="PS", table=True), *ma_metrics.DEPTH_SPECS)
 
-    def __init__(self, *, name: str, config: str, data_dir: str | None = None, limit: int | None = None, **params: Any) -> None:
+    def __init__(
+        self, *, name: str, config: str, data_dir: str | None = None, limit: int | None = None, **params: Any
+    ) -> None:
         super().__init__(name=name, config=config, data_dir=data_dir, limit=limit, **params)
         self.name, self.config, self.data_dir, self.limit = name, config, data_dir, limit
         self._prov: dict[str, Any] = {}
@@ -252,7 +299,10 @@ class FormalReasoning(Benchmark):
 
     def metrics(self, episodes: list[EpisodeRow]) -> Metrics:
         correct = [e["scores"]["subtask_correct"] for e in episodes]
-        out = {"SR": ma_metrics.success_rate([e["scores"]["success"] for e in episodes]), "PS": ma_metrics.progress_macro(correct)}
+        out = {
+            "SR": ma_metrics.success_rate([e["scores"]["success"] for e in episodes]),
+            "PS": ma_metrics.progress_macro(correct),
+        }
         out.update(ma_metrics.depth_metrics(correct))
         return out
 

@@ -4,6 +4,7 @@ Faithful default: the question is NOT shown (upstream passes none, so the prompt
 `Question: None`) and the verdict is a substring test for "yes" on the lower-cased reply.
 `judge_includes_question=True` shows the question; `strict_verdict=True` requires the reply's
 first word to be "yes"."""
+
 from __future__ import annotations
 
 import re
@@ -32,7 +33,9 @@ def judge_prompts(sources: TextSources | None = None) -> tuple[str, str]:
     return system, user
 
 
-def judge_messages(answer: str, gold: str, question: str | None, prompts: tuple[str, str] | None = None) -> list[Message]:
+def judge_messages(
+    answer: str, gold: str, question: str | None, prompts: tuple[str, str] | None = None
+) -> list[Message]:
     system, user = prompts or judge_prompts()
     text = user.format(query=question if question is not None else "None", action=answer, ground_truth=gold)
     return [{"role": "system", "content": system}, {"role": "user", "content": text}]
@@ -54,7 +57,15 @@ def scripted_equivalent(answer: str, gold: str) -> bool:
     return norm(answer) == norm(gold) and norm(gold) != ""
 
 
-async def judge(backbone: Backbone, *, answer: str, gold: str, question: str | None, strict: bool = False,
-                prompts: tuple[str, str] | None = None, **sampling: Any) -> tuple[bool, str]:
+async def judge(
+    backbone: Backbone,
+    *,
+    answer: str,
+    gold: str,
+    question: str | None,
+    strict: bool = False,
+    prompts: tuple[str, str] | None = None,
+    **sampling: Any,
+) -> tuple[bool, str]:
     c = await backbone.complete(judge_messages(answer, gold, question, prompts), role="judge", **sampling)
     return verdict(c.text, strict=strict), c.text

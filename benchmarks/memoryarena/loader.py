@@ -1,5 +1,6 @@
 """Loading `ZexueHe/memoryarena` task rows: Hugging Face at the pinned revision (sha256-checked)
 or a local directory in the same `<config>/data.jsonl` layout (docs/memoryarena.md §1, §6)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -41,8 +42,10 @@ def resolve(config: str, data_dir: str | None) -> tuple[Path, dict[str, Any]]:
     if config not in SHA256:
         raise DataError(f"unknown MemoryArena config '{config}'; available: {', '.join(SHA256)}")
     data_dir = data_dir or os.environ.get(ENV_VAR)
-    if data_dir == "fixtures" or str(data_dir).startswith("fixtures/"):  # fixtures/tiny: one question (the local real-model run)
-        path = FIXTURES / str(data_dir)[len("fixtures/"):] / config / "data.jsonl"  # "fixtures" → FIXTURES/<config>
+    if data_dir == "fixtures" or str(data_dir).startswith(
+        "fixtures/"
+    ):  # fixtures/tiny: one question (the local real-model run)
+        path = FIXTURES / str(data_dir)[len("fixtures/") :] / config / "data.jsonl"  # "fixtures" → FIXTURES/<config>
         source = "project fixture (not MemoryArena data)"
     elif data_dir:
         path = Path(data_dir).expanduser() / config / "data.jsonl"
@@ -58,15 +61,19 @@ def resolve(config: str, data_dir: str | None) -> tuple[Path, dict[str, Any]]:
     digest = sha256_file(path)
     pinned = digest == SHA256[config]
     if not pinned and source.startswith("hf://"):
-        raise DataError(f"checksum mismatch for {path}: sha256 {digest}, expected {SHA256[config]} (pinned revision {PINNED_REVISION})")
+        raise DataError(
+            f"checksum mismatch for {path}: sha256 {digest}, expected {SHA256[config]} (pinned revision {PINNED_REVISION})"
+        )
     return path, {"source": source, "path": str(path), "sha256": digest, "pinned_checksum": pinned}
 
 
 def _download(config: str) -> Path:
     from runners.netcheck import Unreachable, hf_endpoint, hf_offline, require_host
 
-    fix = (f"Set ${ENV_VAR} or benchmark.params.data_dir to a directory holding {config}/data.jsonl (download "
-           f"{REPO_ID} at revision {PINNED_REVISION} elsewhere), or benchmark.params.data_dir=fixtures for the offline fixture.")
+    fix = (
+        f"Set ${ENV_VAR} or benchmark.params.data_dir to a directory holding {config}/data.jsonl (download "
+        f"{REPO_ID} at revision {PINNED_REVISION} elsewhere), or benchmark.params.data_dir=fixtures for the offline fixture."
+    )
     if not hf_offline():  # offline: fail in seconds, not after huggingface_hub's retry cycle
         try:
             require_host(hf_endpoint(), fix)
@@ -75,7 +82,11 @@ def _download(config: str) -> Path:
     try:
         from huggingface_hub import hf_hub_download
 
-        return Path(hf_hub_download(repo_id=REPO_ID, repo_type="dataset", filename=f"{config}/data.jsonl", revision=PINNED_REVISION))
+        return Path(
+            hf_hub_download(
+                repo_id=REPO_ID, repo_type="dataset", filename=f"{config}/data.jsonl", revision=PINNED_REVISION
+            )
+        )
     except Exception as e:  # offline, gated, or renamed
         raise DataError(
             f"could not download {REPO_ID}/{config} at {PINNED_REVISION}: {type(e).__name__}: {e}. "

@@ -2,6 +2,7 @@
 
 Inputs are per-task lists of 0/1 subtask correctness in subtask order. Outputs are percentages.
 Undefined values (no tasks, Acc_1 = 0, K < 2) are None, never a silent 0."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

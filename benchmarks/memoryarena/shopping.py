@@ -6,6 +6,7 @@ Actions [harness choice]: the store's `search[kw]` / `click[v]` are offered as t
 `search(query)` and `click(target)`, so every method's protocol can call them; an assistant
 message holding `search[...]` or `click[...]` (upstream's text form) is executed too. One action
 per turn: extra tool calls in a step are answered with an error and not executed."""
+
 from __future__ import annotations
 
 import json
@@ -16,7 +17,15 @@ from pydantic import Field
 
 from benchmarks.memoryarena import metrics as ma_metrics
 from benchmarks.memoryarena import shopping_score
-from benchmarks.memoryarena.catalogue import PRODUCT_WINDOW, Catalogue, CatalogueSource, catalogue_mode, load_catalogues, preamble, section
+from benchmarks.memoryarena.catalogue import (
+    PRODUCT_WINDOW,
+    Catalogue,
+    CatalogueSource,
+    catalogue_mode,
+    load_catalogues,
+    preamble,
+    section,
+)
 from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
 from benchmarks.memoryarena.shopping_site import BACK, BUY, NEXT, PREV, Site, parse_action
 from runners.upstream import TextSources, UpstreamFile
@@ -25,29 +34,61 @@ from runners.api import (
     Metrics,
     MetricSpec,
     BenchmarkParams,
-    Benchmark, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
-    TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec,
+    Benchmark,
+    Decision,
+    Environment,
+    EpisodeContext,
+    Message,
+    Observation,
+    Reply,
+    Request,
+    RequestOutcome,
+    TaskSpec,
+    TaskView,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
 )
 
-STEP_BLOCK = ("In this session buy ONLY the item of the product section below (one purchase). The bundle's budget "
-              "and compatibility rules above still apply; items bought in earlier sessions are not shown here.\n")
-POLICY = ("You shop in a WebShop-style text store. Take exactly one action per step: `search` with keywords (only on "
-          "the search page) or `click` on a button, product ASIN or option value shown on the current page (buttons "
-          "include 'Back to Search', 'Next >', '< Prev', 'Description', 'Features', 'Reviews', 'Buy Now'). Clicking "
-          "'Buy Now' on a product page buys it and ends the session. Anything else does nothing.")
+STEP_BLOCK = (
+    "In this session buy ONLY the item of the product section below (one purchase). The bundle's budget "
+    "and compatibility rules above still apply; items bought in earlier sessions are not shown here.\n"
+)
+POLICY = (
+    "You shop in a WebShop-style text store. Take exactly one action per step: `search` with keywords (only on "
+    "the search page) or `click` on a button, product ASIN or option value shown on the current page (buttons "
+    "include 'Back to Search', 'Next >', '< Prev', 'Description', 'Features', 'Reviews', 'Buy Now'). Clicking "
+    "'Buy Now' on a product page buys it and ends the session. Anything else does nothing."
+)
 WEBSHOP_AGENT = UpstreamFile("MemoryArena", "agent/webshop.py")
 # The policy is upstream WebShop agent's DEFAULT_SYSTEM_PROMPT, read at run time; POLICY above is the
 # project's own wording, used (and recorded as paraphrase) only when the pinned file is unavailable.
 # Upstream's prompt asks for search[...] / click[...]: the `search` and `click` tools are those actions.
 TOOLS = [
-    ToolSpec(name="search", description="search[query] on the search page.",
-             parameters={"type": "object", "properties": {"query": {"type": "string", "description": "search keywords"}}, "required": ["query"]}),
-    ToolSpec(name="click", description="click[target]: a button text, product ASIN or option value on the current page.",
-             parameters={"type": "object", "properties": {"target": {"type": "string", "description": "text to click"}}, "required": ["target"]}),
+    ToolSpec(
+        name="search",
+        description="search[query] on the search page.",
+        parameters={
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "search keywords"}},
+            "required": ["query"],
+        },
+    ),
+    ToolSpec(
+        name="click",
+        description="click[target]: a button text, product ASIN or option value on the current page.",
+        parameters={
+            "type": "object",
+            "properties": {"target": {"type": "string", "description": "text to click"}},
+            "required": ["target"],
+        },
+    ),
 ]
 REPEAT_EXIT = 7  # webshop_plus_client `max_same_action`: identical consecutive actions that end a step
-REDUCTION = ("reduced catalogue: per-task catalogue of the option products (target ASINs from the answers, synthetic "
-             "distractor ASINs) with local BM25 search instead of WebShop's 1.18M-product Lucene index; not comparable with the paper")
+REDUCTION = (
+    "reduced catalogue: per-task catalogue of the option products (target ASINs from the answers, synthetic "
+    "distractor ASINs) with local BM25 search instead of WebShop's 1.18M-product Lucene index; not comparable with the paper"
+)
 
 
 def shopping_policy(sources: TextSources) -> str:
@@ -55,23 +96,36 @@ def shopping_policy(sources: TextSources) -> str:
 
 
 class ShoppingEnv(Environment):
-    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], catalogue: Catalogue,
-                 policy: str | None = None) -> None:
+    def __init__(
+        self,
+        task: TaskSpec,
+        ctx: EpisodeContext,
+        params: dict[str, Any],
+        catalogue: Catalogue,
+        policy: str | None = None,
+    ) -> None:
         self.task, self.ctx, self.params, self.cat = task, ctx, params, catalogue
         self.policy = policy if policy is not None else shopping_policy(TextSources())
         row = task.payload
         qs, pre = row["questions"], preamble(row["questions"])
         self.instructions = [f"{pre}{STEP_BLOCK}{section(qs, i)}" for i in range(1, len(qs) + 1)]
-        self.requests = [Request(index=i, request_id=f"{task.task_id}/q{i + 1}", text=Site(catalogue, ins).render())
-                         for i, ins in enumerate(self.instructions)]
+        self.requests = [
+            Request(index=i, request_id=f"{task.task_id}/q{i + 1}", text=Site(catalogue, ins).render())
+            for i, ins in enumerate(self.instructions)
+        ]
         self.k = -1
         self.steps: list[dict[str, Any]] = []
         self.judge_replies: list[str] = []
         self._judging: tuple[str, list[str]] | None = None
 
     def view(self) -> TaskView:
-        return TaskView(task_id=self.task.task_id, benchmark=self.params["name"], policy=self.policy, tools=list(TOOLS),
-                        kind="shopping")
+        return TaskView(
+            task_id=self.task.task_id,
+            benchmark=self.params["name"],
+            policy=self.policy,
+            tools=list(TOOLS),
+            kind="shopping",
+        )
 
     def step_budget(self) -> int:
         return int(self.params["max_steps"])  # task_specific.max_steps in every upstream config
@@ -80,7 +134,9 @@ class ShoppingEnv(Environment):
         self.k += 1
         if self.k >= len(self.requests):
             return None
-        self.site = Site(self.cat, self.instructions[self.k] if self.params["instruction_in_observation"] else "(see request)")
+        self.site = Site(
+            self.cat, self.instructions[self.k] if self.params["instruction_in_observation"] else "(see request)"
+        )
         self.turns: list[dict[str, Any]] = []
         self._last: list[str] = []
         return self.requests[self.k]
@@ -88,8 +144,10 @@ class ShoppingEnv(Environment):
     # --------------------------------------------------------------------------- acting
     def _action(self, decision: Decision) -> tuple[tuple[str, str] | None, str, list[ToolResult]]:
         """The one action of this turn, its tool-call id, and errors for extra calls."""
-        extra = [ToolResult(call_id=c.id or f"extra_{i}", name=c.name, error=True, content="Ignored: one action per turn.")
-                 for i, c in enumerate(decision.tool_calls[1:], 1)]
+        extra = [
+            ToolResult(call_id=c.id or f"extra_{i}", name=c.name, error=True, content="Ignored: one action per turn.")
+            for i, c in enumerate(decision.tool_calls[1:], 1)
+        ]
         if decision.tool_calls:
             c = decision.tool_calls[0]
             args = c.arguments if isinstance(c.arguments, dict) else {}
@@ -107,7 +165,9 @@ class ShoppingEnv(Environment):
         # Wrapper (`webshop_plus_client.py`): the repeat count is checked BEFORE the action runs, so
         # the 7th identical action in a row is not executed; the episode ends on the current page.
         repeats = len(self._last) >= REPEAT_EXIT and len(set(self._last[-REPEAT_EXIT:])) == 1
-        valid = not repeats and action is not None and bool(action) and action[0] != "invalid" and self.site.step(*action)
+        valid = (
+            not repeats and action is not None and bool(action) and action[0] != "invalid" and self.site.step(*action)
+        )
         done = self.site.purchased is not None
         after = self.site.summary() if done else self.site.render()
         if repeats:
@@ -116,7 +176,9 @@ class ShoppingEnv(Environment):
             after = f"Invalid action on this page (nothing happened).\n{after}"  # [harness choice]; upstream is silent
         self.turns.append({"instruction": before, "action": text, "observation": after, "done": done or repeats})
         if decision.tool_calls:
-            obs = Observation(tool_results=[ToolResult(call_id=cid, name=decision.tool_calls[0].name, content=after), *extra])
+            obs = Observation(
+                tool_results=[ToolResult(call_id=cid, name=decision.tool_calls[0].name, content=after), *extra]
+            )
         else:
             obs = Observation(note=after)
         return Reply(observation=obs, request_done=done or repeats)
@@ -128,41 +190,81 @@ class ShoppingEnv(Environment):
         matches, err = None, None
         if bought and not shopping_score.step_match(asin, ans["target_asin"]) and self.params["llm_attributes"]:
             self._judging = (str(bought.get("name", "")), list(ans.get("attributes", [])))
-            matches, reply, err = await shopping_score.llm_attribute_matches(self.ctx.backbone("judge"), *self._judging,
-                                                                             **self.params["judge_sampling"])
+            matches, reply, err = await shopping_score.llm_attribute_matches(
+                self.ctx.backbone("judge"), *self._judging, **self.params["judge_sampling"]
+            )
             self.judge_replies.append(reply)
             self._judging = None
-        reward = shopping_score.soft_reward(bought=bought, bought_asin=asin, target_asin=ans["target_asin"],
-                                            target=self.cat.get(ans["target_asin"]),
-                                            attributes=ans.get("attributes", []), attr_matches=matches)
-        self.steps.append({"purchase": asin, "match": shopping_score.step_match(asin, ans["target_asin"]), "reward": reward,
-                           "judge_error": err})
+        reward = shopping_score.soft_reward(
+            bought=bought,
+            bought_asin=asin,
+            target_asin=ans["target_asin"],
+            target=self.cat.get(ans["target_asin"]),
+            attributes=ans.get("attributes", []),
+            attr_matches=matches,
+        )
+        self.steps.append(
+            {
+                "purchase": asin,
+                "match": shopping_score.step_match(asin, ans["target_asin"]),
+                "reward": reward,
+                "judge_error": err,
+            }
+        )
         # upstream `run_shopping.build_memory_entries`: `Step {turn}:` (turn within this step's episode)
-        chunks = [f"Step {t}:\nUser Instruction: {x['instruction']}\nAgent Action: {x['action']}\n"
-                  f"Env Observation: {x['observation']}\nDone: {x['done']}" for t, x in enumerate(self.turns, 1)]
+        chunks = [
+            f"Step {t}:\nUser Instruction: {x['instruction']}\nAgent Action: {x['action']}\n"
+            f"Env Observation: {x['observation']}\nDone: {x['done']}"
+            for t, x in enumerate(self.turns, 1)
+        ]
         # All per-turn chunks in order = [memory_text] + memory_chunks (§4 Shopping 4).
-        return RequestOutcome(request=self.requests[self.k], final_response=asin, steps=steps, truncated=truncated,
-                              memory_text=chunks[0] if chunks else "", memory_chunks=chunks[1:])
+        return RequestOutcome(
+            request=self.requests[self.k],
+            final_response=asin,
+            steps=steps,
+            truncated=truncated,
+            memory_text=chunks[0] if chunks else "",
+            memory_chunks=chunks[1:],
+        )
 
     async def score_task(self) -> dict[str, Any]:
         agg = shopping_score.aggregate([self.steps])
-        return {"subtask_correct": [int(s["match"]) for s in self.steps], "success": int(agg["SR"] or 0),
-                "progress": agg["PS"], "rewards": [s["reward"] for s in self.steps], "steps": self.steps,
-                "judge_replies": self.judge_replies}
+        return {
+            "subtask_correct": [int(s["match"]) for s in self.steps],
+            "success": int(agg["SR"] or 0),
+            "progress": agg["PS"],
+            "rewards": [s["reward"] for s in self.steps],
+            "steps": self.steps,
+            "judge_replies": self.judge_replies,
+        }
 
     # --------------------------------------------------------------------------- scripted oracle
     def reference(self, role: str, messages: list[Message]) -> Decision | None:
         if role == "judge" and self._judging is not None:
             name, attrs = self._judging
-            return Decision(message=json.dumps({"matches": [{"attribute": a, "has_attribute": m}
-                                                            for a, m in zip(attrs, shopping_score.substring_matches(name, attrs))]}))
+            return Decision(
+                message=json.dumps(
+                    {
+                        "matches": [
+                            {"attribute": a, "has_attribute": m}
+                            for a, m in zip(attrs, shopping_score.substring_matches(name, attrs))
+                        ]
+                    }
+                )
+            )
         if role != "agent" or not 0 <= self.k < len(self.requests):
             return None
         nxt = self.next_action()
         if nxt is None:
             return None
         verb, arg = nxt
-        return Decision(tool_calls=[ToolCall(name=verb, arguments={"query" if verb == "search" else "target": arg}, id=f"a{len(self.turns)}")])
+        return Decision(
+            tool_calls=[
+                ToolCall(
+                    name=verb, arguments={"query" if verb == "search" else "target": arg}, id=f"a{len(self.turns)}"
+                )
+            ]
+        )
 
     def next_action(self) -> tuple[str, str] | None:
         """Next action of a shortest path to buying this step's target (None if it is not in the catalogue)."""
@@ -187,9 +289,11 @@ class ShoppingEnv(Environment):
 def select_per_category(rows: list[dict[str, Any]], k: int) -> list[dict[str, Any]]:
     """Upstream `task_file_limit` (10 in every shipped config → 50 of 150 bundles): for each
     `<prefix>_item_<n>` prefix, in order of first appearance, the k rows with the smallest n."""
+
     def key(r: dict[str, Any]) -> tuple[str, int]:
         m = re.match(r"^(.*)_item_(\d+)$", str(r.get("category", "")))
         return (m.group(1), int(m.group(2))) if m else (str(r.get("category", "")), 0)
+
     prefixes = list(dict.fromkeys(key(r)[0] for r in rows))
     return [r for p in prefixes for r in sorted((r for r in rows if key(r)[0] == p), key=lambda r: key(r)[1])[:k]]
 
@@ -212,12 +316,25 @@ class BundledShopping(Benchmark):
     task_kinds = ("shopping",)
     Params = ShoppingParams
     roles = ("judge",)
-    metric_specs = (MetricSpec(name="SR", table=True), MetricSpec(name="PS", table=True), MetricSpec(name="soft_reward", table=True),
-                    MetricSpec(name="PS_soft"), MetricSpec(name="SR_soft"), MetricSpec(name="average_success_rate"),
-                    *ma_metrics.DEPTH_SPECS)
+    metric_specs = (
+        MetricSpec(name="SR", table=True),
+        MetricSpec(name="PS", table=True),
+        MetricSpec(name="soft_reward", table=True),
+        MetricSpec(name="PS_soft"),
+        MetricSpec(name="SR_soft"),
+        MetricSpec(name="average_success_rate"),
+        *ma_metrics.DEPTH_SPECS,
+    )
 
-    def __init__(self, *, name: str, data_dir: str | None = None, catalogue_path: str | None = None,
-                 limit: int | None = None, **params: Any) -> None:
+    def __init__(
+        self,
+        *,
+        name: str,
+        data_dir: str | None = None,
+        catalogue_path: str | None = None,
+        limit: int | None = None,
+        **params: Any,
+    ) -> None:
         super().__init__(name=name, data_dir=data_dir, catalogue_path=catalogue_path, limit=limit, **params)
         self.name, self.data_dir, self.limit = name, data_dir, limit
         if catalogue_path == "fixtures":
@@ -262,6 +379,11 @@ class BundledShopping(Benchmark):
 
     def notes(self) -> dict[str, Any]:
         mode = catalogue_mode(self.source())
-        return {"data": self._prov, "text_sources": self.sources.as_manifest(), "catalogue_mode": mode,
-                "reduction": REDUCTION if mode == "reduced catalogue" else None, "catalogue": self.catalogue_path or "synthetic per-task (from option lists)",
-                "PS_note": "PS = exact-ASIN step match (FlowState reading); soft_reward = upstream compute_reward.py average_reward"}
+        return {
+            "data": self._prov,
+            "text_sources": self.sources.as_manifest(),
+            "catalogue_mode": mode,
+            "reduction": REDUCTION if mode == "reduced catalogue" else None,
+            "catalogue": self.catalogue_path or "synthetic per-task (from option lists)",
+            "PS_note": "PS = exact-ASIN step match (FlowState reading); soft_reward = upstream compute_reward.py average_reward",
+        }

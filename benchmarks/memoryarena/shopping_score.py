@@ -5,6 +5,7 @@ Which of the two the paper's PS is remains unstated [uncertain]. We report both:
 per-bundle fraction of exact step matches (FlowState B.5 reads PS as correctly completed
 subtasks), `soft_reward` = mean soft reward over steps (upstream `average_reward`; the
 MemoryLake audit suggests the MemoryArena paper's PS is this one [inferred])."""
+
 from __future__ import annotations
 
 import json
@@ -63,9 +64,16 @@ def substring_matches(name: str | None, attributes: Sequence[str]) -> list[bool]
     return [bool(normalize_for_match(a)) and normalize_for_match(a) in n for a in attributes]
 
 
-def soft_reward(*, bought: Mapping[str, Any] | None, bought_asin: str | None, target_asin: str,
-                target: Mapping[str, Any] | None, attributes: Sequence[str], attr_matches: Sequence[bool] | None = None,
-                price_ok: bool | None = None) -> float:
+def soft_reward(
+    *,
+    bought: Mapping[str, Any] | None,
+    bought_asin: str | None,
+    target_asin: str,
+    target: Mapping[str, Any] | None,
+    attributes: Sequence[str],
+    attr_matches: Sequence[bool] | None = None,
+    price_ok: bool | None = None,
+) -> float:
     """Post-hoc reward of one step. 1.0 on ASIN match (overrides everything); 0.0 if nothing was
     bought; else r_type × (attr_matches + r_price) / (len(attributes) + [price constraint]).
     `bought`/`target` are catalogue records (`name`, `product_category`); an unknown bought
@@ -92,7 +100,14 @@ def aggregate(bundles: Sequence[Sequence[Mapping[str, Any]]]) -> dict[str, float
     the share of steps with reward 1.0 at that position (upstream `average_success_rate`)."""
     bundles = [b for b in bundles if len(b)]
     if not bundles:
-        return {"SR": None, "PS": None, "soft_reward": None, "PS_soft": None, "SR_soft": None, "average_success_rate": None}
+        return {
+            "SR": None,
+            "PS": None,
+            "soft_reward": None,
+            "PS_soft": None,
+            "SR_soft": None,
+            "average_success_rate": None,
+        }
     steps = [s for b in bundles for s in b]
     n = len(bundles)
     positions = [[b[i]["reward"] == 1.0 for b in bundles if i < len(b)] for i in range(max(map(len, bundles)))]
@@ -132,21 +147,27 @@ def parse_attribute_reply(text: str, attributes: Sequence[str]) -> tuple[list[bo
         return [False] * len(attributes), f"bad judge reply: {str(e)[:120]}"
     # upstream AttributeJudge: entries need a string `attribute` and a JSON boolean `has_attribute`;
     # attributes are matched after `normalize_for_match`; only `true` counts ("false" strings do not)
-    has = {normalize_for_match(i["attribute"]): i["has_attribute"] for i in items
-           if isinstance(i, dict) and isinstance(i.get("attribute"), str) and isinstance(i.get("has_attribute"), bool)}
+    has = {
+        normalize_for_match(i["attribute"]): i["has_attribute"]
+        for i in items
+        if isinstance(i, dict) and isinstance(i.get("attribute"), str) and isinstance(i.get("has_attribute"), bool)
+    }
     return [has.get(normalize_for_match(a)) is True for a in attributes], None
 
 
 JUDGE_ATTEMPTS = 3  # upstream AttributeJudge max_retries: a reply without a `matches` list is asked again
 
 
-async def llm_attribute_matches(backbone: Backbone, product_name: str, attributes: Sequence[str],
-                                **sampling: Any) -> tuple[list[bool], str, str | None]:
+async def llm_attribute_matches(
+    backbone: Backbone, product_name: str, attributes: Sequence[str], **sampling: Any
+) -> tuple[list[bool], str, str | None]:
     """Upstream's LLM attribute check (default gpt-4o, temperature 0), role `judge`; up to
     `JUDGE_ATTEMPTS` calls until the reply parses, else no attribute matches (upstream)."""
     matches, text, err = [False] * len(attributes), "", None
     for attempt in range(JUDGE_ATTEMPTS):
-        c = await backbone.complete(attribute_messages(product_name, attributes), role="judge", attempt=attempt, **sampling)
+        c = await backbone.complete(
+            attribute_messages(product_name, attributes), role="judge", attempt=attempt, **sampling
+        )
         text = c.text
         matches, err = parse_attribute_reply(text, attributes)
         if err is None:

@@ -2,6 +2,7 @@
 text mode): pages as visible strings joined by ` [SEP] `, one `search[kw]` or `click[v]` per
 turn, `v` lower-cased and matched against the current page's buttons, ASINs and option values.
 Anything else is a silent no-op (the page stays as it was), as in WebShop."""
+
 from __future__ import annotations
 
 import re
@@ -34,7 +35,7 @@ class Site:
 
     catalogue: Catalogue
     instruction: str
-    page: str = "search"            # search | results | item | sub
+    page: str = "search"  # search | results | item | sub
     query: str = ""
     results: list[Product] = field(default_factory=list)
     page_no: int = 1
@@ -65,19 +66,28 @@ class Site:
                 parts.append(str(opt))
                 parts += [str(v.get("value", v)) if isinstance(v, dict) else str(v) for v in values]
             rating = p.get("average_rating")
-            parts += [str(p.get("name", "")), f"Price: {p.get('pricing', '')}", f"Rating: {rating if rating not in (None, '') else 'N.A.'}",
-                      "Description", "Features", "Reviews", "Buy Now"]
+            parts += [
+                str(p.get("name", "")),
+                f"Price: {p.get('pricing', '')}",
+                f"Rating: {rating if rating not in (None, '') else 'N.A.'}",
+                "Description",
+                "Features",
+                "Reviews",
+                "Buy Now",
+            ]
         else:
             p = self.product() or {}
-            body = {"description": p.get("full_description") or p.get("description", ""),
-                    "features": " ".join(str(b) for b in p.get("small_description") or []),
-                    "reviews": " ".join(str(r) for r in p.get("reviews") or []) or "No reviews."}[self.sub or "description"]
+            body = {
+                "description": p.get("full_description") or p.get("description", ""),
+                "features": " ".join(str(b) for b in p.get("small_description") or []),
+                "reviews": " ".join(str(r) for r in p.get("reviews") or []) or "No reviews.",
+            }[self.sub or "description"]
             parts += ["Back to Search", "< Prev", str(body)]
         return SEP.join(parts)
 
     def window(self) -> list[Product]:
         lo = (self.page_no - 1) * PRODUCT_WINDOW
-        return self.results[lo: lo + PRODUCT_WINDOW]
+        return self.results[lo : lo + PRODUCT_WINDOW]
 
     def product(self) -> Product | None:
         return self.catalogue.get(self.asin)
@@ -87,8 +97,11 @@ class Site:
             return [BACK, NEXT] + ([PREV] if self.page_no > 1 else []) + [str(p["asin"]).lower() for p in self.window()]
         if self.page == "item":
             p = self.product() or {}
-            vals = [str(v.get("value", v) if isinstance(v, dict) else v).lower()
-                    for vs in (p.get("customization_options") or {}).values() for v in vs]
+            vals = [
+                str(v.get("value", v) if isinstance(v, dict) else v).lower()
+                for vs in (p.get("customization_options") or {}).values()
+                for v in vs
+            ]
             return [BACK, PREV, *vals, *SUBPAGES, BUY]
         if self.page == "sub":
             return [BACK, PREV]
@@ -133,8 +146,11 @@ class Site:
         """Purchase summary of MemoryArena's wrapper: `Purchase #n: <ASIN> ($<price>)`."""
         p = self.purchased or {}
         price = price_value(p.get("pricing"))
-        return f"Purchase completed.\nPurchase #{n}: {p.get('asin')} (${price:.2f})" if price is not None \
+        return (
+            f"Purchase completed.\nPurchase #{n}: {p.get('asin')} (${price:.2f})"
+            if price is not None
             else f"Purchase completed.\nPurchase #{n}: {p.get('asin')} ($?)"
+        )
 
     def state(self) -> dict[str, Any]:
         return {"page": self.page, "query": self.query, "page_no": self.page_no, "asin": self.asin}

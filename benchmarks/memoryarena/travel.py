@@ -1,6 +1,7 @@
 """MemoryArena Group Travel Planning (docs/memoryarena.md §2.2, §3.2, §4 Travel, §5.1): a group is a
 task, each added traveller a request. The base traveller's plan comes first; each traveller's
 plan is the request's answer; at most 30 model calls per traveller (upstream `max_steps`)."""
+
 from __future__ import annotations
 
 import os
@@ -21,8 +22,20 @@ from runners.api import (
     Metrics,
     MetricSpec,
     BenchmarkParams,
-    Benchmark, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request, RequestOutcome,
-    TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec,
+    Benchmark,
+    Decision,
+    Environment,
+    EpisodeContext,
+    Message,
+    Observation,
+    Reply,
+    Request,
+    RequestOutcome,
+    TaskSpec,
+    TaskView,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
 )
 from runners.upstream import TextSources, UpstreamFile, py_literal
 
@@ -61,7 +74,9 @@ def upstream_tool_specs(schemas: Any) -> list[ToolSpec] | None:
         specs = [ToolSpec(**t["function"]) for t in schemas]
     except (TypeError, KeyError, ValueError):
         return None
-    same = [(t.name, t.parameters.get("required")) for t in specs] == [(t.name, t.parameters["required"]) for t in TOOL_SPECS]
+    same = [(t.name, t.parameters.get("required")) for t in specs] == [
+        (t.name, t.parameters["required"]) for t in TOOL_SPECS
+    ]
     return specs if same else None
 
 
@@ -82,16 +97,26 @@ def traveller_name(question: str) -> str:
 
 
 class TravelEnv(Environment):
-    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], db: TravelDB,
-                 prompts: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        task: TaskSpec,
+        ctx: EpisodeContext,
+        params: dict[str, Any],
+        db: TravelDB,
+        prompts: dict[str, str] | None = None,
+    ) -> None:
         self.task, self.ctx, self.params, self.db = task, ctx, params, db
         self.prompts = prompts or travel_prompts(TextSources())
         row = task.payload
         self.base = row["base_person"]
         self.names = [traveller_name(q) for q in row["questions"]]
         # upstream run_single_person: AGENT_USER_PROMPT_TEMPLATE.format(name=name, query=query)
-        self.requests = [Request(index=i, request_id=f"{task.task_id}/q{i + 1}", text=self.prompts["request"].format(name=n, query=q))
-                         for i, (n, q) in enumerate(zip(self.names, row["questions"]))]
+        self.requests = [
+            Request(
+                index=i, request_id=f"{task.task_id}/q{i + 1}", text=self.prompts["request"].format(name=n, query=q)
+            )
+            for i, (n, q) in enumerate(zip(self.names, row["questions"]))
+        ]
         self.base_text = travel_score.format_plan(self.base["name"], self.base["daily_plans"])
         self.k = -1
         self.outputs: list[str] = []
@@ -101,8 +126,15 @@ class TravelEnv(Environment):
     # --------------------------------------------------------------------------- view
     def base_record(self) -> str:
         """First memory chunk (§4 Travel 1)."""
-        return json.dumps({"name": self.base["name"], "query": self.base["query"], "is_base_person": True,
-                           "final_plan": self.base_text}, ensure_ascii=False)
+        return json.dumps(
+            {
+                "name": self.base["name"],
+                "query": self.base["query"],
+                "is_base_person": True,
+                "final_plan": self.base_text,
+            },
+            ensure_ascii=False,
+        )
 
     def view(self) -> TaskView:
         """Upstream run_travel.py: with a memory system the base traveller reaches the agent only as
@@ -113,12 +145,19 @@ class TravelEnv(Environment):
         policy = base = self.prompts["policy"]
         mode = self.params["base_plan_in_policy"]
         if mode is not False:
-            context = self.prompts["base_context"].format(base_name=self.base["name"], base_query=self.base["query"],
-                                                          base_plan=self.base_text)
+            context = self.prompts["base_context"].format(
+                base_name=self.base["name"], base_query=self.base["query"], base_plan=self.base_text
+            )
             policy = f"{base}\n\n{context}"
-        return TaskView(task_id=self.task.task_id, benchmark=self.params["name"], kind="travel", policy=policy,
-                        memory_policy=base if mode == "auto" else None, tools=list(self.prompts["tools"]),
-                        initial_memory=[self.base_record()])
+        return TaskView(
+            task_id=self.task.task_id,
+            benchmark=self.params["name"],
+            kind="travel",
+            policy=policy,
+            memory_policy=base if mode == "auto" else None,
+            tools=list(self.prompts["tools"]),
+            initial_memory=[self.base_record()],
+        )
 
     def step_budget(self) -> int:
         return int(self.params["max_steps"])
@@ -130,8 +169,13 @@ class TravelEnv(Environment):
         return self.requests[self.k] if self.k < len(self.requests) else None
 
     async def act(self, decision: Decision) -> Reply:
-        step: dict[str, Any] = {"step_idx": len(self._scratch), "thought": decision.extras.get("thought"),
-                                "final_output": None, "tool_calls": None, "tool_results": None}
+        step: dict[str, Any] = {
+            "step_idx": len(self._scratch),
+            "thought": decision.extras.get("thought"),
+            "final_output": None,
+            "tool_calls": None,
+            "tool_results": None,
+        }
         self._scratch.append(step)
         if decision.tool_calls:
             step["tool_calls"], step["tool_results"], results = [], [], []
@@ -157,10 +201,23 @@ class TravelEnv(Environment):
         self.outputs.append(plan)
         # §4 Travel 2: the record holds the agent's raw final output (upstream `final_plan: action`);
         # the header added above only affects scoring.
-        memory = json.dumps({"name": name, "query": self.task.payload["questions"][self.k], "scratchpad": self._scratch,
-                             "final_plan": self._final or ""}, ensure_ascii=False, default=str)
-        return RequestOutcome(request=self.requests[self.k], final_response=self._final, steps=steps,
-                              truncated=truncated, memory_text=memory)
+        memory = json.dumps(
+            {
+                "name": name,
+                "query": self.task.payload["questions"][self.k],
+                "scratchpad": self._scratch,
+                "final_plan": self._final or "",
+            },
+            ensure_ascii=False,
+            default=str,
+        )
+        return RequestOutcome(
+            request=self.requests[self.k],
+            final_response=self._final,
+            steps=steps,
+            truncated=truncated,
+            memory_text=memory,
+        )
 
     def predictions(self) -> list[list[dict[str, Any]] | None]:
         texts = [self.base_text, *self.outputs]
@@ -168,10 +225,18 @@ class TravelEnv(Environment):
 
     async def score_task(self) -> dict[str, Any]:
         kw = {"prefix_only": self.params["prefix_only"], "threshold": self.params["threshold"]}
-        persons = travel_score.score_group(self.task.payload["answers"], self.predictions(), self.base["daily_plans"], **kw)
+        persons = travel_score.score_group(
+            self.task.payload["answers"], self.predictions(), self.base["daily_plans"], **kw
+        )
         agg = travel_score.aggregate([persons], sr_missing=self.params["sr_missing"])
-        return {"subtask_correct": [int(p["full_pass"]) for p in persons], "success": int(agg["SR"] or 0),
-                "progress": agg["PS_group"], "sps": agg["sPS"], "persons": persons, "outputs": self.outputs}
+        return {
+            "subtask_correct": [int(p["full_pass"]) for p in persons],
+            "success": int(agg["SR"] or 0),
+            "progress": agg["PS_group"],
+            "sps": agg["sPS"],
+            "persons": persons,
+            "outputs": self.outputs,
+        }
 
     # --------------------------------------------------------------------------- scripted oracle
     def reference(self, role: str, messages: list[Message]) -> Decision | None:
@@ -204,13 +269,35 @@ class GroupTravel(Benchmark):
     task_kinds = ("travel",)
     Params = TravelParams
     roles = ()
-    metric_specs = (MetricSpec(name="SR", table=True), MetricSpec(name="PS", table=True), MetricSpec(name="sPS", table=True),
-                    MetricSpec(name="PS_group"), MetricSpec(name="PS_persons"), *ma_metrics.DEPTH_SPECS)
+    metric_specs = (
+        MetricSpec(name="SR", table=True),
+        MetricSpec(name="PS", table=True),
+        MetricSpec(name="sPS", table=True),
+        MetricSpec(name="PS_group"),
+        MetricSpec(name="PS_persons"),
+        *ma_metrics.DEPTH_SPECS,
+    )
 
-    def __init__(self, *, name: str, db_dir: str | None = None, flights_path: str | None = None,
-                 data_dir: str | None = None, limit: int | None = None, ps_pooling: Literal["group", "persons"] = "group", **params: Any) -> None:
-        super().__init__(name=name, db_dir=db_dir, flights_path=flights_path, data_dir=data_dir, limit=limit,
-                         ps_pooling=ps_pooling, **params)
+    def __init__(
+        self,
+        *,
+        name: str,
+        db_dir: str | None = None,
+        flights_path: str | None = None,
+        data_dir: str | None = None,
+        limit: int | None = None,
+        ps_pooling: Literal["group", "persons"] = "group",
+        **params: Any,
+    ) -> None:
+        super().__init__(
+            name=name,
+            db_dir=db_dir,
+            flights_path=flights_path,
+            data_dir=data_dir,
+            limit=limit,
+            ps_pooling=ps_pooling,
+            **params,
+        )
         self.name, self.data_dir, self.limit, self.ps_pooling = name, data_dir, limit, ps_pooling
         if flights_path == "fixtures":
             flights_path = str(FIXTURES / "flights" / "clean_Flights_2022.csv")
@@ -225,20 +312,31 @@ class GroupTravel(Benchmark):
         """The TravelPlanner database: every tool reads it, so without it every episode would fail."""
         from runners.api import Missing
 
-        fix = ("set benchmark.params.db_dir=<dir> or export TRAVELPLANNER_DB_DIR, a copy of upstream "
-               "env/env_systems/travel_planner_env/database/ (not redistributed with the tasks)")
+        fix = (
+            "set benchmark.params.db_dir=<dir> or export TRAVELPLANNER_DB_DIR, a copy of upstream "
+            "env/env_systems/travel_planner_env/database/ (not redistributed with the tasks)"
+        )
         if not self.db_dir:
-            return [Missing(what=f"benchmark {self.name} needs the TravelPlanner database, and none is configured", fix=fix)]
+            return [
+                Missing(what=f"benchmark {self.name} needs the TravelPlanner database, and none is configured", fix=fix)
+            ]
         if not Path(self.db_dir).expanduser().is_dir():
-            return [Missing(what=f"benchmark {self.name}: the TravelPlanner database directory {self.db_dir} does not exist", fix=fix)]
+            return [
+                Missing(
+                    what=f"benchmark {self.name}: the TravelPlanner database directory {self.db_dir} does not exist",
+                    fix=fix,
+                )
+            ]
         return []
 
     def db(self) -> TravelDB:
         if self._db is None:
             if not self.db_dir:
-                raise ValueError("memoryarena_travel needs the TravelPlanner database directory (upstream "
-                                 "env/env_systems/travel_planner_env/database/ layout): set benchmark.params.db_dir "
-                                 "or export TRAVELPLANNER_DB_DIR")
+                raise ValueError(
+                    "memoryarena_travel needs the TravelPlanner database directory (upstream "
+                    "env/env_systems/travel_planner_env/database/ layout): set benchmark.params.db_dir "
+                    "or export TRAVELPLANNER_DB_DIR"
+                )
             mode = self.params["distance_day_routes"]
             self._db = TravelDB(self.db_dir, self.flights_path, day_routes=mode == "upstream")
         return self._db
@@ -264,6 +362,12 @@ class GroupTravel(Benchmark):
 
     def notes(self) -> dict[str, Any]:
         flights = self.db().flights_path if self.db_dir else self.flights_path
-        return {"data": self._prov, "text_sources": self.sources.as_manifest(), "db_dir": self.db_dir, "flights_path": str(flights) if flights else None,
-                "flights_present": flights is not None and bool(flights) and Path(flights).is_file(), "ps_pooling": self.ps_pooling,
-                "PS_note": "PS follows ps_pooling; FlowState Table 1 pools persons (B.5): use ps_pooling=persons or read PS_persons"}
+        return {
+            "data": self._prov,
+            "text_sources": self.sources.as_manifest(),
+            "db_dir": self.db_dir,
+            "flights_path": str(flights) if flights else None,
+            "flights_present": flights is not None and bool(flights) and Path(flights).is_file(),
+            "ps_pooling": self.ps_pooling,
+            "PS_note": "PS follows ps_pooling; FlowState Table 1 pools persons (B.5): use ps_pooling=persons or read PS_persons",
+        }

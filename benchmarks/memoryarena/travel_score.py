@@ -12,6 +12,7 @@ Upstream quirks kept by default, each with a switch:
   skipped, in SR, PS and sPS alike (`sr_missing="fail"` makes absent travellers fail too);
 - PS: the MemoryArena paper averages per group; upstream code pools persons (`ps_pooling`).
 """
+
 from __future__ import annotations
 
 import re
@@ -66,8 +67,10 @@ def plan_blocks(text: str | None) -> list[tuple[str, str]]:
     if not isinstance(text, str):
         return []
     heads = list(HEADER_RE.finditer(text))
-    return [(m.group(1).strip(), text[m.end(): heads[i + 1].start() if i + 1 < len(heads) else len(text)])
-            for i, m in enumerate(heads)]
+    return [
+        (m.group(1).strip(), text[m.end() : heads[i + 1].start() if i + 1 < len(heads) else len(text)])
+        for i, m in enumerate(heads)
+    ]
 
 
 def submission(name: str, texts: Sequence[str | None]) -> str | None:
@@ -121,8 +124,9 @@ def _by_day(days: Sequence[DayPlan]) -> dict[int, DayPlan]:
     return out
 
 
-def person_full_pass(gold: Sequence[DayPlan], pred: Sequence[DayPlan] | None, *, threshold: float = THRESHOLD,
-                     prefix_only: bool = True) -> bool:
+def person_full_pass(
+    gold: Sequence[DayPlan], pred: Sequence[DayPlan] | None, *, threshold: float = THRESHOLD, prefix_only: bool = True
+) -> bool:
     """Every gold day present in the prediction and all six slots ≥ threshold (missing key = `-`)."""
     if not pred:
         return False
@@ -136,33 +140,59 @@ def person_full_pass(gold: Sequence[DayPlan], pred: Sequence[DayPlan] | None, *,
     return True
 
 
-def constraint_slots(gold: Sequence[DayPlan], base: Sequence[DayPlan], *, threshold: float = THRESHOLD,
-                     prefix_only: bool = True) -> list[tuple[int, str]]:
+def constraint_slots(
+    gold: Sequence[DayPlan], base: Sequence[DayPlan], *, threshold: float = THRESHOLD, prefix_only: bool = True
+) -> list[tuple[int, str]]:
     """(day, slot) pairs where the person's gold differs from the base person's gold (sim < threshold).
     Days the base plan lacks carry no constraint slot (upstream `find_constraint_slots`)."""
     b = _by_day(base)
-    return [(g["day"], s) for g in gold if g["day"] in b for s in SLOTS
-            if similarity(g.get(s, "-"), b[g["day"]].get(s, "-"), prefix_only=prefix_only) < threshold]
+    return [
+        (g["day"], s)
+        for g in gold
+        if g["day"] in b
+        for s in SLOTS
+        if similarity(g.get(s, "-"), b[g["day"]].get(s, "-"), prefix_only=prefix_only) < threshold
+    ]
 
 
-def score_person(gold: Sequence[Mapping[str, Any]], pred: Sequence[Mapping[str, Any]] | None,
-                 base: Sequence[Mapping[str, Any]], *, threshold: float = THRESHOLD, prefix_only: bool = True,
-                 present: bool = True) -> dict[str, Any]:
+def score_person(
+    gold: Sequence[Mapping[str, Any]],
+    pred: Sequence[Mapping[str, Any]] | None,
+    base: Sequence[Mapping[str, Any]],
+    *,
+    threshold: float = THRESHOLD,
+    prefix_only: bool = True,
+    present: bool = True,
+) -> dict[str, Any]:
     """One traveller: full pass, and constraint slots passed / total (sPS inputs). `present` = the
     traveller is in the submission (upstream writes every traveller run, `plan: null` if unparsed)."""
     g, b, p = normalise_days(gold) or [], normalise_days(base) or [], normalise_days(pred)
     slots = constraint_slots(g, b, threshold=threshold, prefix_only=prefix_only)
     got, want = _by_day(p or []), _by_day(g)
     # upstream `check_slot_pass`: a day missing from the submission fails its slots
-    passed = sum(d in got and similarity(want[d].get(s, "-"), got[d].get(s, "-"), prefix_only=prefix_only) >= threshold
-                 for d, s in slots) if p else 0
-    return {"submitted": present, "parsed": p is not None,
-            "full_pass": person_full_pass(g, p, threshold=threshold, prefix_only=prefix_only),
-            "constraint_slots": len(slots), "constraint_passed": int(passed)}
+    passed = (
+        sum(
+            d in got and similarity(want[d].get(s, "-"), got[d].get(s, "-"), prefix_only=prefix_only) >= threshold
+            for d, s in slots
+        )
+        if p
+        else 0
+    )
+    return {
+        "submitted": present,
+        "parsed": p is not None,
+        "full_pass": person_full_pass(g, p, threshold=threshold, prefix_only=prefix_only),
+        "constraint_slots": len(slots),
+        "constraint_passed": int(passed),
+    }
 
 
-def score_group(gold_plans: Sequence[Sequence[Mapping[str, Any]]], preds: Sequence[Sequence[Mapping[str, Any]] | None],
-                base: Sequence[Mapping[str, Any]], **kw: Any) -> list[dict[str, Any]]:
+def score_group(
+    gold_plans: Sequence[Sequence[Mapping[str, Any]]],
+    preds: Sequence[Sequence[Mapping[str, Any]] | None],
+    base: Sequence[Mapping[str, Any]],
+    **kw: Any,
+) -> list[dict[str, Any]]:
     """Per-traveller scores of one group; `preds` aligned with `gold_plans` (None = submitted but
     no parsed plan; travellers past the end of `preds` are absent from the submission)."""
     n = len(preds)
@@ -179,8 +209,12 @@ def group_success(persons: Sequence[Mapping[str, Any]], *, sr_missing: Literal["
     return bool(rated) and all(p["full_pass"] for p in rated)
 
 
-def aggregate(groups: Sequence[Sequence[Mapping[str, Any]]], *, ps_pooling: Literal["group", "persons"] = "group",
-              sr_missing: Literal["skip", "fail"] = "skip") -> dict[str, float | None]:
+def aggregate(
+    groups: Sequence[Sequence[Mapping[str, Any]]],
+    *,
+    ps_pooling: Literal["group", "persons"] = "group",
+    sr_missing: Literal["skip", "fail"] = "skip",
+) -> dict[str, float | None]:
     """SR, PS (per `ps_pooling`), PS_group, PS_persons and sPS as fractions; None when undefined.
 
     - PS_group: mean over groups of full-pass persons / persons (MemoryArena paper §4.2);
@@ -203,5 +237,10 @@ def aggregate(groups: Sequence[Sequence[Mapping[str, Any]]], *, ps_pooling: Lite
         if rated:
             per_group.append(sum(rated) / len(rated))
     sps = sum(per_group) / len(per_group) if per_group else None
-    return {"SR": sr, "PS": ps_group if ps_pooling == "group" else ps_persons,
-            "PS_group": ps_group, "PS_persons": ps_persons, "sPS": sps}
+    return {
+        "SR": sr,
+        "PS": ps_group if ps_pooling == "group" else ps_persons,
+        "PS_group": ps_group,
+        "PS_persons": ps_persons,
+        "sPS": sps,
+    }

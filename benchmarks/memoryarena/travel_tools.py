@@ -6,6 +6,7 @@ read with `read_csv(...).dropna()` then a column subset, output `DataFrame.to_st
 errors as `Error executing <tool>: <msg>`, the accommodation empty-result message that says
 "attraction" (upstream bug). [harness choice] Tables load lazily and are cached per path, so a
 missing flights table fails only FlightSearch, with a message naming the path."""
+
 from __future__ import annotations
 
 import functools
@@ -20,30 +21,73 @@ if TYPE_CHECKING:
 
 FLIGHTS_FILE = "flights/clean_Flights_2022.csv"
 TABLES = {
-    "restaurants": ("restaurants/clean_restaurant_2022.csv", ["Name", "Average Cost", "Cuisines", "Aggregate Rating", "City"]),
-    "accommodations": ("accommodations/clean_accommodations_2022.csv",
-                       ["NAME", "price", "room type", "house_rules", "minimum nights", "maximum occupancy", "review rate number", "city"]),
-    "attractions": ("attractions/attractions.csv", ["Name", "Latitude", "Longitude", "Address", "Phone", "Website", "City"]),
+    "restaurants": (
+        "restaurants/clean_restaurant_2022.csv",
+        ["Name", "Average Cost", "Cuisines", "Aggregate Rating", "City"],
+    ),
+    "accommodations": (
+        "accommodations/clean_accommodations_2022.csv",
+        [
+            "NAME",
+            "price",
+            "room type",
+            "house_rules",
+            "minimum nights",
+            "maximum occupancy",
+            "review rate number",
+            "city",
+        ],
+    ),
+    "attractions": (
+        "attractions/attractions.csv",
+        ["Name", "Latitude", "Longitude", "Address", "Phone", "Website", "City"],
+    ),
 }
-FLIGHT_COLUMNS = ["Flight Number", "Price", "DepTime", "ArrTime", "ActualElapsedTime", "FlightDate", "OriginCityName", "DestCityName", "Distance"]
+FLIGHT_COLUMNS = [
+    "Flight Number",
+    "Price",
+    "DepTime",
+    "ArrTime",
+    "ActualElapsedTime",
+    "FlightDate",
+    "OriginCityName",
+    "DestCityName",
+    "Distance",
+]
 DISTANCE_FILE = "googleDistanceMatrix/distance.csv"
 CITY_FILE = "background/citySet_with_states.txt"
 
 
 def _spec(name: str, description: str, **args: str) -> ToolSpec:
-    return ToolSpec(name=name, description=description, parameters={
-        "type": "object", "properties": {k: {"type": "string", "description": v} for k, v in args.items()},
-        "required": list(args)})
+    return ToolSpec(
+        name=name,
+        description=description,
+        parameters={
+            "type": "object",
+            "properties": {k: {"type": "string", "description": v} for k, v in args.items()},
+            "required": list(args),
+        },
+    )
 
 
 TOOL_SPECS = [
-    _spec("FlightSearch", "Find flights between two cities on a date.", origin="departure city", destination="arrival city",
-          date="travel date, YYYY-MM-DD"),
+    _spec(
+        "FlightSearch",
+        "Find flights between two cities on a date.",
+        origin="departure city",
+        destination="arrival city",
+        date="travel date, YYYY-MM-DD",
+    ),
     _spec("RestaurantSearch", "List the restaurants of a city.", city="city name"),
     _spec("AccommodationSearch", "List the accommodations of a city.", city="city name"),
     _spec("AttractionSearch", "List the attractions of a city.", city="city name"),
-    _spec("DistanceMatrix", "Distance, duration and cost of a drive between two cities.", origin="departure city",
-          destination="arrival city", mode="'driving' (self-driving) or 'taxi'"),
+    _spec(
+        "DistanceMatrix",
+        "Distance, duration and cost of a drive between two cities.",
+        origin="departure city",
+        destination="arrival city",
+        mode="'driving' (self-driving) or 'taxi'",
+    ),
     _spec("CitySearch", "List the cities of a US state.", state="state name"),
 ]
 TOOL_NAMES = [t.name for t in TOOL_SPECS]
@@ -94,7 +138,8 @@ class TravelDB:
         if not self.db_dir.is_dir():
             raise FileNotFoundError(
                 f"TravelPlanner database directory not found: {self.db_dir}. Set benchmark.params.db_dir to a copy of upstream "
-                "env/env_systems/travel_planner_env/database/ (e.g. ../shared/data/memoryarena-travel-db).")
+                "env/env_systems/travel_planner_env/database/ (e.g. ../shared/data/memoryarena-travel-db)."
+            )
         self.flights_path = Path(flights_path).expanduser() if flights_path else self.db_dir / FLIGHTS_FILE
 
     def table(self, name: str) -> pd.DataFrame:
@@ -110,7 +155,9 @@ class TravelDB:
         try:
             missing = [k for k in spec.parameters["required"] if not isinstance(args.get(k), str)]
             if missing:
-                raise ToolFailure(f"missing or non-string argument(s): {', '.join(missing)} (all arguments are strings)")
+                raise ToolFailure(
+                    f"missing or non-string argument(s): {', '.join(missing)} (all arguments are strings)"
+                )
             return getattr(self, name.lower())(**{k: args[k] for k in spec.parameters["required"]}), False
         except ToolFailure as e:
             return f"Error executing {name}: {e}", True
@@ -124,7 +171,8 @@ class TravelDB:
         except ToolFailure:
             raise ToolFailure(
                 f"flights table not found at {self.flights_path}; download TravelPlanner's clean_Flights_2022.csv "
-                "(link in upstream setup_travel.md) and set benchmark.flights_path") from None
+                "(link in upstream setup_travel.md) and set benchmark.flights_path"
+            ) from None
         res = df[(df["OriginCityName"] == origin) & (df["DestCityName"] == destination) & (df["FlightDate"] == date)]
         if len(res) == 0:
             return f"There is no flight from {origin} to {destination} on {date}."
@@ -148,7 +196,13 @@ class TravelDB:
     def distancematrix(self, origin: str, destination: str, mode: str) -> str:
         origin, destination = strip_parenthesis(origin), strip_parenthesis(destination)
         df = _read(str(self.db_dir / DISTANCE_FILE), None, False)
-        info: dict[str, Any] = {"origin": origin, "destination": destination, "cost": None, "duration": None, "distance": None}
+        info: dict[str, Any] = {
+            "origin": origin,
+            "destination": destination,
+            "cost": None,
+            "duration": None,
+            "distance": None,
+        }
         row = df[(df["origin"] == origin) & (df["destination"] == destination)]
         if len(row):
             duration, distance = row["duration"].values[0], row["distance"].values[0]

@@ -1,5 +1,6 @@
 """RCA-100 as a harness Benchmark (docs/pos-benchmarks.md §2): manifest-ordered cases, one RcaEnv per
 case, joint entity + fault-type accuracy in percent (PoS Table 1 metric, over 103 cases)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,23 +11,59 @@ from benchmarks.rca100.env import DEFAULTS, RcaEnv
 from benchmarks.rca100.prompts import policy
 from runners.upstream import TextSources
 from benchmarks.rca100.score import percent
-from runners.api import Benchmark, Environment, EpisodeContext, EpisodeRow, Metrics, MetricSpec, params_model, Role, TaskSpec
+from runners.api import (
+    Benchmark,
+    Environment,
+    EpisodeContext,
+    EpisodeRow,
+    Metrics,
+    MetricSpec,
+    params_model,
+    Role,
+    TaskSpec,
+)
 
 
 class Rca100(Benchmark):
     task_kinds = ("rca",)
     roles: tuple[Role, ...] = ()
-    metric_specs = (MetricSpec(name="joint_entity_type_accuracy", table=True), MetricSpec(name="entity_accuracy"),
-                    MetricSpec(name="type_accuracy"), MetricSpec(name="submission_rate"), MetricSpec(name="n", kind="count"))
-    Params = params_model("Rca100Params", DEFAULTS, data_dir=(str | None, None), answer_key_dir=(str | None, None),
-                          manifest=(str | None, None), case_ids=(list[str | int] | None, None),
-                          max_actions_per_turn=(int | None, DEFAULTS["max_actions_per_turn"]))
+    metric_specs = (
+        MetricSpec(name="joint_entity_type_accuracy", table=True),
+        MetricSpec(name="entity_accuracy"),
+        MetricSpec(name="type_accuracy"),
+        MetricSpec(name="submission_rate"),
+        MetricSpec(name="n", kind="count"),
+    )
+    Params = params_model(
+        "Rca100Params",
+        DEFAULTS,
+        data_dir=(str | None, None),
+        answer_key_dir=(str | None, None),
+        manifest=(str | None, None),
+        case_ids=(list[str | int] | None, None),
+        max_actions_per_turn=(int | None, DEFAULTS["max_actions_per_turn"]),
+    )
 
-    def __init__(self, *, name: str = "rca100", data_dir: str | None = None, answer_key_dir: str | None = None,
-                 manifest: str | None = None, case_ids: list[str] | None = None, limit: int | None = None,
-                 **settings: Any) -> None:
-        super().__init__(name=name, data_dir=data_dir, answer_key_dir=answer_key_dir, manifest=manifest,
-                         case_ids=case_ids, limit=limit, **settings)
+    def __init__(
+        self,
+        *,
+        name: str = "rca100",
+        data_dir: str | None = None,
+        answer_key_dir: str | None = None,
+        manifest: str | None = None,
+        case_ids: list[str] | None = None,
+        limit: int | None = None,
+        **settings: Any,
+    ) -> None:
+        super().__init__(
+            name=name,
+            data_dir=data_dir,
+            answer_key_dir=answer_key_dir,
+            manifest=manifest,
+            case_ids=case_ids,
+            limit=limit,
+            **settings,
+        )
         self.name, self.data_dir, self.answer_key_dir, self.manifest = name, data_dir, answer_key_dir, manifest
         self.case_ids = [str(c) for c in case_ids] if case_ids else None
         self.limit = limit
@@ -47,9 +84,15 @@ class Rca100(Benchmark):
             ids = ids[: self.limit]
         tasks = [TaskSpec(task_id=cid, payload=load_case(root, cid, keys)) for cid in ids]
         s = self.settings
-        policy(s["max_steps"], s["max_actions_per_turn"], s["observation_max_chars"], self.sources)  # records the text sources
-        self._prov = {"source": source, "cases": len(tasks), "answer_key_dir": str(keys),
-                      "synthetic": self.data_dir == "fixtures"}
+        policy(
+            s["max_steps"], s["max_actions_per_turn"], s["observation_max_chars"], self.sources
+        )  # records the text sources
+        self._prov = {
+            "source": source,
+            "cases": len(tasks),
+            "answer_key_dir": str(keys),
+            "synthetic": self.data_dir == "fixtures",
+        }
         return tasks
 
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
@@ -66,5 +109,9 @@ class Rca100(Benchmark):
         }
 
     def notes(self) -> dict[str, Any]:
-        return {"data": self._prov, "settings": self.settings, "text_sources": self.sources.as_manifest(),
-                "license": "RCA-100 v1.1 is CC BY-NC-SA 4.0; no RCA-100 data or keys are shipped or stored in results"}
+        return {
+            "data": self._prov,
+            "settings": self.settings,
+            "text_sources": self.sources.as_manifest(),
+            "license": "RCA-100 v1.1 is CC BY-NC-SA 4.0; no RCA-100 data or keys are shipped or stored in results",
+        }

@@ -1,16 +1,41 @@
 """The closed fault catalog (docs/pos-benchmarks.md §2.4; PoS `benchmarks/RCA100/info.py` order) and
 the normalisers the scorer uses (§2.7). Definitions are our own wording: the fallback when upstream
 `benchmarks/RCA100/info.py` (FAULT_TYPES_INFO, loaded at run time by `prompts.task_info`) is unavailable."""
+
 from __future__ import annotations
 
 import re
 
 FAULT_TYPES: tuple[str, ...] = (
-    "nodeDown", "threadExhaustion", "trafficHotspot", "messageQueueBacklog", "trafficSurge", "memoryPressure",
-    "cacheBreakdown", "slowSQL", "codeDefect", "cpuDeadLoop", "httpError5xx", "rateLimiting", "dbNetworkLatency",
-    "loadBalancerFailure", "fullGC", "nullPointerException", "diskIOHigh", "nodeCpuHigh", "redisUnavailable",
-    "nodeMemoryOOM", "slowResource", "cpuFullLoad", "replicaScaleDown", "resourceLimitMisconfig", "podCrashLoop",
-    "podPendingUnschedulable", "podRestartFlapping", "networkPolicyIsolation", "dnsResolutionFailure",
+    "nodeDown",
+    "threadExhaustion",
+    "trafficHotspot",
+    "messageQueueBacklog",
+    "trafficSurge",
+    "memoryPressure",
+    "cacheBreakdown",
+    "slowSQL",
+    "codeDefect",
+    "cpuDeadLoop",
+    "httpError5xx",
+    "rateLimiting",
+    "dbNetworkLatency",
+    "loadBalancerFailure",
+    "fullGC",
+    "nullPointerException",
+    "diskIOHigh",
+    "nodeCpuHigh",
+    "redisUnavailable",
+    "nodeMemoryOOM",
+    "slowResource",
+    "cpuFullLoad",
+    "replicaScaleDown",
+    "resourceLimitMisconfig",
+    "podCrashLoop",
+    "podPendingUnschedulable",
+    "podRestartFlapping",
+    "networkPolicyIsolation",
+    "dnsResolutionFailure",
 )
 
 DEFINITIONS: dict[str, str] = {

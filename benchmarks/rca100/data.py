@@ -6,6 +6,7 @@ Layout under the data root:
     cases/tNNN/task.json, topology.json, metrics|logs|traces|events|alerts.parquet
     answer_key/tNNN.gt.json      root_cause_entities, root_cause_types (or `answer_key_dir` elsewhere)
 No RCA-100 data ships with this project (CC BY-NC-SA 4.0; keys only through the team)."""
+
 from __future__ import annotations
 
 import os
@@ -44,11 +45,14 @@ def resolve_root(data_dir: str | os.PathLike | None) -> tuple[Path, str]:
         raise RcaDataError(
             f"RCA-100 data not configured: set benchmark.params.data_dir or ${ENV_VAR} to the folder holding cases/ "
             "(and answer_key/). No RCA-100 data ships with this project (CC BY-NC-SA 4.0; the answer keys come only "
-            "from the Alibaba Cloud AIOps team). For a smoke test use data_dir=fixtures.")
+            "from the Alibaba Cloud AIOps team). For a smoke test use data_dir=fixtures."
+        )
     root = Path(raw).expanduser()
     if not (root / "cases").is_dir():
-        raise RcaDataError(f"RCA-100 data root {root} has no cases/ folder; point data_dir at the folder that holds "
-                           "cases/tNNN/ (and manifest.txt, answer_key/)")
+        raise RcaDataError(
+            f"RCA-100 data root {root} has no cases/ folder; point data_dir at the folder that holds "
+            "cases/tNNN/ (and manifest.txt, answer_key/)"
+        )
     return root, str(root)
 
 
@@ -58,7 +62,11 @@ def case_ids(root: Path, manifest: str | os.PathLike | None = None) -> list[str]
     if manifest and not path.is_file():
         raise RcaDataError(f"RCA-100 manifest {path} not found; fix benchmark.params.manifest or set it to null")
     if path.is_file():
-        ids = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")]
+        ids = [
+            line.strip()
+            for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.startswith("#")
+        ]
         missing = [i for i in ids if not (root / "cases" / i).is_dir()]
         if missing:
             raise RcaDataError(f"{len(missing)} case(s) of {path} are missing under {root / 'cases'}: {missing[:5]}")
@@ -73,7 +81,9 @@ def read_json(path: Path) -> Any:
     from runners.inputs import InputError, read_json as read_checked
 
     try:
-        return read_checked(path)  # lone surrogates replaced (noted for the manifest); bad bytes or JSON name file and line
+        return read_checked(
+            path
+        )  # lone surrogates replaced (noted for the manifest); bad bytes or JSON name file and line
     except FileNotFoundError:
         raise RcaDataError(f"missing file {path}") from None
     except InputError as e:
@@ -91,8 +101,10 @@ def load_case(root: Path, case_id: str, keys_dir: Path) -> dict[str, Any]:
         raise RcaDataError(f"{case_dir / 'task.json'} must hold a JSON object")
     key_path = keys_dir / f"{case_id}.gt.json"
     if not key_path.is_file():
-        raise RcaDataError(f"no answer key {key_path}; RCA-100 keys are obtained separately (see the key README's "
-                           "terms) and go in <data_dir>/answer_key/ or benchmark.params.answer_key_dir")
+        raise RcaDataError(
+            f"no answer key {key_path}; RCA-100 keys are obtained separately (see the key README's "
+            "terms) and go in <data_dir>/answer_key/ or benchmark.params.answer_key_dir"
+        )
     key = read_json(key_path)
     for field in ("root_cause_entities", "root_cause_types"):
         if not isinstance(key.get(field), list) or not key[field]:
@@ -101,9 +113,11 @@ def load_case(root: Path, case_id: str, keys_dir: Path) -> dict[str, Any]:
         "case_id": case_id,
         "case_dir": str(case_dir),
         "task": {k: v for k, v in task.items() if k != "prompt_text"},
-        "gold": {"root_cause_entities": [str(e) for e in key["root_cause_entities"]],
-                 "root_cause_types": [str(t) for t in key["root_cause_types"]],
-                 "incident_id": key.get("incident_id") or key.get("case_id")},
+        "gold": {
+            "root_cause_entities": [str(e) for e in key["root_cause_entities"]],
+            "root_cause_types": [str(t) for t in key["root_cause_types"]],
+            "incident_id": key.get("incident_id") or key.get("case_id"),
+        },
     }
 
 
@@ -122,7 +136,9 @@ class CaseData:
             df = pd.read_parquet(self.dir / f"{name}.parquet")
             absent = [c for c in COLUMNS[name] if c not in df.columns]
             if absent:
-                raise RcaDataError(f"{self.dir / (name + '.parquet')} lacks columns {absent} (schema: docs/pos-benchmarks.md §2.2)")
+                raise RcaDataError(
+                    f"{self.dir / (name + '.parquet')} lacks columns {absent} (schema: docs/pos-benchmarks.md §2.2)"
+                )
             self._tables[name] = df
         return self._tables[name]
 

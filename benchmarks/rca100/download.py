@@ -9,6 +9,7 @@ the five parquet tables) are fetched from the authors' public bucket (`--base-ur
 upstream's `RCA_URL`) into `DIR/cases/<id>/`; finished files are reused, new ones are written to
 a `.partial` file and renamed. Then the answer keys are validated (`benchmarks.rca100.validate`).
 Exit status 0 iff every file is there and the keys validate."""
+
 from __future__ import annotations
 
 import argparse
@@ -59,7 +60,9 @@ def download(out: Path, url: str, answer_key_dir: Path | None = None) -> dict:
                 shutil.copy2(f, keys / f.name)
     missing = [c for c in ids if not (keys / f"{c}.gt.json").is_file()]
     if missing:
-        raise FileNotFoundError(f"answer keys missing for {missing[:5]} ({len(missing)} cases) in {keys}; pass --answer-key-dir")
+        raise FileNotFoundError(
+            f"answer keys missing for {missing[:5]} ({len(missing)} cases) in {keys}; pass --answer-key-dir"
+        )
     written = 0
     for cid in ids:
         for name in CASE_FILES:

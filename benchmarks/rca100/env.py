@@ -11,6 +11,7 @@
   turn before the last carries the forced-submission directive (`forced_submission`).
 - `reference("agent")` (scripted runs): overview, the gold entity's metrics, then the gold answer.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,10 +27,10 @@ from benchmarks.diagnostic import DiagnosticEnv
 from runners.api import Decision, EpisodeContext, Message, RequestOutcome, TaskSpec, TaskView, ToolCall
 
 DEFAULTS: dict[str, Any] = {
-    "max_steps": 50,                 # PoS §11: 50 policy turns
-    "max_actions_per_turn": 3,       # PoS §11: max_actions_per_turn 3 (null = no cap)
+    "max_steps": 50,  # PoS §11: 50 policy turns
+    "max_actions_per_turn": 3,  # PoS §11: max_actions_per_turn 3 (null = no cap)
     "observation_max_chars": 20000,  # PoS §11: observation cap + truncation note
-    "forced_submission": True,       # shared adapter contract: directive before the last turn
+    "forced_submission": True,  # shared adapter contract: directive before the last turn
 }
 TRUNCATION_NOTE = "[output truncated at {n} characters: narrow the query (filters, smaller limit)]"
 
@@ -47,8 +48,15 @@ class RcaEnv(DiagnosticEnv):
         self._init_turns()
 
     def view(self) -> TaskView:
-        return TaskView(task_id=self.task.task_id, benchmark=self.benchmark, tools=tool_specs(), kind="rca",
-                        policy=policy(self.params["max_steps"], self.params["max_actions_per_turn"], self.params["observation_max_chars"]))
+        return TaskView(
+            task_id=self.task.task_id,
+            benchmark=self.benchmark,
+            tools=tool_specs(),
+            kind="rca",
+            policy=policy(
+                self.params["max_steps"], self.params["max_actions_per_turn"], self.params["observation_max_chars"]
+            ),
+        )
 
     def request_text(self) -> str:
         return request_text(self.task.payload["task"])
@@ -73,10 +81,19 @@ class RcaEnv(DiagnosticEnv):
         entity, ftype = kwargs["root_cause_entity"].strip(), norm_type(kwargs["fault_type"])
         if ftype is None:
             self.issues["invalid_submission"] += 1
-            return json.dumps({"error": f"rejected: fault_type '{kwargs['fault_type']}' is not in the catalog",
-                               "catalog": list(FAULT_TYPES)}), True
-        self.submission = {"root_cause_entity": entity, "fault_type": ftype, "submitted_fault_type": kwargs["fault_type"],
-                           "analysis": kwargs.get("analysis") or "", "turn": self.turn}
+            return json.dumps(
+                {
+                    "error": f"rejected: fault_type '{kwargs['fault_type']}' is not in the catalog",
+                    "catalog": list(FAULT_TYPES),
+                }
+            ), True
+        self.submission = {
+            "root_cause_entity": entity,
+            "fault_type": ftype,
+            "submitted_fault_type": kwargs["fault_type"],
+            "analysis": kwargs.get("analysis") or "",
+            "turn": self.turn,
+        }
         return json.dumps({"status": "submitted", "root_cause_entity": entity, "fault_type": ftype}), False
 
     async def end_request(self, *, truncated: bool, steps: int) -> RequestOutcome:
@@ -84,13 +101,23 @@ class RcaEnv(DiagnosticEnv):
         sub = self.submission
         final = json.dumps({k: sub[k] for k in ("root_cause_entity", "fault_type")}) if sub else None
         memory = f"{self.request.text}\nSubmitted: {final or 'nothing'} after {self.turn} turns."
-        return RequestOutcome(request=self.request, final_response=final, steps=steps, truncated=truncated, memory_text=memory)
+        return RequestOutcome(
+            request=self.request, final_response=final, steps=steps, truncated=truncated, memory_text=memory
+        )
 
     async def score_task(self) -> dict[str, Any]:
         s = score_submission(self.submission, self.gold)
-        return {"success": int(s["success"]), "entity_correct": s["entity_correct"], "type_correct": s["type_correct"],
-                "reason": s["reason"], "submitted": self.submission is not None, "submission": self.submission,
-                "turns": self.turn, "tool_use_counter": self.tool_use_counter, "issues": dict(self.issues)}
+        return {
+            "success": int(s["success"]),
+            "entity_correct": s["entity_correct"],
+            "type_correct": s["type_correct"],
+            "reason": s["reason"],
+            "submitted": self.submission is not None,
+            "submission": self.submission,
+            "turns": self.turn,
+            "tool_use_counter": self.tool_use_counter,
+            "issues": dict(self.issues),
+        }
 
     def reference(self, role: str, messages: list[Message]) -> Decision | None:
         """Scripted agent: overview, then the gold entity's metrics, then the gold submission."""
@@ -103,7 +130,9 @@ class RcaEnv(DiagnosticEnv):
         elif self.turn == 1:
             call = ToolCall(name="query_metrics", arguments={"entity_name": entity}, id=f"query_metrics-{n}")
         else:
-            call = ToolCall(name=SUBMIT, id=f"{SUBMIT}-{n}", arguments={
-                "root_cause_entity": entity, "fault_type": ftype, "analysis": "(scripted reference answer)"})
+            call = ToolCall(
+                name=SUBMIT,
+                id=f"{SUBMIT}-{n}",
+                arguments={"root_cause_entity": entity, "fault_type": ftype, "analysis": "(scripted reference answer)"},
+            )
         return Decision(tool_calls=[call])
-

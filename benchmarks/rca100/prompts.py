@@ -7,6 +7,7 @@ FAULT_TYPES_INFO, ENTITY_STANDARD_INFO, DIAGNOSTIC_METHOD_INFO, SUBMIT_CONTRACT_
 upstream's `rca100_task_info()`; `prompts/react_prompt.py`: RCA100_SYSTEM_PROMPT_RULES, as
 upstream's `benchmark_protocol_info`), never copied here. Without them the policy uses our own
 wording below and the manifest says so (`TextSources`: "paraphrase")."""
+
 from __future__ import annotations
 
 import json
@@ -28,12 +29,14 @@ NOTICE = (
 ROLE = "You are an on-call site-reliability engineer finding the root cause of an incident in a Kubernetes microservice shop."
 
 # ---- our own wording (fallbacks) -------------------------------------------------------------
-RULES = ("Tool names must match an offered tool exactly and arguments must follow its schema; the tool list is "
-         "complete. The observability data is not in the task: read it through the tools, starting at the alerting "
-         "entity and its neighbours, then check metrics, logs, traces and events inside the alert window. A tool call "
-         "proves nothing by itself: the returned observation is the evidence. If a result is cut, narrow the query "
-         "rather than repeating it. The alerting entity is usually where the symptom shows, not where it starts: follow "
-         f"the propagation upstream. Call {SUBMIT} exactly once, with the best-supported entity and fault type.")
+RULES = (
+    "Tool names must match an offered tool exactly and arguments must follow its schema; the tool list is "
+    "complete. The observability data is not in the task: read it through the tools, starting at the alerting "
+    "entity and its neighbours, then check metrics, logs, traces and events inside the alert window. A tool call "
+    "proves nothing by itself: the returned observation is the evidence. If a result is cut, narrow the query "
+    "rather than repeating it. The alerting entity is usually where the symptom shows, not where it starts: follow "
+    f"the propagation upstream. Call {SUBMIT} exactly once, with the best-supported entity and fault type."
+)
 
 
 def _catalog() -> str:
@@ -82,8 +85,10 @@ def policy(max_steps: int, max_actions: int | None, obs_chars: int, sources: Tex
     sources = sources if sources is not None else TextSources()
     rules = sources.string("rca100.rules", REACT, "RCA100_SYSTEM_PROMPT_RULES", RULES)
     per_turn = f"at most {max_actions} tool calls per turn" if max_actions else "any number of tool calls per turn"
-    limits = (f"Limits: {per_turn}; {SUBMIT} goes alone in its turn and ends the case once valid. You have {max_steps} turns. "
-              f"Tool results longer than {obs_chars} characters are cut: narrow the query. Never try to read answer keys.")
+    limits = (
+        f"Limits: {per_turn}; {SUBMIT} goes alone in its turn and ends the case once valid. You have {max_steps} turns. "
+        f"Tool results longer than {obs_chars} characters are cut: narrow the query. Never try to read answer keys."
+    )
     return f"{ROLE}\n\n{without_format_lines(rules).strip()}\n\n{task_info(sources)}\n\n{limits}"
 
 

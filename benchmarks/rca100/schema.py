@@ -1,5 +1,6 @@
 """RCA-100 tool signatures (docs/pos-benchmarks.md §2.5): arguments, defaults and clamped limits,
 the ToolSpecs shown to the agent, and total argument validation (bad input → error text)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,30 +28,77 @@ def _limit(default: int, cap: int) -> Arg:
 
 
 TOOLS: dict[str, tuple[str, list[Arg]]] = {
-    "get_data_overview": ("Row counts and time ranges of every data source, entity/metric/service counts and topology size.", []),
-    "list_entities": ("Sorted names of topology entities of one type (e.g. apm.service, k8s.node, k8s.pod, k8s.deployment).", [
-        Arg("entity_type", "str", "topology entity type, e.g. apm.service or k8s.node", required=True),
-        Arg("keyword", "str", "case-insensitive substring filter on the name"), _limit(50, 100)]),
-    "list_metric_names": ("Metric names present in the metrics data, each with the entities that report it.", [
-        Arg("entity_name", "str", "only metrics of this entity"), Arg("keyword", "str", "substring filter on the metric name"),
-        _limit(80, 120)]),
-    "get_topology": ("Without entity_name: entity counts by type plus the service and node lists. With entity_name: the entity's properties and its edges.", [
-        Arg("entity_name", "str", "entity name (or id)"), Arg("relation", "str", "only edges with this relation"), _limit(30, 50)]),
-    "query_metrics": ("Without metric: count/min/mean/max of each metric of the entity. With metric: its per-minute mean series (latest `limit` minutes) and overall min/mean/max.", [
-        Arg("entity_name", "str", "entity name as it appears in the metrics", required=True),
-        Arg("metric", "str", "metric name (see list_metric_names)"), _limit(40, 60)]),
-    "search_logs": ("Latest log lines, optionally filtered by pod-name prefix and keyword; content cut to 300 characters.", [
-        Arg("pod_name", "str", "pod name prefix"), Arg("keyword", "str", "case-insensitive substring of the log content"), _limit(20, 50)]),
-    "query_traces": ("Slowest matching spans plus duration statistics.", [
-        Arg("service_name", "str", "only spans of this service"), Arg("error_only", "bool", "only error spans", default=False),
-        Arg("min_duration_ms", "float", "only spans at least this long (milliseconds)"), _limit(10, 30)]),
-    "get_k8s_events": ("Kubernetes events, newest first; message cut to 200 characters.", [
-        Arg("keyword", "str", "case-insensitive filter on reason, message and involved object"), _limit(20, 50)]),
+    "get_data_overview": (
+        "Row counts and time ranges of every data source, entity/metric/service counts and topology size.",
+        [],
+    ),
+    "list_entities": (
+        "Sorted names of topology entities of one type (e.g. apm.service, k8s.node, k8s.pod, k8s.deployment).",
+        [
+            Arg("entity_type", "str", "topology entity type, e.g. apm.service or k8s.node", required=True),
+            Arg("keyword", "str", "case-insensitive substring filter on the name"),
+            _limit(50, 100),
+        ],
+    ),
+    "list_metric_names": (
+        "Metric names present in the metrics data, each with the entities that report it.",
+        [
+            Arg("entity_name", "str", "only metrics of this entity"),
+            Arg("keyword", "str", "substring filter on the metric name"),
+            _limit(80, 120),
+        ],
+    ),
+    "get_topology": (
+        "Without entity_name: entity counts by type plus the service and node lists. With entity_name: the entity's properties and its edges.",
+        [
+            Arg("entity_name", "str", "entity name (or id)"),
+            Arg("relation", "str", "only edges with this relation"),
+            _limit(30, 50),
+        ],
+    ),
+    "query_metrics": (
+        "Without metric: count/min/mean/max of each metric of the entity. With metric: its per-minute mean series (latest `limit` minutes) and overall min/mean/max.",
+        [
+            Arg("entity_name", "str", "entity name as it appears in the metrics", required=True),
+            Arg("metric", "str", "metric name (see list_metric_names)"),
+            _limit(40, 60),
+        ],
+    ),
+    "search_logs": (
+        "Latest log lines, optionally filtered by pod-name prefix and keyword; content cut to 300 characters.",
+        [
+            Arg("pod_name", "str", "pod name prefix"),
+            Arg("keyword", "str", "case-insensitive substring of the log content"),
+            _limit(20, 50),
+        ],
+    ),
+    "query_traces": (
+        "Slowest matching spans plus duration statistics.",
+        [
+            Arg("service_name", "str", "only spans of this service"),
+            Arg("error_only", "bool", "only error spans", default=False),
+            Arg("min_duration_ms", "float", "only spans at least this long (milliseconds)"),
+            _limit(10, 30),
+        ],
+    ),
+    "get_k8s_events": (
+        "Kubernetes events, newest first; message cut to 200 characters.",
+        [Arg("keyword", "str", "case-insensitive filter on reason, message and involved object"), _limit(20, 50)],
+    ),
     "get_alerts": ("Alert records, earliest first: time, status, severity, current value.", [_limit(12, 30)]),
-    SUBMIT: ("Submit the final root cause. Ends the case when valid. Call it once, alone in its turn.", [
-        Arg("root_cause_entity", "str", "exactly one service (apm.service) or node (k8s.node) name, verbatim", required=True),
-        Arg("fault_type", "str", "one fault type ID from the catalog", required=True, enum=FAULT_TYPES),
-        Arg("analysis", "str", "short evidence summary")]),
+    SUBMIT: (
+        "Submit the final root cause. Ends the case when valid. Call it once, alone in its turn.",
+        [
+            Arg(
+                "root_cause_entity",
+                "str",
+                "exactly one service (apm.service) or node (k8s.node) name, verbatim",
+                required=True,
+            ),
+            Arg("fault_type", "str", "one fault type ID from the catalog", required=True, enum=FAULT_TYPES),
+            Arg("analysis", "str", "short evidence summary"),
+        ],
+    ),
 }
 _JSON_TYPE = {"str": "string", "int": "integer", "bool": "boolean", "float": "number"}
 
@@ -64,8 +112,13 @@ def tool_specs() -> list[ToolSpec]:
             if a.enum:
                 p["enum"] = list(a.enum)
             props[a.name] = p
-        specs.append(ToolSpec(name=name, description=desc, parameters={
-            "type": "object", "properties": props, "required": [a.name for a in args if a.required]}))
+        specs.append(
+            ToolSpec(
+                name=name,
+                description=desc,
+                parameters={"type": "object", "properties": props, "required": [a.name for a in args if a.required]},
+            )
+        )
     return specs
 
 

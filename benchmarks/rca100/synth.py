@@ -7,6 +7,7 @@ source version under the temp folder (so the loader reads real parquet files).
     t002 nodeCpuHigh on node `node-a` (node_cpu_usage_rate up, co-located pods degrade)
     t003 rateLimiting on service `checkout` (HTTP 429 log lines and error spans)
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,32 +22,93 @@ from typing import Any
 T0_US = 1_773_453_600_000_000  # invented window start (µs epoch); 30 one-minute ticks
 MINUTES, FAULT_AT = 30, 15
 SERVICES = ("frontend", "checkout", "inventory", "payment")
-PODS = {"frontend": ("frontend-7d9f6-x1k2", "node-a"), "checkout": ("checkout-5c8b7-p9q3", "node-b"),
-        "inventory": ("inventory-6f4d8-m2n7", "node-a"), "payment": ("payment-8e2a1-z5w6", "node-b")}
+PODS = {
+    "frontend": ("frontend-7d9f6-x1k2", "node-a"),
+    "checkout": ("checkout-5c8b7-p9q3", "node-b"),
+    "inventory": ("inventory-6f4d8-m2n7", "node-a"),
+    "payment": ("payment-8e2a1-z5w6", "node-b"),
+}
 NODES = ("node-a", "node-b")
 CALLS = (("frontend", "checkout"), ("checkout", "inventory"), ("checkout", "payment"))
 
 CASES: dict[str, dict[str, Any]] = {
-    "t001": {"fault": "memoryPressure", "entity": "inventory", "alert_entity": "frontend", "seed": 11,
-             "title": "frontend P95 latency above threshold"},
-    "t002": {"fault": "nodeCpuHigh", "entity": "node-a", "alert_entity": "inventory", "seed": 22,
-             "title": "inventory P95 latency above threshold"},
-    "t003": {"fault": "rateLimiting", "entity": "checkout", "alert_entity": "frontend", "seed": 33,
-             "title": "frontend error rate above threshold"},
+    "t001": {
+        "fault": "memoryPressure",
+        "entity": "inventory",
+        "alert_entity": "frontend",
+        "seed": 11,
+        "title": "frontend P95 latency above threshold",
+    },
+    "t002": {
+        "fault": "nodeCpuHigh",
+        "entity": "node-a",
+        "alert_entity": "inventory",
+        "seed": 22,
+        "title": "inventory P95 latency above threshold",
+    },
+    "t003": {
+        "fault": "rateLimiting",
+        "entity": "checkout",
+        "alert_entity": "frontend",
+        "seed": 33,
+        "title": "frontend error rate above threshold",
+    },
 }
 
 
 def topology() -> dict[str, Any]:
     ents = [{"id": f"svc:{s}", "name": s, "type": "apm.service", "props": {"namespace": "shop"}} for s in SERVICES]
     ents += [{"id": f"node:{n}", "name": n, "type": "k8s.node", "props": {"status": "Ready"}} for n in NODES]
-    ents += [{"id": f"pod:{p}", "name": p, "type": "k8s.pod", "props": {"namespace": "shop", "node_name": n, "status": "Running"}}
-             for p, n in PODS.values()]
-    ents.append({"id": "deploy:inventory", "name": "inventory", "type": "k8s.deployment", "props": {"namespace": "shop"}})
-    edges = [{"src": f"svc:{a}", "dst": f"svc:{b}", "src_type": "apm.service", "dst_type": "apm.service", "relation": "calls"} for a, b in CALLS]
+    ents += [
+        {
+            "id": f"pod:{p}",
+            "name": p,
+            "type": "k8s.pod",
+            "props": {"namespace": "shop", "node_name": n, "status": "Running"},
+        }
+        for p, n in PODS.values()
+    ]
+    ents.append(
+        {"id": "deploy:inventory", "name": "inventory", "type": "k8s.deployment", "props": {"namespace": "shop"}}
+    )
+    edges = [
+        {
+            "src": f"svc:{a}",
+            "dst": f"svc:{b}",
+            "src_type": "apm.service",
+            "dst_type": "apm.service",
+            "relation": "calls",
+        }
+        for a, b in CALLS
+    ]
     for s, (p, n) in PODS.items():
-        edges.append({"src": f"svc:{s}", "dst": f"pod:{p}", "src_type": "apm.service", "dst_type": "k8s.pod", "relation": "contains"})
-        edges.append({"src": f"pod:{p}", "dst": f"node:{n}", "src_type": "k8s.pod", "dst_type": "k8s.node", "relation": "runs_on"})
-    edges.append({"src": "deploy:inventory", "dst": f"pod:{PODS['inventory'][0]}", "src_type": "k8s.deployment", "dst_type": "k8s.pod", "relation": "manages"})
+        edges.append(
+            {
+                "src": f"svc:{s}",
+                "dst": f"pod:{p}",
+                "src_type": "apm.service",
+                "dst_type": "k8s.pod",
+                "relation": "contains",
+            }
+        )
+        edges.append(
+            {
+                "src": f"pod:{p}",
+                "dst": f"node:{n}",
+                "src_type": "k8s.pod",
+                "dst_type": "k8s.node",
+                "relation": "runs_on",
+            }
+        )
+    edges.append(
+        {
+            "src": "deploy:inventory",
+            "dst": f"pod:{PODS['inventory'][0]}",
+            "src_type": "k8s.deployment",
+            "dst_type": "k8s.pod",
+            "relation": "manages",
+        }
+    )
     return {"entities": ents, "edges": edges}
 
 
@@ -73,14 +135,23 @@ def _metrics(case: dict[str, Any], rng: random.Random) -> dict[str, list]:
     for m in range(MINUTES):
         hot = m >= FAULT_AT
         for n in NODES:
-            cpu = rng.uniform(0.92, 0.98) if hot and case["fault"] == "nodeCpuHigh" and n == case["entity"] else rng.uniform(0.28, 0.42)
+            cpu = (
+                rng.uniform(0.92, 0.98)
+                if hot and case["fault"] == "nodeCpuHigh" and n == case["entity"]
+                else rng.uniform(0.28, 0.42)
+            )
             add(n, "node_cpu_usage_rate", cpu, m)
             add(n, "node_memory_usage_rate", rng.uniform(0.45, 0.55), m)
             add(n, "node_ready_status", 1.0, m)
         for s in SERVICES:
             bursty = hot and case["fault"] == "memoryPressure" and s == case["entity"]
             add(s, "request_count", rng.uniform(110, 130) * (1.0 if s != "frontend" else 1.5), m)
-            add(s, "arms_jvm_gc_delta", (rng.uniform(14, 22) if m % 3 == 0 else rng.uniform(1, 3)) if bursty else rng.uniform(0, 2), m)
+            add(
+                s,
+                "arms_jvm_gc_delta",
+                (rng.uniform(14, 22) if m % 3 == 0 else rng.uniform(1, 3)) if bursty else rng.uniform(0, 2),
+                m,
+            )
             used = rng.uniform(1.6e9, 1.9e9) if bursty and m % 3 == 0 else rng.uniform(0.7e9, 0.9e9)
             add(s, "arms_jvm_mem_used_bytes", used, m)
             add(s, "arms_jvm_mem_max_bytes", 2.0e9, m)
@@ -88,7 +159,9 @@ def _metrics(case: dict[str, Any], rng: random.Random) -> dict[str, list]:
 
 
 def _traces(case: dict[str, Any], rng: random.Random) -> dict[str, list]:
-    rows: dict[str, list] = {k: [] for k in ("serviceName", "spanName", "startTime", "duration", "statusCode", "statusMessage")}
+    rows: dict[str, list] = {
+        k: [] for k in ("serviceName", "spanName", "startTime", "duration", "statusCode", "statusMessage")
+    }
     for i in range(50):
         minute = i * MINUTES // 50
         for s in SERVICES:
@@ -133,13 +206,37 @@ def _logs(case: dict[str, Any], rng: random.Random) -> dict[str, list]:
 def _events(case: dict[str, Any]) -> dict[str, list]:
     evs = []
     for k, (s, (pod, node)) in enumerate(PODS.items()):
-        evs.append({"lastTimestamp": f"2026-03-14T02:0{k}:00Z", "type": "Normal", "reason": "Pulled",
-                    "involvedObject": {"kind": "Pod", "name": pod}, "count": 1, "message": f"Container image for {s} already present on {node}"})
+        evs.append(
+            {
+                "lastTimestamp": f"2026-03-14T02:0{k}:00Z",
+                "type": "Normal",
+                "reason": "Pulled",
+                "involvedObject": {"kind": "Pod", "name": pod},
+                "count": 1,
+                "message": f"Container image for {s} already present on {node}",
+            }
+        )
     if case["fault"] == "nodeCpuHigh":
-        evs.append({"eventTime": "2026-03-14T02:16:30Z", "type": "Warning", "reason": "NodeCPUPressure",
-                    "involvedObject": {"kind": "Node", "name": case["entity"]}, "count": 4, "message": "node CPU usage above 90% for 5m"})
-    evs.append({"lastTimestamp": "2026-03-14T02:20:00Z", "type": "Warning", "reason": "Unhealthy",
-                "involvedObject": {"kind": "Pod", "name": PODS[case["alert_entity"]][0]}, "count": 3, "message": "Readiness probe took longer than 1s"})
+        evs.append(
+            {
+                "eventTime": "2026-03-14T02:16:30Z",
+                "type": "Warning",
+                "reason": "NodeCPUPressure",
+                "involvedObject": {"kind": "Node", "name": case["entity"]},
+                "count": 4,
+                "message": "node CPU usage above 90% for 5m",
+            }
+        )
+    evs.append(
+        {
+            "lastTimestamp": "2026-03-14T02:20:00Z",
+            "type": "Warning",
+            "reason": "Unhealthy",
+            "involvedObject": {"kind": "Pod", "name": PODS[case["alert_entity"]][0]},
+            "count": 3,
+            "message": "Readiness probe took longer than 1s",
+        }
+    )
     return {"eventId": [json.dumps(e) for e in evs]}
 
 
@@ -162,12 +259,24 @@ def write_case(root: Path, case_id: str) -> None:
     d.mkdir(parents=True, exist_ok=True)
     (d / "topology.json").write_text(json.dumps(topology(), indent=1), encoding="utf-8")
     start, end = T0_US // 1_000_000, T0_US // 1_000_000 + MINUTES * 60
-    task = {"task_version": "synthetic-1", "alert_title": case["title"], "alert_entity_name": case["alert_entity"],
-            "alert_entity_type": "apm.service", "alert_trigger_time": start + (FAULT_AT + 2) * 60,
-            "time_range_start": start, "time_range_end": end, "prompt_text": f"(synthetic) Alert: {case['title']}"}
+    task = {
+        "task_version": "synthetic-1",
+        "alert_title": case["title"],
+        "alert_entity_name": case["alert_entity"],
+        "alert_entity_type": "apm.service",
+        "alert_trigger_time": start + (FAULT_AT + 2) * 60,
+        "time_range_start": start,
+        "time_range_end": end,
+        "prompt_text": f"(synthetic) Alert: {case['title']}",
+    }
     (d / "task.json").write_text(json.dumps(task, indent=1), encoding="utf-8")
-    tables = {"metrics": _metrics(case, rng), "traces": _traces(case, rng), "logs": _logs(case, rng),
-              "events": _events(case), "alerts": _alerts(case)}
+    tables = {
+        "metrics": _metrics(case, rng),
+        "traces": _traces(case, rng),
+        "logs": _logs(case, rng),
+        "events": _events(case),
+        "alerts": _alerts(case),
+    }
     dtypes = {"time": "int64", "startTime": "int64", "duration": "int64", "value": "float64"}
     for name, cols in tables.items():
         df = pd.DataFrame(cols)
@@ -176,18 +285,54 @@ def write_case(root: Path, case_id: str) -> None:
     keys = root / "answer_key"
     keys.mkdir(exist_ok=True)
     fid = f"F{list(CASES).index(case_id) + 1:03d}-{case['fault']}.synth{case_id[1:]}"
-    expected = f"F{list(CASES).index(case_id) + 1:03d}-{case['fault']}"  # as upstream's validator reads it (F<n>-<type>)
-    raw = {"outcome": {"expected_fault_id": expected, "target_entity_ids": [case["entity"]],
-                       "target_entities": [{"entity_id": case["entity"], "entity_name": case["entity"], "entity_domain": "synthetic",
-                                            "entity_type": "k8s.node" if case["entity"].startswith("node") else "apm.service"}],
-                       "expected_conclusion": f"(synthetic) {case['fault']} on {case['entity']}"},
-           "reasoning": {"steps": [{"step": 1, "title": "invented cause", "step_type": "cause", "target": case["entity"],
-                                    "fault_id": fid, "description": "synthetic", "required": True, "queryable": True, "observability": []}]},
-           "metadata": {"synthetic": True}}
-    key = {"incident_id": fid, "case_id": fid, "workspace": "synthetic", "region_id": "nowhere-1",
-           "time_range_start": start, "time_range_end": end, "root_cause_entities": [case["entity"]],
-           "root_cause_types": [case["fault"]], "alert_title": case["title"], "alert_trigger_time": task["alert_trigger_time"],
-           "prompt_text": task["prompt_text"], "raw_ground_truth": json.dumps(raw)}
+    expected = (
+        f"F{list(CASES).index(case_id) + 1:03d}-{case['fault']}"  # as upstream's validator reads it (F<n>-<type>)
+    )
+    raw = {
+        "outcome": {
+            "expected_fault_id": expected,
+            "target_entity_ids": [case["entity"]],
+            "target_entities": [
+                {
+                    "entity_id": case["entity"],
+                    "entity_name": case["entity"],
+                    "entity_domain": "synthetic",
+                    "entity_type": "k8s.node" if case["entity"].startswith("node") else "apm.service",
+                }
+            ],
+            "expected_conclusion": f"(synthetic) {case['fault']} on {case['entity']}",
+        },
+        "reasoning": {
+            "steps": [
+                {
+                    "step": 1,
+                    "title": "invented cause",
+                    "step_type": "cause",
+                    "target": case["entity"],
+                    "fault_id": fid,
+                    "description": "synthetic",
+                    "required": True,
+                    "queryable": True,
+                    "observability": [],
+                }
+            ]
+        },
+        "metadata": {"synthetic": True},
+    }
+    key = {
+        "incident_id": fid,
+        "case_id": fid,
+        "workspace": "synthetic",
+        "region_id": "nowhere-1",
+        "time_range_start": start,
+        "time_range_end": end,
+        "root_cause_entities": [case["entity"]],
+        "root_cause_types": [case["fault"]],
+        "alert_title": case["title"],
+        "alert_trigger_time": task["alert_trigger_time"],
+        "prompt_text": task["prompt_text"],
+        "raw_ground_truth": json.dumps(raw),
+    }
     (keys / f"{case_id}.gt.json").write_text(json.dumps(key, indent=1), encoding="utf-8")
 
 

@@ -1,5 +1,6 @@
 """Time rendering for RCA-100 tools: every time is printed in Asia/Shanghai (+08:00, no DST
 since 1991, so a fixed offset is exact) (docs/pos-benchmarks.md §2.2)."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone

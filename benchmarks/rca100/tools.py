@@ -1,6 +1,7 @@
 """RCA-100 read-only tools over one case's tables (docs/pos-benchmarks.md §2.5). Each tool returns a
 JSON-able dict; unknown entities/metrics return {"error": …, "hints": […]}. Limits arrive
 clamped (`schema.validate`). Times print in Asia/Shanghai."""
+
 from __future__ import annotations
 
 import difflib
@@ -69,8 +70,11 @@ class RcaTools:
             "metric_names": int(m["metric"].nunique()),
             "metric_entities": int(m["entity_name"].nunique()),
             "trace_services": int(tr["serviceName"].nunique()),
-            "topology": {"entities": len(topo["entities"]), "edges": len(topo["edges"]),
-                         "entities_by_type": dict(sorted(Counter(e.get("type", "") for e in topo["entities"]).items()))},
+            "topology": {
+                "entities": len(topo["entities"]),
+                "edges": len(topo["edges"]),
+                "entities_by_type": dict(sorted(Counter(e.get("type", "") for e in topo["entities"]).items())),
+            },
         }
 
     def _names_of(self, etype: str) -> list[str]:
@@ -87,10 +91,13 @@ class RcaTools:
     def get_topology(self, entity_name: str | None, relation: str | None, limit: int) -> dict[str, Any]:
         topo = self.case.topology
         if entity_name is None:
-            return {"entities_by_type": dict(sorted(Counter(e.get("type", "") for e in topo["entities"]).items())),
-                    "edges_by_relation": dict(sorted(Counter(e.get("relation", "") for e in topo["edges"]).items())),
-                    "services": self._names_of("apm.service"), "nodes": self._names_of("k8s.node"),
-                    "hint": "pass entity_name for an entity's properties and edges"}
+            return {
+                "entities_by_type": dict(sorted(Counter(e.get("type", "") for e in topo["entities"]).items())),
+                "edges_by_relation": dict(sorted(Counter(e.get("relation", "") for e in topo["edges"]).items())),
+                "services": self._names_of("apm.service"),
+                "nodes": self._names_of("k8s.node"),
+                "hint": "pass entity_name for an entity's properties and edges",
+            }
         by_id = {str(e.get("id")): e for e in topo["entities"]}
         names = {str(e.get("name")): e for e in topo["entities"]}
         key = _match(entity_name, list(names))
@@ -99,12 +106,26 @@ class RcaTools:
             return {"error": f"unknown entity '{entity_name}'", "hints": hints(entity_name, list(names))}
         eid = str(ent.get("id"))
         label = lambda i: str(by_id.get(str(i), {}).get("name", i))  # noqa: E731
-        edges = [e for e in topo["edges"] if eid in (str(e.get("src")), str(e.get("dst")))
-                 and (relation is None or str(e.get("relation", "")).lower() == relation.lower())]
-        return {"entity": {"id": eid, "name": ent.get("name"), "type": ent.get("type"), "props": ent.get("props", {})},
-                "total_edges": len(edges),
-                "edges": [{"src": label(e.get("src")), "dst": label(e.get("dst")), "src_type": e.get("src_type"),
-                           "dst_type": e.get("dst_type"), "relation": e.get("relation")} for e in edges[:limit]]}
+        edges = [
+            e
+            for e in topo["edges"]
+            if eid in (str(e.get("src")), str(e.get("dst")))
+            and (relation is None or str(e.get("relation", "")).lower() == relation.lower())
+        ]
+        return {
+            "entity": {"id": eid, "name": ent.get("name"), "type": ent.get("type"), "props": ent.get("props", {})},
+            "total_edges": len(edges),
+            "edges": [
+                {
+                    "src": label(e.get("src")),
+                    "dst": label(e.get("dst")),
+                    "src_type": e.get("src_type"),
+                    "dst_type": e.get("dst_type"),
+                    "relation": e.get("relation"),
+                }
+                for e in edges[:limit]
+            ],
+        }
 
     # ---------------------------------------------------------------- metrics
     def _metric_entity(self, entity_name: str) -> tuple[str | None, dict[str, Any] | None]:
@@ -124,7 +145,9 @@ class RcaTools:
         if keyword:
             df = df[df["metric"].astype(str).str.contains(keyword, case=False, regex=False)]
         groups = df.groupby(df["metric"].astype(str))["entity_name"].agg(lambda s: sorted(s.astype(str).unique()))
-        rows = [{"metric": k, "entity_count": len(v), "entities": v[:ENTITY_NAMES_PER_METRIC]} for k, v in groups.items()]
+        rows = [
+            {"metric": k, "entity_count": len(v), "entities": v[:ENTITY_NAMES_PER_METRIC]} for k, v in groups.items()
+        ]
         return {"total_metrics": len(rows), "metrics": rows[:limit]}
 
     def query_metrics(self, entity_name: str, metric: str | None, limit: int) -> dict[str, Any]:
@@ -136,8 +159,16 @@ class RcaTools:
         names = sorted(df["metric"].astype(str).unique())
         if metric is None:
             g = df.groupby(df["metric"].astype(str))["value"].agg(["count", "min", "mean", "max"])
-            rows = [{"metric": k, "count": int(r["count"]), "min": _num(r["min"]), "mean": _num(r["mean"]), "max": _num(r["max"])}
-                    for k, r in g.iterrows()]
+            rows = [
+                {
+                    "metric": k,
+                    "count": int(r["count"]),
+                    "min": _num(r["min"]),
+                    "mean": _num(r["mean"]),
+                    "max": _num(r["max"]),
+                }
+                for k, r in g.iterrows()
+            ]
             return {"entity_name": ent, "total_metrics": len(rows), "metrics": rows[:60]}
         found = _match(metric, names)
         if found is None:
@@ -146,9 +177,18 @@ class RcaTools:
         minute = (s["time"].astype("int64") // 60_000_000) * 60_000_000
         series = s["value"].astype(float).groupby(minute).mean().sort_index().tail(limit)
         vals = s["value"].astype(float)
-        return {"entity_name": ent, "metric": found, "minutes": len(series),
-                "series": [{"time": fmt_epoch(t, "us"), "mean": _num(v)} for t, v in series.items()],
-                "overall": {"min": _num(vals.min()), "mean": _num(vals.mean()), "max": _num(vals.max()), "points": len(vals)}}
+        return {
+            "entity_name": ent,
+            "metric": found,
+            "minutes": len(series),
+            "series": [{"time": fmt_epoch(t, "us"), "mean": _num(v)} for t, v in series.items()],
+            "overall": {
+                "min": _num(vals.min()),
+                "mean": _num(vals.mean()),
+                "max": _num(vals.max()),
+                "points": len(vals),
+            },
+        }
 
     # ---------------------------------------------------------------- logs, traces, events, alerts
     def search_logs(self, pod_name: str | None, keyword: str | None, limit: int) -> dict[str, Any]:
@@ -157,16 +197,25 @@ class RcaTools:
         if pod_name is not None:
             mask = pods.str.lower().str.startswith(pod_name.lower())
             if not mask.any():
-                return {"error": f"no logs for a pod starting with '{pod_name}'", "hints": hints(pod_name, sorted(pods.unique()))}
+                return {
+                    "error": f"no logs for a pod starting with '{pod_name}'",
+                    "hints": hints(pod_name, sorted(pods.unique())),
+                }
             df = df[mask]
         if keyword:
             df = df[df["content"].astype(str).str.contains(keyword, case=False, regex=False)]
         latest = df.assign(_t=df["_time_"].astype(str)).sort_values("_t", ascending=False).head(limit)
-        return {"total_matches": len(df), "lines": [
-            {"time": str(r["_time_"]), "pod": str(r["_pod_name_"]), "content": str(r["content"])[:LOG_CHARS]}
-            for _, r in latest.iterrows()]}
+        return {
+            "total_matches": len(df),
+            "lines": [
+                {"time": str(r["_time_"]), "pod": str(r["_pod_name_"]), "content": str(r["content"])[:LOG_CHARS]}
+                for _, r in latest.iterrows()
+            ],
+        }
 
-    def query_traces(self, service_name: str | None, error_only: bool, min_duration_ms: float | None, limit: int) -> dict[str, Any]:
+    def query_traces(
+        self, service_name: str | None, error_only: bool, min_duration_ms: float | None, limit: int
+    ) -> dict[str, Any]:
         df = self.case.table("traces")
         if service_name is not None:
             services = sorted(df["serviceName"].astype(str).unique())
@@ -181,12 +230,27 @@ class RcaTools:
         ms = df["duration"].astype(float) / 1e6
         stats: dict[str, Any] = {"spans": len(df), "error_spans": int((df["statusCode"].astype(str) == "2").sum())}
         if len(df):
-            stats["duration_ms"] = {"mean": _num(ms.mean()), "p50": _num(ms.quantile(0.5)), "p95": _num(ms.quantile(0.95)), "max": _num(ms.max())}
+            stats["duration_ms"] = {
+                "mean": _num(ms.mean()),
+                "p50": _num(ms.quantile(0.5)),
+                "p95": _num(ms.quantile(0.95)),
+                "max": _num(ms.max()),
+            }
         slow = df.assign(_d=df["duration"].astype(float)).sort_values("_d", ascending=False).head(limit)
-        return {"stats": stats, "slowest": [
-            {"start": fmt_epoch(r["startTime"], "ns"), "service": str(r["serviceName"]), "span": str(r["spanName"]),
-             "duration_ms": _num(float(r["duration"]) / 1e6), "status_code": str(r["statusCode"]),
-             "status_message": str(r["statusMessage"] or "")[:STATUS_CHARS]} for _, r in slow.iterrows()]}
+        return {
+            "stats": stats,
+            "slowest": [
+                {
+                    "start": fmt_epoch(r["startTime"], "ns"),
+                    "service": str(r["serviceName"]),
+                    "span": str(r["spanName"]),
+                    "duration_ms": _num(float(r["duration"]) / 1e6),
+                    "status_code": str(r["statusCode"]),
+                    "status_message": str(r["statusMessage"] or "")[:STATUS_CHARS],
+                }
+                for _, r in slow.iterrows()
+            ],
+        }
 
     def get_k8s_events(self, keyword: str | None, limit: int) -> dict[str, Any]:
         rows, unreadable = [], 0
@@ -197,9 +261,14 @@ class RcaTools:
                 unreadable += 1
                 continue
             obj = ev.get("involvedObject") or {}
-            row: dict[str, Any] = {"time": fmt_iso(ev.get("lastTimestamp") or ev.get("eventTime")), "type": ev.get("type"),
-                   "reason": ev.get("reason"), "object": f"{obj.get('kind', '')}/{obj.get('name', '')}",
-                   "count": ev.get("count"), "message": str(ev.get("message") or "")[:EVENT_CHARS]}
+            row: dict[str, Any] = {
+                "time": fmt_iso(ev.get("lastTimestamp") or ev.get("eventTime")),
+                "type": ev.get("type"),
+                "reason": ev.get("reason"),
+                "object": f"{obj.get('kind', '')}/{obj.get('name', '')}",
+                "count": ev.get("count"),
+                "message": str(ev.get("message") or "")[:EVENT_CHARS],
+            }
             text = " ".join(str(row[k]) for k in ("reason", "object", "message")) + " " + str(ev.get("message") or "")
             if not keyword or keyword.lower() in text.lower():
                 rows.append(row)
@@ -217,6 +286,12 @@ class RcaTools:
                 data = json.loads(r["data"]) if isinstance(r["data"], str) else (r["data"] or {})
             except ValueError:
                 data = {}
-            out.append({"time": fmt_epoch(r["time"]), "status": r["status"], "severity": r["severity"],
-                        "current_value": data.get("currentValue") if isinstance(data, dict) else None})
+            out.append(
+                {
+                    "time": fmt_epoch(r["time"]),
+                    "status": r["status"],
+                    "severity": r["severity"],
+                    "current_value": data.get("currentValue") if isinstance(data, dict) else None,
+                }
+            )
         return {"total": len(self.case.table("alerts")), "alerts": out}

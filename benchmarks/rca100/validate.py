@@ -8,6 +8,7 @@ root-cause type is in the closed 29-type catalog and equals the raw ground truth
 `expected_fault_id`; the entities equal the raw ground truth's `target_entities` (when given).
 Prints one JSON report (cases, entity-level distribution, violations); exit status 0 iff none.
 The data itself comes from the authors' release (see the RCA-100 README; not redistributable)."""
+
 from __future__ import annotations
 
 import argparse
@@ -42,7 +43,11 @@ def validate_case(root: Path, keys: Path, cid: str, levels: Counter) -> list[str
     raw: dict[str, Any] = {}
     if key.get("raw_ground_truth"):
         try:
-            raw = json.loads(key["raw_ground_truth"]) if isinstance(key["raw_ground_truth"], str) else dict(key["raw_ground_truth"])
+            raw = (
+                json.loads(key["raw_ground_truth"])
+                if isinstance(key["raw_ground_truth"], str)
+                else dict(key["raw_ground_truth"])
+            )
         except ValueError:
             out.append(f"{cid}: raw_ground_truth is not JSON")
     outcome = raw.get("outcome") or {}
@@ -54,7 +59,9 @@ def validate_case(root: Path, keys: Path, cid: str, levels: Counter) -> list[str
             out.append(f"{cid}: root_cause_type {value!r} != expected_fault_id {outcome['expected_fault_id']!r}")
     targets = {norm_entity(t.get("entity_name")) for t in outcome.get("target_entities") or []}
     if targets and targets != {norm_entity(n) for n in entities}:
-        out.append(f"{cid}: root_cause_entities {sorted(entities)} differ from raw_ground_truth target_entities {sorted(targets)}")
+        out.append(
+            f"{cid}: root_cause_entities {sorted(entities)} differ from raw_ground_truth target_entities {sorted(targets)}"
+        )
     return out
 
 

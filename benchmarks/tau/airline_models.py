@@ -1,6 +1,7 @@
 """Airline record shapes: pydantic models for the objects upstream *constructs* (so values are
 coerced and validated as there), and model-ordered views of stored records for tool output
 (docs/tau-bench.md §4, §5; upstream `src/tau2/domains/airline/data_model.py`)."""
+
 from __future__ import annotations
 
 from typing import Any, Literal
@@ -10,11 +11,26 @@ from pydantic import BaseModel
 from benchmarks.tau.toolkit import identity_view, methods_view, pick
 
 AIRPORTS = [
-    ("SFO", "San Francisco"), ("JFK", "New York"), ("LAX", "Los Angeles"), ("ORD", "Chicago"),
-    ("DFW", "Dallas"), ("DEN", "Denver"), ("SEA", "Seattle"), ("ATL", "Atlanta"), ("MIA", "Miami"),
-    ("BOS", "Boston"), ("PHX", "Phoenix"), ("IAH", "Houston"), ("LAS", "Las Vegas"), ("MCO", "Orlando"),
-    ("EWR", "Newark"), ("CLT", "Charlotte"), ("MSP", "Minneapolis"), ("DTW", "Detroit"),
-    ("PHL", "Philadelphia"), ("LGA", "LaGuardia"),
+    ("SFO", "San Francisco"),
+    ("JFK", "New York"),
+    ("LAX", "Los Angeles"),
+    ("ORD", "Chicago"),
+    ("DFW", "Dallas"),
+    ("DEN", "Denver"),
+    ("SEA", "Seattle"),
+    ("ATL", "Atlanta"),
+    ("MIA", "Miami"),
+    ("BOS", "Boston"),
+    ("PHX", "Phoenix"),
+    ("IAH", "Houston"),
+    ("LAS", "Las Vegas"),
+    ("MCO", "Orlando"),
+    ("EWR", "Newark"),
+    ("CLT", "Charlotte"),
+    ("MSP", "Minneapolis"),
+    ("DTW", "Detroit"),
+    ("PHL", "Philadelphia"),
+    ("LGA", "LaGuardia"),
 ]
 NOW = "2024-05-15T15:00:00"  # the policy's "now" (2024-05-15 15:00 EST)
 BOOKING_IDS = ("HATHAT", "HATHAU", "HATHAV")
@@ -66,8 +82,11 @@ def build(model: type[BaseModel], value: Any) -> dict[str, Any]:
 PASSENGER = ("first_name", "last_name", "dob")
 SEGMENT = ("flight_number", "origin", "destination", "date", "price")
 PAYMENT = ("payment_id", "amount")
-METHOD = {"credit_card": ("source", "id", "brand", "last_four"), "gift_card": ("source", "id", "amount"),
-          "certificate": ("source", "id", "amount")}
+METHOD = {
+    "credit_card": ("source", "id", "brand", "last_four"),
+    "gift_card": ("source", "id", "amount"),
+    "certificate": ("source", "id", "amount"),
+}
 STATUS_FIELDS = {
     "available": ("status", "available_seats", "prices"),
     "landed": ("status", "actual_departure_time_est", "actual_arrival_time_est"),
@@ -88,17 +107,26 @@ def reservation_view(r: dict[str, Any]) -> dict[str, Any]:
 
 
 def user_view(u: dict[str, Any]) -> dict[str, Any]:
-    return {**identity_view(u), "dob": u["dob"], "payment_methods": methods_view(u, METHOD),
-            "saved_passengers": [pick(p, PASSENGER) for p in u["saved_passengers"]],
-            "membership": u["membership"], "reservations": list(u["reservations"])}
+    return {
+        **identity_view(u),
+        "dob": u["dob"],
+        "payment_methods": methods_view(u, METHOD),
+        "saved_passengers": [pick(p, PASSENGER) for p in u["saved_passengers"]],
+        "membership": u["membership"],
+        "reservations": list(u["reservations"]),
+    }
 
 
 def direct_flight(flight: dict[str, Any], record: dict[str, Any], date: str | None) -> dict[str, Any]:
     """Search result (`DirectFlight`): schedule plus that date's seats and prices."""
     return {
-        "flight_number": flight["flight_number"], "origin": flight["origin"], "destination": flight["destination"],
+        "flight_number": flight["flight_number"],
+        "origin": flight["origin"],
+        "destination": flight["destination"],
         "status": "available",
         "scheduled_departure_time_est": flight["scheduled_departure_time_est"],
         "scheduled_arrival_time_est": flight["scheduled_arrival_time_est"],
-        "date": date, "available_seats": record["available_seats"], "prices": record["prices"],
+        "date": date,
+        "available_seats": record["available_seats"],
+        "prices": record["prices"],
     }

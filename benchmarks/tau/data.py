@@ -1,6 +1,7 @@
 """Loading τ³-bench (tau2-bench v1.0.1) domain data: a local data directory in the upstream
 `data/` layout (`tau2/domains/<domain>/...`, `tau2/user_simulator/...`), or a download from the
 pinned upstream commit; every file is sha256-checked (docs/tau-bench.md §1)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -40,7 +41,9 @@ class DataError(RuntimeError):
 def domain_files(domain: str) -> list[str]:
     if domain not in DOMAINS:
         raise DataError(f"unknown τ³ domain '{domain}'; available: {', '.join(DOMAINS)}")
-    return [f"tau2/domains/{domain}/{f}" for f in ("db.json", "policy.md", "split_tasks.json", "tasks.json")] + [GUIDELINES]
+    return [f"tau2/domains/{domain}/{f}" for f in ("db.json", "policy.md", "split_tasks.json", "tasks.json")] + [
+        GUIDELINES
+    ]
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -180,8 +183,12 @@ class DomainData:
         return [by_id[i] for i in self.splits[name]]
 
     def provenance(self) -> dict[str, Any]:
-        return {"source": self.source, "commit": COMMIT, "checksums_verified": self.verify,
-                "sha256": {rel: SHA256[rel] for rel in self.files}}
+        return {
+            "source": self.source,
+            "commit": COMMIT,
+            "checksums_verified": self.verify,
+            "sha256": {rel: SHA256[rel] for rel in self.files},
+        }
 
 
 def load_domain(domain: str, data_dir: str | None = None, verify: bool = True) -> DomainData:

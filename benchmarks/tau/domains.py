@@ -1,4 +1,5 @@
 """Domain name → toolkit class."""
+
 from __future__ import annotations
 
 from benchmarks.tau.toolkit import Toolkit

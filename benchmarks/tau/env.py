@@ -2,6 +2,7 @@
 `src/tau2/orchestrator/orchestrator.py`). The agent's `Decision.message` goes to the simulated
 user, whose reply comes back as `Observation(user_message=...)`; tool calls go to the domain
 tools. Steps, errors and termination reasons are counted as upstream; scoring is §7."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,10 +16,23 @@ from benchmarks.tau.replay import gold_actions
 from benchmarks.tau.toolkit import db_hash
 from benchmarks.tau.upstream_tools import domain_tool_specs
 from runners.upstream import TextSources
-from runners.api import (DROPPED_MESSAGE, BackboneError, Decision, Environment, EpisodeContext, Message, Observation, Reply, Request,
-                         RequestOutcome, TaskSpec, TaskView, ToolCall, ToolResult, ToolSpec)
-
-
+from runners.api import (
+    DROPPED_MESSAGE,
+    BackboneError,
+    Decision,
+    Environment,
+    EpisodeContext,
+    Message,
+    Observation,
+    Reply,
+    Request,
+    RequestOutcome,
+    TaskSpec,
+    TaskView,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+)
 
 
 def attached_text(decision: Decision) -> str | None:
@@ -32,12 +46,22 @@ def attached_text(decision: Decision) -> str | None:
 
 
 class TauEnv(Environment):
-    def __init__(self, data: DomainData, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], *,
-                 tools: list[ToolSpec] | None = None, sources: TextSources | None = None) -> None:
+    def __init__(
+        self,
+        data: DomainData,
+        task: TaskSpec,
+        ctx: EpisodeContext,
+        params: dict[str, Any],
+        *,
+        tools: list[ToolSpec] | None = None,
+        sources: TextSources | None = None,
+    ) -> None:
         self.data, self.spec, self.ctx, self.params = data, task, ctx, params
         self.task: dict[str, Any] = task.payload
         self.tools = toolkit_for(data.domain)(data.fresh_db())
-        self.tool_specs = tools if tools is not None else domain_tool_specs(data.domain, hints=bool(params["tool_hints"]))
+        self.tool_specs = (
+            tools if tools is not None else domain_tool_specs(data.domain, hints=bool(params["tool_hints"]))
+        )
         self.sources = sources if sources is not None else TextSources()
         self.max_steps = int(params["max_steps"])
         self.max_errors = int(params["max_errors"])
@@ -53,8 +77,13 @@ class TauEnv(Environment):
 
     # ------------------------------------------------------------------ contract
     def view(self) -> TaskView:
-        return TaskView(task_id=self.spec.task_id, benchmark=self.params["name"],
-                        kind="tau", policy=self.data.policy, tools=self.tool_specs)
+        return TaskView(
+            task_id=self.spec.task_id,
+            benchmark=self.params["name"],
+            kind="tau",
+            policy=self.data.policy,
+            tools=self.tool_specs,
+        )
 
     def step_budget(self) -> int:
         # The τ step counter (§3) ends the episode; each method step costs at least one τ step.
@@ -120,15 +149,21 @@ class TauEnv(Environment):
         for call, method_id in zip(calls, given):
             content, error = self.tools.execute(call["name"], call["arguments"])
             self.errors += int(error)
-            self.traj.append({"role": "tool", "id": call["id"], "name": call["name"], "content": content, "error": error})
+            self.traj.append(
+                {"role": "tool", "id": call["id"], "name": call["name"], "content": content, "error": error}
+            )
             results.append(ToolResult(call_id=method_id or call["id"], name=call["name"], content=content, error=error))
         self.steps += 1
         self._check()
         return results
 
     async def _user_turn(self) -> str | None:
-        text = await user_sim.generate(self.ctx.backbone("user_sim"), user_sim.user_view(self.system, self.traj),
-                                       attempts=int(self.params["user_attempts"]), sampling=self.params["user_sampling"])
+        text = await user_sim.generate(
+            self.ctx.backbone("user_sim"),
+            user_sim.user_view(self.system, self.traj),
+            attempts=int(self.params["user_attempts"]),
+            sampling=self.params["user_sampling"],
+        )
         if text is None:
             # Upstream: an empty user message fails `validate()`, the simulation raises and ends as an
             # infrastructure error (excluded from metrics, §7.6). Switch `empty_user_reply: user_error`
@@ -167,23 +202,40 @@ class TauEnv(Environment):
         if evaluated and "NL_ASSERTION" in basis:
             self._judge_hint = db["db_match"] and action["reward"] == 1.0
             judge = self.ctx.backbone("judge") if crit.get("nl_assertions") else None
-            nl = await nl_assertions_check(judge, self.traj, crit.get("nl_assertions"),
-                                           attempts=int(self.params["judge_attempts"]),
-                                           sampling=self.params["judge_sampling"], prompts=judge_prompts(self.sources))
+            nl = await nl_assertions_check(
+                judge,
+                self.traj,
+                crit.get("nl_assertions"),
+                attempts=int(self.params["judge_attempts"]),
+                sampling=self.params["judge_sampling"],
+                prompts=judge_prompts(self.sources),
+            )
         components = {"DB": db["reward"], "COMMUNICATE": comm["reward"], "ACTION": action["reward"]}
         if nl["reward"] is not None:
             components["NL_ASSERTION"] = nl["reward"]
         reward = evaluation.combine(basis, components) if evaluated else 0.0
         total = action["partial"]["total"]
         return {
-            "reward": reward, "success": evaluation.is_success(reward), "termination": termination, "evaluated": evaluated,
+            "reward": reward,
+            "success": evaluation.is_success(reward),
+            "termination": termination,
+            "evaluated": evaluated,
             "reward_basis": basis,
             "db_match": bool(evaluated and db["db_match"]),  # premature ends count as no match (§10)
             "db": {**db, "live_hash": db_hash(self.tools.db)},
-            "communicate": comm, "nl_assertion": nl,
-            "action": {"correct": total["correct"], "count": total["count"], "proportion": total["proportion"],
-                       "reward": action["reward"], "partial": action["partial"], "checks": action["checks"]},
-            "steps": self.steps, "errors": self.errors, "messages": self.traj,
+            "communicate": comm,
+            "nl_assertion": nl,
+            "action": {
+                "correct": total["correct"],
+                "count": total["count"],
+                "proportion": total["proportion"],
+                "reward": action["reward"],
+                "partial": action["partial"],
+                "checks": action["checks"],
+            },
+            "steps": self.steps,
+            "errors": self.errors,
+            "messages": self.traj,
         }
 
     # ------------------------------------------------------------------ scripted oracle
@@ -192,18 +244,27 @@ class TauEnv(Environment):
             actions = gold_actions(self.task)
             if self.n_calls < len(actions):
                 a = actions[self.n_calls]
-                return Decision(tool_calls=[ToolCall(name=a["name"], arguments=a.get("arguments") or {},
-                                                     id=f"gold_{self.n_calls}")])
-            said = any(m["role"] == "assistant" and not m.get("tool_calls") and m is not self.traj[0] for m in self.traj)
+                return Decision(
+                    tool_calls=[ToolCall(name=a["name"], arguments=a.get("arguments") or {}, id=f"gold_{self.n_calls}")]
+                )
+            said = any(
+                m["role"] == "assistant" and not m.get("tool_calls") and m is not self.traj[0] for m in self.traj
+            )
             if said:
                 return Decision(message="You're welcome. Is there anything else I can help you with?")
             info = evaluation.criteria(self.task).get("communicate_info") or []
             details = f" For your records: {'; '.join(info)}." if info else ""
             return Decision(message=f"All done: your request has been handled.{details}")
         if role == "user_sim":
-            agent_answered = self.n_calls >= len(gold_actions(self.task)) and self.traj[-1]["role"] == "assistant" \
-                and not self.traj[-1].get("tool_calls") and self.user_turns > 0
+            agent_answered = (
+                self.n_calls >= len(gold_actions(self.task))
+                and self.traj[-1]["role"] == "assistant"
+                and not self.traj[-1].get("tool_calls")
+                and self.user_turns > 0
+            )
             return Decision(message=self.scripted_user.reply(self.user_turns, agent_answered))
         if role == "judge":
-            return Decision(message=scripted_verdict(evaluation.criteria(self.task).get("nl_assertions") or [], self._judge_hint))
+            return Decision(
+                message=scripted_verdict(evaluation.criteria(self.task).get("nl_assertions") or [], self._judge_hint)
+            )
         return None

@@ -3,6 +3,7 @@
 method, by method and position (f-string fields kept as `{expression}`), never written here. Offline
 the project's own wording (the fallback given at each raise site) is used and the benchmark's
 manifest lists `tools.errors` as paraphrased (docs/texts.md)."""
+
 from __future__ import annotations
 
 import ast
@@ -11,8 +12,10 @@ from typing import Any
 
 from runners.upstream import TextSources, UpstreamFile, file_text, fill_fields, parse_python
 
-TOOLS = {"retail": UpstreamFile("tau2-bench", "src/tau2/domains/retail/tools.py"),
-         "airline": UpstreamFile("tau2-bench", "src/tau2/domains/airline/tools.py")}
+TOOLS = {
+    "retail": UpstreamFile("tau2-bench", "src/tau2/domains/retail/tools.py"),
+    "airline": UpstreamFile("tau2-bench", "src/tau2/domains/airline/tools.py"),
+}
 
 
 def _message(node: ast.expr) -> str | None:
@@ -38,11 +41,22 @@ def _errors(domain: str, src: str) -> dict[str, list[str | None]]:
     tree = parse_python(src)
     for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
         for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
-            raises = sorted((n for n in ast.walk(fn) if isinstance(n, ast.Raise) and isinstance(n.exc, ast.Call)
-                             and isinstance(n.exc.func, ast.Name) and n.exc.func.id == "ValueError" and n.exc.args),
-                            key=lambda n: (n.lineno, n.col_offset))
+            raises = sorted(
+                (
+                    n
+                    for n in ast.walk(fn)
+                    if isinstance(n, ast.Raise)
+                    and isinstance(n.exc, ast.Call)
+                    and isinstance(n.exc.func, ast.Name)
+                    and n.exc.func.id == "ValueError"
+                    and n.exc.args
+                ),
+                key=lambda n: (n.lineno, n.col_offset),
+            )
             if raises:
-                out[fn.name] = [_message(n.exc.args[0]) for n in raises if isinstance(n.exc, ast.Call)]  # source order (all are calls)
+                out[fn.name] = [
+                    _message(n.exc.args[0]) for n in raises if isinstance(n.exc, ast.Call)
+                ]  # source order (all are calls)
     return out
 
 
@@ -67,5 +81,10 @@ def error(domain: str, method: str, n: int, fallback: str, **fields: Any) -> str
 def record(domain: str, sources: TextSources) -> None:
     """Record the error texts' source in the benchmark's manifest (`tools.errors`)."""
     found = upstream_errors(domain)
-    sources.use("tools.errors", TOOLS[domain], None if found is None else repr(sorted(found.items())), "(project wording)",
-                symbol="<toolkit ValueError messages>")
+    sources.use(
+        "tools.errors",
+        TOOLS[domain],
+        None if found is None else repr(sorted(found.items())),
+        "(project wording)",
+        symbol="<toolkit ValueError messages>",
+    )

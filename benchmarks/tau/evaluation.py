@@ -3,6 +3,7 @@ COMMUNICATE, ACTION matching, reward = product over `reward_basis`. The NL_ASSER
 in `judge.py`. Trajectories are lists of plain messages:
 `{"role": "assistant", "content": str|None, "tool_calls": [{"id","name","arguments"}]|None}`,
 `{"role": "user", "content": str}`, `{"role": "tool", "id", "name", "content", "error"}`."""
+
 from __future__ import annotations
 
 import json
@@ -93,15 +94,23 @@ def db_check(data: DomainData, task: dict[str, Any], trajectory: list[dict[str, 
     else:  # nothing to replay: the fresh DB
         pred, mismatches = initial_db_hash(data), []
     gold = gold_db_hash(data, task)
-    return {"db_match": pred == gold, "reward": 1.0 if pred == gold else 0.0, "predicted_hash": pred,
-            "gold_hash": gold, "replay_mismatches": mismatches}
+    return {
+        "db_match": pred == gold,
+        "reward": 1.0 if pred == gold else 0.0,
+        "predicted_hash": pred,
+        "gold_hash": gold,
+        "replay_mismatches": mismatches,
+    }
 
 
 def communicate_check(task: dict[str, Any], trajectory: list[dict[str, Any]]) -> dict[str, Any]:
     """Each string must appear (case-insensitive) in some assistant text with commas removed (§7.2)."""
     infos = criteria(task).get("communicate_info") or []
-    texts = [m["content"].lower().replace(",", "") for m in trajectory
-             if m["role"] == "assistant" and isinstance(m.get("content"), str) and m["content"].strip()]
+    texts = [
+        m["content"].lower().replace(",", "")
+        for m in trajectory
+        if m["role"] == "assistant" and isinstance(m.get("content"), str) and m["content"].strip()
+    ]
     met = [any(s.lower() in t for t in texts) for s in infos]
     return {"reward": 1.0 if all(met) else 0.0, "checks": [{"info": s, "met": ok} for s, ok in zip(infos, met)]}
 
@@ -120,13 +129,21 @@ def action_matches(gold: dict[str, Any], call: dict[str, Any]) -> bool:
     return {k: v for k, v in p_args.items() if k in compare} == {k: v for k, v in g_args.items() if k in compare}
 
 
-def action_check(task: dict[str, Any], trajectory: list[dict[str, Any]], tool_type: Callable[[str], str | None]) -> dict[str, Any]:
+def action_check(
+    task: dict[str, Any], trajectory: list[dict[str, Any]], tool_type: Callable[[str], str | None]
+) -> dict[str, Any]:
     """Per gold action: matched by some call, any order; partial rewards split by tool type."""
     calls = tool_calls(trajectory)
     checks = []
     for g in gold_actions(task):
-        checks.append({"action_id": g.get("action_id"), "name": g["name"], "tool_type": tool_type(g["name"]),
-                       "matched": any(action_matches(g, c) for c in calls)})
+        checks.append(
+            {
+                "action_id": g.get("action_id"),
+                "name": g["name"],
+                "tool_type": tool_type(g["name"]),
+                "matched": any(action_matches(g, c) for c in calls),
+            }
+        )
     partial = {}
     for part, keep in (("total", lambda t: True), ("read", lambda t: t == "READ"), ("write", lambda t: t == "WRITE")):
         sel = [c for c in checks if keep(c["tool_type"])]

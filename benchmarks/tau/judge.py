@@ -1,5 +1,6 @@
 """NL_ASSERTION judge (docs/tau-bench.md §7.3; upstream `evaluator_nl_assertions.py`): one call with
 role `judge` grading each expected outcome against the transcript; JSON reply."""
+
 from __future__ import annotations
 
 import json
@@ -38,8 +39,9 @@ def judge_prompts(sources: TextSources | None = None) -> tuple[str, str]:
     return system, user
 
 
-def judge_messages(trajectory: list[dict[str, Any]], assertions: list[str],
-                   prompts: tuple[str, str] | None = None) -> list[Message]:
+def judge_messages(
+    trajectory: list[dict[str, Any]], assertions: list[str], prompts: tuple[str, str] | None = None
+) -> list[Message]:
     system, user = prompts or judge_prompts()
     # upstream formats the assertion list with str() inside the f-string: the Python list repr
     text = user.format(trajectory_str=transcript(trajectory), nl_assertions=str(list(assertions)))
@@ -64,16 +66,24 @@ def parse_verdict(text: str) -> list[dict[str, Any]] | None:
     try:
         if data is None:
             raise ValueError("no JSON object")
-        checks = [_Check(nl_assertion=r["expectedOutcome"], met=r["metExpectation"], justification=r["reasoning"])
-                  for r in data.get("results", [])]
+        checks = [
+            _Check(nl_assertion=r["expectedOutcome"], met=r["metExpectation"], justification=r["reasoning"])
+            for r in data.get("results", [])
+        ]
     except (ValueError, TypeError, KeyError, AttributeError):  # pydantic's ValidationError is a ValueError
         return None
     return [{"expectedOutcome": c.nl_assertion, "reasoning": c.justification, "metExpectation": c.met} for c in checks]
 
 
-async def nl_assertions_check(backbone: Backbone | None, trajectory: list[dict[str, Any]], assertions: list[str] | None,
-                              *, attempts: int = 3, sampling: dict[str, Any] | None = None,
-                              prompts: tuple[str, str] | None = None) -> dict[str, Any]:
+async def nl_assertions_check(
+    backbone: Backbone | None,
+    trajectory: list[dict[str, Any]],
+    assertions: list[str] | None,
+    *,
+    attempts: int = 3,
+    sampling: dict[str, Any] | None = None,
+    prompts: tuple[str, str] | None = None,
+) -> dict[str, Any]:
     """Reward 1 iff every returned result has `metExpectation` true (an empty list passes, as upstream).
     No assertions → 1.0 without a call. Unparsable replies are re-sampled, then raise BackboneError
     (an infrastructure error, as upstream's retried exception)."""
@@ -82,13 +92,21 @@ async def nl_assertions_check(backbone: Backbone | None, trajectory: list[dict[s
     if backbone is None:
         raise BackboneError("the τ³ NL_ASSERTION judge needs a backbone for role 'judge'", fatal=True)
     sampling = {"temperature": 0.0, **(sampling or {})}
-    asked = await ask_until(backbone, judge_messages(trajectory, assertions, prompts), role="judge", read=parse_verdict,
-                            usable=lambda r: r is not None, attempts=attempts, **sampling)
+    asked = await ask_until(
+        backbone,
+        judge_messages(trajectory, assertions, prompts),
+        role="judge",
+        read=parse_verdict,
+        usable=lambda r: r is not None,
+        attempts=attempts,
+        **sampling,
+    )
     results = asked.require("τ³ judge reply is not the requested JSON")
     return {"reward": 1.0 if all(r["metExpectation"] for r in results) else 0.0, "results": results, "called": True}
 
 
 def scripted_verdict(assertions: list[str], met: bool) -> str:
     """What the scripted judge answers (offline runs): every outcome graded `met`."""
-    return json.dumps({"results": [{"expectedOutcome": a, "reasoning": "scripted judge", "metExpectation": met}
-                                   for a in assertions]})
+    return json.dumps(
+        {"results": [{"expectedOutcome": a, "reasoning": "scripted judge", "metExpectation": met} for a in assertions]}
+    )

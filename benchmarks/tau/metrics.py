@@ -1,5 +1,6 @@
 """τ³ aggregate metrics as pure functions (docs/tau-bench.md §7.5, §10; FlowState §11.2):
 pass^k, success (Pass^1), DB accuracy and reference-action accuracy, all in percent."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -21,8 +22,10 @@ def pass_hat_ks(successes_by_task: dict[str, list[bool]]) -> dict[int, float]:
     if not successes_by_task:
         return {}
     kmax = min(len(v) for v in successes_by_task.values())
-    return {k: sum(pass_hat_k(len(v), sum(v), k) for v in successes_by_task.values()) / len(successes_by_task)
-            for k in range(1, kmax + 1)}
+    return {
+        k: sum(pass_hat_k(len(v), sum(v), k) for v in successes_by_task.values()) / len(successes_by_task)
+        for k in range(1, kmax + 1)
+    }
 
 
 def pct(xs: Iterable[float]) -> float | None:
@@ -41,8 +44,9 @@ def action_accuracy(checks: list[tuple[int, int]], *, per_task_mean: bool = Fals
     return 100.0 * sum(c for c, _ in checks) / sum(n for _, n in checks)
 
 
-def aggregate(episodes: Sequence[Mapping[str, Any]], *, count_infra_as_failures: bool = False,
-              action_per_task_mean: bool = False) -> dict[str, float | None]:
+def aggregate(
+    episodes: Sequence[Mapping[str, Any]], *, count_infra_as_failures: bool = False, action_per_task_mean: bool = False
+) -> dict[str, float | None]:
     """Headline τ³ metrics over episode records (`scores` as written by `TauEnv.score_task`).
     Infrastructure/harness errors are dropped unless `count_infra_as_failures` (§7.6)."""
     rows = []
@@ -61,7 +65,8 @@ def aggregate(episodes: Sequence[Mapping[str, Any]], *, count_infra_as_failures:
         "DB": pct(bool(s.get("db_match")) for _, s in rows),
         "ActionAcc": action_accuracy(
             [((s.get("action") or {}).get("correct", 0), (s.get("action") or {}).get("count", 0)) for _, s in rows],
-            per_task_mean=action_per_task_mean),
+            per_task_mean=action_per_task_mean,
+        ),
         "avg_reward": (sum(float(s.get("reward", 0.0)) for _, s in rows) / len(rows)) if rows else None,
         "episodes": float(len(rows)),
     }

@@ -11,6 +11,7 @@ with the public leaderboard. Every other method keeps FlowState's B.3 prompt lay
   agent message), then user messages, assistant messages (with `tool_calls`), one `tool` message
   per result.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,15 +22,19 @@ from runners.upstream import TextSources, UpstreamFile
 
 LLM_AGENT = UpstreamFile("tau2-bench", "src/tau2/agent/llm_agent.py")
 # Our own wording, used (and recorded as paraphrase) only when the pinned llm_agent.py is unavailable.
-INSTRUCTION = ("You are a customer service agent. Help the user by following the <policy> below. Each turn, either send "
-               "the user a message or call a tool, not both. Be helpful, follow the policy, and produce valid JSON for tool arguments.")
+INSTRUCTION = (
+    "You are a customer service agent. Help the user by following the <policy> below. Each turn, either send "
+    "the user a message or call a tool, not both. Be helpful, follow the policy, and produce valid JSON for tool arguments."
+)
 LAYOUT = "<instructions>\n{agent_instruction}\n</instructions>\n<policy>\n{domain_policy}\n</policy>"
 
 
 def native_prompts(sources: TextSources) -> tuple[str, str]:
     """(system layout with {agent_instruction} and {domain_policy}, agent instruction)."""
-    return (sources.string("system_prompt", LLM_AGENT, "SYSTEM_PROMPT", LAYOUT),
-            sources.string("agent_instruction", LLM_AGENT, "AGENT_INSTRUCTION", INSTRUCTION))
+    return (
+        sources.string("system_prompt", LLM_AGENT, "SYSTEM_PROMPT", LAYOUT),
+        sources.string("agent_instruction", LLM_AGENT, "AGENT_INSTRUCTION", INSTRUCTION),
+    )
 
 
 class NativeProtocol(Protocol):
@@ -50,7 +55,9 @@ class NativeProtocol(Protocol):
 class TauNative(Method):
     protocol = NativeProtocol()
 
-    def __init__(self, backbone: Backbone, *, sampling: dict[str, Any] | None = None, greeting: bool = True, **params: Any) -> None:
+    def __init__(
+        self, backbone: Backbone, *, sampling: dict[str, Any] | None = None, greeting: bool = True, **params: Any
+    ) -> None:
         super().__init__(backbone, **params)
         self.sampling = dict(sampling or {})
         self.greeting = greeting
@@ -90,8 +97,10 @@ class TauNative(Method):
         c = await self.backbone.complete(list(self.history), role="agent", **sampling)
         msg: Message = {"role": "assistant", "content": c.text or None}
         if c.tool_calls:
-            msg["tool_calls"] = [{"id": t.id, "type": "function",
-                                  "function": {"name": t.name, "arguments": json.dumps(t.arguments)}} for t in c.tool_calls]
+            msg["tool_calls"] = [
+                {"id": t.id, "type": "function", "function": {"name": t.name, "arguments": json.dumps(t.arguments)}}
+                for t in c.tool_calls
+            ]
         self.history.append(msg)
         self._log = {"native_tool_calls": len(c.tool_calls), "finish_reason": c.finish_reason}
         if c.tool_calls:

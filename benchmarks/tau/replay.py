@@ -3,6 +3,7 @@ task with every output and the final normalized DB hash (docs/tau-bench.md §9).
 
     python -m benchmarks.tau.replay --domain airline --data-dir ../shared/data/tau2 --split base
 """
+
 from __future__ import annotations
 
 import argparse

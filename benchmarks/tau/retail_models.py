@@ -1,6 +1,7 @@
 """Retail record shapes: pydantic models for constructed objects (coercion and validation as
 upstream) and model-ordered views for tool output (docs/tau-bench.md §4, §6; upstream
 `src/tau2/domains/retail/data_model.py`)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -12,10 +13,20 @@ from benchmarks.tau.toolkit import ADDRESS, identity_view, methods_view, pick
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
 ITEM = ("name", "product_id", "item_id", "price", "options")
 PAYMENT = ("transaction_type", "amount", "payment_method_id")
-ORDER_TAIL = ("cancel_reason", "exchange_items", "exchange_new_items", "exchange_payment_method_id",
-              "exchange_price_difference", "return_items", "return_payment_method_id")
-METHOD = {"credit_card": ("source", "id", "brand", "last_four"), "paypal": ("source", "id"),
-          "gift_card": ("source", "id", "balance")}
+ORDER_TAIL = (
+    "cancel_reason",
+    "exchange_items",
+    "exchange_new_items",
+    "exchange_payment_method_id",
+    "exchange_price_difference",
+    "return_items",
+    "return_payment_method_id",
+)
+METHOD = {
+    "credit_card": ("source", "id", "brand", "last_four"),
+    "paypal": ("source", "id"),
+    "gift_card": ("source", "id", "balance"),
+}
 
 
 class UserAddress(BaseModel):
@@ -44,8 +55,11 @@ def variant_view(v: dict[str, Any]) -> dict[str, Any]:
 
 
 def product_view(p: dict[str, Any]) -> dict[str, Any]:
-    return {"name": p["name"], "product_id": p["product_id"],
-            "variants": {k: variant_view(v) for k, v in p["variants"].items()}}
+    return {
+        "name": p["name"],
+        "product_id": p["product_id"],
+        "variants": {k: variant_view(v) for k, v in p["variants"].items()},
+    }
 
 
 def order_view(o: dict[str, Any]) -> dict[str, Any]:

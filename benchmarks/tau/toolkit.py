@@ -1,6 +1,7 @@
 """Tool machinery shared by the τ³ domains: the tool decorator (type + OpenAI schema), dispatch
 without argument validation, output serialization, hashing, and the two shared tools
 (docs/tau-bench.md §4, upstream `src/tau2/environment/{toolkit,environment}.py`)."""
+
 from __future__ import annotations
 
 import ast
@@ -76,8 +77,12 @@ ADDRESS = ("address1", "address2", "city", "country", "state", "zip")
 
 def identity_view(u: dict[str, Any]) -> dict[str, Any]:
     """The leading fields both domains' `User` models share: user_id, name, address, email."""
-    return {"user_id": u["user_id"], "name": pick(u["name"], ("first_name", "last_name")),
-            "address": pick(u["address"], ADDRESS), "email": u["email"]}
+    return {
+        "user_id": u["user_id"],
+        "name": pick(u["name"], ("first_name", "last_name")),
+        "address": pick(u["address"], ADDRESS),
+        "email": u["email"],
+    }
 
 
 def methods_view(u: dict[str, Any], fields: dict[str, tuple[str, ...]]) -> dict[str, Any]:
@@ -144,8 +149,13 @@ class Toolkit:
         for name in cls.ORDER:
             m = cls.meta(name)
             assert m is not None, name
-            out.append(ToolSpec(name=name, description=m.description, parameters={
-                "type": "object", "properties": m.params, "required": list(m.params)}))
+            out.append(
+                ToolSpec(
+                    name=name,
+                    description=m.description,
+                    parameters={"type": "object", "properties": m.params, "required": list(m.params)},
+                )
+            )
         return cls.with_hints(out) if hints else out
 
     @classmethod
@@ -170,7 +180,10 @@ class Toolkit:
         if not isinstance(name, str) or self.meta(name) is None or name not in self.ORDER:
             return f"Error: Tool '{name}' not found.", True
         if not isinstance(arguments, dict):
-            return f"Error: {type(self).__name__}.{name}() argument after ** must be a mapping, not {type(arguments).__name__}", True
+            return (
+                f"Error: {type(self).__name__}.{name}() argument after ** must be a mapping, not {type(arguments).__name__}",
+                True,
+            )
         try:
             out = getattr(self, name)(**arguments)
         except Exception as e:  # the tool's own error text becomes the observation (§4)
@@ -178,9 +191,13 @@ class Toolkit:
         return dumps(out), False
 
     # -- shared tools (§4)
-    @tool("GENERIC", "Evaluate an arithmetic expression and return the result.",
-          expression=s("Arithmetic to evaluate (e.g. '2 + 2'), written with numbers, + - * /, parentheses "
-                       "and spaces only."))
+    @tool(
+        "GENERIC",
+        "Evaluate an arithmetic expression and return the result.",
+        expression=s(
+            "Arithmetic to evaluate (e.g. '2 + 2'), written with numbers, + - * /, parentheses and spaces only."
+        ),
+    )
     def calculate(self, expression: str) -> str:
         if not all(c in CALC_CHARS for c in expression):
             raise ValueError(error(self.DOMAIN, "calculate", 0, CALC_FALLBACK))  # upstream's text at run time
@@ -188,8 +205,11 @@ class Toolkit:
         # Only digits, operators, dots, parentheses and spaces remain: plain Python arithmetic.
         return str(round(float(eval(expression, {"__builtins__": {}}, {})), 2))
 
-    @tool("GENERIC", "Hand the conversation over to a human agent together with a short account of the problem; "
-          "only when the customer asks for a person or the tools cannot solve the problem.",
-          summary=s("Short account of the customer's problem."))
+    @tool(
+        "GENERIC",
+        "Hand the conversation over to a human agent together with a short account of the problem; "
+        "only when the customer asks for a person or the tools cannot solve the problem.",
+        summary=s("Short account of the customer's problem."),
+    )
     def transfer_to_human_agents(self, summary: str) -> str:
         return "Transfer successful"

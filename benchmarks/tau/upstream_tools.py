@@ -13,6 +13,7 @@ imported or run), and their annotations are evaluated in the data-model namespac
 Nothing of upstream's wording is stored in the project: without the pinned files the caller falls
 back to the project's own tool descriptions (`Toolkit.specs()`), recorded as paraphrase.
 """
+
 from __future__ import annotations
 
 import ast
@@ -83,7 +84,9 @@ def tool_schema(fn: ast.FunctionDef, ns: dict[str, Any]) -> dict[str, Any]:
     defaults = [None] * (len(args) - len(fn.args.defaults)) + list(fn.args.defaults)
     params: dict[str, Any] = {}
     for arg, dflt in zip(args, defaults):
-        anno = eval(compile_python(ast.Expression(arg.annotation), "<annotation>", "eval"), env) if arg.annotation else Any  # noqa: S307
+        anno = (
+            eval(compile_python(ast.Expression(arg.annotation), "<annotation>", "eval"), env) if arg.annotation else Any
+        )  # noqa: S307
         default: Any = ... if dflt is None else ast.literal_eval(dflt)
         if arg.arg in doc_param:
             default = Field(default, description=doc_param[arg.arg].description)
@@ -91,8 +94,10 @@ def tool_schema(fn: ast.FunctionDef, ns: dict[str, Any]) -> dict[str, Any]:
     model = create_model("parameters", **params)
     short, long = doc.short_description or "", doc.long_description or ""
     description = (short + "\n\n" + long if long else short) or fn.name
-    return {"type": "function", "function": {"name": fn.name, "description": description,
-                                             "parameters": model.model_json_schema()}}
+    return {
+        "type": "function",
+        "function": {"name": fn.name, "description": description, "parameters": model.model_json_schema()},
+    }
 
 
 @functools.lru_cache(maxsize=8)
@@ -122,8 +127,9 @@ def upstream_specs(domain: str, order: tuple[str, ...]) -> list[ToolSpec] | None
     return [ToolSpec(**schemas[name]["function"]) for name in order]
 
 
-def domain_tool_specs(domain: str, sources: TextSources | None = None, *, hints: bool = False,
-                      source: str = "upstream") -> list[ToolSpec]:
+def domain_tool_specs(
+    domain: str, sources: TextSources | None = None, *, hints: bool = False, source: str = "upstream"
+) -> list[ToolSpec]:
     """The tool list the agent sees: upstream's schemas (`source: upstream`, the default) or the
     project's own descriptions (`source: paraphrase`, also the fallback when the pinned files are
     unavailable); the harness hints appended only with `hints=True`. Records the source."""
@@ -134,9 +140,19 @@ def domain_tool_specs(domain: str, sources: TextSources | None = None, *, hints:
     if sources is not None:
         for key, f in (("tools", tools_file(domain)), ("tools.data_model", data_model_file(domain))):
             if source != "upstream":
-                sources.entries[key] = {"source": "paraphrase", "upstream": f.provenance(), "reason": "benchmark.params.tool_schemas: paraphrase"}
+                sources.entries[key] = {
+                    "source": "paraphrase",
+                    "upstream": f.provenance(),
+                    "reason": "benchmark.params.tool_schemas: paraphrase",
+                }
             else:
-                sources.use(key, f, "" if specs is not None else None, "", symbol=TOOLKIT_CLASS[domain] if key == "tools" else None)
+                sources.use(
+                    key,
+                    f,
+                    "" if specs is not None else None,
+                    "",
+                    symbol=TOOLKIT_CLASS[domain] if key == "tools" else None,
+                )
         if hints:
             sources.entries["tools.hints"] = {"source": "harness", "note": "harness hints appended (tool_hints: true)"}
     if specs is None:

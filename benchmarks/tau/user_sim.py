@@ -1,6 +1,7 @@
 """The simulated user (docs/tau-bench.md §3; upstream `src/tau2/user/user_simulator.py`): an LLM
 (backbone role `user_sim`) prompted with the simulation guidelines and the task's scenario, seeing
 the dialogue with roles flipped; plus the scripted user used by offline tests."""
+
 from __future__ import annotations
 
 import textwrap
@@ -11,8 +12,13 @@ from runners.api import Backbone, Message
 GREETING = "Hi! How can I help you today?"  # fixed first agent message, not a step (§3)
 STOP, TRANSFER, OUT_OF_SCOPE = "###STOP###", "###TRANSFER###", "###OUT-OF-SCOPE###"
 STOP_TOKENS = (STOP, TRANSFER, OUT_OF_SCOPE)
-SCENARIO_FIELDS = (("domain", "Domain"), ("reason_for_call", "Reason for call"), ("known_info", "Known info"),
-                   ("unknown_info", "Unknown info"), ("task_instructions", "Task instructions"))
+SCENARIO_FIELDS = (
+    ("domain", "Domain"),
+    ("reason_for_call", "Reason for call"),
+    ("known_info", "Known info"),
+    ("unknown_info", "Unknown info"),
+    ("task_instructions", "Task instructions"),
+)
 
 
 def is_user_stop(text: str | None) -> bool:
@@ -57,8 +63,9 @@ def user_view(system: str, trajectory: list[dict[str, Any]]) -> list[Message]:
     return out
 
 
-async def generate(backbone: Backbone, messages: list[Message], *, attempts: int = 3,
-                   sampling: dict[str, Any] | None = None) -> str | None:
+async def generate(
+    backbone: Backbone, messages: list[Message], *, attempts: int = 3, sampling: dict[str, Any] | None = None
+) -> str | None:
     """One user turn. Empty replies are re-sampled (`attempt` changes the cache key); None after
     `attempts` empty replies (→ termination `user_error`, harness choice). Endpoint failures
     propagate as BackboneError (infrastructure error)."""
@@ -88,4 +95,3 @@ class ScriptedUser:
         if agent_done:
             return f"Thank you, that is all. {STOP}"
         return "Yes, please go ahead."
-

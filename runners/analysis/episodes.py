@@ -2,6 +2,7 @@
 the headline outcome (the score the benchmark declares as `Benchmark.outcome`), #Tok, a per-step
 series a method declares (`Method.step_series`), and the stored transcript pieces an episode's
 calls reference. Shared by the HTML report, the plots and W&B."""
+
 from __future__ import annotations
 
 import json
@@ -60,7 +61,11 @@ def transcript_of(rec: dict[str, Any], reader: TranscriptReader) -> dict[str, An
                 base, payload = reader.stored(h)
             except TranscriptError:
                 return None
-            seen[h] = ["d", base, json.loads(payload)] if base is not None else ["t", payload.decode("utf-8", "surrogatepass")]
+            seen[h] = (
+                ["d", base, json.loads(payload)]
+                if base is not None
+                else ["t", payload.decode("utf-8", "surrogatepass")]
+            )
             if len(seen) > 20000:
                 seen.clear()
                 seen[h] = stored(h)  # type: ignore[assignment]

@@ -17,6 +17,7 @@ judge on another model or with paraphrased prompts never reads as a match:
 
 `--strict` drops the `(paper)` row wherever one of these applies.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,7 +33,7 @@ EPISODE_TEXT_FIELDS = ("text_fingerprint", "text_sources", "texts")
 FOOTNOTES = {
     "fixture": "[fixture]: ran on the project's fixture data, not the benchmark's; the paper's number is not comparable",
     "subset": "[subset n/N]: n of the paper's N tasks were counted (runner.limit or unfinished tasks); rates cover those "
-              "tasks only and #Tok is compared per task (Tok/task), not as a total",
+    "tasks only and #Tok is compared per task (Tok/task), not as a total",
     "roles": "[roles≠paper]: a judge / user-simulator / tool role ran on another model than the paper's",
     "paraphrased": "[paraphrased]: some prompts ran on the project's own wording (pinned upstream text unavailable)",
     "mixed": "[mixed]: the episodes of the cell ran on different text sources (per-episode text fingerprints differ)",
@@ -51,7 +52,7 @@ def _backbone_name(b: Any) -> str | None:
 
 
 def is_fixture(manifest: dict[str, Any], config: dict[str, Any]) -> bool:
-    params = ((config.get("benchmark") or {}).get("params") or {})
+    params = (config.get("benchmark") or {}).get("params") or {}
     if params.get("data_dir") == "fixtures":
         return True
     data = (manifest.get("benchmark_notes") or {}).get("data")
@@ -67,7 +68,10 @@ def role_differences(config: dict[str, Any], tokens_by_role: dict[str, int]) -> 
     is not the paper's."""
     agent = _backbone_name(config.get("backbone"))
     bench = (config.get("benchmark") or {}).get("name")
-    defaults = {**((config.get("benchmark") or {}).get("roles") or {}), **((labels().get("paper_roles") or {}).get(bench) or {})}
+    defaults = {
+        **((config.get("benchmark") or {}).get("roles") or {}),
+        **((labels().get("paper_roles") or {}).get(bench) or {}),
+    }
     roles = config.get("roles") or {}
     out = []
     for role in ROLE_CHECKED:
@@ -100,7 +104,13 @@ def cell_marks(c: Any) -> list[Mark]:
     manifest = getattr(c, "manifest", None) or {}
     out: list[Mark] = []
     if is_fixture(manifest, c.config):
-        out.append(Mark("fixture", "[fixture]", f"{c.cell}: data_dir={((c.config.get('benchmark') or {}).get('params') or {}).get('data_dir')}"))
+        out.append(
+            Mark(
+                "fixture",
+                "[fixture]",
+                f"{c.cell}: data_dir={((c.config.get('benchmark') or {}).get('params') or {}).get('data_dir')}",
+            )
+        )
     n = len({str(e.get("task_id")) for e in c.episodes}) if c.episodes else c.n_episodes // max(1, c.trials)
     big_n = paper_task_count(c.benchmark) or c.n_tasks
     if big_n and n < big_n:

@@ -17,6 +17,7 @@ Each artefact's layout (rows, groups, order, labels, which cells feed it, column
 
 Every artefact gets a status for `index.md`: produced, partial (the layout cells missing) or not
 produced (the preset that produces it)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,12 +25,30 @@ from typing import Any
 
 from runners.analysis import paper_figures
 from runners.analysis.paper_tables import (  # noqa: F401  (re-exported: the artefact set's building blocks)
-    Artefact, Cells, DEFAULT_RESAMPLES, backbone_label, build_cost, build_table, domain_title, headlines, headlines_md, layout, layouts, method_label, paper_lookup, paper_tok, table_csv, table_md, table_tex,
+    Artefact,
+    Cells,
+    DEFAULT_RESAMPLES,
+    backbone_label,
+    build_cost,
+    build_table,
+    domain_title,
+    headlines,
+    headlines_md,
+    layout,
+    layouts,
+    method_label,
+    paper_lookup,
+    paper_tok,
+    table_csv,
+    table_md,
+    table_tex,
 )
 
 
 # ---------------------------------------------------------------- the whole set
-def build_all(cells_list: list[Any], strict: bool = False, resamples: int = DEFAULT_RESAMPLES, figures: bool = True) -> list[Artefact]:
+def build_all(
+    cells_list: list[Any], strict: bool = False, resamples: int = DEFAULT_RESAMPLES, figures: bool = True
+) -> list[Artefact]:
     cells = Cells(cells_list)
     out = []
     for lay in layouts():
@@ -43,8 +62,14 @@ def build_all(cells_list: list[Any], strict: bool = False, resamples: int = DEFA
     return out
 
 
-def write_all(root: Path, cells_list: list[Any], strict: bool = False, resamples: int = DEFAULT_RESAMPLES,
-              out_dir: Path | None = None, roots: list[Path] | None = None) -> list[Artefact]:
+def write_all(
+    root: Path,
+    cells_list: list[Any],
+    strict: bool = False,
+    resamples: int = DEFAULT_RESAMPLES,
+    out_dir: Path | None = None,
+    roots: list[Path] | None = None,
+) -> list[Artefact]:
     """Write `<root>/paper/` (or `out_dir`): every artefact's files and index.md. Without matplotlib
     the tables are still written and index.md says how to get the figures."""
     from runners.records.store import atomic_write
@@ -71,23 +96,41 @@ def write_all(root: Path, cells_list: list[Any], strict: bool = False, resamples
     return arts
 
 
-def index_md(experiment: str, arts: list[Artefact], hs: list[dict[str, Any]], can_draw: bool, strict: bool,
-             skipped: list[str] | None = None) -> str:
+def index_md(
+    experiment: str,
+    arts: list[Artefact],
+    hs: list[dict[str, Any]],
+    can_draw: bool,
+    strict: bool,
+    skipped: list[str] | None = None,
+) -> str:
     from runners.analysis.plots import EXTRA_HINT
 
-    lines = [f"# Paper artefacts: {experiment}", "",
-             "Each artefact of the FlowState and PoS papers, built from the cells of this experiment that fit it "
-             "(layouts: runners/reference/layouts/*.yaml)." + (" `--strict`: no `(paper)` row beside a marked row." if strict else ""), ""]
+    lines = [
+        f"# Paper artefacts: {experiment}",
+        "",
+        "Each artefact of the FlowState and PoS papers, built from the cells of this experiment that fit it "
+        "(layouts: runners/reference/layouts/*.yaml)."
+        + (" `--strict`: no `(paper)` row beside a marked row." if strict else ""),
+        "",
+    ]
     if not can_draw:
-        lines += [f"**Figures not drawn:** matplotlib is not installed. Install the 'analysis' extra ({EXTRA_HINT}) and run "
-                  f"`python -m runners.paper results/{experiment}` again; the tables below are complete without it.", ""]
+        lines += [
+            f"**Figures not drawn:** matplotlib is not installed. Install the 'analysis' extra ({EXTRA_HINT}) and run "
+            f"`python -m runners.paper results/{experiment}` again; the tables below are complete without it.",
+            "",
+        ]
     lines += ["| Artefact | Status | Files | What is missing / how to produce it |", "|---|---|---|---|"]
     for a in arts:
         files = ", ".join(f"[{f}]({f})" for f in a.files) or "–"
         if a.status == "produced":
             what = ""
         elif a.status == "partial":
-            what = "missing: " + "; ".join(a.missing[:12]) + (f"; … ({len(a.missing)} in all)" if len(a.missing) > 12 else "")
+            what = (
+                "missing: "
+                + "; ".join(a.missing[:12])
+                + (f"; … ({len(a.missing)} in all)" if len(a.missing) > 12 else "")
+            )
         else:
             what = f"produce with `{a.preset}`" + (f" (missing: {'; '.join(a.missing[:6])})" if a.missing else "")
         if a.kind.startswith("fig_") and a.status != "not produced" and not a.files and not can_draw:
@@ -107,15 +150,32 @@ def main(argv: list[str] | None = None) -> int:
     from runners.config import ConfigError
     from runners.records.store import StoreError
 
-    ap = argparse.ArgumentParser(prog="python -m runners.paper", description="Write both papers' tables and figures as printed "
-                                 "(results/<experiment>/paper/, with index.md) from the cells of an experiment.")
-    ap.add_argument("results", type=Path, nargs="+", help="results/<experiment> directory; several pool their cells (Table 1's "
-                    "Full Context rows of the other backbones come from the Table 5 preset's experiment)")
+    ap = argparse.ArgumentParser(
+        prog="python -m runners.paper",
+        description="Write both papers' tables and figures as printed "
+        "(results/<experiment>/paper/, with index.md) from the cells of an experiment.",
+    )
+    ap.add_argument(
+        "results",
+        type=Path,
+        nargs="+",
+        help="results/<experiment> directory; several pool their cells (Table 1's "
+        "Full Context rows of the other backbones come from the Table 5 preset's experiment)",
+    )
     ap.add_argument("--out", type=Path, default=None, help="where to write (default: <first experiment>/paper)")
-    ap.add_argument("--strict", action="store_true", help="omit the (paper) row wherever our row differs from the paper's setting "
-                    "([fixture], [subset n/N], [roles≠paper], [paraphrased], [mixed])")
-    ap.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES, metavar="N",
-                    help="0 = no significance tests on the Δ rows (faster)")
+    ap.add_argument(
+        "--strict",
+        action="store_true",
+        help="omit the (paper) row wherever our row differs from the paper's setting "
+        "([fixture], [subset n/N], [roles≠paper], [paraphrased], [mixed])",
+    )
+    ap.add_argument(
+        "--bootstrap",
+        type=int,
+        default=DEFAULT_RESAMPLES,
+        metavar="N",
+        help="0 = no significance tests on the Δ rows (faster)",
+    )
     a = ap.parse_args(argv)
     try:
         cells, seen = [], set()
@@ -125,11 +185,15 @@ def main(argv: list[str] | None = None) -> int:
                     seen.add(c.cell)
                     cells.append(c)
         out = a.out or Path(a.results[0]) / "paper"
-        arts = write_all(a.results[0], cells, strict=a.strict, resamples=a.bootstrap, out_dir=out, roots=list(a.results))
+        arts = write_all(
+            a.results[0], cells, strict=a.strict, resamples=a.bootstrap, out_dir=out, roots=list(a.results)
+        )
     except (StoreError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     for art in arts:
-        print(f"{art.name:18s} {art.status}" + (f" ({len(art.missing)} cells missing)" if art.status == "partial" else ""))
+        print(
+            f"{art.name:18s} {art.status}" + (f" ({len(art.missing)} cells missing)" if art.status == "partial" else "")
+        )
     print(f"\nWritten to {out}/ (index.md lists every artefact and what is missing)")
     return 0

@@ -20,6 +20,7 @@
 
 `build` returns an Artefact whose `data` holds every number drawn (tests check them by hand) and,
 with matplotlib, the Figure itself (tests check panels, curves and labels before saving)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -56,8 +57,13 @@ def build(lay: dict[str, Any], cells: Any, draw: bool = True) -> Any:
     from runners.analysis.paper_tables import Artefact
 
     art = Artefact(lay["name"], f"{lay['paper']} {lay['title']}", lay["kind"], lay.get("preset", ""))
-    {"fig_tradeoff": _tradeoff, "fig_depth": _depth, "fig_trapping": _trapping, "fig_recovery": _recovery,
-     "fig_context": _context}[lay["kind"]](lay, cells, art, draw)
+    {
+        "fig_tradeoff": _tradeoff,
+        "fig_depth": _depth,
+        "fig_trapping": _trapping,
+        "fig_recovery": _recovery,
+        "fig_context": _context,
+    }[lay["kind"]](lay, cells, art, draw)
     return art
 
 
@@ -67,7 +73,9 @@ def _status(art: Any, have: bool, missing: list[str]) -> None:
 
 
 # ---------------------------------------------------------------- FlowState Figure 3
-def tradeoff_point(cells: Any, method: str, baseline: str, backbone: str, benchmarks: list[str], metrics: list[str]) -> dict[str, Any] | None:
+def tradeoff_point(
+    cells: Any, method: str, baseline: str, backbone: str, benchmarks: list[str], metrics: list[str]
+) -> dict[str, Any] | None:
     """Equal-weight means of `metrics` over the tasks both methods ran on this backbone, and the
     mean of Tok_method / Tok_baseline per task."""
     pairs = [(b, cells.get(method, backbone, b), cells.get(baseline, backbone, b)) for b in benchmarks]
@@ -87,7 +95,9 @@ def tradeoff_point(cells: Any, method: str, baseline: str, backbone: str, benchm
     return out
 
 
-def paper_tradeoff_point(method: str, baseline: str, backbone: str, benchmarks: list[str], metrics: list[str]) -> dict[str, Any] | None:
+def paper_tradeoff_point(
+    method: str, baseline: str, backbone: str, benchmarks: list[str], metrics: list[str]
+) -> dict[str, Any] | None:
     def val(m: str, bench: str, metric: str) -> float | None:
         v = paper_lookup(METHOD_LABELS.get(m, m), backbone, BENCHMARK_DOMAINS.get(bench, bench), metric)
         return float(v) if v else None
@@ -99,7 +109,11 @@ def paper_tradeoff_point(method: str, baseline: str, backbone: str, benchmarks: 
             if any(v is None for v in vs):
                 return None
             out[f"{who}_{m}"] = sum(vs) / len(vs)  # type: ignore[arg-type]
-    rel = [val(method, b, "Tok") / val(baseline, b, "Tok") for b in benchmarks if val(method, b, "Tok") and val(baseline, b, "Tok")]  # type: ignore[operator]
+    rel = [
+        val(method, b, "Tok") / val(baseline, b, "Tok")
+        for b in benchmarks
+        if val(method, b, "Tok") and val(baseline, b, "Tok")
+    ]  # type: ignore[operator]
     out["relative_tokens"] = sum(rel) / len(rel) if len(rel) == len(benchmarks) else None
     return out
 
@@ -112,8 +126,11 @@ def _tradeoff(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
     points = [p for b in backbones if (p := tradeoff_point(cells, method, base, b, benches, metrics))]
     paper = [p for b in lay.get("backbones", []) if (p := paper_tradeoff_point(method, base, b, benches, metrics))]
     art.data = {"points": points, "paper": paper}
-    missing = [f"{backbone_label(b)}: {', '.join(x for x in benches if not (cells.get(method, b, x) and cells.get(base, b, x)))}"
-               for b in lay.get("backbones", []) if not all(cells.get(method, b, x) and cells.get(base, b, x) for x in benches)]
+    missing = [
+        f"{backbone_label(b)}: {', '.join(x for x in benches if not (cells.get(method, b, x) and cells.get(base, b, x)))}"
+        for b in lay.get("backbones", [])
+        if not all(cells.get(method, b, x) and cells.get(base, b, x) for x in benches)
+    ]
     _status(art, bool(points), missing)
     if not draw or not points:
         return
@@ -126,14 +143,36 @@ def _tradeoff(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
             if y0 is None or y1 is None or x1 is None:
                 continue
             col = colors[i % len(colors)]
-            ax.plot([1.0], [y0], marker="o", markerfacecolor="none", markeredgecolor=col, linestyle="none",
-                    label=f"{backbone_label(p['backbone'])} · {METHOD_LABELS.get(base, base)}")
-            ax.plot([x1], [y1], marker="o", color=col, linestyle="none", label=f"{backbone_label(p['backbone'])} · {METHOD_LABELS.get(method, method)}")
-            ax.annotate("", xy=(x1, y1), xytext=(1.0, y0), arrowprops={"arrowstyle": "->", "linestyle": "--", "color": col})
+            ax.plot(
+                [1.0],
+                [y0],
+                marker="o",
+                markerfacecolor="none",
+                markeredgecolor=col,
+                linestyle="none",
+                label=f"{backbone_label(p['backbone'])} · {METHOD_LABELS.get(base, base)}",
+            )
+            ax.plot(
+                [x1],
+                [y1],
+                marker="o",
+                color=col,
+                linestyle="none",
+                label=f"{backbone_label(p['backbone'])} · {METHOD_LABELS.get(method, method)}",
+            )
+            ax.annotate(
+                "", xy=(x1, y1), xytext=(1.0, y0), arrowprops={"arrowstyle": "->", "linestyle": "--", "color": col}
+            )
         for p in paper:
             if p.get(f"{method}_{m}") is not None and p.get("relative_tokens") is not None:
-                ax.plot([1.0, p["relative_tokens"]], [p[f"{base}_{m}"], p[f"{method}_{m}"]], color="0.75", linestyle=":", marker=".",
-                        label=f"{backbone_label(p['backbone'])} (paper)")
+                ax.plot(
+                    [1.0, p["relative_tokens"]],
+                    [p[f"{base}_{m}"], p[f"{method}_{m}"]],
+                    color="0.75",
+                    linestyle=":",
+                    marker=".",
+                    label=f"{backbone_label(p['backbone'])} (paper)",
+                )
         ax.set_xlabel(f"tokens relative to {METHOD_LABELS.get(base, base)}")
         ax.set_ylabel(f"mean {m} (%)")
         ax.set_title(m)
@@ -167,8 +206,11 @@ def _depth(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
                 parts = cells.parts(m, b, col) or []
                 if len(parts) < len(pan["benchmarks"]):
                     have_b = {p.benchmark for p in parts}
-                    missing += [f"{pan['title']}: {method_label(m)} on {x} (the curve pools the others only)"
-                                for x in pan["benchmarks"] if x not in have_b]
+                    missing += [
+                        f"{pan['title']}: {method_label(m)} on {x} (the curve pools the others only)"
+                        for x in pan["benchmarks"]
+                        if x not in have_b
+                    ]
         panels.append({"title": pan["title"], "curves": curves})
         have = {c["method"] for c in curves}
         missing += [f"{pan['title']}: {method_label(m)}" for m in lay["methods"] if m not in have]
@@ -183,9 +225,22 @@ def _depth(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
         for c in p["curves"]:
             ks = list(range(1, len(c["acc"]) + 1))
             lab = method_label(c["method"]) + (f" ({backbone_label(c['backbone'])})" if many_backbones else "")
-            ax.plot(ks, c["acc"], marker="o", markersize=3, label=lab, linewidth=2.2 if c["method"] == lay.get("annotate") else 1.2)
+            ax.plot(
+                ks,
+                c["acc"],
+                marker="o",
+                markersize=3,
+                label=lab,
+                linewidth=2.2 if c["method"] == lay.get("annotate") else 1.2,
+            )
             if c["method"] == lay.get("annotate"):
-                ax.annotate(f"{c['acc'][-1]:.1f}", xy=(ks[-1], c["acc"][-1]), xytext=(4, 4), textcoords="offset points", fontsize=7)
+                ax.annotate(
+                    f"{c['acc'][-1]:.1f}",
+                    xy=(ks[-1], c["acc"][-1]),
+                    xytext=(4, 4),
+                    textcoords="offset points",
+                    fontsize=7,
+                )
         if not p["curves"]:
             ax.text(0.5, 0.5, "not run", ha="center", va="center", transform=ax.transAxes, color="0.5")
         ax.set_title(p["title"])
@@ -199,7 +254,15 @@ def _depth(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
             if lab not in labs:
                 handles.append(h)
                 labs.append(lab)
-    fig.legend(handles, labs, loc="lower center", ncol=min(4, len(labs)), fontsize=7, frameon=False, bbox_to_anchor=(0.5, -0.08))
+    fig.legend(
+        handles,
+        labs,
+        loc="lower center",
+        ncol=min(4, len(labs)),
+        fontsize=7,
+        frameon=False,
+        bbox_to_anchor=(0.5, -0.08),
+    )
     fig.suptitle(art.title, fontsize=9)
     art.figure = fig
 
@@ -210,7 +273,9 @@ def _health_logs(rec: dict[str, Any]) -> list[dict[str, Any]]:
     for rr in rec.get("requests") or []:
         for s in rr.get("steps") or []:
             m = s.get("method") or {}
-            h = m.get("health") or next((a["health"] for a in reversed(m.get("actions") or []) if isinstance(a, dict) and a.get("health")), None)
+            h = m.get("health") or next(
+                (a["health"] for a in reversed(m.get("actions") or []) if isinstance(a, dict) and a.get("health")), None
+            )
             if isinstance(h, dict):
                 out.append(h)
     return out
@@ -233,8 +298,13 @@ def trapping_stats(episodes: list[dict[str, Any]]) -> dict[str, Any]:
     per = [trap_events(e) for e in episodes]
     events = [p for ev in per for p in ev]
     n = len(episodes)
-    return {"episodes": n, "trapped_episodes": sum(1 for ev in per if ev), "incidence": 100.0 * sum(1 for ev in per if ev) / n if n else None,
-            "events": len(events), "shares": {p: (100.0 * events.count(p) / len(events) if events else None) for p in PATTERNS}}
+    return {
+        "episodes": n,
+        "trapped_episodes": sum(1 for ev in per if ev),
+        "incidence": 100.0 * sum(1 for ev in per if ev) / n if n else None,
+        "events": len(events),
+        "shares": {p: (100.0 * events.count(p) / len(events) if events else None) for p in PATTERNS},
+    }
 
 
 def _trapping(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
@@ -242,12 +312,26 @@ def _trapping(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
 
     method, benches = lay["method"], lay["benchmarks"]
     mine = [c for c in cells.all if c.method == method and c.benchmark in benches]
-    backbones = list(dict.fromkeys([b for b in lay.get("backbones", []) if any(c.backbone == b for c in mine)]
-                                   + [c.backbone for c in mine]))
-    incidence = {b: {x: trapping_stats(c.episodes) for x in benches if (c := cells.get(method, b, x))} for b in backbones}
-    shares = {x: trapping_stats([e for c in mine if c.benchmark == x for e in c.episodes]) for x in benches if any(c.benchmark == x for c in mine)}
+    backbones = list(
+        dict.fromkeys(
+            [b for b in lay.get("backbones", []) if any(c.backbone == b for c in mine)] + [c.backbone for c in mine]
+        )
+    )
+    incidence = {
+        b: {x: trapping_stats(c.episodes) for x in benches if (c := cells.get(method, b, x))} for b in backbones
+    }
+    shares = {
+        x: trapping_stats([e for c in mine if c.benchmark == x for e in c.episodes])
+        for x in benches
+        if any(c.benchmark == x for c in mine)
+    }
     art.data = {"incidence": incidence, "patterns": shares}
-    missing = [f"PoS / {backbone_label(b)} / {domain_title(x)}" for b in lay.get("backbones", []) for x in benches if not cells.get(method, b, x)]
+    missing = [
+        f"PoS / {backbone_label(b)} / {domain_title(x)}"
+        for b in lay.get("backbones", [])
+        for x in benches
+        if not cells.get(method, b, x)
+    ]
     _status(art, bool(mine), missing)
     if not draw or not mine:
         return
@@ -257,7 +341,11 @@ def _trapping(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
     for j, x in enumerate(benches):
         vals = [(incidence[b].get(x) or {}).get("incidence") for b in backbones]
         a1.bar([i + j * width for i in range(len(backbones))], [v or 0 for v in vals], width, label=domain_title(x))
-    a1.set_xticks([i + width * (len(benches) - 1) / 2 for i in range(len(backbones))], [backbone_label(b) for b in backbones], fontsize=7)
+    a1.set_xticks(
+        [i + width * (len(benches) - 1) / 2 for i in range(len(backbones))],
+        [backbone_label(b) for b in backbones],
+        fontsize=7,
+    )
     a1.set_ylabel("episodes with ≥ 1 trap (%)")
     a1.set_ylim(0, 105)
     a1.set_title("Trapping incidence")
@@ -301,24 +389,54 @@ def _recovery(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
             dom = BENCHMARK_DOMAINS.get(x, x)
             pg = paper_lookup(METHOD_LABELS[gen], b, dom, _paper_metric(cells, x, metric))
             pf = paper_lookup("PoS (factorized recovery)", b, dom, _paper_metric(cells, x, metric))
-            rows.append({"backbone": b, "benchmark": x, "metric": metric, "generic": g.metrics.get(metric) if g else None,
-                         "factorised": f.metrics.get(metric) if f else None,
-                         "paper_generic": float(pg) if pg else None, "paper_factorised": float(pf) if pf else None})
+            rows.append(
+                {
+                    "backbone": b,
+                    "benchmark": x,
+                    "metric": metric,
+                    "generic": g.metrics.get(metric) if g else None,
+                    "factorised": f.metrics.get(metric) if f else None,
+                    "paper_generic": float(pg) if pg else None,
+                    "paper_factorised": float(pf) if pf else None,
+                }
+            )
     art.data = {"rows": rows}
     pb = lay.get("backbone")
-    missing = [f"{m} / {backbone_label(pb)} / {domain_title(x)}" for x in benches for m in (gen, fac) if not cells.get(m, pb, x)]
+    missing = [
+        f"{m} / {backbone_label(pb)} / {domain_title(x)}"
+        for x in benches
+        for m in (gen, fac)
+        if not cells.get(m, pb, x)
+    ]
     _status(art, any(r["generic"] is not None and r["factorised"] is not None for r in rows), missing)
     if not draw or not rows:
         return
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6.5, 3.6))
-    labels = [domain_title(r["benchmark"]) + (f"\n{backbone_label(r['backbone'])}" if len(backbones) > 1 else "") for r in rows]
+    labels = [
+        domain_title(r["benchmark"]) + (f"\n{backbone_label(r['backbone'])}" if len(backbones) > 1 else "")
+        for r in rows
+    ]
     xs = range(len(rows))
     w = 0.2
     ax.bar([i - 1.5 * w for i in xs], [r["generic"] or 0 for r in rows], w, label="generic recovery")
     ax.bar([i - 0.5 * w for i in xs], [r["factorised"] or 0 for r in rows], w, label="factorised recovery (PoS)")
-    ax.bar([i + 0.5 * w for i in xs], [r["paper_generic"] or 0 for r in rows], w, label="generic (paper)", hatch="//", fill=False)
-    ax.bar([i + 1.5 * w for i in xs], [r["paper_factorised"] or 0 for r in rows], w, label="factorised (paper)", hatch="xx", fill=False)
+    ax.bar(
+        [i + 0.5 * w for i in xs],
+        [r["paper_generic"] or 0 for r in rows],
+        w,
+        label="generic (paper)",
+        hatch="//",
+        fill=False,
+    )
+    ax.bar(
+        [i + 1.5 * w for i in xs],
+        [r["paper_factorised"] or 0 for r in rows],
+        w,
+        label="factorised (paper)",
+        hatch="xx",
+        fill=False,
+    )
     ax.set_xticks(list(xs), labels, fontsize=7)
     ax.set_ylabel("final performance (%)")
     ax.set_ylim(0, 105)
@@ -332,19 +450,31 @@ def _context(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
     from runners.analysis.paper_tables import backbone_label, method_label
 
     bench, method, lengths = lay["benchmark"], lay["method"], lay["lengths"]
-    backbones = list(dict.fromkeys([*(b for b in lay.get("backbones", []) if cells.get(method, b, bench)),
-                                    *(c.backbone for c in cells.all if c.method == method and c.benchmark == bench)]))
+    backbones = list(
+        dict.fromkeys(
+            [
+                *(b for b in lay.get("backbones", []) if cells.get(method, b, bench)),
+                *(c.backbone for c in cells.all if c.method == method and c.benchmark == bench),
+            ]
+        )
+    )
     panels = []
     for b in backbones:
         pos = cells.get(method, b, bench)
-        base = [(m, c) for m in lay["baselines"] if (c := cells.get(m, b, bench)) and c.metrics.get("task_success") is not None]
+        base = [
+            (m, c)
+            for m in lay["baselines"]
+            if (c := cells.get(m, b, bench)) and c.metrics.get("task_success") is not None
+        ]
         best = max(base, key=lambda mc: mc[1].metrics["task_success"]) if base else None
         curves = [{"method": method, "values": [pos.metrics.get(f"success_{x}") for x in lengths]}]
         if best:
             curves.append({"method": best[0], "values": [best[1].metrics.get(f"success_{x}") for x in lengths]})
         panels.append({"backbone": b, "curves": curves, "strongest": best[0] if best else None})
     art.data = {"panels": panels, "lengths": lengths}
-    missing = [f"{backbone_label(b)}: PoS and baselines on LOCA" for b in lay.get("backbones", []) if b not in backbones]
+    missing = [
+        f"{backbone_label(b)}: PoS and baselines on LOCA" for b in lay.get("backbones", []) if b not in backbones
+    ]
     missing += [f"{backbone_label(p['backbone'])}: no baseline" for p in panels if not p["strongest"]]
     _status(art, bool(panels), missing)
     if not draw or not panels:

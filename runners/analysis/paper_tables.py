@@ -1,6 +1,7 @@
 """The papers' tables (and the helpers the figures share): layouts read from
 `runners/reference/layouts/*.yaml`, our rows beside the papers', marks, best/second, Δ rows,
 PoS Table 2, the headlines. runners/analysis/paper.py builds the whole artefact set."""
+
 from __future__ import annotations
 
 import csv
@@ -13,16 +14,38 @@ from typing import Any
 import yaml
 
 from runners.analysis.fidelity import footnotes, row_marks
-from runners.analysis.papers import (BACKBONE_LABELS, BENCHMARK_DOMAINS, LAYOUT_DIR, METHOD_ALIASES, METHOD_LABELS, labels,
-                                     paper_lookup, paper_task_count)
+from runners.analysis.papers import (
+    BACKBONE_LABELS,
+    BENCHMARK_DOMAINS,
+    LAYOUT_DIR,
+    METHOD_ALIASES,
+    METHOD_LABELS,
+    labels,
+    paper_lookup,
+    paper_task_count,
+)
 from runners.api import MetricSpec
 from runners.analysis.stats import DEFAULT_RESAMPLES, SIGNIFICANCE_LEGEND, holm, paired_sign_test, significance_mark
 
-ORDER = ["flowstate_table1", "flowstate_table2", "flowstate_table3", "flowstate_table4", "flowstate_table5", "pos_table1",
-         "pos_table2", "flowstate_fig3", "flowstate_fig4", "pos_fig3", "pos_fig4", "pos_recovery"]
+ORDER = [
+    "flowstate_table1",
+    "flowstate_table2",
+    "flowstate_table3",
+    "flowstate_table4",
+    "flowstate_table5",
+    "pos_table1",
+    "pos_table2",
+    "flowstate_fig3",
+    "flowstate_fig4",
+    "pos_fig3",
+    "pos_fig4",
+    "pos_recovery",
+]
 TOK_PER_TASK = "Tok/task"
-TOK_NOTE = ("#Tok leaves out the `tool` role (MemoryArena's LLM reasoning tool, which upstream runs inside the environment "
-            "on its own model), the reading that matches the paper's #Tok; runners.aggregate shows both")
+TOK_NOTE = (
+    "#Tok leaves out the `tool` role (MemoryArena's LLM reasoning tool, which upstream runs inside the environment "
+    "on its own model), the reading that matches the paper's #Tok; runners.aggregate shows both"
+)
 
 
 def paper_tok(c: Any) -> float | None:
@@ -40,7 +63,9 @@ def layout(name: str) -> dict[str, Any]:
 
 def layouts() -> list[dict[str, Any]]:
     """Every artefact layout, the papers' order first, then any other layout file (a third paper)."""
-    names = ORDER + sorted(p.stem for p in LAYOUT_DIR.glob("*.yaml") if p.stem not in ORDER and p.stem not in ("labels", "headlines"))
+    names = ORDER + sorted(
+        p.stem for p in LAYOUT_DIR.glob("*.yaml") if p.stem not in ORDER and p.stem not in ("labels", "headlines")
+    )
     return [layout(n) for n in names if (LAYOUT_DIR / f"{n}.yaml").exists()]
 
 
@@ -146,8 +171,14 @@ def fmt_delta(d: float | None, metric: str) -> str:
     return f"{d:+.2f}"
 
 
-def paper_text(lay_row: dict[str, Any], col: dict[str, Any], metric: str, tok_scale: float, row_type: str = "result",
-               cells: "Cells | None" = None) -> str | None:
+def paper_text(
+    lay_row: dict[str, Any],
+    col: dict[str, Any],
+    metric: str,
+    tok_scale: float,
+    row_type: str = "result",
+    cells: "Cells | None" = None,
+) -> str | None:
     """The paper's value for a layout row and column, in our column's unit."""
     backbone = lay_row.get("paper_backbone")
     if not backbone:
@@ -155,7 +186,11 @@ def paper_text(lay_row: dict[str, Any], col: dict[str, Any], metric: str, tok_sc
     bench = col["benchmark"]
     domain = col.get("paper_domain") or BENCHMARK_DOMAINS.get(bench, bench)
     src_metric = "Tok" if metric == TOK_PER_TASK else metric
-    src_metric = cells.paper_metric(col, src_metric) if cells is not None else (col.get("paper_metrics") or {}).get(src_metric, src_metric)
+    src_metric = (
+        cells.paper_metric(col, src_metric)
+        if cells is not None
+        else (col.get("paper_metrics") or {}).get(src_metric, src_metric)
+    )
     method = lay_row["method"]
     v = None
     for lab in (METHOD_LABELS.get(method, method), *METHOD_ALIASES.get(method, ())):
@@ -220,10 +255,30 @@ def table_csv(t: Table) -> str:
 
 
 def _tex(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("^", r"\^{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("Δ", r"$\Delta$"),
-                 ("–", "--"), ("≠", r"$\neq$"), ("τ", r"$\tau$"), ("³", r"$^3$"), ("×", r"$\times$"),
-                 ("−", "$-$"), ("≥", r"$\geq$"), ("…", r"\ldots{}"), ("·", r"$\cdot$"), ("Σ", r"$\Sigma$"), ("`", ""),
-                 ("**", ""), ("<u>", ""), ("</u>", ""), ("~", r"\textasciitilde{}")):
+    for a, b in (
+        ("\\", r"\textbackslash{}"),
+        ("^", r"\^{}"),
+        ("&", r"\&"),
+        ("%", r"\%"),
+        ("_", r"\_"),
+        ("#", r"\#"),
+        ("Δ", r"$\Delta$"),
+        ("–", "--"),
+        ("≠", r"$\neq$"),
+        ("τ", r"$\tau$"),
+        ("³", r"$^3$"),
+        ("×", r"$\times$"),
+        ("−", "$-$"),
+        ("≥", r"$\geq$"),
+        ("…", r"\ldots{}"),
+        ("·", r"$\cdot$"),
+        ("Σ", r"$\Sigma$"),
+        ("`", ""),
+        ("**", ""),
+        ("<u>", ""),
+        ("</u>", ""),
+        ("~", r"\textasciitilde{}"),
+    ):
         s = s.replace(a, b)
     return s
 
@@ -241,8 +296,23 @@ def table_tex(t: Table, title: str) -> str:
             cells.append(f"\\textbf{{{c}}}" if s == "best" else (f"\\underline{{{c}}}" if s == "second" else c))
         body.append(" & ".join([_tex(r.label), _tex(r.backbone)] + cells) + r" \\")
     notes = "\n".join(f"\\par\\footnotesize {_tex(n)}" for n in t.notes)
-    return "\n".join([r"\begin{table}[t]", r"\centering", f"\\caption{{{_tex(title)}}}", f"\\begin{{tabular}}{{{cols}}}", r"\toprule",
-                      *body, r"\bottomrule", r"\end{tabular}", notes, r"\end{table}"]) + "\n"
+    return (
+        "\n".join(
+            [
+                r"\begin{table}[t]",
+                r"\centering",
+                f"\\caption{{{_tex(title)}}}",
+                f"\\begin{{tabular}}{{{cols}}}",
+                r"\toprule",
+                *body,
+                r"\bottomrule",
+                r"\end{tabular}",
+                notes,
+                r"\end{table}",
+            ]
+        )
+        + "\n"
+    )
 
 
 # ---------------------------------------------------------------- artefacts
@@ -287,7 +357,11 @@ def _layout_rows(lay: dict[str, Any], cells: Cells) -> list[dict[str, Any]]:
         return [dict(r, paper_backbone=r.get("backbone")) for r in lay["rows"]]
     methods = [r["method"] for r in lay["rows"]]
     benches = {b for col in lay["columns"] for b in (col.get("pool") or [col["benchmark"]])}
-    others = list(dict.fromkeys(c.backbone for c in cells.all if c.method in methods and c.benchmark in benches and c.backbone not in gb))
+    others = list(
+        dict.fromkeys(
+            c.backbone for c in cells.all if c.method in methods and c.benchmark in benches and c.backbone not in gb
+        )
+    )
     out = []
     for b in list(gb) + others:
         for r in lay["rows"]:
@@ -295,9 +369,13 @@ def _layout_rows(lay: dict[str, Any], cells: Cells) -> list[dict[str, Any]]:
     return out
 
 
-def _best_styles(rows: list[TRow], values: list[list[float | None]], cols: list[tuple[dict[str, Any], str]], cells: Cells) -> None:
+def _best_styles(
+    rows: list[TRow], values: list[list[float | None]], cols: list[tuple[dict[str, Any], str]], cells: Cells
+) -> None:
     for j, (col, m) in enumerate(cols):
-        vals = sorted({x for v in values if (x := v[j]) is not None}, reverse=cells.spec(col["benchmark"], m).higher_is_better)
+        vals = sorted(
+            {x for v in values if (x := v[j]) is not None}, reverse=cells.spec(col["benchmark"], m).higher_is_better
+        )
         if len(vals) < 2:  # one row, or every row ties: nothing to single out
             continue
         best, second = vals[0], (vals[1] if len(vals) > 1 else None)
@@ -307,14 +385,18 @@ def _best_styles(rows: list[TRow], values: list[list[float | None]], cols: list[
             r.styles[j] = "best" if v[j] == best else ("second" if v[j] == second else "")
 
 
-def _pair_test(ours_eps: list[dict[str, Any]], ref_eps: list[dict[str, Any]], fn: Any, spec: MetricSpec, resamples: int) -> float | None:
+def _pair_test(
+    ours_eps: list[dict[str, Any]], ref_eps: list[dict[str, Any]], fn: Any, spec: MetricSpec, resamples: int
+) -> float | None:
     if fn is None or not resamples or spec.kind != "rate":
         return None
     got = paired_sign_test(ours_eps, ref_eps, fn, spec.name, higher_is_better=spec.higher_is_better)
     return got[3] if got else None
 
 
-def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resamples: int = DEFAULT_RESAMPLES) -> Artefact:
+def build_table(
+    lay: dict[str, Any], cells: Cells, strict: bool = False, resamples: int = DEFAULT_RESAMPLES
+) -> Artefact:
     art = Artefact(lay["name"], f"{lay['paper']} {lay['title']}", lay["kind"], lay.get("preset", ""))
     cols = _columns(lay)
     benches = {b for col in lay["columns"] for b in (col.get("pool") or [col["benchmark"]])}
@@ -357,8 +439,13 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
         labs, marks = row_marks(mine)
         if any(c.scripted for c in mine):
             labs = ["[scripted]"] + labs
-        row = TRow("ours", method_label(lay=lay, m=method) + "".join(" " + x for x in labs), backbone_label(backbone),
-                   [fmt_value(v, m, scale) for v, (_, m) in zip(vals, cols)], [""] * len(cols))
+        row = TRow(
+            "ours",
+            method_label(lay=lay, m=method) + "".join(" " + x for x in labs),
+            backbone_label(backbone),
+            [fmt_value(v, m, scale) for v, (_, m) in zip(vals, cols)],
+            [""] * len(cols),
+        )
         our_rows.append(row)
         our_vals.append(vals)
         return row, marks
@@ -397,13 +484,27 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
             all_marks += marks
             paper = [paper_text(r, col, m, scale, cells=cells) or "–" for col, m in cols]
             if any(p != "–" for p in paper) and not (strict and marks):
-                rows.append(TRow("paper", f"{method_label(lay=lay, m=r['method'])} (paper)", backbone_label(r.get("paper_backbone")), paper,
-                                 [""] * len(cols)))
+                rows.append(
+                    TRow(
+                        "paper",
+                        f"{method_label(lay=lay, m=r['method'])} (paper)",
+                        backbone_label(r.get("paper_backbone")),
+                        paper,
+                        [""] * len(cols),
+                    )
+                )
         if not attach[i]:
             paper = [paper_text(r, col, m, scale, cells=cells) or "–" for col, m in cols]
             if any(p != "–" for p in paper):
-                rows.append(TRow("paper", f"{method_label(lay=lay, m=r['method'])} (paper)", backbone_label(r.get("paper_backbone")), paper,
-                                 [""] * len(cols)))
+                rows.append(
+                    TRow(
+                        "paper",
+                        f"{method_label(lay=lay, m=r['method'])} (paper)",
+                        backbone_label(r.get("paper_backbone")),
+                        paper,
+                        [""] * len(cols),
+                    )
+                )
         if delta and r["method"] == delta.get("method"):
             for b in attach[i]:
                 d = delta_row(r["method"], b)
@@ -415,7 +516,9 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
                 for col, m in cols:
                     v = paper_text(r, col, "Tok" if m == TOK_PER_TASK else m, scale, "delta_vs_full_context", cells)
                     texts.append(fmt_delta(float(v), m) if v not in (None, "") else "–")
-                rows.append(TRow("paper_delta", "Δ (paper)", backbone_label(r.get("paper_backbone")), texts, [""] * len(cols)))
+                rows.append(
+                    TRow("paper_delta", "Δ (paper)", backbone_label(r.get("paper_backbone")), texts, [""] * len(cols))
+                )
     if extra:
         rows.append(TRow("group", "Other methods (not in the paper)"))
         for method, b in extra:
@@ -426,9 +529,17 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
     for (row, j, _), adj in zip(tests, holm([t[2] for t in tests])):
         row.cells[j] += f" (p={adj:.2g}){significance_mark(adj)}"
     has_tok = any(m == "Tok" for _, m in cols)
-    notes = ["Rates in %" + (f"; #Tok = method-side tokens, total over the tasks run, in {'millions' if unit == 'M' else 'thousands'} "
-                             "(the paper's totals in the same unit); Tok/task = mean per episode in thousands (the paper's: its total "
-                             "/ its task count)" if has_tok else "") + ". **Best** and <u>second</u> among our rows."]
+    notes = [
+        "Rates in %"
+        + (
+            f"; #Tok = method-side tokens, total over the tasks run, in {'millions' if unit == 'M' else 'thousands'} "
+            "(the paper's totals in the same unit); Tok/task = mean per episode in thousands (the paper's: its total "
+            "/ its task count)"
+            if has_tok
+            else ""
+        )
+        + ". **Best** and <u>second</u> among our rows."
+    ]
     if any("Tok_no_tool" in c.metrics for c in relevant):
         notes.append(TOK_NOTE)
     if tests:
@@ -446,7 +557,9 @@ def build_table(lay: dict[str, Any], cells: Cells, strict: bool = False, resampl
             if any(cells.parts(r["method"], b, col) for b in attach[i]):
                 covered += 1
             else:
-                missing.append(f"{method_label(lay=lay, m=r['method'])} / {backbone_label(r['paper_backbone'])} / {domain_title(col['benchmark'])}")
+                missing.append(
+                    f"{method_label(lay=lay, m=r['method'])} / {backbone_label(r['paper_backbone'])} / {domain_title(col['benchmark'])}"
+                )
     art.missing = missing
     art.status = "not produced" if not our_rows else ("produced" if not missing else "partial")
     return art
@@ -457,8 +570,15 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
     art = Artefact(lay["name"], f"{lay['paper']} {lay['title']}", lay["kind"], lay.get("preset", ""))
     ref = lay["reference_method"]
     agent_roles = set(lay.get("task_agent_roles") or ["agent"])
-    header = ["Method", "Backbone", "Benchmark", "Task-agent tokens / episode (k)", "Task-agent Δ (%)", "Total tokens / episode (k)",
-              "Total (× Raw Trajectory)"]
+    header = [
+        "Method",
+        "Backbone",
+        "Benchmark",
+        "Task-agent tokens / episode (k)",
+        "Task-agent Δ (%)",
+        "Total tokens / episode (k)",
+        "Total (× Raw Trajectory)",
+    ]
     rows: list[TRow] = []
     found: dict[tuple[str, str, str], dict[str, float | None]] = {}
     all_marks: list = []
@@ -466,10 +586,14 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
 
     def per_ep(c: Any) -> dict[str, float]:
         n = max(1, c.n_episodes)
-        return {"agent": sum(v for r, v in c.tokens_by_role.items() if r in agent_roles) / n,
-                "total": method_tokens(c.tokens_by_role) / n}
+        return {
+            "agent": sum(v for r, v in c.tokens_by_role.items() if r in agent_roles) / n,
+            "total": method_tokens(c.tokens_by_role) / n,
+        }
 
-    methods = [m for m in lay["methods"]] + sorted({c.method for c in cells.all if c.benchmark in lay["benchmarks"]} - set(lay["methods"]) - {ref})
+    methods = [m for m in lay["methods"]] + sorted(
+        {c.method for c in cells.all if c.benchmark in lay["benchmarks"]} - set(lay["methods"]) - {ref}
+    )
     for bench in lay["benchmarks"]:
         for b in list(dict.fromkeys(c.backbone for c in cells.all if c.benchmark == bench)):
             r = cells.get(ref, b, bench)
@@ -478,8 +602,14 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
             pr = per_ep(r)
             labs, marks = row_marks([r])
             all_marks += marks
-            rows.append(TRow("ours", method_label(lay=lay, m=ref) + "".join(" " + x for x in labs), backbone_label(b),
-                             [domain_title(bench), f"{pr['agent'] / 1000:.1f}", "", f"{pr['total'] / 1000:.1f}", "1.00×"]))
+            rows.append(
+                TRow(
+                    "ours",
+                    method_label(lay=lay, m=ref) + "".join(" " + x for x in labs),
+                    backbone_label(b),
+                    [domain_title(bench), f"{pr['agent'] / 1000:.1f}", "", f"{pr['total'] / 1000:.1f}", "1.00×"],
+                )
+            )
             for m in methods:
                 c = cells.get(m, b, bench)
                 if c is None:
@@ -490,27 +620,56 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
                 ch = 100.0 * (pc["agent"] / pr["agent"] - 1) if pr["agent"] else None
                 ratio = pc["total"] / pr["total"] if pr["total"] else None
                 found[(m, b, bench)] = {"agent_change_pct": ch, "total_ratio": ratio}
-                rows.append(TRow("ours", method_label(lay=lay, m=m) + "".join(" " + x for x in labs), backbone_label(b),
-                                 [domain_title(bench), f"{pc['agent'] / 1000:.1f}", f"{ch:+.1f}" if ch is not None else "–",
-                                  f"{pc['total'] / 1000:.1f}", f"{ratio:.2f}×" if ratio is not None else "–"]))
+                rows.append(
+                    TRow(
+                        "ours",
+                        method_label(lay=lay, m=m) + "".join(" " + x for x in labs),
+                        backbone_label(b),
+                        [
+                            domain_title(bench),
+                            f"{pc['agent'] / 1000:.1f}",
+                            f"{ch:+.1f}" if ch is not None else "–",
+                            f"{pc['total'] / 1000:.1f}",
+                            f"{ratio:.2f}×" if ratio is not None else "–",
+                        ],
+                    )
+                )
                 dom = BENCHMARK_DOMAINS.get(bench, bench)
                 pr_ratio = paper_lookup(METHOD_LABELS.get(m, m), b, dom, "total_tokens_ratio")
                 pr_ch = paper_lookup(METHOD_LABELS.get(m, m), b, dom, "task_agent_tokens_change")
                 if (pr_ratio or pr_ch) and not (lay.get("strict") and marks):
-                    rows.append(TRow("paper", f"{method_label(lay=lay, m=m)} (paper)", backbone_label(b),
-                                     [domain_title(bench), "–", f"{float(pr_ch):+.1f}" if pr_ch else "–", "–",
-                                      f"{float(pr_ratio):.2f}×" if pr_ratio else "–"]))
+                    rows.append(
+                        TRow(
+                            "paper",
+                            f"{method_label(lay=lay, m=m)} (paper)",
+                            backbone_label(b),
+                            [
+                                domain_title(bench),
+                                "–",
+                                f"{float(pr_ch):+.1f}" if pr_ch else "–",
+                                "–",
+                                f"{float(pr_ratio):.2f}×" if pr_ratio else "–",
+                            ],
+                        )
+                    )
     for r in rows:
         r.styles = [""] * len(r.cells)
-    notes = ["Mean tokens per episode (prompt + completion). Task agent = the `agent` role (the policy's own calls); total = every "
-             "method-side role (for PoS: agent, belief updater / state, sentinel). The page reports RCA-100 / Qwen3.7-Plus: total "
-             "5.06× Raw Trajectory's, task-agent tokens −20.9 %."] + footnotes(all_marks)
+    notes = [
+        "Mean tokens per episode (prompt + completion). Task agent = the `agent` role (the policy's own calls); total = every "
+        "method-side role (for PoS: agent, belief updater / state, sentinel). The page reports RCA-100 / Qwen3.7-Plus: total "
+        "5.06× Raw Trajectory's, task-agent tokens −20.9 %."
+    ] + footnotes(all_marks)
     art.table = Table(header, rows, notes)
     art.data = {"ratios": found}
-    paper_cells = [(r["method"], BACKBONE_KEYS.get(r["backbone"], r["backbone"]), BENCH_KEYS.get(r["benchmark"], r["benchmark"]))
-                   for r in _pos_cost_rows()]
-    art.missing = [f"{method_label(lay=lay, m=m)} and Raw Trajectory / {backbone_label(b)} / {domain_title(x)}"
-                   for m, b, x in dict.fromkeys(paper_cells) if (m, b, x) not in found]
+    paper_cells = [
+        (r["method"], BACKBONE_KEYS.get(r["backbone"], r["backbone"]), BENCH_KEYS.get(r["benchmark"], r["benchmark"]))
+        for r in _pos_cost_rows()
+    ]
+    art.missing = [
+        f"{method_label(lay=lay, m=m)} and Raw Trajectory / {backbone_label(b)} / {domain_title(x)}"
+        for m, b, x in dict.fromkeys(paper_cells)
+        if (m, b, x) not in found
+    ]
     art.status = "not produced" if not found else ("produced" if not art.missing else "partial")
     return art
 
@@ -537,19 +696,36 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
         spec = yaml.safe_load(f)
     out: list[dict[str, Any]] = []
     for h in spec.get("flowstate") or []:
-        for b in dict.fromkeys(c.backbone for c in cells.all if c.method == h["method"] and c.benchmark in h["benchmarks"]):
+        for b in dict.fromkeys(
+            c.backbone for c in cells.all if c.method == h["method"] and c.benchmark in h["benchmarks"]
+        ):
             pairs = [(cells.get(h["method"], b, x), cells.get(h["baseline"], b, x)) for x in h["benchmarks"]]
             pairs = [(a, r) for a, r in pairs if a is not None and r is not None]
             if not pairs:
                 continue
-            ds = [a.metrics.get(h["metric"]) - r.metrics.get(h["metric"]) for a, r in pairs
-                  if a.metrics.get(h["metric"]) is not None and r.metrics.get(h["metric"]) is not None]
+            ds = [
+                a.metrics.get(h["metric"]) - r.metrics.get(h["metric"])
+                for a, r in pairs
+                if a.metrics.get(h["metric"]) is not None and r.metrics.get(h["metric"]) is not None
+            ]
             ta = [paper_tok(a) for a, _ in pairs]
             tr = [paper_tok(r) for _, r in pairs]
             tok = (100.0 * (sum(ta) / sum(tr) - 1)) if all(t is not None for t in ta + tr) and sum(tr) else None  # type: ignore[arg-type]  # no None: checked by all()
-            out.append({"paper": "FlowState", "name": h["name"], "backbone": b, "n_domains": len(pairs), "of": len(h["benchmarks"]),
-                        "delta_pp": sum(ds) / len(ds) if ds else None, "tokens_pct": tok, "paper_delta_pp": h["paper"]["delta_pp"],
-                        "paper_tokens_pct": h["paper"]["tokens_pct"], "metric": h["metric"], "how": h["how"]})
+            out.append(
+                {
+                    "paper": "FlowState",
+                    "name": h["name"],
+                    "backbone": b,
+                    "n_domains": len(pairs),
+                    "of": len(h["benchmarks"]),
+                    "delta_pp": sum(ds) / len(ds) if ds else None,
+                    "tokens_pct": tok,
+                    "paper_delta_pp": h["paper"]["delta_pp"],
+                    "paper_tokens_pct": h["paper"]["tokens_pct"],
+                    "metric": h["metric"],
+                    "how": h["how"],
+                }
+            )
     p = spec.get("pos") or {}
     for bench, metric in (p.get("benchmarks") or {}).items():
         for b in dict.fromkeys(c.backbone for c in cells.all if c.method == p["method"] and c.benchmark == bench):
@@ -562,16 +738,33 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
             dom = BENCHMARK_DOMAINS.get(bench, bench)
             pm = cells.spec(bench, metric).paper or metric
             paper_pos = paper_lookup("PoS", b, dom, pm)
-            paper_base: list[tuple[str, Any]] = [(m, paper_lookup(METHOD_LABELS.get(m, m), b, dom, pm) or
-                           next((paper_lookup(a, b, dom, pm) for a in METHOD_ALIASES.get(m, ()) if paper_lookup(a, b, dom, pm)), None))
-                          for m in p["baselines"]]
+            paper_base: list[tuple[str, Any]] = [
+                (
+                    m,
+                    paper_lookup(METHOD_LABELS.get(m, m), b, dom, pm)
+                    or next(
+                        (paper_lookup(a, b, dom, pm) for a in METHOD_ALIASES.get(m, ()) if paper_lookup(a, b, dom, pm)),
+                        None,
+                    ),
+                )
+                for m in p["baselines"]
+            ]
             paper_base = [(m, float(v)) for m, v in paper_base if v]
             pb = max(paper_base, key=lambda mv: mv[1]) if paper_base else None
-            out.append({"paper": "PoS", "name": domain_title(bench), "backbone": b, "metric": metric,
-                        "ours": ours.metrics[metric], "strongest": best_m, "strongest_value": best.metrics[metric],
-                        "delta_pp": ours.metrics[metric] - best.metrics[metric],
-                        "paper_delta_pp": float(paper_pos) - pb[1] if paper_pos and pb else None,
-                        "paper_strongest": pb[0] if pb else None})
+            out.append(
+                {
+                    "paper": "PoS",
+                    "name": domain_title(bench),
+                    "backbone": b,
+                    "metric": metric,
+                    "ours": ours.metrics[metric],
+                    "strongest": best_m,
+                    "strongest_value": best.metrics[metric],
+                    "delta_pp": ours.metrics[metric] - best.metrics[metric],
+                    "paper_delta_pp": float(paper_pos) - pb[1] if paper_pos and pb else None,
+                    "paper_strongest": pb[0] if pb else None,
+                }
+            )
     return out
 
 
@@ -582,15 +775,24 @@ def headlines_md(hs: list[dict[str, Any]]) -> str:
     for h in hs:
         if h["paper"] == "FlowState":
             ours = (f"{h['delta_pp']:+.2f} pp {h['metric']}" if h["delta_pp"] is not None else "–") + (
-                f", {h['tokens_pct']:+.1f} % tokens" if h["tokens_pct"] is not None else "")
+                f", {h['tokens_pct']:+.1f} % tokens" if h["tokens_pct"] is not None else ""
+            )
             if h["n_domains"] < h["of"]:
                 ours += f" ({h['n_domains']} of {h['of']} domains)"
             paper = f"{h['paper_delta_pp']:+.2f} pp, {h['paper_tokens_pct']:+.1f} % tokens"
-            lines.append(f"| FlowState | {h['name']} | {backbone_label(h['backbone'])} | {ours} | {paper} | {h['how']} |")
+            lines.append(
+                f"| FlowState | {h['name']} | {backbone_label(h['backbone'])} | {ours} | {paper} | {h['how']} |"
+            )
         else:
             pos_names = {"method_labels": {"full_context": "Raw Trajectory"}}
             ours = f"{h['ours']:.2f} vs {method_label(h['strongest'], pos_names)} {h['strongest_value']:.2f} ({h['delta_pp']:+.2f} pp)"
-            paper = (f"{h['paper_delta_pp']:+.2f} pp vs {method_label(h['paper_strongest'], pos_names)}" if h["paper_delta_pp"] is not None else "–")
-            lines.append(f"| PoS | {h['name']}: PoS vs strongest baseline | {backbone_label(h['backbone'])} | {ours} | {paper} | "
-                         "PoS minus the best of the baselines run on the same backbone |")
+            paper = (
+                f"{h['paper_delta_pp']:+.2f} pp vs {method_label(h['paper_strongest'], pos_names)}"
+                if h["paper_delta_pp"] is not None
+                else "–"
+            )
+            lines.append(
+                f"| PoS | {h['name']}: PoS vs strongest baseline | {backbone_label(h['backbone'])} | {ours} | {paper} | "
+                "PoS minus the best of the baselines run on the same backbone |"
+            )
     return "\n".join(lines) + "\n"

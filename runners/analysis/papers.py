@@ -1,6 +1,7 @@
 """Paper-style tables: our numbers per (method, backbone) × benchmark, Δ rows against a
 reference method, and the papers' reported numbers beside ours (runners/reference/*.csv, copied
 from the papers as documented in that folder's README)."""
+
 from __future__ import annotations
 
 import csv
@@ -60,15 +61,23 @@ def reference_rows() -> list[dict[str, str]]:
     return out
 
 
-def paper_lookup(method_label: str, backbone: str, domain: str, metric: str, row_type: str = "result",
-                 table: str | None = None) -> str | None:
+def paper_lookup(
+    method_label: str, backbone: str, domain: str, metric: str, row_type: str = "result", table: str | None = None
+) -> str | None:
     """A reference value by the paper's method label, our backbone name and the CSV's domain /
     benchmark column (`formal_reasoning` for Table 4's pooled column); `row_type` picks result or
     Δ rows; `table` narrows to one table of the paper ("Table 4")."""
     bl = BACKBONE_LABELS.get(backbone, backbone)
     for r in reference_rows():
-        if (r.get("row_type", "result") == row_type and r["method"] == method_label and r["backbone"] == bl and r["metric"] == metric
-                and (r.get("domain") or r.get("benchmark")) == domain and (table is None or r.get("table") == table) and r.get("value")):
+        if (
+            r.get("row_type", "result") == row_type
+            and r["method"] == method_label
+            and r["backbone"] == bl
+            and r["metric"] == metric
+            and (r.get("domain") or r.get("benchmark")) == domain
+            and (table is None or r.get("table") == table)
+            and r.get("value")
+        ):
             return r["value"]
     return None
 
@@ -80,7 +89,9 @@ METHOD_ALIASES: dict[str, tuple[str, ...]] = {k: tuple(v) for k, v in (labels().
 def paper_value(method: str, backbone: str, benchmark: str, metric: str) -> str | None:
     """The papers' value of `metric` (the paper's own metric name: `MetricSpec.paper`, else ours)."""
     for label in (METHOD_LABELS.get(method, method), *METHOD_ALIASES.get(method, ())):
-        v = paper_values().get((label, BACKBONE_LABELS.get(backbone, backbone), BENCHMARK_DOMAINS.get(benchmark, benchmark), metric))
+        v = paper_values().get(
+            (label, BACKBONE_LABELS.get(backbone, backbone), BENCHMARK_DOMAINS.get(benchmark, benchmark), metric)
+        )
         if v is not None:
             return v
     return None
@@ -125,7 +136,15 @@ def to_markdown(header: list[str], rows: list[list[str]]) -> str:
 
 
 def _tex_escape(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("_", r"\_"), ("#", r"\#"), ("Δ", r"$\Delta$"), ("–", "--")):
+    for a, b in (
+        ("\\", r"\textbackslash{}"),
+        ("&", r"\&"),
+        ("%", r"\%"),
+        ("_", r"\_"),
+        ("#", r"\#"),
+        ("Δ", r"$\Delta$"),
+        ("–", "--"),
+    ):
         s = s.replace(a, b)
     return s
 
@@ -134,5 +153,16 @@ def to_latex(header: list[str], rows: list[list[str]], caption: str) -> str:
     cols = "l" * 2 + "r" * (len(header) - 2)
     body = [" & ".join(_tex_escape(c) for c in header) + r" \\", r"\midrule"]
     body += [" & ".join(_tex_escape(c) for c in r) + r" \\" for r in rows]
-    return "\n".join([r"\begin{table}[t]", r"\centering", f"\\caption{{{_tex_escape(caption)}}}", f"\\begin{{tabular}}{{{cols}}}",
-                      r"\toprule", *body, r"\bottomrule", r"\end{tabular}", r"\end{table}"])
+    return "\n".join(
+        [
+            r"\begin{table}[t]",
+            r"\centering",
+            f"\\caption{{{_tex_escape(caption)}}}",
+            f"\\begin{{tabular}}{{{cols}}}",
+            r"\toprule",
+            *body,
+            r"\bottomrule",
+            r"\end{tabular}",
+            r"\end{table}",
+        ]
+    )

@@ -11,6 +11,7 @@ Writes `tables/<name>.svg` and `tables/<name>.png` (matplotlib, from the `analys
 
 The same data the HTML report (runners/analysis/report.py) draws, from the same functions.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,8 +34,12 @@ def _pyplot() -> Any:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise PlotsUnavailable(f"--plots needs matplotlib, which comes with the 'analysis' extra: {EXTRA_HINT}") from None
-    plt.rcParams.update({"svg.fonttype": "none", "figure.dpi": 110, "axes.spines.top": False, "axes.spines.right": False})
+        raise PlotsUnavailable(
+            f"--plots needs matplotlib, which comes with the 'analysis' extra: {EXTRA_HINT}"
+        ) from None
+    plt.rcParams.update(
+        {"svg.fonttype": "none", "figure.dpi": 110, "axes.spines.top": False, "axes.spines.right": False}
+    )
     return plt
 
 
@@ -98,7 +103,9 @@ def write_plots(root: Path, cells: list[Any]) -> list[Path]:
             for decl in c.series:
                 vs = step_series(e, decl.path)
                 if any(v is not None for v in vs):
-                    series.setdefault(decl.name, (decl, []))[1].append((f"{e['task_id']} #{e['trial']} ({c.method})", vs))
+                    series.setdefault(decl.name, (decl, []))[1].append(
+                        (f"{e['task_id']} #{e['trial']} ({c.method})", vs)
+                    )
     if points:
         fig, ax = plt.subplots(figsize=(5.5, 3.6))
         for name, pts in points.items():
@@ -111,7 +118,12 @@ def write_plots(root: Path, cells: list[Any]) -> list[Path]:
     for name, (decl, lines) in series.items():
         fig, ax = plt.subplots(figsize=(5.5, 3.6))
         for line, vs in lines[:40]:
-            ax.plot([i + 1 for i, v in enumerate(vs) if v is not None], [v for v in vs if v is not None], marker=".", label=line)
+            ax.plot(
+                [i + 1 for i, v in enumerate(vs) if v is not None],
+                [v for v in vs if v is not None],
+                marker=".",
+                label=line,
+            )
         if decl.threshold is not None:
             ax.axhline(decl.threshold, color="grey", linestyle="--", linewidth=1)
         ax.set(xlabel="step", ylabel=decl.axis, title=decl.title)

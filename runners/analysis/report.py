@@ -22,6 +22,7 @@ trajectory text is untrusted: the page builds its DOM with textContent / createE
 (no innerHTML), and the embedded JSON escapes `<`, `>`, `&` and U+2028/U+2029, so model output
 such as `</script>` or `<!--` can neither end a script block nor open markup.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,29 +50,55 @@ MAX_SERIES = 60  # episodes drawn in each per-step series plot
 # What each mark in the tables means (the report shows these as a legend under the tables and as
 # tooltips on the rows that carry them; `runners.aggregate` prints the same notes on the console).
 MARKS: list[tuple[str, str]] = [
-    ("[scripted]", "the row ran on the deterministic scripted backbone: an offline test of the pipeline, not a model result"),
-    ("[partial]", "some episodes of the cell are missing (infrastructure errors or an interrupted sweep; re-run the sweep "
-                  "to finish them): rates cover the finished episodes only and Tok is a total, so its Δ is not comparable yet"),
-    ("[mixed code]", "the cell's episodes were recorded under more than one code fingerprint (a resume after the code "
-                     "changed); re-run with runner.fresh=true for one code version"),
-    ("[paraphrased]", "some prompts ran on the project's own wording because the pinned upstream text was unavailable "
-                      "(the cell's manifest lists them under text_sources; set HARNESS_UPSTREAM_DIR to use the upstream text)"),
+    (
+        "[scripted]",
+        "the row ran on the deterministic scripted backbone: an offline test of the pipeline, not a model result",
+    ),
+    (
+        "[partial]",
+        "some episodes of the cell are missing (infrastructure errors or an interrupted sweep; re-run the sweep "
+        "to finish them): rates cover the finished episodes only and Tok is a total, so its Δ is not comparable yet",
+    ),
+    (
+        "[mixed code]",
+        "the cell's episodes were recorded under more than one code fingerprint (a resume after the code "
+        "changed); re-run with runner.fresh=true for one code version",
+    ),
+    (
+        "[paraphrased]",
+        "some prompts ran on the project's own wording because the pinned upstream text was unavailable "
+        "(the cell's manifest lists them under text_sources; set HARNESS_UPSTREAM_DIR to use the upstream text)",
+    ),
     ("(paper)", "the number the paper reports for this method, backbone and benchmark"),
-    ("Δ vs", "the difference from the reference method: pp for rates with the paired bootstrap interval over the tasks "
-             "both cells ran and p = the exact two-sided sign test over per-task wins and losses, Holm-adjusted across "
-             "the table; relative % for Tok and USD"),
+    (
+        "Δ vs",
+        "the difference from the reference method: pp for rates with the paired bootstrap interval over the tasks "
+        "both cells ran and p = the exact two-sided sign test over per-task wins and losses, Holm-adjusted across "
+        "the table; relative % for Tok and USD",
+    ),
     ("*", SIGNIFICANCE_LEGEND),
-    ("[lo, hi]", "the 95% interval of a rate: Wilson over episodes for shares of episodes (SR, pass^1, task success), "
-                 "else a bootstrap that resamples tasks (a task's trials stay together)"),
-    ("method[key=value]", "cells that share method, backbone and benchmark are told apart by the config values that differ"),
+    (
+        "[lo, hi]",
+        "the 95% interval of a rate: Wilson over episodes for shares of episodes (SR, pass^1, task success), "
+        "else a bootstrap that resamples tasks (a task's trials stay together)",
+    ),
+    (
+        "method[key=value]",
+        "cells that share method, backbone and benchmark are told apart by the config values that differ",
+    ),
 ]
 
 
 def safe_json(obj: Any) -> str:
     """JSON that cannot end a <script> element or open a comment, whatever the strings hold."""
     text = json.dumps(obj, ensure_ascii=False, default=str, separators=(",", ":"))
-    return (text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return (
+        text.replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
 
 
 def _pack(obj: Any) -> str:
@@ -96,27 +123,51 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
     curve_decls: dict[str, dict[str, Any]] = {}  # display name -> how to draw it (MetricSpec.curve)
     for cs in summaries:
         for spec, _ in curves(cs):
-            curve_decls.setdefault(spec.display, {"name": spec.display, "id": slug(spec.display), "axis": spec.curve,
-                                                  "percent": spec.kind == "rate"})
+            curve_decls.setdefault(
+                spec.display,
+                {"name": spec.display, "id": slug(spec.display), "axis": spec.curve, "percent": spec.kind == "rate"},
+            )
     series: dict[str, dict[str, Any]] = {}  # name -> the declaration plus [episode index, values] lines
     for ci, cs in enumerate(summaries):
         cell_dir = root / cs.cell
         _, ok = load_cell(cell_dir)
         errs, _ = read_jsonl(cell_dir / ERRORS)
         reader = TranscriptReader(cell_dir)
-        cells.append({"cell": cs.cell, "method": cs.method, "backbone": cs.backbone, "benchmark": cs.benchmark,
-                      "scripted": cs.scripted, "n_episodes": cs.n_episodes, "metrics": cs.metrics,
-                      "curves": {spec.display: values for spec, values in curves(cs)},
-                      "tokens_by_role": cs.tokens_by_role, "transcripts": reader.exists,
-                      "partial": cs.partial, "mixed_code": cs.mixed_code, "paraphrased": cs.paraphrased,
-                      "views": [v.model_dump(mode="json") for v in cs.views]})
+        cells.append(
+            {
+                "cell": cs.cell,
+                "method": cs.method,
+                "backbone": cs.backbone,
+                "benchmark": cs.benchmark,
+                "scripted": cs.scripted,
+                "n_episodes": cs.n_episodes,
+                "metrics": cs.metrics,
+                "curves": {spec.display: values for spec, values in curves(cs)},
+                "tokens_by_role": cs.tokens_by_role,
+                "transcripts": reader.exists,
+                "partial": cs.partial,
+                "mixed_code": cs.mixed_code,
+                "paraphrased": cs.paraphrased,
+                "views": [v.model_dump(mode="json") for v in cs.views],
+            }
+        )
         for rec in ok + errs:
             calls = _calls(rec)
             succ = episode_success(rec, cs.outcome)
             idx = len(episodes)
-            episodes.append([ci, rec.get("task_id"), rec.get("trial"), rec.get("status"), succ, episode_tokens(rec),
-                             sum(len(rr.get("steps") or []) for rr in rec.get("requests") or []), len(calls),
-                             any(c.get("prompt") is not None for c in calls)])
+            episodes.append(
+                [
+                    ci,
+                    rec.get("task_id"),
+                    rec.get("trial"),
+                    rec.get("status"),
+                    succ,
+                    episode_tokens(rec),
+                    sum(len(rr.get("steps") or []) for rr in rec.get("requests") or []),
+                    len(calls),
+                    any(c.get("prompt") is not None for c in calls),
+                ]
+            )
             for decl in cs.series:
                 entry = series.setdefault(decl.name, {**decl.model_dump(mode="json"), "lines": []})
                 vs = step_series(rec, decl.path) if len(entry["lines"]) < MAX_SERIES else []
@@ -127,13 +178,20 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
     from runners.analysis.tables import token_unit
 
     index = {
-        "experiment": root.name, "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "reference": reference, "table": {"header": header, "rows": rows},
-        "tok_unit": token_unit(summaries)[1] if summaries else "M", "paper": paper_tab(summaries),
+        "experiment": root.name,
+        "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "reference": reference,
+        "table": {"header": header, "rows": rows},
+        "tok_unit": token_unit(summaries)[1] if summaries else "M",
+        "paper": paper_tab(summaries),
         "depth": {"header": depth[0], "rows": depth[1]} if depth else None,
-        "scripted": any(c.scripted for c in summaries), "cells": cells,
+        "scripted": any(c.scripted for c in summaries),
+        "cells": cells,
         "episode_fields": ["cell", "task_id", "trial", "status", "success", "tokens", "steps", "calls", "transcript"],
-        "curves": list(curve_decls.values()), "episodes": episodes, "series": [v for v in series.values() if v["lines"]], "max_scatter": MAX_SCATTER,
+        "curves": list(curve_decls.values()),
+        "episodes": episodes,
+        "series": [v for v in series.values() if v["lines"]],
+        "max_scatter": MAX_SCATTER,
         "marks": [list(m) for m in MARKS],
     }
     return index, payloads
@@ -150,10 +208,22 @@ def paper_tab(summaries: list[Any]) -> dict[str, Any]:
     arts = paper.build_all(summaries, figures=draw) if summaries else []
     out = []
     for a in arts:
-        item: dict[str, Any] = {"name": a.name, "title": a.title, "status": a.status, "missing": a.missing, "preset": a.preset}
+        item: dict[str, Any] = {
+            "name": a.name,
+            "title": a.title,
+            "status": a.status,
+            "missing": a.missing,
+            "preset": a.preset,
+        }
         if a.table is not None and a.status != "not produced":
-            item["table"] = {"header": a.table.header, "notes": a.table.notes,
-                             "rows": [{"kind": r.kind, "label": r.label, "backbone": r.backbone, "cells": r.cells, "styles": r.styles} for r in a.table.rows]}
+            item["table"] = {
+                "header": a.table.header,
+                "notes": a.table.notes,
+                "rows": [
+                    {"kind": r.kind, "label": r.label, "backbone": r.backbone, "cells": r.cells, "styles": r.styles}
+                    for r in a.table.rows
+                ],
+            }
         if a.figure is not None:
             buf = io.BytesIO()
             a.figure.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
@@ -162,8 +232,11 @@ def paper_tab(summaries: list[Any]) -> dict[str, Any]:
         out.append(item)
     from runners.analysis.plots import EXTRA_HINT
 
-    return {"artefacts": out, "headlines": paper.headlines_md(paper.headlines(paper.Cells(summaries))) if summaries else "",
-            "figures_note": None if draw else f"Figures need matplotlib: {EXTRA_HINT}"}
+    return {
+        "artefacts": out,
+        "headlines": paper.headlines_md(paper.headlines(paper.Cells(summaries))) if summaries else "",
+        "figures_note": None if draw else f"Figures need matplotlib: {EXTRA_HINT}",
+    }
 
 
 def render(index: dict[str, Any], payloads: list[str]) -> str:
@@ -175,13 +248,13 @@ def render(index: dict[str, Any], payloads: list[str]) -> str:
     script_hash = base64.b64encode(hashlib.sha256(js.encode()).digest()).decode()  # only our own script may run
     blocks = "\n".join(f'<script type="application/x-episode" id="ep-{i}">{p}</script>' for i, p in enumerate(payloads))
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-{script_hash}'; "
         "style-src 'unsafe-inline'; img-src data:\">"
-        f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{title}</title>"
+        f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{title}</title>'
         f"<style>{css}</style></head><body>"
-        "<noscript>This report needs JavaScript to render.</noscript><div id=\"app\"></div>"
-        f"<script type=\"application/json\" id=\"index\">{safe_json(index)}</script>\n{blocks}\n"
+        '<noscript>This report needs JavaScript to render.</noscript><div id="app"></div>'
+        f'<script type="application/json" id="index">{safe_json(index)}</script>\n{blocks}\n'
         f"<script>{js}</script></body></html>\n"
     )
 
@@ -251,12 +324,22 @@ def serve(path: Path, port: int = 0) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("results", type=Path, help="results/<experiment> directory")
     ap.add_argument("--out", type=Path, default=None, help="where to write the report (default <results>/report.html)")
-    ap.add_argument("--reference", default=None, help="method the Δ rows compare against (default full_context; one the "
-                    "experiment does not have is an error listing its methods)")
-    ap.add_argument("--serve", action="store_true", help="also serve it on 127.0.0.1 (loopback only; the report alone, no other file)")
+    ap.add_argument(
+        "--reference",
+        default=None,
+        help="method the Δ rows compare against (default full_context; one the "
+        "experiment does not have is an error listing its methods)",
+    )
+    ap.add_argument(
+        "--serve",
+        action="store_true",
+        help="also serve it on 127.0.0.1 (loopback only; the report alone, no other file)",
+    )
     ap.add_argument("--port", type=int, default=0, help="port for --serve (default: any free port)")
     a = ap.parse_args(argv)
     from runners.analysis.tables import check_reference, collect
@@ -266,7 +349,9 @@ def main(argv: list[str] | None = None) -> int:
         reference = canonical_method(a.reference or "full_context")  # raw_trajectory (PoS's name) is full_context
         check_reference(reference)
         if a.reference is not None and Path(a.results).is_dir():
-            check_reference(reference, collect(a.results), a.results)  # named but not in the experiment: list its methods
+            check_reference(
+                reference, collect(a.results), a.results
+            )  # named but not in the experiment: list its methods
         out = build_report(a.results, a.out, reference)
     except (StoreError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -275,4 +360,3 @@ def main(argv: list[str] | None = None) -> int:
     if a.serve:
         serve(out, a.port)
     return 0
-

@@ -22,6 +22,7 @@ numpy does the resampling and percentiles. The exact binomial tail is an integer
 `math.comb` (exact, and it spares every sweep the ~2 s import of scipy.stats); the tests check it
 against scipy's `binomtest` where scipy is installed.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,7 +56,11 @@ def _resample(groups: list[Episodes], draw: np.ndarray, tag: int) -> Episodes:
 
 
 def _numeric(d: dict[str, Any]) -> dict[str, float]:
-    return {k: float(v) for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))}
+    return {
+        k: float(v)
+        for k, v in d.items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
+    }
 
 
 def _interval(values: list[float] | np.ndarray, level: float) -> tuple[float, float]:
@@ -113,7 +118,9 @@ class _Parts:
     def check(self, i: int) -> tuple[np.ndarray, dict[str, float]]:
         while len(self.checks) <= i:
             n = len(self.groups)
-            draw = np.arange(n) if not self.checks else np.random.default_rng([0x5EED, len(self.checks)]).integers(0, n, n)
+            draw = (
+                np.arange(n) if not self.checks else np.random.default_rng([0x5EED, len(self.checks)]).integers(0, n, n)
+            )
             self.checks.append((draw, _numeric(self.metric_fn(_resample(self.groups, draw, -1 - len(self.checks))))))
         return self.checks[i]
 
@@ -122,8 +129,12 @@ _memo: "dict[tuple[Any, ...], _Parts]" = {}
 
 
 def _parts(groups: list[Episodes], metric_fn: MetricFn) -> _Parts:
-    key = (getattr(metric_fn, "__func__", metric_fn), id(getattr(metric_fn, "__self__", None)),
-           tuple(id(e) for g in groups for e in g), tuple(len(g) for g in groups))
+    key = (
+        getattr(metric_fn, "__func__", metric_fn),
+        id(getattr(metric_fn, "__self__", None)),
+        tuple(id(e) for g in groups for e in g),
+        tuple(len(g) for g in groups),
+    )
     if key not in _memo:
         while len(_memo) >= _MEMO_SIZE:
             _memo.pop(next(iter(_memo)))
@@ -206,7 +217,11 @@ def _counts(draws: np.ndarray, key: tuple[int, int, int]) -> np.ndarray:
         while len(_counts_memo) >= 2:
             _counts_memo.pop(next(iter(_counts_memo)))
         rows, n = draws.shape
-        _counts_memo[key] = np.bincount((draws + n * np.arange(rows)[:, None]).ravel(), minlength=rows * n).reshape(rows, n).astype(float)
+        _counts_memo[key] = (
+            np.bincount((draws + n * np.arange(rows)[:, None]).ravel(), minlength=rows * n)
+            .reshape(rows, n)
+            .astype(float)
+        )
     return _counts_memo[key]
 
 
@@ -227,8 +242,15 @@ def _keys(metric_fn: MetricFn, wanted: set[str] | None, full: Episodes) -> list[
     return sorted(wanted) if wanted is not None else list(_numeric(metric_fn(full)))
 
 
-def bootstrap_ci(episodes: Episodes, metric_fn: MetricFn, *, resamples: int = DEFAULT_RESAMPLES, level: float = LEVEL,
-                 seed: int = 0, metrics: Iterable[str] | None = None) -> dict[str, tuple[float, float]]:
+def bootstrap_ci(
+    episodes: Episodes,
+    metric_fn: MetricFn,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = LEVEL,
+    seed: int = 0,
+    metrics: Iterable[str] | None = None,
+) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap interval of every numeric metric `metric_fn` returns, resampling tasks
     (trials nested). Metrics undefined on some resamples get an interval from the others; a cell
     with fewer than two tasks gets no intervals (nothing to resample).
@@ -241,7 +263,10 @@ def bootstrap_ci(episodes: Episodes, metric_fn: MetricFn, *, resamples: int = DE
         return {}
     wanted = set(metrics) if metrics is not None else None
     draws = _draws(np.random.default_rng(seed), len(groups), resamples)
-    fast = _ratio_values(_decompose(groups, metric_fn, _keys(metric_fn, wanted, episodes)), _counts(draws, (seed, len(groups), resamples)))
+    fast = _ratio_values(
+        _decompose(groups, metric_fn, _keys(metric_fn, wanted, episodes)),
+        _counts(draws, (seed, len(groups), resamples)),
+    )
     values: dict[str, np.ndarray] = {k: v[~np.isnan(v)] for k, v in fast.items()}
     if wanted is None or wanted - fast.keys():
         slow: dict[str, list[float]] = defaultdict(list)
@@ -258,8 +283,16 @@ def per_task(episodes: Episodes, metric_fn: MetricFn) -> dict[str, dict[str, flo
     return {tid: _numeric(metric_fn(eps)) for tid, eps in by_task(episodes).items()}
 
 
-def paired_bootstrap(ours: Episodes, ref: Episodes, metric_fn: MetricFn, *, resamples: int = DEFAULT_RESAMPLES,
-                     level: float = LEVEL, seed: int = 0, metrics: Iterable[str] | None = None) -> dict[str, tuple[float, float]]:
+def paired_bootstrap(
+    ours: Episodes,
+    ref: Episodes,
+    metric_fn: MetricFn,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    level: float = LEVEL,
+    seed: int = 0,
+    metrics: Iterable[str] | None = None,
+) -> dict[str, tuple[float, float]]:
     """Interval of metric(ours) − metric(ref) over the tasks both have, resampling those tasks
     jointly (the same draw for both sides); ratio metrics vectorised as in `bootstrap_ci`."""
     a, r = by_task(ours), by_task(ref)
@@ -305,8 +338,9 @@ def sign_test(wins: int, losses: int) -> float:
     return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
 
 
-def paired_sign_test(ours: Episodes, ref: Episodes, metric_fn: MetricFn, metric: str, *,
-                     higher_is_better: bool = True) -> tuple[int, int, int, float] | None:
+def paired_sign_test(
+    ours: Episodes, ref: Episodes, metric_fn: MetricFn, metric: str, *, higher_is_better: bool = True
+) -> tuple[int, int, int, float] | None:
     """Per shared task, compare `metric` of ours vs ref (each over that task's trials):
     (wins, losses, ties, exact sign-test p); a win is the better side by the metric's declared
     direction. None when no shared task defines the metric."""
@@ -362,8 +396,15 @@ def binary_rate(episodes: Episodes, metric_fn: MetricFn, metric: str) -> tuple[i
     return (k, len(single)) if abs(100.0 * k / len(single) - whole) < 1e-6 else None
 
 
-def rate_interval(value: float | None, episodes: Episodes, metric_fn: MetricFn, metric: str,
-                  bootstrap: tuple[float, float] | None, n_tasks: int, level: float = LEVEL) -> tuple[tuple[float, float], str] | None:
+def rate_interval(
+    value: float | None,
+    episodes: Episodes,
+    metric_fn: MetricFn,
+    metric: str,
+    bootstrap: tuple[float, float] | None,
+    n_tasks: int,
+    level: float = LEVEL,
+) -> tuple[tuple[float, float], str] | None:
     """The interval a table prints for one rate and how it was made:
     - a share of episodes (`binary_rate`): the Wilson interval over the episodes ("wilson"), over
       the tasks when a task ran several trials (trials of one task are not independent);
@@ -400,8 +441,10 @@ def holm(p_values: list[float | None]) -> list[float | None]:
 
 
 ALPHA = 0.05
-SIGNIFICANCE_LEGEND = ("* = significant at 5 % after Holm's correction across this table's comparisons "
-                       "(exact sign test over the tasks both cells ran); p shown is the Holm-adjusted p")
+SIGNIFICANCE_LEGEND = (
+    "* = significant at 5 % after Holm's correction across this table's comparisons "
+    "(exact sign test over the tasks both cells ran); p shown is the Holm-adjusted p"
+)
 
 
 def significance_mark(p_adjusted: float | None, alpha: float = ALPHA) -> str:

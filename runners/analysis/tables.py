@@ -13,6 +13,7 @@ reported, not counted. Lines with wrong field types are set aside with a note. C
 method, backbone and benchmark are named by the config values that differ
 (`flowstate[max_resamples=2]`); cells whose episodes come from more than one code fingerprint
 are marked [mixed code]; the sweeps the cells came from are listed."""
+
 from __future__ import annotations
 
 import csv
@@ -33,10 +34,31 @@ from runners.upstream import reading_records
 from runners.cost import episode_usd, prices_for, role_prices
 from runners.analysis.fidelity import footnotes, row_marks
 from runners.analysis.papers import delta, fmt, fmt_delta, paper_task_count, paper_value, to_latex, to_markdown
-from runners.analysis.stats import (DEFAULT_RESAMPLES, SIGNIFICANCE_LEGEND, bootstrap_ci, holm, paired_bootstrap, paired_sign_test,
-                                    rate_interval, significance_mark)
-from runners.records.store import (DONE, EPISODES, ERRORS, INDEX, MANIFEST, StoreError, atomic_write, code_fingerprint, compacted,
-                                   load_cell_checked, paused_gc, record_lines, shard_dirs)
+from runners.analysis.stats import (
+    DEFAULT_RESAMPLES,
+    SIGNIFICANCE_LEGEND,
+    bootstrap_ci,
+    holm,
+    paired_bootstrap,
+    paired_sign_test,
+    rate_interval,
+    significance_mark,
+)
+from runners.records.store import (
+    DONE,
+    EPISODES,
+    ERRORS,
+    INDEX,
+    MANIFEST,
+    StoreError,
+    atomic_write,
+    code_fingerprint,
+    compacted,
+    load_cell_checked,
+    paused_gc,
+    record_lines,
+    shard_dirs,
+)
 
 
 HARNESS_METRICS = (
@@ -67,7 +89,9 @@ def curves(c: "CellSummary") -> list[tuple[MetricSpec, list[float | None]]]:
     out = []
     for sp in c.specs:
         if sp.curve and "*" in sp.name:
-            members = [m for m in c.metrics if sp.matches(m) and find_spec(c.specs, m) is sp and _trailing_int(m) is not None]
+            members = [
+                m for m in c.metrics if sp.matches(m) and find_spec(c.specs, m) is sp and _trailing_int(m) is not None
+            ]
             if members:
                 out.append((sp, [c.metrics[m] for m in sorted(members, key=lambda m: _trailing_int(m) or 0)]))
     return out
@@ -115,13 +139,19 @@ class CellSummary:
     extra_on_disk: int = 0  # finished records outside the manifest's tasks × trials (kept, not counted)
     set_aside: list[str] = field(default_factory=list)  # notes on records that could not be aggregated
     codes: dict[str, int] = field(default_factory=dict)  # code fingerprint -> counted episodes
-    text_sets: dict[str, int] = field(default_factory=dict)  # digest of an episode's text fingerprint (`texts`) -> counted episodes
+    text_sets: dict[str, int] = field(
+        default_factory=dict
+    )  # digest of an episode's text fingerprint (`texts`) -> counted episodes
     config: dict[str, Any] = field(default_factory=dict)
     sweep: dict[str, Any] = field(default_factory=dict)  # the sweep that last ran the cell
-    ci: dict[str, tuple[float, float]] | None = None  # 95% interval per rate (runners.analysis.stats.rate_interval), computed on demand
+    ci: dict[str, tuple[float, float]] | None = (
+        None  # 95% interval per rate (runners.analysis.stats.rate_interval), computed on demand
+    )
     ci_kind: dict[str, str] = field(default_factory=dict)  # metric -> "wilson" | "bootstrap" | "wilson~"
     manifest: dict[str, Any] = field(default_factory=dict, repr=False)  # the cell's manifest (fidelity marks read it)
-    episodes: list[dict[str, Any]] = field(default_factory=list, repr=False)  # the counted records (for intervals and paired tests)
+    episodes: list[dict[str, Any]] = field(
+        default_factory=list, repr=False
+    )  # the counted records (for intervals and paired tests)
     metric_fn: Any = field(default=None, repr=False)  # the benchmark's metric function
 
     def spec(self, metric: str) -> MetricSpec:
@@ -143,10 +173,12 @@ class CellSummary:
         return self.n_episodes < self.n_tasks * self.trials
 
 
-TOK_NOTE = ("Tok = method-side roles (agent, tool, state, memory, sentinel; judge and user simulator apart); "
-            "Tok_no_tool = the same without the `tool` role (MemoryArena's LLM `reasoning` tool, which upstream runs "
-            "inside the environment on its own model): Tok_no_tool is the reading that matches the paper's #Tok "
-            "(tokens the method spends on the evaluated backbone); both are shown where the tool was called")
+TOK_NOTE = (
+    "Tok = method-side roles (agent, tool, state, memory, sentinel; judge and user simulator apart); "
+    "Tok_no_tool = the same without the `tool` role (MemoryArena's LLM `reasoning` tool, which upstream runs "
+    "inside the environment on its own model): Tok_no_tool is the reading that matches the paper's #Tok "
+    "(tokens the method spends on the evaluated backbone); both are shown where the tool was called"
+)
 
 
 def tok_without_tool(tokens: dict[str, int]) -> int:
@@ -174,7 +206,9 @@ def _wanted(manifest: dict[str, Any], records: list[dict[str, Any]]) -> tuple[li
     return keep, len(records) - len(keep)
 
 
-def _metrics(bench: Any, episodes: list[dict[str, Any]], notes: list[str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _metrics(
+    bench: Any, episodes: list[dict[str, Any]], notes: list[str]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The benchmark's metrics; records whose scores the benchmark cannot read are set aside."""
     if not episodes:
         return {}, episodes
@@ -188,8 +222,10 @@ def _metrics(bench: Any, episodes: list[dict[str, Any]], notes: list[str]) -> tu
                 bench.metrics([e])
                 good.append(e)
             except bad as err:
-                notes.append(f"{EPISODES} record {e['task_id']}#{e['trial']} set aside: wrong field types "
-                             f"(its scores cannot be read: {type(err).__name__}: {err})")
+                notes.append(
+                    f"{EPISODES} record {e['task_id']}#{e['trial']} set aside: wrong field types "
+                    f"(its scores cannot be read: {type(err).__name__}: {err})"
+                )
         return (bench.metrics(good) if good else {}), good
 
 
@@ -205,8 +241,10 @@ def summarize(cell_dir: Path) -> CellSummary:
         with reading_records():  # no download, no warning: the texts it ran on are in its manifest
             bench = bench_cls(name=cfg["benchmark"]["name"], **cfg["benchmark"].get("params", {}))
     except (KeyError, TypeError, ValueError, ConfigError) as e:  # an old or foreign manifest, a renamed adapter
-        raise StoreError(f"{cell_dir}: cannot rebuild the benchmark from manifest.json ({type(e).__name__}: {e}); "
-                         "re-run the sweep for this cell or move the directory out of the experiment") from None
+        raise StoreError(
+            f"{cell_dir}: cannot rebuild the benchmark from manifest.json ({type(e).__name__}: {e}); "
+            "re-run the sweep for this cell or move the directory out of the experiment"
+        ) from None
     metrics, episodes = _metrics(bench, episodes, notes)
     try:
         method_cls = import_target(cfg["method"]["_target_"], "method")
@@ -229,20 +267,43 @@ def summarize(cell_dir: Path) -> CellSummary:
             digest = hashlib.sha256(json.dumps(ep["texts"], sort_keys=True).encode()).hexdigest()[:12]
             text_sets[digest] = text_sets.get(digest, 0) + 1
     runs: Any = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
-    sweep: dict[str, Any] = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
+    sweep: dict[str, Any] = next(
+        (r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {}
+    )
     trials = int(manifest.get("trials", 1))
     priced = has_prices(cfg)
     if priced:  # no episodes yet: no cost to show ("–"), not a misleading $0
         metrics["USD"] = cell_usd(episodes, cfg)
-    return CellSummary(cell=cell_dir.name, method=cfg["method"]["name"], backbone=cfg["backbone"]["name"],
-                       benchmark=cfg["benchmark"]["name"], scripted=bool(manifest.get("scripted")), n_episodes=len(episodes),
-                       n_tasks=int(manifest.get("n_tasks", 0)), trials=trials, specs=tuple(bench.metric_specs),
-                       outcome=bench.outcome, series=tuple(getattr(method_cls, "step_series", ())),
-                       views=tuple(getattr(method_cls, "step_views", ())),
-                       metrics=metrics, table_metrics=table + ["Tok"] + (["Tok_no_tool"] if "Tok_no_tool" in metrics else [])
-                       + (["USD"] if priced else []), tokens_by_role=tokens,
-                       extra_on_disk=extra, set_aside=notes, codes=codes, text_sets=text_sets, config=cfg, sweep=sweep, paraphrased=paraphrased_prompts(manifest),
-                       episodes=episodes, metric_fn=bench.metrics, manifest=manifest)
+    return CellSummary(
+        cell=cell_dir.name,
+        method=cfg["method"]["name"],
+        backbone=cfg["backbone"]["name"],
+        benchmark=cfg["benchmark"]["name"],
+        scripted=bool(manifest.get("scripted")),
+        n_episodes=len(episodes),
+        n_tasks=int(manifest.get("n_tasks", 0)),
+        trials=trials,
+        specs=tuple(bench.metric_specs),
+        outcome=bench.outcome,
+        series=tuple(getattr(method_cls, "step_series", ())),
+        views=tuple(getattr(method_cls, "step_views", ())),
+        metrics=metrics,
+        table_metrics=table
+        + ["Tok"]
+        + (["Tok_no_tool"] if "Tok_no_tool" in metrics else [])
+        + (["USD"] if priced else []),
+        tokens_by_role=tokens,
+        extra_on_disk=extra,
+        set_aside=notes,
+        codes=codes,
+        text_sets=text_sets,
+        config=cfg,
+        sweep=sweep,
+        paraphrased=paraphrased_prompts(manifest),
+        episodes=episodes,
+        metric_fn=bench.metrics,
+        manifest=manifest,
+    )
 
 
 # ---------------------------------------------------------------- uncertainty, cost (runners.analysis.stats, runners.cost)
@@ -260,9 +321,15 @@ def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | 
     if not episodes or not has_prices(config):
         return None
     prices = role_prices(config)
-    used = {r for e in episodes for r, u in (e.get("usage_by_role") or {}).items()
-            if int((u or {}).get("prompt_tokens", 0) or 0) + int((u or {}).get("completion_tokens", 0) or 0)}
-    if any(prices_for(r, prices) is None for r in used):  # e.g. a priced judge beside an unpriced agent: a part is not a cost
+    used = {
+        r
+        for e in episodes
+        for r, u in (e.get("usage_by_role") or {}).items()
+        if int((u or {}).get("prompt_tokens", 0) or 0) + int((u or {}).get("completion_tokens", 0) or 0)
+    }
+    if any(
+        prices_for(r, prices) is None for r in used
+    ):  # e.g. a priced judge beside an unpriced agent: a part is not a cost
         return None
     return sum(episode_usd(e, prices) or 0.0 for e in episodes)
 
@@ -294,8 +361,9 @@ def fmt_ci(value: float | None, spec: MetricSpec, ci: dict[str, tuple[float, flo
     return text
 
 
-def paired_delta(c: CellSummary | None, r: CellSummary | None, metric: str, d: float | None,
-                 resamples: int = DEFAULT_RESAMPLES) -> tuple[str, dict[str, Any]]:
+def paired_delta(
+    c: CellSummary | None, r: CellSummary | None, metric: str, d: float | None, resamples: int = DEFAULT_RESAMPLES
+) -> tuple[str, dict[str, Any]]:
     """The Δ cell for a rate: `+10.00pp [-5.0, +25.0] p=0.31` (paired bootstrap interval of the
     difference over the tasks both cells ran; exact sign-test p on per-task wins/losses) and the numbers."""
     spec = cr.spec(metric) if (cr := c or r) else metric_spec((), metric)
@@ -331,7 +399,9 @@ def tok_per_task(c: CellSummary) -> float | None:
     return tok / c.n_episodes if tok is not None and c.n_episodes else None
 
 
-def paper_text(c: CellSummary | None, method: str, backbone: str, benchmark: str, m: str, tok_scale: float) -> str | None:
+def paper_text(
+    c: CellSummary | None, method: str, backbone: str, benchmark: str, m: str, tok_scale: float
+) -> str | None:
     """The paper's value for one column, in the unit our column shows: Tok (M in the paper) at the
     table's scale (M or k), also under Tok_no_tool (the reading the paper's #Tok matches);
     Tok/task = the paper's total / its task count, in k."""
@@ -357,9 +427,25 @@ def _cell_text(c: CellSummary | None, m: str, tok_scale: float, resamples: int) 
 
 
 # Config parts that are not the cell's identity (runtime knobs), left out of readable names.
-_RUNTIME_BACKBONE = ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "refused_window_s", "base_url_env", "api_key_env")
-_NOT_IDENTITY = {"runner", "experiment", "backbone.scripted.latency_s", "benchmark.params.limit", "method.name", "backbone.name",
-                 "benchmark.name", *(f"{b}.{k}" for b in ("backbone", "roles.judge", "roles.user_sim") for k in _RUNTIME_BACKBONE)}
+_RUNTIME_BACKBONE = (
+    "max_inflight",
+    "timeout_s",
+    "max_retries",
+    "backoff_cap_s",
+    "refused_window_s",
+    "base_url_env",
+    "api_key_env",
+)
+_NOT_IDENTITY = {
+    "runner",
+    "experiment",
+    "backbone.scripted.latency_s",
+    "benchmark.params.limit",
+    "method.name",
+    "backbone.name",
+    "benchmark.name",
+    *(f"{b}.{k}" for b in ("backbone", "roles.judge", "roles.user_sim") for k in _RUNTIME_BACKBONE),
+}
 
 
 def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
@@ -391,8 +477,10 @@ def _readable_labels(group: list[CellSummary]) -> dict[str, str]:
     labels = {}
     for c in group:
         f = flat[c.cell]
-        text = ",".join(f"{short(k)}={json.dumps(f.get(k), default=str) if not isinstance(f.get(k), (str, int, float, bool)) else f.get(k)}"
-                        for k in differ)
+        text = ",".join(
+            f"{short(k)}={json.dumps(f.get(k), default=str) if not isinstance(f.get(k), (str, int, float, bool)) else f.get(k)}"
+            for k in differ
+        )
         labels[c.cell] = text or c.cell.rsplit("__", 1)[-1]
     if len(set(labels.values())) < len(labels):  # values that print alike: fall back to the hash
         labels = {c: f"{t},{c.rsplit('__', 1)[-1]}" for c, t in labels.items()}
@@ -402,12 +490,18 @@ def _readable_labels(group: list[CellSummary]) -> dict[str, str]:
 def orphan_cells(root: Path) -> list[str]:
     """Warnings for directories of the experiment that hold results but no manifest.json."""
     out = []
-    for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in ("tables", "paper")):
-        if not (d / MANIFEST).exists() and any(p.exists() for p in (d / EPISODES, compacted(d / EPISODES), d / ERRORS, d / "DONE")):
+    for d in sorted(
+        p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in ("tables", "paper")
+    ):
+        if not (d / MANIFEST).exists() and any(
+            p.exists() for p in (d / EPISODES, compacted(d / EPISODES), d / ERRORS, d / "DONE")
+        ):
             n = sum(1 for _ in record_lines(d / EPISODES))
-            out.append(f"{d.name}: no manifest.json ({n} episode lines on disk), so the cell is NOT in the tables. Fix: re-run "
-                       "the sweep for that cell (it rewrites the manifest and keeps the episodes), or move the directory out "
-                       f"of {root}")
+            out.append(
+                f"{d.name}: no manifest.json ({n} episode lines on disk), so the cell is NOT in the tables. Fix: re-run "
+                "the sweep for that cell (it rewrites the manifest and keeps the episodes), or move the directory out "
+                f"of {root}"
+            )
     return out
 
 
@@ -453,18 +547,27 @@ def _grid_order(cells: list[CellSummary]) -> Callable[[CellSummary], tuple[Any, 
                 order[g].setdefault(canonical_method(str(n)) if g == "method" else str(n), len(order[g]))
 
     def key(c: CellSummary) -> tuple[Any, ...]:
-        parts = [(c.config.get("method") or {}).get("name", c.method), (c.config.get("backbone") or {}).get("name", c.backbone), c.benchmark]
+        parts = [
+            (c.config.get("method") or {}).get("name", c.method),
+            (c.config.get("backbone") or {}).get("name", c.backbone),
+            c.benchmark,
+        ]
         return tuple(order[g].get(str(n), len(order[g])) for g, n in zip(order, parts)) + (c.cell,)
 
     return key
 
 
-def collect(root: Path, cell_names: set[str] | None = None, methods: set[str] | None = None,
-            benchmarks: set[str] | None = None) -> list[CellSummary]:
+def collect(
+    root: Path, cell_names: set[str] | None = None, methods: set[str] | None = None, benchmarks: set[str] | None = None
+) -> list[CellSummary]:
     if not root.is_dir():
         raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
-    cells = [summarize(d) for d in sorted(p for p in root.iterdir()
-                                          if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith("."))]
+    cells = [
+        summarize(d)
+        for d in sorted(
+            p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")
+        )
+    ]
     _served_models(cells)
     cells.sort(key=_grid_order(cells))  # the preset's (or command line's) order of methods, backbones, benchmarks
     # Cells that differ only in config details (same method/backbone/benchmark) stay apart, named
@@ -477,13 +580,23 @@ def collect(root: Path, cell_names: set[str] | None = None, methods: set[str] | 
             labels = _readable_labels(group)
             for c in group:
                 c.method = f"{c.method}[{labels[c.cell]}]"
-    return [c for c in cells if (cell_names is None or c.cell in cell_names)
-            and (methods is None or c.method in methods or c.method.split("[", 1)[0] in methods)
-            and (benchmarks is None or c.benchmark in benchmarks)]
+    return [
+        c
+        for c in cells
+        if (cell_names is None or c.cell in cell_names)
+        and (methods is None or c.method in methods or c.method.split("[", 1)[0] in methods)
+        and (benchmarks is None or c.benchmark in benchmarks)
+    ]
 
 
-def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = True, resamples: int = DEFAULT_RESAMPLES,
-                 strict: bool = False, marks_out: list[Any] | None = None) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
+def build_tables(
+    cells: list[CellSummary],
+    reference: str,
+    with_paper: bool = True,
+    resamples: int = DEFAULT_RESAMPLES,
+    strict: bool = False,
+    marks_out: list[Any] | None = None,
+) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
     """Wide table rows (one per method × backbone, plus paper and Δ rows) and the long rows.
     Rates carry their 95% interval (runners.analysis.stats.rate_interval); Δ rows of rates carry
     the paired interval and the exact sign-test p, Holm-adjusted across the table's comparisons
@@ -497,9 +610,16 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
     benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
     cols: list[tuple[str, str]] = []
     for b in benchmarks:
-        ms = list(dict.fromkeys(m for c in cells if c.benchmark == b for m in c.table_metrics))  # Tok_no_tool where any cell has it
-        if with_paper and "Tok" in ms and any(paper_value(c.method, c.backbone, b, "Tok") and paper_task_count(b)
-                                              for c in cells if c.benchmark == b):
+        ms = list(
+            dict.fromkeys(m for c in cells if c.benchmark == b for m in c.table_metrics)
+        )  # Tok_no_tool where any cell has it
+        if (
+            with_paper
+            and "Tok" in ms
+            and any(
+                paper_value(c.method, c.backbone, b, "Tok") and paper_task_count(b) for c in cells if c.benchmark == b
+            )
+        ):
             ms.insert(ms.index("Tok") + 1, TOK_PER_TASK)
         cols += [(b, m) for m in ms]
     by = {(c.method, c.backbone, c.benchmark): c for c in cells}
@@ -507,7 +627,9 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
     rows_keys = list(dict.fromkeys((c.method, c.backbone) for c in cells))
     rows_keys.sort(key=lambda mb: mb[0] != reference)  # the reference method first, as in the papers
     spec_of = {(c.benchmark, m): c.spec(m) for c in cells for m in c.table_metrics}
-    spec_of.update({(b, m): MetricSpec(name=m, kind="tokens", higher_is_better=False) for b, m in cols if m == TOK_PER_TASK})
+    spec_of.update(
+        {(b, m): MetricSpec(name=m, kind="tokens", higher_is_better=False) for b, m in cols if m == TOK_PER_TASK}
+    )
 
     def head(b: str, m: str) -> str:
         if m == TOK_PER_TASK:
@@ -518,7 +640,9 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
     header = ["Method", "Backbone"] + [head(b, m) for b, m in cols]
     rows: list[list[str]] = []
     long: list[dict[str, Any]] = []
-    tests: list[tuple[int, int, str, float | None, dict[str, Any] | None]] = []  # (row, col, text, p, long row) of Δ rates
+    tests: list[
+        tuple[int, int, str, float | None, dict[str, Any] | None]
+    ] = []  # (row, col, text, p, long row) of Δ rates
     for method, backbone in rows_keys:
         vals = [by.get((method, backbone, b)) for b, _ in cols]
         mine = [c for c in cells if (c.method, c.backbone) == (method, backbone)]
@@ -527,25 +651,64 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
         para = any(c.paraphrased for c in mine)
         mixed = any(c.mixed_code for c in mine)
         mixed_texts = any(c.mixed_texts for c in mine)  # counted episodes ran on different texts (docs/texts.md)
-        paper = ([paper_text(by.get((method, backbone, b)) or by.get((reference, backbone, b)), method, backbone, b, m, scale)
-                  for b, m in cols] if with_paper else [])
+        paper = (
+            [
+                paper_text(
+                    by.get((method, backbone, b)) or by.get((reference, backbone, b)), method, backbone, b, m, scale
+                )
+                for b, m in cols
+            ]
+            if with_paper
+            else []
+        )
         labels, marks = row_marks(mine) if any(paper) else ([], [])
         labels = [x for x in labels if x != "[paraphrased]"]  # printed below for every row, paper or not
         if marks_out is not None:
             marks_out.extend(marks)
-        rows.append([method + (" [scripted]" if scripted else "") + (" [partial]" if partial else "") + (" [mixed code]" if mixed else "")
-                     + (" [paraphrased]" if para else "") + (" [mixed]" if mixed_texts and "[mixed]" not in labels else "") + "".join(" " + x for x in labels), backbone]
-                    + [_cell_text(c, m, scale, resamples) for c, (_, m) in zip(vals, cols)])
+        rows.append(
+            [
+                method
+                + (" [scripted]" if scripted else "")
+                + (" [partial]" if partial else "")
+                + (" [mixed code]" if mixed else "")
+                + (" [paraphrased]" if para else "")
+                + (" [mixed]" if mixed_texts and "[mixed]" not in labels else "")
+                + "".join(" " + x for x in labels),
+                backbone,
+            ]
+            + [_cell_text(c, m, scale, resamples) for c, (_, m) in zip(vals, cols)]
+        )
         for c in mine:
             ci = cell_ci(c, resamples)
             for m, v in c.metrics.items():  # every metric, not only the table's columns
                 lo_hi = ci.get(m)
-                long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": m, "value": v,
-                             "paper": _paper(c, method, backbone, c.benchmark, m), "n_episodes": c.n_episodes, "scripted": c.scripted,
-                             "ci_low": lo_hi[0] if lo_hi else None, "ci_high": lo_hi[1] if lo_hi else None})
+                long.append(
+                    {
+                        "method": method,
+                        "backbone": backbone,
+                        "benchmark": c.benchmark,
+                        "metric": m,
+                        "value": v,
+                        "paper": _paper(c, method, backbone, c.benchmark, m),
+                        "n_episodes": c.n_episodes,
+                        "scripted": c.scripted,
+                        "ci_low": lo_hi[0] if lo_hi else None,
+                        "ci_high": lo_hi[1] if lo_hi else None,
+                    }
+                )
             for role, n in sorted(c.tokens_by_role.items()):
-                long.append({"method": method, "backbone": backbone, "benchmark": c.benchmark, "metric": f"tokens_{role}", "value": n,
-                             "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted})
+                long.append(
+                    {
+                        "method": method,
+                        "backbone": backbone,
+                        "benchmark": c.benchmark,
+                        "metric": f"tokens_{role}",
+                        "value": n,
+                        "paper": None,
+                        "n_episodes": c.n_episodes,
+                        "scripted": c.scripted,
+                    }
+                )
         if with_paper and any(paper) and not (strict and marks):
             rows.append([f"  {method} (paper)", backbone] + [p or "–" for p in paper])
         if method != reference and any((reference, backbone, b) in by for b, _ in cols):
@@ -553,16 +716,30 @@ def build_tables(cells: list[CellSummary], reference: str, with_paper: bool = Tr
             for j, (b, m) in enumerate(cols):
                 c, r = by.get((method, backbone, b)), by.get((reference, backbone, b))
                 if m == TOK_PER_TASK:
-                    ds.append(fmt_delta("tokens", delta("tokens", tok_per_task(c) if c else None, tok_per_task(r) if r else None)))
+                    ds.append(
+                        fmt_delta(
+                            "tokens", delta("tokens", tok_per_task(c) if c else None, tok_per_task(r) if r else None)
+                        )
+                    )
                     continue
                 d = delta(spec_of[b, m].kind, c.metrics.get(m) if c else None, r.metrics.get(m) if r else None)
                 text, extra = paired_delta(c, r, m, d, resamples)
                 ds.append(text)
                 lrow = None
                 if d is not None and c is not None:  # d is None without c
-                    lrow = {"method": method, "backbone": backbone, "benchmark": b, "metric": f"delta_{m}", "value": d,
-                            "paper": None, "n_episodes": c.n_episodes, "scripted": c.scripted,
-                            "ci_low": extra.get("ci_low"), "ci_high": extra.get("ci_high"), "p_value": extra.get("p_value")}
+                    lrow = {
+                        "method": method,
+                        "backbone": backbone,
+                        "benchmark": b,
+                        "metric": f"delta_{m}",
+                        "value": d,
+                        "paper": None,
+                        "n_episodes": c.n_episodes,
+                        "scripted": c.scripted,
+                        "ci_low": extra.get("ci_low"),
+                        "ci_high": extra.get("ci_high"),
+                        "p_value": extra.get("p_value"),
+                    }
                     long.append(lrow)
                 if "p_value" in extra:
                     tests.append((len(rows), 2 + j, text, extra["p_value"], lrow))
@@ -588,8 +765,17 @@ def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] |
     rows = []
     for c in with_depth:
         accs = [c.metrics[k] for k in sorted((k for k in c.metrics if k.startswith("Acc_")), key=lambda s: int(s[4:]))]
-        rows.append([c.method, c.backbone, c.benchmark, fmt(c.metrics.get("K"), c.spec("K").kind), fmt(c.metrics.get("nAUC"), c.spec("nAUC").kind),
-                     fmt(c.metrics.get("DR"), c.spec("DR").kind), " ".join(f"{a:.0f}" for a in accs)])
+        rows.append(
+            [
+                c.method,
+                c.backbone,
+                c.benchmark,
+                fmt(c.metrics.get("K"), c.spec("K").kind),
+                fmt(c.metrics.get("nAUC"), c.spec("nAUC").kind),
+                fmt(c.metrics.get("DR"), c.spec("DR").kind),
+                " ".join(f"{a:.0f}" for a in accs),
+            ]
+        )
     return header, rows
 
 
@@ -599,12 +785,17 @@ def check_reference(reference: str, cells: Sequence[CellSummary] = (), root: Pat
     from runners.config import canonical_method
 
     if cells:
-        if any(c.method in (reference, canonical_method(reference)) or c.method.split("[", 1)[0] == canonical_method(reference)
-               for c in cells):
+        if any(
+            c.method in (reference, canonical_method(reference))
+            or c.method.split("[", 1)[0] == canonical_method(reference)
+            for c in cells
+        ):
             return
         methods = list(dict.fromkeys(c.method for c in cells))
-        raise ConfigError(f"reference method '{reference}' is not in {'experiment ' + str(root) if root else 'these cells'}; its methods: "
-                          f"{', '.join(methods)}. Fix: --reference <one of them>")
+        raise ConfigError(
+            f"reference method '{reference}' is not in {'experiment ' + str(root) if root else 'these cells'}; its methods: "
+            f"{', '.join(methods)}. Fix: --reference <one of them>"
+        )
     if reference.split("[", 1)[0] in available("method"):
         return
     raise ConfigError(f"unknown reference method '{reference}'; available: {', '.join(available('method'))}")
@@ -618,7 +809,11 @@ def _sweeps(cells: list[CellSummary]) -> list[str]:
     lines = []
     for sid, cs in sorted(by.items(), key=lambda kv: str(kv[1][0].sweep.get("started_at") or "")):
         sw = cs[0].sweep
-        what = f"{sw.get('started_at', '?')} `{' '.join(sw.get('overrides') or []) or '(no overrides)'}`" if sw else "unrecorded sweep"
+        what = (
+            f"{sw.get('started_at', '?')} `{' '.join(sw.get('overrides') or []) or '(no overrides)'}`"
+            if sw
+            else "unrecorded sweep"
+        )
         lines.append(f"- {what}: {', '.join(c.cell for c in cs)}")
     return lines
 
@@ -627,16 +822,22 @@ def _notes(root: Path, cells: list[CellSummary], orphans: list[str]) -> list[str
     out = []
     for c in cells:
         if c.extra_on_disk:
-            out.append(f"{c.cell}: {c.extra_on_disk} more on disk outside this manifest's {c.n_tasks} tasks × {c.trials} trials "
-                       "(an earlier run with more trials or a larger limit); kept, not counted")
+            out.append(
+                f"{c.cell}: {c.extra_on_disk} more on disk outside this manifest's {c.n_tasks} tasks × {c.trials} trials "
+                "(an earlier run with more trials or a larger limit); kept, not counted"
+            )
         out += [f"{c.cell}: {n}" for n in c.set_aside]
         if c.mixed_texts:
-            out.append(f"{c.cell}: [mixed] counted episodes ran on {len(c.text_sets)} different sets of model-facing texts "
-                       f"({', '.join(f'{n} on {k}' for k, n in sorted(c.text_sets.items()))}: compare the episodes' `texts`); "
-                       "runner.fresh=true re-runs the cell on one")
+            out.append(
+                f"{c.cell}: [mixed] counted episodes ran on {len(c.text_sets)} different sets of model-facing texts "
+                f"({', '.join(f'{n} on {k}' for k, n in sorted(c.text_sets.items()))}: compare the episodes' `texts`); "
+                "runner.fresh=true re-runs the cell on one"
+            )
         if c.mixed_code:
-            out.append(f"{c.cell}: [mixed code] episodes from {len(c.codes)} code fingerprints "
-                       f"({', '.join(f'{n} by {k}' for k, n in sorted(c.codes.items()))}); runner.fresh=true re-runs the cell")
+            out.append(
+                f"{c.cell}: [mixed code] episodes from {len(c.codes)} code fingerprints "
+                f"({', '.join(f'{n} by {k}' for k, n in sorted(c.codes.items()))}); runner.fresh=true re-runs the cell"
+            )
     return out + orphans
 
 
@@ -646,9 +847,19 @@ def _csv(rows: list[list[Any]]) -> str:
     return buf.getvalue()
 
 
-def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out: TextIO | None = None, with_paper: bool = True,
-                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err: TextIO | None = None,
-                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False, strict_reference: bool = False) -> list[dict[str, Any]]:
+def aggregate_dir(
+    root: Path,
+    reference: str = "full_context",
+    cell_names: set[str] | None = None,
+    out: TextIO | None = None,
+    with_paper: bool = True,
+    methods: set[str] | None = None,
+    benchmarks: set[str] | None = None,
+    err: TextIO | None = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    strict: bool = False,
+    strict_reference: bool = False,
+) -> list[dict[str, Any]]:
     """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
     jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
     print the table of the matching cells only. `strict_reference` (a reference named on the
@@ -661,12 +872,24 @@ def aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[s
     when nothing of it changed (a resume with nothing to run) they are read from there; only the
     list of sweeps, which every run updates, is rebuilt from the manifests."""
     with paused_gc():
-        return _aggregate_dir(root, reference, cell_names, out, with_paper, methods, benchmarks, err, resamples, strict, strict_reference)
+        return _aggregate_dir(
+            root, reference, cell_names, out, with_paper, methods, benchmarks, err, resamples, strict, strict_reference
+        )
 
 
-def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[str] | None = None, out: Any = None, with_paper: bool = True,
-                  methods: set[str] | None = None, benchmarks: set[str] | None = None, err: Any = None,
-                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False, strict_reference: bool = False) -> list[dict[str, Any]]:
+def _aggregate_dir(
+    root: Path,
+    reference: str = "full_context",
+    cell_names: set[str] | None = None,
+    out: Any = None,
+    with_paper: bool = True,
+    methods: set[str] | None = None,
+    benchmarks: set[str] | None = None,
+    err: Any = None,
+    resamples: int = DEFAULT_RESAMPLES,
+    strict: bool = False,
+    strict_reference: bool = False,
+) -> list[dict[str, Any]]:
     from runners.config import canonical_method
 
     out = out or sys.stdout
@@ -695,10 +918,14 @@ def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[
         else:
             everything = collect(root)
             orphans = orphan_cells(root)
-            warnings = [f"warning: {o}" for o in orphans] + [f"warning: {c.cell}: {n}" for c in everything for n in c.set_aside]
+            warnings = [f"warning: {o}" for o in orphans] + [
+                f"warning: {c.cell}: {n}" for c in everything for n in c.set_aside
+            ]
             for w in warnings:
                 print(w, file=err)
-            long = _write_tables(root, everything, reference, with_paper, orphans, resamples, strict) if everything else []
+            long = (
+                _write_tables(root, everything, reference, with_paper, orphans, resamples, strict) if everything else []
+            )
             if everything:
                 _store_cache(tdir, key, long, warnings)
     finally:
@@ -708,10 +935,12 @@ def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[
     cells = collect(root, cell_names, methods, benchmarks) if filtered else (everything or [])
     if filtered and not cells:
         everything = everything if everything is not None else collect(root)
-        raise StoreError(f"no cell of {root} matches the filters; the experiment has methods "
-                         f"{', '.join(sorted({c.method for c in everything})) or '-'}, benchmarks "
-                         f"{', '.join(sorted({c.benchmark for c in everything})) or '-'}, cells "
-                         f"{', '.join(sorted(c.cell for c in everything)) or '-'}")
+        raise StoreError(
+            f"no cell of {root} matches the filters; the experiment has methods "
+            f"{', '.join(sorted({c.method for c in everything})) or '-'}, benchmarks "
+            f"{', '.join(sorted({c.benchmark for c in everything})) or '-'}, cells "
+            f"{', '.join(sorted(c.cell for c in everything)) or '-'}"
+        )
     if everything is not None and not everything:
         print(f"no finished cells under {root}", file=out)
         return []
@@ -722,21 +951,34 @@ def _aggregate_dir(root: Path, reference: str = "full_context", cell_names: set[
     else:
         md = (tdir / "summary.md").read_text().rstrip("\n")
     print(md, file=out)
-    print(f"\nTables of the whole experiment written to {tdir}/summary.{{md,csv,tex}} and metrics.csv"
-          + (" (the filters narrowed only what is printed here)" if filtered else ""), file=out)
+    print(
+        f"\nTables of the whole experiment written to {tdir}/summary.{{md,csv,tex}} and metrics.csv"
+        + (" (the filters narrowed only what is printed here)" if filtered else ""),
+        file=out,
+    )
     return long
 
 
-def _markdown(root: Path, cells: list[CellSummary], header: list[str], rows: list[list[str]], reference: str, orphans: list[str], marks: list[Any] | None = None) -> str:
+def _markdown(
+    root: Path,
+    cells: list[CellSummary],
+    header: list[str],
+    rows: list[list[str]],
+    reference: str,
+    orphans: list[str],
+    marks: list[Any] | None = None,
+) -> str:
     title = _title(root, cells)
     md = f"### {title}\n\n" + to_markdown(header, rows)
     md += "\n\n" + INTERVAL_NOTE
     if any(" p=" in x for row in rows for x in row):
         md += "\n\n" + SIGNIFICANCE_LEGEND + "."
     if any(h.endswith(f"{TOK_PER_TASK}(k)") for h in header):
-        md += ("\n\nTok/task = our mean method-side tokens per episode (thousands; without the `tool` role where it ran, as the "
-               "paper counts #Tok); its `(paper)` value is the paper's #Tok total divided by the paper's task count, so a subset "
-               "compares per task (a total does not).")
+        md += (
+            "\n\nTok/task = our mean method-side tokens per episode (thousands; without the `tool` role where it ran, as the "
+            "paper counts #Tok); its `(paper)` value is the paper's #Tok total divided by the paper's task count, so a subset "
+            "compares per task (a total does not)."
+        )
     for note in footnotes([m for m in (marks or []) if m.code != "paraphrased"]):
         md += "\n\n" + note
     if any("Tok_no_tool" in c.metrics for c in cells):
@@ -745,13 +987,19 @@ def _markdown(root: Path, cells: list[CellSummary], header: list[str], rows: lis
     if depth:
         md += "\n\n### Depth retention (FlowState §4.2: Acc_k, nAUC, DR)\n\n" + to_markdown(*depth)
     if any(c.partial for c in cells):
-        md += ("\n\n[partial]: some episodes are missing (infra errors or an interrupted sweep; re-run the sweep to finish them). "
-               "Rates cover the finished episodes only and Tok is a total, so its Δ is not comparable until the cell is complete.")
+        md += (
+            "\n\n[partial]: some episodes are missing (infra errors or an interrupted sweep; re-run the sweep to finish them). "
+            "Rates cover the finished episodes only and Tok is a total, so its Δ is not comparable until the cell is complete."
+        )
     if any(c.paraphrased for c in cells):
-        md += ("\n\n[paraphrased]: some prompts ran on the project's own wording because the pinned upstream text was "
-               "unavailable (see each cell's manifest `text_sources`): " +
-               "; ".join(f"{c.cell}: {', '.join(c.paraphrased)}" for c in cells if c.paraphrased))
-    counts = "\n\n" + "\n".join(f"- {c.cell}: {c.n_episodes}/{c.n_tasks * c.trials} episodes; tokens by role {c.tokens_by_role}" for c in cells)
+        md += (
+            "\n\n[paraphrased]: some prompts ran on the project's own wording because the pinned upstream text was "
+            "unavailable (see each cell's manifest `text_sources`): "
+            + "; ".join(f"{c.cell}: {', '.join(c.paraphrased)}" for c in cells if c.paraphrased)
+        )
+    counts = "\n\n" + "\n".join(
+        f"- {c.cell}: {c.n_episodes}/{c.n_tasks * c.trials} episodes; tokens by role {c.tokens_by_role}" for c in cells
+    )
     notes = _notes(root, cells, orphans)
     if notes:
         counts += "\n\nNotes:\n" + "\n".join(f"- {n}" for n in notes)
@@ -768,7 +1016,12 @@ def _live_section(root: Path, cells: list[Any]) -> str:
 
 # ---------------------------------------------------------------- the tables' cache (tables/.cache.json)
 CACHE = ".cache.json"
-_UNTRACKED = {MANIFEST, DONE, INDEX, ".lock"}  # the manifest is read without its run history; the rest is not read by the tables
+_UNTRACKED = {
+    MANIFEST,
+    DONE,
+    INDEX,
+    ".lock",
+}  # the manifest is read without its run history; the rest is not read by the tables
 
 
 def _dir_fingerprint(h: "hashlib._Hash", d: Path) -> None:
@@ -798,8 +1051,18 @@ def tables_key(root: Path, reference: str, with_paper: bool, resamples: int, str
     """What the tables of `root` are a function of: every cell's records and error files (size,
     modification time), its manifest without the run history, the code (`code_fingerprint`: the
     benchmarks' metric functions, this module, the papers' values) and the options."""
-    h = hashlib.sha256(json.dumps({"format": 1, "code": code_fingerprint(), "reference": reference, "with_paper": with_paper,
-                                   "resamples": resamples, "strict": strict}).encode())
+    h = hashlib.sha256(
+        json.dumps(
+            {
+                "format": 1,
+                "code": code_fingerprint(),
+                "reference": reference,
+                "with_paper": with_paper,
+                "resamples": resamples,
+                "strict": strict,
+            }
+        ).encode()
+    )
     for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
         _dir_fingerprint(h, d)
     return h.hexdigest()
@@ -818,8 +1081,13 @@ def _cached(tdir: Path, key: str) -> dict[str, Any] | None:
 def _store_cache(tdir: Path, key: str, long: list[dict[str, Any]], warnings: list[str]) -> None:
     md = (tdir / "summary.md").read_text()
     cut = md.rfind("\n\nSweeps the cells came from")
-    atomic_write(tdir / CACHE, json.dumps({"key": key, "md": md[:cut] if cut >= 0 else md.rstrip("\n"), "long": long,
-                                           "warnings": warnings}, default=str))
+    atomic_write(
+        tdir / CACHE,
+        json.dumps(
+            {"key": key, "md": md[:cut] if cut >= 0 else md.rstrip("\n"), "long": long, "warnings": warnings},
+            default=str,
+        ),
+    )
 
 
 def _sweep_cells(root: Path) -> list[Any]:
@@ -827,14 +1095,18 @@ def _sweep_cells(root: Path) -> list[Any]:
     from types import SimpleNamespace
 
     out = []
-    for d in sorted(p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")):
+    for d in sorted(
+        p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")
+    ):
         src = d / MANIFEST if (d / MANIFEST).exists() else shard_dirs(d)[0] / MANIFEST
         try:
             m = json.loads(src.read_bytes())
         except (OSError, ValueError):
             m = {}
         runs: list[Any] = m["runs"] if isinstance(m, dict) and isinstance(m.get("runs"), list) else []
-        sweep: dict[str, Any] = next((r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {})
+        sweep: dict[str, Any] = next(
+            (r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {}
+        )
         out.append(SimpleNamespace(cell=d.name, sweep=sweep))
     return out
 
@@ -850,16 +1122,21 @@ def skipped_note(root: Path, cells: list[CellSummary]) -> str:
         return ""
     lines = [f"Skipped (not run: runner.skip_unavailable=true; {len(entries)} cell(s), listed in skipped.json):"]
     for e in entries:
-        why = "; ".join(f"{m.get('what')}" + (f" (Fix: {m['fix']})" if m.get("fix") else "") for m in e.get("missing", []))
+        why = "; ".join(
+            f"{m.get('what')}" + (f" (Fix: {m['fix']})" if m.get("fix") else "") for m in e.get("missing", [])
+        )
         lines.append(f"- {e.get('method')} / {e.get('backbone')} / {e.get('benchmark')}: {why}")
     return "\n".join(lines)
 
 
 def _title(root: Path, cells: list[CellSummary]) -> str:
     _, unit = token_unit(cells)
-    title = (f"Results: {root.name} (rates in % [95% interval], Tok = method-side tokens in "
-             f"{'thousands' if unit == 'k' else 'millions'}" + (", USD = list-price cost" if any("USD" in c.metrics for c in cells) else "")
-             + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, Holm-adjusted; relative % for Tok/USD)")
+    title = (
+        f"Results: {root.name} (rates in % [95% interval], Tok = method-side tokens in "
+        f"{'thousands' if unit == 'k' else 'millions'}"
+        + (", USD = list-price cost" if any("USD" in c.metrics for c in cells) else "")
+        + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, Holm-adjusted; relative % for Tok/USD)"
+    )
     if any(c.scripted for c in cells):
         title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"
     notes = [n for n in dict.fromkeys(str((c.config.get("experiment") or {}).get("note") or "") for c in cells) if n]
@@ -868,15 +1145,36 @@ def _title(root: Path, cells: list[CellSummary]) -> str:
     return title
 
 
-METRICS_FIELDS = ["method", "backbone", "benchmark", "metric", "value", "paper", "n_episodes", "scripted", "ci_low", "ci_high", "p_value",
-                  "p_holm"]
-INTERVAL_NOTE = ("[95% interval]: Wilson score interval over episodes for rates that are a share of episodes (SR, pass^1, "
-                 "task success: it never collapses at 0 % or 100 %); task bootstrap (tasks resampled, trials kept together) "
-                 "for the other rates, Wilson over tasks where the bootstrap collapses to a point")
+METRICS_FIELDS = [
+    "method",
+    "backbone",
+    "benchmark",
+    "metric",
+    "value",
+    "paper",
+    "n_episodes",
+    "scripted",
+    "ci_low",
+    "ci_high",
+    "p_value",
+    "p_holm",
+]
+INTERVAL_NOTE = (
+    "[95% interval]: Wilson score interval over episodes for rates that are a share of episodes (SR, pass^1, "
+    "task success: it never collapses at 0 % or 100 %); task bootstrap (tasks resampled, trials kept together) "
+    "for the other rates, Wilson over tasks where the bootstrap collapses to a point"
+)
 
 
-def _write_tables(root: Path, cells: list[CellSummary], reference: str, with_paper: bool, orphans: list[str],
-                  resamples: int = DEFAULT_RESAMPLES, strict: bool = False) -> list[dict[str, Any]]:
+def _write_tables(
+    root: Path,
+    cells: list[CellSummary],
+    reference: str,
+    with_paper: bool,
+    orphans: list[str],
+    resamples: int = DEFAULT_RESAMPLES,
+    strict: bool = False,
+) -> list[dict[str, Any]]:
     marks: list = []
     header, rows, long = build_tables(cells, reference, with_paper, resamples, strict, marks)
     tdir = root / "tables"

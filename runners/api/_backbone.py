@@ -1,4 +1,5 @@
 """The model side: a `Backbone` answers chat messages for one `Role` and reports usage."""
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -24,7 +25,9 @@ class Usage(BaseModel):
     cached_prompt_tokens: int = Field(0, description="part of prompt_tokens served from the provider's prompt cache")
     completion_tokens: int = Field(0, description="output tokens, INCLUDING reasoning_tokens")
     reasoning_tokens: int = Field(0, description="part of completion_tokens spent on hidden reasoning")
-    source: Literal["api", "estimated"] = Field("api", description="api = reported by the endpoint; estimated = counted locally with an offline o200k tokenizer")
+    source: Literal["api", "estimated"] = Field(
+        "api", description="api = reported by the endpoint; estimated = counted locally with an offline o200k tokenizer"
+    )
 
     @property
     def total(self) -> int:
@@ -55,7 +58,9 @@ class Completion(BaseModel):
     text: str
     role: str
     model: str
-    reasoning: str | None = Field(None, description="reasoning_content the endpoint sent beside the reply (kept in the transcript)")
+    reasoning: str | None = Field(
+        None, description="reasoning_content the endpoint sent beside the reply (kept in the transcript)"
+    )
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
     raw_usage: dict[str, Any] | None = Field(None, description="usage object exactly as the endpoint sent it")
@@ -63,15 +68,26 @@ class Completion(BaseModel):
     retries: list[RetryEvent] = Field(default_factory=list)
     scripted: bool = Field(False, description="produced by the deterministic scripted backbone")
     latency_s: float = 0.0
-    tool_calls: list[ToolCall] = Field(default_factory=list, description="native function calls of the reply (only when the call passed `tools`)")
-    hygiene: list[str] = Field(default_factory=list, description="what the harness changed in the reply before anything read or stored it (lone surrogates replaced, text capped by max_completion_chars)")
+    tool_calls: list[ToolCall] = Field(
+        default_factory=list, description="native function calls of the reply (only when the call passed `tools`)"
+    )
+    hygiene: list[str] = Field(
+        default_factory=list,
+        description="what the harness changed in the reply before anything read or stored it (lone surrogates replaced, text capped by max_completion_chars)",
+    )
 
 
 class BackboneError(Exception):
     """A model call failed for a reason that is not the agent's fault (after retries)."""
 
-    def __init__(self, message: str, *, fatal: bool = False, retries: list[RetryEvent] | None = None,
-                 context_overflow: bool = False):
+    def __init__(
+        self,
+        message: str,
+        *,
+        fatal: bool = False,
+        retries: list[RetryEvent] | None = None,
+        context_overflow: bool = False,
+    ):
         super().__init__(message)
         self.fatal = fatal  # fatal = configuration problem (401, 404, quota): stop the sweep
         self.retries = retries or []

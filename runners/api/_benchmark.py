@@ -1,5 +1,6 @@
 """The benchmark side: tasks with their gold, the per-episode context, and the `Benchmark` that
 loads tasks, builds environments and aggregates scores."""
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
@@ -12,6 +13,7 @@ from runners.api._backbone import Backbone
 from runners.api._missing import Missing
 from runners.api._roles import Role
 from runners.api._task import Environment
+
 
 class TaskSpec(BaseModel):
     """A task as the benchmark loaded it, gold included. Never handed to a method."""
@@ -50,12 +52,19 @@ class MetricSpec(BaseModel):
 
     name: str = Field(description="the key in `Benchmark.metrics`' result; a `*` declares a family (`Acc_*`, `pass^*`)")
     kind: MetricKind = "rate"
-    higher_is_better: bool = Field(True, description="direction: which side of a Δ and of a per-task sign test is a win")
+    higher_is_better: bool = Field(
+        True, description="direction: which side of a Δ and of a per-task sign test is a win"
+    )
     label: str = Field("", description="display name (default: the name)")
     table: bool = Field(False, description="a column of the wide table (else only in metrics.csv and the report)")
-    paper: str | None = Field(None, description="the metric's name in the papers' tables (runners/reference/*.csv), if it differs")
-    curve: str | None = Field(None, description="a family whose members end in a number (Acc_1, Acc_2, …): drawn over that "
-                                                "number, one line per cell, with this x-axis label (the report and --plots)")
+    paper: str | None = Field(
+        None, description="the metric's name in the papers' tables (runners/reference/*.csv), if it differs"
+    )
+    curve: str | None = Field(
+        None,
+        description="a family whose members end in a number (Acc_1, Acc_2, …): drawn over that "
+        "number, one line per cell, with this x-axis label (the report and --plots)",
+    )
 
     def matches(self, metric: str) -> bool:
         return fnmatchcase(metric, self.name) if "*" in self.name else metric == self.name
@@ -85,7 +94,9 @@ class EpisodeContext(BaseModel):
         try:
             return self.backbones[role]
         except KeyError:
-            raise KeyError(f"no backbone configured for role '{role}'; set `roles.{role}` in the backbone config") from None
+            raise KeyError(
+                f"no backbone configured for role '{role}'; set `roles.{role}` in the backbone config"
+            ) from None
 
 
 class BenchmarkParams(BaseModel):
@@ -117,7 +128,9 @@ def check_params(bench: str, model: type[BenchmarkParams], params: dict[str, Any
         for err in e.errors():
             loc = ".".join(str(x) for x in err["loc"])
             lines.append(f"unknown param '{loc}'" if err["type"] == "extra_forbidden" else f"{loc}: {err['msg']}")
-        raise ValueError(f"benchmark '{bench}': " + "; ".join(lines) + f" (valid keys: {', '.join(model.model_fields)})") from None
+        raise ValueError(
+            f"benchmark '{bench}': " + "; ".join(lines) + f" (valid keys: {', '.join(model.model_fields)})"
+        ) from None
 
 
 class Benchmark(ABC):

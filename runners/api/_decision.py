@@ -1,11 +1,13 @@
 """The decision side: what a method decides in one step, and the `Protocol` that reads it from
 model text."""
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
 
 class ToolSpec(BaseModel):
     """A tool offered to the agent (OpenAI function schema parts)."""
@@ -56,8 +58,12 @@ class Parsed(BaseModel):
     decision: Decision = Field(default_factory=Decision)
     blocks: dict[str, Any] = Field(default_factory=dict, description="parsed JSON of each block")
     errors: list[ProtocolError] = Field(default_factory=list)
-    repairs: list[dict[str, str]] = Field(default_factory=list, description="tolerances the reader applied (kit.reader.Repair: kind, where, detail)")
-    thinking: list[str] = Field(default_factory=list, description="thinking text removed before parsing (recorded, never parsed)")
+    repairs: list[dict[str, str]] = Field(
+        default_factory=list, description="tolerances the reader applied (kit.reader.Repair: kind, where, detail)"
+    )
+    thinking: list[str] = Field(
+        default_factory=list, description="thinking text removed before parsing (recorded, never parsed)"
+    )
 
     @property
     def ok(self) -> bool:
@@ -79,5 +85,3 @@ class Protocol(ABC):
     @abstractmethod
     def render(self, decision: Decision) -> str:
         """Text a perfect model would write for `decision` (scripted backbone, round-trip tests)."""
-
-

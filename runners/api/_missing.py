@@ -1,6 +1,7 @@
 """What a benchmark or method needs and cannot find on this machine (an optional extra, a data
 directory, a database), declared so that a sweep finds every missing piece of every cell before
 any work and names each fix (docs/contracts.md §8)."""
+
 from __future__ import annotations
 
 import importlib.util

@@ -1,4 +1,5 @@
 """Call roles and the one definition of #Tok."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -1,5 +1,6 @@
 """The task side: requests, observations, the task view a method may see, the `Environment` that
 holds the gold, and the `Method` that acts in it."""
+
 from __future__ import annotations
 
 import json
@@ -15,14 +16,21 @@ from runners.api._missing import Missing
 from runners.api._roles import Role
 from runners.api._views import StepSeries, StepView
 
+
 class Request(BaseModel):
     """One request q_k of a task (a MemoryArena subtask; the single request of τ/ALFWorld)."""
 
     index: int = Field(description="0-based position in the task")
     request_id: str = Field(description="stable id, e.g. '<task_id>/q3'")
     text: str = Field(description="what the user asks; never contains gold labels")
-    goal: str | None = Field(None, description="the task sentence alone when `text` also describes the starting situation (ALFWorld: room, then task); a method that keeps the goal apart (PoS goal.user_input) reads it")
-    actions: list[str] | None = Field(None, description="the actions valid at the start (ALFWorld admissible commands); the runner hands them to the first step as Observation.actions")
+    goal: str | None = Field(
+        None,
+        description="the task sentence alone when `text` also describes the starting situation (ALFWorld: room, then task); a method that keeps the goal apart (PoS goal.user_input) reads it",
+    )
+    actions: list[str] | None = Field(
+        None,
+        description="the actions valid at the start (ALFWorld admissible commands); the runner hands them to the first step as Observation.actions",
+    )
 
 
 class ToolResult(BaseModel):
@@ -38,7 +46,10 @@ class Observation(BaseModel):
     tool_results: list[ToolResult] = Field(default_factory=list)
     user_message: str | None = None
     note: str | None = Field(None, description="environment text that is neither (e.g. ALFWorld feedback)")
-    actions: list[str] | None = Field(None, description="the actions valid now (ALFWorld admissible commands, as upstream PoS's adapter passes them); not part of what was observed")
+    actions: list[str] | None = Field(
+        None,
+        description="the actions valid now (ALFWorld admissible commands, as upstream PoS's adapter passes them); not part of what was observed",
+    )
 
     @property
     def is_empty(self) -> bool:
@@ -87,13 +98,27 @@ class TaskView(BaseModel):
 
     task_id: str
     benchmark: str
-    kind: str = Field("", description="the kind of task (see TASK_KINDS); methods map kinds to settings instead of matching benchmark names")
+    kind: str = Field(
+        "",
+        description="the kind of task (see TASK_KINDS); methods map kinds to settings instead of matching benchmark names",
+    )
     policy: str = Field("", description="the benchmark's task policy text (FlowState B.3 `policy` block)")
-    memory_policy: str | None = Field(None, description="the policy for methods that store `initial_memory` (they get that context through memory instead); None = `policy`")
+    memory_policy: str | None = Field(
+        None,
+        description="the policy for methods that store `initial_memory` (they get that context through memory instead); None = `policy`",
+    )
     tools: list[ToolSpec] = Field(default_factory=list)
-    step_budget: int | None = Field(None, description="steps allowed per request (the benchmark's budget), set by the runner")
-    workspace: str | None = Field(None, description="absolute path of the task's runtime workspace, where the environment has one (LOCA); PoS shows it as upstream's `Runtime workspace` line")
-    initial_memory: list[str] = Field(default_factory=list, description="chunks a memory method stores before the first request (MemoryArena formal: 'Initial result: Empty')")
+    step_budget: int | None = Field(
+        None, description="steps allowed per request (the benchmark's budget), set by the runner"
+    )
+    workspace: str | None = Field(
+        None,
+        description="absolute path of the task's runtime workspace, where the environment has one (LOCA); PoS shows it as upstream's `Runtime workspace` line",
+    )
+    initial_memory: list[str] = Field(
+        default_factory=list,
+        description="chunks a memory method stores before the first request (MemoryArena formal: 'Initial result: Empty')",
+    )
 
     def for_memory_method(self) -> "TaskView":
         """The view a method that stores `initial_memory` works with (its `memory_policy`)."""
@@ -115,11 +140,17 @@ class RequestOutcome(BaseModel):
     final_response: str | None = None
     steps: int = 0
     truncated: bool = Field(False, description="step budget reached before a final response")
-    success: bool | None = Field(None, description="the environment's authoritative success signal at the request's end (ALFWorld `won`), where it has one before scoring")
+    success: bool | None = Field(
+        None,
+        description="the environment's authoritative success signal at the request's end (ALFWorld `won`), where it has one before scoring",
+    )
     memory_text: str = ""
     memory_chunks: list[str] = Field(default_factory=list, description="extra chunks (e.g. shopping per-turn)")
     feedback: str | None = Field(None, description="feedback the benchmark shows every method (none by default)")
-    final_observation: Observation = Field(default_factory=Observation, description="what the environment answered to the request's last decision (e.g. ALFWorld's feedback to the winning action); set by the runner when the environment leaves it empty")
+    final_observation: Observation = Field(
+        default_factory=Observation,
+        description="what the environment answered to the request's last decision (e.g. ALFWorld's feedback to the winning action); set by the runner when the environment leaves it empty",
+    )
 
 
 class Oracle(ABC):
@@ -176,8 +207,10 @@ class Method(ABC):
         """Subclasses consume their own params and pass the rest up; whatever reaches this base
         class is unknown (a misspelled `method.params.*` key), so it is an error, not ignored."""
         if params:
-            raise ValueError(f"{type(self).__name__}: unknown method params {sorted(params)}; check the spelling in "
-                             "conf/method/<name>.yaml or on the command line")
+            raise ValueError(
+                f"{type(self).__name__}: unknown method params {sorted(params)}; check the spelling in "
+                "conf/method/<name>.yaml or on the command line"
+            )
         self.backbone = backbone
 
     async def begin_task(self, task: TaskView) -> None:
@@ -210,8 +243,6 @@ class Method(ABC):
         """Method-specific record of the last request boundary (read after `end_request`:
         what was persisted, stored in memory, extracted)."""
         return {}
-
-
 
 
 @dataclass

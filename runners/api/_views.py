@@ -7,6 +7,7 @@ A *path* names a value in a step's method log (`Method.step_log()`, stored as th
 the list's last element in which the rest of the path has a value (`actions.health` = the health
 of the last action that logged one). A tuple of paths is tried in order. `read_path` is the one
 reader; the report's script follows the same rule."""
+
 from __future__ import annotations
 
 from typing import Any, Literal

@@ -15,6 +15,7 @@ after `grace_s` — as soon as any of these happens:
 
 When the server exits by itself the guard exits with the server's status (a signal death as
 128 + the signal number), so the harness sees the server's exit code."""
+
 from __future__ import annotations
 
 import os

@@ -16,6 +16,7 @@ benchmark's question, not the method's. Judges get the plain-text habits (thinki
 `HABITS` lists the built-ins (the robustness script runs each); `mixed` applies one drawn at
 random per call. Any module can define more with the same signature.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,11 +56,21 @@ def _join(kind: str, parts: list[tuple[str, str]]) -> str:
     return "\n".join(f"<{tag.lstrip('!')}>\n{body}\n</{tag.lstrip('!')}>" for tag, body in parts)
 
 
-def dump(value: Any, *, indent: int | None = None, trailing: bool = False, py: bool = False,
-         latex_single: bool = False, raw_newlines: bool = False, _level: int = 0) -> str:
+def dump(
+    value: Any,
+    *,
+    indent: int | None = None,
+    trailing: bool = False,
+    py: bool = False,
+    latex_single: bool = False,
+    raw_newlines: bool = False,
+    _level: int = 0,
+) -> str:
     """A JSON writer with habits: pretty-printing, trailing commas, Python literals, LaTeX written
     with one backslash, raw line breaks inside strings."""
-    kw: dict[str, Any] = dict(indent=indent, trailing=trailing, py=py, latex_single=latex_single, raw_newlines=raw_newlines)
+    kw: dict[str, Any] = dict(
+        indent=indent, trailing=trailing, py=py, latex_single=latex_single, raw_newlines=raw_newlines
+    )
     pad = "" if indent is None else "\n" + " " * (indent * (_level + 1))
     end_pad = "" if indent is None else "\n" + " " * (indent * _level)
     sep = ", " if indent is None else ","
@@ -150,7 +161,9 @@ def fenced_json(text: str, *, role: str, protocol: str | None, rng: random.Rando
     if role in SKIP_ROLES or (seg := _segments(text)) is None:
         return text
     kind, parts = seg
-    return _join(kind, [(t, b if t.startswith("!") else f"```json\n{json.dumps(b, ensure_ascii=False)}\n```") for t, b in parts])
+    return _join(
+        kind, [(t, b if t.startswith("!") else f"```json\n{json.dumps(b, ensure_ascii=False)}\n```") for t, b in parts]
+    )
 
 
 def unclosed_fence(text: str, *, role: str, protocol: str | None, rng: random.Random) -> str:
@@ -158,11 +171,21 @@ def unclosed_fence(text: str, *, role: str, protocol: str | None, rng: random.Ra
     if role in SKIP_ROLES or (seg := _segments(text)) is None:
         return text
     kind, parts = seg
-    return _join(kind, [(t, b if t.startswith("!") else f"```json\n{json.dumps(b, ensure_ascii=False)}") for t, b in parts])
+    return _join(
+        kind, [(t, b if t.startswith("!") else f"```json\n{json.dumps(b, ensure_ascii=False)}") for t, b in parts]
+    )
 
 
-PROSE_BEFORE = ("Sure. Here is my reply, in the format requested.", "Okay, I have looked at everything above.", "Let me respond now.")
-PROSE_AFTER = ("I followed the required format.", "Let me know if anything needs to change.", "That is my decision for this step.")
+PROSE_BEFORE = (
+    "Sure. Here is my reply, in the format requested.",
+    "Okay, I have looked at everything above.",
+    "Let me respond now.",
+)
+PROSE_AFTER = (
+    "I followed the required format.",
+    "Let me know if anything needs to change.",
+    "That is my decision for this step.",
+)
 
 
 def prose_around(text: str, *, role: str, protocol: str | None, rng: random.Random) -> str:
@@ -193,7 +216,10 @@ def think_block(text: str, *, role: str, protocol: str | None, rng: random.Rando
     """A `<think>` block of reasoning before the reply (also on plain-text replies such as verdicts)."""
     if role in SKIP_ROLES:
         return text
-    return "<think>\nLet me work through this carefully before answering.\nI will check what the last observation says and what is still open.\n</think>\n\n" + text
+    return (
+        "<think>\nLet me work through this carefully before answering.\nI will check what the last observation says and what is still open.\n</think>\n\n"
+        + text
+    )
 
 
 def think_tags(text: str, *, role: str, protocol: str | None, rng: random.Random) -> str:
@@ -205,8 +231,10 @@ def think_tags(text: str, *, role: str, protocol: str | None, rng: random.Random
     if tags:
         names = ", ".join(f"<{t}>" for t in tags)
         draft = f"<{tags[0]}>\n[]\n</{tags[0]}>"
-        inner = (f"I must answer with {names}, in that order. A first draft would be {draft} but that is not right yet; "
-                 f"I should also not forget </{tags[-1]}> at the end.")
+        inner = (
+            f"I must answer with {names}, in that order. A first draft would be {draft} but that is not right yet; "
+            f"I should also not forget </{tags[-1]}> at the end."
+        )
     elif _segments(text) is not None:
         inner = 'The reply must be one JSON object, something like {"key": "value"}, but with the real keys. Let me write it.'
     else:
@@ -265,10 +293,24 @@ def field_synonyms(text: str, *, role: str, protocol: str | None, rng: random.Ra
     return _join(kind, out)
 
 
-HABITS: dict[str, Habit] = {f.__name__: f for f in (
-    think_tags, think_block, trailing_commas, latex_backslashes, raw_newlines, prose_around, fenced_json,
-    pretty_json, python_literals, plain_message, unclosed_fence, field_synonyms, draft_then_final,
-)}
+HABITS: dict[str, Habit] = {
+    f.__name__: f
+    for f in (
+        think_tags,
+        think_block,
+        trailing_commas,
+        latex_backslashes,
+        raw_newlines,
+        prose_around,
+        fenced_json,
+        pretty_json,
+        python_literals,
+        plain_message,
+        unclosed_fence,
+        field_synonyms,
+        draft_then_final,
+    )
+}
 
 
 def mixed(text: str, *, role: str, protocol: str | None, rng: random.Random) -> str:

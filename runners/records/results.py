@@ -19,6 +19,7 @@ read lazily from the cell's `transcripts.sqlite` (runners/records/transcripts.py
 before transcripts existed has `call.has_transcript == False` and its text properties raise
 `TranscriptError` with the reason.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -29,7 +30,17 @@ from typing import Any, Iterator
 from runners.records.schema import CallLog, EpisodeRecord, RequestRecord, StepRecord
 import json
 
-from runners.records.store import COMPACTED, EPISODES, ERRORS, MANIFEST, StoreError, compacted, load_cell, read_jsonl, record_lines
+from runners.records.store import (
+    COMPACTED,
+    EPISODES,
+    ERRORS,
+    MANIFEST,
+    StoreError,
+    compacted,
+    load_cell,
+    read_jsonl,
+    record_lines,
+)
 from runners.records.transcripts import TranscriptError, TranscriptReader, episode_calls
 
 
@@ -53,7 +64,9 @@ class Call:
 
     def _need(self) -> None:
         if not self.has_transcript:
-            raise TranscriptError("no transcript recorded for this call (written before transcripts existed, or with runner.transcripts=false)")
+            raise TranscriptError(
+                "no transcript recorded for this call (written before transcripts existed, or with runner.transcripts=false)"
+            )
 
     @cached_property
     def messages(self) -> list[dict[str, Any]]:
@@ -219,7 +232,9 @@ def episode_records(path: str | Path) -> Iterator[dict[str, Any]]:
     p = Path(path)
     p = p / EPISODES if p.is_dir() else p.with_name(p.name[: -len(COMPACTED)]) if p.name.endswith(COMPACTED) else p
     if not (p.exists() or compacted(p).exists()):
-        raise FileNotFoundError(f"{p}: no such file (nor {compacted(p).name}); give a cell's directory or its {EPISODES}")
+        raise FileNotFoundError(
+            f"{p}: no such file (nor {compacted(p).name}); give a cell's directory or its {EPISODES}"
+        )
     for line in record_lines(p):
         if line.strip():
             yield json.loads(line)
@@ -228,4 +243,3 @@ def episode_records(path: str | Path) -> Iterator[dict[str, Any]]:
 def open_experiment(path: str | Path) -> Experiment:
     """The experiment at `results/<experiment>`."""
     return Experiment(Path(path))
-

@@ -27,6 +27,7 @@ so a crash or a full disk leaves the previous version whole. A manifest that can
 is kept as `manifest.damaged-<time>.json` and replaced loudly (`CellStore.warnings`), never
 silently reset. Every episode carries the code fingerprint (`code_fingerprint`);
 `open(fresh=True)` moves a cell's old results to `<experiment>/.superseded/<cell>/<time>/`."""
+
 from __future__ import annotations
 
 import asyncio
@@ -64,6 +65,8 @@ XZ_FILTERS = [{"id": lzma.FILTER_LZMA2, "preset": 6, "dict_size": 1 << 20}]
 def xz_filters(level: int = 6) -> list[dict[str, Any]]:
     """`XZ_FILTERS` at another preset (`runner.compact_level`); the 1 MiB window stays."""
     return [{**XZ_FILTERS[0], "preset": level}]
+
+
 ERRORS = "errors.jsonl"
 MANIFEST = "manifest.json"
 DONE = "DONE"
@@ -71,8 +74,19 @@ INDEX = "episodes.index.json"  # a finished cell's (task, trial) keys and codes,
 SUPERSEDED = ".superseded"
 # The project's packages: an uncommitted edit in any of them changes the code fingerprint.
 CODE_PACKAGES = ("runners", "kit", "baselines", "flowstate", "pos", "benchmarks", "conf")
-PACKAGES = ("hydra-core", "openai", "httpx", "pydantic", "datasets", "pandas", "rank-bm25", "bpe-openai", "alfworld", "textworld", "mem0ai")
-
+PACKAGES = (
+    "hydra-core",
+    "openai",
+    "httpx",
+    "pydantic",
+    "datasets",
+    "pandas",
+    "rank-bm25",
+    "bpe-openai",
+    "alfworld",
+    "textworld",
+    "mem0ai",
+)
 
 
 def take_batch(q: "queue.Queue", first: Any, limit: int | None = None) -> tuple[list[Any], bool]:
@@ -89,6 +103,7 @@ def take_batch(q: "queue.Queue", first: Any, limit: int | None = None) -> tuple[
         batch.append(nxt)
     return batch, False
 
+
 def text_fingerprint(manifest: dict[str, Any]) -> dict[str, str]:
     """The model-facing texts a cell runs on, from the `text_sources` its benchmark and method
     record in the manifest: '<benchmark|method>:<text key>' → '<source>:<sha256 of the text>'
@@ -98,15 +113,20 @@ def text_fingerprint(manifest: dict[str, Any]) -> dict[str, str]:
         prompts = ((manifest.get(part) or {}).get("text_sources") or {}).get("prompts") or {}
         for key, v in prompts.items():
             if isinstance(v, dict):
-                out[f"{part.split('_')[0]}:{key}"] = f"{v.get('source', '?')}:{v.get('text_sha256') or v.get('sha256') or ''}"
+                out[f"{part.split('_')[0]}:{key}"] = (
+                    f"{v.get('source', '?')}:{v.get('text_sha256') or v.get('sha256') or ''}"
+                )
     return dict(sorted(out.items()))
 
 
 def text_differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
     """Readable differences between two text fingerprints (at most 6, then a count)."""
     keys = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    lines = [f"{k}: {old.get(k, 'absent').split(':')[0]} → {new.get(k, 'absent').split(':')[0]}"
-             + (" (other text)" if old.get(k, ':').split(':')[0] == new.get(k, ':').split(':')[0] else "") for k in keys[:6]]
+    lines = [
+        f"{k}: {old.get(k, 'absent').split(':')[0]} → {new.get(k, 'absent').split(':')[0]}"
+        + (" (other text)" if old.get(k, ":").split(":")[0] == new.get(k, ":").split(":")[0] else "")
+        for k in keys[:6]
+    ]
     return lines + ([f"… {len(keys) - 6} more"] if len(keys) > 6 else [])
 
 
@@ -117,10 +137,12 @@ def text_mismatch(cell: str, records: list[dict[str, Any]], current: dict[str, s
     if not other:
         return None
     diff = "; ".join(text_differences(other[0]["texts"], current))
-    return (f"error: cell {cell}: {len(other)} finished episode(s) ran on other model-facing texts than this run would send "
-            f"({diff}). Resuming would mix text sources in one cell. Fix: add runner.fresh=true to re-run the cell from "
-            "scratch (earlier results are moved aside, not deleted), or restore the former text source (the same "
-            "HARNESS_UPSTREAM_DIR / HARNESS_UPSTREAM_OFFLINE / download cache as the earlier run) and resume.")
+    return (
+        f"error: cell {cell}: {len(other)} finished episode(s) ran on other model-facing texts than this run would send "
+        f"({diff}). Resuming would mix text sources in one cell. Fix: add runner.fresh=true to re-run the cell from "
+        "scratch (earlier results are moved aside, not deleted), or restore the former text source (the same "
+        "HARNESS_UPSTREAM_DIR / HARNESS_UPSTREAM_OFFLINE / download cache as the earlier run) and resume."
+    )
 
 
 class TextSourceMismatch(RuntimeError):
@@ -165,8 +187,10 @@ def uncompact(cell_dir: Path, warnings: list[str] | None = None) -> Path:
         kept = cell_dir / f"episodes.damaged-{stamp}.jsonl.xz"
         compacted(path).rename(kept)
         if warnings is not None:
-            warnings.append(f"{compacted(path)} was damaged ({damage[0]}); the records before the damage are kept, the "
-                            f"episodes after it run again; the damaged file is kept as {kept.name}")
+            warnings.append(
+                f"{compacted(path)} was damaged ({damage[0]}); the records before the damage are kept, the "
+                f"episodes after it run again; the damaged file is kept as {kept.name}"
+            )
     else:
         compacted(path).unlink()
     fsync_dir(cell_dir)
@@ -346,9 +370,13 @@ def code_fingerprint(root: Path | None = None, fresh: bool = False) -> str:
 
 def git_revision() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5
+        )
         rev = out.stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5
+        ).stdout.strip()
         return (rev + ("+dirty" if dirty else "")) if rev else None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -517,7 +545,9 @@ class CellStore:
         self.idle = False  # opened finished with nothing to run (`open(expect=...)`): records untouched, no appends
         self._xz: _StreamingXZ | None = None
 
-    def open(self, manifest: dict[str, Any], fresh: bool = False, expect: Iterable[tuple[str, int]] | None = None) -> "CellStore":
+    def open(
+        self, manifest: dict[str, Any], fresh: bool = False, expect: Iterable[tuple[str, int]] | None = None
+    ) -> "CellStore":
         """Lock and open the cell. `expect`: the (task id, trial) keys the run wants; when a finished
         cell already holds them all (its `episodes.index.json` matches its records file), the
         records are neither restored nor scanned (`idle`: nothing can be appended)."""
@@ -554,8 +584,12 @@ class CellStore:
 
     def _write_index(self) -> None:
         """After DONE: the finished keys, codes and text fingerprints, tied to the records files as they are now."""
-        data = {"records": self._records_signature(), "done": sorted([t, k] for t, k in self.done), "codes": self.codes,
-                "texts": [[json.loads(k), n] for k, n in sorted(self.text_counts.items())]}
+        data = {
+            "records": self._records_signature(),
+            "done": sorted([t, k] for t, k in self.done),
+            "codes": self.codes,
+            "texts": [[json.loads(k), n] for k, n in sorted(self.text_counts.items())],
+        }
         atomic_write(self.dir / INDEX, json.dumps(data, separators=(",", ":")))
 
     def _open_idle(self, manifest: dict[str, Any], expect: set[tuple[str, int]]) -> bool:
@@ -572,7 +606,9 @@ class CellStore:
         if not fresh_sig or not expect <= done:
             return False
         self.texts = text_fingerprint(manifest)
-        why = text_mismatch(self.dir.name, [{"status": "ok", "texts": t} for t, n in texts for _ in range(n)], self.texts)
+        why = text_mismatch(
+            self.dir.name, [{"status": "ok", "texts": t} for t, n in texts for _ in range(n)], self.texts
+        )
         if why:  # as when the records are read: the manifest never claims texts its episodes did not run on
             raise TextSourceMismatch(why)
         self.done, self.codes, self.idle = done, codes, True
@@ -689,19 +725,28 @@ class CellStore:
                 kept = self.dir / f"manifest.damaged-{stamp}.json"
                 shutil.copyfile(path, kept)
                 history = [{"history_lost": f"manifest.json was damaged ({e}); the original is kept as {kept.name}"}]
-                self.warnings.append(f"{path}: manifest.json was damaged ({e}); the earlier run history is lost from it, "
-                                     f"the damaged file is kept as {kept.name} and a new manifest is written. "
-                                     "The finished episodes are intact and are kept.")
-        run = {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "git": git_revision(), "code": code_fingerprint(),
-               "versions": versions(), "endpoints": manifest.get("endpoints", {}),  # per run: a base_url_env override may differ
-               **({"sweep": dict(SWEEP)} if SWEEP else {})}
+                self.warnings.append(
+                    f"{path}: manifest.json was damaged ({e}); the earlier run history is lost from it, "
+                    f"the damaged file is kept as {kept.name} and a new manifest is written. "
+                    "The finished episodes are intact and are kept."
+                )
+        run = {
+            "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "git": git_revision(),
+            "code": code_fingerprint(),
+            "versions": versions(),
+            "endpoints": manifest.get("endpoints", {}),  # per run: a base_url_env override may differ
+            **({"sweep": dict(SWEEP)} if SWEEP else {}),
+        }
         data = {**manifest, "runs": (history or []) + [run]}
         atomic_write(path, json.dumps(data, indent=2, sort_keys=True, default=str))
         (self.dir / DONE).unlink(missing_ok=True)
 
     def _line(self, rec: EpisodeRecord) -> tuple[Any, bytes] | None:
         if self._fh is None:
-            raise StoreError(f"{self.dir}: the cell's store is closed (marked done or closed); open it again to add records")
+            raise StoreError(
+                f"{self.dir}: the cell's store is closed (marked done or closed); open it again to add records"
+            )
         if rec.status == "ok" and (rec.task_id, rec.trial) in self.done:
             return None  # never duplicate
         return (self._fh if rec.status == "ok" else self._err), rec.model_dump_json().encode() + b"\n"
@@ -764,8 +809,12 @@ class CellStore:
             elif xz is not None:
                 xz.abort()
         except OSError as e:  # a full disk: the plain file is whole and stays the cell's records
-            self.warnings.append(f"{self.dir / EPISODES} was left uncompacted ({e}); nothing is lost, it is read as it is")
-        atomic_write(self.dir / DONE, json.dumps({**counts, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}))
+            self.warnings.append(
+                f"{self.dir / EPISODES} was left uncompacted ({e}); nothing is lost, it is read as it is"
+            )
+        atomic_write(
+            self.dir / DONE, json.dumps({**counts, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
+        )
         try:
             self._write_index()
         except OSError:  # a full disk: the next resume scans the records instead
@@ -908,7 +957,9 @@ def load_cell_checked(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, An
     for n, r in enumerate(records, 1):
         problem = _field_problem(r)
         if problem:
-            notes.append(f"{EPISODES} record {n} ({r.get('task_id')}#{r.get('trial')}) set aside: wrong field types ({problem})")
+            notes.append(
+                f"{EPISODES} record {n} ({r.get('task_id')}#{r.get('trial')}) set aside: wrong field types ({problem})"
+            )
             continue
         k = (r.get("task_id"), r.get("trial"))
         if r.get("status") == "ok" and k not in seen:

@@ -43,6 +43,7 @@ deleted) and a fresh one started; the viewer then shows "transcript missing" for
 
 Records written before transcripts existed have `prompt = None`: "no transcript recorded".
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -91,7 +92,9 @@ def canonical(obj: Any) -> bytes:
             return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
         except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
             pass
-    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8", "surrogatepass")
+    return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode(
+        "utf-8", "surrogatepass"
+    )
 
 
 def _plain(obj: Any, depth: int = 0) -> bool:
@@ -170,7 +173,7 @@ def make_delta(base: dict[str, Any], new: dict[str, Any]) -> bytes | None:
     suf = 0
     while suf < min(len(al), len(bl)) - pre and al[-1 - suf] == bl[-1 - suf]:
         suf += 1
-    middle = "".join(bl[pre:len(bl) - suf])
+    middle = "".join(bl[pre : len(bl) - suf])
     if len(middle) * 2 > len(new.get("content") or ""):
         return None  # mostly new text: store it whole
     return canonical({"m": bhead, "p": pre, "s": suf, "x": middle})
@@ -179,8 +182,8 @@ def make_delta(base: dict[str, Any], new: dict[str, Any]) -> bytes | None:
 def apply_delta(base: dict[str, Any], delta: bytes) -> dict[str, Any]:
     d = json.loads(delta)
     old = lines(str(base.get("content") or ""))
-    tail = old[len(old) - d["s"]:] if d["s"] else []
-    return {**d["m"], "content": "".join(old[:d["p"]]) + d["x"] + "".join(tail)}
+    tail = old[len(old) - d["s"] :] if d["s"] else []
+    return {**d["m"], "content": "".join(old[: d["p"]]) + d["x"] + "".join(tail)}
 
 
 class Encoder:
@@ -239,7 +242,7 @@ class Encoder:
         if before is not None:  # also share the end (a prompt that changed in the middle)
             while tail < min(len(before) - take, len(hs) - keep) and before[-1 - tail] == hs[-1 - tail]:
                 tail += 1
-        pending.nodes[head] = (parent, take, b"".join(_b(h) for h in hs[keep:len(hs) - tail]), tail)
+        pending.nodes[head] = (parent, take, b"".join(_b(h) for h in hs[keep : len(hs) - tail]), tail)
         for j in range(keep + 1, len(hs) + 1):
             self._runs.setdefault(prefix[j], (head, j))
         self._runs[head] = (head, len(hs))
@@ -300,8 +303,11 @@ class TranscriptStore:
             self.moved_aside = aside
             import warnings
 
-            warnings.warn(f"{self.path} could not be read ({e}); moved aside to {aside.name} and started a new one "
-                          "(older episodes of this cell show 'transcript missing')", stacklevel=2)
+            warnings.warn(
+                f"{self.path} could not be read ({e}); moved aside to {aside.name} and started a new one "
+                "(older episodes of this cell show 'transcript missing')",
+                stacklevel=2,
+            )
             self._db = self._open_checked()
         return self
 
@@ -351,7 +357,9 @@ class TranscriptStore:
         return counts
 
     @staticmethod
-    def _offered(rec: "EpisodeRecord") -> tuple[dict[str, bytes | tuple[str, bytes]], dict[str, tuple[str, int, bytes, int]]]:
+    def _offered(
+        rec: "EpisodeRecord",
+    ) -> tuple[dict[str, bytes | tuple[str, bytes]], dict[str, tuple[str, int, bytes, int]]]:
         blobs: dict[str, bytes | tuple[str, bytes]] = {}
         nodes: dict[str, tuple[str, int, bytes, int]] = {}
         for c in episode_calls(rec):
@@ -369,8 +377,10 @@ class TranscriptStore:
         new = self._absent(list(blobs))  # a blob an earlier episode stored (a shared system prompt) is not repacked
         if new:
             self._pack([(h, blobs[h]) for h in new])
-        self._db.executemany("INSERT OR IGNORE INTO nodes VALUES (?, ?, ?, ?, ?)",
-                             [(_b(h), _b(p), take, pieces, tail) for h, (p, take, pieces, tail) in nodes.items()])
+        self._db.executemany(
+            "INSERT OR IGNORE INTO nodes VALUES (?, ?, ?, ?, ?)",
+            [(_b(h), _b(p), take, pieces, tail) for h, (p, take, pieces, tail) in nodes.items()],
+        )
         return len(new) + len(nodes)
 
     async def put_async(self, rec: "EpisodeRecord") -> int:
@@ -385,7 +395,9 @@ class TranscriptStore:
 
         with self._lock:
             if self._committer is None:
-                self._committer = threading.Thread(target=self._commit_loop, name=f"transcripts-{self.path.parent.name}", daemon=True)
+                self._committer = threading.Thread(
+                    target=self._commit_loop, name=f"transcripts-{self.path.parent.name}", daemon=True
+                )
                 self._committer.start()
         self._queue.put((rec, lambda r: loop.call_soon_threadsafe(settle, r)))
         return await fut
@@ -430,7 +442,7 @@ class TranscriptStore:
         assert self._db is not None
         present: set[bytes] = set()
         for i in range(0, len(hashes), 500):
-            part = [_b(h) for h in hashes[i:i + 500]]
+            part = [_b(h) for h in hashes[i : i + 500]]
             q = f"SELECT h FROM blobs WHERE h IN ({','.join('?' * len(part))})"
             present.update(bytes(r[0]) for r in self._db.execute(q, part))
         return [h for h in hashes if _b(h) not in present]
@@ -455,8 +467,10 @@ class TranscriptStore:
         pid = self._db.execute("INSERT INTO packs (codec, data) VALUES (?, ?)", (codec, stored)).lastrowid
         if zdict is None:
             self._db.execute("INSERT INTO meta VALUES ('zdict', ?)", (str(pid),))
-        self._db.executemany("INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)",
-                             [(_b(h), PACKED_DELTA if base else PACKED, _b(base), _REF.pack(pid, o, n)) for h, base, o, n in refs])
+        self._db.executemany(
+            "INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)",
+            [(_b(h), PACKED_DELTA if base else PACKED, _b(base), _REF.pack(pid, o, n)) for h, base, o, n in refs],
+        )
 
     def close(self) -> None:
         if self._committer is not None:  # what was queued is committed first
@@ -504,7 +518,9 @@ class TranscriptReader:
         if codec == ZLIB_DICT:
             d = self._conn().execute("SELECT v FROM meta WHERE k = 'zdict'").fetchone()
             if d is None or int(d[0]) == pid:
-                raise TranscriptError(f"pack {pid} of {self.path} needs the cell's dictionary pack, which is not recorded")
+                raise TranscriptError(
+                    f"pack {pid} of {self.path} needs the cell's dictionary pack, which is not recorded"
+                )
             z = zlib.decompressobj(15, self._pack(int(d[0]))[-ZDICT_BYTES:])
             data = z.decompress(stored) + z.flush()
         else:
@@ -523,7 +539,7 @@ class TranscriptReader:
         codec, base, data = row
         if codec in (PACKED, PACKED_DELTA):
             pid, off, n = _REF.unpack(data)
-            payload = self._pack(pid)[off:off + n]
+            payload = self._pack(pid)[off : off + n]
             return (bytes(base).hex() if codec == PACKED_DELTA else None), payload
         if codec == DELTA:
             return bytes(base).hex(), zlib.decompress(data)
@@ -580,7 +596,12 @@ class TranscriptReader:
             if row is None:
                 raise TranscriptError(f"prompt node {h} is missing from {self.path}")
             new = bytes(row[2])
-            node = self._node_cache[h] = (bytes(row[0]).hex(), int(row[1]), [new[i:i + 16].hex() for i in range(0, len(new), 16)], int(row[3]))
+            node = self._node_cache[h] = (
+                bytes(row[0]).hex(),
+                int(row[1]),
+                [new[i : i + 16].hex() for i in range(0, len(new), 16)],
+                int(row[3]),
+            )
         return node
 
     def piece_hashes(self, head: str | None) -> list[str]:
@@ -593,7 +614,7 @@ class TranscriptReader:
             h = parent
         out: list[str] = []
         for take, new, tail in reversed(path):  # root first, each node edits what its parent built
-            out = out[:take] + new + (out[len(out) - tail:] if tail else [])
+            out = out[:take] + new + (out[len(out) - tail :] if tail else [])
         return out
 
     def messages(self, head: str | None) -> list[dict[str, Any]]:
@@ -608,13 +629,23 @@ class TranscriptReader:
     def stats(self) -> dict[str, int]:
         db = self._conn()
         raw = sum(len(b) for _, b in self.all_blobs())
-        inline, n = db.execute(f"SELECT COALESCE(SUM(CASE WHEN codec IN ({PACKED}, {PACKED_DELTA}) THEN 0 ELSE LENGTH(data) END), 0), "
-                               "COUNT(*) FROM blobs").fetchone()
+        inline, n = db.execute(
+            f"SELECT COALESCE(SUM(CASE WHEN codec IN ({PACKED}, {PACKED_DELTA}) THEN 0 ELSE LENGTH(data) END), 0), "
+            "COUNT(*) FROM blobs"
+        ).fetchone()
         has_packs = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'packs'").fetchone()
-        packed, packs = db.execute("SELECT COALESCE(SUM(LENGTH(data)), 0), COUNT(*) FROM packs").fetchone() if has_packs else (0, 0)
+        packed, packs = (
+            db.execute("SELECT COALESCE(SUM(LENGTH(data)), 0), COUNT(*) FROM packs").fetchone() if has_packs else (0, 0)
+        )
         nodes = db.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
-        return {"blobs": n, "blob_bytes_raw": raw, "blob_bytes_stored": inline + packed, "packs": packs, "nodes": nodes,
-                "file_bytes": self.path.stat().st_size}
+        return {
+            "blobs": n,
+            "blob_bytes_raw": raw,
+            "blob_bytes_stored": inline + packed,
+            "packs": packs,
+            "nodes": nodes,
+            "file_bytes": self.path.stat().st_size,
+        }
 
     def close(self) -> None:
         if self._db is not None:

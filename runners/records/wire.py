@@ -16,6 +16,7 @@ exact one (it walks the object first), used for the transcript store's hashes. T
 refuses (lone surrogates from a damaged reply, non-str keys) falls back to the standard library
 with ASCII escapes, which is still valid JSON for the endpoint.
 """
+
 from __future__ import annotations
 
 import json

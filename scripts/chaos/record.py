@@ -4,6 +4,7 @@
 scripted backbone and writes {"replies": {request key: text}, "by_last": {...}, "conflicts": n}:
 the request key is `scripts.chaos.server.request_key(messages)`, the messages exactly as an
 OpenAI-compatible backbone would send them. The chaos server replays this table over HTTP."""
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,15 @@ def main(argv: list[str] | None = None) -> int:
     conflicts = 0
     original = ScriptedBackbone.complete
 
-    async def recording(self: ScriptedBackbone, messages: list[Message], *, role: Role, protocol: Protocol | None = None,
-                        attempt: int = 0, **sampling: Any) -> Completion:
+    async def recording(
+        self: ScriptedBackbone,
+        messages: list[Message],
+        *,
+        role: Role,
+        protocol: Protocol | None = None,
+        attempt: int = 0,
+        **sampling: Any,
+    ) -> Completion:
         nonlocal conflicts
         c = await original(self, messages, role=role, protocol=protocol, attempt=attempt, **sampling)
         key = request_key(messages)

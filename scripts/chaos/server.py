@@ -34,6 +34,7 @@ checks only that nothing is lost or duplicated and the sweep does not crash):
 `mode` answers every request with one status (e.g. 401, whose body echoes the request's
 Authorization header, the worst case for key leaks). The server and handler bases
 (`LoopbackServer`, `LoopbackHandler`) also serve tests/fake_openai.py."""
+
 from __future__ import annotations
 
 import collections
@@ -62,7 +63,7 @@ ADVERSARIAL = (
     "x" * 200_000,
     '<tool_calls>[{"name": oops</tool_calls><assistant_message>{"content": ',
     '{"tool_calls": 5, "assistant_message": null}',
-    "```json\n{\"answer\": \"\"}\n```\nAuthorization: Bearer sk-adversarial-0000000000",
+    '```json\n{"answer": ""}\n```\nAuthorization: Bearer sk-adversarial-0000000000',
     "</assistant_message></tool_calls>]}}\"'\\",
     "\u202e\u200b\ufeff right-to-left and zero-width",
 )
@@ -87,8 +88,11 @@ def _estimate(messages: list[dict[str, Any]], text: str) -> dict[str, int]:
     from runners.tokens import estimate_usage
 
     u = estimate_usage(messages, text)
-    return {"prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens,
-            "total_tokens": u.prompt_tokens + u.completion_tokens}
+    return {
+        "prompt_tokens": u.prompt_tokens,
+        "completion_tokens": u.completion_tokens,
+        "total_tokens": u.prompt_tokens + u.completion_tokens,
+    }
 
 
 def error_body(message: str, code: str) -> bytes:
@@ -173,7 +177,9 @@ class LoopbackHandler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:  # quiet
         return None
 
-    def send(self, status: int, payload: bytes, headers: dict[str, str] | None = None, ctype: str = "application/json") -> None:
+    def send(
+        self, status: int, payload: bytes, headers: dict[str, str] | None = None, ctype: str = "application/json"
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(payload)))
@@ -209,8 +215,17 @@ class LoopbackHandler(BaseHTTPRequestHandler):
 
 
 class ChaosServer(LoopbackServer):
-    def __init__(self, replies: dict[str, str] | None = None, *, seed: int = 0, fault_rate: float = 0.0,
-                 faults: tuple[str, ...] = TRANSPORT_FAULTS, hang_s: float = 1.5, latency_s: float = 0.0, port: int = 0) -> None:
+    def __init__(
+        self,
+        replies: dict[str, str] | None = None,
+        *,
+        seed: int = 0,
+        fault_rate: float = 0.0,
+        faults: tuple[str, ...] = TRANSPORT_FAULTS,
+        hang_s: float = 1.5,
+        latency_s: float = 0.0,
+        port: int = 0,
+    ) -> None:
         super().__init__(seed=seed, fault_rate=fault_rate, faults=faults, port=port)
         self.replies = dict(replies or {})
         self.by_last: dict[str, str] = {}
@@ -228,8 +243,14 @@ class ChaosServer(LoopbackServer):
             self._seen.clear()
             self._queue.clear()
 
-    def configure(self, *, fault_rate: float = 0.0, faults: tuple[str, ...] = TRANSPORT_FAULTS, seed: int | None = None,
-                  first: tuple[str, ...] = ()) -> None:
+    def configure(
+        self,
+        *,
+        fault_rate: float = 0.0,
+        faults: tuple[str, ...] = TRANSPORT_FAULTS,
+        seed: int | None = None,
+        first: tuple[str, ...] = (),
+    ) -> None:
         """Faults for the next run: `first` forces the outcomes of the next requests (every kind once)."""
         self.reset()
         self.fault_rate, self.faults = fault_rate, tuple(faults)
@@ -251,8 +272,12 @@ class ChaosServer(LoopbackServer):
         return self.by_last.get(last, "")
 
     def completion(self, body: dict[str, Any], text: str | None, usage: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": "chatcmpl-chaos", "object": "chat.completion", "model": body.get("model") or "chaos",
-                               "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}]}
+        out: dict[str, Any] = {
+            "id": "chatcmpl-chaos",
+            "object": "chat.completion",
+            "model": body.get("model") or "chaos",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        }
         if usage:
             out["usage"] = _estimate(body.get("messages") or [], text or "")
         return out
@@ -297,7 +322,11 @@ def _handler(srv: ChaosServer) -> type[BaseHTTPRequestHandler]:
             elif kind == "429s":
                 self.send(429, error_body("Rate limit reached; try again in 0.05s", "chaos"), {"Retry-After": "0.05"})
             elif kind == "429date":
-                self.send(429, error_body("Rate limit reached", "chaos"), {"Retry-After": email.utils.formatdate(time.time() + 1, usegmt=True)})
+                self.send(
+                    429,
+                    error_body("Rate limit reached", "chaos"),
+                    {"Retry-After": email.utils.formatdate(time.time() + 1, usegmt=True)},
+                )
             elif kind in ("500", "502", "503"):
                 self.send(int(kind), error_body("upstream trouble", "chaos"))
             elif kind == "hang":
@@ -308,6 +337,8 @@ def _handler(srv: ChaosServer) -> type[BaseHTTPRequestHandler]:
                 self.send(200, json.dumps({"id": "x", "object": "chat.completion", "choices": []}).encode())
             else:  # a status code: the body echoes the Authorization header
                 status = int(kind)
-                self.send(status, error_body(f"denied; you sent Authorization: {self.headers.get('Authorization')}", "chaos"))
+                self.send(
+                    status, error_body(f"denied; you sent Authorization: {self.headers.get('Authorization')}", "chaos")
+                )
 
     return Handler

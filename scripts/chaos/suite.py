@@ -46,6 +46,7 @@ Prints one table (attack, tried, survived, lost, duplicated, identical), writes 
 1 when any row lost, duplicated, diverged or did not survive. A row listed in KNOWN is a defect
 tracked elsewhere: it is reported (XFAIL) without failing the run, and reported as XPASS once
 it survives so that the entry can be removed."""
+
 from __future__ import annotations
 
 import base64
@@ -93,20 +94,56 @@ class Profile:
     locked_cache: bool
     combine: bool = False  # apply several corruptions to one copy and resume once (short profile)
     soak_minutes: float = 0.0  # > 0: the soak profile (only the long run with periodic SIGKILL/resume)
-    kill_at: tuple[float, float] = (0.2, 0.9)  # soak: SIGKILL a running sweep after this fraction of the reference's wall time
+    kill_at: tuple[float, float] = (
+        0.2,
+        0.9,
+    )  # soak: SIGKILL a running sweep after this fraction of the reference's wall time
 
 
 PROFILES = {
-    "short": Profile("short", ["full_context", "flowstate"], ["memoryarena_math"], 2, kills=10, sigints=2, fault_rate=0.15,
-                     output_fault_rate=0.1, latency_s=0.02, budget_s=240, locked_cache=False, combine=True),
-    "full": Profile("full", ["full_context", "flowstate", "flowstate_no_psa", "flowstate_no_isu", "bm25"],
-                    ["memoryarena_math", "memoryarena_phys"], 2, kills=40, sigints=8, fault_rate=0.30, output_fault_rate=0.2,
-                    latency_s=0.02, budget_s=1800, locked_cache=True),
+    "short": Profile(
+        "short",
+        ["full_context", "flowstate"],
+        ["memoryarena_math"],
+        2,
+        kills=10,
+        sigints=2,
+        fault_rate=0.15,
+        output_fault_rate=0.1,
+        latency_s=0.02,
+        budget_s=240,
+        locked_cache=False,
+        combine=True,
+    ),
+    "full": Profile(
+        "full",
+        ["full_context", "flowstate", "flowstate_no_psa", "flowstate_no_isu", "bm25"],
+        ["memoryarena_math", "memoryarena_phys"],
+        2,
+        kills=40,
+        sigints=8,
+        fault_rate=0.30,
+        output_fault_rate=0.2,
+        latency_s=0.02,
+        budget_s=1800,
+        locked_cache=True,
+    ),
     # Many cells, faults at a low rate, SIGKILL every few minutes and resume, for `soak_minutes`; the summary
     # says what was lost, duplicated or differs, and the sweeps' memory and open files over time (a leak fails).
-    "soak": Profile("soak", ["full_context", "flowstate", "flowstate_no_psa", "flowstate_no_isu", "bm25"],
-                    ["memoryarena_math", "memoryarena_phys"], 20, kills=0, sigints=0, fault_rate=0.02, output_fault_rate=0.0,
-                    latency_s=0.02, budget_s=10 ** 9, locked_cache=False, soak_minutes=30.0),
+    "soak": Profile(
+        "soak",
+        ["full_context", "flowstate", "flowstate_no_psa", "flowstate_no_isu", "bm25"],
+        ["memoryarena_math", "memoryarena_phys"],
+        20,
+        kills=0,
+        sigints=0,
+        fault_rate=0.02,
+        output_fault_rate=0.0,
+        latency_s=0.02,
+        budget_s=10**9,
+        locked_cache=False,
+        soak_minutes=30.0,
+    ),
 }
 
 
@@ -124,12 +161,20 @@ class Row:
 
     @property
     def failed(self) -> bool:
-        return self.lost > 0 or self.duplicated > 0 or self.identical == "no" or self.survived < self.tried or self.tried == 0
+        return (
+            self.lost > 0
+            or self.duplicated > 0
+            or self.identical == "no"
+            or self.survived < self.tried
+            or self.tried == 0
+        )
 
 
 @dataclass
 class State:
-    keys: collections.Counter = field(default_factory=collections.Counter)  # (cell, task, trial) -> record lines (live or compacted)
+    keys: collections.Counter = field(
+        default_factory=collections.Counter
+    )  # (cell, task, trial) -> record lines (live or compacted)
     errors: set = field(default_factory=set)  # keys present in errors.jsonl
     scores: dict = field(default_factory=dict)
 
@@ -193,28 +238,65 @@ class Suite:
     # ------------------------------------------------------------------ sweeps
     def args(self, out: Path, *extra: str) -> list[str]:
         p = self.profile
-        grid = [f"experiment.grid.method=[{','.join(p.methods)}]", f"experiment.grid.benchmark=[{','.join(p.benchmarks)}]"]
-        return [sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", "runner.display=plain", f"experiment.name={EXP}",
-                "backbone=openai_compatible", "backbone.model=chaos-model", "backbone.timeout_s=1", "backbone.backoff_cap_s=0.2",
-                "backbone.max_retries=40", "++backbone.refused_window_s=5", "runner.preflight_s=5", "runner.concurrency=4",
-                f"runner.trials={p.trials}", f"benchmark.params.data_dir={self.data_dir}", "roles.judge=agent", "roles.tool=agent",
-                *grid, *extra]
+        grid = [
+            f"experiment.grid.method=[{','.join(p.methods)}]",
+            f"experiment.grid.benchmark=[{','.join(p.benchmarks)}]",
+        ]
+        return [
+            sys.executable,
+            "-m",
+            "runners.sweep",
+            f"runner.output_dir={out}",
+            "runner.display=plain",
+            f"experiment.name={EXP}",
+            "backbone=openai_compatible",
+            "backbone.model=chaos-model",
+            "backbone.timeout_s=1",
+            "backbone.backoff_cap_s=0.2",
+            "backbone.max_retries=40",
+            "++backbone.refused_window_s=5",
+            "runner.preflight_s=5",
+            "runner.concurrency=4",
+            f"runner.trials={p.trials}",
+            f"benchmark.params.data_dir={self.data_dir}",
+            "roles.judge=agent",
+            "roles.tool=agent",
+            *grid,
+            *extra,
+        ]
 
     def env(self, **kw: str) -> dict[str, str]:
-        return {**os.environ, "OPENAI_COMPAT_BASE_URL": self.server.base_url, "OPENAI_COMPAT_API_KEY": self.key,
-                "PYTHONUNBUFFERED": "1", **kw}
+        return {
+            **os.environ,
+            "OPENAI_COMPAT_BASE_URL": self.server.base_url,
+            "OPENAI_COMPAT_API_KEY": self.key,
+            "PYTHONUNBUFFERED": "1",
+            **kw,
+        }
 
-    def sweep(self, out: Path, *extra: str, env: dict | None = None, timeout: float = 180) -> subprocess.CompletedProcess:
+    def sweep(
+        self, out: Path, *extra: str, env: dict | None = None, timeout: float = 180
+    ) -> subprocess.CompletedProcess:
         try:
-            p = subprocess.run(self.args(out, *extra), cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env or self.env())
+            p = subprocess.run(
+                self.args(out, *extra), cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env or self.env()
+            )
         except subprocess.TimeoutExpired as e:
-            p = subprocess.CompletedProcess(e.cmd, 124, _text(e.stdout), _text(e.stderr) + f"\n(timed out after {timeout:.0f}s)")
+            p = subprocess.CompletedProcess(
+                e.cmd, 124, _text(e.stdout), _text(e.stderr) + f"\n(timed out after {timeout:.0f}s)"
+            )
         self.printed += [p.stdout, p.stderr]
         return p
 
     def popen(self, out: Path, *extra: str, env: dict | None = None) -> subprocess.Popen:
-        return subprocess.Popen(self.args(out, *extra), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                env=env or self.env())
+        return subprocess.Popen(
+            self.args(out, *extra),
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env or self.env(),
+        )
 
     def collect(self, proc: subprocess.Popen, timeout: float = 60) -> tuple[int, str, str]:
         try:
@@ -243,13 +325,22 @@ class Suite:
             row.identical = "yes" if same and row.identical != "no" else "no"
             if not same:
                 diff = [k for k in self.ref.scores if st.scores.get(k) != self.ref.scores[k]]
-                tdiff = [n for n, a, b in zip(("metrics.csv", "summary.csv"), self.tables(root), self.ref_tables) if a != b]
+                tdiff = [
+                    n for n, a, b in zip(("metrics.csv", "summary.csv"), self.tables(root), self.ref_tables) if a != b
+                ]
                 row.note += f" differs: {len(diff)} episode scores {diff[:2]}, tables {tdiff}"
                 if tdiff:
                     import difflib
 
                     a, b = self.ref_tables[0].splitlines(), self.tables(root)[0].splitlines()
-                    row.note += " " + " | ".join(d for d in difflib.unified_diff(a, b, lineterm="", n=0) if d[:1] in "+-" and d[:3] not in ("+++", "---"))[:300]
+                    row.note += (
+                        " "
+                        + " | ".join(
+                            d
+                            for d in difflib.unified_diff(a, b, lineterm="", n=0)
+                            if d[:1] in "+-" and d[:3] not in ("+++", "---")
+                        )[:300]
+                    )
 
     @staticmethod
     def tables(root: Path) -> tuple[str, str]:
@@ -269,14 +360,20 @@ class Suite:
         return d
 
     def cells(self, root: Path) -> list[Path]:
-        return sorted(p for p in (root / EXP).iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables")
+        return sorted(
+            p for p in (root / EXP).iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"
+        )
 
     def add(self, row: Row, t0: float) -> None:
         row.seconds = round(time.monotonic() - t0, 1)
         row.known = KNOWN.get(row.attack, "")
         self.rows.append(row)
-        print(f"  {row.attack}: tried {row.tried}, survived {row.survived}, lost {row.lost}, duplicated {row.duplicated}, "
-              f"identical {row.identical} ({row.seconds}s){'  ' + row.note if row.note else ''}", file=self.out, flush=True)
+        print(
+            f"  {row.attack}: tried {row.tried}, survived {row.survived}, lost {row.lost}, duplicated {row.duplicated}, "
+            f"identical {row.identical} ({row.seconds}s){'  ' + row.note if row.note else ''}",
+            file=self.out,
+            flush=True,
+        )
 
     def over_budget(self) -> bool:
         return time.monotonic() - self.t0 > self.profile.budget_s
@@ -286,17 +383,33 @@ class Suite:
         t0 = time.monotonic()
         table = self.work / "replies.json"
         rec_out = self.fresh_dir("record")
-        grid = [f"experiment.grid.method=[{','.join(self.profile.methods)}]", f"experiment.grid.benchmark=[{','.join(self.profile.benchmarks)}]"]
-        cmd = [sys.executable, "-m", "scripts.chaos.record", str(table), f"runner.output_dir={rec_out}", "runner.display=none",
-               f"experiment.name={EXP}", f"runner.trials={self.profile.trials}", "benchmark.params.data_dir=fixtures", *grid,
-               "backbone.scripted.wrong_requests=[formal_reasoning_math-0/q2,formal_reasoning_phys-1/q1]"]
+        grid = [
+            f"experiment.grid.method=[{','.join(self.profile.methods)}]",
+            f"experiment.grid.benchmark=[{','.join(self.profile.benchmarks)}]",
+        ]
+        cmd = [
+            sys.executable,
+            "-m",
+            "scripts.chaos.record",
+            str(table),
+            f"runner.output_dir={rec_out}",
+            "runner.display=none",
+            f"experiment.name={EXP}",
+            f"runner.trials={self.profile.trials}",
+            "benchmark.params.data_dir=fixtures",
+            *grid,
+            "backbone.scripted.wrong_requests=[formal_reasoning_math-0/q2,formal_reasoning_phys-1/q1]",
+        ]
         p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
         if p.returncode != 0:
             raise SystemExit(f"recording the scripted answers failed:\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
         data = json.loads(table.read_text())
         self.server.set_replies(data["replies"], data["by_last"])
-        print(f"recorded {len(data['replies'])} scripted answers ({data['conflicts']} conflicting keys) in {time.monotonic() - t0:.1f}s",
-              file=self.out, flush=True)
+        print(
+            f"recorded {len(data['replies'])} scripted answers ({data['conflicts']} conflicting keys) in {time.monotonic() - t0:.1f}s",
+            file=self.out,
+            flush=True,
+        )
 
     def reference(self) -> None:
         t0 = time.monotonic()
@@ -307,16 +420,22 @@ class Suite:
         self.ref = read_state(self.ref_root / EXP)
         self.ref_tables = self.tables(self.ref_root)
         self.ref_transcripts = transcripts(self.ref_root / EXP)
-        ok = (p.returncode == 0 and self.server.unknown == 0 and self.ref.keys
-              and not any(str(v).startswith("unreadable") for v in self.ref_transcripts.values()))
+        ok = (
+            p.returncode == 0
+            and self.server.unknown == 0
+            and self.ref.keys
+            and not any(str(v).startswith("unreadable") for v in self.ref_transcripts.values())
+        )
         row.survived = int(bool(ok))
         row.identical = "yes" if ok else "no"
         row.note = f"{len(self.ref.keys)} episodes, {sum(self.server.outcomes.values())} requests, {self.server.unknown} unreplayable"
         self.ref_wall = time.monotonic() - t0
         self.add(row, t0)
         if not ok:
-            raise SystemExit(f"the reference run failed (rc {p.returncode}, unknown requests {self.server.unknown}):\n"
-                             f"{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+            raise SystemExit(
+                f"the reference run failed (rc {p.returncode}, unknown requests {self.server.unknown}):\n"
+                f"{p.stdout[-3000:]}\n{p.stderr[-3000:]}"
+            )
 
     def kills(self, sig: int, n: int, name: str) -> None:
         t0 = time.monotonic()
@@ -331,7 +450,9 @@ class Suite:
                 row.note = f"budget reached after {row.tried} kills"
                 break
             if i and not (set(self.expected()) - set(prev.keys)):
-                shutil.rmtree(root, ignore_errors=True)  # finished: start over (cache too), so that kills land mid-sweep
+                shutil.rmtree(
+                    root, ignore_errors=True
+                )  # finished: start over (cache too), so that kills land mid-sweep
                 root.mkdir(parents=True)
                 prev = State()
             proc = self.popen(root)
@@ -346,7 +467,9 @@ class Suite:
             vanished = set(prev.keys) - set(st.keys)
             dup = sum(c - 1 for c in st.keys.values() if c > 1)
             clean = not vanished and not dup and "Traceback" not in e
-            if sig == signal.SIGINT and rc not in (0, 130) and not (rc == -signal.SIGINT and not e.strip()):  # -2, silent: before startup
+            if (
+                sig == signal.SIGINT and rc not in (0, 130) and not (rc == -signal.SIGINT and not e.strip())
+            ):  # -2, silent: before startup
                 clean = False
                 row.note += f" SIGINT gave rc {rc}: {e.strip().splitlines()[-1][:120] if e.strip() else ''};"
             row.survived += int(clean)
@@ -370,9 +493,17 @@ class Suite:
         row.tried = sum(v for k, v in out.items() if k != "ok")
         missing = [k for k in kinds if not out.get(k)]
         # garbage usage is estimated and counted in a warning; an echoed key is redacted and counted in a warning
-        unflagged = [w for w, said in (("usage", "unusable usage"), ("echo", "echoed a configured secret")) if said not in p.stdout]
-        row.survived = row.tried if p.returncode == 0 and not missing and not unflagged and "Traceback" not in p.stderr else 0
-        row.note = " ".join(f"{k}={v}" for k, v in sorted(out.items()) if k != "ok") + (f" never injected: {missing}" if missing else "")
+        unflagged = [
+            w
+            for w, said in (("usage", "unusable usage"), ("echo", "echoed a configured secret"))
+            if said not in p.stdout
+        ]
+        row.survived = (
+            row.tried if p.returncode == 0 and not missing and not unflagged and "Traceback" not in p.stderr else 0
+        )
+        row.note = " ".join(f"{k}={v}" for k, v in sorted(out.items()) if k != "ok") + (
+            f" never injected: {missing}" if missing else ""
+        )
         if unflagged:
             row.note += f" no warning for: {unflagged}"
         self.judge(row, root)
@@ -444,8 +575,18 @@ class Suite:
             lines = f.read_bytes().splitlines(keepends=True)
             r = json.loads(lines[0])
             r["usage_by_role"] = {"agent": "many"}
-            f.write_bytes(b"".join([json.dumps(r).encode() + b"\n", lines[1], b"garbage{\x00\xff not json\n", lines[1], *lines[2:-1],
-                                    lines[-1][: len(lines[-1]) // 2]]))
+            f.write_bytes(
+                b"".join(
+                    [
+                        json.dumps(r).encode() + b"\n",
+                        lines[1],
+                        b"garbage{\x00\xff not json\n",
+                        lines[1],
+                        *lines[2:-1],
+                        lines[-1][: len(lines[-1]) // 2],
+                    ]
+                )
+            )
 
         def manifests_all(cell: Path) -> None:  # damaged manifests (truncated / empty by cell) and a garbage DONE
             first = cell == self.cells(cell.parent.parent)[0]
@@ -453,16 +594,24 @@ class Suite:
             done_marker_garbage(cell)
 
         if self.profile.combine:
-            plan = [("store: torn tail + garbage line + wrong field types + duplicate line", store_all, None, 4),
-                    ("store: compacted records truncated", compacted_damaged, "damaged", 1),
-                    ("manifest: truncated / empty, DONE: garbage", manifests_all, "damaged", 3),
-                    ("manifest: missing", manifest_missing, None, 1)]
+            plan = [
+                ("store: torn tail + garbage line + wrong field types + duplicate line", store_all, None, 4),
+                ("store: compacted records truncated", compacted_damaged, "damaged", 1),
+                ("manifest: truncated / empty, DONE: garbage", manifests_all, "damaged", 3),
+                ("manifest: missing", manifest_missing, None, 1),
+            ]
         else:
-            plan = [("store: torn last line", torn, None, 1), ("store: garbage line", garbage, None, 1),
-                    ("store: wrong field types", wrong_types, None, 1), ("store: duplicate line", duplicate, None, 1),
-                    ("store: compacted records truncated", compacted_damaged, "damaged", 1),
-                    ("manifest: truncated", manifest_truncated, "damaged", 1), ("manifest: missing", manifest_missing, None, 1),
-                    ("manifest: empty", manifest_empty, "damaged", 1), ("DONE: garbage", done_marker_garbage, None, 1)]
+            plan = [
+                ("store: torn last line", torn, None, 1),
+                ("store: garbage line", garbage, None, 1),
+                ("store: wrong field types", wrong_types, None, 1),
+                ("store: duplicate line", duplicate, None, 1),
+                ("store: compacted records truncated", compacted_damaged, "damaged", 1),
+                ("manifest: truncated", manifest_truncated, "damaged", 1),
+                ("manifest: missing", manifest_missing, None, 1),
+                ("manifest: empty", manifest_empty, "damaged", 1),
+                ("DONE: garbage", done_marker_garbage, None, 1),
+            ]
         for name, fn, expect, n in plan:
             t0 = time.monotonic()
             root = self.copy_ref("corrupt")
@@ -470,8 +619,13 @@ class Suite:
                 fn(cell)
             row = Row(name, tried=n)
             if name == "manifest: missing":  # the aggregator must say so, not skip the cell silently
-                a = subprocess.run([sys.executable, "-m", "runners.aggregate", str(root / EXP)], cwd=REPO, capture_output=True, text=True,
-                                   timeout=120)
+                a = subprocess.run(
+                    [sys.executable, "-m", "runners.aggregate", str(root / EXP)],
+                    cwd=REPO,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                )
                 self.printed += [a.stdout, a.stderr]
                 if "no manifest.json" not in a.stderr:
                     row.note = "aggregate did not report the missing manifest; "
@@ -520,7 +674,9 @@ class Suite:
             f.unlink()
         con = sqlite3.connect(root / ".cache" / "responses.sqlite", timeout=1, isolation_level=None)
         con.execute("PRAGMA journal_mode=WAL")
-        con.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, payload TEXT NOT NULL, created REAL NOT NULL)")
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, payload TEXT NOT NULL, created REAL NOT NULL)"
+        )
         con.execute("BEGIN EXCLUSIVE")  # held for the whole sweep, as a stuck second process would
         row = Row("cache: locked by another process", tried=1)
         try:
@@ -562,11 +718,17 @@ class Suite:
                 continue
             mnt = self.work / ("mnt_ro" if "read" in name else "mnt_full")
             mnt.mkdir(exist_ok=True)
-            live = lambda f: sum(map(len, record_lines(f.with_suffix("")))) if f.name.endswith(".jsonl.xz") else f.stat().st_size  # noqa: E731
-            part = sum(live(f) for f in self.ref_root.rglob("*") if f.is_file()) * 7 // 10 // 4096 * 4  # KiB, whole pages; records as
+            live = lambda f: (
+                sum(map(len, record_lines(f.with_suffix("")))) if f.name.endswith(".jsonl.xz") else f.stat().st_size
+            )  # noqa: E731
+            part = (
+                sum(live(f) for f in self.ref_root.rglob("*") if f.is_file()) * 7 // 10 // 4096 * 4
+            )  # KiB, whole pages; records as
             # written while the sweep runs (the plain file, compacted only once a cell is finished)
             size = "8m" if "read" in name else f"{max(32, part)}k"  # full disk: room for about half the experiment
-            r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], capture_output=True, text=True)
+            r = subprocess.run(
+                ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)], capture_output=True, text=True
+            )
             if r.returncode:
                 row.note = f"skipped: cannot mount a tmpfs ({r.stderr.strip()})"
                 self.rows.append(row)
@@ -581,8 +743,15 @@ class Suite:
                     before = _digest(mnt)
                     subprocess.run(["mount", "-o", "remount,ro", str(mnt)], check=True)
                     p = self.sweep(mnt)
-                    ok = p.returncode == 3 and "not writable" in p.stderr and "Traceback" not in p.stderr and _digest(mnt) == before
-                    row.note = f"rc {p.returncode}: {p.stderr.strip().splitlines()[-1][:160] if p.stderr.strip() else ''}"
+                    ok = (
+                        p.returncode == 3
+                        and "not writable" in p.stderr
+                        and "Traceback" not in p.stderr
+                        and _digest(mnt) == before
+                    )
+                    row.note = (
+                        f"rc {p.returncode}: {p.stderr.strip().splitlines()[-1][:160] if p.stderr.strip() else ''}"
+                    )
                     subprocess.run(["mount", "-o", "remount,rw", str(mnt)], check=True)
                 else:
                     p = self.sweep(mnt, "runner.concurrency=1")
@@ -609,8 +778,14 @@ class Suite:
         self.server.configure()
         root = self.fresh_dir("signals")
         row = Row("signals in every phase (SIGTERM, SIGINT)")
-        says = {"startup": "before any episode ran", "loading": "before any episode ran", "running": "finished episodes are saved",
-                "compaction": "finished episodes are saved", "report": "tables not written", "tables": "tables not written"}
+        says = {
+            "startup": "before any episode ran",
+            "loading": "before any episode ran",
+            "running": "finished episodes are saved",
+            "compaction": "finished episodes are saved",
+            "report": "tables not written",
+            "tables": "tables not written",
+        }
         prev = State()
         for phase in [p for p in PHASES if p in says]:
             for sig, code in (("TERM", 143), ("INT", 130)):
@@ -623,7 +798,7 @@ class Suite:
                 vanished = set(prev.keys) - set(st.keys)
                 dup = sum(c - 1 for c in st.keys.values() if c > 1)
                 # a phase that a run never reaches (compaction of cells finished earlier) ends the sweep normally
-                ok = ((p.returncode == code and says[phase] in p.stderr) or (p.returncode == 0 and phase == "compaction"))
+                ok = (p.returncode == code and says[phase] in p.stderr) or (p.returncode == 0 and phase == "compaction")
                 clean = ok and not vanished and not dup and "Traceback" not in p.stderr
                 row.survived += int(clean)
                 row.lost += len(vanished)
@@ -640,8 +815,17 @@ class Suite:
     def data_sweep(self, out: Path, *extra: str) -> subprocess.CompletedProcess:
         """A sweep on the scripted backbone (answers from the task's own data, so changed data is still
         answered) for the data-file attacks."""
-        cmd = [sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", "runner.display=plain", f"experiment.name={EXP}",
-               "backbone=scripted", "runner.trials=1", *extra]
+        cmd = [
+            sys.executable,
+            "-m",
+            "runners.sweep",
+            f"runner.output_dir={out}",
+            "runner.display=plain",
+            f"experiment.name={EXP}",
+            "backbone=scripted",
+            "runner.trials=1",
+            *extra,
+        ]
         try:
             p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=180, env=self.env())
         except subprocess.TimeoutExpired as e:
@@ -659,7 +843,11 @@ class Suite:
         arena = work / "arena"
         shutil.copytree(REPO / "benchmarks" / "memoryarena" / "fixtures", arena)
         for f in arena.rglob("data.jsonl"):
-            f.write_text("".join(json.dumps(_poison(json.loads(line))) + "\n" for line in f.read_text().splitlines() if line.strip()))
+            f.write_text(
+                "".join(
+                    json.dumps(_poison(json.loads(line))) + "\n" for line in f.read_text().splitlines() if line.strip()
+                )
+            )
         tau = work / "tau"
         shutil.copytree(REPO / "benchmarks" / "tau" / "fixtures", tau)
         for f in tau.rglob("*.json"):
@@ -670,22 +858,58 @@ class Suite:
         shutil.copytree(REPO / "benchmarks" / "clindiag" / "fixtures", clin)
         for f in (clin / "cases").rglob("*.json"):
             f.write_text(json.dumps(_poison(json.loads(f.read_text()), free_text_only=True)))
-        runs = [("memoryarena", ["method=full_context", f"benchmark={self.profile.benchmarks[0]}", f"benchmark.params.data_dir={arena}"]),
-                ("tau", ["method=full_context", "benchmark=tau_retail", f"benchmark.params.data_dir={tau}", "runner.limit=2",
-                         "benchmark.params.verify_checksums=false"]),
-                ("clindiag", ["method=full_context", "benchmark=clindiag", f"benchmark.params.data_dir={clin}", "runner.limit=2",
-                              "benchmark.params.manifest=none"])]
+        runs = [
+            (
+                "memoryarena",
+                [
+                    "method=full_context",
+                    f"benchmark={self.profile.benchmarks[0]}",
+                    f"benchmark.params.data_dir={arena}",
+                ],
+            ),
+            (
+                "tau",
+                [
+                    "method=full_context",
+                    "benchmark=tau_retail",
+                    f"benchmark.params.data_dir={tau}",
+                    "runner.limit=2",
+                    "benchmark.params.verify_checksums=false",
+                ],
+            ),
+            (
+                "clindiag",
+                [
+                    "method=full_context",
+                    "benchmark=clindiag",
+                    f"benchmark.params.data_dir={clin}",
+                    "runner.limit=2",
+                    "benchmark.params.manifest=none",
+                ],
+            ),
+        ]
         for name, extra in runs:
             out = work / f"out_{name}"
             p = self.data_sweep(out, *extra)
             row.tried += 1
-            recs = [json.loads(line) for f in out.rglob("episodes.jsonl*") if f.name in ("episodes.jsonl", "episodes.jsonl.xz")
-                    for line in record_lines(f.with_suffix("") if f.suffix == ".xz" else f)]
+            recs = [
+                json.loads(line)
+                for f in out.rglob("episodes.jsonl*")
+                if f.name in ("episodes.jsonl", "episodes.jsonl.xz")
+                for line in record_lines(f.with_suffix("") if f.suffix == ".xz" else f)
+            ]
             errs = "".join(f.read_text(errors="replace") for f in out.rglob("errors.jsonl"))
             manifests = [json.loads(m.read_text()) for m in out.rglob("manifest.json")]
-            noted = sum(v.get("lone_surrogates_replaced", 0) for m in manifests for v in (m.get("input_hygiene") or {}).values())
-            clean = (p.returncode == 0 and recs and "surrogates not allowed" not in errs + p.stderr and noted > 0
-                     and "Traceback" not in p.stderr)
+            noted = sum(
+                v.get("lone_surrogates_replaced", 0) for m in manifests for v in (m.get("input_hygiene") or {}).values()
+            )
+            clean = (
+                p.returncode == 0
+                and recs
+                and "surrogates not allowed" not in errs + p.stderr
+                and noted > 0
+                and "Traceback" not in p.stderr
+            )
             row.survived += int(bool(clean))
             row.note += f" {name}: rc {p.returncode}, {len(recs)} episodes, {noted} replaced;"
             if not clean and p.stderr.strip():
@@ -703,19 +927,33 @@ class Suite:
         lines = src.read_bytes().splitlines()
         first = json.loads(lines[0])
         first.pop("questions")
-        cases = [("empty", b"", "no rows"),
-                 ("missing field", lines[0] + b"\n" + json.dumps(first).encode() + b"\n", ":2: row has no field 'questions'"),
-                 ("binary", lines[0] + b"\n\x89PNG\r\n\x1a\n\x00\xff\xfe\n", ":2: not UTF-8"),
-                 ("truncated", lines[0] + b"\n" + lines[1][: len(lines[1]) // 2] + b"\n", ":2: not valid JSON")]
+        cases = [
+            ("empty", b"", "no rows"),
+            (
+                "missing field",
+                lines[0] + b"\n" + json.dumps(first).encode() + b"\n",
+                ":2: row has no field 'questions'",
+            ),
+            ("binary", lines[0] + b"\n\x89PNG\r\n\x1a\n\x00\xff\xfe\n", ":2: not UTF-8"),
+            ("truncated", lines[0] + b"\n" + lines[1][: len(lines[1]) // 2] + b"\n", ":2: not valid JSON"),
+        ]
         for name, content, says in cases:
             d = self.fresh_dir(f"bad_data_{name.replace(' ', '_')}")
             shutil.copytree(REPO / "benchmarks" / "memoryarena" / "fixtures", d / "data")
             f = d / "data" / config / "data.jsonl"
             f.write_bytes(content)
-            p = self.data_sweep(d / "out", "method=full_context", f"benchmark={bench}", f"benchmark.params.data_dir={d / 'data'}")
+            p = self.data_sweep(
+                d / "out", "method=full_context", f"benchmark={bench}", f"benchmark.params.data_dir={d / 'data'}"
+            )
             row.tried += 1
             written = [x for x in (d / "out").rglob("episodes.jsonl*")] if (d / "out").exists() else []
-            clean = p.returncode == 3 and str(f) in p.stderr and says in p.stderr and "Traceback" not in p.stderr and not written
+            clean = (
+                p.returncode == 3
+                and str(f) in p.stderr
+                and says in p.stderr
+                and "Traceback" not in p.stderr
+                and not written
+            )
             row.survived += int(clean)
             if not clean:
                 row.note += f" {name}: rc {p.returncode} {p.stderr.strip()[-120:]!r};"
@@ -729,23 +967,56 @@ class Suite:
         self.server.configure()
         root = self.fresh_dir("secrets")
         url = self.server.base_url.replace("http://", f"http://chaos:{self.password}@")
-        url_sweep = [sys.executable, "-m", "runners.sweep", f"runner.output_dir={root / 'url'}", "runner.display=plain",
-                     f"experiment.name={EXP}", "backbone=openai_compatible", "backbone.model=chaos-model", f"backbone.base_url={url}",
-                     "backbone.base_url_env=null", "backbone.api_key_env=null", "benchmark.params.data_dir=fixtures", "runner.limit=1",
-                     "roles.judge=agent", "roles.tool=agent", f"benchmark={self.profile.benchmarks[0]}"]
+        url_sweep = [
+            sys.executable,
+            "-m",
+            "runners.sweep",
+            f"runner.output_dir={root / 'url'}",
+            "runner.display=plain",
+            f"experiment.name={EXP}",
+            "backbone=openai_compatible",
+            "backbone.model=chaos-model",
+            f"backbone.base_url={url}",
+            "backbone.base_url_env=null",
+            "backbone.api_key_env=null",
+            "benchmark.params.data_dir=fixtures",
+            "runner.limit=1",
+            "roles.judge=agent",
+            "roles.tool=agent",
+            f"benchmark={self.profile.benchmarks[0]}",
+        ]
         grid = [f"++experiment.grid.method=[{','.join(self.profile.methods)}]"]
         p = subprocess.run(url_sweep + grid, cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
         self.printed += [p.stdout, p.stderr]
         basic_ok = p.returncode == 0 and any(h.startswith("Basic ") for h in self.server.auth_headers)
         # `-m` (one grid, the project's launcher) after Hydra wrote multirun.yaml with the URL: it must be scrubbed
-        m = subprocess.run(url_sweep[:3] + ["-m", f"runner.output_dir={root / 'multirun'}"] + url_sweep[4:] + [f"method={','.join(self.profile.methods)}"],
-                           cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
+        m = subprocess.run(
+            url_sweep[:3]
+            + ["-m", f"runner.output_dir={root / 'multirun'}"]
+            + url_sweep[4:]
+            + [f"method={','.join(self.profile.methods)}"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=self.env(),
+        )
         self.printed += [m.stdout, m.stderr]
         self.server.mode = 401  # bodies echo the Authorization header
         try:
             q = self.sweep(root / "denied", "runner.cache=false")
-            r = subprocess.run(url_sweep[:3] + [f"runner.output_dir={root / 'denied_url'}"] + url_sweep[4:] + grid + ["runner.cache=false"],
-                               cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
+            r = subprocess.run(
+                url_sweep[:3]
+                + [f"runner.output_dir={root / 'denied_url'}"]
+                + url_sweep[4:]
+                + grid
+                + ["runner.cache=false"],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                timeout=300,
+                env=self.env(),
+            )
             self.printed += [r.stdout, r.stderr]
         finally:
             self.server.mode = None
@@ -755,13 +1026,28 @@ class Suite:
             self.server.mode = mode
             try:
                 echoes.append(self.sweep(root / f"{mode}_key", "runner.cache=false", "runner.limit=1"))
-                e = subprocess.run(url_sweep[:3] + [f"runner.output_dir={root / (mode + '_url')}"] + url_sweep[4:] + grid
-                                   + ["runner.cache=false"], cwd=REPO, capture_output=True, text=True, timeout=300, env=self.env())
+                e = subprocess.run(
+                    url_sweep[:3]
+                    + [f"runner.output_dir={root / (mode + '_url')}"]
+                    + url_sweep[4:]
+                    + grid
+                    + ["runner.cache=false"],
+                    cwd=REPO,
+                    capture_output=True,
+                    text=True,
+                    timeout=300,
+                    env=self.env(),
+                )
                 self.printed += [e.stdout, e.stderr]
                 echoes.append(e)
             finally:
                 self.server.mode = None
-        forms = [self.key, self.key[-12:], self.password, base64.b64encode(f"chaos:{self.password}".encode()).decode().rstrip("=")]
+        forms = [
+            self.key,
+            self.key[-12:],
+            self.password,
+            base64.b64encode(f"chaos:{self.password}".encode()).decode().rstrip("="),
+        ]
         leaks = []
         for f in self.work.rglob("*"):
             if f.is_file() and f.name != "replies.json":
@@ -777,15 +1063,23 @@ class Suite:
         if printed:
             leaks.append(f"{printed} printed outputs")
         if not basic_ok:
-            leaks.append(f"URL-credential run rc {p.returncode} (Basic auth sent: {any(h.startswith('Basic ') for h in self.server.auth_headers)})")
+            leaks.append(
+                f"URL-credential run rc {p.returncode} (Basic auth sent: {any(h.startswith('Basic ') for h in self.server.auth_headers)})"
+            )
         for e in echoes:
             if e.returncode not in (0, 1) or "echoed a configured secret" not in e.stdout:
                 leaks.append(f"echo run rc {e.returncode}, redaction not reported")
         if q.returncode != 3 or r.returncode != 3:
             leaks.append(f"401 runs rc {q.returncode}/{r.returncode} (expected 3)")
-        if m.returncode != 0 or not (root / "multirun" / EXP / ".multirun" / "multirun.yaml").exists():  # Hydra's files sit in the experiment folder
+        if (
+            m.returncode != 0 or not (root / "multirun" / EXP / ".multirun" / "multirun.yaml").exists()
+        ):  # Hydra's files sit in the experiment folder
             leaks.append(f"-m as one grid: rc {m.returncode} (expected 0, with multirun.yaml written and scrubbed)")
-        row.note = ("LEAKS/problems: " + "; ".join(leaks[:5])) if leaks else f"{row.tried} files and {len(self.printed)} outputs clean"
+        row.note = (
+            ("LEAKS/problems: " + "; ".join(leaks[:5]))
+            if leaks
+            else f"{row.tried} files and {len(self.printed)} outputs clean"
+        )
         if leaks:
             row.survived = min(row.survived, row.tried - 1)
         self.add(row, t0)
@@ -807,8 +1101,10 @@ class Suite:
         kinds = TRANSPORT_FAULTS + BODY_FAULTS
         self.server.configure(fault_rate=self.profile.fault_rate, faults=kinds)
         n_cells = len(self.profile.methods) * len(self.profile.benchmarks)
-        row = Row(f"soak ({minutes:g} min, {n_cells} cells, {self.profile.fault_rate:.0%} faults, SIGKILL after {lo:.0f}-{hi:.0f}s "
-                  "in every other round)")
+        row = Row(
+            f"soak ({minutes:g} min, {n_cells} cells, {self.profile.fault_rate:.0%} faults, SIGKILL after {lo:.0f}-{hi:.0f}s "
+            "in every other round)"
+        )
         lives: list[dict[str, Any]] = []
         rounds: list[dict[str, Any]] = []
         kills = 0
@@ -820,7 +1116,11 @@ class Suite:
                 proc = self.popen(root)
                 sweeps += 1
                 kill_round = len(rounds) % 2 == 0
-                deadline = time.monotonic() + self.rng.uniform(lo, hi) if kill_round and time.monotonic() < end else float("inf")
+                deadline = (
+                    time.monotonic() + self.rng.uniform(lo, hi)
+                    if kill_round and time.monotonic() < end
+                    else float("inf")
+                )
                 life: dict[str, Any] = {"pid": proc.pid, "round": len(rounds) + 1, "samples": []}
                 lives.append(life)
                 while proc.poll() is None and time.monotonic() < deadline and time.monotonic() < end + 1800:
@@ -845,16 +1145,34 @@ class Suite:
             self.judge(judged, root)
             row.lost += judged.lost
             row.duplicated += judged.duplicated
-            rounds.append({"round": len(rounds) + 1, "sweeps": sweeps, "seconds": round(time.monotonic() - r0, 1),
-                           "lost": judged.lost, "duplicated": judged.duplicated, "identical": judged.identical,
-                           "problems": problems + ([judged.note.strip()] if judged.note.strip() else []),
-                           "peak_rss_mb": max((x[1] for lf in lives if lf["round"] == len(rounds) + 1 for x in lf["samples"]), default=0),
-                           "peak_fds": max((x[2] for lf in lives if lf["round"] == len(rounds) + 1 for x in lf["samples"]), default=0)})
+            rounds.append(
+                {
+                    "round": len(rounds) + 1,
+                    "sweeps": sweeps,
+                    "seconds": round(time.monotonic() - r0, 1),
+                    "lost": judged.lost,
+                    "duplicated": judged.duplicated,
+                    "identical": judged.identical,
+                    "problems": problems + ([judged.note.strip()] if judged.note.strip() else []),
+                    "peak_rss_mb": max(
+                        (x[1] for lf in lives if lf["round"] == len(rounds) + 1 for x in lf["samples"]), default=0
+                    ),
+                    "peak_fds": max(
+                        (x[2] for lf in lives if lf["round"] == len(rounds) + 1 for x in lf["samples"]), default=0
+                    ),
+                }
+            )
             row.tried += 1
-            row.survived += int(not problems and judged.identical == "yes" and not judged.lost and not judged.duplicated)
-            print(f"    soak round {len(rounds)}: {sweeps} sweeps, {rounds[-1]['seconds']}s, identical {judged.identical}, "
-                  f"peak RSS {rounds[-1]['peak_rss_mb']:.0f} MB, peak fds {rounds[-1]['peak_fds']}"
-                  + (f"; {'; '.join(rounds[-1]['problems'])[:200]}" if rounds[-1]["problems"] else ""), file=self.out, flush=True)
+            row.survived += int(
+                not problems and judged.identical == "yes" and not judged.lost and not judged.duplicated
+            )
+            print(
+                f"    soak round {len(rounds)}: {sweeps} sweeps, {rounds[-1]['seconds']}s, identical {judged.identical}, "
+                f"peak RSS {rounds[-1]['peak_rss_mb']:.0f} MB, peak fds {rounds[-1]['peak_fds']}"
+                + (f"; {'; '.join(rounds[-1]['problems'])[:200]}" if rounds[-1]["problems"] else ""),
+                file=self.out,
+                flush=True,
+            )
         leaks = _leaks(lives, rounds)
         differing = sum(1 for r in rounds if r["identical"] != "yes")
         row.identical = "yes" if rounds and not differing else "no"
@@ -862,24 +1180,44 @@ class Suite:
             row.survived = min(row.survived, row.tried - 1)
         samples = [x for lf in lives for x in lf["samples"]]
         self.soak_summary = {
-            "minutes": minutes, "cells": n_cells, "rounds": len(rounds), "sweeps": sum(r["sweeps"] for r in rounds), "kills": kills,
-            "episodes_per_round": len(self.ref.keys), "lost": row.lost, "duplicated": row.duplicated, "differing_rounds": differing,
-            "peak_rss_mb": max((x[1] for x in samples), default=0), "peak_fds": max((x[2] for x in samples), default=0),
-            "leaks": leaks, "per_round": rounds,
+            "minutes": minutes,
+            "cells": n_cells,
+            "rounds": len(rounds),
+            "sweeps": sum(r["sweeps"] for r in rounds),
+            "kills": kills,
+            "episodes_per_round": len(self.ref.keys),
+            "lost": row.lost,
+            "duplicated": row.duplicated,
+            "differing_rounds": differing,
+            "peak_rss_mb": max((x[1] for x in samples), default=0),
+            "peak_fds": max((x[2] for x in samples), default=0),
+            "leaks": leaks,
+            "per_round": rounds,
             "timeline": [{"t": t, "rss_mb": m, "fds": f} for t, m, f in samples[:: max(1, len(samples) // 400)]],
         }
-        row.note = (f"{len(rounds)} rounds, {kills} kills, {differing} differing, peak RSS {self.soak_summary['peak_rss_mb']:.0f} MB, "
-                    f"peak fds {self.soak_summary['peak_fds']}" + (f"; LEAK: {'; '.join(leaks)[:200]}" if leaks else "; no leak"))
+        row.note = (
+            f"{len(rounds)} rounds, {kills} kills, {differing} differing, peak RSS {self.soak_summary['peak_rss_mb']:.0f} MB, "
+            f"peak fds {self.soak_summary['peak_fds']}"
+            + (f"; LEAK: {'; '.join(leaks)[:200]}" if leaks else "; no leak")
+        )
         self.add(row, t0)
 
     # ------------------------------------------------------------------ driver
     def run(self, only: set[str] | None = None) -> list[Row]:
-        attacks = [("kill", lambda: self.kills(signal.SIGKILL, self.profile.kills, "kill -9 / resume")),
-                   ("sigint", lambda: self.kills(signal.SIGINT, self.profile.sigints, "SIGINT / resume")),
-                   ("faults", self.faults), ("output", self.output_faults), ("corruption", self.corruption),
-                   ("cache", self.cache_attacks), ("two", self.two_sweeps), ("disks", self.disks),
-                   ("signals", self.signals), ("surrogates", self.surrogates), ("baddata", self.bad_data),
-                   ("secrets", self.secrets)]  # secrets last: it greps every file the other attacks wrote
+        attacks = [
+            ("kill", lambda: self.kills(signal.SIGKILL, self.profile.kills, "kill -9 / resume")),
+            ("sigint", lambda: self.kills(signal.SIGINT, self.profile.sigints, "SIGINT / resume")),
+            ("faults", self.faults),
+            ("output", self.output_faults),
+            ("corruption", self.corruption),
+            ("cache", self.cache_attacks),
+            ("two", self.two_sweeps),
+            ("disks", self.disks),
+            ("signals", self.signals),
+            ("surrogates", self.surrogates),
+            ("baddata", self.bad_data),
+            ("secrets", self.secrets),
+        ]  # secrets last: it greps every file the other attacks wrote
         if self.profile.soak_minutes:  # the soak profile is the long run alone (and the secrets grep of what it wrote)
             attacks = [("soak", self.soak), ("secrets", self.secrets)]
         with self.server:
@@ -945,8 +1283,8 @@ def _leaks(lives: list[dict[str, Any]], rounds: list[dict[str, Any]]) -> list[st
         xs = lf["samples"]
         if len(xs) < 40 or xs[-1][0] - xs[0][0] < 30:
             continue
-        warm = xs[len(xs) // 4:]
-        a, b = warm[: len(warm) // 2], warm[len(warm) // 2:]
+        warm = xs[len(xs) // 4 :]
+        a, b = warm[: len(warm) // 2], warm[len(warm) // 2 :]
         ra, rb = max(x[1] for x in a), max(x[1] for x in b)
         fa, fb = max(x[2] for x in a), max(x[2] for x in b)
         if rb - ra > max(48.0, 0.25 * ra):
@@ -993,8 +1331,19 @@ def _text(b: Any) -> str:
 
 def table(rows: list[Row]) -> str:
     head = ["attack", "tried", "survived", "lost", "duplicated", "identical", "note"]
-    body = [[r.attack, str(r.tried), str(r.survived), str(r.lost), str(r.duplicated), r.identical,
-             (("XFAIL (" + r.known + ") " if r.failed else "XPASS: remove from KNOWN ") if r.known else "") + r.note[:140]] for r in rows]
+    body = [
+        [
+            r.attack,
+            str(r.tried),
+            str(r.survived),
+            str(r.lost),
+            str(r.duplicated),
+            r.identical,
+            (("XFAIL (" + r.known + ") " if r.failed else "XPASS: remove from KNOWN ") if r.known else "")
+            + r.note[:140],
+        ]
+        for r in rows
+    ]
     widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
     line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"  # noqa: E731
     return "\n".join([line(head), "|" + "|".join("-" * (w + 2) for w in widths) + "|"] + [line(b) for b in body])
@@ -1006,11 +1355,18 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--profile", choices=sorted(PROFILES), default="short")
     ap.add_argument("--json", type=Path, help="write the table as JSON here (default <workdir>/chaos-<profile>.json)")
-    ap.add_argument("--workdir", type=Path, help="where the attacked experiments live (default: a temp dir, removed after)")
+    ap.add_argument(
+        "--workdir", type=Path, help="where the attacked experiments live (default: a temp dir, removed after)"
+    )
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--only", help="comma-separated attacks to run (kill,sigint,faults,output,corruption,cache,two,disks,signals,"
-                                   "surrogates,baddata,secrets; soak in the soak profile)")
-    ap.add_argument("--minutes", type=float, help="the soak profile's length (default 30; a short one shows that it works)")
+    ap.add_argument(
+        "--only",
+        help="comma-separated attacks to run (kill,sigint,faults,output,corruption,cache,two,disks,signals,"
+        "surrogates,baddata,secrets; soak in the soak profile)",
+    )
+    ap.add_argument(
+        "--minutes", type=float, help="the soak profile's length (default 30; a short one shows that it works)"
+    )
     a = ap.parse_args(argv)
     prof = PROFILES[a.profile]
     if a.minutes is not None:
@@ -1020,8 +1376,11 @@ def main(argv: list[str] | None = None) -> int:
     work = a.workdir or Path(tempfile.mkdtemp(prefix="chaos-"))
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    print(f"chaos suite, profile {prof.name}: {', '.join(prof.methods)} × {', '.join(prof.benchmarks)}, {prof.trials} trials; "
-          f"work dir {work}", flush=True)
+    print(
+        f"chaos suite, profile {prof.name}: {', '.join(prof.methods)} × {', '.join(prof.benchmarks)}, {prof.trials} trials; "
+        f"work dir {work}",
+        flush=True,
+    )
     suite = Suite(prof, work, a.seed)
     rows = suite.run(set(a.only.split(",")) if a.only else None)
     wall = time.monotonic() - t0
@@ -1029,18 +1388,31 @@ def main(argv: list[str] | None = None) -> int:
     failed = [r for r in rows if r.failed and not r.known and r.tried]
     skipped = [r for r in rows if not r.tried]
     xfail = [r for r in rows if r.failed and r.known]
-    print(f"\n{len(rows)} attacks in {wall:.0f}s: {len(failed)} failed, {len(xfail)} known (XFAIL), {len(skipped)} skipped")
+    print(
+        f"\n{len(rows)} attacks in {wall:.0f}s: {len(failed)} failed, {len(xfail)} known (XFAIL), {len(skipped)} skipped"
+    )
     out = a.json or work / f"chaos-{prof.name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"profile": asdict(prof), "seed": a.seed, "wall_s": round(wall, 1),
-                               "rows": [{**asdict(r), "failed": r.failed} for r in rows],
-                               **({"soak": suite.soak_summary} if suite.soak_summary else {})}, indent=2))
+    out.write_text(
+        json.dumps(
+            {
+                "profile": asdict(prof),
+                "seed": a.seed,
+                "wall_s": round(wall, 1),
+                "rows": [{**asdict(r), "failed": r.failed} for r in rows],
+                **({"soak": suite.soak_summary} if suite.soak_summary else {}),
+            },
+            indent=2,
+        )
+    )
     if suite.soak_summary:
         sm = suite.soak_summary
-        print(f"soak: {sm['rounds']} rounds ({sm['sweeps']} sweeps, {sm['kills']} SIGKILLs) of {sm['episodes_per_round']} episodes in "
-              f"{sm['cells']} cells: {sm['lost']} lost, {sm['duplicated']} duplicated, {sm['differing_rounds']} rounds differing; "
-              f"peak RSS {sm['peak_rss_mb']:.0f} MB, peak open files {sm['peak_fds']}; "
-              + (f"LEAK: {'; '.join(sm['leaks'])}" if sm["leaks"] else "no leak"))
+        print(
+            f"soak: {sm['rounds']} rounds ({sm['sweeps']} sweeps, {sm['kills']} SIGKILLs) of {sm['episodes_per_round']} episodes in "
+            f"{sm['cells']} cells: {sm['lost']} lost, {sm['duplicated']} duplicated, {sm['differing_rounds']} rounds differing; "
+            f"peak RSS {sm['peak_rss_mb']:.0f} MB, peak open files {sm['peak_fds']}; "
+            + (f"LEAK: {'; '.join(sm['leaks'])}" if sm["leaks"] else "no leak")
+        )
     print(f"JSON written to {out}")
     if a.workdir is None:
         shutil.rmtree(work, ignore_errors=True)

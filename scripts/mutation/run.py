@@ -13,6 +13,7 @@ mutant's test files with the copy first on PYTHONPATH. Before the mutants, the s
 on the unmutated copy: a test that fails there makes every verdict meaningless, so the check stops.
 Exit status: 0 when every mutant is killed or listed in `ACCEPTED` (docs/testing.md), 1 otherwise.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,11 +45,17 @@ def copy_tree(dest: Path, ref: str | None = None) -> None:
     """The working tree as git sees it (tracked + untracked, not ignored) under `dest`; with `ref`,
     that commit's tree instead (`git archive`)."""
     if ref is not None:
-        archive = subprocess.run(["git", "archive", "--format=tar", ref], cwd=REPO, capture_output=True, check=True).stdout
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", ref], cwd=REPO, capture_output=True, check=True
+        ).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
         return
-    out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
-                         capture_output=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout
     for rel in filter(None, out.decode().split("\0")):
         src = REPO / rel
         if not src.is_file():  # deleted in the working tree, or a submodule
@@ -63,15 +70,20 @@ def apply(m: Mutant, root: Path) -> str:
     text = path.read_text()
     n = text.count(m.old)
     if n != 1:
-        raise ValueError(f"mutant {m.id}: {m.old!r} occurs {n} times in {m.file} (need exactly 1; "
-                         "Fix: make `old` longer so it names one place, or update the mutant after a code change)")
+        raise ValueError(
+            f"mutant {m.id}: {m.old!r} occurs {n} times in {m.file} (need exactly 1; "
+            "Fix: make `old` longer so it names one place, or update the mutant after a code change)"
+        )
     path.write_text(text.replace(m.old, m.new))
     return text
 
 
 def pytest(root: Path, tests: tuple[str, ...], timeout: float) -> tuple[int | None, str]:
-    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-           "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", *tests]
     try:
         p = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
@@ -95,8 +107,10 @@ def run_mutants(mutants: list[Mutant], timeout: float, ref: str | None = None, l
         log(f"baseline: {len(files)} test file(s) on the unmutated tree …")
         rc, out = pytest(root, tuple(files), timeout * 4)
         if rc != 0:
-            raise SystemExit(f"error: the tests fail without any mutant (rc={rc}): {first_failure(out)}\n"
-                             "Fix: make them pass first; a mutation verdict needs a green baseline")
+            raise SystemExit(
+                f"error: the tests fail without any mutant (rc={rc}): {first_failure(out)}\n"
+                "Fix: make them pass first; a mutation verdict needs a green baseline"
+            )
         verdicts = []
         for m in mutants:
             original = apply(m, root)
@@ -125,15 +139,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=None, help="run the mutants whose id starts with one of these")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant's test run (default 300)")
-    ap.add_argument("--against", metavar="REF", default=None,
-                    help="mutate and test the tree of this git commit instead of the working tree (e.g. how many "
-                         "of today's mutants an older suite kills)")
+    ap.add_argument(
+        "--against",
+        metavar="REF",
+        default=None,
+        help="mutate and test the tree of this git commit instead of the working tree (e.g. how many "
+        "of today's mutants an older suite kills)",
+    )
     ap.add_argument("--json", type=Path, default=None, help="write the verdicts here")
     a = ap.parse_args(argv)
     mutants = [m for m in MUTANTS if a.only is None or any(m.id.startswith(p) for p in a.only)]
     if not mutants:
-        print(f"error: no mutant id starts with {' or '.join(a.only or [])}. Fix: see `python -m scripts.mutation --list`",
-              file=sys.stderr)
+        print(
+            f"error: no mutant id starts with {' or '.join(a.only or [])}. Fix: see `python -m scripts.mutation --list`",
+            file=sys.stderr,
+        )
         return 2
     if a.list:
         for m in mutants:
@@ -143,8 +163,10 @@ def main(argv: list[str] | None = None) -> int:
     killed = sum(v.status in ("killed", "timeout") for v in verdicts)
     survived = [v for v in verdicts if v.status == "survived"]
     errors = [v for v in verdicts if v.status == "error"]
-    print(f"\n{killed}/{len(verdicts)} killed, {len(survived)} survived"
-          f" ({sum(v.id in ACCEPTED for v in survived)} accepted in docs/testing.md), {len(errors)} error(s)")
+    print(
+        f"\n{killed}/{len(verdicts)} killed, {len(survived)} survived"
+        f" ({sum(v.id in ACCEPTED for v in survived)} accepted in docs/testing.md), {len(errors)} error(s)"
+    )
     for v in survived:
         print(f"  survived: {v.id}" + (f" — accepted: {ACCEPTED[v.id]}" if v.id in ACCEPTED else " — OPEN"))
     for v in errors:

@@ -8,6 +8,7 @@ processes, `python -m runners.aggregate EXP` (cold: the table cache removed firs
 same rounds. Prints medians, the peak RSS of each process, the load average before and after, and
 the linearity ratio t(largest) / (size ratio × t(smallest)) (target ≤ 1.3).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,8 +42,10 @@ def timed(cmd: list[str], code: Path) -> tuple[float, float, float]:
 
 
 def commands(exp: Path, out: Path) -> dict[str, list[str]]:
-    return {"aggregate": [sys.executable, "-m", "runners.aggregate", str(exp)],
-            "view": [sys.executable, "-m", "runners.view", str(exp), "--out", str(out)]}
+    return {
+        "aggregate": [sys.executable, "-m", "runners.aggregate", str(exp)],
+        "view": [sys.executable, "-m", "runners.view", str(exp), "--out", str(out)],
+    }
 
 
 def clear_cache(exp: Path) -> None:
@@ -75,10 +78,14 @@ def main(argv: list[str] | None = None) -> None:
             print(f"round {r + 1}/{a.repeats} done, load average {os.getloadavg()}", flush=True)
     print(f"load average after: {os.getloadavg()}")
     med = statistics.median
-    print(f"\n{'code':>8} {'command':>10} {'episodes':>9} {'median s':>9} {'runs s':>24} {'CPU s':>7} {'peak RSS MB':>12}")
+    print(
+        f"\n{'code':>8} {'command':>10} {'episodes':>9} {'median s':>9} {'runs s':>24} {'CPU s':>7} {'peak RSS MB':>12}"
+    )
     for (label, what, n), runs in times.items():
-        print(f"{label:>8} {what:>10} {n:>9} {med(w for w, _, _ in runs):>9.2f} {', '.join(f'{w:.2f}' for w, _, _ in runs):>24} "
-              f"{med(c for _, _, c in runs):>7.2f} {max(m for _, m, _ in runs):>12.0f}")
+        print(
+            f"{label:>8} {what:>10} {n:>9} {med(w for w, _, _ in runs):>9.2f} {', '.join(f'{w:.2f}' for w, _, _ in runs):>24} "
+            f"{med(c for _, _, c in runs):>7.2f} {max(m for _, m, _ in runs):>12.0f}"
+        )
     sizes = sorted(a.episodes)
     if len(sizes) > 1:
         lo, hi = sizes[0], sizes[-1]
@@ -86,9 +93,14 @@ def main(argv: list[str] | None = None) -> None:
             for what in ("aggregate", "view"):
                 if (label, what, lo) in times:
                     for i, unit in ((0, "wall"), (2, "CPU")):
-                        t_lo, t_hi = med(r[i] for r in times[label, what, lo]), med(r[i] for r in times[label, what, hi])
-                        print(f"{label} {what} ({unit}): {hi} vs {lo} episodes {t_hi / t_lo:.2f}× the time for {hi / lo:.0f}× the data; "
-                              f"t({hi}) / ({hi / lo:.0f} × t({lo})) = {t_hi / (hi / lo * t_lo):.2f} (target ≤ 1.3)")
+                        t_lo, t_hi = (
+                            med(r[i] for r in times[label, what, lo]),
+                            med(r[i] for r in times[label, what, hi]),
+                        )
+                        print(
+                            f"{label} {what} ({unit}): {hi} vs {lo} episodes {t_hi / t_lo:.2f}× the time for {hi / lo:.0f}× the data; "
+                            f"t({hi}) / ({hi / lo:.0f} × t({lo})) = {t_hi / (hi / lo * t_lo):.2f} (target ≤ 1.3)"
+                        )
     if a.against:
         for what in ("aggregate", "view"):
             for n in sizes:

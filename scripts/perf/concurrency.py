@@ -34,6 +34,7 @@ Context × Formal Reasoning fixture, 2 tasks, backbones pointing at the fake end
 after another as the sweep did before (target: 4 × 8 within 1.1× of 1 × 32).
 
 Run: `.venv/bin/python -m scripts.perf.concurrency [--mode all|cells|synthetic|episodes] [--repeats 3]`."""
+
 from __future__ import annotations
 
 import argparse
@@ -62,8 +63,13 @@ LEVELS = (1, 4, 16, 32, 64)
 def fake_server(latency_s: float, endpoint: str = "asyncio") -> Iterator[str]:
     """Start `python -m tests.fake_openai` in a subprocess; yield its base URL (its pid: `server_pid`)."""
     global server_pid
-    proc = subprocess.Popen([sys.executable, "-m", "tests.fake_openai", "--latency", str(latency_s), "--react", "--server", endpoint],
-                            cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.fake_openai", "--latency", str(latency_s), "--react", "--server", endpoint],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         url = proc.stdout.readline().strip() if proc.stdout else ""
         if not url.startswith("http://"):
@@ -98,8 +104,18 @@ def process_cpu_s(pid: int | None) -> float | None:
 def backbone(url: str, max_inflight: int) -> OpenAIBackbone:
     from runners.backbones.openai import OpenAIBackbone
 
-    return OpenAIBackbone(name="fake", model="fake-model", base_url=url, api_key="EMPTY", sampling={"temperature": 0.0},
-                          extra_body={}, max_inflight=max_inflight, timeout_s=30, max_retries=2, backoff_base_s=0.05)
+    return OpenAIBackbone(
+        name="fake",
+        model="fake-model",
+        base_url=url,
+        api_key="EMPTY",
+        sampling={"temperature": 0.0},
+        extra_body={},
+        max_inflight=max_inflight,
+        timeout_s=30,
+        max_retries=2,
+        backoff_base_s=0.05,
+    )
 
 
 Workload = Callable[[object, int], Awaitable[list[float]]]
@@ -117,6 +133,7 @@ def synthetic(calls: int) -> Workload:
             latencies.append(time.perf_counter() - t0)
             history.append({"role": "assistant", "content": c.text})
         return latencies
+
     return episode
 
 
@@ -134,8 +151,14 @@ def real_episodes() -> Workload:
         rec = await ep.run(ep.make_env(bench, task), FullContext(ep.agent))
         if rec.status != "ok":
             raise RuntimeError(f"episode {task.task_id}#{i} failed: {rec.error}")
-        calls = [*rec.task_calls, *(c for r in rec.requests for c in [*r.begin_calls, *(c for s in r.steps for c in s.calls), *r.end_calls])]
-        return [c.latency_s for c in calls]  # as the episode saw them: sending, the endpoint's 100 ms, reading the reply
+        calls = [
+            *rec.task_calls,
+            *(c for r in rec.requests for c in [*r.begin_calls, *(c for s in r.steps for c in s.calls), *r.end_calls]),
+        ]
+        return [
+            c.latency_s for c in calls
+        ]  # as the episode saw them: sending, the endpoint's 100 ms, reading the reply
+
     return episode
 
 
@@ -149,19 +172,28 @@ def makespan(calls: list[int], n: int, rounds: int, schedule: str) -> int:
     the harness costs nothing (`calls[i]`: the calls of episode i): `workers` gives worker j the
     episodes j·rounds … j·rounds+rounds−1; `queue` hands episodes out in order to whichever slot is free."""
     if schedule == "workers":
-        return max(sum(calls[j * rounds:(j + 1) * rounds]) for j in range(n))
+        return max(sum(calls[j * rounds : (j + 1) * rounds]) for j in range(n))
     slots = [0] * n
     for c in calls:
         heapq.heapreplace(slots, slots[0] + c)
     return max(slots)
 
 
-async def rate(url: str, episode: Workload, n: int, rounds: int, max_inflight: int, schedule: str = "workers",
-               endpoint_pid: int | None = None) -> Point:
+async def rate(
+    url: str,
+    episode: Workload,
+    n: int,
+    rounds: int,
+    max_inflight: int,
+    schedule: str = "workers",
+    endpoint_pid: int | None = None,
+) -> Point:
     """One run of `rounds * n` episodes with n in flight: n workers of `rounds` consecutive
     episodes, or one shared queue."""
     bb = backbone(url, max_inflight)
-    await asyncio.gather(*(episode(bb, -1 - j) for j in range(n)))  # warm-up: n connections and lazy imports off the clock
+    await asyncio.gather(
+        *(episode(bb, -1 - j) for j in range(n))
+    )  # warm-up: n connections and lazy imports off the clock
 
     latencies: list[float] = []
     calls = [0] * (rounds * n)
@@ -170,10 +202,13 @@ async def rate(url: str, episode: Workload, n: int, rounds: int, max_inflight: i
         lat = await episode(bb, i)
         latencies.extend(lat)
         calls[i] = len(lat)
+
     if schedule == "workers":
+
         async def worker(j: int) -> None:
             for k in range(rounds):
                 await run_one(j * rounds + k)
+
         jobs = [worker(j) for j in range(n)]
     else:
         sem = asyncio.Semaphore(n)
@@ -181,6 +216,7 @@ async def rate(url: str, episode: Workload, n: int, rounds: int, max_inflight: i
         async def one(i: int) -> None:
             async with sem:
                 await run_one(i)
+
         jobs = [one(i) for i in range(rounds * n)]
     e0, c0, t0 = process_cpu_s(endpoint_pid), time.process_time(), time.perf_counter()
     await asyncio.gather(*jobs)
@@ -190,21 +226,42 @@ async def rate(url: str, episode: Workload, n: int, rounds: int, max_inflight: i
     endpoint = (e1 - e0) if e0 is not None and e1 is not None else None
     if endpoint is not None and endpoint < 0.1:  # /proc counts 10 ms clock ticks: too few to say
         endpoint = None
-    return (done / wall, cpu / done * 1000, endpoint / done * 1000 if endpoint is not None else None, statistics.median(latencies) * 1000,
-            done / makespan(calls, n, rounds, schedule))
+    return (
+        done / wall,
+        cpu / done * 1000,
+        endpoint / done * 1000 if endpoint is not None else None,
+        statistics.median(latencies) * 1000,
+        done / makespan(calls, n, rounds, schedule),
+    )
 
 
-def curve(url: str, episode: Workload, levels: tuple[int, ...], rounds: int, repeats: int, schedule: str = "workers",
-          endpoint_pid: int | None = None) -> dict[int, Point]:
+def curve(
+    url: str,
+    episode: Workload,
+    levels: tuple[int, ...],
+    rounds: int,
+    repeats: int,
+    schedule: str = "workers",
+    endpoint_pid: int | None = None,
+) -> dict[int, Point]:
     """Per level: the medians over `repeats` runs of each figure."""
-    return {n: medians([asyncio.run(rate(url, episode, n, rounds, max(levels), schedule, endpoint_pid)) for _ in range(repeats)])
-            for n in levels}
+    return {
+        n: medians(
+            [asyncio.run(rate(url, episode, n, rounds, max(levels), schedule, endpoint_pid)) for _ in range(repeats)]
+        )
+        for n in levels
+    }
 
 
 def medians(runs: list[Point]) -> Point:
     ends = [r[2] for r in runs if r[2] is not None]
-    return (statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), statistics.median(ends) if ends else None,
-            statistics.median(r[3] for r in runs), statistics.median(r[4] for r in runs))
+    return (
+        statistics.median(r[0] for r in runs),
+        statistics.median(r[1] for r in runs),
+        statistics.median(ends) if ends else None,
+        statistics.median(r[3] for r in runs),
+        statistics.median(r[4] for r in runs),
+    )
 
 
 TARGETS = {32: 29.0, 64: 50.0}
@@ -212,12 +269,16 @@ TARGETS = {32: 29.0, 64: 50.0}
 
 def report(title: str, points: dict[int, Point]) -> None:
     print(f"\n{title}")
-    print(f"{'concurrent':>10}  {'episodes/s':>10}  {'speed-up':>8}  {'harness CPU/ep':>14}  {'endpoint CPU/ep':>15}  {'median call':>11}"
-          f"  {'zero-cost harness':>17}")
+    print(
+        f"{'concurrent':>10}  {'episodes/s':>10}  {'speed-up':>8}  {'harness CPU/ep':>14}  {'endpoint CPU/ep':>15}  {'median call':>11}"
+        f"  {'zero-cost harness':>17}"
+    )
     base, ideal = points[1][0], points[1][4]
     for n, (r, cpu, ecpu, lat, best) in points.items():
         e = f"{ecpu:.2f} ms" if ecpu is not None else "-"
-        print(f"{n:>10}  {r:>10.2f}  {r / base:>7.1f}x  {cpu:>11.2f} ms  {e:>15}  {lat:>8.1f} ms  {best / ideal:>16.1f}x")
+        print(
+            f"{n:>10}  {r:>10.2f}  {r / base:>7.1f}x  {cpu:>11.2f} ms  {e:>15}  {lat:>8.1f} ms  {best / ideal:>16.1f}x"
+        )
     for n, target in TARGETS.items():
         if n in points:
             ratio = points[n][0] / base
@@ -233,11 +294,35 @@ def cell_configs(url: str, out: str, n_cells: int, trials: int) -> list:
     load = lambda g, n: yaml.safe_load((CONF_DIR / g / f"{n}.yaml").read_text())  # noqa: E731
     bench = load("benchmark", "memoryarena_math")
     bench["params"]["data_dir"] = "fixtures"
-    runner = {**load("runner", "default"), "output_dir": out, "display": "none", "concurrency": 32, "cache": False,
-              "limit": 2, "trials": trials}
-    return [validate({"method": load("method", "full_context"), "benchmark": bench, "runner": runner, "roles": {"judge": "agent", "tool": "agent"},
-                      "backbone": {"name": f"fake{i}", "kind": "openai", "model": "fake-model", "base_url": url,
-                                   "api_key_env": None, "max_inflight": 64, "timeout_s": 30}}) for i in range(n_cells)]
+    runner = {
+        **load("runner", "default"),
+        "output_dir": out,
+        "display": "none",
+        "concurrency": 32,
+        "cache": False,
+        "limit": 2,
+        "trials": trials,
+    }
+    return [
+        validate(
+            {
+                "method": load("method", "full_context"),
+                "benchmark": bench,
+                "runner": runner,
+                "roles": {"judge": "agent", "tool": "agent"},
+                "backbone": {
+                    "name": f"fake{i}",
+                    "kind": "openai",
+                    "model": "fake-model",
+                    "base_url": url,
+                    "api_key_env": None,
+                    "max_inflight": 64,
+                    "timeout_s": 30,
+                },
+            }
+        )
+        for i in range(n_cells)
+    ]
 
 
 async def sweep_wall(url: str, n_cells: int, trials: int, serial: bool = False) -> float:
@@ -280,9 +365,15 @@ WORKLOADS = {"synthetic": lambda a: synthetic(a.calls), "episodes": lambda a: re
 
 
 def titles(a: argparse.Namespace) -> dict[str, str]:
-    how = (f"{a.rounds} consecutive episodes per worker" if a.schedule == "workers" else f"{a.rounds} x N episodes from one queue")
-    return {"synthetic": f"synthetic episodes ({a.calls} sequential calls each; {how})",
-            "episodes": f"real episodes (Episode.run: Full Context x Formal Reasoning fixture, agent + judge calls; {how})"}
+    how = (
+        f"{a.rounds} consecutive episodes per worker"
+        if a.schedule == "workers"
+        else f"{a.rounds} x N episodes from one queue"
+    )
+    return {
+        "synthetic": f"synthetic episodes ({a.calls} sequential calls each; {how})",
+        "episodes": f"real episodes (Episode.run: Full Context x Formal Reasoning fixture, agent + judge calls; {how})",
+    }
 
 
 def against(a: argparse.Namespace, url: str, workloads: list[str], levels: tuple[int, ...]) -> None:
@@ -290,10 +381,24 @@ def against(a: argparse.Namespace, url: str, workloads: list[str], levels: tuple
     sides = {"this checkout": str(REPO), f"--against {a.against}": str(Path(a.against).resolve())}
     runs: dict[tuple[str, str], dict[int, list]] = {(w, s): {n: [] for n in levels} for w in workloads for s in sides}
     for r in range(a.repeats):
-        for side, path in (sides.items() if r % 2 == 0 else reversed(list(sides.items()))):  # alternate who goes first
+        for side, path in sides.items() if r % 2 == 0 else reversed(list(sides.items())):  # alternate who goes first
             for w in workloads:
-                args = ["--url", url, "--mode", w, "--levels", *map(str, levels), "--repeats", "1", "--rounds", str(a.rounds),
-                        "--calls", str(a.calls), "--schedule", a.schedule] + (["--endpoint-pid", str(server_pid)] if server_pid else [])
+                args = [
+                    "--url",
+                    url,
+                    "--mode",
+                    w,
+                    "--levels",
+                    *map(str, levels),
+                    "--repeats",
+                    "1",
+                    "--rounds",
+                    str(a.rounds),
+                    "--calls",
+                    str(a.calls),
+                    "--schedule",
+                    a.schedule,
+                ] + (["--endpoint-pid", str(server_pid)] if server_pid else [])
                 out = checkout.measure("scripts.perf.concurrency", path, args)
                 for n, point in out["points"].items():
                     runs[(w, side)][int(n)].append(point)
@@ -316,11 +421,24 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3, help="episodes per run = rounds x concurrency")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--levels", type=int, nargs="+", default=list(LEVELS))
-    ap.add_argument("--schedule", choices=("workers", "queue"), default="workers",
-                    help="workers: each of N workers runs --rounds consecutive episodes; queue: N slots take rounds x N episodes from one queue")
-    ap.add_argument("--endpoint", choices=("asyncio", "threads"), default="asyncio", help="the fake endpoint's server (tests/fake_openai.py)")
-    ap.add_argument("--against", metavar="DIR", help="also measure the harness checked out at DIR, alternating with this one")
-    ap.add_argument("--harness", metavar="DIR", help=argparse.SUPPRESS)  # import runners.* etc. from DIR (used by --against)
+    ap.add_argument(
+        "--schedule",
+        choices=("workers", "queue"),
+        default="workers",
+        help="workers: each of N workers runs --rounds consecutive episodes; queue: N slots take rounds x N episodes from one queue",
+    )
+    ap.add_argument(
+        "--endpoint",
+        choices=("asyncio", "threads"),
+        default="asyncio",
+        help="the fake endpoint's server (tests/fake_openai.py)",
+    )
+    ap.add_argument(
+        "--against", metavar="DIR", help="also measure the harness checked out at DIR, alternating with this one"
+    )
+    ap.add_argument(
+        "--harness", metavar="DIR", help=argparse.SUPPRESS
+    )  # import runners.* etc. from DIR (used by --against)
     ap.add_argument("--url", help=argparse.SUPPRESS)  # the endpoint of the parent (a child of --against)
     ap.add_argument("--endpoint-pid", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
@@ -333,7 +451,9 @@ def main() -> None:
         points = curve(a.url, WORKLOADS[w](a), levels, a.rounds, a.repeats, a.schedule, a.endpoint_pid)
         print(json.dumps({"harness": checkout.location(), "points": {n: list(p) for n, p in points.items()}}))
         return
-    print(f"fake endpoint ({a.endpoint}) latency {a.latency * 1000:.0f} ms; medians of {a.repeats} runs; schedule {a.schedule}")
+    print(
+        f"fake endpoint ({a.endpoint}) latency {a.latency * 1000:.0f} ms; medians of {a.repeats} runs; schedule {a.schedule}"
+    )
     if a.mode in ("episodes", "both", "all") and a.schedule == "workers" and a.rounds % 3:
         print(f"note: --rounds {a.rounds} is not a multiple of the fixture's 3 tasks: workers run different work")
     workloads = [w for w in ("synthetic", "episodes") if a.mode in (w, "both", "all")]

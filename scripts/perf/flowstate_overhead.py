@@ -4,6 +4,7 @@
    Disclose + Serialize) at 10 / 100 / 1,000 / 10,000 repository nodes: median and p90 in ms.
 2. Prompt tokens per agent step for Full Context and FlowState on the same scripted trajectory
    (the scripted backbone makes both take the same actions), and the ratio of totals."""
+
 from __future__ import annotations
 
 import argparse
@@ -17,12 +18,24 @@ from flowstate.repository import ActiveState, Repository
 from flowstate.state import Node, Relation, StateType
 from runners.api import Backbone, Completion, Decision, Message, Protocol, Request, Role, TaskView, ToolSpec
 
-TASK = TaskView(task_id="perf", benchmark="perf", policy="Synthetic policy.", tools=[ToolSpec(name="search", description="look something up")])
+TASK = TaskView(
+    task_id="perf",
+    benchmark="perf",
+    policy="Synthetic policy.",
+    tools=[ToolSpec(name="search", description="look something up")],
+)
 
 
 class _Unused(Backbone):
-    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,  # pragma: no cover
-                       **sampling: Any) -> Completion:
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        role: Role,
+        protocol: Protocol | None = None,
+        attempt: int = 0,  # pragma: no cover
+        **sampling: Any,
+    ) -> Completion:
         return Completion(text="", role=role, model="none")
 
 
@@ -36,8 +49,16 @@ def synthetic_repository(n_nodes: int, per_request: int = 10) -> Repository:
         for i in range(min(per_request, n_nodes - k * per_request)):
             sid = f"s{k + 1}_{i}"
             refs = (Relation(rel="follows", state_id=prev),) if prev else ()
-            states.append(Node(state_id=sid, request=qid, type=StateType.knowledge, summary=f"fact {i} of request {k + 1}",
-                               value={"i": i, "text": "x" * 40}, refs=refs))
+            states.append(
+                Node(
+                    state_id=sid,
+                    request=qid,
+                    type=StateType.knowledge,
+                    summary=f"fact {i} of request {k + 1}",
+                    value={"i": i, "text": "x" * 40},
+                    refs=refs,
+                )
+            )
             prev = sid
         repo.persist(qid, f"synthetic request {k + 1}", states, {})
     return repo
@@ -54,9 +75,18 @@ def step_overhead(n_nodes: int, reps: int = 200) -> tuple[float, float]:
     for r in range(reps):
         m.active = ActiveState(m.query_id)
         for j in range(5):  # a small current Active State
-            m.active.current[f"cur{j}"] = Node(state_id=f"cur{j}", request=m.query_id, type=StateType.judgements, summary="c", value=j)
+            m.active.current[f"cur{j}"] = Node(
+                state_id=f"cur{j}", request=m.query_id, type=StateType.judgements, summary="c", value=j
+            )
         delta = [
-            {"state_set": "knowledge", "operation": "add", "state_id": f"new{r}", "summary": "n", "value": {"r": r}, "refs": [{"rel": "derives", "state_id": hist[r % len(hist)]}]},
+            {
+                "state_set": "knowledge",
+                "operation": "add",
+                "state_id": f"new{r}",
+                "summary": "n",
+                "value": {"r": r},
+                "refs": [{"rel": "derives", "state_id": hist[r % len(hist)]}],
+            },
             {"operation": "update", "state_id": "cur0", "summary": "updated"},
             {"operation": "remove", "state_id": "cur1"},
         ]
@@ -84,7 +114,9 @@ async def token_curves() -> dict[str, list[int]]:
         for task in bench.load_tasks():
             ep = Episode(bb, cell="perf", task_id=task.task_id)
             rec = await ep.run(ep.make_env(bench, task), cls(ep.agent))
-            curve += [c.usage.prompt_tokens for rr in rec.requests for s in rr.steps for c in s.calls if c.role == "agent"]
+            curve += [
+                c.usage.prompt_tokens for rr in rec.requests for s in rr.steps for c in s.calls if c.role == "agent"
+            ]
         curves[name] = curve
     return curves
 

@@ -6,6 +6,7 @@
    with the scripted backbone on the Formal Reasoning fixture.
 
 Run: `python -m scripts.perf.harness [--repeats 3]`."""
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,14 @@ def step_overheads(method: str) -> list[float]:
     bench = load("benchmark", "memoryarena_math")
     bench["params"]["data_dir"] = "fixtures"
     with tempfile.TemporaryDirectory() as out:
-        cfg = validate({"method": load("method", method), "backbone": load("backbone", "scripted"), "benchmark": bench,
-                        "runner": {**load("runner", "default"), "output_dir": out, "display": "none", "concurrency": 1}})
+        cfg = validate(
+            {
+                "method": load("method", method),
+                "backbone": load("backbone", "scripted"),
+                "benchmark": bench,
+                "runner": {**load("runner", "default"), "output_dir": out, "display": "none", "concurrency": 1},
+            }
+        )
         asyncio.run(run_cell(prepare_cell(cfg), Path(out), BackbonePool(None), Progress("none")))
         recs, _ = read_jsonl(Path(out) / cfg.cell_name / "episodes.jsonl")
     return [s["overhead_s"] for r in recs for q in r["requests"] for s in q["steps"]]

@@ -37,6 +37,7 @@ the harness cell DONE with every call's transcript readable, inspect's log `succ
 sample. `--background-chars` / `--reply-chars` change the texts' lengths. Results and how to read
 them: scripts/perf/README.md ("Beside inspect_ai").
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,8 +66,37 @@ DEFAULT_VENV = Path("~/.cache/harness/inspect-venv").expanduser()
 SUBTASKS = 3
 CALLS_PER_EPISODE = 4 * SUBTASKS  # per subtask: agent (tool call), tool, agent (answer), judge
 MODEL = "fake-model"
-_LETTERS = ("etaoinshrdlcumwfgypbvkjxqz", (12.7, 9.1, 8.2, 7.5, 7.0, 6.7, 6.3, 6.1, 6.0, 4.3, 4.0, 2.8, 2.8, 2.4, 2.4, 2.2, 2.0,
-                                          2.0, 1.9, 1.5, 1.0, 0.8, 0.15, 0.15, 0.1, 0.07))
+_LETTERS = (
+    "etaoinshrdlcumwfgypbvkjxqz",
+    (
+        12.7,
+        9.1,
+        8.2,
+        7.5,
+        7.0,
+        6.7,
+        6.3,
+        6.1,
+        6.0,
+        4.3,
+        4.0,
+        2.8,
+        2.8,
+        2.4,
+        2.4,
+        2.2,
+        2.0,
+        2.0,
+        1.9,
+        1.5,
+        1.0,
+        0.8,
+        0.15,
+        0.15,
+        0.1,
+        0.07,
+    ),
+)
 
 
 # ----------------------------------------------------------------------------- the inspect venv
@@ -131,12 +161,33 @@ def workload(n_tasks: int, background_chars: int) -> dict[str, Any]:
         backgrounds = [words(rng, background_chars)] + [""] * (SUBTASKS - 1)
         questions = [f"Problem {i}.{k}: " + words(rng, 160) for k in range(SUBTASKS)]
         answers = [f"c_{i}_{k} = {rng.randint(2, 999)}" for k in range(SUBTASKS)]
-        rows.append({"id": i, "paper_name": f"shaped-{i}", "backgrounds": backgrounds, "questions": questions, "answers": answers})
-        tasks.append({"task_id": f"formal_reasoning_math-{i}", "answers": answers,
-                      "requests": [request_text(b, q) for b, q in zip(backgrounds, questions)]})
+        rows.append(
+            {
+                "id": i,
+                "paper_name": f"shaped-{i}",
+                "backgrounds": backgrounds,
+                "questions": questions,
+                "answers": answers,
+            }
+        )
+        tasks.append(
+            {
+                "task_id": f"formal_reasoning_math-{i}",
+                "answers": answers,
+                "requests": [request_text(b, q) for b, q in zip(backgrounds, questions)],
+            }
+        )
     judge_system, judge_user = p["judge"]
-    return {"rows": rows, "tasks": tasks, "policy": p["policy"], "tool": p["tool"].model_dump(), "tool_system": p["tool_system"],
-            "tool_user": p["tool_user"], "judge_system": judge_system, "judge_user": judge_user}
+    return {
+        "rows": rows,
+        "tasks": tasks,
+        "policy": p["policy"],
+        "tool": p["tool"].model_dump(),
+        "tool_system": p["tool_system"],
+        "tool_user": p["tool_user"],
+        "judge_system": judge_system,
+        "judge_user": judge_user,
+    }
 
 
 # ----------------------------------------------------------------------------- the endpoint
@@ -196,17 +247,26 @@ class ShapedEndpoint(FakeOpenAI):
         if body.get("tools"):  # inspect: native function calls
             if msgs[-1].get("role") == "tool":
                 return f"The result is r_{_h(last)[:6]}."
-            call = {"id": "call_" + _h(last)[:12], "type": "function",
-                    "function": {"name": "reasoning", "arguments": json.dumps({"input": last})}}
+            call = {
+                "id": "call_" + _h(last)[:12],
+                "type": "function",
+                "function": {"name": "reasoning", "arguments": json.dumps({"input": last})},
+            }
             return {"content": None, "tool_calls": [call]}
         query, latest = _block(last, "user_query"), _block(last, "latest_observation")
         if query is None or latest is None:
             return self._unknown()
         if REASONED in latest:
-            return ('<tool_calls>\n[]\n</tool_calls>\n<assistant_message>\n'
-                    + json.dumps({"content": f"The result is r_{_h(latest)[:6]}."}) + "\n</assistant_message>")
-        return ("<tool_calls>\n" + json.dumps([{"name": "reasoning", "arguments": {"input": query}}])
-                + "\n</tool_calls>\n<assistant_message>\n{\"content\": null}\n</assistant_message>")
+            return (
+                "<tool_calls>\n[]\n</tool_calls>\n<assistant_message>\n"
+                + json.dumps({"content": f"The result is r_{_h(latest)[:6]}."})
+                + "\n</assistant_message>"
+            )
+        return (
+            "<tool_calls>\n"
+            + json.dumps([{"name": "reasoning", "arguments": {"input": query}}])
+            + '\n</tool_calls>\n<assistant_message>\n{"content": null}\n</assistant_message>'
+        )
 
     def _unknown(self) -> str:
         with self._lock:
@@ -255,24 +315,69 @@ def storage_kinds(storage: dict[str, int]) -> dict[str, int]:
     out = {"records": 0, "transcripts": 0, "eval logs": 0, "other": 0}
     for name, size in storage.items():
         base = Path(name).name
-        kind = ("records" if base.startswith(("episodes.", "errors.")) else "transcripts" if base.startswith("transcripts.")
-                else "eval logs" if base.endswith(".eval") else "other")
+        kind = (
+            "records"
+            if base.startswith(("episodes.", "errors."))
+            else "transcripts"
+            if base.startswith("transcripts.")
+            else "eval logs"
+            if base.endswith(".eval")
+            else "other"
+        )
         out[kind] += size
     return {k: v for k, v in out.items() if v}
 
 
 def harness_cmd(url: str, data_dir: Path, out: Path, n: int, episodes: int) -> list[str]:
-    return [sys.executable, "-m", "runners.sweep", "method=full_context", "benchmark=memoryarena_math", "backbone=openai_compatible",
-            f"backbone.model={MODEL}", f"backbone.base_url={url}", "backbone.api_key_env=null", f"backbone.max_inflight={max(n, 32)}",
-            "roles.judge=agent", "roles.tool=agent", f"benchmark.params.data_dir={data_dir}", f"runner.output_dir={out}",
-            f"runner.concurrency={n}", f"runner.limit={episodes}", "runner.cache=false", "runner.display=none",
-            "experiment.name=inspect_compare"]
+    return [
+        sys.executable,
+        "-m",
+        "runners.sweep",
+        "method=full_context",
+        "benchmark=memoryarena_math",
+        "backbone=openai_compatible",
+        f"backbone.model={MODEL}",
+        f"backbone.base_url={url}",
+        "backbone.api_key_env=null",
+        f"backbone.max_inflight={max(n, 32)}",
+        "roles.judge=agent",
+        "roles.tool=agent",
+        f"benchmark.params.data_dir={data_dir}",
+        f"runner.output_dir={out}",
+        f"runner.concurrency={n}",
+        f"runner.limit={episodes}",
+        "runner.cache=false",
+        "runner.display=none",
+        "experiment.name=inspect_compare",
+    ]
 
 
 def inspect_cmd(exe: Path, url: str, wfile: Path, out: Path, n: int, episodes: int) -> list[str]:
-    return [str(exe), "eval", TASK_FILE.name, "-T", f"data={wfile}", "--model", f"openai/{MODEL}", "--model-base-url", url, "-M", "responses_api=false",
-            "--max-samples", str(n), "--max-connections", str(n), "--limit", str(episodes), "--log-dir", str(out),
-            "--display", "none", "--log-level", "warning"]
+    return [
+        str(exe),
+        "eval",
+        TASK_FILE.name,
+        "-T",
+        f"data={wfile}",
+        "--model",
+        f"openai/{MODEL}",
+        "--model-base-url",
+        url,
+        "-M",
+        "responses_api=false",
+        "--max-samples",
+        str(n),
+        "--max-connections",
+        str(n),
+        "--limit",
+        str(episodes),
+        "--log-dir",
+        str(out),
+        "--display",
+        "none",
+        "--log-level",
+        "warning",
+    ]
 
 
 # The measured process is started by this small launcher, not forked from this process: a child's
@@ -295,16 +400,29 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
-def run_one(ep: ShapedEndpoint, system: str, cmd: list[str], out: Path, level: int, episodes: int, env: dict[str, str],
-            cwd: Path | None = None) -> Run:
+def run_one(
+    ep: ShapedEndpoint,
+    system: str,
+    cmd: list[str],
+    out: Path,
+    level: int,
+    episodes: int,
+    env: dict[str, str],
+    cwd: Path | None = None,
+) -> Run:
     out.mkdir(parents=True)
     log, pid_file = out.parent / f"{out.name}.log", out.parent / f"{out.name}.pid"
     pid_file.write_text("")
     with open(log, "wb") as fh:
         ep.start_run(pid_file)
         t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-I", "-S", "-c", LAUNCH, str(pid_file), *cmd], cwd=out.parent if system == "inspect_ai" else (cwd or REPO),
-                              stdout=fh, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", LAUNCH, str(pid_file), *cmd],
+            cwd=out.parent if system == "inspect_ai" else (cwd or REPO),
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
         t1 = time.monotonic()
     lines = pid_file.read_text().splitlines()
     ru = json.loads(lines[1]) if len(lines) > 1 else {"maxrss_kb": 0, "cpu_s": 0.0}
@@ -321,21 +439,34 @@ def run_one(ep: ShapedEndpoint, system: str, cmd: list[str], out: Path, level: i
         tail = log.read_text(errors="replace")[-3000:]
         raise RuntimeError(f"{system} at {level} concurrent: {'; '.join(problems)}. Its output ({log}):\n{tail}")
     window = arrivals[-1] + ep.latency_s - arrivals[0]
-    return Run(system, level, episodes, rate=episodes / window, first_request_s=arrivals[0] - t0,
-               overhead_ms=(window / calls - ep.latency_s) * 1000, cpu_ms=(ru["cpu_s"] - (ep.cpu_at_first or 0.0)) / calls * 1000,
-               rss_mb=ru["maxrss_kb"] / 1024, wall_s=t1 - t0, storage=dir_bytes(out))
+    return Run(
+        system,
+        level,
+        episodes,
+        rate=episodes / window,
+        first_request_s=arrivals[0] - t0,
+        overhead_ms=(window / calls - ep.latency_s) * 1000,
+        cpu_ms=(ru["cpu_s"] - (ep.cpu_at_first or 0.0)) / calls * 1000,
+        rss_mb=ru["maxrss_kb"] / 1024,
+        wall_s=t1 - t0,
+        storage=dir_bytes(out),
+    )
 
 
 def check_inspect_log(venv: Path, out: Path, episodes: int) -> None:
     """Every sample of the run's .eval finished and was scored (read with inspect's own reader)."""
-    code = ("import sys; from inspect_ai.log import list_eval_logs, read_eval_log\n"
-            "logs = list_eval_logs(sys.argv[1])\n"
-            "assert len(logs) == 1, logs\n"
-            "h = read_eval_log(logs[0], header_only=True)\n"
-            "print(h.status, h.results.completed_samples if h.results else 0)")
+    code = (
+        "import sys; from inspect_ai.log import list_eval_logs, read_eval_log\n"
+        "logs = list_eval_logs(sys.argv[1])\n"
+        "assert len(logs) == 1, logs\n"
+        "h = read_eval_log(logs[0], header_only=True)\n"
+        "print(h.status, h.results.completed_samples if h.results else 0)"
+    )
     got = subprocess.run([str(venv / "bin" / "python"), "-c", code, str(out)], capture_output=True, text=True)
     if got.stdout.split() != ["success", str(episodes)]:
-        raise RuntimeError(f"inspect log in {out}: {got.stdout.strip()} {got.stderr.strip()[-1500:]} (expected success {episodes})")
+        raise RuntimeError(
+            f"inspect log in {out}: {got.stdout.strip()} {got.stderr.strip()[-1500:]} (expected success {episodes})"
+        )
 
 
 def check_harness_cell(out: Path, episodes: int) -> None:
@@ -346,7 +477,9 @@ def check_harness_cell(out: Path, episodes: int) -> None:
     eps = cell.episodes()
     calls = sum(1 for e in eps for c in e.calls() if c.has_transcript and c.messages and c.text)
     if not (cell.dir / "DONE").exists() or len(eps) != episodes or calls != episodes * CALLS_PER_EPISODE:
-        raise RuntimeError(f"harness cell {cell.dir}: {len(eps)} episodes of {episodes}, {calls} calls with their transcript")
+        raise RuntimeError(
+            f"harness cell {cell.dir}: {len(eps)} episodes of {episodes}, {calls} calls with their transcript"
+        )
 
 
 # ----------------------------------------------------------------------------- report
@@ -360,27 +493,76 @@ def report(runs: list[Run], levels: list[int], latency_ms: float, keep: Path | N
 
     rows: list[tuple[str, float, float, str]] = []
     for n in levels:
-        rows.append((f"episodes/s at {n} concurrent", med(of("harness", n), "rate"), med(of("inspect_ai", n), "rate"), "{:.2f}"))
+        rows.append(
+            (f"episodes/s at {n} concurrent", med(of("harness", n), "rate"), med(of("inspect_ai", n), "rate"), "{:.2f}")
+        )
     lo, hi = min(levels), 32 if 32 in levels else max(levels)
     if lo == 1:  # calls follow each other only when one episode runs at a time
-        rows.append((f"wall overhead per call beyond {latency_ms:.0f} ms, at 1 concurrent (ms)",
-                     med(of("harness", 1), "overhead_ms"), med(of("inspect_ai", 1), "overhead_ms"), "{:.1f}"))
+        rows.append(
+            (
+                f"wall overhead per call beyond {latency_ms:.0f} ms, at 1 concurrent (ms)",
+                med(of("harness", 1), "overhead_ms"),
+                med(of("inspect_ai", 1), "overhead_ms"),
+                "{:.1f}",
+            )
+        )
     for n in sorted({lo, hi}):
-        rows.append((f"CPU per call at {n} concurrent, first request to exit (ms)", med(of("harness", n), "cpu_ms"),
-                     med(of("inspect_ai", n), "cpu_ms"), "{:.1f}"))
-    rows.append((f"peak RSS at {hi} concurrent (MB)", med(of("harness", hi), "rss_mb"), med(of("inspect_ai", hi), "rss_mb"), "{:.0f}"))
-    rows.append(("time to first request, all runs (s)", med(of("harness"), "first_request_s"), med(of("inspect_ai"), "first_request_s"), "{:.2f}"))
-    rows.append((f"process wall at {hi} concurrent (s)", med(of("harness", hi), "wall_s"), med(of("inspect_ai", hi), "wall_s"), "{:.2f}"))
-    rows.append((f"storage per episode at {hi} concurrent (bytes)", med(of("harness", hi), "bytes_per_episode"),
-                 med(of("inspect_ai", hi), "bytes_per_episode"), "{:,.0f}"))
+        rows.append(
+            (
+                f"CPU per call at {n} concurrent, first request to exit (ms)",
+                med(of("harness", n), "cpu_ms"),
+                med(of("inspect_ai", n), "cpu_ms"),
+                "{:.1f}",
+            )
+        )
+    rows.append(
+        (
+            f"peak RSS at {hi} concurrent (MB)",
+            med(of("harness", hi), "rss_mb"),
+            med(of("inspect_ai", hi), "rss_mb"),
+            "{:.0f}",
+        )
+    )
+    rows.append(
+        (
+            "time to first request, all runs (s)",
+            med(of("harness"), "first_request_s"),
+            med(of("inspect_ai"), "first_request_s"),
+            "{:.2f}",
+        )
+    )
+    rows.append(
+        (
+            f"process wall at {hi} concurrent (s)",
+            med(of("harness", hi), "wall_s"),
+            med(of("inspect_ai", hi), "wall_s"),
+            "{:.2f}",
+        )
+    )
+    rows.append(
+        (
+            f"storage per episode at {hi} concurrent (bytes)",
+            med(of("harness", hi), "bytes_per_episode"),
+            med(of("inspect_ai", hi), "bytes_per_episode"),
+            "{:,.0f}",
+        )
+    )
     print("\n| measure | harness | inspect_ai | harness / inspect |\n|---|---:|---:|---:|")
     for name, a, b, fmt in rows:
-        print(f"| {name} | {fmt.format(a)} | {fmt.format(b)} | {a / b:.2f}× |" if b else f"| {name} | {fmt.format(a)} | {fmt.format(b)} | - |")
-    print("\nruns (system, concurrent: episodes/s, first request s, wall overhead ms/call (at 1), CPU ms/call, RSS MB, bytes/episode):")
+        print(
+            f"| {name} | {fmt.format(a)} | {fmt.format(b)} | {a / b:.2f}× |"
+            if b
+            else f"| {name} | {fmt.format(a)} | {fmt.format(b)} | - |"
+        )
+    print(
+        "\nruns (system, concurrent: episodes/s, first request s, wall overhead ms/call (at 1), CPU ms/call, RSS MB, bytes/episode):"
+    )
     for r in runs:
         over = f"{r.overhead_ms:6.1f}" if r.level == 1 else f"{'-':>6}"
-        print(f"  {r.system:<10} {r.level:>3}: {r.rate:7.2f} {r.first_request_s:6.2f} {over} {r.cpu_ms:6.1f} "
-              f"{r.rss_mb:6.0f} {r.bytes_per_episode:9,.0f}")
+        print(
+            f"  {r.system:<10} {r.level:>3}: {r.rate:7.2f} {r.first_request_s:6.2f} {over} {r.cpu_ms:6.1f} "
+            f"{r.rss_mb:6.0f} {r.bytes_per_episode:9,.0f}"
+        )
     for system in ("harness", "inspect_ai"):
         last = of(system, hi)[-1]
         kinds = ", ".join(f"{k} {v / last.episodes:,.0f}" for k, v in storage_kinds(last.storage).items())
@@ -416,8 +598,11 @@ def main() -> None:
     wfile.write_text(json.dumps({k: v for k, v in w.items() if k != "rows"}))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_"))}
     env_inspect = {**env, "OPENAI_API_KEY": "EMPTY"}
-    print(f"endpoint latency {a.latency * 1000:.0f} ms; {CALLS_PER_EPISODE} calls per episode; medians of {a.repeats}; "
-          f"episodes per run = {a.rounds} x concurrency; load average {os.getloadavg()[0]:.2f} at start", flush=True)
+    print(
+        f"endpoint latency {a.latency * 1000:.0f} ms; {CALLS_PER_EPISODE} calls per episode; medians of {a.repeats}; "
+        f"episodes per run = {a.rounds} x concurrency; load average {os.getloadavg()[0]:.2f} at start",
+        flush=True,
+    )
     runs: list[Run] = []
     try:
         with ShapedEndpoint(w, a.latency, a.reply_chars) as ep:
@@ -429,7 +614,9 @@ def main() -> None:
                     r = run_one(ep, system, harness_cmd(url, data_dir, out, n, episodes), out, n, episodes, env)
                     check_harness_cell(out, episodes)
                 else:
-                    r = run_one(ep, system, inspect_cmd(exe, url, wfile, out, n, episodes), out, n, episodes, env_inspect)
+                    r = run_one(
+                        ep, system, inspect_cmd(exe, url, wfile, out, n, episodes), out, n, episodes, env_inspect
+                    )
                     check_inspect_log(a.venv.expanduser(), out, episodes)
                 return r
 
@@ -441,8 +628,11 @@ def main() -> None:
                     for system in order:
                         r = one(system, n, a.rounds * n, f"r{rep}")
                         runs.append(r)
-                        print(f"  {system:<10} {n:>3} concurrent: {r.rate:6.2f} episodes/s, first request {r.first_request_s:.2f} s, "
-                              f"{r.bytes_per_episode:,.0f} B/episode, load {os.getloadavg()[0]:.2f}", flush=True)
+                        print(
+                            f"  {system:<10} {n:>3} concurrent: {r.rate:6.2f} episodes/s, first request {r.first_request_s:.2f} s, "
+                            f"{r.bytes_per_episode:,.0f} B/episode, load {os.getloadavg()[0]:.2f}",
+                            flush=True,
+                        )
     finally:
         if not a.keep:
             shutil.rmtree(root, ignore_errors=True)

@@ -11,6 +11,7 @@ which holds the harness's own prompts, so both systems send the same text.
 
     inspect eval scripts/perf/inspect_task.py -T data=<workload.json> --model openai/fake-model ...
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,12 @@ def reasoning_tool(w: dict) -> ToolDef:
         return (await get_model().generate(msgs)).completion
 
     spec = w["tool"]
-    return ToolDef(reasoning, name=spec["name"], description=spec["description"],
-                   parameters={k: v["description"] for k, v in spec["parameters"]["properties"].items()})
+    return ToolDef(
+        reasoning,
+        name=spec["name"],
+        description=spec["description"],
+        parameters={k: v["description"] for k, v in spec["parameters"]["properties"].items()},
+    )
 
 
 def prompts(data: str) -> dict:
@@ -53,7 +58,9 @@ def math_agent(data: str) -> Solver:
             state = await generate(state)  # tool calls resolved until the model answers
             answer = state.output.completion
             judge = w["judge_user"].format(query="None", action=answer, ground_truth=gold)
-            out = await get_model().generate([ChatMessageSystem(content=w["judge_system"]), ChatMessageUser(content=judge)])
+            out = await get_model().generate(
+                [ChatMessageSystem(content=w["judge_system"]), ChatMessageUser(content=judge)]
+            )
             verdicts.append(int("yes" in out.completion.lower()))
         state.store.set("verdicts", verdicts)
         return state
@@ -73,6 +80,13 @@ def last_subtask() -> Scorer:
 @task
 def memoryarena_math_shaped(data: str) -> Task:
     w = json.loads(Path(data).read_text())
-    samples = [Sample(id=t["task_id"], input=[ChatMessageSystem(content=w["policy"])], target=t["answers"][-1],
-                      metadata={"requests": t["requests"], "answers": t["answers"]}) for t in w["tasks"]]
+    samples = [
+        Sample(
+            id=t["task_id"],
+            input=[ChatMessageSystem(content=w["policy"])],
+            target=t["answers"][-1],
+            metadata={"requests": t["requests"], "answers": t["answers"]},
+        )
+        for t in w["tasks"]
+    ]
     return Task(dataset=MemoryDataset(samples), solver=math_agent(data), scorer=last_subtask())

@@ -12,6 +12,7 @@
    (scripts/perf/harness.py), to read the numbers above against.
 
 Run: `python -m scripts.perf.memory_latency [--queries 30] [--steps]`."""
+
 from __future__ import annotations
 
 import argparse
@@ -26,8 +27,10 @@ if TYPE_CHECKING:
     from runners.api import Backbone, Completion, Message, Protocol, Role
 
 SIZES = (100, 1_000, 10_000)
-WORDS = ("series limit converge sum integral matrix prime lemma proof bound order group ring field vector "
-         "product price cart size colour hotel flight dinner budget traveller day order refund account user").split()
+WORDS = (
+    "series limit converge sum integral matrix prime lemma proof bound order group ring field vector "
+    "product price cart size colour hotel flight dinner budget traveller day order refund account user"
+).split()
 
 
 def synthetic_chunk(rng: random.Random, i: int) -> str:
@@ -94,8 +97,15 @@ async def mem0_rows(queries: int, prefill: int) -> list[tuple]:
 
         name = model = "instant"
 
-        async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,
-                           **sampling: Any) -> Completion:
+        async def complete(
+            self,
+            messages: list[Message],
+            *,
+            role: Role,
+            protocol: Protocol | None = None,
+            attempt: int = 0,
+            **sampling: Any,
+        ) -> Completion:
             if messages[0]["role"] == "system":
                 text = json.dumps({"facts": [messages[-1]["content"][-80:]]})
             else:
@@ -126,9 +136,11 @@ async def mem0_rows(queries: int, prefill: int) -> list[tuple]:
     inferred = await timed(lambda: m.add_chunk(synthetic_chunk(rng, 0)), queries)
     search = await timed(lambda: m.retrieve(" ".join(rng.choices(WORDS, k=12))), queries)
     size = prefill + 2 * queries
-    return [("mem0 add(infer=False)", size, raw, f"Memory.from_config {1000 * setup:.0f} ms (first includes model load)"),
-            ("mem0 add(infer=True)", size, inferred, "2 LLM calls answered instantly; their model time excluded"),
-            ("mem0 search", size, search, "limit=100, FAISS cosine")]
+    return [
+        ("mem0 add(infer=False)", size, raw, f"Memory.from_config {1000 * setup:.0f} ms (first includes model load)"),
+        ("mem0 add(infer=True)", size, inferred, "2 LLM calls answered instantly; their model time excluded"),
+        ("mem0 search", size, search, "limit=100, FAISS cosine"),
+    ]
 
 
 def main() -> None:

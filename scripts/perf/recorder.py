@@ -10,6 +10,7 @@ a user message whose history section grows by one line per call (its last 30 lin
 medians and their ratio are printed.
 
 Run: `.venv/bin/python -m scripts.perf.recorder [--calls 3000] [--repeats 5] [--against DIR]`."""
+
 from __future__ import annotations
 
 import argparse
@@ -21,11 +22,25 @@ from pathlib import Path
 
 from scripts.perf import checkout
 from scripts.perf.checkout import REPO
-REPLY = json.dumps({
-    "id": "chatcmpl-0", "object": "chat.completion", "model": "fake-model",
-    "choices": [{"index": 0, "finish_reason": "stop", "message": {
-        "role": "assistant", "content": '<tool_calls>[]</tool_calls><assistant_message>{"content": "x"}</assistant_message>'}}],
-    "usage": {"prompt_tokens": 900, "completion_tokens": 9, "total_tokens": 909}}).encode()
+
+REPLY = json.dumps(
+    {
+        "id": "chatcmpl-0",
+        "object": "chat.completion",
+        "model": "fake-model",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {
+                    "role": "assistant",
+                    "content": '<tool_calls>[]</tool_calls><assistant_message>{"content": "x"}</assistant_message>',
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 900, "completion_tokens": 9, "total_tokens": 909},
+    }
+).encode()
 
 
 async def us_per_call(calls: int) -> float:
@@ -39,17 +54,31 @@ async def us_per_call(calls: int) -> float:
         async def aclose(self) -> None:
             return None
 
-    bb = OpenAIBackbone(name="fake", model="fake-model", base_url="http://127.0.0.1:9/v1", api_key="EMPTY",
-                        sampling={"temperature": 0.0}, extra_body={}, max_inflight=64)
+    bb = OpenAIBackbone(
+        name="fake",
+        model="fake-model",
+        base_url="http://127.0.0.1:9/v1",
+        api_key="EMPTY",
+        sampling={"temperature": 0.0},
+        extra_body={},
+        max_inflight=64,
+    )
     transport = InProcess()
     bb._transport = lambda: transport  # type: ignore[method-assign, assignment, return-value]  # an in-process stand-in for the HTTP transport
-    system = {"role": "system", "content": "You are an agent.\n" + "\n".join(f"rule {i}: do thing number {i} carefully" for i in range(80))}
+    system = {
+        "role": "system",
+        "content": "You are an agent.\n" + "\n".join(f"rule {i}: do thing number {i} carefully" for i in range(80)),
+    }
     history: list[str] = []
     rb = RecordingBackbone(bb, [])
     c0 = time.process_time()
     for i in range(calls):
         history.append(f'Step {i} action: assistant_message {{"content": "answer {i}"}}')
-        user = "<trajectory_history>\n" + "\n".join(history[-30:]) + "\n</trajectory_history>\n\n<user_query>\nWhat is 2+2?\n</user_query>"
+        user = (
+            "<trajectory_history>\n"
+            + "\n".join(history[-30:])
+            + "\n</trajectory_history>\n\n<user_query>\nWhat is 2+2?\n</user_query>"
+        )
         await rb.complete([system, {"role": "user", "content": user}], role="agent")
         if len(rb.sink) > 64:
             rb.sink.clear()
@@ -60,8 +89,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--calls", type=int, default=3000)
     ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--against", metavar="DIR", help="also measure the harness checked out at DIR, alternating with this one")
-    ap.add_argument("--harness", metavar="DIR", help=argparse.SUPPRESS)  # import runners.* from DIR (a child of --against)
+    ap.add_argument(
+        "--against", metavar="DIR", help="also measure the harness checked out at DIR, alternating with this one"
+    )
+    ap.add_argument(
+        "--harness", metavar="DIR", help=argparse.SUPPRESS
+    )  # import runners.* from DIR (a child of --against)
     ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.harness:
@@ -75,8 +108,12 @@ def main() -> None:
         sides[a.against] = str(Path(a.against).resolve())
     runs: dict[str, list[float]] = {s: [] for s in sides}
     for r in range(a.repeats):
-        for side in (list(sides) if r % 2 == 0 else list(reversed(sides))):
-            runs[side].append(checkout.measure("scripts.perf.recorder", sides[side], ["--calls", str(a.calls), "--repeats", "1"])["us"])
+        for side in list(sides) if r % 2 == 0 else list(reversed(sides)):
+            runs[side].append(
+                checkout.measure("scripts.perf.recorder", sides[side], ["--calls", str(a.calls), "--repeats", "1"])[
+                    "us"
+                ]
+            )
     print(f"harness CPU per call without HTTP ({a.calls} calls, Full Context-shaped prompts), medians of {a.repeats}:")
     med = {s: statistics.median(v) for s, v in runs.items()}
     for s, m in med.items():

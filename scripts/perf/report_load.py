@@ -7,6 +7,7 @@ driving the system's chromium): the time until the page is interactive (navigati
 viewer's ready mark, and the page's own `performance.now()` at that mark), the time to open one
 episode (decode + render) and to apply a filter over all episodes. Prints medians side by side.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,13 +24,24 @@ from typing import cast
 from runners.records.store import read_jsonl
 
 REPO = Path(__file__).resolve().parents[2]
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 def base_experiment(root: Path) -> Path:
     out = root / "base"
-    subprocess.run([sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", "runner.display=none"], cwd=REPO, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", "runner.display=none"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    )
     return out / "offline_demo"
 
 
@@ -49,7 +61,9 @@ def replicate(base: Path, dest: Path, n: int) -> Path:
                 f.write(json.dumps(r) + "\n")
         m = json.loads((c / "manifest.json").read_text())
         m["n_tasks"] = per
-        m["task_ids"] = [f"{recs[i % len(recs)]['task_id']}~{i // len(recs)}" for i in range(per)]  # the tables count these
+        m["task_ids"] = [
+            f"{recs[i % len(recs)]['task_id']}~{i // len(recs)}" for i in range(per)
+        ]  # the tables count these
         (d / "manifest.json").write_text(json.dumps(m))
     return dest
 
@@ -67,7 +81,9 @@ def measure(report: Path, repeats: int) -> dict[str, float]:
             page.goto(report.as_uri())
             page.wait_for_selector("body[data-ready-ms]")
             ready.append(time.perf_counter() - t0)
-            inner.append(float(cast(str, page.get_attribute("body", "data-ready-ms"))) / 1000)  # present: waited for above
+            inner.append(
+                float(cast(str, page.get_attribute("body", "data-ready-ms"))) / 1000
+            )  # present: waited for above
             page.click("nav button[data-tab=episodes]")
             t0 = time.perf_counter()
             page.click("#ep-list tr.click >> nth=3")
@@ -102,13 +118,19 @@ def main(argv: list[str] | None = None) -> None:
             build = time.perf_counter() - t0
             n_eps = sum(len((c / "episodes.jsonl").read_text().splitlines()) for c in exp.iterdir() if c.is_dir())
             rows.append((n_eps, build, report.stat().st_size, measure(report, a.repeats)))
-    print(f"{'episodes':>9} {'build s':>8} {'HTML MB':>8} {'load→ready s':>13} {'page ready s':>13} {'open episode s':>15} {'filter s':>9}")
+    print(
+        f"{'episodes':>9} {'build s':>8} {'HTML MB':>8} {'load→ready s':>13} {'page ready s':>13} {'open episode s':>15} {'filter s':>9}"
+    )
     for n, build, size, m in rows:
-        print(f"{n:>9} {build:>8.2f} {size / 1e6:>8.1f} {m['ready_s']:>13.2f} {m['page_ready_s']:>13.2f} {m['open_episode_s']:>15.3f} {m['filter_s']:>9.3f}")
+        print(
+            f"{n:>9} {build:>8.2f} {size / 1e6:>8.1f} {m['ready_s']:>13.2f} {m['page_ready_s']:>13.2f} {m['open_episode_s']:>15.3f} {m['filter_s']:>9.3f}"
+        )
     if len(rows) > 1:
         (n0, _, _, m0), (n1, _, _, m1) = rows[0], rows[-1]
-        print(f"load→ready {n1} vs {n0} episodes: {m1['ready_s'] / m0['ready_s']:.1f}×; opening an episode: {m1['open_episode_s'] / m0['open_episode_s']:.1f}× "
-              f"(medians of {a.repeats})")
+        print(
+            f"load→ready {n1} vs {n0} episodes: {m1['ready_s'] / m0['ready_s']:.1f}×; opening an episode: {m1['open_episode_s'] / m0['open_episode_s']:.1f}× "
+            f"(medians of {a.repeats})"
+        )
 
 
 if __name__ == "__main__":

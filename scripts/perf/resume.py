@@ -7,6 +7,7 @@ written again), the sizes alternating inside each repeat. With `--against DIR` a
 resumes its own copy of each experiment (the same records; its resume may rewrite them) in the
 same rounds. Prints medians, the peak RSS, the load average before and after, and the ratios.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,8 +24,18 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def sweep(out: Path, episodes: int) -> list[str]:
-    return [sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", "runner.display=none", "benchmark=toy", "method=full_context",
-            f"runner.trials={max(1, episodes // 4)}", "runner.concurrency=64", "runner.transcripts=false"]
+    return [
+        sys.executable,
+        "-m",
+        "runners.sweep",
+        f"runner.output_dir={out}",
+        "runner.display=none",
+        "benchmark=toy",
+        "method=full_context",
+        f"runner.trials={max(1, episodes // 4)}",
+        "runner.concurrency=64",
+        "runner.transcripts=false",
+    ]
 
 
 def timed(cmd: list[str], code: Path) -> tuple[float, float, float]:
@@ -46,7 +57,9 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--episodes", type=int, nargs="*", default=[1000, 10000])
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--against", type=Path, help="another checkout, resuming its own copy of each experiment in the same rounds")
+    ap.add_argument(
+        "--against", type=Path, help="another checkout, resuming its own copy of each experiment in the same rounds"
+    )
     ap.add_argument("--keep", type=Path, help="build the experiments here and keep them (reused when present)")
     a = ap.parse_args(argv)
     codes = {"this": REPO} | ({"against": a.against.resolve()} if a.against else {})
@@ -76,8 +89,10 @@ def main(argv: list[str] | None = None) -> None:
     med = statistics.median
     print(f"\n{'code':>8} {'episodes':>9} {'median s':>9} {'runs s':>24} {'CPU s':>7} {'peak RSS MB':>12}")
     for (label, n), runs in times.items():
-        print(f"{label:>8} {n:>9} {med(w for w, _, _ in runs):>9.2f} {', '.join(f'{w:.2f}' for w, _, _ in runs):>24} "
-              f"{med(c for _, _, c in runs):>7.2f} {max(m for _, m, _ in runs):>12.0f}")
+        print(
+            f"{label:>8} {n:>9} {med(w for w, _, _ in runs):>9.2f} {', '.join(f'{w:.2f}' for w, _, _ in runs):>24} "
+            f"{med(c for _, _, c in runs):>7.2f} {max(m for _, m, _ in runs):>12.0f}"
+        )
     sizes = sorted(a.episodes)
     for label in codes:
         if len(sizes) > 1:

@@ -7,6 +7,7 @@ side with the reduced per-task catalogue (rank_bm25 over ~30 products) in one ru
 Products are synthetic WebShop-shaped records (a name of 12 words and 5 bullets of 6 words drawn
 from a 40,000-word Zipf-like vocabulary), since the real items_shuffle.json is not shipped.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,8 +33,8 @@ def products(n: int, seed: int = 0) -> list[dict]:
     words = rng.choices(vocab, weights=weights, k=n * 42)
     out, k = [], 0
     for i in range(n):
-        name = " ".join(words[k:k + 12])
-        bullets = [" ".join(words[k + 12 + 6 * j:k + 18 + 6 * j]) for j in range(5)]
+        name = " ".join(words[k : k + 12])
+        bullets = [" ".join(words[k + 12 + 6 * j : k + 18 + 6 * j]) for j in range(5)]
         k += 42
         out.append({"asin": f"B{i:09d}", "name": name, "small_description": bullets, "pricing": "$10.00"})
     return out
@@ -47,7 +48,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--queries", type=int, default=50)
     a = ap.parse_args(argv)
     rng = random.Random(1)
-    print("| products | build s | RSS growth MB (index + records) | median search ms | reduced (30 products) median ms |")
+    print(
+        "| products | build s | RSS growth MB (index + records) | median search ms | reduced (30 products) median ms |"
+    )
     print("|---:|---:|---:|---:|---:|")
     for n in a.sizes:
         gc.collect()
@@ -71,8 +74,11 @@ def main(argv: list[str] | None = None) -> None:
             t = time.perf_counter()
             small.search(q)
             lat_small.append(1000 * (time.perf_counter() - t))
-        print(f"| {n:,} | {build:.1f} | {grown:.0f} (records {after_records - base:.0f}) | {statistics.median(lat):.1f} | "
-              f"{statistics.median(lat_small):.2f} |", flush=True)
+        print(
+            f"| {n:,} | {build:.1f} | {grown:.0f} (records {after_records - base:.0f}) | {statistics.median(lat):.1f} | "
+            f"{statistics.median(lat_small):.2f} |",
+            flush=True,
+        )
         del full, items
         gc.collect()
 

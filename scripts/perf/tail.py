@@ -10,6 +10,7 @@ per call from the first request to its exit. With `--against DIR`
 another checkout runs the same episodes in the same rounds (order alternating). Medians of
 `--repeats`, load average before and after.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,10 +31,19 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--latency", type=float, default=0.1)
     ap.add_argument("--against", type=Path, help="another checkout, run on the same episodes in the same rounds")
-    ap.add_argument("--variant", nargs="+", metavar="KEY=VALUE", help="also run this checkout with these sweep overrides (e.g. "
-                    "runner.compact_records=false), in the same rounds: what a part of the tail costs")
+    ap.add_argument(
+        "--variant",
+        nargs="+",
+        metavar="KEY=VALUE",
+        help="also run this checkout with these sweep overrides (e.g. "
+        "runner.compact_records=false), in the same rounds: what a part of the tail costs",
+    )
     a = ap.parse_args(argv)
-    codes = {"this": REPO} | ({"against": a.against.resolve()} if a.against else {}) | ({"variant": REPO} if a.variant else {})
+    codes = (
+        {"this": REPO}
+        | ({"against": a.against.resolve()} if a.against else {})
+        | ({"variant": REPO} if a.variant else {})
+    )
     w = workload(a.episodes, 3000)
     root = Path(tempfile.mkdtemp(prefix="perf-tail-"))
     data_dir = root / "data"
@@ -41,34 +51,61 @@ def main(argv: list[str] | None = None) -> None:
     (data_dir / "formal_reasoning_math" / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in w["rows"]))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_"))}
     rows: dict[str, list[dict[str, float]]] = {label: [] for label in codes}
-    print(f"{a.episodes} episodes, {a.concurrency} in flight, {a.latency * 1000:.0f} ms per call; load average before {os.getloadavg()}",
-          flush=True)
+    print(
+        f"{a.episodes} episodes, {a.concurrency} in flight, {a.latency * 1000:.0f} ms per call; load average before {os.getloadavg()}",
+        flush=True,
+    )
     try:
         with ShapedEndpoint(w, a.latency, 1500) as ep:
             for rep in range(a.repeats):
-                for label in (list(codes) if rep % 2 == 0 else list(codes)[::-1]):
+                for label in list(codes) if rep % 2 == 0 else list(codes)[::-1]:
                     out = root / f"r{rep}-{label}"
-                    cmd = harness_cmd(ep.base_url, data_dir, out, a.concurrency, a.episodes) + (a.variant if label == "variant" else [])
-                    r = run_one(ep, "harness", cmd, out, a.concurrency,
-                                a.episodes, {**env, "PYTHONPATH": str(codes[label])}, cwd=codes[label])
+                    cmd = harness_cmd(ep.base_url, data_dir, out, a.concurrency, a.episodes) + (
+                        a.variant if label == "variant" else []
+                    )
+                    r = run_one(
+                        ep,
+                        "harness",
+                        cmd,
+                        out,
+                        a.concurrency,
+                        a.episodes,
+                        {**env, "PYTHONPATH": str(codes[label])},
+                        cwd=codes[label],
+                    )
                     check_harness_cell(out, a.episodes)
                     window = a.episodes / r.rate
                     tail = r.wall_s - r.first_request_s - window
-                    row = {"window": r.rate, "from_first": a.episodes / (r.wall_s - r.first_request_s), "process": a.episodes / r.wall_s,
-                           "tail": tail, "first": r.first_request_s, "wall": r.wall_s, "rss": r.rss_mb, "cpu_ms": r.cpu_ms}
+                    row = {
+                        "window": r.rate,
+                        "from_first": a.episodes / (r.wall_s - r.first_request_s),
+                        "process": a.episodes / r.wall_s,
+                        "tail": tail,
+                        "first": r.first_request_s,
+                        "wall": r.wall_s,
+                        "rss": r.rss_mb,
+                        "cpu_ms": r.cpu_ms,
+                    }
                     rows[label].append(row)
-                    print(f"  {label:<8} window {row['window']:.1f} ep/s, first request → exit {row['from_first']:.1f} ep/s, "
-                          f"tail {tail:.2f} s, wall {r.wall_s:.1f} s, CPU/call {r.cpu_ms:.2f} ms, load {os.getloadavg()[0]:.2f}", flush=True)
+                    print(
+                        f"  {label:<8} window {row['window']:.1f} ep/s, first request → exit {row['from_first']:.1f} ep/s, "
+                        f"tail {tail:.2f} s, wall {r.wall_s:.1f} s, CPU/call {r.cpu_ms:.2f} ms, load {os.getloadavg()[0]:.2f}",
+                        flush=True,
+                    )
                     shutil.rmtree(out, ignore_errors=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(f"load average after: {os.getloadavg()}")
     med = statistics.median
-    print(f"\n{'code':>8} {'window ep/s':>12} {'first→exit ep/s':>16} {'ratio':>6} {'tail s':>7} {'start→exit ep/s':>16} {'first req s':>12} {'RSS MB':>7} {'CPU/call ms':>12}")
+    print(
+        f"\n{'code':>8} {'window ep/s':>12} {'first→exit ep/s':>16} {'ratio':>6} {'tail s':>7} {'start→exit ep/s':>16} {'first req s':>12} {'RSS MB':>7} {'CPU/call ms':>12}"
+    )
     for label, rs in rows.items():
         m = {k: med(r[k] for r in rs) for k in rs[0]}
-        print(f"{label:>8} {m['window']:>12.1f} {m['from_first']:>16.1f} {med(r['from_first'] / r['window'] for r in rs):>6.2f} "
-              f"{m['tail']:>7.2f} {m['process']:>16.1f} {m['first']:>12.2f} {m['rss']:>7.0f} {m['cpu_ms']:>12.2f}")
+        print(
+            f"{label:>8} {m['window']:>12.1f} {m['from_first']:>16.1f} {med(r['from_first'] / r['window'] for r in rs):>6.2f} "
+            f"{m['tail']:>7.2f} {m['process']:>16.1f} {m['first']:>12.2f} {m['rss']:>7.0f} {m['cpu_ms']:>12.2f}"
+        )
 
 
 if __name__ == "__main__":

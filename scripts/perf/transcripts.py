@@ -11,6 +11,7 @@ prompt grows every step. Prints, side by side:
 - the content-addressed transcript (transcripts.sqlite file size, and its logical bytes),
   per episode and per call, and its ratio to the distinct text (target ≤ 1.5×).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,9 +33,23 @@ def lookups(data: Any) -> list[ToolCall]:
     users = list(data.db["users"]) if isinstance(getattr(data, "db", None), dict) else []
     out = []
     for day in range(1, 32):
-        out.append(ToolCall(name="search_direct_flight", arguments={"origin": "SFO", "destination": "JFK", "date": f"2024-05-{day:02d}"}))
-        out.append(ToolCall(name="get_flight_status", arguments={"flight_number": f"HAT9{day % 2:02d}", "date": f"2024-05-{day:02d}"}))
-        out.append(ToolCall(name="get_reservation_details", arguments={"reservation_id": "FIX001" if day % 3 else f"NOPE{day}"}))
+        out.append(
+            ToolCall(
+                name="search_direct_flight",
+                arguments={"origin": "SFO", "destination": "JFK", "date": f"2024-05-{day:02d}"},
+            )
+        )
+        out.append(
+            ToolCall(
+                name="get_flight_status",
+                arguments={"flight_number": f"HAT9{day % 2:02d}", "date": f"2024-05-{day:02d}"},
+            )
+        )
+        out.append(
+            ToolCall(
+                name="get_reservation_details", arguments={"reservation_id": "FIX001" if day % 3 else f"NOPE{day}"}
+            )
+        )
         if users:
             out.append(ToolCall(name="get_user_details", arguments={"user_id": users[0]}))
     return out
@@ -47,8 +62,15 @@ class LongAgent(ScriptedBackbone):
         super().__init__()
         self.steps, self.lookups, self.n, self.offset = steps, calls, 0, offset
 
-    async def complete(self, messages: list[Message], *, role: Role, protocol: Protocol | None = None, attempt: int = 0,
-                       **sampling: Any) -> Completion:
+    async def complete(
+        self,
+        messages: list[Message],
+        *,
+        role: Role,
+        protocol: Protocol | None = None,
+        attempt: int = 0,
+        **sampling: Any,
+    ) -> Completion:
         if role != "agent" or protocol is None:
             return await super().complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
         self.n += 1
@@ -65,9 +87,13 @@ def _sizes(cell: Path) -> tuple[int, int]:
     import sqlite3
 
     db = sqlite3.connect(cell / "transcripts.sqlite")
-    nodes = db.execute("SELECT COALESCE(SUM(LENGTH(h) + LENGTH(parent) + 4 + LENGTH(pieces)), 0) FROM nodes").fetchone()[0]
+    nodes = db.execute(
+        "SELECT COALESCE(SUM(LENGTH(h) + LENGTH(parent) + 4 + LENGTH(pieces)), 0) FROM nodes"
+    ).fetchone()[0]
     blobs = db.execute("SELECT COALESCE(SUM(LENGTH(h) + 1 + LENGTH(base) + LENGTH(data)), 0) FROM blobs").fetchone()[0]
-    packs = db.execute("SELECT COALESCE(SUM(9 + LENGTH(data)), 0) FROM packs").fetchone()[0]  # id, codec, compressed payloads
+    packs = db.execute("SELECT COALESCE(SUM(9 + LENGTH(data)), 0) FROM packs").fetchone()[
+        0
+    ]  # id, codec, compressed payloads
     db.close()
     return (cell / "transcripts.sqlite").stat().st_size, nodes + blobs + packs
 
@@ -93,7 +119,9 @@ async def long_episodes(steps: int, root: Path, episodes: int) -> dict[str, Any]
     from runners.records.results import open_experiment
     from runners.records.transcripts import TranscriptStore
 
-    bench = TauBenchmark(name="tau_airline", domain="airline", data_dir="fixtures", max_steps=4 * steps + 10, max_errors=10 ** 6)
+    bench = TauBenchmark(
+        name="tau_airline", domain="airline", data_dir="fixtures", max_steps=4 * steps + 10, max_errors=10**6
+    )
     task = bench.load_tasks()[0]
     cell = root / "perf" / "cell"
     store = TranscriptStore(cell).open()
@@ -101,7 +129,12 @@ async def long_episodes(steps: int, root: Path, episodes: int) -> dict[str, Any]
     out: dict[str, Any] = {}
     with open(cell / "episodes.jsonl", "w") as f:
         for trial in range(episodes):
-            ep = Episode(LongAgent(steps, lookups(bench.data()), offset=11 * trial), cell="cell", task_id=task.task_id, trial=trial)
+            ep = Episode(
+                LongAgent(steps, lookups(bench.data()), offset=11 * trial),
+                cell="cell",
+                task_id=task.task_id,
+                trial=trial,
+            )
             rec = await ep.run(ep.make_env(bench, task), FullContext(ep.agent))
             store.put(rec)
             f.write(rec.model_dump_json() + "\n")
@@ -112,9 +145,16 @@ async def long_episodes(steps: int, root: Path, episodes: int) -> dict[str, Any]
                 out["new_record"] = len(rec.model_dump_json().encode())
                 out["new_record_xz"] = len(lzma.compress(rec.model_dump_json().encode() + b"\n"))
                 ex = {"__all__": TRANSCRIPT_FIELDS}
-                out["old_record"] = len(rec.model_dump_json(exclude={
-                    "requests": {"__all__": {"steps": {"__all__": {"calls": ex}}, "begin_calls": ex, "end_calls": ex}},
-                    "task_calls": ex}).encode())
+                out["old_record"] = len(
+                    rec.model_dump_json(
+                        exclude={
+                            "requests": {
+                                "__all__": {"steps": {"__all__": {"calls": ex}}, "begin_calls": ex, "end_calls": ex}
+                            },
+                            "task_calls": ex,
+                        }
+                    ).encode()
+                )
     store.close()
     file_n, logical_n = _sizes(cell)
     eps = open_experiment(root / "perf").cell("cell").episodes()
@@ -142,24 +182,39 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     r = measure(a.steps, a.episodes)
     n = r["calls"]
-    print(f"Full Context, tau_airline fixture: {r['steps']} agent steps, {n} calls ({r['status']}); longest prompt {r['last_prompt_chars']:,} chars")
+    print(
+        f"Full Context, tau_airline fixture: {r['steps']} agent steps, {n} calls ({r['status']}); longest prompt {r['last_prompt_chars']:,} chars"
+    )
     print(f"{'':44}{'bytes/episode':>14}{'bytes/call':>12}{'× distinct':>12}")
-    rows = [("record before transcripts (no call text)", r["old_record"]), ("record with transcript references", r["new_record"]),
-            ("the same record compacted (xz, as a finished cell)", r["new_record_xz"]),
-            ("naive transcript (every call's messages + reply)", r["naive"]), ("distinct text (distinct lines sent + received)", r["distinct"]),
-            ("content-addressed transcript, logical bytes", r["logical"]), ("content-addressed transcript, sqlite file", r["file"])]
+    rows = [
+        ("record before transcripts (no call text)", r["old_record"]),
+        ("record with transcript references", r["new_record"]),
+        ("the same record compacted (xz, as a finished cell)", r["new_record_xz"]),
+        ("naive transcript (every call's messages + reply)", r["naive"]),
+        ("distinct text (distinct lines sent + received)", r["distinct"]),
+        ("content-addressed transcript, logical bytes", r["logical"]),
+        ("content-addressed transcript, sqlite file", r["file"]),
+    ]
     for label, b in rows:
         print(f"{label:44}{b:>14,}{b / max(n, 1):>12,.0f}{b / max(r['distinct'], 1):>12.2f}")
     ratio = r["logical"] / max(r["distinct"], 1)
-    print(f"naive / content-addressed (logical) = {r['naive'] / max(r['logical'], 1):.1f}×; "
-          f"target: transcript ≤ 1.5× distinct text -> {ratio:.2f}× {'PASS' if ratio <= 1.5 else 'FAIL'}")
-    print("(the sqlite file of a one-episode cell adds SQLite's fixed pages: schema, four tables, partly filled B-tree pages)")
+    print(
+        f"naive / content-addressed (logical) = {r['naive'] / max(r['logical'], 1):.1f}×; "
+        f"target: transcript ≤ 1.5× distinct text -> {ratio:.2f}× {'PASS' if ratio <= 1.5 else 'FAIL'}"
+    )
+    print(
+        "(the sqlite file of a one-episode cell adds SQLite's fixed pages: schema, four tables, partly filled B-tree pages)"
+    )
     if "marginal_file" in r:
-        print(f"\none more episode in a cell of {r['episodes']} (mean over episodes 2..{r['episodes']}, each making different lookups;"
-              " messages repeated across episodes, such as the system prompt, are stored once per cell):")
-        print(f"  its distinct text {r['marginal_distinct']:,.0f} B, transcript logical {r['marginal_logical']:,.0f} B "
-              f"({r['marginal_logical'] / max(r['marginal_distinct'], 1):.2f}×), sqlite file growth {r['marginal_file']:,.0f} B "
-              f"({r['marginal_file'] / max(r['marginal_distinct'], 1):.2f}×)")
+        print(
+            f"\none more episode in a cell of {r['episodes']} (mean over episodes 2..{r['episodes']}, each making different lookups;"
+            " messages repeated across episodes, such as the system prompt, are stored once per cell):"
+        )
+        print(
+            f"  its distinct text {r['marginal_distinct']:,.0f} B, transcript logical {r['marginal_logical']:,.0f} B "
+            f"({r['marginal_logical'] / max(r['marginal_distinct'], 1):.2f}×), sqlite file growth {r['marginal_file']:,.0f} B "
+            f"({r['marginal_file'] / max(r['marginal_distinct'], 1):.2f}×)"
+        )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ within each repeat and the medians of `--repeats` are printed with their ratio.
 Target: ≤ 1 ms of harness CPU per call.
 
 Run: `.venv/bin/python -m scripts.perf.transport [--calls 2000] [--concurrency 32] [--repeats 5]`."""
+
 from __future__ import annotations
 
 import argparse
@@ -25,17 +26,32 @@ async def cpu_per_call_ms(url: str, transport: str, calls: int, concurrency: int
     from runners.backbones.openai import OpenAIBackbone
     from runners.episode import RecordingBackbone
 
-    bb = OpenAIBackbone(name="fake", model="fake-model", base_url=url, api_key="EMPTY", sampling={"temperature": 0.0},
-                        extra_body={"thinking": {"type": "disabled"}}, max_inflight=concurrency, timeout_s=30, max_retries=2,
-                        backoff_base_s=0.05, transport=transport)
+    bb = OpenAIBackbone(
+        name="fake",
+        model="fake-model",
+        base_url=url,
+        api_key="EMPTY",
+        sampling={"temperature": 0.0},
+        extra_body={"thinking": {"type": "disabled"}},
+        max_inflight=concurrency,
+        timeout_s=30,
+        max_retries=2,
+        backoff_base_s=0.05,
+        transport=transport,
+    )
     filler = " ".join(f"w{i}" for i in range(prompt_words))
     sem = asyncio.Semaphore(concurrency)
 
     async def one(i: int) -> None:
         async with sem:
             rb = RecordingBackbone(bb, [])
-            await rb.complete([{"role": "system", "content": "You are a test agent. " + filler},
-                               {"role": "user", "content": f"call {i}"}], role="agent")
+            await rb.complete(
+                [
+                    {"role": "system", "content": "You are a test agent. " + filler},
+                    {"role": "user", "content": f"call {i}"},
+                ],
+                role="agent",
+            )
 
     await asyncio.gather(*(one(-i - 1) for i in range(concurrency)))  # warm-up: connections, lazy imports
     c0 = time.process_time()
@@ -59,11 +75,15 @@ def main() -> None:
             for t in runs:
                 runs[t].append(asyncio.run(cpu_per_call_ms(url, t, a.calls, a.concurrency, a.prompt_words)))
     med = {t: statistics.median(v) for t, v in runs.items()}
-    print(f"harness CPU per call, {a.calls} calls at {a.concurrency} in flight, {a.latency * 1000:.0f} ms endpoint latency, "
-          f"medians of {a.repeats}:")
+    print(
+        f"harness CPU per call, {a.calls} calls at {a.concurrency} in flight, {a.latency * 1000:.0f} ms endpoint latency, "
+        f"medians of {a.repeats}:"
+    )
     for t, m in med.items():
         verdict = "OK" if m <= TARGET_MS else "ABOVE TARGET"
-        print(f"  {t:>8}: {m:.3f} ms  (runs: {', '.join(f'{x:.3f}' for x in runs[t])})  {verdict} (target <= {TARGET_MS} ms)")
+        print(
+            f"  {t:>8}: {m:.3f} ms  (runs: {', '.join(f'{x:.3f}' for x in runs[t])})  {verdict} (target <= {TARGET_MS} ms)"
+        )
     print(f"  httpx / aiohttp = {med['httpx'] / med['aiohttp']:.2f}x")
 
 

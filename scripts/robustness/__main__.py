@@ -15,6 +15,7 @@ The MemoryArena math fixture is the project's (benchmarks/memoryarena/fixtures) 
 with LaTeX answers (scripts/robustness/latex_math.jsonl, upstream schema), so the LaTeX habit has
 something to act on.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,7 +51,11 @@ def math_fixture_dir() -> str:
 
     root = Path(tempfile.mkdtemp(prefix="robustness-math-"))
     (root / "formal_reasoning_math").mkdir()
-    rows = (FIXTURES / "formal_reasoning_math" / "data.jsonl").read_text().rstrip("\n") + "\n" + (HERE / "latex_math.jsonl").read_text()
+    rows = (
+        (FIXTURES / "formal_reasoning_math" / "data.jsonl").read_text().rstrip("\n")
+        + "\n"
+        + (HERE / "latex_math.jsonl").read_text()
+    )
     (root / "formal_reasoning_math" / "data.jsonl").write_text(rows)
     return str(root)
 
@@ -62,7 +67,9 @@ def load_benchmark(name: str, math_dir: str) -> tuple[Benchmark, list[TaskSpec]]
     return bench, bench.load_tasks()
 
 
-async def run_cell(method: str, bench: Benchmark, tasks: list[TaskSpec], perturb: str | None, rate: float) -> dict[str, Any]:
+async def run_cell(
+    method: str, bench: Benchmark, tasks: list[TaskSpec], perturb: str | None, rate: float
+) -> dict[str, Any]:
     m = _conf("method", method)
     backbone = ScriptedBackbone(perturb=perturb, perturb_rate=rate)
     records: list[Any] = []
@@ -72,8 +79,13 @@ async def run_cell(method: str, bench: Benchmark, tasks: list[TaskSpec], perturb
         meth = import_target(m["_target_"], "method")(backbone=ep.agent, **(m.get("params") or {}))
         records.append((await ep.run(env, meth)).model_dump(mode="json"))
     ok = [r for r in records if r["status"] == "ok"]
-    metric = next((sp.name for sp in bench.metric_specs if sp.table and "*" not in sp.name), None) or list(bench.metrics(ok))[0]
-    score = (bench.metrics(ok).get(metric) or 0.0) * len(ok) / len(records) if ok else 0.0  # errors count as failures here
+    metric = (
+        next((sp.name for sp in bench.metric_specs if sp.table and "*" not in sp.name), None)
+        or list(bench.metrics(ok))[0]
+    )
+    score = (
+        (bench.metrics(ok).get(metric) or 0.0) * len(ok) / len(records) if ok else 0.0
+    )  # errors count as failures here
     calls = sum(n for r in records for role, n in r["calls_by_role"].items() if role in METHOD_ROLES)
     repairs = sum(count_repairs(s["method"]) for r in records for q in r["requests"] for s in q["steps"])
     return {"metric": metric, "score": score, "calls": calls, "repairs": repairs, "errors": len(records) - len(ok)}
@@ -96,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.robustness", description=__doc__.split("\n\n")[0])
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--benchmarks", default=",".join(BENCHMARKS))
-    ap.add_argument("--habits", default=",".join([*HABITS, "mixed"]), help="names in runners.backbones.habits (or module:function)")
+    ap.add_argument(
+        "--habits", default=",".join([*HABITS, "mixed"]), help="names in runners.backbones.habits (or module:function)"
+    )
     ap.add_argument("--rates", default="1.0,0.3")
     ap.add_argument("--markdown", help="write the table to this file")
     ap.add_argument("--check", action="store_true", help="exit 1 when a rate-1.0 cell misses the thresholds")
@@ -112,8 +126,14 @@ def main(argv: list[str] | None = None) -> int:
         for method in a.methods.split(","):
             oracle = asyncio.run(run_cell(method, bench, tasks, None, 0.0))
             for habit in habits:
-                row: dict[Any, Any] = {"method": method, "benchmark": bname, "habit": habit.split(":")[-1], "metric": oracle["metric"],
-                       "oracle": oracle["score"], "oracle_calls": oracle["calls"]}
+                row: dict[Any, Any] = {
+                    "method": method,
+                    "benchmark": bname,
+                    "habit": habit.split(":")[-1],
+                    "metric": oracle["metric"],
+                    "oracle": oracle["score"],
+                    "oracle_calls": oracle["calls"],
+                }
                 for rate in rates:
                     r = asyncio.run(run_cell(method, bench, tasks, habit, rate))
                     kept, calls = ratio(r["score"], oracle["score"]), ratio(r["calls"], oracle["calls"])
@@ -121,11 +141,16 @@ def main(argv: list[str] | None = None) -> int:
                     if rate == 1.0 and (kept < THRESHOLD_SCORE or calls > THRESHOLD_CALLS):
                         failures.append(f"{method} × {bname} × {row['habit']}: kept {kept:.0%}, calls ×{calls:.2f}")
                 rows.append(row)
-                cells = "  ".join(f"@{k:g}: kept {v['kept']:>4.0%} calls ×{v['calls']:.2f} repairs {v['repairs']:>3}"
-                                  for k, v in row.items() if isinstance(k, float))
+                cells = "  ".join(
+                    f"@{k:g}: kept {v['kept']:>4.0%} calls ×{v['calls']:.2f} repairs {v['repairs']:>3}"
+                    for k, v in row.items()
+                    if isinstance(k, float)
+                )
                 print(f"{method:13s} {bname:17s} {row['habit']:18s} {cells}", flush=True)
-    print(f"\n{len(rows)} rows in {time.perf_counter() - t0:.0f}s; {len(failures)} below the thresholds "
-          f"(rate 1.0: score kept ≥ {THRESHOLD_SCORE:.0%}, method-side calls ≤ ×{THRESHOLD_CALLS:.2f})")
+    print(
+        f"\n{len(rows)} rows in {time.perf_counter() - t0:.0f}s; {len(failures)} below the thresholds "
+        f"(rate 1.0: score kept ≥ {THRESHOLD_SCORE:.0%}, method-side calls ≤ ×{THRESHOLD_CALLS:.2f})"
+    )
     for f in failures:
         print("  BELOW:", f)
     if a.markdown:
@@ -134,12 +159,18 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def markdown(rows: list[dict[Any, Any]], rates: list[float]) -> str:
-    head = "| method | benchmark | habit | " + " | ".join(f"kept @{r:g} | calls @{r:g}" for r in rates) + " | repairs @1 |\n"
+    head = (
+        "| method | benchmark | habit | "
+        + " | ".join(f"kept @{r:g} | calls @{r:g}" for r in rates)
+        + " | repairs @1 |\n"
+    )
     head += "|---|---|---|" + "---|---|" * len(rates) + "---|\n"
     lines = []
     for row in rows:
         cells = " | ".join(f"{row[r]['kept']:.0%} | ×{row[r]['calls']:.2f}" for r in rates)
-        lines.append(f"| {row['method']} | {row['benchmark']} | {row['habit']} | {cells} | {row.get(1.0, {}).get('repairs', '')} |")
+        lines.append(
+            f"| {row['method']} | {row['benchmark']} | {row['habit']} | {cells} | {row.get(1.0, {}).get('repairs', '')} |"
+        )
     return head + "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,5 @@
 """ALFWorld test fixtures: the shared 134-game copy and an engine-availability mark."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,7 +9,9 @@ import pytest
 from benchmarks.alfworld import engine
 from tests.conftest import shared_path
 
-needs_engine = pytest.mark.skipif(not engine.available(), reason=f"alfworld engine not importable; {engine.INSTALL_HINT}")
+needs_engine = pytest.mark.skipif(
+    not engine.available(), reason=f"alfworld engine not importable; {engine.INSTALL_HINT}"
+)
 
 
 @pytest.fixture(scope="session")

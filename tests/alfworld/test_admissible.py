@@ -2,6 +2,7 @@
 admissible commands (upstream PoS adapter.py passes `infos["admissible_commands"]`, and
 `build_belief_prompt` lists them every turn), for PoS and for the baselines; the switch
 `show_admissible: false` removes the list."""
+
 from __future__ import annotations
 
 from runners.config import group_config
@@ -36,7 +37,9 @@ class Spy(Backbone):
     def bind(self, scope):
         return Spy(self.env_box, self.inner.bind(scope), self.seen)
 
-    async def complete(self, messages: list[Message], *, role: str, protocol: Protocol | None = None, attempt: int = 0, **s: Any):
+    async def complete(
+        self, messages: list[Message], *, role: str, protocol: Protocol | None = None, attempt: int = 0, **s: Any
+    ):
         if role == "agent":
             self.seen.append((json.dumps(messages, ensure_ascii=False), list(self.env_box[0].admissible)))
         return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **s)
@@ -93,8 +96,16 @@ def test_baseline_policy_prompts_list_this_steps_admissible_commands(alf_root):
 def test_show_admissible_switch(alf_root):
     """Default on (upstream); `show_admissible: false` sends no list. No engine needed."""
     g = discover(alf_root, "valid_unseen", ["pick_and_place_simple"])[0]
-    spec = TaskSpec(task_id=g.id, payload={"path": str(g.path), "root": str(alf_root), "task_type": g.task_type,
-                                           "task_key": g.task_key, "sha256": g.sha256})
+    spec = TaskSpec(
+        task_id=g.id,
+        payload={
+            "path": str(g.path),
+            "root": str(alf_root),
+            "task_type": g.task_type,
+            "task_key": g.task_key,
+            "sha256": g.sha256,
+        },
+    )
     on, off = AlfworldEnv(spec, EpisodeContext(), {}), AlfworldEnv(spec, EpisodeContext(), {"show_admissible": False})
     for env in (on, off):
         env.admissible = ["look", "go to desk 1"]

@@ -1,5 +1,6 @@
 """`python -m benchmarks.alfworld.check`: upstream's layout check (134 valid_unseen games, the
 ALFRED logic files) plus the loader's manifest check, on the shared copy and a damaged one."""
+
 from __future__ import annotations
 
 import json

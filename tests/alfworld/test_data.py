@@ -1,4 +1,5 @@
 """ALFWorld loader: selection rule, task types, manifest checksums (docs/alfworld.md §2, §6)."""
+
 from __future__ import annotations
 
 import json
@@ -10,18 +11,27 @@ import pytest
 
 from benchmarks.alfworld.data import TASK_TYPES, discover, load_games, resolve_root, task_key_of, task_type_of
 
-COUNTS = {"pick_and_place_simple": 24, "pick_clean_then_place_in_recep": 31, "pick_heat_then_place_in_recep": 23,
-          "pick_cool_then_place_in_recep": 21, "look_at_obj_in_light": 18, "pick_two_obj_and_place": 17}
+COUNTS = {
+    "pick_and_place_simple": 24,
+    "pick_clean_then_place_in_recep": 31,
+    "pick_heat_then_place_in_recep": 23,
+    "pick_cool_then_place_in_recep": 21,
+    "look_at_obj_in_light": 18,
+    "pick_two_obj_and_place": 17,
+}
 
 
-@pytest.mark.parametrize("gid, ttype, key", [
-    ("pick_and_place_simple-Mug-None-Desk-308/trial_T1", "pick_and_place_simple", "put"),
-    ("pick_clean_then_place_in_recep-Bowl-None-Cabinet-10/trial_T1", "pick_clean_then_place_in_recep", "clean"),
-    ("pick_heat_then_place_in_recep-Apple-None-Fridge-10/trial_T1", "pick_heat_then_place_in_recep", "heat"),
-    ("pick_cool_then_place_in_recep-Bread-None-CounterTop-10/trial_T1", "pick_cool_then_place_in_recep", "cool"),
-    ("look_at_obj_in_light-AlarmClock-None-DeskLamp-308/trial_T1", "look_at_obj_in_light", "examine"),
-    ("pick_two_obj_and_place-CD-None-Safe-308/trial_T1", "pick_two_obj_and_place", "puttwo"),
-])
+@pytest.mark.parametrize(
+    "gid, ttype, key",
+    [
+        ("pick_and_place_simple-Mug-None-Desk-308/trial_T1", "pick_and_place_simple", "put"),
+        ("pick_clean_then_place_in_recep-Bowl-None-Cabinet-10/trial_T1", "pick_clean_then_place_in_recep", "clean"),
+        ("pick_heat_then_place_in_recep-Apple-None-Fridge-10/trial_T1", "pick_heat_then_place_in_recep", "heat"),
+        ("pick_cool_then_place_in_recep-Bread-None-CounterTop-10/trial_T1", "pick_cool_then_place_in_recep", "cool"),
+        ("look_at_obj_in_light-AlarmClock-None-DeskLamp-308/trial_T1", "look_at_obj_in_light", "examine"),
+        ("pick_two_obj_and_place-CD-None-Safe-308/trial_T1", "pick_two_obj_and_place", "puttwo"),
+    ],
+)
 def test_task_type_and_react_key(gid, ttype, key):
     assert task_type_of(gid) == ttype and task_key_of(gid) == key
 
@@ -107,7 +117,10 @@ def test_selection_rule_skips_movable_sliced_unsolvable_and_empty(tmp_path):
         if content is not None:
             (base / gid / "game.tw-pddl").write_text(json.dumps(content))
     ids = [g.id for g in discover(tmp_path, "valid_unseen")]
-    assert ids == ["look_at_obj_in_light-Book-None-DeskLamp-1/trial_T1", "pick_and_place_simple-Mug-None-Desk-1/trial_T1"]
+    assert ids == [
+        "look_at_obj_in_light-Book-None-DeskLamp-1/trial_T1",
+        "pick_and_place_simple-Mug-None-Desk-1/trial_T1",
+    ]
     assert [g.id for g in discover(tmp_path, "valid_unseen", ["look_at_obj_in_light"])] == ids[:1]
 
 

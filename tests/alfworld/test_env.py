@@ -1,5 +1,6 @@
 """ALFWorld through the real TextWorld engine: walkthrough replay, the exact-match rule, the
 budget, ReAct clean-ups on live text, and full scripted episodes (docs/alfworld.md §3, §6)."""
+
 from __future__ import annotations
 
 import asyncio
@@ -29,7 +30,9 @@ def act(cmd: str) -> Decision:
 def tasks(alf_root):
     """The smallest game file of each task type (small problems ground fastest)."""
     first = {}
-    for t in sorted(Alfworld(data_dir=str(alf_root)).load_tasks(), key=lambda t: Path(t.payload["path"]).stat().st_size):
+    for t in sorted(
+        Alfworld(data_dir=str(alf_root)).load_tasks(), key=lambda t: Path(t.payload["path"]).stat().st_size
+    ):
         first.setdefault(t.payload["task_type"], t)
     return first
 
@@ -37,7 +40,12 @@ def tasks(alf_root):
 async def test_walkthrough_wins_one_game_per_task_type(tasks):
     """Four types here; heat is won by the scripted episode below, pick-two in put syntax."""
     assert set(tasks) == set(TASK_TYPES)
-    for ttype in ("pick_and_place_simple", "pick_clean_then_place_in_recep", "pick_cool_then_place_in_recep", "look_at_obj_in_light"):
+    for ttype in (
+        "pick_and_place_simple",
+        "pick_clean_then_place_in_recep",
+        "pick_cool_then_place_in_recep",
+        "look_at_obj_in_light",
+    ):
         row = await play(tasks[ttype], {})
         assert row["won"], row
         assert 3 <= row["steps"] <= 9 and "invalid_actions" not in row
@@ -62,7 +70,7 @@ async def test_exact_rule_wrong_case_changes_nothing_and_clean_ups_apply(tasks):
     reply = await env.act(act(f"think: I should {first}"))
     assert reply.observation.note == "OK."
     reply = await env.act(act(first))  # arrival sentence stripped (ReAct-identical text)
-    target = first[len("go to "):]
+    target = first[len("go to ") :]
     assert not reply.observation.note.startswith("You arrive at") and target in reply.observation.note
     reply = await env.act(Decision(tool_calls=[ToolCall(name="teleport", arguments={})]))
     assert "Unknown tool" in reply.observation.note

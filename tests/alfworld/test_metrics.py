@@ -1,4 +1,5 @@
 """ALFWorld success rate overall and per task type, in percent (docs/alfworld.md §5)."""
+
 from __future__ import annotations
 
 import pytest

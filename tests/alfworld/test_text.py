@@ -1,5 +1,6 @@
 """Pure ALFWorld text rules: ReAct clean-ups, exact command matching, the put-syntax patch.
 None of these need the engine (docs/alfworld.md §3.2, §4.1, §4.3)."""
+
 from __future__ import annotations
 
 import json
@@ -12,23 +13,50 @@ import pytest
 from benchmarks.alfworld import text as alfworld_text
 
 ADM = ["go to desk 1", "go to desk 2", "inventory", "look", "move mug 1 to desk 1", "take mug 1 from desk 2"]
-RESET = ("-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. Looking quickly around you, "
-         "you see a bed 1, and a desk 1.\n\nYour task is to: put a mug in desk.")
+RESET = (
+    "-= Welcome to TextWorld, ALFRED! =-\n\nYou are in the middle of a room. Looking quickly around you, "
+    "you see a bed 1, and a desk 1.\n\nYour task is to: put a mug in desk."
+)
 
 
 def test_initial_observation_drops_banner_and_joins_with_single_newlines():
-    assert alfworld_text.initial_observation(RESET) == ("You are in the middle of a room. Looking quickly around you, you see a bed 1, "
-                                                        "and a desk 1.\nYour task is to: put a mug in desk.")
+    assert alfworld_text.initial_observation(RESET) == (
+        "You are in the middle of a room. Looking quickly around you, you see a bed 1, "
+        "and a desk 1.\nYour task is to: put a mug in desk."
+    )
 
 
-@pytest.mark.parametrize("obs, action, kwargs, want", [
-    ("You arrive at loc 12. On the desk 1, you see a mug 1.", "go to desk 1", {}, "On the desk 1, you see a mug 1."),
-    ("You arrive at desk 2. On the desk 2, you see a cd 3, and a pen 2.", "go to desk 2", {}, "On the desk 2, you see a cd 3, and a pen 2."),
-    ("You arrive at safe 1. The safe 1 is closed.", "go to safe 1", {"strip_named_arrival": False}, "You arrive at safe 1. The safe 1 is closed."),
-    ("You pick up the cd 3 from the drawer 5.", "take cd 3 from drawer 5", {}, "You pick up the cd 3 from the drawer 5."),
-    ("Nothing happens.", "think: the mug is probably in a cabinet", {}, "OK."),
-    ("Nothing happens.", "  think: x", {"think_ok": False}, "Nothing happens."),
-])
+@pytest.mark.parametrize(
+    "obs, action, kwargs, want",
+    [
+        (
+            "You arrive at loc 12. On the desk 1, you see a mug 1.",
+            "go to desk 1",
+            {},
+            "On the desk 1, you see a mug 1.",
+        ),
+        (
+            "You arrive at desk 2. On the desk 2, you see a cd 3, and a pen 2.",
+            "go to desk 2",
+            {},
+            "On the desk 2, you see a cd 3, and a pen 2.",
+        ),
+        (
+            "You arrive at safe 1. The safe 1 is closed.",
+            "go to safe 1",
+            {"strip_named_arrival": False},
+            "You arrive at safe 1. The safe 1 is closed.",
+        ),
+        (
+            "You pick up the cd 3 from the drawer 5.",
+            "take cd 3 from drawer 5",
+            {},
+            "You pick up the cd 3 from the drawer 5.",
+        ),
+        ("Nothing happens.", "think: the mug is probably in a cabinet", {}, "OK."),
+        ("Nothing happens.", "  think: x", {"think_ok": False}, "Nothing happens."),
+    ],
+)
 def test_clean_observation(obs, action, kwargs, want):
     assert alfworld_text.clean_observation(obs, action, **kwargs) == want
 
@@ -38,14 +66,17 @@ def test_arrival_strip_only_touches_a_leading_sentence():
     assert alfworld_text.clean_observation(obs, "open drawer 1") == obs
 
 
-@pytest.mark.parametrize("raw, issue", [
-    ("Go to desk 1", "case"),
-    ("> go to desk 1", "prompt_prefix"),
-    ("go to desk 1\ngo to desk 2", "multi_line"),
-    ("think: where is the mug?", "think"),
-    ("   ", "empty"),
-    ("put mug 1 in/on desk 1", "not_admissible"),
-])
+@pytest.mark.parametrize(
+    "raw, issue",
+    [
+        ("Go to desk 1", "case"),
+        ("> go to desk 1", "prompt_prefix"),
+        ("go to desk 1\ngo to desk 2", "multi_line"),
+        ("think: where is the mug?", "think"),
+        ("   ", "empty"),
+        ("put mug 1 in/on desk 1", "not_admissible"),
+    ],
+)
 def test_exact_rule_rejects_anything_not_admissible_verbatim(raw, issue):
     m = alfworld_text.match_command(raw, ADM)
     assert (m.admissible, m.issue) == (False, issue)
@@ -53,7 +84,9 @@ def test_exact_rule_rejects_anything_not_admissible_verbatim(raw, issue):
 
 
 def test_exact_rule_accepts_surrounding_whitespace_only():
-    assert alfworld_text.match_command("  go to desk 2 \n", ADM) == alfworld_text.CommandMatch(command="go to desk 2", admissible=True)
+    assert alfworld_text.match_command("  go to desk 2 \n", ADM) == alfworld_text.CommandMatch(
+        command="go to desk 2", admissible=True
+    )
 
 
 @pytest.mark.parametrize("raw", ["Go To Desk 1", "> go to desk 1", "go  to desk 1.", "go to desk 1\nthen look"])
@@ -66,12 +99,15 @@ def test_lenient_rule_still_rejects_unknown_commands():
     assert not alfworld_text.match_command("go to desk 9", ADM, lenient=True).admissible
 
 
-@pytest.mark.parametrize("cmd, want", [
-    ("move mug 1 to desk 1", "put mug 1 in/on desk 1"),
-    ("move potato 2 to countertop 1", "put potato 2 in/on countertop 1"),
-    ("move tomato 1 to toaster 1", "put tomato 1 in/on toaster 1"),
-    ("go to desk 1", "go to desk 1"),
-])
+@pytest.mark.parametrize(
+    "cmd, want",
+    [
+        ("move mug 1 to desk 1", "put mug 1 in/on desk 1"),
+        ("move potato 2 to countertop 1", "put potato 2 in/on countertop 1"),
+        ("move tomato 1 to toaster 1", "put tomato 1 in/on toaster 1"),
+        ("go to desk 1", "go to desk 1"),
+    ],
+)
 def test_move_to_put(cmd, want):
     assert alfworld_text.move_to_put(cmd) == want
 
@@ -95,9 +131,13 @@ def test_put_patch_refuses_an_unexpected_grammar():
 
 def test_package_imports_without_the_engine():
     """Every module but the engine's internals loads with alfworld/textworld unimportable."""
-    code = ("import sys; sys.modules['alfworld'] = None; sys.modules['textworld'] = None\n"
-            "import benchmarks.alfworld, benchmarks.alfworld.benchmark, benchmarks.alfworld.replay\n"
-            "from benchmarks.alfworld import engine\n"
-            "try:\n    engine.Game({})\nexcept RuntimeError as e:\n    assert 'pip install' in str(e); print('ok')\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=str(Path(__file__).parents[2]))
+    code = (
+        "import sys; sys.modules['alfworld'] = None; sys.modules['textworld'] = None\n"
+        "import benchmarks.alfworld, benchmarks.alfworld.benchmark, benchmarks.alfworld.replay\n"
+        "from benchmarks.alfworld import engine\n"
+        "try:\n    engine.Game({})\nexcept RuntimeError as e:\n    assert 'pip install' in str(e); print('ok')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=str(Path(__file__).parents[2])
+    )
     assert out.stdout.strip() == "ok", out.stderr

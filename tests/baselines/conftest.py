@@ -1,4 +1,5 @@
 """Fixtures of the baseline tests: a network guard that fails any non-loopback connection."""
+
 from __future__ import annotations
 
 import ipaddress
@@ -53,4 +54,3 @@ def no_network(monkeypatch):
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     yield attempts
     assert attempts == [], f"network contacted: {attempts}"
-

@@ -1,10 +1,21 @@
 """Test helpers: a scripted backbone driven by a test oracle, with every call recorded."""
+
 from __future__ import annotations
 
 import json
 from typing import Any, Callable
 
-from runners.api import Backbone, Completion, Decision, EpisodeScope, Oracle, Request, RequestOutcome, TaskView, ToolSpec
+from runners.api import (
+    Backbone,
+    Completion,
+    Decision,
+    EpisodeScope,
+    Oracle,
+    Request,
+    RequestOutcome,
+    TaskView,
+    ToolSpec,
+)
 from runners.backbones.scripted import ScriptedBackbone
 
 Answer = Callable[[str, list[dict[str, Any]]], "Decision | None"]
@@ -30,7 +41,9 @@ class Recorder(Backbone):
         self.calls: list[dict[str, Any]] = []
 
     async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling) -> Completion:
-        c = await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, scope=self.scope, **sampling)
+        c = await self.inner.complete(
+            messages, role=role, protocol=protocol, attempt=attempt, scope=self.scope, **sampling
+        )
         self.calls.append({"role": role, "messages": messages, "sampling": sampling, "text": c.text})
         return c
 
@@ -46,9 +59,14 @@ def answer_agent(message: str = "42") -> Answer:
 
 
 def task_view(benchmark: str = "memoryarena_math", initial: list[str] | None = None) -> TaskView:
-    return TaskView(task_id="t0", benchmark=benchmark, policy="Solve the problems.",
-                    tools=[ToolSpec(name="reasoning", description="think")], kind="formal_math",
-                    initial_memory=["Initial result: Empty"] if initial is None else initial)
+    return TaskView(
+        task_id="t0",
+        benchmark=benchmark,
+        policy="Solve the problems.",
+        tools=[ToolSpec(name="reasoning", description="think")],
+        kind="formal_math",
+        initial_memory=["Initial result: Empty"] if initial is None else initial,
+    )
 
 
 def request(i: int, text: str) -> Request:

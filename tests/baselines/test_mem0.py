@@ -1,6 +1,7 @@
 """Mem0 via mem0ai 1.0.11 (docs/baselines.md §4): the classic fact extraction + ADD/UPDATE/DELETE
 algorithm with real MiniLM embeddings and a real FAISS store, its LLM calls routed through the
 harness backbone (role "memory"), all with no network beyond loopback. Skips without the extra."""
+
 import json
 import os
 import socket
@@ -11,7 +12,10 @@ from baselines.mem0_method import MIN_FACTS_REPLY, Mem0JsonProtocol, Mem0Memory,
 from runners.api import BackboneError, Decision, Observation
 from tests.baselines.helpers import Recorder, block_of, request, task_view
 
-pytestmark = [pytest.mark.mem0, pytest.mark.skipif(mem0_version() is None, reason="needs the mem0 extra: pip install -e '.[mem0]'")]
+pytestmark = [
+    pytest.mark.mem0,
+    pytest.mark.skipif(mem0_version() is None, reason="needs the mem0 extra: pip install -e '.[mem0]'"),
+]
 
 
 def test_guard_refuses_non_loopback(no_network):
@@ -43,14 +47,29 @@ def mem0_oracle(facts: list[list[str]], updates: list[dict]):
                 return Decision(message=json.dumps({"facts": facts.pop(0)}))
             return Decision(message=json.dumps(updates.pop(0)))
         return Decision(message="ok") if role == "agent" else None
+
     return fn
 
 
 async def test_add_update_search_offline(no_network):
-    bb = Recorder(mem0_oracle(
-        facts=[["Likes green tea"], ["Now prefers black coffee instead of tea"]],
-        updates=[{"memory": [{"id": "0", "text": "Likes green tea", "event": "ADD"}]},
-                 {"memory": [{"id": "0", "text": "Prefers black coffee instead of tea", "event": "UPDATE", "old_memory": "Likes green tea"}]}]))
+    bb = Recorder(
+        mem0_oracle(
+            facts=[["Likes green tea"], ["Now prefers black coffee instead of tea"]],
+            updates=[
+                {"memory": [{"id": "0", "text": "Likes green tea", "event": "ADD"}]},
+                {
+                    "memory": [
+                        {
+                            "id": "0",
+                            "text": "Prefers black coffee instead of tea",
+                            "event": "UPDATE",
+                            "old_memory": "Likes green tea",
+                        }
+                    ]
+                },
+            ],
+        )
+    )
     m = Mem0Memory(bb)
     await m.begin_task(task_view(initial=[]))
     await m.add_chunk("## Task:\nI love a cup of green tea every morning.")
@@ -59,7 +78,10 @@ async def test_add_update_search_offline(no_network):
     second_update = bb.calls[3]["messages"][0]["content"]
     assert "Likes green tea" in second_update  # the nearest stored memory was offered for the decision
     assert [e["event"] for e in m.events] == ["ADD", "UPDATE"]
-    assert bb.calls[0]["sampling"]["response_format"] == {"type": "json_object"} and bb.calls[0]["sampling"]["temperature"] == 0.1
+    assert (
+        bb.calls[0]["sampling"]["response_format"] == {"type": "json_object"}
+        and bb.calls[0]["sampling"]["temperature"] == 0.1
+    )
 
     await m.begin_request(request(0, "What Does The User Drink?"))
     assert m.retrieved == ["Prefers black coffee instead of tea"]
@@ -67,14 +89,20 @@ async def test_add_update_search_offline(no_network):
     assert "Prefers black coffee instead of tea" in block_of(bb.last("agent")["messages"], "memory")
     assert os.environ["MEM0_TELEMETRY"] == "False"
     import mem0.memory.main as main
+
     assert main.MEM0_TELEMETRY is False
 
 
 async def test_delete_and_no_facts_skip_the_update_call(no_network):
-    bb = Recorder(mem0_oracle(
-        facts=[["Lives in Paris"], [], ["Moved away from Paris"]],
-        updates=[{"memory": [{"id": "0", "text": "Lives in Paris", "event": "ADD"}]},
-                 {"memory": [{"id": "0", "text": "Lives in Paris", "event": "DELETE"}]}]))
+    bb = Recorder(
+        mem0_oracle(
+            facts=[["Lives in Paris"], [], ["Moved away from Paris"]],
+            updates=[
+                {"memory": [{"id": "0", "text": "Lives in Paris", "event": "ADD"}]},
+                {"memory": [{"id": "0", "text": "Lives in Paris", "event": "DELETE"}]},
+            ],
+        )
+    )
     m = Mem0Memory(bb)
     await m.begin_task(task_view(initial=[]))
     await m.add_chunk("I live in Paris.")
@@ -124,7 +152,14 @@ async def test_hits_without_memory_text_are_not_injected():
     class FakeStore:
         def search(self, query, **kw):
             self.seen = (query, kw)
-            return {"results": [{"memory": "likes tea", "categories": ["food"]}, {"memory": ""}, {"memory": None}, {"id": "x"}]}
+            return {
+                "results": [
+                    {"memory": "likes tea", "categories": ["food"]},
+                    {"memory": ""},
+                    {"memory": None},
+                    {"id": "x"},
+                ]
+            }
 
     class FakeLLM:
         context = failure = None

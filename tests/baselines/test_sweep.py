@@ -1,5 +1,6 @@
 """The offline sweep over every baseline of this package on the Formal Reasoning fixture, then
 aggregation into one table (the CLI, as users run it)."""
+
 import subprocess
 import sys
 
@@ -13,12 +14,25 @@ METHODS = ["full_context", "bm25", "zipact", "zipact_bm25"] + (["reasoningbank",
 
 @pytest.mark.slow
 def test_sweep_of_baselines_aggregates_into_one_table(tmp_path):
-    cmd = [sys.executable, "-m", "runners.sweep", f"++experiment.grid.method=[{','.join(METHODS)}]", "benchmark=memoryarena_math",
-           f"runner.output_dir={tmp_path}", "runner.display=plain", "experiment.name=offline_demo"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "runners.sweep",
+        f"++experiment.grid.method=[{','.join(METHODS)}]",
+        "benchmark=memoryarena_math",
+        f"runner.output_dir={tmp_path}",
+        "runner.display=plain",
+        "experiment.name=offline_demo",
+    ]
     p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
-    agg = subprocess.run([sys.executable, "-m", "runners.aggregate", str(tmp_path / "offline_demo")], cwd=REPO,
-                         capture_output=True, text=True, timeout=120)
+    agg = subprocess.run(
+        [sys.executable, "-m", "runners.aggregate", str(tmp_path / "offline_demo")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert agg.returncode == 0, agg.stderr[-3000:]
     m = metrics_csv(tmp_path / "offline_demo" / "tables" / "metrics.csv")
     assert {k[0] for k in m} == set(METHODS)

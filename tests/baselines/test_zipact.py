@@ -1,5 +1,6 @@
 """ZipAct and ZipAct+BM25 (docs/baselines.md §5–6): state parsing, init/update/act calls, the
 code-side attempted_actions bookkeeping, parse failures, cross-request handling, prompt layout."""
+
 import json
 
 import pytest
@@ -39,20 +40,38 @@ def scripted(states: list[str], actions: list[Decision]):
         if role == "agent":
             return actions.pop(0) if actions else Decision(message="done")
         return None
+
     return fn
 
 
-INIT = {"goal_state": {"global_instruction": "", "sub_goal_queue": ["derive S_n", "take the limit"], "current_objective": "derive S_n"},
-        "world_state": {"established_results": []}, "constraint_state": {"negative_constraints": [], "attempted_actions": []}}
+INIT = {
+    "goal_state": {
+        "global_instruction": "",
+        "sub_goal_queue": ["derive S_n", "take the limit"],
+        "current_objective": "derive S_n",
+    },
+    "world_state": {"established_results": []},
+    "constraint_state": {"negative_constraints": [], "attempted_actions": []},
+}
 
 
 async def test_init_update_act_and_attempted_actions_bookkeeping():
     call = ToolCall(name="reasoning", arguments={"input": "sum"}, id="call-0")
-    updated = {"goal_state": {"global_instruction": "Q1", "sub_goal_queue": ["take the limit"], "current_objective": "take the limit"},
-               "world_state": {"established_results": ["S_n = (1-r^n)/(1-r)"]},
-               "constraint_state": {"negative_constraints": [], "attempted_actions": []}}  # the LLM dropped the action
-    bb = Recorder(scripted([json.dumps(INIT), "```json\n" + json.dumps(updated) + "\n```", "garbage, not a state"],
-                           [Decision(tool_calls=[call]), Decision(tool_calls=[call]), Decision(message="1/(1-r)")]))
+    updated = {
+        "goal_state": {
+            "global_instruction": "Q1",
+            "sub_goal_queue": ["take the limit"],
+            "current_objective": "take the limit",
+        },
+        "world_state": {"established_results": ["S_n = (1-r^n)/(1-r)"]},
+        "constraint_state": {"negative_constraints": [], "attempted_actions": []},
+    }  # the LLM dropped the action
+    bb = Recorder(
+        scripted(
+            [json.dumps(INIT), "```json\n" + json.dumps(updated) + "\n```", "garbage, not a state"],
+            [Decision(tool_calls=[call]), Decision(tool_calls=[call]), Decision(message="1/(1-r)")],
+        )
+    )
     m = ZipAct(bb)
     q1 = await first_request(m, "Q1: find the limit of the geometric series")
     assert bb.roles() == ["state"]  # init: one call
@@ -103,7 +122,10 @@ async def test_init_parse_failure_uses_skeleton():
     bb = Recorder(scripted(["no json here"], []))
     m = ZipAct(bb)
     await first_request(m, "Task text")
-    assert m.state == {**empty_state("formal"), "goal_state": {**empty_state("formal")["goal_state"], "global_instruction": "Task text"}}
+    assert m.state == {
+        **empty_state("formal"),
+        "goal_state": {**empty_state("formal")["goal_state"], "global_instruction": "Task text"},
+    }
 
 
 async def test_actor_parse_failure_is_typed_and_no_action():
@@ -115,13 +137,20 @@ async def test_actor_parse_failure_is_typed_and_no_action():
     assert d == Decision() and m.step_log()["no_op"] is True
     # the scripted MALFORMED reply: a cut-off <tool_calls> block and prose, no other block
     assert [(e["attempt"], e["kind"], e["detail"].split(":")[0]) for e in m.step_log()["protocol_errors"]] == [
-        (0, "bad_json", "<tool_calls>"), (0, "missing_block", "<assistant_message> missing"), (0, "missing_block", "<thought> missing")]
+        (0, "bad_json", "<tool_calls>"),
+        (0, "missing_block", "<assistant_message> missing"),
+        (0, "missing_block", "<thought> missing"),
+    ]
     assert m.step_log()["protocol_errors"][0]["detail"].endswith("a cut-off reply is not completed by guessing)")
 
 
 async def test_single_call_takes_state_from_actor_output():
     new_state = {"goal_state": {"current_objective": "second"}, "world_state": {}, "constraint_state": {}}
-    bb = Recorder(lambda role, messages: Decision(message="ok", extras={"state": new_state, "thought": "t"}) if role == "agent" else None)
+    bb = Recorder(
+        lambda role, messages: (
+            Decision(message="ok", extras={"state": new_state, "thought": "t"}) if role == "agent" else None
+        )
+    )
     m = ZipAct(bb, single_call=True)
     await first_request(m, "Task")
     await m.step(Observation())
@@ -170,8 +199,12 @@ async def test_zipact_bm25_memory_goes_to_actor_only():
 
 async def test_odd_but_valid_updater_states_do_not_break_bookkeeping():
     # the updater returns JSON objects missing sections or with wrong types: never an exception
-    bb = Recorder(scripted([json.dumps({"goal_state": "oops"}), json.dumps({"constraint_state": [1]})],
-                           [Decision(message="a"), Decision(message="b"), Decision(message="c")]))
+    bb = Recorder(
+        scripted(
+            [json.dumps({"goal_state": "oops"}), json.dumps({"constraint_state": [1]})],
+            [Decision(message="a"), Decision(message="b"), Decision(message="c")],
+        )
+    )
     m = ZipAct(bb)
     await first_request(m, "Task")
     assert m.state["goal_state"] == {"global_instruction": "Task"}
@@ -204,7 +237,9 @@ async def test_updater_sees_the_whole_last_action_and_the_requests_last_observat
     upd = bb.calls[-2]["messages"][1]["content"]
     assert long_input in upd  # "Last action" is not cut by action_chars
     assert all(len(a) <= 40 for a in m.state["constraint_state"]["attempted_actions"])
-    done = outcome(q1, "mem").model_copy(update={"final_observation": Observation(note="Judge: the answer was received")})
+    done = outcome(q1, "mem").model_copy(
+        update={"final_observation": Observation(note="Judge: the answer was received")}
+    )
     await m.end_request(done)
     await m.begin_request(request(1, "Q2"))
     upd = bb.calls[-1]["messages"][1]["content"]
@@ -219,18 +254,28 @@ async def test_released_prompts_for_alfworld_are_zipacts_byte_for_byte():
     from tests.conftest import upstream_src
 
     upstream_src()
-    consts = {n.targets[0].id: n.value.value for n in ast.parse(file_text(UpstreamFile("ZipAct", "src/prompts/zipact_prompts.py"))).body
-              if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)}
+    consts = {
+        n.targets[0].id: n.value.value
+        for n in ast.parse(file_text(UpstreamFile("ZipAct", "src/prompts/zipact_prompts.py"))).body
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+    }
     bb = Recorder(scripted([json.dumps(INIT)], [Decision(message="go to desk 1")]))
     m = ZipAct(bb)
     await m.begin_task(task_view().model_copy(update={"kind": "alfworld"}))
     await m.begin_request(request(0, "put a clean apple in the fridge"))
     init = bb.calls[0]["messages"]
-    assert init[1]["content"] == consts["ALFWORLD_ZIPACT_INIT_STATE_PROMPT"].format(instruction="put a clean apple in the fridge")
+    assert init[1]["content"] == consts["ALFWORLD_ZIPACT_INIT_STATE_PROMPT"].format(
+        instruction="put a clean apple in the fridge"
+    )
     await m.step(Observation())
     await m.step(Observation(note="You arrive at desk 1."))
     upd = bb.calls[-2]["messages"]
     assert upd[0]["content"] == consts["ALFWORLD_ZIPACT_UPDATER_SYSTEM_PROMPT"]
-    assert upd[1]["content"].startswith("Previous State:\n```json\n") and "Last Action: assistant_message" in upd[1]["content"]
+    assert (
+        upd[1]["content"].startswith("Previous State:\n```json\n")
+        and "Last Action: assistant_message" in upd[1]["content"]
+    )
     notes = ZipAct.notes()
-    assert [k for k in notes["text_sources"]["paraphrased"] if not k.startswith("b3.")] == [] and "f025804" in notes["pin"]
+    assert [k for k in notes["text_sources"]["paraphrased"] if not k.startswith("b3.")] == [] and "f025804" in notes[
+        "pin"
+    ]

@@ -3,6 +3,7 @@ ALFWorld state-module prompts with only the domain's state items changed (FlowSt
 from a scripted sweep's records, every line of the released updater and init prompts is sent as it
 is, unless it names a state field the domain does not have; the domain's own fields are added, and
 the JSON skeletons hold exactly the domain's fields."""
+
 from __future__ import annotations
 
 import re
@@ -30,7 +31,11 @@ def check(sent: str, released: str, domain: str) -> None:
             assert line not in sent_lines or not line.strip(), f"a line about a field {domain} lacks was sent: {line!r}"
         elif "{instruction}" in line:
             assert line.split("{instruction}")[0] in sent  # the filled placeholder
-        elif line.strip() and not line.strip().startswith('"') and line.strip() not in ("{", "}", "},", "{{", "}}", "}},"):
+        elif (
+            line.strip()
+            and not line.strip().startswith('"')
+            and line.strip() not in ("{", "}", "},", "{{", "}}", "}},")
+        ):
             assert line in sent_lines, f"released line missing: {line!r}"
     for sec, names in zipact_prompts.empty_state(domain).items():
         for k in names:
@@ -38,8 +43,18 @@ def check(sent: str, released: str, domain: str) -> None:
 
 
 def test_formal_reasoning_gets_the_released_core_with_its_state_items(tmp_path):
-    cmd = [sys.executable, "-m", "runners.sweep", "method=zipact", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures",
-           "runner.limit=1", f"runner.output_dir={tmp_path}", "runner.display=none", "experiment.name=z"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "runners.sweep",
+        "method=zipact",
+        "benchmark=memoryarena_math",
+        "benchmark.params.data_dir=fixtures",
+        "runner.limit=1",
+        f"runner.output_dir={tmp_path}",
+        "runner.display=none",
+        "experiment.name=z",
+    ]
     p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     cell = next((tmp_path / "z").glob("zipact__*"))
@@ -74,4 +89,5 @@ def test_mem0_records_its_prompts_package_source():
     e = notes["mem0.FACT_RETRIEVAL_PROMPT"]
     assert e["source"] == "package" and e["version"] == mem0_version() and e["module"] == "mem0.configs.prompts"
     import hashlib
+
     assert e["text_sha256"] == hashlib.sha256(prompts.FACT_RETRIEVAL_PROMPT.encode()).hexdigest()

@@ -1,4 +1,5 @@
 """A recording fake backbone for ClinDiag tests (replies from a list, records role and messages)."""
+
 from __future__ import annotations
 
 from runners.api import Backbone, Completion

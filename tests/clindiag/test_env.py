@@ -1,5 +1,6 @@
 """The ClinDiag protocol (docs/pos-benchmarks.md §3.5, §3.6): tools and provider on the fixture and on
 the real shared cases, bad inputs as error observations, submission, judge and metrics."""
+
 from __future__ import annotations
 
 import asyncio
@@ -26,7 +27,10 @@ def ask(env, name: str, **args):
 
 def test_request_view_and_keyword_provider():
     env, req = make_env("rare900", provider="keyword", judge="scripted")
-    assert '"initial_presentation": "A 34-year-old fictional woman' in req.text and "one specific question per turn" in req.text
+    assert (
+        '"initial_presentation": "A 34-year-old fictional woman' in req.text
+        and "one specific question per turn" in req.text
+    )
     assert [t.name for t in env.view().tools][-1] == "submit_diagnosis" and env.step_budget() == 30
     _, res = ask(env, "ask_history", question="Does anyone in the family have nosebleeds?")
     assert "aunt" in res.content and not res.error
@@ -55,10 +59,14 @@ def test_llm_provider_uses_role_user_sim_and_caps_the_reply():
 def test_bad_inputs_are_error_observations():
     env, _ = make_env("90000001", provider="keyword")
     for name, args, fragment in [
-        ("ask_history", {}, "exactly one argument"), ("ask_history", {"question": "  "}, "non-empty"),
-        ("ask_history", {"question": 42}, "question string"), ("order_lab_test", {"question": "x", "urgent": True}, "exactly one"),
-        ("order_mri", {"question": "brain?"}, "Unknown tool"), ("ask_history", {"question": "read answer_key/x.json"}, "answer_key"),
-        ("submit_diagnosis", {"final_diagnosis": ""}, "non-empty"), ("submit_diagnosis", {"differential_diagnosis": "x"}, "non-empty"),
+        ("ask_history", {}, "exactly one argument"),
+        ("ask_history", {"question": "  "}, "non-empty"),
+        ("ask_history", {"question": 42}, "question string"),
+        ("order_lab_test", {"question": "x", "urgent": True}, "exactly one"),
+        ("order_mri", {"question": "brain?"}, "Unknown tool"),
+        ("ask_history", {"question": "read answer_key/x.json"}, "answer_key"),
+        ("submit_diagnosis", {"final_diagnosis": ""}, "non-empty"),
+        ("submit_diagnosis", {"differential_diagnosis": "x"}, "non-empty"),
     ]:
         r, res = ask(env, name, **args)
         assert res.error and fragment in res.content and not r.request_done, (name, args)
@@ -79,7 +87,9 @@ def test_forced_submission_note_is_upstreams_directive():
     upstream_src()
     env, _ = make_env("90000001", provider="keyword", max_steps=2)
     r, _ = ask(env, "ask_history", question="thirst?")
-    assert "This is the final interaction turn" in r.observation.note and "submit_diagnosis" in r.observation.note  # upstream CLINDIAG_FINAL_TURN_DIRECTIVE
+    assert (
+        "This is the final interaction turn" in r.observation.note and "submit_diagnosis" in r.observation.note
+    )  # upstream CLINDIAG_FINAL_TURN_DIRECTIVE
 
 
 def test_submission_judge_and_scores():
@@ -89,7 +99,9 @@ def test_submission_judge_and_scores():
     assert r.request_done and not res.error
     out = asyncio.run(env.end_request(truncated=False, steps=1))
     assert out.final_response == "Diabetes mellitus"
-    assert judge_bb.calls[0]["role"] == "judge" and judge_bb.calls[0]["sampling"]["response_format"] == {"type": "json_object"}
+    assert judge_bb.calls[0]["role"] == "judge" and judge_bb.calls[0]["sampling"]["response_format"] == {
+        "type": "json_object"
+    }
     s = asyncio.run(env.score_task())
     assert (s["success"], s["diagnosis_correct"], s["differential_hit"]) == (0, False, True)
     assert s["submission"]["differential_diagnosis"] == "T2DM; MODY" and s["judge"] == "llm"
@@ -106,10 +118,19 @@ def test_no_submission_is_incorrect_without_a_judge_call():
 
 def test_metrics():
     b = ClinDiag(name="clindiag", data_dir="fixtures")
-    eps = [{"scores": {"diagnosis_correct": c, "differential_hit": h, "submitted": True, "subset": sub}}
-           for c, h, sub in ((True, True, "rare"), (False, True, "rare"), (False, False, "challenging"), (True, False, "challenging"))]
+    eps = [
+        {"scores": {"diagnosis_correct": c, "differential_hit": h, "submitted": True, "subset": sub}}
+        for c, h, sub in (
+            (True, True, "rare"),
+            (False, True, "rare"),
+            (False, False, "challenging"),
+            (True, False, "challenging"),
+        )
+    ]
     m = b.metrics(eps)
-    assert m["diagnosis_accuracy"] == 50.0 and m["differential_hit_rate"] == 50.0 and m["diagnosis_accuracy_rare"] == 50.0
+    assert (
+        m["diagnosis_accuracy"] == 50.0 and m["differential_hit_rate"] == 50.0 and m["diagnosis_accuracy_rare"] == 50.0
+    )
 
 
 def test_tools_on_real_cases():

@@ -1,5 +1,6 @@
 """ClinDiag loader: the fictional fixture (7-file and PoS 4-file layouts), the real shared
 cases (skipped when absent), manifests and clear errors (docs/pos-benchmarks.md §3.2–§3.4)."""
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,11 @@ def test_fixture_cases_and_layouts():
     tasks = by_id(ClinDiag(name="clindiag", data_dir="fixtures").load_tasks())
     assert list(tasks) == ["90000001", "challenging__90000002", "rare900"]
     rare = tasks["rare900"]
-    assert rare["subset"] == "rare" and rare["present"]["other"] is False and rare["sections"]["radiographic"] == "None has been performed."
+    assert (
+        rare["subset"] == "rare"
+        and rare["present"]["other"] is False
+        and rare["sections"]["radiographic"] == "None has been performed."
+    )
     assert isinstance(rare["sections"]["physical_exam"][0]["vital_signs"], dict)
     assert isinstance(rare["sections"]["physical_exam"][0]["relevant_findings"], list)
     assert rare["sections"]["lab"][0]["findings"]["changes_over_time"]["hemoglobin_after_iron"] == "10.8 g/dL at week 6"
@@ -47,7 +52,9 @@ def test_real_cases_load():
     assert tasks["sample_24703566"]["subset"] == "sample" and tasks["10588413"]["subset"] == "challenging"
     assert tasks["sample_24703566"]["sections"]["radiographic"] == "None has been performed."
     assert isinstance(tasks["10644272"]["sections"]["lab"][0]["findings"], dict)
-    rare = ClinDiag(name="clindiag", data_dir=str(root), subsets=["rare"], manifest="none").load_tasks()  # the cases folder works too
+    rare = ClinDiag(
+        name="clindiag", data_dir=str(root), subsets=["rare"], manifest="none"
+    ).load_tasks()  # the cases folder works too
     assert [t.task_id for t in rare] == ["rare0", "rare1"]
 
 
@@ -55,7 +62,9 @@ def test_upstream_manifest_selects_exactly_the_listed_cases(tmp_path):
     """Default: upstream's pinned manifest.txt; the five real shared cases plus the project's fixtures
     give exactly the listed ones, in manifest order, and the manifest says how many were found."""
     real = shared_path("clindiag", "cases")
-    upstream = shared_path("upstream-src", "PoS@506558c48565317569e117c40feeb6eb57313305", "benchmarks", "ClinDiag", "manifest.txt")
+    upstream = shared_path(
+        "upstream-src", "PoS@506558c48565317569e117c40feeb6eb57313305", "benchmarks", "ClinDiag", "manifest.txt"
+    )
     cases = tmp_path / "cases"
     for src in [*real.iterdir(), *(FIXTURES / "cases").iterdir()]:
         shutil.copytree(src, cases / src.name)

@@ -1,6 +1,7 @@
 """`python -m benchmarks.clindiag.prepare`: the official archive → PoS layout as upstream's
 preparation script (rare kept, challenging drawn with Random(42), unusable diagnoses excluded),
 and the validation of a prepared folder. A small archive in the official schema."""
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,9 @@ from benchmarks.clindiag.prepare import ENVIRONMENT_FILES, main
 from tests.conftest import upstream_src
 
 
-def archive(path, rare=("rare0", "rare1", "rare2"), challenging=("101", "102", "103", "104", "105"), bad=("rare2", "103")):
+def archive(
+    path, rare=("rare0", "rare1", "rare2"), challenging=("101", "102", "103", "104", "105"), bad=("rare2", "103")
+):
     with zipfile.ZipFile(path, "w") as z:
         for cid in (*rare, *challenging):
             z.writestr(f"{cid}/initial_information.json", json.dumps({"initial_information": f"patient {cid}"}))
@@ -35,7 +38,9 @@ def test_build_selects_as_upstream_and_check_validates(tmp_path, capsys):
     lines = (out / "manifest.txt").read_text().split()
     assert lines == ["rare/rare0", "rare/rare1"] + [f"challenging/{c}" for c in challenging]
     assert sorted(p.name for p in (out / "cases" / "rare__rare0").iterdir()) == sorted(ENVIRONMENT_FILES)
-    assert not (out / "cases" / "rare__rare2").exists() and (out / "answer_key" / "rare__rare0.diagnosis.json").is_file()
+    assert (
+        not (out / "cases" / "rare__rare2").exists() and (out / "answer_key" / "rare__rare0.diagnosis.json").is_file()
+    )
     assert main(["check", str(out), "--own-manifest"]) == 0
     tasks = ClinDiag(data_dir=str(out), manifest=str(out / "manifest.txt")).load_tasks()
     assert [t.task_id for t in tasks] == [f"{line.split('/')[0]}__{line.split('/')[1]}" for line in lines]

@@ -1,6 +1,7 @@
 """End to end: `python -m runners.sweep benchmark=clindiag` with the scripted backbone runs Full
 Context and PoS on the fictional fixture and scores 100; provider and judge calls are made
 through the benchmark roles (user_sim, judge)."""
+
 from __future__ import annotations
 
 from tests.rca100.sweeping import episodes, run_sweep

@@ -2,6 +2,7 @@
 PROVIDER_SYSTEM_PROMPT with each tool's scope, JUDGE_SYSTEM_PROMPT, JUDGE_USER_PROMPT) byte for
 byte, as read back from a scripted run's records; the cell's manifest names the source; without
 the pinned file the project's wording is used and listed as paraphrased."""
+
 from __future__ import annotations
 
 import ast
@@ -41,7 +42,9 @@ def test_scripted_run_sends_the_release_provider_and_judge_texts(tmp_path):
     agent = sent_calls(tmp_path, "agent")
     assert agent
     for call in agent:
-        text = "\n".join(str(m["content"]) for m in call.messages)  # Full Context: the tools block; PoS: its action schemas
+        text = "\n".join(
+            str(m["content"]) for m in call.messages
+        )  # Full Context: the tools block; PoS: its action schemas
         assert all(json.dumps(w, ensure_ascii=False) in text for w in wanted), text[:300]
     for m in manifests(tmp_path):
         ts = m["benchmark_notes"]["text_sources"]
@@ -55,6 +58,15 @@ def test_offline_the_project_wording_is_used_and_marked(monkeypatch, tmp_path):
     b = ClinDiag(name="clindiag", data_dir="fixtures")
     notes = b.notes()["text_sources"]
     sections = ("history", "physical_exam", "lab", "radiographic", "other")
-    assert set(notes["paraphrased"]) == {"provider.system", "provider.no_record", "judge.system", "judge.user", "tools",
-                                         *(f"provider.scope.{s}" for s in sections), *(f"tools.example.{s}" for s in sections)}
-    assert all(v["source"] == "paraphrase" and "HARNESS_UPSTREAM_OFFLINE" in v["reason"] for v in notes["prompts"].values())
+    assert set(notes["paraphrased"]) == {
+        "provider.system",
+        "provider.no_record",
+        "judge.system",
+        "judge.user",
+        "tools",
+        *(f"provider.scope.{s}" for s in sections),
+        *(f"tools.example.{s}" for s in sections),
+    }
+    assert all(
+        v["source"] == "paraphrase" and "HARNESS_UPSTREAM_OFFLINE" in v["reason"] for v in notes["prompts"].values()
+    )

@@ -6,6 +6,7 @@ Context, BM25 (memory system), ZipAct (state tracking) and ZipAct+BM25 (state tr
 its B.3 template with the fields filled, every literal part byte for byte (templates taken from the
 loader's parse of the shared file); without it the cells are marked paraphrased; the project's
 additions are named switches, off with B.3 unless set."""
+
 from __future__ import annotations
 
 import json
@@ -30,13 +31,19 @@ def template_regex(template: str) -> re.Pattern[str]:
     included: B.3 is not `str.format` syntax) byte for byte."""
     out, pos = [], 0
     for m in b3text.FIELD.finditer(template):
-        out += [re.escape(template[pos:m.start()]), "(.*?)"]
+        out += [re.escape(template[pos : m.start()]), "(.*?)"]
         pos = m.end()
     out.append(re.escape(template[pos:]))
     return re.compile("".join(out), re.DOTALL)
 
-METHODS = {"flowstate": "flowstate", "full_context": "full_context", "bm25": "memory", "zipact": "state_tracking",
-           "zipact_bm25": "state_tracking_memory"}
+
+METHODS = {
+    "flowstate": "flowstate",
+    "full_context": "full_context",
+    "bm25": "memory",
+    "zipact": "state_tracking",
+    "zipact_bm25": "state_tracking_memory",
+}
 INDEX_FIELDS = {"prior_query", "prior_query_id", "historical_state_id", "historical_state_summary"}
 RELATED_FIELDS = {"related_state_id", "relation"}
 ACTIVE_FIELDS = {"active_state_id", "state_type", "active_state_summary", "state_value_json"}
@@ -52,9 +59,19 @@ def sweep(out: Path, name: str, methods: list[str], *overrides: str, b3: Path | 
     env.update(PYTHONPATH=str(REPO), HARNESS_UPSTREAM_OFFLINE="1")
     if b3 is not None:
         env[b3text.ENV_FILE] = str(b3)
-    cmd = [sys.executable, "-m", "runners.sweep", f"++experiment.grid.method=[{','.join(methods)}]",
-           "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures", "runner.limit=1", f"runner.output_dir={out}",
-           "runner.display=none", f"experiment.name={name}", *overrides]
+    cmd = [
+        sys.executable,
+        "-m",
+        "runners.sweep",
+        f"++experiment.grid.method=[{','.join(methods)}]",
+        "benchmark=memoryarena_math",
+        "benchmark.params.data_dir=fixtures",
+        "runner.limit=1",
+        f"runner.output_dir={out}",
+        "runner.display=none",
+        f"experiment.name={name}",
+        *overrides,
+    ]
     p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
     assert p.returncode == 0, p.stderr[-3000:]
     cells = {c.name.split("__")[0]: c for c in (out / name).glob("*__scripted__*")}
@@ -84,7 +101,7 @@ def test_parse_five_templates(parsed):
 
 def test_incomplete_file_is_refused_with_a_fix(tmp_path, monkeypatch):
     text = b3_file().read_text(encoding="utf-8")
-    cut = text[:text.index("\nState Tracking\n")]
+    cut = text[: text.index("\nState Tracking\n")]
     with pytest.raises(b3text.B3Error, match="Fix:"):
         b3text.parse(cut)
     monkeypatch.setenv(b3text.ENV_FILE, str(tmp_path / "absent.txt"))
@@ -106,7 +123,9 @@ def test_messages_are_the_b3_template(with_b3, parsed, method):
         assert m, (method, system[:400])
         values = dict(zip(fields, m.groups()))
         if "state_tracking_rules" in values:  # two fields on adjacent lines: compare the pair
-            assert f"{values['react_rules']}\n{values['state_tracking_rules']}" == f"{REACT_RULES}\n{STATE_TRACKING_RULES}"
+            assert (
+                f"{values['react_rules']}\n{values['state_tracking_rules']}" == f"{REACT_RULES}\n{STATE_TRACKING_RULES}"
+            )
         else:
             assert values["react_rules"] == REACT_RULES
         json.loads(values["available_tools"])  # the tool schemas as JSON
@@ -136,16 +155,20 @@ def flowstate_input_regex(template: str) -> re.Pattern[str]:
     """B.3's FlowState input prompt as a regex: the Historical State Index and Active State example
     entries (and their nested states / related_states examples) repeat zero or more times; every
     other character byte for byte."""
+
     def nested(field):
         def unit(u: str) -> str:
             b, lst, a = repeated(u, field, lambda x: template_regex(x).pattern)
             return template_regex(b).pattern + lst + template_regex(a).pattern
+
         return unit
 
     b1, index_rx, rest = repeated(template, "prior_query", nested("historical_state_id"))
     b2, active_rx, a2 = repeated(rest, "active_state_id", nested("related_state_id"))
-    return re.compile(template_regex(b1).pattern + index_rx + template_regex(b2).pattern + active_rx
-                      + template_regex(a2).pattern, re.DOTALL)
+    return re.compile(
+        template_regex(b1).pattern + index_rx + template_regex(b2).pattern + active_rx + template_regex(a2).pattern,
+        re.DOTALL,
+    )
 
 
 def flowstate_input_matches(template: str, user: str) -> None:
@@ -164,7 +187,13 @@ def test_index_and_active_state_entries_fill_b3(with_b3, parsed):
     s, e = b3text.entry_span(tpl, "prior_query")
     unit = tpl[s:e]
     hs, he = b3text.entry_span(unit, "historical_state_id")
-    entry_rx = template_regex(unit[:hs]).pattern + r"(?:" + template_regex(unit[hs:he]).pattern + r"(?:,\n)?)*" + template_regex(unit[he:]).pattern
+    entry_rx = (
+        template_regex(unit[:hs]).pattern
+        + r"(?:"
+        + template_regex(unit[hs:he]).pattern
+        + r"(?:,\n)?)*"
+        + template_regex(unit[he:]).pattern
+    )
     entries = re.findall(entry_rx, last, re.DOTALL)
     assert len(entries) >= 1, last[:1200]
     assert "agent_response" not in last
@@ -218,7 +247,9 @@ def test_switches_off_in_the_project_wording():
     from flowstate.prompts import CITE, EXCLUSIVE, NO_HISTORY, flowstate_rules, output_protocol_text
 
     on = flowstate_rules() + output_protocol_text()
-    off = flowstate_rules(no_history_rule=False, cite_raw_results=False) + output_protocol_text(exclusive_decision=False)
+    off = flowstate_rules(no_history_rule=False, cite_raw_results=False) + output_protocol_text(
+        exclusive_decision=False
+    )
     for text in (CITE, NO_HISTORY, EXCLUSIVE):
         assert text in on and text not in off
 
@@ -234,13 +265,32 @@ def test_method_prompts_with_entries_fill_b3(parsed, monkeypatch):
     from tests.flowstate.test_method import TASK, QueueBackbone, out
 
     monkeypatch.setenv(b3text.ENV_FILE, str(b3_file()))
-    a = {"state_set": "knowledge", "operation": "add", "state_id": "price", "summary": 'the "price"', "value": {"p": 42}, "refs": []}
-    b = {"state_set": "judgement", "operation": "add", "state_id": "plan", "summary": "buy it", "value": "buy",
-         "refs": [{"rel": "derives", "state_id": "price"}]}
+    a = {
+        "state_set": "knowledge",
+        "operation": "add",
+        "state_id": "price",
+        "summary": 'the "price"',
+        "value": {"p": 42},
+        "refs": [],
+    }
+    b = {
+        "state_set": "judgement",
+        "operation": "add",
+        "state_id": "plan",
+        "summary": "buy it",
+        "value": "buy",
+        "refs": [{"rel": "derives", "state_id": "price"}],
+    }
 
     async def drive(**params):
-        bb = QueueBackbone([out(delta=[a], calls=[("search", {"q": "x"})]), out(delta=[b], msg="done"),
-                            out(focus=[{"target_id": "plan", "reason": "need it"}]), out(msg="ok")])
+        bb = QueueBackbone(
+            [
+                out(delta=[a], calls=[("search", {"q": "x"})]),
+                out(delta=[b], msg="done"),
+                out(focus=[{"target_id": "plan", "reason": "need it"}]),
+                out(msg="ok"),
+            ]
+        )
         m = FlowState(bb, **params)
         await m.begin_task(TASK.model_copy(update={"kind": "tau"}))
         await m.begin_request(Request(index=0, request_id="q1", text="first {query} request"))

@@ -1,6 +1,7 @@
 """End to end through `runners.episode.Episode` with the scripted backbone on the MemoryArena
 Formal Reasoning fixture (docs/flowstate.md §5): all three methods, and a task whose second subtask can only be
 answered from an earlier request's state disclosed through PSA."""
+
 from __future__ import annotations
 
 import asyncio
@@ -40,9 +41,13 @@ def test_fixture_episode_all_correct(method_cls):
 
 
 # ------------------------------------------------------------------ PSA-dependent task
-ROW = {"id": 0, "paper_name": "fixture-hidden-constant", "backgrounds": ["A constant c is fixed by the lemma below.", ""],
-       "questions": ["Determine the constant c.", "State the value of c found in the previous subtask."],
-       "answers": ["c = 17", "c = 17"]}
+ROW = {
+    "id": 0,
+    "paper_name": "fixture-hidden-constant",
+    "backgrounds": ["A constant c is fixed by the lemma below.", ""],
+    "questions": ["Determine the constant c.", "State the value of c found in the previous subtask."],
+    "answers": ["c = 17", "c = 17"],
+}
 
 
 def _section(content: str, start: str, end: str) -> str:
@@ -67,7 +72,9 @@ class RecallEnv(FormalEnv):
         index = json.loads(_section(user, "Historical State Index:\n", "\n\nActive State:") or "[]")
         ids = [s["state_id"] for e in index for s in e["states"]]
         if ids and self.request_access:
-            return Decision(extras={"state_focus": [{"target_id": ids[0], "reason": "need c from subtask 1"}], "state_delta": []})
+            return Decision(
+                extras={"state_focus": [{"target_id": ids[0], "reason": "need c from subtask 1"}], "state_delta": []}
+            )
         return Decision(message="c = 0")
 
 

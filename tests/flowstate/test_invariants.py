@@ -1,5 +1,6 @@
 """Property tests (hypothesis): random proposed deltas and access requests over several requests
 keep the invariants of docs/flowstate.md §1, §3, §4, §6."""
+
 from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
@@ -14,24 +15,36 @@ POOL = ["a", "b", "c", "d", "e"]
 
 def ids_for(k: int):
     # ids of this request, of earlier requests, and raw ids (existing or not)
-    return st.one_of(st.sampled_from(POOL).map(lambda s: f"{s}{k}"), st.sampled_from(POOL).map(lambda s: f"{s}{max(1, k - 1)}"),
-                     st.builds(lambda kk, t, i: f"obs-{kk}-{t}-{i}", st.integers(1, k), st.integers(1, 3), st.integers(0, 1)))
+    return st.one_of(
+        st.sampled_from(POOL).map(lambda s: f"{s}{k}"),
+        st.sampled_from(POOL).map(lambda s: f"{s}{max(1, k - 1)}"),
+        st.builds(lambda kk, t, i: f"obs-{kk}-{t}-{i}", st.integers(1, k), st.integers(1, 3), st.integers(0, 1)),
+    )
 
 
 def op_for(k: int):
-    ref = st.fixed_dictionaries({"rel": st.sampled_from(["supports", "derives", "follows", "supersedes", "bogus"]), "state_id": ids_for(k)})
+    ref = st.fixed_dictionaries(
+        {"rel": st.sampled_from(["supports", "derives", "follows", "supersedes", "bogus"]), "state_id": ids_for(k)}
+    )
     return st.fixed_dictionaries(
         {"operation": st.sampled_from(["add", "add", "update", "remove", "nope"]), "state_id": ids_for(k)},
-        optional={"state_set": st.sampled_from(["knowledge", "judgement", "artifacts", "weird"]), "summary": st.text(max_size=5),
-                  "value": st.integers(), "refs": st.lists(ref, max_size=3)})
+        optional={
+            "state_set": st.sampled_from(["knowledge", "judgement", "artifacts", "weird"]),
+            "summary": st.text(max_size=5),
+            "value": st.integers(),
+            "refs": st.lists(ref, max_size=3),
+        },
+    )
 
 
 @st.composite
 def episodes(draw):
     reqs = []
     for k in range(1, draw(st.integers(1, 4)) + 1):
-        steps = [(draw(st.lists(op_for(k), max_size=5)), draw(st.lists(ids_for(k), max_size=3)), draw(st.integers(0, 2)))
-                 for _ in range(draw(st.integers(1, 3)))]
+        steps = [
+            (draw(st.lists(op_for(k), max_size=5)), draw(st.lists(ids_for(k), max_size=3)), draw(st.integers(0, 2)))
+            for _ in range(draw(st.integers(1, 3)))
+        ]
         reqs.append(steps)
     return reqs
 

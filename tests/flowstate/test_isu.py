@@ -1,4 +1,5 @@
 """ISU execution rules of App. B.4 (docs/flowstate.md §3): each rule with a rejected and a passing case."""
+
 from __future__ import annotations
 
 from flowstate.repository import ActiveState, RawObs
@@ -69,12 +70,25 @@ def test_refs_must_resolve():
     valid, rej = apply(s, repo, add("odd", refs=[{"rel": " Causes", "state_id": "h_fact"}]))
     assert not rej and valid[0].refs[0].rel == "causes"  # B.4 asks only that ids resolve: the label is kept
     assert valid[0].as_json()["unknown_relations"] == ["causes"]
-    valid, rej = validate_update([StateOp.from_json(add("bad2", refs=[{"rel": "causes", "state_id": "h_fact"}]))], s, repo,
-                                 strict_relations=True)
+    valid, rej = validate_update(
+        [StateOp.from_json(add("bad2", refs=[{"rel": "causes", "state_id": "h_fact"}]))], s, repo, strict_relations=True
+    )
     assert not valid and "unknown relation" in rej[0].reason
     # historical state, raw id of this request, historical raw node, id added earlier in the delta
-    valid, rej = apply(s, repo, add("a1"), add("ok", refs=[{"rel": "supports", "state_id": "h_fact"}, {"rel": "derives", "state_id": "obs-2-1-0"},
-                                                          {"rel": "follows", "state_id": "obs-1-1-0"}, {"rel": "supersedes", "state_id": "a1"}]))
+    valid, rej = apply(
+        s,
+        repo,
+        add("a1"),
+        add(
+            "ok",
+            refs=[
+                {"rel": "supports", "state_id": "h_fact"},
+                {"rel": "derives", "state_id": "obs-2-1-0"},
+                {"rel": "follows", "state_id": "obs-1-1-0"},
+                {"rel": "supersedes", "state_id": "a1"},
+            ],
+        ),
+    )
     assert len(valid) == 2 and not rej
     # unreferenced historical raw result never entered M, so it does not resolve
     valid, rej = apply(s, repo, add("bad3", refs=[{"rel": "supports", "state_id": "obs-1-1-1"}]))
@@ -83,8 +97,15 @@ def test_refs_must_resolve():
 
 def test_partial_commit_and_reasons_recorded():
     repo, s = fresh()
-    valid, rej = apply(s, repo, add("good1"), {"operation": "update", "state_id": "h_plan", "summary": "x"},
-                       {"operation": "explode", "state_id": "y"}, add("bad_type", "feelings"), add("good2", "preference"))
+    valid, rej = apply(
+        s,
+        repo,
+        add("good1"),
+        {"operation": "update", "state_id": "h_plan", "summary": "x"},
+        {"operation": "explode", "state_id": "y"},
+        add("bad_type", "feelings"),
+        add("good2", "preference"),
+    )
     assert [v.state_id for v in valid] == ["good1", "good2"]
     assert [r.index for r in rej] == [1, 2, 3] and all(r.reason for r in rej)
     assert s.current["good2"].type is StateType.preferences  # singular name normalised
@@ -92,7 +113,12 @@ def test_partial_commit_and_reasons_recorded():
 
 def test_remove_drops_refs_to_removed_node():
     repo, s = fresh()
-    apply(s, repo, add("base"), add("user", refs=[{"rel": "derives", "state_id": "base"}, {"rel": "supports", "state_id": "h_fact"}]))
+    apply(
+        s,
+        repo,
+        add("base"),
+        add("user", refs=[{"rel": "derives", "state_id": "base"}, {"rel": "supports", "state_id": "h_fact"}]),
+    )
     valid, rej = apply(s, repo, {"operation": "remove", "state_id": "base"})
     assert valid and [r.state_id for r in s.current["user"].refs] == ["h_fact"]
     valid, rej = apply(s, repo, add("late", refs=[{"rel": "derives", "state_id": "base"}]))
@@ -106,8 +132,13 @@ def test_refs_to_ids_added_later_in_same_delta():
     assert [v.state_id for v in valid] == ["plan", "fact"] and not rej
     assert [r.state_id for r in s.current["plan"].refs] == ["fact"]
     # ... but only to adds that validate themselves: a failing add takes down the refs that need it
-    valid, rej = apply(s, repo, add("p2", refs=[{"rel": "derives", "state_id": "f2"}]), add("f2", "feelings"),
-                       add("p3", refs=[{"rel": "follows", "state_id": "p2"}]))
+    valid, rej = apply(
+        s,
+        repo,
+        add("p2", refs=[{"rel": "derives", "state_id": "f2"}]),
+        add("f2", "feelings"),
+        add("p3", refs=[{"rel": "follows", "state_id": "p2"}]),
+    )
     assert not valid and [r.index for r in rej] == [0, 1, 2]
     assert "f2" in rej[0].reason and "p2" in rej[2].reason
     assert set(s.current) == {"plan", "fact"}

@@ -1,4 +1,5 @@
 """PSA (docs/flowstate.md §4): eq. 5 access validation against S_{k,t}, Disclose semantics."""
+
 from __future__ import annotations
 
 from flowstate.psa import disclose, validate_access

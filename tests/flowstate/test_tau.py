@@ -1,6 +1,7 @@
 """FlowState on τ-bench with user messages (docs/flowstate.md §5 'Mapping final response', [harness choice]
 user_turn_mode=request): each simulated-user message opens a new request, the agent's message to
 the user ends it. Real TauEnv on the project's own τ fixture, scripted backbone, real episode loop."""
+
 from __future__ import annotations
 
 import asyncio

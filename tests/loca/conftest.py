@@ -1,4 +1,5 @@
 """Helpers for the LOCA adapter tests: fixture environments in a temp folder, driven directly."""
+
 from __future__ import annotations
 
 import asyncio
@@ -16,12 +17,16 @@ from runners.api import Decision, EpisodeContext, ToolCall
 def make_env(tmp_path: Path, length: str = "8k", config: dict[str, Any] | None = None, **settings: Any):
     """A LocaEnv of the fixture (or of `config`, written as a §1.3 file) with its request served."""
     if config is None:
-        bench = Loca(data_dir="fixtures", lengths=[length], workspace_root=str(tmp_path / "ws"), keep_workspaces=True, **settings)
+        bench = Loca(
+            data_dir="fixtures", lengths=[length], workspace_root=str(tmp_path / "ws"), keep_workspaces=True, **settings
+        )
     else:
         root = tmp_path / "data"
         (root / "task-configs").mkdir(parents=True, exist_ok=True)
         (root / "task-configs" / f"final_{length}_set_config.json").write_text(json.dumps({"configurations": [config]}))
-        bench = Loca(data_dir=str(root), lengths=[length], workspace_root=str(tmp_path / "ws"), keep_workspaces=True, **settings)
+        bench = Loca(
+            data_dir=str(root), lengths=[length], workspace_root=str(tmp_path / "ws"), keep_workspaces=True, **settings
+        )
     task = bench.load_tasks()[0]
     env = bench.make_env(task, EpisodeContext())
     asyncio.run(env.next_request())

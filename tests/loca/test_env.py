@@ -1,5 +1,6 @@
 """The LOCA adapter on the fixture: tools, one call per turn, errors, the tool cap, claim_done,
 catalog roles, artifacts with their compact view, and the workspace output manifest."""
+
 from __future__ import annotations
 
 import asyncio
@@ -24,8 +25,13 @@ def send_right_emails(env):
 def test_view_tools_catalog_roles_and_request(tmp_path):
     env = make_env(tmp_path)
     view = env.view()
-    assert [t.name for t in view.tools] == ["woocommerce_list_products", "email_send_email", "filesystem_read_file",
-                                            "python_execute_python_execute", "claim_done_claim_done"]
+    assert [t.name for t in view.tools] == [
+        "woocommerce_list_products",
+        "email_send_email",
+        "filesystem_read_file",
+        "python_execute_python_execute",
+        "claim_done_claim_done",
+    ]
     roles = env.catalog["tools_by_role"]
     assert list(roles) == list(ROLES)
     assert roles["side_effect"] == ["email_send_email"] and roles["finish"] == ["claim_done_claim_done"]
@@ -78,7 +84,9 @@ def test_tool_exception_becomes_error_observation(tmp_path, monkeypatch):
 
 def test_one_call_per_turn_and_no_call_spends_the_turn(tmp_path):
     env = make_env(tmp_path)
-    two = Decision(tool_calls=[ToolCall(name="woocommerce_list_products", id="a"), ToolCall(name="claim_done_claim_done", id="b")])
+    two = Decision(
+        tool_calls=[ToolCall(name="woocommerce_list_products", id="a"), ToolCall(name="claim_done_claim_done", id="b")]
+    )
     reply = asyncio.run(env.act(two))
     assert len(reply.observation.tool_results) == 1 and "not executed" in reply.observation.note and not env.done
     reply = asyncio.run(env.act(Decision(message="thinking")))
@@ -110,8 +118,11 @@ def test_long_json_result_becomes_artifact_with_compact_view(tmp_path):
     assert json.dumps(products[:3], ensure_ascii=False) in content and products[3]["sku"] not in content
     assert len(content) < 3000 and "json.load" in content
     # the agent can read the artifact with the Python tool
-    _, out = call(env, "python_execute_python_execute",
-                  code="import json; print(len(json.load(open('tool_results/tool_result_0001.json'))['payload']))")
+    _, out = call(
+        env,
+        "python_execute_python_execute",
+        code="import json; print(len(json.load(open('tool_results/tool_result_0001.json'))['payload']))",
+    )
     assert f"\n{len(products)}\n" in out
 
 
@@ -123,13 +134,14 @@ def test_no_artifact_without_python(tmp_path, config_without_python):
 
 def test_workspace_manifest_and_result_check(tmp_path):
     env = make_env(tmp_path)
-    code = ("import json; json.dump([1, 2, 3], open('out.json', 'w'));"
-            "print(json.dumps({'path': 'out.json', 'record_count': 3}))")
+    code = (
+        "import json; json.dump([1, 2, 3], open('out.json', 'w'));"
+        "print(json.dumps({'path': 'out.json', 'record_count': 3}))"
+    )
     reply, _ = call(env, "python_execute_python_execute", code=code)
     note = reply.observation.note
     assert '"path": "out.json"' in note and '"change": "created"' in note and '"change": "validated"' in note
-    code = ("open('out.json', 'w').write('[1]');import json;"
-            "print(json.dumps({'path': 'out.json', 'record_count': 3}))")
+    code = "open('out.json', 'w').write('[1]');import json;print(json.dumps({'path': 'out.json', 'record_count': 3}))"
     reply, _ = call(env, "python_execute_python_execute", code=code)
     assert '"change": "modified"' in reply.observation.note
     assert "has 1 records, the manifest says 3" in reply.observation.note

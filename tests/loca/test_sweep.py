@@ -1,5 +1,6 @@
 """End to end: `python -m runners.sweep benchmark=loca` with the scripted backbone runs Full
 Context and PoS on the StockAlertLite fixture through the LOCA adapter and scores 100."""
+
 from __future__ import annotations
 
 from tests.rca100.sweeping import episodes, run_sweep

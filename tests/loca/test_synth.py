@@ -1,4 +1,5 @@
 """The StockAlertLite fixture: generator, length table, evaluator, checked-in §1.3 configs."""
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,9 @@ def test_evaluator_accepts_right_emails_and_rejects_wrong_ones():
 def test_checked_in_configs_match_the_generator_and_use_both_placeholders(tmp_path):
     write_configs(tmp_path)
     for length in LENGTHS:
-        assert json.loads(config_path(tmp_path, length).read_text()) == json.loads(config_path(FIXTURE_ROOT, length).read_text())
+        assert json.loads(config_path(tmp_path, length).read_text()) == json.loads(
+            config_path(FIXTURE_ROOT, length).read_text()
+        )
     text = config_path(FIXTURE_ROOT, "8k").read_text()
     assert "{task_workspace}" in text and "{agent_workspace}" in text
     cases = load_cases(FIXTURE_ROOT, ["8k", "256k"])

@@ -1,5 +1,6 @@
 """The upstream path (`upstream.GemToolEnv`) through the same adapter, against a stand-in `gem`
 package with upstream's import paths and signatures (tests/loca/fake_gem; no MCP servers)."""
+
 from __future__ import annotations
 
 import sys
@@ -13,10 +14,16 @@ FAKE = Path(__file__).parent / "fake_gem"
 
 
 def toy_config() -> dict:
-    return {"name": "ToyS2LEnv", "env_class": "gem.envs.toy_s2l.ToyS2LEnv", "env_params": {"seed": 7, "size": 1},
-            "mcp_servers": {"filesystem": {"enabled": True, "type": "filesystem", "params": {"workspace_path": "{agent_workspace}"}},
-                            "memory": {"enabled": False, "type": "memory", "params": {}},
-                            "claim_done": {"enabled": True, "type": "claim_done", "params": {}}}}
+    return {
+        "name": "ToyS2LEnv",
+        "env_class": "gem.envs.toy_s2l.ToyS2LEnv",
+        "env_params": {"seed": 7, "size": 1},
+        "mcp_servers": {
+            "filesystem": {"enabled": True, "type": "filesystem", "params": {"workspace_path": "{agent_workspace}"}},
+            "memory": {"enabled": False, "type": "memory", "params": {}},
+            "claim_done": {"enabled": True, "type": "claim_done", "params": {}},
+        },
+    }
 
 
 @pytest.fixture

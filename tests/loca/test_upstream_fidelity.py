@@ -3,6 +3,7 @@ benchmarks/loca_capabilities.py): GemToolEnv built with upstream's arguments (ag
 `gem` package, tests/loca/fake_gem; real GEM/LOCA cannot run here), the capability table read at
 run time, transform stdout materialised, absolute artifact paths, and the runtime workspace shown
 to PoS."""
+
 from __future__ import annotations
 
 import asyncio
@@ -29,7 +30,9 @@ def test_gem_env_gets_upstreams_arguments(tmp_path, fake_gem):  # noqa: F811
     assert fs["task_workspace"] == str(task_ws) and fs["agent_workspace"] == str(task_ws / "agent_workspace")
     assert fs["workspace_path"] == str(task_ws / "agent_workspace")  # {agent_workspace} filled
     assert fs["PATH"].split(":")[0] == str(Path(sys.executable).resolve().parent)
-    assert fs["LOCA_QUIET"] == "1" and fs["PYTHONUNBUFFERED"] == "1" and "npm_config_cache" not in fs  # not an npx server
+    assert (
+        fs["LOCA_QUIET"] == "1" and fs["PYTHONUNBUFFERED"] == "1" and "npm_config_cache" not in fs
+    )  # not an npx server
     assert (task_ws / "local_db").is_dir()
     assert call(env, "filesystem_write_file", path="answer.txt", content="42")[1] == "Successfully wrote to answer.txt"
 
@@ -43,7 +46,10 @@ def test_capability_table_from_upstream_reaches_the_catalog(tmp_path):
     assert "woocommerce_list_products" not in caps  # unlisted tools stay semantically unknown
     assert '"capabilities"' in env.view().policy
     src = env.sources.as_manifest()
-    assert src["paraphrased"] == [] and src["prompts"]["loca.tool_capabilities"]["path"] == "benchmarks/loca_capabilities.py"
+    assert (
+        src["paraphrased"] == []
+        and src["prompts"]["loca.tool_capabilities"]["path"] == "benchmarks/loca_capabilities.py"
+    )
 
 
 def test_transform_stdout_is_materialised_with_an_absolute_path(tmp_path):
@@ -71,6 +77,7 @@ def test_pos_prompt_shows_the_runtime_workspace(tmp_path):
             await m.begin_task(view)
             await m.begin_request(Request(index=0, request_id="x/q1", text=env.user_prompt))
             await m.step(Observation())
+
         asyncio.run(go())
         return next(msgs for _, p, msgs in bb.calls if p == "pos-policy")[1]["content"]
 
@@ -79,5 +86,7 @@ def test_pos_prompt_shows_the_runtime_workspace(tmp_path):
 
     assert f"<runtime_workspace>\n{view.workspace}\n</runtime_workspace>" in user_prompt(policy_prompt="project")
     upstream_src()  # the release's line is read from upstream's prompt file
-    runtime = next(t for t in py_function_strings(REACT_PROMPT, "build_belief_prompt") if "{runtime}" in t)  # the release's line
+    runtime = next(
+        t for t in py_function_strings(REACT_PROMPT, "build_belief_prompt") if "{runtime}" in t
+    )  # the release's line
     assert runtime.replace("{runtime}", view.workspace) in user_prompt()

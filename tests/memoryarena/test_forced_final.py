@@ -2,6 +2,7 @@
 after the tool iterations the model is told, in upstream's words read at run time, to answer
 without tools, and that last decision's text is the answer; a model that never stops calling the
 reasoning tool still gets the final call."""
+
 import asyncio
 import json
 
@@ -37,7 +38,9 @@ class AlwaysTools(Backbone):
 
 def run(forced: bool):
     upstream_src()
-    bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures", forced_final=forced, limit=1)
+    bench = FormalReasoning(
+        name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures", forced_final=forced, limit=1
+    )
     task = bench.load_tasks()[0]
     bb = AlwaysTools()
     ep = Episode(bb, cell="c", task_id=task.task_id)

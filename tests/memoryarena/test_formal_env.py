@@ -1,4 +1,5 @@
 """Formal Reasoning environment, judge rules and loader."""
+
 import asyncio
 import json
 
@@ -25,7 +26,7 @@ def test_judge_prompt_omits_question_by_default():
 
 
 def test_request_text_layout():
-    assert request_text("", "Q?") .startswith("### BACKGROUND:\nNo background")
+    assert request_text("", "Q?").startswith("### BACKGROUND:\nNo background")
     assert request_text("bg", "Q?").endswith("### PROBLEM:\nQ?")
 
 

@@ -1,4 +1,5 @@
 """MemoryArena metrics (FlowState §4.2 / B.5) on hand-computed examples."""
+
 import math
 
 import pytest

@@ -1,4 +1,5 @@
 """Bundled Web Shopping: task parsing, reduced catalogue, text store, environment (docs/memoryarena.md §2.1, §3.1, §4, §5.3)."""
+
 import asyncio
 import json
 
@@ -26,9 +27,13 @@ def test_task_text_parsing():
     assert "$220" in pre and pre.rstrip().endswith("-" * 64) and "Product 1" not in pre
     sec = section(ROW["questions"], 2)
     assert sec.startswith("Product 2:\n### Select a frosting") and "Product 1:" not in sec
-    assert option_names(sec) == ["Vanilla Almond Frosting, 16 oz", "Chocolate Fudge Frosting, Nut Free, 16 oz",
-                                 "Vanilla Whipped Frosting, Nut Free, 12 oz", "Vanilla Buttercream Frosting, Nut Free, 16 oz",
-                                 "Cream Cheese Frosting, 16 oz"]
+    assert option_names(sec) == [
+        "Vanilla Almond Frosting, 16 oz",
+        "Chocolate Fudge Frosting, Nut Free, 16 oz",
+        "Vanilla Whipped Frosting, Nut Free, 12 oz",
+        "Vanilla Buttercream Frosting, Nut Free, 16 oz",
+        "Cream Cheese Frosting, 16 oz",
+    ]
     assert goal(sec).startswith("Choose the lowest-priced") and option_names("no options") == []
 
 
@@ -49,7 +54,13 @@ def test_synthetic_catalogue_puts_the_target_first_on_the_goal():
 
 
 def test_bm25_search_top_n_and_ties_by_asin():
-    cat = Catalogue([{"asin": "B2", "name": "red cake pan"}, {"asin": "B1", "name": "red cake pan"}, {"asin": "B3", "name": "garden hose"}])
+    cat = Catalogue(
+        [
+            {"asin": "B2", "name": "red cake pan"},
+            {"asin": "B1", "name": "red cake pan"},
+            {"asin": "B3", "name": "garden hose"},
+        ]
+    )
     assert [p["asin"] for p in cat.search("Cake pan")] == ["B1", "B2"]
     assert cat.search("") == [] and cat.search("zzz") == []
     many = Catalogue([{"asin": f"B{i:03d}", "name": f"cake item {i}"} for i in range(60)])
@@ -60,14 +71,17 @@ def test_pages_and_actions():
     cat = Catalogue(json.loads((FIXTURES / "bundled_shopping" / "catalogue.json").read_text())["0"])
     s = Site(cat, "INSTR")
     assert s.render() == "WebShop [SEP] Instruction: [SEP] INSTR [SEP] Search"
-    assert not s.step("click", "buy now") and s.page == "search"          # silent no-op
+    assert not s.step("click", "buy now") and s.page == "search"  # silent no-op
     assert s.step("search", "round cake pan 8 inch nonstick")
     page = s.render().split(" [SEP] ")
     assert page[3:6] == ["Back to Search", "Page 1 (Total results: 15)", "Next >"] and page[6] == "B0FIXT0004"
-    assert not s.step("click", "B0NOTHERE") and s.page == "results"     # unknown product id
+    assert not s.step("click", "B0NOTHERE") and s.page == "results"  # unknown product id
     assert s.step("click", "b0fixt0004") and s.page == "item"
     item = s.render()
-    assert "color [SEP] black [SEP] silver" in item and "Price: $13.21 [SEP] Rating: 3.4 [SEP] Description [SEP] Features [SEP] Reviews [SEP] Buy Now" in item
+    assert (
+        "color [SEP] black [SEP] silver" in item
+        and "Price: $13.21 [SEP] Rating: 3.4 [SEP] Description [SEP] Features [SEP] Reviews [SEP] Buy Now" in item
+    )
     assert s.step("click", "Silver") and s.options == {"color": "silver"}
     assert s.step("click", "features") and "Nonstick" in s.render() and s.step("click", "< prev") and s.page == "item"
     assert s.step("click", "Buy Now") and s.purchased["asin"] == "B0FIXT0004"
@@ -97,7 +111,9 @@ def test_scripted_full_context_buys_every_target(catalogue):
     assert len(chunks) == 3 and chunks[0].startswith("Step 1:\nUser Instruction: WebShop [SEP] Instruction:")
     assert chunks[2].startswith("Step 3:\n")  # upstream build_memory_entries: `Step {turn}:`
     assert "Agent Action: search[Vanilla Buttercream Frosting, Nut Free, 16 oz]" in chunks[0]
-    assert "Env Observation: Purchase completed.\nPurchase #1: B0FIXT0002" in chunks[2] and chunks[2].endswith("Done: True")
+    assert "Env Observation: Purchase completed.\nPurchase #1: B0FIXT0002" in chunks[2] and chunks[2].endswith(
+        "Done: True"
+    )
     assert "B0FIXT0001" not in r.request.text and "Product 2:" in r.request.text  # earlier purchases are not shown
     assert "reduced catalogue" in b.notes()["reduction"]
 
@@ -113,6 +129,7 @@ def drive(env, per_request):
                     break
             await env.end_request(truncated=False, steps=n)
         return await env.score_task()
+
     return asyncio.run(go())
 
 
@@ -125,12 +142,19 @@ def test_wrong_purchase_soft_reward_repeats_and_bad_input():
     env = b.make_env(b.load_tasks()[0], EpisodeContext())
     assert env.step_budget() == 20
     search = lambda q: Decision(tool_calls=[ToolCall(name="search", arguments={"query": q})])  # noqa: E731
-    scores = drive(env, [
-        [Decision(message="search[almond flour vanilla cake mix]"), Decision(message="click[b0fixt0001]"), Decision(message="Action: click[buy now]")],
-        [click("nothing")] * 7 + [click("never reached")],                                # 7 identical actions end the step
-        [Decision(tool_calls=[ToolCall(name="search", arguments={"kw": "x"})])],          # bad argument: no-op
-        [search("round cake pan 8 inch silicone"), click("B02DBBB714"), click("Buy Now")],  # near miss
-    ])
+    scores = drive(
+        env,
+        [
+            [
+                Decision(message="search[almond flour vanilla cake mix]"),
+                Decision(message="click[b0fixt0001]"),
+                Decision(message="Action: click[buy now]"),
+            ],
+            [click("nothing")] * 7 + [click("never reached")],  # 7 identical actions end the step
+            [Decision(tool_calls=[ToolCall(name="search", arguments={"kw": "x"})])],  # bad argument: no-op
+            [search("round cake pan 8 inch silicone"), click("B02DBBB714"), click("Buy Now")],  # near miss
+        ],
+    )
     assert scores["subtask_correct"] == [1, 0, 0, 0]
     assert scores["steps"][1]["purchase"] is None and scores["rewards"][1] == 0.0
     assert scores["rewards"][3] == pytest.approx(2 / 3)  # r_type 1 × (Round, 8 inch) / 3 attributes
@@ -141,7 +165,9 @@ def test_llm_attribute_matching_uses_the_judge_role():
     b = bench(llm_attributes=True)
     ep = Episode(ScriptedBackbone())
     env = ep.make_env(b, b.load_tasks()[0])
-    scores = drive(env, [[], [], [], [Decision(message="search[round cake pan silicone]"), click("B02DBBB714"), click("buy now")]])
+    scores = drive(
+        env, [[], [], [], [Decision(message="search[round cake pan silicone]"), click("B02DBBB714"), click("buy now")]]
+    )
     assert [c.role for c in ep.sink] == ["judge"] and scores["rewards"][3] == pytest.approx(2 / 3)
     assert json.loads(scores["judge_replies"][0])["matches"][2] == {"attribute": "Nonstick", "has_attribute": False}
 
@@ -152,8 +178,15 @@ def test_extra_tool_calls_are_refused_one_action_per_turn():
 
     async def go():
         await env.next_request()
-        return await env.act(Decision(tool_calls=[ToolCall(name="search", arguments={"query": "cake"}, id="a"),
-                                                  ToolCall(name="click", arguments={"target": "next >"}, id="b")]))
+        return await env.act(
+            Decision(
+                tool_calls=[
+                    ToolCall(name="search", arguments={"query": "cake"}, id="a"),
+                    ToolCall(name="click", arguments={"target": "next >"}, id="b"),
+                ]
+            )
+        )
+
     r = asyncio.run(go())
     res = r.observation.tool_results
     assert "Page 1 (Total results:" in res[0].content and res[1].error and env.site.page_no == 1
@@ -161,13 +194,16 @@ def test_extra_tool_calls_are_refused_one_action_per_turn():
 
 def test_a_product_list_is_reduced_per_task(tmp_path):
     from benchmarks.memoryarena.catalogue import CatalogueSource
-    real = [{"asin": "B0FIXT0001", "name": "Almond Flour Vanilla Cake Mix, Gluten Free, 12 oz", "pricing": "$9.99"},
-            {"asin": "B0REAL0002", "name": "classic vanilla cake mix,  wheat flour, 15.25 OZ", "pricing": "$5.00"},
-            {"asin": "B0OTHER003", "name": "Garden Hose", "pricing": "$20.00"}]
+
+    real = [
+        {"asin": "B0FIXT0001", "name": "Almond Flour Vanilla Cake Mix, Gluten Free, 12 oz", "pricing": "$9.99"},
+        {"asin": "B0REAL0002", "name": "classic vanilla cake mix,  wheat flour, 15.25 OZ", "pricing": "$5.00"},
+        {"asin": "B0OTHER003", "name": "Garden Hose", "pricing": "$20.00"},
+    ]
     cat = CatalogueSource(real, scope="task").for_task(ROW)
     asins = {p["asin"] for p in cat.products}
     assert {"B0FIXT0001", "B0REAL0002"} <= asins and "B0OTHER003" not in asins and len(cat.products) == 30
-    assert cat.get("B0FIXT0001")["pricing"] == "$9.99"                      # the real record
+    assert cat.get("B0FIXT0001")["pricing"] == "$9.99"  # the real record
     assert cat.get("B0FIXT0002")["name"].startswith("Vanilla Buttercream")  # absent from the list: synthetic
     assert len(CatalogueSource(real, scope="global").for_task(ROW).products) == 3
     with pytest.raises(ValueError, match="catalogue_scope"):
@@ -182,9 +218,12 @@ def test_a_product_list_is_reduced_per_task(tmp_path):
 
 def test_reference_walks_pages_to_the_target():
     from benchmarks.memoryarena.shopping import ShoppingEnv
+
     b = bench()
     task = b.load_tasks()[0]
-    products = b.catalogue(task.payload).products + [{"asin": f"B00000000{i:X}", "name": "cake cake cake mix"} for i in range(12)]
+    products = b.catalogue(task.payload).products + [
+        {"asin": f"B00000000{i:X}", "name": "cake cake cake mix"} for i in range(12)
+    ]
     env = ShoppingEnv(task, EpisodeContext(), b.params, Catalogue(products))
 
     async def go():
@@ -199,10 +238,11 @@ def test_reference_walks_pages_to_the_target():
         assert "B0FIXT0001" in [p["asin"] for p in env.site.window()]
         await env.act(click("< prev"))
         assert env.next_action() == ("click", "next >")
-        await env.act(click(env.site.window()[0]["asin"]))   # a wrong product
+        await env.act(click(env.site.window()[0]["asin"]))  # a wrong product
         assert env.next_action() == ("click", "< prev")
         await env.act(click("description"))
         assert env.next_action() == ("click", "< prev")
+
     asyncio.run(go())
 
 
@@ -217,6 +257,7 @@ def test_the_seventh_identical_action_is_not_executed():
         env.site.step = lambda *a: executed.append(a) or real(*a)
         replies = [await env.act(click("next >")) for _ in range(7)]
         return executed, replies
+
     executed, replies = asyncio.run(go())
     assert len(executed) == 6 and [r.request_done for r in replies] == [False] * 6 + [True]
     assert "Soft exit" in env.turns[-1]["observation"] and env.turns[-1]["done"] is True
@@ -224,12 +265,24 @@ def test_the_seventh_identical_action_is_not_executed():
 
 def test_per_category_limit_picks_the_lowest_item_numbers_of_each_prefix(tmp_path):
     from benchmarks.memoryarena.shopping import select_per_category
-    rows = [{"id": i, "category": c} for i, c in enumerate(
-        ["home_item_3", "baking_item_2", "home_item_0", "baking_item_10", "baking_item_1", "home_item_1"])]
-    assert [r["category"] for r in select_per_category(rows, 2)] == ["home_item_0", "home_item_1", "baking_item_1", "baking_item_2"]
+
+    rows = [
+        {"id": i, "category": c}
+        for i, c in enumerate(
+            ["home_item_3", "baking_item_2", "home_item_0", "baking_item_10", "baking_item_1", "home_item_1"]
+        )
+    ]
+    assert [r["category"] for r in select_per_category(rows, 2)] == [
+        "home_item_0",
+        "home_item_1",
+        "baking_item_1",
+        "baking_item_2",
+    ]
     d = tmp_path / "bundled_shopping"
     d.mkdir()
-    d.joinpath("data.jsonl").write_text("\n".join(json.dumps({**ROW, "id": r["id"], "category": r["category"]}) for r in rows))
+    d.joinpath("data.jsonl").write_text(
+        "\n".join(json.dumps({**ROW, "id": r["id"], "category": r["category"]}) for r in rows)
+    )
     b = BundledShopping(name="memoryarena_shopping", data_dir=str(tmp_path), per_category_limit=1)
     assert [t.payload["category"] for t in b.load_tasks()] == ["home_item_0", "baking_item_1"]
 
@@ -239,8 +292,19 @@ def test_the_real_product_list_is_searched_whole_by_default(tmp_path):
     searches all of WebShop; the manifest says which mode ran."""
     from benchmarks.memoryarena.catalogue import Catalogue, CatalogueSource, FullCatalogue
 
-    real = [{"asin": f"B0X{i:07d}", "name": n, "small_description": [], "pricing": "$1"} for i, n in enumerate(
-        ["red leather shoe", "blue cotton shirt", "red wool hat", "green running shoe", "garden hose", "red shoe laces"])]
+    real = [
+        {"asin": f"B0X{i:07d}", "name": n, "small_description": [], "pricing": "$1"}
+        for i, n in enumerate(
+            [
+                "red leather shoe",
+                "blue cotton shirt",
+                "red wool hat",
+                "green running shoe",
+                "garden hose",
+                "red shoe laces",
+            ]
+        )
+    ]
     src = CatalogueSource(real)
     assert src.scope == "global"
     full = src.for_task(ROW)

@@ -1,34 +1,54 @@
 """Shopping scorers (docs/memoryarena.md §5.3) on hand-computed cases."""
+
 import pytest
 
 from benchmarks.memoryarena import shopping_score
 
 
 def test_r_type_thresholds():
-    assert shopping_score.r_type(0.25, 0.0) == 1.0      # name > 0.2
-    assert shopping_score.r_type(0.2, 0.5) == 1.0       # cat ≥ 0.5
-    assert shopping_score.r_type(0.2, 0.4) == 0.5       # neither
+    assert shopping_score.r_type(0.25, 0.0) == 1.0  # name > 0.2
+    assert shopping_score.r_type(0.2, 0.5) == 1.0  # cat ≥ 0.5
+    assert shopping_score.r_type(0.2, 0.4) == 0.5  # neither
     assert shopping_score.r_type(0.15, 0.0) == 0.5
-    assert shopping_score.r_type(0.05, 1.0) == 0.1      # name < 0.1 overrides the category
-    assert shopping_score.r_type(0.0, 1.0) == 0.0       # name == 0 → 0
+    assert shopping_score.r_type(0.05, 1.0) == 0.1  # name < 0.1 overrides the category
+    assert shopping_score.r_type(0.0, 1.0) == 0.0  # name == 0 → 0
 
 
 def test_overlaps():
     assert shopping_score.name_overlap("Rainbow Nonpareil Sprinkles", "rainbow sugar pearls") == pytest.approx(1 / 3)
     assert shopping_score.name_overlap("", "x") == 0.0
-    assert shopping_score.category_overlap("Grocery › Baking › Sprinkles", "Grocery › Baking › Candles") == pytest.approx(2 / 3)
+    assert shopping_score.category_overlap(
+        "Grocery › Baking › Sprinkles", "Grocery › Baking › Candles"
+    ) == pytest.approx(2 / 3)
     assert shopping_score.category_overlap(None, "a") == 0.0
 
 
 def test_substring_attribute_test_normalises_dashes_and_slashes():
-    assert shopping_score.substring_matches("Gluten Free Cake Mix w/ Almond Flour", ["gluten-free", "w/", "Almond Flour", "vanilla", ""]) == [True, True, True, False, False]
+    assert shopping_score.substring_matches(
+        "Gluten Free Cake Mix w/ Almond Flour", ["gluten-free", "w/", "Almond Flour", "vanilla", ""]
+    ) == [True, True, True, False, False]
 
 
 def test_asin_match_overrides_soft_reward_and_no_purchase_is_zero():
     unrelated = {"name": "Garden Hose", "product_category": "Tools"}
-    assert shopping_score.soft_reward(bought=unrelated, bought_asin="b0fixt0001", target_asin="B0FIXT0001", target=None, attributes=["x"]) == 1.0
-    assert shopping_score.soft_reward(bought=None, bought_asin=None, target_asin="B0FIXT0001", target=None, attributes=["x"]) == 0.0
-    assert shopping_score.soft_reward(bought=None, bought_asin="B0UNKNOWN1", target_asin="B0FIXT0001", target=None, attributes=["x"]) == 0.0
+    assert (
+        shopping_score.soft_reward(
+            bought=unrelated, bought_asin="b0fixt0001", target_asin="B0FIXT0001", target=None, attributes=["x"]
+        )
+        == 1.0
+    )
+    assert (
+        shopping_score.soft_reward(
+            bought=None, bought_asin=None, target_asin="B0FIXT0001", target=None, attributes=["x"]
+        )
+        == 0.0
+    )
+    assert (
+        shopping_score.soft_reward(
+            bought=None, bought_asin="B0UNKNOWN1", target_asin="B0FIXT0001", target=None, attributes=["x"]
+        )
+        == 0.0
+    )
 
 
 def test_soft_reward_of_a_near_miss():
@@ -36,11 +56,23 @@ def test_soft_reward_of_a_near_miss():
     bought = {"name": "Round Cake Pan, 8 inch, Silicone", "product_category": "Grocery › Baking › Pans"}
     attrs = ["Round", "8 inch", "Nonstick"]
     # name overlap 5/6 > 0.2 → r_type 1; attributes 2 of 3 by substring
-    assert shopping_score.soft_reward(bought=bought, bought_asin="B1", target_asin="B2", target=target, attributes=attrs) == pytest.approx(2 / 3)
+    assert shopping_score.soft_reward(
+        bought=bought, bought_asin="B1", target_asin="B2", target=target, attributes=attrs
+    ) == pytest.approx(2 / 3)
     # LLM matches replace the substring test; a price constraint adds one to the denominator
-    assert shopping_score.soft_reward(bought=bought, bought_asin="B1", target_asin="B2", target=target, attributes=attrs,
-                                      attr_matches=[True, True, True], price_ok=False) == pytest.approx(3 / 4)
-    assert shopping_score.soft_reward(bought=bought, bought_asin="B1", target_asin="B2", target=target, attributes=[]) == 0.0
+    assert shopping_score.soft_reward(
+        bought=bought,
+        bought_asin="B1",
+        target_asin="B2",
+        target=target,
+        attributes=attrs,
+        attr_matches=[True, True, True],
+        price_ok=False,
+    ) == pytest.approx(3 / 4)
+    assert (
+        shopping_score.soft_reward(bought=bought, bought_asin="B1", target_asin="B2", target=target, attributes=[])
+        == 0.0
+    )
 
 
 def test_aggregate():
@@ -57,8 +89,11 @@ def test_aggregate():
 
 def test_attribute_reply_parsing_is_total():
     attrs = ["Rainbow", "Gluten Free"]
-    ok, err = shopping_score.parse_attribute_reply('```json\n{"matches": [{"attribute": "rainbow", "has_attribute": true}, '
-                                                   '{"attribute": "Gluten Free", "has_attribute": false}]}\n```', attrs)
+    ok, err = shopping_score.parse_attribute_reply(
+        '```json\n{"matches": [{"attribute": "rainbow", "has_attribute": true}, '
+        '{"attribute": "Gluten Free", "has_attribute": false}]}\n```',
+        attrs,
+    )
     assert ok == [True, False] and err is None
     bad, err = shopping_score.parse_attribute_reply("I think yes", attrs)
     assert bad == [False, False] and "bad judge reply" in err
@@ -81,10 +116,12 @@ def test_substring_test_collapses_whitespace_like_upstream():
 
 def test_llm_reply_needs_json_booleans_and_normalised_attribute_names():
     attrs = ["Gluten-Free", "Rainbow", "Vanilla"]
-    reply = ('{"matches": [{"attribute": "gluten free", "has_attribute": true}, '
-             '{"attribute": "Rainbow", "has_attribute": "false"}, {"attribute": "Vanilla", "has_attribute": 1}]}')
+    reply = (
+        '{"matches": [{"attribute": "gluten free", "has_attribute": true}, '
+        '{"attribute": "Rainbow", "has_attribute": "false"}, {"attribute": "Vanilla", "has_attribute": 1}]}'
+    )
     got, err = shopping_score.parse_attribute_reply(reply, attrs)
-    assert err is None and got == [True, False, False]   # only a JSON `true` counts (upstream isinstance bool)
+    assert err is None and got == [True, False, False]  # only a JSON `true` counts (upstream isinstance bool)
 
 
 async def test_llm_judge_is_asked_again_on_a_bad_reply_like_upstream():

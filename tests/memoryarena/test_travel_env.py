@@ -1,4 +1,5 @@
 """Group Travel Planning environment and benchmark (docs/memoryarena.md §3.2, §4 Travel, §5.1)."""
+
 import asyncio
 import json
 
@@ -14,8 +15,13 @@ from tests.conftest import shared_path
 
 
 def bench(**kw):
-    return GroupTravel(name="memoryarena_travel", db_dir=str(shared_path("memoryarena-travel-db")), flights_path="fixtures",
-                       data_dir="fixtures", **kw)
+    return GroupTravel(
+        name="memoryarena_travel",
+        db_dir=str(shared_path("memoryarena-travel-db")),
+        flights_path="fixtures",
+        data_dir="fixtures",
+        **kw,
+    )
 
 
 def episode(b, backbone=None):
@@ -40,8 +46,14 @@ def test_scripted_full_context_scores_100_and_writes_memory():
     assert "Coco Bambu" in first.steps[1].observation.tool_results[0].content
     mem = json.loads(first.outcome["memory_text"])
     assert mem["name"] == "Eric" and mem["query"].startswith("I am Eric.")
-    assert mem["scratchpad"][0]["tool_results"][0]["name"] == "RestaurantSearch" and "Coco Bambu" in mem["scratchpad"][0]["tool_results"][0]["result"]
-    assert mem["final_plan"].startswith("=== Eric's Plan ===") and mem["scratchpad"][1]["final_output"] == mem["final_plan"]
+    assert (
+        mem["scratchpad"][0]["tool_results"][0]["name"] == "RestaurantSearch"
+        and "Coco Bambu" in mem["scratchpad"][0]["tool_results"][0]["result"]
+    )
+    assert (
+        mem["final_plan"].startswith("=== Eric's Plan ===")
+        and mem["scratchpad"][1]["final_output"] == mem["final_plan"]
+    )
 
 
 def test_view_gives_the_base_plan_first():
@@ -53,7 +65,14 @@ def test_view_gives_the_base_plan_first():
     assert base["final_plan"].startswith("=== Jennifer's Plan ===\nDay 1:") and base["final_plan"] in v.policy
     # as upstream run_travel.py: a memory method gets the base traveller only through memory
     assert v.memory_policy is not None and base["final_plan"] not in v.for_memory_method().policy
-    assert [t.name for t in v.tools] == ["FlightSearch", "RestaurantSearch", "AccommodationSearch", "AttractionSearch", "DistanceMatrix", "CitySearch"]
+    assert [t.name for t in v.tools] == [
+        "FlightSearch",
+        "RestaurantSearch",
+        "AccommodationSearch",
+        "AttractionSearch",
+        "DistanceMatrix",
+        "CitySearch",
+    ]
     assert env.step_budget() == 30 and v.kind == "travel" and len(env.requests) == 3
     assert "Jennifer's Plan" not in b.make_env(b.load_tasks()[0], EpisodeContext()).requests[0].text
     b2 = bench(base_plan_in_policy=False)
@@ -82,6 +101,7 @@ def drive(env, decisions_per_request):
             await env.end_request(truncated=not (last and last.request_done), steps=len(decisions))
         assert await env.next_request() is None
         return await env.score_task()
+
     return asyncio.run(go())
 
 
@@ -92,27 +112,39 @@ def test_bad_inputs_give_error_observations_and_zeros():
 
     async def first():
         await env.next_request()
-        r = await env.act(Decision(tool_calls=[ToolCall(name="RestaurantSearch", arguments={"town": "Rockford"}),
-                                              ToolCall(name="Teleport", arguments={})]))
+        r = await env.act(
+            Decision(
+                tool_calls=[
+                    ToolCall(name="RestaurantSearch", arguments={"town": "Rockford"}),
+                    ToolCall(name="Teleport", arguments={}),
+                ]
+            )
+        )
         return r
+
     r = asyncio.run(first())
     assert [t.error for t in r.observation.tool_results] == [True, True] and not r.request_done
     assert "Error executing RestaurantSearch" in r.observation.tool_results[0].content
     env.k = -1  # restart the task
 
     emma_fix = travel_score.format_plan("Eric", gold[0])  # Emma's output also (re)submits Eric's plan
-    scores = drive(env, [
-        [Decision(message="Sorry, I cannot plan this.")],                                   # malformed plan
-        [Decision(message=travel_score.format_plan("Emma", gold[1]) + "\n" + emma_fix)],               # revises Eric
-        [Decision(tool_calls=[ToolCall(name="CitySearch", arguments={"state": "Illinois"})])],  # budget ran out
-    ])
+    scores = drive(
+        env,
+        [
+            [Decision(message="Sorry, I cannot plan this.")],  # malformed plan
+            [Decision(message=travel_score.format_plan("Emma", gold[1]) + "\n" + emma_fix)],  # revises Eric
+            [Decision(tool_calls=[ToolCall(name="CitySearch", arguments={"state": "Illinois"})])],  # budget ran out
+        ],
+    )
     assert scores["subtask_correct"] == [1, 1, 0]  # Eric's plan came from Emma's output (last block wins)
     assert scores["persons"][2]["parsed"] is False and scores["outputs"][2] == ""
     assert scores["success"] == 0  # Liam ran and has no plan: upstream fails the group
 
 
 def test_headerless_plan_switch():
-    gold_text = "\n".join(travel_score.format_plan("Eric", bench().load_tasks()[0].payload["answers"][0]).splitlines()[1:])
+    gold_text = "\n".join(
+        travel_score.format_plan("Eric", bench().load_tasks()[0].payload["answers"][0]).splitlines()[1:]
+    )
     assert bench().params["headerless_plan"] == "ignore"  # the default is upstream's: a headerless plan is no one's
     for mode, expect in (("current", 1), ("ignore", 0), (None, 0)):
         b = bench(headerless_plan=mode) if mode else bench()
@@ -131,19 +163,35 @@ def test_memory_record_keeps_the_raw_final_output():
         await env.next_request()
         await env.act(Decision(message=headerless))
         return await env.end_request(truncated=False, steps=1)
+
     out = asyncio.run(go())
     assert json.loads(out.memory_text)["final_plan"] == headerless
     assert env.outputs[0].startswith("=== Eric's Plan ===")  # the harness header is for scoring only
 
 
 def test_missing_flights_only_breaks_flight_search(tmp_path):
-    b = GroupTravel(name="t", db_dir=str(shared_path("memoryarena-travel-db")), flights_path=str(tmp_path / "f.csv"), data_dir="fixtures")
+    b = GroupTravel(
+        name="t",
+        db_dir=str(shared_path("memoryarena-travel-db")),
+        flights_path=str(tmp_path / "f.csv"),
+        data_dir="fixtures",
+    )
     env = b.make_env(b.load_tasks()[0], EpisodeContext())
 
     async def go():
         await env.next_request()
-        return await env.act(Decision(tool_calls=[ToolCall(name="FlightSearch", arguments={"origin": "St. Petersburg", "destination": "Rockford", "date": "2022-03-16"}),
-                                                  ToolCall(name="AttractionSearch", arguments={"city": "Rockford"})]))
+        return await env.act(
+            Decision(
+                tool_calls=[
+                    ToolCall(
+                        name="FlightSearch",
+                        arguments={"origin": "St. Petersburg", "destination": "Rockford", "date": "2022-03-16"},
+                    ),
+                    ToolCall(name="AttractionSearch", arguments={"city": "Rockford"}),
+                ]
+            )
+        )
+
     res = asyncio.run(go()).observation.tool_results
     assert res[0].error and str(tmp_path / "f.csv") in res[0].content and not res[1].error
     assert b.notes()["flights_present"] is False
@@ -151,8 +199,10 @@ def test_missing_flights_only_breaks_flight_search(tmp_path):
 
 def test_metrics_pool_or_average_persons():
     p = lambda full: {"submitted": True, "full_pass": full, "constraint_slots": 1, "constraint_passed": int(full)}  # noqa: E731
-    eps = [{"scores": {"persons": [p(True), p(False)], "subtask_correct": [1, 0]}},
-           {"scores": {"persons": [p(True), p(True), p(True), p(False)], "subtask_correct": [1, 1, 1, 0]}}]
+    eps = [
+        {"scores": {"persons": [p(True), p(False)], "subtask_correct": [1, 0]}},
+        {"scores": {"persons": [p(True), p(True), p(True), p(False)], "subtask_correct": [1, 1, 1, 0]}},
+    ]
     group = bench().metrics(eps)
     assert group["PS"] == pytest.approx(100 * (0.5 + 0.75) / 2) and group["PS_persons"] == pytest.approx(100 * 4 / 6)
     assert bench(ps_pooling="persons").metrics(eps)["PS"] == pytest.approx(100 * 4 / 6)
@@ -165,9 +215,20 @@ def test_a_submitted_wrong_plan_fails_the_group_and_counts_slots():
     b = bench()
     env = b.make_env(b.load_tasks()[0], EpisodeContext())
     gold, base = env.task.payload["answers"], env.base["daily_plans"]
-    scores = drive(env, [[Decision(message=travel_score.format_plan("Eric", base))],          # ignores Eric's constraint
-                         [Decision(message=travel_score.format_plan("Emma", gold[1]))],
-                         [Decision(message=travel_score.format_plan("Liam", gold[2]))]])
+    scores = drive(
+        env,
+        [
+            [Decision(message=travel_score.format_plan("Eric", base))],  # ignores Eric's constraint
+            [Decision(message=travel_score.format_plan("Emma", gold[1]))],
+            [Decision(message=travel_score.format_plan("Liam", gold[2]))],
+        ],
+    )
     assert scores["subtask_correct"] == [0, 1, 1] and scores["success"] == 0
-    assert scores["persons"][0] == {"submitted": True, "parsed": True, "full_pass": False, "constraint_slots": 1, "constraint_passed": 0}
+    assert scores["persons"][0] == {
+        "submitted": True,
+        "parsed": True,
+        "full_pass": False,
+        "constraint_slots": 1,
+        "constraint_passed": 0,
+    }
     assert scores["sps"] == pytest.approx((0 + 1 + 1) / 3)

@@ -1,4 +1,5 @@
 """Travel scorer (docs/memoryarena.md §5.1) on hand-computed cases, upstream quirks included."""
+
 import copy
 import json
 
@@ -45,12 +46,32 @@ def test_submission_is_the_last_block_of_that_name():
 
 def test_person_scores_constraint_slots_against_the_base():
     eric = ROW["answers"][0]  # differs from the base only at day 2 breakfast
-    assert travel_score.constraint_slots(travel_score.normalise_days(eric), travel_score.normalise_days(BASE)) == [(2, "breakfast")]
-    assert travel_score.score_person(eric, eric, BASE) == {"submitted": True, "parsed": True, "full_pass": True, "constraint_slots": 1, "constraint_passed": 1}
-    assert travel_score.score_person(eric, BASE, BASE) == {"submitted": True, "parsed": True, "full_pass": False, "constraint_slots": 1, "constraint_passed": 0}
+    assert travel_score.constraint_slots(travel_score.normalise_days(eric), travel_score.normalise_days(BASE)) == [
+        (2, "breakfast")
+    ]
+    assert travel_score.score_person(eric, eric, BASE) == {
+        "submitted": True,
+        "parsed": True,
+        "full_pass": True,
+        "constraint_slots": 1,
+        "constraint_passed": 1,
+    }
+    assert travel_score.score_person(eric, BASE, BASE) == {
+        "submitted": True,
+        "parsed": True,
+        "full_pass": False,
+        "constraint_slots": 1,
+        "constraint_passed": 0,
+    }
     missing_day = [d for d in eric if d["days"] != 3]
     assert travel_score.score_person(eric, missing_day, BASE)["full_pass"] is False
-    assert travel_score.score_person(eric, None, BASE) == {"submitted": True, "parsed": False, "full_pass": False, "constraint_slots": 1, "constraint_passed": 0}
+    assert travel_score.score_person(eric, None, BASE) == {
+        "submitted": True,
+        "parsed": False,
+        "full_pass": False,
+        "constraint_slots": 1,
+        "constraint_passed": 0,
+    }
     assert travel_score.score_person(eric, None, BASE, present=False)["submitted"] is False
 
 
@@ -61,8 +82,13 @@ def test_current_city_is_not_scored():
 
 
 def test_aggregate_hand_computed_and_persons_without_slots_skipped_in_sps():
-    p = lambda full, slots, passed, sub=True: {"submitted": sub, "full_pass": full, "constraint_slots": slots, "constraint_passed": passed}  # noqa: E731
-    g1 = [p(True, 2, 2), p(False, 0, 0)]   # second person has no constraint slot: skipped in sPS
+    p = lambda full, slots, passed, sub=True: {
+        "submitted": sub,
+        "full_pass": full,
+        "constraint_slots": slots,
+        "constraint_passed": passed,
+    }  # noqa: E731
+    g1 = [p(True, 2, 2), p(False, 0, 0)]  # second person has no constraint slot: skipped in sPS
     g2 = [p(False, 4, 1)]
     out = travel_score.aggregate([g1, g2])
     assert out["SR"] == 0.0
@@ -79,9 +105,9 @@ def test_aggregate_hand_computed_and_persons_without_slots_skipped_in_sps():
 def test_sr_skips_absent_travellers_unless_strict():
     ok = {"submitted": True, "full_pass": True, "constraint_slots": 0, "constraint_passed": 0}
     none = {"submitted": False, "full_pass": False, "constraint_slots": 1, "constraint_passed": 0}
-    assert travel_score.aggregate([[ok, none]])["SR"] == 1.0          # upstream quirk
+    assert travel_score.aggregate([[ok, none]])["SR"] == 1.0  # upstream quirk
     assert travel_score.aggregate([[ok, none]], sr_missing="fail")["SR"] == 0.0
-    assert travel_score.aggregate([[none]])["SR"] is None              # upstream: a group nobody submitted is not scored
+    assert travel_score.aggregate([[none]])["SR"] is None  # upstream: a group nobody submitted is not scored
     assert travel_score.aggregate([[ok, none], [none]])["SR"] == 1.0
     assert not travel_score.group_success([none])
 
@@ -96,7 +122,7 @@ def test_blank_value_never_matches():
 def test_a_repeated_day_keeps_its_first_occurrence():
     eric = travel_score.normalise_days(ROW["answers"][0])
     wrong = {**eric[0], "dinner": "Somewhere Else Entirely, Nowhere", "accommodation": "Zzz"}
-    assert travel_score.person_full_pass(eric, eric + [wrong])          # upstream get_day: first match wins
+    assert travel_score.person_full_pass(eric, eric + [wrong])  # upstream get_day: first match wins
     assert not travel_score.person_full_pass(eric, [wrong] + eric)
 
 
@@ -110,28 +136,36 @@ def test_constraint_slots_skip_days_the_base_lacks():
 def test_a_day_missing_from_the_submission_fails_its_constraint_slots():
     base = travel_score.normalise_days(BASE)
     gold = [dict(d) for d in base]
-    gold[1]["breakfast"] = "-"                                  # the member skips the base breakfast on day 2
+    gold[1]["breakfast"] = "-"  # the member skips the base breakfast on day 2
     assert base[1]["breakfast"] != "-" and travel_score.constraint_slots(gold, base) == [(2, "breakfast")]
-    pred = [d for d in gold if d["day"] != 2]                   # no day 2 at all
-    assert travel_score.score_person(gold, pred, base)["constraint_passed"] == 0   # upstream check_slot_pass: False
+    pred = [d for d in gold if d["day"] != 2]  # no day 2 at all
+    assert travel_score.score_person(gold, pred, base)["constraint_passed"] == 0  # upstream check_slot_pass: False
     assert travel_score.score_person(gold, gold, base)["constraint_passed"] == 1
 
 
 def test_an_unparsed_plan_fails_the_group_but_an_absent_traveller_is_skipped():
     gold, base = ROW["answers"], BASE
-    unparsed = travel_score.score_group(gold, [gold[0], gold[1], None], base)   # upstream writes plan: null → fails
+    unparsed = travel_score.score_group(gold, [gold[0], gold[1], None], base)  # upstream writes plan: null → fails
     assert unparsed[2] == {**unparsed[2], "submitted": True, "parsed": False, "full_pass": False}
     assert travel_score.aggregate([unparsed])["SR"] == 0.0
-    absent = travel_score.score_group(gold, [gold[0], gold[1]], base)           # not in the submission → skipped
+    absent = travel_score.score_group(gold, [gold[0], gold[1]], base)  # not in the submission → skipped
     assert absent[2]["submitted"] is False
-    assert travel_score.aggregate([absent])["SR"] == 1.0 and travel_score.aggregate([absent], sr_missing="fail")["SR"] == 0.0
+    assert (
+        travel_score.aggregate([absent])["SR"] == 1.0
+        and travel_score.aggregate([absent], sr_missing="fail")["SR"] == 0.0
+    )
     # upstream eval.py: PS and sPS also count only persons present in the submission
     assert travel_score.aggregate([absent])["PS_persons"] == 1.0 and travel_score.aggregate([absent])["sPS"] == 1.0
     assert travel_score.aggregate([absent], sr_missing="fail")["PS_persons"] == pytest.approx(2 / 3)
 
 
 def test_sps_is_averaged_per_group_not_pooled_over_persons():
-    p = lambda passed, slots: {"submitted": True, "full_pass": False, "constraint_slots": slots, "constraint_passed": passed}  # noqa: E731
+    p = lambda passed, slots: {
+        "submitted": True,
+        "full_pass": False,
+        "constraint_slots": slots,
+        "constraint_passed": passed,
+    }  # noqa: E731
     out = travel_score.aggregate([[p(2, 2), p(2, 2), p(2, 2)], [p(1, 4)]])
     assert out["sPS"] == pytest.approx((1.0 + 0.25) / 2)  # pooled over persons would be (3 + 0.25) / 4
 
@@ -146,7 +180,7 @@ def test_a_slot_passes_at_similarity_0_7_and_fails_just_below():
         pred[1]["dinner"] = value
         return pred
 
-    at = "Chaophraya, Ro" + "xyzuvw"     # one matching block of 14 of 20 characters: 2·14 / 40 = 0.70
+    at = "Chaophraya, Ro" + "xyzuvw"  # one matching block of 14 of 20 characters: 2·14 / 40 = 0.70
     below = "Chaophraya, R" + "xyzuvwq"  # 13 of 20: 0.65 (the rest shares no letter with "ockford")
     assert travel_score.similarity(gold[1]["dinner"], at) == 0.7
     assert travel_score.similarity(gold[1]["dinner"], below) == pytest.approx(0.65)
@@ -160,8 +194,10 @@ def test_a_slot_passes_at_similarity_0_7_and_fails_just_below():
     assert travel_score.score_person(gold, eric_slot, BASE)["constraint_passed"] == 1
 
 
-@pytest.mark.parametrize("day,slot", [(2, "breakfast"), (2, "lunch"), (2, "dinner"), (2, "accommodation"),
-                                      (1, "transportation"), (2, "attraction")])
+@pytest.mark.parametrize(
+    "day,slot",
+    [(2, "breakfast"), (2, "lunch"), (2, "dinner"), (2, "accommodation"), (1, "transportation"), (2, "attraction")],
+)
 def test_each_of_the_six_slots_is_scored(day, slot):
     """A wrong value in any one of the six slots fails the person (and `current_city` alone does not)."""
     gold = ROW["answers"][0]

@@ -1,4 +1,5 @@
 """The benchmark YAMLs instantiate as the sweep does (`Class(name=..., **params)`) and validate."""
+
 import importlib
 
 import pytest
@@ -20,8 +21,12 @@ def build(name, **override):
 
 @pytest.mark.parametrize("name", ["memoryarena_travel", "memoryarena_shopping"])
 def test_configs_validate_and_load_fixture_tasks(name):
-    raw = {"method": load("method", "full_context"), "backbone": load("backbone", "scripted"),
-           "benchmark": load("benchmark", name), "runner": load("runner", "default")}
+    raw = {
+        "method": load("method", "full_context"),
+        "backbone": load("backbone", "scripted"),
+        "benchmark": load("benchmark", name),
+        "runner": load("runner", "default"),
+    }
     assert validate(raw).cell_name.startswith(f"full_context__scripted__{name}__")
     extra = {"flights_path": "fixtures"} if name == "memoryarena_travel" else {}
     b = build(name, data_dir="fixtures", **extra)

@@ -1,15 +1,36 @@
 """Test doubles for PoS: a backbone that answers from per-protocol queues (falling back to the
 protocol's minimal valid reply, as the scripted backbone does) and a toy looping environment."""
+
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from runners.api import (Backbone, Completion, Decision, Environment, Message, Observation, Protocol, Reply, Request,
-                         RequestOutcome, TaskView, ToolCall, ToolSpec, Usage)
+from runners.api import (
+    Backbone,
+    Completion,
+    Decision,
+    Environment,
+    Message,
+    Observation,
+    Protocol,
+    Reply,
+    Request,
+    RequestOutcome,
+    TaskView,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 
-LOOK = ToolSpec(name="act", description="do one household command", parameters={"type": "object", "properties": {"command": {"type": "string"}}})
-TASK = TaskView(task_id="toy-1", benchmark="toy", policy="Act in the room.", tools=[LOOK])  # no kind: no kind_overrides apply
+LOOK = ToolSpec(
+    name="act",
+    description="do one household command",
+    parameters={"type": "object", "properties": {"command": {"type": "string"}}},
+)
+TASK = TaskView(
+    task_id="toy-1", benchmark="toy", policy="Act in the room.", tools=[LOOK]
+)  # no kind: no kind_overrides apply
 
 
 def act(command: str) -> Decision:
@@ -27,7 +48,9 @@ class QueueBackbone(Backbone):
         self.calls: list[tuple[str, str | None, list[Message]]] = []
         self.sampling: list[tuple[str, str | None, dict[str, Any]]] = []  # (role, protocol, per-call sampling)
 
-    async def complete(self, messages: list[Message], *, role: str, protocol: Protocol | None = None, attempt: int = 0, **s: Any) -> Completion:
+    async def complete(
+        self, messages: list[Message], *, role: str, protocol: Protocol | None = None, attempt: int = 0, **s: Any
+    ) -> Completion:
         pname = protocol.name if protocol else None
         self.calls.append((role, pname, messages))
         self.sampling.append((role, pname, dict(s)))
@@ -70,8 +93,12 @@ class LoopEnv(OneRoomEnv):
     keeps looking, so a PoS agent stagnates and must be diagnosed as trapped."""
 
     def __init__(self, budget: int = 12) -> None:
-        super().__init__(Request(index=0, request_id="toy-1/q1", text="You are in a room with a drawer 1. Your task is to find the key."),
-                         budget)
+        super().__init__(
+            Request(
+                index=0, request_id="toy-1/q1", text="You are in a room with a drawer 1. Your task is to find the key."
+            ),
+            budget,
+        )
         self.turns = 0
 
     async def act(self, decision: Decision) -> Reply:
@@ -79,7 +106,9 @@ class LoopEnv(OneRoomEnv):
         return Reply(observation=Observation(note="Nothing happens."))
 
     async def end_request(self, *, truncated: bool, steps: int) -> RequestOutcome:
-        return RequestOutcome(request=Request(index=0, request_id="toy-1/q1", text=""), steps=steps, truncated=truncated)
+        return RequestOutcome(
+            request=Request(index=0, request_id="toy-1/q1", text=""), steps=steps, truncated=truncated
+        )
 
     async def score_task(self) -> dict[str, Any]:
         return {"success": 0, "turns": self.turns}

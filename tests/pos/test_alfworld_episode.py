@@ -1,5 +1,6 @@
 """PoS on real ALFWorld games (scripted backbone playing the expert walkthrough): the belief
 loop runs on every step and the games are won. Needs the alfworld extra and the shared data."""
+
 from __future__ import annotations
 
 from runners.config import group_config
@@ -24,7 +25,10 @@ def test_pos_wins_walkthrough_games():
     from benchmarks.alfworld.benchmark import Alfworld
     from pos.method import PoS
 
-    bparams = yaml.safe_load((REPO / "conf/benchmark/alfworld.yaml").read_text())["params"] | {"data_dir": str(data), "limit": 2}
+    bparams = yaml.safe_load((REPO / "conf/benchmark/alfworld.yaml").read_text())["params"] | {
+        "data_dir": str(data),
+        "limit": 2,
+    }
     mparams = group_config("method", method)["params"]
     bench = Alfworld(name="alfworld", **bparams)
     for task in bench.load_tasks()[:2]:

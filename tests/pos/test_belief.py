@@ -1,5 +1,6 @@
 """Belief records, delta application, gap equivalence/stabilisation/identity, frontier selection
 and the two subgraph projections (docs/pos.md §1, §3, §4, §7)."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,23 +12,59 @@ from pos.world import Belief, BuildError, World, changed_ids
 
 
 def base_world() -> World:
-    return World().apply({
-        "upsert_entities": [{"entity_id": "e1", "entity_type": "agent", "name": "agent"},
-                            {"entity_id": "e2", "entity_type": "receptacle", "name": "drawer 1", "attributes": {"color": "red"}},
-                            {"entity_id": "e3", "entity_type": "object", "name": "key 1"}],
-        "upsert_states": [{"state_id": "s1", "entity_id": "e2", "description": "closed"},
-                          {"state_id": "s2", "entity_id": "e3", "description": "possibly stored nearby", "source_type": "inferred", "probability": 0.4, "reason": "keys are kept in drawers"}],
-        "upsert_relations": [{"relation_id": "r1", "src": "e3", "dst": "e2", "relation_type": "inside", "source_type": "inferred", "probability": 0.4}],
-    })
+    return World().apply(
+        {
+            "upsert_entities": [
+                {"entity_id": "e1", "entity_type": "agent", "name": "agent"},
+                {"entity_id": "e2", "entity_type": "receptacle", "name": "drawer 1", "attributes": {"color": "red"}},
+                {"entity_id": "e3", "entity_type": "object", "name": "key 1"},
+            ],
+            "upsert_states": [
+                {"state_id": "s1", "entity_id": "e2", "description": "closed"},
+                {
+                    "state_id": "s2",
+                    "entity_id": "e3",
+                    "description": "possibly stored nearby",
+                    "source_type": "inferred",
+                    "probability": 0.4,
+                    "reason": "keys are kept in drawers",
+                },
+            ],
+            "upsert_relations": [
+                {
+                    "relation_id": "r1",
+                    "src": "e3",
+                    "dst": "e2",
+                    "relation_type": "inside",
+                    "source_type": "inferred",
+                    "probability": 0.4,
+                }
+            ],
+        }
+    )
 
 
 # ----------------------------------------------------------------------------- world
 def test_apply_maps_aliases_and_forces_observed_provenance():
-    w = World().apply({"upsert_entities": [{"entity_id": "e1", "entity_type": "x", "name": "x"}],
-                       "upsert_states": [{"state_id": "s1", "entity_id": "e1", "description": "on", "probability": 0.2, "reason": "why"}]})
-    assert w.states["s1"]["probability"] == 1.0 and w.states["s1"]["reason"] is None and w.states["s1"]["source_type"] == "observed"
+    w = World().apply(
+        {
+            "upsert_entities": [{"entity_id": "e1", "entity_type": "x", "name": "x"}],
+            "upsert_states": [
+                {"state_id": "s1", "entity_id": "e1", "description": "on", "probability": 0.2, "reason": "why"}
+            ],
+        }
+    )
+    assert (
+        w.states["s1"]["probability"] == 1.0
+        and w.states["s1"]["reason"] is None
+        and w.states["s1"]["source_type"] == "observed"
+    )
     w = base_world()
-    assert w.relations["r1"]["source_id"] == "e3" and w.relations["r1"]["target_id"] == "e2" and w.relations["r1"]["description"] == "inside"
+    assert (
+        w.relations["r1"]["source_id"] == "e3"
+        and w.relations["r1"]["target_id"] == "e2"
+        and w.relations["r1"]["description"] == "inside"
+    )
     assert w.relations["r1"]["probability"] == 0.4 and w.states["s2"]["reason"] == "keys are kept in drawers"
 
 
@@ -36,13 +73,19 @@ def test_attributes_merge_and_null_deletes_and_to_dict_omits_empty():
     assert w.entities["e2"]["attributes"] == {"size": 3} and w.entities["e2"]["name"] == "drawer 1"
     assert "attributes" not in w.to_dict()["entities"]["e1"]
     with pytest.raises(BuildError, match="4096"):
-        World().apply({"upsert_entities": [{"entity_id": "e1", "entity_type": "x", "name": "x", "attributes": {"k": "v" * 5000}}]})
+        World().apply(
+            {"upsert_entities": [{"entity_id": "e1", "entity_type": "x", "name": "x", "attributes": {"k": "v" * 5000}}]}
+        )
     with pytest.raises(BuildError, match="scalar|string, number"):
-        World().apply({"upsert_entities": [{"entity_id": "e1", "entity_type": "x", "name": "x", "attributes": {"k": [1]}}]})
+        World().apply(
+            {"upsert_entities": [{"entity_id": "e1", "entity_type": "x", "name": "x", "attributes": {"k": [1]}}]}
+        )
 
 
 def test_removing_a_state_removes_its_relations_and_entities_stay():
-    w = base_world().apply({"upsert_relations": [{"relation_id": "r2", "source_id": "s1", "target_id": "e1", "description": "seen by"}]})
+    w = base_world().apply(
+        {"upsert_relations": [{"relation_id": "r2", "source_id": "s1", "target_id": "e1", "description": "seen by"}]}
+    )
     w2 = w.apply({"remove_state_ids": ["s1"], "remove_relation_ids": ["r1"]})
     assert "s1" not in w2.states and "r2" not in w2.relations and "r1" not in w2.relations
     assert set(w2.entities) == {"e1", "e2", "e3"}
@@ -52,11 +95,25 @@ def test_removing_a_state_removes_its_relations_and_entities_stay():
 
 def test_missing_endpoint_and_owner_fail_to_build():
     with pytest.raises(BuildError, match="endpoint 'e9'"):
-        base_world().apply({"upsert_relations": [{"relation_id": "r5", "source_id": "e1", "target_id": "e9", "description": "x"}]})
+        base_world().apply(
+            {"upsert_relations": [{"relation_id": "r5", "source_id": "e1", "target_id": "e9", "description": "x"}]}
+        )
     with pytest.raises(BuildError, match="owner entity 'e9'"):
         base_world().apply({"upsert_states": [{"state_id": "s9", "entity_id": "e9", "description": "x"}]})
     with pytest.raises(BuildError, match="probability"):
-        base_world().apply({"upsert_states": [{"state_id": "s9", "entity_id": "e1", "description": "x", "source_type": "inferred", "probability": 2}]})
+        base_world().apply(
+            {
+                "upsert_states": [
+                    {
+                        "state_id": "s9",
+                        "entity_id": "e1",
+                        "description": "x",
+                        "source_type": "inferred",
+                        "probability": 2,
+                    }
+                ]
+            }
+        )
 
 
 # ----------------------------------------------------------------------------- gaps
@@ -72,10 +129,14 @@ def test_gap_equivalence_hand_computed():
 
 def test_target_stabilisation_needs_exactly_one_unused_match():
     prev = [{"target": "find the key", "reason": "old"}]
-    out = stabilize_targets([{"target": "find key 1", "reason": "new"}, {"target": "find the key 1", "reason": "dup"}], prev)
+    out = stabilize_targets(
+        [{"target": "find key 1", "reason": "new"}, {"target": "find the key 1", "reason": "dup"}], prev
+    )
     assert out == [{"target": "find the key", "reason": "new"}, {"target": "find the key 1", "reason": "dup"}]
     two = [{"target": "find the key", "reason": ""}, {"target": "find key 1", "reason": ""}]
-    assert stabilize_targets([{"target": "find the key 1", "reason": ""}], two)[0]["target"] == "find the key 1"  # ambiguous
+    assert (
+        stabilize_targets([{"target": "find the key 1", "reason": ""}], two)[0]["target"] == "find the key 1"
+    )  # ambiguous
 
 
 def test_stable_identities_and_returning_gap_gets_new_id():
@@ -91,13 +152,26 @@ def test_frontier_selection_order():
     e = [{"target": "where is the key", "reason": ""}]
     a = [{"target": "open the drawer", "reason": ""}, {"target": "take the key", "reason": ""}]
     prev = {"gap_type": "achievement", "target": "take key"}  # resolves to "take the key"
-    assert select_frontier(prev, {"gap_type": "epistemic", "target": "where is the key"}, e, a) == {"gap_type": "achievement", "target": "take the key"}
-    assert select_frontier(None, {"gap_type": "achievement", "target": "open the drawer"}, e, a)["target"] == "open the drawer"
-    assert select_frontier(None, {"gap_type": "achievement", "target": "nothing like it"}, e, a) == {"gap_type": "epistemic", "target": "where is the key"}
+    assert select_frontier(prev, {"gap_type": "epistemic", "target": "where is the key"}, e, a) == {
+        "gap_type": "achievement",
+        "target": "take the key",
+    }
+    assert (
+        select_frontier(None, {"gap_type": "achievement", "target": "open the drawer"}, e, a)["target"]
+        == "open the drawer"
+    )
+    assert select_frontier(None, {"gap_type": "achievement", "target": "nothing like it"}, e, a) == {
+        "gap_type": "epistemic",
+        "target": "where is the key",
+    }
     assert select_frontier(None, None, [], a)["target"] == "open the drawer"
     assert select_frontier(prev, None, [], []) is None
-    assert not frontier_changed({"gap_type": "achievement", "target": "take key"}, {"gap_type": "achievement", "target": "take the key"})
-    assert frontier_changed({"gap_type": "achievement", "target": "take the key"}, {"gap_type": "epistemic", "target": "take the key"})
+    assert not frontier_changed(
+        {"gap_type": "achievement", "target": "take key"}, {"gap_type": "achievement", "target": "take the key"}
+    )
+    assert frontier_changed(
+        {"gap_type": "achievement", "target": "take the key"}, {"gap_type": "epistemic", "target": "take the key"}
+    )
 
 
 # ----------------------------------------------------------------------------- projections
@@ -131,7 +205,11 @@ def test_semantic_view_groups_components_agent_first():
 
 
 def test_belief_frontier_gap_and_reference_ids():
-    b = Belief(goal={"user_input": "u", "specification": ""}, world=base_world(),
-               achievement_gaps=[{"target": "open drawer", "reason": "shut"}], frontier={"gap_type": "achievement", "target": "open drawer"})
+    b = Belief(
+        goal={"user_input": "u", "specification": ""},
+        world=base_world(),
+        achievement_gaps=[{"target": "open drawer", "reason": "shut"}],
+        frontier={"gap_type": "achievement", "target": "open drawer"},
+    )
     assert b.frontier_gap() == {"gap_type": "achievement", "target": "open drawer", "reason": "shut"}
     assert {"e1", "s2", "r1", "open drawer"} <= b.reference_ids()

@@ -1,6 +1,7 @@
 """Whole episodes through `runners.episode.Episode` with the scripted backbone: the four PoS
 configs on the MemoryArena fixture, and a looping room where PoS must diagnose a trap and
 recover (docs/pos.md §7–§10)."""
+
 from __future__ import annotations
 
 from runners.config import group_config
@@ -75,7 +76,9 @@ def test_memoryarena_fixture_episode_completes(name, malformed):
         roles = {"agent", "state"} | ({"sentinel"} if name != "pos_no_consistency" else set())
         assert set(rec.usage_by_role) - {"judge"} == roles
     else:
-        assert {"agent", "state", "sentinel"} <= set(rec.usage_by_role) and all(rec.usage_by_role[r].total > 0 for r in ("agent", "state", "sentinel"))
+        assert {"agent", "state", "sentinel"} <= set(rec.usage_by_role) and all(
+            rec.usage_by_role[r].total > 0 for r in ("agent", "state", "sentinel")
+        )
         assert len(steps) == 4 * len(task.payload["questions"])  # budget 4 per request, no answer ever parses
         later = [s.method for s in steps if s.method["update"]["step"] >= 0]
         assert later and all(u["update"]["status"] == "rejected" for u in later)
@@ -88,7 +91,9 @@ def test_context_failure_is_a_case_error_by_default(name):
     """§2.5: a belief model that never yields a buildable belief ends the case as an error (upstream
     raises and reruns the case) instead of acting on an empty belief; the record names the switch."""
     rec, _ = fixture_episode(name, 1.0)
-    assert rec.status == "harness_error" and "ContextFailure" in rec.error and "context_failure: keep_belief" in rec.error
+    assert (
+        rec.status == "harness_error" and "ContextFailure" in rec.error and "context_failure: keep_belief" in rec.error
+    )
     assert not rec.scores  # never scored as an agent failure
 
 
@@ -100,15 +105,22 @@ def test_pos_diagnoses_static_trap_and_recovers_in_the_prompt():
     # transitions 0..7 are processed at steps 2..9; the 8th verified label arrives at step 9
     assert all(not s.method.get("health", {}).get("trapped") for s in steps[:8])
     h = steps[8].method["health"]
-    assert h["trapped"] and h["health_score"] == 0.0 and h["trapping_pattern"] == "static" and h["gap_dimension"] == "achievement"
+    assert (
+        h["trapped"]
+        and h["health_score"] == 0.0
+        and h["trapping_pattern"] == "static"
+        and h["gap_dimension"] == "achievement"
+    )
     started = steps[8].method["recovery_started"]
     assert started["recovery_gap"]["target"] == "complete the current request"
     upstream_src()  # the release's recovery sentences are read from upstream's recoveryPlanning.py
     from pos.release_texts import load, recovery_instruction
     from runners.upstream import TextSources
+
     texts = load(TextSources())  # the release's recovery sentences (belief_prompts: release), filled
-    assert started["instruction"] == recovery_instruction(texts, "static", "achievement", "complete the current request",
-                                                          detail="look", period=None)
+    assert started["instruction"] == recovery_instruction(
+        texts, "static", "achievement", "complete the current request", detail="look", period=None
+    )
     assert '("look")' in started["instruction"] and started["instruction"].endswith("complete the current request")
     assert started["applies_from_step"] == 8
     policy_prompts = [msgs[-1]["content"] for role, p, msgs in spy.seen if p == "pos-policy"]
@@ -121,7 +133,9 @@ def test_pos_diagnoses_static_trap_and_recovers_in_the_prompt():
     assert final["health"]["trapped"] and len(m.transitions) == 12  # all 12 actions got their update
     assert m.recoveries[0]["recovery_action_steps"] == [8]
     # the Active Gap is never changed by recovery
-    assert {json.dumps(s["frontier"]) for s in m.snapshots} == {json.dumps({"gap_type": "achievement", "target": "complete the current request"})}
+    assert {json.dumps(s["frontier"]) for s in m.snapshots} == {
+        json.dumps({"gap_type": "achievement", "target": "complete the current request"})
+    }
 
 
 def test_policy_sees_no_raw_history():
@@ -145,7 +159,11 @@ def test_no_trapping_scores_progress_but_never_recovers():
 
 def recovery_blocks(spy: Spy) -> list[dict]:
     prompts = [msgs[-1]["content"] for _, p, msgs in spy.seen if p == "pos-policy"]
-    return [json.loads(p.split("<recovery_constraint>\n")[1].split("\n</recovery_constraint>")[0]) for p in prompts if "<recovery_constraint>" in p]
+    return [
+        json.loads(p.split("<recovery_constraint>\n")[1].split("\n</recovery_constraint>")[0])
+        for p in prompts
+        if "<recovery_constraint>" in p
+    ]
 
 
 def test_generic_recovery_uses_the_fixed_text():
@@ -155,12 +173,19 @@ def test_generic_recovery_uses_the_fixed_text():
     # §10: the generic prompt is pattern- and gap-agnostic: no diagnosis reaches the policy (it is still recorded)
     shown = recovery_blocks(spy)
     assert shown and all(c["instruction"] == GENERIC_TEXT for c in shown)
-    assert all(not {"trapping_pattern", "gap_dimension", "recovery_gap", "recovery_frontier", "trigger_frontier"} & set(c) for c in shown)
+    assert all(
+        not {"trapping_pattern", "gap_dimension", "recovery_gap", "recovery_frontier", "trigger_frontier"} & set(c)
+        for c in shown
+    )
     assert m.recoveries[0]["trapping_pattern"] == "static" and m.recoveries[0]["recovery_gap"]
     spy = Spy()
     run(LoopEnv(budget=10), "pos", spy)
     composed = recovery_blocks(spy)
-    assert composed and composed[0]["trapping_pattern"] == "static" and composed[0]["recovery_gap"]["gap_type"] == "achievement"
+    assert (
+        composed
+        and composed[0]["trapping_pattern"] == "static"
+        and composed[0]["recovery_gap"]["gap_type"] == "achievement"
+    )
 
 
 def test_no_consistency_makes_no_audit_calls():
@@ -191,11 +216,16 @@ def test_rca_last_turn_prompt_carries_the_forced_submission_directive_once(tmp_p
     assert rec.status == "ok", rec.error
     prompts = [m[-1]["content"] for _, p, m in bb.calls if p == "pos-policy" and len(m) == 2]  # first ask of each turn
     assert len(prompts) == 3 and [p.count("This is the final interaction turn") for p in prompts] == [0, 0, 1]
-    reasks = [m for _, p, m in bb.calls if p == "pos-policy" and len(m) == 4]  # upstream's missing-action re-ask, once per turn
+    reasks = [
+        m for _, p, m in bb.calls if p == "pos-policy" and len(m) == 4
+    ]  # upstream's missing-action re-ask, once per turn
     assert len(reasks) == 3 and all(m[2]["role"] == "assistant" and "executable" in m[3]["content"] for m in reasks)
     from pos.release_prompt import REACT_PROMPT
     from runners.upstream import py_fstring_parts
+
     parts = py_fstring_parts(REACT_PROMPT, "build_belief_prompt", "user_prompt")  # the release's policy prompt
     i = parts.index(("field", "state['observation']"))
     latest = prompts[-1].split(parts[i - 1][1])[1].split(parts[i + 1][1])[0]
-    assert "This is the final interaction turn" in latest and prompts[-1].count("This is the final interaction turn") == 1
+    assert (
+        "This is the final interaction turn" in latest and prompts[-1].count("This is the final interaction turn") == 1
+    )

@@ -2,6 +2,7 @@
 belief/trappingDetection.py and progressScoring.py, executed at run time) on the windows of
 recorded episodes: a trapped looping room (health windows) and RCA-100 fixture cases (diagnostic
 labels), with the scripted backbone."""
+
 from __future__ import annotations
 
 import asyncio
@@ -29,7 +30,9 @@ def recorded(tmp_path):
     bench = Rca100(name="rca100", data_dir=str(write_fixture(tmp_path / "rca")), max_steps=6)
     for task in bench.load_tasks()[:2]:
         ep = Episode(ScriptedBackbone(malformed_rate=0.0), cell="pos", task_id=task.task_id)
-        recs.append(asyncio.run(ep.run(ep.make_env(bench, task), PoS(ep.agent, **params("pos") | {"task_mode": "diagnostic"}))))
+        recs.append(
+            asyncio.run(ep.run(ep.make_env(bench, task), PoS(ep.agent, **params("pos") | {"task_mode": "diagnostic"})))
+        )
     assert all(r.status == "ok" for r in recs), [r.error for r in recs]
     out.write_text("".join(r.model_dump_json() + "\n" for r in recs))
     return out
@@ -57,6 +60,7 @@ def test_a_changed_formula_is_caught(tmp_path, monkeypatch):
     def off_by_a_bit(snaps, cfg):
         rep = real(snaps, cfg)
         return rep.model_copy(update={"health_score": rep.health_score - 0.01}) if rep.window_ready else rep
+
     monkeypatch.setattr(eq, "detect", off_by_a_bit)
     report = eq.check([path])
     assert report["mismatches"] > 0 and report["examples"][0]["field"] == "health_score"

@@ -1,4 +1,5 @@
 """Progress health (docs/pos.md §7–8) on hand-computed windows, and the `python -m pos.health` command."""
+
 from __future__ import annotations
 
 import json
@@ -8,8 +9,20 @@ from pathlib import Path
 
 import pytest
 
-from pos.health import (HealthConfig, detect, gap_dimension, health_score, jaccard_distance, persistence, recurrence,
-                        signatures, stagnation, summary, verified_window, world_distance)
+from pos.health import (
+    HealthConfig,
+    detect,
+    gap_dimension,
+    health_score,
+    jaccard_distance,
+    persistence,
+    recurrence,
+    signatures,
+    stagnation,
+    summary,
+    verified_window,
+    world_distance,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -25,8 +38,13 @@ def world(*ids: str) -> dict:
 
 def snap(progress, world_ids=("e1",), proj_ids=None, e=(), a=("a:1",)) -> dict:
     w = world(*world_ids)
-    return {"progress": progress, "epistemic_gaps": list(e), "achievement_gaps": list(a), "world": w,
-            "active_gap_world": world(*proj_ids) if proj_ids is not None else w}
+    return {
+        "progress": progress,
+        "epistemic_gaps": list(e),
+        "achievement_gaps": list(a),
+        "world": w,
+        "active_gap_world": world(*proj_ids) if proj_ids is not None else w,
+    }
 
 
 # ----------------------------------------------------------------------------- components
@@ -50,7 +68,14 @@ def test_jaccard_and_world_distance_hand_computed():
 
 
 def test_signature_includes_confidence():
-    s1 = {"state_id": "s1", "entity_id": "e1", "description": "open", "probability": 0.6, "source_type": "inferred", "reason": "r"}
+    s1 = {
+        "state_id": "s1",
+        "entity_id": "e1",
+        "description": "open",
+        "probability": 0.6,
+        "source_type": "inferred",
+        "reason": "r",
+    }
     s2 = dict(s1, probability=0.7)
     assert signatures([s1]) != signatures([s2])
     assert signatures([{"a": "X  Y"}]) == signatures([{"a": "x y"}])  # norm: casefold + whitespace
@@ -120,15 +145,28 @@ def test_progress_before_gap_closure_is_healthy():
 def test_page_illustration_window():
     # P_A = 1/2 (a:2 leaves), S = 1/2, R = 4/7 at lag 1 ⇒ H = 1 − 0.5 · 4/7 ≈ 0.71, healthy
     projs = "AABBCCDD"  # lag-1 hits at i = 1, 3, 5, 7 → 4/7; lag 2: 0; lag 3: 0; lag 4: 0
-    snaps = [snap(i % 2, world_ids=(f"w{i}",), proj_ids=(projs[i],), a=("a:1", "a:2") if i == 0 else ("a:1",)) for i in range(8)]
+    snaps = [
+        snap(i % 2, world_ids=(f"w{i}",), proj_ids=(projs[i],), a=("a:1", "a:2") if i == 0 else ("a:1",))
+        for i in range(8)
+    ]
     rep = detect(snaps)
-    assert (rep.persistence_a, rep.stagnation, rep.recurrence, rep.recurrence_period) == (0.5, 0.5, pytest.approx(4 / 7), 1)
+    assert (rep.persistence_a, rep.stagnation, rep.recurrence, rep.recurrence_period) == (
+        0.5,
+        0.5,
+        pytest.approx(4 / 7),
+        1,
+    )
     assert rep.health_score == pytest.approx(1 - 0.5 * 4 / 7) and not rep.trapped
 
 
 def test_empty_gap_sets_are_never_trapped():
     rep = detect([snap(0, a=()) for _ in range(8)])
-    assert rep.window_ready and rep.persistence_a == rep.persistence_e == 0.0 and rep.health_score == 1.0 and not rep.trapped
+    assert (
+        rep.window_ready
+        and rep.persistence_a == rep.persistence_e == 0.0
+        and rep.health_score == 1.0
+        and not rep.trapped
+    )
 
 
 def test_window_shorter_than_k_is_not_ready():
@@ -166,7 +204,9 @@ def test_worlds_a_ninth_apart_are_a_revisit_and_a_sixth_apart_are_not(source):
     no entity (d_W = 1/3)."""
     from runners.config import group_config
 
-    cfg = HealthConfig() if source == "defaults" else HealthConfig(**group_config("method", "pos")["params"]["trapping"])
+    cfg = (
+        HealthConfig() if source == "defaults" else HealthConfig(**group_config("method", "pos")["params"]["trapping"])
+    )
     assert world_distance(world("x", "y"), world("x", "y", "z")) == pytest.approx(1 / 9)
     assert world_distance(world("x", "y"), world("x")) == pytest.approx(1 / 6)
     head = [snap(0, world_ids=(f"w{i}",)) for i in range(6)]
@@ -185,10 +225,17 @@ def test_health_just_above_the_threshold_is_not_trapped(source):
     hits 5 of 7 (lag 2: 4/6, lag 3: 3/5, lag 4: 2/4) ⇒ R = 5/7; P_A = 1 ⇒ H = 1 − 5/7 = 2/7 ≈ 0.29."""
     from runners.config import group_config
 
-    cfg = HealthConfig() if source == "defaults" else HealthConfig(**group_config("method", "pos")["params"]["trapping"])
+    cfg = (
+        HealthConfig() if source == "defaults" else HealthConfig(**group_config("method", "pos")["params"]["trapping"])
+    )
     snaps = [snap(int(i < 3), world_ids=(f"w{i}",), proj_ids=(p,)) for i, p in enumerate("AAAAAABC")]
     rep = detect(snaps, cfg)
-    assert (rep.persistence_a, rep.stagnation, rep.recurrence, rep.recurrence_period) == (1.0, 5 / 8, pytest.approx(5 / 7), 1)
+    assert (rep.persistence_a, rep.stagnation, rep.recurrence, rep.recurrence_period) == (
+        1.0,
+        5 / 8,
+        pytest.approx(5 / 7),
+        1,
+    )
     assert rep.health_score == pytest.approx(2 / 7) and rep.health_threshold == 0.25
     assert not rep.trapped and rep.trapping_pattern is None
 
@@ -214,18 +261,34 @@ def test_config_checks():
 
 # ----------------------------------------------------------------------------- command
 def _run(path: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pos.health", "--transitions", str(path)], cwd=REPO,
-                          capture_output=True, text=True, env={"PYTHONPATH": str(REPO)}, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "pos.health", "--transitions", str(path)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(REPO)},
+        timeout=60,
+    )
 
 
 def test_health_command_prints_the_summary(tmp_path):
     f = tmp_path / "w.jsonl"
-    f.write_text("\n".join(json.dumps(snap(1, world_ids=(f"w{i}",), proj_ids=("A" if i % 2 else "B",))) for i in range(8)) + "\n")
+    f.write_text(
+        "\n".join(json.dumps(snap(1, world_ids=(f"w{i}",), proj_ids=("A" if i % 2 else "B",))) for i in range(8)) + "\n"
+    )
     out = _run(f)
     assert out.returncode == 0, out.stderr
     got = json.loads(out.stdout)
-    assert {k: got[k] for k in ("P_E", "P_A", "S", "R", "period", "H", "trapped", "pattern")} == \
-        {"P_E": 0.0, "P_A": 1.0, "S": 0.0, "R": 1.0, "period": 2, "H": 0.0, "trapped": True, "pattern": "cycle"}
+    assert {k: got[k] for k in ("P_E", "P_A", "S", "R", "period", "H", "trapped", "pattern")} == {
+        "P_E": 0.0,
+        "P_A": 1.0,
+        "S": 0.0,
+        "R": 1.0,
+        "period": 2,
+        "H": 0.0,
+        "trapped": True,
+        "pattern": "cycle",
+    }
 
 
 def test_health_command_rejects_bad_progress(tmp_path):
@@ -236,7 +299,10 @@ def test_health_command_rejects_bad_progress(tmp_path):
 
 
 def test_empty_projection_is_used_and_missing_projection_means_full_world():
-    empty = [dict(snap(1, world_ids=(f"w{i}",)), active_gap_world={"entities": [], "states": [], "relations": []}) for i in range(8)]
+    empty = [
+        dict(snap(1, world_ids=(f"w{i}",)), active_gap_world={"entities": [], "states": [], "relations": []})
+        for i in range(8)
+    ]
     assert detect(empty).recurrence == 1.0  # empty projections are all equal
     missing = [{k: v for k, v in snap(1, world_ids=(f"w{i}",)).items() if k != "active_gap_world"} for i in range(8)]
     assert detect(missing).recurrence == 0.0  # no Active Gap ⇒ full worlds, all different

@@ -1,6 +1,7 @@
 """PoS policy output as upstream writes it (PoS baselines/react.py, prompts/react_prompt.py): one
 JSON object, a repair turn with the raw reply and upstream's correction, and the missing-action
 re-ask with upstream's directive; the texts are read at run time from the pinned upstream files."""
+
 import asyncio
 import json
 
@@ -12,7 +13,12 @@ from tests.conftest import upstream_src
 from tests.pos.helpers import QueueBackbone
 from tests.pos.test_method import init
 
-RCA = TaskView(task_id="t", benchmark="rca100", kind="rca", tools=[ToolSpec(name="query", description="q"), ToolSpec(name="submit_root_cause", description="s")])
+RCA = TaskView(
+    task_id="t",
+    benchmark="rca100",
+    kind="rca",
+    tools=[ToolSpec(name="query", description="q"), ToolSpec(name="submit_root_cause", description="s")],
+)
 
 
 def first_turn(replies: list, task: TaskView = RCA):
@@ -24,6 +30,7 @@ def first_turn(replies: list, task: TaskView = RCA):
         await m.begin_request(Request(index=0, request_id="t/q1", text="Find the fault."))
         d = await m.step(Observation())
         return m, d
+
     m, d = asyncio.run(go())
     return m, d, [msgs for _, p, msgs in bb.calls if p == "pos-policy"]
 
@@ -34,6 +41,7 @@ def test_upstream_texts_are_loaded_byte_for_byte():
     assert missing_action() == py_string(UpstreamFile("PoS", "baselines/react.py"), "MISSING_ACTION_DIRECTIVE")
     assert SOURCES.entries["pos.policy_repair"]["source"] == "upstream"
     from benchmarks.diagnostic import final_turn_directive
+
     react = UpstreamFile("PoS", "prompts/react_prompt.py")
     assert final_turn_directive("submit_root_cause") == py_string(react, "RCA100_FINAL_TURN_DIRECTIVE")
     assert final_turn_directive("submit_diagnosis") == py_string(react, "CLINDIAG_FINAL_TURN_DIRECTIVE")
@@ -45,7 +53,7 @@ def test_unparsable_reply_gets_a_repair_turn_with_the_raw_reply():
     good = json.dumps({"thought": "check cpu", "action": {"name": "query", "arguments": {"q": "cpu"}}})
     m, d, calls = first_turn([raw, good])
     assert [c.name for c in d.tool_calls] == ["query"] and d.extras["thought"] == "check cpu"
-    assert calls[1][:len(calls[0])] == calls[0]
+    assert calls[1][: len(calls[0])] == calls[0]
     assert calls[1][-2:] == [{"role": "assistant", "content": raw}, {"role": "user", "content": policy_repair()}]
     assert m.step_log()["policy"]["repair_turns"][0]["kind"] == "json"
 

@@ -2,6 +2,7 @@
 `react_system_prompt` per benchmark, `build_belief_prompt`'s template), byte for byte, as read back
 from a scripted sweep's records; the manifest names each text; without the pinned files the
 project's layout is used and the texts are listed as paraphrased."""
+
 from __future__ import annotations
 
 import ast
@@ -22,7 +23,9 @@ def user_template_regex():
 
     tree = ast.parse(upstream_file("PoS", REACT).read_text())
     fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "build_belief_prompt")
-    node = next(n for n in ast.walk(fn) if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "user_prompt")
+    node = next(
+        n for n in ast.walk(fn) if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "user_prompt"
+    )
     out = [re.escape(v.value) if isinstance(v, ast.Constant) else "(.*?)" for v in node.value.values]
     return re.compile("".join(out), re.DOTALL)
 
@@ -31,20 +34,51 @@ def expected_system(kind: str, k: int = 1) -> str:
     c = lambda name, path=REACT: upstream_constant("PoS", path, name)  # noqa: E731
     if kind == "clindiag":
         info = "benchmarks/ClinDiag/info.py"
-        return c("CLINDIAG_SYSTEM_PROMPT") + "\n" + "\n\n".join(c(n, info) for n in (
-            "ROLE_CONTRACT_INFO", "CLINICAL_WORKFLOW_INFO", "QUESTIONING_DISCIPLINE_INFO", "SUBMIT_CONTRACT_INFO"))
+        return (
+            c("CLINDIAG_SYSTEM_PROMPT")
+            + "\n"
+            + "\n\n".join(
+                c(n, info)
+                for n in (
+                    "ROLE_CONTRACT_INFO",
+                    "CLINICAL_WORKFLOW_INFO",
+                    "QUESTIONING_DISCIPLINE_INFO",
+                    "SUBMIT_CONTRACT_INFO",
+                )
+            )
+        )
     info = "benchmarks/RCA100/info.py"
     fmt = c("RCA100_MULTI_ACTION_FORMAT").format(k=k) if k > 1 else c("RCA100_SINGLE_ACTION_FORMAT")
-    return c("RCA100_SYSTEM_PROMPT_HEADER") + fmt + c("RCA100_SYSTEM_PROMPT_RULES") + "\n" + "\n\n".join(c(n, info) for n in (
-        "FAULT_TYPES_INFO", "ENTITY_STANDARD_INFO", "DIAGNOSTIC_METHOD_INFO", "SUBMIT_CONTRACT_INFO"))
+    return (
+        c("RCA100_SYSTEM_PROMPT_HEADER")
+        + fmt
+        + c("RCA100_SYSTEM_PROMPT_RULES")
+        + "\n"
+        + "\n\n".join(
+            c(n, info)
+            for n in ("FAULT_TYPES_INFO", "ENTITY_STANDARD_INFO", "DIAGNOSTIC_METHOD_INFO", "SUBMIT_CONTRACT_INFO")
+        )
+    )
 
 
 def test_scripted_sweep_sends_the_release_policy_prompt(tmp_path):
     regex = user_template_regex()
-    cmd = [sys.executable, "-m", "runners.sweep", f"runner.output_dir={tmp_path}", "runner.display=none", "method=pos",
-           "backbone=scripted", "++experiment.grid.benchmark=[rca100,clindiag]", "benchmark.params.data_dir=fixtures",
-           "runner.limit=1", "experiment.name=pos_release"]
-    proc = subprocess.run(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=600)
+    cmd = [
+        sys.executable,
+        "-m",
+        "runners.sweep",
+        f"runner.output_dir={tmp_path}",
+        "runner.display=none",
+        "method=pos",
+        "backbone=scripted",
+        "++experiment.grid.benchmark=[rca100,clindiag]",
+        "benchmark.params.data_dir=fixtures",
+        "runner.limit=1",
+        "experiment.name=pos_release",
+    ]
+    proc = subprocess.run(
+        cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     seen = set()
     for bench, kind, k in (("rca100", "rca", 3), ("clindiag", "clindiag", 1)):
@@ -71,7 +105,10 @@ def test_offline_pos_uses_the_project_layout_and_says_so(monkeypatch, tmp_path):
     monkeypatch.setenv("HARNESS_UPSTREAM_DIR", str(tmp_path))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     notes = PoS.notes({})["text_sources"]
-    assert "pos.release.build_belief_prompt" in notes["paraphrased"] and "pos.release.SYSTEM_PROMPT" in notes["paraphrased"]
+    assert (
+        "pos.release.build_belief_prompt" in notes["paraphrased"]
+        and "pos.release.SYSTEM_PROMPT" in notes["paraphrased"]
+    )
     from tests.pos.test_policy_prompt import policy_prompt
     from tests.pos.helpers import TASK
 

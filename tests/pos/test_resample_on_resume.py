@@ -2,6 +2,7 @@
 resume with fresh samples, bypassing the cached replies that caused it, a bounded number of times
 (`runner.case_error_resamples`), as upstream PoS reruns a failed case. Real HTTP server on
 127.0.0.1, real SQLite response cache."""
+
 from __future__ import annotations
 
 import asyncio
@@ -37,8 +38,17 @@ class FlakyDeltas:
 def _cell(srv: FakeOpenAI, tmp_path, resamples: int):
     raw = base()
     raw["method"] = yaml.safe_load((REPO / "conf/method/pos.yaml").read_text())
-    raw["method"]["params"]["belief_prompts"] = "project"  # the responder tells calls apart by the project's system prompts
-    raw["backbone"] = {"name": "ep", "kind": "openai", "model": "m", "base_url": srv.base_url, "api_key_env": None, "sampling": {"temperature": 0}}
+    raw["method"]["params"]["belief_prompts"] = (
+        "project"  # the responder tells calls apart by the project's system prompts
+    )
+    raw["backbone"] = {
+        "name": "ep",
+        "kind": "openai",
+        "model": "m",
+        "base_url": srv.base_url,
+        "api_key_env": None,
+        "sampling": {"temperature": 0},
+    }
     raw["benchmark"] = yaml.safe_load((REPO / "conf/benchmark/rca100.yaml").read_text())  # no role backbones of its own
     raw["benchmark"]["params"]["data_dir"] = "fixtures"
     raw["runner"].update(limit=1, case_error_resamples=resamples, display="none")
@@ -76,4 +86,6 @@ def test_resamples_are_bounded(tmp_path):
             _run(prep, tmp_path)
         errs, _ = read_jsonl(tmp_path / prep.cfg.cell_name / "errors.jsonl")
     assert [e["resample"] for e in errs] == [0, 1, 1]
-    assert errs[2]["cache_hits"] > 0 and errs[2]["cache_hits"] == sum(errs[2]["calls_by_role"].values())  # replayed, no new calls
+    assert errs[2]["cache_hits"] > 0 and errs[2]["cache_hits"] == sum(
+        errs[2]["calls_by_role"].values()
+    )  # replayed, no new calls

@@ -1,6 +1,7 @@
 """Belief Sentinel and the audited update pipeline (docs/pos.md §5, §6), driven through `PoS.step`
 with a queue backbone: caught-and-repaired contradictions, ungrounded issues, rejections that
 keep the last valid belief, malformed replies recorded as protocol errors."""
+
 from __future__ import annotations
 
 import asyncio
@@ -19,9 +20,16 @@ DRAWER = {"entity_id": "e2", "entity_type": "receptacle", "name": "drawer 1"}
 
 
 def delta(states, *, entities=(DRAWER,), remove=()) -> dict:
-    return {"remove_state_ids": list(remove), "remove_relation_ids": [], "upsert_entities": list(entities), "upsert_states": list(states),
-            "upsert_relations": [], "epistemic_gaps": [], "achievement_gaps": [{"target": "take the key", "reason": "not held"}],
-            "frontier": {"gap_type": "achievement", "target": "take the key"}}
+    return {
+        "remove_state_ids": list(remove),
+        "remove_relation_ids": [],
+        "upsert_entities": list(entities),
+        "upsert_states": list(states),
+        "upsert_relations": [],
+        "epistemic_gaps": [],
+        "achievement_gaps": [{"target": "take the key", "reason": "not held"}],
+        "frontier": {"gap_type": "achievement", "target": "take the key"},
+    }
 
 
 OPEN = {"state_id": "s1", "entity_id": "e2", "description": "drawer 1 is open"}
@@ -29,12 +37,24 @@ CLOSED = {"state_id": "s2", "entity_id": "e2", "description": "drawer 1 is close
 
 
 def issue(quote: str, step: int = 0, targets=("s2",)) -> dict:
-    return {"issues": [{"targets": list(targets), "issue_type": "external", "problem": "s2 says closed, the observation says open",
-                        "evidence_step": step, "evidence_quote": quote, "evidence": "observation of step 0", "suggestion": "remove s2"}]}
+    return {
+        "issues": [
+            {
+                "targets": list(targets),
+                "issue_type": "external",
+                "problem": "s2 says closed, the observation says open",
+                "evidence_step": step,
+                "evidence_quote": quote,
+                "evidence": "observation of step 0",
+                "suggestion": "remove s2",
+            }
+        ]
+    }
 
 
 def run_two_steps(bb: QueueBackbone, **params) -> PoS:
     """Initialise (fallback belief), act once, then process that action's observation."""
+
     async def go() -> PoS:
         m = PoS(bb, **{"belief_prompts": "project", **params})
         await m.begin_task(TASK)
@@ -42,15 +62,25 @@ def run_two_steps(bb: QueueBackbone, **params) -> PoS:
         await m.step(Observation())
         await m.step(Observation(note=OPEN_OBS))
         return m
+
     return asyncio.run(go())
 
 
 def test_contradictory_update_is_caught_and_repaired():
-    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED]), delta([OPEN])],
-                        "pos-audit": [{"issues": []}, issue("The drawer 1 is open")]})  # first audit: initialisation
+    bb = QueueBackbone(
+        {
+            "pos-policy": [act("open drawer 1")],
+            "pos-delta": [delta([OPEN, CLOSED]), delta([OPEN])],
+            "pos-audit": [{"issues": []}, issue("The drawer 1 is open")],
+        }
+    )  # first audit: initialisation
     m = run_two_steps(bb)
     log = m.step_log()
-    assert log["update"]["status"] == "repaired" and log["audit"]["verdict"] == "issue" and log["re_audit"]["verdict"] == "clean"
+    assert (
+        log["update"]["status"] == "repaired"
+        and log["audit"]["verdict"] == "issue"
+        and log["re_audit"]["verdict"] == "clean"
+    )
     assert set(m.belief.world.states) == {"s1"}
     repair = bb.payloads("pos-delta")[1]["repair"]
     assert repair["issue"]["targets"] == ["s2"] and repair["audit_mode"] == "local" and repair["base_step"] == -1
@@ -72,8 +102,13 @@ def test_sentinel_reads_full_belief_contexts_with_health():
 
 
 def test_quote_not_in_cited_step_is_not_an_issue():
-    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED])],
-                        "pos-audit": [{"issues": []}, issue("the drawer 1 is locked")]})
+    bb = QueueBackbone(
+        {
+            "pos-policy": [act("open drawer 1")],
+            "pos-delta": [delta([OPEN, CLOSED])],
+            "pos-audit": [{"issues": []}, issue("the drawer 1 is locked")],
+        }
+    )
     m = run_two_steps(bb)
     log = m.step_log()
     assert log["update"]["status"] == "validated" and log["audit"]["verdict"] == "clean"
@@ -83,8 +118,13 @@ def test_quote_not_in_cited_step_is_not_an_issue():
 
 
 def test_quote_from_another_step_is_not_an_issue():
-    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED])],
-                        "pos-audit": [{"issues": []}, issue("Find the key", step=0)]})  # the task text is not step 0's evidence
+    bb = QueueBackbone(
+        {
+            "pos-policy": [act("open drawer 1")],
+            "pos-delta": [delta([OPEN, CLOSED])],
+            "pos-audit": [{"issues": []}, issue("Find the key", step=0)],
+        }
+    )  # the task text is not step 0's evidence
     assert run_two_steps(bb).step_log()["update"]["status"] == "validated"
 
 
@@ -93,8 +133,13 @@ def test_lenient_sentinel_reply_validates_the_update():
     (its step lookup finds nothing) and validates the candidate; the update is not rejected."""
     reply = issue("The drawer 1 is open") | {"verdict": "one issue"}
     reply["issues"][0]["evidence_step"] = "0"
-    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED])],
-                        "pos-audit": [{"issues": [], "note": "init looks fine"}, reply]})
+    bb = QueueBackbone(
+        {
+            "pos-policy": [act("open drawer 1")],
+            "pos-delta": [delta([OPEN, CLOSED])],
+            "pos-audit": [{"issues": [], "note": "init looks fine"}, reply],
+        }
+    )
     m = run_two_steps(bb)
     log = m.step_log()
     assert log["update"]["status"] == "validated" and log["audit"]["verdict"] == "clean"
@@ -104,8 +149,13 @@ def test_lenient_sentinel_reply_validates_the_update():
 
 
 def test_issue_that_survives_repair_is_rejected_and_old_belief_kept():
-    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED]), delta([OPEN, CLOSED])],
-                        "pos-audit": [{"issues": []}, issue("The drawer 1 is open"), issue("the drawer 1 is open")]})
+    bb = QueueBackbone(
+        {
+            "pos-policy": [act("open drawer 1")],
+            "pos-delta": [delta([OPEN, CLOSED]), delta([OPEN, CLOSED])],
+            "pos-audit": [{"issues": []}, issue("The drawer 1 is open"), issue("the drawer 1 is open")],
+        }
+    )
     m = run_two_steps(bb)
     assert m.step_log()["update"]["status"] == "rejected"
     assert m.belief.world.states == {} and "e2" not in m.belief.world.entities
@@ -115,8 +165,13 @@ def test_issue_that_survives_repair_is_rejected_and_old_belief_kept():
 
 
 def test_malformed_sentinel_rejects_the_candidate():
-    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN])],
-                        "pos-audit": [{"issues": []}, "the update looks fine", {"issues": [{"targets": ["s1"]}]}]})
+    bb = QueueBackbone(
+        {
+            "pos-policy": [act("open drawer 1")],
+            "pos-delta": [delta([OPEN])],
+            "pos-audit": [{"issues": []}, "the update looks fine", {"issues": [{"targets": ["s1"]}]}],
+        }
+    )
     m = run_two_steps(bb)
     log = m.step_log()
     assert log["update"]["status"] == "rejected" and log["audit"]["verdict"] == "failed"
@@ -130,7 +185,10 @@ def test_malformed_deltas_become_protocol_errors_and_keep_the_belief():
     m = run_two_steps(bb, context_failure="keep_belief")
     log = m.step_log()
     assert log["update"]["status"] == "rejected"
-    assert [(e["call"], e["kind"]) for e in log["protocol_errors"]][:2] == [("delta", "bad_json"), ("delta", "bad_field")]
+    assert [(e["call"], e["kind"]) for e in log["protocol_errors"]][:2] == [
+        ("delta", "bad_json"),
+        ("delta", "bad_field"),
+    ]
     assert m.belief.achievement_gaps[0]["target"] == "complete the current request"  # initial belief kept
 
 
@@ -142,22 +200,42 @@ def test_unusable_delta_is_a_context_failure_by_default():
 
 
 def test_unusable_repair_is_a_context_failure_by_default():
-    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED]), "garbage", "garbage"],
-                        "pos-audit": [{"issues": []}, issue("The drawer 1 is open")]})
+    bb = QueueBackbone(
+        {
+            "pos-policy": [act("open drawer 1")],
+            "pos-delta": [delta([OPEN, CLOSED]), "garbage", "garbage"],
+            "pos-audit": [{"issues": []}, issue("The drawer 1 is open")],
+        }
+    )
     with pytest.raises(ContextFailure, match="delta_repair"):
         run_two_steps(bb)
-    m = run_two_steps(QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED]), "garbage", "garbage"],
-                                     "pos-audit": [{"issues": []}, issue("The drawer 1 is open")]}), context_failure="keep_belief")
+    m = run_two_steps(
+        QueueBackbone(
+            {
+                "pos-policy": [act("open drawer 1")],
+                "pos-delta": [delta([OPEN, CLOSED]), "garbage", "garbage"],
+                "pos-audit": [{"issues": []}, issue("The drawer 1 is open")],
+            }
+        ),
+        context_failure="keep_belief",
+    )
     assert m.step_log()["update"]["status"] == "rejected" and m.pending_issues[0]["issue"]["targets"] == ["s2"]
 
 
 def test_pending_issue_is_the_one_left_after_the_re_audit():
     """§5: issues that remain after the repair's re-audit go to pending_issues (not the first one)."""
     second = issue("the drawer 1 is open", targets=("s1",))
-    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED]), delta([OPEN, CLOSED])],
-                        "pos-audit": [{"issues": []}, issue("The drawer 1 is open"), second]})
+    bb = QueueBackbone(
+        {
+            "pos-policy": [act("open drawer 1")],
+            "pos-delta": [delta([OPEN, CLOSED]), delta([OPEN, CLOSED])],
+            "pos-audit": [{"issues": []}, issue("The drawer 1 is open"), second],
+        }
+    )
     m = run_two_steps(bb)
-    assert m.step_log()["update"]["status"] == "rejected" and m.pending_issues == [{"step": 0, "issue": second["issues"][0]}]
+    assert m.step_log()["update"]["status"] == "rejected" and m.pending_issues == [
+        {"step": 0, "issue": second["issues"][0]}
+    ]
 
 
 def test_delta_that_fails_to_build_gets_one_more_ask():
@@ -169,17 +247,29 @@ def test_delta_that_fails_to_build_gets_one_more_ask():
 
 
 def test_no_consistency_skips_audits_but_keeps_progress():
-    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN, CLOSED])],
-                        "pos-progress": [{"progress": 1, "score": 1.0, "affected_record_ids": ["s1"], "reason": "opened"}]})
+    bb = QueueBackbone(
+        {
+            "pos-policy": [act("open drawer 1")],
+            "pos-delta": [delta([OPEN, CLOSED])],
+            "pos-progress": [{"progress": 1, "score": 1.0, "affected_record_ids": ["s1"], "reason": "opened"}],
+        }
+    )
     m = run_two_steps(bb, sentinel={"consistency_enabled": False})
     assert not bb.payloads("pos-audit") and m.step_log()["update"]["status"] == "unaudited"
     assert m.transitions[-1]["progress"] == 1 and m.transitions[-1]["affected_record_ids"] == ["s1"]
 
 
 def test_progress_label_checks_make_it_unverified():
-    bb = QueueBackbone({"pos-policy": [act("open drawer 1")], "pos-delta": [delta([OPEN])],
-                        "pos-progress": [{"progress": True, "score": 1, "affected_record_ids": [], "reason": "r"},
-                                         {"progress": 1, "score": 1, "affected_record_ids": ["s7"], "reason": "r"}]})
+    bb = QueueBackbone(
+        {
+            "pos-policy": [act("open drawer 1")],
+            "pos-delta": [delta([OPEN])],
+            "pos-progress": [
+                {"progress": True, "score": 1, "affected_record_ids": [], "reason": "r"},
+                {"progress": 1, "score": 1, "affected_record_ids": ["s7"], "reason": "r"},
+            ],
+        }
+    )
     m = run_two_steps(bb)
     assert m.transitions[-1]["progress"] is None
     assert "did not change" in m.step_log()["protocol_errors"][-1]["detail"]
@@ -201,19 +291,45 @@ def test_truncation_and_json_escaped_quotes():
     assert t.startswith("a" * 3000) and t.endswith("b" * 3000) and "MIDDLE" not in t and "[truncated]" in t
     items = [{"step": 0, "action": "go", "observation": "line one\nline two"}]
     base = {"targets": ["s1"], "evidence_step": 0}
-    assert ground_issue({**base, "evidence_quote": "LINE ONE\\nline two"}, items, {"s1"}) is None  # JSON-escaped newline
+    assert (
+        ground_issue({**base, "evidence_quote": "LINE ONE\\nline two"}, items, {"s1"}) is None
+    )  # JSON-escaped newline
     assert ground_issue({**base, "evidence_quote": "line one\nline two"}, items, {"s1"}) is not None
     assert "targets" in ground_issue({**base, "targets": ["s9"], "evidence_quote": "line"}, items, {"s1"})
     assert "scope" in ground_issue({**base, "evidence_step": 4, "evidence_quote": "line"}, items, {"s1"})
 
 
 def test_diagnostic_confidence_change_hand_computed():
-    w0 = World().apply({"upsert_entities": [{"entity_id": "e1", "entity_type": "svc", "name": "db"}],
-                        "upsert_states": [{"state_id": "s1", "entity_id": "e1", "description": "disk full", "source_type": "inferred", "probability": 0.6},
-                                          {"state_id": "s2", "entity_id": "e1", "description": "up"}]})
+    w0 = World().apply(
+        {
+            "upsert_entities": [{"entity_id": "e1", "entity_type": "svc", "name": "db"}],
+            "upsert_states": [
+                {
+                    "state_id": "s1",
+                    "entity_id": "e1",
+                    "description": "disk full",
+                    "source_type": "inferred",
+                    "probability": 0.6,
+                },
+                {"state_id": "s2", "entity_id": "e1", "description": "up"},
+            ],
+        }
+    )
     # s1 becomes observed (contributes its old 0.6), s3 new inferred 0.2 → d = 0.5·(0.6 + 0.2) = 0.4
-    w1 = w0.apply({"upsert_states": [{"state_id": "s1", "entity_id": "e1", "description": "disk full"},
-                                     {"state_id": "s3", "entity_id": "e1", "description": "cpu hot", "source_type": "inferred", "probability": 0.2}]})
+    w1 = w0.apply(
+        {
+            "upsert_states": [
+                {"state_id": "s1", "entity_id": "e1", "description": "disk full"},
+                {
+                    "state_id": "s3",
+                    "entity_id": "e1",
+                    "description": "cpu hot",
+                    "source_type": "inferred",
+                    "probability": 0.2,
+                },
+            ]
+        }
+    )
     d, affected = confidence_change(w0, w1)
     assert d == pytest.approx(0.4) and affected == ["s1", "s3"]
     assert diagnostic_progress(w0, w1, 0.3)["progress"] == 1

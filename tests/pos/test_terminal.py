@@ -1,6 +1,7 @@
 """The end of a request as upstream PoS handles it: a belief-model failure on the step that ended
 the case keeps the benchmark's result (upstream `_record_terminal_context_error`), a success on the
 last step is labelled without a progress call, and no Belief Text is written after the end."""
+
 from __future__ import annotations
 
 import asyncio
@@ -16,8 +17,15 @@ class WinEnv(OneRoomEnv):
     """A room won by the `win_after`-th action (ALFWorld-like: the win ends the request)."""
 
     def __init__(self, win_after: int = 4, budget: int = 10) -> None:
-        super().__init__(Request(index=0, request_id="toy-1/q1", text="You see a drawer 1.\nYour task is to: open drawer 1.",
-                                 goal="open drawer 1."), budget)
+        super().__init__(
+            Request(
+                index=0,
+                request_id="toy-1/q1",
+                text="You see a drawer 1.\nYour task is to: open drawer 1.",
+                goal="open drawer 1.",
+            ),
+            budget,
+        )
         self.win_after, self.actions = win_after, 0
 
     async def act(self, decision: Decision) -> Reply:
@@ -26,7 +34,9 @@ class WinEnv(OneRoomEnv):
         return Reply(observation=Observation(note="You win." if won else "Nothing happens."), request_done=won)
 
     async def end_request(self, *, truncated: bool, steps: int) -> RequestOutcome:
-        return RequestOutcome(request=self.request, steps=steps, truncated=truncated, success=self.actions >= self.win_after)
+        return RequestOutcome(
+            request=self.request, steps=steps, truncated=truncated, success=self.actions >= self.win_after
+        )
 
     async def score_task(self) -> dict[str, Any]:
         return {"success": int(self.actions >= self.win_after), "actions": self.actions}
@@ -49,8 +59,8 @@ def test_a_four_action_win_makes_three_progress_and_four_text_calls():
     rec = _run(bb, WinEnv(win_after=4))
     assert rec.status == "ok", rec.error
     assert rec.scores["success"] == 1
-    assert count(bb, "pos-progress") == 3      # the winning action is labelled by the env's success
-    assert count(bb, "pos-belief-text") == 4   # initialisation + 3 non-terminal updates, none after the win
+    assert count(bb, "pos-progress") == 3  # the winning action is labelled by the env's success
+    assert count(bb, "pos-belief-text") == 4  # initialisation + 3 non-terminal updates, none after the win
     last = rec.requests[0].method["transitions"][-1]
     assert last["scoring_method"] == "execution_task_success" and last["progress"] == 1 and last["done"] is True
 
@@ -62,7 +72,12 @@ def test_terminal_belief_failure_keeps_the_benchmarks_result():
     assert rec.status == "ok", rec.error
     assert rec.scores == {"success": 1, "actions": 1}  # the win stands
     errs = rec.requests[0].method["terminal_context_errors"]
-    assert len(errs) == 1 and errs[0]["phase"] == "update" and errs[0]["error_type"] == "ContextFailure" and errs[0]["step"] == 0
+    assert (
+        len(errs) == 1
+        and errs[0]["phase"] == "update"
+        and errs[0]["error_type"] == "ContextFailure"
+        and errs[0]["step"] == 0
+    )
 
 
 def test_belief_failure_before_the_end_is_still_a_case_error():

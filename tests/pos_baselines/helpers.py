@@ -1,4 +1,5 @@
 """Test helpers: a backbone answering from a function of (role, messages), every call kept."""
+
 from __future__ import annotations
 
 import asyncio
@@ -33,23 +34,45 @@ class FnBackbone(Backbone):
 
 def act(command: str, extra: str = "") -> str:
     """A ReAct reply calling the `act` tool."""
-    return (f"{extra}<tool_calls>\n{json.dumps([{'name': 'act', 'arguments': {'command': command}}])}\n</tool_calls>\n"
-            "<assistant_message>\n{\"content\": null}\n</assistant_message>")
+    return (
+        f"{extra}<tool_calls>\n{json.dumps([{'name': 'act', 'arguments': {'command': command}}])}\n</tool_calls>\n"
+        '<assistant_message>\n{"content": null}\n</assistant_message>'
+    )
 
 
 def tool(name: str, **arguments: Any) -> str:
-    return (f"<tool_calls>\n{json.dumps([{'name': name, 'arguments': arguments}])}\n</tool_calls>\n"
-            "<assistant_message>\n{\"content\": null}\n</assistant_message>")
+    return (
+        f"<tool_calls>\n{json.dumps([{'name': name, 'arguments': arguments}])}\n</tool_calls>\n"
+        '<assistant_message>\n{"content": null}\n</assistant_message>'
+    )
 
 
 def view(benchmark: str = "alfworld") -> TaskView:
-    return TaskView(task_id="t0", benchmark=benchmark, policy="Act with the act tool.",
-                    tools=[ToolSpec(name="act", description="play a command", parameters={
-                        "type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]})], kind="alfworld", step_budget=50)
+    return TaskView(
+        task_id="t0",
+        benchmark=benchmark,
+        policy="Act with the act tool.",
+        tools=[
+            ToolSpec(
+                name="act",
+                description="play a command",
+                parameters={"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+            )
+        ],
+        kind="alfworld",
+        step_budget=50,
+    )
 
 
-def drive(method, observations: list[str], *, benchmark: str = "alfworld", kind: str = "alfworld", query: str = "Your task is to: put a key in the drawer.",
-          policy_prompt: str = "project"):
+def drive(
+    method,
+    observations: list[str],
+    *,
+    benchmark: str = "alfworld",
+    kind: str = "alfworld",
+    query: str = "Your task is to: put a key in the drawer.",
+    policy_prompt: str = "project",
+):
     """begin_task, begin_request, then one step per observation ('' = empty first observation);
     returns the decisions. The memory mechanisms are checked on the project's tagged layout
     (`policy_prompt: project`); tests/pos_baselines/test_release_interface.py checks the release's."""
@@ -63,4 +86,5 @@ def drive(method, observations: list[str], *, benchmark: str = "alfworld", kind:
         for o in observations:
             out.append(await method.step(Observation(note=o) if o else Observation()))
         return out
+
     return asyncio.run(go())

@@ -1,4 +1,5 @@
 """ACON context construction: what the policy sees after N steps and what triggers compression."""
+
 import json
 
 from baselines.pos_baselines.acon import Acon
@@ -13,6 +14,7 @@ def answer(summary="SUMMARY-{n}"):
             return act("go to drawer 1")
         n["i"] += 1
         return json.dumps({"summary": summary.format(n=n["i"])})
+
     return fn
 
 

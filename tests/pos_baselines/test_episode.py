@@ -1,5 +1,6 @@
 """Whole scripted episodes through runners.episode.Episode, each method built from its
 conf/method YAML: MemoryArena formal (fixtures) and, when available, 2 real ALFWorld games."""
+
 from runners.config import group_config
 import asyncio
 import importlib
@@ -56,7 +57,10 @@ def test_alfworld_walkthrough_games(name):
     data = shared_path("alfworld")
     from benchmarks.alfworld.benchmark import Alfworld
 
-    params = yaml.safe_load((REPO / "conf/benchmark/alfworld.yaml").read_text())["params"] | {"data_dir": str(data), "limit": 2}
+    params = yaml.safe_load((REPO / "conf/benchmark/alfworld.yaml").read_text())["params"] | {
+        "data_dir": str(data),
+        "limit": 2,
+    }
     bench = Alfworld(name="alfworld", **params)
     tasks = bench.load_tasks()[:2]
     assert len(tasks) == 2

@@ -1,11 +1,14 @@
 """HiAgent: subgoal switches, one-line summaries, the working-memory prompt and retrieval."""
+
 import json
 
 from baselines.pos_baselines.hiagent import HiAgent
 from tests.pos_baselines.helpers import FnBackbone, act, drive, tool
 
 
-def policy(subgoals, summary='{"summary": "found the key in drawer 3\\nsecond line dropped", "subgoal_met": true}', calls=None):
+def policy(
+    subgoals, summary='{"summary": "found the key in drawer 3\\nsecond line dropped", "subgoal_met": true}', calls=None
+):
     it = iter(subgoals)
 
     def fn(role, messages):
@@ -15,6 +18,7 @@ def policy(subgoals, summary='{"summary": "found the key in drawer 3\\nsecond li
                 return f"<subgoal>{json.dumps(sg[0])}</subgoal>" + sg[1]
             return act("go", extra=f"<subgoal>{json.dumps(sg)}</subgoal>\n")
         return summary
+
     return fn
 
 
@@ -65,4 +69,8 @@ def test_never_closed_subgoal_degenerates_to_raw():
     bb = FnBackbone(policy(["only"] * 4))
     drive(HiAgent(bb), ["", "o1", "o2", "o3"])
     p = bb.prompt()
-    assert "<past_subgoals>\n(none)" in p and all(f"Observation: o{i}" in p for i in (1, 2)) and "<latest_observation>\no3" in p
+    assert (
+        "<past_subgoals>\n(none)" in p
+        and all(f"Observation: o{i}" in p for i in (1, 2))
+        and "<latest_observation>\no3" in p
+    )

@@ -1,4 +1,5 @@
 """LongHorizon-Harness: manager → executor (fresh context) → auditor rounds."""
+
 import json
 
 from baselines.pos_baselines.lhh import FINALIZE, LongHorizonHarness
@@ -15,9 +16,18 @@ def scripted(executor, audits=None, manager=None):
         sys = messages[0]["content"]
         if "manager" in sys:
             n["m"] += 1
-            return json.dumps(manager(n["m"]) if manager else {"remaining_work": "rest", "next_step": f"STEP-{n['m']}",
-                                                               "done_criterion": f"CRIT-{n['m']}", "task_complete": False})
+            return json.dumps(
+                manager(n["m"])
+                if manager
+                else {
+                    "remaining_work": "rest",
+                    "next_step": f"STEP-{n['m']}",
+                    "done_criterion": f"CRIT-{n['m']}",
+                    "task_complete": False,
+                }
+            )
         return next(au)
+
     return fn
 
 
@@ -26,10 +36,23 @@ def verdict(ok, summary="", evidence=""):
 
 
 def test_round_cap_audit_and_fresh_executor_context():
-    bb = FnBackbone(scripted([act(f"c{i}") for i in range(5)], [verdict(True, "VERIFIED-1"), verdict(False, evidence="EVID-2")]))
+    bb = FnBackbone(
+        scripted([act(f"c{i}") for i in range(5)], [verdict(True, "VERIFIED-1"), verdict(False, evidence="EVID-2")])
+    )
     m = LongHorizonHarness(bb, executor_max_actions=2)
     drive(m, ["", "o1", "o2", "o3", "o4"])
-    assert [c["role"] for c in bb.calls] == ["state", "agent", "agent", "state", "state", "agent", "agent", "state", "state", "agent"]
+    assert [c["role"] for c in bb.calls] == [
+        "state",
+        "agent",
+        "agent",
+        "state",
+        "state",
+        "agent",
+        "agent",
+        "state",
+        "state",
+        "agent",
+    ]
     audit = bb.of("state")[1]["messages"][-1]["content"]
     assert "Observation: o2" in audit and "c1" in audit and "(no claim" in audit  # raw round trajectory, not a claim
     p3 = bb.prompt("agent", 2)  # first executor turn of round 2

@@ -1,4 +1,5 @@
 """PACE: relevance maths, per-step summaries, level selection, budget step-down and glimpse."""
+
 import json
 
 import numpy as np
@@ -18,8 +19,15 @@ def test_weights_thresholds_pressure_and_levels():
     assert relevance.pressure(10, 50, 100000, 128000) == pytest.approx(100000 / 128000)
     th = relevance.thresholds((0.4, 0.8, 1.5), 0.5, 1.0)
     assert th == pytest.approx((0.6, 1.2, 2.25))
-    assert [relevance.level(x, (0.4, 0.8, 1.5)) for x in (2.0, 1.5, 1.0, 0.8, 0.5, 0.4, 0.1)] == \
-        ["full", "detailed", "detailed", "brief", "brief", "placeholder", "placeholder"]
+    assert [relevance.level(x, (0.4, 0.8, 1.5)) for x in (2.0, 1.5, 1.0, 0.8, 0.5, 0.4, 0.1)] == [
+        "full",
+        "detailed",
+        "detailed",
+        "brief",
+        "brief",
+        "placeholder",
+        "placeholder",
+    ]
     levels = ["full", "brief", "detailed"]
     assert relevance.step_down(levels, [0.5, 0.1, 0.3]) == 1 and levels == ["full", "placeholder", "detailed"]
     assert relevance.step_down(levels, [0.5, 0.1, 0.3]) == 1 and levels == ["full", "omit", "detailed"]
@@ -27,7 +35,9 @@ def test_weights_thresholds_pressure_and_levels():
 
 
 def test_tfidf_prefers_shared_rare_terms():
-    v = relevance.TfidfEncoder().encode(["golden key drawer", "the golden key is in drawer 3", "you see a sofa and a lamp"])
+    v = relevance.TfidfEncoder().encode(
+        ["golden key drawer", "the golden key is in drawer 3", "you see a sofa and a lamp"]
+    )
     assert v[0] @ v[1] > v[0] @ v[2] >= 0
 
 

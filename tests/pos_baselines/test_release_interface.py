@@ -3,6 +3,7 @@ the messages a scripted sweep sent, read back through runners.records.results, c
 system prompt per benchmark and fill `build_prompt`'s user template byte for byte (read here straight
 from the pinned copy); Raw's `Previous steps:` is the JSON trajectory; the replies are the release's
 JSON object. Offline, or with `policy_prompt: project`, the project's tagged layout, recorded."""
+
 from __future__ import annotations
 
 import ast
@@ -33,18 +34,37 @@ def build_prompt_regex() -> re.Pattern[str]:
     """build_prompt's user_prompt f-string from the shared copy, as a regex (each field a group)."""
     tree = ast.parse(upstream_file("PoS", REACT).read_text())
     fn = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "build_prompt")
-    node = next(n for n in ast.walk(fn) if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "user_prompt")
-    return re.compile("".join(re.escape(v.value) if isinstance(v, ast.Constant) else "(.*?)" for v in node.value.values), re.DOTALL)
+    node = next(
+        n for n in ast.walk(fn) if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "user_prompt"
+    )
+    return re.compile(
+        "".join(re.escape(v.value) if isinstance(v, ast.Constant) else "(.*?)" for v in node.value.values), re.DOTALL
+    )
 
 
 def test_scripted_sweep_sends_the_release_interface(tmp_path):
     regex = build_prompt_regex()
-    cmd = [sys.executable, "-m", "runners.sweep", f"runner.output_dir={tmp_path}", "runner.display=none", "backbone=scripted",
-           f"++experiment.grid.method=[{','.join(METHODS)}]", "++experiment.grid.benchmark=[rca100,clindiag]",
-           "benchmark.params.data_dir=fixtures", "runner.limit=1", "experiment.name=rel"]
-    proc = subprocess.run(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=900)
+    cmd = [
+        sys.executable,
+        "-m",
+        "runners.sweep",
+        f"runner.output_dir={tmp_path}",
+        "runner.display=none",
+        "backbone=scripted",
+        f"++experiment.grid.method=[{','.join(METHODS)}]",
+        "++experiment.grid.benchmark=[rca100,clindiag]",
+        "benchmark.params.data_dir=fixtures",
+        "runner.limit=1",
+        "experiment.name=rel",
+    ]
+    proc = subprocess.run(
+        cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=900
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    examples = {"rca100": upstream_constant("PoS", REACT, "RCA100_REASONING_EXAMPLE"), "clindiag": upstream_constant("PoS", REACT, "CLINDIAG_EXAMPLE")}
+    examples = {
+        "rca100": upstream_constant("PoS", REACT, "RCA100_REASONING_EXAMPLE"),
+        "clindiag": upstream_constant("PoS", REACT, "CLINDIAG_EXAMPLE"),
+    }
     for method in METHODS:
         for bench, kind, k in (("rca100", "rca", 3), ("clindiag", "clindiag", 1)):
             cell = next((tmp_path / "rel").glob(f"{method}__scripted__{bench}*"))
@@ -106,15 +126,21 @@ def asyncio_drive_full_context(method) -> None:
 
     async def go():
         await method.begin_task(view())
-        await method.begin_request(Request(index=0, request_id="t0/q1", text="Your task is to: put a key in the drawer."))
+        await method.begin_request(
+            Request(index=0, request_id="t0/q1", text="Your task is to: put a key in the drawer.")
+        )
         await method.step(Observation())
+
     asyncio.run(go())
 
 
 def test_project_switch_records_the_projects_interface():
     notes = HiAgent.notes({"policy_prompt": "project"})["text_sources"]
     assert notes["prompts"]["pos.release.interface"]["source"] == "project" and notes["paraphrased"] == []
-    assert FullContext.notes({"policy_prompt": "project"})["text_sources"]["prompts"]["pos.release.interface"]["source"] == "project"
+    assert (
+        FullContext.notes({"policy_prompt": "project"})["text_sources"]["prompts"]["pos.release.interface"]["source"]
+        == "project"
+    )
 
 
 def test_alfworld_release_reply_lookup_schema_and_subgoal_key():
@@ -124,9 +150,15 @@ def test_alfworld_release_reply_lookup_schema_and_subgoal_key():
     from tests.conftest import upstream_src
 
     upstream_src()
-    replies = iter(['{"thought": "t", "subgoal": "find the key", "action": "go to desk 1"}',
-                    '{"thought": "t", "subgoal": "open the drawer", "action": "open drawer 1"}'])
-    bb = FnBackbone(lambda role, msgs: next(replies) if role == "agent" else '{"summary": "went to the desk", "subgoal_met": true}')
+    replies = iter(
+        [
+            '{"thought": "t", "subgoal": "find the key", "action": "go to desk 1"}',
+            '{"thought": "t", "subgoal": "open the drawer", "action": "open drawer 1"}',
+        ]
+    )
+    bb = FnBackbone(
+        lambda role, msgs: next(replies) if role == "agent" else '{"summary": "went to the desk", "subgoal_met": true}'
+    )
     out = drive(HiAgent(bb), ["", "You see a key."], policy_prompt="release")
     assert [d.tool_calls[0].arguments for d in out] == [{"command": "go to desk 1"}, {"command": "open drawer 1"}]
     msgs = bb.of("agent")[-1]["messages"]
@@ -134,4 +166,6 @@ def test_alfworld_release_reply_lookup_schema_and_subgoal_key():
     m = build_prompt_regex().fullmatch(msgs[1]["content"])
     assert m and m.group(1) == upstream_constant("PoS", REACT, "ALFWORLD_EXAMPLE")
     assert json.loads(m.group(4))[-1]["function"]["name"] == "retrieve_subgoal"
-    assert '"go to desk 1"' in m.group(5) and "find the key" in m.group(5)  # the past subgoal's step, release action form
+    assert '"go to desk 1"' in m.group(5) and "find the key" in m.group(
+        5
+    )  # the past subgoal's step, release action form

@@ -1,4 +1,5 @@
 """A fresh copy of the synthetic RCA-100 fixture per test session (tests may damage copies)."""
+
 from __future__ import annotations
 
 import pytest

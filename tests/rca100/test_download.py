@@ -1,5 +1,6 @@
 """`python -m benchmarks.rca100.download` against a real HTTP server on 127.0.0.1 serving the
 synthetic fixture in the bucket's layout: files fetched, reused on a rerun, keys validated."""
+
 from __future__ import annotations
 
 import functools
@@ -39,4 +40,6 @@ def test_download_then_validate(rca_root, tmp_path, capsys):
         assert json.loads(capsys.readouterr().out)["files_written"] == 0  # finished files are reused
     finally:
         srv.shutdown()
-    assert base_url().startswith("https://") and base_url().endswith("/v1.1/")  # upstream's RCA_URL, read from the pinned script
+    assert base_url().startswith("https://") and base_url().endswith(
+        "/v1.1/"
+    )  # upstream's RCA_URL, read from the pinned script

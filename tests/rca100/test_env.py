@@ -1,5 +1,6 @@
 """The RCA-100 protocol (docs/pos-benchmarks.md §2.6): turns, action cap, rejections, observation
 cap, forced-submission note, submission, scores and metrics."""
+
 from __future__ import annotations
 
 import asyncio
@@ -35,7 +36,11 @@ def act(env, *calls, message=None):
 
 def test_request_and_view(bench):
     env, req = env_for(bench)
-    assert '"alert_entity_name": "frontend"' in req.text and "prompt_text" not in req.text and "often NOT the root cause" in req.text
+    assert (
+        '"alert_entity_name": "frontend"' in req.text
+        and "prompt_text" not in req.text
+        and "often NOT the root cause" in req.text
+    )
     view = env.view()
     assert len(view.tools) == 10 and "nodeCpuHigh" in view.policy and env.step_budget() == 50
     assert asyncio.run(env.next_request()) is None
@@ -43,7 +48,12 @@ def test_request_and_view(bench):
 
 def test_bad_inputs_are_error_observations_not_crashes(bench):
     env, _ = env_for(bench)
-    r = act(env, call("rm_rf"), call("query_metrics", entity_name=""), call("list_entities", entity_type="k8s.pod", limit=[1]))
+    r = act(
+        env,
+        call("rm_rf"),
+        call("query_metrics", entity_name=""),
+        call("list_entities", entity_type="k8s.pod", limit=[1]),
+    )
     assert not r.request_done and [t.error for t in r.observation.tool_results] == [True, True, True]
     assert "available tools" in r.observation.tool_results[0].content
     r = act(env, call("search_logs", keyword="../answer_key/t001.gt.json"))
@@ -63,8 +73,13 @@ def test_action_cap_and_submission_ends_the_turn(bench):
     env, _ = env_for(bench)
     r = act(env, *[call("get_alerts")] * 5)
     assert len(r.observation.tool_results) == 3 and "2 further call(s)" in r.observation.note
-    r = act(env, call("submit_root_cause", root_cause_entity="Inventory", fault_type="F006-memorypressure", analysis="gc bursts"),
-            call("get_alerts"))
+    r = act(
+        env,
+        call(
+            "submit_root_cause", root_cause_entity="Inventory", fault_type="F006-memorypressure", analysis="gc bursts"
+        ),
+        call("get_alerts"),
+    )
     assert r.request_done and len(r.observation.tool_results) == 1 and "1 later call(s)" in r.observation.note
     out = asyncio.run(env.end_request(truncated=False, steps=2))
     assert json.loads(out.final_response) == {"root_cause_entity": "Inventory", "fault_type": "memoryPressure"}
@@ -93,12 +108,16 @@ def test_forced_submission_note_is_upstreams_directive(bench):
     upstream_src()
     env, _ = env_for(bench, max_steps=2)
     r = act(env, call("get_alerts"))
-    assert "This is the final interaction turn" in r.observation.note and "submit_root_cause" in r.observation.note  # upstream RCA100_FINAL_TURN_DIRECTIVE
+    assert (
+        "This is the final interaction turn" in r.observation.note and "submit_root_cause" in r.observation.note
+    )  # upstream RCA100_FINAL_TURN_DIRECTIVE
 
 
 def test_metrics_in_percent(bench):
-    eps = [{"scores": {"success": s, "entity_correct": e, "type_correct": t, "submitted": True}}
-           for s, e, t in ((1, True, True), (0, True, False), (0, False, False), (0, False, True))]
+    eps = [
+        {"scores": {"success": s, "entity_correct": e, "type_correct": t, "submitted": True}}
+        for s, e, t in ((1, True, True), (0, True, False), (0, False, False), (0, False, True))
+    ]
     m = bench.metrics(eps)
     assert m["joint_entity_type_accuracy"] == 25.0 and m["entity_accuracy"] == 50.0 and m["type_accuracy"] == 50.0
 

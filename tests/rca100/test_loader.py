@@ -1,4 +1,5 @@
 """RCA-100 loader over the §2.2 layout (synthetic fixture) and its errors."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,11 @@ def test_fixture_has_the_exact_layout_and_dtypes(rca_root):
     assert (rca_root / "manifest.txt").read_text().split() == ["t001", "t002", "t003"]
     case = rca_root / "cases" / "t001"
     m, tr = pd.read_parquet(case / "metrics.parquet"), pd.read_parquet(case / "traces.parquet")
-    assert str(m["time"].dtype) == "int64" and str(tr["startTime"].dtype) == "int64" and str(tr["duration"].dtype) == "int64"
+    assert (
+        str(m["time"].dtype) == "int64"
+        and str(tr["startTime"].dtype) == "int64"
+        and str(tr["duration"].dtype) == "int64"
+    )
     assert set(tr["statusCode"].map(type)) == {str}
     ev = pd.read_parquet(case / "events.parquet")["eventId"]
     assert json.loads(ev.iloc[0])["involvedObject"]["kind"] == "Pod"

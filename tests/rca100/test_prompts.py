@@ -3,6 +3,7 @@ text rule): the fault-type definitions, the entity standard, the diagnostic meth
 7–9 and the submission contract appear byte for byte as the shared pinned copy holds them, the
 manifest records their source, and without the upstream file our own wording (with steps 7–9) is
 used and recorded as a paraphrase."""
+
 from __future__ import annotations
 
 import ast
@@ -41,7 +42,10 @@ def test_policy_carries_upstream_task_info_byte_for_byte(rca_root):
         assert f"- {t}:" in info["FAULT_TYPES_INFO"]
     notes = bench.notes()["text_sources"]
     assert notes["paraphrased"] == [] and notes["prompts"]["rca100.fault_types"]["path"] == "benchmarks/RCA100/info.py"
-    assert notes["prompts"]["rca100.fault_types"]["sha256"] == upstream.UpstreamFile("PoS", "benchmarks/RCA100/info.py").sha256
+    assert (
+        notes["prompts"]["rca100.fault_types"]["sha256"]
+        == upstream.UpstreamFile("PoS", "benchmarks/RCA100/info.py").sha256
+    )
     assert "JSON" not in text.split("\n\n")[1]  # upstream's reply-format lines are left to the method's protocol
 
 
@@ -51,12 +55,23 @@ def test_without_upstream_the_paraphrase_is_used_and_recorded(monkeypatch, tmp_p
     monkeypatch.setattr(upstream, "_cache_root", lambda: tmp_path / "cache")
     sources = TextSources()
     text = policy(50, 3, 20000, sources)
-    assert set(sources.paraphrased) == {"rca100.fault_types", "rca100.entity_standard", "rca100.diagnostic_method",
-                                        "rca100.submit_contract", "rca100.rules"}
+    assert set(sources.paraphrased) == {
+        "rca100.fault_types",
+        "rca100.entity_standard",
+        "rca100.diagnostic_method",
+        "rca100.submit_contract",
+        "rca100.rules",
+    }
     assert all(f"- {t}:" in text for t in FAULT_TYPES)
     # the method's steps 7–9 are present in our own wording: node metrics, the discriminator list, the budget rule
-    for needle in ("7. Check the infrastructure layer", "node readiness", "8. Discriminate inside the catalog",
-                   "zero replicas (replicaScaleDown)", "9. Use the turn budget", "no reason to submit"):
+    for needle in (
+        "7. Check the infrastructure layer",
+        "node readiness",
+        "8. Discriminate inside the catalog",
+        "zero replicas (replicaScaleDown)",
+        "9. Use the turn budget",
+        "no reason to submit",
+    ):
         assert needle in text
     assert "ZERO replicas" in text and "catch-all" in text  # replicaScaleDown and httpError5xx say what upstream's say
 

@@ -1,6 +1,7 @@
 """End to end: `python -m runners.sweep benchmark=rca100` with the scripted backbone runs Full
 Context and PoS on the synthetic fixture and scores 100 (the scripted agent investigates, then
 submits the gold answer)."""
+
 from __future__ import annotations
 
 from tests.rca100.sweeping import episodes, run_sweep

@@ -1,5 +1,6 @@
 """RCA-100 tools on the synthetic fixture (docs/pos-benchmarks.md §2.5): outputs, clamped limits,
 Asia/Shanghai times, errors with hints, and argument validation."""
+
 from __future__ import annotations
 
 import pytest
@@ -54,7 +55,11 @@ def test_limits_are_clamped(tools):
 
 def test_metrics_summary_and_series_show_the_injected_fault(tools):
     summary = run(tools["t002"], "query_metrics", entity_name="node-a")
-    assert {r["metric"] for r in summary["metrics"]} == {"node_cpu_usage_rate", "node_memory_usage_rate", "node_ready_status"}
+    assert {r["metric"] for r in summary["metrics"]} == {
+        "node_cpu_usage_rate",
+        "node_memory_usage_rate",
+        "node_ready_status",
+    }
     s = run(tools["t002"], "query_metrics", entity_name="node-a", metric="node_cpu_usage_rate", limit=10)
     assert s["minutes"] == 10 and all(p["mean"] > 0.9 for p in s["series"])  # the last 10 minutes are after the fault
     calm = run(tools["t002"], "query_metrics", entity_name="node-b", metric="node_cpu_usage_rate")
@@ -98,16 +103,19 @@ def test_logs_traces_events_alerts(tools):
     assert al["total"] == 4 and [a["current_value"] for a in al["alerts"]] == [1.2, 1.5]
 
 
-@pytest.mark.parametrize("name,args,fragment", [
-    ("drop_table", {}, "unknown tool"),
-    ("list_entities", {}, "needs `entity_type`"),
-    ("list_entities", {"entity_type": "k8s.pod", "limit": "many"}, "must be a number"),
-    ("query_traces", {"error_only": "maybe"}, "true or false"),
-    ("query_metrics", {"entity_name": ["a"]}, "must be a string"),
-    ("get_alerts", {"since": "now"}, "unknown argument"),
-    ("get_alerts", "limit=3", "JSON object"),
-    ("query_traces", {"min_duration_ms": float("nan")}, "finite"),
-])
+@pytest.mark.parametrize(
+    "name,args,fragment",
+    [
+        ("drop_table", {}, "unknown tool"),
+        ("list_entities", {}, "needs `entity_type`"),
+        ("list_entities", {"entity_type": "k8s.pod", "limit": "many"}, "must be a number"),
+        ("query_traces", {"error_only": "maybe"}, "true or false"),
+        ("query_metrics", {"entity_name": ["a"]}, "must be a string"),
+        ("get_alerts", {"since": "now"}, "unknown argument"),
+        ("get_alerts", "limit=3", "JSON object"),
+        ("query_traces", {"min_duration_ms": float("nan")}, "finite"),
+    ],
+)
 def test_bad_arguments_give_error_text(name, args, fragment):
     kwargs, err = validate(name, args)
     assert kwargs == {} and fragment in err

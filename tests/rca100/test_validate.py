@@ -1,5 +1,6 @@
 """`python -m benchmarks.rca100.validate`: upstream's answer-key checks on the synthetic fixture
 (valid as written) and on damaged copies (each check fires)."""
+
 from __future__ import annotations
 
 import json

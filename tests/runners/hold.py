@@ -9,6 +9,7 @@ unwinds a sweep that is provably still running, with those episodes on disk and 
 unfinished. Without `HOLD_DIR` (a resumed run, the uninterrupted baseline) it does nothing. A
 sweep nobody interrupts is released after `HOLD_MAX_S` (default 300 s) so that a broken test
 cannot hang forever."""
+
 from __future__ import annotations
 
 import asyncio

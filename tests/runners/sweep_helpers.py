@@ -1,4 +1,5 @@
 """Run the sweep CLI as a subprocess, the way users do."""
+
 from __future__ import annotations
 
 import csv
@@ -24,13 +25,24 @@ def default_sigint() -> None:
 
 def run_sweep(out: Path, *overrides: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     e = {**os.environ, **(env or {})}
-    return subprocess.run(sweep_cmd(out, *overrides), cwd=REPO, capture_output=True, text=True, timeout=timeout, env=e,
-                          preexec_fn=default_sigint)
+    return subprocess.run(
+        sweep_cmd(out, *overrides),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=e,
+        preexec_fn=default_sigint,
+    )
 
 
 def metrics_csv(path: Path) -> dict[tuple[str, str, str], float]:
     with open(path, newline="") as f:
-        return {(r["method"], r["benchmark"], r["metric"]): float(r["value"]) for r in csv.DictReader(f) if r["value"] not in ("", "None")}
+        return {
+            (r["method"], r["benchmark"], r["metric"]): float(r["value"])
+            for r in csv.DictReader(f)
+            if r["value"] not in ("", "None")
+        }
 
 
 def record_files(root: Path) -> list[Path]:

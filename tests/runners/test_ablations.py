@@ -1,4 +1,5 @@
 """Ablation configs inherit their base through Hydra defaults and differ only in their switches."""
+
 import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
@@ -6,14 +7,25 @@ from omegaconf import OmegaConf
 from runners.config import CONF_DIR, group_config
 
 ABLATIONS = {  # ablation -> (base, the exact difference as flattened key -> value)
-    "pos_no_trapping": ("pos", {"name": "pos_no_trapping", "params.trapping.enabled": False, "params.recovery.enabled": False}),
+    "pos_no_trapping": (
+        "pos",
+        {"name": "pos_no_trapping", "params.trapping.enabled": False, "params.recovery.enabled": False},
+    ),
     "pos_no_consistency": ("pos", {"name": "pos_no_consistency", "params.sentinel.consistency_enabled": False}),
     "pos_generic_recovery": ("pos", {"name": "pos_generic_recovery", "params.recovery.mode": "generic"}),
     "flowstate_no_psa": ("flowstate", {"name": "flowstate_no_psa", "_target_": "flowstate.FlowStateNoPSA"}),
-    "flowstate_no_isu": ("flowstate", {"name": "flowstate_no_isu", "_target_": "flowstate.FlowStateNoISU",
-                                       "params.rule_node_type": "judgements", "params.rule_summary_chars": 200,
-                                       "params.rule_relation": "supports", "params.carry_trajectory": True,
-                                       "params.repeat_query_in_history": False}),
+    "flowstate_no_isu": (
+        "flowstate",
+        {
+            "name": "flowstate_no_isu",
+            "_target_": "flowstate.FlowStateNoISU",
+            "params.rule_node_type": "judgements",
+            "params.rule_summary_chars": 200,
+            "params.rule_relation": "supports",
+            "params.carry_trajectory": True,
+            "params.repeat_query_in_history": False,
+        },
+    ),
 }
 
 

@@ -1,5 +1,6 @@
 """The experiment's tables are read from `tables/.cache.json` when the records, the code and the
 options are those they were built from, and rebuilt when any of them changes."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,11 @@ import pytest
 from runners.analysis import tables
 from runners.analysis.tables import aggregate_dir
 
-BENCH = {"name": "memoryarena_math", "_target_": "benchmarks.memoryarena.formal.FormalReasoning",
-         "params": {"config": "formal_reasoning_math", "data_dir": "fixtures"}}
+BENCH = {
+    "name": "memoryarena_math",
+    "_target_": "benchmarks.memoryarena.formal.FormalReasoning",
+    "params": {"config": "formal_reasoning_math", "data_dir": "fixtures"},
+}
 
 
 def write_cell(root, name, method, outcomes, sweep="s1"):
@@ -18,10 +22,22 @@ def write_cell(root, name, method, outcomes, sweep="s1"):
     d.mkdir(parents=True)
     cfg = {"method": {"name": method}, "backbone": {"name": "deepseek_v4_flash"}, "benchmark": BENCH}
     runs = [{"sweep": {"id": sweep, "started_at": f"2026-01-01T00:00:0{sweep[-1]}", "overrides": [f"run={sweep}"]}}]
-    (d / "manifest.json").write_text(json.dumps({"config": cfg, "scripted": False, "n_tasks": len(outcomes), "trials": 1, "runs": runs}))
+    (d / "manifest.json").write_text(
+        json.dumps({"config": cfg, "scripted": False, "n_tasks": len(outcomes), "trials": 1, "runs": runs})
+    )
     with open(d / "episodes.jsonl", "w") as f:
         for i, ok in enumerate(outcomes):
-            f.write(json.dumps({"task_id": f"t{i}", "trial": 0, "status": "ok", "scores": {"subtask_correct": [ok, 1], "success": ok}}) + "\n")
+            f.write(
+                json.dumps(
+                    {
+                        "task_id": f"t{i}",
+                        "trial": 0,
+                        "status": "ok",
+                        "scores": {"subtask_correct": [ok, 1], "success": ok},
+                    }
+                )
+                + "\n"
+            )
     return d
 
 

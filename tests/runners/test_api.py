@@ -1,4 +1,5 @@
 """The contract package: roles, #Tok, the episode scope handed to the scripted backbone."""
+
 from __future__ import annotations
 
 import asyncio
@@ -17,8 +18,13 @@ def test_public_names_resolve_and_nothing_private_leaks():
 
 
 def test_tok_counts_method_roles_only():
-    by_role = {"agent": Usage(prompt_tokens=10, completion_tokens=5), "state": {"prompt_tokens": 3, "completion_tokens": 1},
-               "judge": Usage(prompt_tokens=1000, completion_tokens=1000), "user_sim": 777, "tool": 2}
+    by_role = {
+        "agent": Usage(prompt_tokens=10, completion_tokens=5),
+        "state": {"prompt_tokens": 3, "completion_tokens": 1},
+        "judge": Usage(prompt_tokens=1000, completion_tokens=1000),
+        "user_sim": 777,
+        "tool": 2,
+    }
     assert method_tokens(by_role) == 21
     with pytest.raises(ValueError, match="unknown call role.*'agnet'"):
         method_tokens({"agnet": 5})
@@ -56,14 +62,20 @@ def test_every_benchmark_declares_its_metrics_and_table_columns():
     import yaml
 
     for name in available("benchmark"):
-        cls = import_target(yaml.safe_load((CONF_DIR / "benchmark" / f"{name}.yaml").read_text())["_target_"], "benchmark")
+        cls = import_target(
+            yaml.safe_load((CONF_DIR / "benchmark" / f"{name}.yaml").read_text())["_target_"], "benchmark"
+        )
         names = [s.name for s in cls.metric_specs]
         assert any(s.table for s in cls.metric_specs), name
         assert len(names) == len(set(names)), name
 
 
 def test_metric_spec_families_and_exact_names():
-    specs = (api.MetricSpec(name="pass^1"), api.MetricSpec(name="pass^*", table=True), api.MetricSpec(name="n", kind="count"))
+    specs = (
+        api.MetricSpec(name="pass^1"),
+        api.MetricSpec(name="pass^*", table=True),
+        api.MetricSpec(name="n", kind="count"),
+    )
     assert api.find_spec(specs, "pass^1") is specs[0] and api.find_spec(specs, "pass^3") is specs[1]
     assert api.find_spec(specs, "n").kind == "count" and api.find_spec(specs, "pass") is None
     with pytest.raises(ValueError):

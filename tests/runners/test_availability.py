@@ -1,5 +1,6 @@
 """Everything missing is found before any work and listed at once, each with its fix; with
 runner.skip_unavailable=true the cells that can run run and the skipped ones are listed."""
+
 import json
 import time
 
@@ -11,9 +12,13 @@ from tests.runners.sweep_helpers import record_files, run_sweep
 
 # Modules made unimportable in the sweep's process (sys.modules[name] = None, as Python blocks an import)
 BLOCK = ("alfworld", "textworld", "sentence_transformers", "hydra_plugins.hydra_submitit_launcher")
-GRID = ("++experiment.grid.method=[full_context,reasoningbank]",
-        "++experiment.grid.benchmark=[alfworld,memoryarena_travel,memoryarena_math]",
-        "benchmark.params.data_dir=fixtures", "experiment.name=avail", "runner.limit=1")
+GRID = (
+    "++experiment.grid.method=[full_context,reasoningbank]",
+    "++experiment.grid.benchmark=[alfworld,memoryarena_travel,memoryarena_math]",
+    "benchmark.params.data_dir=fixtures",
+    "experiment.name=avail",
+    "runner.limit=1",
+)
 
 
 @pytest.fixture
@@ -34,9 +39,9 @@ def test_every_missing_extra_and_dataset_is_listed_at_once_before_any_work(tmp_p
     assert p.returncode == 3, p.stderr[-3000:]
     err = p.stderr
     assert err.count("error:") == 1 and "5 of 6 cell(s) cannot run here; nothing was run" in err
-    assert "ALFWorld engine" in err and "pip install 'alfworld==0.4.2'" in err          # the extra, with its install hint
-    assert "TravelPlanner database" in err and "TRAVELPLANNER_DB_DIR" in err               # the data, with its data hint
-    assert "method reasoningbank" in err and "pip install -e '.[mem0]'" in err             # the mem0 extra
+    assert "ALFWorld engine" in err and "pip install 'alfworld==0.4.2'" in err  # the extra, with its install hint
+    assert "TravelPlanner database" in err and "TRAVELPLANNER_DB_DIR" in err  # the data, with its data hint
+    assert "method reasoningbank" in err and "pip install -e '.[mem0]'" in err  # the mem0 extra
     assert "runner.skip_unavailable=true" in err and err.count("Fix:") >= 4
     assert "reasoningbank/scripted/memoryarena_math" in err and "full_context/scripted/alfworld" in err
     assert not record_files(tmp_path) and not (tmp_path / "avail" / SKIPPED).exists()
@@ -52,15 +57,29 @@ def test_skip_unavailable_runs_the_rest_and_lists_the_skipped(tmp_path, blocked)
     data = json.loads((root / SKIPPED).read_text())
     assert data["format"] == 1 and len(data["cells"]) == 5
     by = {(e["method"], e["benchmark"]): e for e in data["cells"]}
-    assert set(by) == {(m, b) for m in ("full_context", "reasoningbank") for b in ("alfworld", "memoryarena_travel", "memoryarena_math")} - {("full_context", "memoryarena_math")}
+    assert set(by) == {
+        (m, b)
+        for m in ("full_context", "reasoningbank")
+        for b in ("alfworld", "memoryarena_travel", "memoryarena_math")
+    } - {("full_context", "memoryarena_math")}
     assert all(e["missing"] and all(m["what"] and m["fix"] for m in e["missing"]) for e in data["cells"])
     assert len(by[("reasoningbank", "alfworld")]["missing"]) == 2  # both pieces of a cell, not the first only
     assert "skipped" in p.stderr and "5 of 6" in p.stderr
     summary = (root / "tables" / "summary.md").read_text()
-    assert "Skipped (not run: runner.skip_unavailable=true; 5 cell(s)" in summary and "TravelPlanner database" in summary
+    assert (
+        "Skipped (not run: runner.skip_unavailable=true; 5 cell(s)" in summary and "TravelPlanner database" in summary
+    )
     # once the pieces are there, a run of those cells drops them from the list
-    q = run_sweep(tmp_path, "method=full_context", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures",
-                  "experiment.name=avail", "runner.limit=1", "runner.skip_unavailable=true", env=blocked)
+    q = run_sweep(
+        tmp_path,
+        "method=full_context",
+        "benchmark=memoryarena_math",
+        "benchmark.params.data_dir=fixtures",
+        "experiment.name=avail",
+        "runner.limit=1",
+        "runner.skip_unavailable=true",
+        env=blocked,
+    )
     assert q.returncode == 0 and len(json.loads((root / SKIPPED).read_text())["cells"]) == 5
 
 
@@ -69,8 +88,16 @@ def test_endpoint_settings_are_checked_before_any_connection(tmp_path, blocked):
     once, at once (not after the 10 s connection window), naming each fix."""
     env = {**blocked, "OPENAI_COMPAT_BASE_URL": "localhost:8000/v1", "OPENAI_COMPAT_API_KEY": ""}
     t0 = time.perf_counter()
-    p = run_sweep(tmp_path, "backbone=openai_compatible", "method=full_context", "benchmark=memoryarena_math",
-                  "benchmark.params.data_dir=fixtures", "roles.judge=agent", "roles.tool=agent", env=env)
+    p = run_sweep(
+        tmp_path,
+        "backbone=openai_compatible",
+        "method=full_context",
+        "benchmark=memoryarena_math",
+        "benchmark.params.data_dir=fixtures",
+        "roles.judge=agent",
+        "roles.tool=agent",
+        env=env,
+    )
     assert p.returncode == 3 and time.perf_counter() - t0 < 30
     err = p.stderr
     assert "placeholder model name 'CHANGE-ME'" in err and "backbone.model=" in err
@@ -81,8 +108,10 @@ def test_endpoint_settings_are_checked_before_any_connection(tmp_path, blocked):
 def test_backbone_checks_name_the_role_and_pass_a_good_endpoint():
     cfg = BackboneCfg(name="ep", kind="openai", model="m", base_url="ftp://host/v1", api_key_env="SOME_KEY_VAR")
     got = backbone_missing(cfg, env={}, roles=["judge"])
-    assert [m.what for m in got] == ["backbone 'ep': base_url 'ftp://host/v1' is not an http(s) URL",
-                                     "backbone 'ep': the API key variable SOME_KEY_VAR is not set"]
+    assert [m.what for m in got] == [
+        "backbone 'ep': base_url 'ftp://host/v1' is not an http(s) URL",
+        "backbone 'ep': the API key variable SOME_KEY_VAR is not set",
+    ]
     assert all("roles.judge=agent" in m.fix for m in got)
     good = BackboneCfg(name="ep", kind="openai", model="m", base_url="https://api.example.org/v1", api_key_env="K")
     assert backbone_missing(good, env={"K": "x"}) == []
@@ -97,10 +126,27 @@ def test_missing_launcher_plugin_is_named_before_hydra(tmp_path, blocked, monkey
 
     monkeypatch.setitem(sys.modules, "hydra_plugins.hydra_submitit_launcher", None)
     assert launcher_missing(["-m", "hydra/launcher=slurm"]) and not launcher_missing(["method=flowstate"])
-    p = subprocess.run([sys.executable, "-m", "runners.sweep", "-m", "hydra/launcher=slurm", "method=full_context,flowstate",
-                        f"runner.output_dir={tmp_path}"], cwd=REPO, capture_output=True, text=True, timeout=60,
-                       env={**__import__("os").environ, **blocked})
-    assert p.returncode == 2 and "error: hydra/launcher=slurm needs" in p.stderr and "pip install -e '.[slurm]'" in p.stderr
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "runners.sweep",
+            "-m",
+            "hydra/launcher=slurm",
+            "method=full_context,flowstate",
+            f"runner.output_dir={tmp_path}",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**__import__("os").environ, **blocked},
+    )
+    assert (
+        p.returncode == 2
+        and "error: hydra/launcher=slurm needs" in p.stderr
+        and "pip install -e '.[slurm]'" in p.stderr
+    )
     assert "search path" not in p.stderr.lower()
 
 

@@ -1,6 +1,7 @@
 """Bad data files through the sweep CLI: a lone surrogate in task text no longer fails the task
 forever (replaced at load, the manifest says so); an empty data file is an error naming it, not
 "Nothing to run" with exit 0."""
+
 from __future__ import annotations
 
 import json

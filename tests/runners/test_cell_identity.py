@@ -1,6 +1,7 @@
 """Two cells with the same method, backbone and benchmark that differ only in a param (a param
 override, as an ablation is) are two cells: their own directories and records, and their own
 table rows named by the value that differs. Running one of them again resumes that one only."""
+
 import asyncio
 
 from runners.analysis.tables import build_tables, collect
@@ -28,10 +29,15 @@ def test_cells_that_differ_only_in_params_stay_apart(tmp_path):
     assert a.cell_name != b.cell_name
     first, second = run(a, tmp_path), run(b, tmp_path)
     assert (first.ok, first.skipped) == (2, 0) and (second.ok, second.skipped) == (2, 0)  # b did not resume a's records
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == sorted([a.cell_name, b.cell_name])
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == sorted(
+        [a.cell_name, b.cell_name]
+    )
 
     cells = collect(tmp_path)
-    assert sorted((c.method, c.n_episodes) for c in cells) == [("full_context[max_resamples=0]", 2), ("full_context[max_resamples=1]", 2)]
+    assert sorted((c.method, c.n_episodes) for c in cells) == [
+        ("full_context[max_resamples=0]", 2),
+        ("full_context[max_resamples=1]", 2),
+    ]
     _, rows, _ = build_tables(cells, "full_context", with_paper=False)
     labels = sorted(r[0].replace(" [paraphrased]", "") for r in rows)  # [paraphrased] where upstream-src is absent
     assert labels == ["full_context[max_resamples=0] [scripted]", "full_context[max_resamples=1] [scripted]"]

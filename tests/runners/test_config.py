@@ -1,4 +1,5 @@
 """Config validation and cell keys."""
+
 import pytest
 import yaml
 
@@ -7,8 +8,12 @@ from runners.config import CONF_DIR, ConfigError, validate
 
 def base():
     load = lambda g, n: yaml.safe_load((CONF_DIR / g / f"{n}.yaml").read_text())  # noqa: E731
-    return {"method": load("method", "full_context"), "backbone": load("backbone", "scripted"),
-            "benchmark": load("benchmark", "memoryarena_math"), "runner": load("runner", "default")}
+    return {
+        "method": load("method", "full_context"),
+        "backbone": load("backbone", "scripted"),
+        "benchmark": load("benchmark", "memoryarena_math"),
+        "runner": load("runner", "default"),
+    }
 
 
 def test_valid_config_and_stable_key():
@@ -47,17 +52,20 @@ def test_the_seed_is_part_of_the_cell():
     assert len(keys) == 3
 
 
-@pytest.mark.parametrize("mutate, message", [
-    (lambda r: r["runner"].update(concurrency=0), "runner.concurrency"),
-    (lambda r: r["runner"].update(display="fancy"), "runner.display"),
-    (lambda r: r["backbone"].update(kind="anthropic"), "backbone.kind"),
-    (lambda r: r["backbone"].update(temprature=1), "unknown key"),
-    (lambda r: r["backbone"].update(sampling={"temperature": 7}), "temperature"),
-    (lambda r: r["method"].update(name="flowstat"), "available: "),
-    (lambda r: r["method"].update(_target_="baselines.nope.Nope"), "cannot be imported"),
-    (lambda r: r.update(roles={"judge": "gpt9"}), "unknown backbone 'gpt9'"),
-    (lambda r: r.update(experiment={"grid": {"method": ["nope"]}}), "unknown method 'nope'"),
-])
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda r: r["runner"].update(concurrency=0), "runner.concurrency"),
+        (lambda r: r["runner"].update(display="fancy"), "runner.display"),
+        (lambda r: r["backbone"].update(kind="anthropic"), "backbone.kind"),
+        (lambda r: r["backbone"].update(temprature=1), "unknown key"),
+        (lambda r: r["backbone"].update(sampling={"temperature": 7}), "temperature"),
+        (lambda r: r["method"].update(name="flowstat"), "available: "),
+        (lambda r: r["method"].update(_target_="baselines.nope.Nope"), "cannot be imported"),
+        (lambda r: r.update(roles={"judge": "gpt9"}), "unknown backbone 'gpt9'"),
+        (lambda r: r.update(experiment={"grid": {"method": ["nope"]}}), "unknown method 'nope'"),
+    ],
+)
 def test_bad_values_name_the_fix(mutate, message):
     raw = base()
     mutate(raw)
@@ -76,7 +84,9 @@ def test_role_backbone_by_name():
 def test_benchmark_params_are_typed_and_unknown_keys_name_the_valid_ones():
     raw = base()
     raw["benchmark"]["params"]["ps_pooling"] = "persons"  # a Travel parameter on Formal Reasoning
-    with pytest.raises(ConfigError, match=r"benchmark 'memoryarena_math': unknown param 'ps_pooling' \(valid keys: .*reasoning_tool"):
+    with pytest.raises(
+        ConfigError, match=r"benchmark 'memoryarena_math': unknown param 'ps_pooling' \(valid keys: .*reasoning_tool"
+    ):
         validate(raw)
     raw = base()
     raw["benchmark"]["params"]["max_tool_iterations"] = "many"

@@ -1,5 +1,6 @@
 """A dead endpoint is found before the sweep starts (bounded), connection refused in the middle
 of a sweep is fatal after a short bounded window with the URL named, and retries show live."""
+
 import asyncio
 import socket
 import time
@@ -11,9 +12,18 @@ from runners.backbones.openai import OpenAIBackbone
 from tests.fake_openai import FakeOpenAI, react_responder
 from tests.runners.sweep_helpers import record_files, run_sweep
 
-SMALL = ("method=full_context", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures", "experiment.name=exp",
-         "backbone=openai_compatible", "backbone.model=fake-model", "backbone.timeout_s=2", "backbone.backoff_cap_s=0.1",
-         "roles.judge=agent", "roles.tool=agent")
+SMALL = (
+    "method=full_context",
+    "benchmark=memoryarena_math",
+    "benchmark.params.data_dir=fixtures",
+    "experiment.name=exp",
+    "backbone=openai_compatible",
+    "backbone.model=fake-model",
+    "backbone.timeout_s=2",
+    "backbone.backoff_cap_s=0.1",
+    "roles.judge=agent",
+    "roles.tool=agent",
+)
 
 
 def dead_url() -> str:
@@ -27,7 +37,9 @@ def dead_url() -> str:
 def test_dead_endpoint_fails_before_any_episode_naming_the_url(tmp_path):
     url = dead_url()
     t0 = time.time()
-    p = run_sweep(tmp_path, *SMALL, "runner.preflight_s=1", env={"OPENAI_COMPAT_BASE_URL": url, "OPENAI_COMPAT_API_KEY": "k"})
+    p = run_sweep(
+        tmp_path, *SMALL, "runner.preflight_s=1", env={"OPENAI_COMPAT_BASE_URL": url, "OPENAI_COMPAT_API_KEY": "k"}
+    )
     assert p.returncode == 3 and url in p.stderr and "refused" in p.stderr and "base_url" in p.stderr
     assert time.time() - t0 < 30
     assert not record_files(tmp_path) and not any(tmp_path.rglob("errors.jsonl"))
@@ -35,8 +47,17 @@ def test_dead_endpoint_fails_before_any_episode_naming_the_url(tmp_path):
 
 def test_refused_in_the_middle_is_fatal_after_a_short_window():
     url = dead_url()
-    b = OpenAIBackbone(name="x", model="m", base_url=url, api_key="k", max_retries=1000, backoff_cap_s=0.05,
-                       backoff_base_s=0.01, timeout_s=1, refused_window_s=0.5)
+    b = OpenAIBackbone(
+        name="x",
+        model="m",
+        base_url=url,
+        api_key="k",
+        max_retries=1000,
+        backoff_cap_s=0.05,
+        backoff_base_s=0.01,
+        timeout_s=1,
+        refused_window_s=0.5,
+    )
     t0 = time.perf_counter()
     with pytest.raises(BackboneError) as ei:
         asyncio.run(b.complete([{"role": "user", "content": "hi"}], role="agent"))

@@ -1,6 +1,7 @@
 """The offline demo shows a difference: the default experiment's `scripted_noise` gives the
 scripted backbone seeded mistakes, so Full Context and FlowState differ (still [scripted]), the
 same on every run; a knob set on the command line wins; real backbones never get it."""
+
 import csv
 import os
 
@@ -13,11 +14,18 @@ from tests.runners.test_config import base
 
 def _headline(path):
     with open(path, newline="") as f:
-        return {(r["method"], r["benchmark"], r["metric"]): r["value"] for r in csv.DictReader(f) if r["metric"] in ("SR", "PS")}
+        return {
+            (r["method"], r["benchmark"], r["metric"]): r["value"]
+            for r in csv.DictReader(f)
+            if r["metric"] in ("SR", "PS")
+        }
 
 
 def test_the_demo_differs_between_methods_and_is_reproducible(tmp_path):
-    noisy = {**os.environ, "HARNESS_DEMO_NOISE": "1"}  # the suite turns it off (tests/conftest.py); the demo as users run it
+    noisy = {
+        **os.environ,
+        "HARNESS_DEMO_NOISE": "1",
+    }  # the suite turns it off (tests/conftest.py); the demo as users run it
     p = run_sweep(tmp_path / "a", env=noisy)
     assert p.returncode == 0, p.stderr  # mistakes lower the scores; every episode still finishes
     assert "seeded noise malformed_rate=0.25, empty_rate=0.1" in p.stdout and "[scripted]" in p.stdout
@@ -40,8 +48,14 @@ def test_noise_is_for_the_scripted_backbone_only_and_the_command_line_wins(monke
     raw = {**base(), "experiment": {"name": "x", "scripted_noise": noise}}
     raw["backbone"]["scripted"]["malformed_rate"] = 0.5
     assert validate(raw).backbone.scripted["malformed_rate"] == 0.5  # set on the command line: kept
-    real = {**base(), "experiment": {"name": "x", "scripted_noise": noise},
-            "backbone": yaml.safe_load((CONF_DIR / "backbone" / "gpt_4o.yaml").read_text())}
+    real = {
+        **base(),
+        "experiment": {"name": "x", "scripted_noise": noise},
+        "backbone": yaml.safe_load((CONF_DIR / "backbone" / "gpt_4o.yaml").read_text()),
+    }
     assert validate(real).backbone.scripted == {}  # a real backbone's cell key is untouched
     monkeypatch.setenv("HARNESS_DEMO_NOISE", "0")
-    assert validate({**base(), "experiment": {"name": "x", "scripted_noise": noise}}).backbone.scripted["malformed_rate"] == 0.0
+    assert (
+        validate({**base(), "experiment": {"name": "x", "scripted_noise": noise}}).backbone.scripted["malformed_rate"]
+        == 0.0
+    )

@@ -1,4 +1,5 @@
 """The episode loop's bookkeeping: where calls are recorded, budgets, errors, cleanup."""
+
 import asyncio
 
 from baselines.full_context import FullContext
@@ -71,11 +72,12 @@ def test_identical_prompt_repeated_in_an_episode_gets_fresh_attempts():
     msgs = [{"role": "user", "content": "same"}]
 
     async def go():
-        await rb.complete(msgs, role="agent")              # 0
-        await rb.complete(msgs, role="agent", attempt=1)   # a deliberate re-sample: 1
-        await rb.complete(msgs, role="agent")              # a repeat of the prompt: fresh, 2
-        await rb.complete(msgs, role="judge")              # another role: its own numbering, 0
+        await rb.complete(msgs, role="agent")  # 0
+        await rb.complete(msgs, role="agent", attempt=1)  # a deliberate re-sample: 1
+        await rb.complete(msgs, role="agent")  # a repeat of the prompt: fresh, 2
+        await rb.complete(msgs, role="judge")  # another role: its own numbering, 0
         await rb.complete(msgs, role="agent", temperature=1.0)  # other sampling: 0
+
     asyncio.run(go())
     assert seen == [0, 1, 2, 0, 0] and [c.attempt for c in sink] == seen
 

@@ -2,6 +2,7 @@
 --config-dir) gets the tables' treatment of its declared metrics with no edit to the harness: a
 95% interval for its rate, a Δ row in pp with the paired interval and the sign test, its display
 name in the header, its count without an interval."""
+
 from __future__ import annotations
 
 import csv
@@ -71,11 +72,29 @@ def test_outside_benchmark_gets_intervals_and_deltas(tmp_path):
     conf = tmp_path / "conf" / "benchmark"
     conf.mkdir(parents=True)
     (conf / "quiz.yaml").write_text("name: quiz\n_target_: quizbench.Quiz\nparams:\n  limit: null\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "src"), str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path / "src"), str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
     out = tmp_path / "results"
-    p = subprocess.run([sys.executable, "-m", "runners.sweep", f"--config-dir={tmp_path / 'conf'}", f"runner.output_dir={out}",
-                        "runner.display=plain", "benchmark=quiz", "experiment.name=ext", "experiment.grid.method=[full_context,bm25]"],
-                       cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "runners.sweep",
+            f"--config-dir={tmp_path / 'conf'}",
+            f"runner.output_dir={out}",
+            "runner.display=plain",
+            "benchmark=quiz",
+            "experiment.name=ext",
+            "experiment.grid.method=[full_context,bm25]",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     md = (out / "ext" / "tables" / "summary.md").read_text()
     header = next(line for line in md.splitlines() if line.startswith("| Method"))

@@ -1,5 +1,6 @@
 """Config problems that only show when a backbone or method is built fail before any work, and a
 per-task setup failure is a recorded harness error, not a crash of the whole sweep."""
+
 import asyncio
 
 import pytest
@@ -14,7 +15,13 @@ from tests.runners.test_config import base
 def test_missing_api_key_variable_fails_before_any_episode(monkeypatch, tmp_path):
     monkeypatch.delenv("REVIEW_TEST_KEY", raising=False)
     raw = base()
-    raw["backbone"] = {"name": "ep", "kind": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": "REVIEW_TEST_KEY"}
+    raw["backbone"] = {
+        "name": "ep",
+        "kind": "openai",
+        "model": "m",
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key_env": "REVIEW_TEST_KEY",
+    }
     with pytest.raises(ConfigError, match="REVIEW_TEST_KEY"):
         BackbonePool(None).prepare([validate(raw)])
 
@@ -91,5 +98,6 @@ def test_misspelled_method_param_is_rejected():
     from baselines.full_context import FullContext
     from runners.backbones.scripted import ScriptedBackbone
     import pytest as _pytest
+
     with _pytest.raises(ValueError, match="unknown method params \\['max_resample'\\]"):
         FullContext(ScriptedBackbone(), max_resample=5)

@@ -1,6 +1,7 @@
 """Every failure explained: the documented `error: … Fix: …` with exit 3 (never a traceback) for
 an output_dir that is a file, a read-only or full results disk and an unreadable cache file; a
 full disk keeps every finished record and resumes; credentials never reach a written file."""
+
 import base64
 import json
 import os
@@ -12,7 +13,12 @@ from runners.records.store import record_lines
 from tests.fake_openai import FakeOpenAI, react_responder
 from tests.runners.sweep_helpers import cell_records, metrics_csv, run_sweep
 
-SMALL = ("method=full_context", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures", "experiment.name=exp")
+SMALL = (
+    "method=full_context",
+    "benchmark=memoryarena_math",
+    "benchmark.params.data_dir=fixtures",
+    "experiment.name=exp",
+)
 
 
 def no_traceback(p):
@@ -65,7 +71,9 @@ def test_disk_full_keeps_finished_records_and_resumes(tmpfs, tmp_path):
     files = [f for f in (tmp_path / "ref").rglob("*") if f.is_file()]
     pages = lambda n: -(-n // 4096) * 4096  # noqa: E731
     records = sum(sum(map(len, record_lines(f.with_suffix("")))) for f in files if f.name == "episodes.jsonl.xz")
-    running = sum(pages(f.stat().st_size) for f in files if f.name in ("manifest.json", "transcripts.sqlite")) + 4 * 4096
+    running = (
+        sum(pages(f.stat().st_size) for f in files if f.name in ("manifest.json", "transcripts.sqlite")) + 4 * 4096
+    )
     mount(f"size={(running + pages(records // 2)) // 1024}k")
     p = run_sweep(mnt, *SMALL, "runner.trials=3", "runner.concurrency=1")
     assert p.returncode == 3 and "disk is full" in p.stderr and "resume" in p.stderr
@@ -78,19 +86,32 @@ def test_disk_full_keeps_finished_records_and_resumes(tmpfs, tmp_path):
     assert r.returncode == 0, r.stderr
     keys = [(d["task_id"], d["trial"]) for d in cell_records(cell)]
     assert len(keys) == len(set(keys)) == 9
-    assert metrics_csv(mnt / "exp" / "tables" / "metrics.csv") == metrics_csv(tmp_path / "ref" / "exp" / "tables" / "metrics.csv")
+    assert metrics_csv(mnt / "exp" / "tables" / "metrics.csv") == metrics_csv(
+        tmp_path / "ref" / "exp" / "tables" / "metrics.csv"
+    )
 
 
-ENDPOINT = ("backbone=openai_compatible", "backbone.model=fake-model", "backbone.timeout_s=2", "backbone.backoff_cap_s=0.1",
-            "roles.judge=agent", "roles.tool=agent")  # judge and reasoning tool on the endpoint
+ENDPOINT = (
+    "backbone=openai_compatible",
+    "backbone.model=fake-model",
+    "backbone.timeout_s=2",
+    "backbone.backoff_cap_s=0.1",
+    "roles.judge=agent",
+    "roles.tool=agent",
+)  # judge and reasoning tool on the endpoint
 
 
 def test_unreadable_cache_file_is_explained(tmp_path):
     cache = tmp_path / "cache.sqlite"
     cache.write_bytes(b"this is not a database" * 100)
     with FakeOpenAI(responder=react_responder) as srv:
-        p = run_sweep(tmp_path / "out", *SMALL, *ENDPOINT, f"runner.cache_path={cache}",
-                      env={"OPENAI_COMPAT_BASE_URL": srv.base_url, "OPENAI_COMPAT_API_KEY": "k"})
+        p = run_sweep(
+            tmp_path / "out",
+            *SMALL,
+            *ENDPOINT,
+            f"runner.cache_path={cache}",
+            env={"OPENAI_COMPAT_BASE_URL": srv.base_url, "OPENAI_COMPAT_API_KEY": "k"},
+        )
     no_traceback(p)
     if p.returncode == 3:  # refused up front with the fix
         assert str(cache) in p.stderr and "runner.cache" in p.stderr
@@ -125,10 +146,21 @@ def test_url_password_never_written_anywhere_including_multirun_and_401_bodies(t
 
     with FakeOpenAI(responder=react_responder) as srv:
         url = srv.base_url.replace("http://", f"http://bob:{PW}@")
-        args = ["runner.display=plain", *(a for a in SMALL if not a.startswith("method=")), *ENDPOINT, f"backbone.base_url={url}",
-                "backbone.base_url_env=null", "backbone.api_key_env=null"]
-        sweep = lambda out, *extra: subprocess.run([sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", *args, *extra],  # noqa: E731
-                                                   cwd=REPO, capture_output=True, text=True, timeout=180)
+        args = [
+            "runner.display=plain",
+            *(a for a in SMALL if not a.startswith("method=")),
+            *ENDPOINT,
+            f"backbone.base_url={url}",
+            "backbone.base_url_env=null",
+            "backbone.api_key_env=null",
+        ]
+        sweep = lambda out, *extra: subprocess.run(
+            [sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", *args, *extra],  # noqa: E731
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
         p = sweep(tmp_path, "++experiment.grid.method=[full_context,flowstate]")
         assert p.returncode == 0, p.stderr
         assert srv.auth_headers and all(h.startswith("Basic ") for h in srv.auth_headers)  # explicit, as documented
@@ -138,7 +170,9 @@ def test_url_password_never_written_anywhere_including_multirun_and_401_bodies(t
         srv.mode = 401  # its body echoes the Authorization header
         q = sweep(tmp_path / "denied", "++experiment.grid.method=[full_context,flowstate]", "runner.cache=false")
         assert q.returncode == 3
-    multirun = tmp_path / "multirun" / "exp" / ".multirun" / "multirun.yaml"  # Hydra's sweep dir sits inside the experiment folder
+    multirun = (
+        tmp_path / "multirun" / "exp" / ".multirun" / "multirun.yaml"
+    )  # Hydra's sweep dir sits inside the experiment folder
     assert multirun.exists() and not (tmp_path / "multirun" / ".multirun").exists()
     assert_clean(tmp_path, p.stdout, p.stderr, m.stdout, m.stderr, q.stdout, q.stderr)
     assert "***@127.0.0.1" in multirun.read_text()
@@ -147,8 +181,13 @@ def test_url_password_never_written_anywhere_including_multirun_and_401_bodies(t
 def test_401_body_echoing_a_bearer_key_is_redacted_in_errors(tmp_path):
     with FakeOpenAI(responder=react_responder) as srv:
         srv.mode = 401
-        p = run_sweep(tmp_path, *SMALL, *ENDPOINT, "runner.cache=false",
-                      env={"OPENAI_COMPAT_BASE_URL": srv.base_url, "OPENAI_COMPAT_API_KEY": KEY})
+        p = run_sweep(
+            tmp_path,
+            *SMALL,
+            *ENDPOINT,
+            "runner.cache=false",
+            env={"OPENAI_COMPAT_BASE_URL": srv.base_url, "OPENAI_COMPAT_API_KEY": KEY},
+        )
     assert p.returncode == 3
     errs = [json.loads(line) for f in tmp_path.rglob("errors.jsonl") for line in f.read_text().splitlines()]
     assert errs and all("Bearer ***" in e["error"] or "***" in e["error"] for e in errs)

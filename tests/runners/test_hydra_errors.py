@@ -1,16 +1,26 @@
 """Hydra-level mistakes on the command line end like every other configuration error: one
 `error: … Fix: …` line (no traceback, no Hydra search path) and exit code 2, before any work."""
+
 import pytest
 
 from tests.runners.sweep_helpers import record_files, run_sweep
 
 
-@pytest.mark.parametrize("arg, said", [
-    ("method=flowstat", ["unknown method 'flowstat'", "did you mean flowstate", "full_context", "conf/method/flowstat.yaml"]),
-    ("experiment=nope", ["unknown experiment 'nope'", "pos_table1"]),
-    ("runner.concurency=3", ["unknown configuration key 'runner.concurency'", "did you mean runner.concurrency", "+runner.concurency="]),
-    ("method=[a", ["cannot parse a command-line override", "'++experiment.grid.method=[full_context,flowstate]'"]),
-])
+@pytest.mark.parametrize(
+    "arg, said",
+    [
+        (
+            "method=flowstat",
+            ["unknown method 'flowstat'", "did you mean flowstate", "full_context", "conf/method/flowstat.yaml"],
+        ),
+        ("experiment=nope", ["unknown experiment 'nope'", "pos_table1"]),
+        (
+            "runner.concurency=3",
+            ["unknown configuration key 'runner.concurency'", "did you mean runner.concurrency", "+runner.concurency="],
+        ),
+        ("method=[a", ["cannot parse a command-line override", "'++experiment.grid.method=[full_context,flowstate]'"]),
+    ],
+)
 def test_hydra_mistakes_are_configuration_errors_with_the_fix(tmp_path, arg, said):
     p = run_sweep(tmp_path, arg)
     assert p.returncode == 2, p.stderr
@@ -28,6 +38,13 @@ def test_help_renders_with_the_grid_forms():
 
     from tests.runners.sweep_helpers import REPO
 
-    p = subprocess.run([sys.executable, "-m", "runners.sweep", "--help"], cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
+    p = subprocess.run(
+        [sys.executable, "-m", "runners.sweep", "--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     assert "-m method=full_context,flowstate" in p.stdout and "experiment=quickstart" in p.stdout

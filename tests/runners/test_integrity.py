@@ -1,6 +1,7 @@
 """Nothing lost, nothing mixed: aggregation counts exactly what the cell's manifest asks for,
 cells are named by the config values that differ, every episode carries the code fingerprint,
 every job leaves a table of the whole experiment, damaged manifests are handled loudly."""
+
 import json
 import shutil
 
@@ -11,7 +12,12 @@ from runners.analysis.tables import collect, summarize
 from runners.records.store import CellStore, code_fingerprint
 from tests.runners.sweep_helpers import cell_records, decompact, record_files, run_sweep
 
-ONE = ("method=full_context", "benchmark=toy", "runner.limit=3", "experiment.name=exp")  # the toy: the cheapest end-to-end run
+ONE = (
+    "method=full_context",
+    "benchmark=toy",
+    "runner.limit=3",
+    "experiment.name=exp",
+)  # the toy: the cheapest end-to-end run
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +75,16 @@ def test_limit_rerun_end_to_end_table_is_not_overfull(two_trials, tmp_path):
     assert "2/2 episodes" in p.stdout and "6/2" not in p.stdout and "more on disk" in p.stdout
 
 
-@pytest.mark.parametrize("bad", [{"usage_by_role": {"agent": 5}}, {"usage_by_role": []}, {"scores": "high"},
-                                 {"usage_by_role": {"agent": {"prompt_tokens": "many"}}}, {"status": 3}])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"usage_by_role": {"agent": 5}},
+        {"usage_by_role": []},
+        {"scores": "high"},
+        {"usage_by_role": {"agent": {"prompt_tokens": "many"}}},
+        {"status": 3},
+    ],
+)
 def test_wrong_field_types_are_set_aside_with_a_note(two_trials, tmp_path, bad, capsys):
     root, cell = copy_cell(two_trials, tmp_path)
     path = cell / "episodes.jsonl"
@@ -110,8 +124,12 @@ def test_fingerprint_changes_with_an_uncommitted_edit(tmp_path):
     repo = tmp_path / "r"
     (repo / "runners").mkdir(parents=True)
     (repo / "runners" / "m.py").write_text("x = 1\n")
-    git = lambda *a: subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", *a], cwd=repo, check=True,  # noqa: E731
-                                    capture_output=True)
+    git = lambda *a: subprocess.run(
+        ["git", "-c", "user.email=a@b", "-c", "user.name=a", *a],
+        cwd=repo,
+        check=True,  # noqa: E731
+        capture_output=True,
+    )
     git("init", "-q")
     git("add", "-A")
     git("commit", "-qm", "c")

@@ -1,6 +1,7 @@
 """`experiment=local_smollm`: the shipped command for a real local model on a CPU is bounded
 (completion length, context, one question, one tool iteration, every role local) and its tiny
 fixture loads. The run itself: tests/test_realmodel.py (HARNESS_REALMODEL=1)."""
+
 from hydra import compose, initialize_config_dir
 
 from benchmarks.memoryarena.loader import resolve
@@ -20,7 +21,10 @@ def test_the_local_model_preset_is_bounded_and_loads_one_question():
     cmd = c.backbone.server["command"]
     assert cmd[cmd.index("--n_ctx") + 1] == "2048" and cmd[cmd.index("--n_threads") + 1] == "1"
     assert all(b is None for _, b in c.roles.items())  # judge, tool: the local model, no key needed
-    assert c.benchmark.params["judge_sampling"]["max_completion_tokens"] == 48 and c.benchmark.params["max_tool_iterations"] == 1
+    assert (
+        c.benchmark.params["judge_sampling"]["max_completion_tokens"] == 48
+        and c.benchmark.params["max_tool_iterations"] == 1
+    )
     assert "NOT the paper's setting" in c.experiment.note
     prep = prepare_cell(c)
     assert len(prep.tasks) == 1 and len(prep.tasks[0].payload["questions"]) == 1  # one task, one question

@@ -5,6 +5,7 @@ into one table.
   turn (19 cells instead of 209), in this process through the sweep's own steps (Hydra compose, validate,
   one scheduler, the aggregator), so data and models load once;
 - long profile (`-m long`, its own CI step): every method × every benchmark through the sweep CLI."""
+
 import asyncio
 import importlib.util
 import io
@@ -20,9 +21,19 @@ from runners.sweep import expand_cells, register_resolvers
 from tests.conftest import SHARED_DATA
 from tests.runners.sweep_helpers import metrics_csv, run_sweep
 
-HEADLINE = {"memoryarena_math": "SR", "memoryarena_phys": "SR", "memoryarena_shopping": "SR", "memoryarena_travel": "SR",
-            "tau_airline": "Pass1", "tau_retail": "Pass1", "alfworld": "SR", "rca100": "joint_entity_type_accuracy",
-            "clindiag": "diagnosis_accuracy", "loca": "task_success", "toy": "SR"}
+HEADLINE = {
+    "memoryarena_math": "SR",
+    "memoryarena_phys": "SR",
+    "memoryarena_shopping": "SR",
+    "memoryarena_travel": "SR",
+    "tau_airline": "Pass1",
+    "tau_retail": "Pass1",
+    "alfworld": "SR",
+    "rca100": "joint_entity_type_accuracy",
+    "clindiag": "diagnosis_accuracy",
+    "loca": "task_success",
+    "toy": "SR",
+}
 
 
 def matrix_axes() -> tuple[list[str], list[str], dict[str, str]]:
@@ -30,7 +41,17 @@ def matrix_axes() -> tuple[list[str], list[str], dict[str, str]]:
     ALFWorld games only where the shared data (and the alfworld extra) are; mem0 and reasoningbank
     only with the mem0 extra (reasoningbank's local MiniLM embedder ships with it)."""
     env = {}
-    benches = ["memoryarena_math", "memoryarena_phys", "memoryarena_shopping", "tau_airline", "tau_retail", "rca100", "clindiag", "loca", "toy"]
+    benches = [
+        "memoryarena_math",
+        "memoryarena_phys",
+        "memoryarena_shopping",
+        "tau_airline",
+        "tau_retail",
+        "rca100",
+        "clindiag",
+        "loca",
+        "toy",
+    ]
     if (SHARED_DATA / "memoryarena-travel-db").is_dir():
         benches.append("memoryarena_travel")
         env["TRAVELPLANNER_DB_DIR"] = str(SHARED_DATA / "memoryarena-travel-db")
@@ -42,7 +63,9 @@ def matrix_axes() -> tuple[list[str], list[str], dict[str, str]]:
         methods.remove("mem0")
     if not importlib.util.find_spec("sentence_transformers"):
         methods.remove("reasoningbank")
-    assert set(benches) <= set(HEADLINE) and set(available("benchmark")) <= set(HEADLINE), "a new benchmark needs its headline here"
+    assert set(benches) <= set(HEADLINE) and set(available("benchmark")) <= set(HEADLINE), (
+        "a new benchmark needs its headline here"
+    )
     return methods, benches, env
 
 
@@ -68,7 +91,9 @@ def test_every_method_and_every_benchmark(tmp_path, monkeypatch):
             cells += [validate(c) for c in expand_cells(compose(config_name="config", overrides=overrides), overrides)]
     root = tmp_path / "matrix"
     reports = asyncio.run(run_all(cells, root, "none"))
-    assert [(r.ok, r.total) for r in reports] == [(1, 1)] * len(pairs), [(r.cell, r.errors) for r in reports if r.ok != r.total]
+    assert [(r.ok, r.total) for r in reports] == [(1, 1)] * len(pairs), [
+        (r.cell, r.errors) for r in reports if r.ok != r.total
+    ]
     aggregate_dir(root, with_paper=False, out=io.StringIO())
     assert_every_cell_solved(metrics_csv(root / "tables" / "metrics.csv"), pairs)
 
@@ -76,8 +101,17 @@ def test_every_method_and_every_benchmark(tmp_path, monkeypatch):
 @pytest.mark.long
 def test_every_method_on_every_benchmark(tmp_path):
     methods, benches, env = matrix_axes()
-    p = run_sweep(tmp_path, "runner.limit=1", "experiment.name=matrix", f"experiment.grid.method=[{','.join(methods)}]",
-                  f"experiment.grid.benchmark=[{','.join(benches)}]", env={**os.environ, **env}, timeout=1800)
+    p = run_sweep(
+        tmp_path,
+        "runner.limit=1",
+        "experiment.name=matrix",
+        f"experiment.grid.method=[{','.join(methods)}]",
+        f"experiment.grid.benchmark=[{','.join(benches)}]",
+        env={**os.environ, **env},
+        timeout=1800,
+    )
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert f"{len(methods) * len(benches)}/{len(methods) * len(benches)} episodes done" in p.stdout
-    assert_every_cell_solved(metrics_csv(tmp_path / "matrix" / "tables" / "metrics.csv"), [(m, b) for m in methods for b in benches])
+    assert_every_cell_solved(
+        metrics_csv(tmp_path / "matrix" / "tables" / "metrics.csv"), [(m, b) for m in methods for b in benches]
+    )

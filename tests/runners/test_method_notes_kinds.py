@@ -1,6 +1,7 @@
 """A method records in the manifest only the texts it may send on the cell's benchmark: the
 benchmark declares its task kinds (`Benchmark.task_kinds`) and `runners.run.method_notes` passes
 them to methods whose `notes` takes `kinds`."""
+
 from __future__ import annotations
 
 from baselines.full_context import FullContext

@@ -1,4 +1,5 @@
 """Per-kind overrides shared by PoS and its baselines."""
+
 import pytest
 from pydantic import Field, ValidationError
 
@@ -12,8 +13,10 @@ class Cfg(KindOverrides):
 
 
 def test_the_kinds_override_merges_and_nested_maps_merge_by_key():
-    c = Cfg(sampling={"agent": {"temperature": 0, "max_tokens": 4096}},
-            kind_overrides={"alfworld": {"budget": 30, "sampling": {"agent": {"max_tokens": 512}}}, "rca": {"budget": 40}})
+    c = Cfg(
+        sampling={"agent": {"temperature": 0, "max_tokens": 4096}},
+        kind_overrides={"alfworld": {"budget": 30, "sampling": {"agent": {"max_tokens": 512}}}, "rca": {"budget": 40}},
+    )
     a = c.for_kind("alfworld")
     assert a.budget == 30 and a.sampling == {"agent": {"temperature": 0, "max_tokens": 512}}
     assert c.for_kind("tau").budget == 50 and c.for_kind("").budget == 50

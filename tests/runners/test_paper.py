@@ -1,6 +1,7 @@
 """`python -m runners.paper`: both papers' artefacts from synthetic experiments in the real record
 format, with every expected number computed by hand here; the figures checked through their
 matplotlib objects before saving."""
+
 from __future__ import annotations
 
 import math
@@ -25,7 +26,11 @@ def formal_cell(root, method, bench, tasks, backbone=DS, tokens=1000, **kw):
 
 
 def row(table, label_start, backbone_label=None):
-    return next(r for r in table.rows if r.label.startswith(label_start) and (backbone_label is None or r.backbone == backbone_label))
+    return next(
+        r
+        for r in table.rows
+        if r.label.startswith(label_start) and (backbone_label is None or r.backbone == backbone_label)
+    )
 
 
 def col(table, title):
@@ -49,7 +54,10 @@ def test_table4_pools_math_and_physics_and_computes_nauc_and_dr_by_hand(tmp_path
     assert fc.cells[col(art.table, "Formal Reasoning nAUC")] == f"{nauc:.2f}" == "91.67"
     assert fc.cells[col(art.table, "Formal Reasoning DR")] == f"{dr:.2f}" == "16.67"
     paper_row = art.table.rows[art.table.rows.index(fc) + 1]
-    assert paper_row.label == "Full Context (paper)" and paper_row.cells[col(art.table, "Formal Reasoning nAUC")] == "69.82"
+    assert (
+        paper_row.label == "Full Context (paper)"
+        and paper_row.cells[col(art.table, "Formal Reasoning nAUC")] == "69.82"
+    )
     assert art.status == "partial" and "Full Context / DeepSeek-V4-Flash / Web Shopping" in art.missing
     # the same pooled curve feeds Figure 4's Formal Reasoning panel
     fig = paper_figures.build(layout("flowstate_fig4"), Cells(collect(tmp_path)), draw=False)
@@ -60,17 +68,31 @@ def test_table4_pools_math_and_physics_and_computes_nauc_and_dr_by_hand(tmp_path
 def test_table1_layout_order_groups_delta_rows_and_best_marking(tmp_path):
     for method, corr, tok in (("full_context", [1, 0], 4000), ("flowstate", [1, 1], 1000), ("bm25", [0, 0], 2000)):
         formal_cell(tmp_path, method, "memoryarena_math", {f"t{i}": corr for i in range(40)}, tokens=tok)
-    formal_cell(tmp_path, "my_method", "memoryarena_math", {f"t{i}": [1, 0] for i in range(40)}, tokens=1500)  # a researcher's own method
+    formal_cell(
+        tmp_path, "my_method", "memoryarena_math", {f"t{i}": [1, 0] for i in range(40)}, tokens=1500
+    )  # a researcher's own method
     art = build_table(layout("flowstate_table1"), Cells(collect(tmp_path)), resamples=0)
     kinds = [(r.kind, r.label) for r in art.table.rows]
     groups = [lab for k, lab in kinds if k == "group"]
-    assert groups == ["Full Context", "Memory System", "State Tracking", "State Tracking + Memory", "FlowState", "Other methods (not in the paper)"]
+    assert groups == [
+        "Full Context",
+        "Memory System",
+        "State Tracking",
+        "State Tracking + Memory",
+        "FlowState",
+        "Other methods (not in the paper)",
+    ]
     labels = [lab for k, lab in kinds if k != "group"]
-    assert (labels.index("Full Context") < labels.index("ReasoningBank (paper)") < labels.index("BM25") < labels.index("Mem0 (paper)")
-            < labels.index("FlowState"))  # the paper's order, not alphabetical
+    assert (
+        labels.index("Full Context")
+        < labels.index("ReasoningBank (paper)")
+        < labels.index("BM25")
+        < labels.index("Mem0 (paper)")
+        < labels.index("FlowState")
+    )  # the paper's order, not alphabetical
     assert labels[-1] == "my_method"
     fs = row(art.table, "FlowState", "DeepSeek-V4-Flash")
-    after = art.table.rows[art.table.rows.index(fs) + 1: art.table.rows.index(fs) + 4]
+    after = art.table.rows[art.table.rows.index(fs) + 1 : art.table.rows.index(fs) + 4]
     assert [r.kind for r in after] == ["paper", "delta", "paper_delta"]
     sr, tok = col(art.table, "Math SR"), col(art.table, "Math #Tok (M)")
     assert after[1].cells[sr] == "+100.00" and after[1].cells[tok] == "-75.00%"  # SR 100 vs 0; Tok 0.04 M vs 0.16 M
@@ -87,18 +109,29 @@ def test_table1_layout_order_groups_delta_rows_and_best_marking(tmp_path):
 # ---------------------------------------------------------------- FlowState Figure 3
 def test_fig3_equal_weight_means_and_relative_tokens_by_hand(tmp_path):
     bb = "qwen3_5_397b"
-    spec = {"memoryarena_shopping": ([1, 1], [1, 0], 4000, 1000), "memoryarena_math": ([1, 0], [1, 1], 2000, 1000),
-            "memoryarena_phys": ([0, 0], [1, 1], 1000, 1000)}
+    spec = {
+        "memoryarena_shopping": ([1, 1], [1, 0], 4000, 1000),
+        "memoryarena_math": ([1, 0], [1, 1], 2000, 1000),
+        "memoryarena_phys": ([0, 0], [1, 1], 1000, 1000),
+    }
     for bench, (fc, fs, tfc, tfs) in spec.items():
         sc = shopping_scores if bench == "memoryarena_shopping" else formal_scores
-        write_cell(tmp_path, "full_context", bb, bench, [episode("c", "t0", sc(fc), {"agent": tfc})], roles=FAITHFUL_ROLES)
+        write_cell(
+            tmp_path, "full_context", bb, bench, [episode("c", "t0", sc(fc), {"agent": tfc})], roles=FAITHFUL_ROLES
+        )
         write_cell(tmp_path, "flowstate", bb, bench, [episode("c", "t0", sc(fs), {"agent": tfs})], roles=FAITHFUL_ROLES)
     art = paper_figures.build(layout("flowstate_fig3"), Cells(collect(tmp_path)))
     p = next(x for x in art.data["points"] if x["backbone"] == bb)
     # SR per task: FC 100, 0, 0; FS 0, 100, 100. PS: FC 100, 50, 0; FS 50, 100, 100.
-    assert p["full_context_SR"] == pytest.approx((100 + 0 + 0) / 3) and p["flowstate_SR"] == pytest.approx((0 + 100 + 100) / 3)
-    assert p["full_context_PS"] == pytest.approx((100 + 50 + 0) / 3) and p["flowstate_PS"] == pytest.approx((50 + 100 + 100) / 3)
-    assert p["relative_tokens"] == pytest.approx((1000 / 4000 + 1000 / 2000 + 1000 / 1000) / 3)  # per task, then averaged
+    assert p["full_context_SR"] == pytest.approx((100 + 0 + 0) / 3) and p["flowstate_SR"] == pytest.approx(
+        (0 + 100 + 100) / 3
+    )
+    assert p["full_context_PS"] == pytest.approx((100 + 50 + 0) / 3) and p["flowstate_PS"] == pytest.approx(
+        (50 + 100 + 100) / 3
+    )
+    assert p["relative_tokens"] == pytest.approx(
+        (1000 / 4000 + 1000 / 2000 + 1000 / 1000) / 3
+    )  # per task, then averaged
     assert art.status == "partial"  # the paper's other two backbones are missing
     # the paper's own points from Table 5 (Qwen: FS/FC token ratios 57.68/134.82, 14.53/19.97, 2.01/2.02)
     qp = next(x for x in art.data["paper"] if x["backbone"] == bb)
@@ -119,7 +152,9 @@ def test_fig3_equal_weight_means_and_relative_tokens_by_hand(tmp_path):
 def test_fig4_one_panel_per_domain_curve_per_method_flowstate_annotated(tmp_path):
     for method, corr in (("full_context", [1, 0, 0]), ("flowstate", [1, 1, 0])):
         formal_cell(tmp_path, method, "memoryarena_math", {"a": corr, "b": [1, 1, 1]})
-        write_cell(tmp_path, method, DS, "memoryarena_shopping", [episode("c", "s", shopping_scores([1, 0]), {"agent": 10})])
+        write_cell(
+            tmp_path, method, DS, "memoryarena_shopping", [episode("c", "s", shopping_scores([1, 0]), {"agent": 10})]
+        )
     art = paper_figures.build(layout("flowstate_fig4"), Cells(collect(tmp_path)))
     fig = art.figure
     assert [ax.get_title() for ax in fig.axes] == ["Web Shopping", "Travel", "Formal Reasoning"]
@@ -137,10 +172,16 @@ def test_fig4_one_panel_per_domain_curve_per_method_flowstate_annotated(tmp_path
 def test_pos_fig3_trapping_incidence_and_pattern_shares_by_hand(tmp_path):
     s = {"success": 1, "task_type": "pick_and_place_simple"}
     no, trap = (lambda t: health_step(t, False)), (lambda t, p: health_step(t, True, p))
-    qwen = [episode("c", "e1", s, {"agent": 1}, steps=[no(0), trap(1, "static"), trap(2, "static"), no(3), trap(4, "cycle")]),
-            episode("c", "e2", s, {"agent": 1}, steps=[no(0), no(1)])]
-    kimi = [episode("c", "e3", s, {"agent": 1}, steps=[trap(0, None), trap(1, "drift")]),
-            episode("c", "e4", s, {"agent": 1}, steps=[trap(0, "static")])]
+    qwen = [
+        episode(
+            "c", "e1", s, {"agent": 1}, steps=[no(0), trap(1, "static"), trap(2, "static"), no(3), trap(4, "cycle")]
+        ),
+        episode("c", "e2", s, {"agent": 1}, steps=[no(0), no(1)]),
+    ]
+    kimi = [
+        episode("c", "e3", s, {"agent": 1}, steps=[trap(0, None), trap(1, "drift")]),
+        episode("c", "e4", s, {"agent": 1}, steps=[trap(0, "static")]),
+    ]
     write_cell(tmp_path, "pos", "qwen3_7_plus", "alfworld", qwen)
     write_cell(tmp_path, "pos", "kimi_k3", "alfworld", kimi)
     art = paper_figures.build(layout("pos_fig3"), Cells(collect(tmp_path)))
@@ -149,7 +190,12 @@ def test_pos_fig3_trapping_incidence_and_pattern_shares_by_hand(tmp_path):
     assert inc["kimi_k3"]["alfworld"]["incidence"] == 100.0
     # events: e1 static, cycle (the repeated static step is one event); e3 unmatched, drift; e4 static
     shares = art.data["patterns"]["alfworld"]
-    assert shares["events"] == 5 and shares["shares"] == {"static": 40.0, "cycle": 20.0, "drift": 20.0, "unmatched": 20.0}
+    assert shares["events"] == 5 and shares["shares"] == {
+        "static": 40.0,
+        "cycle": 20.0,
+        "drift": 20.0,
+        "unmatched": 20.0,
+    }
     fig = art.figure
     assert [ax.get_title() for ax in fig.axes] == ["Trapping incidence", "Trapping patterns"]
     assert [t.get_text() for t in fig.axes[1].get_legend().get_texts()] == ["Static", "Cycle", "Drift", "unmatched"]
@@ -160,16 +206,36 @@ def test_pos_fig3_trapping_incidence_and_pattern_shares_by_hand(tmp_path):
 def test_pos_recovery_and_fig4_strongest_baseline(tmp_path):
     won = {"success": 1, "task_type": "pick_and_place_simple"}
     lost = {"success": 0, "task_type": "pick_and_place_simple"}
-    write_cell(tmp_path, "pos", "qwen3_7_plus", "alfworld", [episode("c", "a", won, {"agent": 1}), episode("c", "b", won, {"agent": 1})])
-    write_cell(tmp_path, "pos_generic_recovery", "qwen3_7_plus", "alfworld", [episode("c", "a", won, {"agent": 1}), episode("c", "b", lost, {"agent": 1})])
+    write_cell(
+        tmp_path,
+        "pos",
+        "qwen3_7_plus",
+        "alfworld",
+        [episode("c", "a", won, {"agent": 1}), episode("c", "b", won, {"agent": 1})],
+    )
+    write_cell(
+        tmp_path,
+        "pos_generic_recovery",
+        "qwen3_7_plus",
+        "alfworld",
+        [episode("c", "a", won, {"agent": 1}), episode("c", "b", lost, {"agent": 1})],
+    )
     loca = {"pos": [1, 1, 1, 0], "acon": [1, 0, 0, 0], "pace": [1, 1, 0, 0]}
     for m, succ in loca.items():
-        eps = [episode("c", f"t{i}", {"success": s, "length": ln}, {"agent": 1}) for i, (s, ln) in enumerate(zip(succ, ["8k", "8k", "256k", "256k"]))]
+        eps = [
+            episode("c", f"t{i}", {"success": s, "length": ln}, {"agent": 1})
+            for i, (s, ln) in enumerate(zip(succ, ["8k", "8k", "256k", "256k"]))
+        ]
         write_cell(tmp_path, m, "qwen3_7_plus", "loca", eps)
     cells = Cells(collect(tmp_path))
     rec = paper_figures.build(layout("pos_recovery"), cells)
     alf = next(r for r in rec.data["rows"] if r["benchmark"] == "alfworld")
-    assert (alf["generic"], alf["factorised"], alf["paper_generic"], alf["paper_factorised"]) == (50.0, 100.0, 76.87, 88.81)
+    assert (alf["generic"], alf["factorised"], alf["paper_generic"], alf["paper_factorised"]) == (
+        50.0,
+        100.0,
+        76.87,
+        88.81,
+    )
     assert rec.figure.axes[0].get_title() == "Generic vs factorised recovery"
     f4 = paper_figures.build(layout("pos_fig4"), cells)
     (panel,) = f4.data["panels"]
@@ -178,7 +244,10 @@ def test_pos_recovery_and_fig4_strongest_baseline(tmp_path):
     pos_curve = dict(zip(lengths, panel["curves"][0]["values"]))
     assert pos_curve["8k"] == 100.0 and pos_curve["256k"] == 50.0 and pos_curve["64k"] is None
     ax = f4.figure.axes[0]
-    assert ax.get_title() == "Qwen3.7-Plus" and [ln.get_label() for ln in ax.get_lines()] == ["PoS", "PACE (strongest baseline)"]
+    assert ax.get_title() == "Qwen3.7-Plus" and [ln.get_label() for ln in ax.get_lines()] == [
+        "PoS",
+        "PACE (strongest baseline)",
+    ]
     assert [t.get_text() for t in ax.get_xticklabels()][0] == "8K"
     for a in (rec, f4):
         paper_figures._plt().close(a.figure)
@@ -186,9 +255,23 @@ def test_pos_recovery_and_fig4_strongest_baseline(tmp_path):
 
 def test_pos_table2_ratios_by_hand_beside_the_pages(tmp_path):
     rca = {"success": 1, "entity_correct": 1, "type_correct": 1, "submitted": 1}
-    write_cell(tmp_path, "full_context", "qwen3_7_plus", "rca100", [episode("c", f"t{i}", rca, {"agent": 300_000}) for i in range(2)])
-    write_cell(tmp_path, "pos", "qwen3_7_plus", "rca100",
-               [episode("c", f"t{i}", rca, {"agent": 240_000, "state": 600_000, "sentinel": 300_000, "judge": 9_000_000}) for i in range(2)])
+    write_cell(
+        tmp_path,
+        "full_context",
+        "qwen3_7_plus",
+        "rca100",
+        [episode("c", f"t{i}", rca, {"agent": 300_000}) for i in range(2)],
+    )
+    write_cell(
+        tmp_path,
+        "pos",
+        "qwen3_7_plus",
+        "rca100",
+        [
+            episode("c", f"t{i}", rca, {"agent": 240_000, "state": 600_000, "sentinel": 300_000, "judge": 9_000_000})
+            for i in range(2)
+        ],
+    )
     art = build_cost(layout("pos_table2"), Cells(collect(tmp_path)))
     got = art.data["ratios"][("pos", "qwen3_7_plus", "rca100")]
     ratio, change = got["total_ratio"], got["agent_change_pct"]
@@ -198,7 +281,9 @@ def test_pos_table2_ratios_by_hand_beside_the_pages(tmp_path):
     assert pos_row.cells == ["RCA-100", "240.0", "-20.0", "1140.0", "3.80×"]
     assert row(art.table, "PoS (paper)").cells == ["RCA-100", "–", "-20.9", "–", "5.06×"]
     assert art.status == "produced"
-    assert row(art.table, "Raw Trajectory").cells[-1] == "1.00×"  # PoS's name for Full Context (the layout's method_labels)
+    assert (
+        row(art.table, "Raw Trajectory").cells[-1] == "1.00×"
+    )  # PoS's name for Full Context (the layout's method_labels)
 
 
 # ---------------------------------------------------------------- headlines
@@ -242,13 +327,23 @@ def test_paper_rows_are_in_our_unit_at_k_and_m_scale(tmp_path):
         for bench in ("memoryarena_math", "memoryarena_phys"):
             formal_cell(root, m, bench, {"a": [1]}, tokens=500)
     t = build_table(layout("flowstate_table1"), Cells(collect(root)), resamples=0).table
-    domains = {"Web Shopping": "bundled_web_shopping", "Travel": "group_travel_planning", "Math": "math", "Physics": "physics"}
+    domains = {
+        "Web Shopping": "bundled_web_shopping",
+        "Travel": "group_travel_planning",
+        "Math": "math",
+        "Physics": "physics",
+    }
     checked = 0
     for r in (r for r in t.rows if r.kind == "paper"):
         method = r.label.removesuffix(" (paper)")
         for j, h in enumerate(t.header[2:]):
             if h.endswith("#Tok (k)") and r.cells[j] != "–":
-                ref = paper_lookup(method, next(k for k, v in paper_tables.BACKBONE_LABELS.items() if v == r.backbone), domains[h.split(" #Tok")[0]], "Tok")
+                ref = paper_lookup(
+                    method,
+                    next(k for k, v in paper_tables.BACKBONE_LABELS.items() if v == r.backbone),
+                    domains[h.split(" #Tok")[0]],
+                    "Tok",
+                )
                 assert r.cells[j] == f"{float(ref) * 1000:.1f}", (r.label, h)
                 checked += 1
     assert checked >= 30
@@ -278,10 +373,16 @@ def test_marks_footnotes_and_strict(tmp_path):
     t = build_table(layout("flowstate_table1"), Cells(cs), strict=True, resamples=0).table
     assert row(t, "Full Context [fixture]").backbone == "DeepSeek-V4-Flash"
     assert not [r for r in t.rows if r.label == "Full Context (paper)" and r.backbone == "DeepSeek-V4-Flash"]
-    assert [r for r in t.rows if r.label == "Full Context (paper)" and r.backbone == "GPT-5.6-terra"]  # the paper's own rows stay
+    assert [
+        r for r in t.rows if r.label == "Full Context (paper)" and r.backbone == "GPT-5.6-terra"
+    ]  # the paper's own rows stay
     assert any(n.startswith("[fixture]") for n in t.notes) and any(n.startswith("[subset n/N]") for n in t.notes)
     t4 = build_table(layout("flowstate_table5"), Cells(collect(tmp_path)), strict=True, resamples=0).table
-    phys = [r for r in t4.rows if r.kind == "ours" and r.backbone == "DeepSeek-V4-Flash" and r.label.startswith("Full Context")]
+    phys = [
+        r
+        for r in t4.rows
+        if r.kind == "ours" and r.backbone == "DeepSeek-V4-Flash" and r.label.startswith("Full Context")
+    ]
     assert phys and "[" in phys[0].label  # the math cell's marks are on the row too (same method and backbone)
 
 
@@ -375,9 +476,13 @@ def test_html_report_has_a_paper_tab_with_the_same_artefacts(tmp_path):
     assert list(arts) == paper_tables.ORDER
     t1 = arts["flowstate_table1"]
     assert t1["status"] == "partial" and t1["table"]["header"][:3] == ["Method", "Backbone", "Web Shopping SR"]
-    assert any(r["kind"] == "delta" for r in t1["table"]["rows"]) and any(r["label"] == "Full Context (paper)" for r in t1["table"]["rows"])
+    assert any(r["kind"] == "delta" for r in t1["table"]["rows"]) and any(
+        r["label"] == "Full Context (paper)" for r in t1["table"]["rows"]
+    )
     svg = arts["flowstate_fig4"]["svg"]
-    assert svg.startswith("data:image/svg+xml;base64,") and b"Formal Reasoning" in base64.b64decode(svg.split(",", 1)[1])
+    assert svg.startswith("data:image/svg+xml;base64,") and b"Formal Reasoning" in base64.b64decode(
+        svg.split(",", 1)[1]
+    )
     assert arts["pos_table1"]["status"] == "not produced" and "table" not in arts["pos_table1"]
     assert index["tok_unit"] == "k"
     html = render(index, payloads)
@@ -400,7 +505,9 @@ def test_paper_tok_leaves_out_the_reasoning_tool_as_the_paper_counts(tmp_path):
     write_cell(tmp_path, "full_context", DS, "memoryarena_math", eps, roles=FAITHFUL_ROLES)
     t = build_table(layout("flowstate_table1"), Cells(collect(tmp_path)), resamples=0).table
     ours = row(t, "Full Context", "DeepSeek-V4-Flash")
-    assert ours.cells[col(t, "Math #Tok (k)")] == "40.0" and ours.cells[col(t, "Math Tok/task (k)")] == "1.0"  # agent only
+    assert (
+        ours.cells[col(t, "Math #Tok (k)")] == "40.0" and ours.cells[col(t, "Math Tok/task (k)")] == "1.0"
+    )  # agent only
     assert paper_tables.TOK_NOTE in t.notes
 
 
@@ -410,16 +517,27 @@ def test_several_experiments_pool_their_cells(tmp_path):
     formal_cell(b, "full_context", "memoryarena_math", {"x": [1]}, backbone="gpt_5_6_terra")
     assert paper.main([str(a), str(b), "--bootstrap", "0", "--out", str(tmp_path / "both")]) == 0
     md = (tmp_path / "both" / "flowstate_table1.md").read_text()
-    assert "| Full Context [subset 1/40] | DeepSeek-V4-Flash |" in md and "| Full Context [subset 1/40] | GPT-5.6-terra |" in md
+    assert (
+        "| Full Context [subset 1/40] | DeepSeek-V4-Flash |" in md
+        and "| Full Context [subset 1/40] | GPT-5.6-terra |" in md
+    )
 
 
 def test_index_lists_the_cells_a_sweep_skipped(tmp_path):
     import json
 
     formal_cell(tmp_path, "full_context", "memoryarena_math", {"a": [1, 0]})
-    entry = {"cell": "mem0__deepseek_v4_flash__memoryarena_math__x", "method": "mem0", "backbone": DS, "benchmark": "memoryarena_math",
-             "missing": [{"what": "extra mem0", "fix": "pip install -e '.[mem0]'"}]}
+    entry = {
+        "cell": "mem0__deepseek_v4_flash__memoryarena_math__x",
+        "method": "mem0",
+        "backbone": DS,
+        "benchmark": "memoryarena_math",
+        "missing": [{"what": "extra mem0", "fix": "pip install -e '.[mem0]'"}],
+    }
     (tmp_path / "skipped.json").write_text(json.dumps({"cells": [entry]}))
     paper.write_all(tmp_path, collect(tmp_path), resamples=0)
     index = (tmp_path / "paper" / "index.md").read_text()
-    assert "## Skipped cells" in index and "mem0 / deepseek_v4_flash / memoryarena_math: extra mem0 (Fix: pip install -e '.[mem0]')" in index
+    assert (
+        "## Skipped cells" in index
+        and "mem0 / deepseek_v4_flash / memoryarena_math: extra mem0 (Fix: pip install -e '.[mem0]')" in index
+    )

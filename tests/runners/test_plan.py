@@ -9,16 +9,32 @@ PRICES = "backbone.prices={input: 2.0, cached_input: 0.5, output: 8.0}"
 
 
 def endpoint(srv):
-    return ("backbone=openai_compatible", "backbone.model=fake-model", f"backbone.base_url={srv.base_url}",
-            "backbone.base_url_env=null", "backbone.api_key_env=null", "benchmark.params.data_dir=fixtures",
-            "roles.judge=agent", "roles.tool=agent", "runner.preflight_s=1")
+    return (
+        "backbone=openai_compatible",
+        "backbone.model=fake-model",
+        f"backbone.base_url={srv.base_url}",
+        "backbone.base_url_env=null",
+        "backbone.api_key_env=null",
+        "benchmark.params.data_dir=fixtures",
+        "roles.judge=agent",
+        "roles.tool=agent",
+        "runner.preflight_s=1",
+    )
 
 
 def test_plan_makes_no_request_and_writes_nothing(tmp_path):
     with FakeOpenAI(react_responder) as srv:
-        p = run_sweep(tmp_path / "out", *endpoint(srv), PRICES, "++experiment.grid.method=[full_context,flowstate]",
-                      "benchmark=memoryarena_math", "experiment.name=planned", "runner.limit=2", "runner.trials=3",
-                      "runner.plan=true")
+        p = run_sweep(
+            tmp_path / "out",
+            *endpoint(srv),
+            PRICES,
+            "++experiment.grid.method=[full_context,flowstate]",
+            "benchmark=memoryarena_math",
+            "experiment.name=planned",
+            "runner.limit=2",
+            "runner.trials=3",
+            "runner.plan=true",
+        )
         assert p.returncode == 0, p.stderr[-3000:]
         assert srv.requests == 0  # the endpoint counted no request
     assert not (tmp_path / "out").exists()  # no results, no cache, no experiment folder
@@ -60,13 +76,23 @@ def test_paper_estimate_is_the_papers_tokens_per_task(tmp_path):
     assert paper_tok("full_context", "deepseek_v4_flash", "memoryarena_math") == (40.60, "FlowState Table 1")
     assert paper_tok("full_context", "scripted", "memoryarena_math") is None
     assert task_counts()["memoryarena_math"][0] == 40
-    p = run_sweep(tmp_path, "backbone=deepseek_v4_flash", "method=full_context", "benchmark=memoryarena_math",
-                  "benchmark.params.data_dir=fixtures", "runner.plan=true", "roles.judge=agent", "roles.tool=agent",
-                  env={"DEEPSEEK_API_KEY": ""})
+    p = run_sweep(
+        tmp_path,
+        "backbone=deepseek_v4_flash",
+        "method=full_context",
+        "benchmark=memoryarena_math",
+        "benchmark.params.data_dir=fixtures",
+        "runner.plan=true",
+        "roles.judge=agent",
+        "roles.tool=agent",
+        env={"DEEPSEEK_API_KEY": ""},
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     line = next(ln for ln in p.stdout.splitlines() if ln.strip().startswith("agent (method)"))
     n = int(next(ln for ln in p.stdout.splitlines() if "episodes (tasks:" in ln).split(" tasks ×")[0].rsplit(" ", 1)[1])
-    assert f"paper: FlowState Table 1 #Tok 40.6M / 40 tasks (assumed {100 - 100 * ASSUMED_OUTPUT_SHARE:.0f}% input" in line
+    assert (
+        f"paper: FlowState Table 1 #Tok 40.6M / 40 tasks (assumed {100 - 100 * ASSUMED_OUTPUT_SHARE:.0f}% input" in line
+    )
     assert f"{40.60e6 / 40 * n / 1e6:.2f}M" in line and "no price: tokens only" in line
     assert "DEEPSEEK_API_KEY is not set" in p.stdout  # what a run would still need, listed, without failing the plan
     assert not (tmp_path / "default").exists()

@@ -1,5 +1,6 @@
 """`runners.aggregate --plots` writes the plots as SVG and PNG files (matplotlib, the `analysis`
 extra), and names the extra when matplotlib is missing."""
+
 import sys
 
 import pytest
@@ -32,7 +33,12 @@ def test_a_methods_declared_step_series_is_plotted(tmp_path, capsys):
     """PoS declares its health H as a step series (Method.step_series); --plots draws it under the
     declared name, with no method name in the plotting code."""
     pytest.importorskip("matplotlib", reason="matplotlib comes with the analysis extra")
-    assert run_sweep(tmp_path, "benchmark=toy", "experiment.name=toy", "experiment.grid.method=[pos,full_context]").returncode == 0
+    assert (
+        run_sweep(
+            tmp_path, "benchmark=toy", "experiment.name=toy", "experiment.grid.method=[pos,full_context]"
+        ).returncode
+        == 0
+    )
     assert main([str(tmp_path / "toy"), "--plots"]) == 0
     assert "pos_health" in capsys.readouterr().out
     svg = (tmp_path / "toy" / "tables" / "pos_health.svg").read_text()

@@ -1,5 +1,6 @@
 """Every experiment preset composes, every one of its cells validates, and every cell's method
 and benchmark are built from its config (no data is loaded and no episode runs)."""
+
 import pytest
 from hydra import compose, initialize_config_dir
 
@@ -32,7 +33,10 @@ def test_preset_cells_validate(preset):
         bench = c.benchmark.cls(name=c.benchmark.name, **c.benchmark.params)
         assert bench.name == c.benchmark.name
     if missing:  # every other cell was checked above
-        pytest.skip(f"{preset}: not checked without an optional extra: " + "; ".join(f"{m} ({r})" for m, r in sorted(missing.items())))
+        pytest.skip(
+            f"{preset}: not checked without an optional extra: "
+            + "; ".join(f"{m} ({r})" for m, r in sorted(missing.items()))
+        )
 
 
 def missing_extra(cell) -> str | None:
@@ -61,9 +65,17 @@ def test_a_grid_names_a_config_from_an_added_config_dir(tmp_path):
 
     (tmp_path / "conf" / "method").mkdir(parents=True)
     (tmp_path / "conf" / "method" / "short_full_context.yaml").write_text(
-        "defaults: [full_context, _self_]\nparams: {max_resamples: 0}\n")
-    p = run_sweep(tmp_path / "out", "benchmark=memoryarena_math", "++experiment.grid.method=[full_context,short_full_context]",
-                  "runner.limit=1", "experiment.name=added", "--config-dir", str(tmp_path / "conf"))
+        "defaults: [full_context, _self_]\nparams: {max_resamples: 0}\n"
+    )
+    p = run_sweep(
+        tmp_path / "out",
+        "benchmark=memoryarena_math",
+        "++experiment.grid.method=[full_context,short_full_context]",
+        "runner.limit=1",
+        "experiment.name=added",
+        "--config-dir",
+        str(tmp_path / "conf"),
+    )
     assert p.returncode == 0, p.stderr[-2000:]
     cells = [d for d in (tmp_path / "out" / "added").iterdir() if (d / "manifest.json").exists()]
     assert len(cells) == 2 and all(d.name.startswith("full_context__") for d in cells)

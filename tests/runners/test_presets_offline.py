@@ -1,6 +1,7 @@
 """`experiment=<preset> backbone=scripted runner.limit=1` runs offline on every benchmark's
 fixtures (in-process, one task per cell), and offline Hugging Face access fails in seconds with
 the fix."""
+
 import asyncio
 import importlib.util
 import socket
@@ -45,7 +46,13 @@ def test_preset_runs_offline_with_the_scripted_backbone(preset, tmp_path, no_net
     if alfworld:
         monkeypatch.setenv("ALFWORLD_DATA", str(SHARED_DATA / "alfworld"))
     register_resolvers()
-    overrides = [f"experiment={preset}", "backbone=scripted", "runner.limit=1", f"runner.output_dir={tmp_path}", "runner.display=none"]
+    overrides = [
+        f"experiment={preset}",
+        "backbone=scripted",
+        "runner.limit=1",
+        f"runner.output_dir={tmp_path}",
+        "runner.display=none",
+    ]
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         grid = compose(config_name="config", overrides=overrides).experiment.grid
         methods, benches = list(grid.get("method") or [None]), list(grid.get("benchmark") or [None])
@@ -53,7 +60,10 @@ def test_preset_runs_offline_with_the_scripted_backbone(preset, tmp_path, no_net
         cells = []
         for m, b in pairs:  # every method and every benchmark of the preset at least once (test_matrix runs every pair)
             pins = ([f"method={m}"] if m else []) + ([f"benchmark={b}"] if b else [])
-            cells += [validate(c) for c in expand_cells(compose(config_name="config", overrides=overrides + pins), overrides + pins)]
+            cells += [
+                validate(c)
+                for c in expand_cells(compose(config_name="config", overrides=overrides + pins), overrides + pins)
+            ]
     skipped = []
     run = []
     alf_done = False
@@ -68,8 +78,10 @@ def test_preset_runs_offline_with_the_scripted_backbone(preset, tmp_path, no_net
             alf_done = alf_done or c.benchmark.name == "alfworld"
             run.append(c)
     if not run and not (alfworld and (SHARED_DATA / "memoryarena-travel-db").is_dir()):
-        pytest.skip(f"{preset}: every cell needs data or an extra this machine lacks (ALFWorld games + the alfworld extra: "
-                    f"{'present' if alfworld else 'absent'}; the TravelPlanner database under {SHARED_DATA}): {', '.join(skipped)}")
+        pytest.skip(
+            f"{preset}: every cell needs data or an extra this machine lacks (ALFWorld games + the alfworld extra: "
+            f"{'present' if alfworld else 'absent'}; the TravelPlanner database under {SHARED_DATA}): {', '.join(skipped)}"
+        )
     assert run, f"{preset}: nothing left to run offline"
     pool = BackbonePool(None)
     pool.prepare(run)  # a role pointing at a real endpoint would fail here (missing key / URL)
@@ -82,7 +94,9 @@ def test_preset_runs_offline_with_the_scripted_backbone(preset, tmp_path, no_net
 
     t0 = time.perf_counter()
     reports = asyncio.run(go())
-    assert all(r.ok == r.total and r.total >= 1 for r in reports), [(r.cell, r.errors) for r in reports if r.ok != r.total]
+    assert all(r.ok == r.total and r.total >= 1 for r in reports), [
+        (r.cell, r.errors) for r in reports if r.ok != r.total
+    ]
     assert all(c.scripted for c in run) and time.perf_counter() - t0 < 120
 
 
@@ -94,4 +108,9 @@ def test_offline_hugging_face_fails_fast_with_the_fix(no_network):
         resolve("formal_reasoning_math", None)
     assert time.perf_counter() - t0 < 5
     msg = str(ei.value)
-    assert "unreachable" in msg and "benchmark.params.data_dir" in msg and "MEMORYARENA_DATA_DIR" in msg and "fixtures" in msg
+    assert (
+        "unreachable" in msg
+        and "benchmark.params.data_dir" in msg
+        and "MEMORYARENA_DATA_DIR" in msg
+        and "fixtures" in msg
+    )

@@ -1,5 +1,6 @@
 """One pricing rule (runners.cost.role_prices): the live budget and the tables charge every role
 at its own backbone's prices, so a cell's table cost equals what the sweep counted while it ran."""
+
 import asyncio
 import json
 
@@ -39,8 +40,16 @@ def test_table_cost_equals_live_spend_with_the_tool_role_on_its_own_backbone(tmp
 
 def _agree(tmp_path, url):
     raw = base()
-    raw["backbone"] = {"name": "ep", "kind": "openai", "model": "m", "base_url": url, "api_key_env": None,
-                       "timeout_s": 5, "max_retries": 0, "prices": AGENT}
+    raw["backbone"] = {
+        "name": "ep",
+        "kind": "openai",
+        "model": "m",
+        "base_url": url,
+        "api_key_env": None,
+        "timeout_s": 5,
+        "max_retries": 0,
+        "prices": AGENT,
+    }
     raw["benchmark"]["params"].update(data_dir="fixtures", reasoning_tool=True)
     raw["runner"].update(limit=2, concurrency=1, cache=False, display="none")
     raw["roles"] = {"tool": scripted("scripted_tool", TOOL), "judge": scripted("scripted_judge", JUDGE)}
@@ -64,8 +73,10 @@ def _agree(tmp_path, url):
     assert table is not None and abs(table - sched.spent) < 1e-9  # the two places agree
     assert cell.metrics["USD"] == table
     # and the tool's tokens are charged at the tool's rates, not the agent's (the old table rule)
-    at_agent = episode_usd({"usage_by_role": {r: u for rec in records[:1] for r, u in rec["usage_by_role"].items()}},
-                           {"*": AGENT, "judge": JUDGE})
+    at_agent = episode_usd(
+        {"usage_by_role": {r: u for rec in records[:1] for r, u in rec["usage_by_role"].items()}},
+        {"*": AGENT, "judge": JUDGE},
+    )
     assert episode_usd(records[0], role_prices(manifest_cfg)) < at_agent
     assert role_prices(cfg) == role_prices(manifest_cfg)  # a CellConfig and its manifest dict price alike
 

@@ -1,6 +1,7 @@
 """One record per cell (`CellReport`): the scheduler counts into it, the live display shows it
 (plain lines and the rich table) and the completeness report sums it; its per-call counts agree
 with the stored episode records."""
+
 import asyncio
 import io
 
@@ -21,7 +22,9 @@ def test_one_record_feeds_the_display_and_the_completeness_report(tmp_path, caps
     prep = prepare_cell(validate(raw))
     bad = prep.tasks[0].task_id
     make_env = prep.bench.make_env
-    prep.bench.make_env = lambda task, ctx: (_ for _ in ()).throw(RuntimeError("adapter bug")) if task.task_id == bad else make_env(task, ctx)
+    prep.bench.make_env = lambda task, ctx: (
+        (_ for _ in ()).throw(RuntimeError("adapter bug")) if task.task_id == bad else make_env(task, ctx)
+    )
     progress = Progress("plain")
     report = asyncio.run(run_cell(prep, tmp_path, BackbonePool(None), progress))
     name = prep.cfg.cell_name
@@ -29,7 +32,9 @@ def test_one_record_feeds_the_display_and_the_completeness_report(tmp_path, caps
     assert progress.cells == [report]  # the display's row is the report itself
     assert (report.total, report.skipped, report.ok, report.infra_error, report.harness_error) == (3, 0, 2, 0, 1)
     recs, _ = read_jsonl(tmp_path / name / "episodes.jsonl")
-    assert report.calls == sum(sum(r["calls_by_role"].values()) for r in recs) > 0  # counted per call = the records' count
+    assert (
+        report.calls == sum(sum(r["calls_by_role"].values()) for r in recs) > 0
+    )  # counted per call = the records' count
     assert report.cache_hits == sum(r["cache_hits"] for r in recs) == 0 and report.tokens > 0
     assert report.errors == [f"{bad}#0: setting up the episode failed: RuntimeError: adapter bug"]
     assert report.finished is not None
@@ -42,8 +47,10 @@ def test_one_record_feeds_the_display_and_the_completeness_report(tmp_path, caps
     out = io.StringIO()
     print_report([report], 1.5, out=out)
     lines = out.getvalue().splitlines()
-    assert lines[1:3] == ["Completeness (1.5s): 2/3 episodes done (0 from earlier runs, 2 now), 0 infra errors, 1 harness errors.",
-                          f"Model calls: {report.calls} made, 0 served from the response cache."]
+    assert lines[1:3] == [
+        "Completeness (1.5s): 2/3 episodes done (0 from earlier runs, 2 now), 0 infra errors, 1 harness errors.",
+        f"Model calls: {report.calls} made, 0 served from the response cache.",
+    ]
     assert f"  ! {name}: {bad}#0: setting up the episode failed: RuntimeError: adapter bug" in lines
     assert lines[-1] == "Re-run the same command to retry the failed episodes."
 
@@ -51,7 +58,13 @@ def test_one_record_feeds_the_display_and_the_completeness_report(tmp_path, caps
     console = Console(file=io.StringIO(), record=True, width=300)
     console.print(progress._render())
     row = next(line for line in console.export_text().splitlines() if name in line)
-    assert f"✓ {name}" in row and [c.strip() for c in row.split("│")[2:7]] == ["3/3", "0+1h", str(report.calls), "0", "0"]
+    assert f"✓ {name}" in row and [c.strip() for c in row.split("│")[2:7]] == [
+        "3/3",
+        "0+1h",
+        str(report.calls),
+        "0",
+        "0",
+    ]
 
 
 def _cells(progress, backbone="openai_compatible"):
@@ -59,7 +72,15 @@ def _cells(progress, backbone="openai_compatible"):
 
     for m in ("full_context", "flowstate"):
         for b in ("memoryarena_math", "memoryarena_phys", "tau_airline"):
-            c = CellReport(cell=f"{m}__{backbone}__{b}__00d7e1234a", total=30, skipped=3, ok=12, calls=1234, tokens=1234567, retries=5)
+            c = CellReport(
+                cell=f"{m}__{backbone}__{b}__00d7e1234a",
+                total=30,
+                skipped=3,
+                ok=12,
+                calls=1234,
+                tokens=1234567,
+                retries=5,
+            )
             progress.start_cell(c)
     progress.expect_cells(6)
 
@@ -75,8 +96,14 @@ def test_the_live_table_fits_an_80_column_terminal():
     assert "…" not in header and header.split() == ["cell", "episodes", "err", "calls", "tokens", "time"]
     rows = [line for line in lines if "·" in line and "cells" not in line]
     labels = [r.split()[0] for r in rows]
-    assert labels == ["full_context·memoryarena_math", "full_context·memoryarena_phys", "full_context·tau_airline",
-                      "flowstate·memoryarena_math", "flowstate·memoryarena_phys", "flowstate·tau_airline"]  # whole, short, distinct
+    assert labels == [
+        "full_context·memoryarena_math",
+        "full_context·memoryarena_phys",
+        "full_context·tau_airline",
+        "flowstate·memoryarena_math",
+        "flowstate·memoryarena_phys",
+        "flowstate·tau_airline",
+    ]  # whole, short, distinct
     assert all("12/27" in r and "1.23M" in r for r in rows)
     title = next(line for line in lines if "cells 0/6 done" in line)
     assert "30 retries" in title  # the columns left out move to the title
@@ -86,7 +113,10 @@ def test_short_labels_keep_only_what_differs():
     from runners.progress import short_labels
 
     a, b = "bm25__scripted__memoryarena_math__aaaaaaaaaa", "bm25__scripted__memoryarena_math__bbbbbbbbbb"
-    assert short_labels([a, b]) == {a: "bm25 #aaaaaa", b: "bm25 #bbbbbb"}  # same names, other config: the hash tells them apart
+    assert short_labels([a, b]) == {
+        a: "bm25 #aaaaaa",
+        b: "bm25 #bbbbbb",
+    }  # same names, other config: the hash tells them apart
     c = "bm25__gpt_4o__memoryarena_math__cccccccccc"
     assert short_labels([a, c]) == {a: "bm25·scripted", c: "bm25·gpt_4o"}
     assert short_labels([a + " [shard 0/2]"]) == {a + " [shard 0/2]": "bm25 [shard 0/2]"}
@@ -103,15 +133,25 @@ def test_plain_mode_prints_a_heartbeat_at_a_steady_interval(capsys):
     asyncio.run(main())
     beats = [line for line in capsys.readouterr().out.splitlines() if " alive: " in line]
     assert 3 <= len(beats) <= 5, beats
-    assert ("2 calls in flight (3 episodes), 72/162 episodes done, cells 0/6, 7404 calls, 30 retries, 7.41M tokens" in beats[-1]
-            and "ETA " in beats[-1])
+    assert (
+        "2 calls in flight (3 episodes), 72/162 episodes done, cells 0/6, 7404 calls, 30 retries, 7.41M tokens"
+        in beats[-1]
+        and "ETA " in beats[-1]
+    )
 
 
 def test_a_plain_sweep_beats_before_its_first_episode_ends(tmp_path):
     from tests.runners.sweep_helpers import run_sweep
 
-    p = run_sweep(tmp_path, "runner.limit=1", "method=full_context", "benchmark=memoryarena_math", "runner.heartbeat_s=0.2",
-                  "backbone.scripted.latency_s=0.15", "runner.concurrency=1")
+    p = run_sweep(
+        tmp_path,
+        "runner.limit=1",
+        "method=full_context",
+        "benchmark=memoryarena_math",
+        "runner.heartbeat_s=0.2",
+        "backbone.scripted.latency_s=0.15",
+        "runner.concurrency=1",
+    )
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     first_done = next(i for i, line in enumerate(lines) if "1/1 episodes" in line)

@@ -1,5 +1,6 @@
 """`experiment=quickstart`: one command against any OpenAI-compatible URL works first time (every
 role on the endpoint, the project's fixture, a small limit) and is marked as not the paper's setting."""
+
 import json
 
 from tests.fake_openai import FakeOpenAI, react_responder
@@ -19,5 +20,8 @@ def test_quickstart_runs_against_an_openai_compatible_url_and_says_it_is_not_the
     assert "openai_compatible[my-model]" in summary
     assert bodies and all(b["model"] == "my-model" for b in bodies)
     assert not any("chat_template_kwargs" in b for b in bodies)  # a plain OpenAI request: no vendor fields
-    assert {json.loads((d / "manifest.json").read_text())["config"]["roles"]["judge"] is None
-            for d in (tmp_path / "quickstart").iterdir() if (d / "manifest.json").exists()} == {True}  # the judge on the agent's model
+    assert {
+        json.loads((d / "manifest.json").read_text())["config"]["roles"]["judge"] is None
+        for d in (tmp_path / "quickstart").iterdir()
+        if (d / "manifest.json").exists()
+    } == {True}  # the judge on the agent's model

@@ -5,6 +5,7 @@ runners.aggregate), the plots, the episode browser with a full transcript, a Flo
 the compare view and the "no transcript recorded" note render; that no probe executed (no
 injected element or attribute, no dialog, no console error); keeps a screenshot as an artifact
 (`$HARNESS_TEST_ARTIFACTS`, default `.artifacts/`)."""
+
 import json
 import os
 import shutil
@@ -15,11 +16,24 @@ import pytest
 from tests.runners.sweep_helpers import REPO, decompact, run_sweep
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
-PROBES = ['<script>window.__xss=1;alert(1)</script>', '<img src=x onerror="window.__xss=2;alert(2)">',
-          '</textarea><b data-xss="3">bold</b>', '</script><script>window.__xss=4</script>', '<!-- open comment',
-          '<svg onload="window.__xss=5"></svg>', '"><iframe src="javascript:alert(6)">']
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
+PROBES = [
+    "<script>window.__xss=1;alert(1)</script>",
+    '<img src=x onerror="window.__xss=2;alert(2)">',
+    '</textarea><b data-xss="3">bold</b>',
+    "</script><script>window.__xss=4</script>",
+    "<!-- open comment",
+    '<svg onload="window.__xss=5"></svg>',
+    '"><iframe src="javascript:alert(6)">',
+]
 PROBE = " ".join(PROBES)
 
 
@@ -67,8 +81,14 @@ def _strip_transcripts(cell: Path) -> None:
 def report(tmp_path_factory):
     root = tmp_path_factory.mktemp("report")
     data = _fixture(root)
-    p = run_sweep(root / "results", "experiment.name=xss", "benchmark=memoryarena_math", f"benchmark.params.data_dir={data}",
-                  "experiment.grid.method=[full_context,flowstate,bm25]", "backbone.scripted.malformed_rate=0.25")
+    p = run_sweep(
+        root / "results",
+        "experiment.name=xss",
+        "benchmark=memoryarena_math",
+        f"benchmark.params.data_dir={data}",
+        "experiment.grid.method=[full_context,flowstate,bm25]",
+        "backbone.scripted.malformed_rate=0.25",
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     exp = root / "results" / "xss"
     (old,) = [d for d in exp.iterdir() if d.name.startswith("bm25__")]
@@ -83,7 +103,9 @@ def report(tmp_path_factory):
 def page(report):
     if CHROMIUM is None:
         pytest.skip("chromium is not installed (Debian: apt-get install -y chromium; .ci/run installs it)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (it comes with the dev extra)")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="playwright is not installed (it comes with the dev extra)"
+    )
     events = {"console": [], "dialogs": [], "errors": [], "requests": []}
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
@@ -105,7 +127,9 @@ def _no_probe_ran(pg, events):
         figs: [...document.querySelectorAll('img.paper-fig')].every(i => i.getAttribute('src').startsWith('data:image/svg+xml;base64,')),
         scripts: [...document.scripts].filter(s => !s.type || s.type === 'text/javascript').length,
     })""")
-    assert injected == {"xss": None, "bad": 0, "figs": True, "scripts": 1}, injected  # our figures: embedded SVG data only
+    assert injected == {"xss": None, "bad": 0, "figs": True, "scripts": 1}, (
+        injected
+    )  # our figures: embedded SVG data only
     assert events["dialogs"] == [] and events["errors"] == []
     assert [c for c in events["console"] if c[0] == "error"] == []
     assert all(u.startswith("file://") for u in events["requests"]), events["requests"]  # nothing from the network
@@ -116,7 +140,9 @@ def test_tables_and_plots_render(page):
     from runners.analysis.tables import build_tables, collect
 
     _, rows, _ = build_tables(collect(exp), "full_context")
-    shown = pg.evaluate("() => [...document.querySelectorAll('#tab-tables table')[0].querySelectorAll('tbody tr')].map(tr => [...tr.cells].map(td => td.textContent))")
+    shown = pg.evaluate(
+        "() => [...document.querySelectorAll('#tab-tables table')[0].querySelectorAll('tbody tr')].map(tr => [...tr.cells].map(td => td.textContent))"
+    )
     assert shown == rows  # the same rows runners.aggregate writes
     assert pg.get_attribute("#tab-tables", "class") == "tab active"
     pg.click("nav button[data-tab=plots]")
@@ -273,7 +299,9 @@ def test_fragment_opens_episode_and_step_and_back_forward_work(page):
         pg.wait_for_selector("#ep-detail[data-step='2']")
         assert pg.text_content("#ep-detail h2").startswith(a[f["task_id"]] + " · trial")
         pg.go_forward()
-        pg.wait_for_function(f"() => document.querySelector('#ep-detail h2') && document.querySelector('#ep-detail h2').textContent.startsWith({json.dumps(b[f['task_id']] + ' · trial ' + str(b[f['trial']]))})")
+        pg.wait_for_function(
+            f"() => document.querySelector('#ep-detail h2') && document.querySelector('#ep-detail h2').textContent.startsWith({json.dumps(b[f['task_id']] + ' · trial ' + str(b[f['trial']]))})"
+        )
         # a cell is a place: its fragment lists its episodes, and choosing a cell sets the fragment
         pg.goto((exp / "report.html").as_uri() + f"#episodes/{quote(cell)}")
         pg.wait_for_selector("#tab-episodes.active")
@@ -309,14 +337,27 @@ def test_search_finds_episodes_by_reply_text_and_status(page):
     pg.fill("#f-text", "OOPS")
     pg.press("#f-text", "Enter")
     pg.wait_for_selector("#tab-episodes[data-search-done='oops']")
-    shown = pg.evaluate("() => [...document.querySelectorAll('#ep-list tr.click')].map(tr => Number(tr.getAttribute('data-ep')))")
+    shown = pg.evaluate(
+        "() => [...document.querySelectorAll('#ep-list tr.click')].map(tr => Number(tr.getAttribute('data-ep')))"
+    )
     f = {n: i for i, n in enumerate(idx["episode_fields"])}
-    got = {(idx["cells"][idx["episodes"][i][f["cell"]]]["cell"], idx["episodes"][i][f["task_id"]], idx["episodes"][i][f["trial"]]) for i in shown}
+    got = {
+        (
+            idx["cells"][idx["episodes"][i][f["cell"]]]["cell"],
+            idx["episodes"][i][f["task_id"]],
+            idx["episodes"][i][f["trial"]],
+        )
+        for i in shown
+    }
     assert got == want
     assert f"found in {len(want)} episode" in pg.text_content("#text-progress")
     # a hit opens at the step where the text first occurs
-    where = pg.evaluate("() => [...document.querySelectorAll('#ep-list tr.click')].map(tr => tr.lastElementChild.textContent)")
-    k = next(k for k, w in enumerate(where) if w.startswith("step "))  # (a judge's reply may be the only place: "outside the steps")
+    where = pg.evaluate(
+        "() => [...document.querySelectorAll('#ep-list tr.click')].map(tr => tr.lastElementChild.textContent)"
+    )
+    k = next(
+        k for k, w in enumerate(where) if w.startswith("step ")
+    )  # (a judge's reply may be the only place: "outside the steps")
     n = where[k].split()[1]
     pg.click(f"#ep-list tr.click >> nth={k}")
     pg.wait_for_function(f"() => location.hash.endsWith('/step/{n}')")
@@ -363,7 +404,11 @@ def test_plots_fit_the_page_with_24_cells_and_marks_are_explained(page, tmp_path
 
     index, payloads = gather(page[2])
     n0 = len(index["cells"])
-    index["cells"] = [{**c, "cell": f"{c['cell']}-{k}", "method": f"{c['method']}_{k}"} for k in range(24 // n0) for c in index["cells"]]
+    index["cells"] = [
+        {**c, "cell": f"{c['cell']}-{k}", "method": f"{c['method']}_{k}"}
+        for k in range(24 // n0)
+        for c in index["cells"]
+    ]
     eps = [[(e[0] + k * n0), *e[1:]] for k in range(24 // n0) for e in index["episodes"]]
     index["episodes"], payloads = eps, payloads * (24 // n0)
     assert len(index["cells"]) == 24
@@ -377,13 +422,18 @@ def test_plots_fit_the_page_with_24_cells_and_marks_are_explained(page, tmp_path
             w = pg.evaluate(f"() => document.querySelector('{plot} svg').getBoundingClientRect().right")
             assert 0 < w <= 1000, (plot, w)
         assert pg.evaluate("document.documentElement.scrollWidth") <= 1000
-        ticks = pg.evaluate("() => [...document.querySelectorAll('#plot-scatter svg text.xtick')].map(t => t.textContent)")
+        ticks = pg.evaluate(
+            "() => [...document.querySelectorAll('#plot-scatter svg text.xtick')].map(t => t.textContent)"
+        )
         assert len(ticks) >= 3 and ticks[0] == "0"
         enc = pg.evaluate("""() => [...document.querySelectorAll('#plot-acc_k .legend .entry svg')].map(s => {
             const m = s.lastElementChild, l = s.querySelector('line');
             return [m.tagName, m.getAttribute('fill'), l ? l.getAttribute('stroke-dasharray') : null].join('|'); })""")
         assert len(enc) == 24 and len(set(enc)) == 24, enc
-        pg.screenshot(path=str(Path(os.environ.get("HARNESS_TEST_ARTIFACTS", REPO / ".artifacts")) / "report-24-plots.png"), full_page=True)
+        pg.screenshot(
+            path=str(Path(os.environ.get("HARNESS_TEST_ARTIFACTS", REPO / ".artifacts")) / "report-24-plots.png"),
+            full_page=True,
+        )
         pg.click("nav button[data-tab=tables]")
         marks = pg.evaluate("() => [...document.querySelectorAll('#marks dt')].map(d => d.textContent)")
         assert "[scripted]" in marks and "Δ vs" in marks and "[lo, hi]" in marks

@@ -1,5 +1,6 @@
 """Kill the sweep (SIGKILL, and SIGINT) at several points, rerun: exactly one record per
 (cell, task, trial) and the same aggregate as an uninterrupted run."""
+
 import collections
 import os
 import signal
@@ -8,11 +9,23 @@ import time
 
 import pytest
 
-from tests.runners.sweep_helpers import REPO, cell_records, default_sigint, metrics_csv, record_files, run_sweep, sweep_cmd
+from tests.runners.sweep_helpers import (
+    REPO,
+    cell_records,
+    default_sigint,
+    metrics_csv,
+    record_files,
+    run_sweep,
+    sweep_cmd,
+)
 
-ARGS = ("backbone.scripted.latency_s=0.03", "runner.trials=2", "runner.concurrency=2",
-        "backbone.scripted.wrong_requests=[formal_reasoning_math-0/q2,formal_reasoning_phys-1/q1]",
-        "backbone.scripted.perturb=tests.runners.hold:hold")  # inert unless HOLD_DIR is set (tests/runners/hold.py)
+ARGS = (
+    "backbone.scripted.latency_s=0.03",
+    "runner.trials=2",
+    "runner.concurrency=2",
+    "backbone.scripted.wrong_requests=[formal_reasoning_math-0/q2,formal_reasoning_phys-1/q1]",
+    "backbone.scripted.perturb=tests.runners.hold:hold",
+)  # inert unless HOLD_DIR is set (tests/runners/hold.py)
 
 
 def episode_lines(root):
@@ -75,13 +88,16 @@ def test_ctrl_c_says_how_to_resume(tmp_path, baseline):
     env = {**os.environ, "HOLD_DIR": str(hold), "HOLD_OUTPUT": str(out), "HOLD_AFTER": "2"}
     log, errlog = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
     with open(log, "w") as so, open(errlog, "w") as se:  # files, not pipes: a full pipe would stall the sweep
-        p = subprocess.Popen(sweep_cmd(out, *ARGS), cwd=REPO, stdout=so, stderr=se, text=True, env=env,
-                             preexec_fn=default_sigint)
+        p = subprocess.Popen(
+            sweep_cmd(out, *ARGS), cwd=REPO, stdout=so, stderr=se, text=True, env=env, preexec_fn=default_sigint
+        )
         try:
             deadline = time.monotonic() + 600  # a failure guard only: the test waits for the hold, not for a time
             while not (hold / "held").exists() and p.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.05)
-            assert (hold / "held").exists(), f"the sweep never reached its third episode (rc={p.poll()}): {errlog.read_text()[-2000:]}"
+            assert (hold / "held").exists(), (
+                f"the sweep never reached its third episode (rc={p.poll()}): {errlog.read_text()[-2000:]}"
+            )
             on_disk = episode_lines(out)
             p.send_signal(signal.SIGINT)
             p.wait(timeout=120)
@@ -91,7 +107,10 @@ def test_ctrl_c_says_how_to_resume(tmp_path, baseline):
                 p.wait()
     err = errlog.read_text()
     assert p.returncode == 130, err[-2000:]
-    assert "interrupted (SIGINT) while running" in err and "finished episodes are saved. Run the same command again to resume." in err
+    assert (
+        "interrupted (SIGINT) while running" in err
+        and "finished episodes are saved. Run the same command again to resume." in err
+    )
     assert 2 <= on_disk <= episode_lines(out) < 2 * (3 + 2) * 2  # the held episode was not recorded
     assert run_sweep(out, *ARGS).returncode == 0
     assert episode_lines(out) == 2 * (3 + 2) * 2
@@ -100,14 +119,17 @@ def test_ctrl_c_says_how_to_resume(tmp_path, baseline):
 
 # ------------------------------------------------------------------ a signal in every phase (HARNESS_SIGNAL_AT)
 @pytest.mark.parametrize("sig", ["TERM", "INT"])
-@pytest.mark.parametrize("phase, says", [
-    ("startup", "before any episode ran"),
-    ("loading", "before any episode ran"),
-    ("running", "finished episodes are saved"),
-    ("compaction", "finished episodes are saved"),
-    ("report", "tables not written: run `python -m runners.aggregate"),
-    ("tables", "tables not written (or only some of their files): run `python -m runners.aggregate"),
-])
+@pytest.mark.parametrize(
+    "phase, says",
+    [
+        ("startup", "before any episode ran"),
+        ("loading", "before any episode ran"),
+        ("running", "finished episodes are saved"),
+        ("compaction", "finished episodes are saved"),
+        ("report", "tables not written: run `python -m runners.aggregate"),
+        ("tables", "tables not written (or only some of their files): run `python -m runners.aggregate"),
+    ],
+)
 def test_signal_in_every_phase_unwinds_and_says_the_state(tmp_path, baseline, phase, sig, says):
     """SIGTERM / SIGINT sent when the sweep reaches `phase`: exit 143 / 130 (never a bare -15 or a
     traceback), one message that says what state the run is in, nothing lost, and the same command

@@ -1,6 +1,7 @@
 """Benchmark-level role defaults (τ: user simulator and NL judge on gpt-4.1 as tau2; MemoryArena
 formal: judge and `reasoning` tool on gpt-5-mini as upstream), their command-line overrides, the
 scripted-agent rule, the missing-key error, and presets whose values survive composition."""
+
 from __future__ import annotations
 
 import pytest
@@ -30,7 +31,9 @@ def test_tau_roles_default_to_gpt_4_1_at_temperature_0():
     c = one("backbone=deepseek_v4_flash", "benchmark=tau_airline", "method=full_context")
     for role in ("user_sim", "judge"):
         b = getattr(c.roles, role)
-        assert b.model == "gpt-4.1-2025-04-14" and b.sampling["temperature"] == 0.0 and b.api_key_env == "OPENAI_API_KEY"
+        assert (
+            b.model == "gpt-4.1-2025-04-14" and b.sampling["temperature"] == 0.0 and b.api_key_env == "OPENAI_API_KEY"
+        )
         assert "tau_airline" in c.roles.origin[role]
     assert c.roles.tool is None
 
@@ -61,8 +64,17 @@ def test_missing_key_of_a_role_backbone_fails_before_work_naming_variable_and_ov
     with pytest.raises(ConfigError) as e:
         BackbonePool(None).prepare([c])
     assert "OPENAI_API_KEY" in str(e.value) and "roles.user_sim=agent" in str(e.value)
-    BackbonePool(None).prepare([one("backbone=deepseek_v4_flash", "benchmark=tau_airline", "method=full_context",
-                                    "roles.user_sim=agent", "roles.judge=agent")])
+    BackbonePool(None).prepare(
+        [
+            one(
+                "backbone=deepseek_v4_flash",
+                "benchmark=tau_airline",
+                "method=full_context",
+                "roles.user_sim=agent",
+                "roles.judge=agent",
+            )
+        ]
+    )
 
 
 def test_unknown_role_is_an_error():

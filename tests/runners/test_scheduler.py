@@ -1,5 +1,6 @@
 """One scheduler for every cell of a sweep: cells overlap, the budget stops cleanly and resumes,
 progress counts per call, and a locked response cache never stalls the episodes."""
+
 import asyncio
 import sqlite3
 import time
@@ -48,6 +49,7 @@ def run(tmp_path, cfgs, progress=None, budget=None, pool=None):
             return await s.run(prepare_cells(cfgs)), s
         finally:
             await pool.aclose()
+
     return asyncio.run(go())
 
 
@@ -78,7 +80,9 @@ def test_budget_stops_before_exceeding_and_resumes(tmp_path):
     again, _ = run(tmp_path, cfgs)  # resume without a budget: only the two missing episodes run
     assert (again[0].skipped, again[0].ok) == (1, 2)
     recs, _ = read_jsonl(tmp_path / cfgs[0].cell_name / "episodes.jsonl")
-    assert sorted(x["task_id"] for x in recs) == sorted(x["task_id"] for x in read_jsonl(tmp_path / "ref" / cfgs[0].cell_name / "episodes.jsonl")[0])
+    assert sorted(x["task_id"] for x in recs) == sorted(
+        x["task_id"] for x in read_jsonl(tmp_path / "ref" / cfgs[0].cell_name / "episodes.jsonl")[0]
+    )
 
 
 def test_locked_cache_does_not_stall_the_sweep(tmp_path, caplog):
@@ -96,8 +100,17 @@ def test_locked_cache_does_not_stall_the_sweep(tmp_path, caplog):
         with FakeOpenAI(react_responder) as srv:
             cfgs = cells(tmp_path, n=1, concurrency=4)
             for c in cfgs:
-                c.backbone = c.backbone.model_validate({"name": "ep", "kind": "openai", "model": "m", "base_url": srv.base_url,
-                                                        "api_key_env": None, "timeout_s": 5, "max_retries": 0})
+                c.backbone = c.backbone.model_validate(
+                    {
+                        "name": "ep",
+                        "kind": "openai",
+                        "model": "m",
+                        "base_url": srv.base_url,
+                        "api_key_env": None,
+                        "timeout_s": 5,
+                        "max_retries": 0,
+                    }
+                )
             t0 = time.perf_counter()
             reports, _ = run(tmp_path, cfgs, pool=BackbonePool(cache))
             wall = time.perf_counter() - t0
@@ -109,7 +122,9 @@ def test_locked_cache_does_not_stall_the_sweep(tmp_path, caplog):
 
 
 def test_names_fit_and_tokens_read_well():
-    assert fit("full_context__deepseek_v4_flash__memoryarena_math__1b0209407c", 24) == "full_context…_1b0209407c"  # 12 + … + 11
+    assert (
+        fit("full_context__deepseek_v4_flash__memoryarena_math__1b0209407c", 24) == "full_context…_1b0209407c"
+    )  # 12 + … + 11
     assert len(fit("x" * 100, 30)) == 30 and fit("short", 30) == "short"
     assert (human_tokens(950), human_tokens(12_340), human_tokens(4_560_000)) == ("950", "12.3k", "4.56M")
 
@@ -127,7 +142,11 @@ def test_shards_cover_every_task_once_and_aggregate_exactly(tmp_path):
         shard = cells(tmp_path / "sharded", latency_s=0.0, trials=2, shard=f"{i}/3")
         reports, _ = run(tmp_path / "sharded", shard)
         assert all("shard" in r.cell for r in reports)
-    assert sorted(p.name for p in (tmp_path / "sharded" / ref[0].cell_name).iterdir()) == ["shard-0-of-3", "shard-1-of-3", "shard-2-of-3"]
+    assert sorted(p.name for p in (tmp_path / "sharded" / ref[0].cell_name).iterdir()) == [
+        "shard-0-of-3",
+        "shard-1-of-3",
+        "shard-2-of-3",
+    ]
     whole = {c.cell: (c.n_episodes, c.n_tasks, c.metrics, c.partial) for c in collect(tmp_path / "whole")}
     parts = {c.cell: (c.n_episodes, c.n_tasks, c.metrics, c.partial) for c in collect(tmp_path / "sharded")}
     assert parts == whole and not any(v[3] for v in parts.values())
@@ -190,7 +209,11 @@ def test_cost_of_a_cell_without_episodes_reads_blank_not_zero(tmp_path):
     assert rows[0][header.index("memoryarena_phys:USD")] == "–"
     assert rows[0][header.index("memoryarena_math:USD")].startswith("$")
     assert aggregate_main([str(tmp_path), "--bootstrap", "0"]) == 0
-    usd = {r["benchmark"]: r["value"] for r in csv.DictReader((tmp_path / "tables" / "metrics.csv").open()) if r["metric"] == "USD"}
+    usd = {
+        r["benchmark"]: r["value"]
+        for r in csv.DictReader((tmp_path / "tables" / "metrics.csv").open())
+        if r["metric"] == "USD"
+    }
     assert usd["memoryarena_phys"] == "" and float(usd["memoryarena_math"]) > 0
 
 
@@ -223,8 +246,11 @@ def test_budget_spends_in_fair_order_so_every_cell_ran_the_same_tasks(tmp_path):
     for k, share in enumerate((0.2, 0.45, 0.7)):  # of the full run's cost
         cfgs = two_methods(tmp_path / f"run{k}")
         reports, s = run(tmp_path / f"run{k}", cfgs, budget=share * ref.spent)
-        ran = [sorted(x["task_id"] for x in read_jsonl(tmp_path / f"run{k}" / c.cell_name / "episodes.jsonl")[0]) for c in cfgs]
-        assert ran[0] == ran[1] == sorted(order[:len(ran[0])]), (share, ran)  # the same tasks, the first ones
+        ran = [
+            sorted(x["task_id"] for x in read_jsonl(tmp_path / f"run{k}" / c.cell_name / "episodes.jsonl")[0])
+            for c in cfgs
+        ]
+        assert ran[0] == ran[1] == sorted(order[: len(ran[0])]), (share, ran)  # the same tasks, the first ones
         assert s.budget_reached and (s.spent <= share * ref.spent or len(ran[0]) == 1)  # round 1 runs whole
         partial += 0 < len(ran[0]) < len(order)
     assert partial >= 1  # some budget stopped the run part-way with work done in both cells
@@ -242,5 +268,12 @@ def test_fair_order_is_task_by_task_across_cells_of_different_sizes():
 
     a, b = run("a", 3, 2, done={("a0", 0)}), run("b", 1, 2)  # a resumed, b smaller
     got = [(r.name, t.task_id, trial) for r, t, trial, _ in fair_order([a, b])]
-    assert got == [("b", "b0", 0), ("a", "a1", 0), ("a", "a2", 0),  # trial 0 of every task first
-                   ("a", "a0", 1), ("b", "b0", 1), ("a", "a1", 1), ("a", "a2", 1)]
+    assert got == [
+        ("b", "b0", 0),
+        ("a", "a1", 0),
+        ("a", "a2", 0),  # trial 0 of every task first
+        ("a", "a0", 1),
+        ("b", "b0", 1),
+        ("a", "a1", 1),
+        ("a", "a2", 1),
+    ]

@@ -1,4 +1,5 @@
 """runners.analysis.stats on hand-computed cases."""
+
 import itertools
 import math
 
@@ -27,7 +28,9 @@ def test_sign_test_exact_values():
 
 
 def test_sign_test_agrees_with_scipy():
-    stats = pytest.importorskip("scipy.stats", reason="scipy not installed: the hand-computed cases above still check the sum")
+    stats = pytest.importorskip(
+        "scipy.stats", reason="scipy not installed: the hand-computed cases above still check the sum"
+    )
     for w, lo in [(8, 2), (0, 7), (13, 9), (30, 12), (1, 1)]:
         assert sign_test(w, lo) == pytest.approx(stats.binomtest(w, w + lo, 0.5).pvalue)
 
@@ -59,6 +62,7 @@ def test_bootstrap_resamples_tasks_not_trials():
 
 def test_resampled_tasks_stay_distinct_for_per_task_metrics():
     """A task drawn twice counts as two tasks (pass^k-style grouping by task id)."""
+
     def n_tasks(episodes):
         return {"n": float(len({e["task_id"] for e in episodes}))}
 
@@ -93,13 +97,17 @@ def test_per_task_uses_each_tasks_trials():
 def test_a_95_interval_spans_the_2_5th_to_97_5th_percentile_of_the_resamples():
     """A metric whose b-th resample is worth b makes the resampled values exactly 0 … 999; numpy's
     linear percentile of 0 … 999 at q % is q / 100 · 999, so the 95 % interval is (24.975, 974.025)."""
+
     def counter():
         n = itertools.count()
         return lambda episodes: {"m": float(next(n))}
 
     tasks = eps({f"t{i}": [1] for i in range(3)})
     assert bootstrap_ci(tasks, counter(), resamples=1000)["m"] == (pytest.approx(24.975), pytest.approx(974.025))
-    assert bootstrap_ci(tasks, counter(), resamples=1000, level=0.9)["m"] == (pytest.approx(49.95), pytest.approx(949.05))
+    assert bootstrap_ci(tasks, counter(), resamples=1000, level=0.9)["m"] == (
+        pytest.approx(49.95),
+        pytest.approx(949.05),
+    )
 
 
 def test_a_95_paired_interval_spans_the_2_5th_to_97_5th_percentile_of_the_differences():
@@ -120,6 +128,6 @@ def test_bootstrap_interval_width_matches_the_normal_approximation():
     (a 90 % one would be ± 2.12). 4000 seeded resamples put each end within ~0.1 of that."""
     values = [{"task_id": f"t{i}", "trial": 0, "v": float(i)} for i in range(20)]
     lo, hi = bootstrap_ci(values, lambda es: {"mean": sum(e["v"] for e in es) / len(es)}, resamples=4000)["mean"]
-    se = math.sqrt((20 ** 2 - 1) / 12 / 20)
+    se = math.sqrt((20**2 - 1) / 12 / 20)
     assert (hi - lo) / 2 == pytest.approx(1.96 * se, abs=0.2)
     assert (lo + hi) / 2 == pytest.approx(9.5, abs=0.2)

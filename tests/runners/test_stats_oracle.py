@@ -1,6 +1,7 @@
 """The vectorised bootstrap (per-task arrays) gives the numbers of the former implementation,
 which re-ran the metric function on every resample: that implementation is kept here as the
 oracle and both run on the same seeds over the benchmarks' real metric functions."""
+
 import math
 import random
 from collections import defaultdict
@@ -29,7 +30,11 @@ def _old_resample(groups, draw, tag):
 
 
 def _old_numeric(d):
-    return {k: float(v) for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))}
+    return {
+        k: float(v)
+        for k, v in d.items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(float(v))
+    }
 
 
 def _old_interval(values, level):
@@ -64,7 +69,10 @@ def old_paired_bootstrap(ours, ref, metric_fn, *, resamples=1000, level=0.95, se
     draws = defaultdict(list)
     for b in range(resamples):
         draw = rng.integers(0, len(common), len(common))
-        va, vr = _old_numeric(metric_fn(_old_resample(ga, draw, b))), _old_numeric(metric_fn(_old_resample(gr, draw, b)))
+        va, vr = (
+            _old_numeric(metric_fn(_old_resample(ga, draw, b))),
+            _old_numeric(metric_fn(_old_resample(gr, draw, b))),
+        )
         for k in va.keys() & vr.keys():
             if wanted is None or k in wanted:
                 draws[k].append(va[k] - vr[k])
@@ -74,7 +82,10 @@ def old_paired_bootstrap(ours, ref, metric_fn, *, resamples=1000, level=0.95, se
 # ------------------------------------------------------------------ the benchmarks' metric functions on synthetic records
 def formal(episodes):  # benchmarks/memoryarena/formal.py: SR, PS, depth curve (Acc_k, nAUC, DR)
     correct = [e["scores"]["subtask_correct"] for e in episodes]
-    out = {"SR": ma_metrics.success_rate([e["scores"]["success"] for e in episodes]), "PS": ma_metrics.progress_macro(correct)}
+    out = {
+        "SR": ma_metrics.success_rate([e["scores"]["success"] for e in episodes]),
+        "PS": ma_metrics.progress_macro(correct),
+    }
     out.update(ma_metrics.depth_metrics(correct))
     return out
 
@@ -93,7 +104,10 @@ def tau_per_task(episodes):
 
 
 def n_tasks(episodes):  # a count, not a ratio: left to the metric function
-    return {"tasks": float(len({e["task_id"] for e in episodes})), "SR": 100.0 * sum(e["scores"]["success"] for e in episodes) / len(episodes)}
+    return {
+        "tasks": float(len({e["task_id"] for e in episodes})),
+        "SR": 100.0 * sum(e["scores"]["success"] for e in episodes) / len(episodes),
+    }
 
 
 def records(n_tasks_, trials, seed, *, ragged=False):
@@ -105,15 +119,35 @@ def records(n_tasks_, trials, seed, *, ragged=False):
         depth = rnd.randint(1, 5)
         for k in range(trials if not (ragged and t % 7 == 3) else trials - 1):
             sub = [int(rnd.random() < p) for _ in range(depth)]
-            persons = [{"submitted": rnd.random() < 0.9, "full_pass": rnd.random() < p, "constraint_passed": rnd.randint(0, 4),
-                        "constraint_slots": rnd.randint(0, 4), "success": rnd.random() < p} for _ in range(rnd.randint(1, 3))]
+            persons = [
+                {
+                    "submitted": rnd.random() < 0.9,
+                    "full_pass": rnd.random() < p,
+                    "constraint_passed": rnd.randint(0, 4),
+                    "constraint_slots": rnd.randint(0, 4),
+                    "success": rnd.random() < p,
+                }
+                for _ in range(rnd.randint(1, 3))
+            ]
             for q in persons:
                 q["constraint_passed"] = min(q["constraint_passed"], q["constraint_slots"])
             ok = rnd.random() < p
-            out.append({"task_id": f"{TASK_TYPES[t % len(TASK_TYPES)]}-{t}", "trial": k,
-                        "status": "infra_error" if rnd.random() < 0.05 else "ok", "big": "x" * 50,
-                        "scores": {"success": ok, "subtask_correct": sub, "persons": persons, "reward": float(ok), "db_match": rnd.random() < p,
-                                   "action": {"correct": rnd.randint(0, 3), "count": 3}}})
+            out.append(
+                {
+                    "task_id": f"{TASK_TYPES[t % len(TASK_TYPES)]}-{t}",
+                    "trial": k,
+                    "status": "infra_error" if rnd.random() < 0.05 else "ok",
+                    "big": "x" * 50,
+                    "scores": {
+                        "success": ok,
+                        "subtask_correct": sub,
+                        "persons": persons,
+                        "reward": float(ok),
+                        "db_match": rnd.random() < p,
+                        "action": {"correct": rnd.randint(0, 3), "count": 3},
+                    },
+                }
+            )
     return out
 
 
@@ -132,17 +166,24 @@ def test_bootstrap_ci_matches_former_implementation(fn, seed):
     eps = records(25, 3, seed, ragged=seed == 7)
     close(bootstrap_ci(eps, fn, resamples=300, seed=seed), old_bootstrap_ci(eps, fn, resamples=300, seed=seed))
     wanted = list(_old_numeric(fn(eps)))[:3]
-    close(bootstrap_ci(eps, fn, resamples=300, seed=seed, metrics=wanted),
-          old_bootstrap_ci(eps, fn, resamples=300, seed=seed, metrics=wanted))
+    close(
+        bootstrap_ci(eps, fn, resamples=300, seed=seed, metrics=wanted),
+        old_bootstrap_ci(eps, fn, resamples=300, seed=seed, metrics=wanted),
+    )
 
 
 @pytest.mark.parametrize("fn", FUNCTIONS, ids=lambda f: f.__name__)
 def test_paired_bootstrap_matches_former_implementation(fn):
     ours, ref = records(30, 2, 1), records(30, 2, 2)[:-5]  # the reference misses a few episodes: only shared tasks pair
-    close(paired_bootstrap(ours, ref, fn, resamples=300, seed=3), old_paired_bootstrap(ours, ref, fn, resamples=300, seed=3))
+    close(
+        paired_bootstrap(ours, ref, fn, resamples=300, seed=3),
+        old_paired_bootstrap(ours, ref, fn, resamples=300, seed=3),
+    )
     wanted = list(_old_numeric(fn(ours)))[:2]
-    close(paired_bootstrap(ours, ref, fn, resamples=300, seed=3, metrics=wanted),
-          old_paired_bootstrap(ours, ref, fn, resamples=300, seed=3, metrics=wanted))
+    close(
+        paired_bootstrap(ours, ref, fn, resamples=300, seed=3, metrics=wanted),
+        old_paired_bootstrap(ours, ref, fn, resamples=300, seed=3, metrics=wanted),
+    )
 
 
 def test_rates_are_computed_from_per_task_arrays_not_per_resample():
@@ -157,5 +198,7 @@ def test_rates_are_computed_from_per_task_arrays_not_per_resample():
 
     got = bootstrap_ci(eps, counted, resamples=2000, metrics=["Pass1", "DB", "ActionAcc"])
     assert set(got) == {"Pass1", "DB", "ActionAcc"}
-    assert len(calls) < 200  # per task: alone and beside a reference; three checks. The former implementation: 2,000 calls
+    assert (
+        len(calls) < 200
+    )  # per task: alone and beside a reference; three checks. The former implementation: 2,000 calls
     close(got, old_bootstrap_ci(eps, tau_pooled, resamples=2000, metrics=["Pass1", "DB", "ActionAcc"]))

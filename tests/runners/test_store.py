@@ -1,5 +1,6 @@
 """Results store: torn tails, corrupt lines, no duplicates, one writer per cell, a finished
 cell's records compacted and restored."""
+
 import json
 import lzma
 
@@ -211,4 +212,6 @@ def test_compaction_switched_off_leaves_the_plain_records(tmp_path):
     off = sorted((tmp_path / "off").rglob("episodes.jsonl*"))
     assert on == ["episodes.jsonl.xz"] and [p.name for p in off] == ["episodes.jsonl"]
     assert (off[0].parent / "DONE").exists()
-    assert lzma.decompress(next((tmp_path / "on").rglob("episodes.jsonl.xz")).read_bytes()).count(b"\n") == len(off[0].read_bytes().splitlines())
+    assert lzma.decompress(next((tmp_path / "on").rglob("episodes.jsonl.xz")).read_bytes()).count(b"\n") == len(
+        off[0].read_bytes().splitlines()
+    )

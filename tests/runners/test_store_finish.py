@@ -1,6 +1,7 @@
 """Finishing a cell and opening it again: records compressed while the cell runs (finishing only
 ends the stream; a kill or a mismatch loses nothing), and a finished cell opened with nothing to
 run is neither restored nor scanned (`episodes.index.json`); anything else takes the full path."""
+
 import lzma
 import os
 
@@ -50,7 +51,12 @@ def test_work_to_do_opens_the_cell_as_before(tmp_path):
     s.append(rec("a", 1))
     s.mark_done({"total": 4, "ok": 4})
     s.close()
-    assert {(r["task_id"], r["trial"]) for r in read_jsonl(d / "episodes.jsonl")[0]} == {("a", 0), ("b", 0), ("c", 0), ("a", 1)}
+    assert {(r["task_id"], r["trial"]) for r in read_jsonl(d / "episodes.jsonl")[0]} == {
+        ("a", 0),
+        ("b", 0),
+        ("c", 0),
+        ("a", 1),
+    }
 
 
 @pytest.mark.parametrize("change", ["records", "not done", "index"])
@@ -136,7 +142,9 @@ def test_compact_level_sets_the_xz_preset(tmp_path):
         s = CellStore(tmp_path / str(level), "c").open({"config": {}})
         s.compact_as_written(level)
         for i in range(40):
-            s.append(EpisodeRecord(cell="c", task_id=f"t{i}", trial=0, seed=0, status="ok", hygiene=[f"note {i} " * (i % 7)]))
+            s.append(
+                EpisodeRecord(cell="c", task_id=f"t{i}", trial=0, seed=0, status="ok", hygiene=[f"note {i} " * (i % 7)])
+            )
         s.mark_done({"total": 40, "ok": 40})
         s.close()
         out[level] = (tmp_path / str(level) / "c" / "episodes.jsonl.xz").read_bytes()
@@ -144,7 +152,10 @@ def test_compact_level_sets_the_xz_preset(tmp_path):
 
 
 def manifest(sha):
-    return {"config": {}, "benchmark_notes": {"text_sources": {"prompts": {"policy": {"source": "upstream", "text_sha256": sha}}}}}
+    return {
+        "config": {},
+        "benchmark_notes": {"text_sources": {"prompts": {"policy": {"source": "upstream", "text_sha256": sha}}}},
+    }
 
 
 def test_an_idle_open_still_refuses_other_texts_and_serves_the_text_check(tmp_path):

@@ -1,5 +1,6 @@
 """The default offline sweep end to end, then aggregation, against values computed by hand
 from the fixture (benchmarks/memoryarena/fixtures) and the scripted backbone's fault plan."""
+
 import json
 
 import pytest
@@ -63,7 +64,13 @@ def test_rerun_makes_zero_calls_and_says_so(demo):
 def test_changed_config_is_a_new_cell(demo, tmp_path):
     out, _ = demo
     before = {d.name for d in (out / "offline_demo").iterdir()}
-    p = run_sweep(out, f"backbone.scripted.wrong_requests={WRONG}", "method=full_context", "method.params.max_resamples=0", "benchmark=memoryarena_phys")
+    p = run_sweep(
+        out,
+        f"backbone.scripted.wrong_requests={WRONG}",
+        "method=full_context",
+        "method.params.max_resamples=0",
+        "benchmark=memoryarena_phys",
+    )
     assert p.returncode == 0, p.stderr
     after = {d.name for d in (out / "offline_demo").iterdir()}
     assert len(after - before) == 1
@@ -95,20 +102,40 @@ def test_multirun_with_the_basic_launcher_is_refused_and_names_the_grid_that_run
     import sys
 
     from tests.runners.sweep_helpers import REPO
-    p = subprocess.run([sys.executable, "-m", "runners.sweep", "-m", "hydra/launcher=basic", f"runner.output_dir={tmp_path}",
-                        "runner.display=plain", "method=full_context,flowstate", "benchmark=memoryarena_phys"],
-                       cwd=REPO, capture_output=True, text=True, timeout=120)
+
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "runners.sweep",
+            "-m",
+            "hydra/launcher=basic",
+            f"runner.output_dir={tmp_path}",
+            "runner.display=plain",
+            "method=full_context,flowstate",
+            "benchmark=memoryarena_phys",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert p.returncode == 2 and not record_files(tmp_path)
     assert p.stderr.count("error:") == 1 and "hydra/launcher=slurm" in p.stderr  # once, not once per job
     command = next(line for line in p.stderr.splitlines() if line.startswith("  python -m runners.sweep "))
     args = shlex.split(command)[3:]
     assert "++experiment.grid.method=[full_context,flowstate]" in args and "-m" not in args
-    q = subprocess.run([sys.executable, "-m", "runners.sweep", *args], cwd=REPO, capture_output=True, text=True, timeout=120)
+    q = subprocess.run(
+        [sys.executable, "-m", "runners.sweep", *args], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
     assert q.returncode == 0, q.stderr
     exp = tmp_path / "full_context+flowstate"  # a custom grid without experiment.name: its own folder, not the demo's
     assert not (tmp_path / "offline_demo" / "tables").exists()
     dirs = [d for d in exp.iterdir() if d.name != "tables" and not d.name.startswith(".")]
-    assert sorted(d.name.split("__")[0] for d in dirs) == ["flowstate", "full_context"] and q.stdout.count("Completeness") == 1  # one sweep, one report
+    assert (
+        sorted(d.name.split("__")[0] for d in dirs) == ["flowstate", "full_context"]
+        and q.stdout.count("Completeness") == 1
+    )  # one sweep, one report
     assert all("memoryarena_phys" in d.name for d in dirs)
     assert aggregate_main([str(exp)]) == 0
 
@@ -116,9 +143,23 @@ def test_multirun_with_the_basic_launcher_is_refused_and_names_the_grid_that_run
 def test_a_multirun_command_line_as_one_grid_sweep():
     from runners.sweep import as_grid
 
-    args, other = as_grid(["-m", "method=full_context,flowstate", "benchmark=choice(memoryarena_math,memoryarena_phys)",
-                           "backbone=scripted", "++experiment.grid.backbone=[scripted]", "method.params.max_resamples=0,1",
-                           "runner.trials=2"])
-    assert args == ["++experiment.grid.method=[full_context,flowstate]", "++experiment.grid.benchmark=[memoryarena_math,memoryarena_phys]",
-                    "backbone=scripted", "++experiment.grid.backbone=[scripted]", "method.params.max_resamples=<one of 0,1>", "runner.trials=2"]
+    args, other = as_grid(
+        [
+            "-m",
+            "method=full_context,flowstate",
+            "benchmark=choice(memoryarena_math,memoryarena_phys)",
+            "backbone=scripted",
+            "++experiment.grid.backbone=[scripted]",
+            "method.params.max_resamples=0,1",
+            "runner.trials=2",
+        ]
+    )
+    assert args == [
+        "++experiment.grid.method=[full_context,flowstate]",
+        "++experiment.grid.benchmark=[memoryarena_math,memoryarena_phys]",
+        "backbone=scripted",
+        "++experiment.grid.backbone=[scripted]",
+        "method.params.max_resamples=<one of 0,1>",
+        "runner.trials=2",
+    ]
     assert other == ["method.params.max_resamples"]

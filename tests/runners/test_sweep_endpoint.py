@@ -2,6 +2,7 @@
 faults (429 + Retry-After, 500, hangs past the timeout, connection resets, malformed bodies)
 give results identical to a fault-free run; 401/400 fail fast with a clear message; the API key
 never appears under the results directory; a rerun is served from the response cache."""
+
 import json
 
 import pytest
@@ -10,10 +11,19 @@ from tests.fake_openai import FakeOpenAI, react_responder
 from tests.runners.sweep_helpers import metrics_csv, record_files, records_under, run_sweep
 
 KEY = "sk-test-SECRET-0123456789abcdef"
-ARGS = ("backbone=openai_compatible", "backbone.model=fake-model", "method=full_context",
-        "benchmark.params.data_dir=fixtures", "backbone.timeout_s=1", "backbone.backoff_cap_s=0.2",
-        "backbone.max_retries=12", "runner.concurrency=4", "experiment.name=endpoint",
-        "roles.judge=agent", "roles.tool=agent")  # the judge and reasoning tool on the endpoint, not gpt-5-mini
+ARGS = (
+    "backbone=openai_compatible",
+    "backbone.model=fake-model",
+    "method=full_context",
+    "benchmark.params.data_dir=fixtures",
+    "backbone.timeout_s=1",
+    "backbone.backoff_cap_s=0.2",
+    "backbone.max_retries=12",
+    "runner.concurrency=4",
+    "experiment.name=endpoint",
+    "roles.judge=agent",
+    "roles.tool=agent",
+)  # the judge and reasoning tool on the endpoint, not gpt-5-mini
 
 
 def env(srv):
@@ -47,7 +57,9 @@ def test_api_key_never_written(clean_run, tmp_path):
     with FakeOpenAI(responder=react_responder, fault_rate=0.3, seed=5, hang_s=3) as srv:
         run_sweep(tmp_path, *ARGS, env=env(srv), timeout=300)
         srv.mode = 401
-        run_sweep(tmp_path, *ARGS, "benchmark=memoryarena_phys", "runner.cache=false", "experiment.name=denied", env=env(srv))
+        run_sweep(
+            tmp_path, *ARGS, "benchmark=memoryarena_phys", "runner.cache=false", "experiment.name=denied", env=env(srv)
+        )
     for root in (clean_run, tmp_path):
         for f in root.rglob("*"):
             if f.is_file():

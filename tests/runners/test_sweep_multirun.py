@@ -1,6 +1,7 @@
 """Hydra's `-m` runs the whole sweep as one grid in one scheduler (the project's launcher,
 hydra_plugins/harness_grid_launcher, the default for `-m`): one process, one completeness
 report, one table; a custom grid without `experiment.name` gets its own experiment folder."""
+
 import json
 import subprocess
 import sys
@@ -9,8 +10,22 @@ from tests.runners.sweep_helpers import REPO, records_under
 
 
 def _sweep(tmp_path, *args):
-    return subprocess.run([sys.executable, "-m", "runners.sweep", *args, f"runner.output_dir={tmp_path}", "runner.display=plain",
-                           "runner.limit=1"], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "runners.sweep",
+            *args,
+            f"runner.output_dir={tmp_path}",
+            "runner.display=plain",
+            "runner.limit=1",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def test_multirun_two_methods_by_two_benchmarks_is_one_scheduler(tmp_path):
@@ -22,15 +37,20 @@ def test_multirun_two_methods_by_two_benchmarks_is_one_scheduler(tmp_path):
     exp = tmp_path / "full_context+flowstate__memoryarena_math+memoryarena_phys"
     cells = sorted(d for d in exp.iterdir() if d.is_dir() and "__" in d.name and not d.name.startswith("."))
     assert sorted((d.name.split("__")[0], d.name.split("__")[2]) for d in cells) == [
-        ("flowstate", "memoryarena_math"), ("flowstate", "memoryarena_phys"),
-        ("full_context", "memoryarena_math"), ("full_context", "memoryarena_phys")]
+        ("flowstate", "memoryarena_math"),
+        ("flowstate", "memoryarena_phys"),
+        ("full_context", "memoryarena_math"),
+        ("full_context", "memoryarena_phys"),
+    ]
     sweeps = {json.loads((d / "manifest.json").read_text())["runs"][-1]["sweep"]["id"] for d in cells}
     assert len(sweeps) == 1  # one process (the sweep id carries the pid) ran every cell
     assert len(records_under(exp)) == 4
     assert (exp / ".multirun" / "multirun.yaml").exists()  # Hydra's sweep file moved into the experiment
     assert not (tmp_path / "offline_demo").exists()
     summary = (exp / "tables" / "summary.md").read_text()
-    assert "method=full_context,flowstate benchmark=memoryarena_math,memoryarena_phys" in summary  # the command as typed
+    assert (
+        "method=full_context,flowstate benchmark=memoryarena_math,memoryarena_phys" in summary
+    )  # the command as typed
     # the same command again resumes: nothing to run
     q = _sweep(tmp_path, "-m", "method=full_context,flowstate", "benchmark=memoryarena_math,memoryarena_phys")
     assert q.returncode == 0 and "Nothing to run" in q.stdout and q.stdout.count("Completeness") == 1

@@ -2,6 +2,7 @@
 it ran on; a resume (or a re-run of a finished cell) whose texts differ refuses before any work and
 names both fixes, leaving manifest and records untouched; `runner.fresh=true` re-runs on the new
 source; tables mark a cell whose counted episodes ran on different texts [mixed]."""
+
 from __future__ import annotations
 
 import io
@@ -17,9 +18,22 @@ from tests.runners.sweep_helpers import REPO, cell_records
 
 
 def sweep(out: Path, env: dict, *extra: str) -> subprocess.CompletedProcess:
-    cmd = [sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", "runner.display=none", "benchmark=clindiag",
-           "benchmark.params.data_dir=fixtures", "method=full_context", "experiment.name=ts", "runner.compact_records=false", *extra]
-    return subprocess.run(cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **env}, capture_output=True, text=True, timeout=300)
+    cmd = [
+        sys.executable,
+        "-m",
+        "runners.sweep",
+        f"runner.output_dir={out}",
+        "runner.display=none",
+        "benchmark=clindiag",
+        "benchmark.params.data_dir=fixtures",
+        "method=full_context",
+        "experiment.name=ts",
+        "runner.compact_records=false",
+        *extra,
+    ]
+    return subprocess.run(
+        cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **env}, capture_output=True, text=True, timeout=300
+    )
 
 
 def test_mixed_source_resume_refuses_and_fresh_reruns(tmp_path):
@@ -27,7 +41,11 @@ def test_mixed_source_resume_refuses_and_fresh_reruns(tmp_path):
     b3 = upstream_src().parent / "paper-text" / "flowstate_b3.txt"  # Full Context's layout (kit/b3.py)
     if b3.is_file():
         online["HARNESS_FLOWSTATE_B3"] = str(b3)
-    offline = {"HARNESS_UPSTREAM_DIR": str(tmp_path / "none"), "HARNESS_UPSTREAM_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    offline = {
+        "HARNESS_UPSTREAM_DIR": str(tmp_path / "none"),
+        "HARNESS_UPSTREAM_OFFLINE": "1",
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
     out = tmp_path / "r"
     p = sweep(out, offline, "runner.limit=1")
     assert p.returncode == 0, p.stderr[-3000:]
@@ -39,7 +57,10 @@ def test_mixed_source_resume_refuses_and_fresh_reruns(tmp_path):
     assert any(v.startswith("paraphrase:") for v in recs[0]["texts"].values())
 
     before = {n: (cell / n).read_bytes() for n in ("manifest.json", "episodes.jsonl")}
-    for extra in (("runner.limit=2",), ("runner.limit=1",)):  # a resume with work left, and a re-run of the finished cell
+    for extra in (
+        ("runner.limit=2",),
+        ("runner.limit=1",),
+    ):  # a resume with work left, and a re-run of the finished cell
         p = sweep(out, online, *extra)
         assert p.returncode != 0
         err = p.stderr + p.stdout
@@ -51,7 +72,11 @@ def test_mixed_source_resume_refuses_and_fresh_reruns(tmp_path):
     manifest = json.loads((cell / "manifest.json").read_text())
     assert manifest["benchmark_notes"]["text_sources"]["paraphrased"] == []
     assert all(r["texts"] == text_fingerprint(manifest) for r in cell_records(cell))
-    assert all(not v.startswith("paraphrase:") for v in cell_records(cell)[0]["texts"].values() if v.startswith(("upstream", "paraphrase")))
+    assert all(
+        not v.startswith("paraphrase:")
+        for v in cell_records(cell)[0]["texts"].values()
+        if v.startswith(("upstream", "paraphrase"))
+    )
 
 
 def test_tables_mark_a_cell_with_mixed_texts(tmp_path):
@@ -77,7 +102,9 @@ def test_tables_mark_a_cell_with_mixed_texts(tmp_path):
 def test_failed_download_falls_back_loudly(monkeypatch, tmp_path, capsys):
     import runners.upstream as up
 
-    monkeypatch.setattr(up, "RAW_URL", "http://127.0.0.1:9/{repo}/{commit}/{path}")  # nothing listens: connection refused
+    monkeypatch.setattr(
+        up, "RAW_URL", "http://127.0.0.1:9/{repo}/{commit}/{path}"
+    )  # nothing listens: connection refused
     monkeypatch.setenv("HARNESS_UPSTREAM_DIR", str(tmp_path / "none"))
     monkeypatch.setenv("HARNESS_UPSTREAM_OFFLINE", "0")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))

@@ -1,5 +1,6 @@
 """A cell that ran on paraphrased prompts (no pinned upstream text available) says so in its
 manifest and is marked in the tables; one that ran on upstream's text is not."""
+
 from __future__ import annotations
 
 import json
@@ -10,12 +11,20 @@ from runners.analysis.tables import paraphrased_prompts
 from tests.conftest import upstream_src
 from tests.runners.sweep_helpers import run_sweep
 
-ARGS = ("method=full_context", "benchmark=memoryarena_math", "benchmark.params.data_dir=fixtures", "runner.limit=1",
-        "experiment.name=ts")
+ARGS = (
+    "method=full_context",
+    "benchmark=memoryarena_math",
+    "benchmark.params.data_dir=fixtures",
+    "runner.limit=1",
+    "experiment.name=ts",
+)
 
 
 def test_paraphrased_prompts_reads_benchmark_and_method_notes():
-    m = {"benchmark_notes": {"text_sources": {"paraphrased": ["policy"]}}, "method_notes": {"text_sources": {"paraphrased": ["x"]}}}
+    m = {
+        "benchmark_notes": {"text_sources": {"paraphrased": ["policy"]}},
+        "method_notes": {"text_sources": {"paraphrased": ["x"]}},
+    }
     assert paraphrased_prompts(m) == ["benchmark:policy", "method:x"] and paraphrased_prompts({}) == []
 
 
@@ -28,8 +37,15 @@ def test_tables_mark_cells_that_ran_paraphrased(tmp_path):
     assert p.returncode == 0, p.stderr
     assert "[paraphrased]" not in (tmp_path / "up" / "ts" / "tables" / "summary.md").read_text()
     (tmp_path / "empty").mkdir()
-    p = run_sweep(tmp_path / "off", *ARGS, env={"HARNESS_UPSTREAM_DIR": str(tmp_path / "empty"), "XDG_CACHE_HOME": str(tmp_path),
-                                                "HARNESS_UPSTREAM_OFFLINE": "1"})
+    p = run_sweep(
+        tmp_path / "off",
+        *ARGS,
+        env={
+            "HARNESS_UPSTREAM_DIR": str(tmp_path / "empty"),
+            "XDG_CACHE_HOME": str(tmp_path),
+            "HARNESS_UPSTREAM_OFFLINE": "1",
+        },
+    )
     assert p.returncode == 0, p.stderr
     md = (tmp_path / "off" / "ts" / "tables" / "summary.md").read_text()
     assert "full_context [scripted] [paraphrased]" in md and "benchmark:policy" in md

@@ -1,24 +1,40 @@
 """#Tok counts method-side roles only (a judge or user simulator never enters it), and tables show
 #Tok with and without the `tool` role (MemoryArena's reasoning tool), saying which matches the paper."""
+
 from __future__ import annotations
 
 import json
 
 from runners.analysis.tables import TOK_NOTE, aggregate_dir, summarize, tok_without_tool
 
-USAGE = {"agent": {"prompt_tokens": 1_000_000, "completion_tokens": 0}, "tool": {"prompt_tokens": 200_000, "completion_tokens": 50_000},
-         "judge": {"prompt_tokens": 7_000_000, "completion_tokens": 0}, "user_sim": {"prompt_tokens": 3_000_000, "completion_tokens": 0}}
+USAGE = {
+    "agent": {"prompt_tokens": 1_000_000, "completion_tokens": 0},
+    "tool": {"prompt_tokens": 200_000, "completion_tokens": 50_000},
+    "judge": {"prompt_tokens": 7_000_000, "completion_tokens": 0},
+    "user_sim": {"prompt_tokens": 3_000_000, "completion_tokens": 0},
+}
 
 
 def write_cell(root, name, method, usage):
     d = root / name
     d.mkdir(parents=True)
-    cfg = {"method": {"name": method}, "backbone": {"name": "deepseek_v4_flash"},
-           "benchmark": {"name": "memoryarena_math", "_target_": "benchmarks.memoryarena.formal.FormalReasoning",
-                         "params": {"config": "formal_reasoning_math", "data_dir": "fixtures"}}}
+    cfg = {
+        "method": {"name": method},
+        "backbone": {"name": "deepseek_v4_flash"},
+        "benchmark": {
+            "name": "memoryarena_math",
+            "_target_": "benchmarks.memoryarena.formal.FormalReasoning",
+            "params": {"config": "formal_reasoning_math", "data_dir": "fixtures"},
+        },
+    }
     (d / "manifest.json").write_text(json.dumps({"config": cfg, "scripted": False, "n_tasks": 1, "trials": 1}))
-    rec = {"task_id": "t", "trial": 0, "status": "ok", "usage_by_role": usage,
-           "scores": {"subtask_correct": [1], "success": 1}}
+    rec = {
+        "task_id": "t",
+        "trial": 0,
+        "status": "ok",
+        "usage_by_role": usage,
+        "scores": {"subtask_correct": [1], "success": 1},
+    }
     (d / "episodes.jsonl").write_text(json.dumps(rec) + "\n")
     return d
 
@@ -51,10 +67,15 @@ def test_tok_without_tool_delta_is_relative_like_tok(tmp_path):
     """Both token totals get a relative Δ: flowstate's 0.5 M agent tokens (Tok_no_tool 0.5) against
     full_context's 1.0 M is −50 %, not −0.50."""
     write_cell(tmp_path, "full_context__x__memoryarena_math__a", "full_context", USAGE)  # Tok 1.25, Tok_no_tool 1.0
-    half = {"agent": {"prompt_tokens": 500_000, "completion_tokens": 0}, "tool": USAGE["tool"]}  # Tok 0.75, Tok_no_tool 0.5
+    half = {
+        "agent": {"prompt_tokens": 500_000, "completion_tokens": 0},
+        "tool": USAGE["tool"],
+    }  # Tok 0.75, Tok_no_tool 0.5
     write_cell(tmp_path, "flowstate__x__memoryarena_math__b", "flowstate", half)
     long = aggregate_dir(tmp_path, with_paper=False)
-    deltas = {r["metric"]: r["value"] for r in long if r["method"] == "flowstate" and r["metric"].startswith("delta_Tok")}
+    deltas = {
+        r["metric"]: r["value"] for r in long if r["method"] == "flowstate" and r["metric"].startswith("delta_Tok")
+    }
     assert deltas == {"delta_Tok": -40.0, "delta_Tok_no_tool": -50.0}
     md = (tmp_path / "tables" / "summary.md").read_text()
     header = next(line for line in md.splitlines() if line.startswith("| Method"))

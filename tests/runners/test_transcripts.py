@@ -1,6 +1,7 @@
 """The transcript store: exact messages and raw replies recovered through runners.records.results,
 content addressing (linear storage for a growing history), kill -9 in the middle of a write,
 a damaged database set aside, and records from before transcripts existed."""
+
 import collections
 import json
 import signal
@@ -37,9 +38,20 @@ def responder(body):
     return '<tool_calls>[]</tool_calls><assistant_message>{"content": "42 </script>"}</assistant_message>'
 
 
-ARGS = ("backbone=openai_compatible", "backbone.model=fake-model", "method=full_context", "benchmark=memoryarena_math",
-        "benchmark.params.data_dir=fixtures", "backbone.timeout_s=5", "backbone.max_retries=0", "runner.cache=false",
-        "runner.concurrency=2", "experiment.name=tx", "roles.judge=agent", "roles.tool=agent")
+ARGS = (
+    "backbone=openai_compatible",
+    "backbone.model=fake-model",
+    "method=full_context",
+    "benchmark=memoryarena_math",
+    "benchmark.params.data_dir=fixtures",
+    "backbone.timeout_s=5",
+    "backbone.max_retries=0",
+    "runner.cache=false",
+    "runner.concurrency=2",
+    "experiment.name=tx",
+    "roles.judge=agent",
+    "roles.tool=agent",
+)
 
 
 def test_exact_messages_and_raw_text_match_what_the_server_saw(tmp_path):
@@ -77,7 +89,9 @@ def _record(n_steps: int, recorder: RecordingBackbone, sink: list) -> EpisodeRec
         name = model = "echo"
 
         async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
-            return Completion(text=f"reply to turn {len(messages)}", role=role, model="echo", usage=Usage(prompt_tokens=1))
+            return Completion(
+                text=f"reply to turn {len(messages)}", role=role, model="echo", usage=Usage(prompt_tokens=1)
+            )
 
     recorder.inner = Echo()
     history = [{"role": "system", "content": "S" * 2000}]
@@ -103,7 +117,11 @@ def test_growing_history_is_stored_once(tmp_path):
     assert st["blobs"] == 1 + 40 + 39 + 40  # system, observations, replies resent as messages, raw replies
     last = rec.requests[0].steps[-1].calls[0]
     msgs = reader.messages(last.prompt)
-    assert len(msgs) == last.n_messages == 80 and msgs[0]["content"] == "S" * 2000 and msgs[-1]["content"].startswith("observation 39")
+    assert (
+        len(msgs) == last.n_messages == 80
+        and msgs[0]["content"] == "S" * 2000
+        and msgs[-1]["content"].startswith("observation 39")
+    )
     # pending text is dropped from memory once stored; the record line carries references only
     assert last.pending_transcript() is None and "observation 39" not in rec.model_dump_json()
 
@@ -125,7 +143,11 @@ def test_history_growing_inside_one_message_is_stored_once(tmp_path):
     lines, sent = [], 0
     for t in range(40):
         lines.append(f"Step {t} action: search(query='item {t}') -> observation {t}: " + "detail " * 30)
-        user = "<history>\n" + "\n".join(lines) + "\n</history>\n<latest>\nobservation %d\n</latest>\n<query>\nbuy it\n</query>" % t
+        user = (
+            "<history>\n"
+            + "\n".join(lines)
+            + "\n</history>\n<latest>\nobservation %d\n</latest>\n<query>\nbuy it\n</query>" % t
+        )
         msgs = [{"role": "system", "content": "rules\n" * 200}, {"role": "user", "content": user}]
         sent += len(json.dumps(msgs))
         asyncio.run(rb.complete(msgs, role="agent"))
@@ -167,8 +189,13 @@ CHILD = textwrap.dedent("""
 @pytest.mark.parametrize("after", [1, 4])
 def test_kill_9_mid_write_loses_nothing_committed(tmp_path, after):
     """SIGKILL the writer while it is inside its next transaction (it writes continuously)."""
-    p = subprocess.Popen([sys.executable, "-c", CHILD.format(repo=str(REPO), d=str(tmp_path))], cwd=REPO,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", CHILD.format(repo=str(REPO), d=str(tmp_path))],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     committed = [p.stdout.readline().strip() for _ in range(after)]
     p.send_signal(signal.SIGKILL)
     out, err = p.communicate(timeout=10)
@@ -179,7 +206,7 @@ def test_kill_9_mid_write_loses_nothing_committed(tmp_path, after):
     store.close()
     reader = TranscriptReader(tmp_path)
     for head in committed:  # everything reported durable can be read back in full
-        assert len(reader.messages(head)) == 16 and reader.messages(head)[-1]['content'].startswith('observation 7')
+        assert len(reader.messages(head)) == 16 and reader.messages(head)[-1]["content"].startswith("observation 7")
     assert reader._conn().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -194,7 +221,9 @@ def test_damaged_database_is_set_aside_not_deleted(tmp_path):
 
 def test_old_records_without_transcripts_still_load(tmp_path):
     out = tmp_path / "old"
-    assert run_sweep(out, "runner.transcripts=false", "method=full_context", "benchmark=memoryarena_phys").returncode == 0
+    assert (
+        run_sweep(out, "runner.transcripts=false", "method=full_context", "benchmark=memoryarena_phys").returncode == 0
+    )
     (cell,) = open_experiment(out / "offline_demo").cells
     assert not (cell.dir / TRANSCRIPTS).exists()
     ep = cell.episodes()[0]
@@ -266,9 +295,11 @@ def test_a_database_written_before_packs_still_reads_and_takes_new_episodes(tmp_
     sink: list[CallLog] = []
     old = _record(5, _rb(sink), sink)
     db = sqlite3.connect(tmp_path / TRANSCRIPTS)
-    db.executescript("CREATE TABLE blobs (h BLOB PRIMARY KEY, codec INTEGER NOT NULL, base BLOB NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;"
-                     "CREATE TABLE nodes (h BLOB PRIMARY KEY, parent BLOB NOT NULL, take INTEGER NOT NULL, pieces BLOB NOT NULL, tail INTEGER NOT NULL) WITHOUT ROWID;"
-                     "CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT NOT NULL); INSERT INTO meta VALUES ('schema', '1');")
+    db.executescript(
+        "CREATE TABLE blobs (h BLOB PRIMARY KEY, codec INTEGER NOT NULL, base BLOB NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;"
+        "CREATE TABLE nodes (h BLOB PRIMARY KEY, parent BLOB NOT NULL, take INTEGER NOT NULL, pieces BLOB NOT NULL, tail INTEGER NOT NULL) WITHOUT ROWID;"
+        "CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT NOT NULL); INSERT INTO meta VALUES ('schema', '1');"
+    )
     codecs = set()
     for s in old.requests[0].steps:
         p = s.calls[0].pending_transcript()
@@ -295,14 +326,28 @@ def test_a_database_written_before_packs_still_reads_and_takes_new_episodes(tmp_
     store.close()
     reader = TranscriptReader(tmp_path)
     assert reader.messages(head) == want and len(reader.messages(new.requests[0].steps[-1].calls[0].prompt)) == 16
-    assert reader.stats()["packs"] == 1 and reader._conn().execute("SELECT v FROM meta WHERE k = 'schema'").fetchone()[0] == "2"
+    assert (
+        reader.stats()["packs"] == 1
+        and reader._conn().execute("SELECT v FROM meta WHERE k = 'schema'").fetchone()[0] == "2"
+    )
 
 
-_json_leaf = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70), st.floats(allow_nan=True),
-                       st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF)))
-_json_like = st.recursive(_json_leaf, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.tuples(inner, inner),
-    st.dictionaries(st.one_of(st.text(max_size=6), st.integers(-3, 3)), inner, max_size=4)), max_leaves=20)
+_json_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True),
+    st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF)),
+)
+_json_like = st.recursive(
+    _json_leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner, inner),
+        st.dictionaries(st.one_of(st.text(max_size=6), st.integers(-3, 3)), inner, max_size=4),
+    ),
+    max_leaves=20,
+)
 
 
 @settings(max_examples=400, deadline=None)
@@ -311,7 +356,9 @@ def test_canonical_bytes_are_the_standard_librarys(obj):
     """Hashes of stored messages depend on these bytes: the fast orjson path must not change them
     (floats, lone surrogates, big ints, tuples and int keys included)."""
     try:
-        ref = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8", "surrogatepass")
+        ref = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode(
+            "utf-8", "surrogatepass"
+        )
     except TypeError:  # mixed str/int keys cannot be sorted: the same error as before
         with pytest.raises(TypeError):
             canonical(obj)

@@ -1,5 +1,6 @@
 """Transcripts of concurrent episodes share a transaction (group commit, `put_async`), each still
 one pack, each readable; a record that cannot be stored fails alone."""
+
 import asyncio
 
 import pytest
@@ -15,7 +16,9 @@ def records(n, steps=4):
         rec = _record(steps, _rb(sink), sink)
         rec.task_id = f"t{i}"
         # a text only this episode has, so that each episode brings its own pack
-        rec.requests[0].steps[0].calls[0].pending_transcript().blobs[f"{i:02d}" * 16] = f"episode {i} only ".encode() * 30
+        rec.requests[0].steps[0].calls[0].pending_transcript().blobs[f"{i:02d}" * 16] = (
+            f"episode {i} only ".encode() * 30
+        )
         out.append(rec)
     return out
 
@@ -43,7 +46,9 @@ def test_concurrent_episodes_share_commits_and_read_back(tmp_path):
 
 def test_a_record_that_cannot_be_stored_fails_alone(tmp_path):
     recs = records(6)
-    recs[3].requests[0].steps[0].calls[0].pending_transcript().blobs["ff" * 16] = 12345  # not bytes: its pack cannot be built
+    recs[3].requests[0].steps[0].calls[0].pending_transcript().blobs["ff" * 16] = (
+        12345  # not bytes: its pack cannot be built
+    )
     store = TranscriptStore(tmp_path).open()
 
     async def main():

@@ -1,5 +1,6 @@
 """runners.upstream: pinned upstream text read at run time, checksum-checked, with a recorded
 fallback when it cannot be had."""
+
 from __future__ import annotations
 
 import hashlib
@@ -87,10 +88,25 @@ def test_analysis_reads_a_finished_cell_without_downloading(tmp_path, monkeypatc
     from runners.analysis.tables import collect
 
     repo = Path(__file__).resolve().parents[2]
-    cmd = [sys.executable, "-m", "runners.sweep", f"runner.output_dir={tmp_path}", "runner.display=none", "method=full_context",
-           "benchmark=memoryarena_math", "runner.limit=1", "experiment.name=e"]
-    proc = subprocess.run(cmd, cwd=repo, env={**os.environ, "PYTHONPATH": str(repo), "HARNESS_UPSTREAM_OFFLINE": "1"},
-                          capture_output=True, text=True, timeout=300)
+    cmd = [
+        sys.executable,
+        "-m",
+        "runners.sweep",
+        f"runner.output_dir={tmp_path}",
+        "runner.display=none",
+        "method=full_context",
+        "benchmark=memoryarena_math",
+        "runner.limit=1",
+        "experiment.name=e",
+    ]
+    proc = subprocess.run(
+        cmd,
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(repo), "HARNESS_UPSTREAM_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     calls: list[str] = []
 

@@ -1,6 +1,7 @@
 """runners.view without a browser: embedded JSON cannot break out of its script element, every
 episode's payload carries the transcript pieces its calls reference (deltas included), and bad
 input fails with a clear message. Records without transcripts: test_report_browser.py."""
+
 import base64
 import json
 import zlib
@@ -48,7 +49,7 @@ def test_payloads_rebuild_every_call_exactly(demo):
                 path.append(nodes[h])
                 h = nodes[h][0]
             for _, take, new, tail in reversed(path):
-                pieces = pieces[:take] + new + (pieces[len(pieces) - tail:] if tail else [])
+                pieces = pieces[:take] + new + (pieces[len(pieces) - tail :] if tail else [])
             assert len(pieces) == len(call.messages)
             assert blobs[call.reply][1] == call.text
 
@@ -59,7 +60,9 @@ def test_report_file_is_written(demo, tmp_path):
     assert html.count('type="application/x-episode"') == 10 and "Content-Security-Policy" in html
     assert "sha256-" in html and "https://" not in html.split("<script>")[0]  # no network references in the head
     assert episode_success({"scores": {"success": True}}) == 1.0 and episode_success({"scores": {}}) is None
-    assert episode_success({"scores": {"diagnosis_correct": False}}, "diagnosis_correct") == 0.0  # the benchmark's declared outcome
+    assert (
+        episode_success({"scores": {"diagnosis_correct": False}}, "diagnosis_correct") == 0.0
+    )  # the benchmark's declared outcome
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +132,15 @@ def test_serve_answers_the_report_alone(demo, tmp_path):
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
         port = srv.server_address[1]
-        for path in ("/secret.txt", "/sub/", "/sub/x.html", "/../secret.txt", "/%2e%2e/secret.txt", "/r.html/..", "/favicon.ico"):
+        for path in (
+            "/secret.txt",
+            "/sub/",
+            "/sub/x.html",
+            "/../secret.txt",
+            "/%2e%2e/secret.txt",
+            "/r.html/..",
+            "/favicon.ico",
+        ):
             with pytest.raises(urllib.error.HTTPError) as e:
                 urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5)
             assert e.value.code == 404, path

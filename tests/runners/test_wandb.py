@@ -1,5 +1,6 @@
 """runner.wandb=true logs each cell's metrics and token totals and the HTML report as an artifact,
 in W&B offline mode (no network; skipped without the wandb extra)."""
+
 import pytest
 
 from tests.runners.sweep_helpers import run_sweep
@@ -7,16 +8,31 @@ from tests.runners.sweep_helpers import run_sweep
 
 def test_offline_wandb_logs_cells_and_report(tmp_path):
     pytest.importorskip("wandb", reason="wandb comes with the wandb extra")
-    env = {"WANDB_MODE": "offline", "WANDB_SILENT": "true", "WANDB_DIR": str(tmp_path / "wandb"),
-           "WANDB_CACHE_DIR": str(tmp_path / "cache"), "WANDB_DATA_DIR": str(tmp_path / "data"),
-           "WANDB_CONFIG_DIR": str(tmp_path / "config"), "WANDB_DISABLE_GIT": "true"}
-    p = run_sweep(tmp_path / "results", "runner.wandb=true", "method=full_context", "benchmark=memoryarena_phys", env=env, timeout=300)
+    env = {
+        "WANDB_MODE": "offline",
+        "WANDB_SILENT": "true",
+        "WANDB_DIR": str(tmp_path / "wandb"),
+        "WANDB_CACHE_DIR": str(tmp_path / "cache"),
+        "WANDB_DATA_DIR": str(tmp_path / "data"),
+        "WANDB_CONFIG_DIR": str(tmp_path / "config"),
+        "WANDB_DISABLE_GIT": "true",
+    }
+    p = run_sweep(
+        tmp_path / "results",
+        "runner.wandb=true",
+        "method=full_context",
+        "benchmark=memoryarena_phys",
+        env=env,
+        timeout=300,
+    )
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
     assert "W&B: logged 1 cell run(s) and the report artifact" in p.stdout
     runs = sorted((tmp_path / "wandb" / "wandb").glob("offline-run-*"))
     assert len(runs) == 2
     logs = [next(r.glob("run-*.wandb")).read_bytes() for r in runs]
-    cell = next(d.name for d in (tmp_path / "results" / "offline_demo").iterdir() if d.name.startswith("full_context__"))
+    cell = next(
+        d.name for d in (tmp_path / "results" / "offline_demo").iterdir() if d.name.startswith("full_context__")
+    )
     cell_log = next(b for b in logs if cell.encode() in b)
     for key in (b"metrics/SR", b"tokens/agent", b"tokens/method", b"tokens/judge"):
         assert key in cell_log, key

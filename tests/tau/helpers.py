@@ -1,4 +1,5 @@
 """Shared helpers for the τ³ tests: the real data (skipped when absent) and trajectory builders."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -18,8 +19,10 @@ def gold_trajectory(data: DomainData, task: dict[str, Any], final_message: str |
     """Gold calls with their real outputs (one assistant message per call), an optional final agent
     message, then a user stop (docs/tau-bench.md §8 'gold trajectory')."""
     tools = toolkit_for(data.domain)(data.fresh_db())
-    traj: list[dict[str, Any]] = [{"role": "assistant", "content": GREETING, "tool_calls": None},
-                                  {"role": "user", "content": "I need help."}]
+    traj: list[dict[str, Any]] = [
+        {"role": "assistant", "content": GREETING, "tool_calls": None},
+        {"role": "user", "content": "I need help."},
+    ]
     for i, a in enumerate(gold_actions(task)):
         call = {"id": f"c{i}", "name": a["name"], "arguments": a.get("arguments") or {}}
         content, error = tools.execute(call["name"], call["arguments"])
@@ -39,8 +42,10 @@ def run(tools, name: str, **args: Any) -> str:
 
 
 def empty_trajectory() -> list[dict[str, Any]]:
-    return [{"role": "assistant", "content": GREETING, "tool_calls": None},
-            {"role": "user", "content": f"Never mind. {STOP}"}]
+    return [
+        {"role": "assistant", "content": GREETING, "tool_calls": None},
+        {"role": "user", "content": f"Never mind. {STOP}"},
+    ]
 
 
 TAU2 = "tau2-bench@fc0055dc4e0a316c3f83133267fbd6faaa770992"
@@ -60,10 +65,23 @@ def upstream_error(domain_name: str, method: str, n: int = 0, **fields: Any) -> 
 
         pytest.skip(f"pinned tau2-bench toolkit not found at {path}")
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    fn = next(f for c in tree.body if isinstance(c, ast.ClassDef) for f in c.body
-              if isinstance(f, ast.FunctionDef) and f.name == method)
-    raises = sorted((r for r in ast.walk(fn) if isinstance(r, ast.Raise) and isinstance(r.exc, ast.Call)
-                     and getattr(r.exc.func, "id", None) == "ValueError"), key=lambda r: (r.lineno, r.col_offset))
+    fn = next(
+        f
+        for c in tree.body
+        if isinstance(c, ast.ClassDef)
+        for f in c.body
+        if isinstance(f, ast.FunctionDef) and f.name == method
+    )
+    raises = sorted(
+        (
+            r
+            for r in ast.walk(fn)
+            if isinstance(r, ast.Raise)
+            and isinstance(r.exc, ast.Call)
+            and getattr(r.exc.func, "id", None) == "ValueError"
+        ),
+        key=lambda r: (r.lineno, r.col_offset),
+    )
     arg = raises[n].exc.args[0]
     if isinstance(arg, ast.Constant):
         return f"Error: {arg.value}"

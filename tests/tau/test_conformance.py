@@ -1,5 +1,6 @@
 """Gold replay conformance (docs/tau-bench.md §8, §9): airline against the official replay file,
 retail against the §8 facts; the replay command's output format."""
+
 from __future__ import annotations
 
 import json
@@ -52,12 +53,43 @@ def test_retail_gold_replay_failures_match_spec(retail_replays):
     # §8: 18 failing gold calls in 15 tasks, all before any mutation.
     failing = [(tid, o["name"], o["content"]) for tid, r in retail_replays.items() for o in r["outputs"] if o["error"]]
     assert len(failing) == 18
-    assert {f[0] for f in failing} == {"2", "3", "4", "35", "37", "38", "54", "55", "39", "67", "68", "46", "47", "64", "105"}
-    assert ("105", "exchange_delivered_order_items",
-            upstream_error("retail", "exchange_delivered_order_items", 5)) in failing
-    assert ("64", "exchange_delivered_order_items", upstream_error("retail", "exchange_delivered_order_items", 0)) in failing
-    assert all(c in (upstream_error("retail", "_get_product"), upstream_error("retail", "_get_user"), upstream_error("retail", "_get_order"))
-               for tid, _, c in failing if tid not in ("64", "105"))
+    assert {f[0] for f in failing} == {
+        "2",
+        "3",
+        "4",
+        "35",
+        "37",
+        "38",
+        "54",
+        "55",
+        "39",
+        "67",
+        "68",
+        "46",
+        "47",
+        "64",
+        "105",
+    }
+    assert (
+        "105",
+        "exchange_delivered_order_items",
+        upstream_error("retail", "exchange_delivered_order_items", 5),
+    ) in failing
+    assert (
+        "64",
+        "exchange_delivered_order_items",
+        upstream_error("retail", "exchange_delivered_order_items", 0),
+    ) in failing
+    assert all(
+        c
+        in (
+            upstream_error("retail", "_get_product"),
+            upstream_error("retail", "_get_user"),
+            upstream_error("retail", "_get_order"),
+        )
+        for tid, _, c in failing
+        if tid not in ("64", "105")
+    )
 
 
 def test_retail_gold_db_changes_match_spec(retail_replays):
@@ -74,7 +106,9 @@ def test_retail_multi_item_modification_bug_in_gold_outputs(retail_replays):
     tasks = {t["id"]: t for t in data.split("base")}
     for tid in ("20", "21", "36", "37", "100"):
         actions = tasks[tid]["evaluation_criteria"]["actions"]
-        pairs = [(a, o) for a, o in zip(actions, retail_replays[tid]["outputs"]) if a["name"] == "modify_pending_order_items"]
+        pairs = [
+            (a, o) for a, o in zip(actions, retail_replays[tid]["outputs"]) if a["name"] == "modify_pending_order_items"
+        ]
         assert any(len(a["arguments"]["new_item_ids"]) > 1 for a, _ in pairs), tid
         for a, o in pairs:
             assert not o["error"], tid
@@ -86,9 +120,28 @@ def test_retail_multi_item_modification_bug_in_gold_outputs(retail_replays):
 
 def test_replay_command_prints_one_json_line_per_task():
     data_dir = shared_path("tau2")
-    out = subprocess.run([sys.executable, "-m", "benchmarks.tau.replay", "--domain", "airline", "--data-dir",
-                          str(data_dir), "--split", "base", "--task", "7", "--task", "0"],
-                         cwd=REPO, capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchmarks.tau.replay",
+            "--domain",
+            "airline",
+            "--data-dir",
+            str(data_dir),
+            "--split",
+            "base",
+            "--task",
+            "7",
+            "--task",
+            "0",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert [r["task_id"] for r in lines] == ["0", "7"]
     assert set(lines[1]) == {"task_id", "final_db_hash", "outputs"}

@@ -1,6 +1,7 @@
 """τ² data loading (docs/tau-bench.md §1): local directory or $TAU2_DATA_DIR, sha256 verification,
 download from the pinned commit (served here over 127.0.0.1), clear errors; splits; the YAML
 configs instantiate."""
+
 from __future__ import annotations
 
 import functools
@@ -84,7 +85,10 @@ def test_download_from_pinned_commit(server, tmp_path, monkeypatch):
     d = tau_data.DomainData("retail")
     assert d.source.startswith("github.com/sierra-research/tau2-bench@") and len(d.split("base")) == 114
     cached = tau_data.cache_dir() / "tau2/domains/retail/db.json"
-    assert cached.is_file() and tau_data.sha256_bytes(cached.read_bytes()) == tau_data.SHA256["tau2/domains/retail/db.json"]
+    assert (
+        cached.is_file()
+        and tau_data.sha256_bytes(cached.read_bytes()) == tau_data.SHA256["tau2/domains/retail/db.json"]
+    )
     # A corrupted upstream file is rejected.
     bad = tmp_path / "bad"
     mirror(shared_path("tau2"), bad, edit="tau2/domains/airline/split_tasks.json")

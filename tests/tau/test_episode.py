@@ -1,6 +1,7 @@
 """End-to-end τ³ episodes through the real loop (`runners.episode.Episode`) with Full Context
 and the scripted backbone; orchestration rules of docs/tau-bench.md §3 (steps, errors, stops,
 termination reasons), the user simulator's view, and the judge."""
+
 from __future__ import annotations
 
 import asyncio
@@ -34,7 +35,9 @@ class Override(ScriptedBackbone):
 
 
 def episode(domain: str, task_id: str, backbone: Backbone | None = None, **params: Any):
-    bench = TauBenchmark(name=f"tau_{domain}", domain=domain, data_dir=str(shared_path("tau2")), task_ids=[task_id], **params)
+    bench = TauBenchmark(
+        name=f"tau_{domain}", domain=domain, data_dir=str(shared_path("tau2")), task_ids=[task_id], **params
+    )
     task = bench.load_tasks()[0]
     ep = Episode(backbone or ScriptedBackbone(), cell="t", task_id=task.task_id)
     env = ep.make_env(bench, task)
@@ -63,7 +66,9 @@ def test_scripted_full_context_scores_one_on_airline(task_id):
 
 
 def test_user_replies_reach_the_agent_as_observations():
-    replies = iter(["I want to cancel XEHM4B and 59XX6W; my id is daiki_muller_1116.", "Yes, go ahead.", f"Thanks {STOP}"])
+    replies = iter(
+        ["I want to cancel XEHM4B and 59XX6W; my id is daiki_muller_1116.", "Yes, go ahead.", f"Thanks {STOP}"]
+    )
     rec, _ = episode("airline", "7", Override(user_sim=lambda m: next(replies)))
     obs = [st.observation.user_message for st in rec.requests[0].steps if st.observation.user_message]
     assert obs == ["Yes, go ahead."] and rec.requests[0].request.text.startswith("I want to cancel")
@@ -77,8 +82,11 @@ def test_scripted_retail_judge_task():
 
 
 def test_malformed_tool_calls_count_toward_max_errors():
-    bad = [{"name": "no_such_tool", "arguments": {}}, {"name": "get_reservation_details", "arguments": {}},
-           {"name": "get_reservation_details", "arguments": {"reservation_id": 7}}]
+    bad = [
+        {"name": "no_such_tool", "arguments": {}},
+        {"name": "get_reservation_details", "arguments": {}},
+        {"name": "get_reservation_details", "arguments": {"reservation_id": 7}},
+    ]
     rec, env = episode("airline", "7", Override(agent=lambda m: react(bad)))
     assert rec.status == "ok"
     s = rec.scores
@@ -105,8 +113,11 @@ def test_agent_stop_token_switch():
     assert rec.scores["termination"] == "agent_stop" and rec.scores["evaluated"] and rec.scores["reward"] == 1.0
     # Default (upstream LLMAgent: `is_stop` is False): the text reaches the user, who ends the dialogue.
     rec, env = episode("airline", "0", Override(agent=lambda m: react([], f"Bye {STOP}")))
-    assert rec.scores["termination"] == "user_stop" and env.traj[-2] == {"role": "assistant", "content": f"Bye {STOP}",
-                                                                          "tool_calls": None}
+    assert rec.scores["termination"] == "user_stop" and env.traj[-2] == {
+        "role": "assistant",
+        "content": f"Bye {STOP}",
+        "tool_calls": None,
+    }
 
 
 def test_empty_user_reply_is_an_infrastructure_error():
@@ -166,18 +177,35 @@ def test_user_turn_requests_switch():
 
 
 def test_user_simulator_prompt_layout():
-    scenario = {"persona": None, "instructions": {"domain": "airline", "reason_for_call": "Cancel.\nNow.",
-                                                  "known_info": "id x", "unknown_info": None, "task_instructions": "Be terse."}}
-    assert scenario_text(scenario) == ("Instructions:\n\tDomain: airline\n\tReason for call:\n\t\tCancel.\n\t\tNow.\n"
-                                       "\tKnown info:\n\t\tid x\n\tTask instructions:\n\t\tBe terse.")
+    scenario = {
+        "persona": None,
+        "instructions": {
+            "domain": "airline",
+            "reason_for_call": "Cancel.\nNow.",
+            "known_info": "id x",
+            "unknown_info": None,
+            "task_instructions": "Be terse.",
+        },
+    }
+    assert scenario_text(scenario) == (
+        "Instructions:\n\tDomain: airline\n\tReason for call:\n\t\tCancel.\n\t\tNow.\n"
+        "\tKnown info:\n\t\tid x\n\tTask instructions:\n\t\tBe terse."
+    )
     prompt = system_prompt("GUIDE", scenario)
     assert prompt.startswith("GUIDE\n\n<scenario>\nInstructions:") and prompt.endswith("</scenario>")
-    traj = [{"role": "assistant", "content": GREETING, "tool_calls": None}, {"role": "user", "content": "hi"},
-            {"role": "assistant", "content": "checking", "tool_calls": [{"id": "1", "name": "x", "arguments": {}}]},
-            {"role": "tool", "id": "1", "name": "x", "content": "r", "error": False},
-            {"role": "assistant", "content": "done", "tool_calls": None}]
+    traj = [
+        {"role": "assistant", "content": GREETING, "tool_calls": None},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "checking", "tool_calls": [{"id": "1", "name": "x", "arguments": {}}]},
+        {"role": "tool", "id": "1", "name": "x", "content": "r", "error": False},
+        {"role": "assistant", "content": "done", "tool_calls": None},
+    ]
     assert [(m["role"], m["content"]) for m in user_view("S", traj)] == [
-        ("system", "S"), ("user", GREETING), ("assistant", "hi"), ("user", "done")]
+        ("system", "S"),
+        ("user", GREETING),
+        ("assistant", "hi"),
+        ("user", "done"),
+    ]
 
 
 def test_text_dropped_by_the_protocol_still_counts_for_communicate():

@@ -1,5 +1,6 @@
 """τ³ evaluator (docs/tau-bench.md §7, §8): gold and do-nothing baselines, COMMUNICATE, ACTION
 matching, reward product, pass^k on hand-computed cases, aggregate metrics."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,7 +20,12 @@ def score(data, task, traj):
     db = evaluation.db_check(data, task, traj)
     comm = evaluation.communicate_check(task, traj)
     act = evaluation.action_check(task, traj, toolkit_for(data.domain).tool_type)
-    return evaluation.combine(basis, {"DB": db["reward"], "COMMUNICATE": comm["reward"], "ACTION": act["reward"]}), db, comm, act
+    return (
+        evaluation.combine(basis, {"DB": db["reward"], "COMMUNICATE": comm["reward"], "ACTION": act["reward"]}),
+        db,
+        comm,
+        act,
+    )
 
 
 # Every base task in the long profile; by default every 4th task (offset 1) and those the assertions single out
@@ -45,8 +51,13 @@ def test_airline_gold_and_empty_trajectories(every):
         reward, db, _, act = score(data, task, traj)
         assert db["db_match"] and act["reward"] == 1.0 and db["replay_mismatches"] == [], tid
         gold_with_info_ok |= {tid} if evaluation.is_success(reward) else set()
-        silent = [m for m in traj if not (m["role"] == "assistant" and m["content"] and m["content"].startswith("Done."))]
-        reward = evaluation.combine(evaluation.reward_basis(task), {"DB": db["reward"], "COMMUNICATE": evaluation.communicate_check(task, silent)["reward"]})
+        silent = [
+            m for m in traj if not (m["role"] == "assistant" and m["content"] and m["content"].startswith("Done."))
+        ]
+        reward = evaluation.combine(
+            evaluation.reward_basis(task),
+            {"DB": db["reward"], "COMMUNICATE": evaluation.communicate_check(task, silent)["reward"]},
+        )
         gold_ok |= {tid} if evaluation.is_success(reward) else set()
         reward, db, _, _ = score(data, task, empty_trajectory())
         empty_ok |= {tid} if evaluation.is_success(reward) else set()
@@ -90,7 +101,10 @@ def test_communicate_removes_commas_from_the_message_only():
     assert evaluation.communicate_check(task, traj)["reward"] == 0.0
     assert evaluation.communicate_check({"evaluation_criteria": {"communicate_info": None}}, [])["reward"] == 1.0
     said_by_user = [{"role": "user", "content": "1628"}]
-    assert evaluation.communicate_check({"evaluation_criteria": {"communicate_info": ["1628"]}}, said_by_user)["reward"] == 0.0
+    assert (
+        evaluation.communicate_check({"evaluation_criteria": {"communicate_info": ["1628"]}}, said_by_user)["reward"]
+        == 0.0
+    )
 
 
 def test_action_matching_rules():
@@ -115,7 +129,11 @@ def test_action_check_partial_by_type():
     act = evaluation.action_check(task, traj, toolkit_for("airline").tool_type)
     assert act["reward"] == 0.0
     assert act["partial"]["total"] == {"correct": 1, "count": 5, "proportion": 0.2}
-    assert act["partial"]["read"]["correct"] == 1 and act["partial"]["write"] == {"correct": 0, "count": 3, "proportion": 0.0}
+    assert act["partial"]["read"]["correct"] == 1 and act["partial"]["write"] == {
+        "correct": 0,
+        "count": 3,
+        "proportion": 0.0,
+    }
 
 
 def test_reward_is_product_over_basis():
@@ -139,42 +157,80 @@ def test_pass_hat_k_hand_computed():
 
 def test_aggregate_metrics():
     def ep(task, trial, success, db, correct, count, status="ok"):
-        return {"task_id": task, "trial": trial, "status": status,
-                "scores": {"reward": float(success), "success": success, "db_match": db,
-                           "action": {"correct": correct, "count": count}}}
-    eps = [ep("a", 0, True, True, 3, 3), ep("a", 1, False, True, 1, 3),
-           ep("b", 0, True, True, 0, 0), ep("b", 1, True, False, 0, 0),
-           {"task_id": "b", "trial": 2, "status": "infra_error", "scores": {}}]
+        return {
+            "task_id": task,
+            "trial": trial,
+            "status": status,
+            "scores": {
+                "reward": float(success),
+                "success": success,
+                "db_match": db,
+                "action": {"correct": correct, "count": count},
+            },
+        }
+
+    eps = [
+        ep("a", 0, True, True, 3, 3),
+        ep("a", 1, False, True, 1, 3),
+        ep("b", 0, True, True, 0, 0),
+        ep("b", 1, True, False, 0, 0),
+        {"task_id": "b", "trial": 2, "status": "infra_error", "scores": {}},
+    ]
     m = aggregate(eps)
     assert m["Pass1"] == 75.0 and m["DB"] == 75.0 and m["episodes"] == 4
     assert m["ActionAcc"] == pytest.approx(100 * 4 / 6)
     assert m["pass^1"] == 75.0 and m["pass^2"] == pytest.approx(100 * (0 + 1) / 2)
     assert aggregate(eps, count_infra_as_failures=True)["Pass1"] == 60.0
-    assert action_accuracy([(3, 3), (1, 3), (0, 0), (1, 2)], per_task_mean=True) == pytest.approx(100 * (1 + 1 / 3 + 0.5) / 3)
+    assert action_accuracy([(3, 3), (1, 3), (0, 0), (1, 2)], per_task_mean=True) == pytest.approx(
+        100 * (1 + 1 / 3 + 0.5) / 3
+    )
     assert "pass^2" not in aggregate(eps[:1])
 
 
 def test_db_accuracy_counts_the_db_match_not_the_success():
     """A task can fail (e.g. COMMUNICATE) with the database right, or succeed on a basis without DB:
     DB is the share of episodes whose final database matches, whatever the reward."""
+
     def ep(task, success, db):
-        return {"task_id": task, "trial": 0, "status": "ok",
-                "scores": {"reward": float(success), "success": success, "db_match": db, "action": {"correct": 0, "count": 0}}}
+        return {
+            "task_id": task,
+            "trial": 0,
+            "status": "ok",
+            "scores": {
+                "reward": float(success),
+                "success": success,
+                "db_match": db,
+                "action": {"correct": 0, "count": 0},
+            },
+        }
+
     eps = [ep("a", True, True), ep("b", False, True), ep("c", False, True), ep("d", True, False)]
     m = aggregate(eps)
     assert (m["Pass1"], m["DB"]) == (50.0, 75.0)
     # an infrastructure error counted as a failure fails the DB check too: 3 of 5
-    m = aggregate(eps + [{"task_id": "e", "trial": 0, "status": "infra_error", "scores": {}}], count_infra_as_failures=True)
+    m = aggregate(
+        eps + [{"task_id": "e", "trial": 0, "status": "infra_error", "scores": {}}], count_infra_as_failures=True
+    )
     assert (m["Pass1"], m["DB"]) == (40.0, 60.0)
-
 
 
 def test_action_accuracy_pools_matched_actions_over_episodes():
     """ActionAcc = Σ matched / Σ gold actions (an episode with 4 gold actions weighs 4 times one with 1);
     the per-episode mean is the switch."""
+
     def ep(task, correct, count):
-        return {"task_id": task, "trial": 0, "status": "ok",
-                "scores": {"reward": 1.0, "success": True, "db_match": True, "action": {"correct": correct, "count": count}}}
+        return {
+            "task_id": task,
+            "trial": 0,
+            "status": "ok",
+            "scores": {
+                "reward": 1.0,
+                "success": True,
+                "db_match": True,
+                "action": {"correct": correct, "count": count},
+            },
+        }
+
     eps = [ep("a", 1, 1), ep("b", 1, 4), ep("c", 0, 0)]  # c has no gold action: contributes nothing
     assert aggregate(eps)["ActionAcc"] == pytest.approx(100 * 2 / 5)
     assert aggregate(eps, action_per_task_mean=True)["ActionAcc"] == pytest.approx(100 * (1 + 1 / 4) / 2)
@@ -188,7 +244,10 @@ def test_null_gold_actions_skip_the_db_comparison():
     empty = {**task, "evaluation_criteria": {**task["evaluation_criteria"], "actions": []}}
     assert not evaluation.db_check(data, empty, changed)["db_match"]
     null = {**task, "evaluation_criteria": {**task["evaluation_criteria"], "actions": None}}
-    assert evaluation.db_check(data, null, changed)["db_match"] and evaluation.db_check(data, null, changed)["reward"] == 1.0
+    assert (
+        evaluation.db_check(data, null, changed)["db_match"]
+        and evaluation.db_check(data, null, changed)["reward"] == 1.0
+    )
     # evaluation_criteria null: upstream rewards 1.0; here every component of the default basis is 1.
     bare = {**task, "evaluation_criteria": None}
     reward, db, comm, act = score(data, bare, changed)

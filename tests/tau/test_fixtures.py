@@ -1,5 +1,6 @@
 """The project's own τ fixture (benchmarks/tau/fixtures, upstream layout, not τ² data): offline
 episodes through the real loop reach reward 1; hand-checked DB changes. Needs no shared data."""
+
 from __future__ import annotations
 
 import asyncio
@@ -39,13 +40,20 @@ def test_fixture_gold_changes_by_hand():
     air = DomainData("airline", "fixtures")
     out = replay_task(air, air.split("base")[0])
     res = json.loads(out["outputs"][1]["content"])
-    assert res["status"] == "cancelled" and res["payment_history"][-1] == {"payment_id": "credit_card_100", "amount": -340}
+    assert res["status"] == "cancelled" and res["payment_history"][-1] == {
+        "payment_id": "credit_card_100",
+        "amount": -340,
+    }
     ret = DomainData("retail", "fixtures")
     out = replay_task(ret, ret.split("base")[0])
     assert out["outputs"][0]["content"] == "cy_fixture_2"
     order = json.loads(out["outputs"][1]["content"])
     assert order["items"][0]["item_id"] == "2000000002" and order["items"][0]["price"] == 12.25
-    assert order["payment_history"][-1] == {"transaction_type": "payment", "amount": 12.25 - 10.5, "payment_method_id": "paypal_400"}
+    assert order["payment_history"][-1] == {
+        "transaction_type": "payment",
+        "amount": 12.25 - 10.5,
+        "payment_method_id": "paypal_400",
+    }
     for data in (air, ret):
         for task in data.split("base"):
             changes = evaluation.gold_db_hash(data, task) != evaluation.initial_db_hash(data)

@@ -1,4 +1,5 @@
 """NL_ASSERTION judge (docs/tau-bench.md §7.3): prompt layout, verdict parsing, gating, retries."""
+
 from __future__ import annotations
 
 import asyncio
@@ -9,10 +10,12 @@ import pytest
 from benchmarks.tau.judge import judge_messages, nl_assertions_check, parse_verdict, transcript
 from runners.api import Backbone, BackboneError, Completion
 
-TRAJ = [{"role": "assistant", "content": "Hi! How can I help you today?", "tool_calls": None},
-        {"role": "user", "content": "Cancel #W1."},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "name": "get_order_details", "arguments": {}}]},
-        {"role": "tool", "id": "c1", "name": "get_order_details", "content": "Error: no order with that id", "error": True}]
+TRAJ = [
+    {"role": "assistant", "content": "Hi! How can I help you today?", "tool_calls": None},
+    {"role": "user", "content": "Cancel #W1."},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "name": "get_order_details", "arguments": {}}]},
+    {"role": "tool", "id": "c1", "name": "get_order_details", "content": "Error: no order with that id", "error": True},
+]
 
 
 class Replies(Backbone):
@@ -25,7 +28,9 @@ class Replies(Backbone):
 
 
 def verdict(*met: bool) -> str:
-    return json.dumps({"results": [{"expectedOutcome": str(i), "reasoning": "", "metExpectation": m} for i, m in enumerate(met)]})
+    return json.dumps(
+        {"results": [{"expectedOutcome": str(i), "reasoning": "", "metExpectation": m} for i, m in enumerate(met)]}
+    )
 
 
 def test_prompt_layout():
@@ -49,7 +54,9 @@ def test_reward_gating_and_retries():
     out = asyncio.run(nl_assertions_check(b, TRAJ, ["a", "b"]))
     assert out["reward"] == 1.0 and b.calls == [("judge", 0, {"temperature": 0.0})]
     assert asyncio.run(nl_assertions_check(Replies(verdict(True, False)), TRAJ, ["a", "b"]))["reward"] == 0.0
-    assert asyncio.run(nl_assertions_check(Replies(json.dumps({"results": []})), TRAJ, ["a"]))["reward"] == 1.0  # upstream quirk
+    assert (
+        asyncio.run(nl_assertions_check(Replies(json.dumps({"results": []})), TRAJ, ["a"]))["reward"] == 1.0
+    )  # upstream quirk
     none = Replies("unused")
     assert asyncio.run(nl_assertions_check(none, TRAJ, None)) == {"reward": 1.0, "results": [], "called": False}
     assert none.calls == []
@@ -62,14 +69,23 @@ def test_reward_gating_and_retries():
 def test_verdicts_are_read_as_upstream_nl_assertion_checks():
     # §7.3: results become NLAssertionCheck(nl_assertion, met: bool, justification) — pydantic coerces
     # "true"/"yes"/1 to True; a missing key or an uncoercible value makes upstream raise.
-    lax = json.dumps({"results": [{"expectedOutcome": "a", "reasoning": "r", "metExpectation": "true"},
-                                  {"expectedOutcome": "b", "reasoning": "r", "metExpectation": 1}]})
+    lax = json.dumps(
+        {
+            "results": [
+                {"expectedOutcome": "a", "reasoning": "r", "metExpectation": "true"},
+                {"expectedOutcome": "b", "reasoning": "r", "metExpectation": 1},
+            ]
+        }
+    )
     assert asyncio.run(nl_assertions_check(Replies(lax), TRAJ, ["a", "b"]))["reward"] == 1.0
-    assert parse_verdict(json.dumps({"results": [{"expectedOutcome": "a", "reasoning": "", "metExpectation": "no"}]})) == \
-        [{"expectedOutcome": "a", "reasoning": "", "metExpectation": False}]
-    for bad in ({"expectedOutcome": "a", "metExpectation": True},  # no reasoning
-                {"expectedOutcome": "a", "reasoning": "r", "metExpectation": "maybe"},
-                {"expectedOutcome": "a", "reasoning": "r", "metExpectation": None}):
+    assert parse_verdict(
+        json.dumps({"results": [{"expectedOutcome": "a", "reasoning": "", "metExpectation": "no"}]})
+    ) == [{"expectedOutcome": "a", "reasoning": "", "metExpectation": False}]
+    for bad in (
+        {"expectedOutcome": "a", "metExpectation": True},  # no reasoning
+        {"expectedOutcome": "a", "reasoning": "r", "metExpectation": "maybe"},
+        {"expectedOutcome": "a", "reasoning": "r", "metExpectation": None},
+    ):
         assert parse_verdict(json.dumps({"results": [bad]})) is None, bad
     # `data.get("results", [])`: a JSON object without results grades nothing and passes (upstream quirk).
     silent = Replies(json.dumps({"verdict": "all good"}))

@@ -2,6 +2,7 @@
 `tools` field, native tool calls, the chat history as messages. It replays the airline gold
 actions to the official final DB hashes, both on the scripted backbone (native tool calls) and
 through the real OpenAI client against a loopback server that logs every request body."""
+
 from __future__ import annotations
 
 import ast
@@ -26,7 +27,10 @@ TASKS = ["7", "0", "44"]
 
 @pytest.fixture(scope="module")
 def official() -> dict:
-    return {t["task_id"]: t for t in json.loads(shared_path("tau2-conformance", "airline_gold_replay.json").read_text())["tasks"]}
+    return {
+        t["task_id"]: t
+        for t in json.loads(shared_path("tau2-conformance", "airline_gold_replay.json").read_text())["tasks"]
+    }
 
 
 def bench(task_ids):
@@ -72,8 +76,16 @@ def test_native_agent_sends_tools_through_the_api_and_replays_gold(official):
         made = sum(len(m.get("tool_calls") or []) for m in body["messages"] if m["role"] == "assistant")
         if made < len(gold):
             a = gold[made]
-            return {"content": None, "tool_calls": [{"id": f"call_{made}", "type": "function",
-                                                     "function": {"name": a["name"], "arguments": json.dumps(a.get("arguments") or {})}}]}
+            return {
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"call_{made}",
+                        "type": "function",
+                        "function": {"name": a["name"], "arguments": json.dumps(a.get("arguments") or {})},
+                    }
+                ],
+            }
         return "Done: your reservations are updated."
 
     with FakeOpenAI(responder=responder) as srv:
@@ -82,15 +94,23 @@ def test_native_agent_sends_tools_through_the_api_and_replays_gold(official):
         bodies = list(srv.bodies)
     assert rec.status == "ok", rec.error
     s = rec.scores
-    assert s["db"]["live_hash"] == official["7"]["final_db_norm_sha256"], (s["termination"], s["reward_basis"], s["communicate"])
+    assert s["db"]["live_hash"] == official["7"]["final_db_norm_sha256"], (
+        s["termination"],
+        s["reward_basis"],
+        s["communicate"],
+    )
     assert s["db_match"] and s["action"]["reward"] == 1.0 and s["termination"] == "user_stop"
-    schemas = json.loads(shared_path("tau2-conformance", "tool_schemas.json").read_text())["domains"]["airline"]["tools"]
+    schemas = json.loads(shared_path("tau2-conformance", "tool_schemas.json").read_text())["domains"]["airline"][
+        "tools"
+    ]
     assert all(body["tools"] == schemas for body in bodies)
     first = bodies[0]["messages"]
     assert first[0] == {"role": "system", "content": upstream_system_prompt(b.data().policy)}
     assert first[1] == {"role": "assistant", "content": GREETING} and first[2]["role"] == "user"
     last = bodies[-1]["messages"]
-    assert [m["role"] for m in last[3:5]] == ["assistant", "tool"] and last[4]["tool_call_id"] == last[3]["tool_calls"][0]["id"]
+    assert [m["role"] for m in last[3:5]] == ["assistant", "tool"] and last[4]["tool_call_id"] == last[3]["tool_calls"][
+        0
+    ]["id"]
     assert sum(m["role"] == "tool" for m in last) == len(gold)
 
 
@@ -102,7 +122,12 @@ def test_manifest_names_the_native_prompt_source():
 
 
 def test_native_tool_call_parsing_keeps_bad_arguments_visible():
-    calls = native_tool_calls([{"id": "a", "function": {"name": "f", "arguments": '{"x": 1}'}},
-                               {"id": "b", "function": {"name": "g", "arguments": "not json"}}, {"bad": 1}])
+    calls = native_tool_calls(
+        [
+            {"id": "a", "function": {"name": "f", "arguments": '{"x": 1}'}},
+            {"id": "b", "function": {"name": "g", "arguments": "not json"}},
+            {"bad": 1},
+        ]
+    )
     assert [(c.name, c.id) for c in calls] == [("f", "a"), ("g", "b")]
     assert calls[0].arguments == {"x": 1} and calls[1].arguments == {"_unparsed_arguments": "not json"}

@@ -2,6 +2,7 @@
 benchmarks/tau/retail.py and airline.py names an upstream message that exists (method, position)
 and fills the same fields; a failing tool call returns upstream's text; offline, the project's own
 wording, and the manifest says so."""
+
 from __future__ import annotations
 
 import ast
@@ -26,8 +27,12 @@ def sites(domain_name: str) -> list[tuple[str, int, str, set[str]]]:
         args = None
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "E" and len(n.args) >= 3:
             args = n.args
-        elif isinstance(n, ast.Tuple) and len(n.elts) == 3 and all(isinstance(e, ast.Constant) for e in n.elts) \
-                and isinstance(n.elts[1].value, int):
+        elif (
+            isinstance(n, ast.Tuple)
+            and len(n.elts) == 3
+            and all(isinstance(e, ast.Constant) for e in n.elts)
+            and isinstance(n.elts[1].value, int)
+        ):
             args = n.elts  # a (method, position, fallback) spec passed to _check_counts
         if args is not None and all(isinstance(a, ast.Constant) for a in args[:3]):
             fields = {k.arg for k in getattr(n, "keywords", []) if k.arg}

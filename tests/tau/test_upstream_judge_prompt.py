@@ -1,5 +1,6 @@
 """The NL-assertion judge sends tau2's prompts byte for byte (read at run time from the pinned
 evaluator_nl_assertions.py), and says so in the manifest; offline it uses the project's wording."""
+
 from __future__ import annotations
 
 import ast
@@ -8,8 +9,12 @@ from benchmarks.tau.judge import NL_FILE, judge_messages, judge_prompts, transcr
 from runners.upstream import TextSources, file_text
 from tests.conftest import upstream_src
 
-TRAJ = [{"role": "assistant", "content": "Hi! How can I help you today?"}, {"role": "user", "content": "Cancel #W1 {now}."},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]}, {"role": "tool", "content": '{"a": 1}'}]
+TRAJ = [
+    {"role": "assistant", "content": "Hi! How can I help you today?"},
+    {"role": "user", "content": "Cancel #W1 {now}."},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]},
+    {"role": "tool", "content": '{"a": 1}'},
+]
 ASSERTIONS = ["Agent cancels order #W1.", "Agent's reply is polite."]
 
 

@@ -1,5 +1,6 @@
 """τ tool schemas as tau2-bench sends them: built at run time from the pinned upstream files and
 compared field by field with the official tool lists (tool_schemas.json)."""
+
 from __future__ import annotations
 
 import json
@@ -77,4 +78,7 @@ def test_the_fallback_wording_is_our_own(domain):
         f = t["function"]
         assert ours[f["name"]].description.strip() != f["description"].strip(), f["name"]
         for arg, p in f["parameters"].get("properties", {}).items():
-            assert ours[f["name"]].parameters["properties"][arg].get("description") != p.get("description"), (f["name"], arg)
+            assert ours[f["name"]].parameters["properties"][arg].get("description") != p.get("description"), (
+                f["name"],
+                arg,
+            )

@@ -1,4 +1,5 @@
 """A toy GEM-style env: pass iff answer.txt in the agent workspace says 42."""
+
 from pathlib import Path
 
 

@@ -1,5 +1,6 @@
 """Fake of gem.tools.tool_env_wrapper.ToolEnvWrapperOpenAI with upstream's step_openai semantics:
 at the cap nothing runs and the observation is "[]"; claim_done → env.step() → terminated."""
+
 import json
 
 
