@@ -82,12 +82,14 @@ def test_current_city_is_not_scored():
 
 
 def test_aggregate_hand_computed_and_persons_without_slots_skipped_in_sps():
-    p = lambda full, slots, passed, sub=True: {
-        "submitted": sub,
-        "full_pass": full,
-        "constraint_slots": slots,
-        "constraint_passed": passed,
-    }  # noqa: E731
+    def p(full, slots, passed, sub=True):
+        return {
+            "submitted": sub,
+            "full_pass": full,
+            "constraint_slots": slots,
+            "constraint_passed": passed,
+        }  # noqa: E731
+
     g1 = [p(True, 2, 2), p(False, 0, 0)]  # second person has no constraint slot: skipped in sPS
     g2 = [p(False, 4, 1)]
     out = travel_score.aggregate([g1, g2])
@@ -160,12 +162,14 @@ def test_an_unparsed_plan_fails_the_group_but_an_absent_traveller_is_skipped():
 
 
 def test_sps_is_averaged_per_group_not_pooled_over_persons():
-    p = lambda passed, slots: {
-        "submitted": True,
-        "full_pass": False,
-        "constraint_slots": slots,
-        "constraint_passed": passed,
-    }  # noqa: E731
+    def p(passed, slots):
+        return {
+            "submitted": True,
+            "full_pass": False,
+            "constraint_slots": slots,
+            "constraint_passed": passed,
+        }  # noqa: E731
+
     out = travel_score.aggregate([[p(2, 2), p(2, 2), p(2, 2)], [p(1, 4)]])
     assert out["sPS"] == pytest.approx((1.0 + 0.25) / 2)  # pooled over persons would be (3 + 0.25) / 4
 

@@ -154,13 +154,16 @@ def test_url_password_never_written_anywhere_including_multirun_and_401_bodies(t
             "backbone.base_url_env=null",
             "backbone.api_key_env=null",
         ]
-        sweep = lambda out, *extra: subprocess.run(
-            [sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", *args, *extra],  # noqa: E731
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
+
+        def sweep(out, *extra):
+            return subprocess.run(
+                [sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", *args, *extra],  # noqa: E731
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                timeout=180,
+            )
+
         p = sweep(tmp_path, "++experiment.grid.method=[full_context,flowstate]")
         assert p.returncode == 0, p.stderr
         assert srv.auth_headers and all(h.startswith("Basic ") for h in srv.auth_headers)  # explicit, as documented

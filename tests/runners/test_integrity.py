@@ -124,12 +124,15 @@ def test_fingerprint_changes_with_an_uncommitted_edit(tmp_path):
     repo = tmp_path / "r"
     (repo / "runners").mkdir(parents=True)
     (repo / "runners" / "m.py").write_text("x = 1\n")
-    git = lambda *a: subprocess.run(
-        ["git", "-c", "user.email=a@b", "-c", "user.name=a", *a],
-        cwd=repo,
-        check=True,  # noqa: E731
-        capture_output=True,
-    )
+
+    def git(*a):
+        return subprocess.run(
+            ["git", "-c", "user.email=a@b", "-c", "user.name=a", *a],
+            cwd=repo,
+            check=True,  # noqa: E731
+            capture_output=True,
+        )
+
     git("init", "-q")
     git("add", "-A")
     git("commit", "-qm", "c")
