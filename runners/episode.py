@@ -206,11 +206,11 @@ class Episode:
         self.agent = RecordingBackbone(agent.bind(self.scope), self.sink, transcripts=transcripts, on_call=on_call)
         backbones: dict[Role, Backbone] = {"agent": self.agent, "tool": self.agent}
         for role, b in (("judge", judge), ("user_sim", user_sim), ("tool", tool)):
-            backbones[role] = (
+            backbones[role] = (  # type: ignore[index]
                 RecordingBackbone(b.bind(self.scope), self.sink, transcripts=transcripts, on_call=on_call)
                 if b is not None
                 else self.agent
-            )  # type: ignore[index]
+            )
         self.ctx = EpisodeContext(trial=trial, seed=seed, backbones=backbones)
 
     def attach(self, oracle: Oracle) -> None:

@@ -258,10 +258,10 @@ class PosBaseline(SingleCallMethod):
         words), `Available actions:` + the lookup tool's schema when enabled."""
         (_, latest), _ = blocks[-2], blocks[-1]
         history = user_message(blocks[:-2])["content"] if blocks[:-2] else ""
-        return self.raw.messages(
+        return self.raw.messages(  # type: ignore[union-attr]
             task_text=self.request.text,
             observation=latest,
-            history=history,  # type: ignore[union-attr]
+            history=history,
             extra_tools=[self.lookup_tool] if self.lookup_tool is not None and self.lookup_enabled() else [],
             system_extra=self.release_system_rule,
         )

@@ -110,10 +110,10 @@ def paper_tradeoff_point(
                 return None
             out[f"{who}_{m}"] = sum(vs) / len(vs)  # type: ignore[arg-type]
     rel = [
-        val(method, b, "Tok") / val(baseline, b, "Tok")
+        val(method, b, "Tok") / val(baseline, b, "Tok")  # type: ignore[operator]
         for b in benchmarks
         if val(method, b, "Tok") and val(baseline, b, "Tok")
-    ]  # type: ignore[operator]
+    ]
     out["relative_tokens"] = sum(rel) / len(rel) if len(rel) == len(benchmarks) else None
     return out
 

@@ -41,7 +41,8 @@ from runners.records.store import (
     read_jsonl,
     record_lines,
 )
-from runners.records.transcripts import TranscriptError, TranscriptReader, episode_calls
+from runners.records.schema import episode_calls
+from runners.records.transcripts import TranscriptError, TranscriptReader
 
 
 @dataclass

@@ -10,7 +10,7 @@ them (the store, `runners.records.results`, the analysis wing).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
@@ -135,3 +135,16 @@ class EpisodeRecord(BaseModel):
         default_factory=list,
         description="what the harness changed in the record to store it (lone surrogates in text made at run time, e.g. a tool output, replaced by U+FFFD)",
     )
+
+
+def episode_calls(ep: Any) -> Iterator[Any]:
+    """Every call of an episode in the order it was made: the CallLogs of an EpisodeRecord, or
+    the Calls of a `runners.records.results.Episode` (which mirrors the record's shape: any object
+    with `task_calls`, `requests` (`begin_calls`, `steps[].calls`, `end_calls`) and `unfinished_calls`)."""
+    yield from ep.task_calls
+    for r in ep.requests:
+        yield from r.begin_calls
+        for s in r.steps:
+            yield from s.calls
+        yield from r.end_calls
+    yield from ep.unfinished_calls

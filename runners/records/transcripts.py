@@ -56,15 +56,13 @@ import threading
 import zlib
 from collections import OrderedDict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import Any, Iterable
 
 import orjson
 
 from runners.records.store import take_batch
 
-if TYPE_CHECKING:  # pragma: no cover
-    from runners.records.schema import EpisodeRecord
-    from runners.records.results import Episode
+from runners.records.schema import EpisodeRecord, episode_calls
 
 TRANSCRIPTS = "transcripts.sqlite"
 SCHEMA_VERSION = 2  # 2: packs (1: every blob stored on its own; still read)
@@ -250,18 +248,6 @@ class Encoder:
         while len(self._recent) > RECENT:
             del self._recent[next(iter(self._recent))]
         return head
-
-
-def episode_calls(ep: "EpisodeRecord | Episode") -> Iterator[Any]:
-    """Every call of an episode in the order it was made: the CallLogs of an EpisodeRecord, or
-    the Calls of a `runners.records.results.Episode` (which mirrors the record's shape)."""
-    yield from ep.task_calls
-    for r in ep.requests:
-        yield from r.begin_calls
-        for s in r.steps:
-            yield from s.calls
-        yield from r.end_calls
-    yield from ep.unfinished_calls
 
 
 def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:

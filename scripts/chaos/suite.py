@@ -719,10 +719,10 @@ class Suite:
             mnt = self.work / ("mnt_ro" if "read" in name else "mnt_full")
             mnt.mkdir(exist_ok=True)
 
-            def live(f):
+            def live(f: Any) -> int:
                 return (
                     sum(map(len, record_lines(f.with_suffix("")))) if f.name.endswith(".jsonl.xz") else f.stat().st_size
-                )  # noqa: E731
+                )
 
             part = (
                 sum(live(f) for f in self.ref_root.rglob("*") if f.is_file()) * 7 // 10 // 4096 * 4

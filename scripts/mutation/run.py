@@ -16,6 +16,8 @@ Exit status: 0 when every mutant is killed or listed in `ACCEPTED` (docs/testing
 
 from __future__ import annotations
 
+from typing import Any
+
 import argparse
 import json
 import os
@@ -99,7 +101,7 @@ def first_failure(output: str) -> str:
     return output.strip().splitlines()[-1][:200] if output.strip() else ""
 
 
-def run_mutants(mutants: list[Mutant], timeout: float, ref: str | None = None, log=print) -> list[Verdict]:
+def run_mutants(mutants: list[Mutant], timeout: float, ref: str | None = None, log: Any = print) -> list[Verdict]:
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         root = Path(tmp)
         copy_tree(root, ref)
