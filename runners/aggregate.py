@@ -1,4 +1,5 @@
-"""`python -m runners.aggregate results/<experiment> [--reference full_context] [--method a,b] [--benchmark x] [--cells c1,c2]`
+"""`python -m runners.aggregate results/<experiment> [--reference full_context] [--method a,b] [--benchmark x] \
+[--cells c1,c2]`
 
 The command line of runners/analysis/tables.py, which builds the tables (its docstring documents them)."""
 
@@ -34,7 +35,9 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=DEFAULT_RESAMPLES,
         metavar="N",
-        help=f"bootstrap resamples for the 95%% intervals and the paired Δ tests (default {DEFAULT_RESAMPLES}; 0 = none)",
+        help=(
+            f"bootstrap resamples for the 95%% intervals and the paired Δ tests (default {DEFAULT_RESAMPLES}; 0 = none)"
+        ),
     )
     ap.add_argument(
         "--strict",

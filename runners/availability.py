@@ -54,9 +54,8 @@ def backbone_missing(
     roles = [roles] if isinstance(roles, str) else list(roles or [])
     served = (
         (
-            f" (it serves role {', '.join(roles)}; or run {'it' if len(roles) == 1 else 'them'} on the agent's backbone: "
-            + " ".join(f"roles.{r}=agent" for r in roles)
-            + ")"
+            f" (it serves role {', '.join(roles)}; or run {'it' if len(roles) == 1 else 'them'} "
+            "on the agent's backbone: " + " ".join(f"roles.{r}=agent" for r in roles) + ")"
         )
         if roles
         else ""
@@ -92,7 +91,8 @@ def backbone_missing(
                     what=f"backbone '{cfg.name}': {where} {redact_url(str(url))!r} is not an http(s) URL",
                     fix=(
                         "give the endpoint's URL with its scheme, e.g. http://127.0.0.1:8000/v1 or "
-                        f"https://api.openai.com/v1 ({'export ' + cfg.base_url_env + '=…' if from_env else 'backbone.base_url=…'})"
+                        "https://api.openai.com/v1 "
+                        f"({'export ' + cfg.base_url_env + '=…' if from_env else 'backbone.base_url=…'})"
                     )
                     + served,
                 )

@@ -96,7 +96,8 @@ class ResponseCache:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(
-                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, payload TEXT NOT NULL, created REAL NOT NULL)"
+                "CREATE TABLE IF NOT EXISTS responses "
+                "(key TEXT PRIMARY KEY, payload TEXT NOT NULL, created REAL NOT NULL)"
             )
         except (sqlite3.Error, OSError) as e:
             self._degrade(f"cannot be opened ({e})")
@@ -112,7 +113,8 @@ class ResponseCache:
         self.disabled = why
         log.warning(
             "response cache %s %s: continuing without it (every call is a miss, nothing is cached). "
-            "Fix: stop the other process holding it, delete the file to start an empty cache, or set runner.cache=false.",
+            "Fix: stop the other process holding it, delete the file to start an empty cache, "
+            "or set runner.cache=false.",
             self.path,
             why,
         )

@@ -69,7 +69,10 @@ class BackboneCfg(_Strict):
     scripted: dict[str, Any] = Field(default_factory=dict)
     server: dict[str, Any] = Field(
         default_factory=dict,
-        description="kind managed: the server the harness starts (command template, model_file, env, ready_timeout_s); runners/backbones/managed.py",
+        description=(
+            "kind managed: the server the harness starts (command template, model_file, env, ready_timeout_s); "
+            "runners/backbones/managed.py"
+        ),
     )
     max_completion_chars: int | None = Field(
         None,
@@ -190,12 +193,18 @@ class RunnerCfg(_Strict):
     case_error_resamples: int = Field(
         2,
         ge=0,
-        description="reruns of a case that ended in a CaseError draw fresh samples (bypassing the cached replies) at most this many times; later reruns replay the last generation",
+        description=(
+            "reruns of a case that ended in a CaseError draw fresh samples (bypassing the cached replies) at most "
+            "this many times; later reruns replay the last generation"
+        ),
     )
     transcripts: bool = Field(True, description="keep every call's messages and raw reply in <cell>/transcripts.sqlite")
     compact_records: bool = Field(
         True,
-        description="a finished cell's episodes.jsonl becomes episodes.jsonl.xz (read it with xzcat; a resume restores the plain file); false keeps the plain file",
+        description=(
+            "a finished cell's episodes.jsonl becomes episodes.jsonl.xz (read it with xzcat; a resume restores "
+            "the plain file); false keeps the plain file"
+        ),
     )
     compact_level: int = Field(
         6,
@@ -222,11 +231,18 @@ class RunnerCfg(_Strict):
     )
     plan: bool = Field(
         False,
-        description="print the plan and its cost (tasks × trials, calls, tokens and $ per role) and exit: no model call, nothing written (runners/plan.py)",
+        description=(
+            "print the plan and its cost (tasks × trials, calls, tokens and $ per role) and exit: no model call, "
+            "nothing written (runners/plan.py)"
+        ),
     )
     skip_unavailable: bool = Field(
         False,
-        description="run the cells whose data, extras and backbones are available and list the skipped ones (<experiment>/skipped.json, the tables' footnote); false: any missing piece stops the sweep before any work",
+        description=(
+            "run the cells whose data, extras and backbones are available and list the skipped ones "
+            "(<experiment>/skipped.json, the tables' footnote); false: any missing piece stops the sweep before "
+            "any work"
+        ),
     )
 
     @field_validator("reference_method")
@@ -272,7 +288,10 @@ class ExperimentCfg(_Strict):
     grid: dict[str, list[str]] = Field(default_factory=dict, description="group -> names; expanded into cells")
     benchmark_params: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
-        description="benchmark name -> params set on that benchmark only (e.g. Travel's ps_pooling in a grid over all MemoryArena benchmarks)",
+        description=(
+            "benchmark name -> params set on that benchmark only (e.g. Travel's ps_pooling in a grid over all "
+            "MemoryArena benchmarks)"
+        ),
     )
     note: str = Field(
         "", description="a line shown with the run and above the tables (e.g. quickstart: not the paper's setting)"
@@ -280,8 +299,8 @@ class ExperimentCfg(_Strict):
     scripted_noise: dict[str, Any] = Field(
         default_factory=dict,
         description="seeded noise knobs (runners/backbones/scripted.py: malformed_rate, empty_rate, perturb, "
-        "perturb_rate) set on a scripted agent backbone that leaves them at their defaults: the offline demo's methods then "
-        "differ; {} = none; HARNESS_DEMO_NOISE=0 turns it off (the test suite does)",
+        "perturb_rate) set on a scripted agent backbone that leaves them at their defaults: the offline demo's "
+        "methods then differ; {} = none; HARNESS_DEMO_NOISE=0 turns it off (the test suite does)",
     )
 
     @field_validator("grid")
@@ -302,7 +321,8 @@ class ExperimentCfg(_Strict):
         for n in v:
             if n not in available("benchmark"):
                 raise ValueError(
-                    f"unknown benchmark '{n}' in experiment.benchmark_params; available: {', '.join(available('benchmark'))}"
+                    f"unknown benchmark '{n}' in experiment.benchmark_params; "
+                    f"available: {', '.join(available('benchmark'))}"
                 )
         return v
 
@@ -425,7 +445,8 @@ def resolve_roles(cfg: "CellConfig", given: dict[str, Any]) -> RolesCfg:
     bad = sorted(set(cfg.benchmark.roles) - set(ROLE_NAMES))
     if bad:
         raise ConfigError(
-            f"benchmark '{cfg.benchmark.name}': unknown role(s) {bad} in `roles`; configurable roles: {', '.join(ROLE_NAMES)}"
+            f"benchmark '{cfg.benchmark.name}': unknown role(s) {bad} in `roles`; "
+            f"configurable roles: {', '.join(ROLE_NAMES)}"
         )
     for role in ROLE_NAMES:
         value = given.get(role)

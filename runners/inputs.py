@@ -156,7 +156,8 @@ def read_jsonl(path: str | Path, *, required: Iterable[str] = (), allow_empty: b
         row = loads(line, p, n)
         if not isinstance(row, dict):
             raise InputError(
-                f"{p}:{n}: expected a JSON object per line, got {type(row).__name__}. Fix: restore or re-download the file"
+                f"{p}:{n}: expected a JSON object per line, got {type(row).__name__}. "
+                "Fix: restore or re-download the file"
             )
         missing = [f for f in need if f not in row]
         if missing:

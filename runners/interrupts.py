@@ -109,8 +109,8 @@ def message(signum: int) -> str:
     state = f"all {total} episodes done" if done == total and not failed else f"{done}/{total} episodes done"
     if phase in ("running", "compaction"):
         return (
-            f"{what} while running ({state} in {cells} opened cell(s)); finished episodes are saved. Run the same command "
-            "again to resume."
+            f"{what} while running ({state} in {cells} opened cell(s)); finished episodes are saved. "
+            "Run the same command again to resume."
         )
     aggregate = f"python -m runners.aggregate {root}" if root else "python -m runners.aggregate <experiment dir>"
     retry = f"; {failed} failed episode(s) are retried by running the same command again" if failed else ""
@@ -120,7 +120,10 @@ def message(signum: int) -> str:
             f"{what} while {'reporting' if phase == 'report' else 'writing the tables'}: {state}{retry}; tables not "
             f"written{part}: run `{aggregate}` (or the same command again)."
         )
-    return f"{what} while logging to W&B: {state}{retry}; tables are written under {root}/tables. Run the same command again to log."
+    return (
+        f"{what} while logging to W&B: {state}{retry}; tables are written under {root}/tables. "
+        "Run the same command again to log."
+    )
 
 
 def report(signum: int, out: Any = None) -> int:

@@ -320,9 +320,10 @@ def _usd(x: float | None, priced: bool) -> str:
 def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
     exp = cells[0].experiment.name
     out = [
-        f"Plan of experiment '{exp}': {len(cells)} cell(s). No model is called and nothing is written (runner.plan=true).",
-        "Estimates per role: calls and tokens for the episodes the cell has left to run (finished ones are resumed past), "
-        "$ at the list prices of the backbone serving "
+        f"Plan of experiment '{exp}': {len(cells)} cell(s). "
+        "No model is called and nothing is written (runner.plan=true).",
+        "Estimates per role: calls and tokens for the episodes the cell has left to run "
+        "(finished ones are resumed past), $ at the list prices of the backbone serving "
         "the role; each says its source (paper #Tok per task, a stored run, or unknown).",
         "",
     ]
@@ -365,7 +366,8 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
     for (role, backbone), (toks, cost, calls, priced, tok_unknown, calls_unknown) in sorted(by_role.items()):
         some = lambda v, k, fmt: "?" if k and not v else fmt(v) + (f" + {k} cell(s) unknown" if k else "")  # noqa: E731
         out.append(
-            f"    {role:<15} {backbone:<18} calls {some(calls, calls_unknown, _num):>7}  tokens {some(toks, tok_unknown, _num):>8}  "
+            f"    {role:<15} {backbone:<18} calls {some(calls, calls_unknown, _num):>7}  "
+            f"tokens {some(toks, tok_unknown, _num):>8}  "
             + (
                 "?"
                 if tok_unknown and not toks and priced
@@ -376,7 +378,8 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
     priced_unknown = sum(v[4] for v in by_role.values() if v[3])
     if not any(v[3] for v in by_role.values()):
         out.append(
-            f"Total $: {NO_PRICE} ({', '.join(unpriced)}; add `prices` and `prices_source` to conf/backbone/<name>.yaml)."
+            f"Total $: {NO_PRICE} ({', '.join(unpriced)}; "
+            "add `prices` and `prices_source` to conf/backbone/<name>.yaml)."
         )
     else:
         out.append(
@@ -403,7 +406,8 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
     for name, b in sorted(prices_used.items()):
         p = b.prices
         out.append(
-            f"    prices {name}: ${p['input']:g} input, ${p['cached_input']:g} cached input, ${p['output']:g} output per 1M tokens"
+            f"    prices {name}: ${p['input']:g} input, ${p['cached_input']:g} cached input, "
+            f"${p['output']:g} output per 1M tokens"
             + (f" ({b.prices_source})" if getattr(b, "prices_source", None) else "")
         )
     if s.missing:

@@ -180,8 +180,10 @@ class Progress:
             f"{ran}/{todo} episodes done, "
             f"cells {done}/{max(len(self.cells), self.expected_cells)}, {calls} calls"
             + (f" ({cached} cached)" if cached else "")
-            + f", {sum(c.retries for c in self.cells)} retries, {human_tokens(sum(c.tokens for c in self.cells))} tokens, "
-            f"{human_duration(time.perf_counter() - self.started)} elapsed, ETA {human_duration(eta) if eta is not None else '–'}"
+            + f", {sum(c.retries for c in self.cells)} retries, "
+            f"{human_tokens(sum(c.tokens for c in self.cells))} tokens, "
+            f"{human_duration(time.perf_counter() - self.started)} elapsed, "
+            f"ETA {human_duration(eta) if eta is not None else '–'}"
         )
 
     def __exit__(self, *exc: object) -> None:
@@ -229,7 +231,8 @@ class Progress:
             if status != "ok" or n == todo or n % max(1, todo // 10) == 0:
                 eta = self.eta()
                 self._emit(
-                    f"  {cp.cell}: {n}/{todo} episodes ({status} {task}), {cp.calls} calls, {human_tokens(cp.tokens)} tokens, "
+                    f"  {cp.cell}: {n}/{todo} episodes ({status} {task}), {cp.calls} calls, "
+                    f"{human_tokens(cp.tokens)} tokens, "
                     f"{cp.retries} retries" + (f", sweep ETA {human_duration(eta)}" if eta else "")
                 )
         self._refresh()
@@ -239,7 +242,8 @@ class Progress:
             cp.finished = time.perf_counter()
             done = sum(c.finished is not None for c in self.cells)
             self._emit(
-                f"[cell done {done}/{max(len(self.cells), self.expected_cells)}] {cp.cell}: {cp.ran}/{cp.todo} run in {human_duration(cp.elapsed)}"
+                f"[cell done {done}/{max(len(self.cells), self.expected_cells)}] {cp.cell}: "
+                f"{cp.ran}/{cp.todo} run in {human_duration(cp.elapsed)}"
             )
         self._refresh()
 
@@ -275,7 +279,10 @@ class Progress:
         narrow = width < self.NARROW
         done = sum(c.finished is not None for c in self.cells)
         elapsed = time.perf_counter() - self.started
-        title = f"cells {done}/{max(len(self.cells), self.expected_cells)} done · {human_duration(elapsed)} · ETA {human_duration(self.eta())}"
+        title = (
+            f"cells {done}/{max(len(self.cells), self.expected_cells)} done · {human_duration(elapsed)} · "
+            f"ETA {human_duration(self.eta())}"
+        )
         if narrow:
             title += f" · {sum(c.retries for c in self.cells)} retries · {sum(c.cache_hits for c in self.cells)} cached"
             cols: tuple[tuple[str, int], ...] = (

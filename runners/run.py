@@ -549,7 +549,8 @@ def _warn_store(store: CellStore, cell: str, code: str, progress: Progress) -> N
     if other:
         was = ", ".join(f"{n} by {c}" for c, n in sorted(other.items()))
         print(
-            f"warning: {cell}: RESUMING UNDER DIFFERENT CODE: finished episodes were produced by different code ({was}); "
+            f"warning: {cell}: RESUMING UNDER DIFFERENT CODE: finished episodes were produced by different code "
+            f"({was}); "
             f"this run is {code}. They are kept and not re-run; the tables mark the cell [mixed code]. "
             "To re-run the cell from scratch, add runner.fresh=true (old results are moved aside, not deleted).",
             file=sys.stderr,
@@ -951,7 +952,7 @@ async def run_cell(prep: PreparedCell, root: Path, pool: BackbonePool, progress:
     ]
 
 
-# ---------------------------------------------------------------- the whole run: signals, budget, one scheduler for all cells
+# ------------------------------------------------------- the whole run: signals, budget, one scheduler for all cells
 
 TERMINATED: list[int] = []
 """Set when a SIGTERM ended the sweep (`_unwind_on_sigterm`)."""

@@ -86,14 +86,15 @@ def refuse_basic_multirun(argv: list[str]) -> str:
 
     args, other = as_grid(argv)
     msg = (
-        "`-m` with Hydra's basic launcher would run each job as a separate sweep, one after another. Several cells in "
-        "one process are the experiment grid, run by one scheduler (cells overlap, one in-flight bound per endpoint, one "
-        "report):\n  python -m runners.sweep " + redact_secrets(" ".join(shlex.quote(a) for a in args))
+        "`-m` with Hydra's basic launcher would run each job as a separate sweep, one after another. Several cells "
+        "in one process are the experiment grid, run by one scheduler (cells overlap, one in-flight bound per "
+        "endpoint, one report):\n  python -m runners.sweep " + redact_secrets(" ".join(shlex.quote(a) for a in args))
     )
     if other:
         msg += (
-            f"\n{', '.join(other)} {'is' if len(other) == 1 else 'are'} not a grid axis (method, backbone, benchmark): run "
-            "one command per value into the same experiment (its tables cover every cell)"
+            f"\n{', '.join(other)} {'is' if len(other) == 1 else 'are'} not a grid axis "
+            "(method, backbone, benchmark): run one command per value into the same experiment "
+            "(its tables cover every cell)"
         )
     return msg + (
         "\n`-m` without hydra/launcher=basic does the same (the default launcher, grid); one process per job: "
@@ -144,15 +145,17 @@ def print_report(reports: list[Any], wall: float, out: TextIO | None = None, bud
     garbage = sum(getattr(r, "usage_estimated", 0) for r in reports)
     if garbage:
         print(
-            f"warning: {garbage} model call(s) got unusable usage from the endpoint (a count that is not a non-negative "
-            "whole number); their tokens are estimated (source: estimated) and each call's `hygiene` says what was sent.",
+            f"warning: {garbage} model call(s) got unusable usage from the endpoint (a count that is not a "
+            "non-negative whole number); their tokens are estimated (source: estimated) and each call's `hygiene` "
+            "says what was sent.",
             file=out,
         )
     redacted = sum(getattr(r, "redacted", 0) for r in reports)
     if redacted:
         print(
-            f"warning: {redacted} model repl(y/ies) echoed a configured secret (API key or URL password); it was replaced "
-            "by *** before anything was stored, and the call's `hygiene` records it. Check the endpoint or proxy.",
+            f"warning: {redacted} model repl(y/ies) echoed a configured secret (API key or URL password); "
+            "it was replaced by *** before anything was stored, and the call's `hygiene` records it. "
+            "Check the endpoint or proxy.",
             file=out,
         )
     left = sum(r.not_started for r in reports)
@@ -179,8 +182,8 @@ def cache_only_note(reports: list[Any]) -> str | None:
         return None
     return (
         f"Note: every model call of this run ({hits}) was served from the response cache: no endpoint was called, so "
-        "neither the key nor the model was checked. runner.fresh=true re-samples every call (cache reads off, writes on); "
-        "runner.cache=false turns the cache off."
+        "neither the key nor the model was checked. runner.fresh=true re-samples every call "
+        "(cache reads off, writes on); runner.cache=false turns the cache off."
     )
 
 
@@ -197,15 +200,18 @@ def describe_os_error(e: OSError, root: Path) -> str:
         )
     if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return (
-            f"cannot write results: {where} is not writable ({e.strerror}). Fix: make it writable, or choose a writable "
-            "directory with runner.output_dir=<dir>"
+            f"cannot write results: {where} is not writable ({e.strerror}). Fix: make it writable, "
+            "or choose a writable directory with runner.output_dir=<dir>"
         )
     if e.errno in (errno.ENOTDIR, errno.EEXIST):
         return (
             f"cannot write results under {root}: {where} is a file, not a directory ({e.strerror}). Fix: point "
             "runner.output_dir at a directory (or move the file away)"
         )
-    return f"cannot write results under {root}: {e}. Fix: check that runner.output_dir is a writable directory with free space"
+    return (
+        f"cannot write results under {root}: {e}. "
+        "Fix: check that runner.output_dir is a writable directory with free space"
+    )
 
 
 def describe_sqlite_error(e: Exception, root: Path) -> str:
@@ -223,8 +229,8 @@ def describe_sqlite_error(e: Exception, root: Path) -> str:
     if "readonly" in msg or "read-only" in msg:
         return describe_os_error(OSError(errno.EROFS, "Read-only file system", None), root)
     return (
-        f"a results database under {root} failed ({type(e).__name__}: {e}). Every finished episode is saved. Fix: check "
-        "the disk of runner.output_dir, then run the same command again to resume"
+        f"a results database under {root} failed ({type(e).__name__}: {e}). Every finished episode is saved. "
+        "Fix: check the disk of runner.output_dir, then run the same command again to resume"
     )
 
 
@@ -584,10 +590,17 @@ def describe_hydra_error(e: Exception) -> str | None:
                 return (
                     f"unknown {group} '{name}'"
                     + (f" (did you mean {', '.join(close)}?)" if close else "")
-                    + f"; available: {', '.join(available(group))}. Fix: pick one of them, or add conf/{group}/{name}.yaml"
+                    + f"; available: {', '.join(available(group))}. "
+                    f"Fix: pick one of them, or add conf/{group}/{name}.yaml"
                 )
-            return f"unknown option '{name}' of '{group}'. Fix: check the spelling (python -m runners.sweep --help lists the groups)"
-        return f"{text.splitlines()[0]}. Fix: check the group names and options on the command line (python -m runners.sweep --help)"
+            return (
+                f"unknown option '{name}' of '{group}'. "
+                "Fix: check the spelling (python -m runners.sweep --help lists the groups)"
+            )
+        return (
+            f"{text.splitlines()[0]}. "
+            "Fix: check the group names and options on the command line (python -m runners.sweep --help)"
+        )
     if isinstance(e, ConfigCompositionException):
         m = re.search(r"Could not override '([^']+)'", text)
         cause = e.__cause__

@@ -4,7 +4,8 @@
 - `stats`: Wilson and task-level bootstrap intervals, paired bootstrap and sign tests, Holm's correction.
 - `papers`: the papers' reported numbers (runners/reference/*.csv), labels (runners/reference/layouts/labels.yaml) and
   table formatting (md, tex).
-- `fidelity`: how a cell differs from the paper's setting ([fixture], [subset n/N], [roles≠paper], [paraphrased], [mixed]).
+- `fidelity`: how a cell differs from the paper's setting ([fixture], [subset n/N], [roles≠paper], [paraphrased],
+  [mixed]).
 - `paper`, `paper_figures`: both papers' tables and figures as printed, from the layouts in runners/reference/layouts
   (`runners.paper`).
 - `episodes`: per-episode readers over record dicts (outcome, #Tok, declared per-step series, transcript pieces).

@@ -31,9 +31,13 @@ ROLE_CHECKED = ("judge", "user_sim", "tool")
 EPISODE_TEXT_FIELDS = ("text_fingerprint", "text_sources", "texts")
 
 FOOTNOTES = {
-    "fixture": "[fixture]: ran on the project's fixture data, not the benchmark's; the paper's number is not comparable",
-    "subset": "[subset n/N]: n of the paper's N tasks were counted (runner.limit or unfinished tasks); rates cover those "
-    "tasks only and #Tok is compared per task (Tok/task), not as a total",
+    "fixture": (
+        "[fixture]: ran on the project's fixture data, not the benchmark's; the paper's number is not comparable"
+    ),
+    "subset": (
+        "[subset n/N]: n of the paper's N tasks were counted (runner.limit or unfinished tasks); rates cover those "
+        "tasks only and #Tok is compared per task (Tok/task), not as a total"
+    ),
     "roles": "[roles≠paper]: a judge / user-simulator / tool role ran on another model than the paper's",
     "paraphrased": "[paraphrased]: some prompts ran on the project's own wording (pinned upstream text unavailable)",
     "mixed": "[mixed]: the episodes of the cell ran on different text sources (per-episode text fingerprints differ)",

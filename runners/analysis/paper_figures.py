@@ -127,7 +127,8 @@ def _tradeoff(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
     paper = [p for b in lay.get("backbones", []) if (p := paper_tradeoff_point(method, base, b, benches, metrics))]
     art.data = {"points": points, "paper": paper}
     missing = [
-        f"{backbone_label(b)}: {', '.join(x for x in benches if not (cells.get(method, b, x) and cells.get(base, b, x)))}"
+        f"{backbone_label(b)}: "
+        f"{', '.join(x for x in benches if not (cells.get(method, b, x) and cells.get(base, b, x)))}"
         for b in lay.get("backbones", [])
         if not all(cells.get(method, b, x) and cells.get(base, b, x) for x in benches)
     ]

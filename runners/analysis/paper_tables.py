@@ -558,7 +558,8 @@ def build_table(
                 covered += 1
             else:
                 missing.append(
-                    f"{method_label(lay=lay, m=r['method'])} / {backbone_label(r['paper_backbone'])} / {domain_title(col['benchmark'])}"
+                    f"{method_label(lay=lay, m=r['method'])} / {backbone_label(r['paper_backbone'])} / "
+                    f"{domain_title(col['benchmark'])}"
                 )
     art.missing = missing
     art.status = "not produced" if not our_rows else ("produced" if not missing else "partial")
@@ -655,9 +656,9 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
     for r in rows:
         r.styles = [""] * len(r.cells)
     notes = [
-        "Mean tokens per episode (prompt + completion). Task agent = the `agent` role (the policy's own calls); total = every "
-        "method-side role (for PoS: agent, belief updater / state, sentinel). The page reports RCA-100 / Qwen3.7-Plus: total "
-        "5.06× Raw Trajectory's, task-agent tokens −20.9 %."
+        "Mean tokens per episode (prompt + completion). Task agent = the `agent` role (the policy's own calls); "
+        "total = every method-side role (for PoS: agent, belief updater / state, sentinel). The page reports "
+        "RCA-100 / Qwen3.7-Plus: total 5.06× Raw Trajectory's, task-agent tokens −20.9 %."
     ] + footnotes(all_marks)
     art.table = Table(header, rows, notes)
     art.data = {"ratios": found}
@@ -770,7 +771,10 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
 
 def headlines_md(hs: list[dict[str, Any]]) -> str:
     if not hs:
-        return "No headline can be computed from these cells (FlowState: FlowState and Full Context on the same backbone; PoS: PoS and a baseline).\n"
+        return (
+            "No headline can be computed from these cells (FlowState: FlowState and Full Context on the same backbone; "
+            "PoS: PoS and a baseline).\n"
+        )
     lines = ["| Paper | Headline | Backbone | Ours | Paper | How |", "|---|---|---|---|---|---|"]
     for h in hs:
         if h["paper"] == "FlowState":
@@ -785,14 +789,18 @@ def headlines_md(hs: list[dict[str, Any]]) -> str:
             )
         else:
             pos_names = {"method_labels": {"full_context": "Raw Trajectory"}}
-            ours = f"{h['ours']:.2f} vs {method_label(h['strongest'], pos_names)} {h['strongest_value']:.2f} ({h['delta_pp']:+.2f} pp)"
+            ours = (
+                f"{h['ours']:.2f} vs {method_label(h['strongest'], pos_names)} {h['strongest_value']:.2f} "
+                f"({h['delta_pp']:+.2f} pp)"
+            )
             paper = (
                 f"{h['paper_delta_pp']:+.2f} pp vs {method_label(h['paper_strongest'], pos_names)}"
                 if h["paper_delta_pp"] is not None
                 else "–"
             )
             lines.append(
-                f"| PoS | {h['name']}: PoS vs strongest baseline | {backbone_label(h['backbone'])} | {ours} | {paper} | "
+                f"| PoS | {h['name']}: PoS vs strongest baseline | {backbone_label(h['backbone'])} | {ours} | "
+                f"{paper} | "
                 "PoS minus the best of the baselines run on the same backbone |"
             )
     return "\n".join(lines) + "\n"

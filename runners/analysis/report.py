@@ -249,7 +249,8 @@ def render(index: dict[str, Any], payloads: list[str]) -> str:
     blocks = "\n".join(f'<script type="application/x-episode" id="ep-{i}">{p}</script>' for i, p in enumerate(payloads))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-{script_hash}'; "
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        f"script-src 'sha256-{script_hash}'; "
         "style-src 'unsafe-inline'; img-src data:\">"
         f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{title}</title>'
         f"<style>{css}</style></head><body>"

@@ -1,4 +1,5 @@
-"""`python -m runners.aggregate results/<experiment> [--reference full_context] [--method a,b] [--benchmark x] [--cells c1,c2]`
+"""`python -m runners.aggregate results/<experiment> [--reference full_context] [--method a,b] [--benchmark x] \
+[--cells c1,c2]`
 
 Reads every cell of an experiment, computes the benchmark's metrics per (method, backbone),
 token totals (method-side roles; judge and user simulator apart), Δ rows against a reference
@@ -306,7 +307,7 @@ def summarize(cell_dir: Path) -> CellSummary:
     )
 
 
-# ---------------------------------------------------------------- uncertainty, cost (runners.analysis.stats, runners.cost)
+# ------------------------------------------------------- uncertainty, cost (runners.analysis.stats, runners.cost)
 def has_prices(config: dict[str, Any]) -> bool:
     """Whether any backbone of the cell has prices (then its tables have a USD column)."""
     return any(v for v in role_prices(config).values())
@@ -478,7 +479,8 @@ def _readable_labels(group: list[CellSummary]) -> dict[str, str]:
     for c in group:
         f = flat[c.cell]
         text = ",".join(
-            f"{short(k)}={json.dumps(f.get(k), default=str) if not isinstance(f.get(k), (str, int, float, bool)) else f.get(k)}"
+            f"{short(k)}="
+            f"{json.dumps(f.get(k), default=str) if not isinstance(f.get(k), (str, int, float, bool)) else f.get(k)}"
             for k in differ
         )
         labels[c.cell] = text or c.cell.rsplit("__", 1)[-1]
@@ -498,7 +500,8 @@ def orphan_cells(root: Path) -> list[str]:
         ):
             n = sum(1 for _ in record_lines(d / EPISODES))
             out.append(
-                f"{d.name}: no manifest.json ({n} episode lines on disk), so the cell is NOT in the tables. Fix: re-run "
+                f"{d.name}: no manifest.json ({n} episode lines on disk), so the cell is NOT in the tables. "
+                "Fix: re-run "
                 "the sweep for that cell (it rewrites the manifest and keeps the episodes), or move the directory out "
                 f"of {root}"
             )
@@ -793,7 +796,8 @@ def check_reference(reference: str, cells: Sequence[CellSummary] = (), root: Pat
             return
         methods = list(dict.fromkeys(c.method for c in cells))
         raise ConfigError(
-            f"reference method '{reference}' is not in {'experiment ' + str(root) if root else 'these cells'}; its methods: "
+            f"reference method '{reference}' is not in {'experiment ' + str(root) if root else 'these cells'}; "
+            "its methods: "
             f"{', '.join(methods)}. Fix: --reference <one of them>"
         )
     if reference.split("[", 1)[0] in available("method"):
@@ -823,8 +827,8 @@ def _notes(root: Path, cells: list[CellSummary], orphans: list[str]) -> list[str
     for c in cells:
         if c.extra_on_disk:
             out.append(
-                f"{c.cell}: {c.extra_on_disk} more on disk outside this manifest's {c.n_tasks} tasks × {c.trials} trials "
-                "(an earlier run with more trials or a larger limit); kept, not counted"
+                f"{c.cell}: {c.extra_on_disk} more on disk outside this manifest's {c.n_tasks} tasks × "
+                f"{c.trials} trials (an earlier run with more trials or a larger limit); kept, not counted"
             )
         out += [f"{c.cell}: {n}" for n in c.set_aside]
         if c.mixed_texts:
@@ -975,9 +979,9 @@ def _markdown(
         md += "\n\n" + SIGNIFICANCE_LEGEND + "."
     if any(h.endswith(f"{TOK_PER_TASK}(k)") for h in header):
         md += (
-            "\n\nTok/task = our mean method-side tokens per episode (thousands; without the `tool` role where it ran, as the "
-            "paper counts #Tok); its `(paper)` value is the paper's #Tok total divided by the paper's task count, so a subset "
-            "compares per task (a total does not)."
+            "\n\nTok/task = our mean method-side tokens per episode (thousands; without the `tool` role where it ran, "
+            "as the paper counts #Tok); its `(paper)` value is the paper's #Tok total divided by the paper's task "
+            "count, so a subset compares per task (a total does not)."
         )
     for note in footnotes([m for m in (marks or []) if m.code != "paraphrased"]):
         md += "\n\n" + note
@@ -988,8 +992,9 @@ def _markdown(
         md += "\n\n### Depth retention (FlowState §4.2: Acc_k, nAUC, DR)\n\n" + to_markdown(*depth)
     if any(c.partial for c in cells):
         md += (
-            "\n\n[partial]: some episodes are missing (infra errors or an interrupted sweep; re-run the sweep to finish them). "
-            "Rates cover the finished episodes only and Tok is a total, so its Δ is not comparable until the cell is complete."
+            "\n\n[partial]: some episodes are missing (infra errors or an interrupted sweep; re-run the sweep to "
+            "finish them). Rates cover the finished episodes only and Tok is a total, so its Δ is not comparable "
+            "until the cell is complete."
         )
     if any(c.paraphrased for c in cells):
         md += (
@@ -1135,7 +1140,8 @@ def _title(root: Path, cells: list[CellSummary]) -> str:
         f"Results: {root.name} (rates in % [95% interval], Tok = method-side tokens in "
         f"{'thousands' if unit == 'k' else 'millions'}"
         + (", USD = list-price cost" if any("USD" in c.metrics for c in cells) else "")
-        + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, Holm-adjusted; relative % for Tok/USD)"
+        + "; Δ: pp for rates [paired bootstrap interval] p = exact sign test over tasks, Holm-adjusted; "
+        "relative % for Tok/USD)"
     )
     if any(c.scripted for c in cells):
         title += " — SCRIPTED backbone rows are a deterministic offline demo, not model results"

@@ -73,7 +73,10 @@ class Completion(BaseModel):
     )
     hygiene: list[str] = Field(
         default_factory=list,
-        description="what the harness changed in the reply before anything read or stored it (lone surrogates replaced, text capped by max_completion_chars)",
+        description=(
+            "what the harness changed in the reply before anything read or stored it (lone surrogates replaced, "
+            "text capped by max_completion_chars)"
+        ),
     )
 
 

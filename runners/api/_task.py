@@ -25,11 +25,17 @@ class Request(BaseModel):
     text: str = Field(description="what the user asks; never contains gold labels")
     goal: str | None = Field(
         None,
-        description="the task sentence alone when `text` also describes the starting situation (ALFWorld: room, then task); a method that keeps the goal apart (PoS goal.user_input) reads it",
+        description=(
+            "the task sentence alone when `text` also describes the starting situation (ALFWorld: room, then task); "
+            "a method that keeps the goal apart (PoS goal.user_input) reads it"
+        ),
     )
     actions: list[str] | None = Field(
         None,
-        description="the actions valid at the start (ALFWorld admissible commands); the runner hands them to the first step as Observation.actions",
+        description=(
+            "the actions valid at the start (ALFWorld admissible commands); the runner hands them to the first step "
+            "as Observation.actions"
+        ),
     )
 
 
@@ -48,7 +54,10 @@ class Observation(BaseModel):
     note: str | None = Field(None, description="environment text that is neither (e.g. ALFWorld feedback)")
     actions: list[str] | None = Field(
         None,
-        description="the actions valid now (ALFWorld admissible commands, as upstream PoS's adapter passes them); not part of what was observed",
+        description=(
+            "the actions valid now (ALFWorld admissible commands, as upstream PoS's adapter passes them); "
+            "not part of what was observed"
+        ),
     )
 
     @property
@@ -100,12 +109,17 @@ class TaskView(BaseModel):
     benchmark: str
     kind: str = Field(
         "",
-        description="the kind of task (see TASK_KINDS); methods map kinds to settings instead of matching benchmark names",
+        description=(
+            "the kind of task (see TASK_KINDS); methods map kinds to settings instead of matching benchmark names"
+        ),
     )
     policy: str = Field("", description="the benchmark's task policy text (FlowState B.3 `policy` block)")
     memory_policy: str | None = Field(
         None,
-        description="the policy for methods that store `initial_memory` (they get that context through memory instead); None = `policy`",
+        description=(
+            "the policy for methods that store `initial_memory` (they get that context through memory instead); "
+            "None = `policy`"
+        ),
     )
     tools: list[ToolSpec] = Field(default_factory=list)
     step_budget: int | None = Field(
@@ -113,11 +127,16 @@ class TaskView(BaseModel):
     )
     workspace: str | None = Field(
         None,
-        description="absolute path of the task's runtime workspace, where the environment has one (LOCA); PoS shows it as upstream's `Runtime workspace` line",
+        description=(
+            "absolute path of the task's runtime workspace, where the environment has one (LOCA); PoS shows it as "
+            "upstream's `Runtime workspace` line"
+        ),
     )
     initial_memory: list[str] = Field(
         default_factory=list,
-        description="chunks a memory method stores before the first request (MemoryArena formal: 'Initial result: Empty')",
+        description=(
+            "chunks a memory method stores before the first request (MemoryArena formal: 'Initial result: Empty')"
+        ),
     )
 
     def for_memory_method(self) -> "TaskView":
@@ -142,14 +161,20 @@ class RequestOutcome(BaseModel):
     truncated: bool = Field(False, description="step budget reached before a final response")
     success: bool | None = Field(
         None,
-        description="the environment's authoritative success signal at the request's end (ALFWorld `won`), where it has one before scoring",
+        description=(
+            "the environment's authoritative success signal at the request's end (ALFWorld `won`), where it has one "
+            "before scoring"
+        ),
     )
     memory_text: str = ""
     memory_chunks: list[str] = Field(default_factory=list, description="extra chunks (e.g. shopping per-turn)")
     feedback: str | None = Field(None, description="feedback the benchmark shows every method (none by default)")
     final_observation: Observation = Field(
         default_factory=Observation,
-        description="what the environment answered to the request's last decision (e.g. ALFWorld's feedback to the winning action); set by the runner when the environment leaves it empty",
+        description=(
+            "what the environment answered to the request's last decision (e.g. ALFWorld's feedback to the winning "
+            "action); set by the runner when the environment leaves it empty"
+        ),
     )
 
 

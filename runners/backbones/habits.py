@@ -217,8 +217,8 @@ def think_block(text: str, *, role: str, protocol: str | None, rng: random.Rando
     if role in SKIP_ROLES:
         return text
     return (
-        "<think>\nLet me work through this carefully before answering.\nI will check what the last observation says and what is still open.\n</think>\n\n"
-        + text
+        "<think>\nLet me work through this carefully before answering.\n"
+        "I will check what the last observation says and what is still open.\n</think>\n\n" + text
     )
 
 
@@ -236,7 +236,10 @@ def think_tags(text: str, *, role: str, protocol: str | None, rng: random.Random
             f"I should also not forget </{tags[-1]}> at the end."
         )
     elif _segments(text) is not None:
-        inner = 'The reply must be one JSON object, something like {"key": "value"}, but with the real keys. Let me write it.'
+        inner = (
+            'The reply must be one JSON object, something like {"key": "value"}, but with the real keys. '
+            "Let me write it."
+        )
     else:
         inner = "Is the answer right? It could be yes or no; I will compare it with the reference."
     return f"<think>\n{inner}\n</think>\n{text}"

@@ -71,7 +71,10 @@ _CONTEXT_MARKERS = (
     "prompt is too long",
 )
 _FIX = {
-    400: "the request was rejected as invalid; check `sampling`/`extra_body` in the backbone config and that the model accepts them",
+    400: (
+        "the request was rejected as invalid; check `sampling`/`extra_body` in the backbone config and that the model "
+        "accepts them"
+    ),
     401: "the API key was refused; check the variable named by `api_key_env` in the backbone config",
     403: "the key may not use this model or endpoint; check the key's permissions and `model`",
     404: "unknown model or wrong URL; check `model` and `base_url` (it usually ends in /v1)",
@@ -573,7 +576,8 @@ class OpenAIBackbone(Backbone):
         low = text.lower()
         if (status == 429 and any(m in low for m in _QUOTA_MARKERS)) or status == 402:
             raise BackboneError(
-                f"HTTP {status} quota exhausted at {where}: {text}. Fix: top up the account or use another key/endpoint.",
+                f"HTTP {status} quota exhausted at {where}: {text}. "
+                "Fix: top up the account or use another key/endpoint.",
                 fatal=True,
             )
         if status in RETRY_STATUS or status >= 500:
@@ -616,15 +620,17 @@ class OpenAIBackbone(Backbone):
                     self._refused_since = self._refused_since or now
                     if now - self._refused_since > self.refused_window_s:
                         raise BackboneError(
-                            f"{self.display_url}/chat/completions (backbone '{self.name}') refused every connection for "
-                            f"{now - self._refused_since:.0f}s: the endpoint is down. Fix: start the server, or correct `base_url` "
+                            f"{self.display_url}/chat/completions (backbone '{self.name}') refused every connection "
+                            f"for {now - self._refused_since:.0f}s: the endpoint is down. Fix: start the server, "
+                            "or correct `base_url` "
                             "(or the variable named by `base_url_env`); then run the same command again to resume",
                             fatal=True,
                             retries=retries,
                         ) from None
                 if n == self.max_retries:  # retries holds one event per re-attempt made
                     raise BackboneError(
-                        f"{r.error} from {self.display_url}/chat/completions (backbone '{self.name}', model '{self.model}') "
+                        f"{r.error} from {self.display_url}/chat/completions "
+                        f"(backbone '{self.name}', model '{self.model}') "
                         f"after {n + 1} attempts; the endpoint is down or overloaded: check it, lower `max_inflight`, "
                         "or resume later (infra errors are retried on resume)",
                         fatal=False,

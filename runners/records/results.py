@@ -66,7 +66,8 @@ class Call:
     def _need(self) -> None:
         if not self.has_transcript:
             raise TranscriptError(
-                "no transcript recorded for this call (written before transcripts existed, or with runner.transcripts=false)"
+                "no transcript recorded for this call (written before transcripts existed, "
+                "or with runner.transcripts=false)"
             )
 
     @cached_property
@@ -144,7 +145,10 @@ class Episode:
         return getattr(self.record, name)
 
     def __repr__(self) -> str:
-        return f"Episode({self.record.cell!r}, {self.record.task_id!r}, trial={self.record.trial}, status={self.record.status!r})"
+        return (
+            f"Episode({self.record.cell!r}, {self.record.task_id!r}, trial={self.record.trial}, "
+            f"status={self.record.status!r})"
+        )
 
     @property
     def steps(self) -> list[Step]:

@@ -104,7 +104,10 @@ class EpisodeRecord(BaseModel):
     )
     case_error: bool = Field(
         False,
-        description="the error is a CaseError (the model's output made the case unusable): a resumed sweep reruns it with fresh samples",
+        description=(
+            "the error is a CaseError (the model's output made the case unusable): a resumed sweep reruns it with "
+            "fresh samples"
+        ),
     )
     resample: int = Field(
         0,
@@ -133,7 +136,10 @@ class EpisodeRecord(BaseModel):
     )
     hygiene: list[str] = Field(
         default_factory=list,
-        description="what the harness changed in the record to store it (lone surrogates in text made at run time, e.g. a tool output, replaced by U+FFFD)",
+        description=(
+            "what the harness changed in the record to store it (lone surrogates in text made at run time, "
+            "e.g. a tool output, replaced by U+FFFD)"
+        ),
     )
 
 

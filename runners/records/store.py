@@ -138,7 +138,8 @@ def text_mismatch(cell: str, records: list[dict[str, Any]], current: dict[str, s
         return None
     diff = "; ".join(text_differences(other[0]["texts"], current))
     return (
-        f"error: cell {cell}: {len(other)} finished episode(s) ran on other model-facing texts than this run would send "
+        f"error: cell {cell}: {len(other)} finished episode(s) ran on other model-facing texts than this run "
+        "would send "
         f"({diff}). Resuming would mix text sources in one cell. Fix: add runner.fresh=true to re-run the cell from "
         "scratch (earlier results are moved aside, not deleted), or restore the former text source (the same "
         "HARNESS_UPSTREAM_DIR / HARNESS_UPSTREAM_OFFLINE / download cache as the earlier run) and resume."

@@ -303,8 +303,11 @@ class TranscriptStore:
             if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 raise sqlite3.DatabaseError("quick_check failed")
             db.executescript(
-                "CREATE TABLE IF NOT EXISTS blobs (h BLOB PRIMARY KEY, codec INTEGER NOT NULL, base BLOB NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;"
-                "CREATE TABLE IF NOT EXISTS nodes (h BLOB PRIMARY KEY, parent BLOB NOT NULL, take INTEGER NOT NULL, pieces BLOB NOT NULL, tail INTEGER NOT NULL) WITHOUT ROWID;"
+                "CREATE TABLE IF NOT EXISTS blobs "
+                "(h BLOB PRIMARY KEY, codec INTEGER NOT NULL, base BLOB NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;"
+                "CREATE TABLE IF NOT EXISTS nodes "
+                "(h BLOB PRIMARY KEY, parent BLOB NOT NULL, take INTEGER NOT NULL, pieces BLOB NOT NULL, "
+                "tail INTEGER NOT NULL) WITHOUT ROWID;"
                 "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);"
                 "CREATE TABLE IF NOT EXISTS packs (id INTEGER PRIMARY KEY, codec INTEGER NOT NULL, data BLOB NOT NULL);"
             )
