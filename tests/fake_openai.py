@@ -19,8 +19,9 @@
 - Counters: `requests`, `outcomes` (kind -> count), `max_concurrent`, `bodies`, `auth_headers`
   (`connections`: only `serve_asyncio` counts them).
 
-Run as a separate process (keeps the server off the client's GIL, for perf):
-    python -m tests.fake_openai --latency 0.1 [--react] [--server asyncio]   # prints the base URL, serves until stdin closes
+Run as a separate process (keeps the server off the client's GIL, for perf); it prints the base URL
+and serves until stdin closes:
+    python -m tests.fake_openai --latency 0.1 [--react] [--server asyncio]
 
 `--server asyncio` (`serve_asyncio`) answers the same replies from one asyncio event loop instead
 of a thread per connection: no faults, only the `requests` and `connections` counters, HTTP/1.1

@@ -177,7 +177,10 @@ NO_NAME = ("bad_field", "tool call #0 needs a string 'name'")
             [],
         ),
         (
-            '<tool_calls>[{"name": "t", "arguments": {}}]</tool_calls><assistant_message>{"content": "x"}</assistant_message>',
+            (
+                '<tool_calls>[{"name": "t", "arguments": {}}]</tool_calls>'
+                '<assistant_message>{"content": "x"}</assistant_message>'
+            ),
             [("t", {})],
             None,
             {"dropped_message": "x"},
@@ -185,7 +188,10 @@ NO_NAME = ("bad_field", "tool call #0 needs a string 'name'")
             [],
         ),
         (
-            '<tool_calls>[{"name": "t", "arguments": "{\\"a\\": 1}"}]</tool_calls><assistant_message>{"content": null}</assistant_message>',
+            (
+                '<tool_calls>[{"name": "t", "arguments": "{\\"a\\": 1}"}]</tool_calls>'
+                '<assistant_message>{"content": null}</assistant_message>'
+            ),
             [("t", {"a": 1})],
             None,
             {},
@@ -217,7 +223,10 @@ NO_NAME = ("bad_field", "tool call #0 needs a string 'name'")
             [],
         ),
         (
-            '<tool_calls>[{"tool": "t", "args": {"q": 1}}]</tool_calls><assistant_message>{"content": null}</assistant_message>',
+            (
+                '<tool_calls>[{"tool": "t", "args": {"q": 1}}]</tool_calls>'
+                '<assistant_message>{"content": null}</assistant_message>'
+            ),
             [("t", {"q": 1})],
             None,
             {},

@@ -153,7 +153,8 @@ def test_never_invents_a_tool_call():
 def test_field_synonyms_are_recorded():
     p = ReactProtocol()
     got = p.parse(
-        '<tool_calls>[{"function": {"name": "f", "arguments": "{\\"a\\": 1}"}}]</tool_calls><assistant_message></assistant_message>'
+        '<tool_calls>[{"function": {"name": "f", "arguments": "{\\"a\\": 1}"}}]</tool_calls>'
+        "<assistant_message></assistant_message>"
     )
     assert got.decision.tool_calls[0].name == "f" and got.decision.tool_calls[0].arguments == {"a": 1}
     assert any(r["kind"] == "field_synonym" for r in got.repairs)

@@ -165,7 +165,8 @@ def test_real_local_model_one_episode_per_method(tmp_path):
     cells = sorted(d for d in root.iterdir() if d.is_dir() and (d / "manifest.json").exists())
     assert [c.name.split("__")[0] for c in cells] == ["flowstate", "full_context", "pos"], out
     print(
-        f"\nrealmodel: one sweep, {len(cells)} cells, one llama.cpp server, {wall:.1f}s wall (limit {SWEEP_TIMEOUT_S:g}s), "
+        f"\nrealmodel: one sweep, {len(cells)} cells, one llama.cpp server, "
+        f"{wall:.1f}s wall (limit {SWEEP_TIMEOUT_S:g}s), "
         f"exit code {p.returncode}"
     )
     for cell in cells:
@@ -177,9 +178,10 @@ def test_real_local_model_one_episode_per_method(tmp_path):
         recs = cell_records(cell)
         if recs:
             r = recs[0]
+            tokens = sum(u.get("prompt_tokens", 0) + u.get("completion_tokens", 0) for u in r["usage_by_role"].values())
             print(
                 f"  {cell.name.split('__')[0]:<13} {r['wall_s']:6.1f}s  {sum(r['calls_by_role'].values()):3d} calls  "
-                f"{sum(u.get('prompt_tokens', 0) + u.get('completion_tokens', 0) for u in r['usage_by_role'].values()):6d} tokens"
+                f"{tokens:6d} tokens"
             )
         assert not [e for e in errors if e["status"] == "harness_error"], (cell.name, errors[:1])
         assert len(recs) == 1 and recs[0]["status"] == "ok", (cell.name, errors[:1], out)

@@ -75,7 +75,9 @@ REPO = Path(__file__).resolve().parents[2]
 EXP = "chaos"
 # Rows that fail because of a defect owned by another change: reported, not counted as failures.
 KNOWN: dict[str, str] = {
-    "cache: locked by another process": "cache writes wait the SQLite busy timeout inside the event loop (runners/cache.py)",
+    "cache: locked by another process": (
+        "cache writes wait the SQLite busy timeout inside the event loop (runners/cache.py)"
+    ),
 }
 
 
@@ -369,7 +371,8 @@ class Suite:
         row.known = KNOWN.get(row.attack, "")
         self.rows.append(row)
         print(
-            f"  {row.attack}: tried {row.tried}, survived {row.survived}, lost {row.lost}, duplicated {row.duplicated}, "
+            f"  {row.attack}: tried {row.tried}, survived {row.survived}, lost {row.lost}, "
+            f"duplicated {row.duplicated}, "
             f"identical {row.identical} ({row.seconds}s){'  ' + row.note if row.note else ''}",
             file=self.out,
             flush=True,
@@ -406,7 +409,8 @@ class Suite:
         data = json.loads(table.read_text())
         self.server.set_replies(data["replies"], data["by_last"])
         print(
-            f"recorded {len(data['replies'])} scripted answers ({data['conflicts']} conflicting keys) in {time.monotonic() - t0:.1f}s",
+            f"recorded {len(data['replies'])} scripted answers ({data['conflicts']} conflicting keys) "
+            f"in {time.monotonic() - t0:.1f}s",
             file=self.out,
             flush=True,
         )
@@ -428,7 +432,10 @@ class Suite:
         )
         row.survived = int(bool(ok))
         row.identical = "yes" if ok else "no"
-        row.note = f"{len(self.ref.keys)} episodes, {sum(self.server.outcomes.values())} requests, {self.server.unknown} unreplayable"
+        row.note = (
+            f"{len(self.ref.keys)} episodes, {sum(self.server.outcomes.values())} requests, "
+            f"{self.server.unknown} unreplayable"
+        )
         self.ref_wall = time.monotonic() - t0
         self.add(row, t0)
         if not ok:
@@ -760,7 +767,10 @@ class Suite:
                     p = self.sweep(mnt, "runner.concurrency=1")
                     ok = p.returncode == 3 and "disk is full" in p.stderr and "Traceback" not in p.stderr
                     n = sum(read_state(mnt / EXP).keys.values())
-                    row.note = f"rc {p.returncode} with {n} episodes saved: {p.stderr.strip().splitlines()[-1][:160] if p.stderr.strip() else ''}"
+                    row.note = (
+                        f"rc {p.returncode} with {n} episodes saved: "
+                        f"{p.stderr.strip().splitlines()[-1][:160] if p.stderr.strip() else ''}"
+                    )
                     subprocess.run(["mount", "-o", "remount,size=64m", str(mnt)], check=True)
                 p = self.sweep(mnt)  # resume once writable / space is free
                 row.survived = int(ok and p.returncode == 0)
@@ -806,7 +816,10 @@ class Suite:
                 row.survived += int(clean)
                 row.lost += len(vanished)
                 if not clean:
-                    row.note += f" {phase}:{sig} rc {p.returncode}: {p.stderr.strip().splitlines()[-1][:100] if p.stderr.strip() else ''};"
+                    row.note += (
+                        f" {phase}:{sig} rc {p.returncode}: "
+                        f"{p.stderr.strip().splitlines()[-1][:100] if p.stderr.strip() else ''};"
+                    )
                 prev = st
         p = self.sweep(root)
         if p.returncode != 0:
@@ -1067,7 +1080,8 @@ class Suite:
             leaks.append(f"{printed} printed outputs")
         if not basic_ok:
             leaks.append(
-                f"URL-credential run rc {p.returncode} (Basic auth sent: {any(h.startswith('Basic ') for h in self.server.auth_headers)})"
+                f"URL-credential run rc {p.returncode} "
+                f"(Basic auth sent: {any(h.startswith('Basic ') for h in self.server.auth_headers)})"
             )
         for e in echoes:
             if e.returncode not in (0, 1) or "echoed a configured secret" not in e.stdout:
@@ -1105,7 +1119,8 @@ class Suite:
         self.server.configure(fault_rate=self.profile.fault_rate, faults=kinds)
         n_cells = len(self.profile.methods) * len(self.profile.benchmarks)
         row = Row(
-            f"soak ({minutes:g} min, {n_cells} cells, {self.profile.fault_rate:.0%} faults, SIGKILL after {lo:.0f}-{hi:.0f}s "
+            f"soak ({minutes:g} min, {n_cells} cells, {self.profile.fault_rate:.0%} faults, "
+            f"SIGKILL after {lo:.0f}-{hi:.0f}s "
             "in every other round)"
         )
         lives: list[dict[str, Any]] = []
@@ -1170,7 +1185,8 @@ class Suite:
                 not problems and judged.identical == "yes" and not judged.lost and not judged.duplicated
             )
             print(
-                f"    soak round {len(rounds)}: {sweeps} sweeps, {rounds[-1]['seconds']}s, identical {judged.identical}, "
+                f"    soak round {len(rounds)}: {sweeps} sweeps, {rounds[-1]['seconds']}s, "
+                f"identical {judged.identical}, "
                 f"peak RSS {rounds[-1]['peak_rss_mb']:.0f} MB, peak fds {rounds[-1]['peak_fds']}"
                 + (f"; {'; '.join(rounds[-1]['problems'])[:200]}" if rounds[-1]["problems"] else ""),
                 file=self.out,
@@ -1199,7 +1215,8 @@ class Suite:
             "timeline": [{"t": t, "rss_mb": m, "fds": f} for t, m, f in samples[:: max(1, len(samples) // 400)]],
         }
         row.note = (
-            f"{len(rounds)} rounds, {kills} kills, {differing} differing, peak RSS {self.soak_summary['peak_rss_mb']:.0f} MB, "
+            f"{len(rounds)} rounds, {kills} kills, {differing} differing, "
+            f"peak RSS {self.soak_summary['peak_rss_mb']:.0f} MB, "
             f"peak fds {self.soak_summary['peak_fds']}"
             + (f"; LEAK: {'; '.join(leaks)[:200]}" if leaks else "; no leak")
         )
@@ -1380,7 +1397,8 @@ def main(argv: list[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     print(
-        f"chaos suite, profile {prof.name}: {', '.join(prof.methods)} × {', '.join(prof.benchmarks)}, {prof.trials} trials; "
+        f"chaos suite, profile {prof.name}: {', '.join(prof.methods)} × {', '.join(prof.benchmarks)}, "
+        f"{prof.trials} trials; "
         f"work dir {work}",
         flush=True,
     )
@@ -1392,7 +1410,8 @@ def main(argv: list[str] | None = None) -> int:
     skipped = [r for r in rows if not r.tried]
     xfail = [r for r in rows if r.failed and r.known]
     print(
-        f"\n{len(rows)} attacks in {wall:.0f}s: {len(failed)} failed, {len(xfail)} known (XFAIL), {len(skipped)} skipped"
+        f"\n{len(rows)} attacks in {wall:.0f}s: {len(failed)} failed, {len(xfail)} known (XFAIL), "
+        f"{len(skipped)} skipped"
     )
     out = a.json or work / f"chaos-{prof.name}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -1411,8 +1430,10 @@ def main(argv: list[str] | None = None) -> int:
     if suite.soak_summary:
         sm = suite.soak_summary
         print(
-            f"soak: {sm['rounds']} rounds ({sm['sweeps']} sweeps, {sm['kills']} SIGKILLs) of {sm['episodes_per_round']} episodes in "
-            f"{sm['cells']} cells: {sm['lost']} lost, {sm['duplicated']} duplicated, {sm['differing_rounds']} rounds differing; "
+            f"soak: {sm['rounds']} rounds ({sm['sweeps']} sweeps, {sm['kills']} SIGKILLs) "
+            f"of {sm['episodes_per_round']} episodes in "
+            f"{sm['cells']} cells: {sm['lost']} lost, {sm['duplicated']} duplicated, "
+            f"{sm['differing_rounds']} rounds differing; "
             f"peak RSS {sm['peak_rss_mb']:.0f} MB, peak open files {sm['peak_fds']}; "
             + (f"LEAK: {'; '.join(sm['leaks'])}" if sm["leaks"] else "no leak")
         )

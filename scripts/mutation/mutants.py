@@ -188,7 +188,8 @@ MUTANTS: list[Mutant] = [
         "arena_ps_pooled",
         "benchmarks/memoryarena/metrics.py",
         "fr = [sum(c) / len(c) for c in correct if len(c)]\n    return 100.0 * sum(fr) / len(fr) if fr else None",
-        "fr = [sum(c) / len(c) for c in correct if len(c)]\n    return 100.0 * sum(map(sum, correct)) / sum(map(len, correct)) if fr else None",
+        "fr = [sum(c) / len(c) for c in correct if len(c)]\n"
+        "    return 100.0 * sum(map(sum, correct)) / sum(map(len, correct)) if fr else None",
         ARENA,
     ),
     Mutant(
@@ -342,7 +343,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "config_key_ignores_roles",
         "runners/config.py",
-        '            "roles": {r: (b.key_dict() if b else None) for r, b in self.roles.items() if b is not None or r != "tool"},\n',
+        '            "roles": {r: (b.key_dict() if b else None) '
+        'for r, b in self.roles.items() if b is not None or r != "tool"},\n',
         "",
         CONFIG,
     ),
@@ -357,7 +359,8 @@ MUTANTS: list[Mutant] = [
         "flowstate_index_lists_raw",
         "flowstate/repository.py",
         '"states": [{"state_id": i, "summary": self.nodes[i].summary} for i in self.by_request.get(r.query_id, [])]}',
-        '"states": [{"state_id": n.state_id, "summary": n.summary} for n in self.nodes.values() if n.request == r.query_id]}',
+        '"states": [{"state_id": n.state_id, "summary": n.summary} '
+        "for n in self.nodes.values() if n.request == r.query_id]}",
         FLOWSTATE,
     ),
     Mutant(

@@ -153,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     mutants = [m for m in MUTANTS if a.only is None or any(m.id.startswith(p) for p in a.only)]
     if not mutants:
         print(
-            f"error: no mutant id starts with {' or '.join(a.only or [])}. Fix: see `python -m scripts.mutation --list`",
+            f"error: no mutant id starts with {' or '.join(a.only or [])}. "
+            "Fix: see `python -m scripts.mutation --list`",
             file=sys.stderr,
         )
         return 2

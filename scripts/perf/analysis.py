@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     for (label, what, n), runs in times.items():
         print(
-            f"{label:>8} {what:>10} {n:>9} {med(w for w, _, _ in runs):>9.2f} {', '.join(f'{w:.2f}' for w, _, _ in runs):>24} "
+            f"{label:>8} {what:>10} {n:>9} {med(w for w, _, _ in runs):>9.2f} "
+            f"{', '.join(f'{w:.2f}' for w, _, _ in runs):>24} "
             f"{med(c for _, _, c in runs):>7.2f} {max(m for _, m, _ in runs):>12.0f}"
         )
     sizes = sorted(a.episodes)
@@ -98,7 +99,8 @@ def main(argv: list[str] | None = None) -> None:
                             med(r[i] for r in times[label, what, hi]),
                         )
                         print(
-                            f"{label} {what} ({unit}): {hi} vs {lo} episodes {t_hi / t_lo:.2f}× the time for {hi / lo:.0f}× the data; "
+                            f"{label} {what} ({unit}): {hi} vs {lo} episodes {t_hi / t_lo:.2f}× the time "
+                            f"for {hi / lo:.0f}× the data; "
                             f"t({hi}) / ({hi / lo:.0f} × t({lo})) = {t_hi / (hi / lo * t_lo):.2f} (target ≤ 1.3)"
                         )
     if a.against:

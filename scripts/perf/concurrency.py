@@ -270,7 +270,8 @@ TARGETS = {32: 29.0, 64: 50.0}
 def report(title: str, points: dict[int, Point]) -> None:
     print(f"\n{title}")
     print(
-        f"{'concurrent':>10}  {'episodes/s':>10}  {'speed-up':>8}  {'harness CPU/ep':>14}  {'endpoint CPU/ep':>15}  {'median call':>11}"
+        f"{'concurrent':>10}  {'episodes/s':>10}  {'speed-up':>8}  {'harness CPU/ep':>14}  "
+        f"{'endpoint CPU/ep':>15}  {'median call':>11}"
         f"  {'zero-cost harness':>17}"
     )
     base, ideal = points[1][0], points[1][4]
@@ -425,7 +426,10 @@ def main() -> None:
         "--schedule",
         choices=("workers", "queue"),
         default="workers",
-        help="workers: each of N workers runs --rounds consecutive episodes; queue: N slots take rounds x N episodes from one queue",
+        help=(
+            "workers: each of N workers runs --rounds consecutive episodes; "
+            "queue: N slots take rounds x N episodes from one queue"
+        ),
     )
     ap.add_argument(
         "--endpoint",
@@ -452,7 +456,8 @@ def main() -> None:
         print(json.dumps({"harness": checkout.location(), "points": {n: list(p) for n, p in points.items()}}))
         return
     print(
-        f"fake endpoint ({a.endpoint}) latency {a.latency * 1000:.0f} ms; medians of {a.repeats} runs; schedule {a.schedule}"
+        f"fake endpoint ({a.endpoint}) latency {a.latency * 1000:.0f} ms; medians of {a.repeats} runs; "
+        f"schedule {a.schedule}"
     )
     if a.mode in ("episodes", "both", "all") and a.schedule == "workers" and a.rounds % 3:
         print(f"note: --rounds {a.rounds} is not a multiple of the fixture's 3 tasks: workers run different work")

@@ -555,7 +555,8 @@ def report(runs: list[Run], levels: list[int], latency_ms: float, keep: Path | N
             else f"| {name} | {fmt.format(a)} | {fmt.format(b)} | - |"
         )
     print(
-        "\nruns (system, concurrent: episodes/s, first request s, wall overhead ms/call (at 1), CPU ms/call, RSS MB, bytes/episode):"
+        "\nruns (system, concurrent: episodes/s, first request s, wall overhead ms/call (at 1), CPU ms/call, "
+        "RSS MB, bytes/episode):"
     )
     for r in runs:
         over = f"{r.overhead_ms:6.1f}" if r.level == 1 else f"{'-':>6}"
@@ -629,7 +630,8 @@ def main() -> None:
                         r = one(system, n, a.rounds * n, f"r{rep}")
                         runs.append(r)
                         print(
-                            f"  {system:<10} {n:>3} concurrent: {r.rate:6.2f} episodes/s, first request {r.first_request_s:.2f} s, "
+                            f"  {system:<10} {n:>3} concurrent: {r.rate:6.2f} episodes/s, "
+                            f"first request {r.first_request_s:.2f} s, "
                             f"{r.bytes_per_episode:,.0f} B/episode, load {os.getloadavg()[0]:.2f}",
                             flush=True,
                         )

@@ -119,16 +119,19 @@ def main(argv: list[str] | None = None) -> None:
             n_eps = sum(len((c / "episodes.jsonl").read_text().splitlines()) for c in exp.iterdir() if c.is_dir())
             rows.append((n_eps, build, report.stat().st_size, measure(report, a.repeats)))
     print(
-        f"{'episodes':>9} {'build s':>8} {'HTML MB':>8} {'load→ready s':>13} {'page ready s':>13} {'open episode s':>15} {'filter s':>9}"
+        f"{'episodes':>9} {'build s':>8} {'HTML MB':>8} {'load→ready s':>13} {'page ready s':>13} "
+        f"{'open episode s':>15} {'filter s':>9}"
     )
     for n, build, size, m in rows:
         print(
-            f"{n:>9} {build:>8.2f} {size / 1e6:>8.1f} {m['ready_s']:>13.2f} {m['page_ready_s']:>13.2f} {m['open_episode_s']:>15.3f} {m['filter_s']:>9.3f}"
+            f"{n:>9} {build:>8.2f} {size / 1e6:>8.1f} {m['ready_s']:>13.2f} {m['page_ready_s']:>13.2f} "
+            f"{m['open_episode_s']:>15.3f} {m['filter_s']:>9.3f}"
         )
     if len(rows) > 1:
         (n0, _, _, m0), (n1, _, _, m1) = rows[0], rows[-1]
         print(
-            f"load→ready {n1} vs {n0} episodes: {m1['ready_s'] / m0['ready_s']:.1f}×; opening an episode: {m1['open_episode_s'] / m0['open_episode_s']:.1f}× "
+            f"load→ready {n1} vs {n0} episodes: {m1['ready_s'] / m0['ready_s']:.1f}×; "
+            f"opening an episode: {m1['open_episode_s'] / m0['open_episode_s']:.1f}× "
             f"(medians of {a.repeats})"
         )
 

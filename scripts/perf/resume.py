@@ -1,4 +1,5 @@
-"""A finished experiment resumed with nothing to run: `python -m scripts.perf.resume [--episodes 1000 10000] [--repeats 3] [--against DIR]`.
+"""A finished experiment resumed with nothing to run:
+`python -m scripts.perf.resume [--episodes 1000 10000] [--repeats 3] [--against DIR]`.
 
 Runs one sweep per size to the end (the toy benchmark × Full Context with the scripted backbone,
 `runner.trials` = episodes / 4, transcripts off so that building is quick), then times, as whole

@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> None:
             small.search(q)
             lat_small.append(1000 * (time.perf_counter() - t))
         print(
-            f"| {n:,} | {build:.1f} | {grown:.0f} (records {after_records - base:.0f}) | {statistics.median(lat):.1f} | "
+            f"| {n:,} | {build:.1f} | {grown:.0f} (records {after_records - base:.0f}) | "
+            f"{statistics.median(lat):.1f} | "
             f"{statistics.median(lat_small):.2f} |",
             flush=True,
         )

@@ -1,4 +1,5 @@
-"""The whole process against its in-flight window: `python -m scripts.perf.tail [--episodes 1024] [--concurrency 256] [--repeats 3] [--against DIR]`.
+"""The whole process against its in-flight window:
+`python -m scripts.perf.tail [--episodes 1024] [--concurrency 256] [--repeats 3] [--against DIR]`.
 
 The sweep as a user runs it (`scripts/perf/inspect_compare.py`'s workload: Full Context on
 12-call memoryarena_math-shaped episodes, transcripts on, one cell) against the same loopback
@@ -52,7 +53,8 @@ def main(argv: list[str] | None = None) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_"))}
     rows: dict[str, list[dict[str, float]]] = {label: [] for label in codes}
     print(
-        f"{a.episodes} episodes, {a.concurrency} in flight, {a.latency * 1000:.0f} ms per call; load average before {os.getloadavg()}",
+        f"{a.episodes} episodes, {a.concurrency} in flight, {a.latency * 1000:.0f} ms per call; "
+        f"load average before {os.getloadavg()}",
         flush=True,
     )
     try:
@@ -88,8 +90,10 @@ def main(argv: list[str] | None = None) -> None:
                     }
                     rows[label].append(row)
                     print(
-                        f"  {label:<8} window {row['window']:.1f} ep/s, first request → exit {row['from_first']:.1f} ep/s, "
-                        f"tail {tail:.2f} s, wall {r.wall_s:.1f} s, CPU/call {r.cpu_ms:.2f} ms, load {os.getloadavg()[0]:.2f}",
+                        f"  {label:<8} window {row['window']:.1f} ep/s, "
+                        f"first request → exit {row['from_first']:.1f} ep/s, "
+                        f"tail {tail:.2f} s, wall {r.wall_s:.1f} s, CPU/call {r.cpu_ms:.2f} ms, "
+                        f"load {os.getloadavg()[0]:.2f}",
                         flush=True,
                     )
                     shutil.rmtree(out, ignore_errors=True)
@@ -98,12 +102,14 @@ def main(argv: list[str] | None = None) -> None:
     print(f"load average after: {os.getloadavg()}")
     med = statistics.median
     print(
-        f"\n{'code':>8} {'window ep/s':>12} {'first→exit ep/s':>16} {'ratio':>6} {'tail s':>7} {'start→exit ep/s':>16} {'first req s':>12} {'RSS MB':>7} {'CPU/call ms':>12}"
+        f"\n{'code':>8} {'window ep/s':>12} {'first→exit ep/s':>16} {'ratio':>6} {'tail s':>7} "
+        f"{'start→exit ep/s':>16} {'first req s':>12} {'RSS MB':>7} {'CPU/call ms':>12}"
     )
     for label, rs in rows.items():
         m = {k: med(r[k] for r in rs) for k in rs[0]}
         print(
-            f"{label:>8} {m['window']:>12.1f} {m['from_first']:>16.1f} {med(r['from_first'] / r['window'] for r in rs):>6.2f} "
+            f"{label:>8} {m['window']:>12.1f} {m['from_first']:>16.1f} "
+            f"{med(r['from_first'] / r['window'] for r in rs):>6.2f} "
             f"{m['tail']:>7.2f} {m['process']:>16.1f} {m['first']:>12.2f} {m['rss']:>7.0f} {m['cpu_ms']:>12.2f}"
         )
 

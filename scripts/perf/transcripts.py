@@ -5,7 +5,8 @@ through the domain's lookup tools with varying arguments) and then answers, so F
 prompt grows every step. Prints, side by side:
 
 - the episode record as stored before transcripts existed (no call text at all);
-- the episode record with transcript references, and compacted as a finished cell keeps it (xz; in a cell of many records they compress further);
+- the episode record with transcript references, and compacted as a finished cell keeps it (xz; in a
+  cell of many records they compress further);
 - naive transcripts: every call's messages and reply as JSON (what a plain call log costs);
 - the distinct text: the distinct lines of everything sent and received;
 - the content-addressed transcript (transcripts.sqlite file size, and its logical bytes),
@@ -183,7 +184,8 @@ def main(argv: list[str] | None = None) -> None:
     r = measure(a.steps, a.episodes)
     n = r["calls"]
     print(
-        f"Full Context, tau_airline fixture: {r['steps']} agent steps, {n} calls ({r['status']}); longest prompt {r['last_prompt_chars']:,} chars"
+        f"Full Context, tau_airline fixture: {r['steps']} agent steps, {n} calls ({r['status']}); "
+        f"longest prompt {r['last_prompt_chars']:,} chars"
     )
     print(f"{'':44}{'bytes/episode':>14}{'bytes/call':>12}{'× distinct':>12}")
     rows = [
@@ -203,16 +205,19 @@ def main(argv: list[str] | None = None) -> None:
         f"target: transcript ≤ 1.5× distinct text -> {ratio:.2f}× {'PASS' if ratio <= 1.5 else 'FAIL'}"
     )
     print(
-        "(the sqlite file of a one-episode cell adds SQLite's fixed pages: schema, four tables, partly filled B-tree pages)"
+        "(the sqlite file of a one-episode cell adds SQLite's fixed pages: schema, four tables, "
+        "partly filled B-tree pages)"
     )
     if "marginal_file" in r:
         print(
-            f"\none more episode in a cell of {r['episodes']} (mean over episodes 2..{r['episodes']}, each making different lookups;"
+            f"\none more episode in a cell of {r['episodes']} (mean over episodes 2..{r['episodes']}, "
+            "each making different lookups;"
             " messages repeated across episodes, such as the system prompt, are stored once per cell):"
         )
         print(
             f"  its distinct text {r['marginal_distinct']:,.0f} B, transcript logical {r['marginal_logical']:,.0f} B "
-            f"({r['marginal_logical'] / max(r['marginal_distinct'], 1):.2f}×), sqlite file growth {r['marginal_file']:,.0f} B "
+            f"({r['marginal_logical'] / max(r['marginal_distinct'], 1):.2f}×), "
+            f"sqlite file growth {r['marginal_file']:,.0f} B "
             f"({r['marginal_file'] / max(r['marginal_distinct'], 1):.2f}×)"
         )
 

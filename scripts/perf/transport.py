@@ -76,13 +76,15 @@ def main() -> None:
                 runs[t].append(asyncio.run(cpu_per_call_ms(url, t, a.calls, a.concurrency, a.prompt_words)))
     med = {t: statistics.median(v) for t, v in runs.items()}
     print(
-        f"harness CPU per call, {a.calls} calls at {a.concurrency} in flight, {a.latency * 1000:.0f} ms endpoint latency, "
+        f"harness CPU per call, {a.calls} calls at {a.concurrency} in flight, "
+        f"{a.latency * 1000:.0f} ms endpoint latency, "
         f"medians of {a.repeats}:"
     )
     for t, m in med.items():
         verdict = "OK" if m <= TARGET_MS else "ABOVE TARGET"
         print(
-            f"  {t:>8}: {m:.3f} ms  (runs: {', '.join(f'{x:.3f}' for x in runs[t])})  {verdict} (target <= {TARGET_MS} ms)"
+            f"  {t:>8}: {m:.3f} ms  (runs: {', '.join(f'{x:.3f}' for x in runs[t])})  "
+            f"{verdict} (target <= {TARGET_MS} ms)"
         )
     print(f"  httpx / aiohttp = {med['httpx'] / med['aiohttp']:.2f}x")
 

@@ -169,7 +169,8 @@ def markdown(rows: list[dict[Any, Any]], rates: list[float]) -> str:
     for row in rows:
         cells = " | ".join(f"{row[r]['kept']:.0%} | ×{row[r]['calls']:.2f}" for r in rates)
         lines.append(
-            f"| {row['method']} | {row['benchmark']} | {row['habit']} | {cells} | {row.get(1.0, {}).get('repairs', '')} |"
+            f"| {row['method']} | {row['benchmark']} | {row['habit']} | {cells} | "
+            f"{row.get(1.0, {}).get('repairs', '')} |"
         )
     return head + "\n".join(lines) + "\n"
 

@@ -454,7 +454,10 @@ def test_repeated_identical_prompt_gets_fresh_draws():
 def test_retry_is_a_repair_turn_with_the_reply_and_a_correction():
     """Default: the retry shows the model its own unusable reply and one correction naming the
     problem (not a byte-identical re-ask); bounded by max_resamples and recorded in the step log."""
-    bad = "<state_focus>[]</state_focus><state_delta>[]</state_delta><tool_calls>oops</tool_calls><assistant_message></assistant_message>"
+    bad = (
+        "<state_focus>[]</state_focus><state_delta>[]</state_delta><tool_calls>oops</tool_calls>"
+        "<assistant_message></assistant_message>"
+    )
     bb = QueueBackbone([bad, out(msg="done")])
 
     async def go():

@@ -124,7 +124,8 @@ def test_typed_errors():
     assert errors(P.parse("")) == [("empty", "empty model output")]
     assert errors(P.parse("hello")) == [("malformed", "no protocol block found")]
     out = P.parse(
-        '<state_focus>oops</state_focus><tool_calls>[]</tool_calls><assistant_message>{"content": "hi"}</assistant_message>'
+        "<state_focus>oops</state_focus><tool_calls>[]</tool_calls>"
+        '<assistant_message>{"content": "hi"}</assistant_message>'
     )
     assert out.decision == Decision(message="hi", extras={"state_focus": [], "state_delta": []})
     assert errors(out) == [
@@ -132,7 +133,9 @@ def test_typed_errors():
         ("missing_block", "<state_delta> missing"),
     ]
     out = P.parse(
-        '<state_focus>[]</state_focus><state_delta>[3]</state_delta><tool_calls>[{"name": "t", "arguments": {}}]</tool_calls><assistant_message>{"content": "x"}</assistant_message>'
+        "<state_focus>[]</state_focus><state_delta>[3]</state_delta>"
+        '<tool_calls>[{"name": "t", "arguments": {}}]</tool_calls>'
+        '<assistant_message>{"content": "x"}</assistant_message>'
     )
     # docs/flowstate.md §2.2: the calls run; the dropped message is logged with the violation, not lost
     assert out.decision == Decision(
@@ -144,7 +147,8 @@ def test_typed_errors():
         ("bad_field", "state_delta item #0 must be a JSON object"),
     ]
     out = P.parse(
-        '<state_focus>5</state_focus><state_delta>[]</state_delta><tool_calls>[]</tool_calls><assistant_message>{"content": null}</assistant_message>'
+        "<state_focus>5</state_focus><state_delta>[]</state_delta><tool_calls>[]</tool_calls>"
+        '<assistant_message>{"content": null}</assistant_message>'
     )
     assert errors(out) == [("bad_field", "<state_focus> must be a JSON list"), EMPTY_STEP]
 

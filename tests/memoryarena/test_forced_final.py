@@ -12,8 +12,14 @@ from runners.episode import Episode
 from tests.conftest import upstream_src
 from baselines.full_context import FullContext
 
-CALL = '<tool_calls>[{"name": "reasoning", "arguments": {"input": "think"}}]</tool_calls><assistant_message>{"content": null}</assistant_message>'
-BOTH = '<tool_calls>[{"name": "reasoning", "arguments": {"input": "again"}}]</tool_calls><assistant_message>{"content": "S_n = (1 - r^n)/(1 - r)"}</assistant_message>'
+CALL = (
+    '<tool_calls>[{"name": "reasoning", "arguments": {"input": "think"}}]</tool_calls>'
+    '<assistant_message>{"content": null}</assistant_message>'
+)
+BOTH = (
+    '<tool_calls>[{"name": "reasoning", "arguments": {"input": "again"}}]</tool_calls>'
+    '<assistant_message>{"content": "S_n = (1 - r^n)/(1 - r)"}</assistant_message>'
+)
 
 
 class AlwaysTools(Backbone):

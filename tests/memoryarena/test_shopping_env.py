@@ -1,4 +1,5 @@
-"""Bundled Web Shopping: task parsing, reduced catalogue, text store, environment (docs/memoryarena.md §2.1, §3.1, §4, §5.3)."""
+"""Bundled Web Shopping: task parsing, reduced catalogue, text store, environment
+(docs/memoryarena.md §2.1, §3.1, §4, §5.3)."""
 
 import asyncio
 import json

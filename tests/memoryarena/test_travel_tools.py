@@ -104,7 +104,9 @@ def test_bad_arguments_and_unknown_tools_are_error_observations(db):
 def test_own_mini_database_in_the_upstream_layout(tmp_path):
     (tmp_path / "restaurants").mkdir()
     (tmp_path / "restaurants" / "clean_restaurant_2022.csv").write_text(
-        ",Name,City,Cuisines,Average Cost,Aggregate Rating\n0,Tiny Diner,Smallville,Cafe,12,4.1\n1,No Rating,Smallville,Cafe,9,\n"
+        ",Name,City,Cuisines,Average Cost,Aggregate Rating\n"
+        "0,Tiny Diner,Smallville,Cafe,12,4.1\n"
+        "1,No Rating,Smallville,Cafe,9,\n"
     )
     (tmp_path / "googleDistanceMatrix").mkdir()
     (tmp_path / "googleDistanceMatrix" / "distance.csv").write_text(

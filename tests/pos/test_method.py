@@ -72,7 +72,10 @@ def test_initialisation_issue_is_repaired_against_the_first_observation():
 def test_request_text_is_the_initial_evidence_when_the_first_observation_is_empty():
     """ALFWorld sends the reset observation as the request text and an empty first observation: the
     initialisation audit must still see it as step −1 evidence (§2.1, §5), so a grounded issue is repaired."""
-    room = "You are in the middle of a room. Looking quickly around you, you see a drawer 1.\nYour task is to: find the key."
+    room = (
+        "You are in the middle of a room. Looking quickly around you, you see a drawer 1.\n"
+        "Your task is to: find the key."
+    )
     wrong = {"state_id": "s1", "entity_id": "e2", "description": "drawer 1 is absent"}
     issue = {
         "targets": ["s1"],

@@ -45,7 +45,10 @@ def test_failed_summary_uses_last_observation():
 
 
 def test_missing_subgoal_keeps_current_one():
-    reply = '<tool_calls>[{"name": "act", "arguments": {"command": "look"}}]</tool_calls><assistant_message>{"content": null}</assistant_message>'
+    reply = (
+        '<tool_calls>[{"name": "act", "arguments": {"command": "look"}}]</tool_calls>'
+        '<assistant_message>{"content": null}</assistant_message>'
+    )
     script = iter([act("go", extra='<subgoal>"a"</subgoal>'), reply, reply])
     bb = FnBackbone(lambda role, msgs: next(script) if role == "agent" else "{}")
     m = HiAgent(bb)

@@ -151,7 +151,8 @@ def test_subgoal_round_trip_and_missing_subgoal():
         ("missing_block", "<subgoal> missing or not a non-empty string: the current subgoal is kept")
     ]
     plain = p.parse(
-        '<subgoal>open the drawer</subgoal><tool_calls>[]</tool_calls><assistant_message>{"content": "x"}</assistant_message>'
+        "<subgoal>open the drawer</subgoal><tool_calls>[]</tool_calls>"
+        '<assistant_message>{"content": "x"}</assistant_message>'
     )
     assert plain.ok and plain.decision.extras["subgoal"] == "open the drawer"
 

@@ -92,7 +92,8 @@ def test_scripted_sweep_sends_the_release_interface(tmp_path):
                 assert "thought" in reply and ("action" in reply or "actions" in reply)
     for mf in manifests(tmp_path):
         ts = mf["method_notes"]["text_sources"]
-        # b3.*: Full Context's tagged layout off the PoS benchmarks (FlowState App. B.3; tests/flowstate/test_b3_templates.py)
+        # b3.*: Full Context's tagged layout off the PoS benchmarks
+        # (FlowState App. B.3; tests/flowstate/test_b3_templates.py)
         assert [k for k in ts["paraphrased"] if not k.startswith("b3.")] == [], ts["paraphrased"]
         assert ts["prompts"]["pos.release.build_prompt"]["path"] == REACT
         if "rca100" in mf["cell"]:

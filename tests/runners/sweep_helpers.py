@@ -46,7 +46,8 @@ def metrics_csv(path: Path) -> dict[tuple[str, str, str], float]:
 
 
 def record_files(root: Path) -> list[Path]:
-    """Every cell's records under `root`: live (`episodes.jsonl`) or compacted (`episodes.jsonl.xz`, a finished cell)."""
+    """Every cell's records under `root`: live (`episodes.jsonl`) or compacted (`episodes.jsonl.xz`, a
+    finished cell)."""
     return sorted(p for p in Path(root).rglob("episodes.jsonl*") if p.name in ("episodes.jsonl", "episodes.jsonl.xz"))
 
 

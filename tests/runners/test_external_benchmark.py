@@ -54,7 +54,10 @@ class Quiz(Benchmark):
     outcome = "right"
 
     def load_tasks(self):
-        return [TaskSpec(task_id=f"quiz-{i}", payload={"word": w, "i": i}) for i, w in enumerate(["red", "blue", "green", "gold", "grey", "pink"])]
+        return [
+            TaskSpec(task_id=f"quiz-{i}", payload={"word": w, "i": i})
+            for i, w in enumerate(["red", "blue", "green", "gold", "grey", "pink"])
+        ]
 
     def make_env(self, task, ctx):
         return QuizEnv(task)

@@ -80,7 +80,8 @@ def test_preset_runs_offline_with_the_scripted_backbone(preset, tmp_path, no_net
     if not run and not (alfworld and (SHARED_DATA / "memoryarena-travel-db").is_dir()):
         pytest.skip(
             f"{preset}: every cell needs data or an extra this machine lacks (ALFWorld games + the alfworld extra: "
-            f"{'present' if alfworld else 'absent'}; the TravelPlanner database under {SHARED_DATA}): {', '.join(skipped)}"
+            f"{'present' if alfworld else 'absent'}; the TravelPlanner database under {SHARED_DATA}): "
+            f"{', '.join(skipped)}"
         )
     assert run, f"{preset}: nothing left to run offline"
     pool = BackbonePool(None)

@@ -124,7 +124,8 @@ def _no_probe_ran(pg, events):
     injected = pg.evaluate("""() => ({
         xss: window.__xss === undefined ? null : window.__xss,
         bad: [...document.querySelectorAll('[onerror],[onload],[data-xss],iframe,img:not(.paper-fig)')].length,
-        figs: [...document.querySelectorAll('img.paper-fig')].every(i => i.getAttribute('src').startsWith('data:image/svg+xml;base64,')),
+        figs: [...document.querySelectorAll('img.paper-fig')].every(
+            i => i.getAttribute('src').startsWith('data:image/svg+xml;base64,')),
         scripts: [...document.scripts].filter(s => !s.type || s.type === 'text/javascript').length,
     })""")
     assert injected == {"xss": None, "bad": 0, "figs": True, "scripts": 1}, (
@@ -141,7 +142,8 @@ def test_tables_and_plots_render(page):
 
     _, rows, _ = build_tables(collect(exp), "full_context")
     shown = pg.evaluate(
-        "() => [...document.querySelectorAll('#tab-tables table')[0].querySelectorAll('tbody tr')].map(tr => [...tr.cells].map(td => td.textContent))"
+        "() => [...document.querySelectorAll('#tab-tables table')[0].querySelectorAll('tbody tr')]"
+        ".map(tr => [...tr.cells].map(td => td.textContent))"
     )
     assert shown == rows  # the same rows runners.aggregate writes
     assert pg.get_attribute("#tab-tables", "class") == "tab active"
@@ -300,7 +302,8 @@ def test_fragment_opens_episode_and_step_and_back_forward_work(page):
         assert pg.text_content("#ep-detail h2").startswith(a[f["task_id"]] + " · trial")
         pg.go_forward()
         pg.wait_for_function(
-            f"() => document.querySelector('#ep-detail h2') && document.querySelector('#ep-detail h2').textContent.startsWith({json.dumps(b[f['task_id']] + ' · trial ' + str(b[f['trial']]))})"
+            "() => document.querySelector('#ep-detail h2') && document.querySelector('#ep-detail h2').textContent"
+            f".startsWith({json.dumps(b[f['task_id']] + ' · trial ' + str(b[f['trial']]))})"
         )
         # a cell is a place: its fragment lists its episodes, and choosing a cell sets the fragment
         pg.goto((exp / "report.html").as_uri() + f"#episodes/{quote(cell)}")

@@ -79,7 +79,7 @@ def old_paired_bootstrap(ours, ref, metric_fn, *, resamples=1000, level=0.95, se
     return {k: _old_interval(v, level) for k, v in draws.items() if len(v) >= max(2, resamples // 2)}
 
 
-# ------------------------------------------------------------------ the benchmarks' metric functions on synthetic records
+# ------------------------------------------------------------ the benchmarks' metric functions on synthetic records
 def formal(episodes):  # benchmarks/memoryarena/formal.py: SR, PS, depth curve (Acc_k, nAUC, DR)
     correct = [e["scores"]["subtask_correct"] for e in episodes]
     out = {

@@ -179,7 +179,8 @@ CHILD = textwrap.dedent("""
         sink = []
         rec = _record(8, _rb(sink), sink)
         for s in rec.requests[0].steps:  # distinct text per episode: every put writes new rows
-            s.calls[0].pending_transcript().blobs.update({{digest(f"{{i}}-{{k}}".encode()): b"y" * 4096 for k in range(50)}})
+            blobs = {{digest(f"{{i}}-{{k}}".encode()): b"y" * 4096 for k in range(50)}}
+            s.calls[0].pending_transcript().blobs.update(blobs)
         store.put(rec)
         print(rec.requests[0].steps[-1].calls[0].prompt, flush=True)
         i += 1
@@ -296,8 +297,10 @@ def test_a_database_written_before_packs_still_reads_and_takes_new_episodes(tmp_
     old = _record(5, _rb(sink), sink)
     db = sqlite3.connect(tmp_path / TRANSCRIPTS)
     db.executescript(
-        "CREATE TABLE blobs (h BLOB PRIMARY KEY, codec INTEGER NOT NULL, base BLOB NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;"
-        "CREATE TABLE nodes (h BLOB PRIMARY KEY, parent BLOB NOT NULL, take INTEGER NOT NULL, pieces BLOB NOT NULL, tail INTEGER NOT NULL) WITHOUT ROWID;"
+        "CREATE TABLE blobs (h BLOB PRIMARY KEY, codec INTEGER NOT NULL, base BLOB NOT NULL, data BLOB NOT NULL) "
+        "WITHOUT ROWID;"
+        "CREATE TABLE nodes (h BLOB PRIMARY KEY, parent BLOB NOT NULL, take INTEGER NOT NULL, pieces BLOB NOT NULL, "
+        "tail INTEGER NOT NULL) WITHOUT ROWID;"
         "CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT NOT NULL); INSERT INTO meta VALUES ('schema', '1');"
     )
     codecs = set()

@@ -46,7 +46,10 @@ def episode(domain: str, task_id: str, backbone: Backbone | None = None, **param
 
 
 def react(calls: list[dict], message: str | None = None) -> str:
-    return f"<tool_calls>\n{json.dumps(calls)}\n</tool_calls>\n<assistant_message>\n{json.dumps({'content': message})}\n</assistant_message>"
+    return (
+        f"<tool_calls>\n{json.dumps(calls)}\n</tool_calls>\n"
+        f"<assistant_message>\n{json.dumps({'content': message})}\n</assistant_message>"
+    )
 
 
 @pytest.mark.parametrize("task_id", ["7", "0"])
