@@ -6,7 +6,8 @@ subtask prompt. Here:
 - `begin_task` stores every `TaskView.initial_memory` chunk;
 - `begin_request` retrieves once, with the request text as the query;
 - the agent prompt is B.3's Memory System template filled when App. B.3 is configured (kit/b3.py),
-  otherwise the project's layout of it, marked [paraphrased] (docs/texts.md): system = instructions, policy, tools, ReAct protocol;
+  otherwise the project's layout of it, marked [paraphrased] (docs/texts.md): system = instructions, policy, tools,
+  ReAct protocol;
   user = `memory` (retrieved items), `trajectory_history` (the current query's trajectory only),
   `latest_observation`, `user_query`;
 - `end_request` stores `RequestOutcome.memory_text` (plus `feedback` when the benchmark shows it

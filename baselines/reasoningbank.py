@@ -33,7 +33,8 @@ from runners.api import Backbone, Decision, Missing, Parsed, Protocol, ProtocolE
 from runners.upstream import TextSources, UpstreamFile, py_default, py_messages, py_string
 
 JUDGE_SYSTEM = "You evaluate whether an AI agent accomplished its task."
-JUDGE_USER = """Below is the record of an agent working on one task: the task, the steps it took and the answer it submitted.
+JUDGE_USER = """Below is the record of an agent working on one task: the task, the steps it took and the answer it \
+submitted.
 
 {trajectory}
 
@@ -45,7 +46,9 @@ ITEM_LAYOUT = """# Memory Item 1
 ## Content <one to three sentences of reasoning or practice that transfers to other tasks>"""
 
 _EXTRACT_COMMON = (
-    """You are a memory expert. From the agent trajectory you are given, write at most three memory items that will help an agent solve future, different tasks. The items must not overlap. Keep them general: leave out details that only fit this task (specific names, numbers, identifiers, exact strings or website details).
+    """You are a memory expert. From the agent trajectory you are given, write at most three memory items that will \
+help an agent solve future, different tasks. The items must not overlap. Keep them general: leave out details that \
+only fit this task (specific names, numbers, identifiers, exact strings or website details).
 Write the items in this Markdown layout, with one blank line between items and no blank line inside an item:
 """
     + ITEM_LAYOUT
@@ -53,11 +56,13 @@ Write the items in this Markdown layout, with one blank line between items and n
 
 EXTRACT_SUCCESS = (
     _EXTRACT_COMMON
-    + "\n\nThe trajectory below succeeded. Explain what made it work: the reasoning and the steps that others can reuse."
+    + "\n\nThe trajectory below succeeded. Explain what made it work: the reasoning and the steps that others can "
+    "reuse."
 )
 EXTRACT_FAILURE = (
     _EXTRACT_COMMON
-    + "\n\nThe trajectory below failed. Reflect on why it failed and state the lessons or safeguards that would avoid the failure next time."
+    + "\n\nThe trajectory below failed. Reflect on why it failed and state the lessons or safeguards that would avoid "
+    "the failure next time."
 )
 EXTRACT_USER = "Trajectory:\n{trajectory}"
 

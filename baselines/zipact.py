@@ -133,7 +133,9 @@ class ZipActProtocol(Protocol):
         parts = []
         if self.single_call:
             parts.append(
-                f"<state>\n{json.dumps(decision.extras.get('state', self.owner.state or {}), ensure_ascii=False)}\n</state>"
+                "<state>\n"
+                f"{json.dumps(decision.extras.get('state', self.owner.state or {}), ensure_ascii=False)}"
+                "\n</state>"
             )
         parts.append(f"<thought>\n{json.dumps(decision.extras.get('thought') or '', ensure_ascii=False)}\n</thought>")
         parts.append(self.react.render(decision))

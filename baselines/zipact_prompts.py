@@ -29,15 +29,18 @@ DOMAINS: dict[str, dict[str, Any]] = {
     "generic": {"fields": {}, "note": "Track whatever facts, identifiers and results the task needs."},
     "alfworld": {  # upstream default schema
         "fields": {"world_state": {"location": "", "inventory": []}, "constraint_state": {"visited_locations": []}},
-        "note": "location = where the agent is; inventory = objects held; entity_map = object -> status (open, clean, heated, ...).",
+        "note": "location = where the agent is; inventory = objects held; entity_map = object -> status (open, clean, "
+        "heated, ...).",
     },
     "formal": {
         "fields": {"world_state": {"established_results": [], "notation": {}}},
         "docs": {
-            "established_results": "Results proved or computed in earlier subtasks (statement and value), reusable later (list)",
+            "established_results": "Results proved or computed in earlier subtasks (statement and value), reusable "
+            "later (list)",
             "notation": "Symbols in use and their meaning (dict)",
         },
-        "note": "established_results = results proved or computed in earlier subtasks (statement and value), which later problems may reuse; notation = symbol -> meaning.",
+        "note": "established_results = results proved or computed in earlier subtasks (statement and value), which "
+        "later problems may reuse; notation = symbol -> meaning.",
     },
     "shopping": {
         "fields": {
@@ -59,7 +62,8 @@ DOMAINS: dict[str, dict[str, Any]] = {
             "compatibility_constraints": "What earlier purchases require of this one (list)",
             "price_violations": "Candidates rejected for their price (list)",
         },
-        "note": "target_attributes = category, colour, size, material, price limit, brand of the item sought; compatibility_constraints = what earlier purchases require of this one.",
+        "note": "target_attributes = category, colour, size, material, price limit, brand of the item sought; "
+        "compatibility_constraints = what earlier purchases require of this one.",
     },
     "travel": {
         "fields": {
@@ -69,10 +73,12 @@ DOMAINS: dict[str, dict[str, Any]] = {
         },
         "docs": {
             "travellers": "Each group member and their wishes (list)",
-            "plan_slots": "Day -> breakfast / lunch / dinner / accommodation / transportation / attraction chosen so far (dict)",
+            "plan_slots": "Day -> breakfast / lunch / dinner / accommodation / transportation / attraction chosen so "
+            "far (dict)",
             "traveller_constraints": "Requirements a traveller's choices must respect (list)",
         },
-        "note": "travellers = each group member and their wishes; plan_slots = day -> breakfast/lunch/dinner/accommodation/transportation/attraction chosen so far.",
+        "note": "travellers = each group member and their wishes; plan_slots = day -> "
+        "breakfast/lunch/dinner/accommodation/transportation/attraction chosen so far.",
     },
     "tau": {
         "fields": {
@@ -84,7 +90,8 @@ DOMAINS: dict[str, dict[str, Any]] = {
             "record_ids": "Reservation / order ids in play (list)",
             "policy_checks_done": "Policy conditions already verified (list)",
         },
-        "note": "user_identity = the authenticated user's details; record_ids = reservation / order ids in play; policy_checks_done = policy conditions already verified.",
+        "note": "user_identity = the authenticated user's details; record_ids = reservation / order ids in play; "
+        "policy_checks_done = policy conditions already verified.",
     },
 }
 
@@ -309,10 +316,14 @@ Available actions: {actions}
 State skeleton:
 {skeleton}"""
 
-UPDATE_SYSTEM = """You maintain the working state of an agent. You get the current state, the agent's last action and the newest observation. Update the state in three passes:
-1. Goal progression: if the observation confirms current_objective is done, remove it from the front of sub_goal_queue and set current_objective to the next sub-goal; append sub-goals the observation newly reveals.
-2. World patching: record changes the observation shows - new facts, results, identifiers, entity statuses, discovered objects.
-3. Failure reflection: if the action failed or was refused, turn the reason into a specific entry in negative_constraints (what not to do again and why).
+UPDATE_SYSTEM = """You maintain the working state of an agent. You get the current state, the agent's last action and \
+the newest observation. Update the state in three passes:
+1. Goal progression: if the observation confirms current_objective is done, remove it from the front of sub_goal_queue \
+and set current_objective to the next sub-goal; append sub-goals the observation newly reveals.
+2. World patching: record changes the observation shows - new facts, results, identifiers, entity statuses, discovered \
+objects.
+3. Failure reflection: if the action failed or was refused, turn the reason into a specific entry in \
+negative_constraints (what not to do again and why).
 Change only what the observation supports; keep every other field as it is; never invent facts.
 Return the full updated state as one JSON object only, with no other text."""
 
@@ -328,9 +339,12 @@ Newest observation:
 Domain notes: {note}"""
 
 STATE_TRACKING_RULES = """State tracking (ZipAct):
-- You have no history. The execution state in <agent_status> is your whole memory of the task: its goal_state (instruction, sub-goal queue, current objective), world_state (facts and results found so far) and constraint_state (what failed, what was already tried).
+- You have no history. The execution state in <agent_status> is your whole memory of the task: its goal_state \
+(instruction, sub-goal queue, current objective), world_state (facts and results found so far) and constraint_state \
+(what failed, what was already tried).
 - Work on goal_state.current_objective, using the facts in world_state and the latest observation.
-- Check constraint_state first: never repeat an action listed in attempted_actions that failed, and respect every negative constraint.
+- Check constraint_state first: never repeat an action listed in attempted_actions that failed, and respect every \
+negative constraint.
 - Think briefly about the objective and the observation, then act."""
 
 # The ReAct blocks and their rules are shared with every protocol (baselines/react.py), after a thought.
@@ -342,7 +356,8 @@ ACTOR_PROTOCOL = """Reply with exactly these blocks, in this order, each holding
 
 SINGLE_CALL_PROTOCOL = """Reply with exactly these blocks, in this order, each holding valid JSON:
 <state>
-{the full updated execution state: apply goal progression, world patching and failure reflection for the latest observation}
+{the full updated execution state: apply goal progression, world patching and failure reflection for the latest \
+observation}
 </state>
 """ + ACTOR_PROTOCOL.split("\n", 1)[1]
 

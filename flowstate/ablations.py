@@ -59,7 +59,8 @@ class FlowStateNoISU(FlowState):
         t = normalise_type(rule_node_type)
         if t is None:
             raise ValueError(
-                f"rule_node_type: unknown state type {rule_node_type!r}; use one of {', '.join(s.value for s in StateType)}"
+                f"rule_node_type: unknown state type {rule_node_type!r}; use one of "
+                f"{', '.join(s.value for s in StateType)}"
             )
         if rule_relation not in RELATIONS:
             raise ValueError(f"rule_relation must be one of {', '.join(RELATIONS)}, got {rule_relation!r}")

@@ -42,7 +42,8 @@ def parse_persist_types(value: str | list[str]) -> frozenset[StateType] | None:
         t = normalise_type(n)
         if t is None:
             raise ValueError(
-                f"persist_types: unknown state type {n!r}; use 'all' or a list of {', '.join(s.value for s in StateType)}"
+                f"persist_types: unknown state type {n!r}; use 'all' or a list of "
+                f"{', '.join(s.value for s in StateType)}"
             )
         out.add(t)
     return frozenset(out)
@@ -55,7 +56,8 @@ def feedback_text(log: dict[str, Any], *, limit: int = 6) -> str | None:
     for r in log.get("delta_rejected", []):
         op = r.get("op") or {}
         lines.append(
-            f"- state_delta #{r.get('index')} ({op.get('operation')} {op.get('state_id')}) was rejected: {r.get('reason')}"
+            f"- state_delta #{r.get('index')} ({op.get('operation')} {op.get('state_id')}) was rejected: "
+            f"{r.get('reason')}"
         )
     access = log.get("access") or {}
     for r in access.get("rejected", []):

@@ -20,42 +20,59 @@ ADDITIONS = ("no_history_rule", "cite_raw_results", "exclusive_decision")
 wording, off with B.3's)."""
 
 NO_HISTORY = "There is no conversation history: only the Active State carries what you learned earlier in this request."
-CITE = "A ref may name a current state, a historical state, or a raw tool-result id shown in latest_observation (such as obs-1-2-0); cite raw results you rely on so they are kept."
+CITE = (
+    "A ref may name a current state, a historical state, or a raw tool-result id shown in latest_observation (such "
+    "as obs-1-2-0); cite raw results you rely on so they are kept."
+)
 EXCLUSIVE = "Your decision is either tool calls or a message to the user, never both."
 
 _CORE = """Working state rules:
-- The Active State in agent_status is your working memory for the current request. Before an action, check that the facts and identifiers it needs are present in the Active State."""
+- The Active State in agent_status is your working memory for the current request. Before an action, check that the \
+facts and identifiers it needs are present in the Active State."""
 
 # w/o ISU with `carry_trajectory` (docs/flowstate.md §7 [harness choice]): the current query's trajectory is shown,
 # and the Active State holds only disclosed historical content, so the core rules must say so.
 _CORE_TRAJECTORY = """Working state rules:
-- trajectory_history shows the steps of the current request so far; the Active State in agent_status holds only the content of earlier requests that you asked to see.
+- trajectory_history shows the steps of the current request so far; the Active State in agent_status holds only the \
+content of earlier requests that you asked to see.
 - Before an action, check that the facts and identifiers it needs are present in the trajectory or the Active State."""
 
 _ISU = """State updates (state_delta):
-- Write only what changed in this step: new task facts, requirements, plans, intermediate results. Never restate the whole state.
-- Every state has a semantic state_id (for example "budget_limit" or "lemma_closed_form"), a state_set naming its type, a short summary, a structured JSON value, and refs.
-- Types: preferences (the user's wishes, requirements and constraints), knowledge (facts observed in tool outputs), attributes (properties of specific entities taken from tool outputs), judgements (your assessments, plans, intermediate decisions and risks), artifacts (reusable outputs you produce, such as code or a derivation).
-- "add" creates a state under an id nobody has used yet. "update" and "remove" address a state you created for the current request, by its id.
+- Write only what changed in this step: new task facts, requirements, plans, intermediate results. Never restate the \
+whole state.
+- Every state has a semantic state_id (for example "budget_limit" or "lemma_closed_form"), a state_set naming its \
+type, a short summary, a structured JSON value, and refs.
+- Types: preferences (the user's wishes, requirements and constraints), knowledge (facts observed in tool outputs), \
+attributes (properties of specific entities taken from tool outputs), judgements (your assessments, plans, \
+intermediate decisions and risks), artifacts (reusable outputs you produce, such as code or a derivation).
+- "add" creates a state under an id nobody has used yet. "update" and "remove" address a state you created for the \
+current request, by its id.
 - {read_only}
-- refs is a list of {"rel", "state_id"} with rel one of supports, derives, follows, supersedes. The edge runs from the state carrying the ref to the state_id it names."""
+- refs is a list of {"rel", "state_id"} with rel one of supports, derives, follows, supersedes. The edge runs from the \
+state carrying the ref to the state_id it names."""
 
 _PSA = """Access to earlier requests (state_focus):
-- The Historical State Index lists earlier requests with the ids and summaries of the states they left. Summaries are pointers, not facts.
-- When you need something from earlier work, name the ids in state_focus (target_id) from the index or from related_states entries, with a reason saying what is missing and which decision it serves.
+- The Historical State Index lists earlier requests with the ids and summaries of the states they left. Summaries are \
+pointers, not facts.
+- When you need something from earlier work, name the ids in state_focus (target_id) from the index or from \
+related_states entries, with a reason saying what is missing and which decision it serves.
 - Exact values and identifiers must come from disclosed content, never be guessed from a summary.
 - A related_states entry only points at another node; its content needs its own request.
-- Requested content appears in the Active State at your next step. Actions that depend on it wait for that step; do other independent work now.
+- Requested content appears in the Active State at your next step. Actions that depend on it wait for that step; do \
+other independent work now.
 - Do not request content that is already visible in the Active State."""
 
 _HISTORY_ALL = """Earlier requests:
-- The Active State also holds the full states left by earlier requests. They are read-only: to correct or extend one, add a new state whose refs point at it."""
+- The Active State also holds the full states left by earlier requests. They are read-only: to correct or extend one, \
+add a new state whose refs point at it."""
 
 
 _READ_ONLY = {
-    True: "Ids from the Historical State Index are read-only, even after their content was disclosed. To correct or extend one, add a new state whose refs point at it.",
+    True: "Ids from the Historical State Index are read-only, even after their content was disclosed. To correct or "
+    "extend one, add a new state whose refs point at it.",
     # w/o PSA has no index (docs/flowstate.md §7): the same rule, worded without it
-    False: "States left by earlier requests are read-only. To correct or extend one, add a new state whose refs point at it.",
+    False: "States left by earlier requests are read-only. To correct or extend one, add a new state whose refs point "
+    "at it.",
 }
 
 
@@ -81,11 +98,15 @@ def output_protocol_text(*, with_focus: bool = True, with_delta: bool = True, ex
     blocks = []
     if with_focus:
         blocks.append(
-            '<state_focus>\n[{"target_id": "<historical state id or referenced raw-result id>", "reason": "<what is missing and how it will be used>"}]\n</state_focus>'
+            '<state_focus>\n[{"target_id": "<historical state id or referenced raw-result id>", "reason": "<what is '
+            'missing and how it will be used>"}]\n</state_focus>'
         )
     if with_delta:
         blocks.append(
-            '<state_delta>\n[{"state_set": "preferences|knowledge|attributes|judgements|artifacts", "operation": "add|update|remove", "state_id": "<semantic id>", "summary": "<short summary>", "value": <JSON value>, "refs": [{"rel": "supports|derives|follows|supersedes", "state_id": "<target id>"}]}]\n</state_delta>'
+            '<state_delta>\n[{"state_set": "preferences|knowledge|attributes|judgements|artifacts", "operation": '
+            '"add|update|remove", "state_id": "<semantic id>", "summary": "<short summary>", "value": <JSON '
+            'value>, "refs": [{"rel": "supports|derives|follows|supersedes", "state_id": "<target '
+            'id>"}]}]\n</state_delta>'
         )
     blocks.append(
         '<tool_calls>\n[{"name": "<tool name>", "arguments": {<arguments as the tool schema says>}}]\n</tool_calls>'
@@ -96,11 +117,15 @@ def output_protocol_text(*, with_focus: bool = True, with_delta: bool = True, ex
     n = len(blocks)
     words = {2: "two", 3: "three", 4: "four"}[n]
     rules = [
-        f"Reply with exactly these {words} blocks, always all of them and in this order, each holding valid JSON, with no code fences and no text outside the blocks:",
+        f"Reply with exactly these {words} blocks, always all of them and in this order, each holding valid JSON, with "
+        f"no code fences and no text outside the blocks:",
         "\n".join(blocks),
-        'Use [] for an unused list and {"content": null} when you send no message. At least one block must be non-empty.',
+        'Use [] for an unused list and {"content": null} when you send no message. At least one block must be '
+        "non-empty.",
         *([EXCLUSIVE] if exclusive_decision else []),
-        "Bundle in one step everything the current information already supports: state changes, access requests and the decision. Requests for missing content go together with independent work; anything that needs the requested content waits for the next step.",
+        "Bundle in one step everything the current information already supports: state changes, access requests and "
+        "the decision. Requests for missing content go together with independent work; anything that needs the "
+        "requested content waits for the next step.",
     ]
     if with_focus:
         rules.append(

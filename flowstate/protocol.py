@@ -117,7 +117,8 @@ class FlowStateProtocol(ReactProtocol):
             out.errors.append(
                 ProtocolError(
                     kind="empty",
-                    detail="every block is empty: y = (∅, ∅, ∅); at least one of state_delta, state_focus, tool_calls, assistant_message must be non-empty",
+                    detail="every block is empty: y = (∅, ∅, ∅); at least one of state_delta, state_focus, tool_calls, "
+                    "assistant_message must be non-empty",
                 )
             )
         return out

@@ -61,7 +61,8 @@ def validate_access(
             res.rejected.append(
                 {
                     "state_id": rid,
-                    "reason": "not in the Historical State Index and not a raw result referenced by an Active State node",
+                    "reason": "not in the Historical State Index and not a raw result referenced by an Active State "
+                    "node",
                 }
             )
     return res
@@ -87,7 +88,8 @@ def disclose(
             res.ignored.append(
                 {
                     "state_id": rid,
-                    "reason": "raw result of the current request: not in M_k (disclose_current_request_observations=false)",
+                    "reason": "raw result of the current request: not in M_k "
+                    "(disclose_current_request_observations=false)",
                 }
             )
             continue

@@ -27,34 +27,46 @@ class PosConfig(KindOverrides):
     )
     carry_world_across_requests: bool = Field(
         True,
-        description="[harness choice] multi-request tasks: the next request's initialisation starts from the last committed world",
+        description="[harness choice] multi-request tasks: the next request's initialisation starts from the last "
+        "committed world",
     )
     belief_text_enabled: bool = Field(
         True, description="False = the policy reads the semantic view as JSON instead of an LLM-written Belief Text"
     )
     sampling: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
-        description="§11 per-call sampling of the agent (policy), state (belief model, Belief Text) and sentinel (audit, progress) calls, e.g. {agent: {temperature: 0, max_completion_tokens: 512}}; a role left out uses the backbone config",
+        description="§11 per-call sampling of the agent (policy), state (belief model, Belief Text) and sentinel "
+        "(audit, progress) calls, e.g. {agent: {temperature: 0, max_completion_tokens: 512}}; a role left out uses "
+        "the backbone config",
     )
     context_failure: Literal["case_error", "keep_belief"] = Field(
         "case_error",
-        description="§2.5 [harness choice]: a belief-model call that yields no buildable belief on a non-terminal step raises (the case is recorded as an error), or keeps the last committed belief as a rejected update",
+        description="§2.5 [harness choice]: a belief-model call that yields no buildable belief on a non-terminal step "
+        "raises (the case is recorded as an error), or keeps the last committed belief as a rejected update",
     )
     policy_format_example: bool = Field(
         True,
-        description="§4: put upstream's format example of the task kind (ALFWorld, LOCA, ClinDiag; prompts/react_prompt.py, read at run time) first in the policy prompt, as upstream does",
+        description="§4: put upstream's format example of the task kind (ALFWorld, LOCA, ClinDiag; "
+        "prompts/react_prompt.py, read at run time) first in the policy prompt, as upstream does",
     )
     policy_prompt: Literal["release", "project"] = Field(
         "release",
-        description="§4: on the PoS benchmarks (ALFWorld, LOCA, RCA-100, ClinDiag) the policy prompt is the release's (prompts/react_prompt.py react_system_prompt + build_belief_prompt, read at run time; pos/release_prompt.py); 'project' = the project's tagged-block layout (always used on other benchmarks, and when the release files are unavailable)",
+        description="§4: on the PoS benchmarks (ALFWorld, LOCA, RCA-100, ClinDiag) the policy prompt is the release's "
+        "(prompts/react_prompt.py react_system_prompt + build_belief_prompt, read at run time; "
+        "pos/release_prompt.py); 'project' = the project's tagged-block layout (always used on other benchmarks, "
+        "and when the release files are unavailable)",
     )
     belief_prompts: Literal["release", "project"] = Field(
         "release",
-        description="§3, §5, §6, §9: the belief model, Belief Text, Sentinel (audit, progress) and composed-recovery texts are the release's (prompts/prompt_generation.py, prompts/beliefSentinel_prompt.py, belief/recoveryPlanning.py, read at run time; pos/release_texts.py); 'project' = the project's wording (also used when the release files are unavailable)",
+        description="§3, §5, §6, §9: the belief model, Belief Text, Sentinel (audit, progress) and composed-recovery "
+        "texts are the release's (prompts/prompt_generation.py, prompts/beliefSentinel_prompt.py, "
+        "belief/recoveryPlanning.py, read at run time; pos/release_texts.py); 'project' = the project's wording "
+        "(also used when the release files are unavailable)",
     )
     forced_submission: bool = Field(
         False,
-        description="§4: append a forced-submission directive to the policy prompt on the last turn of the request (TaskView.step_budget)",
+        description="§4: append a forced-submission directive to the policy prompt on the last turn of the request "
+        "(TaskView.step_budget)",
     )
     sentinel: SentinelConfig = Field(default_factory=SentinelConfig)
     trapping: HealthConfig = Field(default_factory=HealthConfig)

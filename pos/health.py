@@ -223,7 +223,8 @@ def read_window(path: str) -> list[Snapshot]:
                 raise ValueError(f"{path}:{n}: not valid JSON ({e}); write one snapshot object per line") from None
             if not isinstance(snap, dict):
                 raise ValueError(
-                    f"{path}:{n}: each line must be a JSON object with progress, epistemic_gaps, achievement_gaps, world, active_gap_world"
+                    f"{path}:{n}: each line must be a JSON object with progress, epistemic_gaps, achievement_gaps, "
+                    f"world, active_gap_world"
                 )
             p = snap.get("progress")
             if p is not None and not is_label(p):

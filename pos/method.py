@@ -137,7 +137,8 @@ class PoS(SingleCallMethod):
         if cfg.recovery.mode == "generic":
             sources.own(
                 "pos.recovery.generic",
-                "recovery.mode=generic: the release has no generic recovery; the project's own text (pos/recovery.py GENERIC_TEXT)",
+                "recovery.mode=generic: the release has no generic recovery; the project's own text (pos/recovery.py "
+                "GENERIC_TEXT)",
             )
         if cfg.policy_prompt == "release":
             for kind in RELEASE_KINDS:
@@ -274,8 +275,10 @@ class PoS(SingleCallMethod):
         if self.cfg.context_failure == "case_error":
             detail = "; ".join(e.detail for e in prop.errors[-2:]) or "no reply"
             raise ContextFailure(
-                f"PoS belief model ({call}, step {step}) gave no buildable belief after {prop.calls} call(s): {detail}. "
-                "The case is recorded as an error (docs/pos.md §2.5); set context_failure: keep_belief to continue on the last committed belief"
+                f"PoS belief model ({call}, step {step}) gave no buildable belief after {prop.calls} call(s): "
+                f"{detail}. "
+                "The case is recorded as an error (docs/pos.md §2.5); set context_failure: keep_belief to continue "
+                "on the last committed belief"
             )
 
     async def _initialize(self, obs: str) -> None:

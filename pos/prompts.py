@@ -9,11 +9,18 @@ from typing import Any
 from runners.api import Message
 
 RECORDS = """World records:
-- Entity {"entity_id": "e<n>", "entity_type": str, "name": str, "attributes": {key: string|number|boolean|null}}. Include the acting agent only if it can change the environment. Attributes merge into existing ones; null deletes a key. Entities are never deleted.
-- State {"state_id": "s<n>", "entity_id": owner, "description": one entity's own condition, "source_type": "observed"|"inferred", "probability": number, "reason": str|null}.
-- Relation {"relation_id": "r<n>", "source_id": entity or state ID, "target_id": entity or state ID, "description": str, "source_type", "probability", "reason"}.
-Observed records are facts seen in an observation (probability 1, no reason). Inferred records are hypotheses: give probability < 1 and a reason. Probabilities are independent; never normalise them.
-Gaps: an epistemic gap {"target", "reason"} is something the task needs to know that is not yet known or confirmed; an achievement gap is a way in which the world still differs from the goal. The frontier (Active Gap) points at exactly one gap: {"gap_type": "epistemic"|"achievement", "target": the gap's target} (null only when there are no gaps)."""
+- Entity {"entity_id": "e<n>", "entity_type": str, "name": str, "attributes": {key: string|number|boolean|null}}. \
+Include the acting agent only if it can change the environment. Attributes merge into existing ones; null deletes a \
+key. Entities are never deleted.
+- State {"state_id": "s<n>", "entity_id": owner, "description": one entity's own condition, "source_type": \
+"observed"|"inferred", "probability": number, "reason": str|null}.
+- Relation {"relation_id": "r<n>", "source_id": entity or state ID, "target_id": entity or state ID, "description": \
+str, "source_type", "probability", "reason"}.
+Observed records are facts seen in an observation (probability 1, no reason). Inferred records are hypotheses: give \
+probability < 1 and a reason. Probabilities are independent; never normalise them.
+Gaps: an epistemic gap {"target", "reason"} is something the task needs to know that is not yet known or confirmed; an \
+achievement gap is a way in which the world still differs from the goal. The frontier (Active Gap) points at exactly \
+one gap: {"gap_type": "epistemic"|"achievement", "target": the gap's target} (null only when there are no gaps)."""
 
 MODE_EXAMPLE = {
     "execution": (
@@ -28,30 +35,45 @@ MODE_EXAMPLE = {
     ),
 }
 
-INIT_SYSTEM = f"""You build the initial belief of an agent about its task and environment. From the task and the first observation, write:
+INIT_SYSTEM = f"""You build the initial belief of an agent about its task and environment. From the task and the first \
+observation, write:
 - goal_specification: the condition under which the task counts as done;
 - entities, states, relations: what the observation establishes, and well-founded hypotheses marked inferred;
 - epistemic_gaps and achievement_gaps: everything still unknown or still to be achieved;
 - frontier: the single gap the agent should work on first.
 {RECORDS}"""
 
-DELTA_SYSTEM = f"""You maintain an agent's structured belief. You get the current belief and one realised transition (thought, action, observation). Reply with the change to the belief as a delta:
-- remove_state_ids, remove_relation_ids: records the observation contradicts or makes obsolete (removing a state removes its relations);
+DELTA_SYSTEM = f"""You maintain an agent's structured belief. You get the current belief and one realised transition \
+(thought, action, observation). Reply with the change to the belief as a delta:
+- remove_state_ids, remove_relation_ids: records the observation contradicts or makes obsolete (removing a state \
+removes its relations);
 - upsert_entities, upsert_states, upsert_relations: new or changed records (records you omit stay unchanged);
-- epistemic_gaps, achievement_gaps: the COMPLETE current gap lists (drop a gap only when the evidence resolves it; keep the others' wording);
+- epistemic_gaps, achievement_gaps: the COMPLETE current gap lists (drop a gap only when the evidence resolves it; \
+keep the others' wording);
 - frontier: the gap to work on next, or null.
 Use only what the transition and the belief support. Keep existing IDs for existing things.
 {RECORDS}"""
 
-AUDIT_SYSTEM = """You are the Belief Sentinel. You check one candidate belief update for consistency before it is committed.
-Flag a problem only if a record touched by the update (see changed_ids; a State, Relation or Gap) conflicts with the rest of the belief or with the trajectory evidence. A fact that is merely missing because an observation is partial is not a conflict. Report at most one issue, and only with evidence. Never suggest actions to take in the environment.
-Reply {"issues": []} when the update is consistent, else {"issues": [{"targets": [record IDs or gap targets], "issue_type": "internal"|"external", "problem": str, "evidence_step": the trajectory step that shows it, "evidence_quote": text copied exactly from that step's action or observation, "evidence": str, "suggestion": how to fix the belief}]}. internal = conflict inside the belief; external = conflict with the trajectory."""
+AUDIT_SYSTEM = """You are the Belief Sentinel. You check one candidate belief update for consistency before it is \
+committed.
+Flag a problem only if a record touched by the update (see changed_ids; a State, Relation or Gap) conflicts with the \
+rest of the belief or with the trajectory evidence. A fact that is merely missing because an observation is partial is \
+not a conflict. Report at most one issue, and only with evidence. Never suggest actions to take in the environment.
+Reply {"issues": []} when the update is consistent, else {"issues": [{"targets": [record IDs or gap targets], \
+"issue_type": "internal"|"external", "problem": str, "evidence_step": the trajectory step that shows it, \
+"evidence_quote": text copied exactly from that step's action or observation, "evidence": str, "suggestion": how to \
+fix the belief}]}. internal = conflict inside the belief; external = conflict with the trajectory."""
 
-PROGRESS_SYSTEM = """You judge whether one executed step made progress on the agent's Active Gap (the frontier before the step).
-progress = 1 when the step shrank the Active Gap, gathered evidence the gap requires, or added a State or Relation that plausibly leads to the goal; 0 for repeated failures or changes irrelevant to the gap.
-Reply {"progress": 0|1, "score": number ≥ 0, "affected_record_ids": [IDs of world records this step changed that show the progress], "reason": str}."""
+PROGRESS_SYSTEM = """You judge whether one executed step made progress on the agent's Active Gap (the frontier before \
+the step).
+progress = 1 when the step shrank the Active Gap, gathered evidence the gap requires, or added a State or Relation \
+that plausibly leads to the goal; 0 for repeated failures or changes irrelevant to the gap.
+Reply {"progress": 0|1, "score": number ≥ 0, "affected_record_ids": [IDs of world records this step changed that show \
+the progress], "reason": str}."""
 
-BELIEF_TEXT_SYSTEM = """Write a concise plain-language summary of the agent's belief for the agent itself: the goal, what is known (observed) and suspected (inferred, with confidence), and the open gaps with the Active Gap first. Add nothing that is not in the belief. Reply {"belief_text": str}."""
+BELIEF_TEXT_SYSTEM = """Write a concise plain-language summary of the agent's belief for the agent itself: the goal, \
+what is known (observed) and suspected (inferred, with confidence), and the open gaps with the Active Gap first. Add \
+nothing that is not in the belief. Reply {"belief_text": str}."""
 
 ACTION_CONTRACT = (
     "Choose the next action to close or shrink the Active Gap directly. Take an enabling step first only while "
@@ -89,7 +111,8 @@ def delta_messages(
     if repair:
         payload["repair"] = {
             **repair,
-            "instruction": "The Sentinel found this issue in your previous update. Write the delta again from the same belief, fixing it.",
+            "instruction": "The Sentinel found this issue in your previous update. Write the delta again from the same "
+            "belief, fixing it.",
         }
     if build_error:
         payload["build_error"] = f"Your previous delta could not be applied: {build_error}. Write it again."

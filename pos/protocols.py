@@ -97,7 +97,8 @@ class JsonProtocol(Protocol):
             errors.append(
                 ProtocolError(
                     kind="bad_field",
-                    detail=f"key set must be exactly {list(self.keys)}; missing {sorted(missing)}, unexpected {sorted(extra)}",
+                    detail=f"key set must be exactly {list(self.keys)}; missing {sorted(missing)}, unexpected "
+                    f"{sorted(extra)}",
                 )
             )
             return Parsed(blocks={"json": obj}, errors=errors, **r.parsed_fields)

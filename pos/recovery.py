@@ -2,7 +2,8 @@
 
 A constraint C_t = C_pattern + " " + C_gap is composed from fixed templates (no LLM call). It only
 adds text to the policy prompt: recovery never acts and never changes the Active Gap. The wording
-below is the project's fallback (the release's own sentences are used when pinned, `belief_prompts: release`, pos/release_texts.py); generic recovery is unreleased and always ours."""
+below is the project's fallback (the release's own sentences are used when pinned, `belief_prompts: release`,
+pos/release_texts.py); generic recovery is unreleased and always ours."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from pos.release_texts import recovery_instruction as release_recovery
 PATTERN_TEXT = {
     "static": (
         "Your most recent action changed nothing, and your belief has stayed the same since. Do not issue that "
-        "action again while the belief is unchanged; choose a different valid action. Action that changed nothing: {detail}"
+        "action again while the belief is unchanged; choose a different valid action. Action that changed nothing: "
+        "{detail}"
     ),
     "cycle": (
         "You are moving in a loop of length {period}: your recent steps keep bringing the part of your belief that "

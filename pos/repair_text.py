@@ -37,7 +37,8 @@ _MISSING_FALLBACK = (
 _BELIEF_FALLBACK = (
     "Your last JSON did not fit the schema asked for: {schema_error}. ",
     "Your last reply was not valid JSON. ",
-    "Write the same answer again as one JSON object with exactly the keys asked for; each array item must be an object.",
+    "Write the same answer again as one JSON object with exactly the keys asked for; each array item must be an "
+    "object.",
 )
 _SENTINEL_FALLBACK = "Write the same validation result again as one valid JSON object."
 _PROGRESS_FALLBACK = "Write the same progress judgement again as one valid JSON object."

@@ -119,7 +119,8 @@ async def run_audit(
     health: dict[str, Any] | None = None,
     texts: dict[str, Any] | None = None,
 ) -> AuditResult:
-    """One Sentinel audit of a candidate update (role `sentinel`); both beliefs as full contexts (§3, health included)."""
+    """One Sentinel audit of a candidate update (role `sentinel`); both beliefs as full contexts
+    (§3, health included)."""
     payload = {
         "step": step,
         "belief_before": before.context(step=before_step, health=health),

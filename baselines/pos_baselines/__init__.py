@@ -16,7 +16,7 @@ release's `build_prompt` with `json.dumps(trajectory, indent=2)` (`policy_prompt
 All four share Raw's loop (§0.1: system prompt, tools, reply format, re-samples; the benchmark's
 caps and forced-submission directive come with its observations). On the PoS benchmarks that is the
 PoS release's ReAct interface (pos/release_react.py; `policy_prompt: project` = the project's ReAct
-blocks). Only the context builder differs. Auxiliary calls use role "memory" (ACON compressors, PACE summaries, HiAgent subgoal
-summaries: context compression) or "state" (LH-Harness manager and auditor: they maintain the
-task state), so their tokens are reported apart from the policy's ("agent") — §0.3.
+blocks). Only the context builder differs. Auxiliary calls use role "memory" (ACON compressors, PACE
+summaries, HiAgent subgoal summaries: context compression) or "state" (LH-Harness manager and
+auditor: they maintain the task state), so their tokens are reported apart from the policy's ("agent") — §0.3.
 """

@@ -29,7 +29,10 @@ Keep:
 Copy values verbatim. Do not invent, guess or generalise anything that is not in the input. Drop chatter, repetition and
 content irrelevant to the task."""
 
-HISTORY_TASK = "Merge the previous summary and the steps below into one new summary of everything the agent did and learned so far."
+HISTORY_TASK = (
+    "Merge the previous summary and the steps below into one new summary of everything the agent did and "
+    "learned so far."
+)
 OBS_TASK = (
     "Compress the new observation below. Keep every detail the task may need, given what the summary already says."
 )

@@ -35,12 +35,16 @@ class BaselineConfig(KindOverrides):
     )
     policy_prompt: Literal["release", "project"] = Field(
         "release",
-        description="§0.1: on the PoS benchmarks the policy speaks the PoS release's ReAct interface (react_system_prompt, build_prompt with the baseline's context as `Previous steps:`, the JSON action reply, the release's repair turns; pos/release_react.py); 'project' = the project's tagged blocks (also when the release files are unavailable)",
+        description="§0.1: on the PoS benchmarks the policy speaks the PoS release's ReAct interface "
+        "(react_system_prompt, build_prompt with the baseline's context as `Previous steps:`, the JSON action "
+        "reply, the release's repair turns; pos/release_react.py); 'project' = the project's tagged blocks (also "
+        "when the release files are unavailable)",
     )
     max_actions_per_turn: int = Field(
         1,
         ge=1,
-        description="actions one policy turn may hold (the release's Raw: 3 on RCA-100, 1 elsewhere); extras are dropped and logged",
+        description="actions one policy turn may hold (the release's Raw: 3 on RCA-100, 1 elsewhere); extras are "
+        "dropped and logged",
     )
 
 

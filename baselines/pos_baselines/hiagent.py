@@ -35,7 +35,8 @@ RETRIEVE = ToolSpec(
     },
 )
 
-SUMMARIZER = """You summarize the work an agent did on one subgoal. From its actions and observations, write ONE line that
+SUMMARIZER = """You summarize the work an agent did on one subgoal. From its actions and observations, write ONE line \
+that
 states what was done and what was found or changed (keep exact names and values), and say whether the subgoal was met.
 Use only what the observations show."""
 

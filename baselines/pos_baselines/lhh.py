@@ -149,7 +149,8 @@ class LongHorizonHarness(PosBaseline):
             self.stopped = self.cfg.on_max_rounds == "stop"
             return False
         msgs = aux_messages(
-            f"{MANAGER}\n\nTask policy:\n{self.task.policy or 'none'}\n\nThe executor's tools:\n{tools_text(self.task.tools)}",
+            f"{MANAGER}\n\nTask policy:\n{self.task.policy or 'none'}\n\nThe executor's "
+            f"tools:\n{tools_text(self.task.tools)}",
             self.manager_protocol,
             [*self.state_blocks(), ("latest_observation", self.obs or "(no observation yet)")],
         )

@@ -31,7 +31,8 @@ GLIMPSE = ToolSpec(
 )
 
 SUMMARIZER = """You write compact representations of one step of an agent's interaction with its environment.
-- "detailed": a faithful summary of the step that keeps every exact value, identifier, name and result the task may need.
+- "detailed": a faithful summary of the step that keeps every exact value, identifier, name and result the task may \
+need.
 - "brief": one or two sentences: what was done and what came of it.
 Never add anything that is not in the step."""
 
