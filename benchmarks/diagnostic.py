@@ -100,7 +100,8 @@ class DiagnosticEnv(OneRequestEnv):
         if dropped:
             self.issues["dropped_actions"] += dropped
             notes.append(
-                f"At most {self.params['max_actions_per_turn']} action(s) per turn: {dropped} further call(s) were not executed."
+                f"At most {self.params['max_actions_per_turn']} action(s) per turn: {dropped} further call(s) were not "
+                "executed."
             )
         if not calls:
             self.issues["no_action"] += 1

@@ -9,11 +9,15 @@ import json
 from runners.api import Message, ToolSpec
 
 REACT_RULES = """You are an agent that completes the user's request step by step.
-- Each reply is one step. In a step you either call tools to act on the environment, or you send one message to the user (a question, a confirmation, or your final answer), or - where your protocol allows - you only update your working state.
-- Base every action on facts you have seen in this conversation or in tool results. Never invent identifiers, prices, dates or results.
+- Each reply is one step. In a step you either call tools to act on the environment, or you send one message to the \
+user (a question, a confirmation, or your final answer), or - where your protocol allows - you only update your \
+working state.
+- Base every action on facts you have seen in this conversation or in tool results. Never invent identifiers, prices, \
+dates or results.
 - Follow the policy below. If it forbids an action, do not take it.
 - When the request is complete, reply to the user with the final answer in the assistant message.
-- Reply in the output protocol exactly: tagged blocks holding valid JSON, in the stated order, with no other text and no code fences."""
+- Reply in the output protocol exactly: tagged blocks holding valid JSON, in the stated order, with no other text and \
+no code fences."""
 
 
 def block(tag: str, content: str) -> str:
@@ -21,7 +25,8 @@ def block(tag: str, content: str) -> str:
 
 
 def tools_text(tools: list[ToolSpec], indent: int | None = 1) -> str:
-    """The tool schemas as JSON; `indent=None` serialises as upstream PoS does (`json.dumps(actions, ensure_ascii=False)`)."""
+    """The tool schemas as JSON; `indent=None` serialises as upstream PoS does
+    (`json.dumps(actions, ensure_ascii=False)`)."""
     if not tools:
         return "No tools are available in this task. Answer with an assistant message."
     return json.dumps([t.openai_schema() for t in tools], indent=indent, ensure_ascii=False)

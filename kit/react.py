@@ -61,7 +61,8 @@ class ReactProtocol(Protocol):
             errors.append(
                 ProtocolError(
                     kind="violation",
-                    detail=f"tool calls and a message in one step: the message was dropped: {json.dumps(message, ensure_ascii=False)}",
+                    detail="tool calls and a message in one step: the message was dropped: "
+                    f"{json.dumps(message, ensure_ascii=False)}",
                 )
             )
             # Kept aside: never sent to a user, but benchmarks may grade it (τ COMMUNICATE reads

@@ -78,8 +78,8 @@ class Alfworld(Benchmark):
             return []
         return [
             Missing(
-                what="benchmark alfworld needs the ALFWorld engine (packages alfworld and textworld, the `alfworld` extra), "
-                "which is not installed",
+                what="benchmark alfworld needs the ALFWorld engine (packages alfworld and textworld, the `alfworld` "
+                "extra), which is not installed",
                 fix=engine.INSTALL_HINT,
             )
         ]

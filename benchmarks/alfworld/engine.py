@@ -7,7 +7,8 @@ reset, so it is saved and restored; importing `alfworld.info` writes $ALFWORLD_D
 variable is set to our data root first; TextWorld parses grammar text with a shared `tatsu`
 parser that is not thread-safe (concurrent steps raised `IndexError: pop from empty list`), so
 every load, reset and step of every game holds one process-wide lock (the GIL allows no parallel
-speed-up here anyway; callers run them in a worker thread to keep the event loop free). `textworld.start` imposes no step limit: the caller enforces it.
+speed-up here anyway; callers run them in a worker thread to keep the event loop free). `textworld.start`
+imposes no step limit: the caller enforces it.
 
 Every new `PddlEnv` loads a private copy of fast-downward's shared library that is never
 unloaded (≈4 MB a game; a 134-game run grew one process to 450 MB). Closed games therefore return
@@ -25,7 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-INSTALL_HINT = "install the ALFWorld extra: pip install 'alfworld==0.4.2' 'textworld[pddl]==1.7.0' (or the project's [alfworld] extra)"
+INSTALL_HINT = (
+    "install the ALFWorld extra: pip install 'alfworld==0.4.2' 'textworld[pddl]==1.7.0' (or the project's "
+    "[alfworld] extra)"
+)
 _ENGINE = threading.Lock()
 _POOL: list[Any] = []
 _POOL_LOCK = threading.Lock()

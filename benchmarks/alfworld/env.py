@@ -41,7 +41,8 @@ DEFAULTS: dict[str, Any] = {
     "think_ok": True,  # ReAct: the observation of a `think:` action is "OK." (§4.1)
     "lenient_match": False,  # harness choice: exact engine rule by default (§3.2)
     "message_as_command": True,  # harness choice: a plain assistant message is played as the command
-    "show_admissible": True,  # upstream PoS: the admissible commands reach the policy every turn (Observation.actions); false = none
+    # upstream PoS: the admissible commands reach the policy every turn (Observation.actions); false = none
+    "show_admissible": True,
 }
 
 

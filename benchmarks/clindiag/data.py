@@ -138,7 +138,8 @@ def upstream_case_folders(cases: Path) -> tuple[list[Path], dict[str, Any]]:
     if not found:
         raise ClinDiagDataError(
             f"none of the {len(lines)} cases of upstream's ClinDiag manifest is under {cases} "
-            f"(e.g. {lines[:2]}); prepare the data set (python -m benchmarks.clindiag.prepare build --zip ... --out ...) or set manifest: none"
+            f"(e.g. {lines[:2]}); prepare the data set (python -m benchmarks.clindiag.prepare build --zip ... --out "
+            "...) or set manifest: none"
         )
     return found, info
 

@@ -12,7 +12,8 @@ SUBMIT = "submit_diagnosis"
 QUERY_TOOLS: dict[str, tuple[str, str]] = {  # tool → (section, description)
     "ask_history": (
         "history",
-        "Ask one specific question about the patient's medical history (complaint, present illness, past, family, social history).",
+        "Ask one specific question about the patient's medical history (complaint, present illness, past, family, "
+        "social history).",
     ),
     "ask_physical_exam": (
         "physical_exam",
@@ -25,7 +26,8 @@ QUERY_TOOLS: dict[str, tuple[str, str]] = {  # tool → (section, description)
     ),
     "order_other_test": (
         "other",
-        "Order / ask about one other specific test (endoscopy, biopsy/pathology, genetic test, ECG, …) and get its result.",
+        "Order / ask about one other specific test (endoscopy, biopsy/pathology, genetic test, ECG, …) and get its "
+        "result.",
     ),
 }
 NOTICE = (
@@ -82,16 +84,20 @@ def tool_specs(texts: dict[str, Any] | None = None) -> list[ToolSpec]:
 
 
 def policy(max_steps: int) -> str:
-    return f"""You are the attending physician diagnosing one patient. The patient's record is held by an information provider you reach only through the tools.
+    return f"""You are the attending physician diagnosing one patient. The patient's record is held by an information \
+provider you reach only through the tools.
 
-Workflow (usual order; you may go back to any step): take the history → examine the patient → order laboratory, imaging and other tests → submit the diagnosis.
+Workflow (usual order; you may go back to any step): take the history → examine the patient → order laboratory, \
+imaging and other tests → submit the diagnosis.
 
 Questioning discipline:
 - One specific question per turn (e.g. "What is the serum sodium?", not "Tell me everything").
 - Choose the question that best separates the diagnoses still in play; do not repeat a question already answered.
 - Missing items are reported as not specified: move on instead of asking again.
 
-Submission: call `{SUBMIT}` once with the single most likely final diagnosis (a specific disease name), a differential, and your reasoning from the case evidence. You have {max_steps} turns, one tool call each; submit before they run out."""
+Submission: call `{SUBMIT}` once with the single most likely final diagnosis (a specific disease name), a \
+differential, and your reasoning from the case evidence. You have {max_steps} turns, one tool call each; submit before \
+they run out."""
 
 
 def request_text(case_id: str, subset: str, initial: str) -> str:

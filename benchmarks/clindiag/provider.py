@@ -19,8 +19,8 @@ NO_RECORD = texts_mod.NO_RECORD  # the project's wording; a run uses `texts["no_
 RULES = texts_mod.PROVIDER_RULES
 STOPWORDS = frozenset(
     "what which when where were was does have has had with from that this there their about the and for any are "
-    "patient patients please tell show give result results findings finding test tests were done performed value values "
-    "level levels history exam examination".split()
+    "patient patients please tell show give result results findings finding test tests were done performed value "
+    "values level levels history exam examination".split()
 )
 
 

@@ -42,9 +42,11 @@ NO_RECORD = "There is no record of this category for this patient."
 JUDGE_SYSTEM = """You grade a clinical diagnosis against a reference. Reply with one JSON object only:
 {"diagnosis_correct": true|false, "differential_hit": true|false, "reason": "<one sentence>"}
 Rules:
-- diagnosis_correct is true only when the submitted final diagnosis names the same disease as the reference: synonyms, standard abbreviations and equivalent phrasings count.
+- diagnosis_correct is true only when the submitted final diagnosis names the same disease as the reference: synonyms, \
+standard abbreviations and equivalent phrasings count.
 - A related condition, a broader category, a complication, or a predisposing condition is NOT the same disease: false.
-- Extra specificity beyond the reference counts as correct only if the submitted reasoning supports it with evidence from the case.
+- Extra specificity beyond the reference counts as correct only if the submitted reasoning supports it with evidence \
+from the case.
 - differential_hit is true when the reference diagnosis appears in the submitted differential diagnosis."""
 JUDGE_USER = """Reference:
 final diagnosis: {reference_final}

@@ -119,7 +119,8 @@ def compact_view(path: Path, workspace: Path, payload_type: str, payload: Any, n
         keys = list(payload)
         lines += [
             f"keys ({len(keys)}): {keys[:50]}",
-            f"first {min(preview, len(keys))} entries: {json.dumps({k: payload[k] for k in keys[:preview]}, ensure_ascii=False)[:2000]}",
+            f"first {min(preview, len(keys))} entries: "
+            f"{json.dumps({k: payload[k] for k in keys[:preview]}, ensure_ascii=False)[:2000]}",
         ]
     else:
         lines.append(f"first 500 characters: {str(payload)[:500]}")

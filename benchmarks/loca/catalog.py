@@ -113,9 +113,10 @@ def policy_text(
 ) -> str:
     """The policy block methods show: interaction rules and the catalog (harness wording)."""
     lines = [
-        "You solve a LOCA-Bench task with the tools listed below. Call exactly one tool per turn; a turn without a tool "
-        "call is spent. Tool results come back as a JSON list of tool messages.",
-        f"Budgets: {max_turns} turns and {max_tool_uses} tool uses; past the tool-use cap tools return [] and do nothing.",
+        "You solve a LOCA-Bench task with the tools listed below. Call exactly one tool per turn; a turn without a "
+        "tool call is spent. Tool results come back as a JSON list of tool messages.",
+        f"Budgets: {max_turns} turns and {max_tool_uses} tool uses; past the tool-use cap tools return [] and do "
+        "nothing.",
         "The task ends only when you call claim_done_claim_done; it is then graded from the final state of the "
         "environment (emails, files, records), not from your messages.",
     ]

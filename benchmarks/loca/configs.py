@@ -18,7 +18,8 @@ LENGTHS = ("8k", "16k", "32k", "64k", "96k", "128k", "256k")  # §1.2
 ENV_VAR = "LOCA_BENCH_DIR"
 FIXTURE_ROOT = Path(__file__).parent / "fixtures"
 INSTALL_HINT = (
-    "LOCA-Bench is an optional extra (docs/pos-benchmarks.md §1.6): clone hkust-nlp/LOCA-bench, `pip install -e .` it into "
+    "LOCA-Bench is an optional extra (docs/pos-benchmarks.md §1.6): clone hkust-nlp/LOCA-bench, `pip install -e .` it "
+    "into "
     ".venv (fastmcp, excel-mcp-server, ...), install Node 24 with `npm i -g @modelcontextprotocol/server-filesystem "
     "@modelcontextprotocol/server-memory`, and `uv tool install cli-mcp-server pdf-tools-mcp`; then set "
     f"benchmark.params.data_dir (or ${ENV_VAR}) to the LOCA-bench checkout. For an offline run use data_dir=fixtures."

@@ -146,7 +146,10 @@ class StockAlertLiteS2LEnv(LocaToolEnv):
                     {
                         "to": a["to"],
                         "subject": f"Low stock alert: {a['sku']}",
-                        "body": f"{p['name']}: stock_quantity {p['stock_quantity']} < stock_threshold {p['stock_threshold']}.",
+                        "body": (
+                            f"{p['name']}: stock_quantity {p['stock_quantity']} < stock_threshold "
+                            f"{p['stock_threshold']}."
+                        ),
                     },
                 )
             )

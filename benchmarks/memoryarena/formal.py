@@ -234,7 +234,10 @@ class FormalEnv(Environment):
         self.correct.append(int(ok))
         self.judge_replies.append(reply)
         self.answers.append(answer)
-        memory = f"## Task:\n{question}\n## solution:\n{answer if answer is not None else ''}\n## Tool Calls Info:\n{json.dumps(self._trace, ensure_ascii=False)}"
+        memory = (
+            f"## Task:\n{question}\n## solution:\n{answer if answer is not None else ''}\n"
+            f"## Tool Calls Info:\n{json.dumps(self._trace, ensure_ascii=False)}"
+        )
         return RequestOutcome(
             request=self.requests[k], final_response=answer, steps=steps, truncated=truncated, memory_text=memory
         )

@@ -62,7 +62,8 @@ def resolve(config: str, data_dir: str | None) -> tuple[Path, dict[str, Any]]:
     pinned = digest == SHA256[config]
     if not pinned and source.startswith("hf://"):
         raise DataError(
-            f"checksum mismatch for {path}: sha256 {digest}, expected {SHA256[config]} (pinned revision {PINNED_REVISION})"
+            f"checksum mismatch for {path}: sha256 {digest}, expected {SHA256[config]} (pinned revision "
+            f"{PINNED_REVISION})"
         )
     return path, {"source": source, "path": str(path), "sha256": digest, "pinned_checksum": pinned}
 
@@ -72,7 +73,8 @@ def _download(config: str) -> Path:
 
     fix = (
         f"Set ${ENV_VAR} or benchmark.params.data_dir to a directory holding {config}/data.jsonl (download "
-        f"{REPO_ID} at revision {PINNED_REVISION} elsewhere), or benchmark.params.data_dir=fixtures for the offline fixture."
+        f"{REPO_ID} at revision {PINNED_REVISION} elsewhere), or benchmark.params.data_dir=fixtures for the offline "
+        "fixture."
     )
     if not hf_offline():  # offline: fail in seconds, not after huggingface_hub's retry cycle
         try:

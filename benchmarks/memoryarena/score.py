@@ -6,8 +6,8 @@
 TASKS.jsonl is in the Hugging Face schema. Prediction lines: travel `{"id": ..., "plans": [<list of
 daily-plan dicts (or plan text) per traveller, in question order>]}`; shopping `{"id": ...,
 "purchases": ["<asin>" or null, ...]}`. Prints one JSON object of fractions in [0, 1]: travel SR,
-PS, PS_group, PS_persons, sPS; shopping SR, PS, soft_reward, PS_soft, SR_soft, average_success_rate. Only tasks present in
-both files are scored (upstream: groups "in both gold and submission"). The shopping soft reward
+PS, PS_group, PS_persons, sPS; shopping SR, PS, soft_reward, PS_soft, SR_soft, average_success_rate. Only tasks
+present in both files are scored (upstream: groups "in both gold and submission"). The shopping soft reward
 here uses the substring attribute test (upstream `--no-llm`); LLM matching runs inside the
 environment (`llm_attributes: true`, role `judge`)."""
 
@@ -101,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         "--sr-missing",
         choices=["skip", "fail"],
         default="skip",
-        help="travel SR: travellers absent from a prediction's plans list are skipped (upstream) or fail the group; a null or unparsable plan always fails",
+        help="travel SR: travellers absent from a prediction's plans list are skipped (upstream) or fail the group; a "
+        "null or unparsable plan always fails",
     )
     ap.add_argument(
         "--full-similarity", action="store_true", help="travel: compare whole strings, not the common-length prefix"
@@ -110,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
         "--catalogue",
         type=Path,
         default=None,
-        help="shopping: catalogue JSON ({task id: [products]} or [products]); default catalogue.json beside --tasks, else synthetic",
+        help="shopping: catalogue JSON ({task id: [products]} or [products]); default catalogue.json beside --tasks, "
+        "else synthetic",
     )
     ap.add_argument(
         "--no-llm", action="store_true", help="shopping: substring attribute test (the only one this command runs)"

@@ -87,7 +87,8 @@ TOOLS = [
 REPEAT_EXIT = 7  # webshop_plus_client `max_same_action`: identical consecutive actions that end a step
 REDUCTION = (
     "reduced catalogue: per-task catalogue of the option products (target ASINs from the answers, synthetic "
-    "distractor ASINs) with local BM25 search instead of WebShop's 1.18M-product Lucene index; not comparable with the paper"
+    "distractor ASINs) with local BM25 search instead of WebShop's 1.18M-product Lucene index; not comparable with the "
+    "paper"
 )
 
 
@@ -385,5 +386,8 @@ class BundledShopping(Benchmark):
             "catalogue_mode": mode,
             "reduction": REDUCTION if mode == "reduced catalogue" else None,
             "catalogue": self.catalogue_path or "synthetic per-task (from option lists)",
-            "PS_note": "PS = exact-ASIN step match (FlowState reading); soft_reward = upstream compute_reward.py average_reward",
+            "PS_note": (
+                "PS = exact-ASIN step match (FlowState reading); soft_reward = upstream compute_reward.py "
+                "average_reward"
+            ),
         }

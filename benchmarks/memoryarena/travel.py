@@ -48,8 +48,11 @@ REQUEST = "{query}"
 BASE_CONTEXT = "Base traveller {base_name}'s request:\n{base_query}\n\nTheir plan:\n{base_plan}"
 
 NAME_RE = re.compile(r"^I am (\w+)\.")
-POLICY = """You plan a group trip. Every member shares the base traveller's route and dates; each request comes from one new member and says how their plan differs (shared meals or rooms with other members, or choices relative to another member's price, rating, cuisine, room type or house rules).
-Use the tools to look up flights, restaurants, accommodations, attractions, distances and cities; base every choice on tool results. When the plan is complete, reply (without tool calls) with the member's whole plan in exactly this format:
+POLICY = """You plan a group trip. Every member shares the base traveller's route and dates; each request comes from \
+one new member and says how their plan differs (shared meals or rooms with other members, or choices relative to \
+another member's price, rating, cuisine, room type or house rules).
+Use the tools to look up flights, restaurants, accommodations, attractions, distances and cities; base every choice on \
+tool results. When the plan is complete, reply (without tool calls) with the member's whole plan in exactly this format:
 === <Name>'s Plan ===
 Day 1:
 Current City: from <origin> to <destination>
@@ -61,7 +64,8 @@ Dinner: <Name>, <City>
 Accommodation: <Name>, <City>
 Day 2:
 ...
-Write '-' for anything not needed that day. You may add corrected plans of earlier members as further `=== <Name>'s Plan ===` blocks; the last block of each member counts."""
+Write '-' for anything not needed that day. You may add corrected plans of earlier members as further `=== <Name>'s \
+Plan ===` blocks; the last block of each member counts."""
 
 
 TRAVEL_TOOLS = UpstreamFile("MemoryArena", "env/env_systems/travel_planner_env/tool_schemas.py")
@@ -369,5 +373,8 @@ class GroupTravel(Benchmark):
             "flights_path": str(flights) if flights else None,
             "flights_present": flights is not None and bool(flights) and Path(flights).is_file(),
             "ps_pooling": self.ps_pooling,
-            "PS_note": "PS follows ps_pooling; FlowState Table 1 pools persons (B.5): use ps_pooling=persons or read PS_persons",
+            "PS_note": (
+                "PS follows ps_pooling; FlowState Table 1 pools persons (B.5): use ps_pooling=persons or read "
+                "PS_persons"
+            ),
         }

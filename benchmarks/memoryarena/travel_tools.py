@@ -137,8 +137,8 @@ class TravelDB:
         self.db_dir = Path(db_dir).expanduser()
         if not self.db_dir.is_dir():
             raise FileNotFoundError(
-                f"TravelPlanner database directory not found: {self.db_dir}. Set benchmark.params.db_dir to a copy of upstream "
-                "env/env_systems/travel_planner_env/database/ (e.g. ../shared/data/memoryarena-travel-db)."
+                f"TravelPlanner database directory not found: {self.db_dir}. Set benchmark.params.db_dir to a copy of "
+                "upstream env/env_systems/travel_planner_env/database/ (e.g. ../shared/data/memoryarena-travel-db)."
             )
         self.flights_path = Path(flights_path).expanduser() if flights_path else self.db_dir / FLIGHTS_FILE
 

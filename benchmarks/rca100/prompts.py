@@ -26,7 +26,10 @@ NOTICE = (
     f"dependencies to where the problem starts. Submit exactly once with `{SUBMIT}`."
 )
 
-ROLE = "You are an on-call site-reliability engineer finding the root cause of an incident in a Kubernetes microservice shop."
+ROLE = (
+    "You are an on-call site-reliability engineer finding the root cause of an incident in a Kubernetes "
+    "microservice shop."
+)
 
 # ---- our own wording (fallbacks) -------------------------------------------------------------
 RULES = (
@@ -44,7 +47,8 @@ def _catalog() -> str:
 
 
 ENTITY_STANDARD = """Answer standard:
-- Name exactly ONE root-cause entity, verbatim as the data spells it, at service level (apm.service) or node level (k8s.node).
+- Name exactly ONE root-cause entity, verbatim as the data spells it, at service level (apm.service) or node level \
+(k8s.node).
 - Pods, containers, instances and operations are wrong answers: name the service or node they belong to.
 - The alerting entity is only where the symptom surfaced; investigate before you answer."""
 
@@ -52,14 +56,30 @@ METHOD = """Method:
 1. Scope the incident: alert, time window, the alerting entity; get the data overview once.
 2. Read the topology around it: callers, callees, the pods and the nodes they run on; list entity names.
 3. Discover which metric names exist (list them, optionally by keyword) before querying; never guess a name.
-4. Compare each suspect's values inside the alert window with the quiet minutes before it; a conclusion needs a concrete change.
+4. Compare each suspect's values inside the alert window with the quiet minutes before it; a conclusion needs a \
+concrete change.
 5. Confirm with a second modality (logs, traces, Kubernetes events).
 6. Separate the origin from propagation: the root cause degrades first and is not explained by its own dependencies.
-7. Check the infrastructure layer before settling on a service: the suspect's pods and node (node CPU, memory and disk usage rates, node readiness, running pod count) with the events. Several unrelated pods degrading on one node point to the node; one workload alone stays at service level.
-8. Discriminate inside the catalog: list the types that fit the symptom and check the signal that tells each apart, e.g. one hot core (cpuDeadLoop) vs. even multi-core load (cpuFullLoad) vs. a node-wide rise (nodeCpuHigh) vs. a matching request rise (trafficSurge, trafficHotspot); continuous GC with long pauses (fullGC) vs. GC bursts (memoryPressure) vs. host OOM kills (nodeMemoryOOM) vs. a too-low container limit (resourceLimitMisconfig); 429/throttling (rateLimiting) vs. a null-dereference stack (nullPointerException) vs. plain 5xx (httpError5xx); slow queries (slowSQL) vs. a slow network path (dbNetworkLatency) vs. failing cache calls (redisUnavailable) vs. misses flooding the backend (cacheBreakdown); zero replicas (replicaScaleDown) vs. CrashLoopBackOff (podCrashLoop) vs. periodic restarts (podRestartFlapping) vs. Pending pods (podPendingUnschedulable) vs. an unreachable node (nodeDown); blocked service pairs (networkPolicyIsolation) vs. name-resolution errors (dnsResolutionFailure) vs. broken Service endpoints (loadBalancerFailure).
-9. Use the turn budget: having a plausible answer early is no reason to submit; spend turns confirming the deciding signal of your type and ruling out its closest alternative (a wrong type scores like a wrong entity), and submit once that evidence is in hand, before the budget runs out."""
+7. Check the infrastructure layer before settling on a service: the suspect's pods and node (node CPU, memory and disk \
+usage rates, node readiness, running pod count) with the events. Several unrelated pods degrading on one node point to \
+the node; one workload alone stays at service level.
+8. Discriminate inside the catalog: list the types that fit the symptom and check the signal that tells each apart, \
+e.g. one hot core (cpuDeadLoop) vs. even multi-core load (cpuFullLoad) vs. a node-wide rise (nodeCpuHigh) vs. a \
+matching request rise (trafficSurge, trafficHotspot); continuous GC with long pauses (fullGC) vs. GC bursts \
+(memoryPressure) vs. host OOM kills (nodeMemoryOOM) vs. a too-low container limit (resourceLimitMisconfig); \
+429/throttling (rateLimiting) vs. a null-dereference stack (nullPointerException) vs. plain 5xx (httpError5xx); slow \
+queries (slowSQL) vs. a slow network path (dbNetworkLatency) vs. failing cache calls (redisUnavailable) vs. misses \
+flooding the backend (cacheBreakdown); zero replicas (replicaScaleDown) vs. CrashLoopBackOff (podCrashLoop) vs. \
+periodic restarts (podRestartFlapping) vs. Pending pods (podPendingUnschedulable) vs. an unreachable node (nodeDown); \
+blocked service pairs (networkPolicyIsolation) vs. name-resolution errors (dnsResolutionFailure) vs. broken Service \
+endpoints (loadBalancerFailure).
+9. Use the turn budget: having a plausible answer early is no reason to submit; spend turns confirming the deciding \
+signal of your type and ruling out its closest alternative (a wrong type scores like a wrong entity), and submit once \
+that evidence is in hand, before the budget runs out."""
 
-SUBMIT_CONTRACT = f"""Submission: call {SUBMIT} exactly once with root_cause_entity (one entity name), fault_type (one catalog ID) and analysis (brief evidence). A valid submission ends the case; an invalid one (unknown fault_type, empty entity) is rejected, costs a step, and can be fixed and sent again."""
+SUBMIT_CONTRACT = f"""Submission: call {SUBMIT} exactly once with root_cause_entity (one entity name), fault_type \
+(one catalog ID) and analysis (brief evidence). A valid submission ends the case; an invalid one (unknown fault_type, \
+empty entity) is rejected, costs a step, and can be fixed and sent again."""
 
 
 def without_format_lines(rules: str) -> str:
@@ -86,7 +106,8 @@ def policy(max_steps: int, max_actions: int | None, obs_chars: int, sources: Tex
     rules = sources.string("rca100.rules", REACT, "RCA100_SYSTEM_PROMPT_RULES", RULES)
     per_turn = f"at most {max_actions} tool calls per turn" if max_actions else "any number of tool calls per turn"
     limits = (
-        f"Limits: {per_turn}; {SUBMIT} goes alone in its turn and ends the case once valid. You have {max_steps} turns. "
+        f"Limits: {per_turn}; {SUBMIT} goes alone in its turn and ends the case once valid. "
+        f"You have {max_steps} turns. "
         f"Tool results longer than {obs_chars} characters are cut: narrow the query. Never try to read answer keys."
     )
     return f"{ROLE}\n\n{without_format_lines(rules).strip()}\n\n{task_info(sources)}\n\n{limits}"

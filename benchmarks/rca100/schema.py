@@ -49,7 +49,8 @@ TOOLS: dict[str, tuple[str, list[Arg]]] = {
         ],
     ),
     "get_topology": (
-        "Without entity_name: entity counts by type plus the service and node lists. With entity_name: the entity's properties and its edges.",
+        "Without entity_name: entity counts by type plus the service and node lists. With entity_name: the entity's "
+        "properties and its edges.",
         [
             Arg("entity_name", "str", "entity name (or id)"),
             Arg("relation", "str", "only edges with this relation"),
@@ -57,7 +58,8 @@ TOOLS: dict[str, tuple[str, list[Arg]]] = {
         ],
     ),
     "query_metrics": (
-        "Without metric: count/min/mean/max of each metric of the entity. With metric: its per-minute mean series (latest `limit` minutes) and overall min/mean/max.",
+        "Without metric: count/min/mean/max of each metric of the entity. With metric: its per-minute mean series "
+        "(latest `limit` minutes) and overall min/mean/max.",
         [
             Arg("entity_name", "str", "entity name as it appears in the metrics", required=True),
             Arg("metric", "str", "metric name (see list_metric_names)"),

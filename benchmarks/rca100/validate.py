@@ -60,7 +60,8 @@ def validate_case(root: Path, keys: Path, cid: str, levels: Counter) -> list[str
     targets = {norm_entity(t.get("entity_name")) for t in outcome.get("target_entities") or []}
     if targets and targets != {norm_entity(n) for n in entities}:
         out.append(
-            f"{cid}: root_cause_entities {sorted(entities)} differ from raw_ground_truth target_entities {sorted(targets)}"
+            f"{cid}: root_cause_entities {sorted(entities)} differ from raw_ground_truth target_entities "
+            f"{sorted(targets)}"
         )
     return out
 

@@ -1,6 +1,7 @@
 """Airline tools (docs/tau-bench.md §5; upstream `src/tau2/domains/airline/tools.py`): names,
-signatures, checks, error texts (read at run time from upstream, benchmarks/tau/errors.py), DB mutations and quirks as upstream (no refund on cancel,
-certificate removal, cabin-change repricing, `+1` arrival dates, assignment without coercion)."""
+signatures, checks, error texts (read at run time from upstream, benchmarks/tau/errors.py), DB mutations and quirks
+as upstream (no refund on cancel, certificate removal, cabin-change repricing, `+1` arrival dates,
+assignment without coercion)."""
 
 from __future__ import annotations
 
@@ -152,7 +153,8 @@ class AirlineTools(Toolkit):
     # -- READ
     @tool(
         "READ",
-        "Look up a customer profile: contact data, payment methods, saved passengers, membership and reservation codes.",
+        "Look up a customer profile: contact data, payment methods, saved passengers, membership and reservation "
+        "codes.",
         user_id=USER_ID,
     )
     def get_user_details(self, user_id: str) -> dict[str, Any]:

@@ -19,7 +19,8 @@ TOOLS = {
 
 
 def _message(node: ast.expr) -> str | None:
-    """A raise argument as a template: a constant, an f-string (fields `{expression}`), or their implicit concatenation."""
+    """A raise argument as a template: a constant, an f-string (fields `{expression}`), or their implicit
+    concatenation."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value.replace("{", "{{").replace("}", "}}")
     if isinstance(node, ast.JoinedStr):

@@ -18,10 +18,13 @@ NL_SCOPE = "NLAssertionsEvaluator.evaluate_nl_assertions"
 # The prompts are upstream's, read at run time (`judge_prompts`); the two below are the project's own
 # wording, used (and recorded as paraphrase) only when the pinned file is unavailable.
 JUDGE_USER = "conversation:\n{trajectory_str}\n\nexpectedOutcomes:\n{nl_assertions}"
-JUDGE_SYSTEM = """You are grading a customer-service conversation between a customer (user) and an agent (assistant), including the agent's tool calls and the tool results.
-You receive the conversation and a list of expected outcomes. Judge each expected outcome separately: decide whether the conversation shows that it was met, and explain briefly why.
+JUDGE_SYSTEM = """You are grading a customer-service conversation between a customer (user) and an agent (assistant), \
+including the agent's tool calls and the tool results.
+You receive the conversation and a list of expected outcomes. Judge each expected outcome separately: decide whether \
+the conversation shows that it was met, and explain briefly why.
 Answer with JSON only, in this form:
-{"results": [{"expectedOutcome": "<the outcome, copied>", "reasoning": "<short reason>", "metExpectation": true or false}]}
+{"results": [{"expectedOutcome": "<the outcome, copied>", "reasoning": "<short reason>", "metExpectation": true or \
+false}]}
 Give one result per expected outcome, in the given order."""
 
 

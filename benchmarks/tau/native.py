@@ -24,7 +24,8 @@ LLM_AGENT = UpstreamFile("tau2-bench", "src/tau2/agent/llm_agent.py")
 # Our own wording, used (and recorded as paraphrase) only when the pinned llm_agent.py is unavailable.
 INSTRUCTION = (
     "You are a customer service agent. Help the user by following the <policy> below. Each turn, either send "
-    "the user a message or call a tool, not both. Be helpful, follow the policy, and produce valid JSON for tool arguments."
+    "the user a message or call a tool, not both. Be helpful, follow the policy, and produce valid JSON for tool "
+    "arguments."
 )
 LAYOUT = "<instructions>\n{agent_instruction}\n</instructions>\n<policy>\n{domain_policy}\n</policy>"
 

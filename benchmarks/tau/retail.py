@@ -1,7 +1,7 @@
 """Retail tools (docs/tau-bench.md §6; upstream `src/tau2/domains/retail/tools.py`): names,
-signatures, checks, error texts (read at run time from upstream, benchmarks/tau/errors.py), DB mutations and quirks as upstream (unrounded item-change
-amounts, the multi-item price/options bug of `modify_pending_order_items`, no refunds recorded
-for returns/exchanges)."""
+signatures, checks, error texts (read at run time from upstream, benchmarks/tau/errors.py), DB mutations and quirks
+as upstream (unrounded item-change amounts, the multi-item price/options bug of `modify_pending_order_items`,
+no refunds recorded for returns/exchanges)."""
 
 from __future__ import annotations
 
@@ -218,7 +218,8 @@ class RetailTools(Toolkit):
     @tool(
         "WRITE",
         "Cancel an order that is still pending (processed or delivered orders cannot be cancelled). The "
-        "money goes back to the original payment method, at once for gift cards and within 5-7 business days otherwise.",
+        "money goes back to the original payment method, at once for gift cards and within 5-7 business days "
+        "otherwise.",
         order_id=ORDER_ID,  # `reason: str` upstream (not a Literal): no enum in the schema (§4)
         reason=s("Why the order is cancelled: 'no longer needed' or 'ordered by mistake'."),
     )
@@ -389,7 +390,8 @@ class RetailTools(Toolkit):
     @tool(
         "WRITE",
         "Start a return of items from a delivered order. The refund goes to the original payment "
-        "method or an existing gift card; the order becomes 'return requested' and the customer is emailed return instructions.",
+        "method or an existing gift card; the order becomes 'return requested' and the customer is emailed return "
+        "instructions.",
         order_id=ORDER_ID,
         item_ids=item_ids("returned"),
         payment_method_id=s(

@@ -181,7 +181,8 @@ class Toolkit:
             return f"Error: Tool '{name}' not found.", True
         if not isinstance(arguments, dict):
             return (
-                f"Error: {type(self).__name__}.{name}() argument after ** must be a mapping, not {type(arguments).__name__}",
+                f"Error: {type(self).__name__}.{name}() argument after ** must be a mapping, not "
+                f"{type(arguments).__name__}",
                 True,
             )
         try:
