@@ -3,8 +3,10 @@
 - One request: task JSON {case_id, subset, initial_presentation} + the fixed notice. `max_steps`
   (30) turns of one action (`max_actions_per_turn`); extras are dropped with a note.
 - Query tools take one non-empty `question`; the provider answers from that section only
-  (`provider: llm` → role `user_sim`; `keyword` → offline fake). A missing section gives the
-  fixed no-record text without a model call. Replies are capped at 8,000 chars + note.
+  (`provider: llm` → role `user_sim`; `keyword` → offline fake). A missing section is sent to the
+  provider as the release does: its no-record text stands as the record in the provider prompt
+  (`no_record_provider_call: false` = the former reading: that text is the reply, no model call).
+  Replies are capped at 8,000 chars + note.
 - `submit_diagnosis` with an empty `final_diagnosis` is rejected (the turn is used); a valid one
   ends the case. `answer_key` in any argument is rejected. The turn before the last carries the
   forced-submission directive.
@@ -38,6 +40,7 @@ DEFAULTS: dict[str, Any] = {
     "judge": "llm",  # llm (role judge) | scripted (offline normalised/synonym match, §3.7)
     "judge_attempts": 3,  # §3.6: ≤ 2 re-asks, then an error
     "judge_sampling": {"temperature": 0.0, "max_completion_tokens": 512, "response_format": {"type": "json_object"}},
+    "no_record_provider_call": True,  # release: a missing section's no-record text goes to the provider as the record
     "pos_section_match": False,  # §3.3: true = PoS's 12-character diagnostic_test key rule
 }
 CHOICES = {"provider": ("llm", "keyword"), "judge": ("llm", "scripted")}
@@ -51,6 +54,7 @@ def check_settings(settings: dict[str, Any]) -> None:
 
 
 HISTORY_QUESTION = "What is the chief complaint and the history of the present illness?"
+MISSING_QUESTION = "Which results are recorded for this category?"
 
 
 class ClinDiagEnv(DiagnosticEnv):
@@ -71,7 +75,7 @@ class ClinDiagEnv(DiagnosticEnv):
         self.verdict: dict[str, Any] | None = None
         self.judge_replies: list[str] = []
         self.queries: Counter[str] = Counter()
-        self._providing: tuple[Any, str] | None = None
+        self._providing: tuple[Any, str, bool] | None = None  # (record, question, record missing)
         self._judging = False
 
     def view(self) -> TaskView:
@@ -104,17 +108,18 @@ class ClinDiagEnv(DiagnosticEnv):
             return f"{call.name} takes exactly one argument `question`: one specific, non-empty question string.", True
         self.queries[call.name] += 1
         section = QUERY_TOOLS[call.name][0]
-        if not self.case["present"][section]:
-            return self.texts[
-                "no_record"
-            ], False  # the release sends this text to the provider as the record; here it is the reply, without a call
-        record = self.case["sections"][section]
+        missing = not self.case["present"][section]
+        if missing and not self.params["no_record_provider_call"]:
+            return self.texts["no_record"], False  # former reading: the no-record text is the reply, no call
+        # The release (`ask_provider`) fills the provider prompt with `record_text`, which is the
+        # no-record sentence when the section is missing, and asks the provider in both cases.
+        record = self.texts["no_record"] if missing else self.case["sections"][section]
         limit = int(self.params["observation_max_chars"])
         if self.params["provider"] == "keyword":
             return cap_text(
-                provider.keyword_answer(record, question), limit, provider.TRUNCATION_NOTE.format(n=limit)
+                self._fake_answer(record, question, missing), limit, provider.TRUNCATION_NOTE.format(n=limit)
             ), False
-        self._providing = (record, question)
+        self._providing = (record, question, missing)
         try:
             answer = await provider.ask(
                 self.ctx.backbone("user_sim"),
@@ -129,6 +134,12 @@ class ClinDiagEnv(DiagnosticEnv):
         finally:
             self._providing = None
         return answer, False
+
+    @staticmethod
+    def _fake_answer(record: Any, question: str, missing: bool) -> str:
+        """The offline provider's answer: the no-record text itself for a missing section, else
+        the keyword answer."""
+        return record if missing else provider.keyword_answer(record, question)
 
     def _submit(self, args: dict[str, Any]) -> tuple[str, bool]:
         final = args.get("final_diagnosis")
@@ -195,16 +206,24 @@ class ClinDiagEnv(DiagnosticEnv):
             else "Which laboratory tests were done?"
         )
 
+    def _second_question(self) -> tuple[str, str]:
+        """The scripted doctor's second query: a section the patient has no record of, if any
+        (so scripted runs exercise the no-record path), else the lab question."""
+        for tool, (section, _) in QUERY_TOOLS.items():
+            if section != "history" and not self.case["present"][section]:
+                return tool, MISSING_QUESTION
+        return "order_lab_test", self._lab_question()
+
     def reference(self, role: str, messages: list[Message]) -> Decision | None:
         if role == "user_sim" and self._providing is not None:
-            return Decision(message=provider.keyword_answer(*self._providing))
+            return Decision(message=self._fake_answer(*self._providing))
         if role == "judge" and self._judging and self.submission is not None:
             return Decision(message=json.dumps(judge.scripted_verdict(self.case["gold"], self.submission)))
         if role != "agent" or self.request is None:
             return None
         n = self.turn + 1
         if self.turn < 2:
-            name, q = ("ask_history", HISTORY_QUESTION) if self.turn == 0 else ("order_lab_test", self._lab_question())
+            name, q = ("ask_history", HISTORY_QUESTION) if self.turn == 0 else self._second_question()
             return Decision(tool_calls=[ToolCall(name=name, arguments={"question": q}, id=f"{name}-{n}")])
         gold = self.case["gold"]
         diff = (

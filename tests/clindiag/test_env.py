@@ -56,6 +56,24 @@ def test_llm_provider_uses_role_user_sim_and_caps_the_reply():
     assert res.content == "x" * 20 + "\n[answer truncated at 20 characters]"
 
 
+def test_missing_record_is_asked_of_the_provider_unless_switched_off():
+    bb = ListBackbone(["Not specified in the record."])
+    env, _ = make_env("rare900", backbones={"user_sim": bb})
+    _, res = ask(env, "order_other_test", question="Was a CT angiogram done?")
+    assert [c["role"] for c in bb.calls] == ["user_sim"] and res.content == "Not specified in the record."
+    system = bb.calls[0]["messages"][0]["content"]
+    assert system == env.texts["provider_system"].format(
+        scope=env.texts["scope"]["other"], record=env.texts["no_record"]
+    )
+    assert bb.calls[0]["messages"][1] == {"role": "user", "content": "Was a CT angiogram done?"}
+    bb = ListBackbone(["unused"])
+    env, _ = make_env("rare900", backbones={"user_sim": bb}, no_record_provider_call=False)
+    _, res = ask(env, "order_other_test", question="Was a CT angiogram done?")
+    assert bb.calls == [] and res.content == env.texts["no_record"] and not res.error
+    _, res = ask(env, "ask_history", question="Any nosebleeds?")  # a present section still asks the provider
+    assert [c["role"] for c in bb.calls] == ["user_sim"] and res.content == "unused"
+
+
 def test_bad_inputs_are_error_observations():
     env, _ = make_env("90000001", provider="keyword")
     for name, args, fragment in [

@@ -9,7 +9,7 @@ import ast
 import json
 
 from benchmarks.clindiag.benchmark import ClinDiag
-from tests.rca100.sweeping import run_sweep
+from tests.rca100.sweeping import episodes, run_sweep
 from tests.upstream_texts import fills, manifests, sent_calls, upstream_constant, upstream_file
 
 ENV = "benchmarks/clindiag_env.py"
@@ -50,6 +50,41 @@ def test_scripted_run_sends_the_release_provider_and_judge_texts(tmp_path):
         ts = m["benchmark_notes"]["text_sources"]
         assert ts["paraphrased"] == [] and ts["prompts"]["judge.user"]["path"] == ENV
         assert ts["prompts"]["provider.system"]["symbol"] == "PROVIDER_SYSTEM_PROMPT"
+
+
+def _release_no_record() -> str:
+    """The no-record sentence written in the release's `ClinDiagCase.record_text`."""
+    tree = ast.parse(upstream_file("PoS", ENV).read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "ClinDiagCase")
+    fn = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "record_text")
+    found = {
+        n.value
+        for n in ast.walk(fn)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("No record")
+    }
+    assert len(found) == 1, found
+    return found.pop()
+
+
+def test_missing_record_asks_the_provider_with_the_release_prompt(tmp_path):
+    provider = upstream_constant("PoS", ENV, "PROVIDER_SYSTEM_PROMPT")
+    scope = upstream_constant("PoS", ENV, "QUERY_TOOLS")["order_other_test"]["scope"]
+    no_record = _release_no_record()
+    want = provider.format(scope=scope, record=no_record)  # the release's ask_provider, filled as it fills it
+    run_sweep(tmp_path, "clindiag", "benchmark.params.case_ids=[rare900]")  # the fixture case without other_test.json
+    asked = sent_calls(tmp_path, "user_sim")
+    missing = [c for c in asked if no_record in c.messages[0]["content"]]
+    assert len(missing) == 2, [c.messages[0]["content"][-200:] for c in asked]  # one per method (full_context, pos)
+    for call in missing:
+        assert call.messages == [
+            {"role": "system", "content": want},
+            {"role": "user", "content": "Which results are recorded for this category?"},
+        ]
+    for m in manifests(tmp_path):
+        assert m["benchmark_notes"]["text_sources"]["prompts"]["provider.no_record"]["source"] == "upstream"
+    for method in ("full_context", "pos"):
+        (ep,) = episodes(tmp_path, method)
+        assert ep["calls_by_role"]["user_sim"] == 2 and ep["usage_by_role"]["user_sim"]["prompt_tokens"] > 0
 
 
 def test_offline_the_project_wording_is_used_and_marked(monkeypatch, tmp_path):

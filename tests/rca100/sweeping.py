@@ -14,7 +14,7 @@ from tests.runners.sweep_helpers import cell_records
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_sweep(out: Path, benchmark: str) -> dict[tuple[str, str], float]:
+def run_sweep(out: Path, benchmark: str, *overrides: str) -> dict[tuple[str, str], float]:
     cmd = [
         sys.executable,
         "-m",
@@ -23,6 +23,7 @@ def run_sweep(out: Path, benchmark: str) -> dict[tuple[str, str], float]:
         f"benchmark={benchmark}",
         "experiment.grid.method=[full_context,pos]",
         "runner.display=none",
+        *overrides,
     ]
     proc = subprocess.run(
         cmd, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=240
