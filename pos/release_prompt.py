@@ -15,8 +15,8 @@ sentence read at run time from the pinned release files (runners/upstream.py), n
   `append_final_turn_directive` does.
 
 When any piece is unavailable the project's own layout (pos/policy.py) is used and each missing
-piece is listed as paraphrased in the manifest. Known difference: LOCA's action view is the list
-of tool schemas, not the release's role-grouped catalog (`build_loca_tool_catalog`)."""
+piece is listed as paraphrased in the manifest. LOCA's action view is the release's role-grouped
+catalog (`build_loca_tool_catalog`, pos/release_catalog.py); without it, the list of tool schemas."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ import ast
 import json
 from typing import Any, cast
 
+from pos import release_catalog
 from pos.projection import frontier_subgraph
 from pos.world import Belief
 from runners.api import Message, TaskView
@@ -151,6 +152,7 @@ def release_texts(
         "contract": contract,
         "final_turn": final,
         "example": ex,
+        "catalog": release_catalog.record_catalog(sources, REACT_PROMPT) if kind == "loca" else None,
     }
 
 
@@ -168,6 +170,7 @@ def release_messages(
     """The release's `build_belief_prompt` messages (then `append_final_turn_directive` on the last turn)."""
     gap = belief.frontier_gap()
     action_view: Any = list(actions) if actions is not None else [t.openai_schema() for t in task.tools]
+    action_view = release_catalog.view(texts.get("catalog"), action_view)
     values = {
         "example_section": f"{texts['example']}\n" if texts["example"] else "",
         "state['observation']": observation,

@@ -14,14 +14,16 @@ Raw fills `Previous steps:` with `json.dumps(trajectory, indent=2)` of its `{tho
 observation}` transitions, as the release does; the other baselines fill it with their own
 context (summaries, chunks, subgoals, rounds: their memory mechanisms, in the project's words).
 When any piece is unavailable the project's tagged-block layout is used and the missing pieces
-are listed as paraphrased. Known difference: LOCA's action view is the list of tool schemas, not
-the release's role-grouped catalog (`build_loca_tool_catalog`)."""
+are listed as paraphrased. LOCA's action view is the release's role-grouped catalog
+(`build_loca_tool_catalog`, pos/release_catalog.py; a baseline's lookup tool is grouped with the
+benchmark's tools); without it, the list of tool schemas."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from pos import release_catalog
 from pos.protocols import PolicyProtocol
 from pos.repair_text import missing_action, policy_repair
 from pos.release_prompt import REACT_PROMPT, RELEASE_KINDS, system_prompt
@@ -62,7 +64,8 @@ def raw_texts(kind: str, max_actions: int | None, sources: TextSources) -> dict[
     example = sources.string(f"pos.release.{EXAMPLES[kind]}", REACT_PROMPT, EXAMPLES[kind], None)  # type: ignore[arg-type]
     if None in (system, user, example):
         return None
-    return {"system": system, "user": user, "example": example}
+    catalog = release_catalog.record_catalog(sources, REACT_PROMPT) if kind == "loca" else None
+    return {"system": system, "user": user, "example": example, "catalog": catalog}
 
 
 def record_all(params_for_kind: Any, sources: TextSources, kinds: tuple[str, ...] | None = None) -> None:
@@ -100,7 +103,9 @@ def raw_messages(
         "example": texts["example"],
         "state['task']": task_text,
         "state['observation']": observation,
-        "json.dumps(actions, ensure_ascii=False)": json.dumps(actions, ensure_ascii=False),
+        "json.dumps(actions, ensure_ascii=False)": json.dumps(
+            release_catalog.view(texts.get("catalog"), actions), ensure_ascii=False
+        ),
         "history": history,
     }
     system = texts["system"]
