@@ -66,7 +66,9 @@ def test_pos_policy_prompt_shows_the_release_catalog_on_loca():
 
 def test_baselines_release_interface_shows_the_release_catalog_on_loca():
     from pos.release_react import action_view, raw_messages, raw_texts
+    from tests.conftest import upstream_src
 
+    upstream_src()  # skips, naming what is missing, without the shared pinned copies
     sources = TextSources()
     texts = raw_texts("loca", 1, sources)
     assert texts is not None and "pos.release.build_loca_tool_catalog" not in sources.paraphrased
