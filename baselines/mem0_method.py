@@ -181,7 +181,7 @@ class Mem0Memory(MemoryMethod):
     """Memory-system baseline backed by mem0ai 1.0.11 (B.3 memory layout)."""
 
     @classmethod
-    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def notes(cls, params: dict[str, Any] | None = None, kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
         """Manifest facts: mem0's own prompts (fact extraction, memory update) come from the pinned
         package itself (`mem0.configs.prompts`), recorded with each text's sha256."""
         import hashlib

@@ -77,7 +77,7 @@ class MemoryMethod(SingleCallMethod):
     b3_template = "memory"
 
     @classmethod
-    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def notes(cls, params: dict[str, Any] | None = None, kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
         """Manifest facts: the source of the agent prompt template (App. B.3 or the project's layout)."""
         return {"text_sources": b3text.manifest(cls.b3_template)}
 

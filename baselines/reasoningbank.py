@@ -194,7 +194,7 @@ class ReasoningBank(MemoryMethod):
         self.texts = reasoningbank_texts()
 
     @classmethod
-    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def notes(cls, params: dict[str, Any] | None = None, kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
         sources = TextSources()
         reasoningbank_texts(sources)
         from kit import b3 as b3text

@@ -217,7 +217,7 @@ class ZipAct(SingleCallMethod):
         self.b3 = b3text.load()[0]  # App. B.3's State Tracking template (kit/b3.py), else the project's layout
 
     @classmethod
-    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def notes(cls, params: dict[str, Any] | None = None, kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
         """Manifest facts: the source of the released state-module prompts and the pin note."""
         from runners.upstream import TextSources
 

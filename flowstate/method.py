@@ -113,7 +113,7 @@ class FlowState(SingleCallMethod):
     uses_b3 = True  # App. B.3 gives this method's template (the ablations': no)
 
     @classmethod
-    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def notes(cls, params: dict[str, Any] | None = None, kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
         """Manifest facts: the source of the prompt templates (App. B.3 or the project's wording)."""
         from runners.upstream import TextSources
 

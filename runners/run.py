@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
-from runners.api import Backbone, Benchmark, Completion, Message, Protocol, Role
+from runners.api import Backbone, Benchmark, Completion, Message, Method, Protocol, Role
 from runners.secrets import redact_secrets
 from runners.config import BackboneCfg, CellConfig, ConfigError
 from runners.cost import call_usd, role_prices
@@ -331,18 +331,13 @@ def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def method_notes(method_cls: type | None, params: dict[str, Any], bench: Benchmark) -> dict[str, Any]:
-    """The method's manifest facts (`notes`), for the task kinds this cell's benchmark declares
-    (`Benchmark.task_kinds`) where the method's `notes` takes `kinds`: a method records only the
-    texts it may send on this benchmark (a Full Context cell on MemoryArena claims no PoS text)."""
-    notes = getattr(method_cls, "notes", None)
-    if notes is None:
+def method_notes(method_cls: type[Method] | None, params: dict[str, Any], bench: Benchmark) -> dict[str, Any]:
+    """The method's manifest facts (`Method.notes`) for the task kinds this cell's benchmark declares
+    (`Benchmark.task_kinds`): a method records only the texts it may send on this benchmark (a Full
+    Context cell on MemoryArena claims no PoS text)."""
+    if method_cls is None:
         return {}
-    import inspect
-
-    if "kinds" in inspect.signature(notes).parameters:
-        return notes(params, kinds=tuple(bench.task_kinds) or None)
-    return notes(params)
+    return method_cls.notes(params, kinds=tuple(bench.task_kinds) or None)
 
 
 def manifest_for(

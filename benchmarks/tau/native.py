@@ -68,7 +68,7 @@ class TauNative(Method):
         self._log: dict[str, Any] = {}
 
     @classmethod
-    def notes(cls, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def notes(cls, params: dict[str, Any] | None = None, kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
         """Manifest facts: where the system prompt came from."""
         sources = TextSources()
         native_prompts(sources)

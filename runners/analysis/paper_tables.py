@@ -15,6 +15,7 @@ import yaml
 
 from runners.analysis.fidelity import footnotes, row_marks
 from runners.analysis.papers import (
+    tex_escape,
     BACKBONE_LABELS,
     BENCHMARK_DOMAINS,
     LAYOUT_DIR,
@@ -254,54 +255,25 @@ def table_csv(t: Table) -> str:
     return buf.getvalue()
 
 
-def _tex(s: str) -> str:
-    for a, b in (
-        ("\\", r"\textbackslash{}"),
-        ("^", r"\^{}"),
-        ("&", r"\&"),
-        ("%", r"\%"),
-        ("_", r"\_"),
-        ("#", r"\#"),
-        ("Δ", r"$\Delta$"),
-        ("–", "--"),
-        ("≠", r"$\neq$"),
-        ("τ", r"$\tau$"),
-        ("³", r"$^3$"),
-        ("×", r"$\times$"),
-        ("−", "$-$"),
-        ("≥", r"$\geq$"),
-        ("…", r"\ldots{}"),
-        ("·", r"$\cdot$"),
-        ("Σ", r"$\Sigma$"),
-        ("`", ""),
-        ("**", ""),
-        ("<u>", ""),
-        ("</u>", ""),
-        ("~", r"\textasciitilde{}"),
-    ):
-        s = s.replace(a, b)
-    return s
-
-
 def table_tex(t: Table, title: str) -> str:
     cols = "ll" + "r" * (len(t.header) - 2)
-    body = [" & ".join(_tex(h) for h in t.header) + r" \\", r"\midrule"]
+    body = [" & ".join(tex_escape(h) for h in t.header) + r" \\", r"\midrule"]
     for r in t.rows:
         if r.kind == "group":
-            body.append(f"\\multicolumn{{{len(t.header)}}}{{l}}{{\\textit{{{_tex(r.label)}}}}} \\\\")
+            body.append(f"\\multicolumn{{{len(t.header)}}}{{l}}{{\\textit{{{tex_escape(r.label)}}}}} \\\\")
             continue
         cells = []
         for c, s in zip(r.cells, r.styles or [""] * len(r.cells)):
-            c = _tex(c)
+            c = tex_escape(c)
             cells.append(f"\\textbf{{{c}}}" if s == "best" else (f"\\underline{{{c}}}" if s == "second" else c))
-        body.append(" & ".join([_tex(r.label), _tex(r.backbone)] + cells) + r" \\")
-    notes = "\n".join(f"\\par\\footnotesize {_tex(n)}" for n in t.notes)
+        body.append(" & ".join([tex_escape(r.label), tex_escape(r.backbone)] + cells) + r" \\")
+    notes = "\n".join(f"\\par\\footnotesize {tex_escape(n)}" for n in t.notes)
     return (
         "\n".join(
             [
                 r"\begin{table}[t]",
                 r"\centering",
-                f"\\caption{{{_tex(title)}}}",
+                f"\\caption{{{tex_escape(title)}}}",
                 f"\\begin{{tabular}}{{{cols}}}",
                 r"\toprule",
                 *body,

@@ -135,15 +135,32 @@ def to_markdown(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _tex_escape(s: str) -> str:
+def tex_escape(s: str) -> str:
+    """`s` safe in a LaTeX table cell: TeX's special characters and the symbols the tables use escaped,
+    markdown markup dropped (the .md and .tex tables share their cell texts)."""
     for a, b in (
         ("\\", r"\textbackslash{}"),
+        ("^", r"\^{}"),
         ("&", r"\&"),
         ("%", r"\%"),
         ("_", r"\_"),
         ("#", r"\#"),
         ("Δ", r"$\Delta$"),
         ("–", "--"),
+        ("≠", r"$\neq$"),
+        ("τ", r"$\tau$"),
+        ("³", r"$^3$"),
+        ("×", r"$\times$"),
+        ("−", "$-$"),
+        ("≥", r"$\geq$"),
+        ("…", r"\ldots{}"),
+        ("·", r"$\cdot$"),
+        ("Σ", r"$\Sigma$"),
+        ("~", r"\textasciitilde{}"),
+        ("`", ""),  # markdown markup carried by cell text (code, bold, underline) has no place in TeX
+        ("**", ""),
+        ("<u>", ""),
+        ("</u>", ""),
     ):
         s = s.replace(a, b)
     return s
@@ -151,13 +168,13 @@ def _tex_escape(s: str) -> str:
 
 def to_latex(header: list[str], rows: list[list[str]], caption: str) -> str:
     cols = "l" * 2 + "r" * (len(header) - 2)
-    body = [" & ".join(_tex_escape(c) for c in header) + r" \\", r"\midrule"]
-    body += [" & ".join(_tex_escape(c) for c in r) + r" \\" for r in rows]
+    body = [" & ".join(tex_escape(c) for c in header) + r" \\", r"\midrule"]
+    body += [" & ".join(tex_escape(c) for c in r) + r" \\" for r in rows]
     return "\n".join(
         [
             r"\begin{table}[t]",
             r"\centering",
-            f"\\caption{{{_tex_escape(caption)}}}",
+            f"\\caption{{{tex_escape(caption)}}}",
             f"\\begin{{tabular}}{{{cols}}}",
             r"\toprule",
             *body,

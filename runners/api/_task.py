@@ -228,6 +228,13 @@ class Method(ABC):
     """Panels the report builds from `step_log()` / `request_log()` (a state graph, a table of
     per-step values, retrieved items)."""
 
+    @classmethod
+    def notes(cls, params: dict[str, Any] | None = None, kinds: tuple[str, ...] | None = None) -> dict[str, Any]:
+        """Facts for the cell's manifest (e.g. `text_sources`: where each model-facing text comes from),
+        from the method's params alone. `kinds`: the task kinds of the cell's benchmark
+        (`Benchmark.task_kinds`; None = not declared): record only the texts sent on those kinds."""
+        return {}
+
     def __init__(self, backbone: Backbone, **params: Any) -> None:
         """Subclasses consume their own params and pass the rest up; whatever reaches this base
         class is unknown (a misspelled `method.params.*` key), so it is an error, not ignored."""

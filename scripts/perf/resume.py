@@ -15,11 +15,12 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from scripts.perf.analysis import timed  # one measuring helper for the perf scripts
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -37,21 +38,6 @@ def sweep(out: Path, episodes: int) -> list[str]:
         "runner.concurrency=64",
         "runner.transcripts=false",
     ]
-
-
-def timed(cmd: list[str], code: Path) -> tuple[float, float, float]:
-    """(wall seconds, peak RSS MB, CPU seconds) of one process running `cmd` with `code` first on the path."""
-    env = {**os.environ, "PYTHONPATH": str(code)}
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(p.pid, 0)
-    wall = time.perf_counter() - t0
-    if os.waitstatus_to_exitcode(status) != 0:
-        assert p.stderr is not None
-        raise RuntimeError(f"{' '.join(cmd)} failed: {p.stderr.read().decode()[-2000:]}")
-    assert p.stderr is not None
-    p.stderr.close()
-    return wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def main(argv: list[str] | None = None) -> None:

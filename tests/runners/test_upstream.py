@@ -78,7 +78,7 @@ def test_unpinned_file_names_the_fix():
         UpstreamFile("tau2-bench", "src/nope.py").sha256
 
 
-def test_analysis_reads_a_finished_cell_without_downloading(tmp_path, monkeypatch):
+def test_analysis_reads_a_finished_cell_without_downloading(tmp_path, monkeypatch, capsys):
     """Rebuilding a cell's benchmark for its metrics (runners.aggregate, runners.paper) neither
     downloads upstream files nor warns: the texts a cell ran on are in its manifest."""
     import subprocess
@@ -124,5 +124,9 @@ def test_analysis_reads_a_finished_cell_without_downloading(tmp_path, monkeypatc
     # a run (not analysis) in the same situation does try, and says so once per file
     from benchmarks.memoryarena.formal import FormalReasoning
 
+    upstream._SAID.clear()
     FormalReasoning(name="memoryarena_math", data_dir="fixtures", config="formal_reasoning_math")
     assert calls
+    warned = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning: ")]
+    files = {line.split(":")[1].strip() + ":" + line.split(":")[2] for line in warned}
+    assert warned and len(warned) == len(files)  # one line per unreachable file, not one per text
