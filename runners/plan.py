@@ -8,7 +8,7 @@ piece listed), then the plan is printed and the sweep exits 0.
 
 Where each estimate comes from (printed beside it):
 - `paper`: the paper's reported #Tok for this method × backbone × benchmark
-  (`runners/reference/*.csv`), divided by the paper's task count (`runners/task_counts.csv`: the
+  (`runners/reference/*.csv`), divided by the paper's task count (`runners/reference/layouts/task_counts.csv`: the
   full split, which the papers evaluate), for the method-side roles on the agent's backbone (the
   `agent` row; the paper's #Tok counts neither the benchmark's judge or simulated user nor
   MemoryArena's `reasoning` tool on its own model). The paper gives no input/output split or
@@ -29,22 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runners.analysis.papers import task_counts
 from runners.cost import prices_for, role_prices, usd
 
-TASK_COUNTS = Path(__file__).resolve().parent / "task_counts.csv"
 ASSUMED_OUTPUT_SHARE = 0.05
 """Share of output tokens assumed when only a total is known (long-horizon agents re-send long
 contexts and answer briefly; a stored run replaces it with measured shares). No cache hits assumed."""
 NO_PRICE = "no price: tokens only"
-
-
-@functools.lru_cache(maxsize=1)
-def task_counts() -> dict[str, tuple[int, str]]:
-    """benchmark config name → (tasks of the full split, where the number comes from)."""
-    with open(TASK_COUNTS, newline="", encoding="utf-8") as f:
-        return {
-            r["benchmark"]: (int(r["n_tasks"]), f"{r['n_tasks']} {r['unit']}: {r['source']}") for r in csv.DictReader(f)
-        }
 
 
 @functools.lru_cache(maxsize=None)

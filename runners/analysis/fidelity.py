@@ -6,8 +6,8 @@ judge on another model or with paraphrased prompts never reads as a match:
 
 - `[fixture]`: the cell ran on the project's own fixture data (`data_dir=fixtures`, or a data
   source the benchmark records as a fixture / synthetic), not the benchmark's data;
-- `[subset n/N]`: n distinct tasks counted against the paper's N (runners/reference/layouts/labels.yaml
-  `paper_tasks`; the manifest's task count where the paper gives none);
+- `[subset n/N]`: n distinct tasks counted against the paper's N
+  (runners/reference/layouts/task_counts.csv; the manifest's task count where the paper gives none);
 - `[roles≠paper]`: a judge, user-simulator or tool role that the cell used ran on another model
   than the paper's (labels.yaml `paper_roles`, else the benchmark's default role backbone,
   `benchmark.roles`, else the agent's);

@@ -30,10 +30,20 @@ BENCHMARK_DOMAINS: dict[str, str] = labels()["benchmarks"]
 BACKBONE_LABELS: dict[str, str] = labels()["backbones"]
 
 
+@functools.lru_cache(maxsize=1)
+def task_counts() -> dict[str, tuple[int, str]]:
+    """benchmark config name → (tasks of the paper's full split, where the number comes from):
+    `runners/reference/layouts/task_counts.csv`."""
+    with open(LAYOUT_DIR / "task_counts.csv", newline="", encoding="utf-8") as f:
+        return {
+            r["benchmark"]: (int(r["n_tasks"]), f"{r['n_tasks']} {r['unit']}: {r['source']}") for r in csv.DictReader(f)
+        }
+
+
 def paper_task_count(benchmark: str) -> int | None:
-    """How many tasks the paper ran on this benchmark (labels.yaml `paper_tasks`), if known."""
-    n = (labels().get("paper_tasks") or {}).get(benchmark)
-    return int(n) if n else None
+    """How many tasks the paper ran on this benchmark, if known (`task_counts`)."""
+    n = task_counts().get(benchmark)
+    return n[0] if n else None
 
 
 @functools.lru_cache(maxsize=1)
