@@ -24,12 +24,27 @@ def block(tag: str, content: str) -> str:
     return f"<{tag}>\n{content.strip()}\n</{tag}>"
 
 
+_TOOLS_TEXT: dict[tuple[str, int | None], str] = {}  # repr of the schemas -> their text
+_TOOLS_TEXT_MAX = 256
+
+
 def tools_text(tools: list[ToolSpec], indent: int | None = 1) -> str:
     """The tool schemas as JSON; `indent=None` serialises as upstream PoS does
-    (`json.dumps(actions, ensure_ascii=False)`)."""
+    (`json.dumps(actions, ensure_ascii=False)`). A method asks for the same tools every step:
+    the text is kept per the schemas' exact content (their `repr`: key order, types and values, where
+    NaN and None differ as they do in the JSON), since `json.dumps` with an indent runs the
+    pure-Python encoder (~0.2 ms for a task's tools)."""
     if not tools:
         return "No tools are available in this task. Answer with an assistant message."
-    return json.dumps([t.openai_schema() for t in tools], indent=indent, ensure_ascii=False)
+    schemas = [t.openai_schema() for t in tools]
+    key = (repr(schemas), indent)
+    text = _TOOLS_TEXT.get(key)
+    if text is None:
+        text = json.dumps(schemas, indent=indent, ensure_ascii=False)
+        if len(_TOOLS_TEXT) >= _TOOLS_TEXT_MAX:
+            _TOOLS_TEXT.clear()
+        _TOOLS_TEXT[key] = text
+    return text
 
 
 def system_message(

@@ -268,7 +268,7 @@ def _backslash(src: str, i: int) -> tuple[str | None, int]:
     if nxt in "fb" and i + 2 < len(src) and src[i + 2] in string.ascii_letters:
         return "latex", 1
     if nxt in "trn":
-        m = re.match(r"[A-Za-z]+", src[i + 1 :])
+        m = _LETTER_RUN.match(src, i + 1)
         if m and len(m.group(0)) > 1 and m.group(0) in LATEX_TRN:
             return "latex", 1
     if nxt == "u":
@@ -278,29 +278,42 @@ def _backslash(src: str, i: int) -> tuple[str | None, int]:
     return "invalid_escape", 1
 
 
+_QUOTE_OR_BACKSLASH = re.compile(r'["\\]')
+_LETTER_RUN = re.compile(r"[A-Za-z]+")
+
+
 def fix_backslashes(src: str) -> tuple[str, dict[str, int]]:
     """The backslash rule (module docstring) applied to the JSON source text: inside string
     literals, backslashes that a math-writing model meant literally are doubled. Returns the new
-    source and counts {"latex": n, "invalid_escape": n}."""
-    out: list[str] = []
+    source and counts {"latex": n, "invalid_escape": n}. Only quotes and backslashes are looked
+    at (a regex jumps between them); the text between is copied in slices."""
     counts = {"latex": 0, "invalid_escape": 0}
-    i, n, in_str = 0, len(src), False
-    while i < n:
-        ch = src[i]
-        if ch == '"':
+    if "\\" not in src:
+        return src, counts
+    out: list[str] = []
+    i, n, in_str, copied = 0, len(src), False, 0
+    find = _QUOTE_OR_BACKSLASH.search
+    while (m := find(src, i)) is not None:
+        i = m.start()
+        if src[i] == '"':
             in_str = not in_str
-        if ch != "\\" or not in_str or i + 1 >= n:
-            out.append(ch)
+            i += 1
+            continue
+        if not in_str or i + 1 >= n:
             i += 1
             continue
         kind, width = _backslash(src, i)
         if kind is None:
-            out.append(src[i : i + width])
             i += width
         else:
             counts[kind] += 1
+            out.append(src[copied:i])
             out.append("\\\\")
             i += 1
+            copied = i
+    if not out:
+        return src, counts
+    out.append(src[copied:])
     return "".join(out), counts
 
 

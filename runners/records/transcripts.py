@@ -118,8 +118,20 @@ def _b(h: str) -> bytes:
     return bytes.fromhex(h)
 
 
+_KEY_KEPT: dict[str, bool] = {}  # sampling key -> whether it is recorded (the same few keys every call)
+
+
+def _kept(k: str) -> bool:
+    kept = _KEY_KEPT.get(k)
+    if kept is None:
+        kept = not any(s in k.lower() for s in _SECRET_KEYS)
+        if len(_KEY_KEPT) < 4096:
+            _KEY_KEPT[k] = kept
+    return kept
+
+
 def clean_sampling(sampling: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in sampling.items() if not any(s in k.lower() for s in _SECRET_KEYS)}
+    return {k: v for k, v in sampling.items() if _kept(k)}
 
 
 class Pending:
@@ -159,17 +171,26 @@ def split_message(m: dict[str, Any]) -> tuple[dict[str, Any], list[str]] | None:
     return {k: v for k, v in m.items() if k != "content"}, lines(content)
 
 
-def make_delta(base: dict[str, Any], new: dict[str, Any]) -> bytes | None:
-    """`new` as lines kept from `base`'s start and end plus new lines, or None when not worth it."""
-    a, b = split_message(base), split_message(new)
+def make_delta(
+    base: dict[str, Any],
+    new: dict[str, Any],
+    split: tuple[tuple[dict[str, Any], list[str]] | None, tuple[dict[str, Any], list[str]] | None] | None = None,
+) -> bytes | None:
+    """`new` as lines kept from `base`'s start and end plus new lines, or None when not worth it.
+    `split`: (split_message(base), split_message(new)) when the caller has them already."""
+    a, b = split if split is not None else (split_message(base), split_message(new))
     if a is None or b is None:
         return None
     (_, al), (bhead, bl) = a, b
     pre = 0
-    while pre < min(len(al), len(bl)) and al[pre] == bl[pre]:
+    for x, y in zip(al, bl):
+        if x != y:
+            break
         pre += 1
     suf = 0
-    while suf < min(len(al), len(bl)) - pre and al[-1 - suf] == bl[-1 - suf]:
+    for x, y in zip(reversed(al[pre:]), reversed(bl[pre:])):
+        if x != y:
+            break
         suf += 1
     middle = "".join(bl[pre : len(bl) - suf])
     if len(middle) * 2 > len(new.get("content") or ""):
@@ -194,6 +215,7 @@ class Encoder:
         self._recent: dict[str, list[str]] = {}  # message hashes of the last RECENT nodes (for the shared tail)
         self._last: dict[str, list[tuple[str, dict[str, Any]]]] = {}  # role -> previous prompt (delta bases)
         self._depth: dict[str, int] = {}  # delta chain length of each delta-stored message
+        self._split: dict[str, tuple[dict[str, Any], list[str]] | None] = {}  # split_message of the last prompts' messages
 
     def blob(self, data: bytes, pending: Pending) -> str:
         h = digest(data)
@@ -212,7 +234,9 @@ class Encoder:
             return h
         self._seen.add(h)
         if base is not None and m.get("role") == base[1].get("role") and self._depth.get(base[0], 0) < MAX_DELTA_DEPTH:
-            delta = make_delta(base[1], m)
+            a = self._split[base[0]] if base[0] in self._split else split_message(base[1])
+            b = self._split[h] = split_message(m)  # the next prompt's delta base
+            delta = make_delta(base[1], m, (a, b))
             if delta is not None:
                 pending.blobs[h] = (base[0], delta)
                 self._depth[h] = self._depth.get(base[0], 0) + 1
@@ -225,6 +249,9 @@ class Encoder:
         prev = self._last.get(role) or []
         hs = [self.message(m, prev[i] if i < len(prev) else None, pending) for i, m in enumerate(messages)]
         self._last[role] = list(zip(hs, messages))
+        if len(self._split) > 64:  # only the bases the next prompts can use
+            keep = {h for last in self._last.values() for h, _ in last}
+            self._split = {h: v for h, v in self._split.items() if h in keep}
         prefix = [""]
         for mh in hs:
             prefix.append(chain(prefix[-1], mh))
@@ -382,12 +409,11 @@ class TranscriptStore:
             if not fut.done():
                 fut.set_exception(result) if isinstance(result, BaseException) else fut.set_result(result)
 
-        with self._lock:
-            if self._committer is None:
-                self._committer = threading.Thread(
-                    target=self._commit_loop, name=f"transcripts-{self.path.parent.name}", daemon=True
-                )
-                self._committer.start()
+        if self._committer is None:  # only the event loop starts it: no lock (a commit holds `_lock`)
+            self._committer = threading.Thread(
+                target=self._commit_loop, name=f"transcripts-{self.path.parent.name}", daemon=True
+            )
+            self._committer.start()
         self._queue.put((rec, lambda r: loop.call_soon_threadsafe(settle, r)))
         return await fut
 
