@@ -10,7 +10,8 @@
   to `episodes.jsonl.xz` (xz of the same lines, written atomically before the plain file goes;
   `xzcat episodes.jsonl.xz | jq` reads it): the lines repeat their texts (a request quoted in a
   tool call, a tool result in the next memory) and their structure from episode to episode, which
-  xz's 1 MiB window finds (~8× smaller; gzip's 32 KiB window sees about one record: ~6×). The
+  xz's 1 MiB window finds (~7.5× smaller at preset 1, ~9× at 6; gzip's 32 KiB window sees about one
+  record: ~6×). The
   lines are compressed while the cell runs (`compact_as_written`: a thread fed by the writer), so
   finishing only ends the stream; the plain file stays the records until the compressed one is
   whole. `episodes.index.json` (written with `DONE`) lets a resume with nothing to run skip the
@@ -57,12 +58,16 @@ from runners.records.schema import EpisodeRecord
 
 EPISODES = "episodes.jsonl"
 COMPACTED = ".xz"  # suffix of a finished cell's compacted records: episodes.jsonl.xz
-# xz's preset 6 with a 1 MiB window instead of 8: dozens of records in view (nearly all the gain),
-# ~10 MB to compress instead of ~90 MB, ~5 MB/s
-XZ_FILTERS = [{"id": lzma.FILTER_LZMA2, "preset": 6, "dict_size": 1 << 20}]
+# xz's preset 1 with a 1 MiB window (preset 1's own): dozens of records in view. On 12-call
+# episodes of 33 KB (scripts/perf/README.md, "Harness CPU per call") preset 1 costs ~0.8 ms of CPU
+# per episode for files 7.5x smaller than the plain records; preset 6 (the former default) ~4 ms
+# for 8.9x: in a running cell that was ~0.5 ms of the harness's CPU per model call for ~17%
+# smaller records. `runner.compact_level` chooses another preset.
+XZ_LEVEL = 1
+XZ_FILTERS = [{"id": lzma.FILTER_LZMA2, "preset": XZ_LEVEL, "dict_size": 1 << 20}]
 
 
-def xz_filters(level: int = 6) -> list[dict[str, Any]]:
+def xz_filters(level: int = XZ_LEVEL) -> list[dict[str, Any]]:
     """`XZ_FILTERS` at another preset (`runner.compact_level`); the 1 MiB window stays."""
     return [{**XZ_FILTERS[0], "preset": level}]
 
@@ -295,17 +300,20 @@ def repair_tail(path: Path) -> bool:
     return True
 
 
-def atomic_write(path: Path, data: bytes | str | Iterable[bytes], *, xz: bool = False) -> None:
+def atomic_write(
+    path: Path, data: bytes | str | Iterable[bytes], *, xz: bool = False, level: int = XZ_LEVEL
+) -> None:
     """Write `path` so that readers see the old or the new content, never a part: a temp file
     in the same directory, flushed and fsynced, renamed over `path`, then the directory fsynced.
     On any failure (a full disk) the temp file is removed and the old file is untouched.
-    `data` may be an iterable of byte chunks (written as they come); `xz` compresses them (`XZ_FILTERS`)."""
+    `data` may be an iterable of byte chunks (written as they come); `xz` compresses them
+    (`xz_filters(level)`)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}")
     chunks = [data.encode() if isinstance(data, str) else data] if isinstance(data, (str, bytes)) else data
     try:
         with open(tmp, "wb") as f:
-            out = lzma.LZMAFile(f, "wb", format=lzma.FORMAT_XZ, filters=XZ_FILTERS) if xz else f
+            out = lzma.LZMAFile(f, "wb", format=lzma.FORMAT_XZ, filters=xz_filters(level)) if xz else f
             for chunk in chunks:
                 out.write(chunk)
             if xz:
@@ -456,7 +464,7 @@ class _StreamingXZ:
 
     PART = ".episodes.jsonl.xz.part"
 
-    def __init__(self, plain: Path, level: int = 6) -> None:
+    def __init__(self, plain: Path, level: int = XZ_LEVEL) -> None:
         self.plain = plain
         self.part = plain.with_name(f"{self.PART}.{os.getpid()}")
         self.start = plain.stat().st_size if plain.exists() else 0
@@ -545,6 +553,7 @@ class CellStore:
         self.moved_to: Path | None = None  # where `fresh=True` moved the old results
         self.idle = False  # opened finished with nothing to run (`open(expect=...)`): records untouched, no appends
         self._xz: _StreamingXZ | None = None
+        self.xz_level = XZ_LEVEL  # the preset `compact` writes (`compact_as_written` sets the run's)
 
     def open(
         self, manifest: dict[str, Any], fresh: bool = False, expect: Iterable[tuple[str, int]] | None = None
@@ -662,9 +671,11 @@ class CellStore:
         if self._xz is not None and fh is self._fh:
             self._xz.feed(data)
 
-    def compact_as_written(self, level: int = 6) -> None:
+    def compact_as_written(self, level: int = XZ_LEVEL) -> None:
         """Compress the records while the cell runs (call before the first append): `mark_done`
-        then only ends the stream instead of compressing the whole file after the last episode."""
+        then only ends the stream instead of compressing the whole file after the last episode.
+        `level`: the xz preset (`runner.compact_level`), also that of `compact` if the stream fails."""
+        self.xz_level = level
         if self._fh is not None and self._xz is None:
             self._fh.flush()
             self._xz = _StreamingXZ(self.dir / EPISODES, level)
@@ -828,7 +839,7 @@ class CellStore:
         if not path.exists():
             return
         with open(path, "rb") as f:
-            atomic_write(compacted(path), iter(lambda: f.read(1 << 20), b""), xz=True)
+            atomic_write(compacted(path), iter(lambda: f.read(1 << 20), b""), xz=True, level=self.xz_level)
         path.unlink()
         fsync_dir(self.dir)
 
