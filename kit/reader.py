@@ -39,6 +39,7 @@ Rules (docs/robustness.md has the catalogue of habits they answer):
 
 from __future__ import annotations
 
+import functools
 import json
 import string
 import re
@@ -184,6 +185,7 @@ def plain_text(text: Any) -> tuple[str, list[dict[str, str]]]:
 
 
 # ----------------------------------------------------------------------------- blocks
+@functools.lru_cache(maxsize=256)
 def _tag_re(tag: str) -> re.Pattern[str]:
     return re.compile(rf"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", re.DOTALL)
 

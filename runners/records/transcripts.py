@@ -455,12 +455,13 @@ class TranscriptStore:
     def _absent(self, hashes: list[str]) -> list[str]:
         """`hashes` the database does not hold, in their order."""
         assert self._db is not None
+        keys = [_b(h) for h in hashes]
         present: set[bytes] = set()
-        for i in range(0, len(hashes), 500):
-            part = [_b(h) for h in hashes[i : i + 500]]
+        for i in range(0, len(keys), 500):
+            part = keys[i : i + 500]
             q = f"SELECT h FROM blobs WHERE h IN ({','.join('?' * len(part))})"
             present.update(bytes(r[0]) for r in self._db.execute(q, part))
-        return [h for h in hashes if _b(h) not in present]
+        return [h for h, k in zip(hashes, keys) if k not in present]
 
     def _pack(self, items: list[tuple[str, bytes | tuple[str, bytes]]]) -> None:
         """One pack row holding every payload of `items`, and a blob row per item pointing into it."""
