@@ -221,3 +221,40 @@ def test_latex_commands_starting_with_b_or_f_are_not_json_escapes():
     assert reader.fix_backslashes('"\\beta"') == ('"\\\\beta"', {"latex": 1, "invalid_escape": 0})
     assert reader.load_json('"a\\b1\\f"', "x")[0] == "a\b1\f"  # a real backspace and form feed
     assert reader.load_json('"\\beta"', "x", latex=False)[0] == "\beta"  # the strict switch: a backspace
+
+
+def _backslashes_one_by_one(src: str) -> tuple[str, dict[str, int]]:
+    """The backslash rule walked character by character (the former implementation), the oracle
+    of the version that jumps between quotes and backslashes."""
+    out: list[str] = []
+    counts = {"latex": 0, "invalid_escape": 0}
+    i, n, in_str = 0, len(src), False
+    while i < n:
+        ch = src[i]
+        if ch == '"':
+            in_str = not in_str
+        if ch != "\\" or not in_str or i + 1 >= n:
+            out.append(ch)
+            i += 1
+            continue
+        kind, width = reader._backslash(src, i)
+        if kind is None:
+            out.append(src[i : i + width])
+            i += width
+        else:
+            counts[kind] += 1
+            out.append("\\\\")
+            i += 1
+    return "".join(out), counts
+
+
+def test_backslash_rule_scan_matches_the_character_walk():
+    """Quotes, escaped quotes, backslashes outside strings, a trailing backslash, `\\u` with and
+    without hex digits, LaTeX commands and JSON escapes, in random mixtures: the same text and counts."""
+    rng = random.Random(7)
+    pieces = ['"', "\\", '\\"', "\\\\", "\\u00e9", "\\uZZ", "\\theta", "\\tx", "\\frac", "\\n", "\\b1"]
+    pieces += ["a", " ", "{", "}"]
+    cases = ["", "no backslash at all", '"\\', '"a\\"b\\', '\\"outside" "\\frac{1}{2}"']
+    cases += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
+    for src in cases:
+        assert reader.fix_backslashes(src) == _backslashes_one_by_one(src), src

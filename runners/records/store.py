@@ -300,9 +300,7 @@ def repair_tail(path: Path) -> bool:
     return True
 
 
-def atomic_write(
-    path: Path, data: bytes | str | Iterable[bytes], *, xz: bool = False, level: int = XZ_LEVEL
-) -> None:
+def atomic_write(path: Path, data: bytes | str | Iterable[bytes], *, xz: bool = False, level: int = XZ_LEVEL) -> None:
     """Write `path` so that readers see the old or the new content, never a part: a temp file
     in the same directory, flushed and fsynced, renamed over `path`, then the directory fsynced.
     On any failure (a full disk) the temp file is removed and the old file is untouched.

@@ -215,7 +215,8 @@ class Encoder:
         self._recent: dict[str, list[str]] = {}  # message hashes of the last RECENT nodes (for the shared tail)
         self._last: dict[str, list[tuple[str, dict[str, Any]]]] = {}  # role -> previous prompt (delta bases)
         self._depth: dict[str, int] = {}  # delta chain length of each delta-stored message
-        self._split: dict[str, tuple[dict[str, Any], list[str]] | None] = {}  # split_message of the last prompts' messages
+        # split_message of the last prompts' messages (the next prompt's delta bases)
+        self._split: dict[str, tuple[dict[str, Any], list[str]] | None] = {}
 
     def blob(self, data: bytes, pending: Pending) -> str:
         h = digest(data)
@@ -250,8 +251,8 @@ class Encoder:
         hs = [self.message(m, prev[i] if i < len(prev) else None, pending) for i, m in enumerate(messages)]
         self._last[role] = list(zip(hs, messages))
         if len(self._split) > 64:  # only the bases the next prompts can use
-            keep = {h for last in self._last.values() for h, _ in last}
-            self._split = {h: v for h, v in self._split.items() if h in keep}
+            bases = {h for last in self._last.values() for h, _ in last}
+            self._split = {h: v for h, v in self._split.items() if h in bases}
         prefix = [""]
         for mh in hs:
             prefix.append(chain(prefix[-1], mh))

@@ -151,6 +151,37 @@ def test_compact_level_sets_the_xz_preset(tmp_path):
     assert lzma.decompress(out[0]) == lzma.decompress(out[6]) and out[0] != out[6]
 
 
+def test_the_fallback_compaction_writes_the_cells_preset_and_the_default_is_the_configs(tmp_path):
+    """A stream that missed a line falls back to compacting the plain file: at the preset the cell
+    was given (`compact_as_written(level)`), not a fixed one. The store's default preset is the
+    one conf/runner/default.yaml sets."""
+    from pathlib import Path
+
+    import yaml
+
+    from runners.records.store import XZ_LEVEL, xz_filters
+
+    conf = yaml.safe_load((Path(__file__).resolve().parents[2] / "conf/runner/default.yaml").read_text())
+    assert conf["compact_level"] == XZ_LEVEL
+    out = {}
+    for level in (0, 6):
+        s = CellStore(tmp_path / str(level), "c").open({"config": {}})
+        s.compact_as_written(level)
+        for i in range(40):
+            s.append(
+                EpisodeRecord(cell="c", task_id=f"t{i}", trial=0, seed=0, status="ok", hygiene=[f"n {i} " * (i % 7)])
+            )
+        with open(tmp_path / str(level) / "c" / "episodes.jsonl", "ab") as f:  # a line the stream never saw
+            f.write(rec("extra").model_dump_json().encode() + b"\n")
+        plain = (tmp_path / str(level) / "c" / "episodes.jsonl").read_bytes()
+        s.mark_done({"total": 41, "ok": 41})
+        s.close()
+        out[level] = (tmp_path / str(level) / "c" / "episodes.jsonl.xz").read_bytes()
+        assert lzma.decompress(out[level]) == plain
+        assert out[level] == lzma.compress(plain, format=lzma.FORMAT_XZ, filters=xz_filters(level))
+    assert out[0] != out[6]
+
+
 def manifest(sha):
     return {
         "config": {},
