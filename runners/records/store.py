@@ -876,6 +876,12 @@ def shard_dirs(cell_dir: Path) -> list[Path]:
     return sorted(d for d in Path(cell_dir).glob("shard-*-of-*") if (d / MANIFEST).exists())
 
 
+def cell_errors(cell_dir: Path) -> list[dict[str, Any]]:
+    """The failed episodes' records of a cell (`errors.jsonl`), from its folder and every shard."""
+    cell_dir = Path(cell_dir)
+    return [r for d in [cell_dir, *shard_dirs(cell_dir)] for r in read_jsonl(d / ERRORS)[0]]
+
+
 def finished_keys(cell_dir: Path) -> set[tuple[str, int]]:
     """The (task id, trial) of every finished (`ok`) episode of one store (a cell's folder or one of
     its shards): from its index when it is DONE and the index matches its records files (nothing

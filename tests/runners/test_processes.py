@@ -68,6 +68,12 @@ def test_two_processes_give_one_process_results_and_resume_with_any_number(one_p
     assert metrics_csv(exp / "tables" / "metrics.csv") == metrics_csv(
         one_process / "offline_demo" / "tables" / "metrics.csv"
     )
+    # read as one cell per cell, transcripts included (each call's from the store that holds it)
+    from runners.records.results import open_experiment
+    from tests.runners.test_resume import assert_transcripts_complete
+
+    assert sorted(len(c.episodes()) for c in open_experiment(exp).cells) == [4, 4, 6, 6]
+    assert_transcripts_complete(exp)
     # one completeness report and one row per cell, not per worker
     assert p.stdout.count("[cell done ") == 4 and "[shard" not in p.stdout
     for n in (1, 3):  # another number of processes: nothing runs again
