@@ -79,15 +79,29 @@ def processes_for(cells: list[CellConfig]) -> int:
     `runner.processes` > 1 that cannot apply is a ConfigError naming why."""
     asked = cells[0].runner.processes
     why = _blockers(cells)
+    bounds = {
+        b.name: b.max_inflight
+        for c in cells
+        for b in (c.backbone, *(x for _, x in c.roles.items()))
+        if b is not None and b.kind != "scripted"
+    }
+    least = min(bounds.values(), default=None)
     if asked == "auto":
         if why:
             return 1
         in_flight = max(c.runner.concurrency for c in cells)
-        return max(1, min(os.cpu_count() or 1, in_flight // PER_PROCESS))
+        return max(1, min(os.cpu_count() or 1, in_flight // PER_PROCESS, least or in_flight))
     if asked > 1 and why:
         raise ConfigError(
             f"runner.processes={asked} cannot be used with {'; '.join(why)}. Fix: drop runner.processes "
             "(or set it to 1)"
+        )
+    if least is not None and asked > least:
+        name = min(bounds, key=lambda k: bounds[k])
+        raise ConfigError(
+            f"runner.processes={asked}: backbone {name}'s max_inflight={least} cannot be shared by {asked} worker "
+            f"processes (each needs at least one call in flight). Fix: runner.processes={least} or less, or raise "
+            f"backbone.max_inflight"
         )
     return int(asked)
 

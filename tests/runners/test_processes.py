@@ -93,15 +93,15 @@ def test_an_explicit_number_that_cannot_apply_is_refused(tmp_path):
 
 
 def test_auto_and_shares():
-    from runners.config import validate
+    from runners.config import ConfigError, validate
     from runners.procs import PER_PROCESS, processes_for, worker_cells
     from runners.sweep import expand_cells, register_resolvers
 
-    def cell(**runner):
+    def cell(*extra, **runner):
         from hydra import compose, initialize_config_dir
 
         register_resolvers()
-        overrides = [f"runner.{k}={v}" for k, v in runner.items()]
+        overrides = [f"runner.{k}={v}" for k, v in runner.items()] + list(extra)
         with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
             cfg = compose(config_name="config", overrides=overrides)
             return validate(expand_cells(cfg, overrides)[0])
@@ -117,6 +117,10 @@ def test_auto_and_shares():
     assert all(s.runner.concurrency == 4 and s.runner.processes == 1 for s in shares)
     assert sum(s.backbone.max_inflight for s in shares) <= c.backbone.max_inflight
     assert all(s.cell_name == c.cell_name for s in shares)  # the same cell, its stores side by side
+    endpoint = ("backbone=openai_compatible", "backbone.base_url=http://127.0.0.1:9/v1", "backbone.max_inflight=2")
+    assert processes_for([cell(*endpoint, concurrency=8 * PER_PROCESS)]) == min(cores, 2)  # auto: ≤ the bound
+    with pytest.raises(ConfigError, match="max_inflight=2 cannot be shared by 3 worker processes"):
+        processes_for([cell(*endpoint, processes=3)])
 
 
 def test_the_endpoint_bound_holds_over_every_worker(tmp_path):
