@@ -24,9 +24,11 @@ others the same way and the sweep exits with that error.
 
 `auto` (the default) uses one process per `PER_PROCESS` episodes in flight, at most the machine's
 cores: below 256 in flight one event loop keeps up (scripts/perf/README.md measures where it
-stops). It stays at one process with `runner.budget_usd` (one process keeps the budget), with
-`runner.shard` (a shard is already one of several jobs), with a managed local server (one server
-per sweep) and with `runner.executor=ray`; asking for more than one there is a configuration error.
+stops). It stays at one process with `runner.budget_usd` (one process keeps the budget), with a
+managed local server (one server per sweep) and with `runner.executor=ray`; asking for more than
+one there is a configuration error. A job that is itself `runner.shard=s/m` (one node of a Slurm
+array) splits its range among its workers: worker `i` runs shard `s·N+i` of `m·N`, whose ranges
+together are exactly shard `s/m`'s, so nodes × processes is one mechanism.
 """
 
 from __future__ import annotations
@@ -63,8 +65,6 @@ def _blockers(cells: list[CellConfig]) -> list[str]:
     why = []
     if r.budget_usd is not None:
         why.append("runner.budget_usd (one process keeps the budget)")
-    if r.shard:
-        why.append("runner.shard (a shard is one of several jobs already: run more shards instead)")
     if r.executor != "local":
         why.append(f"runner.executor={r.executor}")
     if any(
@@ -111,8 +111,11 @@ def worker_cells(cells: list[CellConfig], i: int, n: int) -> list[CellConfig]:
     every endpoint's in-flight bound, one process."""
     out = []
     for c in cells:
+        # a job that is itself shard s/m (a Slurm array task): its workers split its range further,
+        # shard s·n+i of m·n, whose ranges together are exactly shard s/m's
+        s, m = (int(x) for x in c.runner.shard.split("/")) if c.runner.shard else (0, 1)
         runner = c.runner.model_copy(
-            update={"shard": f"{i}/{n}", "concurrency": math.ceil(c.runner.concurrency / n), "processes": 1}
+            update={"shard": f"{s * n + i}/{m * n}", "concurrency": math.ceil(c.runner.concurrency / n), "processes": 1}
         )
 
         def share(b: Any) -> Any:
@@ -219,8 +222,8 @@ def _worker(
 class _Merged:
     """Each cell's counts over the workers: the sum of the last counts each worker sent."""
 
-    def __init__(self, n: int, order: list[str]) -> None:
-        self.n = n
+    def __init__(self, n: int, order: list[str], suffix: str = "") -> None:
+        self.n, self.suffix = n, suffix  # suffix: ' [shard s/m]' when the whole job is one shard
         self.parts: dict[str, dict[int, dict[str, Any]]] = {}
         self.reports: dict[str, CellReport] = {}
         self.order = order
@@ -231,7 +234,7 @@ class _Merged:
         name = d["cell"].split(" [shard ", 1)[0]
         parts = self.parts.setdefault(name, {})
         parts[index] = d
-        rep = self.reports.setdefault(name, CellReport(cell=name))
+        rep = self.reports.setdefault(name, CellReport(cell=name + self.suffix))
         for f in _SUMMED:
             setattr(rep, f, sum(p[f] for p in parts.values()))
         rep.errors = [e for _, p in sorted(parts.items()) for e in p["errors"]]
@@ -240,9 +243,8 @@ class _Merged:
         return rep, opened, finished
 
     def in_order(self) -> list[CellReport]:
-        return sorted(
-            self.reports.values(), key=lambda r: self.order.index(r.cell) if r.cell in self.order else len(self.order)
-        )
+        rank = {name: k for k, name in enumerate(self.order)}
+        return [r for name, r in sorted(self.reports.items(), key=lambda kv: rank.get(kv[0], len(rank)))]
 
 
 async def run_processes(cells: list[CellConfig], root: Path, display: str, n: int) -> list[CellReport]:
@@ -253,7 +255,9 @@ async def run_processes(cells: list[CellConfig], root: Path, display: str, n: in
     from runners.run import FatalRunError
 
     ctx = multiprocessing.get_context("spawn")
-    merged = _Merged(n, [c.cell_name for c in cells])
+    merged = _Merged(
+        n, [c.cell_name for c in cells], f" [shard {cells[0].runner.shard}]" if cells[0].runner.shard else ""
+    )
     procs: dict[int, Any] = {}
     readers: dict[int, Connection] = {}
     ends: dict[int, tuple[str, str] | None] = {}
@@ -319,12 +323,13 @@ async def run_processes(cells: list[CellConfig], root: Path, display: str, n: in
                         progress.note(extra[0])
                         continue
                     rep, opened, finished = merged.update(i, d)
-                    if opened and rep.cell not in merged.shown:
-                        merged.shown.add(rep.cell)
+                    name = d["cell"].split(" [shard ", 1)[0]
+                    if opened and name not in merged.shown:
+                        merged.shown.add(name)
                         progress.start_cell(rep)
-                        rep.started = min(p["started"] for p in merged.parts[rep.cell].values())
+                        rep.started = min(p["started"] for p in merged.parts[name].values())
                         interrupts.STATE["reports"] = merged.in_order()
-                    if rep.cell not in merged.shown:
+                    if name not in merged.shown:
                         continue
                     if kind == "episode":
                         progress.episode(rep, status=extra[0], task=extra[1])

@@ -84,9 +84,9 @@ def test_two_processes_give_one_process_results_and_resume_with_any_number(one_p
 
 
 def test_an_explicit_number_that_cannot_apply_is_refused(tmp_path):
-    p = run_sweep(tmp_path, *ARGS, "runner.processes=2", "runner.shard=0/2")
+    p = run_sweep(tmp_path, *ARGS, "runner.processes=2", "runner.executor=ray")
     assert p.returncode == 2
-    assert "runner.processes=2 cannot be used with runner.shard" in p.stderr and "Fix:" in p.stderr
+    assert "runner.processes=2 cannot be used with runner.executor=ray" in p.stderr and "Fix:" in p.stderr
     p = run_sweep(tmp_path, *ARGS, "runner.processes=0")
     assert p.returncode != 0 and "runner.processes" in p.stderr
     assert not record_files(tmp_path)
@@ -109,7 +109,7 @@ def test_auto_and_shares():
     cores = os.cpu_count() or 1
     assert processes_for([cell(concurrency=8)]) == 1
     assert processes_for([cell(concurrency=4 * PER_PROCESS)]) == min(cores, 4)
-    assert processes_for([cell(concurrency=4 * PER_PROCESS, shard="0/2")]) == 1  # auto steps aside
+    assert processes_for([cell(concurrency=4 * PER_PROCESS, budget_usd=1)]) == 1  # auto steps aside
     c = cell(concurrency=10, processes=3)
     assert processes_for([c]) == 3
     shares = worker_cells([c], 0, 3) + worker_cells([c], 1, 3) + worker_cells([c], 2, 3)
@@ -121,6 +121,22 @@ def test_auto_and_shares():
     assert processes_for([cell(*endpoint, concurrency=8 * PER_PROCESS)]) == min(cores, 2)  # auto: ≤ the bound
     with pytest.raises(ConfigError, match="max_inflight=2 cannot be shared by 3 worker processes"):
         processes_for([cell(*endpoint, processes=3)])
+
+
+def test_shard_jobs_with_worker_processes_are_one_mechanism(one_process, tmp_path):
+    """Two array jobs (runner.shard=0/2, 1/2), each with 2 worker processes: 4 stores per cell
+    whose ranges cover every task once; the experiment equals one process's."""
+    for s in ("0/2", "1/2"):
+        p = run_sweep(tmp_path, *ARGS, f"runner.shard={s}", "runner.processes=2")
+        assert p.returncode == 0, p.stderr + p.stdout
+        assert f"[shard {s}]" in p.stdout
+    exp = tmp_path / "offline_demo"
+    for c in (d for d in exp.iterdir() if d.is_dir() and "__" in d.name):
+        assert sorted(x.name for x in c.glob("shard-*")) == [f"shard-{k}-of-4" for k in range(4)]
+    assert keys(exp) == keys(one_process / "offline_demo")
+    assert metrics_csv(exp / "tables" / "metrics.csv") == metrics_csv(
+        one_process / "offline_demo" / "tables" / "metrics.csv"
+    )
 
 
 def test_the_endpoint_bound_holds_over_every_worker(tmp_path):
