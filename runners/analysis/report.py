@@ -40,8 +40,8 @@ import orjson
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
 from runners.analysis.stats import SIGNIFICANCE_LEGEND
-from runners.records.store import ERRORS, StoreError, load_cell, paused_gc, read_jsonl
-from runners.records.transcripts import TranscriptReader
+from runners.records.store import StoreError, cell_errors, load_cell, paused_gc
+from runners.records.transcripts import open_transcripts
 
 ASSETS = Path(__file__).parent / "assets"
 MAX_SCATTER = 5000  # episodes drawn in the success-vs-tokens plot
@@ -131,8 +131,8 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
     for ci, cs in enumerate(summaries):
         cell_dir = root / cs.cell
         _, ok = load_cell(cell_dir)
-        errs, _ = read_jsonl(cell_dir / ERRORS)
-        reader = TranscriptReader(cell_dir)
+        errs = cell_errors(cell_dir)  # with its shards' (runner.shard, runner.processes)
+        reader = open_transcripts(cell_dir)
         cells.append(
             {
                 "cell": cs.cell,
