@@ -282,15 +282,26 @@ def _backslash(src: str, i: int) -> tuple[str | None, int]:
 
 _QUOTE_OR_BACKSLASH = re.compile(r'["\\]')
 _LETTER_RUN = re.compile(r"[A-Za-z]+")
+# A backslash the rule keeps as a JSON escape, with the character(s) it escapes: `\"`, `\\`, `\/`,
+# `\uXXXX`, `\b`/`\f` before a non-letter, `\t`/`\r`/`\n` unless a LaTeX command name follows.
+_KEPT_ESCAPE = re.compile(
+    r'\\(?:["\\/]|u[0-9a-fA-F]{4}|[bf](?![A-Za-z])|(?!(?:'
+    + "|".join(sorted(LATEX_TRN, key=len, reverse=True))
+    + r")(?![A-Za-z]))[trn])"
+)
 
 
 def fix_backslashes(src: str) -> tuple[str, dict[str, int]]:
     """The backslash rule (module docstring) applied to the JSON source text: inside string
     literals, backslashes that a math-writing model meant literally are doubled. Returns the new
-    source and counts {"latex": n, "invalid_escape": n}. Only quotes and backslashes are looked
-    at (a regex jumps between them); the text between is copied in slices."""
+    source and counts {"latex": n, "invalid_escape": n}. A text whose backslashes are all kept escapes
+    (the usual reply: line breaks, quotes) is returned at once; otherwise only quotes and
+    backslashes are looked at (a regex jumps between them) and the text between is copied in slices."""
     counts = {"latex": 0, "invalid_escape": 0}
-    if "\\" not in src:
+    if "\\" not in src or "\\" not in _KEPT_ESCAPE.sub("", src):
+        # every backslash starts an escape the rule keeps (taken in pairs from the start, as a
+        # string literal takes them; one outside a string, which the rule copies as it is, still
+        # changes nothing): nothing to double
         return src, counts
     out: list[str] = []
     i, n, in_str, copied = 0, len(src), False, 0

@@ -250,11 +250,14 @@ def _backslashes_one_by_one(src: str) -> tuple[str, dict[str, int]]:
 
 def test_backslash_rule_scan_matches_the_character_walk():
     """Quotes, escaped quotes, backslashes outside strings, a trailing backslash, `\\u` with and
-    without hex digits, LaTeX commands and JSON escapes, in random mixtures: the same text and counts."""
+    without hex digits, LaTeX commands and JSON escapes, in random mixtures: the same text and counts
+    (also through the shortcut for texts whose backslashes are all kept escapes)."""
     rng = random.Random(7)
     pieces = ['"', "\\", '\\"', "\\\\", "\\u00e9", "\\uZZ", "\\theta", "\\tx", "\\frac", "\\n", "\\b1"]
-    pieces += ["a", " ", "{", "}"]
+    pieces += ["\\/", "\\q", "\\nabla", "\\rho", "\\ta", "heta", "a", " ", "{", "}"]
     cases = ["", "no backslash at all", '"\\', '"a\\"b\\', '\\"outside" "\\frac{1}{2}"']
     cases += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
+    kept = ['"', "\\", '\\"', "\\\\", "\\n", "\\nb", "\\u00e9", "\\/", "\\ta", "\\b1", "a", " "]  # kept escapes, and a lone backslash
+    cases += ["".join(rng.choice(kept) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
     for src in cases:
         assert reader.fix_backslashes(src) == _backslashes_one_by_one(src), src
