@@ -257,7 +257,8 @@ def test_backslash_rule_scan_matches_the_character_walk():
     pieces += ["\\/", "\\q", "\\nabla", "\\rho", "\\ta", "heta", "a", " ", "{", "}"]
     cases = ["", "no backslash at all", '"\\', '"a\\"b\\', '\\"outside" "\\frac{1}{2}"']
     cases += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
-    kept = ['"', "\\", '\\"', "\\\\", "\\n", "\\nb", "\\u00e9", "\\/", "\\ta", "\\b1", "a", " "]  # kept escapes, and a lone backslash
+    # kept escapes, and a lone backslash
+    kept = ['"', "\\", '\\"', "\\\\", "\\n", "\\nb", "\\u00e9", "\\/", "\\ta", "\\b1", "a", " "]
     cases += ["".join(rng.choice(kept) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
     for src in cases:
         assert reader.fix_backslashes(src) == _backslashes_one_by_one(src), src
