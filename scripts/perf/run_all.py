@@ -1,6 +1,7 @@
 """Run the perf benchmarks in scripts/perf/ in turn (`make perf`). Not `inspect_compare` (it makes
 its own inspect_ai venv, a download, and runs ~5 minutes), nor the whole-process ones that run
-minutes each (`tail`, `processes`, `analysis`, `report_load`, `resume`): run those on their own."""
+minutes each (`tail`, `processes`, `analysis`, `report_load`, `resume`, `compact_levels`, `profile_sweep`):
+run those on their own."""
 
 import importlib
 import sys
