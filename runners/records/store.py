@@ -61,7 +61,7 @@ COMPACTED = ".xz"  # suffix of a finished cell's compacted records: episodes.jso
 # xz's preset 1 with a 1 MiB window (preset 1's own): dozens of records in view. On 12-call
 # episodes of 33 KB (scripts/perf/README.md, "Harness CPU per call") preset 1 costs ~0.8 ms of CPU
 # per episode for files 7.5x smaller than the plain records; preset 6 (the former default) ~4 ms
-# for 8.9x: in a running cell that was ~0.5 ms of the harness's CPU per model call for ~17%
+# for 8.9x: in a running cell that was 0.3-0.5 ms of the harness's CPU per model call for ~16%
 # smaller records. `runner.compact_level` chooses another preset.
 XZ_LEVEL = 1
 XZ_FILTERS = [{"id": lzma.FILTER_LZMA2, "preset": XZ_LEVEL, "dict_size": 1 << 20}]
