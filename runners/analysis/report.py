@@ -316,6 +316,9 @@ def make_server(path: Path, port: int = 0) -> Any:
 
 def serve(path: Path, port: int = 0) -> None:
     """Serve the report (alone) on 127.0.0.1 until interrupted."""
+    import gc
+
+    gc.enable()  # a long-running server collects as usual (`python -m runners.view` builds with it off)
     with make_server(path, port) as srv:
         print(f"serving http://127.0.0.1:{srv.server_address[1]}/{Path(path).name} (Ctrl-C to stop)", flush=True)
         try:

@@ -43,6 +43,7 @@ from runners.analysis.stats import (
     paired_bootstrap,
     paired_sign_test,
     rate_interval,
+    shared_evaluations,
     significance_mark,
 )
 from runners.records.store import (
@@ -608,7 +609,20 @@ def build_tables(
     sets our mean per episode beside the paper's total / its task count. A row that beside a
     `(paper)` row differs from the paper's setting carries its fidelity marks
     (runners.analysis.fidelity); `strict` drops those rows' `(paper)` rows. `marks_out` collects
-    the marks for the footnotes."""
+    the marks for the footnotes. The metric function's per-task and per-episode numbers are
+    computed once for all the intervals and tests (`stats.shared_evaluations`)."""
+    with shared_evaluations():
+        return _build_tables(cells, reference, with_paper, resamples, strict, marks_out)
+
+
+def _build_tables(
+    cells: list[CellSummary],
+    reference: str,
+    with_paper: bool,
+    resamples: int,
+    strict: bool,
+    marks_out: list[Any] | None,
+) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
     scale, unit = token_unit(cells)
     benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
     cols: list[tuple[str, str]] = []
