@@ -57,12 +57,15 @@ def shared_evaluations() -> Iterator[None]:
     single episode, a whole cell) are computed once and reused by every interval, Wilson check and
     paired test that asks for them (a table asks for each cell's, then for each Δ: the same
     per-task and per-episode values several times). Kept with the records they were computed on,
-    so their ids stay theirs, and dropped at the end of the block (`build_tables` opens one)."""
+    so their ids stay theirs, and dropped at the end of the block (`build_tables` opens one), with
+    the decompositions `_parts` kept meanwhile."""
     _shared.append({})
     try:
         yield
     finally:
         _shared.pop()
+        if not _shared:
+            _memo.clear()  # nor do the decompositions keep the records alive past the table
 
 
 def _fn_key(metric_fn: MetricFn) -> tuple[Any, int]:

@@ -154,6 +154,9 @@ class CellSummary:
     episodes: list[dict[str, Any]] = field(
         default_factory=list, repr=False
     )  # the counted records (for intervals and paired tests)
+    records: list[dict[str, Any]] = field(
+        default_factory=list, repr=False
+    )  # every finished record on disk, counted or not (the report lists them all; read once)
     metric_fn: Any = field(default=None, repr=False)  # the benchmark's metric function
 
     def spec(self, metric: str) -> MetricSpec:
@@ -303,6 +306,7 @@ def summarize(cell_dir: Path) -> CellSummary:
         sweep=sweep,
         paraphrased=paraphrased_prompts(manifest),
         episodes=episodes,
+        records=on_disk,
         metric_fn=bench.metrics,
         manifest=manifest,
     )

@@ -93,11 +93,39 @@
   }
 
   // ------------------------------------------------------------------ episode payloads (lazy)
+  // Each episode is a base64 zlib block, decoded only when opened: inside the page (a block per
+  // episode), or, for a large experiment, in files beside it (INDEX.parts: <report>.files/part-NNNNN.js,
+  // PART_SIZE episodes each), loaded when one of their episodes is needed; the last few stay loaded.
+  const PARTS = INDEX.parts;
+  const parts = new Map(), partWaiters = new Map();
+  window.__reportPart = (k, payloads) => { const w = partWaiters.get(k); if (w) { partWaiters.delete(k); w(payloads); } };
+  function loadPart(k) {
+    if (parts.has(k)) { const p = parts.get(k); parts.delete(k); parts.set(k, p); return p; }  // most recent last
+    const p = new Promise((resolve, reject) => {
+      const s = document.createElement('script');
+      s.nonce = PARTS.nonce;
+      s.src = PARTS.dir + '/part-' + String(k).padStart(5, '0') + '.js';
+      const fail = () => {
+        s.remove(); partWaiters.delete(k); parts.delete(k);
+        reject(new Error('the episode details of this report are in the folder ' + PARTS.dir + '/ beside it, and ' + s.src +
+          ' could not be read. Fix: keep that folder next to the report (or build the report again: python -m runners.view)'));
+      };
+      partWaiters.set(k, payloads => { s.remove(); resolve(payloads); });
+      s.onload = () => { if (partWaiters.has(k)) fail(); };
+      s.onerror = fail;
+      document.head.appendChild(s);
+    });
+    parts.set(k, p);
+    while (parts.size > 6) parts.delete(parts.keys().next().value);
+    return p;
+  }
   const cache = new Map();
   async function episodeText(i) {
-    const node = document.getElementById('ep-' + i);
-    if (!node) throw new Error('episode ' + i + ' is not in this report');
-    const bin = atob(node.textContent.trim());
+    let b64;
+    if (PARTS) b64 = (await loadPart(Math.floor(i / PARTS.size)))[i % PARTS.size];
+    else { const node = document.getElementById('ep-' + i); b64 = node ? node.textContent.trim() : undefined; }
+    if (b64 === undefined) throw new Error('episode ' + i + ' is not in this report');
+    const bin = atob(b64);
     const bytes = new Uint8Array(bin.length);
     for (let k = 0; k < bin.length; k++) bytes[k] = bin.charCodeAt(k);
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'));
