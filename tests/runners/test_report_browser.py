@@ -444,3 +444,54 @@ def test_plots_fit_the_page_with_24_cells_and_marks_are_explained(page, tmp_path
         assert title.startswith("[scripted]: ") and "not a model result" in title
     finally:
         pg.close()
+
+
+def test_a_report_with_parts_opens_searches_and_names_a_missing_folder(page, tmp_path, monkeypatch):
+    """Above `parts_above` episodes the payloads live in <report>.files/part-NNNNN.js (here 2 per
+    file, so an experiment of a few episodes spans several): the page holds no episode block, an
+    episode opens from its file, the text search reads every file and finds what the embedded
+    report finds, no other script runs; without the folder, opening an episode says where its
+    details are and the fix."""
+    from runners.analysis import report as R
+
+    pg0, _, exp = page
+    monkeypatch.setattr(R, "PART_SIZE", 2)
+    out = R.build_report(exp, tmp_path / "big.html", parts_above=0)
+    files = R.parts_dir(out)
+    n = len(_index(pg0)["episodes"])
+    assert sorted(f.name for f in files.iterdir()) == [f"part-{k:05d}.js" for k in range((n + 1) // 2)]
+    assert 'type="application/x-episode"' not in out.read_text()
+    events = {"console": [], "dialogs": [], "errors": [], "requests": []}
+    pg = pg0.context.browser.new_page(viewport={"width": 1400, "height": 1000})
+    pg.on("console", lambda m: events["console"].append((m.type, m.text)))
+    pg.on("pageerror", lambda e: events["errors"].append(str(e)))
+    pg.on("dialog", lambda d: (events["dialogs"].append(d.message), d.dismiss()))
+    pg.on("request", lambda r: events["requests"].append(r.url))
+    try:
+        pg.goto(out.as_uri() + "#episodes")
+        pg.wait_for_selector("body[data-ready-ms]")
+        last = n - 1  # in the last file
+        pg.evaluate(f"() => window.__report.openEpisode({last})")
+        pg.wait_for_selector(f"#ep-detail[data-loaded='{last}'] .episode")
+        assert any(u.endswith(f"big.files/part-{last // 2:05d}.js") for u in events["requests"])
+        pg.fill("#f-text", "OOPS")
+        pg.press("#f-text", "Enter")
+        pg.wait_for_selector("#tab-episodes[data-search-done='oops']")
+        found = pg.text_content("#text-progress")
+        pg0.click("nav button[data-tab=episodes]")
+        pg0.fill("#f-text", "OOPS")
+        pg0.press("#f-text", "Enter")
+        pg0.wait_for_selector("#tab-episodes[data-search-done='oops']")
+        assert found == pg0.text_content("#text-progress") and "found in" in found  # the embedded report's answer
+        pg0.click("#f-text-clear")
+        _no_probe_ran(pg, events)
+        shutil.rmtree(files)  # the page moved without its folder
+        pg.goto(out.as_uri() + "#episodes")
+        pg.reload()
+        pg.wait_for_selector("body[data-ready-ms]")
+        pg.evaluate("() => window.__report.openEpisode(0)")
+        pg.wait_for_selector("#ep-detail .errnote")
+        msg = pg.text_content("#ep-detail .errnote")
+        assert "big.files/" in msg and "Fix: keep that folder next to the report" in msg
+    finally:
+        pg.close()
