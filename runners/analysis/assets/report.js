@@ -469,10 +469,15 @@
       (r, k) => ({ class: 'click' + (rows[k] === selected ? ' selected' : ''), 'data-ep': rows[k], onclick: () => openEpisode(rows[k], hitAt(rows[k])) })));
     clear(pager);
     const pages = Math.ceil(m.length / PAGE);
-    if (pages > 1) {
-      pager.appendChild(el('button', { onclick: () => refresh(Math.max(0, page - 1)), disabled: page === 0 ? 'disabled' : null }, '‹ prev'));
-      pager.appendChild(document.createTextNode('page ' + (page + 1) + ' / ' + pages));
-      pager.appendChild(el('button', { onclick: () => refresh(Math.min(pages - 1, page + 1)), disabled: page >= pages - 1 ? 'disabled' : null }, 'next ›'));
+    if (pages > 1) {  // any page in one step: a list of 100,000 episodes is 1,000 pages
+      const go = p => refresh(Math.min(pages - 1, Math.max(0, p)));
+      const first = page === 0 ? 'disabled' : null, last = page >= pages - 1 ? 'disabled' : null;
+      pager.appendChild(el('button', { id: 'page-first', onclick: () => go(0), disabled: first }, '« first'));
+      pager.appendChild(el('button', { id: 'page-prev', onclick: () => go(page - 1), disabled: first }, '‹ prev'));
+      pager.appendChild(el('label', null, 'page ', el('input', { id: 'page-no', type: 'number', min: 1, max: pages, value: page + 1,
+        onchange: ev => go(Math.round(Number(ev.target.value) || 1) - 1) }), ' / ' + pages));
+      pager.appendChild(el('button', { id: 'page-next', onclick: () => go(page + 1), disabled: last }, 'next ›'));
+      pager.appendChild(el('button', { id: 'page-last', onclick: () => go(pages - 1), disabled: last }, 'last »'));
     }
   }
 
