@@ -45,7 +45,7 @@ from typing import Any
 import orjson
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
-from runners.analysis.stats import SIGNIFICANCE_LEGEND
+from runners.analysis.stats import SIGNIFICANCE_LEGEND, shared_evaluations
 from runners.records.store import ERRORS, StoreError, paused_gc, read_jsonl
 from runners.records.transcripts import TranscriptReader
 
@@ -138,9 +138,10 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
     collected = writer is None
     writer = writer or _Collected()
     summaries = collect(root)
-    header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
+    with shared_evaluations():  # the tables and the paper's tables test the same pairs of cells
+        header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
+        paper = paper_tab(summaries)  # before the cells' records are let go
     depth = depth_table(summaries) if summaries else None
-    paper = paper_tab(summaries)  # before the cells' records are let go
     errors = {cs.cell: read_jsonl(root / cs.cell / ERRORS)[0] for cs in summaries}
     parts = writer.start(sum(len(cs.records) + len(errors[cs.cell]) for cs in summaries))
     cells: list[Any]

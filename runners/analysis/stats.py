@@ -59,7 +59,7 @@ def shared_evaluations() -> Iterator[None]:
     per-task and per-episode values several times). Kept with the records they were computed on,
     so their ids stay theirs, and dropped at the end of the block (`build_tables` opens one), with
     the decompositions `_parts` kept meanwhile."""
-    _shared.append({})
+    _shared.append(_shared[-1] if _shared else {})  # inside another block: the same numbers
     try:
         yield
     finally:
