@@ -26,6 +26,7 @@ scipy.stats); the tests check it against scipy's `binomtest` where scipy is inst
 from __future__ import annotations
 
 import math
+import threading
 from contextlib import contextmanager, nullcontext
 from statistics import NormalDist
 from collections import defaultdict
@@ -48,7 +49,12 @@ def by_task(episodes: Iterable[dict[str, Any]]) -> dict[str, Episodes]:
     return dict(out)
 
 
-_shared: list[dict[tuple[Any, ...], tuple[Episodes, dict[str, float]]]] = []
+_local = threading.local()  # each thread's open `shared_evaluations` blocks
+
+
+def _shared() -> list[dict[tuple[Any, ...], tuple[Episodes, dict[str, float]]]]:
+    stack: list[dict[tuple[Any, ...], tuple[Episodes, dict[str, float]]]] = _local.__dict__.setdefault("shared", [])
+    return stack
 
 
 @contextmanager
@@ -59,12 +65,13 @@ def shared_evaluations() -> Iterator[None]:
     per-task and per-episode values several times). Kept with the records they were computed on,
     so their ids stay theirs, and dropped at the end of the block (`build_tables` opens one), with
     the decompositions `_parts` kept meanwhile."""
-    _shared.append(_shared[-1] if _shared else {})  # inside another block: the same numbers
+    stack = _shared()
+    stack.append(stack[-1] if stack else {})  # inside another block: the same numbers
     try:
         yield
     finally:
-        _shared.pop()
-        if not _shared:
+        stack.pop()
+        if not stack:
             _memo.clear()  # nor do the decompositions keep the records alive past the table
 
 
@@ -74,12 +81,13 @@ def _fn_key(metric_fn: MetricFn) -> tuple[Any, int]:
 
 def _value(metric_fn: MetricFn, group: Episodes) -> dict[str, float]:
     """The numeric metrics of `group` (reused inside `shared_evaluations`; callers must not change them)."""
-    if not _shared:
+    stack = _shared()
+    if not stack:
         return _numeric(metric_fn(group))
     key = (_fn_key(metric_fn), *map(id, group))
-    hit = _shared[-1].get(key)
+    hit = stack[-1].get(key)
     if hit is None:
-        hit = _shared[-1][key] = (group, _numeric(metric_fn(group)))
+        hit = stack[-1][key] = (group, _numeric(metric_fn(group)))
     return hit[1]
 
 
@@ -170,11 +178,12 @@ def _parts(groups: list[Episodes], metric_fn: MetricFn) -> _Parts:
         tuple(id(e) for g in groups for e in g),
         tuple(len(g) for g in groups),
     )
-    if key not in _memo:
+    p = _memo.get(key)
+    if p is None:
         while len(_memo) >= _MEMO_SIZE:
-            _memo.pop(next(iter(_memo)))
-        _memo[key] = _Parts(groups, metric_fn)
-    return _memo[key]
+            _memo.pop(next(iter(_memo)), None)
+        p = _memo[key] = _Parts(groups, metric_fn)
+    return p
 
 
 def _infer(p: _Parts, k: str) -> _Ratio | None:
