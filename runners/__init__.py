@@ -6,7 +6,7 @@
         ↓
     engine             config, episode (the loop), run (scheduler, pool, signals, budget), cache,
                        backbones/, progress, secrets, cost, tokens, upstream, netcheck, inputs,
-                       interrupts, ray_exec
+                       interrupts, procs (runner.processes: worker processes), ray_exec
         ↓
     runners.analysis   tables, stats, papers, fidelity, paper (+ paper_figures), episodes, report (HTML),
                        plots, wandb_log; never imports the engine's run, episode, sweep or backbones modules

@@ -260,6 +260,14 @@ class RunnerCfg(_Strict):
     shard: str | None = Field(
         None, description="i/n: run only the i-th of n task ranges (0-based) of every cell, into its own records"
     )
+    processes: int | Literal["auto"] = Field(
+        "auto",
+        description=(
+            "worker processes on this machine, each running the i-th of n task ranges of every cell "
+            "(runners/procs.py); auto: one per 128 episodes in flight, at most the cores (1 below 256 in flight, "
+            "with a budget, a shard, a managed server or executor=ray)"
+        ),
+    )
     executor: Literal["local", "ray"] = Field(
         "local",
         description="local: one process, one scheduler; ray: every cell a Ray task (runners/ray_exec.py, extra `ray`)",
@@ -267,6 +275,15 @@ class RunnerCfg(_Strict):
     ray_address: str | None = Field(
         None, description="Ray cluster address for executor=ray (null: start a local instance)"
     )
+
+    @field_validator("processes", mode="before")
+    @classmethod
+    def _processes(cls, v: Any) -> Any:
+        if isinstance(v, str) and v.strip().isdigit():
+            v = int(v)
+        if isinstance(v, int) and not isinstance(v, bool) and v < 1:
+            raise ValueError(f"runner.processes must be auto or a whole number ≥ 1, got {v}")
+        return v
 
     @field_validator("shard")
     @classmethod

@@ -26,6 +26,7 @@ from runners.records.store import (
     code_fingerprint,
     compacted,
     finished_texts,
+    finished_elsewhere,
     text_fingerprint,
     text_mismatch,
 )
@@ -685,26 +686,26 @@ class Scheduler:
         }
         tasks = prep.tasks
         trials = cfg.runner.trials
+        cell_dir = self.root / cfg.cell_name
         if (
             cfg.runner.shard
         ):  # runner.shard=i/n: the i-th contiguous task range, in <cell>/shard-i-of-n/ (own store and lock)
             i, n = (int(x) for x in cfg.runner.shard.split("/"))
             tasks = shard_tasks(prep.tasks, i, n)
-            manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
-            manifest["shard"] = {"index": i, "of": n, "n_tasks_total": len(prep.tasks)}
-            if prep.input_hygiene:
-                manifest["input_hygiene"] = prep.input_hygiene
-            store = CellStore(self.root / cfg.cell_name, f"shard-{i}-of-{n}").open(
-                manifest, fresh=cfg.runner.fresh, expect=[(t.task_id, k) for k in range(trials) for t in tasks]
-            )
+            own = cell_dir / f"shard-{i}-of-{n}"
         else:
-            manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
-            if prep.input_hygiene:  # lone surrogates replaced at load (runners/inputs.py): the data the run saw
-                manifest["input_hygiene"] = prep.input_hygiene
-            # a finished cell with nothing to run is opened without restoring or scanning its records
-            store = CellStore(self.root, cfg.cell_name).open(
-                manifest, fresh=cfg.runner.fresh, expect=[(t.task_id, k) for k in range(trials) for t in tasks]
-            )
+            own = cell_dir
+        # episodes finished in the cell's other stores (its folder, shards of another runner.shard or
+        # runner.processes) are not run again (never with runner.fresh, which starts this store anew)
+        elsewhere = set() if cfg.runner.fresh else finished_elsewhere(cell_dir, own)
+        expect = [(t.task_id, k) for k in range(trials) for t in tasks if (t.task_id, k) not in elsewhere]
+        manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
+        if cfg.runner.shard:
+            manifest["shard"] = {"index": i, "of": n, "n_tasks_total": len(prep.tasks)}
+        if prep.input_hygiene:  # lone surrogates replaced at load (runners/inputs.py): the data the run saw
+            manifest["input_hygiene"] = prep.input_hygiene
+        # a finished cell with nothing to run is opened without restoring or scanning its records
+        store = CellStore(own.parent, own.name).open(manifest, fresh=cfg.runner.fresh, expect=expect)
         if cfg.runner.compact_records and not store.idle:
             store.compact_as_written(
                 cfg.runner.compact_level
@@ -715,7 +716,12 @@ class Scheduler:
             store.close()
             raise
         report = CellReport(cell=cfg.cell_name + (f" [shard {cfg.runner.shard}]" if cfg.runner.shard else ""))
-        todo = [(t, trial) for trial in range(cfg.runner.trials) for t in tasks if (t.task_id, trial) not in store.done]
+        todo = [
+            (t, trial)
+            for trial in range(cfg.runner.trials)
+            for t in tasks
+            if (t.task_id, trial) not in store.done and (t.task_id, trial) not in elsewhere
+        ]
         report.total = len(tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
         return _CellRun(
@@ -975,7 +981,17 @@ def _unwind_on_sigterm() -> None:
         pass
 
 
-async def run_all(cells: list[CellConfig], root: Path, display: str) -> list[Any]:
+async def run_all(
+    cells: list[CellConfig],
+    root: Path,
+    display: str,
+    progress: Progress | None = None,
+    check_endpoints: bool = True,
+) -> list[Any]:
+    """Every cell through one scheduler in this process, or, with `runner.processes` > 1
+    (runners/procs.py), through that many worker processes each running its share of every cell.
+    `progress`: the display to feed (default: a new one of `display`); `check_endpoints=False`
+    skips the preflight (a worker process: its parent checked them)."""
     from runners import interrupts
 
     _unwind_on_sigterm()
@@ -996,9 +1012,16 @@ async def run_all(cells: list[CellConfig], root: Path, display: str) -> list[Any
     prepared = s.prepared
     pool.prepare([p.cfg for p in prepared])
     reports = []
+    from runners.procs import processes_for, run_processes
+
+    n_proc = processes_for([p.cfg for p in prepared])
     try:
-        await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
-        with Progress(display, heartbeat_s=first.runner.heartbeat_s) as progress:
+        if check_endpoints:
+            await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
+        if n_proc > 1:  # worker processes, each its share of every cell; this process shows and counts
+            await pool.aclose()
+            return await run_processes([p.cfg for p in prepared], root, display, n_proc)
+        with progress or Progress(display, heartbeat_s=first.runner.heartbeat_s) as progress:
             pool.set_on_retry(progress.retry)
             # one scheduler for all cells: small cells overlap, the endpoint bound is shared
             sched = Scheduler(

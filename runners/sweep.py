@@ -440,6 +440,9 @@ def run_cells(
 
             return print_plan(cells)
         check_budget(cells)
+        from runners.procs import processes_for
+
+        processes_for(cells)  # an explicit runner.processes that cannot apply is refused before any work
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -101,6 +101,10 @@ class FakeOpenAI(LoopbackServer):  # start/close/base_url, enqueue/mode/decide: 
             model,
         )
         self.reasoning = reasoning  # reasoning(body) -> reasoning_content sent beside the reply (DeepSeek/Qwen style)
+        # serve_asyncio only: the delay of each reply drawn by this function instead of latency_s
+        # (scripts/perf/processes.py: a loaded server's log-normal latencies); on_reply(arrived, delay)
+        self.latency_fn: Callable[[], float] | None = None
+        self.on_reply: Callable[[float, float], None] | None = None
         self.reset_counters()
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -256,8 +260,11 @@ class _AsyncHTTP(asyncio.Protocol):
                     continue
             self.fake.requests += 1
             payload = json.dumps(self.fake.reply_json(body)).encode()
-            if self.fake.latency_s:
-                self.loop.call_at(arrived + self.fake.latency_s, self._reply, 200, payload, close)
+            delay = self.fake.latency_fn() if self.fake.latency_fn is not None else self.fake.latency_s
+            if self.fake.on_reply is not None:
+                self.fake.on_reply(arrived, delay)
+            if delay:
+                self.loop.call_at(arrived + delay, self._reply, 200, payload, close)
             else:
                 self._reply(200, payload, close)
 

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from runners.api import LogPath, method_tokens, read_path
-from runners.records.transcripts import TranscriptError, TranscriptReader
+from runners.records.transcripts import ShardedTranscriptReader, TranscriptError, TranscriptReader
 
 
 def episode_success(rec: dict[str, Any], outcome: str = "success") -> float | None:
@@ -45,7 +45,7 @@ def step_series(rec: dict[str, Any], path: LogPath) -> list[float | None]:
     return out
 
 
-def transcript_of(rec: dict[str, Any], reader: TranscriptReader) -> dict[str, Any]:
+def transcript_of(rec: dict[str, Any], reader: TranscriptReader | ShardedTranscriptReader) -> dict[str, Any]:
     """The stored pieces one episode's calls reference, in stored form (deltas stay deltas, so a
     growing Full Context prompt stays linear in the report too): {"nodes", "blobs", "missing"}."""
     nodes: dict[str, list[Any]] = {}

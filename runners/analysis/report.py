@@ -46,8 +46,8 @@ import orjson
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
 from runners.analysis.stats import SIGNIFICANCE_LEGEND, shared_evaluations
-from runners.records.store import ERRORS, StoreError, paused_gc, read_jsonl
-from runners.records.transcripts import TranscriptReader
+from runners.records.store import StoreError, cell_errors, paused_gc
+from runners.records.transcripts import open_transcripts
 
 ASSETS = Path(__file__).parent / "assets"
 MAX_SCATTER = 5000  # episodes drawn in the success-vs-tokens plot
@@ -142,7 +142,7 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
         header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
         paper = paper_tab(summaries)  # before the cells' records are let go
     depth = depth_table(summaries) if summaries else None
-    errors = {cs.cell: read_jsonl(root / cs.cell / ERRORS)[0] for cs in summaries}
+    errors = {cs.cell: cell_errors(root / cs.cell) for cs in summaries}  # with its shards' (runner.shard, processes)
     parts = writer.start(sum(len(cs.records) + len(errors[cs.cell]) for cs in summaries))
     cells: list[Any]
     episodes: list[Any]
@@ -158,7 +158,7 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
     for ci, cs in enumerate(summaries):
         cell_dir = root / cs.cell
         ok, errs = cs.records, errors.pop(cs.cell)  # the records the tables read (once), every one listed
-        reader = TranscriptReader(cell_dir)
+        reader = open_transcripts(cell_dir)
         cells.append(
             {
                 "cell": cs.cell,

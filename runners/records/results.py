@@ -36,13 +36,16 @@ from runners.records.store import (
     ERRORS,
     MANIFEST,
     StoreError,
+    cell_errors,
     compacted,
     load_cell,
-    read_jsonl,
     record_lines,
+    shard_dirs,
 )
 from runners.records.schema import episode_calls
-from runners.records.transcripts import TranscriptError, TranscriptReader
+from runners.records.transcripts import ShardedTranscriptReader, TranscriptError, TranscriptReader, open_transcripts
+
+Reader = TranscriptReader | ShardedTranscriptReader
 
 
 @dataclass
@@ -51,7 +54,7 @@ class Call:
     `finish_reason`, `retries`, `attempt`, `sampling` …) plus its transcript."""
 
     log: CallLog
-    reader: TranscriptReader
+    reader: Reader
     where: str = ""  # "task", "begin", "step", "end", "unfinished"
 
     def __getattr__(self, name: str) -> Any:  # CallLog fields
@@ -127,7 +130,7 @@ class Request:
 
 
 class Episode:
-    def __init__(self, record: EpisodeRecord, reader: TranscriptReader) -> None:
+    def __init__(self, record: EpisodeRecord, reader: Reader) -> None:
         self.record = record
         self.reader = reader
         wrap = lambda logs, where: [Call(c, reader, where) for c in logs]  # noqa: E731
@@ -167,7 +170,7 @@ class Cell:
     def __init__(self, path: Path) -> None:
         self.dir = Path(path)
         self.name = self.dir.name
-        self.reader = TranscriptReader(self.dir)
+        self.reader = open_transcripts(self.dir)  # a cell run in shards / worker processes: every store's
 
     def __repr__(self) -> str:
         return f"Cell({self.name!r})"
@@ -196,7 +199,7 @@ class Cell:
         """Finished episode records as dicts (deduplicated; `errors=True` adds errors.jsonl's)."""
         out = load_cell(self.dir)[1]
         if errors:
-            out += read_jsonl(self.dir / ERRORS)[0]
+            out += cell_errors(self.dir)
         return out
 
     def episodes(self, errors: bool = False) -> list[Episode]:
@@ -214,7 +217,9 @@ class Experiment:
         self.dir = Path(path)
         if not self.dir.is_dir():
             raise StoreError(f"no results directory {self.dir}; run `python -m runners.sweep` first")
-        self.cells = [Cell(d) for d in sorted(p for p in self.dir.iterdir() if (p / MANIFEST).exists())]
+        self.cells = [
+            Cell(d) for d in sorted(p for p in self.dir.iterdir() if (p / MANIFEST).exists() or shard_dirs(p))
+        ]
 
     @property
     def name(self) -> str:

@@ -894,6 +894,41 @@ def shard_dirs(cell_dir: Path) -> list[Path]:
     return sorted(d for d in Path(cell_dir).glob("shard-*-of-*") if (d / MANIFEST).exists())
 
 
+def cell_errors(cell_dir: Path) -> list[dict[str, Any]]:
+    """The failed episodes' records of a cell (`errors.jsonl`), from its folder and every shard."""
+    cell_dir = Path(cell_dir)
+    return [r for d in [cell_dir, *shard_dirs(cell_dir)] for r in read_jsonl(d / ERRORS)[0]]
+
+
+def finished_keys(cell_dir: Path) -> set[tuple[str, int]]:
+    """The (task id, trial) of every finished (`ok`) episode of one store (a cell's folder or one of
+    its shards): from its index when it is DONE and the index matches its records files (nothing
+    parsed), else from its records."""
+    cell_dir = Path(cell_dir)
+    if (cell_dir / DONE).exists():
+        try:
+            idx = json.loads((cell_dir / INDEX).read_bytes())
+            if idx["records"] == CellStore(cell_dir.parent, cell_dir.name)._records_signature():
+                return {(str(t), int(k)) for t, k in idx["done"]}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            pass
+    records, _ = read_jsonl(cell_dir / EPISODES)
+    return {(str(r.get("task_id")), int(r.get("trial") or 0)) for r in records if r.get("status") == "ok"}
+
+
+def finished_elsewhere(cell_dir: Path, own: Path) -> set[tuple[str, int]]:
+    """The episodes of a cell finished in its other stores than `own`: the cell's folder itself and
+    its `shard-*` stores. A store opened for a resume skips them, so a cell run before as one
+    process, in shards or with another `runner.processes`, never runs an episode twice."""
+    cell_dir, own = Path(cell_dir), Path(own)
+    out: set[tuple[str, int]] = set()
+    for d in [cell_dir, *shard_dirs(cell_dir)]:
+        if d == own or not ((d / EPISODES).exists() or compacted(d / EPISODES).exists()):
+            continue
+        out |= finished_keys(d)
+    return out
+
+
 def _merge_shards(cell_dir: Path, manifest: dict[str, Any] | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A sharded cell as one: the shards' records together; n_tasks is the whole benchmark's."""
     records: list[dict[str, Any]] = []

@@ -640,3 +640,62 @@ class TranscriptReader:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+class ShardedTranscriptReader:
+    """The transcripts of a cell whose records sit in several stores (the cell's folder and its
+    `shard-*` folders: `runner.shard`, `runner.processes`): each reference is read from the store
+    that holds it. Same reading methods as `TranscriptReader`."""
+
+    def __init__(self, dirs: list[Path]) -> None:
+        self.readers = [TranscriptReader(d) for d in dirs]
+        self.path = self.readers[0].path
+
+    @property
+    def exists(self) -> bool:
+        return any(r.exists for r in self.readers)
+
+    def _first(self, fn: str, *args: Any) -> Any:
+        last: TranscriptError | None = None
+        for r in self.readers:
+            if not r.exists:
+                continue
+            try:
+                return getattr(r, fn)(*args)
+            except TranscriptError as e:
+                last = e
+        raise last or TranscriptError(f"no transcripts in {', '.join(str(r.path) for r in self.readers)}")
+
+    def blob_bytes(self, h: str) -> bytes:
+        return self._first("blob_bytes", h)
+
+    def text(self, h: str | None) -> str | None:
+        return None if h is None else self._first("text", h)
+
+    def blob_json(self, h: str | None) -> Any:
+        return None if h is None else self._first("blob_json", h)
+
+    def messages(self, head: str | None) -> list[dict[str, Any]]:
+        return self._first("messages", head)
+
+    def stored(self, h: str) -> tuple[str | None, bytes]:
+        return self._first("stored", h)
+
+    def node(self, h: str) -> tuple[str, int, list[str], int]:
+        return self._first("node", h)
+
+    def all_blobs(self) -> Iterable[tuple[str, bytes]]:
+        for r in self.readers:
+            if r.exists:
+                yield from r.all_blobs()
+
+    def close(self) -> None:
+        for r in self.readers:
+            r.close()
+
+
+def open_transcripts(cell_dir: Path) -> "TranscriptReader | ShardedTranscriptReader":
+    """The reader of a cell's transcripts: its own store, or with shards every store of the cell."""
+    cell_dir = Path(cell_dir)
+    shards = sorted(d for d in cell_dir.glob("shard-*-of-*") if d.is_dir())
+    return ShardedTranscriptReader([cell_dir, *shards]) if shards else TranscriptReader(cell_dir)

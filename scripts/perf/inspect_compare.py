@@ -473,10 +473,13 @@ def check_harness_cell(out: Path, episodes: int) -> None:
     """The cell finished (DONE) with every episode ok, and its transcripts hold every call."""
     from runners.records.results import open_experiment
 
+    from runners.records.store import shard_dirs
+
     (cell,) = open_experiment(out / "inspect_compare").cells
     eps = cell.episodes()
     calls = sum(1 for e in eps for c in e.calls() if c.has_transcript and c.messages and c.text)
-    if not (cell.dir / "DONE").exists() or len(eps) != episodes or calls != episodes * CALLS_PER_EPISODE:
+    stores = shard_dirs(cell.dir) or [cell.dir]  # runner.processes=N: one store per worker, read as one cell
+    if not all((d / "DONE").exists() for d in stores) or len(eps) != episodes or calls != episodes * CALLS_PER_EPISODE:
         raise RuntimeError(
             f"harness cell {cell.dir}: {len(eps)} episodes of {episodes}, {calls} calls with their transcript"
         )

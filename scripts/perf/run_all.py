@@ -1,5 +1,6 @@
-"""Run every perf benchmark in scripts/perf/ in turn (`make perf`). Not `inspect_compare`: it makes
-its own inspect_ai venv (a download) and runs ~4 minutes; run it on its own."""
+"""Run the perf benchmarks in scripts/perf/ in turn (`make perf`). Not `inspect_compare` (it makes
+its own inspect_ai venv, a download, and runs ~5 minutes), nor the whole-process ones that run
+minutes each (`tail`, `processes`, `analysis`, `report_load`, `resume`): run those on their own."""
 
 import importlib
 import sys
@@ -9,6 +10,7 @@ for name in (
     "transport",
     "recorder",
     "concurrency",
+    "methods",
     "flowstate_overhead",
     "memory_latency",
     "shopping_catalogue",
