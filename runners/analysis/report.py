@@ -296,13 +296,17 @@ def _block(i: int, payload: str) -> str:
 
 
 def _tail(index: dict[str, Any], js: str) -> str:
-    return f'<script type="application/json" id="index">{safe_json(index)}</script>\n<script>{js}</script></body></html>\n'
+    return (
+        f'<script type="application/json" id="index">{safe_json(index)}</script>\n<script>{js}</script></body></html>\n'
+    )
 
 
 def render(index: dict[str, Any], payloads: list[str]) -> str:
     """The whole page with every payload embedded (a report without parts)."""
     css, js = _assets()
-    return _head(index["experiment"], css, js) + "".join(_block(i, p) for i, p in enumerate(payloads)) + _tail(index, js)
+    return (
+        _head(index["experiment"], css, js) + "".join(_block(i, p) for i, p in enumerate(payloads)) + _tail(index, js)
+    )
 
 
 PARTS_ABOVE = 20000

@@ -135,7 +135,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--episodes", type=int, nargs="*", default=[100, 10000])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--parts-above", type=int, default=None, help="passed to runners.view (default: its own)")
-    ap.add_argument("--against", type=Path, help="another checkout's runners.view, built and loaded on the same experiments")
+    ap.add_argument(
+        "--against", type=Path, help="another checkout's runners.view, built and loaded on the same experiments"
+    )
     a = ap.parse_args(argv)
     codes = {"this": REPO} | ({"against": a.against.resolve()} if a.against else {})
     print(f"load average before: {os.getloadavg()}", flush=True)
@@ -162,7 +164,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     for label, n, b, m in rows:
         print(
-            f"{label:>7} {n:>9} {b['wall']:>8.2f} {b['cpu']:>6.2f} {b['rss']:>7.0f} {b['html'] / 1e6:>8.1f} {b['parts'] / 1e6:>9.1f} "
+            f"{label:>7} {n:>9} {b['wall']:>8.2f} {b['cpu']:>6.2f} {b['rss']:>7.0f} {b['html'] / 1e6:>8.1f} "
+            f"{b['parts'] / 1e6:>9.1f} "
             f"{m['ready_s']:>13.2f} {m['page_ready_s']:>13.2f} {m['open_episode_s']:>15.3f} {m['filter_s']:>9.3f} "
             f"{m['pages_s']:>12.3f}"
         )
@@ -178,10 +181,11 @@ def main(argv: list[str] | None = None) -> None:
         if label == "against":
             _, _, bt, mt = next(r for r in rows if r[0] == "this" and r[1] == n)
             print(
-                f"at {n} episodes, against / this: build {b['wall'] / bt['wall']:.2f}× wall, {b['cpu'] / bt['cpu']:.2f}× "
-                f"CPU; load→ready {m['ready_s'] / mt['ready_s']:.2f}×; open episode "
+                f"at {n} episodes, against / this: build {b['wall'] / bt['wall']:.2f}× wall, "
+                f"{b['cpu'] / bt['cpu']:.2f}× CPU; load→ready {m['ready_s'] / mt['ready_s']:.2f}×; open episode "
                 f"{m['open_episode_s'] / mt['open_episode_s']:.2f}×"
             )
+
 
 if __name__ == "__main__":
     main()
