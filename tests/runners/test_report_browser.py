@@ -401,8 +401,9 @@ def test_json_messages_are_pretty_printed(toy_page):
 
 def test_plots_fit_the_page_with_24_cells_and_marks_are_explained(page, tmp_path):
     """24 cells (the experiment's cells repeated under new names): the charts fit an 1000-px
-    viewport, the scatter has x tick values, no two legend entries share an encoding, and every
-    mark in the table is explained on the page."""
+    viewport, the scatter has x tick values, no two legend entries share an encoding, every
+    mark in the table is explained on the page, and the episode list turns to its last page and
+    to a page typed in."""
     from runners.analysis.report import gather, render
 
     index, payloads = gather(page[2])
@@ -414,6 +415,8 @@ def test_plots_fit_the_page_with_24_cells_and_marks_are_explained(page, tmp_path
     ]
     eps = [[(e[0] + k * n0), *e[1:]] for k in range(24 // n0) for e in index["episodes"]]
     index["episodes"], payloads = eps, payloads * (24 // n0)
+    reps = -(-201 // len(eps))  # at least three pages of the episode list
+    index["episodes"], payloads = eps * reps, payloads * reps
     assert len(index["cells"]) == 24
     out = tmp_path / "r24.html"
     out.write_text(render(index, payloads))
@@ -437,6 +440,19 @@ def test_plots_fit_the_page_with_24_cells_and_marks_are_explained(page, tmp_path
             path=str(Path(os.environ.get("HARNESS_TEST_ARTIFACTS", REPO / ".artifacts")) / "report-24-plots.png"),
             full_page=True,
         )
+        # the episode list: 100 a page, any page in one step
+        n = len(index["episodes"])
+        pages = -(-n // 100)
+        assert pages >= 3
+        pg.click("nav button[data-tab=episodes]")
+        first = pg.get_attribute("#ep-list tr.click >> nth=0", "data-ep")
+        pg.click("#page-last")
+        assert pg.input_value("#page-no") == str(pages) and pg.is_disabled("#page-last")
+        assert pg.get_attribute("#ep-list tr.click >> nth=0", "data-ep") == str(100 * (pages - 1))
+        assert len(pg.query_selector_all("#ep-list tr.click")) == n - 100 * (pages - 1)
+        pg.fill("#page-no", "1")
+        pg.dispatch_event("#page-no", "change")
+        assert pg.get_attribute("#ep-list tr.click >> nth=0", "data-ep") == first and pg.is_disabled("#page-first")
         pg.click("nav button[data-tab=tables]")
         marks = pg.evaluate("() => [...document.querySelectorAll('#marks dt')].map(d => d.textContent)")
         assert "[scripted]" in marks and "Δ vs" in marks and "[lo, hi]" in marks
