@@ -258,8 +258,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "stats_paired_reversed",
         "runners/analysis/stats.py",
-        "draws[k].append(va[k] - vr[k])",
-        "draws[k].append(vr[k] - va[k])",
+        "diff = va[k] - vr[k]",
+        "diff = vr[k] - va[k]",
         STATS,
     ),
     Mutant(
