@@ -12,7 +12,7 @@ from pathlib import Path
 from runners.analysis.stats import DEFAULT_RESAMPLES
 from runners.analysis.tables import aggregate_dir, collect
 from runners.config import ConfigError
-from runners.records.store import StoreError
+from runners.records.store import StoreError, short_process_gc
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,4 +84,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with short_process_gc():  # the records live to the end of this process: no collector pass over them
+        sys.exit(main())

@@ -517,11 +517,12 @@ def run_cells(
     print_report(reports, time.perf_counter() - t0, budget_usd=cells[0].runner.budget_usd)
     from runners.analysis.tables import aggregate_dir
 
+    from runners.records.store import short_process_gc
+
     interrupts.set_phase("tables")
     try:
-        aggregate_dir(
-            root, reference=cells[0].runner.reference_method
-        )  # the whole experiment, not only this job's cells
+        with short_process_gc():  # no collector pass over the records read for the tables (the run is ending)
+            aggregate_dir(root, reference=cells[0].runner.reference_method)  # the whole experiment, not this job's
     except StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 3

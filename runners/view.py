@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 
 from runners.analysis.report import main
+from runners.records.store import short_process_gc
 
 if __name__ == "__main__":
-    sys.exit(main())
+    with short_process_gc():  # the records live until the page is written: no collector pass over them
+        sys.exit(main())

@@ -49,16 +49,19 @@ from runners.analysis.paper_tables import (  # noqa: F401  (re-exported: the art
 def build_all(
     cells_list: list[Any], strict: bool = False, resamples: int = DEFAULT_RESAMPLES, figures: bool = True
 ) -> list[Artefact]:
+    from runners.analysis.stats import shared_evaluations
+
     cells = Cells(cells_list)
     out = []
-    for lay in layouts():
-        kind = lay["kind"]
-        if kind == "table":
-            out.append(build_table(lay, cells, strict, resamples))
-        elif kind == "cost":
-            out.append(build_cost(dict(lay, strict=strict), cells))
-        elif kind.startswith("fig_"):
-            out.append(paper_figures.build(lay, cells, draw=figures))
+    with shared_evaluations():  # the paired tests of every table read the same per-task numbers
+        for lay in layouts():
+            kind = lay["kind"]
+            if kind == "table":
+                out.append(build_table(lay, cells, strict, resamples))
+            elif kind == "cost":
+                out.append(build_cost(dict(lay, strict=strict), cells))
+            elif kind.startswith("fig_"):
+                out.append(paper_figures.build(lay, cells, draw=figures))
     return out
 
 

@@ -17,7 +17,11 @@ episodes in the background; the marks of the tables are explained on the page (`
 docs/report.md describes it all.
 
 Data is embedded as JSON; every episode is its own zlib-compressed, base64 block decoded only
-when opened (DecompressionStream), so a report of 10,000 episodes loads in about a second. All
+when opened (DecompressionStream), so a report of 10,000 episodes loads in about a second. Above
+`PARTS_ABOVE` episodes (`--parts-above`) those blocks go to files beside the page
+(`report.files/part-NNNNN.js`, `PART_SIZE` episodes each, allowed by a nonce in the page's CSP)
+that the page loads when one of their episodes is opened or searched; the page itself then holds
+the tables, plots and the episode list only. All
 trajectory text is untrusted: the page builds its DOM with textContent / createElementNS only
 (no innerHTML), and the embedded JSON escapes `<`, `>`, `&` and U+2028/U+2029, so model output
 such as `</script>` or `<!--` can neither end a script block nor open markup.
@@ -30,6 +34,8 @@ import base64
 import hashlib
 import html
 import json
+import re
+import shutil
 import sys
 import zlib
 from datetime import datetime, timezone
@@ -39,8 +45,8 @@ from typing import Any
 import orjson
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
-from runners.analysis.stats import SIGNIFICANCE_LEGEND
-from runners.records.store import StoreError, cell_errors, load_cell, paused_gc
+from runners.analysis.stats import SIGNIFICANCE_LEGEND, shared_evaluations
+from runners.records.store import StoreError, cell_errors, paused_gc
 from runners.records.transcripts import open_transcripts
 
 ASSETS = Path(__file__).parent / "assets"
@@ -109,17 +115,38 @@ def _pack(obj: Any) -> str:
     return base64.b64encode(zlib.compress(raw, 1)).decode()
 
 
-def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any], list[str]]:
-    """(the report's index data, one packed payload per episode)."""
-    from runners.analysis.tables import build_tables, collect, curves, depth_table, slug
+class _Collected:
+    """Payloads kept in a list (what `gather` returns when no writer is given)."""
 
+    def __init__(self) -> None:
+        self.payloads: list[str] = []
+
+    def start(self, n_episodes: int) -> dict[str, Any] | None:
+        return None
+
+    def add(self, payload: str) -> None:
+        self.payloads.append(payload)
+
+
+def gather(root: Path, reference: str = "full_context", writer: Any = None) -> tuple[dict[str, Any], list[str]]:
+    """(the report's index data, one packed payload per episode). With a `writer` (`_Writer`),
+    each payload goes to `writer.add` as soon as it is packed and the list returned is empty; each
+    cell's records are let go once its payloads are packed, so a large experiment's payloads and
+    records are not all held at once."""
+    from runners.analysis.tables import build_tables, collect, curves, depth_table, slug, token_unit
+
+    collected = writer is None
+    writer = writer or _Collected()
     summaries = collect(root)
-    header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
+    with shared_evaluations():  # the tables and the paper's tables test the same pairs of cells
+        header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
+        paper = paper_tab(summaries)  # before the cells' records are let go
     depth = depth_table(summaries) if summaries else None
+    errors = {cs.cell: cell_errors(root / cs.cell) for cs in summaries}  # with its shards' (runner.shard, processes)
+    parts = writer.start(sum(len(cs.records) + len(errors[cs.cell]) for cs in summaries))
     cells: list[Any]
     episodes: list[Any]
-    payloads: list[Any]
-    cells, episodes, payloads = [], [], []
+    cells, episodes = [], []
     curve_decls: dict[str, dict[str, Any]] = {}  # display name -> how to draw it (MetricSpec.curve)
     for cs in summaries:
         for spec, _ in curves(cs):
@@ -130,8 +157,7 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
     series: dict[str, dict[str, Any]] = {}  # name -> the declaration plus [episode index, values] lines
     for ci, cs in enumerate(summaries):
         cell_dir = root / cs.cell
-        _, ok = load_cell(cell_dir)
-        errs = cell_errors(cell_dir)  # with its shards' (runner.shard, runner.processes)
+        ok, errs = cs.records, errors.pop(cs.cell)  # the records the tables read (once), every one listed
         reader = open_transcripts(cell_dir)
         cells.append(
             {
@@ -173,9 +199,10 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
                 vs = step_series(rec, decl.path) if len(entry["lines"]) < MAX_SERIES else []
                 if any(v is not None for v in vs):
                     entry["lines"].append([idx, vs])
-            payloads.append(_pack({"record": rec, "transcript": transcript_of(rec, reader)}))
+            writer.add(_pack({"record": rec, "transcript": transcript_of(rec, reader)}))
         reader.close()
-    from runners.analysis.tables import token_unit
+        cs.records, cs.episodes = [], []  # packed: the records are no longer needed here
+        del ok, errs
 
     index = {
         "experiment": root.name,
@@ -183,7 +210,7 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
         "reference": reference,
         "table": {"header": header, "rows": rows},
         "tok_unit": token_unit(summaries)[1] if summaries else "M",
-        "paper": paper_tab(summaries),
+        "paper": paper,
         "depth": {"header": depth[0], "rows": depth[1]} if depth else None,
         "scripted": any(c.scripted for c in summaries),
         "cells": cells,
@@ -193,8 +220,9 @@ def gather(root: Path, reference: str = "full_context") -> tuple[dict[str, Any],
         "series": [v for v in series.values() if v["lines"]],
         "max_scatter": MAX_SCATTER,
         "marks": [list(m) for m in MARKS],
+        "parts": parts,
     }
-    return index, payloads
+    return index, writer.payloads if collected else []
 
 
 def paper_tab(summaries: list[Any]) -> dict[str, Any]:
@@ -239,62 +267,181 @@ def paper_tab(summaries: list[Any]) -> dict[str, Any]:
     }
 
 
-def render(index: dict[str, Any], payloads: list[str]) -> str:
+def _assets() -> tuple[str, str]:
     css = (ASSETS / "report.css").read_text()
     js = (ASSETS / "report.js").read_text()
     if "</script" in js.lower() or "</style" in css.lower():  # pragma: no cover - our own assets
         raise RuntimeError("report assets must not contain closing script/style tags")
-    title = html.escape(f"{index['experiment']} — report")
-    script_hash = base64.b64encode(hashlib.sha256(js.encode()).digest()).decode()  # only our own script may run
-    blocks = "\n".join(f'<script type="application/x-episode" id="ep-{i}">{p}</script>' for i, p in enumerate(payloads))
+    return css, js
+
+
+def _head(experiment: str, css: str, js: str, nonce: str | None = None) -> str:
+    """The page up to the episode blocks. Only our own script may run (its hash), and, for a
+    report with its episodes in files beside it, the scripts carrying the nonce (those files)."""
+    title = html.escape(f"{experiment} — report")
+    script_hash = base64.b64encode(hashlib.sha256(js.encode()).digest()).decode()
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        f"script-src 'sha256-{script_hash}'; "
+        f"script-src 'sha256-{script_hash}'" + (f" 'nonce-{nonce}'" if nonce else "") + "; "
         "style-src 'unsafe-inline'; img-src data:\">"
         f'<meta name="viewport" content="width=device-width, initial-scale=1"><title>{title}</title>'
         f"<style>{css}</style></head><body>"
-        '<noscript>This report needs JavaScript to render.</noscript><div id="app"></div>'
-        f'<script type="application/json" id="index">{safe_json(index)}</script>\n{blocks}\n'
-        f"<script>{js}</script></body></html>\n"
+        '<noscript>This report needs JavaScript to render.</noscript><div id="app"></div>\n'
     )
 
 
-def build_report(root: Path, out: Path | None = None, reference: str = "full_context") -> Path:
+def _block(i: int, payload: str) -> str:
+    return f'<script type="application/x-episode" id="ep-{i}">{payload}</script>\n'
+
+
+def _tail(index: dict[str, Any], js: str) -> str:
+    return (
+        f'<script type="application/json" id="index">{safe_json(index)}</script>\n<script>{js}</script></body></html>\n'
+    )
+
+
+def render(index: dict[str, Any], payloads: list[str]) -> str:
+    """The whole page with every payload embedded (a report without parts)."""
+    css, js = _assets()
+    return (
+        _head(index["experiment"], css, js) + "".join(_block(i, p) for i, p in enumerate(payloads)) + _tail(index, js)
+    )
+
+
+PARTS_ABOVE = 20000
+"""Above this many episodes the report keeps its episodes' payloads in files beside it (`parts_dir`)
+instead of inside the page (~7 KB each: a single page of 100,000 episodes would be ~0.7 GB)."""
+PART_SIZE = 500  # episodes per file of a report with parts (~3.5 MB; one file is read to open an episode)
+
+
+def parts_dir(out: Path) -> Path:
+    """Where a report with parts keeps them: `report.html` → `report.files/`."""
+    out = Path(out)
+    return out.with_name(out.name.removesuffix(".html") + ".files")
+
+
+class _Writer:
+    """Writes the page as the payloads come (`gather(writer=...)`): embedded as blocks, or, above
+    `parts_above` episodes, into `part-NNNNN.js` files of `PART_SIZE` payloads each (a script
+    that hands its payloads to the page: base64 strings only, nothing else), loaded by the page
+    when one of their episodes is opened or searched."""
+
+    def __init__(self, page: Path, files: Path, experiment: str, parts_above: int) -> None:
+        self.page, self.files, self.experiment, self.parts_above = page, files, experiment, parts_above
+        self.css, self.js = _assets()
+        self.fh: Any = None
+        self.n, self.part, self.buf = 0, 0, []  # type: ignore[var-annotated]
+        self.split = False
+
+    def start(self, n_episodes: int) -> dict[str, Any] | None:
+        import secrets
+
+        self.split = n_episodes > self.parts_above
+        nonce = secrets.token_urlsafe(18) if self.split else None
+        if self.split:
+            shutil.rmtree(self.files, ignore_errors=True)
+            self.files.mkdir(parents=True)
+        self.fh = open(self.page, "w", encoding="utf-8")
+        self.fh.write(_head(self.experiment, self.css, self.js, nonce))
+        if not self.split:
+            return None
+        dest = self.files.name.removesuffix(".tmp")  # the folder's name once in place (build_report renames it)
+        return {"dir": dest, "size": PART_SIZE, "count": -(-n_episodes // PART_SIZE), "nonce": nonce}
+
+    def add(self, payload: str) -> None:
+        if not self.split:
+            self.fh.write(_block(self.n, payload))
+        else:
+            self.buf.append(payload)
+            if len(self.buf) == PART_SIZE:
+                self._flush()
+        self.n += 1
+
+    def _flush(self) -> None:
+        if self.buf:
+            text = f"window.__reportPart({self.part},{json.dumps(self.buf)});\n"
+            (self.files / f"part-{self.part:05d}.js").write_text(text, encoding="ascii")
+            self.part, self.buf = self.part + 1, []
+
+    def finish(self, index: dict[str, Any]) -> None:
+        self._flush()
+        self.fh.write(_tail(index, self.js))
+        self.fh.close()
+
+    def abort(self) -> None:
+        if self.fh is not None:
+            self.fh.close()
+        self.page.unlink(missing_ok=True)
+        shutil.rmtree(self.files, ignore_errors=True)
+
+
+def _is_parts(d: Path) -> bool:
+    """A folder that holds only a report's parts (safe to replace)."""
+    return d.is_dir() and all(re.fullmatch(r"part-\d{5}\.js", f.name) for f in d.iterdir())
+
+
+def build_report(
+    root: Path, out: Path | None = None, reference: str = "full_context", parts_above: int = PARTS_ABOVE
+) -> Path:
+    """Write the report (page and, above `parts_above` episodes, its parts folder) and return the
+    page's path. The page is written to a temporary file and its parts to a temporary folder, both
+    moved into place at the end."""
     root = Path(root)
-    with paused_gc():  # every record stays alive until the page is written: no cycle to find (runners.records.store)
-        index, payloads = gather(root, reference)
+    if not root.is_dir():  # before any folder is made for the page
+        raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
     out = Path(out) if out else root / "report.html"
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(render(index, payloads), encoding="utf-8")
-    tmp.replace(out)
+    files = parts_dir(out)
+    foreign = files.exists() and not _is_parts(files)  # not ours: never replaced nor removed
+    writer = _Writer(out.with_name(out.name + ".tmp"), files.with_name(files.name + ".tmp"), root.name, parts_above)
+    try:
+        with paused_gc():  # every record stays alive until the page is written: no cycle to find
+            index, _ = gather(root, reference, writer)
+        writer.finish(index)
+        if writer.split and foreign:
+            raise StoreError(
+                f"{files} exists and is not a report's parts folder; the report keeps its episodes there above "
+                f"{parts_above} episodes. Fix: move that folder, or write the report elsewhere with --out"
+            )
+    except BaseException:
+        writer.abort()
+        raise
+    if files.exists() and not foreign:  # a former build's parts: replaced, or removed when this page embeds them
+        shutil.rmtree(files)
+    if writer.split:
+        writer.files.rename(files)
+    writer.page.replace(out)
     return out
 
 
 def make_server(path: Path, port: int = 0) -> Any:
     """An HTTP server for the report alone, bound to 127.0.0.1 only: `/` and `/<report name>`
-    answer the report file (self-contained: it needs nothing else); every other path is 404, so
-    the folder the report sits in (with `--out /tmp/r.html`, all of /tmp) is neither listed nor served."""
+    answer the report file, `/<report>.files/part-NNNNN.js` its parts (a report above
+    `PARTS_ABOVE` episodes); every other path is 404, so the folder the report sits in (with
+    `--out /tmp/r.html`, all of /tmp) is neither listed nor served."""
     import http.server
 
     report = Path(path).resolve()
+    files = parts_dir(report)
+    part = re.compile("/" + re.escape(files.name) + r"/(part-\d{5}\.js)")
 
     class ReportOnly(http.server.BaseHTTPRequestHandler):
         def _answer(self, body: bool) -> None:
             from urllib.parse import unquote, urlsplit
 
             where = unquote(urlsplit(self.path).path)
-            if where not in ("/", "/" + report.name):
+            got = part.fullmatch(where)
+            if where not in ("/", "/" + report.name) and not got:
                 self.send_error(404, "Not Found", f"only the report is served: /{report.name}")
                 return
             try:
-                data = report.read_bytes()
+                data = (files / got.group(1) if got else report).read_bytes()
             except OSError:
                 self.send_error(404, "Not Found", f"{report.name} is gone; build it again with python -m runners.view")
                 return
             self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Type", "text/javascript" if got else "text/html; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
             self.send_header("Cache-Control", "no-store")
             self.send_header("X-Content-Type-Options", "nosniff")
@@ -316,6 +463,9 @@ def make_server(path: Path, port: int = 0) -> Any:
 
 def serve(path: Path, port: int = 0) -> None:
     """Serve the report (alone) on 127.0.0.1 until interrupted."""
+    import gc
+
+    gc.enable()  # a long-running server collects as usual (`python -m runners.view` builds with it off)
     with make_server(path, port) as srv:
         print(f"serving http://127.0.0.1:{srv.server_address[1]}/{Path(path).name} (Ctrl-C to stop)", flush=True)
         try:
@@ -342,6 +492,14 @@ def main(argv: list[str] | None = None) -> int:
         help="also serve it on 127.0.0.1 (loopback only; the report alone, no other file)",
     )
     ap.add_argument("--port", type=int, default=0, help="port for --serve (default: any free port)")
+    ap.add_argument(
+        "--parts-above",
+        type=int,
+        default=PARTS_ABOVE,
+        metavar="N",
+        help=f"above N episodes keep the episodes' details in files beside the page (<report>.files/, loaded when "
+        f"an episode is opened) instead of inside it (default {PARTS_ABOVE}; 0 = always)",
+    )
     a = ap.parse_args(argv)
     from runners.analysis.tables import check_reference, collect
     from runners.config import ConfigError, canonical_method
@@ -353,11 +511,21 @@ def main(argv: list[str] | None = None) -> int:
             check_reference(
                 reference, collect(a.results), a.results
             )  # named but not in the experiment: list its methods
-        out = build_report(a.results, a.out, reference)
+        out = build_report(a.results, a.out, reference, a.parts_above)
     except (StoreError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    print(f"report written to {out} ({out.stat().st_size / 1e6:.1f} MB); open it in a browser (file://{out.resolve()})")
+    files = parts_dir(out)
+    parts = (
+        f" and its episodes' details to {files}/ ({sum(f.stat().st_size for f in files.iterdir()) / 1e6:.1f} MB; keep "
+        "the folder beside the page)"
+        if files.is_dir() and _is_parts(files)
+        else ""
+    )
+    print(
+        f"report written to {out} ({out.stat().st_size / 1e6:.1f} MB){parts}; open it in a browser "
+        f"(file://{out.resolve()})"
+    )
     if a.serve:
         serve(out, a.port)
     return 0

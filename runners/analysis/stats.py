@@ -18,17 +18,19 @@
 Resampled copies get distinct task ids (`<id>~<draw>`), so metric functions that group episodes
 by task (pass^k) see a drawn-twice task as two tasks. Random draws come from a seeded numpy
 generator: the same records always give the same intervals (tables stay reproducible).
-numpy does the resampling and percentiles. The exact binomial tail is an integer sum with
-`math.comb` (exact, and it spares every sweep the ~2 s import of scipy.stats); the tests check it
-against scipy's `binomtest` where scipy is installed.
+numpy does the resampling and percentiles. The exact binomial tail is an integer sum (each
+coefficient from the one before: exact, and it spares every sweep the ~2 s import of
+scipy.stats); the tests check it against scipy's `binomtest` where scipy is installed.
 """
 
 from __future__ import annotations
 
 import math
+import threading
+from contextlib import contextmanager, nullcontext
 from statistics import NormalDist
 from collections import defaultdict
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -45,6 +47,48 @@ def by_task(episodes: Iterable[dict[str, Any]]) -> dict[str, Episodes]:
     for e in episodes:
         out[str(e.get("task_id"))].append(e)
     return dict(out)
+
+
+_local = threading.local()  # each thread's open `shared_evaluations` blocks
+
+
+def _shared() -> list[dict[tuple[Any, ...], tuple[Episodes, dict[str, float]]]]:
+    stack: list[dict[tuple[Any, ...], tuple[Episodes, dict[str, float]]]] = _local.__dict__.setdefault("shared", [])
+    return stack
+
+
+@contextmanager
+def shared_evaluations() -> Iterator[None]:
+    """Within the block, the metric function's numbers on one list of records (a task's trials, a
+    single episode, a whole cell) are computed once and reused by every interval, Wilson check and
+    paired test that asks for them (a table asks for each cell's, then for each Δ: the same
+    per-task and per-episode values several times). Kept with the records they were computed on,
+    so their ids stay theirs, and dropped at the end of the block (`build_tables` opens one), with
+    the decompositions `_parts` kept meanwhile."""
+    stack = _shared()
+    stack.append(stack[-1] if stack else {})  # inside another block: the same numbers
+    try:
+        yield
+    finally:
+        stack.pop()
+        if not stack:
+            _memo.clear()  # nor do the decompositions keep the records alive past the table
+
+
+def _fn_key(metric_fn: MetricFn) -> tuple[Any, int]:
+    return getattr(metric_fn, "__func__", metric_fn), id(getattr(metric_fn, "__self__", None))
+
+
+def _value(metric_fn: MetricFn, group: Episodes) -> dict[str, float]:
+    """The numeric metrics of `group` (reused inside `shared_evaluations`; callers must not change them)."""
+    stack = _shared()
+    if not stack:
+        return _numeric(metric_fn(group))
+    key = (_fn_key(metric_fn), *map(id, group))
+    hit = stack[-1].get(key)
+    if hit is None:
+        hit = stack[-1][key] = (group, _numeric(metric_fn(group)))
+    return hit[1]
 
 
 def _resample(groups: list[Episodes], draw: np.ndarray, tag: int) -> Episodes:
@@ -69,10 +113,10 @@ def _interval(values: list[float] | np.ndarray, level: float) -> tuple[float, fl
     return float(lo), float(hi)
 
 
-def _draws(rng: np.random.Generator, n: int, resamples: int) -> np.ndarray:
+def _draws(seed: int, n: int, resamples: int) -> np.ndarray:
     """(resamples × n) task indices: row b is the draw the b-th resample takes (the same numbers as
-    drawing one row at a time from `rng`)."""
-    return rng.integers(0, n, (resamples, n))
+    drawing one row at a time from `np.random.default_rng(seed)`)."""
+    return np.random.default_rng(seed).integers(0, n, (resamples, n))
 
 
 class _Ratio:
@@ -104,7 +148,7 @@ class _Parts:
 
     def __init__(self, groups: list[Episodes], metric_fn: MetricFn) -> None:
         self.groups, self.metric_fn = groups, metric_fn
-        self.singles = [_numeric(metric_fn(g)) for g in groups]
+        self.singles = [_value(metric_fn, g) for g in groups]
         self.pairs: dict[tuple[int, int], dict[str, float]] = {}
         self.checks: list[tuple[np.ndarray, dict[str, float]]] = []
         self.ratios: dict[str, _Ratio | None] = {}
@@ -130,16 +174,16 @@ _memo: "dict[tuple[Any, ...], _Parts]" = {}
 
 def _parts(groups: list[Episodes], metric_fn: MetricFn) -> _Parts:
     key = (
-        getattr(metric_fn, "__func__", metric_fn),
-        id(getattr(metric_fn, "__self__", None)),
+        *_fn_key(metric_fn),
         tuple(id(e) for g in groups for e in g),
         tuple(len(g) for g in groups),
     )
-    if key not in _memo:
+    p = _memo.get(key)
+    if p is None:
         while len(_memo) >= _MEMO_SIZE:
-            _memo.pop(next(iter(_memo)))
-        _memo[key] = _Parts(groups, metric_fn)
-    return _memo[key]
+            _memo.pop(next(iter(_memo)), None)
+        p = _memo[key] = _Parts(groups, metric_fn)
+    return p
 
 
 def _infer(p: _Parts, k: str) -> _Ratio | None:
@@ -210,13 +254,16 @@ def _decompose(groups: list[Episodes], metric_fn: MetricFn, keys: Iterable[str])
 _counts_memo: dict[tuple[int, int, int], np.ndarray] = {}
 
 
-def _counts(draws: np.ndarray, key: tuple[int, int, int]) -> np.ndarray:
-    """How often each resample (row) draws each task (column), as floats; kept for the last few
-    (seed, tasks, resamples), which every cell and paired Δ of a table shares."""
+def _counts(seed: int, n: int, resamples: int) -> np.ndarray:
+    """How often each resample (row) of `_draws(seed, n, resamples)` draws each task (column), as
+    floats; kept for the last few (seed, tasks, resamples), which every cell and paired Δ of a
+    table shares."""
+    key = (seed, n, resamples)
     if key not in _counts_memo:
         while len(_counts_memo) >= 2:
             _counts_memo.pop(next(iter(_counts_memo)))
-        rows, n = draws.shape
+        draws = _draws(seed, n, resamples)
+        rows = resamples
         _counts_memo[key] = (
             np.bincount((draws + n * np.arange(rows)[:, None]).ravel(), minlength=rows * n)
             .reshape(rows, n)
@@ -225,14 +272,32 @@ def _counts(draws: np.ndarray, key: tuple[int, int, int]) -> np.ndarray:
     return _counts_memo[key]
 
 
+_blas: list[Any] = []
+
+
+def _one_blas_thread() -> Any:
+    """The matrix products on one BLAS thread: they take milliseconds, and OpenBLAS's other threads
+    then spin for a while after each one (on two cores, as much CPU again as the whole table). The
+    product is the same number either way (the threads split the output, not the sums)."""
+    if not _blas:
+        try:
+            from threadpoolctl import ThreadpoolController
+
+            _blas.append(ThreadpoolController())
+        except ImportError:  # pragma: no cover - a declared dependency
+            _blas.append(None)
+    return _blas[0].limit(limits=1, user_api="blas") if _blas[0] is not None else nullcontext()
+
+
 def _ratio_values(ratios: dict[str, _Ratio], counts: np.ndarray) -> dict[str, np.ndarray]:
     """Every resample's value of each ratio metric (NaN where undefined), from the per-task arrays:
     the sums over each resample's draw are one matrix product with its per-task counts."""
     if not ratios:
         return {}
     keys = list(ratios)
-    top = counts @ np.stack([ratios[k].a for k in keys], axis=1)
-    bottom = counts @ np.stack([ratios[k].d for k in keys], axis=1)
+    with _one_blas_thread():
+        top = counts @ np.stack([ratios[k].a for k in keys], axis=1)
+        bottom = counts @ np.stack([ratios[k].d for k in keys], axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
     return {k: out[:, i] for i, k in enumerate(keys)}
@@ -262,13 +327,12 @@ def bootstrap_ci(
     if len(groups) < 2 or resamples <= 0:
         return {}
     wanted = set(metrics) if metrics is not None else None
-    draws = _draws(np.random.default_rng(seed), len(groups), resamples)
     fast = _ratio_values(
-        _decompose(groups, metric_fn, _keys(metric_fn, wanted, episodes)),
-        _counts(draws, (seed, len(groups), resamples)),
+        _decompose(groups, metric_fn, _keys(metric_fn, wanted, episodes)), _counts(seed, len(groups), resamples)
     )
     values: dict[str, np.ndarray] = {k: v[~np.isnan(v)] for k, v in fast.items()}
     if wanted is None or wanted - fast.keys():
+        draws = _draws(seed, len(groups), resamples)
         slow: dict[str, list[float]] = defaultdict(list)
         for b in range(resamples):
             for k, v in _numeric(metric_fn(_resample(groups, draws[b], b))).items():
@@ -280,7 +344,7 @@ def bootstrap_ci(
 
 def per_task(episodes: Episodes, metric_fn: MetricFn) -> dict[str, dict[str, float]]:
     """Each task's metrics computed over that task's episodes (its trials) alone."""
-    return {tid: _numeric(metric_fn(eps)) for tid, eps in by_task(episodes).items()}
+    return {tid: _value(metric_fn, eps) for tid, eps in by_task(episodes).items()}
 
 
 def paired_bootstrap(
@@ -301,7 +365,6 @@ def paired_bootstrap(
         return {}
     wanted = set(metrics) if metrics is not None else None
     ga, gr = [a[t] for t in common], [r[t] for t in common]
-    draws = _draws(np.random.default_rng(seed), len(common), resamples)
     if wanted is not None:
         keys = sorted(wanted)
     else:
@@ -310,13 +373,14 @@ def paired_bootstrap(
     da = _decompose(ga, metric_fn, keys)
     dr = _decompose(gr, metric_fn, [k for k in keys if k in da])
     both = [k for k in keys if k in da and k in dr]
-    counts = _counts(draws, (seed, len(common), resamples))
+    counts = _counts(seed, len(common), resamples)
     va, vr = _ratio_values({k: da[k] for k in both}, counts), _ratio_values({k: dr[k] for k in both}, counts)
     values: dict[str, np.ndarray] = {}
     for k in both:
         diff = va[k] - vr[k]
         values[k] = diff[~np.isnan(diff)]
     if wanted is None or wanted - set(both):
+        draws = _draws(seed, len(common), resamples)
         slow: dict[str, list[float]] = defaultdict(list)
         for b in range(resamples):
             draw = draws[b]
@@ -335,7 +399,17 @@ def sign_test(wins: int, losses: int) -> float:
     if n == 0:
         return 1.0
     k = min(wins, losses)
-    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
+    return min(1.0, 2 * _binomial_head(n, k) / 2**n)
+
+
+def _binomial_head(n: int, k: int) -> int:
+    """C(n, 0) + C(n, 1) + ... + C(n, k), exactly: each term from the one before (C(n, i+1) =
+    C(n, i)·(n−i)/(i+1), an exact integer division), not k separate `math.comb` calls."""
+    total, term = 0, 1
+    for i in range(k + 1):
+        total += term
+        term = term * (n - i) // (i + 1)
+    return total
 
 
 def paired_sign_test(
@@ -386,8 +460,8 @@ def binary_rate(episodes: Episodes, metric_fn: MetricFn, metric: str) -> tuple[i
     if not episodes:
         return None
     try:
-        whole = _numeric(metric_fn(episodes)).get(metric)
-        single = [_numeric(metric_fn([e])).get(metric) for e in episodes]
+        whole = _value(metric_fn, episodes).get(metric)
+        single = [_value(metric_fn, [e]).get(metric) for e in episodes]
     except (TypeError, ValueError, KeyError, AttributeError, IndexError, ZeroDivisionError):
         return None
     if whole is None or any(v is None or v not in (0.0, 100.0) for v in single):

@@ -43,6 +43,7 @@ from runners.analysis.stats import (
     paired_bootstrap,
     paired_sign_test,
     rate_interval,
+    shared_evaluations,
     significance_mark,
 )
 from runners.records.store import (
@@ -153,6 +154,9 @@ class CellSummary:
     episodes: list[dict[str, Any]] = field(
         default_factory=list, repr=False
     )  # the counted records (for intervals and paired tests)
+    records: list[dict[str, Any]] = field(
+        default_factory=list, repr=False
+    )  # every finished record on disk, counted or not (the report lists them all; read once)
     metric_fn: Any = field(default=None, repr=False)  # the benchmark's metric function
 
     def spec(self, metric: str) -> MetricSpec:
@@ -302,6 +306,7 @@ def summarize(cell_dir: Path) -> CellSummary:
         sweep=sweep,
         paraphrased=paraphrased_prompts(manifest),
         episodes=episodes,
+        records=on_disk,
         metric_fn=bench.metrics,
         manifest=manifest,
     )
@@ -608,7 +613,20 @@ def build_tables(
     sets our mean per episode beside the paper's total / its task count. A row that beside a
     `(paper)` row differs from the paper's setting carries its fidelity marks
     (runners.analysis.fidelity); `strict` drops those rows' `(paper)` rows. `marks_out` collects
-    the marks for the footnotes."""
+    the marks for the footnotes. The metric function's per-task and per-episode numbers are
+    computed once for all the intervals and tests (`stats.shared_evaluations`)."""
+    with shared_evaluations():
+        return _build_tables(cells, reference, with_paper, resamples, strict, marks_out)
+
+
+def _build_tables(
+    cells: list[CellSummary],
+    reference: str,
+    with_paper: bool,
+    resamples: int,
+    strict: bool,
+    marks_out: list[Any] | None,
+) -> tuple[list[str], list[list[str]], list[dict[str, Any]]]:
     scale, unit = token_unit(cells)
     benchmarks = list(dict.fromkeys(c.benchmark for c in cells))
     cols: list[tuple[str, str]] = []

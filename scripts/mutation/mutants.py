@@ -244,22 +244,22 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "stats_sign_test_one_sided",
         "runners/analysis/stats.py",
-        "return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)",
-        "return min(1.0, sum(math.comb(n, i) for i in range(k + 1)) / 2**n)",
+        "return min(1.0, 2 * _binomial_head(n, k) / 2**n)",
+        "return min(1.0, _binomial_head(n, k) / 2**n)",
         STATS,
     ),
     Mutant(
         "stats_sign_test_off_by_one",
         "runners/analysis/stats.py",
-        "return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)",
-        "return min(1.0, 2 * sum(math.comb(n, i) for i in range(k)) / 2**n)",
+        "    for i in range(k + 1):\n        total += term",
+        "    for i in range(k):\n        total += term",
         STATS,
     ),
     Mutant(
         "stats_paired_reversed",
         "runners/analysis/stats.py",
-        "draws[k].append(va[k] - vr[k])",
-        "draws[k].append(vr[k] - va[k])",
+        "diff = va[k] - vr[k]",
+        "diff = vr[k] - va[k]",
         STATS,
     ),
     Mutant(

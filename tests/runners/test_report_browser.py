@@ -401,8 +401,9 @@ def test_json_messages_are_pretty_printed(toy_page):
 
 def test_plots_fit_the_page_with_24_cells_and_marks_are_explained(page, tmp_path):
     """24 cells (the experiment's cells repeated under new names): the charts fit an 1000-px
-    viewport, the scatter has x tick values, no two legend entries share an encoding, and every
-    mark in the table is explained on the page."""
+    viewport, the scatter has x tick values, no two legend entries share an encoding, every
+    mark in the table is explained on the page, and the episode list turns to its last page and
+    to a page typed in."""
     from runners.analysis.report import gather, render
 
     index, payloads = gather(page[2])
@@ -414,6 +415,8 @@ def test_plots_fit_the_page_with_24_cells_and_marks_are_explained(page, tmp_path
     ]
     eps = [[(e[0] + k * n0), *e[1:]] for k in range(24 // n0) for e in index["episodes"]]
     index["episodes"], payloads = eps, payloads * (24 // n0)
+    reps = -(-201 // len(eps))  # at least three pages of the episode list
+    index["episodes"], payloads = eps * reps, payloads * reps
     assert len(index["cells"]) == 24
     out = tmp_path / "r24.html"
     out.write_text(render(index, payloads))
@@ -437,10 +440,74 @@ def test_plots_fit_the_page_with_24_cells_and_marks_are_explained(page, tmp_path
             path=str(Path(os.environ.get("HARNESS_TEST_ARTIFACTS", REPO / ".artifacts")) / "report-24-plots.png"),
             full_page=True,
         )
+        # the episode list: 100 a page, any page in one step
+        n = len(index["episodes"])
+        pages = -(-n // 100)
+        assert pages >= 3
+        pg.click("nav button[data-tab=episodes]")
+        first = pg.get_attribute("#ep-list tr.click >> nth=0", "data-ep")
+        pg.click("#page-last")
+        assert pg.input_value("#page-no") == str(pages) and pg.is_disabled("#page-last")
+        assert pg.get_attribute("#ep-list tr.click >> nth=0", "data-ep") == str(100 * (pages - 1))
+        assert len(pg.query_selector_all("#ep-list tr.click")) == n - 100 * (pages - 1)
+        pg.fill("#page-no", "1")
+        pg.dispatch_event("#page-no", "change")
+        assert pg.get_attribute("#ep-list tr.click >> nth=0", "data-ep") == first and pg.is_disabled("#page-first")
         pg.click("nav button[data-tab=tables]")
         marks = pg.evaluate("() => [...document.querySelectorAll('#marks dt')].map(d => d.textContent)")
         assert "[scripted]" in marks and "Δ vs" in marks and "[lo, hi]" in marks
         title = pg.get_attribute("#tab-tables table tbody tr td.marked", "title")
         assert title.startswith("[scripted]: ") and "not a model result" in title
+    finally:
+        pg.close()
+
+
+def test_a_report_with_parts_opens_searches_and_names_a_missing_folder(page, tmp_path, monkeypatch):
+    """Above `parts_above` episodes the payloads live in <report>.files/part-NNNNN.js (here 2 per
+    file, so an experiment of a few episodes spans several): the page holds no episode block, an
+    episode opens from its file, the text search reads every file and finds what the embedded
+    report finds, no other script runs; without the folder, opening an episode says where its
+    details are and the fix."""
+    from runners.analysis import report as R
+
+    pg0, _, exp = page
+    monkeypatch.setattr(R, "PART_SIZE", 2)
+    out = R.build_report(exp, tmp_path / "big.html", parts_above=0)
+    files = R.parts_dir(out)
+    n = len(_index(pg0)["episodes"])
+    assert sorted(f.name for f in files.iterdir()) == [f"part-{k:05d}.js" for k in range((n + 1) // 2)]
+    assert 'type="application/x-episode"' not in out.read_text()
+    events = {"console": [], "dialogs": [], "errors": [], "requests": []}
+    pg = pg0.context.browser.new_page(viewport={"width": 1400, "height": 1000})
+    pg.on("console", lambda m: events["console"].append((m.type, m.text)))
+    pg.on("pageerror", lambda e: events["errors"].append(str(e)))
+    pg.on("dialog", lambda d: (events["dialogs"].append(d.message), d.dismiss()))
+    pg.on("request", lambda r: events["requests"].append(r.url))
+    try:
+        pg.goto(out.as_uri() + "#episodes")
+        pg.wait_for_selector("body[data-ready-ms]")
+        last = n - 1  # in the last file
+        pg.evaluate(f"() => window.__report.openEpisode({last})")
+        pg.wait_for_selector(f"#ep-detail[data-loaded='{last}'] .episode")
+        assert any(u.endswith(f"big.files/part-{last // 2:05d}.js") for u in events["requests"])
+        pg.fill("#f-text", "OOPS")
+        pg.press("#f-text", "Enter")
+        pg.wait_for_selector("#tab-episodes[data-search-done='oops']")
+        found = pg.text_content("#text-progress")
+        pg0.click("nav button[data-tab=episodes]")
+        pg0.fill("#f-text", "OOPS")
+        pg0.press("#f-text", "Enter")
+        pg0.wait_for_selector("#tab-episodes[data-search-done='oops']")
+        assert found == pg0.text_content("#text-progress") and "found in" in found  # the embedded report's answer
+        pg0.click("#f-text-clear")
+        _no_probe_ran(pg, events)
+        shutil.rmtree(files)  # the page moved without its folder
+        pg.goto(out.as_uri() + "#episodes")
+        pg.reload()
+        pg.wait_for_selector("body[data-ready-ms]")
+        pg.evaluate("() => window.__report.openEpisode(0)")
+        pg.wait_for_selector("#ep-detail .errnote")
+        msg = pg.text_content("#ep-detail .errnote")
+        assert "big.files/" in msg and "Fix: keep that folder next to the report" in msg
     finally:
         pg.close()

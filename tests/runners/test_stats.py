@@ -139,3 +139,35 @@ def test_bootstrap_interval_width_matches_the_normal_approximation():
     se = math.sqrt((20**2 - 1) / 12 / 20)
     assert (hi - lo) / 2 == pytest.approx(1.96 * se, abs=0.2)
     assert (lo + hi) / 2 == pytest.approx(9.5, abs=0.2)
+
+
+def test_shared_evaluations_compute_each_tasks_numbers_once_and_change_none():
+    """Inside `shared_evaluations` (a table build) the Wilson check's per-episode numbers, the sign
+    tests' per-task numbers and the bootstrap's are computed once and shared; the results are the
+    same as without the block."""
+    from runners.analysis.stats import binary_rate, shared_evaluations
+
+    a = [{"task_id": f"t{i}", "trial": 0, "ok": i % 3 == 0} for i in range(30)]
+    b = [{"task_id": f"t{i}", "trial": 0, "ok": i % 2 == 0} for i in range(30)]
+    calls = []
+
+    def rate(eps):
+        calls.append(len(eps))
+        return {"SR": 100.0 * sum(e["ok"] for e in eps) / len(eps)}
+
+    def work():
+        return [
+            binary_rate(a, rate, "SR"),
+            binary_rate(a, rate, "SR"),  # a second rate of the same cell
+            paired_sign_test(a, b, rate, "SR"),
+            paired_sign_test(a, b, rate, "SR"),
+            bootstrap_ci(a, rate, resamples=200),
+        ]
+
+    with shared_evaluations():
+        shared = work()
+    singles = calls.count(1)
+    calls.clear()
+    plain = work()
+    assert shared == plain and shared[0] == (10, 30) and shared[4]["SR"][0] < 100 / 3 < shared[4]["SR"][1]
+    assert singles == 60 and calls.count(1) == 2 * 30 + 2 * 60 + 30  # a's and b's episodes once, not per call

@@ -215,3 +215,29 @@ def test_compaction_switched_off_leaves_the_plain_records(tmp_path):
     assert lzma.decompress(next((tmp_path / "on").rglob("episodes.jsonl.xz")).read_bytes()).count(b"\n") == len(
         off[0].read_bytes().splitlines()
     )
+
+
+def test_short_process_gc_runs_no_collection_and_leaves_the_records_frozen():
+    """The command lines' whole-process rule: no collector pass while records are built (none
+    when the block ends either: what is left is frozen, so the interpreter's passes at exit skip
+    it); the collector is as it was after the block."""
+    import gc
+
+    from runners.records.store import paused_gc, short_process_gc
+
+    passes: list[int] = []
+
+    def seen(phase: str, info: dict) -> None:
+        if phase == "start":
+            passes.append(info["generation"])
+
+    gc.callbacks.append(seen)
+    try:
+        with short_process_gc():
+            with paused_gc():  # what reading records does inside it
+                records = [{"task_id": str(i), "trial": 0, "scores": {"success": i % 2}} for i in range(50_000)]
+            more = [[r] for r in records]  # allocations after paused_gc: the collector stays off
+        assert passes == [] and gc.isenabled() and gc.get_freeze_count() >= len(records) + len(more)
+    finally:
+        gc.callbacks.remove(seen)
+        gc.unfreeze()

@@ -149,3 +149,41 @@ def test_serve_answers_the_report_alone(demo, tmp_path):
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_serve_answers_a_reports_parts_and_nothing_beside_them(demo, tmp_path):
+    """A report with parts (`parts_above=0`): its part files are served beside it, as scripts;
+    other names in the folder, or beside it, are not. A rebuild that embeds the episodes again
+    removes the former parts; a folder of that name that is not a report's is never removed."""
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from runners.analysis.report import make_server, parts_dir
+    from runners.records.store import StoreError
+
+    out = build_report(demo, tmp_path / "r.html", parts_above=0)
+    files = parts_dir(out)
+    (tmp_path / "secret.txt").write_text("x")
+    srv = make_server(out)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        port = srv.server_address[1]
+        got = urllib.request.urlopen(f"http://127.0.0.1:{port}/r.files/part-00000.js", timeout=5)
+        assert got.read() == (files / "part-00000.js").read_bytes() and got.headers["Content-Type"] == "text/javascript"
+        for path in ("/r.files/", "/r.files/part-99999.js", "/r.files/../secret.txt", "/r.files/x.js"):
+            with pytest.raises(urllib.error.HTTPError) as e:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5)
+            assert e.value.code == 404, path
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    html = out.read_text()
+    assert "'nonce-" in html and 'type="application/x-episode"' not in html
+    build_report(demo, out)  # few episodes: embedded again, the parts folder goes
+    assert not files.exists() and html.count("x-episode") == 0 and out.read_text().count("x-episode") == 10
+    files.mkdir()
+    (files / "notes.txt").write_text("mine")
+    with pytest.raises(StoreError, match="not a report's parts folder"):
+        build_report(demo, out, parts_above=0)
+    assert (files / "notes.txt").read_text() == "mine" and out.read_text().count("x-episode") == 10

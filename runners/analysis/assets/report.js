@@ -93,11 +93,39 @@
   }
 
   // ------------------------------------------------------------------ episode payloads (lazy)
+  // Each episode is a base64 zlib block, decoded only when opened: inside the page (a block per
+  // episode), or, for a large experiment, in files beside it (INDEX.parts: <report>.files/part-NNNNN.js,
+  // PART_SIZE episodes each), loaded when one of their episodes is needed; the last few stay loaded.
+  const PARTS = INDEX.parts;
+  const parts = new Map(), partWaiters = new Map();
+  window.__reportPart = (k, payloads) => { const w = partWaiters.get(k); if (w) { partWaiters.delete(k); w(payloads); } };
+  function loadPart(k) {
+    if (parts.has(k)) { const p = parts.get(k); parts.delete(k); parts.set(k, p); return p; }  // most recent last
+    const p = new Promise((resolve, reject) => {
+      const s = document.createElement('script');
+      s.nonce = PARTS.nonce;
+      s.src = PARTS.dir + '/part-' + String(k).padStart(5, '0') + '.js';
+      const fail = () => {
+        s.remove(); partWaiters.delete(k); parts.delete(k);
+        reject(new Error('the episode details of this report are in the folder ' + PARTS.dir + '/ beside it, and ' + s.src +
+          ' could not be read. Fix: keep that folder next to the report (or build the report again: python -m runners.view)'));
+      };
+      partWaiters.set(k, payloads => { s.remove(); resolve(payloads); });
+      s.onload = () => { if (partWaiters.has(k)) fail(); };
+      s.onerror = fail;
+      document.head.appendChild(s);
+    });
+    parts.set(k, p);
+    while (parts.size > 6) parts.delete(parts.keys().next().value);
+    return p;
+  }
   const cache = new Map();
   async function episodeText(i) {
-    const node = document.getElementById('ep-' + i);
-    if (!node) throw new Error('episode ' + i + ' is not in this report');
-    const bin = atob(node.textContent.trim());
+    let b64;
+    if (PARTS) b64 = (await loadPart(Math.floor(i / PARTS.size)))[i % PARTS.size];
+    else { const node = document.getElementById('ep-' + i); b64 = node ? node.textContent.trim() : undefined; }
+    if (b64 === undefined) throw new Error('episode ' + i + ' is not in this report');
+    const bin = atob(b64);
     const bytes = new Uint8Array(bin.length);
     for (let k = 0; k < bin.length; k++) bytes[k] = bin.charCodeAt(k);
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'));
@@ -441,10 +469,15 @@
       (r, k) => ({ class: 'click' + (rows[k] === selected ? ' selected' : ''), 'data-ep': rows[k], onclick: () => openEpisode(rows[k], hitAt(rows[k])) })));
     clear(pager);
     const pages = Math.ceil(m.length / PAGE);
-    if (pages > 1) {
-      pager.appendChild(el('button', { onclick: () => refresh(Math.max(0, page - 1)), disabled: page === 0 ? 'disabled' : null }, '‹ prev'));
-      pager.appendChild(document.createTextNode('page ' + (page + 1) + ' / ' + pages));
-      pager.appendChild(el('button', { onclick: () => refresh(Math.min(pages - 1, page + 1)), disabled: page >= pages - 1 ? 'disabled' : null }, 'next ›'));
+    if (pages > 1) {  // any page in one step: a list of 100,000 episodes is 1,000 pages
+      const go = p => refresh(Math.min(pages - 1, Math.max(0, p)));
+      const first = page === 0 ? 'disabled' : null, last = page >= pages - 1 ? 'disabled' : null;
+      pager.appendChild(el('button', { id: 'page-first', onclick: () => go(0), disabled: first }, '« first'));
+      pager.appendChild(el('button', { id: 'page-prev', onclick: () => go(page - 1), disabled: first }, '‹ prev'));
+      pager.appendChild(el('label', null, 'page ', el('input', { id: 'page-no', type: 'number', min: 1, max: pages, value: page + 1,
+        onchange: ev => go(Math.round(Number(ev.target.value) || 1) - 1) }), ' / ' + pages));
+      pager.appendChild(el('button', { id: 'page-next', onclick: () => go(page + 1), disabled: last }, 'next ›'));
+      pager.appendChild(el('button', { id: 'page-last', onclick: () => go(pages - 1), disabled: last }, 'last »'));
     }
   }
 
