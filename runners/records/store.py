@@ -10,9 +10,9 @@
   to `episodes.jsonl.xz` (xz of the same lines, written atomically before the plain file goes;
   `xzcat episodes.jsonl.xz | jq` reads it): the lines repeat their texts (a request quoted in a
   tool call, a tool result in the next memory) and their structure from episode to episode, which
-  xz's 1 MiB window finds (~7.5× smaller at preset 1, ~9× at 6; gzip's 32 KiB window sees about one
-  record: ~6×). The
-  lines are compressed while the cell runs (`compact_as_written`: a thread fed by the writer), so
+  xz's 1 MiB window finds (~7.5× smaller at preset 1, the default, ~9× at 6; gzip's 32 KiB window
+  sees about one record: ~6×). The lines are compressed while the cell runs (`compact_as_written`:
+  a thread fed by the writer), so
   finishing only ends the stream; the plain file stays the records until the compressed one is
   whole. `episodes.index.json` (written with `DONE`) lets a resume with nothing to run skip the
   records (`open(expect=...)`, `idle`). Opening the cell again with work to do (a resume)
