@@ -89,9 +89,9 @@ def summarize(raw: Path, roots: list[str], top: int) -> None:
     if not total:
         raise SystemExit(f"error: {raw} holds no samples of the run. Fix: check the sweep's output above.")
     print(f"{total} samples")
-    for title, counter, n in (("by thread", threads, 20), ("by group (own time)", groups, 20)):
+    for title, counter in (("by thread", threads), ("by group (own time)", groups)):
         print(f"{title}:")
-        for k, v in counter.most_common(n):
+        for k, v in counter.most_common(20):
             print(f"  {v / total:6.1%}  {k}")
     print("top functions (own time):")
     for k, v in own.most_common(top):
