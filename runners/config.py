@@ -207,11 +207,11 @@ class RunnerCfg(_Strict):
         ),
     )
     compact_level: int = Field(
-        6,
+        1,
         ge=0,
         le=9,
-        description="xz preset of the compacted records (compressed while the cell runs): 6 the "
-        "smallest files; 1 about a fifth of the CPU for ~18% larger records (docs/large-experiments.md)",
+        description="xz preset of the compacted records (compressed while the cell runs): 1 (default) about a "
+        "fifth of preset 6's CPU per record; 6 files ~16% smaller (docs/large-experiments.md)",
     )
     wandb: bool = Field(
         False, description="log each cell's metrics and tokens and the HTML report to W&B (the wandb extra)"
