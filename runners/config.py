@@ -264,8 +264,8 @@ class RunnerCfg(_Strict):
         "auto",
         description=(
             "worker processes on this machine, each running the i-th of n task ranges of every cell "
-            "(runners/procs.py); auto: one per 128 episodes in flight, at most the cores (1 below 256 in flight, "
-            "with a budget, a shard, a managed server or executor=ray)"
+            "(runners/procs.py); auto: one per 128 episodes in flight, at most one per 2 cores (1 below 256 in "
+            "flight, on fewer than 4 cores, with a budget, a managed server or executor=ray)"
         ),
     )
     executor: Literal["local", "ray"] = Field(

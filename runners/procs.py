@@ -22,11 +22,12 @@ episodes kept, stores closed); a worker whose coordinator died (SIGKILL) stops i
 way within a second. A worker that ends with a fatal error (a dead endpoint, a bad key) stops the
 others the same way and the sweep exits with that error.
 
-`auto` (the default) uses one process per `PER_PROCESS` episodes in flight, at most the machine's
-cores: below 256 in flight one event loop keeps up (scripts/perf/README.md measures where it
-stops). It stays at one process with `runner.budget_usd` (one process keeps the budget), with a
-managed local server (one server per sweep) and with `runner.executor=ray`; asking for more than
-one there is a configuration error. A job that is itself `runner.shard=s/m` (one node of a Slurm
+`auto` (the default) uses one process per `PER_PROCESS` episodes in flight, at most one per
+`CORES_PER_PROCESS` cores and at most the smallest endpoint bound: below 256 in flight, or on fewer
+than 4 cores, that is one process (scripts/perf/README.md measures where one stops). It stays at
+one process with `runner.budget_usd` (one process keeps the budget), with a managed local server
+(one server per sweep) and with `runner.executor=ray`; asking for more than one there is a
+configuration error. A job that is itself `runner.shard=s/m` (one node of a Slurm
 array) splits its range among its workers: worker `i` runs shard `s·N+i` of `m·N`, whose ranges
 together are exactly shard `s/m`'s, so nodes × processes is one mechanism.
 """
@@ -52,6 +53,11 @@ from runners.progress import CellReport, Progress
 
 PER_PROCESS = 128
 """`runner.processes=auto`: one worker process per this many episodes in flight."""
+
+CORES_PER_PROCESS = 2
+"""`runner.processes=auto`: at most one worker per this many cores. A busy sweep process uses more
+than one core (the event loop, and beside it the records' compression and the transcript commits);
+on 2 cores two workers ran no faster than one (scripts/perf/README.md, "All cores")."""
 
 STOP_GRACE_S = 60.0
 """After the coordinator's SIGTERM, how long a worker may take to unwind before it is killed."""
@@ -90,7 +96,7 @@ def processes_for(cells: list[CellConfig]) -> int:
         if why:
             return 1
         in_flight = max(c.runner.concurrency for c in cells)
-        return max(1, min(os.cpu_count() or 1, in_flight // PER_PROCESS, least or in_flight))
+        return max(1, min((os.cpu_count() or 1) // CORES_PER_PROCESS, in_flight // PER_PROCESS, least or in_flight))
     if asked > 1 and why:
         raise ConfigError(
             f"runner.processes={asked} cannot be used with {'; '.join(why)}. Fix: drop runner.processes "

@@ -94,7 +94,7 @@ def test_an_explicit_number_that_cannot_apply_is_refused(tmp_path):
 
 def test_auto_and_shares():
     from runners.config import ConfigError, validate
-    from runners.procs import PER_PROCESS, processes_for, worker_cells
+    from runners.procs import CORES_PER_PROCESS, PER_PROCESS, processes_for, worker_cells
     from runners.sweep import expand_cells, register_resolvers
 
     def cell(*extra, **runner):
@@ -108,7 +108,7 @@ def test_auto_and_shares():
 
     cores = os.cpu_count() or 1
     assert processes_for([cell(concurrency=8)]) == 1
-    assert processes_for([cell(concurrency=4 * PER_PROCESS)]) == min(cores, 4)
+    assert processes_for([cell(concurrency=4 * PER_PROCESS)]) == max(1, min(cores // CORES_PER_PROCESS, 4))
     assert processes_for([cell(concurrency=4 * PER_PROCESS, budget_usd=1)]) == 1  # auto steps aside
     c = cell(concurrency=10, processes=3)
     assert processes_for([c]) == 3
@@ -118,7 +118,8 @@ def test_auto_and_shares():
     assert sum(s.backbone.max_inflight for s in shares) <= c.backbone.max_inflight
     assert all(s.cell_name == c.cell_name for s in shares)  # the same cell, its stores side by side
     endpoint = ("backbone=openai_compatible", "backbone.base_url=http://127.0.0.1:9/v1", "backbone.max_inflight=2")
-    assert processes_for([cell(*endpoint, concurrency=8 * PER_PROCESS)]) == min(cores, 2)  # auto: ≤ the bound
+    auto = processes_for([cell(*endpoint, concurrency=8 * PER_PROCESS)])
+    assert auto == max(1, min(cores // CORES_PER_PROCESS, 2))  # auto: ≤ the bound
     with pytest.raises(ConfigError, match="max_inflight=2 cannot be shared by 3 worker processes"):
         processes_for([cell(*endpoint, processes=3)])
 
