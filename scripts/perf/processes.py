@@ -14,7 +14,9 @@ flight. Per run:
 - episodes/s in the window (first request to last reply) and from process start to exit;
 - calls/s in the middle half of the run (the requests between the 25th and the 75th percentile
   of arrivals, over the time they took) against the ideal N / (12 × mean reply time) episodes/s:
-  what a harness that cost nothing would sustain with N episodes in flight;
+  what a harness that cost nothing would sustain with N episodes in flight; and the window's
+  episodes/s such a harness would reach in a run this long (`finite_bound`, simulated: with
+  heavy-tailed replies the run ends with its slowest slot, far below the steady state);
 - harness CPU per call: the sweep process and its workers (`wait4` of the launcher counts the
   process tree), from process start to exit, over the calls;
 - the load average before and after.
@@ -42,6 +44,18 @@ from pathlib import Path
 from typing import Any
 
 from scripts.perf.inspect_compare import CALLS_PER_EPISODE, LAUNCH, REPO, harness_cmd, workload
+
+
+def finite_bound(spec: str, n: int, episodes: int, runs: int = 20) -> float:
+    """Episodes/s in the window of a harness that costs nothing: `n` slots each running
+    `episodes / n` episodes of 12 sequential replies drawn from `spec` (the run ends with its
+    slowest slot; with heavy-tailed replies that is far below n / (12 × mean)); median of `runs`
+    simulated runs."""
+    fn, _ = latency_fn(spec, seed=1)
+    per_slot = max(1, round(episodes / n))
+    return statistics.median(
+        episodes / max(sum(fn() for _ in range(CALLS_PER_EPISODE * per_slot)) for _ in range(n)) for _ in range(runs)
+    )
 
 
 def latency_fn(spec: str, seed: int = 0) -> tuple[Any, float]:
@@ -217,7 +231,7 @@ def main(argv: list[str] | None = None) -> None:
     med = statistics.median
     print(
         f"\n{'N':>5} {'P':>2} {'window ep/s':>11} {'process ep/s':>12} {'process/window':>14} "
-        f"{'ideal ep/s':>10} {'middle/ideal':>12} {'CPU/call ms':>11} {'×P=1 (process)':>14}"
+        f"{'ideal ep/s':>10} {'middle/ideal':>12} {'finite-run bound':>16} {'CPU/call ms':>11} {'×P=1 (process)':>14}"
     )
     for n in a.levels:
         base = med(r["process"] for r in res[(n, a.processes[0])])
@@ -225,9 +239,11 @@ def main(argv: list[str] | None = None) -> None:
             rs = res[(n, p)]
             ideal = n / (CALLS_PER_EPISODE * med(r["mean_delay"] for r in rs))
             middle = med(r["middle_calls_s"] for r in rs) / CALLS_PER_EPISODE
+            bound = finite_bound(a.latency, n, int(n * a.episodes_per_slot))
             print(
                 f"{n:>5} {p:>2} {med(r['window'] for r in rs):>11.1f} {med(r['process'] for r in rs):>12.1f} "
                 f"{med(r['process'] / r['window'] for r in rs):>14.2f} {ideal:>10.1f} {middle / ideal:>12.2f} "
+                f"{bound:>16.1f} "
                 f"{med(r['cpu_ms'] for r in rs):>11.2f} {med(r['process'] for r in rs) / base:>14.2f}"
             )
 
