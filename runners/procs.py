@@ -187,7 +187,13 @@ def _watch_parent(parent: int) -> None:
 
 
 def _worker(
-    cells: list[CellConfig], root: str, index: int, conn: Connection, parent: int, sweep: dict[str, Any]
+    cells: list[CellConfig],
+    root: str,
+    index: int,
+    conn: Connection,
+    parent: int,
+    sweep: dict[str, Any],
+    said: set[str],
 ) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the coordinator, which stops the workers
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True, name="watch-parent").start()
@@ -195,6 +201,9 @@ def _worker(
     from runners.records import store
 
     store.SWEEP.update(sweep)  # the records name the coordinator's sweep (id, start, overrides)
+    from runners import upstream
+
+    upstream._SAID.update(said)  # a warning the coordinator printed (an upstream file not downloaded) is not repeated
     from runners.run import TERMINATED, FatalRunError, run_all
 
     interrupts.install()
@@ -256,7 +265,7 @@ class _Merged:
 async def run_processes(cells: list[CellConfig], root: Path, display: str, n: int) -> list[CellReport]:
     """Run `cells` as `n` worker processes (see the module's text); returns each cell's counts
     over all workers, in cell order."""
-    from runners import interrupts
+    from runners import interrupts, upstream
     from runners.records.store import SWEEP
     from runners.run import FatalRunError
 
@@ -290,7 +299,7 @@ async def run_processes(cells: list[CellConfig], root: Path, display: str, n: in
                 r, w = ctx.Pipe(duplex=False)
                 p = ctx.Process(
                     target=_worker,
-                    args=(worker_cells(cells, i, n), str(root), i, w, os.getpid(), dict(SWEEP)),
+                    args=(worker_cells(cells, i, n), str(root), i, w, os.getpid(), dict(SWEEP), set(upstream._SAID)),
                     name=f"sweep-worker-{i}",
                 )
                 p.start()
