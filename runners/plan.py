@@ -114,22 +114,20 @@ class CellPlan:
 def episodes_done(cfg: Any, task_ids: list[str] | None) -> int:
     """Finished (task, trial) pairs of this cell already stored under runner.output_dir (read
     only), which a run resumes past; 0 with runner.fresh=true."""
-    from runners.records.store import EPISODES, read_jsonl
+    from runners.records.store import finished_keys, shard_dirs
 
     if cfg.runner.fresh:
         return 0
     cell = Path(cfg.runner.output_dir) / cfg.experiment.name / cfg.cell_name
-    dirs = [cell] + sorted(cell.glob("shard-*")) if cell.is_dir() else []
-    done = set()
+    if not cell.is_dir():
+        return 0
     ids = set(task_ids) if task_ids is not None else None
-    for d in dirs:
-        for r in read_jsonl(d / EPISODES)[0]:
-            if (
-                r.get("status", "ok") == "ok"
-                and 0 <= int(r.get("trial", 0)) < cfg.runner.trials
-                and (ids is None or r.get("task_id") in ids)
-            ):
-                done.add((r.get("task_id"), int(r.get("trial", 0))))
+    done = {
+        (t, k)
+        for d in [cell, *shard_dirs(cell)]
+        for t, k in finished_keys(d)
+        if 0 <= k < cfg.runner.trials and (ids is None or t in ids)
+    }
     return len(done)
 
 

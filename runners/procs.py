@@ -43,7 +43,7 @@ import sys
 import threading
 import time
 import traceback
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
@@ -62,8 +62,8 @@ on 2 cores two workers ran no faster than one (scripts/perf/README.md, "All core
 STOP_GRACE_S = 60.0
 """After the coordinator's SIGTERM, how long a worker may take to unwind before it is killed."""
 
-_SUMMED: tuple[str, ...] = ("total", "skipped", "ok", "infra_error", "harness_error", "not_started", "calls")
-_SUMMED += ("cache_hits", "tokens", "retries", "usd", "usage_estimated", "redacted")
+_SUMMED = tuple(f.name for f in fields(CellReport) if f.type in ("int", "float") and f.name != "started")
+"""A cell's counts over its workers: every counter of `CellReport` (not its clock)."""
 
 
 def _blockers(cells: list[CellConfig]) -> list[str]:

@@ -26,8 +26,9 @@ from runners.records.store import (
     CellStore,
     code_fingerprint,
     compacted,
-    finished_texts,
     finished_elsewhere,
+    finished_texts,
+    shard_dirs,
     text_fingerprint,
     text_mismatch,
 )
@@ -665,7 +666,7 @@ class Scheduler:
                 continue
             cell_dir = self.root / p.cfg.cell_name
             records = []
-            for d in [cell_dir, *sorted(cell_dir.glob("shard-*"))]:
+            for d in [cell_dir, *shard_dirs(cell_dir)]:
                 if (d / EPISODES).exists() or compacted(d / EPISODES).exists():
                     records += finished_texts(d)  # a finished cell's index spares parsing its records
             if not records:
@@ -966,7 +967,7 @@ def few_collections() -> Iterator[None]:
     "Harness CPU per call"); the thresholds and the frozen objects are restored afterwards."""
     import gc
 
-    before = gc.get_threshold()
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
     gc.collect()
     gc.freeze()
     gc.set_threshold(10_000, before[1], before[2])
@@ -974,7 +975,8 @@ def few_collections() -> Iterator[None]:
         yield
     finally:
         gc.set_threshold(*before)
-        gc.unfreeze()
+        if not frozen:  # objects frozen by the caller before (gc cannot thaw only ours) stay frozen
+            gc.unfreeze()
 
 
 TERMINATED: list[int] = []
@@ -1036,8 +1038,6 @@ async def run_all(
     reports = []
     from runners.procs import processes_for, run_processes
 
-    stack = contextlib.ExitStack()
-
     n_proc = processes_for([p.cfg for p in prepared])
     try:
         if check_endpoints:
@@ -1045,8 +1045,7 @@ async def run_all(
         if n_proc > 1:  # worker processes, each its share of every cell; this process shows and counts
             await pool.aclose()
             return await run_processes([p.cfg for p in prepared], root, display, n_proc)
-        stack.enter_context(few_collections())
-        with progress or Progress(display, heartbeat_s=first.runner.heartbeat_s) as progress:
+        with few_collections(), progress or Progress(display, heartbeat_s=first.runner.heartbeat_s) as progress:
             pool.set_on_retry(progress.retry)
             # one scheduler for all cells: small cells overlap, the endpoint bound is shared
             sched = Scheduler(
@@ -1054,7 +1053,6 @@ async def run_all(
             )
             reports = await sched.run(prepared)
     finally:
-        stack.close()
         await pool.aclose()
     return reports
 

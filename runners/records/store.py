@@ -882,20 +882,30 @@ class CellStore:
             self._lock_fd = None
 
 
+def _current_index(cell_dir: Path) -> dict[str, Any] | None:
+    """A DONE store's `episodes.index.json` when it still matches its records files, else None."""
+    if not (cell_dir / DONE).exists():
+        return None
+    try:
+        idx = json.loads((cell_dir / INDEX).read_bytes())
+        if idx["records"] == CellStore(cell_dir.parent, cell_dir.name)._records_signature():
+            return idx
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return None
+
+
 def finished_texts(cell_dir: Path) -> list[dict[str, Any]]:
     """The finished records of one cell store as far as a text check needs them (`status`,
     `texts`): from its index when the cell is DONE and the index matches its records files
     (nothing parsed), else from the records."""
-    cell_dir = Path(cell_dir)
-    if (cell_dir / DONE).exists():
-        try:
-            idx = json.loads((cell_dir / INDEX).read_bytes())
-            probe = CellStore(cell_dir.parent, cell_dir.name)
-            if idx["records"] == probe._records_signature():
-                return [{"status": "ok", "texts": t} for t, n in idx["texts"] for _ in range(int(n))]
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass
-    return read_jsonl(cell_dir / EPISODES)[0]
+    idx = _current_index(Path(cell_dir))
+    try:
+        if idx is not None:
+            return [{"status": "ok", "texts": t} for t, n in idx["texts"] for _ in range(int(n))]
+    except (KeyError, TypeError, ValueError):
+        pass
+    return read_jsonl(Path(cell_dir) / EPISODES)[0]
 
 
 def shard_dirs(cell_dir: Path) -> list[Path]:
@@ -913,15 +923,13 @@ def finished_keys(cell_dir: Path) -> set[tuple[str, int]]:
     """The (task id, trial) of every finished (`ok`) episode of one store (a cell's folder or one of
     its shards): from its index when it is DONE and the index matches its records files (nothing
     parsed), else from its records."""
-    cell_dir = Path(cell_dir)
-    if (cell_dir / DONE).exists():
-        try:
-            idx = json.loads((cell_dir / INDEX).read_bytes())
-            if idx["records"] == CellStore(cell_dir.parent, cell_dir.name)._records_signature():
-                return {(str(t), int(k)) for t, k in idx["done"]}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            pass
-    records, _ = read_jsonl(cell_dir / EPISODES)
+    idx = _current_index(Path(cell_dir))
+    try:
+        if idx is not None:
+            return {(str(t), int(k)) for t, k in idx["done"]}
+    except (KeyError, TypeError, ValueError):
+        pass
+    records, _ = read_jsonl(Path(cell_dir) / EPISODES)
     return {(str(r.get("task_id")), int(r.get("trial") or 0)) for r in records if r.get("status") == "ok"}
 
 

@@ -60,7 +60,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from runners.records.store import take_batch
+from runners.records.store import shard_dirs, take_batch
 
 from runners.records.schema import EpisodeRecord, episode_calls
 
@@ -725,5 +725,5 @@ class ShardedTranscriptReader:
 def open_transcripts(cell_dir: Path) -> "TranscriptReader | ShardedTranscriptReader":
     """The reader of a cell's transcripts: its own store, or with shards every store of the cell."""
     cell_dir = Path(cell_dir)
-    shards = sorted(d for d in cell_dir.glob("shard-*-of-*") if d.is_dir())
+    shards = shard_dirs(cell_dir)
     return ShardedTranscriptReader([cell_dir, *shards]) if shards else TranscriptReader(cell_dir)

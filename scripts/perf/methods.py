@@ -1,9 +1,10 @@
 """How each method scales with episodes in flight: `python -m scripts.perf.methods [--methods
 full_context flowstate pos] [--levels 1 32 64 128 256] [--latency 0.1] [--rounds 3] [--repeats 3]`.
 
-Full Context, FlowState and PoS on the Formal Reasoning fixture (memoryarena_math, 3 tasks),
-each episode a real `runners.episode.Episode` with the method's real work (prompt building,
-FlowState's state updates and disclosure, PoS's belief, Sentinel and health), answered by the
+Full Context, FlowState and PoS (any `conf/method/` name, with its configured params) on the
+Formal Reasoning fixture (memoryarena_math, 3 tasks), each episode a real
+`runners.episode.Episode` with the method's real work (prompt building, FlowState's state
+updates and disclosure, PoS's belief, Sentinel and health), answered by the
 scripted backbone (its oracle: every method takes its reference decisions, no noise) after a fixed
 `--latency` per call instead of an HTTP endpoint. What this isolates is the method's and the
 episode loop's CPU: the HTTP client, the records' storage and the transcripts are the same for
@@ -23,18 +24,12 @@ import statistics
 import time
 
 
-def method_class(name: str) -> type:
-    if name == "flowstate":
-        from flowstate.method import FlowState
+def method_of(name: str) -> tuple[type, dict]:
+    """The method's class and params as `conf/method/<name>.yaml` declares them (the sweep's registry)."""
+    from runners.config import group_config, import_target
 
-        return FlowState
-    if name == "pos":
-        from pos.method import PoS
-
-        return PoS
-    from baselines.full_context import FullContext
-
-    return FullContext
+    cfg = group_config("method", name)
+    return import_target(cfg["_target_"], f"method {name}"), dict(cfg.get("params") or {})
 
 
 async def run_level(name: str, n: int, rounds: int, latency: float) -> tuple[float, float, int]:
@@ -46,7 +41,7 @@ async def run_level(name: str, n: int, rounds: int, latency: float) -> tuple[flo
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
     tasks = bench.load_tasks()
     backbone = ScriptedBackbone(name="scripted", model="scripted", latency_s=latency)
-    cls = method_class(name)
+    cls, params = method_of(name)
     calls = [0]
 
     async def worker(j: int) -> None:
@@ -54,7 +49,7 @@ async def run_level(name: str, n: int, rounds: int, latency: float) -> tuple[flo
             i = j * rounds + r
             task = tasks[i % len(tasks)]
             ep = Episode(backbone, cell="perf", task_id=task.task_id, trial=i, seed=i)
-            rec = await ep.run(ep.make_env(bench, task), cls(backbone=ep.agent))
+            rec = await ep.run(ep.make_env(bench, task), cls(backbone=ep.agent, **params))
             if rec.status != "ok":
                 raise RuntimeError(f"{name} {task.task_id}#{i}: {rec.status} {rec.error}")
             calls[0] += sum(rec.calls_by_role.values())

@@ -43,7 +43,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scripts.perf.inspect_compare import CALLS_PER_EPISODE, LAUNCH, REPO, harness_cmd, workload
+from scripts.perf.inspect_compare import CALLS_PER_EPISODE, LAUNCH, REPO, check_harness_cell, harness_cmd, workload
 
 
 def finite_bound(spec: str, n: int, episodes: int, runs: int = 20) -> float:
@@ -155,7 +155,7 @@ def run_one(ep: Endpoint, data_dir: Path, out: Path, level: int, episodes: int, 
     if proc.returncode != 0 or len(st["arrivals"]) != calls:
         log = (out.parent / f"{out.name}.log").read_text(errors="replace")[-3000:]
         raise RuntimeError(f"P={procs} N={level}: exit {proc.returncode}, {len(st['arrivals'])}/{calls} calls\n{log}")
-    check_cell(out, episodes)
+    check_harness_cell(out, episodes)
     ru = json.loads(pid_file.read_text().splitlines()[1])
     pairs = sorted(zip(st["arrivals"], st["delays"]))
     start, end = pairs[0][0], max(a + d for a, d in pairs)
@@ -169,17 +169,6 @@ def run_one(ep: Endpoint, data_dir: Path, out: Path, level: int, episodes: int, 
         "tail": t1 - end,
         "first": start - t0,
     }
-
-
-def check_cell(out: Path, episodes: int) -> None:
-    """Every episode ok once, read as one cell (its shards together), and every store marked DONE."""
-    from runners.records.store import DONE, load_cell, shard_dirs
-
-    (cell,) = [d for d in (out / "inspect_compare").iterdir() if d.is_dir() and "__" in d.name]
-    _, records = load_cell(cell)
-    stores = shard_dirs(cell) or [cell]
-    if len(records) != episodes or not all((d / DONE).exists() for d in stores):
-        raise RuntimeError(f"{cell}: {len(records)} of {episodes} episodes, stores {[d.name for d in stores]}")
 
 
 def main(argv: list[str] | None = None) -> None:

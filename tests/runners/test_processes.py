@@ -74,6 +74,13 @@ def test_two_processes_give_one_process_results_and_resume_with_any_number(one_p
 
     assert sorted(len(c.episodes()) for c in open_experiment(exp).cells) == [4, 4, 6, 6]
     assert_transcripts_complete(exp)
+    from runners.analysis.report import main as report
+
+    assert report([str(exp)]) == 0  # the report reads every worker's transcripts too
+    assert (exp / "report.html").read_text().count('"transcripts":true') == 4
+    # a warning the coordinator printed (an upstream file not downloaded) is not repeated per worker
+    warnings = [line for line in p.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == len(set(warnings)), warnings
     # one completeness report and one row per cell, not per worker
     assert p.stdout.count("[cell done ") == 4 and "[shard" not in p.stdout
     for n in (1, 3):  # another number of processes: nothing runs again
@@ -230,3 +237,15 @@ def _cmdline(pid: int) -> str:
 def _is_worker(pid: int) -> bool:
     """A spawned worker: `python -c 'from multiprocessing.spawn import spawn_main; …'`."""
     return "multiprocessing.spawn" in _cmdline(pid) and "resource_tracker" not in _cmdline(pid)
+
+
+def test_few_collections_while_episodes_run_and_restored_after():
+    import gc
+
+    from runners.run import few_collections
+
+    gc.unfreeze()  # whatever an earlier test froze in this process
+    before = gc.get_threshold()
+    with few_collections():
+        assert gc.get_threshold()[0] == 10_000 and gc.get_freeze_count() > 0
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
