@@ -152,8 +152,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "travel_constraint_strict_gt",
         "benchmarks/memoryarena/travel_score.py",
-        "prefix_only=prefix_only) >= threshold\n                 for d, s in slots)",
-        "prefix_only=prefix_only) > threshold\n                 for d, s in slots)",
+        'got[d].get(s, "-"), prefix_only=prefix_only) >= threshold\n',
+        'got[d].get(s, "-"), prefix_only=prefix_only) > threshold\n',
         TRAVEL,
     ),
     Mutant(
@@ -351,16 +351,15 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "config_key_keeps_latency",
         "runners/config.py",
-        'd["scripted"] = {k: v for k, v in d["scripted"].items() if k != "latency_s"}',
-        'd["scripted"] = dict(d["scripted"])',
+        'k: v for k, v in d["scripted"].items() if k != "latency_s"',
+        'k: v for k, v in d["scripted"].items()',
         CONFIG,
     ),
     Mutant(
         "flowstate_index_lists_raw",
         "flowstate/repository.py",
-        '"states": [{"state_id": i, "summary": self.nodes[i].summary} for i in self.by_request.get(r.query_id, [])]}',
-        '"states": [{"state_id": n.state_id, "summary": n.summary} '
-        "for n in self.nodes.values() if n.request == r.query_id]}",
+        '{"state_id": i, "summary": self.nodes[i].summary} for i in self.by_request.get(r.query_id, [])',
+        '{"state_id": n.state_id, "summary": n.summary} for n in self.nodes.values() if n.request == r.query_id',
         FLOWSTATE,
     ),
     Mutant(
@@ -374,7 +373,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "reader_unicode_escape_doubled",
         "kit/reader.py",
-        'return (None, 6) if re.match(r"[0-9a-fA-F]{4}", src[i + 2:i + 6]) else ("invalid_escape", 1)',
+        'return (None, 6) if re.match(r"[0-9a-fA-F]{4}", src[i + 2 : i + 6]) else ("invalid_escape", 1)',
         'return ("latex", 1)',
         READER,
     ),

@@ -66,18 +66,37 @@ def copy_tree(dest: Path, ref: str | None = None) -> None:
         shutil.copy2(src, dest / rel)
 
 
+def stale(m: Mutant, root: Path) -> str | None:
+    """Why `m` no longer applies to the tree at `root` (its file or test files gone, its `old` text
+    absent or ambiguous), or None when it applies."""
+    path = root / m.file
+    if not path.is_file():
+        return f"mutant {m.id}: {m.file} does not exist. Fix: point the mutant at the module's new file"
+    missing = [t for t in m.tests if not (root / t).is_file()]
+    if missing:
+        return f"mutant {m.id}: test file(s) {', '.join(missing)} do not exist. Fix: name the files that test {m.file}"
+    n = path.read_text().count(m.old)
+    if n != 1:
+        return (
+            f"mutant {m.id}: {m.old!r} occurs {n} times in {m.file} (need exactly 1). Fix: update `old` to the "
+            "code as it reads now (a reformat or a move), or make it longer so it names one place"
+        )
+    return None
+
+
 def apply(m: Mutant, root: Path) -> str:
     """Write the mutant into the copy; returns the original text to restore."""
+    why = stale(m, root)
+    if why is not None:
+        raise StaleMutant(why)
     path = root / m.file
     text = path.read_text()
-    n = text.count(m.old)
-    if n != 1:
-        raise ValueError(
-            f"mutant {m.id}: {m.old!r} occurs {n} times in {m.file} (need exactly 1; "
-            "Fix: make `old` longer so it names one place, or update the mutant after a code change)"
-        )
     path.write_text(text.replace(m.old, m.new))
     return text
+
+
+class StaleMutant(Exception):
+    """A mutant that no longer applies: the check would check nothing there, so it stops."""
 
 
 def pytest(root: Path, tests: tuple[str, ...], timeout: float) -> tuple[int | None, str]:
@@ -105,6 +124,9 @@ def run_mutants(mutants: list[Mutant], timeout: float, ref: str | None = None, l
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         root = Path(tmp)
         copy_tree(root, ref)
+        problems = [why for m in mutants if (why := stale(m, root)) is not None]
+        if problems:
+            raise StaleMutant("\n".join(problems))
         files = sorted({t for m in mutants for t in m.tests})
         log(f"baseline: {len(files)} test file(s) on the unmutated tree …")
         rc, out = pytest(root, tuple(files), timeout * 4)
@@ -162,7 +184,11 @@ def main(argv: list[str] | None = None) -> int:
         for m in mutants:
             print(f"{m.id:34s} {m.file}: {m.old.strip()!r} -> {m.new.strip()!r}")
         return 0
-    verdicts = run_mutants(mutants, a.timeout, a.against)
+    try:
+        verdicts = run_mutants(mutants, a.timeout, a.against)
+    except StaleMutant as e:
+        print(f"error: {len(str(e).splitlines())} mutant(s) no longer apply:\n{e}", file=sys.stderr)
+        return 2
     killed = sum(v.status in ("killed", "timeout") for v in verdicts)
     survived = [v for v in verdicts if v.status == "survived"]
     errors = [v for v in verdicts if v.status == "error"]
