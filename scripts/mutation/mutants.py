@@ -36,6 +36,11 @@ READER = ("tests/test_reader.py",)
 ARENA = ("tests/memoryarena/test_formal_metrics.py",)
 SHOPPING = ("tests/memoryarena/test_shopping_score.py",)
 ALFWORLD = ("tests/alfworld/test_metrics.py",)
+CELLS = ("tests/runners/test_cell_counts.py", "tests/runners/test_report.py")
+PLAN = ("tests/runners/test_plan_estimates.py",)
+INPUTS = ("tests/test_inputs.py",)
+# the fast store tests first: with -x a killed mutant stops there, before the resume tests it would stall
+STORE = ("tests/runners/test_store_counts.py", "tests/runners/test_store.py")
 
 MUTANTS: list[Mutant] = [
     # ------------------------------------------------------------------ MemoryArena travel scorer
@@ -377,7 +382,91 @@ MUTANTS: list[Mutant] = [
         'return ("latex", 1)',
         READER,
     ),
+    # ------------------------------------------------------------------ what a cell counts (the experiment read)
+    Mutant(
+        "cells_tok_per_task_over_tasks",
+        "runners/analysis/tables.py",
+        "return tok / c.n_episodes if tok is not None and c.n_episodes else None",
+        "return tok / c.n_tasks if tok is not None and c.n_tasks else None",
+        CELLS,
+    ),
+    Mutant(
+        "cells_count_tasks_not_asked_for",
+        "runners/analysis/tables.py",
+        'if 0 <= r["trial"] < trials and (ids is None or r["task_id"] in ids)]',
+        'if 0 <= r["trial"] < trials]',
+        CELLS,
+    ),
+    # ------------------------------------------------------------------ the plan's estimates
+    Mutant(
+        "plan_trial_beyond_trials_done",
+        "runners/plan.py",
+        "if 0 <= k < cfg.runner.trials and (ids is None or t in ids)",
+        "if 0 <= k <= cfg.runner.trials and (ids is None or t in ids)",
+        PLAN,
+    ),
+    Mutant(
+        "plan_method_roles_agent_only",
+        "runners/plan.py",
+        'METHOD_ROLES_ON_AGENT = ("agent", "state", "memory", "sentinel")',
+        'METHOD_ROLES_ON_AGENT = ("agent",)',
+        PLAN,
+    ),
+    Mutant(
+        "plan_cached_from_completion",
+        "runners/plan.py",
+        "est.cached = est.prompt * cache",
+        "est.cached = est.completion * cache",
+        PLAN,
+    ),
+    Mutant(
+        "plan_assumed_output_share_0.1",
+        "runners/plan.py",
+        "ASSUMED_OUTPUT_SHARE = 0.05",
+        "ASSUMED_OUTPUT_SHARE = 0.1",
+        PLAN,
+    ),
+    # ------------------------------------------------------------------ data files and their manifest notes
+    Mutant(
+        "inputs_bom_kept",
+        "runners/inputs.py",
+        'return text[1:] if text.startswith("\\ufeff") else text',
+        "return text",
+        INPUTS,
+    ),
+    Mutant(
+        "inputs_note_counts_lines",
+        "runners/inputs.py",
+        'entry["lone_surrogates_replaced"] += replaced',
+        'entry["lone_surrogates_replaced"] += 1',
+        INPUTS,
+    ),
+    Mutant(
+        "inputs_notes_since_total",
+        "runners/inputs.py",
+        '"lone_surrogates_replaced": v["lone_surrogates_replaced"] - old}',
+        '"lone_surrogates_replaced": v["lone_surrogates_replaced"]}',
+        INPUTS,
+    ),
+    # ------------------------------------------------------------------ the store: what is finished
+    Mutant(
+        "store_no_dedup_on_load",
+        "runners/records/store.py",
+        'if r.get("status") == "ok" and k not in seen:',
+        'if r.get("status") == "ok":',
+        STORE,
+    ),
+    Mutant(
+        "store_errored_counted_finished",
+        "runners/records/store.py",
+        'int(r.get("trial") or 0)) for r in records if r.get("status") == "ok"}',
+        'int(r.get("trial") or 0)) for r in records}',
+        STORE,
+    ),
 ]
+
+PROFILES: dict[str, tuple[str, ...]] = {}
+"""Named subsets of MUTANTS (`--profile NAME`)."""
 
 ACCEPTED: dict[str, str] = {}
 """Mutant id → why its survival cannot change a result (kept in step with docs/testing.md)."""
