@@ -39,7 +39,7 @@ NO_PRICE = "no price: tokens only"
 
 
 @functools.lru_cache(maxsize=None)
-def paper_tok(method: str, backbone: str, benchmark: str) -> tuple[float, str] | None:
+def paper_reported_tok(method: str, backbone: str, benchmark: str) -> tuple[float, str] | None:
     """(the paper's #Tok in millions, 'FlowState Table 1') for this cell's names, or None."""
     from runners.analysis.papers import BACKBONE_LABELS, BENCHMARK_DOMAINS, METHOD_ALIASES, METHOD_LABELS, REFERENCE_DIR
 
@@ -202,7 +202,7 @@ def plan_cell(cfg: Any, n_tasks: int, tasks_source: str, stored: StoredRuns, ben
         if found
         else ""
     )
-    paper = paper_tok(cfg.method.name, cfg.backbone.name, cfg.benchmark.name)
+    paper = paper_reported_tok(cfg.method.name, cfg.backbone.name, cfg.benchmark.name)
     plan = CellPlan(
         cfg.cell_name,
         f"{cfg.method.name} / {cfg.backbone.name} / {cfg.benchmark.name}",

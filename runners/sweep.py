@@ -460,7 +460,7 @@ def run_cells(
         for c in cells:
             c.experiment.name = grid_name(cells)
     order = {g: list(dict.fromkeys(getattr(c, g).name for c in cells)) for g in GROUPS}
-    for c in cells:  # the grid as run, in the order given: the tables keep it (runners.analysis.tables._grid_order)
+    for c in cells:  # the grid as run, in the order given: the tables keep it (runners.analysis.cells._grid_order)
         c.experiment.grid = order
     exp = cells[0].experiment.name
     root = Path(cells[0].runner.output_dir) / exp

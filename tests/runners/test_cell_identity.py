@@ -4,7 +4,8 @@ table rows named by the value that differs. Running one of them again resumes th
 
 import asyncio
 
-from runners.analysis.tables import build_tables, collect
+from runners.analysis.cells import collect
+from runners.analysis.tables import build_tables
 from runners.config import validate
 from runners.progress import Progress
 from runners.run import BackbonePool, prepare_cell, run_cell

@@ -4,7 +4,7 @@ at its own backbone's prices, so a cell's table cost equals what the sweep count
 import asyncio
 import json
 
-from runners.analysis.tables import cell_usd, collect
+from runners.analysis.cells import cell_usd, collect
 from runners.config import validate
 from runners.cost import episode_usd, role_prices
 from runners.progress import Progress
