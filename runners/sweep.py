@@ -425,7 +425,9 @@ def run_cells(
     from runners.config import ConfigError, validate
     from runners.records import store
     from runners.records.store import StoreError
-    from runners.run import TERMINATED, FatalRunError, check_budget, run_all
+    from runners.config import FatalRunError
+    from runners.launch import run_all
+    from runners.run import TERMINATED, check_budget
     from runners.secrets import redact_secrets
 
     interrupts.set_phase("startup")

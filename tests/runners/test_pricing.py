@@ -9,7 +9,9 @@ from runners.config import validate
 from runners.cost import episode_usd, role_prices
 from runners.progress import Progress
 from runners.records.store import MANIFEST
-from runners.run import BackbonePool, Scheduler, prepare_cells
+from runners.pool import BackbonePool
+from runners.prepare import prepare_cells
+from runners.run import Scheduler
 from tests.runners.test_config import base
 
 AGENT = {"input": 1000.0, "cached_input": 1000.0, "output": 3000.0}

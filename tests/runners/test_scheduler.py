@@ -7,7 +7,9 @@ import time
 
 from runners.config import validate
 from runners.progress import Progress, fit, human_tokens
-from runners.run import BackbonePool, Scheduler, prepare_cells
+from runners.pool import BackbonePool
+from runners.prepare import prepare_cells
+from runners.run import Scheduler
 from runners.records.store import read_jsonl
 from tests.runners.test_config import base
 
