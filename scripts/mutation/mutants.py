@@ -66,7 +66,7 @@ MUTANTS: list[Mutant] = [
     Mutant("stats_interval_90_as_95", "runners/analysis/stats.py", "a = (1 - level) / 2", "a = (1 - level)", STATS),
     Mutant(
         "tables_tok_no_tool_delta_absolute",
-        "runners/analysis/tables.py",
+        "runners/analysis/cells.py",
         'MetricSpec(name="Tok_no_tool", kind="tokens"',
         'MetricSpec(name="Tok_no_tool", kind="count"',
         PAPERS,
@@ -385,14 +385,14 @@ MUTANTS: list[Mutant] = [
     # ------------------------------------------------------------------ what a cell counts (the experiment read)
     Mutant(
         "cells_tok_per_task_over_tasks",
-        "runners/analysis/tables.py",
+        "runners/analysis/units.py",
         "return tok / c.n_episodes if tok is not None and c.n_episodes else None",
         "return tok / c.n_tasks if tok is not None and c.n_tasks else None",
         CELLS,
     ),
     Mutant(
         "cells_count_tasks_not_asked_for",
-        "runners/analysis/tables.py",
+        "runners/analysis/cells.py",
         'if 0 <= r["trial"] < trials and (ids is None or r["task_id"] in ids)]',
         'if 0 <= r["trial"] < trials]',
         CELLS,
