@@ -41,6 +41,7 @@ PLAN = ("tests/runners/test_plan_estimates.py",)
 INPUTS = ("tests/test_inputs.py",)
 # the fast store tests first: with -x a killed mutant stops there, before the resume tests it would stall
 STORE = ("tests/runners/test_store_counts.py", "tests/runners/test_store.py")
+BUDGET = ("tests/runners/test_budget_spend.py",)
 
 MUTANTS: list[Mutant] = [
     # ------------------------------------------------------------------ MemoryArena travel scorer
@@ -462,6 +463,28 @@ MUTANTS: list[Mutant] = [
         'int(r.get("trial") or 0)) for r in records if r.get("status") == "ok"}',
         'int(r.get("trial") or 0)) for r in records}',
         STORE,
+    ),
+    # ------------------------------------------------------------------ the budget (runner.budget_usd)
+    Mutant(
+        "budget_cache_hits_spent",
+        "runners/run.py",
+        "cost = 0.0 if log.cached else (call_usd(log.role, log.usage, prices) or 0.0)",
+        "cost = call_usd(log.role, log.usage, prices) or 0.0",
+        BUDGET,
+    ),
+    Mutant(
+        "budget_in_flight_ignored",
+        "runners/run.py",
+        "in_flight = self._mean() * self.in_flight",
+        "in_flight = 0.0",
+        BUDGET,
+    ),
+    Mutant(
+        "budget_fair_round_sweep_mean",
+        "runners/run.py",
+        "costs = run.costs if run is not None and run.costs else self.episode_costs",
+        "costs = self.episode_costs",
+        BUDGET,
     ),
 ]
 
