@@ -89,8 +89,10 @@ def write_all(
             atomic_write(out_dir / f"{a.name}.csv", table_csv(a.table))
             atomic_write(out_dir / f"{a.name}.tex", table_tex(a.table, a.title))
             a.files = [f"{a.name}.md", f"{a.name}.csv", f"{a.name}.tex"]
-        elif a.figure is not None:
-            a.files = [p.name for p in paper_figures.save(a.figure, out_dir, a.name)]
+        elif a.kind.startswith("fig_"):  # the numbers behind the picture, drawn or not (no matplotlib)
+            atomic_write(out_dir / f"{a.name}.csv", paper_figures.figure_csv(a))
+            drawn = [p.name for p in paper_figures.save(a.figure, out_dir, a.name)] if a.figure is not None else []
+            a.files = drawn + [f"{a.name}.csv"]
     hs = headlines(Cells(cells_list))
     from runners.analysis.tables import skipped_note
 

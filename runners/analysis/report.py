@@ -45,7 +45,7 @@ from typing import Any
 import orjson
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
-from runners.analysis.stats import SIGNIFICANCE_LEGEND, shared_evaluations
+from runners.analysis.stats import INTERVAL_LEGEND, SIGNIFICANCE_LEGEND, shared_evaluations
 from runners.records.store import StoreError, cell_errors, paused_gc
 from runners.records.transcripts import open_transcripts
 
@@ -83,11 +83,7 @@ MARKS: list[tuple[str, str]] = [
         "the table; relative % for Tok and USD",
     ),
     ("*", SIGNIFICANCE_LEGEND),
-    (
-        "[lo, hi]",
-        "the 95% interval of a rate: Wilson over episodes for shares of episodes (SR, pass^1, task success), "
-        "else a bootstrap that resamples tasks (a task's trials stay together)",
-    ),
+    ("[lo, hi]", INTERVAL_LEGEND.removeprefix("[95% interval]: ")),
     (
         "method[key=value]",
         "cells that share method, backbone and benchmark are told apart by the config values that differ",
