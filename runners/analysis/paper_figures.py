@@ -70,7 +70,9 @@ def figure_csv(art: Any) -> str:
     w = csv.DictWriter(buf, fieldnames=keys or ["figure"], lineterminator="\n")
     w.writeheader()
     for r in rows:
-        w.writerow({k: ("" if r.get(k) is None else (f"{r[k]:.4f}" if isinstance(r[k], float) else r[k])) for k in keys})
+        w.writerow(
+            {k: ("" if r.get(k) is None else (f"{r[k]:.4f}" if isinstance(r[k], float) else r[k])) for k in keys}
+        )
     return buf.getvalue()
 
 
@@ -108,7 +110,9 @@ def marks_of(cs: list[Any]) -> tuple[str, list[Any]]:
 def _footnote(fig: Any, art: Any, extra: str = "") -> None:
     """Under the axes: the marks of every cell drawn (or that none differs from the paper's setting),
     what the figure leaves out, and where its numbers are."""
-    labels = sorted({x for r in art.data.get("csv") or [] for x in re.findall(r"\[[^\]]+\]", str(r.get("marks") or ""))})
+    labels = sorted(
+        {x for r in art.data.get("csv") or [] for x in re.findall(r"\[[^\]]+\]", str(r.get("marks") or ""))}
+    )
     words = [
         "Marks: " + (" ".join(labels) if labels else "none (every cell drawn ran in the paper's setting)"),
         f"{NOT_RUN}: no cell of ours (drawn as a gap, never as 0)" if art.missing else "",
@@ -588,9 +592,7 @@ def _recovery(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
     table = lay.get("paper_table", "Figure 3 (right)")
     paper_names = {gen: METHOD_LABELS[gen], fac: "PoS (factorized recovery)"}
     backbones = list(
-        dict.fromkeys(
-            [pb] + [c.backbone for c in cells.all if c.method in (gen, fac) and c.benchmark in benches]
-        )
+        dict.fromkeys([pb] + [c.backbone for c in cells.all if c.method in (gen, fac) and c.benchmark in benches])
     )
     rows = []
     for b in backbones:
