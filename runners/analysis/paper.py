@@ -13,7 +13,10 @@ Each artefact's layout (rows, groups, order, labels, which cells feed it, column
   the same benchmarks as extra rows. Pooled columns (`pool:`) recompute the benchmark's metrics
   over the episodes of several cells (FlowState Table 4's Formal Reasoning = Math + Physics tasks).
   A `Tok/task` column (thousands per episode) sets our mean beside the paper's total / its tasks.
-- `kind: cost` (PoS Table 2), and the figures (`fig_*`, runners/analysis/paper_figures.py).
+- `kind: cost` (PoS Table 2), and the figures (`fig_*`, runners/analysis/paper_figures.py), each
+  with `<figure>.csv`: the numbers drawn, ours beside the paper's, with the marks of each point.
+- `claims.md` / `claims.csv`: the papers' quantitative claims recomputed on their own tables and
+  on ours, with a verdict and the marks of the cells each rests on (runners/analysis/paper_claims.py).
 
 Every artefact gets a status for `index.md`: produced, partial (the layout cells missing) or not
 produced (the preset that produces it)."""
@@ -94,10 +97,15 @@ def write_all(
             drawn = [p.name for p in paper_figures.save(a.figure, out_dir, a.name)] if a.figure is not None else []
             a.files = drawn + [f"{a.name}.csv"]
     hs = headlines(Cells(cells_list))
+    from runners.analysis import paper_claims
     from runners.analysis.tables import skipped_note
 
+    claims = paper_claims.check(Cells(cells_list))
+    atomic_write(out_dir / "claims.md", paper_claims.claims_md(claims, Path(root).name))
+    atomic_write(out_dir / "claims.csv", paper_claims.claims_csv(claims))
+
     skipped = [t for r in (roots or [root]) if (t := skipped_note(Path(r), cells_list))]
-    atomic_write(out_dir / "index.md", index_md(Path(root).name, arts, hs, can_draw, strict, skipped))
+    atomic_write(out_dir / "index.md", index_md(Path(root).name, arts, hs, can_draw, strict, skipped, claims))
     return arts
 
 
@@ -108,6 +116,7 @@ def index_md(
     can_draw: bool,
     strict: bool,
     skipped: list[str] | None = None,
+    claims: list[Any] | None = None,
 ) -> str:
     from runners.analysis.plots import EXTRA_HINT
 
@@ -119,6 +128,15 @@ def index_md(
         + (" `--strict`: no `(paper)` row beside a marked row." if strict else ""),
         "",
     ]
+    if claims is not None:
+        from runners.analysis.paper_claims import HOLDS, FAILS, UNKNOWN
+
+        n = {v: sum(c.verdict == v for c in claims) for v in (HOLDS, FAILS, UNKNOWN)}
+        lines += [
+            f"**The papers' claims, checked: [claims.md](claims.md)** ([claims.csv](claims.csv)): {n[HOLDS]} hold, "
+            f"{n[FAILS]} do not hold, {n[UNKNOWN]} not computable from these cells.",
+            "",
+        ]
     if not can_draw:
         lines += [
             f"**Figures not drawn:** matplotlib is not installed. Install the 'analysis' extra ({EXTRA_HINT}) and run "

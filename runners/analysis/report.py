@@ -223,10 +223,11 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
 
 def paper_tab(summaries: list[Any]) -> dict[str, Any]:
     """The "Paper" tab: every artefact of runners.paper (tables as rows with best/second marks,
-    figures as embedded SVG data URIs), its status and the headlines."""
+    figures as embedded SVG data URIs), its status, the headlines and the papers' claims checked
+    (runners.analysis.paper_claims), shown first."""
     import io
 
-    from runners.analysis import paper, paper_figures
+    from runners.analysis import paper, paper_claims, paper_figures
 
     draw = paper_figures.figures_available()
     arts = paper.build_all(summaries, figures=draw) if summaries else []
@@ -259,6 +260,7 @@ def paper_tab(summaries: list[Any]) -> dict[str, Any]:
     return {
         "artefacts": out,
         "headlines": paper.headlines_md(paper.headlines(paper.Cells(summaries))) if summaries else "",
+        "claims": paper_claims.rows(paper_claims.check(paper.Cells(summaries))),  # the reviewer's first page
         "figures_note": None if draw else f"Figures need matplotlib: {EXTRA_HINT}",
     }
 

@@ -255,6 +255,12 @@
   const tPaper = tab('paper', 'Paper');
   const PAPER = INDEX.paper || { artefacts: [] };
   if (PAPER.figures_note) tPaper.appendChild(el('div', { class: 'note' }, PAPER.figures_note));
+  if (PAPER.claims && PAPER.claims.length) {  // paper/claims.md: each claim on the paper's tables and on ours
+    tPaper.appendChild(el('h2', null, "The papers' claims, checked"));
+    tPaper.appendChild(table(['claim', 'where', 'paper states', 'paper recomputed', 'ours', 'verdict', 'missing cells', 'marks'],
+      PAPER.claims.map(c => [c.claim + ' (' + c.id + ')', c.paper + ' ' + c.where, c.paper_quoted, c.paper_recomputed,
+        c.ours + (c.detail ? ' (' + c.detail + ')' : ''), c.verdict, c.missing, c.marks])));
+  }
   tPaper.appendChild(el('h2', null, 'Artefacts'));
   tPaper.appendChild(table(['artefact', 'status', 'missing / how to produce'], PAPER.artefacts.map(a => [a.name + ': ' + a.title, a.status,
     a.status === 'produced' ? '' : (a.status === 'partial' ? 'missing: ' + a.missing.slice(0, 8).join('; ') + (a.missing.length > 8 ? '; …' : '') : a.preset)])));
