@@ -253,7 +253,7 @@ def plan_cell(cfg: Any, n_tasks: int, tasks_source: str, stored: StoredRuns, ben
         if found
         else ""
     )
-    stored_cfg = next((m["config"] for d, m in stored.cells() if found and d == found[0]), {})
+    stored_cfg: dict[str, Any] = next((m["config"] for d, m in stored.cells() if found and d == found[0]), {})
     passed = stored.ignored(cfg)
     paper = paper_tok(cfg.method.name, cfg.backbone.name, cfg.benchmark.name)
     plan = CellPlan(

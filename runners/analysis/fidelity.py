@@ -110,10 +110,13 @@ def paper_settings(benchmark: str) -> dict[str, Any] | None:
 def agent_sampling(config: dict[str, Any]) -> dict[str, Any]:
     """The agent's request settings as the cell sent them: the backbone's `sampling`, then the
     method's per-role `sampling.agent` (PoS's configs), the completion limit under one name."""
-    backbone = config.get("backbone") if isinstance(config.get("backbone"), dict) else {}
-    params = (config.get("method") or {}).get("params") or {}
-    per_role = params.get("sampling") if isinstance(params.get("sampling"), dict) else {}
-    agent = per_role.get("agent") if isinstance(per_role.get("agent"), dict) else {}
+
+    def d(x: Any) -> dict[str, Any]:
+        return x if isinstance(x, dict) else {}
+
+    backbone = d(config.get("backbone"))
+    params = d(d(config.get("method")).get("params"))
+    agent = d(d(params.get("sampling")).get("agent"))
     merged = {**(backbone.get("sampling") or {}), **agent}
     return {SAMPLING_ALIASES.get(k, k): v for k, v in merged.items()}
 

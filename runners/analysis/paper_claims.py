@@ -121,7 +121,7 @@ def _paper(m: str, b: str, x: str, metric: str) -> float | None:
     for label in (METHOD_LABELS.get(m, m), *METHOD_ALIASES.get(m, ())):
         v = paper_lookup(label, b, BENCHMARK_DOMAINS.get(x, x), metric)
         if v not in (None, ""):
-            return float(v)  # type: ignore[arg-type]  # checked just above
+            return float(v)
     return None
 
 
@@ -159,7 +159,8 @@ def _fmt(v: float | None, unit: str = " pp") -> str:
 
 
 def _range(vs: list[float]) -> str:
-    return f"{min(vs):+.2f} to {max(vs):+.2f}" if len(vs) > 1 else f"{vs[0]:+.2f}"
+    lo, hi = f"{min(vs):+.2f}", f"{max(vs):+.2f}"
+    return f"{lo} to {hi}" if lo != hi else lo
 
 
 def _above_all(mine: float | None, others: list[tuple[Any, float | None]]) -> tuple[bool | None, Any]:
@@ -167,8 +168,8 @@ def _above_all(mine: float | None, others: list[tuple[Any, float | None]]) -> tu
     present one, but one is missing or ours is)."""
     present = [(k, v) for k, v in others if v is not None]
     if mine is not None and present:
-        k, v = max(present, key=lambda kv: kv[1])  # type: ignore[arg-type, return-value]
-        if v >= mine:
+        k, v = max(present, key=lambda kv: float(kv[1] or 0.0))
+        if v is not None and v >= mine:
             return False, k
     if mine is None or len(present) < len(others):
         return None, None
@@ -243,8 +244,9 @@ def relative_tokens_across_backbones(r: Reader) -> Result:
     got = {}
     for b in FS_BACKBONES:
         pairs = [(r.get("flowstate", b, x, "Tok"), r.get("full_context", b, x, "Tok")) for x in TABLE5]
-        if all(a is not None and f for a, f in pairs):
-            got[b] = -sum(100.0 * (a / f - 1) for a, f in pairs) / len(pairs)  # type: ignore[operator]
+        ok = [(a, f) for a, f in pairs if a is not None and f]
+        if len(ok) == len(pairs):
+            got[b] = -sum(100.0 * (a / f - 1) for a, f in ok) / len(ok)
     if not got:
         return Result("–", None)
     detail = ", ".join(f"{BACKBONE_LABELS[b]} {v:.2f} % lower" for b, v in got.items())
@@ -372,9 +374,9 @@ def lead_at_256k(r: Reader) -> Result:
     got = {}
     for b in POS_BACKBONES:
         pos = r.get("pos", b, "loca", "success_256k")
-        base = [r.get(m, b, "loca", "success_256k") for m in POS_BASELINES]
-        if pos is not None and all(v is not None for v in base):
-            got[b] = pos - max(base)  # type: ignore[type-var]
+        base = [v for m in POS_BASELINES if (v := r.get(m, b, "loca", "success_256k")) is not None]
+        if pos is not None and len(base) == len(POS_BASELINES):
+            got[b] = pos - max(base)
     if not got:
         return Result("–", None)
     detail = ", ".join(f"{BACKBONE_LABELS[b]} {d:+.2f}" for b, d in got.items())

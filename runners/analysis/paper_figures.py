@@ -530,10 +530,10 @@ def _trapping(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
         loc="center left",
         bbox_to_anchor=(1.0, 0.5),
     )
-    xs = list(shares)
-    bottom = [0.0] * len(xs)
+    drawn = list(shares)
+    bottom = [0.0] * len(drawn)
     for k, p in enumerate(PATTERNS):
-        vals = [shares[x]["shares"][p] for x in xs]
+        vals = [shares[x]["shares"][p] for x in drawn]
         a2.bar(
             [i for i, v in enumerate(vals) if v is not None],
             [v for v in vals if v is not None],
@@ -543,10 +543,10 @@ def _trapping(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
             color=OTHERS[(k + 4) % len(OTHERS)],
         )
         bottom = [b + (v or 0.0) for b, v in zip(bottom, vals)]
-    for i, x in enumerate(xs):
+    for i, x in enumerate(drawn):
         if not shares[x]["events"]:
             a2.text(i, 2, "no trap events", rotation=90, ha="center", va="bottom", fontsize=5, color="0.45")
-    a2.set_xticks(range(len(xs)), [domain_title(x) for x in xs], fontsize=7)
+    a2.set_xticks(range(len(drawn)), [domain_title(x) for x in drawn], fontsize=7)
     a2.set_ylabel("share of trap events (%)", fontsize=7)
     a2.tick_params(labelsize=7)
     a2.set_ylim(0, 105)
@@ -599,7 +599,7 @@ def _recovery(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
         for x in benches:
             g, f = cells.get(gen, b, x), cells.get(fac, b, x)
             dom = BENCHMARK_DOMAINS.get(x, x)
-            pg, pf = (_paper_figure_value(table, paper_names[m], b, dom) for m in (gen, fac))
+            pg, pf = (_paper_figure_value(table, paper_names[m], str(b), dom) for m in (gen, fac))
             metric = _headline_metric(f or g) if (f or g) else (pf or pg or (None, None))[0]
             if metric is None:
                 continue
@@ -768,7 +768,7 @@ def _context(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
                 color=HIGHLIGHT,
                 alpha=0.18,
                 linewidth=0,
-                label=f"paper: PoS lead at {at.upper()} ({gap['low']:.2f}–{gap['high']:.2f} pp)",
+                label=f"paper: PoS lead at {str(at).upper()} ({gap['low']:.2f}–{gap['high']:.2f} pp)",
             )
         ax.set_xticks(range(len(lengths)), [x.upper() for x in lengths], fontsize=6)
         ax.set_title(backbone_label(p["backbone"]), fontsize=8)

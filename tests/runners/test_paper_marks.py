@@ -187,3 +187,208 @@ def test_wilson_over_episodes_at_one_trial_and_over_tasks_at_three():
         "with several trials per task n = tasks" in INTERVAL_LEGEND
         and "one trial per task n = episodes" in INTERVAL_LEGEND
     )
+
+
+# ---------------------------------------------------------------- the papers' claims
+def summary(method: str, backbone: str, bench: str, metrics: dict, tokens: dict | None = None, **kw: object):
+    """A cell summary of the full split (no subset mark) with these metrics."""
+    from runners.analysis.papers import paper_task_count
+    from runners.analysis.tables import CellSummary
+
+    n = paper_task_count(bench) or 1
+    return CellSummary(
+        cell=f"{method}__{backbone}__{bench}",
+        method=method,
+        backbone=backbone,
+        benchmark=bench,
+        scripted=False,
+        n_episodes=n,
+        n_tasks=n,
+        trials=1,
+        metrics=dict(metrics),
+        table_metrics=list(metrics),
+        tokens_by_role=tokens or {},
+        config={"backbone": {"name": backbone}, "benchmark": {"name": bench}},
+        **kw,
+    )
+
+
+def the_papers_numbers_as_cells(tmp_path) -> dict:
+    """Our cells holding exactly the paper's numbers (Tables 1–5 and PoS Table 1; Table 2's cost as
+    tokens per episode; LOCA 256K and the pooled Formal Reasoning curve made up so the claims hold)."""
+    from runners.analysis.papers import BACKBONE_LABELS, BENCHMARK_DOMAINS, METHOD_LABELS, reference_rows
+
+    inv_m = {v: k for k, v in METHOD_LABELS.items()} | {"Raw Trajectory": "full_context"}
+    inv_b = {v: k for k, v in BACKBONE_LABELS.items()}
+    inv_x = {v: k for k, v in BENCHMARK_DOMAINS.items()}
+    metrics: dict = {}
+    for r in reference_rows():
+        dom = r.get("domain") or r.get("benchmark")
+        if (
+            r.get("row_type", "result") != "result"
+            or not r.get("value")
+            or dom not in inv_x
+            or r["method"] not in inv_m
+        ):
+            continue
+        if r.get("table") not in ("Table 1", "Table 2", "Table 4", "Table 5") or r["backbone"] not in inv_b:
+            continue
+        key = (inv_m[r["method"]], inv_b[r["backbone"]], inv_x[dom])
+        name = "SR" if (key[2], r["metric"]) == ("alfworld", "task_success") else r["metric"]
+        metrics.setdefault(key, {}).setdefault(name, float(r["value"]))
+    for (m, b, x), ms in metrics.items():
+        if x == "loca":
+            ms["success_256k"] = 60.0 if m == "pos" else 50.0
+    # FlowState's pooled Formal Reasoning curve holds every subtask; the others lose depth
+    from tests.runners.test_paper import formal_cell
+
+    fn = collect(formal_cell(tmp_path, "flowstate", "memoryarena_math", {"a": [1]}).parent)[0].metric_fn
+    cells = {}
+    for key, ms in metrics.items():
+        m, b, x = key
+        eps = []
+        if x in ("memoryarena_math", "memoryarena_phys") and b == DS:
+            corr = [1, 1, 1] if m == "flowstate" else [1, 1, 0]
+            n = 40 if x == "memoryarena_math" else 20  # the full split: no subset mark
+            eps = [episode("c", f"{x}-t{i}", formal_scores(corr), {"agent": 1}) for i in range(n)]
+        tokens = None
+        if key == ("full_context", "qwen3_7_plus", "rca100"):
+            tokens = {"agent": 355_700 * 103}
+        if key == ("pos", "qwen3_7_plus", "rca100"):
+            tokens = {"agent": 281_200 * 103, "state": 1_000_000 * 103, "sentinel": (1_800_130 - 1_281_200) * 103}
+        cells[key] = summary(m, b, x, ms, tokens, episodes=eps, metric_fn=fn if eps else None)
+    return cells
+
+
+def test_every_claim_recomputed_on_the_papers_tables_gives_the_stated_number():
+    from runners.analysis.paper_claims import check
+
+    by = {c.claim.id: c for c in check(Cells([]))}
+    for cid, want in {
+        "fs-leads-8-of-9": "8 of 9",
+        "fs-shopping-ps-over-memory": "+11.78 pp",  # 42.89 − ReasoningBank 31.11
+        "fs-travel-ps-over-strongest": "+5.61 pp",  # 12.57 − Full Context on Qwen3.5 6.96
+        "fs-shopping-ps-backbones": "+17.55 to +21.78 pp",
+        "fs-relative-tokens": "28.3–56.3 % lower",  # Qwen −28.32, GPT −56.30 (means of the Table 5 token Δs)
+        "fs-headline-memoryarena": "+4.55 pp SR, -43.2 % tokens",
+        "fs-headline-tau": "+13.95 pp Pass1, -40.6 % tokens",
+        "fs-retail-action-acc": "-4.90 pp",
+        "fs-highest-nauc": "highest in 3 of 3",
+        "pos-best-everywhere": "best in 12 of 12",
+        "pos-ablations-lower": "24 of 24 lower",
+        "pos-total-tokens": "5.06×",
+        "pos-agent-tokens": "-20.9 %",
+    }.items():
+        assert by[cid].paper_value == want, cid
+    assert by["pos-256k-lead"].paper_value.startswith("not in the tables")  # the page gives the range only
+    assert all(c.verdict == "not computable" and c.missing for c in by.values())  # no cell of ours
+
+
+def test_every_claim_holds_on_the_papers_own_numbers_and_says_so(tmp_path):
+    from runners.analysis import paper_claims
+
+    cells = the_papers_numbers_as_cells(tmp_path)
+    got = {c.claim.id: c for c in paper_claims.check(Cells(list(cells.values())))}
+    assert {cid: c.verdict for cid, c in got.items() if c.verdict != "holds"} == {}
+    for cid in ("fs-leads-8-of-9", "fs-shopping-ps-over-memory", "fs-travel-ps-over-strongest", "pos-total-tokens"):
+        assert got[cid].ours == got[cid].paper_value  # the same computation on the same numbers
+    assert got["pos-256k-lead"].ours == "+10.00 pp"  # 60 − 50 on each backbone
+    assert got["fs-leads-8-of-9"].detail == "not led: memoryarena_math SR (to Full Context / GPT-5.6-terra)"
+    assert all(c.marks == "" for c in got.values())  # full splits, no recorded setting differs
+    md = paper_claims.claims_md(list(got.values()))
+    assert md.startswith("# The papers' claims, checked") and "14 hold, 0 do not hold, 0 not computable" in md
+    rows = read_csv(paper_claims.claims_csv(list(got.values())))
+    assert [r["id"] for r in rows] == [c.id for c in paper_claims.CLAIMS] and {r["verdict"] for r in rows} == {"holds"}
+
+
+@pytest.mark.parametrize(
+    "cid, change, ours",
+    [
+        # Mem0 at 50.00 PS on Shopping: FlowState 42.89 − 50.00
+        ("fs-shopping-ps-over-memory", {("mem0", DS, "memoryarena_shopping"): {"PS": 50.0}}, "-7.11 pp"),
+        # Full Context on Qwen3.5 Travel PS at 13.00: 12.57 − 13.00
+        (
+            "fs-travel-ps-over-strongest",
+            {("full_context", "qwen3_5_397b", "memoryarena_travel"): {"PS": 13.0}},
+            "-0.43 pp",
+        ),
+        # BM25 above FlowState on Shopping SR too: a second metric lost refutes "8 of 9"
+        ("fs-leads-8-of-9", {("bm25", DS, "memoryarena_shopping"): {"SR": 6.0}}, "7 of 9"),
+        # GPT FlowState Shopping PS 10 below its Full Context (GPT FC Shopping PS is 31.33 in Table 5)
+        ("fs-shopping-ps-backbones", {("flowstate", "gpt_5_6_terra", "memoryarena_shopping"): {"PS": 21.33}}, None),
+        # Qwen's FlowState spends as much as Full Context on every task: 0 % lower there
+        (
+            "fs-relative-tokens",
+            {
+                ("flowstate", "qwen3_5_397b", x): {"Tok": None}
+                for x in ("memoryarena_shopping", "memoryarena_math", "memoryarena_phys")
+            },
+            None,
+        ),
+        # an ablation above PoS once (GLM ClinDiag: w/o trapping 60 > PoS 52.15)
+        (
+            "pos-ablations-lower",
+            {("pos_no_trapping", "glm_5_3", "clindiag"): {"diagnosis_accuracy": 60.0}},
+            "23 of 24 lower",
+        ),
+        (
+            "pos-best-everywhere",
+            {("pace", "kimi_k3", "rca100"): {"joint_entity_type_accuracy": 51.46}},
+            "best in 11 of 12",
+        ),  # a tie is not best
+        ("pos-256k-lead", {("acon", "glm_5_3", "loca"): {"success_256k": 61.0}}, "-1.00 to +10.00 pp"),
+        ("fs-retail-action-acc", {("flowstate", DS, "tau_retail"): {"ActionAcc": 99.0}}, None),
+        # FlowState Shopping SR at −20 (5.33 in the paper): the mean ΔSR turns negative
+        ("fs-headline-memoryarena", {("flowstate", DS, "memoryarena_shopping"): {"SR": -20.0}}, None),
+        # FlowState on Airline spends 1,000 M tokens: pooled tokens above Full Context's
+        ("fs-headline-tau", {("flowstate", DS, "tau_airline"): {"Tok": 1000.0}}, None),
+        # Full Context's Shopping nAUC at 99: FlowState no longer highest there
+        ("fs-highest-nauc", {("full_context", DS, "memoryarena_shopping"): {"nAUC": 99.0}}, "highest in 2 of 3"),
+        # PoS's belief and sentinel calls cost nothing and its agent as much as Raw's: 1.00×, +0.0 %
+        ("pos-total-tokens", {("pos", "qwen3_7_plus", "rca100"): {"tokens": {"agent": 355_700 * 103}}}, "1.00×"),
+        ("pos-agent-tokens", {("pos", "qwen3_7_plus", "rca100"): {"tokens": {"agent": 355_700 * 103}}}, "+0.0 %"),
+    ],
+)
+def test_each_claim_fails_on_results_built_to_refute_it(tmp_path, cid, change, ours):
+    from runners.analysis import paper_claims
+
+    cells = the_papers_numbers_as_cells(tmp_path)
+    for key, ms in change.items():
+        for k, v in ms.items():
+            if k == "tokens":
+                cells[key].tokens_by_role = v
+            elif k == "Tok" and v is None:  # same tokens as Full Context on that backbone and task
+                cells[key].metrics["Tok"] = cells[("full_context", key[1], key[2])].metrics["Tok"]
+            else:
+                cells[key].metrics[k] = v
+    (got,) = [c for c in paper_claims.check(Cells(list(cells.values()))) if c.claim.id == cid]
+    assert got.verdict == "does not hold", (got.ours, got.detail)
+    if ours is not None:
+        assert got.ours == ours
+
+
+def test_a_claim_over_missing_cells_is_not_computable_and_lists_them_unless_refuted(tmp_path):
+    from runners.analysis import paper_claims
+
+    cells = the_papers_numbers_as_cells(tmp_path)
+    del cells[("reasoningbank", DS, "memoryarena_shopping")]
+    got = {c.claim.id: c for c in paper_claims.check(Cells(list(cells.values())))}
+    shop = got["fs-shopping-ps-over-memory"]
+    assert shop.verdict == "not computable" and shop.missing == ["ReasoningBank / DeepSeek-V4-Flash / Web Shopping"]
+    # one missing cell cannot rescue a claim of "every setting" that a present cell already refutes
+    cells[("pos_no_consistency", "kimi_k3", "alfworld")].metrics["SR"] = 99.0
+    del cells[("pos_no_trapping", "glm_5_3", "loca")]
+    got = {c.claim.id: c for c in paper_claims.check(Cells(list(cells.values())))}
+    assert got["pos-ablations-lower"].verdict == "does not hold"
+    assert "PoS w/o consistency validation / Kimi-K3 / alfworld" in got["pos-ablations-lower"].detail
+
+
+def test_a_claims_marks_are_those_of_the_cells_it_read(tmp_path):
+    from runners.analysis import paper_claims
+
+    cells = the_papers_numbers_as_cells(tmp_path)
+    c = cells[("mem0", DS, "memoryarena_shopping")]
+    c.config = {**c.config, "benchmark": {"name": "memoryarena_shopping", "params": {"data_dir": "fixtures"}}}
+    got = {x.claim.id: x for x in paper_claims.check(Cells(list(cells.values())))}
+    assert got["fs-shopping-ps-over-memory"].marks == "[fixture]"
+    assert got["fs-travel-ps-over-strongest"].marks == ""  # it never read the Shopping cell
