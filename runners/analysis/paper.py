@@ -161,7 +161,7 @@ def index_md(
         lines.append(f"| `{a.name}`: {a.title} | {a.status} | {files} | {what} |")
     if skipped:  # cells a sweep left out (runner.skip_unavailable=true): the partial artefacts above miss them
         lines += ["", "## Skipped cells", "", *skipped]
-    lines += ["", "## Headlines (computed the papers' way, beside the papers')", "", headlines_md(hs)]
+    lines += ["", "## Headlines (computed the papers' way, beside the papers')", "", headlines_md(hs, strict)]
     return "\n".join(lines) + "\n"
 
 

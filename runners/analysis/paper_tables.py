@@ -557,12 +557,20 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
     all_marks: list = []
     from runners.api import method_tokens
 
-    def per_ep(c: Any) -> dict[str, float]:
-        n = max(1, c.n_episodes)
+    def per_ep(c: Any) -> dict[str, float | None]:
+        """Mean tokens per counted episode; None for a cell with none (every episode errored): "–", not 0."""
+        n = c.n_episodes
         return {
-            "agent": sum(v for r, v in c.tokens_by_role.items() if r in agent_roles) / n,
-            "total": method_tokens(c.tokens_by_role) / n,
+            "agent": sum(v for r, v in c.tokens_by_role.items() if r in agent_roles) / n if n else None,
+            "total": method_tokens(c.tokens_by_role) / n if n else None,
         }
+
+    def k(v: float | None) -> str:
+        return f"{v / 1000:.1f}" if v is not None else "–"
+
+    def labels_of(c: Any) -> tuple[list[str], list[Any]]:
+        labs, marks = row_marks([c])
+        return (["[scripted]"] if c.scripted else []) + labs, marks  # as every other table prints it
 
     methods = [m for m in lay["methods"]] + sorted(
         {c.method for c in cells.all if c.benchmark in lay["benchmarks"]} - set(lay["methods"]) - {ref}
@@ -573,14 +581,14 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
             if r is None:
                 continue
             pr = per_ep(r)
-            labs, marks = row_marks([r])
+            labs, marks = labels_of(r)
             all_marks += marks
             rows.append(
                 TRow(
                     "ours",
                     method_label(lay=lay, m=ref) + "".join(" " + x for x in labs),
                     backbone_label(b),
-                    [domain_title(bench), f"{pr['agent'] / 1000:.1f}", "", f"{pr['total'] / 1000:.1f}", "1.00×"],
+                    [domain_title(bench), k(pr["agent"]), "", k(pr["total"]), "1.00×" if pr["total"] else "–"],
                 )
             )
             for m in methods:
@@ -588,11 +596,12 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
                 if c is None:
                     continue
                 pc = per_ep(c)
-                labs, marks = row_marks([c])
+                labs, marks = labels_of(c)
                 all_marks += marks
-                ch = 100.0 * (pc["agent"] / pr["agent"] - 1) if pr["agent"] else None
-                ratio = pc["total"] / pr["total"] if pr["total"] else None
-                found[(m, b, bench)] = {"agent_change_pct": ch, "total_ratio": ratio}
+                ch = 100.0 * (pc["agent"] / pr["agent"] - 1) if pr["agent"] and pc["agent"] is not None else None
+                ratio = pc["total"] / pr["total"] if pr["total"] and pc["total"] is not None else None
+                if ch is not None or ratio is not None:  # a cell with no counted episode produces nothing
+                    found[(m, b, bench)] = {"agent_change_pct": ch, "total_ratio": ratio}
                 rows.append(
                     TRow(
                         "ours",
@@ -600,9 +609,9 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
                         backbone_label(b),
                         [
                             domain_title(bench),
-                            f"{pc['agent'] / 1000:.1f}",
+                            k(pc["agent"]),
                             f"{ch:+.1f}" if ch is not None else "–",
-                            f"{pc['total'] / 1000:.1f}",
+                            k(pc["total"]),
                             f"{ratio:.2f}×" if ratio is not None else "–",
                         ],
                     )
@@ -684,6 +693,10 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
             ta = [paper_tok(a) for a, _ in pairs]
             tr = [paper_tok(r) for _, r in pairs]
             tok = (100.0 * (sum(ta) / sum(tr) - 1)) if all(t is not None for t in ta + tr) and sum(tr) else None  # type: ignore[arg-type]  # no None: checked by all()
+            labs, marks = _headline_marks([c for pair in pairs for c in pair])
+            if len(pairs) < len(h["benchmarks"]):  # the paper's figure is over every domain it names
+                labs.append(f"[{len(pairs)} of {len(h['benchmarks'])} domains]")
+            own = b == h["paper"].get("backbone", b)  # the paper reports its headline on this backbone only
             out.append(
                 {
                     "paper": "FlowState",
@@ -693,10 +706,13 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
                     "of": len(h["benchmarks"]),
                     "delta_pp": sum(ds) / len(ds) if ds else None,
                     "tokens_pct": tok,
-                    "paper_delta_pp": h["paper"]["delta_pp"],
-                    "paper_tokens_pct": h["paper"]["tokens_pct"],
+                    "paper_delta_pp": h["paper"]["delta_pp"] if own else None,
+                    "paper_tokens_pct": h["paper"]["tokens_pct"] if own else None,
+                    "paper_backbone": h["paper"].get("backbone"),
                     "metric": h["metric"],
                     "how": h["how"],
+                    "marks": labs,
+                    "mark_objects": marks,
                 }
             )
     p = spec.get("pos") or {}
@@ -708,6 +724,7 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
             if ours is None or ours.metrics.get(metric) is None or not base:
                 continue
             best_m, best = max(base, key=lambda mc: mc[1].metrics[metric])
+            labs, marks = _headline_marks([ours] + [c for _, c in base])  # "strongest" reads every baseline
             dom = BENCHMARK_DOMAINS.get(bench, bench)
             pm = cells.spec(bench, metric).paper or metric
             paper_pos = paper_lookup("PoS", b, dom, pm)
@@ -736,28 +753,43 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
                     "delta_pp": ours.metrics[metric] - best.metrics[metric],
                     "paper_delta_pp": float(paper_pos) - pb[1] if paper_pos and pb else None,
                     "paper_strongest": pb[0] if pb else None,
+                    "marks": labs,
+                    "mark_objects": marks,
                 }
             )
     return out
 
 
-def headlines_md(hs: list[dict[str, Any]]) -> str:
+def _headline_marks(cs: list[Any]) -> tuple[list[str], list[Any]]:
+    """The union of the marks of the cells a headline is computed from (`[scripted]` first)."""
+    labs, marks = row_marks(cs)
+    return (["[scripted]"] if any(c.scripted for c in cs) else []) + labs, marks
+
+
+def headlines_md(hs: list[dict[str, Any]], strict: bool = False) -> str:
+    """The headlines table: ours with the marks of every cell it is computed from, the paper's value
+    only beside the backbone the paper reports it for (with `strict`, not beside a marked one)."""
     if not hs:
         return (
             "No headline can be computed from these cells (FlowState: FlowState and Full Context on the same backbone; "
             "PoS: PoS and a baseline).\n"
         )
-    lines = ["| Paper | Headline | Backbone | Ours | Paper | How |", "|---|---|---|---|---|---|"]
+    lines = ["| Paper | Headline | Backbone | Ours | Marks | Paper | How |", "|---|---|---|---|---|---|---|"]
     for h in hs:
+        marks = " ".join(h.get("marks") or []) or "–"
+        hide = strict and bool(h.get("marks"))
         if h["paper"] == "FlowState":
             ours = (f"{h['delta_pp']:+.2f} pp {h['metric']}" if h["delta_pp"] is not None else "–") + (
                 f", {h['tokens_pct']:+.1f} % tokens" if h["tokens_pct"] is not None else ""
             )
-            if h["n_domains"] < h["of"]:
-                ours += f" ({h['n_domains']} of {h['of']} domains)"
-            paper = f"{h['paper_delta_pp']:+.2f} pp, {h['paper_tokens_pct']:+.1f} % tokens"
+            if h["paper_delta_pp"] is None:
+                paper = f"– (reported on {backbone_label(h.get('paper_backbone'))} only)"
+            elif hide:
+                paper = "– (--strict: our row is marked)"
+            else:
+                paper = f"{h['paper_delta_pp']:+.2f} pp, {h['paper_tokens_pct']:+.1f} % tokens"
             lines.append(
-                f"| FlowState | {h['name']} | {backbone_label(h['backbone'])} | {ours} | {paper} | {h['how']} |"
+                f"| FlowState | {h['name']} | {backbone_label(h['backbone'])} | {ours} | {marks} | {paper} | {h['how']} |"
             )
         else:
             pos_names = {"method_labels": {"full_context": "Raw Trajectory"}}
@@ -766,13 +798,20 @@ def headlines_md(hs: list[dict[str, Any]]) -> str:
                 f"({h['delta_pp']:+.2f} pp)"
             )
             paper = (
-                f"{h['paper_delta_pp']:+.2f} pp vs {method_label(h['paper_strongest'], pos_names)}"
-                if h["paper_delta_pp"] is not None
-                else "–"
+                "– (--strict: our row is marked)"
+                if hide and h["paper_delta_pp"] is not None
+                else (
+                    f"{h['paper_delta_pp']:+.2f} pp vs {method_label(h['paper_strongest'], pos_names)}"
+                    if h["paper_delta_pp"] is not None
+                    else "–"
+                )
             )
             lines.append(
                 f"| PoS | {h['name']}: PoS vs strongest baseline | {backbone_label(h['backbone'])} | {ours} | "
-                f"{paper} | "
+                f"{marks} | {paper} | "
                 "PoS minus the best of the baselines run on the same backbone |"
             )
+    notes = footnotes([m for h in hs for m in h.get("mark_objects") or []])
+    if notes:
+        lines += [""] + [f"- {n}" for n in notes]
     return "\n".join(lines) + "\n"

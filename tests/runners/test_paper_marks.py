@@ -392,3 +392,81 @@ def test_a_claims_marks_are_those_of_the_cells_it_read(tmp_path):
     got = {x.claim.id: x for x in paper_claims.check(Cells(list(cells.values())))}
     assert got["fs-shopping-ps-over-memory"].marks == "[fixture]"
     assert got["fs-travel-ps-over-strongest"].marks == ""  # it never read the Shopping cell
+
+
+# ---------------------------------------------------------------- headlines
+def _headline_pool(root: Path, backbone: str, **kw: object) -> None:
+    """FlowState and Full Context on Math and Physics (all 40 / 20 tasks): ΔSR +50 on Math, 0 on Physics."""
+    from tests.runners.test_paper import formal_cell
+
+    kw.setdefault("roles", FAITHFUL_ROLES)
+    for bench, n in (("memoryarena_math", 40), ("memoryarena_phys", 20)):
+        fc = {f"t{i}": ([1, 0] if i % 2 else [1, 1]) if bench == "memoryarena_math" else [1, 1] for i in range(n)}
+        fs = {f"t{i}": [1, 1] for i in range(n)}
+        formal_cell(root, "full_context", bench, fc, backbone=backbone, tokens=3000, **kw)
+        formal_cell(root, "flowstate", bench, fs, backbone=backbone, tokens=1000, **kw)
+
+
+def test_headline_marks_and_strict_on_a_marked_and_an_unmarked_pool(tmp_path):
+    from runners.analysis.paper_tables import headlines, headlines_md
+
+    _headline_pool(tmp_path / "clean", DS)
+    _headline_pool(tmp_path / "marked", DS, data_dir="fixtures")
+    (clean,) = [h for h in headlines(Cells(collect(tmp_path / "clean"))) if h["paper"] == "FlowState"]
+    # ΔSR: Math FC 50 % (odd tasks lose the last subtask), FS 100 % -> +50; Physics 0 -> mean +25
+    assert clean["delta_pp"] == pytest.approx(25.0) and clean["tokens_pct"] == pytest.approx(100 * (1 / 3 - 1))
+    assert clean["marks"] == ["[2 of 4 domains]"]  # the paper's figure is over four domains
+    (marked,) = [h for h in headlines(Cells(collect(tmp_path / "marked"))) if h["paper"] == "FlowState"]
+    assert marked["marks"] == ["[fixture]", "[2 of 4 domains]"]
+    line = next(ln for ln in headlines_md([marked]).splitlines() if ln.startswith("| FlowState"))
+    assert "| [fixture] [2 of 4 domains] |" in line and "+4.55 pp, -43.2 % tokens" in line  # shown, with its marks
+    strict = next(ln for ln in headlines_md([marked], strict=True).splitlines() if ln.startswith("| FlowState"))
+    assert "+4.55" not in strict and "--strict" in strict
+    assert any(ln.startswith("- [fixture]") for ln in headlines_md([marked]).splitlines())  # the marks' footnote
+    # an unmarked headline keeps the paper's value under --strict: the full four domains, faithful cells
+    full = dict(clean, marks=[], n_domains=4)
+    assert "+4.55 pp, -43.2 % tokens" in headlines_md([full], strict=True)
+
+
+def test_the_papers_headline_stands_only_beside_its_own_backbone(tmp_path):
+    from runners.analysis.paper_tables import headlines, headlines_md
+
+    for bb in (DS, "gpt_5_6_terra", "qwen3_5_397b"):
+        _headline_pool(tmp_path, bb)
+    hs = {h["backbone"]: h for h in headlines(Cells(collect(tmp_path))) if h["paper"] == "FlowState"}
+    assert hs[DS]["paper_delta_pp"] == 4.55 and hs[DS]["paper_tokens_pct"] == -43.2
+    for other in ("gpt_5_6_terra", "qwen3_5_397b"):
+        assert hs[other]["paper_delta_pp"] is None and hs[other]["paper_tokens_pct"] is None
+    md = headlines_md(list(hs.values()))
+    assert md.count("+4.55 pp") == 1
+    assert md.count("– (reported on DeepSeek-V4-Flash only)") == 2
+
+
+# ---------------------------------------------------------------- PoS Table 2
+def test_pos_table2_prints_a_dash_for_a_cell_whose_every_episode_errored_and_marks_scripted(tmp_path):
+    from runners.analysis.paper import build_cost
+
+    rca = {"success": 1, "entity_correct": 1, "type_correct": 1, "submitted": 1}
+    raw = write_cell(
+        tmp_path,
+        "full_context",
+        "qwen3_7_plus",
+        "rca100",
+        [episode("c", f"t{i}", rca, {"agent": 1000}) for i in range(2)],
+    )
+    m = json.loads((raw / "manifest.json").read_text())
+    m["scripted"] = True
+    (raw / "manifest.json").write_text(json.dumps(m))
+    write_cell(
+        tmp_path,
+        "pos",
+        "qwen3_7_plus",
+        "rca100",
+        [episode("c", f"t{i}", {}, {"agent": 500}, status="error", error="boom") for i in range(2)],
+    )
+    art = build_cost(layout("pos_table2"), Cells(collect(tmp_path)))
+    pos = next(r for r in art.table.rows if r.kind == "ours" and r.label.startswith("PoS"))
+    assert pos.cells == ["RCA-100", "–", "–", "–", "–"]  # not 0.0 | -100.0 | 0.00×
+    raw_row = next(r for r in art.table.rows if r.kind == "ours" and r.label.startswith("Raw Trajectory"))
+    assert raw_row.label.startswith("Raw Trajectory [scripted]") and raw_row.cells[1] == "1.0"
+    assert art.status == "not produced" and art.missing  # nothing comparable was measured
