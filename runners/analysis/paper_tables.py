@@ -789,7 +789,8 @@ def headlines_md(hs: list[dict[str, Any]], strict: bool = False) -> str:
             else:
                 paper = f"{h['paper_delta_pp']:+.2f} pp, {h['paper_tokens_pct']:+.1f} % tokens"
             lines.append(
-                f"| FlowState | {h['name']} | {backbone_label(h['backbone'])} | {ours} | {marks} | {paper} | {h['how']} |"
+                f"| FlowState | {h['name']} | {backbone_label(h['backbone'])} | {ours} | {marks} | {paper} | "
+                f"{h['how']} |"
             )
         else:
             pos_names = {"method_labels": {"full_context": "Raw Trajectory"}}
