@@ -223,6 +223,18 @@ class Table:
     header: list[str]
     rows: list[TRow]
     notes: list[str] = field(default_factory=list)
+    # Header rows above the metric row, as printed: each a list of (title, columns spanned) over the
+    # value columns (FlowState Table 1: the domains; "Formal Reasoning" over Math and Physics).
+    spans: list[list[tuple[str, int]]] = field(default_factory=list)
+    short: list[str] = field(default_factory=list)  # the metric row under `spans` (header without the domain)
+
+    def groups_of_columns(self) -> list[str]:
+        """The top spanning title of each value column ("" where there is none)."""
+        if len(self.spans) < 2:
+            return [""] * (len(self.header) - 2)
+        top = [t for t, n in self.spans[0] for _ in range(n)]
+        under = [t for t, n in self.spans[1] for _ in range(n)]
+        return [t if u else "" for t, u in zip(top, under)]  # only where a title spans several domains
 
 
 def _md_cell(text: str, style: str) -> str:
@@ -230,7 +242,9 @@ def _md_cell(text: str, style: str) -> str:
 
 
 def table_md(t: Table, title: str) -> str:
-    lines = [f"### {title}", "", "| " + " | ".join(t.header) + " |", "|" + "|".join("---" for _ in t.header) + "|"]
+    # markdown has one header row: a spanning title ("Formal Reasoning") prefixes the columns it spans
+    header = t.header[:2] + [f"{g}: {h}" if g else h for g, h in zip(t.groups_of_columns(), t.header[2:])]
+    lines = [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in t.header) + "|"]
     for r in t.rows:
         if r.kind == "group":
             lines.append("| " + " | ".join([f"*{r.label}*"] + [""] * (len(t.header) - 1)) + " |")
@@ -257,7 +271,17 @@ def table_csv(t: Table) -> str:
 
 def table_tex(t: Table, title: str) -> str:
     cols = "ll" + "r" * (len(t.header) - 2)
-    body = [" & ".join(tex_escape(h) for h in t.header) + r" \\", r"\midrule"]
+    body = []
+    for level in t.spans:  # spanning header rows with a rule under each titled span, as the papers print them
+        cells, rules, at = ["", ""], [], 3
+        for text, n in level:
+            cells.append(f"\\multicolumn{{{n}}}{{c}}{{{tex_escape(text)}}}" if text else " & ".join([""] * n))
+            if text:
+                rules.append(f"\\cmidrule(lr){{{at}-{at + n - 1}}}")
+            at += n
+        body += [" & ".join(cells) + r" \\", " ".join(rules)]
+    head = t.short if t.spans and t.short else t.header
+    body += [" & ".join(tex_escape(h) for h in head) + r" \\", r"\midrule"]
     for r in t.rows:
         if r.kind == "group":
             body.append(f"\\multicolumn{{{len(t.header)}}}{{l}}{{\\textit{{{tex_escape(r.label)}}}}} \\\\")
@@ -313,11 +337,45 @@ def _columns(lay: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
     return out
 
 
-def _header(lay: dict[str, Any], cols: list[tuple[dict[str, Any], str]], tok_unit: str) -> list[str]:
+def _spans(lay: dict[str, Any], cols: list[tuple[dict[str, Any], str]]) -> list[list[tuple[str, int]]]:
+    """The header rows above the metrics: the domain of each run of columns, and above it the
+    layout's `column_groups` (a title over several domains, e.g. Formal Reasoning = Math + Physics)."""
+    domains: list[tuple[str, int]] = []
+    for col, _ in cols:
+        title = domain_title(col["benchmark"])
+        if domains and domains[-1][0] == title:
+            domains[-1] = (title, domains[-1][1] + 1)
+        else:
+            domains.append((title, 1))
+    groups = lay.get("column_groups") or []
+    if not groups:
+        return [domains]
+    of = {b: g["title"] for g in groups for b in g["benchmarks"]}
+    top: list[tuple[str, int]] = []
+    second: list[tuple[str, int]] = []
+    for col, _ in cols:
+        g = of.get(col["benchmark"], "")
+        title = g or domain_title(col["benchmark"])
+        if top and top[-1][0] == title:
+            top[-1] = (title, top[-1][1] + 1)
+        else:
+            top.append((title, 1))
+        sub = domain_title(col["benchmark"]) if g else ""
+        if second and second[-1][0] == sub:
+            second[-1] = (sub, second[-1][1] + 1)
+        else:
+            second.append((sub, 1))
+    return [top, second]
+
+
+def _header(
+    lay: dict[str, Any], cols: list[tuple[dict[str, Any], str]], tok_unit: str, domain: bool = True
+) -> list[str]:
+    """The column titles: `<domain> <metric> (<unit>)`, or the metric alone under spanning rows."""
     h = ["Method", "Backbone"]
     for col, m in cols:
         unit = f" ({tok_unit})" if m == "Tok" else (" (k)" if m == TOK_PER_TASK else "")
-        h.append(f"{domain_title(col['benchmark'])} {metric_label(m, lay)}{unit}")
+        h.append((f"{domain_title(col['benchmark'])} " if domain else "") + f"{metric_label(m, lay)}{unit}")
     return h
 
 
@@ -355,6 +413,30 @@ def _best_styles(
             if v[j] is None:
                 continue
             r.styles[j] = "best" if v[j] == best else ("second" if v[j] == second else "")
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:  # "–", or a text that is no value
+        return None
+
+
+def _style(rows: list[TRow], cols: list[tuple[dict[str, Any], str]], cells: Cells, by_group: bool) -> None:
+    """Bold the best and underline the second of each performance column, as the papers do: among
+    our rows and, apart, among the `(paper)` rows; per backbone group where the table groups by
+    backbone (Table 5, PoS Table 1), else over the whole table. Token columns are not ranked."""
+    ranked = [j for j, (col, m) in enumerate(cols) if cells.spec(col["benchmark"], m).kind not in ("tokens", "cost")]
+    blocks: dict[tuple[str, str], list[TRow]] = {}
+    group = ""
+    for r in rows:
+        if r.kind == "group":
+            group = r.label
+        elif r.kind in ("ours", "paper"):
+            blocks.setdefault((group if by_group else "", r.kind), []).append(r)
+    for block in blocks.values():
+        vals = [[_number(c) if j in ranked else None for j, c in enumerate(r.cells)] for r in block]
+        _best_styles(block, vals, cols, cells)
 
 
 def _pair_test(
@@ -497,7 +579,7 @@ def build_table(
             row, marks = our_row(method, b)
             rows.append(row)
             all_marks += marks
-    _best_styles(our_rows, our_vals, cols, cells)
+    _style(rows, cols, cells, by_group=bool(lay.get("group_by_backbone")))
     for (row, j, _), adj in zip(tests, holm([t[2] for t in tests])):
         row.cells[j] += f" (p={adj:.2g}){significance_mark(adj)}"
     has_tok = any(m == "Tok" for _, m in cols)
@@ -517,7 +599,7 @@ def build_table(
     if tests:
         notes.append(SIGNIFICANCE_LEGEND)
     notes += footnotes(all_marks)
-    art.table = Table(_header(lay, cols, unit), rows, notes)
+    art.table = Table(_header(lay, cols, unit), rows, notes, _spans(lay, cols), _header(lay, cols, unit, False))
     # status: every layout row the paper reports × every column with a paper value needs a cell of ours
     missing, covered = [], 0
     for i, r in enumerate(lay_rows):

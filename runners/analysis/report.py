@@ -243,6 +243,8 @@ def paper_tab(summaries: list[Any]) -> dict[str, Any]:
         if a.table is not None and a.status != "not produced":
             item["table"] = {
                 "header": a.table.header,
+                "spans": a.table.spans,  # header rows above the metrics (domains; Formal Reasoning over two)
+                "short": a.table.short,
                 "notes": a.table.notes,
                 "rows": [
                     {"kind": r.kind, "label": r.label, "backbone": r.backbone, "cells": r.cells, "styles": r.styles}

@@ -470,3 +470,53 @@ def test_pos_table2_prints_a_dash_for_a_cell_whose_every_episode_errored_and_mar
     raw_row = next(r for r in art.table.rows if r.kind == "ours" and r.label.startswith("Raw Trajectory"))
     assert raw_row.label.startswith("Raw Trajectory [scripted]") and raw_row.cells[1] == "1.0"
     assert art.status == "not produced" and art.missing  # nothing comparable was measured
+
+
+# ---------------------------------------------------------------- layout as printed
+def test_table3_prints_travel_first_and_table1_spans_formal_reasoning_over_math_and_physics(tmp_path):
+    from runners.analysis.paper import build_table, table_md, table_tex
+
+    from tests.runners.test_paper import formal_cell
+
+    formal_cell(tmp_path, "flowstate", "memoryarena_math", {"a": [1]})
+    cells = Cells(collect(tmp_path))
+    t3 = build_table(layout("flowstate_table3"), cells, resamples=0).table
+    assert t3.header[2:4] == ["Travel SR", "Travel PS"] and t3.header.index("Travel SR") < t3.header.index(
+        "Web Shopping SR"
+    )  # the paper prints Group Travel first
+    t1 = build_table(layout("flowstate_table1"), cells, resamples=0).table
+    # 4 + 5 + 4 + 4 value columns: SR, PS, (sPS,) #Tok, Tok/task per domain
+    assert t1.spans == [
+        [("Web Shopping", 4), ("Travel", 5), ("Formal Reasoning", 8)],
+        [("", 9), ("Math", 4), ("Physics", 4)],
+    ]
+    assert t1.short[2:6] == ["SR", "PS", "#Tok (k)", "Tok/task (k)"]
+    tex = table_tex(t1, "t")
+    assert r"\multicolumn{8}{c}{Formal Reasoning}" in tex and r"\cmidrule(lr){12-19}" in tex
+    assert r"\multicolumn{4}{c}{Math} & \multicolumn{4}{c}{Physics}" in tex
+    md = table_md(t1, "t")
+    assert "| Formal Reasoning: Math SR |" in md and "| Web Shopping SR |" in md
+
+
+def test_bold_ranks_performance_per_backbone_group_and_the_papers_rows_apart(tmp_path):
+    from runners.analysis.paper import build_table
+
+    from tests.runners.test_paper import formal_cell
+
+    # Qwen: FlowState 100 > Full Context 0; DeepSeek: Full Context 100 > FlowState 0 (Math SR)
+    for bb, fs, fc in (("qwen3_5_397b", [1], [0]), (DS, [0], [1])):
+        formal_cell(tmp_path, "flowstate", "memoryarena_math", {"a": fs}, backbone=bb, tokens=100)
+        formal_cell(tmp_path, "full_context", "memoryarena_math", {"a": fc}, backbone=bb, tokens=900)
+    t = build_table(layout("flowstate_table5"), Cells(collect(tmp_path)), resamples=0).table
+    sr, tok = t.header.index("Math SR") - 2, t.header.index("Math #Tok (k)") - 2
+
+    def style(label, backbone):
+        return next(r for r in t.rows if r.label.startswith(label) and r.backbone == backbone).styles
+
+    assert style("FlowState [", "Qwen3.5-397B-A17B")[sr] == "best"  # best within the Qwen group
+    assert style("Full Context [", "DeepSeek-V4-Flash")[sr] == "best"  # and within the DeepSeek group
+    assert style("FlowState [", "DeepSeek-V4-Flash")[sr] == "second"
+    assert all(r.styles[tok] == "" for r in t.rows if r.kind in ("ours", "paper"))  # tokens are not ranked
+    # the paper's rows are ranked among themselves: Table 5 Qwen Math SR, FlowState 37.50 > Full Context 30.00
+    assert style("FlowState (paper)", "Qwen3.5-397B-A17B")[sr] == "best"
+    assert style("Full Context (paper)", "Qwen3.5-397B-A17B")[sr] == "second"

@@ -275,7 +275,10 @@
       });
       tb.appendChild(el('tr', { class: r.kind === 'ours' ? null : 'sub' }, el('td', null, r.label), el('td', null, r.backbone), cells));
     });
-    return el('table', null, el('thead', null, el('tr', null, t.header.map(h => el('th', null, h)))), tb);
+    const spans = (t.spans || []).map(level => el('tr', null, [el('th', { colspan: 2 }, '')].concat(
+      level.map(([text, n]) => el('th', { colspan: n, class: text ? 'span' : null }, text)))));
+    const head = spans.length && t.short && t.short.length ? t.short : t.header;
+    return el('table', null, el('thead', null, spans.concat([el('tr', null, head.map(h => el('th', null, h)))])), tb);
   }
   PAPER.artefacts.filter(a => a.status !== 'not produced').forEach(a => {
     const box = el('div', { class: 'paper-art', id: 'paper-' + a.name }, el('h2', null, a.title + ' (' + a.status + ')'));
