@@ -520,3 +520,20 @@ def test_bold_ranks_performance_per_backbone_group_and_the_papers_rows_apart(tmp
     # the paper's rows are ranked among themselves: Table 5 Qwen Math SR, FlowState 37.50 > Full Context 30.00
     assert style("FlowState (paper)", "Qwen3.5-397B-A17B")[sr] == "best"
     assert style("Full Context (paper)", "Qwen3.5-397B-A17B")[sr] == "second"
+
+
+def test_the_reports_paper_tab_carries_the_claims_and_the_spanning_header(tmp_path):
+    from runners.analysis.report import gather
+
+    from tests.runners.test_paper import formal_cell
+
+    formal_cell(tmp_path, "full_context", "memoryarena_math", {"a": [1, 0]})
+    formal_cell(tmp_path, "flowstate", "memoryarena_math", {"a": [1, 1]})
+    index, _ = gather(tmp_path)
+    claims = index["paper"]["claims"]
+    assert [c["id"] for c in claims][:2] == ["fs-leads-8-of-9", "fs-shopping-ps-over-memory"] and len(claims) == 14
+    assert all(c["verdict"] == "not computable" for c in claims)  # one domain of one table: nothing complete
+    lead = claims[0]
+    assert lead["paper_recomputed"] == "8 of 9" and "[subset 1/40]" in lead["marks"]
+    t1 = next(a for a in index["paper"]["artefacts"] if a["name"] == "flowstate_table1")["table"]
+    assert list(t1["spans"][0][-1]) == ["Formal Reasoning", 8]
