@@ -190,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
         "--strict",
         action="store_true",
         help="omit the (paper) row wherever our row differs from the paper's setting "
-        "([fixture], [subset n/N], [roles≠paper], [paraphrased], [mixed])",
+        "([fixture], [subset n/N], [roles≠paper], [paraphrased], [mixed], [sampling≠paper], [setting≠paper]), "
+        "the Δ (paper) row beside a Δ of marked rows and the paper's value beside a marked headline",
     )
     ap.add_argument(
         "--bootstrap",
