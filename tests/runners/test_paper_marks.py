@@ -537,3 +537,14 @@ def test_the_reports_paper_tab_carries_the_claims_and_the_spanning_header(tmp_pa
     assert lead["paper_recomputed"] == "8 of 9" and "[subset 1/40]" in lead["marks"]
     t1 = next(a for a in index["paper"]["artefacts"] if a["name"] == "flowstate_table1")["table"]
     assert list(t1["spans"][0][-1]) == ["Formal Reasoning", 8]
+
+
+def test_the_pos_presets_run_every_method_at_the_releases_temperature_on_every_backbone():
+    from tests.runners.test_roles import composed
+
+    for bb in ("qwen3_7_plus", "kimi_k3"):
+        _, cells = composed("experiment=pos_table1", f"backbone={bb}", "benchmark=alfworld")
+        assert {c.method.name for c in cells} >= {"full_context", "acon", "pos"}
+        for c in cells:
+            assert c.backbone.name == bb and c.backbone.sampling["temperature"] == 0, c.method.name
+            assert c.backbone.sampling["top_p"] == 1.0  # the rest of the backbone's settings stay
