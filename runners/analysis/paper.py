@@ -98,7 +98,7 @@ def write_all(
             a.files = drawn + [f"{a.name}.csv"]
     hs = headlines(Cells(cells_list))
     from runners.analysis import paper_claims
-    from runners.analysis.tables import skipped_note
+    from runners.analysis.cells import skipped_note
 
     claims = paper_claims.check(Cells(cells_list))
     atomic_write(out_dir / "claims.md", paper_claims.claims_md(claims, Path(root).name))
@@ -169,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    from runners.analysis.tables import collect
+    from runners.analysis.cells import collect
     from runners.config import ConfigError
     from runners.records.store import StoreError
 

@@ -84,7 +84,7 @@ class Reader:
             if v is None:
                 self.missing.append((m, b, x))
             return v
-        from runners.analysis.paper_tables import paper_tok
+        from runners.analysis.units import paper_tok
 
         c = self.cell(m, b, x)
         if c is None:

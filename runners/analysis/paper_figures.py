@@ -151,7 +151,7 @@ def tradeoff_point(
         vr = [r.metrics.get(m) for _, _, r in pairs]
         out[f"{method}_{m}"] = sum(va) / len(va) if all(v is not None for v in va) else None
         out[f"{baseline}_{m}"] = sum(vr) / len(vr) if all(v is not None for v in vr) else None
-    from runners.analysis.paper_tables import paper_tok
+    from runners.analysis.units import paper_tok
 
     rel = [ta / tr for _, a, r in pairs if (ta := paper_tok(a)) and (tr := paper_tok(r))]
     out["relative_tokens"] = sum(rel) / len(rel) if rel and len(rel) == len(pairs) else None

@@ -15,7 +15,7 @@ from runners.analysis import paper_figures
 from runners.analysis.fidelity import cell_marks
 from runners.analysis.paper import Cells, layout
 from runners.analysis.stats import INTERVAL_LEGEND, rate_interval, wilson_interval
-from runners.analysis.tables import collect
+from runners.analysis.cells import collect
 from tests.runners.paper_helpers import episode, formal_scores, health_step, write_cell
 
 FAITHFUL_ROLES = {"judge": {"name": "gpt_5_mini"}, "tool": {"name": "gpt_5_mini"}}
@@ -193,7 +193,7 @@ def test_wilson_over_episodes_at_one_trial_and_over_tasks_at_three():
 def summary(method: str, backbone: str, bench: str, metrics: dict, tokens: dict | None = None, **kw: object):
     """A cell summary of the full split (no subset mark) with these metrics."""
     from runners.analysis.papers import paper_task_count
-    from runners.analysis.tables import CellSummary
+    from runners.analysis.cells import CellSummary
 
     n = paper_task_count(bench) or 1
     return CellSummary(
