@@ -402,6 +402,27 @@ def _best_styles(
             r.styles[j] = "best" if v[j] == best else ("second" if v[j] == second else "")
 
 
+NAME_UNCERTAIN = "[name uncertain]"
+NAME_UNCERTAIN_NOTE = (
+    "[name uncertain]: the paper's method name for this (paper) row was lost in text extraction and is restored "
+    "with low confidence (FlowState Table 4's two unnamed Memory System rows, labelled BM25 and ReasoningBank, may "
+    "be swapped); treat the comparison as unverified (runners/reference/README.md)"
+)
+
+
+def uncertain_name(paper_method: str, lay: dict[str, Any]) -> bool:
+    """Whether the reference rows of this layout's table name `paper_method` with low confidence
+    (`name_status: restored_uncertain`)."""
+    from runners.analysis.papers import reference_rows
+
+    table = str(lay.get("title", "")).split(":")[0]
+    return any(
+        r.get("name_status") == "restored_uncertain" and r["method"] == paper_method and r.get("table") == table
+        for r in reference_rows()
+        if r.get("paper") == lay.get("paper")
+    )
+
+
 def _number(text: str) -> float | None:
     try:
         return float(text)
@@ -469,6 +490,7 @@ def build_table(
     our_vals: list[list[float | None]] = []
     all_marks: list = []
     tests: list[tuple[TRow, int, float | None]] = []
+    uncertain: set[str] = set()  # the paper's method names restored with low confidence, shown
     group = None
 
     def our_row(method: str, backbone: str) -> tuple[TRow, list]:
@@ -498,6 +520,9 @@ def build_table(
         if all(p == "–" for p in paper) or (strict and marks):
             return []
         label = f"{method_label(lay=lay, m=r['method'])} (paper)"
+        if uncertain_name(METHOD_LABELS.get(r["method"], r["method"]), lay):
+            label += f" {NAME_UNCERTAIN}"
+            uncertain.add(METHOD_LABELS.get(r["method"], r["method"]))
         return [TRow("paper", label, backbone_label(r.get("paper_backbone")), paper, [""] * len(cols))]
 
     def delta_row(method: str, backbone: str) -> TRow | None:
@@ -528,20 +553,31 @@ def build_table(
         if r.get("group") and r.get("group") != group:
             group = r["group"]
             rows.append(TRow("group", group))
-        for b in attach[i]:
+        # the (paper) row stands only beside our row of the paper's backbone; our rows on other backbones
+        # follow it without one (the table keeps the paper's shape where we did not run its backbone)
+        mine = [b for b in attach[i] if b == r.get("paper_backbone")]
+        for b in mine:
             row, marks = our_row(r["method"], b)
             rows.append(row)
             all_marks += marks
             rows += paper_row(r, marks)
-        if not attach[i]:
+        if not mine:
             rows += paper_row(r, [])
+        for b in attach[i]:
+            if b not in mine:
+                row, marks = our_row(r["method"], b)
+                rows.append(row)
+                all_marks += marks
         if delta and r["method"] == delta.get("method"):
             for b in attach[i]:
                 d = delta_row(r["method"], b)
                 if d:
                     rows.append(d)
+            pb = r.get("paper_backbone")
+            feeding = [c for c in relevant if c.method in (r["method"], delta.get("against")) and c.backbone == pb]
+            marked = bool(row_marks(feeding)[0]) or any(c.scripted for c in feeding)
             pd = [paper_text(r, col, m, scale, "delta_vs_full_context", cells) for col, m in cols if m != TOK_PER_TASK]
-            if any(pd):
+            if any(pd) and not (strict and marked):  # --strict: no Δ (paper) beside a Δ of marked rows
                 texts = []
                 for col, m in cols:
                     v = paper_text(r, col, "Tok" if m == TOK_PER_TASK else m, scale, "delta_vs_full_context", cells)
@@ -575,6 +611,8 @@ def build_table(
     if tests:
         notes.append(SIGNIFICANCE_LEGEND)
     notes += footnotes(all_marks)
+    if uncertain:
+        notes.append(NAME_UNCERTAIN_NOTE + " (" + ", ".join(sorted(uncertain)) + ")")
     art.table = Table(_header(lay, cols, unit), rows, notes, _spans(lay, cols), _header(lay, cols, unit, False))
     # status: every layout row the paper reports × every column with a paper value needs a cell of ours
     missing, covered = [], 0

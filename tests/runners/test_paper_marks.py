@@ -548,3 +548,103 @@ def test_the_pos_presets_run_every_method_at_the_releases_temperature_on_every_b
         for c in cells:
             assert c.backbone.name == bb and c.backbone.sampling["temperature"] == 0, c.method.name
             assert c.backbone.sampling["top_p"] == 1.0  # the rest of the backbone's settings stay
+
+
+# ---------------------------------------------------------------- (paper) rows: backbone, names, --strict
+def test_a_paper_row_stands_only_beside_ours_of_the_same_backbone(tmp_path):
+    from runners.analysis.paper import build_table
+
+    from tests.runners.test_paper import formal_cell
+
+    # Table 5's FlowState cells on GPT-5.6-terra and Qwen3.5 pooled into Table 3 (whose FlowState row is DeepSeek's)
+    for bb in ("gpt_5_6_terra", "qwen3_5_397b"):
+        write_cell(
+            tmp_path / "t5",
+            "flowstate",
+            bb,
+            "memoryarena_shopping",
+            [episode("c", "s", {"steps": [{"match": True, "reward": 1.0}], "subtask_correct": [1]}, {"agent": 1})],
+        )
+    t = build_table(layout("flowstate_table3"), Cells(collect(tmp_path / "t5")), resamples=0).table
+    fs = [
+        (r.kind, r.label.split(" [")[0], r.backbone)
+        for r in t.rows
+        if r.kind != "group" and r.label.startswith("FlowState") and "w/o" not in r.label
+    ]
+    assert fs == [
+        ("paper", "FlowState (paper)", "DeepSeek-V4-Flash"),  # the paper's row alone, the paper's shape
+        ("ours", "FlowState", "GPT-5.6-terra"),  # ours on other backbones: no (paper) row beside them
+        ("ours", "FlowState", "Qwen3.5-397B-A17B"),
+    ]
+    # with DeepSeek run too, its (paper) row follows it directly
+    formal_cell(tmp_path / "t5", "flowstate", "memoryarena_math", {"a": [1]})  # not a Table 3 cell: no change
+    write_cell(
+        tmp_path / "t5",
+        "flowstate",
+        DS,
+        "memoryarena_shopping",
+        [episode("c", "s", {"steps": [{"match": True, "reward": 1.0}], "subtask_correct": [1]}, {"agent": 1})],
+    )
+    t = build_table(layout("flowstate_table3"), Cells(collect(tmp_path / "t5")), resamples=0).table
+    fs = [
+        (r.kind, r.backbone)
+        for r in t.rows
+        if r.kind != "group" and r.label.startswith("FlowState") and "w/o" not in r.label
+    ]
+    assert fs == [
+        ("ours", "DeepSeek-V4-Flash"),
+        ("paper", "DeepSeek-V4-Flash"),
+        ("ours", "GPT-5.6-terra"),
+        ("ours", "Qwen3.5-397B-A17B"),
+    ]
+
+
+def test_table4s_uncertain_names_are_marked_on_the_papers_rows(tmp_path):
+    from runners.analysis.paper import build_table
+
+    from tests.runners.test_paper import formal_cell
+
+    formal_cell(tmp_path, "flowstate", "memoryarena_math", {"a": [1]})
+    formal_cell(tmp_path, "flowstate", "memoryarena_phys", {"a": [1]})
+    t4 = build_table(layout("flowstate_table4"), Cells(collect(tmp_path)), resamples=0).table
+    labels = [r.label for r in t4.rows if r.kind == "paper"]
+    assert "BM25 (paper) [name uncertain]" in labels and "ReasoningBank (paper) [name uncertain]" in labels
+    assert "Mem0 (paper)" in labels and "FlowState (paper)" in labels  # names the paper prints
+    assert any(n.startswith("[name uncertain]") and "(BM25, ReasoningBank)" in n for n in t4.notes)
+    t1 = build_table(layout("flowstate_table1"), Cells(collect(tmp_path)), resamples=0).table
+    assert "BM25 (paper)" in [r.label for r in t1.rows]  # Table 1's names are restored from the prose, checked
+
+
+def test_strict_drops_the_papers_delta_beside_a_delta_of_marked_rows(tmp_path):
+    from runners.analysis.paper import build_table
+
+    from tests.runners.test_paper import formal_cell
+
+    for root, kw in ((tmp_path / "marked", {"data_dir": "fixtures"}), (tmp_path / "clean", {})):
+        for m, corr in (("full_context", [1, 0]), ("flowstate", [1, 1])):
+            formal_cell(root, m, "memoryarena_math", {f"t{i}": corr for i in range(40)}, **kw)
+    for root, strict, want in (
+        (tmp_path / "marked", False, True),
+        (tmp_path / "marked", True, False),  # our Δ comes from [fixture] rows: no Δ (paper) beside it
+        (tmp_path / "clean", True, True),
+    ):
+        t = build_table(layout("flowstate_table1"), Cells(collect(root)), strict=strict, resamples=0).table
+        assert any(r.kind == "paper_delta" for r in t.rows) is want, (root.name, strict)
+        assert any(r.kind == "delta" for r in t.rows)  # ours stays
+
+
+def test_the_tables_print_the_interval_the_legend_describes_at_three_trials(tmp_path):
+    from runners.analysis.tables import INTERVAL_NOTE, build_tables
+
+    # 3 tasks × 3 trials, 6 of 9 episodes succeed (task a 3/3, b 2/3, c 1/3)
+    eps = [
+        episode("c", t, formal_scores([ok]), {"agent": 1}, trial=k)
+        for t, oks in (("a", [1, 1, 1]), ("b", [1, 1, 0]), ("c", [1, 0, 0]))
+        for k, ok in enumerate(oks)
+    ]
+    d = write_cell(tmp_path, "full_context", DS, "memoryarena_math", eps, roles=FAITHFUL_ROLES)
+    patch_config(d, trials=3)
+    header, rows, _ = build_tables(collect(tmp_path), "full_context", resamples=50)
+    sr = header.index("memoryarena_math:SR")
+    assert rows[0][sr] == "66.67 [20.77, 93.85]"  # Wilson(2, 3), not Wilson(6, 9) = [35.42, 87.94]
+    assert "with several trials per task n = tasks" in INTERVAL_NOTE  # the legend under every table
