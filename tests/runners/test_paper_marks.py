@@ -542,12 +542,10 @@ def test_the_reports_paper_tab_carries_the_claims_and_the_spanning_header(tmp_pa
 def test_the_pos_presets_run_every_method_at_the_releases_temperature_on_every_backbone():
     from tests.runners.test_roles import composed
 
-    for bb in ("qwen3_7_plus", "kimi_k3"):
-        _, cells = composed("experiment=pos_table1", f"backbone={bb}", "benchmark=alfworld")
-        assert {c.method.name for c in cells} >= {"full_context", "acon", "pos"}
-        for c in cells:
-            assert c.backbone.name == bb and c.backbone.sampling["temperature"] == 0, c.method.name
-            assert c.backbone.sampling["top_p"] == 1.0  # the rest of the backbone's settings stay
+    for bb, method in (("qwen3_7_plus", "full_context"), ("kimi_k3", "acon")):  # a baseline on two backbones
+        _, (c,) = composed("experiment=pos_table1", f"backbone={bb}", "benchmark=alfworld", f"method={method}")
+        assert c.backbone.name == bb and c.backbone.sampling["temperature"] == 0  # not the backbone config's 0.1
+        assert c.backbone.sampling["top_p"] == 1.0  # the rest of the backbone's settings stay
 
 
 # ---------------------------------------------------------------- (paper) rows: backbone, names, --strict
