@@ -512,6 +512,8 @@ def _trapping(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
         for xx, v in zip(xs, vals):
             if v is None:  # not run: a gap with its label, never a bar at 0
                 a1.text(xx, 2, NOT_RUN, rotation=90, ha="center", va="bottom", fontsize=5, color="0.45")
+            elif v == 0:  # ran, a true 0: said, since a bar of height 0 is invisible
+                a1.text(xx, 1, "0", ha="center", va="bottom", fontsize=5)
     a1.set_xticks(
         [i + width * (len(benches) - 1) / 2 for i in range(len(backbones))],
         [backbone_label(b) for b in backbones],
@@ -660,6 +662,8 @@ def _recovery(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
             if r[key] is None:  # ours not run / the paper gives no number: a labelled gap, never a bar at 0
                 what = NOT_RUN if not key.startswith("paper") else "no paper value"
                 ax.text(i + off * w, 2, what, rotation=90, ha="center", va="bottom", fontsize=5, color="0.45")
+            elif r[key] == 0:  # a true 0, said, since a bar of height 0 is invisible
+                ax.text(i + off * w, 1, "0", ha="center", va="bottom", fontsize=5)
     ax.set_xticks(list(range(len(rows))), labels, fontsize=6)
     ax.set_ylabel("final performance (%)", fontsize=7)
     ax.tick_params(labelsize=7)
