@@ -176,25 +176,41 @@ def _above_all(mine: float | None, others: list[tuple[Any, float | None]]) -> tu
     return True, None
 
 
+@dataclass
+class Tally:
+    """Settings where ours is above every other (`won`), beaten by a present one (`lost`, said how),
+    or open (a cell missing): the count claims ("8 of 9", "in every domain", "12 of 12")."""
+
+    won: int = 0
+    lost: list[str] = field(default_factory=list)
+    open: int = 0
+
+    def add(self, ok: bool | None, lost_as: str) -> None:
+        if ok:
+            self.won += 1
+        elif ok is False:
+            self.lost.append(lost_as)
+        else:
+            self.open += 1
+
+    def value(self, prefix: str = "") -> str:
+        return f"{prefix}{self.won} of {self.won + len(self.lost)}" + (
+            f" ({self.open} not computable)" if self.open else ""
+        )
+
+
 # ---------------------------------------------------------------- FlowState
 def leads_table1(r: Reader) -> Result:
-    leads, lost, open_ = 0, [], 0
+    t = Tally()
     for x, metrics in MA_METRICS.items():
         for metric in metrics:
-            fs = r.get("flowstate", DS, x, metric)
             others = [(mb, r.get(*mb, x, metric)) for mb in TABLE1_ROWS if _paper(*mb, x, metric) is not None]
-            ok, by = _above_all(fs, others)
-            if ok:
-                leads += 1
-            elif ok is False:
-                lost.append(f"{x} {metric} (to {METHOD_LABELS[by[0]]} / {BACKBONE_LABELS[by[1]]})")
-            else:
-                open_ += 1
-    value = f"{leads} of {leads + len(lost)}" + (f" ({open_} not computable)" if open_ else "")
-    detail = "not led: " + ", ".join(lost) if lost else ""
-    if len(lost) > 1:  # "8 of 9" is refuted by a second metric lost, whatever is missing
-        return Result(value, False, detail)
-    return Result(value, None if open_ else leads >= 8, detail)
+            ok, by = _above_all(r.get("flowstate", DS, x, metric), others)
+            t.add(ok, f"{x} {metric} (to {METHOD_LABELS[by[0]]} / {BACKBONE_LABELS[by[1]]})" if by else "")
+    detail = "not led: " + ", ".join(t.lost) if t.lost else ""
+    if len(t.lost) > 1:  # "8 of 9" is refuted by a second metric lost, whatever is missing
+        return Result(t.value(), False, detail)
+    return Result(t.value(), None if t.open else t.won >= 8, detail)
 
 
 def over_strongest_memory(x: str) -> Callable[[Reader], Result]:
@@ -293,19 +309,13 @@ def highest_nauc(r: Reader) -> Result:
         "formal_reasoning": "Formal Reasoning",
     }
     methods = ["full_context", "reasoningbank", "bm25", "mem0", "zipact", "zipact_bm25"]
-    wins, lost, open_ = 0, [], 0
+    t = Tally()
     for x, title in domains.items():
         ok, by = _above_all(_nauc(r, "flowstate", x), [(m, _nauc(r, m, x)) for m in methods])
-        if ok:
-            wins += 1
-        elif ok is False:
-            lost.append(f"{title} (to {METHOD_LABELS[by]})")
-        else:
-            open_ += 1
-    value = f"highest in {wins} of {wins + len(lost)}" + (f" ({open_} not computable)" if open_ else "")
-    if lost:
-        return Result(value, False, "not highest: " + ", ".join(lost))
-    return Result(value, None if open_ else True)
+        t.add(ok, f"{title} (to {METHOD_LABELS[by]})" if by else "")
+    if t.lost:
+        return Result(t.value("highest in "), False, "not highest: " + ", ".join(t.lost))
+    return Result(t.value("highest in "), None if t.open else True)
 
 
 def _nauc(r: Reader, m: str, x: str) -> float | None:
@@ -331,21 +341,15 @@ def _nauc(r: Reader, m: str, x: str) -> float | None:
 
 # ---------------------------------------------------------------- PoS
 def pos_best_everywhere(r: Reader) -> Result:
-    wins, lost, open_ = 0, [], 0
+    t = Tally()
     for b in POS_BACKBONES:
         for x, metric in POS_BENCH.items():
             others = [(m, r.get(m, b, x, metric)) for m in POS_BASELINES + POS_ABLATIONS]
             ok, by = _above_all(r.get("pos", b, x, metric), others)
-            if ok:
-                wins += 1
-            elif ok is False:
-                lost.append(f"{BACKBONE_LABELS[b]} {x} (to {METHOD_LABELS[by]})")
-            else:
-                open_ += 1
-    value = f"best in {wins} of {wins + len(lost)}" + (f" ({open_} not computable)" if open_ else "")
-    if lost:
-        return Result(value, False, "not best: " + ", ".join(lost))
-    return Result(value, None if open_ else True)
+            t.add(ok, f"{BACKBONE_LABELS[b]} {x} (to {METHOD_LABELS[by]})" if by else "")
+    if t.lost:
+        return Result(t.value("best in "), False, "not best: " + ", ".join(t.lost))
+    return Result(t.value("best in "), None if t.open else True)
 
 
 def ablations_lower_everywhere(r: Reader) -> Result:

@@ -554,42 +554,30 @@ def test_a_paper_row_stands_only_beside_ours_of_the_same_backbone(tmp_path):
 
     from tests.runners.test_paper import formal_cell
 
+    def shopping(bb: str) -> None:
+        scores = {"steps": [{"match": True, "reward": 1.0}], "subtask_correct": [1]}
+        write_cell(tmp_path, "flowstate", bb, "memoryarena_shopping", [episode("c", "s", scores, {"agent": 1})])
+
+    def flowstate_rows() -> list[tuple[str, str]]:
+        t = build_table(layout("flowstate_table3"), Cells(collect(tmp_path)), resamples=0).table
+        return [
+            (r.kind, r.backbone)
+            for r in t.rows
+            if r.kind != "group" and r.label.startswith("FlowState") and "w/o" not in r.label
+        ]
+
     # Table 5's FlowState cells on GPT-5.6-terra and Qwen3.5 pooled into Table 3 (whose FlowState row is DeepSeek's)
-    for bb in ("gpt_5_6_terra", "qwen3_5_397b"):
-        write_cell(
-            tmp_path / "t5",
-            "flowstate",
-            bb,
-            "memoryarena_shopping",
-            [episode("c", "s", {"steps": [{"match": True, "reward": 1.0}], "subtask_correct": [1]}, {"agent": 1})],
-        )
-    t = build_table(layout("flowstate_table3"), Cells(collect(tmp_path / "t5")), resamples=0).table
-    fs = [
-        (r.kind, r.label.split(" [")[0], r.backbone)
-        for r in t.rows
-        if r.kind != "group" and r.label.startswith("FlowState") and "w/o" not in r.label
-    ]
-    assert fs == [
-        ("paper", "FlowState (paper)", "DeepSeek-V4-Flash"),  # the paper's row alone, the paper's shape
-        ("ours", "FlowState", "GPT-5.6-terra"),  # ours on other backbones: no (paper) row beside them
-        ("ours", "FlowState", "Qwen3.5-397B-A17B"),
+    shopping("gpt_5_6_terra")
+    shopping("qwen3_5_397b")
+    assert flowstate_rows() == [
+        ("paper", "DeepSeek-V4-Flash"),  # the paper's row alone, the paper's shape
+        ("ours", "GPT-5.6-terra"),  # ours on other backbones: no (paper) row beside them
+        ("ours", "Qwen3.5-397B-A17B"),
     ]
     # with DeepSeek run too, its (paper) row follows it directly
-    formal_cell(tmp_path / "t5", "flowstate", "memoryarena_math", {"a": [1]})  # not a Table 3 cell: no change
-    write_cell(
-        tmp_path / "t5",
-        "flowstate",
-        DS,
-        "memoryarena_shopping",
-        [episode("c", "s", {"steps": [{"match": True, "reward": 1.0}], "subtask_correct": [1]}, {"agent": 1})],
-    )
-    t = build_table(layout("flowstate_table3"), Cells(collect(tmp_path / "t5")), resamples=0).table
-    fs = [
-        (r.kind, r.backbone)
-        for r in t.rows
-        if r.kind != "group" and r.label.startswith("FlowState") and "w/o" not in r.label
-    ]
-    assert fs == [
+    formal_cell(tmp_path, "flowstate", "memoryarena_math", {"a": [1]})  # not a Table 3 cell: no change
+    shopping(DS)
+    assert flowstate_rows() == [
         ("ours", "DeepSeek-V4-Flash"),
         ("paper", "DeepSeek-V4-Flash"),
         ("ours", "GPT-5.6-terra"),
