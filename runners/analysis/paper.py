@@ -7,10 +7,13 @@ Each artefact's layout (rows, groups, order, labels, which cells feed it, column
 
 - tables (`kind: table`): the paper's rows in its order and groups, our row for each layout row
   we ran (on the paper's backbone, or on the researcher's own backbone: attached to the first
-  layout row of that method), the paper's value below it in our unit (`(paper)` row; omitted with
-  `strict` where our row carries a fidelity mark, runners.analysis.fidelity), the paper's Δ row
-  after ours, best **bold** and second underlined among our rows, and every other method run on
-  the same benchmarks as extra rows. Pooled columns (`pool:`) recompute the benchmark's metrics
+  layout row of that method), the paper's value in our unit below our row of the paper's backbone
+  only (`(paper)` row; omitted with `strict` where our row carries a fidelity mark,
+  runners.analysis.fidelity; `[name uncertain]` where the paper's name for the row was restored
+  with low confidence), the paper's Δ row after ours (omitted with `strict` beside a Δ of marked
+  rows), best **bold** and second underlined per performance column (among ours, and apart among
+  the paper's; per backbone group where the table groups by backbone), header rows spanning their
+  columns (`column_groups`), and every other method run on the same benchmarks as extra rows. Pooled columns (`pool:`) recompute the benchmark's metrics
   over the episodes of several cells (FlowState Table 4's Formal Reasoning = Math + Physics tasks).
   A `Tok/task` column (thousands per episode) sets our mean beside the paper's total / its tasks.
 - `kind: cost` (PoS Table 2), and the figures (`fig_*`, runners/analysis/paper_figures.py), each

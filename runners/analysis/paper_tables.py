@@ -604,7 +604,9 @@ def build_table(
             if has_tok
             else ""
         )
-        + ". **Best** and <u>second</u> among our rows."
+        + ". **Best** and <u>second</u> per performance column (not #Tok)"
+        + (", per backbone group" if lay.get("group_by_backbone") else "")
+        + ": among our rows, and apart among the (paper) rows as the paper marks them."
     ]
     if any("Tok_no_tool" in c.metrics for c in relevant):
         notes.append(PAPER_TOK_NOTE)
