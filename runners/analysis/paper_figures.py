@@ -2,11 +2,12 @@
 
 - `fig_tradeoff` (FlowState Fig. 3): per backbone, SR and PS averaged with equal weights over the
   layout's tasks against token use relative to Full Context of the same backbone (Tok_FS / Tok_FC
-  per task, then averaged); hollow marker = Full Context (x = 1), filled = FlowState, a dashed arrow
-  between them; the paper's points (Table 5) in grey where the backbone is one of the paper's.
+  per task, then averaged); hollow marker = Full Context (x = 1), filled with a red edge =
+  FlowState, a dashed arrow between them; the paper's points (Table 5) as squares on a dotted line
+  in the same backbone's colour.
 - `fig_depth` (FlowState Fig. 4): Acc_k against k, one panel per domain (a pooled domain recomputes
-  Acc_k over the episodes of all its cells), a curve per (method, backbone); FlowState's value
-  annotated at the last depth.
+  Acc_k over the episodes of all its cells), a curve per (method, backbone), FlowState the thick
+  red one with its value annotated at the last depth. The paper prints no per-depth numbers.
 - `fig_trapping` (PoS Fig. 3 left/middle): trapping incidence per backbone and benchmark (share of
   PoS episodes with at least one trap) and the shares of the diagnosed patterns (Static / Cycle /
   Drift / unmatched) over trap events per benchmark. A trap event is a step whose logged health is
@@ -16,7 +17,14 @@
   benchmark, ours beside the page's (hatched).
 - `fig_context` (PoS Fig. 4): LOCA success per environment-description length (the `length` LOCA
   records per episode; metrics `success_<length>`), one panel per backbone, PoS against the
-  strongest baseline (highest overall LOCA success among the baselines run on that backbone).
+  strongest baseline (highest overall LOCA success among the baselines run on that backbone), with
+  the page's only number, the 256K lead, as a band above our strongest baseline.
+
+Every figure draws a cell we did not run as a labelled gap ("not run", never a bar or point at 0),
+states the marks of the cells it draws under its axes (runners.analysis.fidelity), keeps its legend
+outside the axes, is at most the papers' text width wide, and ships its numbers as
+`<figure>.csv` (`figure_csv`: one row per point, ours and the paper's, empty where not run, a
+`marks` column).
 
 `build` returns an Artefact whose `data` holds every number drawn (tests check them by hand) and,
 with matplotlib, the Figure itself (tests check panels, curves and labels before saving)."""
