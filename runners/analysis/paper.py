@@ -13,8 +13,9 @@ Each artefact's layout (rows, groups, order, labels, which cells feed it, column
   with low confidence), the paper's Δ row after ours (omitted with `strict` beside a Δ of marked
   rows), best **bold** and second underlined per performance column (among ours, and apart among
   the paper's; per backbone group where the table groups by backbone), header rows spanning their
-  columns (`column_groups`), and every other method run on the same benchmarks as extra rows. Pooled columns (`pool:`) recompute the benchmark's metrics
-  over the episodes of several cells (FlowState Table 4's Formal Reasoning = Math + Physics tasks).
+  columns (`column_groups`), and every other method run on the same benchmarks as extra rows.
+  Pooled columns (`pool:`) recompute the benchmark's metrics over the episodes of several cells
+  (FlowState Table 4's Formal Reasoning = Math + Physics tasks).
   A `Tok/task` column (thousands per episode) sets our mean beside the paper's total / its tasks.
 - `kind: cost` (PoS Table 2), and the figures (`fig_*`, runners/analysis/paper_figures.py), each
   with `<figure>.csv`: the numbers drawn, ours beside the paper's, with the marks of each point.
