@@ -17,8 +17,9 @@ judge on another model or with paraphrased prompts never reads as a match:
 - `[sampling≠paper]`: the agent's request settings (the backbone's `sampling`, overridden by the
   method's per-role `sampling.agent`) differ from what the paper fixes for that benchmark (FlowState
   B.5: temperature 0.1, top_p 1.0, 32,768 completion tokens; PoS's release configs: temperature 0);
-- `[setting≠paper]`: another recorded setting the paper fixes differs (PoS: the step cap of each
-  benchmark, one run per case). The paper's settings are data: labels.yaml `paper_settings`.
+- `[setting≠paper]`: another recorded setting the paper fixes differs (PoS: the step cap, actions
+  per turn, tool uses and observation cap of each benchmark; one run per case). The paper's
+  settings are data: labels.yaml `paper_settings`.
 
 `--strict` drops the `(paper)` row wherever one of these applies.
 """
@@ -47,7 +48,8 @@ FOOTNOTES = {
     "paraphrased": "[paraphrased]: some prompts ran on the project's own wording (pinned upstream text unavailable)",
     "mixed": "[mixed]: the episodes of the cell ran on different text sources (per-episode text fingerprints differ)",
     "sampling": "[sampling≠paper]: the agent's request settings differ from the paper's",
-    "setting": "[setting≠paper]: a setting the paper fixes (step cap, trials) differs from the paper's",
+    "setting": "[setting≠paper]: a setting the paper fixes (step cap, actions per turn, observation cap, trials) "
+    "differs from the paper's",
 }
 MARK_CODES = tuple(FOOTNOTES)  # the order marks print in
 

@@ -155,6 +155,20 @@ def test_pos_runs_are_held_to_the_release_settings(tmp_path):
     assert labels == ["[sampling≠paper]", "[setting≠paper]"]
     detail = next(m.detail for m in cell_marks(cells["full_context"]) if m.code == "setting")
     assert "benchmark.max_steps=30 (paper: 50)" in detail
+    # RCA-100 with a 4,000-character observation cap (the release: 20,000) and three trials (the release: one)
+    rca = {"success": 1, "entity_correct": 1, "type_correct": 1, "submitted": 1}
+    d = write_cell(
+        tmp_path / "rca",
+        "pos",
+        "qwen3_7_plus",
+        "rca100",
+        [episode("c", f"t{i}", rca, {"agent": 1}, trial=k) for i in range(103) for k in range(3)],
+        params={"observation_max_chars": 4000, "max_steps": 50},
+    )
+    patch_config(d, trials=3)
+    (m,) = cell_marks(collect(tmp_path / "rca")[0])
+    assert m.label == "[setting≠paper]"
+    assert m.detail.endswith("benchmark.observation_max_chars=4000 (paper: 20000), trials=3 (paper: 1)")
 
 
 # ---------------------------------------------------------------- the interval legend
