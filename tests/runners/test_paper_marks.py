@@ -648,3 +648,19 @@ def test_the_tables_print_the_interval_the_legend_describes_at_three_trials(tmp_
     sr = header.index("memoryarena_math:SR")
     assert rows[0][sr] == "66.67 [20.77, 93.85]"  # Wilson(2, 3), not Wilson(6, 9) = [35.42, 87.94]
     assert "with several trials per task n = tasks" in INTERVAL_NOTE  # the legend under every table
+
+
+def test_figure_csvs_and_claims_are_written_without_matplotlib(tmp_path, monkeypatch):
+    from runners.analysis import paper
+
+    from tests.runners.test_paper import formal_cell
+
+    formal_cell(tmp_path, "flowstate", "memoryarena_math", {"a": [1, 0]})
+    monkeypatch.setattr(paper_figures, "figures_available", lambda: False)
+    paper.write_all(tmp_path, collect(tmp_path), resamples=0)
+    out = tmp_path / "paper"
+    assert not (out / "flowstate_fig4.png").exists()
+    rows = read_csv((out / "flowstate_fig4.csv").read_text())
+    formal = [r for r in rows if r["panel"] == "Formal Reasoning" and r["series"] == "FlowState"]
+    assert [(r["k"], r["ours"]) for r in formal] == [("1", "100.0000"), ("2", "0.0000")]
+    assert (out / "claims.md").is_file() and "[claims.md](claims.md)" in (out / "index.md").read_text()
