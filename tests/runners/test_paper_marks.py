@@ -307,7 +307,7 @@ def test_every_claim_holds_on_the_papers_own_numbers_and_says_so(tmp_path):
     for cid in ("fs-leads-8-of-9", "fs-shopping-ps-over-memory", "fs-travel-ps-over-strongest", "pos-total-tokens"):
         assert got[cid].ours == got[cid].paper_value  # the same computation on the same numbers
     assert got["pos-256k-lead"].ours == "+10.00 pp"  # 60 − 50 on each backbone
-    assert got["fs-leads-8-of-9"].detail == "not led: memoryarena_math SR (to Full Context / GPT-5.6-terra)"
+    assert got["fs-leads-8-of-9"].detail == "not led: Math SR (to Full Context / GPT-5.6-terra)"
     assert all(c.marks == "" for c in got.values())  # full splits, no recorded setting differs
     md = paper_claims.claims_md(list(got.values()))
     assert md.startswith("# The papers' claims, checked") and "14 hold, 0 do not hold, 0 not computable" in md
@@ -394,7 +394,7 @@ def test_a_claim_over_missing_cells_is_not_computable_and_lists_them_unless_refu
     del cells[("pos_no_trapping", "glm_5_3", "loca")]
     got = {c.claim.id: c for c in paper_claims.check(Cells(list(cells.values())))}
     assert got["pos-ablations-lower"].verdict == "does not hold"
-    assert "PoS w/o consistency validation / Kimi-K3 / alfworld" in got["pos-ablations-lower"].detail
+    assert "PoS w/o consistency validation / Kimi-K3 / ALFWorld" in got["pos-ablations-lower"].detail
 
 
 def test_a_claims_marks_are_those_of_the_cells_it_read(tmp_path):
