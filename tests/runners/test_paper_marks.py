@@ -20,6 +20,7 @@ from tests.runners.paper_helpers import episode, formal_scores, health_step, wri
 
 FAITHFUL_ROLES = {"judge": {"name": "gpt_5_mini"}, "tool": {"name": "gpt_5_mini"}}
 DS = "deepseek_v4_flash"
+REPO_DOCS = Path(__file__).resolve().parents[2] / "docs"
 WON = {"success": 1, "task_type": "pick_and_place_simple"}
 LOST = {"success": 0, "task_type": "pick_and_place_simple"}
 
@@ -664,3 +665,55 @@ def test_figure_csvs_and_claims_are_written_without_matplotlib(tmp_path, monkeyp
     formal = [r for r in rows if r["panel"] == "Formal Reasoning" and r["series"] == "FlowState"]
     assert [(r["k"], r["ours"]) for r in formal] == [("1", "100.0000"), ("2", "0.0000")]
     assert (out / "claims.md").is_file() and "[claims.md](claims.md)" in (out / "index.md").read_text()
+
+
+# ---------------------------------------------------------------- every artefact completable from its presets
+def _preset_cells(preset: str, backbone: str | None = None, methods: list[str] | None = None) -> list:
+    """One full-split cell summary per (method, backbone, benchmark) a preset's grid runs (read from
+    conf/experiment/<preset>.yaml: its grid and its backbone override; `backbone=` as on the command line)."""
+    import itertools
+
+    import yaml
+
+    from runners.analysis.papers import REFERENCE_DIR
+
+    raw = yaml.safe_load((REFERENCE_DIR.parents[1] / "conf" / "experiment" / f"{preset}.yaml").read_text())
+    grid = raw["experiment"]["grid"]
+    default = next((d["override /backbone"] for d in raw.get("defaults", []) if "override /backbone" in d), None)
+    backbones = grid.get("backbone") or [backbone or default]
+    return [
+        summary(m, b, x, {}) for m, b, x in itertools.product(methods or grid["method"], backbones, grid["benchmark"])
+    ]
+
+
+@pytest.mark.parametrize(
+    "artefact, runs",
+    [
+        (
+            "flowstate_table1",
+            [("flowstate_table1", None), ("flowstate_table5_backbones", None), ("flowstate_table1_backbones", None)],
+        ),
+        ("flowstate_table2", [("flowstate_table2_tau", None)]),
+        ("flowstate_table3", [("flowstate_table3_ablation", None)]),
+        ("flowstate_table4", [("flowstate_table1", None)]),
+        ("flowstate_table5", [("flowstate_table5_backbones", None)]),
+        ("pos_table1", [("pos_table1", b) for b in ("qwen3_7_plus", "kimi_k3", "glm_5_3")]),
+    ],
+)
+def test_every_table_is_completed_by_the_presets_the_docs_name(artefact, runs):
+    from runners.analysis.paper import build_table
+
+    cells = [c for preset, bb in runs for c in _preset_cells(preset, bb)]
+    art = build_table(layout(artefact), Cells(cells), resamples=0)
+    assert art.status == "produced", art.missing
+    doc = (REPO_DOCS / "reproducing.md").read_text()
+    for preset, _ in runs:
+        assert f"experiment={preset}" in doc
+
+
+def test_table1_without_the_travel_preset_misses_exactly_the_cell_it_runs():
+    from runners.analysis.paper import build_table
+
+    cells = _preset_cells("flowstate_table1") + _preset_cells("flowstate_table5_backbones")
+    art = build_table(layout("flowstate_table1"), Cells(cells), resamples=0)
+    assert art.missing == ["Full Context / Qwen3.5-397B-A17B / Travel"]  # what flowstate_table1_backbones runs
