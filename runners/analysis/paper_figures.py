@@ -212,7 +212,7 @@ def _tradeoff(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
         o, pp = ours_by.get(b) or {}, paper_by.get(b) or {}
         for m in metrics:
             for who in (base, method):
-                marks, _ = marks_of([cells.get(who, b, x) for x in (o.get("tasks") or [])])
+                marks = marks_of([cells.get(who, b, x) for x in o["tasks"]])[0] if o else NOT_RUN
                 rows.append(
                     {
                         "figure": art.name,

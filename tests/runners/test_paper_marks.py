@@ -717,3 +717,20 @@ def test_table1_without_the_travel_preset_misses_exactly_the_cell_it_runs():
     cells = _preset_cells("flowstate_table1") + _preset_cells("flowstate_table5_backbones")
     art = build_table(layout("flowstate_table1"), Cells(cells), resamples=0)
     assert art.missing == ["Full Context / Qwen3.5-397B-A17B / Travel"]  # what flowstate_table1_backbones runs
+
+
+def test_fig3_csv_keeps_the_papers_points_of_a_backbone_we_did_not_run(tmp_path):
+    from tests.runners.test_paper import formal_cell
+
+    for m in ("full_context", "flowstate"):
+        for bench in ("memoryarena_math", "memoryarena_phys"):
+            formal_cell(tmp_path, m, bench, {"a": [1]}, backbone="qwen3_5_397b")
+    art = paper_figures.build(layout("flowstate_fig3"), Cells(collect(tmp_path)), draw=False)
+    rows = read_csv(paper_figures.figure_csv(art))
+    gpt = [r for r in rows if r["backbone"] == "GPT-5.6-terra" and r["panel"] == "SR"]
+    assert [(r["series"], r["ours"], r["marks"]) for r in gpt] == [
+        ("Full Context", "", "not run"),
+        ("FlowState", "", "not run"),
+    ]
+    # the paper's GPT point from Table 5: SR means over Shopping, Math, Physics (FC 0.00, 42.50, 50.00)
+    assert gpt[0]["paper"] == f"{(0.0 + 42.5 + 50.0) / 3:.4f}"
