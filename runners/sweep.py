@@ -146,8 +146,9 @@ def print_report(reports: list[Any], wall: float, out: TextIO | None = None, bud
     if garbage:
         print(
             f"warning: {garbage} model call(s) got unusable usage from the endpoint (a count that is not a "
-            "non-negative whole number); their tokens are estimated (source: estimated) and each call's `hygiene` "
-            "says what was sent.",
+            "non-negative whole number, or above what the call can have: more prompt tokens than the request had "
+            "bytes, more completion tokens than its limit); their tokens are estimated (source: estimated), the "
+            "budget counts the estimate, and each call's `hygiene` says what was sent.",
             file=out,
         )
     redacted = sum(getattr(r, "redacted", 0) for r in reports)

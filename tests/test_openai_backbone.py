@@ -502,3 +502,36 @@ async def test_secret_echoed_in_a_successful_reply_is_redacted():
 async def test_reply_without_secrets_is_untouched(srv):
     c = await make(srv).complete(MSGS, role="agent")
     assert not c.hygiene and c.text.startswith("reply ")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"prompt_tokens": 2**63 - 1, "completion_tokens": 2},
+        {"prompt_tokens": 10**26, "completion_tokens": 2},
+        {"prompt_tokens": 5, "completion_tokens": 10**9},
+        {"prompt_tokens": 5, "completion_tokens": 2, "completion_tokens_details": {"reasoning_tokens": 2**70}},
+    ],
+)
+async def test_usage_beyond_what_the_call_can_have_is_estimated(raw):
+    """A count above the call's bound (more prompt tokens than the request had bytes, more
+    completion tokens than its limit, anything above MAX_CALL_TOKENS) is treated as missing."""
+    with FakeOpenAI(usage=lambda body, text: raw) as s:
+        c = await make(s).complete(MSGS, role="agent", max_tokens=64)
+    assert c.usage.source == "estimated" and c.usage == estimate_usage(MSGS, c.text)
+    assert any(h.startswith("usage: unusable usage") for h in c.hygiene)
+
+
+async def test_usage_within_the_request_bounds_is_believed():
+    raw = {"prompt_tokens": 200, "completion_tokens": 64}  # a few hundred bytes sent, max_tokens 64
+    with FakeOpenAI(usage=lambda body, text: raw) as s:
+        c = await make(s).complete(MSGS, role="agent", max_tokens=64)
+    assert c.usage.source == "api" and c.usage.prompt_tokens == 200 and not c.hygiene
+
+
+def test_a_stored_count_beyond_64_bits_reads_back():
+    """orjson reads an integer beyond 64 bits as a float: the record's usage still validates."""
+    from runners.records.store import _field_problem, _record
+
+    r = _record(b'{"task_id": "t", "trial": 0, "usage_by_role": {"agent": {"prompt_tokens": 27670116110564327421}}}')
+    assert _field_problem(r) is None
