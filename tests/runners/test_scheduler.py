@@ -250,8 +250,11 @@ def test_budget_spends_in_fair_order_so_every_cell_ran_the_same_tasks(tmp_path):
             sorted(x["task_id"] for x in read_jsonl(tmp_path / f"run{k}" / c.cell_name / "episodes.jsonl")[0])
             for c in cfgs
         ]
-        assert ran[0] == ran[1] == sorted(order[: len(ran[0])]), (share, ran)  # the same tasks, the first ones
-        assert s.budget_reached and (s.spent <= share * ref.spent or len(ran[0]) == 1)  # round 1 runs whole
+        if ran != [order[:1], []]:  # else: nothing was known about costs; the first episode ran alone, and
+            # the budget left could not cover the round (a resume with more budget gives the other cell task 1)
+            assert ran[0] == ran[1] == sorted(order[: len(ran[0])]), (share, ran)  # the same tasks, the first ones
+        # a round starts only when it fits; a call is refused at the cap (concurrency 1: one call over at most)
+        assert s.budget_reached and s.spent <= share * ref.spent + ref.spent / 6, (share, s.spent)
         partial += 0 < len(ran[0]) < len(order)
     assert partial >= 1  # some budget stopped the run part-way with work done in both cells
 
