@@ -224,6 +224,21 @@ class RunnerCfg(_Strict):
         ge=0,
         description="before the sweep, wait at most this long for every endpoint to accept a connection (0: no check)",
     )
+    check_access: bool = Field(
+        True,
+        description="before any episode, check each endpoint's key and model (GET /models, else a 1-token "
+        "request; runners/access.py) and refuse a 401/403/404 with its fix",
+    )
+    prune: Literal["failed"] | None = Field(
+        None,
+        description="failed: before the run, move aside the cells that never finished an episode because of a "
+        "configuration error (runners/prune.py)",
+    )
+    prices_file: str | None = Field(
+        None,
+        description="YAML mapping a model (or backbone) name to {input, cached_input, output} USD per 1M tokens; "
+        "applied to every backbone it names (runners/config.py apply_prices_file)",
+    )
     fresh: bool = Field(
         False,
         description="re-run every cell from scratch, moving old results to <experiment>/.superseded/, "

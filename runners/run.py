@@ -174,6 +174,10 @@ class BackbonePool:
         assert self.cache is not None  # open_cache raised otherwise
         return CachedBackbone(inner, self.cache, trial, seed, read=not fresh)
 
+    def built(self) -> list[tuple[str, Backbone]]:
+        """(config JSON, backbone) of every backbone built so far."""
+        return list(self._by_key.items())
+
     def endpoints(self) -> dict[str, list[str]]:
         """base_url (as the client sees it, no credentials) → names of the backbones that call it."""
         out: dict[str, list[str]] = {}
@@ -1154,6 +1158,10 @@ async def run_all(
     try:
         if check_endpoints:
             await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
+            if first.runner.check_access:  # a refused key or an unknown model fails here (runners/access.py)
+                from runners.access import check_access
+
+                await check_access(pool)
         if n_proc > 1:  # worker processes, each its share of every cell; this process shows and counts
             await pool.aclose()
             return await run_processes([p.cfg for p in prepared], root, display, n_proc)

@@ -111,6 +111,7 @@ class LoopbackServer:
             raise ValueError(f"fault_rate must be in [0, 1], got {fault_rate}")
         self.seed, self.fault_rate, self.faults = seed, fault_rate, tuple(faults)
         self.mode: Any = None
+        self.models: list[str] | None = None  # what GET /models lists (None: the server's own model name)
         self._port = port
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -120,6 +121,9 @@ class LoopbackServer:
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         raise NotImplementedError
+
+    def listed_models(self) -> list[str]:
+        return list(self.models) if self.models is not None else [str(getattr(self, "model", "chaos-model"))]
 
     def enqueue(self, *kinds: Any) -> None:
         """Force the outcomes of the next requests, in arrival order (before `mode` and the draw)."""
@@ -213,6 +217,23 @@ class LoopbackHandler(BaseHTTPRequestHandler):
     def post(self, body: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    server_of: Any = None  # the LoopbackServer (set by the subclass' factory) whose models GET /models lists
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        """GET /…/models as OpenAI-compatible servers answer it (the harness checks the key and the
+        model with it before any work): the listed models, or the `mode` status when it is 401/403
+        (a refused key refuses every route; the body echoes the Authorization header)."""
+        srv = self.server_of
+        if srv is None or not self.path.rstrip("/").endswith("/models"):
+            self.send(404, error_body(f"no route {self.path}", "not_found"))
+            return
+        if srv.mode in (401, 403):
+            got = self.headers.get("Authorization")
+            self.send(int(srv.mode), error_body(f"fake error {srv.mode}; got {got}", "fake_error"))
+            return
+        data = [{"id": m, "object": "model", "owned_by": "loopback"} for m in srv.listed_models()]
+        self.send(200, json.dumps({"object": "list", "data": data}).encode())
+
 
 class ChaosServer(LoopbackServer):
     def __init__(
@@ -285,6 +306,8 @@ class ChaosServer(LoopbackServer):
 
 def _handler(srv: ChaosServer) -> type[BaseHTTPRequestHandler]:
     class Handler(LoopbackHandler):
+        server_of = srv
+
         def post(self, body: dict[str, Any]) -> None:
             srv.auth_headers.add(self.headers.get("Authorization") or "")
             kind = str(srv.decide(request_key(body.get("messages"))))
