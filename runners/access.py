@@ -45,7 +45,11 @@ def _listed(body: bytes) -> list[str] | None:
     try:
         data = json.loads(body)
         items = data.get("data") if isinstance(data, dict) else None
-        return [str(m.get("id")) for m in items if isinstance(m, dict) and m.get("id")] if isinstance(items, list) else None
+        return (
+            [str(m.get("id")) for m in items if isinstance(m, dict) and m.get("id")]
+            if isinstance(items, list)
+            else None
+        )
     except (ValueError, UnicodeDecodeError):
         return None
 
@@ -83,9 +87,12 @@ async def check_backbone(b: Any, key_env: str | None, timeout_s: float = 20.0) -
     if status in (401, 403):
         return f"{where}: the endpoint refused the key (HTTP {status}: {said(body)}). {key_fix}"
     text = said(body)
-    if status == 404 or (status in (400, 422) and "model" in text.lower() and any(m in text.lower() for m in MODEL_MISSING)):
+    if status == 404 or (
+        status in (400, 422) and "model" in text.lower() and any(m in text.lower() for m in MODEL_MISSING)
+    ):
         names = (
-            f"; the endpoint lists: {', '.join(listed[:LISTED])}" + (f" (+{len(listed) - LISTED} more)" if len(listed) > LISTED else "")
+            f"; the endpoint lists: {', '.join(listed[:LISTED])}"
+            + (f" (+{len(listed) - LISTED} more)" if len(listed) > LISTED else "")
             if listed
             else ""
         )

@@ -541,6 +541,10 @@ def run_cells(
     t0 = time.perf_counter()
     try:
         check_output_dir(root)
+        if cells[0].runner.prune == "failed":  # failed tries moved aside before the run (runners/prune.py)
+            from runners.prune import prune_failed, report
+
+            report(prune_failed(root))
         apply_budget(cells, root)
         if sweep_dir:
             _move_sweep_files(sweep_dir, root)

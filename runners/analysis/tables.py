@@ -566,15 +566,25 @@ def _grid_order(cells: list[CellSummary]) -> Callable[[CellSummary], tuple[Any, 
 
 
 def collect(
-    root: Path, cell_names: set[str] | None = None, methods: set[str] | None = None, benchmarks: set[str] | None = None
+    root: Path,
+    cell_names: set[str] | None = None,
+    methods: set[str] | None = None,
+    benchmarks: set[str] | None = None,
+    hide_failed: bool = True,
 ) -> list[CellSummary]:
+    """The cells of the experiment folder `root`; `hide_failed`: without the failed tries (cells
+    that never finished an episode because of a configuration error, runners/prune.py)."""
+    from runners.prune import failed_cells
+
     if not root.is_dir():
         raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
+    hidden = failed_cells(root) if hide_failed else {}
     cells = [
         summarize(d)
         for d in sorted(
             p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")
         )
+        if d.name not in hidden
     ]
     _served_models(cells)
     cells.sort(key=_grid_order(cells))  # the preset's (or command line's) order of methods, backbones, benchmarks
@@ -939,7 +949,9 @@ def _aggregate_dir(
             atomic_write(tdir / "summary.md", hit["md"] + _live_section(root, _sweep_cells(root)) + "\n")
         else:
             everything = collect(root)
-            orphans = orphan_cells(root)
+            from runners.prune import hidden_notes
+
+            orphans = orphan_cells(root) + hidden_notes(root)  # failed tries are listed under the table
             warnings = [f"warning: {o}" for o in orphans] + [
                 f"warning: {c.cell}: {n}" for c in everything for n in c.set_aside
             ]

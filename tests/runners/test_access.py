@@ -53,3 +53,26 @@ def test_a_listed_model_and_a_good_key_cost_no_request(tmp_path):
         p = run_sweep(tmp_path, *ARGS, "backbone.model=qwen3-8b", env=env(srv))
     assert p.returncode == 0, p.stderr[-3000:]
     assert cells_written(tmp_path)
+
+
+def test_failed_tries_are_hidden_from_the_tables_and_pruned(tmp_path):
+    """A cell whose every episode ended on a 401 (a run from before the check, or a key revoked
+    at the start) is hidden from the tables, listed under them with the command that removes it,
+    and `runner.prune=failed` moves it to .superseded/ (nothing deleted)."""
+    exp = tmp_path / "access"
+    with FakeOpenAI(react_responder) as srv:
+        srv.mode = 401
+        bad = run_sweep(tmp_path, *ARGS, "backbone.model=qwen3-8b", "runner.check_access=false", env=env(srv))
+        assert bad.returncode == 3
+        failed = [d.parent.name for d in cells_written(exp)]
+        assert len(failed) == 1
+        srv.mode = None
+        good = run_sweep(tmp_path, *ARGS, "backbone.model=fake-model", env=env(srv))
+        assert good.returncode == 0, good.stderr[-3000:]
+        table = good.stdout[good.stdout.index("### Results") :]
+        assert "qwen3-8b" not in table.split("\n\n")[1]  # not a row of the table
+        assert f"{failed[0]}: hidden from the tables" in table and "python -m runners.prune" in table
+        pruned = run_sweep(tmp_path, *ARGS, "backbone.model=fake-model", "runner.prune=failed", env=env(srv))
+    assert pruned.returncode == 0 and f"pruned {failed[0]}" in pruned.stdout
+    assert not (exp / failed[0]).exists() and list((exp / ".superseded" / failed[0]).rglob("errors.jsonl"))
+    assert "hidden from the tables" not in pruned.stdout
