@@ -109,8 +109,13 @@ class BackboneCfg(_Strict):
     @field_validator("prices")
     @classmethod
     def _prices(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
-        if v is None:
-            return None
+        if v is None or (isinstance(v, dict) and all(x is None for x in v.values())):
+            return None  # no price (the shipped configs' {input: null, ...}: backbone.prices.input=… sets one)
+        if isinstance(v, dict) and (v.get("input") is None or v.get("output") is None):
+            raise ValueError(
+                "prices need both input and output (USD per 1M tokens; cached_input defaults to input): "
+                "backbone.prices.input=<USD> backbone.prices.output=<USD>"
+            )
         from runners.cost import Prices
 
         return Prices.model_validate(v).model_dump()  # ValueError names the bad or missing field
@@ -496,6 +501,51 @@ def resolve_roles(cfg: "CellConfig", given: dict[str, Any]) -> RolesCfg:
     return RolesCfg(**out, origin=origin)
 
 
+def read_prices_file(path: str) -> dict[str, dict[str, Any]]:
+    """`runner.prices_file`: a YAML mapping of model or backbone names to prices, e.g.
+
+        deepseek-v4-flash: {input: 0.27, cached_input: 0.07, output: 1.10, source: "list price, 2026-05"}
+        gpt_5_6_terra: {input: 1.25, output: 10.0}
+
+    (USD per 1M tokens; cached_input defaults to input; `source` is shown by runner.plan=true)."""
+    import yaml
+
+    from runners.cost import Prices
+
+    p = Path(os.path.expandvars(path)).expanduser()
+    try:
+        data = yaml.safe_load(p.read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(f"runner.prices_file {p} cannot be read ({type(e).__name__}: {e}); fix the path or the YAML")
+    if not isinstance(data, dict):
+        raise ConfigError(f"runner.prices_file {p}: expected a mapping of model or backbone names to prices")
+    out = {}
+    for name, v in data.items():
+        try:
+            entry = dict(v)
+            source = entry.pop("source", None)
+            out[str(name)] = {"prices": Prices.model_validate(entry).model_dump(), "source": source}
+        except (TypeError, ValueError) as e:
+            raise ConfigError(
+                f"runner.prices_file {p}: entry '{name}' is not {{input, cached_input, output}} in USD per 1M tokens "
+                f"({e})"
+            ) from None
+    return out
+
+
+def apply_prices_file(cfg: "CellConfig", path: str) -> None:
+    """Price every backbone of the cell that has no prices (in its config or on the command line,
+    which win) from `runner.prices_file`, by model name, else by backbone name."""
+    table = read_prices_file(path)
+    for b in (cfg.backbone, *(x for _, x in cfg.roles.items())):
+        if b is None or b.prices is not None:
+            continue
+        entry = table.get(b.model) or table.get(b.name)
+        if entry:
+            b.prices = entry["prices"]
+            b.prices_source = entry["source"] or f"runner.prices_file {path}"
+
+
 def validate(raw: dict[str, Any]) -> CellConfig:
     """Composed config (plain dict) → CellConfig, or ConfigError naming the fix."""
     raw = dict(raw)
@@ -534,6 +584,8 @@ def validate(raw: dict[str, Any]) -> CellConfig:
     if cfg.method.name not in available("method"):
         raise ConfigError(f"unknown method '{cfg.method.name}'; available: {', '.join(available('method'))}")
     cfg.method.cls  # an unimportable target fails here, naming the config entry
+    if cfg.runner.prices_file:
+        apply_prices_file(cfg, cfg.runner.prices_file)
     try:
         check_params(cfg.benchmark.name, cfg.benchmark.cls.Params, cfg.benchmark.params)
     except ValueError as e:
