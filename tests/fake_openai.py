@@ -16,6 +16,9 @@
 - `enqueue(*kinds)` forces the outcomes of the next requests (in arrival order), before any
   random draw; `mode` answers every request with one fault (e.g. 401) until reset to None.
 - `latency_s`: fixed server-side delay before every normal reply.
+- `GET /models` lists `models` (default: `model`), or answers `mode` when it is 401/403 (the harness
+  checks the key and the model with it before any work, runners/access.py); `strict_models=True`
+  answers a chat request for a model not listed with 404 model_not_found.
 - Counters: `requests`, `outcomes` (kind -> count), `max_concurrent`, `bodies`, `auth_headers`
   (`connections`: only `serve_asyncio` counts them).
 

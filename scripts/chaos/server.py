@@ -251,6 +251,7 @@ class ChaosServer(LoopbackServer):
         self.replies = dict(replies or {})
         self.by_last: dict[str, str] = {}
         self.hang_s, self.latency_s = hang_s, latency_s
+        self.usage_override: dict[str, Any] | None = None  # the usage every reply reports (absurd counts)
         self.reset()
 
     def set_replies(self, replies: dict[str, str], by_last: dict[str, str]) -> None:
@@ -300,7 +301,7 @@ class ChaosServer(LoopbackServer):
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         }
         if usage:
-            out["usage"] = _estimate(body.get("messages") or [], text or "")
+            out["usage"] = self.usage_override or _estimate(body.get("messages") or [], text or "")
         return out
 
 

@@ -113,3 +113,18 @@ def test_an_absurd_usage_count_is_estimated_and_the_budget_sees_the_estimate(tmp
         spent, _ = spent_and_max_call(out / "budgeted")
         assert spent < 0.1
         assert "Nothing to run" in again.stdout and "set aside" not in again.stdout + again.stderr
+
+
+def test_a_stored_record_costs_its_calls_not_served_from_the_cache():
+    call = {"role": "agent", "usage": {"prompt_tokens": 1000, "completion_tokens": 100}}
+    record = {
+        "task_id": "t",
+        "trial": 0,
+        "requests": [{"steps": [{"calls": [call, {**call, "cached": True}]}]}],
+        "unfinished_calls": [{**call, "role": "judge"}],
+        "usage_by_role": {"agent": {"prompt_tokens": 2000, "completion_tokens": 200}},
+    }
+    by_role = {"*": PRICES}
+    assert abs(record_spend(record, by_role) - 2 * (1000 * 2.0 + 100 * 8.0) / 1e6) < 1e-12
+    stored_only = {"task_id": "t", "trial": 0, "usage_by_role": record["usage_by_role"]}  # a storage failure
+    assert abs(record_spend(stored_only, by_role) - (2000 * 2.0 + 200 * 8.0) / 1e6) < 1e-12

@@ -85,6 +85,22 @@ def test_budget_stops_before_exceeding_and_resumes(tmp_path):
     )
 
 
+def test_a_resume_counts_what_the_stored_records_spent(tmp_path):
+    """The budget is the experiment's: a second run with the same budget starts nothing once the
+    stored records have spent it (per run it would spend it again)."""
+    prices = {"input": 1000.0, "cached_input": 1000.0, "output": 1000.0}
+    cfgs = cells(tmp_path, n=1, latency_s=0.0, concurrency=1)
+    for c in cfgs:
+        c.backbone.prices = prices
+    _, s_full = run(tmp_path / "ref", cfgs)
+    budget = s_full.spent / 3 * 1.5
+    first, s1 = run(tmp_path, cfgs, budget=budget)
+    assert first[0].ok == 1
+    again, s2 = run(tmp_path, cfgs, budget=budget)
+    assert abs(s2.spent_before - s1.spent) < 1e-9 and s2.spent == 0.0 and again[0].ok == 0
+    assert again[0].not_started == 2
+
+
 def test_locked_cache_does_not_stall_the_sweep(tmp_path, caplog):
     """A real SQLite file held EXCLUSIVE by another connection: every lookup is a miss after one
     warning, episodes run at endpoint speed (not 30 s of busy timeout per call)."""
