@@ -164,14 +164,17 @@ def manifest_prices(cell: str, manifest: Mapping[str, Any], current: Mapping[str
     return role_prices(config) if isinstance(config, Mapping) else {}
 
 
-def plan_estimate(cfg: Any) -> float | None:
+def plan_estimate(cfg: Any, stored: dict[str, Any] | None = None) -> float | None:
     """The plan's expected list-price cost of one episode of `cfg` (runners/plan.py: the paper's
-    #Tok or a stored run of the same shape, at the cell's prices), None when no role is known."""
+    #Tok or a stored run of the same shape, at the cell's prices), None when no role is known.
+    `stored`: output dir → `StoredRuns`, kept between calls (each reads its folder once)."""
     try:
         from runners.plan import StoredRuns, plan_cell
 
         bench_roles = tuple(getattr(cfg.benchmark.cls, "roles", ()) or ())
-        plan = plan_cell(cfg, 1, "", StoredRuns(Path(cfg.runner.output_dir)), bench_roles)
+        out = str(cfg.runner.output_dir)
+        runs = (stored if stored is not None else {}).setdefault(out, StoredRuns(Path(out)))
+        plan = plan_cell(cfg, 1, "", runs, bench_roles)
     except Exception:  # an estimate is a help, never a reason to fail the run
         return None
     known = [c for r in plan.roles if (c := r.usd(1)) is not None]
@@ -183,11 +186,12 @@ class BudgetReached(BackboneError):
 
 
 class BudgetGuard(Backbone):
-    """`inner` refusing a call once `exhausted()` says the budget is spent. It sits under the
-    response cache, so a cache hit still costs nothing and is always served."""
+    """`inner` refusing a call once `ledger.exhausted()` says the budget is spent (counting what
+    the calls in flight, `ledger.calls_flying`, are expected to cost). It sits under the response
+    cache, so a cache hit still costs nothing and is always served."""
 
-    def __init__(self, inner: Backbone, exhausted: Callable[[], str | None]) -> None:
-        self.inner, self.exhausted = inner, exhausted
+    def __init__(self, inner: Backbone, ledger: Any) -> None:
+        self.inner, self.ledger = inner, ledger
         self.name, self.model = inner.name, inner.model
 
     def __getattr__(self, name: str) -> Any:  # base_url, sampling, extra_body (the cache's key) and the rest
@@ -202,13 +206,17 @@ class BudgetGuard(Backbone):
         attempt: int = 0,
         **sampling: Any,
     ) -> Completion:
-        why = self.exhausted()
+        why = self.ledger.exhausted(calls=True)
         if why:
             raise BudgetReached(why)
-        return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+        self.ledger.calls_flying += 1
+        try:
+            return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+        finally:
+            self.ledger.calls_flying -= 1
 
     def bind(self, scope: Any) -> Backbone:
-        return BudgetGuard(self.inner.bind(scope), self.exhausted)
+        return BudgetGuard(self.inner.bind(scope), self.ledger)
 
     async def aclose(self) -> None:
         return None  # the inner backbone is shared; the pool closes it

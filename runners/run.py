@@ -159,7 +159,7 @@ class BackbonePool:
     ) -> Backbone:
         """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints;
         `fresh` (runner.fresh=true) turns cache reads off (every call re-sampled, answers still written).
-        `guard`: the budget's check (runners.budget.BudgetGuard), under the cache: hits stay free."""
+        `guard`: the budget's ledger (the Scheduler: runners.budget.BudgetGuard), under the cache: hits stay free."""
         inner = self.get(cfg)
         if guard is not None:
             from runners.budget import BudgetGuard
@@ -590,6 +590,7 @@ class _CellRun:
     prices: dict = field(default_factory=dict)  # role → prices (runners.cost.role_prices)
     costs: list = field(default_factory=list)  # list-price cost of each finished episode (the budget's estimate)
     plan_usd: float | None = None  # the plan's estimate of one episode (runners.budget.plan_estimate)
+    cost_total: float = 0.0  # sum of costs
     tasks: list = field(default_factory=list)  # the cell's tasks (its shard's, with runner.shard), in order
 
     def close(self) -> None:
@@ -631,9 +632,12 @@ class Scheduler:
         self.spent = 0.0  # by this run (cache hits cost nothing)
         self.spent_before = 0.0  # by the experiment's stored records when the run started (runners/budget.py)
         self.episode_costs: list[float] = []
+        self.episode_total = 0.0  # sum of episode_costs (estimates are read per episode: no re-summing)
         self.in_flight = 0
         self.budget_reached = False
         self.cut_short = 0  # episodes a refused call ended (runners.budget.BudgetReached)
+        self.calls_flying = 0  # endpoint calls in flight (runners.budget.BudgetGuard)
+        self.call_total, self.call_count = 0.0, 0  # list price and number of this run's endpoint calls
         self.code = code_fingerprint()
         self.fair = budget_usd is not None
         self.rounds: dict[
@@ -644,6 +648,7 @@ class Scheduler:
         self.settled = asyncio.Condition()  # notified whenever an episode ends (a waiting admission re-checks)
         self.stored: dict[str, Any] = {}  # cell → runners.budget.CellCost of its stored records
         self.runs: list[_CellRun] = []
+        self._stored_runs: dict[str, Any] = {}  # output dir → runners.plan.StoredRuns (read once per run)
 
     def _mean(self, run: "_CellRun | None" = None) -> float:
         """Expected cost of one episode: the cell's own mean once it has finished one, else the sweep's."""
@@ -655,10 +660,10 @@ class Scheduler:
         stored and finished episodes, else the plan's estimate, else the mean of the sweep's other
         cells, else None (nothing known yet)."""
         if run.costs:
-            return sum(run.costs) / len(run.costs)
+            return run.cost_total / len(run.costs)
         if run.plan_usd is not None:
             return run.plan_usd
-        return self._mean() if self.episode_costs else None
+        return self.episode_total / len(self.episode_costs) if self.episode_costs else None
 
     @property
     def total_spent(self) -> float:
@@ -668,9 +673,12 @@ class Scheduler:
         """What the episodes in flight are still expected to spend (their estimate less their spend so far)."""
         return sum(max(0.0, est - acc[1]) for est, acc in self.flying.values())
 
-    def exhausted(self) -> str | None:
-        """Why no further model call may be made (the budget is spent), else None."""
-        if self.budget is None or self.total_spent < self.budget:
+    def exhausted(self, calls: bool = False) -> str | None:
+        """Why no further model call may be made (the budget is spent), else None. `calls`: a call
+        about to start, which also counts what the calls in flight are expected to cost (the mean
+        cost of this run's calls), so concurrent calls do not all pass the cap at once."""
+        flying = self.calls_flying * (self.call_total / self.call_count) if calls and self.call_count else 0.0
+        if self.budget is None or self.total_spent + flying < self.budget:
             return None
         self.budget_reached = True
         return (
@@ -722,8 +730,11 @@ class Scheduler:
         cost = 0.0 if log.cached else (call_usd(log.role, log.usage, prices) or 0.0)
         self.spent += cost
         acc[0] += cost
-        if len(acc) > 1:
-            acc[1] += call_usd(log.role, log.usage, prices) or 0.0
+        listed = call_usd(log.role, log.usage, prices) or 0.0
+        acc[1] += listed
+        if not log.cached:
+            self.call_total += listed
+            self.call_count += 1
         run.report.count_call(log, cost)
         self.progress.call(run.report)
 
@@ -736,11 +747,10 @@ class Scheduler:
         self.stored = stored_spend(self.root, lambda cell, m: manifest_prices(cell, m, current))
         self.spent_before = sum(c.spent for c in self.stored.values())
 
-    @staticmethod
-    def _plan_usd(cfg: CellConfig) -> float | None:
+    def _plan_usd(self, cfg: CellConfig) -> float | None:
         from runners.budget import plan_estimate
 
-        return plan_estimate(cfg)
+        return plan_estimate(cfg, self._stored_runs)
 
     def _check_texts(self, prepared: list[PreparedCell]) -> None:
         """Refuse the sweep before any work when a cell to resume holds finished episodes that ran
@@ -873,7 +883,7 @@ class Scheduler:
 
         def episode_backbone(bcfg: BackboneCfg) -> Backbone:
             b = pool.for_episode(
-                bcfg, trial, cfg.runner.seed, cfg.runner.fresh, self.exhausted if self.budget is not None else None
+                bcfg, trial, cfg.runner.seed, cfg.runner.fresh, self if self.budget is not None else None
             )
             return InFlight(Resampled(b, resample) if resample else b, self.progress)
 
@@ -913,7 +923,9 @@ class Scheduler:
         self.flying.pop(id(spent), None)
         if rec.status == "ok":  # a finished episode's list price: the estimate of the cell's next ones
             self.episode_costs.append(spent[1])
+            self.episode_total += spent[1]
             run.costs.append(spent[1])
+            run.cost_total += spent[1]
         elif rec.error and "runner.budget_usd reached" in rec.error:
             self.cut_short += 1
         report.count_episode(rec.status, f"{task.task_id}#{trial}", rec.error)
@@ -968,6 +980,7 @@ class Scheduler:
                     r = await asyncio.to_thread(self._open, p)
                     if self.budget is not None:
                         r.costs = list(getattr(self.stored.get(p.cfg.cell_name), "listed", []))
+                        r.cost_total = sum(r.costs)
                         r.plan_usd = None if r.costs else await asyncio.to_thread(self._plan_usd, p.cfg)
                     runs.append(r)
                     STATE["reports"].append(r.report)
@@ -994,8 +1007,10 @@ class Scheduler:
                 if self.stop.is_set():
                     continue
                 admitted = await self._admit(r, rnd)
-                if rnd is not None and r in self.rounds.get(rnd, []):
-                    self.rounds[rnd].remove(r)  # the round's cells not started yet (what a new round needs)
+                waiting = self.rounds.get(rnd, []) if rnd is not None else []
+                at = next((i for i, x in enumerate(waiting) if x is r), None)
+                if at is not None:
+                    del waiting[at]  # the round's cells not started yet (what a new round needs)
                 if not admitted:
                     r.report.not_started += 1
                     r.remaining -= 1

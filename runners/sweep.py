@@ -209,11 +209,16 @@ def apply_budget(cells: list[Any], root: Path) -> None:
     """The experiment's budget (runners/budget.py): runner.budget_usd when given, recorded in
     `<root>/budget.json`; else the one recorded there, applied to this run (a ConfigError when a
     backbone then lacks prices). Said on the console either way."""
-    from runners.budget import record_budget
+    from runners import budget as ledger
+    from runners.budget import recorded_budget, record_budget
     from runners.run import check_budget
 
-    if cells[0].runner.executor == "ray":
-        return  # refused with a budget (check_budget)
+    ledger.LAST.clear()  # the account of this run only (a multirun job runs after another in one process)
+    if cells[0].runner.executor == "ray":  # refused with a budget (check_budget)
+        kept = recorded_budget(root)
+        if kept is not None and cells[0].runner.budget_usd is None:
+            print(f"warning: the experiment's recorded budget ${kept:g} is not kept with runner.executor=ray")
+        return
     given = cells[0].runner.budget_usd
     budget, where = record_budget(root, given)
     if budget is None:

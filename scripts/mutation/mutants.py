@@ -396,7 +396,7 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "budget_guard_never_refuses",
         "runners/run.py",
-        "if self.budget is None or self.total_spent < self.budget:",
+        "if self.budget is None or self.total_spent + flying < self.budget:",
         "if True:",
         ("tests/runners/test_budget.py",),
     ),
