@@ -103,10 +103,14 @@ async def check_backbone(b: Any, key_env: str | None, timeout_s: float = 20.0) -
     return None
 
 
-async def check_access(pool: Any, timeout_s: float = 20.0) -> None:
+async def check_access(pool: Any, enabled: bool = True, timeout_s: float = 20.0) -> None:
     """Check every distinct (endpoint, model, key) of `pool`'s endpoint backbones at once; raise
-    `runners.run.FatalRunError` listing every refusal with its fix."""
-    from runners.run import FatalRunError
+    `runners.config.FatalRunError` listing every refusal with its fix. `enabled`:
+    `runner.check_access` (false: no check)."""
+    from runners.config import FatalRunError
+
+    if not enabled:
+        return
 
     seen: dict[tuple[str, str, str], tuple[Any, str | None]] = {}
     for key, b in pool.built():

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from runners.api import Backbone, BackboneError, Completion, Message, Protocol, Role
+from runners.backbones.forwarding import Forwarding
 from runners.cost import call_usd, episode_usd, role_prices
 
 BUDGET = "budget.json"
@@ -185,16 +186,18 @@ class BudgetReached(BackboneError):
     """A call refused because the experiment's budget is spent (an infra error: run again on resume)."""
 
 
-class BudgetGuard(Backbone):
+class BudgetGuard(Forwarding):
     """`inner` refusing a call once `ledger.exhausted()` says the budget is spent (counting what
     the calls in flight, `ledger.calls_flying`, are expected to cost). It sits under the response
     cache, so a cache hit still costs nothing and is always served."""
 
     def __init__(self, inner: Backbone, ledger: Any) -> None:
-        self.inner, self.ledger = inner, ledger
-        self.name, self.model = inner.name, inner.model
+        super().__init__(inner)
+        self.ledger = ledger
 
     def __getattr__(self, name: str) -> Any:  # base_url, sampling, extra_body (the cache's key) and the rest
+        if name == "inner":  # not set yet (copying, unpickling): no recursion
+            raise AttributeError(name)
         return getattr(self.inner, name)
 
     async def complete(
@@ -211,15 +214,12 @@ class BudgetGuard(Backbone):
             raise BudgetReached(why)
         self.ledger.calls_flying += 1
         try:
-            return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+            return await super().complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
         finally:
             self.ledger.calls_flying -= 1
 
     def bind(self, scope: Any) -> Backbone:
         return BudgetGuard(self.inner.bind(scope), self.ledger)
-
-    async def aclose(self) -> None:
-        return None  # the inner backbone is shared; the pool closes it
 
 
 def usd_text(x: float) -> str:
