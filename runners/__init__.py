@@ -5,8 +5,9 @@
     runners.records    the run record: schema, store, transcripts, results (open_experiment), wire
         ↓
     engine             config, episode (the loop), run (scheduler, pool, signals, budget), cache,
-                       backbones/, progress, secrets, cost, tokens, upstream, netcheck, inputs,
-                       interrupts, procs (runner.processes: worker processes), ray_exec
+                       backbones/, progress, secrets, cost, budget (the experiment's total), access (key
+                       and model before any work), prune (failed tries), tokens, upstream, netcheck,
+                       inputs, interrupts, procs (runner.processes: worker processes), ray_exec
         ↓
     runners.analysis   tables, stats, papers, fidelity, paper (+ paper_figures), episodes, report (HTML),
                        plots, wandb_log; never imports the engine's run, episode, sweep or backbones modules
