@@ -228,8 +228,8 @@ def apply_budget(cells: list[Any], root: Path) -> None:
             c.runner.budget_usd = budget
         check_budget(cells)
     print(
-        f"Budget: ${budget:g} for the whole experiment ({where}); what its stored records spent counts against it. "
-        + ("A higher runner.budget_usd raises it; delete that file to lift it." if given is None else "")
+        f"Budget: ${budget:g} for the whole experiment ({where}); what its stored records spent counts against it."
+        + (" A higher runner.budget_usd raises it; delete that file to lift it." if given is None else "")
     )
 
 
