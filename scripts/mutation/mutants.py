@@ -398,7 +398,7 @@ MUTANTS: list[Mutant] = [
         "runners/run.py",
         "if self.budget is None or self.total_spent + flying < self.budget:",
         "if True:",
-        ("tests/runners/test_budget.py",),
+        ("tests/runners/test_scheduler.py",),
     ),
 ]
 

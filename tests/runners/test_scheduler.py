@@ -103,6 +103,27 @@ def test_a_resume_counts_what_the_stored_records_spent(tmp_path):
     assert again[0].not_started == 2
 
 
+def test_a_call_is_refused_at_the_cap_mid_episode(tmp_path):
+    """Nothing known about costs: the first episode runs alone, and the call that would start past
+    the cap is refused (the episode ends as an infra error, run again on resume): the run spends
+    at most one call past a budget smaller than one episode."""
+    from runners.cost import call_usd
+    from runners.records.schema import EpisodeRecord, episode_calls
+
+    prices = {"input": 1000.0, "cached_input": 1000.0, "output": 1000.0}
+    cfgs = cells(tmp_path, n=1, latency_s=0.0, concurrency=1)
+    for c in cfgs:
+        c.backbone.prices = prices
+    _, s_full = run(tmp_path / "ref", cfgs)
+    recs = read_jsonl(tmp_path / "ref" / cfgs[0].cell_name / "episodes.jsonl")[0]
+    calls = [call_usd(c.role, c.usage, {"*": prices}) or 0.0 for r in recs for c in episode_calls(EpisodeRecord(**r))]
+    assert len(calls) > len(recs)  # several calls per episode
+    budget = min(s_full.spent / 3, min(sum(calls[:2]), max(calls))) * 0.9  # below one episode's cost
+    reports, s = run(tmp_path, cfgs, budget=budget)
+    assert reports[0].ok == 0 and s.cut_short == 1 and reports[0].not_started == 2
+    assert s.spent <= budget + max(calls), (s.spent, budget)
+
+
 def test_locked_cache_does_not_stall_the_sweep(tmp_path, caplog):
     """A real SQLite file held EXCLUSIVE by another connection: every lookup is a miss after one
     warning, episodes run at endpoint speed (not 30 s of busy timeout per call)."""
