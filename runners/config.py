@@ -280,7 +280,8 @@ class RunnerCfg(_Strict):
     budget_usd: float | None = Field(
         None,
         gt=0,
-        description="stop starting episodes before the sweep's spend would exceed this (needs backbone prices)",
+        description="the experiment's total spend in USD, counted from its stored records and recorded in "
+        "<experiment>/budget.json (runners/budget.py); needs backbone prices",
     )
     shard: str | None = Field(
         None, description="i/n: run only the i-th of n task ranges (0-based) of every cell, into its own records"
