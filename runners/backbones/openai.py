@@ -49,7 +49,7 @@ import orjson
 
 from runners.api import Backbone, BackboneError, Completion, Message, Protocol, RetryEvent, ToolCall, Usage
 from runners.inputs import sanitize
-from runners.secrets import redact_secrets, redact_url, secret_forms, split_url_credentials
+from runners.secrets import redact_secrets, redact_url, redact_value, secret_pattern, split_url_credentials
 from runners.tokens import estimate_usage
 from runners.records.wire import dumps_with, encoded
 
@@ -320,32 +320,6 @@ def sanitize_unicode(value: Any) -> tuple[Any, int]:
     return sanitize(value)
 
 
-def redact_value(value: Any, secrets: tuple[str, ...]) -> tuple[Any, int]:
-    """`value` (a decoded JSON body) with every configured secret form (`secret_forms`) replaced by
-    `***` in every string (keys included), and how many strings changed."""
-    if not secrets:
-        return value, 0
-    if isinstance(value, str):
-        out = value
-        for form in secrets:
-            if form in out:
-                out = out.replace(form, "***")
-        return out, int(out != value)
-    if isinstance(value, dict):
-        total, out_d = 0, {}
-        for k, v in value.items():
-            k2, a = redact_value(k, secrets)
-            v2, b = redact_value(v, secrets)
-            out_d[k2] = v2
-            total += a + b
-        return (out_d, total) if total else (value, 0)
-    if isinstance(value, list):
-        items = [redact_value(v, secrets) for v in value]
-        total = sum(n for _, n in items)
-        return ([v for v, _ in items], total) if total else (value, 0)
-    return value, 0
-
-
 def content_text(content: Any) -> str | None:
     """The message content as text: a string, or the text parts of a content list."""
     if isinstance(content, list):
@@ -433,7 +407,7 @@ class OpenAIBackbone(Backbone):
         )
         # What is cut out of every reply, a successful one too: the key, the URL password and `user:password`
         # (and their encodings; the user name alone is no secret and may be an ordinary word of a reply).
-        self._secret_forms = secret_forms(
+        self._secret_pattern = secret_pattern(
             tuple(
                 x
                 for x in (
@@ -524,6 +498,21 @@ class OpenAIBackbone(Backbone):
         """`text` without the key, URL credentials or any Authorization value (a transport error
         may quote the URL; an error body may echo the request's headers)."""
         return redact_secrets(text, self._secrets)
+
+    def redact_completion(self, completion: Completion) -> tuple[Completion, int]:
+        """`completion` (a response-cache hit, perhaps written before a form of redaction existed)
+        with every configured secret form replaced by `***`, and how many strings changed; a note
+        in its `hygiene` says so."""
+        if self._secret_pattern is None:
+            return completion, 0
+        data, n = redact_value(completion.model_dump(mode="json"), self._secret_pattern)
+        if not n:
+            return completion, 0
+        data["hygiene"] = [
+            *data.get("hygiene", []),
+            f"redacted: {n} string(s) of a cached reply held a configured secret, replaced by *** on read",
+        ]
+        return Completion.model_validate(data), n
 
     def backoff_s(self, n: int) -> float:
         """Full-jitter exponential backoff before retry n (0-based), capped at backoff_cap_s."""
@@ -677,7 +666,7 @@ class OpenAIBackbone(Backbone):
         data, bad = sanitize_unicode(data) if unchecked else (data, 0)
         if bad:
             hygiene.append(f"sanitized: {bad} lone surrogate(s) replaced by U+FFFD")
-        data, leaked = redact_value(data, self._secret_forms)
+        data, leaked = redact_value(data, self._secret_pattern)
         if leaked:  # an endpoint or proxy echoed the request's credentials: never stored, but said
             hygiene.append(
                 f"redacted: {leaked} string(s) of the reply held a configured secret (API key, URL password or "
