@@ -198,6 +198,16 @@ class Reply:
         return self.body.decode("utf-8", "replace")
 
 
+MAX_REPLY_BYTES = 32 * 2**20  # default bound of one reply body: far above any real chat completion
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
+
+
+def too_long(limit: int, announced: int | None = None) -> str:
+    said = f" (it announced {announced} bytes)" if announced is not None else ""
+    return f"reply body over max_reply_bytes={limit}{said}: an endless or oversized reply, dropped"
+
+
 class TransportFailure(Exception):
     """The request got no HTTP response (connection refused/reset, server closed early).
     `refused`: no connection could be made at all (nothing listens there, host unreachable)."""
@@ -212,10 +222,13 @@ class AiohttpTransport:
     connector limited to the backbone's in-flight bound (`limit`), keep-alive connections reused.
     Harness CPU per call is ~4× lower than httpx's (scripts/perf/transport.py)."""
 
-    def __init__(self, *, headers: dict[str, str], limit: int, timeout_s: float) -> None:
+    def __init__(
+        self, *, headers: dict[str, str], limit: int, timeout_s: float, max_bytes: int = MAX_REPLY_BYTES
+    ) -> None:
         import aiohttp
 
         self._aiohttp = aiohttp
+        self.max_bytes = max_bytes
         self._errors = (aiohttp.ClientError,)
         connector = aiohttp.TCPConnector(limit=limit, limit_per_host=limit, ttl_dns_cache=300)
         self._session = aiohttp.ClientSession(
@@ -227,10 +240,19 @@ class AiohttpTransport:
         )
 
     async def post(self, url: str, body: bytes) -> Reply:
-        try:
-            async with self._session.post(url, data=body) as resp:
-                data = await resp.read()
-                return Reply(resp.status, resp.headers, data)
+        try:  # redirects come back as they are: OpenAIBackbone decides which to follow
+            async with self._session.post(url, data=body, allow_redirects=False) as resp:
+                if resp.content_length is not None and resp.content_length > self.max_bytes:
+                    resp.close()
+                    raise TransportFailure(too_long(self.max_bytes, resp.content_length))
+                chunks, size = [], 0
+                async for chunk in resp.content.iter_any():  # decompressed: a compressed bomb is bounded too
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        resp.close()  # the connection is dropped, not drained
+                        raise TransportFailure(too_long(self.max_bytes))
+                    chunks.append(chunk)
+                return Reply(resp.status, resp.headers, b"".join(chunks))
         except TimeoutError:  # aiohttp's own timeouts subclass both TimeoutError and ClientError
             raise
         except self._aiohttp.ClientConnectorError as e:
@@ -249,7 +271,10 @@ class HttpxTransport:
 
     SHARD = 16
 
-    def __init__(self, *, headers: dict[str, str], limit: int, timeout_s: float) -> None:
+    def __init__(
+        self, *, headers: dict[str, str], limit: int, timeout_s: float, max_bytes: int = MAX_REPLY_BYTES
+    ) -> None:
+        self.max_bytes = max_bytes
         try:  # environments that ship the httpx2 fork (used by `openai`) work too
             import httpx
         except ImportError:  # pragma: no cover - depends on the environment
@@ -266,7 +291,13 @@ class HttpxTransport:
         shard = min(self.shards, key=lambda s: s[1])
         shard[1] += 1
         try:
-            resp = await shard[0].post(url, content=body)
+            async with shard[0].stream("POST", url, content=body) as resp:  # never follows redirects
+                chunks, size = [], 0
+                async for chunk in resp.aiter_bytes():
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        raise TransportFailure(too_long(self.max_bytes))
+                    chunks.append(chunk)
         except self._httpx.TimeoutException:
             raise TimeoutError from None
         except self._httpx.ConnectError as e:
@@ -275,7 +306,7 @@ class HttpxTransport:
             raise TransportFailure(f"{type(e).__name__}: {e}") from None
         finally:
             shard[1] -= 1
-        return Reply(resp.status_code, resp.headers, resp.content)
+        return Reply(resp.status_code, resp.headers, b"".join(chunks))
 
     async def aclose(self) -> None:
         for client, _ in self.shards:
@@ -373,6 +404,8 @@ class OpenAIBackbone(Backbone):
         transport: str = "aiohttp",
         refused_window_s: float = 10.0,
         max_completion_chars: int | None = None,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
+        follow_cross_host_redirects: bool = False,
     ) -> None:
         if not base_url:
             raise ValueError(
@@ -431,6 +464,10 @@ class OpenAIBackbone(Backbone):
         self.max_completion_chars = (
             max_completion_chars  # caps what is stored and parsed (recorded in Completion.hygiene)
         )
+        if max_reply_bytes < 1:
+            raise ValueError(f"backbone '{name}': max_reply_bytes must be >= 1")
+        self.max_reply_bytes = max_reply_bytes  # a longer reply body fails the call (retried), memory stays bounded
+        self.follow_cross_host_redirects = follow_cross_host_redirects  # else a redirect to another host is refused
         self.refused_window_s = refused_window_s  # connection refused for this long (no success between) is fatal
         self._refused_since: float | None = None
         self.on_retry = None  # callable(url, error, wait_s, backbone name): the live progress display
@@ -482,7 +519,9 @@ class OpenAIBackbone(Backbone):
         t = self._transports.get(loop)
         if t is None:
             headers = {"Content-Type": "application/json", **self.auth_headers()}
-            t = TRANSPORTS[self.transport](headers=headers, limit=self.max_inflight, timeout_s=self.timeout_s)
+            t = TRANSPORTS[self.transport](
+                headers=headers, limit=self.max_inflight, timeout_s=self.timeout_s, max_bytes=self.max_reply_bytes
+            )
             self._transports[loop] = t
         return t
 
@@ -519,6 +558,32 @@ class OpenAIBackbone(Backbone):
         return self._rng.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**n))
 
     # -------------------------------------------------------------------- one attempt
+    async def _post(self, body: bytes) -> Reply:
+        """POST `body` to the endpoint, following redirects (the body re-sent as it is) to the same
+        host; a redirect to another host is refused (fatal) unless `follow_cross_host_redirects`:
+        it would send the prompts, and the Authorization header, somewhere the config never named."""
+        import urllib.parse
+
+        url = self._url
+        for _ in range(MAX_REDIRECTS + 1):
+            resp = await self._transport().post(url, body)
+            location = resp.headers.get("location") if resp.status in REDIRECTS else None
+            if not location:
+                return resp
+            target = urllib.parse.urljoin(url, location)
+            here, there = urllib.parse.urlsplit(url), urllib.parse.urlsplit(target)
+            same = there.hostname == here.hostname and there.scheme in (here.scheme, "https")
+            if not same and not self.follow_cross_host_redirects:
+                raise BackboneError(
+                    f"HTTP {resp.status} at {self.display_url}/chat/completions (backbone '{self.name}') redirects to "
+                    f"another host ({redact_url(f'{there.scheme}://{there.netloc}')}); refused, nothing was sent "
+                    "there. Fix: set `base_url` to that address if you trust it, or set "
+                    "`backbone.follow_cross_host_redirects=true`",
+                    fatal=True,
+                )
+            url = target
+        raise _Retry(f"more than {MAX_REDIRECTS} redirects")
+
     async def _attempt(self, body: bytes) -> tuple[dict[str, Any], float, bool]:
         """(the reply's JSON, latency, whether it may hold lone surrogates: only a body the standard
         library had to read, because orjson refuses `\\ud800`-style escapes of lone surrogates)."""
@@ -526,7 +591,7 @@ class OpenAIBackbone(Backbone):
             async with endpoint_semaphore(self.base_url, self.max_inflight):
                 t0 = time.perf_counter()  # latency excludes queueing for the in-flight bound
                 async with asyncio.timeout(self.timeout_s):  # total deadline, whatever the client's own timeouts
-                    resp = await self._transport().post(self._url, body)
+                    resp = await self._post(body)
                 latency = time.perf_counter() - t0
         except TimeoutError:
             raise _Retry(f"timeout after {self.timeout_s:g}s") from None
@@ -540,9 +605,17 @@ class OpenAIBackbone(Backbone):
             try:
                 data = orjson.loads(resp.body)
             except ValueError:
+                try:
+                    resp.body.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise _Retry(
+                        f"malformed body: not valid UTF-8 (byte 0x{resp.body[e.start]:02x} at offset {e.start})"
+                    ) from None
                 try:  # orjson refuses lone surrogates (`"\ud800"`) that the stdlib reads; the reply is sanitised later
                     data = json.loads(resp.body)
                     unchecked = True
+                except RecursionError:  # orjson stops at 1024 levels; the stdlib at its recursion limit
+                    raise _Retry("malformed body: JSON nested too deep to read") from None
                 except ValueError:
                     raise _Retry("malformed body: not JSON") from None
             choices = data.get("choices") if isinstance(data, dict) else None
@@ -741,6 +814,8 @@ def build_openai_backbone(cfg: dict[str, Any], env: Mapping[str, str] = os.envir
             "backoff_base_s",
             "refused_window_s",
             "max_completion_chars",
+            "max_reply_bytes",
+            "follow_cross_host_redirects",
             "transport",
         )
         if cfg.get(k) is not None
