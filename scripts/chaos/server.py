@@ -119,7 +119,6 @@ def encoded_echoes(auth: str) -> str:
     """The credential of an Authorization header (`Bearer <key>`, or the `user:password` of
     `Basic <base64>`) in the encodings a proxy or a debugging endpoint may echo it in."""
     import base64
-    import urllib.parse
 
     scheme, _, cred = auth.partition(" ")
     if scheme.lower() == "basic":
