@@ -62,8 +62,9 @@ MARKS: list[tuple[str, str]] = [
     ),
     (
         "[partial]",
-        "some episodes of the cell are missing (infrastructure errors or an interrupted sweep; re-run the sweep "
-        "to finish them): rates cover the finished episodes only and Tok is a total, so its Δ is not comparable yet",
+        "some episodes of the cell are missing (infrastructure errors, an interrupted sweep or a damaged records "
+        "file, named on the console; re-run the sweep to finish them): rates cover the finished episodes only "
+        "and Tok is a total, so its Δ is not comparable yet",
     ),
     (
         "[mixed code]",
@@ -133,11 +134,13 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
     each payload goes to `writer.add` as soon as it is packed and the list returned is empty; each
     cell's records are let go once its payloads are packed, so a large experiment's payloads and
     records are not all held at once."""
-    from runners.analysis.tables import build_tables, collect, curves, depth_table, slug, token_unit
+    from runners.analysis.tables import build_tables, collect, curves, depth_table, reader_warnings, slug, token_unit
 
     collected = writer is None
     writer = writer or _Collected()
     summaries = collect(root)
+    for w in reader_warnings(root, summaries):  # a damaged records file, a foreign folder: said, not hidden
+        print(w, file=sys.stderr)
     with shared_evaluations():  # the tables and the paper's tables test the same pairs of cells
         header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
         paper = paper_tab(summaries)  # before the cells' records are let go

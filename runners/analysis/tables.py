@@ -54,6 +54,7 @@ from runners.records.store import (
     MANIFEST,
     StoreError,
     atomic_write,
+    cell_dirs,
     code_fingerprint,
     compacted,
     load_cell_checked,
@@ -494,12 +495,18 @@ def _readable_labels(group: list[CellSummary]) -> dict[str, str]:
     return labels
 
 
+def reader_warnings(root: Path, cells: list[CellSummary], orphans: list[str] | None = None) -> list[str]:
+    """What every reader of an experiment (aggregate, view, paper) prints on stderr: folders that
+    are not in the tables and why, records set aside or unreadable (a damaged records file)."""
+    orphans = orphan_cells(root) if orphans is None else orphans
+    return [f"warning: {o}" for o in orphans] + [f"warning: {c.cell}: {n}" for c in cells for n in c.set_aside]
+
+
 def orphan_cells(root: Path) -> list[str]:
-    """Warnings for directories of the experiment that hold results but no manifest.json."""
-    out = []
-    for d in sorted(
-        p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in ("tables", "paper")
-    ):
+    """Warnings for directories of the experiment that hold results but no manifest.json, names
+    that are not UTF-8 (ignored) and symlinked copies of a cell (counted once)."""
+    out: list[str] = []
+    for d in cell_dirs(root, out, every=True):
         if not (d / MANIFEST).exists() and any(
             p.exists() for p in (d / EPISODES, compacted(d / EPISODES), d / ERRORS, d / "DONE")
         ):
@@ -570,12 +577,7 @@ def collect(
 ) -> list[CellSummary]:
     if not root.is_dir():
         raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
-    cells = [
-        summarize(d)
-        for d in sorted(
-            p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")
-        )
-    ]
+    cells = [summarize(d) for d in cell_dirs(root)]
     _served_models(cells)
     cells.sort(key=_grid_order(cells))  # the preset's (or command line's) order of methods, backbones, benchmarks
     # Cells that differ only in config details (same method/backbone/benchmark) stay apart, named
@@ -940,9 +942,7 @@ def _aggregate_dir(
         else:
             everything = collect(root)
             orphans = orphan_cells(root)
-            warnings = [f"warning: {o}" for o in orphans] + [
-                f"warning: {c.cell}: {n}" for c in everything for n in c.set_aside
-            ]
+            warnings = reader_warnings(root, everything, orphans)
             for w in warnings:
                 print(w, file=err)
             long = (
@@ -1010,9 +1010,9 @@ def _markdown(
         md += "\n\n### Depth retention (FlowState §4.2: Acc_k, nAUC, DR)\n\n" + to_markdown(*depth)
     if any(c.partial for c in cells):
         md += (
-            "\n\n[partial]: some episodes are missing (infra errors or an interrupted sweep; re-run the sweep to "
-            "finish them). Rates cover the finished episodes only and Tok is a total, so its Δ is not comparable "
-            "until the cell is complete."
+            "\n\n[partial]: some episodes are missing (infra errors, an interrupted sweep or a damaged records file: "
+            "see the notes; re-run the sweep to finish them). Rates cover the finished episodes only and Tok is a "
+            "total, so its Δ is not comparable until the cell is complete."
         )
     if any(c.paraphrased for c in cells):
         md += (
@@ -1048,7 +1048,7 @@ _UNTRACKED = {
 
 
 def _dir_fingerprint(h: "hashlib._Hash", d: Path) -> None:
-    h.update(b"\0dir\0" + d.name.encode())
+    h.update(b"\0dir\0" + d.name.encode("utf-8", "surrogateescape"))
     mpath = d / MANIFEST
     try:
         raw = mpath.read_bytes()
@@ -1065,7 +1065,7 @@ def _dir_fingerprint(h: "hashlib._Hash", d: Path) -> None:
     for f in sorted(d.iterdir()):
         if f.is_file() and f.name not in _UNTRACKED and not f.name.startswith("transcripts."):
             st = f.stat()
-            h.update(f"\0{f.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+            h.update(f"\0{f.name}:{st.st_size}:{st.st_mtime_ns}".encode("utf-8", "surrogateescape"))
     for sub in shard_dirs(d):
         _dir_fingerprint(h, sub)
 
@@ -1086,8 +1086,10 @@ def tables_key(root: Path, reference: str, with_paper: bool, resamples: int, str
             }
         ).encode()
     )
-    for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
+    left_out: list[str] = []  # a symlinked copy or a foreign name appearing changes the warnings
+    for d in cell_dirs(root, left_out, every=True):
         _dir_fingerprint(h, d)
+    h.update(json.dumps(left_out).encode())
     return h.hexdigest()
 
 
@@ -1118,9 +1120,7 @@ def _sweep_cells(root: Path) -> list[Any]:
     from types import SimpleNamespace
 
     out = []
-    for d in sorted(
-        p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")
-    ):
+    for d in cell_dirs(root):
         src = d / MANIFEST if (d / MANIFEST).exists() else shard_dirs(d)[0] / MANIFEST
         try:
             m = json.loads(src.read_bytes())
