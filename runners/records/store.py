@@ -151,6 +151,57 @@ def text_mismatch(cell: str, records: list[dict[str, Any]], current: dict[str, s
     )
 
 
+def data_fingerprint(benchmark_notes: Any) -> dict[str, str]:
+    """The data files a cell runs on, as its benchmark's notes record them: every `sha256` outside
+    the notes' `text_sources` (a file's `{path, sha256}`, or a `{file: sha256}` map), keyed by the
+    file's path when the notes give it, else by where the hash sits in the notes."""
+    out: dict[str, str] = {}
+
+    def walk(v: Any, where: str) -> None:
+        if isinstance(v, dict):
+            h = v.get("sha256")
+            if isinstance(h, str):
+                out[str(v.get("path") or where or "data")] = h
+            elif isinstance(h, dict):
+                out.update({f"{where}/{k}" if where else str(k): str(x) for k, x in h.items()})
+            for k, x in v.items():
+                if k not in ("sha256", "text_sources"):
+                    walk(x, f"{where}.{k}" if where else str(k))
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, f"{where}[{i}]")
+
+    walk(benchmark_notes, "")
+    return dict(sorted(out.items()))
+
+
+def data_mismatch(cell: str, store_dirs: list[Path], current: dict[str, str]) -> str | None:
+    """Why a cell's finished episodes cannot be resumed on the data this run reads (None: they
+    can): a data file whose sha256 differs from the one the stores' manifests recorded when those
+    episodes ran. Stores without a manifest or without recorded hashes are not compared."""
+    for d in store_dirs:
+        try:
+            before = data_fingerprint((json.loads((d / MANIFEST).read_bytes()) or {}).get("benchmark_notes"))
+        except (OSError, ValueError, AttributeError):
+            continue
+        changed = [k for k in sorted(before) if k in current and before[k] != current[k]]
+        gone = [k for k in sorted(before) if k not in current and current]
+        if not (changed or gone):
+            continue
+        what = "; ".join(
+            [f"{k}: sha256 {before[k][:12]}… then, {current[k][:12]}… now" for k in changed[:4]]
+            + [f"{k}: read then, not now" for k in gone[:2]]
+        )
+        return (
+            f"cell {cell}: its finished episodes ran on other data than this run would read ({what}): the file was "
+            "edited or replaced since. Resuming would mix two versions of the data in one cell. Fix: restore the "
+            "former file and resume; or add runner.fresh=true to re-run the cell on the new data (earlier results are "
+            "moved aside, not deleted); or write this run to a new experiment folder (experiment.name=... or "
+            "runner.output_dir=...)."
+        )
+    return None
+
+
 class TextSourceMismatch(RuntimeError):
     """A resume whose texts differ from the cell's finished episodes (see `text_mismatch`)."""
 
