@@ -422,24 +422,52 @@ def make_server(path: Path, port: int = 0) -> Any:
     """An HTTP server for the report alone, bound to 127.0.0.1 only: `/` and `/<report name>`
     answer the report file, `/<report>.files/part-NNNNN.js` its parts (a report above
     `PARTS_ABOVE` episodes); every other path is 404, so the folder the report sits in (with
-    `--out /tmp/r.html`, all of /tmp) is neither listed nor served."""
+    `--out /tmp/r.html`, all of /tmp) is neither listed nor served. A request whose `Host` is not
+    this machine's loopback name (localhost, 127.0.0.1, [::1]) with the bound port is refused (421):
+    a web page that rebinds its own domain to 127.0.0.1 (DNS rebinding) cannot read the report. A
+    symlink in the parts folder (or the folder itself a symlink) is never followed."""
     import http.server
+    import os
 
     report = Path(path).resolve()
     files = parts_dir(report)
     part = re.compile("/" + re.escape(files.name) + r"/(part-\d{5}\.js)")
+    hosts = {"localhost", "127.0.0.1", "[::1]"}
+
+    def read_part(name: str) -> bytes:
+        if files.is_symlink():
+            raise OSError(f"{files} is a symlink")
+        fd = os.open(files / name, os.O_RDONLY | os.O_NOFOLLOW)  # a symlink placed there: ELOOP, never followed
+        with os.fdopen(fd, "rb") as f:
+            return f.read()
 
     class ReportOnly(http.server.BaseHTTPRequestHandler):
+        def _host_ok(self) -> bool:
+            host = (self.headers.get("Host") or "").strip().lower()
+            if not host:  # HTTP/1.0 without a Host: no browser (and so no rebinding page) sends that
+                return self.request_version == "HTTP/1.0"
+            name, _, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+            if not name:  # no port given
+                name, port = host, ""
+            return name in hosts and port in ("", str(self.server.server_address[1]))
+
         def _answer(self, body: bool) -> None:
             from urllib.parse import unquote, urlsplit
 
+            if not self._host_ok():
+                self.send_error(
+                    421,
+                    "Misdirected Request",
+                    f"this server answers only http://127.0.0.1:{self.server.server_address[1]}",
+                )
+                return
             where = unquote(urlsplit(self.path).path)
             got = part.fullmatch(where)
             if where not in ("/", "/" + report.name) and not got:
                 self.send_error(404, "Not Found", f"only the report is served: /{report.name}")
                 return
             try:
-                data = (files / got.group(1) if got else report).read_bytes()
+                data = read_part(got.group(1)) if got else report.read_bytes()
             except OSError:
                 self.send_error(404, "Not Found", f"{report.name} is gone; build it again with python -m runners.view")
                 return
