@@ -449,7 +449,7 @@ def make_server(path: Path, port: int = 0) -> Any:
             name, _, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
             if not name:  # no port given
                 name, port = host, ""
-            return name in hosts and port in ("", str(self.server.server_address[1]))
+            return name in hosts and port in ("", str(getattr(self.server, "server_port", "")))
 
         def _answer(self, body: bool) -> None:
             from urllib.parse import unquote, urlsplit
@@ -458,7 +458,7 @@ def make_server(path: Path, port: int = 0) -> Any:
                 self.send_error(
                     421,
                     "Misdirected Request",
-                    f"this server answers only http://127.0.0.1:{self.server.server_address[1]}",
+                    f"this server answers only http://127.0.0.1:{getattr(self.server, 'server_port', '')}",
                 )
                 return
             where = unquote(urlsplit(self.path).path)
