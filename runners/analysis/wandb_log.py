@@ -81,7 +81,8 @@ def log_experiment(
 def _log(root: Path, cell_names: list[str] | None, project: str | None, reference: str) -> list[str]:
     wandb = require()
     from runners.api import method_tokens
-    from runners.analysis.tables import build_tables, collect
+    from runners.analysis.cells import collect
+    from runners.analysis.tables import build_tables
     from runners.records.store import load_cell
     from runners.analysis.report import build_report
 

@@ -605,7 +605,7 @@ class Suite:
             if cell == self.cells(exp.parent)[0]:
                 (exp / f"copy_of_{cell.name}").symlink_to(cell.name)
                 os.mkdir(os.fsencode(exp) + b"/old\xffcopy")
-                shutil.copy(cell / "manifest.json", os.fsencode(exp) + b"/old\xffcopy/manifest.json")
+                (exp / "old\udcffcopy" / "manifest.json").write_bytes((cell / "manifest.json").read_bytes())
             (cell / "note\udcfe.txt").write_bytes(b"left here by hand")
 
         if self.profile.combine:
