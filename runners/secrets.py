@@ -112,18 +112,24 @@ def _decoded(text: str) -> tuple[str, list[int], list[int], list[int]] | None:
         start, end = m.span()
         if start > pos:
             parts.append(text[pos:start])
-            dec.append(npos), orig.append(pos), esc.append(0)
+            dec.append(npos)
+            orig.append(pos)
+            esc.append(0)
             npos += start - pos
         code, short = m.group(1), m.group(m.lastindex or 1)
         parts.append(chr(int(code, 16)) if code else short)
-        dec.append(npos), orig.append(start), esc.append(end - start)
+        dec.append(npos)
+        orig.append(start)
+        esc.append(end - start)
         npos += 1
         pos = end
     if not dec:
         return None
     if pos < len(text):
         parts.append(text[pos:])
-        dec.append(npos), orig.append(pos), esc.append(0)
+        dec.append(npos)
+        orig.append(pos)
+        esc.append(0)
     return "".join(parts), dec, orig, esc
 
 
