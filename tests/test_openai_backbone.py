@@ -611,3 +611,23 @@ def test_reply_bound_and_redirect_switch_come_from_the_backbone_config():
     assert b.max_reply_bytes == 4096 and b.follow_cross_host_redirects
     d = build_openai_backbone({"name": "x", "model": "m", "base_url": "http://127.0.0.1:1/v1", "api_key_env": None})
     assert d.max_reply_bytes == 32 * 2**20 and not d.follow_cross_host_redirects
+
+
+async def test_an_error_body_is_redacted_before_it_is_cut_short():
+    """A 401 body whose 500th character falls inside an echoed (base64-encoded) key: no part of the
+    key's encoding survives the cut."""
+    import base64
+
+    from runners.backbones.openai import Reply
+
+    enc = base64.b64encode(f"Bearer {KEY}".encode()).decode()
+    with FakeOpenAI() as s:
+        b = make(s)
+
+        async def post(_body):  # a 401 whose body echoes the header after 480 characters of filler
+            return Reply(401, {}, ("x" * 480 + enc + " more").encode())
+
+        b._post = post  # type: ignore[method-assign]
+        with pytest.raises(BackboneError) as e:
+            await b.complete(MSGS, role="agent")
+    assert e.value.fatal and enc[10:20] not in str(e.value) and enc[:10] + "***" in str(e.value)

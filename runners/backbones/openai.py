@@ -633,7 +633,7 @@ class OpenAIBackbone(Backbone):
             if empty:  # never an answer: retried, and (failing) an infra error that is neither cached nor scored
                 raise _Retry(f"empty reply: {empty}")
             return data, latency, unchecked
-        text = self._redact(resp.text[:500])
+        text = self._redact(resp.body[:8192].decode("utf-8", "replace"))[:500]  # redacted before it is cut: no half key
         where = f"{self.display_url}/chat/completions (backbone '{self.name}', model '{self.model}')"
         low = text.lower()
         if (status == 429 and any(m in low for m in _QUOTA_MARKERS)) or status == 402:
