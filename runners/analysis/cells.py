@@ -34,6 +34,7 @@ from runners.records.store import (
     compacted,
     load_cell_checked,
     record_lines,
+    shard_dirs,
 )
 from runners.analysis.units import tok_without_tool
 
@@ -207,9 +208,7 @@ def check_targets(root: Path) -> None:
     """The error `summarize` raises for a cell of `root` whose benchmark `_target_` cannot be
     imported here (its package not on the path), from the manifests alone: the tables' cache
     checks it before it serves tables that could not be rebuilt now."""
-    for d in sorted(
-        p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")
-    ):
+    for d in cell_dirs(root):
         src = d / MANIFEST if (d / MANIFEST).exists() else shard_dirs(d)[0] / MANIFEST
         try:
             target = json.loads(src.read_bytes())["config"]["benchmark"]["_target_"]
