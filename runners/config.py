@@ -99,6 +99,14 @@ class BackboneCfg(_Strict):
     refused_window_s: float = Field(
         10, ge=0, description="connection refused for this long (no success between) is fatal"
     )
+    max_reply_bytes: int = Field(
+        32 * 2**20,
+        ge=1024,
+        description="most bytes of one reply body (decompressed) read; a longer one fails that call (retried)",
+    )
+    follow_cross_host_redirects: bool = Field(
+        False, description="follow a redirect to another host (the prompts and the key go there); refused by default"
+    )
 
     RUNTIME: ClassVar[tuple[str, ...]] = (
         "max_inflight",
@@ -106,6 +114,8 @@ class BackboneCfg(_Strict):
         "max_retries",
         "backoff_cap_s",
         "refused_window_s",
+        "max_reply_bytes",
+        "follow_cross_host_redirects",
         "transport",
         "prices",
         "prices_source",

@@ -30,6 +30,7 @@ from runners.analysis.cells import (
     collect,
     metric_spec,
     orphan_cells,
+    reader_warnings,
     skipped_note,
 )
 from runners.analysis.fidelity import footnotes, row_marks
@@ -438,9 +439,7 @@ def _aggregate_dir(
             from runners.prune import hidden_notes
 
             orphans = orphan_cells(root) + hidden_notes(root)  # failed tries are listed under the table
-            warnings = [f"warning: {o}" for o in orphans] + [
-                f"warning: {c.cell}: {n}" for c in everything for n in c.set_aside
-            ]
+            warnings = reader_warnings(root, everything, orphans)
             for w in warnings:
                 print(w, file=err)
             long = (
@@ -508,9 +507,9 @@ def _markdown(
         md += "\n\n### Depth retention (FlowState §4.2: Acc_k, nAUC, DR)\n\n" + to_markdown(*depth)
     if any(c.partial for c in cells):
         md += (
-            "\n\n[partial]: some episodes are missing (infra errors or an interrupted sweep; re-run the sweep to "
-            "finish them). Rates cover the finished episodes only and Tok is a total, so its Δ is not comparable "
-            "until the cell is complete."
+            "\n\n[partial]: some episodes are missing (infra errors, an interrupted sweep or a damaged records file: "
+            "see the notes; re-run the sweep to finish them). Rates cover the finished episodes only and Tok is a "
+            "total, so its Δ is not comparable until the cell is complete."
         )
     if any(c.paraphrased for c in cells):
         md += (
