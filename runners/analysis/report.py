@@ -45,7 +45,7 @@ from typing import Any
 import orjson
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
-from runners.analysis.stats import SIGNIFICANCE_LEGEND, shared_evaluations
+from runners.analysis.stats import INTERVAL_LEGEND, SIGNIFICANCE_LEGEND, shared_evaluations
 from runners.records.store import StoreError, cell_errors, paused_gc
 from runners.records.transcripts import open_transcripts
 
@@ -84,11 +84,7 @@ MARKS: list[tuple[str, str]] = [
         "the table; relative % for Tok and USD",
     ),
     ("*", SIGNIFICANCE_LEGEND),
-    (
-        "[lo, hi]",
-        "the 95% interval of a rate: Wilson over episodes for shares of episodes (SR, pass^1, task success), "
-        "else a bootstrap that resamples tasks (a task's trials stay together)",
-    ),
+    ("[lo, hi]", INTERVAL_LEGEND.removeprefix("[95% interval]: ")),
     (
         "method[key=value]",
         "cells that share method, backbone and benchmark are told apart by the config values that differ",
@@ -231,10 +227,11 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
 
 def paper_tab(summaries: list[Any]) -> dict[str, Any]:
     """The "Paper" tab: every artefact of runners.paper (tables as rows with best/second marks,
-    figures as embedded SVG data URIs), its status and the headlines."""
+    figures as embedded SVG data URIs), its status, the headlines and the papers' claims checked
+    (runners.analysis.paper_claims), shown first."""
     import io
 
-    from runners.analysis import paper, paper_figures
+    from runners.analysis import paper, paper_claims, paper_figures
 
     draw = paper_figures.figures_available()
     arts = paper.build_all(summaries, figures=draw) if summaries else []
@@ -250,6 +247,8 @@ def paper_tab(summaries: list[Any]) -> dict[str, Any]:
         if a.table is not None and a.status != "not produced":
             item["table"] = {
                 "header": a.table.header,
+                "spans": a.table.spans,  # header rows above the metrics (domains; Formal Reasoning over two)
+                "short": a.table.short,
                 "notes": a.table.notes,
                 "rows": [
                     {"kind": r.kind, "label": r.label, "backbone": r.backbone, "cells": r.cells, "styles": r.styles}
@@ -267,6 +266,7 @@ def paper_tab(summaries: list[Any]) -> dict[str, Any]:
     return {
         "artefacts": out,
         "headlines": paper.headlines_md(paper.headlines(paper.Cells(summaries))) if summaries else "",
+        "claims": paper_claims.rows(paper_claims.check(paper.Cells(summaries))),  # the reviewer's first page
         "figures_note": None if draw else f"Figures need matplotlib: {EXTRA_HINT}",
     }
 

@@ -37,6 +37,7 @@ from runners.analysis.fidelity import footnotes, row_marks
 from runners.analysis.papers import delta, fmt, fmt_delta, paper_task_count, paper_value, to_latex, to_markdown
 from runners.analysis.stats import (
     DEFAULT_RESAMPLES,
+    INTERVAL_LEGEND,
     SIGNIFICANCE_LEGEND,
     holm,
     paired_bootstrap,
@@ -565,11 +566,7 @@ METRICS_FIELDS = [
     "p_value",
     "p_holm",
 ]
-INTERVAL_NOTE = (
-    "[95% interval]: Wilson score interval over episodes for rates that are a share of episodes (SR, pass^1, "
-    "task success: it never collapses at 0 % or 100 %); task bootstrap (tasks resampled, trials kept together) "
-    "for the other rates, Wilson over tasks where the bootstrap collapses to a point"
-)
+INTERVAL_NOTE = INTERVAL_LEGEND  # which n each interval uses, trials > 1 included (runners.analysis.stats)
 
 
 def _write_tables(

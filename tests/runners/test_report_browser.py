@@ -159,6 +159,8 @@ def test_tables_and_plots_render(page):
     assert pg.query_selector("#paper-flowstate_table1 table tbody tr")
     assert pg.query_selector("#paper-flowstate_fig4 img.paper-fig")
     assert "not produced" in pg.text_content("#tab-paper")
+    assert "The papers' claims, checked" in pg.text_content("#tab-paper")  # the reviewer's page first
+    assert len(pg.query_selector_all("#paper-flowstate_table1 thead tr")) == 3  # Formal Reasoning, domains, metrics
     _no_probe_ran(pg, events)
 
 
