@@ -93,8 +93,9 @@ def refuse_basic_multirun(argv: list[str]) -> str:
     if other:
         msg += (
             f"\n{', '.join(other)} {'is' if len(other) == 1 else 'are'} not a grid axis "
-            "(method, backbone, benchmark): run one command per value into the same experiment "
-            "(its tables cover every cell)"
+            "(method, backbone, benchmark): run one command per value, into the same experiment for a key that "
+            "changes the cell (benchmark.params.*, method.params.*: its tables cover every cell), into its own "
+            "experiment.name for a runtime knob (runner.limit, runner.trials)"
         )
     return msg + (
         "\n`-m` without hydra/launcher=basic does the same (the default launcher, grid); one process per job: "
@@ -386,6 +387,61 @@ def run_grid(jobs: list[tuple[Any, list[str]]], sweep_dir: str | None = None, cl
     return rc
 
 
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict) and v:
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _differing(a: Any, b: Any) -> dict[str, list[Any]]:
+    """The keys (dotted) whose values differ between two validated configs of the same cell, with both
+    values: a swept key that is not part of the cell's identity (runner.limit, runner.trials, …)."""
+    fa, fb = _flat(a.model_dump(by_alias=True)), _flat(b.model_dump(by_alias=True))
+    return {k: [fa.get(k), fb.get(k)] for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k)}
+
+
+def refuse_runtime_sweep(clashes: dict[str, list[Any]], overrides: list[str], experiment: str) -> str:
+    """Why a `-m` over keys that leave the cells the same is refused before any work, and the commands
+    that run every value (one experiment each)."""
+    import shlex
+
+    from runners.secrets import redact_secrets
+
+    def show(v: Any) -> str:
+        return "null" if v is None else str(v)
+
+    keys = ", ".join(f"{k}={','.join(show(v) for v in vals)}" for k, vals in clashes.items())
+    k0, vals0 = next(iter(clashes.items()))
+    leaf = k0.rsplit(".", 1)[-1]
+    rest = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") not in (k0, "experiment.name")]
+    name = next((o.split("=", 1)[1] for o in overrides if o.split("=", 1)[0].lstrip("+~") == "experiment.name"), None)
+    multi = any("=" in o and _sweep_values(o.split("=", 1)[1]) for o in rest)
+    examples = "\n".join(
+        "  python -m runners.sweep "
+        + redact_secrets(
+            " ".join(
+                shlex.quote(a)
+                for a in (["-m"] if multi else [])
+                + rest
+                + [f"{k0}={show(v)}", f"experiment.name={name or experiment}_{leaf}{show(v)}"]
+            )
+        )
+        for v in vals0
+    )
+    return (
+        f"the sweep over {keys} would run the same cells with each value: "
+        f"{'that key does' if len(clashes) == 1 else 'those keys do'} not change a cell's identity (runtime knobs "
+        "such as the episode limit and the trials are not in the cell key), so all values but one would be dropped. "
+        "Fix: run one command per value, each into its own experiment, e.g.\n"
+        f"{examples}\n(a sweep over a group (method=a,b) or a param that changes the cell (benchmark.params.*, "
+        "method.params.*) runs every value as its own cell; docs/contracts.md §6)"
+    )
+
+
 def _move_sweep_files(sweep_dir: str | None, root: Path) -> None:
     """Hydra wrote `multirun.yaml` under the experiment name the config had before a custom grid
     got its own: move it into `<root>/.multirun/` and drop the folders it created, if empty."""
@@ -430,11 +486,18 @@ def run_cells(
 
     interrupts.set_phase("startup")
     try:
-        cells, seen = [], set()
+        cells, seen = [], {}
+        clashes: dict[str, list[Any]] = {}
         for c in map(validate, raw):  # an alias (method=raw_trajectory) names the same cell as its method: run it once
             if c.cell_name not in seen:
-                seen.add(c.cell_name)
+                seen[c.cell_name] = c
                 cells.append(c)
+            else:
+                for k, vals in _differing(seen[c.cell_name], c).items():
+                    clashes.setdefault(k, [])
+                    clashes[k] += [v for v in vals if v not in clashes[k]]
+        if clashes:  # a sweep over a key that does not change a cell: one of its values would be dropped
+            raise ConfigError(refuse_runtime_sweep(clashes, overrides, cells[0].experiment.name))
         if cells[0].runner.plan:  # the bill before launch: no model call, nothing written (runners/plan.py)
             from runners.plan import print_plan
 
