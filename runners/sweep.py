@@ -114,12 +114,30 @@ def expand_cells(cfg: Any, overrides: list[str] | None = None) -> list[dict[str,
     grid = dict(OmegaConf.to_container(cfg.experiment.get("grid") or {}, resolve=True))  # type: ignore[arg-type]  # a DictConfig: to_container gives a dict
     axes = [(g, names) for g, names in grid.items() if g in GROUPS and g not in pinned]
     if not axes:
-        return [OmegaConf.to_container(cfg, resolve=True)]  # type: ignore[list-item]  # a DictConfig: to_container gives a dict
+        return _replaced_maps([OmegaConf.to_container(cfg, resolve=True)], overrides)  # type: ignore[list-item]  # a DictConfig: to_container gives a dict
     cells: list[Any] = []
     for combo in itertools.product(*(names for _, names in axes)):
         extra = [f"{g}={n}" for (g, _), n in zip(axes, combo)]
         c = compose(config_name="config", overrides=overrides + extra)
         cells.append(OmegaConf.to_container(c, resolve=True))
+    return _replaced_maps(cells, overrides)
+
+
+REPLACED_MAPS = ("experiment.scripted_noise",)
+"""Mappings that a command-line `key={}` empties (the documented `experiment.scripted_noise={}`, the noiseless
+demo): Hydra merges `{}` into the preset's mapping, which leaves it as it was."""
+
+
+def _replaced_maps(cells: list[dict[str, Any]], overrides: list[str]) -> list[dict[str, Any]]:
+    for o in overrides:
+        key, _, value = o.partition("=")
+        if key.lstrip("+~") in REPLACED_MAPS and value.strip() == "{}":
+            parent, _, leaf = key.lstrip("+~").rpartition(".")
+            for c in cells:
+                node = c
+                for part in parent.split("."):
+                    node = node.setdefault(part, {})
+                node[leaf] = {}
     return cells
 
 
@@ -669,6 +687,20 @@ def describe_hydra_error(e: Exception) -> str | None:
             "Fix: check the group names and options on the command line (python -m runners.sweep --help)"
         )
     if isinstance(e, ConfigCompositionException):
+        m = re.search(r"^(?:Ambiguous value for argument|Sweep parameters) '([^']+)'", text)
+        if m:  # a sweep (a,b / choice / range) without -m
+            arg = m.group(1)
+            key, _, value = arg.partition("=")
+            group = key.lstrip("+~")
+            values = _sweep_values(value)
+            if group in GROUPS:
+                alt = f", or name the grid: '++experiment.grid.{group}=[{','.join(values or [value])}]'"
+            else:
+                alt = f" (one value that is a list or a string: {key}=[…] or {key}='\"{value}\"')"
+            return (
+                f"'{arg}' gives several values, which is a sweep, but -m is missing. "
+                f"Fix: add -m (python -m runners.sweep -m {arg} …){alt}"
+            )
         m = re.search(r"Could not override '([^']+)'", text)
         cause = e.__cause__
         if m and (cause is None or "not in struct" in str(cause) or "Key" in str(cause)):
@@ -681,13 +713,18 @@ def describe_hydra_error(e: Exception) -> str | None:
                 "roles": list(ROLE_NAMES),
                 "": ["method", "backbone", "benchmark", "runner", "experiment", "roles"],
             }.get(parent, [])
+            if leaf in fields:  # a key of the schema that this config (its preset) does not set
+                return (
+                    f"'{key}' is a configuration key, but the composed config (this experiment preset) does not set "
+                    f"it, so it cannot be overridden. Fix: add it with ++{key}=<value>"
+                )
             close = difflib.get_close_matches(leaf, fields, n=1)
             hint = f" (did you mean {parent + '.' if parent else ''}{close[0]}?)" if close else ""
             return (
                 f"unknown configuration key '{key}'{hint}. Fix: check its spelling (python -m runners.sweep --cfg job "
                 f"prints every key), or add a new key on purpose with +{key}=<value>"
             )
-        return f"{text.splitlines()[0]}. Fix: check that override ({cause or 'see above'})"
+        return f"{text.splitlines()[0]}. Fix: check that override" + (f" ({cause})" if cause else "")
     return None
 
 
