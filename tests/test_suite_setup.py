@@ -25,3 +25,13 @@ def test_hypothesis_profile_has_no_timing_checks():
 def test_make_test_prints_skip_reasons():
     recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", (REPO / "Makefile").read_text(), re.M)
     assert recipe and "pytest" in recipe.group(1) and "-rs" in recipe.group(1).split()
+
+
+def test_license_is_an_spdx_expression_the_build_backend_reads():
+    # a TOML table (`{ text = "MIT" }`) is deprecated: setuptools warned three times per install
+    import tomllib
+
+    meta = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert meta["project"]["license"] == "MIT"
+    (req,) = [r for r in meta["build-system"]["requires"] if r.startswith("setuptools")]
+    assert int(req.split(">=")[1].split(".")[0]) >= 77  # the first setuptools that reads SPDX expressions
