@@ -739,6 +739,27 @@ def check_launcher(argv: list[str]) -> int:
     return 2 if missing else 0
 
 
+IGNORED_HYDRA_KEYS = ("hydra.run.dir",)
+"""Hydra's output folder of a plain run: the harness writes nothing there (results go to
+<runner.output_dir>/<experiment>). hydra.sweep.dir stays settable: it holds `multirun.yaml` and a Slurm
+launcher's logs."""
+
+
+def check_hydra_dirs(argv: list[str]) -> int:
+    """`hydra.run.dir=…` would be accepted and silently ignored: refused (exit 2) with the key that
+    chooses where results go."""
+    given = [a for a in argv if a.split("=", 1)[0].lstrip("+~") in IGNORED_HYDRA_KEYS]
+    for a in given:
+        key, _, value = a.partition("=")
+        print(
+            f"error: {key.lstrip('+~')} is Hydra's own output folder, which this harness does not use: results go to "
+            f"<runner.output_dir>/<experiment name>. Fix: runner.output_dir={value or '<dir>'} (and "
+            "experiment.name=<name> for the folder inside it)",
+            file=sys.stderr,
+        )
+    return 2 if given else 0
+
+
 def main() -> None:
     import os
     import signal
@@ -746,7 +767,7 @@ def main() -> None:
     from runners import interrupts
 
     interrupts.install()  # SIGTERM while Hydra composes the config: the same orderly exit as Ctrl-C
-    if check_launcher(sys.argv[1:]):
+    if check_launcher(sys.argv[1:]) or check_hydra_dirs(sys.argv[1:]):
         sys.exit(2)
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises composition errors (reworded below) instead of printing them
     try:

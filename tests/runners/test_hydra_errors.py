@@ -24,6 +24,7 @@ from tests.runners.sweep_helpers import record_files, run_sweep
             ["-m is missing", "Fix: add -m", "'++experiment.grid.method=[full_context,flowstate]'"],
         ),
         ("runner.limit=1,2", ["'runner.limit=1,2' gives several values", "Fix: add -m"]),
+        ("hydra.run.dir=/tmp/elsewhere", ["hydra.run.dir is Hydra's own output folder", "runner.output_dir=/tmp/"]),
     ],
 )
 def test_hydra_mistakes_are_configuration_errors_with_the_fix(tmp_path, arg, said):
