@@ -565,6 +565,7 @@ def run_cells(
     if cells[0].experiment.note:
         print(f"Note: {cells[0].experiment.note}")
     t0 = time.perf_counter()
+    counted_before = counted_asks(root, cells)
     try:
         check_output_dir(root)
         if sweep_dir:
@@ -596,6 +597,9 @@ def run_cells(
         raise interrupts.Interrupted(TERMINATED[0]) from None  # reported by `run`, with the state of the run
     interrupts.set_phase("report", reports=reports, root=root)
     print_report(reports, time.perf_counter() - t0, budget_usd=cells[0].runner.budget_usd)
+    kept = keep_larger_asks(counted_before, root)
+    if kept:
+        print(kept)
     from runners.analysis.tables import aggregate_dir
 
     from runners.records.store import short_process_gc
@@ -627,6 +631,63 @@ def run_cells(
             f"`python -m runners.aggregate {root} --method <m>` narrows them)"
         )
     return 0 if all(r.infra_error == r.harness_error == r.not_started == 0 for r in reports) else 1
+
+
+def _stores(root: Path, cells: list[Any]) -> list[Path]:
+    from runners.records.store import shard_dirs
+
+    return [d for c in cells for d in (root / c.cell_name, *shard_dirs(root / c.cell_name))]
+
+
+def counted_asks(root: Path, cells: list[Any]) -> dict[Path, dict[str, Any]]:
+    """Before a run: what each existing store of these cells counts in the tables (its manifest's task ids,
+    task count and trials)."""
+    import json
+
+    from runners.records.store import MANIFEST
+
+    out = {}
+    for d in _stores(root, cells):
+        try:
+            m = json.loads((d / MANIFEST).read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(m, dict) and isinstance(m.get("task_ids"), list):
+            out[d] = {"task_ids": m["task_ids"], "n_tasks": m.get("n_tasks"), "trials": int(m.get("trials") or 1)}
+    return out
+
+
+def keep_larger_asks(before: dict[Path, dict[str, Any]], root: Path) -> str | None:
+    """After a run that asked for a subset of what a finished store had counted (a smaller runner.limit or
+    fewer runner.trials on a finished experiment): the store's manifest keeps counting the larger set, so the
+    experiment's tables are not replaced by the subset's. Returns the one line that says so (None: nothing
+    kept)."""
+    import json
+
+    from runners.records.store import MANIFEST, atomic_write
+
+    kept: list[tuple[int, int, int, int]] = []  # (tasks now, trials now, tasks kept, trials kept)
+    for d, old in before.items():
+        try:
+            m = json.loads((d / MANIFEST).read_text())
+        except (OSError, ValueError):
+            continue
+        ids, trials = m.get("task_ids"), int(m.get("trials") or 1)
+        if not isinstance(ids, list) or not set(ids) <= set(old["task_ids"]) or trials > old["trials"]:
+            continue
+        if len(set(ids)) == len(set(old["task_ids"])) and trials == old["trials"]:
+            continue  # the same ask
+        kept.append((len(ids), trials, len(old["task_ids"]), old["trials"]))
+        m.update(old)
+        atomic_write(d / MANIFEST, json.dumps(m, indent=2, sort_keys=True, default=str))
+    if not kept:
+        return None
+    n, t, big_n, big_t = kept[0]
+    return (
+        f"Note: this run asked for a subset ({n} task(s) × {t} trial(s)) of {len(kept)} cell(s) that had asked for "
+        f"more ({big_n} × {big_t}): the tables of {root} keep counting the larger set, not the subset. For a table "
+        "of the subset alone, run it into its own experiment (experiment.name=<name>)."
+    )
 
 
 def register_resolvers() -> None:
