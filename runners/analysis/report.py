@@ -133,11 +133,12 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
     each payload goes to `writer.add` as soon as it is packed and the list returned is empty; each
     cell's records are let go once its payloads are packed, so a large experiment's payloads and
     records are not all held at once."""
-    from runners.analysis.tables import build_tables, collect, curves, depth_table, slug, token_unit
+    from runners.analysis.tables import build_tables, collect, curves, depth_table, reference_for, slug, token_unit
 
     collected = writer is None
     writer = writer or _Collected()
     summaries = collect(root)
+    reference, reference_note = reference_for(summaries, reference)  # absent: the grid's first method, said
     with shared_evaluations():  # the tables and the paper's tables test the same pairs of cells
         header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
         paper = paper_tab(summaries)  # before the cells' records are let go
@@ -208,6 +209,7 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
         "experiment": root.name,
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "reference": reference,
+        "reference_note": reference_note,
         "table": {"header": header, "rows": rows},
         "tok_unit": token_unit(summaries)[1] if summaries else "M",
         "paper": paper,

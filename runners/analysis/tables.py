@@ -968,7 +968,9 @@ def _aggregate_dir(
         return []
     if filtered:
         marks: list = []
-        header, rows, long = build_tables(cells, reference, with_paper, resamples, strict, marks)
+        header, rows, long = build_tables(
+            cells, reference_for(cells, reference)[0], with_paper, resamples, strict, marks
+        )
         md = _markdown(root, cells, header, rows, reference, [], marks)
     else:
         md = (tdir / "summary.md").read_text().rstrip("\n")
@@ -991,7 +993,8 @@ def _markdown(
     marks: list[Any] | None = None,
 ) -> str:
     title = _title(root, cells)
-    md = f"### {title}\n\n" + to_markdown(header, rows)
+    why = reference_for(cells, reference)[1]
+    md = f"### {title}" + (f" — {why}" if why else "") + "\n\n" + to_markdown(header, rows)
     md += "\n\n" + INTERVAL_NOTE
     if any(" p=" in x for row in rows for x in row):
         md += "\n\n" + SIGNIFICANCE_LEGEND + "."
@@ -1152,6 +1155,17 @@ def skipped_note(root: Path, cells: list[CellSummary]) -> str:
     return "\n".join(lines)
 
 
+def reference_for(cells: Sequence[CellSummary], reference: str) -> tuple[str, str | None]:
+    """The Δ rows' reference: `reference` when these cells have it, else the grid's first method (the
+    cells are in grid order), with the words the table's title says it in (None: the reference as asked)."""
+    if not cells or any(c.method.split("[", 1)[0] == reference for c in cells):
+        return reference, None
+    first = cells[0].method
+    if all(c.method == first for c in cells):
+        return reference, None  # one method: nothing to compare
+    return first, f"Δ vs {first}, the grid's first method ({reference}, the reference method, is not in these cells)"
+
+
 def _title(root: Path, cells: list[CellSummary]) -> str:
     _, unit = token_unit(cells)
     title = (
@@ -1200,7 +1214,7 @@ def _write_tables(
     strict: bool = False,
 ) -> list[dict[str, Any]]:
     marks: list = []
-    header, rows, long = build_tables(cells, reference, with_paper, resamples, strict, marks)
+    header, rows, long = build_tables(cells, reference_for(cells, reference)[0], with_paper, resamples, strict, marks)
     tdir = root / "tables"
     tdir.mkdir(exist_ok=True)
     md = _markdown(root, cells, header, rows, reference, orphans, marks)

@@ -91,3 +91,12 @@ def test_multirun_over_a_benchmark_param_runs_every_value_as_its_own_cell(tmp_pa
     assert sorted(c["config"]["benchmark"]["params"]["max_tool_iterations"] for c in cells) == [2, 3]
     summary = (tmp_path / "iters" / "tables" / "summary.md").read_text()
     assert "max_tool_iterations=2" in summary and "max_tool_iterations=3" in summary  # the table names both cells
+
+
+def test_without_the_reference_method_the_delta_is_against_the_grids_first_method(tmp_path):
+    p = _sweep(tmp_path, "-m", "method=flowstate,bm25", "benchmark=memoryarena_math", "experiment.name=two")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    summary = (tmp_path / "two" / "tables" / "summary.md").read_text()
+    title = summary.splitlines()[0]
+    assert title.startswith("### ") and "Δ vs flowstate, the grid's first method (full_context" in title
+    assert "|   Δ vs flowstate | scripted |" in summary  # the Δ row against it

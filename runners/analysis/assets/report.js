@@ -219,6 +219,7 @@
   const tTables = tab('tables', 'Tables');
   tTables.appendChild(el('h2', null, 'Results (rates in %, Tok = method-side tokens in ' + (INDEX.tok_unit === 'k' ? 'thousands' : 'millions') +
     '; Δ vs ' + INDEX.reference + ')'));
+  if (INDEX.reference_note) tTables.appendChild(el('div', { class: 'note' }, INDEX.reference_note));
   // the marks the tables use, each explained in a legend and as a tooltip on the rows that carry it
   const MARK_TESTS = {
     '[lo, hi]': txt => /\[[-+]?[\d.]+, [-+]?[\d.]+\]/.test(txt),
