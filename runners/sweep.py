@@ -192,6 +192,103 @@ def print_report(reports: list[Any], wall: float, out: TextIO | None = None, bud
         print("Re-run the same command to retry the failed episodes.", file=out)
 
 
+def _tokens(n: float) -> str:
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(n) >= div:
+            return f"{n / div:.1f}{unit}"
+    return f"{n:.0f}"
+
+
+def _table_columns(tdir: Path) -> tuple[dict[str, list[str]], list[str]]:
+    """(benchmark -> its table's metrics in column order, the row marks like [paraphrased]) from
+    `tables/summary.csv`: the terminal summary shows the columns the full table shows."""
+    import csv
+    import re
+
+    cols: dict[str, list[str]] = {}
+    marks: list[str] = []
+    try:
+        with open(tdir / "summary.csv", newline="") as f:
+            rows = list(csv.reader(f))
+    except OSError:
+        return cols, marks
+    for h in rows[0][2:] if rows else []:
+        bench, _, metric = h.partition(":")
+        metric = re.sub(r"\(.*\)$", "", metric)
+        if metric and "/" not in metric:  # Tok/task sits beside the paper's total: in the full table only
+            cols.setdefault(bench, []).append(metric)
+    for r in rows[1:]:
+        for m in re.findall(r"\[[^\]=]+\]", r[0] if r else ""):
+            if m not in marks and m != "[scripted]":
+                marks.append(m)
+    return cols, marks
+
+
+def compact_summary(root: Path, long: list[dict[str, Any]], reference: str, width: int | None = None) -> str:
+    """The end of a run at the terminal: one line per cell (benchmark, method, the table's headline metrics,
+    each with its Δ against the reference), fitted to the terminal's width, then where the full tables are
+    (intervals, p-values, depth retention, notes: tables/summary.md, printed whole by `runners.aggregate`)."""
+    import shutil
+    import textwrap
+    from types import SimpleNamespace
+
+    from runners.analysis.tables import reference_for
+
+    width = max(40, width or shutil.get_terminal_size((80, 24)).columns)
+    tdir = root / "tables"
+    cols, marks = _table_columns(tdir)
+    vals: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
+    for r in long:
+        vals.setdefault((r["benchmark"], r["method"], r["backbone"]), {})[r["metric"]] = r
+    keys = list(vals)
+    methods = list(dict.fromkeys(m for _, m, _ in keys))
+    named: list[Any] = [SimpleNamespace(method=m) for m in methods]  # reference_for reads `.method` only
+    ref, _ = reference_for(named, reference)
+    several_backbones = len({b for _, _, b in keys}) > 1
+    scripted = any(r.get("scripted") in (True, "True") for r in long)
+
+    def item(metric: str, row: dict[str, Any] | None, delta: dict[str, Any] | None) -> str | None:
+        if row is None or row.get("value") in (None, ""):
+            return None
+        v = float(row["value"])
+        tok = metric.startswith("Tok")
+        text = f"{metric} " + (_tokens(v * 1e6) if tok else f"${v:.4f}" if metric == "USD" else f"{v:.1f}")
+        if delta is not None and delta.get("value") not in (None, ""):
+            d = float(delta["value"])
+            p = delta.get("p_holm")
+            star = "*" if p not in (None, "") and float(p) < 0.05 else ""
+            text += f"({d:+.0f}%)" if tok or metric == "USD" else f"({d:+.1f}{star})"
+        return text
+
+    bw = max((len(b) for b, _, _ in keys), default=0)
+    mw = max((len(m + (f" {bb}" if several_backbones else "")) for _, m, bb in keys), default=0)
+    lines = textwrap.wrap(
+        f"Results: {root.name}{' [scripted]: offline demo, not model results' if scripted else ''}. Rates in %; "
+        f"(Δ vs {ref}: pp for rates, * significant after Holm; % for Tok)",
+        width,
+    )
+    benches = list(dict.fromkeys(b for b, _, _ in keys))
+    keys.sort(key=lambda k: (benches.index(k[0]), methods.index(k[1]) if k[1] != ref else -1))
+    for bench, method, bb in keys:
+        ms = cols.get(bench) or [m for m in vals[bench, method, bb] if not m.startswith(("delta_", "tokens_"))][:3]
+        d = vals[bench, method, bb]
+        items = [x for m in ms if (x := item(m, d.get(m), d.get(f"delta_{m}") if method != ref else None))]
+        line = f"{bench:<{bw}} {(method + (f' {bb}' if several_backbones else '')):<{mw}}"
+        first = True
+        for x in items:  # wrapped under the metrics where the terminal is narrow
+            if not first and len(line) + 2 + len(x) > width:
+                lines.append(line)
+                line = " " * min(bw + mw + 1, width // 3)
+            line += "  " + x
+            first = False
+        lines.append(line)
+    if marks:
+        lines += textwrap.wrap(f"Marks {', '.join(marks)}: explained below the full table.", width)
+    lines.append(f"Full tables (intervals, p-values, depth retention, notes): {tdir}/summary.md")
+    lines.append(f"  (also .csv, .tex, metrics.csv); printed whole by: python -m runners.aggregate {root}")
+    return "\n".join(lines)
+
+
 def cache_only_note(reports: list[Any]) -> str | None:
     """When episodes ran but every model call was served from the response cache: the plain
     statement that no endpoint was called (a wrong key or a dead model goes unnoticed)."""
@@ -607,7 +704,12 @@ def run_cells(
     interrupts.set_phase("tables")
     try:
         with short_process_gc():  # no collector pass over the records read for the tables (the run is ending)
-            aggregate_dir(root, reference=cells[0].runner.reference_method)  # the whole experiment, not this job's
+            import io
+
+            long = aggregate_dir(  # the whole experiment, not this job's; the full tables go to their files
+                root, reference=cells[0].runner.reference_method, out=io.StringIO()
+            )
+        print("\n" + compact_summary(root, long, cells[0].runner.reference_method))
     except StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 3
@@ -622,9 +724,11 @@ def run_cells(
             root, [c.cell_name for c in cells], cells[0].runner.wandb_project, cells[0].runner.reference_method
         )
         print(f"W&B: logged {len(ids) - 1} cell run(s) and the report artifact (runs {', '.join(ids)})")
-    note = cache_only_note(reports)
-    if note:
-        print("\n" + note)
+    from runners.upstream import download_failures
+
+    for note in (download_failures(), cache_only_note(reports)):
+        if note:
+            print("\n" + note)
     if per_job:
         print(
             f"(multirun job: the tables above cover every cell of {root} so far; "
