@@ -74,7 +74,8 @@ def test_a_smaller_limit_on_a_finished_experiment_keeps_its_tables_and_says_so(t
     before = (root / "tables" / "metrics.csv").read_text()
     p = run_sweep(tmp_path, *ONE, "runner.trials=2", "runner.limit=1")
     assert p.returncode == 0, p.stderr
-    assert "Nothing to run" in p.stdout and "6/6 episodes" in p.stdout and "6/2" not in p.stdout
+    summary = (root / "tables" / "summary.md").read_text()
+    assert "Nothing to run" in p.stdout and "6/6 episodes" in summary and "6/2" not in summary
     (note,) = [ln for ln in p.stdout.splitlines() if ln.startswith("Note: this run asked for a subset")]
     assert "(1 task(s) × 2 trial(s)) of 1 cell(s) that had asked for more (3 × 2)" in note
     assert "keep counting the larger set" in note
