@@ -133,7 +133,16 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
     each payload goes to `writer.add` as soon as it is packed and the list returned is empty; each
     cell's records are let go once its payloads are packed, so a large experiment's payloads and
     records are not all held at once."""
-    from runners.analysis.tables import build_tables, collect, curves, depth_table, reference_for, slug, token_unit
+    from runners.analysis.tables import (
+        DEPTH_NOTE,
+        build_tables,
+        collect,
+        curves,
+        depth_table,
+        reference_for,
+        slug,
+        token_unit,
+    )
 
     collected = writer is None
     writer = writer or _Collected()
@@ -213,7 +222,7 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
         "table": {"header": header, "rows": rows},
         "tok_unit": token_unit(summaries)[1] if summaries else "M",
         "paper": paper,
-        "depth": {"header": depth[0], "rows": depth[1]} if depth else None,
+        "depth": {"header": depth[0], "rows": depth[1], "note": DEPTH_NOTE} if depth else None,
         "scripted": any(c.scripted for c in summaries),
         "cells": cells,
         "episode_fields": ["cell", "task_id", "trial", "status", "success", "tokens", "steps", "calls", "transcript"],

@@ -1010,7 +1010,9 @@ def _markdown(
         md += f"\n\n{TOK_NOTE}."
     depth = depth_table(cells)
     if depth:
-        md += "\n\n### Depth retention (FlowState §4.2: Acc_k, nAUC, DR)\n\n" + to_markdown(*depth)
+        md += (
+            "\n\n### Depth retention (FlowState §4.2: Acc_k, nAUC, DR)\n\n" + to_markdown(*depth) + "\n\n" + DEPTH_NOTE
+        )
     if any(c.partial for c in cells):
         md += (
             "\n\n[partial]: some episodes are missing (infra errors or an interrupted sweep; re-run the sweep to "
@@ -1153,6 +1155,14 @@ def skipped_note(root: Path, cells: list[CellSummary]) -> str:
         )
         lines.append(f"- {e.get('method')} / {e.get('backbone')} / {e.get('benchmark')}: {why}")
     return "\n".join(lines)
+
+
+DEPTH_NOTE = (
+    "nAUC: the area under the retention curve R_k = Acc_k / Acc_1 (trapezoids over k = 1..K, divided by K − 1), "
+    "in %: 100 = every later depth as accurate as the first, below 100 = accuracy lost with depth, above 100 = "
+    "later depths more accurate than the first (e.g. Acc_k 33, 33, 100, 0 gives R_k 1, 1, 3, 0 and nAUC 150). "
+    "DR: minus the least-squares slope of R_k, in % (positive = accuracy falls with depth)."
+)
 
 
 def reference_for(cells: Sequence[CellSummary], reference: str) -> tuple[str, str | None]:
