@@ -356,6 +356,11 @@ class ExperimentCfg(_Strict):
         "methods then differ; {} = none; HARNESS_DEMO_NOISE=0 turns it off (the test suite does)",
     )
 
+    @field_validator("scripted_noise", mode="before")
+    @classmethod
+    def _no_noise(cls, v: Any) -> Any:
+        return {} if v is None else v  # experiment.scripted_noise=null: no noise, as {}
+
     @field_validator("grid")
     @classmethod
     def _grid(cls, v: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -618,6 +623,13 @@ def validate(raw: dict[str, Any]) -> CellConfig:
             lines.append(f"  {loc}: {err['msg']}{hint}")
         raise ConfigError("invalid configuration:\n" + "\n".join(lines)) from None
     if cfg.method.name not in available("method"):
+        files = [f"conf/method/{a}.yaml" for a, n in method_aliases().items() if n == cfg.method.name]
+        if files:  # the file the user named sets another `name:` than its own
+            raise ConfigError(
+                f"{' and '.join(files)} set{'s' if len(files) == 1 else ''} `name: {cfg.method.name}`, which is no "
+                "method config's name (a method's `name` is its file's name, or the name of the method it is an "
+                f"alias of). Fix: set `name: {files[0].rsplit('/', 1)[-1][: -len('.yaml')]}` in {files[0]}"
+            )
         raise ConfigError(f"unknown method '{cfg.method.name}'; available: {', '.join(available('method'))}")
     cfg.method.cls  # an unimportable target fails here, naming the config entry
     if cfg.runner.prices_file:

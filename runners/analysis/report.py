@@ -131,13 +131,14 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
     cell's records are let go once its payloads are packed, so a large experiment's payloads and
     records are not all held at once."""
     from runners.analysis.cells import collect, curves, reader_warnings, slug
-    from runners.analysis.tables import build_tables, depth_table, token_unit
+    from runners.analysis.tables import DEPTH_NOTE, build_tables, depth_table, reference_for, token_unit
 
     collected = writer is None
     writer = writer or _Collected()
     summaries = collect(root)
     for w in reader_warnings(root, summaries):  # a damaged records file, a foreign folder: said, not hidden
         print(w, file=sys.stderr)
+    reference, reference_note = reference_for(summaries, reference)  # absent: the grid's first method, said
     with shared_evaluations():  # the tables and the paper's tables test the same pairs of cells
         header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
         paper = paper_tab(summaries)  # before the cells' records are let go
@@ -208,10 +209,11 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
         "experiment": root.name,
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "reference": reference,
+        "reference_note": reference_note,
         "table": {"header": header, "rows": rows},
         "tok_unit": token_unit(summaries)[1] if summaries else "M",
         "paper": paper,
-        "depth": {"header": depth[0], "rows": depth[1]} if depth else None,
+        "depth": {"header": depth[0], "rows": depth[1], "note": DEPTH_NOTE} if depth else None,
         "scripted": any(c.scripted for c in summaries),
         "cells": cells,
         "episode_fields": ["cell", "task_id", "trial", "status", "success", "tokens", "steps", "calls", "transcript"],
