@@ -426,12 +426,10 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
             )
         )
     unpriced = sorted({b for (_, b), v in by_role.items() if not v[3]})
+    unpriced_roles = sorted({f"{role} ({b})" for (role, b), v in by_role.items() if not v[3]})
     priced_unknown = sum(v[4] for v in by_role.values() if v[3])
     if not any(v[3] for v in by_role.values()):
-        out.append(
-            f"Total $: {NO_PRICE} ({', '.join(unpriced)}; "
-            "add `prices` and `prices_source` to conf/backbone/<name>.yaml)."
-        )
+        out.append(f"Total $: {NO_PRICE}.")
     else:
         out.append(
             f"Total $ at list prices: {_usd(usd_total, True) if priced_known else '?'}"
@@ -442,12 +440,13 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
                 if unpriced
                 else ""
             )
-            + (
-                f"; {', '.join(unpriced)}: {NO_PRICE} (add `prices` and `prices_source` to conf/backbone/<name>.yaml)"
-                if unpriced
-                else ""
-            )
             + "."
+        )
+    if unpriced_roles:  # one line: which roles have no price, and how to give one
+        out.append(
+            f"Unpriced roles: {', '.join(unpriced_roles)}. Give prices (USD per 1M tokens) with "
+            "backbone.prices.input=<USD> backbone.prices.output=<USD> (the agent's backbone), or "
+            "runner.prices_file=<prices.yaml> mapping each model or backbone name to {input, cached_input, output}."
         )
     prices_used = {}
     for c in cells:

@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    from runners.analysis.cells import collect
+    from runners.analysis.cells import collect, reader_warnings
     from runners.config import ConfigError
     from runners.records.store import StoreError
 
@@ -208,7 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cells, seen = [], set()
         for root in a.results:
-            for c in collect(root):
+            found = collect(root)
+            for w in reader_warnings(root, found):  # a damaged records file, a foreign folder: said, not hidden
+                print(w, file=sys.stderr)
+            for c in found:
                 if c.cell not in seen:  # the same cell in two experiments counts once
                     seen.add(c.cell)
                     cells.append(c)

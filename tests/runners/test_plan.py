@@ -126,3 +126,43 @@ def test_paper_estimate_is_the_papers_tokens_per_task(tmp_path):
     assert f"{40.60e6 / 40 * n / 1e6:.2f}M" in line and "no price: tokens only" in line
     assert "DEEPSEEK_API_KEY is not set" in p.stdout  # what a run would still need, listed, without failing the plan
     assert not (tmp_path / "default").exists()
+
+
+def _paper_plan(tmp_path, *extra):
+    return run_sweep(
+        tmp_path,
+        "backbone=deepseek_v4_flash",
+        "method=full_context",
+        "benchmark=memoryarena_math",
+        "benchmark.params.data_dir=fixtures",
+        "runner.plan=true",
+        "runner.limit=2",
+        *extra,
+        env={"DEEPSEEK_API_KEY": ""},
+    )
+
+
+def test_prices_given_on_the_command_line_or_in_a_file_give_the_papers_backbones_a_bill(tmp_path):
+    """A paper backbone without list prices: backbone.prices.input/output on the command line, or a
+    prices file by model or backbone name, turn the paper's #Tok into dollars; one line names the
+    roles still unpriced."""
+    tokens = 40.60e6 / 40 * 2  # two tasks at the paper's #Tok per task
+    usd = tokens * (0.95 * 0.5 + 0.05 * 2.0) / 1e6  # the stated split at $0.5 in, $2 out
+    p = _paper_plan(tmp_path, "backbone.prices.input=0.5", "backbone.prices.output=2")
+    assert p.returncode == 0, p.stderr[-2000:]
+    agent = next(ln for ln in p.stdout.splitlines() if ln.strip().startswith("agent (method)"))
+    assert f"${usd:.4f}" in agent or f"${usd:,.2f}" in agent, agent
+    assert (
+        "Total $ at list prices: $" in p.stdout and "Unpriced roles" not in p.stdout
+    )  # judge, tool: gpt_5_mini priced
+    prices = tmp_path / "prices.yaml"
+    prices.write_text('deepseek-v4-flash: {input: 0.5, output: 2.0, source: "my contract"}\n')
+    f = _paper_plan(tmp_path, f"runner.prices_file={prices}")
+    assert f.returncode == 0, f.stderr[-2000:]
+    assert agent.split("[")[0] in f.stdout and "(my contract)" in f.stdout  # the same bill, its source said
+    none = _paper_plan(tmp_path, "roles.judge=agent", "roles.tool=agent")
+    unpriced = [ln for ln in none.stdout.splitlines() if ln.startswith("Unpriced roles:")]
+    assert len(unpriced) == 1 and "agent (method) (deepseek_v4_flash)" in unpriced[0]
+    assert "backbone.prices.input=" in unpriced[0] and "runner.prices_file=" in unpriced[0]
+    half = _paper_plan(tmp_path, "backbone.prices.input=0.5")
+    assert half.returncode == 2 and "prices need both input and output" in half.stderr
