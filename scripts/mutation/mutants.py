@@ -464,7 +464,7 @@ MUTANTS: list[Mutant] = [
         'int(r.get("trial") or 0)) for r in records}',
         STORE,
     ),
-    # ------------------------------------------------------------------ the budget (runner.budget_usd)
+    # ------------------------------------------------------------------ the budget: what is spend (runner.budget_usd)
     Mutant(
         "budget_cache_hits_spent",
         "runners/run.py",
@@ -472,19 +472,27 @@ MUTANTS: list[Mutant] = [
         "cost = call_usd(log.role, log.usage, prices) or 0.0",
         BUDGET,
     ),
+    # ------------------------------------------------------------------ the budget (runners/budget.py, Scheduler)
     Mutant(
-        "budget_in_flight_ignored",
-        "runners/run.py",
-        "in_flight = self._mean() * self.in_flight",
-        "in_flight = 0.0",
-        BUDGET,
+        "budget_counts_cache_hits",
+        "runners/budget.py",
+        'for c in calls if not c.get("cached")',
+        "for c in calls",
+        ("tests/runners/test_budget.py",),
     ),
     Mutant(
-        "budget_fair_round_sweep_mean",
+        "budget_per_run_not_stored",
         "runners/run.py",
-        "costs = run.costs if run is not None and run.costs else self.episode_costs",
-        "costs = self.episode_costs",
-        BUDGET,
+        "self.spent_before = sum(c.spent for c in self.stored.values())",
+        "self.spent_before = 0.0",
+        ("tests/runners/test_scheduler.py",),
+    ),
+    Mutant(
+        "budget_guard_never_refuses",
+        "runners/run.py",
+        "if self.budget is None or self.total_spent + flying < self.budget:",
+        "if True:",
+        ("tests/runners/test_scheduler.py",),
     ),
 ]
 

@@ -75,8 +75,6 @@ def test_the_methods_estimate_sums_its_roles_on_the_agent_backbone(tmp_path):
     plan = plan_cell(cfg, 2, "loaded here", StoredRuns(tmp_path), ("judge",))
     agent = next(r for r in plan.roles if r.role == "agent (method)")
     assert (agent.prompt, agent.completion, agent.calls) == (1234, 4, 4)  # state, memory, sentinel included
-    judge = next(r for r in plan.roles if r.role == "judge")
-    assert judge.prompt == 50_000
 
 
 def test_the_papers_tok_is_split_by_the_stored_runs_shares(tmp_path):
