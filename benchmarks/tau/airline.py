@@ -110,7 +110,10 @@ class AirlineTools(Toolkit):
     def _available_on(self, origin: str, date: str, destination: str | None = None) -> list[tuple[dict, dict]]:
         out = []
         for flight in self.db["flights"].values():
-            if flight["origin"] != origin or (destination is not None and flight["destination"] != destination):
+            # upstream `_search_direct_flight`: an origin or destination of None matches every airport
+            if (origin is not None and flight["origin"] != origin) or (
+                destination is not None and flight["destination"] != destination
+            ):
                 continue
             rec = flight["dates"].get(date)
             if rec is not None and rec["status"] == "available":
@@ -387,12 +390,14 @@ class AirlineTools(Toolkit):
     def update_reservation_flights(
         self, reservation_id: str, cabin: str, flights: list, payment_id: str
     ) -> dict[str, Any]:
-        infos = [airline_models.build(airline_models.FlightInfo, f) for f in flights]
+        infos = _all_built(airline_models.FlightInfo, flights)
         res = self._reservation(reservation_id)
         user = self._user(res["user_id"])
         n = len(res["passengers"])
         total, new_flights = 0, []
         for info in infos:
+            if not isinstance(info, dict):  # upstream reads `flight_info.flight_number` of the item as passed
+                raise AttributeError(f"'{type(info).__name__}' object has no attribute 'flight_number'")
             number, date = info["flight_number"], info["date"]
             kept = next(
                 (
