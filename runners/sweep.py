@@ -486,6 +486,10 @@ def run_cells(
     t0 = time.perf_counter()
     try:
         check_output_dir(root)
+        from runners.config import adopt_stored_cells
+
+        for note in adopt_stored_cells(root, cells):  # a cell stored when its key held the endpoint address
+            print(note)
         if sweep_dir:
             _move_sweep_files(sweep_dir, root)
             scrub_multirun_files(root / ".multirun")
