@@ -211,16 +211,17 @@ class RunnerCfg(_Strict):
     compact_records: bool = Field(
         True,
         description=(
-            "a finished cell's episodes.jsonl becomes episodes.jsonl.xz (read it with xzcat; a resume restores "
-            "the plain file); false keeps the plain file"
+            "the records are compressed a chunk at a time while the cell runs, to episodes.jsonl.zst (read it with "
+            "zstdcat; the plain episodes.jsonl holds the last chunk until the cell ends); false keeps them plain"
         ),
     )
     compact_level: int = Field(
-        1,
-        ge=0,
-        le=9,
-        description="xz preset of the compacted records (compressed while the cell runs): 1 (default) about a "
-        "fifth of preset 6's CPU per record; 6 files ~16% smaller (docs/large-experiments.md)",
+        3,
+        ge=1,
+        le=22,
+        description="zstd level of the compressed records: 3 (default) ~0.1 ms of CPU per 33 KB record, as small "
+        "as xz's preset 1 was at a fourteenth of its CPU; 9 ~4x the CPU for ~7% smaller files "
+        "(docs/large-experiments.md)",
     )
     wandb: bool = Field(
         False, description="log each cell's metrics and tokens and the HTML report to W&B (the wandb extra)"

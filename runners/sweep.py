@@ -488,8 +488,8 @@ def run_cells(
         check_output_dir(root)
         from runners.config import adopt_stored_cells
 
-        for note in adopt_stored_cells(root, cells):  # a cell stored when its key held the endpoint address
-            print(note)
+        for adopted in adopt_stored_cells(root, cells):  # a cell stored when its key held the endpoint address
+            print(adopted)
         if sweep_dir:
             _move_sweep_files(sweep_dir, root)
             scrub_multirun_files(root / ".multirun")
