@@ -10,7 +10,8 @@
 - `episodes.jsonl.zst`: the records compressed a chunk at a time while the cell runs (`compact_as_written`):
   when the plain file holds `chunk_limit` bytes (a third of what is compressed so far, 64 KiB to
   8 MiB), the writer thread appends them to the `.zst` file as one zstd frame (synced), then empties
-  the plain file, so the disk never holds more than ~1.4x the final records and finishing a cell
+  the plain file, so the disk holds at most ~1.4x the final records (plus the lines of one write
+  batch, which a few hundred episodes ending at once can make large) and finishing a cell
   compresses only its last chunk. `zstdcat episodes.jsonl.zst | jq` reads it (frames concatenate).
   zstd level 3 makes 33 KB records ~7.5x smaller, as xz's preset 1 did, at a fourteenth of its CPU.
   A kill between appending a frame and emptying the plain file leaves the chunk in both: readers

@@ -1,8 +1,9 @@
 """Analysis at scale: `python -m scripts.perf.analysis [--episodes 1000 10000] [--repeats 3] [--against DIR]`.
 
-Builds synthetic experiments of each size from the offline demo sweep (`report_load.replicate`:
-its episodes repeated under new task ids, with their transcripts), then times, as whole
-processes, `python -m runners.aggregate EXP` (cold: the table cache removed first) and
+Makes a real sweep's experiment of each size (`scripts/perf/real_experiment.py`: distinct tasks
+and texts, ~33 KB records compressed as the sweep compresses them, a transcript per episode;
+`--experiments DIR` keeps them for the next run), then times, as whole processes,
+`python -m runners.aggregate EXP` (cold: the table cache removed first) and
 `python -m runners.view EXP` at every size, the sizes alternating inside each repeat. With
 `--against DIR` the same commands run with another checkout's code on the same experiments, in the
 same rounds. Prints medians, the peak RSS of each process, the load average before and after, and
@@ -20,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scripts.perf.report_load import base_experiment, replicate
+from scripts.perf.real_experiment import real_experiment
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,14 +60,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--against", type=Path, help="another checkout measured on the same experiments in the same rounds")
     ap.add_argument("--only", choices=["aggregate", "view"], help="time one command only")
+    ap.add_argument(
+        "--experiments", type=Path, help="where the real experiments are made once and kept (default: a temp dir)"
+    )
     a = ap.parse_args(argv)
     codes = {"this": REPO} | ({"against": a.against.resolve()} if a.against else {})
     times: dict[tuple[str, str, int], list[tuple[float, float, float]]] = {}
     print(f"load average before: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
-        base = base_experiment(root)
-        exps = {n: replicate(base, root / f"exp{n}", n) for n in a.episodes}
+        exps = {n: real_experiment(a.experiments or root, n) for n in a.episodes}
         for r in range(a.repeats):
             for n, exp in exps.items():
                 for label, code in codes.items():
