@@ -110,10 +110,11 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--episodes", type=int, nargs="+", default=[1000])
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--code", type=Path, default=REPO, help="the checkout whose sweep makes them (default: this one)")
     a = ap.parse_args(argv)
     print(f"load average before {os.getloadavg()}")
     for n in a.episodes:
-        exp = real_experiment(a.out, n)
+        exp = real_experiment(a.out, n, code=a.code.resolve())
         s = sizes(exp)
         print(
             f"{n} episodes: records {s['records'] / n:,.0f} B/episode, transcripts {s['transcripts'] / n:,.0f} "
