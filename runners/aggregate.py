@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 from runners.analysis.stats import DEFAULT_RESAMPLES
-from runners.analysis.tables import aggregate_dir, collect
+from runners.analysis.cells import collect
+from runners.analysis.tables import aggregate_dir
 from runners.config import ConfigError
 from runners.records.store import StoreError, short_process_gc
 

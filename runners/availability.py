@@ -1,6 +1,6 @@
 """Everything a sweep needs and cannot find, found before any work and reported all at once.
 
-Before a sweep loads a model or runs an episode, every cell is surveyed (`runners.run.survey`):
+Before a sweep loads a model or runs an episode, every cell is surveyed (`runners.prepare.survey`):
 its backbones (`backbone_missing`: the placeholder model `CHANGE-ME`, a `base_url` that is not an
 http(s) URL, an unset API key variable), its method (`Method.missing(params)`: an optional extra)
 and its benchmark (`Benchmark.missing()`: an extra, a database; then `load_tasks`: the data). One

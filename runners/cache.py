@@ -34,6 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from runners.api import Backbone, Completion, Message, Protocol, Role
+from runners.backbones.forwarding import Forwarding
 from runners.records.store import take_batch
 from runners.records.wire import dumps_with, encoded
 
@@ -228,7 +229,7 @@ class ResponseCache:
                 self._db = None
 
 
-class CachedBackbone(Backbone):
+class CachedBackbone(Forwarding):
     """Serves `inner`'s answers from `cache` for one trial (`read=False`: writes only, so a
     fresh run re-samples every call and its answers replace the cached ones). The inner backbone must expose
     `base_url`, `model`, `sampling` and `extra_body` (an OpenAI-compatible backbone); the scripted
@@ -241,11 +242,11 @@ class CachedBackbone(Backbone):
                 f"CachedBackbone needs an endpoint backbone exposing base_url/model/sampling/extra_body; "
                 f"{type(inner).__name__} lacks {', '.join(missing)} (do not cache scripted backbones)"
             )
-        self.inner, self.cache, self.trial, self.seed = inner, cache, trial, seed
+        super().__init__(inner)
+        self.cache, self.trial, self.seed = cache, trial, seed
         self.read = (
             read  # False (runner.fresh=true): every call goes to the endpoint; its answer still replaces the cached one
         )
-        self.name, self.model = inner.name, inner.model
 
     def key(self, messages: list[Message], *, role: str, attempt: int, sampling: dict[str, Any]) -> str:
         inner: Any = self.inner
@@ -279,12 +280,9 @@ class CachedBackbone(Backbone):
         hit = self.cache.get(key) if self.read else None
         if hit is not None:
             return hit.model_copy(update={"cached": True, "retries": [], "latency_s": 0.0, "role": role})
-        c = await self.inner.complete(
+        c = await super().complete(
             messages, role=role, protocol=protocol, attempt=attempt, **sampling
         )  # errors propagate, uncached
         if c.text.strip() or c.tool_calls:  # never cache an empty / null reply: a re-run must be able to repair it
             self.cache.put(key, c.model_copy(update={"cached": False, "retries": []}))
         return c
-
-    async def aclose(self) -> None:
-        return None  # the inner backbone and the cache are shared; their owner closes them

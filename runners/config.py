@@ -31,6 +31,11 @@ class ConfigError(ValueError):
     """A bad configuration, with a message naming the fix."""
 
 
+class FatalRunError(RuntimeError):
+    """A configuration-level failure found while preparing or running (bad key, unknown model, a dead
+    endpoint, an unusable response cache): stop the sweep."""
+
+
 def available(group: str) -> list[str]:
     """The configs of `group`: the project's conf/, and inside a running Hydra app also those of
     the directories it added (`--config-dir`, `hydra.searchpath`), which a grid may then name."""

@@ -5,7 +5,7 @@ The sweep moves through phases (`set_phase`): `startup` (config composed and val
 (backbones built, data loaded), `running` (episodes; a cell's end-of-cell `compaction` runs inside
 it), `report` (the completeness report), `tables` (writing the paper-style tables), `wandb`.
 SIGINT raises KeyboardInterrupt as usual; SIGTERM raises `Interrupted` (outside the event loop) or
-cancels the main task (inside it, runners/run.py `_unwind_on_sigterm`), so every `finally` runs:
+cancels the main task (inside it, runners/run.py `unwind_on_sigterm`), so every `finally` runs:
 finished episodes stay on disk, stores close, managed servers stop. `message()` then says, e.g.,
 "all 30 episodes done; tables not written: run `python -m runners.aggregate …`".
 

@@ -3,7 +3,7 @@
 Per cell and in total: tasks × trials, expected model calls and tokens per role, and dollars per
 role at the prices of the backbone that serves the role (`runners.cost.role_prices`, the rule of
 the live budget and the tables). Nothing is called and nothing is written: the cells are surveyed
-as a run would survey them (`runners.run.survey`: data loaded where it is here, every missing
+as a run would survey them (`runners.prepare.survey`: data loaded where it is here, every missing
 piece listed), then the plan is printed and the sweep exits 0.
 
 Where each estimate comes from (printed beside it):
@@ -39,7 +39,7 @@ NO_PRICE = "no price: tokens only"
 
 
 @functools.lru_cache(maxsize=None)
-def paper_tok(method: str, backbone: str, benchmark: str) -> tuple[float, str] | None:
+def paper_reported_tok(method: str, backbone: str, benchmark: str) -> tuple[float, str] | None:
     """(the paper's #Tok in millions, 'FlowState Table 1') for this cell's names, or None."""
     from runners.analysis.papers import BACKBONE_LABELS, BENCHMARK_DOMAINS, METHOD_ALIASES, METHOD_LABELS, REFERENCE_DIR
 
@@ -206,7 +206,7 @@ def plan_cell(cfg: Any, n_tasks: int, tasks_source: str, stored: StoredRuns, ben
         if found
         else ""
     )
-    paper = paper_tok(cfg.method.name, cfg.backbone.name, cfg.benchmark.name)
+    paper = paper_reported_tok(cfg.method.name, cfg.backbone.name, cfg.benchmark.name)
     plan = CellPlan(
         cfg.cell_name,
         f"{cfg.method.name} / {cfg.backbone.name} / {cfg.benchmark.name}",
@@ -265,7 +265,7 @@ def plan_cell(cfg: Any, n_tasks: int, tasks_source: str, stored: StoredRuns, ben
 
 def build_plan(cells: list[Any], env: Any = None) -> tuple[list[CellPlan], Any]:
     """The plan of every cell, and the survey (what is missing) it was built from."""
-    from runners.run import survey
+    from runners.prepare import survey
 
     s = survey(cells, env)
     prepared = {p.cfg.cell_name: p for p in s.prepared}
@@ -413,7 +413,7 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
 def print_plan(cells: list[Any], out: Any = None) -> int:
     """Print the plan of `cells` (runner.plan=true) and return the exit code: 0, or 3 when the
     cells cannot even be surveyed (e.g. duplicate task ids)."""
-    from runners.run import FatalRunError
+    from runners.config import FatalRunError
 
     try:
         plans, s = build_plan(cells)

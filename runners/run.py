@@ -1,21 +1,24 @@
-"""Running one cell: load tasks, skip finished (task, trial) pairs, run the rest as concurrent
-episodes, append each record as it finishes."""
+"""Running the cells of a sweep in this process: one `Scheduler` for every cell (skip finished
+(task, trial) pairs, run the rest as concurrent episodes, append each record as it finishes), and
+`run_here`, what a sweep of one process, a worker process (runners/procs.py) and a Ray task
+(runners/ray_exec.py) run. Whether a sweep runs here or as worker processes is decided by
+runners/launch.py; the sweep's backbones are runners/pool.py, the cells' preparation
+runners/prepare.py."""
 
 from __future__ import annotations
 
 import contextlib
 import asyncio
-import json
 import sys
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import Any, Iterator
 
-from runners.api import Backbone, Benchmark, Completion, Message, Method, Protocol, Role
+from runners.api import Backbone
 from runners.secrets import redact_secrets
-from runners.config import BackboneCfg, CellConfig, ConfigError
+from runners.config import BackboneCfg, CellConfig, FatalRunError
 from runners.cost import call_usd, role_prices
 from runners.episode import Episode
 from runners.interrupts import STATE, checkpoint
@@ -33,9 +36,8 @@ from runners.records.store import (
     text_mismatch,
 )
 from runners.records.transcripts import TranscriptStore
-
-if TYPE_CHECKING:
-    from runners.cache import ResponseCache
+from runners.pool import BackbonePool, InFlight, Resampled, preflight
+from runners.prepare import PreparedCell, manifest_for, method_notes, skip_unavailable, survey
 
 
 def storage_failure(rec: EpisodeRecord, e: Exception) -> EpisodeRecord:
@@ -80,190 +82,6 @@ def storable(rec: EpisodeRecord) -> EpisodeRecord | None:
     return clean
 
 
-class FatalRunError(RuntimeError):
-    """A configuration-level failure (bad key, unknown model): stop the sweep."""
-
-
-class BackbonePool:
-    """One backbone object per distinct config for the whole sweep, so per-endpoint in-flight
-    bounds and the response cache are shared across cells."""
-
-    def __init__(self, cache_path: Path | None) -> None:
-        self._by_key: dict[str, Backbone] = {}
-        self.cache: ResponseCache | None = None
-        self.cache_path = cache_path
-
-    def get(self, cfg: BackboneCfg) -> Backbone:
-        """The shared backbone of `cfg`; a missing key variable or a bad option is a ConfigError."""
-        key = cfg.model_dump_json()
-        if key not in self._by_key:
-            try:
-                if cfg.kind == "scripted":
-                    from runners.backbones.scripted import ScriptedBackbone
-
-                    self._by_key[key] = ScriptedBackbone(name=cfg.name, model=cfg.model, **cfg.scripted)
-                elif (
-                    cfg.kind == "managed"
-                ):  # a local server the harness starts and stops (runners/backbones/managed.py)
-                    from runners.backbones.managed import ManagedBackbone
-
-                    self._by_key[key] = ManagedBackbone(cfg.model_dump())
-                else:
-                    from runners.backbones.openai import build_openai_backbone
-
-                    self._by_key[key] = build_openai_backbone(cfg.model_dump())
-            except (ValueError, TypeError) as e:
-                raise ConfigError(f"backbone '{cfg.name}' cannot be built: {e}") from None
-        return self._by_key[key]
-
-    def prepare(self, cells: list[CellConfig]) -> None:
-        """Build every backbone the cells use (agent and role backbones) before any episode runs,
-        so a missing API key variable fails the sweep up front, not in the middle of a cell."""
-        for c in cells:
-            self.get(c.backbone)
-            for role, b in c.roles.items():
-                if b is None:
-                    continue
-                try:
-                    self.get(b)
-                except ConfigError as e:
-                    users = [r for r, o in c.roles.items() if o is not None and o.name == b.name]
-                    where = "; ".join(f"{r}: {c.roles.origin.get(r, '')}" for r in users)
-                    fix = " ".join(f"roles.{r}=agent" for r in users)
-                    raise ConfigError(
-                        f"{e} — it serves role(s) {', '.join(users)} of cell {c.cell_name} ({where}); "
-                        f"set the variable, or run them on the agent's backbone with {fix}"
-                    ) from None
-        if self.cache_path is not None and any(
-            b.kind != "scripted" for c in cells for b in (c.backbone, *(r for _, r in c.roles.items())) if b
-        ):
-            self.open_cache()
-
-    def open_cache(self) -> None:
-        """Open the response cache before any episode runs: an unreadable file is an error with the fix."""
-        if self.cache is not None or self.cache_path is None:
-            return
-        from runners.cache import ResponseCache
-
-        try:
-            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-            self.cache = ResponseCache(self.cache_path)
-        except Exception as e:  # sqlite3 / OS errors, or the cache's own RuntimeError naming the fix
-            raise FatalRunError(
-                f"the response cache {self.cache_path} cannot be used ({type(e).__name__}: {e}). Fix: move the file "
-                "away to start an empty cache, point runner.cache_path at another file, or set runner.cache=false"
-            ) from None
-
-    def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0, fresh: bool = False) -> Backbone:
-        """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints;
-        `fresh` (runner.fresh=true) turns cache reads off (every call re-sampled, answers still written)."""
-        inner = self.get(cfg)
-        if cfg.kind == "scripted" or self.cache_path is None:
-            return inner
-        from runners.cache import CachedBackbone
-
-        if self.cache is None:
-            self.open_cache()
-        assert self.cache is not None  # open_cache raised otherwise
-        return CachedBackbone(inner, self.cache, trial, seed, read=not fresh)
-
-    def endpoints(self) -> dict[str, list[str]]:
-        """base_url (as the client sees it, no credentials) → names of the backbones that call it."""
-        out: dict[str, list[str]] = {}
-        for b in self._by_key.values():
-            if getattr(b, "base_url", None) and not getattr(
-                b, "managed", False
-            ):  # a managed server starts later, itself
-                out.setdefault(getattr(b, "base_url"), []).append(b.name)
-        return out
-
-    def secrets(self) -> tuple[str, ...]:
-        """Every configured secret value of the sweep's backbones (keys, URL passwords), for redaction."""
-        return tuple(
-            x
-            for b in self._by_key.values()
-            for x in (getattr(b, "_secrets", None) or getattr(getattr(b, "inner", None), "_secrets", ()) or ())
-        )
-
-    def set_on_retry(self, callback: Callable[..., Any]) -> None:
-        """Report every backbone retry to `callback(url, error, wait_s, name)` (the live display)."""
-        for b in self._by_key.values():
-            if hasattr(b, "on_retry"):
-                b.on_retry = callback
-
-    async def aclose(self) -> None:
-        for b in self._by_key.values():
-            await b.aclose()
-        if self.cache is not None:
-            await asyncio.to_thread(self.cache.close)  # commits the last batch (bounded) off the loop
-            self.cache = None
-
-
-RESAMPLE_STRIDE = 1_000_000
-"""Attempt offset per fresh-sample generation: far above any re-ask count within one episode."""
-
-
-class Resampled(Backbone):
-    """`inner` with every call's sample index moved to generation `n`: the response cache and the
-    scripted backbone then draw afresh, so a rerun of a case that ended in a CaseError does not
-    replay the replies that caused it (upstream PoS reruns such a case from scratch)."""
-
-    def __init__(self, inner: Backbone, n: int) -> None:
-        self.inner, self.n = inner, n
-        self.name, self.model = inner.name, inner.model
-
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        role: Role,
-        protocol: Protocol | None = None,
-        attempt: int = 0,
-        **sampling: Any,
-    ) -> Completion:
-        return await self.inner.complete(
-            messages, role=role, protocol=protocol, attempt=attempt + self.n * RESAMPLE_STRIDE, **sampling
-        )
-
-    def bind(
-        self, scope: Any
-    ) -> Backbone:  # the scripted backbone answers from the episode's oracle: keep that, resampled
-        return Resampled(self.inner.bind(scope), self.n)
-
-    async def aclose(self) -> None:
-        return None  # the inner backbone is shared; the pool closes it
-
-
-class InFlight(Backbone):
-    """`inner` counting its calls in flight on `progress.calls_in_flight` (the plain display's
-    heartbeat shows it: a slow model is visibly working before any call finishes)."""
-
-    def __init__(self, inner: Backbone, progress: Any) -> None:
-        self.inner, self.progress = inner, progress
-        self.name, self.model = inner.name, inner.model
-
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        role: Role,
-        protocol: Protocol | None = None,
-        attempt: int = 0,
-        **sampling: Any,
-    ) -> Completion:
-        self.progress.calls_in_flight += 1
-        try:
-            return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
-        finally:
-            self.progress.calls_in_flight -= 1
-
-    def bind(self, scope: Any) -> Backbone:
-        return InFlight(self.inner.bind(scope), self.progress)
-
-    async def aclose(self) -> None:
-        return None  # the inner backbone is shared; the pool closes it
-
-
 def case_error_counts(cell_dir: Path) -> dict[tuple[str, int], int]:
     """(task_id, trial) → how many earlier runs ended in a case error (from errors.jsonl)."""
     from runners.records.store import ERRORS, read_jsonl
@@ -277,263 +95,6 @@ def case_error_counts(cell_dir: Path) -> dict[tuple[str, int], int]:
             key = (r["task_id"], int(r["trial"]))
             counts[key] = counts.get(key, 0) + 1
     return counts
-
-
-async def preflight(pool: BackbonePool, window_s: float) -> None:
-    """Before any episode: every endpoint must accept a TCP connection within `window_s` seconds
-    (retried every 0.25 s, all endpoints at once); otherwise a FatalRunError names each dead URL
-    and the fix. `window_s=0` skips the check."""
-    import time
-    import urllib.parse
-
-    from runners.secrets import redact_url
-
-    if window_s <= 0:
-        return
-
-    async def check(url: str) -> str | None:
-        parts = urllib.parse.urlsplit(url)
-        host = parts.hostname or "localhost"
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        deadline = time.monotonic() + window_s
-        last = "no attempt"
-        while True:
-            try:
-                async with asyncio.timeout(max(0.1, min(2.0, deadline - time.monotonic()))):
-                    _, writer = await asyncio.open_connection(host, port)
-                writer.close()
-                return None
-            except ConnectionRefusedError:
-                last = "connection refused"
-            except (OSError, TimeoutError) as e:
-                last = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-            if time.monotonic() + 0.25 > deadline:
-                return last
-            await asyncio.sleep(0.25)
-
-    urls = pool.endpoints()
-    results = await asyncio.gather(*(check(u) for u in urls))
-    dead = [(u, why) for u, why in zip(urls, results) if why]
-    if dead:
-        lines = "; ".join(
-            f"{redact_url(u)} (backbone {', '.join(urls[u])}): {why} for {window_s:g}s" for u, why in dead
-        )
-        raise FatalRunError(
-            f"endpoint not reachable before the sweep started: {lines}. Nothing was run. Fix: start the server "
-            "or correct `base_url` (or the variable named by `base_url_env`); runner.preflight_s sets the wait"
-        )
-
-
-def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
-    """The dumped config with `user:password@` cut out of every backbone's base_url."""
-    from runners.secrets import redact_url
-
-    for b in (config.get("backbone"), *((config.get("roles") or {}).get(r) for r in ("judge", "user_sim", "tool"))):
-        if isinstance(b, dict) and b.get("base_url"):
-            b["base_url"] = redact_url(b["base_url"])
-    return config
-
-
-def method_notes(method_cls: type[Method] | None, params: dict[str, Any], bench: Benchmark) -> dict[str, Any]:
-    """The method's manifest facts (`Method.notes`) for the task kinds this cell's benchmark declares
-    (`Benchmark.task_kinds`): a method records only the texts it may send on this benchmark (a Full
-    Context cell on MemoryArena claims no PoS text)."""
-    if method_cls is None:
-        return {}
-    return method_cls.notes(params, kinds=tuple(bench.task_kinds) or None)
-
-
-def manifest_for(
-    cfg: CellConfig,
-    bench: Benchmark,
-    n_tasks: int,
-    endpoints: dict[str, str] | None = None,
-    method_cls: type[Any] | None = None,
-    task_ids: list[str] | None = None,
-) -> dict[str, Any]:
-    """Everything needed to reproduce the cell, without secrets (key values never enter cfg).
-    `endpoints`: role → the URL actually called (a `base_url_env` variable overrides the config's
-    `base_url`, so the config alone does not say where requests went), credentials cut out."""
-    return {
-        "endpoints": endpoints or {},
-        "cell": cfg.cell_name,
-        "cell_key": cfg.key(),
-        "config": _without_url_credentials(cfg.model_dump(mode="json", by_alias=True)),
-        "scripted": cfg.scripted,
-        "label": "SCRIPTED RUN (deterministic test backbone; not a model result)" if cfg.scripted else None,
-        "benchmark_notes": bench.notes(),
-        "method_notes": method_notes(method_cls, cfg.method.params, bench),
-        "n_tasks": n_tasks,
-        "task_ids": list(task_ids) if task_ids is not None else None,  # what the tables count (with trials)
-        "trials": cfg.runner.trials,
-        "seed": cfg.runner.seed,
-    }
-
-
-@dataclass
-class PreparedCell:
-    cfg: CellConfig
-    bench: Benchmark
-    tasks: list
-    method_cls: type
-    input_hygiene: dict = field(
-        default_factory=dict
-    )  # what loading changed in the data (runners/inputs.py), for the manifest
-
-
-def prepare_cells(cells: list[CellConfig]) -> list[PreparedCell]:
-    """Prepare every cell; cells with the same benchmark config share one loaded benchmark. Any
-    missing piece of any cell raises `Unavailable`, listing all of them (`survey`)."""
-    s = survey(cells)
-    if s.missing:
-        from runners.availability import Unavailable
-
-        raise Unavailable(s.missing, s.labels, len(cells))
-    return s.prepared
-
-
-@dataclass
-class Survey:
-    """What `survey` found: the cells that can run (prepared: tasks loaded, method checked) and,
-    per cell that cannot, every missing piece."""
-
-    prepared: list[PreparedCell]
-    missing: dict[str, list]  # cell name → [runners.api.Missing]; only cells that cannot run
-    labels: dict[str, str]  # cell name → method/backbone/benchmark
-    cfgs: dict[str, CellConfig]
-
-
-def survey(cells: list[CellConfig], env: Mapping[str, str] | None = None) -> Survey:
-    """Before any work: every cell's backbones (`runners.availability.backbone_missing`), method
-    (`Method.missing`) and benchmark (`Benchmark.missing`, then `load_tasks`, once per distinct
-    benchmark config) checked, every missing piece kept, so one message can list them all. A bad
-    parameter or duplicate task ids still fail at once (ConfigError / FatalRunError): those are
-    mistakes to fix, not pieces to install."""
-    from runners.api import Missing
-    from runners.availability import _dedupe, backbone_missing, cell_label
-
-    missing: dict[str, list] = {}
-    for c in cells:
-        found = backbone_missing(c.backbone, env)
-        served: dict[str, list[str]] = {}  # a role backbone serving several roles is checked once
-        for role, b in c.roles.items():
-            if b is not None and b.name != c.backbone.name:
-                served.setdefault(b.name, []).append(role)
-        for name, roles in served.items():
-            found += backbone_missing(getattr(c.roles, roles[0]), env, roles)
-        try:
-            found += list(c.method.cls.missing(dict(c.method.params)))
-        except Exception as e:  # a broken check must not hide the others
-            found.append(
-                Missing(what=f"method '{c.method.name}': its availability check failed ({type(e).__name__}: {e})")
-            )
-        missing[c.cell_name] = found
-    loaded: dict[str, Any] = {}
-    prepared = []
-    for c in cells:
-        key = json.dumps([c.benchmark.model_dump(by_alias=True), c.runner.limit], sort_keys=True, default=str)
-        if key not in loaded:
-            loaded[key] = _load_benchmark(c)
-        got = loaded[key]
-        if isinstance(got, list):
-            missing[c.cell_name] += got
-        if missing[c.cell_name]:
-            continue
-        prepared.append(PreparedCell(c, got.bench, got.tasks, probe_method(c), got.input_hygiene))
-    missing = {k: _dedupe(v) for k, v in missing.items() if v}
-    return Survey(prepared, missing, {c.cell_name: cell_label(c) for c in cells}, {c.cell_name: c for c in cells})
-
-
-def _load_benchmark(cfg: CellConfig) -> PreparedCell | list[Any]:
-    """The benchmark of `cfg` with its tasks (a PreparedCell without method), or the list of what
-    it misses: its declared `missing()`, else why `load_tasks` failed (the loader's message names its fix)."""
-    from runners.api import Missing
-
-    from runners.inputs import noted, notes_since
-
-    params = dict(cfg.benchmark.params)
-    if cfg.runner.limit:
-        params["limit"] = cfg.runner.limit
-    before = noted()
-    try:
-        bench: Benchmark = cfg.benchmark.cls(name=cfg.benchmark.name, **params)
-        declared = list(bench.missing())
-        if declared:
-            return declared
-        tasks = bench.load_tasks()
-    except Exception as e:  # missing/corrupt data or bad params: kept with the loader's message
-        return [Missing(what=f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}")]
-    if not tasks:  # nothing to run is never a success: an empty data file or a filter that matches nothing
-        return [Missing(what=f"benchmark '{cfg.benchmark.name}' loaded no tasks; nothing was run", fix=NO_TASKS_FIX)]
-    _check_unique(cfg, tasks)
-    return PreparedCell(cfg, bench, tasks, None, notes_since(before))  # type: ignore[arg-type]
-
-
-NO_TASKS_FIX = "check its data files (benchmark.params.data_dir) and filters (runner.limit, split, subset)"
-
-
-def _check_unique(cfg: CellConfig, tasks: list) -> None:
-    ids = [t.task_id for t in tasks]
-    if len(set(ids)) != len(
-        ids
-    ):  # records are keyed by (task_id, trial): duplicates would be skipped or double-counted
-        dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
-        raise FatalRunError(
-            f"benchmark '{cfg.benchmark.name}' loaded duplicate task ids {dup}; "
-            "task ids must be unique (fix the adapter's load_tasks or the data file)"
-        )
-
-
-class _ProbeBackbone(Backbone):
-    """Stands in for the agent backbone while a method's params are checked (never called)."""
-
-    name = model = "probe"
-
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        role: Role,
-        protocol: Protocol | None = None,
-        attempt: int = 0,  # pragma: no cover - never called
-        **sampling: Any,
-    ) -> Completion:
-        raise RuntimeError("probe backbone is not callable")
-
-
-def probe_method(cfg: CellConfig) -> type:
-    """The method class, after instantiating it once with the cell's params, so a bad value
-    (or an argument the constructor rejects) fails before any work, not inside a running cell."""
-    cls = cfg.method.cls
-    try:
-        cls(backbone=_ProbeBackbone(), **cfg.method.params)
-    except Exception as e:  # any constructor rejection is a config problem
-        raise ConfigError(
-            f"method '{cfg.method.name}' rejects its params ({type(e).__name__}: {e}); "
-            f"fix conf/method/{cfg.method.name}.yaml or the method.params.* override"
-        ) from None
-    return cls
-
-
-def prepare_cell(cfg: CellConfig) -> PreparedCell:
-    """Instantiate the benchmark and load its tasks (before any cell runs, so missing data fails
-    the sweep up front)."""
-    bench_cls = cfg.benchmark.cls
-    params = dict(cfg.benchmark.params)
-    if cfg.runner.limit:
-        params["limit"] = cfg.runner.limit
-    from runners.inputs import noted, notes_since
-
-    before = noted()
-    try:
-        bench: Benchmark = bench_cls(name=cfg.benchmark.name, **params)
-        tasks = bench.load_tasks()
-    except Exception as e:  # missing/corrupt data or bad params: stop before any work, with the loader's message
-        raise FatalRunError(f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}") from None
-    if not tasks:  # nothing to run is never a success: an empty data file or a filter that matches nothing
-        raise FatalRunError(f"benchmark '{cfg.benchmark.name}' loaded no tasks; nothing was run. Fix: {NO_TASKS_FIX}")
-    _check_unique(cfg, tasks)
-    return PreparedCell(cfg, bench, tasks, probe_method(cfg), notes_since(before))
 
 
 def _warn_store(store: CellStore, cell: str, code: str, progress: Progress) -> None:
@@ -980,10 +541,10 @@ def few_collections() -> Iterator[None]:
 
 
 TERMINATED: list[int] = []
-"""Set when a SIGTERM ended the sweep (`_unwind_on_sigterm`)."""
+"""Set when a SIGTERM ended the sweep (`unwind_on_sigterm`)."""
 
 
-def _unwind_on_sigterm() -> None:
+def unwind_on_sigterm() -> None:
     """SIGTERM (`timeout`, a batch scheduler, `kill`) unwinds the running sweep as Ctrl-C does:
     the main task is cancelled, so every `finally` runs — finished episodes are kept, stores
     close, managed servers stop (`BackbonePool.aclose`) — instead of the process dying on the
@@ -1005,21 +566,10 @@ def _unwind_on_sigterm() -> None:
         pass
 
 
-async def run_all(
-    cells: list[CellConfig],
-    root: Path,
-    display: str,
-    progress: Progress | None = None,
-    check_endpoints: bool = True,
-) -> list[Any]:
-    """Every cell through one scheduler in this process, or, with `runner.processes` > 1
-    (runners/procs.py), through that many worker processes each running its share of every cell.
-    `progress`: the display to feed (default: a new one of `display`); `check_endpoints=False`
-    skips the preflight (a worker process: its parent checked them)."""
-    from runners import interrupts
-
-    _unwind_on_sigterm()
-    interrupts.set_phase("loading")
+def ready(cells: list[CellConfig], root: Path) -> tuple[list[PreparedCell], BackbonePool]:
+    """Every cell's backbones, extras and data checked (and the data loaded) before any work: what
+    is missing is listed all at once, or its cells skipped with runner.skip_unavailable=true; then
+    the cells that run, and the pool with every backbone they use built (a missing key fails here)."""
     first = cells[0]
     cache_path = None
     if first.runner.cache:
@@ -1029,52 +579,51 @@ async def run_all(
             else Path(first.runner.output_dir) / ".cache" / "responses.sqlite"
         )
     pool = BackbonePool(cache_path)
-    # every cell's backbones, extras and data checked (and the data loaded) before any work; what is
-    # missing is listed all at once, or its cells skipped with runner.skip_unavailable=true
     s = survey(cells)
     skip_unavailable(s, cells, root)
-    prepared = s.prepared
-    pool.prepare([p.cfg for p in prepared])
-    reports = []
-    from runners.procs import processes_for, run_processes
+    pool.prepare([p.cfg for p in s.prepared])
+    return s.prepared, pool
 
-    n_proc = processes_for([p.cfg for p in prepared])
+
+async def run_prepared(
+    prepared: list[PreparedCell],
+    cells: list[CellConfig],
+    root: Path,
+    pool: BackbonePool,
+    display: str,
+    progress: Progress | None = None,
+) -> list[Any]:
+    """The prepared cells through one scheduler in this process (small cells overlap, the endpoint
+    bound is shared). `progress`: the display to feed (default: a new one of `display`)."""
+    first = cells[0]
+    with few_collections(), progress or Progress(display, heartbeat_s=first.runner.heartbeat_s) as progress:
+        pool.set_on_retry(progress.retry)
+        sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), first.runner.budget_usd)
+        return await sched.run(prepared)
+
+
+async def run_here(
+    cells: list[CellConfig],
+    root: Path,
+    display: str,
+    progress: Progress | None = None,
+    check_endpoints: bool = True,
+) -> list[Any]:
+    """Every cell through one scheduler in this process: a worker process's share of a sweep
+    (runners/procs.py), a Ray task's cell, or a whole sweep that runs in one process
+    (runners.launch.run_all decides). `check_endpoints=False` skips the preflight (a worker
+    process: its coordinator checked them)."""
+    from runners import interrupts
+
+    unwind_on_sigterm()
+    interrupts.set_phase("loading")
+    prepared, pool = ready(cells, root)
     try:
         if check_endpoints:
-            await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
-        if n_proc > 1:  # worker processes, each its share of every cell; this process shows and counts
-            await pool.aclose()
-            return await run_processes([p.cfg for p in prepared], root, display, n_proc)
-        with few_collections(), progress or Progress(display, heartbeat_s=first.runner.heartbeat_s) as progress:
-            pool.set_on_retry(progress.retry)
-            # one scheduler for all cells: small cells overlap, the endpoint bound is shared
-            sched = Scheduler(
-                root, pool, progress, max(c.runner.concurrency for c in cells), cells[0].runner.budget_usd
-            )
-            reports = await sched.run(prepared)
+            await preflight(pool, cells[0].runner.preflight_s)  # a dead endpoint fails here, naming its URL
+        return await run_prepared(prepared, cells, root, pool, display, progress)
     finally:
         await pool.aclose()
-    return reports
-
-
-def skip_unavailable(s: Survey, cells: list[CellConfig], root: Path) -> None:
-    """Raise `Unavailable` (every missing piece, all cells) unless runner.skip_unavailable=true;
-    then print the skipped cells and record them in `<root>/skipped.json` (the tables' footnote
-    reads it), or raise when no cell at all can run."""
-    from runners.availability import Unavailable, describe, write_skipped
-
-    if s.missing and not cells[0].runner.skip_unavailable:
-        raise Unavailable(s.missing, s.labels, len(cells))
-    if s.missing and not s.prepared:
-        raise Unavailable(s.missing, s.labels, len(cells))
-    path = write_skipped(root, s.missing, s.cfgs, [p.cfg.cell_name for p in s.prepared])
-    if s.missing:
-        print(
-            f"warning: {describe(s.missing, s.labels, len(cells), skipping=True)}\n  Running the other "
-            f"{len(s.prepared)} cell(s); the skipped ones are listed in {path} and in the tables.",
-            file=sys.stderr,
-            flush=True,
-        )
 
 
 def check_budget(cells: list[CellConfig]) -> None:

@@ -425,7 +425,9 @@ def run_cells(
     from runners.config import ConfigError, validate
     from runners.records import store
     from runners.records.store import StoreError
-    from runners.run import TERMINATED, FatalRunError, check_budget, run_all
+    from runners.config import FatalRunError
+    from runners.launch import run_all
+    from runners.run import TERMINATED, check_budget
     from runners.secrets import redact_secrets
 
     interrupts.set_phase("startup")
@@ -460,7 +462,7 @@ def run_cells(
         for c in cells:
             c.experiment.name = grid_name(cells)
     order = {g: list(dict.fromkeys(getattr(c, g).name for c in cells)) for g in GROUPS}
-    for c in cells:  # the grid as run, in the order given: the tables keep it (runners.analysis.tables._grid_order)
+    for c in cells:  # the grid as run, in the order given: the tables keep it (runners.analysis.cells._grid_order)
         c.experiment.grid = order
     exp = cells[0].experiment.name
     root = Path(cells[0].runner.output_dir) / exp

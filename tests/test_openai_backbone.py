@@ -325,7 +325,7 @@ def test_manifest_has_no_url_credentials():
     import json
 
     from runners.config import validate
-    from runners.run import manifest_for
+    from runners.prepare import manifest_for
     from tests.runners.test_config import base
 
     raw = base()

@@ -104,7 +104,7 @@ def text_variants(episodes: list[dict[str, Any]], manifest: dict[str, Any]) -> i
 
 
 def cell_marks(c: Any) -> list[Mark]:
-    """The marks of one CellSummary (runners.analysis.tables)."""
+    """The marks of one CellSummary (runners.analysis.cells)."""
     manifest = getattr(c, "manifest", None) or {}
     out: list[Mark] = []
     if is_fixture(manifest, c.config):

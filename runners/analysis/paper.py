@@ -92,7 +92,7 @@ def write_all(
         elif a.figure is not None:
             a.files = [p.name for p in paper_figures.save(a.figure, out_dir, a.name)]
     hs = headlines(Cells(cells_list))
-    from runners.analysis.tables import skipped_note
+    from runners.analysis.cells import skipped_note
 
     skipped = [t for r in (roots or [root]) if (t := skipped_note(Path(r), cells_list))]
     atomic_write(out_dir / "index.md", index_md(Path(root).name, arts, hs, can_draw, strict, skipped))
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    from runners.analysis.tables import collect
+    from runners.analysis.cells import collect
     from runners.config import ConfigError
     from runners.records.store import StoreError
 

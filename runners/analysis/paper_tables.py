@@ -27,6 +27,7 @@ from runners.analysis.papers import (
 )
 from runners.api import MetricSpec
 from runners.analysis.stats import DEFAULT_RESAMPLES, SIGNIFICANCE_LEGEND, holm, paired_sign_test, significance_mark
+from runners.analysis.units import PAPER_TOK_NOTE, TOK_PER_TASK, paper_in_unit, paper_tok
 
 ORDER = [
     "flowstate_table1",
@@ -42,17 +43,6 @@ ORDER = [
     "pos_fig4",
     "pos_recovery",
 ]
-TOK_PER_TASK = "Tok/task"
-TOK_NOTE = (
-    "#Tok leaves out the `tool` role (MemoryArena's LLM reasoning tool, which upstream runs inside the environment "
-    "on its own model), the reading that matches the paper's #Tok; runners.aggregate shows both"
-)
-
-
-def paper_tok(c: Any) -> float | None:
-    """A cell's #Tok as the papers count it: without the `tool` role where it ran (Tok_no_tool)."""
-    v = c.metrics.get("Tok_no_tool")
-    return v if v is not None else c.metrics.get("Tok")
 
 
 @functools.lru_cache(maxsize=None)
@@ -106,7 +96,7 @@ class Cells:
     def spec(self, benchmark: str, metric: str) -> MetricSpec:
         """How a metric is treated (kind, direction, the paper's name for it): the benchmark's own
         declaration (`Benchmark.metric_specs`, read from a cell of it) or the harness's (#Tok)."""
-        from runners.analysis.tables import metric_spec
+        from runners.analysis.cells import metric_spec
 
         if metric == TOK_PER_TASK:
             return MetricSpec(name=metric, kind="tokens", higher_is_better=False)
@@ -200,12 +190,9 @@ def paper_text(
             break
     if v is None or row_type != "result":
         return v
-    if metric == TOK_PER_TASK:
-        n = paper_task_count(bench) if not col.get("pool") else sum(paper_task_count(b) or 0 for b in col["pool"])
-        return f"{float(v) * 1000.0 / n:.1f}" if n else None
-    if metric == "Tok" and tok_scale != 1.0:
-        return f"{float(v) * tok_scale:.1f}"
-    return v
+    pool = col.get("pool") or [bench]
+    n = sum(paper_task_count(b) or 0 for b in pool) if metric == TOK_PER_TASK else None
+    return paper_in_unit(v, metric, tok_scale, n)
 
 
 # ---------------------------------------------------------------- table model and renderers
@@ -422,6 +409,15 @@ def build_table(
         our_vals.append(vals)
         return row, marks
 
+    def paper_row(r: dict[str, Any], marks: list[Any]) -> list[TRow]:
+        """The `(paper)` row of layout row `r` in our columns' units: none where the paper reports
+        nothing here, nor (`strict`) beside a row of ours that carries fidelity `marks`."""
+        paper = [paper_text(r, col, m, scale, cells=cells) or "–" for col, m in cols]
+        if all(p == "–" for p in paper) or (strict and marks):
+            return []
+        label = f"{method_label(lay=lay, m=r['method'])} (paper)"
+        return [TRow("paper", label, backbone_label(r.get("paper_backbone")), paper, [""] * len(cols))]
+
     def delta_row(method: str, backbone: str) -> TRow | None:
         ref: str = delta.get("against", "")  # "" (no such method) draws no Δ row, as a missing one did
         if not any(cells.parts(ref, backbone, col) for col, _ in cols):
@@ -454,29 +450,9 @@ def build_table(
             row, marks = our_row(r["method"], b)
             rows.append(row)
             all_marks += marks
-            paper = [paper_text(r, col, m, scale, cells=cells) or "–" for col, m in cols]
-            if any(p != "–" for p in paper) and not (strict and marks):
-                rows.append(
-                    TRow(
-                        "paper",
-                        f"{method_label(lay=lay, m=r['method'])} (paper)",
-                        backbone_label(r.get("paper_backbone")),
-                        paper,
-                        [""] * len(cols),
-                    )
-                )
+            rows += paper_row(r, marks)
         if not attach[i]:
-            paper = [paper_text(r, col, m, scale, cells=cells) or "–" for col, m in cols]
-            if any(p != "–" for p in paper):
-                rows.append(
-                    TRow(
-                        "paper",
-                        f"{method_label(lay=lay, m=r['method'])} (paper)",
-                        backbone_label(r.get("paper_backbone")),
-                        paper,
-                        [""] * len(cols),
-                    )
-                )
+            rows += paper_row(r, [])
         if delta and r["method"] == delta.get("method"):
             for b in attach[i]:
                 d = delta_row(r["method"], b)
@@ -513,7 +489,7 @@ def build_table(
         + ". **Best** and <u>second</u> among our rows."
     ]
     if any("Tok_no_tool" in c.metrics for c in relevant):
-        notes.append(TOK_NOTE)
+        notes.append(PAPER_TOK_NOTE)
     if tests:
         notes.append(SIGNIFICANCE_LEGEND)
     notes += footnotes(all_marks)

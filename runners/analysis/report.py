@@ -133,7 +133,8 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
     each payload goes to `writer.add` as soon as it is packed and the list returned is empty; each
     cell's records are let go once its payloads are packed, so a large experiment's payloads and
     records are not all held at once."""
-    from runners.analysis.tables import build_tables, collect, curves, depth_table, slug, token_unit
+    from runners.analysis.cells import collect, curves, slug
+    from runners.analysis.tables import build_tables, depth_table, token_unit
 
     collected = writer is None
     writer = writer or _Collected()
@@ -501,7 +502,7 @@ def main(argv: list[str] | None = None) -> int:
         f"an episode is opened) instead of inside it (default {PARTS_ABOVE}; 0 = always)",
     )
     a = ap.parse_args(argv)
-    from runners.analysis.tables import check_reference, collect
+    from runners.analysis.cells import check_reference, collect
     from runners.config import ConfigError, canonical_method
 
     try:

@@ -42,7 +42,8 @@ def log_experiment(
     """Log the sweep's cells and the report; returns the W&B run ids."""
     wandb = require()
     from runners.api import method_tokens
-    from runners.analysis.tables import build_tables, collect
+    from runners.analysis.cells import collect
+    from runners.analysis.tables import build_tables
     from runners.records.store import load_cell
     from runners.analysis.report import build_report
 

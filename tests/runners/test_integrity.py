@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from runners.aggregate import main as aggregate_main
-from runners.analysis.tables import collect, summarize
+from runners.analysis.cells import collect, summarize
 from runners.records.store import CellStore, code_fingerprint
 from tests.runners.sweep_helpers import cell_records, decompact, record_files, run_sweep
 

@@ -1,5 +1,5 @@
 """A method records in the manifest only the texts it may send on the cell's benchmark: the
-benchmark declares its task kinds (`Benchmark.task_kinds`) and `runners.run.method_notes` passes
+benchmark declares its task kinds (`Benchmark.task_kinds`) and `runners.prepare.method_notes` passes
 them to methods whose `notes` takes `kinds`."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from benchmarks.memoryarena.formal import FormalReasoning
 from benchmarks.rca100.benchmark import Rca100
 from pos.method import PoS
 from runners.api import TASK_KINDS
-from runners.run import method_notes
+from runners.prepare import method_notes
 
 
 def test_every_benchmark_declares_known_task_kinds():

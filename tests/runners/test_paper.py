@@ -9,10 +9,11 @@ from statistics import NormalDist
 
 import pytest
 
-from runners.analysis import paper, paper_figures, paper_tables
+from runners.analysis import paper, paper_figures, paper_tables, units
 from runners.analysis.paper import Cells, build_cost, build_table, headlines, layout
 from runners.analysis.stats import holm, wilson_interval
-from runners.analysis.tables import build_tables, collect
+from runners.analysis.cells import collect
+from runners.analysis.tables import build_tables
 from tests.runners.paper_helpers import episode, formal_scores, health_step, shopping_scores, write_cell
 
 FAITHFUL_ROLES = {"judge": {"name": "gpt_5_mini"}, "tool": {"name": "gpt_5_mini"}}
@@ -510,7 +511,7 @@ def test_paper_tok_leaves_out_the_reasoning_tool_as_the_paper_counts(tmp_path):
     assert (
         ours.cells[col(t, "Math #Tok (k)")] == "40.0" and ours.cells[col(t, "Math Tok/task (k)")] == "1.0"
     )  # agent only
-    assert paper_tables.TOK_NOTE in t.notes
+    assert units.PAPER_TOK_NOTE in t.notes
 
 
 def test_several_experiments_pool_their_cells(tmp_path):

@@ -1,7 +1,7 @@
 """runner.plan=true prints tasks × trials, calls, tokens and $ per role and in total, says where
 each estimate comes from, and exits 0 without a single request and without writing results."""
 
-from runners.plan import ASSUMED_OUTPUT_SHARE, paper_tok, task_counts
+from runners.plan import ASSUMED_OUTPUT_SHARE, paper_reported_tok, task_counts
 from tests.fake_openai import FakeOpenAI, react_responder
 from tests.runners.sweep_helpers import run_sweep
 
@@ -73,8 +73,8 @@ def test_estimates_come_from_a_stored_run_then_priced_per_role(tmp_path):
 def test_paper_estimate_is_the_papers_tokens_per_task(tmp_path):
     """FlowState Table 1 reports 40.60 M tokens for Full Context on Math (40 papers): the plan
     estimates 1.015 M per task, split by the stated assumption, and says so."""
-    assert paper_tok("full_context", "deepseek_v4_flash", "memoryarena_math") == (40.60, "FlowState Table 1")
-    assert paper_tok("full_context", "scripted", "memoryarena_math") is None
+    assert paper_reported_tok("full_context", "deepseek_v4_flash", "memoryarena_math") == (40.60, "FlowState Table 1")
+    assert paper_reported_tok("full_context", "scripted", "memoryarena_math") is None
     assert task_counts()["memoryarena_math"][0] == 40
     p = run_sweep(
         tmp_path,

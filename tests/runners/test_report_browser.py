@@ -142,7 +142,8 @@ def _no_probe_ran(pg, events):
 
 def test_tables_and_plots_render(page):
     pg, events, exp = page
-    from runners.analysis.tables import build_tables, collect
+    from runners.analysis.cells import collect
+    from runners.analysis.tables import build_tables
 
     _, rows, _ = build_tables(collect(exp), "full_context")
     shown = pg.evaluate(

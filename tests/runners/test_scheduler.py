@@ -7,7 +7,9 @@ import time
 
 from runners.config import validate
 from runners.progress import Progress, fit, human_tokens
-from runners.run import BackbonePool, Scheduler, prepare_cells
+from runners.pool import BackbonePool
+from runners.prepare import prepare_cells
+from runners.run import Scheduler
 from runners.records.store import read_jsonl
 from tests.runners.test_config import base
 
@@ -132,7 +134,7 @@ def test_names_fit_and_tokens_read_well():
 def test_shards_cover_every_task_once_and_aggregate_exactly(tmp_path):
     """runner.shard=i/n runs a contiguous task range into <cell>/shard-i-of-n/; the aggregate of
     the shards equals the aggregate of one unsharded run."""
-    from runners.analysis.tables import collect
+    from runners.analysis.cells import collect
     from runners.run import shard_tasks
 
     assert [shard_tasks(list(range(7)), i, 3) for i in range(3)] == [[0, 1], [2, 3], [4, 5, 6]]
@@ -190,7 +192,8 @@ def test_cost_of_a_cell_without_episodes_reads_blank_not_zero(tmp_path):
     import csv
 
     from runners.aggregate import main as aggregate_main
-    from runners.analysis.tables import build_tables, collect
+    from runners.analysis.cells import collect
+    from runners.analysis.tables import build_tables
 
     cfgs = cells(tmp_path, latency_s=0.0)
     for c in cfgs:
