@@ -30,7 +30,7 @@ from runners.records.store import (
     ERRORS,
     MANIFEST,
     StoreError,
-    compacted,
+    compressed_files,
     load_cell_checked,
     record_lines,
     shard_dirs,
@@ -388,7 +388,7 @@ def orphan_cells(root: Path) -> list[str]:
         p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in ("tables", "paper")
     ):
         if not (d / MANIFEST).exists() and any(
-            p.exists() for p in (d / EPISODES, compacted(d / EPISODES), d / ERRORS, d / "DONE")
+            p.exists() for p in (d / EPISODES, *compressed_files(d / EPISODES), d / ERRORS, d / "DONE")
         ):
             n = sum(1 for _ in record_lines(d / EPISODES))
             out.append(

@@ -27,7 +27,7 @@ from scripts.perf.inspect_compare import REPO, ShapedEndpoint, harness_cmd, work
 EXPERIMENT = "inspect_compare"  # the experiment name harness_cmd gives
 
 
-class _Discarded(list):  # type: ignore[type-arg]
+class _Discarded(list[object]):
     """A list that keeps nothing appended to it (the endpoint's record of request bodies)."""
 
     def append(self, item: object) -> None:
