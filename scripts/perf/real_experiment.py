@@ -21,16 +21,17 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from scripts.perf.inspect_compare import REPO, ShapedEndpoint, harness_cmd, workload
 
 EXPERIMENT = "inspect_compare"  # the experiment name harness_cmd gives
 
 
-class _Discarded(list[object]):
+class _Discarded(list[dict[str, Any]]):
     """A list that keeps nothing appended to it (the endpoint's record of request bodies)."""
 
-    def append(self, item: object) -> None:
+    def append(self, item: dict[str, Any]) -> None:
         pass
 
 
