@@ -33,6 +33,7 @@ import argparse
 import base64
 import hashlib
 import html
+import itertools
 import json
 import re
 import shutil
@@ -46,7 +47,7 @@ import orjson
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
 from runners.analysis.stats import SIGNIFICANCE_LEGEND, shared_evaluations
-from runners.records.store import StoreError, cell_errors, paused_gc
+from runners.records.store import StoreError, cell_errors, paused_gc, stream_cell
 from runners.records.transcripts import open_transcripts
 
 ASSETS = Path(__file__).parent / "assets"
@@ -158,7 +159,11 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
     series: dict[str, dict[str, Any]] = {}  # name -> the declaration plus [episode index, values] lines
     for ci, cs in enumerate(summaries):
         cell_dir = root / cs.cell
-        ok, errs = cs.records, errors.pop(cs.cell)  # the records the tables read (once), every one listed
+        # every record on disk listed, read again whole one at a time (the summary holds slim copies;
+        # a live cell's records finished since are left for the next report)
+        keys = {(r.get("task_id"), r.get("trial")) for r in cs.records}
+        ok = (r for r in stream_cell(cell_dir)[1] if (r.get("task_id"), r.get("trial")) in keys)
+        errs = errors.pop(cs.cell)
         reader = open_transcripts(cell_dir)
         cells.append(
             {
@@ -178,7 +183,7 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
                 "views": [v.model_dump(mode="json") for v in cs.views],
             }
         )
-        for rec in ok + errs:
+        for rec in itertools.chain(ok, errs):
             calls = _calls(rec)
             succ = episode_success(rec, cs.outcome)
             idx = len(episodes)

@@ -1052,9 +1052,8 @@ def finished_elsewhere(cell_dir: Path, own: Path) -> set[tuple[str, int]]:
     return out
 
 
-def _merge_shards(cell_dir: Path, manifest: dict[str, Any] | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A sharded cell as one: the shards' records together; n_tasks is the whole benchmark's."""
-    records: list[dict[str, Any]] = []
+def _merge_shards(cell_dir: Path, manifest: dict[str, Any] | None) -> dict[str, Any]:
+    """A sharded cell's manifest as one: n_tasks is the whole benchmark's, task_ids every shard's."""
     total = None
     ids: list[str] | None = []
     for d in shard_dirs(cell_dir):
@@ -1068,14 +1067,13 @@ def _merge_shards(cell_dir: Path, manifest: dict[str, Any] | None) -> tuple[dict
             ids += [t for t in m["task_ids"] if t not in ids]
         else:
             ids = None  # a shard without recorded task ids: count whatever the shards hold
-        records += read_jsonl(d / EPISODES)[0]
     if manifest is None:
         raise StoreError(f"{cell_dir}: no manifest.json")
     manifest = {**manifest, "shards": [d.name for d in shard_dirs(cell_dir)]}
     if total is not None:
         manifest["n_tasks"] = total
     manifest["task_ids"] = ids  # every shard's tasks (the tables count these × trials)
-    return manifest, records
+    return manifest
 
 
 def load_cell(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -1112,7 +1110,20 @@ def load_cell_checked(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, An
     """(manifest, finished records deduplicated by (task, trial), notes on lines set aside).
     A line whose fields have the wrong types (a hand edit, a foreign tool) is set aside with a
     note naming the field, never a crash of the aggregator."""
+    manifest, records, notes = stream_cell(cell_dir)
+    with paused_gc():
+        out = list(records)
+    return manifest, out, notes
+
+
+def stream_cell(cell_dir: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]], list[str]]:
+    """`load_cell_checked` as a stream: (manifest, the finished records deduplicated by (task,
+    trial), one at a time as they are read, notes on lines set aside, filled as they are met). A cell
+    run in shards (`runner.shard=i/n`) is read as one: every shard's records, then its own. Only
+    the keys seen are held, never the records."""
+    cell_dir = Path(cell_dir)
     mpath = cell_dir / MANIFEST
+    paths = [cell_dir / EPISODES]
     if shard_dirs(cell_dir):  # runner.shard=i/n: the shards' records together (and any unsharded ones)
         top = None
         if mpath.exists():
@@ -1120,8 +1131,8 @@ def load_cell_checked(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, An
                 top = json.loads(mpath.read_text())
             except ValueError:
                 top = None
-        manifest, records = _merge_shards(cell_dir, top if isinstance(top, dict) else None)
-        records += read_jsonl(cell_dir / EPISODES)[0]
+        manifest = _merge_shards(cell_dir, top if isinstance(top, dict) else None)
+        paths = [d / EPISODES for d in shard_dirs(cell_dir)] + paths
     else:
         try:
             manifest = json.loads(mpath.read_text())
@@ -1129,17 +1140,28 @@ def load_cell_checked(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, An
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as e:
             raise StoreError(f"{mpath}: unreadable manifest ({e}); re-run the sweep to rewrite it") from None
-        records, _ = read_jsonl(cell_dir / EPISODES)
-    seen, out, notes = set(), [], []
-    for n, r in enumerate(records, 1):
-        problem = _field_problem(r)
-        if problem:
-            notes.append(
-                f"{EPISODES} record {n} ({r.get('task_id')}#{r.get('trial')}) set aside: wrong field types ({problem})"
-            )
-            continue
-        k = (r.get("task_id"), r.get("trial"))
-        if r.get("status") == "ok" and k not in seen:
-            seen.add(k)
-            out.append(r)
-    return manifest, out, notes
+    notes: list[str] = []
+
+    def records() -> Iterator[dict[str, Any]]:
+        seen: set[tuple[Any, Any]] = set()
+        n = 0
+        for path in paths:
+            for raw in record_lines(path):
+                try:
+                    r = _record(raw)
+                except ValueError:  # not a record (read_jsonl's bad lines): skipped as before
+                    continue
+                n += 1
+                problem = _field_problem(r)
+                if problem:
+                    notes.append(
+                        f"{EPISODES} record {n} ({r.get('task_id')}#{r.get('trial')}) set aside: wrong field types "
+                        f"({problem})"
+                    )
+                    continue
+                k = (r.get("task_id"), r.get("trial"))
+                if r.get("status") == "ok" and k not in seen:
+                    seen.add(k)
+                    yield r
+
+    return manifest, records(), notes
