@@ -17,8 +17,7 @@ episodes in the background; the marks of the tables are explained on the page (`
 docs/report.md describes it all.
 
 Data is embedded as JSON; every episode is its own zlib-compressed, base64 block decoded only
-when opened (DecompressionStream), so a report of 10,000 episodes loads in about a second. Above
-`PARTS_ABOVE` episodes (`--parts-above`) those blocks go to files beside the page
+when opened (DecompressionStream). Above `PARTS_ABOVE` episodes (2,000) (`--parts-above`) those blocks go to files beside the page
 (`report.files/part-NNNNN.js`, `PART_SIZE` episodes each, allowed by a nonce in the page's CSP)
 that the page loads when one of their episodes is opened or searched; the page itself then holds
 the tables, plots and the episode list only. All
@@ -315,9 +314,11 @@ def render(index: dict[str, Any], payloads: list[str]) -> str:
     )
 
 
-PARTS_ABOVE = 20000
+PARTS_ABOVE = 2000
 """Above this many episodes the report keeps its episodes' payloads in files beside it (`parts_dir`)
-instead of inside the page (~7 KB each: a single page of 100,000 episodes would be ~0.7 GB)."""
+instead of inside the page: a real sweep's episode takes ~21 KB there (12-call episodes of 33 KB
+records; scripts/perf/README.md), so the page stays under ~50 MB at any size; smaller reports stay
+one self-contained file (what the W&B artifact uploads)."""
 PART_SIZE = 500  # episodes per file of a report with parts (~3.5 MB; one file is read to open an episode)
 
 
