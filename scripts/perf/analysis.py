@@ -66,6 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     a = ap.parse_args(argv)
     codes = {"this": REPO} | ({"against": a.against.resolve()} if a.against else {})
     times: dict[tuple[str, str, int], list[tuple[float, float, float]]] = {}
+    pages: dict[tuple[str, int], tuple[float, float]] = {}  # the view's page and parts folder, MB
     print(f"load average before: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
@@ -78,6 +79,11 @@ def main(argv: list[str] | None = None) -> None:
                             continue
                         clear_cache(exp)
                         times.setdefault((label, what, n), []).append(timed(cmd, code))
+                        if what == "view":
+                            page = root / f"report{n}.html"
+                            files = page.with_name(f"report{n}.files")
+                            parts = sum(f.stat().st_size for f in files.iterdir()) if files.is_dir() else 0
+                            pages[label, n] = (page.stat().st_size / 1e6, parts / 1e6)
             print(f"round {r + 1}/{a.repeats} done, load average {os.getloadavg()}", flush=True)
     print(f"load average after: {os.getloadavg()}")
     med = statistics.median
@@ -90,6 +96,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{', '.join(f'{w:.2f}' for w, _, _ in runs):>24} "
             f"{med(c for _, _, c in runs):>7.2f} {max(m for _, m, _ in runs):>12.0f}"
         )
+    for (label, n), (page_mb, parts_mb) in pages.items():
+        print(f"{label} view at {n}: page {page_mb:.1f} MB, parts folder {parts_mb:.1f} MB (target: page ≤ 50 MB)")
     sizes = sorted(a.episodes)
     if len(sizes) > 1:
         lo, hi = sizes[0], sizes[-1]
