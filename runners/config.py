@@ -443,10 +443,30 @@ def _import(path: str) -> type:
     return getattr(importlib.import_module(mod), attr)
 
 
+class TargetNotFound(ConfigError):
+    """A `_target_` whose module Python cannot find: its package (an external benchmark or method)
+    is not on the path. `module` is the name Python looked for."""
+
+    def __init__(self, message: str, module: str) -> None:
+        super().__init__(message)
+        self.module = module
+
+
 def import_target(path: str, what: str) -> type:
-    """The class `path` names (imported once per target), or a ConfigError naming `what`."""
+    """The class `path` names (imported once per target), or a ConfigError naming `what`: a
+    `TargetNotFound` naming the module when the target's own module is not on the path."""
     try:
         return _import(path)
+    except ModuleNotFoundError as e:
+        mod = path.rpartition(".")[0]
+        if e.name and (mod == e.name or mod.startswith(e.name + ".")):  # the target's own package, not a dependency
+            raise TargetNotFound(
+                f"{what} _target_ '{path}' cannot be imported: module '{e.name}' is not on the path. Fix: put the "
+                f"folder that holds the package '{mod.split('.')[0]}' on PYTHONPATH "
+                "(PYTHONPATH=<that folder> python -m ...)",
+                e.name,
+            ) from None
+        raise ConfigError(f"{what} _target_ '{path}' cannot be imported: {e}") from None
     except (ImportError, AttributeError, ValueError) as e:
         raise ConfigError(f"{what} _target_ '{path}' cannot be imported: {e}") from None
 

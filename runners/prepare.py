@@ -194,9 +194,45 @@ class _ProbeBackbone(Backbone):
         raise RuntimeError("probe backbone is not callable")
 
 
+def known_task_kinds() -> dict[str, str]:
+    """Every task kind (kind → description): those of every configured benchmark
+    (conf/benchmark/*.yaml; each class declares its own when imported) and of any other benchmark
+    imported here (one from outside the project, its cell's)."""
+    import yaml
+
+    from runners.api import task_kinds
+    from runners.config import CONF_DIR, available, import_target
+
+    for name in available("benchmark"):
+        try:
+            target = (yaml.safe_load((CONF_DIR / "benchmark" / f"{name}.yaml").read_text()) or {}).get("_target_")
+            import_target(str(target), f"benchmark '{name}'")
+        except (OSError, ValueError, yaml.YAMLError):  # ConfigError included: that cell reports it itself
+            continue
+    return task_kinds()
+
+
+def check_kinds(cfg: CellConfig) -> None:
+    """A method's `kind_overrides` (kit.overrides) keyed by a kind no benchmark declares is a
+    ConfigError naming the known kinds: a misspelt kind would silently never apply."""
+    overrides = cfg.method.params.get("kind_overrides")
+    if not isinstance(overrides, dict) or not overrides:
+        return
+    kinds = known_task_kinds()
+    unknown = sorted(set(overrides) - set(kinds))
+    if unknown:
+        raise ConfigError(
+            f"method '{cfg.method.name}': kind_overrides: unknown task kind(s) {unknown}; kinds are "
+            f"{', '.join(kinds)} (each benchmark declares its own in `Benchmark.task_kinds`). Fix: the "
+            f"kind_overrides of conf/method/{cfg.method.name}.yaml or the method.params.kind_overrides override"
+        )
+
+
 def probe_method(cfg: CellConfig) -> type:
     """The method class, after instantiating it once with the cell's params, so a bad value
-    (or an argument the constructor rejects) fails before any work, not inside a running cell."""
+    (or an argument the constructor rejects, or a per-kind setting for a kind no benchmark has)
+    fails before any work, not inside a running cell."""
+    check_kinds(cfg)
     cls = cfg.method.cls
     try:
         cls(backbone=_ProbeBackbone(), **cfg.method.params)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from runners.api import MetricSpec, StepSeries, StepView, find_spec, method_tokens
-from runners.config import ConfigError, available, import_target
+from runners.config import ConfigError, TargetNotFound, available, import_target
 from runners.upstream import reading_records
 from runners.cost import episode_usd, prices_for, role_prices
 from runners.analysis.stats import DEFAULT_RESAMPLES, bootstrap_ci, rate_interval
@@ -221,6 +221,33 @@ def slim_record(r: dict[str, Any], shared: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _not_on_path(cell_dir: Path, e: TargetNotFound) -> str:
+    return (
+        f"{cell_dir}: cannot rebuild the benchmark from manifest.json: {e}. The cell's records are intact "
+        "(re-running the sweep would not help: the package is missing here, not the results)"
+    )
+
+
+def check_targets(root: Path) -> None:
+    """The error `summarize` raises for a cell of `root` whose benchmark `_target_` cannot be
+    imported here (its package not on the path), from the manifests alone: the tables' cache
+    checks it before it serves tables that could not be rebuilt now."""
+    for d in sorted(
+        p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")
+    ):
+        src = d / MANIFEST if (d / MANIFEST).exists() else shard_dirs(d)[0] / MANIFEST
+        try:
+            target = json.loads(src.read_bytes())["config"]["benchmark"]["_target_"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # an unreadable manifest changes the cache key; `summarize` reports it
+        try:
+            import_target(str(target), "benchmark")
+        except TargetNotFound as e:
+            raise StoreError(_not_on_path(d, e)) from None
+        except ConfigError:
+            continue
+
+
 def summarize(cell_dir: Path) -> CellSummary:
     manifest, stream, notes = stream_cell(cell_dir)
     shared: dict[str, Any] = {}
@@ -235,6 +262,8 @@ def summarize(cell_dir: Path) -> CellSummary:
         bench_cls = import_target(cfg["benchmark"]["_target_"], "benchmark")
         with reading_records():  # no download, no warning: the texts it ran on are in its manifest
             bench = bench_cls(name=cfg["benchmark"]["name"], **cfg["benchmark"].get("params", {}))
+    except TargetNotFound as e:  # an external benchmark whose package is not on the path here
+        raise StoreError(_not_on_path(cell_dir, e)) from None
     except (KeyError, TypeError, ValueError, ConfigError) as e:  # an old or foreign manifest, a renamed adapter
         raise StoreError(
             f"{cell_dir}: cannot rebuild the benchmark from manifest.json ({type(e).__name__}: {e}); "

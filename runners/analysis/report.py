@@ -17,10 +17,10 @@ episodes in the background; the marks of the tables are explained on the page (`
 docs/report.md describes it all.
 
 Data is embedded as JSON; every episode is its own zlib-compressed, base64 block decoded only
-when opened (DecompressionStream). Above `PARTS_ABOVE` episodes (2,000) (`--parts-above`) those blocks go to files beside the page
-(`report.files/part-NNNNN.js`, `PART_SIZE` episodes each, allowed by a nonce in the page's CSP)
-that the page loads when one of their episodes is opened or searched; the page itself then holds
-the tables, plots and the episode list only. All
+when opened (DecompressionStream). Above `PARTS_ABOVE` episodes (2,000; `--parts-above`) those
+blocks go to files beside the page (`report.files/part-NNNNN.js`, `PART_SIZE` episodes each,
+allowed by a nonce in the page's CSP) that the page loads when one of their episodes is opened
+or searched; the page itself then holds the tables, plots and the episode list only. All
 trajectory text is untrusted: the page builds its DOM with textContent / createElementNS only
 (no innerHTML), and the embedded JSON escapes `<`, `>`, `&` and U+2028/U+2029, so model output
 such as `</script>` or `<!--` can neither end a script block nor open markup.

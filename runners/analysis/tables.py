@@ -26,6 +26,7 @@ from runners.analysis.cells import (
     CellSummary,
     cell_ci,
     check_reference,
+    check_targets,
     collect,
     metric_spec,
     orphan_cells,
@@ -421,6 +422,13 @@ def _aggregate_dir(
         key = tables_key(root, reference, with_paper, resamples, strict)
         hit = read_cache(tdir, key)
         if hit is not None:  # the records, the code and the options are those the tables were built from
+            try:
+                check_targets(root)  # an external benchmark not on the path: the error a rebuild would give
+            except StoreError as e:
+                raise StoreError(
+                    f"{e}. The tables last built stay in {tdir}, not served from the cache: they could not be "
+                    "rebuilt or filtered here"
+                ) from None
             everything, long = None, hit["long"]
             for w in hit["warnings"]:
                 print(w, file=err)
