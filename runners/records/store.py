@@ -1004,14 +1004,23 @@ def _current_index(cell_dir: Path) -> dict[str, Any] | None:
 def finished_texts(cell_dir: Path) -> list[dict[str, Any]]:
     """The finished records of one cell store as far as a text check needs them (`status`,
     `texts`): from its index when the cell is DONE and the index matches its records files
-    (nothing parsed), else from the records."""
+    (nothing parsed), else from the records, one at a time (equal fingerprints share one object)."""
     idx = _current_index(Path(cell_dir))
     try:
         if idx is not None:
             return [{"status": "ok", "texts": t} for t, n in idx["texts"] for _ in range(int(n))]
     except (KeyError, TypeError, ValueError):
         pass
-    return read_jsonl(Path(cell_dir) / EPISODES)[0]
+    out: list[dict[str, Any]] = []
+    shared: dict[str, Any] = {}
+    for raw in record_lines(Path(cell_dir) / EPISODES):
+        try:
+            r = _record(raw)
+        except ValueError:
+            continue
+        t = r.get("texts")
+        out.append({"status": r.get("status"), "texts": shared.setdefault(json.dumps(t, sort_keys=True), t)})
+    return out
 
 
 def shard_dirs(cell_dir: Path) -> list[Path]:
