@@ -157,6 +157,57 @@ def text_mismatch(cell: str, records: list[dict[str, Any]], current: dict[str, s
     )
 
 
+def data_fingerprint(benchmark_notes: Any) -> dict[str, str]:
+    """The data files a cell runs on, as its benchmark's notes record them: every `sha256` outside
+    the notes' `text_sources` (a file's `{path, sha256}`, or a `{file: sha256}` map), keyed by the
+    file's path when the notes give it, else by where the hash sits in the notes."""
+    out: dict[str, str] = {}
+
+    def walk(v: Any, where: str) -> None:
+        if isinstance(v, dict):
+            h = v.get("sha256")
+            if isinstance(h, str):
+                out[str(v.get("path") or where or "data")] = h
+            elif isinstance(h, dict):
+                out.update({f"{where}/{k}" if where else str(k): str(x) for k, x in h.items()})
+            for k, x in v.items():
+                if k not in ("sha256", "text_sources"):
+                    walk(x, f"{where}.{k}" if where else str(k))
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, f"{where}[{i}]")
+
+    walk(benchmark_notes, "")
+    return dict(sorted(out.items()))
+
+
+def data_mismatch(cell: str, store_dirs: list[Path], current: dict[str, str]) -> str | None:
+    """Why a cell's finished episodes cannot be resumed on the data this run reads (None: they
+    can): a data file whose sha256 differs from the one the stores' manifests recorded when those
+    episodes ran. Stores without a manifest or without recorded hashes are not compared."""
+    for d in store_dirs:
+        try:
+            before = data_fingerprint((json.loads((d / MANIFEST).read_bytes()) or {}).get("benchmark_notes"))
+        except (OSError, ValueError, AttributeError):
+            continue
+        changed = [k for k in sorted(before) if k in current and before[k] != current[k]]
+        gone = [k for k in sorted(before) if k not in current and current]
+        if not (changed or gone):
+            continue
+        what = "; ".join(
+            [f"{k}: sha256 {before[k][:12]}… then, {current[k][:12]}… now" for k in changed[:4]]
+            + [f"{k}: read then, not now" for k in gone[:2]]
+        )
+        return (
+            f"cell {cell}: its finished episodes ran on other data than this run would read ({what}): the file was "
+            "edited or replaced since. Resuming would mix two versions of the data in one cell. Fix: restore the "
+            "former file and resume; or add runner.fresh=true to re-run the cell on the new data (earlier results are "
+            "moved aside, not deleted); or write this run to a new experiment folder (experiment.name=... or "
+            "runner.output_dir=...)."
+        )
+    return None
+
+
 class TextSourceMismatch(RuntimeError):
     """A resume whose texts differ from the cell's finished episodes (see `text_mismatch`)."""
 
@@ -654,13 +705,19 @@ class CellStore:
             raise
 
     def _records_signature(self) -> list[Any]:
-        """What identifies the cell's records files on disk now (size and mtime of each)."""
+        """What identifies the cell's records files on disk now (size and mtime of each; of a `.zst`
+        file also a digest of its last 4 KiB, which has no footer to check: a tail lost to zeros
+        keeps the size and time, not the digest)."""
         out: list[Any] = []
         path = self.dir / EPISODES  # a cell finished before zstd: the same signature as then
         for p in (path, legacy_compacted(path) if legacy_compacted(path).exists() else compacted(path)):
             try:
                 st = p.stat()
                 out.append([p.name, st.st_size, st.st_mtime_ns])
+                if p.suffix == COMPACTED:
+                    with open(p, "rb") as f:
+                        f.seek(max(0, st.st_size - 4096))
+                        out[-1].append(hashlib.blake2b(f.read(), digest_size=16).hexdigest())
             except FileNotFoundError:
                 out.append([p.name, None, None])
         return out
@@ -687,7 +744,7 @@ class CellStore:
             done = {(str(t), int(k)) for t, k in idx["done"]}
             codes = {str(c): int(n) for c, n in idx["codes"].items()}
             texts = [(t, int(n)) for t, n in idx["texts"]]
-            fresh_sig = idx["records"] == self._records_signature()
+            fresh_sig = idx["records"] == self._records_signature() and records_whole(self.dir / EPISODES)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return False
         if not fresh_sig or not expect <= done:
@@ -994,11 +1051,121 @@ def _current_index(cell_dir: Path) -> dict[str, Any] | None:
         return None
     try:
         idx = json.loads((cell_dir / INDEX).read_bytes())
-        if idx["records"] == CellStore(cell_dir.parent, cell_dir.name)._records_signature():
+        if idx["records"] == CellStore(cell_dir.parent, cell_dir.name)._records_signature() and records_whole(
+            cell_dir / EPISODES
+        ):
             return idx
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     return None
+
+
+def records_whole(path: Path) -> bool:
+    """Whether a cell's compressed records can be vouched for by its index: an `.xz` file (a cell
+    finished before zstd) must end in an xz stream footer (`xz_whole`); a `.zst` file of frames
+    has no footer to check: the digest of its tail in the index's signature stands for it
+    (`CellStore._records_signature`)."""
+    return xz_whole(legacy_compacted(path))
+
+
+def xz_whole(path: Path) -> bool:
+    """Whether a compacted records file ends in an xz stream footer (its last two bytes are the
+    footer's magic `YZ`): a file cut short (a copy interrupted, a disk filled) does not, whatever
+    its size and time say. True when there is no such file."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(-2, os.SEEK_END)
+            return f.read(2) == b"YZ"
+    except FileNotFoundError:
+        return True
+    except OSError:  # shorter than two bytes
+        return False
+
+
+def utf8_name(p: Path) -> bool:
+    """Whether `p`'s name is valid UTF-8 (a name that is not arrives with surrogate escapes and
+    cannot be printed, hashed or written into a table)."""
+    try:
+        p.name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def cell_dirs(root: Path, notes: list[str] | None = None, every: bool = False) -> list[Path]:
+    """The cell folders of an experiment (a manifest, or shards), sorted: hidden names, names
+    that are not UTF-8 and second names of one folder (a symlinked copy: counted once, under
+    its real name when that is listed) are left out, each with a line in `notes`. `every`: every
+    folder of those names, cell or not (the tables' fingerprint, orphan checks)."""
+    found: dict[tuple[int, int], Path] = {}
+    out: list[Path] = []
+    try:
+        entries = sorted(Path(root).iterdir(), key=lambda p: (p.is_symlink(), p.name))  # real names first
+    except OSError:
+        return []
+    for p in entries:
+        if p.name.startswith(".") or p.name in ("tables", "paper") or not p.is_dir():
+            continue
+        if not utf8_name(p):
+            if notes is not None:
+                shown = p.name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                notes.append(f"'{shown}' is not a UTF-8 name: ignored (rename or move it out of the experiment)")
+            continue
+        if not every and not ((p / MANIFEST).exists() or shard_dirs(p)):
+            continue
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        ident = (st.st_dev, st.st_ino)
+        if ident in found:
+            if notes is not None:
+                notes.append(f"{p.name} is another name of {found[ident].name} (a symlink): counted once")
+            continue
+        found[ident] = p
+        out.append(p)
+    return sorted(out)
+
+
+def damaged_records_note(store_dir: Path, read_back: list[dict[str, Any]] | int, damage: str, where: str = "") -> str:
+    """What a reader says of a store whose compacted records file is damaged: the file, what went
+    wrong, how many finished episodes were read back (the records, or their count) and how many its
+    index listed. `damage` as `record_lines` notes it: '<file name>: <what went wrong>'."""
+    ok = (
+        read_back
+        if isinstance(read_back, int)
+        else len({(r.get("task_id"), r.get("trial")) for r in read_back if r.get("status", "ok") == "ok"})
+    )
+    name, what = compacted(Path(EPISODES)).name, damage
+    if damage.startswith(EPISODES):
+        name, _, what = damage.partition(": ")
+    try:
+        listed: int | None = len(json.loads((store_dir / INDEX).read_bytes())["done"])
+    except (OSError, ValueError, KeyError, TypeError):
+        listed = None
+    held = (
+        f"its index lists {listed} finished episodes, {ok} could be read back ({max(0, listed - ok)} cannot be)"
+        if listed is not None
+        else f"{ok} finished episodes could be read back before the damage"
+    )
+    return (
+        f"{where}{name} is damaged ({what}): {held}. Fix: run the same sweep "
+        "command again: the episodes that cannot be read back run again, the damaged file is kept aside"
+    )
+
+
+def read_store(store_dir: Path, where: str = "") -> tuple[list[dict[str, Any]], list[str]]:
+    """(the records of one store, a note when its compacted records file is damaged; `where`: the
+    store's folder as the note names it, e.g. `shard-1-of-2/`)."""
+    damage: list[str] = []
+    good = []
+    with paused_gc():
+        for raw in record_lines(Path(store_dir) / EPISODES, damage):
+            try:
+                good.append(_record(raw))
+            except ValueError:
+                pass
+    return good, ([damaged_records_note(Path(store_dir), good, damage[0], where)] if damage else [])
 
 
 def finished_texts(cell_dir: Path) -> list[dict[str, Any]]:
@@ -1155,12 +1322,16 @@ def stream_cell(cell_dir: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]
         seen: set[tuple[Any, Any]] = set()
         n = 0
         for path in paths:
-            for raw in record_lines(path):
+            damage: list[str] = []
+            read_back: set[tuple[Any, Any]] = set()  # this store's finished episodes read (for a damage note)
+            for raw in record_lines(path, damage):
                 try:
                     r = _record(raw)
                 except ValueError:  # not a record (read_jsonl's bad lines): skipped as before
                     continue
                 n += 1
+                if r.get("status", "ok") == "ok":
+                    read_back.add((r.get("task_id"), r.get("trial")))
                 problem = _field_problem(r)
                 if problem:
                     notes.append(
@@ -1172,5 +1343,8 @@ def stream_cell(cell_dir: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]
                 if r.get("status") == "ok" and k not in seen:
                     seen.add(k)
                     yield r
+            if damage:
+                where = "" if path.parent == cell_dir else f"{path.parent.name}/"
+                notes.append(damaged_records_note(path.parent, len(read_back), damage[0], where))
 
     return manifest, records(), notes

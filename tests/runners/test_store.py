@@ -85,7 +85,7 @@ def test_manifest_naming_a_missing_benchmark_is_a_clear_aggregate_error(tmp_path
     (cell / "manifest.json").write_text('{"config": {"benchmark": {"name": "x", "_target_": "benchmarks.gone.Gone"}}}')
     assert aggregate_main([str(tmp_path / "exp")]) == 2
     err = capsys.readouterr().err
-    assert "benchmarks.gone.Gone" in err and "re-run the sweep" in err
+    assert "benchmarks.gone.Gone" in err and "PYTHONPATH" in err  # the fix: the package on the path
 
 
 def test_json_lines_that_are_not_records_are_set_aside_not_a_crash(tmp_path):
@@ -269,3 +269,70 @@ def test_short_process_gc_runs_no_collection_and_leaves_the_records_frozen():
     finally:
         gc.callbacks.remove(seen)
         gc.unfreeze()
+
+
+def _finished_cell(tmp_path, n=6, kind="zst"):
+    import random
+
+    noise = lambda i: random.Random(i).randbytes(6000).hex()  # noqa: E731 - incompressible records
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    s.compact_as_written()  # frames of 64 KiB: the first ones read back before a lost tail
+    for i in range(n):
+        s.append(EpisodeRecord(cell="c", task_id=f"t{i}", trial=0, seed=i, error=noise(i)))
+    s.mark_done({"total": n, "ok": n})
+    s.close()
+    d = tmp_path / "c"
+    if kind == "xz":  # a cell finished before zstd: its records and index as that version wrote them
+        plain = unzstd(d / "episodes.jsonl.zst")
+        (d / "episodes.jsonl.zst").unlink()
+        (d / "episodes.jsonl.xz").write_bytes(lzma.compress(plain))
+        idx = json.loads((d / "episodes.index.json").read_text())
+        idx["records"] = CellStore(tmp_path, "c")._records_signature()
+        (d / "episodes.index.json").write_text(json.dumps(idx))
+    return d / f"episodes.jsonl.{kind}"
+
+
+@pytest.mark.parametrize("kind", ["zst", "xz"])
+def test_a_records_file_cut_short_but_of_the_same_size_and_time_is_not_trusted_by_its_index(tmp_path, kind):
+    """A compacted file whose tail was lost (zeros where the end was: an interrupted copy into a
+    preallocated file) keeps the size and time its index was written against: the index must not
+    claim its episodes done, and a resume re-runs what cannot be read back."""
+    import os
+
+    from runners.records.store import finished_keys, load_cell_checked
+
+    n = 12 if kind == "zst" else 6  # zst: two frames, the first whole before the lost tail
+    xz = _finished_cell(tmp_path, n=n, kind=kind)
+    st, data = xz.stat(), xz.read_bytes()
+    cut = len(data) * 3 // 4 if kind == "zst" else len(data) // 2
+    xz.write_bytes(data[:cut] + bytes(len(data) - cut))
+    os.utime(xz, ns=(st.st_atime_ns, st.st_mtime_ns))
+    _, records, notes = load_cell_checked(tmp_path / "c")
+    assert 0 < len(records) < n and len(finished_keys(tmp_path / "c")) == len(records)
+    assert len(notes) == 1 and notes[0].startswith(f"episodes.jsonl.{kind} is damaged (")
+    assert (
+        f"its index lists {n} finished episodes, {len(records)} could be read back ({n - len(records)} cannot be)"
+        in (notes[0])
+    )
+    s = CellStore(tmp_path, "c").open({"config": {}}, expect={(f"t{i}", 0) for i in range(n)})
+    s.close()
+    assert not s.idle and s.done == {(r["task_id"], 0) for r in records}  # the rest run again
+    assert any("damaged" in w for w in s.warnings) and list((tmp_path / "c").glob(f"episodes.damaged-*.jsonl.{kind}"))
+
+
+def test_cell_dirs_count_a_symlinked_copy_once_and_skip_names_that_are_not_utf8(tmp_path):
+    import os
+
+    from runners.records.store import cell_dirs
+
+    _finished_cell(tmp_path, n=1)
+    (tmp_path / "c").rename(tmp_path / "real")
+    (tmp_path / "alias").symlink_to(tmp_path / "real")
+    os.mkdir(os.fsencode(tmp_path) + b"/old\xffcopy")
+    (tmp_path / "old\udcffcopy" / "manifest.json").write_text("{}")
+    notes: list[str] = []
+    assert [d.name for d in cell_dirs(tmp_path, notes)] == ["real"]
+    assert notes == [
+        "'old\\xffcopy' is not a UTF-8 name: ignored (rename or move it out of the experiment)",
+        "alias is another name of real (a symlink): counted once",
+    ]
