@@ -49,7 +49,7 @@ def test_an_old_cache_holding_the_key_leaks_nothing_and_is_scrubbed(tmp_path):
         if f.is_file() and f.suffix in (".xz", ".jsonl", ".json"):
             data = lzma.decompress(f.read_bytes()) if f.suffix == ".xz" else f.read_bytes()
             assert KEY.encode() not in data, f
-    # the transcripts hold the replies compressed: read back through the API    from runners.records.results import open_experiment
+    from runners.records.results import open_experiment  # the transcripts hold the replies compressed
 
     cell = open_experiment(tmp_path / "b" / "second").cells[0]
     texts = [c.text or "" for e in cell.episodes() for s in e.steps for c in s.calls]
