@@ -504,6 +504,39 @@ async def test_reply_without_secrets_is_untouched(srv):
     assert not c.hygiene and c.text.startswith("reply ")
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"prompt_tokens": 2**63 - 1, "completion_tokens": 2},
+        {"prompt_tokens": 10**26, "completion_tokens": 2},
+        {"prompt_tokens": 5, "completion_tokens": 10**9},
+        {"prompt_tokens": 5, "completion_tokens": 2, "completion_tokens_details": {"reasoning_tokens": 2**70}},
+    ],
+)
+async def test_usage_beyond_what_the_call_can_have_is_estimated(raw):
+    """A count above the call's bound (more prompt tokens than the request had bytes, more
+    completion tokens than its limit, anything above MAX_CALL_TOKENS) is treated as missing."""
+    with FakeOpenAI(usage=lambda body, text: raw) as s:
+        c = await make(s).complete(MSGS, role="agent", max_tokens=64)
+    assert c.usage.source == "estimated" and c.usage == estimate_usage(MSGS, c.text)
+    assert any(h.startswith("usage: unusable usage") for h in c.hygiene)
+
+
+async def test_usage_within_the_request_bounds_is_believed():
+    raw = {"prompt_tokens": 200, "completion_tokens": 64}  # a few hundred bytes sent, max_tokens 64
+    with FakeOpenAI(usage=lambda body, text: raw) as s:
+        c = await make(s).complete(MSGS, role="agent", max_tokens=64)
+    assert c.usage.source == "api" and c.usage.prompt_tokens == 200 and not c.hygiene
+
+
+def test_a_stored_count_beyond_64_bits_reads_back():
+    """orjson reads an integer beyond 64 bits as a float: the record's usage still validates."""
+    from runners.records.store import _field_problem, _record
+
+    r = _record(b'{"task_id": "t", "trial": 0, "usage_by_role": {"agent": {"prompt_tokens": 27670116110564327421}}}')
+    assert _field_problem(r) is None
+
+
 # ------------------------------------------------------------------ hostile bodies: endless, deep, not UTF-8; redirects
 async def test_an_endless_body_is_cut_at_max_reply_bytes_and_retried_with_bounded_memory():
     """A 200 whose body never ends: each attempt stops after `max_reply_bytes` (memory stays near

@@ -487,11 +487,20 @@ def _grid_order(cells: list[CellSummary]) -> Callable[[CellSummary], tuple[Any, 
 
 
 def collect(
-    root: Path, cell_names: set[str] | None = None, methods: set[str] | None = None, benchmarks: set[str] | None = None
+    root: Path,
+    cell_names: set[str] | None = None,
+    methods: set[str] | None = None,
+    benchmarks: set[str] | None = None,
+    hide_failed: bool = True,
 ) -> list[CellSummary]:
+    """The cells of the experiment folder `root`; `hide_failed`: without the failed tries (cells
+    that never finished an episode because of a configuration error, runners/prune.py)."""
+    from runners.prune import failed_cells
+
     if not root.is_dir():
         raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
-    cells = [summarize(d) for d in cell_dirs(root)]
+    hidden = failed_cells(root) if hide_failed else {}
+    cells = [summarize(d) for d in cell_dirs(root) if d.name not in hidden]
     _served_models(cells)
     cells.sort(key=_grid_order(cells))  # the preset's (or command line's) order of methods, backbones, benchmarks
     # Cells that differ only in config details (same method/backbone/benchmark) stay apart, named

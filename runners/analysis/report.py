@@ -45,7 +45,7 @@ from typing import Any
 import orjson
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
-from runners.analysis.stats import SIGNIFICANCE_LEGEND, shared_evaluations
+from runners.analysis.stats import INTERVAL_LEGEND, SIGNIFICANCE_LEGEND, shared_evaluations
 from runners.records.store import StoreError, cell_errors, paused_gc
 from runners.records.transcripts import open_transcripts
 
@@ -84,11 +84,7 @@ MARKS: list[tuple[str, str]] = [
         "the table; relative % for Tok and USD",
     ),
     ("*", SIGNIFICANCE_LEGEND),
-    (
-        "[lo, hi]",
-        "the 95% interval of a rate: Wilson over episodes for shares of episodes (SR, pass^1, task success), "
-        "else a bootstrap that resamples tasks (a task's trials stay together)",
-    ),
+    ("[lo, hi]", INTERVAL_LEGEND.removeprefix("[95% interval]: ")),
     (
         "method[key=value]",
         "cells that share method, backbone and benchmark are told apart by the config values that differ",
@@ -135,13 +131,14 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
     cell's records are let go once its payloads are packed, so a large experiment's payloads and
     records are not all held at once."""
     from runners.analysis.cells import collect, curves, reader_warnings, slug
-    from runners.analysis.tables import build_tables, depth_table, token_unit
+    from runners.analysis.tables import DEPTH_NOTE, build_tables, depth_table, reference_for, token_unit
 
     collected = writer is None
     writer = writer or _Collected()
     summaries = collect(root)
     for w in reader_warnings(root, summaries):  # a damaged records file, a foreign folder: said, not hidden
         print(w, file=sys.stderr)
+    reference, reference_note = reference_for(summaries, reference)  # absent: the grid's first method, said
     with shared_evaluations():  # the tables and the paper's tables test the same pairs of cells
         header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
         paper = paper_tab(summaries)  # before the cells' records are let go
@@ -212,10 +209,11 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
         "experiment": root.name,
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "reference": reference,
+        "reference_note": reference_note,
         "table": {"header": header, "rows": rows},
         "tok_unit": token_unit(summaries)[1] if summaries else "M",
         "paper": paper,
-        "depth": {"header": depth[0], "rows": depth[1]} if depth else None,
+        "depth": {"header": depth[0], "rows": depth[1], "note": DEPTH_NOTE} if depth else None,
         "scripted": any(c.scripted for c in summaries),
         "cells": cells,
         "episode_fields": ["cell", "task_id", "trial", "status", "success", "tokens", "steps", "calls", "transcript"],
@@ -231,10 +229,11 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
 
 def paper_tab(summaries: list[Any]) -> dict[str, Any]:
     """The "Paper" tab: every artefact of runners.paper (tables as rows with best/second marks,
-    figures as embedded SVG data URIs), its status and the headlines."""
+    figures as embedded SVG data URIs), its status, the headlines and the papers' claims checked
+    (runners.analysis.paper_claims), shown first."""
     import io
 
-    from runners.analysis import paper, paper_figures
+    from runners.analysis import paper, paper_claims, paper_figures
 
     draw = paper_figures.figures_available()
     arts = paper.build_all(summaries, figures=draw) if summaries else []
@@ -250,6 +249,8 @@ def paper_tab(summaries: list[Any]) -> dict[str, Any]:
         if a.table is not None and a.status != "not produced":
             item["table"] = {
                 "header": a.table.header,
+                "spans": a.table.spans,  # header rows above the metrics (domains; Formal Reasoning over two)
+                "short": a.table.short,
                 "notes": a.table.notes,
                 "rows": [
                     {"kind": r.kind, "label": r.label, "backbone": r.backbone, "cells": r.cells, "styles": r.styles}
@@ -267,6 +268,7 @@ def paper_tab(summaries: list[Any]) -> dict[str, Any]:
     return {
         "artefacts": out,
         "headlines": paper.headlines_md(paper.headlines(paper.Cells(summaries))) if summaries else "",
+        "claims": paper_claims.rows(paper_claims.check(paper.Cells(summaries))),  # the reviewer's first page
         "figures_note": None if draw else f"Figures need matplotlib: {EXTRA_HINT}",
     }
 

@@ -139,29 +139,59 @@ def _count(v: Any) -> int | None:
     return int(v) if v >= 0 else None
 
 
-def usage_problem(raw: Any) -> str | None:
+MAX_CALL_TOKENS = 10_000_000
+"""No count of one call above this is believed (above every model's context window as of 2026)."""
+PROMPT_SLACK_TOKENS = 4096
+"""Tokens a server may add to a prompt beyond the request's bytes (chat template, a hidden system prompt)."""
+COMPLETION_SLACK_TOKENS = 1024
+"""Tokens a completion may report beyond the request's max_tokens (a server that counts stop tokens)."""
+
+
+def usage_bounds(request_bytes: int | None, max_completion: int | None) -> dict[str, int]:
+    """The largest counts one call can truly have: a prompt has at most one token per byte of the
+    request body (+ `PROMPT_SLACK_TOKENS`), a completion at most the request's token limit
+    (+ `COMPLETION_SLACK_TOKENS`), and no count exceeds `MAX_CALL_TOKENS`."""
+    prompt = MAX_CALL_TOKENS if request_bytes is None else min(MAX_CALL_TOKENS, request_bytes + PROMPT_SLACK_TOKENS)
+    completion = (
+        MAX_CALL_TOKENS if max_completion is None else min(MAX_CALL_TOKENS, max_completion + COMPLETION_SLACK_TOKENS)
+    )
+    return {"prompt": prompt, "completion": completion}
+
+
+def usage_problem(raw: Any, bounds: dict[str, int] | None = None) -> str | None:
     """Why the endpoint's usage object cannot be believed (None when it can, or when there is none):
-    a token count that is not a non-negative whole number. Such usage is treated as missing: the
-    call's tokens are estimated (`source: estimated`) and the call is counted in a warning, so
-    garbage never becomes 0 tokens labelled `api` (which would understate #Tok and cost)."""
+    a token count that is not a non-negative whole number, or one above what the call can truly
+    have (`usage_bounds`: e.g. prompt_tokens 2^63-1 for a 2 kB request). Such usage is treated as
+    missing: the call's tokens are estimated (`source: estimated`) and the call is counted in a
+    warning, so garbage never becomes 0 tokens labelled `api` (which would understate #Tok and
+    cost) nor an absurd count (which would overstate them and could not be stored)."""
     if not isinstance(raw, dict) or not (set(_USAGE_FIELDS) & raw.keys()):
         return None
+    b = bounds or usage_bounds(None, None)
+    limit = {"prompt_tokens": b["prompt"], "completion_tokens": b["completion"]}
     bad = [
         f"{k}={raw[k]!r:.40}" for k in _USAGE_FIELDS if raw.get(k) is not None and _count(raw[k]) is None
     ]  # null: not reported
+    bad += [
+        f"{k}={raw[k]!r:.40} above the call's bound {limit[k]}"
+        for k in _USAGE_FIELDS
+        if (n := _count(raw.get(k))) is not None and n > limit[k]
+    ]
     for parent, key in _USAGE_DETAILS:
         holder = raw.get(parent) if parent else raw
-        if isinstance(holder, dict) and holder.get(key) is not None and _count(holder[key]) is None:
-            bad.append(f"{parent + '.' if parent else ''}{key}={holder[key]!r:.40}")
+        if isinstance(holder, dict) and holder.get(key) is not None:
+            n = _count(holder[key])
+            if n is None or n > MAX_CALL_TOKENS:
+                bad.append(f"{parent + '.' if parent else ''}{key}={holder[key]!r:.40}")
     return f"unusable usage from the endpoint ({', '.join(bad)})" if bad else None
 
 
-def map_usage(raw: Any) -> Usage | None:
+def map_usage(raw: Any, bounds: dict[str, int] | None = None) -> Usage | None:
     """Endpoint usage → `Usage(source="api")`; None when the endpoint sent none we can read (absent,
-    or `usage_problem`: garbage counts are treated as missing, never as 0).
+    or `usage_problem`: garbage or out-of-bound counts are treated as missing, never as 0).
     Cached prompt tokens: OpenAI `prompt_tokens_details.cached_tokens`, else DeepSeek
     `prompt_cache_hit_tokens`; reasoning: `completion_tokens_details.reasoning_tokens`."""
-    if not isinstance(raw, dict) or not (set(_USAGE_FIELDS) & raw.keys()) or usage_problem(raw):
+    if not isinstance(raw, dict) or not (set(_USAGE_FIELDS) & raw.keys()) or usage_problem(raw, bounds):
         return None
 
     def num(v: Any) -> int:
@@ -513,6 +543,12 @@ class OpenAIBackbone(Backbone):
         body.pop("messages")
         return dumps_with(body, "messages", msgs.raw)
 
+    def _bounds(self, body: bytes, sampling: dict[str, Any]) -> dict[str, int]:
+        """`usage_bounds` of one request: its body's size and its completion token limit (the
+        call's, else the config's: `request_body`'s rule)."""
+        limits = [v for src in (sampling, self.sampling) for k in TOKEN_LIMIT_KEYS if isinstance(v := src.get(k), int)]
+        return usage_bounds(len(body), limits[0] if limits else None)
+
     def _transport(self) -> "Transport":
         """This loop's HTTP transport (created on first use inside the loop)."""
         loop = asyncio.get_running_loop()
@@ -672,7 +708,9 @@ class OpenAIBackbone(Backbone):
         for n in range(self.max_retries + 1):
             try:
                 data, latency, unchecked = await self._attempt(body)
-                completion = self._completion(data, messages, role, latency, retries, unchecked)
+                completion = self._completion(
+                    data, messages, role, latency, retries, unchecked, self._bounds(body, sampling)
+                )
             except BackboneError as e:
                 e.retries = retries
                 raise
@@ -716,13 +754,14 @@ class OpenAIBackbone(Backbone):
         latency: float,
         retries: list[RetryEvent],
         unchecked: bool = True,
+        bounds: dict[str, int] | None = None,
     ) -> Completion:
         """The response body as a Completion: invalid Unicode replaced first (before anything reads
         or serialises it), then text and reasoning capped at `max_completion_chars`; both recorded
         in `Completion.hygiene`. `unchecked=False`: orjson decoded the body, so it holds no lone
         surrogates and the walk is skipped."""
         try:
-            return self._parse(data, messages, role, latency, retries, unchecked)
+            return self._parse(data, messages, role, latency, retries, unchecked, bounds)
         except Exception as e:  # any other malformed 200 body is retried like the ones `_attempt` catches
             raise _Retry(f"malformed body: {type(e).__name__}: {self._redact(str(e))[:160]}") from None
 
@@ -734,6 +773,7 @@ class OpenAIBackbone(Backbone):
         latency: float,
         retries: list[RetryEvent],
         unchecked: bool,
+        bounds: dict[str, int] | None = None,
     ) -> Completion:
         hygiene: list[str] = []
         data, bad = sanitize_unicode(data) if unchecked else (data, 0)
@@ -758,10 +798,12 @@ class OpenAIBackbone(Backbone):
             reasoning = reasoning[:cap]
         raw = data.get("usage") if isinstance(data.get("usage"), dict) else None
         calls = native_tool_calls(choice["message"].get("tool_calls"))
-        problem = usage_problem(raw)
+        problem = usage_problem(raw, bounds)
         if problem:
             hygiene.append(f"usage: {problem}; tokens estimated")
-        usage = map_usage(raw) or estimate_usage(messages, text + "".join(f"{c.name}{c.arguments}" for c in calls))
+        usage = map_usage(raw, bounds) or estimate_usage(
+            messages, text + "".join(f"{c.name}{c.arguments}" for c in calls)
+        )
         return Completion(
             text=text,
             role=role,

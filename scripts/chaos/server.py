@@ -151,6 +151,7 @@ class LoopbackServer:
             raise ValueError(f"fault_rate must be in [0, 1], got {fault_rate}")
         self.seed, self.fault_rate, self.faults = seed, fault_rate, tuple(faults)
         self.mode: Any = None
+        self.models: list[str] | None = None  # what GET /models lists (None: the server's own model name)
         self._port = port
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -160,6 +161,9 @@ class LoopbackServer:
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         raise NotImplementedError
+
+    def listed_models(self) -> list[str]:
+        return list(self.models) if self.models is not None else [str(getattr(self, "model", "chaos-model"))]
 
     def enqueue(self, *kinds: Any) -> None:
         """Force the outcomes of the next requests, in arrival order (before `mode` and the draw)."""
@@ -281,6 +285,23 @@ class LoopbackHandler(BaseHTTPRequestHandler):
     def post(self, body: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    server_of: Any = None  # the LoopbackServer (set by the subclass' factory) whose models GET /models lists
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        """GET /…/models as OpenAI-compatible servers answer it (the harness checks the key and the
+        model with it before any work): the listed models, or the `mode` status when it is 401/403
+        (a refused key refuses every route; the body echoes the Authorization header)."""
+        srv = self.server_of
+        if srv is None or not self.path.rstrip("/").endswith("/models"):
+            self.send(404, error_body(f"no route {self.path}", "not_found"))
+            return
+        if srv.mode in (401, 403):
+            got = self.headers.get("Authorization")
+            self.send(int(srv.mode), error_body(f"fake error {srv.mode}; got {got}", "fake_error"))
+            return
+        data = [{"id": m, "object": "model", "owned_by": "loopback"} for m in srv.listed_models()]
+        self.send(200, json.dumps({"object": "list", "data": data}).encode())
+
 
 class ChaosServer(LoopbackServer):
     def __init__(
@@ -298,6 +319,7 @@ class ChaosServer(LoopbackServer):
         self.replies = dict(replies or {})
         self.by_last: dict[str, str] = {}
         self.hang_s, self.latency_s = hang_s, latency_s
+        self.usage_override: dict[str, Any] | None = None  # the usage every reply reports (absurd counts)
         self.reset()
 
     def set_replies(self, replies: dict[str, str], by_last: dict[str, str]) -> None:
@@ -347,12 +369,14 @@ class ChaosServer(LoopbackServer):
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         }
         if usage:
-            out["usage"] = _estimate(body.get("messages") or [], text or "")
+            out["usage"] = self.usage_override or _estimate(body.get("messages") or [], text or "")
         return out
 
 
 def _handler(srv: ChaosServer) -> type[BaseHTTPRequestHandler]:
     class Handler(LoopbackHandler):
+        server_of = srv
+
         def post(self, body: dict[str, Any]) -> None:
             srv.auth_headers.add(self.headers.get("Authorization") or "")
             kind = str(srv.decide(request_key(body.get("messages"))))

@@ -1012,6 +1012,88 @@ class Suite:
             row.note = "each refused with exit 3, naming file, line and field"
         self.add(row, t0)
 
+    def money(self) -> None:
+        """A paid key's budget: absurd usage counts are estimated (the budget sees the estimate, every
+        record reads back), and runner.budget_usd is the experiment's total over resumes (its stored
+        records' spend stays within one call of the cap; every cell of a benchmark keeps the same tasks)."""
+        from runners.budget import record_spend
+        from runners.cost import call_usd
+
+        prices = {"input": 2.0, "cached_input": 2.0, "output": 8.0}
+        by_role = {"*": prices}
+        price_arg = "backbone.prices={input: 2.0, cached_input: 2.0, output: 8.0}"
+
+        def stored(root: Path) -> list[dict[str, Any]]:
+            out = []
+            for cell in self.cells(root) if (root / EXP).is_dir() else []:
+                for name in ("episodes.jsonl", "errors.jsonl"):
+                    for raw in record_lines(cell / name):
+                        try:
+                            out.append(json.loads(raw))
+                        except ValueError:
+                            pass
+            return out
+
+        t0 = time.monotonic()
+        row = Row("usage bounds (prompt_tokens 2^63-1, 10^26, -5, 10^8 for a small request)")
+        for bad in (2**63 - 1, 10**26, -5, 10**8):
+            self.server.configure()
+            self.server.usage_override = {"prompt_tokens": bad, "completion_tokens": 3, "total_tokens": 3}
+            root = self.fresh_dir(f"usage_{bad}")
+            try:
+                p = self.sweep(root, price_arg, "runner.budget_usd=5", "runner.cache=false", timeout=600)
+            finally:
+                self.server.usage_override = None
+            recs = stored(root)
+            spent = sum(record_spend(r, by_role) for r in recs)
+            estimated = all(
+                u.get("source") == "estimated" for r in recs for u in (r.get("usage_by_role") or {}).values()
+            )
+            row.tried += 1
+            ok = p.returncode == 0 and "set aside" not in p.stdout + p.stderr and spent < 5 and estimated and recs
+            row.survived += bool(ok)
+            if not ok:
+                row.note += f" {bad}: rc {p.returncode}, spent ${spent:.4g}, estimated {estimated};"
+            self.judge(row, root, compare=False)
+        self.add(row, t0)
+
+        t0 = time.monotonic()
+        row = Row("budget over resumes (the experiment's total; the same tasks in every cell)")
+        ref_recs = stored(self.ref_root)
+        cap = round(0.3 * sum(record_spend(r, by_role) for r in ref_recs), 6)
+        root = self.fresh_dir("budget_resumes")
+        self.server.configure()
+        for _ in range(3):  # the first run and two resumes of the same command
+            p = self.sweep(root, price_arg, f"runner.budget_usd={cap}", "runner.cache=false", timeout=600)
+            row.tried += 1
+            row.survived += p.returncode in (0, 1) and "Traceback" not in p.stderr
+        recs = stored(root)
+        spent = sum(record_spend(r, by_role) for r in recs)
+        one_call = max(
+            (
+                call_usd(c["role"], c["usage"], by_role) or 0.0
+                for r in recs
+                for q in r.get("requests") or []
+                for s in q.get("steps") or []
+                for c in s.get("calls") or []
+            ),
+            default=0.0,
+        )
+        sets: dict[str, dict[str, set]] = {}
+        for r in recs:
+            if r.get("status", "ok") == "ok":
+                bench = str(r.get("cell", "")).split("__")[2] if str(r.get("cell", "")).count("__") >= 3 else "?"
+                sets.setdefault(bench, {}).setdefault(r["cell"], set()).add((r["task_id"], r["trial"]))
+        same = all(len({frozenset(v) for v in cells.values()}) == 1 for cells in sets.values())
+        within = spent <= cap + one_call
+        if not (within and same):
+            row.survived = 0
+        row.note = (
+            f"cap ${cap:g}: stored spend ${spent:.4f} after 3 runs (one call ≤ ${one_call:.4f}); "
+            f"same tasks per benchmark: {same}"
+        )
+        self.add(row, t0)
+
     def edited_data(self) -> None:
         """A data file edited between runs: the resume refuses before any work, naming the file,
         and leaves the cell as it was; runner.fresh=true re-runs it on the new data."""
@@ -1313,6 +1395,7 @@ class Suite:
             ("signals", self.signals),
             ("surrogates", self.surrogates),
             ("baddata", self.bad_data),
+            ("money", self.money),
             ("editeddata", self.edited_data),
             ("secrets", self.secrets),
         ]  # secrets last: it greps every file the other attacks wrote
@@ -1472,7 +1555,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--only",
         help="comma-separated attacks to run (kill,sigint,faults,output,corruption,cache,two,disks,signals,"
-        "surrogates,baddata,editeddata,secrets; soak in the soak profile)",
+        "surrogates,baddata,money,editeddata,secrets; soak in the soak profile)",
     )
     ap.add_argument(
         "--minutes", type=float, help="the soak profile's length (default 30; a short one shows that it works)"
