@@ -31,6 +31,7 @@ from pos.projection import project_on_gap
 from pos.prompts import belief_text_messages
 from pos.release_prompt import RELEASE_KINDS, release_messages, release_texts
 from pos.release_react import NO_SEPARATE_RESULT, split_observation  # noqa: F401  (re-exported)
+from kit import release_config
 from pos import release_texts as belief_release
 from pos.protocols import AuditProtocol, BeliefTextProtocol, PolicyProtocol, ProgressProtocol
 from pos.recovery import RecoveryDirective, build_directive
@@ -59,6 +60,23 @@ TASK_SUCCESS_REASON = "The environment reports that the task succeeded."
 
 
 HEALTH = ("health", "actions.health")  # the turn's last action's health (§7), else the last one logged this turn
+
+
+PROJECT_ROLES = {"agent": "agent", "state": "state", "audit": "sentinel", "progress": "sentinel"}
+"""The request's role here → the `sampling` role of conf/method/pos.yaml that gives its project settings."""
+
+
+def role_sampling(cfg: PosConfig, kind: str, sources: TextSources) -> dict[str, dict[str, Any]]:
+    """Per-call request settings of the policy, belief model, audit and progress calls: on the PoS
+    benchmarks with `request_settings: release`, the release's run config for the role
+    (pos/release_config.py, recorded in `sources`); otherwise `sampling` of the method config."""
+    own = {role: dict(cfg.sampling.get(mine, {})) for role, mine in PROJECT_ROLES.items()}
+    if cfg.request_settings != "release" or kind not in release_config.CONFIG_DIRS:
+        return own
+    return {
+        role: release_config.request_settings(kind, cfg.release_run_config, role, sources, own[role])
+        for role in PROJECT_ROLES
+    }
 
 
 class PoS(SingleCallMethod):
@@ -140,6 +158,9 @@ class PoS(SingleCallMethod):
                 "recovery.mode=generic: the release has no generic recovery; the project's own text (pos/recovery.py "
                 "GENERIC_TEXT)",
             )
+        for kind in RELEASE_KINDS:
+            if kinds is None or kind in kinds:
+                role_sampling(cfg.for_kind(kind), kind, sources)
         if cfg.policy_prompt == "release":
             for kind in RELEASE_KINDS:
                 if kinds is not None and kind not in kinds:  # only the kinds of the cell's benchmark
@@ -164,12 +185,13 @@ class PoS(SingleCallMethod):
             else None
         )
         self.belief_texts = belief_release.load(self.sources) if self.cfg.belief_prompts == "release" else None
+        self.sampling = role_sampling(self.cfg, task.kind, self.sources)
         self.model = BeliefModel(
             self.backbone,
             mode=self.cfg.task_mode,
             max_json_retries=self.cfg.max_json_retries,
             texts=self.belief_texts,
-            sampling=self.cfg.sampling.get("state"),
+            sampling=self.sampling["state"],
         )
         self.carried_world, self.earlier = None, []
 
@@ -245,7 +267,7 @@ class PoS(SingleCallMethod):
             items=items,
             cfg=self.cfg.sentinel,
             before_step=before_step,
-            sampling=self.cfg.sampling.get("sentinel"),
+            sampling=self.sampling["audit"],
             health=self._health_view(),
             texts=self.belief_texts,
         )
@@ -423,7 +445,7 @@ class PoS(SingleCallMethod):
             before=before,
             after=self.belief,
             cfg=s,
-            sampling=self.cfg.sampling.get("sentinel"),
+            sampling=self.sampling["progress"],
             health=self._health_view(),
             texts=self.belief_texts,
         )
@@ -501,9 +523,7 @@ class PoS(SingleCallMethod):
             if self.belief_texts is not None
             else belief_text_messages(view, self.text_protocol.description())
         )
-        c = await self.backbone.complete(
-            msgs, role="state", protocol=self.text_protocol, **self.cfg.sampling.get("state", {})
-        )
+        c = await self.backbone.complete(msgs, role="state", protocol=self.text_protocol, **self.sampling["state"])
         parsed = self.text_protocol.parse(c.text)
         self._errors("belief_text", parsed.errors)
         self.belief_text = parsed.blocks["json"]["belief_text"] if parsed.ok else describe(view)
@@ -539,7 +559,7 @@ class PoS(SingleCallMethod):
                 actions=self.actions,
                 example=format_example(self.task.kind, self.sources) if self.cfg.policy_format_example else None,
             )
-        parsed = await self._policy(msgs, **self.cfg.sampling.get("agent", {}))
+        parsed = await self._policy(msgs, **self.sampling["agent"])
         decision, limit = parsed.decision, self.cfg.max_actions_per_turn
         if limit is not None and len(decision.tool_calls) > limit:
             self.log["policy"]["dropped_actions"] = [c.model_dump() for c in decision.tool_calls[limit:]]

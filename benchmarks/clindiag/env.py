@@ -36,6 +36,7 @@ DEFAULTS: dict[str, Any] = {
     "forced_submission": True,  # shared adapter contract: directive before the last turn
     "provider": "llm",  # llm (role user_sim) | keyword (offline fake, §3.7 harness choice)
     "provider_attempts": 2,  # harness choice: re-asks of an empty provider reply
+    "request_settings": "release",  # release = provider/judge settings from the release's configs/clindiag/raw.yaml
     "provider_sampling": {"temperature": 0.0, "max_completion_tokens": 1024},
     "judge": "llm",  # llm (role judge) | scripted (offline normalised/synonym match, §3.7)
     "judge_attempts": 3,  # §3.6: ≤ 2 re-asks, then an error
@@ -43,7 +44,7 @@ DEFAULTS: dict[str, Any] = {
     "no_record_provider_call": True,  # release: a missing section's no-record text goes to the provider as the record
     "pos_section_match": False,  # §3.3: true = PoS's 12-character diagnostic_test key rule
 }
-CHOICES = {"provider": ("llm", "keyword"), "judge": ("llm", "scripted")}
+CHOICES = {"provider": ("llm", "keyword"), "judge": ("llm", "scripted"), "request_settings": ("release", "project")}
 
 
 def check_settings(settings: dict[str, Any]) -> None:

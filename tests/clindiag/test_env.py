@@ -52,7 +52,8 @@ def test_llm_provider_uses_role_user_sim_and_caps_the_reply():
     assert system.startswith(env.texts["provider_system"].split("{scope}")[0]) and env.texts["scope"]["lab"] in system
     assert "Antinuclear antibodies" in system and "Kidney biopsy" not in system
     assert bb.calls[0]["messages"][1] == {"role": "user", "content": "What is the ANA titre?"}
-    assert bb.calls[0]["sampling"]["max_completion_tokens"] == 1024
+    assert bb.calls[0]["sampling"]["max_tokens"] == 1024  # the release's clindiag_provider_model
+    assert bb.calls[0]["sampling"]["top_p"] is None  # the release sends none
     assert res.content == "x" * 20 + "\n[answer truncated at 20 characters]"
 
 
