@@ -30,7 +30,7 @@ from pos.policy import (
 from pos.projection import project_on_gap
 from pos.prompts import belief_text_messages
 from pos.release_prompt import RELEASE_KINDS, release_messages, release_texts
-from pos.release_react import NO_SEPARATE_RESULT, split_observation  # noqa: F401  (re-exported)
+from pos.release_react import NO_SEPARATE_RESULT, observation_text, split_observation  # noqa: F401  (re-exported)
 from kit import release_config
 from pos import release_texts as belief_release
 from pos.protocols import AuditProtocol, BeliefTextProtocol, PolicyProtocol, ProgressProtocol
@@ -186,6 +186,7 @@ class PoS(SingleCallMethod):
         )
         self.belief_texts = belief_release.load(self.sources) if self.cfg.belief_prompts == "release" else None
         self.sampling = role_sampling(self.cfg, task.kind, self.sources)
+        self.bare = self.release is not None  # the release adapter's tool results: the output alone, no call label
         self.model = BeliefModel(
             self.backbone,
             mode=self.cfg.task_mode,
@@ -223,12 +224,14 @@ class PoS(SingleCallMethod):
             # Upstream's first state: `observation` is the reset observation. Environments that deliver it
             # as the request text (ALFWorld: room, then "Your task is to: ...") send an empty first
             # observation; the request text is then the first observation (the policy's turn 1 shows the room).
-            obs = observation.as_text(actions=False)
+            obs = observation_text(observation, self.bare)
             obs = obs if obs.strip() else self.request.text
             await self._initialize(obs)
         else:
             obs = ""
-            for (step, action, thought), text in zip(self.pending, split_observation(observation, len(self.pending))):
+            for (step, action, thought), text in zip(
+                self.pending, split_observation(observation, len(self.pending), self.bare)
+            ):
                 await self._after_action(step, action, thought, text)
                 obs = text  # the policy sees the last action's observation only (§4)
         return await self._decide(obs)
@@ -634,7 +637,7 @@ class PoS(SingleCallMethod):
             done = not outcome.truncated
             try:
                 for (step, action, thought), text in zip(
-                    self.pending, split_observation(outcome.final_observation, len(self.pending))
+                    self.pending, split_observation(outcome.final_observation, len(self.pending), self.bare)
                 ):
                     await self._after_action(step, action, thought, text, done=done, success=outcome.success)
             except (ContextFailure, BackboneError) as e:

@@ -16,6 +16,8 @@ from benchmarks.clindiag.data import (
 from benchmarks.clindiag.env import DEFAULTS, ClinDiagEnv, check_settings
 from benchmarks.rca100.score import percent
 from benchmarks.clindiag.texts import clindiag_texts
+from benchmarks import release_adapter
+from benchmarks.clindiag.prompts import NOTICE
 from kit import release_config
 from runners.api import (
     Benchmark,
@@ -77,6 +79,8 @@ class ClinDiag(Benchmark):
         self._manifest: dict[str, Any] = {}
         self.sources = TextSources()  # provider and judge texts: the PoS release's when pinned (texts.py)
         self.texts = clindiag_texts(self.sources)
+        if self.settings["adapter"] == "release":
+            release_adapter.first_observation("clindiag", self.sources, NOTICE)  # recorded
         if self.settings["request_settings"] == "release":  # the release's provider and judge model blocks
             for role in ("provider", "judge"):
                 self.settings[f"{role}_sampling"] = release_config.request_settings(

@@ -213,6 +213,7 @@ def load_case(folder: Path, pos_section_match: bool = False) -> dict[str, Any]:
         "folder": folder.name,
         "subset": subset,
         "initial_information": text.strip(),
+        "initial_raw": text,  # as the file holds it (the PoS release's task shows it unstripped)
         "sections": {k: (None if v is MISSING else v) for k, v in sections.items()},
         "present": {k: v is not MISSING for k, v in sections.items()},
         "gold": read_gold(folder),

@@ -19,7 +19,9 @@ from typing import Any
 
 from benchmarks.rca100.catalog import FAULT_TYPES, norm_type
 from benchmarks.rca100.data import CaseData, RcaDataError
-from benchmarks.rca100.prompts import policy, request_text
+from benchmarks import release_adapter
+from benchmarks.rca100.prompts import NOTICE, policy, request_text
+from runners.upstream import TextSources
 from benchmarks.rca100.schema import SUBMIT, tool_specs, validate
 from benchmarks.rca100.score import score_submission
 from benchmarks.rca100.tools import RcaTools
@@ -32,6 +34,7 @@ DEFAULTS: dict[str, Any] = {
     "observation_max_chars": 20000,  # PoS §11: observation cap + truncation note
     "forced_submission": True,  # shared adapter contract: directive before the last turn
     "tool_texts": "release",  # the release's tool schemas (benchmarks/RCA100/tools.py) | project
+    "adapter": "release",  # the release adapter's bare task JSON and first sentence | project: labelled task + notice
 }
 TRUNCATION_NOTE = "[output truncated at {n} characters: narrow the query (filters, smaller limit)]"
 
@@ -63,7 +66,14 @@ class RcaEnv(DiagnosticEnv):
         )
 
     def request_text(self) -> str:
+        if self.params["adapter"] == "release":
+            return release_adapter.task_json(self.task.payload["task"])
         return request_text(self.task.payload["task"])
+
+    def first_observation(self) -> str | None:
+        if self.params["adapter"] == "release":
+            return release_adapter.first_observation("rca", TextSources(), NOTICE)
+        return None
 
     async def execute(self, call: ToolCall) -> tuple[str, bool]:
         kwargs, err = validate(call.name, call.arguments)

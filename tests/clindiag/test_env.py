@@ -26,8 +26,8 @@ def ask(env, name: str, **args):
 
 
 def test_request_view_and_keyword_provider():
-    env, req = make_env("rare900", provider="keyword", judge="scripted")
-    assert (
+    env, req = make_env("rare900", provider="keyword", judge="scripted", adapter="project")
+    assert req.observation is None and (
         '"initial_presentation": "A 34-year-old fictional woman' in req.text
         and "one specific question per turn" in req.text
     )
