@@ -30,7 +30,12 @@ from pos.policy import (
 from pos.projection import project_on_gap
 from pos.prompts import belief_text_messages
 from pos.release_prompt import RELEASE_KINDS, release_messages, release_texts
-from pos.release_react import NO_SEPARATE_RESULT, observation_text, split_observation  # noqa: F401  (re-exported)
+from pos.release_react import (  # noqa: F401  (NO_SEPARATE_RESULT re-exported)
+    NO_SEPARATE_RESULT,
+    observation_text,
+    split_observation,
+    transition_action,
+)
 from kit import release_config
 from pos import release_texts as belief_release
 from pos.protocols import AuditProtocol, BeliefTextProtocol, PolicyProtocol, ProgressProtocol
@@ -213,7 +218,7 @@ class PoS(SingleCallMethod):
         self.frontier_episode = 0
         self.action_count = 0
         self.turn = 0  # policy turns of this request (the forced-submission directive needs the last one)
-        self.pending: list[tuple[int, str, str]] = []  # (action index, action text, thought) of the last turn
+        self.pending: list[tuple[int, Any, str]] = []  # (action index, action, thought) of the last turn
         self.terminal_context_errors: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ the step
@@ -353,7 +358,7 @@ class PoS(SingleCallMethod):
         )
 
     async def _after_action(
-        self, step: int, action: str, thought: str, obs: str, *, done: bool = False, success: bool | None = None
+        self, step: int, action: Any, thought: str, obs: str, *, done: bool = False, success: bool | None = None
     ) -> None:
         assert self.belief is not None  # set by _initialize
         """Steps 3a–3e of §2 for one action of the previous turn. The step log's top-level keys
@@ -422,7 +427,7 @@ class PoS(SingleCallMethod):
         )
 
     async def _progress(
-        self, step: int, before: Belief, action: str, obs: str, *, success: bool = False
+        self, step: int, before: Belief, action: Any, obs: str, *, success: bool = False
     ) -> dict[str, Any] | None:
         assert self.belief is not None  # set by _initialize
         s = self.cfg.sentinel
@@ -568,7 +573,11 @@ class PoS(SingleCallMethod):
             self.log["policy"]["dropped_actions"] = [c.model_dump() for c in decision.tool_calls[limit:]]
             decision = decision.model_copy(update={"tool_calls": decision.tool_calls[:limit]})
         thought = str(decision.extras.get("thought", ""))
-        actions = [action_text(Decision(tool_calls=[c])) for c in decision.tool_calls] or [action_text(decision)]
+        # The release passes the decision's action object (`{"name", "arguments"}`, or an ALFWorld command string);
+        # off the PoS benchmarks the one-line text of `action_text`.
+        actions: list[Any] = [
+            transition_action(c) if self.bare else action_text(Decision(tool_calls=[c])) for c in decision.tool_calls
+        ] or [action_text(decision)]
         self.pending = []
         for a in actions:
             if active and d is not None:

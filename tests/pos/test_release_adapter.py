@@ -114,3 +114,14 @@ def test_project_adapter_keeps_the_labelled_task(rca_root):
     assert "Current observation:\nIncident task:" in policy_prompts(bb)[0]
     with pytest.raises(ValueError, match="adapter"):
         Rca100(name="rca100", data_dir=str(rca_root), adapter="mine").load_tasks()
+
+
+def test_pos_passes_the_decisions_action_object(rca_root):
+    """Belief updates, audits and progress inputs carry the action as the decision's object, as the
+    release does, never a JSON-encoded string of it."""
+    rec, bb = run(Rca100(name="rca100", data_dir=str(rca_root)), PoS)
+    assert rec.status == "ok"
+    state = [json.dumps(c["messages"], ensure_ascii=False) for c in bb.requests if c["role"] in ("state", "sentinel")]
+    want = json.dumps({"action": {"name": "get_data_overview", "arguments": {}}}, ensure_ascii=False)[1:-1]
+    assert any(json.dumps(want, ensure_ascii=False)[1:-1] in s for s in state)
+    assert not any('\\"action\\": \\"{' in s for s in state)
