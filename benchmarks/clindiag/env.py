@@ -44,6 +44,7 @@ DEFAULTS: dict[str, Any] = {
     "judge": "llm",  # llm (role judge) | scripted (offline normalised/synonym match, §3.7)
     "judge_attempts": 3,  # §3.6: ≤ 2 re-asks, then an error
     "judge_sampling": {"temperature": 0.0, "max_completion_tokens": 512, "response_format": {"type": "json_object"}},
+    "verbatim_records": True,  # release: history / physical exam reach the provider as the file's text, verbatim
     "no_record_provider_call": True,  # release: a missing section's no-record text goes to the provider as the record
     "pos_section_match": False,  # §3.3: true = PoS's 12-character diagnostic_test key rule
 }
@@ -138,6 +139,8 @@ class ClinDiagEnv(DiagnosticEnv):
             return cap_text(
                 self._fake_answer(record, question, missing), limit, provider.TRUNCATION_NOTE.format(n=limit)
             ), False
+        if not missing and self.params["verbatim_records"]:  # the release sends a whole-file section's file as is
+            record = self.case.get("files", {}).get(section, record)
         self._providing = (record, question, missing)
         try:
             answer = await provider.ask(
