@@ -152,7 +152,7 @@ class PoS(SingleCallMethod):
         from pos import repair_text  # the repair turns' corrections (module-level sources, recorded here too)
 
         repair_text.policy_repair(), repair_text.missing_action(), repair_text.belief_repair(None)
-        repair_text.sentinel_repair(), repair_text.progress_repair()
+        repair_text.sentinel_repair(), repair_text.progress_repair(), repair_text.key_set_error([], [], [])
         sources.entries.update(repair_text.SOURCES.entries)
         from pos.protocols import format_lines
 
