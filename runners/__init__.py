@@ -4,12 +4,15 @@
         ↓
     runners.records    the run record: schema, store, transcripts, results (open_experiment), wire
         ↓
-    engine             config, episode (the loop), run (scheduler, pool, signals, budget), cache,
-                       backbones/, progress, secrets, cost, tokens, upstream, netcheck, inputs,
-                       interrupts, procs (runner.processes: worker processes), ray_exec
+    engine             config, prepare (cells checked and loaded), pool (the sweep's backbones), episode
+                       (the loop), run (the scheduler in this process, signals), launch (here or worker
+                       processes: procs), ray_exec, cache, backbones/, progress, secrets, cost, budget
+                       (the experiment's total), access (key and model before any work), prune (failed
+                       tries), tokens, upstream, netcheck, inputs, interrupts
         ↓
-    runners.analysis   tables, stats, papers, fidelity, paper (+ paper_figures), episodes, report (HTML),
-                       plots, wandb_log; never imports the engine's run, episode, sweep or backbones modules
+    runners.analysis   cells, units, tables (+ table_cache), stats, papers, fidelity, paper (+ paper_figures),
+                       episodes, report (HTML), plots, wandb_log; never imports the engine's modules that
+                       run (run, launch, pool, prepare, procs, episode, sweep, backbones)
         ↓
     CLI                runners.sweep (run a grid), runners.aggregate (tables), runners.view (report),
                        runners.paper (the papers' tables and figures as printed)

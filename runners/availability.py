@@ -1,6 +1,6 @@
 """Everything a sweep needs and cannot find, found before any work and reported all at once.
 
-Before a sweep loads a model or runs an episode, every cell is surveyed (`runners.run.survey`):
+Before a sweep loads a model or runs an episode, every cell is surveyed (`runners.prepare.survey`):
 its backbones (`backbone_missing`: the placeholder model `CHANGE-ME`, a `base_url` that is not an
 http(s) URL, an unset API key variable), its method (`Method.missing(params)`: an optional extra)
 and its benchmark (`Benchmark.missing()`: an extra, a database; then `load_tasks`: the data). One
@@ -43,8 +43,13 @@ def backbone_missing(
     cfg: Any, env: Mapping[str, str] | None = None, roles: list[str] | str | None = None
 ) -> list[Missing]:
     """What an endpoint backbone (a `BackboneCfg`) lacks before its first call: a real model name,
-    an http(s) endpoint, its API key variable. Scripted and managed backbones need none of these.
+    an http(s) endpoint, its API key variable. A managed backbone: its server's package or program
+    and its model file (`runners.backbones.managed.server_missing`). Scripted ones need nothing.
     `roles`: the roles it serves other than the agent (the fix then offers the agent's backbone)."""
+    if cfg.kind == "managed":  # the server's package or program and its model file (runners/backbones/managed.py)
+        from runners.backbones.managed import server_missing
+
+        return server_missing(cfg)
     if cfg.kind != "openai":
         return []
     env = os.environ if env is None else env

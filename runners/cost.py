@@ -59,7 +59,7 @@ on the agent's backbone and is priced at its rates."""
 
 def role_prices(config: Any) -> dict[str, Any]:
     """role → the prices of the backbone that serves it: the one pricing rule of the live budget
-    (runners/run.py) and of the tables (runners/analysis/tables.py). `config` is a cell's config:
+    (runners/run.py) and of the tables (runners/analysis/cells.py: cell_usd). `config` is a cell's config:
     a `CellConfig` or its dict (a manifest's `config`). `judge`, `user_sim` and `tool` (e.g.
     MemoryArena's `reasoning` tool on gpt-5-mini) use their own backbone's prices when `roles`
     names one, else the agent's; `"*"` is every other role (the agent's)."""

@@ -5,7 +5,7 @@ The sweep moves through phases (`set_phase`): `startup` (config composed and val
 (backbones built, data loaded), `running` (episodes; a cell's end-of-cell `compaction` runs inside
 it), `report` (the completeness report), `tables` (writing the paper-style tables), `wandb`.
 SIGINT raises KeyboardInterrupt as usual; SIGTERM raises `Interrupted` (outside the event loop) or
-cancels the main task (inside it, runners/run.py `_unwind_on_sigterm`), so every `finally` runs:
+cancels the main task (inside it, runners/run.py `unwind_on_sigterm`), so every `finally` runs:
 finished episodes stay on disk, stores close, managed servers stop. `message()` then says, e.g.,
 "all 30 episodes done; tables not written: run `python -m runners.aggregate …`".
 
@@ -130,3 +130,13 @@ def report(signum: int, out: Any = None) -> int:
     """Print `message(signum)` and return the exit status (128 + signal: 130 for SIGINT, 143 for SIGTERM)."""
     print(f"\n{message(signum)}", file=out or sys.stderr, flush=True)
     return exit_code(signum)
+
+
+def reader_cli(main: Any, what: str) -> int:
+    """Run a reader's command line (`runners.aggregate`, `runners.view`, `runners.paper`): Ctrl-C
+    ends it with one line saying `what` became of its output, and exit status 130, no traceback."""
+    try:
+        return int(main())
+    except KeyboardInterrupt:
+        print(f"\ninterrupted (Ctrl-C): {what}", file=sys.stderr)
+        return 130

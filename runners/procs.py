@@ -48,7 +48,7 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
-from runners.config import CellConfig, ConfigError
+from runners.config import CellConfig, ConfigError, FatalRunError
 from runners.progress import CellReport, Progress
 
 PER_PROCESS = 128
@@ -204,12 +204,12 @@ def _worker(
     from runners import upstream
 
     upstream._SAID.update(said)  # a warning the coordinator printed (an upstream file not downloaded) is not repeated
-    from runners.run import TERMINATED, FatalRunError, run_all
+    from runners.run import TERMINATED, run_here
 
     interrupts.install()
     end: tuple[str, str] | None = None
     try:
-        asyncio.run(run_all(cells, Path(root), "none", progress=RelayProgress(conn, index), check_endpoints=False))
+        asyncio.run(run_here(cells, Path(root), "none", progress=RelayProgress(conn, index), check_endpoints=False))
         if TERMINATED:
             end = ("interrupted", "")
     except FatalRunError as e:
@@ -267,7 +267,6 @@ async def run_processes(cells: list[CellConfig], root: Path, display: str, n: in
     over all workers, in cell order."""
     from runners import interrupts, upstream
     from runners.records.store import SWEEP
-    from runners.run import FatalRunError
 
     ctx = multiprocessing.get_context("spawn")
     merged = _Merged(

@@ -136,7 +136,7 @@ class Progress:
         self.expected_cells = 0
         self.heartbeat_s = heartbeat_s
         self.in_flight = 0  # episodes running now (the scheduler keeps it)
-        self.calls_in_flight = 0  # model calls waiting for their reply (runners.run.InFlight keeps it)
+        self.calls_in_flight = 0  # model calls waiting for their reply (runners.pool.InFlight keeps it)
         self._beat: Any = None  # the plain mode's heartbeat task (asyncio.Task)
         self.retries: dict[str, int] = {}  # endpoint URL -> retries so far
         self._retry_shown: dict[str, float] = {}

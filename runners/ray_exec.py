@@ -1,7 +1,7 @@
 """`runner.executor=ray`: every cell of the sweep runs as one Ray task (on an existing cluster
 with `runner.ray_address=<address>`, else on a local Ray instance started here).
 
-Each task runs the cell through the same code as a local sweep (`runners.run.run_all` with one
+Each task runs the cell through the same code as a local sweep (`runners.run.run_here` with one
 cell: its own store, lock, response-cache connection and transcripts), so records, resume and
 tables are exactly those of a local run; the driver then prints the completeness report and
 writes the tables of the whole experiment. Hydra's Ray launcher is not used: it launches Hydra
@@ -21,9 +21,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _cell_task(cell: Any, root: str) -> dict[str, Any]:
     """Runs in a Ray worker: one validated cell (a pickled CellConfig), as a local sweep would run it."""
-    from runners.run import run_all
+    from runners.run import run_here
 
-    (report,) = asyncio.run(run_all([cell], Path(root), "none"))
+    (report,) = asyncio.run(run_here([cell], Path(root), "none"))
     return asdict(report)
 
 

@@ -1,21 +1,24 @@
-"""Running one cell: load tasks, skip finished (task, trial) pairs, run the rest as concurrent
-episodes, append each record as it finishes."""
+"""Running the cells of a sweep in this process: one `Scheduler` for every cell (skip finished
+(task, trial) pairs, run the rest as concurrent episodes, append each record as it finishes), and
+`run_here`, what a sweep of one process, a worker process (runners/procs.py) and a Ray task
+(runners/ray_exec.py) run. Whether a sweep runs here or as worker processes is decided by
+runners/launch.py; the sweep's backbones are runners/pool.py, the cells' preparation
+runners/prepare.py."""
 
 from __future__ import annotations
 
 import contextlib
 import asyncio
-import json
 import sys
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from typing import Any, Iterator
 
-from runners.api import Backbone, Benchmark, Completion, Message, Method, Protocol, Role
+from runners.api import Backbone
 from runners.secrets import redact_secrets
-from runners.config import BackboneCfg, CellConfig, ConfigError
+from runners.config import BackboneCfg, CellConfig, FatalRunError
 from runners.cost import call_usd, role_prices
 from runners.episode import Episode
 from runners.interrupts import STATE, checkpoint
@@ -31,11 +34,13 @@ from runners.records.store import (
     shard_dirs,
     text_fingerprint,
     text_mismatch,
+    data_fingerprint,
+    data_mismatch,
 )
 from runners.records.transcripts import TranscriptStore
-
-if TYPE_CHECKING:
-    from runners.cache import ResponseCache
+from runners.pool import BackbonePool, InFlight, Resampled, preflight
+from runners.access import check_access
+from runners.prepare import PreparedCell, manifest_for, method_notes, skip_unavailable, survey
 
 
 def storage_failure(rec: EpisodeRecord, e: Exception) -> EpisodeRecord:
@@ -80,190 +85,6 @@ def storable(rec: EpisodeRecord) -> EpisodeRecord | None:
     return clean
 
 
-class FatalRunError(RuntimeError):
-    """A configuration-level failure (bad key, unknown model): stop the sweep."""
-
-
-class BackbonePool:
-    """One backbone object per distinct config for the whole sweep, so per-endpoint in-flight
-    bounds and the response cache are shared across cells."""
-
-    def __init__(self, cache_path: Path | None) -> None:
-        self._by_key: dict[str, Backbone] = {}
-        self.cache: ResponseCache | None = None
-        self.cache_path = cache_path
-
-    def get(self, cfg: BackboneCfg) -> Backbone:
-        """The shared backbone of `cfg`; a missing key variable or a bad option is a ConfigError."""
-        key = cfg.model_dump_json()
-        if key not in self._by_key:
-            try:
-                if cfg.kind == "scripted":
-                    from runners.backbones.scripted import ScriptedBackbone
-
-                    self._by_key[key] = ScriptedBackbone(name=cfg.name, model=cfg.model, **cfg.scripted)
-                elif (
-                    cfg.kind == "managed"
-                ):  # a local server the harness starts and stops (runners/backbones/managed.py)
-                    from runners.backbones.managed import ManagedBackbone
-
-                    self._by_key[key] = ManagedBackbone(cfg.model_dump())
-                else:
-                    from runners.backbones.openai import build_openai_backbone
-
-                    self._by_key[key] = build_openai_backbone(cfg.model_dump())
-            except (ValueError, TypeError) as e:
-                raise ConfigError(f"backbone '{cfg.name}' cannot be built: {e}") from None
-        return self._by_key[key]
-
-    def prepare(self, cells: list[CellConfig]) -> None:
-        """Build every backbone the cells use (agent and role backbones) before any episode runs,
-        so a missing API key variable fails the sweep up front, not in the middle of a cell."""
-        for c in cells:
-            self.get(c.backbone)
-            for role, b in c.roles.items():
-                if b is None:
-                    continue
-                try:
-                    self.get(b)
-                except ConfigError as e:
-                    users = [r for r, o in c.roles.items() if o is not None and o.name == b.name]
-                    where = "; ".join(f"{r}: {c.roles.origin.get(r, '')}" for r in users)
-                    fix = " ".join(f"roles.{r}=agent" for r in users)
-                    raise ConfigError(
-                        f"{e} — it serves role(s) {', '.join(users)} of cell {c.cell_name} ({where}); "
-                        f"set the variable, or run them on the agent's backbone with {fix}"
-                    ) from None
-        if self.cache_path is not None and any(
-            b.kind != "scripted" for c in cells for b in (c.backbone, *(r for _, r in c.roles.items())) if b
-        ):
-            self.open_cache()
-
-    def open_cache(self) -> None:
-        """Open the response cache before any episode runs: an unreadable file is an error with the fix."""
-        if self.cache is not None or self.cache_path is None:
-            return
-        from runners.cache import ResponseCache
-
-        try:
-            self.cache_path.parent.mkdir(parents=True, exist_ok=True)
-            self.cache = ResponseCache(self.cache_path)
-        except Exception as e:  # sqlite3 / OS errors, or the cache's own RuntimeError naming the fix
-            raise FatalRunError(
-                f"the response cache {self.cache_path} cannot be used ({type(e).__name__}: {e}). Fix: move the file "
-                "away to start an empty cache, point runner.cache_path at another file, or set runner.cache=false"
-            ) from None
-
-    def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0, fresh: bool = False) -> Backbone:
-        """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints;
-        `fresh` (runner.fresh=true) turns cache reads off (every call re-sampled, answers still written)."""
-        inner = self.get(cfg)
-        if cfg.kind == "scripted" or self.cache_path is None:
-            return inner
-        from runners.cache import CachedBackbone
-
-        if self.cache is None:
-            self.open_cache()
-        assert self.cache is not None  # open_cache raised otherwise
-        return CachedBackbone(inner, self.cache, trial, seed, read=not fresh)
-
-    def endpoints(self) -> dict[str, list[str]]:
-        """base_url (as the client sees it, no credentials) → names of the backbones that call it."""
-        out: dict[str, list[str]] = {}
-        for b in self._by_key.values():
-            if getattr(b, "base_url", None) and not getattr(
-                b, "managed", False
-            ):  # a managed server starts later, itself
-                out.setdefault(getattr(b, "base_url"), []).append(b.name)
-        return out
-
-    def secrets(self) -> tuple[str, ...]:
-        """Every configured secret value of the sweep's backbones (keys, URL passwords), for redaction."""
-        return tuple(
-            x
-            for b in self._by_key.values()
-            for x in (getattr(b, "_secrets", None) or getattr(getattr(b, "inner", None), "_secrets", ()) or ())
-        )
-
-    def set_on_retry(self, callback: Callable[..., Any]) -> None:
-        """Report every backbone retry to `callback(url, error, wait_s, name)` (the live display)."""
-        for b in self._by_key.values():
-            if hasattr(b, "on_retry"):
-                b.on_retry = callback
-
-    async def aclose(self) -> None:
-        for b in self._by_key.values():
-            await b.aclose()
-        if self.cache is not None:
-            await asyncio.to_thread(self.cache.close)  # commits the last batch (bounded) off the loop
-            self.cache = None
-
-
-RESAMPLE_STRIDE = 1_000_000
-"""Attempt offset per fresh-sample generation: far above any re-ask count within one episode."""
-
-
-class Resampled(Backbone):
-    """`inner` with every call's sample index moved to generation `n`: the response cache and the
-    scripted backbone then draw afresh, so a rerun of a case that ended in a CaseError does not
-    replay the replies that caused it (upstream PoS reruns such a case from scratch)."""
-
-    def __init__(self, inner: Backbone, n: int) -> None:
-        self.inner, self.n = inner, n
-        self.name, self.model = inner.name, inner.model
-
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        role: Role,
-        protocol: Protocol | None = None,
-        attempt: int = 0,
-        **sampling: Any,
-    ) -> Completion:
-        return await self.inner.complete(
-            messages, role=role, protocol=protocol, attempt=attempt + self.n * RESAMPLE_STRIDE, **sampling
-        )
-
-    def bind(
-        self, scope: Any
-    ) -> Backbone:  # the scripted backbone answers from the episode's oracle: keep that, resampled
-        return Resampled(self.inner.bind(scope), self.n)
-
-    async def aclose(self) -> None:
-        return None  # the inner backbone is shared; the pool closes it
-
-
-class InFlight(Backbone):
-    """`inner` counting its calls in flight on `progress.calls_in_flight` (the plain display's
-    heartbeat shows it: a slow model is visibly working before any call finishes)."""
-
-    def __init__(self, inner: Backbone, progress: Any) -> None:
-        self.inner, self.progress = inner, progress
-        self.name, self.model = inner.name, inner.model
-
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        role: Role,
-        protocol: Protocol | None = None,
-        attempt: int = 0,
-        **sampling: Any,
-    ) -> Completion:
-        self.progress.calls_in_flight += 1
-        try:
-            return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
-        finally:
-            self.progress.calls_in_flight -= 1
-
-    def bind(self, scope: Any) -> Backbone:
-        return InFlight(self.inner.bind(scope), self.progress)
-
-    async def aclose(self) -> None:
-        return None  # the inner backbone is shared; the pool closes it
-
-
 def case_error_counts(cell_dir: Path) -> dict[tuple[str, int], int]:
     """(task_id, trial) → how many earlier runs ended in a case error (from errors.jsonl)."""
     from runners.records.store import ERRORS, read_jsonl
@@ -277,263 +98,6 @@ def case_error_counts(cell_dir: Path) -> dict[tuple[str, int], int]:
             key = (r["task_id"], int(r["trial"]))
             counts[key] = counts.get(key, 0) + 1
     return counts
-
-
-async def preflight(pool: BackbonePool, window_s: float) -> None:
-    """Before any episode: every endpoint must accept a TCP connection within `window_s` seconds
-    (retried every 0.25 s, all endpoints at once); otherwise a FatalRunError names each dead URL
-    and the fix. `window_s=0` skips the check."""
-    import time
-    import urllib.parse
-
-    from runners.secrets import redact_url
-
-    if window_s <= 0:
-        return
-
-    async def check(url: str) -> str | None:
-        parts = urllib.parse.urlsplit(url)
-        host = parts.hostname or "localhost"
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-        deadline = time.monotonic() + window_s
-        last = "no attempt"
-        while True:
-            try:
-                async with asyncio.timeout(max(0.1, min(2.0, deadline - time.monotonic()))):
-                    _, writer = await asyncio.open_connection(host, port)
-                writer.close()
-                return None
-            except ConnectionRefusedError:
-                last = "connection refused"
-            except (OSError, TimeoutError) as e:
-                last = f"{type(e).__name__}: {e}" if str(e) else type(e).__name__
-            if time.monotonic() + 0.25 > deadline:
-                return last
-            await asyncio.sleep(0.25)
-
-    urls = pool.endpoints()
-    results = await asyncio.gather(*(check(u) for u in urls))
-    dead = [(u, why) for u, why in zip(urls, results) if why]
-    if dead:
-        lines = "; ".join(
-            f"{redact_url(u)} (backbone {', '.join(urls[u])}): {why} for {window_s:g}s" for u, why in dead
-        )
-        raise FatalRunError(
-            f"endpoint not reachable before the sweep started: {lines}. Nothing was run. Fix: start the server "
-            "or correct `base_url` (or the variable named by `base_url_env`); runner.preflight_s sets the wait"
-        )
-
-
-def _without_url_credentials(config: dict[str, Any]) -> dict[str, Any]:
-    """The dumped config with `user:password@` cut out of every backbone's base_url."""
-    from runners.secrets import redact_url
-
-    for b in (config.get("backbone"), *((config.get("roles") or {}).get(r) for r in ("judge", "user_sim", "tool"))):
-        if isinstance(b, dict) and b.get("base_url"):
-            b["base_url"] = redact_url(b["base_url"])
-    return config
-
-
-def method_notes(method_cls: type[Method] | None, params: dict[str, Any], bench: Benchmark) -> dict[str, Any]:
-    """The method's manifest facts (`Method.notes`) for the task kinds this cell's benchmark declares
-    (`Benchmark.task_kinds`): a method records only the texts it may send on this benchmark (a Full
-    Context cell on MemoryArena claims no PoS text)."""
-    if method_cls is None:
-        return {}
-    return method_cls.notes(params, kinds=tuple(bench.task_kinds) or None)
-
-
-def manifest_for(
-    cfg: CellConfig,
-    bench: Benchmark,
-    n_tasks: int,
-    endpoints: dict[str, str] | None = None,
-    method_cls: type[Any] | None = None,
-    task_ids: list[str] | None = None,
-) -> dict[str, Any]:
-    """Everything needed to reproduce the cell, without secrets (key values never enter cfg).
-    `endpoints`: role → the URL actually called (a `base_url_env` variable overrides the config's
-    `base_url`, so the config alone does not say where requests went), credentials cut out."""
-    return {
-        "endpoints": endpoints or {},
-        "cell": cfg.cell_name,
-        "cell_key": cfg.key(),
-        "config": _without_url_credentials(cfg.model_dump(mode="json", by_alias=True)),
-        "scripted": cfg.scripted,
-        "label": "SCRIPTED RUN (deterministic test backbone; not a model result)" if cfg.scripted else None,
-        "benchmark_notes": bench.notes(),
-        "method_notes": method_notes(method_cls, cfg.method.params, bench),
-        "n_tasks": n_tasks,
-        "task_ids": list(task_ids) if task_ids is not None else None,  # what the tables count (with trials)
-        "trials": cfg.runner.trials,
-        "seed": cfg.runner.seed,
-    }
-
-
-@dataclass
-class PreparedCell:
-    cfg: CellConfig
-    bench: Benchmark
-    tasks: list
-    method_cls: type
-    input_hygiene: dict = field(
-        default_factory=dict
-    )  # what loading changed in the data (runners/inputs.py), for the manifest
-
-
-def prepare_cells(cells: list[CellConfig]) -> list[PreparedCell]:
-    """Prepare every cell; cells with the same benchmark config share one loaded benchmark. Any
-    missing piece of any cell raises `Unavailable`, listing all of them (`survey`)."""
-    s = survey(cells)
-    if s.missing:
-        from runners.availability import Unavailable
-
-        raise Unavailable(s.missing, s.labels, len(cells))
-    return s.prepared
-
-
-@dataclass
-class Survey:
-    """What `survey` found: the cells that can run (prepared: tasks loaded, method checked) and,
-    per cell that cannot, every missing piece."""
-
-    prepared: list[PreparedCell]
-    missing: dict[str, list]  # cell name → [runners.api.Missing]; only cells that cannot run
-    labels: dict[str, str]  # cell name → method/backbone/benchmark
-    cfgs: dict[str, CellConfig]
-
-
-def survey(cells: list[CellConfig], env: Mapping[str, str] | None = None) -> Survey:
-    """Before any work: every cell's backbones (`runners.availability.backbone_missing`), method
-    (`Method.missing`) and benchmark (`Benchmark.missing`, then `load_tasks`, once per distinct
-    benchmark config) checked, every missing piece kept, so one message can list them all. A bad
-    parameter or duplicate task ids still fail at once (ConfigError / FatalRunError): those are
-    mistakes to fix, not pieces to install."""
-    from runners.api import Missing
-    from runners.availability import _dedupe, backbone_missing, cell_label
-
-    missing: dict[str, list] = {}
-    for c in cells:
-        found = backbone_missing(c.backbone, env)
-        served: dict[str, list[str]] = {}  # a role backbone serving several roles is checked once
-        for role, b in c.roles.items():
-            if b is not None and b.name != c.backbone.name:
-                served.setdefault(b.name, []).append(role)
-        for name, roles in served.items():
-            found += backbone_missing(getattr(c.roles, roles[0]), env, roles)
-        try:
-            found += list(c.method.cls.missing(dict(c.method.params)))
-        except Exception as e:  # a broken check must not hide the others
-            found.append(
-                Missing(what=f"method '{c.method.name}': its availability check failed ({type(e).__name__}: {e})")
-            )
-        missing[c.cell_name] = found
-    loaded: dict[str, Any] = {}
-    prepared = []
-    for c in cells:
-        key = json.dumps([c.benchmark.model_dump(by_alias=True), c.runner.limit], sort_keys=True, default=str)
-        if key not in loaded:
-            loaded[key] = _load_benchmark(c)
-        got = loaded[key]
-        if isinstance(got, list):
-            missing[c.cell_name] += got
-        if missing[c.cell_name]:
-            continue
-        prepared.append(PreparedCell(c, got.bench, got.tasks, probe_method(c), got.input_hygiene))
-    missing = {k: _dedupe(v) for k, v in missing.items() if v}
-    return Survey(prepared, missing, {c.cell_name: cell_label(c) for c in cells}, {c.cell_name: c for c in cells})
-
-
-def _load_benchmark(cfg: CellConfig) -> PreparedCell | list[Any]:
-    """The benchmark of `cfg` with its tasks (a PreparedCell without method), or the list of what
-    it misses: its declared `missing()`, else why `load_tasks` failed (the loader's message names its fix)."""
-    from runners.api import Missing
-
-    from runners.inputs import noted, notes_since
-
-    params = dict(cfg.benchmark.params)
-    if cfg.runner.limit:
-        params["limit"] = cfg.runner.limit
-    before = noted()
-    try:
-        bench: Benchmark = cfg.benchmark.cls(name=cfg.benchmark.name, **params)
-        declared = list(bench.missing())
-        if declared:
-            return declared
-        tasks = bench.load_tasks()
-    except Exception as e:  # missing/corrupt data or bad params: kept with the loader's message
-        return [Missing(what=f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}")]
-    if not tasks:  # nothing to run is never a success: an empty data file or a filter that matches nothing
-        return [Missing(what=f"benchmark '{cfg.benchmark.name}' loaded no tasks; nothing was run", fix=NO_TASKS_FIX)]
-    _check_unique(cfg, tasks)
-    return PreparedCell(cfg, bench, tasks, None, notes_since(before))  # type: ignore[arg-type]
-
-
-NO_TASKS_FIX = "check its data files (benchmark.params.data_dir) and filters (runner.limit, split, subset)"
-
-
-def _check_unique(cfg: CellConfig, tasks: list) -> None:
-    ids = [t.task_id for t in tasks]
-    if len(set(ids)) != len(
-        ids
-    ):  # records are keyed by (task_id, trial): duplicates would be skipped or double-counted
-        dup = sorted({i for i in ids if ids.count(i) > 1})[:5]
-        raise FatalRunError(
-            f"benchmark '{cfg.benchmark.name}' loaded duplicate task ids {dup}; "
-            "task ids must be unique (fix the adapter's load_tasks or the data file)"
-        )
-
-
-class _ProbeBackbone(Backbone):
-    """Stands in for the agent backbone while a method's params are checked (never called)."""
-
-    name = model = "probe"
-
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        role: Role,
-        protocol: Protocol | None = None,
-        attempt: int = 0,  # pragma: no cover - never called
-        **sampling: Any,
-    ) -> Completion:
-        raise RuntimeError("probe backbone is not callable")
-
-
-def probe_method(cfg: CellConfig) -> type:
-    """The method class, after instantiating it once with the cell's params, so a bad value
-    (or an argument the constructor rejects) fails before any work, not inside a running cell."""
-    cls = cfg.method.cls
-    try:
-        cls(backbone=_ProbeBackbone(), **cfg.method.params)
-    except Exception as e:  # any constructor rejection is a config problem
-        raise ConfigError(
-            f"method '{cfg.method.name}' rejects its params ({type(e).__name__}: {e}); "
-            f"fix conf/method/{cfg.method.name}.yaml or the method.params.* override"
-        ) from None
-    return cls
-
-
-def prepare_cell(cfg: CellConfig) -> PreparedCell:
-    """Instantiate the benchmark and load its tasks (before any cell runs, so missing data fails
-    the sweep up front)."""
-    bench_cls = cfg.benchmark.cls
-    params = dict(cfg.benchmark.params)
-    if cfg.runner.limit:
-        params["limit"] = cfg.runner.limit
-    from runners.inputs import noted, notes_since
-
-    before = noted()
-    try:
-        bench: Benchmark = bench_cls(name=cfg.benchmark.name, **params)
-        tasks = bench.load_tasks()
-    except Exception as e:  # missing/corrupt data or bad params: stop before any work, with the loader's message
-        raise FatalRunError(f"benchmark '{cfg.benchmark.name}' could not load its tasks: {e}") from None
-    if not tasks:  # nothing to run is never a success: an empty data file or a filter that matches nothing
-        raise FatalRunError(f"benchmark '{cfg.benchmark.name}' loaded no tasks; nothing was run. Fix: {NO_TASKS_FIX}")
-    _check_unique(cfg, tasks)
-    return PreparedCell(cfg, bench, tasks, probe_method(cfg), notes_since(before))
 
 
 def _warn_store(store: CellStore, cell: str, code: str, progress: Progress) -> None:
@@ -577,7 +141,9 @@ class _CellRun:
     case_errors: dict = field(default_factory=dict)
     code: str = ""
     prices: dict = field(default_factory=dict)  # role → prices (runners.cost.role_prices)
-    costs: list = field(default_factory=list)  # cost of each finished episode (the budget's estimate)
+    costs: list = field(default_factory=list)  # list-price cost of each finished episode (the budget's estimate)
+    plan_usd: float | None = None  # the plan's estimate of one episode (runners.budget.plan_estimate)
+    cost_total: float = 0.0  # sum of costs
     tasks: list = field(default_factory=list)  # the cell's tasks (its shard's, with runner.shard), in order
 
     def close(self) -> None:
@@ -598,12 +164,14 @@ class Scheduler:
     endpoint) is the only limit on model calls. Each cell still gets its own store, report and
     progress row, and is marked DONE as soon as its last episode is on disk.
 
-    With a budget (`runner.budget_usd`) the order is fair instead: task 1 of every cell, then
-    task 2 of every cell, … (trial 0 of every task before trial 1), and a new round starts only
-    when the whole round is expected to fit in the budget (each cell's mean episode cost so
-    far), so a run the budget stops has run the same tasks in every cell of a benchmark and its
-    tables still compare the methods. Nothing is known about costs before the first round, so
-    it runs whole once started (it may pass a budget smaller than one round)."""
+    With a budget (`runner.budget_usd`, the experiment's total: runners/budget.py) the order is
+    fair instead: task 1 of every cell, then task 2 of every cell, … (trial 0 of every task before
+    trial 1), and a new round starts only when the budget left (what the experiment's stored
+    records spent and this run spends, less what the episodes in flight are still expected to
+    spend) covers the whole round at each cell's own estimate, so a run the budget stops has run
+    the same tasks in every cell of a benchmark and its tables still compare the methods. While
+    nothing is known about costs, episodes run one at a time; a call is refused once the cap is
+    reached (`runners.budget.BudgetGuard`)."""
 
     def __init__(
         self, root: Path, pool: BackbonePool, progress: Progress, concurrency: int, budget_usd: float | None = None
@@ -614,49 +182,128 @@ class Scheduler:
         # runner.budget_usd: an episode starts only while spent + (episodes in flight + 1) × the
         # mean cost of a finished episode stays within the budget; episodes in flight finish.
         self.budget = budget_usd
-        self.spent = 0.0
+        self.spent = 0.0  # by this run (cache hits cost nothing)
+        self.spent_before = 0.0  # by the experiment's stored records when the run started (runners/budget.py)
         self.episode_costs: list[float] = []
+        self.episode_total = 0.0  # sum of episode_costs (estimates are read per episode: no re-summing)
         self.in_flight = 0
         self.budget_reached = False
+        self.cut_short = 0  # episodes a refused call ended (runners.budget.BudgetReached)
+        self.calls_flying = 0  # endpoint calls in flight (runners.budget.BudgetGuard)
+        self.call_total, self.call_count = 0.0, 0  # list price and number of this run's endpoint calls
         self.code = code_fingerprint()
         self.fair = budget_usd is not None
-        self.rounds: dict[tuple[int, int], list[_CellRun]] = {}  # fair order: round (trial, task index) → its cells
+        self.rounds: dict[
+            tuple[int, int], list[_CellRun]
+        ] = {}  # fair order: round (trial, task index) → cells not started
         self.round_started: tuple[int, int] = (-1, -1)
+        self.flying: dict[int, tuple[float, list[float]]] = {}  # episode → (its estimate, [spent, listed] so far)
+        self.settled = asyncio.Condition()  # notified whenever an episode ends (a waiting admission re-checks)
+        self.stored: dict[str, Any] = {}  # cell → runners.budget.CellCost of its stored records
+        self.runs: list[_CellRun] = []
+        self._stored_runs: dict[str, Any] = {}  # output dir → runners.plan.StoredRuns (read once per run)
 
     def _mean(self, run: "_CellRun | None" = None) -> float:
         """Expected cost of one episode: the cell's own mean once it has finished one, else the sweep's."""
         costs = run.costs if run is not None and run.costs else self.episode_costs
         return sum(costs) / len(costs) if costs else 0.0
 
-    def _affordable(self, run: "_CellRun | None" = None, rnd: tuple[int, int] | None = None) -> bool:
-        """Whether one more episode (of `run`, in fair round `rnd`) may start within the budget.
-        Once the budget is reached no episode starts any more."""
+    def estimate(self, run: "_CellRun") -> float | None:
+        """The list-price cost one more episode of `run`'s cell is expected to have: the mean of its
+        stored and finished episodes, else the plan's estimate, else the mean of the sweep's other
+        cells, else None (nothing known yet)."""
+        if run.costs:
+            return run.cost_total / len(run.costs)
+        if run.plan_usd is not None:
+            return run.plan_usd
+        return self.episode_total / len(self.episode_costs) if self.episode_costs else None
+
+    @property
+    def total_spent(self) -> float:
+        return self.spent_before + self.spent
+
+    def _reserved(self) -> float:
+        """What the episodes in flight are still expected to spend (their estimate less their spend so far)."""
+        return sum(max(0.0, est - acc[1]) for est, acc in self.flying.values())
+
+    def exhausted(self, calls: bool = False) -> str | None:
+        """Why no further model call may be made (the budget is spent), else None. `calls`: a call
+        about to start, which also counts what the calls in flight are expected to cost (the mean
+        cost of this run's calls), so concurrent calls do not all pass the cap at once."""
+        flying = self.calls_flying * (self.call_total / self.call_count) if calls and self.call_count else 0.0
+        if self.budget is None or self.total_spent + flying < self.budget:
+            return None
+        self.budget_reached = True
+        return (
+            f"runner.budget_usd reached: ${self.total_spent:.4f} of ${self.budget:g} spent by the experiment; "
+            "the call was not made and the episode runs again on resume (raise runner.budget_usd to continue)"
+        )
+
+    async def _admit(self, run: "_CellRun", rnd: tuple[int, int] | None) -> bool:
+        """Whether one more episode of `run` (in fair round `rnd`) may start within the budget;
+        waits while nothing is known about costs and an episode is in flight. A new round starts
+        only when the budget left covers every cell's episode of it at the cell's own estimate."""
         if self.budget is None:
             return True
-        if self.budget_reached:
-            return False
-        in_flight = self._mean() * self.in_flight
-        if rnd is not None and rnd > self.round_started:  # a new round: all of it must fit
-            need = sum(self._mean(r) for r in self.rounds.get(rnd, [run]))
-            if self.spent >= self.budget or self.spent + in_flight + need > self.budget:
-                self.budget_reached = True
-                return False
-            self.round_started = rnd
-            return True
-        # inside a started fair round only the cell's own costs count (round 1 has none yet: it
-        # runs whole, or the cells would already differ); otherwise the sweep's mean
-        own = (self._mean(run) if run is not None and run.costs else 0.0) if rnd is not None else self._mean(run)
-        if self.spent >= self.budget or self.spent + in_flight + own > self.budget:
-            self.budget_reached = True
-            return False
-        return True
+        async with self.settled:
+            while True:
+                if self.budget_reached or self.exhausted():
+                    return False
+                if rnd is None or rnd <= self.round_started:
+                    return True  # inside a round admitted whole
+                cells = self.rounds.get(rnd) or [run]
+                ests = [self.estimate(r) for r in cells]
+                if any(e is None for e in ests):
+                    if self.in_flight:  # nothing known yet: one episode at a time teaches the estimates
+                        await self.settled.wait()
+                        continue
+                    return True  # a probe; the round is not admitted yet
+                need = sum(e or 0.0 for e in ests)
+                if self.total_spent + self._reserved() + need > self.budget:
+                    self.budget_reached = True
+                    return False
+                self.round_started = rnd
+                return True
+
+    def finishing_cost(self, runs: list["_CellRun"]) -> tuple[float, int]:
+        """(estimated list-price cost of every episode the cells have left, cells without an estimate)."""
+        total, unknown = 0.0, 0
+        for r in runs:
+            left = r.report.total - r.report.skipped - r.report.ok
+            if left <= 0:
+                continue
+            e = self.estimate(r)
+            if e is None:
+                unknown += 1
+            else:
+                total += left * e
+        return total, unknown
 
     def _on_call(self, run: _CellRun, log: CallLog, prices: dict, acc: list[float]) -> None:
         cost = 0.0 if log.cached else (call_usd(log.role, log.usage, prices) or 0.0)
         self.spent += cost
         acc[0] += cost
+        listed = call_usd(log.role, log.usage, prices) or 0.0
+        acc[1] += listed
+        if not log.cached:
+            self.call_total += listed
+            self.call_count += 1
         run.report.count_call(log, cost)
         self.progress.call(run.report)
+
+    def _count_stored(self, prepared: list[PreparedCell]) -> None:
+        """What the experiment's stored records spent (runners.budget.stored_spend), this run's
+        cells at this run's prices."""
+        from runners.budget import manifest_prices, stored_spend
+
+        current = {p.cfg.cell_name: role_prices(p.cfg) for p in prepared}
+        self.stored = stored_spend(self.root, lambda cell, m: manifest_prices(cell, m, current))
+        self.spent_before = sum(c.spent for c in self.stored.values())
+
+    def _plan_usd(self, cfg: CellConfig) -> float | None:
+        from runners.budget import plan_estimate
+
+        return plan_estimate(cfg, self._stored_runs)
 
     def _check_texts(self, prepared: list[PreparedCell]) -> None:
         """Refuse the sweep before any work when a cell to resume holds finished episodes that ran
@@ -675,7 +322,9 @@ class Scheduler:
                 "benchmark_notes": p.bench.notes(),
                 "method_notes": method_notes(p.method_cls, p.cfg.method.params, p.bench),
             }
-            why = text_mismatch(p.cfg.cell_name, records, text_fingerprint(notes))
+            why = text_mismatch(p.cfg.cell_name, records, text_fingerprint(notes)) or data_mismatch(
+                p.cfg.cell_name, [cell_dir, *shard_dirs(cell_dir)], data_fingerprint(notes["benchmark_notes"])
+            )  # texts and data alike: a resume never mixes two versions in one cell
             if why:
                 raise FatalRunError(why.removeprefix("error: ") + " Nothing was run.")
 
@@ -777,8 +426,10 @@ class Scheduler:
             run.report,
             self.pool,
         )
-        spent = [0.0]
+        spent = [0.0, 0.0]  # [spent (cache hits free), list price]
         prices = run.prices  # a role's calls are priced by its own backbone (runners.cost.role_prices, as the tables)
+        if self.budget is not None:
+            self.flying[id(spent)] = (self.estimate(run) or 0.0, spent)
 
         def on_call(c: CallLog) -> None:  # live calls/tokens/retries/cost
             self._on_call(run, c, prices, spent)
@@ -786,7 +437,9 @@ class Scheduler:
         resample = min(run.case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
 
         def episode_backbone(bcfg: BackboneCfg) -> Backbone:
-            b = pool.for_episode(bcfg, trial, cfg.runner.seed, cfg.runner.fresh)
+            b = pool.for_episode(
+                bcfg, trial, cfg.runner.seed, cfg.runner.fresh, self if self.budget is not None else None
+            )
             return InFlight(Resampled(b, resample) if resample else b, self.progress)
 
         ep = Episode(
@@ -822,8 +475,14 @@ class Scheduler:
             )  # every configured secret, not only key-shaped text
         rec = await self._store(run, rec)
         checkpoint("running")  # the test trigger only: a signal once an episode is on disk (runners/interrupts.py)
-        self.episode_costs.append(spent[0])
-        run.costs.append(spent[0])
+        self.flying.pop(id(spent), None)
+        if rec.status == "ok":  # a finished episode's list price: the estimate of the cell's next ones
+            self.episode_costs.append(spent[1])
+            self.episode_total += spent[1]
+            run.costs.append(spent[1])
+            run.cost_total += spent[1]
+        elif rec.error and "runner.budget_usd reached" in rec.error:
+            self.cut_short += 1
         report.count_episode(rec.status, f"{task.task_id}#{trial}", rec.error)
         if rec.status != "ok" and rec.fatal:
             self.fatal.append(rec.error or "fatal backbone error")
@@ -868,10 +527,16 @@ class Scheduler:
             opened first, then the episodes are queued round by round (`fair_order`)."""
             try:
                 fair: list = []
+                if self.budget is not None:  # the experiment's spend so far, from its stored records
+                    await asyncio.to_thread(self._count_stored, prepared)
                 for p in prepared:
                     if self.stop.is_set():
                         break
                     r = await asyncio.to_thread(self._open, p)
+                    if self.budget is not None:
+                        r.costs = list(getattr(self.stored.get(p.cfg.cell_name), "listed", []))
+                        r.cost_total = sum(r.costs)
+                        r.plan_usd = None if r.costs else await asyncio.to_thread(self._plan_usd, p.cfg)
                     runs.append(r)
                     STATE["reports"].append(r.report)
                     _warn_store(r.store, p.cfg.cell_name, self.code, self.progress)
@@ -886,6 +551,7 @@ class Scheduler:
                 for item in fair_order(fair):
                     self.rounds.setdefault(item[3], []).append(item[0])
                     queue.put_nowait(item)
+                self.runs = runs
             finally:
                 for _ in range(n):
                     queue.put_nowait(None)
@@ -895,7 +561,12 @@ class Scheduler:
                 r, t, trial, rnd = item
                 if self.stop.is_set():
                     continue
-                if not self._affordable(r, rnd):
+                admitted = await self._admit(r, rnd)
+                waiting = self.rounds.get(rnd, []) if rnd is not None else []
+                at = next((i for i, x in enumerate(waiting) if x is r), None)
+                if at is not None:
+                    del waiting[at]  # the round's cells not started yet (what a new round needs)
+                if not admitted:
                     r.report.not_started += 1
                     r.remaining -= 1
                     if r.remaining == 0:
@@ -908,6 +579,9 @@ class Scheduler:
                 finally:
                     self.in_flight -= 1
                     self.progress.in_flight = self.in_flight
+                    if self.budget is not None:
+                        async with self.settled:
+                            self.settled.notify_all()
                 r.remaining -= 1
                 if r.remaining == 0:
                     await self._finish(r)
@@ -927,6 +601,18 @@ class Scheduler:
                 raise
             if self.fatal:
                 raise FatalRunError(self.fatal[0])
+            if self.budget is not None:
+                from runners import budget
+
+                finishing, unknown = self.finishing_cost(runs)
+                budget.LAST.update(
+                    budget=self.budget,
+                    spent_before=self.spent_before,
+                    spent=self.spent,
+                    finishing=finishing,
+                    unknown=unknown,
+                    cut_short=self.cut_short,
+                )
             return [r.report for r in runs]
         finally:
             for r in runs:
@@ -980,10 +666,10 @@ def few_collections() -> Iterator[None]:
 
 
 TERMINATED: list[int] = []
-"""Set when a SIGTERM ended the sweep (`_unwind_on_sigterm`)."""
+"""Set when a SIGTERM ended the sweep (`unwind_on_sigterm`)."""
 
 
-def _unwind_on_sigterm() -> None:
+def unwind_on_sigterm() -> None:
     """SIGTERM (`timeout`, a batch scheduler, `kill`) unwinds the running sweep as Ctrl-C does:
     the main task is cancelled, so every `finally` runs — finished episodes are kept, stores
     close, managed servers stop (`BackbonePool.aclose`) — instead of the process dying on the
@@ -1005,21 +691,10 @@ def _unwind_on_sigterm() -> None:
         pass
 
 
-async def run_all(
-    cells: list[CellConfig],
-    root: Path,
-    display: str,
-    progress: Progress | None = None,
-    check_endpoints: bool = True,
-) -> list[Any]:
-    """Every cell through one scheduler in this process, or, with `runner.processes` > 1
-    (runners/procs.py), through that many worker processes each running its share of every cell.
-    `progress`: the display to feed (default: a new one of `display`); `check_endpoints=False`
-    skips the preflight (a worker process: its parent checked them)."""
-    from runners import interrupts
-
-    _unwind_on_sigterm()
-    interrupts.set_phase("loading")
+def ready(cells: list[CellConfig], root: Path) -> tuple[list[PreparedCell], BackbonePool]:
+    """Every cell's backbones, extras and data checked (and the data loaded) before any work: what
+    is missing is listed all at once, or its cells skipped with runner.skip_unavailable=true; then
+    the cells that run, and the pool with every backbone they use built (a missing key fails here)."""
     first = cells[0]
     cache_path = None
     if first.runner.cache:
@@ -1029,52 +704,52 @@ async def run_all(
             else Path(first.runner.output_dir) / ".cache" / "responses.sqlite"
         )
     pool = BackbonePool(cache_path)
-    # every cell's backbones, extras and data checked (and the data loaded) before any work; what is
-    # missing is listed all at once, or its cells skipped with runner.skip_unavailable=true
     s = survey(cells)
     skip_unavailable(s, cells, root)
-    prepared = s.prepared
-    pool.prepare([p.cfg for p in prepared])
-    reports = []
-    from runners.procs import processes_for, run_processes
+    pool.prepare([p.cfg for p in s.prepared])
+    return s.prepared, pool
 
-    n_proc = processes_for([p.cfg for p in prepared])
+
+async def run_prepared(
+    prepared: list[PreparedCell],
+    cells: list[CellConfig],
+    root: Path,
+    pool: BackbonePool,
+    display: str,
+    progress: Progress | None = None,
+) -> list[Any]:
+    """The prepared cells through one scheduler in this process (small cells overlap, the endpoint
+    bound is shared). `progress`: the display to feed (default: a new one of `display`)."""
+    first = cells[0]
+    with few_collections(), progress or Progress(display, heartbeat_s=first.runner.heartbeat_s) as progress:
+        pool.set_on_retry(progress.retry)
+        sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), first.runner.budget_usd)
+        return await sched.run(prepared)
+
+
+async def run_here(
+    cells: list[CellConfig],
+    root: Path,
+    display: str,
+    progress: Progress | None = None,
+    check_endpoints: bool = True,
+) -> list[Any]:
+    """Every cell through one scheduler in this process: a worker process's share of a sweep
+    (runners/procs.py), a Ray task's cell, or a whole sweep that runs in one process
+    (runners.launch.run_all decides). `check_endpoints=False` skips the preflight (a worker
+    process: its coordinator checked them)."""
+    from runners import interrupts
+
+    unwind_on_sigterm()
+    interrupts.set_phase("loading")
+    prepared, pool = ready(cells, root)
     try:
         if check_endpoints:
-            await preflight(pool, first.runner.preflight_s)  # a dead endpoint fails here, naming its URL
-        if n_proc > 1:  # worker processes, each its share of every cell; this process shows and counts
-            await pool.aclose()
-            return await run_processes([p.cfg for p in prepared], root, display, n_proc)
-        with few_collections(), progress or Progress(display, heartbeat_s=first.runner.heartbeat_s) as progress:
-            pool.set_on_retry(progress.retry)
-            # one scheduler for all cells: small cells overlap, the endpoint bound is shared
-            sched = Scheduler(
-                root, pool, progress, max(c.runner.concurrency for c in cells), cells[0].runner.budget_usd
-            )
-            reports = await sched.run(prepared)
+            await preflight(pool, cells[0].runner.preflight_s)  # a dead endpoint fails here, naming its URL
+            await check_access(pool, cells[0].runner.check_access)  # a refused key or unknown model (runners/access.py)
+        return await run_prepared(prepared, cells, root, pool, display, progress)
     finally:
         await pool.aclose()
-    return reports
-
-
-def skip_unavailable(s: Survey, cells: list[CellConfig], root: Path) -> None:
-    """Raise `Unavailable` (every missing piece, all cells) unless runner.skip_unavailable=true;
-    then print the skipped cells and record them in `<root>/skipped.json` (the tables' footnote
-    reads it), or raise when no cell at all can run."""
-    from runners.availability import Unavailable, describe, write_skipped
-
-    if s.missing and not cells[0].runner.skip_unavailable:
-        raise Unavailable(s.missing, s.labels, len(cells))
-    if s.missing and not s.prepared:
-        raise Unavailable(s.missing, s.labels, len(cells))
-    path = write_skipped(root, s.missing, s.cfgs, [p.cfg.cell_name for p in s.prepared])
-    if s.missing:
-        print(
-            f"warning: {describe(s.missing, s.labels, len(cells), skipping=True)}\n  Running the other "
-            f"{len(s.prepared)} cell(s); the skipped ones are listed in {path} and in the tables.",
-            file=sys.stderr,
-            flush=True,
-        )
 
 
 def check_budget(cells: list[CellConfig]) -> None:

@@ -18,7 +18,16 @@ PUBLIC_HELPERS = ("runners.tokens", "runners.upstream", "runners.netcheck", "run
 SHARED_INTERFACES = {"baselines": ("pos.release_react", "pos.protocols")}
 """Method modules another method package may import: PoS's baselines speak the PoS release's ReAct
 interface (docs/contracts.md §1)."""
-ENGINE_ONLY = ("runners.run", "runners.episode", "runners.sweep", "runners.backbones")
+ENGINE_ONLY = (
+    "runners.run",
+    "runners.launch",
+    "runners.pool",
+    "runners.prepare",
+    "runners.procs",
+    "runners.episode",
+    "runners.sweep",
+    "runners.backbones",
+)
 """What the analysis wing never imports."""
 
 

@@ -102,7 +102,8 @@ def test_store_error_makes_a_harness_error_not_a_dead_sweep(tmp_path):
     tests/test_inputs.py) is stored as a harness error, run again on resume."""
     from runners.records.schema import EpisodeRecord
     from runners.progress import CellReport, Progress
-    from runners.run import BackbonePool, Scheduler, _CellRun
+    from runners.pool import BackbonePool
+    from runners.run import Scheduler, _CellRun
     from runners.records.store import EPISODES, ERRORS, CellStore, read_jsonl
     from runners.records.transcripts import TranscriptStore
 

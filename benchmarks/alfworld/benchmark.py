@@ -24,7 +24,7 @@ from runners.api import (
 
 
 class Alfworld(Benchmark):
-    task_kinds = ("alfworld",)
+    task_kinds = {"alfworld": "ALFWorld embodied household text game"}
     roles: tuple[Role, ...] = ()
     # per-type SR_<type> (as ReAct prints them) are in metrics.csv and the long table; PoS Table 1 calls SR task_success
     metric_specs = (

@@ -34,7 +34,7 @@ from runners.upstream import TextSources
 
 
 class ClinDiag(Benchmark):
-    task_kinds = ("clindiag",)
+    task_kinds = {"clindiag": "ClinDiag multi-step clinical diagnosis with examinations"}
     roles: tuple[Role, ...] = (
         "user_sim",
         "judge",

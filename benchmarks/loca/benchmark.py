@@ -31,7 +31,7 @@ def percent(values: list[int | float | bool]) -> float:
 
 
 class Loca(Benchmark):
-    task_kinds = ("loca",)
+    task_kinds = {"loca": "LOCA-Bench long-context tool use"}
     roles: tuple[Role, ...] = ()
     metric_specs = (
         MetricSpec(name="task_success", table=True),

@@ -274,7 +274,10 @@ class FormalParams(BenchmarkParams):
 
 
 class FormalReasoning(Benchmark):
-    task_kinds = ("formal_math", "formal_phys")
+    task_kinds = {
+        "formal_math": "MemoryArena Formal Reasoning, math: chained derivations, one answer per subtask",
+        "formal_phys": "MemoryArena Formal Reasoning, physics",
+    }
     Params = FormalParams
     roles = ("judge", "tool")
     metric_specs = (MetricSpec(name="SR", table=True), MetricSpec(name="PS", table=True), *ma_metrics.DEPTH_SPECS)

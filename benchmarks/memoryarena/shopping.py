@@ -314,7 +314,7 @@ class ShoppingParams(BenchmarkParams):
 
 
 class BundledShopping(Benchmark):
-    task_kinds = ("shopping",)
+    task_kinds = {"shopping": "MemoryArena progressive web shopping (catalogue tools, one purchase per turn)"}
     Params = ShoppingParams
     roles = ("judge",)
     metric_specs = (

@@ -270,7 +270,7 @@ class TravelParams(BenchmarkParams):
 
 
 class GroupTravel(Benchmark):
-    task_kinds = ("travel",)
+    task_kinds = {"travel": "MemoryArena group travel planning (TravelPlanner tools, a JSON plan per person)"}
     Params = TravelParams
     roles = ()
     metric_specs = (

@@ -27,7 +27,7 @@ from runners.api import (
 
 
 class Rca100(Benchmark):
-    task_kinds = ("rca",)
+    task_kinds = {"rca": "RCA-100 root-cause analysis over telemetry tools"}
     roles: tuple[Role, ...] = ()
     metric_specs = (
         MetricSpec(name="joint_entity_type_accuracy", table=True),

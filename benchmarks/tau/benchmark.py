@@ -49,7 +49,7 @@ class TauParams(BenchmarkParams):
 
 
 class TauBenchmark(Benchmark):
-    task_kinds = ("tau",)
+    task_kinds = {"tau": "τ³-bench customer service: tools + a simulated user under a domain policy"}
     roles = ("user_sim", "judge")
     metric_specs = (
         MetricSpec(name="Pass1", table=True),

@@ -104,7 +104,7 @@ class ToyEnv(Environment):
 
 
 class Toy(Benchmark):
-    task_kinds = ("toy",)
+    task_kinds = {"toy": "the template benchmark (benchmarks/toy): price look-ups over a tiny catalogue"}
     Params = BenchmarkParams  # only `limit`; a benchmark with settings subclasses BenchmarkParams
     metric_specs = (
         MetricSpec(name="SR", label="success rate", table=True),

@@ -1,6 +1,8 @@
 """Analysis: everything that reads finished (or running) experiments and never runs a model.
 
-- `tables`: per-cell summaries, the experiment's tables (Δ rows, intervals, `(paper)` rows), `runners.aggregate`.
+- `cells`: the experiment as data (each cell read into a `CellSummary`; `collect`); every view below reads it.
+- `units`: the #Tok unit rule (Tok/task, the paper's #Tok without the `tool` role, the notes).
+- `tables`: the experiment's tables (Δ rows, intervals, `(paper)` rows), `runners.aggregate`; its cache `table_cache`.
 - `stats`: Wilson and task-level bootstrap intervals, paired bootstrap and sign tests, Holm's correction.
 - `papers`: the papers' reported numbers (runners/reference/*.csv), labels (runners/reference/layouts/labels.yaml) and
   table formatting (md, tex).

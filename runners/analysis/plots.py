@@ -53,7 +53,7 @@ def _save(fig: Any, out: Path, name: str) -> list[Path]:
 def write_plots(root: Path, cells: list[Any]) -> list[Path]:
     """Write every plot the experiment has data for; returns the files written."""
     from runners.analysis.episodes import episode_success, episode_tokens, step_series
-    from runners.analysis.tables import curves, slug
+    from runners.analysis.cells import curves, slug
 
     plt = _pyplot()
     out = Path(root) / "tables"

@@ -1,360 +1,53 @@
 """`python -m runners.aggregate results/<experiment> [--reference full_context] [--method a,b] [--benchmark x] \
 [--cells c1,c2]`
 
-Reads every cell of an experiment, computes the benchmark's metrics per (method, backbone),
-token totals (method-side roles; judge and user simulator apart), Δ rows against a reference
-method (pp for rates, relative % for tokens), prints a markdown table laid out like FlowState
-Table 1 with the papers' numbers beside ours, and writes `tables/summary.{md,csv,tex}` plus a
-long-format `tables/metrics.csv` (always of the whole experiment, written atomically; the
-filters only narrow what is printed).
-
-A cell counts exactly the episodes its manifest asks for (its task ids × trials 0..trials-1);
-other finished records on disk (an earlier run with more trials or a larger limit) are kept and
-reported, not counted. Lines with wrong field types are set aside with a note. Cells that share
-method, backbone and benchmark are named by the config values that differ
-(`flowstate[max_resamples=2]`); cells whose episodes come from more than one code fingerprint
-are marked [mixed code]; the sweeps the cells came from are listed."""
+Renders an experiment's cells (runners.analysis.cells: which episodes a cell counts, how cells
+that share method, backbone and benchmark are named) as tables: the benchmark's metrics per
+(method, backbone), token totals (method-side roles; judge and user simulator apart; the unit rule
+in runners.analysis.units), Δ rows against a reference method (pp for rates, relative % for
+tokens), a markdown table laid out like FlowState Table 1 with the papers' numbers beside ours,
+written as `tables/summary.{md,csv,tex}` plus a long-format `tables/metrics.csv` (always of the
+whole experiment, written atomically, cached by runners.analysis.table_cache; the filters only
+narrow what is printed). Cells whose episodes come from more than one code fingerprint are marked
+[mixed code]; the sweeps the cells came from are listed."""
 
 from __future__ import annotations
 
 import csv
 import fcntl
-import hashlib
 import io
-import json
 import os
-import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence, TextIO
+from typing import Any, Sequence, TextIO
 
-from runners.api import MetricSpec, StepSeries, StepView, find_spec, method_tokens
-from runners.config import ConfigError, available, import_target
-from runners.upstream import reading_records
-from runners.cost import episode_usd, prices_for, role_prices
+from runners.api import MetricSpec
+from runners.analysis.cells import (
+    CellSummary,
+    cell_ci,
+    check_reference,
+    check_targets,
+    collect,
+    metric_spec,
+    orphan_cells,
+    reader_warnings,
+    skipped_note,
+)
 from runners.analysis.fidelity import footnotes, row_marks
 from runners.analysis.papers import delta, fmt, fmt_delta, paper_task_count, paper_value, to_latex, to_markdown
 from runners.analysis.stats import (
     DEFAULT_RESAMPLES,
+    INTERVAL_LEGEND,
     SIGNIFICANCE_LEGEND,
-    bootstrap_ci,
     holm,
     paired_bootstrap,
     paired_sign_test,
-    rate_interval,
     shared_evaluations,
     significance_mark,
 )
-from runners.records.store import (
-    DONE,
-    EPISODES,
-    ERRORS,
-    INDEX,
-    MANIFEST,
-    StoreError,
-    atomic_write,
-    code_fingerprint,
-    compacted,
-    load_cell_checked,
-    paused_gc,
-    record_lines,
-    shard_dirs,
-)
-
-
-HARNESS_METRICS = (
-    MetricSpec(name="Tok", kind="tokens", higher_is_better=False, table=True),
-    MetricSpec(name="Tok_no_tool", kind="tokens", higher_is_better=False, table=True),
-    MetricSpec(name="USD", kind="cost", higher_is_better=False, table=True),
-)
-"""The metrics the harness adds to every cell (method-side tokens in millions, list-price cost);
-a benchmark declares its own (`Benchmark.metric_specs`)."""
-
-
-def metric_spec(specs: tuple[MetricSpec, ...] | list[MetricSpec], metric: str) -> MetricSpec:
-    """How the tables treat `metric`: the harness's declaration, the benchmark's, or `other`."""
-    return find_spec(HARNESS_METRICS, metric) or find_spec(specs, metric) or MetricSpec(name=metric, kind="other")
-
-
-def _natural(name: str) -> tuple[Any, ...]:
-    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
-
-
-def _trailing_int(name: str) -> int | None:
-    found = re.search(r"(\d+)$", name)
-    return int(found.group(1)) if found else None
-
-
-def curves(c: "CellSummary") -> list[tuple[MetricSpec, list[float | None]]]:
-    """The cell's declared curves (`MetricSpec.curve`): each family's members in numeric order."""
-    out = []
-    for sp in c.specs:
-        if sp.curve and "*" in sp.name:
-            members = [
-                m for m in c.metrics if sp.matches(m) and find_spec(c.specs, m) is sp and _trailing_int(m) is not None
-            ]
-            if members:
-                out.append((sp, [c.metrics[m] for m in sorted(members, key=lambda m: _trailing_int(m) or 0)]))
-    return out
-
-
-def slug(text: str) -> str:
-    """A file or element name from a display name (`Acc_k` → `acc_k`)."""
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
-
-
-def table_columns(specs: tuple[MetricSpec, ...] | list[MetricSpec], metrics: dict[str, Any]) -> list[str]:
-    """The wide table's columns of a benchmark: its `table` metrics in declaration order; a
-    family gives one column per member the cell reports (in natural order), except members
-    declared on their own."""
-    out: list[str] = []
-    for sp in specs:
-        if not sp.table:
-            continue
-        if "*" in sp.name:
-            members = [m for m in metrics if sp.matches(m) and find_spec(specs, m) is sp]
-            out += sorted(members, key=_natural)
-        else:
-            out.append(sp.name)
-    return list(dict.fromkeys(out))
-
-
-@dataclass
-class CellSummary:
-    cell: str
-    method: str
-    backbone: str
-    benchmark: str
-    scripted: bool
-    n_episodes: int
-    n_tasks: int
-    trials: int
-    metrics: dict[str, float | None]
-    table_metrics: list[str]
-    specs: tuple[MetricSpec, ...] = ()  # the benchmark's metric declarations (Benchmark.metric_specs)
-    outcome: str = "success"  # the score that is an episode's outcome (Benchmark.outcome)
-    series: tuple[StepSeries, ...] = ()  # what the method's step log offers the report and plots (Method.step_series)
-    views: tuple[StepView, ...] = ()  # (Method.step_views)
-    tokens_by_role: dict[str, int] = field(default_factory=dict)
-    paraphrased: list[str] = field(default_factory=list)
-    extra_on_disk: int = 0  # finished records outside the manifest's tasks × trials (kept, not counted)
-    set_aside: list[str] = field(default_factory=list)  # notes on records that could not be aggregated
-    codes: dict[str, int] = field(default_factory=dict)  # code fingerprint -> counted episodes
-    text_sets: dict[str, int] = field(
-        default_factory=dict
-    )  # digest of an episode's text fingerprint (`texts`) -> counted episodes
-    config: dict[str, Any] = field(default_factory=dict)
-    sweep: dict[str, Any] = field(default_factory=dict)  # the sweep that last ran the cell
-    ci: dict[str, tuple[float, float]] | None = (
-        None  # 95% interval per rate (runners.analysis.stats.rate_interval), computed on demand
-    )
-    ci_kind: dict[str, str] = field(default_factory=dict)  # metric -> "wilson" | "bootstrap" | "wilson~"
-    manifest: dict[str, Any] = field(default_factory=dict, repr=False)  # the cell's manifest (fidelity marks read it)
-    episodes: list[dict[str, Any]] = field(
-        default_factory=list, repr=False
-    )  # the counted records (for intervals and paired tests)
-    records: list[dict[str, Any]] = field(
-        default_factory=list, repr=False
-    )  # every finished record on disk, counted or not (the report lists them all; read once)
-    metric_fn: Any = field(default=None, repr=False)  # the benchmark's metric function
-
-    def spec(self, metric: str) -> MetricSpec:
-        return metric_spec(self.specs, metric)
-
-    @property
-    def mixed_code(self) -> bool:
-        return len(self.codes) > 1
-
-    @property
-    def mixed_texts(self) -> bool:
-        """Counted episodes ran on different model-facing texts (e.g. some paraphrased, some upstream):
-        the tables mark the cell [mixed]. Episodes without a recorded fingerprint are not compared."""
-        return len(self.text_sets) > 1
-
-    @property
-    def partial(self) -> bool:
-        """Fewer finished episodes than tasks × trials (infra errors, an interrupted sweep)."""
-        return self.n_episodes < self.n_tasks * self.trials
-
-
-TOK_NOTE = (
-    "Tok = method-side roles (agent, tool, state, memory, sentinel; judge and user simulator apart); "
-    "Tok_no_tool = the same without the `tool` role (MemoryArena's LLM `reasoning` tool, which upstream runs "
-    "inside the environment on its own model): Tok_no_tool is the reading that matches the paper's #Tok "
-    "(tokens the method spends on the evaluated backbone); both are shown where the tool was called"
-)
-
-
-def tok_without_tool(tokens: dict[str, int]) -> int:
-    """#Tok without the `tool` role (see TOK_NOTE)."""
-    return method_tokens({r: v for r, v in tokens.items() if r != "tool"})
-
-
-def paraphrased_prompts(manifest: dict[str, Any]) -> list[str]:
-    """Prompts of a cell that ran on the project's own wording instead of upstream's text (the
-    `text_sources` the benchmark and the method record in the manifest)."""
-    out = []
-    for part in ("benchmark_notes", "method_notes"):
-        ts = (manifest.get(part) or {}).get("text_sources") or {}
-        out += [f"{part.split('_')[0]}:{k}" for k in ts.get("paraphrased", [])]
-    return out
-
-
-def _wanted(manifest: dict[str, Any], records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
-    """(the records the manifest asks for: its task ids (when recorded) × trials 0..trials-1,
-    number of other finished records on disk)."""
-    trials = int(manifest.get("trials") or 1)
-    ids = manifest.get("task_ids")
-    ids = set(ids) if isinstance(ids, list) else None
-    keep = [r for r in records if 0 <= r["trial"] < trials and (ids is None or r["task_id"] in ids)]
-    return keep, len(records) - len(keep)
-
-
-def _metrics(
-    bench: Any, episodes: list[dict[str, Any]], notes: list[str]
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The benchmark's metrics; records whose scores the benchmark cannot read are set aside."""
-    if not episodes:
-        return {}, episodes
-    bad = (TypeError, ValueError, KeyError, AttributeError, IndexError, ZeroDivisionError)
-    try:
-        return bench.metrics(episodes), episodes
-    except bad:
-        good = []
-        for e in episodes:
-            try:
-                bench.metrics([e])
-                good.append(e)
-            except bad as err:
-                notes.append(
-                    f"{EPISODES} record {e['task_id']}#{e['trial']} set aside: wrong field types "
-                    f"(its scores cannot be read: {type(err).__name__}: {err})"
-                )
-        return (bench.metrics(good) if good else {}), good
-
-
-def summarize(cell_dir: Path) -> CellSummary:
-    manifest, on_disk, notes = load_cell_checked(cell_dir)
-    episodes, extra = _wanted(manifest, on_disk)
-    # In (task, trial) order, not the order episodes finished: float sums, and so the tables, must
-    # not depend on scheduling, kills and resumes.
-    episodes.sort(key=lambda r: (r["task_id"], r["trial"]))
-    try:
-        cfg = manifest["config"]
-        bench_cls = import_target(cfg["benchmark"]["_target_"], "benchmark")
-        with reading_records():  # no download, no warning: the texts it ran on are in its manifest
-            bench = bench_cls(name=cfg["benchmark"]["name"], **cfg["benchmark"].get("params", {}))
-    except (KeyError, TypeError, ValueError, ConfigError) as e:  # an old or foreign manifest, a renamed adapter
-        raise StoreError(
-            f"{cell_dir}: cannot rebuild the benchmark from manifest.json ({type(e).__name__}: {e}); "
-            "re-run the sweep for this cell or move the directory out of the experiment"
-        ) from None
-    metrics, episodes = _metrics(bench, episodes, notes)
-    try:
-        method_cls = import_target(cfg["method"]["_target_"], "method")
-    except (KeyError, TypeError, ConfigError):  # the tables do not need it; the report then shows no method views
-        method_cls = None
-    table = table_columns(bench.metric_specs, metrics)
-    tokens: dict[str, int] = {}
-    for ep in episodes:
-        for role, u in ep.get("usage_by_role", {}).items():
-            tokens[role] = tokens.get(role, 0) + int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
-    metrics["Tok"] = (method_tokens(tokens) / 1e6) if episodes else None
-    if tokens.get("tool"):  # the `tool` role (MemoryArena's LLM reasoning tool) is part of the environment upstream
-        metrics["Tok_no_tool"] = tok_without_tool(tokens) / 1e6
-    codes: dict[str, int] = {}
-    for ep in episodes:
-        codes[str(ep.get("code") or "unrecorded")] = codes.get(str(ep.get("code") or "unrecorded"), 0) + 1
-    text_sets: dict[str, int] = {}
-    for ep in episodes:
-        if ep.get("texts") is not None:
-            digest = hashlib.sha256(json.dumps(ep["texts"], sort_keys=True).encode()).hexdigest()[:12]
-            text_sets[digest] = text_sets.get(digest, 0) + 1
-    runs: Any = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
-    sweep: dict[str, Any] = next(
-        (r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {}
-    )
-    trials = int(manifest.get("trials", 1))
-    priced = has_prices(cfg)
-    if priced:  # no episodes yet: no cost to show ("–"), not a misleading $0
-        metrics["USD"] = cell_usd(episodes, cfg)
-    return CellSummary(
-        cell=cell_dir.name,
-        method=cfg["method"]["name"],
-        backbone=cfg["backbone"]["name"],
-        benchmark=cfg["benchmark"]["name"],
-        scripted=bool(manifest.get("scripted")),
-        n_episodes=len(episodes),
-        n_tasks=int(manifest.get("n_tasks", 0)),
-        trials=trials,
-        specs=tuple(bench.metric_specs),
-        outcome=bench.outcome,
-        series=tuple(getattr(method_cls, "step_series", ())),
-        views=tuple(getattr(method_cls, "step_views", ())),
-        metrics=metrics,
-        table_metrics=table
-        + ["Tok"]
-        + (["Tok_no_tool"] if "Tok_no_tool" in metrics else [])
-        + (["USD"] if priced else []),
-        tokens_by_role=tokens,
-        extra_on_disk=extra,
-        set_aside=notes,
-        codes=codes,
-        text_sets=text_sets,
-        config=cfg,
-        sweep=sweep,
-        paraphrased=paraphrased_prompts(manifest),
-        episodes=episodes,
-        records=on_disk,
-        metric_fn=bench.metrics,
-        manifest=manifest,
-    )
-
-
-# ------------------------------------------------------- uncertainty, cost (runners.analysis.stats, runners.cost)
-def has_prices(config: dict[str, Any]) -> bool:
-    """Whether any backbone of the cell has prices (then its tables have a USD column)."""
-    return any(v for v in role_prices(config).values())
-
-
-def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | None:
-    """List-price dollars of a cell's episodes (every call priced, cache hits included, each role
-    at its own backbone's prices by `runners.cost.role_prices`, the live budget's rule); None
-    when no backbone of the cell has prices or the cell has no episodes (nothing was spent that
-    the records show: the tables print "–", not $0), and None when a role that was called has no
-    prices (a priced judge beside an unpriced agent would show a fraction of the cost as the cost)."""
-    if not episodes or not has_prices(config):
-        return None
-    prices = role_prices(config)
-    used = {
-        r
-        for e in episodes
-        for r, u in (e.get("usage_by_role") or {}).items()
-        if int((u or {}).get("prompt_tokens", 0) or 0) + int((u or {}).get("completion_tokens", 0) or 0)
-    }
-    if any(
-        prices_for(r, prices) is None for r in used
-    ):  # e.g. a priced judge beside an unpriced agent: a part is not a cost
-        return None
-    return sum(episode_usd(e, prices) or 0.0 for e in episodes)
-
-
-def cell_ci(c: CellSummary, resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, float]]:
-    """The cell's 95% intervals of its table rates (computed once): Wilson for shares of episodes
-    (never a point at 0 % or 100 %), else the task bootstrap (Wilson over tasks where that
-    collapses); see runners.analysis.stats.rate_interval."""
-    if c.ci is None:
-        c.ci = {}
-        if c.episodes and c.metric_fn and resamples:
-            rates = [m for m in c.table_metrics if c.spec(m).kind == "rate"]
-            boot = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates)
-            n_tasks = len({str(e.get("task_id")) for e in c.episodes})
-            for m in rates:
-                got = rate_interval(c.metrics.get(m), c.episodes, c.metric_fn, m, boot.get(m), n_tasks)
-                if got:
-                    c.ci[m], c.ci_kind[m] = got
-    return c.ci
+from runners.analysis.table_cache import read_cache, store_cache, sweep_cells, tables_key
+from runners.analysis.units import TOK_NOTE, TOK_PER_TASK, paper_in_unit, tok_per_task
+from runners.records.store import StoreError, atomic_write, paused_gc
 
 
 def fmt_ci(value: float | None, spec: MetricSpec, ci: dict[str, tuple[float, float]]) -> str:
@@ -395,29 +88,15 @@ def token_unit(cells: list[CellSummary]) -> tuple[float, str]:
     return (1000.0, "k") if vals and max(vals) < 0.1 else (1.0, "M")
 
 
-TOK_PER_TASK = "Tok/task"  # mean method-side tokens per episode, in thousands (what a subset can compare)
-
-
-def tok_per_task(c: CellSummary) -> float | None:
-    """Mean #Tok per episode in millions, as the paper counts #Tok: Tok_no_tool where the `tool`
-    role ran (TOK_NOTE), else Tok, over the episodes counted."""
-    tok = c.metrics["Tok_no_tool"] if c.metrics.get("Tok_no_tool") is not None else c.metrics.get("Tok")
-    return tok / c.n_episodes if tok is not None and c.n_episodes else None
-
-
-def paper_text(
+def _paper_text(
     c: CellSummary | None, method: str, backbone: str, benchmark: str, m: str, tok_scale: float
 ) -> str | None:
-    """The paper's value for one column, in the unit our column shows: Tok (M in the paper) at the
-    table's scale (M or k), also under Tok_no_tool (the reading the paper's #Tok matches);
-    Tok/task = the paper's total / its task count, in k."""
+    """The paper's value for one column, in the unit our column shows (`units.paper_in_unit`):
+    Tok also under Tok_no_tool (the reading the paper's #Tok matches); Tok/task from the paper's
+    #Tok total and its task count."""
     if m == TOK_PER_TASK:
-        v, n = paper_value(method, backbone, benchmark, "Tok"), paper_task_count(benchmark)
-        return f"{float(v) * 1000.0 / n:.1f}" if v and n else None
-    v = _paper(c, method, backbone, benchmark, "Tok" if m == "Tok_no_tool" else m)
-    if v and m.startswith("Tok") and tok_scale != 1.0:
-        return f"{float(v) * tok_scale:.1f}"
-    return v
+        return paper_in_unit(paper_value(method, backbone, benchmark, "Tok"), m, tok_scale, paper_task_count(benchmark))
+    return paper_in_unit(_paper(c, method, backbone, benchmark, "Tok" if m == "Tok_no_tool" else m), m, tok_scale, None)
 
 
 def _cell_text(c: CellSummary | None, m: str, tok_scale: float, resamples: int) -> str:
@@ -430,171 +109,6 @@ def _cell_text(c: CellSummary | None, m: str, tok_scale: float, resamples: int) 
     if spec.kind == "tokens" and v is not None and tok_scale != 1.0:
         return f"{v * tok_scale:.1f}"
     return fmt_ci(v, spec, cell_ci(c, resamples))
-
-
-# Config parts that are not the cell's identity (runtime knobs), left out of readable names.
-_RUNTIME_BACKBONE = (
-    "max_inflight",
-    "timeout_s",
-    "max_retries",
-    "backoff_cap_s",
-    "refused_window_s",
-    "base_url_env",
-    "api_key_env",
-)
-_NOT_IDENTITY = {
-    "runner",
-    "experiment",
-    "backbone.scripted.latency_s",
-    "benchmark.params.limit",
-    "method.name",
-    "backbone.name",
-    "benchmark.name",
-    *(f"{b}.{k}" for b in ("backbone", "roles.judge", "roles.user_sim") for k in _RUNTIME_BACKBONE),
-}
-
-
-def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(d, dict) and d:
-        out: dict[str, Any] = {}
-        for k, v in d.items():
-            path = f"{prefix}.{k}" if prefix else str(k)
-            if path not in _NOT_IDENTITY and not any(path.startswith(p + ".") for p in _NOT_IDENTITY):
-                out.update(_flatten(v, path))
-        return out
-    return {prefix: d}
-
-
-def _readable_labels(group: list[CellSummary]) -> dict[str, str]:
-    """cell → `k=v,...` of the config values that differ inside a group of cells sharing method,
-    backbone and benchmark (the shortest unambiguous key suffix); the cell hash if none differ."""
-    flat = {c.cell: {**_flatten(c.config), "seed": (c.config.get("runner") or {}).get("seed")} for c in group}
-    keys = sorted({k for f in flat.values() for k in f})
-    differ = [k for k in keys if len({json.dumps(f.get(k), sort_keys=True, default=str) for f in flat.values()}) > 1]
-
-    def short(k: str) -> str:
-        parts = k.split(".")
-        for n in range(1, len(parts) + 1):
-            s = ".".join(parts[-n:])
-            if sum(1 for o in differ if o == s or o.endswith("." + s)) == 1:
-                return s
-        return k
-
-    labels = {}
-    for c in group:
-        f = flat[c.cell]
-        text = ",".join(
-            f"{short(k)}="
-            f"{json.dumps(f.get(k), default=str) if not isinstance(f.get(k), (str, int, float, bool)) else f.get(k)}"
-            for k in differ
-        )
-        labels[c.cell] = text or c.cell.rsplit("__", 1)[-1]
-    if len(set(labels.values())) < len(labels):  # values that print alike: fall back to the hash
-        labels = {c: f"{t},{c.rsplit('__', 1)[-1]}" for c, t in labels.items()}
-    return labels
-
-
-def orphan_cells(root: Path) -> list[str]:
-    """Warnings for directories of the experiment that hold results but no manifest.json."""
-    out = []
-    for d in sorted(
-        p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in ("tables", "paper")
-    ):
-        if not (d / MANIFEST).exists() and any(
-            p.exists() for p in (d / EPISODES, compacted(d / EPISODES), d / ERRORS, d / "DONE")
-        ):
-            n = sum(1 for _ in record_lines(d / EPISODES))
-            out.append(
-                f"{d.name}: no manifest.json ({n} episode lines on disk), so the cell is NOT in the tables. "
-                "Fix: re-run "
-                "the sweep for that cell (it rewrites the manifest and keeps the episodes), or move the directory out "
-                f"of {root}"
-            )
-    return out
-
-
-def _default_model(backbone: str) -> str | None:
-    """The model conf/backbone/<name>.yaml names (None for a backbone defined elsewhere)."""
-    from runners.config import CONF_DIR
-
-    path = CONF_DIR / "backbone" / f"{backbone}.yaml"
-    try:
-        import yaml
-
-        return (yaml.safe_load(path.read_text()) or {}).get("model") if path.is_file() else None
-    except (OSError, ValueError, yaml.YAMLError):
-        return None
-
-
-def _served_models(cells: list[CellSummary]) -> None:
-    """The served model in the Backbone column: a backbone whose model was set on the command line
-    (`backbone=openai_compatible backbone.model=qwen3-8b`), or one name serving several models,
-    reads `openai_compatible[qwen3-8b]`, not a `[model=…]` suffix on the method."""
-    models: dict[str, set[str]] = {}
-    for c in cells:
-        models.setdefault(c.backbone, set()).add(str((c.config.get("backbone") or {}).get("model")))
-    for c in cells:
-        model = str((c.config.get("backbone") or {}).get("model"))
-        if c.scripted or model in ("None", c.backbone):
-            continue
-        if len(models[c.backbone]) > 1 or model != str(_default_model(c.backbone)):
-            c.backbone = f"{c.backbone}[{model}]"
-
-
-def _grid_order(cells: list[CellSummary]) -> Callable[[CellSummary], tuple[Any, ...]]:
-    """Sort key: each cell's method, backbone and benchmark by their place in the experiment grid
-    the cells were run with (their manifests' `experiment.grid`, the preset's order or the command
-    line's), names outside it after, alphabetically."""
-    from runners.config import canonical_method
-
-    order: dict[str, dict[str, int]] = {"method": {}, "backbone": {}, "benchmark": {}}
-    for c in cells:
-        grid = (c.config.get("experiment") or {}).get("grid") or {}
-        for g, names in grid.items() if isinstance(grid, dict) else ():
-            for n in names if g in order and isinstance(names, list) else ():
-                order[g].setdefault(canonical_method(str(n)) if g == "method" else str(n), len(order[g]))
-
-    def key(c: CellSummary) -> tuple[Any, ...]:
-        parts = [
-            (c.config.get("method") or {}).get("name", c.method),
-            (c.config.get("backbone") or {}).get("name", c.backbone),
-            c.benchmark,
-        ]
-        return tuple(order[g].get(str(n), len(order[g])) for g, n in zip(order, parts)) + (c.cell,)
-
-    return key
-
-
-def collect(
-    root: Path, cell_names: set[str] | None = None, methods: set[str] | None = None, benchmarks: set[str] | None = None
-) -> list[CellSummary]:
-    if not root.is_dir():
-        raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
-    cells = [
-        summarize(d)
-        for d in sorted(
-            p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")
-        )
-    ]
-    _served_models(cells)
-    cells.sort(key=_grid_order(cells))  # the preset's (or command line's) order of methods, backbones, benchmarks
-    # Cells that differ only in config details (same method/backbone/benchmark) stay apart, named
-    # by what differs (labels are computed over the whole experiment, so filters do not rename).
-    groups: dict[tuple[str, str, str], list[CellSummary]] = {}
-    for c in cells:
-        groups.setdefault((c.method, c.backbone, c.benchmark), []).append(c)
-    for group in groups.values():
-        if len(group) > 1:
-            labels = _readable_labels(group)
-            for c in group:
-                c.method = f"{c.method}[{labels[c.cell]}]"
-    return [
-        c
-        for c in cells
-        if (cell_names is None or c.cell in cell_names)
-        and (methods is None or c.method in methods or c.method.split("[", 1)[0] in methods)
-        and (benchmarks is None or c.benchmark in benchmarks)
-    ]
 
 
 def build_tables(
@@ -674,7 +188,7 @@ def _build_tables(
         mixed_texts = any(c.mixed_texts for c in mine)  # counted episodes ran on different texts (docs/texts.md)
         paper = (
             [
-                paper_text(
+                _paper_text(
                     by.get((method, backbone, b)) or by.get((reference, backbone, b)), method, backbone, b, m, scale
                 )
                 for b, m in cols
@@ -800,29 +314,6 @@ def depth_table(cells: list[CellSummary]) -> tuple[list[str], list[list[str]]] |
     return header, rows
 
 
-def check_reference(reference: str, cells: Sequence[CellSummary] = (), root: Path | None = None) -> None:
-    """An unknown reference method is an error naming the choices (it would drop the Δ rows): the
-    methods of the experiment when its cells are given, else every configured method."""
-    from runners.config import canonical_method
-
-    if cells:
-        if any(
-            c.method in (reference, canonical_method(reference))
-            or c.method.split("[", 1)[0] == canonical_method(reference)
-            for c in cells
-        ):
-            return
-        methods = list(dict.fromkeys(c.method for c in cells))
-        raise ConfigError(
-            f"reference method '{reference}' is not in {'experiment ' + str(root) if root else 'these cells'}; "
-            "its methods: "
-            f"{', '.join(methods)}. Fix: --reference <one of them>"
-        )
-    if reference.split("[", 1)[0] in available("method"):
-        return
-    raise ConfigError(f"unknown reference method '{reference}'; available: {', '.join(available('method'))}")
-
-
 def _sweeps(cells: list[CellSummary]) -> list[str]:
     """One line per sweep that last ran some of these cells: when, the command line, which cells."""
     by: dict[str, list[CellSummary]] = {}
@@ -931,25 +422,32 @@ def _aggregate_dir(
     try:
         fcntl.flock(lock, fcntl.LOCK_EX)
         key = tables_key(root, reference, with_paper, resamples, strict)
-        hit = _cached(tdir, key)
+        hit = read_cache(tdir, key)
         if hit is not None:  # the records, the code and the options are those the tables were built from
+            try:
+                check_targets(root)  # an external benchmark not on the path: the error a rebuild would give
+            except StoreError as e:
+                raise StoreError(
+                    f"{e}. The tables last built stay in {tdir}, not served from the cache: they could not be "
+                    "rebuilt or filtered here"
+                ) from None
             everything, long = None, hit["long"]
             for w in hit["warnings"]:
                 print(w, file=err)
-            atomic_write(tdir / "summary.md", hit["md"] + _live_section(root, _sweep_cells(root)) + "\n")
+            atomic_write(tdir / "summary.md", hit["md"] + _live_section(root, sweep_cells(root)) + "\n")
         else:
             everything = collect(root)
-            orphans = orphan_cells(root)
-            warnings = [f"warning: {o}" for o in orphans] + [
-                f"warning: {c.cell}: {n}" for c in everything for n in c.set_aside
-            ]
+            from runners.prune import hidden_notes
+
+            orphans = orphan_cells(root) + hidden_notes(root)  # failed tries are listed under the table
+            warnings = reader_warnings(root, everything, orphans)
             for w in warnings:
                 print(w, file=err)
             long = (
                 _write_tables(root, everything, reference, with_paper, orphans, resamples, strict) if everything else []
             )
             if everything:
-                _store_cache(tdir, key, long, warnings)
+                store_cache(tdir, key, long, warnings)
     finally:
         fcntl.flock(lock, fcntl.LOCK_UN)
         os.close(lock)
@@ -968,7 +466,9 @@ def _aggregate_dir(
         return []
     if filtered:
         marks: list = []
-        header, rows, long = build_tables(cells, reference, with_paper, resamples, strict, marks)
+        header, rows, long = build_tables(
+            cells, reference_for(cells, reference)[0], with_paper, resamples, strict, marks
+        )
         md = _markdown(root, cells, header, rows, reference, [], marks)
     else:
         md = (tdir / "summary.md").read_text().rstrip("\n")
@@ -991,7 +491,8 @@ def _markdown(
     marks: list[Any] | None = None,
 ) -> str:
     title = _title(root, cells)
-    md = f"### {title}\n\n" + to_markdown(header, rows)
+    why = reference_for(cells, reference)[1]
+    md = f"### {title}" + (f" — {why}" if why else "") + "\n\n" + to_markdown(header, rows)
     md += "\n\n" + INTERVAL_NOTE
     if any(" p=" in x for row in rows for x in row):
         md += "\n\n" + SIGNIFICANCE_LEGEND + "."
@@ -1007,12 +508,14 @@ def _markdown(
         md += f"\n\n{TOK_NOTE}."
     depth = depth_table(cells)
     if depth:
-        md += "\n\n### Depth retention (FlowState §4.2: Acc_k, nAUC, DR)\n\n" + to_markdown(*depth)
+        md += (
+            "\n\n### Depth retention (FlowState §4.2: Acc_k, nAUC, DR)\n\n" + to_markdown(*depth) + "\n\n" + DEPTH_NOTE
+        )
     if any(c.partial for c in cells):
         md += (
-            "\n\n[partial]: some episodes are missing (infra errors or an interrupted sweep; re-run the sweep to "
-            "finish them). Rates cover the finished episodes only and Tok is a total, so its Δ is not comparable "
-            "until the cell is complete."
+            "\n\n[partial]: some episodes are missing (infra errors, an interrupted sweep or a damaged records file: "
+            "see the notes; re-run the sweep to finish them). Rates cover the finished episodes only and Tok is a "
+            "total, so its Δ is not comparable until the cell is complete."
         )
     if any(c.paraphrased for c in cells):
         md += (
@@ -1037,119 +540,23 @@ def _live_section(root: Path, cells: list[Any]) -> str:
     return text + ("\n\n" + skipped if skipped else "")
 
 
-# ---------------------------------------------------------------- the tables' cache (tables/.cache.json)
-CACHE = ".cache.json"
-_UNTRACKED = {
-    MANIFEST,
-    DONE,
-    INDEX,
-    ".lock",
-}  # the manifest is read without its run history; the rest is not read by the tables
+DEPTH_NOTE = (
+    "nAUC: the area under the retention curve R_k = Acc_k / Acc_1 (trapezoids over k = 1..K, divided by K − 1), "
+    "in %: 100 = every later depth as accurate as the first, below 100 = accuracy lost with depth, above 100 = "
+    "later depths more accurate than the first (e.g. Acc_k 33, 33, 100, 0 gives R_k 1, 1, 3, 0 and nAUC 150). "
+    "DR: minus the least-squares slope of R_k, in % (positive = accuracy falls with depth)."
+)
 
 
-def _dir_fingerprint(h: "hashlib._Hash", d: Path) -> None:
-    h.update(b"\0dir\0" + d.name.encode())
-    mpath = d / MANIFEST
-    try:
-        raw = mpath.read_bytes()
-        try:
-            m = json.loads(raw)
-            if isinstance(m, dict):
-                m.pop("runs", None)  # every resume adds a run; the sweep lines are rebuilt from it each time
-            h.update(json.dumps(m, sort_keys=True, default=str).encode())
-        except ValueError:
-            h.update(raw)
-    except FileNotFoundError:
-        h.update(b"\0no manifest")
-    h.update(b"\0done" if (d / DONE).exists() else b"\0open")
-    for f in sorted(d.iterdir()):
-        if f.is_file() and f.name not in _UNTRACKED and not f.name.startswith("transcripts."):
-            st = f.stat()
-            h.update(f"\0{f.name}:{st.st_size}:{st.st_mtime_ns}".encode())
-    for sub in shard_dirs(d):
-        _dir_fingerprint(h, sub)
-
-
-def tables_key(root: Path, reference: str, with_paper: bool, resamples: int, strict: bool = False) -> str:
-    """What the tables of `root` are a function of: every cell's records and error files (size,
-    modification time), its manifest without the run history, the code (`code_fingerprint`: the
-    benchmarks' metric functions, this module, the papers' values) and the options."""
-    h = hashlib.sha256(
-        json.dumps(
-            {
-                "format": 1,
-                "code": code_fingerprint(),
-                "reference": reference,
-                "with_paper": with_paper,
-                "resamples": resamples,
-                "strict": strict,
-            }
-        ).encode()
-    )
-    for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
-        _dir_fingerprint(h, d)
-    return h.hexdigest()
-
-
-def _cached(tdir: Path, key: str) -> dict[str, Any] | None:
-    try:
-        hit = json.loads((tdir / CACHE).read_bytes())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(hit, dict) or hit.get("key") != key or not all((tdir / f).exists() for f in TABLE_FILES):
-        return None
-    return hit
-
-
-def _store_cache(tdir: Path, key: str, long: list[dict[str, Any]], warnings: list[str]) -> None:
-    md = (tdir / "summary.md").read_text()
-    cut = md.rfind("\n\nSweeps the cells came from")
-    atomic_write(
-        tdir / CACHE,
-        json.dumps(
-            {"key": key, "md": md[:cut] if cut >= 0 else md.rstrip("\n"), "long": long, "warnings": warnings},
-            default=str,
-        ),
-    )
-
-
-def _sweep_cells(root: Path) -> list[Any]:
-    """(cell, sweep) of every cell, from the manifests alone (what `_sweeps` needs)."""
-    from types import SimpleNamespace
-
-    out = []
-    for d in sorted(
-        p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")
-    ):
-        src = d / MANIFEST if (d / MANIFEST).exists() else shard_dirs(d)[0] / MANIFEST
-        try:
-            m = json.loads(src.read_bytes())
-        except (OSError, ValueError):
-            m = {}
-        runs: list[Any] = m["runs"] if isinstance(m, dict) and isinstance(m.get("runs"), list) else []
-        sweep: dict[str, Any] = next(
-            (r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {}
-        )
-        out.append(SimpleNamespace(cell=d.name, sweep=sweep))
-    return out
-
-
-def skipped_note(root: Path, cells: list[CellSummary]) -> str:
-    """The footnote listing the cells a sweep skipped (runner.skip_unavailable=true) and have no
-    results here, each with what it misses and the fix (from `<experiment>/skipped.json`)."""
-    from runners.availability import read_skipped
-
-    have = {c.cell for c in cells}
-    entries = [e for e in read_skipped(root) if e["cell"] not in have]
-    if not entries:
-        return ""
-    lines = [f"Skipped (not run: runner.skip_unavailable=true; {len(entries)} cell(s), listed in skipped.json):"]
-    for e in entries:
-        why = "; ".join(
-            f"{m.get('what')}" + (f" (Fix: {m['fix']})" if m.get("fix") else "") for m in e.get("missing", [])
-        )
-        lines.append(f"- {e.get('method')} / {e.get('backbone')} / {e.get('benchmark')}: {why}")
-    return "\n".join(lines)
+def reference_for(cells: Sequence[CellSummary], reference: str) -> tuple[str, str | None]:
+    """The Δ rows' reference: `reference` when these cells have it, else the grid's first method (the
+    cells are in grid order), with the words the table's title says it in (None: the reference as asked)."""
+    if not cells or any(c.method.split("[", 1)[0] == reference for c in cells):
+        return reference, None
+    first = cells[0].method
+    if all(c.method == first for c in cells):
+        return reference, None  # one method: nothing to compare
+    return first, f"Δ vs {first}, the grid's first method ({reference}, the reference method, is not in these cells)"
 
 
 def _title(root: Path, cells: list[CellSummary]) -> str:
@@ -1183,11 +590,7 @@ METRICS_FIELDS = [
     "p_value",
     "p_holm",
 ]
-INTERVAL_NOTE = (
-    "[95% interval]: Wilson score interval over episodes for rates that are a share of episodes (SR, pass^1, "
-    "task success: it never collapses at 0 % or 100 %); task bootstrap (tasks resampled, trials kept together) "
-    "for the other rates, Wilson over tasks where the bootstrap collapses to a point"
-)
+INTERVAL_NOTE = INTERVAL_LEGEND  # which n each interval uses, trials > 1 included (runners.analysis.stats)
 
 
 def _write_tables(
@@ -1200,7 +603,7 @@ def _write_tables(
     strict: bool = False,
 ) -> list[dict[str, Any]]:
     marks: list = []
-    header, rows, long = build_tables(cells, reference, with_paper, resamples, strict, marks)
+    header, rows, long = build_tables(cells, reference_for(cells, reference)[0], with_paper, resamples, strict, marks)
     tdir = root / "tables"
     tdir.mkdir(exist_ok=True)
     md = _markdown(root, cells, header, rows, reference, orphans, marks)
@@ -1213,6 +616,3 @@ def _write_tables(
     atomic_write(tdir / "summary.tex", to_latex(header, rows, _title(root, cells)) + "\n")
     atomic_write(tdir / "metrics.csv", buf.getvalue())
     return long
-
-
-TABLE_FILES = ("summary.md", "summary.csv", "summary.tex", "metrics.csv")

@@ -48,7 +48,6 @@ from runners.api._views import LogPath, StepSeries, StepView, read_path
 from runners.api._missing import Missing, missing_modules
 from runners.api._roles import BENCHMARK_ROLES, METHOD_ROLES, Role, method_tokens
 from runners.api._task import (
-    TASK_KINDS,
     Environment,
     EpisodeScope,
     Method,
@@ -58,16 +57,18 @@ from runners.api._task import (
     Request,
     RequestOutcome,
     Scores,
+    TaskKinds,
     TaskView,
     ToolResult,
     actions_json,
+    register_task_kinds,
+    task_kinds,
 )
 
 __all__ = [
     "BENCHMARK_ROLES",
     "DROPPED_MESSAGE",
     "METHOD_ROLES",
-    "TASK_KINDS",
     "Backbone",
     "BackboneError",
     "Benchmark",
@@ -98,6 +99,7 @@ __all__ = [
     "Scores",
     "StepSeries",
     "StepView",
+    "TaskKinds",
     "TaskSpec",
     "TaskView",
     "ToolCall",
@@ -110,6 +112,8 @@ __all__ = [
     "method_tokens",
     "params_model",
     "read_path",
+    "register_task_kinds",
+    "task_kinds",
     "Missing",
     "missing_modules",
 ]

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from runners.api._backbone import Backbone
 from runners.api._missing import Missing
 from runners.api._roles import Role
-from runners.api._task import Environment
+from runners.api._task import Environment, TaskKinds, register_task_kinds
 
 
 class TaskSpec(BaseModel):
@@ -141,15 +141,22 @@ class Benchmark(ABC):
     name: str = "benchmark"
     roles: tuple[Role, ...] = ()  # roles its environments call (e.g. ("judge",))
     Params: ClassVar[type[BenchmarkParams]] = BenchmarkParams
-    task_kinds: ClassVar[tuple[str, ...]] = ()
-    """The `TaskView.kind` values this benchmark's tasks have (TASK_KINDS); methods record in the manifest only
-    the texts they may send on these kinds. Empty = not declared (a method then records the texts of every kind)."""
+    task_kinds: ClassVar[TaskKinds] = {}
+    """The `TaskView.kind` values this benchmark's tasks have, each with what such a task is
+    (declared with `register_task_kinds` when the class is defined: methods' `kind_overrides` may
+    key settings by them); methods record in the manifest only the texts they may send on these
+    kinds. Empty = not declared (a method then records the texts of every kind)."""
     metric_specs: ClassVar[tuple[MetricSpec, ...]] = ()
     """Every metric `metrics` returns: kind, direction, display name, whether it is a table column
     (in order). A metric left out is shown in metrics.csv as `other`, never in the wide table."""
     outcome: ClassVar[str] = "success"
     """The key of `score_task`'s scores that is an episode's outcome (bool or a number in [0, 1]):
     the report's per-episode success and the success-vs-tokens plot read it."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "task_kinds" in cls.__dict__:  # declared here, not inherited
+            register_task_kinds(cls.task_kinds, f"{cls.__module__}.{cls.__qualname__}")
 
     def __init__(self, *, name: str | None = None, **params: Any) -> None:
         self.name = name or self.name

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Mapping
 
 from pydantic import BaseModel, Field
 
@@ -91,20 +91,33 @@ def actions_json(actions: list[str]) -> str:
     return json.dumps(actions, ensure_ascii=False)
 
 
-TASK_KINDS: dict[str, str] = {
-    "formal_math": "MemoryArena Formal Reasoning, math: chained derivations, one answer per subtask",
-    "formal_phys": "MemoryArena Formal Reasoning, physics",
-    "travel": "MemoryArena group travel planning (TravelPlanner tools, a JSON plan per person)",
-    "shopping": "MemoryArena progressive web shopping (catalogue tools, one purchase per turn)",
-    "tau": "τ³-bench customer service: tools + a simulated user under a domain policy",
-    "alfworld": "ALFWorld embodied household text game",
-    "rca": "RCA-100 root-cause analysis over telemetry tools",
-    "clindiag": "ClinDiag multi-step clinical diagnosis with examinations",
-    "loca": "LOCA-Bench long-context tool use",
-    "toy": "the template benchmark (benchmarks/toy): price look-ups over a tiny catalogue",
-}
-"""Values of `TaskView.kind`, each set by the benchmark's environment view. Method configs key
-their per-kind settings by these names (`kind_overrides`)."""
+TaskKinds = Mapping[str, str]
+"""The task kinds a benchmark declares (`Benchmark.task_kinds`): each `TaskView.kind` value its
+environments set → what such a task is. Method configs key their per-kind settings by these
+names (`kind_overrides`)."""
+
+_KINDS: dict[str, tuple[str, str]] = {}  # kind → (description, who declared it)
+
+
+def register_task_kinds(kinds: TaskKinds, owner: str) -> None:
+    """Declare task kinds (kind → description). A `Benchmark` subclass declares its `task_kinds`
+    when it is defined; call this for kinds set anywhere else. A kind means one thing: the same
+    kind declared again with another description is a ValueError naming both declarations."""
+    for kind, description in kinds.items():
+        had = _KINDS.setdefault(kind, (description, owner))
+        if had[0] != description:
+            raise ValueError(
+                f"task kind '{kind}' is declared by {had[1]} as {had[0]!r} and by {owner} as {description!r}; "
+                "a kind means one thing: give one of them another name"
+            )
+
+
+def task_kinds() -> dict[str, str]:
+    """The task kinds declared so far in this process (kind → description): every benchmark
+    class imported here declared its own (runners.prepare.known_task_kinds imports every
+    configured benchmark first)."""
+    return {kind: description for kind, (description, _) in _KINDS.items()}
+
 
 Scores = dict[str, Any]
 """Task-level scores an environment returns from `score_task` (JSON-serialisable)."""
@@ -118,7 +131,7 @@ class TaskView(BaseModel):
     kind: str = Field(
         "",
         description=(
-            "the kind of task (see TASK_KINDS); methods map kinds to settings instead of matching benchmark names"
+            "the kind of task (Benchmark.task_kinds); methods map kinds to settings instead of matching benchmark names"
         ),
     )
     policy: str = Field("", description="the benchmark's task policy text (FlowState B.3 `policy` block)")

@@ -18,6 +18,7 @@ import random
 from typing import Any, Callable
 
 from runners.api import Backbone, Completion, Decision, EpisodeScope, Message, Protocol, Role
+from runners.backbones.forwarding import Forwarding
 from runners.tokens import estimate_usage
 
 MALFORMED = '<tool_calls>[{"name": oops</tool_calls> I think the answer is'
@@ -135,12 +136,12 @@ class ScriptedBackbone(Backbone):
         )
 
 
-class _BoundScripted(Backbone):
+class _BoundScripted(Forwarding):
     """A scripted backbone bound to one episode: answers from that episode's oracle."""
 
     def __init__(self, inner: ScriptedBackbone, scope: EpisodeScope) -> None:
-        self.inner, self.scope = inner, scope
-        self.name, self.model = inner.name, inner.model
+        super().__init__(inner)
+        self.scope = scope
 
     async def complete(
         self,
@@ -151,6 +152,6 @@ class _BoundScripted(Backbone):
         attempt: int = 0,
         **sampling: Any,
     ) -> Completion:
-        return await self.inner.complete(
+        return await super().complete(
             messages, role=role, protocol=protocol, attempt=attempt, scope=self.scope, **sampling
         )

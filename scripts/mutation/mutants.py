@@ -61,7 +61,7 @@ MUTANTS: list[Mutant] = [
     Mutant("stats_interval_90_as_95", "runners/analysis/stats.py", "a = (1 - level) / 2", "a = (1 - level)", STATS),
     Mutant(
         "tables_tok_no_tool_delta_absolute",
-        "runners/analysis/tables.py",
+        "runners/analysis/cells.py",
         'MetricSpec(name="Tok_no_tool", kind="tokens"',
         'MetricSpec(name="Tok_no_tool", kind="count"',
         PAPERS,
@@ -377,6 +377,28 @@ MUTANTS: list[Mutant] = [
         'return (None, 6) if re.match(r"[0-9a-fA-F]{4}", src[i + 2:i + 6]) else ("invalid_escape", 1)',
         'return ("latex", 1)',
         READER,
+    ),
+    # ------------------------------------------------------------------ the budget (runners/budget.py, Scheduler)
+    Mutant(
+        "budget_counts_cache_hits",
+        "runners/budget.py",
+        'for c in calls if not c.get("cached")',
+        "for c in calls",
+        ("tests/runners/test_budget.py",),
+    ),
+    Mutant(
+        "budget_per_run_not_stored",
+        "runners/run.py",
+        "self.spent_before = sum(c.spent for c in self.stored.values())",
+        "self.spent_before = 0.0",
+        ("tests/runners/test_scheduler.py",),
+    ),
+    Mutant(
+        "budget_guard_never_refuses",
+        "runners/run.py",
+        "if self.budget is None or self.total_spent + flying < self.budget:",
+        "if True:",
+        ("tests/runners/test_scheduler.py",),
     ),
 ]
 

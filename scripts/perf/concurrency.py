@@ -330,7 +330,9 @@ async def sweep_wall(url: str, n_cells: int, trials: int, serial: bool = False) 
     import tempfile
 
     from runners.progress import Progress
-    from runners.run import BackbonePool, Scheduler, prepare_cells
+    from runners.pool import BackbonePool
+    from runners.prepare import prepare_cells
+    from runners.run import Scheduler
 
     with tempfile.TemporaryDirectory() as out:
         cells = cell_configs(url, out, n_cells, trials)

@@ -32,7 +32,9 @@ def step_overheads(method: str) -> list[float]:
 
     from runners.config import CONF_DIR, validate
     from runners.progress import Progress
-    from runners.run import BackbonePool, prepare_cell, run_cell
+    from runners.pool import BackbonePool
+    from runners.prepare import prepare_cell
+    from runners.run import run_cell
     from runners.records.store import read_jsonl
 
     load = lambda g, n: yaml.safe_load((CONF_DIR / g / f"{n}.yaml").read_text())  # noqa: E731

@@ -13,7 +13,9 @@ import yaml
 from pos.prompts import DELTA_SYSTEM
 from runners.config import validate
 from runners.progress import Progress
-from runners.run import BackbonePool, prepare_cell, run_cell
+from runners.pool import BackbonePool
+from runners.prepare import prepare_cell
+from runners.run import run_cell
 from runners.records.store import read_jsonl
 from tests.fake_openai import FakeOpenAI
 from tests.pos.helpers import LoopEnv

@@ -26,7 +26,7 @@ def _records(root: Path) -> int:
 
 
 def _cancelled() -> bool:
-    """The sweep's main task (`runners.run.run_all`) has been asked to cancel."""
+    """The sweep's main task (`runners.launch.run_all`) has been asked to cancel."""
     try:
         return any(t.cancelling() for t in asyncio.all_tasks() if t.get_coro().__qualname__ == "run_all")
     except RuntimeError:  # no running loop

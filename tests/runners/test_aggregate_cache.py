@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from runners.analysis import tables
+from runners.analysis import table_cache, tables
 from runners.analysis.tables import aggregate_dir
 
 BENCH = {
@@ -69,11 +69,11 @@ def built(monkeypatch):
 def test_unchanged_experiment_reads_the_cache(experiment, monkeypatch, capsys):
     first = aggregate_dir(experiment, with_paper=False)
     printed = capsys.readouterr().out
-    files = {f: (experiment / "tables" / f).read_text() for f in tables.TABLE_FILES}
+    files = {f: (experiment / "tables" / f).read_text() for f in table_cache.TABLE_FILES}
     calls = built(monkeypatch)
     second = aggregate_dir(experiment, with_paper=False)
     assert calls == [] and second == first and capsys.readouterr().out == printed
-    assert {f: (experiment / "tables" / f).read_text() for f in tables.TABLE_FILES} == files
+    assert {f: (experiment / "tables" / f).read_text() for f in table_cache.TABLE_FILES} == files
     # the filters still print the matching cells from the records
     aggregate_dir(experiment, with_paper=False, methods={"flowstate"})
     assert len(calls) == 1 and "flowstate" in capsys.readouterr().out
@@ -106,7 +106,7 @@ def test_changed_records_rebuild_the_tables(experiment, monkeypatch):
 def test_changed_code_or_options_rebuild_the_tables(experiment, monkeypatch):
     aggregate_dir(experiment, with_paper=False)
     calls = built(monkeypatch)
-    monkeypatch.setattr(tables, "code_fingerprint", lambda: "another-revision")
+    monkeypatch.setattr(table_cache, "code_fingerprint", lambda: "another-revision")
     aggregate_dir(experiment, with_paper=False)
     assert len(calls) == 1
     aggregate_dir(experiment, with_paper=False)

@@ -4,10 +4,13 @@ table rows named by the value that differs. Running one of them again resumes th
 
 import asyncio
 
-from runners.analysis.tables import build_tables, collect
+from runners.analysis.cells import collect
+from runners.analysis.tables import build_tables
 from runners.config import validate
 from runners.progress import Progress
-from runners.run import BackbonePool, prepare_cell, run_cell
+from runners.pool import BackbonePool
+from runners.prepare import prepare_cell
+from runners.run import run_cell
 from tests.runners.test_config import base
 
 

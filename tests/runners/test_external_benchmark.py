@@ -68,7 +68,9 @@ class Quiz(Benchmark):
 '''
 
 
-def test_outside_benchmark_gets_intervals_and_deltas(tmp_path):
+def quiz_sweep(tmp_path, methods="[full_context,bm25]"):
+    """The quiz benchmark's package under tmp_path/src (on PYTHONPATH), its YAML under --config-dir, swept
+    into tmp_path/results/ext; (the finished process, results dir, the environment with the package)."""
     pkg = tmp_path / "src" / "quizbench"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text(textwrap.dedent(PACKAGE))
@@ -90,7 +92,7 @@ def test_outside_benchmark_gets_intervals_and_deltas(tmp_path):
             "runner.display=plain",
             "benchmark=quiz",
             "experiment.name=ext",
-            "experiment.grid.method=[full_context,bm25]",
+            f"experiment.grid.method={methods}",
         ],
         cwd=REPO,
         env=env,
@@ -98,6 +100,11 @@ def test_outside_benchmark_gets_intervals_and_deltas(tmp_path):
         text=True,
         timeout=300,
     )
+    return p, out, env
+
+
+def test_outside_benchmark_gets_intervals_and_deltas(tmp_path):
+    p, out, _ = quiz_sweep(tmp_path)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     md = (out / "ext" / "tables" / "summary.md").read_text()
     header = next(line for line in md.splitlines() if line.startswith("| Method"))
@@ -113,3 +120,35 @@ def test_outside_benchmark_gets_intervals_and_deltas(tmp_path):
     assert float(acc["value"]) == 50.0 and float(acc["ci_low"]) < 50.0 < float(acc["ci_high"])
     assert rows[("bm25", "delta_accuracy")]["p_value"] == "1.0"
     assert rows[("bm25", "answered")]["ci_low"] == ""
+
+
+def test_aggregate_without_the_outside_package_names_it_and_serves_no_cached_table(tmp_path):
+    """`runners.aggregate` where the benchmark's package is not on the path: the error names the module and
+    says to put its package on PYTHONPATH (re-running the sweep would not help), with the sweep's cached
+    tables present and without them; with the package on the path the same command works."""
+    p, out, env = quiz_sweep(tmp_path, "[full_context]")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    tables = out / "ext" / "tables"
+    assert (tables / ".cache.json").is_file()  # the sweep's end cached the tables
+    bare = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+
+    def aggregate(environ):
+        return subprocess.run(
+            [sys.executable, "-m", "runners.aggregate", str(out / "ext")],
+            cwd=REPO,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    cached = aggregate(bare)
+    assert cached.returncode == 2 and "| full_context" not in cached.stdout  # no table served from the cache
+    assert "module 'quizbench' is not on the path" in cached.stderr and "PYTHONPATH" in cached.stderr
+    assert "not served from the cache" in cached.stderr and "re-run the sweep for this cell" not in cached.stderr
+    (tables / ".cache.json").unlink()
+    rebuilt = aggregate(bare)
+    assert rebuilt.returncode == 2 and "module 'quizbench' is not on the path" in rebuilt.stderr
+    assert "PYTHONPATH" in rebuilt.stderr and "re-run the sweep for this cell" not in rebuilt.stderr
+    ok = aggregate(env)
+    assert ok.returncode == 0 and "| full_context" in ok.stdout, ok.stderr[-2000:]

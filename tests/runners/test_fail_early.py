@@ -7,7 +7,9 @@ import pytest
 
 from runners.config import ConfigError, validate
 from runners.progress import Progress
-from runners.run import BackbonePool, prepare_cell, probe_method, run_cell
+from runners.pool import BackbonePool
+from runners.prepare import prepare_cell, probe_method
+from runners.run import run_cell
 from runners.records.store import read_jsonl
 from tests.runners.test_config import base
 
@@ -71,7 +73,7 @@ def _prep(limit=3, latency_s=0.0):
 
 def test_duplicate_task_ids_fail_before_any_work(monkeypatch):
     from benchmarks.memoryarena.formal import FormalReasoning
-    from runners.run import FatalRunError
+    from runners.config import FatalRunError
 
     load = FormalReasoning.load_tasks
     monkeypatch.setattr(FormalReasoning, "load_tasks", lambda self: (lambda ts: ts + ts[:1])(load(self)))

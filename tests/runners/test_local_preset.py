@@ -6,7 +6,7 @@ from hydra import compose, initialize_config_dir
 
 from benchmarks.memoryarena.loader import resolve
 from runners.config import CONF_DIR, validate
-from runners.run import prepare_cell
+from runners.prepare import prepare_cell
 from runners.sweep import expand_cells, register_resolvers
 
 

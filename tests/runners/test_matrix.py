@@ -16,7 +16,7 @@ from hydra import compose, initialize_config_dir
 
 from runners.analysis.tables import aggregate_dir
 from runners.config import CONF_DIR, available, method_aliases, validate
-from runners.run import run_all
+from runners.launch import run_all
 from runners.sweep import expand_cells, register_resolvers
 from tests.conftest import SHARED_DATA
 from tests.runners.sweep_helpers import metrics_csv, run_sweep

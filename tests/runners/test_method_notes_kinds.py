@@ -1,5 +1,5 @@
 """A method records in the manifest only the texts it may send on the cell's benchmark: the
-benchmark declares its task kinds (`Benchmark.task_kinds`) and `runners.run.method_notes` passes
+benchmark declares its task kinds (`Benchmark.task_kinds`) and `runners.prepare.method_notes` passes
 them to methods whose `notes` takes `kinds`."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from benchmarks.clindiag.benchmark import ClinDiag
 from benchmarks.memoryarena.formal import FormalReasoning
 from benchmarks.rca100.benchmark import Rca100
 from pos.method import PoS
-from runners.api import TASK_KINDS
-from runners.run import method_notes
+from runners.api import task_kinds
+from runners.prepare import method_notes
 
 
 def test_every_benchmark_declares_known_task_kinds():
@@ -22,7 +22,7 @@ def test_every_benchmark_declares_known_task_kinds():
     from benchmarks.toy.benchmark import Toy
 
     for b in (Alfworld, ClinDiag, FormalReasoning, Loca, BundledShopping, GroupTravel, Rca100, TauBenchmark, Toy):
-        assert b.task_kinds and set(b.task_kinds) <= set(TASK_KINDS), b
+        assert b.task_kinds and set(b.task_kinds) <= set(task_kinds()) and all(b.task_kinds.values()), b
 
 
 def test_full_context_claims_no_pos_text_off_the_pos_benchmarks():

@@ -5,7 +5,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from runners.config import CONF_DIR, available, validate
-from runners.run import probe_method
+from runners.prepare import probe_method
 from runners.sweep import expand_cells, register_resolvers
 
 

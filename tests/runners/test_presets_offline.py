@@ -12,7 +12,9 @@ from hydra import compose, initialize_config_dir
 
 from runners.config import CONF_DIR, available, validate
 from runners.progress import Progress
-from runners.run import BackbonePool, Scheduler, prepare_cells
+from runners.pool import BackbonePool
+from runners.prepare import prepare_cells
+from runners.run import Scheduler
 from runners.sweep import expand_cells, register_resolvers
 from tests.conftest import SHARED_DATA
 

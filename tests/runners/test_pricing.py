@@ -4,12 +4,14 @@ at its own backbone's prices, so a cell's table cost equals what the sweep count
 import asyncio
 import json
 
-from runners.analysis.tables import cell_usd, collect
+from runners.analysis.cells import cell_usd, collect
 from runners.config import validate
 from runners.cost import episode_usd, role_prices
 from runners.progress import Progress
 from runners.records.store import MANIFEST
-from runners.run import BackbonePool, Scheduler, prepare_cells
+from runners.pool import BackbonePool
+from runners.prepare import prepare_cells
+from runners.run import Scheduler
 from tests.runners.test_config import base
 
 AGENT = {"input": 1000.0, "cached_input": 1000.0, "output": 3000.0}

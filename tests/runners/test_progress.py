@@ -9,7 +9,9 @@ from rich.console import Console
 
 from runners.config import validate
 from runners.progress import Progress
-from runners.run import BackbonePool, prepare_cell, run_cell
+from runners.pool import BackbonePool
+from runners.prepare import prepare_cell
+from runners.run import run_cell
 from runners.records.store import read_jsonl
 from runners.sweep import print_report
 from tests.runners.test_config import base

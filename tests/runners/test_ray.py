@@ -9,7 +9,7 @@ ray = pytest.importorskip("ray", reason="Ray missing: install the `ray` extra (C
 
 
 def test_cells_as_ray_tasks_match_a_local_run(tmp_path):
-    from runners.analysis.tables import collect
+    from runners.analysis.cells import collect
     from runners.ray_exec import run_cells
     from tests.runners.test_scheduler import cells, run
 

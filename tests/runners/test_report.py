@@ -3,7 +3,8 @@ kind, LaTeX escaping."""
 
 from benchmarks.alfworld.benchmark import Alfworld
 from benchmarks.memoryarena.formal import FormalReasoning
-from runners.analysis.tables import CellSummary, build_tables, metric_spec
+from runners.analysis.cells import CellSummary, metric_spec
+from runners.analysis.tables import build_tables
 from runners.analysis.papers import delta, fmt_delta, paper_value, to_latex
 
 

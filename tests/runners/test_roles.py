@@ -10,7 +10,7 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from runners.config import CONF_DIR, ConfigError, available, validate
-from runners.run import BackbonePool
+from runners.pool import BackbonePool
 from runners.sweep import expand_cells, register_resolvers
 
 

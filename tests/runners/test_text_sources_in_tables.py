@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from runners.analysis.tables import paraphrased_prompts
+from runners.analysis.cells import paraphrased_prompts
 from tests.conftest import upstream_src
 from tests.runners.sweep_helpers import run_sweep
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
-from runners.analysis.tables import TOK_NOTE, aggregate_dir, summarize, tok_without_tool
+from runners.analysis.cells import summarize
+from runners.analysis.units import TOK_NOTE, tok_without_tool
+from runners.analysis.tables import aggregate_dir
 
 USAGE = {
     "agent": {"prompt_tokens": 1_000_000, "completion_tokens": 0},

@@ -85,7 +85,7 @@ def test_analysis_reads_a_finished_cell_without_downloading(tmp_path, monkeypatc
     import sys
     import urllib.request
 
-    from runners.analysis.tables import collect
+    from runners.analysis.cells import collect
 
     repo = Path(__file__).resolve().parents[2]
     cmd = [

@@ -1,0 +1,563 @@
+"""An experiment as data: each cell of `results/<experiment>/` read into a `CellSummary` (its
+counted episodes, the benchmark's metrics, tokens by role, cost, the code and texts it ran on,
+its config and the sweep that last ran it), and the experiment as the list of them in the grid's
+order (`collect`). Every view reads this: the tables (runners.analysis.tables), the papers'
+artefacts (runners.analysis.paper), the report, the plots and the W&B log.
+
+A cell counts exactly the episodes its manifest asks for (its task ids × trials 0..trials-1);
+other finished records on disk (an earlier run with more trials or a larger limit) are kept and
+reported, not counted. Lines with wrong field types are set aside with a note. Cells that share
+method, backbone and benchmark are named by the config values that differ
+(`flowstate[max_resamples=2]`); cells whose episodes come from more than one code fingerprint
+are marked [mixed code]."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from runners.api import MetricSpec, StepSeries, StepView, find_spec, method_tokens
+from runners.config import ConfigError, TargetNotFound, available, import_target
+from runners.upstream import reading_records
+from runners.cost import episode_usd, prices_for, role_prices
+from runners.analysis.stats import DEFAULT_RESAMPLES, bootstrap_ci, rate_interval
+from runners.records.store import (
+    EPISODES,
+    ERRORS,
+    MANIFEST,
+    StoreError,
+    cell_dirs,
+    compacted,
+    load_cell_checked,
+    record_lines,
+    shard_dirs,
+)
+from runners.analysis.units import tok_without_tool
+
+
+HARNESS_METRICS = (
+    MetricSpec(name="Tok", kind="tokens", higher_is_better=False, table=True),
+    MetricSpec(name="Tok_no_tool", kind="tokens", higher_is_better=False, table=True),
+    MetricSpec(name="USD", kind="cost", higher_is_better=False, table=True),
+)
+"""The metrics the harness adds to every cell (method-side tokens in millions, list-price cost);
+a benchmark declares its own (`Benchmark.metric_specs`)."""
+
+
+def metric_spec(specs: tuple[MetricSpec, ...] | list[MetricSpec], metric: str) -> MetricSpec:
+    """How the tables treat `metric`: the harness's declaration, the benchmark's, or `other`."""
+    return find_spec(HARNESS_METRICS, metric) or find_spec(specs, metric) or MetricSpec(name=metric, kind="other")
+
+
+def _natural(name: str) -> tuple[Any, ...]:
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name))
+
+
+def _trailing_int(name: str) -> int | None:
+    found = re.search(r"(\d+)$", name)
+    return int(found.group(1)) if found else None
+
+
+def curves(c: "CellSummary") -> list[tuple[MetricSpec, list[float | None]]]:
+    """The cell's declared curves (`MetricSpec.curve`): each family's members in numeric order."""
+    out = []
+    for sp in c.specs:
+        if sp.curve and "*" in sp.name:
+            members = [
+                m for m in c.metrics if sp.matches(m) and find_spec(c.specs, m) is sp and _trailing_int(m) is not None
+            ]
+            if members:
+                out.append((sp, [c.metrics[m] for m in sorted(members, key=lambda m: _trailing_int(m) or 0)]))
+    return out
+
+
+def slug(text: str) -> str:
+    """A file or element name from a display name (`Acc_k` → `acc_k`)."""
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def table_columns(specs: tuple[MetricSpec, ...] | list[MetricSpec], metrics: dict[str, Any]) -> list[str]:
+    """The wide table's columns of a benchmark: its `table` metrics in declaration order; a
+    family gives one column per member the cell reports (in natural order), except members
+    declared on their own."""
+    out: list[str] = []
+    for sp in specs:
+        if not sp.table:
+            continue
+        if "*" in sp.name:
+            members = [m for m in metrics if sp.matches(m) and find_spec(specs, m) is sp]
+            out += sorted(members, key=_natural)
+        else:
+            out.append(sp.name)
+    return list(dict.fromkeys(out))
+
+
+@dataclass
+class CellSummary:
+    cell: str
+    method: str
+    backbone: str
+    benchmark: str
+    scripted: bool
+    n_episodes: int
+    n_tasks: int
+    trials: int
+    metrics: dict[str, float | None]
+    table_metrics: list[str]
+    specs: tuple[MetricSpec, ...] = ()  # the benchmark's metric declarations (Benchmark.metric_specs)
+    outcome: str = "success"  # the score that is an episode's outcome (Benchmark.outcome)
+    series: tuple[StepSeries, ...] = ()  # what the method's step log offers the report and plots (Method.step_series)
+    views: tuple[StepView, ...] = ()  # (Method.step_views)
+    tokens_by_role: dict[str, int] = field(default_factory=dict)
+    paraphrased: list[str] = field(default_factory=list)
+    extra_on_disk: int = 0  # finished records outside the manifest's tasks × trials (kept, not counted)
+    set_aside: list[str] = field(default_factory=list)  # notes on records that could not be aggregated
+    codes: dict[str, int] = field(default_factory=dict)  # code fingerprint -> counted episodes
+    text_sets: dict[str, int] = field(
+        default_factory=dict
+    )  # digest of an episode's text fingerprint (`texts`) -> counted episodes
+    config: dict[str, Any] = field(default_factory=dict)
+    sweep: dict[str, Any] = field(default_factory=dict)  # the sweep that last ran the cell
+    ci: dict[str, tuple[float, float]] | None = (
+        None  # 95% interval per rate (runners.analysis.stats.rate_interval), computed on demand
+    )
+    ci_kind: dict[str, str] = field(default_factory=dict)  # metric -> "wilson" | "bootstrap" | "wilson~"
+    manifest: dict[str, Any] = field(default_factory=dict, repr=False)  # the cell's manifest (fidelity marks read it)
+    episodes: list[dict[str, Any]] = field(
+        default_factory=list, repr=False
+    )  # the counted records (for intervals and paired tests)
+    records: list[dict[str, Any]] = field(
+        default_factory=list, repr=False
+    )  # every finished record on disk, counted or not (the report lists them all; read once)
+    metric_fn: Any = field(default=None, repr=False)  # the benchmark's metric function
+
+    def spec(self, metric: str) -> MetricSpec:
+        return metric_spec(self.specs, metric)
+
+    @property
+    def mixed_code(self) -> bool:
+        return len(self.codes) > 1
+
+    @property
+    def mixed_texts(self) -> bool:
+        """Counted episodes ran on different model-facing texts (e.g. some paraphrased, some upstream):
+        the tables mark the cell [mixed]. Episodes without a recorded fingerprint are not compared."""
+        return len(self.text_sets) > 1
+
+    @property
+    def partial(self) -> bool:
+        """Fewer finished episodes than tasks × trials (infra errors, an interrupted sweep)."""
+        return self.n_episodes < self.n_tasks * self.trials
+
+
+def paraphrased_prompts(manifest: dict[str, Any]) -> list[str]:
+    """Prompts of a cell that ran on the project's own wording instead of upstream's text (the
+    `text_sources` the benchmark and the method record in the manifest)."""
+    out = []
+    for part in ("benchmark_notes", "method_notes"):
+        ts = (manifest.get(part) or {}).get("text_sources") or {}
+        out += [f"{part.split('_')[0]}:{k}" for k in ts.get("paraphrased", [])]
+    return out
+
+
+def _wanted(manifest: dict[str, Any], records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """(the records the manifest asks for: its task ids (when recorded) × trials 0..trials-1,
+    number of other finished records on disk)."""
+    trials = int(manifest.get("trials") or 1)
+    ids = manifest.get("task_ids")
+    ids = set(ids) if isinstance(ids, list) else None
+    keep = [r for r in records if 0 <= r["trial"] < trials and (ids is None or r["task_id"] in ids)]
+    return keep, len(records) - len(keep)
+
+
+def _metrics(
+    bench: Any, episodes: list[dict[str, Any]], notes: list[str]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The benchmark's metrics; records whose scores the benchmark cannot read are set aside."""
+    if not episodes:
+        return {}, episodes
+    bad = (TypeError, ValueError, KeyError, AttributeError, IndexError, ZeroDivisionError)
+    try:
+        return bench.metrics(episodes), episodes
+    except bad:
+        good = []
+        for e in episodes:
+            try:
+                bench.metrics([e])
+                good.append(e)
+            except bad as err:
+                notes.append(
+                    f"{EPISODES} record {e['task_id']}#{e['trial']} set aside: wrong field types "
+                    f"(its scores cannot be read: {type(err).__name__}: {err})"
+                )
+        return (bench.metrics(good) if good else {}), good
+
+
+def _not_on_path(cell_dir: Path, e: TargetNotFound) -> str:
+    return (
+        f"{cell_dir}: cannot rebuild the benchmark from manifest.json: {e}. The cell's records are intact "
+        "(re-running the sweep would not help: the package is missing here, not the results)"
+    )
+
+
+def check_targets(root: Path) -> None:
+    """The error `summarize` raises for a cell of `root` whose benchmark `_target_` cannot be
+    imported here (its package not on the path), from the manifests alone: the tables' cache
+    checks it before it serves tables that could not be rebuilt now."""
+    for d in cell_dirs(root):
+        src = d / MANIFEST if (d / MANIFEST).exists() else shard_dirs(d)[0] / MANIFEST
+        try:
+            target = json.loads(src.read_bytes())["config"]["benchmark"]["_target_"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # an unreadable manifest changes the cache key; `summarize` reports it
+        try:
+            import_target(str(target), "benchmark")
+        except TargetNotFound as e:
+            raise StoreError(_not_on_path(d, e)) from None
+        except ConfigError:
+            continue
+
+
+def summarize(cell_dir: Path) -> CellSummary:
+    manifest, on_disk, notes = load_cell_checked(cell_dir)
+    episodes, extra = _wanted(manifest, on_disk)
+    # In (task, trial) order, not the order episodes finished: float sums, and so the tables, must
+    # not depend on scheduling, kills and resumes.
+    episodes.sort(key=lambda r: (r["task_id"], r["trial"]))
+    try:
+        cfg = manifest["config"]
+        bench_cls = import_target(cfg["benchmark"]["_target_"], "benchmark")
+        with reading_records():  # no download, no warning: the texts it ran on are in its manifest
+            bench = bench_cls(name=cfg["benchmark"]["name"], **cfg["benchmark"].get("params", {}))
+    except TargetNotFound as e:  # an external benchmark whose package is not on the path here
+        raise StoreError(_not_on_path(cell_dir, e)) from None
+    except (KeyError, TypeError, ValueError, ConfigError) as e:  # an old or foreign manifest, a renamed adapter
+        raise StoreError(
+            f"{cell_dir}: cannot rebuild the benchmark from manifest.json ({type(e).__name__}: {e}); "
+            "re-run the sweep for this cell or move the directory out of the experiment"
+        ) from None
+    metrics, episodes = _metrics(bench, episodes, notes)
+    try:
+        method_cls = import_target(cfg["method"]["_target_"], "method")
+    except (KeyError, TypeError, ConfigError):  # the tables do not need it; the report then shows no method views
+        method_cls = None
+    table = table_columns(bench.metric_specs, metrics)
+    tokens: dict[str, int] = {}
+    for ep in episodes:
+        for role, u in ep.get("usage_by_role", {}).items():
+            tokens[role] = tokens.get(role, 0) + int(u.get("prompt_tokens", 0)) + int(u.get("completion_tokens", 0))
+    metrics["Tok"] = (method_tokens(tokens) / 1e6) if episodes else None
+    if tokens.get("tool"):  # the `tool` role (MemoryArena's LLM reasoning tool) is part of the environment upstream
+        metrics["Tok_no_tool"] = tok_without_tool(tokens) / 1e6
+    codes: dict[str, int] = {}
+    for ep in episodes:
+        codes[str(ep.get("code") or "unrecorded")] = codes.get(str(ep.get("code") or "unrecorded"), 0) + 1
+    text_sets: dict[str, int] = {}
+    for ep in episodes:
+        if ep.get("texts") is not None:
+            digest = hashlib.sha256(json.dumps(ep["texts"], sort_keys=True).encode()).hexdigest()[:12]
+            text_sets[digest] = text_sets.get(digest, 0) + 1
+    runs: Any = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
+    sweep: dict[str, Any] = next(
+        (r["sweep"] for r in reversed(runs) if isinstance(r, dict) and isinstance(r.get("sweep"), dict)), {}
+    )
+    trials = int(manifest.get("trials", 1))
+    priced = has_prices(cfg)
+    if priced:  # no episodes yet: no cost to show ("–"), not a misleading $0
+        metrics["USD"] = cell_usd(episodes, cfg)
+    return CellSummary(
+        cell=cell_dir.name,
+        method=cfg["method"]["name"],
+        backbone=cfg["backbone"]["name"],
+        benchmark=cfg["benchmark"]["name"],
+        scripted=bool(manifest.get("scripted")),
+        n_episodes=len(episodes),
+        n_tasks=int(manifest.get("n_tasks", 0)),
+        trials=trials,
+        specs=tuple(bench.metric_specs),
+        outcome=bench.outcome,
+        series=tuple(getattr(method_cls, "step_series", ())),
+        views=tuple(getattr(method_cls, "step_views", ())),
+        metrics=metrics,
+        table_metrics=table
+        + ["Tok"]
+        + (["Tok_no_tool"] if "Tok_no_tool" in metrics else [])
+        + (["USD"] if priced else []),
+        tokens_by_role=tokens,
+        extra_on_disk=extra,
+        set_aside=notes,
+        codes=codes,
+        text_sets=text_sets,
+        config=cfg,
+        sweep=sweep,
+        paraphrased=paraphrased_prompts(manifest),
+        episodes=episodes,
+        records=on_disk,
+        metric_fn=bench.metrics,
+        manifest=manifest,
+    )
+
+
+# ------------------------------------------------------- uncertainty, cost (runners.analysis.stats, runners.cost)
+def has_prices(config: dict[str, Any]) -> bool:
+    """Whether any backbone of the cell has prices (then its tables have a USD column)."""
+    return any(v for v in role_prices(config).values())
+
+
+def cell_usd(episodes: list[dict[str, Any]], config: dict[str, Any]) -> float | None:
+    """List-price dollars of a cell's episodes (every call priced, cache hits included, each role
+    at its own backbone's prices by `runners.cost.role_prices`, the live budget's rule); None
+    when no backbone of the cell has prices or the cell has no episodes (nothing was spent that
+    the records show: the tables print "–", not $0), and None when a role that was called has no
+    prices (a priced judge beside an unpriced agent would show a fraction of the cost as the cost)."""
+    if not episodes or not has_prices(config):
+        return None
+    prices = role_prices(config)
+    used = {
+        r
+        for e in episodes
+        for r, u in (e.get("usage_by_role") or {}).items()
+        if int((u or {}).get("prompt_tokens", 0) or 0) + int((u or {}).get("completion_tokens", 0) or 0)
+    }
+    if any(
+        prices_for(r, prices) is None for r in used
+    ):  # e.g. a priced judge beside an unpriced agent: a part is not a cost
+        return None
+    return sum(episode_usd(e, prices) or 0.0 for e in episodes)
+
+
+def cell_ci(c: CellSummary, resamples: int = DEFAULT_RESAMPLES) -> dict[str, tuple[float, float]]:
+    """The cell's 95% intervals of its table rates (computed once): Wilson for shares of episodes
+    (never a point at 0 % or 100 %), else the task bootstrap (Wilson over tasks where that
+    collapses); see runners.analysis.stats.rate_interval."""
+    if c.ci is None:
+        c.ci = {}
+        if c.episodes and c.metric_fn and resamples:
+            rates = [m for m in c.table_metrics if c.spec(m).kind == "rate"]
+            boot = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates)
+            n_tasks = len({str(e.get("task_id")) for e in c.episodes})
+            for m in rates:
+                got = rate_interval(c.metrics.get(m), c.episodes, c.metric_fn, m, boot.get(m), n_tasks)
+                if got:
+                    c.ci[m], c.ci_kind[m] = got
+    return c.ci
+
+
+# Config parts that are not the cell's identity (runtime knobs), left out of readable names.
+_RUNTIME_BACKBONE = (
+    "max_inflight",
+    "timeout_s",
+    "max_retries",
+    "backoff_cap_s",
+    "refused_window_s",
+    "base_url_env",
+    "api_key_env",
+)
+_NOT_IDENTITY = {
+    "runner",
+    "experiment",
+    "backbone.scripted.latency_s",
+    "benchmark.params.limit",
+    "method.name",
+    "backbone.name",
+    "benchmark.name",
+    *(f"{b}.{k}" for b in ("backbone", "roles.judge", "roles.user_sim") for k in _RUNTIME_BACKBONE),
+}
+
+
+def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(d, dict) and d:
+        out: dict[str, Any] = {}
+        for k, v in d.items():
+            path = f"{prefix}.{k}" if prefix else str(k)
+            if path not in _NOT_IDENTITY and not any(path.startswith(p + ".") for p in _NOT_IDENTITY):
+                out.update(_flatten(v, path))
+        return out
+    return {prefix: d}
+
+
+def _readable_labels(group: list[CellSummary]) -> dict[str, str]:
+    """cell → `k=v,...` of the config values that differ inside a group of cells sharing method,
+    backbone and benchmark (the shortest unambiguous key suffix); the cell hash if none differ."""
+    flat = {c.cell: {**_flatten(c.config), "seed": (c.config.get("runner") or {}).get("seed")} for c in group}
+    keys = sorted({k for f in flat.values() for k in f})
+    differ = [k for k in keys if len({json.dumps(f.get(k), sort_keys=True, default=str) for f in flat.values()}) > 1]
+
+    def short(k: str) -> str:
+        parts = k.split(".")
+        for n in range(1, len(parts) + 1):
+            s = ".".join(parts[-n:])
+            if sum(1 for o in differ if o == s or o.endswith("." + s)) == 1:
+                return s
+        return k
+
+    labels = {}
+    for c in group:
+        f = flat[c.cell]
+        text = ",".join(
+            f"{short(k)}="
+            f"{json.dumps(f.get(k), default=str) if not isinstance(f.get(k), (str, int, float, bool)) else f.get(k)}"
+            for k in differ
+        )
+        labels[c.cell] = text or c.cell.rsplit("__", 1)[-1]
+    if len(set(labels.values())) < len(labels):  # values that print alike: fall back to the hash
+        labels = {c: f"{t},{c.rsplit('__', 1)[-1]}" for c, t in labels.items()}
+    return labels
+
+
+def reader_warnings(root: Path, cells: list[CellSummary], orphans: list[str] | None = None) -> list[str]:
+    """What every reader of an experiment (aggregate, view, paper) prints on stderr: folders that
+    are not in the tables and why, records set aside or unreadable (a damaged records file)."""
+    orphans = orphan_cells(root) if orphans is None else orphans
+    return [f"warning: {o}" for o in orphans] + [f"warning: {c.cell}: {n}" for c in cells for n in c.set_aside]
+
+
+def orphan_cells(root: Path) -> list[str]:
+    """Warnings for directories of the experiment that hold results but no manifest.json, names
+    that are not UTF-8 (ignored) and symlinked copies of a cell (counted once)."""
+    out: list[str] = []
+    for d in cell_dirs(root, out, every=True):
+        if not (d / MANIFEST).exists() and any(
+            p.exists() for p in (d / EPISODES, compacted(d / EPISODES), d / ERRORS, d / "DONE")
+        ):
+            n = sum(1 for _ in record_lines(d / EPISODES))
+            out.append(
+                f"{d.name}: no manifest.json ({n} episode lines on disk), so the cell is NOT in the tables. "
+                "Fix: re-run "
+                "the sweep for that cell (it rewrites the manifest and keeps the episodes), or move the directory out "
+                f"of {root}"
+            )
+    return out
+
+
+def _default_model(backbone: str) -> str | None:
+    """The model conf/backbone/<name>.yaml names (None for a backbone defined elsewhere)."""
+    from runners.config import CONF_DIR
+
+    path = CONF_DIR / "backbone" / f"{backbone}.yaml"
+    try:
+        import yaml
+
+        return (yaml.safe_load(path.read_text()) or {}).get("model") if path.is_file() else None
+    except (OSError, ValueError, yaml.YAMLError):
+        return None
+
+
+def _served_models(cells: list[CellSummary]) -> None:
+    """The served model in the Backbone column: a backbone whose model was set on the command line
+    (`backbone=openai_compatible backbone.model=qwen3-8b`), or one name serving several models,
+    reads `openai_compatible[qwen3-8b]`, not a `[model=…]` suffix on the method."""
+    models: dict[str, set[str]] = {}
+    for c in cells:
+        models.setdefault(c.backbone, set()).add(str((c.config.get("backbone") or {}).get("model")))
+    for c in cells:
+        model = str((c.config.get("backbone") or {}).get("model"))
+        if c.scripted or model in ("None", c.backbone):
+            continue
+        if len(models[c.backbone]) > 1 or model != str(_default_model(c.backbone)):
+            c.backbone = f"{c.backbone}[{model}]"
+
+
+def _grid_order(cells: list[CellSummary]) -> Callable[[CellSummary], tuple[Any, ...]]:
+    """Sort key: each cell's method, backbone and benchmark by their place in the experiment grid
+    the cells were run with (their manifests' `experiment.grid`, the preset's order or the command
+    line's), names outside it after, alphabetically."""
+    from runners.config import canonical_method
+
+    order: dict[str, dict[str, int]] = {"method": {}, "backbone": {}, "benchmark": {}}
+    for c in cells:
+        grid = (c.config.get("experiment") or {}).get("grid") or {}
+        for g, names in grid.items() if isinstance(grid, dict) else ():
+            for n in names if g in order and isinstance(names, list) else ():
+                order[g].setdefault(canonical_method(str(n)) if g == "method" else str(n), len(order[g]))
+
+    def key(c: CellSummary) -> tuple[Any, ...]:
+        parts = [
+            (c.config.get("method") or {}).get("name", c.method),
+            (c.config.get("backbone") or {}).get("name", c.backbone),
+            c.benchmark,
+        ]
+        return tuple(order[g].get(str(n), len(order[g])) for g, n in zip(order, parts)) + (c.cell,)
+
+    return key
+
+
+def collect(
+    root: Path,
+    cell_names: set[str] | None = None,
+    methods: set[str] | None = None,
+    benchmarks: set[str] | None = None,
+    hide_failed: bool = True,
+) -> list[CellSummary]:
+    """The cells of the experiment folder `root`; `hide_failed`: without the failed tries (cells
+    that never finished an episode because of a configuration error, runners/prune.py)."""
+    from runners.prune import failed_cells
+
+    if not root.is_dir():
+        raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
+    hidden = failed_cells(root) if hide_failed else {}
+    cells = [summarize(d) for d in cell_dirs(root) if d.name not in hidden]
+    _served_models(cells)
+    cells.sort(key=_grid_order(cells))  # the preset's (or command line's) order of methods, backbones, benchmarks
+    # Cells that differ only in config details (same method/backbone/benchmark) stay apart, named
+    # by what differs (labels are computed over the whole experiment, so filters do not rename).
+    groups: dict[tuple[str, str, str], list[CellSummary]] = {}
+    for c in cells:
+        groups.setdefault((c.method, c.backbone, c.benchmark), []).append(c)
+    for group in groups.values():
+        if len(group) > 1:
+            labels = _readable_labels(group)
+            for c in group:
+                c.method = f"{c.method}[{labels[c.cell]}]"
+    return [
+        c
+        for c in cells
+        if (cell_names is None or c.cell in cell_names)
+        and (methods is None or c.method in methods or c.method.split("[", 1)[0] in methods)
+        and (benchmarks is None or c.benchmark in benchmarks)
+    ]
+
+
+def check_reference(reference: str, cells: Sequence[CellSummary] = (), root: Path | None = None) -> None:
+    """An unknown reference method is an error naming the choices (it would drop the Δ rows): the
+    methods of the experiment when its cells are given, else every configured method."""
+    from runners.config import canonical_method
+
+    if cells:
+        if any(
+            c.method in (reference, canonical_method(reference))
+            or c.method.split("[", 1)[0] == canonical_method(reference)
+            for c in cells
+        ):
+            return
+        methods = list(dict.fromkeys(c.method for c in cells))
+        raise ConfigError(
+            f"reference method '{reference}' is not in {'experiment ' + str(root) if root else 'these cells'}; "
+            "its methods: "
+            f"{', '.join(methods)}. Fix: --reference <one of them>"
+        )
+    if reference.split("[", 1)[0] in available("method"):
+        return
+    raise ConfigError(f"unknown reference method '{reference}'; available: {', '.join(available('method'))}")
+
+
+def skipped_note(root: Path, cells: list[CellSummary]) -> str:
+    """The footnote listing the cells a sweep skipped (runner.skip_unavailable=true) and have no
+    results here, each with what it misses and the fix (from `<experiment>/skipped.json`)."""
+    from runners.availability import read_skipped
+
+    have = {c.cell for c in cells}
+    entries = [e for e in read_skipped(root) if e["cell"] not in have]
+    if not entries:
+        return ""
+    lines = [f"Skipped (not run: runner.skip_unavailable=true; {len(entries)} cell(s), listed in skipped.json):"]
+    for e in entries:
+        why = "; ".join(
+            f"{m.get('what')}" + (f" (Fix: {m['fix']})" if m.get("fix") else "") for m in e.get("missing", [])
+        )
+        lines.append(f"- {e.get('method')} / {e.get('backbone')} / {e.get('benchmark')}: {why}")
+    return "\n".join(lines)
