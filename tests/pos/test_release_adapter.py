@@ -20,6 +20,7 @@ from benchmarks.rca100.synth import write_fixture
 from runners.api import Backbone, Completion
 from runners.backbones.scripted import ScriptedBackbone
 from runners.episode import Episode
+from tests.conftest import upstream_src
 from tests.upstream_texts import upstream_file
 
 
@@ -107,6 +108,7 @@ def test_clindiag_task_and_first_observation():
 
 
 def test_project_adapter_keeps_the_labelled_task(rca_root):
+    upstream_src()  # Raw's release interface needs the pinned texts
     bench = Rca100(name="rca100", data_dir=str(rca_root), adapter="project")
     rec, bb = run(bench, FullContext)
     req = rec.requests[0].request
@@ -119,6 +121,7 @@ def test_project_adapter_keeps_the_labelled_task(rca_root):
 def test_pos_passes_the_decisions_action_object(rca_root):
     """Belief updates, audits and progress inputs carry the action as the decision's object, as the
     release does, never a JSON-encoded string of it."""
+    upstream_src()  # the release interface needs the pinned texts
     rec, bb = run(Rca100(name="rca100", data_dir=str(rca_root)), PoS)
     assert rec.status == "ok"
     state = [json.dumps(c["messages"], ensure_ascii=False) for c in bb.requests if c["role"] in ("state", "sentinel")]
