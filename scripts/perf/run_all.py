@@ -44,9 +44,9 @@ LONG_GOALS = [
     ),
     (
         "runners.view at 10,000 real episodes: ≤ 5 s CPU, ≤ 300 MB, page ≤ 50 MB",
-        "24.9 s CPU, 408 MB, page 0.7 MB (main: 23.3 s, 957 MB, 215 MB)",
-        "python -m scripts.perf.analysis --episodes 10000 --repeats 1 --experiments DIR",
-        "12.3–14.1",
+        "20.6 s CPU, 367 MB, page 0.7 MB (main: 23.3 s, 957 MB, 215 MB)",
+        "/usr/bin/time -v python -m runners.view EXP (EXP: real_experiment --episodes 10000)",
+        "9.9–11.1",
         "2026-12-06",
     ),
     (
