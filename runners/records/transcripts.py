@@ -150,6 +150,7 @@ RAW, ZLIB, DELTA = 0, 1, 2  # blob codecs: the payload in the row (schema 1, sti
 PACKED, PACKED_DELTA = 3, 4  # the payload (a whole blob, or a delta of `base`) is a slice of a pack
 _REF = struct.Struct("<III")  # a packed row's data: pack id, offset, length
 PACK_CACHE = 32  # decompressed packs a reader keeps
+CACHE_ENTRIES = 4096  # parsed blobs and prompt nodes a reader keeps (then starts again)
 ZLIB_DICT = 2  # pack codec (besides RAW, ZLIB): zlib with the dictionary pack's payloads as preset dictionary
 ZDICT_BYTES = 32768  # zlib's window: the dictionary is the last this many bytes of the first pack
 # Pack codecs written now: zstd (a cell's first pack) and zstd with the same dictionary as raw
@@ -629,7 +630,7 @@ class TranscriptReader:
             for delta in reversed(deltas):
                 msg = apply_delta(msg, delta)
             out = canonical(msg)
-        if len(self._bytes_cache) > 4096:
+        if len(self._bytes_cache) > CACHE_ENTRIES:
             self._bytes_cache.clear()
         self._bytes_cache[h] = out
         return out
@@ -643,6 +644,8 @@ class TranscriptReader:
         if h is None:
             return None
         if h not in self._blob_cache:
+            if len(self._blob_cache) > CACHE_ENTRIES:  # a reader over a whole cell (the report) stays bounded
+                self._blob_cache.clear()
             self._blob_cache[h] = json.loads(self.blob_bytes(h))
         return self._blob_cache[h]
 
@@ -655,6 +658,8 @@ class TranscriptReader:
             if row is None:
                 raise TranscriptError(f"prompt node {h} is missing from {self.path}")
             new = bytes(row[2])
+            if len(self._node_cache) > CACHE_ENTRIES:
+                self._node_cache.clear()
             node = self._node_cache[h] = (
                 bytes(row[0]).hex(),
                 int(row[1]),

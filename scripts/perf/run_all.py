@@ -36,6 +36,27 @@ LONG_GOALS = [
         "2026-12-06",
     ),
     (
+        "runners.aggregate at 10,000 real episodes: ≤ 2 s CPU, ≤ 300 MB",
+        "3.28 s CPU, 242 MB (main: 5.98 s, 955 MB)",
+        "python -m scripts.perf.analysis --episodes 10000 --repeats 1 --experiments DIR",
+        "12.3–14.1",
+        "2026-12-06",
+    ),
+    (
+        "runners.view at 10,000 real episodes: ≤ 5 s CPU, ≤ 300 MB, page ≤ 50 MB",
+        "20.6 s CPU, 367 MB, page 0.7 MB (main: 23.3 s, 957 MB, 215 MB)",
+        "/usr/bin/time -v python -m runners.view EXP (EXP: real_experiment --episodes 10000)",
+        "9.9–11.1",
+        "2026-12-06",
+    ),
+    (
+        "the sweep at 10,000 episodes: peak RSS ≤ 300 MB",
+        "567 MB (main: 974 MB)",
+        "python -m scripts.perf.real_experiment --episodes 10000 --out DIR",
+        "7.4–13.0",
+        "2026-12-06",
+    ),
+    (
         "harness CPU per call ≤ 0.4 ms (quiet 2 cores)",
         "0.97 ms against main's 1.25 ms (0.78×), loaded",
         "python -m scripts.perf.tail --episodes 512 --concurrency 128 --repeats 3 --against MAIN",
