@@ -5,9 +5,10 @@
     runners.records    the run record: schema, store, transcripts, results (open_experiment), wire
         ↓
     engine             config, prepare (cells checked and loaded), pool (the sweep's backbones), episode
-                       (the loop), run (the scheduler in this process, signals, budget), launch (here or
-                       worker processes: procs), ray_exec, cache, backbones/, progress, secrets, cost,
-                       tokens, upstream, netcheck, inputs, interrupts
+                       (the loop), run (the scheduler in this process, signals), launch (here or worker
+                       processes: procs), ray_exec, cache, backbones/, progress, secrets, cost, budget
+                       (the experiment's total), access (key and model before any work), prune (failed
+                       tries), tokens, upstream, netcheck, inputs, interrupts
         ↓
     runners.analysis   cells, units, tables (+ table_cache), stats, papers, fidelity, paper (+ paper_figures),
                        episodes, report (HTML), plots, wandb_log; never imports the engine's modules that

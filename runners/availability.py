@@ -43,8 +43,13 @@ def backbone_missing(
     cfg: Any, env: Mapping[str, str] | None = None, roles: list[str] | str | None = None
 ) -> list[Missing]:
     """What an endpoint backbone (a `BackboneCfg`) lacks before its first call: a real model name,
-    an http(s) endpoint, its API key variable. Scripted and managed backbones need none of these.
+    an http(s) endpoint, its API key variable. A managed backbone: its server's package or program
+    and its model file (`runners.backbones.managed.server_missing`). Scripted ones need nothing.
     `roles`: the roles it serves other than the agent (the fix then offers the agent's backbone)."""
+    if cfg.kind == "managed":  # the server's package or program and its model file (runners/backbones/managed.py)
+        from runners.backbones.managed import server_missing
+
+        return server_missing(cfg)
     if cfg.kind != "openai":
         return []
     env = os.environ if env is None else env

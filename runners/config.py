@@ -99,6 +99,14 @@ class BackboneCfg(_Strict):
     refused_window_s: float = Field(
         10, ge=0, description="connection refused for this long (no success between) is fatal"
     )
+    max_reply_bytes: int = Field(
+        32 * 2**20,
+        ge=1024,
+        description="most bytes of one reply body (decompressed) read; a longer one fails that call (retried)",
+    )
+    follow_cross_host_redirects: bool = Field(
+        False, description="follow a redirect to another host (the prompts and the key go there); refused by default"
+    )
 
     RUNTIME: ClassVar[tuple[str, ...]] = (
         "max_inflight",
@@ -106,6 +114,8 @@ class BackboneCfg(_Strict):
         "max_retries",
         "backoff_cap_s",
         "refused_window_s",
+        "max_reply_bytes",
+        "follow_cross_host_redirects",
         "transport",
         "prices",
         "prices_source",
@@ -114,8 +124,13 @@ class BackboneCfg(_Strict):
     @field_validator("prices")
     @classmethod
     def _prices(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
-        if v is None:
-            return None
+        if v is None or (isinstance(v, dict) and all(x is None for x in v.values())):
+            return None  # no price (the shipped configs' {input: null, ...}: backbone.prices.input=… sets one)
+        if isinstance(v, dict) and (v.get("input") is None or v.get("output") is None):
+            raise ValueError(
+                "prices need both input and output (USD per 1M tokens; cached_input defaults to input): "
+                "backbone.prices.input=<USD> backbone.prices.output=<USD>"
+            )
         from runners.cost import Prices
 
         return Prices.model_validate(v).model_dump()  # ValueError names the bad or missing field
@@ -229,6 +244,21 @@ class RunnerCfg(_Strict):
         ge=0,
         description="before the sweep, wait at most this long for every endpoint to accept a connection (0: no check)",
     )
+    check_access: bool = Field(
+        True,
+        description="before any episode, check each endpoint's key and model (GET /models, else a 1-token "
+        "request; runners/access.py) and refuse a 401/403/404 with its fix",
+    )
+    prune: Literal["failed"] | None = Field(
+        None,
+        description="failed: before the run, move aside the cells that never finished an episode because of a "
+        "configuration error (runners/prune.py)",
+    )
+    prices_file: str | None = Field(
+        None,
+        description="YAML mapping a model (or backbone) name to {input, cached_input, output} USD per 1M tokens; "
+        "applied to every backbone it names (runners/config.py apply_prices_file)",
+    )
     fresh: bool = Field(
         False,
         description="re-run every cell from scratch, moving old results to <experiment>/.superseded/, "
@@ -260,7 +290,8 @@ class RunnerCfg(_Strict):
     budget_usd: float | None = Field(
         None,
         gt=0,
-        description="stop starting episodes before the sweep's spend would exceed this (needs backbone prices)",
+        description="the experiment's total spend in USD, counted from its stored records and recorded in "
+        "<experiment>/budget.json (runners/budget.py); needs backbone prices",
     )
     shard: str | None = Field(
         None, description="i/n: run only the i-th of n task ranges (0-based) of every cell, into its own records"
@@ -511,6 +542,51 @@ def resolve_roles(cfg: "CellConfig", given: dict[str, Any]) -> RolesCfg:
     return RolesCfg(**out, origin=origin)
 
 
+def read_prices_file(path: str) -> dict[str, dict[str, Any]]:
+    """`runner.prices_file`: a YAML mapping of model or backbone names to prices, e.g.
+
+        deepseek-v4-flash: {input: 0.27, cached_input: 0.07, output: 1.10, source: "list price, 2026-05"}
+        gpt_5_6_terra: {input: 1.25, output: 10.0}
+
+    (USD per 1M tokens; cached_input defaults to input; `source` is shown by runner.plan=true)."""
+    import yaml
+
+    from runners.cost import Prices
+
+    p = Path(os.path.expandvars(path)).expanduser()
+    try:
+        data = yaml.safe_load(p.read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(f"runner.prices_file {p} cannot be read ({type(e).__name__}: {e}); fix the path or the YAML")
+    if not isinstance(data, dict):
+        raise ConfigError(f"runner.prices_file {p}: expected a mapping of model or backbone names to prices")
+    out = {}
+    for name, v in data.items():
+        try:
+            entry = dict(v)
+            source = entry.pop("source", None)
+            out[str(name)] = {"prices": Prices.model_validate(entry).model_dump(), "source": source}
+        except (TypeError, ValueError) as e:
+            raise ConfigError(
+                f"runner.prices_file {p}: entry '{name}' is not {{input, cached_input, output}} in USD per 1M tokens "
+                f"({e})"
+            ) from None
+    return out
+
+
+def apply_prices_file(cfg: "CellConfig", path: str) -> None:
+    """Price every backbone of the cell that has no prices (in its config or on the command line,
+    which win) from `runner.prices_file`, by model name, else by backbone name."""
+    table = read_prices_file(path)
+    for b in (cfg.backbone, *(x for _, x in cfg.roles.items())):
+        if b is None or b.prices is not None:
+            continue
+        entry = table.get(b.model) or table.get(b.name)
+        if entry:
+            b.prices = entry["prices"]
+            b.prices_source = entry["source"] or f"runner.prices_file {path}"
+
+
 def validate(raw: dict[str, Any]) -> CellConfig:
     """Composed config (plain dict) → CellConfig, or ConfigError naming the fix."""
     raw = dict(raw)
@@ -556,6 +632,8 @@ def validate(raw: dict[str, Any]) -> CellConfig:
             )
         raise ConfigError(f"unknown method '{cfg.method.name}'; available: {', '.join(available('method'))}")
     cfg.method.cls  # an unimportable target fails here, naming the config entry
+    if cfg.runner.prices_file:
+        apply_prices_file(cfg, cfg.runner.prices_file)
     try:
         check_params(cfg.benchmark.name, cfg.benchmark.cls.Params, cfg.benchmark.params)
     except ValueError as e:

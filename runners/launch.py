@@ -13,6 +13,7 @@ from runners.procs import processes_for, run_processes
 from runners.progress import Progress
 from runners.run import unwind_on_sigterm, ready, run_prepared
 from runners.pool import preflight
+from runners.access import check_access
 
 
 async def run_all(cells: list[CellConfig], root: Path, display: str, progress: Progress | None = None) -> list[Any]:
@@ -28,6 +29,7 @@ async def run_all(cells: list[CellConfig], root: Path, display: str, progress: P
     n_proc = processes_for([p.cfg for p in prepared])
     try:
         await preflight(pool, cells[0].runner.preflight_s)  # a dead endpoint fails here, naming its URL
+        await check_access(pool, cells[0].runner.check_access)  # a refused key or unknown model (runners/access.py)
         if n_proc > 1:  # worker processes, each its share of every cell; this process shows and counts
             await pool.aclose()
             return await run_processes([p.cfg for p in prepared], root, display, n_proc)

@@ -86,10 +86,17 @@ class BackbonePool:
                 "away to start an empty cache, point runner.cache_path at another file, or set runner.cache=false"
             ) from None
 
-    def for_episode(self, cfg: BackboneCfg, trial: int, seed: int = 0, fresh: bool = False) -> Backbone:
+    def for_episode(
+        self, cfg: BackboneCfg, trial: int, seed: int = 0, fresh: bool = False, guard: Any = None
+    ) -> Backbone:
         """The backbone one episode uses: cached per (trial, run seed `runner.seed`) for endpoints;
-        `fresh` (runner.fresh=true) turns cache reads off (every call re-sampled, answers still written)."""
+        `fresh` (runner.fresh=true) turns cache reads off (every call re-sampled, answers still written).
+        `guard`: the budget's ledger (the Scheduler: runners.budget.BudgetGuard), under the cache: hits stay free."""
         inner = self.get(cfg)
+        if guard is not None:
+            from runners.budget import BudgetGuard
+
+            inner = BudgetGuard(inner, guard)
         if cfg.kind == "scripted" or self.cache_path is None:
             return inner
         from runners.cache import CachedBackbone
@@ -98,6 +105,10 @@ class BackbonePool:
             self.open_cache()
         assert self.cache is not None  # open_cache raised otherwise
         return CachedBackbone(inner, self.cache, trial, seed, read=not fresh)
+
+    def built(self) -> list[tuple[str, Backbone]]:
+        """(config JSON, backbone) of every backbone built so far."""
+        return list(self._by_key.items())
 
     def endpoints(self) -> dict[str, list[str]]:
         """base_url (as the client sees it, no credentials) → names of the backbones that call it."""

@@ -34,9 +34,12 @@ from runners.records.store import (
     shard_dirs,
     text_fingerprint,
     text_mismatch,
+    data_fingerprint,
+    data_mismatch,
 )
 from runners.records.transcripts import TranscriptStore
 from runners.pool import BackbonePool, InFlight, Resampled, preflight
+from runners.access import check_access
 from runners.prepare import PreparedCell, manifest_for, method_notes, skip_unavailable, survey
 
 
@@ -138,7 +141,9 @@ class _CellRun:
     case_errors: dict = field(default_factory=dict)
     code: str = ""
     prices: dict = field(default_factory=dict)  # role → prices (runners.cost.role_prices)
-    costs: list = field(default_factory=list)  # cost of each finished episode (the budget's estimate)
+    costs: list = field(default_factory=list)  # list-price cost of each finished episode (the budget's estimate)
+    plan_usd: float | None = None  # the plan's estimate of one episode (runners.budget.plan_estimate)
+    cost_total: float = 0.0  # sum of costs
     tasks: list = field(default_factory=list)  # the cell's tasks (its shard's, with runner.shard), in order
 
     def close(self) -> None:
@@ -159,12 +164,14 @@ class Scheduler:
     endpoint) is the only limit on model calls. Each cell still gets its own store, report and
     progress row, and is marked DONE as soon as its last episode is on disk.
 
-    With a budget (`runner.budget_usd`) the order is fair instead: task 1 of every cell, then
-    task 2 of every cell, … (trial 0 of every task before trial 1), and a new round starts only
-    when the whole round is expected to fit in the budget (each cell's mean episode cost so
-    far), so a run the budget stops has run the same tasks in every cell of a benchmark and its
-    tables still compare the methods. Nothing is known about costs before the first round, so
-    it runs whole once started (it may pass a budget smaller than one round)."""
+    With a budget (`runner.budget_usd`, the experiment's total: runners/budget.py) the order is
+    fair instead: task 1 of every cell, then task 2 of every cell, … (trial 0 of every task before
+    trial 1), and a new round starts only when the budget left (what the experiment's stored
+    records spent and this run spends, less what the episodes in flight are still expected to
+    spend) covers the whole round at each cell's own estimate, so a run the budget stops has run
+    the same tasks in every cell of a benchmark and its tables still compare the methods. While
+    nothing is known about costs, episodes run one at a time; a call is refused once the cap is
+    reached (`runners.budget.BudgetGuard`)."""
 
     def __init__(
         self, root: Path, pool: BackbonePool, progress: Progress, concurrency: int, budget_usd: float | None = None
@@ -175,49 +182,128 @@ class Scheduler:
         # runner.budget_usd: an episode starts only while spent + (episodes in flight + 1) × the
         # mean cost of a finished episode stays within the budget; episodes in flight finish.
         self.budget = budget_usd
-        self.spent = 0.0
+        self.spent = 0.0  # by this run (cache hits cost nothing)
+        self.spent_before = 0.0  # by the experiment's stored records when the run started (runners/budget.py)
         self.episode_costs: list[float] = []
+        self.episode_total = 0.0  # sum of episode_costs (estimates are read per episode: no re-summing)
         self.in_flight = 0
         self.budget_reached = False
+        self.cut_short = 0  # episodes a refused call ended (runners.budget.BudgetReached)
+        self.calls_flying = 0  # endpoint calls in flight (runners.budget.BudgetGuard)
+        self.call_total, self.call_count = 0.0, 0  # list price and number of this run's endpoint calls
         self.code = code_fingerprint()
         self.fair = budget_usd is not None
-        self.rounds: dict[tuple[int, int], list[_CellRun]] = {}  # fair order: round (trial, task index) → its cells
+        self.rounds: dict[
+            tuple[int, int], list[_CellRun]
+        ] = {}  # fair order: round (trial, task index) → cells not started
         self.round_started: tuple[int, int] = (-1, -1)
+        self.flying: dict[int, tuple[float, list[float]]] = {}  # episode → (its estimate, [spent, listed] so far)
+        self.settled = asyncio.Condition()  # notified whenever an episode ends (a waiting admission re-checks)
+        self.stored: dict[str, Any] = {}  # cell → runners.budget.CellCost of its stored records
+        self.runs: list[_CellRun] = []
+        self._stored_runs: dict[str, Any] = {}  # output dir → runners.plan.StoredRuns (read once per run)
 
     def _mean(self, run: "_CellRun | None" = None) -> float:
         """Expected cost of one episode: the cell's own mean once it has finished one, else the sweep's."""
         costs = run.costs if run is not None and run.costs else self.episode_costs
         return sum(costs) / len(costs) if costs else 0.0
 
-    def _affordable(self, run: "_CellRun | None" = None, rnd: tuple[int, int] | None = None) -> bool:
-        """Whether one more episode (of `run`, in fair round `rnd`) may start within the budget.
-        Once the budget is reached no episode starts any more."""
+    def estimate(self, run: "_CellRun") -> float | None:
+        """The list-price cost one more episode of `run`'s cell is expected to have: the mean of its
+        stored and finished episodes, else the plan's estimate, else the mean of the sweep's other
+        cells, else None (nothing known yet)."""
+        if run.costs:
+            return run.cost_total / len(run.costs)
+        if run.plan_usd is not None:
+            return run.plan_usd
+        return self.episode_total / len(self.episode_costs) if self.episode_costs else None
+
+    @property
+    def total_spent(self) -> float:
+        return self.spent_before + self.spent
+
+    def _reserved(self) -> float:
+        """What the episodes in flight are still expected to spend (their estimate less their spend so far)."""
+        return sum(max(0.0, est - acc[1]) for est, acc in self.flying.values())
+
+    def exhausted(self, calls: bool = False) -> str | None:
+        """Why no further model call may be made (the budget is spent), else None. `calls`: a call
+        about to start, which also counts what the calls in flight are expected to cost (the mean
+        cost of this run's calls), so concurrent calls do not all pass the cap at once."""
+        flying = self.calls_flying * (self.call_total / self.call_count) if calls and self.call_count else 0.0
+        if self.budget is None or self.total_spent + flying < self.budget:
+            return None
+        self.budget_reached = True
+        return (
+            f"runner.budget_usd reached: ${self.total_spent:.4f} of ${self.budget:g} spent by the experiment; "
+            "the call was not made and the episode runs again on resume (raise runner.budget_usd to continue)"
+        )
+
+    async def _admit(self, run: "_CellRun", rnd: tuple[int, int] | None) -> bool:
+        """Whether one more episode of `run` (in fair round `rnd`) may start within the budget;
+        waits while nothing is known about costs and an episode is in flight. A new round starts
+        only when the budget left covers every cell's episode of it at the cell's own estimate."""
         if self.budget is None:
             return True
-        if self.budget_reached:
-            return False
-        in_flight = self._mean() * self.in_flight
-        if rnd is not None and rnd > self.round_started:  # a new round: all of it must fit
-            need = sum(self._mean(r) for r in self.rounds.get(rnd, [run]))
-            if self.spent >= self.budget or self.spent + in_flight + need > self.budget:
-                self.budget_reached = True
-                return False
-            self.round_started = rnd
-            return True
-        # inside a started fair round only the cell's own costs count (round 1 has none yet: it
-        # runs whole, or the cells would already differ); otherwise the sweep's mean
-        own = (self._mean(run) if run is not None and run.costs else 0.0) if rnd is not None else self._mean(run)
-        if self.spent >= self.budget or self.spent + in_flight + own > self.budget:
-            self.budget_reached = True
-            return False
-        return True
+        async with self.settled:
+            while True:
+                if self.budget_reached or self.exhausted():
+                    return False
+                if rnd is None or rnd <= self.round_started:
+                    return True  # inside a round admitted whole
+                cells = self.rounds.get(rnd) or [run]
+                ests = [self.estimate(r) for r in cells]
+                if any(e is None for e in ests):
+                    if self.in_flight:  # nothing known yet: one episode at a time teaches the estimates
+                        await self.settled.wait()
+                        continue
+                    return True  # a probe; the round is not admitted yet
+                need = sum(e or 0.0 for e in ests)
+                if self.total_spent + self._reserved() + need > self.budget:
+                    self.budget_reached = True
+                    return False
+                self.round_started = rnd
+                return True
+
+    def finishing_cost(self, runs: list["_CellRun"]) -> tuple[float, int]:
+        """(estimated list-price cost of every episode the cells have left, cells without an estimate)."""
+        total, unknown = 0.0, 0
+        for r in runs:
+            left = r.report.total - r.report.skipped - r.report.ok
+            if left <= 0:
+                continue
+            e = self.estimate(r)
+            if e is None:
+                unknown += 1
+            else:
+                total += left * e
+        return total, unknown
 
     def _on_call(self, run: _CellRun, log: CallLog, prices: dict, acc: list[float]) -> None:
         cost = 0.0 if log.cached else (call_usd(log.role, log.usage, prices) or 0.0)
         self.spent += cost
         acc[0] += cost
+        listed = call_usd(log.role, log.usage, prices) or 0.0
+        acc[1] += listed
+        if not log.cached:
+            self.call_total += listed
+            self.call_count += 1
         run.report.count_call(log, cost)
         self.progress.call(run.report)
+
+    def _count_stored(self, prepared: list[PreparedCell]) -> None:
+        """What the experiment's stored records spent (runners.budget.stored_spend), this run's
+        cells at this run's prices."""
+        from runners.budget import manifest_prices, stored_spend
+
+        current = {p.cfg.cell_name: role_prices(p.cfg) for p in prepared}
+        self.stored = stored_spend(self.root, lambda cell, m: manifest_prices(cell, m, current))
+        self.spent_before = sum(c.spent for c in self.stored.values())
+
+    def _plan_usd(self, cfg: CellConfig) -> float | None:
+        from runners.budget import plan_estimate
+
+        return plan_estimate(cfg, self._stored_runs)
 
     def _check_texts(self, prepared: list[PreparedCell]) -> None:
         """Refuse the sweep before any work when a cell to resume holds finished episodes that ran
@@ -236,7 +322,9 @@ class Scheduler:
                 "benchmark_notes": p.bench.notes(),
                 "method_notes": method_notes(p.method_cls, p.cfg.method.params, p.bench),
             }
-            why = text_mismatch(p.cfg.cell_name, records, text_fingerprint(notes))
+            why = text_mismatch(p.cfg.cell_name, records, text_fingerprint(notes)) or data_mismatch(
+                p.cfg.cell_name, [cell_dir, *shard_dirs(cell_dir)], data_fingerprint(notes["benchmark_notes"])
+            )  # texts and data alike: a resume never mixes two versions in one cell
             if why:
                 raise FatalRunError(why.removeprefix("error: ") + " Nothing was run.")
 
@@ -338,8 +426,10 @@ class Scheduler:
             run.report,
             self.pool,
         )
-        spent = [0.0]
+        spent = [0.0, 0.0]  # [spent (cache hits free), list price]
         prices = run.prices  # a role's calls are priced by its own backbone (runners.cost.role_prices, as the tables)
+        if self.budget is not None:
+            self.flying[id(spent)] = (self.estimate(run) or 0.0, spent)
 
         def on_call(c: CallLog) -> None:  # live calls/tokens/retries/cost
             self._on_call(run, c, prices, spent)
@@ -347,7 +437,9 @@ class Scheduler:
         resample = min(run.case_errors.get((task.task_id, trial), 0), cfg.runner.case_error_resamples)
 
         def episode_backbone(bcfg: BackboneCfg) -> Backbone:
-            b = pool.for_episode(bcfg, trial, cfg.runner.seed, cfg.runner.fresh)
+            b = pool.for_episode(
+                bcfg, trial, cfg.runner.seed, cfg.runner.fresh, self if self.budget is not None else None
+            )
             return InFlight(Resampled(b, resample) if resample else b, self.progress)
 
         ep = Episode(
@@ -383,8 +475,14 @@ class Scheduler:
             )  # every configured secret, not only key-shaped text
         rec = await self._store(run, rec)
         checkpoint("running")  # the test trigger only: a signal once an episode is on disk (runners/interrupts.py)
-        self.episode_costs.append(spent[0])
-        run.costs.append(spent[0])
+        self.flying.pop(id(spent), None)
+        if rec.status == "ok":  # a finished episode's list price: the estimate of the cell's next ones
+            self.episode_costs.append(spent[1])
+            self.episode_total += spent[1]
+            run.costs.append(spent[1])
+            run.cost_total += spent[1]
+        elif rec.error and "runner.budget_usd reached" in rec.error:
+            self.cut_short += 1
         report.count_episode(rec.status, f"{task.task_id}#{trial}", rec.error)
         if rec.status != "ok" and rec.fatal:
             self.fatal.append(rec.error or "fatal backbone error")
@@ -429,10 +527,16 @@ class Scheduler:
             opened first, then the episodes are queued round by round (`fair_order`)."""
             try:
                 fair: list = []
+                if self.budget is not None:  # the experiment's spend so far, from its stored records
+                    await asyncio.to_thread(self._count_stored, prepared)
                 for p in prepared:
                     if self.stop.is_set():
                         break
                     r = await asyncio.to_thread(self._open, p)
+                    if self.budget is not None:
+                        r.costs = list(getattr(self.stored.get(p.cfg.cell_name), "listed", []))
+                        r.cost_total = sum(r.costs)
+                        r.plan_usd = None if r.costs else await asyncio.to_thread(self._plan_usd, p.cfg)
                     runs.append(r)
                     STATE["reports"].append(r.report)
                     _warn_store(r.store, p.cfg.cell_name, self.code, self.progress)
@@ -447,6 +551,7 @@ class Scheduler:
                 for item in fair_order(fair):
                     self.rounds.setdefault(item[3], []).append(item[0])
                     queue.put_nowait(item)
+                self.runs = runs
             finally:
                 for _ in range(n):
                     queue.put_nowait(None)
@@ -456,7 +561,12 @@ class Scheduler:
                 r, t, trial, rnd = item
                 if self.stop.is_set():
                     continue
-                if not self._affordable(r, rnd):
+                admitted = await self._admit(r, rnd)
+                waiting = self.rounds.get(rnd, []) if rnd is not None else []
+                at = next((i for i, x in enumerate(waiting) if x is r), None)
+                if at is not None:
+                    del waiting[at]  # the round's cells not started yet (what a new round needs)
+                if not admitted:
                     r.report.not_started += 1
                     r.remaining -= 1
                     if r.remaining == 0:
@@ -469,6 +579,9 @@ class Scheduler:
                 finally:
                     self.in_flight -= 1
                     self.progress.in_flight = self.in_flight
+                    if self.budget is not None:
+                        async with self.settled:
+                            self.settled.notify_all()
                 r.remaining -= 1
                 if r.remaining == 0:
                     await self._finish(r)
@@ -488,6 +601,18 @@ class Scheduler:
                 raise
             if self.fatal:
                 raise FatalRunError(self.fatal[0])
+            if self.budget is not None:
+                from runners import budget
+
+                finishing, unknown = self.finishing_cost(runs)
+                budget.LAST.update(
+                    budget=self.budget,
+                    spent_before=self.spent_before,
+                    spent=self.spent,
+                    finishing=finishing,
+                    unknown=unknown,
+                    cut_short=self.cut_short,
+                )
             return [r.report for r in runs]
         finally:
             for r in runs:
@@ -621,6 +746,7 @@ async def run_here(
     try:
         if check_endpoints:
             await preflight(pool, cells[0].runner.preflight_s)  # a dead endpoint fails here, naming its URL
+            await check_access(pool, cells[0].runner.check_access)  # a refused key or unknown model (runners/access.py)
         return await run_prepared(prepared, cells, root, pool, display, progress)
     finally:
         await pool.aclose()

@@ -165,8 +165,9 @@ def print_report(reports: list[Any], wall: float, out: TextIO | None = None, bud
     if garbage:
         print(
             f"warning: {garbage} model call(s) got unusable usage from the endpoint (a count that is not a "
-            "non-negative whole number); their tokens are estimated (source: estimated) and each call's `hygiene` "
-            "says what was sent.",
+            "non-negative whole number, or above what the call can have: more prompt tokens than the request had "
+            "bytes, more completion tokens than its limit); their tokens are estimated (source: estimated), the "
+            "budget counts the estimate, and each call's `hygiene` says what was sent.",
             file=out,
         )
     redacted = sum(getattr(r, "redacted", 0) for r in reports)
@@ -178,7 +179,38 @@ def print_report(reports: list[Any], wall: float, out: TextIO | None = None, bud
             file=out,
         )
     left = sum(r.not_started for r in reports)
-    if left:
+    from runners import budget as ledger
+
+    acct = ledger.LAST if budget_usd is not None and ledger.LAST.get("budget") == budget_usd else {}
+    if acct:
+        total = acct["spent_before"] + acct["spent"]
+        cut = f", {acct['cut_short']} cut short at the cap (run again on resume)" if acct["cut_short"] else ""
+        if left or acct["cut_short"] or acct["finishing"] or acct["unknown"]:
+            if acct["unknown"]:
+                rest = (
+                    f"more than {ledger.usd_text(acct['finishing'])} (known for some cells; "
+                    if acct["finishing"]
+                    else "an unknown amount ("
+                ) + f"{acct['unknown']} cell(s) have no finished episode to estimate from yet)"
+                advice = "re-run the same command with a higher runner.budget_usd to continue"
+            else:
+                rest = f"about {ledger.usd_text(acct['finishing'])} more at each cell's estimate"
+                need = f"{total + acct['finishing']:.4f}".rstrip("0").rstrip(".")
+                advice = f"re-run the same command with runner.budget_usd={need} or more to finish"
+            print(
+                f"Budget reached: {ledger.usd_text(total)} of ${budget_usd:g} spent by the experiment in all "
+                f"({ledger.usd_text(acct['spent_before'])} before this run, {ledger.usd_text(acct['spent'])} in it; "
+                f"cache hits cost nothing); {left} episodes not started{cut}. Finishing the experiment would cost "
+                f"{rest}: {advice}. Finished episodes are kept.",
+                file=out,
+            )
+        else:
+            print(
+                f"Budget: {ledger.usd_text(total)} of ${budget_usd:g} spent by the experiment in all "
+                f"({ledger.usd_text(acct['spent'])} in this run).",
+                file=out,
+            )
+    elif left:
         budget = f" of ${budget_usd:g}" if budget_usd else ""
         print(
             f"Budget reached: ${spent:.4f}{budget} spent; {left} episodes not started. Finished episodes are kept: "
@@ -190,6 +222,34 @@ def print_report(reports: list[Any], wall: float, out: TextIO | None = None, bud
             print(f"  ! {r.cell}: {e}", file=out)
     if tot["infra_error"] or tot["harness_error"]:
         print("Re-run the same command to retry the failed episodes.", file=out)
+
+
+def apply_budget(cells: list[Any], root: Path) -> None:
+    """The experiment's budget (runners/budget.py): runner.budget_usd when given, recorded in
+    `<root>/budget.json`; else the one recorded there, applied to this run (a ConfigError when a
+    backbone then lacks prices). Said on the console either way."""
+    from runners import budget as ledger
+    from runners.budget import recorded_budget, record_budget
+    from runners.run import check_budget
+
+    ledger.LAST.clear()  # the account of this run only (a multirun job runs after another in one process)
+    if cells[0].runner.executor == "ray":  # refused with a budget (check_budget)
+        kept = recorded_budget(root)
+        if kept is not None and cells[0].runner.budget_usd is None:
+            print(f"warning: the experiment's recorded budget ${kept:g} is not kept with runner.executor=ray")
+        return
+    given = cells[0].runner.budget_usd
+    budget, where = record_budget(root, given)
+    if budget is None:
+        return
+    if given is None:
+        for c in cells:
+            c.runner.budget_usd = budget
+        check_budget(cells)
+    print(
+        f"Budget: ${budget:g} for the whole experiment ({where}); what its stored records spent counts against it."
+        + (" A higher runner.budget_usd raises it; delete that file to lift it." if given is None else "")
+    )
 
 
 def _tokens(n: float) -> str:
@@ -667,6 +727,11 @@ def run_cells(
     counted_before = counted_asks(root, cells)
     try:
         check_output_dir(root)
+        if cells[0].runner.prune == "failed":  # failed tries moved aside before the run (runners/prune.py)
+            from runners.prune import prune_failed, report
+
+            report(prune_failed(root))
+        apply_budget(cells, root)
         if sweep_dir:
             _move_sweep_files(sweep_dir, root)
             scrub_multirun_files(root / ".multirun")

@@ -16,6 +16,9 @@
 - `enqueue(*kinds)` forces the outcomes of the next requests (in arrival order), before any
   random draw; `mode` answers every request with one fault (e.g. 401) until reset to None.
 - `latency_s`: fixed server-side delay before every normal reply.
+- `GET /models` lists `models` (default: `model`), or answers `mode` when it is 401/403 (the harness
+  checks the key and the model with it before any work, runners/access.py); `strict_models=True`
+  answers a chat request for a model not listed with 404 model_not_found.
 - Counters: `requests`, `outcomes` (kind -> count), `max_concurrent`, `bodies`, `auth_headers`
   (`connections`: only `serve_asyncio` counts them).
 
@@ -90,8 +93,12 @@ class FakeOpenAI(LoopbackServer):  # start/close/base_url, enqueue/mode/decide: 
         model: str = "fake-model",
         port: int = 0,
         reasoning: Responder | None = None,
+        models: list[str] | None = None,
+        strict_models: bool = False,
     ) -> None:
         super().__init__(seed=seed, fault_rate=fault_rate, faults=faults, port=port)
+        self.models = models  # GET /models lists these (default: `model`)
+        self.strict_models = strict_models  # a request for a model not in `models` gets 404 model_not_found
         self.responder = responder or default_responder
         self.latency_s, self.retry_after, self.hang_s, self.usage, self.model = (
             latency_s,
@@ -145,6 +152,7 @@ class FakeOpenAI(LoopbackServer):  # start/close/base_url, enqueue/mode/decide: 
 def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
     class Handler(LoopbackHandler):
         answering = False
+        server_of = fake
 
         def post(self, body: dict[str, Any]) -> None:
             with fake._lock:
@@ -154,6 +162,15 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 fake.inflight += 1
                 fake.max_concurrent = max(fake.max_concurrent, fake.inflight)
             self.answering = True
+            if fake.strict_models and body.get("model") not in fake.listed_models():
+                try:
+                    msg = f"The model `{body.get('model')}` does not exist or you do not have access to it."
+                    self.send(404, error_body(msg, "model_not_found"))
+                finally:
+                    self._answered()
+                    with fake._lock:
+                        fake.outcomes["404"] += 1
+                return
             kind = fake.decide(request_key(body))
             try:
                 self._answer(kind, body)
@@ -195,6 +212,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 )
             elif kind == "hang":
                 self.hang(fake._stop, fake.hang_s)
+            elif self.hostile(str(kind), fake._stop):  # endless, deep, badutf8 (scripts/chaos/server.py)
+                self._answered()
             elif kind == "reset":
                 self.reset_connection()
             elif kind == "malformed":

@@ -30,12 +30,14 @@ from runners.analysis.cells import (
     collect,
     metric_spec,
     orphan_cells,
+    reader_warnings,
     skipped_note,
 )
 from runners.analysis.fidelity import footnotes, row_marks
 from runners.analysis.papers import delta, fmt, fmt_delta, paper_task_count, paper_value, to_latex, to_markdown
 from runners.analysis.stats import (
     DEFAULT_RESAMPLES,
+    INTERVAL_LEGEND,
     SIGNIFICANCE_LEGEND,
     holm,
     paired_bootstrap,
@@ -435,10 +437,10 @@ def _aggregate_dir(
             atomic_write(tdir / "summary.md", hit["md"] + _live_section(root, sweep_cells(root)) + "\n")
         else:
             everything = collect(root)
-            orphans = orphan_cells(root)
-            warnings = [f"warning: {o}" for o in orphans] + [
-                f"warning: {c.cell}: {n}" for c in everything for n in c.set_aside
-            ]
+            from runners.prune import hidden_notes
+
+            orphans = orphan_cells(root) + hidden_notes(root)  # failed tries are listed under the table
+            warnings = reader_warnings(root, everything, orphans)
             for w in warnings:
                 print(w, file=err)
             long = (
@@ -511,9 +513,9 @@ def _markdown(
         )
     if any(c.partial for c in cells):
         md += (
-            "\n\n[partial]: some episodes are missing (infra errors or an interrupted sweep; re-run the sweep to "
-            "finish them). Rates cover the finished episodes only and Tok is a total, so its Δ is not comparable "
-            "until the cell is complete."
+            "\n\n[partial]: some episodes are missing (infra errors, an interrupted sweep or a damaged records file: "
+            "see the notes; re-run the sweep to finish them). Rates cover the finished episodes only and Tok is a "
+            "total, so its Δ is not comparable until the cell is complete."
         )
     if any(c.paraphrased for c in cells):
         md += (
@@ -588,11 +590,7 @@ METRICS_FIELDS = [
     "p_value",
     "p_holm",
 ]
-INTERVAL_NOTE = (
-    "[95% interval]: Wilson score interval over episodes for rates that are a share of episodes (SR, pass^1, "
-    "task success: it never collapses at 0 % or 100 %); task bootstrap (tasks resampled, trials kept together) "
-    "for the other rates, Wilson over tasks where the bootstrap collapses to a point"
-)
+INTERVAL_NOTE = INTERVAL_LEGEND  # which n each interval uses, trials > 1 included (runners.analysis.stats)
 
 
 def _write_tables(

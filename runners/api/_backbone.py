@@ -5,7 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from runners.api._decision import ToolCall
 from runners.api._roles import Role
@@ -28,6 +28,15 @@ class Usage(BaseModel):
     source: Literal["api", "estimated"] = Field(
         "api", description="api = reported by the endpoint; estimated = counted locally with an offline o200k tokenizer"
     )
+
+    @field_validator("prompt_tokens", "cached_prompt_tokens", "completion_tokens", "reasoning_tokens", mode="before")
+    @classmethod
+    def _whole(cls, v: Any) -> Any:
+        """A whole number stored as a float (a JSON reader gives a count beyond 64 bits as one)
+        reads back as that int, so such a stored record is never unreadable."""
+        if isinstance(v, float) and v.is_integer():
+            return int(v)
+        return v
 
     @property
     def total(self) -> int:

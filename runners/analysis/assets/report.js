@@ -257,6 +257,12 @@
   const tPaper = tab('paper', 'Paper');
   const PAPER = INDEX.paper || { artefacts: [] };
   if (PAPER.figures_note) tPaper.appendChild(el('div', { class: 'note' }, PAPER.figures_note));
+  if (PAPER.claims && PAPER.claims.length) {  // paper/claims.md: each claim on the paper's tables and on ours
+    tPaper.appendChild(el('h2', null, "The papers' claims, checked"));
+    tPaper.appendChild(table(['claim', 'where', 'paper states', 'paper recomputed', 'ours', 'verdict', 'missing cells', 'marks'],
+      PAPER.claims.map(c => [c.claim + ' (' + c.id + ')', c.paper + ' ' + c.where, c.paper_quoted, c.paper_recomputed,
+        c.ours + (c.detail ? ' (' + c.detail + ')' : ''), c.verdict, c.missing, c.marks])));
+  }
   tPaper.appendChild(el('h2', null, 'Artefacts'));
   tPaper.appendChild(table(['artefact', 'status', 'missing / how to produce'], PAPER.artefacts.map(a => [a.name + ': ' + a.title, a.status,
     a.status === 'produced' ? '' : (a.status === 'partial' ? 'missing: ' + a.missing.slice(0, 8).join('; ') + (a.missing.length > 8 ? '; …' : '') : a.preset)])));
@@ -271,7 +277,10 @@
       });
       tb.appendChild(el('tr', { class: r.kind === 'ours' ? null : 'sub' }, el('td', null, r.label), el('td', null, r.backbone), cells));
     });
-    return el('table', null, el('thead', null, el('tr', null, t.header.map(h => el('th', null, h)))), tb);
+    const spans = (t.spans || []).map(level => el('tr', null, [el('th', { colspan: 2 }, '')].concat(
+      level.map(([text, n]) => el('th', { colspan: n, class: text ? 'span' : null }, text)))));
+    const head = spans.length && t.short && t.short.length ? t.short : t.header;
+    return el('table', null, el('thead', null, spans.concat([el('tr', null, head.map(h => el('th', null, h)))])), tb);
   }
   PAPER.artefacts.filter(a => a.status !== 'not produced').forEach(a => {
     const box = el('div', { class: 'paper-art', id: 'paper-' + a.name }, el('h2', null, a.title + ' (' + a.status + ')'));

@@ -1,0 +1,78 @@
+"""A wrong key or model name is refused before any episode (runners/access.py), through the sweep
+CLI against a real loopback endpoint: nothing is run and no cell is written."""
+
+from runners.records.store import MANIFEST
+from tests.fake_openai import FakeOpenAI, react_responder
+from tests.runners.sweep_helpers import run_sweep
+
+KEY = "sk-access-test-0123456789abcdef"
+ARGS = (
+    "backbone=openai_compatible",
+    "method=full_context",
+    "benchmark=memoryarena_math",
+    "benchmark.params.data_dir=fixtures",
+    "roles.judge=agent",
+    "roles.tool=agent",
+    "runner.limit=1",
+    "runner.preflight_s=1",
+    "experiment.name=access",
+)
+
+
+def env(srv):
+    return {"OPENAI_COMPAT_BASE_URL": srv.base_url, "OPENAI_COMPAT_API_KEY": KEY}
+
+
+def cells_written(root):
+    return list(root.rglob(MANIFEST))
+
+
+def test_a_refused_key_stops_the_sweep_before_any_episode(tmp_path):
+    with FakeOpenAI(react_responder) as srv:
+        srv.mode = 401  # every route, GET /models too, answers 401 and echoes the Authorization header
+        p = run_sweep(tmp_path, *ARGS, "backbone.model=fake-model", env=env(srv))
+        assert srv.requests == 0  # not one chat request
+    assert p.returncode == 3, p.stdout[-2000:]
+    assert "refused the key (HTTP 401" in p.stderr and "export OPENAI_COMPAT_API_KEY=" in p.stderr
+    assert KEY not in p.stdout + p.stderr and "Nothing was run" in p.stderr
+    assert not cells_written(tmp_path)
+
+
+def test_an_unknown_model_is_refused_naming_the_models_the_endpoint_lists(tmp_path):
+    with FakeOpenAI(react_responder, models=["qwen3-8b", "qwen3-32b"], strict_models=True) as srv:
+        p = run_sweep(tmp_path, *ARGS, "backbone.model=qwen3-8B-instruct", env=env(srv))
+        assert srv.requests == 1  # the one-token check: the model is not in the list
+    assert p.returncode == 3, p.stdout[-2000:]
+    assert "does not serve this model (HTTP 404" in p.stderr
+    assert "backbone.model=<a model it serves>; the endpoint lists: qwen3-8b, qwen3-32b" in p.stderr
+    assert not cells_written(tmp_path)
+
+
+def test_a_listed_model_and_a_good_key_cost_no_request(tmp_path):
+    with FakeOpenAI(react_responder, models=["qwen3-8b"], strict_models=True) as srv:
+        p = run_sweep(tmp_path, *ARGS, "backbone.model=qwen3-8b", env=env(srv))
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert cells_written(tmp_path)
+
+
+def test_failed_tries_are_hidden_from_the_tables_and_pruned(tmp_path):
+    """A cell whose every episode ended on a 401 (a run from before the check, or a key revoked
+    at the start) is hidden from the tables, listed under them with the command that removes it,
+    and `runner.prune=failed` moves it to .superseded/ (nothing deleted)."""
+    exp = tmp_path / "access"
+    with FakeOpenAI(react_responder) as srv:
+        srv.mode = 401
+        bad = run_sweep(tmp_path, *ARGS, "backbone.model=qwen3-8b", "runner.check_access=false", env=env(srv))
+        assert bad.returncode == 3
+        failed = [d.parent.name for d in cells_written(exp)]
+        assert len(failed) == 1
+        srv.mode = None
+        good = run_sweep(tmp_path, *ARGS, "backbone.model=fake-model", env=env(srv))
+        assert good.returncode == 0, good.stderr[-3000:]
+        table = good.stdout[good.stdout.index("### Results") :]
+        assert "qwen3-8b" not in table.split("\n\n")[1]  # not a row of the table
+        assert f"{failed[0]}: hidden from the tables" in table and "python -m runners.prune" in table
+        pruned = run_sweep(tmp_path, *ARGS, "backbone.model=fake-model", "runner.prune=failed", env=env(srv))
+    assert pruned.returncode == 0 and f"pruned {failed[0]}" in pruned.stdout
+    assert not (exp / failed[0]).exists() and list((exp / ".superseded" / failed[0]).rglob("errors.jsonl"))
+    assert "hidden from the tables" not in pruned.stdout
