@@ -36,7 +36,7 @@ run: $(STAMP)
 PYTEST_WORKERS ?= auto  # pytest-xdist workers (one per core); 0 = serial
 
 test: $(STAMP)
-	$(PY) -m pytest -q -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(PY) -m pytest -q -rs -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 perf: $(STAMP)
 	$(PY) -m scripts.perf.run_all

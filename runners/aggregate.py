@@ -84,6 +84,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def cli(argv: list[str] | None = None) -> int:
+    """`main` with Ctrl-C ending it in one line (exit 130)."""
+    from runners.interrupts import reader_cli
+
     with short_process_gc():  # the records live to the end of this process: no collector pass over them
-        sys.exit(main())
+        return reader_cli(
+            lambda: main(argv), "the tables were not changed (they are written whole or not at all); run it again"
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

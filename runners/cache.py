@@ -83,6 +83,7 @@ class ResponseCache:
         self.path = Path(path)
         self.hits = 0
         self.misses = 0
+        self.redacted_hits = 0  # hits that held a configured secret, redacted on read
         self.disabled: str | None = None  # why the cache degraded to misses, once it has
         self._lock = threading.Lock()  # guards the reader connection and _pending
         self._pending: dict[str, str] = {}  # written, not yet committed
@@ -151,6 +152,17 @@ class ResponseCache:
         else:
             self.hits += 1
         return found
+
+    def note_redacted(self) -> None:
+        """A hit held a configured secret (redacted on read): warn once, naming the scrub."""
+        self.redacted_hits += 1
+        if self.redacted_hits == 1:
+            log.warning(
+                "response cache %s holds configured secrets in cached replies (written before they were redacted); "
+                "they are replaced by *** as they are read. Fix: python -m runners.cache scrub %s",
+                self.path,
+                self.path,
+            )
 
     # ---------------------------------------------------------------------------- write
     def put(self, key: str, completion: Completion) -> None:
@@ -279,6 +291,11 @@ class CachedBackbone(Forwarding):
         key = self.key(messages, role=role, attempt=attempt, sampling=sampling)
         hit = self.cache.get(key) if self.read else None
         if hit is not None:
+            redact = getattr(self.inner, "redact_completion", None)
+            if redact is not None:  # a row written before today's redaction: the secret never leaves the cache
+                hit, n = redact(hit)
+                if n:
+                    self.cache.note_redacted()
             return hit.model_copy(update={"cached": True, "retries": [], "latency_s": 0.0, "role": role})
         c = await super().complete(
             messages, role=role, protocol=protocol, attempt=attempt, **sampling
@@ -286,3 +303,140 @@ class CachedBackbone(Forwarding):
         if c.text.strip() or c.tool_calls:  # never cache an empty / null reply: a re-run must be able to repair it
             self.cache.put(key, c.model_copy(update={"cached": False, "retries": []}))
         return c
+
+
+# -------------------------------------------------------------------------------- scrub (CLI)
+def configured_secret_vars() -> list[str]:
+    """The environment variables the shipped backbone configs read a key or an endpoint URL from
+    (`api_key_env`, `base_url_env` in conf/backbone/*.yaml)."""
+    import yaml
+
+    from runners.config import CONF_DIR
+
+    names: set[str] = set()
+    for f in sorted((CONF_DIR / "backbone").glob("*.yaml")):
+        try:
+            raw = yaml.safe_load(f.read_text()) or {}
+        except (OSError, yaml.YAMLError):
+            continue
+        names |= {raw[k] for k in ("api_key_env", "base_url_env") if isinstance(raw.get(k), str)}
+    return sorted(names)
+
+
+def secrets_from(values: list[str]) -> list[str]:
+    """The secret parts of configured values: a key as it is; of a URL with `user:password@`, the
+    password and `user:password` (a URL without credentials holds none)."""
+    from runners.secrets import split_url_credentials
+
+    out: list[str] = []
+    for v in values:
+        if "://" in v:
+            _, creds = split_url_credentials(v)
+            if creds:
+                out += [creds[1], f"{creds[0]}:{creds[1]}"]
+        elif v and v != "EMPTY":
+            out.append(v)
+    return out
+
+
+def cache_files(path: Path) -> list[Path]:
+    """`path` itself (a cache file) or every `responses.sqlite` under it (an output folder)."""
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*.sqlite") if p.is_file() and p.name == "responses.sqlite")
+
+
+def scrub(path: Path, secrets: list[str]) -> tuple[int, int]:
+    """Rewrite every row of the cache at `path` with the configured `secrets` (in every form
+    `runners.secrets.secret_pattern` knows) replaced by `***`; (rows changed, rows in all). Old
+    page contents are overwritten too (`secure_delete`, then VACUUM and a WAL checkpoint), so the
+    secret is gone from the file, not only from the rows."""
+    import json
+
+    from runners.secrets import redact_value, secret_pattern
+
+    pattern = secret_pattern(secrets)
+    db = sqlite3.connect(path, timeout=WRITE_TIMEOUT_S, isolation_level=None)
+    try:
+        db.execute("PRAGMA secure_delete=ON")
+        changed: list[tuple[str, str]] = []
+        total = 0
+        for key, payload in db.execute("SELECT key, payload FROM responses"):
+            total += 1
+            try:
+                value = json.loads(payload)
+            except ValueError:
+                value = payload  # an unreadable row (a miss when read): still no secret may stay in it
+            clean, n = redact_value(value, pattern)
+            if n:
+                changed.append((json.dumps(clean, ensure_ascii=False) if not isinstance(clean, str) else clean, key))
+        if changed:
+            db.execute("BEGIN IMMEDIATE")
+            db.executemany("UPDATE responses SET payload = ? WHERE key = ?", changed)
+            db.execute("COMMIT")
+        db.execute("VACUUM")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        db.close()
+    return len(changed), total
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m runners.cache scrub PATH`: redact configured secrets in an existing response cache."""
+    import argparse
+    import os
+    import sys
+
+    ap = argparse.ArgumentParser(
+        prog="python -m runners.cache",
+        description="Maintenance of the response cache.",
+    )
+    sub = ap.add_subparsers(dest="command", required=True)
+    sc = sub.add_parser(
+        "scrub",
+        help="replace configured secrets (keys, URL passwords, in every encoding) in cached replies by ***",
+        description=(
+            "Rewrite a response cache (a responses.sqlite file, or every one under an output folder) with the "
+            "configured secrets redacted: the values of the variables the backbone configs name (api_key_env, "
+            "base_url_env) that are set now, of every --env variable, and of the lines given on stdin with --stdin. "
+            "Secrets are never passed as arguments (the command line is visible to other users)."
+        ),
+    )
+    sc.add_argument("path", type=Path)
+    sc.add_argument("--env", action="append", default=[], metavar="VAR", help="another variable holding a secret")
+    sc.add_argument("--stdin", action="store_true", help="also read secrets from stdin, one per line")
+    args = ap.parse_args(argv)
+    names = sorted({*configured_secret_vars(), *args.env})
+    used = [n for n in names if os.environ.get(n)]
+    values = [os.environ[n] for n in used]
+    if args.stdin:
+        values += [line.rstrip("\r\n") for line in sys.stdin if line.strip()]
+    secrets = secrets_from(values)
+    if not secrets:
+        print(
+            "error: no secret to scrub: none of " + ", ".join(names) + " is set (with a key or a URL with "
+            "user:password). Fix: export the variable that held the key when the cache was written, pass "
+            "--env VAR, or give the secrets on stdin with --stdin",
+            file=sys.stderr,
+        )
+        return 2
+    files = cache_files(args.path)
+    if not files:
+        print(
+            f"error: no response cache at {args.path} (a responses.sqlite file or a folder holding one)",
+            file=sys.stderr,
+        )
+        return 2
+    source = ", ".join(used) + (" and stdin" if args.stdin else "") if used else "stdin"
+    for f in files:
+        try:
+            n, total = scrub(f, secrets)
+        except sqlite3.Error as e:
+            print(f"error: {f}: {e}. Fix: stop the sweep using this cache and run the scrub again", file=sys.stderr)
+            return 1
+        print(f"{f}: {n} of {total} cached replies held a secret (from {source}); redacted")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

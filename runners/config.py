@@ -99,6 +99,14 @@ class BackboneCfg(_Strict):
     refused_window_s: float = Field(
         10, ge=0, description="connection refused for this long (no success between) is fatal"
     )
+    max_reply_bytes: int = Field(
+        32 * 2**20,
+        ge=1024,
+        description="most bytes of one reply body (decompressed) read; a longer one fails that call (retried)",
+    )
+    follow_cross_host_redirects: bool = Field(
+        False, description="follow a redirect to another host (the prompts and the key go there); refused by default"
+    )
 
     RUNTIME: ClassVar[tuple[str, ...]] = (
         "max_inflight",
@@ -106,6 +114,8 @@ class BackboneCfg(_Strict):
         "max_retries",
         "backoff_cap_s",
         "refused_window_s",
+        "max_reply_bytes",
+        "follow_cross_host_redirects",
         "transport",
         "prices",
         "prices_source",
@@ -345,6 +355,11 @@ class ExperimentCfg(_Strict):
         "perturb_rate) set on a scripted agent backbone that leaves them at their defaults: the offline demo's "
         "methods then differ; {} = none; HARNESS_DEMO_NOISE=0 turns it off (the test suite does)",
     )
+
+    @field_validator("scripted_noise", mode="before")
+    @classmethod
+    def _no_noise(cls, v: Any) -> Any:
+        return {} if v is None else v  # experiment.scripted_noise=null: no noise, as {}
 
     @field_validator("grid")
     @classmethod
@@ -608,6 +623,13 @@ def validate(raw: dict[str, Any]) -> CellConfig:
             lines.append(f"  {loc}: {err['msg']}{hint}")
         raise ConfigError("invalid configuration:\n" + "\n".join(lines)) from None
     if cfg.method.name not in available("method"):
+        files = [f"conf/method/{a}.yaml" for a, n in method_aliases().items() if n == cfg.method.name]
+        if files:  # the file the user named sets another `name:` than its own
+            raise ConfigError(
+                f"{' and '.join(files)} set{'s' if len(files) == 1 else ''} `name: {cfg.method.name}`, which is no "
+                "method config's name (a method's `name` is its file's name, or the name of the method it is an "
+                f"alias of). Fix: set `name: {files[0].rsplit('/', 1)[-1][: -len('.yaml')]}` in {files[0]}"
+            )
         raise ConfigError(f"unknown method '{cfg.method.name}'; available: {', '.join(available('method'))}")
     cfg.method.cls  # an unimportable target fails here, naming the config entry
     if cfg.runner.prices_file:

@@ -130,3 +130,13 @@ def report(signum: int, out: Any = None) -> int:
     """Print `message(signum)` and return the exit status (128 + signal: 130 for SIGINT, 143 for SIGTERM)."""
     print(f"\n{message(signum)}", file=out or sys.stderr, flush=True)
     return exit_code(signum)
+
+
+def reader_cli(main: Any, what: str) -> int:
+    """Run a reader's command line (`runners.aggregate`, `runners.view`, `runners.paper`): Ctrl-C
+    ends it with one line saying `what` became of its output, and exit status 130, no traceback."""
+    try:
+        return int(main())
+    except KeyboardInterrupt:
+        print(f"\ninterrupted (Ctrl-C): {what}", file=sys.stderr)
+        return 130

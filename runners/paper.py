@@ -8,5 +8,13 @@ import sys
 
 from runners.analysis.paper import main
 
+
+def cli(argv: list[str] | None = None) -> int:
+    """`main` with Ctrl-C ending it in one line (exit 130)."""
+    from runners.interrupts import reader_cli
+
+    return reader_cli(lambda: main(argv), "not every artefact was written; run the same command again")
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli())

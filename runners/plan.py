@@ -14,8 +14,12 @@ Where each estimate comes from (printed beside it):
   MemoryArena's `reasoning` tool on its own model). The paper gives no input/output split or
   calls: the split comes from a stored run where there is one, else `ASSUMED_OUTPUT_SHARE`.
 - `stored`: the mean per episode of a stored run of the same cell shape under
-  `runner.output_dir` (same cell first, else the same method, benchmark and model; scripted
-  runs are never used): calls, input, cached input and output tokens per role.
+  `runner.output_dir` (same cell first, else the same method, benchmark and model), named by its
+  `<experiment>/<cell>`: calls, input, cached input and output tokens per role. Only a run on the
+  benchmark's real data and a real backbone counts: a run on fixture data (`data_dir=fixtures`, or
+  data its benchmark records as a fixture) or on the scripted backbone is never borrowed, whatever
+  experiment it sits in, and the line says how many were passed over. A benchmark role (judge,
+  user simulator) is read from the stored run only where it ran on the same model as planned.
 - `unknown`: neither; the total says how many role estimates are unknown.
 """
 
@@ -157,37 +161,83 @@ class StoredRuns:
         self._cells: list[tuple[Path, dict[str, Any]]] | None = None
 
     def cells(self) -> list[tuple[Path, dict[str, Any]]]:
+        """The stored cells an estimate may come from (`passed_over` counts the others by reason)."""
         if self._cells is None:
             self._cells = []
+            self.passed_over: list[tuple[Path, dict[str, Any], str]] = []
             if self.output_dir.is_dir():
                 for m in sorted(self.output_dir.glob("*/*/manifest.json")):
                     try:
                         manifest = json.loads(m.read_text())
                     except (OSError, ValueError):
                         continue
-                    if not manifest.get("scripted") and isinstance(manifest.get("config"), dict):
+                    if not isinstance(manifest.get("config"), dict):
+                        continue
+                    why = not_real(manifest)
+                    if why:
+                        self.passed_over.append((m.parent, manifest, why))
+                    else:
                         self._cells.append((m.parent, manifest))
         return self._cells
+
+    def name(self, d: Path) -> str:
+        """A stored run as the plan names it: `<experiment>/<cell>` under the output directory."""
+        try:
+            return str(d.relative_to(self.output_dir))
+        except ValueError:
+            return str(d)
+
+    def ignored(self, cfg: Any) -> str:
+        """' (passed over: 2 stored run(s) of this cell shape on fixture data)' or ''."""
+        self.cells()
+        whys = [w for _, m, w in self.passed_over if _shape(m["config"]) == _want(cfg)]
+        if not whys:
+            return ""
+        return "; passed over: " + ", ".join(f"{whys.count(w)} stored run(s) on {w}" for w in dict.fromkeys(whys))
 
     def find(self, cfg: Any) -> tuple[Path, bool, dict[str, dict[str, float]], int] | None:
         """(cell dir, same cell?, per-role means, episodes) of the best stored run for `cfg`."""
         from runners.records.store import EPISODES, read_jsonl
 
-        def shape(c: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
-            return (
-                (c.get("method") or {}).get("name"),
-                (c.get("benchmark") or {}).get("name"),
-                (c.get("backbone") or {}).get("model"),
-            )
-
-        want = (cfg.method.name, cfg.benchmark.name, cfg.backbone.model)
-        candidates = [(d, m) for d, m in self.cells() if shape(m["config"]) == want]
+        candidates = [(d, m) for d, m in self.cells() if _shape(m["config"]) == _want(cfg)]
         candidates.sort(key=lambda dm: dm[1].get("cell_key") != cfg.key())  # the same cell first
         for d, m in candidates:
             eps = [e for e in read_jsonl(d / EPISODES)[0] if e.get("status", "ok") == "ok" and not e.get("scripted")]
             if eps:
                 return d, m.get("cell_key") == cfg.key(), _usage_means(eps), len(eps)
         return None
+
+
+def not_real(manifest: dict[str, Any]) -> str:
+    """Why a stored cell cannot stand for a real run ('' when it can): scripted, or fixture data."""
+    from runners.analysis.fidelity import is_fixture
+
+    config = manifest["config"]
+    if manifest.get("scripted") or (config.get("backbone") or {}).get("kind") == "scripted":
+        return "the scripted backbone"
+    if is_fixture(manifest, config):
+        return "fixture data"
+    return ""
+
+
+def _shape(c: dict[str, Any]) -> tuple[str | None, str | None, str | None]:
+    return (
+        (c.get("method") or {}).get("name"),
+        (c.get("benchmark") or {}).get("name"),
+        (c.get("backbone") or {}).get("model"),
+    )
+
+
+def _want(cfg: Any) -> tuple[str | None, str | None, str | None]:
+    return (cfg.method.name, cfg.benchmark.name, cfg.backbone.model)
+
+
+def _role_model(config: dict[str, Any], role: str) -> str | None:
+    """The model a stored cell ran a benchmark role on (its agent's where the role followed it)."""
+    r = (config.get("roles") or {}).get(role)
+    if isinstance(r, dict) and r.get("model"):
+        return str(r["model"])
+    return (config.get("backbone") or {}).get("model")
 
 
 METHOD_ROLES_ON_AGENT = ("agent", "state", "memory", "sentinel")
@@ -198,10 +248,13 @@ def plan_cell(cfg: Any, n_tasks: int, tasks_source: str, stored: StoredRuns, ben
     found = stored.find(cfg)
     means = found[2] if found else {}
     where = (
-        f"stored run {found[0]} ({found[3]} episodes, {'same cell' if found[1] else 'same method/benchmark/model'})"
+        f"stored run {stored.name(found[0])} ({found[3]} episodes, "
+        f"{'same cell' if found[1] else 'same method/benchmark/model'}, real data)"
         if found
         else ""
     )
+    stored_cfg: dict[str, Any] = next((m["config"] for d, m in stored.cells() if found and d == found[0]), {})
+    passed = stored.ignored(cfg)
     paper = paper_reported_tok(cfg.method.name, cfg.backbone.name, cfg.benchmark.name)
     plan = CellPlan(
         cfg.cell_name,
@@ -216,8 +269,11 @@ def plan_cell(cfg: Any, n_tasks: int, tasks_source: str, stored: StoredRuns, ben
         est = RoleEstimate(
             role=role if role != "agent" else "agent (method)", backbone=b.name, prices=prices_for(role, prices)
         )
+        other_model = role != "agent" and found and _role_model(stored_cfg, role) != b.model
         agent_side = (
-            [r for r in METHOD_ROLES_ON_AGENT if r in means] if role == "agent" else ([role] if role in means else [])
+            [r for r in METHOD_ROLES_ON_AGENT if r in means]
+            if role == "agent"
+            else ([role] if role in means and not other_model else [])
         )
         m = (
             {k: sum(means[r][k] for r in agent_side) for k in ("calls", "prompt", "cached", "completion")}
@@ -247,13 +303,19 @@ def plan_cell(cfg: Any, n_tasks: int, tasks_source: str, stored: StoredRuns, ben
         if m is not None:
             est.calls, est.prompt, est.cached, est.completion = m["calls"], m["prompt"], m["cached"], m["completion"]
             est.source = where
+        elif found and other_model:
+            est.source = f"unknown ({where}: its {role} ran on {_role_model(stored_cfg, role)}, planned on {b.model})"
         elif found:
             est.calls, est.prompt, est.completion, est.source = 0.0, 0.0, 0.0, f"{where}: no calls of this role"
         else:
-            est.source = "unknown" + (
-                " (not in the paper's #Tok; no stored run)"
-                if paper and role != "agent"
-                else " (no paper #Tok, no stored run)"
+            est.source = (
+                "unknown"
+                + (
+                    " (not in the paper's #Tok; no stored run"
+                    if paper and role != "agent"
+                    else " (no paper #Tok, no stored run"
+                )
+                + (f" on real data{passed})" if passed else ")")
             )
         plan.roles.append(est)
     return plan

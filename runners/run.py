@@ -34,6 +34,8 @@ from runners.records.store import (
     shard_dirs,
     text_fingerprint,
     text_mismatch,
+    data_fingerprint,
+    data_mismatch,
 )
 from runners.records.transcripts import TranscriptStore
 from runners.pool import BackbonePool, InFlight, Resampled, preflight
@@ -322,7 +324,9 @@ class Scheduler:
                 "benchmark_notes": p.bench.notes(),
                 "method_notes": method_notes(p.method_cls, p.cfg.method.params, p.bench),
             }
-            why = text_mismatch(p.cfg.cell_name, records, text_fingerprint(notes))
+            why = text_mismatch(p.cfg.cell_name, records, text_fingerprint(notes)) or data_mismatch(
+                p.cfg.cell_name, [cell_dir, *shard_dirs(cell_dir)], data_fingerprint(notes["benchmark_notes"])
+            )  # texts and data alike: a resume never mixes two versions in one cell
             if why:
                 raise FatalRunError(why.removeprefix("error: ") + " Nothing was run.")
 

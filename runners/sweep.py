@@ -93,8 +93,9 @@ def refuse_basic_multirun(argv: list[str]) -> str:
     if other:
         msg += (
             f"\n{', '.join(other)} {'is' if len(other) == 1 else 'are'} not a grid axis "
-            "(method, backbone, benchmark): run one command per value into the same experiment "
-            "(its tables cover every cell)"
+            "(method, backbone, benchmark): run one command per value, into the same experiment for a key that "
+            "changes the cell (benchmark.params.*, method.params.*: its tables cover every cell), into its own "
+            "experiment.name for a runtime knob (runner.limit, runner.trials)"
         )
     return msg + (
         "\n`-m` without hydra/launcher=basic does the same (the default launcher, grid); one process per job: "
@@ -113,12 +114,30 @@ def expand_cells(cfg: Any, overrides: list[str] | None = None) -> list[dict[str,
     grid = dict(OmegaConf.to_container(cfg.experiment.get("grid") or {}, resolve=True))  # type: ignore[arg-type]  # a DictConfig: to_container gives a dict
     axes = [(g, names) for g, names in grid.items() if g in GROUPS and g not in pinned]
     if not axes:
-        return [OmegaConf.to_container(cfg, resolve=True)]  # type: ignore[list-item]  # a DictConfig: to_container gives a dict
+        return _replaced_maps([OmegaConf.to_container(cfg, resolve=True)], overrides)  # type: ignore[list-item]  # a DictConfig: to_container gives a dict
     cells: list[Any] = []
     for combo in itertools.product(*(names for _, names in axes)):
         extra = [f"{g}={n}" for (g, _), n in zip(axes, combo)]
         c = compose(config_name="config", overrides=overrides + extra)
         cells.append(OmegaConf.to_container(c, resolve=True))
+    return _replaced_maps(cells, overrides)
+
+
+REPLACED_MAPS = ("experiment.scripted_noise",)
+"""Mappings that a command-line `key={}` empties (the documented `experiment.scripted_noise={}`, the noiseless
+demo): Hydra merges `{}` into the preset's mapping, which leaves it as it was."""
+
+
+def _replaced_maps(cells: list[dict[str, Any]], overrides: list[str]) -> list[dict[str, Any]]:
+    for o in overrides:
+        key, _, value = o.partition("=")
+        if key.lstrip("+~") in REPLACED_MAPS and value.strip() == "{}":
+            parent, _, leaf = key.lstrip("+~").rpartition(".")
+            for c in cells:
+                node = c
+                for part in parent.split("."):
+                    node = node.setdefault(part, {})
+                node[leaf] = {}
     return cells
 
 
@@ -231,6 +250,103 @@ def apply_budget(cells: list[Any], root: Path) -> None:
         f"Budget: ${budget:g} for the whole experiment ({where}); what its stored records spent counts against it."
         + (" A higher runner.budget_usd raises it; delete that file to lift it." if given is None else "")
     )
+
+
+def _tokens(n: float) -> str:
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(n) >= div:
+            return f"{n / div:.1f}{unit}"
+    return f"{n:.0f}"
+
+
+def _table_columns(tdir: Path) -> tuple[dict[str, list[str]], list[str]]:
+    """(benchmark -> its table's metrics in column order, the row marks like [paraphrased]) from
+    `tables/summary.csv`: the terminal summary shows the columns the full table shows."""
+    import csv
+    import re
+
+    cols: dict[str, list[str]] = {}
+    marks: list[str] = []
+    try:
+        with open(tdir / "summary.csv", newline="") as f:
+            rows = list(csv.reader(f))
+    except OSError:
+        return cols, marks
+    for h in rows[0][2:] if rows else []:
+        bench, _, metric = h.partition(":")
+        metric = re.sub(r"\(.*\)$", "", metric)
+        if metric and "/" not in metric:  # Tok/task sits beside the paper's total: in the full table only
+            cols.setdefault(bench, []).append(metric)
+    for r in rows[1:]:
+        for m in re.findall(r"\[[^\]=]+\]", r[0] if r else ""):
+            if m not in marks and m != "[scripted]":
+                marks.append(m)
+    return cols, marks
+
+
+def compact_summary(root: Path, long: list[dict[str, Any]], reference: str, width: int | None = None) -> str:
+    """The end of a run at the terminal: one line per cell (benchmark, method, the table's headline metrics,
+    each with its Δ against the reference), fitted to the terminal's width, then where the full tables are
+    (intervals, p-values, depth retention, notes: tables/summary.md, printed whole by `runners.aggregate`)."""
+    import shutil
+    import textwrap
+    from types import SimpleNamespace
+
+    from runners.analysis.tables import reference_for
+
+    width = max(40, width or shutil.get_terminal_size((80, 24)).columns)
+    tdir = root / "tables"
+    cols, marks = _table_columns(tdir)
+    vals: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
+    for r in long:
+        vals.setdefault((r["benchmark"], r["method"], r["backbone"]), {})[r["metric"]] = r
+    keys = list(vals)
+    methods = list(dict.fromkeys(m for _, m, _ in keys))
+    named: list[Any] = [SimpleNamespace(method=m) for m in methods]  # reference_for reads `.method` only
+    ref, _ = reference_for(named, reference)
+    several_backbones = len({b for _, _, b in keys}) > 1
+    scripted = any(r.get("scripted") in (True, "True") for r in long)
+
+    def item(metric: str, row: dict[str, Any] | None, delta: dict[str, Any] | None) -> str | None:
+        if row is None or row.get("value") in (None, ""):
+            return None
+        v = float(row["value"])
+        tok = metric.startswith("Tok")
+        text = f"{metric} " + (_tokens(v * 1e6) if tok else f"${v:.4f}" if metric == "USD" else f"{v:.1f}")
+        if delta is not None and delta.get("value") not in (None, ""):
+            d = float(delta["value"])
+            p = delta.get("p_holm")
+            star = "*" if p not in (None, "") and float(p) < 0.05 else ""
+            text += f"({d:+.0f}%)" if tok or metric == "USD" else f"({d:+.1f}{star})"
+        return text
+
+    bw = max((len(b) for b, _, _ in keys), default=0)
+    mw = max((len(m + (f" {bb}" if several_backbones else "")) for _, m, bb in keys), default=0)
+    lines = textwrap.wrap(
+        f"Results: {root.name}{' [scripted]: offline demo, not model results' if scripted else ''}. Rates in %; "
+        f"(Δ vs {ref}: pp for rates, * significant after Holm; % for Tok)",
+        width,
+    )
+    benches = list(dict.fromkeys(b for b, _, _ in keys))
+    keys.sort(key=lambda k: (benches.index(k[0]), methods.index(k[1]) if k[1] != ref else -1))
+    for bench, method, bb in keys:
+        ms = cols.get(bench) or [m for m in vals[bench, method, bb] if not m.startswith(("delta_", "tokens_"))][:3]
+        d = vals[bench, method, bb]
+        items = [x for m in ms if (x := item(m, d.get(m), d.get(f"delta_{m}") if method != ref else None))]
+        line = f"{bench:<{bw}} {(method + (f' {bb}' if several_backbones else '')):<{mw}}"
+        first = True
+        for x in items:  # wrapped under the metrics where the terminal is narrow
+            if not first and len(line) + 2 + len(x) > width:
+                lines.append(line)
+                line = " " * min(bw + mw + 1, width // 3)
+            line += "  " + x
+            first = False
+        lines.append(line)
+    if marks:
+        lines += textwrap.wrap(f"Marks {', '.join(marks)}: explained below the full table.", width)
+    lines.append(f"Full tables (intervals, p-values, depth retention, notes): {tdir}/summary.md")
+    lines.append(f"  (also .csv, .tex, metrics.csv); printed whole by: python -m runners.aggregate {root}")
+    return "\n".join(lines)
 
 
 def cache_only_note(reports: list[Any]) -> str | None:
@@ -446,6 +562,61 @@ def run_grid(jobs: list[tuple[Any, list[str]]], sweep_dir: str | None = None, cl
     return rc
 
 
+def _flat(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict) and v:
+            out.update(_flat(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _differing(a: Any, b: Any) -> dict[str, list[Any]]:
+    """The keys (dotted) whose values differ between two validated configs of the same cell, with both
+    values: a swept key that is not part of the cell's identity (runner.limit, runner.trials, …)."""
+    fa, fb = _flat(a.model_dump(by_alias=True)), _flat(b.model_dump(by_alias=True))
+    return {k: [fa.get(k), fb.get(k)] for k in sorted(set(fa) | set(fb)) if fa.get(k) != fb.get(k)}
+
+
+def refuse_runtime_sweep(clashes: dict[str, list[Any]], overrides: list[str], experiment: str) -> str:
+    """Why a `-m` over keys that leave the cells the same is refused before any work, and the commands
+    that run every value (one experiment each)."""
+    import shlex
+
+    from runners.secrets import redact_secrets
+
+    def show(v: Any) -> str:
+        return "null" if v is None else str(v)
+
+    keys = ", ".join(f"{k}={','.join(show(v) for v in vals)}" for k, vals in clashes.items())
+    k0, vals0 = next(iter(clashes.items()))
+    leaf = k0.rsplit(".", 1)[-1]
+    rest = [o for o in overrides if o.split("=", 1)[0].lstrip("+~") not in (k0, "experiment.name")]
+    name = next((o.split("=", 1)[1] for o in overrides if o.split("=", 1)[0].lstrip("+~") == "experiment.name"), None)
+    multi = any("=" in o and _sweep_values(o.split("=", 1)[1]) for o in rest)
+    examples = "\n".join(
+        "  python -m runners.sweep "
+        + redact_secrets(
+            " ".join(
+                shlex.quote(a)
+                for a in (["-m"] if multi else [])
+                + rest
+                + [f"{k0}={show(v)}", f"experiment.name={name or experiment}_{leaf}{show(v)}"]
+            )
+        )
+        for v in vals0
+    )
+    return (
+        f"the sweep over {keys} would run the same cells with each value: "
+        f"{'that key does' if len(clashes) == 1 else 'those keys do'} not change a cell's identity (runtime knobs "
+        "such as the episode limit and the trials are not in the cell key), so all values but one would be dropped. "
+        "Fix: run one command per value, each into its own experiment, e.g.\n"
+        f"{examples}\n(a sweep over a group (method=a,b) or a param that changes the cell (benchmark.params.*, "
+        "method.params.*) runs every value as its own cell; docs/contracts.md §6)"
+    )
+
+
 def _move_sweep_files(sweep_dir: str | None, root: Path) -> None:
     """Hydra wrote `multirun.yaml` under the experiment name the config had before a custom grid
     got its own: move it into `<root>/.multirun/` and drop the folders it created, if empty."""
@@ -492,11 +663,18 @@ def run_cells(
 
     interrupts.set_phase("startup")
     try:
-        cells, seen = [], set()
+        cells, seen = [], {}
+        clashes: dict[str, list[Any]] = {}
         for c in map(validate, raw):  # an alias (method=raw_trajectory) names the same cell as its method: run it once
             if c.cell_name not in seen:
-                seen.add(c.cell_name)
+                seen[c.cell_name] = c
                 cells.append(c)
+            else:
+                for k, vals in _differing(seen[c.cell_name], c).items():
+                    clashes.setdefault(k, [])
+                    clashes[k] += [v for v in vals if v not in clashes[k]]
+        if clashes:  # a sweep over a key that does not change a cell: one of its values would be dropped
+            raise ConfigError(refuse_runtime_sweep(clashes, overrides, cells[0].experiment.name))
         if cells[0].runner.plan:  # the bill before launch: no model call, nothing written (runners/plan.py)
             from runners.plan import print_plan
 
@@ -546,6 +724,7 @@ def run_cells(
     if cells[0].experiment.note:
         print(f"Note: {cells[0].experiment.note}")
     t0 = time.perf_counter()
+    counted_before = counted_asks(root, cells)
     try:
         check_output_dir(root)
         if cells[0].runner.prune == "failed":  # failed tries moved aside before the run (runners/prune.py)
@@ -582,6 +761,9 @@ def run_cells(
         raise interrupts.Interrupted(TERMINATED[0]) from None  # reported by `run`, with the state of the run
     interrupts.set_phase("report", reports=reports, root=root)
     print_report(reports, time.perf_counter() - t0, budget_usd=cells[0].runner.budget_usd)
+    kept = keep_larger_asks(counted_before, root)
+    if kept:
+        print(kept)
     from runners.analysis.tables import aggregate_dir
 
     from runners.records.store import short_process_gc
@@ -589,7 +771,12 @@ def run_cells(
     interrupts.set_phase("tables")
     try:
         with short_process_gc():  # no collector pass over the records read for the tables (the run is ending)
-            aggregate_dir(root, reference=cells[0].runner.reference_method)  # the whole experiment, not this job's
+            import io
+
+            long = aggregate_dir(  # the whole experiment, not this job's; the full tables go to their files
+                root, reference=cells[0].runner.reference_method, out=io.StringIO()
+            )
+        print("\n" + compact_summary(root, long, cells[0].runner.reference_method))
     except StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 3
@@ -604,15 +791,74 @@ def run_cells(
             root, [c.cell_name for c in cells], cells[0].runner.wandb_project, cells[0].runner.reference_method
         )
         print(f"W&B: logged {len(ids) - 1} cell run(s) and the report artifact (runs {', '.join(ids)})")
-    note = cache_only_note(reports)
-    if note:
-        print("\n" + note)
+    from runners.upstream import download_failures
+
+    for note in (download_failures(), cache_only_note(reports)):
+        if note:
+            print("\n" + note)
     if per_job:
         print(
             f"(multirun job: the tables above cover every cell of {root} so far; "
             f"`python -m runners.aggregate {root} --method <m>` narrows them)"
         )
     return 0 if all(r.infra_error == r.harness_error == r.not_started == 0 for r in reports) else 1
+
+
+def _stores(root: Path, cells: list[Any]) -> list[Path]:
+    from runners.records.store import shard_dirs
+
+    return [d for c in cells for d in (root / c.cell_name, *shard_dirs(root / c.cell_name))]
+
+
+def counted_asks(root: Path, cells: list[Any]) -> dict[Path, dict[str, Any]]:
+    """Before a run: what each existing store of these cells counts in the tables (its manifest's task ids,
+    task count and trials)."""
+    import json
+
+    from runners.records.store import MANIFEST
+
+    out = {}
+    for d in _stores(root, cells):
+        try:
+            m = json.loads((d / MANIFEST).read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(m, dict) and isinstance(m.get("task_ids"), list):
+            out[d] = {"task_ids": m["task_ids"], "n_tasks": m.get("n_tasks"), "trials": int(m.get("trials") or 1)}
+    return out
+
+
+def keep_larger_asks(before: dict[Path, dict[str, Any]], root: Path) -> str | None:
+    """After a run that asked for a subset of what a finished store had counted (a smaller runner.limit or
+    fewer runner.trials on a finished experiment): the store's manifest keeps counting the larger set, so the
+    experiment's tables are not replaced by the subset's. Returns the one line that says so (None: nothing
+    kept)."""
+    import json
+
+    from runners.records.store import MANIFEST, atomic_write
+
+    kept: list[tuple[int, int, int, int]] = []  # (tasks now, trials now, tasks kept, trials kept)
+    for d, old in before.items():
+        try:
+            m = json.loads((d / MANIFEST).read_text())
+        except (OSError, ValueError):
+            continue
+        ids, trials = m.get("task_ids"), int(m.get("trials") or 1)
+        if not isinstance(ids, list) or not set(ids) <= set(old["task_ids"]) or trials > old["trials"]:
+            continue
+        if len(set(ids)) == len(set(old["task_ids"])) and trials == old["trials"]:
+            continue  # the same ask
+        kept.append((len(ids), trials, len(old["task_ids"]), old["trials"]))
+        m.update(old)
+        atomic_write(d / MANIFEST, json.dumps(m, indent=2, sort_keys=True, default=str))
+    if not kept:
+        return None
+    n, t, big_n, big_t = kept[0]
+    return (
+        f"Note: this run asked for a subset ({n} task(s) × {t} trial(s)) of {len(kept)} cell(s) that had asked for "
+        f"more ({big_n} × {big_t}): the tables of {root} keep counting the larger set, not the subset. For a table "
+        "of the subset alone, run it into its own experiment (experiment.name=<name>)."
+    )
 
 
 def register_resolvers() -> None:
@@ -673,6 +919,20 @@ def describe_hydra_error(e: Exception) -> str | None:
             "Fix: check the group names and options on the command line (python -m runners.sweep --help)"
         )
     if isinstance(e, ConfigCompositionException):
+        m = re.search(r"^(?:Ambiguous value for argument|Sweep parameters) '([^']+)'", text)
+        if m:  # a sweep (a,b / choice / range) without -m
+            arg = m.group(1)
+            key, _, value = arg.partition("=")
+            group = key.lstrip("+~")
+            values = _sweep_values(value)
+            if group in GROUPS:
+                alt = f", or name the grid: '++experiment.grid.{group}=[{','.join(values or [value])}]'"
+            else:
+                alt = f" (one value that is a list or a string: {key}=[…] or {key}='\"{value}\"')"
+            return (
+                f"'{arg}' gives several values, which is a sweep, but -m is missing. "
+                f"Fix: add -m (python -m runners.sweep -m {arg} …){alt}"
+            )
         m = re.search(r"Could not override '([^']+)'", text)
         cause = e.__cause__
         if m and (cause is None or "not in struct" in str(cause) or "Key" in str(cause)):
@@ -685,13 +945,18 @@ def describe_hydra_error(e: Exception) -> str | None:
                 "roles": list(ROLE_NAMES),
                 "": ["method", "backbone", "benchmark", "runner", "experiment", "roles"],
             }.get(parent, [])
+            if leaf in fields:  # a key of the schema that this config (its preset) does not set
+                return (
+                    f"'{key}' is a configuration key, but the composed config (this experiment preset) does not set "
+                    f"it, so it cannot be overridden. Fix: add it with ++{key}=<value>"
+                )
             close = difflib.get_close_matches(leaf, fields, n=1)
             hint = f" (did you mean {parent + '.' if parent else ''}{close[0]}?)" if close else ""
             return (
                 f"unknown configuration key '{key}'{hint}. Fix: check its spelling (python -m runners.sweep --cfg job "
                 f"prints every key), or add a new key on purpose with +{key}=<value>"
             )
-        return f"{text.splitlines()[0]}. Fix: check that override ({cause or 'see above'})"
+        return f"{text.splitlines()[0]}. Fix: check that override" + (f" ({cause})" if cause else "")
     return None
 
 
@@ -706,6 +971,27 @@ def check_launcher(argv: list[str]) -> int:
     return 2 if missing else 0
 
 
+IGNORED_HYDRA_KEYS = ("hydra.run.dir",)
+"""Hydra's output folder of a plain run: the harness writes nothing there (results go to
+<runner.output_dir>/<experiment>). hydra.sweep.dir stays settable: it holds `multirun.yaml` and a Slurm
+launcher's logs."""
+
+
+def check_hydra_dirs(argv: list[str]) -> int:
+    """`hydra.run.dir=…` would be accepted and silently ignored: refused (exit 2) with the key that
+    chooses where results go."""
+    given = [a for a in argv if a.split("=", 1)[0].lstrip("+~") in IGNORED_HYDRA_KEYS]
+    for a in given:
+        key, _, value = a.partition("=")
+        print(
+            f"error: {key.lstrip('+~')} is Hydra's own output folder, which this harness does not use: results go to "
+            f"<runner.output_dir>/<experiment name>. Fix: runner.output_dir={value or '<dir>'} (and "
+            "experiment.name=<name> for the folder inside it)",
+            file=sys.stderr,
+        )
+    return 2 if given else 0
+
+
 def main() -> None:
     import os
     import signal
@@ -713,7 +999,7 @@ def main() -> None:
     from runners import interrupts
 
     interrupts.install()  # SIGTERM while Hydra composes the config: the same orderly exit as Ctrl-C
-    if check_launcher(sys.argv[1:]):
+    if check_launcher(sys.argv[1:]) or check_hydra_dirs(sys.argv[1:]):
         sys.exit(2)
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises composition errors (reworded below) instead of printing them
     try:

@@ -395,6 +395,20 @@ def text_sha256(text: Any) -> str:
 
 
 _SAID: set[str] = set()
+DOWNLOAD_FAILED: list[str] = []
+"""`repo@commit:path` of every upstream file this process could not download, in order: the first is
+said when it happens, the count at the end of the run (`download_failures`)."""
+
+
+def download_failures() -> str | None:
+    """One line for the end of a run in which more than one upstream file could not be downloaded."""
+    if len(DOWNLOAD_FAILED) < 2:
+        return None
+    return (
+        f"warning: {len(DOWNLOAD_FAILED)} upstream files were not downloaded (the first is said above; ${ENV_DIR} "
+        "fixes it): their texts ran on the project's own wording, cells marked [paraphrased]; detail: each cell's "
+        "manifest.json text_sources"
+    )
 
 
 def _say_once(message: str, once_for: str | None = None) -> None:
@@ -420,12 +434,16 @@ class TextSources:
             return text
         data, where = fetch(f)
         why = where if data is None else f"symbol {symbol!r} not found in {f.path}"
-        if data is None and where.startswith("download of") and not _READING_RECORDS:
-            _say_once(
-                f"warning: {f.repo}@{f.commit[:7]}:{f.path}: {where}. The run uses the project's own wording for "
-                f"every text of that file (first: '{key}') and marks the cell [paraphrased].",
-                once_for=f.url,
-            )
+        if data is None and where.startswith("download of") and not _READING_RECORDS and f.url not in _SAID:
+            label = f"{f.repo}@{f.commit[:7]}:{f.path}"
+            DOWNLOAD_FAILED.append(label)
+            if len(DOWNLOAD_FAILED) == 1:  # the first in full; the others are counted (`download_failures`)
+                _say_once(
+                    f"warning: {where.replace(f.url, label)}. The run uses the project's own wording for that file's "
+                    "texts and marks the cell [paraphrased]; other files that fail are counted at the end.",
+                    once_for=f.url,
+                )
+            _SAID.add(f.url)
         self.entries[key] = {
             "source": "paraphrase",
             "upstream": f.provenance(symbol),

@@ -8,6 +8,14 @@ import sys
 from runners.analysis.report import main
 from runners.records.store import short_process_gc
 
-if __name__ == "__main__":
+
+def cli(argv: list[str] | None = None) -> int:
+    """`main` with Ctrl-C ending it in one line (exit 130)."""
+    from runners.interrupts import reader_cli
+
     with short_process_gc():  # the records live until the page is written: no collector pass over them
-        sys.exit(main())
+        return reader_cli(lambda: main(argv), "the report was not written (a former one is left as it was)")
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

@@ -212,6 +212,8 @@ def _handler_for(fake: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 )
             elif kind == "hang":
                 self.hang(fake._stop, fake.hang_s)
+            elif self.hostile(str(kind), fake._stop):  # endless, deep, badutf8 (scripts/chaos/server.py)
+                self._answered()
             elif kind == "reset":
                 self.reset_connection()
             elif kind == "malformed":

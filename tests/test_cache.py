@@ -37,12 +37,11 @@ def cache(tmp_path):
 
 
 def inner(srv: FakeOpenAI, **kw) -> OpenAIBackbone:
-    opts = dict(max_retries=0, timeout_s=2, backoff_base_s=0.01) | kw
+    opts = dict(max_retries=0, timeout_s=2, backoff_base_s=0.01, api_key="k") | kw
     return OpenAIBackbone(
         name="fake",
         model="fake-model",
         base_url=srv.base_url,
-        api_key="k",
         sampling={"temperature": 0.1},
         extra_body={"thinking": {"type": "disabled"}},
         **opts,
@@ -299,3 +298,74 @@ async def test_backbone_config_sampling_and_extra_body_are_in_the_key(srv, cache
     thinking.extra_body = {"thinking": {"type": "enabled"}}
     assert not (await CachedBackbone(thinking, cache, trial=0).complete(MSGS, role="agent")).cached
     assert srv.requests == 3
+
+
+# ------------------------------------------------------------------ secrets in rows written before redaction
+OLD_KEY = "sk-old-LEAKED-0123456789abcdef"
+
+
+def _old_row(cache: ResponseCache, key: str) -> None:
+    """A row as a harness without today's redaction wrote it: the key echoed in clear, in hex and in base64."""
+    import base64
+
+    leaked = Completion(
+        text=f"you sent Bearer {OLD_KEY}",
+        role="agent",
+        model="fake-model",
+        reasoning="hex " + OLD_KEY.encode().hex() + " b64 " + base64.b64encode(f"k={OLD_KEY}".encode()).decode(),
+    )
+    cache.put(key, leaked)
+    assert cache.flush(5)
+
+
+async def test_a_cached_reply_holding_the_key_is_redacted_on_read(srv, cache, caplog):
+    b = CachedBackbone(inner(srv, api_key=OLD_KEY), cache, trial=0)
+    _old_row(cache, b.key(MSGS, role="agent", attempt=0, sampling={}))
+    hit = await b.complete(MSGS, role="agent")
+    assert hit.cached and srv.requests == 0
+    dumped = hit.model_dump_json()
+    assert OLD_KEY not in dumped and OLD_KEY.encode().hex() not in dumped and "Bearer ***" in hit.text
+    assert any("cached reply held a configured secret" in h for h in hit.hygiene)
+    await b.complete(MSGS, role="agent")
+    warnings = [r.message for r in caplog.records if "runners.cache scrub" in r.getMessage()]
+    assert len(warnings) == 1 and cache.redacted_hits == 2  # warned once, naming the fix
+
+
+def test_scrub_command_rewrites_an_old_cache_and_leaves_no_trace_in_the_file(tmp_path):
+    import base64
+    import os
+    import subprocess
+    import sys
+
+    from tests.runners.sweep_helpers import REPO
+
+    path = tmp_path / "out" / ".cache" / "responses.sqlite"
+    c = ResponseCache(path)
+    _old_row(c, "a" * 64)
+    c.put("b" * 64, Completion(text="nothing secret here", role="agent", model="m"))
+    c.close()
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
+    none = subprocess.run(
+        [sys.executable, "-m", "runners.cache", "scrub", str(tmp_path / "out")],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert none.returncode == 2 and "OPENAI_API_KEY" in none.stderr and "--stdin" in none.stderr
+    p = subprocess.run(
+        [sys.executable, "-m", "runners.cache", "scrub", str(tmp_path / "out")],
+        cwd=REPO,
+        env={**env, "OPENAI_API_KEY": OLD_KEY},
+        capture_output=True,
+        text=True,
+    )
+    assert p.returncode == 0, p.stderr
+    assert "1 of 2 cached replies held a secret (from OPENAI_API_KEY)" in p.stdout and OLD_KEY not in p.stdout
+    raw = b"".join(f.read_bytes() for f in path.parent.iterdir())  # the database, its WAL and shm: old pages too
+    core = base64.b64encode(f"k={OLD_KEY}".encode()).decode()[4:30]
+    assert OLD_KEY.encode() not in raw and OLD_KEY.encode().hex().encode() not in raw and core.encode() not in raw
+    c = ResponseCache(path)
+    row = c.get("a" * 64)
+    assert row is not None and row.text == "you sent Bearer ***" and c.get("b" * 64).text == "nothing secret here"
+    c.close()

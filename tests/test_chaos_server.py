@@ -77,5 +77,8 @@ async def test_each_body_fault_gives_the_recorded_answer_and_no_garbage(kind):
         assert c.usage.source == "estimated" and any(h.startswith("usage:") for h in c.hygiene) and not c.retries
     elif kind == "finish_odd":
         assert len(c.retries) == 1 and "finish_reason" in c.retries[0].error and c.finish_reason == "stop"
+    elif kind == "echo_encoded":  # hex, %xx, \u escapes, base64 of `Bearer <key>` and `k=<key>`: each one redacted
+        assert (c.reasoning or "").count("***") == 5 and any(h.startswith("redacted:") for h in c.hygiene)
+        assert key.encode().hex() not in c.reasoning and "\\u0073\\u006B" not in c.reasoning.upper()
     else:
         assert "Bearer ***" in (c.reasoning or "") and any(h.startswith("redacted:") for h in c.hygiene)

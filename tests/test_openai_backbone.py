@@ -535,3 +535,132 @@ def test_a_stored_count_beyond_64_bits_reads_back():
 
     r = _record(b'{"task_id": "t", "trial": 0, "usage_by_role": {"agent": {"prompt_tokens": 27670116110564327421}}}')
     assert _field_problem(r) is None
+
+
+# ------------------------------------------------------------------ hostile bodies: endless, deep, not UTF-8; redirects
+async def test_an_endless_body_is_cut_at_max_reply_bytes_and_retried_with_bounded_memory():
+    """A 200 whose body never ends: each attempt stops after `max_reply_bytes` (memory stays near
+    that bound, not growing with the stream) and fails as a retried infra error, quickly."""
+    import tracemalloc
+
+    limit = 2 * 2**20
+    with FakeOpenAI() as s:
+        s.mode = "endless"
+        b = make(s, max_reply_bytes=limit, max_retries=2, timeout_s=30)
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        with pytest.raises(BackboneError) as e:
+            await b.complete(MSGS, role="agent")
+        elapsed = time.perf_counter() - t0
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        s.mode = None
+        c = await b.complete(MSGS, role="agent")  # the endpoint recovers: the next call is an ordinary reply
+        await b.aclose()
+    assert not e.value.fatal and len(e.value.retries) == 2 and elapsed < 10
+    assert all(f"max_reply_bytes={limit}" in r.error for r in e.value.retries)
+    assert peak < 4 * limit, peak  # the endless stream is never held whole
+    assert c.text.startswith("reply ")
+
+
+async def test_an_announced_oversized_body_is_refused_before_reading_it():
+    big = "y" * 5000
+    with FakeOpenAI(responder=lambda body: big) as s:
+        s.enqueue("ok")
+        b = make(s, max_reply_bytes=2048, max_retries=1)
+        with pytest.raises(BackboneError) as e:
+            await b.complete(MSGS, role="agent")
+        await b.aclose()
+    assert "max_reply_bytes=2048 (it announced" in str(e.value) and not e.value.fatal
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize(
+    "kind, said", [("deep", "nested too deep"), ("badutf8", "not valid UTF-8 (byte 0xe9 at offset")]
+)
+async def test_a_deep_or_non_utf8_body_is_a_retried_infra_error_that_says_why(kind, said, transport):
+    with FakeOpenAI() as s:
+        s.enqueue(kind)
+        c = await make(s, transport=transport).complete(MSGS, role="agent")
+        s.mode = kind
+        with pytest.raises(BackboneError) as e:
+            await make(s, max_retries=1, transport=transport).complete(MSGS, role="agent")
+    assert c.text.startswith("reply ") and len(c.retries) == 1 and said in c.retries[0].error
+    assert not e.value.fatal and said in str(e.value) and "not JSON" not in str(e.value)
+
+
+class _Redirect(FakeOpenAI):
+    """Answers every POST with `status` and a Location (`target(base_url)`), unless the path is the target's."""
+
+    def __init__(self, status, target, **kw):
+        super().__init__(**kw)
+        self.status, self.target = status, target
+
+    def _handler_class(self):
+        base = super()._handler_class()
+        srv = self
+
+        class H(base):
+            def do_POST(self):  # noqa: N802
+                if "/moved/" not in self.path:
+                    self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                    self.send(srv.status, b"{}", {"Location": srv.target(srv.base_url)})
+                    return
+                super().do_POST()
+
+        return H
+
+
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("status", [307, 308])
+async def test_a_redirect_to_another_host_is_refused_unless_configured(status, transport):
+    """127.0.0.1 → localhost is another host as far as the config is concerned: nothing is sent there
+    unless `follow_cross_host_redirects`; a redirect on the same host is followed with the same body."""
+    other = lambda base: base.replace("127.0.0.1", "localhost") + "/moved/chat/completions"  # noqa: E731
+    with _Redirect(status, other) as s:
+        with pytest.raises(BackboneError) as e:
+            await make(s, transport=transport).complete(MSGS, role="agent")
+        assert s.requests == 0  # the moved route was never asked
+        assert e.value.fatal and "another host (http://localhost:" in str(e.value)
+        assert "follow_cross_host_redirects=true" in str(e.value)
+        c = await make(s, transport=transport, follow_cross_host_redirects=True).complete(MSGS, role="agent")
+        assert c.text.startswith("reply ") and s.requests == 1 and s.bodies[0]["messages"] == MSGS
+    with _Redirect(status, lambda base: base + "/moved/chat/completions") as s:
+        c = await make(s, transport=transport).complete(MSGS, role="agent")
+        assert c.text.startswith("reply ") and s.requests == 1 and s.auth_headers[0] == f"Bearer {KEY}"
+
+
+def test_reply_bound_and_redirect_switch_come_from_the_backbone_config():
+    b = build_openai_backbone(
+        {
+            "name": "x",
+            "model": "m",
+            "base_url": "http://127.0.0.1:1/v1",
+            "api_key_env": None,
+            "max_reply_bytes": 4096,
+            "follow_cross_host_redirects": True,
+        }
+    )
+    assert b.max_reply_bytes == 4096 and b.follow_cross_host_redirects
+    d = build_openai_backbone({"name": "x", "model": "m", "base_url": "http://127.0.0.1:1/v1", "api_key_env": None})
+    assert d.max_reply_bytes == 32 * 2**20 and not d.follow_cross_host_redirects
+
+
+async def test_an_error_body_is_redacted_before_it_is_cut_short():
+    """A 401 body whose 500th character falls inside an echoed (base64-encoded) key: no part of the
+    key's encoding survives the cut."""
+    import base64
+
+    from runners.backbones.openai import Reply
+
+    enc = base64.b64encode(f"Bearer {KEY}".encode()).decode()
+    with FakeOpenAI() as s:
+        b = make(s)
+
+        async def post(_body):  # a 401 whose body echoes the header after 480 characters of filler
+            return Reply(401, {}, ("x" * 480 + enc + " more").encode())
+
+        b._post = post  # type: ignore[method-assign]
+        with pytest.raises(BackboneError) as e:
+            await b.complete(MSGS, role="agent")
+    assert e.value.fatal and enc[10:20] not in str(e.value) and enc[:10] + "***" in str(e.value)

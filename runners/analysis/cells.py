@@ -30,6 +30,7 @@ from runners.records.store import (
     ERRORS,
     MANIFEST,
     StoreError,
+    cell_dirs,
     compacted,
     load_cell_checked,
     record_lines,
@@ -207,9 +208,7 @@ def check_targets(root: Path) -> None:
     """The error `summarize` raises for a cell of `root` whose benchmark `_target_` cannot be
     imported here (its package not on the path), from the manifests alone: the tables' cache
     checks it before it serves tables that could not be rebuilt now."""
-    for d in sorted(
-        p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")
-    ):
+    for d in cell_dirs(root):
         src = d / MANIFEST if (d / MANIFEST).exists() else shard_dirs(d)[0] / MANIFEST
         try:
             target = json.loads(src.read_bytes())["config"]["benchmark"]["_target_"]
@@ -410,12 +409,18 @@ def _readable_labels(group: list[CellSummary]) -> dict[str, str]:
     return labels
 
 
+def reader_warnings(root: Path, cells: list[CellSummary], orphans: list[str] | None = None) -> list[str]:
+    """What every reader of an experiment (aggregate, view, paper) prints on stderr: folders that
+    are not in the tables and why, records set aside or unreadable (a damaged records file)."""
+    orphans = orphan_cells(root) if orphans is None else orphans
+    return [f"warning: {o}" for o in orphans] + [f"warning: {c.cell}: {n}" for c in cells for n in c.set_aside]
+
+
 def orphan_cells(root: Path) -> list[str]:
-    """Warnings for directories of the experiment that hold results but no manifest.json."""
-    out = []
-    for d in sorted(
-        p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name not in ("tables", "paper")
-    ):
+    """Warnings for directories of the experiment that hold results but no manifest.json, names
+    that are not UTF-8 (ignored) and symlinked copies of a cell (counted once)."""
+    out: list[str] = []
+    for d in cell_dirs(root, out, every=True):
         if not (d / MANIFEST).exists() and any(
             p.exists() for p in (d / EPISODES, compacted(d / EPISODES), d / ERRORS, d / "DONE")
         ):
@@ -495,13 +500,7 @@ def collect(
     if not root.is_dir():
         raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
     hidden = failed_cells(root) if hide_failed else {}
-    cells = [
-        summarize(d)
-        for d in sorted(
-            p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")
-        )
-        if d.name not in hidden
-    ]
+    cells = [summarize(d) for d in cell_dirs(root) if d.name not in hidden]
     _served_models(cells)
     cells.sort(key=_grid_order(cells))  # the preset's (or command line's) order of methods, backbones, benchmarks
     # Cells that differ only in config details (same method/backbone/benchmark) stay apart, named

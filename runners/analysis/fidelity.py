@@ -13,7 +13,13 @@ judge on another model or with paraphrased prompts never reads as a match:
   `benchmark.roles`, else the agent's);
 - `[paraphrased]`: some prompts ran on the project's own wording (the manifest's `text_sources`);
 - `[mixed]`: the episodes' text sources differ among themselves (per-episode text fingerprints,
-  when the records carry them), so the cell mixes two settings.
+  when the records carry them), so the cell mixes two settings;
+- `[sampling≠paper]`: the agent's request settings (the backbone's `sampling`, overridden by the
+  method's per-role `sampling.agent`) differ from what the paper fixes for that benchmark (FlowState
+  B.5: temperature 0.1, top_p 1.0, 32,768 completion tokens; PoS's release configs: temperature 0);
+- `[setting≠paper]`: another recorded setting the paper fixes differs (PoS: the step cap, actions
+  per turn, tool uses and observation cap of each benchmark; one run per case). The paper's
+  settings are data: labels.yaml `paper_settings`.
 
 `--strict` drops the `(paper)` row wherever one of these applies.
 """
@@ -41,12 +47,16 @@ FOOTNOTES = {
     "roles": "[roles≠paper]: a judge / user-simulator / tool role ran on another model than the paper's",
     "paraphrased": "[paraphrased]: some prompts ran on the project's own wording (pinned upstream text unavailable)",
     "mixed": "[mixed]: the episodes of the cell ran on different text sources (per-episode text fingerprints differ)",
+    "sampling": "[sampling≠paper]: the agent's request settings differ from the paper's",
+    "setting": "[setting≠paper]: a setting the paper fixes (step cap, actions per turn, observation cap, trials) "
+    "differs from the paper's",
 }
+MARK_CODES = tuple(FOOTNOTES)  # the order marks print in
 
 
 @dataclass(frozen=True)
 class Mark:
-    code: str  # fixture | subset | roles | paraphrased | mixed
+    code: str  # fixture | subset | roles | paraphrased | mixed | sampling | setting
     label: str  # as printed on the row: "[subset 2/40]"
     detail: str  # per-cell explanation for the footnote
 
@@ -90,6 +100,58 @@ def role_differences(config: dict[str, Any], tokens_by_role: dict[str, int]) -> 
     return out
 
 
+# The completion limit goes by two names (OpenAI's max_completion_tokens; max_tokens on Qwen/Kimi/GLM).
+SAMPLING_ALIASES = {"max_tokens": "max_completion_tokens"}
+
+
+def paper_settings(benchmark: str) -> dict[str, Any] | None:
+    """What the paper fixes for runs on this benchmark (labels.yaml `paper_settings`), or None."""
+    return next((s for s in labels().get("paper_settings") or [] if benchmark in (s.get("benchmarks") or [])), None)
+
+
+def agent_sampling(config: dict[str, Any]) -> dict[str, Any]:
+    """The agent's request settings as the cell sent them: the backbone's `sampling`, then the
+    method's per-role `sampling.agent` (PoS's configs), the completion limit under one name."""
+
+    def d(x: Any) -> dict[str, Any]:
+        return x if isinstance(x, dict) else {}
+
+    backbone = d(config.get("backbone"))
+    params = d(d(config.get("method")).get("params"))
+    agent = d(d(params.get("sampling")).get("agent"))
+    merged = {**(backbone.get("sampling") or {}), **agent}
+    return {SAMPLING_ALIASES.get(k, k): v for k, v in merged.items()}
+
+
+def _differs(ours: Any, paper: Any) -> bool:
+    if isinstance(ours, (int, float)) and isinstance(paper, (int, float)) and not isinstance(ours, bool):
+        return abs(float(ours) - float(paper)) > 1e-9
+    return ours != paper
+
+
+def setting_differences(c: Any) -> tuple[list[str], list[str]]:
+    """(sampling differences, other setting differences) of a cell from what the paper fixes for
+    its benchmark, each as `key: ours vs paper`. A key the cell does not record counts as the
+    harness default, which the project's presets set to the paper's, so it is not a difference."""
+    want = paper_settings(c.benchmark)
+    if not want:
+        return [], []
+    sampling = agent_sampling(c.config)
+    samp = [
+        f"{k}={sampling[k]} (paper: {v})"
+        for k, v in (want.get("sampling") or {}).items()
+        if k in sampling and _differs(sampling[k], v)
+    ]
+    other = []
+    params = (c.config.get("benchmark") or {}).get("params") or {}
+    for k, v in ((want.get("params") or {}).get(c.benchmark) or {}).items():
+        if params.get(k) is not None and _differs(params[k], v):
+            other.append(f"benchmark.{k}={params[k]} (paper: {v})")
+    if want.get("trials") is not None and int(getattr(c, "trials", 1) or 1) != int(want["trials"]):
+        other.append(f"trials={c.trials} (paper: {want['trials']})")
+    return samp, other
+
+
 def text_variants(episodes: list[dict[str, Any]], manifest: dict[str, Any]) -> int:
     """How many distinct text sources the counted episodes ran on (1 when none are recorded)."""
     if manifest.get("mixed_text_sources") is True:
@@ -127,6 +189,11 @@ def cell_marks(c: Any) -> list[Mark]:
     k = text_variants(c.episodes, manifest)
     if k > 1:
         out.append(Mark("mixed", "[mixed]", f"{c.cell}: episodes ran on {k} different text sources"))
+    samp, other = setting_differences(c)
+    if samp:
+        out.append(Mark("sampling", "[sampling≠paper]", f"{c.cell}: {', '.join(samp)}"))
+    if other:
+        out.append(Mark("setting", "[setting≠paper]", f"{c.cell}: {', '.join(other)}"))
     return out
 
 
@@ -135,7 +202,7 @@ def row_marks(cells: list[Any]) -> tuple[list[str], list[Mark]]:
     subset whose n/N differs between the row's cells prints as `[subset]`."""
     marks = [m for c in cells for m in cell_marks(c)]
     labels: list[str] = []
-    for code in ("fixture", "subset", "roles", "paraphrased", "mixed"):
+    for code in MARK_CODES:
         these = [m for m in marks if m.code == code]
         if not these:
             continue

@@ -7,13 +7,20 @@ Each artefact's layout (rows, groups, order, labels, which cells feed it, column
 
 - tables (`kind: table`): the paper's rows in its order and groups, our row for each layout row
   we ran (on the paper's backbone, or on the researcher's own backbone: attached to the first
-  layout row of that method), the paper's value below it in our unit (`(paper)` row; omitted with
-  `strict` where our row carries a fidelity mark, runners.analysis.fidelity), the paper's Δ row
-  after ours, best **bold** and second underlined among our rows, and every other method run on
-  the same benchmarks as extra rows. Pooled columns (`pool:`) recompute the benchmark's metrics
-  over the episodes of several cells (FlowState Table 4's Formal Reasoning = Math + Physics tasks).
+  layout row of that method), the paper's value in our unit below our row of the paper's backbone
+  only (`(paper)` row; omitted with `strict` where our row carries a fidelity mark,
+  runners.analysis.fidelity; `[name uncertain]` where the paper's name for the row was restored
+  with low confidence), the paper's Δ row after ours (omitted with `strict` beside a Δ of marked
+  rows), best **bold** and second underlined per performance column (among ours, and apart among
+  the paper's; per backbone group where the table groups by backbone), header rows spanning their
+  columns (`column_groups`), and every other method run on the same benchmarks as extra rows.
+  Pooled columns (`pool:`) recompute the benchmark's metrics over the episodes of several cells
+  (FlowState Table 4's Formal Reasoning = Math + Physics tasks).
   A `Tok/task` column (thousands per episode) sets our mean beside the paper's total / its tasks.
-- `kind: cost` (PoS Table 2), and the figures (`fig_*`, runners/analysis/paper_figures.py).
+- `kind: cost` (PoS Table 2), and the figures (`fig_*`, runners/analysis/paper_figures.py), each
+  with `<figure>.csv`: the numbers drawn, ours beside the paper's, with the marks of each point.
+- `claims.md` / `claims.csv`: the papers' quantitative claims recomputed on their own tables and
+  on ours, with a verdict and the marks of the cells each rests on (runners/analysis/paper_claims.py).
 
 Every artefact gets a status for `index.md`: produced, partial (the layout cells missing) or not
 produced (the preset that produces it)."""
@@ -89,13 +96,20 @@ def write_all(
             atomic_write(out_dir / f"{a.name}.csv", table_csv(a.table))
             atomic_write(out_dir / f"{a.name}.tex", table_tex(a.table, a.title))
             a.files = [f"{a.name}.md", f"{a.name}.csv", f"{a.name}.tex"]
-        elif a.figure is not None:
-            a.files = [p.name for p in paper_figures.save(a.figure, out_dir, a.name)]
+        elif a.kind.startswith("fig_"):  # the numbers behind the picture, drawn or not (no matplotlib)
+            atomic_write(out_dir / f"{a.name}.csv", paper_figures.figure_csv(a))
+            drawn = [p.name for p in paper_figures.save(a.figure, out_dir, a.name)] if a.figure is not None else []
+            a.files = drawn + [f"{a.name}.csv"]
     hs = headlines(Cells(cells_list))
+    from runners.analysis import paper_claims
     from runners.analysis.cells import skipped_note
 
+    claims = paper_claims.check(Cells(cells_list))
+    atomic_write(out_dir / "claims.md", paper_claims.claims_md(claims, Path(root).name))
+    atomic_write(out_dir / "claims.csv", paper_claims.claims_csv(claims))
+
     skipped = [t for r in (roots or [root]) if (t := skipped_note(Path(r), cells_list))]
-    atomic_write(out_dir / "index.md", index_md(Path(root).name, arts, hs, can_draw, strict, skipped))
+    atomic_write(out_dir / "index.md", index_md(Path(root).name, arts, hs, can_draw, strict, skipped, claims))
     return arts
 
 
@@ -106,6 +120,7 @@ def index_md(
     can_draw: bool,
     strict: bool,
     skipped: list[str] | None = None,
+    claims: list[Any] | None = None,
 ) -> str:
     from runners.analysis.plots import EXTRA_HINT
 
@@ -117,6 +132,15 @@ def index_md(
         + (" `--strict`: no `(paper)` row beside a marked row." if strict else ""),
         "",
     ]
+    if claims is not None:
+        from runners.analysis.paper_claims import HOLDS, FAILS, UNKNOWN
+
+        n = {v: sum(c.verdict == v for c in claims) for v in (HOLDS, FAILS, UNKNOWN)}
+        lines += [
+            f"**The papers' claims, checked: [claims.md](claims.md)** ([claims.csv](claims.csv)): {n[HOLDS]} hold, "
+            f"{n[FAILS]} do not hold, {n[UNKNOWN]} not computable from these cells.",
+            "",
+        ]
     if not can_draw:
         lines += [
             f"**Figures not drawn:** matplotlib is not installed. Install the 'analysis' extra ({EXTRA_HINT}) and run "
@@ -141,7 +165,7 @@ def index_md(
         lines.append(f"| `{a.name}`: {a.title} | {a.status} | {files} | {what} |")
     if skipped:  # cells a sweep left out (runner.skip_unavailable=true): the partial artefacts above miss them
         lines += ["", "## Skipped cells", "", *skipped]
-    lines += ["", "## Headlines (computed the papers' way, beside the papers')", "", headlines_md(hs)]
+    lines += ["", "## Headlines (computed the papers' way, beside the papers')", "", headlines_md(hs, strict)]
     return "\n".join(lines) + "\n"
 
 
@@ -149,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     import sys
 
-    from runners.analysis.cells import collect
+    from runners.analysis.cells import collect, reader_warnings
     from runners.config import ConfigError
     from runners.records.store import StoreError
 
@@ -170,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
         "--strict",
         action="store_true",
         help="omit the (paper) row wherever our row differs from the paper's setting "
-        "([fixture], [subset n/N], [roles≠paper], [paraphrased], [mixed])",
+        "([fixture], [subset n/N], [roles≠paper], [paraphrased], [mixed], [sampling≠paper], [setting≠paper]), "
+        "the Δ (paper) row beside a Δ of marked rows and the paper's value beside a marked headline",
     )
     ap.add_argument(
         "--bootstrap",
@@ -183,7 +208,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cells, seen = [], set()
         for root in a.results:
-            for c in collect(root):
+            found = collect(root)
+            for w in reader_warnings(root, found):  # a damaged records file, a foreign folder: said, not hidden
+                print(w, file=sys.stderr)
+            for c in found:
                 if c.cell not in seen:  # the same cell in two experiments counts once
                     seen.add(c.cell)
                     cells.append(c)

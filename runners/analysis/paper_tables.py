@@ -210,6 +210,18 @@ class Table:
     header: list[str]
     rows: list[TRow]
     notes: list[str] = field(default_factory=list)
+    # Header rows above the metric row, as printed: each a list of (title, columns spanned) over the
+    # value columns (FlowState Table 1: the domains; "Formal Reasoning" over Math and Physics).
+    spans: list[list[tuple[str, int]]] = field(default_factory=list)
+    short: list[str] = field(default_factory=list)  # the metric row under `spans` (header without the domain)
+
+    def groups_of_columns(self) -> list[str]:
+        """The top spanning title of each value column ("" where there is none)."""
+        if len(self.spans) < 2:
+            return [""] * (len(self.header) - 2)
+        top = [t for t, n in self.spans[0] for _ in range(n)]
+        under = [t for t, n in self.spans[1] for _ in range(n)]
+        return [t if u else "" for t, u in zip(top, under)]  # only where a title spans several domains
 
 
 def _md_cell(text: str, style: str) -> str:
@@ -217,7 +229,9 @@ def _md_cell(text: str, style: str) -> str:
 
 
 def table_md(t: Table, title: str) -> str:
-    lines = [f"### {title}", "", "| " + " | ".join(t.header) + " |", "|" + "|".join("---" for _ in t.header) + "|"]
+    # markdown has one header row: a spanning title ("Formal Reasoning") prefixes the columns it spans
+    header = t.header[:2] + [f"{g}: {h}" if g else h for g, h in zip(t.groups_of_columns(), t.header[2:])]
+    lines = [f"### {title}", "", "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in t.header) + "|"]
     for r in t.rows:
         if r.kind == "group":
             lines.append("| " + " | ".join([f"*{r.label}*"] + [""] * (len(t.header) - 1)) + " |")
@@ -244,7 +258,17 @@ def table_csv(t: Table) -> str:
 
 def table_tex(t: Table, title: str) -> str:
     cols = "ll" + "r" * (len(t.header) - 2)
-    body = [" & ".join(tex_escape(h) for h in t.header) + r" \\", r"\midrule"]
+    body = []
+    for level in t.spans:  # spanning header rows with a rule under each titled span, as the papers print them
+        cells, rules, at = ["", ""], [], 3
+        for text, n in level:
+            cells.append(f"\\multicolumn{{{n}}}{{c}}{{{tex_escape(text)}}}" if text else " & ".join([""] * n))
+            if text:
+                rules.append(f"\\cmidrule(lr){{{at}-{at + n - 1}}}")
+            at += n
+        body += [" & ".join(cells) + r" \\", " ".join(rules)]
+    head = t.short if t.spans and t.short else t.header
+    body += [" & ".join(tex_escape(h) for h in head) + r" \\", r"\midrule"]
     for r in t.rows:
         if r.kind == "group":
             body.append(f"\\multicolumn{{{len(t.header)}}}{{l}}{{\\textit{{{tex_escape(r.label)}}}}} \\\\")
@@ -300,11 +324,45 @@ def _columns(lay: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
     return out
 
 
-def _header(lay: dict[str, Any], cols: list[tuple[dict[str, Any], str]], tok_unit: str) -> list[str]:
+def _spans(lay: dict[str, Any], cols: list[tuple[dict[str, Any], str]]) -> list[list[tuple[str, int]]]:
+    """The header rows above the metrics: the domain of each run of columns, and above it the
+    layout's `column_groups` (a title over several domains, e.g. Formal Reasoning = Math + Physics)."""
+    domains: list[tuple[str, int]] = []
+    for col, _ in cols:
+        title = domain_title(col["benchmark"])
+        if domains and domains[-1][0] == title:
+            domains[-1] = (title, domains[-1][1] + 1)
+        else:
+            domains.append((title, 1))
+    groups = lay.get("column_groups") or []
+    if not groups:
+        return [domains]
+    of = {b: g["title"] for g in groups for b in g["benchmarks"]}
+    top: list[tuple[str, int]] = []
+    second: list[tuple[str, int]] = []
+    for col, _ in cols:
+        g = of.get(col["benchmark"], "")
+        title = g or domain_title(col["benchmark"])
+        if top and top[-1][0] == title:
+            top[-1] = (title, top[-1][1] + 1)
+        else:
+            top.append((title, 1))
+        sub = domain_title(col["benchmark"]) if g else ""
+        if second and second[-1][0] == sub:
+            second[-1] = (sub, second[-1][1] + 1)
+        else:
+            second.append((sub, 1))
+    return [top, second]
+
+
+def _header(
+    lay: dict[str, Any], cols: list[tuple[dict[str, Any], str]], tok_unit: str, domain: bool = True
+) -> list[str]:
+    """The column titles: `<domain> <metric> (<unit>)`, or the metric alone under spanning rows."""
     h = ["Method", "Backbone"]
     for col, m in cols:
         unit = f" ({tok_unit})" if m == "Tok" else (" (k)" if m == TOK_PER_TASK else "")
-        h.append(f"{domain_title(col['benchmark'])} {metric_label(m, lay)}{unit}")
+        h.append((f"{domain_title(col['benchmark'])} " if domain else "") + f"{metric_label(m, lay)}{unit}")
     return h
 
 
@@ -342,6 +400,51 @@ def _best_styles(
             if v[j] is None:
                 continue
             r.styles[j] = "best" if v[j] == best else ("second" if v[j] == second else "")
+
+
+NAME_UNCERTAIN = "[name uncertain]"
+NAME_UNCERTAIN_NOTE = (
+    "[name uncertain]: the paper's method name for this (paper) row was lost in text extraction and is restored "
+    "with low confidence (FlowState Table 4's two unnamed Memory System rows, labelled BM25 and ReasoningBank, may "
+    "be swapped); treat the comparison as unverified (runners/reference/README.md)"
+)
+
+
+def uncertain_name(paper_method: str, lay: dict[str, Any]) -> bool:
+    """Whether the reference rows of this layout's table name `paper_method` with low confidence
+    (`name_status: restored_uncertain`)."""
+    from runners.analysis.papers import reference_rows
+
+    table = str(lay.get("title", "")).split(":")[0]
+    return any(
+        r.get("name_status") == "restored_uncertain" and r["method"] == paper_method and r.get("table") == table
+        for r in reference_rows()
+        if r.get("paper") == lay.get("paper")
+    )
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:  # "–", or a text that is no value
+        return None
+
+
+def _style(rows: list[TRow], cols: list[tuple[dict[str, Any], str]], cells: Cells, by_group: bool) -> None:
+    """Bold the best and underline the second of each performance column, as the papers do: among
+    our rows and, apart, among the `(paper)` rows; per backbone group where the table groups by
+    backbone (Table 5, PoS Table 1), else over the whole table. Token columns are not ranked."""
+    ranked = [j for j, (col, m) in enumerate(cols) if cells.spec(col["benchmark"], m).kind not in ("tokens", "cost")]
+    blocks: dict[tuple[str, str], list[TRow]] = {}
+    group = ""
+    for r in rows:
+        if r.kind == "group":
+            group = r.label
+        elif r.kind in ("ours", "paper"):
+            blocks.setdefault((group if by_group else "", r.kind), []).append(r)
+    for block in blocks.values():
+        vals = [[_number(c) if j in ranked else None for j, c in enumerate(r.cells)] for r in block]
+        _best_styles(block, vals, cols, cells)
 
 
 def _pair_test(
@@ -387,6 +490,7 @@ def build_table(
     our_vals: list[list[float | None]] = []
     all_marks: list = []
     tests: list[tuple[TRow, int, float | None]] = []
+    uncertain: set[str] = set()  # the paper's method names restored with low confidence, shown
     group = None
 
     def our_row(method: str, backbone: str) -> tuple[TRow, list]:
@@ -416,6 +520,9 @@ def build_table(
         if all(p == "–" for p in paper) or (strict and marks):
             return []
         label = f"{method_label(lay=lay, m=r['method'])} (paper)"
+        if uncertain_name(METHOD_LABELS.get(r["method"], r["method"]), lay):
+            label += f" {NAME_UNCERTAIN}"
+            uncertain.add(METHOD_LABELS.get(r["method"], r["method"]))
         return [TRow("paper", label, backbone_label(r.get("paper_backbone")), paper, [""] * len(cols))]
 
     def delta_row(method: str, backbone: str) -> TRow | None:
@@ -446,20 +553,31 @@ def build_table(
         if r.get("group") and r.get("group") != group:
             group = r["group"]
             rows.append(TRow("group", group))
-        for b in attach[i]:
+        # the (paper) row stands only beside our row of the paper's backbone; our rows on other backbones
+        # follow it without one (the table keeps the paper's shape where we did not run its backbone)
+        mine = [b for b in attach[i] if b == r.get("paper_backbone")]
+        for b in mine:
             row, marks = our_row(r["method"], b)
             rows.append(row)
             all_marks += marks
             rows += paper_row(r, marks)
-        if not attach[i]:
+        if not mine:
             rows += paper_row(r, [])
+        for b in attach[i]:
+            if b not in mine:
+                row, marks = our_row(r["method"], b)
+                rows.append(row)
+                all_marks += marks
         if delta and r["method"] == delta.get("method"):
             for b in attach[i]:
                 d = delta_row(r["method"], b)
                 if d:
                     rows.append(d)
+            pb = r.get("paper_backbone")
+            feeding = [c for c in relevant if c.method in (r["method"], delta.get("against")) and c.backbone == pb]
+            marked = bool(row_marks(feeding)[0]) or any(c.scripted for c in feeding)
             pd = [paper_text(r, col, m, scale, "delta_vs_full_context", cells) for col, m in cols if m != TOK_PER_TASK]
-            if any(pd):
+            if any(pd) and not (strict and marked):  # --strict: no Δ (paper) beside a Δ of marked rows
                 texts = []
                 for col, m in cols:
                     v = paper_text(r, col, "Tok" if m == TOK_PER_TASK else m, scale, "delta_vs_full_context", cells)
@@ -473,7 +591,7 @@ def build_table(
             row, marks = our_row(method, b)
             rows.append(row)
             all_marks += marks
-    _best_styles(our_rows, our_vals, cols, cells)
+    _style(rows, cols, cells, by_group=bool(lay.get("group_by_backbone")))
     for (row, j, _), adj in zip(tests, holm([t[2] for t in tests])):
         row.cells[j] += f" (p={adj:.2g}){significance_mark(adj)}"
     has_tok = any(m == "Tok" for _, m in cols)
@@ -486,14 +604,18 @@ def build_table(
             if has_tok
             else ""
         )
-        + ". **Best** and <u>second</u> among our rows."
+        + ". **Best** and <u>second</u> per performance column (not #Tok)"
+        + (", per backbone group" if lay.get("group_by_backbone") else "")
+        + ": among our rows, and apart among the (paper) rows as the paper marks them."
     ]
     if any("Tok_no_tool" in c.metrics for c in relevant):
         notes.append(PAPER_TOK_NOTE)
     if tests:
         notes.append(SIGNIFICANCE_LEGEND)
     notes += footnotes(all_marks)
-    art.table = Table(_header(lay, cols, unit), rows, notes)
+    if uncertain:
+        notes.append(NAME_UNCERTAIN_NOTE + " (" + ", ".join(sorted(uncertain)) + ")")
+    art.table = Table(_header(lay, cols, unit), rows, notes, _spans(lay, cols), _header(lay, cols, unit, False))
     # status: every layout row the paper reports × every column with a paper value needs a cell of ours
     missing, covered = [], 0
     for i, r in enumerate(lay_rows):
@@ -533,12 +655,20 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
     all_marks: list = []
     from runners.api import method_tokens
 
-    def per_ep(c: Any) -> dict[str, float]:
-        n = max(1, c.n_episodes)
+    def per_ep(c: Any) -> dict[str, float | None]:
+        """Mean tokens per counted episode; None for a cell with none (every episode errored): "–", not 0."""
+        n = c.n_episodes
         return {
-            "agent": sum(v for r, v in c.tokens_by_role.items() if r in agent_roles) / n,
-            "total": method_tokens(c.tokens_by_role) / n,
+            "agent": sum(v for r, v in c.tokens_by_role.items() if r in agent_roles) / n if n else None,
+            "total": method_tokens(c.tokens_by_role) / n if n else None,
         }
+
+    def k(v: float | None) -> str:
+        return f"{v / 1000:.1f}" if v is not None else "–"
+
+    def labels_of(c: Any) -> tuple[list[str], list[Any]]:
+        labs, marks = row_marks([c])
+        return (["[scripted]"] if c.scripted else []) + labs, marks  # as every other table prints it
 
     methods = [m for m in lay["methods"]] + sorted(
         {c.method for c in cells.all if c.benchmark in lay["benchmarks"]} - set(lay["methods"]) - {ref}
@@ -549,14 +679,14 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
             if r is None:
                 continue
             pr = per_ep(r)
-            labs, marks = row_marks([r])
+            labs, marks = labels_of(r)
             all_marks += marks
             rows.append(
                 TRow(
                     "ours",
                     method_label(lay=lay, m=ref) + "".join(" " + x for x in labs),
                     backbone_label(b),
-                    [domain_title(bench), f"{pr['agent'] / 1000:.1f}", "", f"{pr['total'] / 1000:.1f}", "1.00×"],
+                    [domain_title(bench), k(pr["agent"]), "", k(pr["total"]), "1.00×" if pr["total"] else "–"],
                 )
             )
             for m in methods:
@@ -564,11 +694,12 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
                 if c is None:
                     continue
                 pc = per_ep(c)
-                labs, marks = row_marks([c])
+                labs, marks = labels_of(c)
                 all_marks += marks
-                ch = 100.0 * (pc["agent"] / pr["agent"] - 1) if pr["agent"] else None
-                ratio = pc["total"] / pr["total"] if pr["total"] else None
-                found[(m, b, bench)] = {"agent_change_pct": ch, "total_ratio": ratio}
+                ch = 100.0 * (pc["agent"] / pr["agent"] - 1) if pr["agent"] and pc["agent"] is not None else None
+                ratio = pc["total"] / pr["total"] if pr["total"] and pc["total"] is not None else None
+                if ch is not None or ratio is not None:  # a cell with no counted episode produces nothing
+                    found[(m, b, bench)] = {"agent_change_pct": ch, "total_ratio": ratio}
                 rows.append(
                     TRow(
                         "ours",
@@ -576,9 +707,9 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
                         backbone_label(b),
                         [
                             domain_title(bench),
-                            f"{pc['agent'] / 1000:.1f}",
+                            k(pc["agent"]),
                             f"{ch:+.1f}" if ch is not None else "–",
-                            f"{pc['total'] / 1000:.1f}",
+                            k(pc["total"]),
                             f"{ratio:.2f}×" if ratio is not None else "–",
                         ],
                     )
@@ -660,6 +791,10 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
             ta = [paper_tok(a) for a, _ in pairs]
             tr = [paper_tok(r) for _, r in pairs]
             tok = (100.0 * (sum(ta) / sum(tr) - 1)) if all(t is not None for t in ta + tr) and sum(tr) else None  # type: ignore[arg-type]  # no None: checked by all()
+            labs, marks = _headline_marks([c for pair in pairs for c in pair])
+            if len(pairs) < len(h["benchmarks"]):  # the paper's figure is over every domain it names
+                labs.append(f"[{len(pairs)} of {len(h['benchmarks'])} domains]")
+            own = b == h["paper"].get("backbone", b)  # the paper reports its headline on this backbone only
             out.append(
                 {
                     "paper": "FlowState",
@@ -669,10 +804,13 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
                     "of": len(h["benchmarks"]),
                     "delta_pp": sum(ds) / len(ds) if ds else None,
                     "tokens_pct": tok,
-                    "paper_delta_pp": h["paper"]["delta_pp"],
-                    "paper_tokens_pct": h["paper"]["tokens_pct"],
+                    "paper_delta_pp": h["paper"]["delta_pp"] if own else None,
+                    "paper_tokens_pct": h["paper"]["tokens_pct"] if own else None,
+                    "paper_backbone": h["paper"].get("backbone"),
                     "metric": h["metric"],
                     "how": h["how"],
+                    "marks": labs,
+                    "mark_objects": marks,
                 }
             )
     p = spec.get("pos") or {}
@@ -684,6 +822,7 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
             if ours is None or ours.metrics.get(metric) is None or not base:
                 continue
             best_m, best = max(base, key=lambda mc: mc[1].metrics[metric])
+            labs, marks = _headline_marks([ours] + [c for _, c in base])  # "strongest" reads every baseline
             dom = BENCHMARK_DOMAINS.get(bench, bench)
             pm = cells.spec(bench, metric).paper or metric
             paper_pos = paper_lookup("PoS", b, dom, pm)
@@ -712,28 +851,44 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
                     "delta_pp": ours.metrics[metric] - best.metrics[metric],
                     "paper_delta_pp": float(paper_pos) - pb[1] if paper_pos and pb else None,
                     "paper_strongest": pb[0] if pb else None,
+                    "marks": labs,
+                    "mark_objects": marks,
                 }
             )
     return out
 
 
-def headlines_md(hs: list[dict[str, Any]]) -> str:
+def _headline_marks(cs: list[Any]) -> tuple[list[str], list[Any]]:
+    """The union of the marks of the cells a headline is computed from (`[scripted]` first)."""
+    labs, marks = row_marks(cs)
+    return (["[scripted]"] if any(c.scripted for c in cs) else []) + labs, marks
+
+
+def headlines_md(hs: list[dict[str, Any]], strict: bool = False) -> str:
+    """The headlines table: ours with the marks of every cell it is computed from, the paper's value
+    only beside the backbone the paper reports it for (with `strict`, not beside a marked one)."""
     if not hs:
         return (
             "No headline can be computed from these cells (FlowState: FlowState and Full Context on the same backbone; "
             "PoS: PoS and a baseline).\n"
         )
-    lines = ["| Paper | Headline | Backbone | Ours | Paper | How |", "|---|---|---|---|---|---|"]
+    lines = ["| Paper | Headline | Backbone | Ours | Marks | Paper | How |", "|---|---|---|---|---|---|---|"]
     for h in hs:
+        marks = " ".join(h.get("marks") or []) or "–"
+        hide = strict and bool(h.get("marks"))
         if h["paper"] == "FlowState":
             ours = (f"{h['delta_pp']:+.2f} pp {h['metric']}" if h["delta_pp"] is not None else "–") + (
                 f", {h['tokens_pct']:+.1f} % tokens" if h["tokens_pct"] is not None else ""
             )
-            if h["n_domains"] < h["of"]:
-                ours += f" ({h['n_domains']} of {h['of']} domains)"
-            paper = f"{h['paper_delta_pp']:+.2f} pp, {h['paper_tokens_pct']:+.1f} % tokens"
+            if h["paper_delta_pp"] is None:
+                paper = f"– (reported on {backbone_label(h.get('paper_backbone'))} only)"
+            elif hide:
+                paper = "– (--strict: our row is marked)"
+            else:
+                paper = f"{h['paper_delta_pp']:+.2f} pp, {h['paper_tokens_pct']:+.1f} % tokens"
             lines.append(
-                f"| FlowState | {h['name']} | {backbone_label(h['backbone'])} | {ours} | {paper} | {h['how']} |"
+                f"| FlowState | {h['name']} | {backbone_label(h['backbone'])} | {ours} | {marks} | {paper} | "
+                f"{h['how']} |"
             )
         else:
             pos_names = {"method_labels": {"full_context": "Raw Trajectory"}}
@@ -742,13 +897,20 @@ def headlines_md(hs: list[dict[str, Any]]) -> str:
                 f"({h['delta_pp']:+.2f} pp)"
             )
             paper = (
-                f"{h['paper_delta_pp']:+.2f} pp vs {method_label(h['paper_strongest'], pos_names)}"
-                if h["paper_delta_pp"] is not None
-                else "–"
+                "– (--strict: our row is marked)"
+                if hide and h["paper_delta_pp"] is not None
+                else (
+                    f"{h['paper_delta_pp']:+.2f} pp vs {method_label(h['paper_strongest'], pos_names)}"
+                    if h["paper_delta_pp"] is not None
+                    else "–"
+                )
             )
             lines.append(
                 f"| PoS | {h['name']}: PoS vs strongest baseline | {backbone_label(h['backbone'])} | {ours} | "
-                f"{paper} | "
+                f"{marks} | {paper} | "
                 "PoS minus the best of the baselines run on the same backbone |"
             )
+    notes = footnotes([m for h in hs for m in h.get("mark_objects") or []])
+    if notes:
+        lines += [""] + [f"- {n}" for n in notes]
     return "\n".join(lines) + "\n"

@@ -45,7 +45,7 @@ from typing import Any
 import orjson
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
-from runners.analysis.stats import SIGNIFICANCE_LEGEND, shared_evaluations
+from runners.analysis.stats import INTERVAL_LEGEND, SIGNIFICANCE_LEGEND, shared_evaluations
 from runners.records.store import StoreError, cell_errors, paused_gc
 from runners.records.transcripts import open_transcripts
 
@@ -62,8 +62,9 @@ MARKS: list[tuple[str, str]] = [
     ),
     (
         "[partial]",
-        "some episodes of the cell are missing (infrastructure errors or an interrupted sweep; re-run the sweep "
-        "to finish them): rates cover the finished episodes only and Tok is a total, so its Δ is not comparable yet",
+        "some episodes of the cell are missing (infrastructure errors, an interrupted sweep or a damaged records "
+        "file, named on the console; re-run the sweep to finish them): rates cover the finished episodes only "
+        "and Tok is a total, so its Δ is not comparable yet",
     ),
     (
         "[mixed code]",
@@ -83,11 +84,7 @@ MARKS: list[tuple[str, str]] = [
         "the table; relative % for Tok and USD",
     ),
     ("*", SIGNIFICANCE_LEGEND),
-    (
-        "[lo, hi]",
-        "the 95% interval of a rate: Wilson over episodes for shares of episodes (SR, pass^1, task success), "
-        "else a bootstrap that resamples tasks (a task's trials stay together)",
-    ),
+    ("[lo, hi]", INTERVAL_LEGEND.removeprefix("[95% interval]: ")),
     (
         "method[key=value]",
         "cells that share method, backbone and benchmark are told apart by the config values that differ",
@@ -133,12 +130,15 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
     each payload goes to `writer.add` as soon as it is packed and the list returned is empty; each
     cell's records are let go once its payloads are packed, so a large experiment's payloads and
     records are not all held at once."""
-    from runners.analysis.cells import collect, curves, slug
-    from runners.analysis.tables import build_tables, depth_table, token_unit
+    from runners.analysis.cells import collect, curves, reader_warnings, slug
+    from runners.analysis.tables import DEPTH_NOTE, build_tables, depth_table, reference_for, token_unit
 
     collected = writer is None
     writer = writer or _Collected()
     summaries = collect(root)
+    for w in reader_warnings(root, summaries):  # a damaged records file, a foreign folder: said, not hidden
+        print(w, file=sys.stderr)
+    reference, reference_note = reference_for(summaries, reference)  # absent: the grid's first method, said
     with shared_evaluations():  # the tables and the paper's tables test the same pairs of cells
         header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
         paper = paper_tab(summaries)  # before the cells' records are let go
@@ -209,10 +209,11 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
         "experiment": root.name,
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "reference": reference,
+        "reference_note": reference_note,
         "table": {"header": header, "rows": rows},
         "tok_unit": token_unit(summaries)[1] if summaries else "M",
         "paper": paper,
-        "depth": {"header": depth[0], "rows": depth[1]} if depth else None,
+        "depth": {"header": depth[0], "rows": depth[1], "note": DEPTH_NOTE} if depth else None,
         "scripted": any(c.scripted for c in summaries),
         "cells": cells,
         "episode_fields": ["cell", "task_id", "trial", "status", "success", "tokens", "steps", "calls", "transcript"],
@@ -228,10 +229,11 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
 
 def paper_tab(summaries: list[Any]) -> dict[str, Any]:
     """The "Paper" tab: every artefact of runners.paper (tables as rows with best/second marks,
-    figures as embedded SVG data URIs), its status and the headlines."""
+    figures as embedded SVG data URIs), its status, the headlines and the papers' claims checked
+    (runners.analysis.paper_claims), shown first."""
     import io
 
-    from runners.analysis import paper, paper_figures
+    from runners.analysis import paper, paper_claims, paper_figures
 
     draw = paper_figures.figures_available()
     arts = paper.build_all(summaries, figures=draw) if summaries else []
@@ -247,6 +249,8 @@ def paper_tab(summaries: list[Any]) -> dict[str, Any]:
         if a.table is not None and a.status != "not produced":
             item["table"] = {
                 "header": a.table.header,
+                "spans": a.table.spans,  # header rows above the metrics (domains; Formal Reasoning over two)
+                "short": a.table.short,
                 "notes": a.table.notes,
                 "rows": [
                     {"kind": r.kind, "label": r.label, "backbone": r.backbone, "cells": r.cells, "styles": r.styles}
@@ -264,6 +268,7 @@ def paper_tab(summaries: list[Any]) -> dict[str, Any]:
     return {
         "artefacts": out,
         "headlines": paper.headlines_md(paper.headlines(paper.Cells(summaries))) if summaries else "",
+        "claims": paper_claims.rows(paper_claims.check(paper.Cells(summaries))),  # the reviewer's first page
         "figures_note": None if draw else f"Figures need matplotlib: {EXTRA_HINT}",
     }
 
@@ -420,24 +425,52 @@ def make_server(path: Path, port: int = 0) -> Any:
     """An HTTP server for the report alone, bound to 127.0.0.1 only: `/` and `/<report name>`
     answer the report file, `/<report>.files/part-NNNNN.js` its parts (a report above
     `PARTS_ABOVE` episodes); every other path is 404, so the folder the report sits in (with
-    `--out /tmp/r.html`, all of /tmp) is neither listed nor served."""
+    `--out /tmp/r.html`, all of /tmp) is neither listed nor served. A request whose `Host` is not
+    this machine's loopback name (localhost, 127.0.0.1, [::1]) with the bound port is refused (421):
+    a web page that rebinds its own domain to 127.0.0.1 (DNS rebinding) cannot read the report. A
+    symlink in the parts folder (or the folder itself a symlink) is never followed."""
     import http.server
+    import os
 
     report = Path(path).resolve()
     files = parts_dir(report)
     part = re.compile("/" + re.escape(files.name) + r"/(part-\d{5}\.js)")
+    hosts = {"localhost", "127.0.0.1", "[::1]"}
+
+    def read_part(name: str) -> bytes:
+        if files.is_symlink():
+            raise OSError(f"{files} is a symlink")
+        fd = os.open(files / name, os.O_RDONLY | os.O_NOFOLLOW)  # a symlink placed there: ELOOP, never followed
+        with os.fdopen(fd, "rb") as f:
+            return f.read()
 
     class ReportOnly(http.server.BaseHTTPRequestHandler):
+        def _host_ok(self) -> bool:
+            host = (self.headers.get("Host") or "").strip().lower()
+            if not host:  # HTTP/1.0 without a Host: no browser (and so no rebinding page) sends that
+                return self.request_version == "HTTP/1.0"
+            name, _, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+            if not name:  # no port given
+                name, port = host, ""
+            return name in hosts and port in ("", str(getattr(self.server, "server_port", "")))
+
         def _answer(self, body: bool) -> None:
             from urllib.parse import unquote, urlsplit
 
+            if not self._host_ok():
+                self.send_error(
+                    421,
+                    "Misdirected Request",
+                    f"this server answers only http://127.0.0.1:{getattr(self.server, 'server_port', '')}",
+                )
+                return
             where = unquote(urlsplit(self.path).path)
             got = part.fullmatch(where)
             if where not in ("/", "/" + report.name) and not got:
                 self.send_error(404, "Not Found", f"only the report is served: /{report.name}")
                 return
             try:
-                data = (files / got.group(1) if got else report).read_bytes()
+                data = read_part(got.group(1)) if got else report.read_bytes()
             except OSError:
                 self.send_error(404, "Not Found", f"{report.name} is gone; build it again with python -m runners.view")
                 return

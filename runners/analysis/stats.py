@@ -481,7 +481,8 @@ def rate_interval(
 ) -> tuple[tuple[float, float], str] | None:
     """The interval a table prints for one rate and how it was made:
     - a share of episodes (`binary_rate`): the Wilson interval over the episodes ("wilson"), over
-      the tasks when a task ran several trials (trials of one task are not independent);
+      the tasks when a task ran several trials (trials of one task are not independent: n = tasks,
+      k = rate × tasks; `INTERVAL_LEGEND` says so wherever an interval is printed);
     - otherwise the task bootstrap ("bootstrap"), unless it collapses to a point (every resample
       equal, e.g. a progress score of 0 on every task): then the Wilson interval of value/100 over
       the tasks ("wilson~"), a conservative reading that does not claim certainty from a few tasks."""
@@ -498,6 +499,17 @@ def rate_interval(
         return bootstrap, "bootstrap"
     ci = wilson_interval(n_tasks * value / 100.0, n_tasks, level) if n_tasks > 0 else None
     return (ci, "wilson~") if ci else None
+
+
+INTERVAL_LEGEND = (
+    "[95% interval]: for a rate that is a share of episodes (SR, pass^1, task success), the Wilson score interval "
+    "of k successes out of n: with one trial per task n = episodes = tasks; with several trials per task n = tasks "
+    "and k = the rate × tasks, because the trials of one task share its prompt and data and are not independent "
+    "draws (treating them as n = episodes would narrow the interval as if each trial were a new task; n = tasks is "
+    "the conservative reading). Every other rate (progress scores, pooled accuracies, depth curves): the percentile "
+    "bootstrap over tasks (a task's trials are drawn together), or, where that collapses to a point, the Wilson "
+    "interval over tasks"
+)
 
 
 def holm(p_values: list[float | None]) -> list[float | None]:

@@ -16,6 +16,7 @@ from runners.records.store import (
     INDEX,
     MANIFEST,
     atomic_write,
+    cell_dirs,
     code_fingerprint,
     shard_dirs,
 )
@@ -33,7 +34,7 @@ _UNTRACKED = {
 
 
 def _dir_fingerprint(h: "hashlib._Hash", d: Path) -> None:
-    h.update(b"\0dir\0" + d.name.encode())
+    h.update(b"\0dir\0" + d.name.encode("utf-8", "surrogateescape"))
     mpath = d / MANIFEST
     try:
         raw = mpath.read_bytes()
@@ -50,7 +51,7 @@ def _dir_fingerprint(h: "hashlib._Hash", d: Path) -> None:
     for f in sorted(d.iterdir()):
         if f.is_file() and f.name not in _UNTRACKED and not f.name.startswith("transcripts."):
             st = f.stat()
-            h.update(f"\0{f.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+            h.update(f"\0{f.name}:{st.st_size}:{st.st_mtime_ns}".encode("utf-8", "surrogateescape"))
     for sub in shard_dirs(d):
         _dir_fingerprint(h, sub)
 
@@ -71,8 +72,10 @@ def tables_key(root: Path, reference: str, with_paper: bool, resamples: int, str
             }
         ).encode()
     )
-    for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
+    left_out: list[str] = []  # a symlinked copy or a foreign name appearing changes the warnings
+    for d in cell_dirs(root, left_out, every=True):
         _dir_fingerprint(h, d)
+    h.update(json.dumps(left_out).encode())
     return h.hexdigest()
 
 
@@ -103,9 +106,7 @@ def sweep_cells(root: Path) -> list[Any]:
     from types import SimpleNamespace
 
     out = []
-    for d in sorted(
-        p for p in root.iterdir() if ((p / MANIFEST).exists() or shard_dirs(p)) and not p.name.startswith(".")
-    ):
+    for d in cell_dirs(root):
         src = d / MANIFEST if (d / MANIFEST).exists() else shard_dirs(d)[0] / MANIFEST
         try:
             m = json.loads(src.read_bytes())

@@ -19,7 +19,7 @@ import io
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Sequence, TextIO
 
 from runners.api import MetricSpec
 from runners.analysis.cells import (
@@ -30,12 +30,14 @@ from runners.analysis.cells import (
     collect,
     metric_spec,
     orphan_cells,
+    reader_warnings,
     skipped_note,
 )
 from runners.analysis.fidelity import footnotes, row_marks
 from runners.analysis.papers import delta, fmt, fmt_delta, paper_task_count, paper_value, to_latex, to_markdown
 from runners.analysis.stats import (
     DEFAULT_RESAMPLES,
+    INTERVAL_LEGEND,
     SIGNIFICANCE_LEGEND,
     holm,
     paired_bootstrap,
@@ -438,9 +440,7 @@ def _aggregate_dir(
             from runners.prune import hidden_notes
 
             orphans = orphan_cells(root) + hidden_notes(root)  # failed tries are listed under the table
-            warnings = [f"warning: {o}" for o in orphans] + [
-                f"warning: {c.cell}: {n}" for c in everything for n in c.set_aside
-            ]
+            warnings = reader_warnings(root, everything, orphans)
             for w in warnings:
                 print(w, file=err)
             long = (
@@ -466,7 +466,9 @@ def _aggregate_dir(
         return []
     if filtered:
         marks: list = []
-        header, rows, long = build_tables(cells, reference, with_paper, resamples, strict, marks)
+        header, rows, long = build_tables(
+            cells, reference_for(cells, reference)[0], with_paper, resamples, strict, marks
+        )
         md = _markdown(root, cells, header, rows, reference, [], marks)
     else:
         md = (tdir / "summary.md").read_text().rstrip("\n")
@@ -489,7 +491,8 @@ def _markdown(
     marks: list[Any] | None = None,
 ) -> str:
     title = _title(root, cells)
-    md = f"### {title}\n\n" + to_markdown(header, rows)
+    why = reference_for(cells, reference)[1]
+    md = f"### {title}" + (f" — {why}" if why else "") + "\n\n" + to_markdown(header, rows)
     md += "\n\n" + INTERVAL_NOTE
     if any(" p=" in x for row in rows for x in row):
         md += "\n\n" + SIGNIFICANCE_LEGEND + "."
@@ -505,12 +508,14 @@ def _markdown(
         md += f"\n\n{TOK_NOTE}."
     depth = depth_table(cells)
     if depth:
-        md += "\n\n### Depth retention (FlowState §4.2: Acc_k, nAUC, DR)\n\n" + to_markdown(*depth)
+        md += (
+            "\n\n### Depth retention (FlowState §4.2: Acc_k, nAUC, DR)\n\n" + to_markdown(*depth) + "\n\n" + DEPTH_NOTE
+        )
     if any(c.partial for c in cells):
         md += (
-            "\n\n[partial]: some episodes are missing (infra errors or an interrupted sweep; re-run the sweep to "
-            "finish them). Rates cover the finished episodes only and Tok is a total, so its Δ is not comparable "
-            "until the cell is complete."
+            "\n\n[partial]: some episodes are missing (infra errors, an interrupted sweep or a damaged records file: "
+            "see the notes; re-run the sweep to finish them). Rates cover the finished episodes only and Tok is a "
+            "total, so its Δ is not comparable until the cell is complete."
         )
     if any(c.paraphrased for c in cells):
         md += (
@@ -533,6 +538,25 @@ def _live_section(root: Path, cells: list[Any]) -> str:
     text = "\n\nSweeps the cells came from (latest run of each cell):\n" + "\n".join(_sweeps(cells))
     skipped = skipped_note(root, cells)
     return text + ("\n\n" + skipped if skipped else "")
+
+
+DEPTH_NOTE = (
+    "nAUC: the area under the retention curve R_k = Acc_k / Acc_1 (trapezoids over k = 1..K, divided by K − 1), "
+    "in %: 100 = every later depth as accurate as the first, below 100 = accuracy lost with depth, above 100 = "
+    "later depths more accurate than the first (e.g. Acc_k 33, 33, 100, 0 gives R_k 1, 1, 3, 0 and nAUC 150). "
+    "DR: minus the least-squares slope of R_k, in % (positive = accuracy falls with depth)."
+)
+
+
+def reference_for(cells: Sequence[CellSummary], reference: str) -> tuple[str, str | None]:
+    """The Δ rows' reference: `reference` when these cells have it, else the grid's first method (the
+    cells are in grid order), with the words the table's title says it in (None: the reference as asked)."""
+    if not cells or any(c.method.split("[", 1)[0] == reference for c in cells):
+        return reference, None
+    first = cells[0].method
+    if all(c.method == first for c in cells):
+        return reference, None  # one method: nothing to compare
+    return first, f"Δ vs {first}, the grid's first method ({reference}, the reference method, is not in these cells)"
 
 
 def _title(root: Path, cells: list[CellSummary]) -> str:
@@ -566,11 +590,7 @@ METRICS_FIELDS = [
     "p_value",
     "p_holm",
 ]
-INTERVAL_NOTE = (
-    "[95% interval]: Wilson score interval over episodes for rates that are a share of episodes (SR, pass^1, "
-    "task success: it never collapses at 0 % or 100 %); task bootstrap (tasks resampled, trials kept together) "
-    "for the other rates, Wilson over tasks where the bootstrap collapses to a point"
-)
+INTERVAL_NOTE = INTERVAL_LEGEND  # which n each interval uses, trials > 1 included (runners.analysis.stats)
 
 
 def _write_tables(
@@ -583,7 +603,7 @@ def _write_tables(
     strict: bool = False,
 ) -> list[dict[str, Any]]:
     marks: list = []
-    header, rows, long = build_tables(cells, reference, with_paper, resamples, strict, marks)
+    header, rows, long = build_tables(cells, reference_for(cells, reference)[0], with_paper, resamples, strict, marks)
     tdir = root / "tables"
     tdir.mkdir(exist_ok=True)
     md = _markdown(root, cells, header, rows, reference, orphans, marks)

@@ -6,13 +6,21 @@ its token totals by role and #Tok, and episode counts; one more run (job type `r
 HTML report (`python -m runners.view`) as an artifact, with the summary table. W&B's own
 settings apply (`WANDB_MODE=offline` for no network, `WANDB_PROJECT`, `WANDB_ENTITY`, `WANDB_DIR`);
 `runner.wandb_project` names the project (default: the experiment's name).
+
+No secret reaches W&B: W&B records the process's command line and, unless told otherwise, its
+console; a `user:password` URL or a key given as an override would be in the run files that
+`wandb sync` uploads. So while the runs are made `sys.argv` holds the command line with every
+credential replaced by `***` (`runners.secrets.redact_secrets`), W&B's console capture is off,
+and the config it is given is scrubbed the same way.
 """
 
 from __future__ import annotations
 
 import os
+import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 EXTRA_HINT = "pip install -e '.[wandb]'  (or: pip install wandb)"
 
@@ -32,6 +40,32 @@ def require() -> Any:
     return wandb
 
 
+def scrubbed(value: Any) -> Any:
+    """`value` (a config) with every string's credentials replaced by `***`."""
+    from runners.secrets import redact_secrets
+
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, dict):
+        return {scrubbed(k): scrubbed(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrubbed(v) for v in value]
+    return value
+
+
+@contextmanager
+def scrubbed_argv() -> Iterator[list[str]]:
+    """`sys.argv` with its credentials replaced by `***` for the duration (W&B reads it)."""
+    from runners.secrets import redact_secrets
+
+    saved = sys.argv
+    sys.argv = [redact_secrets(a) for a in saved]
+    try:
+        yield sys.argv
+    finally:
+        sys.argv = saved
+
+
 def _numbers(d: dict[str, Any]) -> dict[str, float]:
     return {k: float(v) for k, v in d.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
@@ -40,6 +74,11 @@ def log_experiment(
     root: Path, cell_names: list[str] | None = None, project: str | None = None, reference: str = "full_context"
 ) -> list[str]:
     """Log the sweep's cells and the report; returns the W&B run ids."""
+    with scrubbed_argv():
+        return _log(root, cell_names, project, reference)
+
+
+def _log(root: Path, cell_names: list[str] | None, project: str | None, reference: str) -> list[str]:
     wandb = require()
     from runners.api import method_tokens
     from runners.analysis.cells import collect
@@ -53,6 +92,8 @@ def log_experiment(
     project = project or os.environ.get("WANDB_PROJECT") or root.name
     wdir = os.environ.get("WANDB_DIR") or str(root / ".wandb")
     Path(wdir).mkdir(parents=True, exist_ok=True)
+    # the command line W&B records is the scrubbed one; the console (which it would copy) is not captured
+    settings = wandb.Settings(console="off", save_code=False)  # its `args` are read from sys.argv (scrubbed)
     ids = []
     for cs in summaries:
         manifest, _ = load_cell(root / cs.cell)
@@ -63,12 +104,13 @@ def log_experiment(
             job_type="cell",
             dir=wdir,
             reinit="finish_previous",
+            settings=settings,
             config={
                 "method": cs.method,
                 "backbone": cs.backbone,
                 "benchmark": cs.benchmark,
                 "scripted": cs.scripted,
-                "cell": manifest.get("config", {}),
+                "cell": scrubbed(manifest.get("config", {})),
             },
         )
         values = {
@@ -90,6 +132,7 @@ def log_experiment(
         job_type="report",
         dir=wdir,
         reinit="finish_previous",
+        settings=settings,
     )
     if header:
         run.log({"summary_table": wandb.Table(columns=header, data=rows)})

@@ -49,7 +49,7 @@ import orjson
 
 from runners.api import Backbone, BackboneError, Completion, Message, Protocol, RetryEvent, ToolCall, Usage
 from runners.inputs import sanitize
-from runners.secrets import redact_secrets, redact_url, secret_forms, split_url_credentials
+from runners.secrets import redact_secrets, redact_url, redact_value, secret_pattern, split_url_credentials
 from runners.tokens import estimate_usage
 from runners.records.wire import dumps_with, encoded
 
@@ -228,6 +228,16 @@ class Reply:
         return self.body.decode("utf-8", "replace")
 
 
+MAX_REPLY_BYTES = 32 * 2**20  # default bound of one reply body: far above any real chat completion
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+MAX_REDIRECTS = 5
+
+
+def too_long(limit: int, announced: int | None = None) -> str:
+    said = f" (it announced {announced} bytes)" if announced is not None else ""
+    return f"reply body over max_reply_bytes={limit}{said}: an endless or oversized reply, dropped"
+
+
 class TransportFailure(Exception):
     """The request got no HTTP response (connection refused/reset, server closed early).
     `refused`: no connection could be made at all (nothing listens there, host unreachable)."""
@@ -242,10 +252,13 @@ class AiohttpTransport:
     connector limited to the backbone's in-flight bound (`limit`), keep-alive connections reused.
     Harness CPU per call is ~4× lower than httpx's (scripts/perf/transport.py)."""
 
-    def __init__(self, *, headers: dict[str, str], limit: int, timeout_s: float) -> None:
+    def __init__(
+        self, *, headers: dict[str, str], limit: int, timeout_s: float, max_bytes: int = MAX_REPLY_BYTES
+    ) -> None:
         import aiohttp
 
         self._aiohttp = aiohttp
+        self.max_bytes = max_bytes
         self._errors = (aiohttp.ClientError,)
         connector = aiohttp.TCPConnector(limit=limit, limit_per_host=limit, ttl_dns_cache=300)
         self._session = aiohttp.ClientSession(
@@ -257,10 +270,19 @@ class AiohttpTransport:
         )
 
     async def post(self, url: str, body: bytes) -> Reply:
-        try:
-            async with self._session.post(url, data=body) as resp:
-                data = await resp.read()
-                return Reply(resp.status, resp.headers, data)
+        try:  # redirects come back as they are: OpenAIBackbone decides which to follow
+            async with self._session.post(url, data=body, allow_redirects=False) as resp:
+                if resp.content_length is not None and resp.content_length > self.max_bytes:
+                    resp.close()
+                    raise TransportFailure(too_long(self.max_bytes, resp.content_length))
+                chunks, size = [], 0
+                async for chunk in resp.content.iter_any():  # decompressed: a compressed bomb is bounded too
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        resp.close()  # the connection is dropped, not drained
+                        raise TransportFailure(too_long(self.max_bytes))
+                    chunks.append(chunk)
+                return Reply(resp.status, resp.headers, b"".join(chunks))
         except TimeoutError:  # aiohttp's own timeouts subclass both TimeoutError and ClientError
             raise
         except self._aiohttp.ClientConnectorError as e:
@@ -279,7 +301,10 @@ class HttpxTransport:
 
     SHARD = 16
 
-    def __init__(self, *, headers: dict[str, str], limit: int, timeout_s: float) -> None:
+    def __init__(
+        self, *, headers: dict[str, str], limit: int, timeout_s: float, max_bytes: int = MAX_REPLY_BYTES
+    ) -> None:
+        self.max_bytes = max_bytes
         try:  # environments that ship the httpx2 fork (used by `openai`) work too
             import httpx
         except ImportError:  # pragma: no cover - depends on the environment
@@ -296,7 +321,13 @@ class HttpxTransport:
         shard = min(self.shards, key=lambda s: s[1])
         shard[1] += 1
         try:
-            resp = await shard[0].post(url, content=body)
+            async with shard[0].stream("POST", url, content=body) as resp:  # never follows redirects
+                chunks, size = [], 0
+                async for chunk in resp.aiter_bytes():
+                    size += len(chunk)
+                    if size > self.max_bytes:
+                        raise TransportFailure(too_long(self.max_bytes))
+                    chunks.append(chunk)
         except self._httpx.TimeoutException:
             raise TimeoutError from None
         except self._httpx.ConnectError as e:
@@ -305,7 +336,7 @@ class HttpxTransport:
             raise TransportFailure(f"{type(e).__name__}: {e}") from None
         finally:
             shard[1] -= 1
-        return Reply(resp.status_code, resp.headers, resp.content)
+        return Reply(resp.status_code, resp.headers, b"".join(chunks))
 
     async def aclose(self) -> None:
         for client, _ in self.shards:
@@ -348,32 +379,6 @@ def sanitize_unicode(value: Any) -> tuple[Any, int]:
     escape can carry, which UTF-8 cannot encode) replaced by U+FFFD, and how many were replaced
     (the shared helper of runners/inputs.py, which every data loader uses too)."""
     return sanitize(value)
-
-
-def redact_value(value: Any, secrets: tuple[str, ...]) -> tuple[Any, int]:
-    """`value` (a decoded JSON body) with every configured secret form (`secret_forms`) replaced by
-    `***` in every string (keys included), and how many strings changed."""
-    if not secrets:
-        return value, 0
-    if isinstance(value, str):
-        out = value
-        for form in secrets:
-            if form in out:
-                out = out.replace(form, "***")
-        return out, int(out != value)
-    if isinstance(value, dict):
-        total, out_d = 0, {}
-        for k, v in value.items():
-            k2, a = redact_value(k, secrets)
-            v2, b = redact_value(v, secrets)
-            out_d[k2] = v2
-            total += a + b
-        return (out_d, total) if total else (value, 0)
-    if isinstance(value, list):
-        items = [redact_value(v, secrets) for v in value]
-        total = sum(n for _, n in items)
-        return ([v for v, _ in items], total) if total else (value, 0)
-    return value, 0
 
 
 def content_text(content: Any) -> str | None:
@@ -429,6 +434,8 @@ class OpenAIBackbone(Backbone):
         transport: str = "aiohttp",
         refused_window_s: float = 10.0,
         max_completion_chars: int | None = None,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
+        follow_cross_host_redirects: bool = False,
     ) -> None:
         if not base_url:
             raise ValueError(
@@ -463,7 +470,7 @@ class OpenAIBackbone(Backbone):
         )
         # What is cut out of every reply, a successful one too: the key, the URL password and `user:password`
         # (and their encodings; the user name alone is no secret and may be an ordinary word of a reply).
-        self._secret_forms = secret_forms(
+        self._secret_pattern = secret_pattern(
             tuple(
                 x
                 for x in (
@@ -487,6 +494,10 @@ class OpenAIBackbone(Backbone):
         self.max_completion_chars = (
             max_completion_chars  # caps what is stored and parsed (recorded in Completion.hygiene)
         )
+        if max_reply_bytes < 1:
+            raise ValueError(f"backbone '{name}': max_reply_bytes must be >= 1")
+        self.max_reply_bytes = max_reply_bytes  # a longer reply body fails the call (retried), memory stays bounded
+        self.follow_cross_host_redirects = follow_cross_host_redirects  # else a redirect to another host is refused
         self.refused_window_s = refused_window_s  # connection refused for this long (no success between) is fatal
         self._refused_since: float | None = None
         self.on_retry = None  # callable(url, error, wait_s, backbone name): the live progress display
@@ -544,7 +555,9 @@ class OpenAIBackbone(Backbone):
         t = self._transports.get(loop)
         if t is None:
             headers = {"Content-Type": "application/json", **self.auth_headers()}
-            t = TRANSPORTS[self.transport](headers=headers, limit=self.max_inflight, timeout_s=self.timeout_s)
+            t = TRANSPORTS[self.transport](
+                headers=headers, limit=self.max_inflight, timeout_s=self.timeout_s, max_bytes=self.max_reply_bytes
+            )
             self._transports[loop] = t
         return t
 
@@ -561,11 +574,52 @@ class OpenAIBackbone(Backbone):
         may quote the URL; an error body may echo the request's headers)."""
         return redact_secrets(text, self._secrets)
 
+    def redact_completion(self, completion: Completion) -> tuple[Completion, int]:
+        """`completion` (a response-cache hit, perhaps written before a form of redaction existed)
+        with every configured secret form replaced by `***`, and how many strings changed; a note
+        in its `hygiene` says so."""
+        if self._secret_pattern is None:
+            return completion, 0
+        data, n = redact_value(completion.model_dump(mode="json"), self._secret_pattern)
+        if not n:
+            return completion, 0
+        data["hygiene"] = [
+            *data.get("hygiene", []),
+            f"redacted: {n} string(s) of a cached reply held a configured secret, replaced by *** on read",
+        ]
+        return Completion.model_validate(data), n
+
     def backoff_s(self, n: int) -> float:
         """Full-jitter exponential backoff before retry n (0-based), capped at backoff_cap_s."""
         return self._rng.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**n))
 
     # -------------------------------------------------------------------- one attempt
+    async def _post(self, body: bytes) -> Reply:
+        """POST `body` to the endpoint, following redirects (the body re-sent as it is) to the same
+        host; a redirect to another host is refused (fatal) unless `follow_cross_host_redirects`:
+        it would send the prompts, and the Authorization header, somewhere the config never named."""
+        import urllib.parse
+
+        url = self._url
+        for _ in range(MAX_REDIRECTS + 1):
+            resp = await self._transport().post(url, body)
+            location = resp.headers.get("location") if resp.status in REDIRECTS else None
+            if not location:
+                return resp
+            target = urllib.parse.urljoin(url, location)
+            here, there = urllib.parse.urlsplit(url), urllib.parse.urlsplit(target)
+            same = there.hostname == here.hostname and there.scheme in (here.scheme, "https")
+            if not same and not self.follow_cross_host_redirects:
+                raise BackboneError(
+                    f"HTTP {resp.status} at {self.display_url}/chat/completions (backbone '{self.name}') redirects to "
+                    f"another host ({redact_url(f'{there.scheme}://{there.netloc}')}); refused, nothing was sent "
+                    "there. Fix: set `base_url` to that address if you trust it, or set "
+                    "`backbone.follow_cross_host_redirects=true`",
+                    fatal=True,
+                )
+            url = target
+        raise _Retry(f"more than {MAX_REDIRECTS} redirects")
+
     async def _attempt(self, body: bytes) -> tuple[dict[str, Any], float, bool]:
         """(the reply's JSON, latency, whether it may hold lone surrogates: only a body the standard
         library had to read, because orjson refuses `\\ud800`-style escapes of lone surrogates)."""
@@ -573,7 +627,7 @@ class OpenAIBackbone(Backbone):
             async with endpoint_semaphore(self.base_url, self.max_inflight):
                 t0 = time.perf_counter()  # latency excludes queueing for the in-flight bound
                 async with asyncio.timeout(self.timeout_s):  # total deadline, whatever the client's own timeouts
-                    resp = await self._transport().post(self._url, body)
+                    resp = await self._post(body)
                 latency = time.perf_counter() - t0
         except TimeoutError:
             raise _Retry(f"timeout after {self.timeout_s:g}s") from None
@@ -587,9 +641,17 @@ class OpenAIBackbone(Backbone):
             try:
                 data = orjson.loads(resp.body)
             except ValueError:
+                try:
+                    resp.body.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise _Retry(
+                        f"malformed body: not valid UTF-8 (byte 0x{resp.body[e.start]:02x} at offset {e.start})"
+                    ) from None
                 try:  # orjson refuses lone surrogates (`"\ud800"`) that the stdlib reads; the reply is sanitised later
                     data = json.loads(resp.body)
                     unchecked = True
+                except RecursionError:  # orjson stops at 1024 levels; the stdlib at its recursion limit
+                    raise _Retry("malformed body: JSON nested too deep to read") from None
                 except ValueError:
                     raise _Retry("malformed body: not JSON") from None
             choices = data.get("choices") if isinstance(data, dict) else None
@@ -607,7 +669,7 @@ class OpenAIBackbone(Backbone):
             if empty:  # never an answer: retried, and (failing) an infra error that is neither cached nor scored
                 raise _Retry(f"empty reply: {empty}")
             return data, latency, unchecked
-        text = self._redact(resp.text[:500])
+        text = self._redact(resp.body[:8192].decode("utf-8", "replace"))[:500]  # redacted before it is cut: no half key
         where = f"{self.display_url}/chat/completions (backbone '{self.name}', model '{self.model}')"
         low = text.lower()
         if (status == 429 and any(m in low for m in _QUOTA_MARKERS)) or status == 402:
@@ -717,7 +779,7 @@ class OpenAIBackbone(Backbone):
         data, bad = sanitize_unicode(data) if unchecked else (data, 0)
         if bad:
             hygiene.append(f"sanitized: {bad} lone surrogate(s) replaced by U+FFFD")
-        data, leaked = redact_value(data, self._secret_forms)
+        data, leaked = redact_value(data, self._secret_pattern)
         if leaked:  # an endpoint or proxy echoed the request's credentials: never stored, but said
             hygiene.append(
                 f"redacted: {leaked} string(s) of the reply held a configured secret (API key, URL password or "
@@ -794,6 +856,8 @@ def build_openai_backbone(cfg: dict[str, Any], env: Mapping[str, str] = os.envir
             "backoff_base_s",
             "refused_window_s",
             "max_completion_chars",
+            "max_reply_bytes",
+            "follow_cross_host_redirects",
             "transport",
         )
         if cfg.get(k) is not None

@@ -34,13 +34,12 @@ from runners.records.store import (
     COMPACTED,
     EPISODES,
     ERRORS,
-    MANIFEST,
     StoreError,
+    cell_dirs,
     cell_errors,
     compacted,
     load_cell,
     record_lines,
-    shard_dirs,
 )
 from runners.records.schema import episode_calls
 from runners.records.transcripts import ShardedTranscriptReader, TranscriptError, TranscriptReader, open_transcripts
@@ -217,9 +216,8 @@ class Experiment:
         self.dir = Path(path)
         if not self.dir.is_dir():
             raise StoreError(f"no results directory {self.dir}; run `python -m runners.sweep` first")
-        self.cells = [
-            Cell(d) for d in sorted(p for p in self.dir.iterdir() if (p / MANIFEST).exists() or shard_dirs(p))
-        ]
+        self.notes: list[str] = []  # names left out: not UTF-8, or a second name (symlink) of a cell
+        self.cells = [Cell(d) for d in cell_dirs(self.dir, self.notes)]
 
     @property
     def name(self) -> str:

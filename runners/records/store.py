@@ -151,6 +151,57 @@ def text_mismatch(cell: str, records: list[dict[str, Any]], current: dict[str, s
     )
 
 
+def data_fingerprint(benchmark_notes: Any) -> dict[str, str]:
+    """The data files a cell runs on, as its benchmark's notes record them: every `sha256` outside
+    the notes' `text_sources` (a file's `{path, sha256}`, or a `{file: sha256}` map), keyed by the
+    file's path when the notes give it, else by where the hash sits in the notes."""
+    out: dict[str, str] = {}
+
+    def walk(v: Any, where: str) -> None:
+        if isinstance(v, dict):
+            h = v.get("sha256")
+            if isinstance(h, str):
+                out[str(v.get("path") or where or "data")] = h
+            elif isinstance(h, dict):
+                out.update({f"{where}/{k}" if where else str(k): str(x) for k, x in h.items()})
+            for k, x in v.items():
+                if k not in ("sha256", "text_sources"):
+                    walk(x, f"{where}.{k}" if where else str(k))
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, f"{where}[{i}]")
+
+    walk(benchmark_notes, "")
+    return dict(sorted(out.items()))
+
+
+def data_mismatch(cell: str, store_dirs: list[Path], current: dict[str, str]) -> str | None:
+    """Why a cell's finished episodes cannot be resumed on the data this run reads (None: they
+    can): a data file whose sha256 differs from the one the stores' manifests recorded when those
+    episodes ran. Stores without a manifest or without recorded hashes are not compared."""
+    for d in store_dirs:
+        try:
+            before = data_fingerprint((json.loads((d / MANIFEST).read_bytes()) or {}).get("benchmark_notes"))
+        except (OSError, ValueError, AttributeError):
+            continue
+        changed = [k for k in sorted(before) if k in current and before[k] != current[k]]
+        gone = [k for k in sorted(before) if k not in current and current]
+        if not (changed or gone):
+            continue
+        what = "; ".join(
+            [f"{k}: sha256 {before[k][:12]}… then, {current[k][:12]}… now" for k in changed[:4]]
+            + [f"{k}: read then, not now" for k in gone[:2]]
+        )
+        return (
+            f"cell {cell}: its finished episodes ran on other data than this run would read ({what}): the file was "
+            "edited or replaced since. Resuming would mix two versions of the data in one cell. Fix: restore the "
+            "former file and resume; or add runner.fresh=true to re-run the cell on the new data (earlier results are "
+            "moved aside, not deleted); or write this run to a new experiment folder (experiment.name=... or "
+            "runner.output_dir=...)."
+        )
+    return None
+
+
 class TextSourceMismatch(RuntimeError):
     """A resume whose texts differ from the cell's finished episodes (see `text_mismatch`)."""
 
@@ -626,7 +677,7 @@ class CellStore:
             done = {(str(t), int(k)) for t, k in idx["done"]}
             codes = {str(c): int(n) for c, n in idx["codes"].items()}
             texts = [(t, int(n)) for t, n in idx["texts"]]
-            fresh_sig = idx["records"] == self._records_signature()
+            fresh_sig = idx["records"] == self._records_signature() and xz_whole(compacted(self.dir / EPISODES))
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return False
         if not fresh_sig or not expect <= done:
@@ -888,11 +939,106 @@ def _current_index(cell_dir: Path) -> dict[str, Any] | None:
         return None
     try:
         idx = json.loads((cell_dir / INDEX).read_bytes())
-        if idx["records"] == CellStore(cell_dir.parent, cell_dir.name)._records_signature():
+        if idx["records"] == CellStore(cell_dir.parent, cell_dir.name)._records_signature() and xz_whole(
+            compacted(cell_dir / EPISODES)
+        ):
             return idx
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     return None
+
+
+def xz_whole(path: Path) -> bool:
+    """Whether a compacted records file ends in an xz stream footer (its last two bytes are the
+    footer's magic `YZ`): a file cut short (a copy interrupted, a disk filled) does not, whatever
+    its size and time say. True when there is no such file."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(-2, os.SEEK_END)
+            return f.read(2) == b"YZ"
+    except FileNotFoundError:
+        return True
+    except OSError:  # shorter than two bytes
+        return False
+
+
+def utf8_name(p: Path) -> bool:
+    """Whether `p`'s name is valid UTF-8 (a name that is not arrives with surrogate escapes and
+    cannot be printed, hashed or written into a table)."""
+    try:
+        p.name.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        return False
+
+
+def cell_dirs(root: Path, notes: list[str] | None = None, every: bool = False) -> list[Path]:
+    """The cell folders of an experiment (a manifest, or shards), sorted: hidden names, names
+    that are not UTF-8 and second names of one folder (a symlinked copy: counted once, under
+    its real name when that is listed) are left out, each with a line in `notes`. `every`: every
+    folder of those names, cell or not (the tables' fingerprint, orphan checks)."""
+    found: dict[tuple[int, int], Path] = {}
+    out: list[Path] = []
+    try:
+        entries = sorted(Path(root).iterdir(), key=lambda p: (p.is_symlink(), p.name))  # real names first
+    except OSError:
+        return []
+    for p in entries:
+        if p.name.startswith(".") or p.name in ("tables", "paper") or not p.is_dir():
+            continue
+        if not utf8_name(p):
+            if notes is not None:
+                shown = p.name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                notes.append(f"'{shown}' is not a UTF-8 name: ignored (rename or move it out of the experiment)")
+            continue
+        if not every and not ((p / MANIFEST).exists() or shard_dirs(p)):
+            continue
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        ident = (st.st_dev, st.st_ino)
+        if ident in found:
+            if notes is not None:
+                notes.append(f"{p.name} is another name of {found[ident].name} (a symlink): counted once")
+            continue
+        found[ident] = p
+        out.append(p)
+    return sorted(out)
+
+
+def damaged_records_note(store_dir: Path, read_back: list[dict[str, Any]], damage: str, where: str = "") -> str:
+    """What a reader says of a store whose compacted records file is damaged: the file, what went
+    wrong, how many finished episodes were read back and how many its index listed."""
+    ok = {(r.get("task_id"), r.get("trial")) for r in read_back if r.get("status", "ok") == "ok"}
+    try:
+        listed: int | None = len(json.loads((store_dir / INDEX).read_bytes())["done"])
+    except (OSError, ValueError, KeyError, TypeError):
+        listed = None
+    held = (
+        f"its index lists {listed} finished episodes, {len(ok)} could be read back "
+        f"({max(0, listed - len(ok))} cannot be)"
+        if listed is not None
+        else f"{len(ok)} finished episodes could be read back before the damage"
+    )
+    return (
+        f"{where}{compacted(Path(EPISODES)).name} is damaged ({damage}): {held}. Fix: run the same sweep "
+        "command again: the episodes that cannot be read back run again, the damaged file is kept aside"
+    )
+
+
+def read_store(store_dir: Path, where: str = "") -> tuple[list[dict[str, Any]], list[str]]:
+    """(the records of one store, a note when its compacted records file is damaged; `where`: the
+    store's folder as the note names it, e.g. `shard-1-of-2/`)."""
+    damage: list[str] = []
+    good = []
+    with paused_gc():
+        for raw in record_lines(Path(store_dir) / EPISODES, damage):
+            try:
+                good.append(_record(raw))
+            except ValueError:
+                pass
+    return good, ([damaged_records_note(Path(store_dir), good, damage[0], where)] if damage else [])
 
 
 def finished_texts(cell_dir: Path) -> list[dict[str, Any]]:
@@ -946,7 +1092,9 @@ def finished_elsewhere(cell_dir: Path, own: Path) -> set[tuple[str, int]]:
     return out
 
 
-def _merge_shards(cell_dir: Path, manifest: dict[str, Any] | None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _merge_shards(
+    cell_dir: Path, manifest: dict[str, Any] | None, notes: list[str] | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A sharded cell as one: the shards' records together; n_tasks is the whole benchmark's."""
     records: list[dict[str, Any]] = []
     total = None
@@ -962,7 +1110,10 @@ def _merge_shards(cell_dir: Path, manifest: dict[str, Any] | None) -> tuple[dict
             ids += [t for t in m["task_ids"] if t not in ids]
         else:
             ids = None  # a shard without recorded task ids: count whatever the shards hold
-        records += read_jsonl(d / EPISODES)[0]
+        got, damaged = read_store(d, f"{d.name}/")
+        records += got
+        if notes is not None:
+            notes += damaged
     if manifest is None:
         raise StoreError(f"{cell_dir}: no manifest.json")
     manifest = {**manifest, "shards": [d.name for d in shard_dirs(cell_dir)]}
@@ -1014,8 +1165,11 @@ def load_cell_checked(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, An
                 top = json.loads(mpath.read_text())
             except ValueError:
                 top = None
-        manifest, records = _merge_shards(cell_dir, top if isinstance(top, dict) else None)
-        records += read_jsonl(cell_dir / EPISODES)[0]
+        damaged: list[str] = []
+        manifest, records = _merge_shards(cell_dir, top if isinstance(top, dict) else None, damaged)
+        got, more = read_store(cell_dir)
+        records += got
+        damaged += more
     else:
         try:
             manifest = json.loads(mpath.read_text())
@@ -1023,8 +1177,8 @@ def load_cell_checked(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, An
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as e:
             raise StoreError(f"{mpath}: unreadable manifest ({e}); re-run the sweep to rewrite it") from None
-        records, _ = read_jsonl(cell_dir / EPISODES)
-    seen, out, notes = set(), [], []
+        records, damaged = read_store(cell_dir)
+    seen, out, notes = set(), [], list(damaged)
     for n, r in enumerate(records, 1):
         problem = _field_problem(r)
         if problem:

@@ -19,12 +19,18 @@ of the same request draws afresh but reproducibly:
   truncated 200 with the JSON body cut in half
   empty     200 with `choices: []`
   no_usage  200 without `usage` (not an error: the client estimates)
+  endless   200 whose body never ends (chunked, until the client drops it: the reply size bound)
+  deep      200 whose body is JSON nested 200,000 levels deep
+  badutf8   200 whose body is not valid UTF-8
 Body faults (BODY_FAULTS; the right answer, wrong metadata; results must stay identical):
   usage_inf / usage_nan / usage_str / usage_neg  `prompt_tokens` Infinity, NaN, "lots", -5 (the
             client must estimate and flag the call, never record garbage as `api` tokens)
   finish_odd  `finish_reason: 5` (a malformed body: retried)
   echo      the request's Authorization header echoed in `model` and `reasoning_content` (must be
             redacted from everything stored)
+  echo_encoded  the credential of the Authorization header echoed in `reasoning_content` in hex,
+            lower-case `%xx`, JSON `\\u` escapes and base64 of `Bearer <key>` and `k=<key>` (other
+            base64 alignments); all must be redacted
 Output kinds (change what the model "said"; results may differ from the reference, so the suite
 checks only that nothing is lost or duplicated and the sweep does not crash):
   null      200 with `message.content: null`
@@ -51,9 +57,23 @@ from typing import Any, Self
 
 from runners.records.transcripts import canonical
 
-TRANSPORT_FAULTS = ("429s", "429date", "500", "502", "503", "hang", "reset", "truncated", "empty", "no_usage")
+# 200 bodies no client may read whole: endless, nested past any parser's depth, not UTF-8 (retried as infra errors)
+HOSTILE_FAULTS = ("endless", "deep", "badutf8")
+TRANSPORT_FAULTS = (
+    "429s",
+    "429date",
+    "500",
+    "502",
+    "503",
+    "hang",
+    "reset",
+    "truncated",
+    "empty",
+    "no_usage",
+    *HOSTILE_FAULTS,
+)
 # 200 bodies that are wrong in their metadata, not their answer: results must stay identical.
-BODY_FAULTS = ("usage_inf", "usage_nan", "usage_str", "usage_neg", "finish_odd", "echo")
+BODY_FAULTS = ("usage_inf", "usage_nan", "usage_str", "usage_neg", "finish_odd", "echo", "echo_encoded")
 OUTPUT_FAULTS = ("null", "adversarial", "echo_text")
 _BAD_USAGE = {"usage_inf": float("inf"), "usage_nan": float("nan"), "usage_str": "lots", "usage_neg": -5}
 ADVERSARIAL = (
@@ -93,6 +113,26 @@ def _estimate(messages: list[dict[str, Any]], text: str) -> dict[str, int]:
         "completion_tokens": u.completion_tokens,
         "total_tokens": u.prompt_tokens + u.completion_tokens,
     }
+
+
+def encoded_echoes(auth: str) -> str:
+    """The credential of an Authorization header (`Bearer <key>`, or the `user:password` of
+    `Basic <base64>`) in the encodings a proxy or a debugging endpoint may echo it in."""
+    import base64
+
+    scheme, _, cred = auth.partition(" ")
+    if scheme.lower() == "basic":
+        try:
+            cred = base64.b64decode(cred).decode()
+        except ValueError:
+            pass
+    quoted = "".join(f"%{b:02x}" for b in cred.encode())
+    escaped = "".join(f"\\u{ord(c):04X}" for c in cred)
+    return (
+        f"hex {cred.encode().hex()} | url {quoted} | json {escaped} | "
+        f"b64 {base64.b64encode(f'Bearer {cred}'.encode()).decode()} | "
+        f"b64url {base64.urlsafe_b64encode(f'k={cred}'.encode()).decode()}"
+    )
 
 
 def error_body(message: str, code: str) -> bytes:
@@ -196,6 +236,34 @@ class LoopbackHandler(BaseHTTPRequestHandler):
         """No reply for `seconds` (or until the server closes), then the connection closes."""
         stop.wait(seconds)
         self.close_connection = True
+
+    def hostile(self, kind: str, stop: threading.Event) -> bool:
+        """Answer one of HOSTILE_FAULTS (False for any other kind)."""
+        if kind == "endless":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunk = b"x" * 65536
+            try:
+                head = b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": "'
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(head), head))
+                while not stop.is_set():  # until the client drops the connection (or the server closes)
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            except OSError:
+                pass
+            self.close_connection = True
+        elif kind == "deep":
+            self.send(200, b"[" * 200_000 + b"]" * 200_000)
+        elif kind == "badutf8":
+            self.send(
+                200,
+                b'{"choices": [{"index": 0, "message": {"role": "assistant", "content": "caf\xe9 \xff\xfe"}, '
+                b'"finish_reason": "stop"}]}',
+            )
+        else:
+            return False
+        return True
 
     def reset_connection(self) -> None:
         """A TCP reset without a response."""
@@ -338,6 +406,8 @@ def _handler(srv: ChaosServer) -> type[BaseHTTPRequestHandler]:
                 elif kind == "echo":
                     out["model"] = f"echo of Authorization: {auth}"
                     out["choices"][0]["message"]["reasoning_content"] = f"the request said Authorization: {auth}"
+                elif kind == "echo_encoded":
+                    out["choices"][0]["message"]["reasoning_content"] = f"the request said {encoded_echoes(auth)}"
                 payload = json.dumps(out).encode()
                 if kind == "truncated":
                     self.send(200, payload[: len(payload) // 2])  # Content-Length matches the cut body
@@ -355,6 +425,8 @@ def _handler(srv: ChaosServer) -> type[BaseHTTPRequestHandler]:
                 self.send(int(kind), error_body("upstream trouble", "chaos"))
             elif kind == "hang":
                 self.hang(srv._stop, srv.hang_s)
+            elif self.hostile(kind, srv._stop):
+                pass
             elif kind == "reset":
                 self.reset_connection()
             elif kind == "empty":

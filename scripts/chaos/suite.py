@@ -600,12 +600,21 @@ class Suite:
             (manifest_truncated if first else manifest_empty)(cell)
             done_marker_garbage(cell)
 
+        def foreign(cell: Path) -> None:  # a symlinked copy of a cell, a folder and a file whose names are not UTF-8
+            exp = cell.parent
+            if cell == self.cells(exp.parent)[0]:
+                (exp / f"copy_of_{cell.name}").symlink_to(cell.name)
+                os.mkdir(os.fsencode(exp) + b"/old\xffcopy")
+                (exp / "old\udcffcopy" / "manifest.json").write_bytes((cell / "manifest.json").read_bytes())
+            (cell / "note\udcfe.txt").write_bytes(b"left here by hand")
+
         if self.profile.combine:
             plan = [
                 ("store: torn tail + garbage line + wrong field types + duplicate line", store_all, None, 4),
                 ("store: compacted records truncated", compacted_damaged, "damaged", 1),
                 ("manifest: truncated / empty, DONE: garbage", manifests_all, "damaged", 3),
                 ("manifest: missing", manifest_missing, None, 1),
+                ("foreign: symlinked cell copy, names not UTF-8", foreign, "not a utf-8 name", 3),
             ]
         else:
             plan = [
@@ -618,6 +627,7 @@ class Suite:
                 ("manifest: missing", manifest_missing, None, 1),
                 ("manifest: empty", manifest_empty, "damaged", 1),
                 ("DONE: garbage", done_marker_garbage, None, 1),
+                ("foreign: symlinked cell copy, names not UTF-8", foreign, "not a utf-8 name", 3),
             ]
         for name, fn, expect, n in plan:
             t0 = time.monotonic()
@@ -638,6 +648,31 @@ class Suite:
                     row.note = "aggregate did not report the missing manifest; "
             p = self.sweep(root)
             loud = expect is None or expect in p.stderr.lower()
+            if fn is compacted_damaged:  # the readers name the damaged file and what its index listed
+                a = subprocess.run(
+                    [sys.executable, "-m", "runners.aggregate", str(root / EXP)],
+                    cwd=REPO,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                )
+                if a.returncode or "Traceback" in a.stderr:
+                    row.note += f"aggregate after the resume: rc {a.returncode}; "
+            if fn is foreign:  # counted once, reported, never a crash; then judged without them
+                a = subprocess.run(
+                    [sys.executable, "-m", "runners.aggregate", str(root / EXP)],
+                    cwd=REPO,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                )
+                if a.returncode or "Traceback" in a.stderr + p.stderr or "(a symlink): counted once" not in a.stderr:
+                    row.note += f"aggregate: rc {a.returncode} {a.stderr.strip()[-160:]!r}; "
+                for f in (root / EXP).iterdir():
+                    if f.is_symlink() or f.name.startswith("old"):
+                        shutil.rmtree(f) if not f.is_symlink() else f.unlink()
+                for cell in self.cells(root):
+                    (cell / "note\udcfe.txt").unlink(missing_ok=True)
             row.survived = n if p.returncode == 0 and loud and not row.note else 0
             if p.returncode:
                 row.note += f"rc {p.returncode}: {p.stderr.strip()[-200:]}"
@@ -1067,6 +1102,46 @@ class Suite:
         )
         self.add(row, t0)
 
+    def edited_data(self) -> None:
+        """A data file edited between runs: the resume refuses before any work, naming the file,
+        and leaves the cell as it was; runner.fresh=true re-runs it on the new data."""
+        t0 = time.monotonic()
+        row = Row("edited data file between runs")
+        bench = self.profile.benchmarks[0]
+        config = {"memoryarena_math": "formal_reasoning_math", "memoryarena_phys": "formal_reasoning_phys"}[bench]
+        d = self.fresh_dir("edited_data")
+        shutil.copytree(REPO / "benchmarks" / "memoryarena" / "fixtures", d / "data")
+        f = d / "data" / config / "data.jsonl"
+        args = ("method=full_context", f"benchmark={bench}", f"benchmark.params.data_dir={d / 'data'}")
+        first = self.data_sweep(d / "out", *args, "runner.limit=1")
+        cells = [c for c in (d / "out" / EXP).iterdir() if (c / "manifest.json").exists()]
+        before = {c: sorted((x.name, x.read_bytes()) for x in c.iterdir() if x.is_file()) for c in cells}
+        lines = f.read_bytes().splitlines(keepends=True)
+        f.write_bytes(b"".join(lines[:-1] + [lines[-1].replace(b"a", b"b", 1)]))
+        for extra in ("runner.limit=2",):  # a resume with work left (the tests also re-run the finished cell)
+            p = self.data_sweep(d / "out", *args, extra)
+            row.tried += 1
+            after = {c: sorted((x.name, x.read_bytes()) for x in c.iterdir() if x.is_file()) for c in cells}
+            ok = (
+                first.returncode == 0
+                and p.returncode != 0
+                and f"{f}: sha256" in p.stderr + p.stdout
+                and "Nothing was run" in p.stderr + p.stdout
+                and "Traceback" not in p.stderr
+                and after == before
+            )
+            row.survived += int(ok)
+            if not ok:
+                row.note += f" {extra}: rc {p.returncode} {(p.stderr + p.stdout).strip()[-160:]!r};"
+        p = self.data_sweep(d / "out", *args, "runner.limit=2", "runner.fresh=true")
+        row.tried += 1
+        row.survived += int(p.returncode == 0)
+        if p.returncode:
+            row.note += f" runner.fresh=true: rc {p.returncode};"
+        if not row.note:
+            row.note = "resume refused naming the file, cell untouched; runner.fresh=true re-ran it"
+        self.add(row, t0)
+
     def secrets(self) -> None:
         t0 = time.monotonic()
         row = Row("secrets (key marker, URL password)")
@@ -1128,7 +1203,7 @@ class Suite:
             self.server.mode = None
         # successful (200) replies that echo the Authorization header (Bearer key; Basic user:password)
         echoes = []
-        for mode in ("echo", "echo_text"):
+        for mode in ("echo", "echo_text", "echo_encoded"):
             self.server.mode = mode
             try:
                 echoes.append(self.sweep(root / f"{mode}_key", "runner.cache=false", "runner.limit=1"))
@@ -1153,6 +1228,8 @@ class Suite:
             self.key[-12:],
             self.password,
             base64.b64encode(f"chaos:{self.password}".encode()).decode().rstrip("="),
+            *_encoded_forms(self.key),
+            *_encoded_forms(self.password),
         ]
         leaks = []
         for f in self.work.rglob("*"):
@@ -1327,6 +1404,7 @@ class Suite:
             ("surrogates", self.surrogates),
             ("baddata", self.bad_data),
             ("money", self.money),
+            ("editeddata", self.edited_data),
             ("secrets", self.secrets),
         ]  # secrets last: it greps every file the other attacks wrote
         if self.profile.soak_minutes:  # the soak profile is the long run alone (and the secrets grep of what it wrote)
@@ -1338,6 +1416,18 @@ class Suite:
                 if only is None or name in only:
                     attack()
         return self.rows
+
+
+def _encoded_forms(secret: str) -> list[str]:
+    """What an echo in another encoding would leave of `secret`: hex (both cases), `%xx` of every
+    byte, JSON `\\u` escapes, and the stable middle of its base64 at each alignment."""
+    data = secret.encode()
+    out = [data.hex(), data.hex().upper(), "".join(f"%{b:02x}" for b in data), "".join(f"\\u{b:04X}" for b in data)]
+    for k in range(3):
+        enc = base64.b64encode(bytes(k) + data).decode()
+        core = enc[(8 * k + 5) // 6 : (8 * (k + len(data))) // 6]
+        out += [core, core.translate(str.maketrans("+/", "-_"))]
+    return out
 
 
 def _readable(f: Path) -> bytes:
@@ -1473,7 +1563,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--only",
         help="comma-separated attacks to run (kill,sigint,faults,output,corruption,cache,two,disks,signals,"
-        "surrogates,baddata,money,secrets; soak in the soak profile)",
+        "surrogates,baddata,money,editeddata,secrets; soak in the soak profile)",
     )
     ap.add_argument(
         "--minutes", type=float, help="the soak profile's length (default 30; a short one shows that it works)"

@@ -103,3 +103,26 @@ def test_experiment_benchmark_params_reach_only_the_named_benchmark():
     raw["experiment"] = {"benchmark_params": {"memoryarena_trvl": {}}}
     with pytest.raises(ConfigError, match="unknown benchmark 'memoryarena_trvl'"):
         validate(raw)
+
+
+def test_a_method_file_whose_name_differs_names_the_file_and_the_fix(tmp_path, monkeypatch):
+    # conf/method/mine.yaml with `name: wrongname` said "unknown method 'wrongname'" while listing `mine`
+    import shutil
+
+    import runners.config as rc
+
+    conf = tmp_path / "conf"
+    shutil.copytree(CONF_DIR, conf)
+    text = (conf / "method" / "full_context.yaml").read_text().replace("name: full_context", "name: wrongname")
+    (conf / "method" / "mine.yaml").write_text(text)
+    monkeypatch.setattr(rc, "CONF_DIR", conf)
+    rc.method_aliases.cache_clear()
+    try:
+        raw = base()
+        raw["method"] = yaml.safe_load(text)
+        with pytest.raises(ConfigError) as e:
+            validate(raw)
+    finally:
+        rc.method_aliases.cache_clear()
+    assert "conf/method/mine.yaml sets `name: wrongname`" in str(e.value)
+    assert "Fix: set `name: mine` in conf/method/mine.yaml" in str(e.value)

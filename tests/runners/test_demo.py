@@ -59,3 +59,18 @@ def test_noise_is_for_the_scripted_backbone_only_and_the_command_line_wins(monke
         validate({**base(), "experiment": {"name": "x", "scripted_noise": noise}}).backbone.scripted["malformed_rate"]
         == 0.0
     )
+
+
+def test_the_documented_overrides_give_the_noiseless_demo(monkeypatch):
+    # `experiment.scripted_noise={}` (conf/experiment/default.yaml, docs/running.md): Hydra merges `{}` into the
+    # preset's mapping, which used to leave the noise on; `=null` was refused
+    from hydra import compose, initialize_config_dir
+
+    from runners.sweep import CONF_PATH, expand_cells, register_resolvers
+
+    monkeypatch.setenv("HARNESS_DEMO_NOISE", "1")
+    register_resolvers()
+    for ov, rate in (([], 0.25), (["experiment.scripted_noise={}"], 0.0), (["experiment.scripted_noise=null"], 0.0)):
+        with initialize_config_dir(config_dir=CONF_PATH, version_base="1.3"):
+            cells = [validate(c) for c in expand_cells(compose(config_name="config", overrides=ov), ov)]
+        assert len(cells) == 4 and {c.backbone.scripted.get("malformed_rate", 0.0) for c in cells} == {rate}, ov

@@ -68,11 +68,22 @@ def test_smaller_limit_counts_only_the_manifests_tasks(two_trials, tmp_path):
     assert (s.n_episodes, s.n_tasks * s.trials) == (2, 2) and s.extra_on_disk == 4
 
 
-def test_limit_rerun_end_to_end_table_is_not_overfull(two_trials, tmp_path):
+def test_a_smaller_limit_on_a_finished_experiment_keeps_its_tables_and_says_so(two_trials, tmp_path):
+    # `runner.limit=1` after a finished run used to shrink the tables to the subset (the demo's signs flipped)
     root, cell = copy_cell(two_trials, tmp_path)
+    before = (root / "tables" / "metrics.csv").read_text()
     p = run_sweep(tmp_path, *ONE, "runner.trials=2", "runner.limit=1")
     assert p.returncode == 0, p.stderr
-    assert "2/2 episodes" in p.stdout and "6/2" not in p.stdout and "more on disk" in p.stdout
+    summary = (root / "tables" / "summary.md").read_text()
+    assert "Nothing to run" in p.stdout and "6/6 episodes" in summary and "6/2" not in summary
+    (note,) = [ln for ln in p.stdout.splitlines() if ln.startswith("Note: this run asked for a subset")]
+    assert "(1 task(s) × 2 trial(s)) of 1 cell(s) that had asked for more (3 × 2)" in note
+    assert "keep counting the larger set" in note
+    assert (root / "tables" / "metrics.csv").read_text() == before  # the experiment's tables, unchanged
+    assert len(json.loads((cell / "manifest.json").read_text())["task_ids"]) == 3
+    q = run_sweep(tmp_path, *ONE, "runner.trials=1")  # fewer trials: the same
+    assert q.returncode == 0 and "of 1 cell(s) that had asked for more (3 × 2)" in q.stdout
+    assert (root / "tables" / "metrics.csv").read_text() == before
 
 
 @pytest.mark.parametrize(

@@ -45,6 +45,35 @@ def test_plan_makes_no_request_and_writes_nothing(tmp_path):
     assert "Total: 12 episodes to run" in out
 
 
+def claim_real_data(experiment_dir):
+    """Rewrite the manifests of a stored experiment as if it had run on the benchmark's real data."""
+    import json
+
+    for m in experiment_dir.glob("*/manifest.json"):
+        d = json.loads(m.read_text())
+        d["config"]["benchmark"]["params"]["data_dir"] = "/data/memoryarena"
+        (d.get("benchmark_notes") or {}).pop("data", None)
+        m.write_text(json.dumps(d))
+
+
+def test_a_fixture_run_in_a_sibling_experiment_is_never_borrowed(tmp_path):
+    """A run on fixture data (here in another experiment folder, same method / benchmark / model)
+    says nothing about the real benchmark's cost: the plan passes over it and says so."""
+    with FakeOpenAI(react_responder) as srv:
+        base = (*endpoint(srv), PRICES, "method=full_context", "benchmark=memoryarena_math", "runner.limit=2")
+        r = run_sweep(tmp_path, *base, "experiment.name=sibling")
+        assert r.returncode == 0, r.stderr[-3000:]
+        p = run_sweep(tmp_path, *base, "experiment.name=planned", "runner.plan=true")
+    assert p.returncode == 0, p.stderr[-3000:]
+    cell = p.stdout.split("Total:")[0]
+    lines = [ln for ln in cell.splitlines() if ln.strip().startswith(("agent (method)", "judge", "tool"))]
+    assert len(lines) == 3  # agent, judge and tool, each: no estimate and why
+    for ln in lines:
+        assert "tokens        ?" in ln and "stored run sibling/" not in ln
+        assert "unknown (no paper #Tok, no stored run on real data; passed over: 1 stored run(s) on fixture data)" in ln
+    assert "3 role estimate(s) unknown" in p.stdout
+
+
 def test_estimates_come_from_a_stored_run_then_priced_per_role(tmp_path):
     """After a real (non-scripted) run, the plan of the same cells reads calls and tokens per role
     from it, and prices them: tokens × episodes at the backbone's list price."""
@@ -53,6 +82,7 @@ def test_estimates_come_from_a_stored_run_then_priced_per_role(tmp_path):
         r = run_sweep(tmp_path, *endpoint(srv), PRICES, *args)
         assert r.returncode == 0, r.stderr[-3000:]
         n = srv.requests
+        claim_real_data(tmp_path / "stored")  # the fixture run stands in for a run on the benchmark's data
         p = run_sweep(tmp_path, *endpoint(srv), PRICES, *args, "runner.plan=true", "runner.trials=2")
         assert p.returncode == 0 and srv.requests == n
     from tests.runners.sweep_helpers import records_under
@@ -62,7 +92,7 @@ def test_estimates_come_from_a_stored_run_then_priced_per_role(tmp_path):
     completion = sum(x["usage_by_role"]["agent"]["completion_tokens"] for x in recs) / len(recs)
     calls = sum(x["calls_by_role"]["agent"] for x in recs) / len(recs)
     line = next(ln for ln in p.stdout.splitlines() if ln.strip().startswith("agent (method)"))
-    assert "stored run" in line and "same cell" in line and "2 episodes" in line
+    assert "stored run stored/" in line and "same cell" in line and "2 episodes" in line and "real data" in line
     assert "= 4 episodes; 2 already done, 2 to run" in p.stdout  # trial 0 is on disk: a run resumes past it
     episodes = 2  # 2 tasks × 2 trials, 2 done
     usd = episodes * (prompt * 2.0 + completion * 8.0) / 1e6

@@ -241,3 +241,58 @@ def test_short_process_gc_runs_no_collection_and_leaves_the_records_frozen():
     finally:
         gc.callbacks.remove(seen)
         gc.unfreeze()
+
+
+def _finished_cell(tmp_path, n=6):
+    import random
+
+    noise = lambda i: random.Random(i).randbytes(6000).hex()  # noqa: E731 - incompressible records
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    for i in range(n):
+        s.append(EpisodeRecord(cell="c", task_id=f"t{i}", trial=0, seed=i, error=noise(i)))
+    s.mark_done({"total": n, "ok": n})
+    s.close()
+    return tmp_path / "c" / "episodes.jsonl.xz"
+
+
+def test_a_records_file_cut_short_but_of_the_same_size_and_time_is_not_trusted_by_its_index(tmp_path):
+    """A compacted file whose tail was lost (zeros where the end was: an interrupted copy into a
+    preallocated file) keeps the size and time its index was written against: the index must not
+    claim its episodes done, and a resume re-runs what cannot be read back."""
+    import os
+
+    from runners.records.store import finished_keys, load_cell_checked
+
+    xz = _finished_cell(tmp_path)
+    st, data = xz.stat(), xz.read_bytes()
+    xz.write_bytes(data[: len(data) // 2] + bytes(len(data) - len(data) // 2))
+    os.utime(xz, ns=(st.st_atime_ns, st.st_mtime_ns))
+    _, records, notes = load_cell_checked(tmp_path / "c")
+    assert 0 < len(records) < 6 and len(finished_keys(tmp_path / "c")) == len(records)
+    assert len(notes) == 1 and notes[0].startswith("episodes.jsonl.xz is damaged (")
+    assert (
+        f"its index lists 6 finished episodes, {len(records)} could be read back ({6 - len(records)} cannot be)"
+        in (notes[0])
+    )
+    s = CellStore(tmp_path, "c").open({"config": {}}, expect={(f"t{i}", 0) for i in range(6)})
+    s.close()
+    assert not s.idle and s.done == {(r["task_id"], 0) for r in records}  # the rest run again
+    assert any("damaged" in w for w in s.warnings) and list((tmp_path / "c").glob("episodes.damaged-*.jsonl.xz"))
+
+
+def test_cell_dirs_count_a_symlinked_copy_once_and_skip_names_that_are_not_utf8(tmp_path):
+    import os
+
+    from runners.records.store import cell_dirs
+
+    _finished_cell(tmp_path, n=1)
+    (tmp_path / "c").rename(tmp_path / "real")
+    (tmp_path / "alias").symlink_to(tmp_path / "real")
+    os.mkdir(os.fsencode(tmp_path) + b"/old\xffcopy")
+    (tmp_path / "old\udcffcopy" / "manifest.json").write_text("{}")
+    notes: list[str] = []
+    assert [d.name for d in cell_dirs(tmp_path, notes)] == ["real"]
+    assert notes == [
+        "'old\\xffcopy' is not a UTF-8 name: ignored (rename or move it out of the experiment)",
+        "alias is another name of real (a symlink): counted once",
+    ]

@@ -62,3 +62,41 @@ def test_multirun_with_a_named_experiment_keeps_the_name_and_a_bad_job_is_a_conf
     assert sorted(d.name for d in tmp_path.iterdir()) == ["mine"] and p.stdout.count("Completeness") == 1
     q = _sweep(tmp_path, "-m", "method=full_context,flowstate", "runner.concurrency=0")
     assert q.returncode == 2 and "runner.concurrency" in q.stderr and q.stderr.count("error:") == 1
+
+
+def test_multirun_over_a_runner_key_is_refused_before_work_with_one_command_per_value(tmp_path):
+    # runner.trials is not in the cell key: the two jobs name the same cells, and one value used to be dropped
+    p = _sweep(tmp_path, "-m", "method=full_context,flowstate", "runner.trials=1,3")
+    assert p.returncode == 2, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "runner.trials=1,3" in p.stderr and "would run the same cells" in p.stderr
+    assert "runner.trials=1 experiment.name=offline_demo_trials1" in p.stderr
+    assert "runner.trials=3 experiment.name=offline_demo_trials3" in p.stderr
+    assert "Completeness" not in p.stdout and records_under(tmp_path) == []  # nothing ran
+    q = _sweep(tmp_path, "-m", "benchmark.params.limit=1,2", "method=full_context")  # a runtime benchmark param too
+    assert q.returncode == 2 and "benchmark.params.limit=1,2" in q.stderr and records_under(tmp_path) == []
+
+
+def test_multirun_over_a_benchmark_param_runs_every_value_as_its_own_cell(tmp_path):
+    p = _sweep(
+        tmp_path,
+        "-m",
+        "method=full_context",
+        "benchmark=memoryarena_math",
+        "benchmark.params.max_tool_iterations=2,3",
+        "experiment.name=iters",
+    )
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert p.stdout.count("Completeness") == 1 and "2/2 episodes done" in p.stdout
+    cells = [json.loads((d / "manifest.json").read_text()) for d in (tmp_path / "iters").iterdir() if "__" in d.name]
+    assert sorted(c["config"]["benchmark"]["params"]["max_tool_iterations"] for c in cells) == [2, 3]
+    summary = (tmp_path / "iters" / "tables" / "summary.md").read_text()
+    assert "max_tool_iterations=2" in summary and "max_tool_iterations=3" in summary  # the table names both cells
+
+
+def test_without_the_reference_method_the_delta_is_against_the_grids_first_method(tmp_path):
+    p = _sweep(tmp_path, "-m", "method=flowstate,bm25", "benchmark=memoryarena_math", "experiment.name=two")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    summary = (tmp_path / "two" / "tables" / "summary.md").read_text()
+    title = summary.splitlines()[0]
+    assert title.startswith("### ") and "Δ vs flowstate, the grid's first method (full_context" in title
+    assert "|   Δ vs flowstate | scripted |" in summary  # the Δ row against it

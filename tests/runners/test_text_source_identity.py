@@ -108,6 +108,7 @@ def test_failed_download_falls_back_loudly(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv("HARNESS_UPSTREAM_DIR", str(tmp_path / "none"))
     monkeypatch.setenv("HARNESS_UPSTREAM_OFFLINE", "0")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(up, "DOWNLOAD_FAILED", [])  # the first failure of the process is said in full
     sources = up.TextSources()
     f = up.UpstreamFile("PoS", "benchmarks/clindiag_env.py")
     assert sources.string("judge.system", f, "JUDGE_SYSTEM_PROMPT", "our words") == "our words"

@@ -187,3 +187,45 @@ def test_serve_answers_a_reports_parts_and_nothing_beside_them(demo, tmp_path):
     with pytest.raises(StoreError, match="not a report's parts folder"):
         build_report(demo, out, parts_above=0)
     assert (files / "notes.txt").read_text() == "mine" and out.read_text().count("x-episode") == 10
+
+
+def test_serve_refuses_other_hosts_and_never_follows_a_symlink_in_the_parts(demo, tmp_path):
+    """DNS rebinding: a page of another domain that resolves to 127.0.0.1 sends its own Host; only
+    the loopback names with the bound port are answered. A symlink placed among the parts (to a
+    file outside) is not served."""
+    import http.client
+    import threading
+
+    from runners.analysis.report import make_server, parts_dir
+
+    out = build_report(demo, tmp_path / "r.html", parts_above=0)
+    files = parts_dir(out)
+    (tmp_path / "secret.txt").write_text("not for the browser")
+    (files / "part-00000.js").unlink()
+    (files / "part-00000.js").symlink_to(tmp_path / "secret.txt")
+    srv = make_server(out)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    port = srv.server_address[1]
+
+    def get(path: str, host: str | None) -> tuple[int, bytes]:
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        c.putrequest("GET", path, skip_host=True)
+        if host is not None:
+            c.putheader("Host", host)
+        c.endheaders()
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        return r.status, data
+
+    try:
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.nip.io", f"localhost:{port + 1}", None):
+            status, data = get("/r.html", host)
+            assert status == 421 and b"x-episode" not in data, host
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", "localhost", f"[::1]:{port}"):
+            assert get("/r.html", host)[0] == 200, host
+        status, data = get("/r.files/part-00000.js", f"127.0.0.1:{port}")
+        assert status == 404 and b"not for the browser" not in data
+    finally:
+        srv.shutdown()
+        srv.server_close()

@@ -219,6 +219,7 @@
   const tTables = tab('tables', 'Tables');
   tTables.appendChild(el('h2', null, 'Results (rates in %, Tok = method-side tokens in ' + (INDEX.tok_unit === 'k' ? 'thousands' : 'millions') +
     '; Δ vs ' + INDEX.reference + ')'));
+  if (INDEX.reference_note) tTables.appendChild(el('div', { class: 'note' }, INDEX.reference_note));
   // the marks the tables use, each explained in a legend and as a tooltip on the rows that carry it
   const MARK_TESTS = {
     '[lo, hi]': txt => /\[[-+]?[\d.]+, [-+]?[\d.]+\]/.test(txt),
@@ -244,6 +245,7 @@
   if (INDEX.depth) {
     tTables.appendChild(el('h2', null, 'Depth retention (Acc_k, nAUC, DR)'));
     tTables.appendChild(table(INDEX.depth.header, INDEX.depth.rows));
+    if (INDEX.depth.note) tTables.appendChild(el('p', { id: 'depth-note', class: 'muted small' }, INDEX.depth.note));
   }
   tTables.appendChild(el('h2', null, 'Cells'));
   const cellMarks = c => [c.scripted ? '[scripted]' : null, c.partial ? '[partial]' : null, c.mixed_code ? '[mixed code]' : null,
@@ -255,6 +257,12 @@
   const tPaper = tab('paper', 'Paper');
   const PAPER = INDEX.paper || { artefacts: [] };
   if (PAPER.figures_note) tPaper.appendChild(el('div', { class: 'note' }, PAPER.figures_note));
+  if (PAPER.claims && PAPER.claims.length) {  // paper/claims.md: each claim on the paper's tables and on ours
+    tPaper.appendChild(el('h2', null, "The papers' claims, checked"));
+    tPaper.appendChild(table(['claim', 'where', 'paper states', 'paper recomputed', 'ours', 'verdict', 'missing cells', 'marks'],
+      PAPER.claims.map(c => [c.claim + ' (' + c.id + ')', c.paper + ' ' + c.where, c.paper_quoted, c.paper_recomputed,
+        c.ours + (c.detail ? ' (' + c.detail + ')' : ''), c.verdict, c.missing, c.marks])));
+  }
   tPaper.appendChild(el('h2', null, 'Artefacts'));
   tPaper.appendChild(table(['artefact', 'status', 'missing / how to produce'], PAPER.artefacts.map(a => [a.name + ': ' + a.title, a.status,
     a.status === 'produced' ? '' : (a.status === 'partial' ? 'missing: ' + a.missing.slice(0, 8).join('; ') + (a.missing.length > 8 ? '; …' : '') : a.preset)])));
@@ -269,7 +277,10 @@
       });
       tb.appendChild(el('tr', { class: r.kind === 'ours' ? null : 'sub' }, el('td', null, r.label), el('td', null, r.backbone), cells));
     });
-    return el('table', null, el('thead', null, el('tr', null, t.header.map(h => el('th', null, h)))), tb);
+    const spans = (t.spans || []).map(level => el('tr', null, [el('th', { colspan: 2 }, '')].concat(
+      level.map(([text, n]) => el('th', { colspan: n, class: text ? 'span' : null }, text)))));
+    const head = spans.length && t.short && t.short.length ? t.short : t.header;
+    return el('table', null, el('thead', null, spans.concat([el('tr', null, head.map(h => el('th', null, h)))])), tb);
   }
   PAPER.artefacts.filter(a => a.status !== 'not produced').forEach(a => {
     const box = el('div', { class: 'paper-art', id: 'paper-' + a.name }, el('h2', null, a.title + ' (' + a.status + ')'));
@@ -286,21 +297,31 @@
   }
 
   // ------------------------------------------------------------------ plots
+  // Round tick values (1, 2, 2.5 or 5 × a power of ten) spanning [lo, hi]: the axis is widened to the outer ticks.
+  function niceTicks(lo, hi, n) {
+    if (!(hi > lo)) hi = lo + 1;
+    const raw = (hi - lo) / (n || 4), p = Math.pow(10, Math.floor(Math.log10(raw))), f = raw / p;
+    const st = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 2.5 ? 2.5 : f <= 5 ? 5 : 10) * p;
+    const a = Math.floor(lo / st + 1e-9), b = Math.ceil(hi / st - 1e-9), out = [];
+    for (let k = a; k <= b; k++) out.push(Number((k * st).toPrecision(12)));
+    return out;
+  }
   function frame(w, h, m, xr, yr, xlabel, ylabel, xticks) {
     const g = sv('svg', { width: w, height: h, viewBox: '0 0 ' + w + ' ' + h, role: 'img', class: 'chart' });
+    const yt = niceTicks(yr[0], yr[1]), xt = xticks ? niceTicks(xr[0], xr[1]) : null;
+    yr = [yt[0], yt[yt.length - 1]];
+    if (xt) xr = [xt[0], xt[xt.length - 1]];
     const X = x => m.l + (xr[1] === xr[0] ? 0.5 : (x - xr[0]) / (xr[1] - xr[0])) * (w - m.l - m.r);
     const Y = y => h - m.b - (yr[1] === yr[0] ? 0.5 : (y - yr[0]) / (yr[1] - yr[0])) * (h - m.t - m.b);
-    for (let k = 0; k <= 4; k++) {
-      const yv = yr[0] + (yr[1] - yr[0]) * k / 4;
+    for (const yv of yt) {
       g.appendChild(sv('line', { class: 'grid', x1: m.l, x2: w - m.r, y1: Y(yv), y2: Y(yv) }));
-      g.appendChild(sv('text', { x: m.l - 4, y: Y(yv) + 3, 'text-anchor': 'end' }, shortNum(yv)));
+      g.appendChild(sv('text', { x: m.l - 4, y: Y(yv) + 3, 'text-anchor': 'end', class: 'ytick' }, shortNum(yv)));
     }
-    if (xticks) {
-      for (let k = 0; k <= 4; k++) {
-        const xv = xr[0] + (xr[1] - xr[0]) * k / 4;
+    if (xt) {
+      xt.forEach((xv, k) => {
         g.appendChild(sv('line', { class: 'axis', x1: X(xv), x2: X(xv), y1: h - m.b, y2: h - m.b + 4 }));
-        g.appendChild(sv('text', { x: X(xv), y: h - m.b + 15, 'text-anchor': k === 0 ? 'start' : k === 4 ? 'end' : 'middle', class: 'xtick' }, shortNum(xv)));
-      }
+        g.appendChild(sv('text', { x: X(xv), y: h - m.b + 15, 'text-anchor': k === 0 ? 'start' : k === xt.length - 1 ? 'end' : 'middle', class: 'xtick' }, shortNum(xv)));
+      });
     }
     g.appendChild(sv('line', { class: 'axis', x1: m.l, x2: w - m.r, y1: h - m.b, y2: h - m.b }));
     g.appendChild(sv('line', { class: 'axis', x1: m.l, x2: m.l, y1: m.t, y2: h - m.b }));
@@ -309,9 +330,9 @@
     return { g, X, Y };
   }
   function shortNum(v) {
-    const a = Math.abs(v);
-    if (a >= 1e6) return (v / 1e6).toFixed(1) + 'M';
-    if (a >= 1e3) return (v / 1e3).toFixed(1) + 'k';
+    const a = Math.abs(v), one = x => x.toFixed(1).replace(/\.0$/, '');
+    if (a >= 1e6) return one(v / 1e6) + 'M';
+    if (a >= 1e3) return one(v / 1e3) + 'k';
     return (Math.round(v * 100) / 100).toString();
   }
   function swatch(i, lines) {
@@ -360,12 +381,12 @@
       const totals = CELLS.map(c => roles.reduce((s, r) => s + (c.tokens_by_role[r] || 0), 0));
       const lab = 300, w = 760, rowH = 22, top = 8, h = top + rowH * CELLS.length + 40;
       const g = sv('svg', { width: w, height: h, viewBox: '0 0 ' + w + ' ' + h, role: 'img', class: 'chart' });
-      const maxT = Math.max(...totals, 1), X = v => lab + v / maxT * (w - lab - 20);
-      for (let k = 0; k <= 4; k++) {
-        const v = maxT * k / 4;
+      const ticks = niceTicks(0, Math.max(...totals, 1)), maxT = ticks[ticks.length - 1];
+      const X = v => lab + v / maxT * (w - lab - 20);
+      ticks.forEach((v, k) => {
         g.appendChild(sv('line', { class: 'grid', x1: X(v), x2: X(v), y1: top, y2: h - 32 }));
-        g.appendChild(sv('text', { x: X(v), y: h - 18, 'text-anchor': k === 0 ? 'start' : k === 4 ? 'end' : 'middle', class: 'xtick' }, shortNum(v)));
-      }
+        g.appendChild(sv('text', { x: X(v), y: h - 18, 'text-anchor': k === 0 ? 'start' : k === ticks.length - 1 ? 'end' : 'middle', class: 'xtick' }, shortNum(v)));
+      });
       g.appendChild(sv('text', { x: (lab + w - 20) / 2, y: h - 3, 'text-anchor': 'middle' }, 'method tokens'));
       CELLS.forEach((c, i) => {
         const y = top + i * rowH;

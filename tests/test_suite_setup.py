@@ -1,0 +1,37 @@
+"""The default test profile does what `make test` promises on a fresh clone: no verdict that
+depends on the machine's load, skip reasons printed."""
+
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import REPO
+
+
+@settings(max_examples=5)
+@given(st.integers())
+def _decorated(n):
+    pass
+
+
+def test_hypothesis_profile_has_no_timing_checks():
+    # the profile tests/conftest.py loads, and what a test's own @settings(...) inherits from it
+    for s in (settings.default, _decorated._hypothesis_internal_use_settings):
+        assert s.deadline is None
+        assert HealthCheck.too_slow in s.suppress_health_check
+
+
+def test_make_test_prints_skip_reasons():
+    recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", (REPO / "Makefile").read_text(), re.M)
+    assert recipe and "pytest" in recipe.group(1) and "-rs" in recipe.group(1).split()
+
+
+def test_license_is_an_spdx_expression_the_build_backend_reads():
+    # a TOML table (`{ text = "MIT" }`) is deprecated: setuptools warned three times per install
+    import tomllib
+
+    meta = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert meta["project"]["license"] == "MIT"
+    (req,) = [r for r in meta["build-system"]["requires"] if r.startswith("setuptools")]
+    assert int(req.split(">=")[1].split(".")[0]) >= 77  # the first setuptools that reads SPDX expressions
