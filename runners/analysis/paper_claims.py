@@ -154,6 +154,12 @@ class Checked:
     marks: str = ""
 
 
+def _title(x: str) -> str:
+    from runners.analysis.paper_tables import domain_title
+
+    return domain_title(x)
+
+
 def _fmt(v: float | None, unit: str = " pp") -> str:
     return "–" if v is None else f"{v:+.2f}{unit}"
 
@@ -206,7 +212,7 @@ def leads_table1(r: Reader) -> Result:
         for metric in metrics:
             others = [(mb, r.get(*mb, x, metric)) for mb in TABLE1_ROWS if _paper(*mb, x, metric) is not None]
             ok, by = _above_all(r.get("flowstate", DS, x, metric), others)
-            t.add(ok, f"{x} {metric} (to {METHOD_LABELS[by[0]]} / {BACKBONE_LABELS[by[1]]})" if by else "")
+            t.add(ok, f"{_title(x)} {metric} (to {METHOD_LABELS[by[0]]} / {BACKBONE_LABELS[by[1]]})" if by else "")
     detail = "not led: " + ", ".join(t.lost) if t.lost else ""
     if len(t.lost) > 1:  # "8 of 9" is refuted by a second metric lost, whatever is missing
         return Result(t.value(), False, detail)
@@ -266,11 +272,8 @@ def relative_tokens_across_backbones(r: Reader) -> Result:
     if not got:
         return Result("–", None)
     detail = ", ".join(f"{BACKBONE_LABELS[b]} {v:.2f} % lower" for b, v in got.items())
-    value = (
-        f"{min(got.values()):.1f}–{max(got.values()):.1f} % lower"
-        if len(got) > 1
-        else f"{next(iter(got.values())):.1f} % lower"
-    )
+    lo, hi = f"{min(got.values()):.1f}", f"{max(got.values()):.1f}"
+    value = f"{lo}–{hi} % lower" if lo != hi else f"{lo} % lower"
     if any(v <= 0 for v in got.values()):
         return Result(value, False, detail)
     return Result(value, True if len(got) == len(FS_BACKBONES) else None, detail)
@@ -346,7 +349,7 @@ def pos_best_everywhere(r: Reader) -> Result:
         for x, metric in POS_BENCH.items():
             others = [(m, r.get(m, b, x, metric)) for m in POS_BASELINES + POS_ABLATIONS]
             ok, by = _above_all(r.get("pos", b, x, metric), others)
-            t.add(ok, f"{BACKBONE_LABELS[b]} {x} (to {METHOD_LABELS[by]})" if by else "")
+            t.add(ok, f"{BACKBONE_LABELS[b]} {_title(x)} (to {METHOD_LABELS[by]})" if by else "")
     if t.lost:
         return Result(t.value("best in "), False, "not best: " + ", ".join(t.lost))
     return Result(t.value("best in "), None if t.open else True)
@@ -365,7 +368,7 @@ def ablations_lower_everywhere(r: Reader) -> Result:
                 if v < pos:
                     lower += 1
                 else:
-                    not_lower.append(f"{METHOD_LABELS[a]} / {BACKBONE_LABELS[b]} / {x}")
+                    not_lower.append(f"{METHOD_LABELS[a]} / {BACKBONE_LABELS[b]} / {_title(x)}")
     value = f"{lower} of {lower + len(not_lower)} lower" + ("" if complete else " (others not computable)")
     if not_lower:
         return Result(value, False, "not lower: " + ", ".join(not_lower))

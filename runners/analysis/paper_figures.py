@@ -106,10 +106,12 @@ def _status(art: Any, have: bool, missing: list[str]) -> None:
 def marks_of(cs: list[Any]) -> tuple[str, list[Any]]:
     """(the marks printed for a point resting on these cells, their Mark objects for the footnote):
     `[scripted]` and every fidelity mark (runners.analysis.fidelity)."""
-    from runners.analysis.fidelity import row_marks
+    from runners.analysis.fidelity import MARK_CODES, row_marks
 
     cs = [c for c in cs if c is not None]
-    labels, marks = row_marks(cs)
+    _, marks = row_marks(cs)
+    # every distinct label (a point over three cells of different n/N says each, not a bare [subset])
+    labels = list(dict.fromkeys(m.label for code in MARK_CODES for m in marks if m.code == code))
     if any(getattr(c, "scripted", False) for c in cs):
         labels = ["[scripted]"] + labels
     return " ".join(labels), marks
@@ -210,7 +212,7 @@ def _tradeoff(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
         o, pp = ours_by.get(b) or {}, paper_by.get(b) or {}
         for m in metrics:
             for who in (base, method):
-                marks, _ = marks_of([cells.get(who, b, x) for x in (o.get("tasks") or [])])
+                marks = marks_of([cells.get(who, b, x) for x in o["tasks"]])[0] if o else NOT_RUN
                 rows.append(
                     {
                         "figure": art.name,

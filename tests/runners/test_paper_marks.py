@@ -20,6 +20,7 @@ from tests.runners.paper_helpers import episode, formal_scores, health_step, wri
 
 FAITHFUL_ROLES = {"judge": {"name": "gpt_5_mini"}, "tool": {"name": "gpt_5_mini"}}
 DS = "deepseek_v4_flash"
+REPO_DOCS = Path(__file__).resolve().parents[2] / "docs"
 WON = {"success": 1, "task_type": "pick_and_place_simple"}
 LOST = {"success": 0, "task_type": "pick_and_place_simple"}
 
@@ -307,7 +308,7 @@ def test_every_claim_holds_on_the_papers_own_numbers_and_says_so(tmp_path):
     for cid in ("fs-leads-8-of-9", "fs-shopping-ps-over-memory", "fs-travel-ps-over-strongest", "pos-total-tokens"):
         assert got[cid].ours == got[cid].paper_value  # the same computation on the same numbers
     assert got["pos-256k-lead"].ours == "+10.00 pp"  # 60 − 50 on each backbone
-    assert got["fs-leads-8-of-9"].detail == "not led: memoryarena_math SR (to Full Context / GPT-5.6-terra)"
+    assert got["fs-leads-8-of-9"].detail == "not led: Math SR (to Full Context / GPT-5.6-terra)"
     assert all(c.marks == "" for c in got.values())  # full splits, no recorded setting differs
     md = paper_claims.claims_md(list(got.values()))
     assert md.startswith("# The papers' claims, checked") and "14 hold, 0 do not hold, 0 not computable" in md
@@ -394,7 +395,7 @@ def test_a_claim_over_missing_cells_is_not_computable_and_lists_them_unless_refu
     del cells[("pos_no_trapping", "glm_5_3", "loca")]
     got = {c.claim.id: c for c in paper_claims.check(Cells(list(cells.values())))}
     assert got["pos-ablations-lower"].verdict == "does not hold"
-    assert "PoS w/o consistency validation / Kimi-K3 / alfworld" in got["pos-ablations-lower"].detail
+    assert "PoS w/o consistency validation / Kimi-K3 / ALFWorld" in got["pos-ablations-lower"].detail
 
 
 def test_a_claims_marks_are_those_of_the_cells_it_read(tmp_path):
@@ -664,3 +665,72 @@ def test_figure_csvs_and_claims_are_written_without_matplotlib(tmp_path, monkeyp
     formal = [r for r in rows if r["panel"] == "Formal Reasoning" and r["series"] == "FlowState"]
     assert [(r["k"], r["ours"]) for r in formal] == [("1", "100.0000"), ("2", "0.0000")]
     assert (out / "claims.md").is_file() and "[claims.md](claims.md)" in (out / "index.md").read_text()
+
+
+# ---------------------------------------------------------------- every artefact completable from its presets
+def _preset_cells(preset: str, backbone: str | None = None, methods: list[str] | None = None) -> list:
+    """One full-split cell summary per (method, backbone, benchmark) a preset's grid runs (read from
+    conf/experiment/<preset>.yaml: its grid and its backbone override; `backbone=` as on the command line)."""
+    import itertools
+
+    import yaml
+
+    from runners.analysis.papers import REFERENCE_DIR
+
+    raw = yaml.safe_load((REFERENCE_DIR.parents[1] / "conf" / "experiment" / f"{preset}.yaml").read_text())
+    grid = raw["experiment"]["grid"]
+    default = next((d["override /backbone"] for d in raw.get("defaults", []) if "override /backbone" in d), None)
+    backbones = grid.get("backbone") or [backbone or default]
+    return [
+        summary(m, b, x, {}) for m, b, x in itertools.product(methods or grid["method"], backbones, grid["benchmark"])
+    ]
+
+
+@pytest.mark.parametrize(
+    "artefact, runs",
+    [
+        (
+            "flowstate_table1",
+            [("flowstate_table1", None), ("flowstate_table5_backbones", None), ("flowstate_table1_backbones", None)],
+        ),
+        ("flowstate_table2", [("flowstate_table2_tau", None)]),
+        ("flowstate_table3", [("flowstate_table3_ablation", None)]),
+        ("flowstate_table4", [("flowstate_table1", None)]),
+        ("flowstate_table5", [("flowstate_table5_backbones", None)]),
+        ("pos_table1", [("pos_table1", b) for b in ("qwen3_7_plus", "kimi_k3", "glm_5_3")]),
+    ],
+)
+def test_every_table_is_completed_by_the_presets_the_docs_name(artefact, runs):
+    from runners.analysis.paper import build_table
+
+    cells = [c for preset, bb in runs for c in _preset_cells(preset, bb)]
+    art = build_table(layout(artefact), Cells(cells), resamples=0)
+    assert art.status == "produced", art.missing
+    doc = (REPO_DOCS / "reproducing.md").read_text()
+    for preset, _ in runs:
+        assert f"experiment={preset}" in doc
+
+
+def test_table1_without_the_travel_preset_misses_exactly_the_cell_it_runs():
+    from runners.analysis.paper import build_table
+
+    cells = _preset_cells("flowstate_table1") + _preset_cells("flowstate_table5_backbones")
+    art = build_table(layout("flowstate_table1"), Cells(cells), resamples=0)
+    assert art.missing == ["Full Context / Qwen3.5-397B-A17B / Travel"]  # what flowstate_table1_backbones runs
+
+
+def test_fig3_csv_keeps_the_papers_points_of_a_backbone_we_did_not_run(tmp_path):
+    from tests.runners.test_paper import formal_cell
+
+    for m in ("full_context", "flowstate"):
+        for bench in ("memoryarena_math", "memoryarena_phys"):
+            formal_cell(tmp_path, m, bench, {"a": [1]}, backbone="qwen3_5_397b")
+    art = paper_figures.build(layout("flowstate_fig3"), Cells(collect(tmp_path)), draw=False)
+    rows = read_csv(paper_figures.figure_csv(art))
+    gpt = [r for r in rows if r["backbone"] == "GPT-5.6-terra" and r["panel"] == "SR"]
+    assert [(r["series"], r["ours"], r["marks"]) for r in gpt] == [
+        ("Full Context", "", "not run"),
+        ("FlowState", "", "not run"),
+    ]
+    # the paper's GPT point from Table 5: SR means over Shopping, Math, Physics (FC 0.00, 42.50, 50.00)
+    assert gpt[0]["paper"] == f"{(0.0 + 42.5 + 50.0) / 3:.4f}"

@@ -84,7 +84,7 @@ def test_manifest_naming_a_missing_benchmark_is_a_clear_aggregate_error(tmp_path
     (cell / "manifest.json").write_text('{"config": {"benchmark": {"name": "x", "_target_": "benchmarks.gone.Gone"}}}')
     assert aggregate_main([str(tmp_path / "exp")]) == 2
     err = capsys.readouterr().err
-    assert "benchmarks.gone.Gone" in err and "re-run the sweep" in err
+    assert "benchmarks.gone.Gone" in err and "PYTHONPATH" in err  # the fix: the package on the path
 
 
 def test_json_lines_that_are_not_records_are_set_aside_not_a_crash(tmp_path):

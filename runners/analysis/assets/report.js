@@ -257,11 +257,15 @@
   const tPaper = tab('paper', 'Paper');
   const PAPER = INDEX.paper || { artefacts: [] };
   if (PAPER.figures_note) tPaper.appendChild(el('div', { class: 'note' }, PAPER.figures_note));
+  function shortList(text) {  // "a; b; …" cut to six items and the count (claims.csv has them all)
+    const xs = text ? text.split('; ') : [];
+    return xs.length > 6 ? xs.slice(0, 6).join('; ') + '; … (' + xs.length + ' in all)' : text;
+  }
   if (PAPER.claims && PAPER.claims.length) {  // paper/claims.md: each claim on the paper's tables and on ours
     tPaper.appendChild(el('h2', null, "The papers' claims, checked"));
     tPaper.appendChild(table(['claim', 'where', 'paper states', 'paper recomputed', 'ours', 'verdict', 'missing cells', 'marks'],
       PAPER.claims.map(c => [c.claim + ' (' + c.id + ')', c.paper + ' ' + c.where, c.paper_quoted, c.paper_recomputed,
-        c.ours + (c.detail ? ' (' + c.detail + ')' : ''), c.verdict, c.missing, c.marks])));
+        c.ours + (c.detail ? ' (' + c.detail + ')' : ''), c.verdict, shortList(c.missing), c.marks])));
   }
   tPaper.appendChild(el('h2', null, 'Artefacts'));
   tPaper.appendChild(table(['artefact', 'status', 'missing / how to produce'], PAPER.artefacts.map(a => [a.name + ': ' + a.title, a.status,
