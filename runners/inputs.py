@@ -153,6 +153,8 @@ def read_jsonl(path: str | Path, *, required: Iterable[str] = (), allow_empty: b
                 f"{p}:{n}: not UTF-8 text (byte {raw[e.start : e.start + 1]!r} at column {e.start + 1}); the line is "
                 "damaged or binary. Fix: restore or re-download the file"
             ) from None
+        if n == 1:
+            line = line.removeprefix("\ufeff")  # a byte-order mark, as `decode` drops it for a whole file
         row = loads(line, p, n)
         if not isinstance(row, dict):
             raise InputError(

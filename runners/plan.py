@@ -123,6 +123,10 @@ def episodes_done(cfg: Any, task_ids: list[str] | None) -> int:
     if cfg.runner.fresh:
         return 0
     cell = Path(cfg.runner.output_dir) / cfg.experiment.name / cfg.cell_name
+    if not cell.is_dir():  # stored under its former name (the key held the endpoint address): adopted at launch
+        from runners.config import stored_cell_dirs
+
+        cell = next(iter(stored_cell_dirs(cell.parent, cfg)), cell)
     if not cell.is_dir():
         return 0
     ids = set(task_ids) if task_ids is not None else None

@@ -28,9 +28,9 @@ from runners.records.store import (
     EPISODES,
     CellStore,
     code_fingerprint,
-    compacted,
     finished_elsewhere,
     finished_texts,
+    has_records,
     shard_dirs,
     text_fingerprint,
     text_mismatch,
@@ -316,7 +316,7 @@ class Scheduler:
             cell_dir = self.root / p.cfg.cell_name
             records = []
             for d in [cell_dir, *shard_dirs(cell_dir)]:
-                if (d / EPISODES).exists() or compacted(d / EPISODES).exists():
+                if has_records(d / EPISODES):
                     records += finished_texts(d)  # a finished cell's index spares parsing its records
             if not records:
                 continue

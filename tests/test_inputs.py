@@ -112,3 +112,28 @@ def test_tau_and_clindiag_readers_sanitise_and_name_files(tmp_path):
         clin_read(case)
     db = loads(b'{"users": {"u1": {"name": "Ann \\udfff"}}}', "db.json")
     assert db["users"]["u1"]["name"] == "Ann \ufffd"
+
+
+def test_byte_order_mark_is_dropped_in_every_reader(tmp_path):
+    # editors on Windows write a BOM first; it is not part of the data (a JSON parser refuses it)
+    bom = b"\xef\xbb\xbf"
+    (tmp_path / "x.json").write_bytes(bom + b'{"q": "caf\xc3\xa9"}')
+    (tmp_path / "x.jsonl").write_bytes(bom + b'{"id": 0, "q": "a"}\n{"id": 1, "q": "b"}\n')
+    (tmp_path / "x.txt").write_bytes(bom + b"first line\n")
+    assert read_json(tmp_path / "x.json") == {"q": "café"}
+    assert read_jsonl(tmp_path / "x.jsonl", required=("id", "q")) == [{"id": 0, "q": "a"}, {"id": 1, "q": "b"}]
+    assert inputs.read_text(tmp_path / "x.txt") == "first line\n"
+
+
+def test_replacement_counts_add_up_per_file_and_per_snapshot(tmp_path):
+    # two lone surrogates on one line count as two; a second load of the same file adds to its note,
+    # and a cell's manifest (notes_since) gets only what its own loads replaced
+    f = tmp_path / "data.jsonl"
+    f.write_text('{"id": 0, "q": "\\ud800 and \\udfff"}\n{"id": 1, "q": "fine"}\n{"id": 2, "q": "\\ud83d"}\n')
+    start = inputs.noted()
+    read_jsonl(f)
+    assert inputs.notes_since(start) == {str(f): {"lone_surrogates_replaced": 3, "lines": [1, 3]}}
+    second = inputs.noted()
+    read_jsonl(f)
+    assert inputs.noted()[str(f)]["lone_surrogates_replaced"] == 6
+    assert inputs.notes_since(second) == {str(f): {"lone_surrogates_replaced": 3, "lines": [1, 3]}}

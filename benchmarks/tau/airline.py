@@ -43,6 +43,14 @@ _FLOAT = TypeAdapter(float)  # Certificate(amount: float) coercion
 IATA = s("Three-letter IATA code of the airport (e.g. 'JFK').")
 
 
+def _all_built(model: type[Any], items: list) -> list:
+    """Upstream's `if all(isinstance(x, dict) for x in items): items = [Model(**x) for x in items]`:
+    each item built (as a plain dict) when every one is a dict, else the items as passed."""
+    if all(isinstance(x, dict) for x in items):
+        return [airline_models.build(model, x) for x in items]
+    return list(items)
+
+
 def E(method: str, n: int, fallback: str, **fields: Any) -> str:
     """Upstream's error text (benchmarks/tau/errors.py), our `fallback` offline."""
     return error("airline", method, n, fallback, **fields)
@@ -254,9 +262,11 @@ class AirlineTools(Toolkit):
         nonfree_baggages: int,
         insurance: str,
     ) -> dict[str, Any]:
-        flight_infos = [airline_models.build(airline_models.FlightInfo, f) for f in flights]
-        pax = [airline_models.build(airline_models.Passenger, p) for p in passengers]
-        payments = [airline_models.build(airline_models.Payment, p) for p in payment_methods]
+        # upstream converts each list only when all its items are objects; otherwise the items stay as
+        # passed and the Reservation model (passengers, payments) or the flight loop refuses them
+        flight_infos = _all_built(airline_models.FlightInfo, flights)
+        pax = _all_built(airline_models.Passenger, passengers)
+        payments = _all_built(airline_models.Payment, payment_methods)
         user = self._user(user_id)
         rid = next((r for r in airline_models.BOOKING_IDS if r not in self.db["reservations"]), None)
         if rid is None:
@@ -270,16 +280,21 @@ class AirlineTools(Toolkit):
                 destination=destination,
                 flight_type=flight_type,
                 cabin=cabin,
+                flights=[],
+                passengers=pax,
+                payment_history=payments,
                 created_at=airline_models.NOW,
                 total_baggages=total_baggages,
                 nonfree_baggages=nonfree_baggages,
                 insurance=insurance,
             ),
         )
-        res.update(flights=[], passengers=pax, payment_history=payments)
+        pax, payments = res["passengers"], res["payment_history"]
         cabin, n = res["cabin"], len(pax)
         total = 0
         for info in flight_infos:
+            if not isinstance(info, dict):  # upstream reads `flight_info.flight_number` of the item as passed
+                raise AttributeError(f"'{type(info).__name__}' object has no attribute 'flight_number'")
             seg = self._new_segment(info["flight_number"], info["date"], cabin, n)
             res["flights"].append(seg)
             total += seg["price"] * n

@@ -55,7 +55,9 @@ class Payment(BaseModel):
 
 
 class Reservation(BaseModel):
-    """Scalar fields of a new reservation (flights, passengers and payments are built apart)."""
+    """A new reservation as upstream constructs it, before its flights are added: the fields in upstream's
+    order, so that a validation error lists its problems as upstream's does (passengers or payments that
+    were not all objects reach this model as they were passed, as upstream)."""
 
     reservation_id: str
     user_id: str
@@ -63,6 +65,9 @@ class Reservation(BaseModel):
     destination: str
     flight_type: Literal["round_trip", "one_way"]
     cabin: Literal["business", "economy", "basic_economy"]
+    flights: list[dict[str, Any]]  # empty here: segments are priced and appended after
+    passengers: list[Passenger]
+    payment_history: list[Payment]
     created_at: str
     total_baggages: int
     nonfree_baggages: int

@@ -187,9 +187,18 @@ class Toolkit:
             )
         try:
             out = getattr(self, name)(**arguments)
+        except TypeError as e:  # a missing or extra argument: Python names the class that defines the tool
+            return f"Error: {self._as_domain_class(name, str(e))}", True
         except Exception as e:  # the tool's own error text becomes the observation (§4)
             return f"Error: {e}", True
         return dumps(out), False
+
+    def _as_domain_class(self, name: str, message: str) -> str:
+        """`message` with a tool defined here on the base class (`calculate`, `transfer_to_human_agents`)
+        named on the domain's class, `AirlineTools.calculate() …`: upstream defines them in each domain's
+        toolkit, so its argument errors name that class."""
+        base = f"{Toolkit.__name__}.{name}("
+        return type(self).__name__ + message[len(Toolkit.__name__) :] if message.startswith(base) else message
 
     # -- shared tools (§4)
     @tool(

@@ -36,6 +36,12 @@ READER = ("tests/test_reader.py",)
 ARENA = ("tests/memoryarena/test_formal_metrics.py",)
 SHOPPING = ("tests/memoryarena/test_shopping_score.py",)
 ALFWORLD = ("tests/alfworld/test_metrics.py",)
+CELLS = ("tests/runners/test_cell_counts.py", "tests/runners/test_report.py")
+PLAN = ("tests/runners/test_plan_estimates.py",)
+INPUTS = ("tests/test_inputs.py",)
+# the fast store tests first: with -x a killed mutant stops there, before the resume tests it would stall
+STORE = ("tests/runners/test_store_counts.py", "tests/runners/test_store.py")
+BUDGET = ("tests/runners/test_budget_spend.py",)
 
 MUTANTS: list[Mutant] = [
     # ------------------------------------------------------------------ MemoryArena travel scorer
@@ -152,8 +158,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "travel_constraint_strict_gt",
         "benchmarks/memoryarena/travel_score.py",
-        "prefix_only=prefix_only) >= threshold\n                 for d, s in slots)",
-        "prefix_only=prefix_only) > threshold\n                 for d, s in slots)",
+        'got[d].get(s, "-"), prefix_only=prefix_only) >= threshold\n',
+        'got[d].get(s, "-"), prefix_only=prefix_only) > threshold\n',
         TRAVEL,
     ),
     Mutant(
@@ -351,16 +357,15 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "config_key_keeps_latency",
         "runners/config.py",
-        'd["scripted"] = {k: v for k, v in d["scripted"].items() if k != "latency_s"}',
-        'd["scripted"] = dict(d["scripted"])',
+        'k: v for k, v in d["scripted"].items() if k != "latency_s"',
+        'k: v for k, v in d["scripted"].items()',
         CONFIG,
     ),
     Mutant(
         "flowstate_index_lists_raw",
         "flowstate/repository.py",
-        '"states": [{"state_id": i, "summary": self.nodes[i].summary} for i in self.by_request.get(r.query_id, [])]}',
-        '"states": [{"state_id": n.state_id, "summary": n.summary} '
-        "for n in self.nodes.values() if n.request == r.query_id]}",
+        '{"state_id": i, "summary": self.nodes[i].summary} for i in self.by_request.get(r.query_id, [])',
+        '{"state_id": n.state_id, "summary": n.summary} for n in self.nodes.values() if n.request == r.query_id',
         FLOWSTATE,
     ),
     Mutant(
@@ -374,9 +379,98 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "reader_unicode_escape_doubled",
         "kit/reader.py",
-        'return (None, 6) if re.match(r"[0-9a-fA-F]{4}", src[i + 2:i + 6]) else ("invalid_escape", 1)',
+        'return (None, 6) if re.match(r"[0-9a-fA-F]{4}", src[i + 2 : i + 6]) else ("invalid_escape", 1)',
         'return ("latex", 1)',
         READER,
+    ),
+    # ------------------------------------------------------------------ what a cell counts (the experiment read)
+    Mutant(
+        "cells_tok_per_task_over_tasks",
+        "runners/analysis/units.py",
+        "return tok / c.n_episodes if tok is not None and c.n_episodes else None",
+        "return tok / c.n_tasks if tok is not None and c.n_tasks else None",
+        CELLS,
+    ),
+    Mutant(
+        "cells_count_tasks_not_asked_for",
+        "runners/analysis/cells.py",
+        'if 0 <= r["trial"] < trials and (ids is None or r["task_id"] in ids)]',
+        'if 0 <= r["trial"] < trials]',
+        CELLS,
+    ),
+    # ------------------------------------------------------------------ the plan's estimates
+    Mutant(
+        "plan_trial_beyond_trials_done",
+        "runners/plan.py",
+        "if 0 <= k < cfg.runner.trials and (ids is None or t in ids)",
+        "if 0 <= k <= cfg.runner.trials and (ids is None or t in ids)",
+        PLAN,
+    ),
+    Mutant(
+        "plan_method_roles_agent_only",
+        "runners/plan.py",
+        'METHOD_ROLES_ON_AGENT = ("agent", "state", "memory", "sentinel")',
+        'METHOD_ROLES_ON_AGENT = ("agent",)',
+        PLAN,
+    ),
+    Mutant(
+        "plan_cached_from_completion",
+        "runners/plan.py",
+        "est.cached = est.prompt * cache",
+        "est.cached = est.completion * cache",
+        PLAN,
+    ),
+    Mutant(
+        "plan_assumed_output_share_0.1",
+        "runners/plan.py",
+        "ASSUMED_OUTPUT_SHARE = 0.05",
+        "ASSUMED_OUTPUT_SHARE = 0.1",
+        PLAN,
+    ),
+    # ------------------------------------------------------------------ data files and their manifest notes
+    Mutant(
+        "inputs_bom_kept",
+        "runners/inputs.py",
+        'return text[1:] if text.startswith("\\ufeff") else text',
+        "return text",
+        INPUTS,
+    ),
+    Mutant(
+        "inputs_note_counts_lines",
+        "runners/inputs.py",
+        'entry["lone_surrogates_replaced"] += replaced',
+        'entry["lone_surrogates_replaced"] += 1',
+        INPUTS,
+    ),
+    Mutant(
+        "inputs_notes_since_total",
+        "runners/inputs.py",
+        '"lone_surrogates_replaced": v["lone_surrogates_replaced"] - old}',
+        '"lone_surrogates_replaced": v["lone_surrogates_replaced"]}',
+        INPUTS,
+    ),
+    # ------------------------------------------------------------------ the store: what is finished
+    Mutant(
+        "store_no_dedup_on_load",
+        "runners/records/store.py",
+        'if r.get("status") == "ok" and k not in seen:',
+        'if r.get("status") == "ok":',
+        STORE,
+    ),
+    Mutant(
+        "store_errored_counted_finished",
+        "runners/records/store.py",
+        'int(r.get("trial") or 0)) for r in records if r.get("status") == "ok"}',
+        'int(r.get("trial") or 0)) for r in records}',
+        STORE,
+    ),
+    # ------------------------------------------------------------------ the budget: what is spend (runner.budget_usd)
+    Mutant(
+        "budget_cache_hits_spent",
+        "runners/run.py",
+        "cost = 0.0 if log.cached else (call_usd(log.role, log.usage, prices) or 0.0)",
+        "cost = call_usd(log.role, log.usage, prices) or 0.0",
+        BUDGET,
     ),
     # ------------------------------------------------------------------ the budget (runners/budget.py, Scheduler)
     Mutant(
@@ -401,6 +495,13 @@ MUTANTS: list[Mutant] = [
         ("tests/runners/test_scheduler.py",),
     ),
 ]
+
+PROFILES: dict[str, tuple[str, ...]] = {
+    # CI's step (.ci/run): the first mutant of every mutated file, so a stale list or a test file that no
+    # longer covers its module fails CI in about a minute; the full list runs with `python -m scripts.mutation`
+    "short": tuple({m.file: m.id for m in reversed(MUTANTS)}.values()),
+}
+"""Named subsets of MUTANTS (`--profile NAME`)."""
 
 ACCEPTED: dict[str, str] = {}
 """Mutant id → why its survival cannot change a result (kept in step with docs/testing.md)."""

@@ -5,13 +5,16 @@ kills (a test fails) and which survive (every test passes: a wrong number nobody
     python -m scripts.mutation                      # every mutant
     python -m scripts.mutation --only tau_db travel  # mutants whose id starts with these
     python -m scripts.mutation --list                # the mutants, no run
+    python -m scripts.mutation --profile short       # the first mutant of every mutated file (CI)
     python -m scripts.mutation --json results/mutation.json
 
 The copy holds the files git tracks plus untracked ones it does not ignore (the working tree as it
 is), so the check never edits the checkout. Each test run is `pytest -x -q -p no:xdist` on the
 mutant's test files with the copy first on PYTHONPATH. Before the mutants, the same test files run
 on the unmutated copy: a test that fails there makes every verdict meaningless, so the check stops.
-Exit status: 0 when every mutant is killed or listed in `ACCEPTED` (docs/testing.md), 1 otherwise.
+Exit status: 0 when every mutant is killed or listed in `ACCEPTED` (docs/testing.md), 1 otherwise;
+2 when a mutant no longer applies (its file or test files are gone, or its `old` text does not occur
+exactly once): every such mutant is named before any test runs, and none is run.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from scripts.mutation.mutants import ACCEPTED, MUTANTS, Mutant
+from scripts.mutation.mutants import ACCEPTED, MUTANTS, PROFILES, Mutant
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -66,18 +69,37 @@ def copy_tree(dest: Path, ref: str | None = None) -> None:
         shutil.copy2(src, dest / rel)
 
 
+def stale(m: Mutant, root: Path) -> str | None:
+    """Why `m` no longer applies to the tree at `root` (its file or test files gone, its `old` text
+    absent or ambiguous), or None when it applies."""
+    path = root / m.file
+    if not path.is_file():
+        return f"mutant {m.id}: {m.file} does not exist. Fix: point the mutant at the module's new file"
+    missing = [t for t in m.tests if not (root / t).is_file()]
+    if missing:
+        return f"mutant {m.id}: test file(s) {', '.join(missing)} do not exist. Fix: name the files that test {m.file}"
+    n = path.read_text().count(m.old)
+    if n != 1:
+        return (
+            f"mutant {m.id}: {m.old!r} occurs {n} times in {m.file} (need exactly 1). Fix: update `old` to the "
+            "code as it reads now (a reformat or a move), or make it longer so it names one place"
+        )
+    return None
+
+
 def apply(m: Mutant, root: Path) -> str:
     """Write the mutant into the copy; returns the original text to restore."""
+    why = stale(m, root)
+    if why is not None:
+        raise StaleMutant(why)
     path = root / m.file
     text = path.read_text()
-    n = text.count(m.old)
-    if n != 1:
-        raise ValueError(
-            f"mutant {m.id}: {m.old!r} occurs {n} times in {m.file} (need exactly 1; "
-            "Fix: make `old` longer so it names one place, or update the mutant after a code change)"
-        )
     path.write_text(text.replace(m.old, m.new))
     return text
+
+
+class StaleMutant(Exception):
+    """A mutant that no longer applies: the check would check nothing there, so it stops."""
 
 
 def pytest(root: Path, tests: tuple[str, ...], timeout: float) -> tuple[int | None, str]:
@@ -105,6 +127,11 @@ def run_mutants(mutants: list[Mutant], timeout: float, ref: str | None = None, l
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         root = Path(tmp)
         copy_tree(root, ref)
+        # every mutant of the list on the working tree (a subset run still says that the list is stale);
+        # against an older commit only the ones to run
+        problems = [why for m in (MUTANTS if ref is None else mutants) if (why := stale(m, root)) is not None]
+        if problems:
+            raise StaleMutant("\n".join(problems))
         files = sorted({t for m in mutants for t in m.tests})
         log(f"baseline: {len(files)} test file(s) on the unmutated tree …")
         rc, out = pytest(root, tuple(files), timeout * 4)
@@ -140,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.mutation", description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="*", default=None, help="run the mutants whose id starts with one of these")
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--profile", choices=sorted(PROFILES), default=None, help="a named subset (CI runs `short`)")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant's test run (default 300)")
     ap.add_argument(
         "--against",
@@ -151,6 +179,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, default=None, help="write the verdicts here")
     a = ap.parse_args(argv)
     mutants = [m for m in MUTANTS if a.only is None or any(m.id.startswith(p) for p in a.only)]
+    if a.profile:
+        mutants = [m for m in mutants if m.id in PROFILES[a.profile]]
     if not mutants:
         print(
             f"error: no mutant id starts with {' or '.join(a.only or [])}. "
@@ -162,7 +192,11 @@ def main(argv: list[str] | None = None) -> int:
         for m in mutants:
             print(f"{m.id:34s} {m.file}: {m.old.strip()!r} -> {m.new.strip()!r}")
         return 0
-    verdicts = run_mutants(mutants, a.timeout, a.against)
+    try:
+        verdicts = run_mutants(mutants, a.timeout, a.against)
+    except StaleMutant as e:
+        print(f"error: {len(str(e).splitlines())} mutant(s) no longer apply:\n{e}", file=sys.stderr)
+        return 2
     killed = sum(v.status in ("killed", "timeout") for v in verdicts)
     survived = [v for v in verdicts if v.status == "survived"]
     errors = [v for v in verdicts if v.status == "error"]

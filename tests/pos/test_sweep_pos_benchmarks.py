@@ -19,7 +19,13 @@ from tests.runners.sweep_helpers import REPO, cell_records
 
 
 @pytest.mark.skipif(not engine.available(), reason=f"alfworld engine not importable; {engine.INSTALL_HINT}")
-def test_pos_sweep_over_alfworld_rca_clindiag(tmp_path):
+@pytest.mark.parametrize(
+    "limit",
+    # the default profile: one task per benchmark (most of the time is the ALFWorld engine's start and each game's
+    # PDDL load); the long profile two, so that a second episode of a cell also runs after the first
+    [pytest.param(2, id="2_tasks", marks=pytest.mark.long), pytest.param(1, id="1_task")],
+)
+def test_pos_sweep_over_alfworld_rca_clindiag(tmp_path, limit):
     alf = shared_path("alfworld")
     cmd = [
         sys.executable,
@@ -31,7 +37,7 @@ def test_pos_sweep_over_alfworld_rca_clindiag(tmp_path):
         "backbone=scripted",
         "++experiment.grid.benchmark=[alfworld,rca100,clindiag]",
         "benchmark.params.data_dir=fixtures",
-        "runner.limit=2",
+        f"runner.limit={limit}",
         "experiment.name=pos_e2e",
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO), "ALFWORLD_DATA": str(alf)}
@@ -48,7 +54,7 @@ def test_pos_sweep_over_alfworld_rca_clindiag(tmp_path):
     for cell in (tmp_path / "pos_e2e").glob("pos__scripted__*"):
         eps = cell_records(cell)
         assert (
-            len(eps) == 2
+            len(eps) == limit
             and all(e["status"] == "ok" for e in eps)
             and {"state", "sentinel"} <= set(eps[0]["calls_by_role"])
         )

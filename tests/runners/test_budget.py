@@ -40,10 +40,10 @@ def all_records(root):
     out = []
     for f in list(root.rglob("episodes.jsonl")) + list(root.rglob("errors.jsonl")):
         out += [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
-    import lzma
+    from tests.runners.sweep_helpers import unzstd
 
-    for f in root.rglob("episodes.jsonl.xz"):
-        out += [json.loads(line) for line in lzma.open(f).read().decode().splitlines() if line.strip()]
+    for f in root.rglob("episodes.jsonl.zst"):
+        out += [json.loads(line) for line in unzstd(f).decode().splitlines() if line.strip()]
     return out
 
 

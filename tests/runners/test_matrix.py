@@ -99,6 +99,7 @@ def test_every_method_and_every_benchmark(tmp_path, monkeypatch):
 
 
 @pytest.mark.long
+@pytest.mark.timeout(2000)  # the sweep's own limit below is 1800 s
 def test_every_method_on_every_benchmark(tmp_path):
     methods, benches, env = matrix_axes()
     p = run_sweep(
