@@ -153,7 +153,8 @@ def text_mismatch(cell: str, records: list[dict[str, Any]], current: dict[str, s
         "would send "
         f"({diff}). Resuming would mix text sources in one cell. Fix: add runner.fresh=true to re-run the cell from "
         "scratch (earlier results are moved aside, not deleted), or restore the former text source (the same "
-        "HARNESS_UPSTREAM_DIR / HARNESS_UPSTREAM_OFFLINE / download cache as the earlier run) and resume."
+        "HARNESS_UPSTREAM_DIR / HARNESS_UPSTREAM_OFFLINE / download cache, and for FlowState App. B.3 the same "
+        "HARNESS_FLOWSTATE_B3 / HARNESS_FLOWSTATE_B3_FENCE as the earlier run) and resume."
     )
 
 
