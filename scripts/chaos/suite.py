@@ -1078,17 +1078,25 @@ class Suite:
             default=0.0,
         )
         sets: dict[str, dict[str, set]] = {}
+        cut: set = set()  # (cell, task, trial) the cap cut short: the one allowed difference, run first on resume
         for r in recs:
+            bench = str(r.get("cell", "")).split("__")[2] if str(r.get("cell", "")).count("__") >= 3 else "?"
             if r.get("status", "ok") == "ok":
-                bench = str(r.get("cell", "")).split("__")[2] if str(r.get("cell", "")).count("__") >= 3 else "?"
                 sets.setdefault(bench, {}).setdefault(r["cell"], set()).add((r["task_id"], r["trial"]))
-        same = all(len({frozenset(v) for v in cells.values()}) == 1 for cells in sets.values())
+            elif "runner.budget_usd reached" in str(r.get("error")):
+                cut.add((r["cell"], r["task_id"], r["trial"]))
+        same = all(
+            (cell, *k) in cut
+            for cells in sets.values()
+            for cell, keys in cells.items()
+            for k in set().union(*cells.values()) - keys
+        )
         within = spent <= cap + one_call
         if not (within and same):
             row.survived = 0
         row.note = (
             f"cap ${cap:g}: stored spend ${spent:.4f} after 3 runs (one call ≤ ${one_call:.4f}); "
-            f"same tasks per benchmark: {same}"
+            f"same tasks per benchmark (but episodes the cap cut short): {same}"
         )
         self.add(row, t0)
 
