@@ -15,7 +15,9 @@ On the PoS benchmarks (ALFWorld, LOCA, RCA-100, ClinDiag) this method is PoS's R
 with `policy_prompt: release` (default), speaks the release's ReAct interface (pos/release_react.py:
 `react_system_prompt`, `build_prompt` with `Previous steps:` = `json.dumps(trajectory, indent=2)` of
 `{thought, action, observation}`, the JSON action reply, the release's repair turns; RCA-100 up to
-`release_actions_per_turn.rca` actions a turn). `policy_prompt: project` (and any missing release
+`release_actions_per_turn.rca` actions a turn) and, with `request_settings: release` (default), sends
+the release's `configs/<benchmark>/raw.yaml` request settings (temperature, max_tokens, JSON mode,
+no top_p; pos/release_config.py). `policy_prompt: project` (and any missing release
 file) keeps the tagged-block layout above, recorded as paraphrased."""
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 import pos.release_react as release_react
+from kit import release_config
 from kit.agent import SingleCallMethod
 from kit.react import ReactProtocol
 from kit.trajectory import Trajectory
@@ -60,6 +63,7 @@ class FullContext(SingleCallMethod):
         repeat_query_in_history: bool = False,
         policy_prompt: str = "release",
         release_actions_per_turn: dict[str, int] | None = None,
+        request_settings: str = "release",
         **params: Any,
     ) -> None:
         super().__init__(backbone, **params)
@@ -72,7 +76,15 @@ class FullContext(SingleCallMethod):
                 f"error: policy_prompt must be one of {', '.join(POLICY_PROMPTS)}, got {policy_prompt!r}. "
                 f"Fix: set method.params.policy_prompt=release (the PoS release's interface) or project"
             )
+        if request_settings not in POLICY_PROMPTS:
+            raise ValueError(
+                f"error: request_settings must be one of {', '.join(POLICY_PROMPTS)}, got {request_settings!r}. "
+                f"Fix: set method.params.request_settings=release (the release's raw.yaml on the PoS benchmarks) "
+                f"or project (the backbone config's sampling)"
+            )
         self.policy_prompt = policy_prompt
+        self.request_settings = request_settings
+        self.sampling: dict[str, Any] = {}
         self.release_actions = {**RELEASE_ACTIONS_PER_TURN, **(release_actions_per_turn or {})}
         self.sources = TextSources()
         self.raw: release_react.RawInterface | None = None
@@ -93,6 +105,8 @@ class FullContext(SingleCallMethod):
         off_pos = kinds is None or bool(set(kinds) - set(release_react.RELEASE_KINDS))
         if not on_pos:
             return {"text_sources": b3text.manifest("full_context")}
+        if params.get("request_settings", "release") == "release":
+            release_config.record_raw(sources, kinds)
         if params.get("policy_prompt", "release") == "release":
             per = {**RELEASE_ACTIONS_PER_TURN, **(params.get("release_actions_per_turn") or {})}
             release_react.record_all(lambda kind: per.get(kind, 1), sources, kinds)
@@ -117,6 +131,9 @@ class FullContext(SingleCallMethod):
             None if texts is None else release_react.RawInterface(texts, task, self.release_actions.get(task.kind, 1))
         )
         self.protocol = self.raw.protocol if self.raw is not None else FullContext.protocol
+        self.sampling = (
+            release_config.raw_sampling(task.kind, self.sources) if self.request_settings == "release" else {}
+        )
         self.correction = release_react.correction if self.raw is not None else SingleCallMethod.correction  # type: ignore[assignment]  # per task: the release's or the project's re-ask text
 
     async def begin_request(self, request: Request) -> None:
@@ -162,7 +179,7 @@ class FullContext(SingleCallMethod):
         overflows = 0
         while True:
             try:
-                parsed, _ = await self.ask(self.messages(latest))
+                parsed, _ = await self.ask(self.messages(latest), **self.sampling)
                 break
             except BackboneError as e:
                 if not e.context_overflow or self.on_context_overflow != "drop_oldest":

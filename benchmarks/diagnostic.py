@@ -88,8 +88,17 @@ class DiagnosticEnv(OneRequestEnv):
         """(observation text, is_error) of one action; never raises on agent input."""
         raise NotImplementedError
 
+    def first_observation(self) -> str | None:
+        """The case's first observation where the benchmark's adapter has one (None: empty)."""
+        return None
+
     async def open_request(self) -> Request:
-        return Request(index=0, request_id=f"{self.task.task_id}/q1", text=self.request_text())
+        return Request(
+            index=0,
+            request_id=f"{self.task.task_id}/q1",
+            text=self.request_text(),
+            observation=self.first_observation(),
+        )
 
     async def act(self, decision: Decision) -> Reply:
         if self.submission is not None:

@@ -3,16 +3,22 @@
 The paper is the upstream of FlowState's own prompts and of the layouts it gives its baselines. Its
 templates are read at run time from a transcription of B.3 (never copied into the project):
 1. the file named by `$HARNESS_FLOWSTATE_B3`, else
-2. `$HARNESS_UPSTREAM_DIR/paper-text/flowstate_b3.txt`.
-Without either, every method uses the project's own wording and its cell is marked `[paraphrased]`.
+2. `$HARNESS_UPSTREAM_DIR/paper-text/flowstate_b3.txt`, or `paper-text/flowstate_b3.txt` beside
+   `$HARNESS_UPSTREAM_DIR` (a data folder holding both the upstream sources and the paper text).
+Without either (or with `$HARNESS_FLOWSTATE_B3=off`), every method uses the project's own wording and its
+cell is marked `[paraphrased]`.
 
 Reading the file (`parse`): the templates are found by their method headings, each split at its
 "System Instruction" / "Input Prompt" lines; doubled line breaks (an artefact of the HTML text
 extraction: every line followed by an empty one) are collapsed to single ones; everything else is
 kept as written, `{name}` fields being the placeholders the paper defines. Known artefacts of the
 extraction (headings the HTML dropped words from, "System" for "Memory System" and "State
-Tracking +" for "State Tracking + Memory") are accepted as those headings. The manifest records the
-file's path and sha256 and each template's text sha256 (`record`).
+Tracking +" for "State Tracking + Memory") are accepted as those headings. The fence around FlowState's
+output example, which the extraction wrote with typographic quotes (three U+2018), is restored to
+the code fence the paper shows (three backticks): the quotes are the HTML converter's rendering of
+backquotes, and a model told "no code fences" should see the fence the authors wrote.
+`$HARNESS_FLOWSTATE_B3_FENCE=as_written` keeps the quotes (the literal text). The manifest records
+the file's path and sha256, the fence reading and each template's text sha256 (`record`).
 
 Filling (`fill`): each `{name}` field is replaced by its value; a field written inside JSON quotes
 (`"{prior_query}"`) gets the value JSON-escaped so the block stays valid JSON. FlowState's
@@ -33,6 +39,9 @@ from typing import Any, Callable
 
 ENV_FILE = "HARNESS_FLOWSTATE_B3"
 UNDER_UPSTREAM_DIR = "paper-text/flowstate_b3.txt"
+ENV_FENCE = "HARNESS_FLOWSTATE_B3_FENCE"
+FENCES = ("backticks", "as_written")
+TYPOGRAPHIC_FENCE, CODE_FENCE = "\u2018" * 3, "`" * 3
 
 # template key → the headings that open it (the first is the paper's; the others the extraction's artefacts)
 TEMPLATES: dict[str, tuple[str, ...]] = {
@@ -111,6 +120,8 @@ def parse(text: str, *, path: str = "<text>") -> B3:
 def locate() -> tuple[Path | None, str]:
     """(the B.3 file, where it was found) or (None, why there is none)."""
     env = os.environ.get(ENV_FILE)
+    if env == "off":
+        return None, f"${ENV_FILE}=off: the project's own wording"
     if env:
         p = Path(env).expanduser()
         if not p.is_file():
@@ -122,13 +133,15 @@ def locate() -> tuple[Path | None, str]:
     up = os.environ.get("HARNESS_UPSTREAM_DIR")
     if up and (Path(up).expanduser() / UNDER_UPSTREAM_DIR).is_file():
         return Path(up).expanduser() / UNDER_UPSTREAM_DIR, f"$HARNESS_UPSTREAM_DIR/{UNDER_UPSTREAM_DIR}"
+    if up and (Path(up).expanduser().parent / UNDER_UPSTREAM_DIR).is_file():  # paper-text/ beside the sources
+        return Path(up).expanduser().parent / UNDER_UPSTREAM_DIR, f"$HARNESS_UPSTREAM_DIR/../{UNDER_UPSTREAM_DIR}"
     return None, (
-        f"FlowState App. B.3 not configured (${ENV_FILE} unset and no {UNDER_UPSTREAM_DIR} under "
+        f"FlowState App. B.3 not configured (${ENV_FILE} unset and no {UNDER_UPSTREAM_DIR} under or beside "
         f"$HARNESS_UPSTREAM_DIR): the project's own wording"
     )
 
 
-_CACHE: dict[tuple[str, float], B3] = {}
+_CACHE: dict[tuple[str, float, str], B3] = {}
 
 
 def load() -> tuple[B3 | None, str]:
@@ -136,10 +149,35 @@ def load() -> tuple[B3 | None, str]:
     p, where = locate()
     if p is None:
         return None, where
-    key = (str(p.resolve()), p.stat().st_mtime)
+    fence = fence_reading()
+    key = (str(p.resolve()), p.stat().st_mtime, fence)
     if key not in _CACHE:
-        _CACHE[key] = parse(p.read_text(encoding="utf-8"), path=str(p))
+        b3 = parse(p.read_text(encoding="utf-8"), path=str(p))
+        if fence == "backticks":
+            b3 = B3(
+                path=b3.path,
+                sha256=b3.sha256,
+                templates={
+                    k: Template(
+                        system=t.system.replace(TYPOGRAPHIC_FENCE, CODE_FENCE),
+                        input=t.input.replace(TYPOGRAPHIC_FENCE, CODE_FENCE),
+                    )
+                    for k, t in b3.templates.items()
+                },
+            )
+        _CACHE[key] = b3
     return _CACHE[key], where
+
+
+def fence_reading() -> str:
+    """How the extraction's typographic fence is read (`$HARNESS_FLOWSTATE_B3_FENCE`, default backticks)."""
+    value = os.environ.get(ENV_FENCE) or "backticks"
+    if value not in FENCES:
+        raise B3Error(
+            f"error: ${ENV_FENCE}={value!r} is not one of {', '.join(FENCES)}. Fix: unset it (the paper's code fence) "
+            "or set it to as_written (the transcription's typographic quotes)."
+        )
+    return value
 
 
 def record(sources: Any, key: str, *, fallback: str = "", fallback_reason: str | None = None) -> B3 | None:
@@ -163,6 +201,7 @@ def record(sources: Any, key: str, *, fallback: str = "", fallback_reason: str |
                 "path": b3.path,
                 "found_via": where,
                 "sha256": b3.sha256,
+                "fence": fence_reading(),
                 "text_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
             }
     return b3

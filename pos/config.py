@@ -39,6 +39,16 @@ class PosConfig(KindOverrides):
         "(audit, progress) calls, e.g. {agent: {temperature: 0, max_completion_tokens: 512}}; a role left out uses "
         "the backbone config",
     )
+    request_settings: Literal["release", "project"] = Field(
+        "release",
+        description="§11: on the PoS benchmarks each role's temperature, max_tokens and response_format come from "
+        "the release's run config (configs/<benchmark>/<release_run_config>.yaml, read at run time; "
+        "pos/release_config.py) and no top_p is sent, as the release; 'project' = `sampling` above (also the "
+        "fallback when the release file is unavailable, recorded as paraphrased)",
+    )
+    release_run_config: Literal["pos", "pos_no_consistency", "pos_no_trapping"] = Field(
+        "pos", description="which of the release's PoS run configs gives the request settings (its ablations)"
+    )
     context_failure: Literal["case_error", "keep_belief"] = Field(
         "case_error",
         description="§2.5 [harness choice]: a belief-model call that yields no buildable belief on a non-terminal step "

@@ -1,7 +1,7 @@
 """Behaviour-equivalence check in the spirit of upstream PoS's scripts/check_behavior_equivalence.py:
 our PoS arithmetic against upstream's own formulas, on the windows a run recorded.
 
-    python -m pos.equivalence results/<experiment>/<pos cell> [...]   # or its episodes.jsonl(.xz)
+    python -m pos.equivalence results/<experiment>/<pos cell> [...]   # or its episodes.jsonl(.zst)
 
 For every step of every recorded PoS request where progress health was computed, the window is
 rebuilt from the request's exported `transitions` and `snapshots` and the step's committed belief
@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         "episodes",
         nargs="+",
         type=Path,
-        help="PoS cells: their directories, episodes.jsonl or (finished) episodes.jsonl.xz",
+        help="PoS cells: their directories, episodes.jsonl or episodes.jsonl.zst (.xz: finished before zstd)",
     )
     args = ap.parse_args(argv)
     try:

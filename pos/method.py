@@ -30,7 +30,13 @@ from pos.policy import (
 from pos.projection import project_on_gap
 from pos.prompts import belief_text_messages
 from pos.release_prompt import RELEASE_KINDS, release_messages, release_texts
-from pos.release_react import NO_SEPARATE_RESULT, split_observation  # noqa: F401  (re-exported)
+from pos.release_react import (  # noqa: F401  (NO_SEPARATE_RESULT re-exported)
+    NO_SEPARATE_RESULT,
+    observation_text,
+    split_observation,
+    transition_action,
+)
+from kit import release_config
 from pos import release_texts as belief_release
 from pos.protocols import AuditProtocol, BeliefTextProtocol, PolicyProtocol, ProgressProtocol
 from pos.recovery import RecoveryDirective, build_directive
@@ -59,6 +65,23 @@ TASK_SUCCESS_REASON = "The environment reports that the task succeeded."
 
 
 HEALTH = ("health", "actions.health")  # the turn's last action's health (§7), else the last one logged this turn
+
+
+PROJECT_ROLES = {"agent": "agent", "state": "state", "audit": "sentinel", "progress": "sentinel"}
+"""The request's role here → the `sampling` role of conf/method/pos.yaml that gives its project settings."""
+
+
+def role_sampling(cfg: PosConfig, kind: str, sources: TextSources) -> dict[str, dict[str, Any]]:
+    """Per-call request settings of the policy, belief model, audit and progress calls: on the PoS
+    benchmarks with `request_settings: release`, the release's run config for the role
+    (pos/release_config.py, recorded in `sources`); otherwise `sampling` of the method config."""
+    own = {role: dict(cfg.sampling.get(mine, {})) for role, mine in PROJECT_ROLES.items()}
+    if cfg.request_settings != "release" or kind not in release_config.CONFIG_DIRS:
+        return own
+    return {
+        role: release_config.request_settings(kind, cfg.release_run_config, role, sources, own[role])
+        for role in PROJECT_ROLES
+    }
 
 
 class PoS(SingleCallMethod):
@@ -129,7 +152,7 @@ class PoS(SingleCallMethod):
         from pos import repair_text  # the repair turns' corrections (module-level sources, recorded here too)
 
         repair_text.policy_repair(), repair_text.missing_action(), repair_text.belief_repair(None)
-        repair_text.sentinel_repair(), repair_text.progress_repair()
+        repair_text.sentinel_repair(), repair_text.progress_repair(), repair_text.key_set_error([], [], [])
         sources.entries.update(repair_text.SOURCES.entries)
         from pos.protocols import format_lines
 
@@ -140,6 +163,9 @@ class PoS(SingleCallMethod):
                 "recovery.mode=generic: the release has no generic recovery; the project's own text (pos/recovery.py "
                 "GENERIC_TEXT)",
             )
+        for kind in RELEASE_KINDS:
+            if kinds is None or kind in kinds:
+                role_sampling(cfg.for_kind(kind), kind, sources)
         if cfg.policy_prompt == "release":
             for kind in RELEASE_KINDS:
                 if kinds is not None and kind not in kinds:  # only the kinds of the cell's benchmark
@@ -164,12 +190,14 @@ class PoS(SingleCallMethod):
             else None
         )
         self.belief_texts = belief_release.load(self.sources) if self.cfg.belief_prompts == "release" else None
+        self.sampling = role_sampling(self.cfg, task.kind, self.sources)
+        self.bare = self.release is not None  # the release adapter's tool results: the output alone, no call label
         self.model = BeliefModel(
             self.backbone,
             mode=self.cfg.task_mode,
             max_json_retries=self.cfg.max_json_retries,
             texts=self.belief_texts,
-            sampling=self.cfg.sampling.get("state"),
+            sampling=self.sampling["state"],
         )
         self.carried_world, self.earlier = None, []
 
@@ -190,7 +218,7 @@ class PoS(SingleCallMethod):
         self.frontier_episode = 0
         self.action_count = 0
         self.turn = 0  # policy turns of this request (the forced-submission directive needs the last one)
-        self.pending: list[tuple[int, str, str]] = []  # (action index, action text, thought) of the last turn
+        self.pending: list[tuple[int, Any, str]] = []  # (action index, action, thought) of the last turn
         self.terminal_context_errors: list[dict[str, Any]] = []
 
     # ------------------------------------------------------------------ the step
@@ -201,12 +229,14 @@ class PoS(SingleCallMethod):
             # Upstream's first state: `observation` is the reset observation. Environments that deliver it
             # as the request text (ALFWorld: room, then "Your task is to: ...") send an empty first
             # observation; the request text is then the first observation (the policy's turn 1 shows the room).
-            obs = observation.as_text(actions=False)
+            obs = observation_text(observation, self.bare)
             obs = obs if obs.strip() else self.request.text
             await self._initialize(obs)
         else:
             obs = ""
-            for (step, action, thought), text in zip(self.pending, split_observation(observation, len(self.pending))):
+            for (step, action, thought), text in zip(
+                self.pending, split_observation(observation, len(self.pending), self.bare)
+            ):
                 await self._after_action(step, action, thought, text)
                 obs = text  # the policy sees the last action's observation only (§4)
         return await self._decide(obs)
@@ -245,7 +275,7 @@ class PoS(SingleCallMethod):
             items=items,
             cfg=self.cfg.sentinel,
             before_step=before_step,
-            sampling=self.cfg.sampling.get("sentinel"),
+            sampling=self.sampling["audit"],
             health=self._health_view(),
             texts=self.belief_texts,
         )
@@ -328,7 +358,7 @@ class PoS(SingleCallMethod):
         )
 
     async def _after_action(
-        self, step: int, action: str, thought: str, obs: str, *, done: bool = False, success: bool | None = None
+        self, step: int, action: Any, thought: str, obs: str, *, done: bool = False, success: bool | None = None
     ) -> None:
         assert self.belief is not None  # set by _initialize
         """Steps 3a–3e of §2 for one action of the previous turn. The step log's top-level keys
@@ -397,7 +427,7 @@ class PoS(SingleCallMethod):
         )
 
     async def _progress(
-        self, step: int, before: Belief, action: str, obs: str, *, success: bool = False
+        self, step: int, before: Belief, action: Any, obs: str, *, success: bool = False
     ) -> dict[str, Any] | None:
         assert self.belief is not None  # set by _initialize
         s = self.cfg.sentinel
@@ -423,7 +453,7 @@ class PoS(SingleCallMethod):
             before=before,
             after=self.belief,
             cfg=s,
-            sampling=self.cfg.sampling.get("sentinel"),
+            sampling=self.sampling["progress"],
             health=self._health_view(),
             texts=self.belief_texts,
         )
@@ -501,9 +531,7 @@ class PoS(SingleCallMethod):
             if self.belief_texts is not None
             else belief_text_messages(view, self.text_protocol.description())
         )
-        c = await self.backbone.complete(
-            msgs, role="state", protocol=self.text_protocol, **self.cfg.sampling.get("state", {})
-        )
+        c = await self.backbone.complete(msgs, role="state", protocol=self.text_protocol, **self.sampling["state"])
         parsed = self.text_protocol.parse(c.text)
         self._errors("belief_text", parsed.errors)
         self.belief_text = parsed.blocks["json"]["belief_text"] if parsed.ok else describe(view)
@@ -539,13 +567,17 @@ class PoS(SingleCallMethod):
                 actions=self.actions,
                 example=format_example(self.task.kind, self.sources) if self.cfg.policy_format_example else None,
             )
-        parsed = await self._policy(msgs, **self.cfg.sampling.get("agent", {}))
+        parsed = await self._policy(msgs, **self.sampling["agent"])
         decision, limit = parsed.decision, self.cfg.max_actions_per_turn
         if limit is not None and len(decision.tool_calls) > limit:
             self.log["policy"]["dropped_actions"] = [c.model_dump() for c in decision.tool_calls[limit:]]
             decision = decision.model_copy(update={"tool_calls": decision.tool_calls[:limit]})
         thought = str(decision.extras.get("thought", ""))
-        actions = [action_text(Decision(tool_calls=[c])) for c in decision.tool_calls] or [action_text(decision)]
+        # The release passes the decision's action object (`{"name", "arguments"}`, or an ALFWorld command string);
+        # off the PoS benchmarks the one-line text of `action_text`.
+        actions: list[Any] = [
+            transition_action(c) if self.bare else action_text(Decision(tool_calls=[c])) for c in decision.tool_calls
+        ] or [action_text(decision)]
         self.pending = []
         for a in actions:
             if active and d is not None:
@@ -614,7 +646,7 @@ class PoS(SingleCallMethod):
             done = not outcome.truncated
             try:
                 for (step, action, thought), text in zip(
-                    self.pending, split_observation(outcome.final_observation, len(self.pending))
+                    self.pending, split_observation(outcome.final_observation, len(self.pending), self.bare)
                 ):
                     await self._after_action(step, action, thought, text, done=done, success=outcome.success)
             except (ContextFailure, BackboneError) as e:

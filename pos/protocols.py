@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 from kit.blocks import load_object, parse_tool_calls, read_object
 from kit.reader import dumps
+from pos.repair_text import key_set_error
 from runners.upstream import TextSources, UpstreamFile, py_string
 from runners.api import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError, TaskView, ToolCall, ToolSpec
 
@@ -97,8 +98,7 @@ class JsonProtocol(Protocol):
             errors.append(
                 ProtocolError(
                     kind="bad_field",
-                    detail=f"key set must be exactly {list(self.keys)}; missing {sorted(missing)}, unexpected "
-                    f"{sorted(extra)}",
+                    detail=key_set_error(list(self.keys), sorted(missing), sorted(extra)),
                 )
             )
             return Parsed(blocks={"json": obj}, errors=errors, **r.parsed_fields)

@@ -36,6 +36,7 @@ __all__ = [
     "raw_texts",
     "raw_messages",
     "record_all",
+    "observation_text",
     "split_observation",
     "transition_action",
 ]
@@ -141,16 +142,30 @@ def transitions(decision: Decision, observations: list[str]) -> list[dict[str, A
 NO_SEPARATE_RESULT = "(no separate result for this action; see the next action's observation)"
 
 
-def split_observation(obs: Observation, n: int) -> list[str]:
+def observation_text(obs: Observation, bare: bool = False) -> str:
+    """An observation as one text. `bare` (the release adapter's form, on the PoS benchmarks): each
+    tool result is its content alone, as `benchmarks/adapter.py` returns a tool's output; otherwise
+    `Observation.as_text` (`[<call id>] <tool> -> <result>`). The valid actions are never included."""
+    if not bare:
+        return obs.as_text(actions=False)
+    parts = [r.content for r in obs.tool_results]
+    if obs.note:
+        parts.append(obs.note)
+    if obs.user_message is not None:
+        parts.append(f"User: {obs.user_message}")
+    return "\n".join(parts)
+
+
+def split_observation(obs: Observation, n: int, bare: bool = False) -> list[str]:
     """Per-action observation texts of a turn of n actions. With one tool result per action each
     gets its own result, the note and user message going with the last; otherwise the last action
-    gets the whole observation."""
+    gets the whole observation. `bare`: see `observation_text`."""
     if n > 1 and len(obs.tool_results) == n:
-        texts = [Observation(tool_results=[r]).as_text() for r in obs.tool_results]
-        rest = Observation(note=obs.note, user_message=obs.user_message).as_text()
+        texts = [observation_text(Observation(tool_results=[r]), bare) for r in obs.tool_results]
+        rest = observation_text(Observation(note=obs.note, user_message=obs.user_message), bare)
         texts[-1] = f"{texts[-1]}\n{rest}" if rest else texts[-1]
         return texts
-    return [NO_SEPARATE_RESULT] * (n - 1) + [obs.as_text(actions=False)]
+    return [NO_SEPARATE_RESULT] * (n - 1) + [observation_text(obs, bare)]
 
 
 def correction(parsed: Any, text: str) -> str:
@@ -176,12 +191,17 @@ class RawInterface:
         self.actions: list[str] | None = None
 
     def observe(self, observation: Observation) -> str:
-        """Complete the last decision's transitions with this observation; the current observation's text."""
+        """Complete the last decision's transitions with this observation; the current observation's
+        text: the last action's (the release steps its environment once per action, so `Current
+        observation:` is the last one's; the earlier ones are in the trajectory), tool results bare."""
         self.actions = observation.actions
+        current = observation_text(observation, bare=True)
         if self.pending is not None and self.pending.tool_calls:
-            self.trajectory += transitions(self.pending, split_observation(observation, len(self.pending.tool_calls)))
+            texts = split_observation(observation, len(self.pending.tool_calls), bare=True)
+            self.trajectory += transitions(self.pending, texts)
+            current = texts[-1]
         self.pending = None
-        return observation.as_text(actions=False)
+        return current
 
     def cap(self, decision: Decision) -> tuple[Decision, list[dict[str, Any]]]:
         """(the decision with at most `max_actions` calls, the dropped calls)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from runners.upstream import TextSources, UpstreamFile, py_function_strings
+from runners.upstream import TextSources, UpstreamFile, fill_fields, py_function_strings
 
 if TYPE_CHECKING:
     from runners.api import ProtocolError
@@ -28,6 +28,7 @@ REACT_PROMPT = UpstreamFile("PoS", "prompts/react_prompt.py")
 REACT = UpstreamFile("PoS", "baselines/react.py")
 BELIEF_PROMPTS = UpstreamFile("PoS", "prompts/prompt_generation.py")
 SENTINEL_PROMPTS = UpstreamFile("PoS", "prompts/beliefSentinel_prompt.py")
+MANAGER = UpstreamFile("PoS", "belief/manager.py")
 
 _POLICY_FALLBACK = "Write the same decision again as one complete JSON object in the schema asked for."
 _MISSING_FALLBACK = (
@@ -40,6 +41,7 @@ _BELIEF_FALLBACK = (
     "Write the same answer again as one JSON object with exactly the keys asked for; each array item must be an "
     "object.",
 )
+_KEY_SET_FALLBACK = "key set must be exactly {keys}; missing {missing}, unexpected {extra}"
 _SENTINEL_FALLBACK = "Write the same validation result again as one valid JSON object."
 _PROGRESS_FALLBACK = "Write the same progress judgement again as one valid JSON object."
 
@@ -77,6 +79,21 @@ def progress_repair() -> str:
     return _function_text(
         "pos.progress_repair", SENTINEL_PROMPTS, "build_progress_repair_prompt", 1, (_PROGRESS_FALLBACK,)
     )[0]
+
+
+def key_set_error(keys: list[str], missing: list[str], extra: list[str]) -> str:
+    """A reply's wrong top-level key set, in the release's words (`BeliefManager._validate_model_payload`:
+    the f-string naming `missing` and `extra`, each a sorted Python list), read at run time; the
+    project's wording without the file. This text is the `{schema_error}` of the belief repair turn."""
+    found = [t for t in py_function_strings(MANAGER, "BeliefManager._validate_model_payload") or [] if "{missing}" in t]
+    template = SOURCES.use(
+        "pos.belief_key_set_error",
+        MANAGER,
+        found[0] if len(found) == 1 and "{extra}" in found[0] else None,
+        _KEY_SET_FALLBACK,
+        symbol="BeliefManager._validate_model_payload",
+    )
+    return fill_fields(template, {"keys": keys, "missing": sorted(missing), "extra": sorted(extra)})
 
 
 def schema_error(errors: list[ProtocolError]) -> str | None:

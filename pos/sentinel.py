@@ -166,7 +166,7 @@ async def execution_progress(
     *,
     step: int,
     frontier: dict[str, str] | None,
-    action: str,
+    action: Any,
     observation: str,
     before: Belief,
     after: Belief,

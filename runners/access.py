@@ -67,7 +67,7 @@ async def check_backbone(b: Any, key_env: str | None, timeout_s: float = 20.0) -
     )
 
     def said(body: bytes) -> str:
-        return redact_secrets(body.decode("utf-8", "replace")[:300], b._secrets).strip()
+        return redact_secrets(body[:8192].decode("utf-8", "replace"), b._secrets)[:300].strip()  # redacted, then cut
 
     listed: list[str] | None = None
     got = await _request("GET", f"{b.base_url}/models", headers, None, timeout_s)

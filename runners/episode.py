@@ -261,8 +261,8 @@ async def _run(ep: Episode, env: Environment, method: Method) -> EpisodeRecord:
             rr.begin_calls = _drain(sink)
             all_calls += rr.begin_calls
             obs = Observation(
-                actions=request.actions
-            )  # O_{k,1} = ∅ (plus the valid actions, where the benchmark lists them)
+                actions=request.actions, note=request.observation
+            )  # O_{k,1} = ∅ or the benchmark's own first observation (plus the valid actions, where it lists them)
             done = False
             t = 0
             while t < budget and not done:

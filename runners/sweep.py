@@ -175,7 +175,8 @@ def print_report(reports: list[Any], wall: float, out: TextIO | None = None, bud
         print(
             f"warning: {redacted} model repl(y/ies) echoed a configured secret (API key or URL password); "
             "it was replaced by *** before anything was stored, and the call's `hygiene` records it. "
-            "Check the endpoint or proxy.",
+            "Check the endpoint or proxy (a reply from an older response cache is redacted as it is read; "
+            "`python -m runners.cache scrub <output dir>` rewrites the cache).",
             file=out,
         )
     left = sum(r.not_started for r in reports)
@@ -294,6 +295,8 @@ def compact_summary(root: Path, long: list[dict[str, Any]], reference: str, widt
 
     from runners.analysis.tables import reference_for
 
+    if not long:
+        return f"No finished cells under {root} yet: no tables."
     width = max(40, width or shutil.get_terminal_size((80, 24)).columns)
     tdir = root / "tables"
     cols, marks = _table_columns(tdir)
@@ -727,6 +730,10 @@ def run_cells(
     counted_before = counted_asks(root, cells)
     try:
         check_output_dir(root)
+        from runners.config import adopt_stored_cells
+
+        for adopted in adopt_stored_cells(root, cells):  # a cell stored when its key held the endpoint address
+            print(adopted)
         if cells[0].runner.prune == "failed":  # failed tries moved aside before the run (runners/prune.py)
             from runners.prune import prune_failed, report
 

@@ -34,6 +34,9 @@ UPSTREAM_SRC = SHARED_DATA / "upstream-src"
 os.environ.setdefault("HARNESS_UPSTREAM_OFFLINE", "1")
 if UPSTREAM_SRC.is_dir():
     os.environ.setdefault("HARNESS_UPSTREAM_DIR", str(UPSTREAM_SRC))
+# FlowState App. B.3 (kit/b3.py) would be found beside the shared upstream sources (paper-text/); tests run on
+# the project's wording unless they point $HARNESS_FLOWSTATE_B3 at the transcription themselves.
+os.environ.setdefault("HARNESS_FLOWSTATE_B3", "off")
 
 
 def upstream_src() -> Path:

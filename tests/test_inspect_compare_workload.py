@@ -41,4 +41,4 @@ def test_shaped_episodes_make_twelve_recognised_calls_and_storage_is_counted(tmp
     kinds = storage_kinds(sizes)
     assert sum(kinds.values()) == sum(sizes.values()) == sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     assert kinds["records"] > 0 and kinds["transcripts"] > 0 and "eval logs" not in kinds
-    assert any(name.endswith("episodes.jsonl.xz") for name in sizes)  # a finished cell's records are compacted
+    assert any(name.endswith("episodes.jsonl.zst") for name in sizes)  # a finished cell's records are compressed

@@ -14,6 +14,7 @@ from tests.conftest import upstream_src
 PINNED = {
     "PoS": "PoS@506558c48565317569e117c40feeb6eb57313305",
     "ZipAct": "ZipAct@8d57023d48e3b5f8ddf7a77892a22a3ad02e8e9d",
+    "MemoryArena": "MemoryArena@6cd9de14b71915e39ac742a20dc33785e14b6aab",
 }
 
 

@@ -26,6 +26,7 @@ from baselines.pos_baselines.config import BaselineConfig, load_config
 from baselines.pos_baselines.protocols import JsonReply
 from kit.react import ReactProtocol
 import pos.release_react as release_react
+from kit import release_config
 from runners.api import (
     Backbone,
     Decision,
@@ -107,6 +108,8 @@ class PosBaseline(SingleCallMethod):
         """Manifest facts: the release texts the policy may send on the PoS benchmarks."""
         cfg = load_config(cls.config_cls, cls.method_name, dict(params or {}))
         sources = TextSources()
+        if cfg.request_settings == "release":
+            release_config.record_raw(sources, kinds)
         if cfg.policy_prompt == "release":
             release_react.record_all(lambda kind: cfg.for_kind(kind).max_actions_per_turn, sources, kinds)
             release_react.record_repairs(sources)
@@ -138,6 +141,9 @@ class PosBaseline(SingleCallMethod):
             else None
         )
         self.raw = None if texts is None else release_react.RawInterface(texts, task, self.cfg.max_actions_per_turn)
+        self.sampling: dict[str, Any] = (
+            release_config.raw_sampling(task.kind, self.sources) if self.cfg.request_settings == "release" else {}
+        )
         if self.raw is not None:
             self.protocol = protocol = self.release_protocol_cls()
             protocol.configure(task, self.cfg.max_actions_per_turn)
@@ -283,7 +289,7 @@ class PosBaseline(SingleCallMethod):
                 self.overflowed = True
                 self.log.update(context_overflow=True, prompt_tokens=n)
                 return Decision()
-            parsed, _ = await self.ask(msgs)
+            parsed, _ = await self.ask(msgs, **self.sampling)
             self.log["policy_calls"] += 1
             self.log.setdefault("protocol_errors", []).extend(self._log.get("protocol_errors", []))
             if self._log.get("repairs"):
@@ -330,7 +336,7 @@ class PosBaseline(SingleCallMethod):
         protocol.fallback = fallback or protocol.minimal
         for attempt in range(self.cfg.aux_max_json_retries + 1):
             c = await self.backbone.complete(
-                messages, role=role, protocol=protocol, attempt=attempt, **self.cfg.aux_sampling
+                messages, role=role, protocol=protocol, attempt=attempt, **{**self.sampling, **self.cfg.aux_sampling}
             )
             parsed = protocol.parse(c.text)
             self.log.setdefault("protocol_errors", []).extend({"call": call, **e.model_dump()} for e in parsed.errors)

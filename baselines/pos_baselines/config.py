@@ -40,6 +40,12 @@ class BaselineConfig(KindOverrides):
         "reply, the release's repair turns; pos/release_react.py); 'project' = the project's tagged blocks (also "
         "when the release files are unavailable)",
     )
+    request_settings: Literal["release", "project"] = Field(
+        "release",
+        description="§0.1: on the PoS benchmarks the policy's (and, §0.2, the auxiliary calls') temperature, "
+        "max_tokens and JSON mode are Raw's, read from the release's configs/<benchmark>/raw.yaml at run time, no "
+        "top_p sent (pos/release_config.py); 'project' = the backbone config's sampling",
+    )
     max_actions_per_turn: int = Field(
         1,
         ge=1,

@@ -1,11 +1,15 @@
 """One ALFWorld game as a harness Environment (docs/alfworld.md §3–§5).
 
-- One request per game; its text is ReAct's initial observation (room, then `Your task is to: …`).
+- One request per game. With `adapter: release` (the PoS release's `benchmarks/adapter.py`, default) its
+  text is the task sentence after `Your task is to:` and the reset text is the first observation
+  (`Request.observation`); with `adapter: project` its text is the reset text (room, then the task).
 - The agent acts with the `act` tool (see `prompts`); each engine step is one action of the
   `max_steps` budget (50, PoS `max_steps`; ReAct/Reflexion stop at 49 actions — set 49 for
   them). Decisions that reach no engine (empty, unknown tool, bad arguments) still spend a turn
   of the episode loop but no engine step.
-- Feedback returns as `Observation(note=…)` after ReAct's clean-ups (`text.clean_observation`).
+- Feedback returns as `Observation(note=…)`: the engine's text as is (the PoS release; banner and
+  "You arrive at …" kept), or after ReAct's clean-ups with `clean_observations: true`
+  (`text.clean_observation`).
 - `won` (the PDDL goal check) ends the request; success = won (§5). Nothing is stepped after it.
 - `reference("agent", …)` gives the next command of the game's stored expert walkthrough.
 """
@@ -37,8 +41,10 @@ from runners.api import (
 DEFAULTS: dict[str, Any] = {
     "max_steps": 50,  # PoS max_steps; ReAct/Reflexion: 49 actions (docs/alfworld.md §4, pitfall 6)
     "syntax": "native",  # harness choice: native file syntax, or "put" = ReAct-era patch (§4.3)
-    "strip_named_arrival": True,  # harness choice: drop "You arrive at <r>. " for ReAct-identical text (§4.3)
-    "think_ok": True,  # ReAct: the observation of a `think:` action is "OK." (§4.1)
+    "adapter": "release",  # PoS release adapter: task = the sentence after "Your task is to:", 1st obs = reset text
+    "clean_observations": False,  # PoS release: the engine's text as is; true = ReAct's clean-ups below (§4.1)
+    "strip_named_arrival": True,  # with clean_observations: drop "You arrive at <r>. " for ReAct-identical text (§4.3)
+    "think_ok": True,  # with clean_observations (ReAct): the observation of a `think:` action is "OK." (§4.1)
     "lenient_match": False,  # harness choice: exact engine rule by default (§3.2)
     "message_as_command": True,  # harness choice: a plain assistant message is played as the command
     # upstream PoS: the admissible commands reach the policy every turn (Observation.actions); false = none
@@ -51,6 +57,8 @@ class AlfworldEnv(OneRequestEnv):
         self.task, self.ctx = task, ctx
         self.params = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
         self.benchmark = str(params.get("name", "alfworld"))
+        if self.params["adapter"] not in ("release", "project"):
+            raise ValueError(f"alfworld adapter must be 'release' or 'project', got {self.params['adapter']!r}")
         if self.params["syntax"] not in ("native", "put"):
             raise ValueError(f"alfworld syntax must be 'native' or 'put', got {self.params['syntax']!r}")
         game = read_game(Path(task.payload["path"]))
@@ -87,14 +95,22 @@ class AlfworldEnv(OneRequestEnv):
         self._game = Game(self._game_dict, data_root=Path(root) if root else None)
         frame = await asyncio.to_thread(self._game.reset)
         self.admissible, self.won = frame.admissible, frame.won
-        text = alfworld_text.initial_observation(frame.feedback)
-        return Request(
-            index=0,
-            request_id=f"{self.task.task_id}/q1",
-            text=text,
-            goal=alfworld_text.task_sentence(text),
-            actions=self._actions(),
+        text = (
+            alfworld_text.initial_observation(frame.feedback) if self.params["clean_observations"] else frame.feedback
         )
+        goal = alfworld_text.task_sentence(text)
+        if (
+            self.params["adapter"] == "release"
+        ):  # PoS adapter.py: state["task"] is the sentence, the reset text observed
+            return Request(
+                index=0,
+                request_id=f"{self.task.task_id}/q1",
+                text=goal or text,
+                goal=goal,
+                observation=text,
+                actions=self._actions(),
+            )
+        return Request(index=0, request_id=f"{self.task.task_id}/q1", text=text, goal=goal, actions=self._actions())
 
     def _actions(self) -> list[str] | None:
         """The step's admissible commands, as upstream PoS's adapter passes `infos["admissible_commands"]`."""
@@ -116,11 +132,15 @@ class AlfworldEnv(OneRequestEnv):
         if self._wt < len(self.walkthrough) and m.command == self.walkthrough[self._wt] and m.admissible:
             self._wt += 1
         self.admissible, self.won = frame.admissible, frame.won
-        note = alfworld_text.clean_observation(
-            frame.feedback,
-            command,
-            strip_named_arrival=self.params["strip_named_arrival"],
-            think_ok=self.params["think_ok"],
+        note = (
+            alfworld_text.clean_observation(
+                frame.feedback,
+                command,
+                strip_named_arrival=self.params["strip_named_arrival"],
+                think_ok=self.params["think_ok"],
+            )
+            if self.params["clean_observations"]
+            else frame.feedback
         )
         if notes:
             note = f"{note}\n({' '.join(notes)})"

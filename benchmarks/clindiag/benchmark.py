@@ -16,6 +16,9 @@ from benchmarks.clindiag.data import (
 from benchmarks.clindiag.env import DEFAULTS, ClinDiagEnv, check_settings
 from benchmarks.rca100.score import percent
 from benchmarks.clindiag.texts import clindiag_texts
+from benchmarks import release_adapter
+from benchmarks.clindiag.prompts import NOTICE
+from kit import release_config
 from runners.api import (
     Benchmark,
     Environment,
@@ -76,6 +79,13 @@ class ClinDiag(Benchmark):
         self._manifest: dict[str, Any] = {}
         self.sources = TextSources()  # provider and judge texts: the PoS release's when pinned (texts.py)
         self.texts = clindiag_texts(self.sources)
+        if self.settings["adapter"] == "release":
+            release_adapter.first_observation("clindiag", self.sources, NOTICE)  # recorded
+        if self.settings["request_settings"] == "release":  # the release's provider and judge model blocks
+            for role in ("provider", "judge"):
+                self.settings[f"{role}_sampling"] = release_config.request_settings(
+                    "clindiag", "raw", role, self.sources, self.settings[f"{role}_sampling"]
+                )
 
     def load_tasks(self) -> list[TaskSpec]:
         cases_dir, source = resolve_cases_dir(self.data_dir)

@@ -164,6 +164,21 @@ def _key(doc: Any, section: str, pos_match: bool) -> Any:
     return next((doc[k] for k in keys if k in doc), MISSING)
 
 
+WHOLE_FILE = ("history", "physical_exam")
+"""Sections the PoS release hands the provider as their whole file (`record_text` without a section)."""
+
+
+def whole_files(folder: Path) -> dict[str, str]:
+    """section → the file's text, verbatim, for the whole-file sections present (the release's
+    `ClinDiagCase.record_text(filename)`)."""
+    out = {}
+    for section in WHOLE_FILE:
+        path = folder / SECTIONS[section][0]
+        if path.is_file():
+            out[section] = path.read_text(encoding="utf-8")
+    return out
+
+
 def read_sections(folder: Path, pos_section_match: bool = False) -> dict[str, Any]:
     """section → record JSON, or MISSING (no file / no key)."""
     out: dict[str, Any] = {}
@@ -213,6 +228,8 @@ def load_case(folder: Path, pos_section_match: bool = False) -> dict[str, Any]:
         "folder": folder.name,
         "subset": subset,
         "initial_information": text.strip(),
+        "initial_raw": text,  # as the file holds it (the PoS release's task shows it unstripped)
+        "files": whole_files(folder),
         "sections": {k: (None if v is MISSING else v) for k, v in sections.items()},
         "present": {k: v is not MISSING for k, v in sections.items()},
         "gold": read_gold(folder),

@@ -25,8 +25,10 @@ from typing import Any
 from benchmarks.clindiag import judge
 from benchmarks.clindiag import provider
 from benchmarks.clindiag.texts import clindiag_texts
-from benchmarks.clindiag.prompts import QUERY_TOOLS, SUBMIT, as_field, policy, request_text, tool_specs
+from benchmarks.clindiag.prompts import NOTICE, QUERY_TOOLS, SUBMIT, as_field, policy, request_text, tool_specs
+from benchmarks import release_adapter
 from benchmarks.diagnostic import DiagnosticEnv, cap_text
+from runners.upstream import TextSources
 from runners.api import Decision, EpisodeContext, Message, RequestOutcome, TaskSpec, TaskView, ToolCall
 
 DEFAULTS: dict[str, Any] = {
@@ -36,14 +38,22 @@ DEFAULTS: dict[str, Any] = {
     "forced_submission": True,  # shared adapter contract: directive before the last turn
     "provider": "llm",  # llm (role user_sim) | keyword (offline fake, §3.7 harness choice)
     "provider_attempts": 2,  # harness choice: re-asks of an empty provider reply
+    "adapter": "release",  # release adapter: bare task JSON ("<subset>/<id>") + its first sentence | project
+    "request_settings": "release",  # release = provider/judge settings from the release's configs/clindiag/raw.yaml
     "provider_sampling": {"temperature": 0.0, "max_completion_tokens": 1024},
     "judge": "llm",  # llm (role judge) | scripted (offline normalised/synonym match, §3.7)
     "judge_attempts": 3,  # §3.6: ≤ 2 re-asks, then an error
     "judge_sampling": {"temperature": 0.0, "max_completion_tokens": 512, "response_format": {"type": "json_object"}},
+    "verbatim_records": True,  # release: history / physical exam reach the provider as the file's text, verbatim
     "no_record_provider_call": True,  # release: a missing section's no-record text goes to the provider as the record
     "pos_section_match": False,  # §3.3: true = PoS's 12-character diagnostic_test key rule
 }
-CHOICES = {"provider": ("llm", "keyword"), "judge": ("llm", "scripted")}
+CHOICES = {
+    "provider": ("llm", "keyword"),
+    "judge": ("llm", "scripted"),
+    "request_settings": ("release", "project"),
+    "adapter": ("release", "project"),
+}
 
 
 def check_settings(settings: dict[str, Any]) -> None:
@@ -89,7 +99,17 @@ class ClinDiagEnv(DiagnosticEnv):
 
     def request_text(self) -> str:
         c = self.case
+        if self.params["adapter"] == "release":  # the release's case_ref is "<subset>/<id>", its text unstripped
+            initial = c.get("initial_raw", c["initial_information"])
+            return release_adapter.task_json(
+                {"case_id": f"{c['subset']}/{c['case_id']}", "subset": c["subset"], "initial_presentation": initial}
+            )
         return request_text(c["case_id"], c["subset"], c["initial_information"])
+
+    def first_observation(self) -> str | None:
+        if self.params["adapter"] == "release":
+            return release_adapter.first_observation("clindiag", TextSources(), NOTICE)
+        return None
 
     async def execute(self, call: ToolCall) -> tuple[str, bool]:
         args = call.arguments if isinstance(call.arguments, dict) else None
@@ -119,6 +139,8 @@ class ClinDiagEnv(DiagnosticEnv):
             return cap_text(
                 self._fake_answer(record, question, missing), limit, provider.TRUNCATION_NOTE.format(n=limit)
             ), False
+        if not missing and self.params["verbatim_records"]:  # the release sends a whole-file section's file as is
+            record = self.case.get("files", {}).get(section, record)
         self._providing = (record, question, missing)
         try:
             answer = await provider.ask(

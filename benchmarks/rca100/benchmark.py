@@ -8,7 +8,9 @@ from typing import Any
 
 from benchmarks.rca100.data import RcaDataError, case_ids, load_case, resolve_root
 from benchmarks.rca100.env import DEFAULTS, RcaEnv
-from benchmarks.rca100.prompts import policy
+from benchmarks import release_adapter
+from benchmarks.rca100.prompts import NOTICE, policy
+from benchmarks.rca100.schema import tool_specs
 from runners.upstream import TextSources
 from benchmarks.rca100.score import percent
 from runners.api import (
@@ -87,6 +89,9 @@ class Rca100(Benchmark):
         policy(
             s["max_steps"], s["max_actions_per_turn"], s["observation_max_chars"], self.sources
         )  # records the text sources
+        self.tools = tool_specs(self.sources, s["tool_texts"])  # the agent's tool schemas, recorded
+        if release_adapter.check(s["adapter"]) == "release":
+            release_adapter.first_observation("rca", self.sources, NOTICE)  # recorded
         self._prov = {
             "source": source,
             "cases": len(tasks),
@@ -96,7 +101,7 @@ class Rca100(Benchmark):
         return tasks
 
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
-        return RcaEnv(task, ctx, {"name": self.name, **self.settings})
+        return RcaEnv(task, ctx, {"name": self.name, **self.settings}, getattr(self, "tools", None))
 
     def metrics(self, episodes: list[EpisodeRow]) -> Metrics:
         scores = [e["scores"] for e in episodes]

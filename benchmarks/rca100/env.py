@@ -19,18 +19,22 @@ from typing import Any
 
 from benchmarks.rca100.catalog import FAULT_TYPES, norm_type
 from benchmarks.rca100.data import CaseData, RcaDataError
-from benchmarks.rca100.prompts import policy, request_text
+from benchmarks import release_adapter
+from benchmarks.rca100.prompts import NOTICE, policy, request_text
+from runners.upstream import TextSources
 from benchmarks.rca100.schema import SUBMIT, tool_specs, validate
 from benchmarks.rca100.score import score_submission
 from benchmarks.rca100.tools import RcaTools
 from benchmarks.diagnostic import DiagnosticEnv
-from runners.api import Decision, EpisodeContext, Message, RequestOutcome, TaskSpec, TaskView, ToolCall
+from runners.api import Decision, EpisodeContext, Message, RequestOutcome, TaskSpec, TaskView, ToolCall, ToolSpec
 
 DEFAULTS: dict[str, Any] = {
     "max_steps": 50,  # PoS §11: 50 policy turns
     "max_actions_per_turn": 3,  # PoS §11: max_actions_per_turn 3 (null = no cap)
     "observation_max_chars": 20000,  # PoS §11: observation cap + truncation note
     "forced_submission": True,  # shared adapter contract: directive before the last turn
+    "tool_texts": "release",  # the release's tool schemas (benchmarks/RCA100/tools.py) | project
+    "adapter": "release",  # the release adapter's bare task JSON and first sentence | project: labelled task + notice
 }
 TRUNCATION_NOTE = "[output truncated at {n} characters: narrow the query (filters, smaller limit)]"
 
@@ -39,9 +43,12 @@ class RcaEnv(DiagnosticEnv):
     submit_tool = SUBMIT
     cap_note = TRUNCATION_NOTE
 
-    def __init__(self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any]) -> None:
+    def __init__(
+        self, task: TaskSpec, ctx: EpisodeContext, params: dict[str, Any], tools: list[ToolSpec] | None = None
+    ) -> None:
         self.task, self.ctx = task, ctx
         self.params = {**DEFAULTS, **{k: v for k, v in params.items() if k in DEFAULTS}}
+        self.tool_list = tools if tools is not None else tool_specs(texts=self.params["tool_texts"])
         self.benchmark = str(params.get("name", "rca100"))
         self.gold = task.payload["gold"]
         self.tools = RcaTools(CaseData(task.payload["case_dir"]))
@@ -51,7 +58,7 @@ class RcaEnv(DiagnosticEnv):
         return TaskView(
             task_id=self.task.task_id,
             benchmark=self.benchmark,
-            tools=tool_specs(),
+            tools=self.tool_list,
             kind="rca",
             policy=policy(
                 self.params["max_steps"], self.params["max_actions_per_turn"], self.params["observation_max_chars"]
@@ -59,7 +66,14 @@ class RcaEnv(DiagnosticEnv):
         )
 
     def request_text(self) -> str:
+        if self.params["adapter"] == "release":
+            return release_adapter.task_json(self.task.payload["task"])
         return request_text(self.task.payload["task"])
+
+    def first_observation(self) -> str | None:
+        if self.params["adapter"] == "release":
+            return release_adapter.first_observation("rca", TextSources(), NOTICE)
+        return None
 
     async def execute(self, call: ToolCall) -> tuple[str, bool]:
         kwargs, err = validate(call.name, call.arguments)

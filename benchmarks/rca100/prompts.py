@@ -56,8 +56,8 @@ METHOD = """Method:
 1. Scope the incident: alert, time window, the alerting entity; get the data overview once.
 2. Read the topology around it: callers, callees, the pods and the nodes they run on; list entity names.
 3. Discover which metric names exist (list them, optionally by keyword) before querying; never guess a name.
-4. Compare each suspect's values inside the alert window with the quiet minutes before it; a conclusion needs a \
-concrete change.
+4. Measure each suspect against its own earlier behaviour: set the alert-window values beside the calm period \
+preceding them, and conclude only from a clear, quantified shift.
 5. Confirm with a second modality (logs, traces, Kubernetes events).
 6. Separate the origin from propagation: the root cause degrades first and is not explained by its own dependencies.
 7. Check the infrastructure layer before settling on a service: the suspect's pods and node (node CPU, memory and disk \

@@ -1,13 +1,28 @@
 """RCA-100 tool signatures (docs/pos-benchmarks.md §2.5): arguments, defaults and clamped limits,
-the ToolSpecs shown to the agent, and total argument validation (bad input → error text)."""
+the ToolSpecs shown to the agent, and total argument validation (bad input → error text).
+
+The schemas sent to the agent are the PoS release's (`tool_texts: release`, the default): each
+tool's `function` schema from `TOOLS` of `benchmarks/RCA100/tools.py` and `SUBMIT_TOOL_SCHEMA` of
+`benchmarks/rca100_env.py`, read at run time with `ast` (runners/upstream.py), in the release
+registry's order (its tools, then the submission tool); the submission's fault-type enum is the
+catalog (`FAULT_TYPE_IDS` there, a name the parser cannot read). A release schema is used only when
+its parameter names equal the project's (which `validate` checks); otherwise, or without the pinned
+files, the project's descriptions below are sent and the manifest lists them as paraphrased
+(`rca100.tools.<name>`)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.rca100.catalog import FAULT_TYPES
 from runners.api import ToolSpec
+from runners.upstream import TextSources, UpstreamFile, py_literal
+
+RELEASE_TOOLS = UpstreamFile("PoS", "benchmarks/RCA100/tools.py")
+RELEASE_ENV = UpstreamFile("PoS", "benchmarks/rca100_env.py")
+TOOL_TEXTS = ("release", "project")
 
 SUBMIT = "submit_root_cause"
 
@@ -105,22 +120,73 @@ TOOLS: dict[str, tuple[str, list[Arg]]] = {
 _JSON_TYPE = {"str": "string", "int": "integer", "bool": "boolean", "float": "number"}
 
 
-def tool_specs() -> list[ToolSpec]:
+def project_schema(name: str) -> dict[str, Any]:
+    """The project's OpenAI `function` schema of a tool (its own wording)."""
+    desc, args = TOOLS[name]
+    props: dict[str, Any] = {}
+    for a in args:
+        p: dict[str, Any] = {"type": _JSON_TYPE[a.kind], "description": a.description}
+        if a.enum:
+            p["enum"] = list(a.enum)
+        props[a.name] = p
+    return {
+        "name": name,
+        "description": desc,
+        "parameters": {"type": "object", "properties": props, "required": [a.name for a in args if a.required]},
+    }
+
+
+def release_schemas() -> dict[str, tuple[dict[str, Any], UpstreamFile, str]]:
+    """name -> (the release's `function` schema, its file, its symbol) for every readable tool."""
+    out: dict[str, tuple[dict[str, Any], UpstreamFile, str]] = {}
+    for i, entry in enumerate(py_literal(RELEASE_TOOLS, "TOOLS") or []):
+        fn = ((entry or {}).get("schema") or {}).get("function") if isinstance(entry, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+            out[fn["name"]] = (fn, RELEASE_TOOLS, f"TOOLS[{i}]['schema']['function']")
+    submit = ((py_literal(RELEASE_ENV, "SUBMIT_TOOL_SCHEMA") or {}).get("function")) or None
+    if isinstance(submit, dict) and SUBMIT not in out:
+        submit = json.loads(json.dumps(submit))  # a private copy: the parsed literal is shared
+        submit["name"] = SUBMIT  # `SUBMIT_TOOL_NAME` there: a name, read as None
+        fault = (submit.get("parameters") or {}).get("properties", {}).get("fault_type")
+        if isinstance(fault, dict) and "enum" in fault and fault["enum"] is None:
+            fault["enum"] = list(FAULT_TYPES)  # `FAULT_TYPE_IDS` there: the catalog
+        out[SUBMIT] = (submit, RELEASE_ENV, "SUBMIT_TOOL_SCHEMA['function']")
+    return out
+
+
+def _fits(schema: dict[str, Any], name: str) -> bool:
+    """Whether a release schema can stand for the project's tool: same name and parameter names,
+    every text a string."""
+    params = schema.get("parameters") or {}
+    props = params.get("properties")
+    return (
+        schema.get("name") == name
+        and isinstance(schema.get("description"), str)
+        and isinstance(props, dict)
+        and set(props) == {a.name for a in TOOLS[name][1]}
+        and all(isinstance(p, dict) and isinstance(p.get("description"), str) for p in props.values())
+    )
+
+
+def tool_specs(sources: TextSources | None = None, texts: str = "release") -> list[ToolSpec]:
+    """The tools as sent to the agent: the release's schemas (`texts="release"`), else the
+    project's; each recorded in `sources` as `rca100.tools.<name>`."""
+    if texts not in TOOL_TEXTS:
+        raise ValueError(f"rca100 tool_texts must be one of {TOOL_TEXTS}, got {texts!r}")
+    sources = sources if sources is not None else TextSources()
+    release = release_schemas() if texts == "release" else {}
     specs = []
-    for name, (desc, args) in TOOLS.items():
-        props: dict[str, Any] = {}
-        for a in args:
-            p: dict[str, Any] = {"type": _JSON_TYPE[a.kind], "description": a.description}
-            if a.enum:
-                p["enum"] = list(a.enum)
-            props[a.name] = p
-        specs.append(
-            ToolSpec(
-                name=name,
-                description=desc,
-                parameters={"type": "object", "properties": props, "required": [a.name for a in args if a.required]},
+    for name in TOOLS:
+        own = project_schema(name)
+        if texts == "release":
+            found, f, symbol = release.get(name, (None, RELEASE_ENV if name == SUBMIT else RELEASE_TOOLS, name))
+            chosen = sources.use(
+                f"rca100.tools.{name}", f, found if found and _fits(found, name) else None, own, symbol=symbol
             )
-        )
+        else:
+            sources.own(f"rca100.tools.{name}", "tool_texts=project: the project's tool descriptions")
+            chosen = own
+        specs.append(ToolSpec(name=name, description=chosen["description"], parameters=chosen["parameters"]))
     return specs
 
 

@@ -2,6 +2,9 @@
 task with every output and the final normalized DB hash (docs/tau-bench.md §9).
 
     python -m benchmarks.tau.replay --domain airline --data-dir ../shared/data/tau2 --split base
+
+Tool error messages come from the pinned tau2 toolkit (benchmarks/tau/errors.py); without it the
+project's wording is used and a `warning:` line on stderr says so.
 """
 
 from __future__ import annotations
@@ -11,9 +14,11 @@ import json
 import sys
 from typing import Any
 
+from benchmarks.tau import errors
 from benchmarks.tau.data import DOMAINS, DataError, DomainData, load_domain
 from benchmarks.tau.domains import toolkit_for
 from benchmarks.tau.toolkit import db_hash
+from runners.upstream import TextSources
 
 
 def gold_actions(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -44,6 +49,17 @@ def main(argv: list[str] | None = None) -> int:
     except DataError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    sources = TextSources()
+    errors.record(a.domain, sources)
+    if sources.paraphrased:  # the tool errors will be the project's wording, not the official outputs
+        why = sources.entries["tools.errors"].get("reason", "")
+        print(
+            f"warning: the pinned tau2 toolkit of {a.domain} is unavailable ({why}); the tool error messages in these "
+            "outputs are the project's wording, so replays that hit an error differ from the official outputs. "
+            "Fix: set HARNESS_UPSTREAM_DIR to a folder holding the pinned tau2-bench sources (or allow the download).",
+            file=sys.stderr,
+            flush=True,
+        )
     for task in tasks:
         if a.task and task["id"] not in a.task:
             continue

@@ -31,10 +31,11 @@ from runners.records.store import (
     MANIFEST,
     StoreError,
     cell_dirs,
-    compacted,
-    load_cell_checked,
+    compressed_files,
+    paused_gc,
     record_lines,
     shard_dirs,
+    stream_cell,
 )
 from runners.analysis.units import tok_without_tool
 
@@ -129,10 +130,10 @@ class CellSummary:
     manifest: dict[str, Any] = field(default_factory=dict, repr=False)  # the cell's manifest (fidelity marks read it)
     episodes: list[dict[str, Any]] = field(
         default_factory=list, repr=False
-    )  # the counted records (for intervals and paired tests)
+    )  # the counted records, slim (`slim_record`: for metrics, intervals, paired tests and paper figures)
     records: list[dict[str, Any]] = field(
         default_factory=list, repr=False
-    )  # every finished record on disk, counted or not (the report lists them all; read once)
+    )  # every finished record on disk, counted or not, slim (the report re-reads them whole, one at a time)
     metric_fn: Any = field(default=None, repr=False)  # the benchmark's metric function
 
     def spec(self, metric: str) -> MetricSpec:
@@ -197,6 +198,30 @@ def _metrics(
         return (bench.metrics(good) if good else {}), good
 
 
+HEAVY_FIELDS = ("requests", "task_calls", "unfinished_calls")
+"""A record's fields that hold its trajectory (requests, steps, calls, their texts): ~95% of its
+bytes, read by the report's episode pages (`stream_cell`), not by the tables."""
+
+
+def slim_record(r: dict[str, Any], shared: dict[str, Any]) -> dict[str, Any]:
+    """What the tables, intervals and paper figures read of a record: every field but the
+    trajectory's (`HEAVY_FIELDS`), and of each step only its method log (PoS's health, the
+    methods' step series). Equal text fingerprints (`texts`) share one object through `shared`.
+    A summary holds these, so its memory stays a few KB per episode, never the records' ~90 KB."""
+    out = {k: v for k, v in r.items() if k not in HEAVY_FIELDS}
+    reqs = r.get("requests")
+    if isinstance(reqs, list):
+        out["requests"] = [
+            {"steps": [{"method": s.get("method")} for s in (rr.get("steps") or []) if isinstance(s, dict)]}
+            for rr in reqs
+            if isinstance(rr, dict)
+        ]
+    texts = out.get("texts")
+    if isinstance(texts, dict):
+        out["texts"] = shared.setdefault(json.dumps(texts, sort_keys=True), texts)
+    return out
+
+
 def _not_on_path(cell_dir: Path, e: TargetNotFound) -> str:
     return (
         f"{cell_dir}: cannot rebuild the benchmark from manifest.json: {e}. The cell's records are intact "
@@ -223,7 +248,10 @@ def check_targets(root: Path) -> None:
 
 
 def summarize(cell_dir: Path) -> CellSummary:
-    manifest, on_disk, notes = load_cell_checked(cell_dir)
+    manifest, stream, notes = stream_cell(cell_dir)
+    shared: dict[str, Any] = {}
+    with paused_gc():  # the slim records stay alive: no collector pass over them while they are built
+        on_disk = [slim_record(r, shared) for r in stream]  # one whole record in memory at a time
     episodes, extra = _wanted(manifest, on_disk)
     # In (task, trial) order, not the order episodes finished: float sums, and so the tables, must
     # not depend on scheduling, kills and resumes.
@@ -422,7 +450,7 @@ def orphan_cells(root: Path) -> list[str]:
     out: list[str] = []
     for d in cell_dirs(root, out, every=True):
         if not (d / MANIFEST).exists() and any(
-            p.exists() for p in (d / EPISODES, compacted(d / EPISODES), d / ERRORS, d / "DONE")
+            p.exists() for p in (d / EPISODES, *compressed_files(d / EPISODES), d / ERRORS, d / "DONE")
         ):
             n = sum(1 for _ in record_lines(d / EPISODES))
             out.append(

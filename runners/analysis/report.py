@@ -17,11 +17,10 @@ episodes in the background; the marks of the tables are explained on the page (`
 docs/report.md describes it all.
 
 Data is embedded as JSON; every episode is its own zlib-compressed, base64 block decoded only
-when opened (DecompressionStream), so a report of 10,000 episodes loads in about a second. Above
-`PARTS_ABOVE` episodes (`--parts-above`) those blocks go to files beside the page
-(`report.files/part-NNNNN.js`, `PART_SIZE` episodes each, allowed by a nonce in the page's CSP)
-that the page loads when one of their episodes is opened or searched; the page itself then holds
-the tables, plots and the episode list only. All
+when opened (DecompressionStream). Above `PARTS_ABOVE` episodes (2,000; `--parts-above`) those
+blocks go to files beside the page (`report.files/part-NNNNN.js`, `PART_SIZE` episodes each,
+allowed by a nonce in the page's CSP) that the page loads when one of their episodes is opened
+or searched; the page itself then holds the tables, plots and the episode list only. All
 trajectory text is untrusted: the page builds its DOM with textContent / createElementNS only
 (no innerHTML), and the embedded JSON escapes `<`, `>`, `&` and U+2028/U+2029, so model output
 such as `</script>` or `<!--` can neither end a script block nor open markup.
@@ -33,6 +32,7 @@ import argparse
 import base64
 import hashlib
 import html
+import itertools
 import json
 import re
 import shutil
@@ -46,7 +46,7 @@ import orjson
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
 from runners.analysis.stats import INTERVAL_LEGEND, SIGNIFICANCE_LEGEND, shared_evaluations
-from runners.records.store import StoreError, cell_errors, paused_gc
+from runners.records.store import StoreError, cell_errors, paused_gc, stream_cell
 from runners.records.transcripts import open_transcripts
 
 ASSETS = Path(__file__).parent / "assets"
@@ -158,7 +158,11 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
     series: dict[str, dict[str, Any]] = {}  # name -> the declaration plus [episode index, values] lines
     for ci, cs in enumerate(summaries):
         cell_dir = root / cs.cell
-        ok, errs = cs.records, errors.pop(cs.cell)  # the records the tables read (once), every one listed
+        # every record on disk listed, read again whole one at a time (the summary holds slim copies;
+        # a live cell's records finished since are left for the next report)
+        keys = {(r.get("task_id"), r.get("trial")) for r in cs.records}
+        ok = (r for r in stream_cell(cell_dir)[1] if (r.get("task_id"), r.get("trial")) in keys)
+        errs = errors.pop(cs.cell)
         reader = open_transcripts(cell_dir)
         cells.append(
             {
@@ -178,7 +182,7 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
                 "views": [v.model_dump(mode="json") for v in cs.views],
             }
         )
-        for rec in ok + errs:
+        for rec in itertools.chain(ok, errs):
             calls = _calls(rec)
             succ = episode_success(rec, cs.outcome)
             idx = len(episodes)
@@ -315,9 +319,11 @@ def render(index: dict[str, Any], payloads: list[str]) -> str:
     )
 
 
-PARTS_ABOVE = 20000
+PARTS_ABOVE = 2000
 """Above this many episodes the report keeps its episodes' payloads in files beside it (`parts_dir`)
-instead of inside the page (~7 KB each: a single page of 100,000 episodes would be ~0.7 GB)."""
+instead of inside the page: a real sweep's episode takes ~21 KB there (12-call episodes of 33 KB
+records; scripts/perf/README.md), so the page stays under ~50 MB at any size; smaller reports stay
+one self-contained file (what the W&B artifact uploads)."""
 PART_SIZE = 500  # episodes per file of a report with parts (~3.5 MB; one file is read to open an episode)
 
 

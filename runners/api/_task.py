@@ -37,6 +37,14 @@ class Request(BaseModel):
             "as Observation.actions"
         ),
     )
+    observation: str | None = Field(
+        None,
+        description=(
+            "the first observation where the benchmark has its own (the PoS release's adapter: a fixed sentence, or "
+            "ALFWorld's reset text); the runner hands it to the first step as Observation.note. None = the first "
+            "observation is empty and methods read `text`"
+        ),
+    )
 
 
 class ToolResult(BaseModel):

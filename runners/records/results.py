@@ -11,7 +11,8 @@
             call.text                         # the raw text it returned (None: failed call)
 
 A tool that only needs the raw record dicts of one cell (its directory, its `episodes.jsonl`, or
-a finished cell's `episodes.jsonl.xz`) reads them with `episode_records(path)`.
+its compressed `episodes.jsonl.zst`, or the `episodes.jsonl.xz` of a cell finished before zstd)
+reads them with `episode_records(path)`.
 
 Records are the pydantic models of `runners.records.schema` (`EpisodeRecord`, `RequestRecord`,
 `StepRecord`, `CallLog`); `Call` adds the transcript (`messages`, `text`, `reasoning`, `tools`)
@@ -33,11 +34,13 @@ import json
 from runners.records.store import (
     COMPACTED,
     EPISODES,
+    LEGACY_COMPACTED,
     ERRORS,
     StoreError,
     cell_dirs,
     cell_errors,
     compacted,
+    has_records,
     load_cell,
     record_lines,
 )
@@ -235,11 +238,13 @@ class Experiment:
 
 def episode_records(path: str | Path) -> Iterator[dict[str, Any]]:
     """The episode records of one cell, in file order, as dicts: `path` is the cell's directory,
-    its `episodes.jsonl`, or a finished cell's `episodes.jsonl.xz`. FileNotFoundError names what
-    is missing."""
+    its `episodes.jsonl`, `episodes.jsonl.zst` or (finished before zstd) `episodes.jsonl.xz`.
+    FileNotFoundError names what is missing."""
     p = Path(path)
-    p = p / EPISODES if p.is_dir() else p.with_name(p.name[: -len(COMPACTED)]) if p.name.endswith(COMPACTED) else p
-    if not (p.exists() or compacted(p).exists()):
+    p = p / EPISODES if p.is_dir() else p
+    for suffix in (COMPACTED, LEGACY_COMPACTED):
+        p = p.with_name(p.name[: -len(suffix)]) if p.name.endswith(suffix) else p
+    if not has_records(p):
         raise FileNotFoundError(
             f"{p}: no such file (nor {compacted(p).name}); give a cell's directory or its {EPISODES}"
         )

@@ -6,20 +6,22 @@
   every line queued meanwhile and fsyncs once for the batch (group commit), so the event loop
   never waits on the disk and concurrent episodes share fsyncs.
 - `errors.jsonl`: episodes that ended in infra/harness errors (retried on resume, never scored).
-- `DONE`: completion marker with the final counts. A finished cell's records are then compacted
-  to `episodes.jsonl.xz` (xz of the same lines, written atomically before the plain file goes;
-  `xzcat episodes.jsonl.xz | jq` reads it): the lines repeat their texts (a request quoted in a
-  tool call, a tool result in the next memory) and their structure from episode to episode, which
-  xz's 1 MiB window finds (~7.5× smaller at preset 1, the default, ~9× at 6; gzip's 32 KiB window
-  sees about one record: ~6×). The lines are compressed while the cell runs (`compact_as_written`:
-  a thread fed by the writer), so
-  finishing only ends the stream; the plain file stays the records until the compressed one is
-  whole. `episodes.index.json` (written with `DONE`) lets a resume with nothing to run skip the
-  records (`open(expect=...)`, `idle`). Opening the cell again with work to do (a resume)
-  restores the plain file first; readers (`read_jsonl`) read either,
-  and a line present in both (a compaction or restore cut short) once. A damaged compressed file
-  is kept aside (`episodes.damaged-<time>.jsonl.xz`), its lines before the damage kept, the rest
-  re-run.
+- `DONE`: completion marker with the final counts.
+- `episodes.jsonl.zst`: the records compressed a chunk at a time while the cell runs (`compact_as_written`):
+  when the plain file holds `chunk_limit` bytes (a third of what is compressed so far, 64 KiB to
+  8 MiB), the writer thread appends them to the `.zst` file as one zstd frame (synced), then empties
+  the plain file, so the disk holds at most ~1.4x the final records (plus the lines of one write
+  batch, which a few hundred episodes ending at once can make large) and finishing a cell
+  compresses only its last chunk. `zstdcat episodes.jsonl.zst | jq` reads it (frames concatenate).
+  zstd level 3 makes 33 KB records ~7.5x smaller, as xz's preset 1 did, at a fourteenth of its CPU.
+  A kill between appending a frame and emptying the plain file leaves the chunk in both: readers
+  (`read_jsonl`, `record_lines`) read each line once and the next open settles it; a frame cut short
+  (killed while appending) is cut off on open (its lines are still in the plain file). A damaged
+  compressed file is kept aside (`episodes.damaged-<time>.jsonl.zst`), its lines before the damage
+  kept, the rest re-run. A cell finished before zstd keeps its `episodes.jsonl.xz`, read as it is and
+  restored to the plain file when the cell is opened to run again.
+- `episodes.index.json` (written with `DONE`) lets a resume with nothing to run skip the records
+  (`open(expect=...)`, `idle`).
 
 One writer per cell (an exclusive lock file). A torn last line (killed mid-write) is detected
 and cut off on open; unparseable lines elsewhere are set aside in `episodes.corrupt.jsonl`.
@@ -57,19 +59,23 @@ from runners.api import Usage
 from runners.records.schema import EpisodeRecord
 
 EPISODES = "episodes.jsonl"
-COMPACTED = ".xz"  # suffix of a finished cell's compacted records: episodes.jsonl.xz
-# xz's preset 1 with a 1 MiB window (preset 1's own): dozens of records in view. On 12-call
-# episodes of 33 KB (scripts/perf/README.md, "Harness CPU per call") preset 1 costs ~0.8 ms of CPU
-# per episode for files 7.5x smaller than the plain records; preset 6 (the former default) ~4 ms
-# for 8.9x: in a running cell that was 0.3-0.5 ms of the harness's CPU per model call for ~16%
-# smaller records. `runner.compact_level` chooses another preset.
-XZ_LEVEL = 1
-XZ_FILTERS = [{"id": lzma.FILTER_LZMA2, "preset": XZ_LEVEL, "dict_size": 1 << 20}]
+COMPACTED = ".zst"  # suffix of the compressed records: episodes.jsonl.zst (zstd frames, `zstdcat` reads them)
+LEGACY_COMPACTED = ".xz"  # a cell finished before zstd: episodes.jsonl.xz, read as it is, restored on a resume
+# zstd level 3 (`runner.compact_level`): on 12-call episodes of 33 KB (scripts/perf/README.md) the
+# records' chunks of up to 8 MiB come out 7.5x smaller, as xz's preset 1 did with its 1 MiB window,
+# for ~0.1 ms of CPU per episode instead of ~1.4 ms (and a tenth of xz's time to read back).
+ZSTD_LEVEL = 3
+# The plain file is compressed a chunk at a time (one zstd frame each, appended to the .zst file)
+# and emptied as each chunk is on disk, so a running cell holds at most one chunk of plain records:
+# a third of what is compressed so far (the disk never holds more than ~1.4x the final records),
+# at least CHUNK_MIN (a cell's first records), at most CHUNK_MAX.
+CHUNK_MIN = 64 << 10
+CHUNK_MAX = 8 << 20
 
 
-def xz_filters(level: int = XZ_LEVEL) -> list[dict[str, Any]]:
-    """`XZ_FILTERS` at another preset (`runner.compact_level`); the 1 MiB window stays."""
-    return [{**XZ_FILTERS[0], "preset": level}]
+def chunk_limit(compressed_bytes: int) -> int:
+    """The plain bytes a running cell keeps before compressing them as one frame."""
+    return max(CHUNK_MIN, min(CHUNK_MAX, compressed_bytes // 3))
 
 
 ERRORS = "errors.jsonl"
@@ -147,7 +153,8 @@ def text_mismatch(cell: str, records: list[dict[str, Any]], current: dict[str, s
         "would send "
         f"({diff}). Resuming would mix text sources in one cell. Fix: add runner.fresh=true to re-run the cell from "
         "scratch (earlier results are moved aside, not deleted), or restore the former text source (the same "
-        "HARNESS_UPSTREAM_DIR / HARNESS_UPSTREAM_OFFLINE / download cache as the earlier run) and resume."
+        "HARNESS_UPSTREAM_DIR / HARNESS_UPSTREAM_OFFLINE / download cache, and for FlowState App. B.3 the same "
+        "HARNESS_FLOWSTATE_B3 / HARNESS_FLOWSTATE_B3_FENCE as the earlier run) and resume."
     )
 
 
@@ -222,34 +229,52 @@ def _record(raw: bytes) -> dict[str, Any]:
 
 
 def compacted(path: Path) -> Path:
-    """Where a finished cell keeps `path` compacted (`episodes.jsonl` → `episodes.jsonl.xz`)."""
+    """Where a cell keeps `path` compressed (`episodes.jsonl` → `episodes.jsonl.zst`)."""
     return path.with_name(path.name + COMPACTED)
 
 
+def legacy_compacted(path: Path) -> Path:
+    """Where a cell finished before zstd keeps `path` compressed (`episodes.jsonl.xz`)."""
+    return path.with_name(path.name + LEGACY_COMPACTED)
+
+
+def compressed_files(path: Path) -> list[Path]:
+    """The compressed copies of `path` that exist, in the order their lines were written."""
+    return [p for p in (legacy_compacted(path), compacted(path)) if p.exists()]
+
+
+def has_records(path: Path) -> bool:
+    """`path` (a cell's `episodes.jsonl`) or a compressed copy of it exists."""
+    return path.exists() or bool(compressed_files(path))
+
+
 def uncompact(cell_dir: Path, warnings: list[str] | None = None) -> Path:
-    """A finished cell's records back in the plain `episodes.jsonl` (what `unxz` does), merged with
-    a plain file that a compaction cut short left; returns the plain file's path. Opening the cell
-    (a resume) does this by itself; tools and tests that edit lines by hand call it. A damaged
-    compressed file is kept aside as `episodes.damaged-<time>.jsonl.xz` (never deleted), the lines
-    before the damage are kept and the episodes after it run again (noted in `warnings`)."""
+    """A cell's records back in the plain `episodes.jsonl` alone (what `zstd -d` / `unxz` does),
+    merged with whatever plain lines are left; returns the plain file's path. Opening a cell finished
+    before zstd (`.xz`) does this by itself, and so does opening a cell whose compressed lines need
+    setting aside; tools and tests that edit lines by hand call it. A damaged compressed file is
+    kept aside as `episodes.damaged-<time>.jsonl.<xz|zst>` (never deleted), the lines before the
+    damage are kept and the episodes after it run again (noted in `warnings`)."""
     cell_dir = Path(cell_dir)
     path = cell_dir / EPISODES
-    if not compacted(path).exists():
+    files = compressed_files(path)
+    if not files:
         return path
     repair_tail(path)
     damage: list[str] = []
     atomic_write(path, record_lines(path, damage))
-    if damage:
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-        kept = cell_dir / f"episodes.damaged-{stamp}.jsonl.xz"
-        compacted(path).rename(kept)
-        if warnings is not None:
-            warnings.append(
-                f"{compacted(path)} was damaged ({damage[0]}); the records before the damage are kept, the "
-                f"episodes after it run again; the damaged file is kept as {kept.name}"
-            )
-    else:
-        compacted(path).unlink()
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    for f in files:
+        if damage and any(d.startswith(f.name + ":") for d in damage):
+            kept = cell_dir / f"episodes.damaged-{stamp}.jsonl{f.suffix}"
+            f.rename(kept)
+            if warnings is not None:
+                warnings.append(
+                    f"{f} was damaged ({damage[0].split(': ', 1)[1]}); the records before the damage are kept, the "
+                    f"episodes after it run again; the damaged file is kept as {kept.name}"
+                )
+        else:
+            f.unlink()
     fsync_dir(cell_dir)
     return path
 
@@ -258,43 +283,109 @@ def _digest(line: bytes) -> bytes:
     return hashlib.blake2b(line.rstrip(b"\n"), digest_size=16).digest()
 
 
+class Frames:
+    """The state of reading a `.zst` records file frame by frame (`zst_lines`): `complete` is the
+    offset after its last whole frame, `torn` whether bytes follow it that end inside a frame (a
+    write cut short: those lines are still in the plain file, which is emptied only after a frame is
+    on disk)."""
+
+    def __init__(self) -> None:
+        self.complete = 0
+        self.torn = False
+
+
+def zst_lines(path: Path, frames: Frames | None = None) -> Iterator[bytes]:
+    """The whole lines of a `.zst` file of concatenated zstd frames, as they are decompressed (a
+    line may span frames). The lines of a last frame cut short are yielded up to its last whole
+    line (`frames.torn`); damaged data raises `zstandard.ZstdError`."""
+    import zstandard
+
+    frames = frames if frames is not None else Frames()
+    d = zstandard.ZstdDecompressor()
+    pending = b""
+    with open(path, "rb") as f:
+        obj: Any = None
+        offset = 0  # file offset where `buf` starts
+        while buf := f.read(1 << 20):
+            while buf:
+                if obj is None:
+                    obj = d.decompressobj()
+                out = obj.decompress(buf)
+                if out:
+                    lines = (pending + out).split(b"\n")
+                    pending = lines.pop()
+                    for line in lines:
+                        yield line + b"\n"
+                if obj.eof:
+                    used = len(buf) - len(obj.unused_data)
+                    offset += used
+                    frames.complete = offset
+                    buf, obj = obj.unused_data, None
+                else:
+                    offset += len(buf)
+                    buf = b""
+        frames.torn = obj is not None
+    if pending and not frames.torn:
+        yield pending + b"\n"  # a last line without its newline in a whole frame: whole
+
+
+def _compressed_lines(p: Path, damage: list[str] | None, plain_lines: bool) -> Iterator[bytes]:
+    """The lines of one compressed copy (`.xz` or `.zst`); damage (and a torn `.zst` frame when no
+    plain lines can hold its lines) is noted in `damage` as '<file name>: <what>'."""
+    import zstandard
+
+    try:
+        if p.suffix == LEGACY_COMPACTED:
+            with lzma.open(p, "rb") as z:
+                cut = b""
+                for line in z:
+                    if not line.endswith(b"\n"):  # only a last line can lack it
+                        cut = line
+                        continue
+                    yield line
+                if cut:
+                    yield cut + b"\n"  # the stream ended cleanly: a whole line
+        else:
+            frames = Frames()
+            yield from zst_lines(p, frames)
+            if frames.torn and not plain_lines and damage is not None:
+                damage.append(f"{p.name}: its last frame is cut short")
+    except FileNotFoundError:
+        pass
+    except (OSError, EOFError, lzma.LZMAError, zstandard.ZstdError) as e:  # the lines before the damage stand
+        if damage is not None:
+            damage.append(f"{p.name}: {type(e).__name__}: {e}")
+
+
 def record_lines(path: Path, damage: list[str] | None = None) -> Iterator[bytes]:
-    """The lines of `path` and of its compacted copy (`compacted(path)`): the compacted lines
-    first, then the plain file's lines that are not among them (both exist only when a compaction
-    or a restore was cut short, or a line was added by hand). The plain file is opened first, so
-    a compaction running meanwhile (compacted copy written, then the plain file removed) is never
-    missed. A damaged compacted copy yields its whole lines up to the damage; what went wrong is
-    appended to `damage`."""
+    """The lines of `path` and of its compressed copies (`compressed_files`): the compressed lines
+    first, then the plain file's lines that are not among them (a running cell compresses its
+    plain lines a chunk at a time and empties the plain file after; a kill in between leaves a
+    chunk in both). The plain file is read first, so a chunk compressed meanwhile is never missed.
+    A damaged compressed copy yields its whole lines up to the damage; what went wrong is
+    appended to `damage`. Lines stream: nothing but the plain lines (at most a chunk) is held."""
     try:
         f = open(path, "rb")
     except FileNotFoundError:
         f = None
     try:
-        if f is not None and not compacted(path).exists():
-            yield from f  # the usual case: a live cell
+        if f is not None and not compressed_files(path):
+            yield from f  # a live cell before its first chunk, or records kept plain
             return
         live = f.readlines() if f is not None else []
     finally:
         if f is not None:
             f.close()
+    wanted = {_digest(line) for line in live}
+    sizes = {len(line.rstrip(b"\n")) for line in live}  # most compressed lines are told apart by size alone
     seen: set[bytes] = set()
-    try:
-        with lzma.open(compacted(path), "rb") as z:
-            cut = b""
-            for line in z:
-                if not line.endswith(b"\n"):  # only a last line can lack it
-                    cut = line
-                    continue
-                if live:
-                    seen.add(_digest(line))
-                yield line
-            if cut:
-                yield cut + b"\n"  # the stream ended cleanly: a whole line
-    except FileNotFoundError:
-        pass
-    except (OSError, EOFError, lzma.LZMAError) as e:  # truncated or overwritten: the lines before the damage stand
-        if damage is not None:
-            damage.append(f"{type(e).__name__}: {e}")
+    for p in (legacy_compacted(path), compacted(path)):
+        for line in _compressed_lines(p, damage, bool(live)):
+            if len(line) - 1 in sizes:
+                d = _digest(line)
+                if d in wanted:
+                    seen.add(d)
+            yield line
     for line in live:
         if _digest(line) not in seen:
             yield line
@@ -369,22 +460,18 @@ def repair_tail(path: Path) -> bool:
     return True
 
 
-def atomic_write(path: Path, data: bytes | str | Iterable[bytes], *, xz: bool = False, level: int = XZ_LEVEL) -> None:
+def atomic_write(path: Path, data: bytes | str | Iterable[bytes]) -> None:
     """Write `path` so that readers see the old or the new content, never a part: a temp file
     in the same directory, flushed and fsynced, renamed over `path`, then the directory fsynced.
     On any failure (a full disk) the temp file is removed and the old file is untouched.
-    `data` may be an iterable of byte chunks (written as they come); `xz` compresses them
-    (`xz_filters(level)`)."""
+    `data` may be an iterable of byte chunks (written as they come)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}")
     chunks = [data.encode() if isinstance(data, str) else data] if isinstance(data, (str, bytes)) else data
     try:
         with open(tmp, "wb") as f:
-            out = lzma.LZMAFile(f, "wb", format=lzma.FORMAT_XZ, filters=xz_filters(level)) if xz else f
             for chunk in chunks:
-                out.write(chunk)
-            if xz:
-                out.close()
+                f.write(chunk)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -473,8 +560,9 @@ class _GroupWriter:
     queues a line; `done(error)` is called from the writer thread after the line is on disk
     (error None) or failed to get there."""
 
-    def __init__(self, name: str, on_written: Any = None) -> None:
+    def __init__(self, name: str, on_written: Any = None, after_batch: Any = None) -> None:
         self._on_written = on_written  # (fh, data) for each line on disk, in the order written
+        self._after_batch = after_batch  # called once a batch's callers are answered (the chunk compression)
         self._q: "queue.Queue[tuple[Any, bytes, Any] | None]" = queue.Queue()
         self._t = threading.Thread(target=self._loop, name=f"store-writer-{name}", daemon=True)
         self._t.start()
@@ -513,6 +601,8 @@ class _GroupWriter:
                     done(errors.get(id(fh)))
                 except RuntimeError:  # the waiting loop is gone (interrupted): the line is written anyway
                     pass
+            if self._after_batch is not None:
+                self._after_batch()
             if stop:
                 return
 
@@ -521,87 +611,56 @@ class _GroupWriter:
         self._t.join()
 
 
-class _StreamingXZ:
-    """A cell's records compressed while the cell runs, so that finishing it only ends the
-    stream: one thread (lzma releases the GIL, so it runs beside the event loop) compresses the
-    plain file's first `start` bytes, then every line as the writer puts it on disk, into a
-    hidden part file. `finish` completes the stream as `episodes.jsonl.xz` (synced, renamed) only
-    when it holds exactly the plain file's bytes; the plain file stays the cell's records until
-    then (a kill leaves it whole; the part file is removed on the next open)."""
+def remove_stale_parts(cell_dir: Path) -> None:
+    """Part files an earlier version left when killed while compressing (`.episodes.jsonl.xz.part.<pid>`)."""
+    for p in Path(cell_dir).glob(".episodes.jsonl.xz.part.*"):
+        p.unlink(missing_ok=True)
 
-    PART = ".episodes.jsonl.xz.part"
 
-    def __init__(self, plain: Path, level: int = XZ_LEVEL) -> None:
-        self.plain = plain
-        self.part = plain.with_name(f"{self.PART}.{os.getpid()}")
-        self.start = plain.stat().st_size if plain.exists() else 0
-        self.fed = self.start
-        self.error: BaseException | None = None
-        self._f = open(self.part, "wb")
-        self._c = lzma.LZMACompressor(format=lzma.FORMAT_XZ, filters=xz_filters(level))
-        self._q: "queue.Queue[bytes | None]" = queue.Queue()
-        self._t = threading.Thread(target=self._loop, name=f"compact-{plain.parent.name}", daemon=True)
-        self._t.start()
+def append_frame(zst: Path, data: bytes, level: int) -> int:
+    """`data` (whole lines) compressed as one zstd frame at the end of `zst`, written and synced;
+    returns the frame's size. On failure (a full disk) `zst` is cut back to what it was."""
+    import zstandard
 
-    def feed(self, data: bytes) -> None:
-        self.fed += len(data)
-        self._q.put(data)
-
-    def _compress(self, data: bytes) -> None:
-        if self.error is None:
+    frame = zstandard.ZstdCompressor(level=level).compress(data)
+    new = not zst.exists()
+    with open(zst, "ab") as f:
+        size = f.tell()
+        try:
+            f.write(frame)
+            f.flush()
+            os.fsync(f.fileno())
+        except BaseException:
             try:
-                out = self._c.compress(data)
-                if out:
-                    self._f.write(out)
-            except BaseException as e:  # a full disk: finish() falls back to compacting the plain file
-                self.error = e
+                f.truncate(size)
+            except OSError:
+                pass
+            raise
+    if new:
+        fsync_dir(zst.parent)
+    return len(frame)
 
-    def _loop(self) -> None:
-        if self.start:
-            with open(self.plain, "rb") as f:
-                left = self.start
-                while left > 0 and (chunk := f.read(min(1 << 20, left))):
-                    self._compress(chunk)
-                    left -= len(chunk)
-        while True:
-            item = self._q.get()
-            if item is None:
-                return
-            batch, stop = take_batch(self._q, item)
-            self._compress(b"".join(batch))
-            if stop:
-                return
 
-    def finish(self) -> bool:
-        """The compacted file in place (True), or nothing changed and the part file gone (False)."""
-        self._q.put(None)
-        self._t.join()
-        try:
-            if self.error is not None or self.fed != self.plain.stat().st_size:
-                raise OSError("the compressed stream does not hold the plain file's bytes")
-            self._f.write(self._c.flush())
-            self._f.flush()
-            os.fsync(self._f.fileno())
-            self._f.close()
-            os.replace(self.part, compacted(self.plain))
-            return True
-        except OSError:
-            self.abort()
-            return False
+def settle_frames(path: Path) -> None:
+    """Before a cell is written again: a `.zst` frame cut short (killed while appending it) is cut
+    off. Its lines are still in the plain file, which is emptied only after a frame is on disk; with
+    no plain lines the cut is damage, left to `uncompact` (kept aside, noted)."""
+    zst = compacted(path)
+    if not zst.exists() or not path.exists() or path.stat().st_size == 0:
+        return
+    import zstandard
 
-    def abort(self) -> None:
-        self._q.put(None)
-        self._t.join()
-        try:
-            self._f.close()
-        except OSError:
+    frames = Frames()
+    try:
+        for _ in zst_lines(zst, frames):
             pass
-        self.part.unlink(missing_ok=True)
-
-    @classmethod
-    def remove_stale(cls, cell_dir: Path) -> None:
-        for p in cell_dir.glob(f"{cls.PART}.*"):
-            p.unlink(missing_ok=True)
+    except zstandard.ZstdError:  # damaged, not cut short: kept aside when the lines are read
+        return
+    if frames.torn:
+        with open(zst, "r+b") as f:
+            f.truncate(frames.complete)
+            f.flush()
+            os.fsync(f.fileno())
 
 
 class CellStore:
@@ -619,8 +678,10 @@ class CellStore:
         self.text_counts: dict[str, int] = {}  # JSON of a finished record's `texts` -> how many (kept in the index)
         self.moved_to: Path | None = None  # where `fresh=True` moved the old results
         self.idle = False  # opened finished with nothing to run (`open(expect=...)`): records untouched, no appends
-        self._xz: _StreamingXZ | None = None
-        self.xz_level = XZ_LEVEL  # the preset `compact` writes (`compact_as_written` sets the run's)
+        self._chunking = False  # the plain records compressed a chunk at a time (`compact_as_written`)
+        self._plain_bytes = 0  # bytes in the plain file now
+        self._zst_bytes = 0  # bytes of the .zst file
+        self.compact_level = ZSTD_LEVEL  # the zstd level of the chunks (`compact_as_written` sets the run's)
 
     def open(
         self, manifest: dict[str, Any], fresh: bool = False, expect: Iterable[tuple[str, int]] | None = None
@@ -645,12 +706,19 @@ class CellStore:
             raise
 
     def _records_signature(self) -> list[Any]:
-        """What identifies the cell's records files on disk now (size and mtime of each)."""
+        """What identifies the cell's records files on disk now (size and mtime of each; of a `.zst`
+        file also a digest of its last 4 KiB, which has no footer to check: a tail lost to zeros
+        keeps the size and time, not the digest)."""
         out: list[Any] = []
-        for p in (self.dir / EPISODES, compacted(self.dir / EPISODES)):
+        path = self.dir / EPISODES  # a cell finished before zstd: the same signature as then
+        for p in (path, legacy_compacted(path) if legacy_compacted(path).exists() else compacted(path)):
             try:
                 st = p.stat()
                 out.append([p.name, st.st_size, st.st_mtime_ns])
+                if p.suffix == COMPACTED:
+                    with open(p, "rb") as f:
+                        f.seek(max(0, st.st_size - 4096))
+                        out[-1].append(hashlib.blake2b(f.read(), digest_size=16).hexdigest())
             except FileNotFoundError:
                 out.append([p.name, None, None])
         return out
@@ -677,7 +745,7 @@ class CellStore:
             done = {(str(t), int(k)) for t, k in idx["done"]}
             codes = {str(c): int(n) for c, n in idx["codes"].items()}
             texts = [(t, int(n)) for t, n in idx["texts"]]
-            fresh_sig = idx["records"] == self._records_signature() and xz_whole(compacted(self.dir / EPISODES))
+            fresh_sig = idx["records"] == self._records_signature() and records_whole(self.dir / EPISODES)
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return False
         if not fresh_sig or not expect <= done:
@@ -710,56 +778,101 @@ class CellStore:
         if fresh:
             self._move_aside()
         path = self.dir / EPISODES
-        _StreamingXZ.remove_stale(self.dir)  # a run killed while compressing
-        uncompact(self.dir, self.warnings)  # a finished cell opened again: its records become the live file
+        remove_stale_parts(self.dir)  # an earlier version killed while compressing
+        if legacy_compacted(path).exists():  # finished before zstd: its records become the live file
+            uncompact(self.dir, self.warnings)
+        settle_frames(path)  # a kill while a chunk was appended
         self.repaired = repair_tail(path)
-        records, keep, bad, dups = self._scan(path)
+        seen: set[tuple[str, int]] = set()
+        plain = path.read_bytes().splitlines(keepends=True) if path.exists() else []
+        rewrite = False
+        if compacted(path).exists():  # the compressed chunks stay as they are unless a line must go aside
+            damage: list[str] = []
+            wanted = {_digest(line): line for line in plain}
+            sizes = {len(line.rstrip(b"\n")) for line in plain}
+            in_both: set[bytes] = set()
+            live = bool(plain)
+
+            def compressed() -> Iterator[bytes]:
+                for line in _compressed_lines(compacted(path), damage, live):
+                    if len(line) - 1 in sizes and (d := _digest(line)) in wanted:
+                        in_both.add(d)  # killed between compressing a chunk and emptying the plain file
+                    yield line
+
+            _, zbad, zdups = self._scan(compressed(), seen, keep_lines=False)
+            if zbad or zdups or damage:  # rare (a hand edit, a damaged file): all records back in the plain file
+                self.done, self.codes, self.text_counts, seen = set(), {}, {}, set()
+                uncompact(self.dir, self.warnings)
+                plain = path.read_bytes().splitlines(keepends=True)
+            elif in_both:
+                plain, rewrite = [line for line in plain if _digest(line) not in in_both], True
+        keep, bad, dups = self._scan(plain, seen, keep_lines=True)
         self.corrupt, self.duplicates = len(bad), len(dups)
-        if bad or dups:
+        if bad or dups or rewrite:
             self._set_aside(path, keep, bad, dups)
+        del plain, keep
         self.texts = text_fingerprint(manifest)
-        why = text_mismatch(self.dir.name, records, self.texts)
+        counted = [{"status": "ok", "texts": json.loads(t)} for t, n in self.text_counts.items() for _ in range(n)]
+        why = text_mismatch(self.dir.name, counted, self.texts)
         if why:  # before the manifest is rewritten: it never claims texts its counted episodes did not run on
             raise TextSourceMismatch(why)
-        self.done = {(r["task_id"], int(r["trial"])) for r in records if r.get("status") == "ok"}
-        for r in records:
-            if r.get("status") == "ok":
-                code = str(r.get("code") or "unrecorded")
-                self.codes[code] = self.codes.get(code, 0) + 1
-                self._count_texts(r.get("texts"))
         repair_tail(self.dir / ERRORS)
         self._write_manifest(manifest)
         self._fh = open(path, "ab")
+        self._plain_bytes = path.stat().st_size
+        self._zst_bytes = compacted(path).stat().st_size if compacted(path).exists() else 0
         self._err: BinaryIO | None = open(self.dir / ERRORS, "ab")
-        self._writer: _GroupWriter | None = _GroupWriter(self.dir.name, self._written)
+        self._writer: _GroupWriter | None = _GroupWriter(self.dir.name, self._written, self._cut_chunk)
         return self
 
     def _written(self, fh: Any, data: bytes) -> None:
-        if self._xz is not None and fh is self._fh:
-            self._xz.feed(data)
+        if fh is self._fh:
+            self._plain_bytes += len(data)
 
-    def compact_as_written(self, level: int = XZ_LEVEL) -> None:
-        """Compress the records while the cell runs (call before the first append): `mark_done`
-        then only ends the stream instead of compressing the whole file after the last episode.
-        `level`: the xz preset (`runner.compact_level`), also that of `compact` if the stream fails."""
-        self.xz_level = level
-        if self._fh is not None and self._xz is None:
+    def compact_as_written(self, level: int = ZSTD_LEVEL) -> None:
+        """Compress the records while the cell runs (call before the first append): whenever the
+        plain file holds `chunk_limit` bytes, the writer compresses them as one zstd frame at the end
+        of `episodes.jsonl.zst` and empties the plain file, so the disk holds at most one chunk of
+        plain records and `mark_done` compresses only the last one. `level`: the zstd level
+        (`runner.compact_level`), also that of `compact`."""
+        self.compact_level = level
+        if self._fh is not None and not self._chunking:
+            self._chunking = True
+            self._cut_chunk()  # plain lines left by an earlier run
+
+    def _cut_chunk(self, final: bool = False) -> None:
+        """In the writer's thread between batches (or after it stopped: `final`): the plain lines
+        as one frame at the end of the `.zst` file once they reach `chunk_limit` (any amount when
+        `final`), then the plain file emptied. The frame is on disk before the plain file is cut;
+        a kill in between leaves the lines in both (`settle_frames`). A failure (a full disk) keeps
+        the plain file as the records and stops compressing (noted in `warnings`)."""
+        if not self._chunking or self._plain_bytes == 0 or self._fh is None:
+            return
+        if not final and self._plain_bytes < chunk_limit(self._zst_bytes):
+            return
+        path = self.dir / EPISODES
+        try:
             self._fh.flush()
-            self._xz = _StreamingXZ(self.dir / EPISODES, level)
+            data = path.read_bytes()
+            self._zst_bytes += append_frame(compacted(path), data, self.compact_level)
+            os.ftruncate(self._fh.fileno(), 0)  # appends (O_APPEND) go on at the new end
+            os.fsync(self._fh.fileno())
+            self._plain_bytes = 0
+        except OSError as e:
+            self._chunking = False
+            self.warnings.append(f"{path} is no longer compressed as the cell runs ({e}); nothing is lost")
 
-    @staticmethod
-    def _scan(path: Path) -> tuple[list[dict[str, Any]], list[bytes], list[bytes], list[bytes]]:
-        """(records kept, their lines, unusable lines: not JSON, no record, or wrong field types,
-        duplicate lines of an already finished (task, trial))."""
-        records: list[dict[str, Any]]
-        keep: list[Any]
-        bad: list[Any]
-        dups: list[Any]
-        records, keep, bad, dups = [], [], [], []
-        if not path.exists():
-            return records, keep, bad, dups
-        seen: set[tuple[str, int]] = set()
-        for raw in path.read_bytes().splitlines(keepends=True):
+    def _scan(
+        self, lines: Iterable[bytes], seen: set[tuple[str, int]], keep_lines: bool
+    ) -> tuple[list[bytes], list[bytes], list[bytes]]:
+        """Count `lines` into the store (`done`, `codes`, `text_counts`; `seen`: the finished keys
+        so far) and return (their usable lines when `keep_lines`, unusable lines: not JSON, no
+        record, or wrong field types, duplicate lines of an already finished (task, trial)).
+        Records are parsed one at a time and never kept."""
+        keep: list[bytes] = []
+        bad: list[bytes] = []
+        dups: list[bytes] = []
+        for raw in lines:
             line = raw if raw.endswith(b"\n") else raw + b"\n"
             try:
                 r = _record(raw)
@@ -769,15 +882,19 @@ class CellStore:
             if _field_problem(r):
                 bad.append(line)
                 continue
-            k = (r["task_id"], r["trial"])
-            if r.get("status") == "ok" and k in seen:
-                dups.append(line)
-                continue
+            k = (r["task_id"], int(r["trial"]))
             if r.get("status") == "ok":
+                if k in seen:
+                    dups.append(line)
+                    continue
                 seen.add(k)
-            records.append(r)
-            keep.append(line)
-        return records, keep, bad, dups
+                self.done.add(k)
+                code = str(r.get("code") or "unrecorded")
+                self.codes[code] = self.codes.get(code, 0) + 1
+                self._count_texts(r.get("texts"))
+            if keep_lines:
+                keep.append(line)
+        return keep, bad, dups
 
     def _set_aside(self, path: Path, keep: list[bytes], bad: list[bytes], dups: list[bytes]) -> None:
         """Move unusable lines to `episodes.corrupt.jsonl` and duplicates to
@@ -874,19 +991,14 @@ class CellStore:
             self.codes[rec.code or "unrecorded"] = self.codes.get(rec.code or "unrecorded", 0) + 1
 
     def mark_done(self, counts: dict[str, int], *, compact: bool = True) -> None:
-        """The cell is finished: close its files, compact its records (`compact`; off with
-        `runner.compact_records=false`, which leaves the plain `episodes.jsonl`), write `DONE`.
-        No record can be added afterwards without opening the cell again."""
+        """The cell is finished: close its files, compress what is left of its plain records
+        (`compact`; off with `runner.compact_records=false`, which leaves the plain `episodes.jsonl`),
+        write `DONE`. No record can be added afterwards without opening the cell again."""
         self._close_files()
-        xz, self._xz = self._xz, None
+        self._chunking = False
         try:
-            if compact and xz is not None and xz.finish():  # compressed while the cell ran
-                (self.dir / EPISODES).unlink()
-                fsync_dir(self.dir)
-            elif compact:
+            if compact:
                 self.compact()
-            elif xz is not None:
-                xz.abort()
         except OSError as e:  # a full disk: the plain file is whole and stays the cell's records
             self.warnings.append(
                 f"{self.dir / EPISODES} was left uncompacted ({e}); nothing is lost, it is read as it is"
@@ -900,13 +1012,16 @@ class CellStore:
             (self.dir / INDEX).unlink(missing_ok=True)
 
     def compact(self) -> None:
-        """`episodes.jsonl` → `episodes.jsonl.xz` (the same lines, xz-compressed), written and synced
-        before the plain file is removed; a crash in between leaves both, read as one."""
+        """What is left of `episodes.jsonl` appended to `episodes.jsonl.zst` (zstd frames of at most
+        `CHUNK_MAX` bytes of whole lines, each synced), then the plain file removed; a kill in
+        between leaves lines in both, read once and settled on the next open."""
         path = self.dir / EPISODES
         if not path.exists():
             return
         with open(path, "rb") as f:
-            atomic_write(compacted(path), iter(lambda: f.read(1 << 20), b""), xz=True, level=self.xz_level)
+            while chunk := f.read(CHUNK_MAX):
+                chunk += f.readline()  # whole lines in each frame
+                self._zst_bytes += append_frame(compacted(path), chunk, self.compact_level)
         path.unlink()
         fsync_dir(self.dir)
 
@@ -924,9 +1039,7 @@ class CellStore:
 
     def close(self) -> None:
         self._close_files()
-        if self._xz is not None:  # not finished: the plain file stays the records
-            self._xz.abort()
-            self._xz = None
+        self._chunking = False
         if self._lock_fd is not None:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
             os.close(self._lock_fd)
@@ -939,13 +1052,21 @@ def _current_index(cell_dir: Path) -> dict[str, Any] | None:
         return None
     try:
         idx = json.loads((cell_dir / INDEX).read_bytes())
-        if idx["records"] == CellStore(cell_dir.parent, cell_dir.name)._records_signature() and xz_whole(
-            compacted(cell_dir / EPISODES)
+        if idx["records"] == CellStore(cell_dir.parent, cell_dir.name)._records_signature() and records_whole(
+            cell_dir / EPISODES
         ):
             return idx
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
     return None
+
+
+def records_whole(path: Path) -> bool:
+    """Whether a cell's compressed records can be vouched for by its index: an `.xz` file (a cell
+    finished before zstd) must end in an xz stream footer (`xz_whole`); a `.zst` file of frames
+    has no footer to check: the digest of its tail in the index's signature stands for it
+    (`CellStore._records_signature`)."""
+    return xz_whole(legacy_compacted(path))
 
 
 def xz_whole(path: Path) -> bool:
@@ -1007,22 +1128,29 @@ def cell_dirs(root: Path, notes: list[str] | None = None, every: bool = False) -
     return sorted(out)
 
 
-def damaged_records_note(store_dir: Path, read_back: list[dict[str, Any]], damage: str, where: str = "") -> str:
+def damaged_records_note(store_dir: Path, read_back: list[dict[str, Any]] | int, damage: str, where: str = "") -> str:
     """What a reader says of a store whose compacted records file is damaged: the file, what went
-    wrong, how many finished episodes were read back and how many its index listed."""
-    ok = {(r.get("task_id"), r.get("trial")) for r in read_back if r.get("status", "ok") == "ok"}
+    wrong, how many finished episodes were read back (the records, or their count) and how many its
+    index listed. `damage` as `record_lines` notes it: '<file name>: <what went wrong>'."""
+    ok = (
+        read_back
+        if isinstance(read_back, int)
+        else len({(r.get("task_id"), r.get("trial")) for r in read_back if r.get("status", "ok") == "ok"})
+    )
+    name, what = compacted(Path(EPISODES)).name, damage
+    if damage.startswith(EPISODES):
+        name, _, what = damage.partition(": ")
     try:
         listed: int | None = len(json.loads((store_dir / INDEX).read_bytes())["done"])
     except (OSError, ValueError, KeyError, TypeError):
         listed = None
     held = (
-        f"its index lists {listed} finished episodes, {len(ok)} could be read back "
-        f"({max(0, listed - len(ok))} cannot be)"
+        f"its index lists {listed} finished episodes, {ok} could be read back ({max(0, listed - ok)} cannot be)"
         if listed is not None
-        else f"{len(ok)} finished episodes could be read back before the damage"
+        else f"{ok} finished episodes could be read back before the damage"
     )
     return (
-        f"{where}{compacted(Path(EPISODES)).name} is damaged ({damage}): {held}. Fix: run the same sweep "
+        f"{where}{name} is damaged ({what}): {held}. Fix: run the same sweep "
         "command again: the episodes that cannot be read back run again, the damaged file is kept aside"
     )
 
@@ -1044,14 +1172,23 @@ def read_store(store_dir: Path, where: str = "") -> tuple[list[dict[str, Any]], 
 def finished_texts(cell_dir: Path) -> list[dict[str, Any]]:
     """The finished records of one cell store as far as a text check needs them (`status`,
     `texts`): from its index when the cell is DONE and the index matches its records files
-    (nothing parsed), else from the records."""
+    (nothing parsed), else from the records, one at a time (equal fingerprints share one object)."""
     idx = _current_index(Path(cell_dir))
     try:
         if idx is not None:
             return [{"status": "ok", "texts": t} for t, n in idx["texts"] for _ in range(int(n))]
     except (KeyError, TypeError, ValueError):
         pass
-    return read_jsonl(Path(cell_dir) / EPISODES)[0]
+    out: list[dict[str, Any]] = []
+    shared: dict[str, Any] = {}
+    for raw in record_lines(Path(cell_dir) / EPISODES):
+        try:
+            r = _record(raw)
+        except ValueError:
+            continue
+        t = r.get("texts")
+        out.append({"status": r.get("status"), "texts": shared.setdefault(json.dumps(t, sort_keys=True), t)})
+    return out
 
 
 def shard_dirs(cell_dir: Path) -> list[Path]:
@@ -1086,17 +1223,14 @@ def finished_elsewhere(cell_dir: Path, own: Path) -> set[tuple[str, int]]:
     cell_dir, own = Path(cell_dir), Path(own)
     out: set[tuple[str, int]] = set()
     for d in [cell_dir, *shard_dirs(cell_dir)]:
-        if d == own or not ((d / EPISODES).exists() or compacted(d / EPISODES).exists()):
+        if d == own or not has_records(d / EPISODES):
             continue
         out |= finished_keys(d)
     return out
 
 
-def _merge_shards(
-    cell_dir: Path, manifest: dict[str, Any] | None, notes: list[str] | None = None
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A sharded cell as one: the shards' records together; n_tasks is the whole benchmark's."""
-    records: list[dict[str, Any]] = []
+def _merge_shards(cell_dir: Path, manifest: dict[str, Any] | None) -> dict[str, Any]:
+    """A sharded cell's manifest as one: n_tasks is the whole benchmark's, task_ids every shard's."""
     total = None
     ids: list[str] | None = []
     for d in shard_dirs(cell_dir):
@@ -1110,17 +1244,13 @@ def _merge_shards(
             ids += [t for t in m["task_ids"] if t not in ids]
         else:
             ids = None  # a shard without recorded task ids: count whatever the shards hold
-        got, damaged = read_store(d, f"{d.name}/")
-        records += got
-        if notes is not None:
-            notes += damaged
     if manifest is None:
         raise StoreError(f"{cell_dir}: no manifest.json")
     manifest = {**manifest, "shards": [d.name for d in shard_dirs(cell_dir)]}
     if total is not None:
         manifest["n_tasks"] = total
     manifest["task_ids"] = ids  # every shard's tasks (the tables count these × trials)
-    return manifest, records
+    return manifest
 
 
 def load_cell(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -1157,7 +1287,20 @@ def load_cell_checked(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, An
     """(manifest, finished records deduplicated by (task, trial), notes on lines set aside).
     A line whose fields have the wrong types (a hand edit, a foreign tool) is set aside with a
     note naming the field, never a crash of the aggregator."""
+    manifest, records, notes = stream_cell(cell_dir)
+    with paused_gc():
+        out = list(records)
+    return manifest, out, notes
+
+
+def stream_cell(cell_dir: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]], list[str]]:
+    """`load_cell_checked` as a stream: (manifest, the finished records deduplicated by (task,
+    trial), one at a time as they are read, notes on lines set aside, filled as they are met). A cell
+    run in shards (`runner.shard=i/n`) is read as one: every shard's records, then its own. Only
+    the keys seen are held, never the records."""
+    cell_dir = Path(cell_dir)
     mpath = cell_dir / MANIFEST
+    paths = [cell_dir / EPISODES]
     if shard_dirs(cell_dir):  # runner.shard=i/n: the shards' records together (and any unsharded ones)
         top = None
         if mpath.exists():
@@ -1165,11 +1308,8 @@ def load_cell_checked(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, An
                 top = json.loads(mpath.read_text())
             except ValueError:
                 top = None
-        damaged: list[str] = []
-        manifest, records = _merge_shards(cell_dir, top if isinstance(top, dict) else None, damaged)
-        got, more = read_store(cell_dir)
-        records += got
-        damaged += more
+        manifest = _merge_shards(cell_dir, top if isinstance(top, dict) else None)
+        paths = [d / EPISODES for d in shard_dirs(cell_dir)] + paths
     else:
         try:
             manifest = json.loads(mpath.read_text())
@@ -1177,17 +1317,35 @@ def load_cell_checked(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, An
                 raise ValueError("not a JSON object")
         except (OSError, ValueError) as e:
             raise StoreError(f"{mpath}: unreadable manifest ({e}); re-run the sweep to rewrite it") from None
-        records, damaged = read_store(cell_dir)
-    seen, out, notes = set(), [], list(damaged)
-    for n, r in enumerate(records, 1):
-        problem = _field_problem(r)
-        if problem:
-            notes.append(
-                f"{EPISODES} record {n} ({r.get('task_id')}#{r.get('trial')}) set aside: wrong field types ({problem})"
-            )
-            continue
-        k = (r.get("task_id"), r.get("trial"))
-        if r.get("status") == "ok" and k not in seen:
-            seen.add(k)
-            out.append(r)
-    return manifest, out, notes
+    notes: list[str] = []
+
+    def records() -> Iterator[dict[str, Any]]:
+        seen: set[tuple[Any, Any]] = set()
+        n = 0
+        for path in paths:
+            damage: list[str] = []
+            read_back: set[tuple[Any, Any]] = set()  # this store's finished episodes read (for a damage note)
+            for raw in record_lines(path, damage):
+                try:
+                    r = _record(raw)
+                except ValueError:  # not a record (read_jsonl's bad lines): skipped as before
+                    continue
+                n += 1
+                if r.get("status", "ok") == "ok":
+                    read_back.add((r.get("task_id"), r.get("trial")))
+                problem = _field_problem(r)
+                if problem:
+                    notes.append(
+                        f"{EPISODES} record {n} ({r.get('task_id')}#{r.get('trial')}) set aside: wrong field types "
+                        f"({problem})"
+                    )
+                    continue
+                k = (r.get("task_id"), r.get("trial"))
+                if r.get("status") == "ok" and k not in seen:
+                    seen.add(k)
+                    yield r
+            if damage:
+                where = "" if path.parent == cell_dir else f"{path.parent.name}/"
+                notes.append(damaged_records_note(path.parent, len(read_back), damage[0], where))
+
+    return manifest, records(), notes

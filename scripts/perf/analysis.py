@@ -1,8 +1,9 @@
 """Analysis at scale: `python -m scripts.perf.analysis [--episodes 1000 10000] [--repeats 3] [--against DIR]`.
 
-Builds synthetic experiments of each size from the offline demo sweep (`report_load.replicate`:
-its episodes repeated under new task ids, with their transcripts), then times, as whole
-processes, `python -m runners.aggregate EXP` (cold: the table cache removed first) and
+Makes a real sweep's experiment of each size (`scripts/perf/real_experiment.py`: distinct tasks
+and texts, ~33 KB records compressed as the sweep compresses them, a transcript per episode;
+`--experiments DIR` keeps them for the next run), then times, as whole processes,
+`python -m runners.aggregate EXP` (cold: the table cache removed first) and
 `python -m runners.view EXP` at every size, the sizes alternating inside each repeat. With
 `--against DIR` the same commands run with another checkout's code on the same experiments, in the
 same rounds. Prints medians, the peak RSS of each process, the load average before and after, and
@@ -20,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from scripts.perf.report_load import base_experiment, replicate
+from scripts.perf.real_experiment import real_experiment
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,14 +60,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--against", type=Path, help="another checkout measured on the same experiments in the same rounds")
     ap.add_argument("--only", choices=["aggregate", "view"], help="time one command only")
+    ap.add_argument(
+        "--experiments", type=Path, help="where the real experiments are made once and kept (default: a temp dir)"
+    )
     a = ap.parse_args(argv)
     codes = {"this": REPO} | ({"against": a.against.resolve()} if a.against else {})
     times: dict[tuple[str, str, int], list[tuple[float, float, float]]] = {}
+    pages: dict[tuple[str, int], tuple[float, float]] = {}  # the view's page and parts folder, MB
     print(f"load average before: {os.getloadavg()}")
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
-        base = base_experiment(root)
-        exps = {n: replicate(base, root / f"exp{n}", n) for n in a.episodes}
+        exps = {n: real_experiment(a.experiments or root, n) for n in a.episodes}
         for r in range(a.repeats):
             for n, exp in exps.items():
                 for label, code in codes.items():
@@ -75,6 +79,11 @@ def main(argv: list[str] | None = None) -> None:
                             continue
                         clear_cache(exp)
                         times.setdefault((label, what, n), []).append(timed(cmd, code))
+                        if what == "view":
+                            page = root / f"report{n}.html"
+                            files = page.with_name(f"report{n}.files")
+                            parts = sum(f.stat().st_size for f in files.iterdir()) if files.is_dir() else 0
+                            pages[label, n] = (page.stat().st_size / 1e6, parts / 1e6)
             print(f"round {r + 1}/{a.repeats} done, load average {os.getloadavg()}", flush=True)
     print(f"load average after: {os.getloadavg()}")
     med = statistics.median
@@ -87,6 +96,8 @@ def main(argv: list[str] | None = None) -> None:
             f"{', '.join(f'{w:.2f}' for w, _, _ in runs):>24} "
             f"{med(c for _, _, c in runs):>7.2f} {max(m for _, m, _ in runs):>12.0f}"
         )
+    for (label, n), (page_mb, parts_mb) in pages.items():
+        print(f"{label} view at {n}: page {page_mb:.1f} MB, parts folder {parts_mb:.1f} MB (target: page ≤ 50 MB)")
     sizes = sorted(a.episodes)
     if len(sizes) > 1:
         lo, hi = sizes[0], sizes[-1]

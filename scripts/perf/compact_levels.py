@@ -1,5 +1,5 @@
-"""The records' xz preset (`runner.compact_level`): storage against harness CPU, in one run:
-`python -m scripts.perf.compact_levels [--levels 0 1 2 3 6] [--rounds 2]`.
+"""The records' zstd level (`runner.compact_level`; xz presets before 2026-12-06): storage against
+harness CPU, in one run: `python -m scripts.perf.compact_levels [--levels 1 3 6 9] [--rounds 2]`.
 
 `scripts/perf/tail.py`'s workload (Full Context on 12-call memoryarena_math-shaped episodes,
 transcripts on, the loopback endpoint at 100 ms per call), the sweep as a whole process, once per
@@ -7,7 +7,7 @@ preset and round (the order of the presets flipped every round):
 
 - storage per episode in a cell of `--storage-episodes` (default 96) at 32 in flight, as
   `scripts/perf/inspect_compare.py` measures it (every file the run leaves / episodes), split into
-  the records (`episodes.jsonl.xz`), the transcripts and the rest;
+  the records (`episodes.jsonl.zst`), the transcripts and the rest;
 - harness CPU per call (first request to exit) at `--episodes` (default 512) / `--concurrency`
   (default 128) in flight.
 
@@ -38,7 +38,7 @@ from scripts.perf.inspect_compare import (
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--levels", type=int, nargs="+", default=[0, 1, 2, 3, 6])
+    ap.add_argument("--levels", type=int, nargs="+", default=[1, 3, 6, 9])
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--episodes", type=int, default=512)
     ap.add_argument("--concurrency", type=int, default=128)
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
                         shutil.rmtree(out, ignore_errors=True)
                     kinds = storage[lv][-1]
                     print(
-                        f"  round {rnd} preset {lv}: {sum(kinds.values()) / a.storage_episodes:,.0f} B per episode "
+                        f"  round {rnd} level {lv}: {sum(kinds.values()) / a.storage_episodes:,.0f} B per episode "
                         f"(records {kinds.get('records', 0) / a.storage_episodes:,.0f} B), "
                         f"CPU/call {cpu[lv][-1]:.3f} ms, load {os.getloadavg()[0]:.2f}",
                         flush=True,
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
         shutil.rmtree(root, ignore_errors=True)
     print(f"load average after: {os.getloadavg()}")
     med = statistics.median
-    print(f"\n{'preset':>6} {'records B/ep':>13} {'transcripts B/ep':>17} {'all files B/ep':>15} {'CPU/call ms':>12}")
+    print(f"\n{'level':>6} {'records B/ep':>13} {'transcripts B/ep':>17} {'all files B/ep':>15} {'CPU/call ms':>12}")
     for lv in a.levels:
         ep_n = a.storage_episodes
         print(

@@ -29,7 +29,7 @@ that are a deterministic function of the request, and stamps every arrival. Per 
 - peak RSS: `ru_maxrss` of the process, taken by a small launcher that forks it (`LAUNCH`), so
   that this process's own memory is not counted;
 - storage per episode: every file the run left in its output directory / episodes (harness:
-  episodes.jsonl.xz, transcripts.sqlite, manifest, errors, DONE, tables; inspect: its `.eval` log).
+  episodes.jsonl.zst, transcripts.sqlite, manifest, errors, DONE, tables; inspect: its `.eval` log).
 
 The two systems alternate within one run (order flipped every repeat); medians of `--repeats`.
 Every run is checked: exit status 0, exactly 12 × episodes requests, every request recognised,

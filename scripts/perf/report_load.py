@@ -1,27 +1,25 @@
 """Report page load at scale: `python -m scripts.perf.report_load [--episodes 100 10000 100000] [--repeats 3]
 [--parts-above N] [--against DIR]`.
 
-Runs the offline demo sweep once (Full Context + FlowState on both Formal Reasoning fixtures,
-with transcripts), replicates its episodes (fresh task ids, same transcripts) into experiments of
-each requested size, builds the report of each with `python -m runners.view` as a whole process
-(wall, CPU, peak RSS; above `--parts-above` episodes, default the view's own 20,000, the episodes'
-details go to `report.files/` beside the page), and opens it in headless Chromium (playwright
-driving the system's chromium): the time until the page is interactive (navigation start → the
-viewer's ready mark, and the page's own `performance.now()` at that mark), the time to open one
-episode (decode + render; with parts, reading its part file too), to apply a filter over all
-episodes and to turn to the last page of the episode list. Every size is measured in the same run;
-prints medians side by side. `--against DIR`: another checkout's `runners.view` builds and is
-loaded on the same experiments too, right after this one's (without `--parts-above`).
+Makes a real sweep's experiment of each requested size (`scripts/perf/real_experiment.py`: distinct
+tasks and texts, a transcript per episode; `--experiments DIR` keeps them), builds the report of
+each with `python -m runners.view` as a whole process (wall, CPU, peak RSS; the page's size and that
+of its parts folder, `report.files/`, where the episodes' details go above `--parts-above`
+episodes, default the view's own), and opens it in headless Chromium (playwright driving the
+system's chromium): the time until the page is interactive (navigation start → the viewer's ready
+mark, and the page's own `performance.now()` at that mark), the time to open one episode (decode +
+render; with parts, reading its part file too), to apply a filter over all episodes and to turn to
+the last page of the episode list. Every size is measured in the same run; prints medians side by
+side. `--against DIR`: another checkout's `runners.view` builds and is loaded on the same
+experiments too, right after this one's (without `--parts-above`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,40 +37,6 @@ ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-
-
-def base_experiment(root: Path) -> Path:
-    out = root / "base"
-    subprocess.run(
-        [sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", "runner.display=none"],
-        cwd=REPO,
-        check=True,
-        capture_output=True,
-    )
-    return out / "offline_demo"
-
-
-def replicate(base: Path, dest: Path, n: int) -> Path:
-    """An experiment of about `n` episodes: each cell's episodes repeated under new task ids."""
-    cells = [d for d in base.iterdir() if (d / "manifest.json").exists()]
-    per = max(1, n // len(cells))
-    for c in cells:
-        d = dest / c.name
-        d.mkdir(parents=True)
-        shutil.copy(c / "transcripts.sqlite", d / "transcripts.sqlite")
-        recs = read_jsonl(c / "episodes.jsonl")[0]  # a finished cell's records are compacted (episodes.jsonl.xz)
-        with open(d / "episodes.jsonl", "w") as f:
-            for i in range(per):
-                r = dict(recs[i % len(recs)])
-                r["task_id"] = f"{r['task_id']}~{i // len(recs)}"
-                f.write(json.dumps(r) + "\n")
-        m = json.loads((c / "manifest.json").read_text())
-        m["n_tasks"] = per
-        m["task_ids"] = [
-            f"{recs[i % len(recs)]['task_id']}~{i // len(recs)}" for i in range(per)
-        ]  # the tables count these
-        (d / "manifest.json").write_text(json.dumps(m))
-    return dest
 
 
 def measure(report: Path, repeats: int) -> dict[str, float]:
@@ -97,7 +61,7 @@ def measure(report: Path, repeats: int) -> dict[str, float]:
             page.wait_for_selector("#ep-detail[data-loaded='3'] .episode")
             open_ep.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            page.fill("#f-task", "~7")  # the list is refreshed synchronously on input
+            page.fill("#f-task", "-7")  # the list is refreshed synchronously on input
             page.evaluate("() => document.querySelector('#ep-count').textContent")
             filt.append(time.perf_counter() - t0)
             page.fill("#f-task", "")
@@ -138,16 +102,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--against", type=Path, help="another checkout's runners.view, built and loaded on the same experiments"
     )
+    ap.add_argument(
+        "--experiments", type=Path, help="where the real experiments are made once and kept (default: a temp dir)"
+    )
     a = ap.parse_args(argv)
     codes = {"this": REPO} | ({"against": a.against.resolve()} if a.against else {})
     print(f"load average before: {os.getloadavg()}", flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
-        base = base_experiment(root)
         for n in a.episodes:
-            exp = replicate(base, root / f"exp{n}", n)
-            n_eps = sum(sum(1 for _ in open(c / "episodes.jsonl", "rb")) for c in exp.iterdir() if c.is_dir())
+            from scripts.perf.real_experiment import real_experiment
+
+            exp = real_experiment(a.experiments or root, n)
+            n_eps = sum(len(read_jsonl(c / "episodes.jsonl")[0]) for c in exp.iterdir() if (c / "DONE").exists())
             for label, code in codes.items():
                 report = root / label / f"report{n}.html"
                 report.parent.mkdir(exist_ok=True)
@@ -156,7 +124,8 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"{label}: {n_eps} episodes measured, load average {os.getloadavg()}", flush=True)
                 report.unlink()
                 shutil.rmtree(report.with_name(f"report{n}.files"), ignore_errors=True)
-            shutil.rmtree(exp)  # the next size needs the disk more
+            if a.experiments is None:
+                shutil.rmtree(exp)  # the next size needs the disk more
     print(f"load average after: {os.getloadavg()}")
     print(
         f"{'code':>7} {'episodes':>9} {'build s':>8} {'CPU s':>6} {'RSS MB':>7} {'page MB':>8} {'parts MB':>9} "

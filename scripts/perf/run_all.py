@@ -1,12 +1,20 @@
-"""Run the perf benchmarks in scripts/perf/ in turn (`make perf`). Not `inspect_compare` (it makes
-its own inspect_ai venv, a download, and runs ~5 minutes), nor the whole-process ones that run
-minutes each (`tail`, `processes`, `analysis`, `report_load`, `resume`, `compact_levels`, `profile_sweep`):
-run those on their own."""
+"""Run the perf benchmarks in scripts/perf/ in turn (`make perf`), then a summary table: every goal
+beside what this run measured (each line a benchmark printed with its target), the load average
+at the time, and the goals of the whole-process benchmarks beside their last measurement (from
+scripts/perf/README.md, with the command, load and date). Not run here: `inspect_compare` (it
+makes its own inspect_ai venv, a download, and runs ~5 minutes), nor the whole-process ones that
+run minutes each (`tail`, `processes`, `analysis`, `report_load`, `resume`, `compact_levels`,
+`profile_sweep`, `real_experiment`): run those on their own."""
 
+import contextlib
 import importlib
+import io
+import os
+import re
 import sys
+import typing
 
-for name in (
+FAST = (
     "harness",
     "transport",
     "recorder",
@@ -15,12 +23,92 @@ for name in (
     "flowstate_overhead",
     "memory_latency",
     "shopping_catalogue",
-):
-    try:
-        mod = importlib.import_module(f"scripts.perf.{name}")
-    except ImportError as e:
-        print(f"== {name}: not available ({e})")
-        continue
-    print(f"== {name}")
-    sys.argv = [name]
-    mod.main()
+)
+
+# The whole-process goals (scripts/perf/README.md, "Memory flat in the number of episodes"): goal,
+# last measurement, its command, load average and date. Update them with the README.
+LONG_GOALS = [
+    (
+        "records on disk while a cell runs ≤ 1.5× final",
+        "1.15× (52.1 MB peak, 45.2 MB final, 10,000 episodes)",
+        "python -m scripts.perf.real_experiment --episodes 10000 --out DIR",
+        "11.3",
+        "2026-12-06",
+    ),
+    (
+        "runners.aggregate at 10,000 real episodes: ≤ 2 s CPU, ≤ 300 MB",
+        "3.28 s CPU, 242 MB (main: 5.98 s, 955 MB)",
+        "python -m scripts.perf.analysis --episodes 10000 --repeats 1 --experiments DIR",
+        "12.3–14.1",
+        "2026-12-06",
+    ),
+    (
+        "runners.view at 10,000 real episodes: ≤ 5 s CPU, ≤ 300 MB, page ≤ 50 MB",
+        "20.6 s CPU, 367 MB, page 0.7 MB (main: 23.3 s, 957 MB, 215 MB)",
+        "/usr/bin/time -v python -m runners.view EXP (EXP: real_experiment --episodes 10000)",
+        "9.9–11.1",
+        "2026-12-06",
+    ),
+    (
+        "the sweep at 10,000 episodes: peak RSS ≤ 300 MB",
+        "567 MB (main: 974 MB)",
+        "python -m scripts.perf.real_experiment --episodes 10000 --out DIR",
+        "7.4–13.0",
+        "2026-12-06",
+    ),
+    (
+        "harness CPU per call ≤ 0.4 ms (quiet 2 cores)",
+        "0.97 ms against main's 1.25 ms (0.78×), loaded",
+        "python -m scripts.perf.tail --episodes 512 --concurrency 128 --repeats 3 --against MAIN",
+        "8.9–9.0",
+        "2026-12-06",
+    ),
+]
+
+
+class _Tee(io.StringIO):
+    """Writes go to every one of `outs`."""
+
+    def __init__(self, *outs: typing.TextIO) -> None:
+        super().__init__()
+        self.outs = outs
+
+    def write(self, s: str) -> int:
+        for o in self.outs:
+            o.write(s)
+        return len(s)
+
+    def flush(self) -> None:
+        for o in self.outs:
+            o.flush()
+
+
+def main() -> None:
+    rows: list[tuple[str, str, str]] = []  # benchmark, the line with its target, load average then
+    for name in FAST:
+        try:
+            mod = importlib.import_module(f"scripts.perf.{name}")
+        except ImportError as e:
+            print(f"== {name}: not available ({e})")
+            continue
+        print(f"== {name}")
+        sys.argv = [name]
+        seen = io.StringIO()
+        with contextlib.redirect_stdout(_Tee(sys.stdout, seen)):
+            mod.main()
+        load = f"{os.getloadavg()[0]:.1f}"
+        for line in seen.getvalue().splitlines():
+            if re.search(r"target", line, re.I):
+                rows.append((name, " ".join(line.split()), load))
+    print("\n== summary: goal beside measurement (this run)")
+    print(f"| {'benchmark':<18} | measured, with its goal | load |\n|---|---|---:|")
+    for name, line, load in rows:
+        print(f"| {name:<18} | {line} | {load} |")
+    print("\n== whole-process goals, last measured (scripts/perf/README.md; run them on their own)")
+    print("| goal | measured | command | load | date |\n|---|---|---|---:|---|")
+    for goal, got, cmd, load, date in LONG_GOALS:
+        print(f"| {goal} | {got} | `{cmd}` | {load} | {date} |")
+
+
+if __name__ == "__main__":
+    main()

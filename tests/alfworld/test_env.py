@@ -56,8 +56,24 @@ async def test_walkthrough_wins_in_put_syntax(tasks):
     assert row["won"] and row["steps"] >= 4
 
 
-async def test_exact_rule_wrong_case_changes_nothing_and_clean_ups_apply(tasks):
+async def test_release_adapter_sends_the_task_sentence_and_raw_engine_text(tasks):
+    """The PoS release's adapter (default): task = the sentence after "Your task is to:", the reset text
+    (banner included) is the first observation, every observation is the engine's text as is."""
     env = Alfworld().make_env(tasks["pick_and_place_simple"], EpisodeContext())
+    req = await env.next_request()
+    assert req.observation is not None and req.observation.startswith("-= Welcome to TextWorld, ALFRED! =-")
+    assert req.text == req.goal == req.observation.split("Your task is to:", 1)[1].strip()
+    first = env.walkthrough[0]
+    reply = await env.act(act(f"think: I should {first}"))
+    assert reply.observation.note != "OK."  # no ReAct think rule: the engine answers
+    reply = await env.act(act(first))
+    assert reply.observation.note.startswith("You arrive at ")  # not stripped
+
+
+async def test_exact_rule_wrong_case_changes_nothing_and_clean_ups_apply(tasks):
+    env = Alfworld(adapter="project", clean_observations=True).make_env(
+        tasks["pick_and_place_simple"], EpisodeContext()
+    )
     req = await env.next_request()
     assert req.text.startswith("You are in the middle of a room.") and "\nYour task is to: " in req.text
     assert "Welcome to TextWorld" not in req.text

@@ -26,8 +26,8 @@ def ask(env, name: str, **args):
 
 
 def test_request_view_and_keyword_provider():
-    env, req = make_env("rare900", provider="keyword", judge="scripted")
-    assert (
+    env, req = make_env("rare900", provider="keyword", judge="scripted", adapter="project")
+    assert req.observation is None and (
         '"initial_presentation": "A 34-year-old fictional woman' in req.text
         and "one specific question per turn" in req.text
     )
@@ -52,7 +52,9 @@ def test_llm_provider_uses_role_user_sim_and_caps_the_reply():
     assert system.startswith(env.texts["provider_system"].split("{scope}")[0]) and env.texts["scope"]["lab"] in system
     assert "Antinuclear antibodies" in system and "Kidney biopsy" not in system
     assert bb.calls[0]["messages"][1] == {"role": "user", "content": "What is the ANA titre?"}
-    assert bb.calls[0]["sampling"]["max_completion_tokens"] == 1024
+    sampling = bb.calls[0]["sampling"]  # the release's clindiag_provider_model (the project's values without it)
+    assert sampling.get("max_tokens", sampling.get("max_completion_tokens")) == 1024
+    assert sampling["top_p"] is None  # the release sends none
     assert res.content == "x" * 20 + "\n[answer truncated at 20 characters]"
 
 

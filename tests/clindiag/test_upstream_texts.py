@@ -99,6 +99,9 @@ def test_offline_the_project_wording_is_used_and_marked(monkeypatch, tmp_path):
         "judge.system",
         "judge.user",
         "tools",
+        "pos.release.run_config.clindiag.raw.provider",  # the provider's and judge's request settings
+        "pos.release.run_config.clindiag.raw.judge",
+        "adapter.first_observation.clindiag",  # the release adapter's first observation
         *(f"provider.scope.{s}" for s in sections),
         *(f"tools.example.{s}" for s in sections),
     }

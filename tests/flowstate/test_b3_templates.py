@@ -81,8 +81,42 @@ def sweep(out: Path, name: str, methods: list[str], *overrides: str, b3: Path | 
 
 @pytest.fixture(scope="module")
 def parsed() -> b3text.B3:
+    """The transcription's templates as the paper shows them: the extraction's typographic fence
+    (three U+2018) read as the code fence (three backticks), the loader's default."""
     f = b3_file()
-    return b3text.parse(f.read_text(encoding="utf-8"), path=str(f))
+    b3 = b3text.parse(f.read_text(encoding="utf-8"), path=str(f))
+    fence = "\u2018" * 3
+    return b3text.B3(
+        path=b3.path,
+        sha256=b3.sha256,
+        templates={
+            k: b3text.Template(t.system.replace(fence, "```"), t.input.replace(fence, "```"))
+            for k, t in b3.templates.items()
+        },
+    )
+
+
+def test_found_beside_the_upstream_sources_fence_and_off(tmp_path, monkeypatch):
+    """`$HARNESS_UPSTREAM_DIR` at a folder with `paper-text/` beside it finds B.3; the fence is the
+    paper's code fence unless `$HARNESS_FLOWSTATE_B3_FENCE=as_written`; `$HARNESS_FLOWSTATE_B3=off`
+    keeps the project's wording."""
+    (tmp_path / "upstream-src").mkdir()
+    (tmp_path / "paper-text").mkdir()
+    (tmp_path / "paper-text" / "flowstate_b3.txt").write_text(b3_file().read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.delenv(b3text.ENV_FILE, raising=False)
+    monkeypatch.delenv(b3text.ENV_FENCE, raising=False)
+    monkeypatch.setenv("HARNESS_UPSTREAM_DIR", str(tmp_path / "upstream-src"))
+    b3, where = b3text.load()
+    assert b3 is not None and where.endswith("../paper-text/flowstate_b3.txt")
+    system = b3.system("flowstate")
+    assert "\u2018" * 3 not in system and "```" in system
+    monkeypatch.setenv(b3text.ENV_FENCE, "as_written")
+    assert "\u2018" * 3 in b3text.load()[0].system("flowstate")  # type: ignore[union-attr]
+    monkeypatch.setenv(b3text.ENV_FENCE, "curly")
+    with pytest.raises(b3text.B3Error, match="Fix:"):
+        b3text.load()
+    monkeypatch.setenv(b3text.ENV_FILE, "off")
+    assert b3text.load()[0] is None
 
 
 @pytest.fixture(scope="module")

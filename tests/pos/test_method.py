@@ -215,7 +215,9 @@ def test_multi_action_turn_gets_one_update_per_action():
 # ----------------------------------------------------------------------------- §11 sampling, §4 forced submission
 def test_sampling_per_role_follows_the_released_configs():
     """§11: temperature 0 for every role; policy max 512 tokens on ALFWorld and 4096 elsewhere; belief
-    model 4096; Sentinel 512 on ALFWorld/LOCA and 4096 on RCA-100/ClinDiag (merged per task kind)."""
+    model 4096; Sentinel 512 on ALFWorld/LOCA and 4096 on RCA-100/ClinDiag (merged per task kind). These are
+    the project's own values (`request_settings: project`, and the fallback without the release files); the
+    release's run configs themselves are checked in test_release_run_configs.py."""
     import yaml
     from pathlib import Path
 
@@ -230,7 +232,7 @@ def test_sampling_per_role_follows_the_released_configs():
         bb = QueueBackbone({"pos-init": [init()], "pos-policy": [act("look"), act("look")]})
 
         async def go() -> None:
-            m = PoS(bb, **{"belief_prompts": "project", **params})
+            m = PoS(bb, **{"belief_prompts": "project", **params, "request_settings": "project"})
             await m.begin_task(TASK.model_copy(update={"kind": kind}))
             await m.begin_request(Request(index=0, request_id="toy-1/q1", text="Find the key."))
             await m.step(Observation(note=FIRST))

@@ -136,7 +136,7 @@ def asyncio_drive_full_context(method) -> None:
 
 
 def test_project_switch_records_the_projects_interface():
-    notes = HiAgent.notes({"policy_prompt": "project"})["text_sources"]
+    notes = HiAgent.notes({"policy_prompt": "project", "request_settings": "project"})["text_sources"]
     assert notes["prompts"]["pos.release.interface"]["source"] == "project" and notes["paraphrased"] == []
     assert (
         FullContext.notes({"policy_prompt": "project"})["text_sources"]["prompts"]["pos.release.interface"]["source"]

@@ -35,8 +35,8 @@ def act(env, *calls, message=None):
 
 
 def test_request_and_view(bench):
-    env, req = env_for(bench)
-    assert (
+    env, req = env_for(bench, adapter="project")
+    assert req.observation is None and (
         '"alert_entity_name": "frontend"' in req.text
         and "prompt_text" not in req.text
         and "often NOT the root cause" in req.text

@@ -45,10 +45,21 @@ def metrics_csv(path: Path) -> dict[tuple[str, str, str], float]:
         }
 
 
+RECORD_FILES = ("episodes.jsonl", "episodes.jsonl.zst", "episodes.jsonl.xz")
+
+
 def record_files(root: Path) -> list[Path]:
-    """Every cell's records under `root`: live (`episodes.jsonl`) or compacted (`episodes.jsonl.xz`, a
-    finished cell)."""
-    return sorted(p for p in Path(root).rglob("episodes.jsonl*") if p.name in ("episodes.jsonl", "episodes.jsonl.xz"))
+    """Every cell's records under `root`: plain (`episodes.jsonl`, a running cell's last lines) or
+    compressed (`episodes.jsonl.zst`; `episodes.jsonl.xz`, a cell finished before zstd)."""
+    return sorted(p for p in Path(root).rglob("episodes.jsonl*") if p.name in RECORD_FILES)
+
+
+def unzstd(path: Path) -> bytes:
+    """The bytes of a `.zst` file of one or more zstd frames (what `zstdcat` prints)."""
+    import zstandard
+
+    with open(path, "rb") as f:
+        return zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read()
 
 
 def cell_records(cell: Path) -> list[dict]:

@@ -69,10 +69,48 @@ def test_failed_tries_are_hidden_from_the_tables_and_pruned(tmp_path):
         srv.mode = None
         good = run_sweep(tmp_path, *ARGS, "backbone.model=fake-model", env=env(srv))
         assert good.returncode == 0, good.stderr[-3000:]
-        table = good.stdout[good.stdout.index("### Results") :]
-        assert "qwen3-8b" not in table.split("\n\n")[1]  # not a row of the table
-        assert f"{failed[0]}: hidden from the tables" in table and "python -m runners.prune" in table
+        summary = (exp / "tables" / "summary.md").read_text()
+        table = summary[summary.index("### Results") :].split("\n\n")[1]
+        assert "fake-model" in table and "qwen3-8b" not in table  # not a row of the table
+        assert "qwen3-8b" not in good.stdout  # nor of the summary at the terminal
+        for text in (summary, good.stderr):  # listed under the table, and said on the console
+            assert f"{failed[0]}: hidden from the tables" in text and "python -m runners.prune" in text
         pruned = run_sweep(tmp_path, *ARGS, "backbone.model=fake-model", "runner.prune=failed", env=env(srv))
     assert pruned.returncode == 0 and f"pruned {failed[0]}" in pruned.stdout
     assert not (exp / failed[0]).exists() and list((exp / ".superseded" / failed[0]).rglob("errors.jsonl"))
     assert "hidden from the tables" not in pruned.stdout
+
+
+def test_a_refusal_that_echoes_the_key_past_its_cut_leaves_no_part_of_it():
+    """The refusal quotes 300 characters of the body: redacted before the cut, so a base64 echo of
+    the Authorization header straddling character 300 leaves no part of the key's encoding."""
+    import asyncio
+    import base64
+    import http.server
+    import threading
+
+    from runners.access import check_backbone
+    from runners.backbones.openai import OpenAIBackbone
+
+    enc = base64.b64encode(f"Bearer {KEY}".encode()).decode()
+
+    class Deny(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            body = ("x" * 280 + enc).encode()
+            self.send_response(401)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            return None
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Deny)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        b = OpenAIBackbone(name="x", model="m", base_url=f"http://127.0.0.1:{srv.server_address[1]}/v1", api_key=KEY)
+        why = asyncio.run(check_backbone(b, "OPENAI_COMPAT_API_KEY", timeout_s=5))
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert why and "refused the key (HTTP 401" in why and enc[10:20] not in why and enc[:10] + "***" in why

@@ -44,22 +44,22 @@ def test_a_truncated_records_file_is_named_by_every_reader_and_rerun_on_resume(e
     import json
 
     listed = len(json.loads((cell / "episodes.index.json").read_text())["done"])
-    xz = cell / "episodes.jsonl.xz"
-    data = xz.read_bytes()
-    xz.write_bytes(data[: len(data) // 3])
+    zst = cell / "episodes.jsonl.zst"
+    data = zst.read_bytes()
+    zst.write_bytes(data[: len(data) // 3])
     for name in ("aggregate", "view", "paper"):
         p = reader(name, root)
         assert p.returncode == 0 and "Traceback" not in p.stderr, (name, p.stderr[-2000:])
-        said = [line for line in p.stderr.splitlines() if "episodes.jsonl.xz is damaged" in line]
-        assert said and f"{cell.name}: episodes.jsonl.xz is damaged" in said[0], (name, p.stderr)
+        said = [line for line in p.stderr.splitlines() if "episodes.jsonl.zst is damaged" in line]
+        assert said and f"{cell.name}: episodes.jsonl.zst is damaged" in said[0], (name, p.stderr)
         assert (
             f"its index lists {listed} finished episodes" in said[0] and "run the same sweep command again" in said[0]
         )
     p = run_sweep(out, *ARGS)
     assert p.returncode == 0, p.stderr[-2000:]
-    assert "episodes.jsonl.xz was damaged" in p.stderr + p.stdout
+    assert "episodes.jsonl.zst was damaged" in p.stderr + p.stdout
     assert f"{listed}/{listed} episodes" in p.stdout  # what could not be read back ran again
-    assert list(cell.glob("episodes.damaged-*.jsonl.xz"))
+    assert list(cell.glob("episodes.damaged-*.jsonl.zst"))
     again = reader("aggregate", root)
     assert "damaged" not in again.stderr and "[partial]" not in again.stdout
 

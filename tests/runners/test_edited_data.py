@@ -29,7 +29,7 @@ def test_a_resume_on_edited_data_refuses_naming_the_file_and_fresh_reruns(tmp_pa
     (cell,) = (out / "exp").glob("full_context__*")
     manifest = json.loads((cell / "manifest.json").read_text())
     assert data_fingerprint(manifest["benchmark_notes"]) == {str(f): manifest["benchmark_notes"]["data"]["sha256"]}
-    before = {n: (cell / n).read_bytes() for n in ("manifest.json", "episodes.jsonl.xz")}
+    before = {n: (cell / n).read_bytes() for n in ("manifest.json", "episodes.jsonl.zst")}
 
     lines = f.read_text().splitlines()
     lines[-1] = lines[-1].replace("a", "b", 1)  # a later task's row edited: the finished episode's row is the same

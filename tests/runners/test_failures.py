@@ -70,7 +70,7 @@ def test_disk_full_keeps_finished_records_and_resumes(tmpfs, tmp_path):
     # written while the sweep runs (the plain file: a finished cell compacts them)
     files = [f for f in (tmp_path / "ref").rglob("*") if f.is_file()]
     pages = lambda n: -(-n // 4096) * 4096  # noqa: E731
-    records = sum(sum(map(len, record_lines(f.with_suffix("")))) for f in files if f.name == "episodes.jsonl.xz")
+    records = sum(sum(map(len, record_lines(f.with_suffix("")))) for f in files if f.name == "episodes.jsonl.zst")
     running = (
         sum(pages(f.stat().st_size) for f in files if f.name in ("manifest.json", "transcripts.sqlite")) + 4 * 4096
     )

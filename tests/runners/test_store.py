@@ -8,6 +8,7 @@ import pytest
 
 from runners.records.schema import EpisodeRecord
 from runners.records.store import CellStore, StoreError, load_cell, read_jsonl, repair_tail
+from tests.runners.sweep_helpers import unzstd
 
 
 def rec(task, trial=0, status="ok"):
@@ -116,7 +117,7 @@ def test_wrong_field_types_and_duplicate_lines_are_set_aside_and_rerun(tmp_path)
     assert len((d / "episodes.duplicates.jsonl").read_text().splitlines()) == 1
 
 
-def test_finished_cell_is_compacted_and_a_resume_restores_it(tmp_path):
+def test_finished_cell_is_compacted_and_a_resume_appends_to_it(tmp_path):
     s = CellStore(tmp_path, "c").open({"config": {}})
     for t in "abc":
         s.append(rec(t))
@@ -127,14 +128,37 @@ def test_finished_cell_is_compacted_and_a_resume_restores_it(tmp_path):
     s.close()
     d = tmp_path / "c"
     assert not (d / "episodes.jsonl").exists() and (d / "DONE").exists()
-    assert lzma.decompress((d / "episodes.jsonl.xz").read_bytes()) == plain  # the same lines, `xzcat` reads them
+    assert unzstd(d / "episodes.jsonl.zst") == plain  # the same lines, `zstdcat` reads them
     assert [r["task_id"] for r in load_cell(d)[1]] == ["a", "b", "c"]
-    s = CellStore(tmp_path, "c").open({"config": {}})  # a resume: the plain file again, appendable
-    assert s.done == {("a", 0), ("b", 0), ("c", 0)} and not (d / "episodes.jsonl.xz").exists()
+    frame = (d / "episodes.jsonl.zst").read_bytes()
+    s = CellStore(tmp_path, "c").open({"config": {}})  # a resume: new lines in the plain file, the frames kept
+    assert s.done == {("a", 0), ("b", 0), ("c", 0)} and (d / "episodes.jsonl.zst").read_bytes() == frame
     s.append(rec("d"))
     s.mark_done({"total": 4, "ok": 4})
     s.close()
     assert [r["task_id"] for r in read_jsonl(d / "episodes.jsonl")[0]] == ["a", "b", "c", "d"]
+    assert (d / "episodes.jsonl.zst").read_bytes().startswith(frame) and not (d / "episodes.jsonl").exists()
+
+
+def test_cell_finished_before_zstd_is_read_and_resumed(tmp_path):
+    """A cell whose records were compacted to episodes.jsonl.xz (before zstd) reads as it did, and a
+    resume restores its lines and writes them on in the current form."""
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    for t in "ab":
+        s.append(rec(t))
+    s.close()
+    d = tmp_path / "c"
+    plain = (d / "episodes.jsonl").read_bytes()
+    (d / "episodes.jsonl.xz").write_bytes(lzma.compress(plain))
+    (d / "episodes.jsonl").unlink()
+    assert [r["task_id"] for r in read_jsonl(d / "episodes.jsonl")[0]] == ["a", "b"]
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    assert s.done == {("a", 0), ("b", 0)} and not (d / "episodes.jsonl.xz").exists()
+    s.append(rec("c"))
+    s.mark_done({"total": 3, "ok": 3})
+    s.close()
+    assert [r["task_id"] for r in read_jsonl(d / "episodes.jsonl")[0]] == ["a", "b", "c"]
+    assert sorted(p.name for p in d.glob("episodes.jsonl*")) == ["episodes.jsonl.zst"]
 
 
 @pytest.mark.parametrize("extra", [b"", rec("hand").model_dump_json().encode() + b"\n"])
@@ -163,42 +187,46 @@ def test_compaction_that_fails_leaves_the_plain_records(tmp_path, monkeypatch):
 
     s = CellStore(tmp_path, "c").open({"config": {}})
     s.append(rec("a"))
-    real = store.atomic_write
 
-    def full(path, data, **kw):
-        if kw.get("xz"):
-            raise OSError(28, "No space left on device")
-        return real(path, data, **kw)
+    def full(path, data, level):
+        raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(store, "atomic_write", full)
+    monkeypatch.setattr(store, "append_frame", full)
     s.mark_done({"total": 1, "ok": 1})
     s.close()
     d = tmp_path / "c"
-    assert (d / "DONE").exists() and not list(d.glob("*.xz*")) and not list(d.glob(".*tmp*"))
+    assert (d / "DONE").exists() and not list(d.glob("*.zst*")) and not list(d.glob(".*tmp*"))
     assert any("uncompacted" in w for w in s.warnings) and [r["task_id"] for r in load_cell(d)[1]] == ["a"]
 
 
+@pytest.mark.parametrize("kind", ["zst", "xz"])
 @pytest.mark.parametrize("damage", ["truncated", "garbage"])
-def test_damaged_compacted_records_keep_what_reads_and_rerun_the_rest(tmp_path, damage):
+def test_damaged_compacted_records_keep_what_reads_and_rerun_the_rest(tmp_path, damage, kind):
     import random
 
     noise = lambda i: random.Random(i).randbytes(6000).hex()  # noqa: E731 - incompressible: each record fills its share of the file
-    big = [EpisodeRecord(cell="c", task_id=f"t{i}", trial=0, seed=i, error=noise(i)) for i in range(6)]
+    big = [EpisodeRecord(cell="c", task_id=f"t{i}", trial=0, seed=i, error=noise(i)) for i in range(12)]
     s = CellStore(tmp_path, "c").open({"config": {}})
+    s.compact_as_written()  # frames of 64 KiB of plain lines: the first ones stand before the damage
     for r in big:
         s.append(r)
-    s.mark_done({"total": 6, "ok": 6})
+    s.mark_done({"total": 12, "ok": 12})
     s.close()
-    gz = tmp_path / "c" / "episodes.jsonl.xz"
+    gz = tmp_path / "c" / f"episodes.jsonl.{kind}"
+    if kind == "xz":  # a cell finished before zstd
+        plain = unzstd(tmp_path / "c" / "episodes.jsonl.zst")
+        (tmp_path / "c" / "episodes.jsonl.zst").unlink()
+        gz.write_bytes(lzma.compress(plain))
     data = gz.read_bytes()
-    gz.write_bytes(data[: len(data) // 2] if damage == "truncated" else data[: len(data) // 2] + b"\x00garbage" * 50)
+    cut = len(data) * 3 // 4
+    gz.write_bytes(data[:cut] if damage == "truncated" else data[:cut] + b"\x00garbage" * 50)
     recs, bad = read_jsonl(tmp_path / "c" / "episodes.jsonl")
-    assert bad == 1 and 0 < len(recs) < 6 and [r["task_id"] for r in recs] == [f"t{i}" for i in range(len(recs))]
+    assert bad == 1 and 0 < len(recs) < 12 and [r["task_id"] for r in recs] == [f"t{i}" for i in range(len(recs))]
     s = CellStore(tmp_path, "c").open({"config": {}})
     s.close()
     assert s.done == {(f"t{i}", 0) for i in range(len(recs))}  # the rest run again on this resume
     assert any("damaged" in w for w in s.warnings) and not gz.exists()
-    (kept,) = (tmp_path / "c").glob("episodes.damaged-*.jsonl.xz")
+    (kept,) = (tmp_path / "c").glob(f"episodes.damaged-*.jsonl.{kind}")
     assert kept.read_bytes()[:100] == data[:100]  # kept as found, never deleted
 
 
@@ -210,9 +238,9 @@ def test_compaction_switched_off_leaves_the_plain_records(tmp_path):
         assert p.returncode == 0, p.stderr[-2000:]
     on = sorted(p.name for p in (tmp_path / "on").rglob("episodes.jsonl*"))
     off = sorted((tmp_path / "off").rglob("episodes.jsonl*"))
-    assert on == ["episodes.jsonl.xz"] and [p.name for p in off] == ["episodes.jsonl"]
+    assert on == ["episodes.jsonl.zst"] and [p.name for p in off] == ["episodes.jsonl"]
     assert (off[0].parent / "DONE").exists()
-    assert lzma.decompress(next((tmp_path / "on").rglob("episodes.jsonl.xz")).read_bytes()).count(b"\n") == len(
+    assert unzstd(next((tmp_path / "on").rglob("episodes.jsonl.zst"))).count(b"\n") == len(
         off[0].read_bytes().splitlines()
     )
 
@@ -243,19 +271,29 @@ def test_short_process_gc_runs_no_collection_and_leaves_the_records_frozen():
         gc.unfreeze()
 
 
-def _finished_cell(tmp_path, n=6):
+def _finished_cell(tmp_path, n=6, kind="zst"):
     import random
 
     noise = lambda i: random.Random(i).randbytes(6000).hex()  # noqa: E731 - incompressible records
     s = CellStore(tmp_path, "c").open({"config": {}})
+    s.compact_as_written()  # frames of 64 KiB: the first ones read back before a lost tail
     for i in range(n):
         s.append(EpisodeRecord(cell="c", task_id=f"t{i}", trial=0, seed=i, error=noise(i)))
     s.mark_done({"total": n, "ok": n})
     s.close()
-    return tmp_path / "c" / "episodes.jsonl.xz"
+    d = tmp_path / "c"
+    if kind == "xz":  # a cell finished before zstd: its records and index as that version wrote them
+        plain = unzstd(d / "episodes.jsonl.zst")
+        (d / "episodes.jsonl.zst").unlink()
+        (d / "episodes.jsonl.xz").write_bytes(lzma.compress(plain))
+        idx = json.loads((d / "episodes.index.json").read_text())
+        idx["records"] = CellStore(tmp_path, "c")._records_signature()
+        (d / "episodes.index.json").write_text(json.dumps(idx))
+    return d / f"episodes.jsonl.{kind}"
 
 
-def test_a_records_file_cut_short_but_of_the_same_size_and_time_is_not_trusted_by_its_index(tmp_path):
+@pytest.mark.parametrize("kind", ["zst", "xz"])
+def test_a_records_file_cut_short_but_of_the_same_size_and_time_is_not_trusted_by_its_index(tmp_path, kind):
     """A compacted file whose tail was lost (zeros where the end was: an interrupted copy into a
     preallocated file) keeps the size and time its index was written against: the index must not
     claim its episodes done, and a resume re-runs what cannot be read back."""
@@ -263,21 +301,23 @@ def test_a_records_file_cut_short_but_of_the_same_size_and_time_is_not_trusted_b
 
     from runners.records.store import finished_keys, load_cell_checked
 
-    xz = _finished_cell(tmp_path)
+    n = 12 if kind == "zst" else 6  # zst: two frames, the first whole before the lost tail
+    xz = _finished_cell(tmp_path, n=n, kind=kind)
     st, data = xz.stat(), xz.read_bytes()
-    xz.write_bytes(data[: len(data) // 2] + bytes(len(data) - len(data) // 2))
+    cut = len(data) * 3 // 4 if kind == "zst" else len(data) // 2
+    xz.write_bytes(data[:cut] + bytes(len(data) - cut))
     os.utime(xz, ns=(st.st_atime_ns, st.st_mtime_ns))
     _, records, notes = load_cell_checked(tmp_path / "c")
-    assert 0 < len(records) < 6 and len(finished_keys(tmp_path / "c")) == len(records)
-    assert len(notes) == 1 and notes[0].startswith("episodes.jsonl.xz is damaged (")
+    assert 0 < len(records) < n and len(finished_keys(tmp_path / "c")) == len(records)
+    assert len(notes) == 1 and notes[0].startswith(f"episodes.jsonl.{kind} is damaged (")
     assert (
-        f"its index lists 6 finished episodes, {len(records)} could be read back ({6 - len(records)} cannot be)"
+        f"its index lists {n} finished episodes, {len(records)} could be read back ({n - len(records)} cannot be)"
         in (notes[0])
     )
-    s = CellStore(tmp_path, "c").open({"config": {}}, expect={(f"t{i}", 0) for i in range(6)})
+    s = CellStore(tmp_path, "c").open({"config": {}}, expect={(f"t{i}", 0) for i in range(n)})
     s.close()
     assert not s.idle and s.done == {(r["task_id"], 0) for r in records}  # the rest run again
-    assert any("damaged" in w for w in s.warnings) and list((tmp_path / "c").glob("episodes.damaged-*.jsonl.xz"))
+    assert any("damaged" in w for w in s.warnings) and list((tmp_path / "c").glob(f"episodes.damaged-*.jsonl.{kind}"))
 
 
 def test_cell_dirs_count_a_symlinked_copy_once_and_skip_names_that_are_not_utf8(tmp_path):

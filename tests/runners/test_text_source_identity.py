@@ -65,6 +65,7 @@ def test_mixed_source_resume_refuses_and_fresh_reruns(tmp_path):
         assert p.returncode != 0
         err = p.stderr + p.stdout
         assert "runner.fresh=true" in err and "HARNESS_UPSTREAM_DIR" in err and "Nothing was run" in err, err[-2000:]
+        assert "HARNESS_FLOWSTATE_B3" in err  # the B.3 switch is named too
         assert {n: (cell / n).read_bytes() for n in before} == before  # manifest and records untouched
 
     p = sweep(out, online, "runner.limit=1", "runner.fresh=true")

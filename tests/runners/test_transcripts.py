@@ -278,12 +278,57 @@ def test_an_episode_is_one_pack_and_text_shared_across_episodes_is_stored_once(t
     assert reader.messages(heads[0])[0]["content"] == "S" * 2000 and len(reader.messages(heads[1])) == 12
     db = reader._conn()
     assert db.execute("SELECT MIN(codec), MAX(codec) FROM blobs").fetchone() == (3, 3)  # every row points into a pack
-    # the first pack is compressed alone; later ones with its payloads as zlib dictionary
-    assert db.execute("SELECT codec FROM packs ORDER BY id").fetchall() == [(1,), (2,)]
+    # the first pack is compressed alone (zstd); later ones with its payloads as zstd dictionary
+    assert db.execute("SELECT codec FROM packs ORDER BY id").fetchall() == [(5,), (6,)]
     assert db.execute("SELECT v FROM meta WHERE k = 'zdict'").fetchone() == ("1",)
     fresh = TranscriptReader(tmp_path)  # nothing cached: the dictionary pack is read first
     assert fresh.text("00" * 16) == "only in the third episode " * 40
     assert db.execute("SELECT MAX(LENGTH(data)) FROM blobs").fetchone()[0] == 12  # rows stay small
+
+
+def test_packs_written_with_zlib_still_read_and_the_cell_takes_new_episodes(tmp_path):
+    """Cells written before zstd hold zlib packs (the first alone, later ones with its payloads as
+    zlib dictionary): read as they were, and new packs of the cell use the same dictionary pack."""
+    import sqlite3
+    import zlib
+
+    from runners.records.transcripts import ZDICT_BYTES, ZLIB, ZLIB_DICT
+
+    store = TranscriptStore(tmp_path).open()
+    heads = []
+    for k in range(3):
+        sink: list[CallLog] = []
+        rec = _record(6, _rb(sink), sink)
+        rec.requests[0].steps[0].calls[0].pending_transcript().blobs[f"{k:02d}" * 16] = f"episode {k} ".encode() * 50
+        store.put(rec)
+        heads.append(rec.requests[0].steps[-1].calls[0].prompt)
+    store.close()
+    reader = TranscriptReader(tmp_path)
+    want = [reader.messages(h) for h in heads] + [reader.text(f"{k:02d}" * 16) for k in range(3)]
+    raws = {pid: reader._pack(pid) for (pid,) in reader._conn().execute("SELECT id FROM packs")}
+    db = sqlite3.connect(tmp_path / "transcripts.sqlite")  # the packs as the former version wrote them
+    zdict = raws[1][-ZDICT_BYTES:]
+    for pid, raw in raws.items():
+        if pid == 1:
+            db.execute("UPDATE packs SET codec = ?, data = ? WHERE id = 1", (ZLIB, zlib.compress(raw, 6)))
+        else:
+            c = zlib.compressobj(6, zlib.DEFLATED, 15, 8, zlib.Z_DEFAULT_STRATEGY, zdict)
+            db.execute(
+                "UPDATE packs SET codec = ?, data = ? WHERE id = ?", (ZLIB_DICT, c.compress(raw) + c.flush(), pid)
+            )
+    db.commit()
+    db.close()
+    old = TranscriptReader(tmp_path)
+    assert [old.messages(h) for h in heads] + [old.text(f"{k:02d}" * 16) for k in range(3)] == want
+    store = TranscriptStore(tmp_path).open()
+    sink = []
+    rec = _record(6, _rb(sink), sink)
+    rec.requests[0].steps[0].calls[0].pending_transcript().blobs["77" * 16] = b"a new episode " * 50
+    store.put(rec)
+    store.close()
+    new = TranscriptReader(tmp_path)
+    assert new.text("77" * 16) == "a new episode " * 50 and new.text("01" * 16) == "episode 1 " * 50
+    assert new._conn().execute("SELECT codec FROM packs ORDER BY id").fetchall()[-1] == (6,)  # zstd, zlib's dictionary
 
 
 def test_a_database_written_before_packs_still_reads_and_takes_new_episodes(tmp_path):

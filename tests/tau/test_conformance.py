@@ -4,6 +4,7 @@ retail against the §8 facts; the replay command's output format."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -148,3 +149,19 @@ def test_replay_command_prints_one_json_line_per_task():
     assert lines[0]["outputs"] == [] and lines[0]["final_db_hash"] == AIRLINE_INITIAL
     assert [o["name"] for o in lines[1]["outputs"]][-1] == "cancel_reservation"
     assert all(set(o) == {"name", "error", "content"} for o in lines[1]["outputs"])
+    assert "warning:" not in out.stderr  # the pinned toolkit was found (tests point HARNESS_UPSTREAM_DIR at it)
+
+
+def test_replay_command_says_when_it_falls_back_to_the_projects_wording(tmp_path):
+    data_dir = shared_path("tau2")
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "HARNESS_UPSTREAM_DIR": str(tmp_path),
+        "HARNESS_UPSTREAM_OFFLINE": "1",
+        "XDG_CACHE_HOME": str(tmp_path),
+    }
+    cmd = [sys.executable, "-m", "benchmarks.tau.replay", "--domain", "retail", "--data-dir", str(data_dir)]
+    out = subprocess.run([*cmd, "--task", "0"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip()
+    assert "warning:" in out.stderr and "project's wording" in out.stderr and "HARNESS_UPSTREAM_DIR" in out.stderr
