@@ -19,9 +19,12 @@ unlabelled takes the label, so spans never overlap and cover every character exa
 than `MIN_PIECE` characters are not matched (a short word would be found anywhere); what they would cover
 counts as project wording, so the share is an upper bound.
 
-The texts are rebuilt at read time: the cell's benchmark and method are constructed from the manifest's config
-and asked for their manifest notes under `runners.upstream.capture_texts`, which reads the same pinned files
-(offline: the download cache and `$HARNESS_UPSTREAM_DIR`; a file not there shows as the project's fallback).
+The summary (`--json`, `--write`) gives per cell the characters per label, project wording's share (`project`
+and `project:<key>` together) and the fallbacks sent; over an experiment the share is also printed per method x
+benchmark (`shares`). The texts are rebuilt at read time: the cell's benchmark and method are constructed from
+the manifest's config and asked for their manifest notes under `runners.upstream.capture_texts`, which reads
+the same pinned files (offline: the download cache and `$HARNESS_UPSTREAM_DIR`; a file not there shows as
+the project's fallback).
 The manifest records only keys and checksums of the texts, never the texts themselves, so a cell's share cannot
 be computed without them; `--write` stores the summary as `<cell>/provenance.json`, beside the records, from
 which the tables mark a cell `[paraphrased]` only for fallback texts its calls actually sent
@@ -207,7 +210,7 @@ def cell_texts(cell_dir: Path) -> tuple[dict[str, tuple[str, Any]], dict[str, An
     its tasks by id)."""
     from runners.config import CellConfig
     from runners.prepare import _load_benchmark, method_notes
-    from runners.upstream import capture_texts, reading_records
+    from runners.upstream import ENV_DIR, capture_texts, reading_records, text_sha256
 
     manifest = json.loads((Path(cell_dir) / "manifest.json").read_text())
     cfg = CellConfig.model_validate(manifest["config"])
@@ -217,7 +220,27 @@ def cell_texts(cell_dir: Path) -> tuple[dict[str, tuple[str, Any]], dict[str, An
             raise SystemExit(f"{cell_dir}: its benchmark could not be rebuilt: {'; '.join(map(str, prep))}")
         prep.bench.notes()
         method_notes(cfg.method.cls, cfg.method.params, prep.bench)
+    differ = sorted(k for k, want in _recorded(manifest).items() if k in got and text_sha256(got[k][1]) != want)
+    if differ:
+        raise ProvenanceError(
+            f"{cell_dir}: the texts read now differ from those the cell ran on ({', '.join(differ[:5])}"
+            f"{', ...' if len(differ) > 5 else ''}); point ${ENV_DIR} at the pinned upstream copies the run used "
+            "(or clear it, for a cell that ran on the project's wording) and run this again"
+        )
     return got, {t.task_id: t for t in prep.tasks}
+
+
+class ProvenanceError(RuntimeError):
+    """The texts rebuilt at read time are not those the cell ran on."""
+
+
+def _recorded(manifest: dict[str, Any]) -> dict[str, str]:
+    """key → text_sha256 the manifest records for each text (benchmark and method)."""
+    out: dict[str, str] = {}
+    for part in ("benchmark_notes", "method_notes"):
+        prompts = ((manifest.get(part) or {}).get("text_sources") or {}).get("prompts") or {}
+        out.update({k: v["text_sha256"] for k, v in prompts.items() if isinstance(v, dict) and "text_sha256" in v})
+    return out
 
 
 @dataclass
@@ -225,6 +248,8 @@ class CellMap:
     cell: str
     calls: dict[str, list[dict[str, Any]]]
     paraphrase_keys: list[str]
+    method: str = ""
+    benchmark: str = ""
     unseen: list[str] = field(default_factory=list)
     n_episodes: int = 0
 
@@ -251,6 +276,8 @@ class CellMap:
         share = self.project_share()
         return {
             "cell": self.cell,
+            "method": self.method,
+            "benchmark": self.benchmark,
             "calls": len(self.calls),
             "chars": self.totals(),
             "project_share": None if share is None else round(share, 6),
@@ -274,7 +301,19 @@ def cell_map(cell_dir: Path, only: str | None = None) -> CellMap:
             if (only is None or cid == only) and call.has_transcript:
                 calls[cid] = call_map(call.messages, src)
     keys = sorted(k for k, (s, _) in texts.items() if s == "paraphrase")
-    return CellMap(cell_dir.name, calls, keys, unseen, len(episodes))
+    conf = json.loads((cell_dir / "manifest.json").read_text()).get("config") or {}
+    method, bench = ((conf.get(k) or {}).get("name", "") for k in ("method", "benchmark"))
+    return CellMap(cell_dir.name, calls, keys, method, bench, unseen=unseen, n_episodes=len(episodes))
+
+
+def shares(summaries: list[dict[str, Any]]) -> dict[tuple[str, str], float | None]:
+    """Project wording's share of the characters sent, per (method, benchmark) over its cells."""
+    chars: dict[tuple[str, str], list[int]] = {}
+    for s in summaries:
+        acc = chars.setdefault((s["method"], s["benchmark"]), [0, 0])
+        acc[0] += sum(v for k, v in s["chars"].items() if is_project(k))
+        acc[1] += sum(s["chars"].values())
+    return {k: (p / t if t else None) for k, (p, t) in sorted(chars.items())}
 
 
 def stored(cell_dir: Path) -> dict[str, Any] | None:
@@ -319,9 +358,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out: list[dict[str, Any]] = []
     found = False
+    summaries: list[dict[str, Any]] = []
     for d in cells:
-        cm = cell_map(d, a.call)
+        try:
+            cm = cell_map(d, a.call)
+        except ProvenanceError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
         summary = cm.summary()
+        summaries.append(summary)
         if a.write:
             (d / PROVENANCE).write_text(json.dumps(summary, indent=1) + "\n")
         if a.call:
@@ -341,6 +386,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"{'-' if share is None else f'{100 * share:.1f}%'} of the characters sent; "
                 f"fallbacks sent: {', '.join(summary['paraphrased_sent']) or 'none'}"
             )
+    if not a.call and not a.json and len(summaries) > 1:
+        print("\nproject wording, share of the characters sent (method x benchmark):")
+        for (m, b), share in shares(summaries).items():
+            print(f"  {m} x {b}: {'-' if share is None else f'{100 * share:.1f}%'}")
     if a.call and not found:
         print(
             f"error: no call {a.call!r} with a transcript under {path}; ids are <task_id>/<trial>/<n>", file=sys.stderr

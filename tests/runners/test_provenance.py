@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runners.provenance import Sources, cell_map, label_text, template_pieces
+from runners.provenance import Sources, cell_map, label_text, shares, template_pieces
 from tests.conftest import UPSTREAM_SRC
 from tests.runners.sweep_helpers import REPO, run_sweep
 
@@ -51,6 +51,15 @@ def test_doubled_braces_are_literal_and_short_pieces_are_not_matched():
     src = Sources()
     src.add("task", ["short", "a longer task phrase"])
     assert "short" not in src.labels and "a longer task phrase" in src.labels
+
+
+def test_share_per_method_and_benchmark_weighs_cells_by_characters():
+    cells = [
+        {"method": "m", "benchmark": "b", "chars": {"project": 10, "upstream:x": 30}},
+        {"method": "m", "benchmark": "b", "chars": {"project:y": 50, "task": 10}},
+        {"method": "n", "benchmark": "b", "chars": {}},
+    ]
+    assert shares(cells) == {("m", "b"): 0.6, ("n", "b"): None}
 
 
 def _sweep(out: Path, *overrides: str, env: dict | None = None) -> Path:
@@ -119,6 +128,7 @@ def test_fallback_wording_is_labelled_and_drives_the_paraphrased_mark(tmp_path):
     cell = _sweep(tmp_path / "fb", env=env)
     (summary,) = _provenance_cli(env, str(cell.parent), "--write")
     assert summary["paraphrased_sent"] and summary["project_share"] > 0
+    assert (summary["method"], summary["benchmark"]) == ("full_context", "clindiag")
     assert not any(k.startswith("upstream:") for k in summary["chars"])
     assert "judge.system" in summary["paraphrased_sent"]
     assert json.loads((cell / "provenance.json").read_text()) == summary
@@ -134,6 +144,18 @@ def test_fallback_wording_is_labelled_and_drives_the_paraphrased_mark(tmp_path):
     assert summarize(cell).paraphrased == []
     (cell / "provenance.json").write_text(json.dumps({**stored, "n_episodes": summary["n_episodes"] + 1}))
     assert summarize(cell).paraphrased == every  # a stale summary is not used: every listed key marks
+
+    if UPSTREAM_SRC.is_dir():  # read with the pinned copies, the texts differ from the run's: refused, named
+        proc = subprocess.run(
+            [sys.executable, "-m", "runners.provenance", str(cell)],
+            cwd=REPO,
+            env={**os.environ, "PYTHONPATH": str(REPO), **env, "HARNESS_UPSTREAM_DIR": str(UPSTREAM_SRC)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert proc.returncode == 2 and "differ from those the cell ran on" in proc.stderr, proc.stderr[-2000:]
+        assert "HARNESS_UPSTREAM_DIR" in proc.stderr
 
     (one,) = _provenance_cli(env, str(cell), "--call", "90000001/0/0")
     assert list(one["calls"]) == ["90000001/0/0"]
