@@ -168,7 +168,7 @@ def paraphrased_prompts(manifest: dict[str, Any], provenance: dict[str, Any] | N
     return out
 
 
-def _provenance(cell_dir: Path, n_episodes: int) -> dict[str, Any] | None:
+def stored_provenance(cell_dir: Path, n_episodes: int) -> dict[str, Any] | None:
     """The cell's stored provenance summary when it was computed over the episodes counted now."""
     try:  # written by `python -m runners.provenance --write` (runners/provenance.py PROVENANCE)
         p = json.loads((cell_dir / "provenance.json").read_text())
@@ -335,7 +335,7 @@ def summarize(cell_dir: Path) -> CellSummary:
         text_sets=text_sets,
         config=cfg,
         sweep=sweep,
-        paraphrased=paraphrased_prompts(manifest, _provenance(cell_dir, len(episodes))),
+        paraphrased=paraphrased_prompts(manifest, stored_provenance(cell_dir, len(episodes))),
         episodes=episodes,
         records=on_disk,
         metric_fn=bench.metrics,

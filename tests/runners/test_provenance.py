@@ -139,6 +139,10 @@ def test_fallback_wording_is_labelled_and_drives_the_paraphrased_mark(tmp_path):
     marked = summarize(cell).paraphrased
     assert "benchmark:judge.system" in marked and set(marked) <= set(every)
     assert "method:pos.policy_repair" in set(every) - set(marked)  # a clean scripted run sends no repair turn
+    from runners.analysis.report import gather
+
+    (shown,) = gather(cell.parent)[0]["cells"]  # the report's cells table shows the stored share
+    assert shown["project_share"] == summary["project_share"]
     stored = {**summary, "paraphrased_sent": []}
     (cell / "provenance.json").write_text(json.dumps(stored))
     assert summarize(cell).paraphrased == []
