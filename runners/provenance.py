@@ -6,7 +6,8 @@ Every character of a call's messages gets one label:
   key in the manifest's `text_sources` (a template's literal pieces around its `{...}` fields each count);
 - `task`: the task data (the request's text, goal, valid actions, and the task's other fields);
 - `observation`: what the benchmark returned (tool results, notes, user messages, its first observation);
-- `method`: the method's own state as its step logs record it (`StepRecord.method`, `RequestRecord.method`);
+- `method`: the method's own state as its step logs record it (`StepRecord.method`, `RequestRecord.method`: its
+  strings and its parts as JSON);
 - `model`: what the model replied in an earlier call of the episode (replayed history);
 - `project:<key>`: the project's fallback wording of a text whose upstream source was expected but not read
   (the manifest lists the key as paraphrased); project wording. A fallback that is not a text (None: the
@@ -195,11 +196,11 @@ def _episode_sources(base: Sources, ep: Any, task: Any = None) -> Iterator[tuple
 
     yield from each(ep.task_calls)
     for r in ep.requests:
-        src.add("method", leaves(r.record.method))
+        src.add("method", json_forms(r.record.method))
         yield from each(r.begin_calls)
         for s in r.steps:
             src.add("observation", leaves(s.record.observation.model_dump()))
-            src.add("method", leaves(s.record.method))
+            src.add("method", json_forms(s.record.method))
             yield from each(s.calls)
         yield from each(r.end_calls)
     yield from each(ep.unfinished_calls)
