@@ -206,6 +206,15 @@ def _episode_sources(base: Sources, ep: Any, task: Any = None) -> Iterator[tuple
     yield from each(ep.unfinished_calls)
 
 
+def _manifest(cell_dir: Path) -> dict[str, Any]:
+    """The cell's manifest (a sharded cell's: its first shard's; they share the config)."""
+    found = [cell_dir / "manifest.json", *sorted(cell_dir.glob("shard-*/manifest.json"))]
+    path = next((p for p in found if p.is_file()), None)
+    if path is None:
+        raise ProvenanceError(f"{cell_dir}: no manifest.json (not a cell folder)")
+    return json.loads(path.read_text())
+
+
 def cell_texts(cell_dir: Path) -> tuple[dict[str, tuple[str, Any]], dict[str, Any]]:
     """(the model-facing texts of a cell, rebuilt as its run read them (see the module docstring),
     its tasks by id)."""
@@ -213,7 +222,7 @@ def cell_texts(cell_dir: Path) -> tuple[dict[str, tuple[str, Any]], dict[str, An
     from runners.prepare import _load_benchmark, method_notes
     from runners.upstream import ENV_DIR, capture_texts, reading_records, text_sha256
 
-    manifest = json.loads((Path(cell_dir) / "manifest.json").read_text())
+    manifest = _manifest(Path(cell_dir))
     cfg = CellConfig.model_validate(manifest["config"])
     with reading_records(), capture_texts() as got:
         prep = _load_benchmark(cfg)
@@ -302,7 +311,7 @@ def cell_map(cell_dir: Path, only: str | None = None) -> CellMap:
             if (only is None or cid == only) and call.has_transcript:
                 calls[cid] = call_map(call.messages, src)
     keys = sorted(k for k, (s, _) in texts.items() if s == "paraphrase")
-    conf = json.loads((cell_dir / "manifest.json").read_text()).get("config") or {}
+    conf = _manifest(cell_dir).get("config") or {}
     method, bench = ((conf.get(k) or {}).get("name", "") for k in ("method", "benchmark"))
     return CellMap(cell_dir.name, calls, keys, method, bench, unseen=unseen, n_episodes=len(episodes))
 
@@ -326,7 +335,7 @@ def stored(cell_dir: Path) -> dict[str, Any] | None:
 
 
 def _cells(path: Path) -> list[Path]:
-    if (path / "manifest.json").is_file():
+    if (path / "manifest.json").is_file() or any(path.glob("shard-*/manifest.json")):
         return [path]
     from runners.records.store import cell_dirs
 
