@@ -165,3 +165,12 @@ def test_fallback_wording_is_labelled_and_drives_the_paraphrased_mark(tmp_path):
     assert list(one["calls"]) == ["90000001/0/0"]
     labels = {s["label"] for m in one["calls"]["90000001/0/0"] for s in m["spans"]}
     assert "task" in labels and any(lab.startswith("project:") for lab in labels)
+
+
+def test_a_sharded_cell_is_read_through_its_shards(tmp_path):
+    env = {"HARNESS_UPSTREAM_DIR": str(tmp_path / "none"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    cell = _sweep(tmp_path / "sh", "runner.shard=0/2", env=env)
+    assert not (cell / "manifest.json").exists() and list(cell.glob("shard-*/manifest.json"))
+    for where in (cell.parent, cell):  # the experiment, or the cell folder itself
+        (summary,) = _provenance_cli(env, str(where))
+        assert summary["cell"] == cell.name and summary["calls"] > 0 and summary["n_episodes"] > 0
