@@ -372,6 +372,34 @@ def _usd(x: float | None, priced: bool) -> str:
     return "?" if x is None else (f"${x:,.2f}" if x >= 1 else f"${x:.4f}")
 
 
+def _budget_line(cells: list[Any], estimate: float | None) -> str | None:
+    """The experiment's budget (runner.budget_usd, else the one recorded with the experiment), what
+    its stored records spent (runners/budget.py: read only) and whether the estimate fits."""
+    from runners.budget import manifest_prices, recorded_budget, stored_spend, usd_text
+
+    root = Path(cells[0].runner.output_dir) / cells[0].experiment.name
+    budget = cells[0].runner.budget_usd or recorded_budget(root)
+    if budget is None:
+        return None
+    current = {c.cell_name: role_prices(c) for c in cells}
+    spent = sum(c.spent for c in stored_spend(root, lambda cell, m: manifest_prices(cell, m, current)).values())
+    left = max(budget - spent, 0.0)
+    fits = (
+        ""
+        if estimate is None
+        else (
+            "; the estimate above fits in what is left"
+            if estimate <= left
+            else "; the estimate above does not fit: the run stops when it is spent (docs/runner.md §5); "
+            f"runner.budget_usd={spent + estimate:.4f} or more would cover it"
+        )
+    )
+    return (
+        f"Budget: ${budget:g} for the experiment, {usd_text(spent)} spent by its stored records, "
+        f"{usd_text(left)} left{fits}."
+    )
+
+
 def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
     exp = cells[0].experiment.name
     out = [
@@ -452,6 +480,9 @@ def format_plan(cells: list[Any], plans: list[CellPlan], s: Any) -> str:
             "backbone.prices.input=<USD> backbone.prices.output=<USD> (the agent's backbone), or "
             "runner.prices_file=<prices.yaml> mapping each model or backbone name to {input, cached_input, output}."
         )
+    budget_line = _budget_line(cells, usd_total if priced_known else None)
+    if budget_line:
+        out.append(budget_line)
     prices_used = {}
     for c in cells:
         for b in (c.backbone, *(x for _, x in c.roles.items())):

@@ -169,9 +169,9 @@ class Scheduler:
     trial 1), and a new round starts only when the budget left (what the experiment's stored
     records spent and this run spends, less what the episodes in flight are still expected to
     spend) covers the whole round at each cell's own estimate, so a run the budget stops has run
-    the same tasks in every cell of a benchmark and its tables still compare the methods. While
-    nothing is known about costs, episodes run one at a time; a call is refused once the cap is
-    reached (`runners.budget.BudgetGuard`)."""
+    the same tasks in every cell of a benchmark and its tables still compare the methods. One
+    round is in flight at a time; while nothing is known about costs, episodes run one at a time;
+    a call is refused once the cap is reached (`runners.budget.BudgetGuard`)."""
 
     def __init__(
         self, root: Path, pool: BackbonePool, progress: Progress, concurrency: int, budget_usd: float | None = None
@@ -240,9 +240,11 @@ class Scheduler:
         )
 
     async def _admit(self, run: "_CellRun", rnd: tuple[int, int] | None) -> bool:
-        """Whether one more episode of `run` (in fair round `rnd`) may start within the budget;
-        waits while nothing is known about costs and an episode is in flight. A new round starts
-        only when the budget left covers every cell's episode of it at the cell's own estimate."""
+        """Whether one more episode of `run` (in fair round `rnd`) may start within the budget. A
+        new round waits until the episodes in flight have ended (so a round the cap cut short is
+        the last one: no cell runs task k+1 while another's task k is unfinished), then starts only
+        when the budget left covers every cell's episode of it at the cell's own estimate; while
+        nothing is known about costs, its episodes run one at a time (probes)."""
         if self.budget is None:
             return True
         async with self.settled:
@@ -251,13 +253,13 @@ class Scheduler:
                     return False
                 if rnd is None or rnd <= self.round_started:
                     return True  # inside a round admitted whole
+                if self.in_flight:  # the round before (or a probe) still running: its spend decides
+                    await self.settled.wait()
+                    continue
                 cells = self.rounds.get(rnd) or [run]
                 ests = [self.estimate(r) for r in cells]
                 if any(e is None for e in ests):
-                    if self.in_flight:  # nothing known yet: one episode at a time teaches the estimates
-                        await self.settled.wait()
-                        continue
-                    return True  # a probe; the round is not admitted yet
+                    return True  # nothing known yet: a probe; the round is not admitted yet
                 need = sum(e or 0.0 for e in ests)
                 if self.total_spent + self._reserved() + need > self.budget:
                     self.budget_reached = True

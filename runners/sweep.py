@@ -295,6 +295,8 @@ def compact_summary(root: Path, long: list[dict[str, Any]], reference: str, widt
 
     from runners.analysis.tables import reference_for
 
+    if not long:
+        return f"No finished cells under {root} yet: no tables."
     width = max(40, width or shutil.get_terminal_size((80, 24)).columns)
     tdir = root / "tables"
     cols, marks = _table_columns(tdir)

@@ -581,10 +581,14 @@ async def test_an_announced_oversized_body_is_refused_before_reading_it():
 async def test_a_deep_or_non_utf8_body_is_a_retried_infra_error_that_says_why(kind, said, transport):
     with FakeOpenAI() as s:
         s.enqueue(kind)
-        c = await make(s, transport=transport).complete(MSGS, role="agent")
+        b = make(s, transport=transport)
+        c = await b.complete(MSGS, role="agent")
         s.mode = kind
+        failing = make(s, max_retries=1, transport=transport)
         with pytest.raises(BackboneError) as e:
-            await make(s, max_retries=1, transport=transport).complete(MSGS, role="agent")
+            await failing.complete(MSGS, role="agent")
+        await b.aclose()
+        await failing.aclose()
     assert c.text.startswith("reply ") and len(c.retries) == 1 and said in c.retries[0].error
     assert not e.value.fatal and said in str(e.value) and "not JSON" not in str(e.value)
 
@@ -618,16 +622,21 @@ async def test_a_redirect_to_another_host_is_refused_unless_configured(status, t
     unless `follow_cross_host_redirects`; a redirect on the same host is followed with the same body."""
     other = lambda base: base.replace("127.0.0.1", "localhost") + "/moved/chat/completions"  # noqa: E731
     with _Redirect(status, other) as s:
+        refused, allowed = make(s, transport=transport), make(s, transport=transport, follow_cross_host_redirects=True)
         with pytest.raises(BackboneError) as e:
-            await make(s, transport=transport).complete(MSGS, role="agent")
+            await refused.complete(MSGS, role="agent")
         assert s.requests == 0  # the moved route was never asked
         assert e.value.fatal and "another host (http://localhost:" in str(e.value)
         assert "follow_cross_host_redirects=true" in str(e.value)
-        c = await make(s, transport=transport, follow_cross_host_redirects=True).complete(MSGS, role="agent")
+        c = await allowed.complete(MSGS, role="agent")
         assert c.text.startswith("reply ") and s.requests == 1 and s.bodies[0]["messages"] == MSGS
+        await refused.aclose()
+        await allowed.aclose()
     with _Redirect(status, lambda base: base + "/moved/chat/completions") as s:
-        c = await make(s, transport=transport).complete(MSGS, role="agent")
+        same = make(s, transport=transport)
+        c = await same.complete(MSGS, role="agent")
         assert c.text.startswith("reply ") and s.requests == 1 and s.auth_headers[0] == f"Bearer {KEY}"
+        await same.aclose()
 
 
 def test_reply_bound_and_redirect_switch_come_from_the_backbone_config():

@@ -53,7 +53,6 @@ import base64
 import collections
 import hashlib
 import json
-import lzma
 import os
 import random
 import shutil
@@ -187,7 +186,7 @@ def read_state(root: Path) -> State:
         return st
     for cell in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".") and p.name != "tables"):
         for name, is_err in (("episodes.jsonl", False), ("errors.jsonl", True)):
-            for raw in record_lines(cell / name):  # a finished cell's records: episodes.jsonl.xz
+            for raw in record_lines(cell / name):  # with the compressed ones: episodes.jsonl.zst (.xz before)
                 try:
                     r = json.loads(raw)
                     k = (cell.name, r["task_id"], r["trial"])
@@ -557,8 +556,9 @@ class Suite:
             lines = f.read_bytes().splitlines(keepends=True)
             f.write_bytes(b"".join(lines + lines[:1]))
 
-        def compacted_damaged(cell: Path) -> None:  # a finished cell's episodes.jsonl.xz cut in half
-            f = cell / "episodes.jsonl.xz"
+        def compacted_damaged(cell: Path) -> None:  # a finished cell's compressed records cut in half
+            f = cell / "episodes.jsonl.zst"
+            f = f if f.exists() else cell / "episodes.jsonl.xz"
             f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
 
         def manifest_truncated(cell: Path) -> None:
@@ -763,7 +763,9 @@ class Suite:
 
             def live(f: Any) -> int:
                 return (
-                    sum(map(len, record_lines(f.with_suffix("")))) if f.name.endswith(".jsonl.xz") else f.stat().st_size
+                    sum(map(len, record_lines(f.with_suffix(""))))
+                    if f.name.endswith((".jsonl.xz", ".jsonl.zst"))
+                    else f.stat().st_size
                 )
 
             part = (
@@ -943,12 +945,8 @@ class Suite:
             out = work / f"out_{name}"
             p = self.data_sweep(out, *extra)
             row.tried += 1
-            recs = [
-                json.loads(line)
-                for f in out.rglob("episodes.jsonl*")
-                if f.name in ("episodes.jsonl", "episodes.jsonl.xz")
-                for line in record_lines(f.with_suffix("") if f.suffix == ".xz" else f)
-            ]
+            stores = {f.parent / "episodes.jsonl" for f in out.rglob("episodes.jsonl*")}  # plain, .zst, .xz: once
+            recs = [json.loads(line) for f in sorted(stores) for line in record_lines(f)]
             errs = "".join(f.read_text(errors="replace") for f in out.rglob("errors.jsonl"))
             manifests = [json.loads(m.read_text()) for m in out.rglob("manifest.json")]
             noted = sum(
@@ -1080,17 +1078,25 @@ class Suite:
             default=0.0,
         )
         sets: dict[str, dict[str, set]] = {}
+        cut: set = set()  # (cell, task, trial) the cap cut short: the one allowed difference, run first on resume
         for r in recs:
+            bench = str(r.get("cell", "")).split("__")[2] if str(r.get("cell", "")).count("__") >= 3 else "?"
             if r.get("status", "ok") == "ok":
-                bench = str(r.get("cell", "")).split("__")[2] if str(r.get("cell", "")).count("__") >= 3 else "?"
                 sets.setdefault(bench, {}).setdefault(r["cell"], set()).add((r["task_id"], r["trial"]))
-        same = all(len({frozenset(v) for v in cells.values()}) == 1 for cells in sets.values())
+            elif "runner.budget_usd reached" in str(r.get("error")):
+                cut.add((r["cell"], r["task_id"], r["trial"]))
+        same = all(
+            (cell, *k) in cut
+            for cells in sets.values()
+            for cell, keys in cells.items()
+            for k in set().union(*cells.values()) - keys
+        )
         within = spent <= cap + one_call
         if not (within and same):
             row.survived = 0
         row.note = (
             f"cap ${cap:g}: stored spend ${spent:.4f} after 3 runs (one call ≤ ${one_call:.4f}); "
-            f"same tasks per benchmark: {same}"
+            f"same tasks per benchmark (but episodes the cap cut short): {same}"
         )
         self.add(row, t0)
 
@@ -1426,11 +1432,8 @@ def _readable(f: Path) -> bytes:
     """A file's bytes as a reader would see them: compacted records decompressed, a transcript
     store's blobs rebuilt (both are compressed on disk, where a raw grep would miss a leak)."""
     data = f.read_bytes()
-    if f.name.endswith(".jsonl.xz"):
-        try:
-            data += lzma.decompress(data)
-        except (OSError, EOFError, lzma.LZMAError):
-            pass  # a deliberately damaged copy: its raw bytes are still searched
+    if f.name.endswith((".jsonl.xz", ".jsonl.zst")):  # compressed records (zstd; xz before it), damaged ones too
+        data += b"".join(record_lines(f.with_suffix(""), []))  # up to any damage; the raw bytes are searched too
     elif f.name.endswith(".sqlite") and f.name.startswith("transcripts"):
         from runners.records.transcripts import TranscriptError, TranscriptReader
 

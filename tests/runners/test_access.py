@@ -69,9 +69,12 @@ def test_failed_tries_are_hidden_from_the_tables_and_pruned(tmp_path):
         srv.mode = None
         good = run_sweep(tmp_path, *ARGS, "backbone.model=fake-model", env=env(srv))
         assert good.returncode == 0, good.stderr[-3000:]
-        table = good.stdout[good.stdout.index("### Results") :]
-        assert "qwen3-8b" not in table.split("\n\n")[1]  # not a row of the table
-        assert f"{failed[0]}: hidden from the tables" in table and "python -m runners.prune" in table
+        summary = (exp / "tables" / "summary.md").read_text()
+        table = summary[summary.index("### Results") :].split("\n\n")[1]
+        assert "fake-model" in table and "qwen3-8b" not in table  # not a row of the table
+        assert "qwen3-8b" not in good.stdout  # nor of the summary at the terminal
+        for text in (summary, good.stderr):  # listed under the table, and said on the console
+            assert f"{failed[0]}: hidden from the tables" in text and "python -m runners.prune" in text
         pruned = run_sweep(tmp_path, *ARGS, "backbone.model=fake-model", "runner.prune=failed", env=env(srv))
     assert pruned.returncode == 0 and f"pruned {failed[0]}" in pruned.stdout
     assert not (exp / failed[0]).exists() and list((exp / ".superseded" / failed[0]).rglob("errors.jsonl"))

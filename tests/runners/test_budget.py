@@ -94,6 +94,11 @@ def test_budget_is_the_experiments_total_across_resumes_and_keeps_cells_on_the_s
         assert spent < spent3 <= 0.03 + one_call, p.stdout[-2000:]
         later = task_sets(exp)
         assert sum(map(len, later.values())) > n_done and len({frozenset(v) for v in later.values()}) == 1
+        n = srv.requests
+        plan = run_sweep(tmp_path, *GRID, *endpoint(srv), "runner.plan=true")  # the recorded budget, what is left
+        assert plan.returncode == 0 and srv.requests == n, plan.stderr[-2000:]
+        line = next(ln for ln in plan.stdout.splitlines() if ln.startswith("Budget: "))
+        assert "$0.03 for the experiment" in line and f"${spent3:.4f} spent by its stored records" in line, line
 
 
 def test_an_absurd_usage_count_is_estimated_and_the_budget_sees_the_estimate(tmp_path):

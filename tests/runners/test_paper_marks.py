@@ -17,6 +17,7 @@ from runners.analysis.paper import Cells, layout
 from runners.analysis.stats import INTERVAL_LEGEND, rate_interval, wilson_interval
 from runners.analysis.cells import collect
 from tests.runners.paper_helpers import episode, formal_scores, health_step, write_cell
+from tests.runners.test_paper import DRAW, figures_or_skip
 
 FAITHFUL_ROLES = {"judge": {"name": "gpt_5_mini"}, "tool": {"name": "gpt_5_mini"}}
 DS = "deepseek_v4_flash"
@@ -49,7 +50,7 @@ def read_csv(text: str) -> list[dict[str, str]]:
 def test_recovery_figure_draws_no_bar_and_an_empty_csv_value_for_an_unrun_cell(tmp_path):
     # PoS ran on ALFWorld (2 of 2 won); the generic-recovery ablation did not run anywhere
     write_cell(tmp_path, "pos", "qwen3_7_plus", "alfworld", [episode("c", t, WON, {"agent": 1}) for t in "ab"])
-    art = paper_figures.build(layout("pos_recovery"), Cells(collect(tmp_path)))
+    art = paper_figures.build(layout("pos_recovery"), Cells(collect(tmp_path)), draw=DRAW)
     rows = read_csv(paper_figures.figure_csv(art))
     alf = {r["series"]: r for r in rows if r["benchmark"] == "ALFWorld"}
     assert alf["generic recovery"]["ours"] == "" and alf["generic recovery"]["marks"] == "not run"  # not "0"
@@ -59,6 +60,8 @@ def test_recovery_figure_draws_no_bar_and_an_empty_csv_value_for_an_unrun_cell(t
     # the other three benchmarks: the page's bars, ours empty
     loca = {r["series"]: r for r in rows if r["benchmark"] == "LOCA-Bench"}
     assert loca["factorised recovery (PoS)"]["ours"] == "" and loca["factorised recovery (PoS)"]["paper"] == "56.3800"
+    figures_or_skip()  # the footnote is written under the drawn axes
+    assert "[subset 2/134]" in art.data["footnote"]
     ax = art.figure.axes[0]
     bars = {c.get_label(): c for c in ax.containers}
     assert len(bars["generic recovery"].patches) == 0  # no bar at all, not a bar of height 0
@@ -75,13 +78,14 @@ def test_trapping_incidence_leaves_a_gap_where_a_backbone_did_not_run_a_benchmar
     rca = {"success": 1, "entity_correct": 1, "type_correct": 1, "submitted": 1}
     write_cell(tmp_path, "pos", "qwen3_7_plus", "rca100", [episode("c", "b", rca, {"agent": 1})])
     write_cell(tmp_path, "pos", "kimi_k3", "alfworld", [episode("c", "a", WON, {"agent": 1})])
-    art = paper_figures.build(layout("pos_fig3"), Cells(collect(tmp_path)))
+    art = paper_figures.build(layout("pos_fig3"), Cells(collect(tmp_path)), draw=DRAW)
     inc = {
         (r["backbone"], r["benchmark"]): r for r in read_csv(paper_figures.figure_csv(art)) if r["panel"] == "incidence"
     }
     assert inc[("Qwen3.7-Plus", "ALFWorld")]["ours"] == "100.0000"
     assert inc[("Qwen3.7-Plus", "RCA-100")]["ours"] == "0.0000"  # ran, never trapped: a true 0
     assert inc[("Kimi-K3", "RCA-100")]["ours"] == "" and inc[("Kimi-K3", "RCA-100")]["marks"] == "not run"
+    figures_or_skip()
     a1 = art.figure.axes[0]
     heights = [p.get_height() for c in a1.containers for p in c.patches]
     assert sorted(heights) == [0.0, 0.0, 100.0]  # Qwen ALFWorld 100, Qwen RCA 0, Kimi ALFWorld 0; nothing else
@@ -108,15 +112,16 @@ def test_a_figure_states_the_marks_of_its_cells_or_that_none_applies(tmp_path):
             [episode("c", f"t{i}", formal_scores(corr), {"agent": 1}) for i in range(40)],
             roles=FAITHFUL_ROLES,
         )
-    marked = paper_figures.build(layout("flowstate_fig4"), Cells(collect(tmp_path / "fixture")))
-    assert marked.data["footnote"].startswith("Marks: [fixture] [subset 1/40]")
+    marked = paper_figures.build(layout("flowstate_fig4"), Cells(collect(tmp_path / "fixture")), draw=DRAW)
     rows = read_csv(paper_figures.figure_csv(marked))
     assert {r["marks"] for r in rows if r["series"] == "FlowState" and r["panel"] == "Formal Reasoning"} == {
         "[fixture] [subset 1/40]"
     }
-    assert any(t.get_text().startswith("Marks: [fixture]") for t in marked.figure.texts)
-    clean = paper_figures.build(layout("flowstate_fig4"), Cells(collect(tmp_path / "full")))
+    clean = paper_figures.build(layout("flowstate_fig4"), Cells(collect(tmp_path / "full")), draw=DRAW)
+    figures_or_skip()  # the footnote is written under the drawn axes
+    assert marked.data["footnote"].startswith("Marks: [fixture] [subset 1/40]")
     assert clean.data["footnote"].startswith("Marks: none")
+    assert any(t.get_text().startswith("Marks: [fixture]") for t in marked.figure.texts)
     for a in (marked, clean):
         paper_figures._plt().close(a.figure)
 

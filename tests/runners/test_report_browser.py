@@ -568,3 +568,46 @@ def test_no_sideways_scroll_at_800_px_round_ticks_and_nauc_explained(page):
         assert errors == []
     finally:
         pg.close()
+
+
+def _walkthrough(pg, a, b):
+    pg.click("nav button[data-tab=compare]")
+    labels = pg.evaluate("() => [...document.querySelectorAll('#cmp-a option')].map(o => o.textContent)")
+    pg.select_option("#cmp-a", str(next(i for i, t in enumerate(labels) if t.startswith(a + " "))))
+    pg.select_option("#cmp-b", str(next(i for i, t in enumerate(labels) if t.startswith(b + " "))))
+    pg.click("#cmp-go")
+    pg.wait_for_selector("#cmp-out[data-done] #wt-export")
+    state = pg.evaluate(
+        "() => [...document.querySelectorAll('#cmp-out tr.wt-step')].map(tr => [...tr.cells].slice(1).map("
+        "td => [...td.querySelectorAll('dl.wt-state dt')].map(d => d.textContent)))"
+    )
+    return state, pg.text_content("#wt-export pre")
+
+
+def test_case_walkthrough_side_by_side_with_a_link_per_step_and_markdown(page, toy_page):
+    """The Compare tab walks through one task step by step, each side with what its method tracked:
+    PoS's belief, gaps, health H and trapping beside BM25; FlowState's state updates, disclosures and
+    active state beside Full Context; each step has a link that opens it; the Markdown copy holds the
+    same steps. No console errors."""
+    pg, events = toy_page
+    state, md = _walkthrough(pg, "pos", "bm25")
+    pos_side = {dt for a, _ in state for dt in a}
+    assert {"H", "world state"} <= pos_side, pos_side
+    bm25_side = {dt for _, b in state for dt in b}
+    assert bm25_side <= {"Retrieved memory items"}  # BM25's own declared view, none of PoS's
+    assert md.startswith("### Case walkthrough: task ") and "| step | A: pos | B: bm25 |" in md
+    assert "| 1 | " in md and "*H*: " in md
+    href = pg.get_attribute("#wt-step-2 a.wt-link", "href")
+    assert href.startswith("#compare/pos__") and href.endswith("/step/2")
+    pg.evaluate("() => { location.hash = '#tables'; }")
+    pg.evaluate("h => { location.hash = h; }", href)  # the link, opened afresh
+    pg.wait_for_selector("#wt-step-2.target")
+    assert pg.get_attribute("#tab-compare", "class") == "tab active"
+    assert events["errors"] == [] and [c for c in events["console"] if c[0] == "error"] == []
+
+    pg2, events2, _ = page
+    state, md = _walkthrough(pg2, "flowstate", "full_context")
+    fs_side = {dt for a, _ in state for dt in a}
+    assert "active state" in fs_side and ("state updates (ISU)" in fs_side or "disclosed (PSA)" in fs_side)
+    assert "*active state*: " in md and "| step | A: flowstate | B: full_context |" in md
+    _no_probe_ran(pg2, events2)

@@ -60,3 +60,9 @@ def test_a_narrow_terminal_wraps_a_cells_metrics_under_it(tmp_path):
     assert lines[i] == "memoryarena_math flowstate     SR 66.7(+33.3*)  PS 69.4(+27.8)"
     assert lines[i + 1] == " " * 21 + "  Tok 17.7k(+110%)"
     assert all(len(ln) <= 64 for ln in lines if str(tmp_path) not in ln)
+
+
+def test_no_finished_cell_says_so(tmp_path):
+    assert (
+        compact_summary(tmp_path, [], "full_context", width=80) == f"No finished cells under {tmp_path} yet: no tables."
+    )

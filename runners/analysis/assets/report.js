@@ -605,6 +605,16 @@
       if (ci < 0) clear(detail).appendChild(el('div', { class: 'errnote', id: 'not-found' }, 'this report has no cell ' + parts[1]));
       return;
     }
+    if (name === 'compare' && parts.length >= 4) {  // #compare/<cell A>/<cell B>/<task#trial>[/step/<n>]
+      const a = CELLS.findIndex(c => c.cell === parts[1]), b = CELLS.findIndex(c => c.cell === parts[2]);
+      if (a < 0 || b < 0) { clear(cmpOut).appendChild(el('div', { class: 'errnote', id: 'not-found' }, 'this report has no cell ' + (a < 0 ? parts[1] : parts[2]))); return; }
+      cmpA.querySelector('select').value = String(a);
+      cmpB.querySelector('select').value = String(b);
+      fillTasks();
+      cmpT.value = parts[3];
+      await compare(parts[4] === 'step' ? Number(parts[5]) : null);
+      return;
+    }
     if (name !== 'episodes' || parts.length < 4) return;
     const i = findEpisode(parts[1], parts[2], parts[3]);
     if (i < 0) {
@@ -915,29 +925,95 @@
     for (const k of a.keys()) if (b.has(k)) cmpT.appendChild(el('option', { value: k }, k));
     if (!cmpT.firstChild) cmpT.appendChild(el('option', { value: '' }, '(no task in common)'));
   }
-  async function compare() {
+  // The case walkthrough: step by step, each side's decision and what its method tracked, read from
+  // the method's declared views (PoS: belief, gaps, frontier, health H, trapping, recovery; FlowState:
+  // the state updates ISU applied, what PSA disclosed, the active state's size), a link per step
+  // (#compare/<cell A>/<cell B>/<task#trial>/step/<n>) and a Markdown copy for a paper's appendix.
+  function shortText(v) { const t = typeof v === 'string' ? v : JSON.stringify(v); return t.length > 240 ? t.slice(0, 239) + '…' : t; }
+  function isEmpty(x) { return x === null || x === false || (Array.isArray(x) && !x.length) || (typeof x === 'object' && x !== null && !Array.isArray(x) && !Object.keys(x).length); }
+  function tracker(ci) {
+    const live = new Map();  // a state graph's nodes so far (the active state)
+    return s => {
+      const m = (s && s.method) || {}, out = [];
+      for (const v of CELLS[ci].views || []) {
+        if (v.kind === 'step_table') {
+          const fieldPaths = Object.values(v.fields).flat();
+          for (const [slot, p] of Object.entries(v.fields)) { const x = readPath(m, p); if (!isEmpty(x)) out.push([slot, x === true ? 'yes' : shortText(x)]); }
+          for (const [title, p] of v.details) {
+            if ([p].flat().some(dp => fieldPaths.some(fp => fp === dp || String(fp).startsWith(dp + '.')))) continue;  // shown above
+            const x = readPath(m, p);
+            if (!isEmpty(x)) out.push([title, shortText(x)]);
+          }
+        } else if (v.kind === 'state_graph') {
+          const get = slot => (v.fields[slot] === undefined ? null : readPath(m, v.fields[slot])) || [];
+          const ops = get('ops'), rejected = get('rejected'), disclosed = get('disclosed');
+          for (const o of ops) { if (!o.state_id) continue; if (['delete', 'remove'].includes(String(o.operation))) live.delete(o.state_id); else live.set(o.state_id, o); }
+          if (ops.length) out.push(['state updates (ISU)', ops.map(o => (o.operation || 'add') + ' ' + o.state_id + (o.summary ? ': ' + shortText(o.summary) : '')).join('; ')]);
+          if (rejected.length) out.push(['rejected updates', String(rejected.length)]);
+          if (disclosed.length) out.push(['disclosed (PSA)', disclosed.join(', ')]);
+          out.push(['active state', live.size + ' node' + (live.size === 1 ? '' : 's')]);
+        } else if (v.kind === 'items') {
+          const x = readPath(m, v.fields.items);
+          if (!isEmpty(x)) out.push([v.title, shortText(x)]);
+        }
+      }
+      return out;
+    };
+  }
+  function mdCell(text) { return String(text).replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' '); }
+  async function compare(step) {
     const ca = Number(cmpA.querySelector('select').value), cb = Number(cmpB.querySelector('select').value), key = cmpT.value;
     clear(cmpOut);
     if (!key) return;
     const ia = epsOf(ca).get(key), ib = epsOf(cb).get(key);
     const [A, B] = await Promise.all([loadEpisode(ia), loadEpisode(ib)]);
+    const base = '#compare/' + enc(CELLS[ca].cell) + '/' + enc(CELLS[cb].cell) + '/' + enc(key);
+    if (!location.hash.startsWith(base)) history.replaceState(null, '', base);
     const head = (ci, i, E) => el('div', null, el('b', null, cellLabel(ci)), el('div', null, 'success ' + (EPS[i][F.success] === null ? '–' : EPS[i][F.success]) + ' · ' + fmtNum(EPS[i][F.tokens]) + ' method tokens · ' + EPS[i][F.steps] + ' steps'));
     cmpOut.appendChild(el('div', { class: 'cols' }, head(ca, ia, A), head(cb, ib, B)));
-    const n = Math.max((A.rec.requests || []).length, (B.rec.requests || []).length);
-    for (let k = 0; k < n; k++) {
+    const trackA = tracker(ca), trackB = tracker(cb);
+    const md = ['### Case walkthrough: task ' + key, '', 'A: ' + cellLabel(ca) + ' · B: ' + cellLabel(cb), ''];
+    const side = (s, track) => {
+      if (!s) return ['', []];
+      const dec = decisionSummary(s.decision) + ((s.method || {}).protocol_errors && s.method.protocol_errors.length ? ' ⚠' : '');
+      return [dec, track(s)];
+    };
+    const cellNode = ([dec, state]) => el('div', null, el('div', { class: 'wt-dec' }, dec),
+      state.length ? el('dl', { class: 'wt-state' }, state.map(([k, v]) => [el('dt', null, k), el('dd', null, v)])) : null);
+    const cellMd = ([dec, state]) => mdCell([dec].concat(state.map(([k, v]) => '*' + k + '*: ' + v)).filter(Boolean).join('<br>'));
+    let n = 0;
+    const nReq = Math.max((A.rec.requests || []).length, (B.rec.requests || []).length);
+    for (let k = 0; k < nReq; k++) {
       const qa = (A.rec.requests || [])[k], qb = (B.rec.requests || [])[k];
       const q = qa || qb;
       cmpOut.appendChild(el('h3', null, 'Request ' + (k + 1) + ': ' + q.request.request_id));
       cmpOut.appendChild(pre(q.request.text));
+      md.push('#### Request ' + (k + 1) + ': ' + q.request.request_id, '', '| step | A: ' + CELLS[ca].method + ' | B: ' + CELLS[cb].method + ' |', '|---|---|---|');
       const steps = Math.max(qa ? qa.steps.length : 0, qb ? qb.steps.length : 0);
       const rows = [];
       for (let t = 0; t < steps; t++) {
-        const sa = qa && qa.steps[t], sb = qb && qb.steps[t];
-        rows.push([t + 1, sa ? decisionSummary(sa.decision) + ((sa.method || {}).protocol_errors && sa.method.protocol_errors.length ? ' ⚠' : '') : '', sb ? decisionSummary(sb.decision) + ((sb.method || {}).protocol_errors && sb.method.protocol_errors.length ? ' ⚠' : '') : '']);
+        n += 1;
+        const a = side(qa && qa.steps[t], trackA), b = side(qb && qb.steps[t], trackB);
+        rows.push([el('a', { href: base + '/step/' + n, class: 'wt-link', title: 'a link to this step' }, String(t + 1)), cellNode(a), cellNode(b)]);
+        md.push('| ' + n + ' | ' + cellMd(a) + ' | ' + cellMd(b) + ' |');
       }
       const oa = qa ? qa.outcome || {} : {}, ob = qb ? qb.outcome || {} : {};
-      rows.push(['final', String(oa.final_response === undefined ? '' : oa.final_response), String(ob.final_response === undefined ? '' : ob.final_response)]);
-      cmpOut.appendChild(table(['t', 'A: ' + CELLS[ca].method, 'B: ' + CELLS[cb].method], rows));
+      const fa = String(oa.final_response === undefined ? '' : oa.final_response), fb = String(ob.final_response === undefined ? '' : ob.final_response);
+      rows.push(['final', fa, fb]);
+      md.push('| final | ' + mdCell(fa) + ' | ' + mdCell(fb) + ' |', '');
+      let first = n - steps;
+      cmpOut.appendChild(table(['t', 'A: ' + CELLS[ca].method, 'B: ' + CELLS[cb].method], rows, (r, i) => (i < steps ? { id: 'wt-step-' + (first + i + 1), class: 'wt-step' } : null)));
+    }
+    const text = md.join('\n');
+    cmpOut.appendChild(el('details', { id: 'wt-export' }, el('summary', null, 'Markdown of this walkthrough (for a paper\'s appendix)'),
+      el('a', { download: 'walkthrough-' + key.replace(/[^\w.-]+/g, '_') + '.md', href: 'data:text/markdown;charset=utf-8,' + enc(text), id: 'wt-download' }, 'download walkthrough.md'),
+      pre(text, 'wt-md')));
+    cmpOut.setAttribute('data-done', key);
+    if (step) {
+      const row = cmpOut.querySelector('#wt-step-' + step);
+      for (const r of cmpOut.querySelectorAll('tr.target')) r.classList.remove('target');
+      if (row) { row.classList.add('target'); row.scrollIntoView({ block: 'center' }); }
+      else cmpOut.insertBefore(el('div', { class: 'errnote', id: 'not-found' }, 'this walkthrough has no step ' + step), cmpOut.firstChild);
     }
   }
   fillTasks();
