@@ -394,6 +394,22 @@ def text_sha256(text: Any) -> str:
     return hashlib.sha256(data.encode("utf-8")).hexdigest()
 
 
+_CAPTURE: list[dict[str, tuple[str, Any]]] = []
+
+
+@contextlib.contextmanager
+def capture_texts() -> Iterator[dict[str, tuple[str, Any]]]:
+    """Within the block, every text a `TextSources` hands out: key → (source, text), source "upstream"
+    (the text read from the pinned file) or "paraphrase" (the project's fallback). Not stored anywhere:
+    the provenance map (runners/provenance.py) rebuilds a cell's texts with it at read time."""
+    got: dict[str, tuple[str, Any]] = {}
+    _CAPTURE.append(got)
+    try:
+        yield got
+    finally:
+        _CAPTURE.remove(got)
+
+
 _SAID: set[str] = set()
 DOWNLOAD_FAILED: list[str] = []
 """`repo@commit:path` of every upstream file this process could not download, in order: the first is
@@ -431,6 +447,8 @@ class TextSources:
         """`text` (read from `f`) when available, else `fallback`; records which one and why."""
         if text is not None:
             self.entries[key] = {**f.provenance(symbol), "text_sha256": text_sha256(text)}
+            for got in _CAPTURE:
+                got[key] = ("upstream", text)
             return text
         data, where = fetch(f)
         why = where if data is None else f"symbol {symbol!r} not found in {f.path}"
@@ -450,6 +468,8 @@ class TextSources:
             "reason": why,
             "text_sha256": text_sha256(fallback),
         }
+        for got in _CAPTURE:
+            got[key] = ("paraphrase", fallback)
         return fallback
 
     def string(self, key: str, f: UpstreamFile, symbol: str, fallback: str) -> str:

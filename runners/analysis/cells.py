@@ -155,14 +155,27 @@ class CellSummary:
         return self.n_episodes < self.n_tasks * self.trials
 
 
-def paraphrased_prompts(manifest: dict[str, Any]) -> list[str]:
+def paraphrased_prompts(manifest: dict[str, Any], provenance: dict[str, Any] | None = None) -> list[str]:
     """Prompts of a cell that ran on the project's own wording instead of upstream's text (the
-    `text_sources` the benchmark and the method record in the manifest)."""
+    `text_sources` the benchmark and the method record in the manifest). With the cell's provenance
+    map (`python -m runners.provenance --write`, `provenance`, taken when it covers the cell's episodes):
+    only those whose fallback wording its calls actually sent."""
+    sent = set(provenance["paraphrased_sent"]) if provenance is not None else None
     out = []
     for part in ("benchmark_notes", "method_notes"):
         ts = (manifest.get(part) or {}).get("text_sources") or {}
-        out += [f"{part.split('_')[0]}:{k}" for k in ts.get("paraphrased", [])]
+        out += [f"{part.split('_')[0]}:{k}" for k in ts.get("paraphrased", []) if sent is None or k in sent]
     return out
+
+
+def stored_provenance(cell_dir: Path, n_episodes: int) -> dict[str, Any] | None:
+    """The cell's stored provenance summary when it was computed over the episodes counted now."""
+    try:  # written by `python -m runners.provenance --write` (runners/provenance.py PROVENANCE)
+        p = json.loads((cell_dir / "provenance.json").read_text())
+    except (OSError, ValueError):
+        return None
+    ok = p is not None and p.get("n_episodes") == n_episodes and isinstance(p.get("paraphrased_sent"), list)
+    return p if ok else None
 
 
 def _wanted(manifest: dict[str, Any], records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
@@ -322,7 +335,7 @@ def summarize(cell_dir: Path) -> CellSummary:
         text_sets=text_sets,
         config=cfg,
         sweep=sweep,
-        paraphrased=paraphrased_prompts(manifest),
+        paraphrased=paraphrased_prompts(manifest, stored_provenance(cell_dir, len(episodes))),
         episodes=episodes,
         records=on_disk,
         metric_fn=bench.metrics,

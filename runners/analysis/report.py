@@ -130,7 +130,7 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
     each payload goes to `writer.add` as soon as it is packed and the list returned is empty; each
     cell's records are let go once its payloads are packed, so a large experiment's payloads and
     records are not all held at once."""
-    from runners.analysis.cells import collect, curves, reader_warnings, slug
+    from runners.analysis.cells import collect, curves, reader_warnings, slug, stored_provenance
     from runners.analysis.tables import DEPTH_NOTE, build_tables, depth_table, reference_for, token_unit
 
     collected = writer is None
@@ -179,6 +179,7 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
                 "partial": cs.partial,
                 "mixed_code": cs.mixed_code,
                 "paraphrased": cs.paraphrased,
+                "project_share": (stored_provenance(cell_dir, cs.n_episodes) or {}).get("project_share"),
                 "views": [v.model_dump(mode="json") for v in cs.views],
             }
         )

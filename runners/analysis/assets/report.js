@@ -249,7 +249,8 @@
   }
   tTables.appendChild(el('h2', null, 'Cells'));
   const cellMarks = c => [c.scripted ? '[scripted]' : null, c.partial ? '[partial]' : null, c.mixed_code ? '[mixed code]' : null,
-    c.paraphrased && c.paraphrased.length ? '[paraphrased] ' + c.paraphrased.join(', ') : null].filter(Boolean).join(' ');
+    c.paraphrased && c.paraphrased.length ? '[paraphrased] ' + c.paraphrased.join(', ') : null,
+    c.project_share != null ? 'project wording ' + (100 * c.project_share).toFixed(1) + '% (runners.provenance)' : null].filter(Boolean).join(' ');
   tTables.appendChild(table(['cell', 'method', 'benchmark', 'backbone', 'episodes', 'tokens by role', 'transcripts', 'marks'],
     CELLS.map(c => [c.cell, c.method, c.benchmark, c.backbone, c.n_episodes, Object.entries(c.tokens_by_role).map(([r, n]) => r + ' ' + fmtNum(n)).join(', '), c.transcripts ? 'yes' : 'no transcript recorded', cellMarks(c)])));
 
