@@ -747,8 +747,11 @@ def run_cells(
 
             reports = run_cells(cells, root, cells[0].runner.ray_address)
         else:
+            from runners.heap import returned_heap
+
             try:
-                reports = asyncio.run(run_all(cells, root, cells[0].runner.display))
+                with returned_heap():  # freed episodes' memory back to the system: RSS flat in episodes
+                    reports = asyncio.run(run_all(cells, root, cells[0].runner.display))
             finally:
                 interrupts.install()  # closing the event loop reset SIGTERM to the default (die with no message)
             if TERMINATED:  # the cancellation was absorbed on the way out: still a terminated run
@@ -776,6 +779,9 @@ def run_cells(
     from runners.records.store import short_process_gc
 
     interrupts.set_phase("tables")
+    from runners.heap import release
+
+    release()  # the run's freed pages back before the tables read the records
     try:
         with short_process_gc():  # no collector pass over the records read for the tables (the run is ending)
             import io

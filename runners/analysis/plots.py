@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from runners.api import METHOD_ROLES
-from runners.records.store import load_cell
 
 EXTRA_HINT = "pip install -e '.[analysis]'  (or: pip install matplotlib)"
 
@@ -94,9 +93,8 @@ def write_plots(root: Path, cells: list[Any]) -> list[Path]:
 
     points: dict[str, list[tuple[int, float]]] = {}
     series: dict[str, tuple[Any, list[tuple[str, list[float | None]]]]] = {}  # name -> (declaration, lines)
-    for c in cells:
-        _, episodes = load_cell(Path(root) / c.cell)
-        for e in episodes:
+    for c in cells:  # every record on disk, as the summary holds it (slim: scores, usage, step method logs)
+        for e in c.records:
             s = episode_success(e, c.outcome)
             if s is not None:
                 points.setdefault(label(c), []).append((episode_tokens(e), s))

@@ -83,7 +83,6 @@ def _log(root: Path, cell_names: list[str] | None, project: str | None, referenc
     from runners.api import method_tokens
     from runners.analysis.cells import collect
     from runners.analysis.tables import build_tables
-    from runners.records.store import load_cell
     from runners.analysis.report import build_report
 
     root = Path(root)
@@ -96,7 +95,7 @@ def _log(root: Path, cell_names: list[str] | None, project: str | None, referenc
     settings = wandb.Settings(console="off", save_code=False)  # its `args` are read from sys.argv (scrubbed)
     ids = []
     for cs in summaries:
-        manifest, _ = load_cell(root / cs.cell)
+        manifest = cs.manifest  # read with the summary (its records are not read again)
         run = wandb.init(
             project=project,
             group=root.name,

@@ -43,3 +43,30 @@ def test_a_methods_declared_step_series_is_plotted(tmp_path, capsys):
     assert "pos_health" in capsys.readouterr().out
     svg = (tmp_path / "toy" / "tables" / "pos_health.svg").read_text()
     assert "health H" in svg and "toy-0 #0 (pos)" in svg and "(full_context)" not in svg
+
+
+def test_plots_read_no_record_again(tmp_path, monkeypatch):
+    """`--plots` draws from the records the summaries hold (slim: scores, usage, step method logs):
+    no cell's records file is read a second time, whole (at 10,000 episodes, ~1 GB of parsed records)."""
+    pytest.importorskip("matplotlib", reason="matplotlib comes with the analysis extra")
+    from runners.analysis import cells as cells_mod
+    from runners.analysis.plots import write_plots
+    from runners.records import store
+
+    assert run_sweep(tmp_path, "benchmark=toy", "experiment.name=toy", "experiment.grid.method=[pos]").returncode == 0
+    exp = tmp_path / "toy"
+    summaries = cells_mod.collect(exp)
+    reads: list[str] = []
+
+    def counted(cell_dir, *a, **k):
+        reads.append(str(cell_dir))
+        return real(cell_dir, *a, **k)
+
+    real = store.stream_cell
+    monkeypatch.setattr(store, "stream_cell", counted)
+    monkeypatch.setattr(cells_mod, "stream_cell", counted)
+    names = {p.stem for p in write_plots(exp, summaries)}
+    assert reads == []
+    assert {"success_vs_tokens", "pos_health"} <= names  # drawn from the slim records
+    svg = (exp / "tables" / "pos_health.svg").read_text()
+    assert "toy-0 #0 (pos)" in svg
