@@ -9,9 +9,21 @@ from runners.config import CONF_DIR, group_config
 ABLATIONS = {  # ablation -> (base, the exact difference as flattened key -> value)
     "pos_no_trapping": (
         "pos",
-        {"name": "pos_no_trapping", "params.trapping.enabled": False, "params.recovery.enabled": False},
+        {
+            "name": "pos_no_trapping",
+            "params.trapping.enabled": False,
+            "params.recovery.enabled": False,
+            "params.release_run_config": "pos_no_trapping",  # the release's own run config for this ablation
+        },
     ),
-    "pos_no_consistency": ("pos", {"name": "pos_no_consistency", "params.sentinel.consistency_enabled": False}),
+    "pos_no_consistency": (
+        "pos",
+        {
+            "name": "pos_no_consistency",
+            "params.sentinel.consistency_enabled": False,
+            "params.release_run_config": "pos_no_consistency",  # the release's own run config for this ablation
+        },
+    ),
     "pos_generic_recovery": ("pos", {"name": "pos_generic_recovery", "params.recovery.mode": "generic"}),
     "flowstate_no_psa": ("flowstate", {"name": "flowstate_no_psa", "_target_": "flowstate.FlowStateNoPSA"}),
     "flowstate_no_isu": (
