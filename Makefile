@@ -20,7 +20,9 @@ TORCH_CPU ?= torch==2.13.0
 # used AMX tile instructions, and the first completion died of a general protection fault on
 # `ldtilecfg` in libggml-cpu (a VM whose CPU reports AMX). AVX2/FMA/F16C cover every x86-64 server
 # of the last decade; override for other machines (e.g. LLAMA_CMAKE_ARGS=-DGGML_NATIVE=ON).
-LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+# -DLLAVA_BUILD=OFF: the multimodal library (libmtmd) is not built; llama_cpp imports it only in its multimodal
+# chat handlers, which a text model never uses: 127 objects instead of 178 (432 CPU s for the whole wheel).
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DLLAVA_BUILD=OFF
 
 $(STAMP): $(PY) pyproject.toml
 	@case ",$(EXTRAS)," in *,mem0,*) $(PY) -m pip install -q "$(TORCH_CPU)" ;; esac
