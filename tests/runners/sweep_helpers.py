@@ -16,6 +16,20 @@ def sweep_cmd(out: Path, *overrides: str) -> list[str]:
     return [sys.executable, "-m", "runners.sweep", f"runner.output_dir={out}", "runner.display=plain", *overrides]
 
 
+def fake_endpoint(srv) -> tuple[str, ...]:
+    """Overrides that point every role at a loopback fake endpoint (tests/fake_openai.py), no key."""
+    return (
+        "backbone=openai_compatible",
+        "backbone.model=fake-model",
+        f"backbone.base_url={srv.base_url}",
+        "backbone.base_url_env=null",
+        "backbone.api_key_env=null",
+        "roles.judge=agent",
+        "roles.tool=agent",
+        "runner.preflight_s=1",
+    )
+
+
 def default_sigint() -> None:
     """`preexec_fn` for a child a test will Ctrl-C: SIGINT back to its default action. A test run from a
     background job (`cmd &` in a non-interactive shell, nohup) inherits SIGINT ignored, so would

@@ -8,7 +8,7 @@ import json
 from runners.budget import BUDGET, record_spend
 from runners.cost import call_usd
 from tests.fake_openai import FakeOpenAI, react_responder
-from tests.runners.sweep_helpers import records_under, run_sweep
+from tests.runners.sweep_helpers import fake_endpoint, records_under, run_sweep
 
 PRICES = {"input": 2.0, "cached_input": 2.0, "output": 8.0}
 GRID = (
@@ -23,14 +23,7 @@ GRID = (
 
 def endpoint(srv, prices=PRICES):
     return (
-        "backbone=openai_compatible",
-        "backbone.model=fake-model",
-        f"backbone.base_url={srv.base_url}",
-        "backbone.base_url_env=null",
-        "backbone.api_key_env=null",
-        "roles.judge=agent",
-        "roles.tool=agent",
-        "runner.preflight_s=1",
+        *fake_endpoint(srv),
         "backbone.prices={" + ", ".join(f"{k}: {v}" for k, v in prices.items()) + "}",
     )
 

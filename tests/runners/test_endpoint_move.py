@@ -7,24 +7,17 @@ import json
 from runners.config import validate
 from runners.records.store import EPISODES, read_jsonl
 from tests.fake_openai import FakeOpenAI, react_responder
-from tests.runners.sweep_helpers import run_sweep
+from tests.runners.sweep_helpers import fake_endpoint, run_sweep
 from tests.runners.test_config import base
 
 
 def args(srv, limit):
     return (
-        "backbone=openai_compatible",
-        "backbone.model=fake-model",
-        f"backbone.base_url={srv.base_url}",
-        "backbone.base_url_env=null",
-        "backbone.api_key_env=null",
+        *fake_endpoint(srv),
         "benchmark=memoryarena_math",
         "benchmark.params.data_dir=fixtures",
         "method=full_context",
-        "roles.judge=agent",
-        "roles.tool=agent",
         "runner.cache=false",  # every episode that runs reaches the server
-        "runner.preflight_s=1",
         f"runner.limit={limit}",
         "experiment.name=moved",
     )

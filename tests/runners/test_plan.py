@@ -3,23 +3,13 @@ each estimate comes from, and exits 0 without a single request and without writi
 
 from runners.plan import paper_reported_tok, task_counts
 from tests.fake_openai import FakeOpenAI, react_responder
-from tests.runners.sweep_helpers import run_sweep
+from tests.runners.sweep_helpers import fake_endpoint, run_sweep
 
 PRICES = "backbone.prices={input: 2.0, cached_input: 0.5, output: 8.0}"
 
 
 def endpoint(srv):
-    return (
-        "backbone=openai_compatible",
-        "backbone.model=fake-model",
-        f"backbone.base_url={srv.base_url}",
-        "backbone.base_url_env=null",
-        "backbone.api_key_env=null",
-        "benchmark.params.data_dir=fixtures",
-        "roles.judge=agent",
-        "roles.tool=agent",
-        "runner.preflight_s=1",
-    )
+    return (*fake_endpoint(srv), "benchmark.params.data_dir=fixtures")
 
 
 def test_plan_makes_no_request_and_writes_nothing(tmp_path):
