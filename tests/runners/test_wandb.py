@@ -6,9 +6,9 @@ import pytest
 from tests.runners.sweep_helpers import run_sweep
 
 
-def test_offline_wandb_logs_cells_and_report(tmp_path):
-    pytest.importorskip("wandb", reason="wandb comes with the wandb extra")
-    env = {
+def offline_env(tmp_path):
+    """W&B offline, every folder it writes under `tmp_path` (no network, nothing outside the test)."""
+    return {
         "WANDB_MODE": "offline",
         "WANDB_SILENT": "true",
         "WANDB_DIR": str(tmp_path / "wandb"),
@@ -17,6 +17,11 @@ def test_offline_wandb_logs_cells_and_report(tmp_path):
         "WANDB_CONFIG_DIR": str(tmp_path / "config"),
         "WANDB_DISABLE_GIT": "true",
     }
+
+
+def test_offline_wandb_logs_cells_and_report(tmp_path):
+    pytest.importorskip("wandb", reason="wandb comes with the wandb extra")
+    env = offline_env(tmp_path)
     p = run_sweep(
         tmp_path / "results",
         "runner.wandb=true",
@@ -57,15 +62,7 @@ def test_no_secret_from_the_command_line_reaches_wandb(tmp_path):
     from tests.fake_openai import FakeOpenAI, react_responder
 
     password = "pw-WANDB-leak-8731"
-    env = {
-        "WANDB_MODE": "offline",
-        "WANDB_SILENT": "true",
-        "WANDB_DIR": str(tmp_path / "wandb"),
-        "WANDB_CACHE_DIR": str(tmp_path / "cache"),
-        "WANDB_DATA_DIR": str(tmp_path / "data"),
-        "WANDB_CONFIG_DIR": str(tmp_path / "config"),
-        "WANDB_DISABLE_GIT": "true",
-    }
+    env = offline_env(tmp_path)
     with FakeOpenAI(responder=react_responder) as srv:
         url = srv.base_url.replace("http://", f"http://bob:{password}@")
         p = run_sweep(
