@@ -15,11 +15,10 @@ wrappers (a labelled task, the notice after it, the task as the first observatio
 
 from __future__ import annotations
 
-import ast
 import json
 from typing import Any
 
-from runners.upstream import TextSources, UpstreamFile, file_text, parse_python
+from runners.upstream import TextSources, UpstreamFile, py_local_string
 
 ADAPTER = UpstreamFile("PoS", "benchmarks/adapter.py")
 ADAPTERS = ("release", "project")
@@ -36,32 +35,10 @@ def check(adapter: Any) -> str:
     return str(adapter)
 
 
-def _assigned_string(src: str, qualname: str, name: str) -> str | None:
-    """The string constant (implicit concatenation folded) assigned to the local `name` in `qualname`."""
-    node: Any = parse_python(src)
-    for part in qualname.split("."):
-        node = next(
-            (n for n in getattr(node, "body", []) if isinstance(n, (ast.ClassDef, ast.FunctionDef)) and n.name == part),
-            None,
-        )
-        if node is None:
-            return None
-    for sub in ast.walk(node):
-        if (
-            isinstance(sub, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == name for t in sub.targets)
-            and isinstance(sub.value, ast.Constant)
-            and isinstance(sub.value.value, str)
-        ):
-            return sub.value.value
-    return None
-
-
 def first_observation(kind: str, sources: TextSources, fallback: str) -> str:
     """The release adapter's first observation of an RCA-100 or ClinDiag case (recorded as
     `adapter.first_observation.<kind>`); `fallback` when unavailable."""
-    src = file_text(ADAPTER)
-    text = None if src is None else _assigned_string(src, _RESET[kind], "observation")
+    text = py_local_string(ADAPTER, _RESET[kind], "observation")
     return sources.use(
         f"adapter.first_observation.{kind}", ADAPTER, text, fallback, symbol=f"{_RESET[kind]}.observation"
     )

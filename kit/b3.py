@@ -33,7 +33,7 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -154,14 +154,10 @@ def load() -> tuple[B3 | None, str]:
     if key not in _CACHE:
         b3 = parse(p.read_text(encoding="utf-8"), path=str(p))
         if fence == "backticks":
-            b3 = B3(
-                path=b3.path,
-                sha256=b3.sha256,
+            b3 = replace(
+                b3,
                 templates={
-                    k: Template(
-                        system=t.system.replace(TYPOGRAPHIC_FENCE, CODE_FENCE),
-                        input=t.input.replace(TYPOGRAPHIC_FENCE, CODE_FENCE),
-                    )
+                    k: Template(*(part.replace(TYPOGRAPHIC_FENCE, CODE_FENCE) for part in (t.system, t.input)))
                     for k, t in b3.templates.items()
                 },
             )

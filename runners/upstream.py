@@ -509,31 +509,40 @@ class TextSources:
         return {"prompts": dict(sorted(self.entries.items())), "paraphrased": self.paraphrased}
 
 
+def _local_assigned(f: UpstreamFile, qualname: str, name: str) -> Iterator[ast.expr]:
+    """The values assigned to the local `name` anywhere inside the function `qualname`, in walk order."""
+    tree = _tree(f)
+    fn = None if tree is None else _scope(tree, qualname)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            yield node.value
+
+
+def py_local_string(f: UpstreamFile, qualname: str, name: str) -> str | None:
+    """The string constant assigned to the local `name` inside the function `qualname` (folded as
+    in `py_string`); None when unavailable."""
+    return next((v for v in map(_fold, _local_assigned(f, qualname, name)) if v is not None), None)
+
+
 def py_fstring_parts(f: UpstreamFile, qualname: str, name: str) -> list[tuple[str, str]] | None:
     """The f-string assigned to the local `name` inside the function `qualname`, as parts:
     ("text", literal) or ("field", the field's expression as `ast.unparse` writes it, e.g.
     `state['observation']`). Fill it with `fill_parts`. None when unavailable; a field with a
     conversion or format spec makes it unreadable (None)."""
-    tree = _tree(f)
-    fn = None if tree is None else _scope(tree, qualname)
-    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    value = next((v for v in _local_assigned(f, qualname, name) if isinstance(v, ast.JoinedStr)), None)
+    if value is None:
         return None
-    for node in ast.walk(fn):
-        if (
-            isinstance(node, ast.Assign)
-            and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)
-            and isinstance(node.value, ast.JoinedStr)
-        ):
-            parts: list[tuple[str, str]] = []
-            for v in node.value.values:
-                if isinstance(v, ast.Constant) and isinstance(v.value, str):
-                    parts.append(("text", v.value))
-                elif isinstance(v, ast.FormattedValue) and v.conversion == -1 and v.format_spec is None:
-                    parts.append(("field", ast.unparse(v.value)))
-                else:
-                    return None
-            return parts
-    return None
+    parts: list[tuple[str, str]] = []
+    for v in value.values:
+        if isinstance(v, ast.Constant) and isinstance(v.value, str):
+            parts.append(("text", v.value))
+        elif isinstance(v, ast.FormattedValue) and v.conversion == -1 and v.format_spec is None:
+            parts.append(("field", ast.unparse(v.value)))
+        else:
+            return None
+    return parts
 
 
 def fill_parts(parts: list[tuple[str, str]], values: dict[str, str]) -> str:

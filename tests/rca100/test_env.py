@@ -135,3 +135,24 @@ def test_garbled_model_output_never_crashes_an_episode(bench):
     rec = asyncio.run(ep.run(env, FullContext(ep.agent)))
     assert rec.status == "ok", rec.error
     assert rec.scores["turns"] == len(rec.requests[0].steps) <= 6
+
+
+def test_release_adapter_first_observation_is_the_pinned_reset_sentence(bench):
+    """`adapter: release` sends, as the first observation, the string the release's
+    `_RCA100.reset` assigns to `observation` (read here independently from the pinned file)."""
+    import ast
+
+    from benchmarks.rca100.env import NOTICE
+
+    path = next(upstream_src().glob("PoS@*/benchmarks/adapter.py"), None)
+    if path is None:
+        pytest.skip("the pinned PoS benchmarks/adapter.py is absent from upstream-src")
+    cls = next(n for n in ast.parse(path.read_text()).body if isinstance(n, ast.ClassDef) and n.name == "_RCA100")
+    reset = next(n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "reset")
+    want = next(
+        n.value.value
+        for n in ast.walk(reset)
+        if isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "observation" for t in n.targets)
+    )
+    _, req = env_for(bench)
+    assert req.observation == want and want != NOTICE
