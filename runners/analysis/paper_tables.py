@@ -576,12 +576,11 @@ def build_table(
             pb = r.get("paper_backbone")
             feeding = [c for c in relevant if c.method in (r["method"], delta.get("against")) and c.backbone == pb]
             marked = bool(row_marks(feeding)[0]) or any(c.scripted for c in feeding)
-            pd = [paper_text(r, col, m, scale, "delta_vs_full_context", cells) for col, m in cols if m != TOK_PER_TASK]
-            if any(pd) and not (strict and marked):  # --strict: no Δ (paper) beside a Δ of marked rows
-                texts = []
-                for col, m in cols:
-                    v = paper_text(r, col, "Tok" if m == TOK_PER_TASK else m, scale, "delta_vs_full_context", cells)
-                    texts.append(fmt_delta(float(v), m) if v not in (None, "") else "–")
+            # the paper's Δ is relative for #Tok, so Tok/task reads the same Δ as Tok (it alone opens no row)
+            pd = [paper_text(r, col, m, scale, "delta_vs_full_context", cells) for col, m in cols]
+            if any(v for v, (_, m) in zip(pd, cols) if m != TOK_PER_TASK) and not (strict and marked):
+                # --strict: no Δ (paper) beside a Δ of marked rows
+                texts = [fmt_delta(float(v), m) if v not in (None, "") else "–" for v, (_, m) in zip(pd, cols)]
                 rows.append(
                     TRow("paper_delta", "Δ (paper)", backbone_label(r.get("paper_backbone")), texts, [""] * len(cols))
                 )
