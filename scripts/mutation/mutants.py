@@ -488,6 +488,13 @@ MUTANTS: list[Mutant] = [
         ("tests/runners/test_scheduler.py",),
     ),
     Mutant(
+        "budget_round_sweep_mean",  # a fair round's need from the sweep's mean cost, not each cell's own
+        "runners/run.py",
+        "        if run.costs:\n            return run.cost_total / len(run.costs)\n",
+        "",
+        ("tests/runners/test_scheduler.py", "tests/runners/test_budget_spend.py"),
+    ),
+    Mutant(
         "budget_guard_never_refuses",
         "runners/run.py",
         "if self.budget is None or self.total_spent + flying < self.budget:",
