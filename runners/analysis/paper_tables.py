@@ -27,7 +27,7 @@ from runners.analysis.papers import (
 )
 from runners.api import MetricSpec
 from runners.analysis.stats import DEFAULT_RESAMPLES, SIGNIFICANCE_LEGEND, holm, paired_sign_test, significance_mark
-from runners.analysis.units import PAPER_TOK_NOTE, TOK_PER_TASK, paper_in_unit, paper_tok
+from runners.analysis.units import PAPER_TOK_NOTE, TOK_PER_TASK, fmt_tok_per_task, paper_in_unit, paper_tok
 
 ORDER = [
     "flowstate_table1",
@@ -148,7 +148,7 @@ def fmt_value(v: float | None, metric: str, tok_scale: float) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
     if metric == TOK_PER_TASK:
-        return f"{v * 1000.0:.1f}"
+        return fmt_tok_per_task(v)
     if metric == "Tok":
         return f"{v * tok_scale:.1f}" if tok_scale != 1.0 else (f"{v:.4f}" if v < 1 else f"{v:.2f}")
     return f"{v + 0.0:.2f}"
