@@ -66,7 +66,7 @@ MUTANTS: list[Mutant] = [
     # ------------------------------------------------------------------ statistics and Δ
     Mutant("stats_interval_90_as_95", "runners/analysis/stats.py", "a = (1 - level) / 2", "a = (1 - level)", STATS),
     Mutant(
-        "tables_tok_no_tool_delta_absolute",
+        "cells_tok_no_tool_delta_absolute",
         "runners/analysis/cells.py",
         'MetricSpec(name="Tok_no_tool", kind="tokens"',
         'MetricSpec(name="Tok_no_tool", kind="count"',
