@@ -27,7 +27,7 @@ from runners.analysis.papers import (
 )
 from runners.api import MetricSpec
 from runners.analysis.stats import DEFAULT_RESAMPLES, SIGNIFICANCE_LEGEND, holm, paired_sign_test, significance_mark
-from runners.analysis.units import PAPER_TOK_NOTE, TOK_PER_TASK, paper_in_unit, paper_tok
+from runners.analysis.units import PAPER_TOK_NOTE, TOK_PER_TASK, fmt_tok_per_task, paper_in_unit, paper_tok
 
 ORDER = [
     "flowstate_table1",
@@ -148,7 +148,7 @@ def fmt_value(v: float | None, metric: str, tok_scale: float) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
     if metric == TOK_PER_TASK:
-        return f"{v * 1000.0:.1f}"
+        return fmt_tok_per_task(v)
     if metric == "Tok":
         return f"{v * tok_scale:.1f}" if tok_scale != 1.0 else (f"{v:.4f}" if v < 1 else f"{v:.2f}")
     return f"{v + 0.0:.2f}"
@@ -499,9 +499,7 @@ def build_table(
             mets = cells.metrics(method, backbone, col)
             vals.append(mets.get(m) if mets else None)
         mine = [c for c in relevant if c.method == method and c.backbone == backbone]
-        labs, marks = row_marks(mine)
-        if any(c.scripted for c in mine):
-            labs = ["[scripted]"] + labs
+        labs, marks = cell_labels(mine)
         row = TRow(
             "ours",
             method_label(lay=lay, m=method) + "".join(" " + x for x in labs),
@@ -575,13 +573,12 @@ def build_table(
                     rows.append(d)
             pb = r.get("paper_backbone")
             feeding = [c for c in relevant if c.method in (r["method"], delta.get("against")) and c.backbone == pb]
-            marked = bool(row_marks(feeding)[0]) or any(c.scripted for c in feeding)
-            pd = [paper_text(r, col, m, scale, "delta_vs_full_context", cells) for col, m in cols if m != TOK_PER_TASK]
-            if any(pd) and not (strict and marked):  # --strict: no Δ (paper) beside a Δ of marked rows
-                texts = []
-                for col, m in cols:
-                    v = paper_text(r, col, "Tok" if m == TOK_PER_TASK else m, scale, "delta_vs_full_context", cells)
-                    texts.append(fmt_delta(float(v), m) if v not in (None, "") else "–")
+            marked = bool(cell_labels(feeding)[0])
+            # the paper's Δ is relative for #Tok, so Tok/task reads the same Δ as Tok (it alone opens no row)
+            pd = [paper_text(r, col, m, scale, "delta_vs_full_context", cells) for col, m in cols]
+            if any(v for v, (_, m) in zip(pd, cols) if m != TOK_PER_TASK) and not (strict and marked):
+                # --strict: no Δ (paper) beside a Δ of marked rows
+                texts = [fmt_delta(float(v), m) if v not in (None, "") else "–" for v, (_, m) in zip(pd, cols)]
                 rows.append(
                     TRow("paper_delta", "Δ (paper)", backbone_label(r.get("paper_backbone")), texts, [""] * len(cols))
                 )
@@ -666,10 +663,6 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
     def k(v: float | None) -> str:
         return f"{v / 1000:.1f}" if v is not None else "–"
 
-    def labels_of(c: Any) -> tuple[list[str], list[Any]]:
-        labs, marks = row_marks([c])
-        return (["[scripted]"] if c.scripted else []) + labs, marks  # as every other table prints it
-
     methods = [m for m in lay["methods"]] + sorted(
         {c.method for c in cells.all if c.benchmark in lay["benchmarks"]} - set(lay["methods"]) - {ref}
     )
@@ -679,7 +672,7 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
             if r is None:
                 continue
             pr = per_ep(r)
-            labs, marks = labels_of(r)
+            labs, marks = cell_labels([r])
             all_marks += marks
             rows.append(
                 TRow(
@@ -694,7 +687,7 @@ def build_cost(lay: dict[str, Any], cells: Cells) -> Artefact:
                 if c is None:
                     continue
                 pc = per_ep(c)
-                labs, marks = labels_of(c)
+                labs, marks = cell_labels([c])
                 all_marks += marks
                 ch = 100.0 * (pc["agent"] / pr["agent"] - 1) if pr["agent"] and pc["agent"] is not None else None
                 ratio = pc["total"] / pr["total"] if pr["total"] and pc["total"] is not None else None
@@ -791,7 +784,7 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
             ta = [paper_tok(a) for a, _ in pairs]
             tr = [paper_tok(r) for _, r in pairs]
             tok = (100.0 * (sum(ta) / sum(tr) - 1)) if all(t is not None for t in ta + tr) and sum(tr) else None  # type: ignore[arg-type]  # no None: checked by all()
-            labs, marks = _headline_marks([c for pair in pairs for c in pair])
+            labs, marks = cell_labels([c for pair in pairs for c in pair])
             if len(pairs) < len(h["benchmarks"]):  # the paper's figure is over every domain it names
                 labs.append(f"[{len(pairs)} of {len(h['benchmarks'])} domains]")
             own = b == h["paper"].get("backbone", b)  # the paper reports its headline on this backbone only
@@ -822,7 +815,7 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
             if ours is None or ours.metrics.get(metric) is None or not base:
                 continue
             best_m, best = max(base, key=lambda mc: mc[1].metrics[metric])
-            labs, marks = _headline_marks([ours] + [c for _, c in base])  # "strongest" reads every baseline
+            labs, marks = cell_labels([ours] + [c for _, c in base])  # "strongest" reads every baseline
             dom = BENCHMARK_DOMAINS.get(bench, bench)
             pm = cells.spec(bench, metric).paper or metric
             paper_pos = paper_lookup("PoS", b, dom, pm)
@@ -858,8 +851,9 @@ def headlines(cells: Cells) -> list[dict[str, Any]]:
     return out
 
 
-def _headline_marks(cs: list[Any]) -> tuple[list[str], list[Any]]:
-    """The union of the marks of the cells a headline is computed from (`[scripted]` first)."""
+def cell_labels(cs: list[Any]) -> tuple[list[str], list[Any]]:
+    """The labels printed on a row, Δ or headline made of these cells (`[scripted]` first, then
+    `fidelity.row_marks`), and their Mark objects for the footnotes."""
     labs, marks = row_marks(cs)
     return (["[scripted]"] if any(c.scripted for c in cs) else []) + labs, marks
 

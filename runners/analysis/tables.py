@@ -46,7 +46,7 @@ from runners.analysis.stats import (
     significance_mark,
 )
 from runners.analysis.table_cache import read_cache, store_cache, sweep_cells, tables_key
-from runners.analysis.units import TOK_NOTE, TOK_PER_TASK, paper_in_unit, tok_per_task
+from runners.analysis.units import TOK_NOTE, TOK_PER_TASK, fmt_tok_per_task, paper_in_unit, tok_per_task
 from runners.records.store import StoreError, atomic_write, paused_gc
 
 
@@ -103,8 +103,7 @@ def _cell_text(c: CellSummary | None, m: str, tok_scale: float, resamples: int) 
     if c is None:
         return fmt(None, "other")
     if m == TOK_PER_TASK:
-        v = tok_per_task(c)
-        return f"{v * 1000.0:.1f}" if v is not None else fmt(None, "other")
+        return fmt_tok_per_task(tok_per_task(c))
     v, spec = c.metrics.get(m), c.spec(m)
     if spec.kind == "tokens" and v is not None and tok_scale != 1.0:
         return f"{v * tok_scale:.1f}"

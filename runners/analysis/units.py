@@ -50,6 +50,11 @@ def tok_per_task(c: Any) -> float | None:
     return tok / c.n_episodes if tok is not None and c.n_episodes else None
 
 
+def fmt_tok_per_task(v: float | None) -> str:
+    """A Tok/task value (millions per episode, as `tok_per_task`) as the tables print it: thousands."""
+    return f"{v * 1000.0:.1f}" if v is not None else "–"
+
+
 def paper_in_unit(value: str | None, metric: str, tok_scale: float, n_tasks: int | None) -> str | None:
     """A paper's value (`value`, as the reference CSVs print it) in the unit our column shows:
     #Tok (millions in the papers) at the table's scale (`tok_scale`: 1 for millions, 1000 for

@@ -66,7 +66,7 @@ MUTANTS: list[Mutant] = [
     # ------------------------------------------------------------------ statistics and Δ
     Mutant("stats_interval_90_as_95", "runners/analysis/stats.py", "a = (1 - level) / 2", "a = (1 - level)", STATS),
     Mutant(
-        "tables_tok_no_tool_delta_absolute",
+        "cells_tok_no_tool_delta_absolute",
         "runners/analysis/cells.py",
         'MetricSpec(name="Tok_no_tool", kind="tokens"',
         'MetricSpec(name="Tok_no_tool", kind="count"',
@@ -486,6 +486,13 @@ MUTANTS: list[Mutant] = [
         "self.spent_before = sum(c.spent for c in self.stored.values())",
         "self.spent_before = 0.0",
         ("tests/runners/test_scheduler.py",),
+    ),
+    Mutant(
+        "budget_round_sweep_mean",  # a fair round's need from the sweep's mean cost, not each cell's own
+        "runners/run.py",
+        "        if run.costs:\n            return run.cost_total / len(run.costs)\n",
+        "",
+        ("tests/runners/test_scheduler.py", "tests/runners/test_budget_spend.py"),
     ),
     Mutant(
         "budget_guard_never_refuses",

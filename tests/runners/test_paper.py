@@ -108,6 +108,7 @@ def test_table1_layout_order_groups_delta_rows_and_best_marking(tmp_path):
     sr, tok = col(art.table, "Math SR"), col(art.table, "Math #Tok (M)")
     assert after[1].cells[sr] == "+100.00" and after[1].cells[tok] == "-75.00%"  # SR 100 vs 0; Tok 0.04 M vs 0.16 M
     assert after[2].cells[sr] == "+7.50"  # the paper's own Δ row (Table 1: 37.50 − 30.00)
+    assert after[2].cells[tok] == "-73.01%"  # and its #Tok Δ, relative as the paper prints it
     # best bold / second underlined among our rows, per performance column as the paper does (token columns unranked)
     assert fs.styles[sr] == "best" and fs.styles[tok] == ""
     assert row(art.table, "my_method").styles[sr] == "second" and row(art.table, "my_method").styles[tok] == ""
