@@ -864,10 +864,15 @@ def keep_larger_asks(before: dict[Path, dict[str, Any]], root: Path) -> str | No
         atomic_write(d / MANIFEST, json.dumps(m, indent=2, sort_keys=True, default=str))
     if not kept:
         return None
-    n, t, big_n, big_t = kept[0]
+
+    def sizes(pairs: list[tuple[int, int]], form: str) -> str:  # the distinct sizes, in the cells' order
+        return ", ".join(dict.fromkeys(form.format(n, t) for n, t in pairs))
+
+    asked = sizes([k[:2] for k in kept], "{} task(s) × {} trial(s)")
+    had = sizes([k[2:] for k in kept], "{} × {}")
     return (
-        f"Note: this run asked for a subset ({n} task(s) × {t} trial(s)) of {len(kept)} cell(s) that had asked for "
-        f"more ({big_n} × {big_t}): the tables of {root} keep counting the larger set, not the subset. For a table "
+        f"Note: this run asked for a subset ({asked}) of {len(kept)} cell(s) that had asked for "
+        f"more ({had}): the tables of {root} keep counting the larger set, not the subset. For a table "
         "of the subset alone, run it into its own experiment (experiment.name=<name>)."
     )
 
