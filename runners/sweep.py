@@ -230,17 +230,16 @@ def apply_budget(cells: list[Any], root: Path) -> None:
     `<root>/budget.json`; else the one recorded there, applied to this run (a ConfigError when a
     backbone then lacks prices). Said on the console either way."""
     from runners import budget as ledger
-    from runners.budget import recorded_budget, record_budget
     from runners.run import check_budget
 
     ledger.LAST.clear()  # the account of this run only (a multirun job runs after another in one process)
     if cells[0].runner.executor == "ray":  # refused with a budget (check_budget)
-        kept = recorded_budget(root)
+        kept = ledger.recorded_budget(root)
         if kept is not None and cells[0].runner.budget_usd is None:
             print(f"warning: the experiment's recorded budget ${kept:g} is not kept with runner.executor=ray")
         return
     given = cells[0].runner.budget_usd
-    budget, where = record_budget(root, given)
+    budget, where = ledger.record_budget(root, given)
     if budget is None:
         return
     if given is None:
@@ -656,10 +655,9 @@ def run_cells(
 
     from runners import interrupts
     from runners.availability import Unavailable
-    from runners.config import ConfigError, validate
+    from runners.config import ConfigError, FatalRunError, validate
     from runners.records import store
     from runners.records.store import StoreError
-    from runners.config import FatalRunError
     from runners.launch import run_all
     from runners.run import TERMINATED, check_budget
     from runners.secrets import redact_secrets
@@ -866,10 +864,15 @@ def keep_larger_asks(before: dict[Path, dict[str, Any]], root: Path) -> str | No
         atomic_write(d / MANIFEST, json.dumps(m, indent=2, sort_keys=True, default=str))
     if not kept:
         return None
-    n, t, big_n, big_t = kept[0]
+
+    def sizes(pairs: list[tuple[int, int]], form: str) -> str:  # the distinct sizes, in the cells' order
+        return ", ".join(dict.fromkeys(form.format(n, t) for n, t in pairs))
+
+    asked = sizes([k[:2] for k in kept], "{} task(s) × {} trial(s)")
+    had = sizes([k[2:] for k in kept], "{} × {}")
     return (
-        f"Note: this run asked for a subset ({n} task(s) × {t} trial(s)) of {len(kept)} cell(s) that had asked for "
-        f"more ({big_n} × {big_t}): the tables of {root} keep counting the larger set, not the subset. For a table "
+        f"Note: this run asked for a subset ({asked}) of {len(kept)} cell(s) that had asked for "
+        f"more ({had}): the tables of {root} keep counting the larger set, not the subset. For a table "
         "of the subset alone, run it into its own experiment (experiment.name=<name>)."
     )
 

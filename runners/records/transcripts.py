@@ -319,7 +319,7 @@ class TranscriptStore:
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()  # put() may be called from a writer thread
         self.moved_aside: Path | None = None
-        self._zdict_cache: tuple[int, bytes, Any] = (-1, b"", None)  # dictionary pack id, its bytes, compressor
+        self._zdict_cache: tuple[int, Any] = (-1, None)  # dictionary pack id, the compressor with it
         self._queue: "queue.Queue[Any]" = queue.Queue()  # put_async's group commits
         self._committer: threading.Thread | None = None
 
@@ -388,7 +388,7 @@ class TranscriptStore:
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
-                self._zdict_cache = (-1, b"", None)  # a dictionary pack of the rolled back transaction is gone
+                self._zdict_cache = (-1, None)  # a dictionary pack of the rolled back transaction is gone
                 raise
         for r in recs:
             for c in episode_calls(r):
@@ -477,8 +477,8 @@ class TranscriptStore:
             codec, data = self._db.execute("SELECT codec, data FROM packs WHERE id = ?", (pid,)).fetchone()
             zdict = _unpack_plain(codec, data)[-ZDICT_BYTES:]
             c = zstandard.ZstdCompressor(level=PACK_LEVEL, dict_data=_zstd_dict(zdict))
-            self._zdict_cache = (pid, zdict, c)
-        return self._zdict_cache[2]
+            self._zdict_cache = (pid, c)
+        return self._zdict_cache[1]
 
     def _absent(self, hashes: list[str]) -> list[str]:
         """`hashes` the database does not hold, in their order."""

@@ -44,16 +44,16 @@ LONG_GOALS = [
     ),
     (
         "runners.view at 10,000 real episodes: ≤ 5 s CPU, ≤ 300 MB, page ≤ 50 MB",
-        "20.6 s CPU, 367 MB, page 0.7 MB (main: 23.3 s, 957 MB, 215 MB)",
-        "/usr/bin/time -v python -m runners.view EXP (EXP: real_experiment --episodes 10000)",
-        "9.9–11.1",
+        "15.96, 14.58 s CPU, 371, 368 MB (main: 16.52, 16.59 s, 373, 376 MB); page 0.7 MB (2026-12-05: 215 MB)",
+        "/usr/bin/time python -m runners.view EXP (EXP: real_experiment --episodes 10000)",
+        "5.0–3.5",
         "2026-12-06",
     ),
     (
         "the sweep at 10,000 episodes: peak RSS ≤ 300 MB",
-        "567 MB (main: 974 MB)",
+        "353 MB, heap trimmed (567 MB before the trim; 2026-12-05: 974 MB)",
         "python -m scripts.perf.real_experiment --episodes 10000 --out DIR",
-        "7.4–13.0",
+        "6.5–9.3",
         "2026-12-06",
     ),
     (

@@ -274,3 +274,18 @@ def test_tables_do_not_depend_on_the_order_episodes_finished(two_trials, tmp_pat
         path.write_text("\n".join(json.dumps(recs[i]) for i in order) + "\n")
         seen.add(json.dumps(summarize(cell).metrics, sort_keys=True))
     assert len(seen) == 1  # exactly the same numbers, not approximately
+
+
+def test_the_subset_note_names_each_cells_larger_set(tmp_path):
+    # the demo's cells hold 3 and 2 tasks: the note named the first cell's 3 for both
+    from runners.sweep import keep_larger_asks
+
+    before = {}
+    for name, ids in (("math", ["m0", "m1", "m2"]), ("phys", ["p0", "p1"])):
+        d = tmp_path / name
+        d.mkdir()
+        before[d] = {"task_ids": ids, "n_tasks": len(ids), "trials": 1}
+        (d / "manifest.json").write_text(json.dumps({"task_ids": ids[:1], "n_tasks": 1, "trials": 1}))
+    note = keep_larger_asks(before, tmp_path)
+    assert note is not None and "(1 task(s) × 1 trial(s)) of 2 cell(s) that had asked for more (3 × 1, 2 × 1)" in note
+    assert json.loads((tmp_path / "phys" / "manifest.json").read_text())["task_ids"] == ["p0", "p1"]
