@@ -29,12 +29,13 @@ one after another to keep the cap exact.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
-from runners.api import Backbone, BackboneError, Completion, Message, Protocol, Role
+from runners.api import Backbone, BackboneError
 from runners.backbones.forwarding import Forwarding
 from runners.cost import call_usd, episode_usd, role_prices
 
@@ -200,21 +201,14 @@ class BudgetGuard(Forwarding):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        role: Role,
-        protocol: Protocol | None = None,
-        attempt: int = 0,
-        **sampling: Any,
-    ) -> Completion:
+    @contextmanager
+    def around_call(self) -> Iterator[None]:
         why = self.ledger.exhausted(calls=True)
         if why:
             raise BudgetReached(why)
         self.ledger.calls_flying += 1
         try:
-            return await super().complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+            yield
         finally:
             self.ledger.calls_flying -= 1
 
