@@ -29,12 +29,13 @@ one after another to keep the cap exact.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
-from runners.api import Backbone, BackboneError, Completion, Message, Protocol, Role
+from runners.api import Backbone, BackboneError
 from runners.backbones.forwarding import Forwarding
 from runners.cost import call_usd, episode_usd, role_prices
 
@@ -83,25 +84,9 @@ def record_spend(record: Mapping[str, Any], prices_by_role: Mapping[str, Any]) -
     """What one stored record cost: every call not served from the response cache at its role's
     prices. A record without call logs (a storage failure keeps only its usage) counts its whole
     usage at list price."""
-    from runners.records.schema import episode_calls
+    from runners.analysis.episodes import _calls  # every call of a stored record, in order
 
-    class _View:
-        def __init__(self, r: Mapping[str, Any]) -> None:
-            self.task_calls = r.get("task_calls") or []
-            self.unfinished_calls = r.get("unfinished_calls") or []
-            self.requests = [_Req(q) for q in r.get("requests") or []]
-
-    class _Req:
-        def __init__(self, q: Mapping[str, Any]) -> None:
-            self.begin_calls = q.get("begin_calls") or []
-            self.end_calls = q.get("end_calls") or []
-            self.steps = [_Step(s) for s in q.get("steps") or []]
-
-    class _Step:
-        def __init__(self, s: Mapping[str, Any]) -> None:
-            self.calls = s.get("calls") or []
-
-    calls = [c for c in episode_calls(_View(record)) if isinstance(c, Mapping)]
+    calls = [c for c in _calls(dict(record)) if isinstance(c, Mapping)]
     if not calls:
         return episode_usd(record, prices_by_role) or 0.0
     return sum(
@@ -200,21 +185,14 @@ class BudgetGuard(Forwarding):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        role: Role,
-        protocol: Protocol | None = None,
-        attempt: int = 0,
-        **sampling: Any,
-    ) -> Completion:
+    @contextmanager
+    def around_call(self) -> Iterator[None]:
         why = self.ledger.exhausted(calls=True)
         if why:
             raise BudgetReached(why)
         self.ledger.calls_flying += 1
         try:
-            return await super().complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+            yield
         finally:
             self.ledger.calls_flying -= 1
 

@@ -5,10 +5,11 @@ gets (`Resampled`, `InFlight`, runners.cache.CachedBackbone) and the endpoints' 
 from __future__ import annotations
 
 import asyncio
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from runners.api import Backbone, Completion, Message, Protocol, Role
+from runners.api import Backbone
 from runners.backbones.forwarding import Forwarding
 from runners.config import BackboneCfg, CellConfig, ConfigError, FatalRunError
 
@@ -155,18 +156,8 @@ class Resampled(Forwarding):
         super().__init__(inner)
         self.n = n
 
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        role: Role,
-        protocol: Protocol | None = None,
-        attempt: int = 0,
-        **sampling: Any,
-    ) -> Completion:
-        return await super().complete(
-            messages, role=role, protocol=protocol, attempt=attempt + self.n * RESAMPLE_STRIDE, **sampling
-        )
+    def sample_index(self, attempt: int) -> int:
+        return attempt + self.n * RESAMPLE_STRIDE
 
     def bind(
         self, scope: Any
@@ -182,18 +173,11 @@ class InFlight(Forwarding):
         super().__init__(inner)
         self.progress = progress
 
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        role: Role,
-        protocol: Protocol | None = None,
-        attempt: int = 0,
-        **sampling: Any,
-    ) -> Completion:
+    @contextmanager
+    def around_call(self) -> Iterator[None]:
         self.progress.calls_in_flight += 1
         try:
-            return await super().complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
+            yield
         finally:
             self.progress.calls_in_flight -= 1
 

@@ -12,13 +12,11 @@ from __future__ import annotations
 import argparse
 import fcntl
 import os
-import shutil
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from runners.records.store import ERRORS, MANIFEST, SUPERSEDED, finished_keys, read_jsonl, shard_dirs
+from runners.records.store import ERRORS, MANIFEST, SUPERSEDED, finished_keys, move_aside, read_jsonl, shard_dirs
 
 
 def config_failure(cell_dir: Path) -> str | None:
@@ -68,7 +66,6 @@ def prune_failed(root: Path) -> list[tuple[str, Path]]:
     writing (its lock is held) is left. Returns (cell, where it went)."""
     root = Path(root)
     moved = []
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
     for cell in failed_cells(root):
         src = root / cell
         fd = os.open(src / ".lock", os.O_CREAT | os.O_RDWR)
@@ -78,11 +75,7 @@ def prune_failed(root: Path) -> list[tuple[str, Path]]:
             except BlockingIOError:
                 print(f"warning: {cell}: another sweep is writing it; left in place", file=sys.stderr)
                 continue
-            dest = root / SUPERSEDED / cell / stamp
-            dest.mkdir(parents=True)
-            for p in src.iterdir():
-                if p.name != ".lock":
-                    shutil.move(str(p), str(dest / p.name))
+            dest = move_aside(src)
         finally:
             os.close(fd)
         (src / ".lock").unlink(missing_ok=True)
@@ -90,7 +83,8 @@ def prune_failed(root: Path) -> list[tuple[str, Path]]:
             src.rmdir()
         except OSError:
             pass
-        moved.append((cell, dest))
+        if dest is not None:
+            moved.append((cell, dest))
     return moved
 
 

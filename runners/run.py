@@ -179,9 +179,7 @@ class Scheduler:
         self.root, self.pool, self.progress, self.concurrency = root, pool, progress, max(1, concurrency)
         self.stop = asyncio.Event()
         self.fatal: list[str] = []
-        # runner.budget_usd: an episode starts only while spent + (episodes in flight + 1) × the
-        # mean cost of a finished episode stays within the budget; episodes in flight finish.
-        self.budget = budget_usd
+        self.budget = budget_usd  # runner.budget_usd: episodes in fair rounds (`_admit`), calls guarded
         self.spent = 0.0  # by this run (cache hits cost nothing)
         self.spent_before = 0.0  # by the experiment's stored records when the run started (runners/budget.py)
         self.episode_costs: list[float] = []
@@ -192,7 +190,6 @@ class Scheduler:
         self.calls_flying = 0  # endpoint calls in flight (runners.budget.BudgetGuard)
         self.call_total, self.call_count = 0.0, 0  # list price and number of this run's endpoint calls
         self.code = code_fingerprint()
-        self.fair = budget_usd is not None
         self.rounds: dict[
             tuple[int, int], list[_CellRun]
         ] = {}  # fair order: round (trial, task index) → cells not started
@@ -202,11 +199,6 @@ class Scheduler:
         self.stored: dict[str, Any] = {}  # cell → runners.budget.CellCost of its stored records
         self.runs: list[_CellRun] = []
         self._stored_runs: dict[str, Any] = {}  # output dir → runners.plan.StoredRuns (read once per run)
-
-    def _mean(self, run: "_CellRun | None" = None) -> float:
-        """Expected cost of one episode: the cell's own mean once it has finished one, else the sweep's."""
-        costs = run.costs if run is not None and run.costs else self.episode_costs
-        return sum(costs) / len(costs) if costs else 0.0
 
     def estimate(self, run: "_CellRun") -> float | None:
         """The list-price cost one more episode of `run`'s cell is expected to have: the mean of its
@@ -282,10 +274,10 @@ class Scheduler:
         return total, unknown
 
     def _on_call(self, run: _CellRun, log: CallLog, prices: dict, acc: list[float]) -> None:
-        cost = 0.0 if log.cached else (call_usd(log.role, log.usage, prices) or 0.0)
+        listed = call_usd(log.role, log.usage, prices) or 0.0
+        cost = 0.0 if log.cached else listed
         self.spent += cost
         acc[0] += cost
-        listed = call_usd(log.role, log.usage, prices) or 0.0
         acc[1] += listed
         if not log.cached:
             self.call_total += listed
@@ -545,7 +537,7 @@ class Scheduler:
                     self.progress.start_cell(r.report)
                     if not r.todo:
                         await self._finish(r)
-                    if self.fair:
+                    if self.budget is not None:  # fair order
                         fair.append(r)
                         continue
                     for t, trial in r.todo:

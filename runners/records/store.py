@@ -663,6 +663,20 @@ def settle_frames(path: Path) -> None:
             os.fsync(f.fileno())
 
 
+def move_aside(cell_dir: Path) -> Path | None:
+    """Move every result file of a cell (not the lock) to `<experiment>/.superseded/<cell>/<time>/`
+    (runner.fresh=true, runners.prune); nothing is deleted. Returns where they went (None: no file)."""
+    names = [p for p in cell_dir.iterdir() if p.name != ".lock"]
+    if not names:
+        return None
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+    dest = cell_dir.parent / SUPERSEDED / cell_dir.name / stamp
+    dest.mkdir(parents=True)
+    for p in names:
+        shutil.move(str(p), str(dest / p.name))
+    return dest
+
+
 class CellStore:
     def __init__(self, root: Path, cell_name: str) -> None:
         self.dir = Path(root) / cell_name
@@ -762,17 +776,8 @@ class CellStore:
         return True
 
     def _move_aside(self) -> None:
-        """`runner.fresh=true`: move every result file of the cell (not the lock) to
-        `<experiment>/.superseded/<cell>/<time>/`; nothing is deleted."""
-        names = [p for p in self.dir.iterdir() if p.name != ".lock"]
-        if not names:
-            return
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-        dest = self.dir.parent / SUPERSEDED / self.dir.name / stamp
-        dest.mkdir(parents=True)
-        for p in names:
-            shutil.move(str(p), str(dest / p.name))
-        self.moved_to = dest
+        """`runner.fresh=true`: the cell's results go aside (`move_aside`)."""
+        self.moved_to = move_aside(self.dir)
 
     def _open_locked(self, manifest: dict[str, Any], fresh: bool) -> "CellStore":
         if fresh:
