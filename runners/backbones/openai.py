@@ -49,7 +49,14 @@ import orjson
 
 from runners.api import Backbone, BackboneError, Completion, Message, Protocol, RetryEvent, ToolCall, Usage
 from runners.inputs import sanitize
-from runners.secrets import redact_secrets, redact_url, redact_value, secret_pattern, split_url_credentials
+from runners.secrets import (
+    credential_secrets,
+    redact_secrets,
+    redact_url,
+    redact_value,
+    secret_pattern,
+    split_url_credentials,
+)
 from runners.tokens import estimate_usage
 from runners.records.wire import dumps_with, encoded
 
@@ -459,27 +466,11 @@ class OpenAIBackbone(Backbone):
             )
         self._basic = creds
         self.auth = "basic (from base_url)" if creds else ("bearer" if self._key and self._key != "EMPTY" else "none")
-        self._secrets = tuple(
-            x
-            for x in (
-                self._key if self._key != "EMPTY" else "",
-                *(creds or ()),
-                f"{creds[0]}:{creds[1]}" if creds else "",
-            )
-            if x
-        )
         # What is cut out of every reply, a successful one too: the key, the URL password and `user:password`
-        # (and their encodings; the user name alone is no secret and may be an ordinary word of a reply).
-        self._secret_pattern = secret_pattern(
-            tuple(
-                x
-                for x in (
-                    self._key if self._key != "EMPTY" else "",
-                    *((creds[1], f"{creds[0]}:{creds[1]}") if creds else ()),
-                )
-                if x
-            )
-        )
+        # (and their encodings); messages also drop the user name.
+        reply_secrets = credential_secrets(self._key, creds)
+        self._secrets = (*reply_secrets, creds[0]) if creds and creds[0] else reply_secrets
+        self._secret_pattern = secret_pattern(reply_secrets)
         self.key_env: str | None = None  # name of the variable the key came from (for error messages)
         self.sampling = dict(sampling or {})
         self.extra_body = dict(extra_body or {})
