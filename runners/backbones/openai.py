@@ -41,7 +41,7 @@ import os
 import random
 import time
 import weakref
-from typing import Any, Mapping
+from typing import Any, AsyncIterator, Mapping
 
 import json
 
@@ -254,6 +254,18 @@ class TransportFailure(Exception):
         self.refused = refused
 
 
+async def read_capped(chunks: AsyncIterator[bytes], limit: int) -> bytes:
+    """A reply body from its `chunks`, or `TransportFailure` (`too_long`) as soon as it passes
+    `limit` bytes: an endless stream costs one bounded read, not all memory."""
+    parts, size = [], 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise TransportFailure(too_long(limit))
+        parts.append(chunk)
+    return b"".join(parts)
+
+
 class AiohttpTransport:
     """The default client: one `aiohttp.ClientSession` per event loop and backbone, its
     connector limited to the backbone's in-flight bound (`limit`), keep-alive connections reused.
@@ -282,14 +294,11 @@ class AiohttpTransport:
                 if resp.content_length is not None and resp.content_length > self.max_bytes:
                     resp.close()
                     raise TransportFailure(too_long(self.max_bytes, resp.content_length))
-                chunks, size = [], 0
-                async for chunk in resp.content.iter_any():  # decompressed: a compressed bomb is bounded too
-                    size += len(chunk)
-                    if size > self.max_bytes:
-                        resp.close()  # the connection is dropped, not drained
-                        raise TransportFailure(too_long(self.max_bytes))
-                    chunks.append(chunk)
-                return Reply(resp.status, resp.headers, b"".join(chunks))
+                try:  # decompressed chunks: a compressed bomb is bounded too
+                    return Reply(resp.status, resp.headers, await read_capped(resp.content.iter_any(), self.max_bytes))
+                except TransportFailure:
+                    resp.close()  # the connection is dropped, not drained
+                    raise
         except TimeoutError:  # aiohttp's own timeouts subclass both TimeoutError and ClientError
             raise
         except self._aiohttp.ClientConnectorError as e:
@@ -329,12 +338,7 @@ class HttpxTransport:
         shard[1] += 1
         try:
             async with shard[0].stream("POST", url, content=body) as resp:  # never follows redirects
-                chunks, size = [], 0
-                async for chunk in resp.aiter_bytes():
-                    size += len(chunk)
-                    if size > self.max_bytes:
-                        raise TransportFailure(too_long(self.max_bytes))
-                    chunks.append(chunk)
+                data = await read_capped(resp.aiter_bytes(), self.max_bytes)
         except self._httpx.TimeoutException:
             raise TimeoutError from None
         except self._httpx.ConnectError as e:
@@ -343,7 +347,7 @@ class HttpxTransport:
             raise TransportFailure(f"{type(e).__name__}: {e}") from None
         finally:
             shard[1] -= 1
-        return Reply(resp.status_code, resp.headers, b"".join(chunks))
+        return Reply(resp.status_code, resp.headers, data)
 
     async def aclose(self) -> None:
         for client, _ in self.shards:
