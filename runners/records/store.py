@@ -1155,20 +1155,6 @@ def damaged_records_note(store_dir: Path, read_back: list[dict[str, Any]] | int,
     )
 
 
-def read_store(store_dir: Path, where: str = "") -> tuple[list[dict[str, Any]], list[str]]:
-    """(the records of one store, a note when its compacted records file is damaged; `where`: the
-    store's folder as the note names it, e.g. `shard-1-of-2/`)."""
-    damage: list[str] = []
-    good = []
-    with paused_gc():
-        for raw in record_lines(Path(store_dir) / EPISODES, damage):
-            try:
-                good.append(_record(raw))
-            except ValueError:
-                pass
-    return good, ([damaged_records_note(Path(store_dir), good, damage[0], where)] if damage else [])
-
-
 def finished_texts(cell_dir: Path) -> list[dict[str, Any]]:
     """The finished records of one cell store as far as a text check needs them (`status`,
     `texts`): from its index when the cell is DONE and the index matches its records files
