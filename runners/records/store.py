@@ -192,7 +192,7 @@ def data_mismatch(cell: str, store_dirs: list[Path], current: dict[str, str]) ->
         except (OSError, ValueError, AttributeError):
             continue
         changed = [k for k in sorted(before) if k in current and before[k] != current[k]]
-        gone = [k for k in sorted(before) if k not in current and current]
+        gone = [k for k in sorted(before) if k not in current] if current else []  # no hashes now: none compared
         if not (changed or gone):
             continue
         what = "; ".join(
