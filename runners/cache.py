@@ -326,16 +326,14 @@ def configured_secret_vars() -> list[str]:
 def secrets_from(values: list[str]) -> list[str]:
     """The secret parts of configured values: a key as it is; of a URL with `user:password@`, the
     password and `user:password` (a URL without credentials holds none)."""
-    from runners.secrets import split_url_credentials
+    from runners.secrets import credential_secrets, split_url_credentials
 
     out: list[str] = []
     for v in values:
         if "://" in v:
-            _, creds = split_url_credentials(v)
-            if creds:
-                out += [creds[1], f"{creds[0]}:{creds[1]}"]
-        elif v and v != "EMPTY":
-            out.append(v)
+            out += credential_secrets(None, split_url_credentials(v)[1])
+        else:
+            out += credential_secrets(v, None)
     return out
 
 

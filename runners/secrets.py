@@ -40,6 +40,14 @@ def split_url_credentials(url: str) -> tuple[str, tuple[str, str] | None]:
     )
 
 
+def credential_secrets(key: str | None, creds: tuple[str, str] | None) -> tuple[str, ...]:
+    """The secrets of a configured key and of a URL's (user, password) (`split_url_credentials`):
+    the key (not the placeholder `EMPTY`), the password and `user:password`. The user name alone is
+    no secret and may be an ordinary word of a reply."""
+    found = (key if key and key != "EMPTY" else "", *((creds[1], f"{creds[0]}:{creds[1]}") if creds else ()))
+    return tuple(x for x in found if x)
+
+
 _AUTH_VALUE = re.compile(
     r"(?i)\b((?:proxy-)?authorization|x-api-key|api[-_]key)(\\?[\"']?\s*[:=]\s*\\?[\"']?)(?:(bearer|basic|token)\s+)?[^\s\"'\\,}\]]+"
 )

@@ -538,7 +538,8 @@ def test_a_stored_count_beyond_64_bits_reads_back():
 
 
 # ------------------------------------------------------------------ hostile bodies: endless, deep, not UTF-8; redirects
-async def test_an_endless_body_is_cut_at_max_reply_bytes_and_retried_with_bounded_memory():
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+async def test_an_endless_body_is_cut_at_max_reply_bytes_and_retried_with_bounded_memory(transport):
     """A 200 whose body never ends: each attempt stops after `max_reply_bytes` (memory stays near
     that bound, not growing with the stream) and fails as a retried infra error, quickly."""
     import tracemalloc
@@ -546,7 +547,7 @@ async def test_an_endless_body_is_cut_at_max_reply_bytes_and_retried_with_bounde
     limit = 2 * 2**20
     with FakeOpenAI() as s:
         s.mode = "endless"
-        b = make(s, max_reply_bytes=limit, max_retries=2, timeout_s=30)
+        b = make(s, max_reply_bytes=limit, max_retries=2, timeout_s=30, transport=transport)
         tracemalloc.start()
         t0 = time.perf_counter()
         with pytest.raises(BackboneError) as e:
@@ -559,7 +560,8 @@ async def test_an_endless_body_is_cut_at_max_reply_bytes_and_retried_with_bounde
         await b.aclose()
     assert not e.value.fatal and len(e.value.retries) == 2 and elapsed < 10
     assert all(f"max_reply_bytes={limit}" in r.error for r in e.value.retries)
-    assert peak < 4 * limit, peak  # the endless stream is never held whole
+    # the endless stream is never held whole (httpx's stream and decoder buffers hold about two bounds more)
+    assert peak < (4 if transport == "aiohttp" else 6) * limit, peak
     assert c.text.startswith("reply ")
 
 

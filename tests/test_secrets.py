@@ -12,7 +12,14 @@ import urllib.parse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from runners.secrets import MIN_ENCODED_CHARS, redact_known, redact_secrets, redact_value, secret_pattern
+from runners.secrets import (
+    MIN_ENCODED_CHARS,
+    credential_secrets,
+    redact_known,
+    redact_secrets,
+    redact_value,
+    secret_pattern,
+)
 
 KEY_CHARS = st.characters(min_codepoint=0x21, max_codepoint=0x7E)  # what keys and URL passwords are made of
 KEYS = st.text(KEY_CHARS, min_size=8, max_size=60)
@@ -133,3 +140,9 @@ def test_one_pattern_per_set_of_secrets_and_fast_on_long_text():
         for _ in range(5):
             redact_known(t, pattern)
         assert (time.perf_counter() - t0) / 5 < bound
+
+
+def test_credential_secrets_are_the_key_password_and_userinfo_not_the_user_name():
+    assert credential_secrets("sk-abcdef12", ("bob", "pw-9")) == ("sk-abcdef12", "pw-9", "bob:pw-9")
+    assert credential_secrets("EMPTY", None) == ()
+    assert credential_secrets(None, ("alice", "")) == ("alice:",)

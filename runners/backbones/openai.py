@@ -41,7 +41,7 @@ import os
 import random
 import time
 import weakref
-from typing import Any, Mapping
+from typing import Any, AsyncIterator, Mapping
 
 import json
 
@@ -49,7 +49,14 @@ import orjson
 
 from runners.api import Backbone, BackboneError, Completion, Message, Protocol, RetryEvent, ToolCall, Usage
 from runners.inputs import sanitize
-from runners.secrets import redact_secrets, redact_url, redact_value, secret_pattern, split_url_credentials
+from runners.secrets import (
+    credential_secrets,
+    redact_secrets,
+    redact_url,
+    redact_value,
+    secret_pattern,
+    split_url_credentials,
+)
 from runners.tokens import estimate_usage
 from runners.records.wire import dumps_with, encoded
 
@@ -247,6 +254,18 @@ class TransportFailure(Exception):
         self.refused = refused
 
 
+async def read_capped(chunks: AsyncIterator[bytes], limit: int) -> bytes:
+    """A reply body from its `chunks`, or `TransportFailure` (`too_long`) as soon as it passes
+    `limit` bytes: an endless stream costs one bounded read, not all memory."""
+    parts, size = [], 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > limit:
+            raise TransportFailure(too_long(limit))
+        parts.append(chunk)
+    return b"".join(parts)
+
+
 class AiohttpTransport:
     """The default client: one `aiohttp.ClientSession` per event loop and backbone, its
     connector limited to the backbone's in-flight bound (`limit`), keep-alive connections reused.
@@ -275,14 +294,11 @@ class AiohttpTransport:
                 if resp.content_length is not None and resp.content_length > self.max_bytes:
                     resp.close()
                     raise TransportFailure(too_long(self.max_bytes, resp.content_length))
-                chunks, size = [], 0
-                async for chunk in resp.content.iter_any():  # decompressed: a compressed bomb is bounded too
-                    size += len(chunk)
-                    if size > self.max_bytes:
-                        resp.close()  # the connection is dropped, not drained
-                        raise TransportFailure(too_long(self.max_bytes))
-                    chunks.append(chunk)
-                return Reply(resp.status, resp.headers, b"".join(chunks))
+                try:  # decompressed chunks: a compressed bomb is bounded too
+                    return Reply(resp.status, resp.headers, await read_capped(resp.content.iter_any(), self.max_bytes))
+                except TransportFailure:
+                    resp.close()  # the connection is dropped, not drained
+                    raise
         except TimeoutError:  # aiohttp's own timeouts subclass both TimeoutError and ClientError
             raise
         except self._aiohttp.ClientConnectorError as e:
@@ -322,12 +338,7 @@ class HttpxTransport:
         shard[1] += 1
         try:
             async with shard[0].stream("POST", url, content=body) as resp:  # never follows redirects
-                chunks, size = [], 0
-                async for chunk in resp.aiter_bytes():
-                    size += len(chunk)
-                    if size > self.max_bytes:
-                        raise TransportFailure(too_long(self.max_bytes))
-                    chunks.append(chunk)
+                data = await read_capped(resp.aiter_bytes(), self.max_bytes)
         except self._httpx.TimeoutException:
             raise TimeoutError from None
         except self._httpx.ConnectError as e:
@@ -336,7 +347,7 @@ class HttpxTransport:
             raise TransportFailure(f"{type(e).__name__}: {e}") from None
         finally:
             shard[1] -= 1
-        return Reply(resp.status_code, resp.headers, b"".join(chunks))
+        return Reply(resp.status_code, resp.headers, data)
 
     async def aclose(self) -> None:
         for client, _ in self.shards:
@@ -459,27 +470,11 @@ class OpenAIBackbone(Backbone):
             )
         self._basic = creds
         self.auth = "basic (from base_url)" if creds else ("bearer" if self._key and self._key != "EMPTY" else "none")
-        self._secrets = tuple(
-            x
-            for x in (
-                self._key if self._key != "EMPTY" else "",
-                *(creds or ()),
-                f"{creds[0]}:{creds[1]}" if creds else "",
-            )
-            if x
-        )
         # What is cut out of every reply, a successful one too: the key, the URL password and `user:password`
-        # (and their encodings; the user name alone is no secret and may be an ordinary word of a reply).
-        self._secret_pattern = secret_pattern(
-            tuple(
-                x
-                for x in (
-                    self._key if self._key != "EMPTY" else "",
-                    *((creds[1], f"{creds[0]}:{creds[1]}") if creds else ()),
-                )
-                if x
-            )
-        )
+        # (and their encodings); messages also drop the user name.
+        reply_secrets = credential_secrets(self._key, creds)
+        self._secrets = (*reply_secrets, creds[0]) if creds and creds[0] else reply_secrets
+        self._secret_pattern = secret_pattern(reply_secrets)
         self.key_env: str | None = None  # name of the variable the key came from (for error messages)
         self.sampling = dict(sampling or {})
         self.extra_body = dict(extra_body or {})

@@ -192,7 +192,7 @@ def data_mismatch(cell: str, store_dirs: list[Path], current: dict[str, str]) ->
         except (OSError, ValueError, AttributeError):
             continue
         changed = [k for k in sorted(before) if k in current and before[k] != current[k]]
-        gone = [k for k in sorted(before) if k not in current and current]
+        gone = [k for k in sorted(before) if k not in current] if current else []  # no hashes now: none compared
         if not (changed or gone):
             continue
         what = "; ".join(
@@ -1158,20 +1158,6 @@ def damaged_records_note(store_dir: Path, read_back: list[dict[str, Any]] | int,
         f"{where}{name} is damaged ({what}): {held}. Fix: run the same sweep "
         "command again: the episodes that cannot be read back run again, the damaged file is kept aside"
     )
-
-
-def read_store(store_dir: Path, where: str = "") -> tuple[list[dict[str, Any]], list[str]]:
-    """(the records of one store, a note when its compacted records file is damaged; `where`: the
-    store's folder as the note names it, e.g. `shard-1-of-2/`)."""
-    damage: list[str] = []
-    good = []
-    with paused_gc():
-        for raw in record_lines(Path(store_dir) / EPISODES, damage):
-            try:
-                good.append(_record(raw))
-            except ValueError:
-                pass
-    return good, ([damaged_records_note(Path(store_dir), good, damage[0], where)] if damage else [])
 
 
 def finished_texts(cell_dir: Path) -> list[dict[str, Any]]:

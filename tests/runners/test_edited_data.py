@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 
-from runners.records.store import data_fingerprint
+from runners.records.store import MANIFEST, data_fingerprint, data_mismatch
 from tests.runners.sweep_helpers import REPO, cell_records, run_sweep
 
 
@@ -59,3 +59,18 @@ def test_data_fingerprint_reads_paths_and_maps_of_hashes_but_not_texts():
         "text_sources": {"prompts": {"p": {"sha256": "3" * 64, "text_sha256": "4" * 64}}},
     }
     assert data_fingerprint(notes) == {"/d/a.jsonl": "1" * 64, "files/tasks.json": "2" * 64}
+
+
+def test_data_mismatch_names_a_changed_or_vanished_file_and_passes_same_or_unrecorded_data(tmp_path):
+    store = tmp_path / "cell"
+    store.mkdir()
+    before = {"a.jsonl": "1" * 64, "b.jsonl": "2" * 64}
+    notes = {"files": [{"path": k, "sha256": v} for k, v in before.items()]}
+    (store / MANIFEST).write_text(json.dumps({"benchmark_notes": notes}))
+    assert data_mismatch("c", [store], dict(before)) is None
+    assert data_mismatch("c", [store], {}) is None  # this run records no data hash: nothing to compare
+    assert data_mismatch("c", [tmp_path / "no-manifest"], {"a.jsonl": "9" * 64}) is None
+    changed = data_mismatch("c", [store], {"a.jsonl": "9" * 64, "b.jsonl": "2" * 64})
+    assert changed and "a.jsonl: sha256 111111111111… then, 999999999999… now" in changed and "b.jsonl" not in changed
+    gone = data_mismatch("c", [store], {"a.jsonl": "1" * 64})
+    assert gone and "b.jsonl: read then, not now" in gone
