@@ -194,7 +194,6 @@ class Scheduler:
             tuple[int, int], list[_CellRun]
         ] = {}  # fair order: round (trial, task index) → cells not started
         self.round_started: tuple[int, int] = (-1, -1)
-        self.flying: dict[int, tuple[float, list[float]]] = {}  # episode → (its estimate, [spent, listed] so far)
         self.settled = asyncio.Condition()  # notified whenever an episode ends (a waiting admission re-checks)
         self.stored: dict[str, Any] = {}  # cell → runners.budget.CellCost of its stored records
         self.runs: list[_CellRun] = []
@@ -213,10 +212,6 @@ class Scheduler:
     @property
     def total_spent(self) -> float:
         return self.spent_before + self.spent
-
-    def _reserved(self) -> float:
-        """What the episodes in flight are still expected to spend (their estimate less their spend so far)."""
-        return sum(max(0.0, est - acc[1]) for est, acc in self.flying.values())
 
     def exhausted(self, calls: bool = False) -> str | None:
         """Why no further model call may be made (the budget is spent), else None. `calls`: a call
@@ -253,7 +248,7 @@ class Scheduler:
                 if any(e is None for e in ests):
                     return True  # nothing known yet: a probe; the round is not admitted yet
                 need = sum(e or 0.0 for e in ests)
-                if self.total_spent + self._reserved() + need > self.budget:
+                if self.total_spent + need > self.budget:  # nothing is in flight here (waited above)
                     self.budget_reached = True
                     return False
                 self.round_started = rnd
@@ -422,8 +417,6 @@ class Scheduler:
         )
         spent = [0.0, 0.0]  # [spent (cache hits free), list price]
         prices = run.prices  # a role's calls are priced by its own backbone (runners.cost.role_prices, as the tables)
-        if self.budget is not None:
-            self.flying[id(spent)] = (self.estimate(run) or 0.0, spent)
 
         def on_call(c: CallLog) -> None:  # live calls/tokens/retries/cost
             self._on_call(run, c, prices, spent)
@@ -469,7 +462,6 @@ class Scheduler:
             )  # every configured secret, not only key-shaped text
         rec = await self._store(run, rec)
         checkpoint("running")  # the test trigger only: a signal once an episode is on disk (runners/interrupts.py)
-        self.flying.pop(id(spent), None)
         if rec.status == "ok":  # a finished episode's list price: the estimate of the cell's next ones
             self.episode_costs.append(spent[1])
             self.episode_total += spent[1]

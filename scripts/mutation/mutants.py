@@ -468,8 +468,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "budget_cache_hits_spent",
         "runners/run.py",
-        "cost = 0.0 if log.cached else (call_usd(log.role, log.usage, prices) or 0.0)",
-        "cost = call_usd(log.role, log.usage, prices) or 0.0",
+        "cost = 0.0 if log.cached else listed",
+        "cost = listed",
         BUDGET,
     ),
     # ------------------------------------------------------------------ the budget (runners/budget.py, Scheduler)
