@@ -260,11 +260,20 @@ def check_targets(root: Path) -> None:
             continue
 
 
-def summarize(cell_dir: Path) -> CellSummary:
+RecordHook = Callable[[str, dict[str, Any]], None]
+"""`(cell name, whole record)`: called once for every finished record on disk as `summarize` reads
+it (the report packs its episode pages in that one pass instead of reading the records again)."""
+
+
+def summarize(cell_dir: Path, on_record: RecordHook | None = None) -> CellSummary:
     manifest, stream, notes = stream_cell(cell_dir)
     shared: dict[str, Any] = {}
+    on_disk = []
     with paused_gc():  # the slim records stay alive: no collector pass over them while they are built
-        on_disk = [slim_record(r, shared) for r in stream]  # one whole record in memory at a time
+        for r in stream:  # one whole record in memory at a time
+            if on_record is not None:
+                on_record(cell_dir.name, r)
+            on_disk.append(slim_record(r, shared))
     episodes, extra = _wanted(manifest, on_disk)
     # In (task, trial) order, not the order episodes finished: float sums, and so the tables, must
     # not depend on scheduling, kills and resumes.
@@ -533,6 +542,7 @@ def collect(
     methods: set[str] | None = None,
     benchmarks: set[str] | None = None,
     hide_failed: bool = True,
+    on_record: RecordHook | None = None,
 ) -> list[CellSummary]:
     """The cells of the experiment folder `root`; `hide_failed`: without the failed tries (cells
     that never finished an episode because of a configuration error, runners/prune.py)."""
@@ -541,7 +551,7 @@ def collect(
     if not root.is_dir():
         raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
     hidden = failed_cells(root) if hide_failed else {}
-    cells = [summarize(d) for d in cell_dirs(root) if d.name not in hidden]
+    cells = [summarize(d, on_record) for d in cell_dirs(root) if d.name not in hidden]
     _served_models(cells)
     cells.sort(key=_grid_order(cells))  # the preset's (or command line's) order of methods, backbones, benchmarks
     # Cells that differ only in config details (same method/backbone/benchmark) stay apart, named
