@@ -35,14 +35,19 @@ class _Discarded(list[dict[str, Any]]):
         pass
 
 
-def real_experiment(root: Path, n: int, concurrency: int = 256, code: Path = REPO) -> Path:
-    """`root/exp<n>/inspect_compare`: the experiment of a sweep of `n` episodes (made once)."""
-    out = Path(root) / f"exp{n}"
+def real_experiment(root: Path, n: int, concurrency: int = 256, code: Path = REPO, trials: int = 1) -> Path:
+    """`root/exp<n>/inspect_compare`: the experiment of a sweep of `n` episodes (made once); with
+    `trials` > 1, `n / trials` distinct tasks run `trials` times each (`root/exp<n>x<trials>`): the
+    same number of episodes over a dataset `trials` times smaller (the sweep holds its benchmark's
+    tasks, here ~3.7 KB each, for the whole run)."""
+    if trials < 1 or n % trials:
+        raise SystemExit(f"--trials {trials} must divide --episodes {n}")
+    out = Path(root) / (f"exp{n}" if trials == 1 else f"exp{n}x{trials}")
     exp = out / EXPERIMENT
     if any((d / "DONE").exists() for d in exp.glob("*__*")) and (exp / "tables").is_dir():
         return exp
-    w = workload(n, 3000)
-    data = Path(root) / f"data{n}"
+    w = workload(n // trials, 3000)
+    data = Path(root) / (f"data{n}" if trials == 1 else f"data{n}x{trials}")
     (data / "formal_reasoning_math").mkdir(parents=True, exist_ok=True)
     (data / "formal_reasoning_math" / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in w["rows"]))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_"))}
@@ -61,7 +66,7 @@ def real_experiment(root: Path, n: int, concurrency: int = 256, code: Path = REP
         watcher.start()
         with tempfile.TemporaryFile() as err:
             p = subprocess.Popen(
-                harness_cmd(ep.base_url, data, out, concurrency, n),
+                harness_cmd(ep.base_url, data, out, concurrency, n // trials) + [f"runner.trials={trials}"],
                 cwd=code,
                 env=env,
                 stdout=subprocess.DEVNULL,
@@ -112,10 +117,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--episodes", type=int, nargs="+", default=[1000])
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--code", type=Path, default=REPO, help="the checkout whose sweep makes them (default: this one)")
+    ap.add_argument(
+        "--trials", type=int, default=1, help="each task run this many times (episodes / trials distinct tasks)"
+    )
     a = ap.parse_args(argv)
     print(f"load average before {os.getloadavg()}")
     for n in a.episodes:
-        exp = real_experiment(a.out, n, code=a.code.resolve())
+        exp = real_experiment(a.out, n, code=a.code.resolve(), trials=a.trials)
         s = sizes(exp)
         print(
             f"{n} episodes: records {s['records'] / n:,.0f} B/episode, transcripts {s['transcripts'] / n:,.0f} "
