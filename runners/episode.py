@@ -64,15 +64,22 @@ class RecordingBackbone(Backbone):
         self.model = inner.model
         self._used: dict[str, set[int]] = {}
         self._encoder = Encoder() if transcripts else None
+        self._carried: Pending | None = None  # blobs of a call that ended without a log (see `complete`)
         self._config_sampling = _config_sampling(inner)
 
-    def fresh_attempt(self, messages: list[Message], role: str, attempt: int, sampling: dict[str, Any]) -> int:
+    def fresh_attempt(
+        self, messages: list[Message], role: str, attempt: int, sampling: dict[str, Any], prompt: str | None = None
+    ) -> int:
         """A byte-identical prompt sent again in the same episode (e.g. after a step that changed
         nothing) is a new sample, not a replay: it gets the next unused attempt number, so the
-        response cache and the scripted backbone draw afresh. Deterministic, so resumes replay."""
-        msgs = encoded(messages)  # the prompt's bytes, made once per call and reused by the cache key and the HTTP body
+        response cache and the scripted backbone draw afresh. Deterministic, so resumes replay.
+        `prompt`: the transcript's node key of `messages` (the hash chain of their canonical
+        bytes), when the encoder made it already: the prompt is then not hashed a second time."""
         h = hashlib.sha256(dumps([role, sampling]))
-        h.update(msgs.raw)  # the digest of the concatenation, without copying the prompt's bytes
+        if prompt is not None:
+            h.update(b"\0" + prompt.encode())
+        else:  # the prompt's bytes, made once per call and reused by the cache key and the HTTP body
+            h.update(encoded(messages).raw)  # the digest of the concatenation, without copying the prompt's bytes
         key = h.hexdigest()
         used = self._used.setdefault(key, set())
         while attempt in used:
@@ -81,18 +88,24 @@ class RecordingBackbone(Backbone):
         return attempt
 
     def _log(
-        self, fields: dict[str, Any], messages: list[Message], sampling: dict[str, Any], c: Completion | None
+        self,
+        fields: dict[str, Any],
+        messages: list[Message],
+        sampling: dict[str, Any],
+        c: Completion | None,
+        prompt: str | None,
+        pending: Pending | None,
     ) -> CallLog:
-        """The call's `CallLog`: `fields` (the call's outcome) and its transcript references,
-        validated in one construction (not a construction and then one attribute write per
+        """The call's `CallLog`: `fields` (the call's outcome) and its transcript references
+        (`prompt`, the node key the encoder made before the call, and `pending`, the blobs and
+        nodes the call adds), validated in one construction (not a construction and then one attribute write per
         transcript field). `model_construct` is no shortcut here: in pydantic 2 it is a Python
         loop over the fields, ~2x the time of the validation it skips."""
-        pending = None
-        if self._encoder is not None:
-            enc, pending = self._encoder, Pending()
+        if self._encoder is not None and pending is not None:
+            enc = self._encoder
             call = dict(sampling)
             tools = call.pop("tools", None)
-            fields["prompt"] = enc.messages(messages, pending, fields["role"])
+            fields["prompt"] = prompt
             fields["n_messages"] = len(messages)
             fields["tools"] = enc.blob(canonical(tools), pending) if tools else None
             fields["sampling"] = clean_sampling({**self._config_sampling, **call})
@@ -120,11 +133,20 @@ class RecordingBackbone(Backbone):
         if role not in ROLE_NAMES:  # a misspelt role would silently leave #Tok
             raise ValueError(f"unknown call role {role!r}; roles are {', '.join(ROLE_NAMES)}")
         messages = encoded(messages)
-        attempt = self.fresh_attempt(messages, role, attempt, sampling)
+        # the prompt's transcript (its node key and the blobs it adds) is made before the call, so the
+        # attempt key reuses its hashes instead of hashing the whole prompt again
+        pending, prompt = None, None
+        if self._encoder is not None:
+            pending, self._carried = (self._carried if self._carried is not None else Pending()), None
+            prompt = self._encoder.messages(messages, pending, role)
+        attempt = self.fresh_attempt(messages, role, attempt, sampling, prompt)
         t0 = time.perf_counter()
         try:
             c = await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
-        except BackboneError as e:
+        except BaseException as e:
+            if not isinstance(e, BackboneError):  # no log for this call (cancelled, a bug): the blobs the
+                self._carried = pending  # encoder now counts as stored travel with the next call's log
+                raise
             self.sink.append(
                 self._log(
                     {
@@ -140,6 +162,8 @@ class RecordingBackbone(Backbone):
                     messages,
                     sampling,
                     None,
+                    prompt,
+                    pending,
                 )
             )
             self._notify()
@@ -161,6 +185,8 @@ class RecordingBackbone(Backbone):
                 messages,
                 sampling,
                 c,
+                prompt,
+                pending,
             )
         )
         self._notify()

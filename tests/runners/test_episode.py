@@ -2,6 +2,8 @@
 
 import asyncio
 
+import pytest
+
 from baselines.full_context import FullContext
 from benchmarks.memoryarena.formal import FormalReasoning
 from runners.api import BackboneError
@@ -59,7 +61,10 @@ def test_infra_error_is_recorded_and_cleanup_still_runs():
     assert rec.calls_by_role["judge"] == 1  # the failed call is logged too
 
 
-def test_identical_prompt_repeated_in_an_episode_gets_fresh_attempts():
+@pytest.mark.parametrize("transcripts", [True, False])
+def test_identical_prompt_repeated_in_an_episode_gets_fresh_attempts(transcripts):
+    """With transcripts the attempt key hashes the encoder's prompt key, without them the
+    prompt's bytes: the same numbering either way."""
     sink = []
     seen = []
 
@@ -68,7 +73,7 @@ def test_identical_prompt_repeated_in_an_episode_gets_fresh_attempts():
             seen.append(attempt)
             return await super().complete(messages, role=role, attempt=attempt, **kw)
 
-    rb = RecordingBackbone(Echo(), sink)
+    rb = RecordingBackbone(Echo(), sink, transcripts=transcripts)
     msgs = [{"role": "user", "content": "same"}]
 
     async def go():

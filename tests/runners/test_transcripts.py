@@ -482,3 +482,39 @@ def test_a_message_the_caller_edits_after_the_call_keeps_its_transcript(tmp_path
     TranscriptStore(tmp_path).open().put(rec)
     reader = TranscriptReader(tmp_path)
     assert [reader.messages(c.prompt) for c in sink] == sent
+
+
+def test_a_call_that_raises_without_a_log_loses_no_text_of_later_calls(tmp_path):
+    """The prompt's transcript is made before the call (its hashes key the attempt number): when
+    the call then ends without a log (cancelled, or a backbone bug that a method catches), the
+    text it would have stored travels with the next call's log, so a later prompt that repeats
+    it (the same system message) still reads back in full."""
+    import asyncio
+
+    sink: list[CallLog] = []
+    rb = _rb(sink)
+    calls = []
+
+    class FailsFirst(_Echo):
+        async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+            calls.append(attempt)
+            if len(calls) == 1:
+                raise RuntimeError("a bug in a backbone")
+            return await super().complete(messages, role=role)
+
+    rb.inner = FailsFirst()
+    system = {"role": "system", "content": "rules\n" * 50}
+    prompts = [[system, {"role": "user", "content": f"question {k}\n" * 20}] for k in range(3)]
+
+    async def go():
+        with pytest.raises(RuntimeError):
+            await rb.complete(prompts[0], role="agent")
+        for p in prompts[1:]:
+            await rb.complete(p, role="agent")
+
+    asyncio.run(go())
+    assert len(sink) == 2
+    rec = EpisodeRecord(cell="c", task_id="t", trial=0, seed=0, task_calls=list(sink))
+    TranscriptStore(tmp_path).open().put(rec)
+    reader = TranscriptReader(tmp_path)
+    assert [reader.messages(c.prompt) for c in sink] == prompts[1:]
