@@ -350,11 +350,27 @@ async def _run(ep: Episode, env: Environment, method: Method) -> EpisodeRecord:
         end = _drain(sink)
         rec.task_calls += end
         all_calls += end
+    totals: dict[str, list[int]] = {}  # role -> token counts, summed as ints (one Usage per role, not per call)
+    estimated: set[str] = set()  # roles with a call whose usage was estimated (`Usage.__add__`'s rule)
     for c in all_calls:
-        rec.usage_by_role[c.role] = rec.usage_by_role.get(c.role, Usage()) + c.usage
+        u, t = c.usage, totals.setdefault(c.role, [0, 0, 0, 0])
+        t[0] += u.prompt_tokens
+        t[1] += u.cached_prompt_tokens
+        t[2] += u.completion_tokens
+        t[3] += u.reasoning_tokens
+        if u.source != "api":
+            estimated.add(c.role)
         rec.calls_by_role[c.role] = rec.calls_by_role.get(c.role, 0) + 1
         rec.cache_hits += int(c.cached)
         rec.retries += len(c.retries)
         rec.scripted = rec.scripted or c.scripted
+    for role, (prompt, cached, completion, reasoning) in totals.items():
+        rec.usage_by_role[role] = Usage(
+            prompt_tokens=prompt,
+            cached_prompt_tokens=cached,
+            completion_tokens=completion,
+            reasoning_tokens=reasoning,
+            source="estimated" if role in estimated else "api",
+        )
     rec.wall_s = time.perf_counter() - t_start
     return rec
