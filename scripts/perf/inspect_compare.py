@@ -365,6 +365,7 @@ INSPECT = "inspect_ai"
 INSPECT_NO_REALTIME = "inspect_ai --no-log-realtime"
 SYSTEMS = ("harness", INSPECT, INSPECT_NO_REALTIME)
 SLUG = {"harness": "harness", INSPECT: "inspect_ai", INSPECT_NO_REALTIME: "inspect_ai-no-realtime"}  # run folders
+LABEL = {"harness": "harness", INSPECT: "inspect", INSPECT_NO_REALTIME: "inspect no-realtime"}  # table columns
 
 
 def inspect_cmd(exe: Path, url: str, wfile: Path, out: Path, n: int, episodes: int, realtime: bool = True) -> list[str]:
@@ -541,13 +542,13 @@ def report(runs: list[Run], levels: list[int], latency_ms: float, keep: Path | N
     # the machine's load hurts less; the CPU ratio is what a quiet machine would show
     head = (
         "| concurrent | "
-        + " | ".join(f"{s} ep/s" for s in systems)
+        + " | ".join(f"{LABEL[s]} ep/s" for s in systems)
         + " | "
-        + " | ".join(f"harness / {s} ep/s" for s in others)
+        + " | ".join(f"harness / {LABEL[s]} ep/s" for s in others)
         + " | "
-        + " | ".join(f"{s} CPU ms/call" for s in systems)
+        + " | ".join(f"{LABEL[s]} CPU ms/call" for s in systems)
         + " | "
-        + " | ".join(f"{s} / harness CPU" for s in others)
+        + " | ".join(f"{LABEL[s]} / harness CPU" for s in others)
         + " | load 1-min start → end |"
     )
     cols = head.count("|") - 1
@@ -584,9 +585,9 @@ def report(runs: list[Run], levels: list[int], latency_ms: float, keep: Path | N
     rows.append((f"storage per episode at {hi} concurrent (bytes)", "bytes_per_episode", of(None, hi), "{:,.0f}"))
     print(
         "\n| measure | "
-        + " | ".join(systems)
+        + " | ".join(LABEL[s] for s in systems)
         + " | "
-        + " | ".join(f"harness / {s}" for s in others)
+        + " | ".join(f"harness / {LABEL[s]}" for s in others)
         + " | load 1-min start → end |\n|---|"
         + "---:|" * (len(systems) + len(others) + 1)
     )
