@@ -96,8 +96,11 @@ def request_settings(
     value = None if node is None else settings_of(node)
     key = f"pos.release.run_config.{kind}.{variant}.{role}"
     chosen = sources.use(key, f, value, {**fallback, **NOT_SENT}, symbol=str(where))
-    sources.entries[key]["settings"] = {k: v for k, v in chosen.items() if v is not None}
-    sources.entries[key]["not_sent"] = sorted(k for k, v in chosen.items() if v is None)
+    sources.annotate(
+        key,
+        settings={k: v for k, v in chosen.items() if v is not None},
+        not_sent=sorted(k for k, v in chosen.items() if v is None),
+    )
     return chosen
 
 

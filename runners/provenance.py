@@ -207,12 +207,13 @@ def _episode_sources(base: Sources, ep: Any, task: Any = None) -> Iterator[tuple
 
 
 def _manifest(cell_dir: Path) -> dict[str, Any]:
-    """The cell's manifest (a sharded cell's: its first shard's; they share the config)."""
-    found = [cell_dir / "manifest.json", *sorted(cell_dir.glob("shard-*/manifest.json"))]
-    path = next((p for p in found if p.is_file()), None)
-    if path is None:
-        raise ProvenanceError(f"{cell_dir}: no manifest.json (not a cell folder)")
-    return json.loads(path.read_text())
+    """The cell's manifest as the readers see it (a sharded cell's merged; `store.cell_manifest`)."""
+    from runners.records.store import StoreError, cell_manifest
+
+    try:
+        return cell_manifest(cell_dir)
+    except StoreError as e:
+        raise ProvenanceError(f"{e} (is {cell_dir} a cell folder?)") from None
 
 
 def cell_texts(cell_dir: Path) -> tuple[dict[str, tuple[str, Any]], dict[str, Any]]:

@@ -472,6 +472,13 @@ class TextSources:
             got[key] = ("paraphrase", fallback)
         return fallback
 
+    def annotate(self, key: str, **fields: Any) -> None:
+        """Add what the manifest should say beside an entry `use` recorded (e.g. the request settings
+        read from a run config); an unknown key is a programming error."""
+        if key not in self.entries:
+            raise KeyError(f"no text source {key!r} recorded yet (call use() first)")
+        self.entries[key].update(fields)
+
     def string(self, key: str, f: UpstreamFile, symbol: str, fallback: str) -> str:
         return self.use(key, f, py_string(f, symbol), fallback, symbol=symbol)
 

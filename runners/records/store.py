@@ -1284,14 +1284,10 @@ def load_cell_checked(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, An
     return manifest, out, notes
 
 
-def stream_cell(cell_dir: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]], list[str]]:
-    """`load_cell_checked` as a stream: (manifest, the finished records deduplicated by (task,
-    trial), one at a time as they are read, notes on lines set aside, filled as they are met). A cell
-    run in shards (`runner.shard=i/n`) is read as one: every shard's records, then its own. Only
-    the keys seen are held, never the records."""
-    cell_dir = Path(cell_dir)
-    mpath = cell_dir / MANIFEST
-    paths = [cell_dir / EPISODES]
+def cell_manifest(cell_dir: Path) -> dict[str, Any]:
+    """The cell's manifest as the readers see it: a cell run in shards (`runner.shard=i/n`) as one
+    (`_merge_shards`). A missing or unreadable manifest is a `StoreError` naming the fix."""
+    mpath = Path(cell_dir) / MANIFEST
     if shard_dirs(cell_dir):  # runner.shard=i/n: the shards' records together (and any unsharded ones)
         top = None
         if mpath.exists():
@@ -1299,15 +1295,24 @@ def stream_cell(cell_dir: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]
                 top = json.loads(mpath.read_text())
             except ValueError:
                 top = None
-        manifest = _merge_shards(cell_dir, top if isinstance(top, dict) else None)
-        paths = [d / EPISODES for d in shard_dirs(cell_dir)] + paths
-    else:
-        try:
-            manifest = json.loads(mpath.read_text())
-            if not isinstance(manifest, dict):
-                raise ValueError("not a JSON object")
-        except (OSError, ValueError) as e:
-            raise StoreError(f"{mpath}: unreadable manifest ({e}); re-run the sweep to rewrite it") from None
+        return _merge_shards(cell_dir, top if isinstance(top, dict) else None)
+    try:
+        manifest = json.loads(mpath.read_text())
+        if not isinstance(manifest, dict):
+            raise ValueError("not a JSON object")
+    except (OSError, ValueError) as e:
+        raise StoreError(f"{mpath}: unreadable manifest ({e}); re-run the sweep to rewrite it") from None
+    return manifest
+
+
+def stream_cell(cell_dir: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]], list[str]]:
+    """`load_cell_checked` as a stream: (manifest, the finished records deduplicated by (task,
+    trial), one at a time as they are read, notes on lines set aside, filled as they are met). A cell
+    run in shards (`runner.shard=i/n`) is read as one: every shard's records, then its own. Only
+    the keys seen are held, never the records."""
+    cell_dir = Path(cell_dir)
+    manifest = cell_manifest(cell_dir)
+    paths = [d / EPISODES for d in shard_dirs(cell_dir)] + [cell_dir / EPISODES]
     notes: list[str] = []
 
     def records() -> Iterator[dict[str, Any]]:

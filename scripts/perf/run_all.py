@@ -13,6 +13,7 @@ import os
 import re
 import sys
 import typing
+from pathlib import Path
 
 FAST = (
     "harness",
@@ -25,45 +26,31 @@ FAST = (
     "shopping_catalogue",
 )
 
-# The whole-process goals (scripts/perf/README.md, "Memory flat in the number of episodes"): goal,
-# last measurement, its command, load average and date. Update them with the README.
-LONG_GOALS = [
-    (
-        "records on disk while a cell runs ≤ 1.5× final",
-        "1.15× (52.1 MB peak, 45.2 MB final, 10,000 episodes)",
-        "python -m scripts.perf.real_experiment --episodes 10000 --out DIR",
-        "11.3",
-        "2026-12-06",
-    ),
-    (
-        "runners.aggregate at 10,000 real episodes: ≤ 2 s CPU, ≤ 300 MB",
-        "3.28 s CPU, 242 MB (main: 5.98 s, 955 MB)",
-        "python -m scripts.perf.analysis --episodes 10000 --repeats 1 --experiments DIR",
-        "12.3–14.1",
-        "2026-12-06",
-    ),
-    (
-        "runners.view at 10,000 real episodes: ≤ 5 s CPU, ≤ 300 MB, page ≤ 50 MB",
-        "15.96, 14.58 s CPU, 371, 368 MB (main: 16.52, 16.59 s, 373, 376 MB); page 0.7 MB (2026-12-05: 215 MB)",
-        "/usr/bin/time python -m runners.view EXP (EXP: real_experiment --episodes 10000)",
-        "5.0–3.5",
-        "2026-12-06",
-    ),
-    (
-        "the sweep at 10,000 episodes: peak RSS ≤ 300 MB",
-        "353 MB, heap trimmed (567 MB before the trim; 2026-12-05: 974 MB)",
-        "python -m scripts.perf.real_experiment --episodes 10000 --out DIR",
-        "6.5–9.3",
-        "2026-12-06",
-    ),
-    (
-        "harness CPU per call ≤ 0.4 ms (quiet 2 cores)",
-        "0.97 ms against main's 1.25 ms (0.78×), loaded",
-        "python -m scripts.perf.tail --episodes 512 --concurrency 128 --repeats 3 --against MAIN",
-        "8.9–9.0",
-        "2026-12-06",
-    ),
-]
+GOALS_HEADING = "## Whole-process goals"
+"""The section of scripts/perf/README.md whose table (goal | measured | command | load | date) holds
+the whole-process goals and their last measurement: the one place they are written; this script
+reads it rather than keeping its own copy."""
+
+
+def long_goals(readme: Path = Path(__file__).with_name("README.md")) -> list[list[str]]:
+    """The rows of the README's whole-process goals table (each: goal, measured, command, load, date)."""
+    rows: list[list[str]] = []
+    inside = False
+    for line in readme.read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            if inside:
+                break
+            inside = line.startswith(GOALS_HEADING)
+        elif inside and line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) == 5 and cells[0] != "goal" and not set(cells[0]) <= set("-: "):
+                rows.append([c.strip("`") if k == 2 else c for k, c in enumerate(cells)])
+    if not rows:
+        raise SystemExit(
+            f"{readme}: no table under {GOALS_HEADING!r}; restore that section (goal | measured | command | load | date"
+            ")"
+        )
+    return rows
 
 
 class _Tee(io.StringIO):
@@ -106,7 +93,7 @@ def main() -> None:
         print(f"| {name:<18} | {line} | {load} |")
     print("\n== whole-process goals, last measured (scripts/perf/README.md; run them on their own)")
     print("| goal | measured | command | load | date |\n|---|---|---|---:|---|")
-    for goal, got, cmd, load, date in LONG_GOALS:
+    for goal, got, cmd, load, date in long_goals():
         print(f"| {goal} | {got} | `{cmd}` | {load} | {date} |")
 
 

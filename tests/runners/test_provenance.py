@@ -174,3 +174,14 @@ def test_a_sharded_cell_is_read_through_its_shards(tmp_path):
     for where in (cell.parent, cell):  # the experiment, or the cell folder itself
         (summary,) = _provenance_cli(env, str(where))
         assert summary["cell"] == cell.name and summary["calls"] > 0 and summary["n_episodes"] > 0
+
+
+def test_a_folder_without_a_readable_manifest_names_the_fix(tmp_path):
+    from runners.provenance import ProvenanceError, _manifest
+
+    (tmp_path / "cell").mkdir()
+    with pytest.raises(ProvenanceError, match="unreadable manifest.*re-run the sweep.*a cell folder"):
+        _manifest(tmp_path / "cell")
+    (tmp_path / "cell" / "manifest.json").write_text("[1, 2]")
+    with pytest.raises(ProvenanceError, match="not a JSON object"):
+        _manifest(tmp_path / "cell")

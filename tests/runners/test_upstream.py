@@ -64,6 +64,17 @@ def test_offline_without_a_copy_falls_back_and_says_so(monkeypatch, tmp_path):
     assert "OFFLINE" in m["prompts"]["user_model"]["reason"]
 
 
+def test_annotate_adds_fields_to_a_recorded_entry_only(monkeypatch, tmp_path):
+    monkeypatch.setenv("HARNESS_UPSTREAM_DIR", str(tmp_path / "empty"))
+    src = TextSources()
+    src.string("user_model", CONFIG, "DEFAULT_LLM_USER", "our wording")
+    src.annotate("user_model", settings={"temperature": 0})
+    e = src.as_manifest()["prompts"]["user_model"]
+    assert e["settings"] == {"temperature": 0} and e["source"] == "paraphrase"
+    with pytest.raises(KeyError, match="use\\(\\) first"):
+        src.annotate("never_used", settings={})
+
+
 def test_upstream_source_recorded(monkeypatch):
     monkeypatch.setenv("HARNESS_UPSTREAM_DIR", str(upstream_src()))
     src = TextSources()
