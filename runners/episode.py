@@ -353,11 +353,11 @@ async def _run(ep: Episode, env: Environment, method: Method) -> EpisodeRecord:
     totals: dict[str, list[int]] = {}  # role -> token counts, summed as ints (one Usage per role, not per call)
     estimated: set[str] = set()  # roles with a call whose usage was estimated (`Usage.__add__`'s rule)
     for c in all_calls:
-        u, t = c.usage, totals.setdefault(c.role, [0, 0, 0, 0])
-        t[0] += u.prompt_tokens
-        t[1] += u.cached_prompt_tokens
-        t[2] += u.completion_tokens
-        t[3] += u.reasoning_tokens
+        u, sums = c.usage, totals.setdefault(c.role, [0, 0, 0, 0])
+        sums[0] += u.prompt_tokens
+        sums[1] += u.cached_prompt_tokens
+        sums[2] += u.completion_tokens
+        sums[3] += u.reasoning_tokens
         if u.source != "api":
             estimated.add(c.role)
         rec.calls_by_role[c.role] = rec.calls_by_role.get(c.role, 0) + 1
