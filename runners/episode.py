@@ -64,15 +64,22 @@ class RecordingBackbone(Backbone):
         self.model = inner.model
         self._used: dict[str, set[int]] = {}
         self._encoder = Encoder() if transcripts else None
+        self._carried: Pending | None = None  # blobs of a call that ended without a log (see `complete`)
         self._config_sampling = _config_sampling(inner)
 
-    def fresh_attempt(self, messages: list[Message], role: str, attempt: int, sampling: dict[str, Any]) -> int:
+    def fresh_attempt(
+        self, messages: list[Message], role: str, attempt: int, sampling: dict[str, Any], prompt: str | None = None
+    ) -> int:
         """A byte-identical prompt sent again in the same episode (e.g. after a step that changed
         nothing) is a new sample, not a replay: it gets the next unused attempt number, so the
-        response cache and the scripted backbone draw afresh. Deterministic, so resumes replay."""
-        msgs = encoded(messages)  # the prompt's bytes, made once per call and reused by the cache key and the HTTP body
+        response cache and the scripted backbone draw afresh. Deterministic, so resumes replay.
+        `prompt`: the transcript's node key of `messages` (the hash chain of their canonical
+        bytes), when the encoder made it already: the prompt is then not hashed a second time."""
         h = hashlib.sha256(dumps([role, sampling]))
-        h.update(msgs.raw)  # the digest of the concatenation, without copying the prompt's bytes
+        if prompt is not None:
+            h.update(b"\0" + prompt.encode())
+        else:  # the prompt's bytes, made once per call and reused by the cache key and the HTTP body
+            h.update(encoded(messages).raw)  # the digest of the concatenation, without copying the prompt's bytes
         key = h.hexdigest()
         used = self._used.setdefault(key, set())
         while attempt in used:
@@ -80,25 +87,38 @@ class RecordingBackbone(Backbone):
         used.add(attempt)
         return attempt
 
-    def _transcript(
-        self, log: CallLog, messages: list[Message], sampling: dict[str, Any], c: Completion | None
+    def _log(
+        self,
+        fields: dict[str, Any],
+        messages: list[Message],
+        sampling: dict[str, Any],
+        c: Completion | None,
+        prompt: str | None,
+        pending: Pending | None,
     ) -> CallLog:
-        role = log.role
-        if self._encoder is None:
-            return log
-        enc, pending = self._encoder, Pending()
-        call = dict(sampling)
-        tools = call.pop("tools", None)
-        log.prompt = enc.messages(messages, pending, role)
-        log.n_messages = len(messages)
-        log.tools = enc.blob(canonical(tools), pending) if tools else None
-        log.sampling = clean_sampling({**self._config_sampling, **call})
-        if c is not None:
-            log.reply = enc.text(c.text, pending)
-            log.reasoning = enc.text(c.reasoning, pending) if c.reasoning else None
-            if c.tool_calls:
-                log.reply_tool_calls = enc.blob(canonical([t.model_dump(mode="json") for t in c.tool_calls]), pending)
-        log._pending = pending
+        """The call's `CallLog`: `fields` (the call's outcome) and its transcript references
+        (`prompt`, the node key the encoder made before the call, and `pending`, the blobs and
+        nodes the call adds), validated in one construction (not a construction and then one attribute write per
+        transcript field). `model_construct` is no shortcut here: in pydantic 2 it is a Python
+        loop over the fields, ~2x the time of the validation it skips."""
+        if self._encoder is not None and pending is not None:
+            enc = self._encoder
+            call = dict(sampling)
+            tools = call.pop("tools", None)
+            fields["prompt"] = prompt
+            fields["n_messages"] = len(messages)
+            fields["tools"] = enc.blob(canonical(tools), pending) if tools else None
+            fields["sampling"] = clean_sampling({**self._config_sampling, **call})
+            if c is not None:
+                fields["reply"] = enc.text(c.text, pending)
+                fields["reasoning"] = enc.text(c.reasoning, pending) if c.reasoning else None
+                if c.tool_calls:
+                    fields["reply_tool_calls"] = enc.blob(
+                        canonical([t.model_dump(mode="json") for t in c.tool_calls]), pending
+                    )
+        log = CallLog(**fields)
+        if pending is not None:
+            log._pending = pending
         return log
 
     async def complete(
@@ -113,47 +133,60 @@ class RecordingBackbone(Backbone):
         if role not in ROLE_NAMES:  # a misspelt role would silently leave #Tok
             raise ValueError(f"unknown call role {role!r}; roles are {', '.join(ROLE_NAMES)}")
         messages = encoded(messages)
-        attempt = self.fresh_attempt(messages, role, attempt, sampling)
+        # the prompt's transcript (its node key and the blobs it adds) is made before the call, so the
+        # attempt key reuses its hashes instead of hashing the whole prompt again
+        pending, prompt = None, None
+        if self._encoder is not None:
+            pending, self._carried = (self._carried if self._carried is not None else Pending()), None
+            prompt = self._encoder.messages(messages, pending, role)
+        attempt = self.fresh_attempt(messages, role, attempt, sampling, prompt)
         t0 = time.perf_counter()
         try:
             c = await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
-        except BackboneError as e:
+        except BaseException as e:
+            if not isinstance(e, BackboneError):  # no log for this call (cancelled, a bug): the blobs the
+                self._carried = pending  # encoder now counts as stored travel with the next call's log
+                raise
             self.sink.append(
-                self._transcript(
-                    CallLog(
-                        role=role,
-                        model=self.model,
-                        usage=Usage(),
-                        latency_s=time.perf_counter() - t0,
-                        finish_reason="error",
-                        retries=e.retries,
-                        attempt=attempt,
-                        error=f"{type(e).__name__}: {e}"[:2000],
-                    ),
+                self._log(
+                    {
+                        "role": role,
+                        "model": self.model,
+                        "usage": Usage(),
+                        "latency_s": time.perf_counter() - t0,
+                        "finish_reason": "error",
+                        "retries": e.retries,
+                        "attempt": attempt,
+                        "error": f"{type(e).__name__}: {e}"[:2000],
+                    },
                     messages,
                     sampling,
                     None,
+                    prompt,
+                    pending,
                 )
             )
             self._notify()
             raise
         self.sink.append(
-            self._transcript(
-                CallLog(
-                    role=role,
-                    model=c.model,
-                    usage=c.usage,
-                    cached=c.cached,
-                    scripted=c.scripted,
-                    latency_s=time.perf_counter() - t0,
-                    finish_reason=c.finish_reason,
-                    retries=c.retries,
-                    attempt=attempt,
-                    hygiene=c.hygiene,
-                ),
+            self._log(
+                {
+                    "role": role,
+                    "model": c.model,
+                    "usage": c.usage,
+                    "cached": c.cached,
+                    "scripted": c.scripted,
+                    "latency_s": time.perf_counter() - t0,
+                    "finish_reason": c.finish_reason,
+                    "retries": c.retries,
+                    "attempt": attempt,
+                    "hygiene": c.hygiene,
+                },
                 messages,
                 sampling,
                 c,
+                prompt,
+                pending,
             )
         )
         self._notify()
@@ -317,11 +350,27 @@ async def _run(ep: Episode, env: Environment, method: Method) -> EpisodeRecord:
         end = _drain(sink)
         rec.task_calls += end
         all_calls += end
+    totals: dict[str, list[int]] = {}  # role -> token counts, summed as ints (one Usage per role, not per call)
+    estimated: set[str] = set()  # roles with a call whose usage was estimated (`Usage.__add__`'s rule)
     for c in all_calls:
-        rec.usage_by_role[c.role] = rec.usage_by_role.get(c.role, Usage()) + c.usage
+        u, sums = c.usage, totals.setdefault(c.role, [0, 0, 0, 0])
+        sums[0] += u.prompt_tokens
+        sums[1] += u.cached_prompt_tokens
+        sums[2] += u.completion_tokens
+        sums[3] += u.reasoning_tokens
+        if u.source != "api":
+            estimated.add(c.role)
         rec.calls_by_role[c.role] = rec.calls_by_role.get(c.role, 0) + 1
         rec.cache_hits += int(c.cached)
         rec.retries += len(c.retries)
         rec.scripted = rec.scripted or c.scripted
+    for role, (prompt, cached, completion, reasoning) in totals.items():
+        rec.usage_by_role[role] = Usage(
+            prompt_tokens=prompt,
+            cached_prompt_tokens=cached,
+            completion_tokens=completion,
+            reasoning_tokens=reasoning,
+            source="estimated" if role in estimated else "api",
+        )
     rec.wall_s = time.perf_counter() - t_start
     return rec

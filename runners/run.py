@@ -145,6 +145,7 @@ class _CellRun:
     plan_usd: float | None = None  # the plan's estimate of one episode (runners.budget.plan_estimate)
     cost_total: float = 0.0  # sum of costs
     tasks: list = field(default_factory=list)  # the cell's tasks (its shard's, with runner.shard), in order
+    name: str = ""  # cfg.cell_name, computed once (it hashes the cell's whole configuration)
 
     def close(self) -> None:
         if self.closed:
@@ -375,6 +376,7 @@ class Scheduler:
             code=self.code,
             prices=role_prices(cfg),
             tasks=tasks,
+            name=cfg.cell_name,
         )
 
     async def _finish(self, run: _CellRun) -> None:
@@ -432,7 +434,7 @@ class Scheduler:
         ep = Episode(
             episode_backbone(cfg.backbone),
             **{role: episode_backbone(rc) for role, rc in cfg.roles.items() if rc is not None},
-            cell=cfg.cell_name,
+            cell=run.name or cfg.cell_name,
             task_id=task.task_id,
             trial=trial,
             seed=cfg.runner.seed + trial,
@@ -444,7 +446,7 @@ class Scheduler:
             method = method_cls(backbone=ep.agent, **cfg.method.params)
         except Exception as e:  # a benchmark/method bug for this task: record it, keep the other episodes going
             rec = EpisodeRecord(
-                cell=cfg.cell_name,
+                cell=run.name or cfg.cell_name,
                 task_id=task.task_id,
                 trial=trial,
                 seed=ep.seed,

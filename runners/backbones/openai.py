@@ -193,12 +193,15 @@ def usage_problem(raw: Any, bounds: dict[str, int] | None = None) -> str | None:
     return f"unusable usage from the endpoint ({', '.join(bad)})" if bad else None
 
 
-def map_usage(raw: Any, bounds: dict[str, int] | None = None) -> Usage | None:
+def map_usage(raw: Any, bounds: dict[str, int] | None = None, *, checked: bool = False) -> Usage | None:
     """Endpoint usage → `Usage(source="api")`; None when the endpoint sent none we can read (absent,
     or `usage_problem`: garbage or out-of-bound counts are treated as missing, never as 0).
     Cached prompt tokens: OpenAI `prompt_tokens_details.cached_tokens`, else DeepSeek
-    `prompt_cache_hit_tokens`; reasoning: `completion_tokens_details.reasoning_tokens`."""
-    if not isinstance(raw, dict) or not (set(_USAGE_FIELDS) & raw.keys()) or usage_problem(raw, bounds):
+    `prompt_cache_hit_tokens`; reasoning: `completion_tokens_details.reasoning_tokens`.
+    `checked=True`: the caller found `usage_problem(raw, bounds)` None already (not asked again)."""
+    if not isinstance(raw, dict) or not (set(_USAGE_FIELDS) & raw.keys()):
+        return None
+    if not checked and usage_problem(raw, bounds):
         return None
 
     def num(v: Any) -> int:
@@ -796,7 +799,7 @@ class OpenAIBackbone(Backbone):
         problem = usage_problem(raw, bounds)
         if problem:
             hygiene.append(f"usage: {problem}; tokens estimated")
-        usage = map_usage(raw, bounds) or estimate_usage(
+        usage = (None if problem else map_usage(raw, bounds, checked=True)) or estimate_usage(
             messages, text + "".join(f"{c.name}{c.arguments}" for c in calls)
         )
         return Completion(

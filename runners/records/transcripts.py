@@ -109,6 +109,15 @@ def _plain(obj: Any, depth: int = 0) -> bool:
     return False
 
 
+def _text_only(m: Any) -> dict[str, Any] | None:
+    """A copy of a message whose keys and values are all `str` (`{"role": ..., "content": ...}`),
+    else None. Equal such copies have equal canonical bytes, and the copy cannot change under the
+    encoder when the caller edits its own message afterwards."""
+    if type(m) is dict and all(type(k) is str and type(v) is str for k, v in m.items()):
+        return dict(m)
+    return None
+
+
 def chain(parent: str, piece: str) -> str:
     return digest(f"{parent}:{piece}".encode())
 
@@ -185,39 +194,62 @@ def lines(text: str) -> list[str]:
     return out
 
 
-def split_message(m: dict[str, Any]) -> tuple[dict[str, Any], list[str]] | None:
-    """(the message without its text, the text's lines) for a text message, else None."""
-    content = m.get("content")
-    if not isinstance(content, str):
-        return None
-    return {k: v for k, v in m.items() if k != "content"}, lines(content)
+def _common_prefix(a: str, b: str) -> int:
+    """How many leading characters `a` and `b` share (a binary search of C-level comparisons)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a.startswith(b[:mid]):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
-def make_delta(
-    base: dict[str, Any],
-    new: dict[str, Any],
-    split: tuple[tuple[dict[str, Any], list[str]] | None, tuple[dict[str, Any], list[str]] | None] | None = None,
-) -> bytes | None:
-    """`new` as lines kept from `base`'s start and end plus new lines, or None when not worth it.
-    `split`: (split_message(base), split_message(new)) when the caller has them already."""
-    a, b = split if split is not None else (split_message(base), split_message(new))
-    if a is None or b is None:
+def _common_suffix(a: str, b: str) -> int:
+    """How many trailing characters `a` and `b` share."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a.endswith(b[len(b) - mid :]):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def line_delta(a: str, b: str) -> tuple[int, int, str]:
+    """(p, s, x): `b` is the first p lines of `a`, then the text x, then the last s lines of `a`,
+    with p and then s as large as they go (lines as `lines` cuts them, the two runs of lines never
+    overlapping). Found on the characters (common prefix and suffix, then the line ends inside
+    them) instead of splitting both texts into lines: the same answer as comparing `lines(a)` and
+    `lines(b)` element by element (tests/runners/test_transcripts.py checks it on random texts)."""
+    if a == b:
+        return a.count("\n") + (1 if a and not a.endswith("\n") else 0), 0, ""
+    cut = a.rfind("\n", 0, _common_prefix(a, b)) + 1  # after the last line end both share
+    pre = a.count("\n", 0, cut)
+    ar, br = a[cut:], b[cut:]
+    n = _common_suffix(ar, br)
+    if not n:
+        return pre, 0, br
+    sa, sb = len(ar) - n, len(br) - n  # where the shared end starts in each
+    suf = ar.count("\n", sa, len(ar) - 1)  # lines that start inside the shared end (after a line end there)
+    if (sa == 0 or ar[sa - 1] == "\n") and (sb == 0 or br[sb - 1] == "\n"):
+        suf, keep = suf + 1, n  # the shared end starts a line in both
+    else:
+        keep = len(ar) - (ar.find("\n", sa, len(ar) - 1) + 1) if suf else 0
+    return pre, suf, br[: len(br) - keep]
+
+
+def make_delta(base: dict[str, Any], new: dict[str, Any]) -> bytes | None:
+    """`new` as lines kept from `base`'s start and end plus new lines, or None when not worth it."""
+    a, b = base.get("content"), new.get("content")
+    if not isinstance(a, str) or not isinstance(b, str):
         return None
-    (_, al), (bhead, bl) = a, b
-    pre = 0
-    for x, y in zip(al, bl):
-        if x != y:
-            break
-        pre += 1
-    suf = 0
-    for x, y in zip(reversed(al[pre:]), reversed(bl[pre:])):
-        if x != y:
-            break
-        suf += 1
-    middle = "".join(bl[pre : len(bl) - suf])
-    if len(middle) * 2 > len(new.get("content") or ""):
+    pre, suf, middle = line_delta(a, b)
+    if len(middle) * 2 > len(b):
         return None  # mostly new text: store it whole
-    return canonical({"m": bhead, "p": pre, "s": suf, "x": middle})
+    return canonical({"m": {k: v for k, v in new.items() if k != "content"}, "p": pre, "s": suf, "x": middle})
 
 
 def apply_delta(base: dict[str, Any], delta: bytes) -> dict[str, Any]:
@@ -235,10 +267,9 @@ class Encoder:
         self._seen: set[str] = set()
         self._runs: dict[str, tuple[str, int]] = {}  # prefix hash -> (node holding it, its length)
         self._recent: dict[str, list[str]] = {}  # message hashes of the last RECENT nodes (for the shared tail)
-        self._last: dict[str, list[tuple[str, dict[str, Any]]]] = {}  # role -> previous prompt (delta bases)
+        # role -> previous prompt (delta bases): (hash, message, whether it is the encoder's own copy)
+        self._last: dict[str, list[tuple[str, dict[str, Any], bool]]] = {}
         self._depth: dict[str, int] = {}  # delta chain length of each delta-stored message
-        # split_message of the last prompts' messages (the next prompt's delta bases)
-        self._split: dict[str, tuple[dict[str, Any], list[str]] | None] = {}
 
     def blob(self, data: bytes, pending: Pending) -> str:
         h = digest(data)
@@ -250,16 +281,14 @@ class Encoder:
     def text(self, text: str | None, pending: Pending) -> str | None:
         return None if text is None else self.blob(text.encode("utf-8", "surrogatepass"), pending)
 
-    def message(self, m: dict[str, Any], base: tuple[str, dict[str, Any]] | None, pending: Pending) -> str:
+    def message(self, m: dict[str, Any], base: tuple[str, dict[str, Any], bool] | None, pending: Pending) -> str:
         data = canonical(m)
         h = digest(data)
         if h in self._seen:
             return h
         self._seen.add(h)
         if base is not None and m.get("role") == base[1].get("role") and self._depth.get(base[0], 0) < MAX_DELTA_DEPTH:
-            a = self._split[base[0]] if base[0] in self._split else split_message(base[1])
-            b = self._split[h] = split_message(m)  # the next prompt's delta base
-            delta = make_delta(base[1], m, (a, b))
+            delta = make_delta(base[1], m)
             if delta is not None:
                 pending.blobs[h] = (base[0], delta)
                 self._depth[h] = self._depth.get(base[0], 0) + 1
@@ -270,11 +299,19 @@ class Encoder:
     def messages(self, messages: list[dict[str, Any]], pending: Pending, role: str = "") -> str:
         """The node key of `messages` ("" for an empty list)."""
         prev = self._last.get(role) or []
-        hs = [self.message(m, prev[i] if i < len(prev) else None, pending) for i, m in enumerate(messages)]
-        self._last[role] = list(zip(hs, messages))
-        if len(self._split) > 64:  # only the bases the next prompts can use
-            bases = {h for last in self._last.values() for h, _ in last}
-            self._split = {h: v for h, v in self._split.items() if h in bases}
+        hs: list[str] = []
+        last: list[tuple[str, dict[str, Any], bool]] = []
+        for i, m in enumerate(messages):
+            base = prev[i] if i < len(prev) else None
+            snap = _text_only(m)
+            if snap is not None and base is not None and base[2] and base[1] == snap:
+                h = base[0]  # the same text message at the same place as last time (a system prompt): hashed then
+            else:
+                h = self.message(m, base, pending)
+            hs.append(h)
+            # the encoder's own copy: a caller that edits its message afterwards changes no delta base
+            last.append((h, snap, True) if snap is not None else (h, dict(m) if type(m) is dict else m, False))
+        self._last[role] = last
         prefix = [""]
         for mh in hs:
             prefix.append(chain(prefix[-1], mh))

@@ -1,5 +1,5 @@
 """The harness beside inspect_ai on the same episodes and the same loopback endpoint:
-`python -m scripts.perf.inspect_compare [--levels 1 32 64] [--repeats 3]`.
+`python -m scripts.perf.inspect_compare [--levels 1 32 64] [--repeats 3] [--quick]`.
 
 inspect_ai is never a dependency of the project: the script makes its own venv once (default
 `~/.cache/harness/inspect-venv`, or `--venv`) with the pinned `inspect_ai` and `openai` and runs
@@ -11,9 +11,11 @@ tool once (itself one model call), then answers, then the judge is asked: 4 call
 12 per episode. The harness runs it as a user would: `python -m runners.sweep method=full_context
 benchmark=memoryarena_math` on the generated tasks (Full Context, ReAct text protocol, judge and
 tool on the agent's backbone, transcripts on); inspect runs `inspect eval` on the same tasks with
-native tool calls. Both read the same policy, tool and judge prompts (the harness's, from
-`benchmarks.memoryarena.formal.formal_prompts`). Every task is distinct, so neither side can
-share content across episodes that the other could not.
+native tool calls, twice: as it runs by default, and with `--no-log-realtime` (inspect_ai's option
+not to log each sample's events in real time, which only `inspect view`'s live view of running
+samples needs): the variant that spends the least of inspect's CPU on its log. Both read the same policy, tool
+and judge prompts (the harness's, from `benchmarks.memoryarena.formal.formal_prompts`). Every
+task is distinct, so neither side can share content across episodes that the other could not.
 
 One endpoint (`tests/fake_openai.FakeOpenAI` in this process, threads; the process does nothing
 else while a run is on) answers every call after `--latency` s (default 100 ms) with replies
@@ -31,7 +33,12 @@ that are a deterministic function of the request, and stamps every arrival. Per 
 - storage per episode: every file the run left in its output directory / episodes (harness:
   episodes.jsonl.zst, transcripts.sqlite, manifest, errors, DONE, tables; inspect: its `.eval` log).
 
-The two systems alternate within one run (order flipped every repeat); medians of `--repeats`.
+The systems alternate within one run (order reversed every repeat); medians of `--repeats`.
+Every table row states the 1-minute load average at the start and at the end of the runs it
+summarises (lowest–highest over them): on a shared machine the ratios overstate inspect's cost
+when the load is high (inspect's CPU per call grows with contention more than the harness's), so
+read them from a quiet machine. `--quick`: one level (64 concurrent unless `--levels`), one
+repeat: a few minutes.
 Every run is checked: exit status 0, exactly 12 × episodes requests, every request recognised,
 the harness cell DONE with every call's transcript readable, inspect's log `success` with every
 sample. `--background-chars` / `--reply-chars` change the texts' lengths. Results and how to read
@@ -299,6 +306,8 @@ class Run:
     rss_mb: float = 0.0
     wall_s: float = 0.0  # process start to exit
     storage: dict[str, int] = field(default_factory=dict)
+    load_start: float = 0.0  # 1-minute load average just before the process started
+    load_end: float = 0.0  # and just after it exited
 
     @property
     def bytes_per_episode(self) -> float:
@@ -352,7 +361,16 @@ def harness_cmd(url: str, data_dir: Path, out: Path, n: int, episodes: int) -> l
     ]
 
 
-def inspect_cmd(exe: Path, url: str, wfile: Path, out: Path, n: int, episodes: int) -> list[str]:
+INSPECT = "inspect_ai"
+INSPECT_NO_REALTIME = "inspect_ai --no-log-realtime"
+SYSTEMS = ("harness", INSPECT, INSPECT_NO_REALTIME)
+SLUG = {"harness": "harness", INSPECT: "inspect_ai", INSPECT_NO_REALTIME: "inspect_ai-no-realtime"}  # run folders
+LABEL = {"harness": "harness", INSPECT: "inspect", INSPECT_NO_REALTIME: "inspect no-realtime"}  # table columns
+
+
+def inspect_cmd(exe: Path, url: str, wfile: Path, out: Path, n: int, episodes: int, realtime: bool = True) -> list[str]:
+    """`inspect eval` of the workload; `realtime=False` adds `--no-log-realtime` (inspect_ai's
+    option: events are not logged in real time, as the live view of running samples needs)."""
     return [
         str(exe),
         "eval",
@@ -377,6 +395,7 @@ def inspect_cmd(exe: Path, url: str, wfile: Path, out: Path, n: int, episodes: i
         "none",
         "--log-level",
         "warning",
+        *([] if realtime else ["--no-log-realtime"]),
     ]
 
 
@@ -413,17 +432,19 @@ def run_one(
     out.mkdir(parents=True)
     log, pid_file = out.parent / f"{out.name}.log", out.parent / f"{out.name}.pid"
     pid_file.write_text("")
+    load_start = os.getloadavg()[0]
     with open(log, "wb") as fh:
         ep.start_run(pid_file)
         t0 = time.monotonic()
         proc = subprocess.run(
             [sys.executable, "-I", "-S", "-c", LAUNCH, str(pid_file), *cmd],
-            cwd=out.parent if system == "inspect_ai" else (cwd or REPO),
+            cwd=out.parent if system.startswith(INSPECT) else (cwd or REPO),
             stdout=fh,
             stderr=subprocess.STDOUT,
             env=env,
         )
         t1 = time.monotonic()
+    load_end = os.getloadavg()[0]
     lines = pid_file.read_text().splitlines()
     ru = json.loads(lines[1]) if len(lines) > 1 else {"maxrss_kb": 0, "cpu_s": 0.0}
     calls = episodes * CALLS_PER_EPISODE
@@ -450,6 +471,8 @@ def run_one(
         rss_mb=ru["maxrss_kb"] / 1024,
         wall_s=t1 - t0,
         storage=dir_bytes(out),
+        load_start=load_start,
+        load_end=load_end,
     )
 
 
@@ -487,87 +510,107 @@ def check_harness_cell(out: Path, episodes: int) -> None:
 
 # ----------------------------------------------------------------------------- report
 def med(runs: list[Run], attr: str) -> float:
+    if not runs:
+        return float("nan")
     return statistics.median(getattr(r, attr) if attr != "bytes_per_episode" else r.bytes_per_episode for r in runs)
 
 
-def report(runs: list[Run], levels: list[int], latency_ms: float, keep: Path | None) -> None:
-    def of(system: str, level: int | None = None) -> list[Run]:
-        return [r for r in runs if r.system == system and (level is None or r.level == level)]
+def load_span(runs: list[Run]) -> str:
+    """The 1-minute load average at the start → at the end of `runs` (lowest–highest of each)."""
+    if not runs:
+        return "-"
 
-    rows: list[tuple[str, float, float, str]] = []
+    def span(xs: list[float]) -> str:
+        lo, hi = min(xs), max(xs)
+        return f"{lo:.1f}" if f"{lo:.1f}" == f"{hi:.1f}" else f"{lo:.1f}–{hi:.1f}"
+
+    return f"{span([r.load_start for r in runs])} → {span([r.load_end for r in runs])}"
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}×" if b and a == a and b == b else "-"  # x == x: not NaN
+
+
+def report(runs: list[Run], levels: list[int], latency_ms: float, keep: Path | None) -> None:
+    systems = [s for s in SYSTEMS if any(r.system == s for r in runs)]
+    others = [s for s in systems if s != "harness"]
+
+    def of(system: str | None, level: int | None = None) -> list[Run]:
+        return [r for r in runs if (system is None or r.system == system) and (level is None or r.level == level)]
+
+    # episodes/s and CPU per call side by side, per level: the rate alone flatters whichever side
+    # the machine's load hurts less; the CPU ratio is what a quiet machine would show
+    head = (
+        "| concurrent | "
+        + " | ".join(f"{LABEL[s]} ep/s" for s in systems)
+        + " | "
+        + " | ".join(f"harness / {LABEL[s]} ep/s" for s in others)
+        + " | "
+        + " | ".join(f"{LABEL[s]} CPU ms/call" for s in systems)
+        + " | "
+        + " | ".join(f"{LABEL[s]} / harness CPU" for s in others)
+        + " | load 1-min start → end |"
+    )
+    cols = head.count("|") - 1
+    print("\n" + head + "\n|" + "---:|" * cols)
     for n in levels:
-        rows.append(
-            (f"episodes/s at {n} concurrent", med(of("harness", n), "rate"), med(of("inspect_ai", n), "rate"), "{:.2f}")
+        rate = {s: med(of(s, n), "rate") for s in systems}
+        cpu = {s: med(of(s, n), "cpu_ms") for s in systems}
+        print(
+            f"| {n} | "
+            + " | ".join(f"{rate[s]:.2f}" for s in systems)
+            + " | "
+            + " | ".join(ratio(rate["harness"], rate[s]) for s in others)
+            + " | "
+            + " | ".join(f"{cpu[s]:.2f}" for s in systems)
+            + " | "
+            + " | ".join(ratio(cpu[s], cpu["harness"]) for s in others)
+            + f" | {load_span(of(None, n))} |"
         )
+
+    rows: list[tuple[str, str, list[Run], str]] = []  # (measure, attribute, the runs it reads, format)
     lo, hi = min(levels), 32 if 32 in levels else max(levels)
     if lo == 1:  # calls follow each other only when one episode runs at a time
         rows.append(
             (
                 f"wall overhead per call beyond {latency_ms:.0f} ms, at 1 concurrent (ms)",
-                med(of("harness", 1), "overhead_ms"),
-                med(of("inspect_ai", 1), "overhead_ms"),
+                "overhead_ms",
+                of(None, 1),
                 "{:.1f}",
             )
         )
-    for n in sorted({lo, hi}):
-        rows.append(
-            (
-                f"CPU per call at {n} concurrent, first request to exit (ms)",
-                med(of("harness", n), "cpu_ms"),
-                med(of("inspect_ai", n), "cpu_ms"),
-                "{:.1f}",
-            )
-        )
-    rows.append(
-        (
-            f"peak RSS at {hi} concurrent (MB)",
-            med(of("harness", hi), "rss_mb"),
-            med(of("inspect_ai", hi), "rss_mb"),
-            "{:.0f}",
-        )
+    rows.append((f"peak RSS at {hi} concurrent (MB)", "rss_mb", of(None, hi), "{:.0f}"))
+    rows.append(("time to first request, all runs (s)", "first_request_s", runs, "{:.2f}"))
+    rows.append((f"process wall at {hi} concurrent (s)", "wall_s", of(None, hi), "{:.2f}"))
+    rows.append((f"storage per episode at {hi} concurrent (bytes)", "bytes_per_episode", of(None, hi), "{:,.0f}"))
+    print(
+        "\n| measure | "
+        + " | ".join(LABEL[s] for s in systems)
+        + " | "
+        + " | ".join(f"harness / {LABEL[s]}" for s in others)
+        + " | load 1-min start → end |\n|---|"
+        + "---:|" * (len(systems) + len(others) + 1)
     )
-    rows.append(
-        (
-            "time to first request, all runs (s)",
-            med(of("harness"), "first_request_s"),
-            med(of("inspect_ai"), "first_request_s"),
-            "{:.2f}",
-        )
-    )
-    rows.append(
-        (
-            f"process wall at {hi} concurrent (s)",
-            med(of("harness", hi), "wall_s"),
-            med(of("inspect_ai", hi), "wall_s"),
-            "{:.2f}",
-        )
-    )
-    rows.append(
-        (
-            f"storage per episode at {hi} concurrent (bytes)",
-            med(of("harness", hi), "bytes_per_episode"),
-            med(of("inspect_ai", hi), "bytes_per_episode"),
-            "{:,.0f}",
-        )
-    )
-    print("\n| measure | harness | inspect_ai | harness / inspect |\n|---|---:|---:|---:|")
-    for name, a, b, fmt in rows:
+    for name, attr, sel, fmt in rows:
+        v = {s: med([r for r in sel if r.system == s], attr) for s in systems}
         print(
-            f"| {name} | {fmt.format(a)} | {fmt.format(b)} | {a / b:.2f}× |"
-            if b
-            else f"| {name} | {fmt.format(a)} | {fmt.format(b)} | - |"
+            f"| {name} | "
+            + " | ".join(fmt.format(v[s]) for s in systems)
+            + " | "
+            + " | ".join(ratio(v["harness"], v[s]) for s in others)
+            + f" | {load_span(sel)} |"
         )
     print(
         "\nruns (system, concurrent: episodes/s, first request s, wall overhead ms/call (at 1), CPU ms/call, "
-        "RSS MB, bytes/episode):"
+        "RSS MB, bytes/episode, load 1-min start → end):"
     )
     for r in runs:
         over = f"{r.overhead_ms:6.1f}" if r.level == 1 else f"{'-':>6}"
         print(
-            f"  {r.system:<10} {r.level:>3}: {r.rate:7.2f} {r.first_request_s:6.2f} {over} {r.cpu_ms:6.1f} "
-            f"{r.rss_mb:6.0f} {r.bytes_per_episode:9,.0f}"
+            f"  {r.system:<28} {r.level:>3}: {r.rate:7.2f} {r.first_request_s:6.2f} {over} {r.cpu_ms:6.2f} "
+            f"{r.rss_mb:6.0f} {r.bytes_per_episode:9,.0f}  {r.load_start:.1f} → {r.load_end:.1f}"
         )
-    for system in ("harness", "inspect_ai"):
+    for system in systems:
         last = of(system, hi)[-1]
         kinds = ", ".join(f"{k} {v / last.episodes:,.0f}" for k, v in storage_kinds(last.storage).items())
         print(f"\n{system} files at {hi} concurrent ({last.episodes} episodes; bytes per episode: {kinds}):")
@@ -579,16 +622,29 @@ def report(runs: list[Run], levels: list[int], latency_ms: float, keep: Path | N
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--levels", type=int, nargs="+", default=[1, 32, 64], help="concurrent episodes")
+    ap.add_argument("--levels", type=int, nargs="+", help="concurrent episodes (default 1 32 64; 64 with --quick)")
     ap.add_argument("--rounds", type=int, default=3, help="episodes per run = rounds x concurrency")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, help="runs of each system at each level (default 3; 1 with --quick)")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help="a short run: one level (64 concurrent unless --levels), one repeat (a few minutes)",
+    )
+    ap.add_argument(
+        "--no-realtime-variant",
+        dest="variant",
+        action="store_false",
+        help=f"leave out the `{INSPECT_NO_REALTIME}` runs",
+    )
     ap.add_argument("--latency", type=float, default=0.1, help="endpoint latency per call, seconds")
     ap.add_argument("--background-chars", type=int, default=3000, help="length of each task's first background")
     ap.add_argument("--reply-chars", type=int, default=1500, help="length of each reasoning-tool reply")
     ap.add_argument("--venv", type=Path, default=DEFAULT_VENV, help="the inspect_ai venv (made once if missing)")
     ap.add_argument("--keep", type=Path, default=None, help="keep every run's output directory here")
     a = ap.parse_args()
-    levels = sorted(set(a.levels))
+    levels = sorted(set(a.levels or ([64] if a.quick else [1, 32, 64])))
+    a.repeats = a.repeats or (1 if a.quick else 3)
+    systems = SYSTEMS if a.variant else SYSTEMS[:2]
     exe = inspect_venv(a.venv.expanduser())
     most = a.rounds * max(levels)
     w = workload(most, a.background_chars)
@@ -613,29 +669,28 @@ def main() -> None:
             url = ep.base_url
 
             def one(system: str, n: int, episodes: int, tag: str) -> Run:
-                out = root / f"{tag}-{system}-{n}"
+                out = root / f"{tag}-{SLUG[system]}-{n}"
                 if system == "harness":
                     r = run_one(ep, system, harness_cmd(url, data_dir, out, n, episodes), out, n, episodes, env)
                     check_harness_cell(out, episodes)
                 else:
-                    r = run_one(
-                        ep, system, inspect_cmd(exe, url, wfile, out, n, episodes), out, n, episodes, env_inspect
-                    )
+                    cmd = inspect_cmd(exe, url, wfile, out, n, episodes, realtime=system == INSPECT)
+                    r = run_one(ep, system, cmd, out, n, episodes, env_inspect)
                     check_inspect_log(a.venv.expanduser(), out, episodes)
                 return r
 
-            for system in ("harness", "inspect_ai"):  # warm-up: page cache, .pyc files
+            for system in systems:  # warm-up: page cache, .pyc files (and the variant's option is accepted)
                 one(system, 2, 2, "warmup")
             for rep in range(a.repeats):
-                order = ("harness", "inspect_ai") if rep % 2 == 0 else ("inspect_ai", "harness")
+                order = systems if rep % 2 == 0 else tuple(reversed(systems))
                 for n in levels:
                     for system in order:
                         r = one(system, n, a.rounds * n, f"r{rep}")
                         runs.append(r)
                         print(
-                            f"  {system:<10} {n:>3} concurrent: {r.rate:6.2f} episodes/s, "
-                            f"first request {r.first_request_s:.2f} s, "
-                            f"{r.bytes_per_episode:,.0f} B/episode, load {os.getloadavg()[0]:.2f}",
+                            f"  {system:<28} {n:>3} concurrent: {r.rate:6.2f} episodes/s, "
+                            f"CPU {r.cpu_ms:.2f} ms/call, first request {r.first_request_s:.2f} s, "
+                            f"{r.bytes_per_episode:,.0f} B/episode, load {r.load_start:.2f} → {r.load_end:.2f}",
                             flush=True,
                         )
     finally:

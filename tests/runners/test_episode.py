@@ -2,6 +2,8 @@
 
 import asyncio
 
+import pytest
+
 from baselines.full_context import FullContext
 from benchmarks.memoryarena.formal import FormalReasoning
 from runners.api import BackboneError
@@ -59,7 +61,10 @@ def test_infra_error_is_recorded_and_cleanup_still_runs():
     assert rec.calls_by_role["judge"] == 1  # the failed call is logged too
 
 
-def test_identical_prompt_repeated_in_an_episode_gets_fresh_attempts():
+@pytest.mark.parametrize("transcripts", [True, False])
+def test_identical_prompt_repeated_in_an_episode_gets_fresh_attempts(transcripts):
+    """With transcripts the attempt key hashes the encoder's prompt key, without them the
+    prompt's bytes: the same numbering either way."""
     sink = []
     seen = []
 
@@ -68,7 +73,7 @@ def test_identical_prompt_repeated_in_an_episode_gets_fresh_attempts():
             seen.append(attempt)
             return await super().complete(messages, role=role, attempt=attempt, **kw)
 
-    rb = RecordingBackbone(Echo(), sink)
+    rb = RecordingBackbone(Echo(), sink, transcripts=transcripts)
     msgs = [{"role": "user", "content": "same"}]
 
     async def go():
@@ -128,3 +133,38 @@ def test_adapter_bug_in_step_budget_is_a_harness_error_not_a_crash():
     m = Probe(ep.agent)
     rec = asyncio.run(ep.run(env, m))
     assert rec.status == "harness_error" and "ZeroDivisionError" in rec.error and m.ended
+
+
+def test_usage_by_role_sums_every_call_and_marks_a_role_with_an_estimate():
+    """The record's usage per role is the sum of its calls' usage; a role is `estimated` as soon
+    as one of its calls was (the rule of `Usage.__add__`), the others stay `api`."""
+    from runners.api import Usage
+
+    class Counted(ScriptedBackbone):
+        n = 0
+
+        async def complete(self, messages, *, role, **kw):
+            c = await super().complete(messages, role=role, **kw)
+            Counted.n += 1
+            k = Counted.n
+            c.usage = Usage(
+                prompt_tokens=100 * k,
+                cached_prompt_tokens=k,
+                completion_tokens=10 * k,
+                reasoning_tokens=k % 3,
+                source="estimated" if role == "memory" and k % 2 else "api",
+            )
+            return c
+
+    rec, _ = episode(Probe, Counted())
+    from runners.records.schema import episode_calls
+
+    calls = list(episode_calls(rec))
+    assert {c.role for c in calls} == {"memory", "agent", "judge"} and len(calls) == sum(rec.calls_by_role.values())
+    for role, got in rec.usage_by_role.items():
+        want = Usage()
+        for c in calls:
+            if c.role == role:
+                want = want + c.usage
+        assert got == want, role
+    assert rec.usage_by_role["agent"].source == "api" and rec.usage_by_role["memory"].source == "estimated"

@@ -132,14 +132,7 @@ def test_history_growing_inside_one_message_is_stored_once(tmp_path):
 
     sink: list[CallLog] = []
     rb = _rb(sink)
-
-    class Echo:
-        name = model = "echo"
-
-        async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
-            return Completion(text="ok", role=role, model="echo")
-
-    rb.inner = Echo()
+    rb.inner = _Echo()
     lines, sent = [], 0
     for t in range(40):
         lines.append(f"Step {t} action: search(query='item {t}') -> observation {t}: " + "detail " * 30)
@@ -159,6 +152,15 @@ def test_history_growing_inside_one_message_is_stored_once(tmp_path):
     st = reader.stats()
     assert st["blob_bytes_stored"] < 1.5 * distinct < sent / 10  # linear in the distinct text, not in what was sent
     assert st["blobs"] == 1 + 40 + 1  # system, 40 user messages (39 of them deltas of the one before), the reply
+
+
+class _Echo:
+    """A backbone that answers "ok" to every call."""
+
+    name = model = "echo"
+
+    async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+        return Completion(text="ok", role=role, model="echo")
 
 
 def _rb(sink):
@@ -422,3 +424,97 @@ def test_lines_cut_after_each_newline_only(text):
 
     assert lines(text) == [x for x in re.split(r"(?<=\n)", text) if x]
     assert "".join(lines(text)) == text
+
+
+def _line_delta_by_lines(a, b):
+    """The reference: `lines(a)` and `lines(b)` compared element by element from the start, then
+    from the end of what is left (the encoder's rule before it compared characters)."""
+    from runners.records.transcripts import lines
+
+    al, bl = lines(a), lines(b)
+    pre = 0
+    for x, y in zip(al, bl):
+        if x != y:
+            break
+        pre += 1
+    suf = 0
+    for x, y in zip(reversed(al[pre:]), reversed(bl[pre:])):
+        if x != y:
+            break
+        suf += 1
+    return pre, suf, "".join(bl[pre : len(bl) - suf])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(*[st.text(alphabet="ab\n", max_size=14)] * 3)
+def test_line_delta_is_the_line_by_line_comparison(head, middle, tail):
+    """The delta a growing message is stored as (lines kept from the start and the end of the one
+    before, and the new text between) comes out as comparing the two texts' lines would give it:
+    texts sharing a start and an end, edge cases of line ends at either side of the change."""
+    from runners.records.transcripts import apply_delta, line_delta
+
+    pairs = ((head + tail, head + middle + tail), (head + middle + tail, head + tail), (head, middle), (head, head))
+    for a, b in pairs:
+        got = line_delta(a, b)
+        assert got == _line_delta_by_lines(a, b), (a, b)
+        delta = canonical({"m": {"role": "user"}, "p": got[0], "s": got[1], "x": got[2]})
+        assert apply_delta({"role": "user", "content": a}, delta) == {"role": "user", "content": b}
+
+
+def test_a_message_the_caller_edits_after_the_call_keeps_its_transcript(tmp_path):
+    """The encoder remembers the previous prompt's messages as delta bases and to skip hashing a
+    message sent again unchanged: a method that edits its message list in place afterwards (the
+    same dicts, new text) still gets every prompt stored exactly as it was sent."""
+    import asyncio
+
+    sink: list[CallLog] = []
+    rb = _rb(sink)
+    rb.inner = _Echo()
+    system = {"role": "system", "content": "rules\n" * 50}
+    user = {"role": "user", "content": "step 0\n" + "history line\n" * 40}
+    sent = []
+    for t in range(6):
+        asyncio.run(rb.complete([system, user], role="agent"))
+        sent.append(json.loads(json.dumps([system, user])))
+        system["content"] = system["content"] if t % 2 else "rules\n" * 50 + f"edited {t}\n"  # same dict, new text
+        user["content"] = user["content"] + f"step {t + 1}\n"
+    rec = EpisodeRecord(cell="c", task_id="t", trial=0, seed=0, task_calls=list(sink))
+    TranscriptStore(tmp_path).open().put(rec)
+    reader = TranscriptReader(tmp_path)
+    assert [reader.messages(c.prompt) for c in sink] == sent
+
+
+def test_a_call_that_raises_without_a_log_loses_no_text_of_later_calls(tmp_path):
+    """The prompt's transcript is made before the call (its hashes key the attempt number): when
+    the call then ends without a log (cancelled, or a backbone bug that a method catches), the
+    text it would have stored travels with the next call's log, so a later prompt that repeats
+    it (the same system message) still reads back in full."""
+    import asyncio
+
+    sink: list[CallLog] = []
+    rb = _rb(sink)
+    calls = []
+
+    class FailsFirst(_Echo):
+        async def complete(self, messages, *, role, protocol=None, attempt=0, **sampling):
+            calls.append(attempt)
+            if len(calls) == 1:
+                raise RuntimeError("a bug in a backbone")
+            return await super().complete(messages, role=role)
+
+    rb.inner = FailsFirst()
+    system = {"role": "system", "content": "rules\n" * 50}
+    prompts = [[system, {"role": "user", "content": f"question {k}\n" * 20}] for k in range(3)]
+
+    async def go():
+        with pytest.raises(RuntimeError):
+            await rb.complete(prompts[0], role="agent")
+        for p in prompts[1:]:
+            await rb.complete(p, role="agent")
+
+    asyncio.run(go())
+    assert len(sink) == 2
+    rec = EpisodeRecord(cell="c", task_id="t", trial=0, seed=0, task_calls=list(sink))
+    TranscriptStore(tmp_path).open().put(rec)
+    reader = TranscriptReader(tmp_path)
+    assert [reader.messages(c.prompt) for c in sink] == prompts[1:]
