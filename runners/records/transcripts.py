@@ -528,6 +528,20 @@ class TranscriptStore:
                 self._db = None
 
 
+class Pieces:
+    """An episode's stored pieces (`TranscriptReader.pieces`): `nodes`, `blobs`, and the hashes
+    this store does not hold."""
+
+    __slots__ = ("nodes", "blobs", "missing_nodes", "missing_blobs", "wanted")
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, list[Any]] = {}
+        self.blobs: dict[str, list[Any]] = {}
+        self.missing_nodes: set[str] = set()
+        self.missing_blobs: set[str] = set()
+        self.wanted: set[str] = set()  # the message hashes the nodes name
+
+
 class TranscriptReader:
     """Reads one cell's transcripts (read-only; safe while a sweep writes the cell)."""
 
@@ -596,7 +610,64 @@ class TranscriptReader:
         row = self._conn().execute("SELECT codec, base, data FROM blobs WHERE h = ?", (_b(h),)).fetchone()
         if row is None:
             raise TranscriptError(f"blob {h} is missing from {self.path}")
-        codec, base, data = row
+        return self._stored_row(h, *row)
+
+    def _rows(self, sql: str, keys: Iterable[str]) -> list[Any]:
+        """`sql` (with `IN ({})`) for the hashes `keys`, in batches under SQLite's variable limit."""
+        ks = [_b(k) for k in keys]
+        out: list[Any] = []
+        for i in range(0, len(ks), 500):
+            part = ks[i : i + 500]
+            out += self._conn().execute(sql.format(",".join("?" * len(part))), part).fetchall()
+        return out
+
+    def pieces(self, heads: Iterable[str], texts: Iterable[str]) -> Pieces:
+        """Everything the prompt nodes `heads` and the blobs `texts` (replies, tool lists) stand on,
+        in stored form: nodes as [parent, take, new piece hashes, tail], blobs as ["t", text] or,
+        for a message stored as a delta, ["d", base hash, delta] (its base included). One query
+        per level of nodes and of delta bases (an episode's pieces in a handful of queries, not one
+        per piece: the report reads every episode's this way). What is not in this store is named
+        in `Pieces.missing_nodes` / `missing_blobs`, never an error."""
+        out = Pieces()
+        self._nodes_into(out, {h for h in heads if h})
+        self._blobs_into(out, {h for h in texts if h} | out.wanted)
+        return out
+
+    def _nodes_into(self, out: Pieces, want: set[str]) -> None:
+        while want:
+            found = set()
+            for h, parent, take, new, tail in self._rows(
+                "SELECT h, parent, take, pieces, tail FROM nodes WHERE h IN ({})", want
+            ):
+                new = bytes(new)
+                hexes = [new[i : i + 16].hex() for i in range(0, len(new), 16)]
+                k = bytes(h).hex()
+                out.nodes[k] = [bytes(parent).hex(), int(take), hexes, int(tail)]
+                out.wanted.update(hexes)
+                found.add(k)
+            out.missing_nodes.update(want - found)
+            want = {n[0] for k in found if (n := out.nodes[k])[0] and n[0] not in out.nodes}
+
+    def _blobs_into(self, out: Pieces, want: set[str]) -> None:
+        want = want - out.blobs.keys()
+        while want:
+            bases: set[str] = set()
+            found = set()
+            for h, codec, base, data in self._rows("SELECT h, codec, base, data FROM blobs WHERE h IN ({})", want):
+                k = bytes(h).hex()
+                try:
+                    b, payload = self._stored_row(k, codec, base, data)
+                    text = None if b is not None else payload.decode("utf-8", "surrogatepass")
+                    out.blobs[k] = ["d", b, json.loads(payload)] if b is not None else ["t", text]
+                except TranscriptError:  # an unknown codec, a lost pack: missing, like a lost row
+                    continue
+                found.add(k)
+                if b is not None and b not in out.blobs:
+                    bases.add(b)
+            out.missing_blobs.update(want - found)
+            want = bases - out.blobs.keys() - out.missing_blobs
+
+    def _stored_row(self, h: str, codec: int, base: bytes | None, data: bytes) -> tuple[str | None, bytes]:
         if codec in (PACKED, PACKED_DELTA):
             pid, off, n = _REF.unpack(data)
             payload = self._pack(pid)[off : off + n]
@@ -758,6 +829,29 @@ class ShardedTranscriptReader:
 
     def node(self, h: str) -> tuple[str, int, list[str], int]:
         return self._first("node", h)
+
+    def pieces(self, heads: Iterable[str], texts: Iterable[str]) -> Pieces:
+        """`TranscriptReader.pieces` over every store: what one store lacks is looked for in the
+        others (a node in one, its pieces in another), until nothing more is found."""
+        out = Pieces()
+        want_nodes, want_blobs = {h for h in heads if h}, {h for h in texts if h}
+        live = [r for r in self.readers if r.exists]
+        while want_nodes or want_blobs:
+            before = len(out.nodes) + len(out.blobs)
+            for r in live:
+                got = Pieces()
+                r._nodes_into(got, want_nodes - out.nodes.keys())
+                r._blobs_into(got, (want_blobs | got.wanted) - out.blobs.keys())
+                out.nodes.update(got.nodes)
+                out.blobs.update(got.blobs)
+                want_nodes |= {n[0] for n in got.nodes.values() if n[0]}
+                want_blobs |= got.wanted | {b[1] for b in got.blobs.values() if b[0] == "d"}
+            want_nodes -= out.nodes.keys()
+            want_blobs -= out.blobs.keys()
+            if len(out.nodes) + len(out.blobs) == before:
+                break
+        out.missing_nodes, out.missing_blobs = want_nodes, want_blobs
+        return out
 
     def all_blobs(self) -> Iterable[tuple[str, bytes]]:
         for r in self.readers:

@@ -229,3 +229,81 @@ def test_serve_refuses_other_hosts_and_never_follows_a_symlink_in_the_parts(demo
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def _old_walk(rec, reader):
+    """The stored pieces found one piece at a time (`TranscriptReader.node` / `stored`): what
+    `TranscriptReader.pieces`' few queries must find."""
+    from runners.analysis.episodes import _calls
+    from runners.records.transcripts import TranscriptError
+
+    nodes, blobs, missing = {}, {}, set()
+
+    def blob(h):
+        while h and h not in blobs:
+            try:
+                base, payload = reader.stored(h)
+            except TranscriptError:
+                missing.add(h)
+                return
+            blobs[h] = ["d", base, json.loads(payload)] if base else ["t", payload.decode()]
+            h = base
+
+    for c in _calls(rec):
+        if c.get("prompt") is None:
+            continue
+        h = c["prompt"]
+        while h and h not in nodes:
+            try:
+                nodes[h] = list(reader.node(h))
+            except TranscriptError:
+                missing.add(h)
+                break
+            for m in nodes[h][2]:
+                blob(m)
+            h = nodes[h][0]
+        for k in ("reply", "reasoning", "tools", "reply_tool_calls"):
+            blob(c.get(k))
+    return {"nodes": nodes, "blobs": blobs, "missing": sorted(missing)}
+
+
+def test_pieces_are_read_across_stores_and_missing_ones_named(demo, tmp_path):
+    """An episode's pieces in a few queries (`transcript_of`), the same as read one by one; a
+    cell in shards finds a node in one store and its messages in another; a lost row is named
+    missing, not an error."""
+    import shutil
+    import sqlite3
+
+    from runners.analysis.episodes import transcript_of
+    from runners.records.store import stream_cell
+    from runners.records.transcripts import ShardedTranscriptReader, TranscriptReader
+
+    cell = next(d for d in demo.iterdir() if (d / "transcripts.sqlite").exists())
+    recs = list(stream_cell(cell)[1])
+    whole = TranscriptReader(cell)
+    for rec in recs:
+        got = transcript_of(rec, whole)
+        assert got == _old_walk(rec, whole) and got["missing"] == [] and got["nodes"]
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d, table in ((a, "nodes"), (b, "blobs")):  # a: blobs only; b: nodes (and packs) only
+        d.mkdir()
+        shutil.copy(cell / "transcripts.sqlite", d / "transcripts.sqlite")
+        with sqlite3.connect(d / "transcripts.sqlite") as db:
+            db.execute(f"DELETE FROM {table}")
+    split = ShardedTranscriptReader([a, b])
+    for rec in recs:
+        assert transcript_of(rec, split) == transcript_of(rec, whole)
+    rec = recs[0]
+    full = transcript_of(rec, whole)
+    lost_blob = next(h for h, v in full["blobs"].items() if v[0] == "t")
+    lost_node = next(iter(full["nodes"]))
+    with sqlite3.connect(a / "transcripts.sqlite") as db:
+        db.execute("DELETE FROM blobs WHERE h = ?", (bytes.fromhex(lost_blob),))
+    with sqlite3.connect(b / "transcripts.sqlite") as db:
+        db.execute("DELETE FROM nodes WHERE h = ?", (bytes.fromhex(lost_node),))
+    for reader in (ShardedTranscriptReader([a, b]), ShardedTranscriptReader([b, a])):
+        got = transcript_of(rec, reader)
+        assert lost_blob in got["missing"] and lost_node in got["missing"]
+        assert lost_blob not in got["blobs"] and lost_node not in got["nodes"]
+    one = TranscriptReader(a)  # a store with no nodes at all: every prompt missing
+    assert set(transcript_of(rec, one)["missing"]) >= {c["prompt"] for c in recs[0]["requests"][0]["steps"][0]["calls"]}
