@@ -667,7 +667,7 @@ class TranscriptReader:
             out.missing_blobs.update(want - found)
             want = bases - out.blobs.keys() - out.missing_blobs
 
-    def _stored_row(self, h: str, codec: int, base: bytes | None, data: bytes) -> tuple[str | None, bytes]:
+    def _stored_row(self, h: str, codec: int, base: bytes, data: bytes) -> tuple[str | None, bytes]:
         if codec in (PACKED, PACKED_DELTA):
             pid, off, n = _REF.unpack(data)
             payload = self._pack(pid)[off : off + n]

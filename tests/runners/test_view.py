@@ -2,14 +2,12 @@
 episode's payload carries the transcript pieces its calls reference (deltas included), and bad
 input fails with a clear message. Records without transcripts: test_report_browser.py."""
 
-import base64
 import json
-import zlib
 
 import pytest
 
 from runners.records.results import open_experiment
-from runners.analysis.report import build_report, gather, main, safe_json
+from runners.analysis.report import CHUNK, build_report, gather, main, safe_json, unpack
 from runners.analysis.episodes import episode_success
 from tests.runners.sweep_helpers import run_sweep
 
@@ -28,16 +26,14 @@ def demo(tmp_path_factory):
     return out / "offline_demo"
 
 
-def _payload(b64: str) -> dict:
-    return json.loads(zlib.decompress(base64.b64decode(b64)))
-
-
 def test_payloads_rebuild_every_call_exactly(demo):
-    index, payloads = gather(demo)
+    index, blocks = gather(demo)
+    payloads = unpack(index, blocks)
     assert len(payloads) == len(index["episodes"]) == sum(c["n_episodes"] for c in index["cells"])
+    assert len(blocks) == -(-len(payloads) // CHUNK)
     exp = open_experiment(demo)
-    for row, b64 in zip(index["episodes"], payloads):
-        p = _payload(b64)
+    for row, p in zip(index["episodes"], payloads):
+        assert (p["record"]["task_id"], p["record"]["trial"]) == (row[1], row[2])  # the row's own details
         cell = exp.cell(index["cells"][row[0]]["cell"])
         ep = cell.episode(p["record"]["task_id"], p["record"]["trial"])
         blobs, nodes = p["transcript"]["blobs"], p["transcript"]["nodes"]
@@ -57,7 +53,7 @@ def test_payloads_rebuild_every_call_exactly(demo):
 def test_report_file_is_written(demo, tmp_path):
     out = build_report(demo, tmp_path / "r.html")
     html = out.read_text()
-    assert html.count('type="application/x-episode"') == 10 and "Content-Security-Policy" in html
+    assert html.count('type="application/x-episode"') == -(-10 // CHUNK) and "Content-Security-Policy" in html
     assert "sha256-" in html and "https://" not in html.split("<script>")[0]  # no network references in the head
     assert episode_success({"scores": {"success": True}}) == 1.0 and episode_success({"scores": {}}) is None
     assert (
@@ -181,12 +177,12 @@ def test_serve_answers_a_reports_parts_and_nothing_beside_them(demo, tmp_path):
     html = out.read_text()
     assert "'nonce-" in html and 'type="application/x-episode"' not in html
     build_report(demo, out)  # few episodes: embedded again, the parts folder goes
-    assert not files.exists() and html.count("x-episode") == 0 and out.read_text().count("x-episode") == 10
+    assert not files.exists() and html.count("x-episode") == 0 and out.read_text().count("x-episode") == -(-10 // CHUNK)
     files.mkdir()
     (files / "notes.txt").write_text("mine")
     with pytest.raises(StoreError, match="not a report's parts folder"):
         build_report(demo, out, parts_above=0)
-    assert (files / "notes.txt").read_text() == "mine" and out.read_text().count("x-episode") == 10
+    assert (files / "notes.txt").read_text() == "mine" and out.read_text().count("x-episode") == -(-10 // CHUNK)
 
 
 def test_serve_refuses_other_hosts_and_never_follows_a_symlink_in_the_parts(demo, tmp_path):
