@@ -453,7 +453,7 @@ class _Writer(_Chunks):
 
     def _flush(self) -> None:
         if self.blocks:
-            text = f"window.__reportPart({self.part},{json.dumps(self.blocks)});\n"
+            text = f"window.__reportPart({self.part},[" + ",".join(f'"{b}"' for b in self.blocks) + "]);\n"  # base64
             (self.files / f"part-{self.part:05d}.js").write_text(text, encoding="ascii")
             self.part, self.blocks = self.part + 1, []
 
