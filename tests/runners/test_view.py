@@ -303,3 +303,28 @@ def test_pieces_are_read_across_stores_and_missing_ones_named(demo, tmp_path):
         assert lost_blob not in got["blobs"] and lost_node not in got["nodes"]
     one = TranscriptReader(a)  # a store with no nodes at all: every prompt missing
     assert set(transcript_of(rec, one)["missing"]) >= {c["prompt"] for c in recs[0]["requests"][0]["steps"][0]["calls"]}
+
+
+def test_the_report_reads_each_records_file_once(toy, monkeypatch):
+    """The episodes' details are packed as the tables' pass streams the records (collect's
+    `on_record`), not in a second read of every record; every episode is still listed, with the
+    place of its own details."""
+    from runners.records import store
+
+    reads: list[str] = []
+    real = store.record_lines
+
+    def counted(path, *a, **k):
+        if path.name.startswith("episodes."):  # the records (errors.jsonl, a few lines, aside)
+            reads.append(str(path))
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(store, "record_lines", counted)
+    index, blocks = gather(toy)
+    assert reads and len(reads) == len(set(reads)) == len(index["cells"])  # one read per cell's records
+    payloads = unpack(index, blocks)
+    assert len(payloads) == len(index["episodes"]) == sum(c["n_episodes"] for c in index["cells"])
+    at = index["episode_fields"].index("payload")
+    assert sorted(e[at] for e in index["episodes"]) == list(range(len(payloads)))  # each its own details
+    for row, p in zip(index["episodes"], payloads):
+        assert index["cells"][row[0]]["cell"] == p["record"]["cell"] and p["record"]["task_id"] == row[1]
