@@ -653,13 +653,12 @@ class TranscriptReader:
     def _nodes_into(self, out: Pieces, want: set[str]) -> None:
         while want:
             found = set()
-            for h, parent, take, new, tail in self._rows(
-                "SELECT h, parent, take, pieces, tail FROM nodes WHERE h IN ({})", want
+            for k, parent, take, new, tail in self._rows(  # hashes as hex by SQLite (C), not one by one here
+                "SELECT lower(hex(h)), lower(hex(parent)), take, lower(hex(pieces)), tail FROM nodes WHERE h IN ({})",
+                want,
             ):
-                new = bytes(new)
-                hexes = [new[i : i + 16].hex() for i in range(0, len(new), 16)]
-                k = bytes(h).hex()
-                out.nodes[k] = [bytes(parent).hex(), int(take), hexes, int(tail)]
+                hexes = [new[i : i + 32] for i in range(0, len(new), 32)]
+                out.nodes[k] = [parent, int(take), hexes, int(tail)]
                 out.wanted.update(hexes)
                 found.add(k)
             out.missing_nodes.update(want - found)
@@ -670,10 +669,16 @@ class TranscriptReader:
         while want:
             bases: set[str] = set()
             found = set()
-            for h, codec, base, data in self._rows("SELECT h, codec, base, data FROM blobs WHERE h IN ({})", want):
-                k = bytes(h).hex()
+            for k, codec, base, data in self._rows(
+                "SELECT lower(hex(h)), codec, lower(hex(base)), data FROM blobs WHERE h IN ({})", want
+            ):
                 try:
-                    b, payload = self._stored_row(k, codec, base, data)
+                    if codec == PACKED or codec == PACKED_DELTA:  # nearly every row: a slice of a pack
+                        pid, off, n = _REF.unpack(data)
+                        payload = self._pack(pid)[off : off + n]
+                        b = base if codec == PACKED_DELTA else None
+                    else:
+                        b, payload = self._stored_row(k, codec, bytes.fromhex(base), data)
                     out.blobs[k] = (
                         ["d", b, _json(payload)] if b is not None else ["t", payload.decode("utf-8", "surrogatepass")]
                     )
