@@ -218,12 +218,16 @@ def _declared_series(cell_dir: Path) -> tuple[Any, ...]:
         return ()
 
 
-def gather(root: Path, reference: str = "full_context", writer: Any = None) -> tuple[dict[str, Any], list[str]]:
+def gather(
+    root: Path, reference: str = "full_context", writer: Any = None, named: bool = False
+) -> tuple[dict[str, Any], list[str]]:
     """(the report's index data, the episodes' compressed blocks). The records are read once: each
     is packed as `collect` streams it (`_CellPages`), into `writer` (`_Writer`: blocks written to
     files as they fill; the list returned is then empty) or into the list returned; the index's
-    rows name each episode's place among the payloads (`payload`; `unpack` reads them)."""
-    from runners.analysis.cells import collect, curves, reader_warnings, slug, stored_provenance
+    rows name each episode's place among the payloads (`payload`; `unpack` reads them). `named`:
+    the reference was asked for by name, so one the experiment lacks is an error listing its
+    methods (checked on this one pass's cells, not on a read of its own)."""
+    from runners.analysis.cells import check_reference, collect, curves, reader_warnings, slug, stored_provenance
     from runners.analysis.tables import DEPTH_NOTE, build_tables, depth_table, reference_for, token_unit
 
     collected = writer is None
@@ -236,6 +240,8 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
         pages[cell].add(rec, chunks)
 
     summaries = collect(root, on_record=on_record)
+    if named and summaries:
+        check_reference(reference, summaries, root)
     for w in reader_warnings(root, summaries):  # a damaged records file, a foreign folder: said, not hidden
         print(w, file=sys.stderr)
     reference, reference_note = reference_for(summaries, reference)  # absent: the grid's first method, said
@@ -492,7 +498,11 @@ def _is_parts(d: Path) -> bool:
 
 
 def build_report(
-    root: Path, out: Path | None = None, reference: str = "full_context", parts_above: int = PARTS_ABOVE
+    root: Path,
+    out: Path | None = None,
+    reference: str = "full_context",
+    parts_above: int = PARTS_ABOVE,
+    named: bool = False,
 ) -> Path:
     """Write the report (page and, above `parts_above` episodes, its parts folder) and return the
     page's path. The page is written to a temporary file and its parts to a temporary folder, both
@@ -508,7 +518,7 @@ def build_report(
     try:
         writer = _Writer(out.with_name(out.name + ".tmp"), files.with_name(files.name + ".tmp"), root.name, parts_above)
         with paused_gc():  # the rows and summaries stay alive until the page is written: no cycle to find
-            index, _ = gather(root, reference, writer)
+            index, _ = gather(root, reference, writer, named)
         writer.finish(index)
         if writer.split and foreign:
             raise StoreError(
@@ -641,17 +651,14 @@ def main(argv: list[str] | None = None) -> int:
         f"an episode is opened) instead of inside it (default {PARTS_ABOVE}; 0 = always)",
     )
     a = ap.parse_args(argv)
-    from runners.analysis.cells import check_reference, collect
+    from runners.analysis.cells import check_reference
     from runners.config import ConfigError, canonical_method
 
     try:
         reference = canonical_method(a.reference or "full_context")  # raw_trajectory (PoS's name) is full_context
         check_reference(reference)
-        if a.reference is not None and Path(a.results).is_dir():
-            check_reference(
-                reference, collect(a.results), a.results
-            )  # named but not in the experiment: list its methods
-        out = build_report(a.results, a.out, reference, a.parts_above)
+        # named but not in the experiment: an error listing its methods, found in the report's one read
+        out = build_report(a.results, a.out, reference, a.parts_above, named=a.reference is not None)
     except (StoreError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
