@@ -181,7 +181,7 @@ class _CellPages:
     def __init__(self, cell_dir: Path) -> None:
         self.reader = open_transcripts(cell_dir)
         self.rows: list[list[Any]] = []
-        self.series = _declared_series(cell_dir)
+        self.outcome, self.series = _declared(cell_dir)
         self.lines: dict[str, list[Any]] = {d.name: [] for d in self.series}
 
     def add(self, rec: dict[str, Any], chunks: _Chunks) -> None:
@@ -196,7 +196,7 @@ class _CellPages:
                 rec.get("task_id"),
                 rec.get("trial"),
                 rec.get("status"),
-                rec.get("scores"),  # the success: read with the benchmark's outcome once the cell is summarized
+                episode_success(rec, self.outcome),  # the number only: a record's scores hold texts too
                 episode_tokens(rec),
                 sum(len(rr.get("steps") or []) for rr in rec.get("requests") or []),
                 len(calls),
@@ -206,16 +206,23 @@ class _CellPages:
         )
 
 
-def _declared_series(cell_dir: Path) -> tuple[Any, ...]:
-    """The per-step series the cell's method declares (`Method.step_series`), from its manifest
-    (as `summarize` finds them; none when the method cannot be imported here)."""
+def _declared(cell_dir: Path) -> tuple[str, tuple[Any, ...]]:
+    """(the score that is an episode's outcome, `Benchmark.outcome`; the per-step series the
+    method declares, `Method.step_series`), from the cell's manifest, as `summarize` finds them
+    (the defaults where a class cannot be imported here: `summarize` then says why)."""
     from runners.config import ConfigError, import_target
 
     try:
-        target = stream_cell(cell_dir)[0]["config"]["method"]["_target_"]  # the manifest only: records are lazy
-        return tuple(getattr(import_target(target, "method"), "step_series", ()))
-    except (KeyError, TypeError, ConfigError, StoreError):
-        return ()
+        cfg = stream_cell(cell_dir)[0]["config"]  # the manifest only: the records are read lazily
+    except (KeyError, TypeError, StoreError):
+        return "success", ()
+    found: list[Any] = []
+    for group, attr, default in (("benchmark", "outcome", "success"), ("method", "step_series", ())):
+        try:
+            found.append(getattr(import_target(cfg[group]["_target_"], group), attr, default))
+        except (KeyError, TypeError, ConfigError):
+            found.append(default)
+    return str(found[0]), tuple(found[1])
 
 
 def gather(
@@ -286,9 +293,12 @@ def gather(
             }
         )
         first = len(episodes)
-        for task, trial, status, scores, tokens, steps, n_calls, transcript, payload in page.rows:
-            succ = episode_success({"scores": scores}, cs.outcome)
-            episodes.append([ci, task, trial, status, succ, tokens, steps, n_calls, transcript, payload])
+        if page.outcome != cs.outcome:  # `Benchmark.outcome` is a class attribute: an instance must not change it
+            raise StoreError(
+                f"{cs.cell}: the benchmark's outcome is '{cs.outcome}' on its instance but '{page.outcome}' on its "
+                "class; Benchmark.outcome must be a class attribute (fix the benchmark's adapter)"
+            )
+        episodes += ([ci, *row] for row in page.rows)
         for decl in cs.series:
             entry = series.setdefault(decl.name, {**decl.model_dump(mode="json"), "lines": []})
             for k, vs in page.lines.get(decl.name, []):
