@@ -247,6 +247,9 @@ def gather(
         pages[cell].add(rec, chunks)
 
     summaries = collect(root, on_record=on_record)
+    from runners.heap import release
+
+    release()  # the records streamed past freed their memory; glibc keeps it unless trimmed (runners/heap.py)
     if named and summaries:
         check_reference(reference, summaries, root)
     for w in reader_warnings(root, summaries):  # a damaged records file, a foreign folder: said, not hidden
