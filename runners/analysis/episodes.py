@@ -5,11 +5,10 @@ calls reference. Shared by the HTML report, the plots and W&B."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from runners.api import LogPath, method_tokens, read_path
-from runners.records.transcripts import ShardedTranscriptReader, TranscriptError, TranscriptReader
+from runners.records.transcripts import ShardedTranscriptReader, TranscriptReader
 
 
 def episode_success(rec: dict[str, Any], outcome: str = "success") -> float | None:
@@ -47,56 +46,13 @@ def step_series(rec: dict[str, Any], path: LogPath) -> list[float | None]:
 
 def transcript_of(rec: dict[str, Any], reader: TranscriptReader | ShardedTranscriptReader) -> dict[str, Any]:
     """The stored pieces one episode's calls reference, in stored form (deltas stay deltas, so a
-    growing Full Context prompt stays linear in the report too): {"nodes", "blobs", "missing"}."""
-    nodes: dict[str, list[Any]] = {}
-    blobs: dict[str, list[Any]] = {}
-    missing: list[str] = []
+    growing Full Context prompt stays linear in the report too): {"nodes", "blobs", "missing"},
+    read in a few queries (`TranscriptReader.pieces`)."""
     if not reader.exists:
-        return {"nodes": nodes, "blobs": blobs, "missing": missing}
-    seen: dict[str, list[Any]] = reader.__dict__.setdefault("_export_cache", {})  # shared by the cell's episodes
-
-    def stored(h: str) -> list[Any] | None:
-        if h not in seen:
-            try:
-                base, payload = reader.stored(h)
-            except TranscriptError:
-                return None
-            seen[h] = (
-                ["d", base, json.loads(payload)]
-                if base is not None
-                else ["t", payload.decode("utf-8", "surrogatepass")]
-            )
-            if len(seen) > 20000:
-                seen.clear()
-                seen[h] = stored(h)  # type: ignore[assignment]
-        return seen[h]
-
-    def blob(h: str) -> None:
-        while h and h not in blobs:
-            v = stored(h)
-            if v is None:
-                missing.append(h)
-                return
-            blobs[h] = v
-            if v[0] != "d":
-                return
-            h = v[1]
-
-    for c in _calls(rec):
-        if c.get("prompt") is None:
-            continue
-        h = c["prompt"]
-        while h and h not in nodes:
-            try:
-                parent, take, new, tail = reader.node(h)
-            except TranscriptError:
-                missing.append(h)
-                break
-            nodes[h] = [parent, take, new, tail]
-            for m in new:
-                blob(m)
-            h = parent
-        for k in ("reply", "reasoning", "tools", "reply_tool_calls"):
-            if c.get(k):
-                blob(c[k])
-    return {"nodes": nodes, "blobs": blobs, "missing": missing}
+        return {"nodes": {}, "blobs": {}, "missing": []}
+    calls = [c for c in _calls(rec) if c.get("prompt") is not None]
+    got = reader.pieces(
+        (c["prompt"] for c in calls),
+        (c[k] for c in calls for k in ("reply", "reasoning", "tools", "reply_tool_calls") if c.get(k)),
+    )
+    return {"nodes": got.nodes, "blobs": got.blobs, "missing": sorted(got.missing_nodes | got.missing_blobs)}

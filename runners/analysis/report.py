@@ -16,11 +16,15 @@ back/forward work); the episode browser searches the messages and replies on dem
 episodes in the background; the marks of the tables are explained on the page (`MARKS`).
 docs/report.md describes it all.
 
-Data is embedded as JSON; every episode is its own zlib-compressed, base64 block decoded only
-when opened (DecompressionStream). Above `PARTS_ABOVE` episodes (2,000; `--parts-above`) those
-blocks go to files beside the page (`report.files/part-NNNNN.js`, `PART_SIZE` episodes each,
-allowed by a nonce in the page's CSP) that the page loads when one of their episodes is opened
-or searched; the page itself then holds the tables, plots and the episode list only. All
+Data is embedded as JSON; the episodes' details (each record whole, with the transcript pieces
+its calls reference) are zstd-compressed `CHUNK` episodes to a base64 block, decoded only when
+one of them is opened or searched (fzstd, a small JavaScript zstd decoder vendored in
+`assets/`). Above `PARTS_ABOVE` episodes (2,000; `--parts-above`) those blocks go to files
+beside the page (`report.files/part-NNNNN.js`, `PART_SIZE` episodes each, allowed by a nonce in
+the page's CSP) that the page loads when one of their episodes is needed; the page itself then
+holds the tables, plots and the episode list only. The records are read once: each episode's
+details are packed as `collect` streams its record past (its `on_record` hook), and each list
+row names its details' place (`payload`), since the cells are sorted only afterwards. All
 trajectory text is untrusted: the page builds its DOM with textContent / createElementNS only
 (no innerHTML), and the embedded JSON escapes `<`, `>`, `&` and U+2028/U+2029, so model output
 such as `</script>` or `<!--` can neither end a script block nor open markup.
@@ -32,7 +36,6 @@ import argparse
 import base64
 import hashlib
 import html
-import itertools
 import json
 import re
 import shutil
@@ -42,7 +45,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from zlib_ng import zlib_ng
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
 from runners.analysis.stats import INTERVAL_LEGEND, SIGNIFICANCE_LEGEND, shared_evaluations
@@ -104,49 +106,159 @@ def safe_json(obj: Any) -> str:
     )
 
 
-def _pack(obj: Any) -> str:
+def _payload(rec: dict[str, Any], reader: Any) -> bytes:
+    """One episode's details as one line of JSON: its record whole and its transcript's pieces."""
+    obj = {"record": rec, "transcript": transcript_of(rec, reader)}
     try:
-        raw = orjson.dumps(obj, default=str)  # ~5x the standard library's speed; the same JSON value
+        return orjson.dumps(obj, default=str)  # ~5x the standard library's speed; the same JSON value
     except TypeError:  # lone surrogates, ints beyond 64 bits: the standard library writes those
-        raw = json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
-    # zlib-ng level 2: the zlib format the page inflates, at 0.7x zlib level 1's CPU and 7% smaller on real
-    # episodes (0.27 vs 0.39 ms, 14.7 vs 15.8 KB per 81 KB payload; scripts/perf/README.md)
-    return base64.b64encode(zlib_ng.compress(raw, 2)).decode()
+        return json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
 
 
-class _Collected:
-    """Payloads kept in a list (what `gather` returns when no writer is given)."""
+CHUNK = 10
+"""Episodes per compressed block: one zstd frame (level 1) of their details, one JSON line each.
+On real 12-call episodes (~81 KB of JSON each; scripts/perf/README.md) blocks of 10 take 6.7 KB
+per episode and 0.09 ms to compress, against 14.7 KB and 0.30 ms for one zlib block per episode;
+opening an episode decompresses its block (~0.8 MB of JSON, a few ms)."""
+
+
+class _Chunks:
+    """Packs payloads `CHUNK` at a time into base64 zstd blocks, handed to `emit` as they fill;
+    `add` returns the payload's index (block `index // CHUNK`, line `index % CHUNK`)."""
 
     def __init__(self) -> None:
-        self.payloads: list[str] = []
+        import zstandard
 
-    def start(self, n_episodes: int) -> dict[str, Any] | None:
-        return None
+        self.zstd = zstandard.ZstdCompressor(level=1)
+        self.n = 0
+        self.buf: list[bytes] = []
 
-    def add(self, payload: str) -> None:
-        self.payloads.append(payload)
+    def add(self, payload: bytes) -> int:
+        self.buf.append(payload)
+        self.n += 1
+        if len(self.buf) == CHUNK:
+            self._block()
+        return self.n - 1
+
+    def _block(self) -> None:
+        if self.buf:  # orjson and json escape newlines inside strings: "\n" only ends a payload
+            self.emit(base64.b64encode(self.zstd.compress(b"\n".join(self.buf))).decode())
+            self.buf = []
+
+    def emit(self, block: str) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
 
 
-def gather(root: Path, reference: str = "full_context", writer: Any = None) -> tuple[dict[str, Any], list[str]]:
-    """(the report's index data, one packed payload per episode). With a `writer` (`_Writer`),
-    each payload goes to `writer.add` as soon as it is packed and the list returned is empty; each
-    cell's records are let go once its payloads are packed, so a large experiment's payloads and
-    records are not all held at once."""
-    from runners.analysis.cells import collect, curves, reader_warnings, slug, stored_provenance
+class _Collected(_Chunks):
+    """Blocks kept in a list (what `gather` returns when no writer is given)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks: list[str] = []
+
+    def emit(self, block: str) -> None:
+        self.blocks.append(block)
+
+    def finish(self) -> list[str]:
+        self._block()
+        return self.blocks
+
+
+def unpack(index: dict[str, Any], blocks: list[str]) -> list[dict[str, Any]]:
+    """Every episode's details, in the order of the index's episode list (what the page decodes)."""
+    import zstandard
+
+    lines = [ln for b in blocks for ln in zstandard.ZstdDecompressor().decompress(base64.b64decode(b)).split(b"\n")]
+    at = index["episode_fields"].index("payload")
+    return [json.loads(lines[e[at]]) for e in index["episodes"]]
+
+
+class _CellPages:
+    """One cell's episodes as `collect` streams them: each record's details packed at once (the
+    record is let go), its list row and its per-step series values kept (the first `MAX_SERIES`
+    episodes with values: the plots draw no more)."""
+
+    def __init__(self, cell_dir: Path) -> None:
+        self.reader = open_transcripts(cell_dir)
+        self.rows: list[list[Any]] = []
+        self.outcome, self.series = _declared(cell_dir)
+        self.lines: dict[str, list[Any]] = {d.name: [] for d in self.series}
+
+    def add(self, rec: dict[str, Any], chunks: _Chunks) -> None:
+        calls = _calls(rec)
+        for decl in self.series:
+            lines = self.lines[decl.name]
+            vs = step_series(rec, decl.path) if len(lines) < MAX_SERIES else []
+            if any(v is not None for v in vs):
+                lines.append([len(self.rows), vs])
+        self.rows.append(
+            [
+                rec.get("task_id"),
+                rec.get("trial"),
+                rec.get("status"),
+                episode_success(rec, self.outcome),  # the number only: a record's scores hold texts too
+                episode_tokens(rec),
+                sum(len(rr.get("steps") or []) for rr in rec.get("requests") or []),
+                len(calls),
+                any(c.get("prompt") is not None for c in calls),
+                chunks.add(_payload(rec, self.reader)),
+            ]
+        )
+
+
+def _declared(cell_dir: Path) -> tuple[str, tuple[Any, ...]]:
+    """(the score that is an episode's outcome, `Benchmark.outcome`; the per-step series the
+    method declares, `Method.step_series`), from the cell's manifest, as `summarize` finds them
+    (the defaults where a class cannot be imported here: `summarize` then says why)."""
+    from runners.config import ConfigError, import_target
+
+    try:
+        cfg = stream_cell(cell_dir)[0]["config"]  # the manifest only: the records are read lazily
+    except (KeyError, TypeError, StoreError):
+        return "success", ()
+    found: list[Any] = []
+    for group, attr, default in (("benchmark", "outcome", "success"), ("method", "step_series", ())):
+        try:
+            found.append(getattr(import_target(cfg[group]["_target_"], group), attr, default))
+        except (KeyError, TypeError, ConfigError):
+            found.append(default)
+    return str(found[0]), tuple(found[1])
+
+
+def gather(
+    root: Path, reference: str = "full_context", writer: Any = None, named: bool = False
+) -> tuple[dict[str, Any], list[str]]:
+    """(the report's index data, the episodes' compressed blocks). The records are read once: each
+    is packed as `collect` streams it (`_CellPages`), into `writer` (`_Writer`: blocks written to
+    files as they fill; the list returned is then empty) or into the list returned; the index's
+    rows name each episode's place among the payloads (`payload`; `unpack` reads them). `named`:
+    the reference was asked for by name, so one the experiment lacks is an error listing its
+    methods (checked on this one pass's cells, not on a read of its own)."""
+    from runners.analysis.cells import check_reference, collect, curves, reader_warnings, slug, stored_provenance
     from runners.analysis.tables import DEPTH_NOTE, build_tables, depth_table, reference_for, token_unit
 
     collected = writer is None
-    writer = writer or _Collected()
-    summaries = collect(root)
+    chunks = _Collected() if collected else writer
+    pages: dict[str, _CellPages] = {}
+
+    def on_record(cell: str, rec: dict[str, Any]) -> None:
+        if cell not in pages:
+            pages[cell] = _CellPages(root / cell)
+        pages[cell].add(rec, chunks)
+
+    summaries = collect(root, on_record=on_record)
+    from runners.heap import release
+
+    release()  # the records streamed past freed their memory; glibc keeps it unless trimmed (runners/heap.py)
+    if named and summaries:
+        check_reference(reference, summaries, root)
     for w in reader_warnings(root, summaries):  # a damaged records file, a foreign folder: said, not hidden
         print(w, file=sys.stderr)
     reference, reference_note = reference_for(summaries, reference)  # absent: the grid's first method, said
     with shared_evaluations():  # the tables and the paper's tables test the same pairs of cells
         header, rows, _ = build_tables(summaries, reference) if summaries else ([], [], [])
-        paper = paper_tab(summaries)  # before the cells' records are let go
+        paper = paper_tab(summaries)
     depth = depth_table(summaries) if summaries else None
-    errors = {cs.cell: cell_errors(root / cs.cell) for cs in summaries}  # with its shards' (runner.shard, processes)
-    parts = writer.start(sum(len(cs.records) + len(errors[cs.cell]) for cs in summaries))
     cells: list[Any]
     episodes: list[Any]
     cells, episodes = [], []
@@ -160,12 +272,10 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
     series: dict[str, dict[str, Any]] = {}  # name -> the declaration plus [episode index, values] lines
     for ci, cs in enumerate(summaries):
         cell_dir = root / cs.cell
-        # every record on disk listed, read again whole one at a time (the summary holds slim copies;
-        # a live cell's records finished since are left for the next report)
-        keys = {(r.get("task_id"), r.get("trial")) for r in cs.records}
-        ok = (r for r in stream_cell(cell_dir)[1] if (r.get("task_id"), r.get("trial")) in keys)
-        errs = errors.pop(cs.cell)
-        reader = open_transcripts(cell_dir)
+        page = pages.pop(cs.cell, None) or _CellPages(cell_dir)
+        for rec in cell_errors(cell_dir):  # with its shards' (runner.shard, processes): listed after its records
+            page.add(rec, chunks)
+        page.reader.close()
         cells.append(
             {
                 "cell": cs.cell,
@@ -177,7 +287,7 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
                 "metrics": cs.metrics,
                 "curves": {spec.display: values for spec, values in curves(cs)},
                 "tokens_by_role": cs.tokens_by_role,
-                "transcripts": reader.exists,
+                "transcripts": page.reader.exists,
                 "partial": cs.partial,
                 "mixed_code": cs.mixed_code,
                 "paraphrased": cs.paraphrased,
@@ -185,32 +295,20 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
                 "views": [v.model_dump(mode="json") for v in cs.views],
             }
         )
-        for rec in itertools.chain(ok, errs):
-            calls = _calls(rec)
-            succ = episode_success(rec, cs.outcome)
-            idx = len(episodes)
-            episodes.append(
-                [
-                    ci,
-                    rec.get("task_id"),
-                    rec.get("trial"),
-                    rec.get("status"),
-                    succ,
-                    episode_tokens(rec),
-                    sum(len(rr.get("steps") or []) for rr in rec.get("requests") or []),
-                    len(calls),
-                    any(c.get("prompt") is not None for c in calls),
-                ]
+        first = len(episodes)
+        if page.outcome != cs.outcome:  # `Benchmark.outcome` is a class attribute: an instance must not change it
+            raise StoreError(
+                f"{cs.cell}: the benchmark's outcome is '{cs.outcome}' on its instance but '{page.outcome}' on its "
+                "class; Benchmark.outcome must be a class attribute (fix the benchmark's adapter)"
             )
-            for decl in cs.series:
-                entry = series.setdefault(decl.name, {**decl.model_dump(mode="json"), "lines": []})
-                vs = step_series(rec, decl.path) if len(entry["lines"]) < MAX_SERIES else []
-                if any(v is not None for v in vs):
-                    entry["lines"].append([idx, vs])
-            writer.add(_pack({"record": rec, "transcript": transcript_of(rec, reader)}))
-        reader.close()
-        cs.records, cs.episodes = [], []  # packed: the records are no longer needed here
-        del ok, errs
+        episodes += ([ci, *row] for row in page.rows)
+        for decl in cs.series:
+            entry = series.setdefault(decl.name, {**decl.model_dump(mode="json"), "lines": []})
+            for k, vs in page.lines.get(decl.name, []):
+                if len(entry["lines"]) < MAX_SERIES:
+                    entry["lines"].append([first + k, vs])
+    for page in pages.values():  # cells `collect` read but does not show
+        page.reader.close()
 
     index = {
         "experiment": root.name,
@@ -223,15 +321,27 @@ def gather(root: Path, reference: str = "full_context", writer: Any = None) -> t
         "depth": {"header": depth[0], "rows": depth[1], "note": DEPTH_NOTE} if depth else None,
         "scripted": any(c.scripted for c in summaries),
         "cells": cells,
-        "episode_fields": ["cell", "task_id", "trial", "status", "success", "tokens", "steps", "calls", "transcript"],
+        "episode_fields": [
+            "cell",
+            "task_id",
+            "trial",
+            "status",
+            "success",
+            "tokens",
+            "steps",
+            "calls",
+            "transcript",
+            "payload",
+        ],
         "curves": list(curve_decls.values()),
         "episodes": episodes,
         "series": [v for v in series.values() if v["lines"]],
         "max_scatter": MAX_SCATTER,
         "marks": [list(m) for m in MARKS],
-        "parts": parts,
+        "chunk": CHUNK,
+        "parts": None,  # set by the writer when the blocks go to files
     }
-    return index, writer.payloads if collected else []
+    return index, chunks.finish() if collected else []
 
 
 def paper_tab(summaries: list[Any]) -> dict[str, Any]:
@@ -282,7 +392,8 @@ def paper_tab(summaries: list[Any]) -> dict[str, Any]:
 
 def _assets() -> tuple[str, str]:
     css = (ASSETS / "report.css").read_text()
-    js = (ASSETS / "report.js").read_text()
+    # the zstd decoder (its licence header kept), then the viewer: one script, one hash
+    js = (ASSETS / "fzstd.min.js").read_text().rstrip() + ";\n" + (ASSETS / "report.js").read_text()
     if "</script" in js.lower() or "</style" in css.lower():  # pragma: no cover - our own assets
         raise RuntimeError("report assets must not contain closing script/style tags")
     return css, js
@@ -304,8 +415,8 @@ def _head(experiment: str, css: str, js: str, nonce: str | None = None) -> str:
     )
 
 
-def _block(i: int, payload: str) -> str:
-    return f'<script type="application/x-episode" id="ep-{i}">{payload}</script>\n'
+def _block(k: int, block: str) -> str:
+    return f'<script type="application/x-episode" id="ch-{k}">{block}</script>\n'
 
 
 def _tail(index: dict[str, Any], js: str) -> str:
@@ -314,20 +425,18 @@ def _tail(index: dict[str, Any], js: str) -> str:
     )
 
 
-def render(index: dict[str, Any], payloads: list[str]) -> str:
-    """The whole page with every payload embedded (a report without parts)."""
+def render(index: dict[str, Any], blocks: list[str]) -> str:
+    """The whole page with every block embedded (a report without parts)."""
     css, js = _assets()
-    return (
-        _head(index["experiment"], css, js) + "".join(_block(i, p) for i, p in enumerate(payloads)) + _tail(index, js)
-    )
+    return _head(index["experiment"], css, js) + "".join(_block(k, b) for k, b in enumerate(blocks)) + _tail(index, js)
 
 
 PARTS_ABOVE = 2000
-"""Above this many episodes the report keeps its episodes' payloads in files beside it (`parts_dir`)
-instead of inside the page: a real sweep's episode takes ~21 KB there (12-call episodes of 33 KB
-records; scripts/perf/README.md), so the page stays under ~50 MB at any size; smaller reports stay
-one self-contained file (what the W&B artifact uploads)."""
-PART_SIZE = 500  # episodes per file of a report with parts (~3.5 MB; one file is read to open an episode)
+"""Above this many episodes the report keeps its episodes' details in files beside it (`parts_dir`)
+instead of inside the page: a real sweep's episode takes ~9 KB there (12-call episodes of 33 KB
+records; scripts/perf/README.md), so the page stays small at any size; smaller reports stay one
+self-contained file (what the W&B artifact uploads)."""
+PART_SIZE = 500  # episodes per file of a report with parts (a whole number of blocks; one file is read to open one)
 
 
 def parts_dir(out: Path) -> Path:
@@ -336,57 +445,62 @@ def parts_dir(out: Path) -> Path:
     return out.with_name(out.name.removesuffix(".html") + ".files")
 
 
-class _Writer:
-    """Writes the page as the payloads come (`gather(writer=...)`): embedded as blocks, or, above
-    `parts_above` episodes, into `part-NNNNN.js` files of `PART_SIZE` payloads each (a script
-    that hands its payloads to the page: base64 strings only, nothing else), loaded by the page
-    when one of their episodes is opened or searched."""
+class _Writer(_Chunks):
+    """Writes the blocks (`gather(writer=...)`) as they fill into `part-NNNNN.js` files of
+    `PART_SIZE` episodes each (a script that hands its base64 blocks to the page, nothing else),
+    then the page (`finish`): above `parts_above` episodes the files stay beside it, loaded when
+    one of their episodes is opened or searched; otherwise their blocks are embedded in the page
+    and the files removed. So packed episodes are never all held in memory, and the split is
+    decided once their number is known."""
 
     def __init__(self, page: Path, files: Path, experiment: str, parts_above: int) -> None:
+        super().__init__()
         self.page, self.files, self.experiment, self.parts_above = page, files, experiment, parts_above
         self.css, self.js = _assets()
-        self.fh: Any = None
-        self.n, self.part, self.buf = 0, 0, []  # type: ignore[var-annotated]
+        self.per_part = max(1, PART_SIZE // CHUNK)  # blocks per file
+        self.part, self.blocks = 0, []  # type: ignore[var-annotated]
         self.split = False
+        if self.files.exists() and not _is_parts(self.files):  # not a former build's: never removed
+            raise StoreError(f"{self.files} exists and is not a report's parts folder; move it, or use --out")
+        shutil.rmtree(self.files, ignore_errors=True)
+        self.files.mkdir(parents=True)
 
-    def start(self, n_episodes: int) -> dict[str, Any] | None:
-        import secrets
-
-        self.split = n_episodes > self.parts_above
-        nonce = secrets.token_urlsafe(18) if self.split else None
-        if self.split:
-            shutil.rmtree(self.files, ignore_errors=True)
-            self.files.mkdir(parents=True)
-        self.fh = open(self.page, "w", encoding="utf-8")
-        self.fh.write(_head(self.experiment, self.css, self.js, nonce))
-        if not self.split:
-            return None
-        dest = self.files.name.removesuffix(".tmp")  # the folder's name once in place (build_report renames it)
-        return {"dir": dest, "size": PART_SIZE, "count": -(-n_episodes // PART_SIZE), "nonce": nonce}
-
-    def add(self, payload: str) -> None:
-        if not self.split:
-            self.fh.write(_block(self.n, payload))
-        else:
-            self.buf.append(payload)
-            if len(self.buf) == PART_SIZE:
-                self._flush()
-        self.n += 1
+    def emit(self, block: str) -> None:
+        self.blocks.append(block)
+        if len(self.blocks) == self.per_part:
+            self._flush()
 
     def _flush(self) -> None:
-        if self.buf:
-            text = f"window.__reportPart({self.part},{json.dumps(self.buf)});\n"
+        if self.blocks:
+            text = f"window.__reportPart({self.part},[" + ",".join(f'"{b}"' for b in self.blocks) + "]);\n"  # base64
             (self.files / f"part-{self.part:05d}.js").write_text(text, encoding="ascii")
-            self.part, self.buf = self.part + 1, []
+            self.part, self.blocks = self.part + 1, []
+
+    def _parts(self) -> Any:
+        for k in range(self.part):
+            text = (self.files / f"part-{k:05d}.js").read_text(encoding="ascii")
+            yield from json.loads(text[text.index(",") + 1 : text.rindex(")")])
 
     def finish(self, index: dict[str, Any]) -> None:
+        import secrets
+
+        self._block()
         self._flush()
-        self.fh.write(_tail(index, self.js))
-        self.fh.close()
+        self.split = self.n > self.parts_above
+        nonce = secrets.token_urlsafe(18) if self.split else None
+        if self.split:
+            dest = self.files.name.removesuffix(".tmp")  # the folder's name once in place (build_report renames it)
+            index["parts"] = {"dir": dest, "blocks": self.per_part, "count": self.part, "nonce": nonce}
+        with open(self.page, "w", encoding="utf-8") as fh:
+            fh.write(_head(self.experiment, self.css, self.js, nonce))
+            if not self.split:
+                for k, block in enumerate(self._parts()):
+                    fh.write(_block(k, block))
+            fh.write(_tail(index, self.js))
+        if not self.split:
+            shutil.rmtree(self.files)
 
     def abort(self) -> None:
-        if self.fh is not None:
-            self.fh.close()
         self.page.unlink(missing_ok=True)
         shutil.rmtree(self.files, ignore_errors=True)
 
@@ -397,7 +511,11 @@ def _is_parts(d: Path) -> bool:
 
 
 def build_report(
-    root: Path, out: Path | None = None, reference: str = "full_context", parts_above: int = PARTS_ABOVE
+    root: Path,
+    out: Path | None = None,
+    reference: str = "full_context",
+    parts_above: int = PARTS_ABOVE,
+    named: bool = False,
 ) -> Path:
     """Write the report (page and, above `parts_above` episodes, its parts folder) and return the
     page's path. The page is written to a temporary file and its parts to a temporary folder, both
@@ -409,10 +527,11 @@ def build_report(
     out.parent.mkdir(parents=True, exist_ok=True)
     files = parts_dir(out)
     foreign = files.exists() and not _is_parts(files)  # not ours: never replaced nor removed
-    writer = _Writer(out.with_name(out.name + ".tmp"), files.with_name(files.name + ".tmp"), root.name, parts_above)
+    writer = None
     try:
-        with paused_gc():  # every record stays alive until the page is written: no cycle to find
-            index, _ = gather(root, reference, writer)
+        writer = _Writer(out.with_name(out.name + ".tmp"), files.with_name(files.name + ".tmp"), root.name, parts_above)
+        with paused_gc():  # the rows and summaries stay alive until the page is written: no cycle to find
+            index, _ = gather(root, reference, writer, named)
         writer.finish(index)
         if writer.split and foreign:
             raise StoreError(
@@ -420,7 +539,8 @@ def build_report(
                 f"{parts_above} episodes. Fix: move that folder, or write the report elsewhere with --out"
             )
     except BaseException:
-        writer.abort()
+        if writer is not None:
+            writer.abort()
         raise
     if files.exists() and not foreign:  # a former build's parts: replaced, or removed when this page embeds them
         shutil.rmtree(files)
@@ -544,17 +664,14 @@ def main(argv: list[str] | None = None) -> int:
         f"an episode is opened) instead of inside it (default {PARTS_ABOVE}; 0 = always)",
     )
     a = ap.parse_args(argv)
-    from runners.analysis.cells import check_reference, collect
+    from runners.analysis.cells import check_reference
     from runners.config import ConfigError, canonical_method
 
     try:
         reference = canonical_method(a.reference or "full_context")  # raw_trajectory (PoS's name) is full_context
         check_reference(reference)
-        if a.reference is not None and Path(a.results).is_dir():
-            check_reference(
-                reference, collect(a.results), a.results
-            )  # named but not in the experiment: list its methods
-        out = build_report(a.results, a.out, reference, a.parts_above)
+        # named but not in the experiment: an error listing its methods, found in the report's one read
+        out = build_report(a.results, a.out, reference, a.parts_above, named=a.reference is not None)
     except (StoreError, ConfigError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

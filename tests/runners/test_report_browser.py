@@ -484,9 +484,11 @@ def test_a_report_with_parts_opens_searches_and_names_a_missing_folder(page, tmp
 
     pg0, _, exp = page
     monkeypatch.setattr(R, "PART_SIZE", 2)
+    monkeypatch.setattr(R, "CHUNK", 1)  # a block per episode, two blocks per file
     out = R.build_report(exp, tmp_path / "big.html", parts_above=0)
     files = R.parts_dir(out)
-    n = len(_index(pg0)["episodes"])
+    index = _index(pg0)
+    n = len(index["episodes"])
     assert sorted(f.name for f in files.iterdir()) == [f"part-{k:05d}.js" for k in range((n + 1) // 2)]
     assert 'type="application/x-episode"' not in out.read_text()
     events = {"console": [], "dialogs": [], "errors": [], "requests": []}
@@ -498,10 +500,11 @@ def test_a_report_with_parts_opens_searches_and_names_a_missing_folder(page, tmp
     try:
         pg.goto(out.as_uri() + "#episodes")
         pg.wait_for_selector("body[data-ready-ms]")
-        last = n - 1  # in the last file
+        last = n - 1  # the list's last row: its details' place is in its row (the cells are sorted after reading)
+        at = index["episodes"][last][index["episode_fields"].index("payload")]
         pg.evaluate(f"() => window.__report.openEpisode({last})")
         pg.wait_for_selector(f"#ep-detail[data-loaded='{last}'] .episode")
-        assert any(u.endswith(f"big.files/part-{last // 2:05d}.js") for u in events["requests"])
+        assert any(u.endswith(f"big.files/part-{at // 2:05d}.js") for u in events["requests"])
         pg.fill("#f-text", "OOPS")
         pg.press("#f-text", "Enter")
         pg.wait_for_selector("#tab-episodes[data-search-done='oops']")
@@ -611,3 +614,54 @@ def test_case_walkthrough_side_by_side_with_a_link_per_step_and_markdown(page, t
     assert "active state" in fs_side and ("state updates (ISU)" in fs_side or "disclosed (PSA)" in fs_side)
     assert "*active state*: " in md and "| step | A: flowstate | B: full_context |" in md
     _no_probe_ran(pg2, events2)
+
+
+def _page_prompts(pg, i):
+    """Episode row i as the page rebuilds it: every call's prompt head, full message list, reply
+    hash and reply text."""
+    return pg.evaluate(
+        """async i => { const ep = await window.__report.loadEpisode(i);
+        return [ep.rec.task_id, ep.rec.trial, ep.calls().filter(c => c.prompt).map(
+            c => [c.prompt, ep.messages(c.prompt), c.reply, c.reply ? ep.text(c.reply) : null])]; }""",
+        i,
+    )
+
+
+def test_every_prompt_is_rebuilt_whole_from_an_inline_and_a_parts_report(page, tmp_path, monkeypatch):
+    """Each episode opened from the page (its details in the page, and in part files of several
+    blocks) rebuilds every call's whole prompt and reply from the pieces it carries, equal to what
+    the cell's transcript store reads for that call; every episode with a transcript is checked."""
+    from runners.analysis import report as R
+    from runners.records.transcripts import open_transcripts
+
+    pg0, _, exp = page
+    index = _index(pg0)
+    fields = index["episode_fields"]
+    monkeypatch.setattr(R, "PART_SIZE", 6)
+    monkeypatch.setattr(R, "CHUNK", 3)  # several blocks per file, several episodes per block
+    out = R.build_report(exp, tmp_path / "parts.html", parts_above=0)
+    assert len(list(R.parts_dir(out).iterdir())) > 1
+    pg = pg0.context.browser.new_page()
+    errors = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        pg.goto(out.as_uri())
+        pg.wait_for_selector("body[data-ready-ms]")
+        readers = {}
+        checked = 0
+        for i, row in enumerate(index["episodes"]):
+            if not row[fields.index("transcript")]:
+                continue
+            cell = exp / index["cells"][row[0]]["cell"]
+            reader = readers.setdefault(cell, open_transcripts(cell))
+            for shown in (_page_prompts(pg0, i), _page_prompts(pg, i)):  # inline, parts
+                task, trial, calls = shown
+                assert (task, trial) == (row[fields.index("task_id")], row[fields.index("trial")])
+                assert calls and len(calls) == row[fields.index("calls")]
+                for head, messages, reply, text in calls:
+                    assert messages == reader.messages(head) and len(messages) > 1
+                    assert text == reader.text(reply)
+            checked += 1
+        assert checked >= 4 and errors == []
+    finally:
+        pg.close()

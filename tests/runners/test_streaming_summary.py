@@ -56,15 +56,13 @@ def test_a_summary_holds_no_trajectories(big_cell):
 
 
 def test_the_report_still_shows_every_episode_whole(big_cell, tmp_path):
-    from runners.analysis.report import gather
+    from runners.analysis.report import gather, unpack
 
     exp, _ = big_cell
     (cs,) = collect(exp)
-    index, payloads = gather(exp)
+    index, blocks = gather(exp)
+    payloads = unpack(index, blocks)
     assert len(index["episodes"]) == N == len(payloads)
     assert cs.n_episodes == N
-    import base64
-    import zlib
-
-    first = json.loads(zlib.decompress(base64.b64decode(payloads[0])))
+    first = payloads[0]
     assert first["record"]["requests"][0]["request"].endswith("x" * PAD)

@@ -2,14 +2,12 @@
 episode's payload carries the transcript pieces its calls reference (deltas included), and bad
 input fails with a clear message. Records without transcripts: test_report_browser.py."""
 
-import base64
 import json
-import zlib
 
 import pytest
 
 from runners.records.results import open_experiment
-from runners.analysis.report import build_report, gather, main, safe_json
+from runners.analysis.report import CHUNK, build_report, gather, main, safe_json, unpack
 from runners.analysis.episodes import episode_success
 from tests.runners.sweep_helpers import run_sweep
 
@@ -28,16 +26,14 @@ def demo(tmp_path_factory):
     return out / "offline_demo"
 
 
-def _payload(b64: str) -> dict:
-    return json.loads(zlib.decompress(base64.b64decode(b64)))
-
-
 def test_payloads_rebuild_every_call_exactly(demo):
-    index, payloads = gather(demo)
+    index, blocks = gather(demo)
+    payloads = unpack(index, blocks)
     assert len(payloads) == len(index["episodes"]) == sum(c["n_episodes"] for c in index["cells"])
+    assert len(blocks) == -(-len(payloads) // CHUNK)
     exp = open_experiment(demo)
-    for row, b64 in zip(index["episodes"], payloads):
-        p = _payload(b64)
+    for row, p in zip(index["episodes"], payloads):
+        assert (p["record"]["task_id"], p["record"]["trial"]) == (row[1], row[2])  # the row's own details
         cell = exp.cell(index["cells"][row[0]]["cell"])
         ep = cell.episode(p["record"]["task_id"], p["record"]["trial"])
         blobs, nodes = p["transcript"]["blobs"], p["transcript"]["nodes"]
@@ -57,7 +53,7 @@ def test_payloads_rebuild_every_call_exactly(demo):
 def test_report_file_is_written(demo, tmp_path):
     out = build_report(demo, tmp_path / "r.html")
     html = out.read_text()
-    assert html.count('type="application/x-episode"') == 10 and "Content-Security-Policy" in html
+    assert html.count('type="application/x-episode"') == -(-10 // CHUNK) and "Content-Security-Policy" in html
     assert "sha256-" in html and "https://" not in html.split("<script>")[0]  # no network references in the head
     assert episode_success({"scores": {"success": True}}) == 1.0 and episode_success({"scores": {}}) is None
     assert (
@@ -181,12 +177,12 @@ def test_serve_answers_a_reports_parts_and_nothing_beside_them(demo, tmp_path):
     html = out.read_text()
     assert "'nonce-" in html and 'type="application/x-episode"' not in html
     build_report(demo, out)  # few episodes: embedded again, the parts folder goes
-    assert not files.exists() and html.count("x-episode") == 0 and out.read_text().count("x-episode") == 10
+    assert not files.exists() and html.count("x-episode") == 0 and out.read_text().count("x-episode") == -(-10 // CHUNK)
     files.mkdir()
     (files / "notes.txt").write_text("mine")
     with pytest.raises(StoreError, match="not a report's parts folder"):
         build_report(demo, out, parts_above=0)
-    assert (files / "notes.txt").read_text() == "mine" and out.read_text().count("x-episode") == 10
+    assert (files / "notes.txt").read_text() == "mine" and out.read_text().count("x-episode") == -(-10 // CHUNK)
 
 
 def test_serve_refuses_other_hosts_and_never_follows_a_symlink_in_the_parts(demo, tmp_path):
@@ -229,3 +225,106 @@ def test_serve_refuses_other_hosts_and_never_follows_a_symlink_in_the_parts(demo
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def _old_walk(rec, reader):
+    """The stored pieces found one piece at a time (`TranscriptReader.node` / `stored`): what
+    `TranscriptReader.pieces`' few queries must find."""
+    from runners.analysis.episodes import _calls
+    from runners.records.transcripts import TranscriptError
+
+    nodes, blobs, missing = {}, {}, set()
+
+    def blob(h):
+        while h and h not in blobs:
+            try:
+                base, payload = reader.stored(h)
+            except TranscriptError:
+                missing.add(h)
+                return
+            blobs[h] = ["d", base, json.loads(payload)] if base else ["t", payload.decode()]
+            h = base
+
+    for c in _calls(rec):
+        if c.get("prompt") is None:
+            continue
+        h = c["prompt"]
+        while h and h not in nodes:
+            try:
+                nodes[h] = list(reader.node(h))
+            except TranscriptError:
+                missing.add(h)
+                break
+            for m in nodes[h][2]:
+                blob(m)
+            h = nodes[h][0]
+        for k in ("reply", "reasoning", "tools", "reply_tool_calls"):
+            blob(c.get(k))
+    return {"nodes": nodes, "blobs": blobs, "missing": sorted(missing)}
+
+
+def test_pieces_are_read_across_stores_and_missing_ones_named(demo, tmp_path):
+    """An episode's pieces in a few queries (`transcript_of`), the same as read one by one; a
+    cell in shards finds a node in one store and its messages in another; a lost row is named
+    missing, not an error."""
+    import shutil
+    import sqlite3
+
+    from runners.analysis.episodes import transcript_of
+    from runners.records.store import stream_cell
+    from runners.records.transcripts import ShardedTranscriptReader, TranscriptReader
+
+    cell = next(d for d in demo.iterdir() if (d / "transcripts.sqlite").exists())
+    recs = list(stream_cell(cell)[1])
+    whole = TranscriptReader(cell)
+    for rec in recs:
+        got = transcript_of(rec, whole)
+        assert got == _old_walk(rec, whole) and got["missing"] == [] and got["nodes"]
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d, table in ((a, "nodes"), (b, "blobs")):  # a: blobs only; b: nodes (and packs) only
+        d.mkdir()
+        shutil.copy(cell / "transcripts.sqlite", d / "transcripts.sqlite")
+        with sqlite3.connect(d / "transcripts.sqlite") as db:
+            db.execute(f"DELETE FROM {table}")
+    split = ShardedTranscriptReader([a, b])
+    for rec in recs:
+        assert transcript_of(rec, split) == transcript_of(rec, whole)
+    rec = recs[0]
+    full = transcript_of(rec, whole)
+    lost_blob = next(h for h, v in full["blobs"].items() if v[0] == "t")
+    lost_node = next(iter(full["nodes"]))
+    with sqlite3.connect(a / "transcripts.sqlite") as db:
+        db.execute("DELETE FROM blobs WHERE h = ?", (bytes.fromhex(lost_blob),))
+    with sqlite3.connect(b / "transcripts.sqlite") as db:
+        db.execute("DELETE FROM nodes WHERE h = ?", (bytes.fromhex(lost_node),))
+    for reader in (ShardedTranscriptReader([a, b]), ShardedTranscriptReader([b, a])):
+        got = transcript_of(rec, reader)
+        assert lost_blob in got["missing"] and lost_node in got["missing"]
+        assert lost_blob not in got["blobs"] and lost_node not in got["nodes"]
+    one = TranscriptReader(a)  # a store with no nodes at all: every prompt missing
+    assert set(transcript_of(rec, one)["missing"]) >= {c["prompt"] for c in recs[0]["requests"][0]["steps"][0]["calls"]}
+
+
+def test_the_report_reads_each_records_file_once(toy, monkeypatch):
+    """The episodes' details are packed as the tables' pass streams the records (collect's
+    `on_record`), not in a second read of every record; every episode is still listed, with the
+    place of its own details."""
+    from runners.records import store
+
+    reads: list[str] = []
+    real = store.record_lines
+
+    def counted(path, *a, **k):
+        if path.name.startswith("episodes."):  # the records (errors.jsonl, a few lines, aside)
+            reads.append(str(path))
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(store, "record_lines", counted)
+    index, blocks = gather(toy)
+    assert reads and len(reads) == len(set(reads)) == len(index["cells"])  # one read per cell's records
+    payloads = unpack(index, blocks)
+    assert len(payloads) == len(index["episodes"]) == sum(c["n_episodes"] for c in index["cells"])
+    at = index["episode_fields"].index("payload")
+    assert sorted(e[at] for e in index["episodes"]) == list(range(len(payloads)))  # each its own details
+    for row, p in zip(index["episodes"], payloads):
+        assert index["cells"][row[0]]["cell"] == p["record"]["cell"] and p["record"]["task_id"] == row[1]

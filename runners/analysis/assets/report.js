@@ -93,20 +93,29 @@
   }
 
   // ------------------------------------------------------------------ episode payloads (lazy)
-  // Each episode is a base64 zlib block, decoded only when opened: inside the page (a block per
-  // episode), or, for a large experiment, in files beside it (INDEX.parts: <report>.files/part-NNNNN.js,
-  // PART_SIZE episodes each), loaded when one of their episodes is needed; the last few stay loaded.
+  // The episodes' details are zstd blocks of INDEX.chunk episodes each (one JSON line per episode;
+  // a row's `payload` is its place: block payload / chunk, line payload % chunk), decoded only
+  // when one of them is needed (fzstd): inside the page (a base64 block per script element), or,
+  // for a large experiment, in files beside it (INDEX.parts: <report>.files/part-NNNNN.js,
+  // INDEX.parts.blocks blocks each), loaded when needed; the last few files and blocks stay loaded.
   const PARTS = INDEX.parts;
   const parts = new Map(), partWaiters = new Map();
   window.__reportPart = (k, payloads) => { const w = partWaiters.get(k); if (w) { partWaiters.delete(k); w(payloads); } };
+  function lru(map, k, make, keep) {
+    if (map.has(k)) { const p = map.get(k); map.delete(k); map.set(k, p); return p; }  // most recent last
+    const p = make();
+    map.set(k, p);
+    p.catch(() => { if (map.get(k) === p) map.delete(k); });  // a failed load is tried again next time
+    while (map.size > keep) map.delete(map.keys().next().value);
+    return p;
+  }
   function loadPart(k) {
-    if (parts.has(k)) { const p = parts.get(k); parts.delete(k); parts.set(k, p); return p; }  // most recent last
-    const p = new Promise((resolve, reject) => {
+    return lru(parts, k, () => new Promise((resolve, reject) => {
       const s = document.createElement('script');
       s.nonce = PARTS.nonce;
       s.src = PARTS.dir + '/part-' + String(k).padStart(5, '0') + '.js';
       const fail = () => {
-        s.remove(); partWaiters.delete(k); parts.delete(k);
+        s.remove(); partWaiters.delete(k);
         reject(new Error('the episode details of this report are in the folder ' + PARTS.dir + '/ beside it, and ' + s.src +
           ' could not be read. Fix: keep that folder next to the report (or build the report again: python -m runners.view)'));
       };
@@ -114,23 +123,32 @@
       s.onload = () => { if (partWaiters.has(k)) fail(); };
       s.onerror = fail;
       document.head.appendChild(s);
-    });
-    parts.set(k, p);
-    while (parts.size > 6) parts.delete(parts.keys().next().value);
-    return p;
+    }), 6);
+  }
+  const blocks = new Map();
+  function loadBlock(k) {  // {data: the block's bytes, starts: where each of its lines begins}
+    return lru(blocks, k, async () => {
+      let b64;
+      if (PARTS) b64 = (await loadPart(Math.floor(k / PARTS.blocks)))[k % PARTS.blocks];
+      else { const node = document.getElementById('ch-' + k); b64 = node ? node.textContent.trim() : undefined; }
+      if (b64 === undefined) throw new Error('block ' + k + ' is not in this report');
+      const bin = atob(b64);
+      const bytes = new Uint8Array(bin.length);
+      for (let q = 0; q < bin.length; q++) bytes[q] = bin.charCodeAt(q);
+      const data = fzstd.decompress(bytes), starts = [0];
+      for (let q = data.indexOf(10); q >= 0; q = data.indexOf(10, q + 1)) starts.push(q + 1);
+      return { data, starts };
+    }, 8);
+  }
+  const utf8 = new TextDecoder();
+  async function episodeText(i) {
+    const j = EPS[i][F.payload];
+    const { data, starts } = await loadBlock(Math.floor(j / INDEX.chunk));
+    const m = j % INDEX.chunk;
+    if (m >= starts.length) throw new Error('episode ' + i + ' is not in this report');
+    return utf8.decode(data.subarray(starts[m], m + 1 < starts.length ? starts[m + 1] - 1 : data.length));
   }
   const cache = new Map();
-  async function episodeText(i) {
-    let b64;
-    if (PARTS) b64 = (await loadPart(Math.floor(i / PARTS.size)))[i % PARTS.size];
-    else { const node = document.getElementById('ep-' + i); b64 = node ? node.textContent.trim() : undefined; }
-    if (b64 === undefined) throw new Error('episode ' + i + ' is not in this report');
-    const bin = atob(b64);
-    const bytes = new Uint8Array(bin.length);
-    for (let k = 0; k < bin.length; k++) bytes[k] = bin.charCodeAt(k);
-    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('deflate'));
-    return new Response(stream).text();
-  }
   async function loadEpisode(i) {
     if (cache.has(i)) return cache.get(i);
     const ep = new Episode(JSON.parse(await episodeText(i)));
