@@ -1266,6 +1266,9 @@ class _AggregatedFields(BaseModel):
 
 def _field_problem(r: dict[str, Any]) -> str | None:
     """Why a well-shaped record line cannot be aggregated (a field of the wrong type), or None."""
+    reqs = r.get("requests")
+    if isinstance(reqs, list) and all(isinstance(x, dict) for x in reqs):
+        r = {**r, "requests": []}  # its type checked here: pydantic would copy every step of the trajectory
     try:
         _AggregatedFields.model_validate(r)
     except ValidationError as e:
