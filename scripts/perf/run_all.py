@@ -37,9 +37,9 @@ LONG_GOALS = [
     ),
     (
         "runners.aggregate at 10,000 real episodes: ≤ 2 s CPU, ≤ 300 MB",
-        "3.28 s CPU, 242 MB (main: 5.98 s, 955 MB)",
-        "python -m scripts.perf.analysis --episodes 10000 --repeats 1 --experiments DIR",
-        "12.3–14.1",
+        "2.17, 2.26 s CPU, 121, 124 MB (main beside it: 2.98, 2.78 s, 255, 254 MB); ~5.5 KB more per episode",
+        "/usr/bin/time python -m runners.aggregate EXP (EXP: real_experiment --episodes 10000)",
+        "7.4–7.9",
         "2026-12-06",
     ),
     (
@@ -51,9 +51,16 @@ LONG_GOALS = [
     ),
     (
         "the sweep at 10,000 episodes: peak RSS ≤ 300 MB",
-        "353 MB, heap trimmed (567 MB before the trim; 2026-12-05: 974 MB)",
-        "python -m scripts.perf.real_experiment --episodes 10000 --out DIR",
-        "6.5–9.3",
+        "231 MB (earlier on 2026-12-06: 353 MB; 2026-12-05: 974 MB)",
+        "python -m scripts.perf.tail --episodes 10000 --concurrency 256 --repeats 1",
+        "11–16",
+        "2026-12-06",
+    ),
+    (
+        "the sweep at 10,000 episodes: first request → exit / window ≥ 0.98",
+        "0.98 (0.977; tail 9.1 s; 2026-12-05: 0.945)",
+        "python -m scripts.perf.tail --episodes 10000 --concurrency 256 --repeats 1",
+        "11–16",
         "2026-12-06",
     ),
     (
