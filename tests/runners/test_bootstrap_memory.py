@@ -69,3 +69,31 @@ def test_a_paired_interval_draws_both_sides_from_one_pass():
     a, r = (np.array([100.0 * g[0]["ok"] for g in side]) for side in groups)
     diff = counts @ a / counts.sum(axis=1) - counts @ r / counts.sum(axis=1)
     assert got == pytest.approx(stats._interval(diff, stats.LEVEL), abs=1e-12)
+
+
+def test_a_mean_decomposes_without_pair_evaluations_and_a_pooled_rate_still_decomposes():
+    rng = np.random.default_rng(4)
+    eps = [
+        {"task_id": f"t{i}", "trial": tr, "hits": int(rng.integers(0, 4)), "items": 3 + i % 4}
+        for i in range(400)
+        for tr in range(2)
+    ]
+    calls = []
+
+    def rates(episodes):
+        calls.append(len(episodes))
+        return {
+            "SR": 100.0 * sum(e["hits"] > 1 for e in episodes) / len(episodes),  # a mean over episodes
+            "Pooled": 100.0 * sum(e["hits"] for e in episodes) / sum(e["items"] for e in episodes),
+        }
+
+    groups = list(stats.by_task(eps).values())
+    stats._memo.clear()
+    got = stats._decompose(groups, rates, ["SR"])
+    assert "SR" in got and len(calls) <= 400 + 3  # each task alone, then the checks: no pairs
+    assert np.array_equal(got["SR"].d, np.full(400, 2.0))
+    pooled = stats._decompose(groups, rates, ["Pooled"])["Pooled"]  # weights: the items, found from pairs
+    assert len(calls) > 400 + 3
+    items = np.array([sum(e["items"] for e in g) for g in groups], dtype=float)
+    assert np.allclose(pooled.d / pooled.d[0], items / items[0], rtol=1e-9)
+    stats._memo.clear()
