@@ -37,9 +37,9 @@ LONG_GOALS = [
     ),
     (
         "runners.aggregate at 10,000 real episodes: ≤ 2 s CPU, ≤ 300 MB",
-        "2.17, 2.26 s CPU, 121, 124 MB (main beside it: 2.98, 2.78 s, 255, 254 MB); ~5.5 KB more per episode",
+        "1.79, 1.82 s CPU, 112, 111 MB (main beside it: 2.53, 2.62 s, 246, 245 MB); ~4.5 KB more per episode",
         "/usr/bin/time python -m runners.aggregate EXP (EXP: real_experiment --episodes 10000)",
-        "7.4–7.9",
+        "13.6–11.1",
         "2026-12-06",
     ),
     (
