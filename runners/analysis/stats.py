@@ -351,8 +351,8 @@ def bootstrap_ci(
     with fewer than two tasks gets no intervals (nothing to resample).
 
     Metrics that are ratios of per-task sums (`_decompose`: checked against `metric_fn`) are
-    computed for all resamples at once from per-task arrays; the others by `metric_fn` on each
-    resample. Both give the numbers the per-resample computation gives (to float rounding)."""
+    computed from per-task arrays, a block of resamples at a time (`_draw_blocks`); the others
+    by `metric_fn` on each resample. Both give the numbers the per-resample computation gives (to float rounding)."""
     groups = list(by_task(episodes).values())
     if len(groups) < 2 or resamples <= 0:
         return {}
