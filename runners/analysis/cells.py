@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import orjson
+
 from runners.api import MetricSpec, StepSeries, StepView, find_spec, method_tokens
 from runners.config import ConfigError, TargetNotFound, available, import_target
 from runners.upstream import reading_records
@@ -216,11 +218,18 @@ HEAVY_FIELDS = ("requests", "task_calls", "unfinished_calls")
 bytes, read by the report's episode pages (`stream_cell`), not by the tables."""
 
 
-def slim_record(r: dict[str, Any], shared: dict[str, Any]) -> dict[str, Any]:
+_SHARED_VALUES = ("cell", "code", "status", "error", "calls_by_role", "hygiene", "texts")
+"""Fields whose values repeat across a cell's episodes (its name, the code fingerprint, the call
+counts of a fixed workflow, the text fingerprint): equal values share one object."""
+
+
+def slim_record(r: dict[str, Any], shared: dict[Any, Any]) -> dict[str, Any]:
     """What the tables, intervals and paper figures read of a record: every field but the
     trajectory's (`HEAVY_FIELDS`), and of each step only its method log (PoS's health, the
-    methods' step series). Equal text fingerprints (`texts`) share one object through `shared`.
-    A summary holds these, so its memory stays a few KB per episode, never the records' ~90 KB."""
+    methods' step series). Values that repeat across episodes (`_SHARED_VALUES`, and the
+    requests' skeleton of step logs, alike in every episode of a fixed workflow) are one object
+    through `shared`, keyed by their JSON: a summary holds ~2.5 KB per episode, never the records'
+    ~35 KB. The shared values are read, never changed (callers copy a record before changing it)."""
     out = {k: v for k, v in r.items() if k not in HEAVY_FIELDS}
     reqs = r.get("requests")
     if isinstance(reqs, list):
@@ -229,9 +238,14 @@ def slim_record(r: dict[str, Any], shared: dict[str, Any]) -> dict[str, Any]:
             for rr in reqs
             if isinstance(rr, dict)
         ]
-    texts = out.get("texts")
-    if isinstance(texts, dict):
-        out["texts"] = shared.setdefault(json.dumps(texts, sort_keys=True), texts)
+    for k in (*_SHARED_VALUES, "requests"):
+        v = out.get(k)
+        if v is not None:
+            try:
+                key = (k, orjson.dumps(v, option=orjson.OPT_SORT_KEYS))
+            except TypeError:  # what orjson cannot write (ints beyond 64 bits): kept as it is
+                continue
+            out[k] = shared.setdefault(key, v)
     return out
 
 
@@ -307,9 +321,13 @@ def summarize(cell_dir: Path, on_record: RecordHook | None = None) -> CellSummar
     for ep in episodes:
         codes[str(ep.get("code") or "unrecorded")] = codes.get(str(ep.get("code") or "unrecorded"), 0) + 1
     text_sets: dict[str, int] = {}
+    digests: dict[int, str] = {}  # equal fingerprints are one object (`slim_record`): each digested once
     for ep in episodes:
-        if ep.get("texts") is not None:
-            digest = hashlib.sha256(json.dumps(ep["texts"], sort_keys=True).encode()).hexdigest()[:12]
+        texts = ep.get("texts")
+        if texts is not None:
+            if id(texts) not in digests:
+                digests[id(texts)] = hashlib.sha256(json.dumps(texts, sort_keys=True).encode()).hexdigest()[:12]
+            digest = digests[id(texts)]
             text_sets[digest] = text_sets.get(digest, 0) + 1
     runs: Any = manifest.get("runs") if isinstance(manifest.get("runs"), list) else []
     sweep: dict[str, Any] = next(

@@ -113,10 +113,27 @@ def _interval(values: list[float] | np.ndarray, level: float) -> tuple[float, fl
     return float(lo), float(hi)
 
 
-def _draws(seed: int, n: int, resamples: int) -> np.ndarray:
-    """(resamples × n) task indices: row b is the draw the b-th resample takes (the same numbers as
-    drawing one row at a time from `np.random.default_rng(seed)`)."""
-    return np.random.default_rng(seed).integers(0, n, (resamples, n))
+BLOCK_DRAWS = 1 << 18
+"""Task draws held at once by the bootstrap (2 MB of indices, a few times that in counts): the
+resamples are drawn a block of rows at a time, so memory stays flat in the number of tasks and
+resamples (a tasks × resamples matrix would be 0.8 GB at 100,000 tasks)."""
+
+
+def _draw_blocks(seed: int, n: int, resamples: int) -> Iterator[np.ndarray]:
+    """The resamples' task indices, a block of rows at a time: row b overall is the draw the b-th
+    resample takes, the same numbers as `np.random.default_rng(seed).integers(0, n, (resamples, n))`
+    (numpy's generator fills a matrix row after row from one stream, whatever the blocks;
+    `tests/runners/test_bootstrap_memory.py` checks it)."""
+    rng = np.random.default_rng(seed)
+    rows = max(1, min(resamples, BLOCK_DRAWS // max(n, 1)))
+    for start in range(0, resamples, rows):
+        yield rng.integers(0, n, (min(rows, resamples - start), n))
+
+
+def _draws(seed: int, n: int, resamples: int) -> Iterator[np.ndarray]:
+    """Each resample's draw (a row of task indices) in order, from `_draw_blocks`."""
+    for block in _draw_blocks(seed, n, resamples):
+        yield from block
 
 
 class _Ratio:
@@ -186,12 +203,37 @@ def _parts(groups: list[Episodes], metric_fn: MetricFn) -> _Parts:
     return p
 
 
+def _reproduces(p: _Parts, k: str, ratio: _Ratio) -> bool:
+    """Whether `ratio` gives the metric function's value of `k` (to `_RTOL`) on the full set and
+    on `_PROBES` random resamples built the way the bootstrap builds them."""
+    for i in range(1 + _PROBES):
+        draw, truth = p.check(i)
+        want, got = truth.get(k), ratio.predict(draw)
+        if want is None or got is None:
+            if (want is None) != (got is None):
+                return False
+            continue
+        if abs(want - got) > _RTOL * max(1.0, abs(want)):
+            return False
+    return True
+
+
 def _infer(p: _Parts, k: str) -> _Ratio | None:
     n = len(p.groups)
     vals = np.array([s.get(k, np.nan) for s in p.singles], dtype=float)
     defined = np.flatnonzero(~np.isnan(vals))
     if not len(defined):
         return None
+    on = ~np.isnan(vals)
+    for weights in (np.array([len(g) for g in p.groups], dtype=float), np.ones(n)):
+        # The usual shapes first: a mean over episodes (weight: the task's episodes) or over tasks
+        # (weight 1), kept only if it reproduces the metric function like any decomposition; this
+        # spares the pair evaluations (one metric call per task) for every benchmark rate so far
+        # but the pooled ones.
+        d = np.where(on, weights, 0.0)
+        guess = _Ratio(np.where(on, np.nan_to_num(vals) * d, 0.0), d)
+        if _reproduces(p, k, guess):
+            return guess
     r = int(defined[0])
     d = np.zeros(n)
     d[r] = 1.0
@@ -220,16 +262,7 @@ def _infer(p: _Parts, k: str) -> _Ratio | None:
         if not (np.isfinite(d[t]) and d[t] > 0):
             return None
     ratio = _Ratio(np.where(d > 0, np.nan_to_num(vals) * d, 0.0), d)
-    for i in range(1 + _PROBES):
-        draw, truth = p.check(i)
-        want, got = truth.get(k), ratio.predict(draw)
-        if want is None or got is None:
-            if (want is None) != (got is None):
-                return None
-            continue
-        if abs(want - got) > _RTOL * max(1.0, abs(want)):
-            return None
-    return ratio
+    return ratio if _reproduces(p, k, ratio) else None
 
 
 def _decompose(groups: list[Episodes], metric_fn: MetricFn, keys: Iterable[str]) -> dict[str, _Ratio]:
@@ -251,32 +284,12 @@ def _decompose(groups: list[Episodes], metric_fn: MetricFn, keys: Iterable[str])
     return {k: r for k in keys if (r := p.ratios[k]) is not None}
 
 
-_counts_memo: dict[tuple[int, int, int], np.ndarray] = {}
-
-
-def _counts(seed: int, n: int, resamples: int) -> np.ndarray:
-    """How often each resample (row) of `_draws(seed, n, resamples)` draws each task (column), as
-    floats; kept for the last few (seed, tasks, resamples), which every cell and paired Δ of a
-    table shares. Filled a block of `COUNT_BLOCK` resamples at a time from one generator (the same
-    draws as `_draws`), so that only the float matrix is held, not the draws and integer counts
-    of every resample beside it (three times the memory at 10,000 tasks)."""
-    key = (seed, n, resamples)
-    if key not in _counts_memo:
-        while len(_counts_memo) >= 2:
-            _counts_memo.pop(next(iter(_counts_memo)))
-        rng = np.random.default_rng(seed)
-        out = np.empty((resamples, n), dtype=float)
-        for start in range(0, resamples, COUNT_BLOCK):
-            rows = min(COUNT_BLOCK, resamples - start)
-            draws = rng.integers(0, n, (rows, n))
-            out[start : start + rows] = np.bincount(
-                (draws + n * np.arange(rows)[:, None]).ravel(), minlength=rows * n
-            ).reshape(rows, n)
-        _counts_memo[key] = out
-    return _counts_memo[key]
-
-
-COUNT_BLOCK = 64
+def _count_block(draws: np.ndarray, n: int) -> np.ndarray:
+    """How often each resample (row) of a block of draws draws each task (column), as floats."""
+    rows = len(draws)
+    return (
+        np.bincount((draws + n * np.arange(rows)[:, None]).ravel(), minlength=rows * n).reshape(rows, n).astype(float)
+    )
 
 
 _blas: list[Any] = []
@@ -296,15 +309,25 @@ def _one_blas_thread() -> Any:
     return _blas[0].limit(limits=1, user_api="blas") if _blas[0] is not None else nullcontext()
 
 
-def _ratio_values(ratios: dict[str, _Ratio], counts: np.ndarray) -> dict[str, np.ndarray]:
+def _ratio_values(ratios: dict[Any, _Ratio], seed: int, n: int, resamples: int) -> dict[Any, np.ndarray]:
     """Every resample's value of each ratio metric (NaN where undefined), from the per-task arrays:
-    the sums over each resample's draw are one matrix product with its per-task counts."""
+    the sums over each resample's draw are one matrix product with its per-task counts, a block of
+    resamples at a time (`_draw_blocks`); only `resamples` values per metric are kept. Each value
+    is a sum over the tasks of one resample, so it does not depend on the blocks."""
     if not ratios:
         return {}
     keys = list(ratios)
+    a = np.stack([ratios[k].a for k in keys], axis=1)
+    d = np.stack([ratios[k].d for k in keys], axis=1)
+    top, bottom = np.empty((resamples, len(keys))), np.empty((resamples, len(keys)))
+    start = 0
     with _one_blas_thread():
-        top = counts @ np.stack([ratios[k].a for k in keys], axis=1)
-        bottom = counts @ np.stack([ratios[k].d for k in keys], axis=1)
+        for draws in _draw_blocks(seed, n, resamples):
+            counts = _count_block(draws, n)
+            del draws
+            top[start : start + len(counts)] = counts @ a
+            bottom[start : start + len(counts)] = counts @ d
+            start += len(counts)
     with np.errstate(divide="ignore", invalid="ignore"):
         out = np.where(bottom > 0, top / np.where(bottom > 0, bottom, 1.0), np.nan)
     return {k: out[:, i] for i, k in enumerate(keys)}
@@ -328,21 +351,20 @@ def bootstrap_ci(
     with fewer than two tasks gets no intervals (nothing to resample).
 
     Metrics that are ratios of per-task sums (`_decompose`: checked against `metric_fn`) are
-    computed for all resamples at once from per-task arrays; the others by `metric_fn` on each
-    resample. Both give the numbers the per-resample computation gives (to float rounding)."""
+    computed from per-task arrays, a block of resamples at a time (`_draw_blocks`); the others
+    by `metric_fn` on each resample. Both give the numbers the per-resample computation gives (to float rounding)."""
     groups = list(by_task(episodes).values())
     if len(groups) < 2 or resamples <= 0:
         return {}
     wanted = set(metrics) if metrics is not None else None
     fast = _ratio_values(
-        _decompose(groups, metric_fn, _keys(metric_fn, wanted, episodes)), _counts(seed, len(groups), resamples)
+        _decompose(groups, metric_fn, _keys(metric_fn, wanted, episodes)), seed, len(groups), resamples
     )
     values: dict[str, np.ndarray] = {k: v[~np.isnan(v)] for k, v in fast.items()}
     if wanted is None or wanted - fast.keys():
-        draws = _draws(seed, len(groups), resamples)
         slow: dict[str, list[float]] = defaultdict(list)
-        for b in range(resamples):
-            for k, v in _numeric(metric_fn(_resample(groups, draws[b], b))).items():
+        for b, draw in enumerate(_draws(seed, len(groups), resamples)):
+            for k, v in _numeric(metric_fn(_resample(groups, draw, b))).items():
                 if k not in fast and (wanted is None or k in wanted):
                     slow[k].append(v)
         values.update({k: np.asarray(v, dtype=float) for k, v in slow.items()})
@@ -380,17 +402,16 @@ def paired_bootstrap(
     da = _decompose(ga, metric_fn, keys)
     dr = _decompose(gr, metric_fn, [k for k in keys if k in da])
     both = [k for k in keys if k in da and k in dr]
-    counts = _counts(seed, len(common), resamples)
-    va, vr = _ratio_values({k: da[k] for k in both}, counts), _ratio_values({k: dr[k] for k in both}, counts)
+    v = _ratio_values(
+        {**{("a", k): da[k] for k in both}, **{("r", k): dr[k] for k in both}}, seed, len(common), resamples
+    )  # one pass over the draws for both sides
     values: dict[str, np.ndarray] = {}
     for k in both:
-        diff = va[k] - vr[k]
+        diff = v["a", k] - v["r", k]
         values[k] = diff[~np.isnan(diff)]
     if wanted is None or wanted - set(both):
-        draws = _draws(seed, len(common), resamples)
         slow: dict[str, list[float]] = defaultdict(list)
-        for b in range(resamples):
-            draw = draws[b]
+        for b, draw in enumerate(_draws(seed, len(common), resamples)):
             sa, sr = _numeric(metric_fn(_resample(ga, draw, b))), _numeric(metric_fn(_resample(gr, draw, b)))
             for k in sa.keys() & sr.keys():
                 if k not in values and (wanted is None or k in wanted):
