@@ -641,6 +641,19 @@ async def test_a_redirect_to_another_host_is_refused_unless_configured(status, t
         await same.aclose()
 
 
+@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+async def test_a_303_is_refused_not_answered_by_posting_again(transport):
+    """303 See Other says the answer is to be fetched elsewhere; re-sending the POST would run (and bill)
+    the request twice: fatal, naming the fix, and nothing sent to the other address."""
+    with _Redirect(303, lambda base: base + "/moved/chat/completions") as s:
+        b = make(s, transport=transport)
+        with pytest.raises(BackboneError) as e:
+            await b.complete(MSGS, role="agent")
+        assert e.value.fatal and "HTTP 303" in str(e.value) and "set `base_url`" in str(e.value)
+        assert s.requests == 0
+        await b.aclose()
+
+
 def test_reply_bound_and_redirect_switch_come_from_the_backbone_config():
     b = build_openai_backbone(
         {

@@ -594,8 +594,10 @@ class OpenAIBackbone(Backbone):
     # -------------------------------------------------------------------- one attempt
     async def _post(self, body: bytes) -> Reply:
         """POST `body` to the endpoint, following redirects (the body re-sent as it is) to the same
-        host; a redirect to another host is refused (fatal) unless `follow_cross_host_redirects`:
-        it would send the prompts, and the Authorization header, somewhere the config never named."""
+        host, except a 303 (refused: it says the answer is elsewhere, to be fetched, and the POST may
+        already have been processed); a redirect to another host is refused (fatal) unless
+        `follow_cross_host_redirects`: it would send the prompts, and the Authorization header,
+        somewhere the config never named."""
         import urllib.parse
 
         url = self._url
@@ -605,6 +607,14 @@ class OpenAIBackbone(Backbone):
             if not location:
                 return resp
             target = urllib.parse.urljoin(url, location)
+            if resp.status == 303:  # "See Other": the answer is to be fetched elsewhere, not the POST re-sent
+                raise BackboneError(
+                    f"HTTP 303 at {self.display_url}/chat/completions (backbone '{self.name}') points to "
+                    f"{redact_url(target)} to fetch the answer elsewhere: not an OpenAI-compatible reply, and the "
+                    "request may already have been processed, so it is not sent again. Fix: set `base_url` to the "
+                    "endpoint that answers chat completions itself",
+                    fatal=True,
+                )
             here, there = urllib.parse.urlsplit(url), urllib.parse.urlsplit(target)
             same = there.hostname == here.hostname and there.scheme in (here.scheme, "https")
             if not same and not self.follow_cross_host_redirects:
