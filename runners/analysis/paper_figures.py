@@ -56,13 +56,6 @@ def figures_available() -> bool:
     return True
 
 
-def _plt() -> Any:
-    """pyplot (the figures here are drawn without it: `plots.subplots`)."""
-    from runners.analysis.plots import _pyplot
-
-    return _pyplot()
-
-
 def save(fig: Any, out: Path, name: str) -> list[Path]:
     from runners.analysis.plots import _save
 

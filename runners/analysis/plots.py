@@ -28,8 +28,8 @@ class PlotsUnavailable(RuntimeError):
 
 def _matplotlib() -> Any:
     """matplotlib with the plots' settings, pyplot not imported: figures are made with the
-    object API (`subplots`), so no GUI backend or figure manager is loaded (~0.1 s and tens of MB
-    less for the report), and nothing has to be closed."""
+    object API (`subplots`), outside pyplot's global figure registry, so nothing has to be closed
+    (importing the Agg canvas costs about what pyplot did: scripts/perf/README.md)."""
     try:
         import matplotlib
     except ImportError:
@@ -52,17 +52,6 @@ def subplots(*args: Any, figsize: tuple[float, float] | None = None, **kw: Any) 
     fig = Figure(figsize=figsize)
     FigureCanvasAgg(fig)
     return fig, fig.subplots(*args, **kw)
-
-
-def _pyplot() -> Any:
-    """pyplot with the plots' settings (for callers that want it; the plots here do not)."""
-    _matplotlib()
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _save(fig: Any, out: Path, name: str) -> list[Path]:
