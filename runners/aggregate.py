@@ -53,10 +53,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     a = ap.parse_args(argv)
     if a.plots:
-        from runners.analysis.plots import PlotsUnavailable, _pyplot
+        from runners.analysis.plots import PlotsUnavailable, _matplotlib
 
         try:
-            _pyplot()  # before any work: a missing extra is named up front
+            _matplotlib()  # before any work: a missing extra is named up front
         except PlotsUnavailable as e:
             print(f"error: {e}", file=sys.stderr)
             return 2

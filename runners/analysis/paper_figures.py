@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from runners.analysis.papers import BENCHMARK_DOMAINS, METHOD_LABELS, paper_lookup, reference_rows
+from runners.analysis.plots import subplots
 
 PATTERNS = ("static", "cycle", "drift", "unmatched")
 HIGHLIGHT = "#c0392b"  # the paper's own method (FlowState, PoS) in every figure: one colour, drawn last and thicker
@@ -55,18 +56,10 @@ def figures_available() -> bool:
     return True
 
 
-def _plt() -> Any:
-    from runners.analysis.plots import _pyplot
-
-    return _pyplot()
-
-
 def save(fig: Any, out: Path, name: str) -> list[Path]:
     from runners.analysis.plots import _save
 
-    paths = _save(fig, out, name)
-    _plt().close(fig)
-    return paths
+    return _save(fig, out, name)
 
 
 def figure_csv(art: Any) -> str:
@@ -231,8 +224,7 @@ def _tradeoff(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
     _status(art, bool(points), missing)
     if not draw or not points:
         return
-    plt = _plt()
-    fig, axes = plt.subplots(1, len(metrics), figsize=(COLUMN_WIDTH * 0.8, 2.9), squeeze=False)
+    fig, axes = subplots(1, len(metrics), figsize=(COLUMN_WIDTH * 0.8, 2.9), squeeze=False)
     colour = {b: OTHERS[i % len(OTHERS)] for i, b in enumerate(backbones)}  # one colour per backbone, ours and paper
     for ax, m in zip(axes[0], metrics):
         for p in points:
@@ -349,8 +341,7 @@ def _depth(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
     _status(art, any(p["curves"] for p in panels), missing)
     if not draw or not any(p["curves"] for p in panels):
         return
-    plt = _plt()
-    fig, axes = plt.subplots(1, len(panels), figsize=(COLUMN_WIDTH, 2.4), squeeze=False, sharey=True)
+    fig, axes = subplots(1, len(panels), figsize=(COLUMN_WIDTH, 2.4), squeeze=False, sharey=True)
     many_backbones = len({c["backbone"] for p in panels for c in p["curves"]}) > 1
     methods = list(dict.fromkeys(c["method"] for p in panels for c in p["curves"]))
     others = [m for m in methods if m != lay.get("annotate")]
@@ -506,8 +497,7 @@ def _trapping(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
     _status(art, bool(mine), missing)
     if not draw or not mine:
         return
-    plt = _plt()
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(COLUMN_WIDTH, 2.6), gridspec_kw={"wspace": 0.9})
+    fig, (a1, a2) = subplots(1, 2, figsize=(COLUMN_WIDTH, 2.6), gridspec_kw={"wspace": 0.9})
     width = 0.8 / max(1, len(benches))
     for j, x in enumerate(benches):
         xs = [i + j * width for i in range(len(backbones))]
@@ -652,8 +642,7 @@ def _recovery(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
     _status(art, any(r["generic"] is not None and r["factorised"] is not None for r in rows), missing)
     if not draw or not any(r["generic"] is not None or r["factorised"] is not None for r in rows):
         return
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(min(COLUMN_WIDTH, 1.2 + 0.9 * len(rows)), 2.6))
+    fig, ax = subplots(figsize=(min(COLUMN_WIDTH, 1.2 + 0.9 * len(rows)), 2.6))
     labels = [
         domain_title(r["benchmark"]) + (f"\n{backbone_label(r['backbone'])}" if len(backbones) > 1 else "")
         for r in rows
@@ -753,9 +742,8 @@ def _context(lay: dict[str, Any], cells: Any, art: Any, draw: bool) -> None:
     _status(art, bool(panels), missing)
     if not draw or not panels:
         return
-    plt = _plt()
     n = len(panels)
-    fig, axes = plt.subplots(1, n, figsize=(min(COLUMN_WIDTH, 2.6 * n + 1.2), 2.5), squeeze=False, sharey=True)
+    fig, axes = subplots(1, n, figsize=(min(COLUMN_WIDTH, 2.6 * n + 1.2), 2.5), squeeze=False, sharey=True)
     for ax, p in zip(axes[0], panels):
         for c in p["curves"]:
             pts = [(i, v) for i, v in enumerate(c["values"]) if v is not None]

@@ -26,20 +26,32 @@ class PlotsUnavailable(RuntimeError):
     pass
 
 
-def _pyplot() -> Any:
+def _matplotlib() -> Any:
+    """matplotlib with the plots' settings, pyplot not imported: figures are made with the
+    object API (`subplots`), outside pyplot's global figure registry, so nothing has to be closed
+    (importing the Agg canvas costs about what pyplot did: scripts/perf/README.md)."""
     try:
         import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
     except ImportError:
         raise PlotsUnavailable(
             f"--plots needs matplotlib, which comes with the 'analysis' extra: {EXTRA_HINT}"
         ) from None
-    plt.rcParams.update(
+    matplotlib.rcParams.update(
         {"svg.fonttype": "none", "figure.dpi": 110, "axes.spines.top": False, "axes.spines.right": False}
     )
-    return plt
+    return matplotlib
+
+
+def subplots(*args: Any, figsize: tuple[float, float] | None = None, **kw: Any) -> tuple[Any, Any]:
+    """`pyplot.subplots` without pyplot: a `Figure` on an Agg canvas of its own (what measures
+    text for a tight layout; `savefig` draws each format through that format's canvas)."""
+    _matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize)
+    FigureCanvasAgg(fig)
+    return fig, fig.subplots(*args, **kw)
 
 
 def _save(fig: Any, out: Path, name: str) -> list[Path]:
@@ -54,7 +66,7 @@ def write_plots(root: Path, cells: list[Any]) -> list[Path]:
     from runners.analysis.episodes import episode_success, episode_tokens, step_series
     from runners.analysis.cells import curves, slug
 
-    plt = _pyplot()
+    _matplotlib()
     out = Path(root) / "tables"
     out.mkdir(exist_ok=True)
     written: list[Path] = []
@@ -66,7 +78,7 @@ def write_plots(root: Path, cells: list[Any]) -> list[Path]:
             if all(v is not None for v in values):
                 by_curve.setdefault(spec.display, (spec, []))[1].append((c, values))
     for name, (spec, lines) in by_curve.items():
-        fig, ax = plt.subplots(figsize=(5.5, 3.6))
+        fig, ax = subplots(figsize=(5.5, 3.6))
         for c, values in lines:
             ax.plot(range(1, len(values) + 1), values, marker="o", label=label(c))
         rate = spec.kind == "rate"
@@ -75,11 +87,10 @@ def write_plots(root: Path, cells: list[Any]) -> list[Path]:
             ax.set_ylim(0, 100)
         ax.legend(fontsize=7)
         written += _save(fig, out, slug(name))
-        plt.close(fig)
 
     roles = sorted({r for c in cells for r in c.tokens_by_role}, key=lambda r: (r not in METHOD_ROLES, r))
     if roles:
-        fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(cells) + 1.5), 3.8))
+        fig, ax = subplots(figsize=(max(5.0, 1.1 * len(cells) + 1.5), 3.8))
         bottom = [0.0] * len(cells)
         for r in roles:
             vals = [float(c.tokens_by_role.get(r, 0)) for c in cells]
@@ -89,7 +100,6 @@ def write_plots(root: Path, cells: list[Any]) -> list[Path]:
         ax.set(ylabel="tokens", title="#Tok by method, split by role")
         ax.legend(fontsize=7)
         written += _save(fig, out, "tokens_by_role")
-        plt.close(fig)
 
     points: dict[str, list[tuple[int, float]]] = {}
     series: dict[str, tuple[Any, list[tuple[str, list[float | None]]]]] = {}  # name -> (declaration, lines)
@@ -105,16 +115,15 @@ def write_plots(root: Path, cells: list[Any]) -> list[Path]:
                         (f"{e['task_id']} #{e['trial']} ({c.method})", vs)
                     )
     if points:
-        fig, ax = plt.subplots(figsize=(5.5, 3.6))
+        fig, ax = subplots(figsize=(5.5, 3.6))
         for name, pts in points.items():
             ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=14, alpha=0.7, label=name)
         ax.set(xlabel="method tokens per episode", ylabel="success", ylim=(-0.05, 1.05), title="Success vs tokens")
         ax.legend(fontsize=7)
         written += _save(fig, out, "success_vs_tokens")
-        plt.close(fig)
 
     for name, (decl, lines) in series.items():
-        fig, ax = plt.subplots(figsize=(5.5, 3.6))
+        fig, ax = subplots(figsize=(5.5, 3.6))
         for line, vs in lines[:40]:
             ax.plot(
                 [i + 1 for i, v in enumerate(vs) if v is not None],
@@ -130,5 +139,4 @@ def write_plots(root: Path, cells: list[Any]) -> list[Path]:
         if len(lines) <= 10:
             ax.legend(fontsize=7)
         written += _save(fig, out, name)
-        plt.close(fig)
     return written

@@ -376,8 +376,7 @@ def paper_tab(summaries: list[Any]) -> dict[str, Any]:
             }
         if a.figure is not None:
             buf = io.BytesIO()
-            a.figure.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})
-            paper_figures._plt().close(a.figure)
+            a.figure.savefig(buf, format="svg", bbox_inches="tight", metadata={"Date": None})  # no pyplot to close
             item["svg"] = "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue()).decode()
         out.append(item)
     from runners.analysis.plots import EXTRA_HINT

@@ -159,7 +159,6 @@ def test_fig3_equal_weight_means_and_relative_tokens_by_hand(tmp_path):
     assert list(fc.get_xdata()) == [1.0] and fs.get_xdata()[0] == pytest.approx(p["relative_tokens"])
     arrows = [t for t in ax.texts if getattr(t, "arrow_patch", None) is not None]
     assert len(arrows) == 1 and arrows[0].arrow_patch.get_linestyle() == "--"
-    paper_figures._plt().close(fig)
 
 
 def test_fig4_one_panel_per_domain_curve_per_method_flowstate_annotated(tmp_path):
@@ -179,7 +178,6 @@ def test_fig4_one_panel_per_domain_curve_per_method_flowstate_annotated(tmp_path
     assert [t.get_text() for t in formal.texts] == ["50.0"]  # FlowState's value at the last depth
     assert any(t.get_text() == "not run" for t in fig.axes[1].texts)
     assert {t.get_text() for t in fig.legends[0].get_texts()} == {"Full Context", "FlowState"}
-    paper_figures._plt().close(fig)
 
 
 # ---------------------------------------------------------------- PoS Figure 3, recovery, Figure 4, Table 2
@@ -215,7 +213,6 @@ def test_pos_fig3_trapping_incidence_and_pattern_shares_by_hand(tmp_path):
     assert [ax.get_title() for ax in fig.axes] == ["Trapping incidence", "Trapping patterns"]
     assert [t.get_text() for t in fig.axes[1].get_legend().get_texts()] == ["Static", "Cycle", "Drift", "unmatched"]
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["Qwen3.7-Plus", "Kimi-K3"]
-    paper_figures._plt().close(fig)
 
 
 def test_pos_recovery_and_fig4_strongest_baseline(tmp_path):
@@ -265,8 +262,6 @@ def test_pos_recovery_and_fig4_strongest_baseline(tmp_path):
         "PACE (strongest baseline)",
     ]
     assert [t.get_text() for t in ax.get_xticklabels()][0] == "8K"
-    for a in (rec, f4):
-        paper_figures._plt().close(a.figure)
 
 
 def test_pos_table2_ratios_by_hand_beside_the_pages(tmp_path):

@@ -69,7 +69,6 @@ def test_recovery_figure_draws_no_bar_and_an_empty_csv_value_for_an_unrun_cell(t
     assert len(bars["generic (paper)"].patches) == 4  # the page gives all four
     assert sum(t.get_text() == "not run" for t in ax.texts) == 4 + 3  # generic ×4, factorised ×3
     assert "[subset 2/134]" in art.data["footnote"]
-    paper_figures._plt().close(art.figure)
 
 
 def test_trapping_incidence_leaves_a_gap_where_a_backbone_did_not_run_a_benchmark(tmp_path):
@@ -90,7 +89,6 @@ def test_trapping_incidence_leaves_a_gap_where_a_backbone_did_not_run_a_benchmar
     heights = [p.get_height() for c in a1.containers for p in c.patches]
     assert sorted(heights) == [0.0, 0.0, 100.0]  # Qwen ALFWorld 100, Qwen RCA 0, Kimi ALFWorld 0; nothing else
     assert [t.get_text() for t in a1.get_legend().get_texts()] == ["ALFWorld", "LOCA-Bench", "RCA-100", "ClinDiag"]
-    paper_figures._plt().close(art.figure)
 
 
 def test_a_figure_states_the_marks_of_its_cells_or_that_none_applies(tmp_path):
@@ -122,8 +120,6 @@ def test_a_figure_states_the_marks_of_its_cells_or_that_none_applies(tmp_path):
     assert marked.data["footnote"].startswith("Marks: [fixture] [subset 1/40]")
     assert clean.data["footnote"].startswith("Marks: none")
     assert any(t.get_text().startswith("Marks: [fixture]") for t in marked.figure.texts)
-    for a in (marked, clean):
-        paper_figures._plt().close(a.figure)
 
 
 # ---------------------------------------------------------------- settings the paper fixes

@@ -70,3 +70,24 @@ def test_plots_read_no_record_again(tmp_path, monkeypatch):
     assert {"success_vs_tokens", "pos_health"} <= names  # drawn from the slim records
     svg = (exp / "tables" / "pos_health.svg").read_text()
     assert "toy-0 #0 (pos)" in svg
+
+
+def test_figures_are_drawn_without_pyplot(tmp_path):
+    """The report and --plots draw with matplotlib's object API (plots.subplots): pyplot, its
+    backend machinery and its figure registry are never imported, and the report's paper figure
+    is still there. Each in a fresh interpreter, where nothing else imported pyplot first."""
+    pytest.importorskip("matplotlib", reason="matplotlib comes with the analysis extra")
+    import subprocess
+
+    assert run_sweep(tmp_path).returncode == 0
+    exp = tmp_path / "offline_demo"
+    for call in (
+        f"from runners.analysis.report import main; assert main([{str(exp)!r}]) == 0",
+        f"from runners.aggregate import main; assert main([{str(exp)!r}, '--plots']) == 0",
+    ):
+        code = f"import sys; {call}; assert 'matplotlib.pyplot' not in sys.modules, 'pyplot imported'"
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+    page = (exp / "report.html").read_text()
+    assert "data:image/svg+xml;base64," in page  # the paper's depth figure, drawn
+    assert (exp / "tables" / "acc_k.svg").read_text().startswith("<?xml")
