@@ -298,8 +298,8 @@ class DroppedField(LookupError):
 
 class _Compact(dict[str, Any]):
     """A record or its scores without some fields (`dropped`, fixed per class): reading one of them
-    (`[]`, `get`, `in`) raises `DroppedField` instead of answering "absent"; everything else is a
-    plain dict (JSON, copies, `{**e}` give plain dicts)."""
+    (`[]`, `get`, `in`) raises `DroppedField` instead of answering "absent", in its copies too
+    (`copy()`: the bootstrap's resamples); everything else is a plain dict (JSON, `{**e}`, pickles)."""
 
     __slots__ = ()
     dropped: frozenset[str] = frozenset()
@@ -318,6 +318,9 @@ class _Compact(dict[str, Any]):
         if k in self.dropped:
             raise DroppedField(k)
         return dict.__contains__(self, k)
+
+    def copy(self) -> Any:
+        return type(self)(self)
 
     def __reduce__(self) -> Any:
         return (dict, (dict(self),))

@@ -100,7 +100,9 @@ def _resample(groups: list[Episodes], draw: np.ndarray, tag: int) -> Episodes:
     out: Episodes = []
     for j, i in enumerate(draw):
         for e in groups[i]:
-            out.append({**e, "task_id": f"{e.get('task_id')}~{tag}.{j}"})
+            c = e.copy()  # of the record's own class (a compact record's left-out fields keep raising)
+            c["task_id"] = f"{e.get('task_id')}~{tag}.{j}"
+            out.append(c)
     return out
 
 

@@ -11,12 +11,14 @@ import asyncio
 import importlib.util
 import json
 
+import numpy as np
 import orjson
 import pytest
 from hydra import compose, initialize_config_dir
 
 from runners.analysis import cells as cells_mod
 from runners.analysis.cells import DroppedField, UsageByRole, collect, compact_record, reader_warnings, slim_record
+from runners.analysis.stats import _resample
 from runners.analysis.table_cache import TABLE_FILES
 from runners.analysis.tables import aggregate_dir
 from runners.config import CONF_DIR, validate
@@ -189,6 +191,10 @@ def test_reading_a_left_out_field_raises_instead_of_answering_absent():
     assert back["scores"] == {"success": 1, "subtask_correct": [1, 0], "subset": "x"}
     assert back["usage_by_role"] == record(1)["usage_by_role"]
     assert type({**e}) is dict and orjson.loads(orjson.dumps(e, default=dict))["trial"] == 0
+    resampled = _resample([[e]], np.array([0, 0]), 1)  # the bootstrap's copies keep raising
+    assert [r["task_id"] for r in resampled] == ["t1~1.0", "t1~1.1"] and e["task_id"] == "t1"
+    with pytest.raises(DroppedField):
+        resampled[1].get("seed")
 
 
 def test_usage_reads_as_stored_and_values_are_shared_only_when_equal():
