@@ -42,6 +42,9 @@ BENCHMARKS = [
 ]
 
 
+POS_ON = ("memoryarena_math", "alfworld")  # PoS's step logs: its tables and the trapping figure's data
+
+
 def _runnable(bench: str) -> bool:
     if bench == "memoryarena_travel":
         return (SHARED_DATA / "memoryarena-travel-db").is_dir()  # not redistributable: no fixture
@@ -52,7 +55,8 @@ def _runnable(bench: str) -> bool:
 
 @pytest.fixture(scope="module")
 def experiment(tmp_path_factory):
-    """One offline sweep: full_context and flowstate × every runnable benchmark, 3 tasks × 2 trials."""
+    """One offline sweep: full_context and flowstate × every runnable benchmark (and PoS on `POS_ON`),
+    3 tasks × 2 trials."""
     out = tmp_path_factory.mktemp("compact")
     mp = pytest.MonkeyPatch()
     mp.setenv("TRAVELPLANNER_DB_DIR", str(SHARED_DATA / "memoryarena-travel-db"))
@@ -62,7 +66,7 @@ def experiment(tmp_path_factory):
     run = []
     with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
         for b in filter(_runnable, BENCHMARKS):
-            for m in ("full_context", "flowstate"):
+            for m in ("full_context", "flowstate", *(("pos",) if b in POS_ON else ())):
                 limit = 1 if b == "alfworld" else 3  # ALFWorld's games take seconds each
                 pins = [*base, f"method={m}", f"benchmark={b}", f"runner.limit={limit}"]
                 run += [validate(c) for c in expand_cells(compose(config_name="config", overrides=pins), pins)]
