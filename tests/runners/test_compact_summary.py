@@ -236,3 +236,17 @@ def test_a_compact_record_takes_under_a_kilobyte():
     finally:
         tracemalloc.stop()
     assert compact < 900 and compact < slim / 2, (compact, slim)
+
+
+def test_equal_per_task_numbers_are_one_dict_inside_a_table_build():
+    from runners.analysis.stats import per_task, shared_evaluations
+
+    def rate(episodes):
+        return {"SR": 100.0 * sum(e["scores"]["success"] for e in episodes) / len(episodes), "zero": -0.0}
+
+    eps = [{"task_id": f"t{i}", "trial": 0, "scores": {"success": i % 2}} for i in range(1000)]
+    with shared_evaluations():
+        got = per_task(eps, rate)
+        assert len({id(v) for v in got.values()}) == 2  # one dict per distinct result, not per task
+        assert got["t1"] == {"SR": 100.0, "zero": -0.0} and str(got["t0"]["zero"]) == "-0.0"
+    assert per_task(eps, rate)["t3"] is not per_task(eps, rate)["t5"]  # outside a build: nothing kept
