@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
+from array import array
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -132,11 +135,12 @@ class CellSummary:
     manifest: dict[str, Any] = field(default_factory=dict, repr=False)  # the cell's manifest (fidelity marks read it)
     episodes: list[dict[str, Any]] = field(
         default_factory=list, repr=False
-    )  # the counted records, slim (`slim_record`: for metrics, intervals, paired tests and paper figures)
+    )  # the counted records, compact (`compact_record`: for metrics, intervals, paired tests and paper figures)
     records: list[dict[str, Any]] = field(
         default_factory=list, repr=False
-    )  # every finished record on disk, counted or not, slim (the report re-reads them whole, one at a time)
+    )  # every finished record on disk, counted or not, compact (the report sees them whole through `on_record`)
     metric_fn: Any = field(default=None, repr=False)  # the benchmark's metric function
+    kept_whole: str = ""  # why the records are kept in the fuller form (`summarize`), empty when compact
 
     def spec(self, metric: str) -> MetricSpec:
         return metric_spec(self.specs, metric)
@@ -223,30 +227,199 @@ _SHARED_VALUES = ("cell", "code", "status", "error", "calls_by_role", "hygiene",
 counts of a fixed workflow, the text fingerprint): equal values share one object."""
 
 
+def _shared_value(shared: dict[Any, Any], k: str, v: Any) -> Any:
+    """`v`, or the equal value of field `k` already kept (equal JSON): one object for both."""
+    try:
+        raw = orjson.dumps(v, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # what orjson cannot write (ints beyond 64 bits): kept as it is
+        return v
+    if b"null" in raw and not _finite(v):  # orjson writes NaN and infinities as null: not the same value
+        return v
+    return shared.setdefault((k, getattr(v, "dropped", None), raw), v)
+
+
+def _finite(v: Any) -> bool:
+    if isinstance(v, float):
+        return math.isfinite(v)
+    if isinstance(v, dict):
+        return all(_finite(x) for x in v.values())
+    if isinstance(v, list):
+        return all(_finite(x) for x in v)
+    return True
+
+
+def _skeleton(reqs: Any) -> Any:
+    """The requests' step logs only (PoS's health, the methods' step series)."""
+    return [
+        {"steps": [{"method": s.get("method")} for s in (rr.get("steps") or []) if isinstance(s, dict)]}
+        for rr in reqs
+        if isinstance(rr, dict)
+    ]
+
+
 def slim_record(r: dict[str, Any], shared: dict[Any, Any]) -> dict[str, Any]:
     """What the tables, intervals and paper figures read of a record: every field but the
     trajectory's (`HEAVY_FIELDS`), and of each step only its method log (PoS's health, the
     methods' step series). Values that repeat across episodes (`_SHARED_VALUES`, and the
     requests' skeleton of step logs, alike in every episode of a fixed workflow) are one object
     through `shared`, keyed by their JSON: a summary holds ~2.5 KB per episode, never the records'
-    ~35 KB. The shared values are read, never changed (callers copy a record before changing it)."""
+    ~35 KB. The shared values are read, never changed (callers copy a record before changing it).
+    `compact_record` keeps less; this is the form a cell falls back to (`summarize`)."""
     out = {k: v for k, v in r.items() if k not in HEAVY_FIELDS}
     reqs = r.get("requests")
     if isinstance(reqs, list):
-        out["requests"] = [
-            {"steps": [{"method": s.get("method")} for s in (rr.get("steps") or []) if isinstance(s, dict)]}
-            for rr in reqs
-            if isinstance(rr, dict)
-        ]
+        out["requests"] = _skeleton(reqs)
     for k in (*_SHARED_VALUES, "requests"):
         v = out.get(k)
         if v is not None:
-            try:
-                key = (k, orjson.dumps(v, option=orjson.OPT_SORT_KEYS))
-            except TypeError:  # what orjson cannot write (ints beyond 64 bits): kept as it is
-                continue
-            out[k] = shared.setdefault(key, v)
+            out[k] = _shared_value(shared, k, v)
     return out
+
+
+# ---------------------------------------------------------------- the compact form of a summary's record
+COMPACT_FIELDS = ("task_id", "trial", "status", "scores", "requests", "usage_by_role", "code", "texts")
+"""The fields of a record a summary keeps (`compact_record`): what the benchmarks' metric functions
+read (`runners.api.EpisodeRow`: task id, trial, status, scores, requests, usage), the tables' token
+and cost sums (usage), the code and text fingerprints (the [mixed code] and [mixed] marks), the
+step logs (plots, PoS's trapping figure). Older records' text fingerprints (`EPISODE_TEXT_FIELDS`
+of runners.analysis.fidelity) are kept too. Not kept: the cell's name, seed, error text, flags,
+call and retry counts, times, hygiene notes."""
+
+_KEPT = frozenset((*COMPACT_FIELDS, "text_fingerprint", "text_sources"))
+
+_USAGE_KEYS = ("prompt_tokens", "cached_prompt_tokens", "completion_tokens", "reasoning_tokens", "source")
+
+
+class DroppedField(LookupError):
+    """A reader asked a compact record (`compact_record`) for a field it left out. Not a KeyError,
+    so no reader's `except KeyError` turns it into a default: `summarize` catches it and keeps the
+    cell's records in their fuller form (`slim_record`)."""
+
+
+class _Compact(dict[str, Any]):
+    """A record or its scores without some fields (`dropped`, fixed per class): reading one of them
+    (`[]`, `get`, `in`) raises `DroppedField` instead of answering "absent", in its copies too
+    (`copy()`: the bootstrap's resamples); everything else is a plain dict (JSON, `{**e}`, pickles)."""
+
+    __slots__ = ()
+    dropped: frozenset[str] = frozenset()
+
+    def __missing__(self, k: Any) -> Any:
+        if k in self.dropped:
+            raise DroppedField(k)
+        raise KeyError(k)
+
+    def get(self, k: Any, default: Any = None) -> Any:
+        if k in self.dropped:
+            raise DroppedField(k)
+        return dict.get(self, k, default)
+
+    def __contains__(self, k: Any) -> bool:
+        if k in self.dropped:
+            raise DroppedField(k)
+        return dict.__contains__(self, k)
+
+    def copy(self) -> Any:
+        return type(self)(self)
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self),))
+
+
+_compact_classes: dict[frozenset[str], type[_Compact]] = {}
+
+
+def _compact_dict(d: dict[str, Any], dropped: frozenset[str]) -> dict[str, Any]:
+    """`d` (already without `dropped`) as a `_Compact` whose class names what was left out."""
+    if not dropped:
+        return d
+    cls = _compact_classes.get(dropped)
+    if cls is None:
+        cls = _compact_classes[dropped] = type("Compact", (_Compact,), {"__slots__": (), "dropped": dropped})
+    return cls(d)
+
+
+class UsageByRole(Mapping[str, dict[str, Any]]):
+    """A record's `usage_by_role` in ~200 bytes instead of ~1.5 KB: the roles and sources (one
+    shared tuple per distinct set) and the four counts per role in one int64 array. Reading a role
+    gives its usage dict as stored (a new dict each time: callers read it, they do not keep it)."""
+
+    __slots__ = ("_roles", "_counts")
+
+    def __init__(self, roles: tuple[tuple[str, Any], ...], counts: array) -> None:
+        self._roles, self._counts = roles, counts
+
+    def __getitem__(self, role: str) -> dict[str, Any]:
+        for i, (r, source) in enumerate(self._roles):
+            if r == role:
+                c = self._counts
+                return dict(zip(_USAGE_KEYS, (c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3], source)))
+        raise KeyError(role)
+
+    def __iter__(self) -> Iterator[str]:
+        return (r for r, _ in self._roles)
+
+    def __len__(self) -> int:
+        return len(self._roles)
+
+    def __reduce__(self) -> Any:
+        return (dict, (dict(self.items()),))
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _compact_usage(u: Any, shared: dict[Any, Any]) -> Any:
+    """`UsageByRole` for a usage map in the stored shape (each role's dict with `_USAGE_KEYS` in
+    that order, int counts, a string or null source); anything else is kept as it is."""
+    if not isinstance(u, dict) or not u:
+        return u
+    roles, counts = [], []
+    for role, v in u.items():
+        if not isinstance(v, dict) or tuple(v) != _USAGE_KEYS:
+            return u
+        nums = [v[k] for k in _USAGE_KEYS[:4]]
+        if any(type(n) is not int or not _INT64[0] <= n <= _INT64[1] for n in nums):
+            return u
+        if not (v["source"] is None or isinstance(v["source"], str)):
+            return u
+        roles.append((role, v["source"]))
+        counts += nums
+    key = ("usage roles", tuple(roles))
+    return UsageByRole(shared.setdefault(key, key[1]), array("q", counts))
+
+
+def _is_text(v: Any) -> bool:
+    """A score value that is text: a string of more than 64 characters, or a list holding strings
+    (per-subtask answers, judge replies). Short strings stay (categories: a subset, a task type)."""
+    if isinstance(v, str):
+        return len(v) > 64
+    return isinstance(v, list) and any(isinstance(x, str) for x in v)
+
+
+def compact_record(r: dict[str, Any], shared: dict[Any, Any]) -> dict[str, Any]:
+    """The form of a record a summary keeps: `COMPACT_FIELDS` only, the scores without their texts
+    (`_is_text`), usage as a `UsageByRole`, and every value that repeats across episodes (the
+    scores of a fixed outcome, the step logs, the fingerprints, the status) one object through
+    `shared`. ~0.7 KB per episode on a real memoryarena_math record (`slim_record`: ~3 KB).
+    Reading a field it left out raises `DroppedField` (`_Compact`), never a silent absence."""
+    out: dict[str, Any] = {}
+    for k, v in r.items():
+        if k not in _KEPT:
+            continue
+        if k == "requests":
+            v = _skeleton(v) if isinstance(v, list) else v
+        elif k == "scores" and isinstance(v, dict):
+            texts = frozenset(sk for sk, sv in v.items() if _is_text(sv))
+            v = _compact_dict({sk: sv for sk, sv in v.items() if sk not in texts}, texts)
+        elif k == "usage_by_role":
+            out[k] = _compact_usage(v, shared)
+            continue
+        elif k == "task_id" or v is None or isinstance(v, (bool, int)):
+            out[k] = v
+            continue
+        out[k] = _shared_value(shared, k, v)
+    return _compact_dict(out, frozenset(r) - _KEPT)
 
 
 def _not_on_path(cell_dir: Path, e: TargetNotFound) -> str:
@@ -279,15 +452,20 @@ RecordHook = Callable[[str, dict[str, Any]], None]
 it (the report packs its episode pages in that one pass instead of reading the records again)."""
 
 
-def summarize(cell_dir: Path, on_record: RecordHook | None = None) -> CellSummary:
+def summarize(cell_dir: Path, on_record: RecordHook | None = None, compact: bool = True) -> CellSummary:
+    """The cell's summary. Each record is kept in its compact form (`compact_record`; with
+    `compact=False`, `slim_record`); when the benchmark's metric function reads a field the compact
+    form leaves out (`DroppedField`), the cell is read again and kept in the fuller form, with a
+    warning (`CellSummary.kept_whole`), so no number depends on the form."""
     manifest, stream, notes = stream_cell(cell_dir)
-    shared: dict[str, Any] = {}
+    shared: dict[Any, Any] = {}
     on_disk = []
+    keep = compact_record if compact else slim_record
     with paused_gc():  # the slim records stay alive: no collector pass over them while they are built
         for r in stream:  # one whole record in memory at a time
             if on_record is not None:
                 on_record(cell_dir.name, r)
-            on_disk.append(slim_record(r, shared))
+            on_disk.append(keep(r, shared))
     episodes, extra = _wanted(manifest, on_disk)
     # In (task, trial) order, not the order episodes finished: float sums, and so the tables, must
     # not depend on scheduling, kills and resumes.
@@ -304,7 +482,16 @@ def summarize(cell_dir: Path, on_record: RecordHook | None = None) -> CellSummar
             f"{cell_dir}: cannot rebuild the benchmark from manifest.json ({type(e).__name__}: {e}); "
             "re-run the sweep for this cell or move the directory out of the experiment"
         ) from None
-    metrics, episodes = _metrics(bench, episodes, notes)
+    try:
+        metrics, episodes = _metrics(bench, episodes, notes)
+    except DroppedField as e:
+        fuller = summarize(cell_dir, None, compact=False)  # the hook already saw every record
+        fuller.kept_whole = (
+            f"the benchmark's metrics read the record field {e} that the compact summary leaves out "
+            "(runners.analysis.cells.COMPACT_FIELDS): this cell's records are kept in the fuller form "
+            "(~3 KB per episode instead of ~0.7)"
+        )
+        return fuller
     try:
         method_cls = import_target(cfg["method"]["_target_"], "method")
     except (KeyError, TypeError, ConfigError):  # the tables do not need it; the report then shows no method views
@@ -481,7 +668,11 @@ def reader_warnings(root: Path, cells: list[CellSummary], orphans: list[str] | N
     """What every reader of an experiment (aggregate, view, paper) prints on stderr: folders that
     are not in the tables and why, records set aside or unreadable (a damaged records file)."""
     orphans = orphan_cells(root) if orphans is None else orphans
-    return [f"warning: {o}" for o in orphans] + [f"warning: {c.cell}: {n}" for c in cells for n in c.set_aside]
+    return (
+        [f"warning: {o}" for o in orphans]
+        + [f"warning: {c.cell}: {n}" for c in cells for n in c.set_aside]
+        + [f"warning: {c.cell}: {c.kept_whole}" for c in cells if c.kept_whole]
+    )
 
 
 def orphan_cells(root: Path) -> list[str]:
