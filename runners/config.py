@@ -452,7 +452,7 @@ def method_aliases() -> dict[str, str]:
     out = {}
     for p in sorted((CONF_DIR / "method").glob("*.yaml")):
         try:
-            name = _composed_name("method", p.stem)
+            name = _composed_key("method", p.stem, "name")
         except (OSError, ValueError, yaml.YAMLError):  # an unreadable file is reported where it is used
             name = None
         if name and name != p.stem:
@@ -460,31 +460,32 @@ def method_aliases() -> dict[str, str]:
     return out
 
 
+def _composed_key(group: str, name: str, key: str, _seen: tuple[str, ...] = ()) -> Any:
+    """`group_config(group, name)[key]` for a top-level scalar, read with PyYAML's C loader: the last of the
+    file's `defaults` (in order, `_self_` last unless placed) that sets it. Every sweep process asks this of each
+    method file (`method_aliases`); composing them all with OmegaConf cost ~0.15 CPU-s per process."""
+    import yaml
+
+    if name in _seen:
+        raise ValueError(f"conf/{group}/{name}.yaml: its defaults include itself")
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    raw = yaml.load((CONF_DIR / group / f"{name}.yaml").read_text(), Loader=loader) or {}
+    if not isinstance(raw, dict):
+        raise ValueError(f"conf/{group}/{name}.yaml is not a mapping")
+    defaults = list(raw.get("defaults") or ["_self_"])
+    if "_self_" not in defaults:
+        defaults.append("_self_")
+    value = None
+    for d in defaults:
+        v = raw.get(key) if d == "_self_" else _composed_key(group, str(d), key, (*_seen, name))
+        if v is not None:
+            value = v
+    return value
+
+
 def canonical_method(name: str) -> str:
     """The method an alias names (`raw_trajectory` -> `full_context`); other names unchanged."""
     return method_aliases().get(name, name)
-
-
-def _composed_name(group: str, name: str) -> Any:
-    """The `name` that `group_config(group, name)` composes, read with PyYAML's C loader instead of
-    composing every file with OmegaConf (~0.15 s of every reader's start over conf/method): a
-    scalar key, so the last of the `defaults` (`_self_` included, last when not listed) that sets
-    it wins, as in OmegaConf's merge."""
-    import yaml
-
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    raw = yaml.load((CONF_DIR / group / f"{name}.yaml").read_bytes(), Loader=loader) or {}
-    if not isinstance(raw, dict):
-        raise ValueError(f"conf/{group}/{name}.yaml is not a mapping")
-    defaults = [str(d) for d in (raw.get("defaults") or ["_self_"])]
-    if "_self_" not in defaults:
-        defaults.append("_self_")
-    out = None
-    for d in defaults:
-        got = raw.get("name") if d == "_self_" else _composed_name(group, d)
-        if got is not None:
-            out = got
-    return out
 
 
 def group_config(group: str, name: str) -> dict[str, Any]:

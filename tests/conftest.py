@@ -4,6 +4,7 @@ $HARNESS_SHARED_DATA); tests that need it skip with a reason when it is absent."
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,21 @@ try:
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "harness"))
 except ImportError:  # hypothesis comes with the dev extra; the tests that use it import it themselves
     pass
+
+
+# pytest-xdist: `-n N` alone distributes with `--dist load`, which hands out tests one by one in turn, so a module's
+# tests land on every worker and each worker builds the module's shared fixtures (a sweep, a report, a browser)
+# again. `worksteal` gives each worker a contiguous half of the suite (a module's tests stay together) and moves
+# work only when a worker runs dry. An explicit `--dist` on the command line is kept.
+def default_dist(dist: str | None, args: list[str]) -> str | None:
+    """The xdist mode to use: `worksteal` in place of the implicit `load`; otherwise `dist` unchanged."""
+    explicit = any(a == "-d" or a.startswith("--dist") for a in args)
+    return "worksteal" if dist == "load" and not explicit else dist
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    dist = getattr(config.option, "dist", None)  # absent under -p no:xdist
+    if dist is not None:
+        args = [str(a) for a in config.invocation_params.args]
+        args += shlex.split(os.environ.get("PYTEST_ADDOPTS", "")) + list(config.getini("addopts"))
+        config.option.dist = default_dist(dist, args)

@@ -35,3 +35,16 @@ def test_license_is_an_spdx_expression_the_build_backend_reads():
     assert meta["project"]["license"] == "MIT"
     (req,) = [r for r in meta["build-system"]["requires"] if r.startswith("setuptools")]
     assert int(req.split(">=")[1].split(".")[0]) >= 77  # the first setuptools that reads SPDX expressions
+
+
+def test_xdist_gives_each_worker_a_contiguous_share_unless_told_otherwise():
+    # `-n 2` alone: worksteal (a module's tests, and the fixtures they share, stay on one worker); an explicit
+    # --dist (or -d, xdist's shortcut for load) is kept; without xdist nothing changes
+    from tests.conftest import default_dist
+
+    assert default_dist("load", ["-q", "-n", "2"]) == "worksteal"
+    assert default_dist("load", ["-n", "2", "--dist", "load"]) == "load"
+    assert default_dist("load", ["-n", "2", "--dist=load"]) == "load"
+    assert default_dist("load", ["-n", "2", "-d"]) == "load"
+    assert default_dist("loadfile", ["-n", "2", "--dist", "loadfile"]) == "loadfile"
+    assert default_dist("no", ["-q"]) == "no"

@@ -58,6 +58,10 @@ async def test_reasoningbank_episode_hashing_embedder():
     check("reasoningbank", *await run_all("reasoningbank", embedder="hashing"))
 
 
+# The long profile: MiniLM embeds every stored record on the CPU (a minute on a loaded 2-core machine). By default
+# the same episode runs with the hashing embedder (above) and MiniLM's retrieval is checked in-process
+# (tests/baselines/test_reasoningbank.py::test_minilm_retrieval_is_semantic).
+@pytest.mark.long
 @pytest.mark.skipif(not HAS_MINILM, reason="needs the mem0 extra (local MiniLM embedder)")
 async def test_reasoningbank_episode_minilm(no_network):
     check("reasoningbank", *await run_all("reasoningbank"))

@@ -126,3 +126,14 @@ def test_a_method_file_whose_name_differs_names_the_file_and_the_fix(tmp_path, m
         rc.method_aliases.cache_clear()
     assert "conf/method/mine.yaml sets `name: wrongname`" in str(e.value)
     assert "Fix: set `name: mine` in conf/method/mine.yaml" in str(e.value)
+
+
+def test_method_aliases_read_the_name_each_method_file_composes_to():
+    # method_aliases reads `name` with PyYAML instead of composing every file with OmegaConf (every sweep
+    # process asks it): the composed name, defaults included, of every file of every group.
+    from runners.config import _composed_key, group_config, method_aliases
+
+    for group in ("method", "benchmark", "backbone"):
+        for p in sorted((CONF_DIR / group).glob("*.yaml")):
+            assert _composed_key(group, p.stem, "name") == group_config(group, p.stem).get("name"), p
+    assert method_aliases() == {"raw_trajectory": "full_context"}

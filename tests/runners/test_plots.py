@@ -29,32 +29,33 @@ def test_missing_matplotlib_names_the_extra(tmp_path, monkeypatch, capsys):
     assert "'analysis' extra" in err and "pip install -e '.[analysis]'" in err
 
 
-def test_a_methods_declared_step_series_is_plotted(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    """PoS and Full Context on the toy benchmark, one sweep for the tests below (each writes the plots again)."""
+    pytest.importorskip("matplotlib", reason="matplotlib comes with the analysis extra")
+    out = tmp_path_factory.mktemp("plots")
+    p = run_sweep(out, "benchmark=toy", "experiment.name=toy", "experiment.grid.method=[pos,full_context]")
+    assert p.returncode == 0, p.stderr[-3000:]
+    return out / "toy"
+
+
+def test_a_methods_declared_step_series_is_plotted(toy, capsys):
     """PoS declares its health H as a step series (Method.step_series); --plots draws it under the
     declared name, with no method name in the plotting code."""
-    pytest.importorskip("matplotlib", reason="matplotlib comes with the analysis extra")
-    assert (
-        run_sweep(
-            tmp_path, "benchmark=toy", "experiment.name=toy", "experiment.grid.method=[pos,full_context]"
-        ).returncode
-        == 0
-    )
-    assert main([str(tmp_path / "toy"), "--plots"]) == 0
+    assert main([str(toy), "--plots"]) == 0
     assert "pos_health" in capsys.readouterr().out
-    svg = (tmp_path / "toy" / "tables" / "pos_health.svg").read_text()
+    svg = (toy / "tables" / "pos_health.svg").read_text()
     assert "health H" in svg and "toy-0 #0 (pos)" in svg and "(full_context)" not in svg
 
 
-def test_plots_read_no_record_again(tmp_path, monkeypatch):
+def test_plots_read_no_record_again(toy, monkeypatch):
     """`--plots` draws from the records the summaries hold (slim: scores, usage, step method logs):
     no cell's records file is read a second time, whole (at 10,000 episodes, ~1 GB of parsed records)."""
-    pytest.importorskip("matplotlib", reason="matplotlib comes with the analysis extra")
     from runners.analysis import cells as cells_mod
     from runners.analysis.plots import write_plots
     from runners.records import store
 
-    assert run_sweep(tmp_path, "benchmark=toy", "experiment.name=toy", "experiment.grid.method=[pos]").returncode == 0
-    exp = tmp_path / "toy"
+    exp = toy
     summaries = cells_mod.collect(exp)
     reads: list[str] = []
 

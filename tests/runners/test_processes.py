@@ -54,7 +54,13 @@ def one_process(tmp_path_factory):
     return out
 
 
-def test_two_processes_give_one_process_results_and_resume_with_any_number(one_process, tmp_path):
+@pytest.mark.parametrize(
+    "resume_with",
+    # by default a resume with a number of processes whose task ranges differ from the stored shards';
+    # the long profile adds one process (a sweep each)
+    [pytest.param((3,), id="3"), pytest.param((1, 3), id="1_and_3", marks=pytest.mark.long)],
+)
+def test_two_processes_give_one_process_results_and_resume_with_any_number(one_process, tmp_path, resume_with):
     p = run_sweep(tmp_path, *ARGS, "runner.processes=2")
     assert p.returncode == 0, p.stderr + p.stdout
     assert "2 worker processes" in p.stdout
@@ -83,7 +89,7 @@ def test_two_processes_give_one_process_results_and_resume_with_any_number(one_p
     assert len(warnings) == len(set(warnings)), warnings
     # one completeness report and one row per cell, not per worker
     assert p.stdout.count("[cell done ") == 4 and "[shard" not in p.stdout
-    for n in (1, 3):  # another number of processes: nothing runs again
+    for n in resume_with:  # another number of processes: nothing runs again
         again = run_sweep(tmp_path, *ARGS, f"runner.processes={n}")
         assert again.returncode == 0, again.stderr
         assert f"{N_EPISODES}/{N_EPISODES} episodes done ({N_EPISODES} from earlier runs, 0 now)" in again.stdout

@@ -50,7 +50,11 @@ def baseline(tmp_path_factory):
     return metrics_csv(out / "offline_demo" / "tables" / "metrics.csv")
 
 
-@pytest.mark.parametrize("points", [(0,), (1, 4), (3, 7, 9)])
+@pytest.mark.parametrize(
+    "points",
+    # (3, 7, 9), three kills in a row, runs in the long profile; by default a kill before any record and two in a row
+    [(0,), (1, 4), pytest.param((3, 7, 9), marks=pytest.mark.long)],
+)
 def test_sigkill_then_resume(tmp_path, baseline, points):
     for n in points:
         kill_after(tmp_path, n, signal.SIGKILL)
@@ -118,16 +122,24 @@ def test_ctrl_c_says_how_to_resume(tmp_path, baseline):
 
 
 # ------------------------------------------------------------------ a signal in every phase (HARNESS_SIGNAL_AT)
-@pytest.mark.parametrize("sig", ["TERM", "INT"])
+PHASES = [
+    ("startup", "before any episode ran"),
+    ("loading", "before any episode ran"),
+    ("running", "finished episodes are saved"),
+    ("compaction", "finished episodes are saved"),
+    ("report", "tables not written: run `python -m runners.aggregate"),
+    ("tables", "tables not written (or only some of their files): run `python -m runners.aggregate"),
+]
+
+
 @pytest.mark.parametrize(
-    "phase, says",
+    "phase, says, sig",
+    # Every phase by default, with SIGTERM and SIGINT taking turns (each signal in three phases, each phase's
+    # state message checked); the other signal of each phase in the long profile: 2 sweeps per case.
     [
-        ("startup", "before any episode ran"),
-        ("loading", "before any episode ran"),
-        ("running", "finished episodes are saved"),
-        ("compaction", "finished episodes are saved"),
-        ("report", "tables not written: run `python -m runners.aggregate"),
-        ("tables", "tables not written (or only some of their files): run `python -m runners.aggregate"),
+        pytest.param(phase, says, sig, marks=[pytest.mark.long] if (i + j) % 2 else [])
+        for i, (phase, says) in enumerate(PHASES)
+        for j, sig in enumerate(("TERM", "INT"))
     ],
 )
 def test_signal_in_every_phase_unwinds_and_says_the_state(tmp_path, baseline, phase, sig, says):

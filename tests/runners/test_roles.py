@@ -100,7 +100,11 @@ def _leaves(d, prefix=""):
 def test_every_preset_value_survives_composition(preset):
     raw = yaml.safe_load((CONF_DIR / "experiment" / f"{preset}.yaml").read_text())
     overrides = [d for d in raw.pop("defaults", []) if isinstance(d, dict)]
-    cfg, _ = composed(f"experiment={preset}")
+    register_resolvers()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        # the preset's composed config only: its cells are composed and validated by
+        # tests/runners/test_presets.py::test_preset_cells_validate (a Hydra compose per cell)
+        cfg = compose(config_name="config", overrides=[f"experiment={preset}"])
     plain = OmegaConf.to_container(cfg, resolve=False)
     for key, value in _leaves(raw):
         node = plain
