@@ -76,3 +76,40 @@ def test_after_kill_9_the_resumed_cells_are_read_and_the_tables_are_aggregate_s(
     assert read == sum(after[c] for c, n in before.items() if n)
     assert read < EPISODES
     same_tables(tables(root), cold(root, tmp_path))
+
+
+def rec(task, trial=0):
+    from runners.records.schema import EpisodeRecord
+
+    return EpisodeRecord(cell="c", task_id=task, trial=trial, seed=0, scores={"success": 1})
+
+
+def test_fold_keeps_only_cells_it_saw_whole(tmp_path):
+    import asyncio
+
+    from runners.records.store import CellStore, load_cell
+    from runners.run import TableFold
+
+    async def write(store, fold, name, *recs):
+        for r in recs:
+            fold.add(name, await store.append_async(r))
+
+    earlier = CellStore(tmp_path, "old").open({"config": {}})
+    earlier.append(rec("t0"))
+    earlier.close()
+    fold = TableFold()
+    stores = {n: CellStore(tmp_path, n).open({"config": {}}) for n in ("new", "old", "torn", "alone")}
+    for n, s in stores.items():
+        fold.start(n, s, alone=n != "alone")
+    asyncio.run(write(stores["new"], fold, "new", rec("t1"), rec("t2"), rec("t1")))  # the repeat is not written
+    asyncio.run(write(stores["old"], fold, "old", rec("t1")))
+    asyncio.run(write(stores["torn"], fold, "torn", rec("t1")))
+    asyncio.run(write(stores["alone"], fold, "alone", rec("t1")))
+    fold.add("torn", b'{"task_id": "t9", "trial": "zero"}\n')  # a line the readers would set aside
+    for s in stores.values():
+        s.close()
+    cells = fold.cells()
+    assert set(cells) == {"new"}  # old: records from before; torn: a line read back wrong; alone: other stores
+    on_disk = load_cell(tmp_path / "new")[1]
+    assert [(r["task_id"], r["trial"]) for r in cells["new"]] == [(r["task_id"], r["trial"]) for r in on_disk]
+    assert [r["scores"] for r in cells["new"]] == [r["scores"] for r in on_disk]
