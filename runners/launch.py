@@ -11,16 +11,23 @@ from typing import Any
 from runners.config import CellConfig
 from runners.procs import processes_for, run_processes
 from runners.progress import Progress
-from runners.run import unwind_on_sigterm, ready, run_prepared
+from runners.run import TableFold, unwind_on_sigterm, ready, run_prepared
 from runners.pool import preflight
 from runners.access import check_access
 
 
-async def run_all(cells: list[CellConfig], root: Path, display: str, progress: Progress | None = None) -> list[Any]:
+async def run_all(
+    cells: list[CellConfig],
+    root: Path,
+    display: str,
+    progress: Progress | None = None,
+    fold: TableFold | None = None,
+) -> list[Any]:
     """Every cell checked and prepared here (what is missing listed at once, every backbone built,
     every endpoint reached), then run through one scheduler in this process, or through
     `runner.processes` worker processes. `progress`: the display to feed (default: a new one of
-    `display`)."""
+    `display`); `fold`: where this process's scheduler keeps the finished episodes' numbers for
+    the end-of-run tables (`runners.run.TableFold`; worker processes fold nothing)."""
     from runners import interrupts
 
     unwind_on_sigterm()
@@ -33,6 +40,6 @@ async def run_all(cells: list[CellConfig], root: Path, display: str, progress: P
         if n_proc > 1:  # worker processes, each its share of every cell; this process shows and counts
             await pool.aclose()
             return await run_processes([p.cfg for p in prepared], root, display, n_proc)
-        return await run_prepared(prepared, cells, root, pool, display, progress)
+        return await run_prepared(prepared, cells, root, pool, display, progress, fold)
     finally:
         await pool.aclose()

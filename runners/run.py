@@ -31,6 +31,7 @@ from runners.records.store import (
     finished_elsewhere,
     finished_texts,
     has_records,
+    read_back,
     shard_dirs,
     text_fingerprint,
     text_mismatch,
@@ -126,6 +127,50 @@ def shard_tasks(tasks: list, i: int, n: int) -> list:
     return tasks[i * k // n : (i + 1) * k // n]
 
 
+class TableFold:
+    """The tables' per-episode numbers, kept as this run's episodes finish: the compact form of each
+    finished record (`runners.analysis.cells.compact_record`, what a summary keeps; parsed from the
+    very line written, as the readers parse it), so the end-of-run tables need not read back what this run just wrote
+    (`runners.analysis.tables.aggregate_dir(folded=...)`). Only a cell whose every finished
+    record this run wrote is folded: its own store empty when opened, no shard stores, every line
+    written read back clean and nothing lost on the way. Any other cell (a resume, shards, worker
+    processes, a write that failed) is read from disk as `runners.aggregate` reads it, so the
+    tables are the same either way."""
+
+    def __init__(self) -> None:
+        from runners.analysis.cells import compact_record
+
+        self._slim = compact_record
+        self._records: dict[str, list[dict[str, Any]]] = {}
+        self._shared: dict[str, dict[Any, Any]] = {}
+        self._stores: dict[str, CellStore] = {}
+
+    def start(self, name: str, store: CellStore, alone: bool) -> None:
+        """A cell opened by this run: folded when `alone` (no other store holds its records) and its
+        own store held no record when opened."""
+        if alone and not store.idle and not store.done and store.records_bytes == 0:
+            self._records[name], self._shared[name], self._stores[name] = [], {}, store
+
+    def add(self, name: str, line: bytes | None) -> None:
+        """A finished record's line, on disk now (None: not written)."""
+        if name not in self._records or line is None:
+            return
+        r = read_back(line)
+        if r is None:  # a line the readers would skip or set aside (with a note): the cell is read from disk
+            self.spoil(name)
+        else:
+            self._records[name].append(self._slim(r, self._shared[name]))
+
+    def spoil(self, name: str) -> None:
+        """Something of the cell this run did not see whole (a failed write): read from disk instead."""
+        self._records.pop(name, None)
+
+    def cells(self) -> dict[str, list[dict[str, Any]]]:
+        """Cell name → the compact records, in the order written, of each cell folded whole (as many as
+        its store counts finished)."""
+        return {n: rs for n, rs in self._records.items() if len(rs) == len(self._stores[n].done)}
+
+
 @dataclass
 class _CellRun:
     """One cell inside the sweep's scheduler: its store, report (its progress row too) and work left."""
@@ -175,9 +220,16 @@ class Scheduler:
     a call is refused once the cap is reached (`runners.budget.BudgetGuard`)."""
 
     def __init__(
-        self, root: Path, pool: BackbonePool, progress: Progress, concurrency: int, budget_usd: float | None = None
+        self,
+        root: Path,
+        pool: BackbonePool,
+        progress: Progress,
+        concurrency: int,
+        budget_usd: float | None = None,
+        fold: TableFold | None = None,
     ) -> None:
         self.root, self.pool, self.progress, self.concurrency = root, pool, progress, max(1, concurrency)
+        self.fold = fold  # the end-of-run tables' per-episode numbers, kept as episodes finish
         self.stop = asyncio.Event()
         self.fatal: list[str] = []
         self.budget = budget_usd  # runner.budget_usd: episodes in fair rounds (`_admit`), calls guarded
@@ -356,6 +408,8 @@ class Scheduler:
         except BaseException:
             store.close()
             raise
+        if self.fold is not None:
+            self.fold.start(cfg.cell_name, store, own == cell_dir and not elsewhere and not shard_dirs(cell_dir))
         report = CellReport(cell=cfg.cell_name + (f" [shard {cfg.runner.shard}]" if cfg.runner.shard else ""))
         todo = [
             (t, trial)
@@ -486,9 +540,10 @@ class Scheduler:
         try:
             if run.transcripts is not None:  # durable before the record line that references it (group commits)
                 await run.transcripts.put_async(rec)
-            await run.store.append_async(rec)
-            return rec
+            line = await run.store.append_async(rec)
         except Exception as e:  # e.g. a value that cannot be serialised; the sweep goes on
+            if self.fold is not None:
+                self.fold.spoil(run.name)
             if "surrogates not allowed" in str(e):  # never a harness error forever: stored with the text sanitised
                 clean = storable(rec)
                 if clean is not None:
@@ -500,6 +555,9 @@ class Scheduler:
             failed = storage_failure(rec, e)
             await run.store.append_async(failed)
             return failed
+        if self.fold is not None and rec.status == "ok":  # on disk: its numbers kept for the tables
+            self.fold.add(run.name, line)
+        return rec
 
     async def run(self, prepared: list[PreparedCell]) -> list[CellReport]:
         runs: list[_CellRun] = []
@@ -705,13 +763,15 @@ async def run_prepared(
     pool: BackbonePool,
     display: str,
     progress: Progress | None = None,
+    fold: TableFold | None = None,
 ) -> list[Any]:
     """The prepared cells through one scheduler in this process (small cells overlap, the endpoint
-    bound is shared). `progress`: the display to feed (default: a new one of `display`)."""
+    bound is shared). `progress`: the display to feed (default: a new one of `display`); `fold`:
+    where the finished episodes' numbers for the end-of-run tables are kept (`TableFold`)."""
     first = cells[0]
     with few_collections(), progress or Progress(display, heartbeat_s=first.runner.heartbeat_s) as progress:
         pool.set_on_retry(progress.retry)
-        sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), first.runner.budget_usd)
+        sched = Scheduler(root, pool, progress, max(c.runner.concurrency for c in cells), first.runner.budget_usd, fold)
         return await sched.run(prepared)
 
 

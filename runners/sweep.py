@@ -740,16 +740,19 @@ def run_cells(
         if sweep_dir:
             _move_sweep_files(sweep_dir, root)
             scrub_multirun_files(root / ".multirun")
+        fold = None
         if cells[0].runner.executor == "ray":  # every cell a Ray task (runners/ray_exec.py)
             from runners.ray_exec import run_cells
 
             reports = run_cells(cells, root, cells[0].runner.ray_address)
         else:
             from runners.heap import returned_heap
+            from runners.run import TableFold
 
+            fold = TableFold()  # the tables' numbers kept as episodes finish: the end need not read them back
             try:
                 with returned_heap():  # freed episodes' memory back to the system: RSS flat in episodes
-                    reports = asyncio.run(run_all(cells, root, cells[0].runner.display))
+                    reports = asyncio.run(run_all(cells, root, cells[0].runner.display, fold=fold))
             finally:
                 interrupts.install()  # closing the event loop reset SIGTERM to the default (die with no message)
             if TERMINATED:  # the cancellation was absorbed on the way out: still a terminated run
@@ -785,7 +788,10 @@ def run_cells(
             import io
 
             long = aggregate_dir(  # the whole experiment, not this job's; the full tables go to their files
-                root, reference=cells[0].runner.reference_method, out=io.StringIO()
+                root,
+                reference=cells[0].runner.reference_method,
+                out=io.StringIO(),
+                folded=fold.cells() if fold is not None else None,  # this run's cells: not read back
             )
         print("\n" + compact_summary(root, long, cells[0].runner.reference_method))
     except StoreError as e:

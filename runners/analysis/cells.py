@@ -452,20 +452,30 @@ RecordHook = Callable[[str, dict[str, Any]], None]
 it (the report packs its episode pages in that one pass instead of reading the records again)."""
 
 
-def summarize(cell_dir: Path, on_record: RecordHook | None = None, compact: bool = True) -> CellSummary:
+def summarize(
+    cell_dir: Path,
+    on_record: RecordHook | None = None,
+    compact: bool = True,
+    folded: list[dict[str, Any]] | None = None,
+) -> CellSummary:
     """The cell's summary. Each record is kept in its compact form (`compact_record`; with
     `compact=False`, `slim_record`); when the benchmark's metric function reads a field the compact
     form leaves out (`DroppedField`), the cell is read again and kept in the fuller form, with a
-    warning (`CellSummary.kept_whole`), so no number depends on the form."""
+    warning (`CellSummary.kept_whole`), so no number depends on the form. `folded`: the cell's every
+    finished record in compact form as the sweep kept it when it wrote it (runners.run.TableFold),
+    instead of reading them back (not with `on_record`, which needs them whole)."""
     manifest, stream, notes = stream_cell(cell_dir)
     shared: dict[Any, Any] = {}
     on_disk = []
     keep = compact_record if compact else slim_record
-    with paused_gc():  # the slim records stay alive: no collector pass over them while they are built
-        for r in stream:  # one whole record in memory at a time
-            if on_record is not None:
-                on_record(cell_dir.name, r)
-            on_disk.append(keep(r, shared))
+    if folded is not None and on_record is None and compact:
+        on_disk = list(folded)
+    else:
+        with paused_gc():  # the slim records stay alive: no collector pass over them while they are built
+            for r in stream:  # one whole record in memory at a time
+                if on_record is not None:
+                    on_record(cell_dir.name, r)
+                on_disk.append(keep(r, shared))
     episodes, extra = _wanted(manifest, on_disk)
     # In (task, trial) order, not the order episodes finished: float sums, and so the tables, must
     # not depend on scheduling, kills and resumes.
@@ -752,15 +762,19 @@ def collect(
     benchmarks: set[str] | None = None,
     hide_failed: bool = True,
     on_record: RecordHook | None = None,
+    folded: dict[str, list[dict[str, Any]]] | None = None,
 ) -> list[CellSummary]:
     """The cells of the experiment folder `root`; `hide_failed`: without the failed tries (cells
-    that never finished an episode because of a configuration error, runners/prune.py)."""
+    that never finished an episode because of a configuration error, runners/prune.py); `folded`:
+    cell name → its compact records kept by the sweep (`summarize`)."""
     from runners.prune import failed_cells
 
     if not root.is_dir():
         raise StoreError(f"no results directory {root}; run `python -m runners.sweep` first")
     hidden = failed_cells(root) if hide_failed else {}
-    cells = [summarize(d, on_record) for d in cell_dirs(root) if d.name not in hidden]
+    cells = [
+        summarize(d, on_record, folded=(folded or {}).get(d.name)) for d in cell_dirs(root) if d.name not in hidden
+    ]
     _served_models(cells)
     cells.sort(key=_grid_order(cells))  # the preset's (or command line's) order of methods, backbones, benchmarks
     # Cells that differ only in config details (same method/backbone/benchmark) stay apart, named

@@ -371,6 +371,7 @@ def aggregate_dir(
     resamples: int = DEFAULT_RESAMPLES,
     strict: bool = False,
     strict_reference: bool = False,
+    folded: dict[str, list[dict[str, Any]]] | None = None,
 ) -> list[dict[str, Any]]:
     """Write the tables of the whole experiment to `tables/` (atomically, under a lock so parallel
     jobs do not race: each reads every cell inside the lock) and print them, or, with filters,
@@ -382,10 +383,23 @@ def aggregate_dir(
     The whole experiment's tables are cached in `tables/.cache.json` under `tables_key` (the
     records' files, the manifests without their run history, the code fingerprint, the options):
     when nothing of it changed (a resume with nothing to run) they are read from there; only the
-    list of sweeps, which every run updates, is rebuilt from the manifests."""
+    list of sweeps, which every run updates, is rebuilt from the manifests. `folded`: cell name →
+    its finished records' compact form, kept by the sweep that just wrote them (runners.run.TableFold),
+    used instead of reading those cells back."""
     with paused_gc():
         return _aggregate_dir(
-            root, reference, cell_names, out, with_paper, methods, benchmarks, err, resamples, strict, strict_reference
+            root,
+            reference,
+            cell_names,
+            out,
+            with_paper,
+            methods,
+            benchmarks,
+            err,
+            resamples,
+            strict,
+            strict_reference,
+            folded,
         )
 
 
@@ -401,6 +415,7 @@ def _aggregate_dir(
     resamples: int = DEFAULT_RESAMPLES,
     strict: bool = False,
     strict_reference: bool = False,
+    folded: dict[str, list[dict[str, Any]]] | None = None,
 ) -> list[dict[str, Any]]:
     from runners.config import canonical_method
 
@@ -435,7 +450,7 @@ def _aggregate_dir(
                 print(w, file=err)
             atomic_write(tdir / "summary.md", hit["md"] + _live_section(root, sweep_cells(root)) + "\n")
         else:
-            everything = collect(root)
+            everything = collect(root, folded=folded)
             from runners.prune import hidden_notes
 
             orphans = orphan_cells(root) + hidden_notes(root)  # failed tries are listed under the table

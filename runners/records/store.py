@@ -836,6 +836,11 @@ class CellStore:
         self._writer: _GroupWriter | None = _GroupWriter(self.dir.name, self._written, self._cut_chunk)
         return self
 
+    @property
+    def records_bytes(self) -> int:
+        """Bytes of records in the cell's own files (plain and compressed): as opened, plus those written since."""
+        return self._plain_bytes + self._zst_bytes
+
     def _written(self, fh: Any, data: bytes) -> None:
         if fh is self._fh:
             self._plain_bytes += len(data)
@@ -980,12 +985,13 @@ class CellStore:
             self._count_texts(rec.texts)
             self.codes[rec.code or "unrecorded"] = self.codes.get(rec.code or "unrecorded", 0) + 1
 
-    async def append_async(self, rec: EpisodeRecord) -> None:
-        """`append` without blocking the event loop: returns once the record is on disk; lines
-        of concurrent episodes share one fsync."""
+    async def append_async(self, rec: EpisodeRecord) -> bytes | None:
+        """`append` without blocking the event loop: returns once the record is on disk, with the
+        line written (None: a finished episode already stored, not written again); lines of
+        concurrent episodes share one fsync."""
         line = self._line(rec)
         if line is None:
-            return
+            return None
         loop = asyncio.get_running_loop()
         fut: asyncio.Future = loop.create_future()
 
@@ -1000,6 +1006,7 @@ class CellStore:
             self.done.add((rec.task_id, rec.trial))
             self._count_texts(rec.texts)
             self.codes[rec.code or "unrecorded"] = self.codes.get(rec.code or "unrecorded", 0) + 1
+        return line[1]
 
     def mark_done(self, counts: dict[str, int], *, compact: bool = True) -> None:
         """The cell is finished: close its files, compress what is left of its plain records
@@ -1281,6 +1288,16 @@ def _field_problem(r: dict[str, Any]) -> str | None:
         err = e.errors()[0]
         return f"{'.'.join(str(x) for x in err['loc'])}: {err['msg']}"
     return None
+
+
+def read_back(line: bytes) -> dict[str, Any] | None:
+    """A record line just written, as `stream_cell` reads it back: the record, or None where a
+    reader would skip it or set it aside (the sweep's fold of the tables, runners.run.TableFold)."""
+    try:
+        r = _record(line)
+    except ValueError:
+        return None
+    return None if _field_problem(r) else r
 
 
 def load_cell_checked(cell_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[str]]:

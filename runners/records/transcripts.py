@@ -49,6 +49,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import queue
 import sqlite3
 import struct
@@ -160,12 +161,13 @@ PACKED, PACKED_DELTA = 3, 4  # the payload (a whole blob, or a delta of `base`) 
 _REF = struct.Struct("<III")  # a packed row's data: pack id, offset, length
 PACK_CACHE = 32  # decompressed packs a reader keeps
 CACHE_ENTRIES = 4096  # parsed blobs and prompt nodes a reader keeps (then starts again)
-READ_MMAP_BYTES = 64 << 20
-"""How much of a store a reader maps (SQLite's `mmap_size`). The report reads each episode's
-pieces by hash, ~37 random B-tree lookups an episode; through `pread` (SQLite's default) that
-is a system call and a page copy each, ~0.5 s of the view's CPU at 10,000 episodes. Mapped, the
-pages are read in place: the clean file pages count in the resident size (a 10,000-episode
-store's ~63 MB), so the mapping stops at this size and a larger store reads the rest as before."""
+READ_MMAP_BYTES = int(os.environ.get("HARNESS_TRANSCRIPT_MMAP_MB") or 0) << 20
+"""How much of a store a reader maps (SQLite's `mmap_size`; `HARNESS_TRANSCRIPT_MMAP_MB`, default
+0: none). The report reads each episode's pieces by hash, ~37 random B-tree lookups an episode;
+through `pread` (SQLite's default) that is a system call and a page copy each. Mapped (64 MiB),
+the view's system CPU fell by ~0.5 s at 10,000 episodes, but the clean file pages count in its
+resident size (+60 MB at 10,000; at 100,000 episodes +53 MB, 338 against 286 MB, with no CPU
+gained: scripts/perf/README.md), which the ≤ 300 MB goal at 100,000 episodes does not leave room for."""
 ZLIB_DICT = 2  # pack codec (besides RAW, ZLIB): zlib with the dictionary pack's payloads as preset dictionary
 ZDICT_BYTES = 32768  # zlib's window: the dictionary is the last this many bytes of the first pack
 # Pack codecs written now: zstd (a cell's first pack) and zstd with the same dictionary as raw

@@ -1,0 +1,115 @@
+"""The sweep's end-of-run tables come from the numbers it kept as episodes finished
+(runners.run.TableFold), not from reading back the records it just wrote; cells it did not see
+whole (a resume after kill -9, cells finished by an earlier run) are read from disk. Either way
+the tables are byte-identical to a cold `runners.aggregate` of the same experiment."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from runners.analysis.table_cache import TABLE_FILES
+from runners.analysis.tables import aggregate_dir
+from tests.runners.sweep_helpers import REPO, cell_records, default_sigint, record_files
+
+ARGS = ("runner.display=plain", "backbone.scripted.latency_s=0.02", "runner.trials=2", "runner.concurrency=2")
+EPISODES = 2 * (3 + 2) * 2  # offline demo: 2 methods × (math 3 + phys 2 tasks) × 2 trials
+
+
+def counted_cmd(out, *extra):
+    return [sys.executable, "-m", "tests.runners.count_reads", f"runner.output_dir={out}", *ARGS, *extra]
+
+
+def sweep(out, *extra):
+    p = subprocess.run(
+        counted_cmd(out, *extra), cwd=REPO, capture_output=True, text=True, timeout=120, preexec_fn=default_sigint
+    )
+    assert p.returncode == 0, p.stderr[-3000:]
+    return int(re.search(r"records read back: (\d+)", p.stderr).group(1))
+
+
+def tables(root):
+    return {f: (root / "tables" / f).read_bytes() for f in TABLE_FILES}
+
+
+def cold(root, tmp_path):
+    """The tables `runners.aggregate` builds from the records alone, in a copy without the sweep's tables."""
+    copy = tmp_path / "cold" / root.name
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns("tables", ".lock"))
+    aggregate_dir(copy, "full_context", out=open(os.devnull, "w"))
+    return tables(copy)
+
+
+def same_tables(sweep_tables, cold_tables):
+    for f in TABLE_FILES:
+        assert sweep_tables[f] == cold_tables[f], f
+
+
+def test_fresh_sweep_reads_no_record_back_and_its_tables_are_aggregate_s(tmp_path):
+    assert sweep(tmp_path / "a") == 0  # old code: every record read back (EPISODES)
+    root = tmp_path / "a" / "offline_demo"
+    assert sum(len(cell_records(p.parent)) for p in record_files(root)) == EPISODES
+    same_tables(tables(root), cold(root, tmp_path))
+
+
+def test_after_kill_9_the_resumed_cells_are_read_and_the_tables_are_aggregate_s(tmp_path):
+    out = tmp_path / "b"
+    p = subprocess.Popen(counted_cmd(out), cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and p.poll() is None:
+        if sum(len(cell_records(f.parent)) for f in record_files(out)) >= 3:
+            break
+        time.sleep(0.01)
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    root = out / "offline_demo"
+    before = {f.parent.name: len(cell_records(f.parent)) for f in record_files(root)}
+    assert 0 < sum(before.values()) < EPISODES
+    read = sweep(out)
+    # the cells holding records before the resume are read whole; the cells this run saw whole are not
+    after = {f.parent.name: len(cell_records(f.parent)) for f in record_files(root)}
+    assert read == sum(after[c] for c, n in before.items() if n)
+    assert read < EPISODES
+    same_tables(tables(root), cold(root, tmp_path))
+
+
+def rec(task, trial=0):
+    from runners.records.schema import EpisodeRecord
+
+    return EpisodeRecord(cell="c", task_id=task, trial=trial, seed=0, scores={"success": 1})
+
+
+def test_fold_keeps_only_cells_it_saw_whole(tmp_path):
+    import asyncio
+
+    from runners.records.store import CellStore, load_cell
+    from runners.run import TableFold
+
+    async def write(store, fold, name, *recs):
+        for r in recs:
+            fold.add(name, await store.append_async(r))
+
+    earlier = CellStore(tmp_path, "old").open({"config": {}})
+    earlier.append(rec("t0"))
+    earlier.close()
+    fold = TableFold()
+    stores = {n: CellStore(tmp_path, n).open({"config": {}}) for n in ("new", "old", "torn", "alone")}
+    for n, s in stores.items():
+        fold.start(n, s, alone=n != "alone")
+    asyncio.run(write(stores["new"], fold, "new", rec("t1"), rec("t2"), rec("t1")))  # the repeat is not written
+    asyncio.run(write(stores["old"], fold, "old", rec("t1")))
+    asyncio.run(write(stores["torn"], fold, "torn", rec("t1")))
+    asyncio.run(write(stores["alone"], fold, "alone", rec("t1")))
+    fold.add("torn", b'{"task_id": "t9", "trial": "zero"}\n')  # a line the readers would set aside
+    for s in stores.values():
+        s.close()
+    cells = fold.cells()
+    assert set(cells) == {"new"}  # old: records from before; torn: a line read back wrong; alone: other stores
+    on_disk = load_cell(tmp_path / "new")[1]
+    assert [(r["task_id"], r["trial"]) for r in cells["new"]] == [(r["task_id"], r["trial"]) for r in on_disk]
+    assert [r["scores"] for r in cells["new"]] == [r["scores"] for r in on_disk]
