@@ -264,15 +264,15 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "stats_paired_reversed",
         "runners/analysis/stats.py",
-        "diff = va[k] - vr[k]",
-        "diff = vr[k] - va[k]",
+        'diff = v["a", k] - v["r", k]',
+        'diff = v["r", k] - v["a", k]',
         STATS,
     ),
     Mutant(
         "stats_resample_ids_merge",
         "runners/analysis/stats.py",
-        """out.append({**e, "task_id": f"{e.get('task_id')}~{tag}.{j}"})""",
-        """out.append({**e, "task_id": f"{e.get('task_id')}~{tag}"})""",
+        'c["task_id"] = f"{e.get(\'task_id\')}~{tag}.{j}"',
+        'c["task_id"] = f"{e.get(\'task_id\')}~{tag}"',
         STATS,
     ),
     Mutant(

@@ -71,7 +71,7 @@ async def test_text_made_at_run_time_with_a_lone_surrogate_is_stored_sanitised(t
     store = CellStore(tmp_path, "c").open({"config": {}})
     rec = EpisodeRecord(cell="c", task_id="t1", trial=0, seed=0, scores={"note": "tool said \ud800"})
     run = types.SimpleNamespace(transcripts=None, io=None, store=store)  # the parts of a running cell `_store` uses
-    stored = await Scheduler._store(None, run, rec)  # type: ignore[arg-type]
+    stored = await Scheduler._store(types.SimpleNamespace(fold=None), run, rec)  # type: ignore[arg-type]
     store.close()
     assert stored.status == "ok" and stored.scores == {"note": "tool said \ufffd"}
     assert stored.hygiene and stored.hygiene[0].startswith("sanitized: 1 lone surrogate")
