@@ -328,3 +328,26 @@ def test_the_report_reads_each_records_file_once(toy, monkeypatch):
     assert sorted(e[at] for e in index["episodes"]) == list(range(len(payloads)))  # each its own details
     for row, p in zip(index["episodes"], payloads):
         assert index["cells"][row[0]]["cell"] == p["record"]["cell"] and p["record"]["task_id"] == row[1]
+
+
+def test_the_transcript_store_is_mapped_only_when_asked(demo):
+    """`HARNESS_TRANSCRIPT_MMAP_MB` (read when the module loads): unset, a reader maps nothing (the
+    mapped pages would count in the view's resident size); set, SQLite maps that many MiB."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cell = next(d for d in demo.iterdir() if (d / "transcripts.sqlite").exists())
+    code = (
+        "import sys; from runners.records.transcripts import TranscriptReader; "
+        "print(TranscriptReader(sys.argv[1])._conn().execute('PRAGMA mmap_size').fetchone()[0])"
+    )
+    root = Path(__file__).resolve().parents[2]
+    for value, want in ((None, 0), ("8", 8 << 20)):
+        env = {k: v for k, v in os.environ.items() if k != "HARNESS_TRANSCRIPT_MMAP_MB"}
+        if value is not None:
+            env["HARNESS_TRANSCRIPT_MMAP_MB"] = value
+        out = subprocess.run([sys.executable, "-c", code, str(cell)], cwd=root, env=env, capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        assert int(out.stdout.strip()) == want
