@@ -129,7 +129,8 @@ def test_a_server_that_ignores_sigterm_is_killed_after_the_grace_period():
     pgid = s.pgid
     t = time.monotonic()
     s.stop()
-    assert not group_members(pgid) and 0.8 < time.monotonic() - t < 5
+    # the grace period is honoured (> 0.8 s), then the group is killed (well within 20 s on a loaded machine)
+    assert not group_members(pgid) and 0.8 < time.monotonic() - t < 20
 
 
 STUB_BACKBONE = """\
