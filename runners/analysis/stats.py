@@ -355,7 +355,8 @@ def bootstrap_ci(
 ) -> dict[str, tuple[float, float]]:
     """Percentile bootstrap interval of every numeric metric `metric_fn` returns, resampling tasks
     (trials nested). Metrics undefined on some resamples get an interval from the others; a cell
-    with fewer than two tasks gets no intervals (nothing to resample).
+    with fewer than two tasks gets no intervals (nothing to resample). Without `metrics`, the
+    metrics are those `metric_fn` names on the whole cell (a number, or None where undefined).
 
     Metrics that are ratios of per-task sums (`_decompose`: checked against `metric_fn`) are
     computed from per-task arrays, a block of resamples at a time (`_draw_blocks`); the others
@@ -368,11 +369,14 @@ def bootstrap_ci(
         _decompose(groups, metric_fn, _keys(metric_fn, wanted, episodes)), seed, len(groups), resamples
     )
     values: dict[str, np.ndarray] = {k: v[~np.isnan(v)] for k, v in fast.items()}
-    if wanted is None or wanted - fast.keys():
+    if wanted is None:  # every metric the whole cell's `metric_fn` names, undefined ones included
+        named = metric_fn(episodes).items()
+        wanted = {k for k, v in named if v is None or (isinstance(v, int | float) and not isinstance(v, bool))}
+    if wanted - fast.keys():  # only those not vectorised: one metric_fn call per resample
         slow: dict[str, list[float]] = defaultdict(list)
         for b, draw in enumerate(_draws(seed, len(groups), resamples)):
             for k, v in _numeric(metric_fn(_resample(groups, draw, b))).items():
-                if k not in fast and (wanted is None or k in wanted):
+                if k not in fast and k in wanted:
                     slow[k].append(v)
         values.update({k: np.asarray(v, dtype=float) for k, v in slow.items()})
     return {k: _interval(v, level) for k, v in values.items() if len(v) >= max(2, resamples // 2)}

@@ -35,6 +35,28 @@ def test_sign_test_agrees_with_scipy():
         assert sign_test(w, lo) == pytest.approx(stats.binomtest(w, w + lo, 0.5).pvalue)
 
 
+def test_bootstrap_without_named_metrics_calls_the_metric_once_per_resample_only_when_it_must():
+    """Ratio metrics are drawn from per-task arrays whether or not `metrics` names them; a metric
+    that is not a ratio (a median) still gets its interval from one call per resample."""
+    data = eps({f"t{i}": [i % 2, (i // 2) % 2] for i in range(30)})
+    calls = {"ratio": 0, "mixed": 0}
+
+    def ratio(episodes):
+        calls["ratio"] += 1
+        return sr(episodes)
+
+    def mixed(episodes):
+        calls["mixed"] += 1
+        oks = sorted(e["ok"] for e in episodes)
+        return {**sr(episodes), "median": float(oks[len(oks) // 2]) if oks else None, "label": "x"}
+
+    assert bootstrap_ci(data, ratio, resamples=500) == bootstrap_ci(data, sr, resamples=500, metrics=["SR"])
+    assert calls["ratio"] < 100  # no call per resample (500)
+    got = bootstrap_ci(data, mixed, resamples=500)
+    assert set(got) == {"SR", "median"} and got["SR"] == bootstrap_ci(data, sr, resamples=500)["SR"]
+    assert calls["mixed"] >= 500
+
+
 def test_bootstrap_degenerate_and_bounds():
     same = eps({f"t{i}": [1] for i in range(5)})
     assert bootstrap_ci(same, sr) == {"SR": (100.0, 100.0)}  # every resample is all-success
