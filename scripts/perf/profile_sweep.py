@@ -106,6 +106,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--harness", type=Path, default=REPO, help="the checkout to profile (default: this one)")
     ap.add_argument("--raw", type=Path, help="keep py-spy's raw output here (default: a temporary file)")
+    ap.add_argument(
+        "--gil",
+        action="store_true",
+        help="sample only the thread holding the GIL (py-spy --gil): the interpreter's CPU, without the time a "
+        "thread waits for the GIL, a CPU or a system call",
+    )
     a = ap.parse_args(argv)
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not Path(spy).exists():
@@ -123,7 +129,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         with ShapedEndpoint(w, 0.1, 1500) as ep:
             out = root / "out"
-            cmd = [spy, "record", "--threads", "--nonblocking", "-r", str(a.rate), "-f", "raw", "-o", str(raw), "--"]
+            cmd = [spy, "record", "--threads", "--nonblocking", "-r", str(a.rate), "-f", "raw", "-o", str(raw)]
+            cmd += ["--gil"] if a.gil else []
+            cmd += ["--"]
             cmd += harness_cmd(ep.base_url, data_dir, out, a.concurrency, a.episodes)
             run_one(ep, "harness", cmd, out, a.concurrency, a.episodes, env, cwd=harness)
             check_harness_cell(out, a.episodes)
