@@ -1,9 +1,10 @@
 """Where the sweep's CPU goes: `python -m scripts.perf.profile_sweep [--episodes 512] [--concurrency 128]
-[--rate 250] [--top 25] [--harness DIR] [--raw FILE]`.
+[--rate 250] [--top 25] [--harness DIR] [--raw FILE] [--gil]`.
 
 `scripts/perf/tail.py`'s workload (Full Context on 12-call memoryarena_math-shaped episodes,
 transcripts on, the loopback endpoint at 100 ms per call), the sweep as one process sampled by
-py-spy (`--threads --nonblocking`, every thread; the dev extra installs it) from start to exit.
+py-spy (`--threads --nonblocking`, every thread; the dev extra installs it) from start to exit; with
+`--gil` only the thread holding the GIL, i.e. the interpreter's own CPU.
 Only what runs from the first cell on is counted (the main thread's stacks under
 `runners.sweep.run_cells`, and the helper threads); start-up (imports, configuration) is left out.
 
