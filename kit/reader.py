@@ -410,7 +410,10 @@ def _clean(value: Any) -> tuple[Any, int]:
 
 def _parse(s: str, reading: Reading | None, where: str) -> Any:
     """`_parse_raw`, then invalid Unicode the JSON escapes produced replaced (and recorded)."""
-    value, n = _clean(_parse_raw(s, reading, where))
+    value = _parse_raw(s, reading, where)
+    if "\\u" not in s and "\\U" not in s and not _SURROGATE.search(s):
+        return value  # no escape and no surrogate in the text: none in the value (no copy of it to make)
+    value, n = _clean(value)
     if n and reading is not None:
         reading.note("invalid_unicode", where, f"{n} lone surrogate(s) replaced by U+FFFD")
     return value

@@ -65,7 +65,7 @@ class RecordingBackbone(Backbone):
         self._used: dict[str, set[int]] = {}
         self._encoder = Encoder() if transcripts else None
         self._carried: Pending | None = None  # blobs of a call that ended without a log (see `complete`)
-        self._config_sampling = _config_sampling(inner)
+        self._config_sampling = clean_sampling(_config_sampling(inner))  # the backbone's part, cleaned once
 
     def fresh_attempt(
         self, messages: list[Message], role: str, attempt: int, sampling: dict[str, Any], prompt: str | None = None
@@ -108,7 +108,7 @@ class RecordingBackbone(Backbone):
             fields["prompt"] = prompt
             fields["n_messages"] = len(messages)
             fields["tools"] = enc.blob(canonical(tools), pending) if tools else None
-            fields["sampling"] = clean_sampling({**self._config_sampling, **call})
+            fields["sampling"] = {**self._config_sampling, **clean_sampling(call)}  # clean_sampling({**config, **call})
             if c is not None:
                 fields["reply"] = enc.text(c.text, pending)
                 fields["reasoning"] = enc.text(c.reasoning, pending) if c.reasoning else None
@@ -118,7 +118,7 @@ class RecordingBackbone(Backbone):
                     )
         log = CallLog(**fields)
         if pending is not None:
-            log._pending = pending
+            log.hold_pending_transcript(pending)
         return log
 
     async def complete(

@@ -262,3 +262,25 @@ def test_backslash_rule_scan_matches_the_character_walk():
     cases += ["".join(rng.choice(kept) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
     for src in cases:
         assert reader.fix_backslashes(src) == _backslashes_one_by_one(src), src
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '{"a": "x\\ud800y", "b": ["\\udc00"]}',  # escapes of lone surrogates
+        '{"a": "x\\uD800y", "b": ["\\uDC00"]}',  # the same, upper-case hex
+        '{"a": "x\ud800y", "b": ["\udc00"]}',  # the surrogates themselves in the text
+    ],
+)
+def test_lone_surrogates_in_json_are_replaced_and_noted(raw):
+    r = reader.read("")
+    value, err = reader.load_json(raw, "tool_calls", r)
+    assert err is None and value == {"a": "x\ufffdy", "b": ["\ufffd"]}
+    assert [(n.kind, n.where) for n in r.repairs if n.kind == "invalid_unicode"] == [("invalid_unicode", "tool_calls")]
+
+
+def test_json_without_escapes_is_read_as_is():
+    r = reader.read("")
+    raw = '{"a": "caf\u00e9 \U0001f600", "b": [1, 2.5, null, {"c": "\\n"}]}'  # no escape: read as it is
+    value, err = reader.load_json(raw, "tool_calls", r)
+    assert err is None and value == json.loads(raw) and not r.repairs

@@ -286,7 +286,9 @@ class AiohttpTransport:
         self._session = aiohttp.ClientSession(
             connector=connector,
             headers=headers,
-            timeout=aiohttp.ClientTimeout(total=timeout_s),
+            # no timer of its own: OpenAIBackbone._attempt's `asyncio.timeout(timeout_s)` bounds every request
+            # (redirects included); a second timer per request only costs event-loop time (a timer-heap push)
+            timeout=aiohttp.ClientTimeout(),
             skip_auto_headers=("User-Agent",),
             auto_decompress=True,
         )

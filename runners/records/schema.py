@@ -54,11 +54,22 @@ class CallLog(BaseModel):
     error: str | None = Field(None, description="the backbone error of a failed call")
     _pending: Any = PrivateAttr(None)
 
+    # `_pending` read and written in pydantic's private dict directly: `self._pending` goes through
+    # BaseModel.__getattr__ / __setattr__ in Python (three of these per call, on the hot path)
     def pending_transcript(self) -> Any:
-        return self._pending
+        private = self.__pydantic_private__
+        return private.get("_pending") if private else None
+
+    def hold_pending_transcript(self, pending: Any) -> None:
+        self._private()["_pending"] = pending
 
     def clear_pending_transcript(self) -> None:
-        self._pending = None
+        self._private()["_pending"] = None
+
+    def _private(self) -> dict[str, Any]:
+        if self.__pydantic_private__ is None:  # made without __init__: the private dict is set up first
+            object.__setattr__(self, "__pydantic_private__", {"_pending": None})
+        return self.__pydantic_private__  # type: ignore[return-value]
 
 
 class StepRecord(BaseModel):

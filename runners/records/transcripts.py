@@ -344,7 +344,7 @@ class Encoder:
         if before is not None:  # also share the end (a prompt that changed in the middle)
             while tail < min(len(before) - take, len(hs) - keep) and before[-1 - tail] == hs[-1 - tail]:
                 tail += 1
-        pending.nodes[head] = (parent, take, b"".join(_b(h) for h in hs[keep : len(hs) - tail]), tail)
+        pending.nodes[head] = (parent, take, bytes.fromhex("".join(hs[keep : len(hs) - tail])), tail)  # each `_b(h)`
         for j in range(keep + 1, len(hs) + 1):
             self._runs.setdefault(prefix[j], (head, j))
         self._runs[head] = (head, len(hs))

@@ -62,4 +62,4 @@ def dumps_with(obj: dict[str, Any], key: str, raw: bytes) -> bytes:
     tail = dumps(after)[1:] if after else b"}"
     sep_head = b"," if before else b""
     sep_tail = b"," if after else b""
-    return head + sep_head + dumps(key) + b":" + raw + sep_tail + tail
+    return b"".join((head, sep_head, dumps(key), b":", raw, sep_tail, tail))  # `raw` (the prompt) copied once

@@ -1,9 +1,10 @@
 """Where the sweep's CPU goes: `python -m scripts.perf.profile_sweep [--episodes 512] [--concurrency 128]
-[--rate 250] [--top 25] [--harness DIR] [--raw FILE]`.
+[--rate 250] [--top 25] [--harness DIR] [--raw FILE] [--gil]`.
 
 `scripts/perf/tail.py`'s workload (Full Context on 12-call memoryarena_math-shaped episodes,
 transcripts on, the loopback endpoint at 100 ms per call), the sweep as one process sampled by
-py-spy (`--threads --nonblocking`, every thread; the dev extra installs it) from start to exit.
+py-spy (`--threads --nonblocking`, every thread; the dev extra installs it) from start to exit; with
+`--gil` only the thread holding the GIL, i.e. the interpreter's own CPU.
 Only what runs from the first cell on is counted (the main thread's stacks under
 `runners.sweep.run_cells`, and the helper threads); start-up (imports, configuration) is left out.
 
@@ -106,6 +107,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--harness", type=Path, default=REPO, help="the checkout to profile (default: this one)")
     ap.add_argument("--raw", type=Path, help="keep py-spy's raw output here (default: a temporary file)")
+    ap.add_argument(
+        "--gil",
+        action="store_true",
+        help="sample only the thread holding the GIL (py-spy --gil): the interpreter's CPU, without the time a "
+        "thread waits for the GIL, a CPU or a system call",
+    )
     a = ap.parse_args(argv)
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not Path(spy).exists():
@@ -123,7 +130,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         with ShapedEndpoint(w, 0.1, 1500) as ep:
             out = root / "out"
-            cmd = [spy, "record", "--threads", "--nonblocking", "-r", str(a.rate), "-f", "raw", "-o", str(raw), "--"]
+            cmd = [spy, "record", "--threads", "--nonblocking", "-r", str(a.rate), "-f", "raw", "-o", str(raw)]
+            cmd += ["--gil"] if a.gil else []
+            cmd += ["--"]
             cmd += harness_cmd(ep.base_url, data_dir, out, a.concurrency, a.episodes)
             run_one(ep, "harness", cmd, out, a.concurrency, a.episodes, env, cwd=harness)
             check_harness_cell(out, a.episodes)

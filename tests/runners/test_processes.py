@@ -248,10 +248,10 @@ def _is_worker(pid: int) -> bool:
 def test_few_collections_while_episodes_run_and_restored_after():
     import gc
 
-    from runners.run import few_collections
+    from runners.run import YOUNG, few_collections
 
     gc.unfreeze()  # whatever an earlier test froze in this process
     before = gc.get_threshold()
     with few_collections():
-        assert gc.get_threshold()[0] == 10_000 and gc.get_freeze_count() > 0
+        assert gc.get_threshold()[0] == YOUNG == 100_000 and gc.get_freeze_count() > 0
     assert gc.get_threshold() == before and gc.get_freeze_count() == 0
