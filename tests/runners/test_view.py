@@ -9,6 +9,7 @@ import pytest
 from runners.records.results import open_experiment
 from runners.analysis.report import CHUNK, build_report, gather, main, safe_json, unpack
 from runners.analysis.episodes import episode_success
+from runners.analysis.episodes import transcript_of
 from tests.runners.sweep_helpers import run_sweep
 
 
@@ -284,8 +285,9 @@ def test_pieces_are_read_across_stores_and_missing_ones_named(demo, tmp_path):
     for d, table in ((a, "nodes"), (b, "blobs")):  # a: blobs only; b: nodes (and packs) only
         d.mkdir()
         shutil.copy(cell / "transcripts.sqlite", d / "transcripts.sqlite")
-        with sqlite3.connect(d / "transcripts.sqlite") as db:
+        with sqlite3.connect(d / "transcripts.sqlite") as db:  # a store that lost rows has no index of them
             db.execute(f"DELETE FROM {table}")
+            db.execute("DELETE FROM episode_pieces")
     split = ShardedTranscriptReader([a, b])
     for rec in recs:
         assert transcript_of(rec, split) == transcript_of(rec, whole)
@@ -303,6 +305,81 @@ def test_pieces_are_read_across_stores_and_missing_ones_named(demo, tmp_path):
         assert lost_blob not in got["blobs"] and lost_node not in got["nodes"]
     one = TranscriptReader(a)  # a store with no nodes at all: every prompt missing
     assert set(transcript_of(rec, one)["missing"]) >= {c["prompt"] for c in recs[0]["requests"][0]["steps"][0]["calls"]}
+
+
+def _walked(rec, reader):
+    reader.use_index = False
+    try:
+        return transcript_of(rec, reader)
+    finally:
+        reader.use_index = True
+
+
+def test_the_piece_index_answers_as_the_walk_in_one_lookup(demo, tmp_path):
+    """Each episode's piece index row (written by the sweep with its rows) gives the same pieces as
+    the level-by-level walk, in one lookup and no query of the nodes or blobs; a store without
+    the index (older), a missing row, a row naming another episode's pieces or a damaged row
+    are all read by the walk; a cell in shards uses the index of the store that wrote it."""
+    import shutil
+    import sqlite3
+
+    from runners.records.store import stream_cell
+    from runners.records.transcripts import ShardedTranscriptReader, TranscriptReader
+
+    cell = next(d for d in demo.iterdir() if (d / "transcripts.sqlite").exists())
+    recs = [r for r in stream_cell(cell)[1] if transcript_of(r, TranscriptReader(cell))["nodes"]]
+    reader = TranscriptReader(cell)
+    n_rows = reader._conn().execute("SELECT COUNT(*) FROM episode_pieces").fetchone()[0]
+    assert len(recs) >= 2 and n_rows >= len(recs)
+    walks = [_walked(rec, reader) for rec in recs]
+    queries: list[str] = []
+    reader._conn().set_trace_callback(queries.append)
+    for rec, walk in zip(recs, walks):
+        del queries[:]
+        assert transcript_of(rec, reader) == walk and walk["missing"] == []
+        assert [q for q in queries if "FROM nodes" in q or "FROM blobs" in q] == []  # only the index row
+        assert sum("FROM episode_pieces" in q for q in queries) == 1
+    reader._conn().set_trace_callback(None)
+
+    def copy(name, sql):
+        d = tmp_path / name
+        d.mkdir()
+        shutil.copy(cell / "transcripts.sqlite", d / "transcripts.sqlite")
+        with sqlite3.connect(d / "transcripts.sqlite") as db:
+            for q in sql:
+                db.execute(*q)
+        return d
+
+    keys = [k for (k,) in sqlite3.connect(cell / "transcripts.sqlite").execute("SELECT k FROM episode_pieces")]
+    older = copy("older", [("DROP TABLE episode_pieces",)])
+    missing = copy("missing", [("DELETE FROM episode_pieces",)])
+    swapped = copy(  # every row holds the next row's value: pieces of another episode
+        "swapped",
+        [("UPDATE episode_pieces SET k = ? WHERE k = ?", (b"~" + a, a)) for a in keys]
+        + [("UPDATE episode_pieces SET k = ? WHERE k = ?", (b, b"~" + a)) for a, b in zip(keys, keys[1:] + keys[:1])],
+    )
+    damaged = copy("damaged", [("UPDATE episode_pieces SET v = substr(v, 1, length(v) - 3)",)])
+    for d in (older, missing, swapped, damaged):
+        r = TranscriptReader(d)
+        for rec, walk in zip(recs, walks):
+            assert r._indexed(*_asked(rec)) is None
+            assert transcript_of(rec, r) == walk
+    first, second = copy("first", []), copy("second", [("DELETE FROM episode_pieces",)])
+    empty = copy("empty", [(f"DELETE FROM {t}",) for t in ("nodes", "blobs", "episode_pieces")])
+    for readers in ([first, second], [second, first], [empty, first]):
+        sharded = ShardedTranscriptReader(readers)
+        for rec, walk in zip(recs, walks):
+            assert transcript_of(rec, sharded) == walk
+
+
+def _asked(rec):
+    """The sorted heads and texts `transcript_of` asks `pieces` for."""
+    from runners.analysis.episodes import _calls
+
+    calls = [c for c in _calls(rec) if c.get("prompt") is not None]
+    heads = sorted({c["prompt"] for c in calls if c["prompt"]})
+    texts = sorted({c[k] for c in calls for k in ("reply", "reasoning", "tools", "reply_tool_calls") if c.get(k)})
+    return heads, texts
 
 
 def test_the_report_reads_each_records_file_once(toy, monkeypatch):
