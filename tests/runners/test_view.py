@@ -11,6 +11,7 @@ from runners.analysis.report import CHUNK, build_report, gather, main, safe_json
 from runners.analysis.episodes import episode_success
 from runners.analysis.episodes import transcript_of
 from tests.runners.sweep_helpers import run_sweep
+from tests.runners.test_transcripts import _asked
 
 
 def test_safe_json_cannot_close_the_script_or_open_a_comment():
@@ -370,16 +371,6 @@ def test_the_piece_index_answers_as_the_walk_in_one_lookup(demo, tmp_path):
         sharded = ShardedTranscriptReader(readers)
         for rec, walk in zip(recs, walks):
             assert transcript_of(rec, sharded) == walk
-
-
-def _asked(rec):
-    """The sorted heads and texts `transcript_of` asks `pieces` for."""
-    from runners.analysis.episodes import _calls
-
-    calls = [c for c in _calls(rec) if c.get("prompt") is not None]
-    heads = sorted({c["prompt"] for c in calls if c["prompt"]})
-    texts = sorted({c[k] for c in calls for k in ("reply", "reasoning", "tools", "reply_tool_calls") if c.get(k)})
-    return heads, texts
 
 
 def test_the_report_reads_each_records_file_once(toy, monkeypatch):
