@@ -142,10 +142,10 @@ class _Chunks:
 
     def _block(self) -> None:
         if self.buf:  # orjson and json escape newlines inside strings: "\n" only ends a payload
-            self.emit(base64.b64encode(self.zstd.compress(b"\n".join(self.buf))).decode())
+            self.emit(base64.b64encode(self.zstd.compress(b"\n".join(self.buf))))
             self.buf = []
 
-    def emit(self, block: str) -> None:  # pragma: no cover - overridden
+    def emit(self, block: bytes) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
 
@@ -156,8 +156,8 @@ class _Collected(_Chunks):
         super().__init__()
         self.blocks: list[str] = []
 
-    def emit(self, block: str) -> None:
-        self.blocks.append(block)
+    def emit(self, block: bytes) -> None:
+        self.blocks.append(block.decode("ascii"))
 
     def finish(self) -> list[str]:
         self._block()
@@ -457,22 +457,23 @@ class _Writer(_Chunks):
         self.page, self.files, self.experiment, self.parts_above = page, files, experiment, parts_above
         self.css, self.js = _assets()
         self.per_part = max(1, PART_SIZE // CHUNK)  # blocks per file
-        self.part, self.blocks = 0, []  # type: ignore[var-annotated]
+        self.part = 0
+        self.blocks: list[bytes] = []  # base64 blocks of the part being filled
         self.split = False
         if self.files.exists() and not _is_parts(self.files):  # not a former build's: never removed
             raise StoreError(f"{self.files} exists and is not a report's parts folder; move it, or use --out")
         shutil.rmtree(self.files, ignore_errors=True)
         self.files.mkdir(parents=True)
 
-    def emit(self, block: str) -> None:
+    def emit(self, block: bytes) -> None:
         self.blocks.append(block)
         if len(self.blocks) == self.per_part:
             self._flush()
 
     def _flush(self) -> None:
-        if self.blocks:
-            text = f"window.__reportPart({self.part},[" + ",".join(f'"{b}"' for b in self.blocks) + "]);\n"  # base64
-            (self.files / f"part-{self.part:05d}.js").write_text(text, encoding="ascii")
+        if self.blocks:  # base64 blocks as bytes, written as they are (no text round trip)
+            data = b'window.__reportPart(%d,["' % self.part + b'","'.join(self.blocks) + b'"]);\n'
+            (self.files / f"part-{self.part:05d}.js").write_bytes(data)
             self.part, self.blocks = self.part + 1, []
 
     def _parts(self) -> Any:

@@ -30,9 +30,18 @@ grows), so naive call records grow quadratically. Here:
 - a message list is a *run* (`nodes`): the longest prefix it shares with an earlier prompt of the
   episode (`parent`, `take` messages of its start), the hashes of its new messages, and how many
   messages of the parent's end it repeats (`tail`). A node's key is the hash chain of its
-  whole message list (h_i = H(h_{i-1}, message_i)), so identical prompts share one node.
+  whole message list (h_i = H(h_{i-1}, message_i)), so identical prompts share one node;
+- an episode's *piece index* (`episode_pieces`): one row per stored episode, keyed by a digest of
+  its distinct prompt heads and texts (`piece_key`: the reader computes it from the record alone),
+  holding, in a compact binary form (`_encode_index`), every node row its heads stand on and every
+  blob row (delta base, pack, offset, length) its nodes, texts and delta bases need, blobs an
+  earlier episode stored included. The report reads an episode's pieces with this one lookup
+  instead of one `IN` query per level of nodes and delta bases (`TranscriptReader.pieces`). It is
+  a copy of rows written in the same transaction: a store without the table (written before it;
+  an older harness ignores it), an episode without a row, or a row that does not hold what is
+  asked is read by walking the rows, with the same answer.
 
-Durability, like `episodes.jsonl`: the cell writes an episode's pack, blobs and nodes in one SQLite
+Durability, like `episodes.jsonl`: the cell writes an episode's pack, blobs, nodes and piece index row in one SQLite
 transaction (synchronous=FULL, rollback journal) *before* appending its record line. A kill -9
 mid-transaction is rolled back on the next open (SQLite's hot-journal recovery: the torn tail
 repairs itself); a kill between the commit and the record line leaves blobs nothing references
@@ -915,17 +924,18 @@ class TranscriptReader:
             return None
         out = Pieces()
         nodes, blobs, wanted = out.nodes, out.blobs, out.wanted
-        at = 5 * n_nodes + 3 * n_blobs
-        for i in range(0, 5 * n_nodes, 5):
-            h, parent, take, tail, n = small[i : i + 5]
+        nb = 5 * n_nodes  # where the blobs' numbers start
+        at = nb + 3 * n_blobs  # where the nodes' new pieces start
+        for h, parent, take, tail, n in zip(*(small[j:nb:5] for j in range(5))):
             new = [hx[j] for j in small[at : at + n]]
             at += n
             nodes[hx[h]] = [hx[parent - 1] if parent else "", take, new, tail]
             wanted.update(new)
-        for k, i in enumerate(range(5 * n_nodes, 5 * n_nodes + 3 * n_blobs, 3)):
-            h, base, pack = small[i : i + 3]
-            off = big[k]
-            payload = self._pack(pids[pack])[off : off + big[n_blobs + k]]
+        packs = [self._pack(pid) for pid in pids]
+        for h, base, pack, off, n in zip(
+            small[nb : nb + 3 * n_blobs : 3], small[nb + 1 :: 3], small[nb + 2 :: 3], big, big[n_blobs:]
+        ):
+            payload = packs[pack][off : off + n]
             blobs[hx[h]] = (
                 ["d", hx[base - 1], _json(payload)] if base else ["t", payload.decode("utf-8", "surrogatepass")]
             )
