@@ -404,44 +404,47 @@ def _ints(values: list[int], wide: str, narrow: str, limit: int) -> tuple[bool, 
 def _encode_index(
     key: bytes, heads: list[str], texts: list[str], nodes: dict[bytes, _NodeRow], blobs: dict[bytes, _BlobRow]
 ) -> bytes | None:
-    """An episode's piece index value (see `TranscriptReader._indexed`), or None when it does not
-    fit the format (more than 65,535 of something, a pack offset beyond 4 GiB).
+    """An episode's piece index value (see `TranscriptReader._decode_index`): `nodes` (every head's
+    and their parents') and `blobs` (every text's, piece's and delta base's) as rows, or None when
+    they do not fit the format (more than 65,535 of something, a pack offset beyond 4 GiB).
 
-    Layout, little-endian: the header (`_IDX_HEAD`: the key's first 4 bytes, so that a row
-    under another key is seen; the counts); the hashes that are neither a head nor a
-    text (16 bytes each); the pack ids (4 bytes each); the small numbers (1 byte each, 2 when one
-    is above 255): for each node its hash, its parent (0: none, else 1 + place), take, tail and
-    number of new pieces, for each blob its hash, its base (0: none, else 1 + place) and its pack
-    (place in the pack ids), then every node's new pieces in turn; last the blobs' offsets and
-    lengths (2 bytes each, 4 when one is above 65,535). A hash is named by its place in the
-    sorted heads, then the sorted texts, then the extra hashes."""
+    Layout, little-endian: the header (`_IDX_HEAD`: the key's first 4 bytes, so that a row under
+    another key is seen; the counts); the extra hashes (16 bytes each): the blobs that are not
+    texts, then the nodes that are not heads; the pack ids (4 bytes each); the small numbers (1
+    byte each, 2 when one is above 255): for each node its parent (0: none, else 1 + place),
+    take, tail and number of new pieces, for each blob its base (0: none, else 1 + place) and its
+    pack (place in the pack ids), then every node's new pieces in turn; last the blobs' offsets,
+    then their lengths (2 bytes each, 4 when one is above 65,535). The nodes are listed heads
+    first (in their sorted order), the blobs texts first, so neither names its own hash; a hash
+    is named by its place in the sorted heads, then the sorted texts, then the extra hashes."""
+    hb, tb = [bytes.fromhex(x) for x in heads], [bytes.fromhex(x) for x in texts]
+    head_set, text_set = set(hb), set(tb)
+    if not (head_set <= nodes.keys() and text_set <= blobs.keys()):
+        return None
+    other_blobs = [h for h in blobs if h not in text_set]
+    other_nodes = [h for h in nodes if h not in head_set]
     place: dict[bytes, int] = {}
-    for i, x in enumerate(heads + texts):
-        place.setdefault(bytes.fromhex(x), i)
-    extra: list[bytes] = []
-    first = len(heads) + len(texts)
-
-    def at(h: bytes) -> int:
-        i = place.get(h)
-        if i is None:
-            i = place[h] = first + len(extra)
-            extra.append(h)
-        return i
-
+    for i, x in enumerate(hb + tb + other_blobs + other_nodes):
+        place.setdefault(x, i)
     packs: dict[int, int] = {}
     small: list[int] = []
     pieces: list[int] = []
-    for h, (parent, take, new, tail) in nodes.items():
-        ps = [at(new[i : i + 16]) for i in range(0, len(new), 16)]
-        small += (at(h), at(parent) + 1 if parent else 0, take, tail, len(ps))
-        pieces += ps
     offs: list[int] = []
     lens: list[int] = []
-    for h, (base, pid, off, n) in blobs.items():
-        small += (at(h), at(base) + 1 if base else 0, packs.setdefault(pid, len(packs)))
-        offs.append(off)
-        lens.append(n)
-    counts = (len(extra), len(nodes), len(blobs), len(packs), len(pieces))
+    try:
+        for h in hb + other_nodes:
+            parent, take, new, tail = nodes[h]
+            ps = [place[new[i : i + 16]] for i in range(0, len(new), 16)]
+            small += (place[parent] + 1 if parent else 0, take, tail, len(ps))
+            pieces += ps
+        for h in tb + other_blobs:
+            base, pid, off, n = blobs[h]
+            small += (place[base] + 1 if base else 0, packs.setdefault(pid, len(packs)))
+            offs.append(off)
+            lens.append(n)
+    except KeyError:  # a piece, parent or base outside the rows given: not a closure
+        return None
+    counts = (len(other_blobs) + len(other_nodes), len(nodes), len(blobs), len(packs), len(pieces))
     if max(counts) > 0xFFFF or max(small + pieces, default=0) > 0xFFFF or max(offs + lens, default=0) > 0xFFFFFFFF:
         return None
     wide, small_b = _ints(small + pieces, "H", "B", 0xFF)
@@ -449,7 +452,8 @@ def _encode_index(
     return b"".join(
         (
             _IDX_HEAD.pack(INDEX_VERSION, wide | long << 1, key[:4], *counts),
-            *extra,
+            *other_blobs,
+            *other_nodes,
             struct.pack(f"<{len(packs)}I", *packs),
             small_b,
             big_b,
@@ -518,7 +522,8 @@ class TranscriptStore:
                 "tail INTEGER NOT NULL) WITHOUT ROWID;"
                 "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);"
                 "CREATE TABLE IF NOT EXISTS packs (id INTEGER PRIMARY KEY, codec INTEGER NOT NULL, data BLOB NOT NULL);"
-                "CREATE TABLE IF NOT EXISTS episode_pieces (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID;"
+                "CREATE TABLE IF NOT EXISTS episode_pieces "
+                "(id INTEGER PRIMARY KEY, k BLOB NOT NULL UNIQUE, v BLOB NOT NULL);"
             )
             db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError:
@@ -651,7 +656,7 @@ class TranscriptStore:
         key = piece_key(heads, texts)
         value = _encode_index(key, heads, texts, got_nodes, got_blobs)
         if value is not None:
-            self._db.execute("INSERT OR REPLACE INTO episode_pieces VALUES (?, ?)", (key, value))
+            self._db.execute("INSERT OR REPLACE INTO episode_pieces (k, v) VALUES (?, ?)", (key, value))
 
     async def put_async(self, rec: "EpisodeRecord") -> int:
         """`put` off the event loop, returning once committed: the records of concurrent episodes
@@ -907,16 +912,22 @@ class TranscriptReader:
             return None
 
     def _decode_index(self, key: bytes, v: bytes, heads: list[str], texts: list[str]) -> Pieces | None:
+        """A piece index value (`_encode_index`) as `Pieces`, or None when it is not this key's or
+        does not hold the closure the walk finds."""
         version, widths, check, n_extra, n_nodes, n_blobs, n_packs, n_pieces = _IDX_HEAD.unpack_from(v, 0)
-        if version != INDEX_VERSION or check != key[:4]:  # another version's row; a row written for another key
+        other_blobs, other_nodes = n_blobs - len(texts), n_nodes - len(heads)
+        if version != INDEX_VERSION or check != key[:4] or min(other_blobs, other_nodes) < 0:
+            return None  # another version's row; a row written for another key
+        if other_blobs + other_nodes != n_extra:
             return None
         o = _IDX_HEAD.size
         ex = v[o : o + 16 * n_extra].hex()
-        hx = heads + texts + [ex[i : i + 32] for i in range(0, len(ex), 32)]
+        extra = [ex[i : i + 32] for i in range(0, len(ex), 32)]
+        hx = heads + texts + extra
         o += 16 * n_extra
         pids = struct.unpack_from(f"<{n_packs}I", v, o)
         o += 4 * n_packs
-        n_small = 5 * n_nodes + 3 * n_blobs + n_pieces
+        n_small = 4 * n_nodes + 2 * n_blobs + n_pieces
         small = struct.unpack_from(f"<{n_small}{'H' if widths & 1 else 'B'}", v, o)
         o += n_small * (2 if widths & 1 else 1)
         big = struct.unpack_from(f"<{2 * n_blobs}{'I' if widths & 2 else 'H'}", v, o)
@@ -924,25 +935,24 @@ class TranscriptReader:
             return None
         out = Pieces()
         nodes, blobs, wanted = out.nodes, out.blobs, out.wanted
-        nb = 5 * n_nodes  # where the blobs' numbers start
-        at = nb + 3 * n_blobs  # where the nodes' new pieces start
-        for h, parent, take, tail, n in zip(*(small[j:nb:5] for j in range(5))):
+        nb = 4 * n_nodes  # where the blobs' numbers start
+        at = ps = nb + 2 * n_blobs  # where the nodes' new pieces start
+        for h, parent, take, tail, n in zip(heads + extra[other_blobs:], *(small[j:nb:4] for j in range(4))):
             new = [hx[j] for j in small[at : at + n]]
             at += n
-            nodes[hx[h]] = [hx[parent - 1] if parent else "", take, new, tail]
+            nodes[h] = [hx[parent - 1] if parent else "", take, new, tail]
             wanted.update(new)
         packs = [self._pack(pid) for pid in pids]
         for h, base, pack, off, n in zip(
-            small[nb : nb + 3 * n_blobs : 3], small[nb + 1 :: 3], small[nb + 2 :: 3], big, big[n_blobs:]
+            texts + extra[:other_blobs], small[nb:ps:2], small[nb + 1 : ps : 2], big, big[n_blobs:]
         ):
             payload = packs[pack][off : off + n]
-            blobs[hx[h]] = (
-                ["d", hx[base - 1], _json(payload)] if base else ["t", payload.decode("utf-8", "surrogatepass")]
-            )
+            blobs[h] = ["d", hx[base - 1], _json(payload)] if base else ["t", payload.decode("utf-8", "surrogatepass")]
         if (
             at != len(small)
-            or not nodes.keys() >= set(heads)
-            or not blobs.keys() >= wanted.union(texts, (b[1] for b in blobs.values() if b[0] == "d"))
+            or len(nodes) != n_nodes
+            or len(blobs) != n_blobs
+            or not blobs.keys() >= wanted.union(b[1] for b in blobs.values() if b[0] == "d")
             or not all(n[0] in nodes for n in nodes.values() if n[0])
         ):
             return None  # not the closure the walk finds: the walk answers
