@@ -397,6 +397,10 @@ def test_a_database_written_before_packs_still_reads_and_takes_new_episodes(tmp_
     store.close()
     reader = TranscriptReader(tmp_path)
     assert reader.messages(head) == want and len(reader.messages(new.requests[0].steps[-1].calls[0].prompt)) == 16
+    # the new episode stands on rows of schema 1 (not in a pack): no piece index row; `pieces` walks the rows
+    assert reader._conn().execute("SELECT COUNT(*) FROM episode_pieces").fetchone()[0] == 0
+    walked = transcript_of(json.loads(new.model_dump_json()), reader)
+    assert walked["missing"] == [] and len(walked["nodes"]) == 8
     assert (
         reader.stats()["packs"] == 1
         and reader._conn().execute("SELECT v FROM meta WHERE k = 'schema'").fetchone()[0] == "2"
