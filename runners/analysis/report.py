@@ -106,9 +106,9 @@ def safe_json(obj: Any) -> str:
     )
 
 
-def _payload(rec: dict[str, Any], reader: Any) -> bytes:
+def _payload(rec: dict[str, Any], reader: Any, calls: list[dict[str, Any]] | None = None) -> bytes:
     """One episode's details as one line of JSON: its record whole and its transcript's pieces."""
-    obj = {"record": rec, "transcript": transcript_of(rec, reader)}
+    obj = {"record": rec, "transcript": transcript_of(rec, reader, calls)}
     try:
         return orjson.dumps(obj, default=str)  # ~5x the standard library's speed; the same JSON value
     except TypeError:  # lone surrogates, ints beyond 64 bits: the standard library writes those
@@ -201,7 +201,7 @@ class _CellPages:
                 sum(len(rr.get("steps") or []) for rr in rec.get("requests") or []),
                 len(calls),
                 any(c.get("prompt") is not None for c in calls),
-                chunks.add(_payload(rec, self.reader)),
+                chunks.add(_payload(rec, self.reader, calls)),
             ]
         )
 
