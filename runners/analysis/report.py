@@ -48,7 +48,7 @@ import orjson
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
 from runners.analysis.stats import INTERVAL_LEGEND, SIGNIFICANCE_LEGEND, shared_evaluations
-from runners.records.store import StoreError, cell_errors, paused_gc, stream_cell
+from runners.records.store import StoreError, cell_errors, last_read, paused_gc, stream_cell
 from runners.records.transcripts import open_transcripts
 
 ASSETS = Path(__file__).parent / "assets"
@@ -106,13 +106,33 @@ def safe_json(obj: Any) -> str:
     )
 
 
+def _readers(reader: Any) -> list[Any]:
+    return list(getattr(reader, "readers", [reader]))  # a sharded cell's stores, or the one
+
+
 def _payload(rec: dict[str, Any], reader: Any, calls: list[dict[str, Any]] | None = None) -> bytes:
-    """One episode's details as one line of JSON: its record whole and its transcript's pieces."""
-    obj = {"record": rec, "transcript": transcript_of(rec, reader, calls)}
+    """One episode's details as one line of JSON: its record whole and its transcript's pieces.
+    What is stored as JSON goes in as read: the record's line (`store.last_read`, when it is this
+    record's: orjson read it, so it is standard JSON, which the page's JSON.parse reads) and, with
+    the readers' `fragments`, the messages and deltas (`TranscriptReader._form`); the page reads
+    the same values as from a dump of the parsed ones."""
+    line, read = last_read  # a line holds no newline but its end: the payloads' separator stays theirs
+    obj = {"record": orjson.Fragment(line.rstrip()) if read is rec else rec}
+    obj["transcript"] = transcript_of(rec, reader, calls)
     try:
         return orjson.dumps(obj, default=str)  # ~5x the standard library's speed; the same JSON value
     except TypeError:  # lone surrogates, ints beyond 64 bits: the standard library writes those
-        return json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+        pass
+    readers = _readers(reader)
+    was = [r.fragments for r in readers]
+    for r in readers:
+        r.fragments = False  # the standard library cannot write fragments
+    try:
+        obj = {"record": rec, "transcript": transcript_of(rec, reader, calls)}
+    finally:
+        for r, f in zip(readers, was):
+            r.fragments = f
+    return json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
 
 
 CHUNK = 10
@@ -180,6 +200,8 @@ class _CellPages:
 
     def __init__(self, cell_dir: Path) -> None:
         self.reader = open_transcripts(cell_dir)
+        for r in _readers(self.reader):
+            r.fragments = True  # stored JSON embedded as read (`_payload`)
         self.rows: list[list[Any]] = []
         self.outcome, self.series = _declared(cell_dir)
         self.lines: dict[str, list[Any]] = {d.name: [] for d in self.series}

@@ -66,7 +66,7 @@ import threading
 import zlib
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Container, Iterable
 
 import orjson
 
@@ -791,6 +791,8 @@ class TranscriptReader:
         self._last: tuple[int, bytes] = (-1, b"")  # the pack read last
         self._has_index: bool | None = None  # whether the store has the piece index table, once looked
         self.use_index = True  # False: `pieces` always walks the rows (the index's own tests compare both)
+        # True (the report): messages and deltas as their stored JSON bytes (`_form`), for orjson to embed as is
+        self.fragments = False
 
     @property
     def exists(self) -> bool:
@@ -875,8 +877,22 @@ class TranscriptReader:
         if out is None:
             out = Pieces()
             self._nodes_into(out, set(hs))
-            self._blobs_into(out, set(ts) | out.wanted)
+            self._blobs_into(out, set(ts) | out.wanted, set(ts))
         return out
+
+    def _form(self, h: str, base: str | None, payload: bytes, texts: Container[str]) -> list[Any]:
+        """A blob as `pieces` answers it: ["t", text] or ["d", base, delta]. With `fragments`, a
+        message (a blob the episode does not name as a text) is ["j", its stored JSON] and a delta's
+        JSON stays as stored, each an `orjson.Fragment` that `orjson.dumps` writes as is: the report's
+        page reads the same values without the text being decoded to a str and escaped again.
+        Stored bytes that hold a newline (the report's payload separator) or a lone surrogate (0xED,
+        also the lead byte of some Hangul) are decoded as without `fragments`."""
+        if self.fragments and b"\n" not in payload and b"\xed" not in payload:
+            if base is not None:
+                return ["d", base, orjson.Fragment(payload)]
+            if h not in texts:
+                return ["j", orjson.Fragment(payload)]
+        return ["d", base, _json(payload)] if base is not None else ["t", payload.decode("utf-8", "surrogatepass")]
 
     def _holds(self, p: Pieces) -> bool:
         """Whether this store has a row of any of `p`'s nodes or blobs."""
@@ -943,11 +959,11 @@ class TranscriptReader:
             nodes[h] = [hx[parent - 1] if parent else "", take, new, tail]
             wanted.update(new)
         packs = [self._pack(pid) for pid in pids]
+        named = set(texts)
         for h, base, pack, off, n in zip(
             texts + extra[:other_blobs], small[nb:ps:2], small[nb + 1 : ps : 2], big, big[n_blobs:]
         ):
-            payload = packs[pack][off : off + n]
-            blobs[h] = ["d", hx[base - 1], _json(payload)] if base else ["t", payload.decode("utf-8", "surrogatepass")]
+            blobs[h] = self._form(h, hx[base - 1] if base else None, packs[pack][off : off + n], named)
         if (
             at != len(small)
             or len(nodes) != n_nodes
@@ -972,7 +988,7 @@ class TranscriptReader:
             out.missing_nodes.update(want - found)
             want = {n[0] for k in found if (n := out.nodes[k])[0] and n[0] not in out.nodes}
 
-    def _blobs_into(self, out: Pieces, want: set[str]) -> None:
+    def _blobs_into(self, out: Pieces, want: set[str], texts: Container[str] = ()) -> None:
         want = want - out.blobs.keys()
         while want:
             bases: set[str] = set()
@@ -986,9 +1002,7 @@ class TranscriptReader:
                         b = base.hex() if codec == PACKED_DELTA else None
                     else:
                         b, payload = self._stored_row(k, codec, base, data)
-                    out.blobs[k] = (
-                        ["d", b, _json(payload)] if b is not None else ["t", payload.decode("utf-8", "surrogatepass")]
-                    )
+                    out.blobs[k] = self._form(k, b, payload, texts)
                 except TranscriptError:  # an unknown codec, a lost pack: missing, like a lost row
                     continue
                 found.add(k)
@@ -1172,13 +1186,13 @@ class ShardedTranscriptReader:
                 if not any(e._holds(got) for e in live[:k]):
                     return got
                 break
-        out = Pieces()
+        out, named = Pieces(), set(ts)
         while want_nodes or want_blobs:
             before = len(out.nodes) + len(out.blobs)
             for r in live:
                 got = Pieces()
                 r._nodes_into(got, want_nodes - out.nodes.keys())
-                r._blobs_into(got, (want_blobs | got.wanted) - out.blobs.keys())
+                r._blobs_into(got, (want_blobs | got.wanted) - out.blobs.keys(), named)
                 out.nodes.update(got.nodes)
                 out.blobs.update(got.blobs)
                 want_nodes |= {n[0] for n in got.nodes.values() if n[0]}

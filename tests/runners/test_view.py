@@ -7,6 +7,7 @@ import json
 import pytest
 
 from runners.records.results import open_experiment
+from runners.records.store import stream_cell
 from runners.analysis.report import CHUNK, build_report, gather, main, safe_json, unpack
 from runners.analysis.episodes import episode_success
 from runners.analysis.episodes import transcript_of
@@ -28,12 +29,30 @@ def demo(tmp_path_factory):
     return out / "offline_demo"
 
 
+def _page_message(blobs, h):
+    """The page's `Episode.message` (report.js): a message embedded as stored JSON ("j"), as text
+    ("t"), or as a delta of its base ("d", applied as `apply_delta` applies it)."""
+    from runners.records.transcripts import apply_delta
+
+    kind, *v = blobs[h]
+    if kind == "j":
+        return v[0]
+    if kind == "t":
+        return json.loads(v[0])
+    return apply_delta(_page_message(blobs, v[0]), json.dumps(v[1]).encode())
+
+
 def test_payloads_rebuild_every_call_exactly(demo):
+    """Every call's messages and reply rebuilt from the payload as the page rebuilds them; messages
+    and deltas are embedded as their stored JSON (no text decoded and escaped again)."""
     index, blocks = gather(demo)
     payloads = unpack(index, blocks)
+    kinds = {b[0] for p in payloads for b in p["transcript"]["blobs"].values()}
+    assert kinds == {"j", "t", "d"}  # messages as stored JSON, replies as text, deltas
     assert len(payloads) == len(index["episodes"]) == sum(c["n_episodes"] for c in index["cells"])
     assert len(blocks) == -(-len(payloads) // CHUNK)
     exp = open_experiment(demo)
+    read: dict = {}
     for row, p in zip(index["episodes"], payloads):
         assert (p["record"]["task_id"], p["record"]["trial"]) == (row[1], row[2])  # the row's own details
         cell = exp.cell(index["cells"][row[0]]["cell"])
@@ -48,8 +67,37 @@ def test_payloads_rebuild_every_call_exactly(demo):
                 h = nodes[h][0]
             for _, take, new, tail in reversed(path):
                 pieces = pieces[:take] + new + (pieces[len(pieces) - tail :] if tail else [])
-            assert len(pieces) == len(call.messages)
-            assert blobs[call.reply][1] == call.text
+            assert [_page_message(blobs, m) for m in pieces] == call.messages
+            assert blobs[call.reply] == ["t", call.text]
+        if row[0] not in read:
+            read[row[0]] = {(r["task_id"], r["trial"]): r for r in stream_cell(demo / cell.name)[1]}
+        assert p["record"] == read[row[0]][row[1], row[2]]  # the record whole, as the store reads it
+
+
+def test_the_payload_embeds_the_record_line_as_read_only_when_it_is_standard_json(demo, tmp_path):
+    """The record goes into its payload as the line was read (`store.last_read`: no dump of the
+    parsed record); a line orjson refuses (NaN, which the page's JSON.parse refuses too) is dumped
+    from the parsed record, as standard JSON."""
+    from runners.analysis.report import _payload
+    from runners.records import store
+    from runners.records.transcripts import TranscriptReader
+
+    cell = next(d for d in demo.iterdir() if (d / "transcripts.sqlite").exists())
+    line = next(iter(store.record_lines(cell / store.EPISODES))).rstrip()
+    spaced = line.replace(b'{"', b'{ "', 1)  # the same record; a dump of the parsed one has no space
+    reader = TranscriptReader(cell)
+    rec = store._record(spaced + b"\n")
+    out = _payload(rec, reader)
+    assert out.startswith(b'{"record":' + spaced + b',"transcript":')
+    assert json.loads(out) == {"record": json.loads(line), "transcript": transcript_of(rec, reader)}
+    nan = store._record(spaced[:-1] + b',"x":NaN}')
+    assert store.last_read[1] is not nan
+
+    def refuse(c):
+        raise AssertionError(f"{c} in the payload")
+
+    got = json.loads(_payload(nan, reader), parse_constant=refuse)
+    assert got["record"] == {**json.loads(line), "x": None}
 
 
 def test_report_file_is_written(demo, tmp_path):
