@@ -17,8 +17,9 @@ episodes in the background; the marks of the tables are explained on the page (`
 docs/report.md describes it all.
 
 Data is embedded as JSON; the episodes' details (each record whole, with the transcript pieces
-its calls reference) are zstd-compressed `CHUNK` episodes to a base64 block, decoded only when
-one of them is opened or searched (fzstd, a small JavaScript zstd decoder vendored in
+its calls reference; the record's line and the stored messages and deltas as read: `_payload`)
+are zstd-compressed `CHUNK` episodes to a base64 block, decoded only when one of them is opened
+or searched (fzstd, a small JavaScript zstd decoder vendored in
 `assets/`). Above `PARTS_ABOVE` episodes (2,000; `--parts-above`) those blocks go to files
 beside the page (`report.files/part-NNNNN.js`, `PART_SIZE` episodes each, allowed by a nonce in
 the page's CSP) that the page loads when one of their episodes is needed; the page itself then
