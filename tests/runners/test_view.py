@@ -4,6 +4,7 @@ input fails with a clear message. Records without transcripts: test_report_brows
 
 import json
 
+import orjson
 import pytest
 
 from runners.records.results import open_experiment
@@ -419,6 +420,19 @@ def test_the_piece_index_answers_as_the_walk_in_one_lookup(demo, tmp_path):
         sharded = ShardedTranscriptReader(readers)
         for rec, walk in zip(recs, walks):
             assert transcript_of(rec, sharded) == walk
+    embedding = [reader, TranscriptReader(older), ShardedTranscriptReader([second, first])]  # index, walks
+    for r in [reader, embedding[1], *embedding[2].readers]:
+        r.fragments = True  # as the report reads: stored JSON embedded as read
+    for r in embedding:
+        for rec, walk in zip(recs, walks):
+            assert json.loads(orjson.dumps(transcript_of(rec, r))) == _as_embedded(walk, _asked(rec)[1])
+
+
+def _as_embedded(walk, texts):
+    """`walk` as the report's readers answer it (`TranscriptReader._form`), parsed: a message (a
+    blob the calls do not name as a text) is ["j", the message], the other blobs as before."""
+    blobs = {h: ["j", json.loads(b[1])] if b[0] == "t" and h not in texts else b for h, b in walk["blobs"].items()}
+    return {**walk, "blobs": blobs}
 
 
 def test_the_report_reads_each_records_file_once(toy, monkeypatch):
