@@ -17,8 +17,9 @@ episodes in the background; the marks of the tables are explained on the page (`
 docs/report.md describes it all.
 
 Data is embedded as JSON; the episodes' details (each record whole, with the transcript pieces
-its calls reference) are zstd-compressed `CHUNK` episodes to a base64 block, decoded only when
-one of them is opened or searched (fzstd, a small JavaScript zstd decoder vendored in
+its calls reference; the record's line and the stored messages and deltas as read: `_payload`)
+are zstd-compressed `CHUNK` episodes to a base64 block, decoded only when one of them is opened
+or searched (fzstd, a small JavaScript zstd decoder vendored in
 `assets/`). Above `PARTS_ABOVE` episodes (2,000; `--parts-above`) those blocks go to files
 beside the page (`report.files/part-NNNNN.js`, `PART_SIZE` episodes each, allowed by a nonce in
 the page's CSP) that the page loads when one of their episodes is needed; the page itself then
@@ -48,7 +49,7 @@ import orjson
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
 from runners.analysis.stats import INTERVAL_LEGEND, SIGNIFICANCE_LEGEND, shared_evaluations
-from runners.records.store import StoreError, cell_errors, paused_gc, stream_cell
+from runners.records.store import StoreError, cell_errors, last_read, paused_gc, stream_cell
 from runners.records.transcripts import open_transcripts
 
 ASSETS = Path(__file__).parent / "assets"
@@ -106,13 +107,33 @@ def safe_json(obj: Any) -> str:
     )
 
 
-def _payload(rec: dict[str, Any], reader: Any) -> bytes:
-    """One episode's details as one line of JSON: its record whole and its transcript's pieces."""
-    obj = {"record": rec, "transcript": transcript_of(rec, reader)}
+def _readers(reader: Any) -> list[Any]:
+    return list(getattr(reader, "readers", [reader]))  # a sharded cell's stores, or the one
+
+
+def _payload(rec: dict[str, Any], reader: Any, calls: list[dict[str, Any]] | None = None) -> bytes:
+    """One episode's details as one line of JSON: its record whole and its transcript's pieces.
+    What is stored as JSON goes in as read: the record's line (`store.last_read`, when it is this
+    record's: orjson read it, so it is standard JSON, which the page's JSON.parse reads) and, with
+    the readers' `fragments`, the messages and deltas (`TranscriptReader._form`); the page reads
+    the same values as from a dump of the parsed ones."""
+    line, read = last_read  # a line holds no newline but its end: the payloads' separator stays theirs
+    obj = {"record": orjson.Fragment(line.rstrip()) if read is rec else rec}
+    obj["transcript"] = transcript_of(rec, reader, calls)
     try:
         return orjson.dumps(obj, default=str)  # ~5x the standard library's speed; the same JSON value
     except TypeError:  # lone surrogates, ints beyond 64 bits: the standard library writes those
-        return json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
+        pass
+    readers = _readers(reader)
+    was = [r.fragments for r in readers]
+    for r in readers:
+        r.fragments = False  # the standard library cannot write fragments
+    try:
+        obj = {"record": rec, "transcript": transcript_of(rec, reader, calls)}
+    finally:
+        for r, f in zip(readers, was):
+            r.fragments = f
+    return json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
 
 
 CHUNK = 10
@@ -142,10 +163,10 @@ class _Chunks:
 
     def _block(self) -> None:
         if self.buf:  # orjson and json escape newlines inside strings: "\n" only ends a payload
-            self.emit(base64.b64encode(self.zstd.compress(b"\n".join(self.buf))).decode())
+            self.emit(base64.b64encode(self.zstd.compress(b"\n".join(self.buf))))
             self.buf = []
 
-    def emit(self, block: str) -> None:  # pragma: no cover - overridden
+    def emit(self, block: bytes) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
 
 
@@ -156,8 +177,8 @@ class _Collected(_Chunks):
         super().__init__()
         self.blocks: list[str] = []
 
-    def emit(self, block: str) -> None:
-        self.blocks.append(block)
+    def emit(self, block: bytes) -> None:
+        self.blocks.append(block.decode("ascii"))
 
     def finish(self) -> list[str]:
         self._block()
@@ -180,6 +201,8 @@ class _CellPages:
 
     def __init__(self, cell_dir: Path) -> None:
         self.reader = open_transcripts(cell_dir)
+        for r in _readers(self.reader):
+            r.fragments = True  # stored JSON embedded as read (`_payload`)
         self.rows: list[list[Any]] = []
         self.outcome, self.series = _declared(cell_dir)
         self.lines: dict[str, list[Any]] = {d.name: [] for d in self.series}
@@ -201,7 +224,7 @@ class _CellPages:
                 sum(len(rr.get("steps") or []) for rr in rec.get("requests") or []),
                 len(calls),
                 any(c.get("prompt") is not None for c in calls),
-                chunks.add(_payload(rec, self.reader)),
+                chunks.add(_payload(rec, self.reader, calls)),
             ]
         )
 
@@ -457,22 +480,23 @@ class _Writer(_Chunks):
         self.page, self.files, self.experiment, self.parts_above = page, files, experiment, parts_above
         self.css, self.js = _assets()
         self.per_part = max(1, PART_SIZE // CHUNK)  # blocks per file
-        self.part, self.blocks = 0, []  # type: ignore[var-annotated]
+        self.part = 0
+        self.blocks: list[bytes] = []  # base64 blocks of the part being filled
         self.split = False
         if self.files.exists() and not _is_parts(self.files):  # not a former build's: never removed
             raise StoreError(f"{self.files} exists and is not a report's parts folder; move it, or use --out")
         shutil.rmtree(self.files, ignore_errors=True)
         self.files.mkdir(parents=True)
 
-    def emit(self, block: str) -> None:
+    def emit(self, block: bytes) -> None:
         self.blocks.append(block)
         if len(self.blocks) == self.per_part:
             self._flush()
 
     def _flush(self) -> None:
-        if self.blocks:
-            text = f"window.__reportPart({self.part},[" + ",".join(f'"{b}"' for b in self.blocks) + "]);\n"  # base64
-            (self.files / f"part-{self.part:05d}.js").write_text(text, encoding="ascii")
+        if self.blocks:  # base64 blocks as bytes, written as they are (no text round trip)
+            data = b'window.__reportPart(%d,["' % self.part + b'","'.join(self.blocks) + b'"]);\n'
+            (self.files / f"part-{self.part:05d}.js").write_bytes(data)
             self.part, self.blocks = self.part + 1, []
 
     def _parts(self) -> Any:

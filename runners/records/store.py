@@ -218,10 +218,16 @@ class StoreError(RuntimeError):
     pass
 
 
+last_read: list[Any] = [b"", None]
+"""(the line, the record) `_record` read last with orjson, so standard JSON (no NaN): a reader
+handed the record (the report, through `collect`'s `on_record`) may embed the line as is."""
+
+
 def _record(raw: bytes) -> dict[str, Any]:
     """One line as a record: a JSON object with a task_id and a trial; ValueError otherwise."""
     try:
-        r = orjson.loads(raw)  # ~3x the standard library's speed on records
+        r = last_read[1] = orjson.loads(raw)  # ~3x the standard library's speed on records
+        last_read[0] = raw
     except orjson.JSONDecodeError:  # what orjson refuses and json reads (NaN, lone surrogates, ints beyond 64 bits)
         r = json.loads(raw)
     if not (isinstance(r, dict) and isinstance(r.get("task_id"), str) and isinstance(r.get("trial"), int)):

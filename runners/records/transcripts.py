@@ -30,9 +30,18 @@ grows), so naive call records grow quadratically. Here:
 - a message list is a *run* (`nodes`): the longest prefix it shares with an earlier prompt of the
   episode (`parent`, `take` messages of its start), the hashes of its new messages, and how many
   messages of the parent's end it repeats (`tail`). A node's key is the hash chain of its
-  whole message list (h_i = H(h_{i-1}, message_i)), so identical prompts share one node.
+  whole message list (h_i = H(h_{i-1}, message_i)), so identical prompts share one node;
+- an episode's *piece index* (`episode_pieces`): one row per stored episode, keyed by a digest of
+  its distinct prompt heads and texts (`piece_key`: the reader computes it from the record alone),
+  holding, in a compact binary form (`_encode_index`), every node row its heads stand on and every
+  blob row (delta base, pack, offset, length) its nodes, texts and delta bases need, blobs an
+  earlier episode stored included. The report reads an episode's pieces with this one lookup
+  instead of one `IN` query per level of nodes and delta bases (`TranscriptReader.pieces`). It is
+  a copy of rows written in the same transaction: a store without the table (written before it;
+  an older harness ignores it), an episode without a row, or a row that does not hold what is
+  asked is read by walking the rows, with the same answer.
 
-Durability, like `episodes.jsonl`: the cell writes an episode's pack, blobs and nodes in one SQLite
+Durability, like `episodes.jsonl`: the cell writes an episode's pack, blobs, nodes and piece index row in one SQLite
 transaction (synchronous=FULL, rollback journal) *before* appending its record line. A kill -9
 mid-transaction is rolled back on the next open (SQLite's hot-journal recovery: the torn tail
 repairs itself); a kill between the commit and the record line leaves blobs nothing references
@@ -57,7 +66,7 @@ import threading
 import zlib
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Container, Iterable
 
 import orjson
 
@@ -354,6 +363,104 @@ class Encoder:
         return head
 
 
+_Refs = tuple[list[str], list[str]]  # an episode's distinct prompt heads and texts, each sorted
+_NodeRow = tuple[bytes, int, bytes, int]  # parent, take, new piece hashes, tail
+_BlobRow = tuple[bytes, int, int, int]  # delta base (b"": a whole blob), pack id, offset, length
+INDEX_VERSION = 1
+_IDX_HEAD = struct.Struct("<BB4sHHHHH")  # version, widths, key check, extra hashes, nodes, blobs, packs, node pieces
+
+
+def piece_key(heads: list[str], texts: list[str]) -> bytes:
+    """The key of an episode's piece index row: a digest of what the report asks `pieces` for,
+    its distinct prompt heads and its distinct texts (replies, reasoning, tool lists, native tool
+    calls), each sorted, so the reader computes it from the record alone."""
+    return hashlib.blake2b(f"{','.join(heads)};{','.join(texts)}".encode(), digest_size=16).digest()
+
+
+def _select(db: sqlite3.Connection, sql: str, keys: list[bytes], row: Any = None) -> list[Any]:
+    """`sql` (with `IN ({})`) for `keys`, in batches under SQLite's variable limit; each row
+    through `row` when given."""
+    out: list[Any] = []
+    for i in range(0, len(keys), 500):
+        part = keys[i : i + 500]
+        rows = db.execute(sql.format(",".join("?" * len(part))), part).fetchall()
+        out += rows if row is None else [row(*r) for r in rows]
+    return out
+
+
+def _blob_row(h: bytes, codec: int, base: bytes, data: bytes) -> tuple[bytes, _BlobRow | None]:
+    """A blobs row as the piece index keeps it: (hash, (base, pack, offset, length)), or
+    (hash, None) for a row not in a pack (schema 1)."""
+    if codec == PACKED or codec == PACKED_DELTA:
+        return bytes(h), (bytes(base) if codec == PACKED_DELTA else b"", *_REF.unpack(data))
+    return bytes(h), None
+
+
+def _ints(values: list[int], wide: str, narrow: str, limit: int) -> tuple[bool, bytes]:
+    w = max(values, default=0) > limit
+    return w, struct.pack(f"<{len(values)}{wide if w else narrow}", *values)
+
+
+def _encode_index(
+    key: bytes, heads: list[str], texts: list[str], nodes: dict[bytes, _NodeRow], blobs: dict[bytes, _BlobRow]
+) -> bytes | None:
+    """An episode's piece index value (see `TranscriptReader._decode_index`): `nodes` (every head's
+    and their parents') and `blobs` (every text's, piece's and delta base's) as rows, or None when
+    they do not fit the format (more than 65,535 of something, a pack offset beyond 4 GiB).
+
+    Layout, little-endian: the header (`_IDX_HEAD`: the key's first 4 bytes, so that a row under
+    another key is seen; the counts); the extra hashes (16 bytes each): the blobs that are not
+    texts, then the nodes that are not heads; the pack ids (4 bytes each); the small numbers (1
+    byte each, 2 when one is above 255): for each node its parent (0: none, else 1 + place),
+    take, tail and number of new pieces, for each blob its base (0: none, else 1 + place) and its
+    pack (place in the pack ids), then every node's new pieces in turn; last the blobs' offsets,
+    then their lengths (2 bytes each, 4 when one is above 65,535). The nodes are listed heads
+    first (in their sorted order), the blobs texts first, so neither names its own hash; a hash
+    is named by its place in the sorted heads, then the sorted texts, then the extra hashes."""
+    hb, tb = [bytes.fromhex(x) for x in heads], [bytes.fromhex(x) for x in texts]
+    head_set, text_set = set(hb), set(tb)
+    if not (head_set <= nodes.keys() and text_set <= blobs.keys()):
+        return None
+    other_blobs = [h for h in blobs if h not in text_set]
+    other_nodes = [h for h in nodes if h not in head_set]
+    place: dict[bytes, int] = {}
+    for i, x in enumerate(hb + tb + other_blobs + other_nodes):
+        place.setdefault(x, i)
+    packs: dict[int, int] = {}
+    small: list[int] = []
+    pieces: list[int] = []
+    offs: list[int] = []
+    lens: list[int] = []
+    try:
+        for h in hb + other_nodes:
+            parent, take, new, tail = nodes[h]
+            ps = [place[new[i : i + 16]] for i in range(0, len(new), 16)]
+            small += (place[parent] + 1 if parent else 0, take, tail, len(ps))
+            pieces += ps
+        for h in tb + other_blobs:
+            base, pid, off, n = blobs[h]
+            small += (place[base] + 1 if base else 0, packs.setdefault(pid, len(packs)))
+            offs.append(off)
+            lens.append(n)
+    except KeyError:  # a piece, parent or base outside the rows given: not a closure
+        return None
+    counts = (len(other_blobs) + len(other_nodes), len(nodes), len(blobs), len(packs), len(pieces))
+    if max(counts) > 0xFFFF or max(small + pieces, default=0) > 0xFFFF or max(offs + lens, default=0) > 0xFFFFFFFF:
+        return None
+    wide, small_b = _ints(small + pieces, "H", "B", 0xFF)
+    long, big_b = _ints(offs + lens, "I", "H", 0xFFFF)
+    return b"".join(
+        (
+            _IDX_HEAD.pack(INDEX_VERSION, wide | long << 1, key[:4], *counts),
+            *other_blobs,
+            *other_nodes,
+            struct.pack(f"<{len(packs)}I", *packs),
+            small_b,
+            big_b,
+        )
+    )
+
+
 def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     if readonly:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
@@ -368,7 +475,7 @@ def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
 class TranscriptStore:
     """The writer of one cell's transcripts (the cell's lock file already makes it the only one)."""
 
-    def __init__(self, cell_dir: Path) -> None:
+    def __init__(self, cell_dir: Path, index: bool = True) -> None:
         self.path = Path(cell_dir) / TRANSCRIPTS
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()  # put() may be called from a writer thread
@@ -376,6 +483,7 @@ class TranscriptStore:
         self._zdict_cache: tuple[int, Any] = (-1, None)  # dictionary pack id, the compressor with it
         self._queue: "queue.Queue[Any]" = queue.Queue()  # put_async's group commits
         self._committer: threading.Thread | None = None
+        self.index = index  # write each episode's piece index row (`episode_pieces`)
 
     def open(self) -> "TranscriptStore":
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -414,6 +522,8 @@ class TranscriptStore:
                 "tail INTEGER NOT NULL) WITHOUT ROWID;"
                 "CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);"
                 "CREATE TABLE IF NOT EXISTS packs (id INTEGER PRIMARY KEY, codec INTEGER NOT NULL, data BLOB NOT NULL);"
+                "CREATE TABLE IF NOT EXISTS episode_pieces "
+                "(id INTEGER PRIMARY KEY, k BLOB NOT NULL UNIQUE, v BLOB NOT NULL);"
             )
             db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         except sqlite3.DatabaseError:
@@ -432,13 +542,13 @@ class TranscriptStore:
         record's payloads its own pack; any error rolls back all of them (`put_async` then
         stores each alone, so that one record's error is its own)."""
         items = [self._offered(r) for r in recs]
-        if not any(b or n for b, n in items):
+        if not any(b or n for b, n, _ in items):
             return [0] * len(recs)
         assert self._db is not None, "TranscriptStore.open() first"
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                counts = [self._write(b, n) for b, n in items]
+                counts = [self._write(b, n, refs) for b, n, refs in items]
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -452,29 +562,101 @@ class TranscriptStore:
     @staticmethod
     def _offered(
         rec: "EpisodeRecord",
-    ) -> tuple[dict[str, bytes | tuple[str, bytes]], dict[str, tuple[str, int, bytes, int]]]:
+    ) -> tuple[dict[str, bytes | tuple[str, bytes]], dict[str, tuple[str, int, bytes, int]], _Refs]:
         blobs: dict[str, bytes | tuple[str, bytes]] = {}
         nodes: dict[str, tuple[str, int, bytes, int]] = {}
+        heads: set[str] = set()
+        texts: set[str] = set()
         for c in episode_calls(rec):
             p = c.pending_transcript()
             if p is not None:
                 blobs.update(p.blobs)
                 nodes.update(p.nodes)
-        return blobs, nodes
+            if c.prompt is not None:  # what the report asks `pieces` for (runners.analysis.episodes.transcript_of)
+                if c.prompt:
+                    heads.add(c.prompt)
+                for t in (c.reply, c.reasoning, c.tools, c.reply_tool_calls):
+                    if t:
+                        texts.add(t)
+        return blobs, nodes, (sorted(heads), sorted(texts))
 
-    def _write(self, blobs: dict[str, bytes | tuple[str, bytes]], nodes: dict[str, tuple[str, int, bytes, int]]) -> int:
-        """One record's rows, inside the caller's transaction."""
+    def _write(
+        self,
+        blobs: dict[str, bytes | tuple[str, bytes]],
+        nodes: dict[str, tuple[str, int, bytes, int]],
+        refs: _Refs = ([], []),
+    ) -> int:
+        """One record's rows, and its piece index row (`episode_pieces`), inside the caller's transaction."""
         assert self._db is not None
         if not (blobs or nodes):
             return 0
-        new = self._absent(list(blobs))  # a blob an earlier episode stored (a shared system prompt) is not repacked
+        keys = [_b(h) for h in blobs]
+        # a blob an earlier episode stored (a shared system prompt) is not repacked; its row is kept for the index
+        known = self._present(keys)
+        new = [(h, blobs[h]) for h, k in zip(blobs, keys) if k not in known]
         if new:
-            self._pack([(h, blobs[h]) for h in new])
-        self._db.executemany(
-            "INSERT OR IGNORE INTO nodes VALUES (?, ?, ?, ?, ?)",
-            [(_b(h), _b(p), take, pieces, tail) for h, (p, take, pieces, tail) in nodes.items()],
+            known.update(self._pack(new))
+        node_rows = {_b(h): (_b(p), take, pieces, tail) for h, (p, take, pieces, tail) in nodes.items()}
+        cur = self._db.executemany(
+            "INSERT OR IGNORE INTO nodes VALUES (?, ?, ?, ?, ?)", [(h, *r) for h, r in node_rows.items()]
         )
+        if cur.rowcount != len(node_rows):  # some were stored before (the same prompt): their stored rows hold
+            node_rows = {}
+        if refs[0] and self.index:
+            try:
+                self._put_index(refs, node_rows, known)
+            except (ValueError, struct.error):  # a reference that is no hash: no index row, the episode is stored
+                pass
         return len(new) + len(nodes)
+
+    def _put_index(self, refs: _Refs, nodes: dict[bytes, _NodeRow], blobs: dict[bytes, _BlobRow | None]) -> None:
+        """The episode's piece index row: every node row its heads stand on and every blob row its
+        nodes, texts and delta bases need, from the rows this transaction wrote or read (the
+        database is asked only for the rest). None is written when something is not in this store
+        or not in a pack (rows of schema 1): the reader then walks the rows, as for older stores."""
+        assert self._db is not None
+        heads, texts = refs
+        got_nodes: dict[bytes, _NodeRow] = {}
+        want = {_b(h) for h in heads}
+        while want:
+            if lost := [h for h in want if h not in nodes]:
+                nodes.update(
+                    (bytes(h), (bytes(p), t, bytes(pc), tl))
+                    for h, p, t, pc, tl in _select(
+                        self._db, "SELECT h, parent, take, pieces, tail FROM nodes WHERE h IN ({})", lost
+                    )
+                )
+            nxt = set()
+            for h in want:
+                row = nodes.get(h)
+                if row is None:
+                    return
+                got_nodes[h] = row
+                if row[0] and row[0] not in got_nodes:
+                    nxt.add(row[0])
+            want = nxt
+        got_blobs: dict[bytes, _BlobRow] = {}
+        want = {_b(h) for h in texts}
+        for _, _, pieces, _ in got_nodes.values():
+            want.update(pieces[i : i + 16] for i in range(0, len(pieces), 16))
+        while want:
+            if lost := [h for h in want if h not in blobs]:
+                blobs.update(
+                    _select(self._db, "SELECT h, codec, base, data FROM blobs WHERE h IN ({})", lost, _blob_row)
+                )
+            nxt = set()
+            for h in want:
+                brow = blobs.get(h)
+                if brow is None:
+                    return
+                got_blobs[h] = brow
+                if brow[0] and brow[0] not in got_blobs:
+                    nxt.add(brow[0])
+            want = nxt
+        key = piece_key(heads, texts)
+        value = _encode_index(key, heads, texts, got_nodes, got_blobs)
+        if value is not None:
+            self._db.execute("INSERT OR REPLACE INTO episode_pieces (k, v) VALUES (?, ?)", (key, value))
 
     async def put_async(self, rec: "EpisodeRecord") -> int:
         """`put` off the event loop, returning once committed: the records of concurrent episodes
@@ -534,19 +716,14 @@ class TranscriptStore:
             self._zdict_cache = (pid, c)
         return self._zdict_cache[1]
 
-    def _absent(self, hashes: list[str]) -> list[str]:
-        """`hashes` the database does not hold, in their order."""
+    def _present(self, keys: list[bytes]) -> dict[bytes, _BlobRow | None]:
+        """The rows of the blobs `keys` the database holds (None: a row not in a pack, schema 1)."""
         assert self._db is not None
-        keys = [_b(h) for h in hashes]
-        present: set[bytes] = set()
-        for i in range(0, len(keys), 500):
-            part = keys[i : i + 500]
-            q = f"SELECT h FROM blobs WHERE h IN ({','.join('?' * len(part))})"
-            present.update(bytes(r[0]) for r in self._db.execute(q, part))
-        return [h for h, k in zip(hashes, keys) if k not in present]
+        return dict(_select(self._db, "SELECT h, codec, base, data FROM blobs WHERE h IN ({})", keys, _blob_row))
 
-    def _pack(self, items: list[tuple[str, bytes | tuple[str, bytes]]]) -> None:
-        """One pack row holding every payload of `items`, and a blob row per item pointing into it."""
+    def _pack(self, items: list[tuple[str, bytes | tuple[str, bytes]]]) -> dict[bytes, _BlobRow | None]:
+        """One pack row holding every payload of `items`, and a blob row per item pointing into it
+        (returned, as `_blob_row` reads them)."""
         assert self._db is not None
         parts, refs, off = [], [], 0
         for h, data in items:
@@ -564,12 +741,15 @@ class TranscriptStore:
             z, zcodec = c.compress(raw), ZSTD_DICT
         codec, stored = (zcodec, z) if len(z) < len(raw) else (RAW, raw)
         pid = self._db.execute("INSERT INTO packs (codec, data) VALUES (?, ?)", (codec, stored)).lastrowid
+        assert pid is not None
         if c is None:
             self._db.execute("INSERT INTO meta VALUES ('zdict', ?)", (str(pid),))
+        rows: dict[bytes, _BlobRow | None] = {_b(h): (_b(base), pid, o, n) for h, base, o, n in refs}
         self._db.executemany(
             "INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)",
-            [(_b(h), PACKED_DELTA if base else PACKED, _b(base), _REF.pack(pid, o, n)) for h, base, o, n in refs],
+            [(h, PACKED_DELTA if r[0] else PACKED, r[0], _REF.pack(*r[1:])) for h, r in rows.items() if r is not None],
         )
+        return rows
 
     def close(self) -> None:
         if self._committer is not None:  # what was queued is committed first
@@ -609,6 +789,10 @@ class TranscriptReader:
         self._zstd: tuple[int, Any] = (-1, None)
         self._zdict: int | None = None  # the dictionary pack's id, once read
         self._last: tuple[int, bytes] = (-1, b"")  # the pack read last
+        self._has_index: bool | None = None  # whether the store has the piece index table, once looked
+        self.use_index = True  # False: `pieces` always walks the rows (the index's own tests compare both)
+        # True (the report): messages and deltas as their stored JSON bytes (`_form`), for orjson to embed as is
+        self.fragments = False
 
     @property
     def exists(self) -> bool:
@@ -677,23 +861,117 @@ class TranscriptReader:
 
     def _rows(self, sql: str, keys: Iterable[str]) -> list[Any]:
         """`sql` (with `IN ({})`) for the hashes `keys`, in batches under SQLite's variable limit."""
-        ks = [_b(k) for k in keys]
-        out: list[Any] = []
-        for i in range(0, len(ks), 500):
-            part = ks[i : i + 500]
-            out += self._conn().execute(sql.format(",".join("?" * len(part))), part).fetchall()
-        return out
+        return _select(self._conn(), sql, [_b(k) for k in keys])
 
     def pieces(self, heads: Iterable[str], texts: Iterable[str]) -> Pieces:
         """Everything the prompt nodes `heads` and the blobs `texts` (replies, tool lists) stand on,
         in stored form: nodes as [parent, take, new piece hashes, tail], blobs as ["t", text] or,
-        for a message stored as a delta, ["d", base hash, delta] (its base included). One query
-        per level of nodes and of delta bases (an episode's pieces in a handful of queries, not one
-        per piece: the report reads every episode's this way). What is not in this store is named
-        in `Pieces.missing_nodes` / `missing_blobs`, never an error."""
+        for a message stored as a delta, ["d", base hash, delta] (its base included). From the
+        episode's piece index row when the store has one for exactly these heads and texts (one
+        lookup: `_indexed`), else one query per level of nodes and of delta bases (an episode's
+        pieces in a handful of queries, not one per piece: the report reads every episode's this
+        way). What is not in this store is named in `Pieces.missing_nodes` / `missing_blobs`,
+        never an error."""
+        hs, ts = sorted({h for h in heads if h}), sorted({h for h in texts if h})
+        out = self._indexed(hs, ts) if self.use_index else None
+        if out is None:
+            out = Pieces()
+            self._nodes_into(out, set(hs))
+            self._blobs_into(out, set(ts) | out.wanted, set(ts))
+        return out
+
+    def _form(self, h: str, base: str | None, payload: bytes, texts: Container[str]) -> list[Any]:
+        """A blob as `pieces` answers it: ["t", text] or ["d", base, delta]. With `fragments`, a
+        message (a blob the episode does not name as a text) is ["j", its stored JSON] and a delta's
+        JSON stays as stored, each an `orjson.Fragment` that `orjson.dumps` writes as is: the report's
+        page reads the same values without the text being decoded to a str and escaped again.
+        Stored bytes that hold a newline (the report's payload separator) or a lone surrogate (0xED,
+        also the lead byte of some Hangul) are decoded as without `fragments`."""
+        if self.fragments and b"\n" not in payload and b"\xed" not in payload:
+            if base is not None:
+                return ["d", base, orjson.Fragment(payload)]
+            if h not in texts:
+                return ["j", orjson.Fragment(payload)]
+        return ["d", base, _json(payload)] if base is not None else ["t", payload.decode("utf-8", "surrogatepass")]
+
+    def _holds(self, p: Pieces) -> bool:
+        """Whether this store has a row of any of `p`'s nodes or blobs."""
+        db = self._conn()
+        return any(
+            _select(db, f"SELECT 1 FROM {table} WHERE h IN ({{}}) LIMIT 1", [_b(h) for h in hs])
+            for table, hs in (("nodes", p.nodes), ("blobs", p.blobs))
+        )
+
+    def _index_row(self, key: bytes) -> bytes | None:
+        if self._has_index is None:  # looked for once: a store written before the index has no table
+            self._has_index = bool(
+                self._conn().execute("SELECT 1 FROM sqlite_master WHERE name = 'episode_pieces'").fetchone()
+            )
+        if not self._has_index:
+            return None
+        row = self._conn().execute("SELECT v FROM episode_pieces WHERE k = ?", (key,)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def _indexed(self, heads: list[str], texts: list[str]) -> Pieces | None:
+        """`pieces` from the episode's index row (`_encode_index`: the node and blob rows the writer
+        had in hand when it stored the episode, in the same transaction), the packs read as the
+        walk reads them. None, and the walk answers, when there is no row (an older store, an
+        episode stored before the index or with rows of schema 1) or the row does not hold
+        everything asked for and everything it names (a damaged or foreign row, a lost pack)."""
+        if not heads and not texts:
+            return None
+        try:
+            key = piece_key(heads, texts)
+            v = self._index_row(key)
+            return None if v is None else self._decode_index(key, v, heads, texts)
+        except Exception:  # whatever is wrong with the row, the walk reads the rows as before
+            return None
+
+    def _decode_index(self, key: bytes, v: bytes, heads: list[str], texts: list[str]) -> Pieces | None:
+        """A piece index value (`_encode_index`) as `Pieces`, or None when it is not this key's or
+        does not hold the closure the walk finds."""
+        version, widths, check, n_extra, n_nodes, n_blobs, n_packs, n_pieces = _IDX_HEAD.unpack_from(v, 0)
+        other_blobs, other_nodes = n_blobs - len(texts), n_nodes - len(heads)
+        if version != INDEX_VERSION or check != key[:4] or min(other_blobs, other_nodes) < 0:
+            return None  # another version's row; a row written for another key
+        if other_blobs + other_nodes != n_extra:
+            return None
+        o = _IDX_HEAD.size
+        ex = v[o : o + 16 * n_extra].hex()
+        extra = [ex[i : i + 32] for i in range(0, len(ex), 32)]
+        hx = heads + texts + extra
+        o += 16 * n_extra
+        pids = struct.unpack_from(f"<{n_packs}I", v, o)
+        o += 4 * n_packs
+        n_small = 4 * n_nodes + 2 * n_blobs + n_pieces
+        small = struct.unpack_from(f"<{n_small}{'H' if widths & 1 else 'B'}", v, o)
+        o += n_small * (2 if widths & 1 else 1)
+        big = struct.unpack_from(f"<{2 * n_blobs}{'I' if widths & 2 else 'H'}", v, o)
+        if o + 2 * n_blobs * (4 if widths & 2 else 2) != len(v):
+            return None
         out = Pieces()
-        self._nodes_into(out, {h for h in heads if h})
-        self._blobs_into(out, {h for h in texts if h} | out.wanted)
+        nodes, blobs, wanted = out.nodes, out.blobs, out.wanted
+        nb = 4 * n_nodes  # where the blobs' numbers start
+        at = ps = nb + 2 * n_blobs  # where the nodes' new pieces start
+        for h, parent, take, tail, n in zip(heads + extra[other_blobs:], *(small[j:nb:4] for j in range(4))):
+            new = [hx[j] for j in small[at : at + n]]
+            at += n
+            nodes[h] = [hx[parent - 1] if parent else "", take, new, tail]
+            wanted.update(new)
+        packs = [self._pack(pid) for pid in pids]
+        named = set(texts)
+        for h, base, pack, off, n in zip(
+            texts + extra[:other_blobs], small[nb:ps:2], small[nb + 1 : ps : 2], big, big[n_blobs:]
+        ):
+            blobs[h] = self._form(h, hx[base - 1] if base else None, packs[pack][off : off + n], named)
+        if (
+            at != len(small)
+            or len(nodes) != n_nodes
+            or len(blobs) != n_blobs
+            or not blobs.keys() >= wanted.union(b[1] for b in blobs.values() if b[0] == "d")
+            or not all(n[0] in nodes for n in nodes.values() if n[0])
+        ):
+            return None  # not the closure the walk finds: the walk answers
         return out
 
     def _nodes_into(self, out: Pieces, want: set[str]) -> None:
@@ -710,7 +988,7 @@ class TranscriptReader:
             out.missing_nodes.update(want - found)
             want = {n[0] for k in found if (n := out.nodes[k])[0] and n[0] not in out.nodes}
 
-    def _blobs_into(self, out: Pieces, want: set[str]) -> None:
+    def _blobs_into(self, out: Pieces, want: set[str], texts: Container[str] = ()) -> None:
         want = want - out.blobs.keys()
         while want:
             bases: set[str] = set()
@@ -724,9 +1002,7 @@ class TranscriptReader:
                         b = base.hex() if codec == PACKED_DELTA else None
                     else:
                         b, payload = self._stored_row(k, codec, base, data)
-                    out.blobs[k] = (
-                        ["d", b, _json(payload)] if b is not None else ["t", payload.decode("utf-8", "surrogatepass")]
-                    )
+                    out.blobs[k] = self._form(k, b, payload, texts)
                 except TranscriptError:  # an unknown codec, a lost pack: missing, like a lost row
                     continue
                 found.add(k)
@@ -901,15 +1177,22 @@ class ShardedTranscriptReader:
     def pieces(self, heads: Iterable[str], texts: Iterable[str]) -> Pieces:
         """`TranscriptReader.pieces` over every store: what one store lacks is looked for in the
         others (a node in one, its pieces in another), until nothing more is found."""
-        out = Pieces()
         want_nodes, want_blobs = {h for h in heads if h}, {h for h in texts if h}
         live = [r for r in self.readers if r.exists]
+        hs, ts = sorted(want_nodes), sorted(want_blobs)
+        for k, r in enumerate(live):  # the store that wrote the episode has its index row
+            got = r._indexed(hs, ts) if r.use_index else None
+            if got is not None:  # the walk below takes each piece from the first store holding it
+                if not any(e._holds(got) for e in live[:k]):
+                    return got
+                break
+        out, named = Pieces(), set(ts)
         while want_nodes or want_blobs:
             before = len(out.nodes) + len(out.blobs)
             for r in live:
                 got = Pieces()
                 r._nodes_into(got, want_nodes - out.nodes.keys())
-                r._blobs_into(got, (want_blobs | got.wanted) - out.blobs.keys())
+                r._blobs_into(got, (want_blobs | got.wanted) - out.blobs.keys(), named)
                 out.nodes.update(got.nodes)
                 out.blobs.update(got.blobs)
                 want_nodes |= {n[0] for n in got.nodes.values() if n[0]}

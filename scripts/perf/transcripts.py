@@ -11,6 +11,10 @@ prompt grows every step. Prints, side by side:
 - the distinct text: the distinct lines of everything sent and received;
 - the content-addressed transcript (transcripts.sqlite file size, and its logical bytes),
   per episode and per call, and its ratio to the distinct text (target ≤ 1.5×).
+
+`--writer N`: the writer's CPU per episode (`TranscriptStore.put`, commit included) with the
+per-episode piece index and without it, on N episodes of 12 Full Context calls each (distinct text
+per episode, a system prompt shared by all), alternating between two stores.
 """
 
 from __future__ import annotations
@@ -176,11 +180,74 @@ def measure(steps: int, episodes: int = 1) -> dict[str, Any]:
         return asyncio.run(long_episodes(steps, Path(d), episodes))
 
 
+def _fc_record(k: int, calls: int) -> Any:
+    """One episode of `calls` Full Context calls through the recording backbone (pending rows on its calls)."""
+    from runners.api import Usage
+    from runners.episode import RecordingBackbone
+    from runners.records.schema import CallLog, EpisodeRecord, RequestRecord, StepRecord
+
+    class Echo:
+        name = model = "echo"
+
+        async def complete(self, messages: Any, *, role: Any, protocol: Any = None, attempt: int = 0, **kw: Any) -> Any:
+            return Completion(
+                text=f"episode {k} reply {len(messages)} " + "r" * 200,
+                role=role,
+                model="echo",
+                usage=Usage(prompt_tokens=1),
+            )
+
+    sink: list[CallLog] = []
+    rb = RecordingBackbone(Echo(), sink)  # type: ignore[arg-type]
+    history: list[dict[str, Any]] = [{"role": "system", "content": "rules of the game\n" * 100}]
+    rr = RequestRecord(request={"index": 0, "request_id": "q", "text": "go"})
+    for t in range(calls):
+        history.append({"role": "user", "content": f"episode {k} observation {t}\n" + "o" * 400})
+        c = asyncio.run(rb.complete(list(history), role="agent"))
+        history.append({"role": "assistant", "content": c.text})
+        rr.steps.append(StepRecord(t=t + 1, observation={}, decision={}, calls=list(sink)))
+        sink.clear()
+    return EpisodeRecord(cell="c", task_id=f"t{k}", trial=0, seed=0, requests=[rr])
+
+
+def writer_cost(n: int, calls: int = 12) -> dict[str, float]:
+    """Median CPU µs per `put` with the piece index and without it (alternating stores)."""
+    import statistics
+    import time
+
+    from runners.records.transcripts import TranscriptStore
+
+    recs = [_fc_record(k, calls) for k in range(2 * n)]
+    out: dict[str, list[float]] = {"index": [], "no index": []}
+    with tempfile.TemporaryDirectory() as d:
+        stores = {
+            "index": TranscriptStore(Path(d) / "a").open(),
+            "no index": TranscriptStore(Path(d) / "b", index=False).open(),
+        }
+        for k, rec in enumerate(recs):
+            name = "index" if k % 2 else "no index"
+            t = time.process_time()
+            stores[name].put(rec)
+            out[name].append((time.process_time() - t) * 1e6)
+        for st in stores.values():
+            st.close()
+    return {k: statistics.median(v[1:]) for k, v in out.items()}
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--episodes", type=int, default=20, help="episodes in the cell for the marginal per-episode cost")
+    ap.add_argument("--writer", type=int, default=0, help="time the writer on this many episodes per store instead")
     a = ap.parse_args(argv)
+    if a.writer:
+        w = writer_cost(a.writer)
+        print(
+            f"TranscriptStore.put, 12-call Full Context episodes, median CPU per episode over {a.writer} each: "
+            + ", ".join(f"{k} {v:,.0f} µs" for k, v in w.items())
+            + f" (the index: {w['index'] - w['no index']:+,.0f} µs)"
+        )
+        return
     r = measure(a.steps, a.episodes)
     n = r["calls"]
     print(

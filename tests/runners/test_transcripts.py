@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from runners.analysis.episodes import _calls, transcript_of
 from runners.api import Completion, Usage
 from runners.episode import RecordingBackbone
 from runners.records.schema import CallLog, EpisodeRecord, RequestRecord, StepRecord
@@ -184,7 +185,7 @@ CHILD = textwrap.dedent("""
             blobs = {{digest(f"{{i}}-{{k}}".encode()): b"y" * 4096 for k in range(50)}}
             s.calls[0].pending_transcript().blobs.update(blobs)
         store.put(rec)
-        print(rec.requests[0].steps[-1].calls[0].prompt, flush=True)
+        print(rec.requests[0].steps[-1].calls[0].prompt, rec.model_dump_json(), sep="\t", flush=True)
         i += 1
 """)
 
@@ -199,18 +200,38 @@ def test_kill_9_mid_write_loses_nothing_committed(tmp_path, after):
         stderr=subprocess.PIPE,
         text=True,
     )
-    committed = [p.stdout.readline().strip() for _ in range(after)]
+    lines = [p.stdout.readline() for _ in range(after)]
     p.send_signal(signal.SIGKILL)
     out, err = p.communicate(timeout=10)
-    committed += out.split()
-    assert all(committed), err
+    lines += out.splitlines(keepends=True)
+    lines = [ln for ln in lines if ln.endswith("\n")]  # a line cut by the kill was never reported
+    assert len(lines) >= after, err
+    committed = [ln.split("\t")[0] for ln in lines]
+    recs = [json.loads(ln.split("\t")[1]) for ln in lines]
     store = TranscriptStore(tmp_path).open()  # hot-journal rollback of the torn transaction
     assert store.moved_aside is None
+    sink: list[CallLog] = []
+    later = _record(3, _rb(sink), sink)  # the recovered store takes new episodes, with their index rows
+    store.put(later)
     store.close()
     reader = TranscriptReader(tmp_path)
     for head in committed:  # everything reported durable can be read back in full
         assert len(reader.messages(head)) == 16 and reader.messages(head)[-1]["content"].startswith("observation 7")
+    for rec in recs + [json.loads(later.model_dump_json())]:  # each with its piece index row, read as the walk
+        assert reader._indexed(*_asked(rec)) is not None
+        indexed = transcript_of(rec, reader)
+        reader.use_index = False
+        assert transcript_of(rec, reader) == indexed and indexed["missing"] == []
+        reader.use_index = True
     assert reader._conn().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def _asked(rec):
+    """The sorted heads and texts `transcript_of` asks `pieces` for."""
+    calls = [c for c in _calls(rec) if c.get("prompt") is not None]
+    heads = sorted({c["prompt"] for c in calls if c["prompt"]})
+    texts = sorted({c[k] for c in calls for k in ("reply", "reasoning", "tools", "reply_tool_calls") if c.get(k)})
+    return heads, texts
 
 
 def test_damaged_database_is_set_aside_not_deleted(tmp_path):
@@ -376,6 +397,10 @@ def test_a_database_written_before_packs_still_reads_and_takes_new_episodes(tmp_
     store.close()
     reader = TranscriptReader(tmp_path)
     assert reader.messages(head) == want and len(reader.messages(new.requests[0].steps[-1].calls[0].prompt)) == 16
+    # the new episode stands on rows of schema 1 (not in a pack): no piece index row; `pieces` walks the rows
+    assert reader._conn().execute("SELECT COUNT(*) FROM episode_pieces").fetchone()[0] == 0
+    walked = transcript_of(json.loads(new.model_dump_json()), reader)
+    assert walked["missing"] == [] and len(walked["nodes"]) == 8
     assert (
         reader.stats()["packs"] == 1
         and reader._conn().execute("SELECT v FROM meta WHERE k = 'schema'").fetchone()[0] == "2"

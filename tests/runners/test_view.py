@@ -4,12 +4,16 @@ input fails with a clear message. Records without transcripts: test_report_brows
 
 import json
 
+import orjson
 import pytest
 
 from runners.records.results import open_experiment
+from runners.records.store import stream_cell
 from runners.analysis.report import CHUNK, build_report, gather, main, safe_json, unpack
 from runners.analysis.episodes import episode_success
+from runners.analysis.episodes import transcript_of
 from tests.runners.sweep_helpers import run_sweep
+from tests.runners.test_transcripts import _asked
 
 
 def test_safe_json_cannot_close_the_script_or_open_a_comment():
@@ -26,12 +30,30 @@ def demo(tmp_path_factory):
     return out / "offline_demo"
 
 
+def _page_message(blobs, h):
+    """The page's `Episode.message` (report.js): a message embedded as stored JSON ("j"), as text
+    ("t"), or as a delta of its base ("d", applied as `apply_delta` applies it)."""
+    from runners.records.transcripts import apply_delta
+
+    kind, *v = blobs[h]
+    if kind == "j":
+        return v[0]
+    if kind == "t":
+        return json.loads(v[0])
+    return apply_delta(_page_message(blobs, v[0]), json.dumps(v[1]).encode())
+
+
 def test_payloads_rebuild_every_call_exactly(demo):
+    """Every call's messages and reply rebuilt from the payload as the page rebuilds them; messages
+    and deltas are embedded as their stored JSON (no text decoded and escaped again)."""
     index, blocks = gather(demo)
     payloads = unpack(index, blocks)
+    kinds = {b[0] for p in payloads for b in p["transcript"]["blobs"].values()}
+    assert kinds == {"j", "t", "d"}  # messages as stored JSON, replies as text, deltas
     assert len(payloads) == len(index["episodes"]) == sum(c["n_episodes"] for c in index["cells"])
     assert len(blocks) == -(-len(payloads) // CHUNK)
     exp = open_experiment(demo)
+    read: dict = {}
     for row, p in zip(index["episodes"], payloads):
         assert (p["record"]["task_id"], p["record"]["trial"]) == (row[1], row[2])  # the row's own details
         cell = exp.cell(index["cells"][row[0]]["cell"])
@@ -46,8 +68,37 @@ def test_payloads_rebuild_every_call_exactly(demo):
                 h = nodes[h][0]
             for _, take, new, tail in reversed(path):
                 pieces = pieces[:take] + new + (pieces[len(pieces) - tail :] if tail else [])
-            assert len(pieces) == len(call.messages)
-            assert blobs[call.reply][1] == call.text
+            assert [_page_message(blobs, m) for m in pieces] == call.messages
+            assert blobs[call.reply] == ["t", call.text]
+        if row[0] not in read:
+            read[row[0]] = {(r["task_id"], r["trial"]): r for r in stream_cell(demo / cell.name)[1]}
+        assert p["record"] == read[row[0]][row[1], row[2]]  # the record whole, as the store reads it
+
+
+def test_the_payload_embeds_the_record_line_as_read_only_when_it_is_standard_json(demo, tmp_path):
+    """The record goes into its payload as the line was read (`store.last_read`: no dump of the
+    parsed record); a line orjson refuses (NaN, which the page's JSON.parse refuses too) is dumped
+    from the parsed record, as standard JSON."""
+    from runners.analysis.report import _payload
+    from runners.records import store
+    from runners.records.transcripts import TranscriptReader
+
+    cell = next(d for d in demo.iterdir() if (d / "transcripts.sqlite").exists())
+    line = next(iter(store.record_lines(cell / store.EPISODES))).rstrip()
+    spaced = line.replace(b'{"', b'{ "', 1)  # the same record; a dump of the parsed one has no space
+    reader = TranscriptReader(cell)
+    rec = store._record(spaced + b"\n")
+    out = _payload(rec, reader)
+    assert out.startswith(b'{"record":' + spaced + b',"transcript":')
+    assert json.loads(out) == {"record": json.loads(line), "transcript": transcript_of(rec, reader)}
+    nan = store._record(spaced[:-1] + b',"x":NaN}')
+    assert store.last_read[1] is not nan
+
+    def refuse(c):
+        raise AssertionError(f"{c} in the payload")
+
+    got = json.loads(_payload(nan, reader), parse_constant=refuse)
+    assert got["record"] == {**json.loads(line), "x": None}
 
 
 def test_report_file_is_written(demo, tmp_path):
@@ -284,8 +335,9 @@ def test_pieces_are_read_across_stores_and_missing_ones_named(demo, tmp_path):
     for d, table in ((a, "nodes"), (b, "blobs")):  # a: blobs only; b: nodes (and packs) only
         d.mkdir()
         shutil.copy(cell / "transcripts.sqlite", d / "transcripts.sqlite")
-        with sqlite3.connect(d / "transcripts.sqlite") as db:
+        with sqlite3.connect(d / "transcripts.sqlite") as db:  # a store that lost rows has no index of them
             db.execute(f"DELETE FROM {table}")
+            db.execute("DELETE FROM episode_pieces")
     split = ShardedTranscriptReader([a, b])
     for rec in recs:
         assert transcript_of(rec, split) == transcript_of(rec, whole)
@@ -303,6 +355,84 @@ def test_pieces_are_read_across_stores_and_missing_ones_named(demo, tmp_path):
         assert lost_blob not in got["blobs"] and lost_node not in got["nodes"]
     one = TranscriptReader(a)  # a store with no nodes at all: every prompt missing
     assert set(transcript_of(rec, one)["missing"]) >= {c["prompt"] for c in recs[0]["requests"][0]["steps"][0]["calls"]}
+
+
+def _walked(rec, reader):
+    reader.use_index = False
+    try:
+        return transcript_of(rec, reader)
+    finally:
+        reader.use_index = True
+
+
+def test_the_piece_index_answers_as_the_walk_in_one_lookup(demo, tmp_path):
+    """Each episode's piece index row (written by the sweep with its rows) gives the same pieces as
+    the level-by-level walk, in one lookup and no query of the nodes or blobs; a store without
+    the index (older), a missing row, a row naming another episode's pieces or a damaged row
+    are all read by the walk; a cell in shards uses the index of the store that wrote it."""
+    import shutil
+    import sqlite3
+
+    from runners.records.store import stream_cell
+    from runners.records.transcripts import ShardedTranscriptReader, TranscriptReader
+
+    cell = next(d for d in demo.iterdir() if (d / "transcripts.sqlite").exists())
+    recs = [r for r in stream_cell(cell)[1] if transcript_of(r, TranscriptReader(cell))["nodes"]]
+    reader = TranscriptReader(cell)
+    n_rows = reader._conn().execute("SELECT COUNT(*) FROM episode_pieces").fetchone()[0]
+    assert len(recs) >= 2 and n_rows >= len(recs)
+    walks = [_walked(rec, reader) for rec in recs]
+    queries: list[str] = []
+    reader._conn().set_trace_callback(queries.append)
+    for rec, walk in zip(recs, walks):
+        del queries[:]
+        assert transcript_of(rec, reader) == walk and walk["missing"] == []
+        assert [q for q in queries if "FROM nodes" in q or "FROM blobs" in q] == []  # only the index row
+        assert sum("FROM episode_pieces" in q for q in queries) == 1
+    reader._conn().set_trace_callback(None)
+
+    def copy(name, sql):
+        d = tmp_path / name
+        d.mkdir()
+        shutil.copy(cell / "transcripts.sqlite", d / "transcripts.sqlite")
+        with sqlite3.connect(d / "transcripts.sqlite") as db:
+            for q in sql:
+                db.execute(*q)
+        return d
+
+    keys = [k for (k,) in sqlite3.connect(cell / "transcripts.sqlite").execute("SELECT k FROM episode_pieces")]
+    older = copy("older", [("DROP TABLE episode_pieces",)])
+    missing = copy("missing", [("DELETE FROM episode_pieces",)])
+    swapped = copy(  # every row holds the next row's value: pieces of another episode
+        "swapped",
+        [("UPDATE episode_pieces SET k = ? WHERE k = ?", (b"~" + a, a)) for a in keys]
+        + [("UPDATE episode_pieces SET k = ? WHERE k = ?", (b, b"~" + a)) for a, b in zip(keys, keys[1:] + keys[:1])],
+    )
+    damaged = copy("damaged", [("UPDATE episode_pieces SET v = substr(v, 1, length(v) - 3)",)])
+    for d in (older, missing, swapped, damaged):
+        r = TranscriptReader(d)
+        for rec, walk in zip(recs, walks):
+            assert r._indexed(*_asked(rec)) is None
+            assert transcript_of(rec, r) == walk
+    first, second = copy("first", []), copy("second", [("DELETE FROM episode_pieces",)])
+    empty = copy("empty", [(f"DELETE FROM {t}",) for t in ("nodes", "blobs", "episode_pieces")])
+    for readers in ([first, second], [second, first], [empty, first]):
+        sharded = ShardedTranscriptReader(readers)
+        for rec, walk in zip(recs, walks):
+            assert transcript_of(rec, sharded) == walk
+    embedding = [reader, TranscriptReader(older), ShardedTranscriptReader([second, first])]  # index, walks
+    for r in [reader, embedding[1], *embedding[2].readers]:
+        r.fragments = True  # as the report reads: stored JSON embedded as read
+    for r in embedding:
+        for rec, walk in zip(recs, walks):
+            assert json.loads(orjson.dumps(transcript_of(rec, r))) == _as_embedded(walk, _asked(rec)[1])
+
+
+def _as_embedded(walk, texts):
+    """`walk` as the report's readers answer it (`TranscriptReader._form`), parsed: a message (a
+    blob the calls do not name as a text) is ["j", the message], the other blobs as before."""
+    blobs = {h: ["j", json.loads(b[1])] if b[0] == "t" and h not in texts else b for h, b in walk["blobs"].items()}
+    return {**walk, "blobs": blobs}
 
 
 def test_the_report_reads_each_records_file_once(toy, monkeypatch):

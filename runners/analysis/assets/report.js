@@ -185,6 +185,7 @@
       if (!b) throw new Error('transcript missing for ' + h);
       let m;
       if (b[0] === 't') m = JSON.parse(b[1]);
+      else if (b[0] === 'j') m = b[1];  // a message embedded as stored JSON (TranscriptReader._form)
       else {
         const base = this.message(b[1]), d = b[2];
         const lines = String(base.content || '').split(/(?<=\n)/).filter(x => x !== '');
