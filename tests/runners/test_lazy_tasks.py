@@ -141,3 +141,12 @@ def test_a_bad_row_fails_the_sweep_before_any_work(tmp_path):
 def test_a_benchmark_returning_a_list_still_runs_and_its_ids_are_read_from_the_tasks():
     tasks = [TaskSpec(task_id="a"), TaskSpec(task_id="b")]
     assert task_ids(tasks) == ["a", "b"] and tasks_by_id(tasks)["b"] is tasks[1]
+
+
+def test_duplicate_ids_in_a_lazily_read_file_fail_before_any_work(tmp_path):
+    d = data_dir(tmp_path, n=4, bad=json.dumps({"id": 101, "backgrounds": [""], "questions": ["q"], "answers": ["a"]}))
+    p = run_sweep(
+        tmp_path / "out", "method=full_context", "benchmark=memoryarena_math", f"benchmark.params.data_dir={d}"
+    )
+    assert p.returncode != 0 and "duplicate task ids ['formal_reasoning_math-101']" in p.stderr, p.stderr[-2000:]
+    assert not records_under(tmp_path / "out")
