@@ -38,8 +38,8 @@ class _Discarded(list[dict[str, Any]]):
 def real_experiment(root: Path, n: int, concurrency: int = 256, code: Path = REPO, trials: int = 1) -> Path:
     """`root/exp<n>/inspect_compare`: the experiment of a sweep of `n` episodes (made once); with
     `trials` > 1, `n / trials` distinct tasks run `trials` times each (`root/exp<n>x<trials>`): the
-    same number of episodes over a dataset `trials` times smaller (the sweep holds its benchmark's
-    tasks, here ~3.7 KB each, for the whole run)."""
+    same number of episodes over a dataset `trials` times smaller (tasks of ~3.7 KB each; since
+    2026-12-07 the sweep reads them lazily, `runners.api.JsonlTasks`, and holds ~100 bytes a task)."""
     if trials < 1 or n % trials:
         raise SystemExit(f"--trials {trials} must divide --episodes {n}")
     out = Path(root) / (f"exp{n}" if trials == 1 else f"exp{n}x{trials}")
