@@ -150,3 +150,33 @@ def test_duplicate_ids_in_a_lazily_read_file_fail_before_any_work(tmp_path):
     )
     assert p.returncode != 0 and "duplicate task ids ['formal_reasoning_math-101']" in p.stderr, p.stderr[-2000:]
     assert not records_under(tmp_path / "out")
+
+
+class EditsItsData(FormalReasoning):
+    """Appends a line to its own data file when its first episode starts (a file changed under a run)."""
+
+    def make_env(self, task, ctx):
+        path = Path(self.data_dir) / self.config / "data.jsonl"
+        if not (path.parent / "edited").exists():
+            (path.parent / "edited").touch()
+            with open(path, "a") as f:
+                f.write("\n")
+        return super().make_env(task, ctx)
+
+
+def test_a_data_file_changed_under_the_run_stops_it_with_the_fix(tmp_path):
+    d = data_dir(tmp_path, n=4)
+    p = run_sweep(
+        tmp_path / "out",
+        "method=full_context",
+        "benchmark=memoryarena_math",
+        f"benchmark.params.data_dir={d}",
+        f"benchmark._target_={EditsItsData.__module__}.EditsItsData",
+        "runner.concurrency=1",
+    )
+    assert p.returncode != 0
+    assert "changed after its tasks were loaded" in p.stderr and "Fix: leave the data file" in p.stderr, p.stderr[
+        -2000:
+    ]
+    done = _episodes(tmp_path / "out")  # the episode that ran before is kept; no other task ran
+    assert [e[0] for e in done] == ["formal_reasoning_math-100"] and done[0][2] == "ok"
