@@ -21,7 +21,7 @@ import json
 import re
 import threading
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
@@ -139,38 +139,60 @@ def read_jsonl(path: str | Path, *, required: Iterable[str] = (), allow_empty: b
     """The rows (JSON objects, one a line; blank lines skipped) of a JSONL file. Errors name file
     and line: bytes that are not UTF-8, a line that is not JSON or not an object, a row missing a
     `required` field; a file without any row is an error too unless `allow_empty`."""
+    return [row for _, _, _, row in iter_jsonl(path, required=required, allow_empty=allow_empty)]
+
+
+def iter_jsonl(
+    path: str | Path, *, required: Iterable[str] = (), allow_empty: bool = False
+) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
+    """`read_jsonl` streamed: (line number, byte offset, byte length, row) of each row, the file
+    read a line at a time (never whole), with `read_jsonl`'s checks and errors."""
     p = Path(path)
-    data = p.read_bytes()
-    rows: list[dict[str, Any]] = []
     need = tuple(required)
-    for n, raw in enumerate(data.split(b"\n"), 1):
-        if not raw.strip():
-            continue
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise InputError(
-                f"{p}:{n}: not UTF-8 text (byte {raw[e.start : e.start + 1]!r} at column {e.start + 1}); the line is "
-                "damaged or binary. Fix: restore or re-download the file"
-            ) from None
-        if n == 1:
-            line = line.removeprefix("\ufeff")  # a byte-order mark, as `decode` drops it for a whole file
-        row = loads(line, p, n)
-        if not isinstance(row, dict):
-            raise InputError(
-                f"{p}:{n}: expected a JSON object per line, got {type(row).__name__}. "
-                "Fix: restore or re-download the file"
-            )
-        missing = [f for f in need if f not in row]
-        if missing:
-            raise InputError(
-                f"{p}:{n}: row has no field {', '.join(repr(f) for f in missing)} (fields: "
-                f"{', '.join(sorted(row)) or 'none'}). Fix: restore or re-download the file"
-            )
-        rows.append(row)
-    if not rows and not allow_empty:
+    any_row = False
+    offset = 0
+    with open(p, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            start, offset = offset, offset + len(raw)
+            if not raw.strip():
+                continue
+            body = raw[:-1] if raw.endswith(b"\n") else raw  # as `split(b"\n")` gave it: errors name this line
+            yield n, start, len(body), parse_row(body, p, n, need)
+            any_row = True
+    if not any_row and not allow_empty:
         raise InputError(
             f"{p}: no rows (the file is empty). Fix: restore or re-download the file, or point the benchmark's "
             "data_dir at the right directory"
         )
-    return rows
+
+
+def parse_row(raw: bytes, p: Path, n: int, need: tuple[str, ...] = (), *, noting: bool = True) -> dict[str, Any]:
+    """Line `n` of the JSONL file `p` (its bytes `raw`) as a row, with `read_jsonl`'s checks and
+    errors; `noting=False` parses a row read before (its replacements were noted then)."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(
+            f"{p}:{n}: not UTF-8 text (byte {raw[e.start : e.start + 1]!r} at column {e.start + 1}); the line is "
+            "damaged or binary. Fix: restore or re-download the file"
+        ) from None
+    if n == 1:
+        line = line.removeprefix("\ufeff")  # a byte-order mark, as `decode` drops it for a whole file
+    if noting:
+        row = loads(line, p, n)
+    else:
+        try:
+            row = sanitize(json.loads(line))[0]
+        except ValueError as e:
+            raise InputError(f"{p}:{n}: not valid JSON ({e}). Fix: restore or re-download the file") from None
+    if not isinstance(row, dict):
+        raise InputError(
+            f"{p}:{n}: expected a JSON object per line, got {type(row).__name__}. Fix: restore or re-download the file"
+        )
+    missing = [f for f in need if f not in row]
+    if missing:
+        raise InputError(
+            f"{p}:{n}: row has no field {', '.join(repr(f) for f in missing)} (fields: "
+            f"{', '.join(sorted(row)) or 'none'}). Fix: restore or re-download the file"
+        )
+    return row

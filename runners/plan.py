@@ -327,6 +327,7 @@ def plan_cell(cfg: Any, n_tasks: int, tasks_source: str, stored: StoredRuns, ben
 
 def build_plan(cells: list[Any], env: Any = None) -> tuple[list[CellPlan], Any]:
     """The plan of every cell, and the survey (what is missing) it was built from."""
+    from runners.api import task_ids
     from runners.prepare import survey
 
     s = survey(cells, env)
@@ -338,7 +339,7 @@ def build_plan(cells: list[Any], env: Any = None) -> tuple[list[CellPlan], Any]:
         ids = None
         if p is not None:
             n, src = len(p.tasks), "loaded here"
-            ids = [t.task_id for t in p.tasks]
+            ids = task_ids(p.tasks)
         else:
             full, where = task_counts().get(c.benchmark.name, (0, ""))
             n = min(full, c.runner.limit) if c.runner.limit else full

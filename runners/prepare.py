@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -67,7 +68,7 @@ def manifest_for(
 class PreparedCell:
     cfg: CellConfig
     bench: Benchmark
-    tasks: list
+    tasks: Sequence[Any]  # `load_tasks`' result as it is: a list, or a lazy sequence (runners.api.JsonlTasks)
     method_cls: type
     input_hygiene: dict = field(
         default_factory=dict
@@ -165,8 +166,10 @@ def _load_benchmark(cfg: CellConfig) -> PreparedCell | list[Any]:
 NO_TASKS_FIX = "check its data files (benchmark.params.data_dir) and filters (runner.limit, split, subset)"
 
 
-def _check_unique(cfg: CellConfig, tasks: list) -> None:
-    ids = [t.task_id for t in tasks]
+def _check_unique(cfg: CellConfig, tasks: Sequence[Any]) -> None:
+    from runners.api import task_ids
+
+    ids = task_ids(tasks)  # a lazy sequence's own: no task parsed
     if len(set(ids)) != len(
         ids
     ):  # records are keyed by (task_id, trial): duplicates would be skipped or double-counted

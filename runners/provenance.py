@@ -40,7 +40,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Mapping
 
 MIN_PIECE = 8
 PROVENANCE = "provenance.json"
@@ -216,9 +216,10 @@ def _manifest(cell_dir: Path) -> dict[str, Any]:
         raise ProvenanceError(f"{e} (is {cell_dir} a cell folder?)") from None
 
 
-def cell_texts(cell_dir: Path) -> tuple[dict[str, tuple[str, Any]], dict[str, Any]]:
+def cell_texts(cell_dir: Path) -> tuple[dict[str, tuple[str, Any]], Mapping[str, Any]]:
     """(the model-facing texts of a cell, rebuilt as its run read them (see the module docstring),
     its tasks by id)."""
+    from runners.api import tasks_by_id
     from runners.config import CellConfig
     from runners.prepare import _load_benchmark, method_notes
     from runners.upstream import ENV_DIR, capture_texts, reading_records, text_sha256
@@ -238,7 +239,7 @@ def cell_texts(cell_dir: Path) -> tuple[dict[str, tuple[str, Any]], dict[str, An
             f"{', ...' if len(differ) > 5 else ''}); point ${ENV_DIR} at the pinned upstream copies the run used "
             "(or clear it, for a cell that ran on the project's wording) and run this again"
         )
-    return got, {t.task_id: t for t in prep.tasks}
+    return got, tasks_by_id(prep.tasks)  # a task read when looked up
 
 
 class ProvenanceError(RuntimeError):

@@ -13,10 +13,11 @@ import sys
 import traceback
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Iterator
 
-from runners.api import Backbone
+from runners.api import Backbone, task_ids
 from runners.secrets import redact_secrets
 from runners.config import BackboneCfg, CellConfig, FatalRunError
 from runners.cost import call_usd, role_prices
@@ -121,7 +122,7 @@ def _warn_store(store: CellStore, cell: str, code: str, progress: Progress) -> N
         )
 
 
-def shard_tasks(tasks: list, i: int, n: int) -> list:
+def shard_tasks(tasks: Sequence[Any], i: int, n: int) -> Sequence[Any]:
     """The i-th (0-based) of n contiguous, near-equal task ranges; together they cover every task once."""
     k = len(tasks)
     return tasks[i * k // n : (i + 1) * k // n]
@@ -178,7 +179,7 @@ class _CellRun:
     prep: PreparedCell
     store: CellStore
     report: CellReport
-    todo: list
+    todo: list  # (index in `tasks`, trial) of each episode to run: a task is read when its episode starts
     remaining: int = 0
     closed: bool = False
     finishing: bool = False
@@ -189,7 +190,7 @@ class _CellRun:
     costs: list = field(default_factory=list)  # list-price cost of each finished episode (the budget's estimate)
     plan_usd: float | None = None  # the plan's estimate of one episode (runners.budget.plan_estimate)
     cost_total: float = 0.0  # sum of costs
-    tasks: list = field(default_factory=list)  # the cell's tasks (its shard's, with runner.shard), in order
+    tasks: Sequence[Any] = field(default_factory=list)  # the cell's tasks (its shard's, with runner.shard), in order
     name: str = ""  # cfg.cell_name, computed once (it hashes the cell's whole configuration)
 
     def close(self) -> None:
@@ -391,8 +392,9 @@ class Scheduler:
         # episodes finished in the cell's other stores (its folder, shards of another runner.shard or
         # runner.processes) are not run again (never with runner.fresh, which starts this store anew)
         elsewhere = set() if cfg.runner.fresh else finished_elsewhere(cell_dir, own)
-        expect = [(t.task_id, k) for k in range(trials) for t in tasks if (t.task_id, k) not in elsewhere]
-        manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, [t.task_id for t in tasks])
+        ids = task_ids(tasks)  # a lazy sequence's own (runners.api.JsonlTasks): no task parsed here
+        expect = [(t, k) for k in range(trials) for t in ids if (t, k) not in elsewhere]
+        manifest = manifest_for(cfg, prep.bench, len(tasks), endpoints, prep.method_cls, ids)
         if cfg.runner.shard:
             manifest["shard"] = {"index": i, "of": n, "n_tasks_total": len(prep.tasks)}
         if prep.input_hygiene:  # lone surrogates replaced at load (runners/inputs.py): the data the run saw
@@ -412,10 +414,10 @@ class Scheduler:
             self.fold.start(cfg.cell_name, store, own == cell_dir and not elsewhere and not shard_dirs(cell_dir))
         report = CellReport(cell=cfg.cell_name + (f" [shard {cfg.runner.shard}]" if cfg.runner.shard else ""))
         todo = [
-            (t, trial)
+            (i, trial)
             for trial in range(cfg.runner.trials)
-            for t in tasks
-            if (t.task_id, trial) not in store.done and (t.task_id, trial) not in elsewhere
+            for i, t in enumerate(ids)
+            if (t, trial) not in store.done and (t, trial) not in elsewhere
         ]
         report.total = len(tasks) * cfg.runner.trials
         report.skipped = report.total - len(todo)
@@ -461,6 +463,16 @@ class Scheduler:
         finally:
             run.close()
             self.progress.finish_cell(run.report)
+
+    def _task(self, run: _CellRun, i: int) -> Any:
+        """Task `i` of the cell, read now (a lazy sequence parses its row here); if it cannot be
+        read (its data file changed under the run) the sweep stops with why, as on a fatal error."""
+        try:
+            return run.tasks[i]
+        except Exception as e:
+            self.fatal.append(f"cell {run.name}: task {i + 1} of its {len(run.tasks)} could not be read: {e}")
+            self.stop.set()
+            return None
 
     async def _episode(self, run: _CellRun, task: Any, trial: int) -> None:
         cfg, bench, method_cls, store, report, pool = (
@@ -621,7 +633,9 @@ class Scheduler:
                 self.in_flight += 1
                 self.progress.in_flight = self.in_flight
                 try:
-                    await self._episode(r, t, trial)
+                    task = self._task(r, t)
+                    if task is not None:
+                        await self._episode(r, task, trial)
                 finally:
                     self.in_flight -= 1
                     self.progress.in_flight = self.in_flight
@@ -666,15 +680,14 @@ class Scheduler:
 
 
 def fair_order(runs: list) -> list[tuple]:
-    """(run, task, trial, round) of every episode left in `runs`, round by round: round =
+    """(run, task index, trial, round) of every episode left in `runs`, round by round: round =
     (trial, the task's place in its cell's task list), so task k of every cell comes before task
     k+1 of any cell and every cell's trial 0 before any trial 1 (cells of different sizes too),
     also when a resumed cell has fewer episodes left than another."""
     items = []
     for ci, r in enumerate(runs):
-        index = {t.task_id: i for i, t in enumerate(r.tasks or r.prep.tasks)}
-        for t, trial in r.todo:
-            items.append(((trial, index.get(t.task_id, 0)), ci, r, t, trial))
+        for i, trial in r.todo:
+            items.append(((trial, i), ci, r, i, trial))
     items.sort(key=lambda x: (x[0], x[1]))
     return [(r, t, trial, rnd) for rnd, _, r, t, trial in items]
 

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from benchmarks.memoryarena import metrics as ma_metrics
 from benchmarks.memoryarena.judge import judge, judge_prompts, scripted_equivalent
-from benchmarks.memoryarena.loader import read_rows, resolve
+from benchmarks.memoryarena.loader import read_tasks, resolve
 from runners.api import (
     BenchmarkParams,
     EpisodeRow,
@@ -22,6 +22,7 @@ from runners.api import (
     Decision,
     Environment,
     EpisodeContext,
+    JsonlTasks,
     Message,
     MetricSpec,
     Observation,
@@ -291,14 +292,22 @@ class FormalReasoning(Benchmark):
         self.sources = TextSources()
         self.prompts = formal_prompts(self.sources)
 
-    def load_tasks(self) -> list[TaskSpec]:
+    def load_tasks(self) -> JsonlTasks:
+        """The file's tasks, read lazily (`runners.api.JsonlTasks`): every row checked now, each
+        parsed again when its episode starts (a large file is not held in memory)."""
         path, self._prov = resolve(self.config, self.data_dir)
-        rows = read_rows(path, required=("id", "backgrounds", "questions", "answers"))
-        for r in rows:
+
+        def aligned(r: dict[str, Any]) -> None:
             if not (len(r["backgrounds"]) == len(r["questions"]) == len(r["answers"])):
                 raise ValueError(f"{path}: task {r.get('id')} has unaligned backgrounds/questions/answers")
-        tasks = [TaskSpec(task_id=f"{self.config}-{r['id']}", payload=r) for r in rows]
-        return tasks[: self.limit] if self.limit else tasks
+
+        return read_tasks(
+            path,
+            lambda r: f"{self.config}-{r['id']}",
+            required=("id", "backgrounds", "questions", "answers"),
+            check=aligned,
+            limit=self.limit,
+        )
 
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
         return FormalEnv(task, ctx, self.params, self.prompts)

@@ -6,7 +6,11 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from runners.api import JsonlTasks
 
 REPO_ID = "ZexueHe/memoryarena"
 PINNED_REVISION = "da1a37c8b19280e18627ca01cf368195a5e1d92e"
@@ -104,5 +108,24 @@ def read_rows(path: Path, required: tuple[str, ...] = ()) -> list[dict[str, Any]
 
     try:
         return read_jsonl(path, required=required)
+    except InputError as e:
+        raise DataError(str(e)) from None
+
+
+def read_tasks(
+    path: Path,
+    task_id: Callable[[dict[str, Any]], str],
+    *,
+    required: tuple[str, ...] = (),
+    check: Callable[[dict[str, Any]], None] | None = None,
+    limit: int | None = None,
+) -> JsonlTasks:
+    """The tasks of a `data.jsonl`, read lazily (`runners.api.JsonlTasks`: indexed now with
+    `read_rows`' checks and errors, each row parsed again when its task is taken)."""
+    from runners.api import JsonlTasks
+    from runners.inputs import InputError
+
+    try:
+        return JsonlTasks(path, task_id, required=required, check=check, limit=limit)
     except InputError as e:
         raise DataError(str(e)) from None

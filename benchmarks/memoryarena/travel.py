@@ -15,7 +15,7 @@ from pydantic import Field
 
 from benchmarks.memoryarena import metrics as ma_metrics
 from benchmarks.memoryarena import travel_score
-from benchmarks.memoryarena.loader import FIXTURES, read_rows, resolve
+from benchmarks.memoryarena.loader import FIXTURES, read_tasks, resolve
 from benchmarks.memoryarena.travel_tools import TOOL_SPECS, TravelDB
 from runners.api import (
     EpisodeRow,
@@ -26,6 +26,7 @@ from runners.api import (
     Decision,
     Environment,
     EpisodeContext,
+    JsonlTasks,
     Message,
     Observation,
     Reply,
@@ -345,14 +346,21 @@ class GroupTravel(Benchmark):
             self._db = TravelDB(self.db_dir, self.flights_path, day_routes=mode == "upstream")
         return self._db
 
-    def load_tasks(self) -> list[TaskSpec]:
+    def load_tasks(self) -> JsonlTasks:
+        """The file's groups, read lazily (`runners.api.JsonlTasks`, as Formal Reasoning's)."""
         path, self._prov = resolve("group_travel_planner", self.data_dir)
-        rows = read_rows(path, required=("id", "questions", "answers", "base_person"))
-        for r in rows:
+
+        def aligned(r: dict[str, Any]) -> None:
             if len(r.get("questions", [])) != len(r.get("answers", [])) or "base_person" not in r:
                 raise ValueError(f"{path}: group {r.get('id')} needs base_person and aligned questions/answers")
-        tasks = [TaskSpec(task_id=f"travel-{r['id']}", payload=r) for r in rows]
-        return tasks[: self.limit] if self.limit else tasks
+
+        return read_tasks(
+            path,
+            lambda r: f"travel-{r['id']}",
+            required=("id", "questions", "answers", "base_person"),
+            check=aligned,
+            limit=self.limit,
+        )
 
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment:
         return TravelEnv(task, ctx, self.params, self.db(), self.prompts)

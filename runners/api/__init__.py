@@ -8,9 +8,11 @@ names are re-exported here from small private modules (read them in this order):
 - `_decision`: `Decision`, `ToolCall`, `ToolSpec`, `Protocol` (a method's output format), `Parsed`;
 - `_views`: `StepSeries`, `StepView` (what a method's step log offers the report and plots), `read_path`;
 - `_task`: `Request`, `Observation`, `TaskView`, `Environment`, `Method`, `RequestOutcome`;
-- `_benchmark`: `TaskSpec`, `EpisodeContext`, `Benchmark`, `MetricSpec` (how the tables treat a metric).
+- `_benchmark`: `TaskSpec`, `EpisodeContext`, `Benchmark`, `MetricSpec` (how the tables treat a metric);
+- `_lazy`: `JsonlTasks` (a JSONL file's tasks, indexed once and parsed one at a time: what
+  `load_tasks` may return for a large data set), `task_ids`, `tasks_by_id`.
 
-Everything is plain data (pydantic) or an abstract base class; no I/O.
+Everything is plain data (pydantic) or an abstract base class; no I/O (but `JsonlTasks`, which reads its file).
 
 Data flow of one episode (FlowState Algorithm 1 shape, generalised):
 
@@ -43,6 +45,7 @@ from runners.api._benchmark import (
     find_spec,
     params_model,
 )
+from runners.api._lazy import JsonlTasks, task_ids, tasks_by_id
 from runners.api._decision import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError, ToolCall, ToolSpec
 from runners.api._views import LogPath, StepSeries, StepView, read_path
 from runners.api._missing import Missing, missing_modules
@@ -76,6 +79,7 @@ __all__ = [
     "CaseError",
     "Completion",
     "Decision",
+    "JsonlTasks",
     "LogPath",
     "Environment",
     "EpisodeContext",
@@ -113,7 +117,9 @@ __all__ = [
     "params_model",
     "read_path",
     "register_task_kinds",
+    "task_ids",
     "task_kinds",
+    "tasks_by_id",
     "Missing",
     "missing_modules",
 ]

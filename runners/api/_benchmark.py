@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from fnmatch import fnmatchcase
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
@@ -164,7 +165,11 @@ class Benchmark(ABC):
         self.params: dict[str, Any] = {"name": self.name, **self.typed_params.model_dump()}
 
     @abstractmethod
-    def load_tasks(self) -> list[TaskSpec]: ...
+    def load_tasks(self) -> Sequence[TaskSpec]:
+        """Every task of the split (after its filters and `limit`), in order: a list, or for a
+        large data set a sequence that reads a task when it is indexed (`runners.api.JsonlTasks`
+        for a JSONL file: the sweep then holds ids and offsets, not the tasks' text). Bad data
+        raises here, before any work, with a message naming the fix."""
 
     @abstractmethod
     def make_env(self, task: TaskSpec, ctx: EpisodeContext) -> Environment: ...

@@ -38,8 +38,8 @@ class _Discarded(list[dict[str, Any]]):
 def real_experiment(root: Path, n: int, concurrency: int = 256, code: Path = REPO, trials: int = 1) -> Path:
     """`root/exp<n>/inspect_compare`: the experiment of a sweep of `n` episodes (made once); with
     `trials` > 1, `n / trials` distinct tasks run `trials` times each (`root/exp<n>x<trials>`): the
-    same number of episodes over a dataset `trials` times smaller (the sweep holds its benchmark's
-    tasks, here ~3.7 KB each, for the whole run)."""
+    same number of episodes over a dataset `trials` times smaller (tasks of ~3.7 KB each; since
+    2026-12-07 the sweep reads them lazily, `runners.api.JsonlTasks`, and holds ~100 bytes a task)."""
     if trials < 1 or n % trials:
         raise SystemExit(f"--trials {trials} must divide --episodes {n}")
     out = Path(root) / (f"exp{n}" if trials == 1 else f"exp{n}x{trials}")
@@ -54,11 +54,15 @@ def real_experiment(root: Path, n: int, concurrency: int = 256, code: Path = REP
     env["PYTHONPATH"] = str(code)
     t0 = time.perf_counter()
     peak = [0]
+    hwm = [0]  # the sweep's own resident high-water mark (/proc/PID/status VmHWM), kB
+    pid: list[int] = []
     stop = threading.Event()
 
     def watch() -> None:  # the records on disk while the sweep runs (plain and compressed), every 0.2 s
         while not stop.wait(0.2):
             peak[0] = max(peak[0], records_bytes(exp))
+            if pid:
+                hwm[0] = max(hwm[0], high_water_kb(pid[0]))
 
     with ShapedEndpoint(w, 0.0, 1500) as ep:
         ep.bodies = _Discarded()  # 12 bodies per episode would be gigabytes at 100,000 episodes
@@ -72,6 +76,7 @@ def real_experiment(root: Path, n: int, concurrency: int = 256, code: Path = REP
                 stdout=subprocess.DEVNULL,
                 stderr=err,
             )
+            pid.append(p.pid)
             _, status, usage = os.wait4(p.pid, 0)
             stop.set()
             watcher.join()
@@ -81,12 +86,29 @@ def real_experiment(root: Path, n: int, concurrency: int = 256, code: Path = REP
     final = records_bytes(exp)
     print(
         f"made a real experiment of {n} episodes in {time.perf_counter() - t0:.0f} s (CPU "
-        f"{usage.ru_utime + usage.ru_stime:.0f} s, peak RSS {usage.ru_maxrss / 1024:.0f} MB; records on disk: peak "
+        f"{usage.ru_utime + usage.ru_stime:.0f} s, peak RSS {hwm[0] / 1024:.0f} MB (its own, VmHWM read every "
+        f"0.2 s; the child's ru_maxrss, {usage.ru_maxrss / 1024:.0f} MB, counts this driver's pages copied at "
+        f"fork: the workload's rows); records on disk: peak "
         f"{peak[0] / 1e6:.1f} MB, final {final / 1e6:.1f} MB = {peak[0] / max(final, 1):.2f}x; load "
         f"{os.getloadavg()[0]:.1f}): {exp}",
         flush=True,
     )
     return exp
+
+
+def high_water_kb(pid: int) -> int:
+    """The resident high-water mark of process `pid` (its own memory since its exec: VmHWM), kB; 0
+    once it has exited. The sweep's `ru_maxrss` from `wait4` is no measure of the sweep here: Linux
+    keeps the high-water mark of the memory a child had before its exec, which is this driver's,
+    copied at fork (2 GB of rows at 100,000 tasks; 523 MB at 30,000, for any sweep code)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def records_bytes(exp: Path) -> int:

@@ -76,7 +76,7 @@ def test_duplicate_task_ids_fail_before_any_work(monkeypatch):
     from runners.config import FatalRunError
 
     load = FormalReasoning.load_tasks
-    monkeypatch.setattr(FormalReasoning, "load_tasks", lambda self: (lambda ts: ts + ts[:1])(load(self)))
+    monkeypatch.setattr(FormalReasoning, "load_tasks", lambda self: (lambda ts: [*ts, ts[0]])(load(self)))
     with pytest.raises(FatalRunError, match="duplicate task ids"):
         _prep()
 

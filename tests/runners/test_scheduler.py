@@ -306,11 +306,11 @@ def test_fair_order_is_task_by_task_across_cells_of_different_sizes():
 
     def run(name, n, trials, done=()):
         tasks = [NS(task_id=f"{name}{i}") for i in range(n)]
-        todo = [(t, k) for k in range(trials) for t in tasks if (t.task_id, k) not in done]
+        todo = [(i, k) for k in range(trials) for i, t in enumerate(tasks) if (t.task_id, k) not in done]
         return NS(name=name, tasks=tasks, todo=todo, prep=None)
 
     a, b = run("a", 3, 2, done={("a0", 0)}), run("b", 1, 2)  # a resumed, b smaller
-    got = [(r.name, t.task_id, trial) for r, t, trial, _ in fair_order([a, b])]
+    got = [(r.name, r.tasks[i].task_id, trial) for r, i, trial, _ in fair_order([a, b])]
     assert got == [
         ("b", "b0", 0),
         ("a", "a1", 0),
