@@ -219,7 +219,8 @@ async def test_inflight_bound_is_shared_per_endpoint():
 
 
 async def test_large_inflight_bound_is_reached_with_one_session():
-    with FakeOpenAI(latency_s=0.2) as s:
+    # each reply takes 1 s: all 40 requests overlap even on a loaded machine (0.2 s did not at load ~8)
+    with FakeOpenAI(latency_s=1.0) as s:
         b = make(s, max_inflight=40, timeout_s=10)  # one aiohttp session, 40 connections
         await asyncio.gather(*(b.complete([{"role": "user", "content": f"q{i}"}], role="agent") for i in range(40)))
         assert s.max_concurrent == 40 and b._transport()._session.connector.limit == 40
