@@ -403,15 +403,37 @@ def compact_record(r: dict[str, Any], shared: dict[Any, Any]) -> dict[str, Any]:
     scores of a fixed outcome, the step logs, the fingerprints, the status) one object through
     `shared`. ~0.7 KB per episode on a real memoryarena_math record (`slim_record`: ~3 KB).
     Reading a field it left out raises `DroppedField` (`_Compact`), never a silent absence."""
+    return compact_from_parts(*compact_parts(r), shared)
+
+
+def compact_parts(r: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str], frozenset[str]]:
+    """What `compact_record` keeps of `r`, as plain values (picklable, nothing shared): (the kept
+    fields in `r`'s order, the step logs only of its requests, its scores without their texts;
+    the fields left out; the score fields left out). `compact_from_parts` makes the compact
+    record of it (runners.run.TableFold keeps these, packed, while a sweep runs)."""
     out: dict[str, Any] = {}
+    texts: frozenset[str] = frozenset()
     for k, v in r.items():
         if k not in _KEPT:
             continue
-        if k == "requests":
-            v = _skeleton(v) if isinstance(v, list) else v
+        if k == "requests" and isinstance(v, list):
+            v = _skeleton(v)
         elif k == "scores" and isinstance(v, dict):
             texts = frozenset(sk for sk, sv in v.items() if _is_text(sv))
-            v = _compact_dict({sk: sv for sk, sv in v.items() if sk not in texts}, texts)
+            v = {sk: sv for sk, sv in v.items() if sk not in texts}
+        out[k] = v
+    return out, frozenset(r) - _KEPT, texts
+
+
+def compact_from_parts(
+    kept: dict[str, Any], dropped: frozenset[str], texts: frozenset[str], shared: dict[Any, Any]
+) -> dict[str, Any]:
+    """`compact_record` of the record `compact_parts` gave these of (the same record, the same
+    objects shared through `shared`)."""
+    out: dict[str, Any] = {}
+    for k, v in kept.items():
+        if k == "scores" and isinstance(v, dict):
+            v = _compact_dict(v, texts)
         elif k == "usage_by_role":
             out[k] = _compact_usage(v, shared)
             continue
@@ -419,7 +441,7 @@ def compact_record(r: dict[str, Any], shared: dict[Any, Any]) -> dict[str, Any]:
             out[k] = v
             continue
         out[k] = _shared_value(shared, k, v)
-    return _compact_dict(out, frozenset(r) - _KEPT)
+    return _compact_dict(out, dropped)
 
 
 def _not_on_path(cell_dir: Path, e: TargetNotFound) -> str:
