@@ -151,11 +151,12 @@ class TableFold:
     def __init__(self) -> None:
         from runners.analysis.cells import compact_from_parts, compact_parts
 
-        self._parts, self._make = compact_parts, compact_from_parts
+        self._parts: Any = compact_parts
+        self._make: Any = compact_from_parts
         self._blocks: dict[str, list[bytes]] = {}  # cell → its full blocks, compressed
         self._pending: dict[str, list[tuple[Any, ...]]] = {}  # cell → the records of its open block
         self._count: dict[str, int] = {}
-        self._stores: dict[str, CellStore] = {}
+        self._stores: dict[str, CellStore | int] = {}  # its store while open, then its number finished
 
     def start(self, name: str, store: CellStore, alone: bool) -> None:
         """A cell opened by this run: folded when `alone` (no other store holds its records) and its
@@ -183,6 +184,13 @@ class TableFold:
         self._blocks.pop(name, None)
         self._pending.pop(name, None)
 
+    def closed(self, name: str) -> None:
+        """The cell's store is closed: its count of finished episodes is kept, not the store (nor
+        its set of finished (task, trial), ~170 bytes an episode, while the tables are built)."""
+        s = self._stores.get(name)
+        if s is not None and not isinstance(s, int):
+            self._stores[name] = len(s.done)
+
     def records(self, name: str) -> Iterator[dict[str, Any]]:
         """The cell's compact records, in the order written (each value repeated across them one object)."""
         shared: dict[Any, Any] = {}
@@ -195,7 +203,8 @@ class TableFold:
     def cells(self) -> dict[str, list[dict[str, Any]]]:
         """Cell name → the compact records, in the order written, of each cell folded whole (as many as
         its store counts finished)."""
-        return {n: list(self.records(n)) for n in self._blocks if self._count[n] == len(self._stores[n].done)}
+        done = {n: s if isinstance(s, int) else len(s.done) for n, s in self._stores.items()}
+        return {n: list(self.records(n)) for n in self._blocks if self._count[n] == done[n]}
 
 
 def _pack(parts: list[tuple[Any, ...]]) -> bytes:
@@ -496,8 +505,13 @@ class Scheduler:
                 for w in run.store.warnings[noted:]:
                     print(f"warning: {w}", file=sys.stderr, flush=True)
         finally:
-            run.close()
+            self._close(run)
             self.progress.finish_cell(run.report)
+
+    def _close(self, run: _CellRun) -> None:
+        run.close()
+        if self.fold is not None:
+            self.fold.closed(run.name)
 
     def _task(self, run: _CellRun, i: int) -> Any:
         """Task `i` of the cell, read now (a lazy sequence parses its row here); if it cannot be
@@ -714,7 +728,7 @@ class Scheduler:
             return [r.report for r in runs]
         finally:
             for r in runs:
-                r.close()
+                self._close(r)
 
 
 def fair_order(runs: list) -> list[tuple]:

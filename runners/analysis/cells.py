@@ -340,20 +340,21 @@ def _compact_dict(d: dict[str, Any], dropped: frozenset[str]) -> dict[str, Any]:
 
 
 class UsageByRole(Mapping[str, dict[str, Any]]):
-    """A record's `usage_by_role` in ~200 bytes instead of ~1.5 KB: the roles and sources (one
-    shared tuple per distinct set) and the four counts per role in one int64 array. Reading a role
-    gives its usage dict as stored (a new dict each time: callers read it, they do not keep it)."""
+    """A record's `usage_by_role` in ~100 bytes instead of ~1.5 KB: the roles and sources (one
+    shared tuple per distinct set) and the four counts per role in an int64 array from `start` on
+    (one array for a whole cell's records: `_compact_usage`). Reading a role gives its usage dict
+    as stored (a new dict each time: callers read it, they do not keep it)."""
 
-    __slots__ = ("_roles", "_counts")
+    __slots__ = ("_roles", "_counts", "_start")
 
-    def __init__(self, roles: tuple[tuple[str, Any], ...], counts: array) -> None:
-        self._roles, self._counts = roles, counts
+    def __init__(self, roles: tuple[tuple[str, Any], ...], counts: array, start: int = 0) -> None:
+        self._roles, self._counts, self._start = roles, counts, start
 
     def __getitem__(self, role: str) -> dict[str, Any]:
         for i, (r, source) in enumerate(self._roles):
             if r == role:
-                c = self._counts
-                return dict(zip(_USAGE_KEYS, (c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3], source)))
+                c, at = self._counts, self._start + 4 * i
+                return dict(zip(_USAGE_KEYS, (c[at], c[at + 1], c[at + 2], c[at + 3], source)))
         raise KeyError(role)
 
     def __iter__(self) -> Iterator[str]:
@@ -386,7 +387,10 @@ def _compact_usage(u: Any, shared: dict[Any, Any]) -> Any:
         roles.append((role, v["source"]))
         counts += nums
     key = ("usage roles", tuple(roles))
-    return UsageByRole(shared.setdefault(key, key[1]), array("q", counts))
+    block = shared.setdefault(("usage counts",), array("q"))  # every record's counts in one array
+    start = len(block)
+    block.extend(counts)
+    return UsageByRole(shared.setdefault(key, key[1]), block, start)
 
 
 def _is_text(v: Any) -> bool:
