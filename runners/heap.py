@@ -11,6 +11,7 @@ nothing. Measured in scripts/perf/README.md (section "Sweep peak memory")."""
 from __future__ import annotations
 
 import ctypes
+import gc
 import ctypes.util
 import threading
 from collections.abc import Iterator
@@ -27,8 +28,12 @@ def _trim_fn() -> Any:
         return None
 
 
-def release() -> bool:
-    """Hand the allocator's whole free pages back to the system now; False where that cannot be done."""
+def release(collect: bool = False) -> bool:
+    """Hand the allocator's whole free pages back to the system now; False where that cannot be done.
+    `collect`: run the garbage collector first (what only a cycle held is freed too: the sweep's
+    event loop, its tasks and their frames, before the end-of-run tables)."""
+    if collect:
+        gc.collect()
     fn = _trim_fn()
     if fn is None:
         return False

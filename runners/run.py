@@ -8,9 +8,12 @@ runners/prepare.py."""
 from __future__ import annotations
 
 import contextlib
+import pickle
 import asyncio
 import sys
 import traceback
+import zlib
+from array import array
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from collections.abc import Sequence
@@ -129,47 +132,88 @@ def shard_tasks(tasks: Sequence[Any], i: int, n: int) -> Sequence[Any]:
 
 
 class TableFold:
-    """The tables' per-episode numbers, kept as this run's episodes finish: the compact form of each
-    finished record (`runners.analysis.cells.compact_record`, what a summary keeps; parsed from the
-    very line written, as the readers parse it), so the end-of-run tables need not read back what this run just wrote
-    (`runners.analysis.tables.aggregate_dir(folded=...)`). Only a cell whose every finished
+    """The tables' per-episode numbers, kept as this run's episodes finish: what the compact form of
+    each finished record keeps (`runners.analysis.cells.compact_parts`; parsed from the very line
+    written, as the readers parse it), so the end-of-run tables need not read back what this run
+    just wrote (`runners.analysis.tables.aggregate_dir(folded=...)`). Only a cell whose every finished
     record this run wrote is folded: its own store empty when opened, no shard stores, every line
     written read back clean and nothing lost on the way. Any other cell (a resume, shards, worker
     processes, a write that failed) is read from disk as `runners.aggregate` reads it, so the
-    tables are the same either way."""
+    tables are the same either way.
+
+    Kept packed while the run goes on: `BLOCK` records at a time pickled and compressed (zlib)
+    (~40 bytes a memoryarena_math episode instead of ~0.7 KB as compact records, so the sweep's
+    memory does not grow with its episodes); `cells()` makes the compact records
+    (`compact_from_parts`, in the order written) when the tables are built."""
+
+    BLOCK = 1024  # records per compressed block
 
     def __init__(self) -> None:
-        from runners.analysis.cells import compact_record
+        from runners.analysis.cells import compact_from_parts, compact_parts
 
-        self._slim = compact_record
-        self._records: dict[str, list[dict[str, Any]]] = {}
-        self._shared: dict[str, dict[Any, Any]] = {}
-        self._stores: dict[str, CellStore] = {}
+        self._parts: Any = compact_parts
+        self._make: Any = compact_from_parts
+        self._blocks: dict[str, list[bytes]] = {}  # cell → its full blocks, compressed
+        self._pending: dict[str, list[tuple[Any, ...]]] = {}  # cell → the records of its open block
+        self._count: dict[str, int] = {}
+        self._stores: dict[str, CellStore | int] = {}  # its store while open, then its number finished
 
     def start(self, name: str, store: CellStore, alone: bool) -> None:
         """A cell opened by this run: folded when `alone` (no other store holds its records) and its
         own store held no record when opened."""
         if alone and not store.idle and not store.done and store.records_bytes == 0:
-            self._records[name], self._shared[name], self._stores[name] = [], {}, store
+            self._blocks[name], self._pending[name], self._count[name], self._stores[name] = [], [], 0, store
 
     def add(self, name: str, line: bytes | None) -> None:
         """A finished record's line, on disk now (None: not written)."""
-        if name not in self._records or line is None:
+        if name not in self._blocks or line is None:
             return
         r = read_back(line)
         if r is None:  # a line the readers would skip or set aside (with a note): the cell is read from disk
             self.spoil(name)
-        else:
-            self._records[name].append(self._slim(r, self._shared[name]))
+            return
+        pending = self._pending[name]
+        pending.append(self._parts(r))
+        self._count[name] += 1
+        if len(pending) >= self.BLOCK:
+            self._blocks[name].append(_pack(pending))
+            pending.clear()
 
     def spoil(self, name: str) -> None:
         """Something of the cell this run did not see whole (a failed write): read from disk instead."""
-        self._records.pop(name, None)
+        self._blocks.pop(name, None)
+        self._pending.pop(name, None)
+
+    def closed(self, name: str) -> None:
+        """The cell's store is closed: its count of finished episodes is kept, not the store (nor
+        its set of finished (task, trial), ~170 bytes an episode, while the tables are built)."""
+        s = self._stores.get(name)
+        if s is not None and not isinstance(s, int):
+            self._stores[name] = len(s.done)
+
+    def records(self, name: str) -> Iterator[dict[str, Any]]:
+        """The cell's compact records, in the order written (each value repeated across them one object)."""
+        shared: dict[Any, Any] = {}
+        for block in self._blocks[name]:
+            for parts in _unpack(block):
+                yield self._make(*parts, shared)
+        for parts in self._pending[name]:
+            yield self._make(*parts, shared)
 
     def cells(self) -> dict[str, list[dict[str, Any]]]:
         """Cell name → the compact records, in the order written, of each cell folded whole (as many as
         its store counts finished)."""
-        return {n: rs for n, rs in self._records.items() if len(rs) == len(self._stores[n].done)}
+        done = {n: s if isinstance(s, int) else len(s.done) for n, s in self._stores.items()}
+        return {n: list(self.records(n)) for n in self._blocks if self._count[n] == done[n]}
+
+
+def _pack(parts: list[tuple[Any, ...]]) -> bytes:
+    """A block of `compact_parts` (pickled: every value exactly as parsed, NaN and big ints too), compressed."""
+    return zlib.compress(pickle.dumps(parts, protocol=pickle.HIGHEST_PROTOCOL))  # zstandard's bytes keep its bound
+
+
+def _unpack(block: bytes) -> list[tuple[Any, ...]]:
+    return pickle.loads(zlib.decompress(block))  # noqa: S301 (this process's own bytes)
 
 
 @dataclass
@@ -187,7 +231,7 @@ class _CellRun:
     case_errors: dict = field(default_factory=dict)
     code: str = ""
     prices: dict = field(default_factory=dict)  # role → prices (runners.cost.role_prices)
-    costs: list = field(default_factory=list)  # list-price cost of each finished episode (the budget's estimate)
+    costs: Any = field(default_factory=lambda: array("d"))  # list-price cost of each finished episode (estimates)
     plan_usd: float | None = None  # the plan's estimate of one episode (runners.budget.plan_estimate)
     cost_total: float = 0.0  # sum of costs
     tasks: Sequence[Any] = field(default_factory=list)  # the cell's tasks (its shard's, with runner.shard), in order
@@ -236,7 +280,7 @@ class Scheduler:
         self.budget = budget_usd  # runner.budget_usd: episodes in fair rounds (`_admit`), calls guarded
         self.spent = 0.0  # by this run (cache hits cost nothing)
         self.spent_before = 0.0  # by the experiment's stored records when the run started (runners/budget.py)
-        self.episode_costs: list[float] = []
+        self.episode_costs = array("d")  # 8 bytes an episode (a list of floats: 32)
         self.episode_total = 0.0  # sum of episode_costs (estimates are read per episode: no re-summing)
         self.in_flight = 0
         self.budget_reached = False
@@ -461,8 +505,13 @@ class Scheduler:
                 for w in run.store.warnings[noted:]:
                     print(f"warning: {w}", file=sys.stderr, flush=True)
         finally:
-            run.close()
+            self._close(run)
             self.progress.finish_cell(run.report)
+
+    def _close(self, run: _CellRun) -> None:
+        run.close()
+        if self.fold is not None:
+            self.fold.closed(run.name)
 
     def _task(self, run: _CellRun, i: int) -> Any:
         """Task `i` of the cell, read now (a lazy sequence parses its row here); if it cannot be
@@ -592,7 +641,7 @@ class Scheduler:
                         break
                     r = await asyncio.to_thread(self._open, p)
                     if self.budget is not None:
-                        r.costs = list(getattr(self.stored.get(p.cfg.cell_name), "listed", []))
+                        r.costs = array("d", getattr(self.stored.get(p.cfg.cell_name), "listed", []))
                         r.cost_total = sum(r.costs)
                         r.plan_usd = None if r.costs else await asyncio.to_thread(self._plan_usd, p.cfg)
                     runs.append(r)
@@ -606,9 +655,12 @@ class Scheduler:
                         continue
                     for t, trial in r.todo:
                         queue.put_nowait((r, t, trial, None))
+                    r.todo = []  # queued: not held twice (~100 bytes an episode)
                 for item in fair_order(fair):
                     self.rounds.setdefault(item[3], []).append(item[0])
                     queue.put_nowait(item)
+                for r in fair:
+                    r.todo = []
                 self.runs = runs
             finally:
                 for _ in range(n):
@@ -676,7 +728,7 @@ class Scheduler:
             return [r.report for r in runs]
         finally:
             for r in runs:
-                r.close()
+                self._close(r)
 
 
 def fair_order(runs: list) -> list[tuple]:

@@ -782,7 +782,7 @@ def run_cells(
     interrupts.set_phase("tables")
     from runners.heap import release
 
-    release()  # the run's freed pages back before the tables read the records
+    release(collect=True)  # the run's freed pages (and its cycles) back before the tables read the records
     try:
         with short_process_gc():  # no collector pass over the records read for the tables (the run is ending)
             import io

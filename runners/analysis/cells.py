@@ -340,20 +340,21 @@ def _compact_dict(d: dict[str, Any], dropped: frozenset[str]) -> dict[str, Any]:
 
 
 class UsageByRole(Mapping[str, dict[str, Any]]):
-    """A record's `usage_by_role` in ~200 bytes instead of ~1.5 KB: the roles and sources (one
-    shared tuple per distinct set) and the four counts per role in one int64 array. Reading a role
-    gives its usage dict as stored (a new dict each time: callers read it, they do not keep it)."""
+    """A record's `usage_by_role` in ~100 bytes instead of ~1.5 KB: the roles and sources (one
+    shared tuple per distinct set) and the four counts per role in an int64 array from `start` on
+    (one array for a whole cell's records: `_compact_usage`). Reading a role gives its usage dict
+    as stored (a new dict each time: callers read it, they do not keep it)."""
 
-    __slots__ = ("_roles", "_counts")
+    __slots__ = ("_roles", "_counts", "_start")
 
-    def __init__(self, roles: tuple[tuple[str, Any], ...], counts: array) -> None:
-        self._roles, self._counts = roles, counts
+    def __init__(self, roles: tuple[tuple[str, Any], ...], counts: array, start: int = 0) -> None:
+        self._roles, self._counts, self._start = roles, counts, start
 
     def __getitem__(self, role: str) -> dict[str, Any]:
         for i, (r, source) in enumerate(self._roles):
             if r == role:
-                c = self._counts
-                return dict(zip(_USAGE_KEYS, (c[4 * i], c[4 * i + 1], c[4 * i + 2], c[4 * i + 3], source)))
+                c, at = self._counts, self._start + 4 * i
+                return dict(zip(_USAGE_KEYS, (c[at], c[at + 1], c[at + 2], c[at + 3], source)))
         raise KeyError(role)
 
     def __iter__(self) -> Iterator[str]:
@@ -386,7 +387,10 @@ def _compact_usage(u: Any, shared: dict[Any, Any]) -> Any:
         roles.append((role, v["source"]))
         counts += nums
     key = ("usage roles", tuple(roles))
-    return UsageByRole(shared.setdefault(key, key[1]), array("q", counts))
+    block = shared.setdefault(("usage counts",), array("q"))  # every record's counts in one array
+    start = len(block)
+    block.extend(counts)
+    return UsageByRole(shared.setdefault(key, key[1]), block, start)
 
 
 def _is_text(v: Any) -> bool:
@@ -403,15 +407,37 @@ def compact_record(r: dict[str, Any], shared: dict[Any, Any]) -> dict[str, Any]:
     scores of a fixed outcome, the step logs, the fingerprints, the status) one object through
     `shared`. ~0.7 KB per episode on a real memoryarena_math record (`slim_record`: ~3 KB).
     Reading a field it left out raises `DroppedField` (`_Compact`), never a silent absence."""
+    return compact_from_parts(*compact_parts(r), shared)
+
+
+def compact_parts(r: dict[str, Any]) -> tuple[dict[str, Any], frozenset[str], frozenset[str]]:
+    """What `compact_record` keeps of `r`, as plain values (picklable, nothing shared): (the kept
+    fields in `r`'s order, the step logs only of its requests, its scores without their texts;
+    the fields left out; the score fields left out). `compact_from_parts` makes the compact
+    record of it (runners.run.TableFold keeps these, packed, while a sweep runs)."""
     out: dict[str, Any] = {}
+    texts: frozenset[str] = frozenset()
     for k, v in r.items():
         if k not in _KEPT:
             continue
-        if k == "requests":
-            v = _skeleton(v) if isinstance(v, list) else v
+        if k == "requests" and isinstance(v, list):
+            v = _skeleton(v)
         elif k == "scores" and isinstance(v, dict):
             texts = frozenset(sk for sk, sv in v.items() if _is_text(sv))
-            v = _compact_dict({sk: sv for sk, sv in v.items() if sk not in texts}, texts)
+            v = {sk: sv for sk, sv in v.items() if sk not in texts}
+        out[k] = v
+    return out, frozenset(r) - _KEPT, texts
+
+
+def compact_from_parts(
+    kept: dict[str, Any], dropped: frozenset[str], texts: frozenset[str], shared: dict[Any, Any]
+) -> dict[str, Any]:
+    """`compact_record` of the record `compact_parts` gave these of (the same record, the same
+    objects shared through `shared`)."""
+    out: dict[str, Any] = {}
+    for k, v in kept.items():
+        if k == "scores" and isinstance(v, dict):
+            v = _compact_dict(v, texts)
         elif k == "usage_by_role":
             out[k] = _compact_usage(v, shared)
             continue
@@ -419,7 +445,7 @@ def compact_record(r: dict[str, Any], shared: dict[Any, Any]) -> dict[str, Any]:
             out[k] = v
             continue
         out[k] = _shared_value(shared, k, v)
-    return _compact_dict(out, frozenset(r) - _KEPT)
+    return _compact_dict(out, dropped)
 
 
 def _not_on_path(cell_dir: Path, e: TargetNotFound) -> str:

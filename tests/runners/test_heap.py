@@ -32,3 +32,30 @@ def test_freed_pages_return_while_the_block_runs():
         during = _rss_mb()
     assert kept  # alive to here
     assert before - during > 60, (before, during)
+
+
+def test_release_with_collect_frees_what_only_a_cycle_held():
+    """Before the end-of-run tables the sweep frees its finished event loop's cycles too (the
+    collector may be paused or frozen there: `short_process_gc`)."""
+    import gc
+    import weakref
+
+    from runners.heap import release
+
+    class Node:
+        pass
+
+    a, b = Node(), Node()
+    a.other, b.other = b, a  # a cycle: reference counting alone never frees it
+    gone = weakref.ref(a)
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        del a, b
+        release()
+        assert gone() is not None  # a plain trim leaves the cycle alive
+        release(collect=True)
+        assert gone() is None
+    finally:
+        if was:
+            gc.enable()

@@ -113,3 +113,78 @@ def test_fold_keeps_only_cells_it_saw_whole(tmp_path):
     on_disk = load_cell(tmp_path / "new")[1]
     assert [(r["task_id"], r["trial"]) for r in cells["new"]] == [(r["task_id"], r["trial"]) for r in on_disk]
     assert [r["scores"] for r in cells["new"]] == [r["scores"] for r in on_disk]
+
+
+def _line(i, **scores):
+    """A record's line as the store writes it: orjson, one record per line."""
+    import orjson
+
+    from tests.runners.test_compact_summary import record
+
+    return orjson.dumps(record(i, **scores)) + b"\n"
+
+
+class _Opened:
+    """What TableFold reads of a store: opened empty, its finished (task, trial)."""
+
+    idle, records_bytes = False, 0
+
+    def __init__(self):
+        self.done = set()
+
+
+def test_fold_keeps_each_episode_packed_and_gives_back_the_compact_records(tmp_path):
+    """The fold holds a few bytes an episode while the sweep runs (before: the compact records,
+    ~0.7 KB each, so the sweep's memory grew with its episodes) and gives back exactly the compact
+    records `runners.aggregate` makes of the same lines: NaN, integers beyond 64 bits, a score
+    text left out, the fields left out still raising DroppedField."""
+    import pickle
+    import tracemalloc
+
+    import orjson
+    import pytest
+
+    from runners.analysis.cells import DroppedField, compact_record
+    from runners.records.store import read_back
+    from runners.run import TableFold
+
+    n = 3 * TableFold.BLOCK  # whole blocks: none left open
+    lines = [_line(i) for i in range(n - 3)]
+    odd = [
+        _line(n - 3, progress=float("nan")),  # orjson writes null: the store writes NaN as JSON does
+        b'{"cell":"c","task_id":"big","trial":0,"status":"ok","scores":{"success":1,"n":123456789012345678901234567890}}\n',
+        b'{"cell":"c","task_id":"plain","trial":0,"status":"ok","scores":{},"usage_by_role":{}}\n',
+    ]
+    odd[0] = odd[0].replace(b'"progress":null', b'"progress":NaN')
+    lines += odd
+    fold, store = TableFold(), _Opened()
+    fold.start("c", store, alone=True)
+    store.done = {(r["task_id"], r["trial"]) for r in map(read_back, lines)}  # as the store counts them
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for raw in lines:
+            fold.add("c", raw)
+        held = (tracemalloc.get_traced_memory()[0] - base) / n
+    finally:
+        tracemalloc.stop()
+    assert held < 100, held  # the compact records: ~700 bytes an episode
+    fold.closed("c")  # the store closed: its count kept, not its set of finished episodes
+    store.done = set()
+    got = fold.cells()["c"]
+    shared: dict = {}
+    want = [compact_record(read_back(raw), shared) for raw in lines]
+    assert len(got) == n
+    for g, w in zip(got, want):  # pickles: NaN compares unequal to itself, the classes must match too
+        assert type(g) is type(w) and type(g).dropped == type(w).dropped
+        assert pickle.dumps(g) == pickle.dumps(w)
+        assert type(g.get("scores")) is type(w.get("scores"))
+    assert got[-2]["scores"]["n"] == read_back(odd[1])["scores"]["n"]  # as the readers parse it
+    nan = got[-3]["scores"]["progress"]
+    assert nan != nan
+    with pytest.raises(DroppedField):
+        got[0]["scores"].get("answers")
+    with pytest.raises(DroppedField):
+        got[0].get("wall_s")
+    assert got[0]["requests"] is got[1]["requests"]  # repeated values one object, as aggregate keeps them
+    assert orjson.dumps(got[5], default=dict) == orjson.dumps(want[5], default=dict)
