@@ -97,8 +97,17 @@ def _value(metric_fn: MetricFn, group: Episodes) -> dict[str, float]:
 
 
 def _resample(groups: list[Episodes], draw: np.ndarray, tag: int) -> Episodes:
+    """The episodes of the tasks `draw` names, in its order, a task drawn again standing as a task
+    of its own: its records copied under another id. A task's first draw is its records as they
+    are (their ids are distinct from every copy's), so a resample copies only ~37 % of them, not
+    every one (36 MB less at 100,000 tasks; the same groups, so the same numbers)."""
     out: Episodes = []
-    for j, i in enumerate(draw):
+    seen: set[int] = set()
+    for j, i in enumerate(draw.tolist()):
+        if i not in seen:
+            seen.add(i)
+            out += groups[i]
+            continue
         for e in groups[i]:
             c = e.copy()  # of the record's own class (a compact record's left-out fields keep raising)
             c["task_id"] = f"{e.get('task_id')}~{tag}.{j}"

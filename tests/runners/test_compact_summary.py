@@ -196,7 +196,8 @@ def test_reading_a_left_out_field_raises_instead_of_answering_absent():
     assert back["usage_by_role"] == record(1)["usage_by_role"]
     assert type({**e}) is dict and orjson.loads(orjson.dumps(e, default=dict))["trial"] == 0
     resampled = _resample([[e]], np.array([0, 0]), 1)  # the bootstrap's copies keep raising
-    assert [r["task_id"] for r in resampled] == ["t1~1.0", "t1~1.1"] and e["task_id"] == "t1"
+    # a task's first draw is its record itself; a second draw is a copy under its own id
+    assert [r["task_id"] for r in resampled] == ["t1", "t1~1.1"] and resampled[0] is e and e["task_id"] == "t1"
     with pytest.raises(DroppedField):
         resampled[1].get("seed")
 

@@ -5,7 +5,15 @@ import math
 
 import pytest
 
-from runners.analysis.stats import bootstrap_ci, mcnemar_exact, paired_bootstrap, paired_sign_test, per_task, sign_test
+from runners.analysis.stats import (
+    _resample,
+    bootstrap_ci,
+    mcnemar_exact,
+    paired_bootstrap,
+    paired_sign_test,
+    per_task,
+    sign_test,
+)
 
 
 def sr(episodes):
@@ -55,6 +63,21 @@ def test_bootstrap_without_named_metrics_calls_the_metric_once_per_resample_only
     got = bootstrap_ci(data, mixed, resamples=500)
     assert set(got) == {"SR", "median"} and got["SR"] == bootstrap_ci(data, sr, resamples=500)["SR"]
     assert calls["mixed"] >= 500
+
+
+def test_a_resample_copies_only_the_tasks_it_draws_again():
+    """Each draw of a task is a task of its own (distinct ids), but only the second and later
+    draws are copies: the first is the records themselves (memory at 100,000 tasks)."""
+    import numpy as np
+
+    from runners.analysis.stats import by_task
+
+    groups = [[{"task_id": f"t{i}", "trial": k, "ok": (i + k) % 2} for k in range(2)] for i in range(4)]
+    out = _resample(groups, np.array([2, 0, 2, 2, 3]), 7)
+    assert [len(g) for g in by_task(out).values()] == [2, 2, 2, 2, 2]  # five tasks of two trials
+    firsts = {id(e) for g in (groups[2], groups[0], groups[3]) for e in g}
+    assert sum(id(e) in firsts for e in out) == 6 and len(out) == 10  # the two later draws of t2 are copies
+    assert all(e["task_id"] == "t2" for e in groups[2])  # the originals untouched
 
 
 def test_bootstrap_degenerate_and_bounds():
