@@ -132,7 +132,7 @@ class CellSummary:
         None  # 95% interval per rate (runners.analysis.stats.rate_interval), computed on demand
     )
     ci_kind: dict[str, str] = field(default_factory=dict)  # metric -> "wilson" | "bootstrap" | "wilson~"
-    manifest: dict[str, Any] = field(default_factory=dict, repr=False)  # the cell's manifest (fidelity marks read it)
+    manifest: dict[str, Any] = field(default_factory=dict, repr=False)  # the manifest but task_ids (fidelity marks)
     episodes: list[dict[str, Any]] = field(
         default_factory=list, repr=False
     )  # the counted records, compact (`compact_record`: for metrics, intervals, paired tests and paper figures)
@@ -589,7 +589,9 @@ def summarize(
         episodes=episodes,
         records=on_disk,
         metric_fn=bench.metrics,
-        manifest=manifest,
+        # kept for the fidelity marks and the W&B log, without its task ids: counted above (`_wanted`),
+        # read by nothing after, and 8 MB at 100,000 tasks
+        manifest={k: v for k, v in manifest.items() if k != "task_ids"},
     )
 
 
