@@ -396,6 +396,27 @@ def _blob_row(h: bytes, codec: int, base: bytes, data: bytes) -> tuple[bytes, _B
     return bytes(h), None
 
 
+def _closure(want: set[bytes], rows: dict[bytes, Any], fetch: Any) -> dict[bytes, Any] | None:
+    """The rows `want` names and every row they stand on (a row's first field: a node's parent, a
+    blob's delta base), level by level: rows already in `rows` (what the transaction wrote or read)
+    are not asked for again, the others are fetched (`fetch(hashes)` → (hash, row) pairs) into it.
+    None when one is missing or None (not in this store, or not in a pack)."""
+    got: dict[bytes, Any] = {}
+    while want:
+        if lost := [h for h in want if h not in rows]:
+            rows.update(fetch(lost))
+        nxt = set()
+        for h in want:
+            row = rows.get(h)
+            if row is None:
+                return None
+            got[h] = row
+            if row[0] and row[0] not in got:
+                nxt.add(row[0])
+        want = nxt
+    return got
+
+
 def _ints(values: list[int], wide: str, narrow: str, limit: int) -> tuple[bool, bytes]:
     w = max(values, default=0) > limit
     return w, struct.pack(f"<{len(values)}{wide if w else narrow}", *values)
@@ -616,43 +637,29 @@ class TranscriptStore:
         or not in a pack (rows of schema 1): the reader then walks the rows, as for older stores."""
         assert self._db is not None
         heads, texts = refs
-        got_nodes: dict[bytes, _NodeRow] = {}
-        want = {_b(h) for h in heads}
-        while want:
-            if lost := [h for h in want if h not in nodes]:
-                nodes.update(
-                    (bytes(h), (bytes(p), t, bytes(pc), tl))
-                    for h, p, t, pc, tl in _select(
-                        self._db, "SELECT h, parent, take, pieces, tail FROM nodes WHERE h IN ({})", lost
-                    )
+        db = self._db
+        got_nodes = _closure(
+            {_b(h) for h in heads},
+            nodes,
+            lambda lost: (
+                (bytes(h), (bytes(p), t, bytes(pc), tl))
+                for h, p, t, pc, tl in _select(
+                    db, "SELECT h, parent, take, pieces, tail FROM nodes WHERE h IN ({})", lost
                 )
-            nxt = set()
-            for h in want:
-                row = nodes.get(h)
-                if row is None:
-                    return
-                got_nodes[h] = row
-                if row[0] and row[0] not in got_nodes:
-                    nxt.add(row[0])
-            want = nxt
-        got_blobs: dict[bytes, _BlobRow] = {}
+            ),
+        )
+        if got_nodes is None:
+            return
         want = {_b(h) for h in texts}
         for _, _, pieces, _ in got_nodes.values():
             want.update(pieces[i : i + 16] for i in range(0, len(pieces), 16))
-        while want:
-            if lost := [h for h in want if h not in blobs]:
-                blobs.update(
-                    _select(self._db, "SELECT h, codec, base, data FROM blobs WHERE h IN ({})", lost, _blob_row)
-                )
-            nxt = set()
-            for h in want:
-                brow = blobs.get(h)
-                if brow is None:
-                    return
-                got_blobs[h] = brow
-                if brow[0] and brow[0] not in got_blobs:
-                    nxt.add(brow[0])
-            want = nxt
+        got_blobs = _closure(
+            want,
+            blobs,
+            lambda lost: _select(db, "SELECT h, codec, base, data FROM blobs WHERE h IN ({})", lost, _blob_row),
+        )
+        if got_blobs is None:
+            return
         key = piece_key(heads, texts)
         value = _encode_index(key, heads, texts, got_nodes, got_blobs)
         if value is not None:

@@ -66,6 +66,8 @@ def test_smaller_limit_counts_only_the_manifests_tasks(two_trials, tmp_path):
     m = set_manifest(cell, task_ids=m["task_ids"][:1])
     s = summarize(cell)
     assert (s.n_episodes, s.n_tasks * s.trials) == (2, 2) and s.extra_on_disk == 4
+    # the summary keeps the manifest for the marks, without the ids it has counted (8 MB at 100,000 tasks)
+    assert "task_ids" not in s.manifest and s.manifest["trials"] == m["trials"]
 
 
 def test_a_smaller_limit_on_a_finished_experiment_keeps_its_tables_and_says_so(two_trials, tmp_path):
