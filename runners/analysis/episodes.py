@@ -48,16 +48,18 @@ def transcript_of(
     rec: dict[str, Any],
     reader: TranscriptReader | ShardedTranscriptReader,
     calls: list[dict[str, Any]] | None = None,
+    fragments: bool = False,
 ) -> dict[str, Any]:
     """The stored pieces one episode's calls (`_calls(rec)`, when the caller has them) reference, in
     stored form (deltas stay deltas, so a growing Full Context prompt stays linear in the report
     too): {"nodes", "blobs", "missing"}, read with one lookup of the episode's piece index, or a
-    few queries in a store without it (`TranscriptReader.pieces`)."""
+    few queries in a store without it (`TranscriptReader.pieces`; `fragments`: stored JSON as read)."""
     if not reader.exists:
         return {"nodes": {}, "blobs": {}, "missing": []}
     calls = [c for c in (_calls(rec) if calls is None else calls) if c.get("prompt") is not None]
     got = reader.pieces(
         (c["prompt"] for c in calls),
         (c[k] for c in calls for k in ("reply", "reasoning", "tools", "reply_tool_calls") if c.get(k)),
+        fragments,
     )
     return {"nodes": got.nodes, "blobs": got.blobs, "missing": sorted(got.missing_nodes | got.missing_blobs)}

@@ -107,32 +107,19 @@ def safe_json(obj: Any) -> str:
     )
 
 
-def _readers(reader: Any) -> list[Any]:
-    return list(getattr(reader, "readers", [reader]))  # a sharded cell's stores, or the one
-
-
 def _payload(rec: dict[str, Any], reader: Any, calls: list[dict[str, Any]] | None = None) -> bytes:
     """One episode's details as one line of JSON: its record whole and its transcript's pieces.
     What is stored as JSON goes in as read: the record's line (`store.last_read`, when it is this
     record's: orjson read it, so it is standard JSON, which the page's JSON.parse reads) and, with
-    the readers' `fragments`, the messages and deltas (`TranscriptReader._form`); the page reads
+    `fragments`, the messages and deltas (`TranscriptReader._form`); the page reads
     the same values as from a dump of the parsed ones."""
     line, read = last_read  # a line holds no newline but its end: the payloads' separator stays theirs
     obj = {"record": orjson.Fragment(line.rstrip()) if read is rec else rec}
-    obj["transcript"] = transcript_of(rec, reader, calls)
+    obj["transcript"] = transcript_of(rec, reader, calls, fragments=True)
     try:
         return orjson.dumps(obj, default=str)  # ~5x the standard library's speed; the same JSON value
-    except TypeError:  # lone surrogates, ints beyond 64 bits: the standard library writes those
-        pass
-    readers = _readers(reader)
-    was = [r.fragments for r in readers]
-    for r in readers:
-        r.fragments = False  # the standard library cannot write fragments
-    try:
+    except TypeError:  # lone surrogates, ints beyond 64 bits: the standard library writes those (no fragments)
         obj = {"record": rec, "transcript": transcript_of(rec, reader, calls)}
-    finally:
-        for r, f in zip(readers, was):
-            r.fragments = f
     return json.dumps(obj, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
 
 
@@ -201,8 +188,6 @@ class _CellPages:
 
     def __init__(self, cell_dir: Path) -> None:
         self.reader = open_transcripts(cell_dir)
-        for r in _readers(self.reader):
-            r.fragments = True  # stored JSON embedded as read (`_payload`)
         self.rows: list[list[Any]] = []
         self.outcome, self.series = _declared(cell_dir)
         self.lines: dict[str, list[Any]] = {d.name: [] for d in self.series}

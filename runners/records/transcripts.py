@@ -798,8 +798,6 @@ class TranscriptReader:
         self._last: tuple[int, bytes] = (-1, b"")  # the pack read last
         self._has_index: bool | None = None  # whether the store has the piece index table, once looked
         self.use_index = True  # False: `pieces` always walks the rows (the index's own tests compare both)
-        # True (the report): messages and deltas as their stored JSON bytes (`_form`), for orjson to embed as is
-        self.fragments = False
 
     @property
     def exists(self) -> bool:
@@ -870,7 +868,7 @@ class TranscriptReader:
         """`sql` (with `IN ({})`) for the hashes `keys`, in batches under SQLite's variable limit."""
         return _select(self._conn(), sql, [_b(k) for k in keys])
 
-    def pieces(self, heads: Iterable[str], texts: Iterable[str]) -> Pieces:
+    def pieces(self, heads: Iterable[str], texts: Iterable[str], fragments: bool = False) -> Pieces:
         """Everything the prompt nodes `heads` and the blobs `texts` (replies, tool lists) stand on,
         in stored form: nodes as [parent, take, new piece hashes, tail], blobs as ["t", text] or,
         for a message stored as a delta, ["d", base hash, delta] (its base included). From the
@@ -878,23 +876,24 @@ class TranscriptReader:
         lookup: `_indexed`), else one query per level of nodes and of delta bases (an episode's
         pieces in a handful of queries, not one per piece: the report reads every episode's this
         way). What is not in this store is named in `Pieces.missing_nodes` / `missing_blobs`,
-        never an error."""
+        never an error. `fragments` (the report): messages and deltas as their stored JSON (`_form`)."""
         hs, ts = sorted({h for h in heads if h}), sorted({h for h in texts if h})
-        out = self._indexed(hs, ts) if self.use_index else None
+        out = self._indexed(hs, ts, fragments) if self.use_index else None
         if out is None:
             out = Pieces()
             self._nodes_into(out, set(hs))
-            self._blobs_into(out, set(ts) | out.wanted, set(ts))
+            self._blobs_into(out, set(ts) | out.wanted, set(ts), fragments)
         return out
 
-    def _form(self, h: str, base: str | None, payload: bytes, texts: Container[str]) -> list[Any]:
+    @staticmethod
+    def _form(h: str, base: str | None, payload: bytes, texts: Container[str], fragments: bool) -> list[Any]:
         """A blob as `pieces` answers it: ["t", text] or ["d", base, delta]. With `fragments`, a
         message (a blob the episode does not name as a text) is ["j", its stored JSON] and a delta's
         JSON stays as stored, each an `orjson.Fragment` that `orjson.dumps` writes as is: the report's
         page reads the same values without the text being decoded to a str and escaped again.
         Stored bytes that hold a newline (the report's payload separator) or a lone surrogate (0xED,
         also the lead byte of some Hangul) are decoded as without `fragments`."""
-        if self.fragments and b"\n" not in payload and b"\xed" not in payload:
+        if fragments and b"\n" not in payload and b"\xed" not in payload:
             if base is not None:
                 return ["d", base, orjson.Fragment(payload)]
             if h not in texts:
@@ -919,7 +918,7 @@ class TranscriptReader:
         row = self._conn().execute("SELECT v FROM episode_pieces WHERE k = ?", (key,)).fetchone()
         return None if row is None else bytes(row[0])
 
-    def _indexed(self, heads: list[str], texts: list[str]) -> Pieces | None:
+    def _indexed(self, heads: list[str], texts: list[str], fragments: bool = False) -> Pieces | None:
         """`pieces` from the episode's index row (`_encode_index`: the node and blob rows the writer
         had in hand when it stored the episode, in the same transaction), the packs read as the
         walk reads them. None, and the walk answers, when there is no row (an older store, an
@@ -930,11 +929,13 @@ class TranscriptReader:
         try:
             key = piece_key(heads, texts)
             v = self._index_row(key)
-            return None if v is None else self._decode_index(key, v, heads, texts)
+            return None if v is None else self._decode_index(key, v, heads, texts, fragments)
         except Exception:  # whatever is wrong with the row, the walk reads the rows as before
             return None
 
-    def _decode_index(self, key: bytes, v: bytes, heads: list[str], texts: list[str]) -> Pieces | None:
+    def _decode_index(
+        self, key: bytes, v: bytes, heads: list[str], texts: list[str], fragments: bool = False
+    ) -> Pieces | None:
         """A piece index value (`_encode_index`) as `Pieces`, or None when it is not this key's or
         does not hold the closure the walk finds."""
         version, widths, check, n_extra, n_nodes, n_blobs, n_packs, n_pieces = _IDX_HEAD.unpack_from(v, 0)
@@ -970,7 +971,7 @@ class TranscriptReader:
         for h, base, pack, off, n in zip(
             texts + extra[:other_blobs], small[nb:ps:2], small[nb + 1 : ps : 2], big, big[n_blobs:]
         ):
-            blobs[h] = self._form(h, hx[base - 1] if base else None, packs[pack][off : off + n], named)
+            blobs[h] = self._form(h, hx[base - 1] if base else None, packs[pack][off : off + n], named, fragments)
         if (
             at != len(small)
             or len(nodes) != n_nodes
@@ -995,7 +996,7 @@ class TranscriptReader:
             out.missing_nodes.update(want - found)
             want = {n[0] for k in found if (n := out.nodes[k])[0] and n[0] not in out.nodes}
 
-    def _blobs_into(self, out: Pieces, want: set[str], texts: Container[str] = ()) -> None:
+    def _blobs_into(self, out: Pieces, want: set[str], texts: Container[str] = (), fragments: bool = False) -> None:
         want = want - out.blobs.keys()
         while want:
             bases: set[str] = set()
@@ -1009,7 +1010,7 @@ class TranscriptReader:
                         b = base.hex() if codec == PACKED_DELTA else None
                     else:
                         b, payload = self._stored_row(k, codec, base, data)
-                    out.blobs[k] = self._form(k, b, payload, texts)
+                    out.blobs[k] = self._form(k, b, payload, texts, fragments)
                 except TranscriptError:  # an unknown codec, a lost pack: missing, like a lost row
                     continue
                 found.add(k)
@@ -1181,14 +1182,14 @@ class ShardedTranscriptReader:
     def node(self, h: str) -> tuple[str, int, list[str], int]:
         return self._first("node", h)
 
-    def pieces(self, heads: Iterable[str], texts: Iterable[str]) -> Pieces:
+    def pieces(self, heads: Iterable[str], texts: Iterable[str], fragments: bool = False) -> Pieces:
         """`TranscriptReader.pieces` over every store: what one store lacks is looked for in the
         others (a node in one, its pieces in another), until nothing more is found."""
         want_nodes, want_blobs = {h for h in heads if h}, {h for h in texts if h}
         live = [r for r in self.readers if r.exists]
         hs, ts = sorted(want_nodes), sorted(want_blobs)
         for k, r in enumerate(live):  # the store that wrote the episode has its index row
-            got = r._indexed(hs, ts) if r.use_index else None
+            got = r._indexed(hs, ts, fragments) if r.use_index else None
             if got is not None:  # the walk below takes each piece from the first store holding it
                 if not any(e._holds(got) for e in live[:k]):
                     return got
@@ -1199,7 +1200,7 @@ class ShardedTranscriptReader:
             for r in live:
                 got = Pieces()
                 r._nodes_into(got, want_nodes - out.nodes.keys())
-                r._blobs_into(got, (want_blobs | got.wanted) - out.blobs.keys(), named)
+                r._blobs_into(got, (want_blobs | got.wanted) - out.blobs.keys(), named, fragments)
                 out.nodes.update(got.nodes)
                 out.blobs.update(got.blobs)
                 want_nodes |= {n[0] for n in got.nodes.values() if n[0]}
