@@ -17,6 +17,8 @@ from tests.fake_openai import FakeOpenAI
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 MSGS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "what is two plus two"}]
+# The default client (runners/backbones/h1.py) and the former one: every transport-level test runs on both.
+CLIENTS = ["h1", "aiohttp"]
 
 
 def make(srv: FakeOpenAI, **kw) -> OpenAIBackbone:
@@ -98,10 +100,13 @@ def test_backoff_is_full_jitter_and_capped(srv):
     assert all(b.backoff_s(0) <= 1.0 for _ in range(50))
 
 
+@pytest.mark.parametrize("transport", CLIENTS)
 @pytest.mark.parametrize("kind", ["429", "500", 503, 408, 409, "hang", "reset", "malformed", "nochoices"])
-async def test_transient_faults_are_retried(srv, kind):
+async def test_transient_faults_are_retried(srv, kind, transport):
     srv.enqueue(kind)
-    c = await make(srv).complete(MSGS, role="agent")
+    b = make(srv, transport=transport)
+    c = await b.complete(MSGS, role="agent")
+    await b.aclose()
     assert c.text.startswith("reply ") and srv.requests == 2
     assert len(c.retries) == 1 and c.retries[0].attempt == 0
     assert KEY not in c.retries[0].error
@@ -156,13 +161,24 @@ async def test_max_retries_exhausted_is_non_fatal_with_log(srv):
     assert "after 4 attempts" in str(e) and KEY not in str(e)
 
 
-async def test_connection_refused_is_retried_then_non_fatal():
+@pytest.mark.parametrize("transport", CLIENTS)
+async def test_connection_refused_is_retried_then_non_fatal(transport):
     with FakeOpenAI() as s:
         url = s.base_url
-    b = OpenAIBackbone(name="x", model="m", base_url=url, api_key=KEY, max_retries=2, backoff_base_s=0.01, timeout_s=1)
+    b = OpenAIBackbone(
+        name="x",
+        model="m",
+        base_url=url,
+        api_key=KEY,
+        max_retries=2,
+        backoff_base_s=0.01,
+        timeout_s=1,
+        transport=transport,
+    )
     with pytest.raises(BackboneError) as ei:
         await b.complete(MSGS, role="agent")
     assert not ei.value.fatal and len(ei.value.retries) == 2 and KEY not in str(ei.value)
+    assert all(r.error.startswith("connection refused") for r in ei.value.retries)  # refused, not another fault
 
 
 @pytest.mark.parametrize(
@@ -205,11 +221,12 @@ async def test_usage_estimated_when_endpoint_sends_none():
     assert map_usage({"total_tokens": 3}) is None and map_usage("x") is None
 
 
-async def test_inflight_bound_is_shared_per_endpoint():
+@pytest.mark.parametrize("transport", CLIENTS)
+async def test_inflight_bound_is_shared_per_endpoint(transport):
     with FakeOpenAI(latency_s=0.05) as s:
         a, b = (
-            make(s, max_inflight=3, timeout_s=10),
-            make(s, name="judge", max_inflight=3, timeout_s=10),
+            make(s, max_inflight=3, timeout_s=10, transport=transport),
+            make(s, name="judge", max_inflight=3, timeout_s=10, transport=transport),
         )  # same endpoint, one budget
         calls = [(a if i % 2 else b).complete([{"role": "user", "content": f"q{i}"}], role="agent") for i in range(18)]
         await asyncio.gather(*calls)
@@ -218,12 +235,14 @@ async def test_inflight_bound_is_shared_per_endpoint():
         await b.aclose()
 
 
-async def test_large_inflight_bound_is_reached_with_one_session():
+@pytest.mark.parametrize("transport", CLIENTS)
+async def test_large_inflight_bound_is_reached_with_one_session(transport):
     # each reply takes 1 s: all 40 requests overlap even on a loaded machine (0.2 s did not at load ~8)
     with FakeOpenAI(latency_s=1.0) as s:
-        b = make(s, max_inflight=40, timeout_s=10)  # one aiohttp session, 40 connections
+        b = make(s, max_inflight=40, timeout_s=10, transport=transport)  # one client, 40 connections
         await asyncio.gather(*(b.complete([{"role": "user", "content": f"q{i}"}], role="agent") for i in range(40)))
-        assert s.max_concurrent == 40 and b._transport()._session.connector.limit == 40
+        t = b._transport()
+        assert s.max_concurrent == 40 and (t.limit if transport == "h1" else t._session.connector.limit) == 40
         await b.aclose()
 
 
@@ -341,7 +360,7 @@ def test_manifest_has_no_url_credentials():
     assert "pw-SECRET" in cfg.backbone.base_url  # the run itself still uses the real URL
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("transport", [*CLIENTS, "httpx"])
 async def test_both_transports_retry_and_fail_fast_alike(srv, transport):
     """The former httpx client stays behind the same interface (perf comparison): same retries,
     same fail-fast, same body bytes."""
@@ -390,7 +409,7 @@ async def test_asyncio_endpoint_answers_as_the_threaded_one(srv):
             (c.text, c.usage, c.model) for c in await asyncio.gather(*(ref.complete(p, role="agent") for p in prompts))
         ]
         await ref.aclose()
-        for transport in ("aiohttp", "httpx"):
+        for transport in (*CLIENTS, "httpx"):
             b = OpenAIBackbone(
                 name="fake",
                 model="fake-model",
@@ -410,7 +429,7 @@ async def test_asyncio_endpoint_answers_as_the_threaded_one(srv):
                 assert [(c.text, c.usage, c.model) for c in got] == want and not any(c.retries for c in got)
                 assert fake.connections - opened == 8  # keep-alive: no new connection in the second round
             await b.aclose()
-        assert fake.requests == 32
+        assert fake.requests == 48
         async with aiohttp.ClientSession() as s:
             async with s.post(urls[0] + "/embeddings", data=b"{}") as r:
                 assert r.status == 404 and "no route" in (await r.json())["error"]["message"]
@@ -539,7 +558,7 @@ def test_a_stored_count_beyond_64_bits_reads_back():
 
 
 # ------------------------------------------------------------------ hostile bodies: endless, deep, not UTF-8; redirects
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("transport", [*CLIENTS, "httpx"])
 async def test_an_endless_body_is_cut_at_max_reply_bytes_and_retried_with_bounded_memory(transport):
     """A 200 whose body never ends: each attempt stops after `max_reply_bytes` (memory stays near
     that bound, not growing with the stream) and fails as a retried infra error, quickly."""
@@ -562,22 +581,23 @@ async def test_an_endless_body_is_cut_at_max_reply_bytes_and_retried_with_bounde
     assert not e.value.fatal and len(e.value.retries) == 2 and elapsed < 10
     assert all(f"max_reply_bytes={limit}" in r.error for r in e.value.retries)
     # the endless stream is never held whole (httpx's stream and decoder buffers hold about two bounds more)
-    assert peak < (4 if transport == "aiohttp" else 6) * limit, peak
+    assert peak < (6 if transport == "httpx" else 4) * limit, peak
     assert c.text.startswith("reply ")
 
 
-async def test_an_announced_oversized_body_is_refused_before_reading_it():
+@pytest.mark.parametrize("transport", CLIENTS)
+async def test_an_announced_oversized_body_is_refused_before_reading_it(transport):
     big = "y" * 5000
     with FakeOpenAI(responder=lambda body: big) as s:
         s.enqueue("ok")
-        b = make(s, max_reply_bytes=2048, max_retries=1)
+        b = make(s, max_reply_bytes=2048, max_retries=1, transport=transport)
         with pytest.raises(BackboneError) as e:
             await b.complete(MSGS, role="agent")
         await b.aclose()
     assert "max_reply_bytes=2048 (it announced" in str(e.value) and not e.value.fatal
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("transport", [*CLIENTS, "httpx"])
 @pytest.mark.parametrize(
     "kind, said", [("deep", "nested too deep"), ("badutf8", "not valid UTF-8 (byte 0xe9 at offset")]
 )
@@ -618,7 +638,7 @@ class _Redirect(FakeOpenAI):
         return H
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("transport", [*CLIENTS, "httpx"])
 @pytest.mark.parametrize("status", [307, 308])
 async def test_a_redirect_to_another_host_is_refused_unless_configured(status, transport):
     """127.0.0.1 → localhost is another host as far as the config is concerned: nothing is sent there
@@ -642,7 +662,7 @@ async def test_a_redirect_to_another_host_is_refused_unless_configured(status, t
         await same.aclose()
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("transport", [*CLIENTS, "httpx"])
 async def test_a_303_is_refused_not_answered_by_posting_again(transport):
     """303 See Other says the answer is to be fetched elsewhere; re-sending the POST would run (and bill)
     the request twice: fatal, naming the fix, and nothing sent to the other address."""

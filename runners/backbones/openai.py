@@ -40,8 +40,9 @@ import math
 import os
 import random
 import time
+import typing
 import weakref
-from typing import Any, AsyncIterator, Mapping
+from typing import Any, AsyncIterator, Callable, Mapping
 
 import json
 
@@ -359,8 +360,26 @@ class HttpxTransport:
             await client.aclose()
 
 
-Transport = AiohttpTransport | HttpxTransport
-TRANSPORTS: dict[str, type] = {"aiohttp": AiohttpTransport, "httpx": HttpxTransport}
+class Transport(typing.Protocol):
+    """What OpenAIBackbone needs of an HTTP client."""
+
+    async def post(self, url: str, body: bytes) -> Reply: ...
+
+    async def aclose(self) -> None: ...
+
+
+def h1_transport(**kw: Any) -> Transport:
+    """The default client, `runners.backbones.h1.H1Transport` (imported on first use: it imports this module)."""
+    from runners.backbones.h1 import H1Transport
+
+    return H1Transport(**kw)
+
+
+TRANSPORTS: dict[str, Callable[..., Transport]] = {
+    "h1": h1_transport,
+    "aiohttp": AiohttpTransport,
+    "httpx": HttpxTransport,
+}
 
 
 UNPARSED_ARGUMENTS = "_unparsed_arguments"
@@ -447,7 +466,7 @@ class OpenAIBackbone(Backbone):
         max_retries: int = 8,
         backoff_cap_s: float = 60,
         backoff_base_s: float = 1.0,
-        transport: str = "aiohttp",
+        transport: str = "h1",
         refused_window_s: float = 10.0,
         max_completion_chars: int | None = None,
         max_reply_bytes: int = MAX_REPLY_BYTES,
