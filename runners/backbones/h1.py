@@ -103,6 +103,8 @@ class _Connection(asyncio.Protocol):
     # ------------------------------------------------------------ asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        self.parser = httptools.HttpResponseParser(self)  # one per connection: replies follow one another
+        self.loop = asyncio.get_running_loop()
 
     def data_received(self, data: bytes) -> None:
         waiter = self.waiter
@@ -147,7 +149,6 @@ class _Connection(asyncio.Protocol):
     # ------------------------------------------------------------ one request
     def send(self, data: bytes) -> asyncio.Future[_Reply]:
         """Write one request and return the future of its reply."""
-        self.parser = httptools.HttpResponseParser(self)
         self.pairs: list[tuple[bytes, bytes]] = []
         self.parts: list[bytes] = []
         self.size = 0
@@ -157,7 +158,7 @@ class _Connection(asyncio.Protocol):
         self.decoder: Any = None
         self.failure: TransportFailure | None = None
         self.got_bytes = False
-        self.waiter = asyncio.get_running_loop().create_future()
+        self.waiter = self.loop.create_future()
         assert self.transport is not None
         self.transport.write(data)
         return self.waiter

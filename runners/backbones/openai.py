@@ -1,8 +1,10 @@
 """Backbone for any OpenAI-compatible chat-completions endpoint (vLLM, SGLang, DeepSeek, OpenAI,
-DashScope, ...), spoken over `aiohttp` (one session per event loop, connections limited to the
-in-flight bound) so that retries, in-flight bounds and usage mapping are ours and visible in the
-episode record. The request body is encoded once (`runners.records.wire`): the prompt's JSON bytes that
-the episode recorder and the response cache already made are spliced into the body.
+DashScope, ...), spoken over the harness's own HTTP/1.1 client (`runners/backbones/h1.py`:
+asyncio + httptools, one keep-alive pool per event loop, connections limited to the in-flight
+bound; `transport: aiohttp` or `httpx` switch to those libraries) so that retries, in-flight
+bounds and usage mapping are ours and visible in the episode record. The request body is encoded
+once (`runners.records.wire`): the prompt's JSON bytes that the episode recorder and the response
+cache already made are spliced into the body.
 
 - In-flight bound: one `asyncio.Semaphore` per (event loop, base_url), shared by every
   `OpenAIBackbone` of that endpoint (agent, judge and user_sim backbones of one provider share
@@ -271,9 +273,10 @@ async def read_capped(chunks: AsyncIterator[bytes], limit: int) -> bytes:
 
 
 class AiohttpTransport:
-    """The default client: one `aiohttp.ClientSession` per event loop and backbone, its
-    connector limited to the backbone's in-flight bound (`limit`), keep-alive connections reused.
-    Harness CPU per call is ~4× lower than httpx's (scripts/perf/transport.py)."""
+    """`transport: aiohttp`, the former default: one `aiohttp.ClientSession` per event loop and
+    backbone, its connector limited to the backbone's in-flight bound (`limit`), keep-alive
+    connections reused. Harness CPU per call is ~7× lower than httpx's, ~1.4× h1's
+    (scripts/perf/transport.py)."""
 
     def __init__(
         self, *, headers: dict[str, str], limit: int, timeout_s: float, max_bytes: int = MAX_REPLY_BYTES
