@@ -773,6 +773,21 @@ async def test_h1_never_reuses_a_connection_the_server_closed_while_idle():
     assert srv.connections == 2
 
 
+async def test_h1_never_reuses_a_connection_that_sent_a_reply_nobody_asked_for():
+    async def answer_twice(srv, reader, writer):
+        while await srv.read_request(reader):
+            writer.write(_ok(completion_bytes("four")) + _ok(completion_bytes("stale")))  # one reply too many
+
+    async with RawHTTP(answer_twice) as srv:
+        b = _raw_backbone(srv)
+        first = await b.complete(MSGS, role="agent")
+        await asyncio.sleep(0.05)
+        second = await b.complete(MSGS, role="agent")
+        await b.aclose()
+    assert first.text == second.text == "four" and not first.retries and not second.retries
+    assert srv.connections == 2
+
+
 @pytest.mark.parametrize("transport", CLIENTS)
 async def test_a_request_on_a_connection_that_dies_before_any_reply_byte_is_retried(transport):
     async def drop_first(srv, reader, writer):

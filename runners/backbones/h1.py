@@ -164,6 +164,10 @@ class _Connection(asyncio.Protocol):
         return self.waiter
 
     # ------------------------------------------------------------ httptools callbacks
+    def on_message_begin(self) -> None:
+        if self.waiter is None or self.waiter.done():  # a reply nobody asked for: the connection is out of step
+            self.closed = True
+
     def on_header(self, name: bytes, value: bytes) -> None:
         self.pairs.append((name, value))
 
@@ -213,7 +217,7 @@ class _Connection(asyncio.Protocol):
         except zlib.error:
             if self.deflate and not self.size and not self.decoder.unused_data:  # raw deflate, no zlib header
                 self.decoder, self.deflate = zlib.decompressobj(-zlib.MAX_WBITS), False
-                return self.decoder.decompress(chunk, room)
+                return self._decode(chunk)
             self.failure = TransportFailure("reply body is not valid gzip/deflate data")
             raise self.failure from None
 
@@ -225,7 +229,9 @@ class _Connection(asyncio.Protocol):
         self.keep_alive = self.parser.should_keep_alive()
         waiter = self.waiter
         if waiter is not None and not waiter.done():
-            waiter.set_result(_Reply(status, self.pairs, self._body()))
+            reply = _Reply(status, self.pairs, self._body())
+            self.pairs, self.parts = [], []  # whatever follows (nothing should) cannot touch this reply
+            waiter.set_result(reply)
 
     def _body(self) -> bytes:
         if self.decoder is not None:
