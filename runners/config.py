@@ -97,7 +97,9 @@ class BackboneCfg(_Strict):
     timeout_s: float = Field(600, gt=0)
     max_retries: int = Field(8, ge=0)
     backoff_cap_s: float = Field(60, gt=0)
-    transport: Literal["aiohttp", "httpx"] = Field("aiohttp", description="HTTP client (httpx is kept for comparison)")
+    transport: Literal["h1", "aiohttp", "httpx"] = Field(
+        "h1", description="HTTP client: h1 (asyncio + httptools); aiohttp and httpx are kept as switches"
+    )
     prices: dict[str, float | None] | None = Field(
         None, description="USD per million tokens: {input, cached_input, output} (runners/cost.py)"
     )

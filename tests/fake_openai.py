@@ -319,6 +319,78 @@ async def serve_asyncio(
         server.close()
 
 
+class RawHTTP:
+    """A scripted HTTP server in the test's own event loop, for what the fake endpoints above never
+    do (HTTP/1.0 replies, chunked + gzip bodies, idle connections closed, replies that stall):
+    `handler(srv, reader, writer)` serves one accepted connection, reading requests with
+    `read_request` and writing whatever bytes the test needs.
+
+        async with RawHTTP(handler) as srv:   # srv.base_url, srv.connections, srv.requests, srv.eofs
+            ...
+
+    `host` "::1" listens on IPv6; `ssl` an `ssl.SSLContext` serves https. Counters: `connections`
+    accepted, `requests` (head, body) pairs as they arrived, `eofs` connections the client closed."""
+
+    def __init__(self, handler: Callable[..., Any], host: str = "127.0.0.1", ssl: Any = None) -> None:
+        self.handler, self.host, self.ssl = handler, host, ssl
+        self.connections = 0
+        self.eofs = 0
+        self.requests: list[tuple[bytes, bytes]] = []
+        self.writers: list[asyncio.StreamWriter] = []
+        self.base_url = ""
+
+    async def __aenter__(self) -> "RawHTTP":
+        self.server = await asyncio.start_server(self._serve, self.host, 0, ssl=self.ssl)
+        port = self.server.sockets[0].getsockname()[1]
+        name = f"[{self.host}]" if ":" in self.host else self.host
+        self.base_url = f"{'https' if self.ssl else 'http'}://{name}:{port}/v1"
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for w in self.writers:
+            w.transport.abort()
+        self.server.close()
+        await self.server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        self.writers.append(writer)
+        try:
+            await self.handler(self, reader, writer)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.transport.abort()
+
+    async def read_request(self, reader: asyncio.StreamReader) -> tuple[bytes, bytes] | None:
+        """The next request on this connection (head, body), or None when the client closed it."""
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError:
+            self.eofs += 1
+            return None
+        length = next(
+            (int(v) for k, _, v in (x.partition(b":") for x in head.split(b"\r\n")) if k.lower() == b"content-length"),
+            0,
+        )
+        req = (head, await reader.readexactly(length))
+        self.requests.append(req)
+        return req
+
+
+def completion_bytes(text: str, model: str = "fake-model") -> bytes:
+    """A minimal chat-completions reply body whose answer is `text`."""
+    return json.dumps(
+        {
+            "id": "chatcmpl-raw",
+            "object": "chat.completion",
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 3, "completion_tokens": 1, "total_tokens": 4},
+        }
+    ).encode()
+
+
 async def _serve_until_stdin_closes(fake: FakeOpenAI, port: int) -> None:
     loop = asyncio.get_running_loop()
     stop = loop.create_future()

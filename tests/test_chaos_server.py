@@ -10,8 +10,9 @@ from scripts.chaos.server import BODY_FAULTS, TRANSPORT_FAULTS, ChaosServer, req
 MSGS = [{"role": "system", "content": "s"}, {"role": "user", "content": "two plus two"}]
 
 
+@pytest.mark.parametrize("transport", ["h1", "aiohttp"])  # the default client and the former one
 @pytest.mark.parametrize("kind", TRANSPORT_FAULTS)
-async def test_each_transport_fault_gives_the_recorded_answer(kind):
+async def test_each_transport_fault_gives_the_recorded_answer(kind, transport):
     with ChaosServer({request_key(MSGS): "four"}, hang_s=1.2) as srv:
         srv.configure(first=(kind,))
         b = OpenAIBackbone(
@@ -23,6 +24,7 @@ async def test_each_transport_fault_gives_the_recorded_answer(kind):
             max_retries=3,
             backoff_cap_s=0.05,
             backoff_base_s=0.01,
+            transport=transport,
         )
         c = await b.complete(MSGS, role="agent")
         await b.aclose()

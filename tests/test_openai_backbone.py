@@ -13,10 +13,12 @@ import yaml
 from runners.api import BackboneError
 from runners.backbones.openai import OpenAIBackbone, build_openai_backbone, map_usage, retry_after_s
 from runners.tokens import estimate_usage
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, RawHTTP, completion_bytes
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 MSGS = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "what is two plus two"}]
+# The default client (runners/backbones/h1.py) and the former one: every transport-level test runs on both.
+CLIENTS = ["h1", "aiohttp"]
 
 
 def make(srv: FakeOpenAI, **kw) -> OpenAIBackbone:
@@ -98,10 +100,13 @@ def test_backoff_is_full_jitter_and_capped(srv):
     assert all(b.backoff_s(0) <= 1.0 for _ in range(50))
 
 
+@pytest.mark.parametrize("transport", CLIENTS)
 @pytest.mark.parametrize("kind", ["429", "500", 503, 408, 409, "hang", "reset", "malformed", "nochoices"])
-async def test_transient_faults_are_retried(srv, kind):
+async def test_transient_faults_are_retried(srv, kind, transport):
     srv.enqueue(kind)
-    c = await make(srv).complete(MSGS, role="agent")
+    b = make(srv, transport=transport)
+    c = await b.complete(MSGS, role="agent")
+    await b.aclose()
     assert c.text.startswith("reply ") and srv.requests == 2
     assert len(c.retries) == 1 and c.retries[0].attempt == 0
     assert KEY not in c.retries[0].error
@@ -156,13 +161,24 @@ async def test_max_retries_exhausted_is_non_fatal_with_log(srv):
     assert "after 4 attempts" in str(e) and KEY not in str(e)
 
 
-async def test_connection_refused_is_retried_then_non_fatal():
+@pytest.mark.parametrize("transport", CLIENTS)
+async def test_connection_refused_is_retried_then_non_fatal(transport):
     with FakeOpenAI() as s:
         url = s.base_url
-    b = OpenAIBackbone(name="x", model="m", base_url=url, api_key=KEY, max_retries=2, backoff_base_s=0.01, timeout_s=1)
+    b = OpenAIBackbone(
+        name="x",
+        model="m",
+        base_url=url,
+        api_key=KEY,
+        max_retries=2,
+        backoff_base_s=0.01,
+        timeout_s=1,
+        transport=transport,
+    )
     with pytest.raises(BackboneError) as ei:
         await b.complete(MSGS, role="agent")
     assert not ei.value.fatal and len(ei.value.retries) == 2 and KEY not in str(ei.value)
+    assert all(r.error.startswith("connection refused") for r in ei.value.retries)  # refused, not another fault
 
 
 @pytest.mark.parametrize(
@@ -205,11 +221,12 @@ async def test_usage_estimated_when_endpoint_sends_none():
     assert map_usage({"total_tokens": 3}) is None and map_usage("x") is None
 
 
-async def test_inflight_bound_is_shared_per_endpoint():
+@pytest.mark.parametrize("transport", CLIENTS)
+async def test_inflight_bound_is_shared_per_endpoint(transport):
     with FakeOpenAI(latency_s=0.05) as s:
         a, b = (
-            make(s, max_inflight=3, timeout_s=10),
-            make(s, name="judge", max_inflight=3, timeout_s=10),
+            make(s, max_inflight=3, timeout_s=10, transport=transport),
+            make(s, name="judge", max_inflight=3, timeout_s=10, transport=transport),
         )  # same endpoint, one budget
         calls = [(a if i % 2 else b).complete([{"role": "user", "content": f"q{i}"}], role="agent") for i in range(18)]
         await asyncio.gather(*calls)
@@ -218,12 +235,14 @@ async def test_inflight_bound_is_shared_per_endpoint():
         await b.aclose()
 
 
-async def test_large_inflight_bound_is_reached_with_one_session():
+@pytest.mark.parametrize("transport", CLIENTS)
+async def test_large_inflight_bound_is_reached_with_one_session(transport):
     # each reply takes 1 s: all 40 requests overlap even on a loaded machine (0.2 s did not at load ~8)
     with FakeOpenAI(latency_s=1.0) as s:
-        b = make(s, max_inflight=40, timeout_s=10)  # one aiohttp session, 40 connections
+        b = make(s, max_inflight=40, timeout_s=10, transport=transport)  # one client, 40 connections
         await asyncio.gather(*(b.complete([{"role": "user", "content": f"q{i}"}], role="agent") for i in range(40)))
-        assert s.max_concurrent == 40 and b._transport()._session.connector.limit == 40
+        t = b._transport()
+        assert s.max_concurrent == 40 and (t.limit if transport == "h1" else t._session.connector.limit) == 40
         await b.aclose()
 
 
@@ -341,7 +360,7 @@ def test_manifest_has_no_url_credentials():
     assert "pw-SECRET" in cfg.backbone.base_url  # the run itself still uses the real URL
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("transport", [*CLIENTS, "httpx"])
 async def test_both_transports_retry_and_fail_fast_alike(srv, transport):
     """The former httpx client stays behind the same interface (perf comparison): same retries,
     same fail-fast, same body bytes."""
@@ -390,7 +409,7 @@ async def test_asyncio_endpoint_answers_as_the_threaded_one(srv):
             (c.text, c.usage, c.model) for c in await asyncio.gather(*(ref.complete(p, role="agent") for p in prompts))
         ]
         await ref.aclose()
-        for transport in ("aiohttp", "httpx"):
+        for transport in (*CLIENTS, "httpx"):
             b = OpenAIBackbone(
                 name="fake",
                 model="fake-model",
@@ -410,7 +429,7 @@ async def test_asyncio_endpoint_answers_as_the_threaded_one(srv):
                 assert [(c.text, c.usage, c.model) for c in got] == want and not any(c.retries for c in got)
                 assert fake.connections - opened == 8  # keep-alive: no new connection in the second round
             await b.aclose()
-        assert fake.requests == 32
+        assert fake.requests == 48
         async with aiohttp.ClientSession() as s:
             async with s.post(urls[0] + "/embeddings", data=b"{}") as r:
                 assert r.status == 404 and "no route" in (await r.json())["error"]["message"]
@@ -539,7 +558,7 @@ def test_a_stored_count_beyond_64_bits_reads_back():
 
 
 # ------------------------------------------------------------------ hostile bodies: endless, deep, not UTF-8; redirects
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("transport", [*CLIENTS, "httpx"])
 async def test_an_endless_body_is_cut_at_max_reply_bytes_and_retried_with_bounded_memory(transport):
     """A 200 whose body never ends: each attempt stops after `max_reply_bytes` (memory stays near
     that bound, not growing with the stream) and fails as a retried infra error, quickly."""
@@ -562,22 +581,23 @@ async def test_an_endless_body_is_cut_at_max_reply_bytes_and_retried_with_bounde
     assert not e.value.fatal and len(e.value.retries) == 2 and elapsed < 10
     assert all(f"max_reply_bytes={limit}" in r.error for r in e.value.retries)
     # the endless stream is never held whole (httpx's stream and decoder buffers hold about two bounds more)
-    assert peak < (4 if transport == "aiohttp" else 6) * limit, peak
+    assert peak < (6 if transport == "httpx" else 4) * limit, peak
     assert c.text.startswith("reply ")
 
 
-async def test_an_announced_oversized_body_is_refused_before_reading_it():
+@pytest.mark.parametrize("transport", CLIENTS)
+async def test_an_announced_oversized_body_is_refused_before_reading_it(transport):
     big = "y" * 5000
     with FakeOpenAI(responder=lambda body: big) as s:
         s.enqueue("ok")
-        b = make(s, max_reply_bytes=2048, max_retries=1)
+        b = make(s, max_reply_bytes=2048, max_retries=1, transport=transport)
         with pytest.raises(BackboneError) as e:
             await b.complete(MSGS, role="agent")
         await b.aclose()
     assert "max_reply_bytes=2048 (it announced" in str(e.value) and not e.value.fatal
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("transport", [*CLIENTS, "httpx"])
 @pytest.mark.parametrize(
     "kind, said", [("deep", "nested too deep"), ("badutf8", "not valid UTF-8 (byte 0xe9 at offset")]
 )
@@ -618,7 +638,7 @@ class _Redirect(FakeOpenAI):
         return H
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("transport", [*CLIENTS, "httpx"])
 @pytest.mark.parametrize("status", [307, 308])
 async def test_a_redirect_to_another_host_is_refused_unless_configured(status, transport):
     """127.0.0.1 → localhost is another host as far as the config is concerned: nothing is sent there
@@ -642,7 +662,7 @@ async def test_a_redirect_to_another_host_is_refused_unless_configured(status, t
         await same.aclose()
 
 
-@pytest.mark.parametrize("transport", ["aiohttp", "httpx"])
+@pytest.mark.parametrize("transport", [*CLIENTS, "httpx"])
 async def test_a_303_is_refused_not_answered_by_posting_again(transport):
     """303 See Other says the answer is to be fetched elsewhere; re-sending the POST would run (and bill)
     the request twice: fatal, naming the fix, and nothing sent to the other address."""
@@ -689,3 +709,339 @@ async def test_an_error_body_is_redacted_before_it_is_cut_short():
         with pytest.raises(BackboneError) as e:
             await b.complete(MSGS, role="agent")
     assert e.value.fatal and enc[10:20] not in str(e.value) and enc[:10] + "***" in str(e.value)
+
+
+# ------------------------------------------------------------------ the h1 client (runners/backbones/h1.py) on the wire
+# RawHTTP (tests/fake_openai.py) writes the bytes each test needs: what the fake endpoints never send.
+def _ok(body: bytes, *, head: bytes = b"HTTP/1.1 200 OK", extra: bytes = b"") -> bytes:
+    return b"%b\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%b\r\n%b" % (head, len(body), extra, body)
+
+
+async def _keep_alive(srv, reader, writer):
+    """Answers every request on the connection, keep-alive."""
+    while await srv.read_request(reader):
+        writer.write(_ok(completion_bytes("four")))
+
+
+def _raw_backbone(srv, transport="h1", **kw):
+    return make(srv, transport=transport, **kw)  # `make` reads only `base_url` off its server
+
+
+async def test_h1_request_on_the_wire_and_one_reused_connection():
+    """The request head h1 writes (Host with the port, the fixed headers, Content-Length, gzip/deflate
+    accepted) and a body byte-identical to `request_bytes` and to what aiohttp sends; sequential calls
+    ride one keep-alive connection."""
+    async with RawHTTP(_keep_alive) as srv:
+        b = _raw_backbone(srv)
+        got = [await b.complete(MSGS, role="agent") for _ in range(4)]
+        await b.aclose()
+        a = _raw_backbone(srv, "aiohttp")
+        await a.complete(MSGS, role="agent")
+        await a.aclose()
+    assert [c.text for c in got] == ["four"] * 4 and not any(c.retries for c in got)
+    assert srv.connections == 2  # one for h1's four calls, one for aiohttp's
+    head, body = srv.requests[0]
+    port = srv.base_url.rsplit(":", 1)[1].split("/")[0]
+    lines = head.decode().split("\r\n")
+    assert lines[0] == "POST /v1/chat/completions HTTP/1.1"
+    fields = {k.lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
+    assert fields == {
+        "host": f"127.0.0.1:{port}",
+        "content-type": "application/json",
+        "authorization": f"Bearer {KEY}",
+        "accept": "*/*",
+        "accept-encoding": "gzip, deflate",
+        "content-length": str(len(body)),
+    }
+    assert body == b.request_bytes(MSGS, {}) and all(r[1] == body for r in srv.requests)  # aiohttp's too
+
+
+async def test_h1_never_reuses_a_connection_the_server_closed_while_idle():
+    async def close_after_reply(srv, reader, writer):
+        if await srv.read_request(reader):
+            writer.write(_ok(completion_bytes("four")))  # keep-alive announced...
+            await writer.drain()
+            await asyncio.sleep(0.05)  # ...then closed while idle (a server's keep-alive timeout)
+
+    async with RawHTTP(close_after_reply) as srv:
+        b = _raw_backbone(srv)
+        first = await b.complete(MSGS, role="agent")
+        await asyncio.sleep(0.3)
+        second = await b.complete(MSGS, role="agent")
+        await b.aclose()
+    assert first.text == second.text == "four" and not first.retries and not second.retries
+    assert srv.connections == 2
+
+
+async def test_h1_never_reuses_a_connection_that_sent_a_reply_nobody_asked_for():
+    async def answer_twice(srv, reader, writer):
+        while await srv.read_request(reader):
+            writer.write(_ok(completion_bytes("four")) + _ok(completion_bytes("stale")))  # one reply too many
+
+    async with RawHTTP(answer_twice) as srv:
+        b = _raw_backbone(srv)
+        first = await b.complete(MSGS, role="agent")
+        await asyncio.sleep(0.05)
+        second = await b.complete(MSGS, role="agent")
+        await b.aclose()
+    assert first.text == second.text == "four" and not first.retries and not second.retries
+    assert srv.connections == 2
+
+
+@pytest.mark.parametrize("transport", CLIENTS)
+async def test_a_request_on_a_connection_that_dies_before_any_reply_byte_is_retried(transport):
+    async def drop_first(srv, reader, writer):
+        if await srv.read_request(reader) and srv.connections == 1:
+            return  # closed without a byte of reply
+        writer.write(_ok(completion_bytes("four")))
+
+    async with RawHTTP(drop_first) as srv:
+        b = _raw_backbone(srv, transport)
+        c = await b.complete(MSGS, role="agent")
+        await b.aclose()
+    assert c.text == "four" and len(c.retries) == 1 and not c.retries[0].error.startswith("connection refused")
+
+
+async def test_h1_cancelled_mid_reply_drops_that_connection():
+    """A reply that stalls halfway: the backbone's timeout cancels the request, and h1 closes that
+    connection (the rest of the old reply must never be read as the next one's)."""
+    reused = []
+
+    async def stall_first(srv, reader, writer):
+        if not await srv.read_request(reader):
+            return
+        if srv.connections == 1:
+            body = completion_bytes("stale")
+            writer.write(_ok(body)[: -len(body) // 2])  # the head and half the body, then nothing
+            try:
+                reused.append(await reader.read(1))  # b"" when the client closes it; a byte if it sent again
+            except ConnectionError:
+                reused.append(b"")
+            return
+        writer.write(_ok(completion_bytes("four")))
+
+    async with RawHTTP(stall_first) as srv:
+        b = _raw_backbone(srv, timeout_s=0.3)
+        c = await b.complete(MSGS, role="agent")
+        await asyncio.sleep(0.05)
+        await b.aclose()
+    assert c.text == "four" and len(c.retries) == 1 and c.retries[0].error.startswith("timeout")
+    assert srv.connections == 2 and reused == [b""]
+
+
+@pytest.mark.parametrize("transport", CLIENTS)
+@pytest.mark.parametrize("style", ["http/1.0 until close", "connection: close"])
+async def test_a_reply_that_closes_its_connection_is_read_whole_and_not_pooled(style, transport):
+    async def answer(srv, reader, writer):
+        if not await srv.read_request(reader):
+            return
+        body = completion_bytes("four " * 2000)  # several reads long
+        if style == "connection: close":
+            writer.write(_ok(body, extra=b"Connection: close\r\n"))
+        else:  # no Content-Length: the body is what arrives before the server closes
+            writer.write(b"HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n")
+            for i in range(0, len(body), 4096):
+                writer.write(body[i : i + 4096])
+                await writer.drain()
+                await asyncio.sleep(0.005)
+        await writer.drain()
+        writer.close()
+
+    async with RawHTTP(answer) as srv:
+        b = _raw_backbone(srv, transport)
+        got = [await b.complete(MSGS, role="agent") for _ in range(2)]
+        await b.aclose()
+    assert [c.text for c in got] == ["four " * 2000] * 2 and not any(c.retries for c in got)
+    assert srv.connections == 2
+
+
+def _encode(data: bytes, encoding: str) -> bytes:
+    import gzip
+    import zlib
+
+    if encoding == "gzip":
+        return gzip.compress(data)
+    if encoding == "deflate":  # the zlib format, as RFC 9110 names it
+        return zlib.compress(data)
+    c = zlib.compressobj(wbits=-zlib.MAX_WBITS)  # raw deflate: what some servers send as "deflate"
+    return c.compress(data) + c.flush()
+
+
+def _chunked(data: bytes, size: int) -> list[bytes]:
+    return [b"%x\r\n%b\r\n" % (len(data[i : i + size]), data[i : i + size]) for i in range(0, len(data), size)] + [
+        b"0\r\n\r\n"
+    ]
+
+
+@pytest.mark.parametrize("transport", CLIENTS)
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "raw deflate"])
+async def test_a_chunked_compressed_reply_is_decoded_and_its_connection_reused(encoding, transport):
+    text = "the answer is four. " * 300
+
+    async def answer(srv, reader, writer):
+        while await srv.read_request(reader):
+            name = b"deflate" if "deflate" in encoding else b"gzip"
+            writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Encoding: %b\r\n\r\n" % name)
+            for piece in _chunked(_encode(completion_bytes(text), encoding), 97):  # many small chunks, many reads
+                writer.write(piece)
+                await writer.drain()
+
+    async with RawHTTP(answer) as srv:
+        b = _raw_backbone(srv, transport)
+        got = [await b.complete(MSGS, role="agent") for _ in range(2)]
+        await b.aclose()
+    assert [c.text for c in got] == [text, text] and not any(c.retries for c in got)
+    assert srv.connections == 1
+
+
+@pytest.mark.parametrize("transport", CLIENTS)
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+async def test_a_compressed_bomb_costs_one_bounded_read(framing, transport):
+    """64 MB of zeros gzipped to ~64 KB (under the bound, so not refused by its Content-Length):
+    decoding stops one byte past `max_reply_bytes`, memory stays near the bound, the call is retried."""
+    import gzip
+    import tracemalloc
+
+    limit = 2**20
+    bomb = gzip.compress(b"0" * (64 * 2**20), compresslevel=9)
+    assert len(bomb) < limit
+
+    async def answer(srv, reader, writer):
+        while await srv.read_request(reader):
+            if framing == "chunked":
+                writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n\r\n")
+                for piece in _chunked(bomb, 16384):
+                    writer.write(piece)
+            else:
+                writer.write(_ok(bomb, extra=b"Content-Encoding: gzip\r\n"))
+            await writer.drain()
+
+    async with RawHTTP(answer) as srv:
+        b = _raw_backbone(srv, transport, max_reply_bytes=limit, max_retries=1, timeout_s=10)
+        tracemalloc.start()
+        with pytest.raises(BackboneError) as e:
+            await b.complete(MSGS, role="agent")
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        await b.aclose()
+    assert not e.value.fatal and len(e.value.retries) == 1
+    assert all(f"max_reply_bytes={limit}" in r.error for r in e.value.retries)
+    assert peak < 4 * limit, peak
+
+
+async def test_h1_transport_errors_say_what_happened():
+    """Below the backbone: refused → refused=True; a reply that is not HTTP and a connection closed
+    mid-reply → TransportFailure; an announced oversized body is refused before its bytes are read."""
+    from runners.backbones.h1 import H1Transport
+    from runners.backbones.openai import TransportFailure
+
+    async def answer(srv, reader, writer):
+        req = await srv.read_request(reader)
+        kind = req[1].decode() if req else ""
+        if kind == "garbage":
+            writer.write(b"SMTP ready\r\n\r\n")
+        elif kind == "cut":
+            writer.write(_ok(b"x" * 100)[:-50])
+            await writer.drain()
+        elif kind == "huge":
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 999999999\r\n\r\n")
+            await writer.drain()
+            await asyncio.sleep(5)  # the body never comes: waiting for it would time out
+
+    t = H1Transport(headers={}, limit=4, timeout_s=1, max_bytes=2048)
+    async with RawHTTP(answer) as srv:
+        url = srv.base_url + "/chat/completions"
+        for kind, said in [("garbage", "malformed HTTP reply"), ("cut", "in the middle of its reply")]:
+            with pytest.raises(TransportFailure, match=said) as e:
+                await t.post(url, kind.encode())
+            assert not e.value.refused
+        with pytest.raises(TransportFailure, match=r"max_reply_bytes=2048 \(it announced 999999999"):
+            async with asyncio.timeout(2):
+                await t.post(url, b"huge")
+    with pytest.raises(TransportFailure) as e:  # the server is gone: nothing listens on that port
+        await t.post(url, b"{}")
+    assert e.value.refused and "cannot connect" in str(e.value)
+    await t.aclose()
+
+
+async def test_h1_aclose_closes_every_connection():
+    from runners.backbones.h1 import H1Transport
+
+    async with RawHTTP(_keep_alive) as srv:
+        t = H1Transport(headers={}, limit=8, timeout_s=1)
+        url = srv.base_url + "/chat/completions"
+        replies = await asyncio.gather(*(t.post(url, b"{}") for _ in range(3)))
+        assert [r.status for r in replies] == [200] * 3 and replies[0].headers["CONTENT-TYPE"] == "application/json"
+        assert srv.connections == 3 and srv.eofs == 0
+        await t.aclose()
+        for _ in range(50):
+            if srv.eofs == 3:
+                break
+            await asyncio.sleep(0.01)
+        assert srv.eofs == 3
+
+
+@pytest.mark.parametrize("transport", CLIENTS)
+async def test_an_ipv6_endpoint(transport):
+    import socket
+
+    try:
+        socket.socket(socket.AF_INET6).bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback on this machine")
+    async with RawHTTP(_keep_alive, host="::1") as srv:
+        assert srv.base_url.startswith("http://[::1]:")
+        b = _raw_backbone(srv, transport)
+        c = await b.complete(MSGS, role="agent")
+        await b.aclose()
+    assert c.text == "four" and srv.requests[0][0].split(b"\r\n")[1].lower().startswith(b"host: [::1]:")
+
+
+def _tls_files(tmp: Path) -> tuple[Path, Path, Path]:
+    """(CA certificate, server certificate for IP 127.0.0.1 signed by it, server key), by the openssl CLI."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("openssl"):
+        pytest.skip("the openssl command is not installed (needed to make a test certificate)")
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+
+    def run(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=tmp, check=True, capture_output=True)
+
+    run("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=test CA",
+        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign")  # fmt: skip
+    run("req", *ec, "-keyout", "srv.key", "-out", "srv.csr", "-subj", "/CN=127.0.0.1")
+    (tmp / "ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    run("x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-out", "srv.pem", "-days", "2", "-extfile", "ext")  # fmt: skip
+    return tmp / "ca.pem", tmp / "srv.pem", tmp / "srv.key"
+
+
+async def test_h1_https_checks_the_certificate_and_its_host(tmp_path, monkeypatch):
+    """https with the default context: a certificate for 127.0.0.1 from a CA the system trusts
+    (SSL_CERT_FILE) is accepted; the same certificate reached as `localhost` is refused (hostname
+    check), as is a server whose CA is not trusted."""
+    import ssl
+
+    ca, cert, key = _tls_files(tmp_path)
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(cert, key)
+    async with RawHTTP(_keep_alive, ssl=ctx) as srv:
+        assert srv.base_url.startswith("https://127.0.0.1:")
+        untrusted = _raw_backbone(srv, max_retries=0)
+        with pytest.raises(BackboneError) as e:
+            await untrusted.complete(MSGS, role="agent")
+        assert "connection refused" in str(e.value) and "CERTIFICATE_VERIFY_FAILED" in str(e.value)
+        await untrusted.aclose()
+        monkeypatch.setenv("SSL_CERT_FILE", str(ca))  # read by ssl.create_default_context()
+        b = _raw_backbone(srv)
+        got = [await b.complete(MSGS, role="agent") for _ in range(2)]
+        await b.aclose()
+        other = make(srv, base_url=srv.base_url.replace("127.0.0.1", "localhost"), max_retries=0)
+        with pytest.raises(BackboneError) as e:
+            await other.complete(MSGS, role="agent")
+        await other.aclose()
+    assert [c.text for c in got] == ["four", "four"] and not any(c.retries for c in got)
+    assert srv.connections == 1 and len(srv.requests) == 2  # the refused handshakes never reached the server
+    assert "connection refused" in str(e.value) and "Hostname mismatch" in str(e.value), str(e.value)

@@ -1,8 +1,10 @@
 """Backbone for any OpenAI-compatible chat-completions endpoint (vLLM, SGLang, DeepSeek, OpenAI,
-DashScope, ...), spoken over `aiohttp` (one session per event loop, connections limited to the
-in-flight bound) so that retries, in-flight bounds and usage mapping are ours and visible in the
-episode record. The request body is encoded once (`runners.records.wire`): the prompt's JSON bytes that
-the episode recorder and the response cache already made are spliced into the body.
+DashScope, ...), spoken over the harness's own HTTP/1.1 client (`runners/backbones/h1.py`:
+asyncio + httptools, one keep-alive pool per event loop, connections limited to the in-flight
+bound; `transport: aiohttp` or `httpx` switch to those libraries) so that retries, in-flight
+bounds and usage mapping are ours and visible in the episode record. The request body is encoded
+once (`runners.records.wire`): the prompt's JSON bytes that the episode recorder and the response
+cache already made are spliced into the body.
 
 - In-flight bound: one `asyncio.Semaphore` per (event loop, base_url), shared by every
   `OpenAIBackbone` of that endpoint (agent, judge and user_sim backbones of one provider share
@@ -40,8 +42,9 @@ import math
 import os
 import random
 import time
+import typing
 import weakref
-from typing import Any, AsyncIterator, Mapping
+from typing import Any, AsyncIterator, Callable, Mapping
 
 import json
 
@@ -270,9 +273,10 @@ async def read_capped(chunks: AsyncIterator[bytes], limit: int) -> bytes:
 
 
 class AiohttpTransport:
-    """The default client: one `aiohttp.ClientSession` per event loop and backbone, its
-    connector limited to the backbone's in-flight bound (`limit`), keep-alive connections reused.
-    Harness CPU per call is ~4× lower than httpx's (scripts/perf/transport.py)."""
+    """`transport: aiohttp`, the former default: one `aiohttp.ClientSession` per event loop and
+    backbone, its connector limited to the backbone's in-flight bound (`limit`), keep-alive
+    connections reused. Harness CPU per call is ~7× lower than httpx's, ~1.4× h1's
+    (scripts/perf/transport.py)."""
 
     def __init__(
         self, *, headers: dict[str, str], limit: int, timeout_s: float, max_bytes: int = MAX_REPLY_BYTES
@@ -359,8 +363,26 @@ class HttpxTransport:
             await client.aclose()
 
 
-Transport = AiohttpTransport | HttpxTransport
-TRANSPORTS: dict[str, type] = {"aiohttp": AiohttpTransport, "httpx": HttpxTransport}
+class Transport(typing.Protocol):
+    """What OpenAIBackbone needs of an HTTP client."""
+
+    async def post(self, url: str, body: bytes) -> Reply: ...
+
+    async def aclose(self) -> None: ...
+
+
+def h1_transport(**kw: Any) -> Transport:
+    """The default client, `runners.backbones.h1.H1Transport` (imported on first use: it imports this module)."""
+    from runners.backbones.h1 import H1Transport
+
+    return H1Transport(**kw)
+
+
+TRANSPORTS: dict[str, Callable[..., Transport]] = {
+    "h1": h1_transport,
+    "aiohttp": AiohttpTransport,
+    "httpx": HttpxTransport,
+}
 
 
 UNPARSED_ARGUMENTS = "_unparsed_arguments"
@@ -447,7 +469,7 @@ class OpenAIBackbone(Backbone):
         max_retries: int = 8,
         backoff_cap_s: float = 60,
         backoff_base_s: float = 1.0,
-        transport: str = "aiohttp",
+        transport: str = "h1",
         refused_window_s: float = 10.0,
         max_completion_chars: int | None = None,
         max_reply_bytes: int = MAX_REPLY_BYTES,

@@ -9,7 +9,7 @@ Only what runs from the first cell on is counted (the main thread's stacks under
 `runners.sweep.run_cells`, and the helper threads); start-up (imports, configuration) is left out.
 
 Printed: the share of samples per thread, per group of the leaf frame (project code,
-aiohttp + asyncio, json, compression, sqlite, pydantic, threads, other: a project line that calls
+HTTP client + asyncio, json, compression, sqlite, pydantic, threads, other: a project line that calls
 `lzma`/`zlib`, SQLite or orjson counts as that library) and the top functions by own time.
 py-spy counts a thread while it runs or waits for a CPU or in a system call (an fsync), so on a
 loaded machine the shares are approximate; `--harness DIR` profiles another checkout. Results:
@@ -34,7 +34,18 @@ from pathlib import Path
 from scripts.perf.inspect_compare import REPO, ShapedEndpoint, check_harness_cell, harness_cmd, run_one, workload
 
 PROJECT = ("runners", "kit", "baselines", "benchmarks", "flowstate", "pos")
-ASYNC = ("aiohttp/", "asyncio/", "yarl/", "multidict/", "aiohappyeyeballs/", "selectors.py", "socket.py", "ssl.py")
+ASYNC = (
+    "aiohttp/",
+    "asyncio/",
+    "yarl/",
+    "multidict/",
+    "aiohappyeyeballs/",
+    "selectors.py",
+    "socket.py",
+    "ssl.py",
+    "httptools/",  # with h1.py: the default HTTP client (backbone.transport h1)
+    "runners/backbones/h1.py",
+)
 
 
 def _source(roots: list[str], path: str, line: int) -> str:
@@ -52,7 +63,7 @@ def group(leaf: str, roots: list[str]) -> str:
         return "other (stdlib, importlib)"
     path, text = m.group(2), _source(roots, m.group(2), int(m.group(3)))
     if path.startswith(ASYNC):
-        return "aiohttp + asyncio (incl. the kernel's loopback send)"
+        return "HTTP client + asyncio (incl. the kernel's loopback send)"
     if path.startswith("json/") or re.search(r"orjson|json\.(dumps|loads)|model_dump_json|to_json", text):
         return "json (encode/decode)"
     if path.startswith(("lzma", "_compression", "zlib")) or re.search(r"compress|lzma|zlib", text):

@@ -64,7 +64,7 @@ async def us_per_call(calls: int) -> float:
         max_inflight=64,
     )
     transport = InProcess()
-    bb._transport = lambda: transport  # type: ignore[method-assign, assignment, return-value]  # an in-process stand-in for the HTTP transport
+    bb._transport = lambda: transport  # type: ignore[method-assign]  # an in-process stand-in for the HTTP transport
     system = {
         "role": "system",
         "content": "You are an agent.\n" + "\n".join(f"rule {i}: do thing number {i} carefully" for i in range(80)),

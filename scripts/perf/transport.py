@@ -1,14 +1,18 @@
-"""Harness CPU per model call: the aiohttp transport (default) vs the former httpx one, in one run.
+"""Harness CPU per model call through each HTTP client, in one run: `h1` (the default,
+runners/backbones/h1.py), `aiohttp` and `httpx` (the former ones), and `none` (no HTTP at all).
 
 The fake endpoint (tests/fake_openai.py) runs in its own process, so the CPU measured here
 (`time.process_time()` of this process: every thread, user + system) is the harness's alone:
 building the body, the HTTP client, parsing the reply, the in-flight semaphore, the episode
 recorder (attempt key) and the response-cache key. Each point runs `--calls` calls at
 `--concurrency` in flight through `RecordingBackbone(OpenAIBackbone)`; transports alternate
-within each repeat and the medians of `--repeats` are printed with their ratio.
+within each repeat and the medians of `--repeats` are printed with their ratio to aiohttp.
+`none` answers every post at once with a canned reply (no socket): the backbone's and the
+recorder's own CPU, so `<client> - none` is what the HTTP client itself costs per call.
 Target: ≤ 1 ms of harness CPU per call.
 
-Run: `.venv/bin/python -m scripts.perf.transport [--calls 2000] [--concurrency 32] [--repeats 5]`."""
+Run: `.venv/bin/python -m scripts.perf.transport [--calls 2000] [--concurrency 32] [--repeats 5]
+[--transports h1 aiohttp none]`."""
 
 from __future__ import annotations
 
@@ -17,15 +21,38 @@ import asyncio
 import statistics
 import time
 
+import orjson
+
+from runners.backbones.openai import Reply
 from scripts.perf.concurrency import fake_server
 
 TARGET_MS = 1.0
+TRANSPORT_NAMES = ("httpx", "aiohttp", "h1", "none")
+
+
+class NoNetwork:
+    """`--transports none`, the floor: every post answered at once with one canned reply (what the
+    fake endpoint answers), no socket."""
+
+    def __init__(self, **_: object) -> None:
+        from tests.fake_openai import FakeOpenAI, react_responder
+
+        payload = FakeOpenAI(react_responder).reply_json({"model": "fake-model", "messages": []})
+        self.reply = Reply(200, {"content-type": "application/json"}, orjson.dumps(payload))
+
+    async def post(self, url: str, body: bytes) -> Reply:
+        await asyncio.sleep(0)
+        return self.reply
+
+    async def aclose(self) -> None:
+        pass
 
 
 async def cpu_per_call_ms(url: str, transport: str, calls: int, concurrency: int, prompt_words: int) -> float:
-    from runners.backbones.openai import OpenAIBackbone
+    from runners.backbones.openai import TRANSPORTS, OpenAIBackbone
     from runners.episode import RecordingBackbone
 
+    TRANSPORTS.setdefault("none", NoNetwork)
     bb = OpenAIBackbone(
         name="fake",
         model="fake-model",
@@ -68,8 +95,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--latency", type=float, default=0.01, help="server-side latency per call, seconds")
     ap.add_argument("--prompt-words", type=int, default=400, help="size of the system prompt (a realistic few KB)")
+    ap.add_argument("--transports", nargs="+", default=list(TRANSPORT_NAMES), choices=TRANSPORT_NAMES)
     a = ap.parse_args()
-    runs: dict[str, list[float]] = {"httpx": [], "aiohttp": []}
+    runs: dict[str, list[float]] = {t: [] for t in a.transports}
     with fake_server(a.latency, "threads") as url:  # the endpoint its README numbers were measured with
         for _ in range(a.repeats):
             for t in runs:
@@ -86,7 +114,9 @@ def main() -> None:
             f"  {t:>8}: {m:.3f} ms  (runs: {', '.join(f'{x:.3f}' for x in runs[t])})  "
             f"{verdict} (target <= {TARGET_MS} ms)"
         )
-    print(f"  httpx / aiohttp = {med['httpx'] / med['aiohttp']:.2f}x")
+    for t in med:
+        if t != "aiohttp" and "aiohttp" in med:
+            print(f"  {t} / aiohttp = {med[t] / med['aiohttp']:.2f}x")
 
 
 if __name__ == "__main__":
