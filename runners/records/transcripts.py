@@ -221,9 +221,9 @@ def lines(text: str) -> list[str]:
 def _common_prefix(a: str, b: str) -> int:
     """How many leading characters `a` and `b` share (a binary search of C-level comparisons)."""
     lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # a[:lo] == b[:lo] is known: only the characters from lo to mid are compared
+    while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a.startswith(b[lo:mid], lo):
+        if a.startswith(b[:mid]):
             lo = mid
         else:
             hi = mid - 1
@@ -232,10 +232,10 @@ def _common_prefix(a: str, b: str) -> int:
 
 def _common_suffix(a: str, b: str) -> int:
     """How many trailing characters `a` and `b` share."""
-    lo, hi, na, nb = 0, min(len(a), len(b)), len(a), len(b)
-    while lo < hi:  # the last lo characters are known equal: only those from mid back to lo are compared
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a.endswith(b[nb - mid : nb - lo], 0, na - lo):
+        if a.endswith(b[len(b) - mid :]):
             lo = mid
         else:
             hi = mid - 1

@@ -502,8 +502,8 @@ def test_line_delta_is_the_line_by_line_comparison(head, middle, tail):
 @settings(max_examples=2000, deadline=None)
 @given(st.text(alphabet="ab", max_size=40), st.text(alphabet="ab", max_size=40), st.text(alphabet="ab", max_size=40))
 def test_common_prefix_and_suffix_are_the_character_by_character_counts(head, a, b):
-    """The binary searches that compare only the characters not yet known equal count what a
-    character-by-character walk counts (texts sharing a start, an end, both or nothing)."""
+    """The binary searches (C-level comparisons of halves) count what a character-by-character
+    walk counts (texts sharing a start, an end, both or nothing)."""
     from runners.records.transcripts import _common_prefix, _common_suffix
 
     def walk(x, y):
