@@ -159,14 +159,14 @@ def read(text: Any) -> Reading:
     return r
 
 
-_THINK_WORD = re.compile("think", re.IGNORECASE)
+_THINK_CLOSE = re.compile("</think", re.IGNORECASE)  # its uncased "</" lets the search skip ahead
 
 
 def strip_thinking(text: str, reading: Reading | None = None) -> str:
     """`text` without `<think>` blocks (and without everything before a bare leading `</think>`).
-    A reply without the word "think" in any case (the usual one) is returned at once: both
-    patterns need it, and the bare-close one would otherwise try a lazy match from the start."""
-    if _THINK_WORD.search(text) is None:
+    A reply without a closing `</think` in any case (the usual one) is returned at once: both
+    patterns need one, and the bare-close one would otherwise try a lazy match from the start."""
+    if _THINK_CLOSE.search(text) is None:
         return text
     found: list[str] = []
 

@@ -294,3 +294,12 @@ def test_thinking_in_any_case_is_dropped_and_a_reply_without_it_is_untouched():
     text = "  <tool_calls>[]</tool_calls> I thought so  "
     r = reader.read(text)
     assert r.text is text and not r.thinking and not r.repairs
+
+
+def test_only_a_closing_think_tag_starts_the_thinking_patterns():
+    """The quick check before the thinking patterns looks for `</think` in any case: an opening
+    tag alone is kept (as the patterns keep it) and a closing one in any case is acted on."""
+    assert reader.read("<think>never closed, answer").text == "<think>never closed, answer"
+    for close in ("</think>", "</THINKING>", "</ThInK>"):
+        r = reader.read(f"plan{close}answer")
+        assert r.text == "answer" and r.thinking == [f"plan{close}"]
