@@ -62,7 +62,7 @@ class RecordingBackbone(Backbone):
         self.on_call = on_call  # live progress: called with each call's log as it finishes
         self.name = inner.name
         self.model = inner.model
-        self._used: dict[str | tuple[bytes, str], set[int]] = {}  # attempt key -> attempt numbers used
+        self._used: dict[str, set[int]] = {}
         self._encoder = Encoder() if transcripts else None
         self._carried: Pending | None = None  # blobs of a call that ended without a log (see `complete`)
         self._config_sampling = clean_sampling(_config_sampling(inner))  # the backbone's part, cleaned once
@@ -75,14 +75,12 @@ class RecordingBackbone(Backbone):
         response cache and the scripted backbone draw afresh. Deterministic, so resumes replay.
         `prompt`: the transcript's node key of `messages` (the hash chain of their canonical
         bytes), when the encoder made it already: the prompt is then not hashed a second time."""
-        head = dumps([role, sampling])
-        key: str | tuple[bytes, str]
-        if prompt is not None:  # the key itself (no hash: the node key already stands for the prompt)
-            key = (head, prompt)
+        h = hashlib.sha256(dumps([role, sampling]))
+        if prompt is not None:
+            h.update(b"\0" + prompt.encode())
         else:  # the prompt's bytes, made once per call and reused by the cache key and the HTTP body
-            h = hashlib.sha256(head)
             h.update(encoded(messages).raw)  # the digest of the concatenation, without copying the prompt's bytes
-            key = h.hexdigest()
+        key = h.hexdigest()
         used = self._used.setdefault(key, set())
         while attempt in used:
             attempt += 1

@@ -63,7 +63,7 @@ def test_infra_error_is_recorded_and_cleanup_still_runs():
 
 @pytest.mark.parametrize("transcripts", [True, False])
 def test_identical_prompt_repeated_in_an_episode_gets_fresh_attempts(transcripts):
-    """With transcripts the attempt key holds the encoder's prompt key, without them it hashes the
+    """With transcripts the attempt key hashes the encoder's prompt key, without them the
     prompt's bytes: the same numbering either way."""
     sink = []
     seen = []
