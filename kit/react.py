@@ -33,7 +33,12 @@ class ReactProtocol(Protocol):
         """Total: `text` through the tolerant reader (kit.reader), then the blocks."""
         r = read(text)
         parsed = self.parse_reading(r)
-        return parsed.model_copy(update=r.parsed_fields)
+        # `model_copy(update=...)`'s effect on the fresh `Parsed` every parse_reading returns,
+        # without the copy: the fields set and marked set (as an assignment would mark them)
+        fields = r.parsed_fields
+        parsed.__dict__.update(fields)
+        parsed.__pydantic_fields_set__.update(fields)
+        return parsed
 
     def parse_reading(self, r: Reading) -> Parsed:
         """The blocks of a reply already through `kit.reader.read`. Subclasses extend this and

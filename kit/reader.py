@@ -159,8 +159,15 @@ def read(text: Any) -> Reading:
     return r
 
 
+_THINK_CLOSE = re.compile("</think", re.IGNORECASE)  # its uncased "</" lets the search skip ahead
+
+
 def strip_thinking(text: str, reading: Reading | None = None) -> str:
-    """`text` without `<think>` blocks (and without everything before a bare leading `</think>`)."""
+    """`text` without `<think>` blocks (and without everything before a bare leading `</think>`).
+    A reply without a closing `</think` in any case (the usual one) is returned at once: both
+    patterns need one, and the bare-close one would otherwise try a lazy match from the start."""
+    if _THINK_CLOSE.search(text) is None:
+        return text
     found: list[str] = []
 
     def cut(m: re.Match[str]) -> str:
@@ -188,6 +195,12 @@ def plain_text(text: Any) -> tuple[str, list[dict[str, str]]]:
 @functools.lru_cache(maxsize=256)
 def _tag_re(tag: str) -> re.Pattern[str]:
     return re.compile(rf"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", re.DOTALL)
+
+
+@functools.lru_cache(maxsize=64)
+def _any_tag_re(tags: tuple[str, ...]) -> re.Pattern[str]:
+    """Any complete block of `tags` (what `last_set` removes to find prose around the blocks)."""
+    return re.compile("|".join(_tag_re(t).pattern for t in tags), re.DOTALL)
 
 
 def last_block(text: str, tag: str, reading: Reading | None = None) -> str | None:
@@ -229,7 +242,7 @@ def last_set(text: str, tags: tuple[str, ...], reading: Reading | None = None) -
     if not found:
         return out
     if reading is not None:
-        outside = re.sub("|".join(_tag_re(t).pattern for t in tags), "", text, flags=re.DOTALL).strip()
+        outside = _any_tag_re(tuple(tags)).sub("", text).strip()
         if outside:
             reading.note("prose_around", "blocks", f"{len(outside)} chars outside the blocks ignored")
     for tag in tags:  # a last block cut off at the end of the reply

@@ -12,6 +12,9 @@ from runners.tokens import count
 QUERY_LINE = 1
 """Index of a request's `User query:` line (after its heading)."""
 
+_json_text = json.JSONEncoder(ensure_ascii=False).encode
+"""`json.dumps(value, ensure_ascii=False)` without building an encoder per call (the same text)."""
+
 
 class Trajectory:
     """`repeat_current_query`: whether the request in progress shows its `User query:` line too.
@@ -38,14 +41,10 @@ class Trajectory:
         if not self.requests:
             return
         if decision.tool_calls:
-            calls = json.dumps(
-                [{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls], ensure_ascii=False
-            )
+            calls = _json_text([{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls])
             self.requests[-1].append(f"Step {step} action: tool_calls {calls}")
         elif decision.message is not None:
-            self.requests[-1].append(
-                f"Step {step} action: assistant_message {json.dumps(decision.message, ensure_ascii=False)}"
-            )
+            self.requests[-1].append(f"Step {step} action: assistant_message {_json_text(decision.message)}")
         else:
             self.requests[-1].append(f"Step {step} action: none")
 

@@ -352,6 +352,7 @@ async def _run(ep: Episode, env: Environment, method: Method) -> EpisodeRecord:
         all_calls += end
     totals: dict[str, list[int]] = {}  # role -> token counts, summed as ints (one Usage per role, not per call)
     estimated: set[str] = set()  # roles with a call whose usage was estimated (`Usage.__add__`'s rule)
+    by_role, hits, retries, scripted = rec.calls_by_role, rec.cache_hits, rec.retries, rec.scripted
     for c in all_calls:
         u, sums = c.usage, totals.setdefault(c.role, [0, 0, 0, 0])
         sums[0] += u.prompt_tokens
@@ -360,10 +361,12 @@ async def _run(ep: Episode, env: Environment, method: Method) -> EpisodeRecord:
         sums[3] += u.reasoning_tokens
         if u.source != "api":
             estimated.add(c.role)
-        rec.calls_by_role[c.role] = rec.calls_by_role.get(c.role, 0) + 1
-        rec.cache_hits += int(c.cached)
-        rec.retries += len(c.retries)
-        rec.scripted = rec.scripted or c.scripted
+        by_role[c.role] = by_role.get(c.role, 0) + 1
+        hits += int(c.cached)
+        retries += len(c.retries)
+        scripted = scripted or c.scripted
+    if all_calls:  # assigned once (a model's attribute write is a Python call), as set as a write per call left them
+        rec.cache_hits, rec.retries, rec.scripted = hits, retries, scripted
     for role, (prompt, cached, completion, reasoning) in totals.items():
         rec.usage_by_role[role] = Usage(
             prompt_tokens=prompt,

@@ -94,3 +94,29 @@ def test_context_overflow_drops_oldest_steps_and_records_it():
 def test_context_overflow_as_error_switch():
     rec = episode_with(Window(limit=600), on_context_overflow="error")
     assert rec.status == "infra_error" and "context window" in rec.error
+
+
+def test_history_and_memory_json_is_the_standard_librarys():
+    """The trajectory's action lines and Formal Reasoning's memory text write JSON with one shared
+    encoder: the same text as `json.dumps(value, ensure_ascii=False)` (NaN, surrogates, nesting)."""
+    import json
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    import benchmarks.memoryarena.formal as formal
+    import kit.trajectory as trajectory
+
+    values = st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+        lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+        max_leaves=12,
+    )
+
+    @settings(max_examples=300, deadline=None)
+    @given(values)
+    def same(value):
+        want = json.dumps(value, ensure_ascii=False)
+        assert trajectory._json_text(value) == want and formal._json_text(value) == want
+
+    same()

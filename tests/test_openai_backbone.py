@@ -4,14 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import itertools
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
-from runners.api import BackboneError
-from runners.backbones.openai import OpenAIBackbone, build_openai_backbone, map_usage, retry_after_s
+from runners.api import BackboneError, Usage
+from runners.backbones.openai import (
+    OpenAIBackbone,
+    build_openai_backbone,
+    map_usage,
+    plain_usage,
+    retry_after_s,
+    usage_bounds,
+    usage_problem,
+)
 from runners.tokens import estimate_usage
 from tests.fake_openai import FakeOpenAI, RawHTTP, completion_bytes
 
@@ -459,6 +469,50 @@ async def test_garbage_usage_detail_is_flagged_too():
     with FakeOpenAI(usage=lambda body, text: raw) as s:
         c = await make(s).complete(MSGS, role="agent")
     assert c.usage.source == "estimated" and any("cached_tokens" in h for h in c.hygiene)
+
+
+def test_plain_usage_reads_what_the_checks_read():
+    """`plain_usage` (the fast path of the usual usage object) gives exactly the `Usage` of the
+    general path (`usage_problem`, then `map_usage`) wherever it answers, answers for the shapes
+    real endpoints send, and leaves every other shape to the general path."""
+    counts = [0, 7, 2**40, -1, 2.0, 2.5, True, None, "3", float("nan"), 10**8]
+    details = [None, {}, {"cached_tokens": None}, "x", [], *({"cached_tokens": c} for c in counts)]
+    bounds = [None, usage_bounds(100, 5), usage_bounds(10**6, None)]
+    raws: list[Any] = ["x", None, {}, {"total_tokens": 3}]
+    for p, c in itertools.product(counts, counts):
+        raws.append({"prompt_tokens": p, "completion_tokens": c})
+    for d, hit in itertools.product(details, counts):
+        raws.append(
+            {"prompt_tokens": 9, "completion_tokens": 2, "prompt_tokens_details": d, "prompt_cache_hit_tokens": hit}
+        )
+    for d in details:
+        reasoning = {"reasoning_tokens": d.get("cached_tokens")} if isinstance(d, dict) else d
+        raws.append({"prompt_tokens": 9, "completion_tokens": 2, "completion_tokens_details": reasoning})
+    answered = 0
+    for raw, b in itertools.product(raws, bounds):
+        fast = plain_usage(raw, b)
+        if fast is None:
+            continue
+        answered += 1
+        assert usage_problem(raw, b) is None and fast == map_usage(raw, b, checked=True), (raw, b)
+        assert type(fast.prompt_tokens) is int and fast.source == "api"
+    assert answered > 50
+    openai = {
+        "prompt_tokens": 900,
+        "completion_tokens": 9,
+        "total_tokens": 909,
+        "prompt_tokens_details": {"cached_tokens": 512},
+        "completion_tokens_details": {"reasoning_tokens": 4},
+    }
+    assert plain_usage(openai) == Usage(
+        prompt_tokens=900, cached_prompt_tokens=512, completion_tokens=9, reasoning_tokens=4
+    )
+    vllm = {"prompt_tokens": 900, "completion_tokens": 9, "total_tokens": 909, "prompt_tokens_details": None}
+    assert plain_usage(vllm) == Usage(prompt_tokens=900, completion_tokens=9)
+    assert (
+        plain_usage({"prompt_tokens": 900, "completion_tokens": 9, "prompt_cache_hit_tokens": 64}).cached_prompt_tokens
+        == 64
+    )
 
 
 class _OddFinish(FakeOpenAI):

@@ -243,3 +243,26 @@ def test_typed_errors_and_repairs(text, calls, message, extras, errs, reps):
     assert [(c.name, c.arguments) for c in got.decision.tool_calls] == calls
     assert got.decision.message == message and got.decision.extras == extras
     assert errors(got) == errs and repairs(got) == reps
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "<think>plan</think>",
+        "no blocks",
+        '<think>x</think><tool_calls>[{"name": "f", "arguments": {}}]</tool_calls>'
+        "<assistant_message>hi</assistant_message>",
+        '```\n<tool_calls>[]</tool_calls>\n<assistant_message>{"content": "a",}</assistant_message>\n```',
+    ],
+)
+def test_parse_is_the_reading_with_its_repairs_and_thinking(text):
+    """`parse` fills the reading's repairs and thinking into the `Parsed` in place: the same value,
+    and the same fields marked set, as a copy with those fields updated."""
+    from kit.reader import read
+
+    got = P.parse(text)
+    r = read(text)
+    want = P.parse_reading(r).model_copy(update=r.parsed_fields)
+    assert got == want and got.model_fields_set == want.model_fields_set
+    assert got.model_dump_json() == want.model_dump_json()

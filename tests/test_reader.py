@@ -284,3 +284,22 @@ def test_json_without_escapes_is_read_as_is():
     raw = '{"a": "caf\u00e9 \U0001f600", "b": [1, 2.5, null, {"c": "\\n"}]}'  # no escape: read as it is
     value, err = reader.load_json(raw, "tool_calls", r)
     assert err is None and value == json.loads(raw) and not r.repairs
+
+
+def test_thinking_in_any_case_is_dropped_and_a_reply_without_it_is_untouched():
+    """The fast path (no "think" anywhere) must not skip tags written in other cases."""
+    for raw in ("<THINK>plan</THINK>answer", "<Thinking>plan</Thinking>\nanswer", "plan</Think>answer"):
+        r = reader.read(raw)
+        assert r.text == "answer" and len(r.thinking) == 1 and r.repairs[0].kind == "thinking_dropped"
+    text = "  <tool_calls>[]</tool_calls> I thought so  "
+    r = reader.read(text)
+    assert r.text is text and not r.thinking and not r.repairs
+
+
+def test_only_a_closing_think_tag_starts_the_thinking_patterns():
+    """The quick check before the thinking patterns looks for `</think` in any case: an opening
+    tag alone is kept (as the patterns keep it) and a closing one in any case is acted on."""
+    assert reader.read("<think>never closed, answer").text == "<think>never closed, answer"
+    for close in ("</think>", "</THINKING>", "</ThInK>"):
+        r = reader.read(f"plan{close}answer")
+        assert r.text == "answer" and r.thinking == [f"plan{close}"]

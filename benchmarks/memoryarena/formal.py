@@ -106,6 +106,9 @@ def request_text(background: str, question: str) -> str:
     return f"### BACKGROUND:\n{background.strip() or NO_BACKGROUND}\n\n### PROBLEM:\n{question.strip()}"
 
 
+_json_text = json.JSONEncoder(ensure_ascii=False).encode
+"""`json.dumps(value, ensure_ascii=False)` without building an encoder per call (the same text)."""
+
 KINDS = {"formal_reasoning_math": "formal_math", "formal_reasoning_phys": "formal_phys"}  # TaskView.kind per config
 
 
@@ -237,7 +240,7 @@ class FormalEnv(Environment):
         self.answers.append(answer)
         memory = (
             f"## Task:\n{question}\n## solution:\n{answer if answer is not None else ''}\n"
-            f"## Tool Calls Info:\n{json.dumps(self._trace, ensure_ascii=False)}"
+            f"## Tool Calls Info:\n{_json_text(self._trace)}"
         )
         return RequestOutcome(
             request=self.requests[k], final_response=answer, steps=steps, truncated=truncated, memory_text=memory

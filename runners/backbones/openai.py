@@ -221,6 +221,46 @@ def map_usage(raw: Any, bounds: dict[str, int] | None = None, *, checked: bool =
     )
 
 
+def _detail(holder: Any, key: str) -> int | None:
+    """`holder[key]` of a usage detail for `plain_usage`: 0 when absent or null, the count when it is
+    an exact int in [0, MAX_CALL_TOKENS]; None when anything else (the general path decides)."""
+    if holder is None:
+        return 0
+    if type(holder) is not dict:
+        return None
+    v = holder.get(key)
+    if v is None:
+        return 0
+    return v if type(v) is int and 0 <= v <= MAX_CALL_TOKENS else None
+
+
+def plain_usage(raw: Any, bounds: dict[str, int] | None = None) -> Usage | None:
+    """`map_usage(raw, bounds)` of the usage object nearly every endpoint sends (exact ints, within
+    the bounds, details absent, null or exact ints) without `usage_problem`'s and `map_usage`'s
+    per-field checks; None for any other shape, which the caller reads by the general path (the
+    same `Usage` either way: tests/test_openai_backbone.py compares them)."""
+    if type(raw) is not dict:
+        return None
+    prompt, completion = raw.get("prompt_tokens"), raw.get("completion_tokens")
+    if type(prompt) is not int or type(completion) is not int or prompt < 0 or completion < 0:
+        return None
+    b = bounds or usage_bounds(None, None)
+    if prompt > b["prompt"] or completion > b["completion"]:
+        return None
+    cached = _detail(raw.get("prompt_tokens_details"), "cached_tokens")
+    hit = _detail(raw, "prompt_cache_hit_tokens")
+    reasoning = _detail(raw.get("completion_tokens_details"), "reasoning_tokens")
+    if cached is None or hit is None or reasoning is None:
+        return None
+    return Usage(
+        prompt_tokens=prompt,
+        cached_prompt_tokens=cached or hit,
+        completion_tokens=completion,
+        reasoning_tokens=reasoning,
+        source="api",
+    )
+
+
 # ------------------------------------------------------------------------------------ transport
 # The client sits behind this small interface: `post(url, body_bytes)` → `Reply`, raising
 # `TransportFailure` for anything below HTTP (refused, reset, closed without reply) and
@@ -830,12 +870,14 @@ class OpenAIBackbone(Backbone):
             reasoning = reasoning[:cap]
         raw = data.get("usage") if isinstance(data.get("usage"), dict) else None
         calls = native_tool_calls(choice["message"].get("tool_calls"))
-        problem = usage_problem(raw, bounds)
-        if problem:
-            hygiene.append(f"usage: {problem}; tokens estimated")
-        usage = (None if problem else map_usage(raw, bounds, checked=True)) or estimate_usage(
-            messages, text + "".join(f"{c.name}{c.arguments}" for c in calls)
-        )
+        usage = plain_usage(raw, bounds)  # the usual usage object, read at once; any other by the checks below
+        if usage is None:
+            problem = usage_problem(raw, bounds)
+            if problem:
+                hygiene.append(f"usage: {problem}; tokens estimated")
+            usage = (None if problem else map_usage(raw, bounds, checked=True)) or estimate_usage(
+                messages, text + "".join(f"{c.name}{c.arguments}" for c in calls)
+            )
         return Completion(
             text=text,
             role=role,

@@ -95,11 +95,18 @@ def canonical(obj: Any) -> bytes:
     orjson makes the same bytes ~10x faster for objects of str-keyed dicts, lists, str, int,
     bool and None; floats (orjson writes `1e-7` where json writes `1e-07`) and any other type go
     through the standard library, as do lone surrogates and ints beyond 64 bits (orjson refuses them)."""
-    if _plain(obj):
-        try:
-            return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
-        except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
-            pass
+    return _canonical_plain(obj) if _plain(obj) else _canonical_json(obj)
+
+
+def _canonical_plain(obj: Any) -> bytes:
+    """`canonical` of an object `_plain` accepts (a caller that knows it skips the walk)."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except (TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError
+        return _canonical_json(obj)
+
+
+def _canonical_json(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str).encode(
         "utf-8", "surrogatepass"
     )
@@ -307,8 +314,12 @@ class Encoder:
     def text(self, text: str | None, pending: Pending) -> str | None:
         return None if text is None else self.blob(text.encode("utf-8", "surrogatepass"), pending)
 
-    def message(self, m: dict[str, Any], base: tuple[str, dict[str, Any], bool] | None, pending: Pending) -> str:
-        data = canonical(m)
+    def message(
+        self, m: dict[str, Any], base: tuple[str, dict[str, Any], bool] | None, pending: Pending, text: bool = False
+    ) -> str:
+        """The hash of message `m` (its blob pending when new: whole, or a delta of `base`).
+        `text`: `m` is known to hold only `str` keys and values (`_text_only`), so `canonical`'s walk is skipped."""
+        data = _canonical_plain(m) if text else canonical(m)
         h = digest(data)
         if h in self._seen:
             return h
@@ -333,7 +344,7 @@ class Encoder:
             if snap is not None and base is not None and base[2] and base[1] == snap:
                 h = base[0]  # the same text message at the same place as last time (a system prompt): hashed then
             else:
-                h = self.message(m, base, pending)
+                h = self.message(m, base, pending, snap is not None)
             hs.append(h)
             # the encoder's own copy: a caller that edits its message afterwards changes no delta base
             last.append((h, snap, True) if snap is not None else (h, dict(m) if type(m) is dict else m, False))

@@ -40,3 +40,23 @@ def measure(module: str, path: str, args: list[str], timeout_s: float = 1800) ->
     if out.get("harness") != path:
         raise RuntimeError(f"{module} measured the harness at {out.get('harness')}, not {path}")
     return out
+
+
+def compare(module: str, args: list[str], repeats: int, against: str | None, title: str) -> None:
+    """`measure` this checkout (and `against`, alternating which goes first) `repeats` times with
+    `args`; print `title`, each side's median µs (its `us`) with its runs, and their ratio."""
+    import statistics
+
+    sides = {"this checkout": str(REPO)}
+    if against:
+        sides[against] = str(Path(against).resolve())
+    runs: dict[str, list[float]] = {s: [] for s in sides}
+    for r in range(repeats):
+        for side in list(sides) if r % 2 == 0 else list(reversed(sides)):
+            runs[side].append(measure(module, sides[side], args)["us"])
+    print(f"{title}, medians of {repeats}:")
+    med = {s: statistics.median(v) for s, v in runs.items()}
+    for s, m in med.items():
+        print(f"  {s:>24}: {m:6.1f} us  (runs: {', '.join(f'{x:.1f}' for x in runs[s])})")
+    if against:
+        print(f"  {against} / this checkout = {med[against] / med['this checkout']:.2f}x")

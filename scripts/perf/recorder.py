@@ -18,10 +18,9 @@ import asyncio
 import json
 import statistics
 import time
-from pathlib import Path
+from typing import Any
 
 from scripts.perf import checkout
-from scripts.perf.checkout import REPO
 
 REPLY = json.dumps(
     {
@@ -43,13 +42,14 @@ REPLY = json.dumps(
 ).encode()
 
 
-async def us_per_call(calls: int) -> float:
-    from runners.backbones.openai import OpenAIBackbone, Reply
-    from runners.episode import RecordingBackbone
+def in_process_backbone(post: Any, sampling: dict[str, Any], max_inflight: int) -> Any:
+    """An `OpenAIBackbone` whose transport is `await post(url, body)` → `Reply` in this process:
+    the backbone's own work per call without an HTTP client, a kernel or an endpoint."""
+    from runners.backbones.openai import OpenAIBackbone
 
-    class InProcess:  # the transport interface of runners/backbones/openai.py, answering at once
-        async def post(self, url: str, body: bytes) -> Reply:
-            return Reply(200, {"content-type": "application/json"}, REPLY)
+    class InProcess:  # the transport interface of runners/backbones/openai.py
+        async def post(self, url: str, body: bytes) -> Any:
+            return await post(url, body)
 
         async def aclose(self) -> None:
             return None
@@ -59,12 +59,23 @@ async def us_per_call(calls: int) -> float:
         model="fake-model",
         base_url="http://127.0.0.1:9/v1",
         api_key="EMPTY",
-        sampling={"temperature": 0.0},
+        sampling=sampling,
         extra_body={},
-        max_inflight=64,
+        max_inflight=max_inflight,
     )
     transport = InProcess()
-    bb._transport = lambda: transport  # type: ignore[method-assign]  # an in-process stand-in for the HTTP transport
+    bb._transport = lambda: transport  # type: ignore[method-assign]  # the in-process stand-in
+    return bb
+
+
+async def us_per_call(calls: int) -> float:
+    from runners.backbones.openai import Reply
+    from runners.episode import RecordingBackbone
+
+    async def post(url: str, body: bytes) -> Reply:
+        return Reply(200, {"content-type": "application/json"}, REPLY)
+
+    bb = in_process_backbone(post, {"temperature": 0.0}, 64)
     system = {
         "role": "system",
         "content": "You are an agent.\n" + "\n".join(f"rule {i}: do thing number {i} carefully" for i in range(80)),
@@ -103,23 +114,13 @@ def main() -> None:
         us = statistics.median(asyncio.run(us_per_call(a.calls)) for _ in range(a.repeats))
         print(json.dumps({"harness": checkout.location(), "us": us}))
         return
-    sides = {"this checkout": str(REPO)}
-    if a.against:
-        sides[a.against] = str(Path(a.against).resolve())
-    runs: dict[str, list[float]] = {s: [] for s in sides}
-    for r in range(a.repeats):
-        for side in list(sides) if r % 2 == 0 else list(reversed(sides)):
-            runs[side].append(
-                checkout.measure("scripts.perf.recorder", sides[side], ["--calls", str(a.calls), "--repeats", "1"])[
-                    "us"
-                ]
-            )
-    print(f"harness CPU per call without HTTP ({a.calls} calls, Full Context-shaped prompts), medians of {a.repeats}:")
-    med = {s: statistics.median(v) for s, v in runs.items()}
-    for s, m in med.items():
-        print(f"  {s:>24}: {m:6.1f} us  (runs: {', '.join(f'{x:.1f}' for x in runs[s])})")
-    if a.against:
-        print(f"  {a.against} / this checkout = {med[a.against] / med['this checkout']:.2f}x")
+    checkout.compare(
+        "scripts.perf.recorder",
+        ["--calls", str(a.calls), "--repeats", "1"],
+        a.repeats,
+        a.against,
+        f"harness CPU per call without HTTP ({a.calls} calls, Full Context-shaped prompts)",
+    )
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ FAST = (
     "harness",
     "transport",
     "recorder",
+    "episode_path",
     "concurrency",
     "methods",
     "flowstate_overhead",

@@ -168,3 +168,39 @@ def test_usage_by_role_sums_every_call_and_marks_a_role_with_an_estimate():
                 want = want + c.usage
         assert got == want, role
     assert rec.usage_by_role["agent"].source == "api" and rec.usage_by_role["memory"].source == "estimated"
+
+
+class Mixed(ScriptedBackbone):
+    """Scripted replies; judge calls marked cached with one retry each, and only they scripted."""
+
+    async def complete(self, messages, *, role, **kw):
+        c = await super().complete(messages, role=role, **kw)
+        judge = role == "judge"
+        retries = [{"attempt": 0, "error": "HTTP 429", "wait_s": 0.0}] if judge else []
+        return c.model_copy(update={"cached": judge, "scripted": judge, "retries": retries})
+
+
+def test_episode_totals_count_every_call():
+    """The record's call totals (per role, cache hits, retries, scripted) are those of its calls;
+    an episode that made no call leaves them unset."""
+    rec, _ = episode(Probe, Mixed())
+    calls = rec.task_calls + [c for rr in rec.requests for s in rr.steps for c in s.calls]
+    calls += [c for rr in rec.requests for c in rr.begin_calls + rr.end_calls]
+    assert rec.calls_by_role == {"memory": 2, "agent": 2, "judge": 2} and len(calls) == 6
+    assert (rec.cache_hits, rec.retries, rec.scripted) == (2, 2, True)
+    assert {"cache_hits", "retries", "scripted"} <= rec.model_fields_set
+
+    class NoCalls(FullContext):
+        async def step(self, observation):
+            from runners.api import Decision
+
+            return Decision(message="")  # an empty answer: the request ends and no judge is asked
+
+    bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir="fixtures")
+    task = bench.load_tasks()[1]
+    ep = Episode(ScriptedBackbone(), cell="c", task_id=task.task_id)
+    rec = asyncio.run(ep.run(ep.make_env(bench, task), NoCalls(ep.agent)))
+    assert (
+        rec.status == "ok" and rec.calls_by_role == {} and (rec.cache_hits, rec.retries, rec.scripted) == (0, 0, False)
+    )
+    assert not {"cache_hits", "retries", "scripted"} & rec.model_fields_set

@@ -441,6 +441,19 @@ def test_canonical_bytes_are_the_standard_librarys(obj):
     assert canonical(obj) == ref
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF)), st.text(max_size=8))
+def test_a_text_message_is_stored_as_its_canonical_bytes(content, role):
+    """A text-only message skips `canonical`'s walk (`Encoder.message(..., text=True)`): its blob
+    and hash are still the standard library's bytes (lone surrogates included)."""
+    from runners.records.transcripts import Encoder, Pending, digest
+
+    m = {"role": role, "content": content}
+    ref = json.dumps(m, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    pending = Pending()
+    assert Encoder().message(m, None, pending, True) == digest(ref) and pending.blobs == {digest(ref): ref}
+
+
 @given(st.text(alphabet="ab\n\r\u2028\x0b", max_size=30))
 def test_lines_cut_after_each_newline_only(text):
     import re
@@ -484,6 +497,24 @@ def test_line_delta_is_the_line_by_line_comparison(head, middle, tail):
         assert got == _line_delta_by_lines(a, b), (a, b)
         delta = canonical({"m": {"role": "user"}, "p": got[0], "s": got[1], "x": got[2]})
         assert apply_delta({"role": "user", "content": a}, delta) == {"role": "user", "content": b}
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="ab", max_size=40), st.text(alphabet="ab", max_size=40), st.text(alphabet="ab", max_size=40))
+def test_common_prefix_and_suffix_are_the_character_by_character_counts(head, a, b):
+    """The binary searches (C-level comparisons of halves) count what a character-by-character
+    walk counts (texts sharing a start, an end, both or nothing)."""
+    from runners.records.transcripts import _common_prefix, _common_suffix
+
+    def walk(x, y):
+        n = 0
+        while n < min(len(x), len(y)) and x[n] == y[n]:
+            n += 1
+        return n
+
+    for x, y in ((head + a, head + b), (a + head, b + head), (a, b), (head, head + a), (a + head, head)):
+        assert _common_prefix(x, y) == walk(x, y), (x, y)
+        assert _common_suffix(x, y) == walk(x[::-1], y[::-1]), (x, y)
 
 
 def test_a_message_the_caller_edits_after_the_call_keeps_its_transcript(tmp_path):
