@@ -40,7 +40,7 @@ from runners.records.store import (
     paused_gc,
     record_lines,
     shard_dirs,
-    stream_cell,
+    stream_cell_lines,
 )
 from runners.analysis.units import tok_without_tool
 
@@ -473,9 +473,11 @@ def check_targets(root: Path) -> None:
             continue
 
 
-RecordHook = Callable[[str, dict[str, Any]], None]
-"""`(cell name, whole record)`: called once for every finished record on disk as `summarize` reads
-it (the report packs its episode pages in that one pass instead of reading the records again)."""
+RecordHook = Callable[[str, dict[str, Any], bytes | None], None]
+"""`(cell name, whole record, its line)`: called once for every finished record on disk as
+`summarize` reads it (the report packs its episode pages in that one pass instead of reading the
+records again). The line is the record as stored, without its newline, where it is standard JSON
+(`store.stream_cell_lines`), else None."""
 
 
 def summarize(
@@ -490,7 +492,7 @@ def summarize(
     warning (`CellSummary.kept_whole`), so no number depends on the form. `folded`: the cell's every
     finished record in compact form as the sweep kept it when it wrote it (runners.run.TableFold),
     instead of reading them back (not with `on_record`, which needs them whole)."""
-    manifest, stream, notes = stream_cell(cell_dir)
+    manifest, stream, notes = stream_cell_lines(cell_dir)
     shared: dict[Any, Any] = {}
     on_disk = []
     keep = compact_record if compact else slim_record
@@ -498,9 +500,9 @@ def summarize(
         on_disk = list(folded)
     else:
         with paused_gc():  # the slim records stay alive: no collector pass over them while they are built
-            for r in stream:  # one whole record in memory at a time
+            for r, line in stream:  # one whole record in memory at a time
                 if on_record is not None:
-                    on_record(cell_dir.name, r)
+                    on_record(cell_dir.name, r, line)
                 on_disk.append(keep(r, shared))
     episodes, extra = _wanted(manifest, on_disk)
     # In (task, trial) order, not the order episodes finished: float sums, and so the tables, must

@@ -49,7 +49,7 @@ import orjson
 
 from runners.analysis.episodes import _calls, episode_success, episode_tokens, step_series, transcript_of
 from runners.analysis.stats import INTERVAL_LEGEND, SIGNIFICANCE_LEGEND, shared_evaluations
-from runners.records.store import StoreError, cell_errors, last_read, paused_gc, stream_cell
+from runners.records.store import StoreError, cell_errors, paused_gc, stream_cell
 from runners.records.transcripts import open_transcripts
 
 ASSETS = Path(__file__).parent / "assets"
@@ -107,14 +107,15 @@ def safe_json(obj: Any) -> str:
     )
 
 
-def _payload(rec: dict[str, Any], reader: Any, calls: list[dict[str, Any]] | None = None) -> bytes:
+def _payload(
+    rec: dict[str, Any], reader: Any, calls: list[dict[str, Any]] | None = None, line: bytes | None = None
+) -> bytes:
     """One episode's details as one line of JSON: its record whole and its transcript's pieces.
-    What is stored as JSON goes in as read: the record's line (`store.last_read`, when it is this
-    record's: orjson read it, so it is standard JSON, which the page's JSON.parse reads) and, with
-    `fragments`, the messages and deltas (`TranscriptReader._form`); the page reads
-    the same values as from a dump of the parsed ones."""
-    line, read = last_read  # a line holds no newline but its end: the payloads' separator stays theirs
-    obj = {"record": orjson.Fragment(line.rstrip()) if read is rec else rec}
+    What is stored as JSON goes in as read: the record's `line` (given where it is standard JSON,
+    which the page's JSON.parse reads: `store.stream_cell_lines`; a line holds no newline, so the
+    payloads' separator stays theirs) and, with `fragments`, the messages and deltas
+    (`TranscriptReader._form`); the page reads the same values as from a dump of the parsed ones."""
+    obj = {"record": orjson.Fragment(line) if line is not None else rec}
     obj["transcript"] = transcript_of(rec, reader, calls, fragments=True)
     try:
         return orjson.dumps(obj, default=str)  # ~5x the standard library's speed; the same JSON value
@@ -192,7 +193,7 @@ class _CellPages:
         self.outcome, self.series = _declared(cell_dir)
         self.lines: dict[str, list[Any]] = {d.name: [] for d in self.series}
 
-    def add(self, rec: dict[str, Any], chunks: _Chunks) -> None:
+    def add(self, rec: dict[str, Any], chunks: _Chunks, line: bytes | None = None) -> None:
         calls = _calls(rec)
         for decl in self.series:
             lines = self.lines[decl.name]
@@ -209,7 +210,7 @@ class _CellPages:
                 sum(len(rr.get("steps") or []) for rr in rec.get("requests") or []),
                 len(calls),
                 any(c.get("prompt") is not None for c in calls),
-                chunks.add(_payload(rec, self.reader, calls)),
+                chunks.add(_payload(rec, self.reader, calls, line)),
             ]
         )
 
@@ -249,10 +250,10 @@ def gather(
     chunks = _Collected() if collected else writer
     pages: dict[str, _CellPages] = {}
 
-    def on_record(cell: str, rec: dict[str, Any]) -> None:
+    def on_record(cell: str, rec: dict[str, Any], line: bytes | None) -> None:
         if cell not in pages:
             pages[cell] = _CellPages(root / cell)
-        pages[cell].add(rec, chunks)
+        pages[cell].add(rec, chunks, line)
 
     summaries = collect(root, on_record=on_record)
     from runners.heap import release

@@ -218,21 +218,23 @@ class StoreError(RuntimeError):
     pass
 
 
-last_read: list[Any] = [b"", None]
-"""(the line, the record) `_record` read last with orjson, so standard JSON (no NaN): a reader
-handed the record (the report, through `collect`'s `on_record`) may embed the line as is."""
+def _read(raw: bytes) -> tuple[dict[str, Any], bool]:
+    """One line as (a record, whether orjson read it): a JSON object with a task_id and a trial;
+    ValueError otherwise. A line orjson reads is standard JSON (no NaN, no lone surrogate), so a
+    reader may embed it as it is (the report's payloads: `stream_cell_lines`)."""
+    standard = True
+    try:
+        r = orjson.loads(raw)  # ~3x the standard library's speed on records
+    except orjson.JSONDecodeError:  # what orjson refuses and json reads (NaN, lone surrogates, ints beyond 64 bits)
+        r, standard = json.loads(raw), False
+    if not (isinstance(r, dict) and isinstance(r.get("task_id"), str) and isinstance(r.get("trial"), int)):
+        raise ValueError("not an episode record")
+    return r, standard
 
 
 def _record(raw: bytes) -> dict[str, Any]:
-    """One line as a record: a JSON object with a task_id and a trial; ValueError otherwise."""
-    try:
-        r = last_read[1] = orjson.loads(raw)  # ~3x the standard library's speed on records
-        last_read[0] = raw
-    except orjson.JSONDecodeError:  # what orjson refuses and json reads (NaN, lone surrogates, ints beyond 64 bits)
-        r = json.loads(raw)
-    if not (isinstance(r, dict) and isinstance(r.get("task_id"), str) and isinstance(r.get("trial"), int)):
-        raise ValueError("not an episode record")
-    return r
+    """One line as a record (`_read`'s record)."""
+    return _read(raw)[0]
 
 
 def compacted(path: Path) -> Path:
@@ -1337,17 +1339,21 @@ def cell_manifest(cell_dir: Path) -> dict[str, Any]:
     return manifest
 
 
-def stream_cell(cell_dir: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]], list[str]]:
-    """`load_cell_checked` as a stream: (manifest, the finished records deduplicated by (task,
-    trial), one at a time as they are read, notes on lines set aside, filled as they are met). A cell
-    run in shards (`runner.shard=i/n`) is read as one: every shard's records, then its own. Only
-    the keys seen are held, never the records."""
+def stream_cell_lines(
+    cell_dir: Path,
+) -> tuple[dict[str, Any], Iterator[tuple[dict[str, Any], bytes | None]], list[str]]:
+    """`load_cell_checked` as a stream, each record with its line: (manifest, the finished records
+    deduplicated by (task, trial), one at a time as they are read, notes on lines set aside, filled
+    as they are met). A cell run in shards (`runner.shard=i/n`) is read as one: every shard's
+    records, then its own. Only the keys seen are held, never the records. Each record comes with
+    its line as stored (without its newline) where that is standard JSON (`_read`), else None: what
+    a reader may embed as is."""
     cell_dir = Path(cell_dir)
     manifest = cell_manifest(cell_dir)
     paths = [d / EPISODES for d in shard_dirs(cell_dir)] + [cell_dir / EPISODES]
     notes: list[str] = []
 
-    def records() -> Iterator[dict[str, Any]]:
+    def records() -> Iterator[tuple[dict[str, Any], bytes | None]]:
         seen: set[tuple[Any, Any]] = set()
         n = 0
         for path in paths:
@@ -1355,7 +1361,7 @@ def stream_cell(cell_dir: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]
             read_back: set[tuple[Any, Any]] = set()  # this store's finished episodes read (for a damage note)
             for raw in record_lines(path, damage):
                 try:
-                    r = _record(raw)
+                    r, standard = _read(raw)
                 except ValueError:  # not a record (read_jsonl's bad lines): skipped as before
                     continue
                 n += 1
@@ -1371,9 +1377,15 @@ def stream_cell(cell_dir: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]
                 k = (r.get("task_id"), r.get("trial"))
                 if r.get("status") == "ok" and k not in seen:
                     seen.add(k)
-                    yield r
+                    yield r, raw.rstrip() if standard else None
             if damage:
                 where = "" if path.parent == cell_dir else f"{path.parent.name}/"
                 notes.append(damaged_records_note(path.parent, len(read_back), damage[0], where))
 
     return manifest, records(), notes
+
+
+def stream_cell(cell_dir: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]], list[str]]:
+    """`load_cell_checked` as a stream (`stream_cell_lines` without the lines)."""
+    manifest, pairs, notes = stream_cell_lines(cell_dir)
+    return manifest, (r for r, _ in pairs), notes

@@ -140,7 +140,7 @@ def test_a_metric_that_reads_a_dropped_field_gets_the_fuller_form_and_a_warning(
     monkeypatch.setattr(Toy, "metrics", reads_seed)
     for d in toy:
         seen: list[tuple[str, int]] = []
-        s = cells_mod.summarize(d, on_record=lambda cell, r: seen.append((r["task_id"], r["trial"])))
+        s = cells_mod.summarize(d, on_record=lambda cell, r, line: seen.append((r["task_id"], r["trial"])))
         assert s.kept_whole and "seed" in s.kept_whole
         assert sorted(seen) == sorted((e["task_id"], e["trial"]) for e in s.records)  # the hook saw each once
         assert "seed" in s.episodes[0] and not hasattr(s.episodes[0], "dropped")

@@ -3,6 +3,7 @@ episode's payload carries the transcript pieces its calls reference (deltas incl
 input fails with a clear message. Records without transcripts: test_report_browser.py."""
 
 import json
+import shutil
 
 import orjson
 import pytest
@@ -76,30 +77,36 @@ def test_payloads_rebuild_every_call_exactly(demo):
 
 
 def test_the_payload_embeds_the_record_line_as_read_only_when_it_is_standard_json(demo, tmp_path):
-    """The record goes into its payload as the line was read (`store.last_read`: no dump of the
-    parsed record); a line orjson refuses (NaN, which the page's JSON.parse refuses too) is dumped
-    from the parsed record, as standard JSON."""
+    """The record goes into its payload as the line was read (`store.stream_cell_lines`: no dump of
+    the parsed record); a line orjson refuses (NaN, which the page's JSON.parse refuses too) comes
+    without its line and is dumped from the parsed record, as standard JSON."""
     from runners.analysis.report import _payload
     from runners.records import store
     from runners.records.transcripts import TranscriptReader
 
     cell = next(d for d in demo.iterdir() if (d / "transcripts.sqlite").exists())
-    line = next(iter(store.record_lines(cell / store.EPISODES))).rstrip()
+    copy = tmp_path / cell.name
+    shutil.copytree(cell, copy)
+    plain = store.uncompact(copy)
+    first, second, *rest = plain.read_bytes().splitlines(keepends=True)
+    line = first.rstrip()
     spaced = line.replace(b'{"', b'{ "', 1)  # the same record; a dump of the parsed one has no space
-    reader = TranscriptReader(cell)
-    rec = store._record(spaced + b"\n")
-    out = _payload(rec, reader)
+    nan_line = second.rstrip()[:-1] + b',"x":NaN}'
+    plain.write_bytes(b"".join([spaced + b"\n", nan_line + b"\n", *rest]))
+    _, pairs, _ = store.stream_cell_lines(copy)
+    (rec, got_line), (nan, nan_got), *_ = list(pairs)
+    assert got_line == spaced and nan_got is None and nan["x"] != nan["x"]  # the line as stored; NaN: none
+    reader = TranscriptReader(copy)
+    out = _payload(rec, reader, line=got_line)
     assert out.startswith(b'{"record":' + spaced + b',"transcript":')
     embedded = json.loads(orjson.dumps(transcript_of(rec, reader, fragments=True)))  # what the page reads
     assert json.loads(out) == {"record": json.loads(line), "transcript": embedded}
-    nan = store._record(spaced[:-1] + b',"x":NaN}')
-    assert store.last_read[1] is not nan
 
     def refuse(c):
         raise AssertionError(f"{c} in the payload")
 
-    got = json.loads(_payload(nan, reader), parse_constant=refuse)
-    assert got["record"] == {**json.loads(line), "x": None}
+    got = json.loads(_payload(nan, reader, line=nan_got), parse_constant=refuse)
+    assert got["record"] == {**json.loads(second), "x": None}
 
 
 def test_report_file_is_written(demo, tmp_path):
