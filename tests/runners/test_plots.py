@@ -63,9 +63,9 @@ def test_plots_read_no_record_again(toy, monkeypatch):
         reads.append(str(cell_dir))
         return real(cell_dir, *a, **k)
 
-    real = store.stream_cell
-    monkeypatch.setattr(store, "stream_cell", counted)
-    monkeypatch.setattr(cells_mod, "stream_cell", counted)
+    real = store.stream_cell_lines  # what stream_cell reads through too
+    monkeypatch.setattr(store, "stream_cell_lines", counted)
+    monkeypatch.setattr(cells_mod, "stream_cell_lines", counted)
     names = {p.stem for p in write_plots(exp, summaries)}
     assert reads == []
     assert {"success_vs_tokens", "pos_health"} <= names  # drawn from the slim records
