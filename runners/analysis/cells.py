@@ -29,7 +29,7 @@ from runners.api import MetricSpec, StepSeries, StepView, find_spec, method_toke
 from runners.config import ConfigError, TargetNotFound, available, import_target
 from runners.upstream import reading_records
 from runners.cost import episode_usd, prices_for, role_prices
-from runners.analysis.stats import DEFAULT_RESAMPLES, bootstrap_ci, rate_interval
+from runners.analysis.stats import DEFAULT_RESAMPLES, binary_rate, bootstrap_ci, rate_interval
 from runners.records.store import (
     EPISODES,
     ERRORS,
@@ -631,7 +631,14 @@ def cell_ci(c: CellSummary, resamples: int = DEFAULT_RESAMPLES) -> dict[str, tup
         c.ci = {}
         if c.episodes and c.metric_fn and resamples:
             rates = [m for m in c.table_metrics if c.spec(m).kind == "rate"]
-            boot = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates)
+            # The bootstrap only when some rate prints its interval (`rate_interval`: a share of
+            # episodes takes Wilson's, an undefined rate none): else its resamples and per-task
+            # structures (~60 MB at 100,000 tasks) serve nothing. When it runs, it runs on every
+            # rate as before: its matrix products, and so their last bits, depend on the set.
+            needs_boot = any(
+                c.metrics.get(m) is not None and binary_rate(c.episodes, c.metric_fn, m) is None for m in rates
+            )
+            boot = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates) if needs_boot else {}
             n_tasks = len({str(e.get("task_id")) for e in c.episodes})
             for m in rates:
                 got = rate_interval(c.metrics.get(m), c.episodes, c.metric_fn, m, boot.get(m), n_tasks)
