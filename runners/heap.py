@@ -83,15 +83,29 @@ def _resident_mb() -> dict[str, int]:
     return out
 
 
-def census(stage: str, top: int = 25) -> None:
+def census(stage: str, top: int = 25, reset_peak: bool = False) -> None:
     """Measurement switch: with `HARNESS_MEMORY_CENSUS=<file>`, append to that file this process's
     resident size at `stage` and what the collector tracks by type (count, shallow bytes; strings,
     floats and ints are counted inside their containers only), then, when tracemalloc traces
     (`PYTHONTRACEMALLOC=1`), its largest live allocations by line. Unset: nothing is done. The sweep
-    calls it as its end-of-run tables start and end (docs/environment.md)."""
+    calls it as its end-of-run tables start and end (docs/environment.md). `reset_peak`: then set
+    the high-water mark (VmHWM) back to the resident size (Linux's `clear_refs`), so that the next
+    stage's VmHWM is the peak of what ran between the two (a poller of VmHWM keeps what it saw)."""
     path = os.environ.get(CENSUS_ENV)
     if not path:
         return
+    try:
+        _census(path, stage, top)
+    finally:
+        if reset_peak:
+            try:
+                with open("/proc/self/clear_refs", "w") as f:
+                    f.write("5")
+            except OSError:
+                pass
+
+
+def _census(path: str, stage: str, top: int) -> None:
     import sys
     import tracemalloc
     from collections import Counter

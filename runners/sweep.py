@@ -784,7 +784,7 @@ def run_cells(
 
     census("tables start")  # HARNESS_MEMORY_CENSUS: what the process holds as its tables start
     release(collect=True)  # the run's freed pages (and its cycles) back before the tables read the records
-    census("tables start, collected and trimmed")
+    census("tables start, collected and trimmed", reset_peak=True)  # "tables written": their own VmHWM
     try:
         with short_process_gc():  # no collector pass over the records read for the tables (the run is ending)
             import io
