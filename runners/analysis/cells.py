@@ -341,9 +341,10 @@ def _compact_dict(d: dict[str, Any], dropped: frozenset[str]) -> dict[str, Any]:
 
 class UsageByRole(Mapping[str, dict[str, Any]]):
     """A record's `usage_by_role` in ~100 bytes instead of ~1.5 KB: the roles and sources (one
-    shared tuple per distinct set) and the four counts per role in an int64 array from `start` on
-    (one array for a whole cell's records: `_compact_usage`). Reading a role gives its usage dict
-    as stored (a new dict each time: callers read it, they do not keep it)."""
+    shared tuple per distinct set) and the four counts per role in an int32 array (int64 once a
+    count needs it) from `start` on (one array for a whole cell's records: `_compact_usage`).
+    Reading a role gives its usage dict as stored (a new dict each time: callers read it, they do
+    not keep it)."""
 
     __slots__ = ("_roles", "_counts", "_start")
 
@@ -368,6 +369,7 @@ class UsageByRole(Mapping[str, dict[str, Any]]):
 
 
 _INT64 = (-(2**63), 2**63 - 1)
+_INT32 = (-(2**31), 2**31 - 1)
 
 
 def _compact_usage(u: Any, shared: dict[Any, Any]) -> Any:
@@ -387,7 +389,11 @@ def _compact_usage(u: Any, shared: dict[Any, Any]) -> Any:
         roles.append((role, v["source"]))
         counts += nums
     key = ("usage roles", tuple(roles))
-    block = shared.setdefault(("usage counts",), array("q"))  # every record's counts in one array
+    block = shared.setdefault(("usage counts",), array("i"))  # every record's counts in one array
+    if block.typecode == "i" and not all(_INT32[0] <= n <= _INT32[1] for n in counts):
+        # A count beyond 32 bits: this record and the next in a 64-bit array (the records before
+        # keep theirs, whose counts all fit; 4 bytes a count instead of 8 while they do)
+        block = shared[("usage counts",)] = array("q")
     start = len(block)
     block.extend(counts)
     return UsageByRole(shared.setdefault(key, key[1]), block, start)
