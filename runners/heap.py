@@ -137,8 +137,7 @@ def _census(path: str, stage: str, top: int) -> None:
 class _Mallinfo2(ctypes.Structure):
     _fields_ = [
         (k, ctypes.c_size_t)
-        for k in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks")
-        + ("keepcost",)
+        for k in "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()
     ]
 
 
