@@ -780,9 +780,11 @@ def run_cells(
     from runners.records.store import short_process_gc
 
     interrupts.set_phase("tables")
-    from runners.heap import release
+    from runners.heap import census, release
 
+    census("tables start")  # HARNESS_MEMORY_CENSUS: what the process holds as its tables start
     release(collect=True)  # the run's freed pages (and its cycles) back before the tables read the records
+    census("tables start, collected and trimmed", reset_peak=True)  # "tables written": their own VmHWM
     try:
         with short_process_gc():  # no collector pass over the records read for the tables (the run is ending)
             import io
@@ -794,6 +796,7 @@ def run_cells(
                 folded=fold.cells() if fold is not None else None,  # this run's cells: not read back
             )
         print("\n" + compact_summary(root, long, cells[0].runner.reference_method))
+        census("tables written")
     except StoreError as e:
         print(f"error: {e}", file=sys.stderr)
         return 3

@@ -29,7 +29,7 @@ from runners.api import MetricSpec, StepSeries, StepView, find_spec, method_toke
 from runners.config import ConfigError, TargetNotFound, available, import_target
 from runners.upstream import reading_records
 from runners.cost import episode_usd, prices_for, role_prices
-from runners.analysis.stats import DEFAULT_RESAMPLES, bootstrap_ci, rate_interval
+from runners.analysis.stats import DEFAULT_RESAMPLES, binary_rate, bootstrap_ci, rate_interval
 from runners.records.store import (
     EPISODES,
     ERRORS,
@@ -341,9 +341,10 @@ def _compact_dict(d: dict[str, Any], dropped: frozenset[str]) -> dict[str, Any]:
 
 class UsageByRole(Mapping[str, dict[str, Any]]):
     """A record's `usage_by_role` in ~100 bytes instead of ~1.5 KB: the roles and sources (one
-    shared tuple per distinct set) and the four counts per role in an int64 array from `start` on
-    (one array for a whole cell's records: `_compact_usage`). Reading a role gives its usage dict
-    as stored (a new dict each time: callers read it, they do not keep it)."""
+    shared tuple per distinct set) and the four counts per role in an int32 array (int64 once a
+    count needs it) from `start` on (one array for a whole cell's records: `_compact_usage`).
+    Reading a role gives its usage dict as stored (a new dict each time: callers read it, they do
+    not keep it)."""
 
     __slots__ = ("_roles", "_counts", "_start")
 
@@ -368,6 +369,7 @@ class UsageByRole(Mapping[str, dict[str, Any]]):
 
 
 _INT64 = (-(2**63), 2**63 - 1)
+_INT32 = (-(2**31), 2**31 - 1)
 
 
 def _compact_usage(u: Any, shared: dict[Any, Any]) -> Any:
@@ -387,7 +389,11 @@ def _compact_usage(u: Any, shared: dict[Any, Any]) -> Any:
         roles.append((role, v["source"]))
         counts += nums
     key = ("usage roles", tuple(roles))
-    block = shared.setdefault(("usage counts",), array("q"))  # every record's counts in one array
+    block = shared.setdefault(("usage counts",), array("i"))  # every record's counts in one array
+    if block.typecode == "i" and not all(_INT32[0] <= n <= _INT32[1] for n in counts):
+        # A count beyond 32 bits: this record and the next in a 64-bit array (the records before
+        # keep theirs, whose counts all fit; 4 bytes a count instead of 8 while they do)
+        block = shared[("usage counts",)] = array("q")
     start = len(block)
     block.extend(counts)
     return UsageByRole(shared.setdefault(key, key[1]), block, start)
@@ -633,7 +639,14 @@ def cell_ci(c: CellSummary, resamples: int = DEFAULT_RESAMPLES) -> dict[str, tup
         c.ci = {}
         if c.episodes and c.metric_fn and resamples:
             rates = [m for m in c.table_metrics if c.spec(m).kind == "rate"]
-            boot = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates)
+            # The bootstrap only when some rate prints its interval (`rate_interval`: a share of
+            # episodes takes Wilson's, an undefined rate none): else its resamples and per-task
+            # structures (~60 MB at 100,000 tasks) serve nothing. When it runs, it runs on every
+            # rate as before: its matrix products, and so their last bits, depend on the set.
+            needs_boot = any(
+                c.metrics.get(m) is not None and binary_rate(c.episodes, c.metric_fn, m) is None for m in rates
+            )
+            boot = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates) if needs_boot else {}
             n_tasks = len({str(e.get("task_id")) for e in c.episodes})
             for m in rates:
                 got = rate_interval(c.metrics.get(m), c.episodes, c.metric_fn, m, boot.get(m), n_tasks)

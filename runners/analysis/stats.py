@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import threading
+from array import array
 from contextlib import contextmanager, nullcontext
 from statistics import NormalDist
 from collections import defaultdict
@@ -53,8 +54,10 @@ def by_task(episodes: Iterable[dict[str, Any]]) -> dict[str, Episodes]:
 _local = threading.local()  # each thread's open `shared_evaluations` blocks
 
 
-def _shared() -> list[dict[tuple[Any, ...], tuple[Episodes, dict[str, float]]]]:
-    stack: list[dict[tuple[Any, ...], tuple[Episodes, dict[str, float]]]] = _local.__dict__.setdefault("shared", [])
+def _shared() -> list[dict[tuple[Any, ...], Any]]:
+    """The open blocks' memos: (fn, packed ids) → (group, numbers); ("singles", fn) → (id → numbers,
+    the episodes); ("numbers", JSON) → (unused, the one dict of those numbers)."""
+    stack: list[dict[tuple[Any, ...], Any]] = _local.__dict__.setdefault("shared", [])
     return stack
 
 
@@ -85,15 +88,28 @@ def _value(metric_fn: MetricFn, group: Episodes) -> dict[str, float]:
     stack = _shared()
     if not stack:
         return _numeric(metric_fn(group))
-    key = (_fn_key(metric_fn), *map(id, group))
-    hit = stack[-1].get(key)
+    memo = stack[-1]
+    if len(group) == 1:
+        # One episode (a task's single trial, `binary_rate`'s episodes): its numbers under its id in
+        # the function's own table, the episode kept alive beside them so the id stays its own
+        # (~90 bytes an episode; a key tuple and a list per episode took ~370, 37 MB at 100,000).
+        by_id, held = memo.setdefault(("singles", _fn_key(metric_fn)), ({}, []))
+        numbers = by_id.get(id(group[0]))
+        if numbers is None:
+            numbers = by_id[id(group[0])] = _same_numbers(memo, _numeric(metric_fn(group)))
+            held.append(group[0])
+        return numbers
+    key = (_fn_key(metric_fn), array("Q", map(id, group)).tobytes())  # packed: 8 bytes a record, not ~40
+    hit = memo.get(key)
     if hit is None:
-        numbers = _numeric(metric_fn(group))
-        # Equal numbers are one dict (most tasks of a cell score alike: ~0.8 KB per task at 100,000
-        # tasks otherwise); keyed by their exact JSON (orjson writes floats round-trip, -0.0 too).
-        numbers = stack[-1].setdefault(("numbers", orjson.dumps(numbers)), ([], numbers))[1]
-        hit = stack[-1][key] = (group, numbers)
+        hit = memo[key] = (group, _same_numbers(memo, _numeric(metric_fn(group))))
     return hit[1]
+
+
+def _same_numbers(memo: dict[tuple[Any, ...], Any], numbers: dict[str, float]) -> dict[str, float]:
+    """Equal numbers as one dict (most tasks of a cell score alike: ~0.8 KB per task at 100,000
+    tasks otherwise); keyed by their exact JSON (orjson writes floats round-trip, -0.0 too)."""
+    return memo.setdefault(("numbers", orjson.dumps(numbers)), ([], numbers))[1]
 
 
 def _resample(groups: list[Episodes], draw: np.ndarray, tag: int) -> Episodes:
@@ -206,10 +222,10 @@ _memo: "dict[tuple[Any, ...], _Parts]" = {}
 
 
 def _parts(groups: list[Episodes], metric_fn: MetricFn) -> _Parts:
-    key = (
+    key = (  # the records' ids and the groups' sizes as packed bytes (a tuple of ints: ~40 bytes a record)
         *_fn_key(metric_fn),
-        tuple(id(e) for g in groups for e in g),
-        tuple(len(g) for g in groups),
+        array("Q", [id(e) for g in groups for e in g]).tobytes(),
+        array("Q", [len(g) for g in groups]).tobytes(),
     )
     p = _memo.get(key)
     if p is None:

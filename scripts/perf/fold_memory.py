@@ -78,6 +78,9 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="fold the first N records only (0: all)")
     ap.add_argument("--trace", action="store_true", help="tracemalloc's top allocations after the fold")
     ap.add_argument("--no-tables", action="store_true", help="stop after the fold")
+    ap.add_argument(
+        "--tables-trace", action="store_true", help="tracemalloc's peak over the tables (what they allocate, exactly)"
+    )
     a = ap.parse_args()
 
     import orjson
@@ -126,8 +129,15 @@ def main() -> None:
         gc.collect()
         release()
         _say("before the tables (collected, trimmed)", t0)
+        if a.tables_trace:  # what the tables allocate at their peak, counted by Python itself (no RSS noise)
+            tracemalloc.start(1)
+            base = tracemalloc.get_traced_memory()[0]
         with short_process_gc():
             aggregate_dir(root, out=io.StringIO(), folded=fold.cells())
+        if a.tables_trace:
+            now, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+            print(f"tracemalloc over the tables: peak +{(peak - base) / 1e6:.1f} MB, left +{(now - base) / 1e6:.1f} MB")
         _say("tables built", t0)
         del fold
         bookkeeping(n)

@@ -97,3 +97,63 @@ def test_a_mean_decomposes_without_pair_evaluations_and_a_pooled_rate_still_deco
     items = np.array([sum(e["items"] for e in g) for g in groups], dtype=float)
     assert np.allclose(pooled.d / pooled.d[0], items / items[0], rtol=1e-9)
     stats._memo.clear()
+
+
+def test_a_table_builds_keep_each_episodes_numbers_in_under_150_bytes():
+    """Inside a table build (`shared_evaluations`) the Wilson check's per-episode numbers are kept
+    for the sign tests and the bootstrap to reuse: ~90 bytes an episode (a key tuple, a list and an
+    entry per episode took ~370: 37 MB at 100,000 episodes), and the answer is the same as without."""
+    n = 20_000
+    eps = cell(n, 3)
+    plain = stats.binary_rate(eps, sr, "SR")
+    with stats.shared_evaluations():
+        tracemalloc.start()
+        got = stats.binary_rate(eps, sr, "SR")
+        held, _ = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert got == plain and got[1] == n
+        assert stats.binary_rate(eps, sr, "SR") == plain  # the kept numbers, read back
+    assert held / n < 150, f"{held / n:.0f} bytes an episode"
+
+
+def test_a_cells_intervals_draw_no_resamples_when_no_rate_prints_them():
+    """A share of episodes prints Wilson's interval, an undefined rate none: `cell_ci` runs no
+    bootstrap when every rate is one of those, and the same one as before when another rate needs it."""
+    from runners.analysis import cells
+    from runners.api import MetricSpec
+
+    eps = [{**e, "progress": (i % 7) / 7} for i, e in enumerate(cell(400, 4))]
+
+    def metrics(es):
+        return {
+            "SR": 100.0 * sum(e["ok"] for e in es) / len(es),
+            "PS": 100.0 * sum(e["progress"] for e in es) / len(es),
+            "NA": None,
+        }
+
+    def summary(names):
+        specs = tuple(MetricSpec(name=m, kind="rate", table=True) for m in names)
+        return cells.CellSummary(
+            cell="c", method="m", backbone="b", benchmark="x", scripted=False, n_episodes=len(eps),
+            n_tasks=len(eps), trials=1, metrics=metrics(eps), table_metrics=list(names), specs=specs,
+            episodes=eps, metric_fn=metrics,
+        )  # fmt: skip
+
+    asked = []
+    real = cells.bootstrap_ci
+
+    def spy(*a, **k):
+        asked.append(sorted(k["metrics"]))
+        return real(*a, **k)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(cells, "bootstrap_ci", spy)
+    try:
+        only_binary = cells.cell_ci(summary(["SR", "NA"]), resamples=200)
+        both = cells.cell_ci(summary(["SR", "PS", "NA"]), resamples=200)
+    finally:
+        mp.undo()
+    assert asked == [["NA", "PS", "SR"]]  # every rate, as before: the same matrix products, the same bits
+    whole = real(eps, metrics, resamples=200, metrics=["SR", "PS", "NA"])
+    assert both["PS"] == whole["PS"] and both["SR"] == only_binary["SR"] != whole["SR"]
+    assert set(both) == {"SR", "PS"} and set(only_binary) == {"SR"}

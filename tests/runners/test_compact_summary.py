@@ -251,3 +251,21 @@ def test_equal_per_task_numbers_are_one_dict_inside_a_table_build():
         assert len({id(v) for v in got.values()}) == 2  # one dict per distinct result, not per task
         assert got["t1"] == {"SR": 100.0, "zero": -0.0} and str(got["t0"]["zero"]) == "-0.0"
     assert per_task(eps, rate)["t3"] is not per_task(eps, rate)["t5"]  # outside a build: nothing kept
+
+
+def test_usage_counts_take_4_bytes_until_one_needs_64_bits_and_every_record_reads_back_exactly():
+    """A cell's usage counts share one int32 array; a count beyond 32 bits starts an int64 one for
+    that record and the next, the records before keeping theirs: every count reads back exact."""
+
+    def usage(n):
+        keys = ("prompt_tokens", "cached_prompt_tokens", "completion_tokens", "reasoning_tokens")
+        return {"agent": {**dict(zip(keys, (n, 0, 7, 0))), "source": "api"}}
+
+    counts = [5, 2**31 - 1, 2**31, 9, -(2**63), 2**63 - 1, 3]
+    shared: dict = {}
+    kept = [compact_record({**record(i), "usage_by_role": usage(n)}, shared) for i, n in enumerate(counts)]
+    assert [k["usage_by_role"]["agent"]["prompt_tokens"] for k in kept] == counts
+    assert [dict(k["usage_by_role"]) for k in kept] == [usage(n) for n in counts]
+    arrays = [k["usage_by_role"]._counts for k in kept]
+    assert arrays[0].typecode == "i" and arrays[0] is arrays[1]  # 4 bytes a count while they fit
+    assert all(a.typecode == "q" and a is arrays[2] for a in arrays[2:])

@@ -59,3 +59,41 @@ def test_release_with_collect_frees_what_only_a_cycle_held():
     finally:
         if was:
             gc.enable()
+
+
+def test_census_writes_nothing_unless_asked(tmp_path, monkeypatch):
+    from runners.heap import CENSUS_ENV, census
+
+    monkeypatch.delenv(CENSUS_ENV, raising=False)
+    census("tables start")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="needs Linux's /proc")
+def test_census_counts_what_is_alive_and_each_stage_gets_its_own_peak(tmp_path, monkeypatch):
+    """`HARNESS_MEMORY_CENSUS`: each stage's resident size and live objects by type; after a stage
+    with `reset_peak`, the next stage's VmHWM is the peak of what ran between them only."""
+    import re
+
+    from runners.heap import CENSUS_ENV, census
+
+    out = tmp_path / "census.txt"
+    monkeypatch.setenv(CENSUS_ENV, str(out))
+
+    class Marker:
+        pass
+
+    kept = [Marker() for _ in range(50_000)]
+    big = bytearray(150_000_000)
+    big[::4096] = b"x" * len(big[::4096])  # resident, not only reserved
+    del big
+    census("after a large block", reset_peak=True)
+    census("then nothing large")
+    text = out.read_text()
+    stages = re.findall(r"== (.+?): VmRSS (\d+) MB, VmHWM (\d+) MB", text)
+    assert [s[0] for s in stages] == ["after a large block", "then nothing large"]
+    first, second = (int(s[2]) for s in stages)
+    assert first - second > 100, text  # the 150 MB block's peak is not the second stage's
+    assert re.search(r"\s50,0\d\d  .*Marker$", text, re.M), text  # the live objects counted by type
+    assert "pymalloc # arenas allocated current" in text or not hasattr(__import__("sys"), "_debugmallocstats")
+    assert len(kept) == 50_000
