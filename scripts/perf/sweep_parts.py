@@ -319,7 +319,7 @@ def main() -> None:
         for v in a.parts if rep % 2 == 0 else a.parts[::-1]:
             r = checkout.measure("scripts.perf.sweep_parts", harness, [*args, "--variant", v])
             runs[v].append(r)
-            print(f"  {v:<15} {r['us']:7.1f} us/call  load {os.getloadavg()[0]:.2f}", flush=True)
+            print(f"  {v:<22} {r['us']:7.1f} us/call  load {os.getloadavg()[0]:.2f}", flush=True)
     print(f"load average after: {os.getloadavg()}")
     med = statistics.median
     base = med(r["us"] for r in runs["all"]) if "all" in runs else None
@@ -327,7 +327,7 @@ def main() -> None:
     for v, rs in runs.items():
         m = med(r["us"] for r in rs)
         diff = f"  {m - base:+7.1f} vs all" if base is not None and v != "all" else ""
-        print(f"  {v:<15} {m:7.1f}{diff}   (runs: {', '.join(format(r['us'], '.1f') for r in rs)})")
+        print(f"  {v:<22} {m:7.1f}{diff}   (runs: {', '.join(format(r['us'], '.1f') for r in rs)})")
     for v, rs in runs.items():
         keys = sorted({k for r in rs for k in r["parts"]}, key=lambda k: -med(r["parts"].get(k, 0.0) for r in rs))
         if not keys:
