@@ -27,28 +27,21 @@ from pathlib import Path
 from typing import Any
 
 from scripts.perf import checkout
-from scripts.perf.recorder import in_process_backbone
+from scripts.perf.recorder import Delayed, in_process_backbone
 
 
-async def us_per_call(episodes: int, concurrency: int, data_dir: Path, w: dict[str, Any]) -> tuple[float, int]:
-    """(harness CPU µs per call, calls) of `episodes` episodes, `concurrency` at a time, after one
-    untimed round of `concurrency` episodes (imports, first-call caches)."""
+def shaped_reply(w: dict[str, Any]) -> Any:
+    """`answer(body)` → the `Reply` (a JSON body with usage) `ShapedEndpoint` gives to the request
+    `body` of workload `w`, built in this process (no server)."""
     import threading
 
-    import yaml
-
-    from baselines.full_context import FullContext
-    from benchmarks.memoryarena.formal import FormalReasoning
     from runners.backbones.openai import Reply
-    from runners.episode import Episode
     from scripts.perf.inspect_compare import ShapedEndpoint
 
-    endpoint = ShapedEndpoint.__new__(ShapedEndpoint)  # only its `answer` (no server)
+    endpoint = ShapedEndpoint.__new__(ShapedEndpoint)  # only its `answer`
     endpoint.w, endpoint.reply_chars, endpoint.unknown, endpoint._lock = w, 1500, 0, threading.Lock()
-    stand_in = [0.0]  # CPU seconds the stand-in endpoint spent building replies
 
-    async def post(url: str, body: bytes) -> Reply:
-        c0 = time.process_time()
+    def answer(body: bytes) -> Reply:
         request = json.loads(body)
         text = endpoint.answer(request)
         reply = {
@@ -58,10 +51,33 @@ async def us_per_call(episodes: int, concurrency: int, data_dir: Path, w: dict[s
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": len(body) // 4, "completion_tokens": len(text) // 4},
         }
-        out = Reply(200, {"content-type": "application/json"}, json.dumps(reply).encode())
+        return Reply(200, {"content-type": "application/json"}, json.dumps(reply).encode())
+
+    return answer
+
+
+async def us_per_call(
+    episodes: int, concurrency: int, data_dir: Path, w: dict[str, Any], latency: float = 0.0
+) -> tuple[float, int]:
+    """(harness CPU µs per call, calls) of `episodes` episodes, `concurrency` at a time, after one
+    untimed round of `concurrency` episodes (imports, first-call caches); each reply is given
+    `latency` seconds after its request (0: in the next turn of the loop)."""
+    import yaml
+
+    from baselines.full_context import FullContext
+    from benchmarks.memoryarena.formal import FormalReasoning
+    from runners.backbones.openai import Reply
+    from runners.episode import Episode
+
+    answer = shaped_reply(w)
+    stand_in = [0.0]  # CPU seconds the stand-in endpoint spent building replies
+    delayed = Delayed(latency)
+
+    async def post(url: str, body: bytes) -> Reply:
+        c0 = time.process_time()
+        out = answer(body)
         stand_in[0] += time.process_time() - c0
-        await asyncio.sleep(0)  # a real reply arrives in a later turn of the loop
-        return out
+        return await delayed.reply(out)  # a real reply arrives in a later turn of the loop
 
     bb = in_process_backbone(post, {}, max(concurrency, 32))
     bench = FormalReasoning(name="memoryarena_math", config="formal_reasoning_math", data_dir=str(data_dir))

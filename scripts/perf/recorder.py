@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import statistics
 import time
@@ -42,17 +43,58 @@ REPLY = json.dumps(
 ).encode()
 
 
+class InProcess:
+    """The transport interface of runners/backbones/openai.py answered by `await post(url, body)`."""
+
+    def __init__(self, post: Any) -> None:
+        self._post = post
+
+    async def post(self, url: str, body: bytes) -> Any:
+        return await self._post(url, body)
+
+    async def aclose(self) -> None:
+        return None
+
+
+class Delayed:
+    """Replies handed back `latency` seconds after their request, as an endpoint's would arrive,
+    with one timer at a time on the loop (the next reply due), not one per call: the stand-in's
+    own waiting adds nothing to the loop's timer heap that a socket's reply would not."""
+
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+        self._due: collections.deque[tuple[float, asyncio.Future[Any], Any]] = collections.deque()
+        self._courier: asyncio.Task[None] | None = None
+
+    async def reply(self, value: Any) -> Any:
+        """`value`, `latency` seconds from now (0: in a later turn of the loop)."""
+        if self.latency <= 0:
+            await asyncio.sleep(0)
+            return value
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[Any] = loop.create_future()
+        self._due.append((loop.time() + self.latency, fut, value))  # the same latency: due in order
+        if self._courier is None or self._courier.done():
+            self._courier = loop.create_task(self._deliver())
+        return await fut
+
+    async def _deliver(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self._due:
+            wait = self._due[0][0] - loop.time()
+            if wait > 0:
+                await asyncio.sleep(wait)
+            now = loop.time()
+            while self._due and self._due[0][0] <= now:
+                _, fut, value = self._due.popleft()
+                if not fut.done():
+                    fut.set_result(value)
+
+
 def in_process_backbone(post: Any, sampling: dict[str, Any], max_inflight: int) -> Any:
     """An `OpenAIBackbone` whose transport is `await post(url, body)` → `Reply` in this process:
     the backbone's own work per call without an HTTP client, a kernel or an endpoint."""
     from runners.backbones.openai import OpenAIBackbone
-
-    class InProcess:  # the transport interface of runners/backbones/openai.py
-        async def post(self, url: str, body: bytes) -> Any:
-            return await post(url, body)
-
-        async def aclose(self) -> None:
-            return None
 
     bb = OpenAIBackbone(
         name="fake",
@@ -63,7 +105,7 @@ def in_process_backbone(post: Any, sampling: dict[str, Any], max_inflight: int) 
         extra_body={},
         max_inflight=max_inflight,
     )
-    transport = InProcess()
+    transport = InProcess(post)
     bb._transport = lambda: transport  # type: ignore[method-assign]  # the in-process stand-in
     return bb
 

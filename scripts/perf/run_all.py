@@ -20,6 +20,7 @@ FAST = (
     "transport",
     "recorder",
     "episode_path",
+    "sweep_parts",
     "concurrency",
     "methods",
     "flowstate_overhead",
