@@ -20,13 +20,17 @@ from contextlib import contextmanager
 from typing import Any
 
 
-def _trim_fn() -> Any:
-    """glibc's `malloc_trim`, or None where the C library has none."""
-    name = ctypes.util.find_library("c")
+def _libc(symbol: str) -> Any:
+    """The C library's function `symbol` (glibc's `malloc_trim`, `mallinfo2`), or None where it has none."""
     try:
-        return ctypes.CDLL(name or "libc.so.6").malloc_trim
+        return getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), symbol)
     except (OSError, AttributeError):
         return None
+
+
+def _trim_fn() -> Any:
+    """glibc's `malloc_trim`, or None where the C library has none."""
+    return _libc("malloc_trim")
 
 
 def release(collect: bool = False) -> bool:
@@ -69,7 +73,7 @@ def returned_heap(interval: float = 1.0) -> Iterator[None]:
 CENSUS_ENV = "HARNESS_MEMORY_CENSUS"
 
 
-def _resident_mb() -> dict[str, int]:
+def resident_mb() -> dict[str, int]:
     """This process's VmRSS and VmHWM in MB ({} where /proc is absent)."""
     out: dict[str, int] = {}
     try:
@@ -116,7 +120,7 @@ def _census(path: str, stage: str, top: int) -> None:
         t = type(o).__qualname__
         count[t] += 1
         size[t] += sys.getsizeof(o)
-    rss = _resident_mb()
+    rss = resident_mb()
     lines = [
         f"== {stage}: VmRSS {rss.get('VmRSS', 0)} MB, VmHWM {rss.get('VmHWM', 0)} MB, "
         f"{sum(count.values()):,} tracked objects, {sum(size.values()) / 1e6:.1f} MB shallow"
@@ -143,9 +147,8 @@ class _Mallinfo2(ctypes.Structure):
 
 def _malloc_summary() -> str:
     """glibc's account of its heap (`mallinfo2`): bytes in use, free inside the heap, mapped apart."""
-    try:
-        fn = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallinfo2
-    except (OSError, AttributeError):
+    fn = _libc("mallinfo2")
+    if fn is None:
         return ""
     fn.restype = _Mallinfo2
     m = fn()

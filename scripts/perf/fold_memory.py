@@ -25,19 +25,11 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-
-def _status() -> dict[str, int]:
-    """VmRSS and VmHWM of this process, in MB."""
-    out = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        k, _, v = line.partition(":")
-        if k in ("VmRSS", "VmHWM"):
-            out[k] = int(v.split()[0]) // 1024
-    return out
+from runners.heap import resident_mb
 
 
 def _say(stage: str, t0: float) -> None:
-    s = _status()
+    s = resident_mb()
     cpu = time.process_time() - t0
     print(f"{stage:<44} VmRSS {s['VmRSS']:>5} MB  VmHWM {s['VmHWM']:>5} MB  {cpu:7.1f} s CPU", flush=True)
 
@@ -55,7 +47,7 @@ def bookkeeping(n: int) -> None:
     from runners.run import _CellRun  # noqa: F401 (the forms below are those of its fields)
 
     gc.collect()
-    before = _status()["VmRSS"]
+    before = resident_mb()["VmRSS"]
     tracemalloc.start()
     done = {(f"formal_reasoning_math-{i:06d}", 0) for i in range(n)}
     a = tracemalloc.get_traced_memory()[0]
@@ -67,7 +59,7 @@ def bookkeeping(n: int) -> None:
     tracemalloc.stop()
     print(
         f"bookkeeping at {n:,} episodes: finished set {a / 1e6:.1f} MB, two cost lists {(b - a) / 1e6:.1f} MB, "
-        f"queue {(c - b) / 1e6:.1f} MB (RSS +{_status()['VmRSS'] - before} MB)"
+        f"queue {(c - b) / 1e6:.1f} MB (RSS +{resident_mb()['VmRSS'] - before} MB)"
     )
     del done, costs, episode_costs, todo
 
@@ -143,7 +135,7 @@ def main() -> None:
         bookkeeping(n)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    print(f"peak (VmHWM) {_status()['VmHWM']} MB over {n:,} folded records; pid {os.getpid()}")
+    print(f"peak (VmHWM) {resident_mb()['VmHWM']} MB over {n:,} folded records; pid {os.getpid()}")
 
 
 if __name__ == "__main__":
