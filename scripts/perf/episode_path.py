@@ -26,32 +26,22 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from scripts.perf import checkout
 from scripts.perf.recorder import Delayed, in_process_backbone
 
 
 def shaped_reply(w: dict[str, Any]) -> Any:
-    """`answer(body)` → the `Reply` (a JSON body with usage) `ShapedEndpoint` gives to the request
-    `body` of workload `w`, built in this process (no server)."""
-    import threading
-
+    """`answer(body)` → the `Reply` `ShapedEndpoint` gives to the request `body` of workload `w`
+    (its `reply_json`: the same JSON body, usage included), built in this process (no server)."""
     from runners.backbones.openai import Reply
     from scripts.perf.inspect_compare import ShapedEndpoint
 
-    endpoint = ShapedEndpoint.__new__(ShapedEndpoint)  # only its `answer`
-    endpoint.w, endpoint.reply_chars, endpoint.unknown, endpoint._lock = w, 1500, 0, threading.Lock()
+    endpoint = ShapedEndpoint(w, 0.0, 1500)  # never started: only its replies
 
     def answer(body: bytes) -> Reply:
-        request = json.loads(body)
-        text = endpoint.answer(request)
-        reply = {
-            "id": "chatcmpl-0",
-            "object": "chat.completion",
-            "model": request["model"],
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": len(body) // 4, "completion_tokens": len(text) // 4},
-        }
-        return Reply(200, {"content-type": "application/json"}, json.dumps(reply).encode())
+        return Reply(200, {"content-type": "application/json"}, orjson.dumps(endpoint.reply_json(json.loads(body))))
 
     return answer
 

@@ -25,34 +25,32 @@ import orjson
 
 from runners.backbones.openai import Reply
 from scripts.perf.concurrency import fake_server
+from scripts.perf.recorder import InProcess
 
 TARGET_MS = 1.0
 TRANSPORT_NAMES = ("httpx", "aiohttp", "h1", "none")
 
 
-class NoNetwork:
-    """`--transports none`, the floor: every post answered at once with one canned reply (what the
-    fake endpoint answers), no socket."""
+def no_network(**_: object) -> InProcess:
+    """`--transports none`, the floor: every post answered in the next turn of the loop with one
+    canned reply (what the fake endpoint answers), no socket."""
+    from tests.fake_openai import FakeOpenAI, react_responder
 
-    def __init__(self, **_: object) -> None:
-        from tests.fake_openai import FakeOpenAI, react_responder
+    payload = FakeOpenAI(react_responder).reply_json({"model": "fake-model", "messages": []})
+    reply = Reply(200, {"content-type": "application/json"}, orjson.dumps(payload))
 
-        payload = FakeOpenAI(react_responder).reply_json({"model": "fake-model", "messages": []})
-        self.reply = Reply(200, {"content-type": "application/json"}, orjson.dumps(payload))
-
-    async def post(self, url: str, body: bytes) -> Reply:
+    async def post(url: str, body: bytes) -> Reply:
         await asyncio.sleep(0)
-        return self.reply
+        return reply
 
-    async def aclose(self) -> None:
-        pass
+    return InProcess(post)
 
 
 async def cpu_per_call_ms(url: str, transport: str, calls: int, concurrency: int, prompt_words: int) -> float:
     from runners.backbones.openai import TRANSPORTS, OpenAIBackbone
     from runners.episode import RecordingBackbone
 
-    TRANSPORTS.setdefault("none", NoNetwork)
+    TRANSPORTS.setdefault("none", no_network)
     bb = OpenAIBackbone(
         name="fake",
         model="fake-model",
