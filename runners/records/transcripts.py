@@ -75,7 +75,7 @@ from runners.records.store import shard_dirs, take_batch
 from runners.records.schema import EpisodeRecord, episode_calls
 
 TRANSCRIPTS = "transcripts.sqlite"
-SCHEMA_VERSION = 2  # 2: packs (1: every blob stored on its own; still read)
+SCHEMA_VERSION = 3  # 3: index-first (2: packs, a row per blob and node; 1: each blob on its own; both still read)
 # Sampling keys that could carry credentials are never recorded (the key lives in the backbone,
 # never in per-call sampling; this is a guard against a method passing headers through).
 _SECRET_KEYS = ("api_key", "authorization", "headers", "extra_headers", "password", "token_env", "api_key_env")
@@ -286,10 +286,32 @@ def _json(data: bytes) -> Any:
 
 
 def apply_delta(base: dict[str, Any], delta: bytes) -> dict[str, Any]:
-    d = json.loads(delta)
+    return _applied(base, json.loads(delta))
+
+
+def _applied(base: dict[str, Any], d: dict[str, Any]) -> dict[str, Any]:
+    """`apply_delta` of a delta already parsed."""
     old = lines(str(base.get("content") or ""))
     tail = old[len(old) - d["s"] :] if d["s"] else []
     return {**d["m"], "content": "".join(old[: d["p"]]) + d["x"] + "".join(tail)}
+
+
+def _rebuilt(stored: dict[str, tuple[str | None, bytes]], h: str) -> bytes:
+    """Blob `h`'s bytes from stored payloads (hash → (delta base or None, payload)), as
+    `TranscriptReader.blob_bytes` rebuilds them."""
+    deltas: list[bytes] = []
+    while True:
+        base, payload = stored[h]
+        if base is None:
+            break
+        deltas.append(payload)
+        h = base
+    if not deltas:
+        return payload
+    msg = json.loads(payload)
+    for delta in reversed(deltas):
+        msg = apply_delta(msg, delta)
+    return canonical(msg)
 
 
 class Encoder:
@@ -377,8 +399,16 @@ class Encoder:
 _Refs = tuple[list[str], list[str]]  # an episode's distinct prompt heads and texts, each sorted
 _NodeRow = tuple[bytes, int, bytes, int]  # parent, take, new piece hashes, tail
 _BlobRow = tuple[bytes, int, int, int]  # delta base (b"": a whole blob), pack id, offset, length
-INDEX_VERSION = 1
+INDEX_VERSION = 1  # a row beside the blob and node rows (schema 2; `TranscriptStore(rows=True)`)
 _IDX_HEAD = struct.Struct("<BB4sHHHHH")  # version, widths, key check, extra hashes, nodes, blobs, packs, node pieces
+INDEX_NAMED = 2  # a row that is the episode's directory (schema 3): it also names its heads and texts
+_IDX_HEAD2 = struct.Struct("<BB4sHHHHHH")  # version, widths, key check, heads, texts, nodes, blobs, packs, node pieces
+BLOB_MAP_ENTRIES = 65536
+"""How many blob rows (hash → delta base, pack, offset, length) the writer keeps in memory to store a
+payload that many episodes share (a system prompt, a tool list) once: the least recently used is
+forgotten first, and a payload whose row was forgotten is stored again in the episode's pack (a few
+duplicate bytes, read the same). ~9 MB when full (scripts/perf/README.md), whatever the episodes."""
+NODE_MAP_ENTRIES = 8192  # prompt node rows the writer keeps likewise (an episode's own nodes travel with it)
 
 
 def piece_key(heads: list[str], texts: list[str]) -> bytes:
@@ -436,6 +466,18 @@ def _ints(values: list[int], wide: str, narrow: str, limit: int) -> tuple[bool, 
 def _encode_index(
     key: bytes, heads: list[str], texts: list[str], nodes: dict[bytes, _NodeRow], blobs: dict[bytes, _BlobRow]
 ) -> bytes | None:
+    """The piece index value of schema 2 (`INDEX_VERSION`): `_encode_rows` without the heads and texts."""
+    return _encode_rows(key, [bytes.fromhex(x) for x in heads], [bytes.fromhex(x) for x in texts], nodes, blobs, False)
+
+
+def _encode_rows(
+    key: bytes,
+    hb: list[bytes],
+    tb: list[bytes],
+    nodes: dict[bytes, _NodeRow],
+    blobs: dict[bytes, _BlobRow],
+    named: bool,
+) -> bytes | None:
     """An episode's piece index value (see `TranscriptReader._decode_index`): `nodes` (every head's
     and their parents') and `blobs` (every text's, piece's and delta base's) as rows, or None when
     they do not fit the format (more than 65,535 of something, a pack offset beyond 4 GiB).
@@ -448,8 +490,12 @@ def _encode_index(
     pack (place in the pack ids), then every node's new pieces in turn; last the blobs' offsets,
     then their lengths (2 bytes each, 4 when one is above 65,535). The nodes are listed heads
     first (in their sorted order), the blobs texts first, so neither names its own hash; a hash
-    is named by its place in the sorted heads, then the sorted texts, then the extra hashes."""
-    hb, tb = [bytes.fromhex(x) for x in heads], [bytes.fromhex(x) for x in texts]
+    is named by its place in the sorted heads, then the sorted texts, then the extra hashes.
+
+    `named` (`INDEX_NAMED`, schema 3, where the row is the episode's only directory): the header is
+    `_IDX_HEAD2` (the number of heads and of texts instead of the extra hashes) and the sorted heads,
+    then the sorted texts, come (16 bytes each) before the extra hashes, so that the row reads without
+    its record (`TranscriptReader.all_blobs`, a look-up by hash)."""
     head_set, text_set = set(hb), set(tb)
     if not (head_set <= nodes.keys() and text_set <= blobs.keys()):
         return None
@@ -481,9 +527,16 @@ def _encode_index(
         return None
     wide, small_b = _ints(small + pieces, "H", "B", 0xFF)
     long, big_b = _ints(offs + lens, "I", "H", 0xFFFF)
+    head = (
+        _IDX_HEAD2.pack(INDEX_NAMED, wide | long << 1, key[:4], len(hb), len(tb), *counts[1:])
+        + b"".join(hb)
+        + b"".join(tb)
+        if named
+        else _IDX_HEAD.pack(INDEX_VERSION, wide | long << 1, key[:4], *counts)
+    )
     return b"".join(
         (
-            _IDX_HEAD.pack(INDEX_VERSION, wide | long << 1, key[:4], *counts),
+            head,
             *other_blobs,
             *other_nodes,
             struct.pack(f"<{len(packs)}I", *packs),
@@ -507,7 +560,7 @@ def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
 class TranscriptStore:
     """The writer of one cell's transcripts (the cell's lock file already makes it the only one)."""
 
-    def __init__(self, cell_dir: Path, index: bool = True) -> None:
+    def __init__(self, cell_dir: Path, index: bool = True, rows: bool = False) -> None:
         self.path = Path(cell_dir) / TRANSCRIPTS
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()  # put() may be called from a writer thread
@@ -516,6 +569,14 @@ class TranscriptStore:
         self._queue: "queue.Queue[Any]" = queue.Queue()  # put_async's group commits
         self._committer: threading.Thread | None = None
         self.index = index  # write each episode's piece index row (`episode_pieces`)
+        # `rows` (schema 2, for tests and comparisons): a row per blob and per node besides the index
+        # row; else (schema 3) the index row is the episode's directory, rows only where it cannot be
+        self.rows = rows or not index
+        self._has_rows = False  # whether the store holds blob or node rows (older episodes, fallbacks)
+        # the blob and node rows stored or read (hash → row), least recently used first
+        self._blob_map: OrderedDict[bytes, _BlobRow] = OrderedDict()
+        self._node_map: OrderedDict[bytes, _NodeRow] = OrderedDict()
+        self._added: list[tuple[OrderedDict[bytes, Any], bytes]] = []  # by the open transaction
 
     def open(self) -> "TranscriptStore":
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -558,6 +619,7 @@ class TranscriptStore:
                 "(id INTEGER PRIMARY KEY, k BLOB NOT NULL UNIQUE, v BLOB NOT NULL);"
             )
             db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            self._has_rows = any(db.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() for t in ("blobs", "nodes"))
         except sqlite3.DatabaseError:
             db.close()
             raise
@@ -579,13 +641,18 @@ class TranscriptStore:
         assert self._db is not None, "TranscriptStore.open() first"
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
+            self._added = []
             try:
                 counts = [self._write(b, n, refs) for b, n, refs in items]
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 self._zdict_cache = (-1, None)  # a dictionary pack of the rolled back transaction is gone
+                for m, k in self._added:  # nor are the rows it wrote
+                    m.pop(k, None)
                 raise
+            finally:
+                self._added = []
         for r in recs:
             for c in episode_calls(r):
                 c.clear_pending_transcript()
@@ -618,10 +685,28 @@ class TranscriptStore:
         nodes: dict[str, tuple[str, int, bytes, int]],
         refs: _Refs = ([], []),
     ) -> int:
-        """One record's rows, and its piece index row (`episode_pieces`), inside the caller's transaction."""
-        assert self._db is not None
+        """One record's pack and piece index row (`episode_pieces`), inside the caller's transaction:
+        `_write_indexed`, or (with `rows`, or where the index row cannot hold the episode) `_write_rows`."""
         if not (blobs or nodes):
             return 0
+        if not self.rows and (refs[0] or refs[1]):
+            try:
+                prepared = self._prepare(blobs, nodes, refs)
+            except ValueError:  # a reference that is no hash: stored as rows, as before
+                prepared = None
+            if prepared is not None:
+                return self._write_indexed(*prepared)
+        self._has_rows = True
+        return self._write_rows(blobs, nodes, refs)
+
+    def _write_rows(
+        self,
+        blobs: dict[str, bytes | tuple[str, bytes]],
+        nodes: dict[str, tuple[str, int, bytes, int]],
+        refs: _Refs = ([], []),
+    ) -> int:
+        """One record's rows (a row per blob and per node, schema 2), and its piece index row."""
+        assert self._db is not None
         keys = [_b(h) for h in blobs]
         # a blob an earlier episode stored (a shared system prompt) is not repacked; its row is kept for the index
         known = self._present(keys)
@@ -640,6 +725,156 @@ class TranscriptStore:
             except (ValueError, struct.error):  # a reference that is no hash: no index row, the episode is stored
                 pass
         return len(new) + len(nodes)
+
+    def _prepare(
+        self,
+        blobs: dict[str, bytes | tuple[str, bytes]],
+        nodes: dict[str, tuple[str, int, bytes, int]],
+        refs: _Refs,
+    ) -> tuple[Any, ...] | None:
+        """The rows of an episode's directory, before anything is written: every node its heads and
+        offered nodes stand on (offered, else remembered, else a node row), every blob its texts,
+        nodes, offered blobs and delta bases need (remembered, else a blob row, else offered: then
+        in `new`, to be packed), or None when one is nowhere (the episode is then stored as rows)."""
+        assert self._db is not None
+        hb, tb = [bytes.fromhex(h) for h in refs[0]], [bytes.fromhex(h) for h in refs[1]]
+        offered = {bytes.fromhex(h): d for h, d in blobs.items()}
+        mine = {bytes.fromhex(h): (bytes.fromhex(p), t, pc, tl) for h, (p, t, pc, tl) in nodes.items()}
+        nmap, bmap, has_rows = self._node_map, self._blob_map, self._has_rows
+        got_nodes: dict[bytes, _NodeRow] = {}
+        want = hb + list(mine)
+        while want:
+            nxt = []
+            for h in want:
+                if h in got_nodes:
+                    continue
+                node = mine.get(h)
+                if node is None:
+                    node = nmap.get(h)
+                    if node is not None:
+                        nmap.move_to_end(h)
+                    elif not has_rows or (node := self._node_row(h)) is None:
+                        return None
+                got_nodes[h] = node
+                if node[0] and node[0] not in got_nodes:
+                    nxt.append(node[0])
+            want = nxt
+        order = list(offered)  # the encoder's order: the pack compresses as the episode unfolded
+        order += tb
+        for _, _, pieces, _ in got_nodes.values():
+            order += [pieces[i : i + 16] for i in range(0, len(pieces), 16)]
+        asked: dict[bytes, _BlobRow | None] = {}
+        if has_rows:  # a store with rows (older episodes, fallbacks): a payload stored there is not stored again
+            asked = dict.fromkeys((h for h in order if h not in bmap), None)
+            asked.update(
+                _select(self._db, "SELECT h, codec, base, data FROM blobs WHERE h IN ({})", list(asked), _blob_row)
+            )
+        got: dict[bytes, _BlobRow] = {}
+        new: list[tuple[bytes, bytes, bytes]] = []  # hash, delta base, payload
+        active: set[bytes] = set()
+
+        def resolve(h: bytes) -> bool:
+            if h in got:
+                return True
+            if h in active:  # a delta base chain that comes back to itself through remembered rows
+                return False
+            active.add(h)
+            try:
+                row = bmap.get(h)
+                if row is not None:
+                    bmap.move_to_end(h)
+                elif has_rows:
+                    row = asked[h] if h in asked else self._blob_row(h)
+                if row is not None and (not row[0] or resolve(row[0])):
+                    got[h] = row
+                    return True
+                data = offered.get(h)
+                if data is None:
+                    return False
+                if type(data) is tuple:
+                    base, payload = bytes.fromhex(data[0]), data[1]
+                    if not resolve(base):
+                        return False
+                else:
+                    base, payload = b"", data  # type: ignore[assignment]
+                got[h] = (base, -1, 0, 0)  # packed below
+                new.append((h, base, payload))
+                return True
+            finally:
+                active.discard(h)
+
+        for h in order:
+            if not resolve(h):
+                return None
+        return refs, hb, tb, got_nodes, got, new, len(nodes)
+
+    def _node_row(self, h: bytes) -> _NodeRow | None:
+        assert self._db is not None
+        r = self._db.execute("SELECT parent, take, pieces, tail FROM nodes WHERE h = ?", (h,)).fetchone()
+        return None if r is None else (bytes(r[0]), int(r[1]), bytes(r[2]), int(r[3]))
+
+    def _blob_row(self, h: bytes) -> _BlobRow | None:
+        assert self._db is not None
+        r = self._db.execute("SELECT h, codec, base, data FROM blobs WHERE h = ?", (h,)).fetchone()
+        return None if r is None else _blob_row(*r)[1]
+
+    def _write_indexed(
+        self,
+        refs: _Refs,
+        hb: list[bytes],
+        tb: list[bytes],
+        nodes: dict[bytes, _NodeRow],
+        blobs: dict[bytes, _BlobRow],
+        new: list[tuple[bytes, bytes, bytes]],
+        offered_nodes: int,
+    ) -> int:
+        """The episode's pack (its new payloads) and its piece index row naming every row it needs
+        (`_prepare`), no blob or node row; rows for the episode only when the index row cannot
+        hold it (`_encode_rows`: more than 65,535 of something). The rows are remembered (bounded)."""
+        assert self._db is not None
+        if new:
+            pid = self._store_pack(b"".join(p for _, _, p in new))
+            off = 0
+            for h, base, payload in new:
+                blobs[h] = (base, pid, off, len(payload))
+                off += len(payload)
+        key = piece_key(*refs)
+        value = _encode_rows(key, hb, tb, nodes, blobs, True)
+        if value is None:
+            self._write_row_set(nodes, blobs)
+        elif not self._db.execute("INSERT OR IGNORE INTO episode_pieces (k, v) VALUES (?, ?)", (key, value)).rowcount:
+            # an earlier episode with the same heads and texts has the row (the same closure): what only
+            # this one stored (its new payloads, nodes its heads do not reach) gets rows, so that every
+            # stored payload stays named (`TranscriptReader.all_blobs`, a look-up by hash)
+            reach, want = set(), list(hb)
+            while want:
+                reach.update(want)
+                want = [p for h in want if (p := nodes[h][0]) and p not in reach]
+            self._write_row_set({h: r for h, r in nodes.items() if h not in reach}, {h: blobs[h] for h, _, _ in new})
+        self._remember(self._blob_map, blobs, BLOB_MAP_ENTRIES)
+        self._remember(self._node_map, nodes, NODE_MAP_ENTRIES)
+        return len(new) + offered_nodes
+
+    def _remember(self, m: "OrderedDict[bytes, Any]", rows: dict[bytes, Any], limit: int) -> None:
+        added = self._added
+        for h, row in rows.items():
+            if h not in m:
+                m[h] = row
+                added.append((m, h))
+        while len(m) > limit:
+            m.popitem(last=False)
+
+    def _write_row_set(self, nodes: dict[bytes, _NodeRow], blobs: dict[bytes, _BlobRow]) -> None:
+        """A row for each of `nodes` and `blobs` (all in packs), where there is none yet."""
+        assert self._db is not None
+        if not (nodes or blobs):
+            return
+        self._db.executemany(
+            "INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)",
+            [(h, PACKED_DELTA if r[0] else PACKED, r[0], _REF.pack(*r[1:])) for h, r in blobs.items()],
+        )
+        self._db.executemany("INSERT OR IGNORE INTO nodes VALUES (?, ?, ?, ?, ?)", [(h, *r) for h, r in nodes.items()])
+        self._has_rows = True
 
     def _put_index(self, refs: _Refs, nodes: dict[bytes, _NodeRow], blobs: dict[bytes, _BlobRow | None]) -> None:
         """The episode's piece index row: every node row its heads stand on and every blob row its
@@ -721,6 +956,8 @@ class TranscriptStore:
         """The zstd compressor with the cell's pack dictionary, or None before the cell's first pack
         (inside the write transaction: a rolled back first pack is no dictionary)."""
         assert self._db is not None
+        if self._zdict_cache[0] >= 0:  # reset when a transaction rolls back
+            return self._zdict_cache[1]
         row = self._db.execute("SELECT v FROM meta WHERE k = 'zdict'").fetchone()
         if row is None:
             return None
@@ -749,7 +986,18 @@ class TranscriptStore:
             parts.append(payload)
             refs.append((h, base, off, len(payload)))
             off += len(payload)
-        raw = b"".join(parts)
+        pid = self._store_pack(b"".join(parts))
+        rows: dict[bytes, _BlobRow | None] = {_b(h): (_b(base), pid, o, n) for h, base, o, n in refs}
+        self._db.executemany(
+            "INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)",
+            [(h, PACKED_DELTA if r[0] else PACKED, r[0], _REF.pack(*r[1:])) for h, r in rows.items() if r is not None],
+        )
+        return rows
+
+    def _store_pack(self, raw: bytes) -> int:
+        """A pack row of the payloads `raw`, compressed (zstd, with the cell's dictionary after its
+        first pack); its id."""
+        assert self._db is not None
         c = self._zdict()
         if c is None:  # the cell's first pack: compressed on its own, and the dictionary of the packs after it
             import zstandard
@@ -762,12 +1010,7 @@ class TranscriptStore:
         assert pid is not None
         if c is None:
             self._db.execute("INSERT INTO meta VALUES ('zdict', ?)", (str(pid),))
-        rows: dict[bytes, _BlobRow | None] = {_b(h): (_b(base), pid, o, n) for h, base, o, n in refs}
-        self._db.executemany(
-            "INSERT OR IGNORE INTO blobs VALUES (?, ?, ?, ?)",
-            [(h, PACKED_DELTA if r[0] else PACKED, r[0], _REF.pack(*r[1:])) for h, r in rows.items() if r is not None],
-        )
-        return rows
+        return pid
 
     def close(self) -> None:
         if self._committer is not None:  # what was queued is committed first
@@ -808,6 +1051,9 @@ class TranscriptReader:
         self._zdict: int | None = None  # the dictionary pack's id, once read
         self._last: tuple[int, bytes] = (-1, b"")  # the pack read last
         self._has_index: bool | None = None  # whether the store has the piece index table, once looked
+        # blobs and nodes with no row, read from an index row that names them (`_found`)
+        self._found_blobs: dict[str, tuple[str | None, bytes]] = {}
+        self._found_nodes: dict[str, tuple[str, int, list[str], int]] = {}
         self.use_index = True  # False: `pieces` always walks the rows (the index's own tests compare both)
 
     @property
@@ -872,6 +1118,8 @@ class TranscriptReader:
         a message stored as a delta of `base` (see `apply_delta`)."""
         row = self._conn().execute("SELECT codec, base, data FROM blobs WHERE h = ?", (_b(h),)).fetchone()
         if row is None:
+            if self._found(h) and h in self._found_blobs:
+                return self._found_blobs[h]
             raise TranscriptError(f"blob {h} is missing from {self.path}")
         return self._stored_row(h, *row)
 
@@ -919,12 +1167,15 @@ class TranscriptReader:
             for table, hs in (("nodes", p.nodes), ("blobs", p.blobs))
         )
 
-    def _index_row(self, key: bytes) -> bytes | None:
+    def _index_table(self) -> bool:
         if self._has_index is None:  # looked for once: a store written before the index has no table
             self._has_index = bool(
                 self._conn().execute("SELECT 1 FROM sqlite_master WHERE name = 'episode_pieces'").fetchone()
             )
-        if not self._has_index:
+        return self._has_index
+
+    def _index_row(self, key: bytes) -> bytes | None:
+        if not self._index_table():
             return None
         row = self._conn().execute("SELECT v FROM episode_pieces WHERE k = ?", (key,)).fetchone()
         return None if row is None else bytes(row[0])
@@ -945,21 +1196,48 @@ class TranscriptReader:
             return None
 
     def _decode_index(
-        self, key: bytes, v: bytes, heads: list[str], texts: list[str], fragments: bool = False
+        self,
+        key: bytes | None,
+        v: bytes,
+        heads: list[str] | None,
+        texts: list[str] | None,
+        fragments: bool = False,
+        raw: bool = False,
     ) -> Pieces | None:
-        """A piece index value (`_encode_index`) as `Pieces`, or None when it is not this key's or
-        does not hold the closure the walk finds."""
-        version, widths, check, n_extra, n_nodes, n_blobs, n_packs, n_pieces = _IDX_HEAD.unpack_from(v, 0)
+        """A piece index value (`_encode_rows`) as `Pieces`, or None when it is not this key's or
+        does not hold the closure the walk finds. `heads` and `texts` None (a row of schema 3, which
+        names them): read from the row. `raw`: blobs as ["r", base or None, stored payload]."""
+        if v[0] == INDEX_NAMED:
+            _, widths, check, n_heads, n_texts, n_nodes, n_blobs, n_packs, n_pieces = _IDX_HEAD2.unpack_from(v, 0)
+            o = _IDX_HEAD2.size
+            n_hashes = n_nodes + n_blobs
+            ex = v[o : o + 16 * n_hashes].hex()
+            hx = [ex[i : i + 32] for i in range(0, len(ex), 32)]
+            o += 16 * n_hashes
+            if len(hx) != n_hashes or n_heads > n_nodes or n_texts > n_blobs:
+                return None
+            if heads is None or texts is None:
+                heads, texts = hx[:n_heads], hx[n_heads : n_heads + n_texts]
+                key = piece_key(heads, texts)
+            elif hx[:n_heads] != heads or hx[n_heads : n_heads + n_texts] != texts:
+                return None  # a row written for other heads and texts
+            extra = hx[n_heads + n_texts :]
+        else:
+            if heads is None or texts is None or key is None:
+                return None  # a row of schema 2 does not name its heads and texts
+            version, widths, check, n_extra, n_nodes, n_blobs, n_packs, n_pieces = _IDX_HEAD.unpack_from(v, 0)
+            if version != INDEX_VERSION or n_extra != n_nodes + n_blobs - len(heads) - len(texts):
+                return None  # another version's row
+            o = _IDX_HEAD.size
+            ex = v[o : o + 16 * n_extra].hex()
+            extra = [ex[i : i + 32] for i in range(0, len(ex), 32)]
+            hx = heads + texts + extra
+            o += 16 * n_extra
         other_blobs, other_nodes = n_blobs - len(texts), n_nodes - len(heads)
-        if version != INDEX_VERSION or check != key[:4] or min(other_blobs, other_nodes) < 0:
-            return None  # another version's row; a row written for another key
-        if other_blobs + other_nodes != n_extra:
-            return None
-        o = _IDX_HEAD.size
-        ex = v[o : o + 16 * n_extra].hex()
-        extra = [ex[i : i + 32] for i in range(0, len(ex), 32)]
-        hx = heads + texts + extra
-        o += 16 * n_extra
+        if key is None:
+            key = piece_key(heads, texts)
+        if check != key[:4] or min(other_blobs, other_nodes) < 0:
+            return None  # a row written for another key
         pids = struct.unpack_from(f"<{n_packs}I", v, o)
         o += 4 * n_packs
         n_small = 4 * n_nodes + 2 * n_blobs + n_pieces
@@ -982,16 +1260,59 @@ class TranscriptReader:
         for h, base, pack, off, n in zip(
             texts + extra[:other_blobs], small[nb:ps:2], small[nb + 1 : ps : 2], big, big[n_blobs:]
         ):
-            blobs[h] = self._form(h, hx[base - 1] if base else None, packs[pack][off : off + n], named, fragments)
+            b = hx[base - 1] if base else None
+            payload = packs[pack][off : off + n]
+            blobs[h] = ["r", b, payload] if raw else self._form(h, b, payload, named, fragments)
         if (
             at != len(small)
             or len(nodes) != n_nodes
             or len(blobs) != n_blobs
-            or not blobs.keys() >= wanted.union(b[1] for b in blobs.values() if b[0] == "d")
+            or not blobs.keys() >= wanted.union(b[1] for b in blobs.values() if b[0] in "dr" and b[1] is not None)
             or not all(n[0] in nodes for n in nodes.values() if n[0])
         ):
             return None  # not the closure the walk finds: the walk answers
         return out
+
+    def _named_rows(self, containing: bytes | None = None) -> Iterable[Pieces]:
+        """Every piece index row of schema 3 (which names its heads and texts), read without its
+        record, payloads raw (`_decode_index`); only those whose bytes hold `containing` when given
+        (SQLite's `instr` on the value: a scan of the index rows, no lookup)."""
+        if not self._index_table():
+            return
+        sql = "SELECT v FROM episode_pieces WHERE substr(v, 1, 1) = ?"
+        args: tuple[bytes, ...] = (bytes([INDEX_NAMED]),)
+        if containing is not None:
+            sql, args = sql + " AND instr(v, ?) > 0", (*args, containing)
+        for (v,) in self._conn().execute(sql, args):
+            try:
+                p = self._decode_index(None, bytes(v), None, None, raw=True)
+            except (struct.error, TranscriptError):
+                p = None
+            if p is not None:
+                yield p
+
+    def _found(self, h: str) -> bool:
+        """Look `h` (a blob or node the store has no row of) up in the index rows of schema 3: the
+        first row that names it is read into `_found_nodes` / `_found_blobs` (bounded). A scan of
+        every index row, linear in the store: the report and `runners.records.results` read an
+        episode's pieces with one lookup of its row instead (`pieces`, `episode`)."""
+        if h in self._found_blobs or h in self._found_nodes:
+            return True
+        try:
+            key = bytes.fromhex(h)
+        except ValueError:
+            return False
+        for p in self._named_rows(key):
+            if h in p.blobs or h in p.nodes:
+                if len(self._found_blobs) + len(self._found_nodes) > CACHE_ENTRIES:
+                    self._found_blobs.clear()
+                    self._found_nodes.clear()
+                for k, (_, base, payload) in p.blobs.items():
+                    self._found_blobs[k] = (base, payload)
+                for k, (parent, take, new, tail) in p.nodes.items():
+                    self._found_nodes[k] = (parent, take, new, tail)
+                return True
+        return False
 
     def _nodes_into(self, out: Pieces, want: set[str]) -> None:
         while want:
@@ -1090,6 +1411,8 @@ class TranscriptReader:
         if node is None:
             row = self._conn().execute("SELECT parent, take, pieces, tail FROM nodes WHERE h = ?", (_b(h),)).fetchone()
             if row is None:
+                if self._found(h) and h in self._found_nodes:
+                    return self._found_nodes[h]
                 raise TranscriptError(f"prompt node {h} is missing from {self.path}")
             new = bytes(row[2])
             if len(self._node_cache) > CACHE_ENTRIES:
@@ -1120,30 +1443,51 @@ class TranscriptReader:
         return [json.loads(self.blob_bytes(m)) for m in self.piece_hashes(head)]
 
     def all_blobs(self) -> Iterable[tuple[str, bytes]]:
-        """Every stored blob's bytes, deltas rebuilt (for audits such as the key-leak test)."""
+        """Every stored blob's bytes, deltas rebuilt (for audits such as the key-leak test): each
+        blob row's, then each blob an index row of schema 3 names that has no row (the payloads of
+        an index-first store), each hash once."""
+        seen: set[str] = set()
         for (h,) in self._conn().execute("SELECT h FROM blobs").fetchall():
-            yield bytes(h).hex(), self.blob_bytes(bytes(h).hex())
+            k = bytes(h).hex()
+            seen.add(k)
+            yield k, self.blob_bytes(k)
+        for p in self._named_rows():
+            stored = {k: (b[1], b[2]) for k, b in p.blobs.items()}
+            for k in stored:
+                if k not in seen:
+                    seen.add(k)
+                    yield k, _rebuilt(stored, k)
 
     def stats(self) -> dict[str, int]:
+        """Distinct blobs and nodes (rows and index rows of schema 3), their bytes, packs, file size."""
         db = self._conn()
-        raw = sum(len(b) for _, b in self.all_blobs())
-        inline, n = db.execute(
-            f"SELECT COALESCE(SUM(CASE WHEN codec IN ({PACKED}, {PACKED_DELTA}) THEN 0 ELSE LENGTH(data) END), 0), "
-            "COUNT(*) FROM blobs"
-        ).fetchone()
+        raw = n = 0
+        for _, b in self.all_blobs():
+            raw += len(b)
+            n += 1
+        inline = db.execute(
+            f"SELECT COALESCE(SUM(CASE WHEN codec IN ({PACKED}, {PACKED_DELTA}) THEN 0 ELSE LENGTH(data) END), 0) "
+            "FROM blobs"
+        ).fetchone()[0]
         has_packs = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'packs'").fetchone()
         packed, packs = (
             db.execute("SELECT COALESCE(SUM(LENGTH(data)), 0), COUNT(*) FROM packs").fetchone() if has_packs else (0, 0)
         )
-        nodes = db.execute("SELECT COUNT(*) FROM nodes").fetchone()[0]
+        nodes = {bytes(h).hex() for (h,) in db.execute("SELECT h FROM nodes")}
+        for p in self._named_rows():
+            nodes.update(p.nodes)
         return {
             "blobs": n,
             "blob_bytes_raw": raw,
             "blob_bytes_stored": inline + packed,
             "packs": packs,
-            "nodes": nodes,
+            "nodes": len(nodes),
             "file_bytes": self.path.stat().st_size,
         }
+
+    def episode(self, heads: Iterable[str], texts: Iterable[str]) -> "EpisodeTranscript":
+        """One episode's transcript read from its pieces (`EpisodeTranscript`)."""
+        return EpisodeTranscript(self, heads, texts)
 
     def close(self) -> None:
         if self._db is not None:
@@ -1228,9 +1572,86 @@ class ShardedTranscriptReader:
             if r.exists:
                 yield from r.all_blobs()
 
+    def episode(self, heads: Iterable[str], texts: Iterable[str]) -> "EpisodeTranscript":
+        return EpisodeTranscript(self, heads, texts)
+
     def close(self) -> None:
         for r in self.readers:
             r.close()
+
+
+class EpisodeTranscript:
+    """One episode's transcript, read from its pieces: the episode's piece index row (one lookup;
+    or, in a store without one, the walk of its rows: `TranscriptReader.pieces`) on the first
+    question, then every message list and text of the episode from them. The way to read an
+    index-first store (schema 3), whose blobs and nodes have no rows of their own: asked by hash
+    alone, a reader scans the index rows for one that names the hash (`TranscriptReader._found`).
+    What the pieces lack is asked of the reader by hash (a store of schema 1 or 2 answers from its
+    rows, as before; what is nowhere raises `TranscriptError`). Same answers as the reader's."""
+
+    def __init__(
+        self, reader: "TranscriptReader | ShardedTranscriptReader", heads: Iterable[str], texts: Iterable[str]
+    ):
+        self.reader = reader
+        self._asked = ({h for h in heads if h}, {h for h in texts if h})
+        self._got: Pieces | None = None
+        self._messages: dict[str, str | bytes] = {}  # message hash -> its canonical JSON
+
+    def _pieces(self) -> Pieces:
+        if self._got is None:
+            self._got = self.reader.pieces(*self._asked) if self.reader.exists else Pieces()
+        return self._got
+
+    def _message(self, h: str) -> str | bytes:
+        """A message's canonical JSON (a delta rebuilt from its base, as `TranscriptReader.blob_bytes` does)."""
+        m = self._messages.get(h)
+        if m is None:
+            blobs = self._pieces().blobs
+            b = blobs.get(h)
+            chain: list[Any] = []
+            while b is not None and b[0] == "d" and len(chain) <= 4 * MAX_DELTA_DEPTH:
+                chain.append(b[2])
+                b = blobs.get(b[1])
+            if b is None or b[0] != "t":  # not among the pieces: by hash
+                m = self.reader.blob_bytes(h)
+            elif not chain:
+                m = b[1]
+            else:
+                msg = json.loads(b[1])
+                for d in reversed(chain):
+                    msg = _applied(msg, d)
+                m = canonical(msg)
+            self._messages[h] = m
+        return m
+
+    def messages(self, head: str | None) -> list[dict[str, Any]]:
+        """The exact message list of prompt node `head` (`TranscriptReader.messages`)."""
+        nodes = self._pieces().nodes
+        path: list[tuple[int, list[str], int]] = []
+        h = head or ""
+        while h:
+            node = nodes.get(h)
+            if node is None:
+                return self.reader.messages(head)
+            parent, take, new, tail = node
+            path.append((take, new, tail))
+            h = parent
+        out: list[str] = []
+        for take, new, tail in reversed(path):
+            out = out[:take] + new + (out[len(out) - tail :] if tail else [])
+        return [json.loads(self._message(m)) for m in out]
+
+    def text(self, h: str | None) -> str | None:
+        """A reply, reasoning or other stored text (`TranscriptReader.text`)."""
+        if h is None:
+            return None
+        b = self._pieces().blobs.get(h)
+        return b[1] if b is not None and b[0] == "t" else self.reader.text(h)
+
+    def blob_json(self, h: str | None) -> Any:
+        """A stored JSON blob, parsed (`TranscriptReader.blob_json`): a tool list, native tool calls."""
+        t = self.text(h)
+        return None if t is None else json.loads(t)
 
 
 def open_transcripts(cell_dir: Path) -> "TranscriptReader | ShardedTranscriptReader":

@@ -217,12 +217,14 @@ def test_kill_9_mid_write_loses_nothing_committed(tmp_path, after):
     reader = TranscriptReader(tmp_path)
     for head in committed:  # everything reported durable can be read back in full
         assert len(reader.messages(head)) == 16 and reader.messages(head)[-1]["content"].startswith("observation 7")
-    for rec in recs + [json.loads(later.model_dump_json())]:  # each with its piece index row, read as the walk
+    for rec in recs + [json.loads(later.model_dump_json())]:  # each with its piece index row, its only directory
         assert reader._indexed(*_asked(rec)) is not None
         indexed = transcript_of(rec, reader)
         reader.use_index = False
-        assert transcript_of(rec, reader) == indexed and indexed["missing"] == []
+        assert transcript_of(rec, reader)["nodes"] == {} and indexed["missing"] == []  # no rows to walk
         reader.use_index = True
+        view = reader.episode(*_asked(rec))  # the episode's messages from its index row, as by hash
+        assert all(view.messages(c["prompt"]) == reader.messages(c["prompt"]) for c in _calls(rec))
     assert reader._conn().execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -397,14 +399,18 @@ def test_a_database_written_before_packs_still_reads_and_takes_new_episodes(tmp_
     store.close()
     reader = TranscriptReader(tmp_path)
     assert reader.messages(head) == want and len(reader.messages(new.requests[0].steps[-1].calls[0].prompt)) == 16
-    # the new episode stands on rows of schema 1 (not in a pack): no piece index row; `pieces` walks the rows
-    assert reader._conn().execute("SELECT COUNT(*) FROM episode_pieces").fetchone()[0] == 0
-    walked = transcript_of(json.loads(new.model_dump_json()), reader)
-    assert walked["missing"] == [] and len(walked["nodes"]) == 8
-    assert (
-        reader.stats()["packs"] == 1
-        and reader._conn().execute("SELECT v FROM meta WHERE k = 'schema'").fetchone()[0] == "2"
+    # rows of schema 1 (not in a pack) cannot be named by a piece index row: the new episode stores its
+    # payloads again (the system prompt too), in its own pack, and its index row is its directory
+    db = reader._conn()
+    assert db.execute("SELECT COUNT(*) FROM episode_pieces").fetchone()[0] == 1
+    assert db.execute("SELECT COUNT(*) FROM blobs").fetchone()[0] == len(
+        {h for s in old.requests[0].steps for h in s.calls[0].pending_transcript().blobs}
     )
+    indexed = transcript_of(json.loads(new.model_dump_json()), reader)
+    assert indexed["missing"] == [] and len(indexed["nodes"]) == 8
+    reader.use_index = False  # the walk finds the old rows only
+    assert transcript_of(json.loads(new.model_dump_json()), reader)["missing"]
+    assert reader.stats()["packs"] == 1 and db.execute("SELECT v FROM meta WHERE k = 'schema'").fetchone()[0] == "3"
 
 
 _json_leaf = st.one_of(
