@@ -45,7 +45,13 @@ from runners.records.store import (
     record_lines,
 )
 from runners.records.schema import episode_calls
-from runners.records.transcripts import ShardedTranscriptReader, TranscriptError, TranscriptReader, open_transcripts
+from runners.records.transcripts import (
+    EpisodeTranscript,
+    ShardedTranscriptReader,
+    TranscriptError,
+    TranscriptReader,
+    open_transcripts,
+)
 
 Reader = TranscriptReader | ShardedTranscriptReader
 
@@ -58,11 +64,17 @@ class Call:
     log: CallLog
     reader: Reader
     where: str = ""  # "task", "begin", "step", "end", "unfinished"
+    # the episode's transcript (its pieces read once, for every call of the episode); None: by hash
+    scope: EpisodeTranscript | None = None
 
     def __getattr__(self, name: str) -> Any:  # CallLog fields
-        if name in ("log", "reader"):
+        if name in ("log", "reader", "scope"):
             raise AttributeError(name)
         return getattr(self.log, name)
+
+    @property
+    def _source(self) -> Reader | EpisodeTranscript:
+        return self.reader if self.scope is None else self.scope
 
     @property
     def has_transcript(self) -> bool:
@@ -78,28 +90,28 @@ class Call:
     @cached_property
     def messages(self) -> list[dict[str, Any]]:
         self._need()
-        return self.reader.messages(self.log.prompt)
+        return self._source.messages(self.log.prompt)
 
     @cached_property
     def text(self) -> str | None:
         self._need()
-        return self.reader.text(self.log.reply)
+        return self._source.text(self.log.reply)
 
     @cached_property
     def reasoning(self) -> str | None:
         self._need()
-        return self.reader.text(self.log.reasoning)
+        return self._source.text(self.log.reasoning)
 
     @cached_property
     def tool_calls(self) -> list[dict[str, Any]]:
         """The native tool calls the reply made ([] when it made none)."""
         self._need()
-        return self.reader.blob_json(self.log.reply_tool_calls) or []
+        return self._source.blob_json(self.log.reply_tool_calls) or []
 
     @cached_property
     def tools(self) -> list[dict[str, Any]] | None:
         self._need()
-        return self.reader.blob_json(self.log.tools)
+        return self._source.blob_json(self.log.tools)
 
 
 @dataclass
@@ -135,7 +147,13 @@ class Episode:
     def __init__(self, record: EpisodeRecord, reader: Reader) -> None:
         self.record = record
         self.reader = reader
-        wrap = lambda logs, where: [Call(c, reader, where) for c in logs]  # noqa: E731
+        # the calls read their text from the episode's pieces: one index row of the store, read on the first question
+        calls = [c for c in episode_calls(record) if c.prompt is not None]
+        scope = reader.episode(
+            (c.prompt for c in calls),
+            (t for c in calls for t in (c.reply, c.reasoning, c.tools, c.reply_tool_calls) if t),
+        )
+        wrap = lambda logs, where: [Call(c, reader, where, scope) for c in logs]  # noqa: E731
         self.task_calls = wrap(record.task_calls, "task")
         self.unfinished_calls = wrap(record.unfinished_calls, "unfinished")
         self.requests: list[Request] = []

@@ -184,6 +184,10 @@ through `pread` (SQLite's default) that is a system call and a page copy each. M
 the view's system CPU fell by ~0.5 s at 10,000 episodes, but the clean file pages count in its
 resident size (+60 MB at 10,000; at 100,000 episodes +53 MB, 338 against 286 MB, with no CPU
 gained: scripts/perf/README.md), which the ≤ 300 MB goal at 100,000 episodes does not leave room for."""
+WRITE_ROWS = os.environ.get("HARNESS_TRANSCRIPT_ROWS", "") not in ("", "0")
+"""`HARNESS_TRANSCRIPT_ROWS=1`: `TranscriptStore`s write a row per blob and per node beside each
+episode's index row (schema 2, as before the index-first store; slower and larger, read the same),
+for comparisons and tests of the rows and their walk."""
 ZLIB_DICT = 2  # pack codec (besides RAW, ZLIB): zlib with the dictionary pack's payloads as preset dictionary
 ZDICT_BYTES = 32768  # zlib's window: the dictionary is the last this many bytes of the first pack
 # Pack codecs written now: zstd (a cell's first pack) and zstd with the same dictionary as raw
@@ -560,7 +564,7 @@ def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
 class TranscriptStore:
     """The writer of one cell's transcripts (the cell's lock file already makes it the only one)."""
 
-    def __init__(self, cell_dir: Path, index: bool = True, rows: bool = False) -> None:
+    def __init__(self, cell_dir: Path, index: bool = True, rows: bool | None = None) -> None:
         self.path = Path(cell_dir) / TRANSCRIPTS
         self._db: sqlite3.Connection | None = None
         self._lock = threading.Lock()  # put() may be called from a writer thread
@@ -571,7 +575,8 @@ class TranscriptStore:
         self.index = index  # write each episode's piece index row (`episode_pieces`)
         # `rows` (schema 2, for tests and comparisons): a row per blob and per node besides the index
         # row; else (schema 3) the index row is the episode's directory, rows only where it cannot be
-        self.rows = rows or not index
+        # (`HARNESS_TRANSCRIPT_ROWS=1` makes it the default: a sweep that writes schema 2)
+        self.rows = (WRITE_ROWS if rows is None else rows) or not index
         self._has_rows = False  # whether the store holds blob or node rows (older episodes, fallbacks)
         # the blob and node rows stored or read (hash → row), least recently used first
         self._blob_map: OrderedDict[bytes, _BlobRow] = OrderedDict()

@@ -31,6 +31,14 @@ def demo(tmp_path_factory):
     return out / "offline_demo"
 
 
+@pytest.fixture(scope="module")
+def demo_rows(tmp_path_factory):
+    """The same sweep, its transcripts written with a row per blob and node (schema 2) beside the index."""
+    out = tmp_path_factory.mktemp("view_rows")
+    assert run_sweep(out, "backbone.scripted.malformed_rate=0.2", env={"HARNESS_TRANSCRIPT_ROWS": "1"}).returncode == 0
+    return out / "offline_demo"
+
+
 def _page_message(blobs, h):
     """The page's `Episode.message` (report.js): a message embedded as stored JSON ("j"), as text
     ("t"), or as a delta of its base ("d", applied as `apply_delta` applies it)."""
@@ -322,7 +330,7 @@ def _old_walk(rec, reader):
     return {"nodes": nodes, "blobs": blobs, "missing": sorted(missing)}
 
 
-def test_pieces_are_read_across_stores_and_missing_ones_named(demo, tmp_path):
+def test_pieces_are_read_across_stores_and_missing_ones_named(demo_rows, tmp_path):
     """An episode's pieces in a few queries (`transcript_of`), the same as read one by one; a
     cell in shards finds a node in one store and its messages in another; a lost row is named
     missing, not an error."""
@@ -333,7 +341,7 @@ def test_pieces_are_read_across_stores_and_missing_ones_named(demo, tmp_path):
     from runners.records.store import stream_cell
     from runners.records.transcripts import ShardedTranscriptReader, TranscriptReader
 
-    cell = next(d for d in demo.iterdir() if (d / "transcripts.sqlite").exists())
+    cell = next(d for d in demo_rows.iterdir() if (d / "transcripts.sqlite").exists())
     recs = list(stream_cell(cell)[1])
     whole = TranscriptReader(cell)
     for rec in recs:
@@ -365,6 +373,56 @@ def test_pieces_are_read_across_stores_and_missing_ones_named(demo, tmp_path):
     assert set(transcript_of(rec, one)["missing"]) >= {c["prompt"] for c in recs[0]["requests"][0]["steps"][0]["calls"]}
 
 
+def test_an_index_first_store_reads_as_the_rows_of_the_same_sweep(demo, demo_rows):
+    """The sweep's store (schema 3: per episode a pack and its index row, no blob or node rows) gives
+    every episode the same pieces, every call the same messages and texts, and its audit
+    (`all_blobs`) and `stats` the same blobs, as the same sweep written with its rows (schema 2)."""
+    import sqlite3
+
+    from runners.records.store import stream_cell
+    from runners.records.transcripts import TranscriptReader
+
+    exp, exp_rows = open_experiment(demo), open_experiment(demo_rows)
+    assert [c.name for c in exp.cells] == [c.name for c in exp_rows.cells]
+    n_calls = 0
+    for cell, cell_rows in zip(exp.cells, exp_rows.cells):
+        if not (cell.dir / "transcripts.sqlite").exists():
+            continue
+        db = sqlite3.connect(cell.dir / "transcripts.sqlite")
+        assert (
+            db.execute("SELECT COUNT(*) FROM blobs").fetchone() == db.execute("SELECT COUNT(*) FROM nodes").fetchone()
+        )
+        assert db.execute("SELECT COUNT(*) FROM blobs").fetchone()[0] == 0  # the index rows are the directory
+        assert sqlite3.connect(cell_rows.dir / "transcripts.sqlite").execute("SELECT COUNT(*) FROM blobs").fetchone()[0]
+        new, old = TranscriptReader(cell.dir), TranscriptReader(cell_rows.dir)
+        for rec, rec_rows in zip(stream_cell(cell.dir)[1], stream_cell(cell_rows.dir)[1]):
+            assert transcript_of(rec, new) == transcript_of(rec_rows, old)
+            assert json.loads(orjson.dumps(transcript_of(rec, new, fragments=True))) == json.loads(
+                orjson.dumps(transcript_of(rec_rows, old, fragments=True))
+            )
+        for ep, ep_rows in zip(cell.episodes(), cell_rows.episodes()):
+            for c, c_rows in zip(ep.calls(), ep_rows.calls()):
+                if c.has_transcript:
+                    n_calls += 1
+                    assert (c.messages, c.text, c.reasoning, c.tools, c.tool_calls) == (
+                        c_rows.messages,
+                        c_rows.text,
+                        c_rows.reasoning,
+                        c_rows.tools,
+                        c_rows.tool_calls,
+                    )
+                    assert new.messages(c.prompt) == c.messages  # by hash alone: a scan of the index rows
+        assert sorted(new.all_blobs()) == sorted(old.all_blobs())
+        st, st_rows = new.stats(), old.stats()
+        assert (st["blobs"], st["nodes"], st["blob_bytes_raw"]) == (
+            st_rows["blobs"],
+            st_rows["nodes"],
+            st_rows["blob_bytes_raw"],
+        )
+        assert st["file_bytes"] <= st_rows["file_bytes"]  # a few pages here; scripts/perf/README.md at scale
+    assert n_calls > 20
+
+
 def _walked(rec, reader):
     reader.use_index = False
     try:
@@ -373,7 +431,7 @@ def _walked(rec, reader):
         reader.use_index = True
 
 
-def test_the_piece_index_answers_as_the_walk_in_one_lookup(demo, tmp_path):
+def test_the_piece_index_answers_as_the_walk_in_one_lookup(demo_rows, tmp_path):
     """Each episode's piece index row (written by the sweep with its rows) gives the same pieces as
     the level-by-level walk, in one lookup and no query of the nodes or blobs; a store without
     the index (older), a missing row, a row naming another episode's pieces or a damaged row
@@ -384,7 +442,7 @@ def test_the_piece_index_answers_as_the_walk_in_one_lookup(demo, tmp_path):
     from runners.records.store import stream_cell
     from runners.records.transcripts import ShardedTranscriptReader, TranscriptReader
 
-    cell = next(d for d in demo.iterdir() if (d / "transcripts.sqlite").exists())
+    cell = next(d for d in demo_rows.iterdir() if (d / "transcripts.sqlite").exists())
     recs = [r for r in stream_cell(cell)[1] if transcript_of(r, TranscriptReader(cell))["nodes"]]
     reader = TranscriptReader(cell)
     n_rows = reader._conn().execute("SELECT COUNT(*) FROM episode_pieces").fetchone()[0]
