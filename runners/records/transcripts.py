@@ -776,42 +776,45 @@ class TranscriptStore:
             )
         got: dict[bytes, _BlobRow] = {}
         new: list[tuple[bytes, bytes, bytes]] = []  # hash, delta base, payload
-        active: set[bytes] = set()
-
-        def resolve(h: bytes) -> bool:
-            if h in got:
-                return True
-            if h in active:  # a delta base chain that comes back to itself through remembered rows
-                return False
-            active.add(h)
-            try:
-                row = bmap.get(h)
-                if row is not None:
-                    bmap.move_to_end(h)
-                elif has_rows:
-                    row = asked[h] if h in asked else self._blob_row(h)
-                if row is not None and (not row[0] or resolve(row[0])):
-                    got[h] = row
-                    return True
-                data = offered.get(h)
-                if data is None:
-                    return False
-                if type(data) is tuple:
-                    base, payload = bytes.fromhex(data[0]), data[1]
-                    if not resolve(base):
-                        return False
-                else:
-                    base, payload = b"", data  # type: ignore[assignment]
-                got[h] = (base, -1, 0, 0)  # packed below
-                new.append((h, base, payload))
-                return True
-            finally:
-                active.discard(h)
-
+        ctx = (got, new, set(), offered, asked)
         for h in order:
-            if not resolve(h):
+            if h not in got and not self._resolve(h, ctx):
                 return None
         return refs, hb, tb, got_nodes, got, new, len(nodes)
+
+    def _resolve(self, h: bytes, ctx: tuple[Any, ...]) -> bool:
+        """Blob `h`'s row into `got` (its delta bases first): remembered, else a blob row, else its
+        offered payload (then in `new`); False when it is nowhere (`_prepare`)."""
+        got, new, active, offered, asked = ctx
+        if h in got:
+            return True
+        if h in active:  # a delta base chain that comes back to itself through remembered rows
+            return False
+        active.add(h)
+        try:
+            bmap = self._blob_map
+            row = bmap.get(h)
+            if row is not None:
+                bmap.move_to_end(h)
+            elif self._has_rows:
+                row = asked[h] if h in asked else self._blob_row(h)
+            if row is not None and (not row[0] or self._resolve(row[0], ctx)):
+                got[h] = row
+                return True
+            data = offered.get(h)
+            if data is None:
+                return False
+            if type(data) is tuple:
+                base, payload = bytes.fromhex(data[0]), data[1]
+                if not self._resolve(base, ctx):
+                    return False
+            else:
+                base, payload = b"", data
+            got[h] = (base, -1, 0, 0)  # packed by `_write_indexed`
+            new.append((h, base, payload))
+            return True
+        finally:
+            active.discard(h)
 
     def _node_row(self, h: bytes) -> _NodeRow | None:
         assert self._db is not None

@@ -12,9 +12,11 @@ prompt grows every step. Prints, side by side:
 - the content-addressed transcript (transcripts.sqlite file size, and its logical bytes),
   per episode and per call, and its ratio to the distinct text (target ≤ 1.5×).
 
-`--writer N`: the writer's CPU per episode (`TranscriptStore.put`, commit included) with the
-per-episode piece index and without it, on N episodes of 12 Full Context calls each (distinct text
-per episode, a system prompt shared by all), alternating between two stores.
+`--writer N`: the writer's CPU per episode (`TranscriptStore.put`, commit included), index-first
+(schema 3: a pack and an index row per episode) and with a row per blob and node beside the index
+row (schema 2, `TranscriptStore(rows=True)`), on N episodes of 12 Full Context calls each (distinct
+text per episode, a system prompt shared by all), alternating between two stores; and each store's
+file bytes per episode. `HARNESS_TRANSCRIPT_ROWS=1` makes the storage figures those of schema 2.
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ class LongAgent(ScriptedBackbone):
 
 
 def _sizes(cell: Path) -> tuple[int, int]:
-    """(sqlite file bytes, logical bytes: keys + stored payloads of blobs, packs and nodes)."""
+    """(sqlite file bytes, logical bytes: keys + stored payloads of blobs, packs, nodes and index rows)."""
     import sqlite3
 
     db = sqlite3.connect(cell / "transcripts.sqlite")
@@ -99,8 +101,9 @@ def _sizes(cell: Path) -> tuple[int, int]:
     packs = db.execute("SELECT COALESCE(SUM(9 + LENGTH(data)), 0) FROM packs").fetchone()[
         0
     ]  # id, codec, compressed payloads
+    index = db.execute("SELECT COALESCE(SUM(8 + LENGTH(k) + LENGTH(v)), 0) FROM episode_pieces").fetchone()[0]
     db.close()
-    return (cell / "transcripts.sqlite").stat().st_size, nodes + blobs + packs
+    return (cell / "transcripts.sqlite").stat().st_size, nodes + blobs + packs + index
 
 
 def _episode_text(ep: Any) -> tuple[int, int, set[str], int]:
@@ -211,27 +214,29 @@ def _fc_record(k: int, calls: int) -> Any:
 
 
 def writer_cost(n: int, calls: int = 12) -> dict[str, float]:
-    """Median CPU µs per `put` with the piece index and without it (alternating stores)."""
+    """Median CPU µs per `put`, index-first and with rows (alternating stores), and each store's
+    file bytes per episode."""
     import statistics
     import time
 
     from runners.records.transcripts import TranscriptStore
 
     recs = [_fc_record(k, calls) for k in range(2 * n)]
-    out: dict[str, list[float]] = {"index": [], "no index": []}
+    out: dict[str, list[float]] = {"index-first": [], "rows": []}
     with tempfile.TemporaryDirectory() as d:
         stores = {
-            "index": TranscriptStore(Path(d) / "a").open(),
-            "no index": TranscriptStore(Path(d) / "b", index=False).open(),
+            "index-first": TranscriptStore(Path(d) / "a", rows=False).open(),
+            "rows": TranscriptStore(Path(d) / "b", rows=True).open(),
         }
         for k, rec in enumerate(recs):
-            name = "index" if k % 2 else "no index"
+            name = "index-first" if k % 2 else "rows"
             t = time.process_time()
             stores[name].put(rec)
             out[name].append((time.process_time() - t) * 1e6)
         for st in stores.values():
             st.close()
-    return {k: statistics.median(v[1:]) for k, v in out.items()}
+        sizes = {f"{k} bytes": stores[k].path.stat().st_size / n for k in stores}
+    return {**{k: statistics.median(v[1:]) for k, v in out.items()}, **sizes}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -244,8 +249,8 @@ def main(argv: list[str] | None = None) -> None:
         w = writer_cost(a.writer)
         print(
             f"TranscriptStore.put, 12-call Full Context episodes, median CPU per episode over {a.writer} each: "
-            + ", ".join(f"{k} {v:,.0f} µs" for k, v in w.items())
-            + f" (the index: {w['index'] - w['no index']:+,.0f} µs)"
+            f"index-first {w['index-first']:,.0f} µs, rows (schema 2) {w['rows']:,.0f} µs; file bytes per episode: "
+            f"index-first {w['index-first bytes']:,.0f}, rows {w['rows bytes']:,.0f}"
         )
         return
     r = measure(a.steps, a.episodes)
