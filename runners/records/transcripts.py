@@ -505,27 +505,23 @@ def _encode_rows(
         return None
     other_blobs = [h for h in blobs if h not in text_set]
     other_nodes = [h for h in nodes if h not in head_set]
-    place: dict[bytes, int] = {}
-    for i, x in enumerate(hb + tb + other_blobs + other_nodes):
-        place.setdefault(x, i)
-    packs: dict[int, int] = {}
+    order = hb + tb + other_blobs + other_nodes
+    place = dict(zip(reversed(order), range(len(order) - 1, -1, -1)))  # a hash's first place
     small: list[int] = []
     pieces: list[int] = []
-    offs: list[int] = []
-    lens: list[int] = []
     try:
         for h in hb + other_nodes:
             parent, take, new, tail = nodes[h]
             ps = [place[new[i : i + 16]] for i in range(0, len(new), 16)]
             small += (place[parent] + 1 if parent else 0, take, tail, len(ps))
             pieces += ps
-        for h in tb + other_blobs:
-            base, pid, off, n = blobs[h]
-            small += (place[base] + 1 if base else 0, packs.setdefault(pid, len(packs)))
-            offs.append(off)
-            lens.append(n)
+        rows = [blobs[h] for h in tb + other_blobs]
+        packs = {pid: k for k, pid in enumerate(dict.fromkeys(r[1] for r in rows))}
+        small += [x for r in rows for x in (place[r[0]] + 1 if r[0] else 0, packs[r[1]])]
     except KeyError:  # a piece, parent or base outside the rows given: not a closure
         return None
+    offs = [r[2] for r in rows]
+    lens = [r[3] for r in rows]
     counts = (len(other_blobs) + len(other_nodes), len(nodes), len(blobs), len(packs), len(pieces))
     if max(counts) > 0xFFFF or max(small + pieces, default=0) > 0xFFFF or max(offs + lens, default=0) > 0xFFFFFFFF:
         return None
@@ -581,7 +577,7 @@ class TranscriptStore:
         # the blob and node rows stored or read (hash → row), least recently used first
         self._blob_map: OrderedDict[bytes, _BlobRow] = OrderedDict()
         self._node_map: OrderedDict[bytes, _NodeRow] = OrderedDict()
-        self._added: list[tuple[OrderedDict[bytes, Any], bytes]] = []  # by the open transaction
+        self._added: list[tuple[OrderedDict[bytes, Any], set[bytes]]] = []  # by the open transaction
 
     def open(self) -> "TranscriptStore":
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -653,8 +649,9 @@ class TranscriptStore:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 self._zdict_cache = (-1, None)  # a dictionary pack of the rolled back transaction is gone
-                for m, k in self._added:  # nor are the rows it wrote
-                    m.pop(k, None)
+                for m, keys in self._added:  # nor are the rows it wrote
+                    for k in keys:
+                        m.pop(k, None)
                 raise
             finally:
                 self._added = []
@@ -776,9 +773,14 @@ class TranscriptStore:
             )
         got: dict[bytes, _BlobRow] = {}
         new: list[tuple[bytes, bytes, bytes]] = []  # hash, delta base, payload
-        ctx = (got, new, set(), offered, asked)
+        ctx: tuple[Any, ...] = (got, new, set(), offered, asked)
         for h in order:
-            if h not in got and not self._resolve(h, ctx):
+            if h in got:
+                continue
+            if not has_rows and h not in bmap and type(data := offered.get(h)) is bytes:
+                got[h] = (b"", -1, 0, 0)  # a whole payload nobody stored: packed by `_write_indexed`
+                new.append((h, b"", data))
+            elif not self._resolve(h, ctx):
                 return None
         return refs, hb, tb, got_nodes, got, new, len(nodes)
 
@@ -864,12 +866,9 @@ class TranscriptStore:
         return len(new) + offered_nodes
 
     def _remember(self, m: "OrderedDict[bytes, Any]", rows: dict[bytes, Any], limit: int) -> None:
-        added = self._added
-        for h, row in rows.items():
-            if h not in m:
-                m[h] = row
-                added.append((m, h))
-        while len(m) > limit:
+        self._added.append((m, set(rows)))  # forgotten if the transaction rolls back (a row may now name its pack)
+        m.update(rows)  # new ones last; a row remembered already keeps its place (moved when it was used)
+        for _ in range(len(m) - limit):
             m.popitem(last=False)
 
     def _write_row_set(self, nodes: dict[bytes, _NodeRow], blobs: dict[bytes, _BlobRow]) -> None:
