@@ -18,7 +18,14 @@ from runners.api import Completion, Usage
 from runners.episode import RecordingBackbone
 from runners.records.schema import CallLog, EpisodeRecord, RequestRecord, StepRecord
 from runners.records.results import open_experiment
-from runners.records.transcripts import TRANSCRIPTS, TranscriptError, TranscriptReader, TranscriptStore, canonical
+from runners.records.transcripts import (
+    TRANSCRIPTS,
+    WAL,
+    TranscriptError,
+    TranscriptReader,
+    TranscriptStore,
+    canonical,
+)
 from scripts.chaos.server import request_key
 from tests.fake_openai import FakeOpenAI
 from tests.runners.sweep_helpers import REPO, run_sweep
@@ -208,7 +215,13 @@ def test_kill_9_mid_write_loses_nothing_committed(tmp_path, after):
     assert len(lines) >= after, err
     committed = [ln.split("\t")[0] for ln in lines]
     recs = [json.loads(ln.split("\t")[1]) for ln in lines]
-    store = TranscriptStore(tmp_path).open()  # hot-journal rollback of the torn transaction
+    if WAL:  # the store was in write-ahead-log mode: the log is beside it, and a read-only reader reads it
+        assert (tmp_path / (TRANSCRIPTS + "-wal")).exists()
+    before = TranscriptReader(tmp_path)  # before any writer opens it again
+    for rec in recs:
+        assert transcript_of(rec, before)["missing"] == []
+    before.close()
+    store = TranscriptStore(tmp_path).open()  # hot-journal rollback (or log recovery) of the torn transaction
     assert store.moved_aside is None
     sink: list[CallLog] = []
     later = _record(3, _rb(sink), sink)  # the recovered store takes new episodes, with their index rows
@@ -580,3 +593,30 @@ def test_a_call_that_raises_without_a_log_loses_no_text_of_later_calls(tmp_path)
     TranscriptStore(tmp_path).open().put(rec)
     reader = TranscriptReader(tmp_path)
     assert [reader.messages(c.prompt) for c in sink] == prompts[1:]
+
+
+def test_a_reader_reads_while_the_writer_runs_and_a_closed_store_is_one_file(tmp_path):
+    """While the writer runs (write-ahead log), a read-only reader reads every committed episode;
+    closing checkpoints the log into the file (emptied even with a reader open, whose reads go on),
+    and with nobody reading leaves one file in rollback-journal mode."""
+    import sqlite3
+
+    store = TranscriptStore(tmp_path).open()
+    reader = TranscriptReader(tmp_path)
+    for k in range(3):
+        sink: list[CallLog] = []
+        rec = _record(4 + k, _rb(sink), sink)
+        store.put(rec)
+        head = rec.requests[0].steps[-1].calls[0].prompt
+        assert len(reader.messages(head)) == 2 * (4 + k)  # committed: readable at once
+        assert reader.episode(*_asked(json.loads(rec.model_dump_json()))).messages(head) == reader.messages(head)
+    if WAL:
+        assert (tmp_path / (TRANSCRIPTS + "-wal")).exists()
+    store.close()  # the reader still holds its connection
+    assert len(reader.messages(head)) == 12
+    reader.close()
+    wal = tmp_path / (TRANSCRIPTS + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0  # checkpointed; the file stays while a reader held it
+    TranscriptStore(tmp_path).open().close()  # nobody reading: always one file after close
+    assert not (tmp_path / (TRANSCRIPTS + "-wal")).exists()
+    assert sqlite3.connect(tmp_path / TRANSCRIPTS).execute("PRAGMA journal_mode").fetchone()[0] == "delete"
