@@ -13,40 +13,60 @@ Content addressing keeps this linear in the distinct text. Full Context resends 
 history each step (as a growing message list, or as one user message whose history section
 grows), so naive call records grow quadratically. Here:
 
-- every distinct message is stored once (`blobs`: blake2b-128 of its canonical JSON → bytes), so
-  a system prompt shared by every call of every episode of the cell is one row;
+- every distinct message is stored once per episode and, across episodes, once while the writer
+  remembers it (blake2b-128 of its canonical JSON → bytes), so a system prompt shared by every call
+  of every episode of the cell is one payload;
 - a new message that repeats the same-position message of the caller's previous prompt with a
   changed middle (the growing history section) is stored as a *delta* of that message: the
-  number of lines kept from its start and end, plus the new lines, zlib-compressed (delta chains
-  are cut at `MAX_DELTA_DEPTH`, so a read applies a bounded number of deltas);
+  number of lines kept from its start and end, plus the new lines (delta chains are cut at
+  `MAX_DELTA_DEPTH`, so a read applies a bounded number of deltas);
 - the payloads an episode introduces (whole messages, deltas, replies) are stored together as one
-  zstd frame, a *pack* (`packs`), and each `blobs` row names its pack, offset and length: text
-  repeated across one episode's messages (a tool result that reappears in the next prompt's
-  history, a request quoted in a tool call's arguments) compresses against itself, and rows stay
-  small (large rows would spill into mostly empty overflow pages); every pack after the cell's
-  first is compressed with the end of that first pack's payloads as its dictionary (`meta.zdict`): the
-  episodes of a cell share their framing (tags, instructions, tool schemas), so an episode's pack
-  need not spell it out again;
-- a message list is a *run* (`nodes`): the longest prefix it shares with an earlier prompt of the
-  episode (`parent`, `take` messages of its start), the hashes of its new messages, and how many
-  messages of the parent's end it repeats (`tail`). A node's key is the hash chain of its
+  zstd frame, a *pack* (`packs`): text repeated across one episode's messages (a tool result that
+  reappears in the next prompt's history, a request quoted in a tool call's arguments) compresses
+  against itself; every pack after the cell's first is compressed with the end of that first
+  pack's payloads as its dictionary (`meta.zdict`): the episodes of a cell share their framing
+  (tags, instructions, tool schemas), so an episode's pack need not spell it out again;
+- a message list is a *run* (a prompt node): the longest prefix it shares with an earlier prompt of
+  the episode (`parent`, `take` messages of its start), the hashes of its new messages, and how
+  many messages of the parent's end it repeats (`tail`). A node's key is the hash chain of its
   whole message list (h_i = H(h_{i-1}, message_i)), so identical prompts share one node;
-- an episode's *piece index* (`episode_pieces`): one row per stored episode, keyed by a digest of
-  its distinct prompt heads and texts (`piece_key`: the reader computes it from the record alone),
-  holding, in a compact binary form (`_encode_index`), every node row its heads stand on and every
-  blob row (delta base, pack, offset, length) its nodes, texts and delta bases need, blobs an
-  earlier episode stored included. The report reads an episode's pieces with this one lookup
-  instead of one `IN` query per level of nodes and delta bases (`TranscriptReader.pieces`). It is
-  a copy of rows written in the same transaction: a store without the table (written before it;
-  an older harness ignores it), an episode without a row, or a row that does not hold what is
-  asked is read by walking the rows, with the same answer.
+- an episode's *piece index* row (`episode_pieces`) is its directory: keyed by a digest of its
+  distinct prompt heads and texts (`piece_key`: the reader computes it from the record alone), it
+  holds, in a compact binary form (`_encode_rows`), the sorted heads and texts themselves, every
+  node its heads stand on (parent, take, new pieces, tail) and every blob its nodes, texts and
+  delta bases need (delta base, pack, offset, length), blobs an earlier episode's pack holds
+  included. The report and `runners.records.results` read an episode with this one lookup
+  (`TranscriptReader.pieces`, `TranscriptReader.episode`).
 
-Durability, like `episodes.jsonl`: the cell writes an episode's pack, blobs, nodes and piece index row in one SQLite
-transaction (synchronous=FULL, rollback journal) *before* appending its record line. A kill -9
-mid-transaction is rolled back on the next open (SQLite's hot-journal recovery: the torn tail
-repairs itself); a kill between the commit and the record line leaves blobs nothing references
-yet, which the re-run of that episode reuses (same content, same hash). So every record line
-that exists can be read back in full, and nothing a finished record points to is ever lost.
+Schema 3 (index-first, written now): per episode one pack row and one index row, and no row per
+blob or node: an episode dirties a few pages at the end of the tables instead of ~60 leaf pages
+of two B-trees keyed by random hashes, so the writer's cost per episode stays flat as the cell
+grows, and the file is about half the size. The writer shares payloads across episodes through a
+bounded map of the rows it wrote or read (`BLOB_MAP_ENTRIES`, least recently used forgotten first;
+a payload whose row was forgotten, or that a resumed writer has not seen, is stored again in the
+episode's pack). Where the index row cannot hold an episode (more than 65,535 of something, a
+reference that is no hash) the episode is written as schema 2 (below); where an earlier episode
+with the same heads and texts holds the key, what only the new one stored gets rows. Asked by
+hash alone (`TranscriptReader.messages(head)`, `text(h)`), a reader finds a hash without a row by
+scanning the index rows for one that names it (linear in the store: read by episode instead);
+`all_blobs` and `stats` read the index rows as well as any rows.
+
+Schema 2 (`TranscriptStore(rows=True)`, `HARNESS_TRANSCRIPT_ROWS=1`; still read): a `blobs` row per
+payload (its pack, offset and length; `codec` PACKED or PACKED_DELTA) and a `nodes` row per prompt
+node, beside an index row that does not name its heads and texts (`INDEX_VERSION` 1). Schema 1:
+each blob its own row (raw, zlib, or a zlib delta), no packs. A store without the index table, an
+episode without a row, or a row that does not hold what is asked is read by walking the rows,
+with the same answer.
+
+Durability, like `episodes.jsonl`: the cell writes an episode's pack and piece index row (and any
+rows) in one SQLite transaction (synchronous=FULL) *before* appending its record line; group
+commits put the episodes waiting meanwhile into one transaction. While the cell runs the store is
+in write-ahead-log mode (`WAL`), checkpointed back into one rollback-journal file at close. A kill
+-9 mid-transaction is rolled back on the next open (SQLite's recovery of the log or the hot
+journal: the torn tail repairs itself, and read-only readers read the committed part meanwhile);
+a kill between the commit and the record line leaves payloads nothing references yet, which the
+re-run of that episode stores again (the same content under the same hashes). So every record
+line that exists can be read back in full, and nothing a finished record points to is ever lost.
 A database SQLite cannot open or check is moved aside (`transcripts.corrupt-<n>.sqlite`, never
 deleted) and a fresh one started; the viewer then shows "transcript missing" for old records.
 
