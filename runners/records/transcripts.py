@@ -86,7 +86,7 @@ import threading
 import zlib
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Container, Iterable
+from typing import Any, Container, Generic, Iterable, TypeVar
 
 import orjson
 
@@ -587,6 +587,46 @@ def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     return db
 
 
+_V = TypeVar("_V")
+
+
+class _Recent(Generic[_V]):
+    """A map of at most about `limit` entries that forgets the least recently used first, in two
+    generations (a plain dict each): entries go into the young one; when it holds half the limit
+    it becomes the old one and the former old one is dropped whole; an entry found in the old one
+    moves to the young one. A shared payload, used by every episode, stays; an episode's own are
+    forgotten after ~limit/2 others, without a per-entry eviction."""
+
+    __slots__ = ("young", "old", "half")
+
+    def __init__(self, limit: int) -> None:
+        self.young: dict[bytes, _V] = {}
+        self.old: dict[bytes, _V] = {}
+        self.half = max(1, limit // 2)
+
+    def get(self, k: bytes) -> _V | None:
+        v = self.young.get(k)
+        if v is None:
+            v = self.old.get(k)
+            if v is not None:
+                self.young[k] = v
+        return v
+
+    def __contains__(self, k: bytes) -> bool:
+        return k in self.young or k in self.old
+
+    def __len__(self) -> int:
+        return len(self.young) + len(self.old)
+
+    def update(self, rows: dict[bytes, _V]) -> None:
+        self.young.update(rows)
+        if len(self.young) >= self.half:
+            self.old, self.young = self.young, {}
+
+    def clear(self) -> None:
+        self.young, self.old = {}, {}
+
+
 class TranscriptStore:
     """The writer of one cell's transcripts (the cell's lock file already makes it the only one)."""
 
@@ -605,9 +645,8 @@ class TranscriptStore:
         self.rows = (WRITE_ROWS if rows is None else rows) or not index
         self._has_rows = False  # whether the store holds blob or node rows (older episodes, fallbacks)
         # the blob and node rows stored or read (hash → row), least recently used first
-        self._blob_map: OrderedDict[bytes, _BlobRow] = OrderedDict()
-        self._node_map: OrderedDict[bytes, _NodeRow] = OrderedDict()
-        self._added: list[tuple[OrderedDict[bytes, Any], set[bytes]]] = []  # by the open transaction
+        self._blob_map: _Recent[_BlobRow] = _Recent(BLOB_MAP_ENTRIES)
+        self._node_map: _Recent[_NodeRow] = _Recent(NODE_MAP_ENTRIES)
 
     def open(self) -> "TranscriptStore":
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -672,19 +711,15 @@ class TranscriptStore:
         assert self._db is not None, "TranscriptStore.open() first"
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
-            self._added = []
             try:
                 counts = [self._write(b, n, refs) for b, n, refs in items]
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 self._zdict_cache = (-1, None)  # a dictionary pack of the rolled back transaction is gone
-                for m, keys in self._added:  # nor are the rows it wrote
-                    for k in keys:
-                        m.pop(k, None)
+                self._blob_map.clear()  # nor, maybe, the rows remembered meanwhile (rare: start again)
+                self._node_map.clear()
                 raise
-            finally:
-                self._added = []
         for r in recs:
             for c in episode_calls(r):
                 c.clear_pending_transcript()
@@ -783,9 +818,7 @@ class TranscriptStore:
                 node = mine.get(h)
                 if node is None:
                     node = nmap.get(h)
-                    if node is not None:
-                        nmap.move_to_end(h)
-                    elif not has_rows or (node := self._node_row(h)) is None:
+                    if node is None and (not has_rows or (node := self._node_row(h)) is None):
                         return None
                 got_nodes[h] = node
                 if node[0] and node[0] not in got_nodes:
@@ -804,10 +837,11 @@ class TranscriptStore:
         got: dict[bytes, _BlobRow] = {}
         new: list[tuple[bytes, bytes, bytes]] = []  # hash, delta base, payload
         ctx: tuple[Any, ...] = (got, new, set(), offered, asked)
+        young, elder = bmap.young, bmap.old
         for h in order:
             if h in got:
                 continue
-            if not has_rows and h not in bmap and type(data := offered.get(h)) is bytes:
+            if not has_rows and h not in young and h not in elder and type(data := offered.get(h)) is bytes:
                 got[h] = (b"", -1, 0, 0)  # a whole payload nobody stored: packed by `_write_indexed`
                 new.append((h, b"", data))
             elif not self._resolve(h, ctx):
@@ -824,11 +858,8 @@ class TranscriptStore:
             return False
         active.add(h)
         try:
-            bmap = self._blob_map
-            row = bmap.get(h)
-            if row is not None:
-                bmap.move_to_end(h)
-            elif self._has_rows:
+            row = self._blob_map.get(h)
+            if row is None and self._has_rows:
                 row = asked[h] if h in asked else self._blob_row(h)
             if row is not None and (not row[0] or self._resolve(row[0], ctx)):
                 got[h] = row
@@ -891,15 +922,9 @@ class TranscriptStore:
                 reach.update(want)
                 want = [p for h in want if (p := nodes[h][0]) and p not in reach]
             self._write_row_set({h: r for h, r in nodes.items() if h not in reach}, {h: blobs[h] for h, _, _ in new})
-        self._remember(self._blob_map, blobs, BLOB_MAP_ENTRIES)
-        self._remember(self._node_map, nodes, NODE_MAP_ENTRIES)
+        self._blob_map.update(blobs)
+        self._node_map.update(nodes)
         return len(new) + offered_nodes
-
-    def _remember(self, m: "OrderedDict[bytes, Any]", rows: dict[bytes, Any], limit: int) -> None:
-        self._added.append((m, set(rows)))  # forgotten if the transaction rolls back (a row may now name its pack)
-        m.update(rows)  # new ones last; a row remembered already keeps its place (moved when it was used)
-        for _ in range(len(m) - limit):
-            m.popitem(last=False)
 
     def _write_row_set(self, nodes: dict[bytes, _NodeRow], blobs: dict[bytes, _BlobRow]) -> None:
         """A row for each of `nodes` and `blobs` (all in packs), where there is none yet."""

@@ -620,3 +620,45 @@ def test_a_reader_reads_while_the_writer_runs_and_a_closed_store_is_one_file(tmp
     TranscriptStore(tmp_path).open().close()  # nobody reading: always one file after close
     assert not (tmp_path / (TRANSCRIPTS + "-wal")).exists()
     assert sqlite3.connect(tmp_path / TRANSCRIPTS).execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+
+
+def test_payloads_shared_across_episodes_are_stored_once_while_remembered(tmp_path):
+    """Index-first: a system prompt every episode sends stays in the writer's bounded map of rows
+    (used by each episode, never forgotten) and is stored once; a payload nobody used for longer
+    than the map holds is stored again in its new episode's pack; a writer opened on the cell
+    again has not seen anything and stores the prompt once more. Every episode reads back whole."""
+    from runners.records.transcripts import _Recent
+    from scripts.perf.transcripts import _fc_record
+
+    system = canonical({"role": "system", "content": "rules of the game\n" * 100})
+    rare = b"a payload used by the first and the last episode only " * 20
+    store = TranscriptStore(tmp_path).open()
+    store._blob_map = _Recent(40)  # ~2 episodes' rows per generation
+    recs = [_fc_record(k, 4) for k in range(30)]
+    for k in (0, 29):
+        recs[k].requests[0].steps[0].calls[0].pending_transcript().blobs["ab" * 16] = rare
+    for rec in recs:
+        store.put(rec)
+    assert 20 <= len(store._blob_map) <= 40 + 20
+    store.close()
+    reader = TranscriptReader(tmp_path)
+
+    def stored(payload):
+        n_packs = reader._conn().execute("SELECT MAX(id) FROM packs").fetchone()[0]
+        return sum(reader._pack(pid).count(payload) for pid in range(1, n_packs + 1))
+
+    assert stored(system) == 1 and stored(rare) == 2
+    assert reader._conn().execute("SELECT COUNT(*) FROM blobs").fetchone()[0] == 0
+    store = TranscriptStore(tmp_path).open()
+    store.put(_fc_record(30, 4))
+    store.close()
+    reader = TranscriptReader(tmp_path)
+    assert stored(system) == 2
+    for rec in recs:
+        r = json.loads(rec.model_dump_json())
+        view = reader.episode(*_asked(r))
+        for c in _calls(r):
+            msgs = view.messages(c["prompt"])
+            assert msgs[0] == json.loads(system) and msgs == reader.messages(c["prompt"])
+            assert view.text(c["reply"]).startswith(f"episode {r['task_id'][1:]} reply {len(msgs)} ")
+    assert reader.text("ab" * 16) == rare.decode()
