@@ -590,6 +590,13 @@ def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
 _V = TypeVar("_V")
 
 
+def _settle(settled: list[tuple[asyncio.Future, int | BaseException]]) -> None:
+    """On the waiting loop: each `put_async`'s result (its count, or the error of its record)."""
+    for fut, result in settled:
+        if not fut.done():
+            fut.set_exception(result) if isinstance(result, BaseException) else fut.set_result(result)
+
+
 class _Recent(Generic[_V]):
     """A map of at most about `limit` entries that forgets the least recently used first, in two
     generations (a plain dict each): entries go into the young one; when it holds half the limit
@@ -978,17 +985,12 @@ class TranscriptStore:
         that wait meanwhile share one transaction (a group commit, as the record writer does)."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future = loop.create_future()
-
-        def settle(result: int | BaseException) -> None:
-            if not fut.done():
-                fut.set_exception(result) if isinstance(result, BaseException) else fut.set_result(result)
-
         if self._committer is None:  # only the event loop starts it: no lock (a commit holds `_lock`)
             self._committer = threading.Thread(
                 target=self._commit_loop, name=f"transcripts-{self.path.parent.name}", daemon=True
             )
             self._committer.start()
-        self._queue.put((rec, lambda r: loop.call_soon_threadsafe(settle, r)))
+        self._queue.put((rec, loop, fut))
         return await fut
 
     def _commit_loop(self) -> None:
@@ -998,17 +1000,20 @@ class TranscriptStore:
                 return
             batch, stop = take_batch(self._queue, item)
             try:
-                results: list[int | BaseException] = list(self.put_many([r for r, _ in batch]))
+                results: list[int | BaseException] = list(self.put_many([r for r, _, _ in batch]))
             except BaseException:  # some record fails alone: find which, the others are stored
                 results = []
-                for r, _ in batch:
+                for r, _, _ in batch:
                     try:
                         results.append(self.put(r))
                     except BaseException as e:
                         results.append(e)
-            for (_, done), res in zip(batch, results):
+            by_loop: dict[asyncio.AbstractEventLoop, list[tuple[asyncio.Future, int | BaseException]]] = {}
+            for (_, loop, fut), res in zip(batch, results):
+                by_loop.setdefault(loop, []).append((fut, res))
+            for loop, settled in by_loop.items():  # one wake-up of each waiting loop per commit
                 try:
-                    done(res)
+                    loop.call_soon_threadsafe(_settle, settled)
                 except RuntimeError:  # the waiting loop is gone (interrupted): the rows are committed anyway
                     pass
             if stop:
