@@ -94,6 +94,7 @@ def _sizes(cell: Path) -> tuple[int, int]:
     import sqlite3
 
     db = sqlite3.connect(cell / "transcripts.sqlite")
+    db.execute("PRAGMA wal_checkpoint(PASSIVE)")  # a store open for writing keeps new pages in its log until then
     nodes = db.execute(
         "SELECT COALESCE(SUM(LENGTH(h) + LENGTH(parent) + 4 + LENGTH(pieces)), 0) FROM nodes"
     ).fetchone()[0]
