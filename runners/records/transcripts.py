@@ -427,13 +427,13 @@ INDEX_VERSION = 1  # a row beside the blob and node rows (schema 2; `TranscriptS
 _IDX_HEAD = struct.Struct("<BB4sHHHHH")  # version, widths, key check, extra hashes, nodes, blobs, packs, node pieces
 INDEX_NAMED = 2  # a row that is the episode's directory (schema 3): it also names its heads and texts
 _IDX_HEAD2 = struct.Struct("<BB4sHHHHHH")  # version, widths, key check, heads, texts, nodes, blobs, packs, node pieces
-BLOB_MAP_ENTRIES = 32768
+BLOB_MAP_ENTRIES = 16384
 """How many blob rows (hash → delta base, pack, offset, length) the writer keeps in memory to store a
 payload that many episodes share (a system prompt, a tool list) once: the least recently used is
 forgotten first (`_Recent`), and a payload whose row was forgotten is stored again in the episode's
-pack (a few duplicate bytes, read the same). With the node rows, at most ~9.4 MB (tracemalloc, rows
-of 16-byte hashes), whatever the number of episodes: ~400 episodes of 12 calls fill it."""
-NODE_MAP_ENTRIES = 4096  # prompt node rows the writer keeps likewise (an episode's own nodes travel with it)
+pack (a few duplicate bytes, read the same). With the node rows, at most ~4.7 MB (tracemalloc), whatever
+the number of episodes: ~200 episodes of 12 calls fill it, and a payload every episode uses stays."""
+NODE_MAP_ENTRIES = 2048  # prompt node rows the writer keeps likewise (an episode's own nodes travel with it)
 
 
 def piece_key(heads: list[str], texts: list[str]) -> bytes:
