@@ -471,6 +471,43 @@ async def test_garbage_usage_detail_is_flagged_too():
     assert c.usage.source == "estimated" and any("cached_tokens" in h for h in c.hygiene)
 
 
+@pytest.mark.parametrize(
+    "raw, want, said",
+    [
+        (
+            {"prompt_tokens": 10, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 50}},
+            Usage(prompt_tokens=10, cached_prompt_tokens=10, completion_tokens=2),
+            "cached tokens 50 above prompt_tokens=10",
+        ),
+        (
+            {"prompt_tokens": 10, "completion_tokens": 2, "prompt_cache_hit_tokens": 11},
+            Usage(prompt_tokens=10, cached_prompt_tokens=10, completion_tokens=2),
+            "cached tokens 11 above prompt_tokens=10",
+        ),
+        (
+            {"prompt_tokens": 10, "completion_tokens": 2, "completion_tokens_details": {"reasoning_tokens": 3}},
+            Usage(prompt_tokens=10, completion_tokens=2, reasoning_tokens=2),
+            "reasoning_tokens=3 above completion_tokens=2",
+        ),
+    ],
+)
+async def test_usage_part_above_its_whole_is_cut_and_said(raw, want, said):
+    """An endpoint that reports more cached prompt tokens than prompt tokens (or more reasoning
+    tokens than completion tokens) keeps its wholes (what the call is billed by) and the part is
+    cut to its whole, with a note on the call: never an impossible count stored unsaid."""
+    assert plain_usage(raw) is None  # the fast path leaves it to the general one
+    with FakeOpenAI(usage=lambda body, text: raw) as s:
+        c = await make(s).complete(MSGS, role="agent")
+    assert c.usage == want and c.usage.source == "api"
+    assert [h for h in c.hygiene if h.startswith("usage:")] == [
+        f"usage: {said} (inconsistent counts from the endpoint): each part cut to its whole"
+    ]
+    consistent = dict(raw, prompt_tokens=100, completion_tokens=5)
+    with FakeOpenAI(usage=lambda body, text: consistent) as s:
+        c = await make(s).complete(MSGS, role="agent")
+    assert not c.hygiene and c.usage == map_usage(consistent)
+
+
 def test_plain_usage_reads_what_the_checks_read():
     """`plain_usage` (the fast path of the usual usage object) gives exactly the `Usage` of the
     general path (`usage_problem`, then `map_usage`) wherever it answers, answers for the shapes

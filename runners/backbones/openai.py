@@ -250,8 +250,8 @@ def plain_usage(raw: Any, bounds: dict[str, int] | None = None) -> Usage | None:
     cached = _detail(raw.get("prompt_tokens_details"), "cached_tokens")
     hit = _detail(raw, "prompt_cache_hit_tokens")
     reasoning = _detail(raw.get("completion_tokens_details"), "reasoning_tokens")
-    if cached is None or hit is None or reasoning is None:
-        return None
+    if cached is None or hit is None or reasoning is None or (cached or hit) > prompt or reasoning > completion:
+        return None  # a part above its whole: the general path clamps it and says so (`usage_parts`)
     return Usage(
         prompt_tokens=prompt,
         cached_prompt_tokens=cached or hit,
@@ -259,6 +259,28 @@ def plain_usage(raw: Any, bounds: dict[str, int] | None = None) -> Usage | None:
         reasoning_tokens=reasoning,
         source="api",
     )
+
+
+def usage_parts(usage: Usage) -> tuple[Usage, str | None]:
+    """`usage` with a part that exceeds its whole (cached prompt tokens above the prompt's, reasoning
+    tokens above the completion's: an endpoint's inconsistent count) cut to that whole, and the
+    note that says so (None when the counts are consistent). The wholes are kept: they are what the
+    call is billed and counted by; the cached part only lowers the cost (`runners.cost.usd`), so
+    an impossible one must not pass unsaid."""
+    notes = []
+    if usage.cached_prompt_tokens > usage.prompt_tokens:
+        notes.append(f"cached tokens {usage.cached_prompt_tokens} above prompt_tokens={usage.prompt_tokens}")
+    if usage.reasoning_tokens > usage.completion_tokens:
+        notes.append(f"reasoning_tokens={usage.reasoning_tokens} above completion_tokens={usage.completion_tokens}")
+    if not notes:
+        return usage, None
+    fixed = usage.model_copy(
+        update={
+            "cached_prompt_tokens": min(usage.cached_prompt_tokens, usage.prompt_tokens),
+            "reasoning_tokens": min(usage.reasoning_tokens, usage.completion_tokens),
+        }
+    )
+    return fixed, f"usage: {'; '.join(notes)} (inconsistent counts from the endpoint): each part cut to its whole"
 
 
 # ------------------------------------------------------------------------------------ transport
@@ -878,6 +900,9 @@ class OpenAIBackbone(Backbone):
             usage = (None if problem else map_usage(raw, bounds, checked=True)) or estimate_usage(
                 messages, text + "".join(f"{c.name}{c.arguments}" for c in calls)
             )
+            usage, note = usage_parts(usage)
+            if note:
+                hygiene.append(note)
         return Completion(
             text=text,
             role=role,
