@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import itertools
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from runners.backbones.openai import (
     usage_problem,
 )
 from runners.tokens import estimate_usage
+from tests.conftest import REPO
 from tests.fake_openai import FakeOpenAI, RawHTTP, completion_bytes
 
 KEY = "sk-test-SECRET-0123456789abcdef"
@@ -845,6 +848,43 @@ async def test_h1_request_on_the_wire_and_one_reused_connection():
         "content-length": str(len(body)),
     }
     assert body == b.request_bytes(MSGS, {}) and all(r[1] == body for r in srv.requests)  # aiohttp's too
+
+
+async def _models(srv, reader, writer):
+    while await srv.read_request(reader):
+        writer.write(_ok(b'{"data": [{"id": "m"}]}'))
+
+
+async def test_h1_get_on_the_wire_and_the_access_check_over_it():
+    """h1's GET (the run's access check, runners/access.py): the request line, the fixed headers and
+    no Content-Length or body; the check reads the model list over it and loads no other client."""
+    from runners import access
+
+    async with RawHTTP(_models) as srv:
+        got = await access._request("GET", srv.base_url + "/models?x=1", {"Authorization": "Bearer k"}, None, 5)
+        posted = await access._request("POST", srv.base_url + "/chat/completions", {}, b"{}", 5)
+    assert got == (200, b'{"data": [{"id": "m"}]}') and posted == got
+    (head, body), (post_head, post_body) = srv.requests
+    lines = head.decode().split("\r\n")
+    assert lines[0] == "GET /v1/models?x=1 HTTP/1.1" and body == b""
+    fields = {k.lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
+    port = srv.base_url.rsplit(":", 1)[1].split("/")[0]
+    assert fields == {
+        "host": f"127.0.0.1:{port}",
+        "authorization": "Bearer k",
+        "accept": "*/*",
+        "accept-encoding": "gzip, deflate",
+    }
+    assert post_head.startswith(b"POST /v1/chat/completions HTTP/1.1\r\n") and post_body == b"{}"
+    assert b"Content-Length: 2\r\n" in post_head
+    assert await access._request("GET", "http://127.0.0.1:9/v1/models", {}, None, 5) is None  # nothing listens
+    code = (
+        "import asyncio, sys; from runners import access; "
+        "asyncio.run(access._request('GET', 'http://127.0.0.1:9/v1/models', {}, None, 5)); "
+        "print(sorted(m for m in ('aiohttp', 'httpx') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert out.stdout.strip() == "[]"  # ~0.14 s of start-up CPU that aiohttp's import cost the check before
 
 
 async def _close_after_reply(srv, reader, writer):
