@@ -1164,8 +1164,8 @@ async def test_deadlines_end_requests_as_asyncio_timeout_does():
             await asyncio.sleep(0.02)
             t.cancel()
         else:  # cancelled after the deadline fired, before the task saw it
-            await asyncio.sleep(0.045)
-            deadline = loop.time() + 0.1
+            await asyncio.sleep(0.15)
+            deadline = loop.time() + 5
             while loop.time() < deadline and not t.cancelling():
                 await asyncio.sleep(0)
             t.cancel()
@@ -1175,7 +1175,7 @@ async def test_deadlines_end_requests_as_asyncio_timeout_does():
     names += ["cancelled before", "cancelled after the deadline"]
     got = {}
     for kind in ("asyncio.timeout", "Deadlines"):
-        guard = _guards(0.05)[kind]
+        guard = _guards(0.2)[kind]  # margins of 0.18 s either side: a loaded machine gives the same outcomes
         got[kind] = [await scenario(guard, n) for n in names]
     assert got["Deadlines"] == got["asyncio.timeout"]
     assert [r[0][0] for r in got["Deadlines"]] == [
@@ -1187,9 +1187,9 @@ async def test_deadlines_end_requests_as_asyncio_timeout_does():
         "CancelledError",
         "CancelledError",
     ]
-    lengths = [0.001 * (i % 7) + (0.3 if i % 5 == 0 else 0) for i in range(60)]  # every fifth one too long
+    lengths = [0.001 * (i % 7) + (0.5 if i % 5 == 0 else 0) for i in range(60)]  # every fifth one too long
     for kind in ("asyncio.timeout", "Deadlines"):
-        guard = _guards(0.1)[kind]
+        guard = _guards(0.2)[kind]
         got[kind] = await asyncio.gather(*(_outcome(guard, lambda s=s: sleep_then(s, s)) for s in lengths))
     assert got["Deadlines"] == got["asyncio.timeout"]
     assert [r[0][0] for r in got["Deadlines"]].count("TimeoutError") == 12
@@ -1222,7 +1222,7 @@ async def test_deadlines_keep_one_timer_and_little_else_and_come_on_time():
     late = loop.create_task(d.run(asyncio.sleep(10)))
     with pytest.raises(TimeoutError):
         await late
-    assert 0.12 - 0.005 <= loop.time() - t0 < 0.3  # its own deadline, ~0.1 s after it started
+    assert 0.12 - 0.005 <= loop.time() - t0 < 1.0  # its own deadline, ~0.1 s after it started
     assert not d._due and not d._armed
     bb = OpenAIBackbone(name="x", model="m", base_url="http://127.0.0.1:9/v1", api_key="EMPTY")
     loops = []
