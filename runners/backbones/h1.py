@@ -22,7 +22,7 @@ measures it against aiohttp).
 - Errors: nothing accepts the connection (refused, DNS failure, unreachable, TLS handshake
   refused) → `TransportFailure(refused=True)`; the connection dies before a complete reply,
   or the reply is not HTTP → `TransportFailure`. A request cancelled mid-way (the backbone's
-  `asyncio.timeout`) aborts its connection instead of pooling it.
+  deadline, `openai.Deadlines`) aborts its connection instead of pooling it.
 - No proxy support: `HTTP(S)_PROXY` and `NO_PROXY` are not read (the aiohttp transport does not
   trust the environment either). No HTTP/2, no pipelining, no request compression.
 """
@@ -265,7 +265,7 @@ class H1Transport:
     def __init__(
         self, *, headers: dict[str, str], limit: int, timeout_s: float, max_bytes: int = MAX_REPLY_BYTES
     ) -> None:
-        self.max_bytes = max_bytes  # `timeout_s` is not used: the backbone's asyncio.timeout bounds each request
+        self.max_bytes = max_bytes  # `timeout_s` is not used: the backbone's deadline bounds each request
         self.limit = limit
         for k, v in headers.items():
             if any(c in f"{k}{v}" for c in "\r\n\0") or ":" in k:
