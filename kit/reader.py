@@ -39,7 +39,6 @@ Rules (docs/robustness.md has the catalogue of habits they answer):
 
 from __future__ import annotations
 
-import functools
 import json
 import string
 import re
@@ -192,25 +191,56 @@ def plain_text(text: Any) -> tuple[str, list[dict[str, str]]]:
 
 
 # ----------------------------------------------------------------------------- blocks
-@functools.lru_cache(maxsize=256)
-def _tag_re(tag: str) -> re.Pattern[str]:
-    return re.compile(rf"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>", re.DOTALL)
+def _blocks(text: str, tag: str) -> list[tuple[int, str]]:
+    """(start, content) of each complete `<tag>…</tag>` in `text`, left to right: what
+    `re.finditer(r"<tag>(.*?)</tag>", text, re.DOTALL)` finds (each block closes at the first
+    closing tag after its opening one, and the next is looked for after that close), by
+    `str.find`, which jumps between the tags where the lazy pattern tries every character."""
+    opening, closing = f"<{tag}>", f"</{tag}>"
+    out: list[tuple[int, str]] = []
+    i = text.find(opening)
+    while i >= 0:
+        j = text.find(closing, i + len(opening))
+        if j < 0:  # no closing tag after this one: none after a later opening tag either
+            break
+        out.append((i, text[i + len(opening) : j]))
+        i = text.find(opening, j + len(closing))
+    return out
 
 
-@functools.lru_cache(maxsize=64)
-def _any_tag_re(tags: tuple[str, ...]) -> re.Pattern[str]:
-    """Any complete block of `tags` (what `last_set` removes to find prose around the blocks)."""
-    return re.compile("|".join(_tag_re(t).pattern for t in tags), re.DOTALL)
+def _outside(text: str, tags: tuple[str, ...]) -> str:
+    """`text` without its complete blocks of `tags`: what substituting "" for the alternation of
+    their `<tag>(.*?)</tag>` patterns leaves (from the left, the earliest block of any tag that
+    closes, the first of `tags` when two open at one place; the next looked for after it)."""
+    pieces: list[str] = []
+    pos = 0
+    ahead: dict[str, tuple[int, int] | None] = {}  # tag → (start, end) of its next complete block
+    while True:
+        first: tuple[int, int] | None = None
+        for tag in tags:
+            nxt = ahead.get(tag, (-1, -1))
+            if nxt is not None and nxt[0] < pos:  # not looked for since `pos` moved past it
+                i = text.find(f"<{tag}>", pos)
+                j = text.find(f"</{tag}>", i + len(tag) + 2) if i >= 0 else -1
+                nxt = ahead[tag] = (i, j + len(tag) + 3) if j >= 0 else None  # None: no more of `tag`
+            if nxt is not None and (first is None or nxt[0] < first[0]):
+                first = nxt
+        if first is None:
+            break
+        pieces.append(text[pos : first[0]])
+        pos = first[1]
+    pieces.append(text[pos:])
+    return "".join(pieces)
 
 
 def last_block(text: str, tag: str, reading: Reading | None = None) -> str | None:
     """Content of the last complete `<tag>…</tag>`; an opened block that never closes runs to the
     end of the reply (truncated output). None when absent."""
-    matches = list(_tag_re(tag).finditer(text))
+    matches = _blocks(text, tag)
     if matches:
         if len(matches) > 1 and reading is not None:
             reading.note("repeated_blocks", f"<{tag}>", f"{len(matches)} copies; the last one is read")
-        return matches[-1].group(1)
+        return matches[-1][1]
     opened = text.rfind(f"<{tag}>")
     if opened >= 0:
         rest = text[opened + len(tag) + 2 :]
@@ -226,7 +256,7 @@ def last_set(text: str, tags: tuple[str, ...], reading: Reading | None = None) -
     repeats. A tag missing from that set is None (an earlier draft's copy is not used)."""
     found: list[tuple[int, str, str]] = []
     for tag in tags:
-        found += [(m.start(), tag, m.group(1)) for m in _tag_re(tag).finditer(text)]
+        found += [(start, tag, content) for start, content in _blocks(text, tag)]
     found.sort()
     out: dict[str, str | None] = {t: None for t in tags}
     seen: set[str] = set()
@@ -242,7 +272,7 @@ def last_set(text: str, tags: tuple[str, ...], reading: Reading | None = None) -
     if not found:
         return out
     if reading is not None:
-        outside = _any_tag_re(tuple(tags)).sub("", text).strip()
+        outside = _outside(text, tuple(tags)).strip()
         if outside:
             reading.note("prose_around", "blocks", f"{len(outside)} chars outside the blocks ignored")
     for tag in tags:  # a last block cut off at the end of the reply
@@ -295,12 +325,33 @@ def _backslash(src: str, i: int) -> tuple[str | None, int]:
 
 _QUOTE_OR_BACKSLASH = re.compile(r'["\\]')
 _LETTER_RUN = re.compile(r"[A-Za-z]+")
+
+
+def _trie(words: frozenset[str]) -> str:
+    """A regex alternation matching exactly `words`, as a trie (`n(?:abla|e(?:g|q)?|…)`): the
+    engine tries the alternatives of one next character, not every word in turn."""
+    tree: dict[str, Any] = {}
+    for w in words:
+        node = tree
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def alternation(node: dict[str, Any]) -> str:
+        alts = [re.escape(ch) + alternation(node[ch]) for ch in sorted(node) if ch]
+        if not alts:
+            return ""
+        if "" in node:
+            return "(?:" + "|".join(alts) + ")?"
+        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+    return alternation(tree)
+
+
 # A backslash the rule keeps as a JSON escape, with the character(s) it escapes: `\"`, `\\`, `\/`,
 # `\uXXXX`, `\b`/`\f` before a non-letter, `\t`/`\r`/`\n` unless a LaTeX command name follows.
 _KEPT_ESCAPE = re.compile(
-    r'\\(?:["\\/]|u[0-9a-fA-F]{4}|[bf](?![A-Za-z])|(?!(?:'
-    + "|".join(sorted(LATEX_TRN, key=len, reverse=True))
-    + r")(?![A-Za-z]))[trn])"
+    r'\\(?:["\\/]|u[0-9a-fA-F]{4}|[bf](?![A-Za-z])|(?!' + _trie(LATEX_TRN) + r"(?![A-Za-z]))[trn])"
 )
 
 
@@ -424,7 +475,7 @@ def _clean(value: Any) -> tuple[Any, int]:
 def _parse(s: str, reading: Reading | None, where: str) -> Any:
     """`_parse_raw`, then invalid Unicode the JSON escapes produced replaced (and recorded)."""
     value = _parse_raw(s, reading, where)
-    if "\\u" not in s and "\\U" not in s and not _SURROGATE.search(s):
+    if "\\u" not in s and "\\U" not in s and (s.isascii() or not _SURROGATE.search(s)):
         return value  # no escape and no surrogate in the text: none in the value (no copy of it to make)
     value, n = _clean(value)
     if n and reading is not None:

@@ -4,6 +4,9 @@ in FlowState App. B.3): requests, each step's action and the observation it prod
 from __future__ import annotations
 
 import json
+from typing import Any
+
+import orjson
 
 from runners.api import Decision, Observation, Request, RequestOutcome
 from runners.tokens import count
@@ -12,8 +15,63 @@ from runners.tokens import count
 QUERY_LINE = 1
 """Index of a request's `User query:` line (after its heading)."""
 
-_json_text = json.JSONEncoder(ensure_ascii=False).encode
-"""`json.dumps(value, ensure_ascii=False)` without building an encoder per call (the same text)."""
+_std_json_text = json.JSONEncoder(ensure_ascii=False).encode
+
+
+class _Other(Exception):
+    """A value `json_text` leaves to the standard library's encoder."""
+
+
+def _json_parts(v: Any, out: list[str]) -> None:
+    t = type(v)
+    if t is str:
+        out.append(orjson.dumps(v).decode())  # the standard library's escapes, every code point (a test)
+    elif t is dict:
+        if not v:
+            out.append("{}")
+            return
+        sep = "{"
+        for k, x in v.items():
+            if type(k) is not str:
+                raise _Other
+            out += (sep, orjson.dumps(k).decode(), ": ")
+            _json_parts(x, out)
+            sep = ", "
+        out.append("}")
+    elif t is list:
+        if not v:
+            out.append("[]")
+            return
+        sep = "["
+        for x in v:
+            out.append(sep)
+            _json_parts(x, out)
+            sep = ", "
+        out.append("]")
+    elif v is None:
+        out.append("null")
+    elif v is True:
+        out.append("true")
+    elif v is False:
+        out.append("false")
+    elif t is int:
+        out.append(int.__repr__(v))
+    else:  # floats (NaN, repr), tuples, subclasses, non-str keys: as the standard library writes them
+        raise _Other
+
+
+def json_text(value: Any) -> str:
+    """`json.dumps(value, ensure_ascii=False)`, the same text: dicts with str keys, lists, str, int,
+    bool and None are laid out here with the standard separators and each string escaped by orjson
+    (~10x the standard library's C escaping on the tool inputs and results of a step, a few KB);
+    anything else (floats, tuples, subclasses, non-str keys, lone surrogates, cycles) goes to the
+    standard library's encoder."""
+    out: list[str] = []
+    try:
+        _json_parts(value, out)
+    except (_Other, TypeError, RecursionError):  # orjson.JSONEncodeError is a TypeError (lone surrogates)
+        return _std_json_text(value)
+    return "".join(out)
 
 
 class Trajectory:
@@ -41,10 +99,10 @@ class Trajectory:
         if not self.requests:
             return
         if decision.tool_calls:
-            calls = _json_text([{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls])
+            calls = json_text([{"name": c.name, "arguments": c.arguments} for c in decision.tool_calls])
             self.requests[-1].append(f"Step {step} action: tool_calls {calls}")
         elif decision.message is not None:
-            self.requests[-1].append(f"Step {step} action: assistant_message {_json_text(decision.message)}")
+            self.requests[-1].append(f"Step {step} action: assistant_message {json_text(decision.message)}")
         else:
             self.requests[-1].append(f"Step {step} action: none")
 

@@ -24,21 +24,27 @@ from typing import Any
 
 MODEL_MISSING = ("does not exist", "not found", "model_not_found", "unknown model", "no such model", "invalid model")
 LISTED = 20  # models of the endpoint's list named in a refusal
-READ_LIMIT = 1 << 20  # bytes read of a check's reply
+READ_LIMIT = 16 << 20  # the largest check reply read (a provider's list of models is ~1 MB); a larger one: no reply
 
 
 async def _request(
     method: str, url: str, headers: dict[str, str], body: bytes | None, timeout_s: float
 ) -> tuple[int, bytes] | None:
-    """(status, body head) of one request; None when it could not be made (left to the run)."""
-    import aiohttp
+    """(status, body) of one request (`method` GET: `body` None; POST), over the harness's own
+    HTTP client (runners/backbones/h1.py: no second client library is loaded for one check);
+    None when it could not be made or read (left to the run). Redirects are not followed."""
+    from runners.backbones.h1 import H1Transport
+    from runners.backbones.openai import TransportFailure
 
+    t = H1Transport(headers=headers, limit=1, timeout_s=timeout_s, max_bytes=READ_LIMIT)
     try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) as s:
-            async with s.request(method, url, headers=headers, data=body, allow_redirects=False) as r:
-                return r.status, await r.content.read(READ_LIMIT)
-    except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError):
+        async with asyncio.timeout(timeout_s):
+            r = await (t.get(url) if method == "GET" else t.post(url, body or b""))
+        return r.status, r.body
+    except (TransportFailure, TimeoutError, OSError, ValueError):
         return None
+    finally:
+        await t.aclose()
 
 
 def _listed(body: bytes) -> list[str] | None:

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from runners.api import method_tokens
+from runners.api import BENCHMARK_ROLES, METHOD_ROLES, Usage, method_tokens
 
 
 @dataclass
@@ -66,13 +66,21 @@ class CellReport:
     def count_call(self, log: Any, usd: float = 0.0) -> None:
         """One model call finished (a `runners.episode.CallLog`) and cost `usd`."""
         self.calls += 1
-        self.cache_hits += int(bool(getattr(log, "cached", False)))
-        self.tokens += method_tokens({log.role: log.usage})
-        self.retries += len(getattr(log, "retries", ()) or ())
+        if getattr(log, "cached", False):
+            self.cache_hits += 1
+        role, usage = log.role, log.usage
+        if type(usage) is Usage and role in METHOD_ROLES:  # `method_tokens` of the usual call, without its checks
+            self.tokens += usage.prompt_tokens + usage.completion_tokens
+        elif role not in BENCHMARK_ROLES:  # any other usage, or a role outside `Role` (an error)
+            self.tokens += method_tokens({role: usage})
+        retries = getattr(log, "retries", None)
+        if retries:
+            self.retries += len(retries)
         self.usd += usd
-        hygiene = getattr(log, "hygiene", None) or ()
-        self.usage_estimated += int(any(h.startswith("usage:") for h in hygiene))
-        self.redacted += int(any(h.startswith("redacted:") for h in hygiene))
+        hygiene = getattr(log, "hygiene", None)
+        if hygiene:
+            self.usage_estimated += int(any(h.startswith("usage:") for h in hygiene))
+            self.redacted += int(any(h.startswith("redacted:") for h in hygiene))
 
     def count_episode(self, status: str, task: str = "", error: str | None = None) -> None:
         """One episode of `task` is on disk with `status` (ok, infra_error or harness_error)."""

@@ -133,13 +133,14 @@ def shard_tasks(tasks: Sequence[Any], i: int, n: int) -> Sequence[Any]:
 
 class TableFold:
     """The tables' per-episode numbers, kept as this run's episodes finish: what the compact form of
-    each finished record keeps (`runners.analysis.cells.compact_parts`; parsed from the very line
-    written, as the readers parse it), so the end-of-run tables need not read back what this run
-    just wrote (`runners.analysis.tables.aggregate_dir(folded=...)`). Only a cell whose every finished
-    record this run wrote is folded: its own store empty when opened, no shard stores, every line
-    written read back clean and nothing lost on the way. Any other cell (a resume, shards, worker
-    processes, a write that failed) is read from disk as `runners.aggregate` reads it, so the
-    tables are the same either way.
+    each finished record keeps (`runners.analysis.cells.compact_parts`; parsed as the readers parse
+    the line written: of the record itself, only the fields kept are serialised and read back, by
+    the same serialiser and reader, ~1 KB instead of the ~30 KB line), so the end-of-run tables need
+    not read back what this run just wrote (`runners.analysis.tables.aggregate_dir(folded=...)`).
+    Only a cell whose every finished record this run wrote is folded: its own store empty when
+    opened, no shard stores, every line written read back clean and nothing lost on the way. Any
+    other cell (a resume, shards, worker processes, a write that failed) is read from disk as
+    `runners.aggregate` reads it, so the tables are the same either way.
 
     Kept packed while the run goes on: `BLOCK` records at a time pickled and compressed (zlib)
     (~40 bytes a memoryarena_math episode instead of ~0.7 KB as compact records, so the sweep's
@@ -153,6 +154,13 @@ class TableFold:
 
         self._parts: Any = compact_parts
         self._make: Any = compact_from_parts
+        fields = tuple(EpisodeRecord.model_fields)
+        kept = compact_parts(dict.fromkeys(fields))[0]  # the record's fields the compact form keeps
+        self._dropped = frozenset(fields) - frozenset(kept)  # what compact_parts of the whole line leaves out
+        # of the requests, only each step's method log (`_skeleton`); the other kept fields whole
+        self._include: dict[str, Any] = {k: True for k in kept}
+        if "requests" in kept:
+            self._include["requests"] = {"__all__": {"steps": {"__all__": {"method"}}}}
         self._blocks: dict[str, list[bytes]] = {}  # cell → its full blocks, compressed
         self._pending: dict[str, list[tuple[Any, ...]]] = {}  # cell → the records of its open block
         self._count: dict[str, int] = {}
@@ -164,16 +172,23 @@ class TableFold:
         if alone and not store.idle and not store.done and store.records_bytes == 0:
             self._blocks[name], self._pending[name], self._count[name], self._stores[name] = [], [], 0, store
 
-    def add(self, name: str, line: bytes | None) -> None:
-        """A finished record's line, on disk now (None: not written)."""
+    def add(self, name: str, line: bytes | None, rec: EpisodeRecord | None = None) -> None:
+        """A finished record's line, on disk now (None: not written); `rec`: the record the line was
+        written of (`rec.model_dump_json()`), whose kept fields alone are then serialised and read
+        back (the same values as the line's, the line not parsed again)."""
         if name not in self._blocks or line is None:
             return
-        r = read_back(line)
+        whole = rec is None or type(rec) is not EpisodeRecord
+        r = read_back(line if whole else rec.model_dump_json(include=self._include).encode())  # type: ignore[union-attr]
         if r is None:  # a line the readers would skip or set aside (with a note): the cell is read from disk
             self.spoil(name)
             return
         pending = self._pending[name]
-        pending.append(self._parts(r))
+        if whole:
+            pending.append(self._parts(r))
+        else:
+            kept, _, texts = self._parts(r)
+            pending.append((kept, self._dropped, texts))
         self._count[name] += 1
         if len(pending) >= self.BLOCK:
             self._blocks[name].append(_pack(pending))
@@ -617,7 +632,7 @@ class Scheduler:
             await run.store.append_async(failed)
             return failed
         if self.fold is not None and rec.status == "ok":  # on disk: its numbers kept for the tables
-            self.fold.add(run.name, line)
+            self.fold.add(run.name, line, rec)
         return rec
 
     async def run(self, prepared: list[PreparedCell]) -> list[CellReport]:

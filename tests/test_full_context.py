@@ -98,7 +98,9 @@ def test_context_overflow_as_error_switch():
 
 def test_history_and_memory_json_is_the_standard_librarys():
     """The trajectory's action lines and Formal Reasoning's memory text write JSON with one shared
-    encoder: the same text as `json.dumps(value, ensure_ascii=False)` (NaN, surrogates, nesting)."""
+    function (`kit.trajectory.json_text`: strings escaped by orjson, the layout written here, the
+    rest left to the standard library): the same text as `json.dumps(value, ensure_ascii=False)`
+    (every code point, lone surrogates, NaN, ints beyond 64 bits, tuples, non-str keys, nesting)."""
     import json
 
     from hypothesis import given, settings
@@ -107,16 +109,25 @@ def test_history_and_memory_json_is_the_standard_librarys():
     import benchmarks.memoryarena.formal as formal
     import kit.trajectory as trajectory
 
+    assert formal.json_text is trajectory.json_text
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
+    for value in (every, {every: [every, 1, None]}, ["a\ud800b"], [], {}, [[]], {"k": {}}, (1, "x"), {1: "x"}):
+        assert trajectory.json_text(value) == json.dumps(value, ensure_ascii=False)
+    text = st.text(st.characters(codec=None, categories=None)) | st.text()  # lone surrogates too
     values = st.recursive(
-        st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-        lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+        st.none() | st.booleans() | st.integers() | st.integers(min_value=2**63) | st.floats() | text,
+        lambda c: (
+            st.lists(c, max_size=3)
+            | st.tuples(c, c)
+            | st.dictionaries(text, c, max_size=3)
+            | st.dictionaries(st.integers() | st.booleans() | st.none(), c, max_size=2)
+        ),
         max_leaves=12,
     )
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=500, deadline=None)
     @given(values)
     def same(value):
-        want = json.dumps(value, ensure_ascii=False)
-        assert trajectory._json_text(value) == want and formal._json_text(value) == want
+        assert trajectory.json_text(value) == json.dumps(value, ensure_ascii=False)
 
     same()

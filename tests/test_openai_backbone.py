@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import gc
 import itertools
+import subprocess
+import sys
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +27,7 @@ from runners.backbones.openai import (
     usage_problem,
 )
 from runners.tokens import estimate_usage
+from tests.conftest import REPO
 from tests.fake_openai import FakeOpenAI, RawHTTP, completion_bytes
 
 KEY = "sk-test-SECRET-0123456789abcdef"
@@ -471,6 +476,43 @@ async def test_garbage_usage_detail_is_flagged_too():
     assert c.usage.source == "estimated" and any("cached_tokens" in h for h in c.hygiene)
 
 
+@pytest.mark.parametrize(
+    "raw, want, said",
+    [
+        (
+            {"prompt_tokens": 10, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 50}},
+            Usage(prompt_tokens=10, cached_prompt_tokens=10, completion_tokens=2),
+            "cached tokens 50 above prompt_tokens=10",
+        ),
+        (
+            {"prompt_tokens": 10, "completion_tokens": 2, "prompt_cache_hit_tokens": 11},
+            Usage(prompt_tokens=10, cached_prompt_tokens=10, completion_tokens=2),
+            "cached tokens 11 above prompt_tokens=10",
+        ),
+        (
+            {"prompt_tokens": 10, "completion_tokens": 2, "completion_tokens_details": {"reasoning_tokens": 3}},
+            Usage(prompt_tokens=10, completion_tokens=2, reasoning_tokens=2),
+            "reasoning_tokens=3 above completion_tokens=2",
+        ),
+    ],
+)
+async def test_usage_part_above_its_whole_is_cut_and_said(raw, want, said):
+    """An endpoint that reports more cached prompt tokens than prompt tokens (or more reasoning
+    tokens than completion tokens) keeps its wholes (what the call is billed by) and the part is
+    cut to its whole, with a note on the call: never an impossible count stored unsaid."""
+    assert plain_usage(raw) is None  # the fast path leaves it to the general one
+    with FakeOpenAI(usage=lambda body, text: raw) as s:
+        c = await make(s).complete(MSGS, role="agent")
+    assert c.usage == want and c.usage.source == "api"
+    assert [h for h in c.hygiene if h.startswith("usage:")] == [
+        f"usage: {said} (inconsistent counts from the endpoint): each part cut to its whole"
+    ]
+    consistent = dict(raw, prompt_tokens=100, completion_tokens=5)
+    with FakeOpenAI(usage=lambda body, text: consistent) as s:
+        c = await make(s).complete(MSGS, role="agent")
+    assert not c.hygiene and c.usage == map_usage(consistent)
+
+
 def test_plain_usage_reads_what_the_checks_read():
     """`plain_usage` (the fast path of the usual usage object) gives exactly the `Usage` of the
     general path (`usage_problem`, then `map_usage`) wherever it answers, answers for the shapes
@@ -810,6 +852,43 @@ async def test_h1_request_on_the_wire_and_one_reused_connection():
     assert body == b.request_bytes(MSGS, {}) and all(r[1] == body for r in srv.requests)  # aiohttp's too
 
 
+async def _models(srv, reader, writer):
+    while await srv.read_request(reader):
+        writer.write(_ok(b'{"data": [{"id": "m"}]}'))
+
+
+async def test_h1_get_on_the_wire_and_the_access_check_over_it():
+    """h1's GET (the run's access check, runners/access.py): the request line, the fixed headers and
+    no Content-Length or body; the check reads the model list over it and loads no other client."""
+    from runners import access
+
+    async with RawHTTP(_models) as srv:
+        got = await access._request("GET", srv.base_url + "/models?x=1", {"Authorization": "Bearer k"}, None, 5)
+        posted = await access._request("POST", srv.base_url + "/chat/completions", {}, b"{}", 5)
+    assert got == (200, b'{"data": [{"id": "m"}]}') and posted == got
+    (head, body), (post_head, post_body) = srv.requests
+    lines = head.decode().split("\r\n")
+    assert lines[0] == "GET /v1/models?x=1 HTTP/1.1" and body == b""
+    fields = {k.lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
+    port = srv.base_url.rsplit(":", 1)[1].split("/")[0]
+    assert fields == {
+        "host": f"127.0.0.1:{port}",
+        "authorization": "Bearer k",
+        "accept": "*/*",
+        "accept-encoding": "gzip, deflate",
+    }
+    assert post_head.startswith(b"POST /v1/chat/completions HTTP/1.1\r\n") and post_body == b"{}"
+    assert b"Content-Length: 2\r\n" in post_head
+    assert await access._request("GET", "http://127.0.0.1:9/v1/models", {}, None, 5) is None  # nothing listens
+    code = (
+        "import asyncio, sys; from runners import access; "
+        "asyncio.run(access._request('GET', 'http://127.0.0.1:9/v1/models', {}, None, 5)); "
+        "print(sorted(m for m in ('aiohttp', 'httpx') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO)
+    assert out.stdout.strip() == "[]"  # ~0.14 s of start-up CPU that aiohttp's import cost the check before
+
+
 async def _close_after_reply(srv, reader, writer):
     if await srv.read_request(reader):
         writer.write(_ok(completion_bytes("four")))  # keep-alive announced...
@@ -1097,3 +1176,140 @@ async def test_h1_https_checks_the_certificate_and_its_host(tmp_path, monkeypatc
     assert [c.text for c in got] == ["four", "four"] and not any(c.retries for c in got)
     assert srv.connections == 1 and len(srv.requests) == 2  # the refused handshakes never reached the server
     assert "connection refused" in str(e.value) and "Hostname mismatch" in str(e.value), str(e.value)
+
+
+# ------------------------------------------------------------------ request deadlines, one timer
+async def _outcome(guard, work):
+    """What a task running `work` under `guard` ends with: ('ok', value) or the exception's type
+    name, and how many cancel requests it is left with."""
+    try:
+        r = ("ok", await guard(work()))
+    except BaseException as e:  # noqa: BLE001  # the outcome is the result
+        r = (type(e).__name__, None)
+    return r, asyncio.current_task().cancelling()
+
+
+def _guards(timeout):
+    from runners.backbones.openai import Deadlines
+
+    async def stdlib(aw):
+        async with asyncio.timeout(timeout):
+            return await aw
+
+    deadlines = Deadlines(timeout)
+    return {"asyncio.timeout": stdlib, "Deadlines": deadlines.run}
+
+
+async def test_deadlines_end_requests_as_asyncio_timeout_does():
+    """`Deadlines.run` against `asyncio.timeout` in the same situations, each request a task:
+    done in time, past the deadline, cancelled from elsewhere before it, cancelled from elsewhere
+    after the deadline fired (before the task ran), a request that swallows the cancellation
+    (returns, or raises something else), an outer, shorter `asyncio.timeout`; and many requests
+    of different lengths in flight at once. Same results, same cancel counts left."""
+
+    async def sleep_then(s, v="v"):
+        await asyncio.sleep(s)
+        return v
+
+    async def swallow(exc=None):
+        try:
+            await asyncio.sleep(1)
+        except asyncio.CancelledError:
+            if exc is not None:
+                raise exc from None
+        return "swallowed"
+
+    async def scenario(guard, name):
+        loop = asyncio.get_running_loop()
+        if name == "in time":
+            return await loop.create_task(_outcome(guard, lambda: sleep_then(0.01)))
+        if name == "late":
+            return await loop.create_task(_outcome(guard, lambda: sleep_then(1)))
+        if name == "swallowed":
+            return await loop.create_task(_outcome(guard, swallow))
+        if name == "swallowed, other error":
+            return await loop.create_task(_outcome(guard, lambda: swallow(ValueError("x"))))
+        if name == "outer timeout":
+
+            async def outer():
+                async with asyncio.timeout(0.02):
+                    return await guard(sleep_then(1))
+
+            return await loop.create_task(_outcome(lambda aw: aw, outer))
+        t = loop.create_task(_outcome(guard, lambda: sleep_then(1)))
+        if name == "cancelled before":
+            await asyncio.sleep(0.02)
+            t.cancel()
+        else:  # cancelled after the deadline fired, before the task saw it
+            await asyncio.sleep(0.15)
+            deadline = loop.time() + 5
+            while loop.time() < deadline and not t.cancelling():
+                await asyncio.sleep(0)
+            t.cancel()
+        return await t
+
+    names = ["in time", "late", "swallowed", "swallowed, other error", "outer timeout"]
+    names += ["cancelled before", "cancelled after the deadline"]
+    got = {}
+    for kind in ("asyncio.timeout", "Deadlines"):
+        guard = _guards(0.2)[kind]  # margins of 0.18 s either side: a loaded machine gives the same outcomes
+        got[kind] = [await scenario(guard, n) for n in names]
+    assert got["Deadlines"] == got["asyncio.timeout"]
+    assert [r[0][0] for r in got["Deadlines"]] == [
+        "ok",
+        "TimeoutError",
+        "ok",
+        "ValueError",
+        "TimeoutError",
+        "CancelledError",
+        "CancelledError",
+    ]
+    lengths = [0.001 * (i % 7) + (0.5 if i % 5 == 0 else 0) for i in range(60)]  # every fifth one too long
+    for kind in ("asyncio.timeout", "Deadlines"):
+        guard = _guards(0.2)[kind]
+        got[kind] = await asyncio.gather(*(_outcome(guard, lambda s=s: sleep_then(s, s)) for s in lengths))
+    assert got["Deadlines"] == got["asyncio.timeout"]
+    assert [r[0][0] for r in got["Deadlines"]].count("TimeoutError") == 12
+
+
+async def test_deadlines_keep_one_timer_and_little_else_and_come_on_time():
+    """One timer on the loop at a time however many requests are in flight (`asyncio.timeout`
+    sets one per request); done requests held behind a slow one are dropped in bulk, not kept
+    until it ends; a request whose predecessors finished early still ends at its own deadline."""
+    from runners.backbones.openai import Deadlines
+
+    loop = asyncio.get_running_loop()
+    timers = []
+    call_at = loop.call_at
+    loop.call_at = lambda when, cb, *a, **k: timers.append(cb) or call_at(when, cb, *a, **k)  # type: ignore[method-assign]
+    try:
+        d = Deadlines(30)
+        release = asyncio.Event()
+        slow = loop.create_task(d.run(release.wait()))
+        await asyncio.sleep(0)
+        for _ in range(20):  # 20 rounds of 200 quick requests behind the slow one
+            await asyncio.gather(*(d.run(asyncio.sleep(0, i)) for i in range(200)))
+            assert len(d._due) <= 2 * 64 + 200
+        release.set()
+        assert await slow is True
+        assert [t for t in timers if getattr(t, "__self__", None) is d] == [d._fire]  # the slow one's sleep aside
+    finally:
+        del loop.call_at
+    d = Deadlines(0.1)
+    t0 = loop.time()
+    await d.run(asyncio.sleep(0.02))  # the timer stays set for this one's deadline
+    late = loop.create_task(d.run(asyncio.sleep(10)))
+    with pytest.raises(TimeoutError):
+        await late
+    assert 0.12 - 0.005 <= loop.time() - t0 < 1.0  # its own deadline, ~0.1 s after it started
+    assert not d._due and not d._armed
+    bb = OpenAIBackbone(name="x", model="m", base_url="http://127.0.0.1:9/v1", api_key="EMPTY")
+    loops = []
+
+    async def one():
+        loops.append(weakref.ref(asyncio.get_running_loop()))
+        return await bb._deadlines_here().run(asyncio.sleep(0, "done"))
+
+    assert await asyncio.to_thread(asyncio.run, one()) == "done"  # a loop of its own, closed
+    gc.collect()
+    assert loops[0]() is None and not bb._deadlines  # the loop's deadlines went with it

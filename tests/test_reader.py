@@ -3,6 +3,7 @@ the LaTeX backslash rule, and what it must never do (invent a tool call, complet
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -255,6 +256,7 @@ def test_backslash_rule_scan_matches_the_character_walk():
     rng = random.Random(7)
     pieces = ['"', "\\", '\\"', "\\\\", "\\u00e9", "\\uZZ", "\\theta", "\\tx", "\\frac", "\\n", "\\b1"]
     pieces += ["\\/", "\\q", "\\nabla", "\\rho", "\\ta", "heta", "a", " ", "{", "}"]
+    pieces += ["\\ne", "\\neq", "\\nex", "\\to", "\\top", "\\tops", "\\nu", "\\nub", "\\rightarrow", "\\righ"]
     cases = ["", "no backslash at all", '"\\', '"a\\"b\\', '\\"outside" "\\frac{1}{2}"']
     cases += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 40))) for _ in range(3000)]
     # kept escapes, and a lone backslash
@@ -303,3 +305,36 @@ def test_only_a_closing_think_tag_starts_the_thinking_patterns():
     for close in ("</think>", "</THINKING>", "</ThInK>"):
         r = reader.read(f"plan{close}answer")
         assert r.text == "answer" and r.thinking == [f"plan{close}"]
+
+
+def test_latex_names_alternation_matches_exactly_the_names():
+    """The kept-escape pattern's trie of LaTeX names matches a letter run iff it is one of the names."""
+    names = re.compile(reader._trie(reader.LATEX_TRN))
+    runs = set(reader.LATEX_TRN) | {w[:i] for w in reader.LATEX_TRN for i in range(len(w))}
+    runs |= {w + x for w in reader.LATEX_TRN for x in ("s", "a", "q", "arrow")}
+    for run in runs:
+        assert (names.fullmatch(run) is not None) == (run in reader.LATEX_TRN), run
+
+
+def _lazy_blocks(text: str, tag: str) -> list[tuple[int, str]]:
+    """The blocks as the former lazy pattern found them (the oracle of the `str.find` scan)."""
+    pattern = rf"<{re.escape(tag)}>(.*?)</{re.escape(tag)}>"
+    return [(m.start(), m.group(1)) for m in re.finditer(pattern, text, re.DOTALL)]
+
+
+def test_block_scan_matches_the_lazy_pattern():
+    """Blocks found by `str.find`, and the text left outside them, are what the lazy patterns found
+    and what substituting their alternation left: nested, overlapping, repeated, unclosed and
+    half-written tags in random mixtures, with a tag whose opening begins with another's (`a>b`
+    opens with `<a>`), where the alternation's order decides."""
+    rng = random.Random(11)
+    tags = ("a", "b", "a>b")
+    pieces = ["<a>", "</a>", "<b>", "</b>", "<a>b>", "</a>b>", "<a", "a>", "</", "<", ">", "x", "\n", " "]
+    cases = ["", "<a></a>", "<a>x</a><b>y</b>", "<a><b></a></b>", "<a>b>x</a>b>", "<a>b>x</a>"]
+    cases += ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 30))) for _ in range(4000)]
+    for sets in (tags, ("b", "a"), ("a",), ("tool_calls", "assistant_message")):
+        alternation = "|".join(rf"<{re.escape(t)}>(.*?)</{re.escape(t)}>" for t in sets)
+        for text in cases:
+            for tag in sets:
+                assert reader._blocks(text, tag) == _lazy_blocks(text, tag), (text, tag)
+            assert reader._outside(text, sets) == re.sub(alternation, "", text, flags=re.DOTALL), (text, sets)

@@ -5,7 +5,6 @@ environment, plus upstream's `reasoning` tool (a separate LLM call, role `tool`)
 
 from __future__ import annotations
 
-import json
 from typing import Any, Literal
 
 from pydantic import Field
@@ -13,6 +12,7 @@ from pydantic import Field
 from benchmarks.memoryarena import metrics as ma_metrics
 from benchmarks.memoryarena.judge import judge, judge_prompts, scripted_equivalent
 from benchmarks.memoryarena.loader import read_tasks, resolve
+from kit.trajectory import json_text
 from runners.api import (
     BenchmarkParams,
     EpisodeRow,
@@ -105,9 +105,6 @@ def final_call_text(sources: TextSources) -> str:
 def request_text(background: str, question: str) -> str:
     return f"### BACKGROUND:\n{background.strip() or NO_BACKGROUND}\n\n### PROBLEM:\n{question.strip()}"
 
-
-_json_text = json.JSONEncoder(ensure_ascii=False).encode
-"""`json.dumps(value, ensure_ascii=False)` without building an encoder per call (the same text)."""
 
 KINDS = {"formal_reasoning_math": "formal_math", "formal_reasoning_phys": "formal_phys"}  # TaskView.kind per config
 
@@ -240,7 +237,7 @@ class FormalEnv(Environment):
         self.answers.append(answer)
         memory = (
             f"## Task:\n{question}\n## solution:\n{answer if answer is not None else ''}\n"
-            f"## Tool Calls Info:\n{_json_text(self._trace)}"
+            f"## Tool Calls Info:\n{json_text(self._trace)}"
         )
         return RequestOutcome(
             request=self.requests[k], final_response=answer, steps=steps, truncated=truncated, memory_text=memory

@@ -643,13 +643,14 @@ def cell_ci(c: CellSummary, resamples: int = DEFAULT_RESAMPLES) -> dict[str, tup
             # episodes takes Wilson's, an undefined rate none): else its resamples and per-task
             # structures (~60 MB at 100,000 tasks) serve nothing. When it runs, it runs on every
             # rate as before: its matrix products, and so their last bits, depend on the set.
-            needs_boot = any(
-                c.metrics.get(m) is not None and binary_rate(c.episodes, c.metric_fn, m) is None for m in rates
-            )
+            binary = {m: binary_rate(c.episodes, c.metric_fn, m) for m in rates if c.metrics.get(m) is not None}
+            needs_boot = any(b is None for b in binary.values())
             boot = bootstrap_ci(c.episodes, c.metric_fn, resamples=resamples, metrics=rates) if needs_boot else {}
             n_tasks = len({str(e.get("task_id")) for e in c.episodes})
             for m in rates:
-                got = rate_interval(c.metrics.get(m), c.episodes, c.metric_fn, m, boot.get(m), n_tasks)
+                got = rate_interval(
+                    c.metrics.get(m), c.episodes, c.metric_fn, m, boot.get(m), n_tasks, binary=binary.get(m)
+                )
                 if got:
                     c.ci[m], c.ci_kind[m] = got
     return c.ci

@@ -542,6 +542,7 @@ def rate_interval(
     bootstrap: tuple[float, float] | None,
     n_tasks: int,
     level: float = LEVEL,
+    binary: Any = ...,
 ) -> tuple[tuple[float, float], str] | None:
     """The interval a table prints for one rate and how it was made:
     - a share of episodes (`binary_rate`): the Wilson interval over the episodes ("wilson"), over
@@ -549,10 +550,14 @@ def rate_interval(
       k = rate × tasks; `INTERVAL_LEGEND` says so wherever an interval is printed);
     - otherwise the task bootstrap ("bootstrap"), unless it collapses to a point (every resample
       equal, e.g. a progress score of 0 on every task): then the Wilson interval of value/100 over
-      the tasks ("wilson~"), a conservative reading that does not claim certainty from a few tasks."""
+      the tasks ("wilson~"), a conservative reading that does not claim certainty from a few tasks.
+    `binary`: `binary_rate(episodes, metric_fn, metric)` when the caller has it already (it walks
+    every episode); by default it is asked here."""
     if value is None:
         return None
-    b = binary_rate(episodes, metric_fn, metric) if metric_fn is not None else None
+    if binary is ...:
+        binary = binary_rate(episodes, metric_fn, metric) if metric_fn is not None else None
+    b = binary
     if b is not None:
         if b[1] > n_tasks > 0:  # several trials per task are not independent draws: n = tasks (conservative)
             ci = wilson_interval(n_tasks * value / 100.0, n_tasks, level)

@@ -1,10 +1,11 @@
 """A lean HTTP/1.1 client for the backbone's one request shape (`transport: h1`, the default).
 
 What a chat-completions call needs and nothing more: POST a ready body to a URL and read the
-reply, over keep-alive connections. Built on asyncio's own Protocol/Transport; the request head
-is written here, the response is parsed by `httptools` (the C HTTP parser, llhttp, that uvicorn
-uses), so the Python work per request is a few callbacks instead of a general client's layers
-(scripts/perf/transport.py measures it against aiohttp).
+reply, over keep-alive connections (and `get`, for the run's one access check: `runners/access.py`).
+Built on asyncio's own Protocol/Transport; the request head is written here, the response is
+parsed by `httptools` (the C HTTP parser, llhttp, that uvicorn uses), so the Python work per
+request is a few callbacks instead of a general client's layers (scripts/perf/transport.py
+measures it against aiohttp).
 
 - Connections: per (scheme, host, port) a pool of idle keep-alive connections; at most `limit`
   requests hold a connection at once (the backbone's in-flight bound), and at most `limit` idle
@@ -21,7 +22,7 @@ uses), so the Python work per request is a few callbacks instead of a general cl
 - Errors: nothing accepts the connection (refused, DNS failure, unreachable, TLS handshake
   refused) → `TransportFailure(refused=True)`; the connection dies before a complete reply,
   or the reply is not HTTP → `TransportFailure`. A request cancelled mid-way (the backbone's
-  `asyncio.timeout`) aborts its connection instead of pooling it.
+  deadline, `openai.Deadlines`) aborts its connection instead of pooling it.
 - No proxy support: `HTTP(S)_PROXY` and `NO_PROXY` are not read (the aiohttp transport does not
   trust the environment either). No HTTP/2, no pipelining, no request compression.
 """
@@ -264,7 +265,7 @@ class H1Transport:
     def __init__(
         self, *, headers: dict[str, str], limit: int, timeout_s: float, max_bytes: int = MAX_REPLY_BYTES
     ) -> None:
-        self.max_bytes = max_bytes  # `timeout_s` is not used: the backbone's asyncio.timeout bounds each request
+        self.max_bytes = max_bytes  # `timeout_s` is not used: the backbone's deadline bounds each request
         self.limit = limit
         for k, v in headers.items():
             if any(c in f"{k}{v}" for c in "\r\n\0") or ":" in k:
@@ -277,9 +278,9 @@ class H1Transport:
         self._open: set[_Connection] = set()
         self._ssl: ssl.SSLContext | None = None
 
-    def _target(self, url: str) -> tuple[_Origin, bytes]:
-        """(origin, the request head up to Content-Length) of `url`, cached."""
-        hit = self._targets.get(url)
+    def _target(self, url: str, method: str = "POST") -> tuple[_Origin, bytes]:
+        """(origin, the request head up to Content-Length) of `url`, cached; of a GET, the whole head."""
+        hit = self._targets.get(url) if method == "POST" else None
         if hit is not None:
             return hit
         parts = urllib.parse.urlsplit(url)
@@ -298,8 +299,10 @@ class H1Transport:
         path = urllib.parse.quote(parts.path or "/", safe="/%:@!$&'()*+,;=-._~")  # as given, non-ASCII escaped
         if parts.query:
             path += "?" + urllib.parse.quote(parts.query, safe="/%:@!$&'()*+,;=-._~?")
-        head = f"POST {path} HTTP/1.1\r\nHost: {origin.host_header}\r\n{self._fixed}Content-Length: "
-        hit = self._targets[url] = (origin, head.encode("utf-8"))
+        head = f"{method} {path} HTTP/1.1\r\nHost: {origin.host_header}\r\n{self._fixed}"
+        if method != "POST":
+            return origin, (head + "\r\n").encode("utf-8")
+        hit = self._targets[url] = (origin, (head + "Content-Length: ").encode("utf-8"))
         if len(self._targets) > 64:  # redirect targets: keep the cache small
             self._targets.pop(next(iter(self._targets)))
         return hit
@@ -319,8 +322,13 @@ class H1Transport:
             raise TransportFailure(f"cannot connect to {where}: {type(e).__name__}: {e}", refused=True) from None
         return conn
 
-    async def post(self, url: str, body: bytes) -> Reply:
-        origin, head = self._target(url)
+    async def get(self, url: str) -> Reply:
+        """One GET of `url` (no body), over the same pool."""
+        return await self.post(url, None)
+
+    async def post(self, url: str, body: bytes | None) -> Reply:
+        """POST `body` to `url`; `body` None: a GET."""
+        origin, head = self._target(url) if body is not None else self._target(url, "GET")
         async with self._slots:
             conn = None
             idle = origin.idle
@@ -334,7 +342,7 @@ class H1Transport:
                 conn = await self._connect(origin)
                 self._open.add(conn)
             try:
-                reply = await conn.send(b"%b%d\r\n\r\n%b" % (head, len(body), body))
+                reply = await conn.send(head if body is None else b"%b%d\r\n\r\n%b" % (head, len(body), body))
             except BaseException:  # failure, timeout, cancellation: the connection is in an unknown state
                 conn.abort()
                 self._open.discard(conn)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import collections
 import email.utils
 import math
 import os
@@ -103,6 +104,100 @@ def endpoint_semaphore(base_url: str, size: int) -> asyncio.Semaphore:
     if base_url not in per_loop:
         per_loop[base_url] = asyncio.Semaphore(size)
     return per_loop[base_url]
+
+
+_RUNNING, _EXPIRING, _DONE = 0, 1, 2
+T = typing.TypeVar("T")
+
+
+class _Deadline:
+    """One request's deadline (`Deadlines`): when, its task, the task's cancel requests when it
+    started, and whether it is running, expiring (its task cancelled by it) or done."""
+
+    __slots__ = ("when", "task", "cancelling", "state")
+
+    def __init__(self, when: float, task: "asyncio.Task[Any]") -> None:
+        self.when, self.task, self.cancelling, self.state = when, task, task.cancelling(), _RUNNING
+
+
+class Deadlines:
+    """The total deadline of every request in flight of one backbone in one loop, `timeout_s`
+    after it starts, with one timer on the loop at a time instead of `asyncio.timeout`'s timer per
+    request (a handle made, pushed on the loop's heap and cancelled each call). Deadlines of one
+    `timeout_s` come due in the order their requests started, so the timer is set for the first
+    request still running (or earlier: it then looks again). At a deadline it does what
+    `asyncio.timeout` does (Python 3.11's `Timeout`): the request's task is cancelled, and when
+    the request ends, a CancelledError it raises is a TimeoutError unless the task was also
+    cancelled from elsewhere (`Task.uncancel`). `await deadlines.run(request)` in the request's task."""
+
+    def __init__(self, timeout_s: float) -> None:
+        self.timeout_s = timeout_s  # the loop is not kept: the backbone holds its `Deadlines` weakly by loop
+        self._due: collections.deque[_Deadline] = collections.deque()  # in order of `when`
+        self._done = 0  # entries of `_due` done, not yet dropped (one running before them)
+        self._armed = False  # a timer is set (its handle is not kept: it holds the loop)
+
+    async def run(self, request: typing.Awaitable[T]) -> T:
+        """`await request`, ended by the deadline as `async with asyncio.timeout(timeout_s)` ends it."""
+        d = self.enter()
+        try:
+            out = await request
+        except asyncio.CancelledError as e:
+            if self.exit(d):
+                raise TimeoutError from e
+            raise
+        except BaseException:
+            self.exit(d)
+            raise
+        self.exit(d)
+        return out
+
+    def enter(self) -> _Deadline:
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)
+        if task is None:
+            raise RuntimeError("a request's deadline needs a task")
+        d = _Deadline(loop.time() + self.timeout_s, task)
+        self._due.append(d)
+        if not self._armed:
+            self._arm(loop)
+        return d
+
+    def exit(self, d: _Deadline) -> bool:
+        """The request is over: whether the deadline ended it (its CancelledError is then a
+        TimeoutError; as `Timeout.__aexit__`, the deadline's cancel request is withdrawn)."""
+        if d.state == _EXPIRING:  # dropped from `_due` when it expired
+            d.state = _DONE
+            return d.task.uncancel() <= d.cancelling
+        d.state = _DONE
+        due = self._due
+        self._done += 1
+        while due and due[0].state == _DONE:
+            due.popleft()
+            self._done -= 1
+        if self._done > 64 and 2 * self._done > len(due):  # done ones held behind a slow request
+            self._due = collections.deque(x for x in due if x.state != _DONE)
+            self._done = 0
+        return False
+
+    def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
+        at = self._due[0].when
+        loop.call_at(at, self._fire, at)
+        self._armed = True
+
+    def _fire(self, at: float) -> None:
+        self._armed = False
+        loop = asyncio.get_running_loop()
+        now = max(at, loop.time())  # `at`: the loop found the timer due
+        due = self._due
+        while due and (due[0].state == _DONE or due[0].when <= now):
+            d = due.popleft()
+            if d.state == _DONE:
+                self._done -= 1
+                continue
+            d.task.cancel()
+            d.state = _EXPIRING
+        if due:
+            self._arm(loop)
 
 
 def retry_after_s(headers: Mapping[str, str], now: float | None = None) -> float | None:
@@ -250,8 +345,8 @@ def plain_usage(raw: Any, bounds: dict[str, int] | None = None) -> Usage | None:
     cached = _detail(raw.get("prompt_tokens_details"), "cached_tokens")
     hit = _detail(raw, "prompt_cache_hit_tokens")
     reasoning = _detail(raw.get("completion_tokens_details"), "reasoning_tokens")
-    if cached is None or hit is None or reasoning is None:
-        return None
+    if cached is None or hit is None or reasoning is None or (cached or hit) > prompt or reasoning > completion:
+        return None  # a part above its whole: the general path clamps it and says so (`usage_parts`)
     return Usage(
         prompt_tokens=prompt,
         cached_prompt_tokens=cached or hit,
@@ -259,6 +354,28 @@ def plain_usage(raw: Any, bounds: dict[str, int] | None = None) -> Usage | None:
         reasoning_tokens=reasoning,
         source="api",
     )
+
+
+def usage_parts(usage: Usage) -> tuple[Usage, str | None]:
+    """`usage` with a part that exceeds its whole (cached prompt tokens above the prompt's, reasoning
+    tokens above the completion's: an endpoint's inconsistent count) cut to that whole, and the
+    note that says so (None when the counts are consistent). The wholes are kept: they are what the
+    call is billed and counted by; the cached part only lowers the cost (`runners.cost.usd`), so
+    an impossible one must not pass unsaid."""
+    notes = []
+    if usage.cached_prompt_tokens > usage.prompt_tokens:
+        notes.append(f"cached tokens {usage.cached_prompt_tokens} above prompt_tokens={usage.prompt_tokens}")
+    if usage.reasoning_tokens > usage.completion_tokens:
+        notes.append(f"reasoning_tokens={usage.reasoning_tokens} above completion_tokens={usage.completion_tokens}")
+    if not notes:
+        return usage, None
+    fixed = usage.model_copy(
+        update={
+            "cached_prompt_tokens": min(usage.cached_prompt_tokens, usage.prompt_tokens),
+            "reasoning_tokens": min(usage.reasoning_tokens, usage.completion_tokens),
+        }
+    )
+    return fixed, f"usage: {'; '.join(notes)} (inconsistent counts from the endpoint): each part cut to its whole"
 
 
 # ------------------------------------------------------------------------------------ transport
@@ -330,7 +447,7 @@ class AiohttpTransport:
         self._session = aiohttp.ClientSession(
             connector=connector,
             headers=headers,
-            # no timer of its own: OpenAIBackbone._attempt's `asyncio.timeout(timeout_s)` bounds every request
+            # no timer of its own: OpenAIBackbone._attempt's deadline (`Deadlines`) bounds every request
             # (redirects included); a second timer per request only costs event-loop time (a timer-heap push)
             timeout=aiohttp.ClientTimeout(),
             skip_auto_headers=("User-Agent",),
@@ -567,6 +684,7 @@ class OpenAIBackbone(Backbone):
         self._transports: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Transport]" = (
             weakref.WeakKeyDictionary()
         )
+        self._deadlines: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Deadlines]" = weakref.WeakKeyDictionary()
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAIBackbone(name={self.name!r}, model={self.model!r}, base_url={self.display_url!r})"
@@ -610,6 +728,14 @@ class OpenAIBackbone(Backbone):
         call's, else the config's: `request_body`'s rule)."""
         limits = [v for src in (sampling, self.sampling) for k in TOKEN_LIMIT_KEYS if isinstance(v := src.get(k), int)]
         return usage_bounds(len(body), limits[0] if limits else None)
+
+    def _deadlines_here(self) -> Deadlines:
+        """This loop's `Deadlines` of this backbone's requests (a new one when `timeout_s` changed)."""
+        loop = asyncio.get_running_loop()
+        d = self._deadlines.get(loop)
+        if d is None or d.timeout_s != self.timeout_s:
+            d = self._deadlines[loop] = Deadlines(self.timeout_s)
+        return d
 
     def _transport(self) -> "Transport":
         """This loop's HTTP transport (created on first use inside the loop)."""
@@ -698,8 +824,7 @@ class OpenAIBackbone(Backbone):
         try:
             async with endpoint_semaphore(self.base_url, self.max_inflight):
                 t0 = time.perf_counter()  # latency excludes queueing for the in-flight bound
-                async with asyncio.timeout(self.timeout_s):  # total deadline, whatever the client's own timeouts
-                    resp = await self._post(body)
+                resp = await self._deadlines_here().run(self._post(body))  # total deadline, beside the client's own
                 latency = time.perf_counter() - t0
         except TimeoutError:
             raise _Retry(f"timeout after {self.timeout_s:g}s") from None
@@ -878,6 +1003,9 @@ class OpenAIBackbone(Backbone):
             usage = (None if problem else map_usage(raw, bounds, checked=True)) or estimate_usage(
                 messages, text + "".join(f"{c.name}{c.arguments}" for c in calls)
             )
+            usage, note = usage_parts(usage)
+            if note:
+                hygiene.append(note)
         return Completion(
             text=text,
             role=role,

@@ -108,8 +108,8 @@ MUTANTS: list[Mutant] = [
     Mutant(
         "reader_first_block",
         "kit/reader.py",
-        "        return matches[-1].group(1)\n",
-        "        return matches[0].group(1)\n",
+        "        return matches[-1][1]\n",
+        "        return matches[0][1]\n",
         READER,
     ),
     Mutant(

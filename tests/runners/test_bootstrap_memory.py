@@ -157,3 +157,30 @@ def test_a_cells_intervals_draw_no_resamples_when_no_rate_prints_them():
     whole = real(eps, metrics, resamples=200, metrics=["SR", "PS", "NA"])
     assert both["PS"] == whole["PS"] and both["SR"] == only_binary["SR"] != whole["SR"]
     assert set(both) == {"SR", "PS"} and set(only_binary) == {"SR"}
+
+
+def test_a_cells_intervals_walk_the_episodes_once_per_rate():
+    """`cell_ci` asks whether each rate is a share of episodes once (`binary_rate` scores every
+    episode on its own) and hands the answer to `rate_interval`, instead of asking again there."""
+    from runners.analysis import cells
+    from runners.api import MetricSpec
+
+    eps = cell(300, 3)
+    singles = []
+
+    def metrics(es):
+        if len(es) == 1:
+            singles.append(es[0]["task_id"])
+        return {"SR": 100.0 * sum(e["ok"] for e in es) / len(es), "PR": 50.0 * sum(e["ok"] for e in es) / len(es)}
+
+    specs = tuple(MetricSpec(name=m, kind="rate", table=True) for m in ("SR", "PR"))
+    summary = cells.CellSummary(
+        cell="c", method="m", backbone="b", benchmark="x", scripted=False, n_episodes=len(eps),
+        n_tasks=len(eps), trials=1, metrics=metrics(eps), table_metrics=["SR", "PR"], specs=specs,
+        episodes=eps, metric_fn=metrics,
+    )  # fmt: skip
+    got = cells.cell_ci(summary, resamples=200)
+    # one walk per rate (`binary_rate`; PR scores 50: not a share) and the bootstrap's one for PR
+    assert len(singles) == 3 * len(eps)
+    assert got["SR"] == stats.wilson_interval(sum(e["ok"] for e in eps), len(eps))
+    assert summary.ci_kind == {"SR": "wilson", "PR": "bootstrap"}

@@ -174,3 +174,46 @@ def test_a_plain_sweep_beats_before_its_first_episode_ends(tmp_path):
     lines = p.stdout.splitlines()
     first_done = next(i for i, line in enumerate(lines) if "1/1 episodes" in line)
     assert any(" alive: 1 calls in flight (1 episodes), 0/1 episodes done" in line for line in lines[:first_done])
+
+
+def test_count_call_adds_what_the_general_formula_adds():
+    """`CellReport.count_call`'s shortcut for the usual call (a `Usage` of a method role) adds the
+    same as `method_tokens` and the other counters' general rules, for every role, cached or not,
+    with retries and hygiene notes, a usage given as a dict; a role outside `Role` still raises."""
+    import itertools
+    from types import SimpleNamespace
+
+    import pytest
+
+    from runners.api import Usage, method_tokens
+    from runners.progress import CellReport
+    from runners.records.schema import CallLog, RetryEvent
+
+    def former(rep, log, usd):  # the rules as written before the shortcut
+        rep.calls += 1
+        rep.cache_hits += int(bool(getattr(log, "cached", False)))
+        rep.tokens += method_tokens({log.role: log.usage})
+        rep.retries += len(getattr(log, "retries", ()) or ())
+        rep.usd += usd
+        hygiene = getattr(log, "hygiene", None) or ()
+        rep.usage_estimated += int(any(h.startswith("usage:") for h in hygiene))
+        rep.redacted += int(any(h.startswith("redacted:") for h in hygiene))
+
+    roles = ("agent", "tool", "state", "memory", "sentinel", "user_sim", "judge")
+    usages = (Usage(prompt_tokens=900, completion_tokens=9, reasoning_tokens=3), Usage(source="estimated"))
+    hygienes = ([], ["usage: garbage; tokens estimated"], ["redacted: 1", "sanitized: 2"])
+    retries = ([], [RetryEvent(attempt=0, error="HTTP 500", wait_s=0.1)] * 2)
+    logs = [
+        CallLog(role=r, model="m", usage=u, cached=c, hygiene=h, retries=x)
+        for r, u, c, h, x in itertools.product(roles, usages, (False, True), hygienes, retries)
+    ]
+    logs += [SimpleNamespace(role="agent", usage={"prompt_tokens": 5, "completion_tokens": 2})]  # a dict usage
+    logs += [SimpleNamespace(role="judge", usage=7, retries=None, hygiene=None, cached=1)]
+    got = CellReport(cell="c")
+    want = CellReport(cell="c", started=got.started)
+    for i, log in enumerate(logs):
+        got.count_call(log, 0.25 * i)
+        former(want, log, 0.25 * i)
+        assert got == want, log
+    with pytest.raises(ValueError, match="unknown call role"):
+        got.count_call(SimpleNamespace(role="planner", usage=usages[0]), 0.0)

@@ -188,3 +188,84 @@ def test_fold_keeps_each_episode_packed_and_gives_back_the_compact_records(tmp_p
         got[0].get("wall_s")
     assert got[0]["requests"] is got[1]["requests"]  # repeated values one object, as aggregate keeps them
     assert orjson.dumps(got[5], default=dict) == orjson.dumps(want[5], default=dict)
+
+
+def _full_record(i, **over):
+    """A record with every kind of part: requests with steps, calls and method logs, usage, texts."""
+    from runners.api import Decision, Observation, Request, ToolCall, Usage
+    from runners.records.schema import CallLog, EpisodeRecord, RequestRecord, StepRecord
+
+    call = CallLog(role="agent", model="m", usage=Usage(prompt_tokens=900 + i, completion_tokens=9), latency_s=0.1)
+    steps = [
+        StepRecord(
+            t=t,
+            observation=Observation(note=f"obs {t}\u00e9"),
+            decision=Decision(tool_calls=[ToolCall(name="f", arguments={"x": "a\nb", "n": t})], message=None),
+            calls=[call],
+            method={"protocol_errors": [], "attempts": t, "score": 0.1 * t, "log": ["\u2028", "\x00"]},
+            overhead_s=1e-7 * t,
+        )
+        for t in (1, 2)
+    ]
+    fields = dict(
+        cell="c",
+        task_id=f"t{i}",
+        trial=i % 2,
+        seed=i,
+        requests=[
+            RequestRecord(request=Request(index=0, request_id=f"t{i}/q1", text="q"), steps=steps, method={"m": i}),
+            RequestRecord(request=Request(index=1, request_id=f"t{i}/q2", text="q"), steps=[]),
+        ],
+        scores={"success": i % 2, "progress": i / 3, "answers": ["x", None], "judge_replies": "yes"},
+        usage_by_role={"agent": Usage(prompt_tokens=10 * i, completion_tokens=i), "judge": Usage(source="estimated")},
+        calls_by_role={"agent": 2},
+        task_calls=[call],
+        wall_s=0.25,
+        code="abc",
+        texts={"k": "v"},
+        hygiene=["redacted: 1"],
+    )
+    return EpisodeRecord(**{**fields, **over})
+
+
+def test_fold_of_the_record_s_kept_fields_equals_the_fold_of_its_line():
+    """`TableFold.add(name, line, rec)` serialises and reads back only the fields the compact form
+    keeps: the same compact records as reading back the whole line (NaN and infinities written
+    as null, integers beyond 64 bits in a kept field and in one left out, floats, non-ASCII text,
+    steps without method logs, a record with nothing but its ids), and a record whose kept fields
+    the readers set aside still spoils the cell."""
+    import pickle
+
+    from runners.records.schema import EpisodeRecord
+    from runners.run import TableFold
+
+    recs = [_full_record(i) for i in range(6)]
+    recs += [
+        _full_record(6, scores={"progress": float("nan"), "p": float("inf"), "n": 2**70, "f": 1e-7}),
+        _full_record(7, seed=2**70),  # the whole line goes to the standard library's reader, the kept part not
+        _full_record(8, requests=[], usage_by_role={}, texts=None, code=None),
+        EpisodeRecord(cell="c", task_id="bare", trial=0, seed=0),
+    ]
+    lines = [r.model_dump_json().encode() + b"\n" for r in recs]
+    got, want = TableFold(), TableFold()
+    for fold in (got, want):
+        fold.start("c", _Opened(), alone=True)
+    for r, line in zip(recs, lines):
+        got.add("c", line, r)
+        want.add("c", line)
+    for fold in (got, want):
+        fold.closed("c")
+        fold._stores["c"] = len(recs)  # every record counted finished
+    a, b = got.cells()["c"], want.cells()["c"]
+    assert len(a) == len(b) == len(recs)
+    for g, w in zip(a, b):
+        assert type(g) is type(w) and type(g).dropped == type(w).dropped
+        assert pickle.dumps(g) == pickle.dumps(w)
+    spoilt = TableFold()
+    spoilt.start("c", _Opened(), alone=True)
+    odd = _full_record(9)
+    odd.usage_by_role = {"agent": {"prompt_tokens": "many"}}  # type: ignore[dict-item]  # set aside by the readers
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore")  # pydantic's serialisation warning of the wrong type
+        spoilt.add("c", odd.model_dump_json().encode() + b"\n", odd)
+    assert "c" not in spoilt.cells()
