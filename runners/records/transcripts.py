@@ -349,6 +349,7 @@ class Encoder:
         # role -> previous prompt (delta bases): (hash, message, whether it is the encoder's own copy)
         self._last: dict[str, list[tuple[str, dict[str, Any], bool]]] = {}
         self._depth: dict[str, int] = {}  # delta chain length of each delta-stored message
+        self._prefix: dict[str, list[str]] = {}  # role -> the prefix chain of its previous prompt
 
     def blob(self, data: bytes, pending: Pending) -> str:
         h = digest(data)
@@ -384,20 +385,28 @@ class Encoder:
         prev = self._last.get(role) or []
         hs: list[str] = []
         last: list[tuple[str, dict[str, Any], bool]] = []
+        same = 0  # how many leading messages are those of the last prompt (their prefix chain is known)
         for i, m in enumerate(messages):
             base = prev[i] if i < len(prev) else None
+            if base is not None and base[2] and type(m) is dict and m == base[1]:
+                # the same text message at the same place as last time (a conversation's earlier turns):
+                # equal to the encoder's own text-only copy, so the same canonical bytes, hashed then
+                hs.append(base[0])
+                last.append(base)
+                if same == i:
+                    same += 1
+                continue
             snap = _text_only(m)
-            if snap is not None and base is not None and base[2] and base[1] == snap:
-                h = base[0]  # the same text message at the same place as last time (a system prompt): hashed then
-            else:
-                h = self.message(m, base, pending, snap is not None)
+            h = self.message(m, base, pending, snap is not None)
             hs.append(h)
             # the encoder's own copy: a caller that edits its message afterwards changes no delta base
             last.append((h, snap, True) if snap is not None else (h, dict(m) if type(m) is dict else m, False))
         self._last[role] = last
-        prefix = [""]
-        for mh in hs:
+        known = self._prefix.get(role)
+        prefix = known[: same + 1] if known is not None and same else [""]
+        for mh in hs[len(prefix) - 1 :]:
             prefix.append(chain(prefix[-1], mh))
+        self._prefix[role] = prefix
         head = prefix[-1]
         if not hs or self._runs.get(head, ("", -1))[0] == head:
             return head  # stored before as a node of its own

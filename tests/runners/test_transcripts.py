@@ -473,6 +473,29 @@ def test_a_text_message_is_stored_as_its_canonical_bytes(content, role):
     assert Encoder().message(m, None, pending, True) == digest(ref) and pending.blobs == {digest(ref): ref}
 
 
+_message = st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]), "content": st.sampled_from("abc")})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_message, max_size=6), st.lists(st.tuples(st.integers(0, 8), st.integers(0, 2), _message), max_size=8))
+def test_a_prompts_key_is_the_same_whatever_the_encoder_saw_before(start, edits):
+    """`Encoder.messages` reuses what it knows of the last prompt (the leading messages equal to it
+    and their prefix chain): the key of every prompt of a conversation that grows, is cut and is
+    edited in place is still the key a fresh encoder gives that prompt alone."""
+    from runners.records.transcripts import Encoder, Pending
+
+    msgs, enc, prompts = list(start), Encoder(), []
+    for at, how, m in edits:
+        if how == 0:
+            msgs.append(m)
+        elif how == 1:
+            del msgs[at:]
+        elif msgs:
+            msgs[at % len(msgs)]["content"] += m["content"]  # the caller edits its own message
+        prompts.append([dict(x) for x in msgs] if at % 2 else msgs)  # copies, or the very same objects
+        assert enc.messages(prompts[-1], Pending(), "agent") == Encoder().messages(prompts[-1], Pending(), "agent")
+
+
 @given(st.text(alphabet="ab\n\r\u2028\x0b", max_size=30))
 def test_lines_cut_after_each_newline_only(text):
     import re
