@@ -243,11 +243,15 @@ def lines(text: str) -> list[str]:
 
 
 def _common_prefix(a: str, b: str) -> int:
-    """How many leading characters `a` and `b` share (a binary search of C-level comparisons)."""
+    """How many leading characters `a` and `b` share: one C-level comparison when one is the start
+    of the other (a message that grew), else a binary search that compares only the part not yet
+    known to be shared (slices that halve: ~len(b) characters copied in all, not len(b) per step)."""
     lo, hi = 0, min(len(a), len(b))
+    if a.startswith(b) if hi == len(b) else b.startswith(a):
+        return hi
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a.startswith(b[:mid]):
+        if a.startswith(b[lo:mid], lo):
             lo = mid
         else:
             hi = mid - 1
@@ -255,11 +259,14 @@ def _common_prefix(a: str, b: str) -> int:
 
 
 def _common_suffix(a: str, b: str) -> int:
-    """How many trailing characters `a` and `b` share."""
+    """How many trailing characters `a` and `b` share (as `_common_prefix`, from the end)."""
     lo, hi = 0, min(len(a), len(b))
+    if a.endswith(b) if hi == len(b) else b.endswith(a):
+        return hi
+    la, lb = len(a), len(b)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a.endswith(b[len(b) - mid :]):
+        if a.endswith(b[lb - mid : lb - lo], 0, la - lo):
             lo = mid
         else:
             hi = mid - 1
