@@ -546,3 +546,48 @@ def test_the_transcript_store_is_mapped_only_when_asked(demo):
         out = subprocess.run([sys.executable, "-c", code, str(cell)], cwd=root, env=env, capture_output=True, text=True)
         assert out.returncode == 0, out.stderr
         assert int(out.stdout.strip()) == want
+
+
+def test_a_cell_written_with_rows_takes_index_first_episodes_on_resume(tmp_path):
+    """A cell an older harness wrote (schema 2: blob and node rows) resumed by this one: its new
+    episodes are written index-first into the same store, and every call of both kinds reads the
+    messages and texts of the same sweep run at once, as does the report's payload of every episode."""
+    import sqlite3
+
+    from runners.records.store import stream_cell
+    from runners.records.transcripts import TranscriptReader
+
+    out = tmp_path / "mixed"
+    first = run_sweep(
+        out, "backbone.scripted.malformed_rate=0.2", "runner.trials=1", env={"HARNESS_TRANSCRIPT_ROWS": "1"}
+    )
+    assert first.returncode == 0, first.stderr
+    rows_before = {}
+    for cell in (out / "offline_demo").iterdir():
+        if (cell / "transcripts.sqlite").exists():
+            rows_before[cell.name] = (
+                sqlite3.connect(cell / "transcripts.sqlite").execute("SELECT COUNT(*) FROM blobs").fetchone()[0]
+            )
+    assert rows_before and all(rows_before.values())
+    again = run_sweep(out, "backbone.scripted.malformed_rate=0.2", "runner.trials=2")  # each cell's second trial
+    assert again.returncode == 0, again.stderr
+    at_once = run_sweep(tmp_path / "ref", "backbone.scripted.malformed_rate=0.2", "runner.trials=2")
+    assert at_once.returncode == 0, at_once.stderr
+    mixed, ref = open_experiment(out / "offline_demo"), open_experiment(tmp_path / "ref" / "offline_demo")
+    n_old = n_new = 0
+    for cell in mixed.cells:
+        if cell.name not in rows_before:
+            continue
+        db = sqlite3.connect(cell.dir / "transcripts.sqlite")
+        assert db.execute("SELECT COUNT(*) FROM blobs").fetchone()[0] == rows_before[cell.name]  # no rows added
+        ref_cell = ref.cell(cell.name)
+        for ep in cell.episodes():
+            ref_ep = ref_cell.episode(ep.task_id, ep.trial)
+            for c, r in zip(ep.calls(), ref_ep.calls(), strict=True):
+                assert (c.messages, c.text, c.reasoning) == (r.messages, r.text, r.reasoning)
+            n_old += ep.trial == 0
+            n_new += ep.trial > 0
+        reader = TranscriptReader(cell.dir)
+        for rec in stream_cell(cell.dir)[1]:
+            assert transcript_of(rec, reader)["missing"] == []
+    assert n_old and n_new
