@@ -324,11 +324,17 @@ class H1Transport:
 
     async def get(self, url: str) -> Reply:
         """One GET of `url` (no body), over the same pool."""
-        return await self.post(url, None)
+        origin, head = self._target(url, "GET")
+        return await self._send(origin, head)
 
-    async def post(self, url: str, body: bytes | None) -> Reply:
-        """POST `body` to `url`; `body` None: a GET."""
-        origin, head = self._target(url) if body is not None else self._target(url, "GET")
+    async def post(self, url: str, body: bytes) -> Reply:
+        """POST `body` to `url`."""
+        origin, head = self._target(url)
+        return await self._send(origin, b"%b%d\r\n\r\n%b" % (head, len(body), body))
+
+    async def _send(self, origin: _Origin, request: bytes) -> Reply:
+        """Write one whole `request` to `origin` over an idle connection of its pool (or a new one)
+        and read its reply."""
         async with self._slots:
             conn = None
             idle = origin.idle
@@ -342,7 +348,7 @@ class H1Transport:
                 conn = await self._connect(origin)
                 self._open.add(conn)
             try:
-                reply = await conn.send(head if body is None else b"%b%d\r\n\r\n%b" % (head, len(body), body))
+                reply = await conn.send(request)
             except BaseException:  # failure, timeout, cancellation: the connection is in an unknown state
                 conn.abort()
                 self._open.discard(conn)
