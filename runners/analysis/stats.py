@@ -555,9 +555,7 @@ def rate_interval(
     every episode); by default it is asked here."""
     if value is None:
         return None
-    if binary is ...:
-        binary = binary_rate(episodes, metric_fn, metric) if metric_fn is not None else None
-    b = binary
+    b = (binary_rate(episodes, metric_fn, metric) if metric_fn is not None else None) if binary is ... else binary
     if b is not None:
         if b[1] > n_tasks > 0:  # several trials per task are not independent draws: n = tasks (conservative)
             ci = wilson_interval(n_tasks * value / 100.0, n_tasks, level)

@@ -12,8 +12,8 @@ Each call's prompt is made of fresh dict copies, as a method that rebuilds its m
 Also `line_delta` on four pairs of ~9 KB texts: a text that grew at its end, one whose start
 changed, one changed in the middle, and one wholly new.
 
-Each checkout runs in its own fresh process (`--against DIR`: this checkout and DIR alternate
-over `--repeats` rounds); the medians and their ratio are printed. Results:
+Each checkout runs in its own fresh process (`--against DIR`: this checkout and DIR in `--repeats`
+rounds, alternating which goes first); the medians and their ratio are printed. Results:
 scripts/perf/README.md ("Harness CPU per call, seventh pass").
 """
 
@@ -90,9 +90,9 @@ def main() -> None:
         return
     trees = {"this": str(checkout.REPO)} | ({"against": a.against} if a.against else {})
     got: dict[str, list[dict[str, float]]] = {k: [] for k in trees}
-    for _ in range(a.repeats):
-        for name, path in trees.items():
-            got[name].append(checkout.measure("scripts.perf.encoder", path, ["--episodes", str(a.episodes)]))
+    for r in range(a.repeats):  # alternating which goes first, as `checkout.compare` does
+        for name in list(trees) if r % 2 == 0 else list(reversed(trees)):
+            got[name].append(checkout.measure("scripts.perf.encoder", trees[name], ["--episodes", str(a.episodes)]))
     keys = [k for k in got["this"][0] if k != "harness"]
     print(f"{a.episodes} episodes of 12 Full Context calls; CPU µs, medians of {a.repeats} fresh processes")
     print(f"{'':24}" + "".join(f"{k:>10}" for k in trees) + ("     ratio" if a.against else ""))
