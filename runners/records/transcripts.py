@@ -242,13 +242,20 @@ def lines(text: str) -> list[str]:
     return out
 
 
+_NEAR = 64  # characters compared first: most texts that differ at all differ within them (a new text)
+
+
 def _common_prefix(a: str, b: str) -> int:
-    """How many leading characters `a` and `b` share: one C-level comparison when one is the start
-    of the other (a message that grew), else a binary search that compares only the part not yet
+    """How many leading characters `a` and `b` share, by C-level comparisons: one when one is the
+    start of the other (a message that grew); else a binary search, inside the first `_NEAR`
+    characters when they already differ (a new text), each step comparing only the part not yet
     known to be shared (slices that halve: ~len(b) characters copied in all, not len(b) per step)."""
-    lo, hi = 0, min(len(a), len(b))
-    if a.startswith(b) if hi == len(b) else b.startswith(a):
-        return hi
+    n = min(len(a), len(b))
+    if a.startswith(b) if n == len(b) else b.startswith(a):
+        return n
+    lo, hi = 0, n - 1  # a[:lo] == b[:lo]; the answer is in [lo, hi]
+    if hi > _NEAR and not a.startswith(b[:_NEAR]):
+        hi = _NEAR - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if a.startswith(b[lo:mid], lo):
@@ -260,10 +267,13 @@ def _common_prefix(a: str, b: str) -> int:
 
 def _common_suffix(a: str, b: str) -> int:
     """How many trailing characters `a` and `b` share (as `_common_prefix`, from the end)."""
-    lo, hi = 0, min(len(a), len(b))
-    if a.endswith(b) if hi == len(b) else b.endswith(a):
-        return hi
     la, lb = len(a), len(b)
+    n = min(la, lb)
+    if a.endswith(b) if n == lb else b.endswith(a):
+        return n
+    lo, hi = 0, n - 1
+    if hi > _NEAR and not a.endswith(b[lb - _NEAR :]):
+        hi = _NEAR - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if a.endswith(b[lb - mid : lb - lo], 0, la - lo):

@@ -542,10 +542,11 @@ def test_line_delta_is_the_line_by_line_comparison(head, middle, tail):
 
 
 @settings(max_examples=2000, deadline=None)
-@given(st.text(alphabet="ab", max_size=40), st.text(alphabet="ab", max_size=40), st.text(alphabet="ab", max_size=40))
+@given(st.text(alphabet="ab", max_size=150), st.text(alphabet="ab", max_size=40), st.text(alphabet="ab", max_size=40))
 def test_common_prefix_and_suffix_are_the_character_by_character_counts(head, a, b):
-    """The binary searches (C-level comparisons of halves) count what a character-by-character
-    walk counts (texts sharing a start, an end, both or nothing)."""
+    """The binary searches (C-level comparisons of halves, first inside the leading or trailing
+    `_NEAR` = 64 characters) count what a character-by-character walk counts (texts sharing a start,
+    an end, both or nothing; shared runs shorter and longer than 64)."""
     from runners.records.transcripts import _common_prefix, _common_suffix
 
     def walk(x, y):
@@ -557,6 +558,18 @@ def test_common_prefix_and_suffix_are_the_character_by_character_counts(head, a,
     for x, y in ((head + a, head + b), (a + head, b + head), (a, b), (head, head + a), (a + head, head)):
         assert _common_prefix(x, y) == walk(x, y), (x, y)
         assert _common_suffix(x, y) == walk(x[::-1], y[::-1]), (x, y)
+
+
+def test_common_prefix_and_suffix_at_the_edges_of_the_first_comparison():
+    """Shared runs of every length around `_NEAR` (the first comparison's 64 characters) and the
+    halving's powers of two, in texts longer than the run and of unequal lengths."""
+    from runners.records.transcripts import _NEAR, _common_prefix, _common_suffix
+
+    for n in sorted({0, 1, 2, *range(_NEAR - 3, _NEAR + 4), 127, 128, 129, 255, 256, 257}):
+        for rest_a, rest_b in (("x" * 300, "y" * 300), ("x" * 300, "y" * 70), ("xy" * 40, "z")):
+            shared = "".join("ab"[(i * 7) % 3 % 2] for i in range(n))
+            assert _common_prefix(shared + rest_a, shared + rest_b) == n, (n, len(rest_a), len(rest_b))
+            assert _common_suffix(rest_a + shared, rest_b + shared) == n, (n, len(rest_a), len(rest_b))
 
 
 def test_a_message_the_caller_edits_after_the_call_keeps_its_transcript(tmp_path):
