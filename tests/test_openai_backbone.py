@@ -798,7 +798,7 @@ async def test_an_error_body_is_redacted_before_it_is_cut_short():
     with FakeOpenAI() as s:
         b = make(s)
 
-        async def post(_body):  # a 401 whose body echoes the header after 480 characters of filler
+        async def post(_body, _loop=None):  # a 401 whose body echoes the header after 480 characters of filler
             return Reply(401, {}, ("x" * 480 + enc + " more").encode())
 
         b._post = post  # type: ignore[method-assign]
@@ -1308,7 +1308,7 @@ async def test_deadlines_keep_one_timer_and_little_else_and_come_on_time():
 
     async def one():
         loops.append(weakref.ref(asyncio.get_running_loop()))
-        return await bb._deadlines_here().run(asyncio.sleep(0, "done"))
+        return await bb._deadlines_here(asyncio.get_running_loop()).run(asyncio.sleep(0, "done"))
 
     assert await asyncio.to_thread(asyncio.run, one()) == "done"  # a loop of its own, closed
     gc.collect()

@@ -98,9 +98,11 @@ _SEMAPHORES: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asy
 )
 
 
-def endpoint_semaphore(base_url: str, size: int) -> asyncio.Semaphore:
-    """The in-flight bound of `base_url` in the running loop (created with `size` on first use)."""
-    per_loop = _SEMAPHORES.setdefault(asyncio.get_running_loop(), {})
+def endpoint_semaphore(base_url: str, size: int, loop: asyncio.AbstractEventLoop | None = None) -> asyncio.Semaphore:
+    """The in-flight bound of `base_url` in the running loop (created with `size` on first use).
+    `loop`: the running loop, when the caller has it (Python 3.11's `get_running_loop` is a
+    `getpid` system call each time, to notice a fork)."""
+    per_loop = _SEMAPHORES.setdefault(loop or asyncio.get_running_loop(), {})
     if base_url not in per_loop:
         per_loop[base_url] = asyncio.Semaphore(size)
     return per_loop[base_url]
@@ -136,9 +138,10 @@ class Deadlines:
         self._done = 0  # entries of `_due` done, not yet dropped (one running before them)
         self._armed = False  # a timer is set (its handle is not kept: it holds the loop)
 
-    async def run(self, request: typing.Awaitable[T]) -> T:
-        """`await request`, ended by the deadline as `async with asyncio.timeout(timeout_s)` ends it."""
-        d = self.enter()
+    async def run(self, request: typing.Awaitable[T], loop: asyncio.AbstractEventLoop | None = None) -> T:
+        """`await request`, ended by the deadline as `async with asyncio.timeout(timeout_s)` ends it
+        (`loop`: the running loop, when the caller has it)."""
+        d = self.enter(loop)
         try:
             out = await request
         except asyncio.CancelledError as e:
@@ -151,8 +154,8 @@ class Deadlines:
         self.exit(d)
         return out
 
-    def enter(self) -> _Deadline:
-        loop = asyncio.get_running_loop()
+    def enter(self, loop: asyncio.AbstractEventLoop | None = None) -> _Deadline:
+        loop = loop or asyncio.get_running_loop()
         task = asyncio.current_task(loop)
         if task is None:
             raise RuntimeError("a request's deadline needs a task")
@@ -729,17 +732,17 @@ class OpenAIBackbone(Backbone):
         limits = [v for src in (sampling, self.sampling) for k in TOKEN_LIMIT_KEYS if isinstance(v := src.get(k), int)]
         return usage_bounds(len(body), limits[0] if limits else None)
 
-    def _deadlines_here(self) -> Deadlines:
-        """This loop's `Deadlines` of this backbone's requests (a new one when `timeout_s` changed)."""
-        loop = asyncio.get_running_loop()
+    def _deadlines_here(self, loop: asyncio.AbstractEventLoop) -> Deadlines:
+        """`loop`'s `Deadlines` of this backbone's requests (a new one when `timeout_s` changed)."""
         d = self._deadlines.get(loop)
         if d is None or d.timeout_s != self.timeout_s:
             d = self._deadlines[loop] = Deadlines(self.timeout_s)
         return d
 
-    def _transport(self) -> "Transport":
-        """This loop's HTTP transport (created on first use inside the loop)."""
-        loop = asyncio.get_running_loop()
+    def _transport(self, loop: asyncio.AbstractEventLoop | None = None) -> "Transport":
+        """This loop's HTTP transport (created on first use inside the loop; `loop`: the running
+        loop, when the caller has it)."""
+        loop = loop or asyncio.get_running_loop()
         t = self._transports.get(loop)
         if t is None:
             headers = {"Content-Type": "application/json", **self.auth_headers()}
@@ -782,7 +785,7 @@ class OpenAIBackbone(Backbone):
         return self._rng.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**n))
 
     # -------------------------------------------------------------------- one attempt
-    async def _post(self, body: bytes) -> Reply:
+    async def _post(self, body: bytes, loop: asyncio.AbstractEventLoop | None = None) -> Reply:
         """POST `body` to the endpoint, following redirects (the body re-sent as it is) to the same
         host, except a 303 (refused: it says the answer is elsewhere, to be fetched, and the POST may
         already have been processed); a redirect to another host is refused (fatal) unless
@@ -792,7 +795,7 @@ class OpenAIBackbone(Backbone):
 
         url = self._url
         for _ in range(MAX_REDIRECTS + 1):
-            resp = await self._transport().post(url, body)
+            resp = await self._transport(loop).post(url, body)
             location = resp.headers.get("location") if resp.status in REDIRECTS else None
             if not location:
                 return resp
@@ -821,10 +824,12 @@ class OpenAIBackbone(Backbone):
     async def _attempt(self, body: bytes) -> tuple[dict[str, Any], float, bool]:
         """(the reply's JSON, latency, whether it may hold lone surrogates: only a body the standard
         library had to read, because orjson refuses `\\ud800`-style escapes of lone surrogates)."""
+        loop = asyncio.get_running_loop()  # once: each `get_running_loop` is a system call (`getpid`) in 3.11
         try:
-            async with endpoint_semaphore(self.base_url, self.max_inflight):
+            async with endpoint_semaphore(self.base_url, self.max_inflight, loop):
                 t0 = time.perf_counter()  # latency excludes queueing for the in-flight bound
-                resp = await self._deadlines_here().run(self._post(body))  # total deadline, beside the client's own
+                # total deadline, beside the client's own
+                resp = await self._deadlines_here(loop).run(self._post(body, loop), loop)
                 latency = time.perf_counter() - t0
         except TimeoutError:
             raise _Retry(f"timeout after {self.timeout_s:g}s") from None

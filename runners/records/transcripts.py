@@ -306,15 +306,18 @@ def line_delta(a: str, b: str) -> tuple[int, int, str]:
     return pre, suf, br[: len(br) - keep]
 
 
-def make_delta(base: dict[str, Any], new: dict[str, Any]) -> bytes | None:
-    """`new` as lines kept from `base`'s start and end plus new lines, or None when not worth it."""
+def make_delta(base: dict[str, Any], new: dict[str, Any], text: bool = False) -> bytes | None:
+    """`new` as lines kept from `base`'s start and end plus new lines, or None when not worth it.
+    `text`: `new` holds only `str` keys and values (`_text_only`), so the delta is plain JSON and
+    `canonical`'s walk is skipped (the same bytes)."""
     a, b = base.get("content"), new.get("content")
     if not isinstance(a, str) or not isinstance(b, str):
         return None
     pre, suf, middle = line_delta(a, b)
     if len(middle) * 2 > len(b):
         return None  # mostly new text: store it whole
-    return canonical({"m": {k: v for k, v in new.items() if k != "content"}, "p": pre, "s": suf, "x": middle})
+    delta = {"m": {k: v for k, v in new.items() if k != "content"}, "p": pre, "s": suf, "x": middle}
+    return _canonical_plain(delta) if text else canonical(delta)
 
 
 def _json(data: bytes) -> Any:
@@ -389,7 +392,7 @@ class Encoder:
             return h
         self._seen.add(h)
         if base is not None and m.get("role") == base[1].get("role") and self._depth.get(base[0], 0) < MAX_DELTA_DEPTH:
-            delta = make_delta(base[1], m)
+            delta = make_delta(base[1], m, text)
             if delta is not None:
                 pending.blobs[h] = (base[0], delta)
                 self._depth[h] = self._depth.get(base[0], 0) + 1

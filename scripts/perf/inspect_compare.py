@@ -492,20 +492,23 @@ def check_inspect_log(venv: Path, out: Path, episodes: int) -> None:
         )
 
 
-def check_harness_cell(out: Path, episodes: int) -> None:
-    """The cell finished (DONE) with every episode ok, and its transcripts hold every call."""
+def check_harness_cell(out: Path, episodes: int, transcripts: bool = True) -> None:
+    """The cell finished (DONE) with every episode ok, and its transcripts hold every call
+    (`transcripts=False`: a run with `runner.transcripts=false`, whose calls have none)."""
     from runners.records.results import open_experiment
 
     from runners.records.store import shard_dirs
 
     (cell,) = open_experiment(out / "inspect_compare").cells
     eps = cell.episodes()
-    calls = sum(1 for e in eps for c in e.calls() if c.has_transcript and c.messages and c.text)
+    if transcripts:
+        calls = sum(1 for e in eps for c in e.calls() if c.has_transcript and c.messages and c.text)
+    else:
+        calls = sum(1 for e in eps for c in e.calls() if not c.has_transcript)
     stores = shard_dirs(cell.dir) or [cell.dir]  # runner.processes=N: one store per worker, read as one cell
     if not all((d / "DONE").exists() for d in stores) or len(eps) != episodes or calls != episodes * CALLS_PER_EPISODE:
-        raise RuntimeError(
-            f"harness cell {cell.dir}: {len(eps)} episodes of {episodes}, {calls} calls with their transcript"
-        )
+        kind = "with their transcript" if transcripts else "without a transcript"
+        raise RuntimeError(f"harness cell {cell.dir}: {len(eps)} episodes of {episodes}, {calls} calls {kind}")
 
 
 # ----------------------------------------------------------------------------- report

@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> None:
         nargs="+",
         metavar="KEY=VALUE",
         help="also run this checkout with these sweep overrides (e.g. "
-        "runner.compact_records=false), in the same rounds: what a part of the tail costs",
+        "runner.compact_records=false, runner.transcripts=false), in the same rounds: what a part costs",
     )
     a = ap.parse_args(argv)
     codes = (
@@ -75,7 +75,11 @@ def main(argv: list[str] | None = None) -> None:
                         {**env, "PYTHONPATH": str(codes[label])},
                         cwd=codes[label],
                     )
-                    check_harness_cell(out, a.episodes)
+                    check_harness_cell(
+                        out,
+                        a.episodes,
+                        transcripts=not (label == "variant" and "runner.transcripts=false" in a.variant),
+                    )
                     window = a.episodes / r.rate
                     tail = r.wall_s - r.first_request_s - window
                     row = {

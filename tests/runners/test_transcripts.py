@@ -698,3 +698,21 @@ def test_payloads_shared_across_episodes_are_stored_once_while_remembered(tmp_pa
             assert msgs[0] == json.loads(system) and msgs == reader.messages(c["prompt"])
             assert view.text(c["reply"]).startswith(f"episode {r['task_id'][1:]} reply {len(msgs)} ")
     assert reader.text("ab" * 16) == rare.decode()
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.text(max_size=60),
+    st.text(max_size=20),
+    st.dictionaries(st.sampled_from(["name", "tool_call_id", "ü", "\ud800"]), st.text(max_size=8), max_size=2),
+)
+def test_a_text_only_delta_has_the_bytes_of_the_general_one(head, grown, extra):
+    """`make_delta(..., text=True)` (a message of `str` keys and values only, the encoder's usual
+    case) skips `canonical`'s walk: its bytes are those of the general path, with non-ASCII
+    text, lone surrogates (the standard library's fallback) and extra keys."""
+    from runners.records.transcripts import _text_only, make_delta
+
+    base = {"role": "user", "content": head + "\n"}
+    new = {"role": "user", "content": head + "\n" + grown, **extra}
+    assert _text_only(new) is not None
+    assert make_delta(base, new, text=True) == make_delta(base, new)
