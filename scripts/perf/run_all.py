@@ -4,7 +4,7 @@ at the time, and the goals of the whole-process benchmarks beside their last mea
 scripts/perf/README.md, with the command, load and date). Not run here: `inspect_compare` (it
 makes its own inspect_ai venv, a download, and runs ~5 minutes), nor the whole-process ones that
 run minutes each (`tail`, `processes`, `analysis`, `report_load`, `resume`, `compact_levels`,
-`profile_sweep`, `real_experiment`): run those on their own."""
+`profile_sweep`, `real_experiment`, `insitu`): run those on their own."""
 
 import contextlib
 import importlib

@@ -1,0 +1,166 @@
+"""What named functions cost inside the real sweep process:
+`python -m scripts.perf.insitu [--episodes 1024] [--concurrency 128] [--wrap MODULE:QUALNAME ...]`.
+
+`tail`'s workload (Full Context, 12-call memoryarena_math-shaped episodes, transcripts on, one
+cell) run once as a user runs it (`runners.sweep` against the loopback endpoint, 100 ms per
+call), with each `--wrap` function (`runners.records.transcripts:Encoder.messages`,
+`asyncio.selector_events:_SelectorSocketTransport.write`, a module-level function as
+`module:name`) wrapped in the sweep process by a `sitecustomize` this script writes to a
+temporary directory: the calling thread's CPU time (`time.thread_time_ns`) inside it, summed. It
+prints, per function, how often it ran, its CPU per run and per model call, beside the whole
+process's CPU per call (first request to exit, as `tail` counts it). What the same code costs in a
+micro-benchmark (warm caches, nothing else running) is often a half or a third of what it costs
+here, between the rest of a call's work: this is the figure to compare with `tail`'s.
+
+A function that calls another wrapped one counts the inner one's time too; the wrapper adds ~0.2 µs
+a run (two clock reads). Module-level functions are replaced in their module, so calls that look
+them up there are timed (not a name imported elsewhere before the wrap).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+import textwrap
+from pathlib import Path
+
+from scripts.perf.inspect_compare import (
+    CALLS_PER_EPISODE,
+    REPO,
+    ShapedEndpoint,
+    check_harness_cell,
+    harness_cmd,
+    run_one,
+    workload,
+)
+
+DEFAULT_WRAPS = (
+    "runners.records.transcripts:Encoder.messages",
+    "runners.records.transcripts:TranscriptStore.put_many",
+    "runners.episode:RecordingBackbone._log",
+    "asyncio.selector_events:_SelectorSocketTransport.write",
+)
+
+# Written as the sweep process's sitecustomize: wraps the targets as soon as their modules have
+# them (an import hook, removed once all are wrapped), writes the sums as JSON at exit.
+HOOK = textwrap.dedent(
+    """
+    import atexit, builtins, json, os, sys, time
+
+    _targets = [t for t in os.environ["INSITU_WRAP"].split(";") if t]
+    _sums = {t: [0, 0] for t in _targets}
+    _left = set(_targets)
+    _import = builtins.__import__
+
+    def _wrap(owner, name, key):
+        f = getattr(owner, name)
+        acc = _sums[key]
+        clock = time.thread_time_ns
+
+        def timed(*a, **k):
+            t = clock()
+            try:
+                return f(*a, **k)
+            finally:
+                acc[0] += clock() - t
+                acc[1] += 1
+
+        setattr(owner, name, timed)
+
+    def _try():
+        for t in list(_left):
+            mod, _, qual = t.partition(":")
+            owner = sys.modules.get(mod)
+            *path, name = qual.split(".")
+            try:
+                for p in path:
+                    owner = getattr(owner, p)
+                getattr(owner, name)
+            except AttributeError:  # not imported yet, or half-imported
+                continue
+            _wrap(owner, name, t)
+            _left.discard(t)
+        if not _left:
+            builtins.__import__ = _import
+
+    def _hook(*a, **k):
+        m = _import(*a, **k)
+        _try()
+        return m
+
+    builtins.__import__ = _hook
+    _try()
+
+    def _dump():
+        if os.environ.get("INSITU_OUT") and sys.argv and sys.argv[0].endswith("sweep.py"):
+            with open(os.environ["INSITU_OUT"], "w") as f:
+                json.dump({"sums": _sums, "unwrapped": sorted(_left)}, f)
+
+    atexit.register(_dump)
+    """
+)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--episodes", type=int, default=1024)
+    ap.add_argument("--concurrency", type=int, default=128)
+    ap.add_argument("--latency", type=float, default=0.1)
+    ap.add_argument("--wrap", nargs="+", default=list(DEFAULT_WRAPS), metavar="MODULE:QUALNAME")
+    ap.add_argument("--json", action="store_true", help="print one JSON line instead of the table")
+    a = ap.parse_args(argv)
+    for t in a.wrap:
+        if ":" not in t:
+            ap.error(f"--wrap {t!r}: write MODULE:QUALNAME, e.g. runners.records.transcripts:Encoder.messages")
+    w = workload(a.episodes, 3000)
+    root = Path(tempfile.mkdtemp(prefix="perf-insitu-"))
+    try:
+        hook = root / "hook"
+        hook.mkdir()
+        (hook / "sitecustomize.py").write_text(HOOK)
+        data_dir = root / "data"
+        (data_dir / "formal_reasoning_math").mkdir(parents=True)
+        (data_dir / "formal_reasoning_math" / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in w["rows"]))
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_"))}
+        env.update(
+            PYTHONPATH=f"{hook}{os.pathsep}{REPO}", INSITU_WRAP=";".join(a.wrap), INSITU_OUT=str(root / "sums.json")
+        )
+        out = root / "run"
+        with ShapedEndpoint(w, a.latency, 1500) as ep:
+            r = run_one(
+                ep,
+                "harness",
+                harness_cmd(ep.base_url, data_dir, out, a.concurrency, a.episodes),
+                out,
+                a.concurrency,
+                a.episodes,
+                env,
+            )
+        check_harness_cell(out, a.episodes)
+        got = json.loads((root / "sums.json").read_text())
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    calls = a.episodes * CALLS_PER_EPISODE
+    rows = {
+        t: {"runs": n, "us_each": ns / n / 1e3 if n else 0.0, "us_per_call": ns / calls / 1e3}
+        for t, (ns, n) in got["sums"].items()
+    }
+    if a.json:
+        print(json.dumps({"cpu_per_call_us": r.cpu_ms * 1000, "calls": calls, "wrapped": rows, **got}))
+        return
+    print(
+        f"{a.episodes} episodes, {a.concurrency} in flight, {calls} calls; whole process "
+        f"{r.cpu_ms * 1000:.0f} µs CPU per call (first request to exit); load {r.load_start:.2f} → {r.load_end:.2f}"
+    )
+    print(f"{'µs per call':>12} {'µs each':>9} {'runs':>8}  function (the calling thread's CPU inside it)")
+    for t, row in sorted(rows.items(), key=lambda kv: -kv[1]["us_per_call"]):
+        print(f"{row['us_per_call']:>12.1f} {row['us_each']:>9.1f} {row['runs']:>8}  {t}")
+    for t in got["unwrapped"]:
+        print(f"  not found in the sweep process (never imported, or a wrong name): {t}")
+
+
+if __name__ == "__main__":
+    main()
