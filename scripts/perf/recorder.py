@@ -106,7 +106,7 @@ def in_process_backbone(post: Any, sampling: dict[str, Any], max_inflight: int) 
         max_inflight=max_inflight,
     )
     transport = InProcess(post)
-    bb._transport = lambda: transport  # type: ignore[method-assign]  # the in-process stand-in
+    bb._transport = lambda loop=None: transport  # type: ignore[method-assign]  # the in-process stand-in
     return bb
 
 
