@@ -26,7 +26,8 @@ def test_insitu_counts_every_run_of_a_wrapped_function_in_the_sweep_process():
             "runners.records.transcripts:Encoder.messages",  # a method, once per model call
             "runners.records.store:CellStore._line",  # once per episode
             "runners.records.transcripts:digest",  # a module-level function
-            "no.such.module:f",
+            "no.such.module:f",  # never imported
+            "runners.records.transcripts:Encoder.nope",  # imported whole, without such a name
         ],
         cwd=REPO,
         capture_output=True,
@@ -41,8 +42,9 @@ def test_insitu_counts_every_run_of_a_wrapped_function_in_the_sweep_process():
     assert w["runners.records.transcripts:Encoder.messages"]["runs"] == calls
     assert w["runners.records.store:CellStore._line"]["runs"] == episodes
     assert w["runners.records.transcripts:digest"]["runs"] >= calls  # at least the reply of every call
-    assert all(w[t]["us_each"] > 0 for t in w if t != "no.such.module:f")
-    assert got["unwrapped"] == ["no.such.module:f"] and w["no.such.module:f"]["runs"] == 0
+    missing = ["no.such.module:f", "runners.records.transcripts:Encoder.nope"]
+    assert all(w[t]["us_each"] > 0 for t in w if t not in missing)
+    assert got["unwrapped"] == missing and all(w[t]["runs"] == 0 for t in missing)
 
 
 def test_insitu_refuses_a_target_without_its_module():

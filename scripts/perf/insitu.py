@@ -53,6 +53,7 @@ HOOK = textwrap.dedent(
     _targets = [t for t in os.environ["INSITU_WRAP"].split(";") if t]
     _sums = {t: [0, 0] for t in _targets}
     _left = set(_targets)
+    _missing = set()
     _import = builtins.__import__
 
     def _wrap(owner, name, key):
@@ -75,12 +76,17 @@ HOOK = textwrap.dedent(
             mod, _, qual = t.partition(":")
             owner = sys.modules.get(mod)
             *path, name = qual.split(".")
+            if owner is None:  # not imported yet
+                continue
             try:
                 for p in path:
                     owner = getattr(owner, p)
                 getattr(owner, name)
-            except AttributeError:  # not imported yet, or half-imported
-                continue
+            except AttributeError:
+                if not getattr(getattr(sys.modules[mod], "__spec__", None), "_initializing", False):
+                    _left.discard(t)  # the module is whole and has no such name: reported unwrapped
+                    _missing.add(t)
+                continue  # else half-imported: looked for again at the next import
             _wrap(owner, name, t)
             _left.discard(t)
         if not _left:
@@ -97,7 +103,7 @@ HOOK = textwrap.dedent(
     def _dump():
         if os.environ.get("INSITU_OUT") and sys.argv and sys.argv[0].endswith("sweep.py"):
             with open(os.environ["INSITU_OUT"], "w") as f:
-                json.dump({"sums": _sums, "unwrapped": sorted(_left)}, f)
+                json.dump({"sums": _sums, "unwrapped": sorted(_left | _missing)}, f)
 
     atexit.register(_dump)
     """

@@ -17,12 +17,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import tempfile
 from pathlib import Path
 
 from scripts.perf.inspect_compare import REPO, ShapedEndpoint, check_harness_cell, harness_cmd, run_one, workload
+
+
+_TRANSCRIPTS_OFF = re.compile(r"\+{0,2}runner\.transcripts=(?i:false|no|off|0)")  # a variant without transcripts
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -78,7 +82,7 @@ def main(argv: list[str] | None = None) -> None:
                     check_harness_cell(
                         out,
                         a.episodes,
-                        transcripts=not (label == "variant" and "runner.transcripts=false" in a.variant),
+                        transcripts=not (label == "variant" and any(map(_TRANSCRIPTS_OFF.fullmatch, a.variant))),
                     )
                     window = a.episodes / r.rate
                     tail = r.wall_s - r.first_request_s - window
