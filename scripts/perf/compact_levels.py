@@ -18,7 +18,6 @@ scripts/perf/README.md ("Harness CPU per call").
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -30,9 +29,11 @@ from scripts.perf.inspect_compare import (
     ShapedEndpoint,
     check_harness_cell,
     harness_cmd,
+    harness_env,
     run_one,
     storage_kinds,
     workload,
+    write_workload,
 )
 
 
@@ -47,10 +48,8 @@ def main(argv: list[str] | None = None) -> None:
     n_rows = max(a.episodes, a.storage_episodes)
     w = workload(n_rows, 3000)
     root = Path(tempfile.mkdtemp(prefix="perf-compact-"))
-    data_dir = root / "data"
-    (data_dir / "formal_reasoning_math").mkdir(parents=True)
-    (data_dir / "formal_reasoning_math" / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in w["rows"]))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_"))}
+    data_dir = write_workload(root / "data", w["rows"])
+    env = harness_env()
     env["PYTHONPATH"] = str(REPO)
     storage: dict[int, list[dict[str, int]]] = {lv: [] for lv in a.levels}
     cpu: dict[int, list[float]] = {lv: [] for lv in a.levels}
@@ -59,12 +58,12 @@ def main(argv: list[str] | None = None) -> None:
         with ShapedEndpoint(w, 0.1, 1500) as ep:
             for rnd in range(a.rounds):
                 for lv in a.levels if rnd % 2 == 0 else a.levels[::-1]:
-                    for n, conc in ((a.storage_episodes, 32), (a.episodes, a.concurrency)):
-                        out = root / f"r{rnd}-{lv}-{n}"
+                    for kind, n, conc in (("storage", a.storage_episodes, 32), ("cpu", a.episodes, a.concurrency)):
+                        out = root / f"r{rnd}-{lv}-{kind}"
                         cmd = harness_cmd(ep.base_url, data_dir, out, conc, n) + [f"runner.compact_level={lv}"]
                         r = run_one(ep, "harness", cmd, out, conc, n, env, cwd=REPO)
                         check_harness_cell(out, n)
-                        if n == a.storage_episodes:
+                        if kind == "storage":  # (not told apart by size: the two counts may be equal)
                             storage[lv].append(storage_kinds(r.storage))
                         else:
                             cpu[lv].append(r.cpu_ms)

@@ -33,8 +33,10 @@ from scripts.perf.inspect_compare import (
     ShapedEndpoint,
     check_harness_cell,
     harness_cmd,
+    harness_env,
     run_one,
     workload,
+    write_workload,
 )
 
 DEFAULT_WRAPS = (
@@ -127,10 +129,8 @@ def main(argv: list[str] | None = None) -> None:
         hook = root / "hook"
         hook.mkdir()
         (hook / "sitecustomize.py").write_text(HOOK)
-        data_dir = root / "data"
-        (data_dir / "formal_reasoning_math").mkdir(parents=True)
-        (data_dir / "formal_reasoning_math" / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in w["rows"]))
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_"))}
+        data_dir = write_workload(root / "data", w["rows"])
+        env = harness_env()
         env.update(
             PYTHONPATH=f"{hook}{os.pathsep}{REPO}", INSITU_WRAP=";".join(a.wrap), INSITU_OUT=str(root / "sums.json")
         )

@@ -197,6 +197,19 @@ def workload(n_tasks: int, background_chars: int) -> dict[str, Any]:
     }
 
 
+def write_workload(data_dir: Path, rows: list[dict[str, Any]]) -> Path:
+    """`rows` (a `workload`'s) as the memoryarena_math data the sweep reads with
+    `benchmark.params.data_dir=<data_dir>`; returns `data_dir`."""
+    (data_dir / "formal_reasoning_math").mkdir(parents=True, exist_ok=True)
+    (data_dir / "formal_reasoning_math" / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return data_dir
+
+
+def harness_env() -> dict[str, str]:
+    """This environment without `OPENAI_*` / `INSPECT_*` variables (the benchmarks' runs name their endpoint)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_"))}
+
+
 # ----------------------------------------------------------------------------- the endpoint
 def _h(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
@@ -653,13 +666,11 @@ def main() -> None:
     w = workload(most, a.background_chars)
     root = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="inspect-compare-"))
     root.mkdir(parents=True, exist_ok=True)
-    data_dir = root / "data"
-    (data_dir / "formal_reasoning_math").mkdir(parents=True, exist_ok=True)
-    (data_dir / "formal_reasoning_math" / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in w["rows"]))
+    data_dir = write_workload(root / "data", w["rows"])
     shutil.copy(TASK_FILE, root / TASK_FILE.name)  # inspect takes a path relative to its working directory
     wfile = root / "workload.json"
     wfile.write_text(json.dumps({k: v for k, v in w.items() if k != "rows"}))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_"))}
+    env = harness_env()
     env_inspect = {**env, "OPENAI_API_KEY": "EMPTY"}
     print(
         f"endpoint latency {a.latency * 1000:.0f} ms; {CALLS_PER_EPISODE} calls per episode; medians of {a.repeats}; "

@@ -43,7 +43,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scripts.perf.inspect_compare import CALLS_PER_EPISODE, LAUNCH, REPO, check_harness_cell, harness_cmd, workload
+from scripts.perf.inspect_compare import (
+    CALLS_PER_EPISODE,
+    LAUNCH,
+    REPO,
+    check_harness_cell,
+    harness_cmd,
+    harness_env,
+    workload,
+    write_workload,
+)
 
 
 def finite_bound(spec: str, n: int, episodes: int, runs: int = 20) -> float:
@@ -138,7 +147,7 @@ class Endpoint:
 def run_one(ep: Endpoint, data_dir: Path, out: Path, level: int, episodes: int, procs: int) -> dict[str, float]:
     cmd = harness_cmd(ep.url, data_dir, out, level, episodes) + [f"runner.processes={procs}"]
     pid_file = out.parent / f"{out.name}.pid"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_"))}
+    env = harness_env()
     ep.reset()
     t0 = time.monotonic()
     with open(out.parent / f"{out.name}.log", "wb") as fh:
@@ -186,10 +195,7 @@ def main(argv: list[str] | None = None) -> None:
     most = int(max(a.levels) * a.episodes_per_slot)
     _, mean = latency_fn(a.latency)
     root = Path(tempfile.mkdtemp(prefix="perf-procs-"))
-    data_dir = root / "data"
-    (data_dir / "formal_reasoning_math").mkdir(parents=True)
-    rows = workload(most, 3000)["rows"]
-    (data_dir / "formal_reasoning_math" / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data_dir = write_workload(root / "data", workload(most, 3000)["rows"])
     print(
         f"levels {a.levels}, processes {a.processes}, latency {a.latency} (mean {mean:.3f} s), "
         f"{a.episodes_per_slot:g} episodes per slot; {os.cpu_count()} cores; load average before {os.getloadavg()}",

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import linecache
 import os
 import re
@@ -31,7 +30,16 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
-from scripts.perf.inspect_compare import REPO, ShapedEndpoint, check_harness_cell, harness_cmd, run_one, workload
+from scripts.perf.inspect_compare import (
+    REPO,
+    ShapedEndpoint,
+    check_harness_cell,
+    harness_cmd,
+    harness_env,
+    run_one,
+    workload,
+    write_workload,
+)
 
 PROJECT = ("runners", "kit", "baselines", "benchmarks", "flowstate", "pos")
 ASYNC = (
@@ -132,10 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     w = workload(a.episodes, 3000)
     root = Path(tempfile.mkdtemp(prefix="perf-profile-"))
     raw = a.raw or root / "py-spy.txt"
-    data_dir = root / "data"
-    (data_dir / "formal_reasoning_math").mkdir(parents=True)
-    (data_dir / "formal_reasoning_math" / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in w["rows"]))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_"))}
+    data_dir = write_workload(root / "data", w["rows"])
+    env = harness_env()
     env["PYTHONPATH"] = str(harness)
     print(f"load average before {os.getloadavg()}", flush=True)
     try:

@@ -14,7 +14,6 @@ size). An experiment already under `DIR/exp<N>` is reused.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import tempfile
@@ -23,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scripts.perf.inspect_compare import REPO, ShapedEndpoint, harness_cmd, workload
+from scripts.perf.inspect_compare import REPO, ShapedEndpoint, harness_cmd, harness_env, workload, write_workload
 
 EXPERIMENT = "inspect_compare"  # the experiment name harness_cmd gives
 
@@ -47,10 +46,8 @@ def real_experiment(root: Path, n: int, concurrency: int = 256, code: Path = REP
     if any((d / "DONE").exists() for d in exp.glob("*__*")) and (exp / "tables").is_dir():
         return exp
     w = workload(n // trials, 3000)
-    data = Path(root) / (f"data{n}" if trials == 1 else f"data{n}x{trials}")
-    (data / "formal_reasoning_math").mkdir(parents=True, exist_ok=True)
-    (data / "formal_reasoning_math" / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in w["rows"]))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_"))}
+    data = write_workload(Path(root) / (f"data{n}" if trials == 1 else f"data{n}x{trials}"), w["rows"])
+    env = harness_env()
     env["PYTHONPATH"] = str(code)
     t0 = time.perf_counter()
     peak = [0]

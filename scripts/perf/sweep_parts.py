@@ -189,7 +189,13 @@ def stand_in(w: dict[str, Any], latency: float, clock: Clock) -> Any:
 def child(variant: str, episodes: int, concurrency: int, latency: float, profile: Path | None = None) -> dict[str, Any]:
     """One variant in this process: µs per call in total and per part (with `profile`, every
     thread's cProfile statistics are written there instead: the figures then include its cost)."""
-    from scripts.perf.inspect_compare import CALLS_PER_EPISODE, check_harness_cell, harness_cmd, workload
+    from scripts.perf.inspect_compare import (
+        CALLS_PER_EPISODE,
+        check_harness_cell,
+        harness_cmd,
+        workload,
+        write_workload,
+    )
 
     clock = Clock()
     clock.profile_dir = profile
@@ -198,9 +204,7 @@ def child(variant: str, episodes: int, concurrency: int, latency: float, profile
     root = Path(tempfile.mkdtemp(prefix="perf-sweep-parts-"))
     calls = episodes * CALLS_PER_EPISODE
     try:
-        data_dir = root / "data"
-        (data_dir / "formal_reasoning_math").mkdir(parents=True)
-        (data_dir / "formal_reasoning_math" / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in w["rows"]))
+        data_dir = write_workload(root / "data", w["rows"])
         post = stand_in(w, latency, clock)
         if variant.startswith("episode_path"):
             from scripts.perf import episode_path

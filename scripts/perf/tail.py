@@ -15,7 +15,6 @@ another checkout runs the same episodes in the same rounds (order alternating). 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -23,7 +22,16 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from scripts.perf.inspect_compare import REPO, ShapedEndpoint, check_harness_cell, harness_cmd, run_one, workload
+from scripts.perf.inspect_compare import (
+    REPO,
+    ShapedEndpoint,
+    check_harness_cell,
+    harness_cmd,
+    harness_env,
+    run_one,
+    workload,
+    write_workload,
+)
 
 
 _TRANSCRIPTS_OFF = re.compile(r"\+{0,2}runner\.transcripts=(?i:false|no|off|0)")  # a variant without transcripts
@@ -51,10 +59,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     w = workload(a.episodes, 3000)
     root = Path(tempfile.mkdtemp(prefix="perf-tail-"))
-    data_dir = root / "data"
-    (data_dir / "formal_reasoning_math").mkdir(parents=True)
-    (data_dir / "formal_reasoning_math" / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in w["rows"]))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_"))}
+    data_dir = write_workload(root / "data", w["rows"])
+    env = harness_env()
     rows: dict[str, list[dict[str, float]]] = {label: [] for label in codes}
     print(
         f"{a.episodes} episodes, {a.concurrency} in flight, {a.latency * 1000:.0f} ms per call; "

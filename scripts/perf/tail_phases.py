@@ -11,7 +11,6 @@ summary, `atexit` and the process's end. The sweep runs under a small wrapper (t
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -75,15 +74,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--latency", type=float, default=0.1)
     ap.add_argument("--code", type=Path, default=REPO, help="the checkout whose sweep runs (default: this one)")
     a = ap.parse_args(argv)
-    from scripts.perf.inspect_compare import ShapedEndpoint, harness_cmd, workload
+    from scripts.perf.inspect_compare import ShapedEndpoint, harness_cmd, harness_env, workload, write_workload
 
     w = workload(a.episodes, 3000)
     root = Path(tempfile.mkdtemp(prefix="perf-tail-phases-"))
-    data = root / "data" / "formal_reasoning_math"
-    data.mkdir(parents=True)
-    (data / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in w["rows"]))
+    write_workload(root / "data", w["rows"])
     log = root / "phases.log"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "INSPECT_"))}
+    env = harness_env()
     env |= {"PYTHONPATH": str(a.code.resolve()), "PHASE_LOG": str(log)}
     load = os.getloadavg()
     try:
