@@ -1313,3 +1313,25 @@ async def test_deadlines_keep_one_timer_and_little_else_and_come_on_time():
     assert await asyncio.to_thread(asyncio.run, one()) == "done"  # a loop of its own, closed
     gc.collect()
     assert loops[0]() is None and not bb._deadlines  # the loop's deadlines went with it
+
+
+async def test_a_request_on_a_pooled_connection_asks_for_the_running_loop_once(srv, monkeypatch):
+    """Each `asyncio.get_running_loop()` is a `getpid` system call in Python 3.11: an attempt takes
+    the loop once and hands it to the in-flight bound, the deadlines and the transport (one call,
+    not four: the C-level look-ups of asyncio's own futures do not go through this name)."""
+    import runners.backbones.openai as openai_mod
+
+    b = make(srv, transport="h1")
+    await b.complete([{"role": "user", "content": "warm the pool"}], role="agent")  # connects (connection_made asks)
+    asked = []
+    real = asyncio.get_running_loop
+
+    def counting():
+        asked.append(1)
+        return real()
+
+    monkeypatch.setattr(openai_mod.asyncio, "get_running_loop", counting)
+    await b.complete([{"role": "user", "content": "on the pooled connection"}], role="agent")
+    monkeypatch.undo()
+    assert len(asked) == 1
+    await b.aclose()
