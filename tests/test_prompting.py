@@ -44,3 +44,19 @@ def test_values_json_writes_differently_never_share_a_text():
         assert text == _dumps(tools)
         texts.append(text)
     assert len(set(texts)) == len(variants)
+
+
+def test_a_subclass_that_builds_its_schema_otherwise_gets_its_own_text():
+    """A `ToolSpec` subclass may build its schema from more than its fields: its text is keyed by
+    the schema it builds, never by fields a plain tool shares with it."""
+
+    class Strict(ToolSpec):
+        def openai_schema(self):
+            return {**super().openai_schema(), "strict": True}
+
+    plain = [ToolSpec(name="t", description="d")]
+    strict = [Strict(name="t", description="d")]
+    assert tools_text(plain) == _dumps(plain)
+    assert tools_text(strict) == _dumps(strict) != tools_text(plain)
+    plain[0].parameters["properties"]["x"] = {"type": "string"}  # changed in place: never the old text
+    assert tools_text(plain) == _dumps(plain)

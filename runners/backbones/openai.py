@@ -44,6 +44,7 @@ import os
 import random
 import time
 import typing
+import urllib.parse
 import weakref
 from typing import Any, AsyncIterator, Callable, Mapping
 
@@ -791,8 +792,6 @@ class OpenAIBackbone(Backbone):
         already have been processed); a redirect to another host is refused (fatal) unless
         `follow_cross_host_redirects`: it would send the prompts, and the Authorization header,
         somewhere the config never named."""
-        import urllib.parse
-
         url = self._url
         for _ in range(MAX_REDIRECTS + 1):
             resp = await self._transport(loop).post(url, body)

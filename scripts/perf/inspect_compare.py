@@ -505,6 +505,11 @@ def check_inspect_log(venv: Path, out: Path, episodes: int) -> None:
         )
 
 
+TRANSCRIPTS_OFF = re.compile(r"\+{0,2}runner\.transcripts=(?i:false|no|off|0)")
+"""A sweep override that turns the transcripts off, in any of Hydra's spellings (its run is checked
+with `check_harness_cell(transcripts=False)`)."""
+
+
 def check_harness_cell(out: Path, episodes: int, transcripts: bool = True) -> None:
     """The cell finished (DONE) with every episode ok, and its transcripts hold every call
     (`transcripts=False`: a run with `runner.transcripts=false`, whose calls have none)."""

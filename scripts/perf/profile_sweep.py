@@ -1,5 +1,5 @@
 """Where the sweep's CPU goes: `python -m scripts.perf.profile_sweep [--episodes 512] [--concurrency 128]
-[--rate 250] [--top 25] [--harness DIR] [--raw FILE] [--gil]`.
+[--rate 250] [--top 25] [--harness DIR] [--raw FILE] [--gil] [--variant KEY=VALUE ...]`.
 
 `scripts/perf/tail.py`'s workload (Full Context on 12-call memoryarena_math-shaped episodes,
 transcripts on, the loopback endpoint at 100 ms per call), the sweep as one process sampled by
@@ -31,6 +31,7 @@ import tempfile
 from pathlib import Path
 
 from scripts.perf.inspect_compare import (
+    TRANSCRIPTS_OFF,
     REPO,
     ShapedEndpoint,
     check_harness_cell,
@@ -132,6 +133,13 @@ def main(argv: list[str] | None = None) -> None:
         help="sample only the thread holding the GIL (py-spy --gil): the interpreter's CPU, without the time a "
         "thread waits for the GIL, a CPU or a system call",
     )
+    ap.add_argument(
+        "--variant",
+        nargs="+",
+        default=[],
+        metavar="KEY=VALUE",
+        help="sweep overrides for the profiled run (e.g. runner.transcripts=false: where the rest of the CPU goes)",
+    )
     a = ap.parse_args(argv)
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not Path(spy).exists():
@@ -150,9 +158,9 @@ def main(argv: list[str] | None = None) -> None:
             cmd = [spy, "record", "--threads", "--nonblocking", "-r", str(a.rate), "-f", "raw", "-o", str(raw)]
             cmd += ["--gil"] if a.gil else []
             cmd += ["--"]
-            cmd += harness_cmd(ep.base_url, data_dir, out, a.concurrency, a.episodes)
+            cmd += harness_cmd(ep.base_url, data_dir, out, a.concurrency, a.episodes) + a.variant
             run_one(ep, "harness", cmd, out, a.concurrency, a.episodes, env, cwd=harness)
-            check_harness_cell(out, a.episodes)
+            check_harness_cell(out, a.episodes, transcripts=not any(map(TRANSCRIPTS_OFF.fullmatch, a.variant)))
         print(f"load average after {os.getloadavg()}")
         roots = [str(harness), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"]]
         summarize(raw, roots, a.top)

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import statistics
 import tempfile
 from pathlib import Path
 
 from scripts.perf.inspect_compare import (
+    TRANSCRIPTS_OFF,
     REPO,
     ShapedEndpoint,
     check_harness_cell,
@@ -32,9 +32,6 @@ from scripts.perf.inspect_compare import (
     workload,
     write_workload,
 )
-
-
-_TRANSCRIPTS_OFF = re.compile(r"\+{0,2}runner\.transcripts=(?i:false|no|off|0)")  # a variant without transcripts
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -88,7 +85,7 @@ def main(argv: list[str] | None = None) -> None:
                     check_harness_cell(
                         out,
                         a.episodes,
-                        transcripts=not (label == "variant" and any(map(_TRANSCRIPTS_OFF.fullmatch, a.variant))),
+                        transcripts=not (label == "variant" and any(map(TRANSCRIPTS_OFF.fullmatch, a.variant))),
                     )
                     window = a.episodes / r.rate
                     tail = r.wall_s - r.first_request_s - window
