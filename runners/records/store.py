@@ -572,17 +572,19 @@ def versions() -> dict[str, str]:
 class _GroupWriter:
     """One thread that appends lines to files and fsyncs once per batch. `submit(fh, data, done)`
     queues a line; `done(error)` is called from the writer thread after the line is on disk
-    (error None) or failed to get there."""
+    (error None) or failed to get there. `submit(..., loop=L)`: `done` is called on the event loop
+    `L` instead, and the lines of one batch waited for on the same loop are answered with one
+    wake-up of it (one `call_soon_threadsafe`, not one per line)."""
 
     def __init__(self, name: str, on_written: Any = None, after_batch: Any = None) -> None:
         self._on_written = on_written  # (fh, data) for each line on disk, in the order written
         self._after_batch = after_batch  # called once a batch's callers are answered (the chunk compression)
-        self._q: "queue.Queue[tuple[Any, bytes, Any] | None]" = queue.Queue()
+        self._q: "queue.Queue[tuple[Any, bytes, Any, Any] | None]" = queue.Queue()
         self._t = threading.Thread(target=self._loop, name=f"store-writer-{name}", daemon=True)
         self._t.start()
 
-    def submit(self, fh: Any, data: bytes, done: Any) -> None:
-        self._q.put((fh, data, done))
+    def submit(self, fh: Any, data: bytes, done: Any, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self._q.put((fh, data, done, loop))
 
     def _loop(self) -> None:
         while True:
@@ -592,7 +594,7 @@ class _GroupWriter:
             batch, stop = take_batch(self._q, item)
             files: dict[int, Any] = {}
             errors: dict[int, BaseException] = {}
-            for fh, data, _ in batch:
+            for fh, data, _, _ in batch:
                 if id(fh) in errors:
                     continue
                 try:
@@ -607,13 +609,22 @@ class _GroupWriter:
                 except BaseException as e:
                     errors[key] = e
             if self._on_written is not None:
-                for fh, data, _ in batch:
+                for fh, data, _, _ in batch:
                     if id(fh) not in errors:
                         self._on_written(fh, data)
-            for fh, _, done in batch:
+            on_loop: dict[asyncio.AbstractEventLoop, list[tuple[Any, BaseException | None]]] = {}
+            for fh, _, done, loop in batch:
+                if loop is not None:
+                    on_loop.setdefault(loop, []).append((done, errors.get(id(fh))))
+                    continue
                 try:
                     done(errors.get(id(fh)))
                 except RuntimeError:  # the waiting loop is gone (interrupted): the line is written anyway
+                    pass
+            for loop, answers in on_loop.items():
+                try:
+                    loop.call_soon_threadsafe(_answer, answers)
+                except RuntimeError:  # the waiting loop is gone (interrupted): the lines are written anyway
                     pass
             if self._after_batch is not None:
                 self._after_batch()
@@ -623,6 +634,18 @@ class _GroupWriter:
     def close(self) -> None:
         self._q.put(None)
         self._t.join()
+
+
+def _answer(answers: list[tuple[Any, BaseException | None]]) -> None:
+    """On the waiting loop: each `done(error)` of a batch, every one even when one raises."""
+    failed: BaseException | None = None
+    for done, error in answers:
+        try:
+            done(error)
+        except Exception as e:
+            failed = failed or e
+    if failed is not None:
+        raise failed
 
 
 def remove_stale_parts(cell_dir: Path) -> None:
@@ -1008,7 +1031,7 @@ class CellStore:
                 fut.set_exception(e) if e is not None else fut.set_result(None)
 
         assert self._writer is not None  # _line raised on a closed store
-        self._writer.submit(*line, lambda e: loop.call_soon_threadsafe(settle, e))
+        self._writer.submit(*line, settle, loop)  # answered on this loop, with the batch's other lines
         await fut
         if rec.status == "ok":
             self.done.add((rec.task_id, rec.trial))

@@ -336,3 +336,64 @@ def test_cell_dirs_count_a_symlinked_copy_once_and_skip_names_that_are_not_utf8(
         "'old\\xffcopy' is not a UTF-8 name: ignored (rename or move it out of the experiment)",
         "alias is another name of real (a symlink): counted once",
     ]
+
+
+def test_lines_of_one_batch_wake_their_loop_once(tmp_path):
+    """Concurrent `append_async` calls written in one batch are answered with one wake-up of the
+    event loop (one `call_soon_threadsafe`), each with its own line, all on disk."""
+    import asyncio
+    import threading
+
+    s = CellStore(tmp_path, "c").open({"config": {}})
+    loop = asyncio.new_event_loop()
+    wakeups = []
+    plain = loop.call_soon_threadsafe
+
+    def counted(cb, *args, **kw):
+        wakeups.append(cb)
+        return plain(cb, *args, **kw)
+
+    loop.call_soon_threadsafe = counted  # asyncio's, counted: how often the writer wakes this loop
+    gate, held = threading.Event(), threading.Event()
+
+    def hold(e):  # the writer thread waits here until every line below is queued: one batch
+        held.set()
+        gate.wait(10)
+
+    async def main():
+        fh, _ = s._line(rec("first"))
+        s._writer.submit(fh, b"", hold)
+        assert await asyncio.to_thread(held.wait, 10)
+        wakeups.clear()  # to_thread's own wake-up
+        tasks = [asyncio.ensure_future(s.append_async(rec(f"t{i}"))) for i in range(20)]
+        await asyncio.sleep(0.05)  # every append queued its line
+        gate.set()
+        return await asyncio.gather(*tasks)
+
+    try:
+        lines = loop.run_until_complete(main())
+    finally:
+        loop.close()
+    s.close()
+    assert len(wakeups) == 1  # before: 20, one per line
+    assert [json.loads(x)["task_id"] for x in lines] == [f"t{i}" for i in range(20)]
+    assert s.done >= {(f"t{i}", 0) for i in range(20)}
+    written = (tmp_path / "c" / "episodes.jsonl").read_text().splitlines()
+    assert sorted(json.loads(x)["task_id"] for x in written) == sorted(f"t{i}" for i in range(20))
+
+
+def test_a_failed_batch_fails_every_append_waiting_on_it(tmp_path):
+    """The writer's error reaches each `append_async` of the batch (answered together), and none is
+    counted as done."""
+    import asyncio
+
+    s = CellStore(tmp_path, "c").open({"config": {}})
+
+    async def main():
+        s._fh.close()  # the file is gone under the writer: its write raises
+        return await asyncio.gather(*(s.append_async(rec(f"t{i}")) for i in range(3)), return_exceptions=True)
+
+    results = asyncio.run(main())
+    s.close()
+    assert [type(r) for r in results] == [ValueError] * 3
+    assert not s.done
