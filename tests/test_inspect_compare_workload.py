@@ -25,7 +25,7 @@ def test_shaped_episodes_make_twelve_recognised_calls_and_storage_is_counted(tmp
     (data / "data.jsonl").write_text("".join(json.dumps(r) + "\n" for r in w["rows"]))
     out = tmp_path / "out"
     with ShapedEndpoint(w, latency_s=0.0, reply_chars=300) as ep:
-        ep.start_run(None)
+        ep.start_run(None, keep_bodies=True)  # read below
         p = subprocess.run(
             harness_cmd(ep.base_url, data.parent, out, 2, 2), cwd=REPO, capture_output=True, text=True, timeout=120
         )
@@ -42,3 +42,25 @@ def test_shaped_episodes_make_twelve_recognised_calls_and_storage_is_counted(tmp
     assert sum(kinds.values()) == sum(sizes.values()) == sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     assert kinds["records"] > 0 and kinds["transcripts"] > 0 and "eval logs" not in kinds
     assert any(name.endswith("episodes.jsonl.zst") for name in sizes)  # a finished cell's records are compressed
+
+
+def test_the_endpoint_keeps_no_request_bodies_unless_asked():
+    """A measured run's endpoint (in the measuring process, on the same cores) holds no request
+    bodies (~1 GB at 10,000 episodes); a run that reads them asks for them."""
+    import urllib.request
+
+    w = workload(1, background_chars=100)
+
+    def post(url):
+        body = json.dumps({"model": "m", "messages": [{"role": "system", "content": w["judge_system"]}]}).encode()
+        req = urllib.request.Request(url + "/chat/completions", body, {"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.load(r)["choices"][0]["message"]["content"]
+
+    with ShapedEndpoint(w, latency_s=0.0, reply_chars=10) as ep:
+        ep.start_run(None)
+        assert post(ep.base_url) == "yes"
+        assert len(ep.arrivals) == 1 and list(ep.bodies) == []
+        ep.start_run(None, keep_bodies=True)
+        post(ep.base_url)
+        assert len(ep.arrivals) == 1 and [b["model"] for b in ep.bodies] == ["m"]

@@ -223,6 +223,13 @@ def _block(text: str, tag: str) -> str | None:
 REASONED = "Reasoning notes"
 
 
+class Discarded(list[Any]):
+    """A list that keeps nothing appended to it (the endpoint's record of request bodies)."""
+
+    def append(self, item: Any) -> None:
+        pass
+
+
 class ShapedEndpoint(FakeOpenAI):
     """FakeOpenAI answering memoryarena_math-shaped episodes for both systems and stamping arrivals.
 
@@ -238,10 +245,16 @@ class ShapedEndpoint(FakeOpenAI):
         self.pid_file: Path | None = None  # where the launcher wrote the measured process's pid
         self.cpu_at_first: float | None = None
 
-    def start_run(self, pid_file: Path | None) -> None:
-        self.reset_counters()  # FakeOpenAI keeps every body: drop the last run's
+    def start_run(self, pid_file: Path | None, keep_bodies: bool = False) -> None:
+        """A new run: counters and arrivals reset. FakeOpenAI keeps every request body it parsed
+        (~8 KB each, 12 an episode: ~1 GB at 10,000 episodes, which this process, sharing the
+        machine with the measured one, would hold and its collector walk); a run keeps them only
+        with `keep_bodies` (a test that reads them)."""
+        self.reset_counters()
         with self._lock:
             self.arrivals, self.pid_file, self.cpu_at_first, self.unknown = [], pid_file, None, 0
+            if not keep_bodies:
+                self.bodies, self.auth_headers = Discarded(), Discarded()
 
     def decide(self, key: str) -> Any:  # called as each request arrives (before the latency)
         now = time.monotonic()

@@ -20,18 +20,18 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
-from scripts.perf.inspect_compare import REPO, ShapedEndpoint, harness_cmd, harness_env, workload, write_workload
+from scripts.perf.inspect_compare import (
+    REPO,
+    Discarded,
+    ShapedEndpoint,
+    harness_cmd,
+    harness_env,
+    workload,
+    write_workload,
+)
 
 EXPERIMENT = "inspect_compare"  # the experiment name harness_cmd gives
-
-
-class _Discarded(list[dict[str, Any]]):
-    """A list that keeps nothing appended to it (the endpoint's record of request bodies)."""
-
-    def append(self, item: dict[str, Any]) -> None:
-        pass
 
 
 def real_experiment(root: Path, n: int, concurrency: int = 256, code: Path = REPO, trials: int = 1) -> Path:
@@ -62,7 +62,7 @@ def real_experiment(root: Path, n: int, concurrency: int = 256, code: Path = REP
                 hwm[0] = max(hwm[0], high_water_kb(pid[0]))
 
     with ShapedEndpoint(w, 0.0, 1500) as ep:
-        ep.bodies = _Discarded()  # 12 bodies per episode would be gigabytes at 100,000 episodes
+        ep.bodies = Discarded()  # 12 bodies per episode would be gigabytes at 100,000 episodes
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         with tempfile.TemporaryFile() as err:
