@@ -1,0 +1,98 @@
+"""Ctrl-C (or SIGTERM) while Hydra composes the config: OmegaConf and Hydra wrap the interrupt in
+their own exception (a ConfigCompositionException with an empty message); the sweep still exits as
+an interrupted start-up (130 / 143, one line, no traceback), never with the wrapper's error."""
+
+import signal
+import subprocess
+import sys
+import textwrap
+
+from hydra.errors import ConfigCompositionException
+
+from runners import interrupts
+from runners.sweep import describe_hydra_error, signal_inside
+from tests.runners.sweep_helpers import REPO, default_sigint
+
+# The interrupt lands inside OmegaConf while Hydra composes the config, and OmegaConf fails as it
+# unwinds: Hydra raises a ConfigCompositionException without a message, from OmegaConf's error,
+# whose context is the interrupt (the chaos suite's SIGINT attack once ended so, with
+# "IndexError: list index out of range" from the message's first line). The first list node
+# OmegaConf builds after the sweep's main() starts composing does it.
+LAUNCH = textwrap.dedent(
+    """
+    import sys
+    import omegaconf.errors
+    import omegaconf.listconfig as lc
+    from runners import interrupts, sweep
+
+    init, fired = lc.ListConfig.__init__, []
+    kind = sys.argv.pop(1)
+
+    def __init__(self, *a, **k):
+        if not fired and sweep.__dict__.get("_composing_started"):
+            fired.append(1)
+            try:
+                raise KeyboardInterrupt() if kind == "INT" else interrupts.Interrupted(15)
+            except BaseException:  # OmegaConf fails while the interrupt unwinds: Hydra wraps that failure in
+                raise omegaconf.errors.ValidationError("")  # a ConfigCompositionException with no message
+        return init(self, *a, **k)
+
+    lc.ListConfig.__init__ = __init__
+    real_main = sweep.register_resolvers
+
+    def register_resolvers():  # called by main() just before Hydra composes
+        sweep._composing_started = True
+        return real_main()
+
+    sweep.register_resolvers = register_resolvers
+    sys.argv[0] = "runners.sweep"
+    sweep.main()
+    """
+)
+
+
+def _run(kind: str, tmp_path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", LAUNCH, kind, f"runner.output_dir={tmp_path}", "runner.display=plain"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=default_sigint,
+    )
+
+
+def test_ctrl_c_while_hydra_composes_is_an_interrupted_start_up(tmp_path):
+    p = _run("INT", tmp_path)
+    assert p.returncode == 130, p.stderr[-3000:]  # before: 1, "IndexError: list index out of range"
+    assert "interrupted (SIGINT) while starting up" in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]
+    assert not list(tmp_path.iterdir())  # nothing was written
+
+
+def test_sigterm_while_hydra_composes_is_a_terminated_start_up(tmp_path):
+    p = _run("TERM", tmp_path)
+    assert p.returncode == 143, p.stderr[-3000:]
+    assert "terminated (SIGTERM) while starting up" in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]
+
+
+def test_the_signal_is_found_in_the_chain_and_an_empty_message_is_described():
+    wrapped = ConfigCompositionException("")
+    try:
+        try:
+            raise KeyboardInterrupt()
+        except KeyboardInterrupt as ki:
+            raise wrapped from ki
+    except ConfigCompositionException:
+        pass
+    assert signal_inside(wrapped) == signal.SIGINT
+    implicit = ConfigCompositionException("")
+    try:
+        try:
+            raise interrupts.Interrupted(signal.SIGTERM)
+        except interrupts.Interrupted:
+            raise implicit  # implicitly chained (__context__)
+    except ConfigCompositionException:
+        pass
+    assert signal_inside(implicit) == signal.SIGTERM
+    assert signal_inside(ConfigCompositionException("Could not override 'x'")) is None
+    assert describe_hydra_error(ConfigCompositionException("")).startswith("ConfigCompositionException. Fix:")
