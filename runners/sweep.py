@@ -1045,10 +1045,10 @@ def main() -> None:
     from runners import interrupts
 
     interrupts.install()  # SIGTERM while Hydra composes the config: the same orderly exit as Ctrl-C
-    if check_launcher(sys.argv[1:]) or check_hydra_dirs(sys.argv[1:]):
-        sys.exit(2)
     os.environ["HYDRA_FULL_ERROR"] = "1"  # Hydra raises composition errors (reworded below) instead of printing them
     try:
+        if check_launcher(sys.argv[1:]) or check_hydra_dirs(sys.argv[1:]):  # inside: Ctrl-C while they import
+            sys.exit(2)  # (the launchers' plugins, pydantic) is an interrupted start-up too
         import hydra
 
         register_resolvers()

@@ -1,6 +1,7 @@
-"""Ctrl-C (or SIGTERM) while Hydra composes the config: OmegaConf and Hydra wrap the interrupt in
-their own exception (a ConfigCompositionException with an empty message); the sweep still exits as
-an interrupted start-up (130 / 143, one line, no traceback), never with the wrapper's error."""
+"""Ctrl-C (or SIGTERM) while the sweep starts: in the checks before Hydra, or while Hydra composes
+the config, where OmegaConf and Hydra wrap the interrupt in their own exception (a
+ConfigCompositionException with an empty message). The sweep exits as an interrupted start-up
+(130 / 143, one line, no traceback), never with the wrapper's error."""
 
 import signal
 import subprocess
@@ -85,3 +86,33 @@ def test_the_signal_is_found_in_the_chain_and_an_empty_message_is_described():
     assert signal_inside(implicit) == signal.SIGTERM
     assert signal_inside(ConfigCompositionException("Could not override 'x'")) is None
     assert describe_hydra_error(ConfigCompositionException("")).startswith("ConfigCompositionException. Fix:")
+
+
+def test_ctrl_c_while_the_launcher_check_imports_is_an_interrupted_start_up(tmp_path):
+    """The checks before Hydra (the launcher plugins named on the command line) import pydantic and
+    the plugins: a Ctrl-C there ends as an interrupted start-up too, not Python's traceback and a
+    death by SIGINT."""
+    launch = textwrap.dedent(
+        """
+        import sys
+        import runners.availability
+        from runners import sweep
+
+        def launcher_missing(argv):
+            raise KeyboardInterrupt()
+
+        runners.availability.launcher_missing = launcher_missing
+        sys.argv[0] = "runners.sweep"
+        sweep.main()
+        """
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", launch, f"runner.output_dir={tmp_path}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=default_sigint,
+    )
+    assert p.returncode == 130, (p.returncode, p.stderr[-3000:])  # before: -2 (killed by SIGINT), a traceback
+    assert "interrupted (SIGINT) while starting up" in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]
