@@ -80,6 +80,23 @@ def checkpoint(phase: str) -> None:
     os.kill(os.getpid(), signal.SIGINT if sig.strip().upper() in ("INT", "SIGINT") else signal.SIGTERM)
 
 
+def signal_inside(e: BaseException) -> int | None:
+    """The signal an exception stands for: a `KeyboardInterrupt` (SIGINT) or `Interrupted` anywhere
+    in its chain (`__cause__`, else `__context__`). Hydra and OmegaConf turn an interrupt that lands
+    while they compose the config into their own exception (a `ConfigCompositionException` with an
+    empty message). None for any other error."""
+    seen: set[int] = set()
+    cur: BaseException | None = e
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, KeyboardInterrupt):
+            return int(signal.SIGINT)
+        if isinstance(cur, Interrupted):
+            return int(cur.signum)
+        cur = cur.__cause__ or cur.__context__
+    return None
+
+
 def exit_code(signum: int) -> int:
     return 128 + int(signum)
 

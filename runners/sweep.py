@@ -985,27 +985,6 @@ def describe_hydra_error(e: Exception) -> str | None:
     return None
 
 
-def signal_inside(e: BaseException) -> int | None:
-    """The signal an exception stands for when it wraps an interrupt: Hydra and OmegaConf turn a
-    Ctrl-C (`KeyboardInterrupt`) or SIGTERM (`runners.interrupts.Interrupted`) that lands while they
-    compose the config into their own exception (a `ConfigCompositionException` with an empty message);
-    None for any other error."""
-    import signal
-
-    from runners import interrupts
-
-    seen: set[int] = set()
-    cur: BaseException | None = e
-    while cur is not None and id(cur) not in seen:
-        seen.add(id(cur))
-        if isinstance(cur, KeyboardInterrupt):
-            return int(signal.SIGINT)
-        if isinstance(cur, interrupts.Interrupted):
-            return int(cur.signum)
-        cur = cur.__cause__ or cur.__context__
-    return None
-
-
 def check_launcher(argv: list[str]) -> int:
     """A launcher named on the command line whose plugin is missing: the error with its fix
     (exit 2) before Hydra composes anything (Hydra would print its raw search path); else 0."""
@@ -1072,7 +1051,7 @@ def main() -> None:
     except Exception as e:
         from hydra.errors import HydraException
 
-        signum = signal_inside(e)
+        signum = interrupts.signal_inside(e)
         if signum is not None:  # Ctrl-C (or SIGTERM) while Hydra composed the config: it wrapped the interrupt
             sys.exit(interrupts.report(signum))
         why = describe_hydra_error(e) if isinstance(e, HydraException) else None

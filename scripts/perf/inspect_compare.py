@@ -223,7 +223,7 @@ def _block(text: str, tag: str) -> str | None:
 REASONED = "Reasoning notes"
 
 
-class Discarded(list[Any]):
+class _Discarded(list[Any]):
     """A list that keeps nothing appended to it (the endpoint's record of request bodies)."""
 
     def append(self, item: Any) -> None:
@@ -254,7 +254,7 @@ class ShapedEndpoint(FakeOpenAI):
         with self._lock:
             self.arrivals, self.pid_file, self.cpu_at_first, self.unknown = [], pid_file, None, 0
             if not keep_bodies:
-                self.bodies, self.auth_headers = Discarded(), Discarded()
+                self.bodies, self.auth_headers = _Discarded(), _Discarded()
 
     def decide(self, key: str) -> Any:  # called as each request arrives (before the latency)
         now = time.monotonic()
@@ -518,9 +518,13 @@ def check_inspect_log(venv: Path, out: Path, episodes: int) -> None:
         )
 
 
-TRANSCRIPTS_OFF = re.compile(r"\+{0,2}runner\.transcripts=(?i:false|no|off|0)")
-"""A sweep override that turns the transcripts off, in any of Hydra's spellings (its run is checked
-with `check_harness_cell(transcripts=False)`)."""
+_TRANSCRIPTS_OFF = re.compile(r"\+{0,2}runner\.transcripts=(?i:false|no|off|0)")
+
+
+def transcripts_on(overrides: list[str]) -> bool:
+    """Whether a sweep run with these extra overrides records transcripts: False when one turns them
+    off, in any of Hydra's spellings (what `check_harness_cell(transcripts=...)` is to check)."""
+    return not any(map(_TRANSCRIPTS_OFF.fullmatch, overrides))
 
 
 def check_harness_cell(out: Path, episodes: int, transcripts: bool = True) -> None:

@@ -31,13 +31,13 @@ import tempfile
 from pathlib import Path
 
 from scripts.perf.inspect_compare import (
-    TRANSCRIPTS_OFF,
     REPO,
     ShapedEndpoint,
     check_harness_cell,
     harness_cmd,
     harness_env,
     run_one,
+    transcripts_on,
     workload,
     write_workload,
 )
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
             cmd += ["--"]
             cmd += harness_cmd(ep.base_url, data_dir, out, a.concurrency, a.episodes) + a.variant
             run_one(ep, "harness", cmd, out, a.concurrency, a.episodes, env, cwd=harness)
-            check_harness_cell(out, a.episodes, transcripts=not any(map(TRANSCRIPTS_OFF.fullmatch, a.variant)))
+            check_harness_cell(out, a.episodes, transcripts=transcripts_on(a.variant))
         print(f"load average after {os.getloadavg()}")
         roots = [str(harness), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"]]
         summarize(raw, roots, a.top)

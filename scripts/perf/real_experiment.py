@@ -23,7 +23,6 @@ from pathlib import Path
 
 from scripts.perf.inspect_compare import (
     REPO,
-    Discarded,
     ShapedEndpoint,
     harness_cmd,
     harness_env,
@@ -62,7 +61,7 @@ def real_experiment(root: Path, n: int, concurrency: int = 256, code: Path = REP
                 hwm[0] = max(hwm[0], high_water_kb(pid[0]))
 
     with ShapedEndpoint(w, 0.0, 1500) as ep:
-        ep.bodies = Discarded()  # 12 bodies per episode would be gigabytes at 100,000 episodes
+        ep.start_run(None)  # keeps no request bodies: 12 an episode would be gigabytes at 100,000 episodes
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         with tempfile.TemporaryFile() as err:

@@ -22,13 +22,13 @@ import tempfile
 from pathlib import Path
 
 from scripts.perf.inspect_compare import (
-    TRANSCRIPTS_OFF,
     REPO,
     ShapedEndpoint,
     check_harness_cell,
     harness_cmd,
     harness_env,
     run_one,
+    transcripts_on,
     workload,
     write_workload,
 )
@@ -82,11 +82,7 @@ def main(argv: list[str] | None = None) -> None:
                         {**env, "PYTHONPATH": str(codes[label])},
                         cwd=codes[label],
                     )
-                    check_harness_cell(
-                        out,
-                        a.episodes,
-                        transcripts=not (label == "variant" and any(map(TRANSCRIPTS_OFF.fullmatch, a.variant))),
-                    )
+                    check_harness_cell(out, a.episodes, transcripts=label != "variant" or transcripts_on(a.variant))
                     window = a.episodes / r.rate
                     tail = r.wall_s - r.first_request_s - window
                     row = {

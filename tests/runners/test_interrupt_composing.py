@@ -11,7 +11,8 @@ import textwrap
 from hydra.errors import ConfigCompositionException
 
 from runners import interrupts
-from runners.sweep import describe_hydra_error, signal_inside
+from runners.interrupts import signal_inside
+from runners.sweep import describe_hydra_error
 from tests.runners.sweep_helpers import REPO, default_sigint
 
 # The interrupt lands inside OmegaConf while Hydra composes the config, and OmegaConf fails as it
@@ -41,9 +42,10 @@ LAUNCH = textwrap.dedent(
 )
 
 
-def _run(kind: str, tmp_path) -> subprocess.CompletedProcess:
+def _run(kind: str, tmp_path, launch: str = LAUNCH) -> subprocess.CompletedProcess:
+    """The sweep started by `launch` (its first argument `kind`: INT or TERM), its output in `tmp_path`."""
     return subprocess.run(
-        [sys.executable, "-c", LAUNCH, kind, f"runner.output_dir={tmp_path}", "runner.display=plain"],
+        [sys.executable, "-c", launch, kind, f"runner.output_dir={tmp_path}", "runner.display=plain"],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -103,16 +105,10 @@ def test_ctrl_c_while_the_launcher_check_imports_is_an_interrupted_start_up(tmp_
 
         runners.availability.launcher_missing = launcher_missing
         sys.argv[0] = "runners.sweep"
+        del sys.argv[1]  # the kind: only Ctrl-C here
         sweep.main()
         """
     )
-    p = subprocess.run(
-        [sys.executable, "-c", launch, f"runner.output_dir={tmp_path}"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        preexec_fn=default_sigint,
-    )
+    p = _run("INT", tmp_path, launch)
     assert p.returncode == 130, (p.returncode, p.stderr[-3000:])  # before: -2 (killed by SIGINT), a traceback
     assert "interrupted (SIGINT) while starting up" in p.stderr and "Traceback" not in p.stderr, p.stderr[-3000:]
