@@ -888,8 +888,14 @@ def keep_larger_asks(before: dict[Path, dict[str, Any]], root: Path) -> str | No
 
 def register_resolvers() -> None:
     """Resolvers the default experiment uses so that the same command line is the offline demo
-    with the scripted backbone and a real run with a real backbone (conf/experiment/default.yaml)."""
+    with the scripted backbone and a real run with a real backbone (conf/experiment/default.yaml).
+    Also gives Hydra's config sources the parsing cache (runners/hydra_yaml.py): a sweep composes
+    its config several times, each from the same files."""
     from omegaconf import OmegaConf
+
+    from runners import hydra_yaml
+
+    hydra_yaml.install()
 
     if not OmegaConf.has_resolver("if_scripted"):
         OmegaConf.register_new_resolver("if_scripted", lambda kind, a, b: a if kind == "scripted" else b)

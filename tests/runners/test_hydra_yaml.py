@@ -1,0 +1,83 @@
+"""Hydra's config files parsed once per process (runners/hydra_yaml.py): every preset composes to
+the same config as with omegaconf's own loader, an edited file is read afresh, a broken file fails
+as before, and no two compositions share a node."""
+
+import pytest
+import yaml
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+from runners import hydra_yaml
+from runners.config import CONF_DIR, available
+from runners.sweep import register_resolvers
+
+
+@pytest.fixture
+def original_load():
+    register_resolvers()  # installs the cache (the sweep's start does the same)
+    assert hydra_yaml._ORIGINAL, "register_resolvers did not install the parsing cache"
+    return hydra_yaml._ORIGINAL[0]
+
+
+def _composed(overrides):
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return OmegaConf.to_container(compose(config_name="config", overrides=overrides), resolve=False)
+
+
+def test_every_preset_composes_to_what_omegaconfs_own_loader_gives(original_load, monkeypatch):
+    cases = [[f"experiment={p}"] for p in available("experiment")] + [["method=flowstate", "benchmark=tau_airline"]]
+    cached = [_composed(o) for o in cases]
+    again = [_composed(o) for o in cases]  # every file a second time: from the cache
+    assert hydra_yaml._PARSED, "the compositions did not go through the cache"
+    monkeypatch.setattr(OmegaConf, "load", staticmethod(original_load))
+    plain = [_composed(o) for o in cases]
+    assert cached == plain and again == plain
+
+
+def test_an_edited_file_is_parsed_afresh_and_results_share_nothing(original_load, tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("a: 1\nb: {c: [1, 2]}\n")
+    first = OmegaConf.load(f)
+    first.b.c.append(3)  # a caller that edits its config changes nothing the next load gives
+    with open(f) as fh:  # an open file (what Hydra's sources pass) reads the same
+        assert OmegaConf.to_container(OmegaConf.load(fh)) == {"a": 1, "b": {"c": [1, 2]}}
+    f.write_text("a: 2\n")
+    assert OmegaConf.to_container(OmegaConf.load(f)) == {"a": 2}
+    f.write_text("")  # an empty file is an empty config, as omegaconf makes it
+    assert OmegaConf.to_container(OmegaConf.load(f)) == {} == OmegaConf.to_container(original_load(f))
+
+
+def test_a_broken_file_fails_as_before_naming_it(original_load, tmp_path):
+    f = tmp_path / "broken.yaml"
+    f.write_text("a: [1, 2\nb: 3\n")
+    with pytest.raises(yaml.YAMLError) as ours:
+        OmegaConf.load(f)
+    with pytest.raises(yaml.YAMLError) as theirs:
+        original_load(f)
+    assert str(ours.value) == str(theirs.value) and "broken.yaml" in str(ours.value)
+    f.write_text("a: 1\na: 2\n")  # omegaconf's loader refuses a key given twice; so does the cache's
+    with pytest.raises(Exception) as ours_dup:
+        OmegaConf.load(f)
+    with pytest.raises(Exception) as theirs_dup:
+        original_load(f)
+    assert type(ours_dup.value) is type(theirs_dup.value) and str(ours_dup.value) == str(theirs_dup.value)
+    assert not any("a: 1\na: 2" in t for t in hydra_yaml._PARSED)
+
+
+def test_switched_off_leaves_omegaconf_as_it_is(monkeypatch):
+    monkeypatch.setenv("HARNESS_HYDRA_YAML_CACHE", "0")
+    monkeypatch.setattr(hydra_yaml, "_ORIGINAL", [])
+    before = OmegaConf.load
+    assert hydra_yaml.install() is False
+    assert OmegaConf.load is before
+
+
+def test_what_the_cache_keeps_is_never_changed_by_a_composition(original_load):
+    for o in [[], ["experiment=pos_table1"], ["method=pos", "benchmark=alfworld"]]:
+        config = _composed(o)
+        config["experiment"]["name"] = "changed"  # the caller's copy only
+    assert hydra_yaml._PARSED
+    from omegaconf._utils import get_yaml_loader
+
+    for text, parsed in hydra_yaml._PARSED.items():
+        assert parsed == yaml.load(text, Loader=get_yaml_loader())
