@@ -11,7 +11,7 @@ again, only made into a config by `OmegaConf.create`, as `OmegaConf.load` does a
 
 The cache is keyed by the file's whole text, so an edited file is parsed afresh (nothing is
 keyed by path or time), and a text that fails to parse is parsed from the open file as before
-(the same error, naming the file) and never kept. `HARNESS_HYDRA_YAML_CACHE=0` leaves Hydra as
+(the same error, naming the file) and never kept. `HARNESS_HYDRA_SHORTCUTS=0` leaves Hydra as
 it is."""
 
 from __future__ import annotations
@@ -61,11 +61,11 @@ def _load(f: IO[Any]) -> Any:
 
 def install() -> bool:
     """Replace `OmegaConf.load` by `load` (once); False where it is switched off
-    (`HARNESS_HYDRA_YAML_CACHE=0`). Hydra's config sources call `OmegaConf.load` through the
+    (`HARNESS_HYDRA_SHORTCUTS=0`). Hydra's config sources call `OmegaConf.load` through the
     class (they import the class, and Hydra re-executes their modules when it scans its plugins),
     so the class's own attribute is what is replaced; every caller gets the same configs as
     before, built afresh each call."""
-    if os.environ.get("HARNESS_HYDRA_YAML_CACHE", "1") == "0":
+    if os.environ.get("HARNESS_HYDRA_SHORTCUTS", "1") == "0":
         return False
     from omegaconf import OmegaConf
 

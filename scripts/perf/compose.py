@@ -1,15 +1,17 @@
-"""Hydra's compositions with and without the parsing cache: `python -m scripts.perf.compose
+"""Hydra's compositions with and without the project's shortcuts: `python -m scripts.perf.compose
 [--rounds 3] [--loops 10] [--plan experiment=pos_table1 ...] [--plan-runs 5]`.
 
 A sweep composes its config twice at its start (`hydra.main`) and once per cell of its grid
 (`runners.sweep.expand_cells`); each composition reads every config file on the way
-(runners/hydra_yaml.py keeps each file text's parse for the process). Two measurements, each with
-`HARNESS_HYDRA_YAML_CACHE=1` (the default) and `=0` (Hydra as it is) in alternating fresh processes:
+(runners/hydra_yaml.py keeps each file text's parse for the process), and `hydra.main` composes once
+more only to read `hydra.mode` (skipped where nothing can set it: `runners.sweep.skip_mode_probe`).
+Two measurements, each with
+`HARNESS_HYDRA_SHORTCUTS=1` (the default) and `=0` (Hydra as it is) in alternating fresh processes:
 
 - `compose` in a loop: three configs (the default, a method × benchmark, a preset with its
   method), `--loops` times each after one warm-up composition, the process's CPU per composition
   (median), `--rounds` processes each;
-- a whole process: `runners.sweep <--plan overrides> runner.plan=true` (the grid composed, every cell
+- a whole process (both shortcuts): `runners.sweep <--plan overrides> runner.plan=true` (the grid composed, every cell
   validated and planned, nothing run), its CPU (user + system of the child), `--plan-runs` each.
 
 Medians and the ratio cached / uncached are printed. Results: scripts/perf/README.md ("The default
@@ -52,7 +54,7 @@ print(json.dumps(statistics.median(times) * 1000))
 
 
 def _env(cached: bool) -> dict[str, str]:
-    return os.environ | {"HARNESS_HYDRA_YAML_CACHE": "1" if cached else "0"}
+    return os.environ | {"HARNESS_HYDRA_SHORTCUTS": "1" if cached else "0"}
 
 
 def compose_ms(cached: bool, loops: int) -> float:

@@ -65,7 +65,7 @@ def test_a_broken_file_fails_as_before_naming_it(original_load, tmp_path):
 
 
 def test_switched_off_leaves_omegaconf_as_it_is(monkeypatch):
-    monkeypatch.setenv("HARNESS_HYDRA_YAML_CACHE", "0")
+    monkeypatch.setenv("HARNESS_HYDRA_SHORTCUTS", "0")
     monkeypatch.setattr(hydra_yaml, "_ORIGINAL", [])
     before = OmegaConf.load
     assert hydra_yaml.install() is False
@@ -81,3 +81,54 @@ def test_what_the_cache_keeps_is_never_changed_by_a_composition(original_load):
 
     for text, parsed in hydra_yaml._PARSED.items():
         assert parsed == yaml.load(text, Loader=get_yaml_loader())
+
+
+def test_the_mode_probe_is_skipped_only_where_nothing_can_set_the_mode(tmp_path, monkeypatch):
+    from hydra._internal.hydra import Hydra
+
+    from runners.config import CONF_DIR
+    from runners.sweep import skip_mode_probe
+
+    monkeypatch.setattr(Hydra, "get_mode", Hydra.get_mode)  # restored after the test
+    for argv in (["hydra.mode=MULTIRUN"], ["--config-dir", "x"], ["-cd=x"], ["+hydra.searchpath=[file://x]"]):
+        assert skip_mode_probe(argv) is False, argv
+    own = tmp_path / "conf"
+    (own / "experiment").mkdir(parents=True)
+    (own / "config.yaml").write_text("hydra:\n  help: {app_name: x}\n")
+    (own / "experiment" / "multi.yaml").write_text("# @package _global_\nhydra: {mode: MULTIRUN}\n")
+    assert skip_mode_probe([], own) is False  # a config that sets the mode: Hydra reads it
+    # the project's own configs set no mode (a change that adds one keeps Hydra's probe, by the check above)
+    assert skip_mode_probe(["method=flowstate", "-m"], CONF_DIR) is True
+    assert Hydra.get_mode(object(), "config", []) is None
+
+
+def test_a_sweep_with_the_probe_skipped_runs_as_before(tmp_path):
+    """The same plan, run and multirun, with and without the shortcuts (`-m` over the grid launcher)."""
+    import os
+    import subprocess
+    import sys
+
+    from runners.config import CONF_DIR
+
+    outs = {}
+    for on in ("1", "0"):
+        env = os.environ | {"HARNESS_HYDRA_SHORTCUTS": on}
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "runners.sweep",
+                "-m",
+                "method=full_context,flowstate",
+                "benchmark=toy",
+                "runner.plan=true",
+                f"runner.output_dir={tmp_path / on}",
+            ],
+            cwd=CONF_DIR.parent,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert p.returncode == 0, p.stderr[-2000:]
+        outs[on] = p.stdout.replace(str(tmp_path / on), "OUT")
+    assert outs["1"] == outs["0"] and "full_context" in outs["1"] and "flowstate" in outs["1"]
