@@ -42,9 +42,11 @@ PYTEST_WORKERS ?= auto  # pytest-xdist workers (one per core); 0 = serial
 # would do every time where PYTHONDONTWRITEBYTECODE is set (~0.25 s a sweep). docs/testing.md
 PACKAGES = runners kit flowstate pos baselines benchmarks hydra_plugins scripts tests
 
+# pytest keeps its assertion-rewritten test modules beside them (__pycache__/*-pytest-*.pyc) only where it may
+# write bytecode: each worker otherwise rewrites every test module at each run (~6 s of its collection).
 test: $(STAMP)
 	$(PY) -m compileall -q $(PACKAGES) > /dev/null
-	$(PY) -m pytest -q -rs -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q -rs -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 perf: $(STAMP)
 	$(PY) -m scripts.perf.run_all
