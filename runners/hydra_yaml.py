@@ -5,9 +5,10 @@ Hydra composes the whole config from its files every time it is asked: twice at 
 of the experiment's grid (`runners.sweep.expand_cells`), and once per job of a `-m` multirun.
 Each composition parses every YAML file on the way again (~18 files, PyYAML's pure-Python
 loader: about a fifth of a composition's ~120 ms; scripts/perf/README.md, "The default suite
-on a slower machine"). `install()` gives Hydra's two config sources (files and package
-resources, hydra-core 1.3) a loader that keeps each parsed text: a text seen before is not parsed
-again, only made into a config by `OmegaConf.create`, as `OmegaConf.load` does after parsing.
+on a slower machine"). `install()` replaces `OmegaConf.load`, which Hydra's config sources (files
+and package resources) call for each file, by `load`, which keeps each parsed text: a text seen
+before is not parsed again, only made into a config by `OmegaConf.create`, as `OmegaConf.load`
+does after parsing (every caller gets a config of its own, built afresh).
 
 The cache is keyed by the file's whole text, so an edited file is parsed afresh (nothing is
 keyed by path or time), and a text that fails to parse is parsed from the open file as before
