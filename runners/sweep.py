@@ -889,13 +889,13 @@ def keep_larger_asks(before: dict[Path, dict[str, Any]], root: Path) -> str | No
 def register_resolvers() -> None:
     """Resolvers the default experiment uses so that the same command line is the offline demo
     with the scripted backbone and a real run with a real backbone (conf/experiment/default.yaml).
-    Also gives Hydra's config sources the parsing cache (runners/hydra_yaml.py): a sweep composes
+    Also gives Hydra's config sources the parsing cache (runners/hydra_shortcuts.py): a sweep composes
     its config several times, each from the same files."""
     from omegaconf import OmegaConf
 
-    from runners import hydra_yaml
+    from runners import hydra_shortcuts
 
-    hydra_yaml.install()
+    hydra_shortcuts.install()
 
     if not OmegaConf.has_resolver("if_scripted"):
         OmegaConf.register_new_resolver("if_scripted", lambda kind, a, b: a if kind == "scripted" else b)
@@ -1002,39 +1002,6 @@ def check_launcher(argv: list[str]) -> int:
     return 2 if missing else 0
 
 
-_OWN_CONFIG_OPTIONS = ("--config-dir", "-cd", "--config-path", "-cp", "--config-name", "-cn")
-
-
-def skip_mode_probe(argv: list[str], conf_dir: Path = Path(CONF_PATH)) -> bool:
-    """Spare Hydra's first composition when it cannot change anything. `hydra.main` composes the
-    whole config once only to read `hydra.mode` (`Hydra.get_mode`), then composes it again to run;
-    the first gives None (run, or multirun with `-m`) unless a config or the command line sets
-    `hydra.mode`. When none can (no `hydra.mode` override, no other config folder, search path or
-    primary config named, and no file of conf/ with a top-level `hydra:` that mentions a mode),
-    `get_mode` answers None at once: ~90 ms of a sweep's start (scripts/perf/README.md, tenth pass).
-    Returns whether it did. `HARNESS_HYDRA_SHORTCUTS=0` leaves Hydra as it is (as for runners/hydra_yaml.py)."""
-    import os
-    import re
-
-    if os.environ.get("HARNESS_HYDRA_SHORTCUTS", "1") == "0":
-        return False
-    for a in argv:
-        key = a.split("=", 1)[0].lstrip("+~")
-        if key in ("hydra.mode", "hydra.searchpath") or a.startswith(_OWN_CONFIG_OPTIONS):
-            return False
-    for f in conf_dir.rglob("*.yaml"):
-        text = f.read_text(encoding="utf-8", errors="replace")
-        if re.search(r"(?m)^hydra\s*:", text) and re.search(r"\bmode\b", text):
-            return False
-    from hydra._internal.hydra import Hydra
-
-    def get_mode(self: Any, config_name: str | None, overrides: list[str]) -> None:
-        return None
-
-    Hydra.get_mode = get_mode  # type: ignore[method-assign]
-    return True
-
-
 IGNORED_HYDRA_KEYS = ("hydra.run.dir",)
 """Hydra's output folder of a plain run: the harness writes nothing there (results go to
 <runner.output_dir>/<experiment>). hydra.sweep.dir stays settable: it holds `multirun.yaml` and a Slurm
@@ -1069,8 +1036,10 @@ def main() -> None:
             sys.exit(2)  # (the launchers' plugins, pydantic) is an interrupted start-up too
         import hydra
 
+        from runners import hydra_shortcuts
+
         register_resolvers()
-        skip_mode_probe(sys.argv[1:])
+        hydra_shortcuts.skip_mode_probe(sys.argv[1:], Path(CONF_PATH))
 
         rc = {"code": 0}
 

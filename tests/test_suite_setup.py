@@ -27,6 +27,18 @@ def test_make_test_prints_skip_reasons():
     assert recipe and "pytest" in recipe.group(1) and "-rs" in recipe.group(1).split()
 
 
+def test_make_test_compiles_the_project_and_lets_pytest_keep_its_rewritten_tests():
+    """The sweeps the suite starts load the project's bytecode instead of compiling it each (where
+    PYTHONDONTWRITEBYTECODE is set), and pytest may keep its assertion-rewritten test modules."""
+    recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", (REPO / "Makefile").read_text(), re.M)
+    assert recipe, "the Makefile has no test recipe"
+    lines = recipe.group(1).splitlines()
+    packages = re.search(r"^PACKAGES = (.*)$", (REPO / "Makefile").read_text(), re.M)
+    assert packages and {"runners", "tests"} <= set(packages.group(1).split())
+    assert [i for i, x in enumerate(lines) if "compileall" in x] < [i for i, x in enumerate(lines) if "pytest" in x]
+    assert any(x.strip().startswith("PYTHONDONTWRITEBYTECODE= ") and "pytest" in x for x in lines)
+
+
 def test_license_is_an_spdx_expression_the_build_backend_reads():
     # a TOML table (`{ text = "MIT" }`) is deprecated: setuptools warned three times per install
     import tomllib

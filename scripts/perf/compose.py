@@ -3,8 +3,8 @@
 
 A sweep composes its config twice at its start (`hydra.main`) and once per cell of its grid
 (`runners.sweep.expand_cells`); each composition reads every config file on the way
-(runners/hydra_yaml.py keeps each file text's parse for the process), and `hydra.main` composes once
-more only to read `hydra.mode` (skipped where nothing can set it: `runners.sweep.skip_mode_probe`).
+(runners/hydra_shortcuts.py keeps each file text's parse for the process), and `hydra.main` composes once
+more only to read `hydra.mode` (skipped where nothing can set it: `runners.hydra_shortcuts.skip_mode_probe`).
 Two measurements, each with
 `HARNESS_HYDRA_SHORTCUTS=1` (the default) and `=0` (Hydra as it is) in alternating fresh processes:
 

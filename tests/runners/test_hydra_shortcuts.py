@@ -1,13 +1,14 @@
-"""Hydra's config files parsed once per process (runners/hydra_yaml.py): every preset composes to
-the same config as with omegaconf's own loader, an edited file is read afresh, a broken file fails
-as before, and no two compositions share a node."""
+"""The shortcuts through Hydra's start (runners/hydra_shortcuts.py). Config files parsed once per
+process: every preset composes to the same config as with omegaconf's own loader, an edited file is
+read afresh, a broken file fails as before, and no two compositions share a node. The mode probe
+skipped only where nothing can set the mode, a `-m` sweep the same either way."""
 
 import pytest
 import yaml
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from runners import hydra_yaml
+from runners import hydra_shortcuts
 from runners.config import CONF_DIR, available
 from runners.sweep import register_resolvers
 
@@ -15,8 +16,8 @@ from runners.sweep import register_resolvers
 @pytest.fixture
 def original_load():
     register_resolvers()  # installs the cache (the sweep's start does the same)
-    assert hydra_yaml._ORIGINAL, "register_resolvers did not install the parsing cache"
-    return hydra_yaml._ORIGINAL[0]
+    assert hydra_shortcuts._ORIGINAL, "register_resolvers did not install the parsing cache"
+    return hydra_shortcuts._ORIGINAL[0]
 
 
 def _composed(overrides):
@@ -28,7 +29,7 @@ def test_every_preset_composes_to_what_omegaconfs_own_loader_gives(original_load
     cases = [[f"experiment={p}"] for p in available("experiment")] + [["method=flowstate", "benchmark=tau_airline"]]
     cached = [_composed(o) for o in cases]
     again = [_composed(o) for o in cases]  # every file a second time: from the cache
-    assert hydra_yaml._PARSED, "the compositions did not go through the cache"
+    assert hydra_shortcuts._PARSED, "the compositions did not go through the cache"
     monkeypatch.setattr(OmegaConf, "load", staticmethod(original_load))
     plain = [_composed(o) for o in cases]
     assert cached == plain and again == plain
@@ -61,37 +62,37 @@ def test_a_broken_file_fails_as_before_naming_it(original_load, tmp_path):
     with pytest.raises(Exception) as theirs_dup:
         original_load(f)
     assert type(ours_dup.value) is type(theirs_dup.value) and str(ours_dup.value) == str(theirs_dup.value)
-    assert not any("a: 1\na: 2" in t for t in hydra_yaml._PARSED)
+    assert not any("a: 1\na: 2" in t for t in hydra_shortcuts._PARSED)
 
 
-def test_switched_off_leaves_omegaconf_as_it_is(monkeypatch):
+def test_switched_off_leaves_hydra_as_it_is(monkeypatch):
     monkeypatch.setenv("HARNESS_HYDRA_SHORTCUTS", "0")
-    monkeypatch.setattr(hydra_yaml, "_ORIGINAL", [])
+    monkeypatch.setattr(hydra_shortcuts, "_ORIGINAL", [])
     before = OmegaConf.load
-    assert hydra_yaml.install() is False
+    assert hydra_shortcuts.install() is False
     assert OmegaConf.load is before
+    assert hydra_shortcuts.skip_mode_probe([], CONF_DIR) is False  # Hydra's own probe of hydra.mode stays
 
 
 def test_what_the_cache_keeps_is_never_changed_by_a_composition(original_load):
     for o in [[], ["experiment=pos_table1"], ["method=pos", "benchmark=alfworld"]]:
         config = _composed(o)
         config["experiment"]["name"] = "changed"  # the caller's copy only
-    assert hydra_yaml._PARSED
+    assert hydra_shortcuts._PARSED
     from omegaconf._utils import get_yaml_loader
 
-    for text, parsed in hydra_yaml._PARSED.items():
+    for text, parsed in hydra_shortcuts._PARSED.items():
         assert parsed == yaml.load(text, Loader=get_yaml_loader())
 
 
 def test_the_mode_probe_is_skipped_only_where_nothing_can_set_the_mode(tmp_path, monkeypatch):
     from hydra._internal.hydra import Hydra
 
-    from runners.config import CONF_DIR
-    from runners.sweep import skip_mode_probe
+    from runners.hydra_shortcuts import skip_mode_probe
 
     monkeypatch.setattr(Hydra, "get_mode", Hydra.get_mode)  # restored after the test
     for argv in (["hydra.mode=MULTIRUN"], ["--config-dir", "x"], ["-cd=x"], ["+hydra.searchpath=[file://x]"]):
-        assert skip_mode_probe(argv) is False, argv
+        assert skip_mode_probe(argv, CONF_DIR) is False, argv
     own = tmp_path / "conf"
     (own / "experiment").mkdir(parents=True)
     (own / "config.yaml").write_text("hydra:\n  help: {app_name: x}\n")
@@ -103,32 +104,13 @@ def test_the_mode_probe_is_skipped_only_where_nothing_can_set_the_mode(tmp_path,
 
 
 def test_a_sweep_with_the_probe_skipped_runs_as_before(tmp_path):
-    """The same plan, run and multirun, with and without the shortcuts (`-m` over the grid launcher)."""
-    import os
-    import subprocess
-    import sys
-
-    from runners.config import CONF_DIR
+    """The same plan of a `-m` sweep (the grid launcher) with and without the shortcuts."""
+    from tests.runners.sweep_helpers import run_sweep
 
     outs = {}
     for on in ("1", "0"):
-        env = os.environ | {"HARNESS_HYDRA_SHORTCUTS": on}
-        p = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "runners.sweep",
-                "-m",
-                "method=full_context,flowstate",
-                "benchmark=toy",
-                "runner.plan=true",
-                f"runner.output_dir={tmp_path / on}",
-            ],
-            cwd=CONF_DIR.parent,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
+        args = ("method=full_context,flowstate", "benchmark=toy", "runner.plan=true", "-m")
+        p = run_sweep(tmp_path / on, *args, env={"HARNESS_HYDRA_SHORTCUTS": on})
         assert p.returncode == 0, p.stderr[-2000:]
         outs[on] = p.stdout.replace(str(tmp_path / on), "OUT")
     assert outs["1"] == outs["0"] and "full_context" in outs["1"] and "flowstate" in outs["1"]
