@@ -22,8 +22,8 @@ numpy does the resampling and percentiles. The exact binomial tail is an integer
 coefficient from the one before: exact, and it spares every sweep the ~2 s import of
 scipy.stats); the tests check it against scipy's `binomtest` where scipy is installed. numpy is
 imported at the first interval that needs it (`np` below), not with this module: a sweep whose
-tables bootstrap nothing (one episode a cell, rates only) never loads it, and its import (~0.15 s
-of CPU with OpenBLAS's threads starting) was a fifth of a small sweep's whole CPU.
+tables bootstrap nothing (one episode a cell, rates only) never loads it. Its import (~0.2-0.26 s
+of CPU on 2 cores, half of it OpenBLAS's threads starting) was about a fifth of a small sweep's CPU.
 """
 
 from __future__ import annotations
