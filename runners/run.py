@@ -782,8 +782,10 @@ def few_collections() -> Iterator[None]:
     freed by their reference counts). About a tenth less harness CPU per call at 10,000; at
     100,000 the collector's time in a 512-episode run fell again from 0.20 to 0.08 s (~4 % of the
     CPU per call; scripts/perf/README.md, "Harness CPU per call"), while a cycle of garbage waits
-    at most 100,000 allocations (a few MB). The thresholds and the frozen objects are restored
-    afterwards."""
+    at most 100,000 allocations (a few MB). The thresholds are restored afterwards, and the objects
+    frozen here are thawed unless some were frozen before (gc cannot thaw only ours): the sweep
+    freezes what it loaded before calling this (runners/sweep.py), so there everything stays frozen
+    to the end of the process."""
     import gc
 
     before, frozen = gc.get_threshold(), gc.get_freeze_count()

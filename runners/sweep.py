@@ -752,10 +752,10 @@ def run_cells(
             fold = TableFold()  # the tables' numbers kept as episodes finish: the end need not read them back
             import gc
 
-            # What is loaded by now (modules, configs, tasks' index) out of the collector's passes for the rest of
-            # the process, not only while the episodes run (`few_collections` leaves objects frozen before it
-            # frozen): the collection before the tables (`release`) then walks only what the run made (~25 ms
-            # less a sweep, ~60 ms at 512 episodes)
+            # What is loaded by now (modules, configs, the tasks' index) is kept out of the collector's passes to the
+            # end of the process, not only while the episodes run (`few_collections` thaws nothing frozen before
+            # it): the collection before the tables (`release`) then walks only what the run made (25-35 ms -> 1 ms
+            # a small sweep; tests/runners/test_sweep_overhead.py)
             gc.collect()
             gc.freeze()
             try:
