@@ -1,4 +1,5 @@
-"""scripts/perf/tail.py runs a variant without transcripts (the figure of what the transcripts cost)."""
+"""scripts/perf/tail.py runs a variant without transcripts (the figure of what the transcripts cost), and prints
+the machine's yardstick beside the CPU per call."""
 
 import subprocess
 import sys
@@ -29,5 +30,8 @@ def test_tail_runs_a_variant_without_transcripts_and_checks_it_as_one():
         timeout=300,
     )
     assert p.returncode == 0, p.stderr[-3000:]
-    rows = {line.split()[0] for line in p.stdout.splitlines()[-3:] if line.strip()}
-    assert {"this", "variant"} <= rows
+    rows = {line.split()[0]: line.split() for line in p.stdout.splitlines()[-3:] if line.strip()}
+    assert {"this", "variant"} <= set(rows)
+    # the last column is the CPU per call in units of the machine's loop (scripts/perf/calibrate.py)
+    assert float(rows["this"][-1]) > 0 and p.stdout.count("  machine  python loop ") == 1
+    assert "machine (median of 1): python loop" in p.stdout

@@ -10,6 +10,12 @@ cell's compaction, the tables), episodes/s from process start to exit, and the p
 per call from the first request to its exit. With `--against DIR`
 another checkout runs the same episodes in the same rounds (order alternating). Medians of
 `--repeats`, load average before and after.
+
+Before each round the machine's speed is measured (`scripts/perf/calibrate.py`: a fixed
+pure-Python loop and a loopback round trip, in a fresh process) and printed; the summary gives
+their medians and the CPU per call divided by the loop's milliseconds (`CPU/loop`, ×1000), which
+changes with the code but much less with the hour: compare that column, not the CPU per call
+alone, between runs taken at different times.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from scripts.perf.calibrate import describe, measure_in_child
 from scripts.perf.inspect_compare import (
     REPO,
     ShapedEndpoint,
@@ -59,6 +66,7 @@ def main(argv: list[str] | None = None) -> None:
     data_dir = write_workload(root / "data", w["rows"])
     env = harness_env()
     rows: dict[str, list[dict[str, float]]] = {label: [] for label in codes}
+    yardsticks: list[dict[str, float]] = []
     print(
         f"{a.episodes} episodes, {a.concurrency} in flight, {a.latency * 1000:.0f} ms per call; "
         f"load average before {os.getloadavg()}",
@@ -67,6 +75,8 @@ def main(argv: list[str] | None = None) -> None:
     try:
         with ShapedEndpoint(w, a.latency, 1500) as ep:
             for rep in range(a.repeats):
+                yardsticks.append(measure_in_child())
+                print(f"  machine  {describe(yardsticks[-1])}", flush=True)
                 for label in list(codes) if rep % 2 == 0 else list(codes)[::-1]:
                     out = root / f"r{rep}-{label}"
                     cmd = harness_cmd(ep.base_url, data_dir, out, a.concurrency, a.episodes) + (
@@ -108,16 +118,22 @@ def main(argv: list[str] | None = None) -> None:
         shutil.rmtree(root, ignore_errors=True)
     print(f"load average after: {os.getloadavg()}")
     med = statistics.median
+    loop = med(y["loop_ms"] for y in yardsticks)
+    print(
+        f"machine (median of {len(yardsticks)}): "
+        f"{describe({'loop_ms': loop, 'loopback_us': med(y['loopback_us'] for y in yardsticks)})}"
+    )
     print(
         f"\n{'code':>8} {'window ep/s':>12} {'first→exit ep/s':>16} {'ratio':>6} {'tail s':>7} "
-        f"{'start→exit ep/s':>16} {'first req s':>12} {'RSS MB':>7} {'CPU/call ms':>12}"
+        f"{'start→exit ep/s':>16} {'first req s':>12} {'RSS MB':>7} {'CPU/call ms':>12} {'CPU/loop':>9}"
     )
     for label, rs in rows.items():
         m = {k: med(r[k] for r in rs) for k in rs[0]}
         print(
             f"{label:>8} {m['window']:>12.1f} {m['from_first']:>16.1f} "
             f"{med(r['from_first'] / r['window'] for r in rs):>6.2f} "
-            f"{m['tail']:>7.2f} {m['process']:>16.1f} {m['first']:>12.2f} {m['rss']:>7.0f} {m['cpu_ms']:>12.2f}"
+            f"{m['tail']:>7.2f} {m['process']:>16.1f} {m['first']:>12.2f} {m['rss']:>7.0f} {m['cpu_ms']:>12.2f} "
+            f"{m['cpu_ms'] / loop * 1000:>9.1f}"
         )
 
 
