@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from runners.api import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError
+from runners.api import DROPPED_MESSAGE, Decision, Parsed, Protocol, ProtocolError, ToolCall
 from kit.blocks import load_json, parse_message, parse_tool_calls, read_message_block
-from kit.reader import Reading, dumps, last_set, read
+from kit.reader import Reading, as_written_json, dumps, has_thinking, last_set, read
 
 REACT_PROTOCOL = """Reply with exactly these two blocks, in this order, each holding valid JSON:
 <tool_calls>
@@ -30,7 +30,18 @@ class ReactProtocol(Protocol):
         return REACT_PROTOCOL
 
     def parse(self, text: str) -> Parsed:
-        """Total: `text` through the tolerant reader (kit.reader), then the blocks."""
+        """Total: `text` through the tolerant reader (kit.reader), then the blocks. A reply that
+        is exactly the two blocks in order, each holding plain JSON the reader would take as it
+        is (`_as_written`), is read without the reader's walk: the same `Parsed`
+        (tests/test_react_fast_path.py compares the two on generated replies)."""
+        if (
+            type(self).parse_reading is ReactProtocol.parse_reading
+            and self.blocks == _REACT_BLOCKS
+            and self.message_blocks == _REACT_MESSAGE_BLOCKS
+        ):
+            fast = _as_written(text)
+            if fast is not None:
+                return fast
         r = read(text)
         parsed = self.parse_reading(r)
         # `model_copy(update=...)`'s effect on the fresh `Parsed` every parse_reading returns,
@@ -82,3 +93,63 @@ class ReactProtocol(Protocol):
             f"<tool_calls>\n{dumps(calls)}\n</tool_calls>\n"
             f"<assistant_message>\n{dumps({'content': decision.message})}\n</assistant_message>"
         )
+
+
+_REACT_BLOCKS = ("tool_calls", "assistant_message")
+_REACT_MESSAGE_BLOCKS = ("assistant_message",)
+_TC_OPEN, _TC_CLOSE = "<tool_calls>", "</tool_calls>"
+_AM_OPEN, _AM_CLOSE = "<assistant_message>", "</assistant_message>"
+
+
+def _as_written(text: Any) -> Parsed | None:
+    """`ReactProtocol.parse(text)` for a reply written exactly as the protocol asks, or None for
+    any other reply (which then takes the reader's whole walk). Exactly as asked: no thinking, one
+    `<tool_calls>` block and then one `<assistant_message>` block with only white space around
+    them; the calls a JSON list of objects with a non-empty string `name` and an object
+    `arguments` (or none) and no other key; the message a JSON object with at most a `content`
+    that is a string or null; not both calls and a message. Nothing the reader would repair or
+    note is accepted here, so the result is the one the walk gives, with no repairs."""
+    if type(text) is not str or has_thinking(text):
+        return None
+    a = text.find(_TC_OPEN)
+    b = text.find(_TC_CLOSE, a + len(_TC_OPEN)) if a >= 0 else -1
+    c = text.find(_AM_OPEN, b + len(_TC_CLOSE)) if b >= 0 else -1
+    d = text.find(_AM_CLOSE, c + len(_AM_OPEN)) if c >= 0 else -1
+    if d < 0:
+        return None
+    end = d + len(_AM_CLOSE)
+    if text[:a].strip() or text[b + len(_TC_CLOSE) : c].strip() or text[end:].strip():
+        return None  # prose around the blocks: the reader notes it
+    calls_src = text[a + len(_TC_OPEN) : b]
+    message_src = text[c + len(_AM_OPEN) : d]
+    for tag in (_TC_OPEN, _TC_CLOSE, _AM_OPEN, _AM_CLOSE):  # a block inside a block, or repeated
+        if tag in calls_src or tag in message_src:
+            return None
+    ok, calls_value = as_written_json(calls_src.strip())
+    if not ok or type(calls_value) is not list:
+        return None
+    ok, message_value = as_written_json(message_src.strip())  # an object: not the plain-text message
+    if not ok or type(message_value) is not dict or not set(message_value) <= {"content"}:
+        return None
+    message = message_value.get("content")
+    if message is not None and type(message) is not str:
+        return None
+    calls: list[ToolCall] = []
+    for i, item in enumerate(calls_value):
+        if type(item) is not dict or not set(item) <= {"name", "arguments"}:
+            return None
+        name, args = item.get("name"), item.get("arguments", {})
+        if type(name) is not str or not name or type(args) is not dict:
+            return None
+        calls.append(ToolCall(name=name, arguments=args, id=f"call-{i}"))
+    if calls and message is not None:
+        return None  # the violation: the reader's walk says it
+    parsed = Parsed(
+        decision=Decision(tool_calls=calls, message=message, extras={}),
+        blocks={"tool_calls": calls_value, "assistant_message": message_value},
+        errors=[],
+    )
+    fields: dict[str, Any] = {"repairs": [], "thinking": []}  # as `parse` marks a reading's fields set
+    parsed.__dict__.update(fields)
+    parsed.__pydantic_fields_set__.update(fields)
+    return parsed

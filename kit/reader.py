@@ -161,6 +161,11 @@ def read(text: Any) -> Reading:
 _THINK_CLOSE = re.compile("</think", re.IGNORECASE)  # its uncased "</" lets the search skip ahead
 
 
+def has_thinking(text: str) -> bool:
+    """Whether `strip_thinking` would change `text` at all (it needs a closing `</think`, in any case)."""
+    return _THINK_CLOSE.search(text) is not None
+
+
 def strip_thinking(text: str, reading: Reading | None = None) -> str:
     """`text` without `<think>` blocks (and without everything before a bare leading `</think>`).
     A reply without a closing `</think` in any case (the usual one) is returned at once: both
@@ -492,6 +497,22 @@ def load_json(raw: str, where: str, reading: Reading | None = None, *, latex: bo
         return _parse(_backslashes(s, reading, where, latex), reading, where), None
     except _NoJson as e:
         return None, str(e)[:200]
+
+
+def as_written_json(s: str) -> tuple[bool, Any]:
+    """(True, value) when `load_json` would read the block content `s` (already stripped) as
+    `json.loads(s)` with no repair: no backslash it would double, no `\\u` escape or lone surrogate
+    to clean, strict JSON (which neither starts nor ends with a fence); else (False, None)."""
+    if not s:
+        return False, None
+    if "\\" in s and ("\\u" in s or "\\U" in s or "\\" in _KEPT_ESCAPE.sub("", s)):
+        return False, None
+    if not s.isascii() and _SURROGATE.search(s):
+        return False, None
+    try:
+        return True, json.loads(s)
+    except (ValueError, RecursionError):
+        return False, None
 
 
 def load_object(
