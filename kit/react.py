@@ -122,8 +122,8 @@ def _as_written(text: Any) -> Parsed | None:
         return None  # prose around the blocks: the reader notes it
     calls_src = text[a + len(_TC_OPEN) : b]
     message_src = text[c + len(_AM_OPEN) : d]
-    for tag in (_TC_OPEN, _TC_CLOSE, _AM_OPEN, _AM_CLOSE):  # a block inside a block, or repeated
-        if tag in calls_src or tag in message_src:
+    for src in (calls_src, message_src):  # a block inside a block, or repeated ("<" first: one memchr)
+        if "<" in src and any(tag in src for tag in (_TC_OPEN, _TC_CLOSE, _AM_OPEN, _AM_CLOSE)):
             return None
     ok, calls_value = as_written_json(calls_src.strip())
     if not ok or type(calls_value) is not list:
