@@ -7,7 +7,8 @@ endpoint (100 ms per call, arrivals stamped), as a whole process. Per run: episo
 window (first request to last reply), episodes/s from the first request to the process's exit
 (start-up excluded: the window plus the tail), the tail itself (last reply to exit: the last
 cell's compaction, the tables), episodes/s from process start to exit, and the process's CPU
-per call from the first request to its exit. With `--against DIR`
+per call from the first request to its exit. `--background-chars` / `--reply-chars` (default
+3000 / 1500) change the prompt's and the replies' length. With `--against DIR`
 another checkout runs the same episodes in the same rounds (order alternating). Medians of
 `--repeats`, load average before and after.
 
@@ -47,6 +48,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--concurrency", type=int, default=256)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--latency", type=float, default=0.1)
+    ap.add_argument(
+        "--background-chars",
+        type=int,
+        default=3000,
+        help="the first request's background text (the prompt's size); with --reply-chars: what the CPU per "
+        "call owes to the texts' length and what to the call itself",
+    )
+    ap.add_argument("--reply-chars", type=int, default=1500, help="the reasoning tool's reply")
     ap.add_argument("--against", type=Path, help="another checkout, run on the same episodes in the same rounds")
     ap.add_argument(
         "--variant",
@@ -61,19 +70,20 @@ def main(argv: list[str] | None = None) -> None:
         | ({"against": a.against.resolve()} if a.against else {})
         | ({"variant": REPO} if a.variant else {})
     )
-    w = workload(a.episodes, 3000)
+    w = workload(a.episodes, a.background_chars)
     root = Path(tempfile.mkdtemp(prefix="perf-tail-"))
     data_dir = write_workload(root / "data", w["rows"])
     env = harness_env()
     rows: dict[str, list[dict[str, float]]] = {label: [] for label in codes}
     yardsticks: list[dict[str, float]] = []
     print(
-        f"{a.episodes} episodes, {a.concurrency} in flight, {a.latency * 1000:.0f} ms per call; "
+        f"{a.episodes} episodes, {a.concurrency} in flight, {a.latency * 1000:.0f} ms per call, "
+        f"{a.background_chars} background / {a.reply_chars} reply chars; "
         f"load average before {os.getloadavg()}",
         flush=True,
     )
     try:
-        with ShapedEndpoint(w, a.latency, 1500) as ep:
+        with ShapedEndpoint(w, a.latency, a.reply_chars) as ep:
             for rep in range(a.repeats):
                 yardsticks.append(measure_in_child())
                 print(f"  machine  {describe(yardsticks[-1])}", flush=True)
