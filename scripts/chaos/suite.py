@@ -80,6 +80,13 @@ KNOWN: dict[str, str] = {
 }
 
 
+def _default_sigint() -> None:
+    """`preexec_fn` of the sweeps the suite runs: SIGINT back to its default action. Started from a
+    background job (`cmd &` in a non-interactive shell, nohup) the suite inherits SIGINT ignored, and so
+    would every sweep: the SIGINT attacks (`HARNESS_SIGNAL_AT=<phase>:INT`) would then never land."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @dataclass
 class Profile:
     name: str
@@ -280,7 +287,13 @@ class Suite:
     ) -> subprocess.CompletedProcess:
         try:
             p = subprocess.run(
-                self.args(out, *extra), cwd=REPO, capture_output=True, text=True, timeout=timeout, env=env or self.env()
+                self.args(out, *extra),
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                env=env or self.env(),
+                preexec_fn=_default_sigint,
             )
         except subprocess.TimeoutExpired as e:
             p = subprocess.CompletedProcess(
@@ -297,6 +310,7 @@ class Suite:
             stderr=subprocess.PIPE,
             text=True,
             env=env or self.env(),
+            preexec_fn=_default_sigint,
         )
 
     def collect(self, proc: subprocess.Popen, timeout: float = 60) -> tuple[int, str, str]:
