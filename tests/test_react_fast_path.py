@@ -162,3 +162,31 @@ def test_replies_the_reader_repairs_or_notes_take_the_walk():
         walked = WALK.parse(reply)
         assert walked.repairs or walked.errors, reply
         _same(FAST.parse(reply), walked)
+
+
+def test_replies_the_walk_reads_otherwise_take_the_walk():
+    """Replies the fast path's own reading would get wrong (or could not build): a closing think tag
+    inside a string (the reader drops everything before it), a tag of the protocol inside a block
+    (the reader's blocks then differ), arguments that are not an object (a JSON string is read as
+    JSON; anything else is an error), a message content that is no string (the reader writes it as
+    JSON)."""
+    tc, am = "<tool_calls>{}</tool_calls>", "<assistant_message>{}</assistant_message>"
+    others = [
+        tc.format("[]") + am.format('{"content": "a </think> b"}'),
+        tc.format('[{"name": "a", "arguments": {"x": "<assistant_message>"}}]') + am.format("{}"),
+        tc.format("[]") + am.format('{"content": "see <tool_calls>[]</tool_calls>"}'),
+        tc.format("[]") + am.format('{"content": "</assistant_message> x"}'),
+        tc.format('[{"name": "a", "arguments": [1]}]') + am.format("{}"),
+        tc.format('[{"name": "a", "arguments": "{\\"k\\": 1}"}]') + am.format("{}"),
+        tc.format('[{"name": "a", "arguments": null}]') + am.format("{}"),
+        tc.format("[]") + am.format('{"content": 5}'),
+        tc.format("[]") + am.format('{"content": ["a", {"b": 1}]}'),
+        tc.format('{"name": "a"}') + am.format("{}"),
+        tc.format("null") + am.format("{}"),
+        tc.format("5") + am.format("{}"),
+    ]
+    for reply in others:
+        assert react._as_written(reply) is None, reply
+        _same(FAST.parse(reply), WALK.parse(reply))
+    assert WALK.parse(others[5]).decision.tool_calls[0].arguments == {"k": 1}  # what the fast path could not say
+    assert WALK.parse(others[7]).decision.message == "5"
