@@ -143,8 +143,19 @@ def message(signum: int) -> str:
     )
 
 
+def handled() -> None:
+    """The interrupt was handled: clear CPython's mark of an unhandled KeyboardInterrupt. CPython marks one
+    that leaves code it runs from source text (`exec` of a string, which `dataclasses` and `namedtuple` use
+    to build their methods while modules import) even when a caller catches it further out, and a
+    `python -m` process so marked ends by killing itself with SIGINT (status -2) instead of exiting with
+    the status the program chose. Every evaluation of source text starts by clearing the mark, so one of
+    nothing clears it (tests/runners/test_interrupts_exit.py)."""
+    exec("pass")
+
+
 def report(signum: int, out: Any = None) -> int:
     """Print `message(signum)` and return the exit status (128 + signal: 130 for SIGINT, 143 for SIGTERM)."""
+    handled()
     print(f"\n{message(signum)}", file=out or sys.stderr, flush=True)
     return exit_code(signum)
 
@@ -155,5 +166,6 @@ def reader_cli(main: Any, what: str) -> int:
     try:
         return int(main())
     except KeyboardInterrupt:
+        handled()
         print(f"\ninterrupted (Ctrl-C): {what}", file=sys.stderr)
         return 130
