@@ -112,7 +112,7 @@ def _same(a, b) -> None:
     ]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=800, deadline=None)
 @given(replies())
 def test_the_fast_path_reads_what_the_walk_reads_or_leaves_the_reply_to_it(reply):
     walked = WALK.parse(reply)
