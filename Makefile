@@ -35,7 +35,10 @@ install: $(STAMP)
 run: $(STAMP)
 	$(PY) -m runners.sweep $(ARGS)
 
-PYTEST_WORKERS ?= auto  # pytest-xdist workers (one per core); 0 = serial
+# pytest-xdist workers: one per core and one more (0 = serial). The suite's tests wait ~120 s in all beyond their
+# CPU (worker processes starting, Ray's local cluster, servers' grace periods); with one worker per core each wait
+# leaves a core idle. On 2 cores: 352 / 365 s with 3 workers against 363 / 385 s with 2 (docs/testing.md).
+PYTEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1) + 1)' 2>/dev/null || echo auto)
 
 # The project's bytecode, written before the suite (what is up to date is skipped: ~0.5 s): the ~200 sweeps
 # the tests start as processes then load it instead of each compiling the modules it imports, which they
