@@ -36,20 +36,14 @@ class ReactProtocol(Protocol):
         (tests/test_react_fast_path.py compares the two on generated replies)."""
         if (
             type(self).parse_reading is ReactProtocol.parse_reading
-            and self.blocks == _REACT_BLOCKS
-            and self.message_blocks == _REACT_MESSAGE_BLOCKS
+            and self.blocks == ReactProtocol.blocks
+            and self.message_blocks == ReactProtocol.message_blocks
         ):
             fast = _as_written(text)
             if fast is not None:
                 return fast
         r = read(text)
-        parsed = self.parse_reading(r)
-        # `model_copy(update=...)`'s effect on the fresh `Parsed` every parse_reading returns,
-        # without the copy: the fields set and marked set (as an assignment would mark them)
-        fields = r.parsed_fields
-        parsed.__dict__.update(fields)
-        parsed.__pydantic_fields_set__.update(fields)
-        return parsed
+        return _with_reading(self.parse_reading(r), r.parsed_fields)
 
     def parse_reading(self, r: Reading) -> Parsed:
         """The blocks of a reply already through `kit.reader.read`. Subclasses extend this and
@@ -95,8 +89,15 @@ class ReactProtocol(Protocol):
         )
 
 
-_REACT_BLOCKS = ("tool_calls", "assistant_message")
-_REACT_MESSAGE_BLOCKS = ("assistant_message",)
+def _with_reading(parsed: Parsed, fields: dict[str, Any]) -> Parsed:
+    """`parsed` with a reading's fields (`Reading.parsed_fields`): `model_copy(update=...)`'s effect on
+    the fresh `Parsed` a parse makes, without the copy (the fields set, and marked set as an assignment
+    would mark them)."""
+    parsed.__dict__.update(fields)
+    parsed.__pydantic_fields_set__.update(fields)
+    return parsed
+
+
 _TC_OPEN, _TC_CLOSE = "<tool_calls>", "</tool_calls>"
 _AM_OPEN, _AM_CLOSE = "<assistant_message>", "</assistant_message>"
 
@@ -149,7 +150,4 @@ def _as_written(text: Any) -> Parsed | None:
         blocks={"tool_calls": calls_value, "assistant_message": message_value},
         errors=[],
     )
-    fields: dict[str, Any] = {"repairs": [], "thinking": []}  # as `parse` marks a reading's fields set
-    parsed.__dict__.update(fields)
-    parsed.__pydantic_fields_set__.update(fields)
-    return parsed
+    return _with_reading(parsed, {"repairs": [], "thinking": []})  # a reading with nothing to note

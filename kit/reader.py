@@ -477,11 +477,17 @@ def _clean(value: Any) -> tuple[Any, int]:
     return value, 0
 
 
+def _no_surrogates(s: str) -> bool:
+    """The JSON text `s` cannot read as a value holding a lone surrogate: no `\\u` escape and no
+    surrogate in the text itself."""
+    return "\\u" not in s and "\\U" not in s and (s.isascii() or not _SURROGATE.search(s))
+
+
 def _parse(s: str, reading: Reading | None, where: str) -> Any:
     """`_parse_raw`, then invalid Unicode the JSON escapes produced replaced (and recorded)."""
     value = _parse_raw(s, reading, where)
-    if "\\u" not in s and "\\U" not in s and (s.isascii() or not _SURROGATE.search(s)):
-        return value  # no escape and no surrogate in the text: none in the value (no copy of it to make)
+    if _no_surrogates(s):
+        return value  # none in the value either (no copy of it to make)
     value, n = _clean(value)
     if n and reading is not None:
         reading.note("invalid_unicode", where, f"{n} lone surrogate(s) replaced by U+FFFD")
@@ -501,13 +507,9 @@ def load_json(raw: str, where: str, reading: Reading | None = None, *, latex: bo
 
 def as_written_json(s: str) -> tuple[bool, Any]:
     """(True, value) when `load_json` would read the block content `s` (already stripped) as
-    `json.loads(s)` with no repair: no backslash it would double, no `\\u` escape or lone surrogate
-    to clean, strict JSON (which neither starts nor ends with a fence); else (False, None)."""
-    if not s:
-        return False, None
-    if "\\" in s and ("\\u" in s or "\\U" in s or "\\" in _KEPT_ESCAPE.sub("", s)):
-        return False, None
-    if not s.isascii() and _SURROGATE.search(s):
+    `json.loads(s)` with no repair: nothing the backslash rule changes, no lone surrogate to clean,
+    strict JSON (which neither starts nor ends with a fence); else (False, None)."""
+    if not s or not _no_surrogates(s) or fix_backslashes(s)[0] != s:
         return False, None
     try:
         return True, json.loads(s)

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from runners.api import Backbone, Completion, Message, Protocol, Role
+from runners.api import Backbone
 from runners.backbones.forwarding import Forwarding
 from runners.config import BackboneCfg, CellConfig, ConfigError, FatalRunError
 
@@ -164,6 +164,23 @@ class Resampled(Forwarding):
         return Resampled(self.inner.bind(scope), self.n)
 
 
+class _Counting:
+    """`InFlight`'s context around each call: the display's count of calls in flight, up while the call
+    runs. A class, not a generator context manager (`contextlib.contextmanager`): ~6 Python calls less
+    on every model call's path. It holds no state of a call, so one serves every call at once."""
+
+    __slots__ = ("progress",)
+
+    def __init__(self, progress: Any) -> None:
+        self.progress = progress
+
+    def __enter__(self) -> None:
+        self.progress.calls_in_flight += 1
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.calls_in_flight -= 1
+
+
 class InFlight(Forwarding):
     """`inner` counting its calls in flight on `progress.calls_in_flight` (the plain display's
     heartbeat shows it: a slow model is visibly working before any call finishes)."""
@@ -171,23 +188,10 @@ class InFlight(Forwarding):
     def __init__(self, inner: Backbone, progress: Any) -> None:
         super().__init__(inner)
         self.progress = progress
+        self._counting = _Counting(progress)
 
-    async def complete(
-        self,
-        messages: list[Message],
-        *,
-        role: Role,
-        protocol: Protocol | None = None,
-        attempt: int = 0,
-        **sampling: Any,
-    ) -> Completion:
-        # the count around the call written out, not as `around_call`: a generator context manager
-        # is ~6 Python calls on every model call's path
-        self.progress.calls_in_flight += 1
-        try:
-            return await self.inner.complete(messages, role=role, protocol=protocol, attempt=attempt, **sampling)
-        finally:
-            self.progress.calls_in_flight -= 1
+    def around_call(self) -> "_Counting":
+        return self._counting
 
     def bind(self, scope: Any) -> Backbone:
         return InFlight(self.inner.bind(scope), self.progress)

@@ -21,6 +21,10 @@ def test_tail_runs_a_variant_without_transcripts_and_checks_it_as_one():
             "1",
             "--latency",
             "0.005",
+            "--background-chars",
+            "300",
+            "--reply-chars",
+            "100",
             "--variant",
             "++runner.transcripts=False",  # Hydra's spellings count too, not only `runner.transcripts=false`
         ],
@@ -35,3 +39,4 @@ def test_tail_runs_a_variant_without_transcripts_and_checks_it_as_one():
     # the last column is the CPU per call in units of the machine's loop (scripts/perf/calibrate.py)
     assert float(rows["this"][-1]) > 0 and p.stdout.count("  machine  python loop ") == 1
     assert "machine (median of 1): python loop" in p.stdout
+    assert "300 background / 100 reply chars" in p.stdout.splitlines()[0]
