@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator, Literal
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field
 
 from runners.api import Decision, Observation, Request, RetryEvent, Role, Usage
 
@@ -52,24 +52,21 @@ class CallLog(BaseModel):
         default_factory=dict, description="effective sampling parameters (backbone config + this call)"
     )
     error: str | None = Field(None, description="the backbone error of a failed call")
-    _pending: Any = PrivateAttr(None)
 
-    # `_pending` read and written in pydantic's private dict directly: `self._pending` goes through
-    # BaseModel.__getattr__ / __setattr__ in Python (three of these per call, on the hot path)
+    # The blobs and nodes the call's transcript introduced (`runners.records.transcripts.Pending`), carried
+    # until the cell stores them, live in pydantic's private dict, set here by hand rather than declared
+    # as a `PrivateAttr`: a model with a private attribute runs pydantic's `init_private_attributes`
+    # (Python) at every construction, half of a CallLog's ~12 µs (one a model call). Without one,
+    # `__pydantic_private__` is None until a call holds a transcript, and None again once it is cleared.
     def pending_transcript(self) -> Any:
         private = self.__pydantic_private__
         return private.get("_pending") if private else None
 
     def hold_pending_transcript(self, pending: Any) -> None:
-        self._private()["_pending"] = pending
+        object.__setattr__(self, "__pydantic_private__", None if pending is None else {"_pending": pending})
 
     def clear_pending_transcript(self) -> None:
-        self._private()["_pending"] = None
-
-    def _private(self) -> dict[str, Any]:
-        if self.__pydantic_private__ is None:  # made without __init__: the private dict is set up first
-            object.__setattr__(self, "__pydantic_private__", {"_pending": None})
-        return self.__pydantic_private__  # type: ignore[return-value]
+        object.__setattr__(self, "__pydantic_private__", None)
 
 
 class StepRecord(BaseModel):

@@ -134,6 +134,31 @@ def test_growing_history_is_stored_once(tmp_path):
     assert last.pending_transcript() is None and "observation 39" not in rec.model_dump_json()
 
 
+def test_a_held_transcript_travels_with_its_call_and_leaves_no_trace_once_cleared():
+    """The pending blobs live outside the model's fields (no pydantic private attribute, whose set-up
+    would run at every CallLog construction): a call that held and cleared them is equal to one that
+    never did, and neither the record's JSON nor a copy made for storage carries them."""
+    import pickle
+
+    from runners.records.transcripts import Pending
+
+    assert CallLog.__private_attributes__ == {}  # nothing for pydantic to set up per construction
+    fields = {"role": "agent", "model": "m", "usage": Usage(prompt_tokens=3), "prompt": "ab" * 16}
+    plain, held = CallLog(**fields), CallLog(**fields)
+    p = Pending()
+    p.blobs["cd" * 16] = b"a message"
+    held.hold_pending_transcript(p)
+    assert held.pending_transcript() is p and plain.pending_transcript() is None
+    assert held != plain  # a call still carrying blobs is not yet the stored call
+    assert held.model_dump() == plain.model_dump() and b"a message" not in held.model_dump_json().encode()
+    copy = pickle.loads(pickle.dumps(held))
+    assert copy.pending_transcript().blobs == p.blobs  # a worker process hands the call on whole
+    held.clear_pending_transcript()
+    assert held.pending_transcript() is None and held == plain
+    held.hold_pending_transcript(None)
+    assert held.pending_transcript() is None and held == plain
+
+
 def test_history_growing_inside_one_message_is_stored_once(tmp_path):
     """Full Context's default rendering: one user message whose history section grows each step."""
     import asyncio
