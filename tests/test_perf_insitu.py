@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from scripts.perf.inspect_compare import CALLS_PER_EPISODE
 from tests.runners.sweep_helpers import REPO
 
@@ -43,7 +45,15 @@ def test_insitu_counts_every_run_of_a_wrapped_function_in_the_sweep_process():
     assert w["runners.records.store:CellStore._line"]["runs"] == episodes
     assert w["runners.records.transcripts:digest"]["runs"] >= calls  # at least the reply of every call
     missing = ["no.such.module:f", "runners.records.transcripts:Encoder.nope"]
-    assert all(w[t]["us_each"] > 0 for t in w if t not in missing)
+    assert all(w[t]["us_each_raw"] > 0 for t in w if t not in missing)
+    # the wrapper's own clock reads, measured on an empty function at the sweep's exit, are taken off each run
+    over = got["wrapper_us_per_run"]
+    assert over > 0
+    for t in w:
+        if t not in missing:
+            assert w[t]["us_each"] == pytest.approx(max(0.0, w[t]["us_each_raw"] - over))
+    enc = w["runners.records.transcripts:Encoder.messages"]
+    assert enc["us_per_call"] == pytest.approx(enc["us_each"])  # one run a call
     assert got["unwrapped"] == missing and all(w[t]["runs"] == 0 for t in missing)
 
 
