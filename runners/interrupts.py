@@ -153,6 +153,14 @@ def handled() -> None:
     exec("pass")
 
 
+def default_sigint() -> None:
+    """`preexec_fn` for a child that is to be interrupted with SIGINT: SIGINT back to its default action.
+    A process started from a background job (`cmd &` in a non-interactive shell, nohup) inherits SIGINT
+    ignored, and so would each child it starts; a child that ignores SIGINT never sees a Ctrl-C (the chaos
+    suite's SIGINT attacks, the tests that interrupt a sweep)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def report(signum: int, out: Any = None) -> int:
     """Print `message(signum)` and return the exit status (128 + signal: 130 for SIGINT, 143 for SIGTERM)."""
     handled()

@@ -20,7 +20,8 @@ import pytest
 from runners.api import BackboneError
 from runners.backbones.managed import ManagedBackbone, ManagedServer, locate_model_file
 from tests.managed_stub import tagged_processes
-from tests.runners.sweep_helpers import REPO, cell_records, default_sigint, record_files, sweep_cmd
+from runners.interrupts import default_sigint
+from tests.runners.sweep_helpers import REPO, cell_records, record_files, sweep_cmd
 
 STUB = ["{python}", "-m", "tests.managed_stub", "{port}"]
 

@@ -56,7 +56,7 @@ class CallLog(BaseModel):
     # The blobs and nodes the call's transcript introduced (`runners.records.transcripts.Pending`), carried
     # until the cell stores them, live in pydantic's private dict, set here by hand rather than declared
     # as a `PrivateAttr`: a model with a private attribute runs pydantic's `init_private_attributes`
-    # (Python) at every construction, half of a CallLog's ~12 µs (one a model call). Without one,
+    # (Python) at every construction (one a model call): 4.7 against 3.2 µs a CallLog. Without one,
     # `__pydantic_private__` is None until a call holds a transcript, and None again once it is cleared.
     def pending_transcript(self) -> Any:
         private = self.__pydantic_private__

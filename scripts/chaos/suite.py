@@ -67,6 +67,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from runners.interrupts import default_sigint
 from runners.records.store import record_lines, uncompact
 from scripts.chaos.server import BODY_FAULTS, OUTPUT_FAULTS, TRANSPORT_FAULTS, ChaosServer
 
@@ -78,13 +79,6 @@ KNOWN: dict[str, str] = {
         "cache writes wait the SQLite busy timeout inside the event loop (runners/cache.py)"
     ),
 }
-
-
-def _default_sigint() -> None:
-    """`preexec_fn` of the sweeps the suite runs: SIGINT back to its default action. Started from a
-    background job (`cmd &` in a non-interactive shell, nohup) the suite inherits SIGINT ignored, and so
-    would every sweep: the SIGINT attacks (`HARNESS_SIGNAL_AT=<phase>:INT`) would then never land."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 @dataclass
@@ -293,7 +287,7 @@ class Suite:
                 text=True,
                 timeout=timeout,
                 env=env or self.env(),
-                preexec_fn=_default_sigint,
+                preexec_fn=default_sigint,
             )
         except subprocess.TimeoutExpired as e:
             p = subprocess.CompletedProcess(
@@ -310,7 +304,7 @@ class Suite:
             stderr=subprocess.PIPE,
             text=True,
             env=env or self.env(),
-            preexec_fn=_default_sigint,
+            preexec_fn=default_sigint,
         )
 
     def collect(self, proc: subprocess.Popen, timeout: float = 60) -> tuple[int, str, str]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import csv
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
+
+from runners.interrupts import default_sigint
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,13 +29,6 @@ def fake_endpoint(srv) -> tuple[str, ...]:
         "roles.tool=agent",
         "runner.preflight_s=1",
     )
-
-
-def default_sigint() -> None:
-    """`preexec_fn` for a child a test will Ctrl-C: SIGINT back to its default action. A test run from a
-    background job (`cmd &` in a non-interactive shell, nohup) inherits SIGINT ignored, so would
-    every child, and a child that ignores SIGINT never sees the Ctrl-C."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_sweep(out: Path, *overrides: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:

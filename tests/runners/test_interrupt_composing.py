@@ -13,7 +13,8 @@ from hydra.errors import ConfigCompositionException
 from runners import interrupts
 from runners.interrupts import signal_inside
 from runners.sweep import describe_hydra_error
-from tests.runners.sweep_helpers import REPO, default_sigint
+from runners.interrupts import default_sigint
+from tests.runners.sweep_helpers import REPO
 
 # The interrupt lands inside OmegaConf while Hydra composes the config, and OmegaConf fails as it
 # unwinds: Hydra raises a ConfigCompositionException without a message, from OmegaConf's error,

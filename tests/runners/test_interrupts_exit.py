@@ -10,7 +10,8 @@ import textwrap
 
 import pytest
 
-from tests.runners.sweep_helpers import REPO, default_sigint
+from runners.interrupts import default_sigint
+from tests.runners.sweep_helpers import REPO
 
 # the interrupt lands inside code run from source text, as SIGINT does in dataclasses' `exec`
 LANDS_IN_EXEC = 'exec("import os, signal\\nos.kill(os.getpid(), signal.SIGINT)\\nx = 1")'

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from runners.interrupts import default_sigint
 from tests.fake_openai import FakeOpenAI, react_responder
 from tests.runners.sweep_helpers import (
     REPO,
     cell_records,
-    default_sigint,
     metrics_csv,
     record_files,
     records_under,

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from tests.runners.sweep_helpers import REPO, default_sigint
+from runners.interrupts import default_sigint
+from tests.runners.sweep_helpers import REPO
 
 # the command's work, replaced by a real SIGINT to the process
 WORK = {

@@ -9,10 +9,10 @@ import time
 
 import pytest
 
+from runners.interrupts import default_sigint
 from tests.runners.sweep_helpers import (
     REPO,
     cell_records,
-    default_sigint,
     metrics_csv,
     record_files,
     run_sweep,

@@ -15,7 +15,8 @@ import time
 
 from runners.analysis.table_cache import TABLE_FILES
 from runners.analysis.tables import aggregate_dir
-from tests.runners.sweep_helpers import REPO, cell_records, default_sigint, record_files
+from runners.interrupts import default_sigint
+from tests.runners.sweep_helpers import REPO, cell_records, record_files
 
 ARGS = ("runner.display=plain", "backbone.scripted.latency_s=0.02", "runner.trials=2", "runner.concurrency=2")
 EPISODES = 2 * (3 + 2) * 2  # offline demo: 2 methods × (math 3 + phys 2 tasks) × 2 trials
